@@ -1,0 +1,547 @@
+//! The registry and single-call execution of `ToolCallManager`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith::{
+    Args, FnTool, RegistrationError, Tool, ToolArgs, ToolArguments, ToolCallManager,
+    ToolCallRequest, ToolCallResult, ToolDefinition, ToolError, ToolErrorKind, ToolImpl, scheme,
+};
+
+fn args(value: Value) -> ToolArguments {
+    ToolArguments::try_from(value).expect("an object")
+}
+
+fn call(name: &str, value: Value) -> ToolCallRequest {
+    ToolCallRequest::new("call-1", name, args(value))
+}
+
+/// A tool that counts its runs and echoes its arguments.
+fn counting(name: &str, schema: Value, runs: Arc<AtomicUsize>) -> Arc<dyn ToolImpl> {
+    Arc::new(FnTool::new(
+        name,
+        "Counts its runs.",
+        Args::new(schema),
+        move |a: ToolArgs<'_>| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            let echoed = a.arguments().as_value().clone();
+            async move { Ok(ToolCallResult::json(echoed)) }
+        },
+    ))
+}
+
+fn calculator_schema() -> Value {
+    scheme::object()
+        .required("count", scheme::integer().minimum(0))
+        .required("name", scheme::string().min_len(1))
+        .build()
+}
+
+/// A command group written by hand: `memory` with `add` and `remove`.
+struct Memory {
+    facts: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ToolImpl for Memory {
+    fn definition(&self) -> Tool {
+        Tool::MultiCommands(
+            "memory".into(),
+            vec![
+                ToolDefinition::new(
+                    "add",
+                    "Remember a new fact.",
+                    Args::new(
+                        scheme::object()
+                            .required("text", scheme::string().min_len(1).describe("The fact."))
+                            .build(),
+                    ),
+                ),
+                ToolDefinition::new(
+                    "remove",
+                    "Forget a fact by its id.",
+                    Args::new(
+                        scheme::object()
+                            .required(
+                                "id",
+                                scheme::integer().minimum(0).describe("The fact's id."),
+                            )
+                            .build(),
+                    ),
+                ),
+            ],
+        )
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let a = ToolArgs::new("memory", &arguments);
+        let mut facts = self.facts.lock().expect("not poisoned");
+        match a.str("command")? {
+            "add" => {
+                facts.push(a.str("text")?.to_owned());
+                Ok(ToolCallResult::text(format!(
+                    "added fact {}",
+                    facts.len() - 1
+                )))
+            }
+            "remove" => {
+                let id = a.usize("id")?;
+                if id >= facts.len() {
+                    return Ok(ToolCallResult::error(format!("no fact {id}")));
+                }
+                facts.remove(id);
+                Ok(ToolCallResult::empty())
+            }
+            other => Err(ToolError::execution(
+                "memory",
+                format!("unknown command {other}"),
+            )),
+        }
+    }
+}
+
+#[tokio::test]
+async fn duplicate_names_keep_the_first_tool() {
+    let manager = ToolCallManager::new("s");
+    let first = Arc::new(AtomicUsize::new(0));
+    let second = Arc::new(AtomicUsize::new(0));
+    manager
+        .register(counting("calc", calculator_schema(), first.clone()))
+        .unwrap();
+    let err = manager
+        .register(counting("calc", json!({"type": "object"}), second.clone()))
+        .unwrap_err();
+    assert_eq!(err, RegistrationError::DuplicateTool("calc".into()));
+    assert_eq!(err.to_string(), "a tool named 'calc' is already registered");
+
+    manager
+        .execute_one(&call("calc", json!({"count": 1, "name": "x"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        (first.load(Ordering::SeqCst), second.load(Ordering::SeqCst)),
+        (1, 0)
+    );
+    assert_eq!(manager.names(), ["calc"]);
+}
+
+#[test]
+fn names_providers_reject_are_refused() {
+    let manager = ToolCallManager::new("s");
+    let runs = Arc::new(AtomicUsize::new(0));
+    for bad in ["read file", "a.b", "", "ünicode", &"x".repeat(65)] {
+        let err = manager
+            .register(counting(bad, json!({"type": "object"}), runs.clone()))
+            .unwrap_err();
+        assert!(
+            matches!(&err, RegistrationError::InvalidName { name, .. } if name == bad),
+            "{bad}: {err}"
+        );
+        assert!(err.to_string().contains("tool name"), "{err}");
+    }
+    let err = manager
+        .register(counting("shed", json!({"type": "object"}), runs.clone()))
+        .unwrap_err();
+    assert_eq!(err, RegistrationError::ReservedName("shed".into()));
+
+    // Command names follow the same rule, and must be unique within the group.
+    struct Group(Vec<&'static str>);
+    #[async_trait]
+    impl ToolImpl for Group {
+        fn definition(&self) -> Tool {
+            Tool::MultiCommands(
+                "group".into(),
+                self.0
+                    .iter()
+                    .map(|c| ToolDefinition::new(*c, "A command.", Args::empty()))
+                    .collect(),
+            )
+        }
+        async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+            Ok(ToolCallResult::empty())
+        }
+    }
+    let err = manager
+        .register(Arc::new(Group(vec!["ok", "not ok"])))
+        .unwrap_err();
+    assert!(matches!(&err, RegistrationError::InvalidName { name, .. } if name == "not ok"));
+    let err = manager
+        .register(Arc::new(Group(vec!["a", "a"])))
+        .unwrap_err();
+    assert_eq!(err.to_string(), "tool 'group' has two commands named 'a'");
+    let err = manager.register(Arc::new(Group(vec![]))).unwrap_err();
+    assert_eq!(err, RegistrationError::NoCommands("group".into()));
+    assert!(manager.is_empty());
+}
+
+#[test]
+fn schemas_that_do_not_compile_are_refused_at_register() {
+    let manager = ToolCallManager::new("s");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let err = manager
+        .register(counting(
+            "broken",
+            json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(["}}}),
+            runs,
+        ))
+        .unwrap_err();
+    match &err {
+        RegistrationError::InvalidSchema { tool, command, .. } => {
+            assert_eq!(tool, "broken");
+            assert_eq!(command, &None);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(
+        err.to_string()
+            .starts_with("the argument schema of tool 'broken' is not a valid JSON Schema")
+    );
+    assert!(!manager.contains("broken"));
+}
+
+#[tokio::test]
+async fn invalid_arguments_never_run_the_tool() {
+    let manager = ToolCallManager::new("s");
+    let runs = Arc::new(AtomicUsize::new(0));
+    manager
+        .register(counting("calculator", calculator_schema(), runs.clone()))
+        .unwrap();
+    let err = manager
+        .execute_one(&call("calculator", json!({"count": -1, "name": ""})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'calculator': /count: -1 is less than the minimum of 0; /name: \"\" is shorter than 1 character"
+    );
+    let err = manager
+        .execute_one(&call("calculator", json!({"name": "x", "extra": true})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(
+        err.to_string().contains("\"count\" is a required property"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("'extra' was unexpected"), "{err}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    // Lenient spellings are repaired before the tool sees them.
+    let result = manager
+        .execute_one(&call("calculator", json!({"count": "3", "name": "x"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), r#"{"count":3,"name":"x"}"#);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn unknown_tools_are_reported() {
+    let manager = ToolCallManager::new("s");
+    let err = manager
+        .execute_one(&call("nope", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::UnknownTool("nope".into()));
+    assert!(
+        manager
+            .validate_arguments("nope", &ToolArguments::new())
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn command_groups_validate_the_chosen_command() {
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(Memory {
+            facts: Default::default(),
+        }))
+        .unwrap();
+
+    let err = manager
+        .execute_one(&call("memory", json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'memory': missing required argument 'command': choose one of 'add', 'remove'"
+    );
+    let err = manager
+        .execute_one(&call("memory", json!({"command": "forget"})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'memory': /command: unknown command \"forget\"; valid commands are 'add', 'remove'"
+    );
+    let err = manager
+        .execute_one(&call("memory", json!({"command": "remove", "text": "x"})))
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("\"id\" is a required property"), "{msg}");
+    assert!(msg.contains("'text' was unexpected"), "{msg}");
+
+    let added = manager
+        .execute_one(&call(
+            "memory",
+            json!({"command": "add", "text": "likes tea"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(added.content.to_text(), "added fact 0");
+    let removed = manager
+        .execute_one(&call("memory", json!({"command": "remove", "id": "0"})))
+        .await
+        .unwrap();
+    assert!(!removed.is_error());
+    let missing = manager
+        .execute_one(&call("memory", json!({"command": "remove", "id": 4})))
+        .await
+        .unwrap();
+    assert_eq!(missing.error_detail.as_deref(), Some("no fact 4"));
+
+    let checked = manager
+        .validate_arguments("memory", &args(json!({"command": "remove", "id": "7"})))
+        .unwrap();
+    assert_eq!(checked.get("id"), Some(&json!(7)));
+}
+
+#[test]
+fn command_groups_render_as_one_object_function() {
+    let memory = Memory {
+        facts: Default::default(),
+    };
+    let spec = memory.definition().function_spec();
+    assert_eq!(spec.name, "memory");
+    let p = &spec.parameters;
+    assert_eq!(p["type"], "object");
+    assert!(p.get("oneOf").is_none() && p.get("anyOf").is_none());
+    assert_eq!(p["required"], json!(["command"]));
+    assert_eq!(p["additionalProperties"], json!(false));
+    assert_eq!(p["properties"]["command"]["enum"], json!(["add", "remove"]));
+    assert_eq!(p["properties"]["text"]["type"], "string");
+    assert_eq!(
+        p["properties"]["text"]["description"],
+        "The fact. (used by: add; required by: add)"
+    );
+    assert_eq!(
+        p["properties"]["id"]["description"],
+        "The fact's id. (used by: remove; required by: remove)"
+    );
+    assert!(spec.description.contains("- add: Remember a new fact."));
+    assert!(
+        spec.description
+            .contains("- remove: Forget a fact by its id.")
+    );
+    assert!(jsonschema::meta::is_valid(p));
+}
+
+#[test]
+fn shared_properties_with_different_types_become_a_union() {
+    let tool = Tool::MultiCommands(
+        "g".into(),
+        vec![
+            ToolDefinition::new(
+                "a",
+                "A.",
+                Args::new(scheme::object().required("x", scheme::string()).build()),
+            ),
+            ToolDefinition::new(
+                "b",
+                "B.",
+                Args::new(scheme::object().optional("x", scheme::integer()).build()),
+            ),
+            ToolDefinition::new(
+                "c",
+                "C.",
+                Args::new(scheme::object().optional("x", scheme::string()).build()),
+            ),
+        ],
+    );
+    let p = tool.function_spec().parameters;
+    assert_eq!(
+        p["properties"]["x"],
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}],
+               "description": "(used by: a, b, c; required by: a)"})
+    );
+}
+
+#[tokio::test]
+async fn panics_become_execution_errors_and_the_manager_keeps_serving() {
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(FnTool::new(
+            "explode",
+            "Panics.",
+            Args::empty(),
+            |_: ToolArgs<'_>| async move {
+                if true {
+                    panic!("kaboom at step 3");
+                }
+                Ok(ToolCallResult::empty())
+            },
+        )))
+        .unwrap();
+    manager
+        .register(counting("ok", json!({"type": "object"}), Arc::default()))
+        .unwrap();
+    for _ in 0..3 {
+        let err = manager
+            .execute_one(&call("explode", json!({})))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::execution("explode", "panicked: kaboom at step 3")
+        );
+        assert!(manager.execute_one(&call("ok", json!({}))).await.is_ok());
+    }
+}
+
+/// Sets its flag when dropped: shows that a timed-out tool's future was dropped.
+struct DropFlag(Arc<AtomicBool>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn time_limits_drop_the_tool_future() {
+    let manager = ToolCallManager::new("s");
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    manager
+        .register(Arc::new(FnTool::new(
+            "slow",
+            "Sleeps a minute.",
+            Args::empty(),
+            move |_: ToolArgs<'_>| {
+                let guard = DropFlag(flag.clone());
+                async move {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    drop(guard);
+                    Ok(ToolCallResult::text("woke"))
+                }
+            },
+        )))
+        .unwrap();
+    assert_eq!(manager.timeout("slow"), None);
+    manager
+        .set_timeout("slow", Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(manager.timeout("slow"), Some(Duration::from_secs(5)));
+
+    let started = tokio::time::Instant::now();
+    let err = manager
+        .execute_one(&call("slow", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::timeout("slow"));
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the tool's future was dropped"
+    );
+
+    // Without the limit the tool finishes.
+    manager.set_timeout("slow", None).unwrap();
+    let ok = manager.execute_one(&call("slow", json!({}))).await.unwrap();
+    assert_eq!(ok.content.to_text(), "woke");
+    assert_eq!(
+        manager.set_timeout("nope", None).unwrap_err(),
+        ToolError::UnknownTool("nope".into())
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tools_own_time_limit_applies() {
+    let manager = ToolCallManager::new("s");
+    let tool = FnTool::new("nap", "Naps.", Args::empty(), |_: ToolArgs<'_>| async {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(ToolCallResult::empty())
+    })
+    .with_timeout(Duration::from_secs(1));
+    manager.register(Arc::new(tool)).unwrap();
+    assert_eq!(manager.timeout("nap"), Some(Duration::from_secs(1)));
+    let err = manager
+        .execute_one(&call("nap", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Timeout);
+}
+
+#[test]
+fn registry_accessors() {
+    let manager = ToolCallManager::new("session-9");
+    assert_eq!(manager.session_id(), "session-9");
+    for name in ["b", "a", "c"] {
+        manager
+            .register(counting(name, json!({"type": "object"}), Arc::default()))
+            .unwrap();
+    }
+    assert_eq!(manager.names(), ["b", "a", "c"]);
+    assert!(manager.contains("a") && manager.get("a").is_some());
+    assert_eq!(manager.get_def("a").unwrap().name(), "a");
+    assert!(manager.deregister("a").is_some());
+    assert!(manager.deregister("a").is_none());
+    assert_eq!(manager.names(), ["b", "c"]);
+    let declared = manager.all_declarations();
+    assert_eq!(
+        declared.tools.iter().map(Tool::name).collect::<Vec<_>>(),
+        ["b", "c"]
+    );
+    assert!(declared.shed.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registering_while_calls_run_does_not_block_them() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let runs = Arc::new(AtomicUsize::new(0));
+    manager
+        .register(counting("calc", calculator_schema(), runs.clone()))
+        .unwrap();
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let manager = manager.clone();
+            tokio::spawn(async move {
+                for _ in 0..500 {
+                    manager
+                        .execute_one(&call("calc", json!({"count": 1, "name": "n"})))
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let registrar = {
+        let manager = manager.clone();
+        tokio::spawn(async move {
+            for i in 0..200 {
+                manager
+                    .register(counting(
+                        &format!("t{i}"),
+                        calculator_schema(),
+                        Arc::default(),
+                    ))
+                    .unwrap();
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(60), async {
+        for c in callers {
+            c.await.unwrap();
+        }
+        registrar.await.unwrap();
+    })
+    .await
+    .expect("no deadlock");
+    assert_eq!(runs.load(Ordering::SeqCst), 2000);
+    assert_eq!(manager.len(), 201);
+}

@@ -1,0 +1,222 @@
+//! [`ToolArguments`]: the JSON object a model sends as a call's arguments.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// The arguments of one call: an ordered map from argument name to JSON value.
+///
+/// Cloning is cheap (the map is shared and copied only when changed), so handing a request's
+/// arguments to a tool costs no copy of the JSON.
+///
+/// ```
+/// use toolsmith_core::ToolArguments;
+/// use serde_json::json;
+///
+/// let args = ToolArguments::from_iter([("a".to_owned(), json!(1)), ("b".to_owned(), json!(2))]);
+/// assert_eq!(args.get("a"), Some(&json!(1)));
+/// assert_eq!(args.keys().collect::<Vec<_>>(), ["a", "b"]);
+/// assert_eq!(serde_json::to_string(&args).unwrap(), r#"{"a":1,"b":2}"#);
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct ToolArguments(Arc<Value>);
+
+/// A value that was not a JSON object where arguments were expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("tool arguments must be a JSON object, got {found}")]
+pub struct NotAnObject {
+    /// The JSON type that was found instead ("array", "string", …).
+    pub found: &'static str,
+}
+
+impl ToolArguments {
+    /// No arguments.
+    pub fn new() -> Self {
+        Self(Arc::new(Value::Object(Map::new())))
+    }
+
+    /// The arguments as a JSON object value.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    /// The arguments as a map.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        match &*self.0 {
+            Value::Object(map) => map,
+            _ => unreachable!("ToolArguments always holds an object"),
+        }
+    }
+
+    /// The arguments as a mutable map (copied first if shared).
+    pub fn as_map_mut(&mut self) -> &mut Map<String, Value> {
+        match Arc::make_mut(&mut self.0) {
+            Value::Object(map) => map,
+            _ => unreachable!("ToolArguments always holds an object"),
+        }
+    }
+
+    /// The arguments as a mutable JSON value, for in-place repair (kept an object).
+    pub(crate) fn value_mut(&mut self) -> &mut Value {
+        Arc::make_mut(&mut self.0)
+    }
+
+    /// The argument called `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.as_map().get(name)
+    }
+
+    /// Whether an argument called `name` is present.
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.as_map().contains_key(name)
+    }
+
+    /// Sets an argument, returning the value it replaces.
+    pub fn insert(&mut self, name: impl Into<String>, value: impl Into<Value>) -> Option<Value> {
+        self.as_map_mut().insert(name.into(), value.into())
+    }
+
+    /// Removes an argument, keeping the order of the others.
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        self.as_map_mut().shift_remove(name)
+    }
+
+    /// The argument names, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.as_map().keys().map(String::as_str)
+    }
+
+    /// The arguments, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.as_map().iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The number of arguments.
+    pub fn len(&self) -> usize {
+        self.as_map().len()
+    }
+
+    /// Whether there are no arguments.
+    pub fn is_empty(&self) -> bool {
+        self.as_map().is_empty()
+    }
+
+    /// The arguments as an owned JSON object value.
+    pub fn into_value(self) -> Value {
+        Arc::unwrap_or_clone(self.0)
+    }
+}
+
+impl Default for ToolArguments {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ToolArguments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_map(), f)
+    }
+}
+
+impl std::fmt::Display for ToolArguments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl From<Map<String, Value>> for ToolArguments {
+    fn from(map: Map<String, Value>) -> Self {
+        Self(Arc::new(Value::Object(map)))
+    }
+}
+
+impl TryFrom<Value> for ToolArguments {
+    type Error = NotAnObject;
+
+    /// Accepts an object; `null` is taken as no arguments, as several providers send it for
+    /// tools without parameters.
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        match value {
+            Value::Object(_) => Ok(Self(Arc::new(value))),
+            Value::Null => Ok(Self::new()),
+            other => Err(NotAnObject {
+                found: json_type_name(&other),
+            }),
+        }
+    }
+}
+
+impl From<ToolArguments> for Value {
+    fn from(args: ToolArguments) -> Self {
+        args.into_value()
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Value)> for ToolArguments {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
+        Self::from(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v))
+                .collect::<Map<String, Value>>(),
+        )
+    }
+}
+
+impl Serialize for ToolArguments {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolArguments {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Map::<String, Value>::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// The JSON Schema type name of a value ("object", "integer", …).
+pub(crate) fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn clones_share_until_written() {
+        let a = ToolArguments::from_iter([("x", json!(1))]);
+        let mut b = a.clone();
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        b.insert("y", 2);
+        assert_eq!(a.len(), 1);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.remove("x"), Some(json!(1)));
+        assert_eq!(b.keys().collect::<Vec<_>>(), ["y"]);
+    }
+
+    #[test]
+    fn only_objects_are_arguments() {
+        assert!(ToolArguments::try_from(json!({"a": 1})).is_ok());
+        assert!(ToolArguments::try_from(Value::Null).unwrap().is_empty());
+        let err = ToolArguments::try_from(json!([1])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tool arguments must be a JSON object, got array"
+        );
+        assert!(serde_json::from_str::<ToolArguments>("[1]").is_err());
+        let args: ToolArguments = serde_json::from_str(r#"{"b":1,"a":2}"#).unwrap();
+        assert_eq!(args.keys().collect::<Vec<_>>(), ["b", "a"]);
+    }
+}

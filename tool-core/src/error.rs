@@ -1,0 +1,204 @@
+//! The errors a tool call can end in, as the model and the caller see them.
+
+use std::fmt;
+
+/// Why a tool call did not produce a result.
+///
+/// Every variant names the tool (or the call) it concerns, so an error that reaches the model
+/// says what to correct. [`ToolError::kind`] gives the variant without its payload, which is
+/// what retry policies match on.
+///
+/// ```
+/// use toolsmith_core::{ToolError, ToolErrorKind};
+///
+/// let err = ToolError::network("weather", "connection reset by peer");
+/// assert_eq!(err.kind(), ToolErrorKind::Network);
+/// assert_eq!(err.to_string(), "Network error in tool 'weather': connection reset by peer");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// No tool of that name is registered.
+    #[error("Unknown tool '{0}'")]
+    UnknownTool(String),
+    /// The arguments do not satisfy the tool's schema (or could not be read); the tool did
+    /// not run.
+    #[error("Invalid arguments for tool '{tool}': {reason}")]
+    InvalidArguments {
+        /// The tool that was called.
+        tool: String,
+        /// Every violation, each with its JSON path.
+        reason: String,
+    },
+    /// The tool ran and failed (or panicked).
+    #[error("Tool '{tool}' failed: {reason}")]
+    Execution {
+        /// The tool that failed.
+        tool: String,
+        /// What went wrong, in the tool's words.
+        reason: String,
+    },
+    /// The tool did not finish within its time limit; its future was dropped.
+    #[error("Tool '{tool}' timed out")]
+    Timeout {
+        /// The tool that timed out.
+        tool: String,
+    },
+    /// The call was not run, or was stopped, for the reason given.
+    #[error("Cancelled: {0}")]
+    Cancelled(String),
+    /// The tool is registered but has not been offered to the model yet.
+    #[error(
+        "Tool '{0}' is not active: look it up with the `shed` tool first (describe what you need), then call it"
+    )]
+    NotActive(String),
+    /// A transient network failure inside the tool; retried by the default retry policy.
+    #[error("Network error in tool '{tool}': {reason}")]
+    Network {
+        /// The tool whose request failed.
+        tool: String,
+        /// What the network said.
+        reason: String,
+    },
+}
+
+/// The variant of a [`ToolError`], without its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// [`ToolError::UnknownTool`].
+    UnknownTool,
+    /// [`ToolError::InvalidArguments`].
+    InvalidArguments,
+    /// [`ToolError::Execution`].
+    Execution,
+    /// [`ToolError::Timeout`].
+    Timeout,
+    /// [`ToolError::Cancelled`].
+    Cancelled,
+    /// [`ToolError::NotActive`].
+    NotActive,
+    /// [`ToolError::Network`].
+    Network,
+}
+
+impl ToolError {
+    /// The variant of this error.
+    pub fn kind(&self) -> ToolErrorKind {
+        match self {
+            Self::UnknownTool(_) => ToolErrorKind::UnknownTool,
+            Self::InvalidArguments { .. } => ToolErrorKind::InvalidArguments,
+            Self::Execution { .. } => ToolErrorKind::Execution,
+            Self::Timeout { .. } => ToolErrorKind::Timeout,
+            Self::Cancelled(_) => ToolErrorKind::Cancelled,
+            Self::NotActive(_) => ToolErrorKind::NotActive,
+            Self::Network { .. } => ToolErrorKind::Network,
+        }
+    }
+
+    /// An [`InvalidArguments`](Self::InvalidArguments) error for `tool`.
+    pub fn invalid_arguments(tool: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Self::InvalidArguments {
+            tool: tool.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// An [`Execution`](Self::Execution) error for `tool`.
+    pub fn execution(tool: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Self::Execution {
+            tool: tool.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A [`Network`](Self::Network) error for `tool`: a transient failure worth retrying.
+    pub fn network(tool: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Self::Network {
+            tool: tool.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A [`Timeout`](Self::Timeout) error for `tool`.
+    pub fn timeout(tool: impl Into<String>) -> Self {
+        Self::Timeout { tool: tool.into() }
+    }
+
+    /// The tool this error concerns, where it names one.
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Self::UnknownTool(tool) | Self::NotActive(tool) => Some(tool),
+            Self::InvalidArguments { tool, .. }
+            | Self::Execution { tool, .. }
+            | Self::Timeout { tool }
+            | Self::Network { tool, .. } => Some(tool),
+            Self::Cancelled(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::UnknownTool => "unknown tool",
+            Self::InvalidArguments => "invalid arguments",
+            Self::Execution => "execution",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::NotActive => "not active",
+            Self::Network => "network",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_covers_every_variant() {
+        let cases = [
+            (
+                ToolError::UnknownTool("x".into()),
+                ToolErrorKind::UnknownTool,
+            ),
+            (
+                ToolError::invalid_arguments("x", "bad"),
+                ToolErrorKind::InvalidArguments,
+            ),
+            (ToolError::execution("x", "boom"), ToolErrorKind::Execution),
+            (ToolError::timeout("x"), ToolErrorKind::Timeout),
+            (
+                ToolError::Cancelled("stop".into()),
+                ToolErrorKind::Cancelled,
+            ),
+            (ToolError::NotActive("x".into()), ToolErrorKind::NotActive),
+            (ToolError::network("x", "reset"), ToolErrorKind::Network),
+        ];
+        for (err, kind) in cases {
+            assert_eq!(err.kind(), kind, "{err}");
+        }
+    }
+
+    #[test]
+    fn messages_name_the_tool() {
+        for err in [
+            ToolError::UnknownTool("calc".into()),
+            ToolError::invalid_arguments("calc", "/a: bad"),
+            ToolError::execution("calc", "boom"),
+            ToolError::timeout("calc"),
+            ToolError::NotActive("calc".into()),
+            ToolError::network("calc", "reset"),
+        ] {
+            assert!(err.to_string().contains("'calc'"), "{err}");
+            assert_eq!(err.tool(), Some("calc"));
+        }
+        assert!(
+            ToolError::NotActive("calc".into())
+                .to_string()
+                .contains("shed")
+        );
+    }
+}

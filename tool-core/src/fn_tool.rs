@@ -1,0 +1,112 @@
+//! [`FnTool`]: a tool made from a closure.
+
+use std::future::Future;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+
+use crate::{
+    Args, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
+    ToolError, ToolImpl,
+};
+
+type Handler =
+    dyn Fn(ToolArgs<'_>) -> BoxFuture<'static, Result<ToolCallResult, ToolError>> + Send + Sync;
+
+/// A tool whose body is a closure over a [`ToolArgs`] reader.
+///
+/// The closure reads what it needs from the arguments, then returns a future that owns it.
+///
+/// ```
+/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallResult, ToolImpl, scheme};
+///
+/// let greet = FnTool::new(
+///     "greet",
+///     "Greet someone by name.",
+///     Args::new(scheme::object().required("name", scheme::string().min_len(1)).build()),
+///     |args: ToolArgs<'_>| {
+///         let name = args.str("name").map(str::to_owned);
+///         async move { Ok(ToolCallResult::text(format!("Hello, {}!", name?))) }
+///     },
+/// );
+/// assert_eq!(greet.definition().name(), "greet");
+/// ```
+pub struct FnTool {
+    definition: ToolDefinition,
+    timeout: Option<Duration>,
+    handler: Box<Handler>,
+}
+
+impl FnTool {
+    /// A tool called `name` in the default category, running `handler` on each call.
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        arguments: Args,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(ToolArgs<'_>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolCallResult, ToolError>> + Send + 'static,
+    {
+        Self {
+            definition: ToolDefinition::new(name, description, arguments),
+            timeout: None,
+            handler: Box::new(move |args| Box::pin(handler(args))),
+        }
+    }
+
+    /// Sets the category.
+    #[must_use]
+    pub fn with_category(mut self, category: impl Into<String>) -> Self {
+        self.definition.category = category.into();
+        self
+    }
+
+    /// Declares the schema of the tool's structured result.
+    #[must_use]
+    pub fn with_returns(mut self, returns: Args) -> Self {
+        self.definition.returns = Some(returns);
+        self
+    }
+
+    /// Sets the behaviour hints.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.definition.annotations = annotations;
+        self
+    }
+
+    /// Sets the tool's own time limit.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+impl std::fmt::Debug for FnTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnTool")
+            .field("definition", &self.definition)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl ToolImpl for FnTool {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(self.definition.clone())
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let future = (self.handler)(ToolArgs::new(&self.definition.name, &arguments));
+        future.await
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+}

@@ -1,0 +1,361 @@
+//! Lenient reading of JSON values into Rust types.
+//!
+//! Text-based backends (llama.cpp, Candle, small local models) often send every scalar as a
+//! string: `"42"` for 42, `"true"` for true. [`from_value`] reads a value into any
+//! `Deserialize` type and accepts those spellings where the target is a number or a boolean,
+//! and integral floats (`5.0`) where it is an integer. Everything else is read exactly as
+//! `serde_json` would, and an error names the JSON path of the offending value.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
+use serde::forward_to_deserialize_any;
+use serde_json::{Map, Value};
+
+/// A failure to read a value, with the JSON pointer of the place that failed (`""` for the
+/// root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LenientError {
+    /// The JSON pointer of the offending value, e.g. `/items/0/count`.
+    pub path: String,
+    /// What was wrong there.
+    pub message: String,
+}
+
+impl fmt::Display for LenientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for LenientError {}
+
+/// Reads `value` into `T`, accepting numbers and booleans spelled as strings.
+///
+/// ```
+/// use serde::Deserialize;
+/// use serde_json::json;
+///
+/// #[derive(Deserialize, Debug, PartialEq)]
+/// struct Page { offset: usize, limit: Option<u32>, exact: bool }
+///
+/// let page: Page = toolsmith_core::lenient::from_value(
+///     &json!({"offset": "10", "limit": 5.0, "exact": "true"})).unwrap();
+/// assert_eq!(page, Page { offset: 10, limit: Some(5), exact: true });
+///
+/// let err = toolsmith_core::lenient::from_value::<Page>(
+///     &json!({"offset": "ten", "exact": false})).unwrap_err();
+/// assert_eq!(err.path, "/offset");
+/// ```
+pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
+    let mut track = serde_path_to_error::Track::new();
+    let deserializer = serde_path_to_error::Deserializer::new(Lenient(value), &mut track);
+    T::deserialize(deserializer).map_err(|err| LenientError {
+        path: pointer(&track.path()),
+        message: err.to_string(),
+    })
+}
+
+/// Converts a serde path (`a.b[0]`) into a JSON pointer (`/a/b/0`).
+fn pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => {
+                out.push('/');
+                out.push_str(&index.to_string());
+            }
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                out.push('/');
+                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// A deserializer over a borrowed value that accepts the lenient spellings.
+#[derive(Clone, Copy)]
+struct Lenient<'a>(&'a Value);
+
+type Error = serde_json::Error;
+
+impl<'de> Lenient<'de> {
+    fn invalid(&self, exp: &dyn de::Expected) -> Error {
+        use de::Unexpected;
+        let unexpected = match self.0 {
+            Value::Null => Unexpected::Unit,
+            Value::Bool(b) => Unexpected::Bool(*b),
+            Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => Unexpected::Signed(i),
+                (_, Some(u), _) => Unexpected::Unsigned(u),
+                (_, _, Some(f)) => Unexpected::Float(f),
+                _ => Unexpected::Other("number"),
+            },
+            Value::String(s) => Unexpected::Str(s),
+            Value::Array(_) => Unexpected::Seq,
+            Value::Object(_) => Unexpected::Map,
+        };
+        de::Error::invalid_type(unexpected, exp)
+    }
+
+    /// The value as an integer: a JSON integer, an integral float, or a string holding one.
+    fn integer<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    visitor.visit_i64(i)
+                } else if let Some(u) = n.as_u64() {
+                    visitor.visit_u64(u)
+                } else {
+                    match n.as_f64() {
+                        Some(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
+                            visitor.visit_i64(f as i64)
+                        }
+                        _ => Err(self.invalid(&visitor)),
+                    }
+                }
+            }
+            Value::String(s) => {
+                let t = s.trim();
+                if let Ok(i) = t.parse::<i64>() {
+                    visitor.visit_i64(i)
+                } else if let Ok(u) = t.parse::<u64>() {
+                    visitor.visit_u64(u)
+                } else {
+                    Err(self.invalid(&visitor))
+                }
+            }
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn float<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Number(n) => match n.as_f64() {
+                Some(f) => visitor.visit_f64(f),
+                None => Err(self.invalid(&visitor)),
+            },
+            Value::String(s) => match s.trim().parse::<f64>() {
+                Ok(f) if f.is_finite() => visitor.visit_f64(f),
+                _ => Err(self.invalid(&visitor)),
+            },
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+}
+
+macro_rules! integer_methods {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+    )*};
+}
+
+impl<'de> de::Deserializer<'de> for Lenient<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(items) => visitor.visit_seq(LenientSeq(items.iter())),
+            Value::Object(map) => visitor.visit_map(LenientMap {
+                iter: map.iter(),
+                value: None,
+            }),
+            other => de::Deserializer::deserialize_any(other, visitor),
+        }
+    }
+
+    integer_methods!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128);
+
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.float(visitor)
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.float(visitor)
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" => visitor.visit_bool(true),
+                "false" => visitor.visit_bool(false),
+                _ => Err(self.invalid(&visitor)),
+            },
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        de::Deserializer::deserialize_enum(self.0, name, variants, visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    forward_to_deserialize_any! {
+        char str string bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+    }
+}
+
+struct LenientSeq<'a>(std::slice::Iter<'a, Value>);
+
+impl<'a> de::SeqAccess<'a> for LenientSeq<'a> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'a>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        self.0
+            .next()
+            .map(|value| seed.deserialize(Lenient(value)))
+            .transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+struct LenientMap<'a> {
+    iter: <&'a Map<String, Value> as IntoIterator>::IntoIter,
+    value: Option<&'a Value>,
+}
+
+impl<'a> de::MapAccess<'a> for LenientMap<'a> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        match self.iter.next() {
+            Some((key, value)) => {
+                self.value = Some(value);
+                seed.deserialize(de::value::BorrowedStrDeserializer::<Error>::new(key))
+                    .map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(Lenient(value)),
+            None => Err(de::Error::custom("a map value was read before its key")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.iter.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Inner {
+        n: i32,
+        ratio: f64,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Mode {
+        Fast,
+        Slow,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Outer {
+        items: Vec<Inner>,
+        flags: BTreeMap<String, bool>,
+        mode: Mode,
+        note: Option<String>,
+        any: Value,
+    }
+
+    #[test]
+    fn reads_strings_as_scalars_at_any_depth() {
+        let v = json!({
+            "items": [{"n": "7", "ratio": "0.5"}, {"n": 8.0, "ratio": 1}],
+            "flags": {"a": "TRUE", "b": false},
+            "mode": "slow",
+            "any": "42",
+        });
+        let got: Outer = from_value(&v).unwrap();
+        assert_eq!(
+            got.items,
+            [Inner { n: 7, ratio: 0.5 }, Inner { n: 8, ratio: 1.0 }]
+        );
+        assert!(got.flags["a"]);
+        assert_eq!(got.mode, Mode::Slow);
+        assert_eq!(got.note, None);
+        // A `Value` target keeps what was sent.
+        assert_eq!(got.any, json!("42"));
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let v = json!({"items": [{"n": 1, "ratio": 1}, {"n": "x", "ratio": 1}],
+            "flags": {}, "mode": "fast", "any": null});
+        let err = from_value::<Outer>(&v).unwrap_err();
+        assert_eq!(err.path, "/items/1/n");
+        assert!(err.message.contains("\"x\""), "{err}");
+
+        let err = from_value::<Inner>(&json!({"n": 1})).unwrap_err();
+        assert_eq!(err.to_string(), "missing field `ratio`");
+
+        let err = from_value::<Inner>(&json!({"n": 1.5, "ratio": 1})).unwrap_err();
+        assert_eq!(err.path, "/n");
+        let err = from_value::<u8>(&json!("300")).unwrap_err();
+        assert!(err.message.contains("300"), "{err}");
+        let err = from_value::<usize>(&json!(-1)).unwrap_err();
+        assert!(err.message.contains("-1"), "{err}");
+    }
+
+    #[test]
+    fn strictness_is_kept_elsewhere() {
+        assert!(from_value::<String>(&json!(5)).is_err());
+        assert!(from_value::<bool>(&json!("yes")).is_err());
+        assert!(from_value::<f64>(&json!("NaN")).is_err());
+        assert!(from_value::<Mode>(&json!("medium")).is_err());
+    }
+}

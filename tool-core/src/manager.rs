@@ -1,0 +1,351 @@
+//! [`ToolCallManager`]: a session's registry of tools, with validated, contained execution.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use indexmap::IndexMap;
+
+use crate::validation::ArgumentValidator;
+use crate::{
+    SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
+    ToolError, ToolImpl, check_name,
+};
+
+/// Why a tool could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistrationError {
+    /// A tool of that name is already registered; the first one stays.
+    #[error("a tool named '{0}' is already registered")]
+    DuplicateTool(String),
+    /// The name is taken by the built-in `shed` meta-tool.
+    #[error("the tool name '{0}' is reserved for the built-in meta-tool")]
+    ReservedName(String),
+    /// A tool or command name that providers would reject.
+    #[error("{reason}")]
+    InvalidName {
+        /// The offending name.
+        name: String,
+        /// Why it is not accepted.
+        reason: String,
+    },
+    /// Two commands of one group share a name.
+    #[error("tool '{tool}' has two commands named '{command}'")]
+    DuplicateCommand {
+        /// The group.
+        tool: String,
+        /// The repeated command name.
+        command: String,
+    },
+    /// A command group without commands.
+    #[error("tool '{0}' is a command group with no commands")]
+    NoCommands(String),
+    /// An argument schema that does not compile as JSON Schema.
+    #[error("the argument schema of tool '{tool}'{} is not a valid JSON Schema: {reason}",
+        .command.as_ref().map(|c| format!(" (command '{c}')")).unwrap_or_default())]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// The command whose schema failed, for a command group.
+        command: Option<String>,
+        /// What the schema compiler said.
+        reason: String,
+    },
+}
+
+/// One registered tool, with everything a call needs prepared at registration.
+pub(crate) struct RegisteredTool {
+    pub(crate) tool: Arc<dyn ToolImpl>,
+    pub(crate) definition: Arc<Tool>,
+    pub(crate) validator: ArgumentValidator,
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl RegisteredTool {
+    fn prepare(tool: Arc<dyn ToolImpl>) -> Result<Self, RegistrationError> {
+        let definition = tool.definition();
+        let name = definition.name();
+        if name == SHED_TOOL_NAME {
+            return Err(RegistrationError::ReservedName(name.to_owned()));
+        }
+        let invalid = |name: &str, reason| RegistrationError::InvalidName {
+            name: name.to_owned(),
+            reason,
+        };
+        check_name(name).map_err(|reason| invalid(name, reason))?;
+        if let Tool::MultiCommands(group, commands) = &definition {
+            if commands.is_empty() {
+                return Err(RegistrationError::NoCommands(group.clone()));
+            }
+            for (i, command) in commands.iter().enumerate() {
+                check_name(&command.name).map_err(|reason| invalid(&command.name, reason))?;
+                if commands[..i].iter().any(|c| c.name == command.name) {
+                    return Err(RegistrationError::DuplicateCommand {
+                        tool: group.clone(),
+                        command: command.name.clone(),
+                    });
+                }
+            }
+        }
+        let validator = ArgumentValidator::compile(&definition).map_err(|(command, reason)| {
+            RegistrationError::InvalidSchema {
+                tool: name.to_owned(),
+                command,
+                reason,
+            }
+        })?;
+        Ok(Self {
+            timeout: tool.timeout(),
+            tool,
+            definition: Arc::new(definition),
+            validator,
+        })
+    }
+
+    /// Runs the tool on validated arguments, containing panics and applying the time limit.
+    pub(crate) async fn run(
+        &self,
+        name: &str,
+        arguments: ToolArguments,
+    ) -> Result<ToolCallResult, ToolError> {
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| self.tool.execute(arguments)));
+        let future = match started {
+            Ok(future) => AssertUnwindSafe(future).catch_unwind(),
+            Err(payload) => return Err(panicked(name, payload.as_ref())),
+        };
+        let finished = match self.timeout {
+            None => future.await,
+            Some(limit) => {
+                if tokio::runtime::Handle::try_current().is_err() {
+                    return Err(ToolError::execution(
+                        name,
+                        "a time limit is set for this tool, and time limits need a Tokio runtime",
+                    ));
+                }
+                match tokio::time::timeout(limit, future).await {
+                    Ok(finished) => finished,
+                    Err(_) => return Err(ToolError::timeout(name)),
+                }
+            }
+        };
+        finished.unwrap_or_else(|payload| Err(panicked(name, payload.as_ref())))
+    }
+}
+
+fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic with a non-text payload");
+    ToolError::execution(tool, format!("panicked: {message}"))
+}
+
+/// A session's tools: registration, validation and execution.
+///
+/// The manager is shared across tasks (`Send + Sync`, every method takes `&self`). Schemas are
+/// compiled once, when a tool is registered; a call takes a read lock only long enough to
+/// clone the tool's handle, so registering while calls run neither blocks nor deadlocks them.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+///     ToolCallResult, ToolErrorKind, scheme};
+/// use serde_json::json;
+///
+/// # futures::executor::block_on(async {
+/// let manager = ToolCallManager::new("session-1");
+/// manager.register(Arc::new(FnTool::new(
+///     "add",
+///     "Add two integers.",
+///     Args::new(scheme::object()
+///         .required("a", scheme::integer())
+///         .required("b", scheme::integer())
+///         .build()),
+///     |args: ToolArgs<'_>| {
+///         let sum = args.i64("a").and_then(|a| Ok(a + args.i64("b")?));
+///         async move { Ok(ToolCallResult::json(json!(sum?))) }
+///     },
+/// ))).unwrap();
+///
+/// let call = |args| ToolCallRequest::new("call-1", "add",
+///     ToolArguments::try_from(args).unwrap());
+/// let result = manager.execute_one(&call(json!({"a": 2, "b": "3"}))).await.unwrap();
+/// assert_eq!(result.content.to_text(), "5");
+///
+/// let err = manager.execute_one(&call(json!({"a": 2}))).await.unwrap_err();
+/// assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+/// assert_eq!(err.to_string(), "Invalid arguments for tool 'add': \"b\" is a required property");
+/// # });
+/// ```
+pub struct ToolCallManager {
+    session_id: String,
+    registry: RwLock<IndexMap<Arc<str>, Arc<RegisteredTool>>>,
+}
+
+impl std::fmt::Debug for ToolCallManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCallManager")
+            .field("session_id", &self.session_id)
+            .field("tools", &self.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolCallManager {
+    /// An empty manager for the session `session_id`.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            registry: RwLock::default(),
+        }
+    }
+
+    /// The session this manager belongs to.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Registers a tool: checks its names, compiles its schemas, and adds it.
+    ///
+    /// Fails, leaving the registry as it was, when the name is taken (the first tool stays),
+    /// reserved (`shed`), or not of the form providers accept (`^[a-zA-Z0-9_-]{1,64}$`, for
+    /// the tool and each command), or when a schema does not compile.
+    pub fn register(&self, tool: Arc<dyn ToolImpl>) -> Result<(), RegistrationError> {
+        // Prepared outside the lock: compiling schemas can take a while.
+        let prepared = RegisteredTool::prepare(tool)?;
+        let name: Arc<str> = Arc::from(prepared.definition.name());
+        let mut registry = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if registry.contains_key(&name) {
+            return Err(RegistrationError::DuplicateTool(name.to_string()));
+        }
+        registry.insert(name, Arc::new(prepared));
+        Ok(())
+    }
+
+    /// Removes a tool, returning it; later calls to it are `UnknownTool`.
+    pub fn deregister(&self, name: &str) -> Option<Arc<dyn ToolImpl>> {
+        let mut registry = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        registry
+            .shift_remove(name)
+            .map(|entry| Arc::clone(&entry.tool))
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        registry.get(name).cloned()
+    }
+
+    fn entry_or_unknown(&self, name: &str) -> Result<Arc<RegisteredTool>, ToolError> {
+        self.entry(name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
+    }
+
+    /// The tool registered as `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn ToolImpl>> {
+        self.entry(name).map(|entry| Arc::clone(&entry.tool))
+    }
+
+    /// Whether a tool is registered as `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        registry.contains_key(name)
+    }
+
+    /// The definition of the tool registered as `name`, as it was when registered.
+    pub fn get_def(&self, name: &str) -> Option<Tool> {
+        self.entry(name).map(|entry| Tool::clone(&entry.definition))
+    }
+
+    /// The registered tool names, in registration order.
+    pub fn names(&self) -> Vec<String> {
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        registry.keys().map(|name| name.to_string()).collect()
+    }
+
+    /// The number of registered tools.
+    pub fn len(&self) -> usize {
+        self.registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every registered tool, declared directly (no `shed`), in registration order: for
+    /// inspection, or for a loop that offers every tool up front.
+    pub fn all_declarations(&self) -> ToolDeclarations {
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        ToolDeclarations {
+            shed: None,
+            tools: registry
+                .values()
+                .map(|entry| Tool::clone(&entry.definition))
+                .collect(),
+        }
+    }
+
+    /// Sets the time limit of the tool `name` (replacing its own); a call that takes longer
+    /// is [`ToolError::Timeout`] and its future is dropped.
+    pub fn set_timeout(&self, name: &str, timeout: Option<Duration>) -> Result<(), ToolError> {
+        let mut registry = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entry = registry
+            .get_mut(name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?;
+        *entry = Arc::new(RegisteredTool {
+            tool: Arc::clone(&entry.tool),
+            definition: Arc::clone(&entry.definition),
+            validator: entry.validator.clone(),
+            timeout,
+        });
+        Ok(())
+    }
+
+    /// The time limit of the tool `name`, if it has one.
+    pub fn timeout(&self, name: &str) -> Option<Duration> {
+        self.entry(name).and_then(|entry| entry.timeout)
+    }
+
+    /// Checks arguments against the schema of the tool `name` (for a command group, of the
+    /// command named by the `command` argument), and returns them as the tool would receive
+    /// them: numbers and booleans sent as strings read as such, optional arguments sent as
+    /// `null` left out.
+    pub fn validate_arguments(
+        &self,
+        name: &str,
+        arguments: &ToolArguments,
+    ) -> Result<ToolArguments, ToolError> {
+        let entry = self.entry_or_unknown(name)?;
+        let mut arguments = arguments.clone();
+        entry.validator.check(name, &mut arguments)?;
+        Ok(arguments)
+    }
+
+    /// Runs one call: looks the tool up, validates the arguments (an invalid call does not
+    /// run), and runs the tool with its panics contained and its time limit applied.
+    pub async fn execute_one(
+        &self,
+        request: &ToolCallRequest,
+    ) -> Result<ToolCallResult, ToolError> {
+        let entry = self.entry_or_unknown(&request.name)?;
+        let mut arguments = request.arguments.clone();
+        entry.validator.check(&request.name, &mut arguments)?;
+        entry.run(&request.name, arguments).await
+    }
+}

@@ -1,0 +1,385 @@
+//! Argument validation: schemas compiled once, when a tool is registered, and checked before
+//! every call.
+//!
+//! Validation is also where the lenient spellings are repaired: when a call fails only
+//! because a number or boolean came as a string (`"42"`), or because an optional argument was
+//! sent as `null` (as strict renderings make models do), the arguments are repaired in place
+//! and checked again. Valid calls take the fast path: one `is_valid` over the borrowed value.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{JsonType, Validator};
+use serde_json::Value;
+
+use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
+
+/// How many violations an error message lists before it says how many more there were.
+const MAX_LISTED_VIOLATIONS: usize = 8;
+/// How long one violation's text may be before it is cut (instances can be large).
+const MAX_VIOLATION_CHARS: usize = 240;
+
+/// A schema compiled for validation.
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledSchema {
+    validator: Arc<Validator>,
+}
+
+impl CompiledSchema {
+    /// Compiles `schema`; the error says why it is not a usable JSON Schema.
+    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        jsonschema::options()
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(true)
+            .build(schema)
+            .map(|validator| Self {
+                validator: Arc::new(validator),
+            })
+            .map_err(|err| err.to_string())
+    }
+
+    /// Checks `arguments`, repairing lenient spellings in place. On failure the reason lists
+    /// every violation with its JSON path.
+    pub(crate) fn check(&self, arguments: &mut ToolArguments) -> Result<(), String> {
+        if self.validator.is_valid(arguments.as_value()) {
+            return Ok(());
+        }
+        let repairs = self.repairs(arguments.as_value());
+        if !repairs.is_empty() {
+            let mut repaired = arguments.clone();
+            apply(&mut repaired, &repairs, true);
+            if self.validator.is_valid(repaired.as_value()) {
+                *arguments = repaired;
+                return Ok(());
+            }
+            // Report against the arguments with the scalar repairs only, so that a required
+            // argument sent as `null` is reported as such rather than as missing.
+            let mut scalars_only = arguments.clone();
+            apply(&mut scalars_only, &repairs, false);
+            return Err(self.describe(scalars_only.as_value()));
+        }
+        Err(self.describe(arguments.as_value()))
+    }
+
+    /// The repairs that would fix the type errors of `instance`.
+    fn repairs(&self, instance: &Value) -> Vec<Repair> {
+        let mut repairs = Vec::new();
+        for error in self.validator.iter_errors(instance) {
+            let ValidationErrorKind::Type { kind } = error.kind() else {
+                continue;
+            };
+            let path = error.instance_path().as_str().to_owned();
+            let wants = |ty: JsonType| match kind {
+                TypeKind::Single(single) => *single == ty,
+                TypeKind::Multiple(set) => set.contains(ty),
+            };
+            match &**error.instance() {
+                Value::String(text) => {
+                    if let Some(value) = parse_scalar(text, &wants) {
+                        repairs.push(Repair::Replace(path, value));
+                    }
+                }
+                Value::Null if !path.is_empty() => repairs.push(Repair::RemoveNull(path)),
+                _ => {}
+            }
+        }
+        repairs
+    }
+
+    /// Every violation of `instance`, with its path.
+    fn describe(&self, instance: &Value) -> String {
+        let mut out = String::new();
+        let mut count = 0;
+        for error in self.validator.iter_errors(instance) {
+            count += 1;
+            if count > MAX_LISTED_VIOLATIONS {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push_str("; ");
+            }
+            let path = error.instance_path().as_str();
+            if !path.is_empty() {
+                out.push_str(path);
+                out.push_str(": ");
+            }
+            let message = error.to_string();
+            if message.chars().count() > MAX_VIOLATION_CHARS {
+                out.extend(message.chars().take(MAX_VIOLATION_CHARS));
+                out.push('…');
+            } else {
+                out.push_str(&message);
+            }
+        }
+        if count > MAX_LISTED_VIOLATIONS {
+            let _ = write!(out, "; and {} more", count - MAX_LISTED_VIOLATIONS);
+        }
+        if out.is_empty() {
+            out.push_str("the arguments do not match the schema");
+        }
+        out
+    }
+}
+
+enum Repair {
+    Replace(String, Value),
+    RemoveNull(String),
+}
+
+fn apply(arguments: &mut ToolArguments, repairs: &[Repair], remove_nulls: bool) {
+    let root = arguments.value_mut();
+    for repair in repairs {
+        match repair {
+            Repair::Replace(path, value) => {
+                if let Some(slot) = root.pointer_mut(path) {
+                    *slot = value.clone();
+                }
+            }
+            Repair::RemoveNull(path) if remove_nulls => {
+                let Some((parent, key)) = path.rsplit_once('/') else {
+                    continue;
+                };
+                let key = key.replace("~1", "/").replace("~0", "~");
+                if let Some(Value::Object(map)) = root.pointer_mut(parent) {
+                    map.shift_remove(&key);
+                }
+            }
+            Repair::RemoveNull(_) => {}
+        }
+    }
+}
+
+/// Reads a scalar spelled as a string, as the schema wants it.
+fn parse_scalar(text: &str, wants: &dyn Fn(JsonType) -> bool) -> Option<Value> {
+    let t = text.trim();
+    if wants(JsonType::Integer) || wants(JsonType::Number) {
+        if let Ok(i) = t.parse::<i64>() {
+            return Some(Value::from(i));
+        }
+        if let Ok(u) = t.parse::<u64>() {
+            return Some(Value::from(u));
+        }
+        if let Ok(f) = t.parse::<f64>()
+            && f.is_finite()
+            && (wants(JsonType::Number) || f.fract() == 0.0)
+        {
+            return serde_json::Number::from_f64(f).map(Value::Number);
+        }
+    }
+    if wants(JsonType::Boolean) {
+        match t.to_ascii_lowercase().as_str() {
+            "true" => return Some(Value::Bool(true)),
+            "false" => return Some(Value::Bool(false)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The validators of one tool: its schema, or for a command group one schema per command.
+#[derive(Debug, Clone)]
+pub(crate) enum ArgumentValidator {
+    Single(CompiledSchema),
+    Commands(Vec<(String, CompiledSchema)>),
+}
+
+impl ArgumentValidator {
+    /// Compiles the validators of `tool`. The error names the command whose schema failed.
+    pub(crate) fn compile(tool: &Tool) -> Result<Self, (Option<String>, String)> {
+        match tool {
+            Tool::SingleCommand(def) => CompiledSchema::compile(def.arguments.schema())
+                .map(Self::Single)
+                .map_err(|reason| (None, reason)),
+            Tool::MultiCommands(_, commands) => commands
+                .iter()
+                .map(|command| {
+                    let schema = with_command_property(command.arguments.schema(), &command.name)
+                        .map_err(|reason| (Some(command.name.clone()), reason))?;
+                    CompiledSchema::compile(&schema)
+                        .map(|compiled| (command.name.clone(), compiled))
+                        .map_err(|reason| (Some(command.name.clone()), reason))
+                })
+                .collect::<Result<_, _>>()
+                .map(Self::Commands),
+        }
+    }
+
+    /// Checks a call's arguments; `tool` names the tool in the error.
+    pub(crate) fn check(&self, tool: &str, arguments: &mut ToolArguments) -> Result<(), ToolError> {
+        let schema = match self {
+            Self::Single(schema) => schema,
+            Self::Commands(commands) => {
+                let listed = || {
+                    commands
+                        .iter()
+                        .map(|(name, _)| format!("'{name}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let chosen = match arguments.get(COMMAND_ARGUMENT) {
+                    None | Some(Value::Null) => {
+                        return Err(ToolError::invalid_arguments(
+                            tool,
+                            format!(
+                                "missing required argument '{COMMAND_ARGUMENT}': choose one of {}",
+                                listed()
+                            ),
+                        ));
+                    }
+                    Some(Value::String(name)) => name,
+                    Some(other) => {
+                        return Err(ToolError::invalid_arguments(
+                            tool,
+                            format!(
+                                "/{COMMAND_ARGUMENT}: expected a command name, got {other}; choose one of {}",
+                                listed()
+                            ),
+                        ));
+                    }
+                };
+                match commands.iter().find(|(name, _)| name == chosen) {
+                    Some((_, schema)) => schema,
+                    None => {
+                        return Err(ToolError::invalid_arguments(
+                            tool,
+                            format!(
+                                "/{COMMAND_ARGUMENT}: unknown command {chosen:?}; valid commands are {}",
+                                listed()
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
+        schema
+            .check(arguments)
+            .map_err(|reason| ToolError::invalid_arguments(tool, reason))
+    }
+}
+
+/// A command's schema with the `command` discriminator added, so that a call (which carries
+/// `command`) validates against it as it is.
+fn with_command_property(schema: &Value, command: &str) -> Result<Value, String> {
+    let mut schema = schema.clone();
+    let Some(object) = schema.as_object_mut() else {
+        return Err("a command's argument schema must be an object schema".to_owned());
+    };
+    let properties = object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(properties) = properties.as_object_mut() else {
+        return Err("`properties` must be an object".to_owned());
+    };
+    if properties.contains_key(COMMAND_ARGUMENT) {
+        return Err(format!(
+            "the argument name '{COMMAND_ARGUMENT}' is reserved in a command group: it selects the command"
+        ));
+    }
+    properties.insert(
+        COMMAND_ARGUMENT.to_owned(),
+        serde_json::json!({ "const": command }),
+    );
+    match object.get_mut("required") {
+        Some(Value::Array(required)) => required.push(Value::String(COMMAND_ARGUMENT.to_owned())),
+        _ => {
+            object.insert("required".to_owned(), serde_json::json!([COMMAND_ARGUMENT]));
+        }
+    }
+    Ok(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn compiled(schema: Value) -> CompiledSchema {
+        CompiledSchema::compile(&schema).unwrap()
+    }
+
+    fn args(v: Value) -> ToolArguments {
+        ToolArguments::try_from(v).unwrap()
+    }
+
+    #[test]
+    fn lists_every_violation_with_its_path() {
+        let s = compiled(json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "minimum": 0},
+                "name": {"type": "string", "minLength": 1}
+            },
+            "required": ["count", "name"]
+        }));
+        let err = s
+            .check(&mut args(json!({"count": -1, "name": ""})))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "/count: -1 is less than the minimum of 0; /name: \"\" is shorter than 1 character"
+        );
+        let err = s.check(&mut args(json!({"count": 1}))).unwrap_err();
+        assert_eq!(err, "\"name\" is a required property");
+    }
+
+    #[test]
+    fn repairs_scalars_sent_as_strings() {
+        let s = compiled(json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"},
+                "nested": {"type": "object", "properties": {"k": {"type": ["integer", "null"]}}},
+                "s": {"type": "string"}
+            }
+        }));
+        let mut a =
+            args(json!({"n": "42", "x": "2.5", "b": "true", "nested": {"k": " 7 "}, "s": "9"}));
+        s.check(&mut a).unwrap();
+        assert_eq!(
+            a.as_value(),
+            &json!({"n": 42, "x": 2.5, "b": true, "nested": {"k": 7}, "s": "9"})
+        );
+        let err = s.check(&mut args(json!({"n": "4.5"}))).unwrap_err();
+        assert_eq!(err, "/n: \"4.5\" is not of type \"integer\"");
+        let mut a = args(json!({"n": "4.0"}));
+        s.check(&mut a).unwrap();
+        assert_eq!(a.get("n"), Some(&json!(4.0)));
+    }
+
+    #[test]
+    fn optional_nulls_are_dropped_required_nulls_reported() {
+        let s = compiled(json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+            "required": ["a"],
+            "additionalProperties": false
+        }));
+        let mut a = args(json!({"a": "1", "b": null}));
+        s.check(&mut a).unwrap();
+        assert_eq!(a.as_value(), &json!({"a": 1}));
+        let err = s
+            .check(&mut args(json!({"a": null, "b": null})))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "/a: null is not of type \"integer\"; /b: null is not of type \"string\""
+        );
+    }
+
+    #[test]
+    fn long_error_lists_are_capped() {
+        let s = compiled(json!({"type": "array", "items": {"type": "integer"}}));
+        let many: Vec<Value> = (0..20).map(|i| json!(format!("v{i}"))).collect();
+        let err = s.describe(&Value::Array(many));
+        assert!(err.ends_with("; and 12 more"), "{err}");
+    }
+
+    #[test]
+    fn bad_schemas_do_not_compile() {
+        let err = CompiledSchema::compile(&json!({"type": "frobnicate"})).unwrap_err();
+        assert!(!err.is_empty());
+        let err = CompiledSchema::compile(&json!({"type": "string", "pattern": "(["})).unwrap_err();
+        assert!(!err.is_empty());
+    }
+}
