@@ -31,9 +31,11 @@
 
 mod args;
 mod arguments;
+mod constructor;
 mod declarations;
 mod definition;
 mod error;
+mod extract;
 mod fn_tool;
 pub mod lenient;
 mod manager;
@@ -41,6 +43,7 @@ mod names;
 mod request;
 mod result;
 pub mod scheme;
+mod session;
 mod tool;
 mod tool_args;
 mod tool_impl;
@@ -48,14 +51,20 @@ mod validation;
 
 pub use args::Args;
 pub use arguments::{NotAnObject, ToolArguments};
+pub use constructor::{ToolConstructor, tool_fn};
 pub use declarations::ToolDeclarations;
 pub use definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
 pub use error::{ToolError, ToolErrorKind};
+pub use extract::{FromSessionParts, State};
 pub use fn_tool::FnTool;
 pub use manager::{RegistrationError, ToolCallManager};
 pub use names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
 pub use request::{ExecutionHint, ToolCallRequest};
 pub use result::{ToolCallResult, UserModelContent};
+pub use session::{
+    ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
+    SessionState,
+};
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
 pub use tool_impl::ToolImpl;

@@ -1,6 +1,5 @@
 //! [`ToolImpl`]: the one trait every tool implements.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -47,35 +46,5 @@ pub trait ToolImpl: Send + Sync {
     /// The tool's own time limit, used when none is set on the manager.
     fn timeout(&self) -> Option<Duration> {
         None
-    }
-}
-
-#[async_trait]
-impl<T: ToolImpl + ?Sized> ToolImpl for Arc<T> {
-    fn definition(&self) -> Tool {
-        (**self).definition()
-    }
-
-    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        (**self).execute(arguments).await
-    }
-
-    fn timeout(&self) -> Option<Duration> {
-        (**self).timeout()
-    }
-}
-
-#[async_trait]
-impl<T: ToolImpl + ?Sized> ToolImpl for Box<T> {
-    fn definition(&self) -> Tool {
-        (**self).definition()
-    }
-
-    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        (**self).execute(arguments).await
-    }
-
-    fn timeout(&self) -> Option<Duration> {
-        (**self).timeout()
     }
 }

@@ -1,0 +1,103 @@
+//! [`ToolConstructor`]: a tool that is built when its session is, from the session's parts.
+
+use std::sync::Arc;
+
+use crate::{SessionParts, ToolImpl};
+
+/// Builds one tool from a session's parts.
+///
+/// Anything that is a [`ToolImpl`] (by value, or as an `Arc`) is a constructor that ignores
+/// the parts; [`tool_fn`] makes one from a closure; `#[tool_fn]` tools with `#[ctx]`
+/// parameters are constructors that extract their parts.
+pub trait ToolConstructor: Send {
+    /// The name of the tool this constructor builds.
+    fn name(&self) -> String;
+
+    /// Builds the tool.
+    fn construct(self: Box<Self>, parts: &SessionParts) -> Arc<dyn ToolImpl>;
+
+    /// Whether the tool needs the session's parts (so cannot be built without a session).
+    fn needs_session(&self) -> bool {
+        true
+    }
+}
+
+/// A constructor for a tool that exists already.
+struct Ready(Arc<dyn ToolImpl>);
+
+impl ToolConstructor for Ready {
+    fn name(&self) -> String {
+        self.0.definition().name().to_owned()
+    }
+
+    fn construct(self: Box<Self>, _parts: &SessionParts) -> Arc<dyn ToolImpl> {
+        self.0
+    }
+
+    fn needs_session(&self) -> bool {
+        false
+    }
+}
+
+impl<T: ToolImpl + 'static> From<T> for Box<dyn ToolConstructor> {
+    fn from(tool: T) -> Self {
+        Box::new(Ready(Arc::new(tool)))
+    }
+}
+
+impl<T: ToolImpl + 'static> From<Arc<T>> for Box<dyn ToolConstructor> {
+    fn from(tool: Arc<T>) -> Self {
+        Box::new(Ready(tool))
+    }
+}
+
+impl From<Arc<dyn ToolImpl>> for Box<dyn ToolConstructor> {
+    fn from(tool: Arc<dyn ToolImpl>) -> Self {
+        Box::new(Ready(tool))
+    }
+}
+
+/// A constructor from a closure over the session's parts.
+struct FnConstructor<F> {
+    name: String,
+    build: F,
+}
+
+impl<F> ToolConstructor for FnConstructor<F>
+where
+    F: FnOnce(&SessionParts) -> Arc<dyn ToolImpl> + Send,
+{
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn construct(self: Box<Self>, parts: &SessionParts) -> Arc<dyn ToolImpl> {
+        (self.build)(parts)
+    }
+}
+
+/// A constructor for the tool `name`, built by `build` from the session's parts.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallResult, ToolConstructor, ToolImpl, tool_fn};
+///
+/// let notes: Box<dyn ToolConstructor> = Box::new(tool_fn("notes", |parts| {
+///     let session = parts.session_id.clone();
+///     Arc::new(FnTool::new("notes", "The session's notes.", Args::empty(),
+///         move |_: ToolArgs<'_>| {
+///             let session = session.clone();
+///             async move { Ok(ToolCallResult::text(format!("notes of {session}"))) }
+///         })) as Arc<dyn ToolImpl>
+/// }));
+/// assert_eq!(notes.name(), "notes");
+/// ```
+pub fn tool_fn<F>(name: impl Into<String>, build: F) -> impl ToolConstructor + 'static
+where
+    F: FnOnce(&SessionParts) -> Arc<dyn ToolImpl> + Send + 'static,
+{
+    FnConstructor {
+        name: name.into(),
+        build,
+    }
+}

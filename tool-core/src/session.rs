@@ -1,0 +1,153 @@
+//! [`SessionParts`]: what a session gives the tools built for it, and the service traits its
+//! parts implement.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+/// A failure of a session service (an embedder, a context store, a memory).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{service}: {reason}")]
+pub struct ServiceError {
+    /// The service that failed ("embedder", "context", "memory").
+    pub service: String,
+    /// What went wrong.
+    pub reason: String,
+}
+
+impl ServiceError {
+    /// A failure of `service`.
+    pub fn new(service: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        Self {
+            service: service.into(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// Turns texts into vectors for similarity search.
+#[async_trait]
+pub trait Embedder: Send + Sync {
+    /// One vector per text, each of [`dimensions`](Self::dimensions) numbers.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError>;
+
+    /// The length of every vector this embedder returns.
+    fn dimensions(&self) -> usize;
+}
+
+/// One hit of a [`ContextSearch`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ContextHit {
+    /// Where the text came from (a store, a document id).
+    pub source: String,
+    /// The matching text.
+    pub text: String,
+    /// Relevance, higher is better.
+    pub score: f32,
+}
+
+/// Recall over a session's context stores.
+#[async_trait]
+pub trait ContextSearch: Send + Sync {
+    /// The best `limit` hits for `query`, best first.
+    async fn search(&self, query: &str, limit: usize) -> Result<Vec<ContextHit>, ServiceError>;
+}
+
+/// One remembered fact.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MemoryFact {
+    /// The fact's id, stable for its life.
+    pub id: u64,
+    /// The fact.
+    pub text: String,
+}
+
+/// A session's working memory: facts the agent keeps, each write a version bump.
+#[async_trait]
+pub trait MemoryAccess: Send + Sync {
+    /// Every fact, oldest first.
+    async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError>;
+    /// Adds a fact, returning it with its id.
+    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError>;
+    /// Removes a fact; `false` when there was none with that id.
+    async fn remove(&self, id: u64) -> Result<bool, ServiceError>;
+    /// Replaces a fact's text; `false` when there was none with that id.
+    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError>;
+    /// The number of writes so far.
+    fn version(&self) -> u64;
+}
+
+/// User values registered on a shed, looked up by type.
+#[derive(Clone, Default)]
+pub struct SessionState {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl SessionState {
+    /// An empty state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the value of type `T`.
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.values.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// Adds (or replaces) the value of type `T`, already shared.
+    pub fn insert_arc<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.values.insert(TypeId::of::<T>(), value);
+    }
+
+    /// The value of type `T`, if one was added.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values
+            .get(&TypeId::of::<T>())
+            .and_then(|value| Arc::clone(value).downcast::<T>().ok())
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+impl std::fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionState")
+            .field("values", &self.values.len())
+            .finish()
+    }
+}
+
+/// What a tool constructor gets when a session is built: the same `Arc`s the session holds.
+#[derive(Clone)]
+pub struct SessionParts {
+    /// The session's id.
+    pub session_id: String,
+    /// Recall over the session's stores and embedder.
+    pub context: Arc<dyn ContextSearch>,
+    /// The session's working memory.
+    pub memory: Arc<dyn MemoryAccess>,
+    /// The session's embedder, if it has one.
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// User values registered on the shed, by type.
+    pub state: SessionState,
+}
+
+impl std::fmt::Debug for SessionParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionParts")
+            .field("session_id", &self.session_id)
+            .field("embedder", &self.embedder.is_some())
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
