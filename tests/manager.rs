@@ -545,3 +545,40 @@ async fn registering_while_calls_run_does_not_block_them() {
     assert_eq!(runs.load(Ordering::SeqCst), 2000);
     assert_eq!(manager.len(), 201);
 }
+
+#[test]
+fn activation_gates_offered_calls() {
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(counting("read", json!({"type": "object"}), Arc::default()))
+        .unwrap();
+    manager
+        .register(counting("write", json!({"type": "object"}), Arc::default()))
+        .unwrap();
+    assert!(!manager.is_active("read"));
+    let err = manager.check_offered("read").unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::NotActive);
+    assert!(err.to_string().contains("shed"), "{err}");
+    assert_eq!(
+        manager.check_offered("nope").unwrap_err(),
+        ToolError::UnknownTool("nope".into())
+    );
+    assert!(manager.check_offered("shed").is_ok());
+
+    let unknown = manager.activate(&["write".into(), "ghost".into(), "read".into()]);
+    assert_eq!(unknown, ["ghost"]);
+    assert!(manager.check_offered("read").is_ok());
+    let active: Vec<String> = manager
+        .active_definitions()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(active, ["write", "read"]);
+
+    manager.deregister("write");
+    assert!(!manager.is_active("write"));
+    assert_eq!(manager.active_definitions().len(), 1);
+    // A session with no tools offers nothing, not even `shed`.
+    let empty = ToolCallManager::new("e");
+    assert!(empty.check_offered("shed").is_err());
+}

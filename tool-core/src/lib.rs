@@ -29,6 +29,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod activation;
 mod args;
 mod arguments;
 mod constructor;

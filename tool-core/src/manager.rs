@@ -8,6 +8,7 @@ use std::time::Duration;
 use futures::FutureExt as _;
 use indexmap::IndexMap;
 
+use crate::activation::ActiveSet;
 use crate::validation::ArgumentValidator;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
@@ -184,6 +185,7 @@ fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
 pub struct ToolCallManager {
     session_id: String,
     registry: RwLock<IndexMap<Arc<str>, Arc<RegisteredTool>>>,
+    pub(crate) active: ActiveSet,
 }
 
 impl std::fmt::Debug for ToolCallManager {
@@ -201,6 +203,7 @@ impl ToolCallManager {
         Self {
             session_id: session_id.into(),
             registry: RwLock::default(),
+            active: ActiveSet::default(),
         }
     }
 
@@ -235,9 +238,12 @@ impl ToolCallManager {
             .registry
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        registry
+        let removed = registry
             .shift_remove(name)
-            .map(|entry| Arc::clone(&entry.tool))
+            .map(|entry| Arc::clone(&entry.tool));
+        drop(registry);
+        self.active.deactivate(name);
+        removed
     }
 
     pub(crate) fn entry(&self, name: &str) -> Option<Arc<RegisteredTool>> {

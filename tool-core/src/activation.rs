@@ -1,0 +1,84 @@
+//! Which tools are active: offered to the model on every request. A tool becomes active when
+//! `shed` returns it (or when activated by hand); a call to an inactive tool is refused with
+//! [`ToolError::NotActive`] by loops that check offers.
+
+use std::collections::HashSet;
+use std::sync::{PoisonError, RwLock};
+
+use crate::{Tool, ToolCallManager, ToolError};
+
+/// The set of active tool names, in activation order.
+#[derive(Debug, Default)]
+pub(crate) struct ActiveSet {
+    names: RwLock<(HashSet<String>, Vec<String>)>,
+}
+
+impl ActiveSet {
+    pub(crate) fn activate<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        let mut guard = self.names.write().unwrap_or_else(PoisonError::into_inner);
+        let (set, order) = &mut *guard;
+        for name in names {
+            if set.insert(name.to_owned()) {
+                order.push(name.to_owned());
+            }
+        }
+    }
+
+    pub(crate) fn deactivate(&self, name: &str) {
+        let mut guard = self.names.write().unwrap_or_else(PoisonError::into_inner);
+        let (set, order) = &mut *guard;
+        if set.remove(name) {
+            order.retain(|n| n != name);
+        }
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        let guard = self.names.read().unwrap_or_else(PoisonError::into_inner);
+        guard.0.contains(name)
+    }
+
+    pub(crate) fn ordered(&self) -> Vec<String> {
+        let guard = self.names.read().unwrap_or_else(PoisonError::into_inner);
+        guard.1.clone()
+    }
+}
+
+impl ToolCallManager {
+    /// Marks registered tools as active, so they are declared on later requests. Names that
+    /// are not registered are returned (and not activated).
+    pub fn activate(&self, names: &[String]) -> Vec<String> {
+        let (known, unknown): (Vec<&String>, Vec<&String>) =
+            names.iter().partition(|name| self.contains(name));
+        self.active.activate(known.into_iter().map(String::as_str));
+        unknown.into_iter().cloned().collect()
+    }
+
+    /// Whether the tool `name` is active.
+    pub fn is_active(&self, name: &str) -> bool {
+        self.active.contains(name) && self.contains(name)
+    }
+
+    /// The definitions of the active tools, in activation order.
+    pub fn active_definitions(&self) -> Vec<Tool> {
+        self.active
+            .ordered()
+            .iter()
+            .filter_map(|name| self.get_def(name))
+            .collect()
+    }
+
+    /// Checks that a call may be made: the tool is registered and active (the built-in `shed`
+    /// always is). Loops that offer tools through `shed` run this before every call.
+    pub fn check_offered(&self, name: &str) -> Result<(), ToolError> {
+        if name == crate::SHED_TOOL_NAME && !self.is_empty() {
+            return Ok(());
+        }
+        if !self.contains(name) {
+            return Err(ToolError::UnknownTool(name.to_owned()));
+        }
+        if !self.active.contains(name) {
+            return Err(ToolError::NotActive(name.to_owned()));
+        }
+        Ok(())
+    }
+}
