@@ -60,6 +60,14 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError>
     })
 }
 
+/// Reads `value` into `T` like [`from_value`], without tracking the path of an error: for
+/// scalars, whose path is known to the caller.
+pub(crate) fn scalar_from_value<T: DeserializeOwned>(
+    value: &Value,
+) -> Result<T, serde_json::Error> {
+    T::deserialize(Lenient(value))
+}
+
 /// Converts a serde path (`a.b[0]`) into a JSON pointer (`/a/b/0`).
 fn pointer(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;

@@ -145,6 +145,10 @@ fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
     ToolError::execution(tool, format!("panicked: {message}"))
 }
 
+/// The registered tools by name, in registration order. Hashed with foldhash: names are
+/// short and looked up on every call, where SipHash would cost more than the lookup.
+type Registry = IndexMap<Arc<str>, Arc<RegisteredTool>, foldhash::fast::RandomState>;
+
 /// A session's tools: registration, validation and execution.
 ///
 /// The manager is shared across tasks (`Send + Sync`, every method takes `&self`). Schemas are
@@ -184,7 +188,7 @@ fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
 /// ```
 pub struct ToolCallManager {
     session_id: String,
-    registry: RwLock<IndexMap<Arc<str>, Arc<RegisteredTool>>>,
+    registry: RwLock<Registry>,
     pub(crate) active: ActiveSet,
 }
 

@@ -176,7 +176,7 @@ impl<'a> ToolArgs<'a> {
     ) -> Result<Option<T>, ToolError> {
         match self.opt_value(name) {
             None => Ok(None),
-            Some(value) => lenient::from_value(value)
+            Some(value) => lenient::scalar_from_value(value)
                 .map(Some)
                 .map_err(|_| self.wrong(name, expected, value)),
         }
