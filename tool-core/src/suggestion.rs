@@ -5,6 +5,8 @@ use serde_json::Value;
 
 /// How similar (Jaro-Winkler, 0–1) a known name must be to be suggested.
 const MIN_SIMILARITY: f64 = 0.75;
+/// How much less similar than the best name another may be and still be suggested.
+const RELATIVE_MARGIN: f64 = 0.08;
 /// How many names a suggestion lists at most.
 const MAX_SUGGESTIONS: usize = 3;
 
@@ -41,7 +43,12 @@ where
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
+    // Only the names about as close as the best one: a clear winner is suggested alone.
+    let best = scored.first().map_or(0.0, |s| s.0);
     scored
+        .into_iter()
+        .take_while(|(score, _)| *score >= best - RELATIVE_MARGIN)
+        .collect::<Vec<_>>()
         .into_iter()
         .take(MAX_SUGGESTIONS)
         .map(|(_, name)| name)

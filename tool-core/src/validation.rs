@@ -78,6 +78,19 @@ impl CompiledSchema {
     fn repairs(&self, instance: &Value) -> Vec<Repair> {
         let mut repairs = Vec::new();
         for error in self.validator.iter_errors(instance) {
+            // A `null` for an argument the schema does not list is an absent argument (a
+            // strict rendering of a command group makes models send the other commands'
+            // arguments as `null`).
+            if let (ValidationErrorKind::AdditionalProperties { unexpected }, Value::Object(map)) =
+                (error.kind(), &**error.instance())
+            {
+                let parent = error.instance_path().as_str();
+                for name in unexpected.iter().filter(|n| map.get(*n) == Some(&Value::Null)) {
+                    let key = name.replace('~', "~0").replace('/', "~1");
+                    repairs.push(Repair::RemoveNull(format!("{parent}/{key}")));
+                }
+                continue;
+            }
             let ValidationErrorKind::Type { kind } = error.kind() else {
                 continue;
             };

@@ -1,0 +1,4 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+pub mod provider_tools;
