@@ -2,3 +2,4 @@
 #![allow(dead_code)]
 
 pub mod provider_tools;
+pub mod strict_rules;
