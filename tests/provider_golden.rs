@@ -12,7 +12,11 @@ async fn golden(provider: Provider) -> Vec<support::provider_tools::Outcome> {
     let tools = manager
         .rendered_tools(provider, Declared::All, &RenderOptions::default())
         .unwrap();
-    assert_eq!(*tools, fixture_json(provider, "tools.json"), "{provider} tools:\n{tools:#}");
+    assert_eq!(
+        *tools,
+        fixture_json(provider, "tools.json"),
+        "{provider} tools:\n{tools:#}"
+    );
 
     let response = match provider {
         Provider::Text => Value::String(fixture(provider, "response.txt")),
@@ -38,7 +42,15 @@ async fn golden(provider: Provider) -> Vec<support::provider_tools::Outcome> {
 async fn openai_chat() {
     let outcomes = golden(Provider::OpenAiChat).await;
     let ids: Vec<&str> = outcomes.iter().map(|o| o.0.as_str()).collect();
-    assert_eq!(ids, ["call_weather_1", "call_add_2", "call_memory_3", "call_typo_4"]);
+    assert_eq!(
+        ids,
+        [
+            "call_weather_1",
+            "call_add_2",
+            "call_memory_3",
+            "call_typo_4"
+        ]
+    );
 }
 
 #[tokio::test]
@@ -72,7 +84,10 @@ fn every_provider_has_fixtures() {
     for provider in Provider::ALL {
         let tools = fixture_json(provider, "tools.json");
         assert!(tools.is_array(), "{provider}");
-        assert!(fixture_json(provider, "results.json").is_array(), "{provider}");
+        assert!(
+            fixture_json(provider, "results.json").is_array(),
+            "{provider}"
+        );
     }
     assert_eq!(
         fixture_json(Provider::Gemini, "tools.json")[0]["functionDeclarations"][2]["name"],

@@ -145,9 +145,18 @@ fn corpus() -> Vec<(&'static str, Value)> {
         (
             "builder",
             scheme::object()
-                .required("query", scheme::string().min_len(1).max_len(200).pattern("^[a-z ]+$"))
+                .required(
+                    "query",
+                    scheme::string()
+                        .min_len(1)
+                        .max_len(200)
+                        .pattern("^[a-z ]+$"),
+                )
                 .optional("limit", scheme::integer().minimum(1).maximum(50))
-                .optional("tags", scheme::array(scheme::string()).min_items(1).max_items(10))
+                .optional(
+                    "tags",
+                    scheme::array(scheme::string()).min_items(1).max_items(10),
+                )
                 .optional("exact", scheme::boolean().default_value(false))
                 .optional("when", scheme::string().format("date-time"))
                 .optional("site", scheme::string().format("uri"))
@@ -204,10 +213,7 @@ fn corpus() -> Vec<(&'static str, Value)> {
                 "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x"]}}
             }),
         ),
-        (
-            "recursion (OpenAI only)",
-            schemars_value::<TreeArgs>(),
-        ),
+        ("recursion (OpenAI only)", schemars_value::<TreeArgs>()),
         ("schemars search", schemars_value::<SearchArgs>()),
         ("schemars actions", schemars_value::<ActionArgs>()),
         ("command group", memory_group().function_spec().parameters),
@@ -221,7 +227,10 @@ fn openai_strict_output_follows_openai_rules() {
             .unwrap_or_else(|err| panic!("{name}: {err}"));
         let violations = openai_violations(&strict);
         assert!(violations.is_empty(), "{name}: {violations:#?}\n{strict:#}");
-        assert!(jsonschema::meta::is_valid(&strict), "{name}: not a valid JSON Schema");
+        assert!(
+            jsonschema::meta::is_valid(&strict),
+            "{name}: not a valid JSON Schema"
+        );
     }
 }
 
@@ -250,7 +259,10 @@ fn the_checker_catches_what_the_transform_fixes() {
         if name == "empty" {
             continue;
         }
-        assert!(!openai_violations(&schema).is_empty(), "{name} passes unchanged");
+        assert!(
+            !openai_violations(&schema).is_empty(),
+            "{name} passes unchanged"
+        );
     }
 }
 
@@ -279,30 +291,61 @@ fn tool(name: &str, schema: Value) -> Tool {
 
 #[test]
 fn unstrictable_schemas_fail_at_render_time_naming_tool_and_path() {
-    let always = RenderOptions { strict: StrictMode::Always };
+    let always = RenderOptions {
+        strict: StrictMode::Always,
+    };
     let cases = [
-        ("set_env", schemars_value::<EnvArgs>(), "/properties/env/additionalProperties"),
-        ("send_any", schemars_value::<AnyArgs>(), "/properties/payload"),
+        (
+            "set_env",
+            schemars_value::<EnvArgs>(),
+            "/properties/env/additionalProperties",
+        ),
+        (
+            "send_any",
+            schemars_value::<AnyArgs>(),
+            "/properties/payload",
+        ),
     ];
     for (name, schema, path) in cases {
         let declarations = ToolDeclarations {
             shed: None,
-            tools: vec![tool("fine", Args::empty().into_inner()), tool(name, schema.clone())],
+            tools: vec![
+                tool("fine", Args::empty().into_inner()),
+                tool(name, schema.clone()),
+            ],
         };
-        for provider in [Provider::OpenAiChat, Provider::OpenAiResponses, Provider::Anthropic] {
+        for provider in [
+            Provider::OpenAiChat,
+            Provider::OpenAiResponses,
+            Provider::Anthropic,
+        ] {
             let err = provider.render_tools(&declarations, &always).unwrap_err();
-            assert_eq!((err.tool.as_str(), err.path.as_str()), (name, path), "{err}");
+            assert_eq!(
+                (err.tool.as_str(), err.path.as_str()),
+                (name, path),
+                "{err}"
+            );
             assert!(err.to_string().contains(&format!("'{name}'")), "{err}");
         }
         // Not strict: rendered as it is.
         let plain = Provider::OpenAiChat
-            .render_tools(&declarations, &RenderOptions { strict: StrictMode::Never })
+            .render_tools(
+                &declarations,
+                &RenderOptions {
+                    strict: StrictMode::Never,
+                },
+            )
             .unwrap();
         assert_eq!(plain[1]["function"]["parameters"], schema);
     }
     // Gemini cannot express recursion at all.
-    let declarations = ToolDeclarations { shed: None, tools: vec![tool("walk", schemars_value::<TreeArgs>())] };
-    let err = Provider::Gemini.render_tools(&declarations, &RenderOptions::default()).unwrap_err();
+    let declarations = ToolDeclarations {
+        shed: None,
+        tools: vec![tool("walk", schemars_value::<TreeArgs>())],
+    };
+    let err = Provider::Gemini
+        .render_tools(&declarations, &RenderOptions::default())
+        .unwrap_err();
     assert_eq!(err.tool, "walk");
     assert_eq!(err.path, "/properties/tree/properties/children/items");
 }
@@ -317,22 +360,48 @@ fn optional_strings(tool_name: &str, count: usize) -> Tool {
 
 #[test]
 fn anthropic_request_limits_name_the_tool() {
-    let always = RenderOptions { strict: StrictMode::Always };
-    let many: Vec<Tool> = (0..21).map(|i| tool(&format!("t{i}"), Args::empty().into_inner())).collect();
+    let always = RenderOptions {
+        strict: StrictMode::Always,
+    };
+    let many: Vec<Tool> = (0..21)
+        .map(|i| tool(&format!("t{i}"), Args::empty().into_inner()))
+        .collect();
     let err = Provider::Anthropic
-        .render_tools(&ToolDeclarations { shed: None, tools: many.clone() }, &always)
+        .render_tools(
+            &ToolDeclarations {
+                shed: None,
+                tools: many.clone(),
+            },
+            &always,
+        )
         .unwrap_err();
     assert_eq!(err.tool, "t20");
     assert!(err.reason.contains("at most 20 strict tools"), "{err}");
     // Twenty are fine, and so are any number when not strict.
     Provider::Anthropic
-        .render_tools(&ToolDeclarations { shed: None, tools: many[..20].to_vec() }, &always)
+        .render_tools(
+            &ToolDeclarations {
+                shed: None,
+                tools: many[..20].to_vec(),
+            },
+            &always,
+        )
         .unwrap();
     Provider::Anthropic
-        .render_tools(&ToolDeclarations { shed: None, tools: many }, &RenderOptions::default())
+        .render_tools(
+            &ToolDeclarations {
+                shed: None,
+                tools: many,
+            },
+            &RenderOptions::default(),
+        )
         .unwrap();
 
-    let tools = vec![optional_strings("a", 12), optional_strings("b", 12), optional_strings("c", 1)];
+    let tools = vec![
+        optional_strings("a", 12),
+        optional_strings("b", 12),
+        optional_strings("c", 1),
+    ];
     let err = Provider::Anthropic
         .render_tools(&ToolDeclarations { shed: None, tools }, &always)
         .unwrap_err();
@@ -347,7 +416,13 @@ fn anthropic_request_limits_name_the_tool() {
         tool(name, object.build())
     };
     let err = Provider::Anthropic
-        .render_tools(&ToolDeclarations { shed: None, tools: vec![unions("x", 10), unions("y", 7)] }, &always)
+        .render_tools(
+            &ToolDeclarations {
+                shed: None,
+                tools: vec![unions("x", 10), unions("y", 7)],
+            },
+            &always,
+        )
         .unwrap_err();
     assert_eq!(err.tool, "y");
     assert!(err.reason.contains("16 union-typed parameters"), "{err}");
@@ -377,45 +452,75 @@ async fn strict_calls_with_nulls_run_as_if_absent() {
                     .build(),
             ),
             move |args: ToolArgs<'_>| {
-                record.lock().unwrap().push(args.arguments().as_value().clone());
+                record
+                    .lock()
+                    .unwrap()
+                    .push(args.arguments().as_value().clone());
                 async { Ok(ToolCallResult::text("ok")) }
             },
         )))
         .unwrap();
-    manager.register(Arc::new(support::provider_tools::Memory::default())).unwrap();
+    manager
+        .register(Arc::new(support::provider_tools::Memory::default()))
+        .unwrap();
 
-    let options = RenderOptions { strict: StrictMode::Always };
-    let tools = manager.rendered_tools(Provider::OpenAiChat, Declared::All, &options).unwrap();
-    let strict_of = |i: usize| jsonschema::validator_for(&tools[i]["function"]["parameters"]).unwrap();
+    let options = RenderOptions {
+        strict: StrictMode::Always,
+    };
+    let tools = manager
+        .rendered_tools(Provider::OpenAiChat, Declared::All, &options)
+        .unwrap();
+    let strict_of =
+        |i: usize| jsonschema::validator_for(&tools[i]["function"]["parameters"]).unwrap();
 
     let cases = [
-        (0, json!({"query": "rust", "limit": null, "scope": null}), json!({"query": "rust"})),
+        (
+            0,
+            json!({"query": "rust", "limit": null, "scope": null}),
+            json!({"query": "rust"}),
+        ),
         (
             0,
             json!({"query": "rust", "limit": "5", "scope": {"root": "/src", "depth": null}}),
             json!({"query": "rust", "limit": 5, "scope": {"root": "/src"}}),
         ),
         // A command group: the other commands' arguments arrive as null.
-        (1, json!({"command": "add", "text": "a fact", "id": null}), json!({"command": "add", "text": "a fact"})),
+        (
+            1,
+            json!({"command": "add", "text": "a fact", "id": null}),
+            json!({"command": "add", "text": "a fact"}),
+        ),
     ];
     for (index, strict_call, plain_call) in cases {
         let name = tools[index]["function"]["name"].as_str().unwrap();
         if !strict_call.to_string().contains("\"5\"") {
-            assert!(strict_of(index).is_valid(&strict_call), "{strict_call} is not a strict call");
+            assert!(
+                strict_of(index).is_valid(&strict_call),
+                "{strict_call} is not a strict call"
+            );
         }
         let response = json!({"role": "assistant", "tool_calls": [
             {"id": "strict", "type": "function", "function": {"name": name, "arguments": strict_call.to_string()}},
             {"id": "plain", "type": "function", "function": {"name": name, "arguments": plain_call.to_string()}}
         ]});
-        let outcomes =
-            support::provider_tools::run_calls(&manager, Provider::OpenAiChat.parse_calls(&response).unwrap()).await;
+        let outcomes = support::provider_tools::run_calls(
+            &manager,
+            Provider::OpenAiChat.parse_calls(&response).unwrap(),
+        )
+        .await;
         let texts: Vec<String> = outcomes
             .iter()
-            .map(|o| o.2.as_ref().map(|r| r.content.to_text()).unwrap_or_else(|e| e.to_string()))
+            .map(|o| {
+                o.2.as_ref()
+                    .map(|r| r.content.to_text())
+                    .unwrap_or_else(|e| e.to_string())
+            })
             .collect();
         assert_eq!(texts[0], texts[1], "{strict_call}");
         assert!(outcomes[0].2.is_ok(), "{texts:?}");
-        let validated = manager.validate_arguments(name, &serde_json::from_value(strict_call).unwrap()).unwrap();
+        let validated = manager
+            .validate_arguments(name, &serde_json::from_value(strict_call).unwrap())
+            .unwrap();
         assert_eq!(validated.as_value(), &plain_call);
     }
     let seen = seen.lock().unwrap();
@@ -442,8 +547,11 @@ fn leaf() -> impl Strategy<Value = Value> {
 fn schema() -> impl Strategy<Value = Value> {
     leaf().prop_recursive(4, 32, 4, |inner| {
         prop_oneof![
-            (prop::collection::vec((inner.clone(), any::<bool>()), 0..4), any::<bool>()).prop_map(
-                |(props, closed)| {
+            (
+                prop::collection::vec((inner.clone(), any::<bool>()), 0..4),
+                any::<bool>()
+            )
+                .prop_map(|(props, closed)| {
                     let mut properties = serde_json::Map::new();
                     let mut required = Vec::new();
                     for (i, (schema, is_required)) in props.into_iter().enumerate() {
@@ -452,18 +560,19 @@ fn schema() -> impl Strategy<Value = Value> {
                             required.push(json!(format!("p{i}")));
                         }
                     }
-                    let mut object = json!({"type": "object", "properties": properties, "required": required});
+                    let mut object =
+                        json!({"type": "object", "properties": properties, "required": required});
                     if closed {
                         object["additionalProperties"] = json!(false);
                     }
                     object
-                }
-            ),
+                }),
             (inner.clone(), any::<bool>()).prop_map(|(items, unique)| {
                 json!({"type": "array", "items": items, "uniqueItems": unique, "minItems": 2})
             }),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"anyOf": [a, b]})),
-            (inner.clone(), inner).prop_map(|(a, b)| json!({"oneOf": [a, b], "description": "One."})),
+            (inner.clone(), inner)
+                .prop_map(|(a, b)| json!({"oneOf": [a, b], "description": "One."})),
         ]
     })
 }

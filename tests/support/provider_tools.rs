@@ -38,10 +38,15 @@ pub fn get_weather() -> FnTool {
                     None => "celsius".to_owned(),
                     Some(serde_json::Value::String(unit)) => unit,
                     Some(other) => {
-                        return Err(ToolError::execution("get_weather", format!("unit arrived as {other}")));
+                        return Err(ToolError::execution(
+                            "get_weather",
+                            format!("unit arrived as {other}"),
+                        ));
                     }
                 };
-                Ok(ToolCallResult::json(json!({"temperature": 21.5, "unit": unit})))
+                Ok(ToolCallResult::json(
+                    json!({"temperature": 21.5, "unit": unit}),
+                ))
             }
         },
     )
@@ -108,9 +113,15 @@ impl ToolImpl for Memory {
         self.runs.fetch_add(1, Ordering::SeqCst);
         let args = ToolArgs::new("memory", &arguments);
         match args.str("command")? {
-            "add" => Ok(ToolCallResult::text(format!("Remembered: {}", args.str("text")?))),
+            "add" => Ok(ToolCallResult::text(format!(
+                "Remembered: {}",
+                args.str("text")?
+            ))),
             "remove" => Ok(ToolCallResult::text(format!("Forgot #{}", args.i64("id")?))),
-            other => Err(ToolError::invalid_arguments("memory", format!("no command {other}"))),
+            other => Err(ToolError::invalid_arguments(
+                "memory",
+                format!("no command {other}"),
+            )),
         }
     }
 }
@@ -120,7 +131,9 @@ pub fn manager() -> (ToolCallManager, Arc<Memory>) {
     let manager = ToolCallManager::new("provider-tests");
     let memory = Arc::new(Memory::default());
     manager.register(Arc::new(get_weather())).unwrap();
-    manager.register(Arc::clone(&memory) as Arc<dyn ToolImpl>).unwrap();
+    manager
+        .register(Arc::clone(&memory) as Arc<dyn ToolImpl>)
+        .unwrap();
     manager.register(Arc::new(add())).unwrap();
     (manager, memory)
 }

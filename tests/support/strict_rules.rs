@@ -15,9 +15,19 @@
 use serde_json::Value;
 
 const OPENAI_FORMATS: [&str; 9] = [
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
-const TYPES: [&str; 7] = ["string", "number", "integer", "boolean", "object", "array", "null"];
+const TYPES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
 
 /// Every violation of OpenAI's strict rules in `schema`, each with its JSON pointer.
 pub fn openai_violations(schema: &Value) -> Vec<String> {
@@ -32,7 +42,15 @@ pub fn openai_violations(schema: &Value) -> Vec<String> {
     check_node(schema, schema, "", 0, true, &mut properties, &mut v);
     if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
         for (name, def) in defs {
-            check_node(schema, def, &format!("/$defs/{name}"), 0, false, &mut properties, &mut v);
+            check_node(
+                schema,
+                def,
+                &format!("/$defs/{name}"),
+                0,
+                false,
+                &mut properties,
+                &mut v,
+            );
         }
     }
     if properties > 5000 {
@@ -76,7 +94,15 @@ fn check_node(
         match branches.as_array() {
             Some(branches) if !branches.is_empty() => {
                 for (i, b) in branches.iter().enumerate() {
-                    check_node(root, b, &format!("{path}/anyOf/{i}"), depth, false, properties, v);
+                    check_node(
+                        root,
+                        b,
+                        &format!("{path}/anyOf/{i}"),
+                        depth,
+                        false,
+                        properties,
+                        v,
+                    );
                 }
             }
             _ => v.push(format!("{path}: anyOf must be a non-empty list")),
@@ -86,7 +112,9 @@ fn check_node(
     let ty = match map.get("type") {
         Some(Value::String(ty)) if TYPES.contains(&ty.as_str()) => ty.as_str(),
         Some(other) => {
-            v.push(format!("{path}: `type` must be one JSON type name, got {other}"));
+            v.push(format!(
+                "{path}: `type` must be one JSON type name, got {other}"
+            ));
             return;
         }
         None => {
@@ -96,7 +124,13 @@ fn check_node(
     };
     let allowed: &[&str] = match ty {
         "string" => &["pattern", "format"],
-        "number" | "integer" => &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+        "number" | "integer" => &[
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+        ],
         "array" => &["items", "minItems", "maxItems"],
         "object" => &["properties", "required", "additionalProperties", "$defs"],
         _ => &[],
@@ -157,15 +191,33 @@ fn check_node(
             keys.sort_unstable();
             sorted_required.sort_unstable();
             if keys != sorted_required {
-                v.push(format!("{path}: required {required:?} must list every property {keys:?}"));
+                v.push(format!(
+                    "{path}: required {required:?} must list every property {keys:?}"
+                ));
             }
             for (name, prop) in props {
                 *properties += 1;
-                check_node(root, prop, &format!("{path}/properties/{name}"), depth + 1, false, properties, v);
+                check_node(
+                    root,
+                    prop,
+                    &format!("{path}/properties/{name}"),
+                    depth + 1,
+                    false,
+                    properties,
+                    v,
+                );
             }
         }
         "array" => match map.get("items") {
-            Some(items) => check_node(root, items, &format!("{path}/items"), depth, false, properties, v),
+            Some(items) => check_node(
+                root,
+                items,
+                &format!("{path}/items"),
+                depth,
+                false,
+                properties,
+                v,
+            ),
             None => v.push(format!("{path}: array without items")),
         },
         _ => {}
@@ -188,14 +240,26 @@ fn anthropic_node(node: &Value, path: &str, v: &mut Vec<String>) {
                 v.push(format!("{path}: additionalProperties must be false"));
             }
             for key in [
-                "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-                "minLength", "maxLength", "maxItems", "uniqueItems", "patternProperties",
+                "minimum",
+                "maximum",
+                "exclusiveMinimum",
+                "exclusiveMaximum",
+                "multipleOf",
+                "minLength",
+                "maxLength",
+                "maxItems",
+                "uniqueItems",
+                "patternProperties",
             ] {
                 if map.contains_key(key) {
                     v.push(format!("{path}: `{key}` is not supported"));
                 }
             }
-            if map.get("minItems").and_then(Value::as_u64).is_some_and(|n| n > 1) {
+            if map
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|n| n > 1)
+            {
                 v.push(format!("{path}: minItems above 1"));
             }
             if let Some(Value::Object(props)) = map.get("properties") {

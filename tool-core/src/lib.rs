@@ -63,9 +63,9 @@ pub use extract::{FromSessionParts, State};
 pub use fn_tool::FnTool;
 pub use manager::{RegistrationError, ToolCallManager};
 pub use names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
+pub use provider::Provider;
 pub use request::{ExecutionHint, ToolCallRequest};
 pub use result::{ToolCallResult, UserModelContent};
-pub use provider::Provider;
 pub use session::{
     ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState,

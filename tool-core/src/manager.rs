@@ -108,7 +108,10 @@ impl RegisteredTool {
             }
         })?;
         let returns = crate::returns::compile_returns(&definition).map_err(|reason| {
-            RegistrationError::InvalidReturnsSchema { tool: name.to_owned(), reason }
+            RegistrationError::InvalidReturnsSchema {
+                tool: name.to_owned(),
+                reason,
+            }
         })?;
         Ok(Self {
             returns,

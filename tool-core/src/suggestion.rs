@@ -34,7 +34,8 @@ where
             let mut score = strsim::jaro_winkler(&wanted_lower, &lower);
             // A name the model shortened or extended ("read" for "read_file") is a likely
             // intent even when the edit distance is large.
-            if wanted_lower.len() >= 3 && (lower.contains(&wanted_lower) || wanted_lower.contains(&lower))
+            if wanted_lower.len() >= 3
+                && (lower.contains(&wanted_lower) || wanted_lower.contains(&lower))
             {
                 score = score.max(0.9);
             }
@@ -142,7 +143,10 @@ mod tests {
         assert_eq!(closest_names("NAME", known)[0], "name");
         assert!(closest_names("zzz", known).is_empty());
         assert_eq!(did_you_mean(&["a"]), "did you mean 'a'?");
-        assert_eq!(did_you_mean(&["a", "b", "c"]), "did you mean 'a', 'b' or 'c'?");
+        assert_eq!(
+            did_you_mean(&["a", "b", "c"]),
+            "did you mean 'a', 'b' or 'c'?"
+        );
         assert_eq!(did_you_mean(&[]), "");
     }
 
@@ -156,11 +160,17 @@ mod tests {
             },
             "$defs": {"Inner": {"type": "object", "properties": {"path": {}, "limit": {}}}}
         });
-        let hint = unexpected_properties_hint(&schema, "/properties/inner/$ref/additionalProperties", "/inner", &["pth".into()]);
+        let hint = unexpected_properties_hint(
+            &schema,
+            "/properties/inner/$ref/additionalProperties",
+            "/inner",
+            &["pth".into()],
+        );
         assert_eq!(hint, " (for 'pth', did you mean 'path'?)");
         let hint = unexpected_properties_hint(&schema, "", "/list/0", &["cuont".into()]);
         assert_eq!(hint, " (for 'cuont', did you mean 'count'?)");
-        let hint = unexpected_properties_hint(&schema, "/additionalProperties", "", &["zzz".into()]);
+        let hint =
+            unexpected_properties_hint(&schema, "/additionalProperties", "", &["zzz".into()]);
         assert_eq!(hint, " (the accepted arguments are 'inner', 'list')");
     }
 }

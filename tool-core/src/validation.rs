@@ -85,7 +85,10 @@ impl CompiledSchema {
                 (error.kind(), &**error.instance())
             {
                 let parent = error.instance_path().as_str();
-                for name in unexpected.iter().filter(|n| map.get(*n) == Some(&Value::Null)) {
+                for name in unexpected
+                    .iter()
+                    .filter(|n| map.get(*n) == Some(&Value::Null))
+                {
                     let key = name.replace('~', "~0").replace('/', "~1");
                     repairs.push(Repair::RemoveNull(format!("{parent}/{key}")));
                 }

@@ -89,7 +89,11 @@ mod tests {
 
     #[test]
     fn reads_arguments_in_every_spelling() {
-        let ok = |v: Option<Value>| read_call("1".into(), Some("t"), v.as_ref()).unwrap().arguments;
+        let ok = |v: Option<Value>| {
+            read_call("1".into(), Some("t"), v.as_ref())
+                .unwrap()
+                .arguments
+        };
         assert_eq!(ok(None).as_value(), &json!({}));
         assert_eq!(ok(Some(json!(""))).as_value(), &json!({}));
         assert_eq!(ok(Some(json!("{\"a\": 1}"))).as_value(), &json!({"a": 1}));
@@ -103,7 +107,11 @@ mod tests {
             "Invalid arguments for tool 't': the arguments are not valid JSON (EOF while parsing a value at line 1 column 6); send them as one JSON object, e.g. {\"name\": \"value\"}"
         );
         let err = read_call("1".into(), Some("t"), Some(&json!([1]))).unwrap_err();
-        assert!(err.error.to_string().ends_with("got array"), "{}", err.error);
+        assert!(
+            err.error.to_string().ends_with("got array"),
+            "{}",
+            err.error
+        );
         let err = read_call("2".into(), None, None).unwrap_err();
         assert_eq!(err.error, ToolError::UnknownTool(String::new()));
         assert_eq!(err.into_parts().0, "2");

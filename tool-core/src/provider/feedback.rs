@@ -34,11 +34,15 @@ pub fn error_for_model(error: &ToolError, known_tools: &[&str]) -> String {
                 }
             };
             if !known_tools.is_empty() {
-                let listed: Vec<&str> = known_tools.iter().take(MAX_LISTED_TOOLS).copied().collect();
+                let listed: Vec<&str> =
+                    known_tools.iter().take(MAX_LISTED_TOOLS).copied().collect();
                 text.push_str(" The tools you can call are: ");
                 text.push_str(&listed.join(", "));
                 if known_tools.len() > MAX_LISTED_TOOLS {
-                    text.push_str(&format!(" and {} more", known_tools.len() - MAX_LISTED_TOOLS));
+                    text.push_str(&format!(
+                        " and {} more",
+                        known_tools.len() - MAX_LISTED_TOOLS
+                    ));
                 }
                 text.push('.');
             }

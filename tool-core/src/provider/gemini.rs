@@ -19,7 +19,9 @@ use crate::ToolFunctionSpec;
 /// Keywords of the OpenAPI subset that apply to every type.
 const COMMON_KEYWORDS: [&str; 4] = ["title", "default", "example", "propertyOrdering"];
 
-pub(crate) fn render_tools(specs: impl Iterator<Item = ToolFunctionSpec>) -> Result<Value, RenderError> {
+pub(crate) fn render_tools(
+    specs: impl Iterator<Item = ToolFunctionSpec>,
+) -> Result<Value, RenderError> {
     let mut declarations = Vec::new();
     for spec in specs {
         let parameters = openapi_schema(&spec.parameters)
@@ -47,11 +49,16 @@ pub(crate) fn render_tools(specs: impl Iterator<Item = ToolFunctionSpec>) -> Res
 /// A JSON Schema as Gemini's OpenAPI subset.
 pub(crate) fn openapi_schema(schema: &Value) -> Result<Value, SchemaError> {
     let defs = Definitions::of(schema);
+    let mut root = schema.clone();
+    // The root's title names the argument type; the tool's own name and description say more.
+    if let Some(root) = root.as_object_mut() {
+        root.shift_remove("title");
+    }
     Converter {
         defs: &defs,
         expanding: Vec::new(),
     }
-    .node(schema, "")
+    .node(&root, "")
 }
 
 struct Converter<'d, 'a> {
@@ -72,20 +79,25 @@ impl Converter<'_, '_> {
         }
         if let Some(parts) = m.shift_remove("allOf") {
             let parts = parts.as_array().cloned().unwrap_or_default();
-            merge_all_of(&mut m, &parts, self.defs).map_err(|reason| SchemaError::new(path, reason))?;
+            merge_all_of(&mut m, &parts, self.defs)
+                .map_err(|reason| SchemaError::new(path, reason))?;
         }
         if let Some(reference) = m.shift_remove("$ref") {
             let reference = reference.as_str().unwrap_or_default().to_owned();
             if self.expanding.contains(&reference) {
                 return Err(SchemaError::new(
                     path,
-                    format!("recursive schema (`$ref` {reference:?}): Gemini's function declarations cannot express recursion"),
+                    format!(
+                        "recursive schema (`$ref` {reference:?}): Gemini's function declarations cannot express recursion"
+                    ),
                 ));
             }
             let Some(Value::Object(target)) = self.defs.resolve(&reference) else {
                 return Err(SchemaError::new(
                     path,
-                    format!("`$ref` {reference:?} is not a local reference into the schema's `$defs`"),
+                    format!(
+                        "`$ref` {reference:?} is not a local reference into the schema's `$defs`"
+                    ),
                 ));
             };
             let mut inlined = target.clone();
@@ -118,7 +130,12 @@ impl Converter<'_, '_> {
                 [one] => {
                     m.insert("type".to_owned(), json!(one));
                 }
-                _ => m = split_types(m, &types).as_object().cloned().unwrap_or_default(),
+                _ => {
+                    m = split_types(m, &types)
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default()
+                }
             }
         }
         if let Some(Value::Array(values)) = m.get_mut("enum")
@@ -136,7 +153,9 @@ impl Converter<'_, '_> {
         if nullable {
             out.insert("nullable".to_owned(), Value::Bool(true));
         }
-        let description = m.shift_remove("description").or_else(|| out.shift_remove("description"));
+        let description = m
+            .shift_remove("description")
+            .or_else(|| out.shift_remove("description"));
         set_description(&mut out, description, m);
         Ok(Value::Object(out))
     }
@@ -179,7 +198,11 @@ impl Converter<'_, '_> {
         }
     }
 
-    fn typed(&mut self, m: &mut Map<String, Value>, path: &str) -> Result<Map<String, Value>, SchemaError> {
+    fn typed(
+        &mut self,
+        m: &mut Map<String, Value>,
+        path: &str,
+    ) -> Result<Map<String, Value>, SchemaError> {
         let mut out = Map::new();
         let ty = m.get("type").and_then(Value::as_str).map(str::to_owned);
         if let Some(ty) = &ty {
@@ -224,7 +247,10 @@ impl Converter<'_, '_> {
             }
             Some("array") => {
                 if let Some(items) = m.shift_remove("items").filter(Value::is_object) {
-                    out.insert("items".to_owned(), self.node(&items, &format!("{path}/items"))?);
+                    out.insert(
+                        "items".to_owned(),
+                        self.node(&items, &format!("{path}/items"))?,
+                    );
                 }
                 keep(m, &mut out, "minItems");
                 keep(m, &mut out, "maxItems");
@@ -252,8 +278,7 @@ impl Converter<'_, '_> {
 }
 
 fn keep_format(m: &mut Map<String, Value>, out: &mut Map<String, Value>, supported: &[&str]) {
-    if m
-        .get("format")
+    if m.get("format")
         .and_then(Value::as_str)
         .is_some_and(|f| supported.contains(&f))
     {
@@ -291,7 +316,11 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
                 .get("id")
                 .and_then(Value::as_str)
                 .map_or_else(|| generated_id(index), str::to_owned);
-            read_call(id, call.get("name").and_then(Value::as_str), call.get("args"))
+            read_call(
+                id,
+                call.get("name").and_then(Value::as_str),
+                call.get("args"),
+            )
         })
         .collect())
 }
@@ -343,18 +372,21 @@ mod tests {
             "$defs": {"Place": {"type": "object", "properties": {"lat": {"type": "number", "exclusiveMinimum": -90}}}}
         }))
         .unwrap();
-        assert_eq!(out, json!({
-            "type": "object",
-            "properties": {
-                "when": {"type": "string", "format": "date-time", "nullable": true},
-                "site": {"type": "string", "description": "(format: uri)"},
-                "mode": {"type": "string", "enum": ["fast"], "nullable": true},
-                "level": {"description": "(enum: [1,2])"},
-                "place": {"type": "object", "properties": {"lat": {"type": "number", "description": "(exclusiveMinimum: -90)"}}, "description": "Where."},
-                "tags": {"type": "object", "description": "(additionalProperties: {\"type\":\"string\"})"}
-            },
-            "required": ["place"]
-        }));
+        assert_eq!(
+            out,
+            json!({
+                "type": "object",
+                "properties": {
+                    "when": {"type": "string", "format": "date-time", "nullable": true},
+                    "site": {"type": "string", "description": "(format: uri)"},
+                    "mode": {"type": "string", "enum": ["fast"], "nullable": true},
+                    "level": {"description": "(enum: [1,2])"},
+                    "place": {"type": "object", "properties": {"lat": {"type": "number", "description": "(exclusiveMinimum: -90)"}}, "description": "Where."},
+                    "tags": {"type": "object", "description": "(additionalProperties: {\"type\":\"string\"})"}
+                },
+                "required": ["place"]
+            })
+        );
     }
 
     #[test]

@@ -128,7 +128,9 @@ pub(crate) fn merge_all_of(
                 ("properties", Some(Value::Object(existing))) => {
                     if let Some(more) = value.as_object() {
                         for (name, schema) in more {
-                            existing.entry(name.clone()).or_insert_with(|| schema.clone());
+                            existing
+                                .entry(name.clone())
+                                .or_insert_with(|| schema.clone());
                         }
                     }
                 }
@@ -171,7 +173,10 @@ mod tests {
         assert!(defs.is_recursive("#/$defs/Node"));
         assert!(!defs.is_recursive("#/$defs/Leaf"));
         assert!(!defs.is_recursive("#"));
-        assert_eq!(defs.resolve("#/$defs/Leaf"), Some(&json!({"type": "string"})));
+        assert_eq!(
+            defs.resolve("#/$defs/Leaf"),
+            Some(&json!({"type": "string"}))
+        );
         assert_eq!(defs.resolve("http://example.com/x"), None);
 
         let self_ref = json!({"type": "object", "properties": {"next": {"$ref": "#"}}});
@@ -186,16 +191,27 @@ mod tests {
         target.insert("description".into(), json!("Merged."));
         merge_all_of(
             &mut target,
-            &[json!({"$ref": "#/$defs/Base"}), json!({"type": "object", "properties": {"b": {}}, "required": ["b"]})],
+            &[
+                json!({"$ref": "#/$defs/Base"}),
+                json!({"type": "object", "properties": {"b": {}}, "required": ["b"]}),
+            ],
             &defs,
         )
         .unwrap();
-        assert_eq!(Value::Object(target), json!({
-            "description": "Merged.", "type": "object",
-            "properties": {"a": {}, "b": {}}, "required": ["a", "b"]
-        }));
+        assert_eq!(
+            Value::Object(target),
+            json!({
+                "description": "Merged.", "type": "object",
+                "properties": {"a": {}, "b": {}}, "required": ["a", "b"]
+            })
+        );
         let mut target = Map::new();
-        let err = merge_all_of(&mut target, &[json!({"type": "string"}), json!({"type": "integer"})], &defs).unwrap_err();
+        let err = merge_all_of(
+            &mut target,
+            &[json!({"type": "string"}), json!({"type": "integer"})],
+            &defs,
+        )
+        .unwrap_err();
         assert!(err.contains("`type`"), "{err}");
     }
 }

@@ -64,7 +64,10 @@ fn parse_lenient(text: &str) -> Option<Value> {
 /// The content of a Markdown code fence (```` ```json … ``` ````), or the text itself. An
 /// opening fence whose closing fence was cut off counts too.
 pub(crate) fn strip_fence(text: &str) -> &str {
-    let Some(rest) = text.strip_prefix("```").or_else(|| text.strip_prefix("~~~")) else {
+    let Some(rest) = text
+        .strip_prefix("```")
+        .or_else(|| text.strip_prefix("~~~"))
+    else {
         return text;
     };
     // The rest of the opening line is the language tag.
@@ -97,11 +100,8 @@ fn close_truncated(text: &str) -> Option<String> {
             '"' | '\'' => quote = Some(ch),
             '{' => expected.push('}'),
             '[' => expected.push(']'),
-            '}' | ']' => {
-                if expected.pop() != Some(ch) {
-                    return None;
-                }
-            }
+            // The guard pops the bracket this one closes; a mismatch is not a truncation.
+            '}' | ']' if expected.pop() != Some(ch) => return None,
             _ => {}
         }
     }
@@ -134,7 +134,10 @@ mod tests {
             ("```\n{\"a\": 1}\n```", json!({"a": 1})),
             ("```json\n{\"a\": 1}", json!({"a": 1})),
             (r#"{"a": [{"b": 1}, {"c": "}"#, json!(null)),
-            (r#"{"a": [{"b": 1}, {"c": "x"}"#, json!({"a": [{"b": 1}, {"c": "x"}]})),
+            (
+                r#"{"a": [{"b": 1}, {"c": "x"}"#,
+                json!({"a": [{"b": 1}, {"c": "x"}]}),
+            ),
             (r#"{"a": 1,"#, json!({"a": 1})),
             ("{\"a\": 1 // the count\n}", json!({"a": 1})),
         ];

@@ -29,11 +29,28 @@ const OPENAI_MAX_DEPTH: usize = 10;
 
 /// String formats OpenAI's strict mode accepts.
 const OPENAI_FORMATS: [&str; 9] = [
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 /// String formats Anthropic's strict mode accepts.
 const ANTHROPIC_FORMATS: [&str; 10] = [
-    "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 /// Keywords that say nothing to a model and are dropped rather than moved.
@@ -117,8 +134,10 @@ pub fn strict_schema(provider: Provider, tool: &str, schema: &Value) -> Result<V
         Provider::OpenAiChat | Provider::OpenAiResponses => StrictDialect::OpenAi,
         Provider::Anthropic => StrictDialect::Anthropic,
         Provider::Gemini | Provider::Text => {
-            return Err(SchemaError::new("", format!("{provider} has no strict mode"))
-                .into_render_error(provider, tool));
+            return Err(
+                SchemaError::new("", format!("{provider} has no strict mode"))
+                    .into_render_error(provider, tool),
+            );
         }
     };
     transform(dialect, schema)
@@ -127,7 +146,10 @@ pub fn strict_schema(provider: Provider, tool: &str, schema: &Value) -> Result<V
 }
 
 /// The strict form of `schema` under `dialect`.
-pub(crate) fn transform(dialect: StrictDialect, schema: &Value) -> Result<StrictSchema, SchemaError> {
+pub(crate) fn transform(
+    dialect: StrictDialect,
+    schema: &Value,
+) -> Result<StrictSchema, SchemaError> {
     let defs = Definitions::of(schema);
     let mut transform = Transform {
         dialect,
@@ -149,10 +171,17 @@ pub(crate) fn transform(dialect: StrictDialect, schema: &Value) -> Result<Strict
     match root.get("type") {
         Some(Value::String(ty)) if ty == "object" => {}
         None if root.contains_key("properties") || root.is_empty() => {}
-        _ => return Err(SchemaError::new("", "the root must be an object schema (`type: object`)")),
+        _ => {
+            return Err(SchemaError::new(
+                "",
+                "the root must be an object schema (`type: object`)",
+            ));
+        }
     }
     let mut root_schema = root.clone();
     root_schema.insert("type".to_owned(), json!("object"));
+    // The root's title names the argument type; the tool's own name and description say more.
+    root_schema.shift_remove("title");
     let mut out = transform.node(&Value::Object(root_schema), "", 0, true)?;
     for keyword in DEFINITION_KEYWORDS {
         let Some(defs) = root.get(keyword).and_then(Value::as_object) else {
@@ -201,7 +230,9 @@ impl Transform<'_, '_> {
             if m.shift_remove(keyword).is_some() && !is_root {
                 return Err(SchemaError::new(
                     path,
-                    format!("`{keyword}` below the root is not supported; keep definitions at the root"),
+                    format!(
+                        "`{keyword}` below the root is not supported; keep definitions at the root"
+                    ),
                 ));
             }
         }
@@ -217,14 +248,18 @@ impl Transform<'_, '_> {
             let parts = parts
                 .as_array()
                 .ok_or_else(|| SchemaError::new(path, "`allOf` must be a list"))?;
-            merge_all_of(&mut m, parts, self.defs).map_err(|reason| SchemaError::new(path, reason))?;
+            merge_all_of(&mut m, parts, self.defs)
+                .map_err(|reason| SchemaError::new(path, reason))?;
         }
         if let Some(reference) = m.shift_remove("$ref") {
             return self.reference(reference, m, path, depth);
         }
         if let Some(one_of) = m.shift_remove("oneOf") {
             if m.contains_key("anyOf") {
-                return Err(SchemaError::new(path, "both `anyOf` and `oneOf` cannot be made strict"));
+                return Err(SchemaError::new(
+                    path,
+                    "both `anyOf` and `oneOf` cannot be made strict",
+                ));
             }
             m.insert("anyOf".to_owned(), one_of);
         }
@@ -242,7 +277,11 @@ impl Transform<'_, '_> {
                     types.push(ty);
                 }
             }
-            let ty = if types.len() == 1 { json!(types[0]) } else { json!(types) };
+            let ty = if types.len() == 1 {
+                json!(types[0])
+            } else {
+                json!(types)
+            };
             m.insert("type".to_owned(), ty);
         }
         if let Some(Value::Array(types)) = m.get("type") {
@@ -265,7 +304,12 @@ impl Transform<'_, '_> {
         let ty = match m.shift_remove("type") {
             Some(Value::String(ty)) => ty,
             None => return Err(untyped(path)),
-            Some(_) => return Err(SchemaError::new(path, "`type` must be a string or a list of strings")),
+            Some(_) => {
+                return Err(SchemaError::new(
+                    path,
+                    "`type` must be a string or a list of strings",
+                ));
+            }
         };
         let description = m.shift_remove("description");
         let mut out = Map::new();
@@ -282,8 +326,7 @@ impl Transform<'_, '_> {
                     StrictDialect::OpenAi => &OPENAI_FORMATS,
                     StrictDialect::Anthropic => &ANTHROPIC_FORMATS,
                 };
-                if m
-                    .get("format")
+                if m.get("format")
                     .and_then(Value::as_str)
                     .is_some_and(|f| formats.contains(&f))
                 {
@@ -321,7 +364,9 @@ impl Transform<'_, '_> {
         if self.dialect == StrictDialect::OpenAi && depth >= OPENAI_MAX_DEPTH {
             return Err(SchemaError::new(
                 path,
-                format!("OpenAI's strict mode allows at most {OPENAI_MAX_DEPTH} levels of nested objects"),
+                format!(
+                    "OpenAI's strict mode allows at most {OPENAI_MAX_DEPTH} levels of nested objects"
+                ),
             ));
         }
         let closed = match m.shift_remove("additionalProperties") {
@@ -417,7 +462,10 @@ impl Transform<'_, '_> {
             }
             StrictDialect::Anthropic => {
                 // Anthropic accepts `minItems` of 0 or 1 only.
-                if m.get("minItems").and_then(Value::as_u64).is_some_and(|n| n <= 1) {
+                if m.get("minItems")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|n| n <= 1)
+                {
                     keep(m, out, "minItems");
                 }
             }
@@ -445,7 +493,9 @@ impl Transform<'_, '_> {
         if recursive && self.dialect == StrictDialect::Anthropic {
             return Err(SchemaError::new(
                 path,
-                format!("recursive schemas (`$ref` {reference:?}) are not supported by Anthropic's strict mode"),
+                format!(
+                    "recursive schemas (`$ref` {reference:?}) are not supported by Anthropic's strict mode"
+                ),
             ));
         }
         if siblings.is_empty() {
@@ -492,7 +542,9 @@ impl Transform<'_, '_> {
         for (i, branch) in branches.iter().enumerate() {
             let strict = self.node(branch, &format!("{path}/anyOf/{i}"), depth, false)?;
             let nested = match &strict {
-                Value::Object(o) if o.len() == 1 => o.get("anyOf").and_then(Value::as_array).cloned(),
+                Value::Object(o) if o.len() == 1 => {
+                    o.get("anyOf").and_then(Value::as_array).cloned()
+                }
                 _ => None,
             };
             for strict in nested.unwrap_or_else(|| vec![strict]) {
@@ -538,7 +590,11 @@ pub(crate) fn nullable(mut schema: Value) -> Value {
 }
 
 /// Writes the description, with the keywords that could not stay appended in parentheses.
-pub(crate) fn set_description(out: &mut Map<String, Value>, description: Option<Value>, moved: Map<String, Value>) {
+pub(crate) fn set_description(
+    out: &mut Map<String, Value>,
+    description: Option<Value>,
+    moved: Map<String, Value>,
+) {
     let mut text = match description {
         Some(Value::String(text)) => text,
         Some(other) => other.to_string(),
@@ -589,7 +645,14 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
             "multipleOf",
             "format",
         ],
-        "array" => &["items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"],
+        "array" => &[
+            "items",
+            "prefixItems",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "contains",
+        ],
         "object" => &[
             "properties",
             "required",
@@ -668,20 +731,23 @@ mod tests {
             "required": ["a"]
         }))
         .unwrap();
-        assert_eq!(out, json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": "string"},
-                "b": {"anyOf": [
-                    {"type": "object", "properties": {"c": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}},
-                     "required": ["c"], "additionalProperties": false},
-                    {"type": "null"}
-                ]},
-                "e": {"anyOf": [{"type": "string", "description": "(maxLength: 3)"}, {"type": "null"}]}
-            },
-            "required": ["a", "b", "e"],
-            "additionalProperties": false
-        }));
+        assert_eq!(
+            out,
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string"},
+                    "b": {"anyOf": [
+                        {"type": "object", "properties": {"c": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}},
+                         "required": ["c"], "additionalProperties": false},
+                        {"type": "null"}
+                    ]},
+                    "e": {"anyOf": [{"type": "string", "description": "(maxLength: 3)"}, {"type": "null"}]}
+                },
+                "required": ["a", "b", "e"],
+                "additionalProperties": false
+            })
+        );
     }
 
     #[test]
@@ -700,11 +766,17 @@ mod tests {
             }
         }))
         .unwrap();
-        assert_eq!(out["properties"]["point"], json!({
-            "type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"],
-            "additionalProperties": false, "description": "Where."
-        }));
-        assert_eq!(out["properties"]["tree"], json!({"anyOf": [{"$ref": "#/$defs/Tree"}], "description": "The tree."}));
+        assert_eq!(
+            out["properties"]["point"],
+            json!({
+                "type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"],
+                "additionalProperties": false, "description": "Where."
+            })
+        );
+        assert_eq!(
+            out["properties"]["tree"],
+            json!({"anyOf": [{"$ref": "#/$defs/Tree"}], "description": "The tree."})
+        );
         assert_eq!(out["properties"]["bare"], json!({"$ref": "#/$defs/Point"}));
         assert_eq!(out["$defs"]["Point"]["additionalProperties"], json!(false));
 
@@ -721,16 +793,40 @@ mod tests {
     #[test]
     fn what_cannot_be_strict_is_an_error_with_its_path() {
         let cases = [
-            (json!({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": true}}}), "/properties/m/additionalProperties"),
-            (json!({"type": "object", "properties": {"m": {"type": "object"}}}), "/properties/m"),
-            (json!({"type": "object", "properties": {"v": {}}}), "/properties/v"),
-            (json!({"type": "object", "properties": {"v": true}}), "/properties/v"),
-            (json!({"type": "object", "properties": {"l": {"type": "array"}}}), "/properties/l/items"),
-            (json!({"type": "object", "properties": {"t": {"type": "array", "prefixItems": [{"type": "string"}]}}}), "/properties/t"),
-            (json!({"type": "object", "properties": {"p": {"type": "object", "patternProperties": {"^x": {"type": "string"}}}}}), "/properties/p/patternProperties"),
+            (
+                json!({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": true}}}),
+                "/properties/m/additionalProperties",
+            ),
+            (
+                json!({"type": "object", "properties": {"m": {"type": "object"}}}),
+                "/properties/m",
+            ),
+            (
+                json!({"type": "object", "properties": {"v": {}}}),
+                "/properties/v",
+            ),
+            (
+                json!({"type": "object", "properties": {"v": true}}),
+                "/properties/v",
+            ),
+            (
+                json!({"type": "object", "properties": {"l": {"type": "array"}}}),
+                "/properties/l/items",
+            ),
+            (
+                json!({"type": "object", "properties": {"t": {"type": "array", "prefixItems": [{"type": "string"}]}}}),
+                "/properties/t",
+            ),
+            (
+                json!({"type": "object", "properties": {"p": {"type": "object", "patternProperties": {"^x": {"type": "string"}}}}}),
+                "/properties/p/patternProperties",
+            ),
             (json!({"anyOf": [{"type": "object"}]}), ""),
             (json!({"type": "string"}), ""),
-            (json!({"type": "object", "properties": {"r": {"$ref": "https://example.com/s.json"}}}), "/properties/r"),
+            (
+                json!({"type": "object", "properties": {"r": {"$ref": "https://example.com/s.json"}}}),
+                "/properties/r",
+            ),
         ];
         for (schema, path) in cases {
             let err = openai(schema.clone()).unwrap_err();
@@ -758,16 +854,19 @@ mod tests {
         .unwrap();
         assert_eq!(out.optional, 2);
         assert_eq!(out.unions, 1);
-        assert_eq!(out.schema, json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": "string", "format": "uri"},
-                "b": {"anyOf": [{"type": "integer", "description": "(minimum: 1)"}, {"type": "string"}]},
-                "c": {"type": "array", "items": {"type": "string"}, "description": "(minItems: 2; maxItems: 5)"}
-            },
-            "required": ["a"],
-            "additionalProperties": false
-        }));
+        assert_eq!(
+            out.schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string", "format": "uri"},
+                    "b": {"anyOf": [{"type": "integer", "description": "(minimum: 1)"}, {"type": "string"}]},
+                    "c": {"type": "array", "items": {"type": "string"}, "description": "(minItems: 2; maxItems: 5)"}
+                },
+                "required": ["a"],
+                "additionalProperties": false
+            })
+        );
     }
 
     #[test]
@@ -782,10 +881,19 @@ mod tests {
             "required": ["kind", "level", "when"]
         }))
         .unwrap();
-        assert_eq!(out["properties"]["kind"], json!({
-            "anyOf": [{"type": "string", "enum": ["a"]}, {"type": "string", "enum": ["b"]}], "description": "Kind."
-        }));
-        assert_eq!(out["properties"]["level"], json!({"anyOf": [{"type": "integer", "enum": [1, 2]}, {"type": "null"}]}));
-        assert_eq!(out["properties"]["when"], json!({"type": "string", "description": "(format: uri; default: x)"}));
+        assert_eq!(
+            out["properties"]["kind"],
+            json!({
+                "anyOf": [{"type": "string", "enum": ["a"]}, {"type": "string", "enum": ["b"]}], "description": "Kind."
+            })
+        );
+        assert_eq!(
+            out["properties"]["level"],
+            json!({"anyOf": [{"type": "integer", "enum": [1, 2]}, {"type": "null"}]})
+        );
+        assert_eq!(
+            out["properties"]["when"],
+            json!({"type": "string", "description": "(format: uri; default: x)"})
+        );
     }
 }

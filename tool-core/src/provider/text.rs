@@ -70,17 +70,14 @@ pub fn tools_prompt(tools: &Value) -> String {
 pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
     let text = match response {
         Value::String(text) => Some(text.as_str()),
-        Value::Object(fields) => fields
-            .get("content")
-            .and_then(Value::as_str)
-            .or_else(|| {
-                let choice = response.get("choices")?.get(0)?;
-                choice
-                    .get("message")
-                    .and_then(|m| m.get("content"))
-                    .or_else(|| choice.get("text"))
-                    .and_then(Value::as_str)
-            }),
+        Value::Object(fields) => fields.get("content").and_then(Value::as_str).or_else(|| {
+            let choice = response.get("choices")?.get(0)?;
+            choice
+                .get("message")
+                .and_then(|m| m.get("content"))
+                .or_else(|| choice.get("text"))
+                .and_then(Value::as_str)
+        }),
         _ => None,
     };
     let text = text.ok_or_else(|| {
@@ -141,7 +138,9 @@ fn tagged_blocks(text: &str) -> Vec<&str> {
             .min()
             .unwrap_or(after.len());
         blocks.push(&after[..end]);
-        rest = after[end..].strip_prefix(CLOSE_TAG).unwrap_or(&after[end..]);
+        rest = after[end..]
+            .strip_prefix(CLOSE_TAG)
+            .unwrap_or(&after[end..]);
     }
     blocks
 }
@@ -233,7 +232,11 @@ fn unwrap_function(mut fields: Map<String, Value>) -> Map<String, Value> {
 /// The tool name in a call too broken to parse, if it can be found: `"name": "…"`.
 fn name_in(block: &str) -> Option<String> {
     let after = &block[block.find("\"name\"")? + 6..];
-    let after = after.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let after = after
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
     let name = &after[..after.find('"')?];
     crate::check_name(name).is_ok().then(|| name.to_owned())
 }
@@ -256,7 +259,10 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             if reply.body.is_error() {
                 response.insert("is_error".to_owned(), Value::Bool(true));
             }
-            format!("<tool_response>\n{}\n</tool_response>", Value::Object(response))
+            format!(
+                "<tool_response>\n{}\n</tool_response>",
+                Value::Object(response)
+            )
         })
         .collect();
     vec![json!({"role": "user", "content": blocks.join("\n")})]
@@ -283,11 +289,19 @@ mod tests {
         let fenced = "Sure:\n```json\n[{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"parameters\": {\"x\": 1}}]\n```";
         let calls = parse_text_calls(fenced);
         assert_eq!(names(&calls), ["a", "b"]);
-        assert_eq!(calls[1].as_ref().unwrap().arguments.as_value(), &json!({"x": 1}));
-        assert_eq!(calls[1].as_ref().unwrap().id, "toolsmith-call-1");
-        assert_eq!(names(&parse_text_calls("{\"name\": \"c\", \"arguments\": {}}")), ["c"]);
         assert_eq!(
-            names(&parse_text_calls("{\"function\": {\"name\": \"d\", \"arguments\": \"{}\"}, \"id\": \"x\"}")),
+            calls[1].as_ref().unwrap().arguments.as_value(),
+            &json!({"x": 1})
+        );
+        assert_eq!(calls[1].as_ref().unwrap().id, "toolsmith-call-1");
+        assert_eq!(
+            names(&parse_text_calls("{\"name\": \"c\", \"arguments\": {}}")),
+            ["c"]
+        );
+        assert_eq!(
+            names(&parse_text_calls(
+                "{\"function\": {\"name\": \"d\", \"arguments\": \"{}\"}, \"id\": \"x\"}"
+            )),
             ["d"]
         );
         assert!(parse_text_calls("```rust\nfn main() {}\n```").is_empty());
@@ -300,7 +314,17 @@ mod tests {
         let calls = parse_text_calls(text);
         assert_eq!(names(&calls), ["!a", "b"]);
         let rejected = calls[0].as_ref().unwrap_err();
-        assert!(rejected.error.to_string().contains("expected value at line 1"), "{}", rejected.error);
-        assert_eq!(calls[1].as_ref().unwrap().arguments.as_value(), &json!({"x": 1}));
+        assert!(
+            rejected
+                .error
+                .to_string()
+                .contains("expected value at line 1"),
+            "{}",
+            rejected.error
+        );
+        assert_eq!(
+            calls[1].as_ref().unwrap().arguments.as_value(),
+            &json!({"x": 1})
+        );
     }
 }
