@@ -58,7 +58,7 @@ pub(crate) fn openapi_schema(schema: &Value) -> Result<Value, SchemaError> {
         defs: &defs,
         expanding: Vec::new(),
     }
-    .node(&root, "")
+    .node(root, "")
 }
 
 struct Converter<'d, 'a> {
@@ -68,9 +68,10 @@ struct Converter<'d, 'a> {
 }
 
 impl Converter<'_, '_> {
-    fn node(&mut self, schema: &Value, path: &str) -> Result<Value, SchemaError> {
+    /// The converted form of `schema` (owned, so that its parts move into the result).
+    fn node(&mut self, schema: Value, path: &str) -> Result<Value, SchemaError> {
         let mut m = match schema {
-            Value::Object(map) => map.clone(),
+            Value::Object(map) => map,
             Value::Bool(true) => return Ok(json!({})),
             _ => return Err(SchemaError::new(path, "not a usable JSON Schema")),
         };
@@ -103,7 +104,7 @@ impl Converter<'_, '_> {
             let mut inlined = target.clone();
             inlined.extend(m);
             self.expanding.push(reference);
-            let out = self.node(&Value::Object(inlined), path);
+            let out = self.node(Value::Object(inlined), path);
             self.expanding.pop();
             return out;
         }
@@ -146,7 +147,7 @@ impl Converter<'_, '_> {
         }
 
         let mut out = if let Some(Value::Array(branches)) = m.shift_remove("anyOf") {
-            self.any_of(&branches, &mut m, path, &mut nullable)?
+            self.any_of(branches, &mut m, path, &mut nullable)?
         } else {
             self.typed(&mut m, path)?
         };
@@ -162,13 +163,13 @@ impl Converter<'_, '_> {
 
     fn any_of(
         &mut self,
-        branches: &[Value],
+        branches: Vec<Value>,
         m: &mut Map<String, Value>,
         path: &str,
         nullable: &mut bool,
     ) -> Result<Map<String, Value>, SchemaError> {
         let mut converted = Vec::new();
-        for (i, branch) in branches.iter().enumerate() {
+        for (i, branch) in branches.into_iter().enumerate() {
             if branch.get("type") == Some(&json!("null")) {
                 *nullable = true;
                 continue;
@@ -223,16 +224,18 @@ impl Converter<'_, '_> {
             Some("object") => {
                 if let Some(Value::Object(properties)) = m.shift_remove("properties") {
                     let mut converted = Map::new();
-                    for (name, schema) in &properties {
-                        let property_path = format!("{path}/properties/{}", escape(name));
-                        converted.insert(name.clone(), self.node(schema, &property_path)?);
+                    let names: Vec<String> = properties.keys().cloned().collect();
+                    for (name, schema) in properties {
+                        let property_path = format!("{path}/properties/{}", escape(&name));
+                        let schema = self.node(schema, &property_path)?;
+                        converted.insert(name, schema);
                     }
                     let required: Vec<Value> = m
                         .shift_remove("required")
                         .and_then(|r| r.as_array().cloned())
                         .unwrap_or_default()
                         .into_iter()
-                        .filter(|n| n.as_str().is_some_and(|n| properties.contains_key(n)))
+                        .filter(|n| n.as_str().is_some_and(|n| names.iter().any(|k| k == n)))
                         .collect();
                     out.insert("properties".to_owned(), Value::Object(converted));
                     if !required.is_empty() {
@@ -249,7 +252,7 @@ impl Converter<'_, '_> {
                 if let Some(items) = m.shift_remove("items").filter(Value::is_object) {
                     out.insert(
                         "items".to_owned(),
-                        self.node(&items, &format!("{path}/items"))?,
+                        self.node(items, &format!("{path}/items"))?,
                     );
                 }
                 keep(m, &mut out, "minItems");

@@ -182,7 +182,7 @@ pub(crate) fn transform(
     root_schema.insert("type".to_owned(), json!("object"));
     // The root's title names the argument type; the tool's own name and description say more.
     root_schema.shift_remove("title");
-    let mut out = transform.node(&Value::Object(root_schema), "", 0, true)?;
+    let mut out = transform.node(Value::Object(root_schema), "", 0, true)?;
     for keyword in DEFINITION_KEYWORDS {
         let Some(defs) = root.get(keyword).and_then(Value::as_object) else {
             continue;
@@ -190,7 +190,7 @@ pub(crate) fn transform(
         let mut strict_defs = Map::new();
         for (name, def) in defs {
             let path = format!("/{keyword}/{}", escape(name));
-            strict_defs.insert(name.clone(), transform.node(def, &path, 0, false)?);
+            strict_defs.insert(name.clone(), transform.node(def.clone(), &path, 0, false)?);
         }
         if let Some(out) = out.as_object_mut() {
             out.insert(keyword.to_owned(), Value::Object(strict_defs));
@@ -211,15 +211,17 @@ struct Transform<'d, 'a> {
 }
 
 impl Transform<'_, '_> {
+    /// The strict form of `schema` (owned, so that its parts move into the result instead of
+    /// being copied at every level).
     fn node(
         &mut self,
-        schema: &Value,
+        schema: Value,
         path: &str,
         depth: usize,
         is_root: bool,
     ) -> Result<Value, SchemaError> {
         let mut m = match schema {
-            Value::Object(map) => map.clone(),
+            Value::Object(map) => map,
             Value::Bool(true) => return Err(untyped(path)),
             Value::Bool(false) => {
                 return Err(SchemaError::new(path, "a `false` schema accepts no value"));
@@ -294,7 +296,7 @@ impl Transform<'_, '_> {
                 m.insert("type".to_owned(), json!(types[0]));
             } else {
                 let union = split_types(m, &types);
-                return self.node(&union, path, depth, false);
+                return self.node(union, path, depth, false);
             }
         }
         if let Some(branches) = m.shift_remove("anyOf") {
@@ -404,11 +406,12 @@ impl Transform<'_, '_> {
             .filter_map(|v| v.as_str().map(str::to_owned))
             .filter(|name| properties.contains_key(name))
             .collect();
+        let names: Vec<Value> = properties.keys().map(|k| json!(k)).collect();
         let mut strict_properties = Map::new();
-        for (name, schema) in &properties {
-            let property_path = format!("{path}/properties/{}", escape(name));
+        for (name, schema) in properties {
+            let property_path = format!("{path}/properties/{}", escape(&name));
             let mut strict = self.node(schema, &property_path, depth + 1, false)?;
-            if !required.contains(name) {
+            if !required.contains(&name) {
                 self.optional += 1;
                 if self.dialect == StrictDialect::OpenAi {
                     strict = nullable(strict);
@@ -417,10 +420,10 @@ impl Transform<'_, '_> {
             if strict.get("anyOf").is_some() {
                 self.unions += 1;
             }
-            strict_properties.insert(name.clone(), strict);
+            strict_properties.insert(name, strict);
         }
         let required: Vec<Value> = match self.dialect {
-            StrictDialect::OpenAi => properties.keys().map(|k| json!(k)).collect(),
+            StrictDialect::OpenAi => names,
             StrictDialect::Anthropic => required.into_iter().map(Value::String).collect(),
         };
         out.insert("properties".to_owned(), Value::Object(strict_properties));
@@ -445,7 +448,7 @@ impl Transform<'_, '_> {
         let items_path = format!("{path}/items");
         match m.shift_remove("items") {
             Some(items @ Value::Object(_)) if items.as_object().is_some_and(|o| !o.is_empty()) => {
-                let items = self.node(&items, &items_path, depth, false)?;
+                let items = self.node(items, &items_path, depth, false)?;
                 out.insert("items".to_owned(), items);
             }
             _ => {
@@ -510,7 +513,7 @@ impl Transform<'_, '_> {
             for (key, value) in siblings {
                 inlined.insert(key, value);
             }
-            return self.node(&Value::Object(inlined), path, depth, false);
+            return self.node(Value::Object(inlined), path, depth, false);
         }
         // A recursive target cannot be inlined: wrap the `$ref` in a one-branch `anyOf`
         // that carries the siblings' text.
@@ -539,7 +542,7 @@ impl Transform<'_, '_> {
             ));
         }
         let mut strict_branches: Vec<Value> = Vec::new();
-        for (i, branch) in branches.iter().enumerate() {
+        for (i, branch) in branches.into_iter().enumerate() {
             let strict = self.node(branch, &format!("{path}/anyOf/{i}"), depth, false)?;
             let nested = match &strict {
                 Value::Object(o) if o.len() == 1 => {
