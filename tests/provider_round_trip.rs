@@ -423,7 +423,8 @@ fn response_shapes() {
         .parse_calls(&json!({"foo": 1}))
         .unwrap_err();
     assert!(
-        err.to_string().starts_with("not a anthropic response"),
+        err.to_string()
+            .starts_with("not a valid anthropic response"),
         "{err}"
     );
     assert!(

@@ -260,7 +260,7 @@ pub struct RenderError {
 
 /// A provider response that does not have the shape its format documents.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a {provider} response: {reason}")]
+#[error("not a valid {provider} response: {reason}")]
 pub struct ResponseError {
     /// The provider format.
     pub provider: Provider,

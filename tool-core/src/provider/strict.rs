@@ -381,7 +381,14 @@ impl Transform<'_, '_> {
                 ));
             }
         };
-        if m.contains_key("patternProperties") {
+        // Beside named properties, `patternProperties` only allows extra keys: the closed
+        // object accepts a subset of the calls, and the keyword moves to the description.
+        // Alone, it is an open map.
+        let named = m
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        if m.contains_key("patternProperties") && !named {
             return Err(SchemaError::new(
                 &format!("{path}/patternProperties"),
                 "an open map (`patternProperties`) cannot be made strict: strict mode needs every key named",
@@ -835,6 +842,15 @@ mod tests {
             let err = openai(schema.clone()).unwrap_err();
             assert_eq!(err.path, path, "{schema}: {}", err.reason);
         }
+        let moved = openai(
+            json!({"type": "object", "properties": {"a": {"type": "string"}},
+            "required": ["a"], "patternProperties": {"^x_": {"type": "string"}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            moved["description"],
+            json!("(patternProperties: {\"^x_\":{\"type\":\"string\"}})")
+        );
         let mut deep = json!({"type": "object", "properties": {}});
         for _ in 0..11 {
             deep = json!({"type": "object", "properties": {"d": deep}, "required": ["d"]});

@@ -89,9 +89,16 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
     Ok(parse_text_calls(text))
 }
 
-/// Reads the tool calls a text-based model wrote (see the [module](self) docs). A text with
-/// no call (a plain answer) gives none; a block that looks like a call but cannot be read is
-/// a [`RejectedCall`] quoting the parse error.
+/// Reads the tool calls a text-based model wrote: `<tool_call>{…}</tool_call>` blocks (an
+/// unclosed last block counts), or else fenced JSON blocks, or else the whole text as a bare
+/// JSON object or array. Each call is `{"name": …, "arguments": {…}}` (`parameters` is read
+/// as `arguments`, arguments may be a JSON string, and OpenAI's `{"function": {…}}` shape is
+/// read too); broken JSON is [repaired](super::repair_json) where that is safe. Calls
+/// without an id get one starting with
+/// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX).
+///
+/// A text with no call (a plain answer) gives none; a block that looks like a call but cannot
+/// be read is a [`RejectedCall`] quoting the parse error.
 ///
 /// ```
 /// use toolsmith_core::provider::parse_text_calls;
