@@ -73,6 +73,14 @@ fn read_arguments(arguments: Option<&Value>) -> Result<ToolArguments, String> {
         })?,
         Some(value) => value.clone(),
     };
+    // Arguments encoded twice (a JSON string holding the JSON text) are read once more.
+    let value = match value {
+        Value::String(inner) => match repair_json(&inner) {
+            Ok(decoded @ Value::Object(_)) => decoded,
+            _ => Value::String(inner),
+        },
+        other => other,
+    };
     match value {
         Value::Object(_) => ToolArguments::try_from(value).map_err(|err| err.to_string()),
         other => Err(format!(
@@ -99,6 +107,16 @@ mod tests {
         assert_eq!(ok(Some(json!("{\"a\": 1}"))).as_value(), &json!({"a": 1}));
         assert_eq!(ok(Some(json!("{a: 1,}"))).as_value(), &json!({"a": 1}));
         assert_eq!(ok(Some(json!({"a": 1}))).as_value(), &json!({"a": 1}));
+        assert_eq!(
+            ok(Some(json!("\"{\\\"a\\\": 1}\""))).as_value(),
+            &json!({"a": 1})
+        );
+        let err = read_call("1".into(), Some("t"), Some(&json!("\"just text\""))).unwrap_err();
+        assert!(
+            err.error.to_string().ends_with("got string"),
+            "{}",
+            err.error
+        );
 
         let err = read_call("1".into(), Some("t"), Some(&json!("{\"a\": "))).unwrap_err();
         assert_eq!(err.id, "1");
