@@ -486,3 +486,46 @@ fn tool_reported_errors_are_flagged_per_provider() {
             .is_empty()
     );
 }
+
+#[test]
+fn the_cache_never_serves_a_stale_rendering_after_concurrent_changes() {
+    let manager = Arc::new(ToolCallManager::new("concurrent"));
+    let options = RenderOptions::default();
+    std::thread::scope(|scope| {
+        let writer = Arc::clone(&manager);
+        scope.spawn(move || {
+            for i in 0..50 {
+                writer
+                    .register(Arc::new(FnTool::new(
+                        format!("t{i}"),
+                        "T.",
+                        Args::empty(),
+                        |_: ToolArgs<'_>| async { Ok(ToolCallResult::empty()) },
+                    )))
+                    .unwrap();
+            }
+        });
+        for _ in 0..2 {
+            let reader = Arc::clone(&manager);
+            scope.spawn(move || {
+                for _ in 0..200 {
+                    let tools = reader
+                        .rendered_tools(Provider::Gemini, Declared::All, &options)
+                        .unwrap();
+                    assert!(tools.is_array());
+                }
+            });
+        }
+    });
+    let cached = manager
+        .rendered_tools(Provider::Gemini, Declared::All, &options)
+        .unwrap();
+    let fresh = Provider::Gemini
+        .render_tools(&manager.all_declarations(), &options)
+        .unwrap();
+    assert_eq!(*cached, fresh);
+    assert_eq!(
+        cached[0]["functionDeclarations"].as_array().unwrap().len(),
+        50
+    );
+}
