@@ -7,8 +7,9 @@
 //! moved into the description (so the model still reads them, and validation still enforces
 //! them), type arrays and `oneOf` become `anyOf`, `const` becomes a one-value `enum`, a `$ref`
 //! never has siblings, arrays have typed `items`, the root is a plain object. What cannot be
-//! made strict (open maps, untyped values, tuples, recursion where it is not supported) is an
-//! error naming the JSON path.
+//! made strict (open maps, untyped values, tuples, recursion where it is not supported, a
+//! schema past OpenAI's limits of 10 nested levels and 5000 properties) is an error naming the
+//! JSON path.
 
 use serde_json::{Map, Value, json};
 
@@ -26,6 +27,8 @@ pub(crate) enum StrictDialect {
 
 /// The deepest nesting of objects OpenAI's strict mode accepts.
 const OPENAI_MAX_DEPTH: usize = 10;
+/// The most object properties, counted over the whole schema, OpenAI's strict mode accepts.
+const OPENAI_MAX_PROPERTIES: usize = 5000;
 
 /// String formats OpenAI's strict mode accepts.
 const OPENAI_FORMATS: [&str; 9] = [
@@ -156,6 +159,7 @@ pub(crate) fn transform(
         defs: &defs,
         optional: 0,
         unions: 0,
+        properties: 0,
     };
     let Some(root) = schema.as_object() else {
         return Err(SchemaError::new("", "the root must be an object schema"));
@@ -196,6 +200,15 @@ pub(crate) fn transform(
             out.insert(keyword.to_owned(), Value::Object(strict_defs));
         }
     }
+    if dialect == StrictDialect::OpenAi && transform.properties > OPENAI_MAX_PROPERTIES {
+        return Err(SchemaError::new(
+            "",
+            format!(
+                "OpenAI's strict mode allows at most {OPENAI_MAX_PROPERTIES} object properties in one schema; this one has {}",
+                transform.properties
+            ),
+        ));
+    }
     Ok(StrictSchema {
         schema: out,
         optional: transform.optional,
@@ -208,6 +221,7 @@ struct Transform<'d, 'a> {
     defs: &'d Definitions<'a>,
     optional: usize,
     unions: usize,
+    properties: usize,
 }
 
 impl Transform<'_, '_> {
@@ -413,6 +427,7 @@ impl Transform<'_, '_> {
             .filter_map(|v| v.as_str().map(str::to_owned))
             .filter(|name| properties.contains_key(name))
             .collect();
+        self.properties += properties.len();
         let names: Vec<Value> = properties.keys().map(|k| json!(k)).collect();
         let mut strict_properties = Map::new();
         for (name, schema) in properties {
@@ -855,6 +870,15 @@ mod tests {
         for _ in 0..11 {
             deep = json!({"type": "object", "properties": {"d": deep}, "required": ["d"]});
         }
+        let wide: Map<String, Value> = (0..5001)
+            .map(|i| (format!("p{i}"), json!({"type": "boolean"})))
+            .collect();
+        let err = openai(json!({"type": "object", "properties": wide})).unwrap_err();
+        assert!(
+            err.reason.contains("at most 5000 object properties"),
+            "{}",
+            err.reason
+        );
         let err = openai(deep).unwrap_err();
         assert!(err.reason.contains("10 levels"), "{}", err.reason);
     }
