@@ -85,4 +85,40 @@ async fn main() {
             Err(err) => println!("{tool} {} -> error: {err}", request.arguments),
         }
     }
+
+    provider_round_trip(&manager).await;
+}
+
+/// One round trip in a provider's wire format (Anthropic here; every format works alike):
+/// declare the tools, read the model's calls, run them, and write the results back.
+async fn provider_round_trip(manager: &ToolCallManager) {
+    use toolsmith::provider::{Declared, Provider, RenderOptions};
+
+    let provider = Provider::Anthropic;
+    let tools = manager
+        .rendered_tools(provider, Declared::All, &RenderOptions::default())
+        .expect("the tools render");
+    println!("\n{provider} tools: {tools}");
+
+    // What the model answered (a scripted response here).
+    let response = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}},
+        {"type": "tool_use", "id": "toolu_2", "name": "gret", "input": {"name": "Ada"}}
+    ]});
+    let mut results = Vec::new();
+    for call in provider
+        .parse_calls(&response)
+        .expect("an Anthropic message")
+    {
+        match call {
+            Ok(request) => {
+                let result = manager.execute_one(&request).await;
+                results.push((request.id, request.name, result));
+            }
+            Err(rejected) => results.push(rejected.into_parts()),
+        }
+    }
+    // The next user message: `tool_result` blocks with the call ids, errors flagged.
+    let reply = manager.render_results(provider, &results);
+    println!("{provider} results: {}", serde_json::Value::Array(reply));
 }

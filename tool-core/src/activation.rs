@@ -50,6 +50,7 @@ impl ToolCallManager {
         let (known, unknown): (Vec<&String>, Vec<&String>) =
             names.iter().partition(|name| self.contains(name));
         self.active.activate(known.into_iter().map(String::as_str));
+        self.renders.invalidate();
         unknown.into_iter().cloned().collect()
     }
 

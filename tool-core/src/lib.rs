@@ -41,10 +41,13 @@ mod fn_tool;
 pub mod lenient;
 mod manager;
 mod names;
+pub mod provider;
 mod request;
 mod result;
+mod returns;
 pub mod scheme;
 mod session;
+mod suggestion;
 mod tool;
 mod tool_args;
 mod tool_impl;
@@ -60,12 +63,14 @@ pub use extract::{FromSessionParts, State};
 pub use fn_tool::FnTool;
 pub use manager::{RegistrationError, ToolCallManager};
 pub use names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
+pub use provider::Provider;
 pub use request::{ExecutionHint, ToolCallRequest};
 pub use result::{ToolCallResult, UserModelContent};
 pub use session::{
     ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState,
 };
+pub use suggestion::closest_names;
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
 pub use tool_impl::ToolImpl;

@@ -55,6 +55,14 @@ pub enum RegistrationError {
         /// What the schema compiler said.
         reason: String,
     },
+    /// A `returns` schema that does not compile as JSON Schema.
+    #[error("the result schema (`returns`) of tool '{tool}' is not a valid JSON Schema: {reason}")]
+    InvalidReturnsSchema {
+        /// The tool.
+        tool: String,
+        /// What the schema compiler said.
+        reason: String,
+    },
 }
 
 /// One registered tool, with everything a call needs prepared at registration.
@@ -63,6 +71,7 @@ pub(crate) struct RegisteredTool {
     pub(crate) definition: Arc<Tool>,
     pub(crate) validator: ArgumentValidator,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) returns: Option<crate::validation::CompiledSchema>,
 }
 
 impl RegisteredTool {
@@ -98,7 +107,14 @@ impl RegisteredTool {
                 reason,
             }
         })?;
+        let returns = crate::returns::compile_returns(&definition).map_err(|reason| {
+            RegistrationError::InvalidReturnsSchema {
+                tool: name.to_owned(),
+                reason,
+            }
+        })?;
         Ok(Self {
+            returns,
             timeout: tool.timeout(),
             tool,
             definition: Arc::new(definition),
@@ -190,6 +206,7 @@ pub struct ToolCallManager {
     session_id: String,
     registry: RwLock<Registry>,
     pub(crate) active: ActiveSet,
+    pub(crate) renders: crate::provider::RenderCache,
 }
 
 impl std::fmt::Debug for ToolCallManager {
@@ -208,6 +225,7 @@ impl ToolCallManager {
             session_id: session_id.into(),
             registry: RwLock::default(),
             active: ActiveSet::default(),
+            renders: Default::default(),
         }
     }
 
@@ -233,6 +251,7 @@ impl ToolCallManager {
             return Err(RegistrationError::DuplicateTool(name.to_string()));
         }
         registry.insert(name, Arc::new(prepared));
+        self.renders.invalidate();
         Ok(())
     }
 
@@ -247,6 +266,7 @@ impl ToolCallManager {
             .map(|entry| Arc::clone(&entry.tool));
         drop(registry);
         self.active.deactivate(name);
+        self.renders.invalidate();
         removed
     }
 
@@ -323,6 +343,7 @@ impl ToolCallManager {
             definition: Arc::clone(&entry.definition),
             validator: entry.validator.clone(),
             timeout,
+            returns: entry.returns.clone(),
         });
         Ok(())
     }

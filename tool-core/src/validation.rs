@@ -24,6 +24,8 @@ const MAX_VIOLATION_CHARS: usize = 240;
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledSchema {
     validator: Arc<Validator>,
+    /// The source schema, where "did you mean" hints look up the accepted property names.
+    schema: Arc<Value>,
 }
 
 impl CompiledSchema {
@@ -35,6 +37,7 @@ impl CompiledSchema {
             .build(schema)
             .map(|validator| Self {
                 validator: Arc::new(validator),
+                schema: Arc::new(schema.clone()),
             })
             .map_err(|err| err.to_string())
     }
@@ -62,10 +65,35 @@ impl CompiledSchema {
         Err(self.describe(arguments.as_value()))
     }
 
+    /// Checks a value as it is (no repairs): for a tool's result against its `returns` schema.
+    pub(crate) fn verify(&self, value: &Value) -> Result<(), String> {
+        if self.validator.is_valid(value) {
+            Ok(())
+        } else {
+            Err(self.describe(value))
+        }
+    }
+
     /// The repairs that would fix the type errors of `instance`.
     fn repairs(&self, instance: &Value) -> Vec<Repair> {
         let mut repairs = Vec::new();
         for error in self.validator.iter_errors(instance) {
+            // A `null` for an argument the schema does not list is an absent argument (a
+            // strict rendering of a command group makes models send the other commands'
+            // arguments as `null`).
+            if let (ValidationErrorKind::AdditionalProperties { unexpected }, Value::Object(map)) =
+                (error.kind(), &**error.instance())
+            {
+                let parent = error.instance_path().as_str();
+                for name in unexpected
+                    .iter()
+                    .filter(|n| map.get(*n) == Some(&Value::Null))
+                {
+                    let key = name.replace('~', "~0").replace('/', "~1");
+                    repairs.push(Repair::RemoveNull(format!("{parent}/{key}")));
+                }
+                continue;
+            }
             let ValidationErrorKind::Type { kind } = error.kind() else {
                 continue;
             };
@@ -110,6 +138,14 @@ impl CompiledSchema {
                 out.push('…');
             } else {
                 out.push_str(&message);
+            }
+            if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
+                out.push_str(&crate::suggestion::unexpected_properties_hint(
+                    &self.schema,
+                    error.schema_path().as_str(),
+                    path,
+                    unexpected,
+                ));
             }
         }
         if count > MAX_LISTED_VIOLATIONS {

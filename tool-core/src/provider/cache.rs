@@ -1,0 +1,107 @@
+//! Rendered `tools` arrays, cached per manager and rebuilt only when the registry or the
+//! active set changes.
+//!
+//! The manager bumps a generation counter on every change (register, deregister, activate);
+//! a cached rendering is used while its generation is current.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+
+use super::{Provider, RenderError, RenderOptions};
+use crate::{ToolCallManager, ToolDeclarations};
+
+/// Which of a manager's tools are declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Declared {
+    /// Every registered tool ([`ToolCallManager::all_declarations`]).
+    All,
+    /// The active tools ([`ToolCallManager::active_definitions`]).
+    Active,
+}
+
+type Key = (Provider, Declared, RenderOptions);
+
+/// The cache of one manager.
+#[derive(Debug, Default)]
+pub(crate) struct RenderCache {
+    generation: AtomicU64,
+    rendered: Mutex<HashMap<Key, (u64, Arc<Value>)>>,
+}
+
+impl RenderCache {
+    /// Marks every cached rendering stale: the registry or the active set changed.
+    pub(crate) fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl ToolCallManager {
+    /// The declarations of the `declared` tools.
+    pub fn declarations(&self, declared: Declared) -> ToolDeclarations {
+        match declared {
+            Declared::All => self.all_declarations(),
+            Declared::Active => ToolDeclarations {
+                shed: None,
+                tools: self.active_definitions(),
+            },
+        }
+    }
+
+    /// The `declared` tools rendered as `provider`'s `tools` array (see
+    /// [`Provider::render_tools`]), from the cache when neither the registry nor the active
+    /// set changed since it was rendered.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    /// use toolsmith_core::provider::{Declared, Provider, RenderOptions};
+    ///
+    /// let manager = ToolCallManager::new("demo");
+    /// let noop = |name: &str| Arc::new(FnTool::new(name, "Do nothing.", Args::empty(),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::empty()) }));
+    /// manager.register(noop("a")).unwrap();
+    /// let options = RenderOptions::default();
+    /// let first = manager.rendered_tools(Provider::OpenAiChat, Declared::All, &options).unwrap();
+    /// let again = manager.rendered_tools(Provider::OpenAiChat, Declared::All, &options).unwrap();
+    /// assert!(Arc::ptr_eq(&first, &again));
+    ///
+    /// manager.register(noop("b")).unwrap();
+    /// let changed = manager.rendered_tools(Provider::OpenAiChat, Declared::All, &options).unwrap();
+    /// assert_eq!(changed.as_array().unwrap().len(), 2);
+    /// ```
+    pub fn rendered_tools(
+        &self,
+        provider: Provider,
+        declared: Declared,
+        options: &RenderOptions,
+    ) -> Result<Arc<Value>, RenderError> {
+        let key = (provider, declared, *options);
+        // Read before the declarations: a change made while rendering leaves the entry
+        // stale, so the next call renders again.
+        let generation = self.renders.generation.load(Ordering::Acquire);
+        {
+            let rendered = self
+                .renders
+                .rendered
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some((at, value)) = rendered.get(&key)
+                && *at == generation
+            {
+                return Ok(Arc::clone(value));
+            }
+        }
+        let value = Arc::new(provider.render_tools(&self.declarations(declared), options)?);
+        let mut rendered = self
+            .renders
+            .rendered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        rendered.insert(key, (generation, Arc::clone(&value)));
+        Ok(value)
+    }
+}

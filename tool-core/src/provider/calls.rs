@@ -1,0 +1,137 @@
+//! Calls read from a provider response: the requests to run, and the calls that could not be
+//! read (each with the error the model gets back for it).
+
+use serde_json::Value;
+
+use super::repair::repair_json;
+use crate::arguments::json_type_name;
+use crate::{ToolArguments, ToolCallRequest, ToolCallResult, ToolError};
+
+/// The prefix of the ids given to calls that came without one (Gemini calls may have none,
+/// text calls usually do): `toolsmith-call-0`, `toolsmith-call-1`, … Ids with this prefix are
+/// not echoed back to providers that match results by name.
+pub const GENERATED_CALL_ID_PREFIX: &str = "toolsmith-call-";
+
+/// One call of a response: a request ready to run, or a call that could not be read.
+pub type ParsedCall = Result<ToolCallRequest, RejectedCall>;
+
+/// A call whose arguments (or whole body) could not be read: it does not run, and its error
+/// goes back to the model as the call's result, while the other calls of the turn still run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectedCall {
+    /// The call's id (generated when the provider gave none).
+    pub id: String,
+    /// The tool the call named (empty when it named none).
+    pub name: String,
+    /// Why it was rejected: [`ToolError::InvalidArguments`] quoting the parse error, or
+    /// [`ToolError::UnknownTool`] for a call that names no tool.
+    pub error: ToolError,
+}
+
+impl RejectedCall {
+    /// The call as `(id, name, Err(error))`, the shape results are rendered from.
+    pub fn into_parts(self) -> (String, String, Result<ToolCallResult, ToolError>) {
+        (self.id, self.name, Err(self.error))
+    }
+}
+
+/// The id of the `index`-th call of a response that gave none.
+pub(crate) fn generated_id(index: usize) -> String {
+    format!("{GENERATED_CALL_ID_PREFIX}{index}")
+}
+
+/// A call from its parts; `arguments` is the provider's value for them (an object, a JSON
+/// string, or nothing).
+pub(crate) fn read_call(id: String, name: Option<&str>, arguments: Option<&Value>) -> ParsedCall {
+    let Some(name) = name.filter(|n| !n.is_empty()) else {
+        return Err(RejectedCall {
+            id,
+            name: String::new(),
+            error: ToolError::UnknownTool(String::new()),
+        });
+    };
+    match read_arguments(arguments) {
+        Ok(arguments) => Ok(ToolCallRequest::new(id, name, arguments)),
+        Err(reason) => Err(RejectedCall {
+            id,
+            name: name.to_owned(),
+            error: ToolError::invalid_arguments(name, reason),
+        }),
+    }
+}
+
+/// The arguments of a call: an object as it is, a string parsed (and repaired) as JSON,
+/// nothing or `null` as no arguments.
+fn read_arguments(arguments: Option<&Value>) -> Result<ToolArguments, String> {
+    let value = match arguments {
+        None | Some(Value::Null) => return Ok(ToolArguments::new()),
+        Some(Value::String(text)) if text.trim().is_empty() => return Ok(ToolArguments::new()),
+        Some(Value::String(text)) => repair_json(text).map_err(|err| {
+            format!(
+                "the arguments are not valid JSON ({err}); send them as one JSON object, e.g. {{\"name\": \"value\"}}"
+            )
+        })?,
+        Some(value) => value.clone(),
+    };
+    // Arguments encoded twice (a JSON string holding the JSON text) are read once more.
+    let value = match value {
+        Value::String(inner) => match repair_json(&inner) {
+            Ok(decoded @ Value::Object(_)) => decoded,
+            _ => Value::String(inner),
+        },
+        other => other,
+    };
+    match value {
+        Value::Object(_) => ToolArguments::try_from(value).map_err(|err| err.to_string()),
+        other => Err(format!(
+            "the arguments must be a JSON object of named arguments, got {}",
+            json_type_name(&other)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_arguments_in_every_spelling() {
+        let ok = |v: Option<Value>| {
+            read_call("1".into(), Some("t"), v.as_ref())
+                .unwrap()
+                .arguments
+        };
+        assert_eq!(ok(None).as_value(), &json!({}));
+        assert_eq!(ok(Some(json!(""))).as_value(), &json!({}));
+        assert_eq!(ok(Some(json!("{\"a\": 1}"))).as_value(), &json!({"a": 1}));
+        assert_eq!(ok(Some(json!("{a: 1,}"))).as_value(), &json!({"a": 1}));
+        assert_eq!(ok(Some(json!({"a": 1}))).as_value(), &json!({"a": 1}));
+        assert_eq!(
+            ok(Some(json!("\"{\\\"a\\\": 1}\""))).as_value(),
+            &json!({"a": 1})
+        );
+        let err = read_call("1".into(), Some("t"), Some(&json!("\"just text\""))).unwrap_err();
+        assert!(
+            err.error.to_string().ends_with("got string"),
+            "{}",
+            err.error
+        );
+
+        let err = read_call("1".into(), Some("t"), Some(&json!("{\"a\": "))).unwrap_err();
+        assert_eq!(err.id, "1");
+        assert_eq!(
+            err.error.to_string(),
+            "Invalid arguments for tool 't': the arguments are not valid JSON (EOF while parsing a value at line 1 column 6); send them as one JSON object, e.g. {\"name\": \"value\"}"
+        );
+        let err = read_call("1".into(), Some("t"), Some(&json!([1]))).unwrap_err();
+        assert!(
+            err.error.to_string().ends_with("got array"),
+            "{}",
+            err.error
+        );
+        let err = read_call("2".into(), None, None).unwrap_err();
+        assert_eq!(err.error, ToolError::UnknownTool(String::new()));
+        assert_eq!(err.into_parts().0, "2");
+    }
+}

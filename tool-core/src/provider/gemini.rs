@@ -1,0 +1,406 @@
+//! Google Gemini: `tools: [{"functionDeclarations": [{name, description, parameters}]}]`
+//! where `parameters` is the OpenAPI schema subset Gemini accepts; calls as `functionCall`
+//! parts; results as `functionResponse` parts of one user content.
+//!
+//! The subset has no `$ref` (definitions are inlined; recursion cannot be expressed and is an
+//! error), no `additionalProperties`, `nullable: true` instead of type unions with `null`,
+//! `enum` for strings only, and a few `format`s. Other keywords are moved into the
+//! description.
+
+use serde_json::{Map, Value, json};
+
+use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, generated_id, read_call};
+use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
+use super::reply::{Body, Reply};
+use super::strict::{META_KEYWORDS, SchemaError, escape, keep, set_description, split_types};
+use super::{Provider, RenderError, ResponseError};
+use crate::ToolFunctionSpec;
+
+/// Keywords of the OpenAPI subset that apply to every type.
+const COMMON_KEYWORDS: [&str; 4] = ["title", "default", "example", "propertyOrdering"];
+
+pub(crate) fn render_tools(
+    specs: impl Iterator<Item = ToolFunctionSpec>,
+) -> Result<Value, RenderError> {
+    let mut declarations = Vec::new();
+    for spec in specs {
+        let parameters = openapi_schema(&spec.parameters)
+            .map_err(|err| err.into_render_error(Provider::Gemini, &spec.name))?;
+        let mut declaration = Map::new();
+        declaration.insert("name".to_owned(), Value::String(spec.name));
+        declaration.insert("description".to_owned(), Value::String(spec.description));
+        // Gemini refuses an object schema with no properties: a tool without arguments
+        // declares no `parameters`.
+        let has_properties = parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        if has_properties {
+            declaration.insert("parameters".to_owned(), parameters);
+        }
+        declarations.push(Value::Object(declaration));
+    }
+    if declarations.is_empty() {
+        return Ok(json!([]));
+    }
+    Ok(json!([{ "functionDeclarations": declarations }]))
+}
+
+/// A JSON Schema as Gemini's OpenAPI subset.
+pub(crate) fn openapi_schema(schema: &Value) -> Result<Value, SchemaError> {
+    let defs = Definitions::of(schema);
+    let mut root = schema.clone();
+    // The root's title names the argument type; the tool's own name and description say more.
+    if let Some(root) = root.as_object_mut() {
+        root.shift_remove("title");
+    }
+    Converter {
+        defs: &defs,
+        expanding: Vec::new(),
+    }
+    .node(root, "")
+}
+
+struct Converter<'d, 'a> {
+    defs: &'d Definitions<'a>,
+    /// The `$ref`s being inlined, outermost first: meeting one again is recursion.
+    expanding: Vec<String>,
+}
+
+impl Converter<'_, '_> {
+    /// The converted form of `schema` (owned, so that its parts move into the result).
+    fn node(&mut self, schema: Value, path: &str) -> Result<Value, SchemaError> {
+        let mut m = match schema {
+            Value::Object(map) => map,
+            Value::Bool(true) => return Ok(json!({})),
+            _ => return Err(SchemaError::new(path, "not a usable JSON Schema")),
+        };
+        for keyword in DEFINITION_KEYWORDS.iter().chain(&META_KEYWORDS) {
+            m.shift_remove(*keyword);
+        }
+        if let Some(parts) = m.shift_remove("allOf") {
+            let parts = parts.as_array().cloned().unwrap_or_default();
+            merge_all_of(&mut m, &parts, self.defs)
+                .map_err(|reason| SchemaError::new(path, reason))?;
+        }
+        if let Some(reference) = m.shift_remove("$ref") {
+            let reference = reference.as_str().unwrap_or_default().to_owned();
+            if self.expanding.contains(&reference) {
+                return Err(SchemaError::new(
+                    path,
+                    format!(
+                        "recursive schema (`$ref` {reference:?}): Gemini's function declarations cannot express recursion"
+                    ),
+                ));
+            }
+            let Some(Value::Object(target)) = self.defs.resolve(&reference) else {
+                return Err(SchemaError::new(
+                    path,
+                    format!(
+                        "`$ref` {reference:?} is not a local reference into the schema's `$defs`"
+                    ),
+                ));
+            };
+            let mut inlined = target.clone();
+            inlined.extend(m);
+            self.expanding.push(reference);
+            let out = self.node(Value::Object(inlined), path);
+            self.expanding.pop();
+            return out;
+        }
+        if let Some(one_of) = m.shift_remove("oneOf") {
+            m.entry("anyOf").or_insert(one_of);
+        }
+        if let Some(constant) = m.shift_remove("const") {
+            m.entry("enum").or_insert_with(|| json!([constant]));
+        }
+        let mut nullable = m.shift_remove("nullable") == Some(Value::Bool(true));
+        if let Some(Value::Array(types)) = m.get("type") {
+            let mut types: Vec<String> = types
+                .iter()
+                .filter_map(|t| t.as_str().map(str::to_owned))
+                .collect();
+            if types.iter().any(|t| t == "null") {
+                nullable = true;
+                types.retain(|t| t != "null");
+            }
+            match types.as_slice() {
+                [] => {
+                    m.shift_remove("type");
+                }
+                [one] => {
+                    m.insert("type".to_owned(), json!(one));
+                }
+                _ => {
+                    m = split_types(m, &types)
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default()
+                }
+            }
+        }
+        if let Some(Value::Array(values)) = m.get_mut("enum")
+            && values.contains(&Value::Null)
+        {
+            nullable = true;
+            values.retain(|v| !v.is_null());
+        }
+
+        let mut out = if let Some(Value::Array(branches)) = m.shift_remove("anyOf") {
+            self.any_of(branches, &mut m, path, &mut nullable)?
+        } else {
+            self.typed(&mut m, path)?
+        };
+        if nullable {
+            out.insert("nullable".to_owned(), Value::Bool(true));
+        }
+        let description = m
+            .shift_remove("description")
+            .or_else(|| out.shift_remove("description"));
+        set_description(&mut out, description, m);
+        Ok(Value::Object(out))
+    }
+
+    fn any_of(
+        &mut self,
+        branches: Vec<Value>,
+        m: &mut Map<String, Value>,
+        path: &str,
+        nullable: &mut bool,
+    ) -> Result<Map<String, Value>, SchemaError> {
+        let mut converted = Vec::new();
+        for (i, branch) in branches.into_iter().enumerate() {
+            if branch.get("type") == Some(&json!("null")) {
+                *nullable = true;
+                continue;
+            }
+            let mut branch = self.node(branch, &format!("{path}/anyOf/{i}"))?;
+            if branch.get("nullable") == Some(&Value::Bool(true)) {
+                *nullable = true;
+                if let Some(b) = branch.as_object_mut() {
+                    b.shift_remove("nullable");
+                }
+            }
+            converted.push(branch);
+        }
+        for keyword in COMMON_KEYWORDS {
+            m.shift_remove(keyword);
+        }
+        match converted.len() {
+            1 => Ok(converted
+                .pop()
+                .and_then(|b| b.as_object().cloned())
+                .unwrap_or_default()),
+            _ => {
+                let mut out = Map::new();
+                out.insert("anyOf".to_owned(), Value::Array(converted));
+                Ok(out)
+            }
+        }
+    }
+
+    fn typed(
+        &mut self,
+        m: &mut Map<String, Value>,
+        path: &str,
+    ) -> Result<Map<String, Value>, SchemaError> {
+        let mut out = Map::new();
+        let ty = m.get("type").and_then(Value::as_str).map(str::to_owned);
+        if let Some(ty) = &ty {
+            m.shift_remove("type");
+            out.insert("type".to_owned(), json!(ty));
+        }
+        for keyword in COMMON_KEYWORDS {
+            keep(m, &mut out, keyword);
+        }
+        if let Some(values) = m.get("enum").and_then(Value::as_array)
+            && values.iter().all(Value::is_string)
+            && matches!(ty.as_deref(), None | Some("string"))
+        {
+            out.insert("type".to_owned(), json!("string"));
+            keep(m, &mut out, "enum");
+        }
+        match ty.as_deref() {
+            Some("object") => {
+                if let Some(Value::Object(properties)) = m.shift_remove("properties") {
+                    let mut converted = Map::new();
+                    let names: Vec<String> = properties.keys().cloned().collect();
+                    for (name, schema) in properties {
+                        let property_path = format!("{path}/properties/{}", escape(&name));
+                        let schema = self.node(schema, &property_path)?;
+                        converted.insert(name, schema);
+                    }
+                    let required: Vec<Value> = m
+                        .shift_remove("required")
+                        .and_then(|r| r.as_array().cloned())
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|n| n.as_str().is_some_and(|n| names.iter().any(|k| k == n)))
+                        .collect();
+                    out.insert("properties".to_owned(), Value::Object(converted));
+                    if !required.is_empty() {
+                        out.insert("required".to_owned(), Value::Array(required));
+                    }
+                }
+                if m.get("additionalProperties") == Some(&Value::Bool(false)) {
+                    m.shift_remove("additionalProperties");
+                }
+                keep(m, &mut out, "minProperties");
+                keep(m, &mut out, "maxProperties");
+            }
+            Some("array") => {
+                if let Some(items) = m.shift_remove("items").filter(Value::is_object) {
+                    out.insert(
+                        "items".to_owned(),
+                        self.node(items, &format!("{path}/items"))?,
+                    );
+                }
+                keep(m, &mut out, "minItems");
+                keep(m, &mut out, "maxItems");
+            }
+            Some("string") => {
+                keep(m, &mut out, "minLength");
+                keep(m, &mut out, "maxLength");
+                keep(m, &mut out, "pattern");
+                keep_format(m, &mut out, &["enum", "date-time"]);
+            }
+            Some("number") => {
+                keep(m, &mut out, "minimum");
+                keep(m, &mut out, "maximum");
+                keep_format(m, &mut out, &["float", "double"]);
+            }
+            Some("integer") => {
+                keep(m, &mut out, "minimum");
+                keep(m, &mut out, "maximum");
+                keep_format(m, &mut out, &["int32", "int64"]);
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+}
+
+fn keep_format(m: &mut Map<String, Value>, out: &mut Map<String, Value>, supported: &[&str]) {
+    if m.get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| supported.contains(&f))
+    {
+        keep(m, out, "format");
+    }
+}
+
+pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+    let shape = || {
+        ResponseError::new(
+            Provider::Gemini,
+            "expected a response with `candidates[0].content.parts`, a content with `parts`, or the parts array",
+        )
+    };
+    let content = match response.get("candidates") {
+        Some(candidates) => candidates
+            .get(0)
+            .and_then(|c| c.get("content"))
+            .ok_or_else(shape)?,
+        None => response,
+    };
+    let parts = match content {
+        Value::Array(parts) => parts,
+        _ => match content.get("parts") {
+            Some(Value::Array(parts)) => parts,
+            _ => return Err(shape()),
+        },
+    };
+    Ok(parts
+        .iter()
+        .filter_map(|part| part.get("functionCall"))
+        .enumerate()
+        .map(|(index, call)| {
+            let id = call
+                .get("id")
+                .and_then(Value::as_str)
+                .map_or_else(|| generated_id(index), str::to_owned);
+            read_call(
+                id,
+                call.get("name").and_then(Value::as_str),
+                call.get("args"),
+            )
+        })
+        .collect())
+}
+
+pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
+    if replies.is_empty() {
+        return Vec::new();
+    }
+    let parts: Vec<Value> = replies
+        .iter()
+        .map(|reply| {
+            // Gemini reads `output` as the function's result and `error` as its failure.
+            let response = match &reply.body {
+                Body::Json(value) => json!({ "output": value }),
+                Body::Text(text) => json!({ "output": text }),
+                Body::Error(text) => json!({ "error": text }),
+            };
+            let mut function_response = Map::new();
+            if !reply.id.starts_with(GENERATED_CALL_ID_PREFIX) {
+                function_response.insert("id".to_owned(), json!(reply.id));
+            }
+            function_response.insert("name".to_owned(), json!(reply.name));
+            function_response.insert("response".to_owned(), response);
+            json!({ "functionResponse": function_response })
+        })
+        .collect();
+    vec![json!({"role": "user", "parts": parts})]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_to_the_openapi_subset() {
+        let out = openapi_schema(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "when": {"type": ["string", "null"], "format": "date-time"},
+                "site": {"type": "string", "format": "uri"},
+                "mode": {"anyOf": [{"const": "fast"}, {"type": "null"}]},
+                "level": {"enum": [1, 2]},
+                "place": {"$ref": "#/$defs/Place", "description": "Where."},
+                "tags": {"type": "object", "additionalProperties": {"type": "string"}}
+            },
+            "required": ["place"],
+            "additionalProperties": false,
+            "$defs": {"Place": {"type": "object", "properties": {"lat": {"type": "number", "exclusiveMinimum": -90}}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({
+                "type": "object",
+                "properties": {
+                    "when": {"type": "string", "format": "date-time", "nullable": true},
+                    "site": {"type": "string", "description": "(format: uri)"},
+                    "mode": {"type": "string", "enum": ["fast"], "nullable": true},
+                    "level": {"description": "(enum: [1,2])"},
+                    "place": {"type": "object", "properties": {"lat": {"type": "number", "description": "(exclusiveMinimum: -90)"}}, "description": "Where."},
+                    "tags": {"type": "object", "description": "(additionalProperties: {\"type\":\"string\"})"}
+                },
+                "required": ["place"]
+            })
+        );
+    }
+
+    #[test]
+    fn recursion_is_an_error_with_its_path() {
+        let err = openapi_schema(&json!({
+            "type": "object",
+            "properties": {"tree": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}
+        }))
+        .unwrap_err();
+        assert_eq!(err.path, "/properties/tree/properties/kids/items");
+        assert!(err.reason.contains("recursion"), "{}", err.reason);
+    }
+}

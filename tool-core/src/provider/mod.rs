@@ -1,0 +1,278 @@
+//! Provider wire formats: tools declared in each provider's `tools` array, the calls of a
+//! provider response read into [`ToolCallRequest`](crate::ToolCallRequest)s, and the calls' results written back.
+//!
+//! [`Provider`] names the format: OpenAI Chat Completions, OpenAI Responses, Anthropic
+//! Messages, Google Gemini, or a text-based backend (llama.cpp, Candle and other local models
+//! whose tool calls are text). Everything here is JSON in, JSON out: no network.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
+//! use toolsmith_core::provider::{Declared, Provider, RenderOptions};
+//! use serde_json::json;
+//!
+//! # futures::executor::block_on(async {
+//! let manager = ToolCallManager::new("demo");
+//! manager.register(Arc::new(FnTool::new(
+//!     "add", "Add two integers.",
+//!     Args::new(scheme::object().required("a", scheme::integer()).required("b", scheme::integer()).build()),
+//!     |args: ToolArgs<'_>| {
+//!         let sum = args.i64("a").and_then(|a| Ok(a + args.i64("b")?));
+//!         async move { Ok(ToolCallResult::text(sum?.to_string())) }
+//!     },
+//! ))).unwrap();
+//!
+//! // Declare the tools (cached until the registry or the active set changes).
+//! let tools = manager.rendered_tools(Provider::Anthropic, Declared::All, &RenderOptions::default()).unwrap();
+//! assert_eq!(tools[0]["input_schema"]["required"], json!(["a", "b"]));
+//!
+//! // Read the model's calls, run them, and answer.
+//! let response = json!({"role": "assistant", "content": [
+//!     {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}}
+//! ]});
+//! let mut results = Vec::new();
+//! for call in Provider::Anthropic.parse_calls(&response).unwrap() {
+//!     match call {
+//!         Ok(request) => results.push((request.id.clone(), request.name.clone(),
+//!             manager.execute_one(&request).await)),
+//!         Err(rejected) => results.push(rejected.into_parts()),
+//!     }
+//! }
+//! let messages = manager.render_results(Provider::Anthropic, &results);
+//! assert_eq!(messages[0]["content"][0], json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "5"}));
+//! # });
+//! ```
+
+mod anthropic;
+mod cache;
+mod calls;
+mod feedback;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
+mod refs;
+mod repair;
+mod reply;
+mod strict;
+mod text;
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::ToolDeclarations;
+
+pub use cache::Declared;
+pub(crate) use cache::RenderCache;
+pub use calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, RejectedCall};
+pub use feedback::error_for_model;
+pub use repair::{BrokenJson, repair_json};
+pub use reply::CallReply;
+pub use strict::strict_schema;
+pub use text::{parse_text_calls, tools_prompt};
+
+/// A provider's wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI Chat Completions: `tools: [{"type": "function", "function": {…}}]`, calls in
+    /// `message.tool_calls`, results as `role: tool` messages.
+    OpenAiChat,
+    /// OpenAI Responses: `tools: [{"type": "function", name, …}]`, calls as `function_call`
+    /// output items, results as `function_call_output` items.
+    OpenAiResponses,
+    /// Anthropic Messages: `tools: [{name, description, input_schema}]`, calls as `tool_use`
+    /// blocks, results as `tool_result` blocks in a user message.
+    Anthropic,
+    /// Google Gemini: `tools: [{"functionDeclarations": […]}]` with the OpenAPI schema subset,
+    /// calls as `functionCall` parts, results as `functionResponse` parts.
+    Gemini,
+    /// Text-based backends: tools as `{name, description, parameters}`, calls written as
+    /// `<tool_call>{…}</tool_call>` blocks, fenced JSON or bare JSON, results as
+    /// `<tool_response>` blocks.
+    Text,
+}
+
+impl Provider {
+    /// Every provider format.
+    pub const ALL: [Provider; 5] = [
+        Self::OpenAiChat,
+        Self::OpenAiResponses,
+        Self::Anthropic,
+        Self::Gemini,
+        Self::Text,
+    ];
+
+    /// A short name: `openai_chat`, `openai_responses`, `anthropic`, `gemini`, `text`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenAiChat => "openai_chat",
+            Self::OpenAiResponses => "openai_responses",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Text => "text",
+        }
+    }
+
+    /// Renders the declared tools as this provider's `tools` array (`shed` first).
+    ///
+    /// Tools are rendered strict (OpenAI `strict: true` with the
+    /// [strict transform](strict_schema), Anthropic `strict: true`) as `options` say: by
+    /// default those that declare a `returns` schema. Gemini and text backends have no strict
+    /// mode. A schema that cannot be rendered (not strict-able, recursive where the provider
+    /// forbids it, past Anthropic's request limits) is an error naming the tool and the JSON
+    /// path.
+    ///
+    /// ```
+    /// use toolsmith_core::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
+    /// use toolsmith_core::provider::{Provider, RenderOptions, StrictMode};
+    /// use serde_json::json;
+    ///
+    /// let search = ToolDefinition::new("search", "Search the docs.", Args::new(scheme::object()
+    ///     .required("query", scheme::string().min_len(1))
+    ///     .optional("limit", scheme::integer())
+    ///     .build()));
+    /// let declarations = ToolDeclarations { shed: None, tools: vec![Tool::SingleCommand(search)] };
+    /// let strict = RenderOptions { strict: StrictMode::Always };
+    /// let tools = Provider::OpenAiChat.render_tools(&declarations, &strict).unwrap();
+    /// assert_eq!(tools[0]["function"]["strict"], true);
+    /// assert_eq!(tools[0]["function"]["parameters"], json!({
+    ///     "type": "object",
+    ///     "properties": {
+    ///         "query": {"type": "string", "description": "(minLength: 1)"},
+    ///         "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    ///     },
+    ///     "required": ["query", "limit"],
+    ///     "additionalProperties": false
+    /// }));
+    /// ```
+    pub fn render_tools(
+        self,
+        declarations: &ToolDeclarations,
+        options: &RenderOptions,
+    ) -> Result<Value, RenderError> {
+        let specs = declarations.iter().map(crate::Tool::function_spec);
+        match self {
+            Self::OpenAiChat => openai_chat::render_tools(specs, options),
+            Self::OpenAiResponses => openai_responses::render_tools(specs, options),
+            Self::Anthropic => anthropic::render_tools(specs, options),
+            Self::Gemini => gemini::render_tools(specs),
+            Self::Text => Ok(text::render_tools(specs)),
+        }
+    }
+
+    /// Reads the tool calls of a provider response.
+    ///
+    /// Takes the whole response or the part that holds the calls (OpenAI Chat: the response,
+    /// its message or its `tool_calls`; Responses: the response or its `output`; Anthropic:
+    /// the message or its `content`; Gemini: the response, a candidate's `content` or its
+    /// `parts`; text: the completion as a JSON string, `{"content": …}`, or an OpenAI-style
+    /// response). A call whose arguments cannot be read, even after
+    /// [repair](repair_json), is an `Err(RejectedCall)` carrying an
+    /// [`InvalidArguments`](crate::ToolError::InvalidArguments) error for that call alone;
+    /// the other calls are read as usual. A response of the wrong shape is a
+    /// [`ResponseError`].
+    pub fn parse_calls(self, response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+        match self {
+            Self::OpenAiChat => openai_chat::parse_calls(response),
+            Self::OpenAiResponses => openai_responses::parse_calls(response),
+            Self::Anthropic => anthropic::parse_calls(response),
+            Self::Gemini => gemini::parse_calls(response),
+            Self::Text => text::parse_response(response),
+        }
+    }
+
+    /// Renders the results of a turn's calls as the entries to append to the conversation,
+    /// keeping each call's id: OpenAI Chat `role: tool` messages, Responses
+    /// `function_call_output` items, one Anthropic user message of `tool_result` blocks, one
+    /// Gemini user content of `functionResponse` parts, one text user message of
+    /// `<tool_response>` blocks.
+    ///
+    /// Errors are written for the model to correct itself. Rendering through
+    /// [`ToolCallManager::render_results`](crate::ToolCallManager::render_results) also checks
+    /// results against their tools' `returns` schemas and suggests the closest names for an
+    /// unknown tool.
+    pub fn render_results<'a, I>(self, replies: I) -> Vec<Value>
+    where
+        I: IntoIterator,
+        I::Item: Into<CallReply<'a>>,
+    {
+        let replies: Vec<reply::Reply<'a>> = replies
+            .into_iter()
+            .map(|r| reply::Reply::plain(r.into()))
+            .collect();
+        reply::render(self, &replies)
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// When tools are rendered in the providers' strict mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StrictMode {
+    /// Tools that declare a `returns` schema (the rule of the tool model).
+    #[default]
+    WhenReturnsDeclared,
+    /// Every tool.
+    Always,
+    /// No tool.
+    Never,
+}
+
+/// How tools are rendered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct RenderOptions {
+    /// Which tools are rendered strict.
+    pub strict: StrictMode,
+}
+
+impl RenderOptions {
+    /// Whether a tool (with or without a `returns` schema) is rendered strict.
+    pub(crate) fn is_strict(&self, has_returns: bool) -> bool {
+        match self.strict {
+            StrictMode::WhenReturnsDeclared => has_returns,
+            StrictMode::Always => true,
+            StrictMode::Never => false,
+        }
+    }
+}
+
+/// A tool that cannot be rendered for a provider: which tool, where in its schema (a JSON
+/// pointer, `""` for the whole tool), and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot render tool '{tool}' for {provider}{}: {reason}",
+    if .path.is_empty() { String::new() } else { format!(" at {}", .path) })]
+pub struct RenderError {
+    /// The provider format.
+    pub provider: Provider,
+    /// The tool.
+    pub tool: String,
+    /// The JSON pointer, in the tool's parameter schema, of the part that cannot be rendered.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A provider response that does not have the shape its format documents.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid {provider} response: {reason}")]
+pub struct ResponseError {
+    /// The provider format.
+    pub provider: Provider,
+    /// What was expected and not found.
+    pub reason: String,
+}
+
+impl ResponseError {
+    pub(crate) fn new(provider: Provider, reason: impl Into<String>) -> Self {
+        Self {
+            provider,
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Reading the JSON that models write, repairing the common faults: trailing commas, single
+//! quotes, unquoted keys and comments (through the `json5` crate, a conservative superset of
+//! JSON), a Markdown code fence around it, and a truncated end (missing closing braces and
+//! brackets).
+//!
+//! Repair stays conservative on purpose: a value that would need guessing (a truncated
+//! string, a missing value, stray text) is not repaired, because a tool run on invented
+//! arguments is worse than an error the model can correct. Crates that repair everything
+//! (`jsonrepair`, `llm_json`) were evaluated and turn such input into made-up values
+//! (`{"a": }` into `{"a": ""}`); `json5` covers the syntax faults, and the two structural
+//! repairs (fences, closing brackets) are small enough to write here.
+
+use serde_json::Value;
+
+/// JSON that could not be read even after repair; the message is the parser's, for the
+/// original text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct BrokenJson {
+    /// What the JSON parser said about the text as it was sent.
+    pub message: String,
+}
+
+/// Parses JSON written by a model, repairing the common faults.
+///
+/// ```
+/// use toolsmith_core::provider::repair_json;
+/// use serde_json::json;
+///
+/// assert_eq!(repair_json(r#"{"a": 1, "b": [1, 2,],}"#).unwrap(), json!({"a": 1, "b": [1, 2]}));
+/// assert_eq!(repair_json("{'path': 'a.txt'}").unwrap(), json!({"path": "a.txt"}));
+/// assert_eq!(repair_json("{path: \"a.txt\", limit: 3}").unwrap(), json!({"path": "a.txt", "limit": 3}));
+/// assert_eq!(repair_json("```json\n{\"a\": 1}\n```").unwrap(), json!({"a": 1}));
+/// assert_eq!(repair_json(r#"{"a": {"b": [1, 2"#).unwrap(), json!({"a": {"b": [1, 2]}}));
+///
+/// let err = repair_json(r#"{"a": }"#).unwrap_err();
+/// assert_eq!(err.to_string(), "expected value at line 1 column 7");
+/// ```
+pub fn repair_json(text: &str) -> Result<Value, BrokenJson> {
+    let original = match serde_json::from_str::<Value>(text) {
+        Ok(value) => return Ok(value),
+        Err(err) => err,
+    };
+    let unfenced = strip_fence(text.trim());
+    if let Some(value) = parse_lenient(unfenced) {
+        return Ok(value);
+    }
+    if let Some(closed) = close_truncated(unfenced)
+        && let Some(value) = parse_lenient(&closed)
+    {
+        return Ok(value);
+    }
+    Err(BrokenJson {
+        message: original.to_string(),
+    })
+}
+
+fn parse_lenient(text: &str) -> Option<Value> {
+    serde_json::from_str(text)
+        .ok()
+        .or_else(|| json5::from_str::<Value>(text).ok())
+}
+
+/// The content of a Markdown code fence (```` ```json … ``` ````), or the text itself. An
+/// opening fence whose closing fence was cut off counts too.
+pub(crate) fn strip_fence(text: &str) -> &str {
+    let Some(rest) = text
+        .strip_prefix("```")
+        .or_else(|| text.strip_prefix("~~~"))
+    else {
+        return text;
+    };
+    // The rest of the opening line is the language tag.
+    let body = rest.split_once('\n').map_or("", |(_, body)| body);
+    let body = body.trim_end();
+    body.strip_suffix("```")
+        .or_else(|| body.strip_suffix("~~~"))
+        .unwrap_or(body)
+        .trim()
+}
+
+/// `text` with the closing brackets it lacks appended, when it was cut off between values;
+/// `None` when nothing is missing or when it ends inside a string or after a key.
+fn close_truncated(text: &str) -> Option<String> {
+    let mut expected: Vec<char> = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for ch in text.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if ch == '\\' {
+                escaped = true;
+            } else if ch == q {
+                quote = None;
+            }
+            continue;
+        }
+        match ch {
+            '"' | '\'' => quote = Some(ch),
+            '{' => expected.push('}'),
+            '[' => expected.push(']'),
+            // The guard pops the bracket this one closes; a mismatch is not a truncation.
+            '}' | ']' if expected.pop() != Some(ch) => return None,
+            _ => {}
+        }
+    }
+    if quote.is_some() || expected.is_empty() {
+        return None;
+    }
+    let mut closed = text.trim_end().to_owned();
+    if closed.ends_with(':') {
+        return None;
+    }
+    if closed.ends_with(',') {
+        closed.pop();
+    }
+    closed.extend(expected.iter().rev());
+    Some(closed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn repairs_common_faults() {
+        let cases = [
+            (r#"{"a": 1,}"#, json!({"a": 1})),
+            (r#"[1, 2, 3,]"#, json!([1, 2, 3])),
+            (r#"{'a': 'it\'s'}"#, json!({"a": "it's"})),
+            (r#"{a: 1, b_c: "x"}"#, json!({"a": 1, "b_c": "x"})),
+            ("```\n{\"a\": 1}\n```", json!({"a": 1})),
+            ("```json\n{\"a\": 1}", json!({"a": 1})),
+            (r#"{"a": [{"b": 1}, {"c": "}"#, json!(null)),
+            (
+                r#"{"a": [{"b": 1}, {"c": "x"}"#,
+                json!({"a": [{"b": 1}, {"c": "x"}]}),
+            ),
+            (r#"{"a": 1,"#, json!({"a": 1})),
+            ("{\"a\": 1 // the count\n}", json!({"a": 1})),
+        ];
+        for (text, expected) in cases {
+            match repair_json(text) {
+                Ok(value) => assert_eq!(value, expected, "{text}"),
+                Err(err) => assert!(expected.is_null(), "{text}: {err}"),
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_what_would_need_guessing() {
+        for text in [
+            r#"{"a": }"#,
+            r#"{"a": "cut off"#,
+            r#"{"a":"#,
+            "not json at all",
+            r#"{"a": 1}}"#,
+            "",
+        ] {
+            let err = repair_json(text).unwrap_err();
+            assert!(err.message.contains("line 1"), "{text}: {err}");
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The results of a turn's calls, as each provider wants them back.
+
+use serde_json::Value;
+
+use super::Provider;
+use super::feedback::error_for_model;
+use crate::{SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
+
+/// One call's answer to render: the call's id, the tool's name, and what the call ended in.
+///
+/// Made from `(id, name, result)` tuples, owned or borrowed:
+///
+/// ```
+/// use toolsmith_core::{ToolCallResult, ToolError};
+/// use toolsmith_core::provider::{CallReply, Provider};
+///
+/// let results: Vec<(String, String, Result<ToolCallResult, ToolError>)> = vec![
+///     ("call_1".into(), "add".into(), Ok(ToolCallResult::text("5"))),
+/// ];
+/// let messages = Provider::OpenAiChat.render_results(&results);
+/// assert_eq!(messages[0]["tool_call_id"], "call_1");
+///
+/// let ok = Ok(ToolCallResult::text("5"));
+/// let reply = CallReply { id: "call_1", name: "add", result: &ok };
+/// assert_eq!(Provider::OpenAiChat.render_results([reply]), messages);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct CallReply<'a> {
+    /// The id of the call, as the provider sent it.
+    pub id: &'a str,
+    /// The tool that was called.
+    pub name: &'a str,
+    /// What the call ended in.
+    pub result: &'a Result<ToolCallResult, ToolError>,
+}
+
+impl<'a> From<&'a (String, String, Result<ToolCallResult, ToolError>)> for CallReply<'a> {
+    fn from((id, name, result): &'a (String, String, Result<ToolCallResult, ToolError>)) -> Self {
+        Self { id, name, result }
+    }
+}
+
+impl<'a> From<(&'a str, &'a str, &'a Result<ToolCallResult, ToolError>)> for CallReply<'a> {
+    fn from((id, name, result): (&'a str, &'a str, &'a Result<ToolCallResult, ToolError>)) -> Self {
+        Self { id, name, result }
+    }
+}
+
+/// A reply reduced to what every format needs.
+pub(crate) struct Reply<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) body: Body,
+}
+
+/// A reply's content.
+pub(crate) enum Body {
+    Text(String),
+    Json(Value),
+    /// A failure, written for the model.
+    Error(String),
+}
+
+impl Body {
+    /// The content as one text.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            Self::Text(text) | Self::Error(text) => text.clone(),
+            Self::Json(value) => value.to_string(),
+        }
+    }
+
+    /// The content as text, failures marked as such for formats without an error flag.
+    pub(crate) fn text_marking_errors(&self) -> String {
+        match self {
+            Self::Error(text) => format!("Error: {text}"),
+            other => other.text(),
+        }
+    }
+
+    pub(crate) fn is_error(&self) -> bool {
+        matches!(self, Self::Error(_))
+    }
+}
+
+impl<'a> Reply<'a> {
+    /// A reply with errors written as they are (no tool names to suggest from).
+    pub(crate) fn plain(reply: CallReply<'a>) -> Self {
+        Self::with_known_tools(reply, &[])
+    }
+
+    pub(crate) fn with_known_tools(reply: CallReply<'a>, known_tools: &[&str]) -> Self {
+        let body = match reply.result {
+            Ok(result) => body_of(result),
+            Err(error) => Body::Error(error_for_model(error, known_tools)),
+        };
+        Self {
+            id: reply.id,
+            name: reply.name,
+            body,
+        }
+    }
+}
+
+fn body_of(result: &ToolCallResult) -> Body {
+    if result.is_error() {
+        return Body::Error(result.content.to_text());
+    }
+    match &result.content {
+        UserModelContent::Text(text) => Body::Text(text.clone()),
+        UserModelContent::Json(value) => Body::Json(value.clone()),
+    }
+}
+
+pub(crate) fn render(provider: Provider, replies: &[Reply<'_>]) -> Vec<Value> {
+    match provider {
+        Provider::OpenAiChat => super::openai_chat::render_results(replies),
+        Provider::OpenAiResponses => super::openai_responses::render_results(replies),
+        Provider::Anthropic => super::anthropic::render_results(replies),
+        Provider::Gemini => super::gemini::render_results(replies),
+        Provider::Text => super::text::render_results(replies),
+    }
+}
+
+impl ToolCallManager {
+    /// Renders a turn's results for `provider` (see [`Provider::render_results`]), after
+    /// checking each structured result against its tool's `returns` schema (a mismatch is
+    /// rendered as the [`ToolError::Execution`] that [`check_result`](Self::check_result)
+    /// gives, so a tool's bug never reaches the model as a valid answer), and with the
+    /// closest registered names suggested for an unknown tool.
+    pub fn render_results<'a, I>(&self, provider: Provider, replies: I) -> Vec<Value>
+    where
+        I: IntoIterator,
+        I::Item: Into<CallReply<'a>>,
+    {
+        let mut names = self.names();
+        if !names.is_empty() {
+            names.push(SHED_TOOL_NAME.to_owned());
+        }
+        let known: Vec<&str> = names.iter().map(String::as_str).collect();
+        let checked: Vec<(CallReply<'a>, Option<Result<ToolCallResult, ToolError>>)> = replies
+            .into_iter()
+            .map(Into::into)
+            .map(|reply: CallReply<'a>| {
+                let failed = match reply.result {
+                    Ok(result) => self.check_result(reply.name, result).err().map(Err),
+                    Err(_) => None,
+                };
+                (reply, failed)
+            })
+            .collect();
+        let replies: Vec<Reply<'_>> = checked
+            .iter()
+            .map(|(reply, failed)| {
+                let reply = match failed {
+                    Some(failed) => CallReply {
+                        result: failed,
+                        ..*reply
+                    },
+                    None => *reply,
+                };
+                Reply::with_known_tools(reply, &known)
+            })
+            .collect();
+        render(provider, &replies)
+    }
+}

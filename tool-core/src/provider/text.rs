@@ -1,0 +1,337 @@
+//! Text-based backends (llama.cpp, Candle and other local models): tools as `{name,
+//! description, parameters}` (a declared `returns` schema appended to the description as
+//! `Returns: {schema}`), calls read from the model's text, results as `<tool_response>`
+//! blocks.
+//!
+//! Calls are read from, in order of preference: `<tool_call>{…}</tool_call>` blocks (an
+//! unclosed last block counts), fenced JSON blocks, or the whole text as a bare JSON object
+//! or array. Each call is `{"name": …, "arguments": {…}}` (`parameters` is read as
+//! `arguments`, and the arguments may be a JSON string); broken JSON is
+//! [repaired](super::repair_json) where that is safe.
+
+use serde_json::{Map, Value, json};
+
+use super::calls::{ParsedCall, RejectedCall, generated_id, read_call};
+use super::repair::{repair_json, strip_fence};
+use super::reply::{Body, Reply};
+use super::{Provider, ResponseError};
+use crate::{ToolError, ToolFunctionSpec};
+
+const OPEN_TAG: &str = "<tool_call>";
+const CLOSE_TAG: &str = "</tool_call>";
+
+pub(crate) fn render_tools(specs: impl Iterator<Item = ToolFunctionSpec>) -> Value {
+    Value::Array(
+        specs
+            .map(|spec| {
+                let mut description = spec.description;
+                if let Some(returns) = &spec.returns {
+                    description.push_str("\n\nReturns: ");
+                    description.push_str(&returns.to_string());
+                }
+                json!({
+                    "name": spec.name,
+                    "description": description,
+                    "parameters": spec.parameters,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// A system prompt that declares rendered text tools (the array
+/// [`Provider::Text`]`.render_tools` gives) and tells the model how to call them: one
+/// `<tool_call>` block per call, the format [`parse_text_calls`] reads.
+///
+/// ```
+/// use toolsmith_core::provider::tools_prompt;
+/// use serde_json::json;
+///
+/// let prompt = tools_prompt(&json!([{"name": "add", "description": "Add.", "parameters": {"type": "object"}}]));
+/// assert!(prompt.contains("<tools>\n{\"name\":\"add\""));
+/// assert!(prompt.contains("<tool_call>\n{\"name\": <tool name>, \"arguments\": <arguments object>}\n</tool_call>"));
+/// ```
+pub fn tools_prompt(tools: &Value) -> String {
+    let mut prompt = String::from(
+        "You can call tools. They are described as JSON between <tools> and </tools>:\n<tools>\n",
+    );
+    for tool in tools.as_array().into_iter().flatten() {
+        prompt.push_str(&tool.to_string());
+        prompt.push('\n');
+    }
+    prompt.push_str(
+        "</tools>\nTo call tools, write one block per call, each a JSON object with the tool's name and its arguments:\n\
+         <tool_call>\n{\"name\": <tool name>, \"arguments\": <arguments object>}\n</tool_call>\n\
+         Each result comes back in a <tool_response> block.",
+    );
+    prompt
+}
+
+pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+    let text = match response {
+        Value::String(text) => Some(text.as_str()),
+        Value::Object(fields) => fields.get("content").and_then(Value::as_str).or_else(|| {
+            let choice = response.get("choices")?.get(0)?;
+            choice
+                .get("message")
+                .and_then(|m| m.get("content"))
+                .or_else(|| choice.get("text"))
+                .and_then(Value::as_str)
+        }),
+        _ => None,
+    };
+    let text = text.ok_or_else(|| {
+        ResponseError::new(
+            Provider::Text,
+            "expected the completion text: a JSON string, `{\"content\": …}`, or a chat completion whose message content is text",
+        )
+    })?;
+    Ok(parse_text_calls(text))
+}
+
+/// Reads the tool calls a text-based model wrote: `<tool_call>{…}</tool_call>` blocks (an
+/// unclosed last block counts), or else fenced JSON blocks, or else the whole text as a bare
+/// JSON object or array. Each call is `{"name": …, "arguments": {…}}` (`parameters` is read
+/// as `arguments`, arguments may be a JSON string, and OpenAI's `{"function": {…}}` shape is
+/// read too); broken JSON is [repaired](super::repair_json) where that is safe. Calls
+/// without an id get one starting with
+/// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX).
+///
+/// A text with no call (a plain answer) gives none; a block that looks like a call but cannot
+/// be read is a [`RejectedCall`] quoting the parse error.
+///
+/// ```
+/// use toolsmith_core::provider::parse_text_calls;
+/// use serde_json::json;
+///
+/// let text = "Let me add those.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n</tool_call>";
+/// let calls = parse_text_calls(text);
+/// let call = calls[0].as_ref().unwrap();
+/// assert_eq!((call.name.as_str(), call.arguments.as_value()), ("add", &json!({"a": 2, "b": 3})));
+/// assert!(parse_text_calls("The answer is 5.").is_empty());
+/// ```
+pub fn parse_text_calls(text: &str) -> Vec<ParsedCall> {
+    let mut calls = Vec::new();
+    let blocks = tagged_blocks(text);
+    if !blocks.is_empty() {
+        for block in blocks {
+            read_block(strip_fence(block.trim()), true, &mut calls);
+        }
+        return calls;
+    }
+    let fenced = fenced_blocks(text);
+    for block in &fenced {
+        read_block(block.trim(), false, &mut calls);
+    }
+    if !fenced.is_empty() && !calls.is_empty() {
+        return calls;
+    }
+    let trimmed = text.trim();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        read_block(trimmed, false, &mut calls);
+    }
+    calls
+}
+
+/// The contents of `<tool_call>` blocks; an unclosed last block runs to the end.
+fn tagged_blocks(text: &str) -> Vec<&str> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN_TAG) {
+        let after = &rest[start + OPEN_TAG.len()..];
+        let end = [after.find(CLOSE_TAG), after.find(OPEN_TAG)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(after.len());
+        blocks.push(&after[..end]);
+        rest = after[end..]
+            .strip_prefix(CLOSE_TAG)
+            .unwrap_or(&after[end..]);
+    }
+    blocks
+}
+
+/// The contents of the Markdown code fences of `text`.
+fn fenced_blocks(text: &str) -> Vec<&str> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let Some(newline) = after.find('\n') else {
+            break;
+        };
+        let body = &after[newline + 1..];
+        let end = body.find("```").unwrap_or(body.len());
+        blocks.push(&body[..end]);
+        rest = body.get(end + 3..).unwrap_or("");
+    }
+    blocks
+}
+
+/// Reads one block's call(s) into `calls`. A block that is not JSON counts as a broken call
+/// when it was explicitly tagged as one or mentions a `name`; otherwise it is ignored (prose,
+/// a code sample).
+fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
+    let value = match repair_json(block) {
+        Ok(value) => value,
+        Err(err) => {
+            if tagged || block.contains("\"name\"") {
+                let index = calls.len();
+                let name = name_in(block).unwrap_or_default();
+                let reason = format!(
+                    "the tool call is not valid JSON ({err}); write it as {{\"name\": \"<tool>\", \"arguments\": {{…}}}}"
+                );
+                let error = if name.is_empty() {
+                    ToolError::invalid_arguments("(unnamed)", reason)
+                } else {
+                    ToolError::invalid_arguments(name.clone(), reason)
+                };
+                calls.push(Err(RejectedCall {
+                    id: generated_id(index),
+                    name,
+                    error,
+                }));
+            }
+            return;
+        }
+    };
+    let items = match value {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    for item in items {
+        let Value::Object(fields) = item else {
+            continue;
+        };
+        let fields = unwrap_function(fields);
+        if !tagged && !fields.contains_key("name") {
+            continue;
+        }
+        let index = calls.len();
+        let id = fields
+            .get("id")
+            .and_then(Value::as_str)
+            .map_or_else(|| generated_id(index), str::to_owned);
+        calls.push(read_call(
+            id,
+            fields.get("name").and_then(Value::as_str),
+            fields.get("arguments").or_else(|| fields.get("parameters")),
+        ));
+    }
+}
+
+/// `{"function": {"name", "arguments"}, "id"}` (OpenAI's shape, as some models write it) as
+/// `{"name", "arguments", "id"}`.
+fn unwrap_function(mut fields: Map<String, Value>) -> Map<String, Value> {
+    if !fields.contains_key("name")
+        && let Some(Value::Object(function)) = fields.shift_remove("function")
+    {
+        let mut flat = function;
+        if let Some(id) = fields.shift_remove("id") {
+            flat.insert("id".to_owned(), id);
+        }
+        return flat;
+    }
+    fields
+}
+
+/// The tool name in a call too broken to parse, if it can be found: `"name": "…"`.
+fn name_in(block: &str) -> Option<String> {
+    let after = &block[block.find("\"name\"")? + 6..];
+    let after = after
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
+    let name = &after[..after.find('"')?];
+    crate::check_name(name).is_ok().then(|| name.to_owned())
+}
+
+pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
+    if replies.is_empty() {
+        return Vec::new();
+    }
+    let blocks: Vec<String> = replies
+        .iter()
+        .map(|reply| {
+            let mut response = Map::new();
+            response.insert("id".to_owned(), json!(reply.id));
+            response.insert("name".to_owned(), json!(reply.name));
+            let content = match &reply.body {
+                Body::Json(value) => value.clone(),
+                other => Value::String(other.text()),
+            };
+            response.insert("content".to_owned(), content);
+            if reply.body.is_error() {
+                response.insert("is_error".to_owned(), Value::Bool(true));
+            }
+            format!(
+                "<tool_response>\n{}\n</tool_response>",
+                Value::Object(response)
+            )
+        })
+        .collect();
+    vec![json!({"role": "user", "content": blocks.join("\n")})]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(calls: &[ParsedCall]) -> Vec<String> {
+        calls
+            .iter()
+            .map(|c| match c {
+                Ok(r) => r.name.clone(),
+                Err(r) => format!("!{}", r.name),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reads_every_text_form() {
+        let tagged = "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": \"{\\\"x\\\": 1}\"}";
+        assert_eq!(names(&parse_text_calls(tagged)), ["a", "b"]);
+        let fenced = "Sure:\n```json\n[{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"parameters\": {\"x\": 1}}]\n```";
+        let calls = parse_text_calls(fenced);
+        assert_eq!(names(&calls), ["a", "b"]);
+        assert_eq!(
+            calls[1].as_ref().unwrap().arguments.as_value(),
+            &json!({"x": 1})
+        );
+        assert_eq!(calls[1].as_ref().unwrap().id, "toolsmith-call-1");
+        assert_eq!(
+            names(&parse_text_calls("{\"name\": \"c\", \"arguments\": {}}")),
+            ["c"]
+        );
+        assert_eq!(
+            names(&parse_text_calls(
+                "{\"function\": {\"name\": \"d\", \"arguments\": \"{}\"}, \"id\": \"x\"}"
+            )),
+            ["d"]
+        );
+        assert!(parse_text_calls("```rust\nfn main() {}\n```").is_empty());
+        assert!(parse_text_calls("{\"answer\": 42}").is_empty());
+    }
+
+    #[test]
+    fn a_broken_block_is_rejected_alone() {
+        let text = "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": }}</tool_call><tool_call>{'name': 'b', arguments: {x: 1,},}</tool_call>";
+        let calls = parse_text_calls(text);
+        assert_eq!(names(&calls), ["!a", "b"]);
+        let rejected = calls[0].as_ref().unwrap_err();
+        assert!(
+            rejected
+                .error
+                .to_string()
+                .contains("expected value at line 1"),
+            "{}",
+            rejected.error
+        );
+        assert_eq!(
+            calls[1].as_ref().unwrap().arguments.as_value(),
+            &json!({"x": 1})
+        );
+    }
+}

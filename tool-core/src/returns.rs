@@ -1,0 +1,72 @@
+//! Result schemas: a tool's `returns` schema compiled once, when the tool is registered, and
+//! checked against its structured results before they reach the model.
+
+use serde_json::json;
+
+use crate::validation::CompiledSchema;
+use crate::{Tool, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
+
+/// The compiled `returns` schema of `tool`: its own for a single command; for a group whose
+/// every command declares one, a result must match one of them (the result does not say which
+/// command ran). `Err` says why a schema does not compile.
+pub(crate) fn compile_returns(tool: &Tool) -> Result<Option<CompiledSchema>, String> {
+    let schemas: Vec<&serde_json::Value> = tool
+        .commands()
+        .iter()
+        .filter_map(|command| command.returns.as_ref().map(|r| r.schema()))
+        .collect();
+    if schemas.is_empty() || schemas.len() < tool.commands().len() {
+        return Ok(None);
+    }
+    let schema = match tool {
+        Tool::SingleCommand(_) => schemas[0].clone(),
+        Tool::MultiCommands(..) => json!({ "anyOf": schemas }),
+    };
+    CompiledSchema::compile(&schema).map(Some)
+}
+
+impl ToolCallManager {
+    /// Checks a result of the tool `name` against the tool's `returns` schema.
+    ///
+    /// Only structured ([`UserModelContent::Json`]) results that do not report an error are
+    /// checked; tools without a `returns` schema (and unknown names) pass. A mismatch is
+    /// [`ToolError::Execution`] naming every violation with its JSON path: a tool that breaks
+    /// its own contract has a bug, and its result must not reach the model as valid.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
+    /// use serde_json::json;
+    ///
+    /// let manager = ToolCallManager::new("demo");
+    /// manager.register(Arc::new(FnTool::new("count", "Count things.", Args::empty(),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::json(json!({"count": 3}))) })
+    ///     .with_returns(Args::new(scheme::object().required("count", scheme::integer()).build()))))
+    ///     .unwrap();
+    ///
+    /// assert!(manager.check_result("count", &ToolCallResult::json(json!({"count": 3}))).is_ok());
+    /// let err = manager.check_result("count", &ToolCallResult::json(json!({"count": "three"}))).unwrap_err();
+    /// assert_eq!(err.to_string(),
+    ///     "Tool 'count' failed: its result does not match its `returns` schema: /count: \"three\" is not of type \"integer\"");
+    /// ```
+    pub fn check_result(&self, name: &str, result: &ToolCallResult) -> Result<(), ToolError> {
+        let UserModelContent::Json(value) = &result.content else {
+            return Ok(());
+        };
+        if result.is_error() {
+            return Ok(());
+        }
+        let Some(entry) = self.entry(name) else {
+            return Ok(());
+        };
+        let Some(returns) = &entry.returns else {
+            return Ok(());
+        };
+        returns.verify(value).map_err(|reason| {
+            ToolError::execution(
+                name,
+                format!("its result does not match its `returns` schema: {reason}"),
+            )
+        })
+    }
+}

@@ -1,0 +1,176 @@
+//! "Did you mean …": the closest known names to a name the model got wrong, so that an error
+//! tells it what to send instead.
+
+use serde_json::Value;
+
+/// How similar (Jaro-Winkler, 0–1) a known name must be to be suggested.
+const MIN_SIMILARITY: f64 = 0.75;
+/// How much less similar than the best name another may be and still be suggested.
+const RELATIVE_MARGIN: f64 = 0.08;
+/// How many names a suggestion lists at most.
+const MAX_SUGGESTIONS: usize = 3;
+
+/// The known names closest to `wanted`, best first (at most three): those similar enough by
+/// Jaro-Winkler distance (case-insensitive), or that contain it or are contained in it.
+///
+/// ```
+/// use toolsmith_core::closest_names;
+///
+/// let known = ["read_file", "write_file", "search"];
+/// assert_eq!(closest_names("read_flie", known), ["read_file"]);
+/// assert_eq!(closest_names("read", known), ["read_file"]);
+/// assert!(closest_names("weather", known).is_empty());
+/// ```
+pub fn closest_names<'a, I>(wanted: &str, known: I) -> Vec<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let wanted_lower = wanted.to_lowercase();
+    let mut scored: Vec<(f64, &str)> = known
+        .into_iter()
+        .filter(|name| *name != wanted)
+        .filter_map(|name| {
+            let lower = name.to_lowercase();
+            let mut score = strsim::jaro_winkler(&wanted_lower, &lower);
+            // A name the model shortened or extended ("read" for "read_file") is a likely
+            // intent even when the edit distance is large.
+            if wanted_lower.len() >= 3
+                && (lower.contains(&wanted_lower) || wanted_lower.contains(&lower))
+            {
+                score = score.max(0.9);
+            }
+            (score >= MIN_SIMILARITY).then_some((score, name))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    // Only the names about as close as the best one: a clear winner is suggested alone.
+    let best = scored.first().map_or(0.0, |s| s.0);
+    scored
+        .into_iter()
+        .take_while(|(score, _)| *score >= best - RELATIVE_MARGIN)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// " — did you mean 'a' or 'b'?" for a list of suggestions; empty when there are none.
+pub(crate) fn did_you_mean(suggestions: &[&str]) -> String {
+    match suggestions {
+        [] => String::new(),
+        [one] => format!("did you mean '{one}'?"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(|n| format!("'{n}'")).collect();
+            format!("did you mean {} or '{last}'?", init.join(", "))
+        }
+    }
+}
+
+/// The hint for arguments a schema does not allow: for each unexpected name, the closest
+/// property names of the object schema found at `schema_pointer` (or, failing that, by
+/// following `instance_pointer` through `properties` and `items`).
+pub(crate) fn unexpected_properties_hint(
+    root: &Value,
+    schema_pointer: &str,
+    instance_pointer: &str,
+    unexpected: &[String],
+) -> String {
+    let object = schema_pointer
+        .strip_suffix("/additionalProperties")
+        .and_then(|parent| root.pointer(parent))
+        .filter(|schema| schema.get("properties").is_some())
+        .or_else(|| schema_at_instance(root, instance_pointer));
+    let Some(properties) = object
+        .and_then(|schema| schema.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return String::new();
+    };
+    let mut hints = Vec::new();
+    for name in unexpected {
+        let suggestions = closest_names(name, properties.keys().map(String::as_str));
+        if !suggestions.is_empty() {
+            hints.push(format!("for '{name}', {}", did_you_mean(&suggestions)));
+        }
+    }
+    if hints.is_empty() {
+        let allowed: Vec<String> = properties.keys().map(|k| format!("'{k}'")).collect();
+        if allowed.is_empty() {
+            return " (no arguments are accepted here)".to_owned();
+        }
+        return format!(" (the accepted arguments are {})", allowed.join(", "));
+    }
+    format!(" ({})", hints.join("; "))
+}
+
+/// The object schema that describes the value at `pointer`, following `properties`, `items`
+/// and local `$ref`s from the root.
+fn schema_at_instance<'a>(root: &'a Value, pointer: &str) -> Option<&'a Value> {
+    let mut schema = resolve(root, root)?;
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        let next = schema
+            .get("properties")
+            .and_then(|p| p.get(&segment))
+            .or_else(|| schema.get("items"))?;
+        schema = resolve(root, next)?;
+    }
+    Some(schema)
+}
+
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> Option<&'a Value> {
+    let mut schema = schema;
+    for _ in 0..16 {
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(reference) => schema = root.pointer(reference.strip_prefix('#')?)?,
+            None => return Some(schema),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn suggests_close_names_best_first() {
+        let known = ["name", "names", "nickname", "age"];
+        assert_eq!(closest_names("nmae", known), ["name", "names"]);
+        assert_eq!(closest_names("NAME", known)[0], "name");
+        assert!(closest_names("zzz", known).is_empty());
+        assert_eq!(did_you_mean(&["a"]), "did you mean 'a'?");
+        assert_eq!(
+            did_you_mean(&["a", "b", "c"]),
+            "did you mean 'a', 'b' or 'c'?"
+        );
+        assert_eq!(did_you_mean(&[]), "");
+    }
+
+    #[test]
+    fn hints_follow_the_schema_to_the_object() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "inner": {"$ref": "#/$defs/Inner"},
+                "list": {"type": "array", "items": {"type": "object", "properties": {"count": {}}}}
+            },
+            "$defs": {"Inner": {"type": "object", "properties": {"path": {}, "limit": {}}}}
+        });
+        let hint = unexpected_properties_hint(
+            &schema,
+            "/properties/inner/$ref/additionalProperties",
+            "/inner",
+            &["pth".into()],
+        );
+        assert_eq!(hint, " (for 'pth', did you mean 'path'?)");
+        let hint = unexpected_properties_hint(&schema, "", "/list/0", &["cuont".into()]);
+        assert_eq!(hint, " (for 'cuont', did you mean 'count'?)");
+        let hint =
+            unexpected_properties_hint(&schema, "/additionalProperties", "", &["zzz".into()]);
+        assert_eq!(hint, " (the accepted arguments are 'inner', 'list')");
+    }
+}
