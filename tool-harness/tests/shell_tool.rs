@@ -136,12 +136,12 @@ async fn long_output_keeps_head_and_tail_with_a_marker() {
     let cut = total - 2000;
     let cut_lines = full[1000..total - 1000].matches('\n').count();
     let expected = format!(
-        "{}\n[… {cut} bytes ({cut_lines} line breaks) cut …]\n{}[exit code: 0]",
+        "{}[… {cut} bytes ({cut_lines} line breaks) cut …]\n{}[exit code: 0]",
         &full[..1000],
         &full[total - 1000..]
     );
-    // The first 1000 bytes end with a whole line (1-178), so the marker follows directly.
-    assert!(full[..1000].ends_with("178\n"));
+    // The first 1000 bytes end with a whole line (1-277), so the marker follows directly.
+    assert!(full[..1000].ends_with("277\n"));
     assert_eq!(shown, expected);
     assert!(shown.starts_with("1\n2\n3\n"));
     assert!(shown.ends_with("99999\n100000\n[exit code: 0]"));
