@@ -164,7 +164,9 @@ impl Collector {
     pub(crate) fn search_one(
         &self,
         path: &str,
-        search: impl FnOnce(&mut Lossy<&mut dyn FnMut(u64, &str) -> std::io::Result<bool>>) -> std::io::Result<()>,
+        search: impl FnOnce(
+            &mut Lossy<&mut dyn FnMut(u64, &str) -> std::io::Result<bool>>,
+        ) -> std::io::Result<()>,
     ) {
         if self.is_full() {
             return;

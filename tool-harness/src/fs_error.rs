@@ -121,10 +121,13 @@ impl FsError {
             io::ErrorKind::NotFound => Self::NotFound { path },
             io::ErrorKind::IsADirectory => Self::IsADirectory { path },
             // cap-std's word for an escape attempt.
-            io::ErrorKind::PermissionDenied if err.to_string().contains("outside of the filesystem") => {
+            io::ErrorKind::PermissionDenied
+                if err.to_string().contains("outside of the filesystem") =>
+            {
                 Self::OutsideRoot {
                     path,
-                    reason: "it resolves (through '..' or a symbolic link) to a place outside".into(),
+                    reason: "it resolves (through '..' or a symbolic link) to a place outside"
+                        .into(),
                 }
             }
             _ => Self::Io {

@@ -47,8 +47,7 @@ pub mod tools;
 pub use toolsmith_core as core;
 
 pub use file_search::{
-    DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, SearchError, SearchMatch, SearchQuery,
-    SearchReport,
+    DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, SearchError, SearchMatch, SearchQuery, SearchReport,
 };
 pub use file_system::FileSystem;
 pub use fs_error::FsError;

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::file_search::{Collector, matcher, searcher};
 use crate::sandbox_path::{relative_to_root, shown};

@@ -139,8 +139,9 @@ impl FileMemory {
     /// Opens the memory kept at `path`: its facts if the file exists, none otherwise (the file
     /// is created by the first write). A file that is not a memory is an error.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
-        let path = std::path::absolute(path.as_ref())
-            .map_err(|err| ServiceError::new("memory", format!("{}: {err}", path.as_ref().display())))?;
+        let path = std::path::absolute(path.as_ref()).map_err(|err| {
+            ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
+        })?;
         let facts = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|err| {
                 ServiceError::new(
@@ -150,7 +151,10 @@ impl FileMemory {
             })?,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Facts::default(),
             Err(err) => {
-                return Err(ServiceError::new("memory", format!("{}: {err}", path.display())));
+                return Err(ServiceError::new(
+                    "memory",
+                    format!("{}: {err}", path.display()),
+                ));
             }
         };
         Ok(Self {
@@ -178,8 +182,9 @@ impl FileMemory {
             let mut next = current.clone();
             let (value, changed) = change(&mut next);
             if changed {
-                persist(&path, &next)
-                    .map_err(|err| ServiceError::new("memory", format!("{}: {err}", path.display())))?;
+                persist(&path, &next).map_err(|err| {
+                    ServiceError::new("memory", format!("{}: {err}", path.display()))
+                })?;
                 *current = next;
             }
             Ok(value)

@@ -123,6 +123,9 @@ mod tests {
         // "abcdefg\nhij": head "abc", tail "hij", cut "defg\n".
         assert_eq!(buffer.cut_bytes(), 5);
         assert_eq!(buffer.total_bytes(), 11);
-        assert_eq!(buffer.render(), "abc\n[… 5 bytes (1 line break) cut …]\nhij");
+        assert_eq!(
+            buffer.render(),
+            "abc\n[… 5 bytes (1 line break) cut …]\nhij"
+        );
     }
 }

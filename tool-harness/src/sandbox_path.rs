@@ -111,7 +111,10 @@ mod tests {
     #[test]
     fn normalises_inside_paths() {
         assert_eq!(rel("a/./b/../c.txt").unwrap(), Path::new("a/c.txt"));
-        assert_eq!(rel("/srv/root/src/lib.rs").unwrap(), Path::new("src/lib.rs"));
+        assert_eq!(
+            rel("/srv/root/src/lib.rs").unwrap(),
+            Path::new("src/lib.rs")
+        );
         assert_eq!(rel(".").unwrap(), Path::new(""));
     }
 
@@ -131,11 +134,25 @@ mod tests {
             assert_eq!(err.path(), path);
         }
         let long_name = "n".repeat(256);
-        assert!(rel(&long_name).unwrap_err().to_string().contains("256 bytes long"));
+        assert!(
+            rel(&long_name)
+                .unwrap_err()
+                .to_string()
+                .contains("256 bytes long")
+        );
         let long_path = "a/".repeat(2100);
-        assert!(rel(&long_path).unwrap_err().to_string().contains("more than 4096"));
+        assert!(
+            rel(&long_path)
+                .unwrap_err()
+                .to_string()
+                .contains("more than 4096")
+        );
         let no_root = relative_to_root(Path::new("/x"), None).unwrap_err();
-        assert!(no_root.to_string().contains("absolute paths are not accepted"));
+        assert!(
+            no_root
+                .to_string()
+                .contains("absolute paths are not accepted")
+        );
     }
 
     #[cfg(unix)]

@@ -127,7 +127,7 @@ impl ShellConfig {
 /// How a command ended, and what it printed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellOutcome {
-    /// Standard output and standard error, interleaved as they arrived, capped (head and
+    /// Standard output and standard error, interleaved as written (one pipe), capped (head and
     /// tail kept, with a marker of what was cut).
     pub output: String,
     /// The exit code, when the shell exited normally.
@@ -241,9 +241,9 @@ impl ShellRunner {
             ShellSandbox::Landlock(_) => SandboxStatus::Unavailable(
                 "Landlock is required but this kernel does not support it".to_owned(),
             ),
-            ShellSandbox::LandlockIfSupported(_) => SandboxStatus::NotSandboxed(
-                "this kernel does not support Landlock".to_owned(),
-            ),
+            ShellSandbox::LandlockIfSupported(_) => {
+                SandboxStatus::NotSandboxed("this kernel does not support Landlock".to_owned())
+            }
         }
     }
 
@@ -278,9 +278,13 @@ impl ShellRunner {
             .arg(command)
             .current_dir(&config.root)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // One pipe for both streams, so that their lines interleave as the command wrote them.
+        let (reader, writer) = std::io::pipe().map_err(|err| spawn_error(err.to_string()))?;
+        let writer_too = writer
+            .try_clone()
+            .map_err(|err| spawn_error(err.to_string()))?;
+        command_line.stdout(writer).stderr(writer_too);
         #[cfg(unix)]
         command_line.process_group(0);
         let ruleset = self.prepare_sandbox()?;
@@ -299,15 +303,17 @@ impl ShellRunner {
             .spawn()
             .map_err(|err| spawn_error(err.to_string()))?;
         drop(ruleset);
+        // The child holds the write ends now; ours must close for the reader to see the end.
+        drop(command_line);
         let group = ProcessGroup(child.id());
+        let output = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
+            .map_err(|err| spawn_error(err.to_string()))?;
 
         let buffer = Mutex::new(HeadTailBuffer::new(config.output_head, config.output_tail));
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
         let (exited_tx, mut exited_rx) = tokio::sync::watch::channel(false);
 
         let read_output = async {
-            let pumps = async { tokio::join!(pump(stdout, &buffer), pump(stderr, &buffer)) };
+            let pumps = pump(output, &buffer);
             let drained = async {
                 let _ = exited_rx.wait_for(|exited| *exited).await;
                 tokio::time::sleep(DRAIN_GRACE).await;
@@ -390,8 +396,7 @@ impl ShellRunner {
 }
 
 /// Copies a pipe into the shared buffer until it closes.
-async fn pump<R: AsyncRead + Unpin>(pipe: Option<R>, buffer: &Mutex<HeadTailBuffer>) {
-    let Some(mut pipe) = pipe else { return };
+async fn pump<R: AsyncRead + Unpin>(mut pipe: R, buffer: &Mutex<HeadTailBuffer>) {
     let mut chunk = vec![0u8; 8192];
     loop {
         match pipe.read(&mut chunk).await {
@@ -411,7 +416,10 @@ struct ProcessGroup(Option<u32>);
 impl ProcessGroup {
     fn kill(&self) {
         #[cfg(unix)]
-        if let Some(pid) = self.0.and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
+        if let Some(pid) = self
+            .0
+            .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+        {
             // ESRCH (the group is gone already) is the expected case after a clean exit.
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }

@@ -34,7 +34,9 @@ async fn writer_child() {
     }
     let fs = LocalFileSystem::new(&root).unwrap();
     let content = vec![b'x'; NEW_LEN];
-    fs.write(Path::new("data/target.txt"), content).await.unwrap();
+    fs.write(Path::new("data/target.txt"), content)
+        .await
+        .unwrap();
     println!("WRITE FINISHED");
 }
 
@@ -65,7 +67,8 @@ fn temporaries(root: &Path) -> Vec<(PathBuf, u64)> {
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            (name != "target.txt").then(|| (entry.path(), entry.metadata().map(|m| m.len()).unwrap_or(0)))
+            (name != "target.txt")
+                .then(|| (entry.path(), entry.metadata().map(|m| m.len()).unwrap_or(0)))
         })
         .collect()
 }
@@ -76,7 +79,11 @@ fn a_writer_that_dies_midway_leaves_the_old_content() {
     let mut child = start_writer(&root, Some(1024 * 1024));
     let status = child.wait().unwrap();
     use std::os::unix::process::ExitStatusExt as _;
-    assert_eq!(status.signal(), Some(libc::SIGXFSZ), "the writer was not stopped midway: {status:?}");
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGXFSZ),
+        "the writer was not stopped midway: {status:?}"
+    );
     assert_eq!(std::fs::read(root.join("data/target.txt")).unwrap(), OLD);
     // The partial data went to a temporary file beside the target, never into it.
     let leftovers = temporaries(&root);
@@ -95,7 +102,10 @@ fn a_writer_killed_during_a_large_write_leaves_the_old_content() {
         if child.try_wait().unwrap().is_some() {
             break;
         }
-        if temporaries(&root).iter().any(|(_, len)| *len > 0 && *len < NEW_LEN as u64) {
+        if temporaries(&root)
+            .iter()
+            .any(|(_, len)| *len > 0 && *len < NEW_LEN as u64)
+        {
             child.kill().unwrap();
             killed_midway = true;
             break;
@@ -106,7 +116,10 @@ fn a_writer_killed_during_a_large_write_leaves_the_old_content() {
     eprintln!("writer killed midway: {killed_midway}");
     let content = std::fs::read(root.join("data/target.txt")).unwrap();
     if killed_midway {
-        assert_eq!(content, OLD, "the target changed although the writer was killed midway");
+        assert_eq!(
+            content, OLD,
+            "the target changed although the writer was killed midway"
+        );
     } else {
         // The write finished before it could be caught: then it is whole.
         assert_eq!(content.len(), NEW_LEN);
@@ -118,11 +131,29 @@ fn a_writer_killed_during_a_large_write_leaves_the_old_content() {
 async fn a_finished_write_replaces_the_content_and_leaves_no_temporary() {
     let (_dir, root) = setup();
     let fs = LocalFileSystem::new(&root).unwrap();
-    assert!(!fs.write(Path::new("data/target.txt"), b"new\n".to_vec()).await.unwrap());
-    assert!(fs.write(Path::new("data/deep/er/new.txt"), b"made\n".to_vec()).await.unwrap());
-    assert_eq!(std::fs::read(root.join("data/target.txt")).unwrap(), b"new\n");
-    assert_eq!(std::fs::read(root.join("data/deep/er/new.txt")).unwrap(), b"made\n");
-    assert_eq!(temporaries(&root).len(), 1, "only the new directory besides the target");
+    assert!(
+        !fs.write(Path::new("data/target.txt"), b"new\n".to_vec())
+            .await
+            .unwrap()
+    );
+    assert!(
+        fs.write(Path::new("data/deep/er/new.txt"), b"made\n".to_vec())
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        std::fs::read(root.join("data/target.txt")).unwrap(),
+        b"new\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join("data/deep/er/new.txt")).unwrap(),
+        b"made\n"
+    );
+    assert_eq!(
+        temporaries(&root).len(),
+        1,
+        "only the new directory besides the target"
+    );
 }
 
 #[tokio::test]
@@ -132,6 +163,11 @@ async fn a_write_keeps_the_file_mode() {
     let target = root.join("data/target.txt");
     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o754)).unwrap();
     let fs = LocalFileSystem::new(&root).unwrap();
-    fs.write(Path::new("data/target.txt"), b"#!/bin/sh\n".to_vec()).await.unwrap();
-    assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o754);
+    fs.write(Path::new("data/target.txt"), b"#!/bin/sh\n".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+        0o754
+    );
 }

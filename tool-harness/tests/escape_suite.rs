@@ -88,26 +88,47 @@ fn attempts(fx: &Fixture) -> Vec<(&'static str, PathBuf)> {
     vec![
         ("'..' to a sibling", "../outside/secret.txt".into()),
         ("'..' to /etc", "../../../../../../etc/passwd".into()),
-        ("'..' after a directory", "a/../../outside/secret.txt".into()),
+        (
+            "'..' after a directory",
+            "a/../../outside/secret.txt".into(),
+        ),
         ("'..' deep", "a/b/../../../outside/secret.txt".into()),
         ("plain '..'", "..".into()),
         ("absolute system path", "/etc/passwd".into()),
-        ("absolute path outside", format!("{outside}/secret.txt").into()),
-        ("absolute root then '..'", format!("{root}/../outside/secret.txt").into()),
-        ("absolute through /proc", format!("/proc/self/root{outside}/secret.txt").into()),
+        (
+            "absolute path outside",
+            format!("{outside}/secret.txt").into(),
+        ),
+        (
+            "absolute root then '..'",
+            format!("{root}/../outside/secret.txt").into(),
+        ),
+        (
+            "absolute through /proc",
+            format!("/proc/self/root{outside}/secret.txt").into(),
+        ),
         ("absolute symlink to a file", "abs_link".into()),
         ("relative symlink climbing out", "rel_link".into()),
         ("chain of symlinks", "chain1".into()),
         ("absolute directory symlink", "dir_link/secret.txt".into()),
-        ("relative directory symlink", "rel_dir_link/secret.txt".into()),
-        ("new file below a directory symlink", "dir_link/made/new.txt".into()),
+        (
+            "relative directory symlink",
+            "rel_dir_link/secret.txt".into(),
+        ),
+        (
+            "new file below a directory symlink",
+            "dir_link/made/new.txt".into(),
+        ),
         ("dangling symlink pointing out", "dangling_out".into()),
         ("symlink loop", "loop1".into()),
         ("self-referencing symlink", "self_loop".into()),
         ("symlink to /proc/self/root", "proc_root/etc/passwd".into()),
         ("symlink to /", "root_link/etc/passwd".into()),
         ("nested symlink climbing out", "a/deep_link".into()),
-        ("symlink with '..' inside its target", "a/sneaky/secret.txt".into()),
+        (
+            "symlink with '..' inside its target",
+            "a/sneaky/secret.txt".into(),
+        ),
         ("symlink via an inner symlink", "a/via_inner_link".into()),
         ("NUL byte", "inside.txt\0../../outside/secret.txt".into()),
         ("very long name", "n".repeat(300).into()),
@@ -133,9 +154,14 @@ async fn every_escape_is_refused_at_the_file_system_and_names_the_path() {
     for (what, path) in &attempts {
         let read = fs.read(path).await;
         let write = fs.write(path, b"PWNED".to_vec()).await;
-        let search = fs.search(SearchQuery::new("SECRET").in_path(path.clone())).await;
+        let search = fs
+            .search(SearchQuery::new("SECRET").in_path(path.clone()))
+            .await;
         for (op, outcome) in [
-            ("read", read.map(|bytes| String::from_utf8_lossy(&bytes).into_owned())),
+            (
+                "read",
+                read.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+            ),
             ("write", write.map(|created| created.to_string())),
             (
                 "search",
@@ -169,7 +195,11 @@ async fn every_escape_is_refused_at_the_file_system_and_names_the_path() {
             );
         }
     }
-    assert_eq!(fx.outside_listing(), before, "something outside the root changed");
+    assert_eq!(
+        fx.outside_listing(),
+        before,
+        "something outside the root changed"
+    );
 }
 
 #[tokio::test]
@@ -186,7 +216,10 @@ async fn every_escape_is_refused_by_the_tools() {
         for (tool, arguments) in [
             ("read", json!({"path": text})),
             ("write", json!({"path": text, "content": "PWNED"})),
-            ("edit", json!({"path": text, "old_string": SECRET, "new_string": "PWNED"})),
+            (
+                "edit",
+                json!({"path": text, "old_string": SECRET, "new_string": "PWNED"}),
+            ),
             ("search_file", json!({"pattern": "SECRET", "path": text})),
         ] {
             let err = common::error(&manager, tool, arguments).await;
@@ -195,10 +228,17 @@ async fn every_escape_is_refused_by_the_tools() {
                 message.contains(&format!("{text:?}")),
                 "{what}: {tool}: the message does not name the path: {message}"
             );
-            assert!(!message.contains(SECRET), "{what}: {tool} leaked: {message}");
+            assert!(
+                !message.contains(SECRET),
+                "{what}: {tool} leaked: {message}"
+            );
         }
     }
-    assert_eq!(fx.outside_listing(), before, "something outside the root changed");
+    assert_eq!(
+        fx.outside_listing(),
+        before,
+        "something outside the root changed"
+    );
 }
 
 #[tokio::test]
@@ -219,9 +259,19 @@ async fn links_that_stay_inside_work() {
     assert_eq!(fs.read(Path::new("good_link")).await.unwrap(), b"inside\n");
     assert_eq!(fs.read(Path::new("a/up_link")).await.unwrap(), b"inside\n");
     // A write through a link inside the root lands on its target, and the link stays.
-    fs.write(Path::new("good_link"), b"changed\n".to_vec()).await.unwrap();
-    assert_eq!(std::fs::read(fx.root.join("inside.txt")).unwrap(), b"changed\n");
-    assert!(std::fs::symlink_metadata(fx.root.join("good_link")).unwrap().file_type().is_symlink());
+    fs.write(Path::new("good_link"), b"changed\n".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read(fx.root.join("inside.txt")).unwrap(),
+        b"changed\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(fx.root.join("good_link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     // An absolute path inside the root is accepted.
     let absolute = fx.root.join("inside.txt");
     assert_eq!(fs.read(&absolute).await.unwrap(), b"changed\n");
@@ -234,8 +284,13 @@ async fn a_write_through_a_hard_link_does_not_change_the_file_outside() {
     let fx = Fixture::new();
     std::fs::hard_link(fx.outside.join("secret.txt"), fx.root.join("hard.txt")).unwrap();
     let fs = LocalFileSystem::new(&fx.root).unwrap();
-    fs.write(Path::new("hard.txt"), b"new\n".to_vec()).await.unwrap();
-    assert_eq!(std::fs::read_to_string(fx.outside.join("secret.txt")).unwrap(), SECRET);
+    fs.write(Path::new("hard.txt"), b"new\n".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.outside.join("secret.txt")).unwrap(),
+        SECRET
+    );
     assert_eq!(std::fs::read(fx.root.join("hard.txt")).unwrap(), b"new\n");
 }
 
@@ -243,13 +298,19 @@ async fn a_write_through_a_hard_link_does_not_change_the_file_outside() {
 async fn special_files_are_refused_without_blocking() {
     let fx = Fixture::new();
     let fifo = fx.root.join("pipe");
-    let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(status.success());
     let fs = LocalFileSystem::new(&fx.root).unwrap();
-    let err = tokio::time::timeout(std::time::Duration::from_secs(5), fs.read(Path::new("pipe")))
-        .await
-        .expect("reading a FIFO must not block")
-        .unwrap_err();
+    let err = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        fs.read(Path::new("pipe")),
+    )
+    .await
+    .expect("reading a FIFO must not block")
+    .unwrap_err();
     assert!(matches!(err, FsError::NotARegularFile { .. }), "{err}");
     assert!(err.to_string().contains("a FIFO"), "{err}");
 }

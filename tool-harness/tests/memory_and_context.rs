@@ -25,7 +25,10 @@ async fn memory_commands_bump_the_version_and_report_errors() {
     let dir = tempfile::tempdir().unwrap();
     let stores: Vec<(&str, Arc<dyn MemoryAccess>)> = vec![
         ("in-memory", Arc::new(InMemoryMemory::new())),
-        ("file", Arc::new(FileMemory::open(dir.path().join("m.json")).unwrap())),
+        (
+            "file",
+            Arc::new(FileMemory::open(dir.path().join("m.json")).unwrap()),
+        ),
     ];
     for (kind, memory) in stores {
         let m = manager(Arc::clone(&memory));
@@ -35,11 +38,21 @@ async fn memory_commands_bump_the_version_and_report_errors() {
             "{kind}"
         );
         assert_eq!(
-            text(&m, "memory", json!({"command": "add", "text": "deploys on Friday"})).await,
+            text(
+                &m,
+                "memory",
+                json!({"command": "add", "text": "deploys on Friday"})
+            )
+            .await,
             "Remembered fact 2 (memory version 2)"
         );
         assert_eq!(
-            text(&m, "memory", json!({"command": "replace", "id": "1", "text": "uses spaces"})).await,
+            text(
+                &m,
+                "memory",
+                json!({"command": "replace", "id": "1", "text": "uses spaces"})
+            )
+            .await,
             "Replaced fact 1 (memory version 3)"
         );
         assert_eq!(
@@ -52,8 +65,16 @@ async fn memory_commands_bump_the_version_and_report_errors() {
             "Tool 'memory' failed: there is no fact with id 2 (known ids: 1)",
             "{kind}"
         );
-        let err = error(&m, "memory", json!({"command": "replace", "id": 9, "text": "x"})).await;
-        assert!(err.to_string().contains("no fact with id 9"), "{kind}: {err}");
+        let err = error(
+            &m,
+            "memory",
+            json!({"command": "replace", "id": 9, "text": "x"}),
+        )
+        .await;
+        assert!(
+            err.to_string().contains("no fact with id 9"),
+            "{kind}: {err}"
+        );
         assert_eq!(memory.version(), 4, "{kind}: failed writes are no versions");
         let facts = memory.facts().await.unwrap();
         assert_eq!(facts.len(), 1);
@@ -66,7 +87,11 @@ async fn memory_commands_bump_the_version_and_report_errors() {
             json!({"text": "no command"}),
         ] {
             let err = error(&m, "memory", bad.clone()).await;
-            assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{kind} {bad}: {err}");
+            assert_eq!(
+                err.kind(),
+                ToolErrorKind::InvalidArguments,
+                "{kind} {bad}: {err}"
+            );
         }
     }
 }
@@ -82,9 +107,13 @@ async fn file_memory_survives_a_reopen_and_writes_whole_files() {
         memory.add("two".into()).await.unwrap();
         assert!(memory.remove(2).await.unwrap());
         // Every write leaves a complete file, and no temporary beside it.
-        let on_disk: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let on_disk: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(on_disk["version"], 3);
-        assert_eq!(std::fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+        assert_eq!(
+            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+            1
+        );
     }
     let reopened = FileMemory::open(&path).unwrap();
     assert_eq!(reopened.version(), 3);
@@ -118,12 +147,17 @@ async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_fail
 fn memory_is_a_command_group() {
     let tool = MemoryTool::new(Arc::new(InMemoryMemory::new()));
     let definition = toolsmith_core::ToolImpl::definition(&tool);
-    let Tool::MultiCommands(name, commands) = &definition else { panic!() };
+    let Tool::MultiCommands(name, commands) = &definition else {
+        panic!()
+    };
     assert_eq!(name, "memory");
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["add", "remove", "replace"]);
     let spec = definition.function_spec();
-    assert_eq!(spec.parameters["properties"]["command"]["enum"], json!(["add", "remove", "replace"]));
+    assert_eq!(
+        spec.parameters["properties"]["command"]["enum"],
+        json!(["add", "remove", "replace"])
+    );
 }
 
 /// A context store that answers from a fixed list, matching on words.
@@ -160,20 +194,32 @@ fn notes() -> Arc<dyn ContextSearch> {
 #[tokio::test]
 async fn search_context_returns_hits_with_sources() {
     let m = ToolCallManager::new("ctx");
-    m.register(Arc::new(SearchContextTool::new(notes()))).unwrap();
+    m.register(Arc::new(SearchContextTool::new(notes())))
+        .unwrap();
     assert_eq!(
         text(&m, "search_context", json!({"query": "note", "limit": 2})).await,
         "1. [doc-1] (score 0.900)\nrelease note 1\n\n2. [doc-2] (score 0.800)\nrelease note 2"
     );
     let all = text(&m, "search_context", json!({"query": "note"})).await;
-    assert_eq!(all.matches("release note").count(), 5, "the default limit is 5");
+    assert_eq!(
+        all.matches("release note").count(),
+        5,
+        "the default limit is 5"
+    );
     assert_eq!(
         text(&m, "search_context", json!({"query": "unrelated"})).await,
         "Nothing in the session's context matches \"unrelated\""
     );
     let err = error(&m, "search_context", json!({"query": "fail"})).await;
-    assert_eq!(err.to_string(), "Tool 'search_context' failed: context: the index is offline");
-    for bad in [json!({"query": "note", "limit": 0}), json!({"query": "note", "limit": 51}), json!({})] {
+    assert_eq!(
+        err.to_string(),
+        "Tool 'search_context' failed: context: the index is offline"
+    );
+    for bad in [
+        json!({"query": "note", "limit": 0}),
+        json!({"query": "note", "limit": 51}),
+        json!({}),
+    ] {
         let err = error(&m, "search_context", bad.clone()).await;
         assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{bad}: {err}");
     }

@@ -33,7 +33,11 @@ async fn tree(fs: &dyn FileSystem) {
 fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
     let dir = tempfile::tempdir().unwrap();
     vec![
-        ("local", Arc::new(LocalFileSystem::new(dir.path()).unwrap()) as Arc<dyn FileSystem>, Some(dir)),
+        (
+            "local",
+            Arc::new(LocalFileSystem::new(dir.path()).unwrap()) as Arc<dyn FileSystem>,
+            Some(dir),
+        ),
         ("memory", Arc::new(InMemoryFileSystem::new()), None),
     ]
 }
@@ -65,7 +69,12 @@ async fn narrows_by_path_and_glob() {
         tree(&*fs).await;
         let m = manager(fs);
         assert_eq!(
-            text(&m, "search_file", json!({"pattern": r"fn \w+", "path": "src"})).await,
+            text(
+                &m,
+                "search_file",
+                json!({"pattern": r"fn \w+", "path": "src"})
+            )
+            .await,
             "3 matches in 2 files (2 files searched)\n\
              src/lib.rs:1: fn alpha() {}\n\
              src/lib.rs:2: fn beta() {}\n\
@@ -73,12 +82,22 @@ async fn narrows_by_path_and_glob() {
             "{kind}"
         );
         assert_eq!(
-            text(&m, "search_file", json!({"pattern": "alpha", "glob": "*.md"})).await,
+            text(
+                &m,
+                "search_file",
+                json!({"pattern": "alpha", "glob": "*.md"})
+            )
+            .await,
             "1 match in 1 file (1 file searched)\nnotes.md:1: alpha notes",
             "{kind}"
         );
         assert_eq!(
-            text(&m, "search_file", json!({"pattern": "alpha", "path": "src/main.rs"})).await,
+            text(
+                &m,
+                "search_file",
+                json!({"pattern": "alpha", "path": "src/main.rs"})
+            )
+            .await,
             "1 match in 1 file (1 file searched)\nsrc/main.rs:2:     alpha();",
             "{kind}"
         );
@@ -94,13 +113,20 @@ async fn narrows_by_path_and_glob() {
 async fn results_are_capped_with_a_note() {
     for (kind, fs, _dir) in both() {
         for i in 0..30 {
-            fs.write(Path::new(&format!("f{i:02}.txt")), b"hit\nhit\n".to_vec()).await.unwrap();
+            fs.write(Path::new(&format!("f{i:02}.txt")), b"hit\nhit\n".to_vec())
+                .await
+                .unwrap();
         }
         let m = ToolCallManager::new("s");
-        m.register(Arc::new(SearchFileTool::new(fs).with_max_matches(25))).unwrap();
+        m.register(Arc::new(SearchFileTool::new(fs).with_max_matches(25)))
+            .unwrap();
         let shown = text(&m, "search_file", json!({"pattern": "hit"})).await;
         let lines: Vec<&str> = shown.lines().collect();
-        assert!(lines[0].starts_with("first 25 matches in "), "{kind}: {}", lines[0]);
+        assert!(
+            lines[0].starts_with("first 25 matches in "),
+            "{kind}: {}",
+            lines[0]
+        );
         assert_eq!(lines.len(), 27, "{kind}");
         assert_eq!(
             lines[26],
@@ -116,13 +142,33 @@ async fn bad_patterns_globs_and_paths_are_reported() {
         let m = manager(fs);
         let err = error(&m, "search_file", json!({"pattern": "fn ("})).await;
         assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{kind}");
-        assert!(err.to_string().contains("/pattern: the pattern \"fn (\" is not a valid regular expression"), "{kind}: {err}");
+        assert!(
+            err.to_string()
+                .contains("/pattern: the pattern \"fn (\" is not a valid regular expression"),
+            "{kind}: {err}"
+        );
         let err = error(&m, "search_file", json!({"pattern": "a", "glob": "src/[a"})).await;
         assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{kind}");
-        assert!(err.to_string().contains("/glob: the glob \"src/[a\" is not valid"), "{kind}: {err}");
-        let err = error(&m, "search_file", json!({"pattern": "a", "path": "nowhere"})).await;
-        assert_eq!(err.to_string(), "Tool 'search_file' failed: \"nowhere\" does not exist", "{kind}");
+        assert!(
+            err.to_string()
+                .contains("/glob: the glob \"src/[a\" is not valid"),
+            "{kind}: {err}"
+        );
+        let err = error(
+            &m,
+            "search_file",
+            json!({"pattern": "a", "path": "nowhere"}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'search_file' failed: \"nowhere\" does not exist",
+            "{kind}"
+        );
         let err = error(&m, "search_file", json!({"pattern": "a", "path": "../"})).await;
-        assert!(err.to_string().contains("outside the root"), "{kind}: {err}");
+        assert!(
+            err.to_string().contains("outside the root"),
+            "{kind}: {err}"
+        );
     }
 }

@@ -66,16 +66,27 @@ async fn runs_in_the_root_and_reports_the_exit_code() {
         format!("{}\n[exit code: 0]", root.display())
     );
     assert_eq!(
-        text(&m, "bash", json!({"command": "echo out; echo err >&2; exit 7"})).await,
+        text(
+            &m,
+            "bash",
+            json!({"command": "echo out; echo err >&2; exit 7"})
+        )
+        .await,
         "out\nerr\n[exit code: 7]"
     );
-    assert_eq!(text(&m, "bash", json!({"command": "true"})).await, "(no output)\n[exit code: 0]");
+    assert_eq!(
+        text(&m, "bash", json!({"command": "true"})).await,
+        "(no output)\n[exit code: 0]"
+    );
     assert_eq!(
         text(&m, "bash", json!({"command": "kill -9 $$"})).await,
         "(no output)\n[killed by signal 9]"
     );
     // Standard input is closed: a command waiting for input ends at once.
-    assert_eq!(text(&m, "bash", json!({"command": "cat; echo done"})).await, "done\n[exit code: 0]");
+    assert_eq!(
+        text(&m, "bash", json!({"command": "cat; echo done"})).await,
+        "done\n[exit code: 0]"
+    );
 }
 
 #[tokio::test]
@@ -90,14 +101,21 @@ async fn a_timeout_kills_the_whole_process_group() {
     )
     .await
     .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(result.is_error());
     assert_eq!(
         result.content.to_text(),
         "starting\n[timed out after 500 ms: the command and every process it started were killed]"
     );
     let pid = read_pid(dir.path()).await;
-    assert!(wait_dead(pid).await, "the background sleep {pid} survived the timeout");
+    assert!(
+        wait_dead(pid).await,
+        "the background sleep {pid} survived the timeout"
+    );
 }
 
 #[tokio::test]
@@ -107,23 +125,44 @@ async fn background_processes_do_not_outlive_the_call() {
     let started = Instant::now();
     // The background sleep holds the output pipe open: the call must still end promptly.
     assert_eq!(
-        text(&m, "bash", json!({"command": "sleep 1000 & echo $! > bg.pid; echo started"})).await,
+        text(
+            &m,
+            "bash",
+            json!({"command": "sleep 1000 & echo $! > bg.pid; echo started"})
+        )
+        .await,
         "started\n[exit code: 0]"
     );
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     let pid = read_pid(dir.path()).await;
-    assert!(wait_dead(pid).await, "the background sleep {pid} survived the call");
+    assert!(
+        wait_dead(pid).await,
+        "the background sleep {pid} survived the call"
+    );
 }
 
 #[tokio::test]
 async fn a_call_dropped_by_the_manager_time_limit_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(ShellConfig::new(dir.path()));
-    m.set_timeout("bash", Some(Duration::from_millis(500))).unwrap();
-    let err = error(&m, "bash", json!({"command": "sleep 1000 & echo $! > bg.pid; wait"})).await;
+    m.set_timeout("bash", Some(Duration::from_millis(500)))
+        .unwrap();
+    let err = error(
+        &m,
+        "bash",
+        json!({"command": "sleep 1000 & echo $! > bg.pid; wait"}),
+    )
+    .await;
     assert_eq!(err.kind(), ToolErrorKind::Timeout);
     let pid = read_pid(dir.path()).await;
-    assert!(wait_dead(pid).await, "the background sleep {pid} survived the dropped call");
+    assert!(
+        wait_dead(pid).await,
+        "the background sleep {pid} survived the dropped call"
+    );
 }
 
 #[tokio::test]
@@ -158,7 +197,11 @@ async fn arguments_are_checked_before_anything_runs() {
         json!({"timeout_ms": 10}),
     ] {
         let err = error(&m, "bash", arguments.clone()).await;
-        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{arguments}: {err}");
+        assert_eq!(
+            err.kind(),
+            ToolErrorKind::InvalidArguments,
+            "{arguments}: {err}"
+        );
     }
     assert!(!dir.path().join("ran").exists());
 }
@@ -167,7 +210,8 @@ async fn arguments_are_checked_before_anything_runs() {
 fn without_a_tokio_runtime_the_call_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(ShellConfig::new(dir.path()));
-    let err = futures::executor::block_on(call(&m, "bash", json!({"command": "touch ran"}))).unwrap_err();
+    let err =
+        futures::executor::block_on(call(&m, "bash", json!({"command": "touch ran"}))).unwrap_err();
     assert_eq!(
         err.to_string(),
         "Tool 'bash' failed: running a command needs a Tokio runtime with time and I/O enabled"
@@ -197,11 +241,15 @@ fn outside_and_root() -> (tempfile::TempDir, std::path::PathBuf, std::path::Path
 #[tokio::test]
 async fn landlock_confines_writes_to_the_root_where_supported() {
     let (_base, root, outside) = outside_and_root();
-    let config = ShellConfig::new(&root).with_sandbox(ShellSandbox::Landlock(LandlockPolicy::new()));
+    let config =
+        ShellConfig::new(&root).with_sandbox(ShellSandbox::Landlock(LandlockPolicy::new()));
     let runner = ShellRunner::new(config.clone());
     if !LandlockPolicy::is_supported() {
         // Without kernel support a required sandbox refuses to run anything.
-        assert!(matches!(runner.sandbox_status(), SandboxStatus::Unavailable(_)));
+        assert!(matches!(
+            runner.sandbox_status(),
+            SandboxStatus::Unavailable(_)
+        ));
         let err = runner.run("touch ran", None).await.unwrap_err();
         assert!(matches!(err, ShellError::SandboxUnavailable(_)), "{err}");
         assert!(!root.join("ran").exists());
@@ -219,15 +267,24 @@ async fn landlock_confines_writes_to_the_root_where_supported() {
     let shown = text(&m, "bash", json!({"command": command})).await;
     assert!(shown.starts_with("ok\n"), "{shown}");
     assert!(shown.contains("Permission denied"), "{shown}");
-    assert_eq!(std::fs::read_to_string(root.join("in.txt")).unwrap(), "inside\n");
-    assert_eq!(std::fs::read_to_string(root.join("sub/f.txt")).unwrap(), "deeper\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("in.txt")).unwrap(),
+        "inside\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("sub/f.txt")).unwrap(),
+        "deeper\n"
+    );
     let mut names: Vec<String> = std::fs::read_dir(&outside)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
     assert_eq!(names, ["keep.txt"], "{shown}");
-    assert_eq!(std::fs::read_to_string(outside.join("keep.txt")).unwrap(), "keep");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("keep.txt")).unwrap(),
+        "keep"
+    );
 }
 
 #[tokio::test]
@@ -238,13 +295,20 @@ async fn landlock_allows_the_paths_added_to_the_policy() {
     }
     let (_base, root, outside) = outside_and_root();
     let policy = LandlockPolicy::new().allow_writes_beneath(&outside);
-    let runner = ShellRunner::new(ShellConfig::new(&root).with_sandbox(ShellSandbox::Landlock(policy)));
+    let runner =
+        ShellRunner::new(ShellConfig::new(&root).with_sandbox(ShellSandbox::Landlock(policy)));
     let outcome = runner
-        .run(&format!("echo allowed > {}/new.txt", outside.display()), None)
+        .run(
+            &format!("echo allowed > {}/new.txt", outside.display()),
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(outcome.exit_code, Some(0), "{}", outcome.output);
-    assert_eq!(std::fs::read_to_string(outside.join("new.txt")).unwrap(), "allowed\n");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("new.txt")).unwrap(),
+        "allowed\n"
+    );
 }
 
 #[tokio::test]
@@ -252,9 +316,15 @@ async fn without_a_sandbox_writes_outside_are_possible() {
     // The control for the Landlock tests: the same write, unconfined, goes through.
     let (_base, root, outside) = outside_and_root();
     let runner = ShellRunner::new(ShellConfig::new(&root).with_sandbox(ShellSandbox::None));
-    assert!(matches!(runner.sandbox_status(), SandboxStatus::NotSandboxed(_)));
+    assert!(matches!(
+        runner.sandbox_status(),
+        SandboxStatus::NotSandboxed(_)
+    ));
     let outcome = runner
-        .run(&format!("echo unconfined > {}/new.txt", outside.display()), None)
+        .run(
+            &format!("echo unconfined > {}/new.txt", outside.display()),
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(outcome.exit_code, Some(0));

@@ -87,11 +87,16 @@ pub async fn edit_file(fs: &dyn FileSystem, args: EditArgs) -> Result<String, To
     let text = String::from_utf8(contents).map_err(|_| {
         ToolError::execution(
             EDIT_TOOL,
-            format!("refused {:?}: it is not UTF-8 text; edit works on text files only", args.path),
+            format!(
+                "refused {:?}: it is not UTF-8 text; edit works on text files only",
+                args.path
+            ),
         )
     })?;
-    let (edited, count) = replace_unique(&text, &args.old_string, &args.new_string, args.replace_all)
-        .map_err(|reason| ToolError::execution(EDIT_TOOL, format!("in {:?}: {reason}", args.path)))?;
+    let (edited, count) =
+        replace_unique(&text, &args.old_string, &args.new_string, args.replace_all).map_err(
+            |reason| ToolError::execution(EDIT_TOOL, format!("in {:?}: {reason}", args.path)),
+        )?;
     fs.write(path, edited.into_bytes())
         .await
         .map_err(|err| ToolError::execution(EDIT_TOOL, err))?;

@@ -15,8 +15,8 @@ pub use edit::{EDIT_TOOL, EditArgs, EditTool, edit_file, replace_unique};
 pub use memory::{MEMORY_TOOL, MemoryAddArgs, MemoryRemoveArgs, MemoryReplaceArgs, MemoryTool};
 pub use read::{READ_TOOL, ReadArgs, ReadLimits, ReadTool, read_file, render_lines};
 pub use search_context::{
-    DEFAULT_CONTEXT_HITS, SEARCH_CONTEXT_TOOL, SearchContextArgs, SearchContextTool,
-    render_hits, search_context,
+    DEFAULT_CONTEXT_HITS, SEARCH_CONTEXT_TOOL, SearchContextArgs, SearchContextTool, render_hits,
+    search_context,
 };
 pub use search_file::{
     SEARCH_FILE_TOOL, SearchFileArgs, SearchFileTool, render_report, search_files,
