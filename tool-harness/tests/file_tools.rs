@@ -167,7 +167,7 @@ async fn read_refuses_binary_files_and_reports_missing_ones() {
         );
         assert_eq!(
             text(&m, "read", json!({"path": "latin1.txt"})).await,
-            "     1\tcaf\u{fffd}\n[the file is not valid UTF-8: undecodable bytes are shown as U+FFFD]"
+            "     1\tcaf\u{fffd}\n[not valid UTF-8: undecodable bytes are shown as U+FFFD]"
         );
         let err = error(&m, "read", json!({"path": "missing.txt"})).await;
         assert_eq!(

@@ -1,5 +1,6 @@
 //! The `read` tool: a text file's lines, numbered, a window at a time.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -81,10 +82,10 @@ pub fn render_lines(
     if contents.is_empty() {
         return Ok(format!("{path:?} is empty (0 bytes)"));
     }
-    let text = String::from_utf8_lossy(contents);
-    let lossy = matches!(text, std::borrow::Cow::Owned(_));
-    let body = text.strip_suffix('\n').unwrap_or(&text);
-    let total = body.split('\n').count();
+    // Work on bytes, and decode only the lines shown: a window of a large file costs a
+    // newline count, not a decoding of the whole file.
+    let body = contents.strip_suffix(b"\n").unwrap_or(contents);
+    let total = memchr::memchr_iter(b'\n', body).count() + 1;
     let start = offset.unwrap_or(1).max(1);
     if start > total {
         return Err(format!(
@@ -92,27 +93,48 @@ pub fn render_lines(
             if total == 1 { "" } else { "s" }
         ));
     }
+    let window_start = match start {
+        1 => 0,
+        _ => memchr::memchr_iter(b'\n', body)
+            .nth(start - 2)
+            .map_or(body.len(), |newline| newline + 1),
+    };
     let wanted = limit.unwrap_or(limits.default_lines).max(1);
     let mut out = String::new();
     let mut last = start - 1;
     let mut cut_by_bytes = false;
-    for (index, line) in body.split('\n').enumerate().skip(start - 1).take(wanted) {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let number = index + 1;
-        let shown = if line.chars().count() > limits.max_line_chars {
-            let head: String = line.chars().take(limits.max_line_chars).collect();
-            let rest = line.chars().count() - limits.max_line_chars;
-            format!("{head}… [line cut: {rest} more characters]")
+    let mut lossy = false;
+    for (index, line) in body[window_start..]
+        .split(|&b| b == b'\n')
+        .take(wanted)
+        .enumerate()
+    {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = String::from_utf8_lossy(line);
+        lossy |= matches!(line, std::borrow::Cow::Owned(_));
+        let number = start + index;
+        let entry_start = out.len();
+        let _ = write!(out, "{number:>6}\t");
+        // A line has at least as many bytes as characters: count them only when it may be long.
+        let length = if line.len() > limits.max_line_chars {
+            line.chars().count()
         } else {
-            line.to_owned()
+            line.len().min(limits.max_line_chars)
         };
-        let entry = format!("{number:>6}\t{shown}\n");
+        if length > limits.max_line_chars {
+            out.extend(line.chars().take(limits.max_line_chars));
+            let rest = length - limits.max_line_chars;
+            let _ = write!(out, "… [line cut: {rest} more characters]");
+        } else {
+            out.push_str(&line);
+        }
+        out.push('\n');
         // Always show at least one line, so that reading on always makes progress.
-        if last >= start && out.len() + entry.len() > limits.max_output_bytes {
+        if last >= start && out.len() > limits.max_output_bytes {
+            out.truncate(entry_start);
             cut_by_bytes = true;
             break;
         }
-        out.push_str(&entry);
         last = number;
     }
     if cut_by_bytes {
@@ -130,7 +152,7 @@ pub fn render_lines(
         out.pop();
     }
     if lossy {
-        out.push_str("\n[the file is not valid UTF-8: undecodable bytes are shown as U+FFFD]");
+        out.push_str("\n[not valid UTF-8: undecodable bytes are shown as U+FFFD]");
     }
     Ok(out)
 }
