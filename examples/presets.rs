@@ -8,7 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith::harness::{
-    FileSystem, InMemoryMemory, LocalFileSystem, ShellConfig, ShellRunner, ToolPreset,
+    FileSystem, InMemoryMemory, LocalFileSystem, SandboxStatus, ShellConfig, ShellRunner,
+    ToolPreset,
 };
 use toolsmith::{
     ContextHit, ContextSearch, ServiceError, SessionParts, SessionState, ToolArguments,
@@ -161,4 +162,15 @@ async fn main() {
         json!({"path": "/tmp/outside.txt", "content": "no"}),
     )
     .await;
+    if sandbox == SandboxStatus::Confined {
+        // Landlock: the shell's writes outside the root fail in the kernel.
+        let outside = dir
+            .path()
+            .parent()
+            .expect("a parent")
+            .join("toolsmith-example-escape.txt");
+        let command = format!("echo escaped > {}", outside.display());
+        show(&manager, "bash", json!({ "command": command })).await;
+        assert!(!outside.exists());
+    }
 }

@@ -111,7 +111,7 @@ impl FsError {
             Some(libc::EXDEV) => {
                 return Self::OutsideRoot {
                     path,
-                    reason: "it resolves through a symbolic link that leads out".into(),
+                    reason: "a symbolic link on its way leads out".into(),
                 };
             }
             Some(libc::EISDIR) => return Self::IsADirectory { path },
@@ -126,8 +126,7 @@ impl FsError {
             {
                 Self::OutsideRoot {
                     path,
-                    reason: "it resolves (through '..' or a symbolic link) to a place outside"
-                        .into(),
+                    reason: "a symbolic link on its way leads out".into(),
                 }
             }
             _ => Self::Io {
