@@ -332,7 +332,9 @@ impl ShellRunner {
                     (child.wait().await.ok(), true)
                 }
             };
-            // Whatever the command left running in its group goes with it.
+            // Whatever the command left running in its group goes with it. (The leader is
+            // reaped by now; its id naming another group would take the pid space wrapping
+            // around between the two calls.)
             group.kill();
             let _ = exited_tx.send(true);
             (status, timed_out)

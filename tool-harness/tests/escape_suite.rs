@@ -327,3 +327,36 @@ async fn refusals_through_the_manager_name_the_tool() {
         "Tool 'read' failed: refused \"../outside/secret.txt\": it is outside the root ('..' leads above the root)"
     );
 }
+
+#[tokio::test]
+async fn the_in_memory_file_system_refuses_the_same_paths() {
+    let fs = toolsmith_harness::InMemoryFileSystem::new().with_file("inside.txt", "inside\n");
+    let long_name = "n".repeat(300);
+    let long_path = "a/".repeat(2100);
+    let attempts: Vec<PathBuf> = vec![
+        "../x".into(),
+        "a/../../x".into(),
+        "..".into(),
+        "/etc/passwd".into(),
+        "inside.txt\0../x".into(),
+        long_name.into(),
+        long_path.into(),
+        PathBuf::from(std::ffi::OsStr::from_bytes(b"bad\xffname")),
+    ];
+    for path in attempts {
+        for err in [
+            fs.read(&path).await.unwrap_err(),
+            fs.write(&path, b"PWNED".to_vec()).await.unwrap_err(),
+        ] {
+            assert_eq!(err.path(), shown(&path), "{err}");
+            assert!(
+                matches!(
+                    err,
+                    FsError::OutsideRoot { .. } | FsError::InvalidPath { .. }
+                ),
+                "{err}"
+            );
+        }
+    }
+    assert_eq!(fs.files(), [PathBuf::from("inside.txt")]);
+}

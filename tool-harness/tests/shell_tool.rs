@@ -259,7 +259,7 @@ async fn landlock_confines_writes_to_the_root_where_supported() {
     assert_eq!(runner.sandbox_status(), SandboxStatus::Confined);
     let m = manager(config);
     let command = format!(
-        "echo inside > in.txt && mkdir -p sub && echo deeper > sub/f.txt && cat /etc/hostname >/dev/null && echo ok; \
+        "echo inside > in.txt && mkdir -p sub && echo deeper > sub/f.txt && cat /etc/passwd >/dev/null && echo ok; \
          echo pwned > {out}/new.txt; echo pwned >> {out}/keep.txt; rm -f {out}/keep.txt; mkdir {out}/d; \
          ln -s /etc {out}/l; mv in.txt {out}/moved.txt; true",
         out = outside.display()
