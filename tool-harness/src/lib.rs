@@ -1,8 +1,61 @@
-//! Ready-made tools for Toolsmith sessions: file, shell, memory and search presets, the agent
-//! loop and MCP interoperability.
+//! Ready-made tools for Toolsmith sessions: files, shell, search, memory and context recall,
+//! bundled as [`ToolPreset`]s.
 //!
-//! The presets arrive with their own issues; this crate re-exports the core so that preset
-//! code and user code name the same types.
+//! - [`FileSystem`] is the handle the file tools work through: [`LocalFileSystem`] (a
+//!   directory on disk, confined with `cap-std`) or [`InMemoryFileSystem`].
+//! - The tools (module [`tools`]): `read`, `write`, `edit`, `search_file`, `bash`, `memory`
+//!   (`add` / `remove` / `replace`) and `search_context`.
+//! - [`ToolPreset`] bundles them: `files(fs)`, `shell()`, `memory(h)`, `session_memory()`,
+//!   `search_context()`, `minimal_sub_agent(fs)`, `standard(fs)`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolsmith_core::{ToolArguments, ToolCallRequest};
+//! use toolsmith_harness::{LocalFileSystem, ToolPreset};
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let dir = tempfile::tempdir().unwrap();
+//! let fs = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
+//! let manager = ToolPreset::minimal_sub_agent(fs).into_manager("demo").unwrap();
+//!
+//! let call = |name: &str, args| ToolCallRequest::new("1", name, ToolArguments::try_from(args).unwrap());
+//! manager.execute_one(&call("write", json!({"path": "hello.txt", "content": "hi\n"}))).await.unwrap();
+//! let shown = manager.execute_one(&call("bash", json!({"command": "cat hello.txt"}))).await.unwrap();
+//! assert_eq!(shown.content.to_text(), "hi\n[exit code: 0]");
+//!
+//! let refused = manager.execute_one(&call("read", json!({"path": "../../etc/passwd"}))).await;
+//! assert!(refused.unwrap_err().to_string().contains("outside the root"));
+//! # }
+//! ```
 #![warn(missing_docs)]
 
+mod blocking;
+mod file_search;
+mod file_system;
+mod fs_error;
+mod landlock_policy;
+mod local_fs;
+mod memory_fs;
+mod memory_store;
+mod output_cap;
+mod preset;
+mod sandbox_path;
+mod shell;
+pub mod tools;
+
 pub use toolsmith_core as core;
+
+pub use file_search::{
+    DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, SearchError, SearchMatch, SearchQuery, SearchReport,
+};
+pub use file_system::FileSystem;
+pub use fs_error::FsError;
+pub use landlock_policy::LandlockPolicy;
+pub use local_fs::{DEFAULT_MAX_READ_BYTES, LocalFileSystem};
+pub use memory_fs::InMemoryFileSystem;
+pub use memory_store::{FileMemory, InMemoryMemory};
+pub use output_cap::HeadTailBuffer;
+pub use preset::{PresetError, ToolPreset, register_file_tools, register_shell_tool};
+pub use sandbox_path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
+pub use shell::{SandboxStatus, ShellConfig, ShellError, ShellOutcome, ShellRunner, ShellSandbox};

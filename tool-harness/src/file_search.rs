@@ -1,0 +1,281 @@
+//! The search behind `search_file`: ripgrep's crates (`ignore` to walk respecting
+//! `.gitignore`, `grep-regex` and `grep-searcher` to match), with a cap on results.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use cap_std::fs::Dir;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::sinks::Lossy;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::WalkState;
+
+use crate::FsError;
+
+/// The most matches a search returns by default.
+pub const DEFAULT_MAX_MATCHES: usize = 200;
+/// The longest line text a match shows, in characters; longer lines are cut.
+pub const MAX_MATCH_LINE_CHARS: usize = 300;
+
+/// What to search for.
+///
+/// ```
+/// use toolsmith_harness::SearchQuery;
+///
+/// let query = SearchQuery::new(r"fn \w+").in_path("src").with_glob("*.rs");
+/// assert_eq!(query.glob.as_deref(), Some("*.rs"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchQuery {
+    /// A regular expression (Rust `regex` syntax), matched line by line.
+    pub pattern: String,
+    /// The directory (or file) to search, relative to the root; the root when `None`.
+    pub path: Option<PathBuf>,
+    /// A glob the searched files must match (`*.rs`, `src/**/*.toml`), as ripgrep's `-g`.
+    pub glob: Option<String>,
+    /// The most matches to return; more are counted as [`SearchReport::capped`].
+    pub max_matches: usize,
+}
+
+impl SearchQuery {
+    /// A search for `pattern` below the root, with the default cap.
+    pub fn new(pattern: impl Into<String>) -> Self {
+        Self {
+            pattern: pattern.into(),
+            path: None,
+            glob: None,
+            max_matches: DEFAULT_MAX_MATCHES,
+        }
+    }
+
+    /// Searches below `path` only.
+    #[must_use]
+    pub fn in_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Searches only the files matching `glob`.
+    #[must_use]
+    pub fn with_glob(mut self, glob: impl Into<String>) -> Self {
+        self.glob = Some(glob.into());
+        self
+    }
+
+    /// Sets the cap on matches.
+    #[must_use]
+    pub fn with_max_matches(mut self, max: usize) -> Self {
+        self.max_matches = max;
+        self
+    }
+}
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SearchMatch {
+    /// The file, relative to the root, with `/` separators.
+    pub path: String,
+    /// The 1-based line number.
+    pub line: u64,
+    /// The line, without its line ending, cut at [`MAX_MATCH_LINE_CHARS`].
+    pub text: String,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchReport {
+    /// The matches, ordered by path and line, at most `max_matches` of them.
+    pub matches: Vec<SearchMatch>,
+    /// The number of files searched.
+    pub files_searched: usize,
+    /// Whether more matches existed than were returned (the search stopped early).
+    pub capped: bool,
+}
+
+/// Why a search could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The pattern is not a valid regular expression.
+    #[error("the pattern {pattern:?} is not a valid regular expression: {reason}")]
+    InvalidPattern {
+        /// The pattern.
+        pattern: String,
+        /// What the regex parser said.
+        reason: String,
+    },
+    /// The glob is not a valid glob.
+    #[error("the glob {glob:?} is not valid: {reason}")]
+    InvalidGlob {
+        /// The glob.
+        glob: String,
+        /// What the glob parser said.
+        reason: String,
+    },
+    /// The path to search is refused or missing.
+    #[error(transparent)]
+    Fs(#[from] FsError),
+}
+
+pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
+    RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
+        .map_err(|err| SearchError::InvalidPattern {
+            pattern: pattern.to_owned(),
+            reason: err.to_string(),
+        })
+}
+
+pub(crate) fn searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        // As ripgrep: a NUL byte means a binary file, which is skipped.
+        .binary_detection(BinaryDetection::quit(0))
+        .build()
+}
+
+/// Collects matches across threads, stopping once more than the cap have been seen.
+pub(crate) struct Collector {
+    max: usize,
+    seen: AtomicUsize,
+    files: AtomicUsize,
+    full: AtomicBool,
+    matches: Mutex<Vec<SearchMatch>>,
+}
+
+impl Collector {
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            max,
+            seen: AtomicUsize::new(0),
+            files: AtomicUsize::new(0),
+            full: AtomicBool::new(false),
+            matches: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.full.load(Ordering::Relaxed)
+    }
+
+    /// Searches one file's content (through `search`), recording its matches under `path`.
+    pub(crate) fn search_one(
+        &self,
+        path: &str,
+        search: impl FnOnce(
+            &mut Lossy<&mut dyn FnMut(u64, &str) -> std::io::Result<bool>>,
+        ) -> std::io::Result<()>,
+    ) {
+        if self.is_full() {
+            return;
+        }
+        self.files.fetch_add(1, Ordering::Relaxed);
+        let mut found = Vec::new();
+        let mut on_match = |line: u64, text: &str| {
+            let text = text.trim_end_matches(['\n', '\r']);
+            let shown: String = if text.chars().count() > MAX_MATCH_LINE_CHARS {
+                let cut: String = text.chars().take(MAX_MATCH_LINE_CHARS).collect();
+                format!("{cut}… [line cut]")
+            } else {
+                text.to_owned()
+            };
+            found.push(SearchMatch {
+                path: path.to_owned(),
+                line,
+                text: shown,
+            });
+            let seen = self.seen.fetch_add(1, Ordering::Relaxed) + 1;
+            if seen > self.max {
+                self.full.store(true, Ordering::Relaxed);
+                return Ok(false);
+            }
+            Ok(true)
+        };
+        let mut sink = Lossy(&mut on_match as &mut dyn FnMut(u64, &str) -> std::io::Result<bool>);
+        // A file that cannot be read is skipped, as ripgrep does (it reports, then goes on).
+        let _ = search(&mut sink);
+        if !found.is_empty() {
+            let mut matches = self.matches.lock().unwrap_or_else(|p| p.into_inner());
+            matches.extend(found);
+        }
+    }
+
+    pub(crate) fn finish(self) -> SearchReport {
+        let mut matches = self.matches.into_inner().unwrap_or_else(|p| p.into_inner());
+        matches.sort();
+        let capped = self.full.load(Ordering::Relaxed) || matches.len() > self.max;
+        matches.truncate(self.max);
+        SearchReport {
+            matches,
+            files_searched: self.files.load(Ordering::Relaxed),
+            capped,
+        }
+    }
+}
+
+/// Searches below `start` (relative to the root, already resolved beneath it) of the local
+/// tree at `root`, whose handle is `dir`.
+pub(crate) fn search_local(
+    dir: &Dir,
+    root: &Path,
+    start: &Path,
+    query: &SearchQuery,
+) -> Result<SearchReport, SearchError> {
+    let matcher = matcher(&query.pattern)?;
+    let walk_root = root.join(start);
+    let mut walk = ignore::WalkBuilder::new(&walk_root);
+    walk.follow_links(false)
+        .hidden(true)
+        .git_ignore(true)
+        .ignore(true)
+        .git_exclude(true)
+        // Stay inside the root: no ignore files from above it, no global git config.
+        .parents(false)
+        .git_global(false)
+        // `.gitignore` counts even where the tree is not a git repository.
+        .require_git(false);
+    if let Some(glob) = &query.glob {
+        let mut overrides = ignore::overrides::OverrideBuilder::new(&walk_root);
+        let invalid = |err: ignore::Error| SearchError::InvalidGlob {
+            glob: glob.clone(),
+            reason: err.to_string(),
+        };
+        overrides.add(glob).map_err(invalid)?;
+        walk.overrides(overrides.build().map_err(invalid)?);
+    }
+    let collector = Collector::new(query.max_matches);
+    walk.build_parallel().run(|| {
+        let matcher = matcher.clone();
+        let collector = &collector;
+        let mut searcher = searcher();
+        Box::new(move |entry| {
+            if collector.is_full() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let Ok(relative) = entry.path().strip_prefix(root) else {
+                return WalkState::Continue;
+            };
+            let shown = relative.to_string_lossy().replace('\\', "/");
+            // Opened through the root's handle, so a file swapped for a link that leads out
+            // between the walk and the open is refused rather than read.
+            collector.search_one(&shown, |sink| {
+                let file = dir.open(relative)?.into_std();
+                searcher.search_file(&matcher, &file, sink)
+            });
+            if collector.is_full() {
+                WalkState::Quit
+            } else {
+                WalkState::Continue
+            }
+        })
+    });
+    Ok(collector.finish())
+}

@@ -1,0 +1,47 @@
+//! [`FileSystem`]: the handle the file tools work through, confined to a root.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+
+use crate::{FsError, SearchError, SearchQuery, SearchReport};
+
+/// A file tree the `read`, `write`, `edit` and `search_file` tools work on, shared as
+/// `Arc<dyn FileSystem>`.
+///
+/// Paths are relative to the tree's root; an implementation refuses every path that leads
+/// outside it ([`FsError::OutsideRoot`]). Two implementations come with the crate:
+/// [`LocalFileSystem`](crate::LocalFileSystem), a directory on disk confined with
+/// capability-based (`cap-std`) lookups, and [`InMemoryFileSystem`](crate::InMemoryFileSystem).
+///
+/// ```
+/// use std::path::Path;
+/// use std::sync::Arc;
+/// use toolsmith_harness::{FileSystem, InMemoryFileSystem};
+///
+/// # futures::executor::block_on(async {
+/// let fs: Arc<dyn FileSystem> = Arc::new(InMemoryFileSystem::new());
+/// fs.write(Path::new("notes/todo.md"), b"- ship it\n".to_vec()).await.unwrap();
+/// assert_eq!(fs.read(Path::new("notes/todo.md")).await.unwrap(), b"- ship it\n");
+/// assert!(fs.read(Path::new("../escape")).await.is_err());
+/// # });
+/// ```
+#[async_trait]
+pub trait FileSystem: Send + Sync + std::fmt::Debug {
+    /// The directory on disk this tree is, for a local file system (where `bash` runs).
+    fn local_root(&self) -> Option<&Path> {
+        None
+    }
+
+    /// The whole content of the regular file at `path`.
+    async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError>;
+
+    /// Replaces (or creates) the file at `path` with `contents` atomically: a reader sees the
+    /// old content or the new, never a mix, even if the writer dies midway. Parent
+    /// directories are created. Returns whether the file was created.
+    async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError>;
+
+    /// Searches the files below `query.path` (the root when absent) for lines matching a
+    /// regular expression, skipping what `.gitignore` files and hidden names exclude.
+    async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError>;
+}

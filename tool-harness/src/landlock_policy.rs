@@ -1,0 +1,106 @@
+//! [`LandlockPolicy`]: confines the writes of `bash`'s processes to the root (and a few
+//! chosen paths) with Linux's Landlock, where the kernel supports it.
+
+use std::path::{Path, PathBuf};
+
+/// A Landlock policy for the `bash` child: everything may be read and executed, but files
+/// may be created, written, truncated, renamed, linked or removed only beneath the root and
+/// the paths added with [`allow_writes_beneath`](Self::allow_writes_beneath) (plus writes to
+/// `/dev/null`).
+///
+/// The policy is enforced by the kernel on the child and everything it starts, and cannot be
+/// lifted by them (it is applied with `no_new_privs`, and holds for root too). It needs Linux
+/// 5.13 or later with Landlock enabled; [`LandlockPolicy::is_supported`] says whether this
+/// machine has it. **Where it is not supported, `bash` is not sandboxed**: the runner then
+/// either refuses to run ([`ShellSandbox::Landlock`](crate::ShellSandbox::Landlock)) or runs
+/// unconfined ([`ShellSandbox::LandlockIfSupported`](crate::ShellSandbox::LandlockIfSupported)),
+/// and says which in [`ShellRunner::sandbox_status`](crate::ShellRunner::sandbox_status).
+///
+/// What it does not confine: reads (a command can read any file the process can), the
+/// network, other processes (signals, `ptrace` of unrelated processes is not granted by it
+/// but not blocked either), and resource use.
+///
+/// ```
+/// use toolsmith_harness::LandlockPolicy;
+///
+/// let policy = LandlockPolicy::new().allow_writes_beneath("/tmp");
+/// assert_eq!(policy.writable_paths().len(), 2); // /dev/null and /tmp
+/// let _supported: bool = LandlockPolicy::is_supported();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandlockPolicy {
+    writable: Vec<PathBuf>,
+}
+
+impl Default for LandlockPolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LandlockPolicy {
+    /// Writes beneath the root only (and to `/dev/null`).
+    pub fn new() -> Self {
+        Self {
+            writable: vec![PathBuf::from("/dev/null")],
+        }
+    }
+
+    /// Also allows writes beneath `path` (a directory, or a single file).
+    #[must_use]
+    pub fn allow_writes_beneath(mut self, path: impl Into<PathBuf>) -> Self {
+        self.writable.push(path.into());
+        self
+    }
+
+    /// The paths besides the root where writes are allowed.
+    pub fn writable_paths(&self) -> &[PathBuf] {
+        &self.writable
+    }
+
+    /// Whether the running kernel enforces Landlock.
+    pub fn is_supported() -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+            *SUPPORTED.get_or_init(|| {
+                use landlock::{ABI, AccessFs, Ruleset, RulesetAttr};
+                Ruleset::default()
+                    .handle_access(AccessFs::from_write(ABI::V1))
+                    .and_then(|ruleset| ruleset.create())
+                    .map(|created| Option::<std::os::fd::OwnedFd>::from(created).is_some())
+                    .unwrap_or(false)
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            false
+        }
+    }
+
+    /// The ruleset's descriptor, ready for the child to restrict itself with, or `None` where
+    /// Landlock is not supported. Prepared in the parent so that the child, between `fork`
+    /// and `exec`, only makes two system calls.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn prepare(&self, root: &Path) -> Result<Option<std::os::fd::OwnedFd>, String> {
+        use landlock::{
+            ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, path_beneath_rules,
+        };
+        // ABI 3 covers every write right (creation, removal, rename across directories,
+        // truncation); later ABIs add device ioctls and networking, which are not about
+        // where files are written.
+        let abi = ABI::V3;
+        let writes = AccessFs::from_write(abi);
+        let ruleset = Ruleset::default()
+            .handle_access(writes)
+            .and_then(|ruleset| ruleset.create())
+            .and_then(|created| {
+                created.add_rules(path_beneath_rules(
+                    std::iter::once(root).chain(self.writable.iter().map(PathBuf::as_path)),
+                    writes,
+                ))
+            })
+            .map_err(|err| format!("could not prepare the Landlock policy: {err}"))?;
+        Ok(ruleset.into())
+    }
+}

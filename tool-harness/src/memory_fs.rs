@@ -1,0 +1,219 @@
+//! [`InMemoryFileSystem`]: a file tree held in memory, for tests and for agents that must not
+//! touch the disk.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use async_trait::async_trait;
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::file_search::{Collector, matcher, searcher};
+use crate::sandbox_path::{relative_to_root, shown};
+use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
+
+#[derive(Debug, Clone)]
+enum Node {
+    File(Arc<[u8]>),
+    Dir,
+}
+
+/// A [`FileSystem`] held in memory: same path rules as the local one (no `..` above the
+/// root, no absolute paths, no NUL bytes, bounded lengths), writes that replace whole
+/// contents at once, and `search_file` with the same regex engine, honouring `.gitignore`
+/// files in the tree and skipping hidden names.
+///
+/// Cloning shares the tree.
+///
+/// ```
+/// use std::path::Path;
+/// use toolsmith_harness::{FileSystem, InMemoryFileSystem};
+///
+/// # futures::executor::block_on(async {
+/// let fs = InMemoryFileSystem::new().with_file("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
+/// assert!(fs.read(Path::new("src/lib.rs")).await.unwrap().starts_with(b"pub fn"));
+/// assert!(fs.read(Path::new("src")).await.is_err()); // a directory
+/// # });
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct InMemoryFileSystem {
+    nodes: Arc<RwLock<BTreeMap<PathBuf, Node>>>,
+}
+
+impl InMemoryFileSystem {
+    /// An empty tree.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a file (panics if `path` is refused: for setting up tests and examples).
+    #[must_use]
+    pub fn with_file(self, path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> Self {
+        let path = path.as_ref();
+        let relative = relative_to_root(path, None)
+            .unwrap_or_else(|err| panic!("InMemoryFileSystem::with_file: {err}"));
+        self.put(&shown(path), &relative, contents.as_ref())
+            .unwrap_or_else(|err| panic!("InMemoryFileSystem::with_file: {err}"));
+        self
+    }
+
+    /// The paths of every file, in order.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let nodes = self.nodes.read().unwrap_or_else(PoisonError::into_inner);
+        nodes
+            .iter()
+            .filter(|(_, node)| matches!(node, Node::File(_)))
+            .map(|(path, _)| path.clone())
+            .collect()
+    }
+
+    fn put(&self, shown_path: &str, relative: &Path, contents: &[u8]) -> Result<bool, FsError> {
+        if relative.as_os_str().is_empty() {
+            return Err(FsError::IsADirectory {
+                path: shown_path.to_owned(),
+            });
+        }
+        let mut nodes = self.nodes.write().unwrap_or_else(PoisonError::into_inner);
+        let mut ancestors: Vec<&Path> = relative
+            .ancestors()
+            .skip(1)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        ancestors.reverse();
+        for ancestor in &ancestors {
+            if let Some(Node::File(_)) = nodes.get(*ancestor) {
+                return Err(FsError::Io {
+                    path: shown_path.to_owned(),
+                    reason: format!("{} is a file, not a directory", ancestor.display()),
+                });
+            }
+        }
+        if let Some(Node::Dir) = nodes.get(relative) {
+            return Err(FsError::IsADirectory {
+                path: shown_path.to_owned(),
+            });
+        }
+        for ancestor in ancestors {
+            nodes.insert(ancestor.to_owned(), Node::Dir);
+        }
+        let previous = nodes.insert(relative.to_owned(), Node::File(Arc::from(contents)));
+        Ok(previous.is_none())
+    }
+
+    /// The `.gitignore` matchers of the tree, by the directory they sit in.
+    fn gitignores(nodes: &BTreeMap<PathBuf, Node>) -> BTreeMap<PathBuf, Gitignore> {
+        let mut found = BTreeMap::new();
+        for (path, node) in nodes {
+            let Node::File(contents) = node else { continue };
+            if path.file_name().is_none_or(|name| name != ".gitignore") {
+                continue;
+            }
+            let dir = path.parent().unwrap_or(Path::new("")).to_owned();
+            let mut builder = GitignoreBuilder::new(Path::new("/").join(&dir));
+            for line in String::from_utf8_lossy(contents).lines() {
+                // A malformed line is skipped, as git does.
+                let _ = builder.add_line(None, line);
+            }
+            if let Ok(gitignore) = builder.build() {
+                found.insert(dir, gitignore);
+            }
+        }
+        found
+    }
+
+    fn ignored(gitignores: &BTreeMap<PathBuf, Gitignore>, path: &Path) -> bool {
+        let absolute = Path::new("/").join(path);
+        // The deepest `.gitignore` that has a say decides, as in git.
+        for dir in path.ancestors().skip(1) {
+            if let Some(gitignore) = gitignores.get(dir) {
+                match gitignore.matched_path_or_any_parents(&absolute, false) {
+                    Match::Ignore(_) => return true,
+                    Match::Whitelist(_) => return false,
+                    Match::None => {}
+                }
+            }
+        }
+        false
+    }
+}
+
+#[async_trait]
+impl FileSystem for InMemoryFileSystem {
+    async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError> {
+        let relative = relative_to_root(path, None)?;
+        let nodes = self.nodes.read().unwrap_or_else(PoisonError::into_inner);
+        match nodes.get(&relative) {
+            Some(Node::File(contents)) => Ok(contents.to_vec()),
+            Some(Node::Dir) => Err(FsError::IsADirectory { path: shown(path) }),
+            None if relative.as_os_str().is_empty() => {
+                Err(FsError::IsADirectory { path: shown(path) })
+            }
+            None => Err(FsError::NotFound { path: shown(path) }),
+        }
+    }
+
+    async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError> {
+        let relative = relative_to_root(path, None)?;
+        self.put(&shown(path), &relative, &contents)
+    }
+
+    async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
+        let matcher = matcher(&query.pattern)?;
+        let start = match &query.path {
+            Some(path) => relative_to_root(path, None)?,
+            None => PathBuf::new(),
+        };
+        let glob = match &query.glob {
+            Some(glob) => Some(
+                globset::Glob::new(glob)
+                    .map_err(|err| SearchError::InvalidGlob {
+                        glob: glob.clone(),
+                        reason: err.to_string(),
+                    })?
+                    .compile_matcher(),
+            ),
+            None => None,
+        };
+        let nodes = self.nodes.read().unwrap_or_else(PoisonError::into_inner);
+        if !start.as_os_str().is_empty() && !nodes.contains_key(&start) {
+            let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+            return Err(FsError::NotFound { path: shown_start }.into());
+        }
+        let gitignores = Self::gitignores(&nodes);
+        let collector = Collector::new(query.max_matches);
+        let mut searcher = searcher();
+        for (path, node) in nodes.range(start.clone()..) {
+            if !path.starts_with(&start) {
+                break;
+            }
+            let Node::File(contents) = node else { continue };
+            let below = path.strip_prefix(&start).unwrap_or(path);
+            let hidden = below
+                .components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+            if hidden || Self::ignored(&gitignores, path) {
+                continue;
+            }
+            if let Some(glob) = &glob {
+                // As ripgrep: a glob without '/' matches the file name at any depth.
+                let subject = if query.glob.as_deref().is_some_and(|g| g.contains('/')) {
+                    below
+                } else {
+                    Path::new(below.file_name().unwrap_or_default())
+                };
+                if !glob.is_match(subject) {
+                    continue;
+                }
+            }
+            let shown_path = path.to_string_lossy().replace('\\', "/");
+            collector.search_one(&shown_path, |sink| {
+                searcher.search_slice(&matcher, contents, sink)
+            });
+            if collector.is_full() {
+                break;
+            }
+        }
+        Ok(collector.finish())
+    }
+}

@@ -1,0 +1,245 @@
+//! Stores of working facts implementing [`MemoryAccess`]: in memory, and in a JSON file
+//! written atomically.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use toolsmith_core::{MemoryAccess, MemoryFact, ServiceError};
+
+use crate::blocking::run_blocking;
+
+/// The facts and counters every store keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Facts {
+    /// Writes so far.
+    version: u64,
+    /// The id the next fact gets.
+    next_id: u64,
+    facts: Vec<MemoryFact>,
+}
+
+impl Facts {
+    fn add(&mut self, text: String) -> MemoryFact {
+        self.next_id += 1;
+        let fact = MemoryFact {
+            id: self.next_id,
+            text,
+        };
+        self.facts.push(fact.clone());
+        self.version += 1;
+        fact
+    }
+
+    fn remove(&mut self, id: u64) -> bool {
+        let before = self.facts.len();
+        self.facts.retain(|fact| fact.id != id);
+        let removed = self.facts.len() != before;
+        if removed {
+            self.version += 1;
+        }
+        removed
+    }
+
+    fn replace(&mut self, id: u64, text: String) -> bool {
+        match self.facts.iter_mut().find(|fact| fact.id == id) {
+            Some(fact) => {
+                fact.text = text;
+                self.version += 1;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Working memory held in memory: facts with stable ids, each write a version bump.
+///
+/// ```
+/// use toolsmith_core::MemoryAccess;
+/// use toolsmith_harness::InMemoryMemory;
+///
+/// # futures::executor::block_on(async {
+/// let memory = InMemoryMemory::new();
+/// let fact = memory.add("the user prefers tabs".into()).await.unwrap();
+/// assert_eq!(fact.id, 1);
+/// assert!(memory.replace(1, "the user prefers spaces".into()).await.unwrap());
+/// assert!(!memory.remove(7).await.unwrap());
+/// assert_eq!(memory.version(), 2);
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct InMemoryMemory {
+    facts: Mutex<Facts>,
+}
+
+impl InMemoryMemory {
+    /// An empty memory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, change: impl FnOnce(&mut Facts) -> T) -> T {
+        change(&mut self.facts.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+#[async_trait]
+impl MemoryAccess for InMemoryMemory {
+    async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
+        Ok(self.with(|facts| facts.facts.clone()))
+    }
+
+    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
+        Ok(self.with(|facts| facts.add(text)))
+    }
+
+    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
+        Ok(self.with(|facts| facts.remove(id)))
+    }
+
+    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError> {
+        Ok(self.with(|facts| facts.replace(id, text)))
+    }
+
+    fn version(&self) -> u64 {
+        self.with(|facts| facts.version)
+    }
+}
+
+/// Working memory kept in a JSON file: every write replaces the file atomically (a temporary
+/// file in the same directory, synced, then renamed), so the file always holds one complete
+/// version, and reopening it gives back the facts, ids and version.
+///
+/// ```
+/// use toolsmith_core::MemoryAccess;
+/// use toolsmith_harness::FileMemory;
+///
+/// # futures::executor::block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("memory.json");
+/// let memory = FileMemory::open(&path).unwrap();
+/// memory.add("deploys happen on Fridays".into()).await.unwrap();
+/// drop(memory);
+///
+/// let reopened = FileMemory::open(&path).unwrap();
+/// assert_eq!(reopened.facts().await.unwrap()[0].text, "deploys happen on Fridays");
+/// assert_eq!(reopened.version(), 1);
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct FileMemory {
+    path: Arc<PathBuf>,
+    facts: Arc<Mutex<Facts>>,
+}
+
+impl FileMemory {
+    /// Opens the memory kept at `path`: its facts if the file exists, none otherwise (the file
+    /// is created by the first write). A file that is not a memory is an error.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
+        let path = std::path::absolute(path.as_ref()).map_err(|err| {
+            ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
+        })?;
+        let facts = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|err| {
+                ServiceError::new(
+                    "memory",
+                    format!("{} is not a memory file: {err}", path.display()),
+                )
+            })?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Facts::default(),
+            Err(err) => {
+                return Err(ServiceError::new(
+                    "memory",
+                    format!("{}: {err}", path.display()),
+                ));
+            }
+        };
+        Ok(Self {
+            path: Arc::new(path),
+            facts: Arc::new(Mutex::new(facts)),
+        })
+    }
+
+    /// The file the memory is kept in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Applies `change` to a copy of the facts, writes the copy, and only then makes it the
+    /// current state: a failed write changes nothing.
+    async fn write<T: Send + 'static>(
+        &self,
+        change: impl FnOnce(&mut Facts) -> (T, bool) + Send + 'static,
+    ) -> Result<T, ServiceError> {
+        let path = Arc::clone(&self.path);
+        let facts = Arc::clone(&self.facts);
+        run_blocking(move || {
+            // Held across the write, so that writes reach the file in the order they apply.
+            let mut current = facts.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut next = current.clone();
+            let (value, changed) = change(&mut next);
+            if changed {
+                persist(&path, &next).map_err(|err| {
+                    ServiceError::new("memory", format!("{}: {err}", path.display()))
+                })?;
+                *current = next;
+            }
+            Ok(value)
+        })
+        .await
+    }
+}
+
+/// Writes `facts` to `path` atomically.
+fn persist(path: &Path, facts: &Facts) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    serde_json::to_writer_pretty(&mut temp, facts)?;
+    temp.write_all(b"\n")?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+#[async_trait]
+impl MemoryAccess for FileMemory {
+    async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
+        Ok(self
+            .facts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .facts
+            .clone())
+    }
+
+    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
+        self.write(|facts| (facts.add(text), true)).await
+    }
+
+    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
+        self.write(move |facts| {
+            let removed = facts.remove(id);
+            (removed, removed)
+        })
+        .await
+    }
+
+    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError> {
+        self.write(move |facts| {
+            let replaced = facts.replace(id, text);
+            (replaced, replaced)
+        })
+        .await
+    }
+
+    fn version(&self) -> u64 {
+        self.facts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .version
+    }
+}

@@ -1,0 +1,333 @@
+//! [`ToolPreset`]: ready bundles of tool constructors (spec §4, "Using ToolPreset").
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use toolsmith_core::{
+    ContextHit, ContextSearch, MemoryAccess, MemoryFact, RegistrationError, ServiceError,
+    SessionParts, SessionState, ToolCallManager, ToolConstructor, ToolImpl, tool_fn,
+};
+
+use crate::tools::{
+    BashTool, EditTool, MEMORY_TOOL, MemoryTool, ReadTool, SEARCH_CONTEXT_TOOL, SearchContextTool,
+    SearchFileTool, WriteTool,
+};
+use crate::{FileSystem, ShellConfig};
+
+/// Why a preset could not be registered or turned into tools.
+///
+/// `NeedsSession` stands in for the ToolShed's `ToolShedError::NeedsSession` until the
+/// ToolShed exists; it names the tools that need a session's parts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PresetError {
+    /// Some tools are built from a session's parts, so the preset must go into a session's
+    /// shed (or [`ToolPreset::into_manager_with`]) rather than be registered ready-made.
+    #[error(
+        "the tools {} are built from a session's parts (memory, context); add the preset to a \
+         session's ToolShed, or build it with `into_manager_with(parts)`",
+        .0.iter().map(|name| format!("'{name}'")).collect::<Vec<_>>().join(", ")
+    )]
+    NeedsSession(Vec<String>),
+    /// A tool could not be registered (a duplicate name, for one); nothing of the preset was.
+    #[error(transparent)]
+    Registration(#[from] RegistrationError),
+}
+
+/// A bundle of tool constructors: ready-made tools (files, shell, a given memory) and tools
+/// built from the session (its memory, its context search). A preset is an iterator of
+/// `Box<dyn ToolConstructor>`, so it goes straight into `ToolShed::tools(..)`; presets
+/// compose with [`merge`](Self::merge) or `+`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith_harness::{InMemoryFileSystem, ToolPreset};
+///
+/// let fs = Arc::new(InMemoryFileSystem::new());
+/// let preset = ToolPreset::files(fs.clone()) + ToolPreset::shell();
+/// assert_eq!(preset.names(), ["read", "write", "edit", "bash"]);
+///
+/// let manager = preset.into_manager("session-1").unwrap();
+/// assert!(manager.contains("bash"));
+///
+/// // Session-built tools cannot be registered ready-made:
+/// let err = ToolPreset::standard(fs).into_manager("session-2").unwrap_err();
+/// assert!(err.to_string().contains("'memory'"));
+/// ```
+#[derive(Default)]
+pub struct ToolPreset {
+    constructors: Vec<Box<dyn ToolConstructor>>,
+}
+
+impl std::fmt::Debug for ToolPreset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolPreset")
+            .field("tools", &self.names())
+            .finish()
+    }
+}
+
+impl ToolPreset {
+    /// An empty preset.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one tool: a [`ToolImpl`] value, an `Arc` of one, or a constructor.
+    #[must_use]
+    pub fn with(mut self, tool: impl Into<Box<dyn ToolConstructor>>) -> Self {
+        self.constructors.push(tool.into());
+        self
+    }
+
+    /// `read`, `write` and `edit` over `fs`.
+    pub fn files(fs: Arc<dyn FileSystem>) -> Self {
+        Self::new()
+            .with(ReadTool::new(Arc::clone(&fs)))
+            .with(WriteTool::new(Arc::clone(&fs)))
+            .with(EditTool::new(fs))
+    }
+
+    /// `search_file` over `fs`.
+    pub fn file_search(fs: Arc<dyn FileSystem>) -> Self {
+        Self::new().with(SearchFileTool::new(fs))
+    }
+
+    /// `bash`, running in the process's current directory (as it is now), confined by
+    /// Landlock where the kernel supports it.
+    pub fn shell() -> Self {
+        Self::shell_with(ShellConfig::in_current_dir())
+    }
+
+    /// `bash` with `config`.
+    pub fn shell_with(config: ShellConfig) -> Self {
+        Self::new().with(BashTool::new(config))
+    }
+
+    /// `memory` (`add`, `remove`, `replace`) over the given memory.
+    pub fn memory(memory: Arc<dyn MemoryAccess>) -> Self {
+        Self::new().with(MemoryTool::new(memory))
+    }
+
+    /// `memory` over the session's own memory, built when the session is.
+    pub fn session_memory() -> Self {
+        Self::new().with(Box::new(tool_fn(MEMORY_TOOL, |parts: &SessionParts| {
+            Arc::new(MemoryTool::new(Arc::clone(&parts.memory))) as Arc<dyn ToolImpl>
+        })) as Box<dyn ToolConstructor>)
+    }
+
+    /// `search_context` over the session's context stores and embedder, built when the session
+    /// is.
+    pub fn search_context() -> Self {
+        Self::new().with(
+            Box::new(tool_fn(SEARCH_CONTEXT_TOOL, |parts: &SessionParts| {
+                Arc::new(SearchContextTool::new(Arc::clone(&parts.context))) as Arc<dyn ToolImpl>
+            })) as Box<dyn ToolConstructor>,
+        )
+    }
+
+    /// Files and shell: what a sub-agent needs to work on a tree. `bash` runs in `fs`'s
+    /// directory when `fs` is local, in the current directory otherwise.
+    pub fn minimal_sub_agent(fs: Arc<dyn FileSystem>) -> Self {
+        let shell = ShellConfig::new(shell_root(&*fs));
+        Self::files(fs).merge(Self::shell_with(shell))
+    }
+
+    /// Files, `search_file`, shell and the session's memory. `bash` runs in `fs`'s directory
+    /// when `fs` is local, in the current directory otherwise.
+    pub fn standard(fs: Arc<dyn FileSystem>) -> Self {
+        Self::minimal_sub_agent(Arc::clone(&fs))
+            .merge(Self::file_search(fs))
+            .merge(Self::session_memory())
+    }
+
+    /// This preset's tools followed by `other`'s.
+    #[must_use]
+    pub fn merge(mut self, other: ToolPreset) -> Self {
+        self.constructors.extend(other.constructors);
+        self
+    }
+
+    /// The names of the tools, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.constructors.iter().map(|c| c.name()).collect()
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.constructors.len()
+    }
+
+    /// Whether the preset has no tools.
+    pub fn is_empty(&self) -> bool {
+        self.constructors.is_empty()
+    }
+
+    /// The tools that can only be built from a session's parts.
+    pub fn session_tools(&self) -> Vec<String> {
+        self.constructors
+            .iter()
+            .filter(|c| c.needs_session())
+            .map(|c| c.name())
+            .collect()
+    }
+
+    /// The ready-made tools, or [`PresetError::NeedsSession`] naming those that are not.
+    fn ready_tools(self) -> Result<Vec<Arc<dyn ToolImpl>>, PresetError> {
+        let needing = self.session_tools();
+        if !needing.is_empty() {
+            return Err(PresetError::NeedsSession(needing));
+        }
+        // Ready constructors ignore the parts; these refuse every use, should one not.
+        let parts = detached_parts();
+        Ok(self
+            .constructors
+            .into_iter()
+            .map(|c| c.construct(&parts))
+            .collect())
+    }
+
+    /// Registers every tool on a running manager. All or nothing: on
+    /// [`PresetError::NeedsSession`] or a failed registration no tool of the preset stays.
+    pub fn register_all(self, manager: &ToolCallManager) -> Result<(), PresetError> {
+        register(manager, self.ready_tools()?)
+    }
+
+    /// The tools, ready-made, for a sub-agent's tool list.
+    pub fn as_child_tools(self) -> Result<Vec<Arc<dyn ToolImpl>>, PresetError> {
+        self.ready_tools()
+    }
+
+    /// A fresh manager for `session_id` with every tool registered.
+    pub fn into_manager(
+        self,
+        session_id: impl Into<String>,
+    ) -> Result<ToolCallManager, PresetError> {
+        let manager = ToolCallManager::new(session_id);
+        self.register_all(&manager)?;
+        Ok(manager)
+    }
+
+    /// A fresh manager for the session of `parts`, with every tool built from `parts`: what a
+    /// session's shed does with the preset.
+    pub fn into_manager_with(self, parts: &SessionParts) -> Result<ToolCallManager, PresetError> {
+        let manager = ToolCallManager::new(parts.session_id.clone());
+        let tools = self
+            .constructors
+            .into_iter()
+            .map(|c| c.construct(parts))
+            .collect();
+        register(&manager, tools)?;
+        Ok(manager)
+    }
+}
+
+fn register(manager: &ToolCallManager, tools: Vec<Arc<dyn ToolImpl>>) -> Result<(), PresetError> {
+    let mut registered: Vec<String> = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let name = tool.definition().name().to_owned();
+        if let Err(err) = manager.register(tool) {
+            for name in registered {
+                manager.deregister(&name);
+            }
+            return Err(err.into());
+        }
+        registered.push(name);
+    }
+    Ok(())
+}
+
+fn shell_root(fs: &dyn FileSystem) -> PathBuf {
+    match fs.local_root() {
+        Some(root) => root.to_owned(),
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    }
+}
+
+impl std::ops::Add for ToolPreset {
+    type Output = ToolPreset;
+
+    fn add(self, other: ToolPreset) -> ToolPreset {
+        self.merge(other)
+    }
+}
+
+impl IntoIterator for ToolPreset {
+    type Item = Box<dyn ToolConstructor>;
+    type IntoIter = std::vec::IntoIter<Box<dyn ToolConstructor>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.constructors.into_iter()
+    }
+}
+
+impl Extend<Box<dyn ToolConstructor>> for ToolPreset {
+    fn extend<I: IntoIterator<Item = Box<dyn ToolConstructor>>>(&mut self, iter: I) {
+        self.constructors.extend(iter);
+    }
+}
+
+impl FromIterator<Box<dyn ToolConstructor>> for ToolPreset {
+    fn from_iter<I: IntoIterator<Item = Box<dyn ToolConstructor>>>(iter: I) -> Self {
+        Self {
+            constructors: iter.into_iter().collect(),
+        }
+    }
+}
+
+/// Session parts for building ready-made tools, whose services refuse every use.
+fn detached_parts() -> SessionParts {
+    SessionParts {
+        session_id: String::new(),
+        context: Arc::new(Detached),
+        memory: Arc::new(Detached),
+        embedder: None,
+        state: SessionState::new(),
+    }
+}
+
+struct Detached;
+
+fn detached(service: &str) -> ServiceError {
+    ServiceError::new(service, "this tool was built without a session")
+}
+
+#[async_trait]
+impl ContextSearch for Detached {
+    async fn search(&self, _query: &str, _limit: usize) -> Result<Vec<ContextHit>, ServiceError> {
+        Err(detached("context"))
+    }
+}
+
+#[async_trait]
+impl MemoryAccess for Detached {
+    async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
+        Err(detached("memory"))
+    }
+    async fn add(&self, _text: String) -> Result<MemoryFact, ServiceError> {
+        Err(detached("memory"))
+    }
+    async fn remove(&self, _id: u64) -> Result<bool, ServiceError> {
+        Err(detached("memory"))
+    }
+    async fn replace(&self, _id: u64, _text: String) -> Result<bool, ServiceError> {
+        Err(detached("memory"))
+    }
+    fn version(&self) -> u64 {
+        0
+    }
+}
+
+/// Registers `read`, `write` and `edit` over `fs` on `manager` (spec §7).
+pub fn register_file_tools(
+    manager: &ToolCallManager,
+    fs: Arc<dyn FileSystem>,
+) -> Result<(), PresetError> {
+    ToolPreset::files(fs).register_all(manager)
+}
+
+/// Registers `bash`, running in the current directory, on `manager` (spec §7).
+pub fn register_shell_tool(manager: &ToolCallManager) -> Result<(), PresetError> {
+    ToolPreset::shell().register_all(manager)
+}

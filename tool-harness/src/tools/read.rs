@@ -1,0 +1,233 @@
+//! The `read` tool: a text file's lines, numbered, a window at a time.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolsmith_core::{
+    Tool, ToolAnnotations, ToolArguments, ToolCallResult, ToolDefinition, ToolError, ToolImpl,
+};
+
+use crate::FileSystem;
+use crate::tools::args_schema::{args_schema, parse_args};
+
+/// The tool's name.
+pub const READ_TOOL: &str = "read";
+
+/// The arguments of `read`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// The file to read, relative to the workspace root.
+    pub path: String,
+    /// The 1-based line to start at (default 1; 0 is read as 1).
+    pub offset: Option<usize>,
+    /// How many lines to show at most (default 2000).
+    pub limit: Option<usize>,
+}
+
+/// How much `read` shows at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Lines shown when the call gives no `limit`.
+    pub default_lines: usize,
+    /// The most bytes of output; the window is cut at the last whole line that fits.
+    pub max_output_bytes: usize,
+    /// The most characters shown of one line; the rest is replaced by a marker.
+    pub max_line_chars: usize,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self {
+            default_lines: 2000,
+            max_output_bytes: 100 * 1024,
+            max_line_chars: 2000,
+        }
+    }
+}
+
+/// How many leading bytes are looked at for a NUL byte, the sign of a binary file (as git and
+/// ripgrep do).
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+/// Renders `contents` of the file `path` as `read` shows it: lines numbered like `cat -n`,
+/// from `offset`, at most `limit` lines and the limits' bytes, with a closing note saying
+/// how to read on when anything was left out. Binary content is refused.
+///
+/// ```
+/// use toolsmith_harness::tools::{ReadLimits, render_lines};
+///
+/// let text = render_lines("a.txt", b"one\ntwo\nthree\n", Some(2), Some(1), &ReadLimits::default()).unwrap();
+/// assert_eq!(text, "     2\ttwo\n[lines 2-2 of 3 shown; call read with offset=3 to read on]");
+/// assert!(render_lines("a.bin", b"\x7fELF\0\0", None, None, &ReadLimits::default()).is_err());
+/// ```
+pub fn render_lines(
+    path: &str,
+    contents: &[u8],
+    offset: Option<usize>,
+    limit: Option<usize>,
+    limits: &ReadLimits,
+) -> Result<String, String> {
+    let sniff = &contents[..contents.len().min(BINARY_SNIFF_BYTES)];
+    if let Some(at) = sniff.iter().position(|&b| b == 0) {
+        return Err(format!(
+            "refused {path:?}: it looks like a binary file ({} bytes, a NUL byte at offset {at}); read shows text files only",
+            contents.len()
+        ));
+    }
+    if contents.is_empty() {
+        return Ok(format!("{path:?} is empty (0 bytes)"));
+    }
+    // Work on bytes, and decode only the lines shown: a window of a large file costs a
+    // newline count, not a decoding of the whole file.
+    let body = contents.strip_suffix(b"\n").unwrap_or(contents);
+    let total = memchr::memchr_iter(b'\n', body).count() + 1;
+    let start = offset.unwrap_or(1).max(1);
+    if start > total {
+        return Err(format!(
+            "offset {start} is past the end of {path:?}, which has {total} line{}",
+            if total == 1 { "" } else { "s" }
+        ));
+    }
+    let window_start = match start {
+        1 => 0,
+        _ => memchr::memchr_iter(b'\n', body)
+            .nth(start - 2)
+            .map_or(body.len(), |newline| newline + 1),
+    };
+    let wanted = limit.unwrap_or(limits.default_lines).max(1);
+    let mut out = String::new();
+    let mut last = start - 1;
+    let mut cut_by_bytes = false;
+    let mut lossy = false;
+    for (index, line) in body[window_start..]
+        .split(|&b| b == b'\n')
+        .take(wanted)
+        .enumerate()
+    {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = String::from_utf8_lossy(line);
+        lossy |= matches!(line, std::borrow::Cow::Owned(_));
+        let number = start + index;
+        let entry_start = out.len();
+        let _ = write!(out, "{number:>6}\t");
+        // A line has at least as many bytes as characters: count them only when it may be long.
+        let length = if line.len() > limits.max_line_chars {
+            line.chars().count()
+        } else {
+            line.len().min(limits.max_line_chars)
+        };
+        if length > limits.max_line_chars {
+            out.extend(line.chars().take(limits.max_line_chars));
+            let rest = length - limits.max_line_chars;
+            let _ = write!(out, "… [line cut: {rest} more characters]");
+        } else {
+            out.push_str(&line);
+        }
+        out.push('\n');
+        // Always show at least one line, so that reading on always makes progress.
+        if last >= start && out.len() > limits.max_output_bytes {
+            out.truncate(entry_start);
+            cut_by_bytes = true;
+            break;
+        }
+        last = number;
+    }
+    if cut_by_bytes {
+        out.push_str(&format!(
+            "[read stopped at the {}-byte output cap after line {last} of {total}; call read with offset={} to continue]",
+            limits.max_output_bytes,
+            last + 1
+        ));
+    } else if last < total {
+        out.push_str(&format!(
+            "[lines {start}-{last} of {total} shown; call read with offset={} to read on]",
+            last + 1
+        ));
+    } else if out.ends_with('\n') {
+        out.pop();
+    }
+    if lossy {
+        out.push_str("\n[not valid UTF-8: undecodable bytes are shown as U+FFFD]");
+    }
+    Ok(out)
+}
+
+/// `read`'s logic: reads the file through `fs` and renders the requested window.
+pub async fn read_file(
+    fs: &dyn FileSystem,
+    limits: &ReadLimits,
+    args: ReadArgs,
+) -> Result<String, ToolError> {
+    let contents = fs
+        .read(Path::new(&args.path))
+        .await
+        .map_err(|err| ToolError::execution(READ_TOOL, err))?;
+    render_lines(&args.path, &contents, args.offset, args.limit, limits)
+        .map_err(|reason| ToolError::execution(READ_TOOL, reason))
+}
+
+/// The `read` tool over a [`FileSystem`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith_harness::{InMemoryFileSystem, tools::ReadTool};
+/// use serde_json::json;
+///
+/// let fs = Arc::new(InMemoryFileSystem::new().with_file("hello.txt", "hi\nthere\n"));
+/// let manager = ToolCallManager::new("demo");
+/// manager.register(Arc::new(ReadTool::new(fs))).unwrap();
+/// let call = ToolCallRequest::new("1", "read", ToolArguments::from_iter([("path", json!("hello.txt"))]));
+/// let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
+/// assert_eq!(result.content.to_text(), "     1\thi\n     2\tthere");
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadTool {
+    fs: Arc<dyn FileSystem>,
+    limits: ReadLimits,
+}
+
+impl ReadTool {
+    /// `read` over `fs`, with the default limits.
+    pub fn new(fs: Arc<dyn FileSystem>) -> Self {
+        Self {
+            fs,
+            limits: ReadLimits::default(),
+        }
+    }
+
+    /// Sets the limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: ReadLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+#[async_trait]
+impl ToolImpl for ReadTool {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(
+            ToolDefinition::new(
+                READ_TOOL,
+                "Read a text file of the workspace. Lines come numbered (`cat -n` style); use \
+                 `offset` and `limit` to page through a long file. Binary files are refused.",
+                args_schema::<ReadArgs>(),
+            )
+            .with_category("read")
+            .with_annotations(ToolAnnotations::read_only()),
+        )
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let args = parse_args(READ_TOOL, &arguments)?;
+        read_file(&*self.fs, &self.limits, args)
+            .await
+            .map(ToolCallResult::text)
+    }
+}

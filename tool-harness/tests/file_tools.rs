@@ -1,0 +1,352 @@
+//! `read`, `write` and `edit` through `ToolCallManager::execute_one`, over both file systems.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{error, text};
+use serde_json::json;
+use toolsmith_core::{Tool, ToolCallManager, ToolErrorKind};
+use toolsmith_harness::tools::{ReadLimits, ReadTool};
+use toolsmith_harness::{FileSystem, InMemoryFileSystem, LocalFileSystem, ToolPreset};
+
+fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
+    vec![
+        ("local", local, Some(dir)),
+        ("memory", Arc::new(InMemoryFileSystem::new()), None),
+    ]
+}
+
+fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
+    ToolPreset::files(fs).into_manager("files").unwrap()
+}
+
+#[tokio::test]
+async fn write_then_read_then_edit() {
+    for (kind, fs, _dir) in both() {
+        let m = manager(Arc::clone(&fs));
+        assert_eq!(
+            text(
+                &m,
+                "write",
+                json!({"path": "src/main.rs", "content": "fn main() {\n    println!(\"hi\");\n}\n"})
+            )
+            .await,
+            "Created \"src/main.rs\" (34 bytes)",
+            "{kind}"
+        );
+        assert_eq!(
+            text(&m, "read", json!({"path": "src/main.rs"})).await,
+            "     1\tfn main() {\n     2\t    println!(\"hi\");\n     3\t}",
+            "{kind}"
+        );
+        assert_eq!(
+            text(
+                &m,
+                "edit",
+                json!({"path": "src/main.rs", "old_string": "\"hi\"", "new_string": "\"hello\""})
+            )
+            .await,
+            "Edited \"src/main.rs\": replaced 1 occurrence",
+            "{kind}"
+        );
+        assert_eq!(
+            fs.read(Path::new("src/main.rs")).await.unwrap(),
+            b"fn main() {\n    println!(\"hello\");\n}\n",
+            "{kind}"
+        );
+        assert_eq!(
+            text(&m, "write", json!({"path": "src/main.rs", "content": ""})).await,
+            "Replaced the content of \"src/main.rs\" (0 bytes)",
+            "{kind}"
+        );
+        assert_eq!(
+            text(&m, "read", json!({"path": "src/main.rs"})).await,
+            "\"src/main.rs\" is empty (0 bytes)"
+        );
+    }
+}
+
+#[tokio::test]
+async fn read_pages_with_offset_and_limit_and_says_how_to_go_on() {
+    for (kind, fs, _dir) in both() {
+        let body: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+        fs.write(Path::new("ten.txt"), body.into_bytes())
+            .await
+            .unwrap();
+        let m = manager(fs);
+        assert_eq!(
+            text(
+                &m,
+                "read",
+                json!({"path": "ten.txt", "offset": 4, "limit": 2})
+            )
+            .await,
+            "     4\tline 4\n     5\tline 5\n[lines 4-5 of 10 shown; call read with offset=6 to read on]",
+            "{kind}"
+        );
+        // Lenient numbers, as text backends send them; offset 0 reads as 1.
+        assert!(
+            text(
+                &m,
+                "read",
+                json!({"path": "ten.txt", "offset": "0", "limit": "1"})
+            )
+            .await
+            .starts_with("     1\tline 1\n")
+        );
+        assert_eq!(
+            text(&m, "read", json!({"path": "ten.txt", "offset": 10})).await,
+            "    10\tline 10"
+        );
+        let err = error(&m, "read", json!({"path": "ten.txt", "offset": 11})).await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'read' failed: offset 11 is past the end of \"ten.txt\", which has 10 lines"
+        );
+    }
+}
+
+#[tokio::test]
+async fn read_cuts_at_the_size_cap_with_a_clear_message() {
+    let fs: Arc<dyn FileSystem> = Arc::new(InMemoryFileSystem::new());
+    let body: String = (1..=1000)
+        .map(|i| format!("{i:04} {}\n", "x".repeat(95)))
+        .collect();
+    fs.write(Path::new("big.txt"), body.into_bytes())
+        .await
+        .unwrap();
+    let limits = ReadLimits {
+        max_output_bytes: 1000,
+        max_line_chars: 50,
+        ..ReadLimits::default()
+    };
+    let m = ToolCallManager::new("s");
+    m.register(Arc::new(ReadTool::new(fs).with_limits(limits)))
+        .unwrap();
+    let shown = text(&m, "read", json!({"path": "big.txt"})).await;
+    // Each shown line: 7 bytes of number and tab, 50 characters, the cut marker, a newline.
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "     1\t0001 {}… [line cut: 50 more characters]",
+            "x".repeat(45)
+        )
+    );
+    let last = lines.last().unwrap();
+    let shown_lines = lines.len() - 1;
+    assert_eq!(
+        *last,
+        format!(
+            "[read stopped at the 1000-byte output cap after line {shown_lines} of 1000; call read with offset={} to continue]",
+            shown_lines + 1
+        )
+    );
+    assert!(shown.len() < 1000 + last.len() + 1);
+}
+
+#[tokio::test]
+async fn read_refuses_binary_files_and_reports_missing_ones() {
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new("app.bin"), b"\x7fELF\x02\x01\x01\0\0\0".to_vec())
+            .await
+            .unwrap();
+        fs.write(Path::new("latin1.txt"), b"caf\xe9\n".to_vec())
+            .await
+            .unwrap();
+        let m = manager(fs);
+        let err = error(&m, "read", json!({"path": "app.bin"})).await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'read' failed: refused \"app.bin\": it looks like a binary file (10 bytes, a NUL byte at offset 7); read shows text files only",
+            "{kind}"
+        );
+        assert_eq!(
+            text(&m, "read", json!({"path": "latin1.txt"})).await,
+            "     1\tcaf\u{fffd}\n[not valid UTF-8: undecodable bytes are shown as U+FFFD]"
+        );
+        let err = error(&m, "read", json!({"path": "missing.txt"})).await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'read' failed: \"missing.txt\" does not exist",
+            "{kind}"
+        );
+        let err = error(&m, "read", json!({"path": "."})).await;
+        assert!(err.to_string().contains("is a directory"), "{kind}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn edit_requires_a_unique_match_unless_replace_all() {
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new("f.txt"), b"a = 1\nb = 1\nc = 2\n".to_vec())
+            .await
+            .unwrap();
+        let m = manager(Arc::clone(&fs));
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "f.txt", "old_string": "= 1", "new_string": "= 3"}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: in \"f.txt\": old_string occurs 2 times; add surrounding lines to make it unique, or set replace_all to replace all 2",
+            "{kind}"
+        );
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "f.txt", "old_string": "= 9", "new_string": "= 3"}),
+        )
+        .await;
+        assert!(
+            err.to_string()
+                .contains("old_string was not found (0 matches)"),
+            "{kind}: {err}"
+        );
+        assert_eq!(
+            fs.read(Path::new("f.txt")).await.unwrap(),
+            b"a = 1\nb = 1\nc = 2\n",
+            "{kind}: unchanged"
+        );
+
+        assert_eq!(
+            text(&m, "edit", json!({"path": "f.txt", "old_string": "= 1", "new_string": "= 3", "replace_all": true})).await,
+            "Edited \"f.txt\": replaced 2 occurrences"
+        );
+        assert_eq!(
+            fs.read(Path::new("f.txt")).await.unwrap(),
+            b"a = 3\nb = 3\nc = 2\n"
+        );
+
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "f.txt", "old_string": "", "new_string": "x"}),
+        )
+        .await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "f.txt", "old_string": "c", "new_string": "c"}),
+        )
+        .await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "nope.txt", "old_string": "a", "new_string": "b"}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: \"nope.txt\" does not exist"
+        );
+    }
+}
+
+#[tokio::test]
+async fn invalid_arguments_never_reach_the_tool() {
+    let fs = Arc::new(InMemoryFileSystem::new());
+    let m = manager(fs.clone());
+    let err = error(&m, "write", json!({"path": "x.txt"})).await;
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(
+        err.to_string()
+            .contains("\"content\" is a required property"),
+        "{err}"
+    );
+    let err = error(
+        &m,
+        "write",
+        json!({"path": "x.txt", "content": "c", "mode": "0777"}),
+    )
+    .await;
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    let err = error(&m, "read", json!({"path": 7})).await;
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    assert!(fs.files().is_empty(), "no tool ran");
+}
+
+#[tokio::test]
+async fn writes_refuse_directories_and_files_in_the_way() {
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new("dir/file.txt"), b"x".to_vec())
+            .await
+            .unwrap();
+        let m = manager(fs);
+        let err = error(&m, "write", json!({"path": "dir", "content": "y"})).await;
+        assert!(
+            err.to_string().contains("\"dir\" is a directory"),
+            "{kind}: {err}"
+        );
+        let err = error(
+            &m,
+            "write",
+            json!({"path": "dir/file.txt/under", "content": "y"}),
+        )
+        .await;
+        assert!(
+            err.to_string().contains("\"dir/file.txt/under\""),
+            "{kind}: {err}"
+        );
+    }
+}
+
+#[test]
+fn definitions_have_the_spec_names_and_arguments() {
+    let fs: Arc<dyn FileSystem> = Arc::new(InMemoryFileSystem::new());
+    let m = manager(fs);
+    let props = |name: &str| {
+        let Some(Tool::SingleCommand(def)) = m.get_def(name) else {
+            panic!("{name}")
+        };
+        let schema = def.arguments.schema().clone();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false);
+        assert!(schema.get("$ref").is_none() && schema.get("$defs").is_none());
+        (
+            def.arguments
+                .property_names()
+                .map(str::to_owned)
+                .collect::<Vec<_>>(),
+            schema["required"].clone(),
+            def.category,
+        )
+    };
+    assert_eq!(
+        props("read"),
+        (
+            vec!["path".into(), "offset".into(), "limit".into()],
+            json!(["path"]),
+            "read".into()
+        )
+    );
+    assert_eq!(
+        props("write"),
+        (
+            vec!["path".into(), "content".into()],
+            json!(["path", "content"]),
+            "write".into()
+        )
+    );
+    assert_eq!(
+        props("edit"),
+        (
+            vec![
+                "path".into(),
+                "old_string".into(),
+                "new_string".into(),
+                "replace_all".into()
+            ],
+            json!(["path", "old_string", "new_string"]),
+            "write".into()
+        )
+    );
+}

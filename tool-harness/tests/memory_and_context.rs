@@ -1,0 +1,226 @@
+//! `memory` over both stores (versions, persistence across a reopen, atomic files) and
+//! `search_context` over a session's `ContextSearch`.
+
+mod common;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use common::{error, text};
+use serde_json::json;
+use toolsmith_core::{
+    ContextHit, ContextSearch, MemoryAccess, ServiceError, Tool, ToolCallManager, ToolErrorKind,
+};
+use toolsmith_harness::tools::{MemoryTool, SearchContextTool};
+use toolsmith_harness::{FileMemory, InMemoryMemory};
+
+fn manager(memory: Arc<dyn MemoryAccess>) -> ToolCallManager {
+    let manager = ToolCallManager::new("memory");
+    manager.register(Arc::new(MemoryTool::new(memory))).unwrap();
+    manager
+}
+
+#[tokio::test]
+async fn memory_commands_bump_the_version_and_report_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores: Vec<(&str, Arc<dyn MemoryAccess>)> = vec![
+        ("in-memory", Arc::new(InMemoryMemory::new())),
+        (
+            "file",
+            Arc::new(FileMemory::open(dir.path().join("m.json")).unwrap()),
+        ),
+    ];
+    for (kind, memory) in stores {
+        let m = manager(Arc::clone(&memory));
+        assert_eq!(
+            text(&m, "memory", json!({"command": "add", "text": "uses tabs"})).await,
+            "Remembered fact 1 (memory version 1)",
+            "{kind}"
+        );
+        assert_eq!(
+            text(
+                &m,
+                "memory",
+                json!({"command": "add", "text": "deploys on Friday"})
+            )
+            .await,
+            "Remembered fact 2 (memory version 2)"
+        );
+        assert_eq!(
+            text(
+                &m,
+                "memory",
+                json!({"command": "replace", "id": "1", "text": "uses spaces"})
+            )
+            .await,
+            "Replaced fact 1 (memory version 3)"
+        );
+        assert_eq!(
+            text(&m, "memory", json!({"command": "remove", "id": 2})).await,
+            "Forgot fact 2 (memory version 4)"
+        );
+        let err = error(&m, "memory", json!({"command": "remove", "id": 2})).await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'memory' failed: there is no fact with id 2 (known ids: 1)",
+            "{kind}"
+        );
+        let err = error(
+            &m,
+            "memory",
+            json!({"command": "replace", "id": 9, "text": "x"}),
+        )
+        .await;
+        assert!(
+            err.to_string().contains("no fact with id 9"),
+            "{kind}: {err}"
+        );
+        assert_eq!(memory.version(), 4, "{kind}: failed writes are no versions");
+        let facts = memory.facts().await.unwrap();
+        assert_eq!(facts.len(), 1);
+        assert_eq!((facts[0].id, facts[0].text.as_str()), (1, "uses spaces"));
+
+        for bad in [
+            json!({"command": "list"}),
+            json!({"command": "add"}),
+            json!({"command": "remove", "id": "two"}),
+            json!({"text": "no command"}),
+        ] {
+            let err = error(&m, "memory", bad.clone()).await;
+            assert_eq!(
+                err.kind(),
+                ToolErrorKind::InvalidArguments,
+                "{kind} {bad}: {err}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn file_memory_survives_a_reopen_and_writes_whole_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/memory.json");
+    {
+        let memory = FileMemory::open(&path).unwrap();
+        assert!(!path.exists(), "nothing is written before the first write");
+        memory.add("one".into()).await.unwrap();
+        memory.add("two".into()).await.unwrap();
+        assert!(memory.remove(2).await.unwrap());
+        // Every write leaves a complete file, and no temporary beside it.
+        let on_disk: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(on_disk["version"], 3);
+        assert_eq!(
+            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+            1
+        );
+    }
+    let reopened = FileMemory::open(&path).unwrap();
+    assert_eq!(reopened.version(), 3);
+    let facts = reopened.facts().await.unwrap();
+    assert_eq!(facts.len(), 1);
+    assert_eq!(facts[0].text, "one");
+    // Ids are never reused, across reopens too.
+    assert_eq!(reopened.add("three".into()).await.unwrap().id, 3);
+    assert_eq!(reopened.version(), 4);
+}
+
+#[tokio::test]
+async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_failed_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "not json").unwrap();
+    let err = FileMemory::open(&bad).unwrap_err();
+    assert!(err.to_string().contains("is not a memory file"), "{err}");
+    assert!(err.to_string().contains("bad.json"), "{err}");
+
+    // A memory whose directory can no longer be created: the write fails, nothing changes.
+    let memory = FileMemory::open(dir.path().join("blocker/memory.json")).unwrap();
+    std::fs::write(dir.path().join("blocker"), "a file").unwrap();
+    let err = memory.add("lost?".into()).await.unwrap_err();
+    assert!(err.to_string().starts_with("memory: "), "{err}");
+    assert_eq!(memory.version(), 0);
+    assert!(memory.facts().await.unwrap().is_empty());
+}
+
+#[test]
+fn memory_is_a_command_group() {
+    let tool = MemoryTool::new(Arc::new(InMemoryMemory::new()));
+    let definition = toolsmith_core::ToolImpl::definition(&tool);
+    let Tool::MultiCommands(name, commands) = &definition else {
+        panic!()
+    };
+    assert_eq!(name, "memory");
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["add", "remove", "replace"]);
+    let spec = definition.function_spec();
+    assert_eq!(
+        spec.parameters["properties"]["command"]["enum"],
+        json!(["add", "remove", "replace"])
+    );
+}
+
+/// A context store that answers from a fixed list, matching on words.
+struct Notes(Vec<ContextHit>);
+
+#[async_trait]
+impl ContextSearch for Notes {
+    async fn search(&self, query: &str, limit: usize) -> Result<Vec<ContextHit>, ServiceError> {
+        if query == "fail" {
+            return Err(ServiceError::new("context", "the index is offline"));
+        }
+        Ok(self
+            .0
+            .iter()
+            .filter(|hit| query.split_whitespace().any(|w| hit.text.contains(w)))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+}
+
+fn notes() -> Arc<dyn ContextSearch> {
+    Arc::new(Notes(
+        (1..=8)
+            .map(|i| ContextHit {
+                source: format!("doc-{i}"),
+                text: format!("release note {i}"),
+                score: 1.0 - i as f32 / 10.0,
+            })
+            .collect(),
+    ))
+}
+
+#[tokio::test]
+async fn search_context_returns_hits_with_sources() {
+    let m = ToolCallManager::new("ctx");
+    m.register(Arc::new(SearchContextTool::new(notes())))
+        .unwrap();
+    assert_eq!(
+        text(&m, "search_context", json!({"query": "note", "limit": 2})).await,
+        "1. [doc-1] (score 0.900)\nrelease note 1\n\n2. [doc-2] (score 0.800)\nrelease note 2"
+    );
+    let all = text(&m, "search_context", json!({"query": "note"})).await;
+    assert_eq!(
+        all.matches("release note").count(),
+        5,
+        "the default limit is 5"
+    );
+    assert_eq!(
+        text(&m, "search_context", json!({"query": "unrelated"})).await,
+        "Nothing in the session's context matches \"unrelated\""
+    );
+    let err = error(&m, "search_context", json!({"query": "fail"})).await;
+    assert_eq!(
+        err.to_string(),
+        "Tool 'search_context' failed: context: the index is offline"
+    );
+    for bad in [
+        json!({"query": "note", "limit": 0}),
+        json!({"query": "note", "limit": 51}),
+        json!({}),
+    ] {
+        let err = error(&m, "search_context", bad.clone()).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{bad}: {err}");
+    }
+}

@@ -1,0 +1,174 @@
+//! `search_file` over both file systems: .gitignore, hidden and binary files skipped, globs,
+//! paths, caps and errors.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{error, text};
+use serde_json::json;
+use toolsmith_core::{ToolCallManager, ToolErrorKind};
+use toolsmith_harness::tools::SearchFileTool;
+use toolsmith_harness::{FileSystem, InMemoryFileSystem, LocalFileSystem, ToolPreset};
+
+async fn tree(fs: &dyn FileSystem) {
+    for (path, content) in [
+        (".gitignore", &b"target/\n*.log\n"[..]),
+        ("src/lib.rs", b"fn alpha() {}\nfn beta() {}\n"),
+        ("src/main.rs", b"fn main() {\n    alpha();\n}\n"),
+        ("target/debug/out.rs", b"fn alpha_generated() {}\n"),
+        (".hidden/x.rs", b"fn alpha_hidden() {}\n"),
+        ("notes.md", b"alpha notes\n"),
+        ("bin.dat", b"alpha\0binary\n"),
+        ("app.log", b"alpha in a log\n"),
+        ("sub/.gitignore", b"!keep.log\n"),
+        ("sub/keep.log", b"alpha kept\n"),
+        ("sub/drop.log.txt", b"nothing here\n"),
+    ] {
+        fs.write(Path::new(path), content.to_vec()).await.unwrap();
+    }
+}
+
+fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
+    let dir = tempfile::tempdir().unwrap();
+    vec![
+        (
+            "local",
+            Arc::new(LocalFileSystem::new(dir.path()).unwrap()) as Arc<dyn FileSystem>,
+            Some(dir),
+        ),
+        ("memory", Arc::new(InMemoryFileSystem::new()), None),
+    ]
+}
+
+fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
+    ToolPreset::file_search(fs).into_manager("search").unwrap()
+}
+
+#[tokio::test]
+async fn respects_gitignore_hidden_and_binary_files() {
+    for (kind, fs, _dir) in both() {
+        tree(&*fs).await;
+        let m = manager(fs);
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "alpha"})).await,
+            "4 matches in 4 files (6 files searched)\n\
+             notes.md:1: alpha notes\n\
+             src/lib.rs:1: fn alpha() {}\n\
+             src/main.rs:2:     alpha();\n\
+             sub/keep.log:1: alpha kept",
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn narrows_by_path_and_glob() {
+    for (kind, fs, _dir) in both() {
+        tree(&*fs).await;
+        let m = manager(fs);
+        assert_eq!(
+            text(
+                &m,
+                "search_file",
+                json!({"pattern": r"fn \w+", "path": "src"})
+            )
+            .await,
+            "3 matches in 2 files (2 files searched)\n\
+             src/lib.rs:1: fn alpha() {}\n\
+             src/lib.rs:2: fn beta() {}\n\
+             src/main.rs:1: fn main() {",
+            "{kind}"
+        );
+        assert_eq!(
+            text(
+                &m,
+                "search_file",
+                json!({"pattern": "alpha", "glob": "*.md"})
+            )
+            .await,
+            "1 match in 1 file (1 file searched)\nnotes.md:1: alpha notes",
+            "{kind}"
+        );
+        assert_eq!(
+            text(
+                &m,
+                "search_file",
+                json!({"pattern": "alpha", "path": "src/main.rs"})
+            )
+            .await,
+            "1 match in 1 file (1 file searched)\nsrc/main.rs:2:     alpha();",
+            "{kind}"
+        );
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "zeta"})).await,
+            "No matches for \"zeta\" (6 files searched)",
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn results_are_capped_with_a_note() {
+    for (kind, fs, _dir) in both() {
+        for i in 0..30 {
+            fs.write(Path::new(&format!("f{i:02}.txt")), b"hit\nhit\n".to_vec())
+                .await
+                .unwrap();
+        }
+        let m = ToolCallManager::new("s");
+        m.register(Arc::new(SearchFileTool::new(fs).with_max_matches(25)))
+            .unwrap();
+        let shown = text(&m, "search_file", json!({"pattern": "hit"})).await;
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(
+            lines[0].starts_with("first 25 matches in "),
+            "{kind}: {}",
+            lines[0]
+        );
+        assert_eq!(lines.len(), 27, "{kind}");
+        assert_eq!(
+            lines[26],
+            "[results capped at 25 matches; narrow the pattern, path or glob to see the rest]"
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_patterns_globs_and_paths_are_reported() {
+    for (kind, fs, _dir) in both() {
+        tree(&*fs).await;
+        let m = manager(fs);
+        let err = error(&m, "search_file", json!({"pattern": "fn ("})).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{kind}");
+        assert!(
+            err.to_string()
+                .contains("/pattern: the pattern \"fn (\" is not a valid regular expression"),
+            "{kind}: {err}"
+        );
+        let err = error(&m, "search_file", json!({"pattern": "a", "glob": "src/[a"})).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{kind}");
+        assert!(
+            err.to_string()
+                .contains("/glob: the glob \"src/[a\" is not valid"),
+            "{kind}: {err}"
+        );
+        let err = error(
+            &m,
+            "search_file",
+            json!({"pattern": "a", "path": "nowhere"}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'search_file' failed: \"nowhere\" does not exist",
+            "{kind}"
+        );
+        let err = error(&m, "search_file", json!({"pattern": "a", "path": "../"})).await;
+        assert!(
+            err.to_string().contains("outside the root"),
+            "{kind}: {err}"
+        );
+    }
+}

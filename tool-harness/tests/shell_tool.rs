@@ -1,0 +1,332 @@
+//! `bash`: exit codes, output caps, time limits that kill the whole process group, and the
+//! Landlock policy where the kernel has it.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{call, error, text};
+use serde_json::json;
+use toolsmith_core::{ToolCallManager, ToolErrorKind};
+use toolsmith_harness::tools::BashTool;
+use toolsmith_harness::{
+    LandlockPolicy, SandboxStatus, ShellConfig, ShellError, ShellRunner, ShellSandbox,
+};
+
+fn manager(config: ShellConfig) -> ToolCallManager {
+    let manager = ToolCallManager::new("shell");
+    manager.register(Arc::new(BashTool::new(config))).unwrap();
+    manager
+}
+
+/// Whether the process is gone (or a zombie waiting to be reaped: it runs no more).
+fn is_dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+async fn wait_dead(pid: i32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if is_dead(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+async fn read_pid(root: &Path) -> i32 {
+    // The pid file is written by the command; give a slow machine a moment.
+    for _ in 0..100 {
+        if let Ok(text) = std::fs::read_to_string(root.join("bg.pid"))
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the command did not write its background pid");
+}
+
+#[tokio::test]
+async fn runs_in_the_root_and_reports_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(
+        text(&m, "bash", json!({"command": "pwd -P"})).await,
+        format!("{}\n[exit code: 0]", root.display())
+    );
+    assert_eq!(
+        text(
+            &m,
+            "bash",
+            json!({"command": "echo out; echo err >&2; exit 7"})
+        )
+        .await,
+        "out\nerr\n[exit code: 7]"
+    );
+    assert_eq!(
+        text(&m, "bash", json!({"command": "true"})).await,
+        "(no output)\n[exit code: 0]"
+    );
+    assert_eq!(
+        text(&m, "bash", json!({"command": "kill -9 $$"})).await,
+        "(no output)\n[killed by signal 9]"
+    );
+    // Standard input is closed: a command waiting for input ends at once.
+    assert_eq!(
+        text(&m, "bash", json!({"command": "cat; echo done"})).await,
+        "done\n[exit code: 0]"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    let started = Instant::now();
+    let result = call(
+        &m,
+        "bash",
+        json!({"command": "echo starting; sleep 1000 & echo $! > bg.pid; sleep 1000", "timeout_ms": 500}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(result.is_error());
+    assert_eq!(
+        result.content.to_text(),
+        "starting\n[timed out after 500 ms: the command and every process it started were killed]"
+    );
+    let pid = read_pid(dir.path()).await;
+    assert!(
+        wait_dead(pid).await,
+        "the background sleep {pid} survived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn background_processes_do_not_outlive_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    let started = Instant::now();
+    // The background sleep holds the output pipe open: the call must still end promptly.
+    assert_eq!(
+        text(
+            &m,
+            "bash",
+            json!({"command": "sleep 1000 & echo $! > bg.pid; echo started"})
+        )
+        .await,
+        "started\n[exit code: 0]"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let pid = read_pid(dir.path()).await;
+    assert!(
+        wait_dead(pid).await,
+        "the background sleep {pid} survived the call"
+    );
+}
+
+#[tokio::test]
+async fn a_call_dropped_by_the_manager_time_limit_kills_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    m.set_timeout("bash", Some(Duration::from_millis(500)))
+        .unwrap();
+    let err = error(
+        &m,
+        "bash",
+        json!({"command": "sleep 1000 & echo $! > bg.pid; wait"}),
+    )
+    .await;
+    assert_eq!(err.kind(), ToolErrorKind::Timeout);
+    let pid = read_pid(dir.path()).await;
+    assert!(
+        wait_dead(pid).await,
+        "the background sleep {pid} survived the dropped call"
+    );
+}
+
+#[tokio::test]
+async fn long_output_keeps_head_and_tail_with_a_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()).with_output_limit(1000, 1000));
+    let shown = text(&m, "bash", json!({"command": "seq 1 100000"})).await;
+    let total: usize = (1..=100_000).map(|i: u32| i.to_string().len() + 1).sum();
+    let full: String = (1..=100_000).map(|i: u32| format!("{i}\n")).collect();
+    let cut = total - 2000;
+    let cut_lines = full[1000..total - 1000].matches('\n').count();
+    let expected = format!(
+        "{}[… {cut} bytes ({cut_lines} line breaks) cut …]\n{}[exit code: 0]",
+        &full[..1000],
+        &full[total - 1000..]
+    );
+    // The first 1000 bytes end with a whole line (1-277), so the marker follows directly.
+    assert!(full[..1000].ends_with("277\n"));
+    assert_eq!(shown, expected);
+    assert!(shown.starts_with("1\n2\n3\n"));
+    assert!(shown.ends_with("99999\n100000\n[exit code: 0]"));
+}
+
+#[tokio::test]
+async fn arguments_are_checked_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    for arguments in [
+        json!({"command": "touch ran", "timeout_ms": 0}),
+        json!({"command": "touch ran", "timeout_ms": 600_001}),
+        json!({"command": "touch ran", "cwd": "/"}),
+        json!({"timeout_ms": 10}),
+    ] {
+        let err = error(&m, "bash", arguments.clone()).await;
+        assert_eq!(
+            err.kind(),
+            ToolErrorKind::InvalidArguments,
+            "{arguments}: {err}"
+        );
+    }
+    assert!(!dir.path().join("ran").exists());
+}
+
+#[test]
+fn without_a_tokio_runtime_the_call_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    let err =
+        futures::executor::block_on(call(&m, "bash", json!({"command": "touch ran"}))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Tool 'bash' failed: running a command needs a Tokio runtime with time and I/O enabled"
+    );
+    assert!(!dir.path().join("ran").exists());
+}
+
+#[tokio::test]
+async fn a_missing_shell_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = ShellRunner::new(ShellConfig::new(dir.path()).with_shell("/nonexistent/bash"));
+    let err = runner.run("true", None).await.unwrap_err();
+    assert!(matches!(err, ShellError::Spawn { .. }), "{err}");
+    assert!(err.to_string().contains("/nonexistent/bash"), "{err}");
+}
+
+fn outside_and_root() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("root");
+    let outside = base.path().join("outside");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep.txt"), "keep").unwrap();
+    (base, root, outside)
+}
+
+#[tokio::test]
+async fn landlock_confines_writes_to_the_root_where_supported() {
+    let (_base, root, outside) = outside_and_root();
+    let config =
+        ShellConfig::new(&root).with_sandbox(ShellSandbox::Landlock(LandlockPolicy::new()));
+    let runner = ShellRunner::new(config.clone());
+    if !LandlockPolicy::is_supported() {
+        // Without kernel support a required sandbox refuses to run anything.
+        assert!(matches!(
+            runner.sandbox_status(),
+            SandboxStatus::Unavailable(_)
+        ));
+        let err = runner.run("touch ran", None).await.unwrap_err();
+        assert!(matches!(err, ShellError::SandboxUnavailable(_)), "{err}");
+        assert!(!root.join("ran").exists());
+        eprintln!("Landlock is not supported by this kernel: only the refusal was tested");
+        return;
+    }
+    assert_eq!(runner.sandbox_status(), SandboxStatus::Confined);
+    let m = manager(config);
+    let command = format!(
+        "echo inside > in.txt && mkdir -p sub && echo deeper > sub/f.txt && cat /etc/passwd >/dev/null && echo ok; \
+         echo pwned > {out}/new.txt; echo pwned >> {out}/keep.txt; rm -f {out}/keep.txt; mkdir {out}/d; \
+         ln -s /etc {out}/l; mv in.txt {out}/moved.txt; true",
+        out = outside.display()
+    );
+    let shown = text(&m, "bash", json!({"command": command})).await;
+    assert!(shown.starts_with("ok\n"), "{shown}");
+    assert!(shown.contains("Permission denied"), "{shown}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("in.txt")).unwrap(),
+        "inside\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("sub/f.txt")).unwrap(),
+        "deeper\n"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["keep.txt"], "{shown}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("keep.txt")).unwrap(),
+        "keep"
+    );
+}
+
+#[tokio::test]
+async fn landlock_allows_the_paths_added_to_the_policy() {
+    if !LandlockPolicy::is_supported() {
+        eprintln!("Landlock is not supported by this kernel: nothing to test");
+        return;
+    }
+    let (_base, root, outside) = outside_and_root();
+    let policy = LandlockPolicy::new().allow_writes_beneath(&outside);
+    let runner =
+        ShellRunner::new(ShellConfig::new(&root).with_sandbox(ShellSandbox::Landlock(policy)));
+    let outcome = runner
+        .run(
+            &format!("echo allowed > {}/new.txt", outside.display()),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.exit_code, Some(0), "{}", outcome.output);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("new.txt")).unwrap(),
+        "allowed\n"
+    );
+}
+
+#[tokio::test]
+async fn without_a_sandbox_writes_outside_are_possible() {
+    // The control for the Landlock tests: the same write, unconfined, goes through.
+    let (_base, root, outside) = outside_and_root();
+    let runner = ShellRunner::new(ShellConfig::new(&root).with_sandbox(ShellSandbox::None));
+    assert!(matches!(
+        runner.sandbox_status(),
+        SandboxStatus::NotSandboxed(_)
+    ));
+    let outcome = runner
+        .run(
+            &format!("echo unconfined > {}/new.txt", outside.display()),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.exit_code, Some(0));
+    assert!(outside.join("new.txt").exists());
+}
