@@ -186,6 +186,7 @@ pub struct ToolCallManager {
     session_id: String,
     registry: RwLock<IndexMap<Arc<str>, Arc<RegisteredTool>>>,
     pub(crate) active: ActiveSet,
+    pub(crate) execution: crate::execution_settings::ExecutionSettings,
 }
 
 impl std::fmt::Debug for ToolCallManager {
@@ -204,6 +205,7 @@ impl ToolCallManager {
             session_id: session_id.into(),
             registry: RwLock::default(),
             active: ActiveSet::default(),
+            execution: Default::default(),
         }
     }
 
