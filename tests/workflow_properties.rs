@@ -63,7 +63,11 @@ fn graphs(max_nodes: usize) -> impl Strategy<Value = Graph> {
                 } else {
                     ExecutionHint::Unspecified
                 };
-                requests.push(call(&id, "work", extra).depends_on(dependencies).with_hint(hint));
+                requests.push(
+                    call(&id, "work", extra)
+                        .depends_on(dependencies)
+                        .with_hint(hint),
+                );
             }
             Graph {
                 requests,
@@ -81,7 +85,10 @@ fn index_by_id(requests: &[ToolCallRequest]) -> HashMap<&str, usize> {
 }
 
 /// The expected result of every call, simulated stage by stage from the spec's rules.
-fn expected_results(workflow: &Workflow<'_>, fails: &HashSet<String>) -> Vec<Result<(), ToolError>> {
+fn expected_results(
+    workflow: &Workflow<'_>,
+    fails: &HashSet<String>,
+) -> Vec<Result<(), ToolError>> {
     let requests = workflow.requests();
     let mut results: Vec<Option<Result<(), ToolError>>> = vec![None; requests.len()];
     for stage in workflow.stages() {
@@ -102,7 +109,10 @@ fn expected_results(workflow: &Workflow<'_>, fails: &HashSet<String>) -> Vec<Res
                     requests[d].id
                 )))
             } else if fails.contains(&requests[i].id) {
-                Err(ToolError::execution("work", format!("{} broke", requests[i].id)))
+                Err(ToolError::execution(
+                    "work",
+                    format!("{} broke", requests[i].id),
+                ))
             } else {
                 Ok(())
             };
@@ -124,7 +134,7 @@ proptest! {
         let workflow = Workflow::build(requests).unwrap();
         let by_id = index_by_id(requests);
         let mut stage_of = vec![usize::MAX; requests.len()];
-        for (s, stage) in workflow.stages().iter().enumerate() {
+        for (s, stage) in workflow.stages().enumerate() {
             prop_assert!(!stage.calls().is_empty());
             prop_assert!(stage.calls().windows(2).all(|w| w[0] < w[1]), "request order");
             let sequential = stage.calls().iter()

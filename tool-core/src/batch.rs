@@ -201,7 +201,7 @@ impl<'m, 'w> BatchRun<'m, 'w> {
     /// Runs one stage to its end, or until `stop` fires.
     async fn run_stage(
         &mut self,
-        stage: &WorkflowStage,
+        stage: WorkflowStage<'_>,
         attempts: &[AtomicU32],
         stop: &mut (impl Future<Output = Stop> + Unpin),
     ) -> Result<(), Stop> {

@@ -35,13 +35,14 @@ pub enum FailMode {
 }
 
 /// The calls at one dependency depth: every dependency of a call lies in an earlier stage.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkflowStage {
+/// A view into its [`Workflow`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkflowStage<'w> {
     mode: StageMode,
-    calls: Vec<usize>,
+    calls: &'w [usize],
 }
 
-impl WorkflowStage {
+impl<'w> WorkflowStage<'w> {
     /// How the stage runs: sequential if any of its calls asked for
     /// [`ExecutionHint::Sequential`], parallel otherwise.
     pub fn mode(&self) -> StageMode {
@@ -49,9 +50,16 @@ impl WorkflowStage {
     }
 
     /// The stage's calls, as indices into the planned requests, in request order.
-    pub fn calls(&self) -> &[usize] {
-        &self.calls
+    pub fn calls(&self) -> &'w [usize] {
+        self.calls
     }
+}
+
+/// Where a stage's calls lie in [`Workflow::stage_calls`], and how it runs.
+#[derive(Debug, Clone, Copy)]
+struct StageSpan {
+    mode: StageMode,
+    end: usize,
 }
 
 /// A batch of calls planned for execution: stages by dependency depth, each call's
@@ -73,10 +81,10 @@ impl WorkflowStage {
 /// ];
 /// let workflow = ToolCallManager::new("s").build_workflow(&requests).unwrap();
 ///
-/// let stages: Vec<&[usize]> = workflow.stages().iter().map(|s| s.calls()).collect();
+/// let stages: Vec<&[usize]> = workflow.stages().map(|s| s.calls()).collect();
 /// assert_eq!(stages, [&[0, 1][..], &[2], &[3]]);
-/// assert_eq!(workflow.stages()[0].mode(), StageMode::Parallel { fail_mode: FailMode::CollectAll });
-/// assert_eq!(workflow.stages()[2].mode(), StageMode::Sequential { fail_fast: true });
+/// assert_eq!(workflow.stage(0).unwrap().mode(), StageMode::Parallel { fail_mode: FailMode::CollectAll });
+/// assert_eq!(workflow.stage(2).unwrap().mode(), StageMode::Sequential { fail_fast: true });
 ///
 /// // A cycle is refused, naming the calls on it; nothing runs.
 /// let cyclic = [call("x").depends_on(["y"]), call("y").depends_on(["x"])];
@@ -86,7 +94,10 @@ impl WorkflowStage {
 #[derive(Clone)]
 pub struct Workflow<'a> {
     requests: &'a [ToolCallRequest],
-    stages: Vec<WorkflowStage>,
+    /// Every call, stage after stage; stage `s` ends at `stages[s].end`. Flat, so that a
+    /// long chain (one stage per call) costs no allocation per stage.
+    stage_calls: Vec<usize>,
+    stages: Vec<StageSpan>,
     /// Dependencies of call `i`: `dependencies[dependency_starts[i]..dependency_starts[i + 1]]`.
     dependency_starts: Vec<usize>,
     dependencies: Vec<usize>,
@@ -95,7 +106,7 @@ pub struct Workflow<'a> {
 impl fmt::Debug for Workflow<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut list = f.debug_list();
-        for stage in &self.stages {
+        for stage in self.stages() {
             let ids: Vec<&str> = stage
                 .calls
                 .iter()
@@ -116,7 +127,10 @@ impl<'a> Workflow<'a> {
     /// and memory are linear in the number of calls plus dependency edges.
     pub fn build(requests: &'a [ToolCallRequest]) -> Result<Self, ToolError> {
         let count = requests.len();
-        let mut index_of: HashMap<&str, usize> = HashMap::with_capacity(count);
+        // A fast non-cryptographic hash: ids are short, and planning is dominated by hashing
+        // them once each and looking up each dependency once.
+        let mut index_of: HashMap<&str, usize, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(count, foldhash::fast::RandomState::default());
         for (i, request) in requests.iter().enumerate() {
             match index_of.entry(request.id.as_str()) {
                 Entry::Occupied(first) => {
@@ -138,8 +152,11 @@ impl<'a> Workflow<'a> {
         // Dependencies resolved to indices, in CSR form.
         let mut dependency_starts = Vec::with_capacity(count + 1);
         let mut dependencies = Vec::new();
+        // Read here, in the same pass over the requests, to touch each request once more only.
+        let mut sequential = Vec::with_capacity(count);
         dependency_starts.push(0);
         for request in requests {
+            sequential.push(request.execution_hint == ExecutionHint::Sequential);
             for dependency in &request.depends_on {
                 if *dependency == request.id {
                     return Err(ToolError::invalid_arguments(
@@ -178,9 +195,10 @@ impl<'a> Workflow<'a> {
             }
         };
 
-        let stages = group_by_depth(requests, &depth);
+        let (stage_calls, stages) = group_by_depth(&depth, &sequential);
         Ok(Self {
             requests,
+            stage_calls,
             stages,
             dependency_starts,
             dependencies,
@@ -193,8 +211,29 @@ impl<'a> Workflow<'a> {
     }
 
     /// The stages, in the order they run.
-    pub fn stages(&self) -> &[WorkflowStage] {
-        &self.stages
+    pub fn stages(&self) -> impl ExactSizeIterator<Item = WorkflowStage<'_>> + Clone + '_ {
+        (0..self.stages.len()).map(|s| self.stage_at(s))
+    }
+
+    /// The number of stages (the length of the longest dependency chain).
+    pub fn stage_count(&self) -> usize {
+        self.stages.len()
+    }
+
+    /// Stage number `index` (0 runs first).
+    pub fn stage(&self, index: usize) -> Option<WorkflowStage<'_>> {
+        (index < self.stages.len()).then(|| self.stage_at(index))
+    }
+
+    fn stage_at(&self, index: usize) -> WorkflowStage<'_> {
+        let start = index
+            .checked_sub(1)
+            .map_or(0, |previous| self.stages[previous].end);
+        let span = self.stages[index];
+        WorkflowStage {
+            mode: span.mode,
+            calls: &self.stage_calls[start..span.end],
+        }
     }
 
     /// The number of calls.
@@ -218,10 +257,8 @@ impl<'a> Workflow<'a> {
 
     /// Every call in the order a one-at-a-time executor would run them: stage by stage,
     /// request order within a stage.
-    pub fn execution_order(&self) -> impl Iterator<Item = &'a ToolCallRequest> + '_ {
-        self.stages
-            .iter()
-            .flat_map(|stage| stage.calls.iter().map(|&i| &self.requests[i]))
+    pub fn execution_order(&self) -> impl ExactSizeIterator<Item = &'a ToolCallRequest> + '_ {
+        self.stage_calls.iter().map(|&i| &self.requests[i])
     }
 }
 
@@ -304,29 +341,36 @@ fn find_cycle(
 
 /// The stages: calls bucketed by depth (a counting sort, so request order is kept within a
 /// stage), each sequential if any of its calls asked to be.
-fn group_by_depth(requests: &[ToolCallRequest], depth: &[usize]) -> Vec<WorkflowStage> {
+fn group_by_depth(depth: &[usize], sequential: &[bool]) -> (Vec<usize>, Vec<StageSpan>) {
     let stage_count = depth.iter().max().map_or(0, |&d| d + 1);
-    let mut sizes = vec![0usize; stage_count];
-    for &d in depth {
-        sizes[d] += 1;
-    }
-    let mut stages: Vec<WorkflowStage> = sizes
-        .into_iter()
-        .map(|size| WorkflowStage {
+    let mut stages = vec![
+        StageSpan {
             mode: StageMode::Parallel {
                 fail_mode: FailMode::CollectAll,
             },
-            calls: Vec::with_capacity(size),
-        })
-        .collect();
-    for (i, request) in requests.iter().enumerate() {
-        let stage = &mut stages[depth[i]];
-        stage.calls.push(i);
-        if request.execution_hint == ExecutionHint::Sequential {
-            stage.mode = StageMode::Sequential { fail_fast: true };
+            end: 0,
+        };
+        stage_count
+    ];
+    for &d in depth {
+        stages[d].end += 1;
+    }
+    let mut next = Vec::with_capacity(stage_count);
+    let mut end = 0;
+    for stage in &mut stages {
+        next.push(end);
+        end += stage.end;
+        stage.end = end;
+    }
+    let mut stage_calls = vec![0; depth.len()];
+    for (i, &d) in depth.iter().enumerate() {
+        stage_calls[next[d]] = i;
+        next[d] += 1;
+        if sequential[i] {
+            stages[d].mode = StageMode::Sequential { fail_fast: true };
         }
     }
-    stages
+    (stage_calls, stages)
 }
 
 impl ToolCallManager {
@@ -354,7 +398,6 @@ mod tests {
     fn stage_ids<'a>(workflow: &Workflow<'a>) -> Vec<Vec<&'a str>> {
         workflow
             .stages()
-            .iter()
             .map(|s| {
                 s.calls()
                     .iter()
@@ -392,11 +435,11 @@ mod tests {
         ];
         let workflow = Workflow::build(&requests).unwrap();
         assert_eq!(
-            workflow.stages()[0].mode(),
+            workflow.stage(0).unwrap().mode(),
             StageMode::Sequential { fail_fast: true }
         );
         assert_eq!(
-            workflow.stages()[1].mode(),
+            workflow.stage(1).unwrap().mode(),
             StageMode::Parallel {
                 fail_mode: FailMode::CollectAll
             }
@@ -407,7 +450,9 @@ mod tests {
     fn empty_batch_has_no_stages() {
         let workflow = Workflow::build(&[]).unwrap();
         assert!(workflow.is_empty());
-        assert!(workflow.stages().is_empty());
+        assert_eq!(workflow.stages().len(), 0);
+        assert_eq!(workflow.stage_count(), 0);
+        assert!(workflow.stage(0).is_none());
     }
 
     fn reason(requests: &[ToolCallRequest]) -> String {
