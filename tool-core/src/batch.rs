@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -20,10 +20,10 @@ use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::call_annotations::call_annotations;
+use crate::retry::PreparedCall;
 use crate::{
-    StageMode, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolError, Workflow,
-    WorkflowStage,
+    StageMode, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolError,
+    Workflow, WorkflowStage,
 };
 
 /// How a batch runs: its concurrency limit, deadline, cancellation token, and whether calls
@@ -152,6 +152,11 @@ struct BatchRun<'m, 'w> {
     check_offers: bool,
     outcomes: Vec<Option<ToolCallOutcome>>,
     started: Vec<Option<Instant>>,
+    /// Admitted calls of the current stage waiting for a slot; kept across stages to reuse
+    /// their buffers. Destructive calls wait in their own queue so that at most one runs at
+    /// a time while the others of the stage go on around it.
+    ordinary: VecDeque<(usize, Option<PreparedCall>)>,
+    destructive: VecDeque<(usize, Option<PreparedCall>)>,
 }
 
 impl<'m, 'w> BatchRun<'m, 'w> {
@@ -170,111 +175,124 @@ impl<'m, 'w> BatchRun<'m, 'w> {
             .is_some_and(ToolCallOutcome::failed)
     }
 
-    /// Why call `index` must not run, if it must not: a failed dependency, or a tool not
-    /// offered.
-    fn refusal(&self, index: usize) -> Option<ToolError> {
-        if let Some(&dependency) = self
+    /// Checks that call `index` may run (its dependencies succeeded, its tool is offered if
+    /// offers are checked, its tool exists and its arguments are valid) and prepares it;
+    /// otherwise records why it did not run.
+    fn admit(&mut self, index: usize) -> Option<PreparedCall> {
+        let failed_dependency = self
             .workflow
             .dependencies(index)
             .iter()
-            .find(|&&d| self.failed(d))
-        {
-            return Some(ToolError::Cancelled(format!(
+            .copied()
+            .find(|&d| self.failed(d));
+        let admitted = match failed_dependency {
+            Some(dependency) => Err(ToolError::Cancelled(format!(
                 "dependency {} failed",
                 self.request(dependency).id
-            )));
-        }
-        if self.check_offers {
-            return self.manager.check_offered(&self.request(index).name).err();
-        }
-        None
+            ))),
+            None if self.check_offers => self
+                .manager
+                .check_offered(&self.request(index).name)
+                .and_then(|()| self.manager.prepare_call(self.request(index))),
+            None => self.manager.prepare_call(self.request(index)),
+        };
+        admitted
+            .map_err(|error| self.record_not_run(index, error))
+            .ok()
     }
 
-    /// Whether call `index` is to a tool annotated destructive.
-    fn destructive(&self, index: usize) -> bool {
-        let request = self.request(index);
-        self.manager.entry(&request.name).is_some_and(|entry| {
-            call_annotations(&entry.definition, &request.arguments).destructive == Some(true)
-        })
-    }
-
-    /// Runs one stage to its end, or until `stop` fires.
-    async fn run_stage(
+    /// Runs one stage to its end, or until `stop` fires. `launch` makes the future of an
+    /// admitted call; `in_flight` is empty on entry and on a normal return.
+    async fn run_stage<F, L, S>(
         &mut self,
         stage: WorkflowStage<'_>,
+        in_flight: &mut FuturesUnordered<F>,
+        launch: &L,
         attempts: &[AtomicU32],
-        stop: &mut (impl Future<Output = Stop> + Unpin),
-    ) -> Result<(), Stop> {
+        mut stop: Option<Pin<&mut S>>,
+    ) -> Result<(), Stop>
+    where
+        F: Future<Output = (usize, Result<ToolCallResult, ToolError>)>,
+        L: Fn(usize, PreparedCall) -> F,
+        S: Future<Output = Stop>,
+    {
         let (limit, fail_fast) = match stage.mode() {
             StageMode::Sequential { fail_fast } => (1, fail_fast),
             StageMode::Parallel { .. } => (self.limit, false),
         };
-        // Destructive calls wait in their own queue so that at most one runs at a time while
-        // the others of the stage go on around it.
-        let mut ordinary = VecDeque::with_capacity(stage.calls().len());
-        let mut destructive = VecDeque::new();
-        for &index in stage.calls() {
-            if limit > 1 && self.destructive(index) {
-                destructive.push_back(index);
-            } else {
-                ordinary.push_back(index);
+        if limit == 1 {
+            // One at a time, so each call is admitted just before it runs: a failure before
+            // it cancels it instead.
+            self.ordinary
+                .extend(stage.calls().iter().map(|&i| (i, None)));
+        } else {
+            // Admitted up front (dependencies and offers cannot change within the stage) to
+            // know which calls are destructive.
+            for &index in stage.calls() {
+                if let Some(call) = self.admit(index) {
+                    let queue = if call.annotations.destructive == Some(true) {
+                        &mut self.destructive
+                    } else {
+                        &mut self.ordinary
+                    };
+                    queue.push_back((index, Some(call)));
+                }
             }
         }
         let mut running_destructive: Option<usize> = None;
         let mut stopped_by: Option<usize> = None;
-        let manager = self.manager;
-        let requests = self.workflow.requests();
-        let mut in_flight = FuturesUnordered::new();
         loop {
             while in_flight.len() < limit {
-                let next_destructive = destructive
+                let next_destructive = self
+                    .destructive
                     .front()
                     .filter(|_| running_destructive.is_none());
-                let (index, is_destructive) = match (ordinary.front(), next_destructive) {
-                    (Some(&o), Some(&d)) if d < o => (destructive.pop_front(), true),
-                    (Some(_), _) => (ordinary.pop_front(), false),
-                    (None, Some(_)) => (destructive.pop_front(), true),
-                    (None, None) => (None, false),
+                let next = match (self.ordinary.front(), next_destructive) {
+                    (Some(&(o, _)), Some(&(d, _))) if d < o => self.destructive.pop_front(),
+                    (Some(_), _) => self.ordinary.pop_front(),
+                    (None, Some(_)) => self.destructive.pop_front(),
+                    (None, None) => None,
                 };
-                let Some(index) = index else { break };
+                let Some((index, prepared)) = next else { break };
                 if let Some(failed) = stopped_by {
                     let reason = format!(
                         "call {} failed earlier in this sequential stage",
-                        requests[failed].id
+                        self.request(failed).id
                     );
                     self.record_not_run(index, ToolError::Cancelled(reason));
                     continue;
                 }
-                if let Some(error) = self.refusal(index) {
-                    self.record_not_run(index, error);
+                let Some(call) = prepared.or_else(|| self.admit(index)) else {
                     if fail_fast {
                         stopped_by = Some(index);
                     }
                     continue;
-                }
-                if is_destructive {
+                };
+                if call.annotations.destructive == Some(true) && limit > 1 {
                     running_destructive = Some(index);
                 }
                 self.started[index] = Some(Instant::now());
-                in_flight.push(
-                    manager
-                        .run_with_retry(&requests[index], &attempts[index])
-                        .map(move |result| (index, result)),
-                );
+                in_flight.push(launch(index, call));
             }
             if in_flight.is_empty() {
                 return Ok(());
             }
-            let (index, result) = match futures::future::select(&mut *stop, in_flight.next()).await
-            {
-                Either::Left((stop, _)) => return Err(stop),
-                Either::Right((Some(done), _)) => done,
-                Either::Right((None, _)) => unreachable!("in_flight is not empty"),
+            let next = match stop.as_mut() {
+                Some(stop) => {
+                    match futures::future::select(stop.as_mut(), in_flight.next()).await {
+                        Either::Left((stop, _)) => return Err(stop),
+                        Either::Right((next, _)) => next,
+                    }
+                }
+                None => in_flight.next().await,
+            };
+            let Some((index, result)) = next else {
+                unreachable!("in_flight is not empty")
             };
             if running_destructive == Some(index) {
                 running_destructive = None;
             }
-            let request = &requests[index];
+            let request = self.request(index);
             let outcome = ToolCallOutcome {
                 id: request.id.clone(),
                 name: request.name.clone(),
@@ -429,6 +447,8 @@ impl ToolCallManager {
             check_offers: options.check_offers,
             outcomes: vec![None; count],
             started: vec![None; count],
+            ordinary: VecDeque::new(),
+            destructive: VecDeque::new(),
         };
         let attempts: Vec<AtomicU32> = (0..count).map(|_| AtomicU32::new(0)).collect();
         let deadline = match options.deadline {
@@ -445,9 +465,22 @@ impl ToolCallManager {
             Some(deadline) => Some((Instant::now() + deadline, deadline)),
             None => None,
         };
+        let stoppable = deadline.is_some() || options.cancellation.is_some();
         let mut stop = pin!(stop_signal(options.cancellation.clone(), deadline));
+        let requests = workflow.requests();
+        let launch = |index: usize, call: PreparedCall| {
+            call.run(&requests[index].name, &attempts[index])
+                .map(move |result| (index, result))
+        };
+        let mut in_flight = FuturesUnordered::new();
         for stage in workflow.stages() {
-            if let Err(stop) = run.run_stage(stage, &attempts, &mut stop).await {
+            let stop = stoppable.then_some(stop.as_mut());
+            let ended = run
+                .run_stage(stage, &mut in_flight, &launch, &attempts, stop)
+                .await;
+            if let Err(stop) = ended {
+                // Running calls are dropped here, before their outcomes are written.
+                in_flight.clear();
                 run.finish_stopped(stop, &attempts);
                 break;
             }

@@ -2,7 +2,7 @@
 //! configurations, kept beside the registry so that the registry stays as it is.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::ToolRetryConfig;
@@ -17,6 +17,8 @@ pub(crate) struct ExecutionSettings {
     concurrency_limit: AtomicUsize,
     default_retry: RwLock<Arc<ToolRetryConfig>>,
     retry_configs: RwLock<HashMap<String, Arc<ToolRetryConfig>>>,
+    /// Whether `retry_configs` may hold anything: lets the common case skip its lock.
+    any_retry_config: AtomicBool,
 }
 
 impl Default for ExecutionSettings {
@@ -25,6 +27,7 @@ impl Default for ExecutionSettings {
             concurrency_limit: AtomicUsize::new(DEFAULT_CONCURRENCY_LIMIT),
             default_retry: RwLock::new(Arc::new(ToolRetryConfig::default())),
             retry_configs: RwLock::default(),
+            any_retry_config: AtomicBool::new(false),
         }
     }
 }
@@ -56,13 +59,13 @@ impl ExecutionSettings {
     }
 
     pub(crate) fn retry_config(&self, name: &str) -> Option<Arc<ToolRetryConfig>> {
+        if !self.any_retry_config.load(Ordering::Acquire) {
+            return None;
+        }
         let configs = self
             .retry_configs
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        if configs.is_empty() {
-            return None;
-        }
         configs.get(name).cloned()
     }
 
@@ -75,5 +78,7 @@ impl ExecutionSettings {
             Some(config) => configs.insert(name.to_owned(), Arc::new(config)),
             None => configs.remove(name),
         };
+        self.any_retry_config
+            .store(!configs.is_empty(), Ordering::Release);
     }
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 use crate::call_annotations::call_annotations;
 use crate::manager::RegisteredTool;
 use crate::{
-    ToolArguments, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolError,
-    ToolErrorKind,
+    ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome, ToolCallRequest,
+    ToolCallResult, ToolError, ToolErrorKind,
 };
 
 /// How the wait before a retry is randomised, so that many clients failing together do not
@@ -240,10 +240,58 @@ impl ToolRetryConfig {
 }
 
 /// A call that passed lookup and validation, ready to be attempted.
-struct PreparedCall {
+pub(crate) struct PreparedCall {
     entry: Arc<RegisteredTool>,
     arguments: ToolArguments,
     policy: Option<Arc<ToolRetryConfig>>,
+    /// The annotations of the command called.
+    pub(crate) annotations: ToolAnnotations,
+}
+
+impl PreparedCall {
+    /// The retry loop: counts each run of the tool in `attempts` as it starts, so a caller
+    /// that drops this future midway still knows how many runs there were.
+    pub(crate) async fn run(
+        self,
+        name: &str,
+        attempts: &AtomicU32,
+    ) -> Result<ToolCallResult, ToolError> {
+        let Self {
+            entry,
+            arguments,
+            policy,
+            ..
+        } = self;
+        let Some(policy) = policy.filter(|p| p.max_retries > 0) else {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            return entry.run(name, arguments).await;
+        };
+        let mut jitter = JitterState::new(&policy.jitter);
+        let mut arguments = Some(arguments);
+        let mut retry = 0;
+        loop {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            let last = retry == policy.max_retries;
+            let attempt_arguments = if last {
+                arguments.take().unwrap_or_default()
+            } else {
+                arguments.clone().unwrap_or_default()
+            };
+            let error = match entry.run(name, attempt_arguments).await {
+                Ok(result) => return Ok(result),
+                Err(error) if !last && policy.should_retry(&error) => error,
+                Err(error) => return Err(error),
+            };
+            let wait = jitter.apply(policy.backoff(retry));
+            if !wait.is_zero() {
+                if tokio::runtime::Handle::try_current().is_err() {
+                    return Err(error);
+                }
+                tokio::time::sleep(wait).await;
+            }
+            retry += 1;
+        }
+    }
 }
 
 impl ToolCallManager {
@@ -333,12 +381,12 @@ impl ToolCallManager {
         }
     }
 
-    /// The retry config that applies to a call of `entry` with these (validated) arguments.
+    /// The retry config that applies to a call of `entry` to a command with `annotations`.
     fn retry_policy(
         &self,
         name: &str,
         entry: &RegisteredTool,
-        arguments: &ToolArguments,
+        annotations: ToolAnnotations,
     ) -> Option<Arc<ToolRetryConfig>> {
         if let Some(config) = self.execution.retry_config(name) {
             return Some(config);
@@ -346,67 +394,40 @@ impl ToolCallManager {
         if let Some(config) = entry.tool.retry_config() {
             return Some(Arc::new(config));
         }
-        let annotations = call_annotations(&entry.definition, arguments);
         let safe_to_repeat =
             annotations.read_only == Some(true) || annotations.idempotent == Some(true);
         safe_to_repeat.then(|| self.execution.default_retry())
     }
 
-    fn prepare_call(&self, request: &ToolCallRequest) -> Result<PreparedCall, ToolError> {
+    /// Looks the tool up, validates the arguments and picks the retry config: everything a
+    /// call needs before its first attempt.
+    pub(crate) fn prepare_call(
+        &self,
+        request: &ToolCallRequest,
+    ) -> Result<PreparedCall, ToolError> {
         let entry = self
             .entry(&request.name)
             .ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
         let mut arguments = request.arguments.clone();
         entry.validator.check(&request.name, &mut arguments)?;
-        let policy = self.retry_policy(&request.name, &entry, &arguments);
+        let annotations = call_annotations(&entry.definition, &arguments);
+        let policy = self.retry_policy(&request.name, &entry, annotations);
         Ok(PreparedCall {
             entry,
             arguments,
             policy,
+            annotations,
         })
     }
 
-    /// The retry loop: counts each run of the tool in `attempts` as it starts, so a caller
-    /// that drops this future midway still knows how many runs there were.
-    pub(crate) async fn run_with_retry(
+    async fn run_with_retry(
         &self,
         request: &ToolCallRequest,
         attempts: &AtomicU32,
     ) -> Result<ToolCallResult, ToolError> {
-        let PreparedCall {
-            entry,
-            arguments,
-            policy,
-        } = self.prepare_call(request)?;
-        let Some(policy) = policy.filter(|p| p.max_retries > 0) else {
-            attempts.fetch_add(1, Ordering::Relaxed);
-            return entry.run(&request.name, arguments).await;
-        };
-        let mut jitter = JitterState::new(&policy.jitter);
-        let mut arguments = Some(arguments);
-        let mut retry = 0;
-        loop {
-            attempts.fetch_add(1, Ordering::Relaxed);
-            let last = retry == policy.max_retries;
-            let attempt_arguments = if last {
-                arguments.take().unwrap_or_default()
-            } else {
-                arguments.clone().unwrap_or_default()
-            };
-            let error = match entry.run(&request.name, attempt_arguments).await {
-                Ok(result) => return Ok(result),
-                Err(error) if !last && policy.should_retry(&error) => error,
-                Err(error) => return Err(error),
-            };
-            let wait = jitter.apply(policy.backoff(retry));
-            if !wait.is_zero() {
-                if tokio::runtime::Handle::try_current().is_err() {
-                    return Err(error);
-                }
-                tokio::time::sleep(wait).await;
-            }
-            retry += 1;
-        }
+        self.prepare_call(request)?
+            .run(&request.name, attempts)
+            .await
     }
 }
 
