@@ -17,6 +17,9 @@ use toolsmith::{
     Workflow, scheme,
 };
 
+/// Makes a batch of `n` calls of one shape.
+type MakeGraph = fn(usize) -> Vec<ToolCallRequest>;
+
 fn request(i: usize, deps: impl IntoIterator<Item = usize>) -> ToolCallRequest {
     ToolCallRequest::new(format!("call-{i}"), "noop", ToolArguments::new())
         .depends_on(deps.into_iter().map(|d| format!("call-{d}")))
@@ -61,7 +64,7 @@ fn resolve_ids(requests: &[ToolCallRequest]) -> Vec<usize> {
 }
 
 fn build_workflow(c: &mut Criterion) {
-    let shapes: [(&str, fn(usize) -> Vec<ToolCallRequest>); 3] = [
+    let shapes: [(&str, MakeGraph); 3] = [
         ("chain", chain),
         ("fan_out", fan_out),
         ("random_dag", random_dag),
