@@ -171,6 +171,14 @@ fn overhead(c: &mut Criterion) {
             ))
         });
     });
+    let planned = Workflow::build(&independent).expect("a DAG");
+    group.bench_function("execute_workflow_planned_independent", |bench| {
+        bench.iter(|| {
+            black_box(futures::executor::block_on(
+                manager.execute_workflow(&planned),
+            ))
+        });
+    });
     group.bench_function("execute_batch_chain", |bench| {
         bench.iter(|| black_box(futures::executor::block_on(manager.execute_batch(&chained))));
     });
