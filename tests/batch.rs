@@ -328,6 +328,16 @@ async fn the_batch_deadline_stops_running_calls_and_skips_pending_ones() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_unrepresentable_deadline_is_no_deadline() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [call("a", "work", json!({"ms": 10}))];
+    let options = BatchOptions::new().with_deadline(Duration::MAX);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert!(outcomes[0].result.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
 async fn cancelling_the_token_stops_the_batch_with_complete_outcomes() {
     let probe = Probe::new();
     let manager = manager_with(&probe);

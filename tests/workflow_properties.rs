@@ -238,3 +238,71 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn a_deadline_leaves_outcomes_complete_and_consistent(
+        graph in graphs(30),
+        sleeps in prop::collection::vec(0u64..40, 30),
+        deadline_ms in 0u64..150,
+        limit in 1usize..6,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let probe = runtime.block_on(async { Probe::new() });
+        let manager = ToolCallManager::new("props");
+        manager.register(std::sync::Arc::new(probe_tool("work", ToolAnnotations::default(), &probe))).unwrap();
+        let requests: Vec<ToolCallRequest> = graph.requests.iter().enumerate().map(|(i, r)| {
+            let mut r = r.clone();
+            r.arguments.insert("ms", json!(sleeps[i]));
+            r
+        }).collect();
+        let deadline = std::time::Duration::from_millis(deadline_ms);
+        let options = toolsmith::BatchOptions::new()
+            .with_deadline(deadline)
+            .with_concurrency_limit(limit);
+        let (outcomes, elapsed) = runtime.block_on(async {
+            let started = tokio::time::Instant::now();
+            let outcomes = manager.execute_batch_with(&requests, &options).await;
+            (outcomes, started.elapsed())
+        });
+
+        prop_assert!(elapsed <= deadline, "{:?} > {:?}", elapsed, deadline);
+        prop_assert_eq!(probe.running(), 0, "no call is left running");
+        prop_assert_eq!(outcomes.len(), requests.len());
+        let by_id = index_by_id(&requests);
+        let stopped = "stopped: the batch deadline of";
+        let not_run = "not run: the batch deadline of";
+        for (outcome, request) in outcomes.iter().zip(&requests) {
+            prop_assert_eq!(&outcome.id, &request.id);
+            prop_assert_eq!(probe.runs(&request.id), outcome.attempts, "{}", request.id);
+            match &outcome.result {
+                Ok(_) => prop_assert_eq!(outcome.attempts, 1),
+                Err(ToolError::Cancelled(reason)) if reason.starts_with(stopped) => {
+                    prop_assert_eq!(outcome.attempts, 1);
+                }
+                Err(ToolError::Cancelled(reason)) if reason.starts_with(not_run) => {
+                    prop_assert_eq!(outcome.attempts, 0);
+                }
+                Err(ToolError::Cancelled(reason)) => {
+                    prop_assert_eq!(outcome.attempts, 0);
+                    let failed = reason.strip_prefix("dependency ")
+                        .and_then(|r| r.strip_suffix(" failed"))
+                        .or_else(|| reason.strip_prefix("call ")
+                            .and_then(|r| r.strip_suffix(" failed earlier in this sequential stage")));
+                    prop_assert!(failed.is_some(), "{}", reason);
+                    prop_assert!(outcomes[by_id[failed.unwrap()]].failed(), "{}", reason);
+                }
+                Err(error) => {
+                    prop_assert!(graph.fails.contains(&request.id), "{}", error);
+                    prop_assert_eq!(outcome.attempts, 1);
+                }
+            }
+        }
+    }
+}

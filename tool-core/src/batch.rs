@@ -307,7 +307,8 @@ impl<'m, 'w> BatchRun<'m, 'w> {
         }
     }
 
-    /// Gives every call without an outcome one: stopped if it had started, not run if not.
+    /// Gives every call without an outcome one: stopped if its tool had started, not run if
+    /// not.
     fn finish_stopped(&mut self, stop: Stop, attempts: &[AtomicU32]) {
         let reason = stop.describe();
         let requests = self.workflow.requests();
@@ -317,7 +318,9 @@ impl<'m, 'w> BatchRun<'m, 'w> {
                 continue;
             }
             let request = &requests[index];
-            *outcome = Some(match started {
+            // A call launched but never polled did not run: "not run", like a pending one.
+            let ran = attempts[index].load(Ordering::Relaxed) > 0;
+            *outcome = Some(match started.filter(|_| ran) {
                 Some(started) => ToolCallOutcome {
                     id: request.id.clone(),
                     name: request.name.clone(),
@@ -462,7 +465,10 @@ impl ToolCallManager {
                     .map(|r| ToolCallOutcome::not_run(&r.id, &r.name, error.clone()))
                     .collect();
             }
-            Some(deadline) => Some((Instant::now() + deadline, deadline)),
+            // A deadline too far to represent is no deadline.
+            Some(deadline) => Instant::now()
+                .checked_add(deadline)
+                .map(|at| (at, deadline)),
             None => None,
         };
         let stoppable = deadline.is_some() || options.cancellation.is_some();
