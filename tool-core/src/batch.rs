@@ -361,6 +361,11 @@ impl ToolCallManager {
     /// ([`build_workflow`](Self::build_workflow) fails) runs nothing: every outcome carries
     /// the planning error.
     ///
+    /// The calls of a stage are futures polled together by the batch's own future (nothing
+    /// is spawned), so a batch runs on any executor, and a tool that computes for long
+    /// should move that work off the async thread (e.g. `tokio::task::spawn_blocking`).
+    /// Time limits, backoffs and deadlines need a Tokio runtime.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
