@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -157,11 +158,28 @@ struct BatchRun<'m, 'w> {
     /// a time while the others of the stage go on around it.
     ordinary: VecDeque<(usize, Option<PreparedCall>)>,
     destructive: VecDeque<(usize, Option<PreparedCall>)>,
+    cancellation: Option<CancellationToken>,
+    deadline: Option<(Instant, Duration)>,
 }
 
 impl<'m, 'w> BatchRun<'m, 'w> {
     fn request(&self, index: usize) -> &'w ToolCallRequest {
         &self.workflow.requests()[index]
+    }
+
+    /// Whether the batch must stop now: its token is cancelled or its deadline has passed.
+    fn stop_now(&self) -> Option<Stop> {
+        if self
+            .cancellation
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            return Some(Stop::Cancelled);
+        }
+        match self.deadline {
+            Some((at, deadline)) if Instant::now() >= at => Some(Stop::DeadlinePassed(deadline)),
+            _ => None,
+        }
     }
 
     fn record_not_run(&mut self, index: usize, error: ToolError) {
@@ -206,7 +224,7 @@ impl<'m, 'w> BatchRun<'m, 'w> {
     async fn run_stage<F, L, S>(
         &mut self,
         stage: WorkflowStage<'_>,
-        in_flight: &mut FuturesUnordered<F>,
+        in_flight: &mut FuturesUnordered<Pin<Box<F>>>,
         launch: &L,
         attempts: &[AtomicU32],
         mut stop: Option<Pin<&mut S>>,
@@ -268,11 +286,27 @@ impl<'m, 'w> BatchRun<'m, 'w> {
                     }
                     continue;
                 };
-                if call.annotations.destructive == Some(true) && limit > 1 {
+                // Checked before each start, since a call's first poll runs right here.
+                if let Some(stop) = self.stop_now() {
+                    return Err(stop);
+                }
+                let is_destructive = call.annotations.destructive == Some(true) && limit > 1;
+                self.started[index] = Some(Instant::now());
+                // Polled once here: a call that finishes on its first poll (most quick tools)
+                // never needs a slot in `in_flight`. One that does not is polled again by
+                // `in_flight` with a real waker before it can be woken.
+                let mut future = Box::pin(launch(index, call));
+                let mut first_poll = Context::from_waker(futures::task::noop_waker_ref());
+                if let Poll::Ready((index, result)) = future.as_mut().poll(&mut first_poll) {
+                    if self.complete(index, result, attempts) && fail_fast && stopped_by.is_none() {
+                        stopped_by = Some(index);
+                    }
+                    continue;
+                }
+                if is_destructive {
                     running_destructive = Some(index);
                 }
-                self.started[index] = Some(Instant::now());
-                in_flight.push(launch(index, call));
+                in_flight.push(future);
             }
             if in_flight.is_empty() {
                 return Ok(());
@@ -292,19 +326,30 @@ impl<'m, 'w> BatchRun<'m, 'w> {
             if running_destructive == Some(index) {
                 running_destructive = None;
             }
-            let request = self.request(index);
-            let outcome = ToolCallOutcome {
-                id: request.id.clone(),
-                name: request.name.clone(),
-                result,
-                attempts: attempts[index].load(Ordering::Relaxed),
-                elapsed: self.started[index].map_or(Duration::ZERO, |s| s.elapsed()),
-            };
-            if fail_fast && outcome.failed() && stopped_by.is_none() {
+            if self.complete(index, result, attempts) && fail_fast && stopped_by.is_none() {
                 stopped_by = Some(index);
             }
-            self.outcomes[index] = Some(outcome);
         }
+    }
+
+    /// Records how call `index` ended; returns whether it failed.
+    fn complete(
+        &mut self,
+        index: usize,
+        result: Result<ToolCallResult, ToolError>,
+        attempts: &[AtomicU32],
+    ) -> bool {
+        let request = self.request(index);
+        let outcome = ToolCallOutcome {
+            id: request.id.clone(),
+            name: request.name.clone(),
+            result,
+            attempts: attempts[index].load(Ordering::Relaxed),
+            elapsed: self.started[index].map_or(Duration::ZERO, |s| s.elapsed()),
+        };
+        let failed = outcome.failed();
+        self.outcomes[index] = Some(outcome);
+        failed
     }
 
     /// Gives every call without an outcome one: stopped if its tool had started, not run if
@@ -446,18 +491,6 @@ impl ToolCallManager {
         options: &BatchOptions,
     ) -> Vec<ToolCallOutcome> {
         let count = workflow.len();
-        let mut run = BatchRun {
-            manager: self,
-            workflow,
-            limit: options
-                .concurrency_limit
-                .unwrap_or_else(|| self.concurrency_limit()),
-            check_offers: options.check_offers,
-            outcomes: vec![None; count],
-            started: vec![None; count],
-            ordinary: VecDeque::new(),
-            destructive: VecDeque::new(),
-        };
         let attempts: Vec<AtomicU32> = (0..count).map(|_| AtomicU32::new(0)).collect();
         let deadline = match options.deadline {
             Some(_) if tokio::runtime::Handle::try_current().is_err() => {
@@ -475,6 +508,20 @@ impl ToolCallManager {
                 .checked_add(deadline)
                 .map(|at| (at, deadline)),
             None => None,
+        };
+        let mut run = BatchRun {
+            manager: self,
+            workflow,
+            limit: options
+                .concurrency_limit
+                .unwrap_or_else(|| self.concurrency_limit()),
+            check_offers: options.check_offers,
+            outcomes: vec![None; count],
+            started: vec![None; count],
+            ordinary: VecDeque::new(),
+            destructive: VecDeque::new(),
+            cancellation: options.cancellation.clone(),
+            deadline,
         };
         let stoppable = deadline.is_some() || options.cancellation.is_some();
         let mut stop = pin!(stop_signal(options.cancellation.clone(), deadline));
