@@ -73,10 +73,20 @@ async fn main() {
         ("greet", json!({})),
         ("subtract", json!({"a": 1, "b": 2})),
     ];
-    for (i, (tool, arguments)) in calls.into_iter().enumerate() {
-        let arguments = ToolArguments::try_from(arguments).expect("an object");
-        let request = ToolCallRequest::new(format!("call-{i}"), tool, arguments);
-        match manager.execute_one(&request).await {
+    // One batch: the calls are independent, so they run concurrently; outcomes come back
+    // one per call, in order.
+    let requests: Vec<ToolCallRequest> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (tool, arguments))| {
+            let arguments = ToolArguments::try_from(arguments).expect("an object");
+            ToolCallRequest::new(format!("call-{i}"), tool, arguments)
+        })
+        .collect();
+    let outcomes = manager.execute_batch(&requests).await;
+    for (request, outcome) in requests.iter().zip(outcomes) {
+        let tool = &request.name;
+        match outcome.result {
             Ok(result) => println!(
                 "{tool} {} -> ok: {}",
                 request.arguments,

@@ -1,5 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod probe;
 pub mod provider_tools;
 pub mod strict_rules;
+
+#[allow(unused_imports)]
+pub use probe::*;

@@ -32,18 +32,23 @@
 mod activation;
 mod args;
 mod arguments;
+mod batch;
+mod call_annotations;
 mod constructor;
 mod declarations;
 mod definition;
 mod error;
+mod execution_settings;
 mod extract;
 mod fn_tool;
 pub mod lenient;
 mod manager;
 mod names;
+mod outcome;
 pub mod provider;
 mod request;
 mod result;
+mod retry;
 mod returns;
 pub mod scheme;
 mod session;
@@ -52,28 +57,36 @@ mod tool;
 mod tool_args;
 mod tool_impl;
 mod validation;
+mod workflow;
 
 pub use args::Args;
 pub use arguments::{NotAnObject, ToolArguments};
+pub use batch::BatchOptions;
 pub use constructor::{ToolConstructor, tool_fn};
 pub use declarations::ToolDeclarations;
 pub use definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
 pub use error::{ToolError, ToolErrorKind};
+pub use execution_settings::DEFAULT_CONCURRENCY_LIMIT;
 pub use extract::{FromSessionParts, State};
 pub use fn_tool::FnTool;
 pub use manager::{RegistrationError, ToolCallManager};
 pub use names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
+pub use outcome::ToolCallOutcome;
 pub use provider::Provider;
 pub use request::{ExecutionHint, ToolCallRequest};
 pub use result::{ToolCallResult, UserModelContent};
+pub use retry::{Jitter, ToolRetryConfig};
 pub use session::{
     ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState,
 };
 pub use suggestion::closest_names;
+/// The token that cancels a batch ([`BatchOptions::with_cancellation`]), from `tokio-util`.
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
 pub use tool_impl::ToolImpl;
+pub use workflow::{FailMode, StageMode, Workflow, WorkflowStage};
 
 /// Re-exports used by generated code; not part of the public API.
 #[doc(hidden)]

@@ -207,6 +207,7 @@ pub struct ToolCallManager {
     registry: RwLock<Registry>,
     pub(crate) active: ActiveSet,
     pub(crate) renders: crate::provider::RenderCache,
+    pub(crate) execution: crate::execution_settings::ExecutionSettings,
 }
 
 impl std::fmt::Debug for ToolCallManager {
@@ -226,6 +227,7 @@ impl ToolCallManager {
             registry: RwLock::default(),
             active: ActiveSet::default(),
             renders: Default::default(),
+            execution: Default::default(),
         }
     }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{Tool, ToolArguments, ToolCallResult, ToolError};
+use crate::{Tool, ToolArguments, ToolCallResult, ToolError, ToolRetryConfig};
 
 /// A tool: its definition, and how to run it.
 ///
@@ -45,6 +45,13 @@ pub trait ToolImpl: Send + Sync {
 
     /// The tool's own time limit, used when none is set on the manager.
     fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// The tool's own retry config, used when none is set on the manager. With `None` (the
+    /// default) the tool is retried by the manager's default config if it is annotated
+    /// read-only or idempotent, and not at all otherwise.
+    fn retry_config(&self) -> Option<ToolRetryConfig> {
         None
     }
 }

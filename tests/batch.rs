@@ -1,0 +1,442 @@
+//! Batches: stages, concurrency and its limit, fail-fast and collect-all, dependency
+//! failures, offer checking, annotations, deadlines and cancellation. Time is Tokio's paused
+//! clock, so every duration below is exact and nothing really sleeps.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use support::{Probe, call, probe_tool};
+use tokio::time::Instant;
+use toolsmith::{
+    BatchOptions, CancellationToken, ExecutionHint, ToolAnnotations, ToolCallManager,
+    ToolCallOutcome, ToolCallRequest, ToolError, ToolErrorKind,
+};
+
+fn manager_with(probe: &Arc<Probe>) -> ToolCallManager {
+    let manager = ToolCallManager::new("batch-tests");
+    manager
+        .register(Arc::new(probe_tool(
+            "work",
+            ToolAnnotations::default(),
+            probe,
+        )))
+        .unwrap();
+    let destructive = ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    };
+    manager
+        .register(Arc::new(probe_tool("wipe", destructive, probe)))
+        .unwrap();
+    manager
+}
+
+fn ids(outcomes: &[ToolCallOutcome]) -> Vec<&str> {
+    outcomes.iter().map(|o| o.id.as_str()).collect()
+}
+
+fn cancelled(reason: &str) -> Result<toolsmith::ToolCallResult, ToolError> {
+    Err(ToolError::Cancelled(reason.to_owned()))
+}
+
+const MS: Duration = Duration::from_millis(1);
+
+#[tokio::test(start_paused = true)]
+async fn independent_calls_run_concurrently_and_outcomes_keep_request_order() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager.set_concurrency_limit(100);
+    // Later calls sleep less, so they finish first; outcomes still follow request order.
+    let requests: Vec<ToolCallRequest> = (0..100)
+        .map(|i| call(&format!("c{i}"), "work", json!({"ms": 20 + (99 - i) / 10})))
+        .collect();
+    let started = Instant::now();
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(started.elapsed(), 29 * MS, "all 100 ran at once");
+    assert_eq!(probe.max_running(), 100);
+    let expected: Vec<String> = (0..100).map(|i| format!("c{i}")).collect();
+    assert_eq!(ids(&outcomes), expected);
+    for (i, outcome) in outcomes.iter().enumerate() {
+        assert_eq!(
+            outcome.result.as_ref().unwrap().content.to_text(),
+            outcome.id
+        );
+        assert_eq!(outcome.name, "work");
+        assert_eq!(outcome.attempts, 1);
+        assert_eq!(outcome.elapsed, (20 + (99 - i as u32) / 10) * MS);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_concurrency_limit_is_respected() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    assert_eq!(manager.concurrency_limit(), 16, "the default");
+    let requests: Vec<ToolCallRequest> = (0..40)
+        .map(|i| call(&format!("c{i}"), "work", json!({"ms": 10})))
+        .collect();
+
+    let started = Instant::now();
+    manager.execute_batch(&requests).await;
+    assert_eq!(probe.max_running(), 16);
+    assert_eq!(started.elapsed(), 30 * MS, "40 calls in waves of 16");
+
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let options = BatchOptions::new().with_concurrency_limit(3);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert_eq!(probe.max_running(), 3);
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+
+    manager.set_concurrency_limit(0);
+    assert_eq!(manager.concurrency_limit(), 1, "a limit is at least 1");
+}
+
+#[tokio::test(start_paused = true)]
+async fn stages_wait_for_their_dependencies() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("merge", "work", json!({"ms": 5})).depends_on(["a", "b"]),
+        call("a", "work", json!({"ms": 10})),
+        call("b", "work", json!({"ms": 30})),
+        call("c", "work", json!({"ms": 1})),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(ids(&outcomes), ["merge", "a", "b", "c"]);
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+    let starts = probe.starts();
+    let merge = starts.iter().find(|(tag, _)| tag == "merge").unwrap();
+    assert_eq!(
+        merge.1,
+        30 * MS,
+        "merge starts when the slower dependency ends"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parallel_stage_collects_every_failure() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("a", "work", json!({"fail": "execution"})),
+        call("b", "work", json!({"ms": 10})),
+        call("c", "work", json!({"ms": 5, "fail": "error_result"})),
+        call("d", "work", json!({"ms": 20})),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(
+        outcomes[0].result,
+        Err(ToolError::execution("work", "a broke"))
+    );
+    assert!(outcomes[1].result.is_ok());
+    assert!(outcomes[2].failed() && outcomes[2].result.is_ok());
+    assert!(outcomes[3].result.is_ok());
+    assert_eq!(probe.total_runs(), 4, "no failure cancels the others");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sequential_stage_runs_in_order_and_stops_at_the_first_failure() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let seq = |id: &str, extra| call(id, "work", extra).with_hint(ExecutionHint::Sequential);
+    let requests = [
+        seq("s1", json!({"ms": 10})),
+        call("p", "work", json!({"ms": 10})),
+        seq("s2", json!({"ms": 10, "fail": "execution"})),
+        seq("s3", json!({"ms": 10})),
+        call("q", "work", json!({"ms": 10})),
+    ];
+    let started = Instant::now();
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(probe.started_tags(), ["s1", "p", "s2"]);
+    assert_eq!(probe.max_running(), 1);
+    assert_eq!(started.elapsed(), 30 * MS);
+    assert!(outcomes[0].result.is_ok() && outcomes[1].result.is_ok());
+    assert_eq!(
+        outcomes[2].result.as_ref().unwrap_err().kind(),
+        ToolErrorKind::Execution
+    );
+    for later in &outcomes[3..] {
+        assert_eq!(
+            later.result,
+            cancelled("call s2 failed earlier in this sequential stage")
+        );
+        assert_eq!((later.attempts, later.elapsed), (0, Duration::ZERO));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_dependency_cancels_its_dependents_transitively() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("call-1", "work", json!({"fail": "network"})),
+        call("call-2", "work", json!({})).depends_on(["call-1"]),
+        call("call-3", "work", json!({})).depends_on(["call-4", "call-2"]),
+        call("call-4", "work", json!({})),
+        call("call-5", "work", json!({"fail": "error_result"})),
+        call("call-6", "work", json!({})).depends_on(["call-5"]),
+        call("call-7", "work", json!({})).depends_on(["call-4"]),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(outcomes[1].result, cancelled("dependency call-1 failed"));
+    assert_eq!(outcomes[2].result, cancelled("dependency call-2 failed"));
+    assert_eq!(outcomes[5].result, cancelled("dependency call-5 failed"));
+    assert!(outcomes[6].result.is_ok());
+    let mut ran = probe.started_tags();
+    ran.sort();
+    assert_eq!(ran, ["call-1", "call-4", "call-5", "call-7"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_that_cannot_be_planned_runs_nothing() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("a", "work", json!({})),
+        call("b", "work", json!({})).depends_on(["c"]),
+        call("c", "work", json!({})).depends_on(["b"]),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(ids(&outcomes), ["a", "b", "c"]);
+    for outcome in &outcomes {
+        let err = outcome.result.as_ref().unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        assert!(err.to_string().contains("b -> c -> b"), "{err}");
+        assert_eq!(outcome.attempts, 0);
+    }
+    assert_eq!(probe.total_runs(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_tools_and_invalid_arguments_end_their_call_only() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("a", "nope", json!({})),
+        call("b", "work", json!({"ms": "soon"})),
+        call("c", "work", json!({})),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(
+        outcomes[0].result,
+        Err(ToolError::UnknownTool("nope".into()))
+    );
+    let invalid = outcomes[1].result.as_ref().unwrap_err();
+    assert_eq!(invalid.kind(), ToolErrorKind::InvalidArguments);
+    assert!(invalid.to_string().contains("ms"), "{invalid}");
+    assert_eq!((outcomes[0].attempts, outcomes[1].attempts), (0, 0));
+    assert!(outcomes[2].result.is_ok());
+    assert_eq!(probe.started_tags(), ["c"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_runs_only_offered_tools() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager.activate(&["work".into()]);
+    let requests = [
+        call("a", "work", json!({})),
+        call("b", "wipe", json!({})),
+        call("c", "ghost", json!({})),
+        call("d", "work", json!({})).depends_on(["b"]),
+    ];
+    let outcomes = manager.execute_turn(&requests).await;
+    assert!(outcomes[0].result.is_ok());
+    assert_eq!(outcomes[1].result, Err(ToolError::NotActive("wipe".into())));
+    assert_eq!(
+        outcomes[2].result,
+        Err(ToolError::UnknownTool("ghost".into()))
+    );
+    assert_eq!(outcomes[3].result, cancelled("dependency b failed"));
+    assert_eq!(probe.started_tags(), ["a"]);
+
+    // Without offer checking (a standalone batch), any registered tool runs.
+    let outcomes = manager.execute_batch(&requests[..2]).await;
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn destructive_calls_of_a_stage_run_one_at_a_time() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests: Vec<ToolCallRequest> = (0..4)
+        .flat_map(|i| {
+            [
+                call(&format!("wipe{i}"), "wipe", json!({"ms": 10})),
+                call(&format!("work{i}"), "work", json!({"ms": 10})),
+            ]
+        })
+        .collect();
+    let started = Instant::now();
+    let outcomes = manager.execute_batch(&requests).await;
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+    assert_eq!(
+        started.elapsed(),
+        40 * MS,
+        "four destructive calls, one after another"
+    );
+    let starts = probe.starts();
+    for i in 0..4u32 {
+        let at = |tag: String| starts.iter().find(|(t, _)| *t == tag).unwrap().1;
+        assert_eq!(at(format!("wipe{i}")), i * 10 * MS);
+        assert_eq!(
+            at(format!("work{i}")),
+            Duration::ZERO,
+            "ordinary calls run alongside"
+        );
+    }
+    assert_eq!(probe.max_running(), 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_batch_deadline_stops_running_calls_and_skips_pending_ones() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("quick", "work", json!({"ms": 100})),
+        call("slow", "work", json!({"ms": 10_000})),
+        call("after", "work", json!({})).depends_on(["quick"]),
+        call("last", "work", json!({})).depends_on(["slow"]),
+    ];
+    let options = BatchOptions::new().with_deadline(Duration::from_secs(1));
+    let started = Instant::now();
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert_eq!(started.elapsed(), Duration::from_secs(1));
+    assert_eq!(ids(&outcomes), ["quick", "slow", "after", "last"]);
+    assert!(outcomes[0].result.is_ok());
+    assert_eq!(
+        outcomes[1].result,
+        cancelled("stopped: the batch deadline of 1s passed")
+    );
+    assert_eq!(
+        (outcomes[1].attempts, outcomes[1].elapsed),
+        (1, Duration::from_secs(1))
+    );
+    for pending in &outcomes[2..] {
+        assert_eq!(
+            pending.result,
+            cancelled("not run: the batch deadline of 1s passed")
+        );
+        assert_eq!(pending.attempts, 0);
+    }
+    assert_eq!(probe.running(), 0, "the slow call's future was dropped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unrepresentable_deadline_is_no_deadline() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [call("a", "work", json!({"ms": 10}))];
+    let options = BatchOptions::new().with_deadline(Duration::MAX);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert!(outcomes[0].result.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_the_token_stops_the_batch_with_complete_outcomes() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("a", "work", json!({"ms": 10})),
+        call("b", "work", json!({"ms": 500})),
+        call("c", "work", json!({"ms": 10})).depends_on(["a"]),
+        call("d", "work", json!({})).depends_on(["c"]),
+    ];
+    let token = CancellationToken::new();
+    let canceller = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        canceller.cancel();
+    });
+    let options = BatchOptions::new().with_cancellation(token);
+    let started = Instant::now();
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert_eq!(started.elapsed(), 100 * MS);
+    assert!(outcomes[0].result.is_ok());
+    assert_eq!(
+        outcomes[1].result,
+        cancelled("stopped: the batch was cancelled")
+    );
+    assert_eq!(outcomes[1].elapsed, 100 * MS);
+    assert_eq!(
+        outcomes[2].result,
+        cancelled("not run: the batch was cancelled")
+    );
+    assert_eq!(
+        outcomes[3].result,
+        cancelled("not run: the batch was cancelled")
+    );
+    assert_eq!(probe.running(), 0);
+
+    // A token cancelled before the batch starts runs nothing.
+    let token = CancellationToken::new();
+    token.cancel();
+    let options = BatchOptions::new().with_cancellation(token);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert_eq!(outcomes.len(), 4);
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| o.result.is_err() && o.attempts == 0)
+    );
+    assert_eq!(
+        probe.total_runs(),
+        2,
+        "only a and b of the first batch ever ran"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_timeout_applies_to_each_call() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager.set_timeout("work", Some(50 * MS)).unwrap();
+    let requests = [
+        call("fast", "work", json!({"ms": 10})),
+        call("slow", "work", json!({"ms": 80})),
+    ];
+    let started = Instant::now();
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(started.elapsed(), 50 * MS);
+    assert!(outcomes[0].result.is_ok());
+    assert_eq!(outcomes[1].result, Err(ToolError::timeout("work")));
+    assert_eq!(
+        outcomes[1].attempts, 1,
+        "work is not annotated safe to retry"
+    );
+}
+
+#[test]
+fn batches_run_without_a_tokio_runtime_when_no_timer_is_needed() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("a", "work", json!({})),
+        call("b", "work", json!({})).depends_on(["a"]),
+    ];
+    let outcomes = futures::executor::block_on(manager.execute_batch(&requests));
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+
+    // A deadline needs Tokio's timer: without a runtime the batch says so instead of panicking.
+    let options = BatchOptions::new().with_deadline(Duration::from_secs(1));
+    let outcomes = futures::executor::block_on(manager.execute_batch_with(&requests, &options));
+    for outcome in outcomes {
+        let err = outcome.result.unwrap_err();
+        assert!(err.to_string().contains("needs a Tokio runtime"), "{err}");
+    }
+}
+
+#[test]
+fn batch_futures_can_be_spawned() {
+    fn assert_send<T: Send>(_: &T) {}
+    let manager = ToolCallManager::new("s");
+    let requests = [call("a", "work", json!({}))];
+    assert_send(&manager.execute_batch(&requests));
+    assert_send(&manager.execute_turn(&requests));
+    assert_send(&manager.execute_with_retry(&requests[0]));
+}

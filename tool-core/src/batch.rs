@@ -1,0 +1,551 @@
+//! Running a batch of calls: stage after stage of a [`Workflow`], parallel stages
+//! concurrently up to a limit, sequential stages in order with fail-fast, failed dependencies
+//! propagated, and the whole batch under an optional deadline and cancellation token.
+//!
+//! The calls of a stage run as futures polled together by the batch's own future (no task
+//! is spawned), so a batch runs on any executor, borrows its requests, and stops its running
+//! calls by dropping them. Tools that compute for long should move that work off the async
+//! thread themselves (e.g. `tokio::task::spawn_blocking`).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use futures::StreamExt as _;
+use futures::future::Either;
+use futures::stream::FuturesUnordered;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::retry::PreparedCall;
+use crate::{
+    StageMode, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolError,
+    Workflow, WorkflowStage,
+};
+
+/// How a batch runs: its concurrency limit, deadline, cancellation token, and whether calls
+/// must be to offered tools.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith_core::{BatchOptions, CancellationToken};
+///
+/// let token = CancellationToken::new();
+/// let options = BatchOptions::new()
+///     .with_concurrency_limit(4)
+///     .with_deadline(Duration::from_secs(30))
+///     .with_cancellation(token.clone())
+///     .with_offer_check(true);
+/// assert_eq!(options.concurrency_limit(), Some(4));
+/// // Elsewhere: token.cancel() stops the batch; its outcomes still come back complete.
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct BatchOptions {
+    concurrency_limit: Option<usize>,
+    deadline: Option<Duration>,
+    cancellation: Option<CancellationToken>,
+    check_offers: bool,
+}
+
+impl BatchOptions {
+    /// The manager's concurrency limit, no deadline, no cancellation, no offer check.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// At most `limit` calls of a parallel stage run at once (at least 1), instead of the
+    /// manager's [limit](ToolCallManager::concurrency_limit).
+    #[must_use]
+    pub fn with_concurrency_limit(mut self, limit: usize) -> Self {
+        self.concurrency_limit = Some(limit.max(1));
+        self
+    }
+
+    /// The whole batch must end within `deadline` of its start: then running calls are
+    /// dropped and the calls not yet run are not started, all ending
+    /// [`Cancelled`](ToolError::Cancelled). Needs a Tokio runtime.
+    #[must_use]
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Cancelling `token` stops the batch as its deadline would.
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// With `true`, each call is first checked with
+    /// [`check_offered`](ToolCallManager::check_offered): a call to a tool not offered to the
+    /// model ends in [`NotActive`](ToolError::NotActive) (or `UnknownTool`) without running.
+    /// The check happens when the call's stage runs, so a tool activated by an earlier stage
+    /// counts as offered.
+    #[must_use]
+    pub fn with_offer_check(mut self, check: bool) -> Self {
+        self.check_offers = check;
+        self
+    }
+
+    /// The concurrency limit set on these options, if any.
+    pub fn concurrency_limit(&self) -> Option<usize> {
+        self.concurrency_limit
+    }
+
+    /// The deadline set on these options, if any.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.deadline
+    }
+}
+
+/// Why a batch stopped before its end.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    Cancelled,
+    DeadlinePassed(Duration),
+}
+
+impl Stop {
+    fn describe(self) -> String {
+        match self {
+            Self::Cancelled => "the batch was cancelled".to_owned(),
+            Self::DeadlinePassed(deadline) => {
+                format!("the batch deadline of {deadline:?} passed")
+            }
+        }
+    }
+}
+
+/// Resolves when the batch must stop; never when it has neither token nor deadline.
+async fn stop_signal(
+    token: Option<CancellationToken>,
+    deadline: Option<(Instant, Duration)>,
+) -> Stop {
+    let cancelled = async {
+        match &token {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    let expired = async {
+        match deadline {
+            Some((at, _)) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    // Cancellation wins a tie: it is the caller's explicit word.
+    match futures::future::select(pin!(cancelled), pin!(expired)).await {
+        Either::Left(((), _)) => Stop::Cancelled,
+        Either::Right(((), _)) => Stop::DeadlinePassed(deadline.map_or(Duration::ZERO, |d| d.1)),
+    }
+}
+
+/// The state of one batch as it runs: what has ended, and when each started call started.
+struct BatchRun<'m, 'w> {
+    manager: &'m ToolCallManager,
+    workflow: &'w Workflow<'w>,
+    limit: usize,
+    check_offers: bool,
+    outcomes: Vec<Option<ToolCallOutcome>>,
+    started: Vec<Option<Instant>>,
+    /// Admitted calls of the current stage waiting for a slot; kept across stages to reuse
+    /// their buffers. Destructive calls wait in their own queue so that at most one runs at
+    /// a time while the others of the stage go on around it.
+    ordinary: VecDeque<(usize, Option<PreparedCall>)>,
+    destructive: VecDeque<(usize, Option<PreparedCall>)>,
+    cancellation: Option<CancellationToken>,
+    deadline: Option<(Instant, Duration)>,
+}
+
+impl<'m, 'w> BatchRun<'m, 'w> {
+    fn request(&self, index: usize) -> &'w ToolCallRequest {
+        &self.workflow.requests()[index]
+    }
+
+    /// Whether the batch must stop now: its token is cancelled or its deadline has passed.
+    fn stop_now(&self) -> Option<Stop> {
+        if self
+            .cancellation
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            return Some(Stop::Cancelled);
+        }
+        match self.deadline {
+            Some((at, deadline)) if Instant::now() >= at => Some(Stop::DeadlinePassed(deadline)),
+            _ => None,
+        }
+    }
+
+    fn record_not_run(&mut self, index: usize, error: ToolError) {
+        let request = self.request(index);
+        self.outcomes[index] = Some(ToolCallOutcome::not_run(&request.id, &request.name, error));
+    }
+
+    fn failed(&self, index: usize) -> bool {
+        self.outcomes[index]
+            .as_ref()
+            .is_some_and(ToolCallOutcome::failed)
+    }
+
+    /// Checks that call `index` may run (its dependencies succeeded, its tool is offered if
+    /// offers are checked, its tool exists and its arguments are valid) and prepares it;
+    /// otherwise records why it did not run.
+    fn admit(&mut self, index: usize) -> Option<PreparedCall> {
+        let failed_dependency = self
+            .workflow
+            .dependencies(index)
+            .iter()
+            .copied()
+            .find(|&d| self.failed(d));
+        let admitted = match failed_dependency {
+            Some(dependency) => Err(ToolError::Cancelled(format!(
+                "dependency {} failed",
+                self.request(dependency).id
+            ))),
+            None if self.check_offers => self
+                .manager
+                .check_offered(&self.request(index).name)
+                .and_then(|()| self.manager.prepare_call(self.request(index))),
+            None => self.manager.prepare_call(self.request(index)),
+        };
+        admitted
+            .map_err(|error| self.record_not_run(index, error))
+            .ok()
+    }
+
+    /// Runs one stage to its end, or until `stop` fires. `launch` makes the future of an
+    /// admitted call; `in_flight` is empty on entry and on a normal return.
+    async fn run_stage<F, L, S>(
+        &mut self,
+        stage: WorkflowStage<'_>,
+        in_flight: &mut FuturesUnordered<Pin<Box<F>>>,
+        launch: &L,
+        attempts: &[AtomicU32],
+        mut stop: Option<Pin<&mut S>>,
+    ) -> Result<(), Stop>
+    where
+        F: Future<Output = (usize, Result<ToolCallResult, ToolError>)>,
+        L: Fn(usize, PreparedCall) -> F,
+        S: Future<Output = Stop>,
+    {
+        let (limit, fail_fast) = match stage.mode() {
+            StageMode::Sequential { fail_fast } => (1, fail_fast),
+            StageMode::Parallel { .. } => (self.limit, false),
+        };
+        if limit == 1 {
+            // One at a time, so each call is admitted just before it runs: a failure before
+            // it cancels it instead.
+            self.ordinary
+                .extend(stage.calls().iter().map(|&i| (i, None)));
+        } else {
+            // Admitted up front (dependencies and offers cannot change within the stage) to
+            // know which calls are destructive.
+            for &index in stage.calls() {
+                if let Some(call) = self.admit(index) {
+                    let queue = if call.annotations.destructive == Some(true) {
+                        &mut self.destructive
+                    } else {
+                        &mut self.ordinary
+                    };
+                    queue.push_back((index, Some(call)));
+                }
+            }
+        }
+        let mut running_destructive: Option<usize> = None;
+        let mut stopped_by: Option<usize> = None;
+        loop {
+            while in_flight.len() < limit {
+                let next_destructive = self
+                    .destructive
+                    .front()
+                    .filter(|_| running_destructive.is_none());
+                let next = match (self.ordinary.front(), next_destructive) {
+                    (Some(&(o, _)), Some(&(d, _))) if d < o => self.destructive.pop_front(),
+                    (Some(_), _) => self.ordinary.pop_front(),
+                    (None, Some(_)) => self.destructive.pop_front(),
+                    (None, None) => None,
+                };
+                let Some((index, prepared)) = next else { break };
+                if let Some(failed) = stopped_by {
+                    let reason = format!(
+                        "call {} failed earlier in this sequential stage",
+                        self.request(failed).id
+                    );
+                    self.record_not_run(index, ToolError::Cancelled(reason));
+                    continue;
+                }
+                let Some(call) = prepared.or_else(|| self.admit(index)) else {
+                    if fail_fast {
+                        stopped_by = Some(index);
+                    }
+                    continue;
+                };
+                // Checked before each start, since a call's first poll runs right here.
+                if let Some(stop) = self.stop_now() {
+                    return Err(stop);
+                }
+                let is_destructive = call.annotations.destructive == Some(true) && limit > 1;
+                self.started[index] = Some(Instant::now());
+                // Polled once here: a call that finishes on its first poll (most quick tools)
+                // never needs a slot in `in_flight`. One that does not is polled again by
+                // `in_flight` with a real waker before it can be woken.
+                let mut future = Box::pin(launch(index, call));
+                let mut first_poll = Context::from_waker(futures::task::noop_waker_ref());
+                if let Poll::Ready((index, result)) = future.as_mut().poll(&mut first_poll) {
+                    if self.complete(index, result, attempts) && fail_fast && stopped_by.is_none() {
+                        stopped_by = Some(index);
+                    }
+                    continue;
+                }
+                if is_destructive {
+                    running_destructive = Some(index);
+                }
+                in_flight.push(future);
+            }
+            if in_flight.is_empty() {
+                return Ok(());
+            }
+            let next = match stop.as_mut() {
+                Some(stop) => {
+                    match futures::future::select(stop.as_mut(), in_flight.next()).await {
+                        Either::Left((stop, _)) => return Err(stop),
+                        Either::Right((next, _)) => next,
+                    }
+                }
+                None => in_flight.next().await,
+            };
+            let Some((index, result)) = next else {
+                unreachable!("in_flight is not empty")
+            };
+            if running_destructive == Some(index) {
+                running_destructive = None;
+            }
+            if self.complete(index, result, attempts) && fail_fast && stopped_by.is_none() {
+                stopped_by = Some(index);
+            }
+        }
+    }
+
+    /// Records how call `index` ended; returns whether it failed.
+    fn complete(
+        &mut self,
+        index: usize,
+        result: Result<ToolCallResult, ToolError>,
+        attempts: &[AtomicU32],
+    ) -> bool {
+        let request = self.request(index);
+        let outcome = ToolCallOutcome {
+            id: request.id.clone(),
+            name: request.name.clone(),
+            result,
+            attempts: attempts[index].load(Ordering::Relaxed),
+            elapsed: self.started[index].map_or(Duration::ZERO, |s| s.elapsed()),
+        };
+        let failed = outcome.failed();
+        self.outcomes[index] = Some(outcome);
+        failed
+    }
+
+    /// Gives every call without an outcome one: stopped if its tool had started, not run if
+    /// not.
+    fn finish_stopped(&mut self, stop: Stop, attempts: &[AtomicU32]) {
+        let reason = stop.describe();
+        let requests = self.workflow.requests();
+        let slots = self.outcomes.iter_mut().zip(&self.started);
+        for (index, (outcome, started)) in slots.enumerate() {
+            if outcome.is_some() {
+                continue;
+            }
+            let request = &requests[index];
+            // A call launched but never polled did not run: "not run", like a pending one.
+            let ran = attempts[index].load(Ordering::Relaxed) > 0;
+            *outcome = Some(match started.filter(|_| ran) {
+                Some(started) => ToolCallOutcome {
+                    id: request.id.clone(),
+                    name: request.name.clone(),
+                    result: Err(ToolError::Cancelled(format!("stopped: {reason}"))),
+                    attempts: attempts[index].load(Ordering::Relaxed),
+                    elapsed: started.elapsed(),
+                },
+                None => ToolCallOutcome::not_run(
+                    &request.id,
+                    &request.name,
+                    ToolError::Cancelled(format!("not run: {reason}")),
+                ),
+            });
+        }
+    }
+}
+
+impl ToolCallManager {
+    /// How many calls of a parallel stage run at once by default (initially
+    /// [`DEFAULT_CONCURRENCY_LIMIT`](crate::DEFAULT_CONCURRENCY_LIMIT), 16).
+    pub fn concurrency_limit(&self) -> usize {
+        self.execution.concurrency_limit()
+    }
+
+    /// Sets how many calls of a parallel stage run at once by default (at least 1).
+    pub fn set_concurrency_limit(&self, limit: usize) {
+        self.execution.set_concurrency_limit(limit);
+    }
+
+    /// Plans and runs a batch of calls: one outcome per request, in request order.
+    ///
+    /// Stages run one after the other. A parallel stage runs its calls concurrently (up to
+    /// the [concurrency limit](Self::concurrency_limit); calls to tools annotated destructive
+    /// run one at a time), each through [`execute_with_retry`](Self::execute_with_retry). A
+    /// sequential stage runs its calls in request order and, after the first failure,
+    /// cancels the rest naming the failed call. A call whose dependency failed does not run:
+    /// it ends `Cancelled("dependency call-1 failed")`. A batch that cannot be planned
+    /// ([`build_workflow`](Self::build_workflow) fails) runs nothing: every outcome carries
+    /// the planning error.
+    ///
+    /// The calls of a stage are futures polled together by the batch's own future (nothing
+    /// is spawned), so a batch runs on any executor, and a tool that computes for long
+    /// should move that work off the async thread (e.g. `tokio::task::spawn_blocking`).
+    /// Time limits, backoffs and deadlines need a Tokio runtime.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
+    ///     ToolCallRequest, ToolCallResult, ToolError, scheme};
+    /// use serde_json::json;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(FnTool::new("div", "Divide a by b.",
+    ///     Args::new(scheme::object()
+    ///         .required("a", scheme::integer())
+    ///         .required("b", scheme::integer())
+    ///         .build()),
+    ///     |args: ToolArgs<'_>| {
+    ///         let quotient = args.i64("a").and_then(|a| match args.i64("b")? {
+    ///             0 => Err(ToolError::execution("div", "division by zero")),
+    ///             b => Ok(a / b),
+    ///         });
+    ///         async move { Ok(ToolCallResult::json(json!(quotient?))) }
+    ///     }))).unwrap();
+    ///
+    /// let div = |id: &str, a: i64, b: i64| ToolCallRequest::new(id, "div",
+    ///     ToolArguments::from_iter([("a", json!(a)), ("b", json!(b))]));
+    /// let outcomes = manager.execute_batch(&[
+    ///     div("call-1", 1, 0),
+    ///     div("call-2", 8, 2),
+    ///     div("call-3", 9, 3).depends_on(["call-1"]),
+    /// ]).await;
+    ///
+    /// assert_eq!(outcomes.len(), 3);
+    /// assert!(outcomes[0].result.is_err());
+    /// assert_eq!(outcomes[1].result.as_ref().unwrap().content.to_text(), "4");
+    /// assert_eq!(outcomes[2].result, Err(ToolError::Cancelled("dependency call-1 failed".into())));
+    /// assert_eq!(outcomes[2].attempts, 0);
+    /// # });
+    /// ```
+    pub async fn execute_batch(&self, requests: &[ToolCallRequest]) -> Vec<ToolCallOutcome> {
+        self.execute_batch_with(requests, &BatchOptions::new())
+            .await
+    }
+
+    /// [`execute_batch`](Self::execute_batch) with offer checking, as an agent loop runs a
+    /// model's turn: a call to a tool that is not offered
+    /// ([`check_offered`](Self::check_offered)) ends in [`ToolError::NotActive`] (or
+    /// `UnknownTool`) and does not run.
+    pub async fn execute_turn(&self, requests: &[ToolCallRequest]) -> Vec<ToolCallOutcome> {
+        self.execute_batch_with(requests, &BatchOptions::new().with_offer_check(true))
+            .await
+    }
+
+    /// [`execute_batch`](Self::execute_batch) with explicit [`BatchOptions`].
+    pub async fn execute_batch_with(
+        &self,
+        requests: &[ToolCallRequest],
+        options: &BatchOptions,
+    ) -> Vec<ToolCallOutcome> {
+        match self.build_workflow(requests) {
+            Ok(workflow) => self.execute_workflow_with(&workflow, options).await,
+            Err(error) => requests
+                .iter()
+                .map(|r| ToolCallOutcome::not_run(&r.id, &r.name, error.clone()))
+                .collect(),
+        }
+    }
+
+    /// Runs a planned workflow; see [`execute_batch`](Self::execute_batch).
+    pub async fn execute_workflow(&self, workflow: &Workflow<'_>) -> Vec<ToolCallOutcome> {
+        self.execute_workflow_with(workflow, &BatchOptions::new())
+            .await
+    }
+
+    /// Runs a planned workflow with explicit [`BatchOptions`]. When the batch is cancelled or
+    /// its deadline passes, running calls are dropped (`Cancelled("stopped: …")`) and calls
+    /// not yet started end `Cancelled("not run: …")`; the outcomes are still complete.
+    pub async fn execute_workflow_with(
+        &self,
+        workflow: &Workflow<'_>,
+        options: &BatchOptions,
+    ) -> Vec<ToolCallOutcome> {
+        let count = workflow.len();
+        let attempts: Vec<AtomicU32> = (0..count).map(|_| AtomicU32::new(0)).collect();
+        let deadline = match options.deadline {
+            Some(_) if tokio::runtime::Handle::try_current().is_err() => {
+                let error = ToolError::Cancelled(
+                    "not run: a batch deadline needs a Tokio runtime".to_owned(),
+                );
+                return workflow
+                    .requests()
+                    .iter()
+                    .map(|r| ToolCallOutcome::not_run(&r.id, &r.name, error.clone()))
+                    .collect();
+            }
+            // A deadline too far to represent is no deadline.
+            Some(deadline) => Instant::now()
+                .checked_add(deadline)
+                .map(|at| (at, deadline)),
+            None => None,
+        };
+        let mut run = BatchRun {
+            manager: self,
+            workflow,
+            limit: options
+                .concurrency_limit
+                .unwrap_or_else(|| self.concurrency_limit()),
+            check_offers: options.check_offers,
+            outcomes: vec![None; count],
+            started: vec![None; count],
+            ordinary: VecDeque::new(),
+            destructive: VecDeque::new(),
+            cancellation: options.cancellation.clone(),
+            deadline,
+        };
+        let stoppable = deadline.is_some() || options.cancellation.is_some();
+        let mut stop = pin!(stop_signal(options.cancellation.clone(), deadline));
+        let requests = workflow.requests();
+        let launch = |index: usize, call: PreparedCall| {
+            call.run(&requests[index].name, &attempts[index])
+                .map(move |result| (index, result))
+        };
+        let mut in_flight = FuturesUnordered::new();
+        for stage in workflow.stages() {
+            let stop = stoppable.then_some(stop.as_mut());
+            let ended = run
+                .run_stage(stage, &mut in_flight, &launch, &attempts, stop)
+                .await;
+            if let Err(stop) = ended {
+                // Running calls are dropped here, before their outcomes are written.
+                in_flight.clear();
+                run.finish_stopped(stop, &attempts);
+                break;
+            }
+        }
+        run.outcomes
+            .into_iter()
+            .map(|outcome| outcome.expect("every call of every stage has an outcome"))
+            .collect()
+    }
+}

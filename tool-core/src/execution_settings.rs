@@ -1,0 +1,84 @@
+//! Per-manager execution settings: the concurrency limit of batches and the retry
+//! configurations, kept beside the registry so that the registry stays as it is.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use crate::ToolRetryConfig;
+
+/// How many calls of a parallel stage run at once unless the manager or the batch says
+/// otherwise.
+pub const DEFAULT_CONCURRENCY_LIMIT: usize = 16;
+
+/// What a [`ToolCallManager`](crate::ToolCallManager) runs batches with.
+#[derive(Debug)]
+pub(crate) struct ExecutionSettings {
+    concurrency_limit: AtomicUsize,
+    default_retry: RwLock<Arc<ToolRetryConfig>>,
+    retry_configs: RwLock<HashMap<String, Arc<ToolRetryConfig>>>,
+    /// Whether `retry_configs` may hold anything: lets the common case skip its lock.
+    any_retry_config: AtomicBool,
+}
+
+impl Default for ExecutionSettings {
+    fn default() -> Self {
+        Self {
+            concurrency_limit: AtomicUsize::new(DEFAULT_CONCURRENCY_LIMIT),
+            default_retry: RwLock::new(Arc::new(ToolRetryConfig::default())),
+            retry_configs: RwLock::default(),
+            any_retry_config: AtomicBool::new(false),
+        }
+    }
+}
+
+impl ExecutionSettings {
+    pub(crate) fn concurrency_limit(&self) -> usize {
+        self.concurrency_limit.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_concurrency_limit(&self, limit: usize) {
+        self.concurrency_limit
+            .store(limit.max(1), Ordering::Relaxed);
+    }
+
+    pub(crate) fn default_retry(&self) -> Arc<ToolRetryConfig> {
+        Arc::clone(
+            &self
+                .default_retry
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    pub(crate) fn set_default_retry(&self, config: ToolRetryConfig) {
+        *self
+            .default_retry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
+    }
+
+    pub(crate) fn retry_config(&self, name: &str) -> Option<Arc<ToolRetryConfig>> {
+        if !self.any_retry_config.load(Ordering::Acquire) {
+            return None;
+        }
+        let configs = self
+            .retry_configs
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        configs.get(name).cloned()
+    }
+
+    pub(crate) fn set_retry_config(&self, name: &str, config: Option<ToolRetryConfig>) {
+        let mut configs = self
+            .retry_configs
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        match config {
+            Some(config) => configs.insert(name.to_owned(), Arc::new(config)),
+            None => configs.remove(name),
+        };
+        self.any_retry_config
+            .store(!configs.is_empty(), Ordering::Release);
+    }
+}

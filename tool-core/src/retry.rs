@@ -1,0 +1,522 @@
+//! [`ToolRetryConfig`]: when and how often a failed call is tried again (spec 01 §6, spec 02's
+//! retry policy), and [`ToolCallManager::execute_with_retry`], the retry loop around a call.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use crate::call_annotations::call_annotations;
+use crate::manager::RegisteredTool;
+use crate::{
+    ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome, ToolCallRequest,
+    ToolCallResult, ToolError, ToolErrorKind,
+};
+
+/// How the wait before a retry is randomised, so that many clients failing together do not
+/// retry together.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum Jitter {
+    /// Wait exactly the computed backoff.
+    None,
+    /// "Full jitter": wait a uniformly random time between zero and the computed backoff.
+    #[default]
+    Full,
+    /// Full jitter drawn from a generator seeded with this value at the start of every call,
+    /// so the schedule is reproducible (tests, simulations).
+    FullSeeded(u64),
+    /// A function from the computed backoff to the wait.
+    Custom(Arc<dyn Fn(Duration) -> Duration + Send + Sync>),
+}
+
+impl fmt::Debug for Jitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::None => f.write_str("None"),
+            Self::Full => f.write_str("Full"),
+            Self::FullSeeded(seed) => f.debug_tuple("FullSeeded").field(seed).finish(),
+            Self::Custom(_) => f.write_str("Custom(..)"),
+        }
+    }
+}
+
+impl PartialEq for Jitter {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::None, Self::None) | (Self::Full, Self::Full) => true,
+            (Self::FullSeeded(a), Self::FullSeeded(b)) => a == b,
+            (Self::Custom(a), Self::Custom(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// The random state of one call's retry loop.
+enum JitterState<'a> {
+    Fixed,
+    ThreadRandom,
+    Seeded(fastrand::Rng),
+    Custom(&'a (dyn Fn(Duration) -> Duration + Send + Sync)),
+}
+
+impl<'a> JitterState<'a> {
+    fn new(jitter: &'a Jitter) -> Self {
+        match jitter {
+            Jitter::None => Self::Fixed,
+            Jitter::Full => Self::ThreadRandom,
+            Jitter::FullSeeded(seed) => Self::Seeded(fastrand::Rng::with_seed(*seed)),
+            Jitter::Custom(function) => Self::Custom(function.as_ref()),
+        }
+    }
+
+    fn apply(&mut self, backoff: Duration) -> Duration {
+        let nanos = u64::try_from(backoff.as_nanos()).unwrap_or(u64::MAX);
+        match self {
+            Self::Fixed => backoff,
+            Self::ThreadRandom => Duration::from_nanos(fastrand::u64(0..=nanos)),
+            Self::Seeded(rng) => Duration::from_nanos(rng.u64(0..=nanos)),
+            Self::Custom(function) => function(backoff),
+        }
+    }
+}
+
+/// When and how often a failed call is tried again.
+///
+/// The default is the spec's: up to 3 retries, waiting 1 s, then ×2 each time up to 30 s,
+/// with full jitter, on [`Timeout`](ToolErrorKind::Timeout) and
+/// [`Network`](ToolErrorKind::Network) errors. [`InvalidArguments`](ToolErrorKind::InvalidArguments),
+/// [`UnknownTool`](ToolErrorKind::UnknownTool), [`NotActive`](ToolErrorKind::NotActive) and
+/// [`Cancelled`](ToolErrorKind::Cancelled) are never retried: trying again cannot change them.
+///
+/// A manager applies a tool's config (set with
+/// [`set_retry_config`](ToolCallManager::set_retry_config), else the tool's own
+/// [`ToolImpl::retry_config`](crate::ToolImpl::retry_config)) whatever the tool's annotations
+/// say; a tool without one is retried with the manager's default config only when it is
+/// annotated read-only or idempotent, since running anything else twice may do its effect
+/// twice.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith_core::{Jitter, ToolError, ToolRetryConfig};
+///
+/// let config = ToolRetryConfig::exponential(3).with_jitter(Jitter::None);
+/// let waits: Vec<Duration> = (0..4).map(|retry| config.backoff(retry)).collect();
+/// assert_eq!(waits, [100, 200, 400, 800].map(Duration::from_millis));
+///
+/// // Only errors whose message contains a pattern are retried.
+/// let config = ToolRetryConfig::fixed(2, Duration::from_secs(1))
+///     .retryable_on(["503", "rate limit"]);
+/// assert!(config.should_retry(&ToolError::execution("api", "HTTP 503")));
+/// assert!(!config.should_retry(&ToolError::execution("api", "HTTP 404")));
+/// assert!(!config.should_retry(&ToolError::invalid_arguments("api", "rate limit")));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRetryConfig {
+    /// How many times a call is retried after its first attempt.
+    pub max_retries: u32,
+    /// The backoff before the first retry.
+    pub initial_backoff: Duration,
+    /// What each later backoff is multiplied by.
+    pub backoff_multiplier: f64,
+    /// The longest backoff.
+    pub max_backoff: Duration,
+    /// The error kinds retried when [`retryable_patterns`](Self::retryable_patterns) is empty.
+    pub retry_on: Vec<ToolErrorKind>,
+    /// When not empty, an error is retried exactly when its message contains one of these
+    /// (whatever its kind, except the kinds never retried).
+    pub retryable_patterns: Vec<String>,
+    /// How backoffs are randomised.
+    pub jitter: Jitter,
+}
+
+impl Default for ToolRetryConfig {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            initial_backoff: Duration::from_secs(1),
+            backoff_multiplier: 2.0,
+            max_backoff: Duration::from_secs(30),
+            retry_on: vec![ToolErrorKind::Timeout, ToolErrorKind::Network],
+            retryable_patterns: Vec::new(),
+            jitter: Jitter::Full,
+        }
+    }
+}
+
+impl ToolRetryConfig {
+    /// Exponential backoff with `max_retries` retries: 100 ms, then ×2 each time up to 10 s
+    /// (spec 02), on the default error kinds.
+    pub fn exponential(max_retries: u32) -> Self {
+        Self {
+            max_retries,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(10),
+            ..Self::default()
+        }
+    }
+
+    /// `max_retries` retries, each after the same `delay` (jitter still applies; see
+    /// [`with_jitter`](Self::with_jitter)).
+    pub fn fixed(max_retries: u32, delay: Duration) -> Self {
+        Self {
+            max_retries,
+            initial_backoff: delay,
+            backoff_multiplier: 1.0,
+            max_backoff: delay,
+            ..Self::default()
+        }
+    }
+
+    /// No retries at all.
+    pub fn never() -> Self {
+        Self {
+            max_retries: 0,
+            ..Self::default()
+        }
+    }
+
+    /// Retries only errors whose message contains one of `patterns` (replacing any given
+    /// before); an empty list goes back to retrying by [`retry_on`](Self::retry_on).
+    #[must_use]
+    pub fn retryable_on<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.retryable_patterns = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Retries the given error kinds (when no message patterns are set).
+    #[must_use]
+    pub fn retry_on(mut self, kinds: impl IntoIterator<Item = ToolErrorKind>) -> Self {
+        self.retry_on = kinds.into_iter().collect();
+        self
+    }
+
+    /// Sets how backoffs are randomised.
+    #[must_use]
+    pub fn with_jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Whether `error` is worth another attempt under this config (retries left aside).
+    pub fn should_retry(&self, error: &ToolError) -> bool {
+        let kind = error.kind();
+        if matches!(
+            kind,
+            ToolErrorKind::InvalidArguments
+                | ToolErrorKind::UnknownTool
+                | ToolErrorKind::NotActive
+                | ToolErrorKind::Cancelled
+        ) {
+            return false;
+        }
+        if self.retryable_patterns.is_empty() {
+            return self.retry_on.contains(&kind);
+        }
+        let message = error.to_string();
+        self.retryable_patterns
+            .iter()
+            .any(|pattern| message.contains(pattern.as_str()))
+    }
+
+    /// The backoff before retry number `retry` (0 for the first), before jitter:
+    /// `initial_backoff × backoff_multiplier^retry`, at most `max_backoff`.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let exponent = i32::try_from(retry).unwrap_or(i32::MAX);
+        let seconds = self.initial_backoff.as_secs_f64() * self.backoff_multiplier.powi(exponent);
+        // Overflow and NaN end at the cap, negative factors at zero, rather than a panic.
+        if seconds.is_nan() {
+            return self.max_backoff;
+        }
+        match Duration::try_from_secs_f64(seconds.max(0.0)) {
+            Ok(backoff) => backoff.min(self.max_backoff),
+            Err(_) => self.max_backoff,
+        }
+    }
+}
+
+/// A call that passed lookup and validation, ready to be attempted.
+pub(crate) struct PreparedCall {
+    entry: Arc<RegisteredTool>,
+    arguments: ToolArguments,
+    policy: Option<Arc<ToolRetryConfig>>,
+    /// The annotations of the command called.
+    pub(crate) annotations: ToolAnnotations,
+}
+
+impl PreparedCall {
+    /// The retry loop: counts each run of the tool in `attempts` as it starts, so a caller
+    /// that drops this future midway still knows how many runs there were.
+    pub(crate) async fn run(
+        self,
+        name: &str,
+        attempts: &AtomicU32,
+    ) -> Result<ToolCallResult, ToolError> {
+        let Self {
+            entry,
+            arguments,
+            policy,
+            ..
+        } = self;
+        let Some(policy) = policy.filter(|p| p.max_retries > 0) else {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            return entry.run(name, arguments).await;
+        };
+        let mut jitter = JitterState::new(&policy.jitter);
+        let mut arguments = Some(arguments);
+        let mut retry = 0;
+        loop {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            let last = retry == policy.max_retries;
+            let attempt_arguments = if last {
+                arguments.take().unwrap_or_default()
+            } else {
+                arguments.clone().unwrap_or_default()
+            };
+            let error = match entry.run(name, attempt_arguments).await {
+                Ok(result) => return Ok(result),
+                Err(error) if !last && policy.should_retry(&error) => error,
+                Err(error) => return Err(error),
+            };
+            let wait = jitter.apply(policy.backoff(retry));
+            if !wait.is_zero() {
+                if tokio::runtime::Handle::try_current().is_err() {
+                    return Err(error);
+                }
+                tokio::time::sleep(wait).await;
+            }
+            retry += 1;
+        }
+    }
+}
+
+impl ToolCallManager {
+    /// Sets the retry config of the tool `name`, overriding the tool's own and its
+    /// annotations. Fails with [`ToolError::UnknownTool`] when no such tool is registered.
+    pub fn set_retry_config(&self, name: &str, config: ToolRetryConfig) -> Result<(), ToolError> {
+        if !self.contains(name) {
+            return Err(ToolError::UnknownTool(name.to_owned()));
+        }
+        self.execution.set_retry_config(name, Some(config));
+        Ok(())
+    }
+
+    /// Removes the retry config set for `name` with
+    /// [`set_retry_config`](Self::set_retry_config).
+    pub fn clear_retry_config(&self, name: &str) {
+        self.execution.set_retry_config(name, None);
+    }
+
+    /// The retry config of the tool `name`: the one set on the manager, else the tool's own.
+    /// `None` means the tool is retried by the [default](Self::default_retry_config) config
+    /// when its annotations say it is safe to, and not at all otherwise.
+    pub fn retry_config(&self, name: &str) -> Option<ToolRetryConfig> {
+        if let Some(config) = self.execution.retry_config(name) {
+            return Some(ToolRetryConfig::clone(&config));
+        }
+        self.get(name).and_then(|tool| tool.retry_config())
+    }
+
+    /// Sets the config used for read-only and idempotent tools that have none of their own.
+    pub fn set_default_retry_config(&self, config: ToolRetryConfig) {
+        self.execution.set_default_retry(config);
+    }
+
+    /// The config used for read-only and idempotent tools that have none of their own
+    /// (initially [`ToolRetryConfig::default`]).
+    pub fn default_retry_config(&self) -> ToolRetryConfig {
+        ToolRetryConfig::clone(&self.execution.default_retry())
+    }
+
+    /// Runs one call, retrying it as its retry config says, and reports how it went.
+    ///
+    /// Lookup and validation happen once: an unknown tool or invalid arguments end the call
+    /// with no attempt. `attempts` counts the times the tool was run. Between attempts the
+    /// call waits for the config's backoff with a Tokio timer; outside a Tokio runtime, a
+    /// call is not retried after a non-zero backoff.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
+    ///     ToolCallRequest, ToolCallResult, ToolError, ToolRetryConfig, scheme};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let failures_left = Arc::new(AtomicU32::new(2));
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(FnTool::new("flaky", "Fails twice, then works.",
+    ///     Args::new(scheme::object().build()),
+    ///     move |_: ToolArgs<'_>| {
+    ///         let failed = failures_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst,
+    ///             |n| n.checked_sub(1)).is_ok();
+    ///         async move {
+    ///             if failed { Err(ToolError::network("flaky", "connection reset")) }
+    ///             else { Ok(ToolCallResult::text("ok")) }
+    ///         }
+    ///     }))).unwrap();
+    /// manager.set_retry_config("flaky", ToolRetryConfig::exponential(3)).unwrap();
+    ///
+    /// let outcome = manager
+    ///     .execute_with_retry(&ToolCallRequest::new("c1", "flaky", ToolArguments::new()))
+    ///     .await;
+    /// assert_eq!(outcome.attempts, 3);
+    /// assert_eq!(outcome.result.unwrap().content.to_text(), "ok");
+    /// # }
+    /// ```
+    pub async fn execute_with_retry(&self, request: &ToolCallRequest) -> ToolCallOutcome {
+        let started = tokio::time::Instant::now();
+        let attempts = AtomicU32::new(0);
+        let result = self.run_with_retry(request, &attempts).await;
+        ToolCallOutcome {
+            id: request.id.clone(),
+            name: request.name.clone(),
+            result,
+            attempts: attempts.load(Ordering::Relaxed),
+            elapsed: started.elapsed(),
+        }
+    }
+
+    /// The retry config that applies to a call of `entry` to a command with `annotations`.
+    fn retry_policy(
+        &self,
+        name: &str,
+        entry: &RegisteredTool,
+        annotations: ToolAnnotations,
+    ) -> Option<Arc<ToolRetryConfig>> {
+        if let Some(config) = self.execution.retry_config(name) {
+            return Some(config);
+        }
+        if let Some(config) = entry.tool.retry_config() {
+            return Some(Arc::new(config));
+        }
+        let safe_to_repeat =
+            annotations.read_only == Some(true) || annotations.idempotent == Some(true);
+        safe_to_repeat.then(|| self.execution.default_retry())
+    }
+
+    /// Looks the tool up, validates the arguments and picks the retry config: everything a
+    /// call needs before its first attempt.
+    pub(crate) fn prepare_call(
+        &self,
+        request: &ToolCallRequest,
+    ) -> Result<PreparedCall, ToolError> {
+        let entry = self
+            .entry(&request.name)
+            .ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
+        let mut arguments = request.arguments.clone();
+        entry.validator.check(&request.name, &mut arguments)?;
+        let annotations = call_annotations(&entry.definition, &arguments);
+        let policy = self.retry_policy(&request.name, &entry, annotations);
+        Ok(PreparedCall {
+            entry,
+            arguments,
+            policy,
+            annotations,
+        })
+    }
+
+    async fn run_with_retry(
+        &self,
+        request: &ToolCallRequest,
+        attempts: &AtomicU32,
+    ) -> Result<ToolCallResult, ToolError> {
+        self.prepare_call(request)?
+            .run(&request.name, attempts)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_spec_defaults() {
+        let config = ToolRetryConfig::default();
+        assert_eq!(config.max_retries, 3);
+        assert_eq!(config.initial_backoff, Duration::from_secs(1));
+        assert_eq!(config.backoff_multiplier, 2.0);
+        assert_eq!(config.max_backoff, Duration::from_secs(30));
+        assert_eq!(
+            config.retry_on,
+            [ToolErrorKind::Timeout, ToolErrorKind::Network]
+        );
+        assert!(config.retryable_patterns.is_empty());
+        assert_eq!(config.jitter, Jitter::Full);
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let config = ToolRetryConfig::default();
+        let waits: Vec<u64> = (0..7).map(|r| config.backoff(r).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30]);
+        assert_eq!(config.backoff(u32::MAX), Duration::from_secs(30));
+        let fixed = ToolRetryConfig::fixed(2, Duration::from_millis(250));
+        assert_eq!(fixed.backoff(0), Duration::from_millis(250));
+        assert_eq!(fixed.backoff(9), Duration::from_millis(250));
+    }
+
+    #[test]
+    fn odd_factors_end_at_a_bound_instead_of_panicking() {
+        let with_factor = |backoff_multiplier| ToolRetryConfig {
+            backoff_multiplier,
+            ..ToolRetryConfig::default()
+        };
+        assert_eq!(with_factor(f64::NAN).backoff(1), Duration::from_secs(30));
+        assert_eq!(with_factor(-3.0).backoff(1), Duration::ZERO);
+        assert_eq!(
+            with_factor(f64::INFINITY).backoff(1),
+            Duration::from_secs(30)
+        );
+    }
+
+    #[test]
+    fn full_jitter_stays_within_the_backoff_and_seeds_reproduce() {
+        let backoff = Duration::from_secs(4);
+        let seeded = Jitter::FullSeeded(7);
+        let draw = |jitter: &Jitter| {
+            let mut state = JitterState::new(jitter);
+            (0..50).map(|_| state.apply(backoff)).collect::<Vec<_>>()
+        };
+        let first = draw(&seeded);
+        assert_eq!(first, draw(&seeded));
+        assert!(first.iter().all(|w| *w <= backoff));
+        // Full jitter spreads: not every draw is the same.
+        assert!(first.iter().any(|w| *w != first[0]));
+        assert!(draw(&Jitter::Full).iter().all(|w| *w <= backoff));
+        assert_eq!(draw(&Jitter::None), vec![backoff; 50]);
+        let halve = Jitter::Custom(Arc::new(|d: Duration| d / 2));
+        assert_eq!(draw(&halve)[0], Duration::from_secs(2));
+    }
+
+    #[test]
+    fn retry_decision_follows_kinds_then_patterns() {
+        let config = ToolRetryConfig::default();
+        assert!(config.should_retry(&ToolError::timeout("t")));
+        assert!(config.should_retry(&ToolError::network("t", "reset")));
+        assert!(!config.should_retry(&ToolError::execution("t", "boom")));
+        for never in [
+            ToolError::invalid_arguments("t", "timeout"),
+            ToolError::UnknownTool("t".into()),
+            ToolError::NotActive("t".into()),
+            ToolError::Cancelled("timeout".into()),
+        ] {
+            let all_kinds = config.clone().retry_on([never.kind()]);
+            assert!(!all_kinds.should_retry(&never), "{never}");
+            assert!(!config.clone().retryable_on(["t"]).should_retry(&never));
+        }
+        let patterns = config.retryable_on(["rate limit"]);
+        assert!(patterns.should_retry(&ToolError::execution("t", "rate limit exceeded")));
+        assert!(!patterns.should_retry(&ToolError::network("t", "reset")));
+        assert!(
+            ToolRetryConfig::default()
+                .retry_on([ToolErrorKind::Execution])
+                .should_retry(&ToolError::execution("t", "boom"))
+        );
+    }
+}
