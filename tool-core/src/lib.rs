@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 mod activation;
+mod arg_field;
 mod args;
 mod arguments;
 mod constructor;
@@ -43,11 +44,16 @@ mod manager;
 mod names;
 mod request;
 mod result;
+#[doc(hidden)]
+pub mod result_conversion;
 pub mod scheme;
 mod session;
 mod tool;
 mod tool_args;
+mod tool_commands;
 mod tool_impl;
+mod type_schema;
+mod unbuilt_tool;
 mod validation;
 
 pub use args::Args;
@@ -68,7 +74,11 @@ pub use session::{
 };
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
+pub use tool_commands::ToolCommands;
 pub use tool_impl::ToolImpl;
+pub use toolsmith_macros::{ToolArgs, tool_fn};
+pub use type_schema::{ArgsObject, is_optional, returns_schema, type_schema};
+pub use unbuilt_tool::UnbuiltTool;
 
 /// Re-exports used by generated code; not part of the public API.
 #[doc(hidden)]
@@ -77,4 +87,7 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use serde_json;
+    pub use tokio;
+
+    pub use crate::result_conversion;
 }
