@@ -278,6 +278,12 @@ impl ToolFn {
             .map(|d| d.value.clone())
             .or(doc.description);
         let struct_ident = Ident::new(&names::pascal_case(&fn_name), sig.ident.span());
+        // A receiver was reported above; dropping it from the emitted function spares the
+        // user rustc's own second error about it.
+        item.sig.inputs = std::mem::take(&mut item.sig.inputs)
+            .into_pairs()
+            .filter(|pair| !matches!(pair.value(), FnArg::Receiver(_)))
+            .collect();
         for input in &mut item.sig.inputs {
             if let FnArg::Typed(pat_ty) = input {
                 strip_param_attrs(&mut pat_ty.attrs);
