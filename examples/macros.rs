@@ -98,7 +98,7 @@ impl Todo {
 // ---- A derived argument type ----
 
 /// The arguments of a hand-written search tool.
-#[derive(toolsmith::ToolArgs, Debug)]
+#[derive(toolsmith::ToolArgs)]
 struct SearchArgs {
     /// What to look for.
     query: String,
@@ -211,7 +211,7 @@ async fn main() {
     );
     let arguments = ToolArguments::try_from(json!({"query": "tides", "limit": "5"})).unwrap();
     let search: SearchArgs = ToolArgs::new("search", &arguments).parse().unwrap();
-    println!("parsed: {search:?}\n");
+    println!("parsed: query {:?}, limit {}\n", search.query, search.limit);
 
     let calls = [
         (

@@ -39,6 +39,8 @@ mod definition;
 mod error;
 mod extract;
 mod fn_tool;
+#[doc(hidden)]
+pub mod generated_call;
 pub mod lenient;
 mod manager;
 mod names;
@@ -87,7 +89,7 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use serde_json;
-    pub use tokio;
 
+    pub use crate::generated_call;
     pub use crate::result_conversion;
 }

@@ -37,6 +37,8 @@ pub enum Param {
 
 /// What a tool function returns.
 pub struct Output {
+    /// The type after `->` (`()` when there is none).
+    pub ty: Type,
     /// The success type: `T` of a `Result<T, E>` (by its spelling), else the whole type.
     pub ok_ty: Type,
     /// Where to point errors about the result.
@@ -121,12 +123,14 @@ impl Output {
     fn parse(output: &ReturnType, fallback: Span) -> Self {
         match output {
             ReturnType::Default => Self {
+                ty: syn::parse_quote!(()),
                 ok_ty: syn::parse_quote!(()),
                 span: fallback,
             },
             ReturnType::Type(_, ty) => {
                 let ok_ty = ok_type(ty).unwrap_or_else(|| (**ty).clone());
                 Self {
+                    ty: (**ty).clone(),
                     ok_ty,
                     span: ty.span(),
                 }

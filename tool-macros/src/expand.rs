@@ -78,8 +78,9 @@ fn timeout_fn(attr: &ToolAttr) -> Option<TokenStream> {
     })
 }
 
-/// The body of `ToolImpl::execute`, boxed the way `#[async_trait]` declares it (written out
-/// rather than expanded by `async_trait`, which would cost compile time per tool).
+/// `ToolImpl::execute`, boxed the way `#[async_trait]` declares it (written out rather than
+/// expanded by `async_trait`, which would cost compile time per tool). `body` evaluates to
+/// the boxed future.
 fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     // The result conversion is spanned at the user's return type (for its errors), so lints
     // would see it as the user's code: these are about the generated code, not theirs.
@@ -88,29 +89,99 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
         fn execute<'life0, 'async_trait>(
             &'life0 self,
             arguments: #krate::ToolArguments,
-        ) -> ::core::pin::Pin<::std::boxed::Box<
-            dyn ::core::future::Future<
-                Output = ::core::result::Result<#krate::ToolCallResult, #krate::ToolError>,
-            > + ::core::marker::Send + 'async_trait,
-        >>
+        ) -> #krate::__private::generated_call::ToolFuture<'async_trait>
         where
             'life0: 'async_trait,
             Self: 'async_trait,
         {
-            ::std::boxed::Box::pin(async move {
-                let arguments = arguments;
-                #body
-            })
+            #body
         }
     }
 }
 
-/// A cached definition: built once, cloned on each `definition()` call.
-fn cached_definition(krate: &TokenStream, build: TokenStream) -> TokenStream {
+/// How a function is run.
+#[derive(Clone, Copy, PartialEq)]
+enum Runner {
+    Async,
+    Sync,
+    Blocking,
+}
+
+/// One call of a tool function or command method, as a boxed-future expression.
+struct Call<'a> {
+    name: &'a str,
+    args_ident: &'a Ident,
+    /// The function (`add`) or method (`self.add`) to call.
+    target: TokenStream,
+    /// The arguments read (bound from the hidden struct), and whether each is `&str`.
+    fields: Vec<(&'a ArgField, bool)>,
+    /// The call's arguments in order: each an argument member or a `#[ctx]` ident.
+    call_args: Vec<TokenStream>,
+    runner: Runner,
+    output: &'a Output,
+}
+
+fn call_future(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
+    let generated = quote!(#krate::__private::generated_call);
+    let Call {
+        name,
+        args_ident,
+        target,
+        ..
+    } = call;
+    let args = Ident::new("__toolsmith_args", Span::mixed_site());
+    let binds = call.fields.iter().map(|(field, _)| {
+        let member = &field.member;
+        quote!(let #member = #args.#member;)
+    });
+    let call_args = &call.call_args;
+    let borrows = call.fields.iter().any(|(_, borrowed)| *borrowed);
+    let out = Ident::new("__toolsmith_out", Span::mixed_site());
+    let out_ty = &call.output.ty;
+    let convert = returns::convert(krate, call.output, &out, name);
+    let convert = quote!(|#out: #out_ty| { #convert });
+    match call.runner {
+        Runner::Async => {
+            let body = if borrows {
+                // A `&str` argument is lent from a `String` the future must own.
+                quote!(async move { #(#binds)* #target(#(#call_args),*).await })
+            } else {
+                quote!({ #(#binds)* #target(#(#call_args),*) })
+            };
+            quote! {
+                ::std::boxed::Box::pin(#generated::run_async::<#args_ident, _, _, _>(
+                    #name,
+                    arguments,
+                    move |#args: #args_ident| #body,
+                    #convert,
+                ))
+            }
+        }
+        Runner::Sync => quote! {
+            #generated::finished(#generated::run_sync::<#args_ident, _, _, _>(
+                #name,
+                &arguments,
+                move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
+                #convert,
+            ))
+        },
+        Runner::Blocking => quote! {
+            ::std::boxed::Box::pin(#generated::run_blocking::<#args_ident, _, _, _>(
+                #name,
+                arguments,
+                move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
+                #convert,
+            ))
+        },
+    }
+}
+
+/// The function building the tool's definition. Not cached: the manager keeps the definition
+/// it got at registration, and a cache per tool would cost compile time for every tool.
+fn definition_fn(krate: &TokenStream, build: TokenStream) -> TokenStream {
     quote! {
         fn __toolsmith_definition() -> #krate::Tool {
-            static DEFINITION: ::std::sync::OnceLock<#krate::Tool> = ::std::sync::OnceLock::new();
-            ::core::clone::Clone::clone(DEFINITION.get_or_init(|| #build))
+            #build
         }
     }
 }
@@ -155,61 +226,61 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         Some(&tool.output),
         &tool.attr.annotations,
     );
-    let cached = cached_definition(&krate, quote!(#krate::Tool::SingleCommand(#definition)));
+    let cached = definition_fn(&krate, quote!(#krate::Tool::SingleCommand(#definition)));
     let timeout = timeout_fn(&tool.attr);
 
-    // Bind every parameter by its own name, then call the function with them.
-    let binds = tool.params.iter().map(|param| match param {
-        Param::Arg { field, .. } => {
-            let member = &field.member;
-            quote!(let #member = __toolsmith_args.#member;)
-        }
-        Param::Ctx { ident, ty } => quote_spanned! {ty.span()=>
-            let #ident: #ty = ::core::clone::Clone::clone(&self.#ident);
-        },
-    });
-    let call_args = tool.params.iter().map(|param| match param {
-        Param::Arg {
-            field,
-            borrowed_str: true,
-        } => {
-            let member = &field.member;
-            quote!(&#member)
-        }
-        Param::Arg { field, .. } => {
-            let member = &field.member;
-            quote!(#member)
-        }
-        Param::Ctx { ident, .. } => quote!(#ident),
-    });
-    let out = Ident::new("__toolsmith_out", Span::mixed_site());
-    let call = if tool.attr.blocking.is_some() {
-        quote! {
-            let #out = match #krate::__private::tokio::task::spawn_blocking(move || {
-                #fn_ident(#(#call_args),*)
-            }).await {
-                ::core::result::Result::Ok(value) => value,
-                ::core::result::Result::Err(error) => {
-                    return ::core::result::Result::Err(#krate::ToolError::execution(#name, error));
-                }
-            };
-        }
+    let runner = if tool.attr.blocking.is_some() {
+        Runner::Blocking
     } else if item.sig.asyncness.is_some() {
-        quote!(let #out = #fn_ident(#(#call_args),*).await;)
+        Runner::Async
     } else {
-        quote!(let #out = #fn_ident(#(#call_args),*);)
+        Runner::Sync
     };
-    let convert = returns::convert(&krate, &tool.output, &out, name);
-    let execute = execute_fn(
-        &krate,
-        quote! {
-            let __toolsmith_args: #args_ident =
-                #krate::ToolArgs::new(#name, &arguments).parse()?;
-            #(#binds)*
-            #call
-            #convert
-        },
-    );
+    let call = Call {
+        name,
+        args_ident: &args_ident,
+        target: quote!(#fn_ident),
+        fields: tool
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                Param::Arg {
+                    field,
+                    borrowed_str,
+                } => Some((field, *borrowed_str)),
+                Param::Ctx { .. } => None,
+            })
+            .collect(),
+        call_args: tool
+            .params
+            .iter()
+            .map(|param| match param {
+                Param::Arg {
+                    field,
+                    borrowed_str: true,
+                } => {
+                    let member = &field.member;
+                    quote!(&#member)
+                }
+                Param::Arg { field, .. } => {
+                    let member = &field.member;
+                    quote!(#member)
+                }
+                Param::Ctx { ident, .. } => quote!(#ident),
+            })
+            .collect(),
+        runner,
+        output: &tool.output,
+    };
+    // `#[ctx]` values are cloned out of the tool before the call, so the future owns them.
+    let ctx_clones = tool.params.iter().filter_map(|param| match param {
+        Param::Ctx { ident, ty } => Some(quote_spanned! {ty.span()=>
+            let #ident: #ty = ::core::clone::Clone::clone(&self.#ident);
+        }),
+        Param::Arg { .. } => None,
+    });
+    let future = call_future(&krate, &call);
+    let execute = execute_fn(&krate, quote!(#(#ctx_clones)* #future));
 
     let struct_doc =
         format!("The `{name}` tool (generated by `#[tool_fn]` from the function `{fn_ident}`).");
@@ -369,34 +440,38 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
             &annotations,
         ));
         let method = &command.method;
-        let binds = command.fields.iter().map(|f| {
-            let member = &f.member;
-            quote!(let #member = __toolsmith_args.#member;)
-        });
-        let call_args = command
-            .fields
-            .iter()
-            .zip(&command.borrowed_str)
-            .map(|(f, borrowed)| {
-                let member = &f.member;
-                if *borrowed {
-                    quote!(&#member)
-                } else {
-                    quote!(#member)
-                }
-            });
-        let out = Ident::new("__toolsmith_out", Span::mixed_site());
-        let await_ = command.is_async.then(|| quote!(.await));
-        let convert = returns::convert(&krate, &command.output, &out, name);
+        let call = Call {
+            name,
+            args_ident: &args_ident,
+            target: quote!(self.#method),
+            fields: command
+                .fields
+                .iter()
+                .zip(command.borrowed_str.iter().copied())
+                .collect(),
+            call_args: command
+                .fields
+                .iter()
+                .zip(&command.borrowed_str)
+                .map(|(f, borrowed)| {
+                    let member = &f.member;
+                    if *borrowed {
+                        quote!(&#member)
+                    } else {
+                        quote!(#member)
+                    }
+                })
+                .collect(),
+            runner: if command.is_async {
+                Runner::Async
+            } else {
+                Runner::Sync
+            },
+            output: &command.output,
+        };
+        let future = call_future(&krate, &call);
         let command_name = &command.name.value;
-        arms.push(quote! {
-            #command_name => {
-                let __toolsmith_args: #args_ident = __toolsmith_reader.parse()?;
-                #(#binds)*
-                let #out = self.#method(#(#call_args),*) #await_;
-                #convert
-            }
-        });
+        arms.push(quote!(#command_name => #future,));
     }
     let listed = group
         .commands
@@ -404,7 +479,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         .map(|c| format!("'{}'", c.name.value))
         .collect::<Vec<_>>()
         .join(", ");
-    let cached = cached_definition(
+    let cached = definition_fn(
         &krate,
         quote!(#krate::Tool::MultiCommands(
             ::std::string::String::from(#name),
@@ -412,16 +487,26 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         )),
     );
     let timeout = timeout_fn(&group.attr);
+    let generated = quote!(#krate::__private::generated_call);
     let execute = execute_fn(
         &krate,
         quote! {
-            let __toolsmith_reader = #krate::ToolArgs::new(#name, &arguments);
-            let __toolsmith_command: ::std::string::String = __toolsmith_reader.field("command")?;
+            let __toolsmith_command = match #generated::command_name(#name, &arguments) {
+                ::core::result::Result::Ok(command) => command,
+                ::core::result::Result::Err(error) => {
+                    return #generated::finished(::core::result::Result::Err(error));
+                }
+            };
             match __toolsmith_command.as_str() {
                 #(#arms)*
-                other => ::core::result::Result::Err(#krate::ToolError::invalid_arguments(
-                    #name,
-                    ::std::format!("/command: unknown command {:?}; valid commands are {}", other, #listed),
+                other => #generated::finished(::core::result::Result::Err(
+                    #krate::ToolError::invalid_arguments(
+                        #name,
+                        ::std::format!(
+                            "/command: unknown command {:?}; valid commands are {}",
+                            other, #listed,
+                        ),
+                    ),
                 )),
             }
         },
