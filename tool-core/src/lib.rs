@@ -27,6 +27,30 @@
 //! let result = futures::executor::block_on(manager.execute_one(&request)).unwrap();
 //! assert_eq!(result.content.to_text(), "Hello, Ada!");
 //! ```
+//!
+//! Most tools are written with the macros this crate re-exports: `#[tool_fn]` on an async (or
+//! sync) function or on an `impl` block, and `#[derive(ToolArgs)]` on an argument struct or a
+//! command enum. They work in crates that depend on `toolsmith-core` directly as well as
+//! through the `toolsmith` facade:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, tool_fn};
+//! use serde_json::json;
+//!
+//! /// Repeat a text.
+//! #[tool_fn(category = "text")]
+//! fn repeat(text: &str, times: usize) -> String {
+//!     text.repeat(times)
+//! }
+//!
+//! let manager = ToolCallManager::new("demo");
+//! manager.register(Arc::new(Repeat)).unwrap();
+//! let call = ToolCallRequest::new("1", "repeat",
+//!     ToolArguments::from_iter([("text", json!("ab")), ("times", json!("3"))]));
+//! let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
+//! assert_eq!(result.content.to_text(), "ababab");
+//! ```
 #![warn(missing_docs)]
 
 mod activation;
