@@ -100,6 +100,25 @@ use errors::Errors;
 /// assert_eq!(definition.returns.as_ref().unwrap().schema()["type"], "integer");
 /// ```
 ///
+/// `crate = "..."` names where the API is when the crate is re-exported under another path:
+///
+/// ```
+/// mod api {
+///     pub use toolsmith as tools;
+/// }
+///
+/// /// Echoes its text.
+/// #[toolsmith::tool_fn(crate = "crate::api::tools")]
+/// fn echo(text: String) -> String {
+///     text
+/// }
+///
+/// fn main() {
+///     use toolsmith::ToolImpl;
+///     assert_eq!(Echo.definition().name(), "echo");
+/// }
+/// ```
+///
 /// # Attributes of a parameter
 ///
 /// | attribute | meaning |
@@ -329,6 +348,24 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// | `#[arg(description = "...")]` | field, variant | the description, instead of the doc comment |
 /// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out |
 /// | `#[toolsmith(crate = "path")]` | type | where the Toolsmith API is (default: found from your `Cargo.toml`) |
+///
+/// ```
+/// mod api {
+///     pub use toolsmith as tools;
+/// }
+///
+/// #[derive(toolsmith::ToolArgs)]
+/// #[toolsmith(crate = "crate::api::tools")]
+/// struct Echo {
+///     /// The text to echo.
+///     text: String,
+/// }
+///
+/// fn main() {
+///     use toolsmith::ArgsSchema;
+///     assert_eq!(Echo::args_schema().schema()["required"], serde_json::json!(["text"]));
+/// }
+/// ```
 #[proc_macro_derive(ToolArgs, attributes(arg, toolsmith))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
