@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use toolsmith::{
     ArgsSchema, ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState, State, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-    ToolCallResult, ToolCommands, ToolConstructor, ToolDefinition, ToolError, ToolErrorKind,
-    ToolImpl, UserModelContent, tool_fn,
+    ToolCallResult, ToolCommands, ToolConstructor, ToolError, ToolErrorKind, ToolImpl,
+    UserModelContent, tool_fn,
 };
 
 fn call(name: &str, arguments: Value) -> ToolCallRequest {
@@ -1044,6 +1044,50 @@ fn definitions_register_as_they_are() {
     for tool in tools {
         manager.register(tool).unwrap();
     }
-    let _: Vec<ToolDefinition> = NoteCommand::command_definitions();
-    assert_eq!(manager.len(), 5);
+    manager
+        .register(Arc::new(Notes {
+            log: Mutex::new(Vec::new()),
+        }))
+        .unwrap();
+    assert_eq!(manager.len(), 6);
+}
+
+/// A parameter named like the generated code's own variables.
+#[tool_fn]
+fn echo_arguments(#[ctx] arguments: SessionParts, output: String) -> String {
+    format!("{} {output}", arguments.session_id)
+}
+
+#[tokio::test]
+async fn parameter_names_do_not_clash_with_generated_code() {
+    let tool = Box::<dyn ToolConstructor>::from(EchoArguments)
+        .construct(&parts(Arc::new(VecMemory::default()), SessionState::new()));
+    let result = tool
+        .execute(ToolArguments::try_from(json!({"output": "x"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "session-7 x");
+}
+
+/// Shouts a text, asynchronously.
+#[tool_fn(name = "shout", description = "Repeat the text in capitals.")]
+async fn shout_async(text: &str, times: Option<usize>) -> String {
+    tokio::task::yield_now().await;
+    text.to_uppercase().repeat(times.unwrap_or(1))
+}
+
+#[tokio::test]
+async fn async_str_parameter_and_description_override() {
+    let tool = ShoutAsync.definition();
+    assert_eq!(tool.name(), "shout");
+    assert_eq!(
+        tool.commands()[0].description,
+        "Repeat the text in capitals."
+    );
+    let manager = manager_with(vec![Arc::new(ShoutAsync)]);
+    let result = manager
+        .execute_one(&call("shout", json!({"text": "hey", "times": "2"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "HEYHEY");
 }

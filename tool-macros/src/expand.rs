@@ -88,7 +88,7 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
         #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
         fn execute<'life0, 'async_trait>(
             &'life0 self,
-            arguments: #krate::ToolArguments,
+            __toolsmith_arguments: #krate::ToolArguments,
         ) -> #krate::__private::generated_call::ToolFuture<'async_trait>
         where
             'life0: 'async_trait,
@@ -151,7 +151,7 @@ fn call_future(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
             quote! {
                 ::std::boxed::Box::pin(#generated::run_async::<#args_ident, _, _, _>(
                     #name,
-                    arguments,
+                    __toolsmith_arguments,
                     move |#args: #args_ident| #body,
                     #convert,
                 ))
@@ -160,7 +160,7 @@ fn call_future(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
         Runner::Sync => quote! {
             #generated::finished(#generated::run_sync::<#args_ident, _, _, _>(
                 #name,
-                &arguments,
+                &__toolsmith_arguments,
                 move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
                 #convert,
             ))
@@ -168,7 +168,7 @@ fn call_future(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
         Runner::Blocking => quote! {
             ::std::boxed::Box::pin(#generated::run_blocking::<#args_ident, _, _, _>(
                 #name,
-                arguments,
+                __toolsmith_arguments,
                 move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
                 #convert,
             ))
@@ -491,7 +491,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
     let execute = execute_fn(
         &krate,
         quote! {
-            let __toolsmith_command = match #generated::command_name(#name, &arguments) {
+            let __toolsmith_command = match #generated::command_name(#name, &__toolsmith_arguments) {
                 ::core::result::Result::Ok(command) => command,
                 ::core::result::Result::Err(error) => {
                     return #generated::finished(::core::result::Result::Err(error));
