@@ -1091,3 +1091,44 @@ async fn async_str_parameter_and_description_override() {
         .unwrap();
     assert_eq!(result.content.to_text(), "HEYHEY");
 }
+
+#[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
+struct Range {
+    low: i64,
+    high: i64,
+}
+
+/// A range that commands can widen.
+#[tool_fn(name = "range")]
+impl Range {
+    /// The range covering this one and another.
+    fn union(&self, other: Self) -> Self {
+        Self {
+            low: self.low.min(other.low),
+            high: self.high.max(other.high),
+        }
+    }
+}
+
+#[tokio::test]
+async fn self_in_command_types_means_the_impl_type() {
+    let range = Range { low: 0, high: 5 };
+    let definition = range.definition();
+    let union = &definition.commands()[0];
+    assert_eq!(
+        union.arguments.schema()["properties"]["other"]["required"],
+        json!(["low", "high"])
+    );
+    assert_eq!(union.returns.as_ref().unwrap().schema()["type"], "object");
+    let result = range
+        .execute(
+            ToolArguments::try_from(json!({"command": "union", "other": {"low": -3, "high": 2}}))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content,
+        UserModelContent::Json(json!({"low": -3, "high": 5}))
+    );
+}

@@ -172,10 +172,10 @@ fn parse_param(
             return None;
         }
     };
-    if let Some(span) = attr::ctx_attr(&pat_ty.attrs, errors) {
+    if let Some(ctx) = attr::ctx_attr(&pat_ty.attrs, errors) {
         if !allow_ctx {
-            errors.at(
-                span,
+            errors.spanned(
+                ctx,
                 "`#[ctx]` is for tool functions; a command group keeps its state in `self`",
             );
             return None;
@@ -375,7 +375,7 @@ impl ToolGroup {
                     "a command takes `&self`: a tool is shared between calls (use interior mutability, e.g. a `Mutex`, for state that changes)",
                 );
             }
-            commands.push(parse_command(method, command_attr, errors));
+            commands.push(parse_command(method, &item.self_ty, command_attr, errors));
             for input in &mut method.sig.inputs {
                 if let FnArg::Typed(pat_ty) = input {
                     strip_param_attrs(&mut pat_ty.attrs);
@@ -397,7 +397,39 @@ impl ToolGroup {
     }
 }
 
-fn parse_command(method: &syn::ImplItemFn, attr: CommandAttr, errors: &mut Errors) -> Command {
+/// Replaces `Self` with the impl's type: argument structs and definitions are generated
+/// outside the `impl` block, where `Self` means nothing.
+struct ReplaceSelf<'a>(&'a Type);
+
+impl syn::visit_mut::VisitMut for ReplaceSelf<'_> {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if let Type::Path(path) = ty
+            && path.qself.is_none()
+            && path
+                .path
+                .segments
+                .first()
+                .is_some_and(|s| s.ident == "Self")
+        {
+            if path.path.segments.len() == 1 {
+                *ty = self.0.clone();
+            } else {
+                let self_ty = self.0;
+                let rest = path.path.segments.iter().skip(1);
+                *ty = syn::parse_quote!(<#self_ty>::#(#rest)::*);
+            }
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
+fn parse_command(
+    method: &syn::ImplItemFn,
+    self_ty: &Type,
+    attr: CommandAttr,
+    errors: &mut Errors,
+) -> Command {
     let sig = &method.sig;
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         errors.spanned(
@@ -419,6 +451,12 @@ fn parse_command(method: &syn::ImplItemFn, attr: CommandAttr, errors: &mut Error
             borrowed.push(borrowed_str);
         }
     }
+    let mut replace_self = ReplaceSelf(self_ty);
+    for field in &mut fields {
+        syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut field.ty);
+    }
+    let mut output = Output::parse(&sig.output, sig.ident.span());
+    syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut output.ok_ty);
     let method_name = sig.ident.unraw().to_string();
     Command {
         method: sig.ident.clone(),
@@ -429,7 +467,7 @@ fn parse_command(method: &syn::ImplItemFn, attr: CommandAttr, errors: &mut Error
         description: attr.description.map(|d| d.value).or(doc.description),
         fields,
         borrowed_str: borrowed,
-        output: Output::parse(&sig.output, sig.ident.span()),
+        output,
         is_async: sig.asyncness.is_some(),
         annotations: attr.annotations,
     }

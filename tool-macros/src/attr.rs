@@ -248,7 +248,7 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
 }
 
 /// The `#[ctx]` attribute among `attrs`, if any; `#[ctx]` takes no arguments.
-pub fn ctx_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<Span> {
+pub fn ctx_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a Attribute> {
     let attr = attrs.iter().find(|a| a.path().is_ident("ctx"))?;
     if !matches!(attr.meta, syn::Meta::Path(_)) {
         errors.spanned(
@@ -256,7 +256,7 @@ pub fn ctx_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<Span> {
             "`#[ctx]` takes no arguments: the parameter's type says what it takes from the session",
         );
     }
-    Some(attr.span())
+    Some(attr)
 }
 
 /// Whether an attribute is one of the macros' own helper attributes (removed from output).

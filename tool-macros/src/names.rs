@@ -27,7 +27,7 @@ pub fn check(name: &str) -> Result<(), String> {
     }
     if name == RESERVED {
         return Err(format!(
-            "the tool name `{RESERVED}` is reserved for the built-in meta-tool; choose another with `name = \"...\"`"
+            "the name `{RESERVED}` is reserved for the built-in meta-tool; choose another name"
         ));
     }
     Ok(())
