@@ -1,64 +1,44 @@
-//! Quickstart: register two tools, then run valid and invalid calls and print the results.
+//! Quickstart: define two tools with `#[tool_fn]`, register them, then run valid and invalid
+//! calls and print the results.
 //!
 //! Run with `cargo run --example quickstart`.
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::json;
-use toolsmith::{
-    Args, FnTool, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
-    ToolDefinition, ToolError, ToolImpl, scheme,
-};
+use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, ToolError, tool_fn};
 
-/// A hand-written tool: greets someone by name.
-struct Greet;
-
-#[async_trait]
-impl ToolImpl for Greet {
-    fn definition(&self) -> Tool {
-        Tool::SingleCommand(ToolDefinition::new(
-            "greet",
-            "Greet someone by name.",
-            Args::new(
-                scheme::object()
-                    .required(
-                        "name",
-                        scheme::string().min_len(1).describe("Who to greet."),
-                    )
-                    .build(),
-            ),
-        ))
+/// Greet someone by name.
+#[tool_fn]
+async fn greet(
+    /** Who to greet. */
+    name: String,
+) -> Result<String, ToolError> {
+    if name.is_empty() {
+        return Err(ToolError::invalid_arguments("greet", "the name is empty"));
     }
+    Ok(format!("Hello, {name}!"))
+}
 
-    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        let name = ToolArgs::new("greet", &arguments).str("name")?;
-        Ok(ToolCallResult::text(format!("Hello, {name}!")))
+/// Add two integers between 0 and 1000.
+#[tool_fn(category = "math")]
+async fn add(
+    /** The first number. */
+    a: u16,
+    /** The second number. */
+    b: u16,
+) -> Result<u16, String> {
+    if a > 1000 || b > 1000 {
+        return Err(format!("{a} + {b}: both numbers must be at most 1000"));
     }
+    Ok(a + b)
 }
 
 #[tokio::main]
 async fn main() {
     let manager = ToolCallManager::new("quickstart");
     manager.register(Arc::new(Greet)).expect("greet registers");
-
-    // A tool from a closure: adds two bounded integers.
-    let add = FnTool::new(
-        "add",
-        "Add two integers between 0 and 1000.",
-        Args::new(
-            scheme::object()
-                .required("a", scheme::integer().minimum(0).maximum(1000))
-                .required("b", scheme::integer().minimum(0).maximum(1000))
-                .build(),
-        ),
-        |args: ToolArgs<'_>| {
-            let sum = args.i64("a").and_then(|a| Ok(a + args.i64("b")?));
-            async move { Ok(ToolCallResult::json(json!({ "sum": sum? }))) }
-        },
-    )
-    .with_category("math");
-    manager.register(Arc::new(add)).expect("add registers");
+    manager.register(Arc::new(Add)).expect("add registers");
 
     println!("tools: {:?}\n", manager.names());
 
@@ -68,7 +48,8 @@ async fn main() {
         // Text-based backends send numbers as strings: accepted.
         ("add", json!({"a": "2", "b": "3"})),
         // Invalid: the tool does not run, and the error names every violation.
-        ("add", json!({"a": -1, "b": 5000})),
+        ("add", json!({"a": -1, "b": "many"})),
+        ("add", json!({"a": 1, "b": 5000})),
         ("greet", json!({"name": ""})),
         ("greet", json!({})),
         ("subtract", json!({"a": 1, "b": 2})),

@@ -10,6 +10,11 @@ use crate::{ContextSearch, Embedder, MemoryAccess, SessionParts};
 /// Implemented for [`SessionParts`] itself, its parts (`Arc<dyn ContextSearch>`,
 /// `Arc<dyn MemoryAccess>`, `Option<Arc<dyn Embedder>>`), and [`State<T>`] for user values
 /// added to the shed. Implement it for your own types to extract something derived.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be taken from the session",
+    label = "this `#[ctx]` parameter's type does not implement `FromSessionParts`",
+    note = "a `#[ctx]` parameter is one of `SessionParts`, `Arc<dyn ContextSearch>`, `Arc<dyn MemoryAccess>`, `Option<Arc<dyn Embedder>>`, `State<T>`, or a type that implements `FromSessionParts`"
+)]
 pub trait FromSessionParts: Sized + Send + Sync + 'static {
     /// Takes the value from the parts; the error says what was missing.
     fn from_session_parts(parts: &SessionParts) -> Result<Self, String>;

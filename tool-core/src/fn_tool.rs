@@ -14,7 +14,7 @@ use crate::{
 type Handler =
     dyn Fn(ToolArgs<'_>) -> BoxFuture<'static, Result<ToolCallResult, ToolError>> + Send + Sync;
 
-/// A tool whose body is a closure over a [`ToolArgs`] reader.
+/// A tool whose body is a closure over a [`ToolArgs`](struct@crate::ToolArgs) reader.
 ///
 /// The closure reads what it needs from the arguments, then returns a future that owns it.
 ///

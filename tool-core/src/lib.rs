@@ -27,9 +27,34 @@
 //! let result = futures::executor::block_on(manager.execute_one(&request)).unwrap();
 //! assert_eq!(result.content.to_text(), "Hello, Ada!");
 //! ```
+//!
+//! Most tools are written with the macros this crate re-exports: `#[tool_fn]` on an async (or
+//! sync) function or on an `impl` block, and `#[derive(ToolArgs)]` on an argument struct or a
+//! command enum. They work in crates that depend on `toolsmith-core` directly as well as
+//! through the `toolsmith` facade:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, tool_fn};
+//! use serde_json::json;
+//!
+//! /// Repeat a text.
+//! #[tool_fn(category = "text")]
+//! fn repeat(text: &str, times: usize) -> String {
+//!     text.repeat(times)
+//! }
+//!
+//! let manager = ToolCallManager::new("demo");
+//! manager.register(Arc::new(Repeat)).unwrap();
+//! let call = ToolCallRequest::new("1", "repeat",
+//!     ToolArguments::from_iter([("text", json!("ab")), ("times", json!("3"))]));
+//! let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
+//! assert_eq!(result.content.to_text(), "ababab");
+//! ```
 #![warn(missing_docs)]
 
 mod activation;
+mod arg_field;
 mod args;
 mod arguments;
 mod batch;
@@ -41,6 +66,8 @@ mod error;
 mod execution_settings;
 mod extract;
 mod fn_tool;
+#[doc(hidden)]
+pub mod generated_call;
 pub mod lenient;
 mod manager;
 mod names;
@@ -48,6 +75,8 @@ mod outcome;
 pub mod provider;
 mod request;
 mod result;
+#[doc(hidden)]
+pub mod result_conversion;
 mod retry;
 mod returns;
 pub mod scheme;
@@ -55,7 +84,10 @@ mod session;
 mod suggestion;
 mod tool;
 mod tool_args;
+mod tool_commands;
 mod tool_impl;
+mod type_schema;
+mod unbuilt_tool;
 mod validation;
 mod workflow;
 
@@ -85,7 +117,11 @@ pub use suggestion::closest_names;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
+pub use tool_commands::ToolCommands;
 pub use tool_impl::ToolImpl;
+pub use toolsmith_macros::{ToolArgs, tool_fn};
+pub use type_schema::{ArgsObject, is_optional, returns_schema, type_schema};
+pub use unbuilt_tool::UnbuiltTool;
 pub use workflow::{FailMode, StageMode, Workflow, WorkflowStage};
 
 /// Re-exports used by generated code; not part of the public API.
@@ -95,4 +131,7 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use serde_json;
+
+    pub use crate::generated_call;
+    pub use crate::result_conversion;
 }

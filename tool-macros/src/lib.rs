@@ -1,3 +1,390 @@
 //! Procedural macros of Toolsmith: `#[tool_fn]` and `#[derive(ToolArgs)]`.
 //!
-//! Use them through the `toolsmith` crate, which re-exports them.
+//! Use them through the `toolsmith` crate (or `toolsmith-core`), which re-exports them:
+//! `use toolsmith::{tool_fn, ToolArgs};`.
+//!
+//! The crate is laid out like serde's derive: attributes and items are parsed into a typed
+//! model (`attr`, `ast`), checked (`valid`, every problem reported in one build), and
+//! generated (`expand`, with the argument code shared by both macros in `args`).
+
+mod args;
+mod ast;
+mod attr;
+mod crate_path;
+mod docs;
+mod duration;
+mod errors;
+mod expand;
+mod names;
+mod returns;
+mod valid;
+
+use proc_macro::TokenStream;
+
+use errors::Errors;
+
+/// Turns a function into a tool, or an `impl` block into a command group.
+///
+/// # On a function
+///
+/// The function (async or sync) stays as it is, and a unit struct named after it in
+/// PascalCase (`add_numbers` → `AddNumbers`, with the function's visibility) implements
+/// `ToolImpl`. Its name is the function's, its description the function's doc comment,
+/// and each parameter is an argument described by its own doc comment.
+///
+/// ```
+/// use toolsmith::{tool_fn, ToolError, ToolImpl};
+///
+/// /// Adds two numbers together and returns the sum.
+/// #[tool_fn(category = "math")]
+/// async fn add(
+///     /// The first number to add.
+///     a: f64,
+///     /// The second number to add.
+///     b: f64,
+/// ) -> Result<f64, ToolError> {
+///     Ok(a + b)
+/// }
+///
+/// let definition = Add.definition();
+/// assert_eq!(definition.name(), "add");
+/// assert_eq!(definition.category(), "math");
+/// let schema = definition.commands()[0].arguments.schema();
+/// assert_eq!(schema["properties"]["a"]["description"], "The first number to add.");
+/// assert_eq!(schema["required"], serde_json::json!(["a", "b"]));
+/// assert_eq!(schema["additionalProperties"], false);
+/// # assert_eq!(futures::executor::block_on(add(1.0, 2.0)).unwrap(), 3.0);
+/// ```
+///
+/// **Parameters.** Every type that is `serde::de::DeserializeOwned + schemars::JsonSchema`
+/// works (primitives, `String`, `Vec<T>`, maps, `serde_json::Value`, your own types deriving
+/// both, with their serde attributes honoured), and `&str`. A parameter whose type reads from
+/// `null` (`Option<T>`, `serde_json::Value`) may be left out and is not `required`. Arguments
+/// are read leniently (`"42"` for 42, `"true"` for true); an error names the argument's path.
+/// A rustdoc `# Arguments` list (`` * `a` - The first number ``) in the function's doc also
+/// describes parameters, and is left out of the tool's description.
+///
+/// **Result.** `String`/`&str` become text, `ToolCallResult` is kept, `()` is an empty
+/// success, any other `T: Serialize` becomes structured JSON (and, when `T: JsonSchema`, the
+/// definition's `returns` schema). A `Result<T, E>` unwraps `Ok` that way; `Err` becomes a
+/// `ToolError` (kept when `E` is `ToolError`, converted when `E: Into<ToolError>`, otherwise
+/// `ToolError::Execution` with `E`'s `Display` text).
+///
+/// # Attributes of `#[tool_fn(...)]`
+///
+/// | key | meaning |
+/// |---|---|
+/// | `name = "..."` | the tool's name (default: the function's); must match `^[a-zA-Z0-9_-]{1,64}$` and not be `shed` |
+/// | `description = "..."` | the description (default: the doc comment); a tool must have one |
+/// | `category = "..."` | the category (default `"custom"`) |
+/// | `timeout = "10s"` | the tool's time limit (`"500ms"`, `"10s"`, `"2m"`, `"1h"`) |
+/// | `blocking` | run a sync function on tokio's blocking pool (a sync function otherwise runs inline) |
+/// | `read_only`, `destructive`, `idempotent`, `open_world` | set that hint in `ToolDefinition.annotations` |
+/// | `crate = "path"` | where the Toolsmith API is (default: found from your `Cargo.toml`, `::toolsmith` or `::toolsmith_core`) |
+///
+/// ```
+/// use toolsmith::{tool_fn, ToolImpl};
+///
+/// /// Counts the words of a text.
+/// #[tool_fn(name = "word_count", category = "text", timeout = "500ms", blocking, read_only, idempotent)]
+/// fn count_words(text: &str) -> usize {
+///     text.split_whitespace().count()
+/// }
+///
+/// let tool = CountWords;
+/// assert_eq!(tool.definition().name(), "word_count");
+/// assert_eq!(tool.timeout(), Some(std::time::Duration::from_millis(500)));
+/// let tool_definition = tool.definition();
+/// let definition = &tool_definition.commands()[0];
+/// assert_eq!(definition.annotations.read_only, Some(true));
+/// assert_eq!(definition.returns.as_ref().unwrap().schema()["type"], "integer");
+/// ```
+///
+/// `crate = "..."` names where the API is when the crate is re-exported under another path:
+///
+/// ```
+/// mod api {
+///     pub use toolsmith as tools;
+/// }
+///
+/// /// Echoes its text.
+/// #[toolsmith::tool_fn(crate = "crate::api::tools")]
+/// fn echo(text: String) -> String {
+///     text
+/// }
+///
+/// fn main() {
+///     use toolsmith::ToolImpl;
+///     assert_eq!(Echo.definition().name(), "echo");
+/// }
+/// ```
+///
+/// # Attributes of a parameter
+///
+/// | attribute | meaning |
+/// |---|---|
+/// | `/// text` | the argument's description |
+/// | `#[arg(rename = "...")]` | the argument's name (default: the parameter's) |
+/// | `#[arg(description = "...")]` | the description, instead of the doc comment |
+/// | `#[arg(default)]`, `#[arg(default = "path")]` | not required; `Default::default()` or `path()` when left out |
+/// | `#[ctx]` | not an argument: the value is taken from the session (below) |
+///
+/// ```
+/// use toolsmith::{tool_fn, ToolImpl};
+///
+/// fn ten() -> u32 { 10 }
+///
+/// /// Searches the notes.
+/// #[tool_fn]
+/// fn search(
+///     #[arg(rename = "q", description = "What to look for.")] query: String,
+///     #[arg(default = "ten")] limit: u32,
+///     /// Only notes with this tag.
+///     tag: Option<String>,
+/// ) -> String {
+///     format!("{query} {limit} {tag:?}")
+/// }
+///
+/// let schema = Search.definition().commands()[0].arguments.schema().clone();
+/// assert_eq!(schema["required"], serde_json::json!(["q"]));
+/// assert_eq!(schema["properties"]["q"]["description"], "What to look for.");
+/// ```
+///
+/// # `#[ctx]`: values from the session
+///
+/// A parameter marked `#[ctx]` is left out of the schema; its type implements
+/// `FromSessionParts` (`SessionParts`, `Arc<dyn ContextSearch>`, `Arc<dyn MemoryAccess>`,
+/// `Option<Arc<dyn Embedder>>`, `State<T>`, or your own) and must be `Clone`. The generated
+/// struct is then a `ToolConstructor` (`ToolShed::tool(Remember)`): when the session is built
+/// it takes each value from the session's parts and builds the tool. When a value is missing
+/// the tool is still registered, and each call fails saying what was missing.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::{tool_fn, MemoryAccess, ToolConstructor, ToolError};
+///
+/// /// Remembers a fact about the user.
+/// #[tool_fn(category = "memory")]
+/// async fn remember(#[ctx] memory: Arc<dyn MemoryAccess>, text: String) -> Result<String, ToolError> {
+///     let fact = memory.add(text).await.map_err(|e| ToolError::execution("remember", e))?;
+///     Ok(format!("remembered #{}", fact.id))
+/// }
+///
+/// let constructor: Box<dyn ToolConstructor> = Remember.into();
+/// assert_eq!(constructor.name(), "remember");
+/// assert!(constructor.needs_session());
+/// ```
+///
+/// # On an `impl` block: a command group
+///
+/// Each method with a `&self` receiver is a command (`Tool::MultiCommands`); the call picks
+/// one with the `command` argument, and the state lives in `self`. The tool's name is
+/// `name = "..."` or the type's name in snake_case. The block's own doc comment stays on the
+/// block as rustdoc: a command group's definition has no description of its own (each
+/// command has one).
+///
+/// | method attribute | meaning |
+/// |---|---|
+/// | `#[command(name = "...")]` | the command's name (default: the method's) |
+/// | `#[command(description = "...")]` | the description, instead of the doc comment |
+/// | `#[command(skip)]` | not a command |
+/// | `#[command(read_only)]` (… `destructive`, `idempotent`, `open_world`) | a hint for this command |
+///
+/// ```
+/// use std::sync::Mutex;
+/// use toolsmith::{tool_fn, ToolError, ToolImpl};
+///
+/// #[derive(Default)]
+/// struct Memory { facts: Mutex<Vec<String>> }
+///
+/// /// Long-term facts about the user.
+/// #[tool_fn(name = "memory", category = "memory")]
+/// impl Memory {
+///     /// Remember a new fact.
+///     async fn add(&self, /** The fact. */ text: String) -> Result<String, ToolError> {
+///         let mut facts = self.facts.lock().unwrap();
+///         facts.push(text);
+///         Ok(format!("fact #{}", facts.len() - 1))
+///     }
+///
+///     /// List every fact.
+///     #[command(read_only)]
+///     fn list(&self) -> Vec<String> {
+///         self.facts.lock().unwrap().clone()
+///     }
+///
+///     #[command(skip)]
+///     fn count(&self) -> usize {
+///         self.facts.lock().unwrap().len()
+///     }
+/// }
+///
+/// let tool = Memory::default().definition();
+/// assert_eq!(tool.name(), "memory");
+/// let names: Vec<_> = tool.commands().iter().map(|c| c.name.as_str()).collect();
+/// assert_eq!(names, ["add", "list"]);
+/// ```
+///
+/// Every problem (a missing description, an invalid or reserved name, an unknown key, a
+/// pattern or generic parameter, a type that cannot be an argument or a result, duplicate
+/// argument or command names) is a compile error pointing at the offending token.
+#[proc_macro_attribute]
+pub fn tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let attr = attr::parse_tool_attr(args.into(), &mut errors);
+    let item = match syn::parse::<syn::Item>(input.clone()) {
+        Ok(item) => item,
+        Err(err) => return err.to_compile_error().into(),
+    };
+    let expanded = match item {
+        syn::Item::Fn(item) => {
+            let tool = ast::ToolFn::parse(attr, item, &mut errors);
+            valid::tool_fn(&tool, &mut errors);
+            match errors.finish() {
+                Ok(()) => expand::tool_fn(&tool),
+                Err(err) => with_item(err, &tool.item),
+            }
+        }
+        syn::Item::Impl(item) => {
+            let group = ast::ToolGroup::parse(attr, item, &mut errors);
+            valid::tool_group(&group, &mut errors);
+            match errors.finish() {
+                Ok(()) => expand::tool_group(&group),
+                Err(err) => with_item(err, &group.item),
+            }
+        }
+        other => {
+            errors.spanned(
+                &other,
+                "`#[tool_fn]` goes on a function (a tool) or an inherent `impl` block (a command group)",
+            );
+            let mut out = errors.into_compile_errors();
+            out.extend(proc_macro2::TokenStream::from(input));
+            out
+        }
+    };
+    expanded.into()
+}
+
+/// The errors, followed by the item itself (so that the rest of the crate still resolves it
+/// and does not report errors of its own about a missing function).
+fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::TokenStream {
+    let mut out = err.to_compile_error();
+    item.to_tokens(&mut out);
+    out
+}
+
+/// Reads a struct's fields or an enum's commands as tool arguments.
+///
+/// # On a struct with named fields
+///
+/// Implements `FromToolArgs` (so `ToolArgs::parse::<T>()` reads the struct, leniently, with
+/// errors naming the field) and `ArgsSchema` (`T::args_schema()`, the provider-safe object
+/// schema, field doc comments as descriptions). `#[tool_fn]` generates exactly this code for
+/// its parameters.
+///
+/// ```
+/// use toolsmith::{ArgsSchema, ToolArgs, ToolArguments};
+/// use serde_json::json;
+///
+/// #[derive(ToolArgs, Debug, PartialEq)]
+/// struct Search {
+///     /// What to look for.
+///     query: String,
+///     /// How many hits, at most.
+///     #[arg(default)]
+///     limit: u32,
+///     #[arg(rename = "tag", description = "Only hits with this tag.")]
+///     only_tag: Option<String>,
+/// }
+///
+/// let schema = Search::args_schema();
+/// assert_eq!(schema.schema()["required"], json!(["query"]));
+/// assert_eq!(schema.schema()["properties"]["tag"]["description"], "Only hits with this tag.");
+///
+/// let arguments = ToolArguments::try_from(json!({"query": "rust", "limit": "5"})).unwrap();
+/// let search: Search = ToolArgs::new("search", &arguments).parse().unwrap();
+/// assert_eq!(search, Search { query: "rust".into(), limit: 5, only_tag: None });
+/// ```
+///
+/// A derived type must not also derive `serde::Deserialize`: every `Deserialize` type is
+/// already read by a blanket `FromToolArgs` impl, and the two would conflict.
+///
+/// # On an enum: commands
+///
+/// Each variant is a command (its name in snake_case unless renamed, its doc comment the
+/// command's description), its named fields the command's arguments. Implements
+/// `FromToolArgs` (the `command` argument picks the variant) and `ToolCommands`
+/// (`T::command_definitions()`, the definitions of a hand-written `Tool::MultiCommands`).
+///
+/// ```
+/// use toolsmith::{ToolArgs, ToolArguments, ToolCommands};
+/// use serde_json::json;
+///
+/// #[derive(ToolArgs, Debug, PartialEq)]
+/// enum MemoryCommand {
+///     /// Remember a fact.
+///     Add { /** The fact. */ text: String },
+///     /// Forget a fact.
+///     #[arg(rename = "forget")]
+///     Remove { id: u64 },
+///     /// Forget everything.
+///     Clear,
+/// }
+///
+/// let names: Vec<_> = MemoryCommand::command_definitions().into_iter().map(|d| d.name).collect();
+/// assert_eq!(names, ["add", "forget", "clear"]);
+/// let arguments = ToolArguments::try_from(json!({"command": "forget", "id": "3"})).unwrap();
+/// let command: MemoryCommand = ToolArgs::new("memory", &arguments).parse().unwrap();
+/// assert_eq!(command, MemoryCommand::Remove { id: 3 });
+/// ```
+///
+/// # Attributes
+///
+/// | attribute | on | meaning |
+/// |---|---|---|
+/// | `/// text` | field, variant | the description (a variant must have one) |
+/// | `#[arg(rename = "...")]` | field, variant | the argument's or command's name |
+/// | `#[arg(description = "...")]` | field, variant | the description, instead of the doc comment |
+/// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out |
+/// | `#[toolsmith(crate = "path")]` | type | where the Toolsmith API is (default: found from your `Cargo.toml`) |
+///
+/// ```
+/// mod api {
+///     pub use toolsmith as tools;
+/// }
+///
+/// #[derive(toolsmith::ToolArgs)]
+/// #[toolsmith(crate = "crate::api::tools")]
+/// struct Echo {
+///     /// The text to echo.
+///     text: String,
+/// }
+///
+/// fn main() {
+///     use toolsmith::ArgsSchema;
+///     assert_eq!(Echo::args_schema().schema()["required"], serde_json::json!(["text"]));
+/// }
+/// ```
+#[proc_macro_derive(ToolArgs, attributes(arg, toolsmith))]
+pub fn derive_tool_args(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    let mut errors = Errors::default();
+    let krate_override = attr::parse_crate_override(&input.attrs, &mut errors);
+    let krate = crate_path::resolve(krate_override.as_ref());
+    let parsed = ast::DeriveInput::parse(&input, &mut errors);
+    match &parsed {
+        Some(ast::DeriveInput::Struct(s)) => valid::args_struct(&s.fields, &mut errors),
+        Some(ast::DeriveInput::Enum(e)) => valid::command_enum(e, &mut errors),
+        None => {}
+    }
+    if let Err(err) = errors.finish() {
+        return err.to_compile_error().into();
+    }
+    match parsed {
+        Some(ast::DeriveInput::Struct(s)) => expand::args_struct(&s, &krate),
+        Some(ast::DeriveInput::Enum(e)) => expand::command_enum(&e, &krate),
+        None => proc_macro2::TokenStream::new(),
+    }
+    .into()
+}

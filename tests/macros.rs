@@ -1,0 +1,1134 @@
+//! `#[tool_fn]` and `#[derive(ToolArgs)]`, run through `ToolCallManager::execute_one`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use toolsmith::{
+    ArgsSchema, ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts,
+    SessionState, State, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+    ToolCallResult, ToolCommands, ToolConstructor, ToolError, ToolErrorKind, ToolImpl,
+    UserModelContent, tool_fn,
+};
+
+fn call(name: &str, arguments: Value) -> ToolCallRequest {
+    ToolCallRequest::new(
+        "call-1",
+        name,
+        ToolArguments::try_from(arguments).expect("an object"),
+    )
+}
+
+fn manager_with(tools: Vec<Arc<dyn ToolImpl>>) -> ToolCallManager {
+    let manager = ToolCallManager::new("test");
+    for tool in tools {
+        manager.register(tool).expect("registers");
+    }
+    manager
+}
+
+// ---- Function tools ----
+
+static ADD_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Adds two numbers together and returns the sum.
+#[tool_fn(category = "math")]
+async fn add(
+    /// The first number to add.
+    a: f64,
+    /// The second number to add.
+    b: f64,
+) -> Result<f64, ToolError> {
+    ADD_RUNS.fetch_add(1, Ordering::SeqCst);
+    Ok(a + b)
+}
+
+#[tokio::test]
+async fn function_tool_definition_and_schema() {
+    let tool = Add.definition();
+    let Tool::SingleCommand(def) = &tool else {
+        panic!("a single command")
+    };
+    assert_eq!(def.name, "add");
+    assert_eq!(def.category, "math");
+    assert_eq!(
+        def.description,
+        "Adds two numbers together and returns the sum."
+    );
+    assert_eq!(
+        def.arguments.schema(),
+        &json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "number", "format": "double", "description": "The first number to add."},
+                "b": {"type": "number", "format": "double", "description": "The second number to add."}
+            },
+            "required": ["a", "b"],
+            "additionalProperties": false
+        })
+    );
+    assert_eq!(
+        def.returns.as_ref().map(|r| r.schema()),
+        Some(&json!({"type": "number", "format": "double"}))
+    );
+    // The function itself is still callable.
+    assert_eq!(add(1.0, 2.0).await.unwrap(), 3.0);
+}
+
+#[tokio::test]
+async fn valid_invalid_missing_and_lenient_arguments() {
+    let manager = manager_with(vec![Arc::new(Add)]);
+    let ok = manager
+        .execute_one(&call("add", json!({"a": 2, "b": 40.5})))
+        .await
+        .unwrap();
+    assert_eq!(ok.content, UserModelContent::Json(json!(42.5)));
+
+    // Lenient: numbers as strings.
+    let ok = manager
+        .execute_one(&call("add", json!({"a": "2", "b": "3"})))
+        .await
+        .unwrap();
+    assert_eq!(ok.content.to_text(), "5.0");
+
+    let runs = ADD_RUNS.load(Ordering::SeqCst);
+    let err = manager
+        .execute_one(&call("add", json!({"a": "two", "b": 1})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains("/a"), "{err}");
+
+    let err = manager
+        .execute_one(&call("add", json!({"a": 1})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'add': \"b\" is a required property"
+    );
+
+    let err = manager
+        .execute_one(&call("add", json!({"a": 1, "b": 2, "c": 3})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    // None of the invalid calls ran the function.
+    assert_eq!(ADD_RUNS.load(Ordering::SeqCst), runs);
+}
+
+#[tokio::test]
+async fn generated_reader_names_the_argument_without_the_manager() {
+    // Calling the tool directly (no validation first): the generated reader is lenient and
+    // its errors name the argument.
+    let ok = Add
+        .execute(ToolArguments::try_from(json!({"a": "1.5", "b": 1})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(ok.content.to_text(), "2.5");
+    let err = Add
+        .execute(ToolArguments::try_from(json!({"a": [1], "b": 1})).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'add': /a: invalid type: sequence, expected f64"
+    );
+    let err = Add
+        .execute(ToolArguments::try_from(json!({"a": 1})).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'add': missing required argument 'b'"
+    );
+}
+
+/// Says hello.
+#[tool_fn]
+fn hello(name: &str) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Returns a constant text.
+#[tool_fn]
+fn motto() -> &'static str {
+    "keep going"
+}
+
+/// Returns a ready-made result that reports a failure to the model.
+#[tool_fn]
+async fn refuse() -> ToolCallResult {
+    ToolCallResult::error("not today")
+}
+
+static PINGS: AtomicUsize = AtomicUsize::new(0);
+
+/// Records a ping.
+#[tool_fn]
+async fn ping() {
+    PINGS.fetch_add(1, Ordering::SeqCst);
+}
+
+#[derive(Serialize, JsonSchema)]
+struct TextStats {
+    /// How many words.
+    words: usize,
+    longest: Option<String>,
+}
+
+/// Computes statistics of a text.
+#[tool_fn]
+fn stats(text: String) -> TextStats {
+    TextStats {
+        words: text.split_whitespace().count(),
+        longest: text
+            .split_whitespace()
+            .max_by_key(|w| w.len())
+            .map(str::to_owned),
+    }
+}
+
+/// Returns raw JSON.
+#[tool_fn]
+fn raw() -> Value {
+    json!({"raw": true})
+}
+
+/// Divides two integers.
+#[tool_fn]
+fn divide(a: i64, b: i64) -> Result<i64, String> {
+    if b == 0 {
+        Err("division by zero".to_owned())
+    } else {
+        Ok(a / b)
+    }
+}
+
+/// Always fails with a network error.
+#[tool_fn]
+async fn flaky() -> Result<String, ToolError> {
+    Err(ToolError::network("flaky", "connection reset"))
+}
+
+#[derive(Debug)]
+struct QuotaExceeded;
+
+impl From<QuotaExceeded> for ToolError {
+    fn from(_: QuotaExceeded) -> Self {
+        ToolError::Cancelled("quota exceeded".into())
+    }
+}
+
+/// Fails with an error that converts into a ToolError.
+#[tool_fn]
+async fn quota() -> Result<(), QuotaExceeded> {
+    Err(QuotaExceeded)
+}
+
+#[tokio::test]
+async fn each_result_kind() {
+    let manager = manager_with(vec![
+        Arc::new(Hello),
+        Arc::new(Motto),
+        Arc::new(Refuse),
+        Arc::new(Ping),
+        Arc::new(Stats),
+        Arc::new(Raw),
+        Arc::new(Divide),
+        Arc::new(Flaky),
+        Arc::new(Quota),
+    ]);
+    let run = |name: &'static str, args: Value| {
+        let manager = &manager;
+        async move { manager.execute_one(&call(name, args)).await }
+    };
+
+    let text = run("hello", json!({"name": "Ada"})).await.unwrap();
+    assert_eq!(text.content, UserModelContent::Text("Hello, Ada!".into()));
+    assert_eq!(
+        run("motto", json!({})).await.unwrap().content,
+        UserModelContent::Text("keep going".into())
+    );
+    let refused = run("refuse", json!({})).await.unwrap();
+    assert!(refused.is_error());
+    assert_eq!(refused.content.to_text(), "not today");
+
+    let before = PINGS.load(Ordering::SeqCst);
+    let empty = run("ping", json!({})).await.unwrap();
+    assert_eq!(empty, ToolCallResult::empty());
+    assert_eq!(PINGS.load(Ordering::SeqCst), before + 1);
+
+    let stats = run("stats", json!({"text": "a bb ccc"})).await.unwrap();
+    assert_eq!(
+        stats.content,
+        UserModelContent::Json(json!({"words": 3, "longest": "ccc"}))
+    );
+    assert_eq!(
+        run("raw", json!({})).await.unwrap().content,
+        UserModelContent::Json(json!({"raw": true}))
+    );
+
+    assert_eq!(
+        run("divide", json!({"a": 9, "b": 3}))
+            .await
+            .unwrap()
+            .content,
+        UserModelContent::Json(json!(3))
+    );
+    let err = run("divide", json!({"a": 1, "b": 0})).await.unwrap_err();
+    assert_eq!(err, ToolError::execution("divide", "division by zero"));
+
+    // A ToolError is kept as it is (a network error stays retryable).
+    let err = run("flaky", json!({})).await.unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Network);
+    // An error that converts into a ToolError is converted.
+    let err = run("quota", json!({})).await.unwrap_err();
+    assert_eq!(err, ToolError::Cancelled("quota exceeded".into()));
+}
+
+#[test]
+fn result_schemas_only_for_structured_results() {
+    let returns = |tool: &dyn ToolImpl| tool.definition().commands()[0].returns.clone();
+    assert_eq!(returns(&Hello), None);
+    assert_eq!(returns(&Motto), None);
+    assert_eq!(returns(&Refuse), None);
+    assert_eq!(returns(&Ping), None);
+    assert_eq!(returns(&Raw), None);
+    assert_eq!(returns(&Flaky), None);
+    let stats = returns(&Stats).expect("a schema");
+    assert_eq!(
+        stats.schema(),
+        &json!({
+            "type": "object",
+            "properties": {
+                "words": {"type": "integer", "format": "uint", "minimum": 0, "description": "How many words."},
+                "longest": {"type": "string"}
+            },
+            "required": ["words"]
+        })
+    );
+    assert_eq!(
+        returns(&Divide).map(|r| r.schema().clone()),
+        Some(json!({"type": "integer", "format": "int64"}))
+    );
+}
+
+// ---- Parameter types and schemas ----
+
+#[derive(Debug, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, PartialEq)]
+struct Filter {
+    /// The field to filter on.
+    field: String,
+    #[serde(rename = "minimum")]
+    min: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Node {
+    label: String,
+    children: Vec<Node>,
+}
+
+fn five() -> u32 {
+    5
+}
+
+/// Exercises every kind of parameter.
+///
+/// # Arguments
+///
+/// * `unit` - The unit to report in.
+/// * `tags` - Tags to match.
+#[tool_fn(name = "kitchen-sink")]
+#[allow(clippy::too_many_arguments)]
+async fn kitchen_sink(
+    unit: Unit,
+    tags: Vec<String>,
+    /// Counts per key.
+    counts: BTreeMap<String, u32>,
+    filters: Vec<Filter>,
+    note: Option<String>,
+    anything: Value,
+    #[arg(rename = "max", description = "The most hits.")] limit: u64,
+    #[arg(default = "five")] page_size: u32,
+    #[arg(default)] verbose: bool,
+    tree: Option<Node>,
+) -> String {
+    format!(
+        "{unit:?} {tags:?} {counts:?} {filters:?} {note:?} {anything} {limit} {page_size} {verbose} {}",
+        tree.map_or(0, |t| t.children.len() + t.label.len())
+    )
+}
+
+#[test]
+fn schemas_are_provider_safe() {
+    let tool = KitchenSink.definition();
+    assert_eq!(tool.name(), "kitchen-sink");
+    let def = &tool.commands()[0];
+    assert_eq!(def.description, "Exercises every kind of parameter.");
+    let schema = def.arguments.schema();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["additionalProperties"], false);
+    assert!(schema.get("title").is_none());
+    assert_eq!(
+        schema["required"],
+        json!(["unit", "tags", "counts", "filters", "max"])
+    );
+    let props = &schema["properties"];
+    assert_eq!(
+        props["unit"],
+        json!({"type": "string", "enum": ["celsius", "fahrenheit"], "description": "The unit to report in."})
+    );
+    assert_eq!(props["tags"]["description"], "Tags to match.");
+    assert_eq!(props["tags"]["items"]["type"], "string");
+    assert_eq!(props["counts"]["type"], "object");
+    assert_eq!(props["counts"]["description"], "Counts per key.");
+    // Nested user types are inlined, with their serde renames and docs.
+    let filter = &props["filters"]["items"];
+    assert_eq!(filter["type"], "object");
+    assert_eq!(
+        filter["properties"]["field"]["description"],
+        "The field to filter on."
+    );
+    assert_eq!(filter["properties"]["minimum"]["type"], "number");
+    assert_eq!(filter["required"], json!(["field"]));
+    // Option is "not required", not nullable.
+    assert_eq!(props["note"], json!({"type": "string"}));
+    assert_eq!(props["anything"], json!(true));
+    assert_eq!(props["max"]["description"], "The most hits.");
+    assert_eq!(props["page_size"]["type"], "integer");
+    assert_eq!(props["verbose"]["type"], "boolean");
+    // The one recursive type keeps a definition; nothing else refers to one.
+    assert_eq!(
+        props["tree"]["properties"]["children"]["items"]["$ref"],
+        "#/$defs/Node"
+    );
+    assert_eq!(
+        schema["$defs"]
+            .as_object()
+            .map(|d| d.keys().cloned().collect::<Vec<_>>()),
+        Some(vec!["Node".to_owned()])
+    );
+    let without_tree = schema.to_string().replace("\"$ref\":\"#/$defs/Node\"", "");
+    assert!(!without_tree.contains("$ref"), "{schema}");
+}
+
+#[tokio::test]
+async fn every_parameter_kind_reads() {
+    let manager = manager_with(vec![Arc::new(KitchenSink)]);
+    let result = manager
+        .execute_one(&call(
+            "kitchen-sink",
+            json!({
+                "unit": "celsius",
+                "tags": ["a", "b"],
+                "counts": {"x": "2"},
+                "filters": [{"field": "f", "minimum": "1.5"}],
+                "anything": [1, "two"],
+                "max": "7",
+                "note": null,
+                "tree": {"label": "root", "children": [{"label": "leaf", "children": []}]}
+            }),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content.to_text(),
+        "Celsius [\"a\", \"b\"] {\"x\": 2} [Filter { field: \"f\", min: Some(1.5) }] None [1,\"two\"] 7 5 false 5"
+    );
+    let err = manager
+        .execute_one(&call(
+            "kitchen-sink",
+            json!({"unit": "kelvin", "tags": [], "counts": {}, "filters": [], "max": 1}),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains("/unit"), "{err}");
+}
+
+// ---- Sync, blocking, timeout, annotations ----
+
+/// Sleeps on a blocking thread, then answers.
+#[tool_fn(blocking, read_only, idempotent)]
+fn slow_square(n: u64) -> u64 {
+    std::thread::sleep(Duration::from_millis(10));
+    n * n
+}
+
+/// Panics on the blocking pool.
+#[tool_fn(blocking)]
+fn blocking_panic() -> String {
+    panic!("blocking boom")
+}
+
+/// Takes longer than its limit.
+#[tool_fn(timeout = "50ms", destructive, open_world)]
+async fn too_slow() -> String {
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    "late".to_owned()
+}
+
+#[tokio::test]
+async fn blocking_timeout_and_annotations() {
+    let manager = manager_with(vec![
+        Arc::new(SlowSquare),
+        Arc::new(BlockingPanic),
+        Arc::new(TooSlow),
+    ]);
+    let result = manager
+        .execute_one(&call("slow_square", json!({"n": 12})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "144");
+    let err = manager
+        .execute_one(&call("blocking_panic", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Execution);
+    assert!(err.to_string().contains("blocking boom"), "{err}");
+
+    assert_eq!(TooSlow.timeout(), Some(Duration::from_millis(50)));
+    assert_eq!(SlowSquare.timeout(), None);
+    let err = manager
+        .execute_one(&call("too_slow", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::timeout("too_slow"));
+
+    let hints = |tool: &dyn ToolImpl| tool.definition().commands()[0].annotations;
+    let square = hints(&SlowSquare);
+    assert_eq!(
+        (
+            square.read_only,
+            square.destructive,
+            square.idempotent,
+            square.open_world
+        ),
+        (Some(true), None, Some(true), None)
+    );
+    let slow = hints(&TooSlow);
+    assert_eq!(
+        (
+            slow.read_only,
+            slow.destructive,
+            slow.idempotent,
+            slow.open_world
+        ),
+        (None, Some(true), None, Some(true))
+    );
+    assert!(hints(&Add).is_empty());
+}
+
+// ---- Command groups ----
+
+#[derive(Default)]
+struct Memory {
+    facts: Mutex<Vec<String>>,
+}
+
+/// Long-term facts about the user.
+#[tool_fn(name = "memory", category = "memory")]
+impl Memory {
+    /// Remember a new fact.
+    async fn add(
+        &self,
+        /** The fact. */
+        text: String,
+    ) -> Result<String, ToolError> {
+        let mut facts = self.facts.lock().unwrap();
+        facts.push(text);
+        Ok(format!("fact #{}", facts.len() - 1))
+    }
+
+    /// Forget a fact by its id.
+    #[command(name = "forget", destructive)]
+    async fn remove(&self, id: usize) -> Result<(), String> {
+        let mut facts = self.facts.lock().unwrap();
+        if id < facts.len() {
+            facts.remove(id);
+            Ok(())
+        } else {
+            Err(format!("no fact #{id}"))
+        }
+    }
+
+    /// List the facts that contain a word.
+    #[command(read_only)]
+    fn find(&self, word: &str, limit: Option<usize>) -> Vec<String> {
+        let facts = self.facts.lock().unwrap();
+        facts
+            .iter()
+            .filter(|f| f.contains(word))
+            .take(limit.unwrap_or(usize::MAX))
+            .cloned()
+            .collect()
+    }
+
+    #[command(skip)]
+    fn len(&self) -> usize {
+        self.facts.lock().unwrap().len()
+    }
+
+    fn helper() -> &'static str {
+        "not a command: no self"
+    }
+}
+
+#[tokio::test]
+async fn command_group_definition_and_dispatch() {
+    let memory = Arc::new(Memory::default());
+    let tool = memory.definition();
+    let Tool::MultiCommands(name, commands) = &tool else {
+        panic!("a command group")
+    };
+    assert_eq!(name, "memory");
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["add", "forget", "find"]);
+    assert!(commands.iter().all(|c| c.category == "memory"));
+    assert_eq!(commands[0].description, "Remember a new fact.");
+    assert_eq!(
+        commands[0].arguments.schema()["properties"]["text"]["description"],
+        "The fact."
+    );
+    assert_eq!(commands[1].annotations.destructive, Some(true));
+    assert_eq!(commands[2].annotations.read_only, Some(true));
+    assert_eq!(commands[2].arguments.schema()["required"], json!(["word"]));
+    assert_eq!(
+        commands[2].returns.as_ref().unwrap().schema()["type"],
+        "array"
+    );
+    assert_eq!(Memory::helper(), "not a command: no self");
+
+    let manager = ToolCallManager::new("s");
+    manager.register(memory.clone()).unwrap();
+    let run = |args: Value| {
+        let manager = &manager;
+        async move { manager.execute_one(&call("memory", args)).await }
+    };
+    assert_eq!(
+        run(json!({"command": "add", "text": "likes tea"}))
+            .await
+            .unwrap()
+            .content
+            .to_text(),
+        "fact #0"
+    );
+    run(json!({"command": "add", "text": "likes cats"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        run(json!({"command": "find", "word": "likes", "limit": "1"}))
+            .await
+            .unwrap()
+            .content,
+        UserModelContent::Json(json!(["likes tea"]))
+    );
+    assert_eq!(
+        run(json!({"command": "forget", "id": 0})).await.unwrap(),
+        ToolCallResult::empty()
+    );
+    assert_eq!(memory.len(), 1);
+    let err = run(json!({"command": "forget", "id": 9}))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::execution("memory", "no fact #9"));
+
+    // Unknown and missing commands, and arguments of another command.
+    let err = run(json!({"command": "clear"})).await.unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(
+        err.to_string().contains("unknown command \"clear\""),
+        "{err}"
+    );
+    let err = run(json!({"text": "x"})).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("missing required argument 'command'"),
+        "{err}"
+    );
+    let err = run(json!({"command": "forget", "text": "x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert_eq!(memory.len(), 1);
+
+    // Called directly, the generated dispatch reports an unknown command itself.
+    let err = memory
+        .execute(ToolArguments::try_from(json!({"command": "clear"})).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'memory': /command: unknown command \"clear\"; valid commands are 'add', 'forget', 'find'"
+    );
+}
+
+// ---- #[derive(ToolArgs)] ----
+
+#[derive(toolsmith::ToolArgs, Debug, PartialEq)]
+struct SearchArgs {
+    /// What to look for.
+    query: String,
+    /// At most this many hits.
+    #[arg(default = "five")]
+    limit: u32,
+    #[arg(rename = "tag", description = "Only hits with this tag.")]
+    only_tag: Option<String>,
+    filters: Vec<Filter>,
+}
+
+#[test]
+fn derived_struct_reads_and_describes() {
+    let schema = SearchArgs::args_schema();
+    assert_eq!(schema.schema()["required"], json!(["query", "filters"]));
+    assert_eq!(
+        schema.schema()["properties"]["tag"],
+        json!({"type": "string", "description": "Only hits with this tag."})
+    );
+    assert_eq!(schema.schema()["additionalProperties"], false);
+
+    let arguments =
+        ToolArguments::try_from(json!({"query": "q", "tag": "t", "filters": [{"field": "x"}]}))
+            .unwrap();
+    let args: SearchArgs = ToolArgs::new("search", &arguments).parse().unwrap();
+    assert_eq!(
+        args,
+        SearchArgs {
+            query: "q".into(),
+            limit: 5,
+            only_tag: Some("t".into()),
+            filters: vec![Filter {
+                field: "x".into(),
+                min: None
+            }],
+        }
+    );
+    let arguments = ToolArguments::try_from(
+        json!({"query": "q", "filters": [{"field": "x", "minimum": "low"}]}),
+    )
+    .unwrap();
+    let err = ToolArgs::new("search", &arguments)
+        .parse::<SearchArgs>()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("Invalid arguments for tool 'search': /filters/0/minimum: "),
+        "{err}"
+    );
+}
+
+#[derive(toolsmith::ToolArgs, Debug, PartialEq)]
+enum NoteCommand {
+    /// Write a note.
+    Write {
+        /// The note's text.
+        text: String,
+        pinned: Option<bool>,
+    },
+    /// Delete a note.
+    #[arg(rename = "delete")]
+    DeleteNote { id: u64 },
+    /// Delete every note.
+    Clear,
+}
+
+/// A command group written by hand over a derived command enum.
+struct Notes {
+    log: Mutex<Vec<NoteCommand>>,
+}
+
+#[async_trait]
+impl ToolImpl for Notes {
+    fn definition(&self) -> Tool {
+        Tool::MultiCommands(
+            "notes".into(),
+            NoteCommand::command_definitions()
+                .into_iter()
+                .map(|d| d.with_category("notes"))
+                .collect(),
+        )
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let command: NoteCommand = ToolArgs::new("notes", &arguments).parse()?;
+        let shown = format!("{command:?}");
+        self.log.lock().unwrap().push(command);
+        Ok(ToolCallResult::text(shown))
+    }
+}
+
+#[tokio::test]
+async fn derived_enum_is_a_command_group() {
+    let definitions = NoteCommand::command_definitions();
+    let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["write", "delete", "clear"]);
+    assert_eq!(definitions[0].description, "Write a note.");
+    assert_eq!(
+        definitions[0].arguments.schema()["required"],
+        json!(["text"])
+    );
+    assert_eq!(
+        definitions[2].arguments.schema(),
+        &json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
+
+    let notes = Arc::new(Notes {
+        log: Mutex::new(Vec::new()),
+    });
+    let manager = ToolCallManager::new("s");
+    manager.register(notes.clone()).unwrap();
+    let text = |r: ToolCallResult| r.content.to_text();
+    assert_eq!(
+        text(
+            manager
+                .execute_one(&call(
+                    "notes",
+                    json!({"command": "write", "text": "hi", "pinned": "true"})
+                ))
+                .await
+                .unwrap()
+        ),
+        "Write { text: \"hi\", pinned: Some(true) }"
+    );
+    assert_eq!(
+        text(
+            manager
+                .execute_one(&call("notes", json!({"command": "delete", "id": 4})))
+                .await
+                .unwrap()
+        ),
+        "DeleteNote { id: 4 }"
+    );
+    assert_eq!(
+        text(
+            manager
+                .execute_one(&call("notes", json!({"command": "clear"})))
+                .await
+                .unwrap()
+        ),
+        "Clear"
+    );
+    let err = manager
+        .execute_one(&call("notes", json!({"command": "delete"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert_eq!(notes.log.lock().unwrap().len(), 3);
+
+    // Read directly: an unknown command and a missing argument are named.
+    let read = |v: Value| {
+        let arguments = ToolArguments::try_from(v).unwrap();
+        ToolArgs::new("notes", &arguments).parse::<NoteCommand>()
+    };
+    assert_eq!(
+        read(json!({"command": "archive"})).unwrap_err().to_string(),
+        "Invalid arguments for tool 'notes': /command: unknown command \"archive\"; valid commands are 'write', 'delete', 'clear'"
+    );
+    assert_eq!(
+        read(json!({"command": "delete"})).unwrap_err().to_string(),
+        "Invalid arguments for tool 'notes': missing required argument 'id'"
+    );
+}
+
+// ---- #[ctx] parameters ----
+
+struct FixedContext;
+
+#[async_trait]
+impl ContextSearch for FixedContext {
+    async fn search(&self, query: &str, limit: usize) -> Result<Vec<ContextHit>, ServiceError> {
+        Ok((0..limit)
+            .map(|i| ContextHit {
+                source: format!("doc{i}"),
+                text: format!("{query} #{i}"),
+                score: 1.0 - i as f32 / 10.0,
+            })
+            .collect())
+    }
+}
+
+#[derive(Default)]
+struct VecMemory {
+    facts: Mutex<Vec<MemoryFact>>,
+}
+
+#[async_trait]
+impl MemoryAccess for VecMemory {
+    async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
+        Ok(self.facts.lock().unwrap().clone())
+    }
+    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
+        let mut facts = self.facts.lock().unwrap();
+        let fact = MemoryFact {
+            id: facts.len() as u64,
+            text,
+        };
+        facts.push(fact.clone());
+        Ok(fact)
+    }
+    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
+        let mut facts = self.facts.lock().unwrap();
+        let before = facts.len();
+        facts.retain(|f| f.id != id);
+        Ok(facts.len() < before)
+    }
+    async fn replace(&self, _id: u64, _text: String) -> Result<bool, ServiceError> {
+        Ok(false)
+    }
+    fn version(&self) -> u64 {
+        0
+    }
+}
+
+fn parts(memory: Arc<VecMemory>, state: SessionState) -> SessionParts {
+    SessionParts {
+        session_id: "session-7".into(),
+        context: Arc::new(FixedContext),
+        memory,
+        embedder: None,
+        state,
+    }
+}
+
+/// Remembers a fact about the user.
+#[tool_fn(category = "memory")]
+async fn remember(
+    #[ctx] memory: Arc<dyn MemoryAccess>,
+    #[ctx] session: SessionParts,
+    /// The fact.
+    text: String,
+) -> Result<String, ToolError> {
+    let fact = memory
+        .add(text)
+        .await
+        .map_err(|e| ToolError::execution("remember", e))?;
+    Ok(format!("{}: fact #{}", session.session_id, fact.id))
+}
+
+struct Greeting(String);
+
+/// Searches the session's context and greets.
+#[tool_fn]
+async fn recall(
+    #[ctx] context: Arc<dyn ContextSearch>,
+    #[ctx] greeting: State<Greeting>,
+    query: String,
+) -> Result<Vec<String>, ServiceError> {
+    let hits = context.search(&query, 2).await?;
+    Ok(hits
+        .into_iter()
+        .map(|h| format!("{} {}", greeting.0.0, h.text))
+        .collect())
+}
+
+#[tokio::test]
+async fn ctx_tools_are_constructors() {
+    let memory = Arc::new(VecMemory::default());
+    let constructor: Box<dyn ToolConstructor> = Remember.into();
+    assert_eq!(constructor.name(), "remember");
+    assert!(constructor.needs_session());
+    // The schema leaves the session values out.
+    let schema = Remember.definition().commands()[0]
+        .arguments
+        .schema()
+        .clone();
+    assert_eq!(
+        schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["text"]
+    );
+
+    let tool = constructor.construct(&parts(memory.clone(), SessionState::new()));
+    let manager = manager_with(vec![tool]);
+    let result = manager
+        .execute_one(&call("remember", json!({"text": "likes tea"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "session-7: fact #0");
+    assert_eq!(memory.facts.lock().unwrap()[0].text, "likes tea");
+    let err = manager
+        .execute_one(&call("remember", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+}
+
+#[tokio::test]
+async fn ctx_state_present_and_missing() {
+    let mut state = SessionState::new();
+    state.insert(Greeting("hi".into()));
+    let tool = Box::<dyn ToolConstructor>::from(Recall)
+        .construct(&parts(Arc::new(VecMemory::default()), state));
+    let result = tool
+        .execute(ToolArguments::try_from(json!({"query": "rust"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content,
+        UserModelContent::Json(json!(["hi rust #0", "hi rust #1"]))
+    );
+
+    // Without the state, the tool still registers, and every call says what was missing.
+    let tool = Box::<dyn ToolConstructor>::from(Recall)
+        .construct(&parts(Arc::new(VecMemory::default()), SessionState::new()));
+    assert_eq!(tool.definition(), Recall.definition());
+    let manager = manager_with(vec![tool]);
+    let err = manager
+        .execute_one(&call("recall", json!({"query": "rust"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Execution);
+    assert!(err.to_string().contains("no state of type"), "{err}");
+    assert!(err.to_string().contains("Greeting"), "{err}");
+}
+
+// ---- `crate = "..."` ----
+
+mod renamed {
+    pub use toolsmith as tools;
+}
+
+/// Uses a re-exported path to the API.
+#[tool_fn(crate = "crate::renamed::tools")]
+fn through_path() -> &'static str {
+    "ok"
+}
+
+#[derive(toolsmith::ToolArgs)]
+#[toolsmith(crate = "crate::renamed::tools")]
+struct ThroughPathArgs {
+    /// A value.
+    value: i32,
+}
+
+#[test]
+fn crate_path_override() {
+    assert_eq!(ThroughPath.definition().name(), "through_path");
+    assert_eq!(
+        ThroughPathArgs::args_schema().schema()["required"],
+        json!(["value"])
+    );
+    let arguments = ToolArguments::try_from(json!({"value": 3})).unwrap();
+    let args: ThroughPathArgs = ToolArgs::new("t", &arguments).parse().unwrap();
+    assert_eq!(args.value, 3);
+}
+
+#[test]
+fn definitions_register_as_they_are() {
+    // Every generated definition passes the manager's registration checks.
+    let manager = ToolCallManager::new("s");
+    let tools: Vec<Arc<dyn ToolImpl>> = vec![
+        Arc::new(Add),
+        Arc::new(KitchenSink),
+        Arc::new(Memory::default()),
+        Arc::new(Stats),
+        Arc::new(ThroughPath),
+    ];
+    for tool in tools {
+        manager.register(tool).unwrap();
+    }
+    manager
+        .register(Arc::new(Notes {
+            log: Mutex::new(Vec::new()),
+        }))
+        .unwrap();
+    assert_eq!(manager.len(), 6);
+}
+
+/// A parameter named like the generated code's own variables.
+#[tool_fn]
+fn echo_arguments(#[ctx] arguments: SessionParts, output: String) -> String {
+    format!("{} {output}", arguments.session_id)
+}
+
+#[tokio::test]
+async fn parameter_names_do_not_clash_with_generated_code() {
+    let tool = Box::<dyn ToolConstructor>::from(EchoArguments)
+        .construct(&parts(Arc::new(VecMemory::default()), SessionState::new()));
+    let result = tool
+        .execute(ToolArguments::try_from(json!({"output": "x"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "session-7 x");
+}
+
+/// Shouts a text, asynchronously.
+#[tool_fn(name = "shout", description = "Repeat the text in capitals.")]
+async fn shout_async(text: &str, times: Option<usize>) -> String {
+    tokio::task::yield_now().await;
+    text.to_uppercase().repeat(times.unwrap_or(1))
+}
+
+#[tokio::test]
+async fn async_str_parameter_and_description_override() {
+    let tool = ShoutAsync.definition();
+    assert_eq!(tool.name(), "shout");
+    assert_eq!(
+        tool.commands()[0].description,
+        "Repeat the text in capitals."
+    );
+    let manager = manager_with(vec![Arc::new(ShoutAsync)]);
+    let result = manager
+        .execute_one(&call("shout", json!({"text": "hey", "times": "2"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "HEYHEY");
+}
+
+#[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
+struct Range {
+    low: i64,
+    high: i64,
+}
+
+/// A range that commands can widen.
+#[tool_fn(name = "range")]
+impl Range {
+    /// The range covering this one and another.
+    fn union(&self, other: Self) -> Self {
+        Self {
+            low: self.low.min(other.low),
+            high: self.high.max(other.high),
+        }
+    }
+}
+
+#[tokio::test]
+async fn self_in_command_types_means_the_impl_type() {
+    let range = Range { low: 0, high: 5 };
+    let definition = range.definition();
+    let union = &definition.commands()[0];
+    assert_eq!(
+        union.arguments.schema()["properties"]["other"]["required"],
+        json!(["low", "high"])
+    );
+    assert_eq!(union.returns.as_ref().unwrap().schema()["type"], "object");
+    let result = range
+        .execute(
+            ToolArguments::try_from(json!({"command": "union", "other": {"low": -3, "high": 2}}))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content,
+        UserModelContent::Json(json!({"low": -3, "high": 5}))
+    );
+}

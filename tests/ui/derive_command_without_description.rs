@@ -1,0 +1,11 @@
+use toolsmith::ToolArgs;
+
+#[derive(ToolArgs)]
+enum Command {
+    Add { text: String },
+    /// Forget everything.
+    #[arg(rename = "shed")]
+    Clear,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use toolsmith::ToolArgs;
+
+#[derive(ToolArgs)]
+union Bits {
+    int: u32,
+    float: f32,
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use toolsmith::tool_fn;
+
+#[derive(schemars::JsonSchema)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+/// Measures a point's distance from the origin.
+#[tool_fn]
+fn norm(point: Point) -> f64 {
+    (point.x * point.x + point.y * point.y).sqrt()
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use toolsmith::tool_fn;
+
+/// Looks up tools.
+#[tool_fn]
+fn shed(query: String) -> String {
+    query
+}
+
+fn main() {}

@@ -1,0 +1,81 @@
+//! How a `#[tool_fn]` tool runs a call: read the arguments, call the function, convert what
+//! it returns. Written once here, generic over the tool, so that each generated tool is a
+//! few closures rather than its own copy of this logic (which keeps the macro's compile cost
+//! down: one borrow-check of these bodies instead of one per tool).
+//!
+//! Not part of the public API: the macro's generated code is its only user.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::{FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolError};
+
+/// The boxed future `ToolImpl::execute` returns.
+pub type ToolFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a>>;
+
+/// Reads the arguments into `A`, awaits `call(A)`, and converts its output.
+pub async fn run_async<A, F, Fut, C>(
+    tool: &'static str,
+    arguments: ToolArguments,
+    call: F,
+    convert: C,
+) -> Result<ToolCallResult, ToolError>
+where
+    A: FromToolArgs,
+    F: FnOnce(A) -> Fut,
+    Fut: Future,
+    C: FnOnce(Fut::Output) -> Result<ToolCallResult, ToolError>,
+{
+    let args = A::from_tool_args(&ToolArgs::new(tool, &arguments))?;
+    drop(arguments);
+    convert(call(args).await)
+}
+
+/// Reads the arguments into `A`, runs `call(A)` inline, and converts its output.
+pub fn run_sync<A, F, O, C>(
+    tool: &'static str,
+    arguments: &ToolArguments,
+    call: F,
+    convert: C,
+) -> Result<ToolCallResult, ToolError>
+where
+    A: FromToolArgs,
+    F: FnOnce(A) -> O,
+    C: FnOnce(O) -> Result<ToolCallResult, ToolError>,
+{
+    let args = A::from_tool_args(&ToolArgs::new(tool, arguments))?;
+    convert(call(args))
+}
+
+/// Reads the arguments into `A`, runs `call(A)` on tokio's blocking pool, and converts its
+/// output; a panic there is [`ToolError::Execution`].
+pub async fn run_blocking<A, F, O, C>(
+    tool: &'static str,
+    arguments: ToolArguments,
+    call: F,
+    convert: C,
+) -> Result<ToolCallResult, ToolError>
+where
+    A: FromToolArgs + Send + 'static,
+    F: FnOnce(A) -> O + Send + 'static,
+    O: Send + 'static,
+    C: FnOnce(O) -> Result<ToolCallResult, ToolError>,
+{
+    let args = A::from_tool_args(&ToolArgs::new(tool, &arguments))?;
+    drop(arguments);
+    match tokio::task::spawn_blocking(move || call(args)).await {
+        Ok(output) => convert(output),
+        Err(error) => Err(ToolError::execution(tool, error)),
+    }
+}
+
+/// The `command` argument of a call to a command group.
+pub fn command_name(tool: &str, arguments: &ToolArguments) -> Result<String, ToolError> {
+    ToolArgs::new(tool, arguments).field(crate::COMMAND_ARGUMENT)
+}
+
+/// A future that is already finished with `result`.
+pub fn finished<'a>(result: Result<ToolCallResult, ToolError>) -> ToolFuture<'a> {
+    Box::pin(std::future::ready(result))
+}

@@ -1,0 +1,43 @@
+//! [`UnbuiltTool`]: what a constructor yields when the session lacks what the tool needs.
+
+use async_trait::async_trait;
+
+use crate::{Tool, ToolArguments, ToolCallResult, ToolError, ToolImpl};
+
+/// A tool that could not be built for its session (a `#[ctx]` value was missing): it keeps
+/// its definition, and every call fails with the reason, so the session still builds and the
+/// model learns why the tool is unavailable.
+#[derive(Debug, Clone)]
+pub struct UnbuiltTool {
+    definition: Tool,
+    reason: String,
+}
+
+impl UnbuiltTool {
+    /// A tool with `definition` that fails every call because of `reason`.
+    pub fn new(definition: Tool, reason: impl Into<String>) -> Self {
+        Self {
+            definition,
+            reason: reason.into(),
+        }
+    }
+
+    /// Why the tool could not be built.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+#[async_trait]
+impl ToolImpl for UnbuiltTool {
+    fn definition(&self) -> Tool {
+        self.definition.clone()
+    }
+
+    async fn execute(&self, _arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Err(ToolError::execution(
+            self.definition.name(),
+            format!("it could not be built for this session: {}", self.reason),
+        ))
+    }
+}

@@ -1,0 +1,579 @@
+//! The typed model of what the macros read: a tool function, a command group, an argument
+//! struct or command enum, each argument an [`ArgField`].
+
+use proc_macro2::Span;
+use syn::ext::IdentExt as _;
+use syn::spanned::Spanned as _;
+use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
+
+use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAttr};
+use crate::docs;
+use crate::errors::Errors;
+use crate::names;
+
+/// One argument of a tool or command: a field of an argument struct or a parameter of a tool
+/// function. Both are read and described by the same generator (`args.rs`).
+pub struct ArgField {
+    /// The Rust name (the field, or the parameter).
+    pub member: Ident,
+    /// The type the argument is read into.
+    pub ty: Type,
+    /// The argument's name in the schema, with the span to blame for it.
+    pub name: Spanned<String>,
+    /// The argument's description.
+    pub description: Option<String>,
+    /// The value used when the argument is left out.
+    pub default: Option<FieldDefault>,
+}
+
+/// A parameter of a tool function or command method.
+pub enum Param {
+    /// An argument the model sends. `borrowed_str` when the parameter is `&str` (read as a
+    /// `String` and lent).
+    Arg { field: ArgField, borrowed_str: bool },
+    /// A `#[ctx]` value from the session.
+    Ctx { ident: Ident, ty: Type },
+}
+
+/// What a tool function returns.
+pub struct Output {
+    /// The type after `->` (`()` when there is none).
+    pub ty: Type,
+    /// The success type: `T` of a `Result<T, E>` (by its spelling), else the whole type.
+    pub ok_ty: Type,
+    /// Where to point errors about the result.
+    pub span: Span,
+}
+
+/// `#[tool_fn]` on a function.
+pub struct ToolFn {
+    pub attr: ToolAttr,
+    /// The function as it is emitted (helper attributes removed).
+    pub item: ItemFn,
+    pub name: Spanned<String>,
+    pub description: Option<String>,
+    pub params: Vec<Param>,
+    pub output: Output,
+    /// The generated unit struct's name (`add_numbers` → `AddNumbers`).
+    pub struct_ident: Ident,
+}
+
+/// A command of a command group: a method with a `self` receiver.
+pub struct Command {
+    pub method: Ident,
+    pub name: Spanned<String>,
+    pub description: Option<String>,
+    pub fields: Vec<ArgField>,
+    /// Which arguments are `&str` (read as `String` and lent), by index into `fields`.
+    pub borrowed_str: Vec<bool>,
+    pub output: Output,
+    pub is_async: bool,
+    pub annotations: Annotations,
+}
+
+/// `#[tool_fn]` on an `impl` block.
+pub struct ToolGroup {
+    pub attr: ToolAttr,
+    /// The impl block as it is emitted (helper attributes removed).
+    pub item: ItemImpl,
+    pub name: Spanned<String>,
+    pub commands: Vec<Command>,
+}
+
+/// `#[derive(ToolArgs)]` on a struct with named fields.
+pub struct ArgsStruct {
+    pub ident: Ident,
+    pub fields: Vec<ArgField>,
+}
+
+/// A variant of a command enum.
+pub struct CommandVariant {
+    pub ident: Ident,
+    pub name: Spanned<String>,
+    pub description: Option<String>,
+    pub fields: Vec<ArgField>,
+    pub unit: bool,
+}
+
+/// `#[derive(ToolArgs)]` on an enum.
+pub struct CommandEnum {
+    pub ident: Ident,
+    pub variants: Vec<CommandVariant>,
+}
+
+/// What `#[derive(ToolArgs)]` was applied to.
+pub enum DeriveInput {
+    Struct(ArgsStruct),
+    Enum(CommandEnum),
+}
+
+/// Removes the macros' helper attributes and doc comments (rustdoc rejects docs on
+/// parameters once the macro has run) from a parameter's attributes.
+fn strip_param_attrs(attrs: &mut Vec<Attribute>) {
+    attrs.retain(|a| !attr::is_helper(a) && !a.path().is_ident("doc"));
+}
+
+/// Whether `ty` is `&str` (any lifetime, not `mut`).
+fn is_borrowed_str(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(r) if r.mutability.is_none()
+        && matches!(&*r.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("str")))
+}
+
+impl Output {
+    fn parse(output: &ReturnType, fallback: Span) -> Self {
+        match output {
+            ReturnType::Default => Self {
+                ty: syn::parse_quote!(()),
+                ok_ty: syn::parse_quote!(()),
+                span: fallback,
+            },
+            ReturnType::Type(_, ty) => {
+                let ok_ty = ok_type(ty).unwrap_or_else(|| (**ty).clone());
+                Self {
+                    ty: (**ty).clone(),
+                    ok_ty,
+                    span: ty.span(),
+                }
+            }
+        }
+    }
+}
+
+/// `T` in `Result<T, E>` (or an alias spelled `…::Result<T>`).
+fn ok_type(ty: &Type) -> Option<Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty.clone()),
+        _ => None,
+    })
+}
+
+/// Reads one typed parameter into an [`ArgField`] (or a `#[ctx]` value).
+fn parse_param(
+    pat_ty: &syn::PatType,
+    doc_arguments: &[(String, String)],
+    allow_ctx: bool,
+    errors: &mut Errors,
+) -> Option<Param> {
+    let ident = match &*pat_ty.pat {
+        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+        other => {
+            errors.spanned(
+                other,
+                "a tool parameter must be a plain name (`x: T`): its name is the argument's name; destructure inside the function instead",
+            );
+            return None;
+        }
+    };
+    if let Some(ctx) = attr::ctx_attr(&pat_ty.attrs, errors) {
+        if !allow_ctx {
+            errors.spanned(
+                ctx,
+                "`#[ctx]` is for tool functions; a command group keeps its state in `self`",
+            );
+            return None;
+        }
+        return Some(Param::Ctx {
+            ident,
+            ty: (*pat_ty.ty).clone(),
+        });
+    }
+    let arg = attr::parse_arg_attrs(&pat_ty.attrs, errors);
+    let borrowed_str = is_borrowed_str(&pat_ty.ty);
+    let ty: Type = if borrowed_str {
+        syn::parse_quote_spanned!(pat_ty.ty.span()=> ::std::string::String)
+    } else {
+        check_param_type(&pat_ty.ty, errors);
+        (*pat_ty.ty).clone()
+    };
+    let plain = ident.unraw().to_string();
+    let description = arg
+        .description
+        .map(|d| d.value)
+        .or_else(|| docs::doc_text(&pat_ty.attrs))
+        .or_else(|| {
+            doc_arguments
+                .iter()
+                .find(|(name, _)| *name == plain)
+                .map(|(_, d)| d.clone())
+        });
+    let name = arg.rename.unwrap_or(Spanned {
+        value: plain,
+        span: ident.span(),
+    });
+    Some(Param::Arg {
+        field: ArgField {
+            member: ident,
+            ty,
+            name,
+            description,
+            default: arg.default,
+        },
+        borrowed_str,
+    })
+}
+
+/// Rejects parameter types the generated code cannot own.
+fn check_param_type(ty: &Type, errors: &mut Errors) {
+    match ty {
+        Type::Reference(_) => errors.spanned(
+            ty,
+            "a tool parameter must be an owned type (the arguments are read from JSON): use `String`, `Vec<T>`, … (`&str` is the one borrowed type accepted)",
+        ),
+        Type::ImplTrait(_) => errors.spanned(
+            ty,
+            "a tool parameter cannot be `impl Trait`: the argument is read from JSON into one concrete type",
+        ),
+        _ => {}
+    }
+}
+
+impl ToolFn {
+    /// Reads a function; problems go to `errors`.
+    pub fn parse(attr: ToolAttr, mut item: ItemFn, errors: &mut Errors) -> Self {
+        let sig = &item.sig;
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            errors.spanned(
+                &sig.generics,
+                "a tool function cannot be generic: its arguments are read from JSON into concrete types",
+            );
+        }
+        if let Some(constness) = &sig.constness {
+            errors.spanned(constness, "a tool function cannot be `const`");
+        }
+        if !matches!(sig.safety, syn::Safety::Default) {
+            errors.spanned(sig.fn_token, "a tool function cannot be `unsafe`");
+        }
+        if let Some(abi) = &sig.abi {
+            errors.spanned(abi, "a tool function cannot have an `extern` ABI");
+        }
+        if let Some(variadic) = &sig.variadic {
+            errors.spanned(variadic, "a tool function cannot be variadic");
+        }
+        let doc = docs::split_fn_doc(docs::doc_text(&item.attrs));
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            match input {
+                FnArg::Receiver(receiver) => errors.spanned(
+                    receiver,
+                    "`self` is not allowed on a free tool function; to keep state in `self`, put `#[tool_fn]` on the `impl` block (each method becomes a command)",
+                ),
+                FnArg::Typed(pat_ty) => {
+                    params.extend(parse_param(pat_ty, &doc.arguments, true, errors));
+                }
+            }
+        }
+        let output = Output::parse(&sig.output, sig.ident.span());
+        let fn_name = sig.ident.unraw().to_string();
+        let name = attr.name.clone().unwrap_or(Spanned {
+            value: fn_name.clone(),
+            span: sig.ident.span(),
+        });
+        let description = attr
+            .description
+            .as_ref()
+            .map(|d| d.value.clone())
+            .or(doc.description);
+        let struct_ident = Ident::new(&names::pascal_case(&fn_name), sig.ident.span());
+        // A receiver was reported above; dropping it from the emitted function spares the
+        // user rustc's own second error about it.
+        item.sig.inputs = std::mem::take(&mut item.sig.inputs)
+            .into_pairs()
+            .filter(|pair| !matches!(pair.value(), FnArg::Receiver(_)))
+            .collect();
+        for input in &mut item.sig.inputs {
+            if let FnArg::Typed(pat_ty) = input {
+                strip_param_attrs(&mut pat_ty.attrs);
+            }
+        }
+        Self {
+            attr,
+            item,
+            name,
+            description,
+            params,
+            output,
+            struct_ident,
+        }
+    }
+
+    /// The arguments the model sends (the parameters without `#[ctx]`).
+    pub fn arg_fields(&self) -> impl Iterator<Item = &ArgField> {
+        self.params.iter().filter_map(|p| match p {
+            Param::Arg { field, .. } => Some(field),
+            Param::Ctx { .. } => None,
+        })
+    }
+
+    /// Whether the tool takes values from the session.
+    pub fn has_ctx(&self) -> bool {
+        self.params.iter().any(|p| matches!(p, Param::Ctx { .. }))
+    }
+}
+
+impl ToolGroup {
+    /// Reads an impl block; problems go to `errors`.
+    pub fn parse(attr: ToolAttr, mut item: ItemImpl, errors: &mut Errors) -> Self {
+        if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
+            errors.spanned(
+                &item.generics,
+                "a command group's `impl` block cannot be generic",
+            );
+        }
+        if let Some((path, _)) = &item.trait_ {
+            errors.spanned(
+                path,
+                "`#[tool_fn]` goes on an inherent `impl` block (`impl Memory { ... }`), not a trait impl",
+            );
+        }
+        if let Some(span) = attr.blocking {
+            errors.at(
+                span,
+                "`blocking` applies to a sync tool function, not to a command group",
+            );
+        }
+        let name = attr.name.clone().unwrap_or_else(|| {
+            let ident = match &*item.self_ty {
+                Type::Path(p) => p.path.segments.last().map(|s| s.ident.unraw().to_string()),
+                _ => None,
+            };
+            Spanned {
+                value: names::snake_case(&ident.unwrap_or_default()),
+                span: item.self_ty.span(),
+            }
+        });
+        let mut commands = Vec::new();
+        for impl_item in &mut item.items {
+            let ImplItem::Fn(method) = impl_item else {
+                continue;
+            };
+            let command_attr = attr::parse_command_attrs(&method.attrs, errors);
+            method.attrs.retain(|a| !attr::is_helper(a));
+            let Some(receiver) = method.sig.receiver() else {
+                if command_attr.skip || command_attr.name.is_some() {
+                    errors.spanned(
+                        &method.sig.ident,
+                        "`#[command]` is for methods with a `self` receiver",
+                    );
+                }
+                continue;
+            };
+            if command_attr.skip {
+                continue;
+            }
+            let is_shared_ref = matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None));
+            if !is_shared_ref {
+                errors.spanned(
+                    receiver,
+                    "a command takes `&self`: a tool is shared between calls (use interior mutability, e.g. a `Mutex`, for state that changes)",
+                );
+            }
+            commands.push(parse_command(method, &item.self_ty, command_attr, errors));
+            for input in &mut method.sig.inputs {
+                if let FnArg::Typed(pat_ty) = input {
+                    strip_param_attrs(&mut pat_ty.attrs);
+                }
+            }
+        }
+        if commands.is_empty() {
+            errors.spanned(
+                &item.self_ty,
+                "a command group needs at least one command: a method with a `&self` receiver",
+            );
+        }
+        Self {
+            attr,
+            item,
+            name,
+            commands,
+        }
+    }
+}
+
+/// Replaces `Self` with the impl's type: argument structs and definitions are generated
+/// outside the `impl` block, where `Self` means nothing.
+struct ReplaceSelf<'a>(&'a Type);
+
+impl syn::visit_mut::VisitMut for ReplaceSelf<'_> {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if let Type::Path(path) = ty
+            && path.qself.is_none()
+            && path
+                .path
+                .segments
+                .first()
+                .is_some_and(|s| s.ident == "Self")
+        {
+            if path.path.segments.len() == 1 {
+                *ty = self.0.clone();
+            } else {
+                let self_ty = self.0;
+                let rest = path.path.segments.iter().skip(1);
+                *ty = syn::parse_quote!(<#self_ty>::#(#rest)::*);
+            }
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
+fn parse_command(
+    method: &syn::ImplItemFn,
+    self_ty: &Type,
+    attr: CommandAttr,
+    errors: &mut Errors,
+) -> Command {
+    let sig = &method.sig;
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.spanned(
+            &sig.generics,
+            "a command cannot be generic: its arguments are read from JSON into concrete types",
+        );
+    }
+    let doc = docs::split_fn_doc(docs::doc_text(&method.attrs));
+    let mut fields = Vec::new();
+    let mut borrowed = Vec::new();
+    for input in sig.inputs.iter().skip(1) {
+        if let FnArg::Typed(pat_ty) = input
+            && let Some(Param::Arg {
+                field,
+                borrowed_str,
+            }) = parse_param(pat_ty, &doc.arguments, false, errors)
+        {
+            fields.push(field);
+            borrowed.push(borrowed_str);
+        }
+    }
+    let mut replace_self = ReplaceSelf(self_ty);
+    for field in &mut fields {
+        syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut field.ty);
+    }
+    let mut output = Output::parse(&sig.output, sig.ident.span());
+    syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut output.ok_ty);
+    let method_name = sig.ident.unraw().to_string();
+    Command {
+        method: sig.ident.clone(),
+        name: attr.name.unwrap_or(Spanned {
+            value: method_name,
+            span: sig.ident.span(),
+        }),
+        description: attr.description.map(|d| d.value).or(doc.description),
+        fields,
+        borrowed_str: borrowed,
+        output,
+        is_async: sig.asyncness.is_some(),
+        annotations: attr.annotations,
+    }
+}
+
+/// Reads the named fields of a struct or variant.
+fn parse_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<ArgField> {
+    fields
+        .named
+        .iter()
+        .filter_map(|field| {
+            let ident = field.ident.clone()?;
+            let arg = attr::parse_arg_attrs(&field.attrs, errors);
+            check_param_type(&field.ty, errors);
+            let name = arg.rename.unwrap_or(Spanned {
+                value: ident.unraw().to_string(),
+                span: ident.span(),
+            });
+            Some(ArgField {
+                description: arg
+                    .description
+                    .map(|d| d.value)
+                    .or_else(|| docs::doc_text(&field.attrs)),
+                member: ident,
+                ty: field.ty.clone(),
+                name,
+                default: arg.default,
+            })
+        })
+        .collect()
+}
+
+impl DeriveInput {
+    /// Reads the input of `#[derive(ToolArgs)]`; problems go to `errors`.
+    pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Self> {
+        if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
+            errors.spanned(
+                &input.generics,
+                "`#[derive(ToolArgs)]` does not support generic types: arguments are read into concrete types",
+            );
+        }
+        match &input.data {
+            syn::Data::Struct(data) => match &data.fields {
+                syn::Fields::Named(fields) => Some(Self::Struct(ArgsStruct {
+                    ident: input.ident.clone(),
+                    fields: parse_fields(fields, errors),
+                })),
+                syn::Fields::Unnamed(fields) => {
+                    errors.spanned(
+                        fields,
+                        "`#[derive(ToolArgs)]` needs named fields: each field is an argument, and its name is the argument's name",
+                    );
+                    None
+                }
+                syn::Fields::Unit => Some(Self::Struct(ArgsStruct {
+                    ident: input.ident.clone(),
+                    fields: Vec::new(),
+                })),
+            },
+            syn::Data::Enum(data) => {
+                let mut variants = Vec::new();
+                for variant in &data.variants {
+                    let arg = attr::parse_arg_attrs(&variant.attrs, errors);
+                    if let Some(FieldDefault::Trait | FieldDefault::Function(_)) = arg.default {
+                        errors.spanned(&variant.ident, "`default` is for fields, not commands");
+                    }
+                    let (fields, unit) = match &variant.fields {
+                        syn::Fields::Named(fields) => (parse_fields(fields, errors), false),
+                        syn::Fields::Unit => (Vec::new(), true),
+                        syn::Fields::Unnamed(fields) => {
+                            errors.spanned(
+                                fields,
+                                "a command variant needs named fields (`Add { text: String }`) or none (`Clear`): each field is an argument of the command",
+                            );
+                            continue;
+                        }
+                    };
+                    variants.push(CommandVariant {
+                        name: arg.rename.unwrap_or(Spanned {
+                            value: names::snake_case(&variant.ident.unraw().to_string()),
+                            span: variant.ident.span(),
+                        }),
+                        description: arg
+                            .description
+                            .map(|d| d.value)
+                            .or_else(|| docs::doc_text(&variant.attrs)),
+                        ident: variant.ident.clone(),
+                        fields,
+                        unit,
+                    });
+                }
+                if data.variants.is_empty() {
+                    errors.spanned(&input.ident, "a command enum needs at least one variant");
+                }
+                Some(Self::Enum(CommandEnum {
+                    ident: input.ident.clone(),
+                    variants,
+                }))
+            }
+            syn::Data::Union(data) => {
+                errors.spanned(
+                    data.union_token,
+                    "`#[derive(ToolArgs)]` works on a struct with named fields or an enum of commands, not a union",
+                );
+                None
+            }
+        }
+    }
+}

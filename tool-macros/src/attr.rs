@@ -1,0 +1,285 @@
+//! The macros' attributes: `#[tool_fn(...)]`, `#[arg(...)]`, `#[command(...)]`, `#[ctx]`.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser as _;
+use syn::spanned::Spanned as _;
+use syn::{Attribute, LitStr};
+
+use crate::duration;
+use crate::errors::Errors;
+
+/// The keys `#[tool_fn(...)]` accepts.
+const TOOL_KEYS: &str = "name, description, category, crate, timeout, blocking, read_only, destructive, idempotent, open_world";
+/// The keys `#[arg(...)]` accepts.
+const ARG_KEYS: &str = "rename, description, default";
+/// The keys `#[command(...)]` accepts.
+const COMMAND_KEYS: &str =
+    "name, description, skip, read_only, destructive, idempotent, open_world";
+
+/// A string value with the span of its literal.
+#[derive(Clone)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl Spanned<String> {
+    fn from_lit(lit: &LitStr) -> Self {
+        Self {
+            value: lit.value(),
+            span: lit.span(),
+        }
+    }
+}
+
+/// The behaviour hints of a tool or command; each flag's span when given.
+#[derive(Default, Clone, Copy)]
+pub struct Annotations {
+    pub read_only: Option<Span>,
+    pub destructive: Option<Span>,
+    pub idempotent: Option<Span>,
+    pub open_world: Option<Span>,
+}
+
+impl Annotations {
+    /// Parses a flag into `self`; false when `meta` is not one.
+    fn parse_flag(&mut self, meta: &ParseNestedMeta<'_>) -> bool {
+        let slot = if meta.path.is_ident("read_only") {
+            &mut self.read_only
+        } else if meta.path.is_ident("destructive") {
+            &mut self.destructive
+        } else if meta.path.is_ident("idempotent") {
+            &mut self.idempotent
+        } else if meta.path.is_ident("open_world") {
+            &mut self.open_world
+        } else {
+            return false;
+        };
+        *slot = Some(meta.path.span());
+        true
+    }
+
+    /// Whether any flag is set.
+    pub fn any(&self) -> bool {
+        self.read_only.is_some()
+            || self.destructive.is_some()
+            || self.idempotent.is_some()
+            || self.open_world.is_some()
+    }
+}
+
+/// `#[tool_fn(...)]`.
+#[derive(Default)]
+pub struct ToolAttr {
+    pub name: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub category: Option<Spanned<String>>,
+    pub krate: Option<syn::Path>,
+    pub timeout_millis: Option<u64>,
+    pub blocking: Option<Span>,
+    pub annotations: Annotations,
+}
+
+fn string_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Spanned<String>> {
+    let lit: LitStr = meta.value()?.parse()?;
+    Ok(Spanned::from_lit(&lit))
+}
+
+fn duplicate(meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
+    let key = meta
+        .path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    errors.spanned(&meta.path, format!("`{key}` is given twice"));
+}
+
+/// Records a parsed value in `slot`, or a "given twice" error.
+fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
+    if slot.is_some() {
+        duplicate(meta, errors);
+    } else {
+        *slot = Some(value);
+    }
+}
+
+/// Parses the arguments of `#[tool_fn(...)]`; problems go to `errors`.
+pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
+    let mut attr = ToolAttr::default();
+    let mut local = Errors::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("name") {
+            let value = string_value(&meta)?;
+            set(&mut attr.name, value, &meta, &mut local);
+        } else if meta.path.is_ident("description") {
+            let value = string_value(&meta)?;
+            set(&mut attr.description, value, &meta, &mut local);
+        } else if meta.path.is_ident("category") {
+            let value = string_value(&meta)?;
+            set(&mut attr.category, value, &meta, &mut local);
+        } else if meta.path.is_ident("crate") {
+            let lit: LitStr = meta.value()?.parse()?;
+            let path = lit.parse::<syn::Path>().map_err(|_| {
+                syn::Error::new(
+                    lit.span(),
+                    "`crate` must be a path, e.g. `crate = \"::my_tools::toolsmith\"`",
+                )
+            })?;
+            set(&mut attr.krate, path, &meta, &mut local);
+        } else if meta.path.is_ident("timeout") {
+            let lit: LitStr = meta.value()?.parse()?;
+            let millis = duration::parse_millis(&lit.value())
+                .map_err(|reason| syn::Error::new(lit.span(), reason))?;
+            set(&mut attr.timeout_millis, millis, &meta, &mut local);
+        } else if meta.path.is_ident("blocking") {
+            set(&mut attr.blocking, meta.path.span(), &meta, &mut local);
+        } else if !attr.annotations.parse_flag(&meta) {
+            return Err(unknown_key(&meta, "#[tool_fn]", TOOL_KEYS));
+        }
+        Ok(())
+    });
+    if let Err(err) = parser.parse2(args) {
+        errors.push(err);
+    }
+    if let Err(err) = local.finish() {
+        errors.push(err);
+    }
+    attr
+}
+
+fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
+    let path = &meta.path;
+    let key = quote::quote!(#path).to_string().replace(' ', "");
+    meta.error(format!(
+        "unknown attribute key `{key}` in {attribute}; the valid keys are: {valid}"
+    ))
+}
+
+/// `#[arg(...)]` on a field, parameter or variant.
+#[derive(Default)]
+pub struct ArgAttr {
+    pub rename: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub default: Option<FieldDefault>,
+}
+
+/// Where an argument's value comes from when it is left out.
+#[derive(Clone)]
+pub enum FieldDefault {
+    /// `Default::default()`.
+    Trait,
+    /// A function: `default = "path::to::fn"`.
+    Function(syn::Path),
+}
+
+/// Parses every `#[arg(...)]` in `attrs`.
+pub fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
+    let mut out = ArgAttr::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
+        let mut local = Errors::default();
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                let value = string_value(&meta)?;
+                set(&mut out.rename, value, &meta, &mut local);
+            } else if meta.path.is_ident("description") {
+                let value = string_value(&meta)?;
+                set(&mut out.description, value, &meta, &mut local);
+            } else if meta.path.is_ident("default") {
+                let default = if meta.input.peek(syn::Token![=]) {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    FieldDefault::Function(lit.parse().map_err(|_| {
+                        syn::Error::new(
+                            lit.span(),
+                            "`default` must name a function, e.g. `default = \"default_limit\"`",
+                        )
+                    })?)
+                } else {
+                    FieldDefault::Trait
+                };
+                set(&mut out.default, default, &meta, &mut local);
+            } else {
+                return Err(unknown_key(&meta, "#[arg]", ARG_KEYS));
+            }
+            Ok(())
+        });
+        errors.take(result);
+        if let Err(err) = local.finish() {
+            errors.push(err);
+        }
+    }
+    out
+}
+
+/// `#[command(...)]` on a method of a command group.
+#[derive(Default)]
+pub struct CommandAttr {
+    pub name: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub skip: bool,
+    pub annotations: Annotations,
+}
+
+/// Parses every `#[command(...)]` in `attrs`.
+pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandAttr {
+    let mut out = CommandAttr::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
+        let mut local = Errors::default();
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                let value = string_value(&meta)?;
+                set(&mut out.name, value, &meta, &mut local);
+            } else if meta.path.is_ident("description") {
+                let value = string_value(&meta)?;
+                set(&mut out.description, value, &meta, &mut local);
+            } else if meta.path.is_ident("skip") {
+                out.skip = true;
+            } else if !out.annotations.parse_flag(&meta) {
+                return Err(unknown_key(&meta, "#[command]", COMMAND_KEYS));
+            }
+            Ok(())
+        });
+        errors.take(result);
+        if let Err(err) = local.finish() {
+            errors.push(err);
+        }
+    }
+    out
+}
+
+/// The `#[ctx]` attribute among `attrs`, if any; `#[ctx]` takes no arguments.
+pub fn ctx_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a Attribute> {
+    let attr = attrs.iter().find(|a| a.path().is_ident("ctx"))?;
+    if !matches!(attr.meta, syn::Meta::Path(_)) {
+        errors.spanned(
+            attr,
+            "`#[ctx]` takes no arguments: the parameter's type says what it takes from the session",
+        );
+    }
+    Some(attr)
+}
+
+/// Whether an attribute is one of the macros' own helper attributes (removed from output).
+pub fn is_helper(attr: &Attribute) -> bool {
+    ["arg", "ctx", "command"]
+        .iter()
+        .any(|name| attr.path().is_ident(name))
+}
+
+/// The `crate = "path"` of `#[toolsmith(...)]` on a derived type.
+pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
+    let mut krate = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("toolsmith")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                let lit: LitStr = meta.value()?.parse()?;
+                krate = Some(lit.parse::<syn::Path>()?);
+                Ok(())
+            } else {
+                Err(unknown_key(&meta, "#[toolsmith]", "crate"))
+            }
+        });
+        errors.take(result);
+    }
+    krate
+}

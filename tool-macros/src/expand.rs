@@ -1,0 +1,591 @@
+//! Code generation for `#[tool_fn]` (functions and command groups) and `#[derive(ToolArgs)]`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Ident;
+use syn::spanned::Spanned as _;
+
+use crate::args;
+use crate::ast::{ArgField, ArgsStruct, Command, CommandEnum, Output, Param, ToolFn, ToolGroup};
+use crate::attr::{Annotations, ToolAttr};
+use crate::crate_path;
+use crate::returns;
+
+/// The category of a tool that names none.
+const DEFAULT_CATEGORY: &str = "custom";
+
+fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<TokenStream> {
+    if !annotations.any() {
+        return None;
+    }
+    let flag = |set: Option<Span>| match set {
+        Some(_) => quote!(::core::option::Option::Some(true)),
+        None => quote!(::core::option::Option::None),
+    };
+    let read_only = flag(annotations.read_only);
+    let destructive = flag(annotations.destructive);
+    let idempotent = flag(annotations.idempotent);
+    let open_world = flag(annotations.open_world);
+    Some(quote! {
+        .with_annotations({
+            let mut annotations = #krate::ToolAnnotations::default();
+            annotations.read_only = #read_only;
+            annotations.destructive = #destructive;
+            annotations.idempotent = #idempotent;
+            annotations.open_world = #open_world;
+            annotations
+        })
+    })
+}
+
+/// An expression building one `ToolDefinition`.
+fn definition_expr(
+    krate: &TokenStream,
+    name: &str,
+    description: &str,
+    category: &str,
+    arguments: TokenStream,
+    output: Option<&Output>,
+    annotations: &Annotations,
+) -> TokenStream {
+    let annotations = annotations_expr(krate, annotations);
+    let returns = output.map(|output| {
+        let schema = returns::schema(krate, output);
+        quote! {
+            let definition = match #schema {
+                ::core::option::Option::Some(returns) => definition.with_returns(returns),
+                ::core::option::Option::None => definition,
+            };
+        }
+    });
+    quote! {{
+        let definition = #krate::ToolDefinition::new(#name, #description, #arguments)
+            .with_category(#category)
+            #annotations;
+        #returns
+        definition
+    }}
+}
+
+/// `fn timeout(&self)` when the tool has one.
+fn timeout_fn(attr: &ToolAttr) -> Option<TokenStream> {
+    attr.timeout_millis.map(|millis| {
+        quote! {
+            fn timeout(&self) -> ::core::option::Option<::core::time::Duration> {
+                ::core::option::Option::Some(::core::time::Duration::from_millis(#millis))
+            }
+        }
+    })
+}
+
+/// `ToolImpl::execute`, boxed the way `#[async_trait]` declares it (written out rather than
+/// expanded by `async_trait`, which would cost compile time per tool). `body` evaluates to
+/// the boxed future.
+fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
+    // The result conversion is spanned at the user's return type (for its errors), so lints
+    // would see it as the user's code: these are about the generated code, not theirs.
+    quote! {
+        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+        fn execute<'life0, 'async_trait>(
+            &'life0 self,
+            __toolsmith_arguments: #krate::ToolArguments,
+        ) -> #krate::__private::generated_call::ToolFuture<'async_trait>
+        where
+            'life0: 'async_trait,
+            Self: 'async_trait,
+        {
+            #body
+        }
+    }
+}
+
+/// How a function is run.
+#[derive(Clone, Copy, PartialEq)]
+enum Runner {
+    Async,
+    Sync,
+    Blocking,
+}
+
+/// One call of a tool function or command method, as a boxed-future expression.
+struct Call<'a> {
+    name: &'a str,
+    args_ident: &'a Ident,
+    /// The function (`add`) or method (`self.add`) to call.
+    target: TokenStream,
+    /// The arguments read (bound from the hidden struct), and whether each is `&str`.
+    fields: Vec<(&'a ArgField, bool)>,
+    /// The call's arguments in order: each an argument member or a `#[ctx]` ident.
+    call_args: Vec<TokenStream>,
+    runner: Runner,
+    output: &'a Output,
+}
+
+fn call_future(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
+    let generated = quote!(#krate::__private::generated_call);
+    let Call {
+        name,
+        args_ident,
+        target,
+        ..
+    } = call;
+    let args = Ident::new("__toolsmith_args", Span::mixed_site());
+    let binds = call.fields.iter().map(|(field, _)| {
+        let member = &field.member;
+        quote!(let #member = #args.#member;)
+    });
+    let call_args = &call.call_args;
+    let borrows = call.fields.iter().any(|(_, borrowed)| *borrowed);
+    let out = Ident::new("__toolsmith_out", Span::mixed_site());
+    let out_ty = &call.output.ty;
+    let convert = returns::convert(krate, call.output, &out, name);
+    let convert = quote!(|#out: #out_ty| { #convert });
+    match call.runner {
+        Runner::Async => {
+            let body = if borrows {
+                // A `&str` argument is lent from a `String` the future must own.
+                quote!(async move { #(#binds)* #target(#(#call_args),*).await })
+            } else {
+                quote!({ #(#binds)* #target(#(#call_args),*) })
+            };
+            quote! {
+                ::std::boxed::Box::pin(#generated::run_async::<#args_ident, _, _, _>(
+                    #name,
+                    __toolsmith_arguments,
+                    move |#args: #args_ident| #body,
+                    #convert,
+                ))
+            }
+        }
+        Runner::Sync => quote! {
+            #generated::finished(#generated::run_sync::<#args_ident, _, _, _>(
+                #name,
+                &__toolsmith_arguments,
+                move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
+                #convert,
+            ))
+        },
+        Runner::Blocking => quote! {
+            ::std::boxed::Box::pin(#generated::run_blocking::<#args_ident, _, _, _>(
+                #name,
+                __toolsmith_arguments,
+                move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
+                #convert,
+            ))
+        },
+    }
+}
+
+/// The function building the tool's definition. Not cached: the manager keeps the definition
+/// it got at registration, and a cache per tool would cost compile time for every tool.
+fn definition_fn(krate: &TokenStream, build: TokenStream) -> TokenStream {
+    quote! {
+        fn __toolsmith_definition() -> #krate::Tool {
+            #build
+        }
+    }
+}
+
+/// The hidden struct that gathers a function's arguments, with its reading and schema code
+/// (the same code `#[derive(ToolArgs)]` writes).
+fn hidden_args_struct(krate: &TokenStream, ident: &Ident, fields: &[ArgField]) -> TokenStream {
+    let members = fields.iter().map(|f| &f.member);
+    let types = fields.iter().map(|f| &f.ty);
+    let impls = args::struct_impls(krate, ident, fields);
+    quote! {
+        #[allow(non_camel_case_types)]
+        struct #ident { #(#members: #types,)* }
+        #impls
+    }
+}
+
+/// Expands `#[tool_fn]` on a function.
+pub fn tool_fn(tool: &ToolFn) -> TokenStream {
+    let krate = crate_path::resolve(tool.attr.krate.as_ref());
+    let item = &tool.item;
+    let vis = &item.vis;
+    let fn_ident = &item.sig.ident;
+    let struct_ident = &tool.struct_ident;
+    let name = &tool.name.value;
+    let description = tool.description.clone().unwrap_or_default();
+    let category = tool
+        .attr
+        .category
+        .as_ref()
+        .map_or(DEFAULT_CATEGORY.to_owned(), |c| c.value.clone());
+    let args_ident = format_ident!("__{}Args", struct_ident);
+    let fields: Vec<&ArgField> = tool.arg_fields().collect();
+    let owned_fields: Vec<ArgField> = fields.iter().map(|f| clone_field(f)).collect();
+    let args_struct = hidden_args_struct(&krate, &args_ident, &owned_fields);
+    let definition = definition_expr(
+        &krate,
+        name,
+        &description,
+        &category,
+        quote!(<#args_ident as #krate::ArgsSchema>::args_schema()),
+        Some(&tool.output),
+        &tool.attr.annotations,
+    );
+    let cached = definition_fn(&krate, quote!(#krate::Tool::SingleCommand(#definition)));
+    let timeout = timeout_fn(&tool.attr);
+
+    let runner = if tool.attr.blocking.is_some() {
+        Runner::Blocking
+    } else if item.sig.asyncness.is_some() {
+        Runner::Async
+    } else {
+        Runner::Sync
+    };
+    let call = Call {
+        name,
+        args_ident: &args_ident,
+        target: quote!(#fn_ident),
+        fields: tool
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                Param::Arg {
+                    field,
+                    borrowed_str,
+                } => Some((field, *borrowed_str)),
+                Param::Ctx { .. } => None,
+            })
+            .collect(),
+        call_args: tool
+            .params
+            .iter()
+            .map(|param| match param {
+                Param::Arg {
+                    field,
+                    borrowed_str: true,
+                } => {
+                    let member = &field.member;
+                    quote!(&#member)
+                }
+                Param::Arg { field, .. } => {
+                    let member = &field.member;
+                    quote!(#member)
+                }
+                Param::Ctx { ident, .. } => quote!(#ident),
+            })
+            .collect(),
+        runner,
+        output: &tool.output,
+    };
+    // `#[ctx]` values are cloned out of the tool before the call, so the future owns them.
+    let ctx_clones = tool.params.iter().filter_map(|param| match param {
+        Param::Ctx { ident, ty } => Some(quote_spanned! {ty.span()=>
+            let #ident: #ty = ::core::clone::Clone::clone(&self.#ident);
+        }),
+        Param::Arg { .. } => None,
+    });
+    let future = call_future(&krate, &call);
+    let execute = execute_fn(&krate, quote!(#(#ctx_clones)* #future));
+
+    let struct_doc =
+        format!("The `{name}` tool (generated by `#[tool_fn]` from the function `{fn_ident}`).");
+    if !tool.has_ctx() {
+        return quote! {
+            #item
+
+            #[doc = #struct_doc]
+            #[derive(Debug, Clone, Copy, Default)]
+            #vis struct #struct_ident;
+
+            const _: () = {
+                #args_struct
+                #cached
+
+                #[automatically_derived]
+                impl #krate::ToolImpl for #struct_ident {
+                    fn definition(&self) -> #krate::Tool {
+                        __toolsmith_definition()
+                    }
+                    #execute
+                    #timeout
+                }
+            };
+        };
+    }
+
+    // With `#[ctx]` parameters: the struct is a constructor; the tool holds the values.
+    let ctx: Vec<(&Ident, &syn::Type)> = tool
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Ctx { ident, ty } => Some((ident, ty)),
+            Param::Arg { .. } => None,
+        })
+        .collect();
+    let ctx_idents: Vec<&Ident> = ctx.iter().map(|(i, _)| *i).collect();
+    let ctx_types: Vec<&syn::Type> = ctx.iter().map(|(_, t)| *t).collect();
+    let extracts = ctx.iter().map(|(ident, ty)| {
+        quote_spanned! {ty.span()=>
+            let #ident = match <#ty as #krate::FromSessionParts>::from_session_parts(parts) {
+                ::core::result::Result::Ok(value) => value,
+                ::core::result::Result::Err(reason) => {
+                    return ::std::sync::Arc::new(#krate::UnbuiltTool::new(
+                        __toolsmith_definition(),
+                        reason,
+                    ));
+                }
+            };
+        }
+    });
+    let struct_doc = format!(
+        "{struct_doc} Add it to a `ToolShed`: it is built from the session's parts (its `#[ctx]` parameters)."
+    );
+    quote! {
+        #item
+
+        #[doc = #struct_doc]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #struct_ident;
+
+        const _: () = {
+            #args_struct
+            #cached
+
+            struct __ToolsmithTool { #(#ctx_idents: #ctx_types,)* }
+
+            #[automatically_derived]
+            impl #krate::ToolImpl for __ToolsmithTool {
+                fn definition(&self) -> #krate::Tool {
+                    __toolsmith_definition()
+                }
+                #execute
+                #timeout
+            }
+
+            impl #struct_ident {
+                /// The definition of the tool this constructor builds.
+                pub fn definition(&self) -> #krate::Tool {
+                    __toolsmith_definition()
+                }
+            }
+
+            #[automatically_derived]
+            impl #krate::ToolConstructor for #struct_ident {
+                fn name(&self) -> ::std::string::String {
+                    ::std::string::String::from(#name)
+                }
+
+                fn construct(
+                    self: ::std::boxed::Box<Self>,
+                    parts: &#krate::SessionParts,
+                ) -> ::std::sync::Arc<dyn #krate::ToolImpl> {
+                    #(#extracts)*
+                    ::std::sync::Arc::new(__ToolsmithTool { #(#ctx_idents,)* })
+                }
+            }
+
+            #[automatically_derived]
+            impl ::core::convert::From<#struct_ident>
+                for ::std::boxed::Box<dyn #krate::ToolConstructor>
+            {
+                fn from(constructor: #struct_ident) -> Self {
+                    ::std::boxed::Box::new(constructor)
+                }
+            }
+        };
+    }
+}
+
+fn clone_field(field: &ArgField) -> ArgField {
+    ArgField {
+        member: field.member.clone(),
+        ty: field.ty.clone(),
+        name: field.name.clone(),
+        description: field.description.clone(),
+        default: field.default.clone(),
+    }
+}
+
+/// The hidden argument struct's name for a command.
+fn command_args_ident(command: &Command) -> Ident {
+    format_ident!("__ToolsmithArgs_{}", command.method)
+}
+
+/// Expands `#[tool_fn]` on an impl block.
+pub fn tool_group(group: &ToolGroup) -> TokenStream {
+    let krate = crate_path::resolve(group.attr.krate.as_ref());
+    let item = &group.item;
+    let self_ty = &item.self_ty;
+    let name = &group.name.value;
+    let category = group
+        .attr
+        .category
+        .as_ref()
+        .map_or(DEFAULT_CATEGORY.to_owned(), |c| c.value.clone());
+
+    let mut structs = Vec::new();
+    let mut definitions = Vec::new();
+    let mut arms = Vec::new();
+    for command in &group.commands {
+        let args_ident = command_args_ident(command);
+        structs.push(hidden_args_struct(&krate, &args_ident, &command.fields));
+        let mut annotations = command.annotations;
+        let tool_flags = group.attr.annotations;
+        annotations.read_only = annotations.read_only.or(tool_flags.read_only);
+        annotations.destructive = annotations.destructive.or(tool_flags.destructive);
+        annotations.idempotent = annotations.idempotent.or(tool_flags.idempotent);
+        annotations.open_world = annotations.open_world.or(tool_flags.open_world);
+        definitions.push(definition_expr(
+            &krate,
+            &command.name.value,
+            command.description.as_deref().unwrap_or_default(),
+            &category,
+            quote!(<#args_ident as #krate::ArgsSchema>::args_schema()),
+            Some(&command.output),
+            &annotations,
+        ));
+        let method = &command.method;
+        let call = Call {
+            name,
+            args_ident: &args_ident,
+            target: quote!(self.#method),
+            fields: command
+                .fields
+                .iter()
+                .zip(command.borrowed_str.iter().copied())
+                .collect(),
+            call_args: command
+                .fields
+                .iter()
+                .zip(&command.borrowed_str)
+                .map(|(f, borrowed)| {
+                    let member = &f.member;
+                    if *borrowed {
+                        quote!(&#member)
+                    } else {
+                        quote!(#member)
+                    }
+                })
+                .collect(),
+            runner: if command.is_async {
+                Runner::Async
+            } else {
+                Runner::Sync
+            },
+            output: &command.output,
+        };
+        let future = call_future(&krate, &call);
+        let command_name = &command.name.value;
+        arms.push(quote!(#command_name => #future,));
+    }
+    let listed = group
+        .commands
+        .iter()
+        .map(|c| format!("'{}'", c.name.value))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let cached = definition_fn(
+        &krate,
+        quote!(#krate::Tool::MultiCommands(
+            ::std::string::String::from(#name),
+            ::std::vec![#(#definitions),*],
+        )),
+    );
+    let timeout = timeout_fn(&group.attr);
+    let generated = quote!(#krate::__private::generated_call);
+    let execute = execute_fn(
+        &krate,
+        quote! {
+            let __toolsmith_command = match #generated::command_name(#name, &__toolsmith_arguments) {
+                ::core::result::Result::Ok(command) => command,
+                ::core::result::Result::Err(error) => {
+                    return #generated::finished(::core::result::Result::Err(error));
+                }
+            };
+            match __toolsmith_command.as_str() {
+                #(#arms)*
+                other => #generated::finished(::core::result::Result::Err(
+                    #krate::ToolError::invalid_arguments(
+                        #name,
+                        ::std::format!(
+                            "/command: unknown command {:?}; valid commands are {}",
+                            other, #listed,
+                        ),
+                    ),
+                )),
+            }
+        },
+    );
+    quote! {
+        #item
+
+        const _: () = {
+            #(#structs)*
+            #cached
+
+            #[automatically_derived]
+            impl #krate::ToolImpl for #self_ty {
+                fn definition(&self) -> #krate::Tool {
+                    __toolsmith_definition()
+                }
+                #execute
+                #timeout
+            }
+        };
+    }
+}
+
+/// Expands `#[derive(ToolArgs)]` on a struct.
+pub fn args_struct(input: &ArgsStruct, krate: &TokenStream) -> TokenStream {
+    let impls = args::struct_impls(krate, &input.ident, &input.fields);
+    quote!(const _: () = { #impls };)
+}
+
+/// Expands `#[derive(ToolArgs)]` on an enum.
+pub fn command_enum(input: &CommandEnum, krate: &TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let reader = Ident::new("__toolsmith_args", Span::mixed_site());
+    let arms = input.variants.iter().map(|variant| {
+        let command = &variant.name.value;
+        let variant_ident = &variant.ident;
+        if variant.unit {
+            quote!(#command => ::core::result::Result::Ok(Self::#variant_ident),)
+        } else {
+            let inits = args::field_inits(&reader, &variant.fields);
+            quote!(#command => ::core::result::Result::Ok(Self::#variant_ident { #inits }),)
+        }
+    });
+    let definitions = input.variants.iter().map(|variant| {
+        let command = &variant.name.value;
+        let description = variant.description.clone().unwrap_or_default();
+        let schema = args::schema_expr(krate, &variant.fields);
+        quote!(#krate::ToolDefinition::new(#command, #description, #schema))
+    });
+    let listed = input
+        .variants
+        .iter()
+        .map(|v| format!("'{}'", v.name.value))
+        .collect::<Vec<_>>()
+        .join(", ");
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #krate::FromToolArgs for #ident {
+                fn from_tool_args(
+                    #reader: &#krate::ToolArgs<'_>,
+                ) -> ::core::result::Result<Self, #krate::ToolError> {
+                    let command: ::std::string::String = #reader.field("command")?;
+                    match command.as_str() {
+                        #(#arms)*
+                        other => ::core::result::Result::Err(#krate::ToolError::invalid_arguments(
+                            #reader.tool(),
+                            ::std::format!("/command: unknown command {:?}; valid commands are {}", other, #listed),
+                        )),
+                    }
+                }
+            }
+
+            #[automatically_derived]
+            impl #krate::ToolCommands for #ident {
+                fn command_definitions() -> ::std::vec::Vec<#krate::ToolDefinition> {
+                    ::std::vec![#(#definitions),*]
+                }
+            }
+        };
+    }
+}

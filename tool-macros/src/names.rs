@@ -1,0 +1,86 @@
+//! Names: the rule tool and command names follow, and the case conversions that derive them.
+
+/// The name of the built-in meta-tool.
+pub const RESERVED: &str = "shed";
+
+/// The argument that picks a command in a command group.
+pub const COMMAND_ARGUMENT: &str = "command";
+
+/// Checks a tool or command name against `^[a-zA-Z0-9_-]{1,64}$` and the reserved name.
+pub fn check(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a tool name must not be empty".to_owned());
+    }
+    if name.len() > 64 {
+        return Err(format!(
+            "tool name `{name}` is {} bytes long; providers accept at most 64 (^[a-zA-Z0-9_-]{{1,64}}$)",
+            name.len()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "tool name `{name}` contains {c:?}; providers accept only letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{{1,64}}$)"
+        ));
+    }
+    if name == RESERVED {
+        return Err(format!(
+            "the name `{RESERVED}` is reserved for the built-in meta-tool; choose another name"
+        ));
+    }
+    Ok(())
+}
+
+/// `add_numbers` → `AddNumbers`.
+pub fn pascal_case(snake: &str) -> String {
+    snake
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect()
+            })
+        })
+        .collect()
+}
+
+/// `AddFact` → `add_fact`.
+pub fn snake_case(pascal: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in pascal.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions() {
+        assert_eq!(pascal_case("add_numbers"), "AddNumbers");
+        assert_eq!(pascal_case("to_uppercase2"), "ToUppercase2");
+        assert_eq!(snake_case("AddFact"), "add_fact");
+        assert_eq!(snake_case("Clear"), "clear");
+    }
+
+    #[test]
+    fn rule() {
+        assert!(check("read_file").is_ok());
+        assert!(check("a-b").is_ok());
+        assert!(check("shed").unwrap_err().contains("reserved"));
+        assert!(check("a.b").unwrap_err().contains("'.'"));
+        assert!(check(&"a".repeat(65)).unwrap_err().contains("65 bytes"));
+    }
+}

@@ -1,0 +1,134 @@
+//! Checks on the parsed model: names providers accept, descriptions, no duplicates.
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+
+use crate::ast::{ArgField, CommandEnum, ToolFn, ToolGroup};
+use crate::attr::Spanned;
+use crate::errors::Errors;
+use crate::names;
+
+fn check_name(name: &Spanned<String>, errors: &mut Errors) {
+    if let Err(reason) = names::check(&name.value) {
+        errors.at(name.span, reason);
+    }
+}
+
+fn check_description(description: Option<&String>, what: &str, span: Span, errors: &mut Errors) {
+    if description.is_none_or(|d| d.trim().is_empty()) {
+        errors.at(
+            span,
+            format!(
+                "{what} has no description: add a doc comment (`/// ...`) or `description = \"...\"`; the model decides when to call it from its description"
+            ),
+        );
+    }
+}
+
+/// Two arguments of one tool or command with the same name (after renaming), or an argument
+/// named `command` in a command group.
+fn check_arguments<'a>(
+    fields: impl IntoIterator<Item = &'a ArgField>,
+    in_group: bool,
+    errors: &mut Errors,
+) {
+    let mut seen: HashMap<&str, &ArgField> = HashMap::new();
+    for field in fields {
+        if let Some(first) = seen.get(field.name.value.as_str()) {
+            errors.at(
+                field.name.span,
+                format!(
+                    "two arguments are named `{}` (`{}` and `{}`); rename one with `#[arg(rename = \"...\")]`",
+                    field.name.value, first.member, field.member
+                ),
+            );
+        } else {
+            seen.insert(&field.name.value, field);
+        }
+        if in_group && field.name.value == names::COMMAND_ARGUMENT {
+            errors.at(
+                field.name.span,
+                "the argument name `command` is reserved in a command group: it picks the command; rename it with `#[arg(rename = \"...\")]`",
+            );
+        }
+    }
+}
+
+/// Checks a tool function.
+pub fn tool_fn(tool: &ToolFn, errors: &mut Errors) {
+    check_name(&tool.name, errors);
+    check_description(
+        tool.description.as_ref(),
+        &format!("tool `{}`", tool.name.value),
+        tool.item.sig.ident.span(),
+        errors,
+    );
+    check_arguments(tool.arg_fields(), false, errors);
+    if let Some(span) = tool.attr.blocking
+        && tool.item.sig.asyncness.is_some()
+    {
+        errors.at(
+            span,
+            "`blocking` runs a sync function on tokio's blocking pool; an `async fn` runs on the runtime already (remove `blocking`, or make the function sync)",
+        );
+    }
+}
+
+/// Checks a command group.
+pub fn tool_group(group: &ToolGroup, errors: &mut Errors) {
+    check_name(&group.name, errors);
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for command in &group.commands {
+        check_name(&command.name, errors);
+        check_description(
+            command.description.as_ref(),
+            &format!("command `{}`", command.name.value),
+            command.method.span(),
+            errors,
+        );
+        if seen.contains_key(command.name.value.as_str()) {
+            errors.at(
+                command.name.span,
+                format!(
+                    "two commands of `{}` are named `{}`; rename one with `#[command(name = \"...\")]`",
+                    group.name.value, command.name.value
+                ),
+            );
+        } else {
+            seen.insert(&command.name.value, command.name.span);
+        }
+        check_arguments(&command.fields, true, errors);
+    }
+}
+
+/// Checks an argument struct's fields.
+pub fn args_struct(fields: &[ArgField], errors: &mut Errors) {
+    check_arguments(fields, false, errors);
+}
+
+/// Checks a command enum.
+pub fn command_enum(commands: &CommandEnum, errors: &mut Errors) {
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for variant in &commands.variants {
+        check_name(&variant.name, errors);
+        check_description(
+            variant.description.as_ref(),
+            &format!("command `{}`", variant.name.value),
+            variant.ident.span(),
+            errors,
+        );
+        if seen.contains_key(variant.name.value.as_str()) {
+            errors.at(
+                variant.name.span,
+                format!(
+                    "two commands are named `{}`; rename one with `#[arg(rename = \"...\")]`",
+                    variant.name.value
+                ),
+            );
+        } else {
+            seen.insert(&variant.name.value, variant.name.span);
+        }
+        check_arguments(&variant.fields, true, errors);
+    }
+}
