@@ -73,6 +73,8 @@ async fn main() {
         ("greet", json!({})),
         ("subtract", json!({"a": 1, "b": 2})),
     ];
+    shed_first(&manager).await;
+
     for (i, (tool, arguments)) in calls.into_iter().enumerate() {
         let arguments = ToolArguments::try_from(arguments).expect("an object");
         let request = ToolCallRequest::new(format!("call-{i}"), tool, arguments);
@@ -85,4 +87,21 @@ async fn main() {
             Err(err) => println!("{tool} {} -> error: {err}", request.arguments),
         }
     }
+}
+
+/// The shed-first flow: a model is offered only `shed`; the tools it returns become callable.
+async fn shed_first(manager: &ToolCallManager) {
+    let offered = |m: &ToolCallManager| -> Vec<String> {
+        m.offered_tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    };
+    println!("offered: {:?}", offered(manager));
+    let found = manager.shed("add two numbers", Some(1)).await;
+    println!(
+        "shed(\"add two numbers\") -> {:?}",
+        found.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    println!("offered: {:?}\n", offered(manager));
 }

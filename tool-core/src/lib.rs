@@ -38,6 +38,7 @@ mod definition;
 mod error;
 mod extract;
 mod fn_tool;
+pub mod in_memory;
 pub mod lenient;
 mod manager;
 mod names;
@@ -45,6 +46,7 @@ mod request;
 mod result;
 pub mod scheme;
 mod session;
+pub mod shed;
 mod tool;
 mod tool_args;
 mod tool_impl;
@@ -66,6 +68,7 @@ pub use session::{
     ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState,
 };
+pub use shed::{ShedResult, ToolDiscovery, ToolShed, ToolShedError, ToolSummary};
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
 pub use tool_impl::ToolImpl;
