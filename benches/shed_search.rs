@@ -151,8 +151,9 @@ const FALLBACK_WORDS: &[&str] = &[
 fn sources() -> (Vec<Record>, Vec<String>) {
     if let Some(dir) = data_dir() {
         let mut records = Vec::new();
-        let mut queries = Vec::new();
+        let mut per_set: Vec<Vec<String>> = Vec::new();
         for set in ["bfcl", "seal"] {
+            let mut queries = Vec::new();
             for tool in read_lines(dir.join(set).join("tools.jsonl")) {
                 records.push(Record {
                     name: tool["name"].as_str().unwrap_or("tool").to_owned(),
@@ -163,7 +164,13 @@ fn sources() -> (Vec<Record>, Vec<String>) {
             for query in read_lines(dir.join(set).join("queries.jsonl")) {
                 queries.push(query["query"].as_str().unwrap_or("").to_owned());
             }
+            per_set.push(queries);
         }
+        // Short (bfcl) and long (seal) queries alternate, so every sample sees the same mix.
+        let longest = per_set.iter().map(Vec::len).max().unwrap_or(0);
+        let queries: Vec<String> = (0..longest)
+            .flat_map(|i| per_set.iter().filter_map(move |set| set.get(i).cloned()))
+            .collect();
         if !records.is_empty() && !queries.is_empty() {
             return (records, queries);
         }
@@ -293,6 +300,17 @@ fn shed_search(c: &mut Criterion) {
     let (records, queries) = sources();
     let mut group = c.benchmark_group("shed_search");
     group.sample_size(30);
+    // The fixed cost of a query: analysing its text (the index holds a single tool).
+    let tiny = ToolDiscovery::new();
+    tiny.insert(&pool(&records, 0..1)[0]);
+    let mut next = 0;
+    group.bench_function("query_analysis_only", |b| {
+        b.iter(|| {
+            next = (next + 1) % queries.len();
+            black_box(tiny.search_lexical(&queries[next], 5))
+        })
+    });
+
     for size in POOLS {
         let tools = pool(&records, 0..size);
         let before = LIVE_BYTES.load(Ordering::Relaxed);

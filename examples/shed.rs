@@ -116,7 +116,7 @@ async fn main() {
         "call-1",
         "shed",
         ToolArguments::try_from(json!({
-            "description": "the parcel I ordered has not arrived, where is it?",
+            "description": "fetch the parcel being delivered to me",
             "limit": 3
         }))
         .expect("an object"),

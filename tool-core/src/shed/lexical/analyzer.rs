@@ -1,6 +1,8 @@
 //! Text analysis shared by indexing and querying: identifier splitting, lower-casing, stop
 //! words and stemming. Both sides must analyse alike, or a query term never meets its tool.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -10,6 +12,35 @@ use super::stop_words::is_stop_word;
 /// Snowball's English (Porter 2) stemmer: light enough that "files" meets "file" and
 /// "calculating" meets "calculate", without conflating unrelated words.
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// Words seen before, with their term (`None` for a stop word). Stemming costs about a
+/// microsecond a word, and queries and tool texts reuse a small vocabulary.
+const MEMO_CAPACITY: usize = 1 << 16;
+
+thread_local! {
+    static MEMO: RefCell<HashMap<Box<str>, Option<Box<str>>>> = RefCell::new(HashMap::new());
+}
+
+/// The term of one lower-case word, or `None` for a stop word.
+fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
+    MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(term) = memo.get(word) {
+            if let Some(term) = term {
+                emit(term);
+            }
+            return;
+        }
+        let term = (!is_stop_word(word)).then(|| Box::from(STEMMER.stem(word).as_ref()));
+        if let Some(term) = &term {
+            emit(term);
+        }
+        if memo.len() >= MEMO_CAPACITY {
+            memo.clear();
+        }
+        memo.insert(Box::from(word), term);
+    });
+}
 
 /// Splits `text` into index terms and hands each to `emit`, in order.
 ///
@@ -22,9 +53,7 @@ pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
     let mut piece = String::new();
     let mut emit_piece = |piece: &mut String| {
         if !piece.is_empty() {
-            if !is_stop_word(piece) {
-                emit(&STEMMER.stem(piece));
-            }
+            term_of(piece, &mut emit);
             piece.clear();
         }
     };
