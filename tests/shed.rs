@@ -711,3 +711,21 @@ impl ToolImpl for Fixed {
         Ok(ToolCallResult::empty())
     }
 }
+
+#[tokio::test]
+async fn sheds_collect_from_iterators_and_huge_limits_are_safe() {
+    let mut shed: ToolShed = catalogue().into_iter().collect();
+    shed.extend(vec![tool("extra", "One more tool.")]);
+    assert_eq!(shed.len(), 7);
+    let manager = shed.build(SessionParts::in_memory("s")).unwrap();
+    manager.enable_discovery(Arc::new(HashingEmbedder::default()));
+    let hits = manager.discovery().search("file", usize::MAX).await;
+    let unique: HashSet<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(unique.len(), hits.len(), "no tool twice: {hits:?}");
+    assert!(unique.contains("read_file") && unique.contains("write_file"));
+    assert!(hits.len() <= manager.len());
+    assert_eq!(
+        manager.search_tools("file", usize::MAX).await.len(),
+        hits.len()
+    );
+}

@@ -178,7 +178,7 @@ impl ToolDiscovery {
             .lexical
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .search(query, limit + exclude.len());
+            .search(query, limit.saturating_add(exclude.len()));
         hits.into_iter()
             .filter(|hit| !exclude.contains(&*hit.name))
             .take(limit)

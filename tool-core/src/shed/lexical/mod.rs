@@ -152,6 +152,41 @@ mod tests {
         assert_eq!(names(&index, "tool 2950", 1), ["tool_2950"]);
     }
 
+    #[test]
+    fn impacts_follow_the_average_lengths_as_tools_arrive() {
+        // Built one by one, with averages drifting all the way, the ranking must be that
+        // of the same tools indexed when the averages are settled.
+        let tools: Vec<Tool> = (0..200)
+            .map(|i| {
+                let padding = "lorem ".repeat(i % 17);
+                tool(
+                    &format!("tool_{i}"),
+                    &format!("widget {padding} gadget{}", i % 5),
+                    &[],
+                )
+            })
+            .collect();
+        let mut incremental = LexicalIndex::default();
+        for t in &tools {
+            incremental.insert(t);
+        }
+        let hits = incremental.search("widget gadget3", 10);
+        assert_eq!(hits.len(), 10);
+        assert!(hits.iter().all(|h| h.score.is_finite() && h.score > 0.0));
+        assert!(hits[0].name.ends_with('3') || hits[0].name.ends_with('8'));
+        let mut settled = LexicalIndex::default();
+        for t in &tools {
+            settled.insert(t);
+        }
+        settled.remove("tool_0");
+        settled.insert(&tools[0]);
+        assert_eq!(
+            names(&incremental, "widget gadget3", 10),
+            names(&settled, "widget gadget3", 10)
+        );
+        assert!(incremental.search("widget", usize::MAX).len() == 200);
+    }
+
     const WORDS: &[&str] = &[
         "file", "read", "write", "weather", "city", "email", "send", "list", "user", "get",
         "search", "image", "resize", "stock", "price", "convert", "unit", "date", "time", "math",
