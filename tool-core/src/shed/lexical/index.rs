@@ -24,22 +24,26 @@ use crate::shed::tool_text::{FIELD_COUNT, for_each_field_text};
 type DocId = u32;
 type TermId = u32;
 
-/// One document's occurrences of one term, by field (saturating: past 255 a count says
-/// nothing more under BM25's saturation), and its impact.
+/// One document in one term's list. Only what a query reads, so a list scans in 8 bytes a
+/// posting; the counts behind the impact are kept with the document.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     doc: DocId,
-    tf: [u8; FIELD_COUNT],
     /// `tf' / (k1 + tf')`, in (0, 1): the share of the term's weight this document gets.
     impact: f32,
 }
+
+/// A document's occurrences of one term, by field (saturating: past 255 a count says
+/// nothing more under BM25's saturation).
+type FieldCounts = [u8; FIELD_COUNT];
 
 /// An indexed tool.
 #[derive(Debug)]
 struct Doc {
     name: Arc<str>,
-    /// Its distinct terms, to remove its postings without scanning the vocabulary.
-    terms: Box<[TermId]>,
+    /// Its distinct terms with their counts: to remove its postings without scanning the
+    /// vocabulary, and to recompute their impacts.
+    terms: Box<[(TermId, FieldCounts)]>,
 }
 
 /// A ranked tool.
@@ -159,10 +163,10 @@ impl LexicalIndex {
             let term = run[0].0;
             let impact = self.scorer.impact(&tf, &lens);
             // Ids only grow, so appending keeps every list sorted.
-            self.postings[term as usize].push(Posting { doc, tf, impact });
+            self.postings[term as usize].push(Posting { doc, impact });
             let max = &mut self.max_impact[term as usize];
             *max = max.max(impact);
-            terms.push(term);
+            terms.push((term, tf));
         }
         let name: Arc<str> = Arc::from(name);
         self.docs.push(Some(Doc {
@@ -190,13 +194,18 @@ impl LexicalIndex {
     /// Recomputes every impact against the current average field lengths.
     fn rescore(&mut self) {
         self.scorer = Scorer::new(&self.params, &self.field_len_sum, self.by_name.len());
-        for (list, max) in self.postings.iter_mut().zip(&mut self.max_impact) {
-            *max = 0.0;
-            for posting in list {
-                posting.impact = self
-                    .scorer
-                    .impact(&posting.tf, &self.lens[posting.doc as usize]);
-                *max = max.max(posting.impact);
+        self.max_impact.fill(0.0);
+        for (id, doc) in self.docs.iter().enumerate() {
+            let Some(doc) = doc else { continue };
+            let id = id as DocId;
+            for &(term, tf) in &doc.terms {
+                let impact = self.scorer.impact(&tf, &self.lens[id as usize]);
+                let list = &mut self.postings[term as usize];
+                if let Ok(at) = list.binary_search_by_key(&id, |p| p.doc) {
+                    list[at].impact = impact;
+                }
+                let max = &mut self.max_impact[term as usize];
+                *max = max.max(impact);
             }
         }
     }
@@ -209,7 +218,7 @@ impl LexicalIndex {
         let Some(doc) = self.docs[id as usize].take() else {
             return false;
         };
-        for &term in &doc.terms {
+        for &(term, _) in &doc.terms {
             let list = &mut self.postings[term as usize];
             if let Ok(at) = list.binary_search_by_key(&id, |p| p.doc) {
                 list.remove(at);
@@ -428,7 +437,7 @@ impl LexicalIndex {
             .docs
             .iter()
             .flatten()
-            .map(|d| d.terms.len() * size_of::<TermId>() + d.name.len() + 16)
+            .map(|d| d.terms.len() * size_of::<(TermId, FieldCounts)>() + d.name.len() + 16)
             .sum::<usize>()
             + self.docs.capacity() * size_of::<Option<Doc>>()
             + self.lens.capacity() * size_of::<[u16; FIELD_COUNT]>()
