@@ -1,12 +1,13 @@
-//! Quickstart: define two tools with `#[tool_fn]`, register them, then run valid and invalid
-//! calls and print the results.
+//! Quickstart: define two tools with `#[tool_fn]`, put them in a session's shed, let the
+//! model find them with `shed`, run valid and invalid calls, and make one round trip in a
+//! provider's wire format.
 //!
 //! Run with `cargo run --example quickstart`.
 
-use std::sync::Arc;
-
 use serde_json::json;
-use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, ToolError, tool_fn};
+use toolsmith::{
+    SessionParts, ToolArguments, ToolCallManager, ToolCallRequest, ToolError, ToolShed, tool_fn,
+};
 
 /// Greet someone by name.
 #[tool_fn]
@@ -36,11 +37,14 @@ async fn add(
 
 #[tokio::main]
 async fn main() {
-    let manager = ToolCallManager::new("quickstart");
-    manager.register(Arc::new(Greet)).expect("greet registers");
-    manager.register(Arc::new(Add)).expect("add registers");
-
+    let manager = ToolShed::new()
+        .tool(Greet)
+        .tool(Add)
+        .build(SessionParts::in_memory("quickstart"))
+        .expect("the shed builds");
     println!("tools: {:?}\n", manager.names());
+
+    shed_first(&manager).await;
 
     let calls = [
         ("greet", json!({"name": "Ada"})),
@@ -54,8 +58,9 @@ async fn main() {
         ("greet", json!({})),
         ("subtract", json!({"a": 1, "b": 2})),
     ];
-    // One batch: the calls are independent, so they run concurrently; outcomes come back
-    // one per call, in order.
+    // One batch, as a model's turn: the calls are independent, so they run concurrently;
+    // outcomes come back one per call, in order. `execute_turn` checks that each tool was
+    // offered, as an agent loop does.
     let requests: Vec<ToolCallRequest> = calls
         .into_iter()
         .enumerate()
@@ -64,7 +69,7 @@ async fn main() {
             ToolCallRequest::new(format!("call-{i}"), tool, arguments)
         })
         .collect();
-    let outcomes = manager.execute_batch(&requests).await;
+    let outcomes = manager.execute_turn(&requests).await;
     for (request, outcome) in requests.iter().zip(outcomes) {
         let tool = &request.name;
         match outcome.result {
@@ -78,6 +83,25 @@ async fn main() {
     }
 
     provider_round_trip(&manager).await;
+}
+
+/// The shed-first flow: the model is offered only `shed`; the tools it finds become active
+/// and are declared from then on.
+async fn shed_first(manager: &ToolCallManager) {
+    let offered = |m: &ToolCallManager| -> Vec<String> {
+        m.offered_tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    };
+    println!("offered: {:?}", offered(manager));
+    let found = manager.shed("add two numbers", Some(1)).await;
+    let names: Vec<&str> = found.tools.iter().map(|t| t.name.as_str()).collect();
+    println!("shed(\"add two numbers\") -> {names:?}");
+    println!("offered: {:?}", offered(manager));
+    // `select:` activates tools by exact name.
+    manager.shed("select:greet", None).await;
+    println!("after select:greet, offered: {:?}\n", offered(manager));
 }
 
 /// One round trip in a provider's wire format (Anthropic here; every format works alike):

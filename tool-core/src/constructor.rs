@@ -76,6 +76,15 @@ where
     }
 }
 
+impl<F> From<FnConstructor<F>> for Box<dyn ToolConstructor>
+where
+    F: FnOnce(&SessionParts) -> Arc<dyn ToolImpl> + Send + 'static,
+{
+    fn from(constructor: FnConstructor<F>) -> Self {
+        Box::new(constructor)
+    }
+}
+
 /// A constructor for the tool `name`, built by `build` from the session's parts.
 ///
 /// ```
@@ -92,7 +101,10 @@ where
 /// }));
 /// assert_eq!(notes.name(), "notes");
 /// ```
-pub fn tool_fn<F>(name: impl Into<String>, build: F) -> impl ToolConstructor + 'static
+pub fn tool_fn<F>(
+    name: impl Into<String>,
+    build: F,
+) -> impl ToolConstructor + Into<Box<dyn ToolConstructor>> + 'static
 where
     F: FnOnce(&SessionParts) -> Arc<dyn ToolImpl> + Send + 'static,
 {

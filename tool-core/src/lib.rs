@@ -68,6 +68,7 @@ mod extract;
 mod fn_tool;
 #[doc(hidden)]
 pub mod generated_call;
+pub mod in_memory;
 pub mod lenient;
 mod manager;
 mod names;
@@ -81,6 +82,7 @@ mod retry;
 mod returns;
 pub mod scheme;
 mod session;
+pub mod shed;
 mod suggestion;
 mod tool;
 mod tool_args;
@@ -112,6 +114,7 @@ pub use session::{
     ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState,
 };
+pub use shed::{ShedResult, ToolDiscovery, ToolShed, ToolShedError, ToolSummary};
 pub use suggestion::closest_names;
 /// The token that cancels a batch ([`BatchOptions::with_cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;

@@ -9,6 +9,7 @@ use futures::FutureExt as _;
 use indexmap::IndexMap;
 
 use crate::activation::ActiveSet;
+use crate::shed::ToolDiscovery;
 use crate::validation::ArgumentValidator;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
@@ -208,6 +209,9 @@ pub struct ToolCallManager {
     pub(crate) active: ActiveSet,
     pub(crate) renders: crate::provider::RenderCache,
     pub(crate) execution: crate::execution_settings::ExecutionSettings,
+    /// The search behind `shed`; updated under the registry's lock, so it never disagrees
+    /// with the registry.
+    pub(crate) discovery: ToolDiscovery,
 }
 
 impl std::fmt::Debug for ToolCallManager {
@@ -228,6 +232,7 @@ impl ToolCallManager {
             active: ActiveSet::default(),
             renders: Default::default(),
             execution: Default::default(),
+            discovery: ToolDiscovery::default(),
         }
     }
 
@@ -252,6 +257,7 @@ impl ToolCallManager {
         if registry.contains_key(&name) {
             return Err(RegistrationError::DuplicateTool(name.to_string()));
         }
+        self.discovery.insert(&prepared.definition);
         registry.insert(name, Arc::new(prepared));
         self.renders.invalidate();
         Ok(())
@@ -266,10 +272,21 @@ impl ToolCallManager {
         let removed = registry
             .shift_remove(name)
             .map(|entry| Arc::clone(&entry.tool));
+        self.discovery.remove(name);
         drop(registry);
         self.active.deactivate(name);
         self.renders.invalidate();
         removed
+    }
+
+    /// Runs `f` over every registered definition while registration waits, so an index
+    /// built from them stays in step with the registry.
+    pub(crate) fn with_definitions<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Iterator<Item = &Tool>) -> R,
+    ) -> R {
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        f(&mut registry.values().map(|entry| &*entry.definition))
     }
 
     pub(crate) fn entry(&self, name: &str) -> Option<Arc<RegisteredTool>> {
@@ -371,11 +388,15 @@ impl ToolCallManager {
     }
 
     /// Runs one call: looks the tool up, validates the arguments (an invalid call does not
-    /// run), and runs the tool with its panics contained and its time limit applied.
+    /// run), and runs the tool with its panics contained and its time limit applied. A call
+    /// to `shed` runs the built-in meta-tool.
     pub async fn execute_one(
         &self,
         request: &ToolCallRequest,
     ) -> Result<ToolCallResult, ToolError> {
+        if request.name == SHED_TOOL_NAME {
+            return self.execute_shed(request).await;
+        }
         let entry = self.entry_or_unknown(&request.name)?;
         let mut arguments = request.arguments.clone();
         entry.validator.check(&request.name, &mut arguments)?;

@@ -1,0 +1,731 @@
+//! The ToolShed, the `shed` meta-tool and tool discovery (spec 01 §2–§3).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith::in_memory::HashingEmbedder;
+use toolsmith::shed::{MAX_SHED_LIMIT, MatchedBy, ShedResult, ToolShed, ToolShedError};
+use toolsmith::{
+    Args, Embedder, FnTool, RegistrationError, ServiceError, SessionParts, State, Tool, ToolArgs,
+    ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult, ToolConstructor,
+    ToolDefinition, ToolError, ToolErrorKind, ToolImpl, scheme, tool_fn,
+};
+
+fn tool(name: &str, description: &str) -> FnTool {
+    let answer = format!("{name} ran");
+    FnTool::new(
+        name,
+        description,
+        Args::new(
+            scheme::object()
+                .optional("input", scheme::string().describe("What to work on"))
+                .build(),
+        ),
+        move |_: ToolArgs<'_>| {
+            let answer = answer.clone();
+            async move { Ok(ToolCallResult::text(answer)) }
+        },
+    )
+}
+
+fn catalogue() -> Vec<FnTool> {
+    vec![
+        tool("get_weather", "Current weather conditions for a city."),
+        tool("read_file", "Read the contents of a file from disk."),
+        tool("write_file", "Write text to a file."),
+        tool("send_email", "Send an email message to someone."),
+        tool("convert_currency", "Convert money between currencies."),
+        tool("book_hotel", "Book a hotel room in a city."),
+    ]
+}
+
+fn manager_with(tools: Vec<FnTool>) -> ToolCallManager {
+    ToolShed::new()
+        .tools(tools)
+        .build(SessionParts::in_memory("test"))
+        .expect("the shed builds")
+}
+
+fn shed_call(arguments: Value) -> ToolCallRequest {
+    ToolCallRequest::new(
+        "shed-1",
+        "shed",
+        ToolArguments::try_from(arguments).expect("an object"),
+    )
+}
+
+async fn shed(manager: &ToolCallManager, arguments: Value) -> Result<ShedResult, ToolError> {
+    let result = manager.execute_one(&shed_call(arguments)).await?;
+    Ok(serde_json::from_str(&result.content.to_text()).expect("a ShedResult"))
+}
+
+fn names(result: &ShedResult) -> Vec<&str> {
+    result.tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+// --- ToolShed ---------------------------------------------------------------------------------
+
+#[test]
+fn a_name_added_twice_fails_the_build() {
+    let shed = ToolShed::new()
+        .tool(tool("a", "first"))
+        .tool(tool("b", "other"))
+        .tool(tool("a", "second"));
+    assert_eq!(shed.names(), ["a", "b"]);
+    let err = shed.build(SessionParts::in_memory("s")).unwrap_err();
+    assert_eq!(err, ToolShedError::DuplicateTool("a".into()));
+    assert_eq!(err.to_string(), "the tool 'a' was added to the shed twice");
+}
+
+#[test]
+fn the_name_shed_is_reserved() {
+    let err = ToolShed::new()
+        .tool(tool("ok", "fine"))
+        .tool(tool("shed", "an impostor"))
+        .build(SessionParts::in_memory("s"))
+        .unwrap_err();
+    assert_eq!(err, ToolShedError::ReservedName("shed".into()));
+}
+
+#[test]
+fn a_constructor_that_builds_another_name_is_refused() {
+    let err = ToolShed::new()
+        .tool(tool_fn("notes", |_| {
+            Arc::new(tool("memo", "misnamed")) as Arc<dyn ToolImpl>
+        }))
+        .build(SessionParts::in_memory("s"))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ToolShedError::NameMismatch {
+            expected: "notes".into(),
+            built: "memo".into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "the constructor for 'notes' built a tool named 'memo'"
+    );
+}
+
+#[test]
+fn registration_errors_name_the_tool() {
+    let err = ToolShed::new()
+        .tool(tool("bad name", "spaces are not allowed"))
+        .build(SessionParts::in_memory("s"))
+        .unwrap_err();
+    let ToolShedError::Registration { tool, source } = &err else {
+        panic!("expected a registration error, got {err:?}");
+    };
+    assert_eq!(tool, "bad name");
+    assert!(matches!(source, RegistrationError::InvalidName { .. }));
+    assert!(
+        err.to_string()
+            .starts_with("the tool 'bad name' could not be registered: ")
+    );
+}
+
+#[test]
+fn lookups_and_names_follow_insertion_order() {
+    let shed = ToolShed::new()
+        .tool(tool("zeta", "z"))
+        .tools(vec![tool("alpha", "a"), tool("mid", "m")])
+        .tool(Arc::new(tool("arc", "an Arc<T>")))
+        .tool(Arc::new(tool("dyn", "an Arc<dyn ToolImpl>")) as Arc<dyn ToolImpl>);
+    assert_eq!(shed.names(), ["zeta", "alpha", "mid", "arc", "dyn"]);
+    assert!(shed.contains("mid") && !shed.contains("nope"));
+    assert_eq!(shed.get("alpha").map(|c| c.name()), Some("alpha".into()));
+    assert!(shed.get("nope").is_none());
+    assert_eq!(shed.len(), 5);
+    let manager = shed.build(SessionParts::in_memory("s")).unwrap();
+    assert_eq!(manager.names(), ["zeta", "alpha", "mid", "arc", "dyn"]);
+}
+
+struct Greeting(String);
+
+#[tokio::test]
+async fn constructors_get_the_session_parts_and_state() {
+    let constructor = tool_fn("greet", |parts| {
+        let greeting: State<Greeting> =
+            toolsmith::FromSessionParts::from_session_parts(parts).expect("state was added");
+        let session = parts.session_id.clone();
+        Arc::new(FnTool::new(
+            "greet",
+            "Greet.",
+            Args::empty(),
+            move |_: ToolArgs<'_>| {
+                let text = format!("{} from {session}", greeting.0.0);
+                async move { Ok(ToolCallResult::text(text)) }
+            },
+        )) as Arc<dyn ToolImpl>
+    });
+    assert!(constructor.needs_session());
+    let manager = ToolShed::new()
+        .with_state(Greeting("hello".into()))
+        .tool(constructor)
+        .build(SessionParts::in_memory("s-42"))
+        .unwrap();
+    let call = ToolCallRequest::new("c", "greet", ToolArguments::new());
+    let result = manager.execute_one(&call).await.unwrap();
+    assert_eq!(result.content.to_text(), "hello from s-42");
+}
+
+#[test]
+fn tools_that_need_a_session_cannot_be_built_without_one() {
+    let ready = ToolShed::new().tool(tool("ping", "pong"));
+    assert!(ready.needing_session().is_empty());
+    assert_eq!(ready.build_without_session("s").unwrap().names(), ["ping"]);
+
+    let err = ToolShed::new()
+        .tool(tool("ping", "pong"))
+        .tool(tool_fn("notes", |_| {
+            Arc::new(tool("notes", "n")) as Arc<dyn ToolImpl>
+        }))
+        .build_without_session("s")
+        .unwrap_err();
+    assert_eq!(err, ToolShedError::NeedsSession("notes".into()));
+}
+
+// --- What the model sees ----------------------------------------------------------------------
+
+#[tokio::test]
+async fn an_empty_session_declares_nothing() {
+    let manager = ToolShed::new().build(SessionParts::in_memory("s")).unwrap();
+    assert!(manager.offered_tools().is_empty());
+    assert_eq!(
+        manager
+            .execute_one(&shed_call(json!({"description": "anything"})))
+            .await,
+        Err(ToolError::UnknownTool("shed".into()))
+    );
+    assert_eq!(
+        manager.check_offered("shed"),
+        Err(ToolError::UnknownTool("shed".into()))
+    );
+    assert!(manager.search_tools("anything", 5).await.is_empty());
+}
+
+#[tokio::test]
+async fn only_shed_is_offered_until_it_returns_tools() {
+    let manager = manager_with(catalogue());
+    let offered = manager.offered_tools();
+    assert_eq!(offered.shed.as_ref().map(Tool::name), Some("shed"));
+    assert!(offered.tools.is_empty());
+
+    let refused = manager.check_offered("get_weather").unwrap_err();
+    assert_eq!(refused.kind(), ToolErrorKind::NotActive);
+    assert!(
+        refused
+            .to_string()
+            .contains("look it up with the `shed` tool first")
+    );
+
+    let found = shed(
+        &manager,
+        json!({"description": "what is the weather in Oslo", "limit": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(&found)[0], "get_weather");
+    assert!(found.tools.len() <= 2);
+    for name in names(&found) {
+        assert!(manager.is_active(name));
+        assert!(manager.check_offered(name).is_ok());
+    }
+    let summary = &found.tools[0];
+    assert_eq!(
+        summary.description,
+        "Current weather conditions for a city."
+    );
+    assert_eq!(summary.category, "custom");
+    assert_eq!(summary.arguments["properties"]["input"]["type"], "string");
+
+    let offered: Vec<String> = manager
+        .offered_tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(offered[0], "shed");
+    assert_eq!(&offered[1..], names(&found));
+
+    let call = ToolCallRequest::new("c", "get_weather", ToolArguments::new());
+    assert_eq!(
+        manager.execute_one(&call).await.unwrap().content.to_text(),
+        "get_weather ran"
+    );
+    assert_eq!(
+        manager.check_offered("send_email").unwrap_err().kind(),
+        ToolErrorKind::NotActive
+    );
+}
+
+#[tokio::test]
+async fn select_activates_exact_names_and_reports_unknown_ones() {
+    let manager = manager_with(catalogue());
+    let found = shed(
+        &manager,
+        json!({"description": "select: send_email, nope ,read_file,send_email", "limit": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(&found), ["send_email", "read_file"]);
+    assert_eq!(found.unknown, ["nope"]);
+    assert!(manager.is_active("send_email") && manager.is_active("read_file"));
+    assert!(!manager.is_active("write_file"));
+
+    let none = shed(&manager, json!({"description": "select:"}))
+        .await
+        .unwrap();
+    assert!(none.tools.is_empty() && none.unknown.is_empty());
+}
+
+#[tokio::test]
+async fn limit_defaults_to_five_and_is_capped() {
+    let tools: Vec<FnTool> = (0..30)
+        .map(|i| tool(&format!("report_{i:02}"), "Build a sales report."))
+        .collect();
+    let manager = manager_with(tools);
+    let default = shed(&manager, json!({"description": "sales report"}))
+        .await
+        .unwrap();
+    assert_eq!(default.tools.len(), 5);
+    // Equal scores: name order.
+    assert_eq!(
+        names(&default),
+        [
+            "report_00",
+            "report_01",
+            "report_02",
+            "report_03",
+            "report_04"
+        ]
+    );
+    let capped = shed(
+        &manager,
+        json!({"description": "sales report", "limit": 500}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(capped.tools.len(), MAX_SHED_LIMIT);
+    let one = shed(
+        &manager,
+        json!({"description": "sales report", "limit": "1"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(one.tools.len(), 1);
+
+    for bad in [
+        json!({"description": "sales report", "limit": 0}),
+        json!({"description": "sales report", "limit": -3}),
+        json!({"description": ""}),
+        json!({"limit": 3}),
+    ] {
+        let err = shed(&manager, bad.clone()).await.unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{bad}");
+        assert!(
+            err.to_string()
+                .starts_with("Invalid arguments for tool 'shed'")
+        );
+    }
+}
+
+#[tokio::test]
+async fn nothing_matching_returns_no_tools() {
+    let manager = manager_with(catalogue());
+    let found = shed(&manager, json!({"description": "xylophone zebra"}))
+        .await
+        .unwrap();
+    assert!(found.tools.is_empty());
+    assert!(manager.active_definitions().is_empty());
+}
+
+#[tokio::test]
+async fn a_manager_built_directly_has_shed_and_discovery() {
+    let manager = ToolCallManager::new("direct");
+    for t in catalogue() {
+        manager.register(Arc::new(t)).unwrap();
+    }
+    let found = shed(&manager, json!({"description": "send a message by email"}))
+        .await
+        .unwrap();
+    assert_eq!(names(&found)[0], "send_email");
+
+    // Deregistering takes a tool out of search (and of the active set).
+    assert!(manager.deregister("send_email").is_some());
+    let found = shed(&manager, json!({"description": "send a message by email"}))
+        .await
+        .unwrap();
+    assert!(!names(&found).contains(&"send_email"));
+    assert!(!manager.is_active("send_email"));
+    assert_eq!(manager.discovery().len(), manager.len());
+}
+
+#[tokio::test]
+async fn search_is_deterministic() {
+    let manager = manager_with(catalogue());
+    let first = manager.search_tools("write a file in a city", 6).await;
+    for _ in 0..5 {
+        assert_eq!(
+            manager.search_tools("write a file in a city", 6).await,
+            first
+        );
+    }
+    // search_tools does not activate.
+    assert!(manager.active_definitions().is_empty());
+}
+
+// --- Embedder path ------------------------------------------------------------------------------
+
+/// Embeds by concept: words of the same concept share a dimension, so "automobile" finds a
+/// tool that only ever says "car" (which lexical search cannot).
+struct ConceptEmbedder;
+
+const CONCEPTS: &[&[&str]] = &[
+    &["car", "automobile", "vehicle"],
+    &["rent", "rental", "hire", "lease"],
+    &["weather", "forecast", "temperature"],
+    &["file", "document"],
+    &["email", "mail", "message"],
+];
+
+#[async_trait]
+impl Embedder for ConceptEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let mut v = vec![0.0; CONCEPTS.len()];
+                for word in text
+                    .split(|c: char| !c.is_alphanumeric())
+                    .map(str::to_lowercase)
+                {
+                    if let Some(i) = CONCEPTS.iter().position(|c| c.contains(&word.as_str())) {
+                        v[i] += 1.0;
+                    }
+                }
+                v
+            })
+            .collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        CONCEPTS.len()
+    }
+}
+
+#[tokio::test]
+async fn with_an_embedder_shed_searches_by_meaning_and_fills_lexically() {
+    let mut tools = catalogue();
+    tools.push(tool("car_hire", "Hire a car for a few days."));
+    let manager = ToolShed::new()
+        .tools(tools)
+        .build(SessionParts::in_memory("s").with_embedder(Arc::new(ConceptEmbedder)))
+        .unwrap();
+    assert!(manager.discovery().has_embedder());
+    assert!(
+        manager
+            .search_tools("lease an automobile", 5)
+            .await
+            .iter()
+            .any(|t| t.name == "car_hire")
+    );
+
+    let hits = manager
+        .discovery()
+        .search("lease an automobile city", 3)
+        .await;
+    assert_eq!(hits[0].name, "car_hire");
+    assert_eq!(hits[0].matched_by, MatchedBy::Embedding);
+    // Only car_hire has a positive similarity; the rest of the limit is lexical.
+    assert_eq!(hits.len(), 3);
+    assert!(hits[1..].iter().all(|h| h.matched_by == MatchedBy::Lexical));
+    assert!(
+        hits[1..]
+            .iter()
+            .any(|h| h.name == "get_weather" || h.name == "book_hotel")
+    );
+    assert_eq!(manager.discovery().embedded(), manager.len());
+
+    // Without an embedder, "automobile" finds nothing.
+    let lexical = manager_with(vec![tool("car_hire", "Hire a car for a few days.")]);
+    assert!(
+        lexical
+            .search_tools("lease an automobile", 5)
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn tools_registered_later_are_embedded_and_deregistered_ones_dropped() {
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(tool("read_file", "Read a file.")))
+        .unwrap();
+    manager.enable_discovery(Arc::new(HashingEmbedder::new(128)));
+    assert_eq!(
+        manager.discovery().embedded(),
+        0,
+        "embedded lazily, by a search"
+    );
+    manager
+        .register(Arc::new(tool("send_email", "Send an email.")))
+        .unwrap();
+
+    let hits = manager.discovery().search("send email", 1).await;
+    assert_eq!(hits[0].name, "send_email");
+    assert_eq!(hits[0].matched_by, MatchedBy::Embedding);
+    assert_eq!(manager.discovery().embedded(), 2);
+
+    manager.deregister("send_email");
+    assert_eq!(manager.discovery().embedded(), 1);
+    let hits = manager.discovery().search("send email", 5).await;
+    assert!(hits.iter().all(|h| h.name != "send_email"));
+
+    manager.disable_embedding_discovery();
+    assert!(!manager.discovery().has_embedder());
+    let hits = manager.discovery().search("read file", 1).await;
+    assert_eq!(hits[0].matched_by, MatchedBy::Lexical);
+}
+
+/// An embedder that is down, or one that answers with the wrong dimension.
+struct BrokenEmbedder {
+    wrong_dimension: bool,
+}
+
+#[async_trait]
+impl Embedder for BrokenEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        if self.wrong_dimension {
+            Ok(texts.iter().map(|_| vec![1.0; 3]).collect())
+        } else {
+            Err(ServiceError::new("embedder", "connection refused"))
+        }
+    }
+
+    fn dimensions(&self) -> usize {
+        8
+    }
+}
+
+/// Keeps the warnings logged during the tests.
+struct CapturedLog(Mutex<Vec<String>>);
+
+impl log::Log for CapturedLog {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            self.0.lock().unwrap().push(record.args().to_string());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+fn captured_log() -> &'static CapturedLog {
+    static LOG: OnceLock<&'static CapturedLog> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let logger: &'static CapturedLog = Box::leak(Box::new(CapturedLog(Mutex::default())));
+        log::set_logger(logger).expect("no other logger in this test binary");
+        log::set_max_level(log::LevelFilter::Warn);
+        logger
+    })
+}
+
+#[tokio::test]
+async fn a_failing_embedder_falls_back_to_lexical_search_and_is_logged() {
+    let log = captured_log();
+    for (wrong_dimension, says) in [(false, "connection refused"), (true, "dimension is 8")] {
+        let manager = ToolShed::new()
+            .tools(catalogue())
+            .build(
+                SessionParts::in_memory("s")
+                    .with_embedder(Arc::new(BrokenEmbedder { wrong_dimension })),
+            )
+            .unwrap();
+        let found = shed(&manager, json!({"description": "read a file from disk"}))
+            .await
+            .expect("a failing embedder never fails the shed call");
+        assert_eq!(names(&found)[0], "read_file");
+        assert!(manager.is_active("read_file"));
+        let hits = manager.discovery().search("read a file from disk", 2).await;
+        assert!(hits.iter().all(|h| h.matched_by == MatchedBy::Lexical));
+        assert_eq!(manager.discovery().embedded(), 0);
+        let logged = log.0.lock().unwrap();
+        assert!(
+            logged
+                .iter()
+                .any(|line| line.contains("embedder") && line.contains(says)),
+            "{logged:?}"
+        );
+    }
+}
+
+// --- Concurrency -------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_shed_calls_and_registrations() {
+    let manager = Arc::new(manager_with(catalogue()));
+    manager.enable_discovery(Arc::new(HashingEmbedder::new(64)));
+    let mut tasks = Vec::new();
+    for task in 0..8 {
+        let manager = Arc::clone(&manager);
+        tasks.push(tokio::spawn(async move {
+            for i in 0..25 {
+                let name = format!("task{task}_tool{i}");
+                manager
+                    .register(Arc::new(tool(
+                        &name,
+                        &format!("Gadget number {i} of team {task}."),
+                    )))
+                    .unwrap();
+                if i % 5 == 4 {
+                    assert!(
+                        manager
+                            .deregister(&format!("task{task}_tool{}", i - 1))
+                            .is_some()
+                    );
+                }
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    for task in 0..8 {
+        let manager = Arc::clone(&manager);
+        tasks.push(tokio::spawn(async move {
+            for i in 0..25 {
+                let query = if i % 2 == 0 {
+                    "gadget team"
+                } else {
+                    "read a file"
+                };
+                let found = shed(&manager, json!({"description": query, "limit": 10}))
+                    .await
+                    .unwrap();
+                assert!(!found.tools.is_empty(), "task {task}: {query}");
+                for t in &found.tools {
+                    assert!(manager.contains(&t.name) || t.name.contains("_tool"));
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("no task panicked");
+    }
+    // 6 + 8 × (25 − 5) tools, every one searchable, the index in step with the registry.
+    assert_eq!(manager.len(), 6 + 8 * 20);
+    assert_eq!(manager.discovery().len(), manager.len());
+    let all = manager.discovery().search_lexical("gadget", 1000);
+    let found: HashSet<String> = all.into_iter().map(|h| h.name).collect();
+    let registered: HashSet<String> = manager
+        .names()
+        .into_iter()
+        .filter(|n| n.contains("_tool"))
+        .collect();
+    assert_eq!(found, registered);
+    let hits = manager
+        .discovery()
+        .search("gadget number 24 of team 7", 1)
+        .await;
+    assert_eq!(hits[0].name, "task7_tool24");
+    assert_eq!(manager.discovery().embedded(), manager.len());
+}
+
+// --- Ranking on a small labelled set -------------------------------------------------------
+
+#[tokio::test]
+async fn fixture_queries_find_their_tools() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tool-retrieval");
+    let manager = ToolCallManager::new("fixture");
+    for line in std::fs::read_to_string(dir.join("tools.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let category = record["category"].as_str().unwrap();
+        let definition = ToolDefinition::new(
+            record["name"].as_str().unwrap(),
+            record["description"].as_str().unwrap(),
+            Args::new(record["parameters"].clone()),
+        )
+        .with_category(if category.is_empty() {
+            "custom"
+        } else {
+            category
+        });
+        manager
+            .register(Arc::new(Fixed(Tool::SingleCommand(definition))))
+            .unwrap();
+    }
+    let mut hits_at_5 = 0;
+    let queries: Vec<Value> = std::fs::read_to_string(dir.join("queries.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for query in &queries {
+        let found = manager
+            .search_tools(query["query"].as_str().unwrap(), 5)
+            .await;
+        let expected: Vec<&str> = query["expected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        if found.iter().any(|t| expected.contains(&t.name.as_str())) {
+            hits_at_5 += 1;
+        } else {
+            eprintln!(
+                "missed {}: {:?}",
+                query["id"],
+                found.iter().map(|t| &t.name).collect::<Vec<_>>()
+            );
+        }
+    }
+    // Some fixture queries share no word with their tool ("Save this paragraph"); the rest
+    // must be found.
+    assert!(
+        hits_at_5 >= queries.len() - 3,
+        "{hits_at_5} of {}",
+        queries.len()
+    );
+}
+
+struct Fixed(Tool);
+
+#[async_trait]
+impl ToolImpl for Fixed {
+    fn definition(&self) -> Tool {
+        self.0.clone()
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Ok(ToolCallResult::empty())
+    }
+}
+
+#[tokio::test]
+async fn sheds_collect_from_iterators_and_huge_limits_are_safe() {
+    let mut shed: ToolShed = catalogue().into_iter().collect();
+    shed.extend(vec![tool("extra", "One more tool.")]);
+    assert_eq!(shed.len(), 7);
+    let manager = shed.build(SessionParts::in_memory("s")).unwrap();
+    manager.enable_discovery(Arc::new(HashingEmbedder::default()));
+    let hits = manager.discovery().search("file", usize::MAX).await;
+    let unique: HashSet<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(unique.len(), hits.len(), "no tool twice: {hits:?}");
+    assert!(unique.contains("read_file") && unique.contains("write_file"));
+    assert!(hits.len() <= manager.len());
+    assert_eq!(
+        manager.search_tools("file", usize::MAX).await.len(),
+        hits.len()
+    );
+}

@@ -1,0 +1,273 @@
+//! [`ToolDiscovery`]: the search behind the `shed` meta-tool.
+
+use std::collections::HashSet;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use super::embedding_index::{EmbeddingIndex, normalized};
+use super::lexical::LexicalIndex;
+use crate::{Embedder, ServiceError, Tool};
+
+/// Which index found a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    /// Cosine similarity between the query's and the tool's embeddings.
+    Embedding,
+    /// The lexical (BM25F) index.
+    Lexical,
+}
+
+/// One tool found by a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscoveryHit {
+    /// The tool's name.
+    pub name: String,
+    /// Its score: the cosine similarity for an embedding hit, the BM25F score for a lexical
+    /// one (the two scales are not comparable).
+    pub score: f32,
+    /// Which index found it.
+    pub matched_by: MatchedBy,
+}
+
+/// Finds tools for a description of a task.
+///
+/// Every tool is indexed lexically: an inverted index over its name, description, category,
+/// argument names and argument descriptions, each field weighted on its own (BM25F), with
+/// identifiers split (snake_case, camelCase, kebab-case, digits), words lower-cased,
+/// stemmed, and stop words dropped. Ties are broken by name, so a query always gives the same
+/// tools.
+///
+/// With an [`Embedder`], a search first ranks the tools by cosine similarity between the
+/// query's embedding and theirs, and fills the rest of its `limit` from the lexical index.
+/// A tool's embedding is computed by the first search after it is added (in batches); an
+/// embedder that fails is logged and the search answers from the lexical index alone.
+///
+/// A [`ToolCallManager`](crate::ToolCallManager) keeps one, in step with its registry.
+///
+/// ```
+/// use toolsmith_core::{Args, Tool, ToolDefinition};
+/// use toolsmith_core::shed::ToolDiscovery;
+///
+/// let discovery = ToolDiscovery::new();
+/// for (name, description) in [
+///     ("get_weather", "Current weather for a city."),
+///     ("readFile", "Read a file from disk."),
+/// ] {
+///     discovery.insert(&Tool::SingleCommand(ToolDefinition::new(name, description, Args::empty())));
+/// }
+/// let hits = futures::executor::block_on(discovery.search("how hot is it in Rome? weather", 5));
+/// assert_eq!(hits[0].name, "get_weather");
+/// ```
+#[derive(Default)]
+pub struct ToolDiscovery {
+    lexical: RwLock<LexicalIndex>,
+    embeddings: EmbeddingIndex,
+    embedder: RwLock<Option<Arc<dyn Embedder>>>,
+}
+
+impl std::fmt::Debug for ToolDiscovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDiscovery")
+            .field("tools", &self.len())
+            .field("embedder", &self.has_embedder())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDiscovery {
+    /// An empty index with no embedder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Indexes `tool` (replacing an earlier tool of the same name), and queues it for
+    /// embedding when an embedder is set.
+    pub fn insert(&self, tool: &Tool) {
+        self.lexical
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tool);
+        if self.has_embedder() {
+            self.embeddings.insert(tool);
+        }
+    }
+
+    /// Removes the tool `name` from every index; `false` when it was not indexed.
+    pub fn remove(&self, name: &str) -> bool {
+        self.embeddings.remove(name);
+        self.lexical
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(name)
+    }
+
+    /// The number of indexed tools.
+    pub fn len(&self) -> usize {
+        self.lexical
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether no tool is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether searches use an embedder.
+    pub fn has_embedder(&self) -> bool {
+        self.embedder
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// The number of tools whose embedding has been computed.
+    pub fn embedded(&self) -> usize {
+        self.embeddings.embedded()
+    }
+
+    /// Sets (or, with `None`, removes) the embedder, and queues `tools` — the tools indexed
+    /// now — for embedding.
+    pub fn set_embedder<'a>(
+        &self,
+        embedder: Option<Arc<dyn Embedder>>,
+        tools: impl IntoIterator<Item = &'a Tool>,
+    ) {
+        let enabled = embedder.is_some();
+        *self
+            .embedder
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = embedder;
+        self.embeddings.clear();
+        if enabled {
+            for tool in tools {
+                self.embeddings.insert(tool);
+            }
+        }
+    }
+
+    /// The number of distinct terms in the lexical index.
+    pub fn vocabulary_len(&self) -> usize {
+        self.lexical
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .vocabulary_len()
+    }
+
+    /// An estimate of the heap the lexical index holds, in bytes.
+    pub fn lexical_heap_bytes(&self) -> usize {
+        self.lexical
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .heap_bytes()
+    }
+
+    /// The best `limit` tools for `query` from the lexical index alone, best first.
+    pub fn search_lexical(&self, query: &str, limit: usize) -> Vec<DiscoveryHit> {
+        self.lexical_excluding(query, limit, &HashSet::new())
+    }
+
+    fn lexical_excluding(
+        &self,
+        query: &str,
+        limit: usize,
+        exclude: &HashSet<String>,
+    ) -> Vec<DiscoveryHit> {
+        let hits = self
+            .lexical
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .search(query, limit.saturating_add(exclude.len()));
+        hits.into_iter()
+            .filter(|hit| !exclude.contains(&*hit.name))
+            .take(limit)
+            .map(|hit| DiscoveryHit {
+                name: hit.name.to_string(),
+                score: hit.score,
+                matched_by: MatchedBy::Lexical,
+            })
+            .collect()
+    }
+
+    /// The best `limit` tools for `query`, best first: by embedding when an embedder is set,
+    /// the rest (or all, without an embedder or when it fails) from the lexical index.
+    pub async fn search(&self, query: &str, limit: usize) -> Vec<DiscoveryHit> {
+        if limit == 0 {
+            return Vec::new();
+        }
+        let embedder = self
+            .embedder
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let mut hits = Vec::new();
+        if let Some(embedder) = embedder {
+            match self
+                .search_embeddings(embedder.as_ref(), query, limit)
+                .await
+            {
+                Ok(found) => hits = found,
+                Err(err) => log::warn!(
+                    "tool discovery: the embedder failed ({err}); answering from the lexical index"
+                ),
+            }
+        }
+        if hits.len() < limit {
+            let found: HashSet<String> = hits.iter().map(|h| h.name.clone()).collect();
+            let rest = self.lexical_excluding(query, limit - hits.len(), &found);
+            hits.extend(rest);
+        }
+        hits
+    }
+
+    /// Embeds the queued tools, then the query, and ranks by cosine similarity.
+    async fn search_embeddings(
+        &self,
+        embedder: &dyn Embedder,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<DiscoveryHit>, ServiceError> {
+        let dimensions = embedder.dimensions();
+        while let Some(batch) = self.embeddings.take_pending() {
+            let vectors = embedder.embed(&batch.texts).await?;
+            check_shape(&vectors, batch.texts.len(), dimensions)?;
+            batch.complete(vectors);
+        }
+        let mut query_vectors = embedder.embed(&[query.to_owned()]).await?;
+        check_shape(&query_vectors, 1, dimensions)?;
+        let Some(query) = normalized(query_vectors.swap_remove(0)) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .embeddings
+            .nearest(&query, limit, 0.0)
+            .into_iter()
+            .map(|(name, score)| DiscoveryHit {
+                name: name.to_string(),
+                score,
+                matched_by: MatchedBy::Embedding,
+            })
+            .collect())
+    }
+}
+
+/// An embedder's answer must have one vector per text, each of its stated dimension.
+fn check_shape(vectors: &[Vec<f32>], texts: usize, dimensions: usize) -> Result<(), ServiceError> {
+    if vectors.len() != texts {
+        return Err(ServiceError::new(
+            "embedder",
+            format!("returned {} vectors for {texts} texts", vectors.len()),
+        ));
+    }
+    if let Some(bad) = vectors.iter().find(|v| v.len() != dimensions) {
+        return Err(ServiceError::new(
+            "embedder",
+            format!(
+                "returned a vector of {} numbers, but its dimension is {dimensions}",
+                bad.len()
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! The built-in `shed` meta-tool: what the model is offered first, and how it finds (and so
+//! activates) the session's other tools.
+
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::discovery::ToolDiscovery;
+use crate::validation::ArgumentValidator;
+use crate::{
+    Args, Embedder, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager, ToolCallRequest,
+    ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
+};
+
+/// How many tools `shed` returns when the model gives no `limit`.
+pub const DEFAULT_SHED_LIMIT: usize = 5;
+
+/// The most tools one `shed` call returns; a larger `limit` is capped to this.
+pub const MAX_SHED_LIMIT: usize = 20;
+
+/// A `shed` query of the form `select:name1,name2` activates those tools by exact name.
+pub const SELECT_PREFIX: &str = "select:";
+
+/// The category of the `shed` meta-tool.
+pub const SHED_CATEGORY: &str = "discovery";
+
+/// One tool as `shed` shows it to the model: enough to call it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSummary {
+    /// The name to call it by.
+    pub name: String,
+    /// What it does (for a command group, one line per command).
+    pub description: String,
+    /// Its category.
+    pub category: String,
+    /// The JSON Schema of its arguments, as declared to the provider.
+    pub arguments: Value,
+}
+
+impl ToolSummary {
+    /// The summary of `tool`.
+    pub fn of(tool: &Tool) -> Self {
+        let spec = tool.function_spec();
+        Self {
+            name: spec.name,
+            description: spec.description,
+            category: tool.category().to_owned(),
+            arguments: spec.parameters,
+        }
+    }
+}
+
+/// What a `shed` call returns: the tools found, each now active.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShedResult {
+    /// The tools found, best first (for `select:`, in the order named).
+    pub tools: Vec<ToolSummary>,
+    /// Names given to `select:` that are not tools of this session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
+}
+
+/// The definition of the `shed` meta-tool.
+///
+/// ```
+/// use toolsmith_core::shed::shed_tool;
+///
+/// let shed = shed_tool();
+/// assert_eq!(shed.name(), "shed");
+/// let spec = shed.function_spec();
+/// assert_eq!(spec.parameters["required"], serde_json::json!(["description"]));
+/// ```
+pub fn shed_tool() -> Tool {
+    SHED_DEFINITION.clone()
+}
+
+static SHED_DEFINITION: LazyLock<Tool> = LazyLock::new(|| {
+    Tool::SingleCommand(
+        ToolDefinition::new(
+            SHED_TOOL_NAME,
+            format!(
+                "Find the tools you need. Describe the task in a few words; the best matching \
+                 tools are returned with their descriptions and argument schemas, and become \
+                 available to call. Call this before any other tool. To enable tools whose \
+                 names you already know, pass `{SELECT_PREFIX}name1,name2`."
+            ),
+            Args::new(
+                scheme::object()
+                    .required(
+                        "description",
+                        scheme::string().min_len(1).describe(
+                            "What you want to do, in a few words, or `select:` followed by \
+                             exact tool names separated by commas.",
+                        ),
+                    )
+                    .optional(
+                        "limit",
+                        scheme::integer().minimum(1).describe(format!(
+                            "How many tools to return (default {DEFAULT_SHED_LIMIT}, at most \
+                             {MAX_SHED_LIMIT})."
+                        )),
+                    )
+                    .build(),
+            ),
+        )
+        .with_category(SHED_CATEGORY),
+    )
+});
+
+static SHED_VALIDATOR: LazyLock<ArgumentValidator> = LazyLock::new(|| {
+    ArgumentValidator::compile(&SHED_DEFINITION).expect("the shed schema is valid")
+});
+
+/// The names of a `select:` query, in order, without repeats or blanks; `None` for a search.
+fn selected_names(query: &str) -> Option<Vec<String>> {
+    let query = query.trim_start();
+    let prefix = query.get(..SELECT_PREFIX.len())?;
+    if !prefix.eq_ignore_ascii_case(SELECT_PREFIX) {
+        return None;
+    }
+    let mut seen = HashSet::new();
+    Some(
+        query[SELECT_PREFIX.len()..]
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty() && seen.insert(*name))
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+impl ToolCallManager {
+    /// What to declare to the model on the next request: `shed` and the active tools, or
+    /// nothing at all when no tool is registered.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    ///
+    /// let manager = ToolCallManager::new("s");
+    /// assert!(manager.offered_tools().is_empty());
+    /// manager.register(Arc::new(FnTool::new("ping", "Answer pong.", Args::empty(),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("pong")) }))).unwrap();
+    /// let offered = manager.offered_tools();
+    /// assert_eq!(offered.shed.as_ref().map(|t| t.name()), Some("shed"));
+    /// assert!(offered.tools.is_empty());
+    /// manager.activate(&["ping".into()]);
+    /// assert_eq!(manager.offered_tools().tools[0].name(), "ping");
+    /// ```
+    pub fn offered_tools(&self) -> ToolDeclarations {
+        if self.is_empty() {
+            return ToolDeclarations::default();
+        }
+        ToolDeclarations {
+            shed: Some(shed_tool()),
+            tools: self.active_definitions(),
+        }
+    }
+
+    /// The search behind `shed`, kept in step with the registry.
+    pub fn discovery(&self) -> &ToolDiscovery {
+        &self.discovery
+    }
+
+    /// Makes `shed` search by embedding with `embedder` (the rest of each `limit` still comes
+    /// from the lexical index). Every registered tool is queued for embedding.
+    pub fn enable_discovery(&self, embedder: Arc<dyn Embedder>) {
+        self.with_definitions(|definitions| {
+            self.discovery.set_embedder(Some(embedder), definitions);
+        });
+    }
+
+    /// Makes `shed` search the lexical index only.
+    pub fn disable_embedding_discovery(&self) {
+        self.discovery.set_embedder(None, []);
+    }
+
+    /// The best `limit` registered tools for `query`, best first, without activating them:
+    /// the search `shed` runs.
+    pub async fn search_tools(&self, query: &str, limit: usize) -> Vec<ToolSummary> {
+        self.discovery
+            .search(query, limit)
+            .await
+            .into_iter()
+            // A tool deregistered since the search is left out.
+            .filter_map(|hit| self.get_def(&hit.name))
+            .map(|tool| ToolSummary::of(&tool))
+            .collect()
+    }
+
+    /// Runs a `shed` query and activates every tool it returns.
+    ///
+    /// `limit` defaults to [`DEFAULT_SHED_LIMIT`] and is capped at [`MAX_SHED_LIMIT`]. A query
+    /// `select:name1,name2` returns and activates those tools by exact name, whatever the
+    /// limit; names that are not registered are listed in [`ShedResult::unknown`].
+    pub async fn shed(&self, description: &str, limit: Option<usize>) -> ShedResult {
+        let result = match selected_names(description) {
+            Some(names) => {
+                let mut result = ShedResult::default();
+                for name in names {
+                    match self.get_def(&name) {
+                        Some(tool) => result.tools.push(ToolSummary::of(&tool)),
+                        None => result.unknown.push(name),
+                    }
+                }
+                result
+            }
+            None => {
+                let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).min(MAX_SHED_LIMIT);
+                ShedResult {
+                    tools: self.search_tools(description, limit).await,
+                    unknown: Vec::new(),
+                }
+            }
+        };
+        let names: Vec<String> = result.tools.iter().map(|t| t.name.clone()).collect();
+        self.activate(&names);
+        result
+    }
+
+    /// Runs a call to `shed`: checks its arguments against its schema, then searches.
+    pub(crate) async fn execute_shed(
+        &self,
+        request: &ToolCallRequest,
+    ) -> Result<ToolCallResult, ToolError> {
+        // A session without tools offers no `shed`.
+        if self.is_empty() {
+            return Err(ToolError::UnknownTool(SHED_TOOL_NAME.to_owned()));
+        }
+        let mut arguments = request.arguments.clone();
+        SHED_VALIDATOR.check(SHED_TOOL_NAME, &mut arguments)?;
+        let args = ToolArgs::new(SHED_TOOL_NAME, &arguments);
+        let description = args.str("description")?;
+        let limit = args.opt_usize("limit")?;
+        let result = self.shed(description, limit).await;
+        ToolCallResult::to_json(&result)
+            .map_err(|err| ToolError::execution(SHED_TOOL_NAME, err.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selected_names;
+
+    #[test]
+    fn select_queries_are_parsed_exactly() {
+        assert_eq!(
+            selected_names("select:a, b ,a,,c"),
+            Some(vec!["a".into(), "b".into(), "c".into()])
+        );
+        assert_eq!(selected_names("  SELECT:x"), Some(vec!["x".into()]));
+        assert_eq!(selected_names("select:"), Some(vec![]));
+        assert_eq!(selected_names("selection of tools"), None);
+        assert_eq!(selected_names("find: select:x"), None);
+        assert_eq!(selected_names("sé"), None);
+    }
+}
