@@ -97,7 +97,7 @@ impl ToolShed {
     }
 
     /// Adds a tool: a [`ToolImpl`](crate::ToolImpl) value, an `Arc` of one, or a
-    /// constructor such as [`tool_fn`](crate::tool_fn).
+    /// constructor such as [`tool_fn`](crate::tool_fn()).
     #[must_use]
     pub fn tool(mut self, tool: impl Into<Box<dyn ToolConstructor>>) -> Self {
         self.add(tool.into());
