@@ -52,6 +52,11 @@ impl std::error::Error for LenientError {}
 /// assert_eq!(err.path, "/offset");
 /// ```
 pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
+    // Reading is pure, so the common case (success) skips path tracking, and a failure is
+    // read once more with tracking to say where it failed.
+    if let Ok(read) = T::deserialize(Lenient(value)) {
+        return Ok(read);
+    }
     let mut track = serde_path_to_error::Track::new();
     let deserializer = serde_path_to_error::Deserializer::new(Lenient(value), &mut track);
     T::deserialize(deserializer).map_err(|err| LenientError {
@@ -60,8 +65,8 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError>
     })
 }
 
-/// Reads `value` into `T` like [`from_value`], without tracking the path of an error: for
-/// scalars, whose path is known to the caller.
+/// Reads `value` into `T` like [`from_value`], without the path of an error: for scalars,
+/// whose path is known to the caller.
 pub(crate) fn scalar_from_value<T: DeserializeOwned>(
     value: &Value,
 ) -> Result<T, serde_json::Error> {
