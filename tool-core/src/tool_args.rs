@@ -131,6 +131,12 @@ impl<'a> ToolArgs<'a> {
 
     /// An optional integer argument.
     pub fn opt_i64(&self, name: &str) -> Result<Option<i64>, ToolError> {
+        // The JSON integer itself is the common case; the lenient reader handles the rest.
+        if let Some(Value::Number(n)) = self.opt_value(name)
+            && let Some(i) = n.as_i64()
+        {
+            return Ok(Some(i));
+        }
         self.read(name, "an integer")
     }
 
@@ -151,6 +157,11 @@ impl<'a> ToolArgs<'a> {
 
     /// An optional number argument.
     pub fn opt_f64(&self, name: &str) -> Result<Option<f64>, ToolError> {
+        if let Some(Value::Number(n)) = self.opt_value(name)
+            && let Some(f) = n.as_f64()
+        {
+            return Ok(Some(f));
+        }
         self.read(name, "a number")
     }
 
@@ -161,6 +172,9 @@ impl<'a> ToolArgs<'a> {
 
     /// An optional boolean argument.
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ToolError> {
+        if let Some(Value::Bool(b)) = self.opt_value(name) {
+            return Ok(Some(*b));
+        }
         self.read(name, "a boolean")
     }
 
