@@ -65,6 +65,7 @@ mod definition;
 mod error;
 mod execution_settings;
 mod extract;
+mod flat_schema;
 mod fn_tool;
 #[doc(hidden)]
 pub mod generated_call;

@@ -13,6 +13,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use serde_json::Value;
 
+use crate::flat_schema::FlatSchema;
 use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
 
 /// How many violations an error message lists before it says how many more there were.
@@ -24,6 +25,8 @@ const MAX_VIOLATION_CHARS: usize = 240;
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledSchema {
     validator: Arc<Validator>,
+    /// The fast acceptance check, for flat schemas of scalar properties.
+    flat: Option<Arc<FlatSchema>>,
     /// The source schema, where "did you mean" hints look up the accepted property names.
     schema: Arc<Value>,
 }
@@ -37,6 +40,7 @@ impl CompiledSchema {
             .build(schema)
             .map(|validator| Self {
                 validator: Arc::new(validator),
+                flat: FlatSchema::compile(schema).map(Arc::new),
                 schema: Arc::new(schema.clone()),
             })
             .map_err(|err| err.to_string())
@@ -45,7 +49,12 @@ impl CompiledSchema {
     /// Checks `arguments`, repairing lenient spellings in place. On failure the reason lists
     /// every violation with its JSON path.
     pub(crate) fn check(&self, arguments: &mut ToolArguments) -> Result<(), String> {
-        if self.validator.is_valid(arguments.as_value()) {
+        let value = arguments.as_value();
+        let certainly_valid = self
+            .flat
+            .as_ref()
+            .is_some_and(|flat| flat.certainly_accepts(value));
+        if certainly_valid || self.validator.is_valid(value) {
             return Ok(());
         }
         let repairs = self.repairs(arguments.as_value());

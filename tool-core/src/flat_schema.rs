@@ -1,0 +1,321 @@
+//! A fast acceptance check for the most common argument schema: a flat object of scalar
+//! properties (`type`, bounds, lengths, string enums, `required`, `additionalProperties`).
+//!
+//! It answers only "certainly valid": anything it is not sure of (a schema outside the subset
+//! is not compiled at all; a number beyond 2^53 or a failed check falls through) goes to the
+//! full `jsonschema` validator, which also explains failures and drives repairs. So it can
+//! only save work, never change a verdict: valid calls skip a general validator walk that
+//! hashes every key.
+
+use serde_json::{Map, Number, Value};
+
+/// Keys a flat root may carry besides what is checked.
+const ROOT_ANNOTATIONS: &[&str] = &["$schema", "title", "description"];
+/// Keys a property may carry that do not affect validity here.
+const PROPERTY_ANNOTATIONS: &[&str] = &["title", "description", "default", "examples"];
+/// Beyond this magnitude an `f64` no longer holds every integer, so comparisons fall through.
+const EXACT_F64_LIMIT: f64 = 9_007_199_254_740_992.0;
+/// Properties are tracked in a 64-bit mask.
+const MAX_PROPERTIES: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scalar {
+    Integer,
+    Number,
+    String,
+    Boolean,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Bounds {
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    exclusive_minimum: Option<f64>,
+    exclusive_maximum: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+struct Property {
+    name: String,
+    kind: Scalar,
+    bounds: Bounds,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    one_of_strings: Option<Vec<String>>,
+}
+
+/// A compiled flat object schema.
+#[derive(Debug, Clone)]
+pub(crate) struct FlatSchema {
+    properties: Vec<Property>,
+    required: u64,
+    closed: bool,
+}
+
+impl FlatSchema {
+    /// The flat form of `schema`, or `None` when it uses anything outside the subset.
+    pub(crate) fn compile(schema: &Value) -> Option<Self> {
+        let root = schema.as_object()?;
+        let mut closed = false;
+        let mut properties = Vec::new();
+        let mut required_names: Vec<&str> = Vec::new();
+        for (key, value) in root {
+            match key.as_str() {
+                "type" if value == "object" => {}
+                "properties" => {
+                    for (name, schema) in value.as_object()? {
+                        properties.push(Property::compile(name, schema.as_object()?)?);
+                    }
+                }
+                "required" => {
+                    for name in value.as_array()? {
+                        required_names.push(name.as_str()?);
+                    }
+                }
+                "additionalProperties" => closed = !value.as_bool()?,
+                other if ROOT_ANNOTATIONS.contains(&other) => {}
+                _ => return None,
+            }
+        }
+        if root.get("type")? != "object" || properties.len() > MAX_PROPERTIES {
+            return None;
+        }
+        let mut required = 0u64;
+        for name in required_names {
+            let index = properties.iter().position(|p| p.name == name)?;
+            required |= 1 << index;
+        }
+        Some(Self {
+            properties,
+            required,
+            closed,
+        })
+    }
+
+    /// True only when `instance` is certainly valid against the schema.
+    pub(crate) fn certainly_accepts(&self, instance: &Value) -> bool {
+        let Some(map) = instance.as_object() else {
+            return false;
+        };
+        self.accepts_map(map)
+    }
+
+    fn accepts_map(&self, map: &Map<String, Value>) -> bool {
+        let mut seen = 0u64;
+        for (key, value) in map {
+            match self.properties.iter().position(|p| p.name == *key) {
+                Some(index) => {
+                    if !self.properties[index].accepts(value) {
+                        return false;
+                    }
+                    seen |= 1 << index;
+                }
+                None if self.closed => return false,
+                None => {}
+            }
+        }
+        seen & self.required == self.required
+    }
+}
+
+impl Property {
+    fn compile(name: &str, schema: &Map<String, Value>) -> Option<Self> {
+        let kind = match schema.get("type")?.as_str()? {
+            "integer" => Scalar::Integer,
+            "number" => Scalar::Number,
+            "string" => Scalar::String,
+            "boolean" => Scalar::Boolean,
+            _ => return None,
+        };
+        let mut property = Self {
+            name: name.to_owned(),
+            kind,
+            bounds: Bounds::default(),
+            min_length: None,
+            max_length: None,
+            one_of_strings: None,
+        };
+        let numeric = matches!(kind, Scalar::Integer | Scalar::Number);
+        for (key, value) in schema {
+            match key.as_str() {
+                "type" => {}
+                // Formats are checked on strings only; on numbers they are annotations.
+                "format" if numeric => {}
+                "minimum" if numeric => property.bounds.minimum = Some(exact_f64(value)?),
+                "maximum" if numeric => property.bounds.maximum = Some(exact_f64(value)?),
+                "exclusiveMinimum" if numeric => {
+                    property.bounds.exclusive_minimum = Some(exact_f64(value)?)
+                }
+                "exclusiveMaximum" if numeric => {
+                    property.bounds.exclusive_maximum = Some(exact_f64(value)?)
+                }
+                "minLength" if kind == Scalar::String => {
+                    property.min_length = Some(value.as_u64()?)
+                }
+                "maxLength" if kind == Scalar::String => {
+                    property.max_length = Some(value.as_u64()?)
+                }
+                "enum" if kind == Scalar::String => {
+                    let options = value
+                        .as_array()?
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()?;
+                    property.one_of_strings = Some(options);
+                }
+                other if PROPERTY_ANNOTATIONS.contains(&other) => {}
+                _ => return None,
+            }
+        }
+        Some(property)
+    }
+
+    fn accepts(&self, value: &Value) -> bool {
+        match (self.kind, value) {
+            (Scalar::Boolean, Value::Bool(_)) => true,
+            (Scalar::String, Value::String(text)) => self.accepts_text(text),
+            (Scalar::Integer, Value::Number(n)) => is_integer(n) && self.bounds.accept(n),
+            (Scalar::Number, Value::Number(n)) => self.bounds.accept(n),
+            _ => false,
+        }
+    }
+
+    fn accepts_text(&self, text: &str) -> bool {
+        if let Some(options) = &self.one_of_strings
+            && !options.iter().any(|o| o == text)
+        {
+            return false;
+        }
+        if self.min_length.is_none() && self.max_length.is_none() {
+            return true;
+        }
+        // JSON Schema counts lengths in code points.
+        let length = text.chars().count() as u64;
+        self.min_length.is_none_or(|min| length >= min)
+            && self.max_length.is_none_or(|max| length <= max)
+    }
+}
+
+impl Bounds {
+    fn accept(&self, n: &Number) -> bool {
+        let no_bounds = self.minimum.is_none()
+            && self.maximum.is_none()
+            && self.exclusive_minimum.is_none()
+            && self.exclusive_maximum.is_none();
+        if no_bounds {
+            return true;
+        }
+        let Some(x) = n.as_f64().filter(|x| x.abs() <= EXACT_F64_LIMIT) else {
+            return false;
+        };
+        self.minimum.is_none_or(|m| x >= m)
+            && self.maximum.is_none_or(|m| x <= m)
+            && self.exclusive_minimum.is_none_or(|m| x > m)
+            && self.exclusive_maximum.is_none_or(|m| x < m)
+    }
+}
+
+/// JSON Schema's integer: any number with no fractional part (`1.0` included).
+fn is_integer(n: &Number) -> bool {
+    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+}
+
+/// A bound as an `f64`, when the conversion is exact.
+fn exact_f64(value: &Value) -> Option<f64> {
+    let f = value.as_f64()?;
+    (f.abs() <= EXACT_F64_LIMIT).then_some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn schemas() -> Vec<Value> {
+        vec![
+            json!({"type": "object", "properties": {
+                "a": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 10},
+                "b": {"type": "number", "exclusiveMinimum": -1.5, "exclusiveMaximum": 2},
+                "s": {"type": "string", "minLength": 1, "maxLength": 3, "description": "x"},
+                "e": {"type": "string", "enum": ["x", "yz"]},
+                "f": {"type": "boolean"}
+            }, "required": ["a", "s"], "additionalProperties": false}),
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        ]
+    }
+
+    #[test]
+    fn schemas_outside_the_subset_are_not_compiled() {
+        for schema in [
+            json!({"type": "object", "properties": {"o": {"type": "object"}}}),
+            json!({"type": "object", "properties": {"u": {"type": ["string", "null"]}}}),
+            json!({"type": "object", "properties": {"d": {"type": "string", "format": "date"}}}),
+            json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "a"}}}),
+            json!({"type": "object", "properties": {"e": {"type": "string", "enum": [1]}}}),
+            json!({"type": "object", "required": ["missing"]}),
+            json!({"type": "object", "anyOf": []}),
+            json!({"properties": {}}),
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+        ] {
+            assert!(FlatSchema::compile(&schema).is_none(), "{schema}");
+        }
+        for schema in schemas() {
+            assert!(FlatSchema::compile(&schema).is_some(), "{schema}");
+        }
+    }
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-3i64..14).prop_map(Value::from),
+            prop_oneof![Just(1.0f64), Just(-1.5), Just(2.0), Just(0.5), -3.0f64..3.0]
+                .prop_map(Value::from),
+            Just(json!(u64::MAX)),
+            Just(json!(1e300)),
+            prop_oneof![
+                Just("x"),
+                Just("yz"),
+                Just(""),
+                Just("ééé"),
+                Just("abcd"),
+                Just("5")
+            ]
+            .prop_map(Value::from),
+        ]
+    }
+
+    fn instance() -> impl Strategy<Value = Value> {
+        let keys = prop::sample::select(vec!["a", "b", "s", "e", "f", "n", "z"]);
+        prop_oneof![
+            9 => prop::collection::vec((keys, scalar()), 0..6).prop_map(|pairs| {
+                Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+            }),
+            1 => scalar(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The fast check never accepts what `jsonschema` rejects, and on these schemas it
+        /// decides every case.
+        #[test]
+        fn agrees_with_jsonschema(which in 0usize..3, value in instance()) {
+            let schema = &schemas()[which];
+            let fast = FlatSchema::compile(schema).unwrap();
+            let full = jsonschema::validator_for(schema).unwrap();
+            let big = value.as_object().is_some_and(|m| m.values().any(|v| {
+                v.as_f64().is_some_and(|f| f.abs() > EXACT_F64_LIMIT)
+            }));
+            let (fast_says, full_says) = (fast.certainly_accepts(&value), full.is_valid(&value));
+            if big {
+                prop_assert!(!fast_says || full_says);
+            } else {
+                prop_assert_eq!(fast_says, full_says, "{}", value);
+            }
+        }
+    }
+}
