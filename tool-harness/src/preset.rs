@@ -10,10 +10,10 @@ use toolsmith_core::{
 };
 
 use crate::tools::{
-    BashTool, EditTool, MEMORY_TOOL, MemoryTool, ReadTool, SEARCH_CONTEXT_TOOL, SearchContextTool,
+    BashTool, EditTool, MEMORY_TOOL, MemoryTool, ReadLimits, ReadTool, SearchContextTool,
     SearchFileTool, WriteTool,
 };
-use crate::{FileSystem, ShellConfig};
+use crate::{DEFAULT_MAX_MATCHES, FileSystem, ShellConfig};
 
 /// Why a preset could not be registered or turned into tools.
 ///
@@ -84,14 +84,14 @@ impl ToolPreset {
     /// `read`, `write` and `edit` over `fs`.
     pub fn files(fs: Arc<dyn FileSystem>) -> Self {
         Self::new()
-            .with(ReadTool::new(Arc::clone(&fs)))
+            .with(ReadTool::new(Arc::clone(&fs), ReadLimits::default()))
             .with(WriteTool::new(Arc::clone(&fs)))
             .with(EditTool::new(fs))
     }
 
     /// `search_file` over `fs`.
     pub fn file_search(fs: Arc<dyn FileSystem>) -> Self {
-        Self::new().with(SearchFileTool::new(fs))
+        Self::new().with(SearchFileTool::new(fs, DEFAULT_MAX_MATCHES))
     }
 
     /// `bash`, running in the process's current directory (as it is now), confined by
@@ -120,11 +120,8 @@ impl ToolPreset {
     /// `search_context` over the session's context stores and embedder, built when the session
     /// is.
     pub fn search_context() -> Self {
-        Self::new().with(
-            Box::new(tool_fn(SEARCH_CONTEXT_TOOL, |parts: &SessionParts| {
-                Arc::new(SearchContextTool::new(Arc::clone(&parts.context))) as Arc<dyn ToolImpl>
-            })) as Box<dyn ToolConstructor>,
-        )
+        // `#[ctx]`-built: the generated struct is the session constructor.
+        Self::new().with(SearchContextTool)
     }
 
     /// Files and shell: what a sub-agent needs to work on a tree. `bash` runs in `fs`'s

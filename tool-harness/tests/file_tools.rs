@@ -125,8 +125,7 @@ async fn read_cuts_at_the_size_cap_with_a_clear_message() {
         ..ReadLimits::default()
     };
     let m = ToolCallManager::new("s");
-    m.register(Arc::new(ReadTool::new(fs).with_limits(limits)))
-        .unwrap();
+    m.register(Arc::new(ReadTool::new(fs, limits))).unwrap();
     let shown = text(&m, "read", json!({"path": "big.txt"})).await;
     // Each shown line: 7 bytes of number and tab, 50 characters, the cut marker, a newline.
     let lines: Vec<&str> = shown.lines().collect();

@@ -10,7 +10,7 @@ use crate::duration;
 use crate::errors::Errors;
 
 /// The keys `#[tool_fn(...)]` accepts.
-const TOOL_KEYS: &str = "name, description, category, crate, timeout, blocking, read_only, destructive, idempotent, open_world";
+const TOOL_KEYS: &str = "name, description, category, crate, timeout, retries, blocking, read_only, destructive, idempotent, open_world";
 /// The keys `#[arg(...)]` accepts.
 const ARG_KEYS: &str = "rename, description, default";
 /// The keys `#[command(...)]` accepts.
@@ -77,6 +77,8 @@ pub struct ToolAttr {
     pub category: Option<Spanned<String>>,
     pub krate: Option<syn::Path>,
     pub timeout_millis: Option<u64>,
+    /// `retries = N`: how many times a failed call is retried (0: never).
+    pub retries: Option<u32>,
     pub blocking: Option<Span>,
     pub annotations: Annotations,
 }
@@ -132,6 +134,9 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             let millis = duration::parse_millis(&lit.value())
                 .map_err(|reason| syn::Error::new(lit.span(), reason))?;
             set(&mut attr.timeout_millis, millis, &meta, &mut local);
+        } else if meta.path.is_ident("retries") {
+            let retries = retries_value(&meta)?;
+            set(&mut attr.retries, retries, &meta, &mut local);
         } else if meta.path.is_ident("blocking") {
             set(&mut attr.blocking, meta.path.span(), &meta, &mut local);
         } else if !attr.annotations.parse_flag(&meta) {
@@ -146,6 +151,24 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         errors.push(err);
     }
     attr
+}
+
+/// The value of `retries = N`: a whole number that fits a `u32`.
+fn retries_value(meta: &ParseNestedMeta<'_>) -> syn::Result<u32> {
+    const EXPECTED: &str = "`retries` must be a whole number of retries, e.g. `retries = 3` (`retries = 0`: never retry)";
+    let value: syn::Expr = meta.value()?.parse()?;
+    match &value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) if int.suffix().is_empty() => int.base10_parse::<u32>().map_err(|_| {
+            syn::Error::new(
+                int.span(),
+                format!("`retries = {int}` is too many: at most {}", u32::MAX),
+            )
+        }),
+        other => Err(syn::Error::new_spanned(other, EXPECTED)),
+    }
 }
 
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
@@ -259,9 +282,21 @@ pub fn ctx_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a A
     Some(attr)
 }
 
+/// The `#[bind]` attribute among `attrs`, if any; `#[bind]` takes no arguments.
+pub fn bind_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a Attribute> {
+    let attr = attrs.iter().find(|a| a.path().is_ident("bind"))?;
+    if !matches!(attr.meta, syn::Meta::Path(_)) {
+        errors.spanned(
+            attr,
+            "`#[bind]` takes no arguments: the value is given to the generated `new`",
+        );
+    }
+    Some(attr)
+}
+
 /// Whether an attribute is one of the macros' own helper attributes (removed from output).
 pub fn is_helper(attr: &Attribute) -> bool {
-    ["arg", "ctx", "command"]
+    ["arg", "ctx", "bind", "command"]
         .iter()
         .any(|name| attr.path().is_ident(name))
 }
