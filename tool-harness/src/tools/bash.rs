@@ -14,6 +14,12 @@ pub const BASH_TOOL: &str = "bash";
 /// The longest `timeout_ms` a call may give.
 pub const MAX_BASH_TIMEOUT_MS: u64 = 600_000;
 
+/// `bash`'s time limit in milliseconds: its schema carries the bounds (1 to
+/// [`MAX_BASH_TIMEOUT_MS`]), so the manager refuses a call outside them before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct BashTimeoutMs(#[schemars(range(min = 1, max = 600_000))] pub u64);
+
 /// The `bash` tool's logic: runs the command and renders how it ended. A command that timed
 /// out is a result the model sees as an error, with the output it printed until then. The
 /// tool is [`BashTool`], which adds the sandbox status to the description.
@@ -33,18 +39,10 @@ pub async fn bash_call(
     command: String,
     /// The time limit in milliseconds (default 120000, at most 600000); on expiry the command
     /// and every process it started are killed.
-    timeout_ms: Option<u64>,
+    timeout_ms: Option<BashTimeoutMs>,
 ) -> Result<ToolCallResult, ToolError> {
-    if let Some(ms) = timeout_ms
-        && !(1..=MAX_BASH_TIMEOUT_MS).contains(&ms)
-    {
-        return Err(ToolError::invalid_arguments(
-            BASH_TOOL,
-            format!("/timeout_ms: must be from 1 to {MAX_BASH_TIMEOUT_MS}, got {ms}"),
-        ));
-    }
     let outcome = runner
-        .run(&command, timeout_ms.map(Duration::from_millis))
+        .run(&command, timeout_ms.map(|ms| Duration::from_millis(ms.0)))
         .await
         .map_err(|err| ToolError::execution(BASH_TOOL, err))?;
     let text = outcome.render();

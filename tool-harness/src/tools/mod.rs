@@ -12,13 +12,13 @@ mod search_context;
 mod search_file;
 mod write;
 
-pub use bash::{BASH_TOOL, BashCall, BashTool, MAX_BASH_TIMEOUT_MS, bash_call};
+pub use bash::{BASH_TOOL, BashCall, BashTimeoutMs, BashTool, MAX_BASH_TIMEOUT_MS, bash_call};
 pub use edit::{EDIT_TOOL, EditTool, edit_tool, replace_unique};
 pub use memory::{MEMORY_TOOL, MemoryTool};
 pub use read::{READ_TOOL, ReadLimits, ReadTool, read_tool, render_lines};
 pub use search_context::{
-    DEFAULT_CONTEXT_HITS, MAX_CONTEXT_HITS, SEARCH_CONTEXT_TOOL, SearchContextTool, render_hits,
-    search_context_tool,
+    ContextHitLimit, DEFAULT_CONTEXT_HITS, MAX_CONTEXT_HITS, SEARCH_CONTEXT_TOOL,
+    SearchContextTool, render_hits, search_context_tool,
 };
 pub use search_file::{SEARCH_FILE_TOOL, SearchFileTool, render_report, search_file_tool};
 pub use write::{WRITE_TOOL, WriteTool, write_tool};

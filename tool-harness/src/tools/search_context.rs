@@ -13,6 +13,12 @@ pub const DEFAULT_CONTEXT_HITS: usize = 5;
 /// The most hits a call may ask for.
 pub const MAX_CONTEXT_HITS: usize = 50;
 
+/// How many hits `search_context` returns: its schema carries the bounds (1 to
+/// [`MAX_CONTEXT_HITS`]), so the manager refuses a call outside them before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct ContextHitLimit(#[schemars(range(min = 1, max = 50))] pub usize);
+
 /// Renders hits as `search_context` shows them: one numbered entry per hit with its source and
 /// score.
 ///
@@ -58,15 +64,12 @@ pub async fn search_context_tool(
     /// What to recall, in words.
     query: String,
     /// How many hits to return at most (default 5, at most 50).
-    limit: Option<usize>,
+    limit: Option<ContextHitLimit>,
 ) -> Result<String, ToolError> {
-    let limit = limit.unwrap_or(DEFAULT_CONTEXT_HITS);
-    if !(1..=MAX_CONTEXT_HITS).contains(&limit) {
-        return Err(ToolError::invalid_arguments(
-            SEARCH_CONTEXT_TOOL,
-            format!("/limit: must be from 1 to {MAX_CONTEXT_HITS}, got {limit}"),
-        ));
-    }
+    // The schema bounds the limit; the clamp keeps a direct call (no manager) in range too.
+    let limit = limit.map_or(DEFAULT_CONTEXT_HITS, |limit| {
+        limit.0.clamp(1, MAX_CONTEXT_HITS)
+    });
     let hits = context
         .search(&query, limit)
         .await
