@@ -111,3 +111,29 @@ async fn a_ctx_tool_is_built_from_a_value_without_a_session() {
     let constructor: Box<dyn ToolConstructor> = Recall.into();
     assert!(constructor.needs_session());
 }
+
+/// Appends to a log.
+#[tool_fn(read_only = false, destructive = true, idempotent = false)]
+fn append(#[bind] log: Arc<std::sync::Mutex<Vec<String>>>, line: String) -> usize {
+    let mut log = log.lock().unwrap();
+    log.push(line);
+    log.len()
+}
+
+#[tokio::test]
+async fn hints_can_be_stated_false() {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tool = Append::new(Arc::clone(&log));
+    let result = tool
+        .execute(ToolArguments::try_from(json!({"line": "one"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "1");
+    assert_eq!(*log.lock().unwrap(), ["one"]);
+    let definition = tool.definition();
+    let hints = definition.commands()[0].annotations;
+    assert_eq!(hints.read_only, Some(false));
+    assert_eq!(hints.destructive, Some(true));
+    assert_eq!(hints.idempotent, Some(false));
+    assert_eq!(hints.open_world, None);
+}

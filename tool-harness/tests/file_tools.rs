@@ -349,3 +349,24 @@ fn definitions_have_the_spec_names_and_arguments() {
         )
     );
 }
+
+#[test]
+fn definitions_keep_their_behaviour_hints() {
+    use toolsmith_core::ToolAnnotations;
+    let m = manager(Arc::new(InMemoryFileSystem::new()));
+    let hints = |name: &str| {
+        let Some(Tool::SingleCommand(def)) = m.get_def(name) else {
+            panic!("{name}")
+        };
+        def.annotations
+    };
+    assert_eq!(hints("read"), ToolAnnotations::read_only());
+    let writes = |idempotent| ToolAnnotations {
+        read_only: Some(false),
+        destructive: Some(true),
+        idempotent: Some(idempotent),
+        open_world: Some(false),
+    };
+    assert_eq!(hints("write"), writes(true));
+    assert_eq!(hints("edit"), writes(false));
+}

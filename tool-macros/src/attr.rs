@@ -33,18 +33,20 @@ impl Spanned<String> {
     }
 }
 
-/// The behaviour hints of a tool or command; each flag's span when given.
+/// The behaviour hints of a tool or command: each flag's value when given (`read_only` is
+/// `true`, `read_only = false` says so explicitly).
 #[derive(Default, Clone, Copy)]
 pub struct Annotations {
-    pub read_only: Option<Span>,
-    pub destructive: Option<Span>,
-    pub idempotent: Option<Span>,
-    pub open_world: Option<Span>,
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
 }
 
 impl Annotations {
-    /// Parses a flag into `self`; false when `meta` is not one.
-    fn parse_flag(&mut self, meta: &ParseNestedMeta<'_>) -> bool {
+    /// Parses a flag (`read_only` or `read_only = false`) into `self`; `Ok(false)` when
+    /// `meta` is not one.
+    fn parse_flag(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
         let slot = if meta.path.is_ident("read_only") {
             &mut self.read_only
         } else if meta.path.is_ident("destructive") {
@@ -54,10 +56,21 @@ impl Annotations {
         } else if meta.path.is_ident("open_world") {
             &mut self.open_world
         } else {
-            return false;
+            return Ok(false);
         };
-        *slot = Some(meta.path.span());
-        true
+        let value = if meta.input.peek(syn::Token![=]) {
+            let lit: syn::LitBool = meta.value()?.parse().map_err(|err| {
+                syn::Error::new(
+                    err.span(),
+                    "a hint is given alone (`read_only`) or with `= true` / `= false`",
+                )
+            })?;
+            lit.value
+        } else {
+            true
+        };
+        *slot = Some(value);
+        Ok(true)
     }
 
     /// Whether any flag is set.
@@ -139,7 +152,7 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             set(&mut attr.retries, retries, &meta, &mut local);
         } else if meta.path.is_ident("blocking") {
             set(&mut attr.blocking, meta.path.span(), &meta, &mut local);
-        } else if !attr.annotations.parse_flag(&meta) {
+        } else if !attr.annotations.parse_flag(&meta)? {
             return Err(unknown_key(&meta, "#[tool_fn]", TOOL_KEYS));
         }
         Ok(())
@@ -257,7 +270,7 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
                 set(&mut out.description, value, &meta, &mut local);
             } else if meta.path.is_ident("skip") {
                 out.skip = true;
-            } else if !out.annotations.parse_flag(&meta) {
+            } else if !out.annotations.parse_flag(&meta)? {
                 return Err(unknown_key(&meta, "#[command]", COMMAND_KEYS));
             }
             Ok(())

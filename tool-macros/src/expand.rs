@@ -18,8 +18,8 @@ fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<To
     if !annotations.any() {
         return None;
     }
-    let flag = |set: Option<Span>| match set {
-        Some(_) => quote!(::core::option::Option::Some(true)),
+    let flag = |set: Option<bool>| match set {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     };
     let read_only = flag(annotations.read_only);

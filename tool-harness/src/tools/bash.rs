@@ -26,7 +26,9 @@ pub struct BashTimeoutMs(#[schemars(range(min = 1, max = 600_000))] pub u64);
 #[tool_fn(
     name = "bash",
     category = "shell",
+    read_only = false,
     destructive,
+    idempotent = false,
     open_world,
     description = "Run a shell command with bash in the workspace root and get its output \
                    (stdout and stderr interleaved; long output keeps its start and end) and \

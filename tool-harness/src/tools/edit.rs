@@ -48,7 +48,10 @@ pub fn replace_unique(
 #[tool_fn(
     name = "edit",
     category = "write",
+    read_only = false,
     destructive,
+    idempotent = false,
+    open_world = false,
     description = "Replace an exact piece of text in a file of the workspace. `old_string` must \
                    occur exactly once (include surrounding lines to make it unique) unless \
                    `replace_all` is set. Read the file first."

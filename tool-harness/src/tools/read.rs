@@ -159,6 +159,7 @@ pub fn render_lines(
     name = "read",
     category = "read",
     read_only,
+    destructive = false,
     idempotent,
     description = "Read a text file of the workspace. Lines come numbered (`cat -n` style); use \
                    `offset` and `limit` to page through a long file. Binary files are refused."

@@ -55,6 +55,7 @@ pub fn render_hits(query: &str, hits: &[ContextHit]) -> String {
     name = "search_context",
     category = "search",
     read_only,
+    destructive = false,
     idempotent,
     description = "Recall passages from the session's context stores (documents, earlier \
                    conversation) that match a query, best first."

@@ -66,6 +66,7 @@ fn plural(n: usize) -> &'static str {
     name = "search_file",
     category = "search",
     read_only,
+    destructive = false,
     idempotent,
     description = "Search the workspace's files for lines matching a regular expression, as \
                    ripgrep does: files excluded by .gitignore, hidden files and binary files are \

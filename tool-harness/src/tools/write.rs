@@ -15,8 +15,10 @@ pub const WRITE_TOOL: &str = "write";
 #[tool_fn(
     name = "write",
     category = "write",
+    read_only = false,
     destructive,
     idempotent,
+    open_world = false,
     description = "Create a file of the workspace, or replace its whole content. The write is \
                    atomic and missing parent directories are created. To change part of a file, \
                    use `edit`."
