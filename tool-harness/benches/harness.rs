@@ -122,7 +122,12 @@ fn search(c: &mut Criterion) {
     generate_tree(dir.path());
     let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
     let manager = ToolCallManager::new("bench");
-    manager.register(Arc::new(SearchFileTool::new(fs))).unwrap();
+    manager
+        .register(Arc::new(SearchFileTool::new(
+            fs,
+            toolsmith_harness::DEFAULT_MAX_MATCHES,
+        )))
+        .unwrap();
     let call = request("search_file", json!({"pattern": r"fn needle_\w+"}));
     let rt = runtime();
     let shown = rt

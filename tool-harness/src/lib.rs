@@ -56,6 +56,6 @@ pub use local_fs::{DEFAULT_MAX_READ_BYTES, LocalFileSystem};
 pub use memory_fs::InMemoryFileSystem;
 pub use memory_store::{FileMemory, InMemoryMemory};
 pub use output_cap::HeadTailBuffer;
-pub use preset::{PresetError, ToolPreset, register_file_tools, register_shell_tool};
+pub use preset::{ToolPreset, register_file_tools, register_shell_tool};
 pub use sandbox_path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 pub use shell::{SandboxStatus, ShellConfig, ShellError, ShellOutcome, ShellRunner, ShellSandbox};

@@ -4,36 +4,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use toolsmith_core::shed::{ToolShed, ToolShedError};
 use toolsmith_core::{
-    ContextHit, ContextSearch, MemoryAccess, MemoryFact, RegistrationError, ServiceError,
-    SessionParts, SessionState, ToolCallManager, ToolConstructor, ToolImpl, tool_fn,
+    ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts, SessionState,
+    ToolCallManager, ToolConstructor, ToolImpl, tool_fn,
 };
 
 use crate::tools::{
-    BashTool, EditTool, MEMORY_TOOL, MemoryTool, ReadTool, SEARCH_CONTEXT_TOOL, SearchContextTool,
+    BashTool, EditTool, MEMORY_TOOL, MemoryTool, ReadLimits, ReadTool, SearchContextTool,
     SearchFileTool, WriteTool,
 };
-use crate::{FileSystem, ShellConfig};
-
-/// Why a preset could not be registered or turned into tools.
-///
-/// `NeedsSession` stands in for the ToolShed's `ToolShedError::NeedsSession` until the
-/// ToolShed exists; it names the tools that need a session's parts.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PresetError {
-    /// Some tools are built from a session's parts, so the preset must go into a session's
-    /// shed (or [`ToolPreset::into_manager_with`]) rather than be registered ready-made.
-    #[error(
-        "the tools {} are built from a session's parts (memory, context); add the preset to a \
-         session's ToolShed, or build it with `into_manager_with(parts)`",
-        .0.iter().map(|name| format!("'{name}'")).collect::<Vec<_>>().join(", ")
-    )]
-    NeedsSession(Vec<String>),
-    /// A tool could not be registered (a duplicate name, for one); nothing of the preset was.
-    #[error(transparent)]
-    Registration(#[from] RegistrationError),
-}
+use crate::{DEFAULT_MAX_MATCHES, FileSystem, ShellConfig};
 
 /// A bundle of tool constructors: ready-made tools (files, shell, a given memory) and tools
 /// built from the session (its memory, its context search). A preset is an iterator of
@@ -53,7 +34,7 @@ pub enum PresetError {
 ///
 /// // Session-built tools cannot be registered ready-made:
 /// let err = ToolPreset::standard(fs).into_manager("session-2").unwrap_err();
-/// assert!(err.to_string().contains("'memory'"));
+/// assert_eq!(err, toolsmith_core::shed::ToolShedError::NeedsSession("memory".into()));
 /// ```
 #[derive(Default)]
 pub struct ToolPreset {
@@ -84,14 +65,14 @@ impl ToolPreset {
     /// `read`, `write` and `edit` over `fs`.
     pub fn files(fs: Arc<dyn FileSystem>) -> Self {
         Self::new()
-            .with(ReadTool::new(Arc::clone(&fs)))
+            .with(ReadTool::new(Arc::clone(&fs), ReadLimits::default()))
             .with(WriteTool::new(Arc::clone(&fs)))
             .with(EditTool::new(fs))
     }
 
     /// `search_file` over `fs`.
     pub fn file_search(fs: Arc<dyn FileSystem>) -> Self {
-        Self::new().with(SearchFileTool::new(fs))
+        Self::new().with(SearchFileTool::new(fs, DEFAULT_MAX_MATCHES))
     }
 
     /// `bash`, running in the process's current directory (as it is now), confined by
@@ -120,11 +101,8 @@ impl ToolPreset {
     /// `search_context` over the session's context stores and embedder, built when the session
     /// is.
     pub fn search_context() -> Self {
-        Self::new().with(
-            Box::new(tool_fn(SEARCH_CONTEXT_TOOL, |parts: &SessionParts| {
-                Arc::new(SearchContextTool::new(Arc::clone(&parts.context))) as Arc<dyn ToolImpl>
-            })) as Box<dyn ToolConstructor>,
-        )
+        // `#[ctx]`-built: the generated struct is the session constructor.
+        Self::new().with(SearchContextTool)
     }
 
     /// Files and shell: what a sub-agent needs to work on a tree. `bash` runs in `fs`'s
@@ -173,11 +151,10 @@ impl ToolPreset {
             .collect()
     }
 
-    /// The ready-made tools, or [`PresetError::NeedsSession`] naming those that are not.
-    fn ready_tools(self) -> Result<Vec<Arc<dyn ToolImpl>>, PresetError> {
-        let needing = self.session_tools();
-        if !needing.is_empty() {
-            return Err(PresetError::NeedsSession(needing));
+    /// The ready-made tools, or [`ToolShedError::NeedsSession`] naming the first that is not.
+    fn ready_tools(self) -> Result<Vec<Arc<dyn ToolImpl>>, ToolShedError> {
+        if let Some(name) = self.session_tools().into_iter().next() {
+            return Err(ToolShedError::NeedsSession(name));
         }
         // Ready constructors ignore the parts; these refuse every use, should one not.
         let parts = detached_parts();
@@ -189,49 +166,44 @@ impl ToolPreset {
     }
 
     /// Registers every tool on a running manager. All or nothing: on
-    /// [`PresetError::NeedsSession`] or a failed registration no tool of the preset stays.
-    pub fn register_all(self, manager: &ToolCallManager) -> Result<(), PresetError> {
+    /// [`ToolShedError::NeedsSession`] or a failed registration no tool of the preset stays.
+    pub fn register_all(self, manager: &ToolCallManager) -> Result<(), ToolShedError> {
         register(manager, self.ready_tools()?)
     }
 
     /// The tools, ready-made, for a sub-agent's tool list.
-    pub fn as_child_tools(self) -> Result<Vec<Arc<dyn ToolImpl>>, PresetError> {
+    pub fn as_child_tools(self) -> Result<Vec<Arc<dyn ToolImpl>>, ToolShedError> {
         self.ready_tools()
     }
 
-    /// A fresh manager for `session_id` with every tool registered.
+    /// A fresh manager for `session_id` with every tool registered: the preset in a
+    /// [`ToolShed`] built without a session ([`ToolShed::build_without_session`]), so a
+    /// preset with session-built tools fails with [`ToolShedError::NeedsSession`].
     pub fn into_manager(
         self,
         session_id: impl Into<String>,
-    ) -> Result<ToolCallManager, PresetError> {
-        let manager = ToolCallManager::new(session_id);
-        self.register_all(&manager)?;
-        Ok(manager)
+    ) -> Result<ToolCallManager, ToolShedError> {
+        ToolShed::new()
+            .tools(self)
+            .build_without_session(session_id)
     }
 
-    /// A fresh manager for the session of `parts`, with every tool built from `parts`: what a
-    /// session's shed does with the preset.
-    pub fn into_manager_with(self, parts: &SessionParts) -> Result<ToolCallManager, PresetError> {
-        let manager = ToolCallManager::new(parts.session_id.clone());
-        let tools = self
-            .constructors
-            .into_iter()
-            .map(|c| c.construct(parts))
-            .collect();
-        register(&manager, tools)?;
-        Ok(manager)
+    /// A fresh manager for the session of `parts`, with every tool built from `parts`: the
+    /// preset in a [`ToolShed`] built with `parts` (what a session's shed does with it).
+    pub fn into_manager_with(self, parts: &SessionParts) -> Result<ToolCallManager, ToolShedError> {
+        ToolShed::new().tools(self).build(parts.clone())
     }
 }
 
-fn register(manager: &ToolCallManager, tools: Vec<Arc<dyn ToolImpl>>) -> Result<(), PresetError> {
+fn register(manager: &ToolCallManager, tools: Vec<Arc<dyn ToolImpl>>) -> Result<(), ToolShedError> {
     let mut registered: Vec<String> = Vec::with_capacity(tools.len());
     for tool in tools {
         let name = tool.definition().name().to_owned();
-        if let Err(err) = manager.register(tool) {
+        if let Err(source) = manager.register(tool) {
             for name in registered {
                 manager.deregister(&name);
             }
-            return Err(err.into());
+            return Err(ToolShedError::Registration { tool: name, source });
         }
         registered.push(name);
     }
@@ -323,11 +295,11 @@ impl MemoryAccess for Detached {
 pub fn register_file_tools(
     manager: &ToolCallManager,
     fs: Arc<dyn FileSystem>,
-) -> Result<(), PresetError> {
+) -> Result<(), ToolShedError> {
     ToolPreset::files(fs).register_all(manager)
 }
 
 /// Registers `bash`, running in the current directory, on `manager` (spec §7).
-pub fn register_shell_tool(manager: &ToolCallManager) -> Result<(), PresetError> {
+pub fn register_shell_tool(manager: &ToolCallManager) -> Result<(), ToolShedError> {
     ToolPreset::shell().register_all(manager)
 }

@@ -125,8 +125,7 @@ async fn read_cuts_at_the_size_cap_with_a_clear_message() {
         ..ReadLimits::default()
     };
     let m = ToolCallManager::new("s");
-    m.register(Arc::new(ReadTool::new(fs).with_limits(limits)))
-        .unwrap();
+    m.register(Arc::new(ReadTool::new(fs, limits))).unwrap();
     let shown = text(&m, "read", json!({"path": "big.txt"})).await;
     // Each shown line: 7 bytes of number and tab, 50 characters, the cut marker, a newline.
     let lines: Vec<&str> = shown.lines().collect();
@@ -349,4 +348,25 @@ fn definitions_have_the_spec_names_and_arguments() {
             "write".into()
         )
     );
+}
+
+#[test]
+fn definitions_keep_their_behaviour_hints() {
+    use toolsmith_core::ToolAnnotations;
+    let m = manager(Arc::new(InMemoryFileSystem::new()));
+    let hints = |name: &str| {
+        let Some(Tool::SingleCommand(def)) = m.get_def(name) else {
+            panic!("{name}")
+        };
+        def.annotations
+    };
+    assert_eq!(hints("read"), ToolAnnotations::read_only());
+    let writes = |idempotent| ToolAnnotations {
+        read_only: Some(false),
+        destructive: Some(true),
+        idempotent: Some(idempotent),
+        open_world: Some(false),
+    };
+    assert_eq!(hints("write"), writes(true));
+    assert_eq!(hints("edit"), writes(false));
 }

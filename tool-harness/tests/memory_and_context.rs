@@ -223,4 +223,13 @@ async fn search_context_returns_hits_with_sources() {
         let err = error(&m, "search_context", bad.clone()).await;
         assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{bad}: {err}");
     }
+    let Some(Tool::SingleCommand(def)) = m.get_def("search_context") else {
+        panic!("search_context")
+    };
+    let limit = &def.arguments.schema()["properties"]["limit"];
+    assert_eq!(
+        (&limit["minimum"], &limit["maximum"]),
+        (&json!(1), &json!(50)),
+        "{limit}"
+    );
 }

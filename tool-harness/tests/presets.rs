@@ -7,12 +7,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use common::text;
 use serde_json::json;
+use toolsmith_core::shed::{ToolShed, ToolShedError};
 use toolsmith_core::{
     ContextHit, ContextSearch, MemoryAccess, RegistrationError, ServiceError, SessionParts,
     SessionState, ToolCallManager, ToolConstructor,
 };
 use toolsmith_harness::{
-    FileSystem, InMemoryFileSystem, InMemoryMemory, LocalFileSystem, PresetError, ToolPreset,
+    FileSystem, InMemoryFileSystem, InMemoryMemory, LocalFileSystem, ToolPreset,
     register_file_tools, register_shell_tool,
 };
 
@@ -147,22 +148,20 @@ fn session_presets_need_a_session() {
         + ToolPreset::session_memory())
     .register_all(&manager)
     .unwrap_err();
+    // The core's error names the first tool that needs the session.
+    assert_eq!(err, ToolShedError::NeedsSession("search_context".into()));
     assert_eq!(
-        err,
-        PresetError::NeedsSession(vec!["search_context".into(), "memory".into()])
-    );
-    assert!(
-        err.to_string().contains("'search_context', 'memory'"),
-        "{err}"
+        err.to_string(),
+        "the tool 'search_context' is built from a session's parts, so it needs a session"
     );
     assert!(manager.is_empty(), "nothing of the preset was registered");
     assert!(matches!(
         ToolPreset::session_memory().as_child_tools(),
-        Err(PresetError::NeedsSession(_))
+        Err(ToolShedError::NeedsSession(name)) if name == "memory"
     ));
     assert!(matches!(
         ToolPreset::search_context().into_manager("x"),
-        Err(PresetError::NeedsSession(_))
+        Err(ToolShedError::NeedsSession(name)) if name == "search_context"
     ));
 }
 
@@ -175,7 +174,10 @@ fn registration_is_all_or_nothing() {
         .unwrap_err();
     assert_eq!(
         err,
-        PresetError::Registration(RegistrationError::DuplicateTool("bash".into()))
+        ToolShedError::Registration {
+            tool: "bash".into(),
+            source: RegistrationError::DuplicateTool("bash".into())
+        }
     );
     assert_eq!(manager.names(), ["bash"], "the files tools were taken back");
 }
@@ -239,8 +241,75 @@ fn register_functions_add_the_file_and_shell_tools() {
     assert_eq!(manager.names(), ["read", "write", "edit", "bash"]);
     assert!(matches!(
         register_shell_tool(&manager),
-        Err(PresetError::Registration(RegistrationError::DuplicateTool(
-            _
-        )))
+        Err(ToolShedError::Registration {
+            source: RegistrationError::DuplicateTool(_),
+            ..
+        })
     ));
+}
+
+#[tokio::test]
+async fn a_preset_goes_straight_into_a_tool_shed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let mut session = parts(Arc::clone(&memory));
+    session.session_id = "shed-session".into();
+    let manager = ToolShed::new()
+        .tools(ToolPreset::standard(fs) + ToolPreset::search_context())
+        .build(session)
+        .unwrap();
+    assert_eq!(manager.session_id(), "shed-session");
+    for name in [
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "search_file",
+        "memory",
+        "search_context",
+    ] {
+        assert!(manager.contains(name), "{name} is in the shed's manager");
+    }
+    // Ready-made tools run through execute_one.
+    assert_eq!(
+        text(
+            &manager,
+            "write",
+            json!({"path": "notes.txt", "content": "ship it\n"})
+        )
+        .await,
+        "Created \"notes.txt\" (8 bytes)"
+    );
+    assert_eq!(
+        text(&manager, "read", json!({"path": "notes.txt"})).await,
+        "     1\tship it"
+    );
+    assert_eq!(
+        text(&manager, "bash", json!({"command": "cat notes.txt"})).await,
+        "ship it\n[exit code: 0]"
+    );
+    // Session-built tools use the session's own parts.
+    assert_eq!(
+        text(
+            &manager,
+            "memory",
+            json!({"command": "add", "text": "ships on Fridays"})
+        )
+        .await,
+        "Remembered fact 1 (memory version 1)"
+    );
+    assert_eq!(memory.facts().await.unwrap()[0].text, "ships on Fridays");
+    assert_eq!(
+        text(&manager, "search_context", json!({"query": "plans"})).await,
+        "1. [session] (score 1.000)\nrecalled plans"
+    );
+    // A preset holding session-built tools is refused without a session.
+    assert_eq!(
+        ToolShed::new()
+            .tools(ToolPreset::session_memory())
+            .build_without_session("none")
+            .unwrap_err(),
+        ToolShedError::NeedsSession("memory".into())
+    );
 }

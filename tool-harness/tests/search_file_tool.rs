@@ -118,8 +118,7 @@ async fn results_are_capped_with_a_note() {
                 .unwrap();
         }
         let m = ToolCallManager::new("s");
-        m.register(Arc::new(SearchFileTool::new(fs).with_max_matches(25)))
-            .unwrap();
+        m.register(Arc::new(SearchFileTool::new(fs, 25))).unwrap();
         let shown = text(&m, "search_file", json!({"pattern": "hit"})).await;
         let lines: Vec<&str> = shown.lines().collect();
         assert!(

@@ -330,3 +330,22 @@ async fn without_a_sandbox_writes_outside_are_possible() {
     assert_eq!(outcome.exit_code, Some(0));
     assert!(outside.join("new.txt").exists());
 }
+
+#[test]
+fn the_timeout_bounds_are_in_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    let Some(toolsmith_core::Tool::SingleCommand(def)) = m.get_def("bash") else {
+        panic!("bash")
+    };
+    let timeout = &def.arguments.schema()["properties"]["timeout_ms"];
+    assert_eq!(timeout["minimum"], 1, "{timeout}");
+    assert_eq!(timeout["maximum"], 600_000, "{timeout}");
+    assert!(
+        timeout["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("The time limit in milliseconds"),
+        "{timeout}"
+    );
+}

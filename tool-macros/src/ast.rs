@@ -31,8 +31,9 @@ pub enum Param {
     /// An argument the model sends. `borrowed_str` when the parameter is `&str` (read as a
     /// `String` and lent).
     Arg { field: ArgField, borrowed_str: bool },
-    /// A `#[ctx]` value from the session.
-    Ctx { ident: Ident, ty: Type },
+    /// A `#[ctx]` value from the session, or (`bound`) a `#[bind]` value given to the
+    /// generated `new` only.
+    Ctx { ident: Ident, ty: Type, bound: bool },
 }
 
 /// What a tool function returns.
@@ -172,17 +173,30 @@ fn parse_param(
             return None;
         }
     };
-    if let Some(ctx) = attr::ctx_attr(&pat_ty.attrs, errors) {
+    let ctx = attr::ctx_attr(&pat_ty.attrs, errors);
+    let bind = attr::bind_attr(&pat_ty.attrs, errors);
+    if let (Some(_), Some(bind)) = (ctx, bind) {
+        errors.spanned(
+            bind,
+            "a parameter is either `#[ctx]` (from the session) or `#[bind]` (given to `new`), not both",
+        );
+        return None;
+    }
+    if let Some(marker) = ctx.or(bind) {
         if !allow_ctx {
+            let key = if ctx.is_some() { "ctx" } else { "bind" };
             errors.spanned(
-                ctx,
-                "`#[ctx]` is for tool functions; a command group keeps its state in `self`",
+                marker,
+                format!(
+                    "`#[{key}]` is for tool functions; a command group keeps its state in `self`"
+                ),
             );
             return None;
         }
         return Some(Param::Ctx {
             ident,
             ty: (*pat_ty.ty).clone(),
+            bound: bind.is_some(),
         });
     }
     let arg = attr::parse_arg_attrs(&pat_ty.attrs, errors);
@@ -315,6 +329,13 @@ impl ToolFn {
     /// Whether the tool takes values from the session.
     pub fn has_ctx(&self) -> bool {
         self.params.iter().any(|p| matches!(p, Param::Ctx { .. }))
+    }
+
+    /// Whether a parameter is `#[bind]`: the tool is then built with `new` only.
+    pub fn has_bound(&self) -> bool {
+        self.params
+            .iter()
+            .any(|p| matches!(p, Param::Ctx { bound: true, .. }))
     }
 }
 

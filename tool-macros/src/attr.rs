@@ -10,7 +10,7 @@ use crate::duration;
 use crate::errors::Errors;
 
 /// The keys `#[tool_fn(...)]` accepts.
-const TOOL_KEYS: &str = "name, description, category, crate, timeout, blocking, read_only, destructive, idempotent, open_world";
+const TOOL_KEYS: &str = "name, description, category, crate, timeout, retries, blocking, read_only, destructive, idempotent, open_world";
 /// The keys `#[arg(...)]` accepts.
 const ARG_KEYS: &str = "rename, description, default";
 /// The keys `#[command(...)]` accepts.
@@ -33,18 +33,20 @@ impl Spanned<String> {
     }
 }
 
-/// The behaviour hints of a tool or command; each flag's span when given.
+/// The behaviour hints of a tool or command: each flag's value when given (`read_only` is
+/// `true`, `read_only = false` says so explicitly).
 #[derive(Default, Clone, Copy)]
 pub struct Annotations {
-    pub read_only: Option<Span>,
-    pub destructive: Option<Span>,
-    pub idempotent: Option<Span>,
-    pub open_world: Option<Span>,
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
 }
 
 impl Annotations {
-    /// Parses a flag into `self`; false when `meta` is not one.
-    fn parse_flag(&mut self, meta: &ParseNestedMeta<'_>) -> bool {
+    /// Parses a flag (`read_only` or `read_only = false`) into `self`; `Ok(false)` when
+    /// `meta` is not one.
+    fn parse_flag(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
         let slot = if meta.path.is_ident("read_only") {
             &mut self.read_only
         } else if meta.path.is_ident("destructive") {
@@ -54,10 +56,21 @@ impl Annotations {
         } else if meta.path.is_ident("open_world") {
             &mut self.open_world
         } else {
-            return false;
+            return Ok(false);
         };
-        *slot = Some(meta.path.span());
-        true
+        let value = if meta.input.peek(syn::Token![=]) {
+            let lit: syn::LitBool = meta.value()?.parse().map_err(|err| {
+                syn::Error::new(
+                    err.span(),
+                    "a hint is given alone (`read_only`) or with `= true` / `= false`",
+                )
+            })?;
+            lit.value
+        } else {
+            true
+        };
+        *slot = Some(value);
+        Ok(true)
     }
 
     /// Whether any flag is set.
@@ -77,6 +90,8 @@ pub struct ToolAttr {
     pub category: Option<Spanned<String>>,
     pub krate: Option<syn::Path>,
     pub timeout_millis: Option<u64>,
+    /// `retries = N`: how many times a failed call is retried (0: never).
+    pub retries: Option<u32>,
     pub blocking: Option<Span>,
     pub annotations: Annotations,
 }
@@ -132,9 +147,12 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             let millis = duration::parse_millis(&lit.value())
                 .map_err(|reason| syn::Error::new(lit.span(), reason))?;
             set(&mut attr.timeout_millis, millis, &meta, &mut local);
+        } else if meta.path.is_ident("retries") {
+            let retries = retries_value(&meta)?;
+            set(&mut attr.retries, retries, &meta, &mut local);
         } else if meta.path.is_ident("blocking") {
             set(&mut attr.blocking, meta.path.span(), &meta, &mut local);
-        } else if !attr.annotations.parse_flag(&meta) {
+        } else if !attr.annotations.parse_flag(&meta)? {
             return Err(unknown_key(&meta, "#[tool_fn]", TOOL_KEYS));
         }
         Ok(())
@@ -146,6 +164,24 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         errors.push(err);
     }
     attr
+}
+
+/// The value of `retries = N`: a whole number that fits a `u32`.
+fn retries_value(meta: &ParseNestedMeta<'_>) -> syn::Result<u32> {
+    const EXPECTED: &str = "`retries` must be a whole number of retries, e.g. `retries = 3` (`retries = 0`: never retry)";
+    let value: syn::Expr = meta.value()?.parse()?;
+    match &value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) if int.suffix().is_empty() => int.base10_parse::<u32>().map_err(|_| {
+            syn::Error::new(
+                int.span(),
+                format!("`retries = {int}` is too many: at most {}", u32::MAX),
+            )
+        }),
+        other => Err(syn::Error::new_spanned(other, EXPECTED)),
+    }
 }
 
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
@@ -234,7 +270,7 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
                 set(&mut out.description, value, &meta, &mut local);
             } else if meta.path.is_ident("skip") {
                 out.skip = true;
-            } else if !out.annotations.parse_flag(&meta) {
+            } else if !out.annotations.parse_flag(&meta)? {
                 return Err(unknown_key(&meta, "#[command]", COMMAND_KEYS));
             }
             Ok(())
@@ -259,9 +295,21 @@ pub fn ctx_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a A
     Some(attr)
 }
 
+/// The `#[bind]` attribute among `attrs`, if any; `#[bind]` takes no arguments.
+pub fn bind_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a Attribute> {
+    let attr = attrs.iter().find(|a| a.path().is_ident("bind"))?;
+    if !matches!(attr.meta, syn::Meta::Path(_)) {
+        errors.spanned(
+            attr,
+            "`#[bind]` takes no arguments: the value is given to the generated `new`",
+        );
+    }
+    Some(attr)
+}
+
 /// Whether an attribute is one of the macros' own helper attributes (removed from output).
 pub fn is_helper(attr: &Attribute) -> bool {
-    ["arg", "ctx", "command"]
+    ["arg", "ctx", "bind", "command"]
         .iter()
         .any(|name| attr.path().is_ident(name))
 }

@@ -18,8 +18,8 @@ fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<To
     if !annotations.any() {
         return None;
     }
-    let flag = |set: Option<Span>| match set {
-        Some(_) => quote!(::core::option::Option::Some(true)),
+    let flag = |set: Option<bool>| match set {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     };
     let read_only = flag(annotations.read_only);
@@ -73,6 +73,22 @@ fn timeout_fn(attr: &ToolAttr) -> Option<TokenStream> {
         quote! {
             fn timeout(&self) -> ::core::option::Option<::core::time::Duration> {
                 ::core::option::Option::Some(::core::time::Duration::from_millis(#millis))
+            }
+        }
+    })
+}
+
+/// `fn retry_config(&self)` when the tool has `retries = N`.
+fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
+    attr.retries.map(|retries| {
+        let config = if retries == 0 {
+            quote!(#krate::ToolRetryConfig::never())
+        } else {
+            quote!(#krate::ToolRetryConfig::exponential(#retries))
+        };
+        quote! {
+            fn retry_config(&self) -> ::core::option::Option<#krate::ToolRetryConfig> {
+                ::core::option::Option::Some(#config)
             }
         }
     })
@@ -228,6 +244,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     );
     let cached = definition_fn(&krate, quote!(#krate::Tool::SingleCommand(#definition)));
     let timeout = timeout_fn(&tool.attr);
+    let retry_config = retry_config_fn(&krate, &tool.attr);
 
     let runner = if tool.attr.blocking.is_some() {
         Runner::Blocking
@@ -274,7 +291,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     };
     // `#[ctx]` values are cloned out of the tool before the call, so the future owns them.
     let ctx_clones = tool.params.iter().filter_map(|param| match param {
-        Param::Ctx { ident, ty } => Some(quote_spanned! {ty.span()=>
+        Param::Ctx { ident, ty, .. } => Some(quote_spanned! {ty.span()=>
             let #ident: #ty = ::core::clone::Clone::clone(&self.#ident);
         }),
         Param::Arg { .. } => None,
@@ -303,6 +320,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
                     }
                     #execute
                     #timeout
+                    #retry_config
                 }
             };
         };
@@ -313,10 +331,11 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         .params
         .iter()
         .filter_map(|p| match p {
-            Param::Ctx { ident, ty } => Some((ident, ty)),
+            Param::Ctx { ident, ty, .. } => Some((ident, ty)),
             Param::Arg { .. } => None,
         })
         .collect();
+    let bound = tool.has_bound();
     let ctx_idents: Vec<&Ident> = ctx.iter().map(|(i, _)| *i).collect();
     let ctx_types: Vec<&syn::Type> = ctx.iter().map(|(_, t)| *t).collect();
     let extracts = ctx.iter().map(|(ident, ty)| {
@@ -332,38 +351,9 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
             };
         }
     });
-    let struct_doc = format!(
-        "{struct_doc} Add it to a `ToolShed`: it is built from the session's parts (its `#[ctx]` parameters)."
-    );
-    quote! {
-        #item
-
-        #[doc = #struct_doc]
-        #[derive(Debug, Clone, Copy, Default)]
-        #vis struct #struct_ident;
-
-        const _: () = {
-            #args_struct
-            #cached
-
-            struct __ToolsmithTool { #(#ctx_idents: #ctx_types,)* }
-
-            #[automatically_derived]
-            impl #krate::ToolImpl for __ToolsmithTool {
-                fn definition(&self) -> #krate::Tool {
-                    __toolsmith_definition()
-                }
-                #execute
-                #timeout
-            }
-
-            impl #struct_ident {
-                /// The definition of the tool this constructor builds.
-                pub fn definition(&self) -> #krate::Tool {
-                    __toolsmith_definition()
-                }
-            }
-
+    // With a `#[bind]` value the session cannot build the tool: only `new` can.
+    let session_impls = (!bound).then(|| {
+        quote! {
             #[automatically_derived]
             impl #krate::ToolConstructor for #struct_ident {
                 fn name(&self) -> ::std::string::String {
@@ -387,6 +377,58 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
                     ::std::boxed::Box::new(constructor)
                 }
             }
+        }
+    });
+    let struct_doc = if bound {
+        format!(
+            "{struct_doc} Build the tool with `{struct_ident}::new(..)` from its `#[bind]` and `#[ctx]` values."
+        )
+    } else {
+        format!(
+            "{struct_doc} Add it to a `ToolShed`: it is built from the session's parts (its `#[ctx]` parameters), or with `{struct_ident}::new(..)` from values."
+        )
+    };
+    quote! {
+        #item
+
+        #[doc = #struct_doc]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #struct_ident;
+
+        const _: () = {
+            #args_struct
+            #cached
+
+            #[derive(Clone)]
+            struct __ToolsmithTool { #(#ctx_idents: #ctx_types,)* }
+
+            #[automatically_derived]
+            impl #krate::ToolImpl for __ToolsmithTool {
+                fn definition(&self) -> #krate::Tool {
+                    __toolsmith_definition()
+                }
+                #execute
+                #timeout
+                #retry_config
+            }
+
+            impl #struct_ident {
+                /// The definition of the tool this constructor builds.
+                pub fn definition(&self) -> #krate::Tool {
+                    __toolsmith_definition()
+                }
+
+                /// Builds the tool from its `#[bind]` and `#[ctx]` values given directly, in the
+                /// order of the function's parameters: a ready-made tool that needs no session.
+                #[allow(clippy::new_ret_no_self)]
+                #vis fn new(#(#ctx_idents: #ctx_types),*)
+                    -> impl #krate::ToolImpl + ::core::clone::Clone + 'static
+                {
+                    __ToolsmithTool { #(#ctx_idents,)* }
+                }
+            }
+
+            #session_impls
         };
     }
 }
@@ -487,6 +529,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         )),
     );
     let timeout = timeout_fn(&group.attr);
+    let retry_config = retry_config_fn(&krate, &group.attr);
     let generated = quote!(#krate::__private::generated_call);
     let execute = execute_fn(
         &krate,
@@ -525,6 +568,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
                 }
                 #execute
                 #timeout
+                #retry_config
             }
         };
     }

@@ -78,8 +78,9 @@ use errors::Errors;
 /// | `description = "..."` | the description (default: the doc comment); a tool must have one |
 /// | `category = "..."` | the category (default `"custom"`) |
 /// | `timeout = "10s"` | the tool's time limit (`"500ms"`, `"10s"`, `"2m"`, `"1h"`) |
+/// | `retries = N` | the tool's own retry config (`ToolImpl::retry_config`): `ToolRetryConfig::exponential(N)`, i.e. up to N retries of timeouts and network errors, 100 ms then doubling; `retries = 0` is `ToolRetryConfig::never()` |
 /// | `blocking` | run a sync function on tokio's blocking pool (a sync function otherwise runs inline) |
-/// | `read_only`, `destructive`, `idempotent`, `open_world` | set that hint in `ToolDefinition.annotations` |
+/// | `read_only`, `destructive`, `idempotent`, `open_world` | set that hint in `ToolDefinition.annotations` (`read_only = false` states the opposite; left out, a hint is unknown) |
 /// | `crate = "path"` | where the Toolsmith API is (default: found from your `Cargo.toml`, `::toolsmith` or `::toolsmith_core`) |
 ///
 /// ```
@@ -98,6 +99,20 @@ use errors::Errors;
 /// let definition = &tool_definition.commands()[0];
 /// assert_eq!(definition.annotations.read_only, Some(true));
 /// assert_eq!(definition.returns.as_ref().unwrap().schema()["type"], "integer");
+/// ```
+///
+/// `retries = N` gives the tool its own retry config, used when the manager sets none for it:
+///
+/// ```
+/// use toolsmith::{tool_fn, ToolError, ToolImpl, ToolRetryConfig};
+///
+/// /// Fetches a page.
+/// #[tool_fn(retries = 2)]
+/// async fn fetch(url: String) -> Result<String, ToolError> {
+///     Err(ToolError::network("fetch", format!("{url}: connection reset")))
+/// }
+///
+/// assert_eq!(Fetch.retry_config(), Some(ToolRetryConfig::exponential(2)));
 /// ```
 ///
 /// `crate = "..."` names where the API is when the crate is re-exported under another path:
@@ -128,6 +143,7 @@ use errors::Errors;
 /// | `#[arg(description = "...")]` | the description, instead of the doc comment |
 /// | `#[arg(default)]`, `#[arg(default = "path")]` | not required; `Default::default()` or `path()` when left out |
 /// | `#[ctx]` | not an argument: the value is taken from the session (below) |
+/// | `#[bind]` | not an argument: the value is given to the generated `new(..)` (below) |
 ///
 /// ```
 /// use toolsmith::{tool_fn, ToolImpl};
@@ -173,6 +189,35 @@ use errors::Errors;
 /// let constructor: Box<dyn ToolConstructor> = Remember.into();
 /// assert_eq!(constructor.name(), "remember");
 /// assert!(constructor.needs_session());
+/// ```
+///
+/// # `#[bind]`: values the tool is built with
+///
+/// A single-command tool that carries state (a file system handle, limits, a shell runner)
+/// marks it `#[bind]`: left out of the schema like `#[ctx]`, but given by you rather than the
+/// session. The generated struct then has `new(..)`, taking the `#[bind]` and `#[ctx]` values
+/// in the order of the parameters and returning a ready-made `impl ToolImpl + Clone`, and it
+/// is not a session constructor. A tool with only `#[ctx]` parameters has the same `new` too,
+/// to build it from values without a session. A `#[bind]` type must be `Clone + Send + Sync +
+/// 'static`; it is cloned into each call.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::{tool_fn, ToolArguments, ToolImpl};
+///
+/// struct Greeting(String);
+///
+/// /// Greets someone.
+/// #[tool_fn]
+/// async fn greet(#[bind] greeting: Arc<Greeting>, name: String) -> String {
+///     format!("{}, {name}!", greeting.0)
+/// }
+///
+/// let tool = Greet::new(Arc::new(Greeting("Hello".into())));
+/// let arguments = ToolArguments::from_iter([("name", serde_json::json!("Ada"))]);
+/// let result = futures::executor::block_on(tool.execute(arguments)).unwrap();
+/// assert_eq!(result.content.to_text(), "Hello, Ada!");
+/// assert_eq!(tool.definition().commands()[0].arguments.schema()["required"], serde_json::json!(["name"]));
 /// ```
 ///
 /// # On an `impl` block: a command group

@@ -1,37 +1,50 @@
 //! The `bash` tool: a shell command in the workspace root.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Deserialize;
-use toolsmith_core::{
-    Tool, ToolAnnotations, ToolArguments, ToolCallResult, ToolDefinition, ToolError, ToolImpl,
-};
+use toolsmith_core::{Tool, ToolArguments, ToolCallResult, ToolError, ToolImpl, tool_fn};
 
-use crate::tools::args_schema::{args_schema, parse_args};
 use crate::{SandboxStatus, ShellConfig, ShellRunner};
 
 /// The tool's name.
 pub const BASH_TOOL: &str = "bash";
 
-/// The arguments of `bash`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BashArgs {
+/// The longest `timeout_ms` a call may give.
+pub const MAX_BASH_TIMEOUT_MS: u64 = 600_000;
+
+/// `bash`'s time limit in milliseconds: its schema carries the bounds (1 to
+/// [`MAX_BASH_TIMEOUT_MS`]), so the manager refuses a call outside them before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct BashTimeoutMs(#[schemars(range(min = 1, max = 600_000))] pub u64);
+
+/// The `bash` tool's logic: runs the command and renders how it ended. A command that timed
+/// out is a result the model sees as an error, with the output it printed until then. The
+/// tool is [`BashTool`], which adds the sandbox status to the description.
+#[tool_fn(
+    name = "bash",
+    category = "shell",
+    read_only = false,
+    destructive,
+    idempotent = false,
+    open_world,
+    description = "Run a shell command with bash in the workspace root and get its output \
+                   (stdout and stderr interleaved; long output keeps its start and end) and \
+                   exit code. Standard input is closed; background processes are killed when \
+                   the command ends."
+)]
+pub async fn bash_call(
+    #[bind] runner: ShellRunner,
     /// The command, run with `bash -c` in the workspace root.
-    pub command: String,
+    command: String,
     /// The time limit in milliseconds (default 120000, at most 600000); on expiry the command
     /// and every process it started are killed.
-    #[schemars(range(min = 1, max = 600_000))]
-    pub timeout_ms: Option<u64>,
-}
-
-/// `bash`'s logic: runs the command and renders how it ended. A command that timed out is
-/// a result the model sees as an error, with the output it printed until then.
-pub async fn run_bash(runner: &ShellRunner, args: BashArgs) -> Result<ToolCallResult, ToolError> {
+    timeout_ms: Option<BashTimeoutMs>,
+) -> Result<ToolCallResult, ToolError> {
     let outcome = runner
-        .run(&args.command, args.timeout_ms.map(Duration::from_millis))
+        .run(&command, timeout_ms.map(|ms| Duration::from_millis(ms.0)))
         .await
         .map_err(|err| ToolError::execution(BASH_TOOL, err))?;
     let text = outcome.render();
@@ -42,7 +55,9 @@ pub async fn run_bash(runner: &ShellRunner, args: BashArgs) -> Result<ToolCallRe
     })
 }
 
-/// The `bash` tool.
+/// The `bash` tool: [`bash_call`] (`BashCall`) with a description that says whether the sandbox confines
+/// the command (a `#[tool_fn]` description is fixed at compile time; this one depends on the
+/// kernel).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -59,16 +74,27 @@ pub async fn run_bash(runner: &ShellRunner, args: BashArgs) -> Result<ToolCallRe
 /// assert_eq!(result.content.to_text(), "hi\n[exit code: 0]");
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BashTool {
     runner: ShellRunner,
+    call: Arc<dyn ToolImpl>,
+}
+
+impl std::fmt::Debug for BashTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BashTool")
+            .field("runner", &self.runner)
+            .finish_non_exhaustive()
+    }
 }
 
 impl BashTool {
     /// `bash` with `config`.
     pub fn new(config: ShellConfig) -> Self {
+        let runner = ShellRunner::new(config);
         Self {
-            runner: ShellRunner::new(config),
+            call: Arc::new(BashCall::new(runner.clone())),
+            runner,
         }
     }
 
@@ -81,35 +107,18 @@ impl BashTool {
 #[async_trait]
 impl ToolImpl for BashTool {
     fn definition(&self) -> Tool {
-        let confinement = match self.runner.sandbox_status() {
-            SandboxStatus::Confined => {
-                " Writes outside the workspace root are refused by the sandbox."
-            }
-            _ => "",
-        };
-        Tool::SingleCommand(
-            ToolDefinition::new(
-                BASH_TOOL,
-                format!(
-                    "Run a shell command with bash in the workspace root and get its output \
-                     (stdout and stderr interleaved; long output keeps its start and end) and \
-                     exit code. Standard input is closed; background processes are killed when \
-                     the command ends.{confinement}"
-                ),
-                args_schema::<BashArgs>(),
-            )
-            .with_category("shell")
-            .with_annotations(ToolAnnotations {
-                read_only: Some(false),
-                destructive: Some(true),
-                idempotent: Some(false),
-                open_world: Some(true),
-            }),
-        )
+        let mut definition = self.call.definition();
+        if let (Tool::SingleCommand(command), SandboxStatus::Confined) =
+            (&mut definition, self.runner.sandbox_status())
+        {
+            command
+                .description
+                .push_str(" Writes outside the workspace root are refused by the sandbox.");
+        }
+        definition
     }
 
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        let args = parse_args(BASH_TOOL, &arguments)?;
-        run_bash(&self.runner, args).await
+        self.call.execute(arguments).await
     }
 }

@@ -1,7 +1,9 @@
-//! The built-in tools, each a [`ToolImpl`](toolsmith_core::ToolImpl) over its logic: a plain
-//! async function (or, for `memory`, one method per command) taking a typed argument struct.
+//! The built-in tools, written with `#[tool_fn]`: each is an async function whose state (a
+//! file system handle, limits, a shell runner) is `#[bind]`, built with the generated
+//! `new(..)` (`ReadTool::new(fs, limits)`); `search_context` takes its store with `#[ctx]`
+//! from the session; `memory` is a command group (an `impl` block). `bash` keeps a thin
+//! hand-written wrapper only to put the sandbox status in its description.
 
-mod args_schema;
 mod bash;
 mod edit;
 mod memory;
@@ -10,15 +12,13 @@ mod search_context;
 mod search_file;
 mod write;
 
-pub use bash::{BASH_TOOL, BashArgs, BashTool, run_bash};
-pub use edit::{EDIT_TOOL, EditArgs, EditTool, edit_file, replace_unique};
-pub use memory::{MEMORY_TOOL, MemoryAddArgs, MemoryRemoveArgs, MemoryReplaceArgs, MemoryTool};
-pub use read::{READ_TOOL, ReadArgs, ReadLimits, ReadTool, read_file, render_lines};
+pub use bash::{BASH_TOOL, BashCall, BashTimeoutMs, BashTool, MAX_BASH_TIMEOUT_MS, bash_call};
+pub use edit::{EDIT_TOOL, EditTool, edit_tool, replace_unique};
+pub use memory::{MEMORY_TOOL, MemoryTool};
+pub use read::{READ_TOOL, ReadLimits, ReadTool, read_tool, render_lines};
 pub use search_context::{
-    DEFAULT_CONTEXT_HITS, SEARCH_CONTEXT_TOOL, SearchContextArgs, SearchContextTool, render_hits,
-    search_context,
+    ContextHitLimit, DEFAULT_CONTEXT_HITS, MAX_CONTEXT_HITS, SEARCH_CONTEXT_TOOL,
+    SearchContextTool, render_hits, search_context_tool,
 };
-pub use search_file::{
-    SEARCH_FILE_TOOL, SearchFileArgs, SearchFileTool, render_report, search_files,
-};
-pub use write::{WRITE_TOOL, WriteArgs, WriteTool, write_file};
+pub use search_file::{SEARCH_FILE_TOOL, SearchFileTool, render_report, search_file_tool};
+pub use write::{WRITE_TOOL, WriteTool, write_tool};

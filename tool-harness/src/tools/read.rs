@@ -4,30 +4,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Deserialize;
-use toolsmith_core::{
-    Tool, ToolAnnotations, ToolArguments, ToolCallResult, ToolDefinition, ToolError, ToolImpl,
-};
+use toolsmith_core::{ToolError, tool_fn};
 
 use crate::FileSystem;
-use crate::tools::args_schema::{args_schema, parse_args};
 
 /// The tool's name.
 pub const READ_TOOL: &str = "read";
-
-/// The arguments of `read`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReadArgs {
-    /// The file to read, relative to the workspace root.
-    pub path: String,
-    /// The 1-based line to start at (default 1; 0 is read as 1).
-    pub offset: Option<usize>,
-    /// How many lines to show at most (default 2000).
-    pub limit: Option<usize>,
-}
 
 /// How much `read` shows at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,77 +139,45 @@ pub fn render_lines(
     Ok(out)
 }
 
-/// `read`'s logic: reads the file through `fs` and renders the requested window.
-pub async fn read_file(
-    fs: &dyn FileSystem,
-    limits: &ReadLimits,
-    args: ReadArgs,
-) -> Result<String, ToolError> {
-    let contents = fs
-        .read(Path::new(&args.path))
-        .await
-        .map_err(|err| ToolError::execution(READ_TOOL, err))?;
-    render_lines(&args.path, &contents, args.offset, args.limit, limits)
-        .map_err(|reason| ToolError::execution(READ_TOOL, reason))
-}
-
-/// The `read` tool over a [`FileSystem`].
+/// The `read` tool's logic: reads the file through `fs` and renders the requested window.
+/// The tool is `ReadTool::new(fs, limits)`.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
-/// use toolsmith_harness::{InMemoryFileSystem, tools::ReadTool};
+/// use toolsmith_harness::{InMemoryFileSystem, tools::{ReadLimits, ReadTool}};
 /// use serde_json::json;
 ///
 /// let fs = Arc::new(InMemoryFileSystem::new().with_file("hello.txt", "hi\nthere\n"));
 /// let manager = ToolCallManager::new("demo");
-/// manager.register(Arc::new(ReadTool::new(fs))).unwrap();
+/// manager.register(Arc::new(ReadTool::new(fs, ReadLimits::default()))).unwrap();
 /// let call = ToolCallRequest::new("1", "read", ToolArguments::from_iter([("path", json!("hello.txt"))]));
 /// let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
 /// assert_eq!(result.content.to_text(), "     1\thi\n     2\tthere");
 /// ```
-#[derive(Debug, Clone)]
-pub struct ReadTool {
-    fs: Arc<dyn FileSystem>,
-    limits: ReadLimits,
-}
-
-impl ReadTool {
-    /// `read` over `fs`, with the default limits.
-    pub fn new(fs: Arc<dyn FileSystem>) -> Self {
-        Self {
-            fs,
-            limits: ReadLimits::default(),
-        }
-    }
-
-    /// Sets the limits.
-    #[must_use]
-    pub fn with_limits(mut self, limits: ReadLimits) -> Self {
-        self.limits = limits;
-        self
-    }
-}
-
-#[async_trait]
-impl ToolImpl for ReadTool {
-    fn definition(&self) -> Tool {
-        Tool::SingleCommand(
-            ToolDefinition::new(
-                READ_TOOL,
-                "Read a text file of the workspace. Lines come numbered (`cat -n` style); use \
-                 `offset` and `limit` to page through a long file. Binary files are refused.",
-                args_schema::<ReadArgs>(),
-            )
-            .with_category("read")
-            .with_annotations(ToolAnnotations::read_only()),
-        )
-    }
-
-    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        let args = parse_args(READ_TOOL, &arguments)?;
-        read_file(&*self.fs, &self.limits, args)
-            .await
-            .map(ToolCallResult::text)
-    }
+#[tool_fn(
+    name = "read",
+    category = "read",
+    read_only,
+    destructive = false,
+    idempotent,
+    description = "Read a text file of the workspace. Lines come numbered (`cat -n` style); use \
+                   `offset` and `limit` to page through a long file. Binary files are refused."
+)]
+pub async fn read_tool(
+    #[bind] fs: Arc<dyn FileSystem>,
+    #[bind] limits: ReadLimits,
+    /// The file to read, relative to the workspace root.
+    path: String,
+    /// The 1-based line to start at (default 1; 0 is read as 1).
+    offset: Option<usize>,
+    /// How many lines to show at most (default 2000).
+    limit: Option<usize>,
+) -> Result<String, ToolError> {
+    let contents = fs
+        .read(Path::new(&path))
+        .await
+        .map_err(|err| ToolError::execution(READ_TOOL, err))?;
+    render_lines(&path, &contents, offset, limit, &limits)
+        .map_err(|reason| ToolError::execution(READ_TOOL, reason))
 }

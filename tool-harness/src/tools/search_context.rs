@@ -2,15 +2,7 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Deserialize;
-use toolsmith_core::{
-    ContextHit, ContextSearch, Tool, ToolAnnotations, ToolArguments, ToolCallResult,
-    ToolDefinition, ToolError, ToolImpl,
-};
-
-use crate::tools::args_schema::{args_schema, parse_args};
+use toolsmith_core::{ContextHit, ContextSearch, ToolError, tool_fn};
 
 /// The tool's name.
 pub const SEARCH_CONTEXT_TOOL: &str = "search_context";
@@ -18,16 +10,14 @@ pub const SEARCH_CONTEXT_TOOL: &str = "search_context";
 /// Hits returned when the call gives no `limit`.
 pub const DEFAULT_CONTEXT_HITS: usize = 5;
 
-/// The arguments of `search_context`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchContextArgs {
-    /// What to recall, in words.
-    pub query: String,
-    /// How many hits to return at most (default 5, at most 50).
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<usize>,
-}
+/// The most hits a call may ask for.
+pub const MAX_CONTEXT_HITS: usize = 50;
+
+/// How many hits `search_context` returns: its schema carries the bounds (1 to
+/// [`MAX_CONTEXT_HITS`]), so the manager refuses a call outside them before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct ContextHitLimit(#[schemars(range(min = 1, max = 50))] pub usize);
 
 /// Renders hits as `search_context` shows them: one numbered entry per hit with its source and
 /// score.
@@ -58,57 +48,32 @@ pub fn render_hits(query: &str, hits: &[ContextHit]) -> String {
         .join("\n\n")
 }
 
-/// `search_context`'s logic.
-pub async fn search_context(
-    context: &dyn ContextSearch,
-    args: SearchContextArgs,
+/// The `search_context` tool's logic. The tool is built from a session's parts (add
+/// `SearchContextTool` to a session's shed) or from a store with
+/// `SearchContextTool::new(context)`.
+#[tool_fn(
+    name = "search_context",
+    category = "search",
+    read_only,
+    destructive = false,
+    idempotent,
+    description = "Recall passages from the session's context stores (documents, earlier \
+                   conversation) that match a query, best first."
+)]
+pub async fn search_context_tool(
+    #[ctx] context: Arc<dyn ContextSearch>,
+    /// What to recall, in words.
+    query: String,
+    /// How many hits to return at most (default 5, at most 50).
+    limit: Option<ContextHitLimit>,
 ) -> Result<String, ToolError> {
-    let limit = args.limit.unwrap_or(DEFAULT_CONTEXT_HITS).clamp(1, 50);
+    // The schema bounds the limit; the clamp keeps a direct call (no manager) in range too.
+    let limit = limit.map_or(DEFAULT_CONTEXT_HITS, |limit| {
+        limit.0.clamp(1, MAX_CONTEXT_HITS)
+    });
     let hits = context
-        .search(&args.query, limit)
+        .search(&query, limit)
         .await
         .map_err(|err| ToolError::execution(SEARCH_CONTEXT_TOOL, err))?;
-    Ok(render_hits(&args.query, &hits[..hits.len().min(limit)]))
-}
-
-/// The `search_context` tool over a session's [`ContextSearch`].
-#[derive(Clone)]
-pub struct SearchContextTool {
-    context: Arc<dyn ContextSearch>,
-}
-
-impl std::fmt::Debug for SearchContextTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SearchContextTool").finish_non_exhaustive()
-    }
-}
-
-impl SearchContextTool {
-    /// `search_context` over `context`.
-    pub fn new(context: Arc<dyn ContextSearch>) -> Self {
-        Self { context }
-    }
-}
-
-#[async_trait]
-impl ToolImpl for SearchContextTool {
-    fn definition(&self) -> Tool {
-        Tool::SingleCommand(
-            ToolDefinition::new(
-                SEARCH_CONTEXT_TOOL,
-                "Recall passages from the session's context stores (documents, earlier \
-                 conversation) that match a query, best first.",
-                args_schema::<SearchContextArgs>(),
-            )
-            .with_category("search")
-            .with_annotations(ToolAnnotations::read_only()),
-        )
-    }
-
-    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        let args = parse_args(SEARCH_CONTEXT_TOOL, &arguments)?;
-        search_context(&*self.context, args)
-            .await
-            .map(ToolCallResult::text)
-    }
+    Ok(render_hits(&query, &hits[..hits.len().min(limit)]))
 }

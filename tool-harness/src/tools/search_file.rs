@@ -2,30 +2,14 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Deserialize;
-use toolsmith_core::{
-    Tool, ToolAnnotations, ToolArguments, ToolCallResult, ToolDefinition, ToolError, ToolImpl,
-};
+use toolsmith_core::{ToolError, tool_fn};
 
-use crate::tools::args_schema::{args_schema, parse_args};
-use crate::{DEFAULT_MAX_MATCHES, FileSystem, SearchError, SearchQuery, SearchReport};
+#[cfg(doc)]
+use crate::DEFAULT_MAX_MATCHES;
+use crate::{FileSystem, SearchError, SearchQuery, SearchReport};
 
 /// The tool's name.
 pub const SEARCH_FILE_TOOL: &str = "search_file";
-
-/// The arguments of `search_file`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchFileArgs {
-    /// A regular expression (Rust regex syntax), matched against each line.
-    pub pattern: String,
-    /// The directory or file to search, relative to the workspace root (default: the root).
-    pub path: Option<String>,
-    /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.toml`.
-    pub glob: Option<String>,
-}
 
 /// Renders a search's result as `search_file` shows it: a summary line, then one
 /// `path:line: text` line per match, and a note when the results were capped.
@@ -76,15 +60,32 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// `search_file`'s logic: runs the search through `fs` and renders it.
-pub async fn search_files(
-    fs: &dyn FileSystem,
-    max_matches: usize,
-    args: SearchFileArgs,
+/// The `search_file` tool's logic: runs the search through `fs` and renders it. The tool is
+/// `SearchFileTool::new(fs, max_matches)` ([`DEFAULT_MAX_MATCHES`] is the usual cap).
+#[tool_fn(
+    name = "search_file",
+    category = "search",
+    read_only,
+    destructive = false,
+    idempotent,
+    description = "Search the workspace's files for lines matching a regular expression, as \
+                   ripgrep does: files excluded by .gitignore, hidden files and binary files are \
+                   skipped. Returns `path:line: text` lines, up to a cap (the result says when \
+                   it was reached)."
+)]
+pub async fn search_file_tool(
+    #[bind] fs: Arc<dyn FileSystem>,
+    #[bind] max_matches: usize,
+    /// A regular expression (Rust regex syntax), matched against each line.
+    pattern: String,
+    /// The directory or file to search, relative to the workspace root (default: the root).
+    path: Option<String>,
+    /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.toml`.
+    glob: Option<String>,
 ) -> Result<String, ToolError> {
-    let mut query = SearchQuery::new(args.pattern.clone()).with_max_matches(max_matches);
-    query.path = args.path.map(Into::into);
-    query.glob = args.glob;
+    let mut query = SearchQuery::new(pattern.clone()).with_max_matches(max_matches);
+    query.path = path.map(Into::into);
+    query.glob = glob;
     let report = fs.search(query).await.map_err(|err| match err {
         SearchError::InvalidPattern { .. } => {
             ToolError::invalid_arguments(SEARCH_FILE_TOOL, format!("/pattern: {err}"))
@@ -94,56 +95,5 @@ pub async fn search_files(
         }
         other => ToolError::execution(SEARCH_FILE_TOOL, other),
     })?;
-    Ok(render_report(&args.pattern, &report))
-}
-
-/// The `search_file` tool over a [`FileSystem`].
-#[derive(Debug, Clone)]
-pub struct SearchFileTool {
-    fs: Arc<dyn FileSystem>,
-    max_matches: usize,
-}
-
-impl SearchFileTool {
-    /// `search_file` over `fs`, returning at most [`DEFAULT_MAX_MATCHES`] matches.
-    pub fn new(fs: Arc<dyn FileSystem>) -> Self {
-        Self {
-            fs,
-            max_matches: DEFAULT_MAX_MATCHES,
-        }
-    }
-
-    /// Sets the cap on matches.
-    #[must_use]
-    pub fn with_max_matches(mut self, max: usize) -> Self {
-        self.max_matches = max;
-        self
-    }
-}
-
-#[async_trait]
-impl ToolImpl for SearchFileTool {
-    fn definition(&self) -> Tool {
-        Tool::SingleCommand(
-            ToolDefinition::new(
-                SEARCH_FILE_TOOL,
-                format!(
-                    "Search the workspace's files for lines matching a regular expression, as \
-                     ripgrep does: files excluded by .gitignore, hidden files and binary files \
-                     are skipped. Returns `path:line: text` lines, at most {}.",
-                    self.max_matches
-                ),
-                args_schema::<SearchFileArgs>(),
-            )
-            .with_category("search")
-            .with_annotations(ToolAnnotations::read_only()),
-        )
-    }
-
-    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        let args = parse_args(SEARCH_FILE_TOOL, &arguments)?;
-        search_files(&*self.fs, self.max_matches, args)
-            .await
-            .map(ToolCallResult::text)
-    }
+    Ok(render_report(&pattern, &report))
 }

@@ -1,0 +1,139 @@
+//! `#[bind]` and `#[ctx]` values given to the generated `new`: tools that carry state without
+//! a session, run through the manager.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use async_trait::async_trait;
+use serde_json::json;
+use toolsmith::{
+    ContextHit, ContextSearch, ServiceError, ToolArguments, ToolCallManager, ToolCallRequest,
+    ToolConstructor, ToolError, ToolErrorKind, ToolImpl, tool_fn,
+};
+
+/// A counter shared by the tool and the test.
+#[derive(Default)]
+struct Counter(AtomicU32);
+
+/// Adds to the counter and returns its new value.
+#[tool_fn(category = "test")]
+async fn bump(
+    #[bind] counter: Arc<Counter>,
+    #[bind] step: u32,
+    /// How many steps to add.
+    times: u32,
+) -> Result<u32, ToolError> {
+    Ok(counter.0.fetch_add(step * times, Ordering::SeqCst) + step * times)
+}
+
+struct Notes;
+
+#[async_trait]
+impl ContextSearch for Notes {
+    async fn search(&self, query: &str, limit: usize) -> Result<Vec<ContextHit>, ServiceError> {
+        Ok(vec![ContextHit {
+            source: "notes".into(),
+            text: format!("{query} (limit {limit})"),
+            score: 1.0,
+        }])
+    }
+}
+
+/// Recalls from the context.
+#[tool_fn]
+async fn recall(
+    #[ctx] context: Arc<dyn ContextSearch>,
+    query: String,
+) -> Result<String, ToolError> {
+    let hits = context
+        .search(&query, 1)
+        .await
+        .map_err(|err| ToolError::execution("recall", err))?;
+    Ok(hits[0].text.clone())
+}
+
+fn request(name: &str, arguments: serde_json::Value) -> ToolCallRequest {
+    ToolCallRequest::new("c1", name, ToolArguments::try_from(arguments).unwrap())
+}
+
+#[tokio::test]
+async fn a_bound_tool_runs_with_its_values() {
+    let counter = Arc::new(Counter::default());
+    let manager = ToolCallManager::new("bound");
+    manager
+        .register(Arc::new(Bump::new(Arc::clone(&counter), 5)))
+        .unwrap();
+    let result = manager
+        .execute_one(&request("bump", json!({"times": 2})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "10");
+    assert_eq!(counter.0.load(Ordering::SeqCst), 10);
+
+    // Bound values are not arguments: the schema has only `times`, and a call that sends
+    // `step` is refused before the tool runs.
+    let definition = Bump.definition();
+    let schema = definition.commands()[0].arguments.schema().clone();
+    assert_eq!(schema["required"], json!(["times"]));
+    assert!(schema["properties"].get("step").is_none());
+    assert!(schema["properties"].get("counter").is_none());
+    let err = manager
+        .execute_one(&request("bump", json!({"times": 1, "step": 100})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert_eq!(counter.0.load(Ordering::SeqCst), 10);
+}
+
+#[tokio::test]
+async fn a_bound_tool_is_a_ready_made_constructor_and_clones_share_state() {
+    let counter = Arc::new(Counter::default());
+    let tool = Bump::new(Arc::clone(&counter), 1);
+    let copy = tool.clone();
+    let arguments = ToolArguments::try_from(json!({"times": 3})).unwrap();
+    tool.execute(arguments.clone()).await.unwrap();
+    copy.execute(arguments).await.unwrap();
+    assert_eq!(counter.0.load(Ordering::SeqCst), 6);
+    let constructor: Box<dyn ToolConstructor> = tool.into();
+    assert!(!constructor.needs_session());
+    assert_eq!(constructor.name(), "bump");
+}
+
+#[tokio::test]
+async fn a_ctx_tool_is_built_from_a_value_without_a_session() {
+    let tool = Recall::new(Arc::new(Notes));
+    let result = tool
+        .execute(ToolArguments::try_from(json!({"query": "deploys"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "deploys (limit 1)");
+    // The same struct is still the session constructor.
+    let constructor: Box<dyn ToolConstructor> = Recall.into();
+    assert!(constructor.needs_session());
+}
+
+/// Appends to a log.
+#[tool_fn(read_only = false, destructive = true, idempotent = false)]
+fn append(#[bind] log: Arc<std::sync::Mutex<Vec<String>>>, line: String) -> usize {
+    let mut log = log.lock().unwrap();
+    log.push(line);
+    log.len()
+}
+
+#[tokio::test]
+async fn hints_can_be_stated_false() {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tool = Append::new(Arc::clone(&log));
+    let result = tool
+        .execute(ToolArguments::try_from(json!({"line": "one"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "1");
+    assert_eq!(*log.lock().unwrap(), ["one"]);
+    let definition = tool.definition();
+    let hints = definition.commands()[0].annotations;
+    assert_eq!(hints.read_only, Some(false));
+    assert_eq!(hints.destructive, Some(true));
+    assert_eq!(hints.idempotent, Some(false));
+    assert_eq!(hints.open_world, None);
+}
