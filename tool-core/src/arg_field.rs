@@ -4,7 +4,6 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::tool_args::escape_pointer;
 use crate::{ToolArgs, ToolError, lenient};
 
 impl ToolArgs<'_> {
@@ -30,8 +29,8 @@ impl ToolArgs<'_> {
     /// );
     /// ```
     pub fn field<T: DeserializeOwned>(&self, name: &str) -> Result<T, ToolError> {
-        match self.opt_value(name) {
-            Some(value) => self.read_field(name, value),
+        match self.opt_get(name)? {
+            Some(value) => Ok(value),
             None => lenient::from_value(&Value::Null).map_err(|_| {
                 ToolError::invalid_arguments(
                     self.tool(),
@@ -48,19 +47,7 @@ impl ToolArgs<'_> {
         name: &str,
         default: impl FnOnce() -> T,
     ) -> Result<T, ToolError> {
-        match self.opt_value(name) {
-            Some(value) => self.read_field(name, value),
-            None => Ok(default()),
-        }
-    }
-
-    fn read_field<T: DeserializeOwned>(&self, name: &str, value: &Value) -> Result<T, ToolError> {
-        lenient::from_value(value).map_err(|err| {
-            ToolError::invalid_arguments(
-                self.tool(),
-                format!("/{}{}: {}", escape_pointer(name), err.path, err.message),
-            )
-        })
+        Ok(self.opt_get(name)?.unwrap_or_else(default))
     }
 }
 
