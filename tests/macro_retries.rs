@@ -129,3 +129,25 @@ async fn the_last_error_is_kept_when_retries_run_out() {
     assert_eq!(outcome.result, Err(ToolError::timeout("hopeless")));
     assert_eq!(outcome.attempts, 3);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_synchronous_tool_is_retried_with_its_arguments_each_time() {
+    static RUNS: AtomicU32 = AtomicU32::new(0);
+    /// Fails with a network error until its third run (answered synchronously).
+    #[tool_fn(retries = 3)]
+    fn unsteady(n: u32) -> Result<u32, ToolError> {
+        let run = RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+        if run < 3 {
+            return Err(ToolError::network("unsteady", "connection reset"));
+        }
+        Ok(n * 10 + run)
+    }
+    let manager = ToolCallManager::new("macro-retries");
+    manager.register(Arc::new(Unsteady)).unwrap();
+    // "4" is repaired to 4 once, and each attempt reads the same repaired arguments.
+    let outcome = manager
+        .execute_with_retry(&request("unsteady", json!({"n": "4"})))
+        .await;
+    assert_eq!(outcome.result.unwrap().content.to_text(), "43");
+    assert_eq!(outcome.attempts, 3);
+}

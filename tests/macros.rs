@@ -1132,3 +1132,124 @@ async fn self_in_command_types_means_the_impl_type() {
         UserModelContent::Json(json!({"low": -3, "high": 5}))
     );
 }
+
+// ---- Synchronous answers (`execute_now`) and one-pass reading ----
+
+#[test]
+fn synchronous_functions_and_commands_answer_without_a_future() {
+    let arguments = |v: Value| ToolArguments::try_from(v).unwrap();
+    // A plain function answers at once; an `async` one leaves the call to `execute`.
+    let answer = Divide.execute_now(&arguments(json!({"a": 7, "b": 2})));
+    assert_eq!(answer.unwrap().unwrap().content.to_text(), "3");
+    assert!(
+        Add.execute_now(&arguments(json!({"a": 1, "b": 2})))
+            .is_none()
+    );
+    // Reading errors are answers too, naming the tool and the argument.
+    let err = Divide
+        .execute_now(&arguments(json!({"a": 7})))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'divide': missing required argument 'b'"
+    );
+
+    // In a group, the synchronous commands answer; the `async` ones go through `execute`.
+    let memory = Memory::default();
+    memory.facts.lock().unwrap().push("tea is hot".into());
+    let found = memory
+        .execute_now(&arguments(json!({"command": "find", "word": "tea"})))
+        .expect("`find` is synchronous")
+        .unwrap();
+    assert_eq!(found.content, UserModelContent::Json(json!(["tea is hot"])));
+    assert!(
+        memory
+            .execute_now(&arguments(json!({"command": "add", "text": "x"})))
+            .is_none()
+    );
+    let unknown = memory
+        .execute_now(&arguments(json!({"command": "drop"})))
+        .expect("an unknown command is answered")
+        .unwrap_err();
+    assert_eq!(
+        unknown.to_string(),
+        "Invalid arguments for tool 'memory': /command: unknown command \"drop\"; valid commands are 'add', 'forget', 'find'"
+    );
+    let missing = memory
+        .execute_now(&arguments(json!({"word": "tea"})))
+        .expect("a call without a command is answered")
+        .unwrap_err();
+    assert_eq!(missing.kind(), ToolErrorKind::InvalidArguments);
+    assert!(missing.to_string().contains("'command'"), "{missing}");
+}
+
+#[tokio::test]
+async fn execute_and_execute_now_agree() {
+    let arguments = ToolArguments::try_from(json!({"a": "9", "b": 3})).unwrap();
+    let now = Divide.execute_now(&arguments).unwrap().unwrap();
+    let later = Divide.execute(arguments).await.unwrap();
+    assert_eq!(now, later);
+    let memory = Memory::default();
+    let added = memory
+        .execute(ToolArguments::try_from(json!({"command": "add", "text": "tea"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(added.content.to_text(), "fact #0");
+    // `execute` on a synchronous command goes through `execute_now`.
+    let found = memory
+        .execute(ToolArguments::try_from(json!({"command": "find", "word": "tea"})).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(found.content, UserModelContent::Json(json!(["tea"])));
+    let err = memory
+        .execute(ToolArguments::try_from(json!({"command": "drop"})).unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("unknown command \"drop\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn one_pass_reading_takes_arguments_in_any_order() {
+    let read = |v: Value| {
+        let arguments = ToolArguments::try_from(v).unwrap();
+        ToolArgs::new("search", &arguments).parse::<SearchArgs>()
+    };
+    let expected = SearchArgs {
+        query: "q".into(),
+        limit: 7,
+        only_tag: None,
+        filters: vec![],
+    };
+    // Any order, unknown arguments skipped, `null` read as absent (the default, or `None`).
+    assert_eq!(
+        read(json!({"filters": [], "extra": 1, "limit": "7", "tag": null, "query": "q"})).unwrap(),
+        expected
+    );
+    assert_eq!(
+        read(json!({"query": "q", "filters": [], "limit": null})).unwrap(),
+        SearchArgs {
+            limit: 5,
+            ..expected
+        }
+    );
+    // A required argument absent or `null` is missing; a bad value names its path.
+    for missing in [
+        json!({"filters": []}),
+        json!({"query": null, "filters": []}),
+    ] {
+        assert_eq!(
+            read(missing).unwrap_err().to_string(),
+            "Invalid arguments for tool 'search': missing required argument 'query'"
+        );
+    }
+    let err = read(json!({"query": "q", "filters": [], "limit": "many"})).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("Invalid arguments for tool 'search': /limit: "),
+        "{err}"
+    );
+}

@@ -582,3 +582,83 @@ fn activation_gates_offered_calls() {
     let empty = ToolCallManager::new("e");
     assert!(empty.check_offered("shed").is_err());
 }
+
+/// A hand-written tool that answers synchronously: `execute` must never be reached through
+/// the manager, and `execute_now` sees the validated (repaired) arguments.
+struct Synchronous {
+    answered: AtomicUsize,
+}
+
+#[async_trait]
+impl ToolImpl for Synchronous {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            "double",
+            "Doubles a number, or panics when asked to.",
+            Args::new(
+                scheme::object()
+                    .required("n", scheme::integer().minimum(0))
+                    .optional("panic", scheme::boolean())
+                    .build(),
+            ),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Err(ToolError::execution("double", "execute was called"))
+    }
+
+    fn execute_now(&self, arguments: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+        self.answered.fetch_add(1, Ordering::SeqCst);
+        // The repaired arguments arrive: "21" was turned into 21 by validation.
+        assert!(
+            arguments.get("n").is_some_and(Value::is_i64),
+            "{arguments:?}"
+        );
+        if arguments.get("panic") == Some(&json!(true)) {
+            panic!("asked to panic");
+        }
+        let n = ToolArgs::new("double", arguments).i64("n");
+        Some(n.map(|n| ToolCallResult::json(json!(n * 2))))
+    }
+}
+
+#[tokio::test]
+async fn synchronous_answers_are_validated_contained_and_used() {
+    let tool = Arc::new(Synchronous {
+        answered: AtomicUsize::new(0),
+    });
+    let manager = ToolCallManager::new("test");
+    manager.register(tool.clone()).unwrap();
+
+    let result = manager
+        .execute_one(&call("double", json!({"n": "21"})))
+        .await;
+    assert_eq!(result.unwrap().content.to_text(), "42");
+
+    // Invalid arguments never reach it.
+    let err = manager
+        .execute_one(&call("double", json!({"n": -1})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert_eq!(tool.answered.load(Ordering::SeqCst), 1);
+
+    // A panic inside it is an execution error, and the manager keeps serving.
+    let err = manager
+        .execute_one(&call("double", json!({"n": 1, "panic": true})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Execution);
+    assert!(err.to_string().contains("asked to panic"), "{err}");
+    let result = manager.execute_one(&call("double", json!({"n": 4}))).await;
+    assert_eq!(result.unwrap().content.to_text(), "8");
+
+    // Batches run it the same way.
+    let outcomes = manager
+        .execute_batch(&[call("double", json!({"n": 5}))])
+        .await;
+    assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "10");
+    assert_eq!(outcomes[0].attempts, 1);
+    assert_eq!(tool.answered.load(Ordering::SeqCst), 4);
+}

@@ -4,9 +4,10 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::tool_args::escape_pointer;
 use crate::{ToolArgs, ToolError, lenient};
 
-impl ToolArgs<'_> {
+impl<'a> ToolArgs<'a> {
     /// The argument `name` read leniently into `T`; an absent (or `null`) argument reads as
     /// `T` from `null`, which is `None` for an `Option` and an error naming the argument
     /// otherwise.
@@ -29,14 +30,9 @@ impl ToolArgs<'_> {
     /// );
     /// ```
     pub fn field<T: DeserializeOwned>(&self, name: &str) -> Result<T, ToolError> {
-        match self.opt_get(name)? {
-            Some(value) => Ok(value),
-            None => lenient::from_value(&Value::Null).map_err(|_| {
-                ToolError::invalid_arguments(
-                    self.tool(),
-                    format!("missing required argument '{name}'"),
-                )
-            }),
+        match self.opt_value(name) {
+            Some(value) => self.read_field(name, value),
+            None => self.absent_field(name),
         }
     }
 
@@ -47,7 +43,73 @@ impl ToolArgs<'_> {
         name: &str,
         default: impl FnOnce() -> T,
     ) -> Result<T, ToolError> {
-        Ok(self.opt_get(name)?.unwrap_or_else(default))
+        match self.opt_value(name) {
+            Some(value) => self.read_field(name, value),
+            None => Ok(default()),
+        }
+    }
+
+    /// The arguments sent with a value (not `null`), in the order they were sent: for reading
+    /// every argument in one pass over the map, as `#[derive(ToolArgs)]` and `#[tool_fn]` do,
+    /// with [`read_field`](Self::read_field) for each one wanted and
+    /// [`absent_field`](Self::absent_field) for each one not found.
+    ///
+    /// ```
+    /// use toolsmith_core::{ToolArgs, ToolArguments, ToolError};
+    /// use serde_json::json;
+    ///
+    /// fn sum(args: &ToolArgs<'_>) -> Result<i64, ToolError> {
+    ///     let (mut a, mut b) = (None, None);
+    ///     for (name, value) in args.present() {
+    ///         match name {
+    ///             "a" => a = Some(args.read_field::<i64>(name, value)?),
+    ///             "b" => b = Some(args.read_field::<i64>(name, value)?),
+    ///             _ => {}
+    ///         }
+    ///     }
+    ///     let a = match a { Some(a) => a, None => args.absent_field("a")? };
+    ///     let b = match b { Some(b) => b, None => args.absent_field("b")? };
+    ///     Ok(a + b)
+    /// }
+    ///
+    /// let arguments = ToolArguments::try_from(json!({"b": "2", "a": 1})).unwrap();
+    /// assert_eq!(sum(&ToolArgs::new("sum", &arguments)).unwrap(), 3);
+    /// let arguments = ToolArguments::try_from(json!({"a": 1, "b": null})).unwrap();
+    /// assert_eq!(
+    ///     sum(&ToolArgs::new("sum", &arguments)).unwrap_err().to_string(),
+    ///     "Invalid arguments for tool 'sum': missing required argument 'b'"
+    /// );
+    /// ```
+    pub fn present(&self) -> impl Iterator<Item = (&'a str, &'a Value)> + 'a {
+        self.arguments()
+            .as_map()
+            .iter()
+            .filter(|(_, value)| !value.is_null())
+            .map(|(name, value)| (name.as_str(), value))
+    }
+
+    /// `value`, sent as the argument `name`, read leniently into `T`; an error names the
+    /// argument and the path inside it.
+    pub fn read_field<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        value: &Value,
+    ) -> Result<T, ToolError> {
+        lenient::from_value(value).map_err(|err| {
+            ToolError::invalid_arguments(
+                self.tool(),
+                format!("/{}{}: {}", escape_pointer(name), err.path, err.message),
+            )
+        })
+    }
+
+    /// The value of the argument `name` when it was not sent (or sent as `null`): `T` read
+    /// from `null`, which is `None` for an `Option`, and otherwise an error saying the
+    /// argument is missing.
+    pub fn absent_field<T: DeserializeOwned>(&self, name: &str) -> Result<T, ToolError> {
+        lenient::from_value(&Value::Null).map_err(|_| {
+            ToolError::invalid_arguments(self.tool(), format!("missing required argument '{name}'"))
+        })
     }
 }
 

@@ -64,12 +64,21 @@ impl ToolArguments {
 
     /// The argument called `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.as_map().get(name)
+        let map = self.as_map();
+        // Calls carry a handful of arguments: comparing a few short keys in order is cheaper
+        // than hashing the name (serde_json's map hashes with SipHash).
+        if map.len() <= LINEAR_LOOKUP_MAX {
+            map.iter()
+                .find(|(key, _)| same_name(key, name))
+                .map(|(_, value)| value)
+        } else {
+            map.get(name)
+        }
     }
 
     /// Whether an argument called `name` is present.
     pub fn contains_key(&self, name: &str) -> bool {
-        self.as_map().contains_key(name)
+        self.get(name).is_some()
     }
 
     /// Sets an argument, returning the value it replaces.
@@ -177,6 +186,24 @@ impl<'de> Deserialize<'de> for ToolArguments {
 }
 
 /// The JSON Schema type name of a value ("object", "integer", …).
+/// Up to this many arguments, a lookup scans the keys instead of hashing the name.
+const LINEAR_LOOKUP_MAX: usize = 8;
+
+/// Whether two argument names are equal. Names are short and most comparisons fail on the
+/// length, so short names are compared byte by byte: a `memcmp` call costs more than that.
+#[inline]
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() <= 16 {
+        a.iter().zip(b).all(|(x, y)| x == y)
+    } else {
+        a == b
+    }
+}
+
 pub(crate) fn json_type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

@@ -8,7 +8,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::{FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolError};
+use crate::{FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolError, ToolImpl};
 
 /// The boxed future `ToolImpl::execute` returns.
 pub type ToolFuture<'a> =
@@ -73,6 +73,20 @@ where
 /// The `command` argument of a call to a command group.
 pub fn command_name(tool: &str, arguments: &ToolArguments) -> Result<String, ToolError> {
     ToolArgs::new(tool, arguments).field(crate::COMMAND_ARGUMENT)
+}
+
+/// `execute` of a tool whose calls `execute_now` answers: its result, as a finished future.
+pub fn run_now<'a, T: ToolImpl + ?Sized>(
+    tool: &T,
+    name: &'static str,
+    arguments: ToolArguments,
+) -> ToolFuture<'a> {
+    finished(tool.execute_now(&arguments).unwrap_or_else(|| {
+        Err(ToolError::execution(
+            name,
+            "the tool answered neither synchronously nor with a future",
+        ))
+    }))
 }
 
 /// A future that is already finished with `result`.

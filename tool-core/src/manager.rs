@@ -1,6 +1,8 @@
 //! [`ToolCallManager`]: a session's registry of tools, with validated, contained execution.
 
 use std::any::Any;
+use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -9,6 +11,7 @@ use futures::FutureExt as _;
 use indexmap::IndexMap;
 
 use crate::activation::ActiveSet;
+use crate::generated_call::ToolFuture;
 use crate::shed::ToolDiscovery;
 use crate::validation::ArgumentValidator;
 use crate::{
@@ -127,29 +130,72 @@ impl RegisteredTool {
     pub(crate) async fn run(
         &self,
         name: &str,
-        arguments: ToolArguments,
+        arguments: Cow<'_, ToolArguments>,
     ) -> Result<ToolCallResult, ToolError> {
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| self.tool.execute(arguments)));
-        let future = match started {
-            Ok(future) => AssertUnwindSafe(future).catch_unwind(),
-            Err(payload) => return Err(panicked(name, payload.as_ref())),
-        };
+        if let Some(answer) = self.answer_now(name, &arguments) {
+            return answer;
+        }
+        let future = self.start(name, arguments.into_owned())?;
+        self.finish(name, future).await
+    }
+
+    /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), when the tool
+    /// gives one; a panic there is an execution error.
+    pub(crate) fn answer_now(
+        &self,
+        name: &str,
+        arguments: &ToolArguments,
+    ) -> Option<Result<ToolCallResult, ToolError>> {
+        let tool = &*self.tool;
+        std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(arguments)))
+            .unwrap_or_else(|payload| Some(Err(panicked(name, payload.as_ref()))))
+    }
+
+    /// The future of `execute`; a panic while creating it is an execution error.
+    pub(crate) fn start(
+        &self,
+        name: &str,
+        arguments: ToolArguments,
+    ) -> Result<ToolFuture<'_>, ToolError> {
+        let tool = &*self.tool;
+        std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(arguments)))
+            .map_err(|payload| panicked(name, payload.as_ref()))
+    }
+
+    /// Awaits a started call, containing a panic and applying the time limit.
+    pub(crate) async fn finish(
+        &self,
+        name: &str,
+        future: ToolFuture<'_>,
+    ) -> Result<ToolCallResult, ToolError> {
+        let future = AssertUnwindSafe(future).catch_unwind();
         let finished = match self.timeout {
             None => future.await,
-            Some(limit) => {
-                if tokio::runtime::Handle::try_current().is_err() {
-                    return Err(ToolError::execution(
-                        name,
-                        "a time limit is set for this tool, and time limits need a Tokio runtime",
-                    ));
-                }
-                match tokio::time::timeout(limit, future).await {
-                    Ok(finished) => finished,
-                    Err(_) => return Err(ToolError::timeout(name)),
-                }
-            }
+            // Boxed so that the timer's state does not grow every call's future.
+            Some(limit) => return Box::pin(finish_within(name, limit, future)).await,
         };
         finished.unwrap_or_else(|payload| Err(panicked(name, payload.as_ref())))
+    }
+}
+
+/// A running tool's future raced against its time limit.
+async fn finish_within<F>(
+    name: &str,
+    limit: Duration,
+    future: F,
+) -> Result<ToolCallResult, ToolError>
+where
+    F: Future<Output = std::thread::Result<Result<ToolCallResult, ToolError>>>,
+{
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(ToolError::execution(
+            name,
+            "a time limit is set for this tool, and time limits need a Tokio runtime",
+        ));
+    }
+    match tokio::time::timeout(limit, future).await {
+        Ok(finished) => finished.unwrap_or_else(|payload| Err(panicked(name, payload.as_ref()))),
+        Err(_) => Err(ToolError::timeout(name)),
     }
 }
 
@@ -382,9 +428,7 @@ impl ToolCallManager {
         arguments: &ToolArguments,
     ) -> Result<ToolArguments, ToolError> {
         let entry = self.entry_or_unknown(name)?;
-        let mut arguments = arguments.clone();
-        entry.validator.check(name, &mut arguments)?;
-        Ok(arguments)
+        entry.validator.check(name, arguments).map(Cow::into_owned)
     }
 
     /// Runs one call: looks the tool up, validates the arguments (an invalid call does not
@@ -395,11 +439,24 @@ impl ToolCallManager {
         request: &ToolCallRequest,
     ) -> Result<ToolCallResult, ToolError> {
         if request.name == SHED_TOOL_NAME {
-            return self.execute_shed(request).await;
+            // Boxed: the meta-tool's search state would otherwise grow every call's future.
+            return Box::pin(self.execute_shed(request)).await;
         }
+        // Kept small (a few words live across the await): callers move this future, and a
+        // large one costs a copy of its whole state on every call.
         let entry = self.entry_or_unknown(&request.name)?;
-        let mut arguments = request.arguments.clone();
-        entry.validator.check(&request.name, &mut arguments)?;
-        entry.run(&request.name, arguments).await
+        let future = {
+            let arguments = entry.validator.check(&request.name, &request.arguments)?;
+            if let Some(answer) = entry.answer_now(&request.name, &arguments) {
+                return answer;
+            }
+            entry.start(&request.name, arguments.into_owned())?
+        };
+        let future = AssertUnwindSafe(future).catch_unwind();
+        let finished = match entry.timeout {
+            None => future.await,
+            Some(limit) => return Box::pin(finish_within(&request.name, limit, future)).await,
+        };
+        finished.unwrap_or_else(|payload| Err(panicked(&request.name, payload.as_ref())))
     }
 }

@@ -1,6 +1,7 @@
 //! [`ToolRetryConfig`]: when and how often a failed call is tried again (spec 01 §6, spec 02's
 //! retry policy), and [`ToolCallManager::execute_with_retry`], the retry loop around a call.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -264,20 +265,14 @@ impl PreparedCall {
         } = self;
         let Some(policy) = policy.filter(|p| p.max_retries > 0) else {
             attempts.fetch_add(1, Ordering::Relaxed);
-            return entry.run(name, arguments).await;
+            return entry.run(name, Cow::Owned(arguments)).await;
         };
         let mut jitter = JitterState::new(&policy.jitter);
-        let mut arguments = Some(arguments);
         let mut retry = 0;
         loop {
             attempts.fetch_add(1, Ordering::Relaxed);
             let last = retry == policy.max_retries;
-            let attempt_arguments = if last {
-                arguments.take().unwrap_or_default()
-            } else {
-                arguments.clone().unwrap_or_default()
-            };
-            let error = match entry.run(name, attempt_arguments).await {
+            let error = match entry.run(name, Cow::Borrowed(&arguments)).await {
                 Ok(result) => return Ok(result),
                 Err(error) if !last && policy.should_retry(&error) => error,
                 Err(error) => return Err(error),
@@ -408,8 +403,10 @@ impl ToolCallManager {
         let entry = self
             .entry(&request.name)
             .ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
-        let mut arguments = request.arguments.clone();
-        entry.validator.check(&request.name, &mut arguments)?;
+        let arguments = entry
+            .validator
+            .check(&request.name, &request.arguments)?
+            .into_owned();
         let annotations = call_annotations(&entry.definition, &arguments);
         let policy = self.retry_policy(&request.name, &entry, annotations);
         Ok(PreparedCall {

@@ -56,9 +56,6 @@ pub trait ArgsSchema {
     fn args_schema() -> Args;
 }
 
-/// Up to this many arguments, a lookup scans the keys instead of hashing the name.
-const LINEAR_LOOKUP_MAX: usize = 8;
-
 impl<'a> ToolArgs<'a> {
     /// A reader over `arguments` of a call to `tool`.
     pub fn new(tool: &'a str, arguments: &'a ToolArguments) -> Self {
@@ -92,17 +89,7 @@ impl<'a> ToolArgs<'a> {
 
     /// The argument `name`, or `None` when it is absent or `null`.
     pub fn opt_value(&self, name: &str) -> Option<&'a Value> {
-        let map = self.arguments.as_map();
-        // Calls carry a handful of arguments: comparing a few short keys in order is cheaper
-        // than hashing the name (serde_json's map hashes with SipHash).
-        let found = if map.len() <= LINEAR_LOOKUP_MAX {
-            map.iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| value)
-        } else {
-            map.get(name)
-        };
-        found.filter(|v| !v.is_null())
+        self.arguments.get(name).filter(|v| !v.is_null())
     }
 
     /// The argument `name`, which must be present.
@@ -185,15 +172,9 @@ impl<'a> ToolArgs<'a> {
 
     /// An optional argument of any deserialisable type, read leniently.
     pub fn opt_get<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, ToolError> {
-        match self.opt_value(name) {
-            None => Ok(None),
-            Some(value) => lenient::from_value(value).map(Some).map_err(|err| {
-                ToolError::invalid_arguments(
-                    self.tool,
-                    format!("/{}{}: {}", escape_pointer(name), err.path, err.message),
-                )
-            }),
-        }
+        self.opt_value(name)
+            .map(|value| self.read_field(name, value))
+            .transpose()
     }
 
     fn read<T: DeserializeOwned>(

@@ -43,6 +43,55 @@ pub trait ToolImpl: Send + Sync {
     /// Runs the tool on the model's arguments.
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError>;
 
+    /// Runs the call to its end without suspending, for a tool whose work is synchronous:
+    /// `Some(result)` is the call's result, and [`execute`](Self::execute) is not called.
+    /// `None` (the default) means the call goes through `execute`.
+    ///
+    /// A call answered here needs neither a copy of its arguments nor a boxed future.
+    /// `#[tool_fn]` implements it for functions that are not `async` (and, in a command group,
+    /// for the commands that are not). The manager calls it wherever it would call `execute`,
+    /// with the same validated arguments, the same panic containment, and the same retries.
+    ///
+    /// ```
+    /// # use async_trait::async_trait;
+    /// # use toolsmith_core::{Args, Tool, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
+    /// #     ToolError, ToolImpl, scheme};
+    /// # use serde_json::json;
+    /// struct Add;
+    ///
+    /// impl Add {
+    ///     fn add(arguments: &ToolArguments) -> Result<ToolCallResult, ToolError> {
+    ///         let args = ToolArgs::new("add", arguments);
+    ///         Ok(ToolCallResult::json(json!(args.i64("a")? + args.i64("b")?)))
+    ///     }
+    /// }
+    ///
+    /// #[async_trait]
+    /// impl ToolImpl for Add {
+    ///     fn definition(&self) -> Tool {
+    ///         # Tool::SingleCommand(ToolDefinition::new("add", "Add two integers.", Args::new(
+    ///         #     scheme::object().required("a", scheme::integer())
+    ///         #         .required("b", scheme::integer()).build())))
+    ///         // …
+    ///     }
+    ///
+    ///     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+    ///         Self::add(&arguments)
+    ///     }
+    ///
+    ///     fn execute_now(
+    ///         &self,
+    ///         arguments: &ToolArguments,
+    ///     ) -> Option<Result<ToolCallResult, ToolError>> {
+    ///         Some(Self::add(arguments))
+    ///     }
+    /// }
+    /// ```
+    fn execute_now(&self, arguments: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+        let _ = arguments;
+        None
+    }
+
     /// The tool's own time limit, used when none is set on the manager.
     fn timeout(&self) -> Option<Duration> {
         None

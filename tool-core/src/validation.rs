@@ -6,6 +6,7 @@
 //! sent as `null` (as strict renderings make models do), the arguments are repaired in place
 //! and checked again. Valid calls take the fast path: one `is_valid` over the borrowed value.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -46,24 +47,23 @@ impl CompiledSchema {
             .map_err(|err| err.to_string())
     }
 
-    /// Checks `arguments`, repairing lenient spellings in place. On failure the reason lists
-    /// every violation with its JSON path.
-    pub(crate) fn check(&self, arguments: &mut ToolArguments) -> Result<(), String> {
+    /// Checks `arguments`; when they pass only once lenient spellings are repaired, returns
+    /// the repaired copy. On failure the reason lists every violation with its JSON path.
+    pub(crate) fn check(&self, arguments: &ToolArguments) -> Result<Option<ToolArguments>, String> {
         let value = arguments.as_value();
         let certainly_valid = self
             .flat
             .as_ref()
             .is_some_and(|flat| flat.certainly_accepts(value));
         if certainly_valid || self.validator.is_valid(value) {
-            return Ok(());
+            return Ok(None);
         }
-        let repairs = self.repairs(arguments.as_value());
+        let repairs = self.repairs(value);
         if !repairs.is_empty() {
             let mut repaired = arguments.clone();
             apply(&mut repaired, &repairs, true);
             if self.validator.is_valid(repaired.as_value()) {
-                *arguments = repaired;
-                return Ok(());
+                return Ok(Some(repaired));
             }
             // Report against the arguments with the scalar repairs only, so that a required
             // argument sent as `null` is reported as such rather than as missing.
@@ -71,7 +71,7 @@ impl CompiledSchema {
             apply(&mut scalars_only, &repairs, false);
             return Err(self.describe(scalars_only.as_value()));
         }
-        Err(self.describe(arguments.as_value()))
+        Err(self.describe(value))
     }
 
     /// Checks a value as it is (no repairs): for a tool's result against its `returns` schema.
@@ -250,8 +250,14 @@ impl ArgumentValidator {
         }
     }
 
-    /// Checks a call's arguments; `tool` names the tool in the error.
-    pub(crate) fn check(&self, tool: &str, arguments: &mut ToolArguments) -> Result<(), ToolError> {
+    /// Checks a call's arguments; `tool` names the tool in the error. Gives the arguments the
+    /// tool is to receive: those sent when they are valid as they are (no copy), or their
+    /// repaired copy.
+    pub(crate) fn check<'a>(
+        &self,
+        tool: &str,
+        arguments: &'a ToolArguments,
+    ) -> Result<Cow<'a, ToolArguments>, ToolError> {
         let schema = match self {
             Self::Single(schema) => schema,
             Self::Commands(commands) => {
@@ -297,9 +303,11 @@ impl ArgumentValidator {
                 }
             }
         };
-        schema
-            .check(arguments)
-            .map_err(|reason| ToolError::invalid_arguments(tool, reason))
+        match schema.check(arguments) {
+            Ok(None) => Ok(Cow::Borrowed(arguments)),
+            Ok(Some(repaired)) => Ok(Cow::Owned(repaired)),
+            Err(reason) => Err(ToolError::invalid_arguments(tool, reason)),
+        }
     }
 }
 
@@ -358,13 +366,13 @@ mod tests {
             "required": ["count", "name"]
         }));
         let err = s
-            .check(&mut args(json!({"count": -1, "name": ""})))
+            .check(&args(json!({"count": -1, "name": ""})))
             .unwrap_err();
         assert_eq!(
             err,
             "/count: -1 is less than the minimum of 0; /name: \"\" is shorter than 1 character"
         );
-        let err = s.check(&mut args(json!({"count": 1}))).unwrap_err();
+        let err = s.check(&args(json!({"count": 1}))).unwrap_err();
         assert_eq!(err, "\"name\" is a required property");
     }
 
@@ -378,18 +386,21 @@ mod tests {
                 "s": {"type": "string"}
             }
         }));
-        let mut a =
-            args(json!({"n": "42", "x": "2.5", "b": "true", "nested": {"k": " 7 "}, "s": "9"}));
-        s.check(&mut a).unwrap();
+        let a = args(json!({"n": "42", "x": "2.5", "b": "true", "nested": {"k": " 7 "}, "s": "9"}));
+        let repaired = s.check(&a).unwrap().expect("repaired");
         assert_eq!(
-            a.as_value(),
+            repaired.as_value(),
             &json!({"n": 42, "x": 2.5, "b": true, "nested": {"k": 7}, "s": "9"})
         );
-        let err = s.check(&mut args(json!({"n": "4.5"}))).unwrap_err();
+        let err = s.check(&args(json!({"n": "4.5"}))).unwrap_err();
         assert_eq!(err, "/n: \"4.5\" is not of type \"integer\"");
-        let mut a = args(json!({"n": "4.0"}));
-        s.check(&mut a).unwrap();
-        assert_eq!(a.get("n"), Some(&json!(4.0)));
+        let repaired = s
+            .check(&args(json!({"n": "4.0"})))
+            .unwrap()
+            .expect("repaired");
+        assert_eq!(repaired.get("n"), Some(&json!(4.0)));
+        // Valid arguments are not copied.
+        assert!(s.check(&args(json!({"n": 4}))).unwrap().is_none());
     }
 
     #[test]
@@ -400,12 +411,9 @@ mod tests {
             "required": ["a"],
             "additionalProperties": false
         }));
-        let mut a = args(json!({"a": "1", "b": null}));
-        s.check(&mut a).unwrap();
-        assert_eq!(a.as_value(), &json!({"a": 1}));
-        let err = s
-            .check(&mut args(json!({"a": null, "b": null})))
-            .unwrap_err();
+        let repaired = s.check(&args(json!({"a": "1", "b": null}))).unwrap();
+        assert_eq!(repaired.expect("repaired").as_value(), &json!({"a": 1}));
+        let err = s.check(&args(json!({"a": null, "b": null}))).unwrap_err();
         assert_eq!(
             err,
             "/a: null is not of type \"integer\"; /b: null is not of type \"string\""

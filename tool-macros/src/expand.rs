@@ -115,6 +115,26 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     }
 }
 
+/// `ToolImpl::execute_now`: `body` evaluates to the `Option` of the finished result.
+fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
+    quote! {
+        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+        fn execute_now(
+            &self,
+            __toolsmith_arguments: &#krate::ToolArguments,
+        ) -> ::core::option::Option<
+            ::core::result::Result<#krate::ToolCallResult, #krate::ToolError>,
+        > {
+            #body
+        }
+    }
+}
+
+/// `execute` for a call that `execute_now` answers: the finished result as a future.
+fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
+    quote!(#krate::__private::generated_call::run_now(self, #name, __toolsmith_arguments))
+}
+
 /// How a function is run.
 #[derive(Clone, Copy, PartialEq)]
 enum Runner {
@@ -123,7 +143,8 @@ enum Runner {
     Blocking,
 }
 
-/// One call of a tool function or command method, as a boxed-future expression.
+/// One call of a tool function or command method: for an `async` or blocking function a
+/// boxed-future expression, for a synchronous one the expression of its finished result.
 struct Call<'a> {
     name: &'a str,
     args_ident: &'a Ident,
@@ -137,7 +158,7 @@ struct Call<'a> {
     output: &'a Output,
 }
 
-fn call_future(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
+fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
     let generated = quote!(#krate::__private::generated_call);
     let Call {
         name,
@@ -174,12 +195,12 @@ fn call_future(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
             }
         }
         Runner::Sync => quote! {
-            #generated::finished(#generated::run_sync::<#args_ident, _, _, _>(
+            #generated::run_sync::<#args_ident, _, _, _>(
                 #name,
-                &__toolsmith_arguments,
+                __toolsmith_arguments,
                 move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
                 #convert,
-            ))
+            )
         },
         Runner::Blocking => quote! {
             ::std::boxed::Box::pin(#generated::run_blocking::<#args_ident, _, _, _>(
@@ -296,8 +317,20 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         }),
         Param::Arg { .. } => None,
     });
-    let future = call_future(&krate, &call);
-    let execute = execute_fn(&krate, quote!(#(#ctx_clones)* #future));
+    let call_expr = call_expr(&krate, &call);
+    // A synchronous function is answered by `execute_now`, without a future or a copy of the
+    // arguments; `execute` goes through it.
+    let (execute, execute_now) = if runner == Runner::Sync {
+        (
+            execute_fn(&krate, execute_through_now(&krate, name)),
+            Some(execute_now_fn(
+                &krate,
+                quote!(#(#ctx_clones)* ::core::option::Option::Some(#call_expr)),
+            )),
+        )
+    } else {
+        (execute_fn(&krate, quote!(#(#ctx_clones)* #call_expr)), None)
+    };
 
     // The same `ToolImpl` body serves the unit struct (no `#[ctx]`) and the struct that holds
     // the `#[ctx]` values.
@@ -309,6 +342,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
                     __toolsmith_definition()
                 }
                 #execute
+                #execute_now
                 #timeout
                 #retry_config
             }
@@ -464,7 +498,8 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
 
     let mut structs = Vec::new();
     let mut definitions = Vec::new();
-    let mut arms = Vec::new();
+    let mut async_arms = Vec::new();
+    let mut sync_arms = Vec::new();
     for command in &group.commands {
         let args_ident = command_args_ident(command);
         structs.push(hidden_args_struct(&krate, &args_ident, &command.fields));
@@ -513,9 +548,13 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
             },
             output: &command.output,
         };
-        let future = call_future(&krate, &call);
+        let call_expr = call_expr(&krate, &call);
         let command_name = &command.name.value;
-        arms.push(quote!(#command_name => #future,));
+        if command.is_async {
+            async_arms.push(quote!(#command_name => #call_expr,));
+        } else {
+            sync_arms.push(quote!(#command_name => ::core::option::Option::Some(#call_expr),));
+        }
     }
     let listed = group
         .commands
@@ -533,29 +572,76 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
     let timeout = timeout_fn(&group.attr);
     let retry_config = retry_config_fn(&krate, &group.attr);
     let generated = quote!(#krate::__private::generated_call);
-    let execute = execute_fn(
-        &krate,
+    let read_command = |arguments: TokenStream, on_error: TokenStream| {
         quote! {
-            let __toolsmith_command = match #generated::command_name(#name, &__toolsmith_arguments) {
+            let __toolsmith_command = match #generated::command_name(#name, #arguments) {
                 ::core::result::Result::Ok(command) => command,
-                ::core::result::Result::Err(error) => {
-                    return #generated::finished(::core::result::Result::Err(error));
-                }
+                ::core::result::Result::Err(error) => return #on_error,
             };
-            match __toolsmith_command.as_str() {
-                #(#arms)*
-                other => #generated::finished(::core::result::Result::Err(
-                    #krate::ToolError::invalid_arguments(
-                        #name,
-                        ::std::format!(
-                            "/command: unknown command {:?}; valid commands are {}",
-                            other, #listed,
-                        ),
-                    ),
-                )),
-            }
-        },
-    );
+        }
+    };
+    let unknown = quote! {
+        ::core::result::Result::Err(#krate::ToolError::invalid_arguments(
+            #name,
+            ::std::format!(
+                "/command: unknown command {:?}; valid commands are {}",
+                other, #listed,
+            ),
+        ))
+    };
+    // Synchronous commands (and every call `execute` cannot start: no or an unknown
+    // `command`) are answered by `execute_now`; `execute` starts the `async` ones.
+    let execute_now = (!sync_arms.is_empty()).then(|| {
+        let read = read_command(
+            quote!(__toolsmith_arguments),
+            quote!(::core::option::Option::Some(::core::result::Result::Err(
+                error
+            ))),
+        );
+        let async_commands: Vec<&String> = group
+            .commands
+            .iter()
+            .filter(|c| c.is_async)
+            .map(|c| &c.name.value)
+            .collect();
+        let async_arm = (!async_commands.is_empty())
+            .then(|| quote!(#(#async_commands)|* => ::core::option::Option::None,));
+        execute_now_fn(
+            &krate,
+            quote! {
+                #read
+                match __toolsmith_command.as_str() {
+                    #(#sync_arms)*
+                    #async_arm
+                    other => ::core::option::Option::Some(#unknown),
+                }
+            },
+        )
+    });
+    let through_now = execute_through_now(&krate, name);
+    let execute = if async_arms.is_empty() {
+        execute_fn(&krate, through_now)
+    } else {
+        let read = read_command(
+            quote!(&__toolsmith_arguments),
+            quote!(#generated::finished(::core::result::Result::Err(error))),
+        );
+        let others = if sync_arms.is_empty() {
+            quote!(other => #generated::finished(#unknown),)
+        } else {
+            quote!(_ => #through_now,)
+        };
+        execute_fn(
+            &krate,
+            quote! {
+                #read
+                match __toolsmith_command.as_str() {
+                    #(#async_arms)*
+                    #others
+                }
+            },
+        )
+    };
     quote! {
         #item
 
@@ -569,6 +655,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
                     __toolsmith_definition()
                 }
                 #execute
+                #execute_now
                 #timeout
                 #retry_config
             }
@@ -592,8 +679,11 @@ pub fn command_enum(input: &CommandEnum, krate: &TokenStream) -> TokenStream {
         if variant.unit {
             quote!(#command => ::core::result::Result::Ok(Self::#variant_ident),)
         } else {
-            let inits = args::field_inits(&reader, &variant.fields);
-            quote!(#command => ::core::result::Result::Ok(Self::#variant_ident { #inits }),)
+            let (reads, inits) = args::field_reads(&reader, &variant.fields);
+            quote!(#command => {
+                #reads
+                ::core::result::Result::Ok(Self::#variant_ident { #inits })
+            })
         }
     });
     let definitions = input.variants.iter().map(|variant| {

@@ -229,8 +229,7 @@ impl ToolCallManager {
         if self.is_empty() {
             return Err(ToolError::UnknownTool(SHED_TOOL_NAME.to_owned()));
         }
-        let mut arguments = request.arguments.clone();
-        SHED_VALIDATOR.check(SHED_TOOL_NAME, &mut arguments)?;
+        let arguments = SHED_VALIDATOR.check(SHED_TOOL_NAME, &request.arguments)?;
         let args = ToolArgs::new(SHED_TOOL_NAME, &arguments);
         let description = args.str("description")?;
         let limit = args.opt_usize("limit")?;
