@@ -2,17 +2,26 @@
 //! `serde_json::from_value` into the arguments struct plus a direct call.
 //!
 //! The tool (two integer arguments, returns their sum) is written three ways: with
-//! `#[tool_fn]` on a plain function and on an `async` one (how most tools are written), and as
-//! a hand-written `ToolImpl` reading with `ToolArgs`. Every variant builds the JSON argument
-//! value inside the measured loop. Run with `cargo bench --bench dispatch`; the ratios of the
-//! medians are recorded in `docs/PERFORMANCE.md`.
+//! `#[tool_fn]` on a plain function (the baseline's own shape: a synchronous call), with
+//! `#[tool_fn]` on an `async` one, and as a hand-written `ToolImpl` reading with `ToolArgs`.
+//! Every variant builds the JSON argument value inside the measured loop, and the call's
+//! future is polled once in place, as an executor polls a task (each finishes on its first
+//! poll).
+//!
+//! After criterion's measurements, the bench prints paired ratios: rounds of each variant,
+//! each timed right after a run of the baseline, in shuffled order, so that a machine whose
+//! speed drifts (a shared VM) moves both sides of each ratio alike. Run with
+//! `cargo bench --bench dispatch`; the figures are recorded in `docs/PERFORMANCE.md`.
 
+use std::future::Future;
 use std::hint::black_box;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 use async_trait::async_trait;
-use criterion::{Criterion, criterion_group, criterion_main};
-use futures::FutureExt as _;
+use criterion::{Criterion, criterion_group};
 use serde::Deserialize;
 use serde_json::json;
 use toolsmith::{
@@ -42,6 +51,7 @@ fn add(args: AddArgs) -> i64 {
     args.a + args.b
 }
 
+/// The hand-written tool: an `async_trait` body reading with `ToolArgs`.
 struct Add;
 
 #[async_trait]
@@ -65,41 +75,114 @@ impl ToolImpl for Add {
     }
 }
 
-fn dispatch(c: &mut Criterion) {
-    let mut group = c.benchmark_group("dispatch");
+/// The variants measured against the baseline: a label and the registered tool's name.
+const VARIANTS: [(&str, &str); 3] = [
+    ("execute_one/tool_fn_sync", "add_sync"),
+    ("execute_one/tool_fn_async", "add_async"),
+    ("execute_one/hand_written", "add"),
+];
 
-    group.bench_function("baseline_from_value_and_call", |bench| {
-        bench.iter(|| {
-            let value = json!({"a": black_box(20), "b": black_box(22)});
-            let args: AddArgs = serde_json::from_value(value).expect("valid");
-            black_box(add(args))
-        });
-    });
-
+fn manager() -> ToolCallManager {
     let manager = ToolCallManager::new("bench");
     manager.register(Arc::new(AddSync)).expect("registers");
     manager.register(Arc::new(AddAsync)).expect("registers");
     manager.register(Arc::new(Add)).expect("registers");
-    for (label, tool) in [
-        ("execute_one/tool_fn_sync", "add_sync"),
-        ("execute_one/tool_fn_async", "add_async"),
-        ("execute_one/hand_written", "add"),
-    ] {
+    manager
+}
+
+/// Polls `future` once, in place; every call here finishes on its first poll.
+fn first_poll<F: Future>(future: F) -> F::Output {
+    match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("a trivial tool finishes on its first poll"),
+    }
+}
+
+fn baseline_call() -> i64 {
+    let value = json!({"a": black_box(20), "b": black_box(22)});
+    let args: AddArgs = serde_json::from_value(value).expect("valid");
+    add(args)
+}
+
+fn dispatched_call(manager: &ToolCallManager, request: &mut ToolCallRequest) -> ToolCallResult {
+    let value = json!({"a": black_box(20), "b": black_box(22)});
+    request.arguments = ToolArguments::try_from(value).expect("an object");
+    first_poll(manager.execute_one(request)).expect("valid")
+}
+
+fn dispatch(c: &mut Criterion) {
+    let mut group = c.benchmark_group("dispatch");
+    group.bench_function("baseline_from_value_and_call", |bench| {
+        bench.iter(|| black_box(baseline_call()));
+    });
+    let manager = manager();
+    for (label, tool) in VARIANTS {
         let mut request = ToolCallRequest::new("call-1", tool, ToolArguments::new());
         group.bench_function(label, |bench| {
-            bench.iter(|| {
-                let value = json!({"a": black_box(20), "b": black_box(22)});
-                request.arguments = ToolArguments::try_from(value).expect("an object");
-                let result = manager
-                    .execute_one(&request)
-                    .now_or_never()
-                    .expect("a trivial tool finishes on its first poll");
-                black_box(result.expect("valid"))
-            });
+            bench.iter(|| black_box(dispatched_call(&manager, &mut request)));
         });
     }
     group.finish();
 }
 
+/// Rounds of the paired measurement, and calls per timed run.
+const ROUNDS: usize = 60;
+const CALLS_PER_RUN: usize = 20_000;
+
+/// Each variant's time over the baseline's, in rounds where each variant's run directly
+/// follows a baseline run and the variants' order is shuffled: the median of those ratios,
+/// with the quartiles.
+fn paired_ratios() {
+    let manager = manager();
+    let mut requests: Vec<ToolCallRequest> = VARIANTS
+        .iter()
+        .map(|(_, tool)| ToolCallRequest::new("call-1", *tool, ToolArguments::new()))
+        .collect();
+    let time = |run: &mut dyn FnMut()| {
+        let started = Instant::now();
+        run();
+        started.elapsed().as_secs_f64()
+    };
+    let mut ratios = vec![Vec::with_capacity(ROUNDS); VARIANTS.len()];
+    let mut rng = fastrand::Rng::with_seed(7);
+    for _ in 0..ROUNDS {
+        let mut order: Vec<usize> = (0..VARIANTS.len()).collect();
+        rng.shuffle(&mut order);
+        for variant in order {
+            let baseline = time(&mut || {
+                for _ in 0..CALLS_PER_RUN {
+                    black_box(baseline_call());
+                }
+            });
+            let request = &mut requests[variant];
+            let dispatched = time(&mut || {
+                for _ in 0..CALLS_PER_RUN {
+                    black_box(dispatched_call(&manager, request));
+                }
+            });
+            ratios[variant].push(dispatched / baseline);
+        }
+    }
+    println!("\npaired ratios over the baseline ({ROUNDS} rounds of {CALLS_PER_RUN} calls):");
+    for ((label, _), mut ratios) in VARIANTS.iter().zip(ratios) {
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "  {label:<28} median {:.3}×  (quartiles {:.3}× – {:.3}×)",
+            ratios[ROUNDS / 2],
+            ratios[ROUNDS / 4],
+            ratios[3 * ROUNDS / 4],
+        );
+    }
+}
+
 criterion_group!(benches, dispatch);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // Skipped when criterion only lists or tests the benches (`--list`, `--test`).
+    let quick = std::env::args().any(|arg| arg == "--list" || arg == "--test");
+    if !quick {
+        paired_ratios();
+    }
+}

@@ -662,3 +662,112 @@ async fn synchronous_answers_are_validated_contained_and_used() {
     assert_eq!(outcomes[0].attempts, 1);
     assert_eq!(tool.answered.load(Ordering::SeqCst), 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_is_seen_by_the_next_call_while_other_calls_run() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    manager
+        .register(counting("calc", calculator_schema(), Arc::default()))
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = (0..3)
+        .map(|_| {
+            let (manager, stop) = (manager.clone(), stop.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    let ok = json!({"count": 1, "name": "n"});
+                    manager.execute_one(&call("calc", ok)).await.unwrap();
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    for i in 0..300 {
+        let name = format!("t{i}");
+        manager
+            .register(counting(&name, calculator_schema(), Arc::default()))
+            .unwrap();
+        // Registered, then called at once: the call sees it.
+        let ok = json!({"count": i, "name": "n"});
+        manager.execute_one(&call(&name, ok.clone())).await.unwrap();
+        manager
+            .set_timeout(&name, Some(Duration::from_secs(5)))
+            .unwrap();
+        assert_eq!(manager.timeout(&name), Some(Duration::from_secs(5)));
+        // Removed, then called at once: it is gone.
+        assert!(manager.deregister(&name).is_some());
+        let err = manager.execute_one(&call(&name, ok)).await.unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::UnknownTool);
+    }
+    stop.store(true, Ordering::SeqCst);
+    for caller in callers {
+        caller.await.unwrap();
+    }
+    assert_eq!(manager.names(), ["calc"]);
+}
+
+/// A synchronous tool that registers another tool while it runs.
+struct Registrar {
+    manager: std::sync::Weak<ToolCallManager>,
+}
+
+#[async_trait]
+impl ToolImpl for Registrar {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            "registrar",
+            "Registers a tool.",
+            Args::new(scheme::object().required("name", scheme::string()).build()),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Err(ToolError::execution("registrar", "answers synchronously"))
+    }
+
+    fn execute_now(&self, arguments: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+        let name = ToolArgs::new("registrar", arguments).str("name").ok()?;
+        let manager = self.manager.upgrade()?;
+        let registered =
+            manager.register(counting(name, json!({"type": "object"}), Arc::default()));
+        // The tool itself is still there and answers while the registry changes under it.
+        Some(
+            registered
+                .map(|()| ToolCallResult::text(format!("registered {name}")))
+                .map_err(|err| ToolError::execution("registrar", err.to_string())),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_tool_may_change_the_registry_while_it_runs() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    manager
+        .register(Arc::new(Registrar {
+            manager: Arc::downgrade(&manager),
+        }))
+        .unwrap();
+    let request = call("registrar", json!({"name": "fresh"}));
+    let result = tokio::time::timeout(Duration::from_secs(10), manager.execute_one(&request))
+        .await
+        .expect("no deadlock")
+        .unwrap();
+    assert_eq!(result.content.to_text(), "registered fresh");
+    manager
+        .execute_one(&call("fresh", json!({})))
+        .await
+        .expect("the tool registered by a tool is callable");
+}
+
+#[tokio::test]
+async fn a_removed_tool_is_released_once_its_calls_end() {
+    let manager = ToolCallManager::new("s");
+    let tool = counting("gone", json!({"type": "object"}), Arc::default());
+    let watch = Arc::downgrade(&tool);
+    manager.register(tool).unwrap();
+    manager.execute_one(&call("gone", json!({}))).await.unwrap();
+    let removed = manager.deregister("gone").expect("was registered");
+    drop(removed);
+    // Neither the registry nor the snapshot calls read keeps it alive.
+    assert!(watch.upgrade().is_none(), "the removed tool is still held");
+}

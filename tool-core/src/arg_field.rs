@@ -80,6 +80,7 @@ impl<'a> ToolArgs<'a> {
     ///     "Invalid arguments for tool 'sum': missing required argument 'b'"
     /// );
     /// ```
+    #[inline]
     pub fn present(&self) -> impl Iterator<Item = (&'a str, &'a Value)> + 'a {
         self.arguments()
             .as_map()
@@ -90,6 +91,7 @@ impl<'a> ToolArgs<'a> {
 
     /// `value`, sent as the argument `name`, read leniently into `T`; an error names the
     /// argument and the path inside it.
+    #[inline]
     pub fn read_field<T: DeserializeOwned>(
         &self,
         name: &str,
@@ -106,6 +108,7 @@ impl<'a> ToolArgs<'a> {
     /// The value of the argument `name` when it was not sent (or sent as `null`): `T` read
     /// from `null`, which is `None` for an `Option`, and otherwise an error saying the
     /// argument is missing.
+    #[inline]
     pub fn absent_field<T: DeserializeOwned>(&self, name: &str) -> Result<T, ToolError> {
         lenient::from_value(&Value::Null).map_err(|_| {
             ToolError::invalid_arguments(self.tool(), format!("missing required argument '{name}'"))

@@ -37,11 +37,13 @@ impl ToolArguments {
     }
 
     /// The arguments as a JSON object value.
+    #[inline]
     pub fn as_value(&self) -> &Value {
         &self.0
     }
 
     /// The arguments as a map.
+    #[inline]
     pub fn as_map(&self) -> &Map<String, Value> {
         match &*self.0 {
             Value::Object(map) => map,
@@ -63,6 +65,7 @@ impl ToolArguments {
     }
 
     /// The argument called `name`.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&Value> {
         let map = self.as_map();
         // Calls carry a handful of arguments: comparing a few short keys in order is cheaper
@@ -77,6 +80,7 @@ impl ToolArguments {
     }
 
     /// Whether an argument called `name` is present.
+    #[inline]
     pub fn contains_key(&self, name: &str) -> bool {
         self.get(name).is_some()
     }

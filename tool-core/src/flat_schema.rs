@@ -126,21 +126,26 @@ impl FlatSchema {
         for (position, (key, value)) in map.iter().enumerate() {
             // Models mostly send arguments in the schema's order: try that property first.
             let index = match self.properties.get(position) {
-                Some(p) if same_name(&p.name, key) => Some(position),
-                _ => self.properties.iter().position(|p| same_name(&p.name, key)),
+                Some(p) if same_name(&p.name, key) => position,
+                _ => match self.position_of(key) {
+                    Some(index) => index,
+                    None if self.closed => return false,
+                    None => continue,
+                },
             };
-            match index {
-                Some(index) => {
-                    if !self.properties[index].accepts(value) {
-                        return false;
-                    }
-                    seen |= 1 << index;
-                }
-                None if self.closed => return false,
-                None => {}
+            if !self.properties[index].accepts(value) {
+                return false;
             }
+            seen |= 1 << index;
         }
         seen & self.required == self.required
+    }
+
+    /// The property `key` when it is not where the schema's order puts it. Out of line, to
+    /// keep the loop above small.
+    #[inline(never)]
+    fn position_of(&self, key: &str) -> Option<usize> {
+        self.properties.iter().position(|p| same_name(&p.name, key))
     }
 }
 
@@ -227,12 +232,14 @@ impl Property {
         Some(property)
     }
 
+    #[inline]
     fn accepts(&self, value: &Value) -> bool {
         match (self.kind, value) {
             (Scalar::Boolean, Value::Bool(_)) => true,
             (Scalar::String, Value::String(text)) => !self.text_rules || self.accepts_text(text),
             (Scalar::Integer, Value::Number(n)) => {
-                is_integer(n) && (!self.bounded || self.bounds.accept(n))
+                (n.is_i64() || n.is_u64() || self.accepts_integral_float(n))
+                    && (!self.bounded || self.bounds.accept(n))
             }
             (Scalar::Number, Value::Number(n)) => !self.bounded || self.bounds.accept(n),
             (_, Value::Null) => self.nullable,
@@ -240,6 +247,13 @@ impl Property {
         }
     }
 
+    /// JSON Schema's integer includes floats without a fractional part (`1.0`).
+    #[inline(never)]
+    fn accepts_integral_float(&self, n: &Number) -> bool {
+        n.as_f64().is_some_and(|f| f.fract() == 0.0)
+    }
+
+    #[inline(never)]
     fn accepts_text(&self, text: &str) -> bool {
         if let Some(options) = &self.one_of_strings
             && !options.iter().any(|o| o == text)
@@ -257,6 +271,7 @@ impl Property {
 }
 
 impl Bounds {
+    #[inline(never)]
     fn accept(&self, n: &Number) -> bool {
         let Some(x) = n.as_f64().filter(|x| x.abs() <= EXACT_F64_LIMIT) else {
             return false;
@@ -266,11 +281,6 @@ impl Bounds {
             && self.exclusive_minimum.is_none_or(|m| x > m)
             && self.exclusive_maximum.is_none_or(|m| x < m)
     }
-}
-
-/// JSON Schema's integer: any number with no fractional part (`1.0` included).
-fn is_integer(n: &Number) -> bool {
-    !n.is_f64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
 }
 
 /// A bound as an `f64`, when the conversion is exact.

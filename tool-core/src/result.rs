@@ -48,6 +48,7 @@ pub struct ToolCallResult {
 
 impl ToolCallResult {
     /// A plain-text result.
+    #[inline]
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: UserModelContent::Text(text.into()),
@@ -56,6 +57,7 @@ impl ToolCallResult {
     }
 
     /// A structured result.
+    #[inline]
     pub fn json(value: Value) -> Self {
         Self {
             content: UserModelContent::Json(value),

@@ -58,16 +58,19 @@ pub trait ArgsSchema {
 
 impl<'a> ToolArgs<'a> {
     /// A reader over `arguments` of a call to `tool`.
+    #[inline]
     pub fn new(tool: &'a str, arguments: &'a ToolArguments) -> Self {
         Self { tool, arguments }
     }
 
     /// The tool these arguments were sent to.
+    #[inline]
     pub fn tool(&self) -> &'a str {
         self.tool
     }
 
     /// The arguments themselves.
+    #[inline]
     pub fn arguments(&self) -> &'a ToolArguments {
         self.arguments
     }
@@ -88,6 +91,7 @@ impl<'a> ToolArgs<'a> {
     }
 
     /// The argument `name`, or `None` when it is absent or `null`.
+    #[inline]
     pub fn opt_value(&self, name: &str) -> Option<&'a Value> {
         self.arguments.get(name).filter(|v| !v.is_null())
     }

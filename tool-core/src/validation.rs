@@ -49,13 +49,24 @@ impl CompiledSchema {
 
     /// Checks `arguments`; when they pass only once lenient spellings are repaired, returns
     /// the repaired copy. On failure the reason lists every violation with its JSON path.
+    #[inline]
     pub(crate) fn check(&self, arguments: &ToolArguments) -> Result<Option<ToolArguments>, String> {
-        let value = arguments.as_value();
         let certainly_valid = self
             .flat
             .as_ref()
-            .is_some_and(|flat| flat.certainly_accepts(value));
-        if certainly_valid || self.validator.is_valid(value) {
+            .is_some_and(|flat| flat.certainly_accepts(arguments.as_value()));
+        if certainly_valid {
+            return Ok(None);
+        }
+        self.check_thoroughly(arguments)
+    }
+
+    /// [`check`](Self::check) with the full validator, for arguments the fast check is not
+    /// sure of: out of line, so that the common case stays small.
+    #[inline(never)]
+    fn check_thoroughly(&self, arguments: &ToolArguments) -> Result<Option<ToolArguments>, String> {
+        let value = arguments.as_value();
+        if self.validator.is_valid(value) {
             return Ok(None);
         }
         let repairs = self.repairs(value);
