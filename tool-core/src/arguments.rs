@@ -150,6 +150,7 @@ impl TryFrom<Value> for ToolArguments {
 
     /// Accepts an object; `null` is taken as no arguments, as several providers send it for
     /// tools without parameters.
+    #[inline]
     fn try_from(value: Value) -> Result<Self, Self::Error> {
         match value {
             Value::Object(_) => Ok(Self(Arc::new(value))),

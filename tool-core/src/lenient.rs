@@ -51,12 +51,20 @@ impl std::error::Error for LenientError {}
 ///     &json!({"offset": "ten", "exact": false})).unwrap_err();
 /// assert_eq!(err.path, "/offset");
 /// ```
+#[inline]
 pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
     // Reading is pure, so the common case (success) skips path tracking, and a failure is
     // read once more with tracking to say where it failed.
-    if let Ok(read) = T::deserialize(Lenient(value)) {
-        return Ok(read);
+    match T::deserialize(Lenient(value)) {
+        Ok(read) => Ok(read),
+        Err(_) => from_value_tracked(value),
     }
+}
+
+/// [`from_value`] with the path of the value that failed tracked. Out of line: only a
+/// failed read takes it.
+#[inline(never)]
+fn from_value_tracked<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
     let mut track = serde_path_to_error::Track::new();
     let deserializer = serde_path_to_error::Deserializer::new(Lenient(value), &mut track);
     T::deserialize(deserializer).map_err(|err| LenientError {
