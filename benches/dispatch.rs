@@ -12,6 +12,7 @@
 //! each timed right after a run of the baseline, in shuffled order, so that a machine whose
 //! speed drifts (a shared VM) moves both sides of each ratio alike. Run with
 //! `cargo bench --bench dispatch`; the figures are recorded in `docs/PERFORMANCE.md`.
+//! `--calls <variant> <n>` runs only calls, for counting instructions (see `counted_calls`).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -175,13 +176,50 @@ fn paired_ratios() {
     }
 }
 
+/// `--calls <variant> <n>`: only runs `n` calls of one variant (`baseline`, `sync`, `async`,
+/// `hand_written`) and exits, for counting instructions under
+/// `valgrind --tool=callgrind`. The difference between two counts (say 100,000 and 200,000
+/// calls) divided by the difference in calls is the cost of one call, setup excluded.
+fn counted_calls(args: &[String]) -> bool {
+    let Some(at) = args.iter().position(|arg| arg == "--calls") else {
+        return false;
+    };
+    let variant = args.get(at + 1).map(String::as_str).unwrap_or_default();
+    let calls: usize = args
+        .get(at + 2)
+        .and_then(|n| n.parse().ok())
+        .expect("--calls <variant> <n>");
+    let tool = match variant {
+        "baseline" => {
+            for _ in 0..calls {
+                black_box(baseline_call());
+            }
+            return true;
+        }
+        "sync" => "add_sync",
+        "async" => "add_async",
+        "hand_written" => "add",
+        other => panic!("unknown variant {other:?}: baseline, sync, async or hand_written"),
+    };
+    let manager = manager();
+    let mut request = ToolCallRequest::new("call-1", tool, ToolArguments::new());
+    for _ in 0..calls {
+        black_box(dispatched_call(&manager, &mut request));
+    }
+    true
+}
+
 criterion_group!(benches, dispatch);
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if counted_calls(&args) {
+        return;
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
     // Skipped when criterion only lists or tests the benches (`--list`, `--test`).
-    let quick = std::env::args().any(|arg| arg == "--list" || arg == "--test");
+    let quick = args.iter().any(|arg| arg == "--list" || arg == "--test");
     if !quick {
         paired_ratios();
     }

@@ -75,7 +75,6 @@ mod manager;
 mod names;
 mod outcome;
 pub mod provider;
-mod registry;
 mod request;
 mod result;
 #[doc(hidden)]

@@ -4,14 +4,14 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures::FutureExt as _;
+use indexmap::IndexMap;
 
 use crate::activation::ActiveSet;
 use crate::generated_call::ToolFuture;
-use crate::registry::Registry;
 use crate::shed::ToolDiscovery;
 use crate::validation::ArgumentValidator;
 use crate::{
@@ -178,14 +178,6 @@ impl RegisteredTool {
     }
 }
 
-/// Where a call stands once its tool was looked up and its arguments checked.
-enum Step {
-    /// The tool answered synchronously.
-    Answered(Result<ToolCallResult, ToolError>),
-    /// The tool runs `execute` on these arguments.
-    Run(Arc<RegisteredTool>, ToolArguments),
-}
-
 /// A running tool's future raced against its time limit.
 async fn finish_within<F>(
     name: &str,
@@ -215,6 +207,10 @@ fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
         .unwrap_or("a panic with a non-text payload");
     ToolError::execution(tool, format!("panicked: {message}"))
 }
+
+/// The registered tools by name, in registration order. Hashed with foldhash: names are
+/// short and looked up on every call, where SipHash would cost more than the lookup.
+type Registry = IndexMap<Arc<str>, Arc<RegisteredTool>, foldhash::fast::RandomState>;
 
 /// A session's tools: registration, validation and execution.
 ///
@@ -255,7 +251,7 @@ fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
 /// ```
 pub struct ToolCallManager {
     session_id: String,
-    registry: Registry,
+    registry: RwLock<Registry>,
     pub(crate) active: ActiveSet,
     pub(crate) renders: crate::provider::RenderCache,
     pub(crate) execution: crate::execution_settings::ExecutionSettings,
@@ -278,7 +274,7 @@ impl ToolCallManager {
     pub fn new(session_id: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
-            registry: Registry::default(),
+            registry: RwLock::default(),
             active: ActiveSet::default(),
             renders: Default::default(),
             execution: Default::default(),
@@ -300,32 +296,30 @@ impl ToolCallManager {
         // Prepared outside the lock: compiling schemas can take a while.
         let prepared = RegisteredTool::prepare(tool)?;
         let name: Arc<str> = Arc::from(prepared.definition.name());
-        self.registry.write(|tools| {
-            if tools.contains_key(&name) {
-                return Err(RegistrationError::DuplicateTool(name.to_string()));
-            }
-            self.discovery.insert(&prepared.definition);
-            Arc::make_mut(tools).insert(name, Arc::new(prepared));
-            Ok(())
-        })?;
+        let mut registry = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if registry.contains_key(&name) {
+            return Err(RegistrationError::DuplicateTool(name.to_string()));
+        }
+        self.discovery.insert(&prepared.definition);
+        registry.insert(name, Arc::new(prepared));
         self.renders.invalidate();
         Ok(())
     }
 
     /// Removes a tool, returning it; later calls to it are `UnknownTool`.
     pub fn deregister(&self, name: &str) -> Option<Arc<dyn ToolImpl>> {
-        let removed = self.registry.write(|tools| {
-            if !tools.contains_key(name) {
-                return None;
-            }
-            self.discovery.remove(name);
-            Arc::make_mut(tools)
-                .shift_remove(name)
-                .map(|entry| Arc::clone(&entry.tool))
-        });
-        // Published at once, so the removed tool is released when running calls finish
-        // rather than at the next call.
-        self.registry.publish();
+        let mut registry = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let removed = registry
+            .shift_remove(name)
+            .map(|entry| Arc::clone(&entry.tool));
+        self.discovery.remove(name);
+        drop(registry);
         self.active.deactivate(name);
         self.renders.invalidate();
         removed
@@ -337,12 +331,18 @@ impl ToolCallManager {
         &self,
         f: impl FnOnce(&mut dyn Iterator<Item = &Tool>) -> R,
     ) -> R {
-        let registry = self.registry.read();
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
         f(&mut registry.values().map(|entry| &*entry.definition))
     }
 
     pub(crate) fn entry(&self, name: &str) -> Option<Arc<RegisteredTool>> {
-        self.registry.with_entry(name, |entry| entry.cloned())
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        registry.get(name).cloned()
+    }
+
+    fn entry_or_unknown(&self, name: &str) -> Result<Arc<RegisteredTool>, ToolError> {
+        self.entry(name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
     }
 
     /// The tool registered as `name`.
@@ -352,7 +352,8 @@ impl ToolCallManager {
 
     /// Whether a tool is registered as `name`.
     pub fn contains(&self, name: &str) -> bool {
-        self.registry.with_entry(name, |entry| entry.is_some())
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        registry.contains_key(name)
     }
 
     /// The definition of the tool registered as `name`, as it was when registered.
@@ -362,13 +363,16 @@ impl ToolCallManager {
 
     /// The registered tool names, in registration order.
     pub fn names(&self) -> Vec<String> {
-        let registry = self.registry.read();
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
         registry.keys().map(|name| name.to_string()).collect()
     }
 
     /// The number of registered tools.
     pub fn len(&self) -> usize {
-        self.registry.read().len()
+        self.registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Whether no tool is registered.
@@ -379,7 +383,7 @@ impl ToolCallManager {
     /// Every registered tool, declared directly (no `shed`), in registration order: for
     /// inspection, or for a loop that offers every tool up front.
     pub fn all_declarations(&self) -> ToolDeclarations {
-        let registry = self.registry.read();
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
         ToolDeclarations {
             shed: None,
             tools: registry
@@ -392,22 +396,21 @@ impl ToolCallManager {
     /// Sets the time limit of the tool `name` (replacing its own); a call that takes longer
     /// is [`ToolError::Timeout`] and its future is dropped.
     pub fn set_timeout(&self, name: &str, timeout: Option<Duration>) -> Result<(), ToolError> {
-        self.registry.write(|tools| {
-            if !tools.contains_key(name) {
-                return Err(ToolError::UnknownTool(name.to_owned()));
-            }
-            let tools = Arc::make_mut(tools);
-            if let Some(entry) = tools.get_mut(name) {
-                *entry = Arc::new(RegisteredTool {
-                    tool: Arc::clone(&entry.tool),
-                    definition: Arc::clone(&entry.definition),
-                    validator: entry.validator.clone(),
-                    timeout,
-                    returns: entry.returns.clone(),
-                });
-            }
-            Ok(())
-        })
+        let mut registry = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entry = registry
+            .get_mut(name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?;
+        *entry = Arc::new(RegisteredTool {
+            tool: Arc::clone(&entry.tool),
+            definition: Arc::clone(&entry.definition),
+            validator: entry.validator.clone(),
+            timeout,
+            returns: entry.returns.clone(),
+        });
+        Ok(())
     }
 
     /// The time limit of the tool `name`, if it has one.
@@ -424,10 +427,8 @@ impl ToolCallManager {
         name: &str,
         arguments: &ToolArguments,
     ) -> Result<ToolArguments, ToolError> {
-        self.registry.with_entry(name, |entry| {
-            let entry = entry.ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?;
-            entry.validator.check(name, arguments).map(Cow::into_owned)
-        })
+        let entry = self.entry_or_unknown(name)?;
+        entry.validator.check(name, arguments).map(Cow::into_owned)
     }
 
     /// Runs one call: looks the tool up, validates the arguments (an invalid call does not
@@ -441,23 +442,16 @@ impl ToolCallManager {
             // Boxed: the meta-tool's search state would otherwise grow every call's future.
             return Box::pin(self.execute_shed(request)).await;
         }
-        // Lookup, validation and a synchronous answer borrow the tool from the registry's
-        // snapshot; only a tool still running takes its own reference. The future is kept
-        // small (a few words live across the await): callers move it, and a large one costs
-        // a copy of its whole state on every call.
-        let step = self.registry.with_entry(&request.name, |entry| {
-            let entry = entry.ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
+        // Kept small (a few words live across the await): callers move this future, and a
+        // large one costs a copy of its whole state on every call.
+        let entry = self.entry_or_unknown(&request.name)?;
+        let future = {
             let arguments = entry.validator.check(&request.name, &request.arguments)?;
-            Ok(match entry.answer_now(&request.name, &arguments) {
-                Some(answer) => Step::Answered(answer),
-                None => Step::Run(Arc::clone(entry), arguments.into_owned()),
-            })
-        })?;
-        let (entry, arguments) = match step {
-            Step::Answered(answer) => return answer,
-            Step::Run(entry, arguments) => (entry, arguments),
+            if let Some(answer) = entry.answer_now(&request.name, &arguments) {
+                return answer;
+            }
+            entry.start(&request.name, arguments.into_owned())?
         };
-        let future = entry.start(&request.name, arguments)?;
         let future = AssertUnwindSafe(future).catch_unwind();
         let finished = match entry.timeout {
             None => future.await,
