@@ -72,7 +72,7 @@ impl ToolArguments {
         // than hashing the name (serde_json's map hashes with SipHash).
         if map.len() <= LINEAR_LOOKUP_MAX {
             map.iter()
-                .find(|(key, _)| same_name(key, name))
+                .find(|(key, _)| *key == name)
                 .map(|(_, value)| value)
         } else {
             map.get(name)
@@ -190,25 +190,10 @@ impl<'de> Deserialize<'de> for ToolArguments {
     }
 }
 
-/// The JSON Schema type name of a value ("object", "integer", …).
 /// Up to this many arguments, a lookup scans the keys instead of hashing the name.
 const LINEAR_LOOKUP_MAX: usize = 8;
 
-/// Whether two argument names are equal. Names are short and most comparisons fail on the
-/// length, so short names are compared byte by byte: a `memcmp` call costs more than that.
-#[inline]
-pub(crate) fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    if a.len() <= 16 {
-        a.iter().zip(b).all(|(x, y)| x == y)
-    } else {
-        a == b
-    }
-}
-
+/// The JSON Schema type name of a value ("object", "integer", …).
 pub(crate) fn json_type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

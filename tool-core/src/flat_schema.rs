@@ -1,5 +1,6 @@
 //! A fast acceptance check for the most common argument schema: a flat object of scalar
-//! properties (`type`, bounds, lengths, string enums, `required`, `additionalProperties`).
+//! properties (`type`, optionally beside `"null"`, bounds, lengths, string enums and
+//! `const`s, `required`, `additionalProperties`).
 //!
 //! It answers only "certainly valid": anything it is not sure of (a schema outside the subset
 //! is not compiled at all; a number beyond 2^53 or a failed check falls through) goes to the
@@ -8,8 +9,6 @@
 //! hashes every key.
 
 use serde_json::{Map, Number, Value};
-
-use crate::arguments::same_name;
 
 /// Keys a flat root may carry besides what is checked.
 const ROOT_ANNOTATIONS: &[&str] = &["$schema", "title", "description"];
@@ -126,7 +125,7 @@ impl FlatSchema {
         for (position, (key, value)) in map.iter().enumerate() {
             // Models mostly send arguments in the schema's order: try that property first.
             let index = match self.properties.get(position) {
-                Some(p) if same_name(&p.name, key) => position,
+                Some(p) if p.name == *key => position,
                 _ => match self.position_of(key) {
                     Some(index) => index,
                     None if self.closed => return false,
@@ -145,7 +144,7 @@ impl FlatSchema {
     /// keep the loop above small.
     #[inline(never)]
     fn position_of(&self, key: &str) -> Option<usize> {
-        self.properties.iter().position(|p| same_name(&p.name, key))
+        self.properties.iter().position(|p| p.name == key)
     }
 }
 
