@@ -1253,3 +1253,60 @@ fn one_pass_reading_takes_arguments_in_any_order() {
         "{err}"
     );
 }
+
+/// A group whose commands are all synchronous: `execute` answers through `execute_now`.
+#[derive(Default)]
+struct Counter {
+    count: Mutex<i64>,
+}
+
+/// A counter.
+#[tool_fn(name = "counter")]
+impl Counter {
+    /// Adds to the count.
+    fn bump(&self, by: i64) -> i64 {
+        let mut count = self.count.lock().unwrap();
+        *count += by;
+        *count
+    }
+
+    /// The count.
+    fn get(&self) -> i64 {
+        *self.count.lock().unwrap()
+    }
+}
+
+#[tokio::test]
+async fn a_group_of_synchronous_commands_answers_every_way() {
+    let counter = Arc::new(Counter::default());
+    let arguments = |v: Value| ToolArguments::try_from(v).unwrap();
+    let bumped = counter
+        .execute_now(&arguments(json!({"command": "bump", "by": "2"})))
+        .expect("synchronous")
+        .unwrap();
+    assert_eq!(bumped.content.to_text(), "2");
+    let got = counter
+        .execute(arguments(json!({"command": "get"})))
+        .await
+        .unwrap();
+    assert_eq!(got.content.to_text(), "2");
+    let err = counter
+        .execute(arguments(json!({"command": "reset"})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'counter': /command: unknown command \"reset\"; valid commands are 'bump', 'get'"
+    );
+    let manager = manager_with(vec![counter.clone()]);
+    let bumped = manager
+        .execute_one(&call("counter", json!({"command": "bump", "by": 40})))
+        .await
+        .unwrap();
+    assert_eq!(bumped.content.to_text(), "42");
+    let err = manager
+        .execute_one(&call("counter", json!({"command": "bump"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+}
