@@ -6,7 +6,9 @@
 //! `#[tool_fn]` on an `async` one, and as a hand-written `ToolImpl` reading with `ToolArgs`.
 //! Every variant builds the JSON argument value inside the measured loop, and the call's
 //! future is polled once in place, as an executor polls a task (each finishes on its first
-//! poll).
+//! poll). For scale, the same run also measures the floor of any validated dispatch
+//! (`reference/validator_then_call`: a `jsonschema` validator compiled once for the tool, then
+//! the baseline; no registry, no panic containment, no result value).
 //!
 //! After criterion's measurements, the bench prints paired ratios: rounds of each variant,
 //! each timed right after a run of the baseline, in shuffled order, so that a machine whose
@@ -83,6 +85,10 @@ const VARIANTS: [(&str, &str); 3] = [
     ("execute_one/hand_written", "add"),
 ];
 
+/// The label of the reference: the least any validated dispatch does (a validator compiled
+/// once, then the baseline), with no registry, no panic containment and no result value.
+const CACHED_VALIDATOR: &str = "reference/validator_then_call";
+
 fn manager() -> ToolCallManager {
     let manager = ToolCallManager::new("bench");
     manager.register(Arc::new(AddSync)).expect("registers");
@@ -105,6 +111,23 @@ fn baseline_call() -> i64 {
     add(args)
 }
 
+/// The reference, for scale in the same run: a `jsonschema` validator compiled once for the
+/// tool (as frameworks cache one per tool), then the baseline's `from_value` and call. No
+/// registry look-up, no panic containment, no result value: the floor of validated dispatch.
+fn validated_baseline_call(validator: &jsonschema::Validator) -> Option<i64> {
+    let value = json!({"a": black_box(20), "b": black_box(22)});
+    if !validator.is_valid(&value) {
+        return None;
+    }
+    let args: AddArgs = serde_json::from_value(value).ok()?;
+    Some(add(args))
+}
+
+fn cached_validator() -> jsonschema::Validator {
+    let schema = Add.definition().function_spec().parameters;
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
 fn dispatched_call(manager: &ToolCallManager, request: &mut ToolCallRequest) -> ToolCallResult {
     let value = json!({"a": black_box(20), "b": black_box(22)});
     request.arguments = ToolArguments::try_from(value).expect("an object");
@@ -115,6 +138,10 @@ fn dispatch(c: &mut Criterion) {
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("baseline_from_value_and_call", |bench| {
         bench.iter(|| black_box(baseline_call()));
+    });
+    let validator = cached_validator();
+    group.bench_function(CACHED_VALIDATOR, |bench| {
+        bench.iter(|| black_box(validated_baseline_call(&validator)));
     });
     let manager = manager();
     for (label, tool) in VARIANTS {
@@ -144,31 +171,44 @@ fn paired_ratios() {
         run();
         started.elapsed().as_secs_f64()
     };
-    let mut ratios = vec![Vec::with_capacity(ROUNDS); VARIANTS.len()];
+    let validator = cached_validator();
+    // The variants, then the reference design.
+    let labels: Vec<&str> = VARIANTS
+        .iter()
+        .map(|(label, _)| *label)
+        .chain([CACHED_VALIDATOR])
+        .collect();
+    let mut ratios = vec![Vec::with_capacity(ROUNDS); labels.len()];
     let mut rng = fastrand::Rng::with_seed(7);
     for _ in 0..ROUNDS {
-        let mut order: Vec<usize> = (0..VARIANTS.len()).collect();
+        let mut order: Vec<usize> = (0..labels.len()).collect();
         rng.shuffle(&mut order);
-        for variant in order {
+        for contestant in order {
             let baseline = time(&mut || {
                 for _ in 0..CALLS_PER_RUN {
                     black_box(baseline_call());
                 }
             });
-            let request = &mut requests[variant];
-            let dispatched = time(&mut || {
-                for _ in 0..CALLS_PER_RUN {
-                    black_box(dispatched_call(&manager, request));
-                }
-            });
-            ratios[variant].push(dispatched / baseline);
+            let measured = match requests.get_mut(contestant) {
+                Some(request) => time(&mut || {
+                    for _ in 0..CALLS_PER_RUN {
+                        black_box(dispatched_call(&manager, request));
+                    }
+                }),
+                None => time(&mut || {
+                    for _ in 0..CALLS_PER_RUN {
+                        black_box(validated_baseline_call(&validator));
+                    }
+                }),
+            };
+            ratios[contestant].push(measured / baseline);
         }
     }
     println!("\npaired ratios over the baseline ({ROUNDS} rounds of {CALLS_PER_RUN} calls):");
-    for ((label, _), mut ratios) in VARIANTS.iter().zip(ratios) {
+    for (label, mut ratios) in labels.into_iter().zip(ratios) {
         ratios.sort_by(f64::total_cmp);
         println!(
-            "  {label:<28} median {:.3}×  (quartiles {:.3}× – {:.3}×)",
+            "  {label:<30} median {:.3}×  (quartiles {:.3}× – {:.3}×)",
             ratios[ROUNDS / 2],
             ratios[ROUNDS / 4],
             ratios[3 * ROUNDS / 4],
@@ -177,7 +217,7 @@ fn paired_ratios() {
 }
 
 /// `--calls <variant> <n>`: only runs `n` calls of one variant (`baseline`, `sync`, `async`,
-/// `hand_written`) and exits, for counting instructions under
+/// `hand_written`, or `reference` for the cached-validator design) and exits, for counting instructions under
 /// `valgrind --tool=callgrind`. The difference between two counts (say 100,000 and 200,000
 /// calls) divided by the difference in calls is the cost of one call, setup excluded.
 fn counted_calls(args: &[String]) -> bool {
@@ -196,10 +236,19 @@ fn counted_calls(args: &[String]) -> bool {
             }
             return true;
         }
+        "reference" => {
+            let validator = cached_validator();
+            for _ in 0..calls {
+                black_box(validated_baseline_call(&validator));
+            }
+            return true;
+        }
         "sync" => "add_sync",
         "async" => "add_async",
         "hand_written" => "add",
-        other => panic!("unknown variant {other:?}: baseline, sync, async or hand_written"),
+        other => {
+            panic!("unknown variant {other:?}: baseline, reference, sync, async or hand_written")
+        }
     };
     let manager = manager();
     let mut request = ToolCallRequest::new("call-1", tool, ToolArguments::new());

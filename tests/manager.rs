@@ -497,6 +497,15 @@ fn registry_accessors() {
         ["b", "c"]
     );
     assert!(declared.shed.is_none());
+    // A changed time limit keeps the tool's place; a tool registered again goes last.
+    manager
+        .set_timeout("b", Some(Duration::from_secs(1)))
+        .unwrap();
+    manager
+        .register(counting("a", json!({"type": "object"}), Arc::default()))
+        .unwrap();
+    assert_eq!(manager.names(), ["b", "c", "a"]);
+    assert_eq!(manager.len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -769,5 +778,90 @@ async fn a_removed_tool_is_released_once_its_calls_end() {
     let removed = manager.deregister("gone").expect("was registered");
     drop(removed);
     // Neither the registry nor the snapshot calls read keeps it alive.
+    assert!(watch.upgrade().is_none(), "the removed tool is still held");
+}
+
+/// A synchronous tool that removes itself from the manager while it answers.
+struct SelfRemoving {
+    manager: std::sync::Weak<ToolCallManager>,
+}
+
+#[async_trait]
+impl ToolImpl for SelfRemoving {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            "once",
+            "Answers once, then removes itself.",
+            Args::new(json!({"type": "object"})),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Err(ToolError::execution("once", "answers synchronously"))
+    }
+
+    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+        let manager = self.manager.upgrade()?;
+        let removed = manager.deregister("once").is_some();
+        drop(manager);
+        // The call borrows this tool from the registry: it must still be alive here.
+        Some(Ok(ToolCallResult::text(format!("removed: {removed}"))))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_removes_itself_finishes_its_answer_and_is_then_released() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let tool: Arc<dyn ToolImpl> = Arc::new(SelfRemoving {
+        manager: Arc::downgrade(&manager),
+    });
+    let watch = Arc::downgrade(&tool);
+    manager.register(tool).unwrap();
+    let result = manager.execute_one(&call("once", json!({}))).await.unwrap();
+    assert_eq!(result.content.to_text(), "removed: true");
+    let err = manager
+        .execute_one(&call("once", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::UnknownTool);
+    assert!(watch.upgrade().is_none(), "the removed tool is still held");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_removed_while_it_runs_is_released_when_the_call_ends() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let started = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let tool: Arc<dyn ToolImpl> = Arc::new(FnTool::new(
+        "slow",
+        "Waits to be released.",
+        Args::new(json!({"type": "object"})),
+        {
+            let (started, release) = (started.clone(), release.clone());
+            move |_: ToolArgs<'_>| {
+                let (started, release) = (started.clone(), release.clone());
+                async move {
+                    started.notify_one();
+                    release.notified().await;
+                    Ok(ToolCallResult::text("done"))
+                }
+            }
+        },
+    ));
+    let watch = Arc::downgrade(&tool);
+    manager.register(tool).unwrap();
+    let running = tokio::spawn({
+        let manager = manager.clone();
+        async move { manager.execute_one(&call("slow", json!({}))).await }
+    });
+    started.notified().await;
+    drop(manager.deregister("slow").expect("was registered"));
+    assert!(
+        watch.upgrade().is_some(),
+        "the running call still needs the tool"
+    );
+    release.notify_one();
+    let result = running.await.unwrap().unwrap();
+    assert_eq!(result.content.to_text(), "done");
     assert!(watch.upgrade().is_none(), "the removed tool is still held");
 }

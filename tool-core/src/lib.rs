@@ -75,6 +75,7 @@ mod manager;
 mod names;
 mod outcome;
 pub mod provider;
+mod registry;
 mod request;
 mod result;
 #[doc(hidden)]

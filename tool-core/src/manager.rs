@@ -4,14 +4,14 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt as _;
-use indexmap::IndexMap;
 
 use crate::activation::ActiveSet;
 use crate::generated_call::ToolFuture;
+use crate::registry::Registry;
 use crate::shed::ToolDiscovery;
 use crate::validation::ArgumentValidator;
 use crate::{
@@ -76,6 +76,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) validator: ArgumentValidator,
     pub(crate) timeout: Option<Duration>,
     pub(crate) returns: Option<crate::validation::CompiledSchema>,
+    /// The tool's place in the registration order (set by the registry).
+    pub(crate) registration: u64,
 }
 
 impl RegisteredTool {
@@ -123,6 +125,7 @@ impl RegisteredTool {
             tool,
             definition: Arc::new(definition),
             validator,
+            registration: 0,
         })
     }
 
@@ -208,15 +211,13 @@ fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
     ToolError::execution(tool, format!("panicked: {message}"))
 }
 
-/// The registered tools by name, in registration order. Hashed with foldhash: names are
-/// short and looked up on every call, where SipHash would cost more than the lookup.
-type Registry = IndexMap<Arc<str>, Arc<RegisteredTool>, foldhash::fast::RandomState>;
-
 /// A session's tools: registration, validation and execution.
 ///
 /// The manager is shared across tasks (`Send + Sync`, every method takes `&self`). Schemas are
-/// compiled once, when a tool is registered; a call takes a read lock only long enough to
-/// clone the tool's handle, so registering while calls run neither blocks nor deadlocks them.
+/// compiled once, when a tool is registered. Calls look tools up without a lock, and changes
+/// never wait for calls, so registering while calls run neither blocks nor deadlocks them (a
+/// tool may even register or remove tools while it runs). A removed tool is released once
+/// the calls running it end.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -251,11 +252,11 @@ type Registry = IndexMap<Arc<str>, Arc<RegisteredTool>, foldhash::fast::RandomSt
 /// ```
 pub struct ToolCallManager {
     session_id: String,
-    registry: RwLock<Registry>,
+    registry: Registry,
     pub(crate) active: ActiveSet,
     pub(crate) renders: crate::provider::RenderCache,
     pub(crate) execution: crate::execution_settings::ExecutionSettings,
-    /// The search behind `shed`; updated under the registry's lock, so it never disagrees
+    /// The search behind `shed`; updated within the registry's changes, so it never disagrees
     /// with the registry.
     pub(crate) discovery: ToolDiscovery,
 }
@@ -274,7 +275,7 @@ impl ToolCallManager {
     pub fn new(session_id: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
-            registry: RwLock::default(),
+            registry: Registry::default(),
             active: ActiveSet::default(),
             renders: Default::default(),
             execution: Default::default(),
@@ -293,33 +294,27 @@ impl ToolCallManager {
     /// reserved (`shed`), or not of the form providers accept (`^[a-zA-Z0-9_-]{1,64}$`, for
     /// the tool and each command), or when a schema does not compile.
     pub fn register(&self, tool: Arc<dyn ToolImpl>) -> Result<(), RegistrationError> {
-        // Prepared outside the lock: compiling schemas can take a while.
+        // Prepared outside the change: compiling schemas can take a while.
         let prepared = RegisteredTool::prepare(tool)?;
         let name: Arc<str> = Arc::from(prepared.definition.name());
-        let mut registry = self
-            .registry
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        if registry.contains_key(&name) {
+        let mut change = self.registry.change();
+        if change.get(&name).is_some() {
             return Err(RegistrationError::DuplicateTool(name.to_string()));
         }
         self.discovery.insert(&prepared.definition);
-        registry.insert(name, Arc::new(prepared));
+        change.insert(name, prepared);
+        drop(change);
         self.renders.invalidate();
         Ok(())
     }
 
-    /// Removes a tool, returning it; later calls to it are `UnknownTool`.
+    /// Removes a tool, returning it; later calls to it are `UnknownTool`. Calls already
+    /// running finish, and the manager lets go of the tool when they have.
     pub fn deregister(&self, name: &str) -> Option<Arc<dyn ToolImpl>> {
-        let mut registry = self
-            .registry
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let removed = registry
-            .shift_remove(name)
-            .map(|entry| Arc::clone(&entry.tool));
+        let mut change = self.registry.change();
+        let removed = change.remove(name).map(|entry| Arc::clone(&entry.tool));
         self.discovery.remove(name);
-        drop(registry);
+        drop(change);
         self.active.deactivate(name);
         self.renders.invalidate();
         removed
@@ -331,13 +326,11 @@ impl ToolCallManager {
         &self,
         f: impl FnOnce(&mut dyn Iterator<Item = &Tool>) -> R,
     ) -> R {
-        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
-        f(&mut registry.values().map(|entry| &*entry.definition))
+        self.registry.with_definitions(f)
     }
 
     pub(crate) fn entry(&self, name: &str) -> Option<Arc<RegisteredTool>> {
-        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
-        registry.get(name).cloned()
+        self.registry.entry(name)
     }
 
     fn entry_or_unknown(&self, name: &str) -> Result<Arc<RegisteredTool>, ToolError> {
@@ -352,8 +345,7 @@ impl ToolCallManager {
 
     /// Whether a tool is registered as `name`.
     pub fn contains(&self, name: &str) -> bool {
-        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
-        registry.contains_key(name)
+        self.registry.contains(name)
     }
 
     /// The definition of the tool registered as `name`, as it was when registered.
@@ -363,16 +355,16 @@ impl ToolCallManager {
 
     /// The registered tool names, in registration order.
     pub fn names(&self) -> Vec<String> {
-        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
-        registry.keys().map(|name| name.to_string()).collect()
+        self.registry
+            .entries()
+            .iter()
+            .map(|entry| entry.definition.name().to_owned())
+            .collect()
     }
 
     /// The number of registered tools.
     pub fn len(&self) -> usize {
-        self.registry
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.registry.len()
     }
 
     /// Whether no tool is registered.
@@ -383,11 +375,12 @@ impl ToolCallManager {
     /// Every registered tool, declared directly (no `shed`), in registration order: for
     /// inspection, or for a loop that offers every tool up front.
     pub fn all_declarations(&self) -> ToolDeclarations {
-        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
         ToolDeclarations {
             shed: None,
-            tools: registry
-                .values()
+            tools: self
+                .registry
+                .entries()
+                .iter()
                 .map(|entry| Tool::clone(&entry.definition))
                 .collect(),
         }
@@ -396,20 +389,19 @@ impl ToolCallManager {
     /// Sets the time limit of the tool `name` (replacing its own); a call that takes longer
     /// is [`ToolError::Timeout`] and its future is dropped.
     pub fn set_timeout(&self, name: &str, timeout: Option<Duration>) -> Result<(), ToolError> {
-        let mut registry = self
-            .registry
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let entry = registry
-            .get_mut(name)
+        let mut change = self.registry.change();
+        let entry = change
+            .get(name)
             .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?;
-        *entry = Arc::new(RegisteredTool {
+        let updated = RegisteredTool {
             tool: Arc::clone(&entry.tool),
             definition: Arc::clone(&entry.definition),
             validator: entry.validator.clone(),
             timeout,
             returns: entry.returns.clone(),
-        });
+            registration: entry.registration,
+        };
+        change.replace(name, updated);
         Ok(())
     }
 
@@ -442,16 +434,22 @@ impl ToolCallManager {
             // Boxed: the meta-tool's search state would otherwise grow every call's future.
             return Box::pin(self.execute_shed(request)).await;
         }
-        // Kept small (a few words live across the await): callers move this future, and a
-        // large one costs a copy of its whole state on every call.
-        let entry = self.entry_or_unknown(&request.name)?;
-        let future = {
+        // A synchronous answer borrows the tool from the pinned registry; a call that awaits
+        // takes a reference of its own (the pin cannot cross an await). Kept small (a few
+        // words live across the await): callers move this future, and a large one costs a
+        // copy of its whole state on every call.
+        let (entry, arguments) = {
+            let registry = self.registry.pin();
+            let entry = registry
+                .get(&request.name)
+                .ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
             let arguments = entry.validator.check(&request.name, &request.arguments)?;
             if let Some(answer) = entry.answer_now(&request.name, &arguments) {
                 return answer;
             }
-            entry.start(&request.name, arguments.into_owned())?
+            (Arc::clone(entry), arguments.into_owned())
         };
+        let future = entry.start(&request.name, arguments)?;
         let future = AssertUnwindSafe(future).catch_unwind();
         let finished = match entry.timeout {
             None => future.await,
