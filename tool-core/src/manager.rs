@@ -70,6 +70,7 @@ pub enum RegistrationError {
 }
 
 /// One registered tool, with everything a call needs prepared at registration.
+#[derive(Clone)]
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Arc<dyn ToolImpl>,
     pub(crate) definition: Arc<Tool>,
@@ -390,17 +391,11 @@ impl ToolCallManager {
     /// is [`ToolError::Timeout`] and its future is dropped.
     pub fn set_timeout(&self, name: &str, timeout: Option<Duration>) -> Result<(), ToolError> {
         let mut change = self.registry.change();
-        let entry = change
+        let mut updated = change
             .get(name)
+            .map(|entry| RegisteredTool::clone(entry))
             .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?;
-        let updated = RegisteredTool {
-            tool: Arc::clone(&entry.tool),
-            definition: Arc::clone(&entry.definition),
-            validator: entry.validator.clone(),
-            timeout,
-            returns: entry.returns.clone(),
-            registration: entry.registration,
-        };
+        updated.timeout = timeout;
         change.replace(name, updated);
         Ok(())
     }
