@@ -1,9 +1,9 @@
 //! [`ToolArguments`]: the JSON object a model sends as a call's arguments.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
+
+use crate::shared_value::SharedValue;
 
 /// The arguments of one call: an ordered map from argument name to JSON value.
 ///
@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 /// assert_eq!(serde_json::to_string(&args).unwrap(), r#"{"a":1,"b":2}"#);
 /// ```
 #[derive(Clone, PartialEq)]
-pub struct ToolArguments(Arc<Value>);
+pub struct ToolArguments(SharedValue);
 
 /// A value that was not a JSON object where arguments were expected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -33,7 +33,7 @@ pub struct NotAnObject {
 impl ToolArguments {
     /// No arguments.
     pub fn new() -> Self {
-        Self(Arc::new(Value::Object(Map::new())))
+        Self(SharedValue::new(Value::Object(Map::new())))
     }
 
     /// The arguments as a JSON object value.
@@ -53,7 +53,7 @@ impl ToolArguments {
 
     /// The arguments as a mutable map (copied first if shared).
     pub fn as_map_mut(&mut self) -> &mut Map<String, Value> {
-        match Arc::make_mut(&mut self.0) {
+        match self.0.make_mut() {
             Value::Object(map) => map,
             _ => unreachable!("ToolArguments always holds an object"),
         }
@@ -61,7 +61,7 @@ impl ToolArguments {
 
     /// The arguments as a mutable JSON value, for in-place repair (kept an object).
     pub(crate) fn value_mut(&mut self) -> &mut Value {
-        Arc::make_mut(&mut self.0)
+        self.0.make_mut()
     }
 
     /// The argument called `name`.
@@ -117,7 +117,7 @@ impl ToolArguments {
 
     /// The arguments as an owned JSON object value.
     pub fn into_value(self) -> Value {
-        Arc::unwrap_or_clone(self.0)
+        self.0.into_inner()
     }
 }
 
@@ -135,13 +135,13 @@ impl std::fmt::Debug for ToolArguments {
 
 impl std::fmt::Display for ToolArguments {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.0, f)
+        std::fmt::Display::fmt(self.as_value(), f)
     }
 }
 
 impl From<Map<String, Value>> for ToolArguments {
     fn from(map: Map<String, Value>) -> Self {
-        Self(Arc::new(Value::Object(map)))
+        Self(SharedValue::new(Value::Object(map)))
     }
 }
 
@@ -153,7 +153,7 @@ impl TryFrom<Value> for ToolArguments {
     #[inline]
     fn try_from(value: Value) -> Result<Self, Self::Error> {
         match value {
-            Value::Object(_) => Ok(Self(Arc::new(value))),
+            Value::Object(_) => Ok(Self(SharedValue::new(value))),
             Value::Null => Ok(Self::new()),
             other => Err(NotAnObject {
                 found: json_type_name(&other),
@@ -215,7 +215,7 @@ mod tests {
     fn clones_share_until_written() {
         let a = ToolArguments::from_iter([("x", json!(1))]);
         let mut b = a.clone();
-        assert!(Arc::ptr_eq(&a.0, &b.0));
+        assert!(std::ptr::eq(a.as_value(), b.as_value()));
         b.insert("y", 2);
         assert_eq!(a.len(), 1);
         assert_eq!(b.len(), 2);

@@ -84,6 +84,7 @@ mod retry;
 mod returns;
 pub mod scheme;
 mod session;
+mod shared_value;
 pub mod shed;
 mod suggestion;
 mod tool;
