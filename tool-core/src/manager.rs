@@ -356,11 +356,11 @@ impl ToolCallManager {
 
     /// The registered tool names, in registration order.
     pub fn names(&self) -> Vec<String> {
-        self.registry
-            .entries()
-            .iter()
-            .map(|entry| entry.definition.name().to_owned())
-            .collect()
+        self.registry.in_order(|entries| {
+            entries
+                .map(|entry| entry.definition.name().to_owned())
+                .collect()
+        })
     }
 
     /// The number of registered tools.
@@ -378,12 +378,11 @@ impl ToolCallManager {
     pub fn all_declarations(&self) -> ToolDeclarations {
         ToolDeclarations {
             shed: None,
-            tools: self
-                .registry
-                .entries()
-                .iter()
-                .map(|entry| Tool::clone(&entry.definition))
-                .collect(),
+            tools: self.registry.in_order(|entries| {
+                entries
+                    .map(|entry| Tool::clone(&entry.definition))
+                    .collect()
+            }),
         }
     }
 

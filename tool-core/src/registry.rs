@@ -113,12 +113,16 @@ impl Registry {
         }
     }
 
-    /// Every entry, in registration order.
-    pub(crate) fn entries(&self) -> Vec<Arc<RegisteredTool>> {
+    /// Runs `f` over every entry, in registration order (entries borrowed, no reference
+    /// taken on each).
+    pub(crate) fn in_order<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Iterator<Item = &RegisteredTool>) -> R,
+    ) -> R {
         let tools = self.tools.pin();
-        let mut entries: Vec<_> = tools.values().cloned().collect();
+        let mut entries: Vec<&RegisteredTool> = tools.values().map(|entry| &**entry).collect();
         entries.sort_unstable_by_key(|entry| entry.registration);
-        entries
+        f(&mut entries.into_iter())
     }
 
     /// Runs `f` over every definition, in registration order, while changes wait: an index
@@ -128,8 +132,7 @@ impl Registry {
         f: impl FnOnce(&mut dyn Iterator<Item = &Tool>) -> R,
     ) -> R {
         let _no_changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        let entries = self.entries();
-        f(&mut entries.iter().map(|entry| &*entry.definition))
+        self.in_order(|entries| f(&mut entries.map(|entry| &*entry.definition)))
     }
 
     pub(crate) fn contains(&self, name: &str) -> bool {
