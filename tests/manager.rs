@@ -865,3 +865,144 @@ async fn a_tool_removed_while_it_runs_is_released_when_the_call_ends() {
     assert_eq!(result.content.to_text(), "done");
     assert!(watch.upgrade().is_none(), "the removed tool is still held");
 }
+
+/// A synchronous tool that checks its own state on every answer and counts its drops.
+struct Sentinel {
+    name: String,
+    payload: Vec<u64>,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        self.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl ToolImpl for Sentinel {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            &self.name,
+            "Checks itself.",
+            Args::new(json!({"type": "object"})),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Err(ToolError::execution(&self.name, "answers synchronously"))
+    }
+
+    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+        // A tool freed while borrowed would read garbage here.
+        let intact = self
+            .payload
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x == i as u64 * 7);
+        Some(Ok(ToolCallResult::json(json!(intact))))
+    }
+}
+
+#[test]
+fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_released() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let sentinel = |name: &str| -> Arc<dyn ToolImpl> {
+        Arc::new(Sentinel {
+            name: name.to_owned(),
+            payload: (0..64).map(|i| i * 7).collect(),
+            dropped: dropped.clone(),
+        })
+    };
+    const ROUNDS: usize = 2_000;
+    let stop = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = (0..2)
+        .map(|_| {
+            let (manager, stop) = (manager.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut answered = 0usize;
+                while !stop.load(Ordering::SeqCst) {
+                    let request = call("flicker", json!({}));
+                    match futures::executor::block_on(manager.execute_one(&request)) {
+                        Ok(result) => {
+                            assert_eq!(result.content.to_text(), "true", "a damaged tool");
+                            answered += 1;
+                        }
+                        Err(err) => assert_eq!(err.kind(), ToolErrorKind::UnknownTool),
+                    }
+                }
+                answered
+            })
+        })
+        .collect();
+    for _ in 0..ROUNDS {
+        manager.register(sentinel("flicker")).unwrap();
+        std::thread::yield_now();
+        drop(manager.deregister("flicker").expect("registered"));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let answered: usize = callers.into_iter().map(|c| c.join().unwrap()).sum();
+    assert!(answered > 0, "the callers never reached the tool");
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        ROUNDS,
+        "every removed tool is released"
+    );
+}
+
+/// A synchronous tool that answers only when told to.
+struct Gate {
+    entered: std::sync::mpsc::SyncSender<()>,
+    open: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+#[async_trait]
+impl ToolImpl for Gate {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            "gate",
+            "Answers when opened.",
+            Args::new(json!({"type": "object"})),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Err(ToolError::execution("gate", "answers synchronously"))
+    }
+
+    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+        self.entered.send(()).ok()?;
+        self.open.lock().ok()?.recv().ok()?;
+        Some(Ok(ToolCallResult::text("opened")))
+    }
+}
+
+#[test]
+fn a_tool_removed_while_another_thread_is_in_a_call_is_released_when_that_call_ends() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let (entered_tx, entered) = std::sync::mpsc::sync_channel(1);
+    let (open, open_rx) = std::sync::mpsc::channel();
+    manager
+        .register(Arc::new(Gate {
+            entered: entered_tx,
+            open: std::sync::Mutex::new(open_rx),
+        }))
+        .unwrap();
+    let victim = counting("victim", json!({"type": "object"}), Arc::default());
+    let watch = Arc::downgrade(&victim);
+    manager.register(victim).unwrap();
+
+    let inside = std::thread::spawn({
+        let manager = manager.clone();
+        move || futures::executor::block_on(manager.execute_one(&call("gate", json!({}))))
+    });
+    entered.recv().unwrap();
+    // Another thread is inside a synchronous call, which may have looked up any tool.
+    drop(manager.deregister("victim").expect("registered"));
+    open.send(()).unwrap();
+    let result = inside.join().unwrap().unwrap();
+    assert_eq!(result.content.to_text(), "opened");
+    // That call has ended: nothing can reach the removed tool any more.
+    assert!(watch.upgrade().is_none(), "the removed tool is still held");
+}

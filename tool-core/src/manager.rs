@@ -218,7 +218,7 @@ fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
 /// compiled once, when a tool is registered. Calls look tools up without a lock, and changes
 /// never wait for calls, so registering while calls run neither blocks nor deadlocks them (a
 /// tool may even register or remove tools while it runs). A removed tool is released once
-/// the calls running it end.
+/// the calls that were running when it was removed have ended.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -310,7 +310,9 @@ impl ToolCallManager {
     }
 
     /// Removes a tool, returning it; later calls to it are `UnknownTool`. Calls already
-    /// running finish, and the manager lets go of the tool when they have.
+    /// running finish, and the manager lets go of the tool once the calls that were running
+    /// when it was removed have ended (with more than 64 threads inside synchronous calls at
+    /// that moment, at the next change instead, or when the manager is dropped).
     pub fn deregister(&self, name: &str) -> Option<Arc<dyn ToolImpl>> {
         let mut change = self.registry.change();
         let removed = change.remove(name).map(|entry| Arc::clone(&entry.tool));

@@ -1,7 +1,10 @@
 //! The registered tools of a manager: looked up by calls without a lock, listed in
 //! registration order, changed one change at a time.
 
+use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use seize::Guard as _;
 
 use crate::Tool;
 use crate::manager::RegisteredTool;
@@ -17,9 +20,10 @@ type Hasher = foldhash::fast::RandomState;
 /// count cost four locked instructions, a measurable share of a trivial call. Changes never
 /// wait for calls, so a tool may register or remove tools, itself included, while it runs.
 ///
-/// A removed entry is freed once no guard that could have seen it is held (a batch size of
-/// one, instead of the collector's default batching), so a removed tool is released as soon
-/// as its running calls end, as it would be with reference counting alone.
+/// A removed entry is freed once every thread that was inside a look-up or a synchronous
+/// answer when it was removed has left it (calls that await hold a reference of their own),
+/// so a removed tool is released as soon as the calls running when it was removed end. That
+/// needs the change's reclamation batch handed over at once: see [`RegistryChange`]'s `Drop`.
 pub(crate) struct Registry {
     tools: papaya::HashMap<Arc<str>, Arc<RegisteredTool>, Hasher>,
     /// Held for every change, so that a check and the change that follows it are one step,
@@ -33,7 +37,7 @@ impl Default for Registry {
         Self {
             tools: papaya::HashMap::builder()
                 .hasher(Hasher::default())
-                .collector(seize::Collector::new().batch_size(1))
+                .collector(seize::Collector::new().batch_size(RECLAMATION_BATCH))
                 .build(),
             changes: Mutex::new(0),
         }
@@ -59,8 +63,34 @@ impl PinnedRegistry<'_> {
 /// A change in progress: other changes wait until it is dropped; calls do not.
 pub(crate) struct RegistryChange<'r> {
     next_number: MutexGuard<'r, u64>,
+    map: &'r papaya::HashMap<Arc<str>, Arc<RegisteredTool>, Hasher>,
     tools: papaya::HashMapRef<'r, Arc<str>, Arc<RegisteredTool>, Hasher, papaya::LocalGuard<'r>>,
 }
+
+/// The most threads that may be inside calls at the moment of a change for what it removed
+/// to be released when their calls end; with more, it is released at the next change.
+const RECLAMATION_BATCH: usize = 64;
+
+impl Drop for RegistryChange<'_> {
+    /// Closes the change's reclamation batch.
+    ///
+    /// seize collects retired objects in a per-thread batch and hands the batch over for
+    /// reclamation only when it holds at least one object for each thread inside a call at
+    /// that moment; until then, what a change removed would stay alive, and with it a removed
+    /// tool. Padding the batch with empty objects up to its size hands it over now; the
+    /// padding left in the next batch costs nothing.
+    fn drop(&mut self) {
+        let guard = self.map.guard();
+        for _ in 0..RECLAMATION_BATCH {
+            // SAFETY: a dangling pointer to a zero-sized value is valid for a reclaimer that
+            // does nothing, and no thread can reach it.
+            unsafe { guard.defer_retire(NonNull::<()>::dangling().as_ptr(), reclaim_nothing) };
+        }
+    }
+}
+
+/// The reclaimer of the padding: there is nothing to free.
+unsafe fn reclaim_nothing(_: *mut (), _: &seize::Collector) {}
 
 impl RegistryChange<'_> {
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
@@ -109,6 +139,7 @@ impl Registry {
         let next_number = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         RegistryChange {
             next_number,
+            map: &self.tools,
             tools: self.tools.pin(),
         }
     }
