@@ -67,8 +67,10 @@ pub(crate) struct RegistryChange<'r> {
     tools: papaya::HashMapRef<'r, Arc<str>, Arc<RegisteredTool>, Hasher, papaya::LocalGuard<'r>>,
 }
 
-/// The most threads that may be inside calls at the moment of a change for what it removed
-/// to be released when their calls end; with more, it is released at the next change.
+/// The most threads that may be inside a synchronous section (a look-up, a validation, a
+/// synchronous answer) at the moment of a change for what the change removed to be released
+/// as soon as they leave; with more, it is released at a later change or when the manager
+/// is dropped.
 const RECLAMATION_BATCH: usize = 64;
 
 impl Drop for RegistryChange<'_> {
