@@ -12,14 +12,15 @@
 //!
 //! After criterion's measurements, the bench prints paired ratios: rounds of each variant,
 //! each timed right after a run of the baseline, in shuffled order, so that a machine whose
-//! speed drifts (a shared VM) moves both sides of each ratio alike. Run with
+//! speed drifts (a shared VM) moves both sides of each ratio alike; then the same with two
+//! threads calling at once, where the dispatched calls share one manager. Run with
 //! `cargo bench --bench dispatch`; the figures are recorded in `docs/PERFORMANCE.md`.
 //! `--calls <variant> <n>` runs only calls, for counting instructions (see `counted_calls`).
 
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -153,59 +154,108 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
-/// Rounds of the paired measurement, and calls per timed run.
+/// Rounds of the paired measurement, and calls per timed run (per thread).
 const ROUNDS: usize = 60;
 const CALLS_PER_RUN: usize = 20_000;
 
-/// Each variant's time over the baseline's, in rounds where each variant's run directly
-/// follows a baseline run and the variants' order is shuffled: the median of those ratios,
-/// with the quartiles.
-fn paired_ratios() {
-    let manager = manager();
-    let mut requests: Vec<ToolCallRequest> = VARIANTS
-        .iter()
-        .map(|(_, tool)| ToolCallRequest::new("call-1", *tool, ToolArguments::new()))
-        .collect();
-    let time = |run: &mut dyn FnMut()| {
-        let started = Instant::now();
-        run();
-        started.elapsed().as_secs_f64()
-    };
-    let validator = cached_validator();
-    // The variants, then the reference design.
-    let labels: Vec<&str> = VARIANTS
-        .iter()
-        .map(|(label, _)| *label)
-        .chain([CACHED_VALIDATOR])
-        .collect();
-    let mut ratios = vec![Vec::with_capacity(ROUNDS); labels.len()];
-    let mut rng = fastrand::Rng::with_seed(7);
-    for _ in 0..ROUNDS {
-        let mut order: Vec<usize> = (0..labels.len()).collect();
-        rng.shuffle(&mut order);
-        for contestant in order {
-            let baseline = time(&mut || {
-                for _ in 0..CALLS_PER_RUN {
+/// What a paired run times: the baseline, a registered tool through `execute_one`, or the
+/// reference.
+#[derive(Clone, Copy)]
+enum Contestant {
+    Baseline,
+    Dispatched(&'static str),
+    Reference,
+}
+
+/// Everything the contestants share (the manager and the validator are shared by threads,
+/// as a server's would be).
+struct Arena {
+    manager: ToolCallManager,
+    validator: jsonschema::Validator,
+}
+
+impl Arena {
+    /// `calls` calls of `contestant` on this thread.
+    fn run(&self, contestant: Contestant, calls: usize) {
+        match contestant {
+            Contestant::Baseline => {
+                for _ in 0..calls {
                     black_box(baseline_call());
                 }
-            });
-            let measured = match requests.get_mut(contestant) {
-                Some(request) => time(&mut || {
-                    for _ in 0..CALLS_PER_RUN {
-                        black_box(dispatched_call(&manager, request));
-                    }
-                }),
-                None => time(&mut || {
-                    for _ in 0..CALLS_PER_RUN {
-                        black_box(validated_baseline_call(&validator));
-                    }
-                }),
-            };
-            ratios[contestant].push(measured / baseline);
+            }
+            Contestant::Dispatched(tool) => {
+                let mut request = ToolCallRequest::new("call-1", tool, ToolArguments::new());
+                for _ in 0..calls {
+                    black_box(dispatched_call(&self.manager, &mut request));
+                }
+            }
+            Contestant::Reference => {
+                for _ in 0..calls {
+                    black_box(validated_baseline_call(&self.validator));
+                }
+            }
         }
     }
-    println!("\npaired ratios over the baseline ({ROUNDS} rounds of {CALLS_PER_RUN} calls):");
-    for (label, mut ratios) in labels.into_iter().zip(ratios) {
+
+    /// Seconds for `threads` threads to make `CALLS_PER_RUN` calls each, started together.
+    fn time(&self, contestant: Contestant, threads: usize) -> f64 {
+        if threads == 1 {
+            let started = Instant::now();
+            self.run(contestant, CALLS_PER_RUN);
+            return started.elapsed().as_secs_f64();
+        }
+        let start = Barrier::new(threads + 1);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    start.wait();
+                    self.run(contestant, CALLS_PER_RUN);
+                });
+            }
+            start.wait();
+            let started = Instant::now();
+            // The scope joins every thread before returning.
+            started
+        })
+        .elapsed()
+        .as_secs_f64()
+    }
+}
+
+/// Each variant's time over the baseline's, in rounds where each variant's run directly
+/// follows a baseline run and the variants' order is shuffled: the median of those ratios,
+/// with the quartiles. With `threads` above one, every run is that many threads calling at
+/// once (the baseline's threads share nothing; the dispatched calls share the manager).
+fn paired_ratios(threads: usize) {
+    let arena = Arena {
+        manager: manager(),
+        validator: cached_validator(),
+    };
+    let contestants: Vec<(&str, Contestant)> = VARIANTS
+        .iter()
+        .map(|&(label, tool)| (label, Contestant::Dispatched(tool)))
+        .chain([(CACHED_VALIDATOR, Contestant::Reference)])
+        .collect();
+    let mut ratios = vec![Vec::with_capacity(ROUNDS); contestants.len()];
+    let mut rng = fastrand::Rng::with_seed(7);
+    for _ in 0..ROUNDS {
+        let mut order: Vec<usize> = (0..contestants.len()).collect();
+        rng.shuffle(&mut order);
+        for index in order {
+            let baseline = arena.time(Contestant::Baseline, threads);
+            let measured = arena.time(contestants[index].1, threads);
+            ratios[index].push(measured / baseline);
+        }
+    }
+    println!(
+        "\npaired ratios over the baseline ({ROUNDS} rounds of {CALLS_PER_RUN} calls{}):",
+        if threads == 1 {
+            String::new()
+        } else {
+            format!(" on each of {threads} threads at once")
+        }
+    );
+    for ((label, _), mut ratios) in contestants.into_iter().zip(ratios) {
         ratios.sort_by(f64::total_cmp);
         println!(
             "  {label:<30} median {:.3}×  (quartiles {:.3}× – {:.3}×)",
@@ -270,6 +320,7 @@ fn main() {
     // Skipped when criterion only lists or tests the benches (`--list`, `--test`).
     let quick = args.iter().any(|arg| arg == "--list" || arg == "--test");
     if !quick {
-        paired_ratios();
+        paired_ratios(1);
+        paired_ratios(2);
     }
 }
