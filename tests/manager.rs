@@ -715,28 +715,58 @@ async fn a_change_is_seen_by_the_next_call_while_other_calls_run() {
     assert_eq!(manager.names(), ["calc"]);
 }
 
-/// A synchronous tool that registers another tool while it runs.
-struct Registrar {
-    manager: std::sync::Weak<ToolCallManager>,
+/// A hand-written tool that answers only synchronously, with `answer`; `execute`, which the
+/// manager must never reach for it, reports an error.
+struct AnswersNow<F> {
+    name: String,
+    schema: Value,
+    answer: F,
+}
+
+type Answer = Option<Result<ToolCallResult, ToolError>>;
+
+fn answers_now<F>(name: &str, schema: Value, answer: F) -> Arc<dyn ToolImpl>
+where
+    F: Fn(&ToolArguments) -> Answer + Send + Sync + 'static,
+{
+    Arc::new(AnswersNow {
+        name: name.to_owned(),
+        schema,
+        answer,
+    })
 }
 
 #[async_trait]
-impl ToolImpl for Registrar {
+impl<F> ToolImpl for AnswersNow<F>
+where
+    F: Fn(&ToolArguments) -> Answer + Send + Sync,
+{
     fn definition(&self) -> Tool {
         Tool::SingleCommand(ToolDefinition::new(
-            "registrar",
-            "Registers a tool.",
-            Args::new(scheme::object().required("name", scheme::string()).build()),
+            &self.name,
+            "Answers synchronously.",
+            Args::new(self.schema.clone()),
         ))
     }
 
     async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        Err(ToolError::execution("registrar", "answers synchronously"))
+        Err(ToolError::execution(&self.name, "execute was called"))
     }
 
-    fn execute_now(&self, arguments: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+    fn execute_now(&self, arguments: &ToolArguments) -> Answer {
+        (self.answer)(arguments)
+    }
+}
+
+#[tokio::test]
+async fn a_tool_may_change_the_registry_while_it_runs() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    // A synchronous tool that registers another tool while it runs.
+    let weak = Arc::downgrade(&manager);
+    let schema = scheme::object().required("name", scheme::string()).build();
+    let registrar = answers_now("registrar", schema, move |arguments| {
         let name = ToolArgs::new("registrar", arguments).str("name").ok()?;
-        let manager = self.manager.upgrade()?;
+        let manager = weak.upgrade()?;
         let registered =
             manager.register(counting(name, json!({"type": "object"}), Arc::default()));
         // The tool itself is still there and answers while the registry changes under it.
@@ -745,17 +775,8 @@ impl ToolImpl for Registrar {
                 .map(|()| ToolCallResult::text(format!("registered {name}")))
                 .map_err(|err| ToolError::execution("registrar", err.to_string())),
         )
-    }
-}
-
-#[tokio::test]
-async fn a_tool_may_change_the_registry_while_it_runs() {
-    let manager = Arc::new(ToolCallManager::new("s"));
-    manager
-        .register(Arc::new(Registrar {
-            manager: Arc::downgrade(&manager),
-        }))
-        .unwrap();
+    });
+    manager.register(registrar).unwrap();
     let request = call("registrar", json!({"name": "fresh"}));
     let result = tokio::time::timeout(Duration::from_secs(10), manager.execute_one(&request))
         .await
@@ -781,39 +802,16 @@ async fn a_removed_tool_is_released_once_its_calls_end() {
     assert!(watch.upgrade().is_none(), "the removed tool is still held");
 }
 
-/// A synchronous tool that removes itself from the manager while it answers.
-struct SelfRemoving {
-    manager: std::sync::Weak<ToolCallManager>,
-}
-
-#[async_trait]
-impl ToolImpl for SelfRemoving {
-    fn definition(&self) -> Tool {
-        Tool::SingleCommand(ToolDefinition::new(
-            "once",
-            "Answers once, then removes itself.",
-            Args::new(json!({"type": "object"})),
-        ))
-    }
-
-    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        Err(ToolError::execution("once", "answers synchronously"))
-    }
-
-    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
-        let manager = self.manager.upgrade()?;
+#[tokio::test]
+async fn a_tool_that_removes_itself_finishes_its_answer_and_is_then_released() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let weak = Arc::downgrade(&manager);
+    let tool = answers_now("once", json!({"type": "object"}), move |_| {
+        let manager = weak.upgrade()?;
         let removed = manager.deregister("once").is_some();
         drop(manager);
         // The call borrows this tool from the registry: it must still be alive here.
         Some(Ok(ToolCallResult::text(format!("removed: {removed}"))))
-    }
-}
-
-#[tokio::test]
-async fn a_tool_that_removes_itself_finishes_its_answer_and_is_then_released() {
-    let manager = Arc::new(ToolCallManager::new("s"));
-    let tool: Arc<dyn ToolImpl> = Arc::new(SelfRemoving {
-        manager: Arc::downgrade(&manager),
     });
     let watch = Arc::downgrade(&tool);
     manager.register(tool).unwrap();
@@ -866,41 +864,12 @@ async fn a_tool_removed_while_it_runs_is_released_when_the_call_ends() {
     assert!(watch.upgrade().is_none(), "the removed tool is still held");
 }
 
-/// A synchronous tool that checks its own state on every answer and counts its drops.
-struct Sentinel {
-    name: String,
-    payload: Vec<u64>,
-    dropped: Arc<AtomicUsize>,
-}
+/// Counts its drops.
+struct DropCounter(Arc<AtomicUsize>);
 
-impl Drop for Sentinel {
+impl Drop for DropCounter {
     fn drop(&mut self) {
-        self.dropped.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-#[async_trait]
-impl ToolImpl for Sentinel {
-    fn definition(&self) -> Tool {
-        Tool::SingleCommand(ToolDefinition::new(
-            &self.name,
-            "Checks itself.",
-            Args::new(json!({"type": "object"})),
-        ))
-    }
-
-    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        Err(ToolError::execution(&self.name, "answers synchronously"))
-    }
-
-    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
-        // A tool freed while borrowed would read garbage here.
-        let intact = self
-            .payload
-            .iter()
-            .enumerate()
-            .all(|(i, &x)| x == i as u64 * 7);
-        Some(Ok(ToolCallResult::json(json!(intact))))
+        self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -908,11 +877,15 @@ impl ToolImpl for Sentinel {
 fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_released() {
     let manager = Arc::new(ToolCallManager::new("s"));
     let dropped = Arc::new(AtomicUsize::new(0));
-    let sentinel = |name: &str| -> Arc<dyn ToolImpl> {
-        Arc::new(Sentinel {
-            name: name.to_owned(),
-            payload: (0..64).map(|i| i * 7).collect(),
-            dropped: dropped.clone(),
+    // A synchronous tool that checks its own state on every answer and counts its drops.
+    let sentinel = |name: &str| {
+        let payload: Vec<u64> = (0..64).map(|i| i * 7).collect();
+        let counter = DropCounter(dropped.clone());
+        answers_now(name, json!({"type": "object"}), move |_| {
+            let _alive = &counter;
+            // A tool freed while borrowed would read garbage here.
+            let intact = payload.iter().enumerate().all(|(i, &x)| x == i as u64 * 7);
+            Some(Ok(ToolCallResult::json(json!(intact))))
         })
     };
     const ROUNDS: usize = 2_000;
@@ -951,44 +924,19 @@ fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_re
     );
 }
 
-/// A synchronous tool that answers only when told to.
-struct Gate {
-    entered: std::sync::mpsc::SyncSender<()>,
-    open: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
-}
-
-#[async_trait]
-impl ToolImpl for Gate {
-    fn definition(&self) -> Tool {
-        Tool::SingleCommand(ToolDefinition::new(
-            "gate",
-            "Answers when opened.",
-            Args::new(json!({"type": "object"})),
-        ))
-    }
-
-    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        Err(ToolError::execution("gate", "answers synchronously"))
-    }
-
-    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
-        self.entered.send(()).ok()?;
-        self.open.lock().ok()?.recv().ok()?;
-        Some(Ok(ToolCallResult::text("opened")))
-    }
-}
-
 #[test]
 fn a_tool_removed_while_another_thread_is_in_a_call_is_released_when_that_call_ends() {
     let manager = Arc::new(ToolCallManager::new("s"));
     let (entered_tx, entered) = std::sync::mpsc::sync_channel(1);
     let (open, open_rx) = std::sync::mpsc::channel();
-    manager
-        .register(Arc::new(Gate {
-            entered: entered_tx,
-            open: std::sync::Mutex::new(open_rx),
-        }))
-        .unwrap();
+    // A synchronous tool that answers only when told to.
+    let open_rx = std::sync::Mutex::new(open_rx);
+    let gate = answers_now("gate", json!({"type": "object"}), move |_| {
+        entered_tx.send(()).ok()?;
+        open_rx.lock().ok()?.recv().ok()?;
+        Some(Ok(ToolCallResult::text("opened")))
+    });
+    manager.register(gate).unwrap();
     let victim = counting("victim", json!({"type": "object"}), Arc::default());
     let watch = Arc::downgrade(&victim);
     manager.register(victim).unwrap();
