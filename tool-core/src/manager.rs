@@ -391,14 +391,15 @@ impl ToolCallManager {
     /// Sets the time limit of the tool `name` (replacing its own); a call that takes longer
     /// is [`ToolError::Timeout`] and its future is dropped.
     pub fn set_timeout(&self, name: &str, timeout: Option<Duration>) -> Result<(), ToolError> {
-        let mut change = self.registry.change();
-        let mut updated = change
-            .get(name)
-            .map(|entry| RegisteredTool::clone(entry))
-            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))?;
-        updated.timeout = timeout;
-        change.replace(name, updated);
-        Ok(())
+        let updated = self
+            .registry
+            .change()
+            .update(name, |entry| entry.timeout = timeout);
+        if updated {
+            Ok(())
+        } else {
+            Err(ToolError::UnknownTool(name.to_owned()))
+        }
     }
 
     /// The time limit of the tool `name`, if it has one.

@@ -107,13 +107,16 @@ impl RegistryChange<'_> {
         self.tools.insert(name, Arc::new(entry));
     }
 
-    /// Puts `entry` in place of the tool registered as `name`, keeping its place in the
-    /// registration order.
-    pub(crate) fn replace(&mut self, name: &str, mut entry: RegisteredTool) {
-        if let Some(old) = self.tools.get(name) {
-            entry.registration = old.registration;
-            self.tools.insert(Arc::from(name), Arc::new(entry));
-        }
+    /// Replaces the entry registered as `name` with a copy that `edit` changed (it keeps its
+    /// place in the registration order); false when no tool has that name.
+    pub(crate) fn update(&mut self, name: &str, edit: impl FnOnce(&mut RegisteredTool)) -> bool {
+        let Some(current) = self.tools.get(name) else {
+            return false;
+        };
+        let mut updated = RegisteredTool::clone(current);
+        edit(&mut updated);
+        self.tools.insert(Arc::from(name), Arc::new(updated));
+        true
     }
 
     /// Removes the tool registered as `name`, returning it.
