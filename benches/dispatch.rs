@@ -175,6 +175,13 @@ struct Arena {
 }
 
 impl Arena {
+    fn new() -> Self {
+        Self {
+            manager: manager(),
+            validator: cached_validator(),
+        }
+    }
+
     /// `calls` calls of `contestant` on this thread.
     fn run(&self, contestant: Contestant, calls: usize) {
         match contestant {
@@ -227,10 +234,7 @@ impl Arena {
 /// with the quartiles. With `threads` above one, every run is that many threads calling at
 /// once (the baseline's threads share nothing; the dispatched calls share the manager).
 fn paired_ratios(threads: usize) {
-    let arena = Arena {
-        manager: manager(),
-        validator: cached_validator(),
-    };
+    let arena = Arena::new();
     let contestants: Vec<(&str, Contestant)> = VARIANTS
         .iter()
         .map(|&(label, tool)| (label, Contestant::Dispatched(tool)))
@@ -267,7 +271,7 @@ fn paired_ratios(threads: usize) {
 }
 
 /// `--calls <variant> <n>`: only runs `n` calls of one variant (`baseline`, `sync`, `async`,
-/// `hand_written`, or `reference` for the cached-validator design) and exits, for counting instructions under
+/// `hand_written`, or `reference`) and exits, for counting instructions under
 /// `valgrind --tool=callgrind`. The difference between two counts (say 100,000 and 200,000
 /// calls) divided by the difference in calls is the cost of one call, setup excluded.
 fn counted_calls(args: &[String]) -> bool {
@@ -279,32 +283,17 @@ fn counted_calls(args: &[String]) -> bool {
         .get(at + 2)
         .and_then(|n| n.parse().ok())
         .expect("--calls <variant> <n>");
-    let tool = match variant {
-        "baseline" => {
-            for _ in 0..calls {
-                black_box(baseline_call());
-            }
-            return true;
-        }
-        "reference" => {
-            let validator = cached_validator();
-            for _ in 0..calls {
-                black_box(validated_baseline_call(&validator));
-            }
-            return true;
-        }
-        "sync" => "add_sync",
-        "async" => "add_async",
-        "hand_written" => "add",
+    let contestant = match variant {
+        "baseline" => Contestant::Baseline,
+        "reference" => Contestant::Reference,
+        "sync" => Contestant::Dispatched("add_sync"),
+        "async" => Contestant::Dispatched("add_async"),
+        "hand_written" => Contestant::Dispatched("add"),
         other => {
             panic!("unknown variant {other:?}: baseline, reference, sync, async or hand_written")
         }
     };
-    let manager = manager();
-    let mut request = ToolCallRequest::new("call-1", tool, ToolArguments::new());
-    for _ in 0..calls {
-        black_box(dispatched_call(&manager, &mut request));
-    }
+    Arena::new().run(contestant, calls);
     true
 }
 
