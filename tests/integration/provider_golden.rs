@@ -1,13 +1,11 @@
 //! Golden tests: for each provider, the tools rendered, a documented response parsed and
 //! run, and the results rendered, compared with hand-written fixtures.
 
-mod support;
-
+use crate::support::provider_tools::{fixture, fixture_json, manager, run_calls};
 use serde_json::{Value, json};
-use support::provider_tools::{fixture, fixture_json, manager, run_calls};
 use toolsmith::provider::{Declared, Provider, RenderOptions};
 
-async fn golden(provider: Provider) -> Vec<support::provider_tools::Outcome> {
+async fn golden(provider: Provider) -> Vec<crate::support::provider_tools::Outcome> {
     let (manager, memory) = manager();
     let tools = manager
         .rendered_tools(provider, Declared::All, &RenderOptions::default())

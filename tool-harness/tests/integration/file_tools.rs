@@ -1,11 +1,9 @@
 //! `read`, `write` and `edit` through `ToolCallManager::execute_one`, over both file systems.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{error, text};
+use crate::common::{error, text};
 use serde_json::json;
 use toolsmith_core::{Tool, ToolCallManager, ToolErrorKind};
 use toolsmith_harness::tools::{ReadLimits, ReadTool};

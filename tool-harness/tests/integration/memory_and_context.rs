@@ -1,12 +1,10 @@
 //! `memory` over both stores (versions, persistence across a reopen, atomic files) and
 //! `search_context` over a session's `ContextSearch`.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{error, text};
 use async_trait::async_trait;
-use common::{error, text};
 use serde_json::json;
 use toolsmith_core::{
     ContextHit, ContextSearch, MemoryAccess, ServiceError, Tool, ToolCallManager, ToolErrorKind,

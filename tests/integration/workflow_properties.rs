@@ -7,14 +7,12 @@
 //!   dependents and stop sequential stages exactly as specified, and every call that runs,
 //!   runs once and after its dependencies.
 
-mod support;
-
 use std::collections::{HashMap, HashSet};
 
+use crate::support::{Probe, call, probe_tool};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::json;
-use support::{Probe, call, probe_tool};
 use toolsmith::{
     ExecutionHint, StageMode, ToolAnnotations, ToolCallManager, ToolCallRequest, ToolError,
     ToolErrorKind, Workflow,

@@ -1,13 +1,11 @@
 //! `bash`: exit codes, output caps, time limits that kill the whole process group, and the
 //! Landlock policy where the kernel has it.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{call, error, text};
+use crate::common::{call, error, text};
 use serde_json::json;
 use toolsmith_core::{ToolCallManager, ToolErrorKind};
 use toolsmith_harness::tools::BashTool;

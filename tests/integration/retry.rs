@@ -1,14 +1,12 @@
 //! Retries: backoff schedules (with and without jitter), which errors and which tools are
 //! retried, and attempt counts. Time is Tokio's paused clock: schedules are exact.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::{Probe, call, probe_tool};
 use async_trait::async_trait;
 use serde_json::json;
-use support::{Probe, call, probe_tool};
 use tokio::time::Instant;
 use toolsmith::{
     Args, FnTool, Jitter, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallManager,

@@ -1,13 +1,11 @@
 //! Round trips through each provider format (render → scripted response → parse → execute →
 //! render results), broken JSON, errors written for the model, result checks and caching.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use crate::support::provider_tools::{manager, run_calls};
 use serde_json::{Value, json};
-use support::provider_tools::{manager, run_calls};
 use toolsmith::provider::{Declared, Provider, RenderOptions, repair_json};
 use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, ToolErrorKind, scheme};
 

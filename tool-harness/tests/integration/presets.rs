@@ -1,11 +1,9 @@
 //! `ToolPreset`: contents, composition, registration (all or nothing), session-built tools.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::text;
 use async_trait::async_trait;
-use common::text;
 use serde_json::json;
 use toolsmith_core::shed::{ToolShed, ToolShedError};
 use toolsmith_core::{

@@ -2,8 +2,6 @@
 //! `LocalFileSystem`, each refused with an error that names the path, and nothing outside
 //! the root read or written.
 
-mod common;
-
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -222,7 +220,7 @@ async fn every_escape_is_refused_by_the_tools() {
             ),
             ("search_file", json!({"pattern": "SECRET", "path": text})),
         ] {
-            let err = common::error(&manager, tool, arguments).await;
+            let err = crate::common::error(&manager, tool, arguments).await;
             let message = err.to_string();
             assert!(
                 message.contains(&format!("{text:?}")),
@@ -321,7 +319,8 @@ async fn refusals_through_the_manager_name_the_tool() {
     let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(&fx.root).unwrap());
     let manager = ToolCallManager::new("s");
     toolsmith_harness::register_file_tools(&manager, fs).unwrap();
-    let err = common::error(&manager, "read", json!({"path": "../outside/secret.txt"})).await;
+    let err =
+        crate::common::error(&manager, "read", json!({"path": "../outside/secret.txt"})).await;
     assert_eq!(
         err.to_string(),
         "Tool 'read' failed: refused \"../outside/secret.txt\": it is outside the root ('..' leads above the root)"

@@ -1,12 +1,10 @@
 //! `search_file` over both file systems: .gitignore, hidden and binary files skipped, globs,
 //! paths, caps and errors.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{error, text};
+use crate::common::{error, text};
 use serde_json::json;
 use toolsmith_core::{ToolCallManager, ToolErrorKind};
 use toolsmith_harness::tools::SearchFileTool;

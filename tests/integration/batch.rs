@@ -2,13 +2,11 @@
 //! failures, offer checking, annotations, deadlines and cancellation. Time is Tokio's paused
 //! clock, so every duration below is exact and nothing really sleeps.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::{Probe, call, probe_tool};
 use serde_json::json;
-use support::{Probe, call, probe_tool};
 use tokio::time::Instant;
 use toolsmith::{
     BatchOptions, CancellationToken, ExecutionHint, ToolAnnotations, ToolCallManager,

@@ -40,10 +40,23 @@ async fn writer_child() {
     println!("WRITE FINISHED");
 }
 
+/// `writer_child`'s name as the test harness knows it: its module path without the crate.
+fn writer_child_test_name() -> String {
+    let module = module_path!()
+        .split_once("::")
+        .map_or("", |(_crate, module)| module);
+    format!("{module}::writer_child")
+}
+
 fn start_writer(root: &Path, fsize_limit: Option<u64>) -> std::process::Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
-        .args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            &writer_child_test_name(),
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ROOT, root)
         .stdout(Stdio::piped())
         .stderr(Stdio::null());

@@ -3,15 +3,13 @@
 //! command-group schemas; what cannot be made strict fails at render time with the tool and
 //! the path; a call made against a strict rendering runs as if its nulls were absent.
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::support::strict_rules::{anthropic_violations, openai_violations};
 use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde_json::{Value, json};
-use support::strict_rules::{anthropic_violations, openai_violations};
 use toolsmith::provider::{Declared, Provider, RenderOptions, StrictMode, strict_schema};
 use toolsmith::{
     Args, FnTool, Tool, ToolArgs, ToolCallManager, ToolCallResult, ToolDeclarations,
@@ -461,7 +459,7 @@ async fn strict_calls_with_nulls_run_as_if_absent() {
         )))
         .unwrap();
     manager
-        .register(Arc::new(support::provider_tools::Memory::default()))
+        .register(Arc::new(crate::support::provider_tools::Memory::default()))
         .unwrap();
 
     let options = RenderOptions {
@@ -503,7 +501,7 @@ async fn strict_calls_with_nulls_run_as_if_absent() {
             {"id": "strict", "type": "function", "function": {"name": name, "arguments": strict_call.to_string()}},
             {"id": "plain", "type": "function", "function": {"name": name, "arguments": plain_call.to_string()}}
         ]});
-        let outcomes = support::provider_tools::run_calls(
+        let outcomes = crate::support::provider_tools::run_calls(
             &manager,
             Provider::OpenAiChat.parse_calls(&response).unwrap(),
         )

@@ -1006,13 +1006,13 @@ mod renamed {
 }
 
 /// Uses a re-exported path to the API.
-#[tool_fn(crate = "crate::renamed::tools")]
+#[tool_fn(crate = "crate::macros::renamed::tools")]
 fn through_path() -> &'static str {
     "ok"
 }
 
 #[derive(toolsmith::ToolArgs)]
-#[toolsmith(crate = "crate::renamed::tools")]
+#[toolsmith(crate = "crate::macros::renamed::tools")]
 struct ThroughPathArgs {
     /// A value.
     value: i32,

@@ -1,0 +1,22 @@
+//! The facade crate's integration tests, one module per subject.
+//!
+//! They are modules of one test binary, not a binary each: every test binary links all of
+//! the dependencies again, and thirteen of them took ~1.6 GB of disk and a link step each.
+//! Run one subject with `cargo test --test integration manager::`.
+
+mod support;
+
+mod batch;
+mod bound_tools;
+mod dispatch_properties;
+mod macro_properties;
+mod macro_retries;
+mod macro_shapes;
+mod macros;
+mod manager;
+mod provider_golden;
+mod provider_round_trip;
+mod retry;
+mod shed;
+mod strict_mode;
+mod workflow_properties;

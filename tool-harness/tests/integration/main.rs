@@ -1,0 +1,13 @@
+//! The harness's integration tests, one module per subject, in one test binary (each test
+//! binary links every dependency again). Run one subject with
+//! `cargo test -p toolsmith-harness --test integration shell_tool::`.
+
+mod common;
+
+mod atomic_write;
+mod escape_suite;
+mod file_tools;
+mod memory_and_context;
+mod presets;
+mod search_file_tool;
+mod shell_tool;
