@@ -864,6 +864,78 @@ async fn a_tool_removed_while_it_runs_is_released_when_the_call_ends() {
     assert!(watch.upgrade().is_none(), "the removed tool is still held");
 }
 
+/// A tool that panics at the given step: 0 on its first poll, 1 after suspending once.
+fn explodes_at(name: &str, step: u8) -> FnTool {
+    FnTool::new(
+        name,
+        "Panics.",
+        Args::empty(),
+        move |_: ToolArgs<'_>| async move {
+            if step > 0 {
+                tokio::task::yield_now().await;
+            }
+            panic!("kaboom at step {step}");
+        },
+    )
+}
+
+#[tokio::test]
+async fn panics_before_and_after_a_suspension_with_and_without_a_time_limit_are_contained() {
+    let manager = ToolCallManager::new("s");
+    let limit = Duration::from_secs(60);
+    manager.register(Arc::new(explodes_at("first", 0))).unwrap();
+    manager.register(Arc::new(explodes_at("later", 1))).unwrap();
+    let timed = |name, step| Arc::new(explodes_at(name, step).with_timeout(limit));
+    manager.register(timed("timed_first", 0)).unwrap();
+    manager.register(timed("timed_later", 1)).unwrap();
+    for (name, step) in [
+        ("first", 0),
+        ("later", 1),
+        ("timed_first", 0),
+        ("timed_later", 1),
+    ] {
+        let err = manager
+            .execute_one(&call(name, json!({})))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::execution(name, format!("panicked: kaboom at step {step}"))
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_async_tool_that_removes_itself_before_suspending_finishes_and_is_then_released() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let weak = Arc::downgrade(&manager);
+    let tool: Arc<dyn ToolImpl> = Arc::new(FnTool::new(
+        "once",
+        "Removes itself, then waits a turn.",
+        Args::empty(),
+        move |_: ToolArgs<'_>| {
+            let weak = weak.clone();
+            async move {
+                // On the first poll, which borrows this tool from the registry: the call
+                // must take a reference of its own before the suspension below.
+                let removed = weak.upgrade().and_then(|m| m.deregister("once")).is_some();
+                tokio::task::yield_now().await;
+                Ok(ToolCallResult::text(format!("removed: {removed}")))
+            }
+        },
+    ));
+    let watch = Arc::downgrade(&tool);
+    manager.register(tool).unwrap();
+    let result = manager.execute_one(&call("once", json!({}))).await.unwrap();
+    assert_eq!(result.content.to_text(), "removed: true");
+    assert!(watch.upgrade().is_none(), "the removed tool is still held");
+    let err = manager
+        .execute_one(&call("once", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::UnknownTool);
+}
+
 /// Counts its drops.
 struct DropCounter(Arc<AtomicUsize>);
 

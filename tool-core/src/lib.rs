@@ -82,6 +82,7 @@ mod result;
 pub mod result_conversion;
 mod retry;
 mod returns;
+mod running_call;
 pub mod scheme;
 mod session;
 mod shared_value;

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -12,6 +13,7 @@ use futures::FutureExt as _;
 use crate::activation::ActiveSet;
 use crate::generated_call::ToolFuture;
 use crate::registry::Registry;
+use crate::running_call::{RunningCall, poll_contained};
 use crate::shed::ToolDiscovery;
 use crate::validation::ArgumentValidator;
 use crate::{
@@ -166,6 +168,24 @@ impl RegisteredTool {
             .map_err(|payload| panicked(name, payload.as_ref()))
     }
 
+    /// The future of `execute` under the tool's time limit, when it has one; a panic while
+    /// creating it is an execution error. The future borrows nothing but `self`.
+    pub(crate) fn start_limited(
+        &self,
+        arguments: ToolArguments,
+    ) -> Result<ToolFuture<'_>, ToolError> {
+        let name = self.definition.name();
+        let future = self.start(name, arguments)?;
+        Ok(match self.timeout {
+            None => future,
+            Some(limit) => Box::pin(finish_within(
+                name,
+                limit,
+                AssertUnwindSafe(future).catch_unwind(),
+            )),
+        })
+    }
+
     /// Awaits a started call, containing a panic and applying the time limit.
     pub(crate) async fn finish(
         &self,
@@ -203,7 +223,7 @@ where
     }
 }
 
-fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
+pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
     let message = payload
         .downcast_ref::<&str>()
         .copied()
@@ -431,27 +451,46 @@ impl ToolCallManager {
             // Boxed: the meta-tool's search state would otherwise grow every call's future.
             return Box::pin(self.execute_shed(request)).await;
         }
-        // A synchronous answer borrows the tool from the pinned registry; a call that awaits
-        // takes a reference of its own (the pin cannot cross an await). Kept small (a few
-        // words live across the await): callers move this future, and a large one costs a
-        // copy of its whole state on every call.
-        let (entry, arguments) = {
-            let registry = self.registry.pin();
-            let entry = registry
-                .get(&request.name)
-                .ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
-            let arguments = entry.validator.check(&request.name, &request.arguments)?;
-            if let Some(answer) = entry.answer_now(&request.name, &arguments) {
-                return answer;
-            }
-            (Arc::clone(entry), arguments.into_owned())
+        let mut suspended: Option<RunningCall> = None;
+        std::future::poll_fn(|cx| match &mut suspended {
+            Some(call) => call.poll(&request.name, cx),
+            None => self.start_one(request, &mut suspended, cx),
+        })
+        .await
+    }
+
+    /// A call's first poll. A synchronous answer, or an async tool's first poll, borrows the
+    /// tool from the pinned registry; only a call that suspends takes a reference of its own
+    /// (into `suspended`), as the pin cannot cross an await. Few words live across the
+    /// caller's await: callers move that future, and a large one costs a copy of its whole
+    /// state on every call.
+    fn start_one(
+        &self,
+        request: &ToolCallRequest,
+        suspended: &mut Option<RunningCall>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<ToolCallResult, ToolError>> {
+        let name = &request.name;
+        let registry = self.registry.pin();
+        let Some(entry) = registry.get(name) else {
+            return Poll::Ready(Err(ToolError::UnknownTool(name.clone())));
         };
-        let future = entry.start(&request.name, arguments)?;
-        let future = AssertUnwindSafe(future).catch_unwind();
-        let finished = match entry.timeout {
-            None => future.await,
-            Some(limit) => return Box::pin(finish_within(&request.name, limit, future)).await,
+        let arguments = match entry.validator.check(name, &request.arguments) {
+            Ok(arguments) => arguments,
+            Err(err) => return Poll::Ready(Err(err)),
         };
-        finished.unwrap_or_else(|payload| Err(panicked(&request.name, payload.as_ref())))
+        if let Some(answer) = entry.answer_now(name, &arguments) {
+            return Poll::Ready(answer);
+        }
+        let mut future = match entry.start_limited(arguments.into_owned()) {
+            Ok(future) => future,
+            Err(err) => return Poll::Ready(Err(err)),
+        };
+        let poll = poll_contained(name, &mut future, cx);
+        if poll.is_pending() {
+            // SAFETY: `future` was started on `**entry`, the value the new reference points to.
+            *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
+        }
+        poll
     }
 }
