@@ -331,8 +331,14 @@ impl ToolCallManager {
 
     /// Removes a tool, returning it; later calls to it are `UnknownTool`. Calls already
     /// running finish, and the manager lets go of the tool once the calls that were running
-    /// when it was removed have ended (with more than 64 threads inside synchronous calls at
-    /// that moment, at the next change instead, or when the manager is dropped).
+    /// when it was removed have ended.
+    ///
+    /// Precisely: a call borrows its tool from the registry, without a reference of its own,
+    /// for its synchronous part (the look-up, the validation, a synchronous answer, an async
+    /// tool's first poll), and a removed tool is released once every call that was inside
+    /// such a part when it was removed (of any tool) has left it. A call that suspends holds
+    /// its own reference until it ends. With more than 64 threads inside synchronous parts at
+    /// the moment of removal, release waits for the next change, or the manager's drop.
     pub fn deregister(&self, name: &str) -> Option<Arc<dyn ToolImpl>> {
         let mut change = self.registry.change();
         let removed = change.remove(name).map(|entry| Arc::clone(&entry.tool));

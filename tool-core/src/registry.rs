@@ -68,7 +68,7 @@ pub(crate) struct RegistryChange<'r> {
 }
 
 /// The most threads that may be inside a synchronous section (a look-up, a validation, a
-/// synchronous answer) at the moment of a change for what the change removed to be released
+/// synchronous answer, an async tool's first poll) at the moment of a change for what the change removed to be released
 /// as soon as they leave; with more, it is released at a later change or when the manager
 /// is dropped.
 const RECLAMATION_BATCH: usize = 64;
