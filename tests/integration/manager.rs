@@ -996,6 +996,102 @@ fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_re
     );
 }
 
+/// Suspends once (wakes itself at once), so that a call goes on past its first poll.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// An async tool whose future borrows it across a suspension, checks its own state on both
+/// sides of it, and counts its drops.
+struct Flicker {
+    payload: Vec<u64>,
+    _drops: DropCounter,
+}
+
+impl Flicker {
+    fn intact(&self) -> bool {
+        self.payload
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x == i as u64 * 7)
+    }
+}
+
+#[async_trait]
+impl ToolImpl for Flicker {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            "flicker",
+            "Suspends once.",
+            Args::new(json!({"type": "object"})),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let before = self.intact();
+        YieldOnce(false).await;
+        // A tool freed while its call was suspended would read garbage here.
+        Ok(ToolCallResult::json(json!(before && self.intact())))
+    }
+}
+
+#[test]
+fn suspended_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_released() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    const ROUNDS: usize = 2_000;
+    let stop = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = (0..2)
+        .map(|_| {
+            let (manager, stop) = (manager.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut answered = 0usize;
+                while !stop.load(Ordering::SeqCst) {
+                    let request = call("flicker", json!({}));
+                    match futures::executor::block_on(manager.execute_one(&request)) {
+                        Ok(result) => {
+                            assert_eq!(result.content.to_text(), "true", "a damaged tool");
+                            answered += 1;
+                        }
+                        Err(err) => assert_eq!(err.kind(), ToolErrorKind::UnknownTool),
+                    }
+                }
+                answered
+            })
+        })
+        .collect();
+    for _ in 0..ROUNDS {
+        let tool = Flicker {
+            payload: (0..64).map(|i| i * 7).collect(),
+            _drops: DropCounter(dropped.clone()),
+        };
+        manager.register(Arc::new(tool)).unwrap();
+        std::thread::yield_now();
+        drop(manager.deregister("flicker").expect("registered"));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let answered: usize = callers.into_iter().map(|c| c.join().unwrap()).sum();
+    assert!(answered > 0, "the callers never reached the tool");
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        ROUNDS,
+        "every removed tool is released"
+    );
+}
+
 #[test]
 fn a_tool_removed_while_another_thread_is_in_a_call_is_released_when_that_call_ends() {
     let manager = Arc::new(ToolCallManager::new("s"));
