@@ -1048,6 +1048,40 @@ impl ToolImpl for Flicker {
     }
 }
 
+#[tokio::test]
+async fn a_tool_may_call_tools_of_its_own_manager() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let inner = Flicker {
+        payload: (0..64).map(|i| i * 7).collect(),
+        _drops: DropCounter(Arc::default()),
+    };
+    manager.register(Arc::new(inner)).unwrap();
+    let weak = Arc::downgrade(&manager);
+    // Its first poll starts a call of its own, which suspends: both calls go on past it.
+    let outer = FnTool::new(
+        "outer",
+        "Calls `flicker`.",
+        Args::empty(),
+        move |_: ToolArgs<'_>| {
+            let weak = weak.clone();
+            async move {
+                let manager = weak.upgrade().expect("the manager is alive");
+                let inner = manager.execute_one(&call("flicker", json!({}))).await?;
+                Ok(ToolCallResult::text(format!(
+                    "inner: {}",
+                    inner.content.to_text()
+                )))
+            }
+        },
+    );
+    manager.register(Arc::new(outer)).unwrap();
+    let result = manager
+        .execute_one(&call("outer", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "inner: true");
+}
+
 #[test]
 fn suspended_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_released() {
     let manager = Arc::new(ToolCallManager::new("s"));
