@@ -68,9 +68,9 @@ pub(crate) struct RegistryChange<'r> {
 }
 
 /// The most threads that may be inside a synchronous section (a look-up, a validation, a
-/// synchronous answer, an async tool's first poll) at the moment of a change for what the change removed to be released
-/// as soon as they leave; with more, it is released at a later change or when the manager
-/// is dropped.
+/// synchronous answer, an async tool's first poll) at the moment of a change for what the
+/// change removed to be released as soon as they leave; with more, it is released at a
+/// later change or when the manager is dropped.
 const RECLAMATION_BATCH: usize = 64;
 
 impl Drop for RegistryChange<'_> {
