@@ -945,22 +945,13 @@ impl Drop for DropCounter {
     }
 }
 
-#[test]
-fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_released() {
-    let manager = Arc::new(ToolCallManager::new("s"));
-    let dropped = Arc::new(AtomicUsize::new(0));
-    // A synchronous tool that checks its own state on every answer and counts its drops.
-    let sentinel = |name: &str| {
-        let payload: Vec<u64> = (0..64).map(|i| i * 7).collect();
-        let counter = DropCounter(dropped.clone());
-        answers_now(name, json!({"type": "object"}), move |_| {
-            let _alive = &counter;
-            // A tool freed while borrowed would read garbage here.
-            let intact = payload.iter().enumerate().all(|(i, &x)| x == i as u64 * 7);
-            Some(Ok(ToolCallResult::json(json!(intact))))
-        })
-    };
+/// Registers a tool named `flicker` made by `make` and removes it again, 2,000 times, while
+/// two threads call it as fast as they can. Every answer must be `true` (the tool checks its
+/// own state and answers whether it is intact), and every removed tool must be released (the
+/// tools count their drops in `dropped`).
+fn race_calls_against_removals(dropped: &AtomicUsize, make: impl Fn() -> Arc<dyn ToolImpl>) {
     const ROUNDS: usize = 2_000;
+    let manager = Arc::new(ToolCallManager::new("s"));
     let stop = Arc::new(AtomicBool::new(false));
     let callers: Vec<_> = (0..2)
         .map(|_| {
@@ -982,7 +973,7 @@ fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_re
         })
         .collect();
     for _ in 0..ROUNDS {
-        manager.register(sentinel("flicker")).unwrap();
+        manager.register(make()).unwrap();
         std::thread::yield_now();
         drop(manager.deregister("flicker").expect("registered"));
     }
@@ -994,6 +985,22 @@ fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_re
         ROUNDS,
         "every removed tool is released"
     );
+}
+
+#[test]
+fn synchronous_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_released() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    // A synchronous tool that checks its own state on every answer and counts its drops.
+    race_calls_against_removals(&dropped, || {
+        let payload: Vec<u64> = (0..64).map(|i| i * 7).collect();
+        let counter = DropCounter(dropped.clone());
+        answers_now("flicker", json!({"type": "object"}), move |_| {
+            let _alive = &counter;
+            // A tool freed while borrowed would read garbage here.
+            let intact = payload.iter().enumerate().all(|(i, &x)| x == i as u64 * 7);
+            Some(Ok(ToolCallResult::json(json!(intact))))
+        })
+    });
 }
 
 /// Suspends once (wakes itself at once), so that a call goes on past its first poll.
@@ -1084,46 +1091,13 @@ async fn a_tool_may_call_tools_of_its_own_manager() {
 
 #[test]
 fn suspended_calls_racing_removals_never_see_a_freed_tool_and_every_tool_is_released() {
-    let manager = Arc::new(ToolCallManager::new("s"));
     let dropped = Arc::new(AtomicUsize::new(0));
-    const ROUNDS: usize = 2_000;
-    let stop = Arc::new(AtomicBool::new(false));
-    let callers: Vec<_> = (0..2)
-        .map(|_| {
-            let (manager, stop) = (manager.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let mut answered = 0usize;
-                while !stop.load(Ordering::SeqCst) {
-                    let request = call("flicker", json!({}));
-                    match futures::executor::block_on(manager.execute_one(&request)) {
-                        Ok(result) => {
-                            assert_eq!(result.content.to_text(), "true", "a damaged tool");
-                            answered += 1;
-                        }
-                        Err(err) => assert_eq!(err.kind(), ToolErrorKind::UnknownTool),
-                    }
-                }
-                answered
-            })
-        })
-        .collect();
-    for _ in 0..ROUNDS {
-        let tool = Flicker {
+    race_calls_against_removals(&dropped, || {
+        Arc::new(Flicker {
             payload: (0..64).map(|i| i * 7).collect(),
             _drops: DropCounter(dropped.clone()),
-        };
-        manager.register(Arc::new(tool)).unwrap();
-        std::thread::yield_now();
-        drop(manager.deregister("flicker").expect("registered"));
-    }
-    stop.store(true, Ordering::SeqCst);
-    let answered: usize = callers.into_iter().map(|c| c.join().unwrap()).sum();
-    assert!(answered > 0, "the callers never reached the tool");
-    assert_eq!(
-        dropped.load(Ordering::SeqCst),
-        ROUNDS,
-        "every removed tool is released"
-    );
+        })
+    });
 }
 
 #[test]
