@@ -149,6 +149,67 @@ async fn generated_reader_names_the_argument_without_the_manager() {
     );
 }
 
+#[tokio::test]
+async fn generated_tools_start_on_lent_arguments_and_answer_alike_when_given_them() {
+    fn shown(result: Result<ToolCallResult, ToolError>) -> String {
+        match result {
+            Ok(result) => format!("ok {}", result.content.to_text()),
+            Err(err) => format!("err {err}"),
+        }
+    }
+    let memory = Memory::default();
+    // Async, blocking and synchronous functions, and a group's async and synchronous
+    // commands, called directly (no validation first), so reading errors come from the tool.
+    let cases: [(&dyn ToolImpl, Value, &str); 9] = [
+        (&Add, json!({"a": 1, "b": "2"}), "ok 3.0"),
+        (
+            &Add,
+            json!({"a": [1], "b": 1}),
+            "err Invalid arguments for tool 'add': /a: invalid type: sequence, expected f64",
+        ),
+        (&SlowSquare, json!({"n": 7}), "ok 49"),
+        (
+            &SlowSquare,
+            json!({"n": "seven"}),
+            "err Invalid arguments for tool 'slow_square': /n: invalid type: string \"seven\", \
+             expected u64",
+        ),
+        (&Hello, json!({"name": "Ada"}), "ok Hello, Ada!"),
+        (
+            &memory,
+            json!({"command": "add", "text": "tea"}),
+            "ok fact #0",
+        ),
+        (
+            &memory,
+            json!({"command": "find", "word": "tea"}),
+            "ok [\"tea\"]",
+        ),
+        (
+            &memory,
+            json!({"command": "forget", "id": "x"}),
+            "err Invalid arguments for tool 'memory': /id: invalid type: string \"x\", expected usize",
+        ),
+        (
+            &memory,
+            json!({"text": "no command"}),
+            "err Invalid arguments for tool 'memory': missing required argument 'command'",
+        ),
+    ];
+    for (tool, arguments, expected) in cases {
+        let arguments = ToolArguments::try_from(arguments).unwrap();
+        let name = tool.definition().name().to_owned();
+        assert_eq!(
+            shown(tool.execute_lent(&arguments).await),
+            expected,
+            "{name}"
+        );
+        if !expected.contains("fact #") {
+            assert_eq!(shown(tool.execute(arguments).await), expected, "{name}");
+        }
+    }
+}
+
 /// Says hello.
 #[tool_fn]
 fn hello(name: &str) -> String {

@@ -936,6 +936,56 @@ async fn an_async_tool_that_removes_itself_before_suspending_finishes_and_is_the
     assert_eq!(err.kind(), ToolErrorKind::UnknownTool);
 }
 
+/// A hand-written tool that records which of its two ways to start a call was used (they
+/// answer differently, too).
+#[derive(Default)]
+struct Starts {
+    given: AtomicUsize,
+    lent: AtomicUsize,
+}
+
+#[async_trait]
+impl ToolImpl for Starts {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            "starts",
+            "Echoes `n`.",
+            Args::new(scheme::object().required("n", scheme::integer()).build()),
+        ))
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        self.given.fetch_add(1, Ordering::SeqCst);
+        let n = ToolArgs::new("starts", &arguments).i64("n")?;
+        Ok(ToolCallResult::json(json!(n)))
+    }
+
+    fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> toolsmith::ToolFuture<'a> {
+        self.lent.fetch_add(1, Ordering::SeqCst);
+        let n = ToolArgs::new("starts", arguments).i64("n");
+        Box::pin(async move { Ok(ToolCallResult::json(json!(n? * 10))) })
+    }
+}
+
+#[tokio::test]
+async fn the_manager_starts_calls_on_lent_arguments() {
+    let tool = Arc::new(Starts::default());
+    let manager = ToolCallManager::new("s");
+    manager.register(tool.clone()).unwrap();
+    let request = call("starts", json!({"n": 4}));
+    let result = manager.execute_one(&request).await.unwrap();
+    assert_eq!(result.content.to_text(), "40");
+    assert_eq!(tool.lent.load(Ordering::SeqCst), 1);
+    assert_eq!(tool.given.load(Ordering::SeqCst), 0);
+    // The request keeps its arguments: nothing was taken from it.
+    assert_eq!(request.arguments.get("n"), Some(&json!(4)));
+    // A batch starts its calls the same way.
+    let outcomes = manager.execute_batch(std::slice::from_ref(&request)).await;
+    assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "40");
+    assert_eq!(tool.lent.load(Ordering::SeqCst), 2);
+    assert_eq!(tool.given.load(Ordering::SeqCst), 0);
+}
+
 /// Counts its drops.
 struct DropCounter(Arc<AtomicUsize>);
 

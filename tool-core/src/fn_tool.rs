@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 
 use crate::{
     Args, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
-    ToolError, ToolImpl,
+    ToolError, ToolFuture, ToolImpl,
 };
 
 type Handler =
@@ -102,8 +102,13 @@ impl ToolImpl for FnTool {
     }
 
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        let future = (self.handler)(ToolArgs::new(&self.definition.name, &arguments));
-        future.await
+        self.execute_lent(&arguments).await
+    }
+
+    /// The handler reads the arguments and returns a future that owns what it needs: the
+    /// call's future is that future itself, with no second box around it.
+    fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a> {
+        (self.handler)(ToolArgs::new(&self.definition.name, arguments))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -6,30 +6,32 @@
 //! Not part of the public API: the macro's generated code is its only user.
 
 use std::future::Future;
-use std::pin::Pin;
 
 use crate::{FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolError, ToolImpl};
 
-/// The boxed future `ToolImpl::execute` returns.
-pub type ToolFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a>>;
+pub use crate::ToolFuture;
 
-/// Reads the arguments into `A`, awaits `call(A)`, and converts its output.
-pub async fn run_async<A, F, Fut, C>(
+/// Reads the arguments into `A` now, calls `call(A)`, and returns the future that awaits
+/// its output and converts it; arguments that do not read are a finished future.
+pub fn start_async<'a, A, F, Fut, C>(
     tool: &'static str,
-    arguments: ToolArguments,
+    arguments: &ToolArguments,
     call: F,
     convert: C,
-) -> Result<ToolCallResult, ToolError>
+) -> ToolFuture<'a>
 where
     A: FromToolArgs,
     F: FnOnce(A) -> Fut,
-    Fut: Future,
-    C: FnOnce(Fut::Output) -> Result<ToolCallResult, ToolError>,
+    Fut: Future + Send + 'a,
+    C: FnOnce(Fut::Output) -> Result<ToolCallResult, ToolError> + Send + 'a,
 {
-    let args = A::from_tool_args(&ToolArgs::new(tool, &arguments))?;
-    drop(arguments);
-    convert(call(args).await)
+    match A::from_tool_args(&ToolArgs::new(tool, arguments)) {
+        Ok(args) => {
+            let output = call(args);
+            Box::pin(async move { convert(output.await) })
+        }
+        Err(error) => finished(Err(error)),
+    }
 }
 
 /// Reads the arguments into `A`, runs `call(A)` inline, and converts its output.
@@ -48,25 +50,29 @@ where
     convert(call(args))
 }
 
-/// Reads the arguments into `A`, runs `call(A)` on tokio's blocking pool, and converts its
-/// output; a panic there is [`ToolError::Execution`].
-pub async fn run_blocking<A, F, O, C>(
+/// Reads the arguments into `A` now, and returns the future that runs `call(A)` on tokio's
+/// blocking pool and converts its output; a panic there is [`ToolError::Execution`].
+/// Arguments that do not read are a finished future.
+pub fn start_blocking<'a, A, F, O, C>(
     tool: &'static str,
-    arguments: ToolArguments,
+    arguments: &ToolArguments,
     call: F,
     convert: C,
-) -> Result<ToolCallResult, ToolError>
+) -> ToolFuture<'a>
 where
     A: FromToolArgs + Send + 'static,
     F: FnOnce(A) -> O + Send + 'static,
     O: Send + 'static,
-    C: FnOnce(O) -> Result<ToolCallResult, ToolError>,
+    C: FnOnce(O) -> Result<ToolCallResult, ToolError> + Send + 'a,
 {
-    let args = A::from_tool_args(&ToolArgs::new(tool, &arguments))?;
-    drop(arguments);
-    match tokio::task::spawn_blocking(move || call(args)).await {
-        Ok(output) => convert(output),
-        Err(error) => Err(ToolError::execution(tool, error)),
+    match A::from_tool_args(&ToolArgs::new(tool, arguments)) {
+        Ok(args) => Box::pin(async move {
+            match tokio::task::spawn_blocking(move || call(args)).await {
+                Ok(output) => convert(output),
+                Err(error) => Err(ToolError::execution(tool, error)),
+            }
+        }),
+        Err(error) => finished(Err(error)),
     }
 }
 
@@ -75,13 +81,14 @@ pub fn command_name(tool: &str, arguments: &ToolArguments) -> Result<String, Too
     ToolArgs::new(tool, arguments).field(crate::COMMAND_ARGUMENT)
 }
 
-/// `execute` of a tool whose calls `execute_now` answers: its result, as a finished future.
+/// `execute_lent` of a tool whose calls `execute_now` answers: its result, as a finished
+/// future.
 pub fn run_now<'a, T: ToolImpl + ?Sized>(
     tool: &T,
     name: &'static str,
-    arguments: ToolArguments,
+    arguments: &ToolArguments,
 ) -> ToolFuture<'a> {
-    finished(tool.execute_now(&arguments).unwrap_or_else(|| {
+    finished(tool.execute_now(arguments).unwrap_or_else(|| {
         Err(ToolError::execution(
             name,
             "the tool answered neither synchronously nor with a future",

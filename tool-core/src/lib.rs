@@ -125,7 +125,7 @@ pub use tokio_util::sync::CancellationToken;
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
 pub use tool_commands::ToolCommands;
-pub use tool_impl::ToolImpl;
+pub use tool_impl::{ToolFuture, ToolImpl};
 pub use toolsmith_macros::{ToolArgs, tool_fn};
 pub use type_schema::{ArgsObject, is_optional, returns_schema, type_schema};
 pub use unbuilt_tool::UnbuiltTool;

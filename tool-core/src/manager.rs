@@ -141,7 +141,7 @@ impl RegisteredTool {
         if let Some(answer) = self.answer_now(name, &arguments) {
             return answer;
         }
-        let future = self.start(name, arguments.into_owned())?;
+        let future = self.start(name, &arguments)?;
         self.finish(name, future).await
     }
 
@@ -157,22 +157,23 @@ impl RegisteredTool {
             .unwrap_or_else(|payload| Some(Err(panicked(name, payload.as_ref()))))
     }
 
-    /// The future of `execute`; a panic while creating it is an execution error.
+    /// The future of the call (`execute_lent`); a panic while creating it is an execution
+    /// error.
     pub(crate) fn start(
         &self,
         name: &str,
-        arguments: ToolArguments,
+        arguments: &ToolArguments,
     ) -> Result<ToolFuture<'_>, ToolError> {
         let tool = &*self.tool;
-        std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(arguments)))
+        std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_lent(arguments)))
             .map_err(|payload| panicked(name, payload.as_ref()))
     }
 
-    /// The future of `execute` under the tool's time limit, when it has one; a panic while
+    /// The future of the call under the tool's time limit, when it has one; a panic while
     /// creating it is an execution error. The future borrows nothing but `self`.
     pub(crate) fn start_limited(
         &self,
-        arguments: ToolArguments,
+        arguments: &ToolArguments,
     ) -> Result<ToolFuture<'_>, ToolError> {
         let name = self.definition.name();
         let future = self.start(name, arguments)?;
@@ -488,7 +489,7 @@ impl ToolCallManager {
         if let Some(answer) = entry.answer_now(name, &arguments) {
             return Poll::Ready(answer);
         }
-        let mut future = match entry.start_limited(arguments.into_owned()) {
+        let mut future = match entry.start_limited(&arguments) {
             Ok(future) => future,
             Err(err) => return Poll::Ready(Err(err)),
         };

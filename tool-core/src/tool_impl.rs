@@ -1,10 +1,17 @@
 //! [`ToolImpl`]: the one trait every tool implements.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
 
 use crate::{Tool, ToolArguments, ToolCallResult, ToolError, ToolRetryConfig};
+
+/// The boxed future of a started call: what [`ToolImpl::execute`] (through `async_trait`)
+/// and [`ToolImpl::execute_lent`] return.
+pub type ToolFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a>>;
 
 /// A tool: its definition, and how to run it.
 ///
@@ -90,6 +97,45 @@ pub trait ToolImpl: Send + Sync {
     fn execute_now(&self, arguments: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
         let _ = arguments;
         None
+    }
+
+    /// Starts the call with its arguments lent rather than given: for a tool that reads
+    /// them before its first await, which is every `#[tool_fn]` tool and every
+    /// [`FnTool`](crate::FnTool). The returned future must not need the arguments (the
+    /// signature lets it borrow only the tool).
+    ///
+    /// The manager starts every call that [`execute_now`](Self::execute_now) does not answer
+    /// through this method. The default gives [`execute`](Self::execute) a reference of its
+    /// own to the arguments (a shared count, not a copy); a tool that overrides it saves
+    /// that count's increment and decrement, two atomic writes a call.
+    ///
+    /// ```
+    /// # use async_trait::async_trait;
+    /// # use toolsmith_core::{Args, Tool, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
+    /// #     ToolError, ToolFuture, ToolImpl, scheme};
+    /// struct Greet;
+    ///
+    /// #[async_trait]
+    /// impl ToolImpl for Greet {
+    ///     fn definition(&self) -> Tool {
+    ///         # Tool::SingleCommand(ToolDefinition::new("greet", "Greet someone.", Args::new(
+    ///         #     scheme::object().required("name", scheme::string()).build())))
+    ///         // …
+    ///     }
+    ///
+    ///     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+    ///         self.execute_lent(&arguments).await
+    ///     }
+    ///
+    ///     fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a> {
+    ///         // Read now; the future owns what it needs.
+    ///         let name = ToolArgs::new("greet", arguments).str("name").map(str::to_owned);
+    ///         Box::pin(async move { Ok(ToolCallResult::text(format!("Hello, {}!", name?))) })
+    ///     }
+    /// }
+    /// ```
+    fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a> {
+        self.execute(arguments.clone())
     }
 
     /// The tool's own time limit, used when none is set on the manager.

@@ -94,14 +94,14 @@ fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> 
     })
 }
 
-/// `ToolImpl::execute`, boxed the way `#[async_trait]` declares it (written out rather than
-/// expanded by `async_trait`, which would cost compile time per tool). `body` evaluates to
-/// the boxed future.
+/// `ToolImpl::execute_lent`, and `execute` (boxed the way `#[async_trait]` declares it,
+/// written out rather than expanded by `async_trait`, which would cost compile time per
+/// tool) lending it its arguments. `body` evaluates to the boxed future, with the arguments
+/// lent as `__toolsmith_arguments`.
 fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     // The result conversion is spanned at the user's return type (for its errors), so lints
     // would see it as the user's code: these are about the generated code, not theirs.
     quote! {
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
         fn execute<'life0, 'async_trait>(
             &'life0 self,
             __toolsmith_arguments: #krate::ToolArguments,
@@ -110,6 +110,14 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
             'life0: 'async_trait,
             Self: 'async_trait,
         {
+            #krate::ToolImpl::execute_lent(self, &__toolsmith_arguments)
+        }
+
+        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+        fn execute_lent<'__toolsmith_tool>(
+            &'__toolsmith_tool self,
+            __toolsmith_arguments: &#krate::ToolArguments,
+        ) -> #krate::__private::generated_call::ToolFuture<'__toolsmith_tool> {
             #body
         }
     }
@@ -130,13 +138,13 @@ fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     }
 }
 
-/// `execute` for a call that `execute_now` answers: the finished result as a future.
+/// `execute_lent` for a call that `execute_now` answers: the finished result as a future.
 fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
     quote!(#krate::__private::generated_call::run_now(self, #name, __toolsmith_arguments))
 }
 
-/// The generated `ToolImpl` for `target`: its definition, `execute` (and `execute_now` when
-/// some calls are synchronous), and the time limit and retries `attr` sets.
+/// The generated `ToolImpl` for `target`: its definition, `execute` and `execute_lent` (and
+/// `execute_now` when some calls are synchronous), and the time limit and retries `attr` sets.
 fn tool_impl(
     krate: &TokenStream,
     target: TokenStream,
@@ -211,12 +219,12 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
                 quote!({ #(#binds)* #target(#(#call_args),*) })
             };
             quote! {
-                ::std::boxed::Box::pin(#generated::run_async::<#args_ident, _, _, _>(
+                #generated::start_async::<#args_ident, _, _, _>(
                     #name,
                     __toolsmith_arguments,
                     move |#args: #args_ident| #body,
                     #convert,
-                ))
+                )
             }
         }
         Runner::Sync => quote! {
@@ -228,12 +236,12 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
             )
         },
         Runner::Blocking => quote! {
-            ::std::boxed::Box::pin(#generated::run_blocking::<#args_ident, _, _, _>(
+            #generated::start_blocking::<#args_ident, _, _, _>(
                 #name,
                 __toolsmith_arguments,
                 move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
                 #convert,
-            ))
+            )
         },
     }
 }
@@ -342,7 +350,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     });
     let call_expr = call_expr(&krate, &call);
     // A synchronous function is answered by `execute_now`, without a future or a copy of the
-    // arguments; `execute` goes through it.
+    // arguments; `execute_lent` goes through it.
     let (execute, execute_now) = if runner == Runner::Sync {
         (
             execute_fn(&krate, execute_through_now(&krate, name)),
@@ -598,8 +606,8 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
             ),
         ))
     };
-    // Synchronous commands (and every call `execute` cannot start: no or an unknown
-    // `command`) are answered by `execute_now`; `execute` starts the `async` ones.
+    // Synchronous commands (and every call `execute_lent` cannot start: no or an unknown
+    // `command`) are answered by `execute_now`; `execute_lent` starts the `async` ones.
     let execute_now = (!sync_arms.is_empty()).then(|| {
         let read = read_command(
             quote!(__toolsmith_arguments),
@@ -632,7 +640,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         execute_fn(&krate, through_now)
     } else {
         let read = read_command(
-            quote!(&__toolsmith_arguments),
+            quote!(__toolsmith_arguments),
             quote!(#generated::finished(::core::result::Result::Err(error))),
         );
         let others = if sync_arms.is_empty() {
