@@ -1,9 +1,10 @@
 //! `execute_one` on a trivial validated tool against the bare baseline of
 //! `serde_json::from_value` into the arguments struct plus a direct call.
 //!
-//! The tool (two integer arguments, returns their sum) is written three ways: with
+//! The tool (two integer arguments, returns their sum) is written four ways: with
 //! `#[tool_fn]` on a plain function (the baseline's own shape: a synchronous call), with
-//! `#[tool_fn]` on an `async` one, and as a hand-written `ToolImpl` reading with `ToolArgs`.
+//! `#[tool_fn]` on an `async` one, as a hand-written `ToolImpl` reading with `ToolArgs`, and
+//! as an `FnTool` (a closure reading with `ToolArgs`, returning a future).
 //! Every variant builds the JSON argument value inside the measured loop, and the call's
 //! future is polled once in place, as an executor polls a task (each finishes on its first
 //! poll). For scale, the same run also measures the floor of any validated dispatch
@@ -29,7 +30,7 @@ use criterion::{Criterion, criterion_group};
 use serde::Deserialize;
 use serde_json::json;
 use toolsmith::{
-    Args, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
+    Args, FnTool, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
     ToolDefinition, ToolError, ToolImpl, scheme, tool_fn,
 };
 
@@ -79,11 +80,29 @@ impl ToolImpl for Add {
     }
 }
 
+/// The closure tool: reads with `ToolArgs`, returns a future that owns the sum.
+fn add_closure() -> FnTool {
+    let schema = scheme::object()
+        .required("a", scheme::integer())
+        .required("b", scheme::integer())
+        .build();
+    FnTool::new(
+        "add_closure",
+        "Add two integers.",
+        Args::new(schema),
+        |args: ToolArgs<'_>| {
+            let sum = args.i64("a").and_then(|a| Ok(a + args.i64("b")?));
+            async move { Ok(ToolCallResult::json(json!(sum?))) }
+        },
+    )
+}
+
 /// The variants measured against the baseline: a label and the registered tool's name.
-const VARIANTS: [(&str, &str); 3] = [
+const VARIANTS: [(&str, &str); 4] = [
     ("execute_one/tool_fn_sync", "add_sync"),
     ("execute_one/tool_fn_async", "add_async"),
     ("execute_one/hand_written", "add"),
+    ("execute_one/fn_tool", "add_closure"),
 ];
 
 /// The label of the reference: the least any validated dispatch does (a validator compiled
@@ -95,6 +114,9 @@ fn manager() -> ToolCallManager {
     manager.register(Arc::new(AddSync)).expect("registers");
     manager.register(Arc::new(AddAsync)).expect("registers");
     manager.register(Arc::new(Add)).expect("registers");
+    manager
+        .register(Arc::new(add_closure()))
+        .expect("registers");
     manager
 }
 
@@ -271,7 +293,7 @@ fn paired_ratios(threads: usize) {
 }
 
 /// `--calls <variant> <n>`: only runs `n` calls of one variant (`baseline`, `sync`, `async`,
-/// `hand_written`, or `reference`) and exits, for counting instructions under
+/// `hand_written`, `fn_tool`, or `reference`) and exits, for counting instructions under
 /// `valgrind --tool=callgrind`. The difference between two counts (say 100,000 and 200,000
 /// calls) divided by the difference in calls is the cost of one call, setup excluded.
 fn counted_calls(args: &[String]) -> bool {
@@ -289,9 +311,10 @@ fn counted_calls(args: &[String]) -> bool {
         "sync" => Contestant::Dispatched("add_sync"),
         "async" => Contestant::Dispatched("add_async"),
         "hand_written" => Contestant::Dispatched("add"),
-        other => {
-            panic!("unknown variant {other:?}: baseline, reference, sync, async or hand_written")
-        }
+        "fn_tool" => Contestant::Dispatched("add_closure"),
+        other => panic!(
+            "unknown variant {other:?}: baseline, reference, sync, async, hand_written or fn_tool"
+        ),
     };
     Arena::new().run(contestant, calls);
     true
