@@ -141,8 +141,8 @@ impl RegisteredTool {
         if let Some(answer) = self.answer_now(name, &arguments) {
             return answer;
         }
-        let future = self.start(name, &arguments)?;
-        self.finish(name, future).await
+        let mut future = self.start(&arguments)?;
+        std::future::poll_fn(|cx| poll_contained(name, &mut future, cx)).await
     }
 
     /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), when the tool
@@ -157,49 +157,23 @@ impl RegisteredTool {
             .unwrap_or_else(|payload| Some(Err(panicked(name, payload.as_ref()))))
     }
 
-    /// The future of the call (`execute_lent`); a panic while creating it is an execution
-    /// error.
-    pub(crate) fn start(
-        &self,
-        name: &str,
-        arguments: &ToolArguments,
-    ) -> Result<ToolFuture<'_>, ToolError> {
-        let tool = &*self.tool;
-        std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_lent(arguments)))
-            .map_err(|payload| panicked(name, payload.as_ref()))
-    }
-
-    /// The future of the call under the tool's time limit, when it has one; a panic while
-    /// creating it is an execution error. The future borrows nothing but `self`.
-    pub(crate) fn start_limited(
-        &self,
-        arguments: &ToolArguments,
-    ) -> Result<ToolFuture<'_>, ToolError> {
+    /// The future of the call (`execute_lent`), under the tool's time limit when it has one;
+    /// a panic while creating it is an execution error. The future borrows nothing but
+    /// `self`, and its panics are left to whoever polls it (`poll_contained`).
+    pub(crate) fn start(&self, arguments: &ToolArguments) -> Result<ToolFuture<'_>, ToolError> {
         let name = self.definition.name();
-        let future = self.start(name, arguments)?;
+        let tool = &*self.tool;
+        let future = std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_lent(arguments)))
+            .map_err(|payload| panicked(name, payload.as_ref()))?;
         Ok(match self.timeout {
             None => future,
+            // Boxed so that the timer's state does not grow every call's future.
             Some(limit) => Box::pin(finish_within(
                 name,
                 limit,
                 AssertUnwindSafe(future).catch_unwind(),
             )),
         })
-    }
-
-    /// Awaits a started call, containing a panic and applying the time limit.
-    pub(crate) async fn finish(
-        &self,
-        name: &str,
-        future: ToolFuture<'_>,
-    ) -> Result<ToolCallResult, ToolError> {
-        let future = AssertUnwindSafe(future).catch_unwind();
-        let finished = match self.timeout {
-            None => future.await,
-            // Boxed so that the timer's state does not grow every call's future.
-            Some(limit) => return Box::pin(finish_within(name, limit, future)).await,
-        };
-        finished.unwrap_or_else(|payload| Err(panicked(name, payload.as_ref())))
     }
 }
 
@@ -489,7 +463,7 @@ impl ToolCallManager {
         if let Some(answer) = entry.answer_now(name, &arguments) {
             return Poll::Ready(answer);
         }
-        let mut future = match entry.start_limited(&arguments) {
+        let mut future = match entry.start(&arguments) {
             Ok(future) => future,
             Err(err) => return Poll::Ready(Err(err)),
         };

@@ -20,9 +20,10 @@ type Hasher = foldhash::fast::RandomState;
 /// count cost four locked instructions, a measurable share of a trivial call. Changes never
 /// wait for calls, so a tool may register or remove tools, itself included, while it runs.
 ///
-/// A removed entry is freed once every thread that was inside a look-up or a synchronous
-/// answer when it was removed has left it (calls that await hold a reference of their own),
-/// so a removed tool is released as soon as the calls running when it was removed end. That
+/// A removed entry is freed once every thread that was inside a call's synchronous part (a
+/// look-up, a validation, a synchronous answer, an async tool's first poll) when it was
+/// removed has left it (a call that suspends holds a reference of its own), so a removed
+/// tool is released as soon as the calls running when it was removed end. That
 /// needs the change's reclamation batch handed over at once: see [`RegistryChange`]'s `Drop`.
 pub(crate) struct Registry {
     tools: papaya::HashMap<Arc<str>, Arc<RegisteredTool>, Hasher>,
