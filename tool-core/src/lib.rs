@@ -53,83 +53,52 @@
 //! ```
 #![warn(missing_docs)]
 
-mod activation;
-mod arg_field;
-mod args;
-mod arguments;
 mod batch;
-mod call_annotations;
-mod constructor;
-mod declarations;
-mod definition;
-mod error;
-mod execution_settings;
-mod extract;
-mod flat_schema;
-mod fn_tool;
-#[doc(hidden)]
-pub mod generated_call;
-pub mod in_memory;
-pub mod lenient;
+mod generated;
 mod manager;
-mod names;
-mod outcome;
 pub mod provider;
-mod registry;
-mod request;
-mod result;
-#[doc(hidden)]
-pub mod result_conversion;
-mod retry;
-mod returns;
-mod running_call;
-pub mod scheme;
+mod reading;
+mod schema;
 mod session;
-mod shared_value;
 pub mod shed;
-mod suggestion;
 mod tool;
-mod tool_args;
-mod tool_commands;
-mod tool_impl;
-mod type_schema;
-mod unbuilt_tool;
-mod validation;
-mod workflow;
 
-pub use args::Args;
-pub use arguments::{NotAnObject, ToolArguments};
 pub use batch::BatchOptions;
-pub use constructor::{ToolConstructor, tool_fn};
-pub use declarations::ToolDeclarations;
-pub use definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
-pub use error::{ToolError, ToolErrorKind};
-pub use execution_settings::DEFAULT_CONCURRENCY_LIMIT;
-pub use extract::{FromSessionParts, State};
-pub use fn_tool::FnTool;
+pub use batch::outcome::ToolCallOutcome;
+pub use batch::retry::{Jitter, ToolRetryConfig};
+pub use batch::workflow::{FailMode, StageMode, Workflow, WorkflowStage};
+pub use manager::declarations::ToolDeclarations;
+pub use manager::execution_settings::DEFAULT_CONCURRENCY_LIMIT;
+pub use manager::suggestion::closest_names;
 pub use manager::{RegistrationError, ToolCallManager};
-pub use names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
-pub use outcome::ToolCallOutcome;
 pub use provider::Provider;
-pub use request::{ExecutionHint, ToolCallRequest};
-pub use result::{ToolCallResult, UserModelContent};
-pub use retry::{Jitter, ToolRetryConfig};
+pub use reading::lenient;
+pub use reading::tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
+pub use schema::scheme;
+pub use schema::type_schema::{ArgsObject, is_optional, returns_schema, type_schema};
+pub use session::constructor::{ToolConstructor, tool_fn};
+pub use session::extract::{FromSessionParts, State};
+pub use session::in_memory;
+pub use session::unbuilt_tool::UnbuiltTool;
 pub use session::{
     ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState,
 };
 pub use shed::{ShedResult, ToolDiscovery, ToolShed, ToolShedError, ToolSummary};
-pub use suggestion::closest_names;
 /// The token that cancels a batch ([`BatchOptions::with_cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
+pub use tool::args::Args;
+pub use tool::arguments::{NotAnObject, ToolArguments};
+pub use tool::commands::ToolCommands;
+pub use tool::definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
+pub use tool::error::{ToolError, ToolErrorKind};
+pub use tool::fn_tool::FnTool;
+pub use tool::names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
+pub use tool::request::{ExecutionHint, ToolCallRequest};
+pub use tool::result::{ToolCallResult, UserModelContent};
+pub use tool::tool_impl::{ToolFuture, ToolImpl};
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
-pub use tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
-pub use tool_commands::ToolCommands;
-pub use tool_impl::{ToolFuture, ToolImpl};
 pub use toolsmith_macros::{ToolArgs, tool_fn};
-pub use type_schema::{ArgsObject, is_optional, returns_schema, type_schema};
-pub use unbuilt_tool::UnbuiltTool;
-pub use workflow::{FailMode, StageMode, Workflow, WorkflowStage};
 
 /// Re-exports used by generated code; not part of the public API.
 #[doc(hidden)]
@@ -139,6 +108,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::generated_call;
-    pub use crate::result_conversion;
+    pub use crate::generated::call as generated_call;
+    pub use crate::generated::result_conversion;
 }

@@ -30,32 +30,24 @@
 //! ```
 #![warn(missing_docs)]
 
-mod blocking;
-mod file_search;
-mod file_system;
-mod fs_error;
-mod landlock_policy;
-mod local_fs;
-mod memory_fs;
-mod memory_store;
-mod output_cap;
+mod fs;
+mod memory;
 mod preset;
-mod sandbox_path;
 mod shell;
 pub mod tools;
 
 pub use toolsmith_core as core;
 
-pub use file_search::{
+pub use fs::FileSystem;
+pub use fs::error::FsError;
+pub use fs::in_memory::InMemoryFileSystem;
+pub use fs::local::{DEFAULT_MAX_READ_BYTES, LocalFileSystem};
+pub use fs::sandbox_path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
+pub use fs::search::{
     DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, SearchError, SearchMatch, SearchQuery, SearchReport,
 };
-pub use file_system::FileSystem;
-pub use fs_error::FsError;
-pub use landlock_policy::LandlockPolicy;
-pub use local_fs::{DEFAULT_MAX_READ_BYTES, LocalFileSystem};
-pub use memory_fs::InMemoryFileSystem;
-pub use memory_store::{FileMemory, InMemoryMemory};
-pub use output_cap::HeadTailBuffer;
+pub use memory::{FileMemory, InMemoryMemory};
 pub use preset::{ToolPreset, register_file_tools, register_shell_tool};
-pub use sandbox_path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
+pub use shell::landlock_policy::LandlockPolicy;
+pub use shell::output_cap::HeadTailBuffer;
 pub use shell::{SandboxStatus, ShellConfig, ShellError, ShellOutcome, ShellRunner, ShellSandbox};

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::repair::repair_json;
-use crate::arguments::json_type_name;
+use crate::tool::arguments::json_type_name;
 use crate::{ToolArguments, ToolCallRequest, ToolCallResult, ToolError};
 
 /// The prefix of the ids given to calls that came without one (Gemini calls may have none,

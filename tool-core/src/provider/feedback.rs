@@ -1,7 +1,7 @@
 //! Errors written for the model: what went wrong, and what to send instead.
 
 use crate::ToolError;
-use crate::suggestion::{closest_names, did_you_mean};
+use crate::manager::suggestion::{closest_names, did_you_mean};
 
 /// How many tool names an unknown-tool error lists.
 const MAX_LISTED_TOOLS: usize = 20;

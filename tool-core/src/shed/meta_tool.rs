@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::discovery::ToolDiscovery;
-use crate::validation::ArgumentValidator;
+use crate::schema::validation::ArgumentValidator;
 use crate::{
     Args, Embedder, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager, ToolCallRequest,
     ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,

@@ -14,7 +14,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use serde_json::Value;
 
-use crate::flat_schema::FlatSchema;
+use crate::schema::flat_schema::FlatSchema;
 use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
 
 /// How many violations an error message lists before it says how many more there were.
@@ -160,7 +160,7 @@ impl CompiledSchema {
                 out.push_str(&message);
             }
             if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
-                out.push_str(&crate::suggestion::unexpected_properties_hint(
+                out.push_str(&crate::manager::suggestion::unexpected_properties_hint(
                     &self.schema,
                     error.schema_path().as_str(),
                     path,

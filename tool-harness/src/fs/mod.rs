@@ -1,4 +1,15 @@
+//! File systems the file tools work through: the [`FileSystem`] trait (this file), a confined
+//! directory on disk (`local`), an in-memory tree (`in_memory`), the path checks both share
+//! (`sandbox_path`), the search behind `search_file` (`search`) and their errors (`error`).
+//!
 //! [`FileSystem`]: the handle the file tools work through, confined to a root.
+
+pub(crate) mod blocking;
+pub(crate) mod error;
+pub(crate) mod in_memory;
+pub(crate) mod local;
+pub(crate) mod sandbox_path;
+pub(crate) mod search;
 
 use std::path::Path;
 

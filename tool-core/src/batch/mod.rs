@@ -1,3 +1,7 @@
+//! Batches: a turn's calls planned into a dependency [`Workflow`] (`workflow`), retried
+//! per policy (`retry`), and run stage by stage, each call ending in a
+//! [`ToolCallOutcome`](crate::ToolCallOutcome) (`outcome`).
+//!
 //! Running a batch of calls: stage after stage of a [`Workflow`], parallel stages
 //! concurrently up to a limit, sequential stages in order with fail-fast, failed dependencies
 //! propagated, and the whole batch under an optional deadline and cancellation token.
@@ -6,6 +10,10 @@
 //! is spawned), so a batch runs on any executor, borrows its requests, and stops its running
 //! calls by dropping them. Tools that compute for long should move that work off the async
 //! thread themselves (e.g. `tokio::task::spawn_blocking`).
+
+pub(crate) mod outcome;
+pub(crate) mod retry;
+pub(crate) mod workflow;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -21,7 +29,7 @@ use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::retry::PreparedCall;
+use crate::batch::retry::PreparedCall;
 use crate::{
     StageMode, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolError,
     Workflow, WorkflowStage,

@@ -1,5 +1,22 @@
+//! What a tool is: its definition ([`ToolDefinition`](crate::ToolDefinition), with the
+//! schemas of its arguments and result), the [`ToolImpl`](crate::ToolImpl) trait it implements, the
+//! arguments a call carries, the result it gives back and the errors a call can end in.
+//!
 //! [`Tool`]: the shape a tool presents to providers, and [`ToolFunctionSpec`], its
 //! provider-neutral function rendering.
+
+pub(crate) mod args;
+pub(crate) mod arguments;
+pub(crate) mod call_annotations;
+pub(crate) mod commands;
+pub(crate) mod definition;
+pub(crate) mod error;
+pub(crate) mod fn_tool;
+pub(crate) mod names;
+pub(crate) mod request;
+pub(crate) mod result;
+pub(crate) mod shared_value;
+pub(crate) mod tool_impl;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 
-use crate::blocking::run_blocking;
-use crate::sandbox_path::{relative_to_root, shown};
+use crate::fs::blocking::run_blocking;
+use crate::fs::sandbox_path::{relative_to_root, shown};
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 /// The largest file [`LocalFileSystem::read`](FileSystem::read) reads by default: 64 MiB.
@@ -289,7 +289,7 @@ impl FileSystem for LocalFileSystem {
                 dir.canonicalize(&start)
                     .map_err(|err| FsError::from_io(&shown_start, &err))?
             };
-            crate::file_search::search_local(dir, &inner.root, &start, &query)
+            crate::fs::search::search_local(dir, &inner.root, &start, &query)
         })
         .await
     }

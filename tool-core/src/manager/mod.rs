@@ -1,4 +1,14 @@
+//! The manager and its registry: tools registered, looked up without a lock, activated by
+//! `shed`, and each call validated and run with its panics and time limit contained.
+//!
 //! [`ToolCallManager`]: a session's registry of tools, with validated, contained execution.
+
+pub(crate) mod activation;
+pub(crate) mod declarations;
+pub(crate) mod execution_settings;
+pub(crate) mod registry;
+pub(crate) mod running_call;
+pub(crate) mod suggestion;
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -10,12 +20,12 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 
-use crate::activation::ActiveSet;
-use crate::generated_call::ToolFuture;
-use crate::registry::Registry;
-use crate::running_call::{RunningCall, poll_contained};
+use crate::generated::call::ToolFuture;
+use crate::manager::activation::ActiveSet;
+use crate::manager::registry::Registry;
+use crate::manager::running_call::{RunningCall, poll_contained};
+use crate::schema::validation::ArgumentValidator;
 use crate::shed::ToolDiscovery;
-use crate::validation::ArgumentValidator;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
     ToolError, ToolImpl, check_name,
@@ -78,7 +88,7 @@ pub(crate) struct RegisteredTool {
     pub(crate) definition: Arc<Tool>,
     pub(crate) validator: ArgumentValidator,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) returns: Option<crate::validation::CompiledSchema>,
+    pub(crate) returns: Option<crate::schema::validation::CompiledSchema>,
     /// The tool's place in the registration order (set by the registry).
     pub(crate) registration: u64,
 }
@@ -116,7 +126,7 @@ impl RegisteredTool {
                 reason,
             }
         })?;
-        let returns = crate::returns::compile_returns(&definition).map_err(|reason| {
+        let returns = crate::schema::returns::compile_returns(&definition).map_err(|reason| {
             RegistrationError::InvalidReturnsSchema {
                 tool: name.to_owned(),
                 reason,
@@ -251,7 +261,7 @@ pub struct ToolCallManager {
     registry: Registry,
     pub(crate) active: ActiveSet,
     pub(crate) renders: crate::provider::RenderCache,
-    pub(crate) execution: crate::execution_settings::ExecutionSettings,
+    pub(crate) execution: crate::manager::execution_settings::ExecutionSettings,
     /// The search behind `shed`; updated within the registry's changes, so it never disagrees
     /// with the registry.
     pub(crate) discovery: ToolDiscovery,

@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::arguments::json_type_name;
+use crate::tool::arguments::json_type_name;
 use crate::{Args, ToolArguments, ToolError, lenient};
 
 /// A reader over one call's arguments, for hand-written tools.

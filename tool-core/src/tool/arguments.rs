@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::shared_value::SharedValue;
+use crate::tool::shared_value::SharedValue;
 
 /// The arguments of one call: an ordered map from argument name to JSON value.
 ///

@@ -10,7 +10,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::generated_call::ToolFuture;
+use crate::generated::call::ToolFuture;
 use crate::manager::{RegisteredTool, panicked};
 use crate::{ToolCallResult, ToolError};
 

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::validation::CompiledSchema;
+use crate::schema::validation::CompiledSchema;
 use crate::{Tool, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
 
 /// The compiled `returns` schema of `tool`: its own for a single command; for a group whose

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use crate::call_annotations::call_annotations;
 use crate::manager::RegisteredTool;
+use crate::tool::call_annotations::call_annotations;
 use crate::{
     ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome, ToolCallRequest,
     ToolCallResult, ToolError, ToolErrorKind,

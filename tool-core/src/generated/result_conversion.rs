@@ -20,7 +20,8 @@ use std::marker::PhantomData;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::{Args, ToolCallResult, ToolError, type_schema};
+use crate::schema::type_schema;
+use crate::{Args, ToolCallResult, ToolError};
 
 /// A borrowed return value, for picking its tag.
 pub struct Returned<'a, T: ?Sized>(pub &'a T);

@@ -1,5 +1,14 @@
+//! The session as tools see it: its parts and service traits (this file), the constructors
+//! that build tools from them (`constructor`), the extractors that hand them to `#[ctx]`
+//! parameters (`extract`), and in-memory services for tests and small agents (`in_memory`).
+//!
 //! [`SessionParts`]: what a session gives the tools built for it, and the service traits its
 //! parts implement.
+
+pub(crate) mod constructor;
+pub(crate) mod extract;
+pub mod in_memory;
+pub(crate) mod unbuilt_tool;
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::file_search::{Collector, matcher, searcher};
-use crate::sandbox_path::{relative_to_root, shown};
+use crate::fs::sandbox_path::{relative_to_root, shown};
+use crate::fs::search::{Collector, matcher, searcher};
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 #[derive(Debug, Clone)]

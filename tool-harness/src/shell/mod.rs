@@ -1,6 +1,12 @@
+//! The shell behind `bash`: the runner (this file), its Landlock confinement
+//! (`landlock_policy`) and the capped output buffer (`output_cap`).
+//!
 //! [`ShellRunner`]: runs a command with `bash -c` in the root directory, in its own process
 //! group, with a time limit that kills the whole group and an output cap that keeps the head
 //! and the tail.
+
+pub(crate) mod landlock_policy;
+pub(crate) mod output_cap;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

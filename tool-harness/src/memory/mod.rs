@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use toolsmith_core::{MemoryAccess, MemoryFact, ServiceError};
 
-use crate::blocking::run_blocking;
+use crate::fs::blocking::run_blocking;
 
 /// The facts and counters every store keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::tool_args::escape_pointer;
+use crate::reading::tool_args::escape_pointer;
 use crate::{ToolArgs, ToolError, lenient};
 
 impl<'a> ToolArgs<'a> {

@@ -1,0 +1,6 @@
+//! Reading a call's arguments into Rust values: [`ToolArgs`](crate::ToolArgs) by name, one field
+//! at a time for generated code, and [`lenient`] conversions that accept the spellings models use.
+
+pub(crate) mod arg_field;
+pub mod lenient;
+pub(crate) mod tool_args;

@@ -1,0 +1,9 @@
+//! Schemas and validation: JSON Schemas from Rust types ([`type_schema`](crate::type_schema)),
+//! the [`scheme`] builder for hand-written ones, argument schemas compiled once at registration
+//! and checked before every call, and result schemas.
+
+pub(crate) mod flat_schema;
+pub(crate) mod returns;
+pub mod scheme;
+pub(crate) mod type_schema;
+pub(crate) mod validation;
