@@ -19,4 +19,5 @@ mod provider_round_trip;
 mod retry;
 mod shed;
 mod strict_mode;
+mod strict_nulls;
 mod workflow_properties;

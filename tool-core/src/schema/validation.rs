@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use serde_json::Value;
@@ -70,19 +71,28 @@ impl CompiledSchema {
             return Ok(None);
         }
         let repairs = self.repairs(value);
-        if !repairs.is_empty() {
-            let mut repaired = arguments.clone();
-            apply(&mut repaired, &repairs, true);
-            if self.validator.is_valid(repaired.as_value()) {
-                return Ok(Some(repaired));
-            }
-            // Report against the arguments with the scalar repairs only, so that a required
-            // argument sent as `null` is reported as such rather than as missing.
-            let mut scalars_only = arguments.clone();
-            apply(&mut scalars_only, &repairs, false);
-            return Err(self.describe(scalars_only.as_value()));
+        if repairs.is_empty() {
+            return Err(self.describe(value));
         }
-        Err(self.describe(value))
+        let mut repaired = arguments.clone();
+        apply(&mut repaired, &repairs);
+        if self.validator.is_valid(repaired.as_value()) {
+            return Ok(Some(repaired));
+        }
+        // Some repairs did not suffice. A `null` whose removal left a required value missing
+        // was not an absent optional value: put it back, so that the report names it as the
+        // `null` it was ("/title: null is not of type …") rather than as missing, and names
+        // none of the nulls that were rightly read as absent.
+        let required_nulls = self.nulls_still_required(repaired.as_value(), &repairs);
+        if !required_nulls.is_empty() {
+            let kept: Vec<Repair> = repairs
+                .into_iter()
+                .filter(|r| !matches!(r, Repair::RemoveNull(path) if required_nulls.contains(path)))
+                .collect();
+            repaired = arguments.clone();
+            apply(&mut repaired, &kept);
+        }
+        Err(self.describe(repaired.as_value()))
     }
 
     /// Checks a value as it is (no repairs): for a tool's result against its `returns` schema.
@@ -94,45 +104,34 @@ impl CompiledSchema {
         }
     }
 
-    /// The repairs that would fix the type errors of `instance`.
+    /// The repairs that would fix the errors of `instance`: scalars spelled as strings, and
+    /// `null`s that stand for absent values. A `null` where the schema wants something else
+    /// is read as absent, whatever the keyword that refused it (`type`, `oneOf` of `const`s,
+    /// `enum`, `$ref`, `allOf`, an unlisted property), at any depth and inside the branches of
+    /// `anyOf` / `oneOf`: strict renderings make every optional property required and
+    /// nullable, so a strict model sends `null` for each value it leaves out. Whether a
+    /// removed `null` was in fact required shows when the repaired value is checked again.
     fn repairs(&self, instance: &Value) -> Vec<Repair> {
         let mut repairs = Vec::new();
         for error in self.validator.iter_errors(instance) {
-            // A `null` for an argument the schema does not list is an absent argument (a
-            // strict rendering of a command group makes models send the other commands'
-            // arguments as `null`).
-            if let (ValidationErrorKind::AdditionalProperties { unexpected }, Value::Object(map)) =
-                (error.kind(), &**error.instance())
-            {
-                let parent = error.instance_path().as_str();
-                for name in unexpected
-                    .iter()
-                    .filter(|n| map.get(*n) == Some(&Value::Null))
-                {
-                    let key = name.replace('~', "~0").replace('/', "~1");
-                    repairs.push(Repair::RemoveNull(format!("{parent}/{key}")));
-                }
-                continue;
-            }
-            let ValidationErrorKind::Type { kind } = error.kind() else {
-                continue;
-            };
-            let path = error.instance_path().as_str().to_owned();
-            let wants = |ty: JsonType| match kind {
-                TypeKind::Single(single) => *single == ty,
-                TypeKind::Multiple(set) => set.contains(ty),
-            };
-            match &**error.instance() {
-                Value::String(text) => {
-                    if let Some(value) = parse_scalar(text, &wants) {
-                        repairs.push(Repair::Replace(path, value));
-                    }
-                }
-                Value::Null if !path.is_empty() => repairs.push(Repair::RemoveNull(path)),
-                _ => {}
-            }
+            collect_repairs(&error, &mut repairs);
         }
         repairs
+    }
+
+    /// The paths of removed `null`s that the repaired value now misses as required
+    /// properties, at the top level or inside the branches of `anyOf` / `oneOf`.
+    fn nulls_still_required(&self, repaired: &Value, repairs: &[Repair]) -> Vec<String> {
+        let mut missing = Vec::new();
+        for error in self.validator.iter_errors(repaired) {
+            collect_missing(&error, &mut missing);
+        }
+        missing.retain(|path| {
+            repairs
+                .iter()
+                .any(|r| matches!(r, Repair::RemoveNull(removed) if removed == path))
+        });
+        missing
     }
 
     /// Every violation of `instance`, with its path.
@@ -178,12 +177,77 @@ impl CompiledSchema {
     }
 }
 
+#[derive(Debug, PartialEq)]
 enum Repair {
     Replace(String, Value),
     RemoveNull(String),
 }
 
-fn apply(arguments: &mut ToolArguments, repairs: &[Repair], remove_nulls: bool) {
+/// The errors inside an error's `anyOf` / `oneOf` branches, where a repair may also apply.
+fn branch_errors<'e>(
+    error: &'e ValidationError<'_>,
+) -> impl Iterator<Item = &'e ValidationError<'static>> {
+    let branches: &[Vec<ValidationError<'static>>] = match error.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context
+        }
+        _ => &[],
+    };
+    branches.iter().flatten()
+}
+
+fn collect_repairs(error: &ValidationError<'_>, repairs: &mut Vec<Repair>) {
+    let mut push = |repair: Repair| {
+        if !repairs.contains(&repair) {
+            repairs.push(repair);
+        }
+    };
+    let path = error.instance_path().as_str();
+    match (error.kind(), &**error.instance()) {
+        // A `null` for an argument the schema does not list is an absent argument (a strict
+        // rendering of a command group makes models send the other commands' arguments as
+        // `null`).
+        (ValidationErrorKind::AdditionalProperties { unexpected }, Value::Object(map)) => {
+            for name in unexpected
+                .iter()
+                .filter(|n| map.get(*n) == Some(&Value::Null))
+            {
+                let key = name.replace('~', "~0").replace('/', "~1");
+                push(Repair::RemoveNull(format!("{path}/{key}")));
+            }
+        }
+        (_, Value::Null) if !path.is_empty() => push(Repair::RemoveNull(path.to_owned())),
+        (ValidationErrorKind::Type { kind }, Value::String(text)) => {
+            let wants = |ty: JsonType| match kind {
+                TypeKind::Single(single) => *single == ty,
+                TypeKind::Multiple(set) => set.contains(ty),
+            };
+            if let Some(value) = parse_scalar(text, &wants) {
+                push(Repair::Replace(path.to_owned(), value));
+            }
+        }
+        _ => {}
+    }
+    for inner in branch_errors(error) {
+        collect_repairs(inner, repairs);
+    }
+}
+
+/// The paths of the properties that `required` errors (here or in branches) say are missing.
+fn collect_missing(error: &ValidationError<'_>, missing: &mut Vec<String>) {
+    if let ValidationErrorKind::Required {
+        property: Value::String(name),
+    } = error.kind()
+    {
+        let key = name.replace('~', "~0").replace('/', "~1");
+        missing.push(format!("{}/{key}", error.instance_path().as_str()));
+    }
+    for inner in branch_errors(error) {
+        collect_missing(inner, missing);
+    }
+}
+
+fn apply(arguments: &mut ToolArguments, repairs: &[Repair]) {
     let root = arguments.value_mut();
     for repair in repairs {
         match repair {
@@ -192,16 +256,16 @@ fn apply(arguments: &mut ToolArguments, repairs: &[Repair], remove_nulls: bool) 
                     *slot = value.clone();
                 }
             }
-            Repair::RemoveNull(path) if remove_nulls => {
+            Repair::RemoveNull(path) => {
                 let Some((parent, key)) = path.rsplit_once('/') else {
                     continue;
                 };
                 let key = key.replace("~1", "/").replace("~0", "~");
+                // Only an object member can be absent; a `null` item of an array stays.
                 if let Some(Value::Object(map)) = root.pointer_mut(parent) {
                     map.shift_remove(&key);
                 }
             }
-            Repair::RemoveNull(_) => {}
         }
     }
 }
@@ -424,11 +488,62 @@ mod tests {
         }));
         let repaired = s.check(&args(json!({"a": "1", "b": null}))).unwrap();
         assert_eq!(repaired.expect("repaired").as_value(), &json!({"a": 1}));
+        // Only the null that cannot be read as absent is reported.
         let err = s.check(&args(json!({"a": null, "b": null}))).unwrap_err();
+        assert_eq!(err, "/a: null is not of type \"integer\"");
+    }
+
+    #[test]
+    fn nulls_are_absent_under_every_optional_shape() {
+        let s = compiled(json!({
+            "type": "object",
+            "$defs": {
+                "Level": {"oneOf": [{"const": "low"}, {"const": "high"}]},
+                "Box": {
+                    "type": "object",
+                    "properties": {"w": {"type": "integer"}, "tag": {"$ref": "#/$defs/Level"}},
+                    "required": ["w"]
+                }
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "by_ref": {"$ref": "#/$defs/Level"},
+                "all_of": {"allOf": [{"$ref": "#/$defs/Level"}]},
+                "any_of": {"anyOf": [{"type": "integer"}, {"const": "auto"}]},
+                "constant": {"const": 7},
+                "listed": {"enum": ["a", "b"]},
+                "nested": {"$ref": "#/$defs/Box"},
+                "boxes": {"type": "array", "items": {"$ref": "#/$defs/Box"}}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }));
+        let sent = json!({
+            "name": "n", "by_ref": null, "all_of": null, "any_of": null, "constant": null,
+            "listed": null, "nested": {"w": "3", "tag": null}, "boxes": [{"w": 1, "tag": null}]
+        });
+        let repaired = s.check(&args(sent)).unwrap().expect("repaired");
+        assert_eq!(
+            repaired.as_value(),
+            &json!({"name": "n", "nested": {"w": 3}, "boxes": [{"w": 1}]})
+        );
+        // Required values sent as null are reported as such, and nothing else is.
+        let err = s
+            .check(&args(
+                json!({"name": null, "by_ref": null, "boxes": [{"w": null, "tag": null}]}),
+            ))
+            .unwrap_err();
         assert_eq!(
             err,
-            "/a: null is not of type \"integer\"; /b: null is not of type \"string\""
+            "/name: null is not of type \"string\"; /boxes/0/w: null is not of type \"integer\""
         );
+        // A null item of an array is a value, not an absent one.
+        let items = compiled(json!({
+            "type": "object",
+            "properties": {"v": {"type": "array", "items": {"type": "integer"}}}
+        }));
+        let err = items.check(&args(json!({"v": [1, null]}))).unwrap_err();
+        assert_eq!(err, "/v/1: null is not of type \"integer\"");
     }
 
     #[test]
