@@ -729,3 +729,71 @@ async fn sheds_collect_from_iterators_and_huge_limits_are_safe() {
         hits.len()
     );
 }
+
+/// `shed` runs through every call path, not only `execute_one`: a shed-first turn works as a
+/// batch, as a model's turn (offer-checked), with retries and as a planned workflow, and its
+/// activations apply to the next turn. A call in the same turn to a tool `shed` is only now
+/// returning is still `NotActive` (the model had not been offered it).
+#[tokio::test]
+async fn a_shed_first_turn_runs_through_every_call_path() {
+    let weather = |id: &str| {
+        ToolCallRequest::new(
+            id,
+            "get_weather",
+            ToolArguments::try_from(json!({"input": "Paris"})).unwrap(),
+        )
+    };
+    let find = || shed_call(json!({"description": "weather for a city", "limit": 1}));
+    let found = |result: &Result<ToolCallResult, ToolError>| -> Vec<String> {
+        let text = result.as_ref().expect("shed answers").content.to_text();
+        let result: ShedResult = serde_json::from_str(&text).unwrap();
+        result.tools.iter().map(|t| t.name.clone()).collect()
+    };
+
+    // A model's turn: `shed` and a call to a tool not yet offered.
+    let manager = manager_with(catalogue());
+    let outcomes = manager.execute_turn(&[find(), weather("w-1")]).await;
+    assert_eq!(found(&outcomes[0].result), ["get_weather"]);
+    assert_eq!(outcomes[0].attempts, 1);
+    assert_eq!(
+        outcomes[1].result,
+        Err(ToolError::NotActive("get_weather".into()))
+    );
+    // The next turn may call it.
+    let outcomes = manager.execute_turn(&[weather("w-2")]).await;
+    assert_eq!(
+        outcomes[0].result.as_ref().unwrap().content.to_text(),
+        "get_weather ran"
+    );
+
+    // A plain batch, a retried call and a planned workflow run `shed` too.
+    let manager = manager_with(catalogue());
+    let outcomes = manager.execute_batch(&[find()]).await;
+    assert_eq!(found(&outcomes[0].result), ["get_weather"]);
+    assert!(manager.is_active("get_weather"));
+
+    let manager = manager_with(catalogue());
+    let outcome = manager.execute_with_retry(&find()).await;
+    assert_eq!(found(&outcome.result), ["get_weather"]);
+
+    let manager = manager_with(catalogue());
+    let requests = [find(), weather("w-3").depends_on(["shed-1"])];
+    let workflow = manager.build_workflow(&requests).unwrap();
+    let outcomes = manager.execute_workflow(&workflow).await;
+    assert_eq!(found(&outcomes[0].result), ["get_weather"]);
+    assert_eq!(
+        outcomes[1].result.as_ref().unwrap().content.to_text(),
+        "get_weather ran"
+    );
+
+    // Invalid `shed` arguments are an error for that call, as through `execute_one`.
+    let manager = manager_with(catalogue());
+    let outcomes = manager
+        .execute_turn(&[shed_call(json!({"limit": 2}))])
+        .await;
+    let error = outcomes[0].result.as_ref().unwrap_err();
+    assert!(
+        matches!(error, ToolError::InvalidArguments { tool, .. } if tool == "shed"),
+        "{error}"
+    );
+}

@@ -535,7 +535,7 @@ impl ToolCallManager {
         let mut stop = pin!(stop_signal(options.cancellation.clone(), deadline));
         let requests = workflow.requests();
         let launch = |index: usize, call: PreparedCall| {
-            call.run(&requests[index].name, &attempts[index])
+            call.run(self, &requests[index], &attempts[index])
                 .map(move |result| (index, result))
         };
         let mut in_flight = FuturesUnordered::new();

@@ -10,8 +10,8 @@ use std::time::Duration;
 use crate::manager::RegisteredTool;
 use crate::tool::call_annotations::call_annotations;
 use crate::{
-    ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome, ToolCallRequest,
-    ToolCallResult, ToolError, ToolErrorKind,
+    SHED_TOOL_NAME, ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome,
+    ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind,
 };
 
 /// How the wait before a retry is randomised, so that many clients failing together do not
@@ -242,11 +242,20 @@ impl ToolRetryConfig {
 
 /// A call that passed lookup and validation, ready to be attempted.
 pub(crate) struct PreparedCall {
-    entry: Arc<RegisteredTool>,
+    target: CallTarget,
     arguments: ToolArguments,
     policy: Option<Arc<ToolRetryConfig>>,
     /// The annotations of the command called.
     pub(crate) annotations: ToolAnnotations,
+}
+
+/// What a prepared call runs.
+enum CallTarget {
+    /// A registered tool.
+    Tool(Arc<RegisteredTool>),
+    /// The built-in `shed` meta-tool, which every call path runs (its activations apply from
+    /// the model's next request on).
+    Shed,
 }
 
 impl PreparedCall {
@@ -254,15 +263,25 @@ impl PreparedCall {
     /// that drops this future midway still knows how many runs there were.
     pub(crate) async fn run(
         self,
-        name: &str,
+        manager: &ToolCallManager,
+        request: &ToolCallRequest,
         attempts: &AtomicU32,
     ) -> Result<ToolCallResult, ToolError> {
         let Self {
-            entry,
+            target,
             arguments,
             policy,
             ..
         } = self;
+        let name = request.name.as_str();
+        let entry = match target {
+            CallTarget::Tool(entry) => entry,
+            CallTarget::Shed => {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                // Boxed: the meta-tool's search state would otherwise grow every call's future.
+                return Box::pin(manager.execute_shed(request)).await;
+            }
+        };
         let Some(policy) = policy.filter(|p| p.max_retries > 0) else {
             attempts.fetch_add(1, Ordering::Relaxed);
             return entry.run(name, Cow::Owned(arguments)).await;
@@ -400,6 +419,14 @@ impl ToolCallManager {
         &self,
         request: &ToolCallRequest,
     ) -> Result<PreparedCall, ToolError> {
+        if request.name == SHED_TOOL_NAME && !self.is_empty() {
+            return Ok(PreparedCall {
+                target: CallTarget::Shed,
+                arguments: request.arguments.clone(),
+                policy: None,
+                annotations: ToolAnnotations::default(),
+            });
+        }
         let entry = self
             .entry(&request.name)
             .ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
@@ -410,7 +437,7 @@ impl ToolCallManager {
         let annotations = call_annotations(&entry.definition, &arguments);
         let policy = self.retry_policy(&request.name, &entry, annotations);
         Ok(PreparedCall {
-            entry,
+            target: CallTarget::Tool(entry),
             arguments,
             policy,
             annotations,
@@ -423,7 +450,7 @@ impl ToolCallManager {
         attempts: &AtomicU32,
     ) -> Result<ToolCallResult, ToolError> {
         self.prepare_call(request)?
-            .run(&request.name, attempts)
+            .run(self, request, attempts)
             .await
     }
 }
