@@ -32,6 +32,7 @@
 
 mod fs;
 mod memory;
+pub mod model;
 mod preset;
 mod shell;
 pub mod tools;

@@ -1,0 +1,173 @@
+//! [`ChatModel`]: the one trait a model client implements, and [`ModelError`].
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::{ChatRequest, ChatResponse};
+
+/// Why a model call failed. Each variant quotes what the API said, where it said anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The API refused the key (HTTP 401 or 403).
+    #[error("{provider}: authentication failed (HTTP {status}): {message}")]
+    Auth {
+        /// The client, e.g. `openai_chat`.
+        provider: String,
+        /// The HTTP status.
+        status: u16,
+        /// The API's error message.
+        message: String,
+    },
+    /// The API answered with an error status (a 400 for a bad request, a 5xx after the
+    /// retries ran out).
+    #[error("{provider}: API error (HTTP {status}): {message}")]
+    Api {
+        /// The client.
+        provider: String,
+        /// The HTTP status.
+        status: u16,
+        /// The API's error message.
+        message: String,
+    },
+    /// Still rate limited (HTTP 429) after the retries ran out.
+    #[error("{provider}: rate limited (HTTP 429): {message}")]
+    RateLimited {
+        /// The client.
+        provider: String,
+        /// How long the API asked to wait, if it said.
+        retry_after: Option<Duration>,
+        /// The API's error message.
+        message: String,
+    },
+    /// No complete answer within the client's timeout.
+    #[error("{provider}: no answer within {after:?}")]
+    Timeout {
+        /// The client.
+        provider: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The connection failed (refused, reset, DNS).
+    #[error("{provider}: cannot reach {url}: {reason}")]
+    Connection {
+        /// The client.
+        provider: String,
+        /// The URL requested.
+        url: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The answer was not the documented format (not JSON, truncated, wrong shape).
+    #[error("{provider}: malformed response: {reason}")]
+    MalformedResponse {
+        /// The client.
+        provider: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A [`ScriptedModel`](super::ScriptedModel) has no turn left, or was scripted to fail.
+    #[error("scripted model: {0}")]
+    Script(String),
+    /// A failure of a custom client.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ModelError {
+    /// Whether trying the same request again may succeed: rate limits, 5xx statuses, time-outs
+    /// and connection failures.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,
+            Self::Api { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+}
+
+/// A piece of a streamed answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamDelta {
+    /// More of the answer's text.
+    Text(String),
+    /// More of a tool call's arguments: the call's index in the answer, and its id and name
+    /// once known.
+    ToolCallArguments {
+        /// The call's position in the answer.
+        index: usize,
+        /// The call's id, when this delta carries it.
+        id: Option<String>,
+        /// The tool's name, when this delta carries it.
+        name: Option<String>,
+        /// A fragment of the arguments' JSON text.
+        fragment: String,
+    },
+}
+
+/// A chat model: takes a provider-neutral [`ChatRequest`] and gives its answer.
+///
+/// Clients over HTTP live in `model::http`; [`ScriptedModel`](super::ScriptedModel)
+/// replays a script for tests. A client of your own implements [`complete`](Self::complete):
+///
+/// ```
+/// use async_trait::async_trait;
+/// use toolsmith_harness::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
+///
+/// /// Answers every request by echoing the last user message.
+/// struct Echo;
+///
+/// #[async_trait]
+/// impl ChatModel for Echo {
+///     fn name(&self) -> &str { "echo" }
+///
+///     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+///         let last = request.messages.iter().rev().find_map(|m| m.text()).unwrap_or("");
+///         Ok(ChatResponse::text(last))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// The client's name, as spans and errors report it (`openai_chat`, `anthropic`, …).
+    fn name(&self) -> &str;
+
+    /// Sends one request and returns the whole answer.
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// Sends one request and reports the answer as it arrives, then returns it whole (the
+    /// same answer [`complete`](Self::complete) gives). The default calls `complete` and
+    /// reports its text as one delta.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let response = self.complete(request).await?;
+        if let Some(text) = &response.text {
+            on_delta(StreamDelta::Text(text.clone()));
+        }
+        Ok(response)
+    }
+}
+
+#[async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).complete(request).await
+    }
+
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        (**self).stream(request, on_delta).await
+    }
+}

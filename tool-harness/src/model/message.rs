@@ -1,0 +1,149 @@
+//! [`Message`]: one entry of a conversation, in no provider's format.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolsmith_core::provider::{ParsedCall, RejectedCall};
+use toolsmith_core::{ToolArguments, ToolCallRequest, ToolCallResult};
+
+/// A tool call as the model made it: the id it gave, the tool it named and the arguments it
+/// sent (an object; for a call whose arguments could not be read, an empty object).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCall {
+    /// The call's id, as the provider gave it (or as generated for one that gave none).
+    pub id: String,
+    /// The tool named.
+    pub name: String,
+    /// The arguments, as a JSON object.
+    pub arguments: Value,
+}
+
+impl ModelCall {
+    /// A call of `name` with id `id` and `arguments`.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    /// The call as the model made it, read or rejected.
+    pub fn of(call: &ParsedCall) -> Self {
+        match call {
+            Ok(request) => Self::from(request),
+            Err(RejectedCall { id, name, .. }) => {
+                Self::new(id.clone(), name.clone(), Value::Object(Default::default()))
+            }
+        }
+    }
+
+    /// The call as a request to run (its arguments must be an object).
+    pub fn to_request(&self) -> ToolCallRequest {
+        let arguments = ToolArguments::try_from(self.arguments.clone())
+            .unwrap_or_else(|_| ToolArguments::new());
+        ToolCallRequest::new(self.id.clone(), self.name.clone(), arguments)
+    }
+}
+
+impl From<&ToolCallRequest> for ModelCall {
+    fn from(request: &ToolCallRequest) -> Self {
+        Self::new(
+            request.id.clone(),
+            request.name.clone(),
+            request.arguments.as_value().clone(),
+        )
+    }
+}
+
+/// One call's result as the model is shown it: errors already written for the model (an
+/// error result, [`ToolCallResult::is_error`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultMessage {
+    /// The id of the call answered.
+    pub call_id: String,
+    /// The tool called.
+    pub name: String,
+    /// The result, or the error written for the model.
+    pub result: ToolCallResult,
+}
+
+/// One entry of a conversation.
+///
+/// ```
+/// use toolsmith_harness::model::{Message, ModelCall};
+/// use serde_json::json;
+///
+/// let asked = Message::user("What is 2 + 3?");
+/// let called = Message::assistant_calls(None, vec![ModelCall::new("c1", "add", json!({"a": 2, "b": 3}))]);
+/// assert_eq!(asked.text(), Some("What is 2 + 3?"));
+/// assert_eq!(called.calls().len(), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Message {
+    /// What the user said.
+    User {
+        /// The text.
+        text: String,
+    },
+    /// What the model answered: text, tool calls, or both.
+    Assistant {
+        /// The text, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// The tool calls, in the order the model made them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        calls: Vec<ModelCall>,
+    },
+    /// The results of the previous assistant message's calls, in call order.
+    ToolResults {
+        /// One result per call.
+        results: Vec<ToolResultMessage>,
+    },
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User { text: text.into() }
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::Assistant {
+            text: Some(text.into()),
+            calls: Vec::new(),
+        }
+    }
+
+    /// An assistant message with tool calls (and optional text).
+    pub fn assistant_calls(text: Option<String>, calls: Vec<ModelCall>) -> Self {
+        Self::Assistant { text, calls }
+    }
+
+    /// The message's text: a user's or an assistant's.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Self::User { text } => Some(text),
+            Self::Assistant { text, .. } => text.as_deref(),
+            Self::ToolResults { .. } => None,
+        }
+    }
+
+    /// The tool calls of an assistant message (empty for the others).
+    pub fn calls(&self) -> &[ModelCall] {
+        match self {
+            Self::Assistant { calls, .. } => calls,
+            _ => &[],
+        }
+    }
+
+    /// The results of a tool-results message (empty for the others).
+    pub fn results(&self) -> &[ToolResultMessage] {
+        match self {
+            Self::ToolResults { results } => results,
+            _ => &[],
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! Models: the [`ChatModel`] trait every client implements, the provider-neutral
+//! [`ChatRequest`] and [`ChatResponse`], the conversation's [`Message`]s, and
+//! [`ScriptedModel`] for tests.
+
+mod chat_model;
+mod message;
+mod request;
+mod response;
+mod scripted;
+
+pub use chat_model::{ChatModel, ModelError, StreamDelta};
+pub use message::{Message, ModelCall, ToolResultMessage};
+pub use request::{ChatOptions, ChatRequest, ToolChoice};
+pub use response::{ChatResponse, StopReason, Usage};
+pub use scripted::{ScriptedModel, ScriptedTurn};

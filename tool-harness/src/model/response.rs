@@ -1,0 +1,118 @@
+//! [`ChatResponse`]: what a model answered, in no provider's format, with its [`Usage`].
+
+use std::ops::{Add, AddAssign};
+
+use serde::{Deserialize, Serialize};
+use toolsmith_core::provider::ParsedCall;
+
+/// Tokens counted by the API for one request, or summed over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input (prompt) tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Output (completion) tokens.
+    pub output_tokens: u64,
+    /// Input tokens served from the provider's prompt cache, where the API reports them.
+    pub cached_input_tokens: u64,
+}
+
+impl Usage {
+    /// Usage of `input` and `output` tokens, none cached.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            cached_input_tokens: 0,
+        }
+    }
+
+    /// Input and output tokens together.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+impl Add for Usage {
+    type Output = Usage;
+
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_add(other.cached_input_tokens),
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        *self = *self + other;
+    }
+}
+
+/// Why the model stopped writing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants its tool calls run.
+    ToolCalls,
+    /// It hit the output token limit.
+    MaxTokens,
+    /// The provider filtered its output.
+    ContentFilter,
+    /// Another reason, as the provider named it.
+    Other(String),
+}
+
+/// A model's answer to one request: text, tool calls (read, or rejected with the error the
+/// model gets back), the tokens used and why it stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatResponse {
+    /// The text, if any.
+    pub text: Option<String>,
+    /// The tool calls, in the order the model made them.
+    pub calls: Vec<ParsedCall>,
+    /// Tokens used by this request.
+    pub usage: Usage,
+    /// Why the model stopped.
+    pub stop_reason: StopReason,
+}
+
+impl ChatResponse {
+    /// A text answer.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            calls: Vec::new(),
+            usage: Usage::default(),
+            stop_reason: StopReason::EndTurn,
+        }
+    }
+
+    /// An answer of tool calls.
+    pub fn calls(calls: Vec<ParsedCall>) -> Self {
+        Self {
+            text: None,
+            calls,
+            usage: Usage::default(),
+            stop_reason: StopReason::ToolCalls,
+        }
+    }
+
+    /// The same answer with `usage`.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// Whether the model asked for tool calls.
+    pub fn has_calls(&self) -> bool {
+        !self.calls.is_empty()
+    }
+}

@@ -1,0 +1,305 @@
+//! [`ScriptedModel`]: a model that replays scripted turns and records what it was sent, for
+//! testing agents without an API.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith_core::provider::Provider;
+
+use super::{ChatModel, ChatRequest, ChatResponse, ModelError, StopReason, Usage};
+
+type Responder = Arc<dyn Fn(&ChatRequest) -> Result<ChatResponse, ModelError> + Send + Sync>;
+
+/// One scripted answer.
+#[derive(Clone)]
+pub struct ScriptedTurn {
+    answer: Answer,
+    usage: Usage,
+    delay: Option<Duration>,
+}
+
+#[derive(Clone)]
+enum Answer {
+    Reply {
+        text: Option<String>,
+        calls: Vec<ScriptedCall>,
+    },
+    Fail(ModelError),
+    Respond(Responder),
+}
+
+/// A scripted call: its arguments as an object, or as raw text (read the way a provider's
+/// arguments string is, so unreadable JSON becomes a rejected call).
+#[derive(Debug, Clone)]
+struct ScriptedCall {
+    id: Option<String>,
+    name: String,
+    arguments: Value,
+}
+
+impl ScriptedTurn {
+    /// A text answer, which ends an agent's run.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::reply(Some(text.into()), Vec::new())
+    }
+
+    /// One tool call with `arguments` (its id is generated: `call-<turn>-<index>`).
+    pub fn call(name: impl Into<String>, arguments: Value) -> Self {
+        Self::reply(None, Vec::new()).and_call(name, arguments)
+    }
+
+    /// Tool calls, each `(name, arguments)`, ids generated.
+    pub fn calls<N: Into<String>>(calls: impl IntoIterator<Item = (N, Value)>) -> Self {
+        calls
+            .into_iter()
+            .fold(Self::reply(None, Vec::new()), |turn, (name, arguments)| {
+                turn.and_call(name, arguments)
+            })
+    }
+
+    /// A failed model call.
+    pub fn error(error: ModelError) -> Self {
+        Self {
+            answer: Answer::Fail(error),
+            usage: Usage::default(),
+            delay: None,
+        }
+    }
+
+    /// An answer computed from the request (for scripts that depend on what was sent).
+    pub fn respond(
+        respond: impl Fn(&ChatRequest) -> Result<ChatResponse, ModelError> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            answer: Answer::Respond(Arc::new(respond)),
+            usage: Usage::default(),
+            delay: None,
+        }
+    }
+
+    /// The same turn with one more call.
+    #[must_use]
+    pub fn and_call(mut self, name: impl Into<String>, arguments: Value) -> Self {
+        if let Answer::Reply { calls, .. } = &mut self.answer {
+            calls.push(ScriptedCall {
+                id: None,
+                name: name.into(),
+                arguments,
+            });
+        }
+        self
+    }
+
+    /// The same turn with one more call under the id `id`.
+    #[must_use]
+    pub fn and_call_with_id(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Self {
+        if let Answer::Reply { calls, .. } = &mut self.answer {
+            calls.push(ScriptedCall {
+                id: Some(id.into()),
+                name: name.into(),
+                arguments,
+            });
+        }
+        self
+    }
+
+    /// The same turn with one more call whose arguments are the raw text `arguments`, read
+    /// as a provider's arguments string is (broken JSON is repaired where it can be, and a
+    /// call that cannot be read is rejected with the error the model gets back).
+    #[must_use]
+    pub fn and_raw_call(self, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        self.and_call(name, Value::String(arguments.into()))
+    }
+
+    /// The same turn with text beside its calls.
+    #[must_use]
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        if let Answer::Reply { text: slot, .. } = &mut self.answer {
+            *slot = Some(text.into());
+        }
+        self
+    }
+
+    /// The same turn reporting `usage`.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// The same turn answered after `delay` (a slow model; Tokio's clock).
+    #[must_use]
+    pub fn with_delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
+    fn reply(text: Option<String>, calls: Vec<ScriptedCall>) -> Self {
+        Self {
+            answer: Answer::Reply { text, calls },
+            usage: Usage::default(),
+            delay: None,
+        }
+    }
+
+    /// The answer to `request`, the `turn`-th of the script.
+    fn answer(&self, turn: usize, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let mut response = match &self.answer {
+            Answer::Fail(error) => return Err(error.clone()),
+            Answer::Respond(respond) => return respond(request),
+            Answer::Reply { text, calls } => {
+                // Read through the OpenAI Chat parser, so scripted calls are read exactly as
+                // a provider's are (ids, repairs, rejected arguments).
+                let tool_calls: Vec<Value> = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(index, call)| {
+                        let id = call
+                            .id
+                            .clone()
+                            .unwrap_or_else(|| format!("call-{turn}-{index}"));
+                        json!({"id": id, "type": "function", "function": {
+                            "name": call.name, "arguments": call.arguments}})
+                    })
+                    .collect();
+                let parsed = Provider::OpenAiChat
+                    .parse_calls(&json!({ "tool_calls": tool_calls }))
+                    .map_err(|err| ModelError::Script(err.to_string()))?;
+                let mut response = ChatResponse::calls(parsed);
+                response.text = text.clone();
+                if !response.has_calls() {
+                    response.stop_reason = StopReason::EndTurn;
+                }
+                response
+            }
+        };
+        response.usage = self.usage;
+        Ok(response)
+    }
+}
+
+impl fmt::Debug for ScriptedTurn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.answer {
+            Answer::Reply { text, calls } => {
+                let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+                write!(f, "text {text:?}, calls {names:?}")
+            }
+            Answer::Fail(error) => write!(f, "error {error}"),
+            Answer::Respond(_) => f.write_str("computed answer"),
+        }
+    }
+}
+
+/// A model that replays a list of [`ScriptedTurn`]s, one per request, and records every
+/// request it was sent. It is how Toolsmith tests its agent loop, and how you test yours.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith_harness::model::{ChatModel, ChatRequest, ScriptedModel, ScriptedTurn};
+///
+/// # futures::executor::block_on(async {
+/// let model = ScriptedModel::new([
+///     ScriptedTurn::call("add", json!({"a": 2, "b": 3})),
+///     ScriptedTurn::text("2 + 3 = 5"),
+/// ]);
+/// let first = model.complete(&ChatRequest::default()).await.unwrap();
+/// assert_eq!(first.calls[0].as_ref().unwrap().name, "add");
+/// assert_eq!(model.remaining(), 1);
+/// let last = model.complete(&ChatRequest::default()).await.unwrap();
+/// assert_eq!(last.text.as_deref(), Some("2 + 3 = 5"));
+/// model.assert_complete();
+/// assert_eq!(model.requests().len(), 2);
+/// # });
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedModel {
+    state: Arc<Mutex<ScriptState>>,
+}
+
+#[derive(Debug, Default)]
+struct ScriptState {
+    turns: VecDeque<ScriptedTurn>,
+    requests: Vec<ChatRequest>,
+}
+
+impl ScriptedModel {
+    /// A model that answers with `turns`, in order.
+    pub fn new(turns: impl IntoIterator<Item = ScriptedTurn>) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(ScriptState {
+                turns: turns.into_iter().collect(),
+                requests: Vec::new(),
+            })),
+        }
+    }
+
+    /// Appends turns to the script.
+    pub fn push(&self, turns: impl IntoIterator<Item = ScriptedTurn>) {
+        self.lock().turns.extend(turns);
+    }
+
+    /// Every request sent so far, in order.
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.lock().requests.clone()
+    }
+
+    /// How many scripted turns have not been used.
+    pub fn remaining(&self) -> usize {
+        self.lock().turns.len()
+    }
+
+    /// Panics, listing them, if scripted turns were never used: a test's script and its
+    /// agent disagree.
+    #[track_caller]
+    pub fn assert_complete(&self) {
+        let state = self.lock();
+        if !state.turns.is_empty() {
+            let unused: Vec<String> = state.turns.iter().map(|t| format!("{t:?}")).collect();
+            panic!(
+                "ScriptedModel: {} scripted turn(s) never used after {} request(s): {}",
+                unused.len(),
+                state.requests.len(),
+                unused.join("; ")
+            );
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ScriptState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl ChatModel for ScriptedModel {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let (turn, number) = {
+            let mut state = self.lock();
+            state.requests.push(request.clone());
+            let number = state.requests.len();
+            (state.turns.pop_front(), number)
+        };
+        let Some(turn) = turn else {
+            return Err(ModelError::Script(format!(
+                "no scripted turn left for request {number}"
+            )));
+        };
+        if let Some(delay) = turn.delay {
+            tokio::time::sleep(delay).await;
+        }
+        turn.answer(number, request)
+    }
+}
