@@ -89,6 +89,7 @@ pub use shed::{ShedResult, ToolDiscovery, ToolShed, ToolShedError, ToolSummary};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::args::Args;
 pub use tool::arguments::{NotAnObject, ToolArguments};
+pub use tool::call_context::{Progress, ProgressSink, ToolCallContext};
 pub use tool::commands::ToolCommands;
 pub use tool::definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
 pub use tool::error::{ToolError, ToolErrorKind};

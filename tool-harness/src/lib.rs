@@ -30,6 +30,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod agent;
 mod fs;
 mod memory;
 pub mod model;

@@ -18,6 +18,7 @@ pub(crate) mod workflow;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{Pin, pin};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -29,10 +30,12 @@ use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use tracing::Instrument as _;
+
 use crate::batch::retry::PreparedCall;
 use crate::{
-    StageMode, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolError,
-    Workflow, WorkflowStage,
+    ProgressSink, StageMode, ToolCallContext, ToolCallManager, ToolCallOutcome, ToolCallRequest,
+    ToolCallResult, ToolError, Workflow, WorkflowStage,
 };
 
 /// How a batch runs: its concurrency limit, deadline, cancellation token, and whether calls
@@ -51,12 +54,25 @@ use crate::{
 /// assert_eq!(options.concurrency_limit(), Some(4));
 /// // Elsewhere: token.cancel() stops the batch; its outcomes still come back complete.
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct BatchOptions {
     concurrency_limit: Option<usize>,
     deadline: Option<Duration>,
     cancellation: Option<CancellationToken>,
     check_offers: bool,
+    progress: Option<Arc<dyn ProgressSink>>,
+}
+
+impl std::fmt::Debug for BatchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchOptions")
+            .field("concurrency_limit", &self.concurrency_limit)
+            .field("deadline", &self.deadline)
+            .field("cancellation", &self.cancellation)
+            .field("check_offers", &self.check_offers)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl BatchOptions {
@@ -97,6 +113,13 @@ impl BatchOptions {
     #[must_use]
     pub fn with_offer_check(mut self, check: bool) -> Self {
         self.check_offers = check;
+        self
+    }
+
+    /// Progress reports of the batch's calls ([`ToolCallContext::progress`]) go to `sink`.
+    #[must_use]
+    pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress = Some(sink);
         self
     }
 
@@ -534,8 +557,29 @@ impl ToolCallManager {
         let stoppable = deadline.is_some() || options.cancellation.is_some();
         let mut stop = pin!(stop_signal(options.cancellation.clone(), deadline));
         let requests = workflow.requests();
+        // Each call runs with its context (id, a cancellation token that the batch's token
+        // reaches, progress reporting) and in an OpenTelemetry GenAI `execute_tool` span.
+        let batch_token = options.cancellation.clone().unwrap_or_default();
         let launch = |index: usize, call: PreparedCall| {
-            call.run(self, &requests[index], &attempts[index])
+            let request = &requests[index];
+            let mut context = ToolCallContext::new(
+                request.id.as_str(),
+                request.name.as_str(),
+                batch_token.child_token(),
+            );
+            if let Some(sink) = &options.progress {
+                context = context.with_progress(Arc::clone(sink));
+            }
+            let span = tracing::info_span!(
+                "execute_tool",
+                otel.name = %format_args!("execute_tool {}", request.name),
+                gen_ai.operation.name = "execute_tool",
+                gen_ai.tool.name = %request.name,
+                gen_ai.tool.call.id = %request.id,
+            );
+            context
+                .scope(call.run(self, request, &attempts[index]))
+                .instrument(span)
                 .map(move |result| (index, result))
         };
         let mut in_flight = FuturesUnordered::new();

@@ -8,6 +8,7 @@
 pub(crate) mod args;
 pub(crate) mod arguments;
 pub(crate) mod call_annotations;
+pub(crate) mod call_context;
 pub(crate) mod commands;
 pub(crate) mod definition;
 pub(crate) mod error;
@@ -66,6 +67,12 @@ pub struct ToolFunctionSpec {
 }
 
 impl Tool {
+    /// The annotations that apply to a call with `arguments`: the tool's, or for a command
+    /// group the called command's (none when the command is missing or unknown).
+    pub fn call_annotations(&self, arguments: &crate::ToolArguments) -> crate::ToolAnnotations {
+        call_annotations::call_annotations(self, arguments)
+    }
+
     /// The name the model calls the tool by.
     pub fn name(&self) -> &str {
         match self {

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod agent_session;
 mod atomic_write;
 mod escape_suite;
 mod file_tools;

@@ -1,0 +1,155 @@
+//! [`ToolCallContext`]: what a running call can know about itself — its id, whether it has
+//! been cancelled — and how it reports progress.
+//!
+//! The context is set for the duration of a call by whoever runs it with one (a batch run with
+//! [`BatchOptions`](crate::BatchOptions), so every agent turn; an MCP server) and read by the
+//! tool with [`ToolCallContext::current`], so tools need no extra parameter and today's
+//! `ToolImpl` implementations keep compiling.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+/// One progress report of a running call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// The id of the call reporting.
+    pub call_id: String,
+    /// The tool reporting.
+    pub tool: String,
+    /// How much is done, in the tool's own unit.
+    pub done: f64,
+    /// How much there is in all, if known.
+    pub total: Option<f64>,
+    /// What the tool is doing, if it says.
+    pub message: Option<String>,
+}
+
+/// Receives the progress reports of running calls (an agent turns them into events, an MCP
+/// server into progress notifications).
+pub trait ProgressSink: Send + Sync {
+    /// Called for each report, on the thread of the call that made it: keep it short.
+    fn report(&self, progress: Progress);
+}
+
+impl<F: Fn(Progress) + Send + Sync> ProgressSink for F {
+    fn report(&self, progress: Progress) {
+        self(progress);
+    }
+}
+
+tokio::task_local! {
+    static CURRENT_CALL: ToolCallContext;
+}
+
+/// The context of one running call: its id, its tool, a [`CancellationToken`] that fires when
+/// whoever runs it gives up on it (a cancelled agent run, a batch's deadline, an MCP client's
+/// cancellation), and a progress reporter.
+///
+/// A tool reads it with [`current`](Self::current), which is `None` outside such a run (for
+/// instance under a bare [`execute_one`](crate::ToolCallManager::execute_one)).
+///
+/// ```
+/// use toolsmith_core::{CancellationToken, ToolCallContext};
+///
+/// # futures::executor::block_on(async {
+/// let token = CancellationToken::new();
+/// let context = ToolCallContext::new("call-1", "index", token.clone());
+/// let seen = context.scope(async {
+///     let context = ToolCallContext::current().expect("set for the call");
+///     context.progress(1.0, Some(4.0), "first file indexed");
+///     (context.call_id().to_owned(), context.is_cancelled())
+/// }).await;
+/// assert_eq!(seen, ("call-1".to_owned(), false));
+/// assert!(ToolCallContext::current().is_none());
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct ToolCallContext {
+    call_id: Arc<str>,
+    tool: Arc<str>,
+    cancellation: CancellationToken,
+    progress: Option<Arc<dyn ProgressSink>>,
+}
+
+impl ToolCallContext {
+    /// A context for the call `call_id` of `tool`, cancelled by `cancellation`, reporting
+    /// progress nowhere.
+    pub fn new(
+        call_id: impl Into<Arc<str>>,
+        tool: impl Into<Arc<str>>,
+        cancellation: CancellationToken,
+    ) -> Self {
+        Self {
+            call_id: call_id.into(),
+            tool: tool.into(),
+            cancellation,
+            progress: None,
+        }
+    }
+
+    /// The same context reporting progress to `sink`.
+    #[must_use]
+    pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// The context of the call running on this task, if it was run with one.
+    pub fn current() -> Option<Self> {
+        CURRENT_CALL.try_with(Self::clone).ok()
+    }
+
+    /// Runs `future` with this context as the [current](Self::current) one.
+    pub fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {
+        CURRENT_CALL.scope(self, future)
+    }
+
+    /// The call's id, as the model gave it.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The tool called.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The token that fires when the call is cancelled. A tool that works for long can
+    /// `select!` on [`cancelled()`](CancellationToken::cancelled) to stop early and clean up;
+    /// its future is dropped soon after in any case.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+
+    /// Reports progress: `done` of `total` (if known), with a message.
+    pub fn progress<'m>(&self, done: f64, total: Option<f64>, message: impl Into<Option<&'m str>>) {
+        if let Some(sink) = &self.progress {
+            sink.report(Progress {
+                call_id: self.call_id.to_string(),
+                tool: self.tool.to_string(),
+                done,
+                total,
+                message: message.into().map(str::to_owned),
+            });
+        }
+    }
+}
+
+impl fmt::Debug for ToolCallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolCallContext")
+            .field("call_id", &self.call_id)
+            .field("tool", &self.tool)
+            .field("cancelled", &self.is_cancelled())
+            .field("reports_progress", &self.progress.is_some())
+            .finish()
+    }
+}

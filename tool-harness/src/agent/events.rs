@@ -1,0 +1,74 @@
+//! [`AgentEvent`]: what a session reports while it runs, for a UI to show progress.
+
+use std::time::Duration;
+
+use toolsmith_core::Progress;
+
+use crate::model::{StopReason, Usage};
+
+/// Something that happened in a run. Handlers get them in order, on the run's task.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A request is about to be sent to the model.
+    ModelRequest {
+        /// The model call's number in the run (1-based).
+        turn: usize,
+        /// The names of the tools declared on it.
+        tools: Vec<String>,
+    },
+    /// More of the model's text, as it streams.
+    TextDelta(String),
+    /// The model answered.
+    ModelResponse {
+        /// The model call's number.
+        turn: usize,
+        /// How many tool calls it made.
+        calls: usize,
+        /// Why it stopped.
+        stop_reason: StopReason,
+        /// Tokens used by this call.
+        usage: Usage,
+    },
+    /// A tool call is starting.
+    ToolCallStarted {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+    },
+    /// A running tool reported progress.
+    ToolCallProgress(Progress),
+    /// A tool call ended.
+    ToolCallFinished {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// How long it took.
+        duration: Duration,
+        /// Whether the model is shown an error.
+        is_error: bool,
+        /// The result as the model sees it, as text.
+        summary: String,
+    },
+    /// A model call's tool calls all ended and their results are in the transcript.
+    TurnFinished {
+        /// The model call's number.
+        turn: usize,
+        /// Tokens used by the run so far.
+        usage: Usage,
+    },
+}
+
+/// Receives a session's events.
+pub trait AgentEventHandler: Send + Sync {
+    /// Called for each event; keep it short (send it to a channel for slow work).
+    fn on_event(&self, event: &AgentEvent);
+}
+
+impl<F: Fn(&AgentEvent) + Send + Sync> AgentEventHandler for F {
+    fn on_event(&self, event: &AgentEvent) {
+        self(event);
+    }
+}

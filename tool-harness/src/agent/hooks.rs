@@ -1,0 +1,102 @@
+//! Hooks around tool calls: [`ToolHook`] (`before_tool` / `after_tool`) and the approval of
+//! destructive tools ([`ToolApproval`]).
+//!
+//! For each call the model makes, in this fixed order:
+//! 1. a call whose arguments could not be read gets its error back; no hook sees it;
+//! 2. every `before_tool` hook, in the order they were added: the first that does not
+//!    [`Allow`](HookDecision::Allow) decides ([`Deny`](HookDecision::Deny): the model gets
+//!    the reason as an error result; [`Stop`](HookDecision::Stop): the run ends); a
+//!    [`Rewrite`](HookDecision::Rewrite) replaces the arguments and the next hooks see the
+//!    rewritten call;
+//! 3. the approval callback, only for tools (or commands) annotated destructive; a denial is
+//!    shown to the model;
+//! 4. the call runs with the turn's other admitted calls (offer check, validation, retries);
+//! 5. every `after_tool` hook, in order, with the result the model will be shown.
+
+use async_trait::async_trait;
+use toolsmith_core::{ToolArguments, ToolCallRequest, ToolCallResult};
+
+/// What a `before_tool` hook decides for a call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum HookDecision {
+    /// Run the call as it is (or pass it to the next hook).
+    Allow,
+    /// Do not run it; the model is told why.
+    Deny(String),
+    /// Run it with these arguments instead.
+    Rewrite(ToolArguments),
+    /// Do not run it and end the run ([`AgenticError::Stopped`](super::AgenticError::Stopped)).
+    Stop(String),
+}
+
+/// Code that runs around every tool call of a session.
+///
+/// ```
+/// use async_trait::async_trait;
+/// use toolsmith_core::ToolCallRequest;
+/// use toolsmith_harness::agent::{HookDecision, ToolHook};
+///
+/// /// Keeps the agent out of `rm`.
+/// struct NoRm;
+///
+/// #[async_trait]
+/// impl ToolHook for NoRm {
+///     async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+///         let command = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
+///         if call.name == "bash" && command.contains("rm ") {
+///             HookDecision::Deny("deleting files is not allowed here".into())
+///         } else {
+///             HookDecision::Allow
+///         }
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait ToolHook: Send + Sync {
+    /// Called before a call runs. The default allows it.
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        let _ = call;
+        HookDecision::Allow
+    }
+
+    /// Called after a call ended, with the result the model will be shown; may change it.
+    async fn after_tool(&self, call: &ToolCallRequest, result: &mut ToolCallResult) {
+        let _ = (call, result);
+    }
+}
+
+/// The answer of an approval callback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Run the call.
+    Approve,
+    /// Do not run it; the model is told why.
+    Deny(String),
+}
+
+/// Asked before every call to a tool annotated destructive (and only then).
+///
+/// A closure `Fn(&ToolCallRequest) -> bool` is an approval callback (`false` denies).
+#[async_trait]
+pub trait ToolApproval: Send + Sync {
+    /// Whether `call` may run.
+    async fn approve(&self, call: &ToolCallRequest) -> ApprovalDecision;
+}
+
+#[async_trait]
+impl<F> ToolApproval for F
+where
+    F: Fn(&ToolCallRequest) -> bool + Send + Sync,
+{
+    async fn approve(&self, call: &ToolCallRequest) -> ApprovalDecision {
+        if self(call) {
+            ApprovalDecision::Approve
+        } else {
+            ApprovalDecision::Deny(format!(
+                "the user did not approve this call to '{}'",
+                call.name
+            ))
+        }
+    }
+}

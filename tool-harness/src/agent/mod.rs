@@ -1,0 +1,22 @@
+//! The agent session: a model-agnostic loop over a [`ChatModel`](crate::model::ChatModel) and
+//! a session's tools.
+//!
+//! [`AgentSession::builder`] takes a model client; `.with_toolshed(..)` gives the tools;
+//! `run(..)` or `send(..)` drives the loop until the model answers, and gives an
+//! [`AgentRun`]: the answer, the transcript, every tool call, the model calls and the tokens
+//! used. [`ToolHook`]s and a [`ToolApproval`] callback see every call; [`AgentEvent`]s report
+//! progress; spans follow OpenTelemetry's GenAI conventions (`invoke_agent`, `chat`,
+//! `execute_tool`).
+
+mod error;
+mod events;
+mod hooks;
+mod run;
+mod session;
+mod turn;
+
+pub use error::AgenticError;
+pub use events::{AgentEvent, AgentEventHandler};
+pub use hooks::{ApprovalDecision, HookDecision, ToolApproval, ToolHook};
+pub use run::{AgentRun, ToolCallRecord};
+pub use session::{AgentSession, AgentSessionBuilder, DEFAULT_MAX_TURNS};

@@ -1,0 +1,50 @@
+//! [`AgentRun`]: what a run produced — the answer, the transcript, every tool call, the model
+//! calls and the tokens used.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolsmith_core::ToolCallResult;
+
+use crate::model::{Message, Usage};
+
+/// How one tool call of a run went, hooks included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The model call (1-based) whose answer made the call.
+    pub turn: usize,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool called.
+    pub name: String,
+    /// The arguments the tool was run with (after a hook's rewrite).
+    pub arguments: Value,
+    /// Whether a `before_tool` hook rewrote the arguments.
+    pub rewritten: bool,
+    /// Why the call was not run, when a hook or the approval callback denied it.
+    pub denied: Option<String>,
+    /// The result the model was shown (errors written for it, `is_error` set).
+    pub result: ToolCallResult,
+    /// How many times the tool ran (retries included; 0 when it did not run).
+    pub attempts: u32,
+    /// How long the call took.
+    pub duration: Duration,
+}
+
+/// The outcome of [`AgentSession::run`](super::AgentSession::run) or
+/// [`send`](super::AgentSession::send).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentRun {
+    /// The model's final text (empty when the run ended without one).
+    pub text: String,
+    /// The whole conversation, in order: user messages, the model's answers and calls, and
+    /// the calls' results under their ids.
+    pub transcript: Vec<Message>,
+    /// Every tool call of this run, in the order the model made them.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// How many times the model was called in this run.
+    pub model_calls: usize,
+    /// Tokens used by this run's model calls, summed.
+    pub usage: Usage,
+}

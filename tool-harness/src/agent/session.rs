@@ -1,0 +1,541 @@
+//! [`AgentSession`]: a model, a session's tools and the loop between them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use toolsmith_core::{
+    CancellationToken, ContextSearch, Embedder, MemoryAccess, SessionParts, ToolCallManager,
+    ToolRetryConfig, ToolShed,
+};
+use tracing::Instrument as _;
+
+use super::events::{AgentEvent, AgentEventHandler};
+use super::hooks::{ToolApproval, ToolHook};
+use super::turn::{CallsEnded, TurnCalls};
+use super::{AgentRun, AgenticError};
+use crate::model::{
+    ChatModel, ChatOptions, ChatRequest, ChatResponse, Message, ModelCall, ModelError, StreamDelta,
+    ToolChoice,
+};
+
+/// How many model calls a run may make unless the builder says otherwise.
+pub const DEFAULT_MAX_TURNS: usize = 25;
+
+/// An agent: a model, the session's tools (built from a [`ToolShed`]) and the loop that runs
+/// the model's tool calls until it answers.
+///
+/// Each request declares what the model may call ([`ToolCallManager::offered_tools`]: `shed`
+/// and the tools it has returned); the model's calls are checked against that offer, run
+/// concurrently where their annotations allow (destructive tools one at a time), retried as
+/// configured, and their results go back under their call ids. Whatever the model gets
+/// wrong — invalid arguments, an unknown or inactive tool, a tool's error, a timeout — goes
+/// back to it as an error result it can act on, and the run goes on.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith_core::{ToolShed, tool_fn};
+/// use toolsmith_harness::agent::AgentSession;
+/// use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
+///
+/// /// Add two integers.
+/// #[tool_fn]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let model = ScriptedModel::new([
+///     ScriptedTurn::call("shed", json!({"description": "add numbers"})),
+///     ScriptedTurn::call("add", json!({"a": 2, "b": 3})),
+///     ScriptedTurn::text("2 + 3 = 5"),
+/// ]);
+/// let session = AgentSession::builder(model.clone())
+///     .with_model("scripted")
+///     .with_toolshed(ToolShed::new().tool(Add))
+///     .build()
+///     .unwrap();
+/// let run = session.run("What is 2 + 3?").await.unwrap();
+/// assert_eq!(run.text, "2 + 3 = 5");
+/// assert_eq!(run.model_calls, 3);
+/// assert_eq!(run.tool_calls[1].result.content.to_text(), "5");
+/// // The first request declared only `shed`; the second also the tool it found.
+/// assert_eq!(model.requests()[0].tool_names(), ["shed"]);
+/// assert_eq!(model.requests()[1].tool_names(), ["shed", "add"]);
+/// model.assert_complete();
+/// # }
+/// ```
+pub struct AgentSession {
+    pub(super) model: Arc<dyn ChatModel>,
+    model_name: String,
+    system_prompt: Option<String>,
+    pub(super) manager: Arc<ToolCallManager>,
+    parts: SessionParts,
+    max_turns: usize,
+    final_answer_on_limit: bool,
+    options: ChatOptions,
+    pub(super) hooks: Vec<Arc<dyn ToolHook>>,
+    pub(super) approval: Option<Arc<dyn ToolApproval>>,
+    pub(super) events: Arc<[Arc<dyn AgentEventHandler>]>,
+    pub(super) batch_deadline: Option<Duration>,
+    cancellation: CancellationToken,
+    conversation: tokio::sync::Mutex<Vec<Message>>,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("model", &self.model.name())
+            .field("model_name", &self.model_name)
+            .field("session_id", &self.parts.session_id)
+            .field("tools", &self.manager.len())
+            .field("max_turns", &self.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentSession {
+    /// A builder for a session that talks to `model`.
+    pub fn builder(model: impl ChatModel + 'static) -> AgentSessionBuilder {
+        AgentSessionBuilder::new(Arc::new(model))
+    }
+
+    /// The session's tools.
+    pub fn tool_manager(&self) -> &Arc<ToolCallManager> {
+        &self.manager
+    }
+
+    /// The session's working memory.
+    pub fn memory_hierarchy(&self) -> &Arc<dyn MemoryAccess> {
+        &self.parts.memory
+    }
+
+    /// Recall over the session's stores.
+    pub fn context(&self) -> &Arc<dyn ContextSearch> {
+        &self.parts.context
+    }
+
+    /// The session's id.
+    pub fn session_id(&self) -> &str {
+        &self.parts.session_id
+    }
+
+    /// The session's token: cancelling it cancels every run of the session, now and later.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// The conversation kept by [`send`](Self::send).
+    pub async fn transcript(&self) -> Vec<Message> {
+        self.conversation.lock().await.clone()
+    }
+
+    /// Runs a new conversation that starts with `text` (the kept conversation of
+    /// [`send`](Self::send) is neither used nor changed), until the model answers without
+    /// calls.
+    pub async fn run(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
+        self.run_with_cancellation(text, self.cancellation.child_token())
+            .await
+    }
+
+    /// [`run`](Self::run), stopped when `token` is cancelled: the model is not called again,
+    /// running tools see the cancellation and are dropped, and the run ends with
+    /// [`AgenticError::Cancelled`] carrying what was done.
+    pub async fn run_with_cancellation(
+        &self,
+        text: impl Into<String>,
+        token: CancellationToken,
+    ) -> Result<AgentRun, AgenticError> {
+        let mut conversation = vec![Message::user(text)];
+        self.drive(&mut conversation, token).await
+    }
+
+    /// Continues the session's conversation with `text`; the conversation (with this run's
+    /// messages, whether it succeeded or not) is kept for the next `send`.
+    pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
+        let mut conversation = self.conversation.lock().await;
+        conversation.push(Message::user(text));
+        self.drive(&mut conversation, self.cancellation.child_token())
+            .await
+    }
+
+    /// Clears the conversation kept by [`send`](Self::send).
+    pub async fn reset(&self) {
+        self.conversation.lock().await.clear();
+    }
+
+    pub(super) fn emit(&self, event: AgentEvent) {
+        for handler in self.events.iter() {
+            handler.on_event(&event);
+        }
+    }
+
+    /// The loop: a model call, its tool calls, their results, until an answer without calls.
+    async fn drive(
+        &self,
+        conversation: &mut Vec<Message>,
+        cancel: CancellationToken,
+    ) -> Result<AgentRun, AgenticError> {
+        let span = tracing::info_span!(
+            "invoke_agent",
+            otel.name = "invoke_agent",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.conversation.id = %self.parts.session_id,
+            gen_ai.request.model = %self.model_name,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+        );
+        let mut run = AgentRun::default();
+        let ended = self
+            .turns(conversation, &cancel, &mut run)
+            .instrument(span.clone())
+            .await;
+        span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
+        span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
+        run.transcript = conversation.clone();
+        match ended {
+            Ok(text) => {
+                run.text = text;
+                Ok(run)
+            }
+            Err(end) => Err(end.into_error(run, self.max_turns)),
+        }
+    }
+
+    async fn turns(
+        &self,
+        conversation: &mut Vec<Message>,
+        cancel: &CancellationToken,
+        run: &mut AgentRun,
+    ) -> Result<String, RunEnd> {
+        loop {
+            if cancel.is_cancelled() {
+                return Err(RunEnd::Cancelled);
+            }
+            if run.model_calls >= self.max_turns {
+                if self.final_answer_on_limit {
+                    let response = self
+                        .call_model(conversation, ToolChoice::None, cancel, run)
+                        .await?;
+                    if let Some(text) = response.text.filter(|_| response.calls.is_empty()) {
+                        conversation.push(Message::assistant(text.clone()));
+                        return Ok(text);
+                    }
+                }
+                return Err(RunEnd::MaxTurns);
+            }
+            let response = self
+                .call_model(conversation, ToolChoice::Auto, cancel, run)
+                .await?;
+            if response.calls.is_empty() {
+                let text = response.text.unwrap_or_default();
+                conversation.push(Message::assistant(text.clone()));
+                return Ok(text);
+            }
+            conversation.push(Message::assistant_calls(
+                response.text.clone(),
+                response.calls.iter().map(ModelCall::of).collect(),
+            ));
+            let turn = run.model_calls;
+            let ended = TurnCalls::new(self, turn, cancel)
+                .run(response.calls, &mut run.tool_calls)
+                .await;
+            conversation.push(Message::ToolResults {
+                results: ended.results,
+            });
+            match ended.end {
+                CallsEnded::Normally => {}
+                CallsEnded::Stopped(reason) => return Err(RunEnd::Stopped(reason)),
+                CallsEnded::Cancelled => return Err(RunEnd::Cancelled),
+            }
+            self.emit(AgentEvent::TurnFinished {
+                turn,
+                usage: run.usage,
+            });
+        }
+    }
+
+    /// One model call with the tools offered now, counted and its usage added to `run`.
+    async fn call_model(
+        &self,
+        conversation: &[Message],
+        tool_choice: ToolChoice,
+        cancel: &CancellationToken,
+        run: &mut AgentRun,
+    ) -> Result<ChatResponse, RunEnd> {
+        let request = ChatRequest {
+            model: self.model_name.clone(),
+            system: self.system_prompt.clone(),
+            messages: conversation.to_vec(),
+            tools: self.manager.offered_tools(),
+            options: ChatOptions {
+                tool_choice,
+                ..self.options.clone()
+            },
+        };
+        run.model_calls += 1;
+        let turn = run.model_calls;
+        self.emit(AgentEvent::ModelRequest {
+            turn,
+            tools: request
+                .tool_names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        });
+        let span = tracing::info_span!(
+            "chat",
+            otel.name = %format_args!("chat {}", self.model_name),
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = %self.model.name(),
+            gen_ai.request.model = %self.model_name,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            gen_ai.response.finish_reasons = tracing::field::Empty,
+        );
+        let events = Arc::clone(&self.events);
+        let mut on_delta = move |delta: StreamDelta| {
+            if let StreamDelta::Text(text) = delta {
+                for handler in events.iter() {
+                    handler.on_event(&AgentEvent::TextDelta(text.clone()));
+                }
+            }
+        };
+        let answer = {
+            let call = self.model.stream(&request, &mut on_delta);
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(RunEnd::Cancelled),
+                answer = call.instrument(span.clone()) => answer,
+            }
+        };
+        let response = answer.map_err(RunEnd::Model)?;
+        span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
+        span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+        span.record(
+            "gen_ai.response.finish_reasons",
+            tracing::field::debug(&response.stop_reason),
+        );
+        run.usage += response.usage;
+        self.emit(AgentEvent::ModelResponse {
+            turn,
+            calls: response.calls.len(),
+            stop_reason: response.stop_reason.clone(),
+            usage: response.usage,
+        });
+        Ok(response)
+    }
+}
+
+/// Why the loop ended without an answer.
+enum RunEnd {
+    Model(ModelError),
+    MaxTurns,
+    Cancelled,
+    Stopped(String),
+}
+
+impl RunEnd {
+    fn into_error(self, run: AgentRun, max_turns: usize) -> AgenticError {
+        let run = Box::new(run);
+        match self {
+            Self::Model(source) => AgenticError::Model { source, run },
+            Self::MaxTurns => AgenticError::MaxTurns { max_turns, run },
+            Self::Cancelled => AgenticError::Cancelled { run },
+            Self::Stopped(reason) => AgenticError::Stopped { reason, run },
+        }
+    }
+}
+
+/// Builds an [`AgentSession`]; see [`AgentSession::builder`].
+#[must_use = "a builder does nothing until `build()`"]
+pub struct AgentSessionBuilder {
+    model: Arc<dyn ChatModel>,
+    model_name: Option<String>,
+    system_prompt: Option<String>,
+    shed: ToolShed,
+    session_id: Option<String>,
+    embedder: Option<Arc<dyn Embedder>>,
+    memory: Option<Arc<dyn MemoryAccess>>,
+    context: Option<Arc<dyn ContextSearch>>,
+    max_turns: usize,
+    final_answer_on_limit: bool,
+    retry_policy: Option<ToolRetryConfig>,
+    options: ChatOptions,
+    hooks: Vec<Arc<dyn ToolHook>>,
+    approval: Option<Arc<dyn ToolApproval>>,
+    events: Vec<Arc<dyn AgentEventHandler>>,
+    batch_deadline: Option<Duration>,
+    cancellation: Option<CancellationToken>,
+}
+
+impl AgentSessionBuilder {
+    fn new(model: Arc<dyn ChatModel>) -> Self {
+        Self {
+            model,
+            model_name: None,
+            system_prompt: None,
+            shed: ToolShed::new(),
+            session_id: None,
+            embedder: None,
+            memory: None,
+            context: None,
+            max_turns: DEFAULT_MAX_TURNS,
+            final_answer_on_limit: false,
+            retry_policy: None,
+            options: ChatOptions::default(),
+            hooks: Vec::new(),
+            approval: None,
+            events: Vec::new(),
+            batch_deadline: None,
+            cancellation: None,
+        }
+    }
+
+    /// The model's name, as its API knows it (required).
+    pub fn with_model(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// The system prompt sent with every request.
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The session's tools; `build()` constructs each from the session's parts.
+    pub fn with_toolshed(mut self, shed: ToolShed) -> Self {
+        self.shed = shed;
+        self
+    }
+
+    /// The session's id (default: `session-<n>`).
+    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// An embedder: `shed` then searches by meaning, and tools built from the session get it.
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// The session's working memory (default: an empty in-memory one).
+    pub fn with_memory(mut self, memory: Arc<dyn MemoryAccess>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// The session's context stores (default: an empty in-memory one).
+    pub fn with_context(mut self, context: Arc<dyn ContextSearch>) -> Self {
+        self.context = Some(context);
+        self
+    }
+
+    /// How many model calls one run may make (default [`DEFAULT_MAX_TURNS`], at least 1).
+    pub fn with_max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = max_turns.max(1);
+        self
+    }
+
+    /// With `true`, a run that reaches `max_turns` makes one more model call with tools
+    /// disabled ([`ToolChoice::None`]) and ends with its text; by default it ends with
+    /// [`AgenticError::MaxTurns`].
+    pub fn with_final_answer_on_limit(mut self, final_answer: bool) -> Self {
+        self.final_answer_on_limit = final_answer;
+        self
+    }
+
+    /// The retry policy of every tool that has none of its own (a tool's own policy, from
+    /// `#[tool_fn(retries = ..)]` or `ToolImpl::retry_config`, takes precedence).
+    pub fn with_retry_policy(mut self, policy: ToolRetryConfig) -> Self {
+        self.retry_policy = Some(policy);
+        self
+    }
+
+    /// Sampling and output options sent with every request.
+    pub fn with_options(mut self, options: ChatOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// A hook run around every tool call; hooks run in the order they were added.
+    pub fn with_hook(mut self, hook: impl ToolHook + 'static) -> Self {
+        self.hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// The approval callback asked before each call to a destructive tool.
+    pub fn with_approval(mut self, approval: impl ToolApproval + 'static) -> Self {
+        self.approval = Some(Arc::new(approval));
+        self
+    }
+
+    /// A receiver of the session's [`AgentEvent`]s (any number, called in order).
+    pub fn with_event_handler(mut self, handler: impl AgentEventHandler + 'static) -> Self {
+        self.events.push(Arc::new(handler));
+        self
+    }
+
+    /// A time limit for each model answer's tool calls together: calls still running then
+    /// end as cancelled, and the model is told so.
+    pub fn with_turn_deadline(mut self, deadline: Duration) -> Self {
+        self.batch_deadline = Some(deadline);
+        self
+    }
+
+    /// The session's cancellation token (default: a new one).
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Builds the session: its parts, then every tool of the shed from them.
+    pub fn build(self) -> Result<AgentSession, AgenticError> {
+        static SESSIONS: AtomicU64 = AtomicU64::new(1);
+        let model_name = self.model_name.filter(|n| !n.is_empty()).ok_or_else(|| {
+            AgenticError::Config(
+                "no model name: call `.with_model(\"...\")` on the builder".to_owned(),
+            )
+        })?;
+        let session_id = self
+            .session_id
+            .unwrap_or_else(|| format!("session-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)));
+        let mut parts = SessionParts::in_memory(session_id);
+        if let Some(memory) = self.memory {
+            parts.memory = memory;
+        }
+        if let Some(context) = self.context {
+            parts.context = context;
+        }
+        if let Some(embedder) = self.embedder {
+            parts = parts.with_embedder(embedder);
+        }
+        let manager = self.shed.build(parts.clone())?;
+        if let Some(policy) = self.retry_policy {
+            for name in manager.names() {
+                if manager.retry_config(&name).is_none() {
+                    // Only fails for an unknown name, and the name was just listed.
+                    let _ = manager.set_retry_config(&name, policy.clone());
+                }
+            }
+            manager.set_default_retry_config(policy);
+        }
+        Ok(AgentSession {
+            model: self.model,
+            model_name,
+            system_prompt: self.system_prompt,
+            manager: Arc::new(manager),
+            parts,
+            max_turns: self.max_turns,
+            final_answer_on_limit: self.final_answer_on_limit,
+            options: self.options,
+            hooks: self.hooks,
+            approval: self.approval,
+            events: self.events.into(),
+            batch_deadline: self.batch_deadline,
+            cancellation: self.cancellation.unwrap_or_default(),
+            conversation: tokio::sync::Mutex::new(Vec::new()),
+        })
+    }
+}

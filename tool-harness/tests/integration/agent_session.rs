@@ -1,0 +1,679 @@
+//! The agent session against `ScriptedModel`: the loop, shed first, concurrency, failures that
+//! go back to the model, limits, cancellation, hooks, approval and events.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith_core::{
+    Args, FnTool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallContext, ToolCallRequest,
+    ToolCallResult, ToolError, ToolShed, scheme, tool_fn,
+};
+use toolsmith_harness::agent::{
+    AgentEvent, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval, ToolHook,
+};
+use toolsmith_harness::model::{
+    ChatRequest, Message, ModelError, ScriptedModel, ScriptedTurn, Usage,
+};
+
+/// Add two integers.
+#[tool_fn(category = "math")]
+fn add(
+    /// The first.
+    a: i64,
+    /// The second.
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+/// Current weather conditions for a city.
+#[tool_fn(category = "weather")]
+async fn get_weather(
+    /// The city.
+    city: String,
+) -> Result<String, String> {
+    if city == "Atlantis" {
+        Err(format!("no weather station in {city}"))
+    } else {
+        Ok(format!("Sunny in {city}"))
+    }
+}
+
+/// Wait a long time.
+#[tool_fn(timeout = "50ms")]
+async fn slow_job() -> String {
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    "done".to_owned()
+}
+
+fn session(model: &ScriptedModel, shed: ToolShed) -> AgentSession {
+    AgentSession::builder(model.clone())
+        .with_model("test-model")
+        .with_toolshed(shed)
+        .build()
+        .expect("the session builds")
+}
+
+/// A session whose tools are all active from the start (no `shed` round).
+fn active_session(model: &ScriptedModel, shed: ToolShed) -> AgentSession {
+    let session = session(model, shed);
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    session
+}
+
+fn results_of(request: &ChatRequest) -> Vec<(String, String)> {
+    request
+        .messages
+        .last()
+        .expect("a message")
+        .results()
+        .iter()
+        .map(|r| (r.call_id.clone(), r.result.content.to_text()))
+        .collect()
+}
+
+fn counting_tool(name: &str, runs: Arc<AtomicUsize>) -> FnTool {
+    let answer = format!("{name} ran");
+    FnTool::new(
+        name,
+        format!("A tool named {name}."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            let answer = answer.clone();
+            async move { Ok(ToolCallResult::text(answer)) }
+        },
+    )
+}
+
+// 1.
+#[tokio::test]
+async fn a_text_answer_is_one_model_call() {
+    let usage = Usage {
+        input_tokens: 12,
+        output_tokens: 3,
+        cached_input_tokens: 4,
+    };
+    let model = ScriptedModel::new([ScriptedTurn::text("Hello!").with_usage(usage)]);
+    let run = session(&model, ToolShed::new()).run("Hi").await.unwrap();
+    assert_eq!(run.text, "Hello!");
+    assert_eq!(run.model_calls, 1);
+    assert_eq!(run.usage, usage);
+    assert_eq!(
+        run.transcript,
+        [Message::user("Hi"), Message::assistant("Hello!")]
+    );
+    // A session without tools declares none, not even `shed`.
+    assert!(model.requests()[0].tools.is_empty());
+    model.assert_complete();
+}
+
+// 2.
+#[tokio::test]
+async fn a_tool_call_round_trip_keeps_its_call_id() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::calls([("ping", json!({}))]).with_usage(Usage::new(10, 2)),
+        ScriptedTurn::text("pinged").with_usage(Usage::new(15, 1)),
+    ]);
+    let session = active_session(
+        &model,
+        ToolShed::new().tool(counting_tool("ping", Arc::clone(&runs))),
+    );
+    let run = session.run("ping it").await.unwrap();
+    assert_eq!(run.text, "pinged");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(run.model_calls, 2);
+    assert_eq!(run.usage, Usage::new(25, 3));
+    let requests = model.requests();
+    let call_id = requests.len().checked_sub(1).map(|_| "call-1-0").unwrap();
+    assert_eq!(
+        results_of(&requests[1]),
+        [(call_id.to_owned(), "ping ran".to_owned())]
+    );
+    assert_eq!(requests[1].messages[1].calls()[0].id, call_id);
+    assert_eq!(run.tool_calls.len(), 1);
+    assert_eq!(run.tool_calls[0].attempts, 1);
+    model.assert_complete();
+}
+
+// 3.
+#[tokio::test]
+async fn shed_comes_first_and_unfound_tools_are_not_active() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call(
+            "shed",
+            json!({"description": "weather conditions in a city", "limit": 1}),
+        ),
+        ScriptedTurn::call("get_weather", json!({"city": "Paris"}))
+            .and_call("add", json!({"a": 1, "b": 2})),
+        ScriptedTurn::text("It is sunny in Paris."),
+    ]);
+    let session = session(&model, ToolShed::new().tool(GetWeather).tool(Add));
+    let run = session.run("Weather in Paris?").await.unwrap();
+    let requests = model.requests();
+    assert_eq!(requests[0].tool_names(), ["shed"]);
+    assert_eq!(requests[1].tool_names(), ["shed", "get_weather"]);
+    let results = results_of(&requests[2]);
+    assert_eq!(results[0].1, "Sunny in Paris");
+    assert!(
+        results[1].1.contains("add") && results[1].1.contains("shed"),
+        "an inactive tool's error tells the model to use shed: {}",
+        results[1].1
+    );
+    assert!(run.tool_calls[2].result.is_error());
+    model.assert_complete();
+}
+
+// 4.
+#[tokio::test]
+async fn calls_of_one_answer_run_concurrently_destructive_ones_alone() {
+    // Three tools that meet on a barrier: run one after another, they would time out.
+    let barrier = Arc::new(tokio::sync::Barrier::new(3));
+    let meeting = |name: &str| {
+        let barrier = Arc::clone(&barrier);
+        let answer = format!("{name} met the others");
+        FnTool::new(
+            name,
+            "Meets the others.",
+            Args::new(scheme::object().build()),
+            move |_: ToolArgs<'_>| {
+                let barrier = Arc::clone(&barrier);
+                let answer = answer.clone();
+                async move {
+                    tokio::time::timeout(Duration::from_secs(5), barrier.wait())
+                        .await
+                        .map_err(|_| ToolError::execution("meet", "the others never came"))?;
+                    Ok(ToolCallResult::text(answer))
+                }
+            },
+        )
+    };
+    // Two destructive tools that record how many of them run at once.
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let destructive = |name: &str| {
+        let (running, most) = (Arc::clone(&running), Arc::clone(&most));
+        FnTool::new(
+            name,
+            "Deletes something.",
+            Args::new(scheme::object().build()),
+            move |_: ToolArgs<'_>| {
+                let (running, most) = (Arc::clone(&running), Arc::clone(&most));
+                async move {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    Ok(ToolCallResult::text("deleted"))
+                }
+            },
+        )
+        .with_annotations(ToolAnnotations {
+            destructive: Some(true),
+            ..ToolAnnotations::default()
+        })
+    };
+    let model = ScriptedModel::new([
+        ScriptedTurn::calls([
+            ("meet_a", json!({})),
+            ("meet_b", json!({})),
+            ("meet_c", json!({})),
+        ]),
+        ScriptedTurn::calls([("delete_x", json!({})), ("delete_y", json!({}))]),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = active_session(
+        &model,
+        ToolShed::new()
+            .tool(meeting("meet_a"))
+            .tool(meeting("meet_b"))
+            .tool(meeting("meet_c"))
+            .tool(destructive("delete_x"))
+            .tool(destructive("delete_y")),
+    );
+    session.run("go").await.unwrap();
+    let requests = model.requests();
+    assert_eq!(
+        results_of(&requests[1]),
+        [
+            ("call-1-0".to_owned(), "meet_a met the others".to_owned()),
+            ("call-1-1".to_owned(), "meet_b met the others".to_owned()),
+            ("call-1-2".to_owned(), "meet_c met the others".to_owned()),
+        ]
+    );
+    assert_eq!(results_of(&requests[2]).len(), 2);
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        1,
+        "destructive tools overlapped"
+    );
+}
+
+// 5. and 6.
+#[tokio::test(start_paused = true)]
+async fn every_mistake_goes_back_to_the_model_and_the_run_goes_on() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("get_weather", json!({"city": "Rome"}))
+            .and_call("get_weather", json!({"city": "Atlantis"}))
+            .and_call("add", json!({"a": 1, "b": 2})),
+        ScriptedTurn::call("add", json!({"a": "one", "b": 2}))
+            .and_call("get_wether", json!({"city": "Rome"}))
+            .and_call("slow_job", json!({}))
+            .and_raw_call("add", "{\"a\": 1, \"b\": "),
+        ScriptedTurn::text("recovered"),
+    ]);
+    let session = active_session(
+        &model,
+        ToolShed::new().tool(GetWeather).tool(Add).tool(SlowJob),
+    );
+    let run = session.run("go").await.unwrap();
+    assert_eq!(run.text, "recovered");
+    let requests = model.requests();
+
+    // 5: one of three fails; the others' results are kept and sent.
+    let first = results_of(&requests[1]);
+    assert_eq!(first[0].1, "Sunny in Rome");
+    assert!(
+        first[1].1.contains("no weather station in Atlantis"),
+        "{}",
+        first[1].1
+    );
+    assert_eq!(first[2].1, "3");
+    assert!(
+        requests[1].messages.last().unwrap().results()[1]
+            .result
+            .is_error()
+    );
+
+    // 6: invalid arguments (the tool does not run), unknown tool with a suggestion, a
+    // timeout, unreadable arguments: each an error result, in call order.
+    let second = results_of(&requests[2]);
+    assert_eq!(second.len(), 4);
+    assert!(second[0].1.contains("/a"), "{}", second[0].1);
+    assert!(
+        second[1].1.contains("get_weather"),
+        "did you mean: {}",
+        second[1].1
+    );
+    assert!(second[2].1.contains("slow_job"), "{}", second[2].1);
+    assert!(
+        second[2].1.to_lowercase().contains("time"),
+        "{}",
+        second[2].1
+    );
+    assert!(second[3].1.contains("not valid JSON"), "{}", second[3].1);
+    let records: Vec<u32> = run.tool_calls.iter().map(|c| c.attempts).collect();
+    assert_eq!(records, [1, 1, 1, 0, 0, 1, 0]);
+    model.assert_complete();
+}
+
+// 7.
+#[tokio::test]
+async fn max_turns_stops_an_endless_script_and_keeps_the_transcript() {
+    let endless: Vec<ScriptedTurn> = (0..10)
+        .map(|_| ScriptedTurn::call("add", json!({"a": 1, "b": 1})).with_usage(Usage::new(5, 1)))
+        .collect();
+    let model = ScriptedModel::new(endless.clone());
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Add))
+        .with_max_turns(3)
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["add".into()]);
+    let err = session.run("loop").await.unwrap_err();
+    let AgenticError::MaxTurns { max_turns, run } = &err else {
+        panic!("expected MaxTurns, got {err}");
+    };
+    assert_eq!(*max_turns, 3);
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(run.model_calls, 3);
+    assert_eq!(run.usage, Usage::new(15, 3));
+    // user + 3 × (calls, results)
+    assert_eq!(run.transcript.len(), 7);
+    assert_eq!(run.tool_calls.len(), 3);
+
+    // With the final-answer policy: one more call with tools disabled.
+    let model = ScriptedModel::new(
+        endless[..2]
+            .iter()
+            .cloned()
+            .chain([ScriptedTurn::text("gave up")]),
+    );
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Add))
+        .with_max_turns(2)
+        .with_final_answer_on_limit(true)
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["add".into()]);
+    let run = session.run("loop").await.unwrap();
+    assert_eq!(run.text, "gave up");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[2].options.tool_choice,
+        toolsmith_harness::model::ToolChoice::None
+    );
+}
+
+/// Records whether the call's context was cancelled when its future was dropped.
+struct DropProbe(Arc<Mutex<Option<bool>>>);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        let cancelled = ToolCallContext::current().map(|c| c.is_cancelled());
+        *self.0.lock().unwrap() = Some(cancelled.unwrap_or(false));
+    }
+}
+
+// 8.
+#[tokio::test(start_paused = true)]
+async fn cancellation_stops_a_slow_tool_and_the_model_is_not_called_again() {
+    let seen = Arc::new(Mutex::new(None));
+    let probe = Arc::clone(&seen);
+    let slow = FnTool::new(
+        "crawl",
+        "Crawls for a long time.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let probe = DropProbe(Arc::clone(&probe));
+            async move {
+                let context = ToolCallContext::current().expect("a context");
+                context.cancellation().cancelled().await;
+                drop(probe);
+                std::future::pending::<()>().await;
+                Ok(ToolCallResult::text("never"))
+            }
+        },
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("crawl", json!({})),
+        ScriptedTurn::text("should not be asked"),
+    ]);
+    let session = active_session(&model, ToolShed::new().tool(slow));
+    let token = session.cancellation_token().child_token();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        cancel.cancel();
+    });
+    let started = tokio::time::Instant::now();
+    let err = session
+        .run_with_cancellation("crawl", token)
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    let AgenticError::Cancelled { run } = &err else {
+        panic!("expected Cancelled, got {err}");
+    };
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some(true),
+        "the tool saw the cancellation"
+    );
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(model.remaining(), 1);
+    assert!(run.tool_calls[0].result.is_error());
+    assert!(
+        run.transcript.last().unwrap().results()[0]
+            .result
+            .content
+            .to_text()
+            .contains("Cancelled")
+            || run.tool_calls[0]
+                .result
+                .content
+                .to_text()
+                .contains("cancel"),
+        "{:?}",
+        run.tool_calls[0].result
+    );
+}
+
+/// Denies `get_weather` for Atlantis, rewrites `add` to add 100, stops on `shutdown`.
+struct Policy {
+    seen_after: Arc<AtomicUsize>,
+}
+
+#[async_trait]
+impl ToolHook for Policy {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        match call.name.as_str() {
+            "get_weather" if call.arguments.get("city") == Some(&json!("Atlantis")) => {
+                HookDecision::Deny("Atlantis is off limits".into())
+            }
+            "add" => {
+                let mut arguments: Value = call.arguments.as_value().clone();
+                arguments["b"] = json!(100);
+                HookDecision::Rewrite(ToolArguments::try_from(arguments).unwrap())
+            }
+            "shutdown" => HookDecision::Stop("shutdown requested".into()),
+            _ => HookDecision::Allow,
+        }
+    }
+
+    async fn after_tool(&self, _call: &ToolCallRequest, result: &mut ToolCallResult) {
+        self.seen_after.fetch_add(1, Ordering::SeqCst);
+        if !result.is_error() {
+            *result = ToolCallResult::text(format!("{} (checked)", result.content.to_text()));
+        }
+    }
+}
+
+/// Approves nothing, counting what it was asked.
+struct Refuse(Arc<Mutex<Vec<String>>>);
+
+#[async_trait]
+impl ToolApproval for Refuse {
+    async fn approve(&self, call: &ToolCallRequest) -> ApprovalDecision {
+        self.0.lock().unwrap().push(call.name.clone());
+        ApprovalDecision::Deny("not today".into())
+    }
+}
+
+// 9.
+#[tokio::test]
+async fn hooks_deny_rewrite_and_stop_and_approval_is_asked_for_destructive_tools_only() {
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let delete =
+        counting_tool("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
+            destructive: Some(true),
+            ..ToolAnnotations::default()
+        });
+    let shutdown = counting_tool("shutdown", Arc::new(AtomicUsize::new(0)));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let after = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("get_weather", json!({"city": "Atlantis"}))
+            .and_call("add", json!({"a": 1, "b": 2}))
+            .and_call("delete_all", json!({}))
+            .and_call("get_weather", json!({"city": "Oslo"})),
+        ScriptedTurn::call("shutdown", json!({})).and_call("add", json!({"a": 0, "b": 0})),
+        ScriptedTurn::text("unreachable"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(
+            ToolShed::new()
+                .tool(GetWeather)
+                .tool(Add)
+                .tool(delete)
+                .tool(shutdown),
+        )
+        .with_hook(Policy {
+            seen_after: Arc::clone(&after),
+        })
+        .with_approval(Refuse(Arc::clone(&asked)))
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    let err = session.run("go").await.unwrap_err();
+    let AgenticError::Stopped { reason, run } = &err else {
+        panic!("expected Stopped, got {err}");
+    };
+    assert_eq!(reason, "shutdown requested");
+    let first = &run.tool_calls[..4];
+    assert_eq!(first[0].denied.as_deref(), Some("Atlantis is off limits"));
+    assert!(
+        first[0]
+            .result
+            .content
+            .to_text()
+            .contains("Atlantis is off limits")
+    );
+    assert!(first[1].rewritten);
+    assert_eq!(first[1].arguments, json!({"a": 1, "b": 100}));
+    assert_eq!(first[1].result.content.to_text(), "101 (checked)");
+    assert_eq!(first[2].denied.as_deref(), Some("not today"));
+    assert_eq!(deletes.load(Ordering::SeqCst), 0);
+    assert_eq!(first[3].result.content.to_text(), "Sunny in Oslo (checked)");
+    // Approval was asked once: for the destructive tool only.
+    assert_eq!(*asked.lock().unwrap(), ["delete_all"]);
+    assert_eq!(after.load(Ordering::SeqCst), 2);
+    // The stopped turn ran nothing; its calls' results say why, so the transcript is whole.
+    let last = run.transcript.last().unwrap().results();
+    assert_eq!(last.len(), 2);
+    assert!(
+        last.iter()
+            .all(|r| r.result.content.to_text().contains("stopped"))
+    );
+    assert_eq!(model.requests().len(), 2);
+
+    // A closure approves too.
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("delete_all", json!({})),
+        ScriptedTurn::text("deleted"),
+    ]);
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(
+            counting_tool("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
+                destructive: Some(true),
+                ..ToolAnnotations::default()
+            }),
+        ))
+        .with_approval(|call: &ToolCallRequest| call.name == "delete_all")
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["delete_all".into()]);
+    session.run("delete").await.unwrap();
+    assert_eq!(deletes.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn events_report_progress_in_order() {
+    let reporting = FnTool::new(
+        "index",
+        "Indexes files.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async {
+            let context = ToolCallContext::current().expect("a context");
+            context.progress(1.0, Some(2.0), "half way");
+            Ok(ToolCallResult::text("indexed"))
+        },
+    );
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("index", json!({})).with_usage(Usage::new(3, 1)),
+        ScriptedTurn::text("ok"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(reporting))
+        .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["index".into()]);
+    session.run("index").await.unwrap();
+    let kinds: Vec<&str> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| match e {
+            AgentEvent::ModelRequest { .. } => "request",
+            AgentEvent::TextDelta(_) => "delta",
+            AgentEvent::ModelResponse { .. } => "response",
+            AgentEvent::ToolCallStarted { .. } => "started",
+            AgentEvent::ToolCallProgress(p) if p.message.as_deref() == Some("half way") => {
+                "progress"
+            }
+            AgentEvent::ToolCallFinished {
+                is_error: false, ..
+            } => "finished",
+            AgentEvent::TurnFinished { .. } => "turn",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "request", "response", "started", "progress", "finished", "turn", "request", "delta",
+            "response"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_model_error_ends_the_run_with_what_was_done() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("add", json!({"a": 1, "b": 2})),
+        ScriptedTurn::error(ModelError::Api {
+            provider: "openai_chat".into(),
+            status: 400,
+            message: "Invalid 'messages[2]'".into(),
+        }),
+    ]);
+    let session = active_session(&model, ToolShed::new().tool(Add));
+    let err = session.run("add").await.unwrap_err();
+    assert!(err.to_string().contains("Invalid 'messages[2]'"), "{err}");
+    let run = err.run().expect("the run so far");
+    assert_eq!(run.model_calls, 2);
+    assert_eq!(run.tool_calls[0].result.content.to_text(), "3");
+}
+
+#[tokio::test]
+async fn send_keeps_the_conversation() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Hi Ada."),
+        ScriptedTurn::text("You are Ada."),
+    ]);
+    let session = session(&model, ToolShed::new());
+    session.send("I am Ada.").await.unwrap();
+    let run = session.send("Who am I?").await.unwrap();
+    assert_eq!(run.text, "You are Ada.");
+    assert_eq!(model.requests()[1].messages.len(), 3);
+    assert_eq!(session.transcript().await.len(), 4);
+    // `run` starts afresh.
+    model.push([ScriptedTurn::text("Hello.")]);
+    session.run("Hello").await.unwrap();
+    assert_eq!(model.requests()[2].messages.len(), 1);
+}
+
+#[tokio::test]
+async fn a_session_needs_a_model_name_and_runs_on_any_task() {
+    let err = AgentSession::builder(ScriptedModel::default())
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("with_model"), "{err}");
+    let model = ScriptedModel::new([ScriptedTurn::text("spawned")]);
+    let session = Arc::new(session(&model, ToolShed::new()));
+    let run = tokio::spawn(async move { session.run("hi").await })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.text, "spawned");
+}
