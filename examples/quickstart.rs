@@ -1,139 +1,107 @@
-//! Quickstart: define two tools with `#[tool_fn]`, put them in a session's shed, let the
-//! model find them with `shed`, run valid and invalid calls, and make one round trip in a
-//! provider's wire format.
+//! Quickstart: two tools written with `#[tool_fn]`, an agent session that finds them with
+//! `shed`, calls them (one call wrong, then corrected), runs two calls at once, and answers.
 //!
-//! Run with `cargo run --example quickstart`.
+//! Run with `cargo run --example quickstart`. The model is scripted, so it runs anywhere; the
+//! trace shows each request, each call and its result.
+
+use std::sync::Arc;
 
 use serde_json::json;
-use toolsmith::{
-    SessionParts, ToolArguments, ToolCallManager, ToolCallRequest, ToolError, ToolShed, tool_fn,
-};
+use toolsmith::harness::agent::{AgentEvent, AgentSession};
+use toolsmith::harness::model::{ChatModel, ScriptedModel, ScriptedTurn, Usage};
+use toolsmith::{ToolShed, tool_fn};
 
-/// Greet someone by name.
-#[tool_fn]
-async fn greet(
-    /** Who to greet. */
-    name: String,
-) -> Result<String, ToolError> {
-    if name.is_empty() {
-        return Err(ToolError::invalid_arguments("greet", "the name is empty"));
+/// Current weather conditions for a city: temperature in °C and the sky.
+#[tool_fn(category = "weather", read_only)]
+async fn get_weather(
+    /// The city, e.g. "Paris".
+    city: String,
+) -> Result<String, String> {
+    match city.as_str() {
+        "Paris" => Ok("18 °C, cloudy".to_owned()),
+        "Rome" => Ok("24 °C, sunny".to_owned()),
+        other => Err(format!("no weather station in {other}")),
     }
-    Ok(format!("Hello, {name}!"))
 }
 
-/// Add two integers between 0 and 1000.
-#[tool_fn(category = "math")]
-async fn add(
-    /** The first number. */
-    a: u16,
-    /** The second number. */
-    b: u16,
-) -> Result<u16, String> {
-    if a > 1000 || b > 1000 {
-        return Err(format!("{a} + {b}: both numbers must be at most 1000"));
+/// Convert a temperature from degrees Celsius to degrees Fahrenheit.
+#[tool_fn(category = "units", read_only)]
+fn to_fahrenheit(
+    /// Degrees Celsius.
+    celsius: f64,
+) -> f64 {
+    celsius * 9.0 / 5.0 + 32.0
+}
+
+/// The model's side of the conversation, scripted: what a model does on this task.
+fn scripted_model() -> ScriptedModel {
+    let usage = Usage::new(120, 20);
+    ScriptedModel::new([
+        // It sees only `shed`, and looks for what it needs.
+        ScriptedTurn::call(
+            "shed",
+            json!({"description": "weather in a city and temperature conversion", "limit": 2}),
+        )
+        .with_usage(usage),
+        // Two calls; the second names an argument wrongly.
+        ScriptedTurn::call("get_weather", json!({"city": "Paris"}))
+            .and_call("get_weather", json!({"town": "Rome"}))
+            .with_usage(usage),
+        // It reads the error and corrects itself.
+        ScriptedTurn::call("get_weather", json!({"city": "Rome"})).with_usage(usage),
+        // Two independent conversions in one answer: they run concurrently.
+        ScriptedTurn::call("to_fahrenheit", json!({"celsius": 18}))
+            .and_call("to_fahrenheit", json!({"celsius": 24}))
+            .with_usage(usage),
+        ScriptedTurn::text("Paris: 64.4 °F and cloudy. Rome: 75.2 °F and sunny.").with_usage(usage),
+    ])
+}
+
+/// Prints each event of the run as one line of a trace.
+fn trace(event: &AgentEvent) {
+    match event {
+        AgentEvent::ModelRequest { turn, tools } => {
+            println!("\n[model call {turn}] tools declared: {tools:?}");
+        }
+        AgentEvent::ToolCallStarted { call_id, name } => println!("  -> {name} ({call_id})"),
+        AgentEvent::ToolCallFinished {
+            name,
+            is_error,
+            summary,
+            ..
+        } => {
+            let mark = if *is_error { "error" } else { "ok" };
+            println!("  <- {name} {mark}: {summary}");
+        }
+        AgentEvent::TextDelta(text) => println!("  answer: {text}"),
+        _ => {}
     }
-    Ok(a + b)
 }
 
 #[tokio::main]
 async fn main() {
-    let manager = ToolShed::new()
-        .tool(Greet)
-        .tool(Add)
-        .build(SessionParts::in_memory("quickstart"))
-        .expect("the shed builds");
-    println!("tools: {:?}\n", manager.names());
+    let model: Arc<dyn ChatModel> = Arc::new(scripted_model());
+    let session = AgentSession::builder(model)
+        .with_model("scripted")
+        .with_system_prompt("You answer questions about the weather.")
+        .with_toolshed(ToolShed::new().tool(GetWeather).tool(ToFahrenheit))
+        .with_event_handler(trace)
+        .build()
+        .expect("the session builds");
 
-    shed_first(&manager).await;
+    let question = "What is the weather in Paris and Rome, in Fahrenheit?";
+    println!("user: {question}");
+    let run = session
+        .run(question)
+        .await
+        .expect("the run ends with an answer");
 
-    let calls = [
-        ("greet", json!({"name": "Ada"})),
-        ("add", json!({"a": 2, "b": 40})),
-        // Text-based backends send numbers as strings: accepted.
-        ("add", json!({"a": "2", "b": "3"})),
-        // Invalid: the tool does not run, and the error names every violation.
-        ("add", json!({"a": -1, "b": "many"})),
-        ("add", json!({"a": 1, "b": 5000})),
-        ("greet", json!({"name": ""})),
-        ("greet", json!({})),
-        ("subtract", json!({"a": 1, "b": 2})),
-    ];
-    // One batch, as a model's turn: the calls are independent, so they run concurrently;
-    // outcomes come back one per call, in order. `execute_turn` checks that each tool was
-    // offered, as an agent loop does.
-    let requests: Vec<ToolCallRequest> = calls
-        .into_iter()
-        .enumerate()
-        .map(|(i, (tool, arguments))| {
-            let arguments = ToolArguments::try_from(arguments).expect("an object");
-            ToolCallRequest::new(format!("call-{i}"), tool, arguments)
-        })
-        .collect();
-    let outcomes = manager.execute_turn(&requests).await;
-    for (request, outcome) in requests.iter().zip(outcomes) {
-        let tool = &request.name;
-        match outcome.result {
-            Ok(result) => println!(
-                "{tool} {} -> ok: {}",
-                request.arguments,
-                result.content.to_text()
-            ),
-            Err(err) => println!("{tool} {} -> error: {err}", request.arguments),
-        }
-    }
-
-    provider_round_trip(&manager).await;
-}
-
-/// The shed-first flow: the model is offered only `shed`; the tools it finds become active
-/// and are declared from then on.
-async fn shed_first(manager: &ToolCallManager) {
-    let offered = |m: &ToolCallManager| -> Vec<String> {
-        m.offered_tools()
-            .iter()
-            .map(|t| t.name().to_owned())
-            .collect()
-    };
-    println!("offered: {:?}", offered(manager));
-    let found = manager.shed("add two numbers", Some(1)).await;
-    let names: Vec<&str> = found.tools.iter().map(|t| t.name.as_str()).collect();
-    println!("shed(\"add two numbers\") -> {names:?}");
-    println!("offered: {:?}", offered(manager));
-    // `select:` activates tools by exact name.
-    manager.shed("select:greet", None).await;
-    println!("after select:greet, offered: {:?}\n", offered(manager));
-}
-
-/// One round trip in a provider's wire format (Anthropic here; every format works alike):
-/// declare the tools, read the model's calls, run them, and write the results back.
-async fn provider_round_trip(manager: &ToolCallManager) {
-    use toolsmith::provider::{Declared, Provider, RenderOptions};
-
-    let provider = Provider::Anthropic;
-    let tools = manager
-        .rendered_tools(provider, Declared::All, &RenderOptions::default())
-        .expect("the tools render");
-    println!("\n{provider} tools: {tools}");
-
-    // What the model answered (a scripted response here).
-    let response = json!({"role": "assistant", "content": [
-        {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}},
-        {"type": "tool_use", "id": "toolu_2", "name": "gret", "input": {"name": "Ada"}}
-    ]});
-    let mut results = Vec::new();
-    for call in provider
-        .parse_calls(&response)
-        .expect("an Anthropic message")
-    {
-        match call {
-            Ok(request) => {
-                let result = manager.execute_one(&request).await;
-                results.push((request.id, request.name, result));
-            }
-            Err(rejected) => results.push(rejected.into_parts()),
-        }
-    }
-    // The next user message: `tool_result` blocks with the call ids, errors flagged.
-    let reply = manager.render_results(provider, &results);
-    println!("{provider} results: {}", serde_json::Value::Array(reply));
+    println!("\nfinal answer: {}", run.text);
+    println!(
+        "{} model calls, {} tool calls, {} input and {} output tokens",
+        run.model_calls,
+        run.tool_calls.len(),
+        run.usage.input_tokens,
+        run.usage.output_tokens
+    );
 }

@@ -164,6 +164,7 @@ impl<'s> TurnCalls<'s> {
 
         let mut results = Vec::with_capacity(slots.len());
         for ((id, name, request, rewritten), admission) in slots.into_iter().zip(admissions) {
+            let batched = matches!(admission, Admission::Runs(_));
             let (mut result, denied, attempts, duration) = match admission {
                 Admission::Answered(result, denied) => (result, denied, 0, Duration::ZERO),
                 Admission::Runs(index) => {
@@ -178,14 +179,14 @@ impl<'s> TurnCalls<'s> {
                     (result, None, outcome.attempts, outcome.elapsed)
                 }
             };
-            if let Some(request) = &request
-                && attempts > 0
-            {
+            // Calls that went to the batch were announced as started: each gets its end,
+            // and the `after_tool` hooks, whether the tool ran or was refused there.
+            if let Some(request) = request.as_ref().filter(|_| batched) {
                 for hook in &session.hooks {
                     hook.after_tool(request, &mut result).await;
                 }
             }
-            if attempts > 0 {
+            if batched {
                 session.emit(AgentEvent::ToolCallFinished {
                     call_id: id.clone(),
                     name: name.clone(),
