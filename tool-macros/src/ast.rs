@@ -34,6 +34,9 @@ pub enum Param {
     /// A `#[ctx]` value from the session, or (`bound`) a `#[bind]` value given to the
     /// generated `new` only.
     Ctx { ident: Ident, ty: Type, bound: bool },
+    /// A `#[ctx]` parameter of type `ToolCallContext`: the running call's context, read when
+    /// each call starts rather than from the session.
+    Call { ident: Ident, ty: Type },
 }
 
 /// What a tool function returns.
@@ -156,6 +159,13 @@ fn ok_type(ty: &Type) -> Option<Type> {
     })
 }
 
+/// Whether a `#[ctx]` parameter's type is the per-call context (`ToolCallContext`, by its
+/// last path segment: the macro sees spellings, not types).
+fn is_call_context(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.qself.is_none()
+        && path.path.segments.last().is_some_and(|s| s.ident == "ToolCallContext" && s.arguments.is_none()))
+}
+
 /// Reads one typed parameter into an [`ArgField`] (or a `#[ctx]` value).
 fn parse_param(
     pat_ty: &syn::PatType,
@@ -192,6 +202,12 @@ fn parse_param(
                 ),
             );
             return None;
+        }
+        if ctx.is_some() && is_call_context(&pat_ty.ty) {
+            return Some(Param::Call {
+                ident,
+                ty: (*pat_ty.ty).clone(),
+            });
         }
         return Some(Param::Ctx {
             ident,
@@ -322,7 +338,7 @@ impl ToolFn {
     pub fn arg_fields(&self) -> impl Iterator<Item = &ArgField> {
         self.params.iter().filter_map(|p| match p {
             Param::Arg { field, .. } => Some(field),
-            Param::Ctx { .. } => None,
+            Param::Ctx { .. } | Param::Call { .. } => None,
         })
     }
 

@@ -317,7 +317,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
                     field,
                     borrowed_str,
                 } => Some((field, *borrowed_str)),
-                Param::Ctx { .. } => None,
+                Param::Ctx { .. } | Param::Call { .. } => None,
             })
             .collect(),
         call_args: tool
@@ -335,7 +335,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
                     let member = &field.member;
                     quote!(#member)
                 }
-                Param::Ctx { ident, .. } => quote!(#ident),
+                Param::Ctx { ident, .. } | Param::Call { ident, .. } => quote!(#ident),
             })
             .collect(),
         runner,
@@ -345,6 +345,10 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     let ctx_clones = tool.params.iter().filter_map(|param| match param {
         Param::Ctx { ident, ty, .. } => Some(quote_spanned! {ty.span()=>
             let #ident: #ty = ::core::clone::Clone::clone(&self.#ident);
+        }),
+        // The running call's context, read as the call starts.
+        Param::Call { ident, ty } => Some(quote_spanned! {ty.span()=>
+            let #ident: #ty = #krate::__private::generated_call::call_context(#name);
         }),
         Param::Arg { .. } => None,
     });
@@ -394,7 +398,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         .iter()
         .filter_map(|p| match p {
             Param::Ctx { ident, ty, .. } => Some((ident, ty)),
-            Param::Arg { .. } => None,
+            Param::Arg { .. } | Param::Call { .. } => None,
         })
         .collect();
     let bound = tool.has_bound();

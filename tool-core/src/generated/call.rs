@@ -100,3 +100,11 @@ pub fn run_now<'a, T: ToolImpl + ?Sized>(
 pub fn finished<'a>(result: Result<ToolCallResult, ToolError>) -> ToolFuture<'a> {
     Box::pin(std::future::ready(result))
 }
+
+/// The context of the running call, for a `#[ctx] ToolCallContext` parameter: the one its
+/// runner set, or a detached one (no id, never cancelled, progress reported nowhere) for a
+/// call run without one, such as a bare `execute_one`.
+pub fn call_context(tool: &str) -> crate::ToolCallContext {
+    crate::ToolCallContext::current()
+        .unwrap_or_else(|| crate::ToolCallContext::new("", tool, crate::CancellationToken::new()))
+}

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 
-use super::{ChatModel, ChatRequest, ChatResponse, ModelError, StopReason, Usage};
+use super::{ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, Usage};
 
 type Responder = Arc<dyn Fn(&ChatRequest) -> Result<ChatResponse, ModelError> + Send + Sync>;
 
@@ -241,6 +241,32 @@ impl ScriptedModel {
                 requests: Vec::new(),
             })),
         }
+    }
+
+    /// A model that answers as the assistant did in `transcript` (a recorded
+    /// [`AgentRun::transcript`](crate::agent::AgentRun::transcript)): one turn per assistant
+    /// message, with its text and its calls under their recorded ids. Replaying a run
+    /// through the same session sends the same requests, which is how a test pins them.
+    pub fn replaying(transcript: &[Message]) -> Self {
+        Self::new(transcript.iter().filter_map(|message| match message {
+            Message::Assistant { text, calls } => {
+                let mut turn =
+                    calls
+                        .iter()
+                        .fold(ScriptedTurn::reply(None, Vec::new()), |turn, call| {
+                            turn.and_call_with_id(
+                                call.id.clone(),
+                                call.name.clone(),
+                                call.arguments.clone(),
+                            )
+                        });
+                if let Some(text) = text {
+                    turn = turn.with_text(text.clone());
+                }
+                Some(turn)
+            }
+            _ => None,
+        }))
     }
 
     /// Appends turns to the script.

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{
     Args, FnTool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallContext, ToolCallRequest,
-    ToolCallResult, ToolError, ToolShed, scheme, tool_fn,
+    ToolCallResult, ToolError, ToolImpl, ToolShed, scheme, tool_fn,
 };
 use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval, ToolHook,
@@ -676,4 +676,127 @@ async fn a_session_needs_a_model_name_and_runs_on_any_task() {
         .unwrap()
         .unwrap();
     assert_eq!(run.text, "spawned");
+}
+
+/// Index a folder, reporting progress.
+#[tool_fn]
+async fn index_folder(
+    /// The folder.
+    folder: String,
+    #[ctx] call: ToolCallContext,
+) -> String {
+    call.progress(1.0, Some(1.0), "indexed");
+    format!("{folder} indexed by call {}", call.call_id())
+}
+
+/// Tell which call this is.
+#[tool_fn]
+fn which_call(#[ctx] call: ToolCallContext) -> String {
+    format!(
+        "{} of {}, cancelled: {}",
+        call.call_id(),
+        call.tool(),
+        call.is_cancelled()
+    )
+}
+
+#[tokio::test]
+async fn tool_fn_functions_take_the_call_context_as_a_ctx_parameter() {
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&progress);
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("index_folder", json!({"folder": "src"}))
+            .and_call("which_call", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(IndexFolder).tool(WhichCall))
+        .with_event_handler(move |event: &AgentEvent| {
+            if let AgentEvent::ToolCallProgress(p) = event {
+                sink.lock()
+                    .unwrap()
+                    .push((p.call_id.clone(), p.message.clone()));
+            }
+        })
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    let run = session.run("index").await.unwrap();
+    assert_eq!(
+        run.tool_calls[0].result.content.to_text(),
+        "src indexed by call call-1-0"
+    );
+    assert_eq!(
+        run.tool_calls[1].result.content.to_text(),
+        "call-1-1 of which_call, cancelled: false"
+    );
+    assert_eq!(
+        *progress.lock().unwrap(),
+        [("call-1-0".to_owned(), Some("indexed".to_owned()))]
+    );
+    // The context parameter is not an argument the model sends.
+    let schema = IndexFolder.definition().function_spec().parameters;
+    assert_eq!(schema["required"], json!(["folder"]));
+    // Outside a runner that sets one, the context is detached.
+    let request = ToolCallRequest::new("x", "which_call", ToolArguments::new());
+    let manager = toolsmith_core::ToolCallManager::new("s");
+    manager.register(Arc::new(WhichCall)).unwrap();
+    let result = manager.execute_one(&request).await.unwrap();
+    assert_eq!(result.content.to_text(), " of which_call, cancelled: false");
+}
+
+// 11.
+/// A recorded run replays with identical requests, and those requests match the golden file
+/// (`UPDATE_GOLDEN=1` rewrites it): any drift in what the loop sends fails here.
+#[tokio::test]
+async fn a_recorded_transcript_replays_with_identical_requests() {
+    let script = || {
+        ScriptedModel::new([
+            ScriptedTurn::call(
+                "shed",
+                json!({"description": "weather in a city", "limit": 1}),
+            ),
+            ScriptedTurn::call("get_weather", json!({"city": "Paris"}))
+                .and_call("get_weather", json!({"town": "Rome"}))
+                .with_text("Looking it up."),
+            ScriptedTurn::call("get_weather", json!({"city": "Atlantis"})),
+            ScriptedTurn::text("Paris is sunny; Atlantis has no station."),
+        ])
+    };
+    let build = |model: &ScriptedModel| {
+        AgentSession::builder(model.clone())
+            .with_model("golden-model")
+            .with_system_prompt("Answer briefly.")
+            .with_session_id("golden")
+            .with_toolshed(ToolShed::new().tool(GetWeather).tool(Add))
+            .build()
+            .unwrap()
+    };
+    let recorded = script();
+    let run = build(&recorded)
+        .run("Weather in Paris and Rome?")
+        .await
+        .unwrap();
+    let replayed = ScriptedModel::replaying(&run.transcript);
+    let replay = build(&replayed)
+        .run("Weather in Paris and Rome?")
+        .await
+        .unwrap();
+    replayed.assert_complete();
+    assert_eq!(replay.transcript, run.transcript);
+    assert_eq!(replayed.requests(), recorded.requests());
+
+    let sent = serde_json::to_value(recorded.requests()).unwrap();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agent/requests.json");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, serde_json::to_string_pretty(&sent).unwrap() + "\n").unwrap();
+    }
+    let golden: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect(
+        "the golden file exists (UPDATE_GOLDEN=1 cargo test -p toolsmith-harness --test integration agent_session writes it)",
+    ))
+    .unwrap();
+    assert_eq!(sent, golden, "the requests drifted from {}", path.display());
 }
