@@ -1,0 +1,141 @@
+//! The agent loop's own cost: one turn of an `AgentSession` with a scripted model and one
+//! trivial tool call, against `execute_turn` of the same call on the same manager.
+//!
+//! A "turn" here is what the loop does for one model answer with one call: build the request
+//! (conversation and declared tools), ask the model, read its call, run it through
+//! `execute_turn`, write the result into the transcript. The session's run measured is one
+//! such turn plus the final text answer (a run cannot end otherwise), so the loop's cost per
+//! turn is `(run - final answer) / 1`; the bench reports both the whole run and that.
+//!
+//! Run with `cargo bench --bench agent_loop`; figures in `docs/PERFORMANCE.md` ("Agent loop").
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use toolsmith::harness::agent::AgentSession;
+use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
+use toolsmith::{ToolArguments, ToolCallRequest, ToolShed, tool_fn};
+
+/// Add two integers.
+#[tool_fn]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+struct Bench {
+    runtime: tokio::runtime::Runtime,
+    model: ScriptedModel,
+    session: AgentSession,
+    call: ToolCallRequest,
+}
+
+impl Bench {
+    fn new() -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let model = ScriptedModel::default();
+        let session = AgentSession::builder(model.clone())
+            .with_model("bench")
+            .with_toolshed(ToolShed::new().tool(Add))
+            .build()
+            .unwrap();
+        session.tool_manager().activate(&["add".into()]);
+        let call = ToolCallRequest::new(
+            "call-1",
+            "add",
+            ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap(),
+        );
+        Self {
+            runtime,
+            model,
+            session,
+            call,
+        }
+    }
+
+    /// A run of one tool turn and the final answer.
+    fn run_with_call(&self) {
+        self.model.push([
+            ScriptedTurn::call("add", json!({"a": 2, "b": 3})),
+            ScriptedTurn::text("5"),
+        ]);
+        let run = self.runtime.block_on(self.session.run("add 2 and 3"));
+        black_box(run.unwrap());
+    }
+
+    /// A run of the final answer alone: what the run above costs beyond its tool turn.
+    fn run_answer_only(&self) {
+        self.model.push([ScriptedTurn::text("5")]);
+        let run = self.runtime.block_on(self.session.run("add 2 and 3"));
+        black_box(run.unwrap());
+    }
+
+    fn execute_turn(&self) {
+        let outcomes = self
+            .runtime
+            .block_on(self.session.tool_manager().execute_turn(std::slice::from_ref(&self.call)));
+        black_box(outcomes);
+    }
+}
+
+fn criterion_benches(c: &mut Criterion) {
+    let bench = Bench::new();
+    let mut group = c.benchmark_group("agent_loop");
+    group.bench_function("execute_turn (baseline)", |b| b.iter(|| bench.execute_turn()));
+    group.bench_function("run: one tool turn + answer", |b| {
+        b.iter(|| bench.run_with_call())
+    });
+    group.bench_function("run: answer only", |b| b.iter(|| bench.run_answer_only()));
+    group.finish();
+    paired(&bench);
+}
+
+/// Paired medians: each round times the three variants back to back (many runs each), so
+/// the machine's slow and quiet phases hit them alike; the ratios are per round.
+fn paired(bench: &Bench) {
+    const ROUNDS: usize = 31;
+    const RUNS: u32 = 400;
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        for _ in 0..RUNS {
+            f();
+        }
+        start.elapsed() / RUNS
+    };
+    let mut turn_ratios = Vec::new();
+    let mut run_ratios = Vec::new();
+    let mut figures = Vec::new();
+    for _ in 0..ROUNDS {
+        let base = time(&|| bench.execute_turn());
+        let whole = time(&|| bench.run_with_call());
+        let answer = time(&|| bench.run_answer_only());
+        let turn = whole.saturating_sub(answer);
+        turn_ratios.push(turn.as_secs_f64() / base.as_secs_f64());
+        run_ratios.push(whole.as_secs_f64() / base.as_secs_f64());
+        figures.push((base, whole, answer, turn));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    figures.sort_by_key(|f| f.0);
+    let (base, whole, answer, turn): (Duration, Duration, Duration, Duration) =
+        figures[figures.len() / 2];
+    println!(
+        "\nagent loop, paired over {ROUNDS} rounds of {RUNS} runs (median round by baseline): \
+         execute_turn {base:?}, run with one tool turn {whole:?}, answer-only run {answer:?}, \
+         tool turn {turn:?}"
+    );
+    println!(
+        "median ratios: loop turn / execute_turn = {:.2}x, whole run / execute_turn = {:.2}x",
+        median(&mut turn_ratios),
+        median(&mut run_ratios)
+    );
+}
+
+criterion_group!(benches, criterion_benches);
+criterion_main!(benches);
