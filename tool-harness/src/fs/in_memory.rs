@@ -10,7 +10,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::fs::sandbox_path::{relative_to_root, shown};
-use crate::fs::search::{Collector, matcher, searcher};
+use crate::fs::search::{Collector, check_glob, matcher, searcher};
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 #[derive(Debug, Clone)]
@@ -160,6 +160,9 @@ impl FileSystem for InMemoryFileSystem {
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
         let matcher = matcher(&query.pattern)?;
+        if let Some(glob) = &query.glob {
+            check_glob(glob)?;
+        }
         let start = match &query.path {
             Some(path) => relative_to_root(path, None)?,
             None => PathBuf::new(),
