@@ -10,7 +10,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 
 use crate::fs::blocking::run_blocking;
-use crate::fs::sandbox_path::{relative_to_root, shown};
+use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 /// The largest file [`LocalFileSystem::read`](FileSystem::read) reads by default: 64 MiB.
@@ -86,18 +86,26 @@ impl LocalFileSystem {
 
     /// `path` relative to the root, checked lexically (see [`relative_to_root`]).
     fn relative(&self, path: &Path) -> Result<PathBuf, FsError> {
-        let inner = &self.inner;
-        // An absolute path may name the root as given or as resolved.
-        let root = if path.starts_with(&inner.given_root) {
-            &inner.given_root
-        } else {
-            &inner.root
-        };
-        relative_to_root(path, Some(root))
+        relative_to_root(path, Some(self.inner.root_of(path)))
+    }
+
+    /// The path of a file to read or write relative to the root, checked lexically (see
+    /// [`file_relative_to_root`]).
+    fn file_relative(&self, path: &Path) -> Result<PathBuf, FsError> {
+        file_relative_to_root(path, Some(self.inner.root_of(path)))
     }
 }
 
 impl Inner {
+    /// The spelling of the root an absolute `path` starts with: as given, or as resolved.
+    fn root_of(&self, path: &Path) -> &Path {
+        if path.starts_with(&self.given_root) {
+            &self.given_root
+        } else {
+            &self.root
+        }
+    }
+
     fn read(&self, shown_path: &str, relative: &Path, limit: u64) -> Result<Vec<u8>, FsError> {
         let io = |err: std::io::Error| FsError::from_io(shown_path, &err);
         if relative.as_os_str().is_empty() {
@@ -258,7 +266,7 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError> {
-        let relative = self.relative(path)?;
+        let relative = self.file_relative(path)?;
         let shown_path = shown(path);
         let inner = Arc::clone(&self.inner);
         let limit = self.max_read_bytes;
@@ -266,7 +274,7 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError> {
-        let relative = self.relative(path)?;
+        let relative = self.file_relative(path)?;
         let shown_path = shown(path);
         let inner = Arc::clone(&self.inner);
         run_blocking(move || inner.write(&shown_path, &relative, &contents)).await

@@ -9,7 +9,7 @@ use crate::common::{error, text};
 use serde_json::json;
 use toolsmith_core::{ToolCallManager, ToolErrorKind};
 use toolsmith_harness::{
-    FileSystem, InMemoryFileSystem, LocalFileSystem, SearchError, SearchQuery, ToolPreset,
+    FileSystem, FsError, InMemoryFileSystem, LocalFileSystem, SearchError, SearchQuery, ToolPreset,
 };
 
 fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
@@ -25,6 +25,81 @@ fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
     (ToolPreset::files(Arc::clone(&fs)) + ToolPreset::file_search(fs))
         .into_manager("paths")
         .unwrap()
+}
+
+// ---- A path that ends in '/' names a directory ----
+
+#[tokio::test]
+async fn a_path_ending_in_a_slash_is_not_a_file() {
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new("notes.txt"), b"text\n".to_vec())
+            .await
+            .unwrap();
+        fs.write(Path::new("dir/inner.txt"), b"inner\n".to_vec())
+            .await
+            .unwrap();
+        for path in [
+            "newdir/",
+            "newdir/.",
+            "newdir/sub/",
+            "notes.txt/",
+            "dir/",
+            "dir/.",
+        ] {
+            let err = fs
+                .write(Path::new(path), b"x".to_vec())
+                .await
+                .expect_err(&format!("{kind}: write {path:?} was allowed"));
+            assert!(
+                matches!(err, FsError::InvalidPath { .. }),
+                "{kind}: {path}: {err}"
+            );
+            assert_eq!(err.path(), path, "{kind}: {err}");
+            assert!(
+                err.to_string().contains("names a directory"),
+                "{kind}: {path}: {err}"
+            );
+        }
+        for path in ["notes.txt/", "notes.txt/.", "dir/inner.txt/"] {
+            let err = fs
+                .read(Path::new(path))
+                .await
+                .expect_err(&format!("{kind}: read {path:?} was allowed"));
+            assert_eq!(err.path(), path, "{kind}: {err}");
+            assert!(
+                err.to_string().contains("names a directory"),
+                "{kind}: {path}: {err}"
+            );
+        }
+        // Nothing was created, and what was there is unchanged.
+        assert!(
+            fs.read(Path::new("newdir")).await.is_err(),
+            "{kind}: a file 'newdir' was created"
+        );
+        assert_eq!(fs.read(Path::new("notes.txt")).await.unwrap(), b"text\n");
+
+        let m = manager(Arc::clone(&fs));
+        for (tool, arguments) in [
+            ("write", json!({"path": "newdir/", "content": "x"})),
+            ("read", json!({"path": "notes.txt/"})),
+            (
+                "edit",
+                json!({"path": "notes.txt/", "old_string": "text", "new_string": "new"}),
+            ),
+        ] {
+            let message = error(&m, tool, arguments).await.to_string();
+            let path = if tool == "write" {
+                "newdir/"
+            } else {
+                "notes.txt/"
+            };
+            assert!(
+                message.contains(&format!("{path:?}")) && message.contains("names a directory"),
+                "{kind}: {tool}: {message}"
+            );
+        }
+        assert_eq!(fs.read(Path::new("notes.txt")).await.unwrap(), b"text\n");
+    }
 }
 
 // ---- Globs that leave the root ----
