@@ -196,6 +196,13 @@ impl Inner {
                     path: shown_path.to_owned(),
                 });
             }
+            // A FIFO, device or socket is not replaced by a file, as `read` does not open one.
+            Ok(metadata) if !metadata.is_file() => {
+                return Err(FsError::NotARegularFile {
+                    path: shown_path.to_owned(),
+                    kind: file_kind(&metadata.file_type()).to_owned(),
+                });
+            }
             Ok(metadata) => Some(metadata.permissions()),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => return Err(io(err)),

@@ -52,7 +52,8 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// Replaces (or creates) the file at `path` with `contents` atomically: a reader sees the
     /// old content or the new, never a mix, even if the writer dies midway. Parent
     /// directories are created. Returns whether the file was created. A path ending in `/`
-    /// is refused ([`FsError::InvalidPath`]), and so is a directory at `path`.
+    /// is refused ([`FsError::InvalidPath`]), and so is a directory, FIFO, device or socket
+    /// at `path` (never replaced by a file).
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError>;
 
     /// Searches the files below `query.path` (the root when absent) for lines matching a

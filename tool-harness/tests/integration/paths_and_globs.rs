@@ -2,6 +2,7 @@
 //! symbolic links that stay inside it: each refused with an error that says why, or followed,
 //! alike on both file systems where both have the feature.
 
+use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -100,6 +101,58 @@ async fn a_path_ending_in_a_slash_is_not_a_file() {
         }
         assert_eq!(fs.read(Path::new("notes.txt")).await.unwrap(), b"text\n");
     }
+}
+
+// ---- FIFOs ----
+
+#[tokio::test]
+async fn write_and_edit_refuse_a_fifo_and_leave_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
+    let err = fs
+        .write(Path::new("pipe"), b"data".to_vec())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FsError::NotARegularFile { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "refused \"pipe\": it is not a regular file (a FIFO)"
+    );
+    // Through a link to it, too.
+    symlink("pipe", dir.path().join("pipe_link")).unwrap();
+    let err = fs
+        .write(Path::new("pipe_link"), b"data".to_vec())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FsError::NotARegularFile { .. }), "{err}");
+
+    let m = manager(fs);
+    let message = error(&m, "write", json!({"path": "pipe", "content": "x"}))
+        .await
+        .to_string();
+    assert!(message.contains("a FIFO"), "{message}");
+    let message = error(
+        &m,
+        "edit",
+        json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+    )
+    .await
+    .to_string();
+    assert!(message.contains("a FIFO"), "{message}");
+    use std::os::unix::fs::FileTypeExt as _;
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced"
+    );
 }
 
 // ---- Globs that leave the root ----
