@@ -368,7 +368,7 @@ fn result_schemas_only_for_structured_results() {
         &json!({
             "type": "object",
             "properties": {
-                "words": {"type": "integer", "format": "uint", "minimum": 0, "description": "How many words."},
+                "words": {"type": "integer", "format": "uint", "minimum": 0, "maximum": usize::MAX, "description": "How many words."},
                 "longest": {"type": "string"}
             },
             "required": ["words"]
@@ -376,7 +376,9 @@ fn result_schemas_only_for_structured_results() {
     );
     assert_eq!(
         returns(&Divide).map(|r| r.schema().clone()),
-        Some(json!({"type": "integer", "format": "int64"}))
+        Some(
+            json!({"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX})
+        )
     );
 }
 

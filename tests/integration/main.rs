@@ -9,6 +9,7 @@ mod support;
 mod batch;
 mod bound_tools;
 mod dispatch_properties;
+mod integer_bounds;
 mod macro_properties;
 mod macro_retries;
 mod macro_shapes;

@@ -215,6 +215,16 @@ fn corpus() -> Vec<(&'static str, Value)> {
         ("schemars search", schemars_value::<SearchArgs>()),
         ("schemars actions", schemars_value::<ActionArgs>()),
         ("command group", memory_group().function_spec().parameters),
+        (
+            "fixed-width integers",
+            toolsmith::ArgsObject::new()
+                .field::<u64>("big", None)
+                .field::<Option<i64>>("maybe", None)
+                .field::<Vec<std::num::NonZeroI32>>("steps", None)
+                .field::<std::num::NonZeroUsize>("count", None)
+                .build()
+                .into_inner(),
+        ),
     ]
 }
 

@@ -101,6 +101,11 @@ fn pointer(path: &serde_path_to_error::Path) -> String {
     out
 }
 
+/// 2^63: the magnitude of `i64::MIN`, the first whole float `i64` cannot hold.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+/// 2^64: the first whole float `u64` cannot hold.
+const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+
 /// A deserializer over a borrowed value that accepts the lenient spellings.
 #[derive(Clone, Copy)]
 struct Lenient<'a>(&'a Value);
@@ -135,9 +140,15 @@ impl<'de> Lenient<'de> {
                 } else if let Some(u) = n.as_u64() {
                     visitor.visit_u64(u)
                 } else {
+                    // A whole float is the integer it is, at any magnitude a 64-bit
+                    // integer holds (as validation, which counts `1e18` as an integer, sees
+                    // it); the conversions below are exact in these ranges.
                     match n.as_f64() {
-                        Some(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
+                        Some(f) if f.fract() == 0.0 && (-TWO_POW_63..0.0).contains(&f) => {
                             visitor.visit_i64(f as i64)
+                        }
+                        Some(f) if f.fract() == 0.0 && (0.0..TWO_POW_64).contains(&f) => {
+                            visitor.visit_u64(f as u64)
                         }
                         _ => Err(self.invalid(&visitor)),
                     }
@@ -370,6 +381,23 @@ mod tests {
         assert!(err.message.contains("300"), "{err}");
         let err = from_value::<usize>(&json!(-1)).unwrap_err();
         assert!(err.message.contains("-1"), "{err}");
+    }
+
+    #[test]
+    fn whole_floats_read_as_integers_at_any_64_bit_magnitude() {
+        assert_eq!(
+            from_value::<u64>(&json!(1e18)).unwrap(),
+            1_000_000_000_000_000_000
+        );
+        assert_eq!(
+            from_value::<i64>(&json!(i64::MIN as f64)).unwrap(),
+            i64::MIN
+        );
+        assert_eq!(from_value::<u64>(&json!(-0.0)).unwrap(), 0);
+        assert!(from_value::<u64>(&json!(1.8446744073709552e19)).is_err());
+        assert!(from_value::<i64>(&json!(-(i64::MIN as f64))).is_err());
+        assert!(from_value::<i64>(&json!(-9.3e18)).is_err());
+        assert!(from_value::<u32>(&json!(1e19)).is_err());
     }
 
     #[test]

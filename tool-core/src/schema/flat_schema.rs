@@ -183,13 +183,13 @@ impl Property {
                 "type" => {}
                 // Formats are checked on strings only; on numbers they are annotations.
                 "format" if numeric => {}
-                "minimum" if numeric => property.bounds.minimum = Some(exact_f64(value)?),
-                "maximum" if numeric => property.bounds.maximum = Some(exact_f64(value)?),
+                "minimum" if numeric => property.bounds.minimum = Some(bound_f64(value)?),
+                "maximum" if numeric => property.bounds.maximum = Some(bound_f64(value)?),
                 "exclusiveMinimum" if numeric => {
-                    property.bounds.exclusive_minimum = Some(exact_f64(value)?)
+                    property.bounds.exclusive_minimum = Some(bound_f64(value)?)
                 }
                 "exclusiveMaximum" if numeric => {
-                    property.bounds.exclusive_maximum = Some(exact_f64(value)?)
+                    property.bounds.exclusive_maximum = Some(bound_f64(value)?)
                 }
                 "minLength" if kind == Scalar::String => {
                     property.min_length = Some(value.as_u64()?)
@@ -282,10 +282,41 @@ impl Bounds {
     }
 }
 
-/// A bound as an `f64`, when the conversion is exact.
-fn exact_f64(value: &Value) -> Option<f64> {
-    let f = value.as_f64()?;
-    (f.abs() <= EXACT_F64_LIMIT).then_some(f)
+/// A bound as an `f64`: exact within ±2^53, and beyond as an infinity of its sign. Only
+/// numbers within ±2^53 are compared (others fall through), and to them a bound beyond is
+/// exactly as far as an infinity: `maximum: u64::MAX` (which `u64` and `usize` schemas carry)
+/// admits them all, `minimum: 2^60` none.
+fn bound_f64(value: &Value) -> Option<f64> {
+    let Value::Number(n) = value else {
+        return None;
+    };
+    let beyond = |negative: bool| {
+        if negative {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }
+    };
+    if let Some(i) = n.as_i64() {
+        return Some(if i.unsigned_abs() <= EXACT_F64_LIMIT as u64 {
+            i as f64
+        } else {
+            beyond(i < 0)
+        });
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(if u <= EXACT_F64_LIMIT as u64 {
+            u as f64
+        } else {
+            beyond(false)
+        });
+    }
+    let f = n.as_f64().filter(|f| f.is_finite())?;
+    Some(if f.abs() <= EXACT_F64_LIMIT {
+        f
+    } else {
+        beyond(f < 0.0)
+    })
 }
 
 #[cfg(test)]
@@ -303,7 +334,13 @@ mod tests {
                 "e": {"type": "string", "enum": ["x", "yz"]},
                 "f": {"type": "boolean"}
             }, "required": ["a", "s"], "additionalProperties": false}),
-            json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            json!({"type": "object", "properties": {
+                "n": {"type": "integer"},
+                "u": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX},
+                "i": {"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX},
+                "h": {"type": "number", "minimum": -1e300, "exclusiveMaximum": 9007199254740993u64},
+                "k": {"type": "integer", "minimum": 9007199254740993u64}
+            }}),
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
             // As schemars writes `Option`s, and as a command group's `command` is.
             json!({"type": "object", "properties": {
@@ -349,6 +386,9 @@ mod tests {
             prop_oneof![Just(1.0f64), Just(-1.5), Just(2.0), Just(0.5), -3.0f64..3.0]
                 .prop_map(Value::from),
             Just(json!(u64::MAX)),
+            Just(json!(i64::MIN)),
+            Just(json!(9_007_199_254_740_992u64)),
+            Just(json!(-9_007_199_254_740_992i64)),
             Just(json!(1e300)),
             prop_oneof![
                 Just("x"),
@@ -363,7 +403,8 @@ mod tests {
     }
 
     fn instance() -> impl Strategy<Value = Value> {
-        let keys = prop::sample::select(vec!["a", "b", "s", "e", "f", "n", "z"]);
+        let keys =
+            prop::sample::select(vec!["a", "b", "s", "e", "f", "n", "z", "u", "i", "h", "k"]);
         prop_oneof![
             9 => prop::collection::vec((keys, scalar()), 0..6).prop_map(|pairs| {
                 Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())

@@ -7,12 +7,16 @@
 //! - the root of an argument schema is `{"type": "object", …, "additionalProperties": false}`,
 //!   with no `title` and no `$schema`;
 //! - an optional property (one the model may leave out) does not also admit `null`: leaving
-//!   it out is the way to say "none" (validation drops an optional `null` anyway).
+//!   it out is the way to say "none" (validation drops an optional `null` anyway);
+//! - a fixed-width integer (`u8`…`u64`, `i8`…`i64`, `usize`, `isize` and their `NonZero`
+//!   forms, known by the `format` schemars writes for them) has both its type's bounds as
+//!   `minimum` and `maximum`, wherever it occurs, so that validation refuses any number the
+//!   tool could not read.
 
 use schemars::JsonSchema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use crate::{Args, lenient};
 
@@ -46,7 +50,7 @@ pub fn type_schema<T: JsonSchema>() -> Value {
         object.remove("title");
         object.remove("$schema");
     }
-    strip_optional_nulls(&mut schema);
+    finish(&mut schema);
     schema
 }
 
@@ -70,7 +74,7 @@ pub fn returns_schema<T: JsonSchema>() -> Args {
 ///         "type": "object",
 ///         "properties": {
 ///             "query": {"type": "string", "description": "What to look for."},
-///             "limit": {"type": "integer", "format": "uint32", "minimum": 0}
+///             "limit": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4294967295u32}
 ///         },
 ///         "required": ["query"],
 ///         "additionalProperties": false
@@ -160,9 +164,15 @@ impl ArgsObject {
             root.insert("$defs".to_owned(), Value::Object(definitions));
         }
         let mut schema = Value::Object(root);
-        strip_optional_nulls(&mut schema);
+        finish(&mut schema);
         Args::new(schema)
     }
+}
+
+/// The rewrites every generated schema gets (see the module's rules).
+fn finish(schema: &mut Value) {
+    strip_optional_nulls(schema);
+    bound_integers(schema);
 }
 
 /// Sets a schema's description (a boolean schema becomes an object schema first).
@@ -231,6 +241,92 @@ fn strip_optional_nulls(schema: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(strip_optional_nulls),
         _ => {}
+    }
+}
+
+/// Keywords whose values are instances, not schemas: [`bound_integers`] does not look inside.
+const INSTANCE_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
+
+/// The lowest and highest values of the integer type schemars names by `format` (`int` and
+/// `uint` are `isize` and `usize`); `None` for any other format, and for the 128-bit ones,
+/// whose bounds a JSON number read by `serde_json` cannot carry.
+fn format_range(format: &str) -> Option<(Number, Number)> {
+    fn range<T: Into<Number>>(min: T, max: T) -> (Number, Number) {
+        (min.into(), max.into())
+    }
+    Some(match format {
+        "int8" => range(i8::MIN, i8::MAX),
+        "int16" => range(i16::MIN, i16::MAX),
+        "int32" => range(i32::MIN, i32::MAX),
+        "int64" => range(i64::MIN, i64::MAX),
+        "int" => range(isize::MIN as i64, isize::MAX as i64),
+        "uint8" => range(u8::MIN, u8::MAX),
+        "uint16" => range(u16::MIN, u16::MAX),
+        "uint32" => range(u32::MIN, u32::MAX),
+        "uint64" => range(u64::MIN, u64::MAX),
+        "uint" => range(usize::MIN as u64, usize::MAX as u64),
+        _ => return None,
+    })
+}
+
+/// Gives every integer schema with a fixed-width `format` its type's `minimum` and
+/// `maximum`, at any depth; a bound already there that is tighter (`NonZeroU32`'s
+/// `minimum: 1`, a `#[schemars(range(..))]`) is kept.
+fn bound_integers(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            let integer = match object.get("type") {
+                Some(Value::String(ty)) => ty == "integer",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            let range = object
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(format_range);
+            if let (true, Some((min, max))) = (integer, range) {
+                tighten(object, "minimum", min, std::cmp::Ordering::Greater);
+                tighten(object, "maximum", max, std::cmp::Ordering::Less);
+            }
+            for (key, value) in object.iter_mut() {
+                if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
+                    bound_integers(value);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integers),
+        _ => {}
+    }
+}
+
+/// Sets `keyword` to `bound`, unless the value already there compares to it as `tighter`
+/// (`Greater` for a lower bound, `Less` for an upper one).
+fn tighten(
+    object: &mut Map<String, Value>,
+    keyword: &str,
+    bound: Number,
+    tighter: std::cmp::Ordering,
+) {
+    if let Some(Value::Number(present)) = object.get(keyword)
+        && compare(present, &bound) == Some(tighter)
+    {
+        return;
+    }
+    object.insert(keyword.to_owned(), Value::Number(bound));
+}
+
+/// Compares two JSON numbers: exactly when both are integers, as `f64` otherwise (`b` is
+/// always an integer here, and a float rounds to the nearest double, so no float lies
+/// strictly between an integer and its rounding: the order is still exact).
+fn compare(a: &Number, b: &Number) -> Option<std::cmp::Ordering> {
+    fn integer(n: &Number) -> Option<i128> {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    }
+    match (integer(a), integer(b)) {
+        (Some(a), Some(b)) => Some(a.cmp(&b)),
+        _ => a.as_f64()?.partial_cmp(&b.as_f64()?),
     }
 }
 
@@ -310,5 +406,122 @@ mod tests {
         assert!(schema.get("title").is_none());
         assert!(schema.get("$schema").is_none());
         assert_eq!(schema["type"], "object");
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Sizes {
+        count: u32,
+        #[schemars(range(min = 2, max = 9))]
+        ranged: u64,
+        offsets: Vec<i64>,
+        step: Option<std::num::NonZeroUsize>,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Chain {
+        id: u32,
+        next: Option<Box<Chain>>,
+    }
+
+    /// `(minimum, maximum)` of a schema, as JSON.
+    fn bounds(schema: &Value) -> (Value, Value) {
+        (schema["minimum"].clone(), schema["maximum"].clone())
+    }
+
+    #[test]
+    fn fixed_width_integers_have_both_bounds() {
+        use std::num::*;
+        assert_eq!(bounds(&type_schema::<u8>()), (json!(0), json!(255)));
+        assert_eq!(bounds(&type_schema::<u16>()), (json!(0), json!(65535)));
+        assert_eq!(bounds(&type_schema::<u32>()), (json!(0), json!(u32::MAX)));
+        assert_eq!(bounds(&type_schema::<u64>()), (json!(0), json!(u64::MAX)));
+        assert_eq!(
+            bounds(&type_schema::<usize>()),
+            (json!(0), json!(usize::MAX))
+        );
+        assert_eq!(bounds(&type_schema::<i8>()), (json!(-128), json!(127)));
+        assert_eq!(
+            bounds(&type_schema::<i16>()),
+            (json!(i16::MIN), json!(i16::MAX))
+        );
+        assert_eq!(
+            bounds(&type_schema::<i32>()),
+            (json!(i32::MIN), json!(i32::MAX))
+        );
+        assert_eq!(
+            bounds(&type_schema::<i64>()),
+            (json!(i64::MIN), json!(i64::MAX))
+        );
+        assert_eq!(
+            bounds(&type_schema::<isize>()),
+            (json!(isize::MIN), json!(isize::MAX))
+        );
+        // Unsigned `NonZero`s start at 1; signed ones keep schemars' `not: {const: 0}`.
+        assert_eq!(bounds(&type_schema::<NonZeroU8>()), (json!(1), json!(255)));
+        assert_eq!(
+            bounds(&type_schema::<NonZeroU32>()),
+            (json!(1), json!(u32::MAX))
+        );
+        assert_eq!(
+            bounds(&type_schema::<NonZeroU64>()),
+            (json!(1), json!(u64::MAX))
+        );
+        assert_eq!(
+            bounds(&type_schema::<NonZeroUsize>()),
+            (json!(1), json!(usize::MAX))
+        );
+        let signed = type_schema::<NonZeroI32>();
+        assert_eq!(bounds(&signed), (json!(i32::MIN), json!(i32::MAX)));
+        assert_eq!(signed["not"], json!({"const": 0}));
+        assert_eq!(
+            bounds(&type_schema::<NonZeroI64>()),
+            (json!(i64::MIN), json!(i64::MAX))
+        );
+        // Floats and 128-bit integers are left as they are.
+        assert_eq!(bounds(&type_schema::<f64>()), (Value::Null, Value::Null));
+        assert_eq!(bounds(&type_schema::<u128>()), (json!(0), Value::Null));
+    }
+
+    #[test]
+    fn nested_integers_have_both_bounds() {
+        let args = ArgsObject::new()
+            .field::<Sizes>("sizes", None)
+            .field::<Option<u32>>("limit", None)
+            .field::<Vec<Option<u16>>>("gaps", None)
+            .field::<Chain>("chain", None)
+            .build();
+        let schema = args.schema();
+        let sizes = &schema["properties"]["sizes"]["properties"];
+        assert_eq!(bounds(&sizes["count"]), (json!(0), json!(u32::MAX)));
+        // A tighter range written on the field is kept.
+        assert_eq!(bounds(&sizes["ranged"]), (json!(2), json!(9)));
+        assert_eq!(
+            bounds(&sizes["offsets"]["items"]),
+            (json!(i64::MIN), json!(i64::MAX))
+        );
+        assert_eq!(bounds(&sizes["step"]), (json!(1), json!(usize::MAX)));
+        assert_eq!(
+            bounds(&schema["properties"]["limit"]),
+            (json!(0), json!(u32::MAX))
+        );
+        let gap = &schema["properties"]["gaps"]["items"];
+        assert_eq!(gap["type"], json!(["integer", "null"]));
+        assert_eq!(bounds(gap), (json!(0), json!(65535)));
+        // In the definitions of a recursive type too.
+        assert_eq!(
+            bounds(&schema["$defs"]["Chain"]["properties"]["id"]),
+            (json!(0), json!(u32::MAX))
+        );
+        // Instances (`const`, `enum`, `default`) are not schemas and are left alone.
+        let mut schema = json!({"type": "integer", "format": "uint8",
+            "default": {"type": "integer", "format": "uint8"}});
+        bound_integers(&mut schema);
+        assert_eq!(
+            schema["default"],
+            json!({"type": "integer", "format": "uint8"})
+        );
+        assert_eq!(bounds(&schema), (json!(0), json!(255)));
     }
 }

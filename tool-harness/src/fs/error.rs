@@ -25,7 +25,8 @@ pub enum FsError {
         /// How it leads out.
         reason: String,
     },
-    /// The path cannot be a name here: empty, with a NUL byte, not UTF-8, or too long.
+    /// The path cannot be a name here: empty, with a NUL byte, not UTF-8, too long, or, where
+    /// a file is meant, ending in `/` (which names a directory).
     #[error("refused {path:?}: {reason}")]
     InvalidPath {
         /// The path as given (lossily, if it was not UTF-8).

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::fs::sandbox_path::{relative_to_root, shown};
-use crate::fs::search::{Collector, matcher, searcher};
+use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
+use crate::fs::search::{Collector, check_glob, matcher, searcher};
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 #[derive(Debug, Clone)]
@@ -51,7 +51,7 @@ impl InMemoryFileSystem {
     #[must_use]
     pub fn with_file(self, path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> Self {
         let path = path.as_ref();
-        let relative = relative_to_root(path, None)
+        let relative = file_relative_to_root(path, None)
             .unwrap_or_else(|err| panic!("InMemoryFileSystem::with_file: {err}"));
         self.put(&shown(path), &relative, contents.as_ref())
             .unwrap_or_else(|err| panic!("InMemoryFileSystem::with_file: {err}"));
@@ -141,7 +141,7 @@ impl InMemoryFileSystem {
 #[async_trait]
 impl FileSystem for InMemoryFileSystem {
     async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError> {
-        let relative = relative_to_root(path, None)?;
+        let relative = file_relative_to_root(path, None)?;
         let nodes = self.nodes.read().unwrap_or_else(PoisonError::into_inner);
         match nodes.get(&relative) {
             Some(Node::File(contents)) => Ok(contents.to_vec()),
@@ -154,12 +154,15 @@ impl FileSystem for InMemoryFileSystem {
     }
 
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError> {
-        let relative = relative_to_root(path, None)?;
+        let relative = file_relative_to_root(path, None)?;
         self.put(&shown(path), &relative, &contents)
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
         let matcher = matcher(&query.pattern)?;
+        if let Some(glob) = &query.glob {
+            check_glob(glob)?;
+        }
         let start = match &query.path {
             Some(path) => relative_to_root(path, None)?,
             None => PathBuf::new(),

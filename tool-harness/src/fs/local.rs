@@ -1,7 +1,8 @@
 //! [`LocalFileSystem`]: a directory on disk, confined with capability-based lookups.
 
+use std::ffi::OsString;
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -10,20 +11,27 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 
 use crate::fs::blocking::run_blocking;
-use crate::fs::sandbox_path::{relative_to_root, shown};
+use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 /// The largest file [`LocalFileSystem::read`](FileSystem::read) reads by default: 64 MiB.
 pub const DEFAULT_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The most symbolic links one lookup follows (Linux's own limit).
+const MAX_LINK_HOPS: usize = 40;
+
 /// A directory on disk as a [`FileSystem`], confined to that directory.
 ///
 /// Every lookup goes through a `cap_std::fs::Dir` handle on the root, so a path is resolved
 /// beneath the root component by component (with `openat2(RESOLVE_BENEATH)` where the kernel
-/// has it): `..` above the root, absolute symbolic links, and relative links that climb out
-/// are refused with [`FsError::OutsideRoot`], symbolic-link loops with
-/// [`FsError::SymlinkLoop`]. Paths are checked before that for NUL bytes, non-UTF-8 names and
-/// length. Writes are atomic (a temporary file in the same directory, then a rename).
+/// has it). Symbolic links are followed one at a time beneath the root: an absolute link
+/// whose target lies beneath the root (as given or as the kernel resolves it) is taken
+/// relative to the root; `..` above the root, and a link whose target leads out, are refused
+/// with [`FsError::OutsideRoot`] (naming the link and its target), loops and chains of more
+/// than 40 links with [`FsError::SymlinkLoop`]. Paths are checked before that for NUL bytes,
+/// non-UTF-8 names and length, and a path to read or write must not end in `/`. Only regular
+/// files are read or written (a FIFO, a device or a socket is refused). Writes are atomic (a
+/// temporary file in the same directory, then a rename).
 ///
 /// What it does not stop: see the crate's README ("What the sandbox protects against").
 ///
@@ -86,20 +94,146 @@ impl LocalFileSystem {
 
     /// `path` relative to the root, checked lexically (see [`relative_to_root`]).
     fn relative(&self, path: &Path) -> Result<PathBuf, FsError> {
-        let inner = &self.inner;
-        // An absolute path may name the root as given or as resolved.
-        let root = if path.starts_with(&inner.given_root) {
-            &inner.given_root
-        } else {
-            &inner.root
-        };
-        relative_to_root(path, Some(root))
+        relative_to_root(path, Some(self.inner.root_of(path)))
+    }
+
+    /// The path of a file to read or write relative to the root, checked lexically (see
+    /// [`file_relative_to_root`]).
+    fn file_relative(&self, path: &Path) -> Result<PathBuf, FsError> {
+        file_relative_to_root(path, Some(self.inner.root_of(path)))
     }
 }
 
+/// One name still to look up, and the link whose target it comes from (an index into the
+/// links followed), if any.
+struct Pending {
+    name: OsString,
+    from_link: Option<usize>,
+}
+
 impl Inner {
+    /// The spelling of the root an absolute `path` starts with: as given, or as resolved.
+    fn root_of(&self, path: &Path) -> &Path {
+        if path.starts_with(&self.given_root) {
+            &self.given_root
+        } else {
+            &self.root
+        }
+    }
+
+    /// `relative` (checked lexically: plain names only) with every symbolic link on its way
+    /// replaced by its target, and the last name's too when `follow_last`: the same place as
+    /// a path beneath the root with no link in it, as things stood during the lookup (a
+    /// missing name is kept as it is, for a write to create).
+    ///
+    /// cap-std refuses every absolute link; here one whose target lies beneath the root is
+    /// taken relative to the root. An absolute target is judged by how it is written: it must
+    /// start with the root's path, as given or as resolved. A target that leads out is
+    /// refused with [`FsError::OutsideRoot`] naming the link (relative to the root) and where
+    /// it points; more than [`MAX_LINK_HOPS`] links is [`FsError::SymlinkLoop`]. Every
+    /// lookup still goes through the root's handle, so a link swapped in meanwhile is
+    /// refused by cap-std rather than followed out.
+    fn resolve(
+        &self,
+        shown_path: &str,
+        relative: &Path,
+        follow_last: bool,
+    ) -> Result<PathBuf, FsError> {
+        let io = |err: std::io::Error| FsError::from_io(shown_path, &err);
+        let leads_out = |link: &Path, target: &Path, why: String| FsError::OutsideRoot {
+            path: shown_path.to_owned(),
+            reason: format!("the symbolic link {link:?} points to {target:?}, {why}"),
+        };
+        // The names still to look up, the next one last.
+        let mut pending: Vec<Pending> = Vec::new();
+        let push_all = |pending: &mut Vec<Pending>, path: &Path, from_link: Option<usize>| {
+            let names: Vec<Pending> = path
+                .components()
+                .filter_map(|component| match component {
+                    Component::Normal(name) => Some(name.to_owned()),
+                    Component::ParentDir => Some(OsString::from("..")),
+                    // `.` changes nothing; a root or prefix was stripped by the caller.
+                    Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+                })
+                .map(|name| Pending { name, from_link })
+                .collect();
+            pending.extend(names.into_iter().rev());
+        };
+        push_all(&mut pending, relative, None);
+        // The links followed so far: (the link, relative to the root; its target).
+        let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut resolved = PathBuf::new();
+        // Whether a name in `resolved` does not exist: `..` cannot climb back out of it.
+        let mut missing = false;
+        while let Some(Pending { name, from_link }) = pending.pop() {
+            if name == ".." {
+                if missing {
+                    return Err(FsError::NotFound {
+                        path: shown_path.to_owned(),
+                    });
+                }
+                if !resolved.pop() {
+                    return Err(match from_link {
+                        Some(index) => {
+                            let (link, target) = &links[index];
+                            leads_out(link, target, "which leads above the root".into())
+                        }
+                        // The path itself was checked lexically, so this is not reached.
+                        None => FsError::OutsideRoot {
+                            path: shown_path.to_owned(),
+                            reason: "'..' leads above the root".into(),
+                        },
+                    });
+                }
+                continue;
+            }
+            let candidate = resolved.join(&name);
+            if pending.is_empty() && !follow_last {
+                resolved = candidate;
+                break;
+            }
+            let is_link = match self.dir.symlink_metadata(&candidate) {
+                Ok(metadata) => metadata.file_type().is_symlink(),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    missing = true;
+                    false
+                }
+                Err(err) => return Err(io(err)),
+            };
+            if !is_link {
+                resolved = candidate;
+                continue;
+            }
+            if links.len() >= MAX_LINK_HOPS {
+                return Err(FsError::SymlinkLoop {
+                    path: shown_path.to_owned(),
+                });
+            }
+            let target = self.dir.read_link_contents(&candidate).map_err(io)?;
+            let index = links.len();
+            if target.has_root() {
+                let Some(inside) = [&self.root, &self.given_root]
+                    .into_iter()
+                    .find_map(|root| target.strip_prefix(root).ok())
+                else {
+                    let why = format!("which is outside the root {}", self.root.display());
+                    return Err(leads_out(&candidate, &target, why));
+                };
+                // Taken from the root: what the link names beneath it.
+                push_all(&mut pending, inside, Some(index));
+                resolved = PathBuf::new();
+            } else {
+                // Relative to the directory holding the link, `resolved`.
+                push_all(&mut pending, &target, Some(index));
+            }
+            links.push((candidate, target));
+        }
+        Ok(resolved)
+    }
+
     fn read(&self, shown_path: &str, relative: &Path, limit: u64) -> Result<Vec<u8>, FsError> {
         let io = |err: std::io::Error| FsError::from_io(shown_path, &err);
+        let relative = self.resolve(shown_path, relative, true)?;
         if relative.as_os_str().is_empty() {
             return Err(FsError::IsADirectory {
                 path: shown_path.to_owned(),
@@ -111,7 +245,7 @@ impl Inner {
         options.read(true);
         #[cfg(unix)]
         options.custom_flags(libc::O_NONBLOCK);
-        let file = self.dir.open_with(relative, &options).map_err(io)?;
+        let file = self.dir.open_with(&relative, &options).map_err(io)?;
         let metadata = file.metadata().map_err(io)?;
         if metadata.is_dir() {
             return Err(FsError::IsADirectory {
@@ -139,14 +273,16 @@ impl Inner {
         Ok(contents)
     }
 
-    /// Where a write to `relative` lands: the path itself, or, when it is a symbolic link,
-    /// the file it resolves to beneath the root.
+    /// Where a write to `relative` lands, with no link on the way: the path itself, or, when
+    /// it is a symbolic link, the file it resolves to beneath the root.
     fn write_target(&self, shown_path: &str, relative: &Path) -> Result<PathBuf, FsError> {
         let io = |err: std::io::Error| FsError::from_io(shown_path, &err);
-        match self.dir.symlink_metadata(relative) {
+        let path = self.resolve(shown_path, relative, false)?;
+        match self.dir.symlink_metadata(&path) {
             Ok(metadata) if metadata.file_type().is_symlink() => {
-                match self.dir.canonicalize(relative) {
-                    Ok(target) => Ok(target),
+                let target = self.resolve(shown_path, &path, true)?;
+                match self.dir.symlink_metadata(&target) {
+                    Ok(_) => Ok(target),
                     Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                         Err(FsError::Io {
                             path: shown_path.to_owned(),
@@ -159,8 +295,8 @@ impl Inner {
             Ok(metadata) if metadata.is_dir() => Err(FsError::IsADirectory {
                 path: shown_path.to_owned(),
             }),
-            Ok(_) => Ok(relative.to_owned()),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(relative.to_owned()),
+            Ok(_) => Ok(path),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(path),
             Err(err) => Err(io(err)),
         }
     }
@@ -186,6 +322,13 @@ impl Inner {
             Ok(metadata) if metadata.is_dir() => {
                 return Err(FsError::IsADirectory {
                     path: shown_path.to_owned(),
+                });
+            }
+            // A FIFO, device or socket is not replaced by a file, as `read` does not open one.
+            Ok(metadata) if !metadata.is_file() => {
+                return Err(FsError::NotARegularFile {
+                    path: shown_path.to_owned(),
+                    kind: file_kind(&metadata.file_type()).to_owned(),
                 });
             }
             Ok(metadata) => Some(metadata.permissions()),
@@ -258,7 +401,7 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError> {
-        let relative = self.relative(path)?;
+        let relative = self.file_relative(path)?;
         let shown_path = shown(path);
         let inner = Arc::clone(&self.inner);
         let limit = self.max_read_bytes;
@@ -266,7 +409,7 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError> {
-        let relative = self.relative(path)?;
+        let relative = self.file_relative(path)?;
         let shown_path = shown(path);
         let inner = Arc::clone(&self.inner);
         run_blocking(move || inner.write(&shown_path, &relative, &contents)).await
@@ -286,8 +429,10 @@ impl FileSystem for LocalFileSystem {
                 start
             } else {
                 let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
-                dir.canonicalize(&start)
-                    .map_err(|err| FsError::from_io(&shown_start, &err))?
+                let resolved = inner.resolve(&shown_start, &start, true)?;
+                dir.symlink_metadata(&resolved)
+                    .map_err(|err| FsError::from_io(&shown_start, &err))?;
+                resolved
             };
             crate::fs::search::search_local(dir, &inner.root, &start, &query)
         })

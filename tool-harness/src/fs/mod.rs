@@ -44,15 +44,21 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
         None
     }
 
-    /// The whole content of the regular file at `path`.
+    /// The whole content of the regular file at `path`. A path ending in `/` names a
+    /// directory and is refused ([`FsError::InvalidPath`]), as is anything at `path` that is
+    /// not a regular file.
     async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError>;
 
     /// Replaces (or creates) the file at `path` with `contents` atomically: a reader sees the
     /// old content or the new, never a mix, even if the writer dies midway. Parent
-    /// directories are created. Returns whether the file was created.
+    /// directories are created. Returns whether the file was created. A path ending in `/`
+    /// is refused ([`FsError::InvalidPath`]), and so is a directory, FIFO, device or socket
+    /// at `path` (never replaced by a file).
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError>;
 
     /// Searches the files below `query.path` (the root when absent) for lines matching a
-    /// regular expression, skipping what `.gitignore` files and hidden names exclude.
+    /// regular expression, skipping what `.gitignore` files and hidden names exclude. A glob
+    /// with a `..` segment or a leading `/` would match nothing below `query.path` and is
+    /// refused ([`SearchError::InvalidGlob`]).
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError>;
 }

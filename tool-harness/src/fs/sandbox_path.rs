@@ -100,6 +100,31 @@ pub(crate) fn relative_to_root(path: &Path, root: Option<&Path>) -> Result<PathB
     Ok(resolved)
 }
 
+/// The ending that makes `path` name a directory (`dir/`, `dir/.`, `dir/..`), or `None`.
+fn directory_ending(path: &Path) -> Option<&'static str> {
+    let raw = path.as_os_str().as_encoded_bytes();
+    ["/", "/.", "/.."]
+        .into_iter()
+        .find(|ending| raw.ends_with(ending.as_bytes()))
+}
+
+/// [`relative_to_root`] for a path that must name a file (to read or write): also refuses
+/// one ending in `/` (or `/.`, `/..`), which names a directory whatever is there, so that
+/// `write` to `newdir/` does not create a file named `newdir`.
+pub(crate) fn file_relative_to_root(path: &Path, root: Option<&Path>) -> Result<PathBuf, FsError> {
+    let relative = relative_to_root(path, root)?;
+    match directory_ending(path) {
+        Some(ending) => Err(FsError::InvalidPath {
+            path: shown(path),
+            reason: format!(
+                "it ends with '{ending}', so it names a directory, not a file; give a file's \
+                 path (a directory is created by writing a file inside it)"
+            ),
+        }),
+        None => Ok(relative),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +178,25 @@ mod tests {
                 .to_string()
                 .contains("absolute paths are not accepted")
         );
+    }
+
+    #[test]
+    fn a_file_path_must_not_end_like_a_directory() {
+        let file = |path: &str| file_relative_to_root(Path::new(path), None);
+        assert_eq!(file("a/b.txt").unwrap(), Path::new("a/b.txt"));
+        assert_eq!(file("a/.hidden").unwrap(), Path::new("a/.hidden"));
+        assert_eq!(file("a/..b").unwrap(), Path::new("a/..b"));
+        for (path, ending) in [("new/", "'/'"), ("a/b/.", "'/.'"), ("a/b/..", "'/..'")] {
+            let err = file(path).unwrap_err();
+            assert_eq!(err.path(), path);
+            assert!(
+                err.to_string()
+                    .contains(&format!("ends with {ending}, so it names a directory")),
+                "{err}"
+            );
+        }
+        // What leads out is reported as such first.
+        assert!(matches!(file("../x/"), Err(FsError::OutsideRoot { .. })));
     }
 
     #[cfg(unix)]

@@ -128,6 +128,73 @@ pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
         })
 }
 
+/// Refuses a glob that could only match paths outside the directory searched: one with a
+/// `..` segment, or one that starts with `/`, in any of its `{a,b}` alternatives and after a
+/// leading `!`. Such a glob matches nothing beneath, so the search would quietly find nothing.
+pub(crate) fn check_glob(glob: &str) -> Result<(), SearchError> {
+    let refuse = |reason: &str| {
+        Err(SearchError::InvalidGlob {
+            glob: glob.to_owned(),
+            reason: reason.to_owned(),
+        })
+    };
+    let climbs = "it leads out of the directory searched ('..' climbs above it); a glob \
+                  matches the paths below that directory, so give another directory as `path` \
+                  instead";
+    let absolute = "it starts with '/', so it names paths from the file system's root; a glob \
+                    matches the paths below the directory searched (relative to it), so drop \
+                    the '/' and give the directory as `path`";
+    let body = glob.strip_prefix('!').unwrap_or(glob);
+    let mut segment = String::new();
+    // Whether the next character begins an alternative: the glob's start, or after `{`/`,`.
+    let mut alternative_start = true;
+    let mut depth = 0usize;
+    let mut chars = body.chars();
+    while let Some(mut c) = chars.next() {
+        if c == '\\' {
+            // An escaped character is itself (`\.\.` is the name `..`); an escaped `/` still
+            // separates names.
+            match chars.next() {
+                Some('/') => c = '/',
+                Some(escaped) => {
+                    segment.push(escaped);
+                    alternative_start = false;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let boundary = match c {
+            '/' if alternative_start => return refuse(absolute),
+            '/' => true,
+            '{' => {
+                depth += 1;
+                true
+            }
+            '}' if depth > 0 => {
+                depth -= 1;
+                true
+            }
+            ',' if depth > 0 => true,
+            _ => false,
+        };
+        if boundary {
+            if segment == ".." {
+                return refuse(climbs);
+            }
+            segment.clear();
+            alternative_start = matches!(c, '{' | ',');
+        } else {
+            segment.push(c);
+            alternative_start = false;
+        }
+    }
+    if segment == ".." {
+        return refuse(climbs);
+    }
+    Ok(())
+}
+
 pub(crate) fn searcher() -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
@@ -224,6 +291,9 @@ pub(crate) fn search_local(
     query: &SearchQuery,
 ) -> Result<SearchReport, SearchError> {
     let matcher = matcher(&query.pattern)?;
+    if let Some(glob) = &query.glob {
+        check_glob(glob)?;
+    }
     let walk_root = root.join(start);
     let mut walk = ignore::WalkBuilder::new(&walk_root);
     walk.follow_links(false)
@@ -278,4 +348,52 @@ pub(crate) fn search_local(
         })
     });
     Ok(collector.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_that_stay_below_are_accepted() {
+        for glob in [
+            "*.rs",
+            "src/**/*.toml",
+            "**/lib.rs",
+            "./src/*.rs",
+            "a..b/*",
+            "..rs",
+            "{src,tests}/**",
+            "!*.log",
+            "a//b",
+            "x,/y",
+        ] {
+            assert_eq!(check_glob(glob), Ok(()), "{glob}");
+        }
+    }
+
+    #[test]
+    fn globs_that_leave_are_refused_naming_the_glob() {
+        for (glob, needle) in [
+            ("..", "'..' climbs"),
+            ("../**", "'..' climbs"),
+            ("src/../../x", "'..' climbs"),
+            ("{../a,b}", "'..' climbs"),
+            ("{a,..}/x", "'..' climbs"),
+            ("!../x", "'..' climbs"),
+            ("\\.\\./x", "'..' climbs"),
+            ("/**/x", "starts with '/'"),
+            ("\\/etc", "starts with '/'"),
+            ("!/etc", "starts with '/'"),
+            ("{a,/etc/**}", "starts with '/'"),
+        ] {
+            let err = check_glob(glob).unwrap_err();
+            let message = err.to_string();
+            assert!(
+                message.starts_with(&format!("the glob {glob:?} is not valid: "))
+                    && message.contains(needle),
+                "{glob}: {message}"
+            );
+        }
+    }
 }

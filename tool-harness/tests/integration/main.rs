@@ -9,6 +9,7 @@ mod atomic_write;
 mod escape_suite;
 mod file_tools;
 mod memory_and_context;
+mod paths_and_globs;
 mod presets;
 mod search_file_tool;
 mod shell_tool;
