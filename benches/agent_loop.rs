@@ -12,11 +12,36 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use toolsmith::harness::agent::AgentSession;
-use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
+use toolsmith::harness::model::{
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
+};
 use toolsmith::{ToolArguments, ToolCallRequest, ToolShed, tool_fn};
+
+/// The cheapest model: answers a user message with one prepared call, and tool results with
+/// text. It isolates the loop's own cost from a model's (`ScriptedModel` also records every
+/// request and reads its calls from JSON, as a provider's are read).
+struct Canned {
+    call: ChatResponse,
+    answer: ChatResponse,
+}
+
+#[async_trait]
+impl ChatModel for Canned {
+    fn name(&self) -> &str {
+        "canned"
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        Ok(match request.messages.last() {
+            Some(Message::User { text }) if text.starts_with("add") => self.call.clone(),
+            _ => self.answer.clone(),
+        })
+    }
+}
 
 /// Add two integers.
 #[tool_fn]
@@ -28,6 +53,7 @@ struct Bench {
     runtime: tokio::runtime::Runtime,
     model: ScriptedModel,
     session: AgentSession,
+    canned: AgentSession,
     call: ToolCallRequest,
 }
 
@@ -49,12 +75,33 @@ impl Bench {
             "add",
             ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap(),
         );
+        let canned = AgentSession::builder(Canned {
+            call: ChatResponse::calls(vec![Ok(call.clone())]),
+            answer: ChatResponse::text("5"),
+        })
+        .with_model("bench")
+        .with_toolshed(ToolShed::new().tool(Add))
+        .build()
+        .unwrap();
+        canned.tool_manager().activate(&["add".into()]);
         Self {
             runtime,
             model,
             session,
+            canned,
             call,
         }
+    }
+
+    /// The canned model: one tool turn and the answer, or the answer alone.
+    fn canned_run(&self, with_call: bool) {
+        let text = if with_call {
+            "add 2 and 3"
+        } else {
+            "just answer"
+        };
+        let run = self.runtime.block_on(self.canned.run(text));
+        black_box(run.unwrap());
     }
 
     /// A run of one tool turn and the final answer.
@@ -75,9 +122,11 @@ impl Bench {
     }
 
     fn execute_turn(&self) {
-        let outcomes = self
-            .runtime
-            .block_on(self.session.tool_manager().execute_turn(std::slice::from_ref(&self.call)));
+        let outcomes = self.runtime.block_on(
+            self.session
+                .tool_manager()
+                .execute_turn(std::slice::from_ref(&self.call)),
+        );
         black_box(outcomes);
     }
 }
@@ -85,11 +134,19 @@ impl Bench {
 fn criterion_benches(c: &mut Criterion) {
     let bench = Bench::new();
     let mut group = c.benchmark_group("agent_loop");
-    group.bench_function("execute_turn (baseline)", |b| b.iter(|| bench.execute_turn()));
+    group.bench_function("execute_turn (baseline)", |b| {
+        b.iter(|| bench.execute_turn())
+    });
     group.bench_function("run: one tool turn + answer", |b| {
         b.iter(|| bench.run_with_call())
     });
     group.bench_function("run: answer only", |b| b.iter(|| bench.run_answer_only()));
+    group.bench_function("canned model run: one tool turn + answer", |b| {
+        b.iter(|| bench.canned_run(true))
+    });
+    group.bench_function("canned model run: answer only", |b| {
+        b.iter(|| bench.canned_run(false))
+    });
     group.finish();
     paired(&bench);
 }
@@ -108,31 +165,43 @@ fn paired(bench: &Bench) {
     };
     let mut turn_ratios = Vec::new();
     let mut run_ratios = Vec::new();
+    let mut canned_turn_ratios = Vec::new();
     let mut figures = Vec::new();
     for _ in 0..ROUNDS {
         let base = time(&|| bench.execute_turn());
         let whole = time(&|| bench.run_with_call());
         let answer = time(&|| bench.run_answer_only());
+        let canned_whole = time(&|| bench.canned_run(true));
+        let canned_answer = time(&|| bench.canned_run(false));
         let turn = whole.saturating_sub(answer);
+        let canned_turn = canned_whole.saturating_sub(canned_answer);
         turn_ratios.push(turn.as_secs_f64() / base.as_secs_f64());
         run_ratios.push(whole.as_secs_f64() / base.as_secs_f64());
-        figures.push((base, whole, answer, turn));
+        canned_turn_ratios.push(canned_turn.as_secs_f64() / base.as_secs_f64());
+        figures.push((base, whole, answer, turn, canned_turn));
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
     figures.sort_by_key(|f| f.0);
-    let (base, whole, answer, turn): (Duration, Duration, Duration, Duration) =
-        figures[figures.len() / 2];
+    let (base, whole, answer, turn, canned_turn): (
+        Duration,
+        Duration,
+        Duration,
+        Duration,
+        Duration,
+    ) = figures[figures.len() / 2];
     println!(
         "\nagent loop, paired over {ROUNDS} rounds of {RUNS} runs (median round by baseline): \
-         execute_turn {base:?}, run with one tool turn {whole:?}, answer-only run {answer:?}, \
-         tool turn {turn:?}"
+         execute_turn {base:?}; ScriptedModel: run with one tool turn {whole:?}, answer-only \
+         run {answer:?}, tool turn {turn:?}; canned model: tool turn {canned_turn:?}"
     );
     println!(
-        "median ratios: loop turn / execute_turn = {:.2}x, whole run / execute_turn = {:.2}x",
+        "median ratios over execute_turn: tool turn with ScriptedModel {:.2}x, with the canned \
+         model {:.2}x; whole ScriptedModel run {:.2}x",
         median(&mut turn_ratios),
+        median(&mut canned_turn_ratios),
         median(&mut run_ratios)
     );
 }

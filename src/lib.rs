@@ -1,34 +1,55 @@
-//! Toolsmith turns async Rust functions into tools that LLMs call: schemas for their
-//! arguments, validation before every call, and execution with contained failures.
+//! Toolsmith turns Rust functions into tools that LLMs call: JSON Schemas for their
+//! arguments, validation before every call, errors the model can correct, execution with
+//! contained failures, and an agent loop over real model APIs.
 //!
-//! This crate re-exports the core ([`toolsmith_core`]) at its root and the ready-made tool
-//! presets as [`harness`].
+//! Write a tool with [`#[tool_fn]`](macro@tool_fn): the function's parameters and doc comments
+//! become the tool's schema, and the macro generates a struct (here `Add`) that implements
+//! [`ToolImpl`]:
 //!
 //! ```
 //! use std::sync::Arc;
-//! use toolsmith::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-//!     ToolCallResult, scheme};
 //! use serde_json::json;
+//! use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, tool_fn};
+//!
+//! /// Add two integers.
+//! #[tool_fn(category = "math")]
+//! async fn add(
+//!     /// The first number.
+//!     a: i64,
+//!     /// The second number.
+//!     b: i64,
+//! ) -> i64 {
+//!     a + b
+//! }
 //!
 //! let manager = ToolCallManager::new("session");
-//! manager.register(Arc::new(FnTool::new(
-//!     "shout",
-//!     "Repeat the text in capitals.",
-//!     Args::new(scheme::object().required("text", scheme::string()).build()),
-//!     |args: ToolArgs<'_>| {
-//!         let text = args.str("text").map(str::to_uppercase);
-//!         async move { Ok(ToolCallResult::text(text?)) }
-//!     },
-//! ))).unwrap();
-//! let call = ToolCallRequest::new("1", "shout", ToolArguments::from_iter([("text", json!("hi"))]));
+//! manager.register(Arc::new(Add)).unwrap();
+//! let call = ToolCallRequest::new("1", "add",
+//!     ToolArguments::try_from(json!({"a": 2, "b": 40})).unwrap());
 //! let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
-//! assert_eq!(result.content.to_text(), "HI");
+//! assert_eq!(result.content.to_text(), "42");
+//!
+//! // Invalid arguments never reach the function; the error says what and where.
+//! let wrong = ToolCallRequest::new("2", "add",
+//!     ToolArguments::try_from(json!({"a": "two"})).unwrap());
+//! let err = futures::executor::block_on(manager.execute_one(&wrong)).unwrap_err();
+//! assert!(err.to_string().contains("/a"));
 //! ```
+//!
+//! The crate re-exports the core ([`toolsmith_core`]) at its root: the tool model
+//! ([`ToolImpl`], [`Tool`], [`ToolDefinition`]), the [`ToolCallManager`], batches, the
+//! [`ToolShed`] and its `shed` meta-tool, and the [`provider`] wire formats. The [`harness`]
+//! module has the ready tool presets, the agent session
+//! ([`harness::agent::AgentSession`]) and the model clients ([`harness::model`]).
+//!
+//! A tool can also be written by hand ([`ToolImpl`]) or from a closure ([`FnTool`]).
 #![warn(missing_docs)]
 
+#[doc(inline)]
 pub use toolsmith_core::*;
 
-/// Ready-made tool presets, the agent loop and MCP interoperability.
+/// Ready tool presets (files, shell, search, memory), the agent session and the model clients.
+#[doc(inline)]
 pub use toolsmith_harness as harness;
 
 /// The README's examples, compiled and run as doctests so that they cannot drift.

@@ -527,3 +527,46 @@ fn the_cache_never_serves_a_stale_rendering_after_concurrent_changes() {
         50
     );
 }
+
+/// Parse → `execute_parsed` → render, for every format: each call of the response, rejected
+/// or run, gets its result in order under its id.
+#[tokio::test]
+async fn parse_execute_render_is_three_lines_and_keeps_every_call_in_order() {
+    for provider in Provider::ALL {
+        let (manager, _) = manager();
+        let names = manager.names();
+        manager.activate(&names);
+        let response = response(
+            provider,
+            &[
+                ("c1", "get_weather", json!({"city": "Oslo"}), None),
+                ("c2", "get_weather", json!({}), Some("{\"city\": ")),
+                ("c3", "nope", json!({}), None),
+                ("c4", "get_weather", json!({"city": "Rome"}), None),
+            ],
+        );
+
+        let calls = provider.parse_calls(&response).unwrap();
+        let outcomes = manager.execute_parsed(&calls).await;
+        let rendered = manager.render_results(provider, &outcomes);
+
+        let texts = rendered_texts(provider, &rendered);
+        assert_eq!(texts.len(), 4, "{provider}: {texts:?}");
+        let ids: Vec<&str> = texts.iter().map(|(id, _, _)| id.as_str()).collect();
+        if provider != Provider::Text {
+            assert_eq!(ids, ["c1", "c2", "c3", "c4"], "{provider}");
+        }
+        let errors: Vec<bool> = texts.iter().map(|(_, _, error)| *error).collect();
+        assert_eq!(errors, [false, true, true, false], "{provider}: {texts:?}");
+        // Anthropic and Gemini send arguments as objects: there the second call is `{}`,
+        // refused by validation; elsewhere its text is unreadable JSON.
+        let refusal = match provider {
+            Provider::Anthropic | Provider::Gemini => "\"city\" is a required property",
+            _ => "not valid JSON",
+        };
+        assert!(texts[1].1.contains(refusal), "{provider}: {}", texts[1].1);
+        assert!(texts[2].1.contains("nope"), "{provider}: {}", texts[2].1);
+        assert_eq!(outcomes[1].attempts, 0);
+        assert_eq!(outcomes[3].attempts, 1);
+    }
+}

@@ -25,6 +25,9 @@ use errors::Errors;
 
 /// Turns a function into a tool, or an `impl` block into a command group.
 ///
+/// (Not to be confused with the function `toolsmith::tool_fn(name, constructor)`, which makes
+/// a tool constructor from a closure; one `use toolsmith::tool_fn;` brings both.)
+///
 /// # On a function
 ///
 /// The function (async or sync) stays as it is, and a unit struct named after it in

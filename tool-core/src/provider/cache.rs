@@ -19,8 +19,11 @@ use crate::{ToolCallManager, ToolDeclarations};
 pub enum Declared {
     /// Every registered tool ([`ToolCallManager::all_declarations`]).
     All,
-    /// The active tools ([`ToolCallManager::active_definitions`]).
+    /// The active tools ([`ToolCallManager::active_definitions`]), without `shed`.
     Active,
+    /// What the model is offered: `shed` and the active tools
+    /// ([`ToolCallManager::offered_tools`]), as an agent loop declares on each request.
+    Offered,
 }
 
 type Key = (Provider, Declared, RenderOptions);
@@ -30,6 +33,8 @@ type Key = (Provider, Declared, RenderOptions);
 pub(crate) struct RenderCache {
     generation: AtomicU64,
     rendered: Mutex<HashMap<Key, (u64, Arc<Value>)>>,
+    /// The offered declarations, shared by every request until the next change.
+    offered: Mutex<Option<(u64, Arc<ToolDeclarations>)>>,
 }
 
 impl RenderCache {
@@ -48,6 +53,41 @@ impl ToolCallManager {
                 shed: None,
                 tools: self.active_definitions(),
             },
+            Declared::Offered => self.offered_tools(),
+        }
+    }
+
+    /// [`offered_tools`](Self::offered_tools), shared: the same `Arc` until the registry or
+    /// the active set changes, so a loop that declares the offer on every request copies no
+    /// definition.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    ///
+    /// let manager = ToolCallManager::new("demo");
+    /// manager.register(Arc::new(FnTool::new("ping", "Answer pong.", Args::empty(),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("pong")) }))).unwrap();
+    /// let first = manager.offered_declarations();
+    /// assert!(Arc::ptr_eq(&first, &manager.offered_declarations()));
+    /// manager.activate(&["ping".into()]);
+    /// assert_eq!(manager.offered_declarations().tools[0].name(), "ping");
+    /// ```
+    pub fn offered_declarations(&self) -> Arc<ToolDeclarations> {
+        // Read before the declarations, as in `rendered_tools`.
+        let generation = self.renders.generation.load(Ordering::Acquire);
+        let mut offered = self
+            .renders
+            .offered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match &*offered {
+            Some((at, declarations)) if *at == generation => Arc::clone(declarations),
+            _ => {
+                let declarations = Arc::new(self.offered_tools());
+                *offered = Some((generation, Arc::clone(&declarations)));
+                declarations
+            }
         }
     }
 

@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use super::repair::repair_json;
 use crate::tool::arguments::json_type_name;
-use crate::{ToolArguments, ToolCallRequest, ToolCallResult, ToolError};
+use crate::{
+    ToolArguments, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolError,
+};
 
 /// The prefix of the ids given to calls that came without one (Gemini calls may have none,
 /// text calls usually do): `toolsmith-call-0`, `toolsmith-call-1`, … Ids with this prefix are
@@ -32,6 +34,62 @@ impl RejectedCall {
     /// The call as `(id, name, Err(error))`, the shape results are rendered from.
     pub fn into_parts(self) -> (String, String, Result<ToolCallResult, ToolError>) {
         (self.id, self.name, Err(self.error))
+    }
+}
+
+impl ToolCallManager {
+    /// Runs the calls of a model's answer as one turn ([`execute_turn`]: offer-checked,
+    /// concurrent where annotations allow) and gives one outcome per call **of the answer**,
+    /// in its order: a call that could not be read keeps its place, with its error and no
+    /// attempt. With [`render_results`](ToolCallManager::render_results) it makes the round
+    /// trip three lines:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use toolsmith_core::{ToolCallManager, tool_fn};
+    /// use toolsmith_core::provider::Provider;
+    ///
+    /// /// Add two integers.
+    /// #[tool_fn]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(Add)).unwrap();
+    /// manager.activate(&["add".into()]);
+    /// let response = json!({"role": "assistant", "tool_calls": [
+    ///     {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}},
+    ///     {"id": "c2", "type": "function", "function": {"name": "add", "arguments": "{\"a\": "}}
+    /// ]});
+    ///
+    /// let calls = Provider::OpenAiChat.parse_calls(&response).unwrap();
+    /// let outcomes = manager.execute_parsed(&calls).await;
+    /// let messages = manager.render_results(Provider::OpenAiChat, &outcomes);
+    ///
+    /// assert_eq!(messages[0]["tool_call_id"], "c1");
+    /// assert_eq!(messages[0]["content"], "5");
+    /// assert_eq!(messages[1]["tool_call_id"], "c2");
+    /// assert!(messages[1]["content"].as_str().unwrap().contains("not valid JSON"));
+    /// # });
+    /// ```
+    ///
+    /// [`execute_turn`]: ToolCallManager::execute_turn
+    pub async fn execute_parsed(&self, calls: &[ParsedCall]) -> Vec<ToolCallOutcome> {
+        let requests: Vec<ToolCallRequest> = calls
+            .iter()
+            .filter_map(|call| call.as_ref().ok().cloned())
+            .collect();
+        let mut ran = self.execute_turn(&requests).await.into_iter();
+        calls
+            .iter()
+            .map(|call| match call {
+                Ok(_) => ran.next().expect("one outcome per request run"),
+                Err(rejected) => {
+                    ToolCallOutcome::not_run(&rejected.id, &rejected.name, rejected.error.clone())
+                }
+            })
+            .collect()
     }
 }
 

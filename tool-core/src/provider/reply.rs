@@ -46,6 +46,16 @@ impl<'a> From<(&'a str, &'a str, &'a Result<ToolCallResult, ToolError>)> for Cal
     }
 }
 
+impl<'a> From<&'a crate::ToolCallOutcome> for CallReply<'a> {
+    fn from(outcome: &'a crate::ToolCallOutcome) -> Self {
+        Self {
+            id: &outcome.id,
+            name: &outcome.name,
+            result: &outcome.result,
+        }
+    }
+}
+
 /// A reply reduced to what every format needs.
 pub(crate) struct Reply<'a> {
     pub(crate) id: &'a str,

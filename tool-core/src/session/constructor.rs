@@ -85,7 +85,12 @@ where
     }
 }
 
-/// A constructor for the tool `name`, built by `build` from the session's parts.
+/// A constructor for the tool `name`, built by `build` from the session's parts (the spec's
+/// `tool_fn(name, constructor)`).
+///
+/// It shares its name with the attribute macro [`#[tool_fn]`](macro@crate::tool_fn), which
+/// turns a Rust function into a tool; one `use toolsmith_core::tool_fn;` brings both (macros
+/// and functions live in different namespaces).
 ///
 /// ```
 /// use std::sync::Arc;

@@ -169,6 +169,9 @@ impl AgentSession {
     }
 
     /// The loop: a model call, its tool calls, their results, until an answer without calls.
+    ///
+    /// The conversation moves into one [`ChatRequest`] for the whole run: each turn appends
+    /// to it and the model borrows it, so no message is copied per turn.
     async fn drive(
         &self,
         conversation: &mut Vec<Message>,
@@ -183,13 +186,21 @@ impl AgentSession {
             gen_ai.usage.input_tokens = tracing::field::Empty,
             gen_ai.usage.output_tokens = tracing::field::Empty,
         );
+        let mut request = ChatRequest {
+            model: self.model_name.clone(),
+            system: self.system_prompt.clone(),
+            messages: std::mem::take(conversation),
+            tools: self.manager.offered_declarations(),
+            options: self.options.clone(),
+        };
         let mut run = AgentRun::default();
         let ended = self
-            .turns(conversation, &cancel, &mut run)
+            .turns(&mut request, &cancel, &mut run)
             .instrument(span.clone())
             .await;
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
+        *conversation = request.messages;
         run.transcript = conversation.clone();
         match ended {
             Ok(text) => {
@@ -202,7 +213,7 @@ impl AgentSession {
 
     async fn turns(
         &self,
-        conversation: &mut Vec<Message>,
+        request: &mut ChatRequest,
         cancel: &CancellationToken,
         run: &mut AgentRun,
     ) -> Result<String, RunEnd> {
@@ -213,24 +224,24 @@ impl AgentSession {
             if run.model_calls >= self.max_turns {
                 if self.final_answer_on_limit {
                     let response = self
-                        .call_model(conversation, ToolChoice::None, cancel, run)
+                        .call_model(request, ToolChoice::None, cancel, run)
                         .await?;
                     if let Some(text) = response.text.filter(|_| response.calls.is_empty()) {
-                        conversation.push(Message::assistant(text.clone()));
+                        request.messages.push(Message::assistant(text.clone()));
                         return Ok(text);
                     }
                 }
                 return Err(RunEnd::MaxTurns);
             }
             let response = self
-                .call_model(conversation, ToolChoice::Auto, cancel, run)
+                .call_model(request, ToolChoice::Auto, cancel, run)
                 .await?;
             if response.calls.is_empty() {
                 let text = response.text.unwrap_or_default();
-                conversation.push(Message::assistant(text.clone()));
+                request.messages.push(Message::assistant(text.clone()));
                 return Ok(text);
             }
-            conversation.push(Message::assistant_calls(
+            request.messages.push(Message::assistant_calls(
                 response.text.clone(),
                 response.calls.iter().map(ModelCall::of).collect(),
             ));
@@ -238,7 +249,7 @@ impl AgentSession {
             let ended = TurnCalls::new(self, turn, cancel)
                 .run(response.calls, &mut run.tool_calls)
                 .await;
-            conversation.push(Message::ToolResults {
+            request.messages.push(Message::ToolResults {
                 results: ended.results,
             });
             match ended.end {
@@ -256,31 +267,26 @@ impl AgentSession {
     /// One model call with the tools offered now, counted and its usage added to `run`.
     async fn call_model(
         &self,
-        conversation: &[Message],
+        request: &mut ChatRequest,
         tool_choice: ToolChoice,
         cancel: &CancellationToken,
         run: &mut AgentRun,
     ) -> Result<ChatResponse, RunEnd> {
-        let request = ChatRequest {
-            model: self.model_name.clone(),
-            system: self.system_prompt.clone(),
-            messages: conversation.to_vec(),
-            tools: self.manager.offered_tools(),
-            options: ChatOptions {
-                tool_choice,
-                ..self.options.clone()
-            },
-        };
+        request.tools = self.manager.offered_declarations();
+        request.options.tool_choice = tool_choice;
+        let request = &*request;
         run.model_calls += 1;
         let turn = run.model_calls;
-        self.emit(AgentEvent::ModelRequest {
-            turn,
-            tools: request
-                .tool_names()
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
-        });
+        if !self.events.is_empty() {
+            self.emit(AgentEvent::ModelRequest {
+                turn,
+                tools: request
+                    .tool_names()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            });
+        }
         let span = tracing::info_span!(
             "chat",
             otel.name = %format_args!("chat {}", self.model_name),
@@ -300,7 +306,7 @@ impl AgentSession {
             }
         };
         let answer = {
-            let call = self.model.stream(&request, &mut on_delta);
+            let call = self.model.stream(request, &mut on_delta);
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(RunEnd::Cancelled),
@@ -315,12 +321,14 @@ impl AgentSession {
             tracing::field::debug(&response.stop_reason),
         );
         run.usage += response.usage;
-        self.emit(AgentEvent::ModelResponse {
-            turn,
-            calls: response.calls.len(),
-            stop_reason: response.stop_reason.clone(),
-            usage: response.usage,
-        });
+        if !self.events.is_empty() {
+            self.emit(AgentEvent::ModelResponse {
+                turn,
+                calls: response.calls.len(),
+                stop_reason: response.stop_reason.clone(),
+                usage: response.usage,
+            });
+        }
         Ok(response)
     }
 }

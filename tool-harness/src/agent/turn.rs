@@ -64,9 +64,7 @@ impl<'s> TurnCalls<'s> {
         records: &mut Vec<ToolCallRecord>,
     ) -> TurnOutcome {
         let session = self.session;
-        let mut known = session.manager.names();
-        known.push(SHED_TOOL_NAME.to_owned());
-        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let known = KnownTools::new(session);
 
         // Each call's id and name as the model sent them, and the request it runs as.
         let mut slots: Vec<(String, String, Option<ToolCallRequest>, bool)> = Vec::new();
@@ -76,7 +74,7 @@ impl<'s> TurnCalls<'s> {
         for call in calls {
             let request = match call {
                 Err(rejected) => {
-                    let text = error_for_model(&rejected.error, &known);
+                    let text = known.error_text(&rejected.error);
                     slots.push((rejected.id, rejected.name, None, false));
                     admissions.push(Admission::Answered(ToolCallResult::error(text), None));
                     continue;
@@ -130,23 +128,26 @@ impl<'s> TurnCalls<'s> {
             batch.clear();
         }
 
-        for request in &batch {
-            session.emit(AgentEvent::ToolCallStarted {
-                call_id: request.id.clone(),
-                name: request.name.clone(),
-            });
-        }
-        let events = Arc::clone(&session.events);
-        let progress = move |progress: Progress| {
-            let event = AgentEvent::ToolCallProgress(progress);
-            for handler in events.iter() {
-                handler.on_event(&event);
-            }
-        };
+        let reporting = !session.events.is_empty();
         let mut options = BatchOptions::new()
             .with_offer_check(true)
-            .with_cancellation(self.cancel.clone())
-            .with_progress(Arc::new(progress));
+            .with_cancellation(self.cancel.clone());
+        if reporting {
+            for request in &batch {
+                session.emit(AgentEvent::ToolCallStarted {
+                    call_id: request.id.clone(),
+                    name: request.name.clone(),
+                });
+            }
+            let events = Arc::clone(&session.events);
+            let progress = move |progress: Progress| {
+                let event = AgentEvent::ToolCallProgress(progress);
+                for handler in events.iter() {
+                    handler.on_event(&event);
+                }
+            };
+            options = options.with_progress(Arc::new(progress));
+        }
         if let Some(deadline) = session.batch_deadline {
             options = options.with_deadline(deadline);
         }
@@ -172,9 +173,9 @@ impl<'s> TurnCalls<'s> {
                     let result = match outcome.result {
                         Ok(result) => match session.manager.check_result(&name, &result) {
                             Ok(()) => result,
-                            Err(error) => ToolCallResult::error(error_for_model(&error, &known)),
+                            Err(error) => ToolCallResult::error(known.error_text(&error)),
                         },
-                        Err(error) => ToolCallResult::error(error_for_model(&error, &known)),
+                        Err(error) => ToolCallResult::error(known.error_text(&error)),
                     };
                     (result, None, outcome.attempts, outcome.elapsed)
                 }
@@ -186,7 +187,7 @@ impl<'s> TurnCalls<'s> {
                     hook.after_tool(request, &mut result).await;
                 }
             }
-            if batched {
+            if batched && reporting {
                 session.emit(AgentEvent::ToolCallFinished {
                     call_id: id.clone(),
                     name: name.clone(),
@@ -248,6 +249,33 @@ impl<'s> TurnCalls<'s> {
             }
         }
         (request, rewritten, Decision::Run)
+    }
+}
+
+/// The names an error for the model may suggest ("did you mean"), listed only when a
+/// turn has an error to write.
+struct KnownTools<'s> {
+    session: &'s AgentSession,
+    names: std::cell::OnceCell<Vec<String>>,
+}
+
+impl<'s> KnownTools<'s> {
+    fn new(session: &'s AgentSession) -> Self {
+        Self {
+            session,
+            names: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// `error` written for the model.
+    fn error_text(&self, error: &toolsmith_core::ToolError) -> String {
+        let names = self.names.get_or_init(|| {
+            let mut names = self.session.manager.names();
+            names.push(SHED_TOOL_NAME.to_owned());
+            names
+        });
+        let known: Vec<&str> = names.iter().map(String::as_str).collect();
+        error_for_model(error, &known)
     }
 }
 

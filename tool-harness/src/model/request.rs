@@ -1,5 +1,7 @@
 //! [`ChatRequest`]: what a model is sent, in no provider's format.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use toolsmith_core::ToolDeclarations;
 use toolsmith_core::provider::StrictMode;
@@ -49,8 +51,9 @@ pub struct ChatRequest {
     pub system: Option<String>,
     /// The conversation, oldest first.
     pub messages: Vec<Message>,
-    /// The tools declared: `shed` and the active tools.
-    pub tools: ToolDeclarations,
+    /// The tools declared: `shed` and the active tools (shared with the manager's cache,
+    /// [`ToolCallManager::offered_declarations`](toolsmith_core::ToolCallManager::offered_declarations)).
+    pub tools: Arc<ToolDeclarations>,
     /// Sampling and output options.
     #[serde(default)]
     pub options: ChatOptions,
