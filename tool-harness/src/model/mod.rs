@@ -11,5 +11,7 @@ mod scripted;
 pub use chat_model::{ChatModel, ModelError, StreamDelta};
 pub use message::{Message, ModelCall, ToolResultMessage};
 pub use request::{ChatOptions, ChatRequest, ToolChoice};
-pub use response::{ChatResponse, StopReason, Usage};
+pub use response::{ChatResponse, Usage};
 pub use scripted::{ScriptedModel, ScriptedTurn};
+/// Why the model stopped writing (the provider formats read it: `toolsmith_core::provider`).
+pub use toolsmith_core::provider::StopReason;
