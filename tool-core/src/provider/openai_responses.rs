@@ -1,4 +1,5 @@
-//! OpenAI Responses: `tools: [{"type": "function", name, description, parameters, strict}]`;
+//! OpenAI Responses: `tools: [{"type": "function", name, description, parameters, strict}]`
+//! (`strict` always written: the API's default is `true`);
 //! calls as `{"type": "function_call", call_id, name, arguments}` output items; results as
 //! `{"type": "function_call_output", call_id, output}` input items. The model's earlier calls
 //! are echoed as `function_call` input items; the answer's text is the `output_text` parts of
@@ -22,6 +23,10 @@ pub(crate) fn render_tools(
             let mut tool = serde_json::Map::new();
             tool.insert("type".to_owned(), json!("function"));
             tool.extend(function_fields(Provider::OpenAiResponses, spec, options)?);
+            // The Responses API makes a function strict unless told otherwise (Chat
+            // Completions does the opposite): a schema not rewritten for strict mode would be
+            // refused.
+            tool.entry("strict").or_insert(Value::Bool(false));
             Ok(Value::Object(tool))
         })
         .collect::<Result<Vec<_>, RenderError>>()?;
@@ -146,6 +151,38 @@ pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, Response
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_not_rendered_strict_say_so() {
+        use crate::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
+        let tool = |name: &str| {
+            ToolDefinition::new(
+                name,
+                "A tool.",
+                Args::new(scheme::object().optional("x", scheme::integer()).build()),
+            )
+        };
+        let declarations = ToolDeclarations {
+            shed: None,
+            tools: vec![
+                Tool::SingleCommand(tool("loose")),
+                Tool::SingleCommand(
+                    tool("tight").with_returns(Args::new(scheme::object().build())),
+                ),
+            ],
+        };
+        let tools = Provider::OpenAiResponses
+            .render_tools(&declarations, &RenderOptions::default())
+            .unwrap();
+        assert_eq!(tools[0]["strict"], false);
+        // Not rewritten: `x` stays optional and not nullable.
+        assert_eq!(
+            tools[0]["parameters"]["properties"]["x"],
+            json!({"type": "integer"})
+        );
+        assert_eq!(tools[1]["strict"], true);
+        assert_eq!(tools[1]["parameters"]["required"], json!(["x"]));
+    }
 
     #[test]
     fn echoes_calls_as_function_call_items() {
