@@ -1,8 +1,11 @@
 //! Models: the [`ChatModel`] trait every client implements, the provider-neutral
 //! [`ChatRequest`] and [`ChatResponse`], the conversation's [`Message`]s, and
-//! [`ScriptedModel`] for tests.
+//! [`ScriptedModel`] for tests. Clients of the OpenAI, Anthropic and Gemini APIs are in
+//! `model::http` (feature `http-models`, on by default).
 
 mod chat_model;
+#[cfg(feature = "http-models")]
+pub mod http;
 mod message;
 mod request;
 mod response;
