@@ -8,6 +8,8 @@ mod atomic_write;
 mod escape_suite;
 mod file_tools;
 mod memory_and_context;
+#[cfg(feature = "http-models")]
+mod model_http;
 mod presets;
 mod search_file_tool;
 mod shell_tool;
