@@ -13,6 +13,8 @@
 //!   [`max_retries`](HttpModelBuilder::max_retries) times ([`DEFAULT_MAX_RETRIES`]), after
 //!   the API's `Retry-After` (in seconds) or an exponential backoff; an API that asks for a
 //!   wait longer than [`max_retry_wait`](HttpModelBuilder::max_retry_wait) is not retried.
+//!   Time-outs and connection failures are not retried here:
+//!   [`ModelError::is_transient`](super::ModelError::is_transient) tells a caller they may be.
 //! - **Time limit.** Each attempt, from connecting to the last byte of the answer, has
 //!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]).
 //! - **Errors** quote the API's own message: 401 and 403 are
@@ -26,7 +28,9 @@
 //! - **TLS** through rustls with the `ring` provider, verified against the system's root
 //!   certificates; HTTP/1.1 only; redirects are not followed (they would carry the key).
 //!
-//! Compiled with the `http-models` feature (on by default).
+//! The clients run on Tokio (called outside a Tokio runtime, they answer
+//! [`ModelError::Config`](super::ModelError::Config)). Compiled with the `http-models`
+//! feature (on by default).
 
 mod anthropic;
 mod body;

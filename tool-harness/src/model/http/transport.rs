@@ -127,6 +127,15 @@ impl Transport {
     /// (or `retry-after-ms`) when it gave one, else an exponential backoff from
     /// `retry_delay`; an API that asks for more than `max_retry_wait` is not retried.
     pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ModelError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            // reqwest and the time limit need Tokio's I/O and time drivers; outside a
+            // runtime they would panic.
+            return Err(ModelError::Config {
+                provider: self.provider_name(),
+                reason: "an HTTP model must be called inside a Tokio runtime (with I/O and time enabled)"
+                    .to_owned(),
+            });
+        }
         let url = format!("{}{}", self.base_url, path);
         let mut retries = 0;
         loop {
@@ -452,9 +461,8 @@ mod tests {
         assert_eq!(retry_after(&headers), None);
     }
 
-    #[test]
-    fn backoff_doubles_and_is_capped() {
-        let transport = Transport::new(TransportConfig {
+    fn transport() -> Transport {
+        Transport::new(TransportConfig {
             provider: Provider::OpenAiChat,
             base_url: "http://127.0.0.1:9".to_owned(),
             headers: Vec::new(),
@@ -463,7 +471,21 @@ mod tests {
             retry_delay: Duration::from_millis(100),
             max_retry_wait: Duration::from_secs(1),
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn outside_tokio_is_an_error_not_a_panic() {
+        let error = futures::executor::block_on(transport().post_json("/x", &Value::Null));
+        assert!(
+            matches!(&error, Err(ModelError::Config { reason, .. }) if reason.contains("Tokio runtime")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let transport = transport();
         let first = transport.backoff(0);
         assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(125));
         let third = transport.backoff(2);
