@@ -1,6 +1,8 @@
 //! Anthropic Messages: `tools: [{name, description, input_schema, strict}]` (no slot for a
 //! result schema); calls as `tool_use` content blocks; results as `tool_result` blocks (with
-//! `is_error`) in one user message.
+//! `is_error`) in one user message. The model's earlier calls are echoed as `tool_use` blocks
+//! of an assistant message; the answer's text is its `text` blocks, its stop reason
+//! `stop_reason`.
 //!
 //! Strict tools follow Anthropic's documented request-wide limits, checked here so that a
 //! request that would be refused fails at render time naming the tool that broke them.
@@ -10,6 +12,7 @@ use serde_json::{Map, Value, json};
 use super::calls::{ParsedCall, generated_id, read_call};
 use super::reply::Reply;
 use super::strict::{SchemaError, StrictDialect, transform};
+use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, RenderOptions, ResponseError};
 use crate::ToolFunctionSpec;
 
@@ -72,9 +75,10 @@ pub(crate) fn render_tools(
     Ok(Value::Array(tools))
 }
 
-pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
-    let content = match response {
-        Value::Array(blocks) => blocks,
+/// The content blocks of a message, or the array itself.
+fn content_of(response: &Value) -> Result<&Vec<Value>, ResponseError> {
+    match response {
+        Value::Array(blocks) => Ok(blocks),
         _ => response
             .get("content")
             .and_then(Value::as_array)
@@ -83,11 +87,19 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
                     Provider::Anthropic,
                     "expected a message with a `content` array of blocks, or the array itself",
                 )
-            })?,
-    };
+            }),
+    }
+}
+
+fn is_type(block: &Value, kind: &str) -> bool {
+    block.get("type").and_then(Value::as_str) == Some(kind)
+}
+
+pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+    let content = content_of(response)?;
     Ok(content
         .iter()
-        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .filter(|block| is_type(block, "tool_use"))
         .enumerate()
         .map(|(index, block)| {
             let id = block
@@ -122,4 +134,103 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
         })
         .collect();
     vec![json!({"role": "user", "content": blocks})]
+}
+
+pub(crate) fn render_user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
+    let text_block = text.map(|text| json!({"type": "text", "text": text}));
+    let blocks: Vec<Value> = text_block
+        .into_iter()
+        .chain(calls.iter().map(|call| {
+            json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+        }))
+        .collect();
+    if blocks.is_empty() {
+        // Anthropic refuses an assistant message without content.
+        return Vec::new();
+    }
+    vec![json!({"role": "assistant", "content": blocks})]
+}
+
+pub(crate) fn parse_text(response: &Value) -> Result<Option<String>, ResponseError> {
+    let pieces: Vec<&str> = content_of(response)?
+        .iter()
+        .filter(|block| is_type(block, "text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    Ok((!pieces.is_empty()).then(|| pieces.concat()))
+}
+
+pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, ResponseError> {
+    let has_calls = content_of(response)?
+        .iter()
+        .any(|block| is_type(block, "tool_use"));
+    let Some(reason) = response.get("stop_reason").and_then(Value::as_str) else {
+        return Ok(StopReason::inferred(has_calls));
+    };
+    let reason = match reason {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolCalls,
+        "max_tokens" | "model_context_window_exceeded" => StopReason::MaxTokens,
+        "refusal" => StopReason::ContentFilter,
+        other => StopReason::Other(other.to_owned()),
+    };
+    Ok(reason.with_calls(has_calls))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoes_calls_as_tool_use_blocks() {
+        let arguments = json!({"a": 2});
+        let call = AssistantCall {
+            id: "toolu_1",
+            name: "add",
+            arguments: &arguments,
+        };
+        let turn = render_assistant(None, &[call]);
+        assert_eq!(
+            turn,
+            vec![json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2}}]})]
+        );
+        assert_eq!(
+            parse_calls(&turn[0]).unwrap()[0].as_ref().unwrap().id,
+            "toolu_1"
+        );
+        assert!(render_assistant(None, &[]).is_empty());
+        assert_eq!(
+            render_assistant(Some("5"), &[]),
+            vec![json!({"role": "assistant", "content": [{"type": "text", "text": "5"}]})]
+        );
+    }
+
+    #[test]
+    fn reads_text_and_stop_reasons() {
+        let message = json!({"type": "message", "role": "assistant", "content": [
+            {"type": "thinking", "thinking": "hmm", "signature": "s"},
+            {"type": "text", "text": "Let me add. "},
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}},
+        ], "stop_reason": "tool_use"});
+        assert_eq!(
+            parse_text(&message).unwrap().as_deref(),
+            Some("Let me add. ")
+        );
+        assert_eq!(parse_stop_reason(&message).unwrap(), StopReason::ToolCalls);
+        let stop = |reason: &str| {
+            parse_stop_reason(&json!({"content": [], "stop_reason": reason})).unwrap()
+        };
+        assert_eq!(stop("end_turn"), StopReason::EndTurn);
+        assert_eq!(stop("stop_sequence"), StopReason::EndTurn);
+        assert_eq!(stop("max_tokens"), StopReason::MaxTokens);
+        assert_eq!(stop("refusal"), StopReason::ContentFilter);
+        assert_eq!(stop("pause_turn"), StopReason::Other("pause_turn".into()));
+        assert_eq!(parse_text(&json!({"content": []})).unwrap(), None);
+        assert!(parse_stop_reason(&json!({"stop_reason": "end_turn"})).is_err());
+    }
 }

@@ -1,6 +1,8 @@
 //! Google Gemini: `tools: [{"functionDeclarations": [{name, description, parameters}]}]`
 //! where `parameters` is the OpenAPI schema subset Gemini accepts; calls as `functionCall`
-//! parts; results as `functionResponse` parts of one user content.
+//! parts; results as `functionResponse` parts of one user content. The model's earlier calls
+//! are echoed as `functionCall` parts of a `model` content; the answer's text is its `text`
+//! parts (thoughts left out), its stop reason the candidate's `finishReason`.
 //!
 //! The subset has no `$ref` (definitions are inlined; recursion cannot be expressed and is an
 //! error), no `additionalProperties`, `nullable: true` instead of type unions with `null`,
@@ -13,6 +15,7 @@ use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, generated_id, read_call
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::reply::{Body, Reply};
 use super::strict::{META_KEYWORDS, SchemaError, escape, keep, set_description, split_types};
+use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, ResponseError};
 use crate::ToolFunctionSpec;
 
@@ -289,7 +292,11 @@ fn keep_format(m: &mut Map<String, Value>, out: &mut Map<String, Value>, support
     }
 }
 
-pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+/// The parts of a response's first candidate, of a content, or the array itself. A response
+/// without candidates (a blocked prompt), a candidate without content (stopped before
+/// writing, or filtered) and a content without parts (all its tokens spent thinking) have
+/// none.
+fn parts_of(response: &Value) -> Result<&[Value], ResponseError> {
     let shape = || {
         ResponseError::new(
             Provider::Gemini,
@@ -297,19 +304,31 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         )
     };
     let content = match response.get("candidates") {
-        Some(candidates) => candidates
-            .get(0)
-            .and_then(|c| c.get("content"))
-            .ok_or_else(shape)?,
+        Some(Value::Array(candidates)) => match candidates.first() {
+            None => return Ok(&[]),
+            Some(candidate @ Value::Object(_)) => match candidate.get("content") {
+                None | Some(Value::Null) => return Ok(&[]),
+                Some(content) => content,
+            },
+            Some(_) => return Err(shape()),
+        },
+        Some(_) => return Err(shape()),
+        None if response.get("promptFeedback").is_some() => return Ok(&[]),
         None => response,
     };
-    let parts = match content {
-        Value::Array(parts) => parts,
-        _ => match content.get("parts") {
-            Some(Value::Array(parts)) => parts,
-            _ => return Err(shape()),
+    match content {
+        Value::Array(parts) => Ok(parts),
+        Value::Object(fields) => match fields.get("parts") {
+            Some(Value::Array(parts)) => Ok(parts),
+            None if fields.contains_key("role") => Ok(&[]),
+            _ => Err(shape()),
         },
-    };
+        _ => Err(shape()),
+    }
+}
+
+pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+    let parts = parts_of(response)?;
     Ok(parts
         .iter()
         .filter_map(|part| part.get("functionCall"))
@@ -351,6 +370,70 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
         })
         .collect();
     vec![json!({"role": "user", "parts": parts})]
+}
+
+pub(crate) fn render_user(text: &str) -> Value {
+    json!({"role": "user", "parts": [{"text": text}]})
+}
+
+pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
+    let text_part = text.map(|text| json!({"text": text}));
+    let parts: Vec<Value> = text_part
+        .into_iter()
+        .chain(calls.iter().map(|call| {
+            let mut function_call = Map::new();
+            if !call.id.starts_with(GENERATED_CALL_ID_PREFIX) {
+                function_call.insert("id".to_owned(), json!(call.id));
+            }
+            function_call.insert("name".to_owned(), json!(call.name));
+            function_call.insert("args".to_owned(), call.arguments.clone());
+            json!({ "functionCall": function_call })
+        }))
+        .collect();
+    if parts.is_empty() {
+        // Gemini refuses a content without parts.
+        return Vec::new();
+    }
+    vec![json!({"role": "model", "parts": parts})]
+}
+
+pub(crate) fn parse_text(response: &Value) -> Result<Option<String>, ResponseError> {
+    let pieces: Vec<&str> = parts_of(response)?
+        .iter()
+        .filter(|part| part.get("thought") != Some(&Value::Bool(true)))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    Ok((!pieces.is_empty()).then(|| pieces.concat()))
+}
+
+pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, ResponseError> {
+    let has_calls = parts_of(response)?
+        .iter()
+        .any(|part| part.get("functionCall").is_some());
+    let candidate = response.get("candidates").and_then(|c| c.get(0));
+    let Some(reason) = candidate
+        .and_then(|c| c.get("finishReason"))
+        .and_then(Value::as_str)
+    else {
+        let blocked = candidate.is_none()
+            && response
+                .get("promptFeedback")
+                .and_then(|feedback| feedback.get("blockReason"))
+                .is_some();
+        if blocked {
+            return Ok(StopReason::ContentFilter);
+        }
+        return Ok(StopReason::inferred(has_calls));
+    };
+    let reason = match reason {
+        "STOP" => StopReason::EndTurn,
+        "MAX_TOKENS" => StopReason::MaxTokens,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
+            StopReason::ContentFilter
+        }
+        other => StopReason::Other(other.to_owned()),
+    };
+    Ok(reason.with_calls(has_calls))
 }
 
 #[cfg(test)]
@@ -402,5 +485,74 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.path, "/properties/tree/properties/kids/items");
         assert!(err.reason.contains("recursion"), "{}", err.reason);
+    }
+
+    #[test]
+    fn echoes_calls_as_function_call_parts() {
+        let arguments = json!({"a": 2});
+        let given = AssistantCall {
+            id: "fc_1",
+            name: "add",
+            arguments: &arguments,
+        };
+        let generated = AssistantCall {
+            id: "toolsmith-call-1",
+            ..given
+        };
+        let turn = render_assistant(Some("Adding."), &[given, generated]);
+        assert_eq!(
+            turn,
+            vec![json!({"role": "model", "parts": [
+                {"text": "Adding."},
+                {"functionCall": {"id": "fc_1", "name": "add", "args": {"a": 2}}},
+                {"functionCall": {"name": "add", "args": {"a": 2}}},
+            ]})]
+        );
+        assert_eq!(parse_calls(&turn[0]).unwrap().len(), 2);
+        assert!(render_assistant(None, &[]).is_empty());
+        assert_eq!(
+            render_user("Hi"),
+            json!({"role": "user", "parts": [{"text": "Hi"}]})
+        );
+    }
+
+    #[test]
+    fn reads_text_and_stop_reasons() {
+        let response = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "thinking…", "thought": true},
+            {"text": "2 + 3 "},
+            {"text": "= 5"},
+        ]}, "finishReason": "STOP"}]});
+        assert_eq!(parse_text(&response).unwrap().as_deref(), Some("2 + 3 = 5"));
+        assert_eq!(parse_stop_reason(&response).unwrap(), StopReason::EndTurn);
+
+        // All tokens spent thinking: a content without parts.
+        let spent =
+            json!({"candidates": [{"content": {"role": "model"}, "finishReason": "MAX_TOKENS"}]});
+        assert_eq!(parse_text(&spent).unwrap(), None);
+        assert!(parse_calls(&spent).unwrap().is_empty());
+        assert_eq!(parse_stop_reason(&spent).unwrap(), StopReason::MaxTokens);
+
+        let filtered = json!({"candidates": [{"finishReason": "SAFETY", "index": 0}]});
+        assert!(parse_calls(&filtered).unwrap().is_empty());
+        assert_eq!(
+            parse_stop_reason(&filtered).unwrap(),
+            StopReason::ContentFilter
+        );
+
+        let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}});
+        assert_eq!(parse_text(&blocked).unwrap(), None);
+        assert_eq!(
+            parse_stop_reason(&blocked).unwrap(),
+            StopReason::ContentFilter
+        );
+
+        let odd = json!({"candidates": [{"content": {"parts": []}, "finishReason": "MALFORMED_FUNCTION_CALL"}]});
+        assert_eq!(
+            parse_stop_reason(&odd).unwrap(),
+            StopReason::Other("MALFORMED_FUNCTION_CALL".into())
+        );
+        assert!(parse_text(&json!({"candidates": {}})).is_err());
+        assert!(parse_text(&json!({"text": "Hi"})).is_err());
     }
 }

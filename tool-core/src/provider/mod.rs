@@ -1,5 +1,10 @@
 //! Provider wire formats: tools declared in each provider's `tools` array, the calls of a
-//! provider response read into [`ToolCallRequest`](crate::ToolCallRequest)s, and the calls' results written back.
+//! provider response read into [`ToolCallRequest`](crate::ToolCallRequest)s, and the calls' results written back;
+//! around them, the rest of a conversation: user messages
+//! ([`render_user`](Provider::render_user)), the model's earlier turns echoed back
+//! ([`render_assistant`](Provider::render_assistant)), and an answer's text and
+//! [`StopReason`] ([`parse_text`](Provider::parse_text),
+//! [`parse_stop_reason`](Provider::parse_stop_reason)).
 //!
 //! [`Provider`] names the format: OpenAI Chat Completions, OpenAI Responses, Anthropic
 //! Messages, Google Gemini, or a text-based backend (llama.cpp, Candle and other local models
@@ -55,6 +60,7 @@ mod repair;
 mod reply;
 mod strict;
 mod text;
+mod turns;
 
 use std::fmt;
 
@@ -70,6 +76,7 @@ pub use repair::{BrokenJson, repair_json};
 pub use reply::CallReply;
 pub use strict::strict_schema;
 pub use text::{parse_text_calls, tools_prompt};
+pub use turns::{AssistantCall, StopReason};
 
 /// A provider's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

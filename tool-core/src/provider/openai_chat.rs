@@ -1,12 +1,15 @@
 //! OpenAI Chat Completions: `tools: [{"type": "function", "function": {name, description,
 //! parameters, strict}}]`; calls in `choices[0].message.tool_calls` with arguments as a JSON
-//! string; results as `{"role": "tool", "tool_call_id", "content"}` messages.
+//! string; results as `{"role": "tool", "tool_call_id", "content"}` messages. The model's
+//! earlier calls are echoed as an assistant message's `tool_calls`; the answer's text is
+//! `message.content`, its stop reason `finish_reason`.
 
 use serde_json::{Map, Value, json};
 
 use super::calls::{ParsedCall, generated_id, read_call};
 use super::reply::Reply;
 use super::strict::{StrictDialect, transform};
+use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, RenderOptions, ResponseError};
 use crate::ToolFunctionSpec;
 
@@ -48,20 +51,27 @@ pub(crate) fn render_tools(
     Ok(Value::Array(tools))
 }
 
-pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
-    let shape = || {
-        ResponseError::new(
-            Provider::OpenAiChat,
-            "expected a chat completion (`choices[0].message`), an assistant message, or its `tool_calls` array",
-        )
-    };
-    let message = match response.get("choices") {
+fn shape_error() -> ResponseError {
+    ResponseError::new(
+        Provider::OpenAiChat,
+        "expected a chat completion (`choices[0].message`), an assistant message, or its `tool_calls` array",
+    )
+}
+
+/// The assistant message of a chat completion, or the value itself when it is not one.
+fn message_of(response: &Value) -> Result<&Value, ResponseError> {
+    match response.get("choices") {
         Some(choices) => choices
             .get(0)
             .and_then(|choice| choice.get("message"))
-            .ok_or_else(shape)?,
-        None => response,
-    };
+            .ok_or_else(shape_error),
+        None => Ok(response),
+    }
+}
+
+pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+    let shape = shape_error;
+    let message = message_of(response)?;
     let calls = match message {
         Value::Array(calls) => calls,
         Value::Object(fields) => match fields.get("tool_calls") {
@@ -113,4 +123,182 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+pub(crate) fn render_user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
+    let mut message = Map::new();
+    message.insert("role".to_owned(), json!("assistant"));
+    let content = match text {
+        Some(text) => json!(text),
+        // `content` may be null only beside `tool_calls`.
+        None if calls.is_empty() => json!(""),
+        None => Value::Null,
+    };
+    message.insert("content".to_owned(), content);
+    if !calls.is_empty() {
+        let tool_calls: Vec<Value> = calls
+            .iter()
+            .map(|call| {
+                json!({
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                })
+            })
+            .collect();
+        message.insert("tool_calls".to_owned(), Value::Array(tool_calls));
+    }
+    vec![Value::Object(message)]
+}
+
+pub(crate) fn parse_text(response: &Value) -> Result<Option<String>, ResponseError> {
+    let message = match message_of(response)? {
+        Value::Object(message) => message,
+        // The `tool_calls` array alone.
+        Value::Array(_) => return Ok(None),
+        _ => return Err(shape_error()),
+    };
+    let text = match message.get("content") {
+        Some(Value::String(text)) => Some(text.clone()),
+        // Content parts, as some compatible servers write them.
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect(),
+        ),
+        _ => None,
+    };
+    let refusal = || {
+        message
+            .get("refusal")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    Ok(text.filter(|t| !t.is_empty()).or_else(refusal))
+}
+
+/// Whether an assistant message (or its `tool_calls` array) carries calls.
+fn has_calls(message: &Value) -> bool {
+    match message {
+        Value::Array(calls) => !calls.is_empty(),
+        _ => {
+            message
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .is_some_and(|calls| !calls.is_empty())
+                || message.get("function_call").is_some_and(Value::is_object)
+        }
+    }
+}
+
+/// A `finish_reason` of OpenAI's vocabulary (which compatible servers share).
+pub(crate) fn finish_reason(reason: &str) -> StopReason {
+    match reason {
+        "stop" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolCalls,
+        "length" => StopReason::MaxTokens,
+        "content_filter" => StopReason::ContentFilter,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, ResponseError> {
+    let has_calls = has_calls(message_of(response)?);
+    let reason = response
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .and_then(|choice| choice.get("finish_reason"))
+        .and_then(Value::as_str);
+    Ok(match reason {
+        Some(reason) => finish_reason(reason).with_calls(has_calls),
+        None => StopReason::inferred(has_calls),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn completion(message: Value, finish_reason: &str) -> Value {
+        json!({"choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]})
+    }
+
+    #[test]
+    fn echoes_calls_with_arguments_as_a_json_string() {
+        let arguments = json!({"path": "a.txt", "limit": 2});
+        let call = AssistantCall {
+            id: "call_1",
+            name: "read",
+            arguments: &arguments,
+        };
+        assert_eq!(
+            render_assistant(None, &[call]),
+            vec![json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "read", "arguments": "{\"path\":\"a.txt\",\"limit\":2}"}}
+            ]})]
+        );
+        assert_eq!(
+            render_assistant(Some("Done."), &[]),
+            vec![json!({"role": "assistant", "content": "Done."})]
+        );
+        assert_eq!(
+            render_assistant(None, &[]),
+            vec![json!({"role": "assistant", "content": ""})]
+        );
+        // What is echoed reads back as the same call.
+        let echoed = &render_assistant(None, &[call])[0];
+        let read = parse_calls(echoed).unwrap();
+        assert_eq!(read[0].as_ref().unwrap().arguments.as_value(), &arguments);
+        assert_eq!(render_user("Hi"), json!({"role": "user", "content": "Hi"}));
+    }
+
+    #[test]
+    fn reads_text_and_refusals() {
+        let text = |message| parse_text(&completion(message, "stop")).unwrap();
+        assert_eq!(
+            text(json!({"role": "assistant", "content": "5"})).as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            text(json!({"role": "assistant", "content": null, "tool_calls": []})),
+            None
+        );
+        assert_eq!(
+            text(json!({"role": "assistant", "content": null, "refusal": "I can't."})).as_deref(),
+            Some("I can't.")
+        );
+        assert_eq!(
+            text(json!({"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}))
+                .as_deref(),
+            Some("ab")
+        );
+        assert!(parse_text(&json!({"choices": []})).is_err());
+        assert!(parse_text(&json!("text")).is_err());
+    }
+
+    #[test]
+    fn reads_stop_reasons() {
+        let calls = json!({"role": "assistant", "content": null,
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "t", "arguments": "{}"}}]});
+        let plain = json!({"role": "assistant", "content": "x"});
+        let stop = |message: &Value, reason| {
+            parse_stop_reason(&completion(message.clone(), reason)).unwrap()
+        };
+        assert_eq!(stop(&plain, "stop"), StopReason::EndTurn);
+        assert_eq!(stop(&calls, "tool_calls"), StopReason::ToolCalls);
+        // Servers that say `stop` beside calls.
+        assert_eq!(stop(&calls, "stop"), StopReason::ToolCalls);
+        assert_eq!(stop(&plain, "length"), StopReason::MaxTokens);
+        assert_eq!(stop(&plain, "content_filter"), StopReason::ContentFilter);
+        assert_eq!(stop(&plain, "eos"), StopReason::Other("eos".into()));
+        assert_eq!(parse_stop_reason(&calls).unwrap(), StopReason::ToolCalls);
+        assert_eq!(parse_stop_reason(&plain).unwrap(), StopReason::EndTurn);
+        assert!(parse_stop_reason(&json!({"choices": {}})).is_err());
+    }
 }

@@ -1,12 +1,16 @@
-//! OpenAI Responses: `tools: [{"type": "function", name, description, parameters, strict}]`;
+//! OpenAI Responses: `tools: [{"type": "function", name, description, parameters, strict}]`
+//! (`strict` always written: the API's default is `true`);
 //! calls as `{"type": "function_call", call_id, name, arguments}` output items; results as
-//! `{"type": "function_call_output", call_id, output}` input items.
+//! `{"type": "function_call_output", call_id, output}` input items. The model's earlier calls
+//! are echoed as `function_call` input items; the answer's text is the `output_text` parts of
+//! its `message` items, its stop reason the response's `status`.
 
 use serde_json::{Value, json};
 
 use super::calls::{ParsedCall, generated_id, read_call};
 use super::openai_chat::function_fields;
 use super::reply::Reply;
+use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, RenderOptions, ResponseError};
 use crate::ToolFunctionSpec;
 
@@ -19,15 +23,20 @@ pub(crate) fn render_tools(
             let mut tool = serde_json::Map::new();
             tool.insert("type".to_owned(), json!("function"));
             tool.extend(function_fields(Provider::OpenAiResponses, spec, options)?);
+            // The Responses API makes a function strict unless told otherwise (Chat
+            // Completions does the opposite): a schema not rewritten for strict mode would be
+            // refused.
+            tool.entry("strict").or_insert(Value::Bool(false));
             Ok(Value::Object(tool))
         })
         .collect::<Result<Vec<_>, RenderError>>()?;
     Ok(Value::Array(tools))
 }
 
-pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
-    let output = match response {
-        Value::Array(items) => items,
+/// The `output` items of a response, or the array itself.
+fn output_of(response: &Value) -> Result<&Vec<Value>, ResponseError> {
+    match response {
+        Value::Array(items) => Ok(items),
         _ => response
             .get("output")
             .and_then(Value::as_array)
@@ -36,8 +45,16 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
                     Provider::OpenAiResponses,
                     "expected a response with an `output` array, or the array itself",
                 )
-            })?,
-    };
+            }),
+    }
+}
+
+fn is_type(item: &Value, kind: &str) -> bool {
+    item.get("type").and_then(Value::as_str) == Some(kind)
+}
+
+pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+    let output = output_of(response)?;
     Ok(output
         .iter()
         .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
@@ -69,4 +86,162 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+pub(crate) fn render_user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
+    let message = text.map(|text| json!({"role": "assistant", "content": text}));
+    message
+        .into_iter()
+        .chain(calls.iter().map(|call| {
+            json!({
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.arguments.to_string(),
+            })
+        }))
+        .collect()
+}
+
+pub(crate) fn parse_text(response: &Value) -> Result<Option<String>, ResponseError> {
+    let pieces: Vec<&str> = output_of(response)?
+        .iter()
+        .filter(|item| is_type(item, "message"))
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|part| match part.get("type").and_then(Value::as_str) {
+            Some("output_text") => part.get("text").and_then(Value::as_str),
+            Some("refusal") => part.get("refusal").and_then(Value::as_str),
+            _ => None,
+        })
+        .collect();
+    Ok((!pieces.is_empty()).then(|| pieces.concat()))
+}
+
+pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, ResponseError> {
+    let has_calls = output_of(response)?
+        .iter()
+        .any(|item| is_type(item, "function_call"));
+    let Some(status) = response.get("status").and_then(Value::as_str) else {
+        return Ok(StopReason::inferred(has_calls));
+    };
+    let reason = match status {
+        "completed" => StopReason::EndTurn,
+        "incomplete" => {
+            let why = response
+                .get("incomplete_details")
+                .and_then(|details| details.get("reason"))
+                .and_then(Value::as_str);
+            match why {
+                Some("max_output_tokens") => StopReason::MaxTokens,
+                Some("content_filter") => StopReason::ContentFilter,
+                Some(other) => StopReason::Other(other.to_owned()),
+                None => StopReason::Other(status.to_owned()),
+            }
+        }
+        other => StopReason::Other(other.to_owned()),
+    };
+    Ok(reason.with_calls(has_calls))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_not_rendered_strict_say_so() {
+        use crate::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
+        let tool = |name: &str| {
+            ToolDefinition::new(
+                name,
+                "A tool.",
+                Args::new(scheme::object().optional("x", scheme::integer()).build()),
+            )
+        };
+        let declarations = ToolDeclarations {
+            shed: None,
+            tools: vec![
+                Tool::SingleCommand(tool("loose")),
+                Tool::SingleCommand(
+                    tool("tight").with_returns(Args::new(scheme::object().build())),
+                ),
+            ],
+        };
+        let tools = Provider::OpenAiResponses
+            .render_tools(&declarations, &RenderOptions::default())
+            .unwrap();
+        assert_eq!(tools[0]["strict"], false);
+        // Not rewritten: `x` stays optional and not nullable.
+        assert_eq!(
+            tools[0]["parameters"]["properties"]["x"],
+            json!({"type": "integer"})
+        );
+        assert_eq!(tools[1]["strict"], true);
+        assert_eq!(tools[1]["parameters"]["required"], json!(["x"]));
+    }
+
+    #[test]
+    fn echoes_calls_as_function_call_items() {
+        let arguments = json!({"a": 2});
+        let call = AssistantCall {
+            id: "call_1",
+            name: "add",
+            arguments: &arguments,
+        };
+        let items = render_assistant(Some("Adding."), &[call]);
+        assert_eq!(
+            items,
+            vec![
+                json!({"role": "assistant", "content": "Adding."}),
+                json!({"type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{\"a\":2}"}),
+            ]
+        );
+        assert_eq!(
+            parse_calls(&Value::Array(items)).unwrap()[0]
+                .as_ref()
+                .unwrap()
+                .id,
+            "call_1"
+        );
+        assert!(render_assistant(None, &[]).is_empty());
+        assert_eq!(render_user("Hi"), json!({"role": "user", "content": "Hi"}));
+    }
+
+    #[test]
+    fn reads_text_and_stop_reasons() {
+        let response = json!({"status": "completed", "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": "2 + 3 = ", "annotations": []},
+                {"type": "output_text", "text": "5", "annotations": []}]}
+        ]});
+        assert_eq!(parse_text(&response).unwrap().as_deref(), Some("2 + 3 = 5"));
+        assert_eq!(parse_stop_reason(&response).unwrap(), StopReason::EndTurn);
+
+        let calls = json!({"status": "completed", "output": [
+            {"type": "function_call", "call_id": "c", "name": "t", "arguments": "{}"}]});
+        assert_eq!(parse_text(&calls).unwrap(), None);
+        assert_eq!(parse_stop_reason(&calls).unwrap(), StopReason::ToolCalls);
+
+        let refused = json!({"status": "completed", "output": [{"type": "message", "content": [
+            {"type": "refusal", "refusal": "No."}]}]});
+        assert_eq!(parse_text(&refused).unwrap().as_deref(), Some("No."));
+
+        let cut = |reason: &str| {
+            parse_stop_reason(&json!({"status": "incomplete", "output": [],
+                "incomplete_details": {"reason": reason}}))
+            .unwrap()
+        };
+        assert_eq!(cut("max_output_tokens"), StopReason::MaxTokens);
+        assert_eq!(cut("content_filter"), StopReason::ContentFilter);
+        assert_eq!(
+            parse_stop_reason(&json!({"status": "failed", "output": []})).unwrap(),
+            StopReason::Other("failed".into())
+        );
+        assert!(parse_text(&json!({"status": "completed"})).is_err());
+    }
 }

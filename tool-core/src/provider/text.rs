@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use super::calls::{ParsedCall, RejectedCall, generated_id, read_call};
 use super::repair::{repair_json, strip_fence};
 use super::reply::{Body, Reply};
+use super::turns::{AssistantCall, StopReason};
 use super::{Provider, ResponseError};
 use crate::{ToolError, ToolFunctionSpec};
 
@@ -67,7 +68,8 @@ pub fn tools_prompt(tools: &Value) -> String {
     prompt
 }
 
-pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+/// The completion's text: a JSON string, `{"content": …}`, or a chat or text completion.
+fn completion_text(response: &Value) -> Result<&str, ResponseError> {
     let text = match response {
         Value::String(text) => Some(text.as_str()),
         Value::Object(fields) => fields.get("content").and_then(Value::as_str).or_else(|| {
@@ -80,13 +82,16 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
         }),
         _ => None,
     };
-    let text = text.ok_or_else(|| {
+    text.ok_or_else(|| {
         ResponseError::new(
             Provider::Text,
             "expected the completion text: a JSON string, `{\"content\": …}`, or a chat completion whose message content is text",
         )
-    })?;
-    Ok(parse_text_calls(text))
+    })
+}
+
+pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
+    Ok(parse_text_calls(completion_text(response)?))
 }
 
 /// Reads the tool calls a text-based model wrote: `<tool_call>{…}</tool_call>` blocks (an
@@ -275,6 +280,57 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     vec![json!({"role": "user", "content": blocks.join("\n")})]
 }
 
+pub(crate) fn render_user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
+    // Calls written back the way the tools prompt asks for them.
+    let blocks = calls.iter().map(|call| {
+        let written = json!({"name": call.name, "arguments": call.arguments});
+        format!("{OPEN_TAG}\n{written}\n{CLOSE_TAG}")
+    });
+    let content: Vec<String> = text.map(str::to_owned).into_iter().chain(blocks).collect();
+    vec![json!({"role": "assistant", "content": content.join("\n")})]
+}
+
+/// The text around the `<tool_call>` blocks (an unclosed last block runs to the end).
+fn prose(text: &str) -> String {
+    let mut kept = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN_TAG) {
+        kept.push_str(&rest[..start]);
+        let after = &rest[start + OPEN_TAG.len()..];
+        let end = [after.find(CLOSE_TAG), after.find(OPEN_TAG)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(after.len());
+        rest = after[end..]
+            .strip_prefix(CLOSE_TAG)
+            .unwrap_or(&after[end..]);
+    }
+    kept.push_str(rest);
+    kept.trim().to_owned()
+}
+
+pub(crate) fn parse_text(response: &Value) -> Result<Option<String>, ResponseError> {
+    Ok(Some(prose(completion_text(response)?)))
+}
+
+pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, ResponseError> {
+    let has_calls = !parse_text_calls(completion_text(response)?).is_empty();
+    let reason = response
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .and_then(|choice| choice.get("finish_reason"))
+        .and_then(Value::as_str);
+    Ok(match reason {
+        Some(reason) => super::openai_chat::finish_reason(reason).with_calls(has_calls),
+        None => StopReason::inferred(has_calls),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,5 +389,39 @@ mod tests {
             calls[1].as_ref().unwrap().arguments.as_value(),
             &json!({"x": 1})
         );
+    }
+
+    #[test]
+    fn echoes_calls_as_tool_call_blocks() {
+        let arguments = json!({"a": 2});
+        let call = AssistantCall {
+            id: "toolsmith-call-0",
+            name: "add",
+            arguments: &arguments,
+        };
+        let turn = render_assistant(Some("Adding."), &[call]);
+        let written =
+            "Adding.\n<tool_call>\n{\"name\":\"add\",\"arguments\":{\"a\":2}}\n</tool_call>";
+        assert_eq!(turn, vec![json!({"role": "assistant", "content": written})]);
+        assert_eq!(names(&parse_text_calls(written)), ["add"]);
+        assert_eq!(parse_text(&turn[0]).unwrap().as_deref(), Some("Adding."));
+        assert_eq!(render_user("Hi"), json!({"role": "user", "content": "Hi"}));
+    }
+
+    #[test]
+    fn reads_text_and_stop_reasons() {
+        let text = "Sure.\n<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\nThen <tool_call>{\"name\": \"b\"";
+        assert_eq!(prose(text), "Sure.\n\nThen");
+        assert_eq!(
+            parse_stop_reason(&json!(text)).unwrap(),
+            StopReason::ToolCalls
+        );
+        let cut = json!({"choices": [{"message": {"content": "The"}, "finish_reason": "length"}]});
+        assert_eq!(parse_stop_reason(&cut).unwrap(), StopReason::MaxTokens);
+        assert_eq!(
+            parse_stop_reason(&json!({"content": "5"})).unwrap(),
+            StopReason::EndTurn
+        );
+        assert!(parse_text(&json!([1])).is_err());
     }
 }

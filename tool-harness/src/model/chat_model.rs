@@ -67,6 +67,24 @@ pub enum ModelError {
         /// What was wrong.
         reason: String,
     },
+    /// The client cannot be used as configured (no API key for the official API, a bad base
+    /// URL or header, no TLS setup).
+    #[error("{provider}: client configuration: {reason}")]
+    Config {
+        /// The client.
+        provider: String,
+        /// What is wrong, and how to set it.
+        reason: String,
+    },
+    /// The request cannot be sent in the provider's format (a tool schema the format cannot
+    /// express, no model name). Nothing was sent.
+    #[error("{provider}: cannot send the request: {reason}")]
+    InvalidRequest {
+        /// The client.
+        provider: String,
+        /// What is wrong, naming the tool or field.
+        reason: String,
+    },
     /// A [`ScriptedModel`](super::ScriptedModel) has no turn left, or was scripted to fail.
     #[error("scripted model: {0}")]
     Script(String),

@@ -1,8 +1,11 @@
 //! Models: the [`ChatModel`] trait every client implements, the provider-neutral
 //! [`ChatRequest`] and [`ChatResponse`], the conversation's [`Message`]s, and
-//! [`ScriptedModel`] for tests.
+//! [`ScriptedModel`] for tests. Clients of the OpenAI, Anthropic and Gemini APIs are in
+//! `model::http` (feature `http-models`, on by default).
 
 mod chat_model;
+#[cfg(feature = "http-models")]
+pub mod http;
 mod message;
 mod request;
 mod response;
@@ -11,5 +14,7 @@ mod scripted;
 pub use chat_model::{ChatModel, ModelError, StreamDelta};
 pub use message::{Message, ModelCall, ToolResultMessage};
 pub use request::{ChatOptions, ChatRequest, ToolChoice};
-pub use response::{ChatResponse, StopReason, Usage};
+pub use response::{ChatResponse, Usage};
 pub use scripted::{ScriptedModel, ScriptedTurn};
+/// Why the model stopped writing (the provider formats read it: `toolsmith_core::provider`).
+pub use toolsmith_core::provider::StopReason;

@@ -3,7 +3,7 @@
 use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
-use toolsmith_core::provider::ParsedCall;
+use toolsmith_core::provider::{ParsedCall, StopReason};
 
 /// Tokens counted by the API for one request, or summed over a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -50,23 +50,6 @@ impl AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
         *self = *self + other;
     }
-}
-
-/// Why the model stopped writing.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum StopReason {
-    /// It finished its answer.
-    EndTurn,
-    /// It wants its tool calls run.
-    ToolCalls,
-    /// It hit the output token limit.
-    MaxTokens,
-    /// The provider filtered its output.
-    ContentFilter,
-    /// Another reason, as the provider named it.
-    Other(String),
 }
 
 /// A model's answer to one request: text, tool calls (read, or rejected with the error the

@@ -10,6 +10,8 @@ mod escape_suite;
 mod file_tools;
 mod memory_and_context;
 mod paths_and_globs;
+#[cfg(feature = "http-models")]
+mod model_http;
 mod presets;
 mod search_file_tool;
 mod shell_tool;

@@ -1,0 +1,199 @@
+//! The conversation around the tools: user messages, the model's earlier turns echoed back,
+//! and the text and stop reason of an answer. Each format's half lives in its own module.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Provider, ResponseError};
+use crate::ToolCallRequest;
+
+/// A call the model made on an earlier turn, to echo back in the conversation: its id, the
+/// tool it named and its arguments (a JSON object).
+///
+/// Made from a [`ToolCallRequest`] or from its parts:
+///
+/// ```
+/// use toolsmith_core::{ToolArguments, ToolCallRequest};
+/// use toolsmith_core::provider::{AssistantCall, Provider};
+/// use serde_json::json;
+///
+/// let request = ToolCallRequest::new("call_1", "add", ToolArguments::try_from(json!({"a": 2})).unwrap());
+/// let from_request = Provider::OpenAiChat.render_assistant(None, [&request]);
+/// let arguments = json!({"a": 2});
+/// let by_hand = AssistantCall { id: "call_1", name: "add", arguments: &arguments };
+/// assert_eq!(Provider::OpenAiChat.render_assistant(None, [by_hand]), from_request);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AssistantCall<'a> {
+    /// The call's id, as the provider gave it (or as generated for one that gave none).
+    pub id: &'a str,
+    /// The tool the call named.
+    pub name: &'a str,
+    /// The arguments, a JSON object.
+    pub arguments: &'a Value,
+}
+
+impl<'a> From<&'a ToolCallRequest> for AssistantCall<'a> {
+    fn from(request: &'a ToolCallRequest) -> Self {
+        Self {
+            id: &request.id,
+            name: &request.name,
+            arguments: request.arguments.as_value(),
+        }
+    }
+}
+
+/// Why the model stopped writing, in no provider's vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants its tool calls run.
+    ToolCalls,
+    /// It hit the output token limit (or the context window).
+    MaxTokens,
+    /// The provider filtered its output (or refused the prompt).
+    ContentFilter,
+    /// Another reason, as the provider named it.
+    Other(String),
+}
+
+impl StopReason {
+    /// The reason to report when the answer carries tool calls: an answer that "ended
+    /// normally" with calls in it (Gemini always says `STOP`; some OpenAI-compatible servers
+    /// say `stop`) is a request for its calls to run.
+    pub(crate) fn with_calls(self, has_calls: bool) -> Self {
+        match self {
+            Self::EndTurn if has_calls => Self::ToolCalls,
+            other => other,
+        }
+    }
+
+    /// The reason inferred when the response names none.
+    pub(crate) fn inferred(has_calls: bool) -> Self {
+        Self::EndTurn.with_calls(has_calls)
+    }
+}
+
+impl Provider {
+    /// Renders a user's text as one entry of this provider's conversation: an OpenAI or text
+    /// `{"role": "user", "content": …}` message, a Responses input message, an Anthropic user
+    /// message, a Gemini user content of one text part.
+    ///
+    /// ```
+    /// use toolsmith_core::provider::Provider;
+    /// use serde_json::json;
+    ///
+    /// assert_eq!(Provider::Gemini.render_user("Hi"), json!({"role": "user", "parts": [{"text": "Hi"}]}));
+    /// assert_eq!(Provider::Anthropic.render_user("Hi"), json!({"role": "user", "content": "Hi"}));
+    /// ```
+    pub fn render_user(self, text: &str) -> Value {
+        match self {
+            Self::OpenAiChat => super::openai_chat::render_user(text),
+            Self::OpenAiResponses => super::openai_responses::render_user(text),
+            Self::Anthropic => super::anthropic::render_user(text),
+            Self::Gemini => super::gemini::render_user(text),
+            Self::Text => super::text::render_user(text),
+        }
+    }
+
+    /// Renders one of the model's earlier turns (its text, its tool calls, or both) as the
+    /// entries to append to the conversation, so that the results that follow answer calls
+    /// the provider has seen: an OpenAI Chat assistant message with `tool_calls` (arguments as
+    /// a JSON string), Responses items (an assistant message, then one `function_call` item
+    /// per call), an Anthropic assistant message of `text` and `tool_use` blocks, a Gemini
+    /// `model` content of `text` and `functionCall` parts, a text assistant message with one
+    /// `<tool_call>` block per call.
+    ///
+    /// Call ids are kept, except generated ones (prefix
+    /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX)) where Gemini matches by
+    /// name. A turn with neither text nor calls gives no entry where the format has no empty
+    /// message (Responses, Anthropic, Gemini) and an empty message elsewhere.
+    ///
+    /// ```
+    /// use toolsmith_core::provider::{AssistantCall, Provider};
+    /// use serde_json::json;
+    ///
+    /// let arguments = json!({"a": 2, "b": 3});
+    /// let call = AssistantCall { id: "toolu_1", name: "add", arguments: &arguments };
+    /// let turn = Provider::Anthropic.render_assistant(Some("Adding."), [call]);
+    /// assert_eq!(turn, vec![json!({"role": "assistant", "content": [
+    ///     {"type": "text", "text": "Adding."},
+    ///     {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}}
+    /// ]})]);
+    /// let turn = Provider::OpenAiChat.render_assistant(None, [call]);
+    /// assert_eq!(turn[0]["tool_calls"][0]["function"]["arguments"], r#"{"a":2,"b":3}"#);
+    /// ```
+    pub fn render_assistant<'a, I>(self, text: Option<&str>, calls: I) -> Vec<Value>
+    where
+        I: IntoIterator,
+        I::Item: Into<AssistantCall<'a>>,
+    {
+        let calls: Vec<AssistantCall<'a>> = calls.into_iter().map(Into::into).collect();
+        let text = text.filter(|t| !t.is_empty());
+        match self {
+            Self::OpenAiChat => super::openai_chat::render_assistant(text, &calls),
+            Self::OpenAiResponses => super::openai_responses::render_assistant(text, &calls),
+            Self::Anthropic => super::anthropic::render_assistant(text, &calls),
+            Self::Gemini => super::gemini::render_assistant(text, &calls),
+            Self::Text => super::text::render_assistant(text, &calls),
+        }
+    }
+
+    /// Reads the text of a provider response: OpenAI Chat `message.content` (or its
+    /// `refusal`), the Responses `output_text` and `refusal` parts of its `message` items,
+    /// Anthropic `text` blocks, Gemini `text` parts (thoughts left out), the text around a
+    /// text model's `<tool_call>` blocks. Several pieces are joined in order; an answer with
+    /// no text, or only empty text, gives `None`.
+    ///
+    /// Takes what [`parse_calls`](Self::parse_calls) takes. A response of the wrong shape is a
+    /// [`ResponseError`]; a Gemini response without candidates (a blocked prompt) has no text.
+    ///
+    /// ```
+    /// use toolsmith_core::provider::Provider;
+    /// use serde_json::json;
+    ///
+    /// let response = json!({"choices": [{"message": {"role": "assistant", "content": "5"}, "finish_reason": "stop"}]});
+    /// assert_eq!(Provider::OpenAiChat.parse_text(&response).unwrap().as_deref(), Some("5"));
+    /// let calls_only = json!({"content": [{"type": "tool_use", "id": "t", "name": "add", "input": {}}]});
+    /// assert_eq!(Provider::Anthropic.parse_text(&calls_only).unwrap(), None);
+    /// ```
+    pub fn parse_text(self, response: &Value) -> Result<Option<String>, ResponseError> {
+        let text = match self {
+            Self::OpenAiChat => super::openai_chat::parse_text(response)?,
+            Self::OpenAiResponses => super::openai_responses::parse_text(response)?,
+            Self::Anthropic => super::anthropic::parse_text(response)?,
+            Self::Gemini => super::gemini::parse_text(response)?,
+            Self::Text => super::text::parse_text(response)?,
+        };
+        Ok(text.filter(|t| !t.is_empty()))
+    }
+
+    /// Reads why the model stopped: OpenAI Chat `finish_reason`, the Responses `status` and
+    /// `incomplete_details.reason`, Anthropic `stop_reason`, Gemini `finishReason` (or the
+    /// prompt's `blockReason`). An answer that ended normally with tool calls in it is
+    /// [`StopReason::ToolCalls`] whatever the provider said; where the response names no
+    /// reason (a message passed alone), it is inferred from whether the answer has calls.
+    ///
+    /// ```
+    /// use toolsmith_core::provider::{Provider, StopReason};
+    /// use serde_json::json;
+    ///
+    /// let cut = json!({"role": "assistant", "content": [{"type": "text", "text": "The"}], "stop_reason": "max_tokens"});
+    /// assert_eq!(Provider::Anthropic.parse_stop_reason(&cut).unwrap(), StopReason::MaxTokens);
+    /// let called = json!({"candidates": [{"content": {"role": "model", "parts": [
+    ///     {"functionCall": {"name": "add", "args": {}}}]}, "finishReason": "STOP"}]});
+    /// assert_eq!(Provider::Gemini.parse_stop_reason(&called).unwrap(), StopReason::ToolCalls);
+    /// ```
+    pub fn parse_stop_reason(self, response: &Value) -> Result<StopReason, ResponseError> {
+        match self {
+            Self::OpenAiChat => super::openai_chat::parse_stop_reason(response),
+            Self::OpenAiResponses => super::openai_responses::parse_stop_reason(response),
+            Self::Anthropic => super::anthropic::parse_stop_reason(response),
+            Self::Gemini => super::gemini::parse_stop_reason(response),
+            Self::Text => super::text::parse_stop_reason(response),
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! [`AnthropicModel`]: Anthropic's Messages API.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use toolsmith_core::provider::Provider;
+
+use super::body::{self, count};
+use super::builder::{Endpoint, HttpModelBuilder};
+use super::transport::Transport;
+use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+
+const PROVIDER: Provider = Provider::Anthropic;
+
+const ENDPOINT: Endpoint = Endpoint {
+    provider: PROVIDER,
+    default_base_url: "https://api.anthropic.com",
+    key_vars: &["ANTHROPIC_API_KEY"],
+    base_url_var: "ANTHROPIC_BASE_URL",
+};
+
+/// The API version every request names (`anthropic-version`).
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The output limit of a request that sets none: Anthropic requires `max_tokens`.
+pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
+
+/// A model behind Anthropic's Messages API (`POST {base}/v1/messages`).
+///
+/// The key goes in `x-api-key`, with `anthropic-version: 2023-06-01`. The system prompt is
+/// the `system` field; `max_tokens` is the request's limit, else the builder's
+/// [`max_output_tokens`](HttpModelBuilder::max_output_tokens), else
+/// [`DEFAULT_ANTHROPIC_MAX_TOKENS`]. Calls are echoed as `tool_use` blocks, results sent as
+/// `tool_result` blocks (with `is_error`), rendered by `toolsmith_core::provider`. Usage
+/// counts every input token (`input_tokens` plus `cache_read_input_tokens` and
+/// `cache_creation_input_tokens`; cached: `cache_read_input_tokens`) and `output_tokens`.
+///
+/// ```no_run
+/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message};
+/// use toolsmith_harness::model::http::AnthropicModel;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let model = AnthropicModel::builder()
+///     .api_key(std::env::var("ANTHROPIC_API_KEY")?)
+///     .max_output_tokens(1024)
+///     .build()?;
+/// let request = ChatRequest {
+///     model: "claude-sonnet-4-5".into(),
+///     messages: vec![Message::user("What is 2 + 3?")],
+///     ..ChatRequest::default()
+/// };
+/// println!("{:?}", model.complete(&request).await?.text);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct AnthropicModel {
+    transport: Transport,
+    max_output_tokens: Option<u32>,
+}
+
+impl AnthropicModel {
+    /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    pub fn builder() -> HttpModelBuilder<Self> {
+        HttpModelBuilder::new()
+    }
+
+    /// A client configured from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (default
+    /// `https://api.anthropic.com`). Without a key, only another base URL is accepted.
+    pub fn from_env() -> Result<Self, ModelError> {
+        Self::builder().with_env(&ENDPOINT).build()
+    }
+
+    /// The request body this client sends for `request`.
+    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
+        let mut body = Map::new();
+        body.insert(
+            "model".to_owned(),
+            json!(body::model_name(PROVIDER, request)?),
+        );
+        let max_tokens = request
+            .options
+            .max_output_tokens
+            .or(self.max_output_tokens)
+            .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
+        body.insert("max_tokens".to_owned(), json!(max_tokens));
+        if let Some(system) = &request.system {
+            body.insert("system".to_owned(), json!(system));
+        }
+        body.insert(
+            "messages".to_owned(),
+            Value::Array(body::conversation(PROVIDER, &request.messages)),
+        );
+        if let Some(tools) = body::tools(PROVIDER, request)? {
+            body.insert("tools".to_owned(), tools);
+            if request.options.tool_choice == ToolChoice::None {
+                body.insert("tool_choice".to_owned(), json!({"type": "none"}));
+            }
+        }
+        if let Some(temperature) = request.options.temperature.and_then(body::number) {
+            body.insert("temperature".to_owned(), temperature);
+        }
+        Ok(Value::Object(body))
+    }
+}
+
+impl HttpModelBuilder<AnthropicModel> {
+    /// The client; a bad base URL or header, or no key for the official API, is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<AnthropicModel, ModelError> {
+        let transport = self.transport(
+            &ENDPOINT,
+            |key| vec![("x-api-key".to_owned(), key.to_owned())],
+            &[("anthropic-version", ANTHROPIC_VERSION)],
+        )?;
+        Ok(AnthropicModel {
+            transport,
+            max_output_tokens: self.settings.max_output_tokens,
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for AnthropicModel {
+    fn name(&self) -> &str {
+        PROVIDER.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let body = self.body(request)?;
+        let answer = self.transport.post_json("/v1/messages", &body).await?;
+        let cache_read = count(&answer, "/usage/cache_read_input_tokens");
+        let usage = Usage {
+            input_tokens: count(&answer, "/usage/input_tokens")
+                .saturating_add(cache_read)
+                .saturating_add(count(&answer, "/usage/cache_creation_input_tokens")),
+            output_tokens: count(&answer, "/usage/output_tokens"),
+            cached_input_tokens: cache_read,
+        };
+        body::answer(PROVIDER, &answer, usage)
+    }
+}

@@ -1,0 +1,132 @@
+//! The parts of a request body and of an answer that the four clients read the same way,
+//! each through `toolsmith_core::provider` (the wire formats live there, once).
+
+use serde_json::Value;
+use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderOptions};
+use toolsmith_core::{ToolCallResult, ToolError};
+
+use crate::model::{ChatRequest, ChatResponse, Message, ModelCall, ModelError, Usage};
+
+impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
+    fn from(call: &'a ModelCall) -> Self {
+        Self {
+            id: &call.id,
+            name: &call.name,
+            arguments: &call.arguments,
+        }
+    }
+}
+
+/// The conversation's messages in `provider`'s format (the system prompt aside: each API
+/// has its own place for it).
+pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Value> {
+    let mut rendered = Vec::with_capacity(messages.len());
+    for message in messages {
+        match message {
+            Message::User { text } => rendered.push(provider.render_user(text)),
+            Message::Assistant { text, calls } => {
+                rendered.extend(provider.render_assistant(text.as_deref(), calls));
+            }
+            Message::ToolResults { results } => {
+                // Errors were already written for the model as error results.
+                let outcomes: Vec<Result<ToolCallResult, ToolError>> =
+                    results.iter().map(|r| Ok(r.result.clone())).collect();
+                rendered.extend(provider.render_results(results.iter().zip(&outcomes).map(
+                    |(r, result)| CallReply {
+                        id: &r.call_id,
+                        name: &r.name,
+                        result,
+                    },
+                )));
+            }
+        }
+    }
+    rendered
+}
+
+/// The declared tools as `provider`'s `tools` array, `None` when there are none (the APIs
+/// refuse an empty one). A tool the format cannot express is a
+/// [`ModelError::InvalidRequest`] naming it.
+pub(crate) fn tools(
+    provider: Provider,
+    request: &ChatRequest,
+) -> Result<Option<Value>, ModelError> {
+    let options = RenderOptions {
+        strict: request.options.strict,
+    };
+    let tools = provider
+        .render_tools(&request.tools, &options)
+        .map_err(|err| ModelError::InvalidRequest {
+            provider: provider.name().to_owned(),
+            reason: err.to_string(),
+        })?;
+    Ok(tools
+        .as_array()
+        .is_some_and(|t| !t.is_empty())
+        .then_some(tools))
+}
+
+/// The request's model name; an empty one is a [`ModelError::InvalidRequest`].
+pub(crate) fn model_name(provider: Provider, request: &ChatRequest) -> Result<&str, ModelError> {
+    let model = request.model.trim();
+    if model.is_empty() {
+        return Err(ModelError::InvalidRequest {
+            provider: provider.name().to_owned(),
+            reason: "the request names no model (`ChatRequest::model` is empty)".to_owned(),
+        });
+    }
+    Ok(model)
+}
+
+/// A sampling number as JSON, written as its shortest decimal (`0.2`, not
+/// `0.20000000298023224`); `None` for NaN and infinities.
+pub(crate) fn number(value: f32) -> Option<Value> {
+    let decimal: f64 = value.to_string().parse().ok()?;
+    serde_json::Number::from_f64(decimal).map(Value::Number)
+}
+
+/// The unsigned count at `pointer` (0 where the API reported none).
+pub(crate) fn count(body: &Value, pointer: &str) -> u64 {
+    body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The answer in `body`: calls, text and stop reason read by `provider`'s format, with
+/// `usage`. A body of the wrong shape is a [`ModelError::MalformedResponse`] (quoting an
+/// `error` the body carries, for servers that answer errors with a 200).
+pub(crate) fn answer(
+    provider: Provider,
+    body: &Value,
+    usage: Usage,
+) -> Result<ChatResponse, ModelError> {
+    let malformed = |err: toolsmith_core::provider::ResponseError| {
+        let mut reason = err.to_string();
+        if body.get("error").is_some() {
+            let quoted = super::transport::api_message(body.to_string().as_bytes());
+            reason.push_str(&format!(" (the body holds an error: {quoted})"));
+        }
+        ModelError::MalformedResponse {
+            provider: provider.name().to_owned(),
+            reason,
+        }
+    };
+    Ok(ChatResponse {
+        calls: provider.parse_calls(body).map_err(malformed)?,
+        text: provider.parse_text(body).map_err(malformed)?,
+        stop_reason: provider.parse_stop_reason(body).map_err(malformed)?,
+        usage,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_are_written_as_decimals() {
+        assert_eq!(number(0.2), Some(json!(0.2)));
+        assert_eq!(number(1.0), Some(json!(1.0)));
+        assert_eq!(number(f32::NAN), None);
+        assert_eq!(number(f32::INFINITY), None);
+    }
+}

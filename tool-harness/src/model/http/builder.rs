@@ -1,0 +1,255 @@
+//! [`HttpModelBuilder`]: the settings every HTTP client takes.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use toolsmith_core::provider::Provider;
+
+use super::transport::{Transport, TransportConfig};
+use super::{DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT};
+use crate::model::ModelError;
+
+/// The first wait before retrying, when the API does not say how long to wait.
+const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(500);
+/// The longest wait before a retry; an API asking for longer is not retried.
+const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// Builds an HTTP model client `M` ([`OpenAiChatModel`](super::OpenAiChatModel),
+/// [`OpenAiResponsesModel`](super::OpenAiResponsesModel),
+/// [`AnthropicModel`](super::AnthropicModel), [`GeminiModel`](super::GeminiModel)): the
+/// key, the base URL, the time limit and the retry policy. Each client's `builder()` starts
+/// one; `build()` makes the client (no request is sent).
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith_harness::model::ChatModel;
+/// use toolsmith_harness::model::http::OpenAiChatModel;
+///
+/// let model = OpenAiChatModel::builder()
+///     .api_key("sk-test")
+///     .base_url("http://127.0.0.1:8000/v1")
+///     .timeout(Duration::from_secs(30))
+///     .max_retries(1)
+///     .build()
+///     .unwrap();
+/// assert_eq!(model.name(), "openai_chat");
+/// ```
+pub struct HttpModelBuilder<M> {
+    pub(crate) settings: Settings,
+    model: PhantomData<fn() -> M>,
+}
+
+/// The builder's settings (`None`: the client's default).
+#[derive(Clone)]
+pub(crate) struct Settings {
+    pub(crate) api_key: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_retries: u32,
+    pub(crate) retry_delay: Duration,
+    pub(crate) max_retry_wait: Duration,
+    pub(crate) max_output_tokens: Option<u32>,
+    pub(crate) headers: Vec<(String, String)>,
+    /// OpenAI Chat only: send `max_tokens` rather than `max_completion_tokens`.
+    pub(crate) legacy_max_tokens: bool,
+}
+
+/// What a client needs to know to resolve its settings.
+pub(crate) struct Endpoint {
+    pub(crate) provider: Provider,
+    /// The official API's base URL.
+    pub(crate) default_base_url: &'static str,
+    /// The environment variables that may hold the key, in order of preference.
+    pub(crate) key_vars: &'static [&'static str],
+    /// The environment variable that may hold the base URL.
+    pub(crate) base_url_var: &'static str,
+}
+
+impl<M> Default for HttpModelBuilder<M> {
+    fn default() -> Self {
+        Self {
+            settings: Settings {
+                api_key: None,
+                base_url: None,
+                timeout: DEFAULT_TIMEOUT,
+                max_retries: DEFAULT_MAX_RETRIES,
+                retry_delay: DEFAULT_RETRY_DELAY,
+                max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
+                max_output_tokens: None,
+                headers: Vec::new(),
+                legacy_max_tokens: false,
+            },
+            model: PhantomData,
+        }
+    }
+}
+
+impl<M> Clone for HttpModelBuilder<M> {
+    fn clone(&self) -> Self {
+        Self {
+            settings: self.settings.clone(),
+            model: PhantomData,
+        }
+    }
+}
+
+impl<M> fmt::Debug for HttpModelBuilder<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.settings;
+        f.debug_struct("HttpModelBuilder")
+            .field("api_key", &s.api_key.as_ref().map(|_| "<redacted>"))
+            .field("base_url", &s.base_url)
+            .field("timeout", &s.timeout)
+            .field("max_retries", &s.max_retries)
+            .field("retry_delay", &s.retry_delay)
+            .field("max_retry_wait", &s.max_retry_wait)
+            .field("max_output_tokens", &s.max_output_tokens)
+            .field(
+                "headers",
+                &s.headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl<M> HttpModelBuilder<M> {
+    /// The API key (sent as the provider's auth header; never printed).
+    #[must_use]
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.settings.api_key = Some(key.into());
+        self
+    }
+
+    /// The base URL: an OpenAI-compatible server's (`http://localhost:11434/v1` for Ollama),
+    /// a proxy's, or a test server's. A trailing `/` is ignored.
+    #[must_use]
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.settings.base_url = Some(url.into());
+        self
+    }
+
+    /// The time limit of one attempt, from connecting to the last byte of the answer
+    /// (default 120 s).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.settings.timeout = timeout;
+        self
+    }
+
+    /// How many times a 429 or 5xx answer is retried (default 2).
+    #[must_use]
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.settings.max_retries = retries;
+        self
+    }
+
+    /// The first wait before a retry when the API does not say how long to wait (`Retry-After`);
+    /// it doubles with each retry (default 500 ms).
+    #[must_use]
+    pub fn retry_delay(mut self, delay: Duration) -> Self {
+        self.settings.retry_delay = delay;
+        self
+    }
+
+    /// The longest wait before a retry (default 60 s): an API whose `Retry-After` asks for
+    /// longer is not retried, and its error says how long it asked for.
+    #[must_use]
+    pub fn max_retry_wait(mut self, wait: Duration) -> Self {
+        self.settings.max_retry_wait = wait;
+        self
+    }
+
+    /// The output token limit of requests whose options set none (Anthropic, which requires
+    /// one, otherwise gets 4096).
+    #[must_use]
+    pub fn max_output_tokens(mut self, tokens: u32) -> Self {
+        self.settings.max_output_tokens = Some(tokens);
+        self
+    }
+
+    /// One more header for every request (an organisation or project id, a proxy's token).
+    /// A header of the same name replaces the client's own.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The same builder, its key and base URL taken from the environment where they were
+    /// not set.
+    pub(crate) fn with_env(mut self, endpoint: &Endpoint) -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        if self.settings.api_key.is_none() {
+            self.settings.api_key = endpoint.key_vars.iter().find_map(|name| var(name));
+        }
+        if self.settings.base_url.is_none() {
+            self.settings.base_url = var(endpoint.base_url_var);
+        }
+        self
+    }
+
+    /// The transport these settings describe, with `auth` the headers carrying the key and
+    /// `fixed` the provider's other headers. Without a key, only a server other than the
+    /// official API is accepted (a local server may need none).
+    pub(crate) fn transport(
+        &self,
+        endpoint: &Endpoint,
+        auth: impl FnOnce(&str) -> Vec<(String, String)>,
+        fixed: &[(&str, &str)],
+    ) -> Result<Transport, ModelError> {
+        let s = &self.settings;
+        let base_url = s
+            .base_url
+            .clone()
+            .unwrap_or_else(|| endpoint.default_base_url.to_owned());
+        let mut headers: Vec<(String, String, bool)> = fixed
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned(), false))
+            .collect();
+        match s
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+        {
+            Some(key) => headers.extend(
+                auth(key)
+                    .into_iter()
+                    .map(|(name, value)| (name, value, true)),
+            ),
+            None if base_url.trim().trim_end_matches('/') == endpoint.default_base_url => {
+                return Err(ModelError::Config {
+                    provider: endpoint.provider.name().to_owned(),
+                    reason: format!(
+                        "no API key for {}: set {} or call .api_key(..)",
+                        endpoint.default_base_url,
+                        endpoint.key_vars.join(" or ")
+                    ),
+                });
+            }
+            None => {}
+        }
+        headers.extend(
+            s.headers
+                .iter()
+                .map(|(name, value)| (name.clone(), value.clone(), true)),
+        );
+        Transport::new(TransportConfig {
+            provider: endpoint.provider,
+            base_url,
+            headers,
+            timeout: s.timeout,
+            max_retries: s.max_retries,
+            retry_delay: s.retry_delay,
+            max_retry_wait: s.max_retry_wait,
+        })
+    }
+}
+
+impl<M> HttpModelBuilder<M> {
+    /// A builder with the defaults.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+}

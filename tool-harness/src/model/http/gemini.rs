@@ -1,0 +1,182 @@
+//! [`GeminiModel`]: Google's Gemini API, `generateContent`.
+
+use std::fmt::Write as _;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use toolsmith_core::provider::Provider;
+
+use super::body::{self, count};
+use super::builder::{Endpoint, HttpModelBuilder};
+use super::transport::Transport;
+use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+
+const PROVIDER: Provider = Provider::Gemini;
+
+const ENDPOINT: Endpoint = Endpoint {
+    provider: PROVIDER,
+    default_base_url: "https://generativelanguage.googleapis.com",
+    key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    base_url_var: "GEMINI_BASE_URL",
+};
+
+/// A model behind the Gemini API (`POST {base}/v1beta/models/{model}:generateContent`).
+///
+/// The key goes in `x-goog-api-key`. The system prompt is `systemInstruction`; temperature
+/// and the output limit go in `generationConfig`; tools are `functionDeclarations` in the
+/// OpenAPI subset Gemini reads, the model's earlier calls are echoed as `functionCall` parts
+/// and results sent as `functionResponse` parts, rendered by `toolsmith_core::provider`.
+/// Usage counts `usageMetadata.promptTokenCount` (cached: `cachedContentTokenCount`) and,
+/// as output, `candidatesTokenCount` plus `thoughtsTokenCount`.
+///
+/// ```no_run
+/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message};
+/// use toolsmith_harness::model::http::GeminiModel;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// // GEMINI_API_KEY (or GOOGLE_API_KEY).
+/// let model = GeminiModel::from_env()?;
+/// let request = ChatRequest {
+///     model: "gemini-2.5-flash".into(),
+///     messages: vec![Message::user("What is 2 + 3?")],
+///     ..ChatRequest::default()
+/// };
+/// println!("{:?}", model.complete(&request).await?.text);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct GeminiModel {
+    transport: Transport,
+    max_output_tokens: Option<u32>,
+}
+
+impl GeminiModel {
+    /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    pub fn builder() -> HttpModelBuilder<Self> {
+        HttpModelBuilder::new()
+    }
+
+    /// A client configured from `GEMINI_API_KEY` (or `GOOGLE_API_KEY`) and `GEMINI_BASE_URL`
+    /// (default `https://generativelanguage.googleapis.com`). Without a key, only another
+    /// base URL is accepted.
+    pub fn from_env() -> Result<Self, ModelError> {
+        Self::builder().with_env(&ENDPOINT).build()
+    }
+
+    /// The request body this client sends for `request`.
+    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
+        let mut body = Map::new();
+        if let Some(system) = &request.system {
+            body.insert(
+                "systemInstruction".to_owned(),
+                json!({"parts": [{"text": system}]}),
+            );
+        }
+        body.insert(
+            "contents".to_owned(),
+            Value::Array(body::conversation(PROVIDER, &request.messages)),
+        );
+        if let Some(tools) = body::tools(PROVIDER, request)? {
+            body.insert("tools".to_owned(), tools);
+            if request.options.tool_choice == ToolChoice::None {
+                body.insert(
+                    "toolConfig".to_owned(),
+                    json!({"functionCallingConfig": {"mode": "NONE"}}),
+                );
+            }
+        }
+        let mut generation = Map::new();
+        if let Some(temperature) = request.options.temperature.and_then(body::number) {
+            generation.insert("temperature".to_owned(), temperature);
+        }
+        if let Some(tokens) = request.options.max_output_tokens.or(self.max_output_tokens) {
+            generation.insert("maxOutputTokens".to_owned(), json!(tokens));
+        }
+        if !generation.is_empty() {
+            body.insert("generationConfig".to_owned(), Value::Object(generation));
+        }
+        Ok(Value::Object(body))
+    }
+}
+
+/// The path of `model`'s `generateContent` (a `models/` prefix is accepted; other
+/// characters than letters, digits, `-`, `.`, `_` and `~` are percent-encoded, so a name
+/// cannot reach another path).
+fn path(request: &ChatRequest) -> Result<String, ModelError> {
+    let model = body::model_name(PROVIDER, request)?;
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    let mut path = String::from("/v1beta/models/");
+    for byte in model.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            path.push(char::from(byte));
+        } else {
+            let _ = write!(path, "%{byte:02X}");
+        }
+    }
+    path.push_str(":generateContent");
+    Ok(path)
+}
+
+impl HttpModelBuilder<GeminiModel> {
+    /// The client; a bad base URL or header, or no key for the official API, is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<GeminiModel, ModelError> {
+        let transport = self.transport(
+            &ENDPOINT,
+            |key| vec![("x-goog-api-key".to_owned(), key.to_owned())],
+            &[],
+        )?;
+        Ok(GeminiModel {
+            transport,
+            max_output_tokens: self.settings.max_output_tokens,
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for GeminiModel {
+    fn name(&self) -> &str {
+        PROVIDER.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let body = self.body(request)?;
+        let answer = self.transport.post_json(&path(request)?, &body).await?;
+        let usage = Usage {
+            input_tokens: count(&answer, "/usageMetadata/promptTokenCount"),
+            output_tokens: count(&answer, "/usageMetadata/candidatesTokenCount")
+                .saturating_add(count(&answer, "/usageMetadata/thoughtsTokenCount")),
+            cached_input_tokens: count(&answer, "/usageMetadata/cachedContentTokenCount"),
+        };
+        body::answer(PROVIDER, &answer, usage)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_names_stay_in_their_path_segment() {
+        let request = |model: &str| ChatRequest {
+            model: model.to_owned(),
+            ..ChatRequest::default()
+        };
+        assert_eq!(
+            path(&request("gemini-2.5-flash")).unwrap(),
+            "/v1beta/models/gemini-2.5-flash:generateContent"
+        );
+        assert_eq!(
+            path(&request("models/gemini-2.5-pro")).unwrap(),
+            "/v1beta/models/gemini-2.5-pro:generateContent"
+        );
+        assert_eq!(
+            path(&request("../x?y")).unwrap(),
+            "/v1beta/models/..%2Fx%3Fy:generateContent"
+        );
+        assert!(matches!(
+            path(&request(" ")),
+            Err(ModelError::InvalidRequest { .. })
+        ));
+    }
+}

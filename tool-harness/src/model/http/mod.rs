@@ -1,0 +1,59 @@
+//! Model clients over HTTP: [`OpenAiChatModel`] (OpenAI Chat Completions, and the vLLM,
+//! llama.cpp and Ollama servers that speak it), [`OpenAiResponsesModel`] (OpenAI Responses),
+//! [`AnthropicModel`] (Anthropic Messages) and [`GeminiModel`] (Gemini `generateContent`).
+//!
+//! Each is made with its `builder()` ([`HttpModelBuilder`]) or `from_env()`, and implements
+//! [`ChatModel`](super::ChatModel). The request bodies and the answers are rendered and
+//! read by `toolsmith_core::provider` (tools, calls, results, text, stop reasons); the
+//! clients add the model, the system prompt and the options, and read the usage.
+//!
+//! What the four share:
+//!
+//! - **Retries.** A 429 or 5xx answer is retried up to
+//!   [`max_retries`](HttpModelBuilder::max_retries) times ([`DEFAULT_MAX_RETRIES`]), after
+//!   the API's `Retry-After` (in seconds) or an exponential backoff; an API that asks for a
+//!   wait longer than [`max_retry_wait`](HttpModelBuilder::max_retry_wait) is not retried.
+//!   Time-outs and connection failures are not retried here:
+//!   [`ModelError::is_transient`](super::ModelError::is_transient) tells a caller they may be.
+//! - **Time limit.** Each attempt, from connecting to the last byte of the answer, has
+//!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]).
+//! - **Errors** quote the API's own message: 401 and 403 are
+//!   [`ModelError::Auth`](super::ModelError::Auth), 429 after the retries
+//!   [`RateLimited`](super::ModelError::RateLimited), other statuses
+//!   [`Api`](super::ModelError::Api); a body that is not the documented JSON (cut off,
+//!   truncated, too deep, larger than [`MAX_RESPONSE_BYTES`]) is
+//!   [`MalformedResponse`](super::ModelError::MalformedResponse); no connection is
+//!   [`Connection`](super::ModelError::Connection), no answer in time
+//!   [`Timeout`](super::ModelError::Timeout).
+//! - **TLS** through rustls with the `ring` provider, verified against the system's root
+//!   certificates; HTTP/1.1 only; redirects are not followed (they would carry the key).
+//!
+//! The clients run on Tokio (called outside a Tokio runtime, they answer
+//! [`ModelError::Config`](super::ModelError::Config)). Compiled with the `http-models`
+//! feature (on by default).
+
+mod anthropic;
+mod body;
+mod builder;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
+mod transport;
+
+use std::time::Duration;
+
+pub use anthropic::{ANTHROPIC_VERSION, AnthropicModel, DEFAULT_ANTHROPIC_MAX_TOKENS};
+pub use builder::HttpModelBuilder;
+pub use gemini::GeminiModel;
+pub use openai_chat::OpenAiChatModel;
+pub use openai_responses::OpenAiResponsesModel;
+
+/// The time limit of one attempt unless the builder sets another.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How many times a 429 or 5xx answer is retried unless the builder says otherwise.
+pub const DEFAULT_MAX_RETRIES: u32 = 2;
+
+/// The largest response body a client reads (32 MiB); a larger one is a
+/// [`MalformedResponse`](super::ModelError::MalformedResponse).
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;

@@ -1,0 +1,166 @@
+//! [`OpenAiChatModel`]: OpenAI Chat Completions, and the servers that speak it (vLLM,
+//! llama.cpp's server, Ollama, …).
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use toolsmith_core::provider::Provider;
+
+use super::body::{self, count};
+use super::builder::{Endpoint, HttpModelBuilder};
+use super::transport::Transport;
+use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+
+const PROVIDER: Provider = Provider::OpenAiChat;
+
+const ENDPOINT: Endpoint = Endpoint {
+    provider: PROVIDER,
+    default_base_url: "https://api.openai.com/v1",
+    key_vars: &["OPENAI_API_KEY"],
+    base_url_var: "OPENAI_BASE_URL",
+};
+
+/// A model behind OpenAI's Chat Completions API (`POST {base}/chat/completions`), which
+/// vLLM, llama.cpp's server, Ollama and most local servers also speak: point
+/// [`base_url`](HttpModelBuilder::base_url) at them (a local server may need no key).
+///
+/// The key goes in `Authorization: Bearer`. The system prompt is the first message; tools
+/// are declared with `toolsmith_core::provider` (strict as the request's options say), the
+/// model's earlier calls are echoed as `tool_calls`, results as `role: tool` messages.
+/// Usage counts `usage.prompt_tokens` (cached: `prompt_tokens_details.cached_tokens`) and
+/// `usage.completion_tokens`.
+///
+/// [`from_env`](Self::from_env) reads `OPENAI_API_KEY` and `OPENAI_BASE_URL`. Here, a
+/// local server stands in for the API:
+///
+/// ```
+/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message, StopReason};
+/// use toolsmith_harness::model::http::OpenAiChatModel;
+/// # use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let server = format!("http://{}", listener.local_addr().unwrap());
+/// # tokio::spawn(async move {
+/// #     let (mut socket, _) = listener.accept().await.unwrap();
+/// #     let mut seen = Vec::new();
+/// #     let mut buffer = [0u8; 4096];
+/// #     while !String::from_utf8_lossy(&seen).contains("gpt-4.1-mini") {
+/// #         let n = socket.read(&mut buffer).await.unwrap();
+/// #         if n == 0 { return; }
+/// #         seen.extend_from_slice(&buffer[..n]);
+/// #     }
+/// #     let body = r#"{"choices": [{"index": 0, "message": {"role": "assistant", "content": "5"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 12, "completion_tokens": 1}}"#;
+/// #     let answer = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+/// #     socket.write_all(answer.as_bytes()).await.unwrap();
+/// # });
+/// // `server` is e.g. "http://127.0.0.1:8080": vLLM, llama.cpp's server, Ollama, …
+/// let model = OpenAiChatModel::builder()
+///     .base_url(format!("{server}/v1"))
+///     .build()
+///     .unwrap();
+/// let request = ChatRequest {
+///     model: "gpt-4.1-mini".into(),
+///     messages: vec![Message::user("What is 2 + 3?")],
+///     ..ChatRequest::default()
+/// };
+/// let answer = model.complete(&request).await.unwrap();
+/// assert_eq!(answer.text.as_deref(), Some("5"));
+/// assert_eq!(answer.stop_reason, StopReason::EndTurn);
+/// assert_eq!(answer.usage.total_tokens(), 13);
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiChatModel {
+    transport: Transport,
+    max_output_tokens: Option<u32>,
+    legacy_max_tokens: bool,
+}
+
+impl OpenAiChatModel {
+    /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    pub fn builder() -> HttpModelBuilder<Self> {
+        HttpModelBuilder::new()
+    }
+
+    /// A client configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL` (default
+    /// `https://api.openai.com/v1`). Without a key, only another base URL is accepted.
+    pub fn from_env() -> Result<Self, ModelError> {
+        Self::builder().with_env(&ENDPOINT).build()
+    }
+
+    /// The request body this client sends for `request`.
+    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
+        let mut body = Map::new();
+        body.insert(
+            "model".to_owned(),
+            json!(body::model_name(PROVIDER, request)?),
+        );
+        let mut messages = Vec::new();
+        if let Some(system) = &request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        messages.extend(body::conversation(PROVIDER, &request.messages));
+        body.insert("messages".to_owned(), Value::Array(messages));
+        if let Some(tools) = body::tools(PROVIDER, request)? {
+            body.insert("tools".to_owned(), tools);
+            if request.options.tool_choice == ToolChoice::None {
+                body.insert("tool_choice".to_owned(), json!("none"));
+            }
+        }
+        if let Some(temperature) = request.options.temperature.and_then(body::number) {
+            body.insert("temperature".to_owned(), temperature);
+        }
+        if let Some(tokens) = request.options.max_output_tokens.or(self.max_output_tokens) {
+            let field = if self.legacy_max_tokens {
+                "max_tokens"
+            } else {
+                "max_completion_tokens"
+            };
+            body.insert(field.to_owned(), json!(tokens));
+        }
+        Ok(Value::Object(body))
+    }
+}
+
+impl HttpModelBuilder<OpenAiChatModel> {
+    /// Sends the output limit as `max_tokens` (which older compatible servers read) rather
+    /// than `max_completion_tokens` (OpenAI's current name, required by its reasoning models).
+    #[must_use]
+    pub fn legacy_max_tokens(mut self, legacy: bool) -> Self {
+        self.settings.legacy_max_tokens = legacy;
+        self
+    }
+
+    /// The client; a bad base URL or header, or no key for the official API, is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<OpenAiChatModel, ModelError> {
+        let transport = self.transport(
+            &ENDPOINT,
+            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
+            &[],
+        )?;
+        Ok(OpenAiChatModel {
+            transport,
+            max_output_tokens: self.settings.max_output_tokens,
+            legacy_max_tokens: self.settings.legacy_max_tokens,
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiChatModel {
+    fn name(&self) -> &str {
+        PROVIDER.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let body = self.body(request)?;
+        let answer = self.transport.post_json("/chat/completions", &body).await?;
+        let usage = Usage {
+            input_tokens: count(&answer, "/usage/prompt_tokens"),
+            output_tokens: count(&answer, "/usage/completion_tokens"),
+            cached_input_tokens: count(&answer, "/usage/prompt_tokens_details/cached_tokens"),
+        };
+        body::answer(PROVIDER, &answer, usage)
+    }
+}

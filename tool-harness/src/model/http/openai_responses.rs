@@ -1,0 +1,138 @@
+//! [`OpenAiResponsesModel`]: OpenAI's Responses API.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use toolsmith_core::provider::Provider;
+
+use super::body::{self, count};
+use super::builder::{Endpoint, HttpModelBuilder};
+use super::transport::Transport;
+use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+
+const PROVIDER: Provider = Provider::OpenAiResponses;
+
+const ENDPOINT: Endpoint = Endpoint {
+    provider: PROVIDER,
+    default_base_url: "https://api.openai.com/v1",
+    key_vars: &["OPENAI_API_KEY"],
+    base_url_var: "OPENAI_BASE_URL",
+};
+
+/// A model behind OpenAI's Responses API (`POST {base}/responses`).
+///
+/// Each request carries the whole conversation as `input` items (`store: false`: nothing is
+/// kept on OpenAI's side, no `previous_response_id` is used); the system prompt goes in
+/// `instructions`, the model's earlier calls are echoed as `function_call` items and results
+/// sent as `function_call_output` items, all rendered by `toolsmith_core::provider`. Usage
+/// counts `usage.input_tokens` (cached: `input_tokens_details.cached_tokens`) and
+/// `usage.output_tokens`. A response whose `status` is `failed` is a [`ModelError::Api`]
+/// quoting its `error.message`.
+///
+/// ```no_run
+/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message};
+/// use toolsmith_harness::model::http::OpenAiResponsesModel;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let model = OpenAiResponsesModel::from_env()?;
+/// let request = ChatRequest {
+///     model: "gpt-4.1-mini".into(),
+///     system: Some("Answer in one line.".into()),
+///     messages: vec![Message::user("What is 2 + 3?")],
+///     ..ChatRequest::default()
+/// };
+/// println!("{:?}", model.complete(&request).await?.text);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiResponsesModel {
+    transport: Transport,
+    max_output_tokens: Option<u32>,
+}
+
+impl OpenAiResponsesModel {
+    /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    pub fn builder() -> HttpModelBuilder<Self> {
+        HttpModelBuilder::new()
+    }
+
+    /// A client configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL` (default
+    /// `https://api.openai.com/v1`). Without a key, only another base URL is accepted.
+    pub fn from_env() -> Result<Self, ModelError> {
+        Self::builder().with_env(&ENDPOINT).build()
+    }
+
+    /// The request body this client sends for `request`.
+    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
+        let mut body = Map::new();
+        body.insert(
+            "model".to_owned(),
+            json!(body::model_name(PROVIDER, request)?),
+        );
+        if let Some(system) = &request.system {
+            body.insert("instructions".to_owned(), json!(system));
+        }
+        body.insert(
+            "input".to_owned(),
+            Value::Array(body::conversation(PROVIDER, &request.messages)),
+        );
+        if let Some(tools) = body::tools(PROVIDER, request)? {
+            body.insert("tools".to_owned(), tools);
+            if request.options.tool_choice == ToolChoice::None {
+                body.insert("tool_choice".to_owned(), json!("none"));
+            }
+        }
+        if let Some(temperature) = request.options.temperature.and_then(body::number) {
+            body.insert("temperature".to_owned(), temperature);
+        }
+        if let Some(tokens) = request.options.max_output_tokens.or(self.max_output_tokens) {
+            body.insert("max_output_tokens".to_owned(), json!(tokens));
+        }
+        body.insert("store".to_owned(), json!(false));
+        Ok(Value::Object(body))
+    }
+}
+
+impl HttpModelBuilder<OpenAiResponsesModel> {
+    /// The client; a bad base URL or header, or no key for the official API, is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<OpenAiResponsesModel, ModelError> {
+        let transport = self.transport(
+            &ENDPOINT,
+            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
+            &[],
+        )?;
+        Ok(OpenAiResponsesModel {
+            transport,
+            max_output_tokens: self.settings.max_output_tokens,
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiResponsesModel {
+    fn name(&self) -> &str {
+        PROVIDER.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let body = self.body(request)?;
+        let answer = self.transport.post_json("/responses", &body).await?;
+        if answer.get("status").and_then(Value::as_str) == Some("failed") {
+            let message = answer
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("the response failed without a message");
+            return Err(ModelError::Api {
+                provider: self.transport.provider_name(),
+                status: 200,
+                message: message.to_owned(),
+            });
+        }
+        let usage = Usage {
+            input_tokens: count(&answer, "/usage/input_tokens"),
+            output_tokens: count(&answer, "/usage/output_tokens"),
+            cached_input_tokens: count(&answer, "/usage/input_tokens_details/cached_tokens"),
+        };
+        body::answer(PROVIDER, &answer, usage)
+    }
+}

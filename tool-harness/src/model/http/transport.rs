@@ -1,0 +1,495 @@
+//! What the four HTTP clients share: one `reqwest` client (rustls over `ring`), a POST of a
+//! JSON body with retries of 429 and 5xx answers, a time limit per attempt, a bounded body
+//! read with bounded-depth JSON parsing, and errors that quote the API.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use serde_json::Value;
+use toolsmith_core::provider::Provider;
+
+use super::MAX_RESPONSE_BYTES;
+use crate::model::ModelError;
+
+/// The most of an API's error message (or of an unreadable body) an error quotes.
+const MAX_QUOTED_CHARS: usize = 2_000;
+
+/// How a client reaches its API: where, with which headers, how patiently.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    provider: Provider,
+    base_url: String,
+    timeout: Duration,
+    max_retries: u32,
+    retry_delay: Duration,
+    max_retry_wait: Duration,
+}
+
+impl fmt::Debug for Transport {
+    // No headers: they hold the key.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
+            .field("provider", &self.provider.name())
+            .field("base_url", &self.base_url)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a transport is made from (the builder's settings, resolved).
+pub(crate) struct TransportConfig {
+    pub(crate) provider: Provider,
+    pub(crate) base_url: String,
+    /// Headers sent with every request; `(name, value, sensitive)`.
+    pub(crate) headers: Vec<(String, String, bool)>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_retries: u32,
+    pub(crate) retry_delay: Duration,
+    pub(crate) max_retry_wait: Duration,
+}
+
+/// One attempt's failure, before the retry policy decides what it becomes.
+enum Failure {
+    /// The API answered with an error status.
+    Status {
+        status: StatusCode,
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    /// Anything else: final.
+    Final(ModelError),
+}
+
+impl Transport {
+    /// A transport for `config`; a bad base URL, header or TLS setup is a
+    /// [`ModelError::Config`].
+    pub(crate) fn new(config: TransportConfig) -> Result<Self, ModelError> {
+        let provider = config.provider;
+        let bad = |reason: String| ModelError::Config {
+            provider: provider.name().to_owned(),
+            reason,
+        };
+        let base_url = config.base_url.trim().trim_end_matches('/').to_owned();
+        let https = base_url.starts_with("https://");
+        if !https && !base_url.starts_with("http://") {
+            return Err(bad(format!(
+                "the base URL {base_url:?} does not start with http:// or https://"
+            )));
+        }
+        if reqwest::Url::parse(&base_url).is_err() {
+            return Err(bad(format!("the base URL {base_url:?} is not a valid URL")));
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value, sensitive) in &config.headers {
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| bad(format!("{name:?} is not a valid HTTP header name")))?;
+            let mut value = HeaderValue::from_str(value).map_err(|_| {
+                // Never quote the value: it may be the key.
+                bad(format!(
+                    "the value of header {name:?} is not a valid HTTP header value (it holds a control character or non-ASCII text)"
+                ))
+            })?;
+            value.set_sensitive(*sensitive);
+            headers.insert(header, value);
+        }
+        let tls = tls_config(https).map_err(bad)?;
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .default_headers(headers)
+            .user_agent(concat!("toolsmith/", env!("CARGO_PKG_VERSION")))
+            // A redirect would carry the key elsewhere: an API never needs one.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|err| bad(format!("cannot build the HTTP client: {}", chain(&err))))?;
+        Ok(Self {
+            client,
+            provider,
+            base_url,
+            timeout: config.timeout,
+            max_retries: config.max_retries,
+            retry_delay: config.retry_delay,
+            max_retry_wait: config.max_retry_wait,
+        })
+    }
+
+    /// The provider's short name, as errors name it.
+    pub(crate) fn provider_name(&self) -> String {
+        self.provider.name().to_owned()
+    }
+
+    /// POSTs `body` as JSON to `{base_url}{path}` and returns the answer's JSON, retrying
+    /// 429 and 5xx answers up to `max_retries` times. Each wait is the API's `Retry-After`
+    /// (or `retry-after-ms`) when it gave one, else an exponential backoff from
+    /// `retry_delay`; an API that asks for more than `max_retry_wait` is not retried.
+    pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ModelError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            // reqwest and the time limit need Tokio's I/O and time drivers; outside a
+            // runtime they would panic.
+            return Err(ModelError::Config {
+                provider: self.provider_name(),
+                reason: "an HTTP model must be called inside a Tokio runtime (with I/O and time enabled)"
+                    .to_owned(),
+            });
+        }
+        let url = format!("{}{}", self.base_url, path);
+        let mut retries = 0;
+        loop {
+            let failure = match self.attempt(&url, body).await {
+                Ok(value) => return Ok(value),
+                Err(failure) => failure,
+            };
+            let (status, retry_after, message) = match failure {
+                Failure::Final(error) => return Err(error),
+                Failure::Status {
+                    status,
+                    retry_after,
+                    message,
+                } => (status, retry_after, message),
+            };
+            let retryable = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+            let wait = retry_after.unwrap_or_else(|| self.backoff(retries));
+            if !retryable || retries >= self.max_retries || wait > self.max_retry_wait {
+                return Err(self.status_error(status, retry_after, message));
+            }
+            log::debug!(
+                "{}: HTTP {} from {url}; retry {} of {} in {wait:?}",
+                self.provider,
+                status.as_u16(),
+                retries + 1,
+                self.max_retries
+            );
+            tokio::time::sleep(wait).await;
+            retries += 1;
+        }
+    }
+
+    /// `retry_delay` doubled per retry already made, with up to a quarter more at random
+    /// (so that clients refused together do not retry together), capped at
+    /// `max_retry_wait`.
+    fn backoff(&self, retries: u32) -> Duration {
+        let base = self
+            .retry_delay
+            .saturating_mul(1u32.checked_shl(retries.min(16)).unwrap_or(u32::MAX));
+        let jitter_ms = u64::try_from(base.as_millis() / 4).unwrap_or(u64::MAX);
+        let jitter = Duration::from_millis(fastrand::u64(0..=jitter_ms));
+        base.saturating_add(jitter).min(self.max_retry_wait)
+    }
+
+    /// One request, its time limit covering the connection, the answer and its whole body.
+    async fn attempt(&self, url: &str, body: &Value) -> Result<Value, Failure> {
+        let exchange = async {
+            let response = self
+                .client
+                .post(url)
+                .json(body)
+                .send()
+                .await
+                .map_err(|err| Failure::Final(self.send_error(url, &err)))?;
+            let status = response.status();
+            let retry_after = retry_after(response.headers());
+            let bytes = self.read_body(response).await.map_err(Failure::Final)?;
+            Ok::<_, Failure>((status, retry_after, bytes))
+        };
+        let (status, retry_after, bytes) = tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| {
+                Failure::Final(ModelError::Timeout {
+                    provider: self.provider_name(),
+                    after: self.timeout,
+                })
+            })??;
+        if !status.is_success() {
+            return Err(Failure::Status {
+                status,
+                retry_after,
+                message: api_message(&bytes),
+            });
+        }
+        self.parse_json(&bytes).map_err(Failure::Final)
+    }
+
+    /// The body, read to its end unless it passes [`MAX_RESPONSE_BYTES`].
+    async fn read_body(&self, mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+        let too_large = |size: String| ModelError::MalformedResponse {
+            provider: self.provider_name(),
+            reason: format!(
+                "the response body is {size}, more than the {} MiB a client reads",
+                MAX_RESPONSE_BYTES / (1024 * 1024)
+            ),
+        };
+        if let Some(length) = response.content_length()
+            && length > MAX_RESPONSE_BYTES as u64
+        {
+            return Err(too_large(format!("{length} bytes")));
+        }
+        let mut body = Vec::new();
+        loop {
+            let chunk = response
+                .chunk()
+                .await
+                .map_err(|err| ModelError::MalformedResponse {
+                    provider: self.provider_name(),
+                    reason: format!(
+                        "the response body was cut off after {} bytes: {}",
+                        body.len(),
+                        chain(&err)
+                    ),
+                })?;
+            let Some(chunk) = chunk else {
+                return Ok(body);
+            };
+            if body.len().saturating_add(chunk.len()) > MAX_RESPONSE_BYTES {
+                return Err(too_large("larger".to_owned()));
+            }
+            body.extend_from_slice(&chunk);
+        }
+    }
+
+    /// The body as JSON (serde_json's recursion limit bounds its depth).
+    fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
+        serde_json::from_slice(bytes).map_err(|err| ModelError::MalformedResponse {
+            provider: self.provider_name(),
+            reason: if bytes.is_empty() {
+                "the response body is empty, not JSON".to_owned()
+            } else {
+                format!(
+                    "the response body is not valid JSON ({err}); it begins: {}",
+                    quote(&String::from_utf8_lossy(bytes), 200)
+                )
+            },
+        })
+    }
+
+    /// A request that got no answer.
+    fn send_error(&self, url: &str, err: &reqwest::Error) -> ModelError {
+        if err.is_timeout() {
+            return ModelError::Timeout {
+                provider: self.provider_name(),
+                after: self.timeout,
+            };
+        }
+        if err.is_body() || err.is_decode() {
+            return ModelError::MalformedResponse {
+                provider: self.provider_name(),
+                reason: format!("the response could not be read: {}", chain(err)),
+            };
+        }
+        ModelError::Connection {
+            provider: self.provider_name(),
+            url: url.to_owned(),
+            reason: chain(err),
+        }
+    }
+
+    /// The error for an error status that is not (or no longer) retried.
+    fn status_error(
+        &self,
+        status: StatusCode,
+        retry_after: Option<Duration>,
+        message: String,
+    ) -> ModelError {
+        let provider = self.provider_name();
+        let code = status.as_u16();
+        match status {
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ModelError::Auth {
+                provider,
+                status: code,
+                message,
+            },
+            StatusCode::TOO_MANY_REQUESTS => ModelError::RateLimited {
+                provider,
+                retry_after,
+                message,
+            },
+            _ => ModelError::Api {
+                provider,
+                status: code,
+                message,
+            },
+        }
+    }
+}
+
+/// A TLS setup over rustls with the `ring` provider and the platform's verifier (the
+/// system's root certificates). A client of a plain `http://` API still needs one (reqwest
+/// builds its connector eagerly); where the system has no certificates it gets an empty
+/// root store, so that every `https://` connection fails rather than the client.
+fn tls_config(https: bool) -> Result<rustls::ClientConfig, String> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = || {
+        rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|err| format!("cannot set up TLS: {err}"))
+    };
+    let mut config = match builder()?.with_platform_verifier() {
+        Ok(verified) => verified.with_no_client_auth(),
+        Err(err) if https => {
+            return Err(format!(
+                "cannot set up TLS certificate verification from the system's root certificates: {err}"
+            ));
+        }
+        Err(_) => builder()?
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// How long the API asked to wait: `retry-after-ms` (OpenAI), else `Retry-After` in seconds
+/// (an HTTP date is not read; the backoff applies).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+    };
+    if let Some(ms) = number("retry-after-ms") {
+        return Duration::try_from_secs_f64(ms / 1000.0).ok();
+    }
+    number(RETRY_AFTER.as_str()).and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+/// The API's own words in an error body: `error.message` (OpenAI, Anthropic, Gemini; Gemini
+/// sometimes wraps it in an array), a bare `error` string (Ollama, llama.cpp), `message` or
+/// `detail`; else the body itself, shortened.
+pub(crate) fn api_message(body: &[u8]) -> String {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        let text = String::from_utf8_lossy(body);
+        return if text.trim().is_empty() {
+            "(empty body)".to_owned()
+        } else {
+            quote(text.trim(), MAX_QUOTED_CHARS)
+        };
+    };
+    let value = match &value {
+        Value::Array(items) => items.first().unwrap_or(&value),
+        _ => &value,
+    };
+    let found = value
+        .pointer("/error/message")
+        .or_else(|| value.get("error").filter(|e| e.is_string()))
+        .or_else(|| value.get("message"))
+        .or_else(|| value.get("detail"))
+        .and_then(Value::as_str);
+    match found {
+        Some(message) => quote(message, MAX_QUOTED_CHARS),
+        None => quote(&value.to_string(), MAX_QUOTED_CHARS),
+    }
+}
+
+/// `text`, cut to `max` characters (marked when cut).
+fn quote(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// An error and its causes, innermost last (`reqwest` keeps the useful part, "Connection
+/// refused", in its sources).
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![err.to_string()];
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if parts.last() != Some(&text) {
+            parts.push(text);
+        }
+        source = cause.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_each_api_s_error_message() {
+        let openai =
+            br#"{"error": {"message": "Invalid 'messages[1]'", "type": "invalid_request_error"}}"#;
+        assert_eq!(api_message(openai), "Invalid 'messages[1]'");
+        let anthropic = br#"{"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: required"}}"#;
+        assert_eq!(api_message(anthropic), "max_tokens: required");
+        let gemini = br#"[{"error": {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}}]"#;
+        assert_eq!(api_message(gemini), "API key not valid.");
+        assert_eq!(
+            api_message(br#"{"error": "model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(api_message(br#"{"detail": "Not Found"}"#), "Not Found");
+        assert_eq!(api_message(br#"{"code": 7}"#), r#"{"code":7}"#);
+        assert_eq!(api_message(b"Bad Gateway\n"), "Bad Gateway");
+        assert_eq!(api_message(b""), "(empty body)");
+        let long = "x".repeat(3 * MAX_QUOTED_CHARS);
+        assert_eq!(
+            api_message(long.as_bytes()).chars().count(),
+            MAX_QUOTED_CHARS + 1
+        );
+    }
+
+    #[test]
+    fn reads_retry_after() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+        headers.remove("retry-after-ms");
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&headers), None);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("-1"));
+        assert_eq!(retry_after(&headers), None);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    fn transport() -> Transport {
+        Transport::new(TransportConfig {
+            provider: Provider::OpenAiChat,
+            base_url: "http://127.0.0.1:9".to_owned(),
+            headers: Vec::new(),
+            timeout: Duration::from_secs(1),
+            max_retries: 2,
+            retry_delay: Duration::from_millis(100),
+            max_retry_wait: Duration::from_secs(1),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn outside_tokio_is_an_error_not_a_panic() {
+        let error = futures::executor::block_on(transport().post_json("/x", &Value::Null));
+        assert!(
+            matches!(&error, Err(ModelError::Config { reason, .. }) if reason.contains("Tokio runtime")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let transport = transport();
+        let first = transport.backoff(0);
+        assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(125));
+        let third = transport.backoff(2);
+        assert!(third >= Duration::from_millis(400) && third <= Duration::from_millis(500));
+        assert_eq!(transport.backoff(30), Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,406 @@
+//! Failures, for every client: error statuses quoting the API's message, retries of 429 and
+//! 5xx, time limits, bodies cut short or too large, no server at all; and the builder's
+//! refusals.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolsmith_harness::model::http::{AnthropicModel, GeminiModel, OpenAiChatModel};
+use toolsmith_harness::model::{ChatModel, ChatRequest, Message, ModelError};
+
+use super::server::{MockServer, Reply, raw_server, refused_base};
+use super::{Api, Client, KEY};
+
+fn request(api: Api) -> ChatRequest {
+    ChatRequest {
+        model: api.model_name().to_owned(),
+        messages: vec![Message::user("Hi")],
+        ..ChatRequest::default()
+    }
+}
+
+/// The error of one request to a server answering `replies`, and how many requests it saw.
+async fn fail(api: Api, client: &Client, replies: Vec<Reply>) -> (ModelError, usize) {
+    let server = MockServer::start(replies).await;
+    let model = api.model(&server.base, client);
+    let error = match model.complete(&request(api)).await {
+        Ok(answer) => panic!("{api:?}: expected an error, got {answer:?}"),
+        Err(error) => error,
+    };
+    (error, server.requests().len())
+}
+
+#[tokio::test]
+async fn a_bad_request_quotes_the_api_s_message() {
+    for api in Api::ALL {
+        let message = format!("{} says: messages[0].content is invalid", api.name());
+        let reply = Reply::json(400, &api.error_body(400, &message));
+        let (error, requests) = fail(api, &Client::default(), vec![reply]).await;
+        match &error {
+            ModelError::Api {
+                provider,
+                status: 400,
+                message: quoted,
+            } => {
+                assert_eq!(provider, api.name());
+                assert_eq!(quoted, &message);
+            }
+            other => panic!("{api:?}: {other:?}"),
+        }
+        assert!(error.to_string().contains(&message), "{error}");
+        assert_eq!(requests, 1, "{api:?}: a 400 is not retried");
+    }
+}
+
+#[tokio::test]
+async fn unauthorised_and_forbidden_are_auth_errors() {
+    for api in Api::ALL {
+        for status in [401, 403] {
+            let reply = Reply::json(status, &api.error_body(status, "invalid x-api-key"));
+            let (error, requests) = fail(api, &Client::default(), vec![reply]).await;
+            assert!(
+                matches!(&error, ModelError::Auth { status: s, message, .. }
+                    if *s == status && message == "invalid x-api-key"),
+                "{api:?} {status}: {error:?}"
+            );
+            assert!(!error.is_transient());
+            assert_eq!(requests, 1);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_retry_after() {
+    for api in Api::ALL {
+        let server = MockServer::start([
+            Reply::json(429, &api.error_body(429, "Rate limit reached")).header("retry-after", "0"),
+            Reply::json(200, &api.text_answer("fine")),
+        ])
+        .await;
+        let model = api.model(&server.base, &Client::default());
+        let answer = model
+            .complete(&request(api))
+            .await
+            .unwrap_or_else(|err| panic!("{api:?}: {err}"));
+        assert_eq!(answer.text.as_deref(), Some("fine"));
+        assert_eq!(server.requests().len(), 2, "{api:?}");
+        // The retry is the same request.
+        let sent = server.requests();
+        assert_eq!(sent[0].body, sent[1].body);
+    }
+}
+
+#[tokio::test]
+async fn retry_after_in_seconds_is_waited() {
+    let api = Api::Anthropic;
+    let server = MockServer::start([
+        Reply::json(429, &api.error_body(429, "slow down")).header("retry-after", "1"),
+        Reply::json(200, &api.text_answer("fine")),
+    ])
+    .await;
+    let model = api.model(&server.base, &Client::default());
+    let started = Instant::now();
+    model.complete(&request(api)).await.expect("an answer");
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_with_backoff() {
+    let api = Api::Gemini;
+    let server = MockServer::start([
+        Reply::json(503, &api.error_body(503, "The model is overloaded.")),
+        Reply::json(500, &api.error_body(500, "Internal error")),
+        Reply::json(200, &api.text_answer("fine")),
+    ])
+    .await;
+    let model = api.model(&server.base, &Client::default());
+    let answer = model.complete(&request(api)).await.expect("an answer");
+    assert_eq!(answer.text.as_deref(), Some("fine"));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn retries_run_out() {
+    let api = Api::Chat;
+    let limited =
+        || Reply::json(429, &api.error_body(429, "Rate limit reached")).header("retry-after", "0");
+    let (error, requests) = fail(
+        api,
+        &Client::default(),
+        vec![limited(), limited(), limited()],
+    )
+    .await;
+    assert_eq!(requests, 3, "one request and two retries");
+    assert_eq!(
+        error,
+        ModelError::RateLimited {
+            provider: "openai_chat".into(),
+            retry_after: Some(Duration::ZERO),
+            message: "Rate limit reached".into()
+        }
+    );
+    assert!(error.is_transient());
+
+    let overloaded = || Reply::json(529, &Api::Anthropic.error_body(529, "Overloaded"));
+    let client = Client {
+        max_retries: 1,
+        ..Client::default()
+    };
+    let (error, requests) = fail(Api::Anthropic, &client, vec![overloaded(), overloaded()]).await;
+    assert_eq!(requests, 2);
+    assert!(
+        matches!(&error, ModelError::Api { status: 529, message, .. } if message == "Overloaded"),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_wait_beyond_the_cap_is_not_retried() {
+    let api = Api::Responses;
+    let reply = Reply::json(429, &api.error_body(429, "Try again in 2 minutes"))
+        .header("retry-after", "120");
+    let started = Instant::now();
+    let (error, requests) = fail(api, &Client::default(), vec![reply]).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(requests, 1);
+    assert!(
+        matches!(&error, ModelError::RateLimited { retry_after: Some(wait), .. } if *wait == Duration::from_secs(120)),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_answer_times_out() {
+    for api in Api::ALL {
+        let client = Client {
+            timeout: Duration::from_millis(200),
+            ..Client::default()
+        };
+        let slow = Reply::json(200, &api.text_answer("late")).after(Duration::from_secs(3));
+        let started = Instant::now();
+        let (error, requests) = fail(api, &client, vec![slow]).await;
+        assert!(started.elapsed() < Duration::from_secs(2), "{api:?}");
+        assert_eq!(
+            error,
+            ModelError::Timeout {
+                provider: api.name().into(),
+                after: Duration::from_millis(200)
+            }
+        );
+        assert_eq!(requests, 1, "a timeout is not retried");
+    }
+}
+
+#[tokio::test]
+async fn a_truncated_json_body_is_malformed() {
+    for api in Api::ALL {
+        let whole = api.text_answer("cut").to_string();
+        let cut = &whole[..whole.len() / 2];
+        let (error, _) = fail(api, &Client::default(), vec![Reply::raw(200, cut)]).await;
+        match &error {
+            ModelError::MalformedResponse { provider, reason } => {
+                assert_eq!(provider, api.name());
+                assert!(reason.contains("not valid JSON"), "{reason}");
+                assert!(reason.contains("EOF while parsing"), "{reason}");
+            }
+            other => panic!("{api:?}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_body_cut_off_mid_transfer_is_malformed() {
+    let (base, _server) = raw_server(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n{\"choices\": [{\"message\": {",
+    )
+    .await;
+    let model = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url(base)
+        .build()
+        .expect("a client");
+    let error = model.complete(&request(Api::Chat)).await.unwrap_err();
+    assert!(
+        matches!(&error, ModelError::MalformedResponse { reason, .. } if reason.contains("cut off")),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_body_larger_than_the_bound_is_refused() {
+    let (base, _server) = raw_server(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40000000\r\n\r\n{",
+    )
+    .await;
+    let model = GeminiModel::builder()
+        .api_key(KEY)
+        .base_url(base)
+        .build()
+        .expect("a client");
+    let error = model.complete(&request(Api::Gemini)).await.unwrap_err();
+    assert!(
+        matches!(&error, ModelError::MalformedResponse { reason, .. } if reason.contains("40000000 bytes, more than the 32 MiB")),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn json_nested_too_deep_is_malformed() {
+    let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+    let (error, _) = fail(
+        Api::Anthropic,
+        &Client::default(),
+        vec![Reply::raw(200, deep)],
+    )
+    .await;
+    assert!(
+        matches!(&error, ModelError::MalformedResponse { reason, .. } if reason.contains("recursion limit")),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn json_of_the_wrong_shape_is_malformed() {
+    let (error, _) = fail(
+        Api::Chat,
+        &Client::default(),
+        vec![Reply::json(
+            200,
+            &json!({"error": {"message": "upstream failed"}}),
+        )],
+    )
+    .await;
+    match &error {
+        ModelError::MalformedResponse { reason, .. } => {
+            assert!(
+                reason.contains("not a valid openai_chat response"),
+                "{reason}"
+            );
+            assert!(reason.contains("upstream failed"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let failed = json!({"status": "failed", "output": [],
+        "error": {"code": "server_error", "message": "The model failed to respond."}});
+    let (error, _) = fail(
+        Api::Responses,
+        &Client::default(),
+        vec![Reply::json(200, &failed)],
+    )
+    .await;
+    assert!(
+        matches!(&error, ModelError::Api { message, .. } if message == "The model failed to respond."),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn connection_refused_is_a_connection_error() {
+    let base = refused_base().await;
+    for api in Api::ALL {
+        let model = api.model(&base, &Client::default());
+        let error = model.complete(&request(api)).await.unwrap_err();
+        match &error {
+            ModelError::Connection {
+                provider,
+                url,
+                reason,
+            } => {
+                assert_eq!(provider, api.name());
+                assert!(url.starts_with(&base), "{url}");
+                assert!(reason.to_lowercase().contains("refused"), "{reason}");
+            }
+            other => panic!("{api:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn builders_refuse_what_cannot_work() {
+    let no_key = AnthropicModel::builder().build().unwrap_err();
+    assert!(
+        matches!(&no_key, ModelError::Config { reason, .. } if reason.contains("ANTHROPIC_API_KEY")),
+        "{no_key:?}"
+    );
+    let no_key = GeminiModel::builder().build().unwrap_err();
+    assert!(
+        no_key
+            .to_string()
+            .contains("GEMINI_API_KEY or GOOGLE_API_KEY"),
+        "{no_key}"
+    );
+    // A local server may need no key.
+    OpenAiChatModel::builder()
+        .base_url("http://127.0.0.1:11434/v1")
+        .build()
+        .expect("a keyless local client");
+    let bad_url = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url("localhost:8000")
+        .build()
+        .unwrap_err();
+    assert!(
+        bad_url.to_string().contains("http:// or https://"),
+        "{bad_url}"
+    );
+    let bad_key = OpenAiChatModel::builder()
+        .api_key("sk-secret\nInjected: yes")
+        .build()
+        .unwrap_err();
+    assert!(matches!(bad_key, ModelError::Config { .. }), "{bad_key:?}");
+    assert!(!bad_key.to_string().contains("sk-secret"), "{bad_key}");
+}
+
+#[test]
+fn debug_output_never_shows_the_key() {
+    let builder = AnthropicModel::builder().api_key("sk-ant-secret");
+    assert!(!format!("{builder:?}").contains("sk-ant-secret"));
+    let model = builder.build().expect("a client");
+    assert!(!format!("{model:?}").contains("sk-ant-secret"));
+}
+
+#[tokio::test]
+async fn an_empty_model_name_is_refused_before_sending() {
+    let server = MockServer::start([]).await;
+    for api in Api::ALL {
+        let model = api.model(&server.base, &Client::default());
+        let mut request = request(api);
+        request.model = String::new();
+        let error = model.complete(&request).await.unwrap_err();
+        assert!(
+            matches!(error, ModelError::InvalidRequest { .. }),
+            "{api:?}: {error:?}"
+        );
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn extra_headers_are_sent() {
+    let server = MockServer::start([Reply::json(200, &Api::Chat.text_answer("a"))]).await;
+    let model = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.base))
+        .header("OpenAI-Organization", "org-7")
+        .legacy_max_tokens(true)
+        .max_output_tokens(99)
+        .build()
+        .expect("a client");
+    model
+        .complete(&request(Api::Chat))
+        .await
+        .expect("an answer");
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("openai-organization"), Some("org-7"));
+    assert_eq!(sent.body["max_tokens"], 99);
+    assert_eq!(sent.body.get("max_completion_tokens"), None);
+    assert!(
+        sent.header("user-agent")
+            .is_some_and(|ua| ua.starts_with("toolsmith/"))
+    );
+}

@@ -1,0 +1,223 @@
+//! A local HTTP server (axum on 127.0.0.1, port 0) that answers with scripted replies and
+//! records every request; and a raw TCP server for answers no HTTP server would send.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    delay: Duration,
+}
+
+impl Reply {
+    /// `value` as a JSON body with `status`.
+    pub fn json(status: u16, value: &Value) -> Self {
+        Self::raw(status, value.to_string())
+    }
+
+    /// `body` as it is, labelled JSON, with `status`.
+    pub fn raw(status: u16, body: impl Into<Vec<u8>>) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// The same reply with one more header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The same reply sent after `delay`.
+    pub fn after(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+}
+
+/// A request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    /// The path and query.
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: BTreeMap<String, String>,
+    /// The body, parsed as JSON (`Null` when it was not JSON).
+    pub body: Value,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    replies: VecDeque<Reply>,
+    requests: Vec<Recorded>,
+}
+
+type Shared = Arc<Mutex<Script>>;
+
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Script> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A server answering each request with the next scripted reply (a 500 naming the problem
+/// when none is left); stopped when dropped.
+pub struct MockServer {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    script: Shared,
+    task: JoinHandle<()>,
+}
+
+impl MockServer {
+    pub async fn start(replies: impl IntoIterator<Item = Reply>) -> Self {
+        let script: Shared = Arc::new(Mutex::new(Script {
+            replies: replies.into_iter().collect(),
+            requests: Vec::new(),
+        }));
+        let app = Router::new()
+            .fallback(handle)
+            .with_state(Arc::clone(&script));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("address"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { base, script, task }
+    }
+
+    /// Every request so far, in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.script).requests.clone()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn handle(
+    State(script): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let recorded = Recorded {
+        method: method.to_string(),
+        path: uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_owned(), ToString::to_string),
+        headers: headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_owned(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    };
+    let reply = {
+        let mut script = lock(&script);
+        script.requests.push(recorded);
+        script.replies.pop_front()
+    };
+    let reply = reply.unwrap_or_else(|| {
+        Reply::raw(
+            500,
+            r#"{"error": {"message": "the test server has no reply left"}}"#,
+        )
+    });
+    if !reply.delay.is_zero() {
+        tokio::time::sleep(reply.delay).await;
+    }
+    let mut response =
+        Response::builder().status(StatusCode::from_u16(reply.status).expect("a status code"));
+    for (name, value) in &reply.headers {
+        response = response.header(name, value);
+    }
+    response
+        .body(Body::from(reply.body))
+        .expect("a valid response")
+}
+
+/// A server that reads one request and writes `answer` (status line, headers and whatever
+/// body, possibly less than its `Content-Length` says), then closes the connection.
+pub async fn raw_server(answer: impl Into<Vec<u8>>) -> (String, JoinHandle<()>) {
+    let answer = answer.into();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let task = tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else {
+            return;
+        };
+        // Read the whole request first: closing with unread input would reset the
+        // connection, and the client might lose the answer.
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let Ok(read) = socket.read(&mut buffer).await else {
+                return;
+            };
+            if read == 0 {
+                return;
+            }
+            request.extend_from_slice(&buffer[..read]);
+            if let Some(end) = find(&request, b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length:"))
+                    .and_then(|n| n.trim().parse().ok())
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    break;
+                }
+            }
+        }
+        let _ = socket.write_all(&answer).await;
+        let _ = socket.shutdown().await;
+    });
+    (base, task)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// An address where nothing listens: a port bound, then released.
+pub async fn refused_base() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("address");
+    drop(listener);
+    format!("http://{address}")
+}
