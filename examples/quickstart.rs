@@ -3,11 +3,16 @@
 //!
 //! Run with `cargo run --example quickstart`. The model is scripted, so it runs anywhere; the
 //! trace shows each request, each call and its result.
+//!
+//! With `OPENAI_API_KEY` (or `OPENAI_BASE_URL`, for a local OpenAI-compatible server such as
+//! llama.cpp's, vLLM or Ollama) or `ANTHROPIC_API_KEY` set, the same session runs against
+//! that model instead (`OPENAI_MODEL` / `ANTHROPIC_MODEL` pick the model).
 
 use std::sync::Arc;
 
 use serde_json::json;
 use toolsmith::harness::agent::{AgentEvent, AgentSession};
+use toolsmith::harness::model::http::{AnthropicModel, OpenAiChatModel};
 use toolsmith::harness::model::{ChatModel, ScriptedModel, ScriptedTurn, Usage};
 use toolsmith::{ToolShed, tool_fn};
 
@@ -78,11 +83,33 @@ fn trace(event: &AgentEvent) {
     }
 }
 
+/// A real model when the environment names one, with the model name to request.
+fn model_from_env() -> Option<(Arc<dyn ChatModel>, String)> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() {
+        let model = OpenAiChatModel::from_env().unwrap_or_else(|err| panic!("{err}"));
+        let name = var("OPENAI_MODEL").unwrap_or_else(|| "gpt-4.1-mini".to_owned());
+        return Some((Arc::new(model), name));
+    }
+    if var("ANTHROPIC_API_KEY").is_some() {
+        let model = AnthropicModel::from_env().unwrap_or_else(|err| panic!("{err}"));
+        let name = var("ANTHROPIC_MODEL").unwrap_or_else(|| "claude-sonnet-4-5".to_owned());
+        return Some((Arc::new(model), name));
+    }
+    None
+}
+
 #[tokio::main]
 async fn main() {
-    let model: Arc<dyn ChatModel> = Arc::new(scripted_model());
+    let (model, name) = model_from_env().unwrap_or_else(|| {
+        (
+            Arc::new(scripted_model()) as Arc<dyn ChatModel>,
+            "scripted".to_owned(),
+        )
+    });
+    println!("model: {} ({name})", model.name());
     let session = AgentSession::builder(model)
-        .with_model("scripted")
+        .with_model(name)
         .with_system_prompt("You answer questions about the weather.")
         .with_toolshed(ToolShed::new().tool(GetWeather).tool(ToFahrenheit))
         .with_event_handler(trace)

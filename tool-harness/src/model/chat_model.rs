@@ -172,6 +172,25 @@ pub trait ChatModel: Send + Sync {
 }
 
 #[async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).complete(request).await
+    }
+
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        (**self).stream(request, on_delta).await
+    }
+}
+
+#[async_trait]
 impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
     fn name(&self) -> &str {
         (**self).name()

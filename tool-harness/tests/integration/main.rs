@@ -9,9 +9,9 @@ mod atomic_write;
 mod escape_suite;
 mod file_tools;
 mod memory_and_context;
-mod paths_and_globs;
 #[cfg(feature = "http-models")]
 mod model_http;
+mod paths_and_globs;
 mod presets;
 mod search_file_tool;
 mod shell_tool;

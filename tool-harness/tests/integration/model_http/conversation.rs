@@ -573,3 +573,102 @@ async fn stop_reasons_beyond_the_conversation() {
         assert!(response.calls.is_empty(), "{api:?}");
     }
 }
+
+/// Add two integers.
+#[toolsmith_core::tool_fn]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Divide a by b.
+#[toolsmith_core::tool_fn]
+fn divide(
+    /// The dividend.
+    a: f64,
+    /// The divisor.
+    b: f64,
+) -> Result<f64, String> {
+    if b == 0.0 {
+        Err("division by zero".to_owned())
+    } else {
+        Ok(a / b)
+    }
+}
+
+/// The first answer of `api` with the call ids every API is given here (`call_add`,
+/// `call_div`), so that the four transcripts can be compared whole.
+fn calls_answer_with_common_ids(api: Api) -> Value {
+    let mut answer = calls_answer(api);
+    match api {
+        Api::Anthropic => {
+            let text = answer
+                .to_string()
+                .replace("toolu_add", "call_add")
+                .replace("toolu_div", "call_div");
+            answer = serde_json::from_str(&text).unwrap();
+        }
+        Api::Gemini => {
+            let parts = answer["candidates"][0]["content"]["parts"]
+                .as_array_mut()
+                .unwrap();
+            parts[1]["functionCall"]["id"] = json!("call_add");
+            parts[2]["functionCall"]["id"] = json!("call_div");
+        }
+        Api::Chat | Api::Responses => {}
+    }
+    answer
+}
+
+// Acceptance 10 of the agent-session issue.
+/// The same scripted conversation, run by an `AgentSession` through each API's client against
+/// the local server, gives the same transcript: the calls run, one fails, the results go back
+/// under their ids, the answer ends the run.
+#[tokio::test]
+async fn an_agent_session_gives_the_same_transcript_through_every_client() {
+    use toolsmith_core::ToolShed;
+    use toolsmith_harness::agent::AgentSession;
+
+    let mut transcripts = Vec::new();
+    for api in Api::ALL {
+        let server = MockServer::start([
+            Reply::json(200, &calls_answer_with_common_ids(api)),
+            Reply::json(200, &api.text_answer(FINAL_TEXT)),
+        ])
+        .await;
+        let session = AgentSession::builder(api.model(&server.base, &Client::default()))
+            .with_model(api.model_name())
+            .with_toolshed(ToolShed::new().tool(Add).tool(Divide))
+            .build()
+            .unwrap();
+        session
+            .tool_manager()
+            .activate(&["add".into(), "divide".into()]);
+        let run = session
+            .run("What is 2 + 3, and 1 / 0?")
+            .await
+            .unwrap_or_else(|err| panic!("{api:?}: {err}"));
+        assert_eq!(run.text, FINAL_TEXT, "{api:?}");
+        assert_eq!(run.model_calls, 2, "{api:?}");
+        assert_eq!(run.usage.cached_input_tokens, 64, "{api:?}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{api:?}");
+        for recorded in &requests {
+            api.check_request(recorded);
+        }
+        // The second request carries both results under the calls' ids.
+        let sent = requests[1].body.to_string();
+        for id in ["call_add", "call_div"] {
+            assert!(sent.contains(id), "{api:?}: {id} missing from {sent}");
+        }
+        assert!(sent.contains("division by zero"), "{api:?}");
+        transcripts.push((api, run.transcript));
+    }
+    let (first_api, first) = &transcripts[0];
+    for (api, transcript) in &transcripts[1..] {
+        assert_eq!(transcript, first, "{api:?} differs from {first_api:?}");
+    }
+    assert_eq!(first.len(), 4);
+    let results = first[2].results();
+    assert_eq!(results[0].result.content.to_text(), "5");
+    assert!(results[1].result.is_error());
+}
