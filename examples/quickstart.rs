@@ -118,10 +118,13 @@ async fn main() {
 
     let question = "What is the weather in Paris and Rome, in Fahrenheit?";
     println!("user: {question}");
-    let run = session
-        .run(question)
-        .await
-        .expect("the run ends with an answer");
+    let run = match session.run(question).await {
+        Ok(run) => run,
+        Err(err) => {
+            eprintln!("the run failed: {err}");
+            std::process::exit(1);
+        }
+    };
 
     println!("\nfinal answer: {}", run.text);
     println!(
