@@ -35,6 +35,7 @@ mod fs;
 mod memory;
 pub mod model;
 mod preset;
+pub mod retrieval;
 mod shell;
 pub mod tools;
 

@@ -10,6 +10,7 @@ use toolsmith_core::{
     ToolCallManager, ToolConstructor, ToolImpl, tool_fn,
 };
 
+use crate::agent::{AGENT_TOOL, AgentCommands, SubAgentConfig};
 use crate::tools::{
     BashTool, EditTool, MEMORY_TOOL, MemoryTool, ReadLimits, ReadTool, SearchContextTool,
     SearchFileTool, WriteTool,
@@ -103,6 +104,30 @@ impl ToolPreset {
     pub fn search_context() -> Self {
         // `#[ctx]`-built: the generated struct is the session constructor.
         Self::new().with(SearchContextTool)
+    }
+
+    /// `agent` (`start`, `check`, `result`, `pause`, `resume`, `stop`): background
+    /// sub-agents made as `config` says, built with the session so that their tokens count
+    /// in its runs' [`child_usage`](crate::agent::AgentRun::child_usage). The children end
+    /// when the session is dropped.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::ToolShed;
+    /// use toolsmith_harness::{InMemoryFileSystem, ToolPreset};
+    /// use toolsmith_harness::agent::SubAgentConfig;
+    /// use toolsmith_harness::model::ScriptedModel;
+    ///
+    /// let fs = Arc::new(InMemoryFileSystem::new());
+    /// let config = SubAgentConfig::new(ScriptedModel::default(), "child-model")
+    ///     .with_tools(ToolPreset::files(fs).as_child_tools().unwrap());
+    /// let shed = ToolShed::new().tools(ToolPreset::agent(config));
+    /// assert_eq!(shed.names(), ["agent"]);
+    /// ```
+    pub fn agent(config: SubAgentConfig) -> Self {
+        Self::new().with(Box::new(tool_fn(AGENT_TOOL, move |parts: &SessionParts| {
+            Arc::new(AgentCommands::for_session(config, parts)) as Arc<dyn ToolImpl>
+        })) as Box<dyn ToolConstructor>)
     }
 
     /// Files and shell: what a sub-agent needs to work on a tree. `bash` runs in `fs`'s

@@ -44,6 +44,7 @@ mod tool_text;
 
 pub use discovery::{DiscoveryHit, MatchedBy, ToolDiscovery};
 pub(crate) use lexical::analyze;
+pub use lexical::{TextHit, TextIndex};
 pub use meta_tool::{
     DEFAULT_SHED_LIMIT, MAX_SHED_LIMIT, SELECT_PREFIX, SHED_CATEGORY, ShedResult, ToolSummary,
     shed_tool,

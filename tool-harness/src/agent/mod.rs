@@ -8,15 +8,24 @@
 //! progress; spans follow OpenTelemetry's GenAI conventions (`invoke_agent`, `chat`,
 //! `execute_tool`).
 
+mod children;
 mod error;
 mod events;
 mod hooks;
+mod pause;
 mod run;
 mod session;
+mod tool;
 mod turn;
 
+pub use children::{
+    AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_RESULT_WAIT,
+    SubAgentConfig,
+};
 pub use error::AgenticError;
 pub use events::{AgentEvent, AgentEventHandler};
 pub use hooks::{ApprovalDecision, HookDecision, ToolApproval, ToolHook};
+pub use pause::PauseHandle;
 pub use run::{AgentRun, ToolCallRecord};
 pub use session::{AgentSession, AgentSessionBuilder, DEFAULT_MAX_TURNS};
+pub use tool::AgentTool;

@@ -47,4 +47,33 @@ pub struct AgentRun {
     pub model_calls: usize,
     /// Tokens used by this run's model calls, summed.
     pub usage: Usage,
+    /// Tokens used by the sub-agents (and theirs) while this run went on, counted apart.
+    pub child_usage: Usage,
+}
+
+impl AgentRun {
+    /// The run's tokens and its sub-agents' together.
+    pub fn total_usage(&self) -> Usage {
+        self.usage + self.child_usage
+    }
+}
+
+/// The tokens a session's sub-agents have used, summed as they report them.
+#[derive(Debug, Default)]
+pub(crate) struct ChildUsage(std::sync::Mutex<Usage>);
+
+impl ChildUsage {
+    pub(crate) fn add(&self, usage: Usage) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) += usage;
+    }
+
+    pub(crate) fn total(&self) -> Usage {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }

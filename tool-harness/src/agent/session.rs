@@ -12,6 +12,8 @@ use tracing::Instrument as _;
 
 use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
+use super::pause::PauseHandle;
+use super::run::ChildUsage;
 use super::turn::{CallsEnded, TurnCalls};
 use super::{AgentRun, AgenticError};
 use crate::model::{
@@ -78,6 +80,8 @@ pub struct AgentSession {
     pub(super) batch_deadline: Option<Duration>,
     cancellation: CancellationToken,
     conversation: tokio::sync::Mutex<Vec<Message>>,
+    pause: Option<PauseHandle>,
+    child_usage: Arc<ChildUsage>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -194,10 +198,12 @@ impl AgentSession {
             options: self.options.clone(),
         };
         let mut run = AgentRun::default();
+        let children_before = self.child_usage.total();
         let ended = self
             .turns(&mut request, &cancel, &mut run)
             .instrument(span.clone())
             .await;
+        run.child_usage = self.child_usage.total().saturating_sub(children_before);
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
         *conversation = request.messages;
@@ -218,6 +224,12 @@ impl AgentSession {
         run: &mut AgentRun,
     ) -> Result<String, RunEnd> {
         loop {
+            if let Some(pause) = &self.pause
+                && pause.is_paused()
+                && !pause.wait_while_paused(cancel).await
+            {
+                return Err(RunEnd::Cancelled);
+            }
             if cancel.is_cancelled() {
                 return Err(RunEnd::Cancelled);
             }
@@ -373,6 +385,8 @@ pub struct AgentSessionBuilder {
     events: Vec<Arc<dyn AgentEventHandler>>,
     batch_deadline: Option<Duration>,
     cancellation: Option<CancellationToken>,
+    pause: Option<PauseHandle>,
+    child_usage: Option<Arc<ChildUsage>>,
 }
 
 impl AgentSessionBuilder {
@@ -395,6 +409,8 @@ impl AgentSessionBuilder {
             events: Vec::new(),
             batch_deadline: None,
             cancellation: None,
+            pause: None,
+            child_usage: None,
         }
     }
 
@@ -492,6 +508,20 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// Runs pause between model calls while `pause` says so.
+    pub fn with_pause(mut self, pause: PauseHandle) -> Self {
+        self.pause = Some(pause);
+        self
+    }
+
+    /// Where sub-agents add the tokens they use (default: a ledger of the session's own):
+    /// sub-agents of sub-agents share their parent's, so a run's
+    /// [`child_usage`](AgentRun::child_usage) counts every descendant.
+    pub(crate) fn with_child_usage(mut self, ledger: Arc<ChildUsage>) -> Self {
+        self.child_usage = Some(ledger);
+        self
+    }
+
     /// The session's cancellation token (default: a new one).
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
@@ -519,6 +549,9 @@ impl AgentSessionBuilder {
         if let Some(embedder) = self.embedder {
             parts = parts.with_embedder(embedder);
         }
+        let child_usage = self.child_usage.unwrap_or_default();
+        // Sub-agent tools built from the session report their children's tokens here.
+        parts.state.insert_arc(Arc::clone(&child_usage));
         let manager = self.shed.build(parts.clone())?;
         if let Some(policy) = self.retry_policy {
             for name in manager.names() {
@@ -544,6 +577,8 @@ impl AgentSessionBuilder {
             batch_deadline: self.batch_deadline,
             cancellation: self.cancellation.unwrap_or_default(),
             conversation: tokio::sync::Mutex::new(Vec::new()),
+            pause: self.pause,
+            child_usage,
         })
     }
 }

@@ -26,6 +26,17 @@ impl Usage {
         }
     }
 
+    /// `self` less `other`, field by field, stopping at zero.
+    pub fn saturating_sub(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(other.output_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(other.cached_input_tokens),
+        }
+    }
+
     /// Input and output tokens together.
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)

@@ -15,3 +15,4 @@ mod paths_and_globs;
 mod presets;
 mod search_file_tool;
 mod shell_tool;
+mod subagents;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use super::analyzer::analyze;
 use super::params::Bm25fParams;
 use crate::Tool;
-use crate::shed::tool_text::{FIELD_COUNT, for_each_field_text};
+use crate::shed::tool_text::{FIELD_COUNT, Field, for_each_field_text};
 
 type DocId = u32;
 type TermId = u32;
@@ -125,7 +125,17 @@ impl LexicalIndex {
 
     /// Indexes `tool`, replacing an earlier tool of the same name.
     pub(crate) fn insert(&mut self, tool: &Tool) {
-        let name = tool.name();
+        self.insert_fields(tool.name(), |visit| for_each_field_text(tool, visit));
+    }
+
+    /// Indexes the document `name`, whose text `fields` hands to its visitor field by field,
+    /// replacing an earlier document of the same name. Tools are indexed this way, and any
+    /// other text (a retriever's documents) can be.
+    pub(crate) fn insert_fields(
+        &mut self,
+        name: &str,
+        fields: impl FnOnce(&mut dyn FnMut(Field, &str)),
+    ) {
         self.remove(name);
         let mut occurrences: Vec<(TermId, usize)> = Vec::new();
         let mut lens = [0u16; FIELD_COUNT];
@@ -138,7 +148,7 @@ impl LexicalIndex {
                 max_impact,
                 ..
             } = self;
-            for_each_field_text(tool, |field, text| {
+            fields(&mut |field, text| {
                 analyze(text, |term| {
                     let id = intern(
                         vocabulary, term_text, free_terms, postings, max_impact, term,

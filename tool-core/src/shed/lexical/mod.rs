@@ -4,9 +4,11 @@ mod analyzer;
 mod index;
 mod params;
 mod stop_words;
+mod text_index;
 
 pub(crate) use analyzer::analyze;
 pub(crate) use index::LexicalIndex;
+pub use text_index::{TextHit, TextIndex};
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,610 @@
+//! Background sub-agents as one command group, `agent`: `start`, `check`, `result`, `pause`,
+//! `resume`, `stop` (spec 01 §4 and §7). Built by [`ToolPreset::agent`](crate::ToolPreset::agent).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use toolsmith_core::{CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, tool_fn};
+
+use super::events::AgentEvent;
+use super::pause::PauseHandle;
+use super::run::ChildUsage;
+use super::tool::failure;
+use super::{AgentSession, AgenticError};
+use crate::model::{ChatModel, Message, Usage};
+
+/// The command group's name.
+pub const AGENT_TOOL: &str = "agent";
+/// How many model calls a child may make unless its `start` says otherwise.
+pub const DEFAULT_CHILD_MAX_TURNS: usize = 10;
+/// How many children may run at once unless configured otherwise.
+pub const DEFAULT_MAX_CHILDREN: usize = 4;
+/// The longest `result { wait_ms }` waits.
+pub const MAX_RESULT_WAIT: Duration = Duration::from_secs(600);
+/// How many of a child's latest tool calls `check` reports.
+const LAST_CALLS: usize = 5;
+/// How long `stop` waits for the child's run to end (it ends at its next await).
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// How sub-agents are made: their model, system prompt and tools, and the limits on them.
+///
+/// ```
+/// use toolsmith_harness::agent::SubAgentConfig;
+/// use toolsmith_harness::model::ScriptedModel;
+///
+/// let config = SubAgentConfig::new(ScriptedModel::default(), "child-model")
+///     .with_system_prompt("You do one small task and report.")
+///     .with_max_children(2)
+///     .with_max_depth(1);
+/// assert_eq!(config.max_children(), 2);
+/// ```
+#[derive(Clone)]
+pub struct SubAgentConfig {
+    model: Arc<dyn ChatModel>,
+    model_name: String,
+    system_prompt: Option<String>,
+    tools: Vec<Arc<dyn ToolImpl>>,
+    max_turns: usize,
+    max_children: usize,
+    max_depth: usize,
+}
+
+impl std::fmt::Debug for SubAgentConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubAgentConfig")
+            .field("model", &self.model.name())
+            .field("model_name", &self.model_name)
+            .field("tools", &self.tool_names())
+            .field("max_turns", &self.max_turns)
+            .field("max_children", &self.max_children)
+            .field("max_depth", &self.max_depth)
+            .finish()
+    }
+}
+
+impl SubAgentConfig {
+    /// Children that talk to `model` (requesting `model_name`), with no tools, at most
+    /// [`DEFAULT_CHILD_MAX_TURNS`] model calls each, [`DEFAULT_MAX_CHILDREN`] at once, and no
+    /// grandchildren (depth 1).
+    pub fn new(model: impl ChatModel + 'static, model_name: impl Into<String>) -> Self {
+        Self {
+            model: Arc::new(model),
+            model_name: model_name.into(),
+            system_prompt: None,
+            tools: Vec::new(),
+            max_turns: DEFAULT_CHILD_MAX_TURNS,
+            max_children: DEFAULT_MAX_CHILDREN,
+            max_depth: 1,
+        }
+    }
+
+    /// The children's system prompt.
+    #[must_use]
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The tools every child gets (a `start` may narrow them), e.g.
+    /// `ToolPreset::minimal_sub_agent(fs).as_child_tools()?`.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Vec<Arc<dyn ToolImpl>>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The most model calls a child may make when its `start` does not say (at least 1).
+    #[must_use]
+    pub fn with_max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = max_turns.max(1);
+        self
+    }
+
+    /// How many children of one parent may run (or be paused) at once (at least 1).
+    #[must_use]
+    pub fn with_max_children(mut self, max_children: usize) -> Self {
+        self.max_children = max_children.max(1);
+        self
+    }
+
+    /// How deep sub-agents may nest: 1 (the default) lets the session start children that
+    /// cannot start their own; 2 lets those start one more level; and so on.
+    #[must_use]
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// How many children may run at once.
+    pub fn max_children(&self) -> usize {
+        self.max_children
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .map(|t| t.definition().name().to_owned())
+            .collect()
+    }
+}
+
+/// A child's state, as `check` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Running,
+    Paused,
+    Finished,
+    Failed,
+    Stopped,
+}
+
+impl Status {
+    fn is_live(self) -> bool {
+        matches!(self, Self::Running | Self::Paused)
+    }
+}
+
+/// One of a child's recent tool calls.
+#[derive(Debug, Clone, Serialize)]
+struct CallSummary {
+    tool: String,
+    is_error: bool,
+    result: String,
+}
+
+#[derive(Debug, Clone)]
+struct ChildState {
+    status: Status,
+    turns: usize,
+    usage: Usage,
+    last_calls: VecDeque<CallSummary>,
+    answer: Option<String>,
+    failure: Option<String>,
+    transcript: Vec<Message>,
+}
+
+struct Child {
+    state: watch::Sender<ChildState>,
+    cancel: CancellationToken,
+    pause: PauseHandle,
+    task: JoinHandle<()>,
+}
+
+/// The children of one parent. Dropped with the parent's tools: every child still running
+/// is cancelled then, so no child outlives its parent session.
+struct Children {
+    config: Arc<SubAgentConfig>,
+    depth: usize,
+    ledger: Arc<ChildUsage>,
+    next_id: AtomicU64,
+    agents: Mutex<HashMap<String, Child>>,
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        let agents = self
+            .agents
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        for child in agents.values() {
+            child.cancel.cancel();
+            child.task.abort();
+        }
+    }
+}
+
+/// The `agent` command group: background sub-agents of the session it belongs to.
+///
+/// Usually built by [`ToolPreset::agent`](crate::ToolPreset::agent) inside a session's shed,
+/// so that children's tokens count in the parent's [`AgentRun::child_usage`](super::AgentRun).
+#[derive(Clone)]
+pub struct AgentCommands {
+    children: Arc<Children>,
+}
+
+impl std::fmt::Debug for AgentCommands {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentCommands")
+            .field("config", &self.children.config)
+            .field("depth", &self.children.depth)
+            .finish_non_exhaustive()
+    }
+}
+
+fn error(message: impl std::fmt::Display) -> ToolError {
+    ToolError::execution(AGENT_TOOL, message)
+}
+
+impl AgentCommands {
+    /// The commands for a session without a parent (depth 0), its children's tokens counted
+    /// apart from any session.
+    pub fn new(config: SubAgentConfig) -> Self {
+        Self::at_depth(Arc::new(config), 0, Arc::default())
+    }
+
+    /// The commands of the session `parts` belong to.
+    pub(crate) fn for_session(config: SubAgentConfig, parts: &SessionParts) -> Self {
+        let ledger = parts.state.get::<ChildUsage>().unwrap_or_default();
+        Self::at_depth(Arc::new(config), 0, ledger)
+    }
+
+    fn at_depth(config: Arc<SubAgentConfig>, depth: usize, ledger: Arc<ChildUsage>) -> Self {
+        Self {
+            children: Arc::new(Children {
+                config,
+                depth,
+                ledger,
+                next_id: AtomicU64::new(1),
+                agents: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    fn agents(&self) -> std::sync::MutexGuard<'_, HashMap<String, Child>> {
+        self.children
+            .agents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The state of the child `id`, or an error naming the ids there are.
+    fn state(&self, id: &str) -> Result<watch::Receiver<ChildState>, ToolError> {
+        let agents = self.agents();
+        match agents.get(id) {
+            Some(child) => Ok(child.state.subscribe()),
+            None => Err(self.unknown(id, &agents)),
+        }
+    }
+
+    fn unknown(&self, id: &str, agents: &HashMap<String, Child>) -> ToolError {
+        let mut ids: Vec<&str> = agents.keys().map(String::as_str).collect();
+        ids.sort_unstable();
+        if ids.is_empty() {
+            error(format!("no sub-agent '{id}': none has been started"))
+        } else {
+            error(format!(
+                "no sub-agent '{id}'; the sub-agents are {}",
+                ids.join(", ")
+            ))
+        }
+    }
+
+    /// The tools a child gets: the configured ones, narrowed to `names`, and the `agent`
+    /// commands one level deeper when the depth allows.
+    fn child_tools(&self, names: Option<&[String]>) -> Result<Vec<Arc<dyn ToolImpl>>, ToolError> {
+        let children = &self.children;
+        let mut tools = children.config.tools.clone();
+        if children.depth + 1 < children.config.max_depth {
+            tools.push(Arc::new(Self::at_depth(
+                Arc::clone(&children.config),
+                children.depth + 1,
+                Arc::clone(&children.ledger),
+            )));
+        }
+        let Some(names) = names else {
+            return Ok(tools);
+        };
+        let available: Vec<String> = tools
+            .iter()
+            .map(|t| t.definition().name().to_owned())
+            .collect();
+        if let Some(unknown) = names.iter().find(|n| !available.contains(n)) {
+            return Err(ToolError::invalid_arguments(
+                AGENT_TOOL,
+                format!(
+                    "/tools: a sub-agent cannot have the tool '{unknown}'; it can have {}",
+                    if available.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        available.join(", ")
+                    }
+                ),
+            ));
+        }
+        Ok(tools
+            .into_iter()
+            .zip(available)
+            .filter(|(_, name)| names.contains(name))
+            .map(|(tool, _)| tool)
+            .collect())
+    }
+
+    fn child_session(
+        &self,
+        tools: Vec<Arc<dyn ToolImpl>>,
+        max_turns: usize,
+        state: &watch::Sender<ChildState>,
+        pause: &PauseHandle,
+    ) -> Result<AgentSession, ToolError> {
+        let config = &self.children.config;
+        let shed = ToolShed::new().tools(tools);
+        let (progress, ledger) = (state.clone(), Arc::clone(&self.children.ledger));
+        let mut builder = AgentSession::builder(Arc::clone(&config.model))
+            .with_model(config.model_name.clone())
+            .with_toolshed(shed)
+            .with_max_turns(max_turns)
+            .with_pause(pause.clone())
+            .with_child_usage(Arc::clone(&self.children.ledger))
+            .with_event_handler(move |event: &AgentEvent| match event {
+                AgentEvent::ModelResponse { usage, .. } => {
+                    ledger.add(*usage);
+                    progress.send_modify(|s| {
+                        s.turns += 1;
+                        s.usage += *usage;
+                    });
+                }
+                AgentEvent::ToolCallFinished {
+                    name,
+                    is_error,
+                    summary,
+                    ..
+                } => progress.send_modify(|s| {
+                    if s.last_calls.len() == LAST_CALLS {
+                        s.last_calls.pop_front();
+                    }
+                    s.last_calls.push_back(CallSummary {
+                        tool: name.clone(),
+                        is_error: *is_error,
+                        result: summary.chars().take(200).collect(),
+                    });
+                }),
+                _ => {}
+            });
+        if let Some(prompt) = &config.system_prompt {
+            builder = builder.with_system_prompt(prompt.clone());
+        }
+        let session = builder.build().map_err(error)?;
+        // A child's tools are few and chosen for it: all are offered from the start.
+        let names = session.tool_manager().names();
+        session.tool_manager().activate(&names);
+        Ok(session)
+    }
+}
+
+fn report(id: &str, state: &ChildState) -> Value {
+    json!({
+        "id": id,
+        "status": state.status,
+        "turns": state.turns,
+        "usage": {"input_tokens": state.usage.input_tokens, "output_tokens": state.usage.output_tokens},
+        "last_calls": state.last_calls,
+    })
+}
+
+/// Background sub-agents: start one on a task, check on it, collect its result, pause,
+/// resume or stop it.
+#[tool_fn(name = "agent", category = "agent")]
+impl AgentCommands {
+    /// Start a sub-agent on a task in the background; returns its id at once.
+    pub async fn start(
+        &self,
+        /// The task, self-contained: the sub-agent sees nothing else.
+        task: String,
+        /// The names of the tools it may use (default: all that sub-agents get).
+        tools: Option<Vec<String>>,
+        /// The most model calls it may make.
+        max_turns: Option<u32>,
+    ) -> Result<Value, ToolError> {
+        let children = &self.children;
+        if children.depth >= children.config.max_depth {
+            return Err(error(format!(
+                "sub-agents at depth {} cannot start their own (the limit is {})",
+                children.depth, children.config.max_depth
+            )));
+        }
+        if task.trim().is_empty() {
+            return Err(ToolError::invalid_arguments(
+                AGENT_TOOL,
+                "/task: the task is empty",
+            ));
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return Err(error("sub-agents need a Tokio runtime"));
+        };
+        let tools = self.child_tools(tools.as_deref())?;
+        let max_turns = max_turns.map_or(children.config.max_turns, |n| (n as usize).max(1));
+        let mut agents = self.agents();
+        let live = agents
+            .values()
+            .filter(|c| c.state.borrow().status.is_live())
+            .count();
+        if live >= children.config.max_children {
+            return Err(error(format!(
+                "{live} sub-agents are already running, the most allowed at once; wait for one \
+                 to finish or stop one"
+            )));
+        }
+        let id = format!("agent-{}", children.next_id.fetch_add(1, Ordering::Relaxed));
+        let state = watch::Sender::new(ChildState {
+            status: Status::Running,
+            turns: 0,
+            usage: Usage::default(),
+            last_calls: VecDeque::new(),
+            answer: None,
+            failure: None,
+            transcript: Vec::new(),
+        });
+        let pause = PauseHandle::new();
+        let session = self.child_session(tools, max_turns, &state, &pause)?;
+        let cancel = CancellationToken::new();
+        let (ended, token, name) = (state.clone(), cancel.clone(), id.clone());
+        let task = runtime.spawn(async move {
+            let outcome = session.run_with_cancellation(task, token).await;
+            ended.send_modify(|s| match outcome {
+                Ok(run) => {
+                    s.status = Status::Finished;
+                    s.answer = Some(run.text);
+                    s.transcript = run.transcript;
+                }
+                Err(AgenticError::Cancelled { run }) => {
+                    s.status = Status::Stopped;
+                    s.transcript = run.transcript;
+                }
+                Err(other) => {
+                    s.status = Status::Failed;
+                    s.failure = Some(failure(&name, &other));
+                    s.transcript = other
+                        .run()
+                        .map(|r| r.transcript.clone())
+                        .unwrap_or_default();
+                }
+            });
+        });
+        agents.insert(
+            id.clone(),
+            Child {
+                state,
+                cancel,
+                pause,
+                task,
+            },
+        );
+        Ok(json!({"id": id, "status": Status::Running}))
+    }
+
+    /// How a sub-agent is doing, without waiting: its status, turns, tokens and latest calls.
+    #[command(read_only)]
+    pub fn check(
+        &self,
+        /// The sub-agent's id, as `start` gave it.
+        id: String,
+    ) -> Result<Value, ToolError> {
+        let state = self.state(&id)?;
+        let state = state.borrow();
+        Ok(report(&id, &state))
+    }
+
+    /// A sub-agent's final answer, waiting up to `wait_ms` for it to finish.
+    #[command(read_only)]
+    pub async fn result(
+        &self,
+        /// The sub-agent's id, as `start` gave it.
+        id: String,
+        /// How long to wait for it to finish, in milliseconds (default 0: do not wait).
+        wait_ms: Option<u64>,
+    ) -> Result<String, ToolError> {
+        let mut state = self.state(&id)?;
+        let wait = Duration::from_millis(wait_ms.unwrap_or(0)).min(MAX_RESULT_WAIT);
+        if !wait.is_zero() {
+            // Ended or not, the state below says what there is.
+            let _ = tokio::time::timeout(wait, state.wait_for(|s| !s.status.is_live())).await;
+        }
+        let state = state.borrow();
+        match state.status {
+            Status::Finished => Ok(state.answer.clone().unwrap_or_default()),
+            Status::Failed => Err(error(state.failure.clone().unwrap_or_default())),
+            Status::Stopped => Err(error(format!(
+                "sub-agent '{id}' was stopped before it finished; it has no result (its \
+                 transcript of {} messages is kept)",
+                state.transcript.len()
+            ))),
+            status @ (Status::Running | Status::Paused) => Err(error(format!(
+                "sub-agent '{id}' has not finished ({} after {} model calls); call `result` \
+                 again with a `wait_ms`, or `check` on it",
+                serde_json::to_value(status)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or("running"),
+                state.turns
+            ))),
+        }
+    }
+
+    /// Pause a running sub-agent: its current tool calls finish, and it makes no new model
+    /// call until resumed.
+    pub fn pause(
+        &self,
+        /// The sub-agent's id.
+        id: String,
+    ) -> Result<Value, ToolError> {
+        self.switch(&id, Status::Running, Status::Paused, |c| c.pause.pause())
+    }
+
+    /// Resume a paused sub-agent.
+    pub fn resume(
+        &self,
+        /// The sub-agent's id.
+        id: String,
+    ) -> Result<Value, ToolError> {
+        self.switch(&id, Status::Paused, Status::Running, |c| c.pause.resume())
+    }
+
+    /// Stop a sub-agent: its running tools are cancelled and it makes no further call; its
+    /// transcript is kept.
+    #[command(destructive)]
+    pub async fn stop(
+        &self,
+        /// The sub-agent's id.
+        id: String,
+    ) -> Result<Value, ToolError> {
+        let mut state = {
+            let agents = self.agents();
+            let Some(child) = agents.get(&id) else {
+                return Err(self.unknown(&id, &agents));
+            };
+            let status = child.state.borrow().status;
+            if !status.is_live() {
+                return Err(error(format!(
+                    "sub-agent '{id}' is not running: it is {}",
+                    serde_json::to_value(status)
+                        .unwrap_or_default()
+                        .as_str()
+                        .unwrap_or("done")
+                )));
+            }
+            child.cancel.cancel();
+            child.state.subscribe()
+        };
+        let _ = tokio::time::timeout(STOP_WAIT, state.wait_for(|s| !s.status.is_live())).await;
+        let state = state.borrow();
+        Ok(report(&id, &state))
+    }
+}
+
+impl AgentCommands {
+    /// Moves the child `id` from `from` to `to`, doing `act` on it; any other state is an
+    /// error naming the state it is in.
+    fn switch(
+        &self,
+        id: &str,
+        from: Status,
+        to: Status,
+        act: impl FnOnce(&Child),
+    ) -> Result<Value, ToolError> {
+        let agents = self.agents();
+        let Some(child) = agents.get(id) else {
+            return Err(self.unknown(id, &agents));
+        };
+        let mut moved = false;
+        child.state.send_if_modified(|s| {
+            moved = s.status == from;
+            if moved {
+                s.status = to;
+            }
+            moved
+        });
+        if !moved {
+            let status = child.state.borrow().status;
+            let name = |s: Status| {
+                serde_json::to_value(s)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            };
+            return Err(error(format!(
+                "sub-agent '{id}' is {}, not {}",
+                name(status),
+                name(from)
+            )));
+        }
+        act(child);
+        Ok(report(id, &child.state.borrow()))
+    }
+}

@@ -1,0 +1,116 @@
+//! [`AgentTool`]: an agent given to another as a tool that runs it to its answer.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use toolsmith_core::{
+    Args, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition,
+    ToolError, ToolImpl, scheme,
+};
+
+use super::{AgentSession, AgenticError};
+
+/// An agent as a tool (daimon's shape): one argument, `input`, the task; the result is the
+/// agent's final text. The agent runs a fresh conversation for each call. A failed run —
+/// the model's error, its `max_turns` reached, a stop — is an error result the calling model
+/// reads ([`ToolCallResult::error`]), never a failure of the caller's run; the caller's
+/// cancellation cancels the agent's run.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith_harness::agent::{AgentSession, AgentTool};
+/// use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let researcher = AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("Rust 1.0: May 2015.")]))
+///     .with_model("scripted")
+///     .with_system_prompt("You are a research specialist.")
+///     .build()
+///     .unwrap();
+/// let tool = AgentTool::new(Arc::new(researcher), "research", "Research a question in depth.");
+/// let manager = ToolCallManager::new("coordinator");
+/// manager.register(Arc::new(tool)).unwrap();
+/// let call = ToolCallRequest::new("1", "research",
+///     ToolArguments::try_from(json!({"input": "When was Rust 1.0 released?"})).unwrap());
+/// let result = manager.execute_one(&call).await.unwrap();
+/// assert_eq!(result.content.to_text(), "Rust 1.0: May 2015.");
+/// # }
+/// ```
+pub struct AgentTool {
+    agent: Arc<AgentSession>,
+    name: String,
+    description: String,
+}
+
+impl std::fmt::Debug for AgentTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentTool")
+            .field("name", &self.name)
+            .field("agent", &self.agent)
+            .finish()
+    }
+}
+
+impl AgentTool {
+    /// The tool `name` with `description`, running `agent`.
+    pub fn new(
+        agent: Arc<AgentSession>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Self {
+            agent,
+            name: name.into(),
+            description: description.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolImpl for AgentTool {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(
+            ToolDefinition::new(
+                &self.name,
+                &self.description,
+                Args::new(
+                    scheme::object()
+                        .required(
+                            "input",
+                            scheme::string()
+                                .min_len(1)
+                                .describe("The task or question for the agent, self-contained."),
+                        )
+                        .build(),
+                ),
+            )
+            .with_category("agent"),
+        )
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let input = ToolArgs::new(&self.name, &arguments)
+            .str("input")?
+            .to_owned();
+        let token = ToolCallContext::current()
+            .map(|context| context.cancellation().child_token())
+            .unwrap_or_default();
+        Ok(match self.agent.run_with_cancellation(input, token).await {
+            Ok(run) => ToolCallResult::text(run.text),
+            Err(error) => ToolCallResult::error(failure(&self.name, &error)),
+        })
+    }
+}
+
+/// What a calling model is told about a sub-agent's failed run.
+pub(super) fn failure(agent: &str, error: &AgenticError) -> String {
+    match error {
+        AgenticError::MaxTurns { max_turns, .. } => format!(
+            "the agent '{agent}' stopped after {max_turns} model calls without an answer; \
+             give it a smaller task"
+        ),
+        other => format!("the agent '{agent}' failed: {other}"),
+    }
+}

@@ -1,0 +1,158 @@
+//! [`EmbeddingRetriever`]: documents ranked by the cosine similarity of their embeddings to
+//! the query's, through the session's [`Embedder`].
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use toolsmith_core::{Embedder, ServiceError};
+
+use super::{Document, Retriever};
+
+/// Documents embedded with an [`Embedder`] (a session's, or any) and ranked by cosine
+/// similarity to the query's embedding.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith_core::in_memory::HashingEmbedder;
+/// use toolsmith_harness::retrieval::{EmbeddingRetriever, Retriever};
+///
+/// # futures::executor::block_on(async {
+/// let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
+/// docs.add(["The cat sat on the mat.", "Stock prices fell sharply today."]).await.unwrap();
+/// let found = docs.retrieve("where did the cat sit", 1).await.unwrap();
+/// assert!(found[0].content.contains("cat"));
+/// # });
+/// ```
+pub struct EmbeddingRetriever {
+    name: String,
+    embedder: Arc<dyn Embedder>,
+    documents: RwLock<Vec<Embedded>>,
+}
+
+/// A stored document: its unit-length embedding, its text and its metadata.
+type Embedded = (Box<[f32]>, String, Map<String, Value>);
+
+impl std::fmt::Debug for EmbeddingRetriever {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddingRetriever")
+            .field("name", &self.name)
+            .field("documents", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmbeddingRetriever {
+    /// An empty retriever named `name` that embeds with `embedder`.
+    pub fn new(name: impl Into<String>, embedder: Arc<dyn Embedder>) -> Self {
+        Self {
+            name: name.into(),
+            embedder,
+            documents: RwLock::new(Vec::new()),
+        }
+    }
+
+    /// Embeds and adds `texts`, without metadata.
+    pub async fn add<I, S>(&self, texts: I) -> Result<(), ServiceError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.add_with_metadata(texts.into_iter().map(|t| (t.into(), Map::new())))
+            .await
+    }
+
+    /// Embeds and adds documents, each `(content, metadata)`.
+    pub async fn add_with_metadata(
+        &self,
+        documents: impl IntoIterator<Item = (String, Map<String, Value>)>,
+    ) -> Result<(), ServiceError> {
+        let documents: Vec<(String, Map<String, Value>)> = documents.into_iter().collect();
+        let texts: Vec<String> = documents.iter().map(|(text, _)| text.clone()).collect();
+        let vectors = self.embedder.embed(&texts).await?;
+        if vectors.len() != texts.len() {
+            return Err(ServiceError::new(
+                &self.name,
+                format!(
+                    "the embedder returned {} vectors for {} texts",
+                    vectors.len(),
+                    texts.len()
+                ),
+            ));
+        }
+        let mut stored = self
+            .documents
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        for (vector, (text, metadata)) in vectors.into_iter().zip(documents) {
+            stored.push((unit(vector), text, metadata));
+        }
+        Ok(())
+    }
+
+    /// How many documents it holds.
+    pub fn len(&self) -> usize {
+        self.documents
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// `vector` scaled to length 1 (a zero vector stays zero: it matches nothing).
+fn unit(mut vector: Vec<f32>) -> Box<[f32]> {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    } else {
+        vector.iter_mut().for_each(|x| *x = 0.0);
+    }
+    vector.into_boxed_slice()
+}
+
+#[async_trait]
+impl Retriever for EmbeddingRetriever {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn retrieve(&self, query: &str, top_k: usize) -> Result<Vec<Document>, ServiceError> {
+        let query = self.embedder.embed(&[query.to_owned()]).await?;
+        let Some(query) = query.into_iter().next() else {
+            return Err(ServiceError::new(
+                &self.name,
+                "the embedder returned no vector",
+            ));
+        };
+        let query = unit(query);
+        let documents = self
+            .documents
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut scored: Vec<(f32, usize)> = documents
+            .iter()
+            .enumerate()
+            .filter(|(_, (vector, ..))| vector.len() == query.len())
+            .map(|(i, (vector, ..))| (vector.iter().zip(query.iter()).map(|(a, b)| a * b).sum(), i))
+            .filter(|(score, _)| *score > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        Ok(scored
+            .into_iter()
+            .take(top_k)
+            .map(|(score, i)| {
+                let (_, content, metadata) = &documents[i];
+                Document {
+                    content: content.clone(),
+                    score: f64::from(score),
+                    metadata: metadata.clone(),
+                }
+            })
+            .collect())
+    }
+}

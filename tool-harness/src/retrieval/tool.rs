@@ -1,0 +1,150 @@
+//! [`RetrieverTool`]: a [`Retriever`] given to a model as a tool (`query`, `top_k`).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Serialize;
+use toolsmith_core::{
+    Args, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
+    ToolError, ToolImpl, returns_schema, scheme,
+};
+
+use super::{Document, Retriever};
+
+/// How many documents a call returns when it does not say.
+pub const DEFAULT_TOP_K: usize = 5;
+/// The most documents one call may ask for.
+pub const MAX_TOP_K: usize = 50;
+/// The text of a call that found nothing.
+pub const NO_DOCUMENTS: &str = "No relevant documents found.";
+
+/// The structured result of a retrieval.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Retrieved<'a> {
+    /// The documents found, most relevant first.
+    documents: &'a [Document],
+}
+
+/// A retriever as a tool: arguments `query` (required) and `top_k` (optional, 1 to
+/// [`MAX_TOP_K`], default [`DEFAULT_TOP_K`] or [`with_default_top_k`](Self::with_default_top_k));
+/// the result is the documents found with their content, score and metadata, as structured
+/// JSON under a `returns` schema, or [`NO_DOCUMENTS`]. A retriever's failure is a tool
+/// error naming the retriever.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith_harness::retrieval::{LexicalRetriever, RetrieverTool};
+///
+/// # futures::executor::block_on(async {
+/// let docs = Arc::new(LexicalRetriever::new("handbook"));
+/// docs.add("leave", "Annual leave", "Employees get 25 days of paid leave a year.");
+/// let manager = ToolCallManager::new("s");
+/// manager.register(Arc::new(RetrieverTool::new(docs, "search_handbook",
+///     "Search the employee handbook."))).unwrap();
+/// let call = ToolCallRequest::new("1", "search_handbook",
+///     ToolArguments::try_from(json!({"query": "paid leave", "top_k": 3})).unwrap());
+/// let result = manager.execute_one(&call).await.unwrap();
+/// assert!(result.content.to_text().contains("25 days"));
+/// # });
+/// ```
+pub struct RetrieverTool {
+    retriever: Arc<dyn Retriever>,
+    name: String,
+    description: String,
+    default_top_k: usize,
+}
+
+impl std::fmt::Debug for RetrieverTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetrieverTool")
+            .field("retriever", &self.retriever.name())
+            .field("name", &self.name)
+            .field("default_top_k", &self.default_top_k)
+            .finish()
+    }
+}
+
+impl RetrieverTool {
+    /// The tool `name` with `description`, retrieving through `retriever`.
+    pub fn new(
+        retriever: Arc<dyn Retriever>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Self {
+            retriever,
+            name: name.into(),
+            description: description.into(),
+            default_top_k: DEFAULT_TOP_K,
+        }
+    }
+
+    /// How many documents a call returns when it does not say (1 to [`MAX_TOP_K`]).
+    #[must_use]
+    pub fn with_default_top_k(mut self, top_k: usize) -> Self {
+        self.default_top_k = top_k.clamp(1, MAX_TOP_K);
+        self
+    }
+}
+
+#[async_trait]
+impl ToolImpl for RetrieverTool {
+    fn definition(&self) -> Tool {
+        let arguments = scheme::object()
+            .required(
+                "query",
+                scheme::string()
+                    .min_len(1)
+                    .describe("What to look for, in a few words or a question."),
+            )
+            .optional(
+                "top_k",
+                scheme::integer()
+                    .minimum(1)
+                    .maximum(MAX_TOP_K as u64)
+                    .describe(format!(
+                        "How many documents to return (default {}).",
+                        self.default_top_k
+                    )),
+            )
+            .build();
+        Tool::SingleCommand(
+            ToolDefinition::new(&self.name, &self.description, Args::new(arguments))
+                .with_category("search")
+                .with_returns(returns_schema::<Retrieved<'static>>())
+                .with_annotations(ToolAnnotations {
+                    read_only: Some(true),
+                    idempotent: Some(true),
+                    ..ToolAnnotations::default()
+                }),
+        )
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let args = ToolArgs::new(&self.name, &arguments);
+        let query = args.str("query")?;
+        let top_k = args.opt_usize("top_k")?.unwrap_or(self.default_top_k);
+        if !(1..=MAX_TOP_K).contains(&top_k) {
+            return Err(ToolError::invalid_arguments(
+                &self.name,
+                format!("/top_k: {top_k} is not between 1 and {MAX_TOP_K}"),
+            ));
+        }
+        let documents = self.retriever.retrieve(query, top_k).await.map_err(|err| {
+            ToolError::execution(
+                &self.name,
+                format!("the retriever '{}' failed: {err}", self.retriever.name()),
+            )
+        })?;
+        if documents.is_empty() {
+            return Ok(ToolCallResult::text(NO_DOCUMENTS));
+        }
+        // A retriever may return more than asked; the model gets what it asked for.
+        let documents = &documents[..documents.len().min(top_k)];
+        ToolCallResult::to_json(&Retrieved { documents })
+            .map_err(|err| ToolError::execution(&self.name, err))
+    }
+}

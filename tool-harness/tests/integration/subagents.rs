@@ -1,0 +1,688 @@
+//! Sub-agents (`ToolPreset::agent`: start, check, result, pause, resume, stop), `AgentTool`
+//! and `RetrieverTool`, with scripted models for parents and children.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith_core::in_memory::HashingEmbedder;
+use toolsmith_core::{
+    Args, FnTool, ServiceError, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+    ToolCallResult, ToolError, ToolImpl, ToolShed, scheme,
+};
+use toolsmith_harness::ToolPreset;
+use toolsmith_harness::agent::{AgentCommands, AgentSession, AgentTool, SubAgentConfig};
+use toolsmith_harness::model::{ModelError, ScriptedModel, ScriptedTurn, Usage};
+use toolsmith_harness::retrieval::{
+    Document, EmbeddingRetriever, LexicalRetriever, NO_DOCUMENTS, Retriever, RetrieverTool,
+};
+
+fn text_tool(name: &str, answer: &str) -> Arc<dyn ToolImpl> {
+    let answer = answer.to_owned();
+    Arc::new(FnTool::new(
+        name,
+        format!("The {name} tool."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let answer = answer.clone();
+            async move { Ok(ToolCallResult::text(answer)) }
+        },
+    ))
+}
+
+/// A tool that waits for `gate` (or forever), recording when its future is dropped.
+fn gated_tool(gate: Arc<tokio::sync::Notify>, dropped: Arc<AtomicUsize>) -> Arc<dyn ToolImpl> {
+    struct Probe(Arc<AtomicUsize>);
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    Arc::new(FnTool::new(
+        "wait_for_gate",
+        "Waits until the test opens the gate.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let (gate, probe) = (Arc::clone(&gate), Probe(Arc::clone(&dropped)));
+            async move {
+                gate.notified().await;
+                drop(probe);
+                Ok(ToolCallResult::text("gate opened"))
+            }
+        },
+    ))
+}
+
+/// Calls `agent` with `arguments` directly.
+async fn agent(manager: &ToolCallManager, arguments: Value) -> Result<String, ToolError> {
+    let request =
+        ToolCallRequest::new("call", "agent", ToolArguments::try_from(arguments).unwrap());
+    manager
+        .execute_one(&request)
+        .await
+        .map(|r| r.content.to_text())
+}
+
+fn manager_with(commands: AgentCommands) -> ToolCallManager {
+    let manager = ToolCallManager::new("parent");
+    manager.register(Arc::new(commands)).unwrap();
+    manager
+}
+
+async fn status(manager: &ToolCallManager, id: &str) -> Value {
+    let text = agent(manager, json!({"command": "check", "id": id}))
+        .await
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Waits (Tokio's clock) until `check` reports `wanted`.
+async fn wait_for_status(manager: &ToolCallManager, id: &str, wanted: &str) -> Value {
+    for _ in 0..500 {
+        let report = status(manager, id).await;
+        if report["status"] == wanted {
+            return report;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{id} never became {wanted}: {}", status(manager, id).await);
+}
+
+#[tokio::test]
+async fn a_parent_session_starts_checks_and_collects_a_child() {
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::call("lookup", json!({}))
+            .and_call("summarize", json!({}))
+            .with_usage(Usage::new(10, 5)),
+        ScriptedTurn::text("child done: found and summarized").with_usage(Usage::new(20, 7)),
+    ]);
+    let config = SubAgentConfig::new(child_model.clone(), "child-model")
+        .with_system_prompt("Do the task.")
+        .with_tools(vec![
+            text_tool("lookup", "3 hits"),
+            text_tool("summarize", "a summary"),
+        ]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "start", "task": "find and summarize"}),
+        ),
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+        ScriptedTurn::call("agent", json!({"command": "check", "id": "agent-1"})),
+        ScriptedTurn::text("The child finished."),
+    ]);
+    let parent = AgentSession::builder(parent_model.clone())
+        .with_model("parent-model")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    let run = parent.run("delegate").await.unwrap();
+
+    let results: Vec<String> = run
+        .tool_calls
+        .iter()
+        .map(|c| c.result.content.to_text())
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&results[0]).unwrap(),
+        json!({"id": "agent-1", "status": "running"})
+    );
+    assert_eq!(results[1], "child done: found and summarized");
+    let check: Value = serde_json::from_str(&results[2]).unwrap();
+    assert_eq!(check["status"], "finished");
+    assert_eq!(check["turns"], 2);
+    let tools: Vec<&str> = check["last_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["lookup", "summarize"]);
+    // The child saw its own system prompt and task, and its tools without `agent` (depth 1).
+    let first = &child_model.requests()[0];
+    assert_eq!(first.system.as_deref(), Some("Do the task."));
+    assert_eq!(first.messages[0].text(), Some("find and summarize"));
+    assert_eq!(first.tool_names(), ["shed", "lookup", "summarize"]);
+    // The child's tokens roll up into the parent's run, counted apart.
+    assert_eq!(run.child_usage, Usage::new(30, 12));
+    assert_eq!(run.total_usage(), run.usage + Usage::new(30, 12));
+    child_model.assert_complete();
+}
+
+#[tokio::test]
+async fn pause_holds_the_child_between_turns_and_resume_lets_it_go_on() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::call("wait_for_gate", json!({})),
+        ScriptedTurn::text("after the gate"),
+    ]);
+    let config = SubAgentConfig::new(child_model.clone(), "m")
+        .with_tools(vec![gated_tool(Arc::clone(&gate), Arc::default())]);
+    let manager = manager_with(AgentCommands::new(config));
+    agent(&manager, json!({"command": "start", "task": "wait"}))
+        .await
+        .unwrap();
+    // The child is in its tool call: pause it, then let the tool finish.
+    while child_model.requests().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    let paused = agent(&manager, json!({"command": "pause", "id": "agent-1"}))
+        .await
+        .unwrap();
+    assert!(paused.contains("\"paused\""), "{paused}");
+    gate.notify_one();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        child_model.requests().len(),
+        1,
+        "a paused child called its model"
+    );
+    let err = agent(&manager, json!({"command": "pause", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is paused, not running"), "{err}");
+    let err = agent(&manager, json!({"command": "result", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("has not finished (paused"),
+        "{err}"
+    );
+
+    agent(&manager, json!({"command": "resume", "id": "agent-1"}))
+        .await
+        .unwrap();
+    let answer = agent(
+        &manager,
+        json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(answer, "after the gate");
+    assert_eq!(child_model.requests().len(), 2);
+    let err = agent(&manager, json!({"command": "resume", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is finished, not paused"), "{err}");
+}
+
+#[tokio::test]
+async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::call("wait_for_gate", json!({})),
+        ScriptedTurn::text("never"),
+    ]);
+    let config = SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool(
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::clone(&dropped),
+    )]);
+    let manager = manager_with(AgentCommands::new(config));
+    agent(
+        &manager,
+        json!({"command": "start", "task": "wait forever"}),
+    )
+    .await
+    .unwrap();
+    while child_model.requests().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let stopped: Value = serde_json::from_str(
+        &agent(&manager, json!({"command": "stop", "id": "agent-1"}))
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stopped["status"], "stopped");
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the running tool was cancelled"
+    );
+    assert_eq!(child_model.requests().len(), 1);
+    let err = agent(&manager, json!({"command": "result", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("was stopped") && message.contains("transcript of 3 messages"),
+        "{message}"
+    );
+    let err = agent(&manager, json!({"command": "stop", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("not running: it is stopped"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::call("wait_for_gate", json!({})),
+        ScriptedTurn::call("wait_for_gate", json!({})),
+    ]);
+    let config = SubAgentConfig::new(child_model.clone(), "m")
+        .with_tools(vec![gated_tool(Arc::clone(&gate), Arc::default())])
+        .with_max_children(1);
+    let manager = manager_with(AgentCommands::new(config.clone()));
+    let err = agent(&manager, json!({"command": "check", "id": "agent-9"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("no sub-agent 'agent-9': none has been started"),
+        "{err}"
+    );
+    agent(&manager, json!({"command": "start", "task": "one"}))
+        .await
+        .unwrap();
+    let err = agent(&manager, json!({"command": "start", "task": "two"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("1 sub-agents are already running"),
+        "{err}"
+    );
+    let err = agent(&manager, json!({"command": "check", "id": "agent-9"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("the sub-agents are agent-1"),
+        "{err}"
+    );
+    let err = agent(&manager, json!({"command": "resume", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is running, not paused"), "{err}");
+    let err = agent(
+        &manager,
+        json!({"command": "start", "task": "x", "tools": ["rm_rf"]}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cannot have the tool 'rm_rf'; it can have wait_for_gate"),
+        "{err}"
+    );
+    // A stopped child frees its place.
+    agent(&manager, json!({"command": "stop", "id": "agent-1"}))
+        .await
+        .unwrap();
+    agent(&manager, json!({"command": "start", "task": "two"}))
+        .await
+        .unwrap();
+
+    // Depth: at the limit, `start` is refused; below it, children get the commands one level
+    // deeper, and the deepest children get none.
+    let none = manager_with(AgentCommands::new(config.clone().with_max_depth(0)));
+    let err = agent(&none, json!({"command": "start", "task": "x"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cannot start their own (the limit is 0)"),
+        "{err}"
+    );
+
+    // One script serves child and grandchild, answering by the request: the child starts a
+    // grandchild, waits for its result, and answers with it.
+    let grand_model = ScriptedModel::default();
+    for _ in 0..4 {
+        grand_model.push([ScriptedTurn::respond(|request| {
+            use toolsmith_harness::model::{ChatResponse, Message};
+            if request.messages[0].text() == Some("grandchild task") {
+                return Ok(ChatResponse::text("grandchild answer"));
+            }
+            let call = |arguments: Value| {
+                Ok(ChatResponse::calls(vec![Ok(ToolCallRequest::new(
+                    format!("c{}", request.messages.len()),
+                    "agent",
+                    ToolArguments::try_from(arguments).unwrap(),
+                ))]))
+            };
+            match request.messages.last() {
+                Some(Message::User { .. }) => {
+                    call(json!({"command": "start", "task": "grandchild task"}))
+                }
+                Some(message) if request.messages.len() == 3 => {
+                    let id = message.results()[0].result.content.to_text();
+                    assert!(id.contains("agent-1"), "{id}");
+                    call(json!({"command": "result", "id": "agent-1", "wait_ms": 5000}))
+                }
+                Some(message) => Ok(ChatResponse::text(format!(
+                    "child answer with {}",
+                    message.results()[0].result.content.to_text()
+                ))),
+                None => unreachable!(),
+            }
+        })]);
+    }
+    let nested = manager_with(AgentCommands::new(
+        SubAgentConfig::new(grand_model.clone(), "m").with_max_depth(2),
+    ));
+    agent(&nested, json!({"command": "start", "task": "child task"}))
+        .await
+        .unwrap();
+    let answer = agent(
+        &nested,
+        json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(answer, "child answer with grandchild answer");
+    let requests = grand_model.requests();
+    let child = requests
+        .iter()
+        .find(|r| r.messages[0].text() == Some("child task"))
+        .unwrap();
+    let grandchild = requests
+        .iter()
+        .find(|r| r.messages[0].text() == Some("grandchild task"))
+        .expect("the grandchild ran");
+    assert_eq!(child.tool_names(), ["shed", "agent"]);
+    assert!(grandchild.tools.is_empty(), "{:?}", grandchild.tool_names());
+}
+
+#[tokio::test]
+async fn no_child_outlives_its_parent_session() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait_for_gate", json!({}))]);
+    let config = SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool(
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::clone(&dropped),
+    )]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "wait"})),
+        ScriptedTurn::text("started it"),
+    ]);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    parent.run("start a child").await.unwrap();
+    while child_model.requests().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        0,
+        "the child is still working"
+    );
+    drop(parent);
+    for _ in 0..100 {
+        if dropped.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the child's tool outlived the parent"
+    );
+}
+
+#[tokio::test]
+async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
+    let run_tool = |model: ScriptedModel, max_turns: usize| {
+        let session = AgentSession::builder(model)
+            .with_model("m")
+            .with_toolshed(ToolShed::new().tool(text_tool("lookup", "hit")))
+            .with_max_turns(max_turns)
+            .build()
+            .unwrap();
+        session.tool_manager().activate(&["lookup".into()]);
+        let manager = ToolCallManager::new("parent");
+        manager
+            .register(Arc::new(AgentTool::new(
+                Arc::new(session),
+                "research",
+                "Research.",
+            )))
+            .unwrap();
+        async move {
+            let call = ToolCallRequest::new(
+                "1",
+                "research",
+                ToolArguments::try_from(json!({"input": "find it"})).unwrap(),
+            );
+            manager.execute_one(&call).await.unwrap()
+        }
+    };
+    let ok = run_tool(
+        ScriptedModel::new([
+            ScriptedTurn::call("lookup", json!({})),
+            ScriptedTurn::text("found: hit"),
+        ]),
+        5,
+    )
+    .await;
+    assert_eq!(ok.content.to_text(), "found: hit");
+    assert!(!ok.is_error());
+
+    let failed = run_tool(
+        ScriptedModel::new([ScriptedTurn::error(ModelError::Other(
+            "the model is down".into(),
+        ))]),
+        5,
+    )
+    .await;
+    assert!(failed.is_error());
+    assert!(
+        failed
+            .content
+            .to_text()
+            .contains("the agent 'research' failed"),
+        "{failed:?}"
+    );
+    assert!(failed.content.to_text().contains("the model is down"));
+
+    let endless = (0..5).map(|_| ScriptedTurn::call("lookup", json!({})));
+    let out_of_turns = run_tool(ScriptedModel::new(endless), 2).await;
+    assert!(out_of_turns.is_error());
+    assert!(
+        out_of_turns
+            .content
+            .to_text()
+            .contains("stopped after 2 model calls"),
+        "{out_of_turns:?}"
+    );
+    // The schema asks for one non-empty `input`.
+    let tool = AgentTool::new(
+        Arc::new(
+            AgentSession::builder(ScriptedModel::default())
+                .with_model("m")
+                .build()
+                .unwrap(),
+        ),
+        "research",
+        "Research.",
+    );
+    let schema = tool.definition().function_spec().parameters;
+    assert_eq!(schema["required"], json!(["input"]));
+}
+
+fn corpus() -> Arc<LexicalRetriever> {
+    let docs = Arc::new(LexicalRetriever::new("handbook"));
+    docs.add(
+        "leave",
+        "Annual leave",
+        "Employees get 25 days of paid leave a year; unused leave carries over.",
+    );
+    docs.add(
+        "expenses",
+        "Expenses",
+        "Keep receipts for every expense; travel expenses need approval.",
+    );
+    docs.add(
+        "laptops",
+        "Laptops",
+        "Every employee gets a laptop, replaced every three years.",
+    );
+    docs.add(
+        "parking",
+        "Parking",
+        "Parking spaces are assigned by seniority.",
+    );
+    docs
+}
+
+async fn retrieve(tool: RetrieverTool, arguments: Value) -> Result<ToolCallResult, ToolError> {
+    let manager = ToolCallManager::new("s");
+    manager.register(Arc::new(tool)).unwrap();
+    let call = ToolCallRequest::new(
+        "1",
+        "search_docs",
+        ToolArguments::try_from(arguments).unwrap(),
+    );
+    manager.execute_one(&call).await
+}
+
+#[tokio::test]
+async fn retriever_tool_ranks_bounds_top_k_and_reports_empty_and_failing_retrievers() {
+    let tool = || RetrieverTool::new(corpus(), "search_docs", "Search the employee handbook.");
+    let result = retrieve(tool(), json!({"query": "how many days of paid leave"}))
+        .await
+        .unwrap();
+    let documents: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    let documents = documents["documents"].as_array().unwrap();
+    assert_eq!(documents[0]["metadata"]["id"], "leave");
+    let scores: Vec<f64> = documents
+        .iter()
+        .map(|d| d["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+
+    let two = retrieve(
+        tool(),
+        json!({"query": "employee laptop leave expenses", "top_k": 2}),
+    )
+    .await
+    .unwrap();
+    let two: Value = serde_json::from_str(&two.content.to_text()).unwrap();
+    assert_eq!(two["documents"].as_array().unwrap().len(), 2);
+    let one = retrieve(tool().with_default_top_k(1), json!({"query": "employee"}))
+        .await
+        .unwrap();
+    let one: Value = serde_json::from_str(&one.content.to_text()).unwrap();
+    assert_eq!(one["documents"].as_array().unwrap().len(), 1);
+
+    for bad in [json!(0), json!(51), json!("many")] {
+        let err = retrieve(tool(), json!({"query": "leave", "top_k": bad}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ToolError::InvalidArguments { .. }),
+            "{bad}: {err}"
+        );
+        assert!(err.to_string().contains("/top_k"), "{err}");
+    }
+    let err = retrieve(tool(), json!({"top_k": 3})).await.unwrap_err();
+    assert!(
+        err.to_string().contains("\"query\" is a required property"),
+        "{err}"
+    );
+
+    let empty = retrieve(tool(), json!({"query": "quantum chromodynamics"}))
+        .await
+        .unwrap();
+    assert_eq!(empty.content.to_text(), NO_DOCUMENTS);
+
+    struct Broken;
+    #[async_trait]
+    impl Retriever for Broken {
+        fn name(&self) -> &str {
+            "vector-store"
+        }
+        async fn retrieve(&self, _: &str, _: usize) -> Result<Vec<Document>, ServiceError> {
+            Err(ServiceError::new("vector-store", "connection reset"))
+        }
+    }
+    let err = retrieve(
+        RetrieverTool::new(Arc::new(Broken), "search_docs", "Search."),
+        json!({"query": "x"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Tool 'search_docs' failed: the retriever 'vector-store' failed: vector-store: connection reset"
+    );
+}
+
+#[tokio::test]
+async fn the_embedding_retriever_ranks_by_similarity() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
+    docs.add([
+        "The cat sat on the mat near the door.",
+        "Quarterly revenue grew by ten percent.",
+        "A cat and a dog played on the mat.",
+    ])
+    .await
+    .unwrap();
+    let found = docs.retrieve("cat on the mat", 2).await.unwrap();
+    assert_eq!(found.len(), 2);
+    assert!(found.iter().all(|d| d.content.contains("cat")), "{found:?}");
+    assert!(found[0].score >= found[1].score);
+    assert!(
+        docs.retrieve("zebra xylophone", 3)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Two children in parallel, each answering from its task (a shared scripted model that
+/// answers by the request).
+#[tokio::test]
+async fn two_children_run_in_parallel() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let child_model = ScriptedModel::default();
+    for _ in 0..2 {
+        let record = Arc::clone(&record);
+        child_model.push([ScriptedTurn::respond(move |request| {
+            let task = request.messages[0].text().unwrap_or_default().to_owned();
+            record.lock().unwrap().push(task.clone());
+            Ok(toolsmith_harness::model::ChatResponse::text(format!(
+                "done: {task}"
+            )))
+        })]);
+    }
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(child_model, "m")));
+    agent(&manager, json!({"command": "start", "task": "alpha"}))
+        .await
+        .unwrap();
+    agent(&manager, json!({"command": "start", "task": "beta"}))
+        .await
+        .unwrap();
+    let mut answers = Vec::new();
+    for id in ["agent-1", "agent-2"] {
+        answers.push(
+            agent(
+                &manager,
+                json!({"command": "result", "id": id, "wait_ms": 5000}),
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    answers.sort();
+    assert_eq!(answers, ["done: alpha", "done: beta"]);
+    wait_for_status(&manager, "agent-2", "finished").await;
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
