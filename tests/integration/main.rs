@@ -8,6 +8,7 @@ mod support;
 
 mod batch;
 mod bound_tools;
+mod deep_nesting;
 mod dispatch_properties;
 mod macro_properties;
 mod macro_retries;
