@@ -6,13 +6,228 @@
 //! levels: before the limit existed, a stack overflow aborted the whole test binary. Deep
 //! values are built and freed by `support::deep` without recursion (see there).
 
-use toolsmith::{MAX_JSON_DEPTH, ToolArguments};
+use serde_json::{Value, json};
+use toolsmith::provider::{ParsedCall, Provider, parse_text_calls, repair_json};
+use toolsmith::{MAX_JSON_DEPTH, ToolArguments, ToolError, ToolErrorKind};
 
 use crate::support::deep::{self, LEVELS, free, on_small_stack};
 
 /// What every refusal says.
 fn too_deep() -> String {
     format!("nested deeper than {MAX_JSON_DEPTH} levels")
+}
+
+fn assert_too_deep(error: &ToolError, tool: &str) {
+    match error {
+        ToolError::InvalidArguments {
+            tool: named,
+            reason,
+        } => {
+            assert_eq!(named, tool, "{error}");
+            assert!(reason.contains(&too_deep()), "{error}");
+        }
+        other => panic!("expected InvalidArguments for '{tool}', got {other:?}"),
+    }
+}
+
+#[test]
+fn repair_json_refuses_deep_text() {
+    on_small_stack(|| {
+        for levels in LEVELS {
+            for text in deep::texts(levels) {
+                let err = repair_json(&text).unwrap_err();
+                assert!(err.too_deep, "{levels}: {err}");
+                assert!(err.message.contains(&too_deep()), "{levels}: {err}");
+                // Inside a Markdown fence, as text backends write it.
+                let fenced = format!("```json\n{text}\n```");
+                assert!(repair_json(&fenced).unwrap_err().too_deep);
+            }
+        }
+    });
+}
+
+#[test]
+fn repair_json_reads_up_to_the_limit() {
+    on_small_stack(|| {
+        // At the limit, through every reader: strict JSON, the JSON5 repair (a trailing
+        // comma), and the closing of a cut-off text.
+        for text in [
+            deep::array_text(MAX_JSON_DEPTH, true),
+            format!(
+                "{}1,{}",
+                "[".repeat(MAX_JSON_DEPTH),
+                "]".repeat(MAX_JSON_DEPTH)
+            ),
+            deep::array_text(MAX_JSON_DEPTH, false),
+            deep::object_text(MAX_JSON_DEPTH, true),
+            format!(
+                "{}1,{}",
+                "{a:".repeat(MAX_JSON_DEPTH),
+                "}".repeat(MAX_JSON_DEPTH)
+            ),
+            deep::object_text(MAX_JSON_DEPTH, false),
+        ] {
+            let value = repair_json(&text).unwrap_or_else(|err| panic!("{text}: {err}"));
+            free(value);
+        }
+        // One past it, the same texts are refused.
+        for text in deep::texts(MAX_JSON_DEPTH + 1) {
+            assert!(repair_json(&text).unwrap_err().too_deep, "{text}");
+        }
+        // Brackets inside strings do not count.
+        let quoted = format!(
+            r#"{{"a": "{}", 'b': '{}'}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(repair_json(&quoted).is_ok());
+    });
+}
+
+/// A response of `provider` with two calls: `deep` with `arguments` (placed as they are), and
+/// `add` with ordinary arguments.
+fn response(provider: Provider, arguments: Value) -> Value {
+    let add = r#"{"a": 1, "b": 2}"#;
+    let (mut response, slot) = match provider {
+        Provider::OpenAiChat => (
+            json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "deep", "arguments": null}},
+                {"id": "c2", "type": "function", "function": {"name": "add", "arguments": add}}
+            ]}}]}),
+            "/choices/0/message/tool_calls/0/function/arguments",
+        ),
+        Provider::OpenAiResponses => (
+            json!({"output": [
+                {"type": "function_call", "call_id": "c1", "name": "deep", "arguments": null},
+                {"type": "function_call", "call_id": "c2", "name": "add", "arguments": add}
+            ]}),
+            "/output/0/arguments",
+        ),
+        Provider::Anthropic => (
+            json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c1", "name": "deep", "input": null},
+                {"type": "tool_use", "id": "c2", "name": "add", "input": {"a": 1, "b": 2}}
+            ]}),
+            "/content/0/input",
+        ),
+        Provider::Gemini => (
+            json!({"candidates": [{"content": {"role": "model", "parts": [
+                {"functionCall": {"id": "c1", "name": "deep", "args": null}},
+                {"functionCall": {"id": "c2", "name": "add", "args": {"a": 1, "b": 2}}}
+            ]}}]}),
+            "/candidates/0/content/parts/0/functionCall/args",
+        ),
+        _ => unreachable!("text responses are written as text"),
+    };
+    // Moved in, not through `json!`, which would copy the value recursively.
+    *response.pointer_mut(slot).expect("the slot exists") = arguments;
+    response
+}
+
+/// The deep call is rejected, with the limit in its error, and the other call is read.
+fn assert_only_deep_rejected(calls: &[ParsedCall], deep_id: &str) {
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let rejected = calls[0].as_ref().unwrap_err();
+    assert_eq!(
+        (rejected.id.as_str(), rejected.name.as_str()),
+        (deep_id, "deep")
+    );
+    assert_too_deep(&rejected.error, "deep");
+    let add = calls[1].as_ref().unwrap();
+    assert_eq!(add.name, "add");
+    assert_eq!(add.arguments.as_value(), &json!({"a": 1, "b": 2}));
+}
+
+#[test]
+fn every_provider_rejects_a_deep_arguments_string_alone() {
+    on_small_stack(|| {
+        for provider in [
+            Provider::OpenAiChat,
+            Provider::OpenAiResponses,
+            Provider::Anthropic,
+            Provider::Gemini,
+        ] {
+            for levels in LEVELS {
+                for text in deep::texts(levels) {
+                    // A JSON string holding the deep text as a string (encoded twice) too.
+                    let twice = Value::String(text.clone()).to_string();
+                    for arguments in [text, twice] {
+                        let response = response(provider, Value::String(arguments));
+                        let calls = provider.parse_calls(&response).unwrap();
+                        assert_only_deep_rejected(&calls, "c1");
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn every_provider_rejects_deep_argument_values_alone() {
+    on_small_stack(|| {
+        for provider in [
+            Provider::OpenAiChat,
+            Provider::OpenAiResponses,
+            Provider::Anthropic,
+            Provider::Gemini,
+        ] {
+            for levels in LEVELS {
+                for arguments in [deep::object(levels), deep::array(levels)] {
+                    // The caller built this response; it frees it without recursion.
+                    let response = response(provider, arguments);
+                    let calls = provider.parse_calls(&response).unwrap();
+                    assert_only_deep_rejected(&calls, "c1");
+                    free(response);
+                }
+                // The arguments object itself at the limit is read, one past it is not.
+                let mut at_limit = deep::object(MAX_JSON_DEPTH);
+                let calls = provider
+                    .parse_calls(&response(provider, at_limit.clone()))
+                    .unwrap();
+                assert!(calls[0].is_ok(), "{provider}: {:?}", calls[0]);
+                at_limit = json!({"a": at_limit});
+                let calls = provider.parse_calls(&response(provider, at_limit)).unwrap();
+                assert_only_deep_rejected(&calls, "c1");
+            }
+        }
+    });
+}
+
+#[test]
+fn text_calls_reject_deep_json() {
+    on_small_stack(|| {
+        let add = r#"<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>"#;
+        for levels in LEVELS {
+            for text in deep::texts(levels) {
+                // Inline arguments, and arguments as a JSON string.
+                let quoted = Value::String(text.clone()).to_string();
+                for arguments in [&text, &quoted] {
+                    let completion = format!(
+                        "<tool_call>{{\"name\": \"deep\", \"arguments\": {arguments}}}</tool_call>\n{add}"
+                    );
+                    let calls = parse_text_calls(&completion);
+                    assert_eq!(calls.len(), 2, "{calls:?}");
+                    let rejected = calls[0].as_ref().unwrap_err();
+                    assert_eq!(rejected.name, "deep");
+                    assert_too_deep(&rejected.error, "deep");
+                    assert_eq!(calls[1].as_ref().unwrap().name, "add");
+                    let calls = Provider::Text
+                        .parse_calls(&Value::String(completion))
+                        .unwrap();
+                    assert_eq!(calls.len(), 2);
+                }
+                // Bare and fenced deep JSON, as the whole answer: no call, or a rejected one.
+                for completion in [text.clone(), format!("Here:\n```json\n{text}\n```")] {
+                    for call in parse_text_calls(&completion) {
+                        assert_eq!(
+                            call.unwrap_err().error.kind(),
+                            ToolErrorKind::InvalidArguments
+                        );
+                    }
+                }
+            }
+        }
+    });
 }
 
 #[test]

@@ -179,9 +179,13 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             if tagged || block.contains("\"name\"") {
                 let index = calls.len();
                 let name = name_in(block).unwrap_or_default();
-                let reason = format!(
-                    "the tool call is not valid JSON ({err}); write it as {{\"name\": \"<tool>\", \"arguments\": {{…}}}}"
-                );
+                let reason = if err.too_deep {
+                    format!("the tool call is {err}; write its arguments with less nesting")
+                } else {
+                    format!(
+                        "the tool call is not valid JSON ({err}); write it as {{\"name\": \"<tool>\", \"arguments\": {{…}}}}"
+                    )
+                };
                 let error = if name.is_empty() {
                     ToolError::invalid_arguments("(unnamed)", reason)
                 } else {

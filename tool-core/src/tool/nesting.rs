@@ -37,6 +37,14 @@ impl fmt::Display for TooDeep {
 
 impl std::error::Error for TooDeep {}
 
+impl TooDeep {
+    /// The reason an [`InvalidArguments`](crate::ToolError::InvalidArguments) error gives for
+    /// a call's arguments: "the arguments are nested deeper than 128 levels; …".
+    pub(crate) fn in_arguments(self) -> String {
+        format!("the arguments are {self}; send them with less nesting")
+    }
+}
+
 /// Whether `value` nests arrays and objects no deeper than [`MAX_JSON_DEPTH`]. A loop over
 /// the containers only, stopping at the first one too deep; scalars are never stacked, so a
 /// flat object of scalars costs one pass over its values and no allocation.
@@ -68,6 +76,78 @@ fn stack_containers<'a>(
             .filter(|child| is_container(child))
             .map(|child| (child, depth)),
     );
+}
+
+/// Whether JSON (or JSON5) text nests brackets no deeper than [`MAX_JSON_DEPTH`]: a byte
+/// scan that counts `[` and `{` outside strings and comments, to run before handing text to
+/// a recursive parser.
+///
+/// It reads strings (either quote, with escapes) and comments (`//` and `/* */`) as the
+/// JSON5 reader does, so it never counts less nesting than that reader would walk: where the
+/// two could disagree (a quote or a `/` that is not valid where it stands), the reader stops
+/// with an error at that byte, and the scan has counted every bracket before it. A line
+/// comment is taken to end at any byte that may start a line terminator, which can only
+/// count more.
+pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
+    #[derive(Clone, Copy)]
+    enum State {
+        Json,
+        /// In a string opened by this quote; `true` right after a backslash.
+        Str(u8, bool),
+        LineComment,
+        /// In a block comment; `true` right after a `*` that may close it.
+        BlockComment(bool),
+    }
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut state = State::Json;
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        at += 1;
+        state = match state {
+            State::Str(quote, true) => State::Str(quote, false),
+            State::Str(quote, false) => match byte {
+                b'\\' => State::Str(quote, true),
+                _ if byte == quote => State::Json,
+                _ => state,
+            },
+            // The line terminators of JSON5: `\n`, `\r`, U+2028 and U+2029.
+            State::LineComment if matches!(byte, b'\n' | b'\r') => State::Json,
+            State::LineComment
+                if byte == 0xE2 && matches!(bytes.get(at..at + 2), Some([0x80, 0xA8 | 0xA9])) =>
+            {
+                at += 2;
+                State::Json
+            }
+            State::LineComment => state,
+            State::BlockComment(true) if byte == b'/' => State::Json,
+            State::BlockComment(_) => State::BlockComment(byte == b'*'),
+            State::Json => match byte {
+                b'"' | b'\'' => State::Str(byte, false),
+                b'/' if bytes.get(at) == Some(&b'/') => {
+                    at += 1;
+                    State::LineComment
+                }
+                b'/' if bytes.get(at) == Some(&b'*') => {
+                    at += 1;
+                    State::BlockComment(false)
+                }
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_JSON_DEPTH {
+                        return Err(TooDeep);
+                    }
+                    state
+                }
+                b']' | b'}' => {
+                    depth = depth.saturating_sub(1);
+                    state
+                }
+                _ => state,
+            },
+        };
+    }
+    Ok(())
 }
 
 /// Drops `value` one level at a time (serde_json's own drop recurses once per level): the
@@ -258,6 +338,40 @@ mod tests {
             TooDeep.to_string(),
             format!("nested deeper than {MAX_JSON_DEPTH} levels")
         );
+    }
+
+    #[test]
+    fn text_depth_counts_brackets_outside_strings() {
+        let at = |open: &str, levels: usize| format!("{}1", open.repeat(levels));
+        assert!(check_text_depth(&at("[", MAX_JSON_DEPTH)).is_ok());
+        assert!(check_text_depth(&at("[", MAX_JSON_DEPTH + 1)).is_err());
+        assert!(check_text_depth(&at("{a:", MAX_JSON_DEPTH + 1)).is_err());
+        // Siblings do not add up.
+        assert!(check_text_depth(&"[[]]".repeat(10_000)).is_ok());
+        // Brackets in strings, with escaped quotes, in either quote.
+        let quoted = format!(r#"["\"{}", '\'{}']"#, "[".repeat(500), "{".repeat(500));
+        assert!(check_text_depth(&quoted).is_ok());
+        // Stray closers do not make room for more openers.
+        let stray = format!("{}{}", "]".repeat(500), at("[", MAX_JSON_DEPTH + 1));
+        assert!(check_text_depth(&stray).is_err());
+        // Comments are skipped as JSON5 skips them: a quote in one opens no string.
+        let deep = at("[", MAX_JSON_DEPTH + 1);
+        for comment in [
+            "// it's\n",
+            "/* it's */",
+            "/* \" */",
+            "//\"\r",
+            "// ' \u{2028}",
+            "// € ' \u{2029}",
+        ] {
+            let text = format!("[{comment}{deep}");
+            assert!(check_text_depth(&text).is_err(), "{comment:?}");
+        }
+        let commented = format!("[/* {} */ // {}\n1]", "[".repeat(500), "{".repeat(500));
+        assert!(check_text_depth(&commented).is_ok());
+        // `/*/` does not close the comment it opens, as in JSON5.
+        let text = format!("/*/ {} */1", "[".repeat(500));
+        assert!(check_text_depth(&text).is_ok());
     }
 
     #[test]
