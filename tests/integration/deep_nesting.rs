@@ -6,9 +6,15 @@
 //! levels: before the limit existed, a stack overflow aborted the whole test binary. Deep
 //! values are built and freed by `support::deep` without recursion (see there).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use serde_json::{Value, json};
 use toolsmith::provider::{ParsedCall, Provider, parse_text_calls, repair_json};
-use toolsmith::{MAX_JSON_DEPTH, ToolArguments, ToolError, ToolErrorKind};
+use toolsmith::{
+    Args, FnTool, MAX_JSON_DEPTH, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+    ToolCallResult, ToolError, ToolErrorKind, lenient,
+};
 
 use crate::support::deep::{self, LEVELS, free, on_small_stack};
 
@@ -230,6 +236,67 @@ fn text_calls_reject_deep_json() {
     });
 }
 
+/// A manager with `open` (any object: the fast check would pass anything), `nested` (a
+/// schema only the full validator checks) and `count` runs of either.
+fn manager() -> (ToolCallManager, Arc<AtomicUsize>) {
+    let manager = ToolCallManager::new("deep");
+    let runs = Arc::new(AtomicUsize::new(0));
+    for (name, schema) in [
+        ("open", json!({"type": "object"})),
+        (
+            "nested",
+            json!({"type": "object", "properties": {"x": {"type": "array"}}}),
+        ),
+    ] {
+        let runs = Arc::clone(&runs);
+        manager
+            .register(Arc::new(FnTool::new(
+                name,
+                "Count the call.",
+                Args::new(schema),
+                move |_: ToolArgs<'_>| {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    async { Ok(ToolCallResult::text("ran")) }
+                },
+            )))
+            .unwrap();
+    }
+    (manager, runs)
+}
+
+#[test]
+fn validation_and_execution_refuse_deep_arguments() {
+    on_small_stack(|| {
+        let (manager, runs) = manager();
+        for levels in LEVELS {
+            for value in [deep::array(levels), deep::object(levels)] {
+                let arguments = ToolArguments::from_iter([("x", value)]);
+                for tool in ["open", "nested"] {
+                    let err = manager.validate_arguments(tool, &arguments).unwrap_err();
+                    assert_too_deep(&err, tool);
+                    let request = ToolCallRequest::new("1", tool, arguments.clone());
+                    let err =
+                        futures::executor::block_on(manager.execute_one(&request)).unwrap_err();
+                    assert_too_deep(&err, tool);
+                    let outcomes = futures::executor::block_on(
+                        manager.execute_batch(std::slice::from_ref(&request)),
+                    );
+                    assert_too_deep(outcomes[0].result.as_ref().unwrap_err(), tool);
+                }
+                // Dropped here, with clones shared by the requests above: freed by
+                // Toolsmith without recursion.
+                drop(arguments);
+            }
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 0, "no deep call ran");
+        // At the limit the call runs.
+        let arguments = ToolArguments::from_iter([("x", deep::array(MAX_JSON_DEPTH - 1))]);
+        let request = ToolCallRequest::new("1", "nested", arguments);
+        futures::executor::block_on(manager.execute_one(&request)).unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}
+
 #[test]
 fn deep_tool_arguments_are_copied_shown_and_freed_without_recursion() {
     on_small_stack(|| {
@@ -252,5 +319,24 @@ fn deep_tool_arguments_are_copied_shown_and_freed_without_recursion() {
             free(shared.into_value());
             drop((arguments, written));
         }
+    });
+}
+
+#[test]
+fn lenient_reads_refuse_deep_values() {
+    on_small_stack(|| {
+        for levels in LEVELS {
+            for value in [deep::array(levels), deep::object(levels)] {
+                let err = lenient::from_value::<Value>(&value).unwrap_err();
+                assert!(err.message.contains(&too_deep()), "{err}");
+                let arguments = ToolArguments::from_iter([("x", value)]);
+                let err = ToolArgs::new("t", &arguments)
+                    .field::<Value>("x")
+                    .unwrap_err();
+                assert_too_deep(&err, "t");
+            }
+        }
+        let at_limit = deep::array(MAX_JSON_DEPTH);
+        assert_eq!(lenient::from_value::<Value>(&at_limit).unwrap(), at_limit);
     });
 }

@@ -12,6 +12,8 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde::forward_to_deserialize_any;
 use serde_json::{Map, Value};
 
+use crate::tool::nesting::check_depth;
+
 /// A failure to read a value, with the JSON pointer of the place that failed (`""` for the
 /// root).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,8 +53,17 @@ impl std::error::Error for LenientError {}
 ///     &json!({"offset": "ten", "exact": false})).unwrap_err();
 /// assert_eq!(err.path, "/offset");
 /// ```
+///
+/// A value nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is refused before it
+/// is read (reading recurses once per level), with an error at the root that says so.
 #[inline]
 pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
+    if matches!(value, Value::Array(_) | Value::Object(_)) {
+        check_depth(value).map_err(|too_deep| LenientError {
+            path: String::new(),
+            message: format!("the value is {too_deep}"),
+        })?;
+    }
     // Reading is pure, so the common case (success) skips path tracking, and a failure is
     // read once more with tracking to say where it failed.
     match T::deserialize(Lenient(value)) {
