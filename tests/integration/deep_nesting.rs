@@ -340,3 +340,63 @@ fn lenient_reads_refuse_deep_values() {
         assert_eq!(lenient::from_value::<Value>(&at_limit).unwrap(), at_limit);
     });
 }
+
+#[test]
+fn deep_results_are_refused_when_rendered() {
+    on_small_stack(|| {
+        let manager = ToolCallManager::new("deep-results");
+        manager
+            .register(Arc::new(
+                FnTool::new(
+                    "make",
+                    "Make a value.",
+                    Args::empty(),
+                    |_: ToolArgs<'_>| async { Ok(ToolCallResult::json(json!({"ok": true}))) },
+                )
+                .with_returns(Args::new(json!({"type": "object"}))),
+            ))
+            .unwrap();
+        for levels in LEVELS {
+            for value in [deep::array(levels), deep::object(levels)] {
+                let results = vec![
+                    (
+                        "1".to_owned(),
+                        "make".to_owned(),
+                        Ok(ToolCallResult::json(value)),
+                    ),
+                    (
+                        "2".to_owned(),
+                        "make".to_owned(),
+                        Ok(ToolCallResult::error("failed")),
+                    ),
+                ];
+                let err = manager
+                    .check_result("make", results[0].2.as_ref().unwrap())
+                    .unwrap_err();
+                assert_eq!(err.kind(), ToolErrorKind::Execution);
+                assert!(err.to_string().contains(&too_deep()), "{err}");
+                for provider in Provider::ALL {
+                    for rendered in [
+                        manager.render_results(provider, &results),
+                        provider.render_results(&results),
+                    ] {
+                        let text = Value::Array(rendered).to_string();
+                        assert!(text.contains(&too_deep()), "{provider}: {text}");
+                        assert!(text.contains("failed"), "{provider}: {text}");
+                    }
+                }
+                let content = &results[0].2.as_ref().unwrap().content;
+                assert!(content.to_text().contains(&too_deep()));
+                for (_, _, result) in results {
+                    if let Ok(ToolCallResult {
+                        content: toolsmith::UserModelContent::Json(value),
+                        ..
+                    }) = result
+                    {
+                        free(value);
+                    }
+                }
+            }
+        }
+    });
+}
