@@ -10,10 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use toolsmith::provider::{ParsedCall, Provider, parse_text_calls, repair_json};
+use toolsmith::provider::{
+    ParsedCall, Provider, RenderOptions, parse_text_calls, repair_json, strict_schema, tools_prompt,
+};
 use toolsmith::{
-    Args, FnTool, MAX_JSON_DEPTH, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-    ToolCallResult, ToolError, ToolErrorKind, lenient,
+    Args, FnTool, MAX_JSON_DEPTH, RegistrationError, Tool, ToolArgs, ToolArguments,
+    ToolCallManager, ToolCallRequest, ToolCallResult, ToolDeclarations, ToolDefinition, ToolError,
+    ToolErrorKind, lenient,
 };
 
 use crate::support::deep::{self, LEVELS, free, on_small_stack};
@@ -398,5 +401,81 @@ fn deep_results_are_refused_when_rendered() {
                 }
             }
         }
+    });
+}
+
+#[test]
+fn deep_schemas_are_refused_when_registered_or_rendered() {
+    on_small_stack(|| {
+        let manager = ToolCallManager::new("deep-schemas");
+        let noop = |_: ToolArgs<'_>| async { Ok(ToolCallResult::empty()) };
+        for levels in LEVELS {
+            let tool = FnTool::new("deep", "Deep.", Args::new(deep::schema(levels)), noop);
+            match manager.register(Arc::new(tool)).unwrap_err() {
+                err @ RegistrationError::InvalidSchema { .. } => {
+                    assert!(err.to_string().contains(&too_deep()), "{err}")
+                }
+                other => panic!("{other:?}"),
+            }
+            let tool = FnTool::new("deep", "Deep.", Args::empty(), noop)
+                .with_returns(Args::new(deep::schema(levels)));
+            match manager.register(Arc::new(tool)).unwrap_err() {
+                err @ RegistrationError::InvalidReturnsSchema { .. } => {
+                    assert!(err.to_string().contains(&too_deep()), "{err}")
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(manager.is_empty());
+
+            // Declarations a caller put together, never registered.
+            let definition = ToolDefinition::new("deep", "Deep.", Args::new(deep::schema(levels)));
+            let declarations = ToolDeclarations {
+                shed: None,
+                tools: vec![Tool::MultiCommands("group".into(), vec![definition])],
+            };
+            for provider in Provider::ALL {
+                let err = provider
+                    .render_tools(&declarations, &RenderOptions::default())
+                    .unwrap_err();
+                assert_eq!(err.tool, "group");
+                assert!(err.to_string().contains(&too_deep()), "{err}");
+            }
+            assert!(format!("{declarations:?}").contains(&too_deep()));
+            assert!(declarations.clone() == declarations);
+
+            let schema = deep::schema(levels);
+            for provider in [Provider::OpenAiChat, Provider::Anthropic] {
+                let err = strict_schema(provider, "deep", &schema).unwrap_err();
+                assert!(err.to_string().contains(&too_deep()), "{err}");
+            }
+            let mut tool = serde_json::Map::new();
+            tool.insert("name".into(), json!("deep"));
+            tool.insert("parameters".into(), schema);
+            let tools = Value::Array(vec![Value::Object(tool)]);
+            assert!(tools_prompt(&tools).contains(&too_deep()));
+            free(tools);
+        }
+
+        // Just within the limit (two levels a property, and the innermost schema), a tool
+        // registers, renders for every provider, and validates and runs a call.
+        let properties = (MAX_JSON_DEPTH - 1) / 2;
+        let tool = FnTool::new(
+            "deepest",
+            "Deepest.",
+            Args::new(deep::schema(properties)),
+            noop,
+        );
+        manager.register(Arc::new(tool)).unwrap();
+        for provider in Provider::ALL {
+            provider
+                .render_tools(&manager.all_declarations(), &RenderOptions::default())
+                .unwrap();
+        }
+        let arguments = ToolArguments::try_from(deep::object(properties)).unwrap();
+        let request = ToolCallRequest::new("1", "deepest", arguments);
+        futures::executor::block_on(manager.execute_one(&request)).unwrap();
+        let wrong = ToolArguments::try_from(json!({"a": "x"})).unwrap();
+        let err = manager.validate_arguments("deepest", &wrong).unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
     });
 }

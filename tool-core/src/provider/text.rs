@@ -15,6 +15,7 @@ use super::calls::{ParsedCall, RejectedCall, generated_id, read_call};
 use super::repair::{repair_json, strip_fence};
 use super::reply::{Body, Reply};
 use super::{Provider, ResponseError};
+use crate::tool::nesting::check_depth;
 use crate::{ToolError, ToolFunctionSpec};
 
 const OPEN_TAG: &str = "<tool_call>";
@@ -56,7 +57,17 @@ pub fn tools_prompt(tools: &Value) -> String {
         "You can call tools. They are described as JSON between <tools> and </tools>:\n<tools>\n",
     );
     for tool in tools.as_array().into_iter().flatten() {
-        prompt.push_str(&tool.to_string());
+        // Printing recurses once per level: a tool nested too deep is named, not printed.
+        match check_depth(tool) {
+            Ok(()) => prompt.push_str(&tool.to_string()),
+            Err(too_deep) => {
+                let name = tool
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(unnamed)");
+                prompt.push_str(&format!("(the tool {name:?} is {too_deep})"));
+            }
+        }
         prompt.push('\n');
     }
     prompt.push_str(
