@@ -16,6 +16,7 @@ mod macro_shapes;
 mod macros;
 mod manager;
 mod provider_golden;
+mod provider_mutations;
 mod provider_round_trip;
 mod retry;
 mod shed;
