@@ -456,13 +456,19 @@ fn deep_schemas_are_refused_when_registered_or_rendered() {
             free(tools);
         }
 
-        // Just within the limit (two levels a property, and the innermost schema), a tool
-        // registers, renders for every provider, and validates and runs a call.
-        let properties = (MAX_JSON_DEPTH - 1) / 2;
+        // One level past the limit, refused; at the limit, a tool registers, renders for
+        // every provider, and validates and runs a call.
         let tool = FnTool::new(
             "deepest",
             "Deepest.",
-            Args::new(deep::schema(properties)),
+            Args::new(deep::schema(MAX_JSON_DEPTH + 1)),
+            noop,
+        );
+        assert!(manager.register(Arc::new(tool)).is_err());
+        let tool = FnTool::new(
+            "deepest",
+            "Deepest.",
+            Args::new(deep::schema(MAX_JSON_DEPTH)),
             noop,
         );
         manager.register(Arc::new(tool)).unwrap();
@@ -471,7 +477,7 @@ fn deep_schemas_are_refused_when_registered_or_rendered() {
                 .render_tools(&manager.all_declarations(), &RenderOptions::default())
                 .unwrap();
         }
-        let arguments = ToolArguments::try_from(deep::object(properties)).unwrap();
+        let arguments = ToolArguments::from_iter([("a", deep::array(MAX_JSON_DEPTH - 3))]);
         let request = ToolCallRequest::new("1", "deepest", arguments);
         futures::executor::block_on(manager.execute_one(&request)).unwrap();
         let wrong = ToolArguments::try_from(json!({"a": "x"})).unwrap();

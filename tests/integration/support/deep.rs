@@ -80,19 +80,23 @@ pub fn object(levels: usize) -> Value {
     value
 }
 
-/// An object schema whose property `a` is an object schema whose property `a` is …,
-/// `levels` schemas deep (twice as many JSON levels), built without recursion.
+/// An object schema whose property `a` is an array of arrays of … of integers, nested
+/// `levels` JSON levels deep in all (at least 3), built without recursion. It describes
+/// `{"a": array(levels - 3)}`.
 pub fn schema(levels: usize) -> Value {
     let mut schema = serde_json::json!({"type": "integer"});
-    for _ in 0..levels {
-        let mut properties = Map::new();
-        properties.insert("a".to_owned(), schema);
-        let mut object = Map::new();
-        object.insert("type".to_owned(), Value::from("object"));
-        object.insert("properties".to_owned(), Value::Object(properties));
-        schema = Value::Object(object);
+    for _ in 0..levels.saturating_sub(3) {
+        let mut array = Map::new();
+        array.insert("type".to_owned(), Value::from("array"));
+        array.insert("items".to_owned(), schema);
+        schema = Value::Object(array);
     }
-    schema
+    let mut properties = Map::new();
+    properties.insert("a".to_owned(), schema);
+    let mut root = Map::new();
+    root.insert("type".to_owned(), Value::from("object"));
+    root.insert("properties".to_owned(), Value::Object(properties));
+    Value::Object(root)
 }
 
 /// Drops `value` one level at a time: serde_json's own drop recurses once per level.
