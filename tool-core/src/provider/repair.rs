@@ -69,10 +69,11 @@ pub fn repair_json(text: &str) -> Result<Value, BrokenJson> {
         Ok(value) => return Ok(value),
         Err(err) => err,
     };
-    // Before the JSON5 reader, which has no limit; `strip_fence` and `close_truncated` only
-    // take brackets away or close those already open, so this bounds what it reads.
-    check_text_depth(text)?;
     let unfenced = strip_fence(text.trim());
+    // Before the JSON5 reader, which has no limit, and on the very text it reads (a fence's
+    // language tag is not part of it). `close_truncated` only appends the brackets that
+    // close those open at the end, so this bounds what the reader walks in both attempts.
+    check_text_depth(unfenced)?;
     if let Some(value) = parse_lenient(unfenced) {
         return Ok(value);
     }
@@ -194,6 +195,9 @@ mod tests {
                 format!("```json\n{deep}1\n```"),
                 format!("[// it's\n{deep}"),
                 format!("[/* \" */{deep}"),
+                // The fence's language tag is not read: a quote there hides nothing.
+                format!("```'\n{deep}"),
+                format!("~~~\"json\n{deep}1\n~~~"),
                 deep.clone(),
             ] {
                 let err = repair_json(&text).unwrap_err();

@@ -85,9 +85,9 @@ fn stack_containers<'a>(
 /// It reads strings (either quote, with escapes) and comments (`//` and `/* */`) as the
 /// JSON5 reader does, so it never counts less nesting than that reader would walk: where the
 /// two could disagree (a quote or a `/` that is not valid where it stands), the reader stops
-/// with an error at that byte, and the scan has counted every bracket before it. A line
-/// comment is taken to end at any byte that may start a line terminator, which can only
-/// count more.
+/// with an error at that byte, and the scan has counted every bracket before it. Scan the
+/// very text the reader is given: a quote before it (say, in a Markdown fence's language
+/// tag) would hide the brackets after it.
 pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
     #[derive(Clone, Copy)]
     enum State {
