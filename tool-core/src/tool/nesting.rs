@@ -18,10 +18,12 @@ use serde_json::{Map, Value};
 /// results, schemas and provider texts nested deeper are refused before anything walks them
 /// recursively: a call's arguments with a
 /// [`ToolError::InvalidArguments`](crate::ToolError::InvalidArguments) that says they are
-/// "nested deeper than 128 levels". 128 is serde_json's own recursion limit when it parses
-/// text, far beyond what any tool's arguments need (OpenAI's strict mode allows 10 levels),
-/// and shallow enough that every recursive walk of a value that deep fits comfortably in a
-/// 2 MiB thread stack, in debug builds too.
+/// "nested deeper than 128 levels". 128 is the recursion limit serde_json parses text with
+/// (it reads up to 127 levels; [`repair_json`](crate::provider::repair_json) reads text of
+/// exactly 128 through its JSON5 reader), far beyond what any tool's arguments need
+/// (OpenAI's strict mode allows 10 levels of objects), and shallow enough that every
+/// recursive walk of a value that deep (the JSON5 reader, validation, a strict or Gemini
+/// schema transform, printing, dropping) fits in a 2 MiB thread stack, in debug builds too.
 pub const MAX_JSON_DEPTH: usize = 128;
 
 /// JSON nested deeper than [`MAX_JSON_DEPTH`]; displayed as "nested deeper than 128 levels",
