@@ -51,8 +51,9 @@ enum Kind {
 enum Edit {
     WrongType(Target, Kind),
     HugeString(Target),
-    /// The node becomes a string holding deep JSON text (arrays, or objects).
-    DeepText(Target, usize, bool),
+    /// The node becomes a string holding deep JSON text (arrays, or objects), perhaps in a
+    /// Markdown fence whose language tag holds a quote.
+    DeepText(Target, usize, bool, bool),
     /// The node, an object or a string holding one, gets its first key twice: the copy
     /// (with a string value) written before the original or after it.
     DuplicateKey(Target, bool),
@@ -136,7 +137,8 @@ fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         (target(), kind()).prop_map(|(t, k)| Edit::WrongType(t, k)),
         target().prop_map(Edit::HugeString),
-        (target(), depth(), any::<bool>()).prop_map(|(t, d, o)| Edit::DeepText(t, d, o)),
+        (target(), depth(), any::<bool>(), any::<bool>())
+            .prop_map(|(t, d, o, f)| Edit::DeepText(t, d, o, f)),
         (target(), any::<bool>()).prop_map(|(t, last)| Edit::DuplicateKey(t, last)),
     ]
 }
@@ -283,12 +285,17 @@ fn apply(value: &mut Value, edit: &Edit) {
                 *node = Value::String("{".repeat(HUGE));
             }
         }
-        Edit::DeepText(target, levels, objects) => {
+        Edit::DeepText(target, levels, objects, fenced) => {
             if let Some(node) = node(value, *target) {
-                *node = Value::String(if *objects {
+                let text = if *objects {
                     deep::object_text(*levels, true)
                 } else {
                     deep::array_text(*levels, true)
+                };
+                *node = Value::String(if *fenced {
+                    format!("```'\n{text}\n```")
+                } else {
+                    text
                 });
             }
         }
