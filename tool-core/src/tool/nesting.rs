@@ -153,21 +153,52 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
 }
 
 /// Drops `value` one level at a time (serde_json's own drop recurses once per level): the
-/// drop for values Toolsmith owns that a caller may have built arbitrarily deep. Costs no
-/// allocation for a value whose children are all scalars.
+/// drop for values Toolsmith owns that a caller may have built arbitrarily deep. A value
+/// whose children are all scalars (a call's usual arguments) is dropped as serde_json drops
+/// it, which goes one level down; only a value with nested containers is taken apart.
+#[inline]
 pub(crate) fn free(value: Value) {
-    let mut pending: Vec<Value> = Vec::new();
-    let mut next = Some(value);
-    while let Some(value) = next {
+    if is_shallow(&value) {
+        drop(value);
+    } else {
+        free_nested(value);
+    }
+}
+
+/// Whether serde_json's own drop (or copy, or comparison) of `value` recurses at most one
+/// level: a scalar, or an array or object of scalars.
+#[inline]
+pub(crate) fn is_shallow(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => !items.iter().any(is_container),
+        Value::Object(map) => !map.values().any(is_container),
+        _ => true,
+    }
+}
+
+/// [`free`] for a value with nested containers: taken apart with a heap stack.
+#[inline(never)]
+pub(crate) fn free_nested(value: Value) {
+    let mut pending: Vec<Value> = vec![value];
+    while let Some(value) = pending.pop() {
+        // Containers move to `pending`; scalars (and the emptied container) drop here.
         match value {
-            Value::Array(items) => pending.extend(items.into_iter().filter(is_container)),
-            Value::Object(map) => {
-                pending.extend(map.into_iter().map(|(_, child)| child).filter(is_container))
+            Value::Array(items) => {
+                for item in items {
+                    if is_container(&item) {
+                        pending.push(item);
+                    }
+                }
             }
-            // A scalar: nothing below it.
+            Value::Object(map) => {
+                for (_, item) in map {
+                    if is_container(&item) {
+                        pending.push(item);
+                    }
+                }
+            }
             _ => {}
         }
-        next = pending.pop();
     }
 }
 

@@ -7,7 +7,7 @@ use std::ops::Deref;
 use serde_json::Value;
 use triomphe::{Arc, UniqueArc};
 
-use crate::tool::nesting::{clone_value, free, values_equal};
+use crate::tool::nesting::{clone_value, free_nested, is_shallow, values_equal};
 
 /// A JSON value shared by reference counting, as `std::sync::Arc<Value>` would be, but
 /// cheaper to drop when it is not shared.
@@ -57,7 +57,16 @@ impl Drop for SharedValue {
         let shared = unsafe { ManuallyDrop::take(&mut self.0) };
         // Unshared: freed with no atomic write. Shared: an ordinary decrement.
         if let Ok(unique) = Arc::try_unique(shared) {
-            free(UniqueArc::into_inner(unique));
+            // Moved out rather than dropped in place: a `UniqueArc`'s drop decrements the
+            // count. A shallow value (the usual arguments) is then dropped as serde_json drops
+            // it; a nested one is taken apart without recursion.
+            let shallow = is_shallow(&unique);
+            let value = UniqueArc::into_inner(unique);
+            if shallow {
+                drop(value);
+            } else {
+                free_nested(value);
+            }
         }
     }
 }
@@ -112,6 +121,7 @@ mod tests {
 
     #[test]
     fn deep_values_are_freed_copied_and_compared_without_recursion() {
+        use crate::tool::nesting::free;
         use crate::tool::nesting::testing::{nested, on_small_stack};
         on_small_stack(|| {
             for levels in [10_000, 100_000] {
