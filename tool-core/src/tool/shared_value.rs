@@ -22,7 +22,8 @@ use crate::tool::nesting::{clone_value, free_nested, is_shallow, values_equal};
 /// A caller can build arguments nested arbitrarily deep (deeper than the manager accepts),
 /// and serde_json copies, compares and drops a value recursively, once per level, which
 /// would overflow the stack. So the value is freed, copied and compared with loops
-/// (`tool::nesting`), which cost nothing extra for the usual flat object of scalars.
+/// (`tool::nesting`); the usual flat object of scalars costs one look at its values before
+/// it is dropped as serde_json drops it.
 pub(crate) struct SharedValue(ManuallyDrop<Arc<Value>>);
 
 impl SharedValue {
