@@ -8,6 +8,7 @@ mod support;
 
 mod batch;
 mod bound_tools;
+mod deep_nesting;
 mod dispatch_properties;
 mod integer_bounds;
 mod macro_properties;
@@ -16,6 +17,7 @@ mod macro_shapes;
 mod macros;
 mod manager;
 mod provider_golden;
+mod provider_mutations;
 mod provider_round_trip;
 mod retry;
 mod shed;

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod deep;
 pub mod probe;
 pub mod provider_tools;
 pub mod strict_rules;

@@ -119,6 +119,22 @@ impl RegisteredTool {
                 }
             }
         }
+        // Compiling walks a schema recursively: one nested too deep is refused first.
+        if let Some(deep) = definition.deep_schema() {
+            let reason = deep.to_string();
+            return Err(if deep.returns {
+                RegistrationError::InvalidReturnsSchema {
+                    tool: name.to_owned(),
+                    reason,
+                }
+            } else {
+                RegistrationError::InvalidSchema {
+                    tool: name.to_owned(),
+                    command: deep.command,
+                    reason,
+                }
+            });
+        }
         let validator = ArgumentValidator::compile(&definition).map_err(|(command, reason)| {
             RegistrationError::InvalidSchema {
                 tool: name.to_owned(),

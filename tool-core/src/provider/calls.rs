@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::repair::repair_json;
 use crate::tool::arguments::json_type_name;
+use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{
     ToolArguments, ToolCallManager, ToolCallOutcome, ToolCallRequest, ToolCallResult, ToolError,
 };
@@ -119,22 +120,31 @@ pub(crate) fn read_call(id: String, name: Option<&str>, arguments: Option<&Value
 }
 
 /// The arguments of a call: an object as it is, a string parsed (and repaired) as JSON,
-/// nothing or `null` as no arguments.
+/// nothing or `null` as no arguments. Arguments nested deeper than
+/// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), as text or as a value, are refused before
+/// they are parsed or copied.
 fn read_arguments(arguments: Option<&Value>) -> Result<ToolArguments, String> {
     let value = match arguments {
         None | Some(Value::Null) => return Ok(ToolArguments::new()),
         Some(Value::String(text)) if text.trim().is_empty() => return Ok(ToolArguments::new()),
         Some(Value::String(text)) => repair_json(text).map_err(|err| {
+            if err.too_deep {
+                return TooDeep.in_arguments();
+            }
             format!(
                 "the arguments are not valid JSON ({err}); send them as one JSON object, e.g. {{\"name\": \"value\"}}"
             )
         })?,
-        Some(value) => value.clone(),
+        Some(value) => {
+            check_depth(value).map_err(TooDeep::in_arguments)?;
+            value.clone()
+        }
     };
     // Arguments encoded twice (a JSON string holding the JSON text) are read once more.
     let value = match value {
         Value::String(inner) => match repair_json(&inner) {
             Ok(decoded @ Value::Object(_)) => decoded,
+            Err(err) if err.too_deep => return Err(TooDeep.in_arguments()),
             _ => Value::String(inner),
         },
         other => other,
@@ -191,5 +201,28 @@ mod tests {
         let err = read_call("2".into(), None, None).unwrap_err();
         assert_eq!(err.error, ToolError::UnknownTool(String::new()));
         assert_eq!(err.into_parts().0, "2");
+    }
+
+    #[test]
+    fn arguments_nested_too_deep_are_rejected_unread() {
+        use crate::tool::nesting::testing::{nested, on_small_stack};
+        use crate::tool::nesting::{MAX_JSON_DEPTH, free};
+        on_small_stack(|| {
+            let text = format!("{{\"a\": {}1", "[".repeat(10_000));
+            let twice = Value::String(text.clone()).to_string();
+            let mut object = serde_json::Map::new();
+            object.insert("a".to_owned(), nested(10_000));
+            let value = Value::Object(object);
+            for arguments in [Value::String(text), Value::String(twice), value] {
+                let err = read_call("1".into(), Some("t"), Some(&arguments)).unwrap_err();
+                assert_eq!(
+                    err.error.to_string(),
+                    format!(
+                        "Invalid arguments for tool 't': the arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them with less nesting"
+                    )
+                );
+                free(arguments);
+            }
+        });
     }
 }

@@ -127,7 +127,8 @@ impl Provider {
     /// [strict transform](strict_schema), Anthropic `strict: true`) as `options` say: by
     /// default those that declare a `returns` schema. Gemini and text backends have no strict
     /// mode. A schema that cannot be rendered (not strict-able, recursive where the provider
-    /// forbids it, past Anthropic's request limits) is an error naming the tool and the JSON
+    /// forbids it, past Anthropic's request limits, nested deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH)) is an error naming the tool and the JSON
     /// path.
     ///
     /// ```
@@ -158,6 +159,18 @@ impl Provider {
         declarations: &ToolDeclarations,
         options: &RenderOptions,
     ) -> Result<Value, RenderError> {
+        // Rendering copies and transforms schemas recursively: a schema nested too deep is
+        // refused first (registered tools were checked already; these may not be).
+        for tool in declarations.iter() {
+            if let Some(deep) = tool.deep_schema() {
+                return Err(RenderError {
+                    provider: self,
+                    tool: tool.name().to_owned(),
+                    path: String::new(),
+                    reason: deep.to_string(),
+                });
+            }
+        }
         let specs = declarations.iter().map(crate::Tool::function_spec);
         match self {
             Self::OpenAiChat => openai_chat::render_tools(specs, options),

@@ -9,16 +9,36 @@
 //! (`jsonrepair`, `llm_json`) were evaluated and turn such input into made-up values
 //! (`{"a": }` into `{"a": ""}`); `json5` covers the syntax faults, and the two structural
 //! repairs (fences, closing brackets) are small enough to write here.
+//!
+//! Text nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is refused before any
+//! repair: serde_json stops at its own recursion limit, but the JSON5 reader recurses once
+//! per level with no limit, and deep enough text would overflow the stack.
 
 use serde_json::Value;
 
+use crate::tool::nesting::{TooDeep, check_text_depth};
+
 /// JSON that could not be read even after repair; the message is the parser's, for the
-/// original text.
+/// original text, or says that the text nests too deeply.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct BrokenJson {
-    /// What the JSON parser said about the text as it was sent.
+    /// What the JSON parser said about the text as it was sent, or "nested deeper than 128
+    /// levels".
     pub message: String,
+    /// Whether the text nests arrays and objects deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH): it was refused unread, however well
+    /// formed.
+    pub too_deep: bool,
+}
+
+impl From<TooDeep> for BrokenJson {
+    fn from(too_deep: TooDeep) -> Self {
+        Self {
+            message: too_deep.to_string(),
+            too_deep: true,
+        }
+    }
 }
 
 /// Parses JSON written by a model, repairing the common faults.
@@ -35,13 +55,25 @@ pub struct BrokenJson {
 ///
 /// let err = repair_json(r#"{"a": }"#).unwrap_err();
 /// assert_eq!(err.to_string(), "expected value at line 1 column 7");
+///
+/// // Nesting deeper than MAX_JSON_DEPTH is refused, well formed or not.
+/// let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+/// let err = repair_json(&deep).unwrap_err();
+/// assert!(err.too_deep);
+/// assert_eq!(err.to_string(), "nested deeper than 128 levels");
 /// ```
 pub fn repair_json(text: &str) -> Result<Value, BrokenJson> {
     let original = match serde_json::from_str::<Value>(text) {
+        // serde_json refuses text deeper than its recursion limit, so this value is within
+        // MAX_JSON_DEPTH.
         Ok(value) => return Ok(value),
         Err(err) => err,
     };
     let unfenced = strip_fence(text.trim());
+    // Before the JSON5 reader, which has no limit, and on the very text it reads (a fence's
+    // language tag is not part of it). `close_truncated` only appends the brackets that
+    // close those open at the end, so this bounds what the reader walks in both attempts.
+    check_text_depth(unfenced)?;
     if let Some(value) = parse_lenient(unfenced) {
         return Ok(value);
     }
@@ -52,6 +84,7 @@ pub fn repair_json(text: &str) -> Result<Value, BrokenJson> {
     }
     Err(BrokenJson {
         message: original.to_string(),
+        too_deep: false,
     })
 }
 
@@ -147,6 +180,39 @@ mod tests {
                 Err(err) => assert!(expected.is_null(), "{text}: {err}"),
             }
         }
+    }
+
+    #[test]
+    fn refuses_text_nested_too_deep_before_the_json5_reader() {
+        use crate::MAX_JSON_DEPTH;
+        use crate::tool::nesting::testing::on_small_stack;
+        on_small_stack(|| {
+            let deep = "[".repeat(10_000);
+            // Every way the text reaches the JSON5 reader: as it is, fenced, with a comment
+            // holding a quote (which must not hide the brackets after it), cut off.
+            for text in [
+                format!("{deep}1{}", "]".repeat(10_000)),
+                format!("```json\n{deep}1\n```"),
+                format!("[// it's\n{deep}"),
+                format!("[/* \" */{deep}"),
+                // The fence's language tag is not read: a quote there hides nothing.
+                format!("```'\n{deep}"),
+                format!("~~~\"json\n{deep}1\n~~~"),
+                deep.clone(),
+            ] {
+                let err = repair_json(&text).unwrap_err();
+                assert!(err.too_deep, "{err}");
+                assert_eq!(
+                    err.message,
+                    format!("nested deeper than {MAX_JSON_DEPTH} levels")
+                );
+            }
+            // At the limit, repaired as before.
+            let at_limit = format!("{}1,", "[".repeat(MAX_JSON_DEPTH));
+            assert!(repair_json(&at_limit).is_ok());
+            let err = repair_json(r#"{"a": }"#).unwrap_err();
+            assert!(!err.too_deep);
+        });
     }
 
     #[test]

@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::Provider;
 use super::feedback::error_for_model;
+use crate::tool::nesting::check_depth;
 use crate::{SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
 
 /// One call's answer to render: the call's id, the tool's name, and what the call ended in.
@@ -101,7 +102,7 @@ impl<'a> Reply<'a> {
 
     pub(crate) fn with_known_tools(reply: CallReply<'a>, known_tools: &[&str]) -> Self {
         let body = match reply.result {
-            Ok(result) => body_of(result),
+            Ok(result) => body_of(reply.name, result),
             Err(error) => Body::Error(error_for_model(error, known_tools)),
         };
         Self {
@@ -112,13 +113,21 @@ impl<'a> Reply<'a> {
     }
 }
 
-fn body_of(result: &ToolCallResult) -> Body {
+/// The body of a result of the tool `name`. A structured result nested deeper than
+/// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is not copied or rendered: it becomes the
+/// execution error [`ToolCallManager::check_result`] gives for it.
+fn body_of(name: &str, result: &ToolCallResult) -> Body {
     if result.is_error() {
         return Body::Error(result.content.to_text());
     }
     match &result.content {
         UserModelContent::Text(text) => Body::Text(text.clone()),
-        UserModelContent::Json(value) => Body::Json(value.clone()),
+        UserModelContent::Json(value) => match check_depth(value) {
+            Ok(()) => Body::Json(value.clone()),
+            Err(too_deep) => Body::Error(
+                ToolError::execution(name, format!("its result is {too_deep}")).to_string(),
+            ),
+        },
     }
 }
 

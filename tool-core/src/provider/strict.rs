@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::{Provider, RenderError};
+use crate::tool::nesting::check_depth;
 
 /// Which provider's strict rules a transform follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -132,7 +133,14 @@ pub(crate) struct StrictSchema {
 /// assert_eq!(err.tool, "run");
 /// assert_eq!(err.path, "/properties/env/additionalProperties");
 /// ```
+///
+/// A schema nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is an error too,
+/// before it is walked.
 pub fn strict_schema(provider: Provider, tool: &str, schema: &Value) -> Result<Value, RenderError> {
+    if let Err(too_deep) = check_depth(schema) {
+        return Err(SchemaError::new("", format!("the schema is {too_deep}"))
+            .into_render_error(provider, tool));
+    }
     let dialect = match provider {
         Provider::OpenAiChat | Provider::OpenAiResponses => StrictDialect::OpenAi,
         Provider::Anthropic => StrictDialect::Anthropic,

@@ -16,6 +16,7 @@ use super::repair::{repair_json, strip_fence};
 use super::reply::{Body, Reply};
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, ResponseError};
+use crate::tool::nesting::check_depth;
 use crate::{ToolError, ToolFunctionSpec};
 
 const OPEN_TAG: &str = "<tool_call>";
@@ -57,7 +58,17 @@ pub fn tools_prompt(tools: &Value) -> String {
         "You can call tools. They are described as JSON between <tools> and </tools>:\n<tools>\n",
     );
     for tool in tools.as_array().into_iter().flatten() {
-        prompt.push_str(&tool.to_string());
+        // Printing recurses once per level: a tool nested too deep is named, not printed.
+        match check_depth(tool) {
+            Ok(()) => prompt.push_str(&tool.to_string()),
+            Err(too_deep) => {
+                let name = tool
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(unnamed)");
+                prompt.push_str(&format!("(the tool {name:?} is {too_deep})"));
+            }
+        }
         prompt.push('\n');
     }
     prompt.push_str(
@@ -184,9 +195,13 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             if tagged || block.contains("\"name\"") {
                 let index = calls.len();
                 let name = name_in(block).unwrap_or_default();
-                let reason = format!(
-                    "the tool call is not valid JSON ({err}); write it as {{\"name\": \"<tool>\", \"arguments\": {{…}}}}"
-                );
+                let reason = if err.too_deep {
+                    format!("the tool call is {err}; write its arguments with less nesting")
+                } else {
+                    format!(
+                        "the tool call is not valid JSON ({err}); write it as {{\"name\": \"<tool>\", \"arguments\": {{…}}}}"
+                    )
+                };
                 let error = if name.is_empty() {
                     ToolError::invalid_arguments("(unnamed)", reason)
                 } else {

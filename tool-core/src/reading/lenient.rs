@@ -12,6 +12,8 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde::forward_to_deserialize_any;
 use serde_json::{Map, Value};
 
+use crate::tool::nesting::check_depth;
+
 /// A failure to read a value, with the JSON pointer of the place that failed (`""` for the
 /// root).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,11 +53,15 @@ impl std::error::Error for LenientError {}
 ///     &json!({"offset": "ten", "exact": false})).unwrap_err();
 /// assert_eq!(err.path, "/offset");
 /// ```
+///
+/// A value nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is refused before
+/// any of it is read (reading recurses once per level), with an error at the root that says
+/// so; a scalar read costs nothing more for it.
 #[inline]
 pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
     // Reading is pure, so the common case (success) skips path tracking, and a failure is
     // read once more with tracking to say where it failed.
-    match T::deserialize(Lenient(value)) {
+    match T::deserialize(Lenient::root(value)) {
         Ok(read) => Ok(read),
         Err(_) => from_value_tracked(value),
     }
@@ -66,7 +72,7 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError>
 #[inline(never)]
 fn from_value_tracked<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
     let mut track = serde_path_to_error::Track::new();
-    let deserializer = serde_path_to_error::Deserializer::new(Lenient(value), &mut track);
+    let deserializer = serde_path_to_error::Deserializer::new(Lenient::root(value), &mut track);
     T::deserialize(deserializer).map_err(|err| LenientError {
         path: pointer(&track.path()),
         message: err.to_string(),
@@ -78,7 +84,7 @@ fn from_value_tracked<T: DeserializeOwned>(value: &Value) -> Result<T, LenientEr
 pub(crate) fn scalar_from_value<T: DeserializeOwned>(
     value: &Value,
 ) -> Result<T, serde_json::Error> {
-    T::deserialize(Lenient(value))
+    T::deserialize(Lenient::root(value))
 }
 
 /// Converts a serde path (`a.b[0]`) into a JSON pointer (`/a/b/0`).
@@ -107,15 +113,48 @@ const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 
 /// A deserializer over a borrowed value that accepts the lenient spellings.
+///
+/// Reading a container recurses once per level, so the first time a reader walks into one
+/// it measures the nesting of the whole value (`checked` is then set for everything below):
+/// a value nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is an error, and a
+/// scalar read (most arguments) measures nothing.
 #[derive(Clone, Copy)]
-struct Lenient<'a>(&'a Value);
+struct Lenient<'a> {
+    value: &'a Value,
+    /// Whether the nesting of `value` is known to be within the limit.
+    checked: bool,
+}
 
 type Error = serde_json::Error;
 
 impl<'de> Lenient<'de> {
+    /// A reader at the root of a value whose nesting is not known yet.
+    fn root(value: &'de Value) -> Self {
+        Self {
+            value,
+            checked: false,
+        }
+    }
+
+    /// A reader of a part of a value already measured.
+    fn within(value: &'de Value) -> Self {
+        Self {
+            value,
+            checked: true,
+        }
+    }
+
+    /// Before walking into a container: the nesting of the root, measured once.
+    fn check_nesting(self) -> Result<(), Error> {
+        if self.checked {
+            Ok(())
+        } else {
+            measure(self.value)
+        }
+    }
     fn invalid(&self, exp: &dyn de::Expected) -> Error {
         use de::Unexpected;
-        let unexpected = match self.0 {
+        let unexpected = match self.value {
             Value::Null => Unexpected::Unit,
             Value::Bool(b) => Unexpected::Bool(*b),
             Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
@@ -133,7 +172,7 @@ impl<'de> Lenient<'de> {
 
     /// The value as an integer: a JSON integer, an integral float, or a string holding one.
     fn integer<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
+        match self.value {
             Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
                     visitor.visit_i64(i)
@@ -169,7 +208,7 @@ impl<'de> Lenient<'de> {
     }
 
     fn float<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
+        match self.value {
             Value::Number(n) => match n.as_f64() {
                 Some(f) => visitor.visit_f64(f),
                 None => Err(self.invalid(&visitor)),
@@ -181,6 +220,13 @@ impl<'de> Lenient<'de> {
             _ => Err(self.invalid(&visitor)),
         }
     }
+}
+
+/// The error for a value nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), if
+/// `value` is one. Out of line: only a container's first read takes it.
+#[inline(never)]
+fn measure(value: &Value) -> Result<(), Error> {
+    check_depth(value).map_err(|too_deep| de::Error::custom(format!("the value is {too_deep}")))
 }
 
 macro_rules! integer_methods {
@@ -195,12 +241,18 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            Value::Array(items) => visitor.visit_seq(LenientSeq(items.iter())),
-            Value::Object(map) => visitor.visit_map(LenientMap {
-                iter: map.iter(),
-                value: None,
-            }),
+        match self.value {
+            Value::Array(items) => {
+                self.check_nesting()?;
+                visitor.visit_seq(LenientSeq(items.iter()))
+            }
+            Value::Object(map) => {
+                self.check_nesting()?;
+                visitor.visit_map(LenientMap {
+                    iter: map.iter(),
+                    value: None,
+                })
+            }
             other => de::Deserializer::deserialize_any(other, visitor),
         }
     }
@@ -217,7 +269,7 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
+        match self.value {
             Value::Bool(b) => visitor.visit_bool(*b),
             Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
                 "true" => visitor.visit_bool(true),
@@ -229,7 +281,7 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
+        match self.value {
             Value::Null => visitor.visit_none(),
             _ => visitor.visit_some(self),
         }
@@ -249,7 +301,10 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        de::Deserializer::deserialize_enum(self.0, name, variants, visitor)
+        if matches!(self.value, Value::Array(_) | Value::Object(_)) {
+            self.check_nesting()?;
+        }
+        de::Deserializer::deserialize_enum(self.value, name, variants, visitor)
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -272,7 +327,7 @@ impl<'a> de::SeqAccess<'a> for LenientSeq<'a> {
     ) -> Result<Option<T::Value>, Error> {
         self.0
             .next()
-            .map(|value| seed.deserialize(Lenient(value)))
+            .map(|value| seed.deserialize(Lenient::within(value)))
             .transpose()
     }
 
@@ -305,7 +360,7 @@ impl<'a> de::MapAccess<'a> for LenientMap<'a> {
 
     fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
         match self.value.take() {
-            Some(value) => seed.deserialize(Lenient(value)),
+            Some(value) => seed.deserialize(Lenient::within(value)),
             None => Err(de::Error::custom("a map value was read before its key")),
         }
     }
@@ -406,5 +461,39 @@ mod tests {
         assert!(from_value::<bool>(&json!("yes")).is_err());
         assert!(from_value::<f64>(&json!("NaN")).is_err());
         assert!(from_value::<Mode>(&json!("medium")).is_err());
+    }
+
+    #[test]
+    fn values_nested_too_deep_are_refused_before_they_are_read() {
+        use crate::tool::nesting::free;
+        use crate::tool::nesting::testing::{nested, on_small_stack};
+        #[derive(Debug, Deserialize)]
+        enum Holder {
+            Value(#[allow(dead_code)] Value),
+        }
+        on_small_stack(|| {
+            let deep = nested(10_000);
+            let errors = [
+                from_value::<Value>(&deep).unwrap_err(),
+                from_value::<Option<Vec<Value>>>(&deep).unwrap_err(),
+            ];
+            for err in errors {
+                assert_eq!(err.path, "");
+                assert_eq!(err.message, "the value is nested deeper than 128 levels");
+            }
+            // An enum's content is read by serde_json's own reader: measured first too.
+            let mut map = Map::new();
+            map.insert("Value".to_owned(), nested(10_000));
+            let held = Value::Object(map);
+            let err = from_value::<Holder>(&held).unwrap_err();
+            assert!(err.message.contains("nested deeper"), "{err}");
+            // A scalar read never walks the value.
+            assert!(from_value::<i64>(&deep).is_err());
+            // Within the limit, read as before.
+            let within = nested(crate::MAX_JSON_DEPTH);
+            assert_eq!(from_value::<Value>(&within).unwrap(), within);
+            free(deep);
+            free(held);
+        });
     }
 }

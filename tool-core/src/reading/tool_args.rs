@@ -4,6 +4,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::tool::arguments::json_type_name;
+use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{Args, ToolArguments, ToolError, lenient};
 
 /// A reader over one call's arguments, for hand-written tools.
@@ -82,6 +83,10 @@ impl<'a> ToolArgs<'a> {
     fn wrong(&self, name: &str, expected: &str, found: &Value) -> ToolError {
         let shown = match found {
             Value::String(s) => format!("{s:?}"),
+            // Not printed: printing recurses once per level.
+            other if check_depth(other).is_err() => {
+                format!("{} {TooDeep}", json_type_name(other))
+            }
             other => format!("{} {other}", json_type_name(other)),
         };
         ToolError::invalid_arguments(

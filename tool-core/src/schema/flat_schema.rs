@@ -129,6 +129,10 @@ impl FlatSchema {
                 _ => match self.position_of(key) {
                     Some(index) => index,
                     None if self.closed => return false,
+                    // An argument the schema does not list is accepted as it is, unless it
+                    // is an array or object: those go to the full check, which first
+                    // measures their nesting, so nothing certain here is deeper than one.
+                    None if matches!(value, Value::Array(_) | Value::Object(_)) => return false,
                     None => continue,
                 },
             };
@@ -353,6 +357,15 @@ mod tests {
                 "z": {"type": ["string", "null"], "enum": ["x"]}
             }, "required": ["n"]}),
         ]
+    }
+
+    #[test]
+    fn unlisted_arrays_and_objects_are_left_to_the_full_check() {
+        // The full check measures their nesting first; the fast one looks one level down.
+        let open = FlatSchema::compile(&schemas()[1]).unwrap();
+        assert!(open.certainly_accepts(&json!({"n": 1, "other": "x"})));
+        assert!(!open.certainly_accepts(&json!({"n": 1, "other": [1]})));
+        assert!(!open.certainly_accepts(&json!({"n": 1, "other": {}})));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use crate::schema::validation::CompiledSchema;
+use crate::tool::nesting::check_depth;
 use crate::{Tool, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
 
 /// The compiled `returns` schema of `tool`: its own for a single command; for a group whose
@@ -29,7 +30,9 @@ impl ToolCallManager {
     /// Checks a result of the tool `name` against the tool's `returns` schema.
     ///
     /// Only structured ([`UserModelContent::Json`]) results that do not report an error are
-    /// checked; tools without a `returns` schema (and unknown names) pass. A mismatch is
+    /// checked; tools without a `returns` schema (and unknown names) pass, unless the result
+    /// is nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), which no tool's
+    /// result may be (it could not be rendered). A mismatch is
     /// [`ToolError::Execution`] naming every violation with its JSON path: a tool that breaks
     /// its own contract has a bug, and its result must not reach the model as valid.
     ///
@@ -55,6 +58,12 @@ impl ToolCallManager {
         };
         if result.is_error() {
             return Ok(());
+        }
+        if let Err(too_deep) = check_depth(value) {
+            return Err(ToolError::execution(
+                name,
+                format!("its result is {too_deep}"),
+            ));
         }
         let Some(entry) = self.entry(name) else {
             return Ok(());

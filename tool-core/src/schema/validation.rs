@@ -16,6 +16,7 @@ use jsonschema::{JsonType, Validator};
 use serde_json::Value;
 
 use crate::schema::flat_schema::FlatSchema;
+use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
 
 /// How many violations an error message lists before it says how many more there were.
@@ -63,10 +64,14 @@ impl CompiledSchema {
     }
 
     /// [`check`](Self::check) with the full validator, for arguments the fast check is not
-    /// sure of: out of line, so that the common case stays small.
+    /// sure of: out of line, so that the common case stays small. Arguments nested deeper
+    /// than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) are refused before the validator (which
+    /// recurses once per level) sees them; the fast check passes none (it looks one level
+    /// down, and leaves every array and object it is not sure of to this check).
     #[inline(never)]
     fn check_thoroughly(&self, arguments: &ToolArguments) -> Result<Option<ToolArguments>, String> {
         let value = arguments.as_value();
+        check_depth(value).map_err(TooDeep::in_arguments)?;
         if self.validator.is_valid(value) {
             return Ok(None);
         }
@@ -96,7 +101,9 @@ impl CompiledSchema {
     }
 
     /// Checks a value as it is (no repairs): for a tool's result against its `returns` schema.
+    /// A value nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is refused unread.
     pub(crate) fn verify(&self, value: &Value) -> Result<(), String> {
+        check_depth(value).map_err(|too_deep| format!("the value is {too_deep}"))?;
         if self.validator.is_valid(value) {
             Ok(())
         } else {
@@ -354,6 +361,10 @@ impl ArgumentValidator {
                         ));
                     }
                     Some(Value::String(name)) => name,
+                    // Not printed below when it is too deep to print.
+                    Some(other) if check_depth(other).is_err() => {
+                        return Err(ToolError::invalid_arguments(tool, TooDeep.in_arguments()));
+                    }
                     Some(other) => {
                         return Err(ToolError::invalid_arguments(
                             tool,
@@ -544,6 +555,27 @@ mod tests {
         }));
         let err = items.check(&args(json!({"v": [1, null]}))).unwrap_err();
         assert_eq!(err, "/v/1: null is not of type \"integer\"");
+    }
+
+    #[test]
+    fn arguments_nested_too_deep_are_refused_before_the_validator() {
+        use crate::tool::nesting::testing::{nested, on_small_stack};
+        on_small_stack(|| {
+            // An open flat schema (the fast check), and one only the validator checks.
+            for schema in [
+                json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+                json!({"type": "object", "properties": {"x": {"type": "array"}}}),
+            ] {
+                let s = compiled(schema);
+                let deep = ToolArguments::from_iter([("x", nested(10_000))]);
+                let err = s.check(&deep).unwrap_err();
+                assert!(err.contains("nested deeper than 128 levels"), "{err}");
+                assert!(s.verify(deep.as_value()).is_err());
+                // Within the limit, checked as before.
+                let within = ToolArguments::from_iter([("x", nested(100))]);
+                assert!(s.check(&within).is_ok());
+            }
+        });
     }
 
     #[test]

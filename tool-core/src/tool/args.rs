@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tool::nesting::{check_depth, clone_value, free, values_equal};
+
 /// A JSON Schema (draft 2020-12) value describing a tool's arguments or its result.
 ///
 /// ```
@@ -11,9 +13,42 @@ use serde_json::Value;
 /// let args = Args::new(scheme::object().required("path", scheme::string()).build());
 /// assert_eq!(args.schema()["properties"]["path"]["type"], "string");
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// A schema nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is refused when its
+/// tool is registered or rendered; until then it is copied, compared, shown and dropped
+/// without recursion.
+#[derive(Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Args(Value);
+
+impl Clone for Args {
+    fn clone(&self) -> Self {
+        Self(clone_value(&self.0))
+    }
+}
+
+impl PartialEq for Args {
+    fn eq(&self, other: &Self) -> bool {
+        values_equal(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Args {
+    /// `Args(schema)`, or `Args(<nested deeper than 128 levels>)` for a schema too deep to
+    /// print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match check_depth(&self.0) {
+            Ok(()) => f.debug_tuple("Args").field(&self.0).finish(),
+            Err(too_deep) => write!(f, "Args(<{too_deep}>)"),
+        }
+    }
+}
+
+impl Drop for Args {
+    fn drop(&mut self) {
+        free(std::mem::take(&mut self.0));
+    }
+}
 
 impl Args {
     /// Wraps a JSON Schema value.
@@ -37,8 +72,8 @@ impl Args {
     }
 
     /// Unwraps the schema value.
-    pub fn into_inner(self) -> Value {
-        self.0
+    pub fn into_inner(mut self) -> Value {
+        std::mem::take(&mut self.0)
     }
 
     /// The names of the schema's top-level properties, in declaration order.
@@ -65,6 +100,6 @@ impl From<Value> for Args {
 
 impl From<Args> for Value {
     fn from(args: Args) -> Self {
-        args.0
+        args.into_inner()
     }
 }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::tool::nesting::{TooDeep, check_depth};
 use crate::tool::shared_value::SharedValue;
 
 /// The arguments of one call: an ordered map from argument name to JSON value.
@@ -129,14 +130,23 @@ impl Default for ToolArguments {
 }
 
 impl std::fmt::Debug for ToolArguments {
+    /// The map, or `{<nested deeper than 128 levels>}` for arguments too deep to print.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_map(), f)
+        match check_depth(self.as_value()) {
+            Ok(()) => std::fmt::Debug::fmt(self.as_map(), f),
+            Err(too_deep) => write!(f, "{{<{too_deep}>}}"),
+        }
     }
 }
 
 impl std::fmt::Display for ToolArguments {
+    /// The arguments as compact JSON, or `{<nested deeper than 128 levels>}` for arguments
+    /// too deep to print.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self.as_value(), f)
+        match check_depth(self.as_value()) {
+            Ok(()) => std::fmt::Display::fmt(self.as_value(), f),
+            Err(too_deep) => write!(f, "{{<{too_deep}>}}"),
+        }
     }
 }
 
@@ -180,7 +190,14 @@ impl<K: Into<String>> FromIterator<(K, Value)> for ToolArguments {
 }
 
 impl Serialize for ToolArguments {
+    /// Serialises the object; arguments nested deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) are an error, not walked.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if check_depth(self.as_value()).is_err() {
+            return Err(serde::ser::Error::custom(format!(
+                "the arguments are {TooDeep}"
+            )));
+        }
         self.0.serialize(serializer)
     }
 }

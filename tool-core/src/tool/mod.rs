@@ -14,6 +14,7 @@ pub(crate) mod definition;
 pub(crate) mod error;
 pub(crate) mod fn_tool;
 pub(crate) mod names;
+pub(crate) mod nesting;
 pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod shared_value;
@@ -50,6 +51,27 @@ pub enum Tool {
     /// A named group of commands, e.g. `memory` → `add`, `remove`; a call picks one with the
     /// `command` argument.
     MultiCommands(String, Vec<ToolDefinition>),
+}
+
+/// A schema of a tool nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH): which
+/// one, for the error that refuses the tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DeepSchema {
+    /// The command whose schema it is, in a command group.
+    pub(crate) command: Option<String>,
+    /// Whether it is the result schema (`returns`) rather than the argument schema.
+    pub(crate) returns: bool,
+}
+
+impl std::fmt::Display for DeepSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let which = if self.returns { "result" } else { "argument" };
+        write!(f, "the {which} schema")?;
+        if let Some(command) = &self.command {
+            write!(f, " of command '{command}'")?;
+        }
+        write!(f, " is {}", nesting::TooDeep)
+    }
 }
 
 /// A tool rendered as one function: what every provider's wire format is made from.
@@ -96,6 +118,25 @@ impl Tool {
             Self::SingleCommand(def) => Some(def),
             Self::MultiCommands(_, commands) => commands.iter().find(|c| c.name == name),
         }
+    }
+
+    /// The first of the tool's schemas nested deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), if any: checked before anything walks
+    /// them (compiling, copying into a rendering, transforming).
+    pub(crate) fn deep_schema(&self) -> Option<DeepSchema> {
+        let group = matches!(self, Self::MultiCommands(..));
+        self.commands().iter().find_map(|command| {
+            let deep = |args: &crate::Args| nesting::check_depth(args.schema()).is_err();
+            let returns = match &command.returns {
+                _ if deep(&command.arguments) => false,
+                Some(returns) if deep(returns) => true,
+                _ => return None,
+            };
+            Some(DeepSchema {
+                command: group.then(|| command.name.clone()),
+                returns,
+            })
+        })
     }
 
     /// The tool's category: its definition's, or for a group the first command's.

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tool::nesting::check_depth;
+
 /// The content of a tool's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
@@ -15,11 +17,16 @@ pub enum UserModelContent {
 }
 
 impl UserModelContent {
-    /// The content as text: the text itself, or the JSON serialised compactly.
+    /// The content as text: the text itself, or the JSON serialised compactly (JSON nested
+    /// deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is not serialised: the text
+    /// says it is "nested deeper than 128 levels").
     pub fn to_text(&self) -> String {
         match self {
             Self::Text(text) => text.clone(),
-            Self::Json(value) => value.to_string(),
+            Self::Json(value) => match check_depth(value) {
+                Ok(()) => value.to_string(),
+                Err(too_deep) => format!("(a JSON value {too_deep})"),
+            },
         }
     }
 }

@@ -1,11 +1,13 @@
 //! [`SharedValue`]: a reference-counted JSON value whose last owner frees it without an
-//! atomic read-modify-write.
+//! atomic read-modify-write, and without recursion.
 
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 
 use serde_json::Value;
 use triomphe::{Arc, UniqueArc};
+
+use crate::tool::nesting::{clone_value, free_nested, is_shallow, values_equal};
 
 /// A JSON value shared by reference counting, as `std::sync::Arc<Value>` would be, but
 /// cheaper to drop when it is not shared.
@@ -16,6 +18,12 @@ use triomphe::{Arc, UniqueArc};
 /// owner here checks the count with a plain load and frees the value directly (`triomphe`
 /// has no weak references, so a count of one means no one else can reach it). Only a
 /// shared value pays the decrement.
+///
+/// A caller can build arguments nested arbitrarily deep (deeper than the manager accepts),
+/// and serde_json copies, compares and drops a value recursively, once per level, which
+/// would overflow the stack. So the value is freed, copied and compared with loops
+/// (`tool::nesting`); the usual flat object of scalars costs one look at its values before
+/// it is dropped as serde_json drops it.
 pub(crate) struct SharedValue(ManuallyDrop<Arc<Value>>);
 
 impl SharedValue {
@@ -25,6 +33,10 @@ impl SharedValue {
 
     /// The value, copied first if it is shared.
     pub(crate) fn make_mut(&mut self) -> &mut Value {
+        if !self.0.is_unique() {
+            *self = Self::new(clone_value(&self.0));
+        }
+        // Unique now, so nothing is copied here.
         Arc::make_mut(&mut self.0)
     }
 
@@ -35,7 +47,7 @@ impl SharedValue {
         let shared = unsafe { ManuallyDrop::take(&mut this.0) };
         match Arc::try_unique(shared) {
             Ok(unique) => UniqueArc::into_inner(unique),
-            Err(shared) => Value::clone(&shared),
+            Err(shared) => clone_value(&shared),
         }
     }
 }
@@ -46,7 +58,16 @@ impl Drop for SharedValue {
         let shared = unsafe { ManuallyDrop::take(&mut self.0) };
         // Unshared: freed with no atomic write. Shared: an ordinary decrement.
         if let Ok(unique) = Arc::try_unique(shared) {
-            drop(UniqueArc::into_inner(unique));
+            // Moved out rather than dropped in place: a `UniqueArc`'s drop decrements the
+            // count. A shallow value (the usual arguments) is then dropped as serde_json drops
+            // it; a nested one is taken apart without recursion.
+            let shallow = is_shallow(&unique);
+            let value = UniqueArc::into_inner(unique);
+            if shallow {
+                drop(value);
+            } else {
+                free_nested(value);
+            }
         }
     }
 }
@@ -69,7 +90,7 @@ impl Deref for SharedValue {
 
 impl PartialEq for SharedValue {
     fn eq(&self, other: &Self) -> bool {
-        **self == **other
+        Arc::ptr_eq(&self.0, &other.0) || values_equal(self, other)
     }
 }
 
@@ -97,6 +118,27 @@ mod tests {
         assert_eq!(*first, json!({"a": 2}));
         assert_eq!(*second, json!({"a": 1}));
         assert!(first != second);
+    }
+
+    #[test]
+    fn deep_values_are_freed_copied_and_compared_without_recursion() {
+        use crate::tool::nesting::free;
+        use crate::tool::nesting::testing::{nested, on_small_stack};
+        on_small_stack(|| {
+            for levels in [10_000, 100_000] {
+                // Unshared: freed by the drop.
+                drop(SharedValue::new(nested(levels)));
+                // Shared: copied on write and when taken out, compared, freed by each owner.
+                let mut first = SharedValue::new(nested(levels));
+                let second = first.clone();
+                assert!(first == second);
+                first.make_mut().as_array_mut().unwrap().push(json!(2));
+                assert!(first != second);
+                let third = second.clone();
+                free(second.into_inner());
+                drop((first, third));
+            }
+        });
     }
 
     #[test]
