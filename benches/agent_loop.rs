@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use serde_json::json;
 use toolsmith::harness::agent::AgentSession;
 use toolsmith::harness::model::{
@@ -207,4 +207,29 @@ fn paired(bench: &Bench) {
 }
 
 criterion_group!(benches, criterion_benches);
-criterion_main!(benches);
+
+/// `cargo bench --bench agent_loop -- --calls canned|canned-answer|scripted|scripted-answer|turn N` runs one variant N times
+/// and exits, for callgrind (`valgrind --tool=callgrind target/release/deps/agent_loop-* --calls canned 1000`).
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--calls") {
+        let variant = args.get(at + 1).map(String::as_str).unwrap_or("canned");
+        let n: usize = args
+            .get(at + 2)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1000);
+        let bench = Bench::new();
+        for _ in 0..n {
+            match variant {
+                "scripted" => bench.run_with_call(),
+                "scripted-answer" => bench.run_answer_only(),
+                "canned-answer" => bench.canned_run(false),
+                "turn" => bench.execute_turn(),
+                _ => bench.canned_run(true),
+            }
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -148,8 +148,7 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        let mut conversation = vec![Message::user(text)];
-        self.drive(&mut conversation, token).await
+        self.drive(vec![Message::user(text)], token).await
     }
 
     /// Continues the session's conversation with `text`; the conversation (with this run's
@@ -157,8 +156,20 @@ impl AgentSession {
     pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
         let mut conversation = self.conversation.lock().await;
         conversation.push(Message::user(text));
-        self.drive(&mut conversation, self.cancellation.child_token())
-            .await
+        let ended = self
+            .drive(
+                std::mem::take(&mut *conversation),
+                self.cancellation.child_token(),
+            )
+            .await;
+        // Kept whether the run succeeded or not; the run has its own copy.
+        if let Some(run) = match &ended {
+            Ok(run) => Some(run),
+            Err(error) => error.run(),
+        } {
+            conversation.clone_from(&run.transcript);
+        }
+        ended
     }
 
     /// Clears the conversation kept by [`send`](Self::send).
@@ -178,7 +189,7 @@ impl AgentSession {
     /// to it and the model borrows it, so no message is copied per turn.
     async fn drive(
         &self,
-        conversation: &mut Vec<Message>,
+        conversation: Vec<Message>,
         cancel: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
         let span = tracing::info_span!(
@@ -193,7 +204,7 @@ impl AgentSession {
         let mut request = ChatRequest {
             model: self.model_name.clone(),
             system: self.system_prompt.clone(),
-            messages: std::mem::take(conversation),
+            messages: conversation,
             tools: self.manager.offered_declarations(),
             options: self.options.clone(),
         };
@@ -206,8 +217,7 @@ impl AgentSession {
         run.child_usage = self.child_usage.total().saturating_sub(children_before);
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
-        *conversation = request.messages;
-        run.transcript = conversation.clone();
+        run.transcript = request.messages;
         match ended {
             Ok(text) => {
                 run.text = text;
