@@ -81,6 +81,8 @@ pub struct ToolGroup {
     /// The impl block as it is emitted (helper attributes removed).
     pub item: ItemImpl,
     pub name: Spanned<String>,
+    /// The group's own description: `description = "..."` or the block's doc comment.
+    pub description: Option<String>,
     pub commands: Vec<Command>,
 }
 
@@ -425,10 +427,16 @@ impl ToolGroup {
                 "a command group needs at least one command: a method with a `&self` receiver",
             );
         }
+        let description = attr
+            .description
+            .as_ref()
+            .map(|d| d.value.clone())
+            .or_else(|| docs::doc_text(&item.attrs));
         Self {
             attr,
             item,
             name,
+            description,
             commands,
         }
     }

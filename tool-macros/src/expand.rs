@@ -585,13 +585,22 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         .map(|c| format!("'{}'", c.name.value))
         .collect::<Vec<_>>()
         .join(", ");
-    let cached = definition_fn(
-        &krate,
-        quote!(#krate::Tool::MultiCommands(
+    let tool = match group
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+    {
+        Some(description) => quote!(#krate::Tool::group(
+            #name,
+            #description,
+            ::std::vec![#(#definitions),*],
+        )),
+        None => quote!(#krate::Tool::MultiCommands(
             ::std::string::String::from(#name),
             ::std::vec![#(#definitions),*],
         )),
-    );
+    };
+    let cached = definition_fn(&krate, tool);
     let generated = quote!(#krate::__private::generated_call);
     let read_command = |arguments: TokenStream, on_error: TokenStream| {
         quote! {

@@ -78,7 +78,7 @@ use errors::Errors;
 /// | key | meaning |
 /// |---|---|
 /// | `name = "..."` | the tool's name (default: the function's); must match `^[a-zA-Z0-9_-]{1,64}$` and not be `shed` |
-/// | `description = "..."` | the description (default: the doc comment); a tool must have one |
+/// | `description = "..."` | the description (default: the doc comment); a tool must have one (on an `impl` block: the group's description, optional) |
 /// | `category = "..."` | the category (default `"custom"`) |
 /// | `timeout = "10s"` | the tool's time limit (`"500ms"`, `"10s"`, `"2m"`, `"1h"`) |
 /// | `retries = N` | the tool's own retry config (`ToolImpl::retry_config`): `ToolRetryConfig::exponential(N)`, i.e. up to N retries of timeouts and network errors, 100 ms then doubling; `retries = 0` is `ToolRetryConfig::never()` |
@@ -227,9 +227,10 @@ use errors::Errors;
 ///
 /// Each method with a `&self` receiver is a command (`Tool::MultiCommands`); the call picks
 /// one with the `command` argument, and the state lives in `self`. The tool's name is
-/// `name = "..."` or the type's name in snake_case. The block's own doc comment stays on the
-/// block as rustdoc: a command group's definition has no description of its own (each
-/// command has one).
+/// `name = "..."` or the type's name in snake_case. The block's own doc comment (or
+/// `description = "..."`) is the group's description, what the model reads first, before the
+/// list of commands (`Tool::group`, `Tool::group_description`); each command is described by
+/// its method's doc comment. A group without either is described by its commands alone.
 ///
 /// | method attribute | meaning |
 /// |---|---|
@@ -271,6 +272,10 @@ use errors::Errors;
 /// assert_eq!(tool.name(), "memory");
 /// let names: Vec<_> = tool.commands().iter().map(|c| c.name.as_str()).collect();
 /// assert_eq!(names, ["add", "list"]);
+/// assert_eq!(tool.function_spec().description, "Long-term facts about the user.\n\n\
+///     Commands (choose one with the `command` argument):\n\
+///     - add: Remember a new fact.\n\
+///     - list: List every fact.");
 /// ```
 ///
 /// Every problem (a missing description, an invalid or reserved name, an unknown key, a
@@ -363,7 +368,8 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// Each variant is a command (its name in snake_case unless renamed, its doc comment the
 /// command's description), its named fields the command's arguments. Implements
 /// `FromToolArgs` (the `command` argument picks the variant) and `ToolCommands`
-/// (`T::command_definitions()`, the definitions of a hand-written `Tool::MultiCommands`).
+/// (`T::command_definitions()`, the definitions of a hand-written `Tool::MultiCommands`, or
+/// of `Tool::group(name, description, ..)` for a group with a description of its own).
 ///
 /// ```
 /// use toolsmith::{ToolArgs, ToolArguments, ToolCommands};
