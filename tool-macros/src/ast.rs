@@ -313,7 +313,10 @@ impl ToolFn {
             .as_ref()
             .map(|d| d.value.clone())
             .or(doc.description);
-        let struct_ident = Ident::new(&names::pascal_case(&fn_name), sig.ident.span());
+        let struct_ident = attr
+            .struct_name
+            .clone()
+            .unwrap_or_else(|| Ident::new(&names::pascal_case(&fn_name), sig.ident.span()));
         // A receiver was reported above; dropping it from the emitted function spares the
         // user rustc's own second error about it.
         item.sig.inputs = std::mem::take(&mut item.sig.inputs)
@@ -376,6 +379,12 @@ impl ToolGroup {
             errors.at(
                 span,
                 "`blocking` applies to a sync tool function, not to a command group",
+            );
+        }
+        if let Some(ident) = &attr.struct_name {
+            errors.spanned(
+                ident,
+                "`struct_name` names the struct generated for a tool function; a command group is implemented on its `impl` block's own type, and generates none",
             );
         }
         let name = attr.name.clone().unwrap_or_else(|| {

@@ -35,6 +35,30 @@ use errors::Errors;
 /// `ToolImpl`. Its name is the function's, its description the function's doc comment,
 /// and each parameter is an argument described by its own doc comment.
 ///
+/// When the module already has a type of that name (`fn constrained` beside
+/// `struct Constrained`), name the generated struct with `struct_name`:
+/// `#[tool_fn(struct_name = "ConstrainedTool")]`. Without it the compiler reports the clash
+/// (E0428, "the name `Constrained` is defined multiple times", pointing at the function), the
+/// errors the struct's derives run into on the other type, and an error of the macro's own
+/// saying "`#[tool_fn]` generates a struct `Constrained` for `fn constrained`, but this module
+/// already has a type named `Constrained`", with `struct_name` as the fix.
+///
+/// ```
+/// use toolsmith::{tool_fn, ToolImpl};
+///
+/// /// The caller's own type.
+/// pub struct Constrained { pub limit: u32 }
+///
+/// /// Checks that a value stays under ten.
+/// #[tool_fn(struct_name = "ConstrainedTool")]
+/// fn constrained(value: u32) -> bool {
+///     value < 10
+/// }
+///
+/// assert_eq!(ConstrainedTool.definition().name(), "constrained");
+/// # let _ = Constrained { limit: 1 }.limit;
+/// ```
+///
 /// ```
 /// use toolsmith::{tool_fn, ToolError, ToolImpl};
 ///
@@ -80,6 +104,7 @@ use errors::Errors;
 /// | `name = "..."` | the tool's name (default: the function's); must match `^[a-zA-Z0-9_-]{1,64}$` and not be `shed` |
 /// | `description = "..."` | the description (default: the doc comment); a tool must have one (on an `impl` block: the group's description, optional) |
 /// | `category = "..."` | the category (default `"custom"`) |
+/// | `struct_name = "..."` | the generated struct's name (default: the function's name in PascalCase); on a function only |
 /// | `timeout = "10s"` | the tool's time limit (`"500ms"`, `"10s"`, `"2m"`, `"1h"`) |
 /// | `retries = N` | the tool's own retry config (`ToolImpl::retry_config`): `ToolRetryConfig::exponential(N)`, i.e. up to N retries of timeouts and network errors, 100 ms then doubling; `retries = 0` is `ToolRetryConfig::never()` |
 /// | `blocking` | run a sync function on tokio's blocking pool (a sync function otherwise runs inline) |
