@@ -85,7 +85,9 @@ use errors::Errors;
 ///
 /// **Parameters.** Every type that is `serde::de::DeserializeOwned + schemars::JsonSchema`
 /// works (primitives, `String`, `Vec<T>`, maps, `serde_json::Value`, your own types deriving
-/// both, with their serde attributes honoured), and `&str`. A parameter whose type reads from
+/// both, with their serde attributes honoured), and `&str`. A type without a schema fails to
+/// compile with "`Point` has no JSON Schema: derive `schemars::JsonSchema` (schemars 1.x,
+/// `schemars = "1"`)" (the bound is `HasJsonSchema`). A parameter whose type reads from
 /// `null` (`Option<T>`, `serde_json::Value`) may be left out and is not `required`. Arguments
 /// are read leniently (`"42"` for 42, `"true"` for true); an error names the argument's path.
 /// A rustdoc `# Arguments` list (`` * `a` - The first number ``) in the function's doc also
