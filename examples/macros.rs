@@ -1,8 +1,10 @@
-//! The macros: a function tool, a command group, a derived argument type and a `#[ctx]`
-//! parameter, with the schemas they produce, then a few calls through a manager.
+//! The macros: a function tool, a command group, a derived argument type, a derived command
+//! enum behind a hand-written group, a `#[ctx]` parameter, a `#[bind]` parameter and
+//! `retries = N`, with the schemas they produce, then a few calls through a manager.
 //!
 //! Run with `cargo run --example macros`.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -11,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolsmith::{
     ArgsSchema, ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts,
-    SessionState, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolConstructor,
-    ToolError, ToolImpl, tool_fn,
+    SessionState, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
+    ToolCommands, ToolConstructor, ToolError, ToolImpl, tool_fn,
 };
 
 // ---- A function tool ----
@@ -107,6 +109,107 @@ struct SearchArgs {
     limit: u32,
 }
 
+// ---- A derived command enum, behind a hand-written command group ----
+
+/// The commands of the playlist tool: each variant a command, its fields the arguments.
+#[derive(toolsmith::ToolArgs, Debug)]
+enum PlaylistCommand {
+    /// Add a song at the end.
+    Add {
+        /// The song's title.
+        title: String,
+    },
+    /// Remove a song by its position.
+    Remove {
+        /// Its position, from 0.
+        position: usize,
+    },
+    /// Empty the playlist.
+    Clear,
+}
+
+/// A playlist: `ToolImpl` written by hand, the commands read by the derived enum.
+#[derive(Default)]
+struct Playlist {
+    songs: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ToolImpl for Playlist {
+    fn definition(&self) -> Tool {
+        let commands = PlaylistCommand::command_definitions()
+            .into_iter()
+            .map(|command| command.with_category("music"))
+            .collect();
+        Tool::group("playlist", "The songs to play next, in order.", commands)
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let command: PlaylistCommand = ToolArgs::new("playlist", &arguments).parse()?;
+        let mut songs = self.songs.lock().unwrap();
+        let answer = match command {
+            PlaylistCommand::Add { title } => {
+                songs.push(title);
+                match songs.len() {
+                    1 => "1 song queued".to_owned(),
+                    n => format!("{n} songs queued"),
+                }
+            }
+            PlaylistCommand::Remove { position } if position < songs.len() => {
+                format!("removed {:?}", songs.remove(position))
+            }
+            PlaylistCommand::Remove { position } => {
+                return Err(ToolError::execution(
+                    "playlist",
+                    format!(
+                        "there is no song at {position}: the playlist has {}",
+                        songs.len()
+                    ),
+                ));
+            }
+            PlaylistCommand::Clear => {
+                songs.clear();
+                "the playlist is empty".to_owned()
+            }
+        };
+        Ok(ToolCallResult::text(answer))
+    }
+}
+
+// ---- A `#[bind]` parameter: state the tool is built with ----
+
+/// Shortens a text to at most the tool's number of characters.
+#[tool_fn(category = "text", read_only)]
+fn shorten(
+    #[bind] max_chars: usize,
+    /// The text to shorten.
+    text: String,
+) -> String {
+    if text.chars().count() <= max_chars {
+        return text;
+    }
+    let kept: String = text.chars().take(max_chars).collect();
+    format!("{kept}…")
+}
+
+// ---- `retries = N`: the tool's own retry config ----
+
+/// How many times `define` has been called.
+static LOOKUPS: AtomicU32 = AtomicU32::new(0);
+
+/// Defines a word, from a dictionary service that is sometimes unreachable.
+#[tool_fn(category = "search", read_only, retries = 3)]
+async fn define(
+    /// The word to define.
+    word: String,
+) -> Result<String, ToolError> {
+    // The first two attempts fail the way a flaky network does: those errors are retried.
+    if LOOKUPS.fetch_add(1, Ordering::SeqCst) < 2 {
+        return Err(ToolError::network("define", "connection reset by peer"));
+    }
+    Ok(format!("{word}: the day's first light"))
+}
+
 // ---- A `#[ctx]` parameter ----
 
 /// Searches the session's documents.
@@ -160,6 +263,9 @@ impl MemoryAccess for NoMemory {
 }
 
 fn print_tool(tool: &Tool) {
+    if let Some(description) = tool.group_description() {
+        println!("# {} (a command group): {description}\n", tool.name());
+    }
     for command in tool.commands() {
         let title = match tool {
             Tool::SingleCommand(_) => command.name.clone(),
@@ -197,6 +303,10 @@ async fn main() {
     let tools: Vec<Arc<dyn ToolImpl>> = vec![
         Arc::new(ConvertTemperature),
         Arc::new(Todo::default()),
+        Arc::new(Playlist::default()),
+        // `#[bind]`: the generated `new` takes the bound values, in parameter order.
+        Arc::new(Shorten::new(12)),
+        Arc::new(Define),
         recall.construct(&parts),
     ];
 
@@ -230,6 +340,16 @@ async fn main() {
         ("todo", json!({"command": "list"})),
         ("todo", json!({"command": "done", "index": 4})),
         ("todo", json!({"command": "archive"})),
+        (
+            "playlist",
+            json!({"command": "add", "title": "Blue in Green"}),
+        ),
+        ("playlist", json!({"command": "remove", "position": 3})),
+        ("playlist", json!({"command": "clear"})),
+        (
+            "shorten",
+            json!({"text": "A tool is what the model calls."}),
+        ),
         ("recall", json!({"query": "the moon"})),
     ];
     for (i, (tool, arguments)) in calls.into_iter().enumerate() {
@@ -245,6 +365,29 @@ async fn main() {
                 result.content.to_text()
             ),
             Err(err) => println!("{tool} {} -> error: {err}", request.arguments),
+        }
+    }
+
+    // Retries apply where batches run (`execute_batch`, `execute_turn`, the agent loop).
+    if let Some(config) = Define.retry_config() {
+        println!(
+            "\ndefine retries up to {} times, after {:?} doubling, on {:?} errors",
+            config.max_retries, config.initial_backoff, config.retry_on
+        );
+    }
+    let request = ToolCallRequest::new(
+        "call-define",
+        "define",
+        ToolArguments::try_from(json!({"word": "dawn"})).expect("an object"),
+    );
+    for outcome in manager.execute_batch(&[request]).await {
+        match &outcome.result {
+            Ok(result) => println!(
+                "define -> ok after {} attempts: {}",
+                outcome.attempts,
+                result.content.to_text()
+            ),
+            Err(err) => println!("define -> error after {} attempts: {err}", outcome.attempts),
         }
     }
 }

@@ -118,12 +118,13 @@ async fn main() {
     let manager = manager();
     for provider in Provider::ALL {
         println!("==================== {provider} ====================");
-        let tools = manager
+        let rendered = manager
             .rendered_tools(provider, Declared::All, &RenderOptions::default())
             .expect("the tools render");
+        let tools = &rendered.tools;
         println!("tools:\n{tools:#}\n");
         if provider == Provider::Text {
-            println!("system prompt:\n{}\n", tools_prompt(&tools));
+            println!("system prompt:\n{}\n", tools_prompt(tools));
         }
 
         let calls = provider

@@ -319,9 +319,14 @@ fn bounded_schemas_render_for_every_provider() {
             if strict == StrictMode::Always && !strict_supported {
                 continue;
             }
-            provider
+            let rendered = provider
                 .render_tools(&declarations, &options)
                 .unwrap_or_else(|err| panic!("{provider:?} {strict:?}: {err}"));
+            assert!(
+                rendered.not_strict.is_empty(),
+                "{provider:?} {strict:?}: {:?}",
+                rendered.not_strict
+            );
         }
     }
     let Tool::SingleCommand(definition) = Integers.definition() else {

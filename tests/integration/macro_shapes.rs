@@ -224,3 +224,38 @@ mod bound_tools {
         let _ = |memory: Arc<dyn MemoryAccess>| ready(Facts::new(memory));
     }
 }
+
+/// `struct_name` names the generated struct, for a function whose PascalCase name is taken.
+mod struct_names {
+    use std::sync::Arc;
+
+    use toolsmith::{ToolConstructor, ToolImpl, tool_fn};
+
+    /// The user's own type: `#[tool_fn] fn constrained` would generate a second `Constrained`.
+    #[derive(Debug, Clone, Default)]
+    pub struct Constrained {
+        pub limit: u32,
+    }
+
+    /// Checks that a value stays under the limit.
+    #[tool_fn(struct_name = "ConstrainedTool")]
+    fn constrained(value: u32) -> bool {
+        value < Constrained { limit: 10 }.limit
+    }
+
+    /// With `#[ctx]` values too.
+    #[tool_fn(struct_name = "RecallTool")]
+    async fn recall(#[ctx] parts: toolsmith::SessionParts, query: String) -> String {
+        let _ = parts;
+        query
+    }
+
+    #[test]
+    fn builds() {
+        let tool: Arc<dyn ToolImpl> = Arc::new(ConstrainedTool);
+        assert_eq!(tool.definition().name(), "constrained");
+        let constructor: Box<dyn ToolConstructor> = RecallTool.into();
+        assert_eq!(constructor.name(), "recall");
+        assert_eq!(Constrained::default().limit, 0);
+    }
+}

@@ -740,6 +740,76 @@ async fn command_group_definition_and_dispatch() {
     );
 }
 
+/// A group described by the attribute rather than a doc comment.
+struct Lights;
+
+/// Rustdoc for the developer: not what the model sees when `description` is given.
+#[tool_fn(description = "The lights of the house.")]
+impl Lights {
+    /// Turn a light on.
+    fn on(&self, room: String) -> String {
+        format!("{room}: on")
+    }
+}
+
+/// A group with no description of its own.
+struct Bare;
+
+#[tool_fn]
+impl Bare {
+    /// Do nothing.
+    fn noop(&self) {}
+}
+
+#[test]
+fn a_documented_group_describes_its_rendered_function() {
+    use toolsmith::provider::{Provider, RenderOptions};
+    let tool = Memory::default().definition();
+    assert_eq!(
+        tool.group_description(),
+        Some("Long-term facts about the user.")
+    );
+    let description = tool.function_spec().description;
+    assert_eq!(
+        description,
+        "Long-term facts about the user.\n\n\
+         Commands (choose one with the `command` argument):\n\
+         - add: Remember a new fact.\n\
+         - forget: Forget a fact by its id.\n\
+         - find: List the facts that contain a word."
+    );
+    // What the model is shown: the rendered function's description.
+    let declarations = toolsmith::ToolDeclarations {
+        shed: None,
+        tools: vec![tool],
+    };
+    let rendered = Provider::OpenAiChat
+        .render_tools(&declarations, &RenderOptions::default())
+        .unwrap();
+    assert_eq!(rendered.tools[0]["function"]["description"], description);
+    let rendered = Provider::Anthropic
+        .render_tools(&declarations, &RenderOptions::default())
+        .unwrap();
+    assert_eq!(rendered.tools[0]["description"], description);
+
+    // `description = "..."` wins over the doc comment.
+    let lights = Lights.definition();
+    assert_eq!(lights.group_description(), Some("The lights of the house."));
+    assert!(
+        lights
+            .function_spec()
+            .description
+            .starts_with("The lights of the house.\n\nCommands")
+    );
+    // Without either, the list of commands alone, as before.
+    let bare = Bare.definition();
+    assert_eq!(bare.group_description(), None);
+    assert_eq!(
+        bare.function_spec().description,
+        "Commands (choose one with the `command` argument):\n- noop: Do nothing."
+    );
+}
+
 // ---- #[derive(ToolArgs)] ----
 
 #[derive(toolsmith::ToolArgs, Debug, PartialEq)]

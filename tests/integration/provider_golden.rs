@@ -7,9 +7,11 @@ use toolsmith::provider::{Declared, Provider, RenderOptions};
 
 async fn golden(provider: Provider) -> Vec<crate::support::provider_tools::Outcome> {
     let (manager, memory) = manager();
-    let tools = manager
+    let rendered = manager
         .rendered_tools(provider, Declared::All, &RenderOptions::default())
         .unwrap();
+    assert!(rendered.not_strict.is_empty(), "{:?}", rendered.not_strict);
+    let tools = &rendered.tools;
     assert_eq!(
         *tools,
         fixture_json(provider, "tools.json"),

@@ -391,19 +391,19 @@ fn rendered_tools_are_cached_until_the_registry_or_active_set_changes() {
     let all = render(Declared::All);
     assert!(Arc::ptr_eq(&all, &render(Declared::All)));
     let active = render(Declared::Active);
-    assert_eq!(*active, json!([]));
+    assert_eq!(active.tools, json!([]));
 
     assert!(manager.activate(&["add".to_owned()]).is_empty());
     let active = render(Declared::Active);
-    assert_eq!(active[0]["name"], "add");
+    assert_eq!(active.tools[0]["name"], "add");
     assert!(Arc::ptr_eq(&active, &render(Declared::Active)));
     let all_again = render(Declared::All);
     assert!(!Arc::ptr_eq(&all, &all_again), "a change renders again");
     assert_eq!(*all, *all_again);
 
     manager.deregister("add");
-    assert_eq!(*render(Declared::Active), json!([]));
-    assert_eq!(render(Declared::All).as_array().unwrap().len(), 2);
+    assert_eq!(render(Declared::Active).tools, json!([]));
+    assert_eq!(render(Declared::All).tools.as_array().unwrap().len(), 2);
 
     // Other providers and options are cached apart.
     let strict = RenderOptions {
@@ -412,7 +412,7 @@ fn rendered_tools_are_cached_until_the_registry_or_active_set_changes() {
     let chat = manager
         .rendered_tools(Provider::OpenAiChat, Declared::All, &strict)
         .unwrap();
-    assert_eq!(chat[1]["function"]["strict"], json!(true));
+    assert_eq!(chat.tools[1]["function"]["strict"], json!(true));
 }
 
 #[test]
@@ -510,7 +510,7 @@ fn the_cache_never_serves_a_stale_rendering_after_concurrent_changes() {
                     let tools = reader
                         .rendered_tools(Provider::Gemini, Declared::All, &options)
                         .unwrap();
-                    assert!(tools.is_array());
+                    assert!(tools.tools.is_array());
                 }
             });
         }
@@ -523,7 +523,10 @@ fn the_cache_never_serves_a_stale_rendering_after_concurrent_changes() {
         .unwrap();
     assert_eq!(*cached, fresh);
     assert_eq!(
-        cached[0]["functionDeclarations"].as_array().unwrap().len(),
+        cached.tools[0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .len(),
         50
     );
 }

@@ -342,6 +342,79 @@ async fn nothing_matching_returns_no_tools() {
     assert!(manager.active_definitions().is_empty());
 }
 
+fn categorised(name: &str, description: &str, category: &str) -> FnTool {
+    tool(name, description).with_category(category)
+}
+
+/// A search that finds nothing tells the model what there is: the names closest to its
+/// words (a misspelt name), the categories of the session's tools, and what to do next.
+#[tokio::test]
+async fn a_search_that_finds_nothing_names_the_closest_tools_and_the_categories() {
+    let manager = manager_with(vec![
+        categorised("get_weather", "Current conditions for a city.", "weather"),
+        categorised("read_file", "Read the contents of a file.", "files"),
+        categorised("write_file", "Write text to a file.", "files"),
+        tool("send_email", "Send an email message to someone."),
+    ]);
+    let result = manager
+        .execute_one(&shed_call(json!({"description": "wether xylophone"})))
+        .await
+        .unwrap();
+    let text = result.content.to_text();
+    let found: ShedResult = serde_json::from_str(&text).unwrap();
+    assert!(found.tools.is_empty());
+    assert_eq!(found.closest, ["get_weather"]);
+    // Sorted; the default category ("custom") says nothing and is left out.
+    assert_eq!(found.categories, ["files", "weather"]);
+    let hint = found.hint.as_deref().expect("a hint");
+    assert!(
+        hint.contains("No tool matched \"wether xylophone\""),
+        "{hint}"
+    );
+    assert!(hint.contains("get_weather"), "{hint}");
+    assert!(hint.contains("files, weather"), "{hint}");
+    assert!(hint.contains("select:"), "{hint}");
+    assert!(manager.active_definitions().is_empty());
+
+    // A misspelt name given alone.
+    let found = shed(&manager, json!({"description": "raed_flie"}))
+        .await
+        .unwrap();
+    assert!(found.tools.is_empty());
+    assert_eq!(found.closest, ["read_file"]);
+
+    // Unknown `select:` names get their closest names too.
+    let found = shed(
+        &manager,
+        json!({"description": "select:write_flie,send_email"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(&found), ["send_email"]);
+    assert_eq!(found.unknown, ["write_flie"]);
+    assert_eq!(found.closest, ["write_file"]);
+    assert!(found.categories.is_empty(), "tools were found");
+    let hint = found.hint.as_deref().expect("a hint");
+    assert!(
+        hint.contains("'write_flie'") && hint.contains("write_file"),
+        "{hint}"
+    );
+
+    // A search that finds something says nothing more: the fields are left out.
+    let result = manager
+        .execute_one(&shed_call(json!({"description": "weather in a city"})))
+        .await
+        .unwrap();
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    let keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["tools"]);
+}
+
 #[tokio::test]
 async fn a_manager_built_directly_has_shed_and_discovery() {
     let manager = ToolCallManager::new("direct");

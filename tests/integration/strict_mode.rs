@@ -1,7 +1,8 @@
 //! The strict transform checked against an independent implementation of OpenAI's and
 //! Anthropic's published rules, over hand-written, builder-made, schemars-derived and
-//! command-group schemas; what cannot be made strict fails at render time with the tool and
-//! the path; a call made against a strict rendering runs as if its nulls were absent.
+//! command-group schemas; what cannot be made strict is rendered non-strict and reported with
+//! the tool, the path and the reason; a call made against a strict rendering runs as if its
+//! nulls were absent.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -297,8 +298,27 @@ fn tool(name: &str, schema: Value) -> Tool {
     Tool::SingleCommand(ToolDefinition::new(name, "A tool.", Args::new(schema)))
 }
 
+/// The `strict` flag of the `index`th tool of a rendering (`None` when not written).
+fn strict_flag(provider: Provider, tools: &Value, index: usize) -> Option<bool> {
+    let tool = &tools[index];
+    match provider {
+        Provider::OpenAiChat => tool["function"].get("strict"),
+        _ => tool.get("strict"),
+    }
+    .and_then(Value::as_bool)
+}
+
+/// The parameter schema of the `index`th tool of a rendering.
+fn parameters(provider: Provider, tools: &Value, index: usize) -> &Value {
+    match provider {
+        Provider::OpenAiChat => &tools[index]["function"]["parameters"],
+        Provider::Anthropic => &tools[index]["input_schema"],
+        _ => &tools[index]["parameters"],
+    }
+}
+
 #[test]
-fn unstrictable_schemas_fail_at_render_time_naming_tool_and_path() {
+fn unstrictable_schemas_are_rendered_non_strict_and_all_reported_in_one_render() {
     let always = RenderOptions {
         strict: StrictMode::Always,
     };
@@ -307,46 +327,70 @@ fn unstrictable_schemas_fail_at_render_time_naming_tool_and_path() {
             "set_env",
             schemars_value::<EnvArgs>(),
             "/properties/env/additionalProperties",
+            "open map",
         ),
         (
             "send_any",
             schemars_value::<AnyArgs>(),
             "/properties/payload",
+            "untyped",
         ),
     ];
-    for (name, schema, path) in cases {
-        let declarations = ToolDeclarations {
-            shed: None,
-            tools: vec![
-                tool("fine", Args::empty().into_inner()),
-                tool(name, schema.clone()),
-            ],
-        };
-        for provider in [
-            Provider::OpenAiChat,
-            Provider::OpenAiResponses,
-            Provider::Anthropic,
-        ] {
-            let err = provider.render_tools(&declarations, &always).unwrap_err();
-            assert_eq!(
-                (err.tool.as_str(), err.path.as_str()),
-                (name, path),
-                "{err}"
-            );
+    // Every tool that cannot be strict, with its reason, from one rendering; the others strict.
+    let declarations = ToolDeclarations {
+        shed: None,
+        tools: vec![
+            tool("fine", Args::empty().into_inner()),
+            tool(cases[0].0, cases[0].1.clone()),
+            tool(cases[1].0, cases[1].1.clone()),
+        ],
+    };
+    for provider in [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+    ] {
+        let rendered = provider.render_tools(&declarations, &always).unwrap();
+        let reported: Vec<(&str, &str)> = rendered
+            .not_strict
+            .iter()
+            .map(|err| (err.tool.as_str(), err.path.as_str()))
+            .collect();
+        assert_eq!(
+            reported,
+            [(cases[0].0, cases[0].2), (cases[1].0, cases[1].2)],
+            "{provider}"
+        );
+        for (err, (name, _, _, why)) in rendered.not_strict.iter().zip(&cases) {
+            assert_eq!(err.provider, provider);
+            assert!(err.reason.contains(why), "{err}");
             assert!(err.to_string().contains(&format!("'{name}'")), "{err}");
         }
-        // Not strict: rendered as it is.
-        let plain = Provider::OpenAiChat
-            .render_tools(
-                &declarations,
-                &RenderOptions {
-                    strict: StrictMode::Never,
-                },
-            )
-            .unwrap();
-        assert_eq!(plain[1]["function"]["parameters"], schema);
+        assert_eq!(strict_flag(provider, &rendered.tools, 0), Some(true));
+        for (index, (_, schema, _, _)) in cases.iter().enumerate() {
+            // Not strict: declared as it is (Responses says `strict: false`, its default
+            // being true).
+            let expected = (provider == Provider::OpenAiResponses).then_some(false);
+            assert_eq!(
+                strict_flag(provider, &rendered.tools, index + 1),
+                expected,
+                "{provider}"
+            );
+            assert_eq!(parameters(provider, &rendered.tools, index + 1), schema);
+        }
     }
-    // Gemini cannot express recursion at all.
+    // Not asked to be strict: nothing to report.
+    let plain = Provider::OpenAiChat
+        .render_tools(
+            &declarations,
+            &RenderOptions {
+                strict: StrictMode::Never,
+            },
+        )
+        .unwrap();
+    assert!(plain.not_strict.is_empty());
+    assert_eq!(plain.tools[1]["function"]["parameters"], cases[0].1);
+    // Gemini cannot express recursion at all: that still fails, naming tool and path.
     let declarations = ToolDeclarations {
         shed: None,
         tools: vec![tool("walk", schemars_value::<TreeArgs>())],
@@ -358,6 +402,29 @@ fn unstrictable_schemas_fail_at_render_time_naming_tool_and_path() {
     assert_eq!(err.path, "/properties/tree/properties/children/items");
 }
 
+/// What the default strict mode renders strict: tools with a `returns` schema; one that
+/// cannot be strict is reported all the same.
+#[test]
+fn tools_with_returns_that_cannot_be_strict_are_reported_by_default() {
+    let declarations = ToolDeclarations {
+        shed: None,
+        tools: vec![
+            Tool::SingleCommand(
+                ToolDefinition::new("set_env", "A tool.", Args::new(schemars_value::<EnvArgs>()))
+                    .with_returns(Args::new(scheme::object().build())),
+            ),
+            tool("send_any", schemars_value::<AnyArgs>()),
+        ],
+    };
+    let rendered = Provider::OpenAiChat
+        .render_tools(&declarations, &RenderOptions::default())
+        .unwrap();
+    assert_eq!(rendered.not_strict.len(), 1);
+    assert_eq!(rendered.not_strict[0].tool, "set_env");
+    assert_eq!(rendered.tools[0]["function"].get("strict"), None);
+    assert_eq!(rendered.tools[1]["function"].get("strict"), None);
+}
+
 fn optional_strings(tool_name: &str, count: usize) -> Tool {
     let mut object = scheme::object();
     for i in 0..count {
@@ -366,36 +433,40 @@ fn optional_strings(tool_name: &str, count: usize) -> Tool {
     tool(tool_name, object.build())
 }
 
+/// The names of the tools of an Anthropic rendering declared strict.
+fn strict_names(tools: &Value) -> Vec<&str> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|tool| tool["strict"] == true)
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
-fn anthropic_request_limits_name_the_tool() {
+fn anthropic_request_limits_leave_the_tools_past_them_non_strict() {
     let always = RenderOptions {
         strict: StrictMode::Always,
+    };
+    let render = |tools: Vec<Tool>| {
+        Provider::Anthropic
+            .render_tools(&ToolDeclarations { shed: None, tools }, &always)
+            .unwrap()
     };
     let many: Vec<Tool> = (0..21)
         .map(|i| tool(&format!("t{i}"), Args::empty().into_inner()))
         .collect();
-    let err = Provider::Anthropic
-        .render_tools(
-            &ToolDeclarations {
-                shed: None,
-                tools: many.clone(),
-            },
-            &always,
-        )
-        .unwrap_err();
+    let rendered = render(many.clone());
+    assert_eq!(rendered.not_strict.len(), 1, "{:?}", rendered.not_strict);
+    let err = &rendered.not_strict[0];
     assert_eq!(err.tool, "t20");
     assert!(err.reason.contains("at most 20 strict tools"), "{err}");
+    assert_eq!(strict_names(&rendered.tools).len(), 20);
+    assert_eq!(rendered.tools[20].get("strict"), None);
     // Twenty are fine, and so are any number when not strict.
-    Provider::Anthropic
-        .render_tools(
-            &ToolDeclarations {
-                shed: None,
-                tools: many[..20].to_vec(),
-            },
-            &always,
-        )
-        .unwrap();
-    Provider::Anthropic
+    assert!(render(many[..20].to_vec()).not_strict.is_empty());
+    let plain = Provider::Anthropic
         .render_tools(
             &ToolDeclarations {
                 shed: None,
@@ -404,17 +475,21 @@ fn anthropic_request_limits_name_the_tool() {
             &RenderOptions::default(),
         )
         .unwrap();
+    assert!(plain.not_strict.is_empty());
+    assert!(strict_names(&plain.tools).is_empty());
 
-    let tools = vec![
+    // A tool past the limit is left out of the count: a smaller one after it still fits.
+    let rendered = render(vec![
         optional_strings("a", 12),
         optional_strings("b", 12),
         optional_strings("c", 1),
-    ];
-    let err = Provider::Anthropic
-        .render_tools(&ToolDeclarations { shed: None, tools }, &always)
-        .unwrap_err();
+        optional_strings("d", 0),
+    ]);
+    assert_eq!(rendered.not_strict.len(), 1, "{:?}", rendered.not_strict);
+    let err = &rendered.not_strict[0];
     assert_eq!(err.tool, "c");
     assert!(err.reason.contains("24 optional parameters"), "{err}");
+    assert_eq!(strict_names(&rendered.tools), ["a", "b", "d"]);
 
     let unions = |name: &str, n: usize| {
         let mut object = scheme::object();
@@ -423,17 +498,12 @@ fn anthropic_request_limits_name_the_tool() {
         }
         tool(name, object.build())
     };
-    let err = Provider::Anthropic
-        .render_tools(
-            &ToolDeclarations {
-                shed: None,
-                tools: vec![unions("x", 10), unions("y", 7)],
-            },
-            &always,
-        )
-        .unwrap_err();
+    let rendered = render(vec![unions("x", 10), unions("y", 7)]);
+    assert_eq!(rendered.not_strict.len(), 1, "{:?}", rendered.not_strict);
+    let err = &rendered.not_strict[0];
     assert_eq!(err.tool, "y");
     assert!(err.reason.contains("16 union-typed parameters"), "{err}");
+    assert_eq!(strict_names(&rendered.tools), ["x"]);
 }
 
 /// A call made against the strict rendering (every property present, optional ones `null`)
@@ -475,9 +545,11 @@ async fn strict_calls_with_nulls_run_as_if_absent() {
     let options = RenderOptions {
         strict: StrictMode::Always,
     };
-    let tools = manager
+    let rendered = manager
         .rendered_tools(Provider::OpenAiChat, Declared::All, &options)
         .unwrap();
+    assert!(rendered.not_strict.is_empty(), "{:?}", rendered.not_strict);
+    let tools = &rendered.tools;
     let strict_of =
         |i: usize| jsonschema::validator_for(&tools[i]["function"]["parameters"]).unwrap();
 

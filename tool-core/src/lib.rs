@@ -75,7 +75,9 @@ pub use provider::Provider;
 pub use reading::lenient;
 pub use reading::tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
 pub use schema::scheme;
-pub use schema::type_schema::{ArgsObject, is_optional, returns_schema, type_schema};
+pub use schema::type_schema::{
+    ArgsObject, HasJsonSchema, is_optional, returns_schema, type_schema,
+};
 pub use session::constructor::{ToolConstructor, tool_fn};
 pub use session::extract::{FromSessionParts, State};
 pub use session::in_memory;

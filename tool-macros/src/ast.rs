@@ -81,6 +81,8 @@ pub struct ToolGroup {
     /// The impl block as it is emitted (helper attributes removed).
     pub item: ItemImpl,
     pub name: Spanned<String>,
+    /// The group's own description: `description = "..."` or the block's doc comment.
+    pub description: Option<String>,
     pub commands: Vec<Command>,
 }
 
@@ -311,7 +313,10 @@ impl ToolFn {
             .as_ref()
             .map(|d| d.value.clone())
             .or(doc.description);
-        let struct_ident = Ident::new(&names::pascal_case(&fn_name), sig.ident.span());
+        let struct_ident = attr
+            .struct_name
+            .clone()
+            .unwrap_or_else(|| Ident::new(&names::pascal_case(&fn_name), sig.ident.span()));
         // A receiver was reported above; dropping it from the emitted function spares the
         // user rustc's own second error about it.
         item.sig.inputs = std::mem::take(&mut item.sig.inputs)
@@ -376,6 +381,12 @@ impl ToolGroup {
                 "`blocking` applies to a sync tool function, not to a command group",
             );
         }
+        if let Some(ident) = &attr.struct_name {
+            errors.spanned(
+                ident,
+                "`struct_name` names the struct generated for a tool function; a command group is implemented on its `impl` block's own type, and generates none",
+            );
+        }
         let name = attr.name.clone().unwrap_or_else(|| {
             let ident = match &*item.self_ty {
                 Type::Path(p) => p.path.segments.last().map(|s| s.ident.unraw().to_string()),
@@ -425,10 +436,16 @@ impl ToolGroup {
                 "a command group needs at least one command: a method with a `&self` receiver",
             );
         }
+        let description = attr
+            .description
+            .as_ref()
+            .map(|d| d.value.clone())
+            .or_else(|| docs::doc_text(&item.attrs));
         Self {
             attr,
             item,
             name,
+            description,
             commands,
         }
     }

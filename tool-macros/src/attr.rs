@@ -10,7 +10,7 @@ use crate::duration;
 use crate::errors::Errors;
 
 /// The keys `#[tool_fn(...)]` accepts.
-const TOOL_KEYS: &str = "name, description, category, crate, timeout, retries, blocking, read_only, destructive, idempotent, open_world";
+const TOOL_KEYS: &str = "name, description, category, struct_name, crate, timeout, retries, blocking, read_only, destructive, idempotent, open_world";
 /// The keys `#[arg(...)]` accepts.
 const ARG_KEYS: &str = "rename, description, default";
 /// The keys `#[command(...)]` accepts.
@@ -88,6 +88,9 @@ pub struct ToolAttr {
     pub name: Option<Spanned<String>>,
     pub description: Option<Spanned<String>>,
     pub category: Option<Spanned<String>>,
+    /// `struct_name = "..."`: the generated struct's name, instead of the function's name in
+    /// PascalCase.
+    pub struct_name: Option<syn::Ident>,
     pub krate: Option<syn::Path>,
     pub timeout_millis: Option<u64>,
     /// `retries = N`: how many times a failed call is retried (0: never).
@@ -133,6 +136,18 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         } else if meta.path.is_ident("category") {
             let value = string_value(&meta)?;
             set(&mut attr.category, value, &meta, &mut local);
+        } else if meta.path.is_ident("struct_name") {
+            let lit: LitStr = meta.value()?.parse()?;
+            let ident = lit.parse::<syn::Ident>().map_err(|_| {
+                syn::Error::new(
+                    lit.span(),
+                    format!(
+                        "`struct_name` must be a type name (one identifier, not a keyword), e.g. `struct_name = \"ConstrainedTool\"`; {:?} is not",
+                        lit.value()
+                    ),
+                )
+            })?;
+            set(&mut attr.struct_name, ident, &meta, &mut local);
         } else if meta.path.is_ident("crate") {
             let lit: LitStr = meta.value()?.parse()?;
             let path = lit.parse::<syn::Path>().map_err(|_| {

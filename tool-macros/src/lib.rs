@@ -35,6 +35,30 @@ use errors::Errors;
 /// `ToolImpl`. Its name is the function's, its description the function's doc comment,
 /// and each parameter is an argument described by its own doc comment.
 ///
+/// When the module already has a type of that name (`fn constrained` beside
+/// `struct Constrained`), name the generated struct with `struct_name`:
+/// `#[tool_fn(struct_name = "ConstrainedTool")]`. Without it the compiler reports the clash
+/// (E0428, "the name `Constrained` is defined multiple times", pointing at the function), the
+/// errors the struct's derives run into on the other type, and an error of the macro's own
+/// saying "`#[tool_fn]` generates a struct `Constrained` for `fn constrained`, but this module
+/// already has a type named `Constrained`", with `struct_name` as the fix.
+///
+/// ```
+/// use toolsmith::{tool_fn, ToolImpl};
+///
+/// /// The caller's own type.
+/// pub struct Constrained { pub limit: u32 }
+///
+/// /// Checks that a value stays under ten.
+/// #[tool_fn(struct_name = "ConstrainedTool")]
+/// fn constrained(value: u32) -> bool {
+///     value < 10
+/// }
+///
+/// assert_eq!(ConstrainedTool.definition().name(), "constrained");
+/// # let _ = Constrained { limit: 1 }.limit;
+/// ```
+///
 /// ```
 /// use toolsmith::{tool_fn, ToolError, ToolImpl};
 ///
@@ -61,7 +85,9 @@ use errors::Errors;
 ///
 /// **Parameters.** Every type that is `serde::de::DeserializeOwned + schemars::JsonSchema`
 /// works (primitives, `String`, `Vec<T>`, maps, `serde_json::Value`, your own types deriving
-/// both, with their serde attributes honoured), and `&str`. A parameter whose type reads from
+/// both, with their serde attributes honoured), and `&str`. A type without a schema fails to
+/// compile with "`Point` has no JSON Schema: derive `schemars::JsonSchema` (schemars 1.x,
+/// `schemars = "1"`)" (the bound is `HasJsonSchema`). A parameter whose type reads from
 /// `null` (`Option<T>`, `serde_json::Value`) may be left out and is not `required`. Arguments
 /// are read leniently (`"42"` for 42, `"true"` for true); an error names the argument's path.
 /// A rustdoc `# Arguments` list (`` * `a` - The first number ``) in the function's doc also
@@ -78,8 +104,9 @@ use errors::Errors;
 /// | key | meaning |
 /// |---|---|
 /// | `name = "..."` | the tool's name (default: the function's); must match `^[a-zA-Z0-9_-]{1,64}$` and not be `shed` |
-/// | `description = "..."` | the description (default: the doc comment); a tool must have one |
+/// | `description = "..."` | the description (default: the doc comment); a tool must have one (on an `impl` block: the group's description, optional) |
 /// | `category = "..."` | the category (default `"custom"`) |
+/// | `struct_name = "..."` | the generated struct's name (default: the function's name in PascalCase); on a function only |
 /// | `timeout = "10s"` | the tool's time limit (`"500ms"`, `"10s"`, `"2m"`, `"1h"`) |
 /// | `retries = N` | the tool's own retry config (`ToolImpl::retry_config`): `ToolRetryConfig::exponential(N)`, i.e. up to N retries of timeouts and network errors, 100 ms then doubling; `retries = 0` is `ToolRetryConfig::never()` |
 /// | `blocking` | run a sync function on tokio's blocking pool (a sync function otherwise runs inline) |
@@ -227,9 +254,10 @@ use errors::Errors;
 ///
 /// Each method with a `&self` receiver is a command (`Tool::MultiCommands`); the call picks
 /// one with the `command` argument, and the state lives in `self`. The tool's name is
-/// `name = "..."` or the type's name in snake_case. The block's own doc comment stays on the
-/// block as rustdoc: a command group's definition has no description of its own (each
-/// command has one).
+/// `name = "..."` or the type's name in snake_case. The block's own doc comment (or
+/// `description = "..."`) is the group's description, what the model reads first, before the
+/// list of commands (`Tool::group`, `Tool::group_description`); each command is described by
+/// its method's doc comment. A group without either is described by its commands alone.
 ///
 /// | method attribute | meaning |
 /// |---|---|
@@ -271,6 +299,10 @@ use errors::Errors;
 /// assert_eq!(tool.name(), "memory");
 /// let names: Vec<_> = tool.commands().iter().map(|c| c.name.as_str()).collect();
 /// assert_eq!(names, ["add", "list"]);
+/// assert_eq!(tool.function_spec().description, "Long-term facts about the user.\n\n\
+///     Commands (choose one with the `command` argument):\n\
+///     - add: Remember a new fact.\n\
+///     - list: List every fact.");
 /// ```
 ///
 /// Every problem (a missing description, an invalid or reserved name, an unknown key, a
@@ -363,7 +395,8 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// Each variant is a command (its name in snake_case unless renamed, its doc comment the
 /// command's description), its named fields the command's arguments. Implements
 /// `FromToolArgs` (the `command` argument picks the variant) and `ToolCommands`
-/// (`T::command_definitions()`, the definitions of a hand-written `Tool::MultiCommands`).
+/// (`T::command_definitions()`, the definitions of a hand-written `Tool::MultiCommands`, or
+/// of `Tool::group(name, description, ..)` for a group with a description of its own).
 ///
 /// ```
 /// use toolsmith::{ToolArgs, ToolArguments, ToolCommands};

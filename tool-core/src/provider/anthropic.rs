@@ -4,16 +4,17 @@
 //! of an assistant message; the answer's text is its `text` blocks, its stop reason
 //! `stop_reason`.
 //!
-//! Strict tools follow Anthropic's documented request-wide limits, checked here so that a
-//! request that would be refused fails at render time naming the tool that broke them.
+//! Strict tools follow Anthropic's documented request-wide limits, checked here: a tool that
+//! would break one is declared non-strict (so the request is not refused), and reported
+//! naming the limit.
 
 use serde_json::{Map, Value, json};
 
 use super::calls::{ParsedCall, generated_id, read_call};
 use super::reply::Reply;
-use super::strict::{SchemaError, StrictDialect, transform};
+use super::strict::{SchemaError, StrictDialect, StrictSchema, transform};
 use super::turns::{AssistantCall, StopReason};
-use super::{Provider, RenderError, RenderOptions, ResponseError};
+use super::{Provider, RenderOptions, RenderedTools, ResponseError};
 use crate::ToolFunctionSpec;
 
 /// Strict tools allowed in one request.
@@ -26,53 +27,79 @@ pub(crate) const MAX_UNION_PARAMETERS: usize = 16;
 pub(crate) fn render_tools(
     specs: impl Iterator<Item = ToolFunctionSpec>,
     options: &RenderOptions,
-) -> Result<Value, RenderError> {
+) -> RenderedTools {
     let mut strict_tools = 0;
     let mut optional = 0;
     let mut unions = 0;
     let mut tools = Vec::new();
+    let mut not_strict = Vec::new();
     for spec in specs {
-        let strict = options.is_strict(spec.returns.is_some());
-        let limit = |reason: String| {
-            SchemaError::new("", reason).into_render_error(Provider::Anthropic, &spec.name)
-        };
-        let input_schema = if strict {
-            let converted = transform(StrictDialect::Anthropic, &spec.parameters)
-                .map_err(|err| err.into_render_error(Provider::Anthropic, &spec.name))?;
-            strict_tools += 1;
-            optional += converted.optional;
-            unions += converted.unions;
-            if strict_tools > MAX_STRICT_TOOLS {
-                return Err(limit(format!(
-                    "Anthropic allows at most {MAX_STRICT_TOOLS} strict tools in one request; this is strict tool number {strict_tools}"
-                )));
+        let mut input_schema = None;
+        if options.is_strict(spec.returns.is_some()) {
+            // A tool that cannot be strict, or that would take the request past Anthropic's
+            // limits on strict tools, is declared as it is: the request still goes through.
+            let converted =
+                transform(StrictDialect::Anthropic, &spec.parameters).and_then(|converted| {
+                    strict_limit(strict_tools, optional, unions, &converted)
+                        .map_or(Ok(converted), |reason| Err(SchemaError::new("", reason)))
+                });
+            match converted {
+                Ok(converted) => {
+                    strict_tools += 1;
+                    optional += converted.optional;
+                    unions += converted.unions;
+                    input_schema = Some(converted.schema);
+                }
+                Err(err) => {
+                    not_strict.push(err.into_render_error(Provider::Anthropic, &spec.name));
+                }
             }
-            if optional > MAX_OPTIONAL_PARAMETERS {
-                return Err(limit(format!(
-                    "Anthropic allows at most {MAX_OPTIONAL_PARAMETERS} optional parameters across the strict tools of a request; with this tool's {} there are {optional}",
-                    converted.optional
-                )));
-            }
-            if unions > MAX_UNION_PARAMETERS {
-                return Err(limit(format!(
-                    "Anthropic allows at most {MAX_UNION_PARAMETERS} union-typed parameters across the strict tools of a request; with this tool's {} there are {unions}",
-                    converted.unions
-                )));
-            }
-            converted.schema
-        } else {
-            spec.parameters
-        };
+        }
+        let strict = input_schema.is_some();
         let mut tool = Map::new();
         tool.insert("name".to_owned(), Value::String(spec.name));
         tool.insert("description".to_owned(), Value::String(spec.description));
-        tool.insert("input_schema".to_owned(), input_schema);
+        tool.insert(
+            "input_schema".to_owned(),
+            input_schema.unwrap_or(spec.parameters),
+        );
         if strict {
             tool.insert("strict".to_owned(), Value::Bool(true));
         }
         tools.push(Value::Object(tool));
     }
-    Ok(Value::Array(tools))
+    RenderedTools {
+        tools: Value::Array(tools),
+        not_strict,
+    }
+}
+
+/// The limit of Anthropic's that one more strict tool, `converted`, would break, given the
+/// strict tools, optional and union-typed parameters counted so far.
+fn strict_limit(
+    strict_tools: usize,
+    optional: usize,
+    unions: usize,
+    converted: &StrictSchema,
+) -> Option<String> {
+    if strict_tools >= MAX_STRICT_TOOLS {
+        return Some(format!(
+            "Anthropic allows at most {MAX_STRICT_TOOLS} strict tools in one request, and {strict_tools} are strict already"
+        ));
+    }
+    if optional + converted.optional > MAX_OPTIONAL_PARAMETERS {
+        return Some(format!(
+            "Anthropic allows at most {MAX_OPTIONAL_PARAMETERS} optional parameters across the strict tools of a request; the strict tools before this one have {optional} and this one has {}",
+            converted.optional
+        ));
+    }
+    if unions + converted.unions > MAX_UNION_PARAMETERS {
+        return Some(format!(
+            "Anthropic allows at most {MAX_UNION_PARAMETERS} union-typed parameters across the strict tools of a request; the strict tools before this one have {unions} and this one has {}",
+            converted.unions
+        ));
+    }
+    None
 }
 
 /// The content blocks of a message, or the array itself.

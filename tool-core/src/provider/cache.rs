@@ -8,9 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::Value;
-
-use super::{Provider, RenderError, RenderOptions};
+use super::{Provider, RenderError, RenderOptions, RenderedTools};
 use crate::{ToolCallManager, ToolDeclarations};
 
 /// Which of a manager's tools are declared.
@@ -32,7 +30,7 @@ type Key = (Provider, Declared, RenderOptions);
 #[derive(Debug, Default)]
 pub(crate) struct RenderCache {
     generation: AtomicU64,
-    rendered: Mutex<HashMap<Key, (u64, Arc<Value>)>>,
+    rendered: Mutex<HashMap<Key, (u64, Arc<RenderedTools>)>>,
     /// The offered declarations, shared by every request until the next change.
     offered: Mutex<Option<(u64, Arc<ToolDeclarations>)>>,
 }
@@ -91,9 +89,9 @@ impl ToolCallManager {
         }
     }
 
-    /// The `declared` tools rendered as `provider`'s `tools` array (see
-    /// [`Provider::render_tools`]), from the cache when neither the registry nor the active
-    /// set changed since it was rendered.
+    /// The `declared` tools rendered as `provider`'s `tools` array, with the report of the
+    /// tools left non-strict (see [`Provider::render_tools`]), from the cache when neither
+    /// the registry nor the active set changed since it was rendered.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -111,14 +109,15 @@ impl ToolCallManager {
     ///
     /// manager.register(noop("b")).unwrap();
     /// let changed = manager.rendered_tools(Provider::OpenAiChat, Declared::All, &options).unwrap();
-    /// assert_eq!(changed.as_array().unwrap().len(), 2);
+    /// assert_eq!(changed.tools.as_array().unwrap().len(), 2);
+    /// assert!(changed.not_strict.is_empty());
     /// ```
     pub fn rendered_tools(
         &self,
         provider: Provider,
         declared: Declared,
         options: &RenderOptions,
-    ) -> Result<Arc<Value>, RenderError> {
+    ) -> Result<Arc<RenderedTools>, RenderError> {
         let key = (provider, declared, *options);
         // Read before the declarations: a change made while rendering leaves the entry
         // stale, so the next call renders again.

@@ -28,8 +28,8 @@
 //! ))).unwrap();
 //!
 //! // Declare the tools (cached until the registry or the active set changes).
-//! let tools = manager.rendered_tools(Provider::Anthropic, Declared::All, &RenderOptions::default()).unwrap();
-//! assert_eq!(tools[0]["input_schema"]["required"], json!(["a", "b"]));
+//! let rendered = manager.rendered_tools(Provider::Anthropic, Declared::All, &RenderOptions::default()).unwrap();
+//! assert_eq!(rendered.tools[0]["input_schema"]["required"], json!(["a", "b"]));
 //!
 //! // Read the model's calls, run them, and answer.
 //! let response = json!({"role": "assistant", "content": [
@@ -121,15 +121,21 @@ impl Provider {
         }
     }
 
-    /// Renders the declared tools as this provider's `tools` array (`shed` first).
+    /// Renders the declared tools as this provider's `tools` array (`shed` first), with the
+    /// tools that were to be strict and could not be.
     ///
     /// Tools are rendered strict (OpenAI `strict: true` with the
     /// [strict transform](strict_schema), Anthropic `strict: true`) as `options` say: by
-    /// default those that declare a `returns` schema. Gemini and text backends have no strict
-    /// mode. A schema that cannot be rendered (not strict-able, recursive where the provider
-    /// forbids it, past Anthropic's request limits, nested deeper than
-    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH)) is an error naming the tool and the JSON
-    /// path.
+    /// default ([`StrictMode::WhenReturnsDeclared`]) those that declare a `returns` schema.
+    /// Gemini and text backends have no strict mode.
+    ///
+    /// A tool that cannot be strict (an open map, an untyped value, a tuple, recursion where
+    /// the provider forbids it, a schema past OpenAI's size limits, or one strict tool too
+    /// many for Anthropic's request limits) does not fail the rendering: it is rendered as it
+    /// is, non-strict, and listed in [`RenderedTools::not_strict`] with the JSON path and the
+    /// reason, every such tool at once. Only what no rendering can express is an error: a
+    /// schema Gemini's subset cannot hold (recursion), or one nested deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), fails naming the tool and the path.
     ///
     /// ```
     /// use toolsmith_core::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
@@ -140,9 +146,17 @@ impl Provider {
     ///     .required("query", scheme::string().min_len(1))
     ///     .optional("limit", scheme::integer())
     ///     .build()));
-    /// let declarations = ToolDeclarations { shed: None, tools: vec![Tool::SingleCommand(search)] };
+    /// // An open map (any key) cannot be strict.
+    /// let set_env = ToolDefinition::new("set_env", "Set variables.", Args::new(scheme::object()
+    ///     .required("vars", json!({"type": "object", "additionalProperties": {"type": "string"}}))
+    ///     .build()));
+    /// let declarations = ToolDeclarations {
+    ///     shed: None,
+    ///     tools: vec![Tool::SingleCommand(search), Tool::SingleCommand(set_env)],
+    /// };
     /// let strict = RenderOptions { strict: StrictMode::Always };
-    /// let tools = Provider::OpenAiChat.render_tools(&declarations, &strict).unwrap();
+    /// let rendered = Provider::OpenAiChat.render_tools(&declarations, &strict).unwrap();
+    /// let tools = &rendered.tools;
     /// assert_eq!(tools[0]["function"]["strict"], true);
     /// assert_eq!(tools[0]["function"]["parameters"], json!({
     ///     "type": "object",
@@ -153,12 +167,18 @@ impl Provider {
     ///     "required": ["query", "limit"],
     ///     "additionalProperties": false
     /// }));
+    /// // `set_env` is declared as it is, and reported.
+    /// assert_eq!(tools[1]["function"].get("strict"), None);
+    /// let not_strict = &rendered.not_strict[0];
+    /// assert_eq!((not_strict.tool.as_str(), not_strict.path.as_str()),
+    ///     ("set_env", "/properties/vars/additionalProperties"));
+    /// assert!(not_strict.reason.contains("open map"));
     /// ```
     pub fn render_tools(
         self,
         declarations: &ToolDeclarations,
         options: &RenderOptions,
-    ) -> Result<Value, RenderError> {
+    ) -> Result<RenderedTools, RenderError> {
         // Rendering copies and transforms schemas recursively: a schema nested too deep is
         // refused first (registered tools were checked already; these may not be).
         for tool in declarations.iter() {
@@ -172,13 +192,13 @@ impl Provider {
             }
         }
         let specs = declarations.iter().map(crate::Tool::function_spec);
-        match self {
+        Ok(match self {
             Self::OpenAiChat => openai_chat::render_tools(specs, options),
             Self::OpenAiResponses => openai_responses::render_tools(specs, options),
             Self::Anthropic => anthropic::render_tools(specs, options),
-            Self::Gemini => gemini::render_tools(specs),
-            Self::Text => Ok(text::render_tools(specs)),
-        }
+            Self::Gemini => RenderedTools::all(gemini::render_tools(specs)?),
+            Self::Text => RenderedTools::all(text::render_tools(specs)),
+        })
     }
 
     /// Reads the tool calls of a provider response.
@@ -231,14 +251,20 @@ impl fmt::Display for Provider {
     }
 }
 
-/// When tools are rendered in the providers' strict mode.
+/// When tools are rendered in the providers' strict mode (OpenAI Chat and Responses,
+/// Anthropic; Gemini and text backends have none).
+///
+/// The default is [`WhenReturnsDeclared`](Self::WhenReturnsDeclared). OpenAI recommends
+/// strict mode for every function (the model's arguments then always match the schema), so
+/// [`Always`](Self::Always) is worth choosing: a tool that cannot be strict is then rendered
+/// non-strict and reported in [`RenderedTools::not_strict`], never failing the rendering.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StrictMode {
-    /// Tools that declare a `returns` schema (the rule of the tool model).
+    /// Tools that declare a `returns` schema (the rule of the tool model). The default.
     #[default]
     WhenReturnsDeclared,
-    /// Every tool.
+    /// Every tool that can be strict.
     Always,
     /// No tool.
     Never,
@@ -247,12 +273,12 @@ pub enum StrictMode {
 /// How tools are rendered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct RenderOptions {
-    /// Which tools are rendered strict.
+    /// Which tools are rendered strict (default [`StrictMode::WhenReturnsDeclared`]).
     pub strict: StrictMode,
 }
 
 impl RenderOptions {
-    /// Whether a tool (with or without a `returns` schema) is rendered strict.
+    /// Whether a tool (with or without a `returns` schema) is to be rendered strict.
     pub(crate) fn is_strict(&self, has_returns: bool) -> bool {
         match self.strict {
             StrictMode::WhenReturnsDeclared => has_returns,
@@ -262,8 +288,46 @@ impl RenderOptions {
     }
 }
 
-/// A tool that cannot be rendered for a provider: which tool, where in its schema (a JSON
-/// pointer, `""` for the whole tool), and why.
+/// A provider's `tools` array ([`Provider::render_tools`],
+/// [`ToolCallManager::rendered_tools`](crate::ToolCallManager::rendered_tools)), and the
+/// report of the tools that were to be strict and are not.
+///
+/// ```
+/// use toolsmith_core::{Args, Tool, ToolDeclarations, ToolDefinition};
+/// use toolsmith_core::provider::{Provider, RenderOptions};
+///
+/// let ping = ToolDefinition::new("ping", "Answer pong.", Args::empty());
+/// let declarations = ToolDeclarations { shed: None, tools: vec![Tool::SingleCommand(ping)] };
+/// let rendered = Provider::Anthropic.render_tools(&declarations, &RenderOptions::default()).unwrap();
+/// assert!(rendered.not_strict.is_empty());
+/// let body = serde_json::json!({"model": "claude", "tools": rendered.tools});
+/// assert_eq!(body["tools"][0]["name"], "ping");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RenderedTools {
+    /// The `tools` array, ready for the request body.
+    pub tools: Value,
+    /// The tools the [`RenderOptions`] chose for strict mode that are rendered non-strict,
+    /// in declaration order: each names the tool, the JSON path in its parameter schema
+    /// (`""` for the whole tool) and why it cannot be strict. Empty when every chosen tool
+    /// is strict.
+    pub not_strict: Vec<RenderError>,
+}
+
+impl RenderedTools {
+    /// A rendering in which nothing was left non-strict.
+    fn all(tools: Value) -> Self {
+        Self {
+            tools,
+            not_strict: Vec::new(),
+        }
+    }
+}
+
+/// A tool that cannot be rendered for a provider, or (in [`RenderedTools::not_strict`]) not
+/// in its strict mode: which tool, where in its schema (a JSON pointer, `""` for the whole
+/// tool), and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot render tool '{tool}' for {provider}{}: {reason}",
     if .path.is_empty() { String::new() } else { format!(" at {}", .path) })]

@@ -10,21 +10,29 @@ use super::calls::{ParsedCall, generated_id, read_call};
 use super::reply::Reply;
 use super::strict::{StrictDialect, transform};
 use super::turns::{AssistantCall, StopReason};
-use super::{Provider, RenderError, RenderOptions, ResponseError};
+use super::{Provider, RenderError, RenderOptions, RenderedTools, ResponseError};
 use crate::ToolFunctionSpec;
 
 /// The `{name, description, parameters, strict}` of one function, as both OpenAI APIs
-/// declare it; `parameters` made strict when the tool is rendered strict.
+/// declare it; `parameters` made strict when the tool is to be rendered strict and can be.
+/// A tool that cannot be strict is rendered as it is (no `strict`), and why is pushed to
+/// `not_strict`.
 pub(crate) fn function_fields(
     provider: Provider,
     spec: ToolFunctionSpec,
     options: &RenderOptions,
-) -> Result<Map<String, Value>, RenderError> {
-    let strict = options.is_strict(spec.returns.is_some());
+    not_strict: &mut Vec<RenderError>,
+) -> Map<String, Value> {
+    let mut strict = options.is_strict(spec.returns.is_some());
     let parameters = if strict {
-        transform(StrictDialect::OpenAi, &spec.parameters)
-            .map_err(|err| err.into_render_error(provider, &spec.name))?
-            .schema
+        match transform(StrictDialect::OpenAi, &spec.parameters) {
+            Ok(converted) => converted.schema,
+            Err(err) => {
+                not_strict.push(err.into_render_error(provider, &spec.name));
+                strict = false;
+                spec.parameters
+            }
+        }
     } else {
         spec.parameters
     };
@@ -35,20 +43,24 @@ pub(crate) fn function_fields(
     if strict {
         function.insert("strict".to_owned(), Value::Bool(true));
     }
-    Ok(function)
+    function
 }
 
 pub(crate) fn render_tools(
     specs: impl Iterator<Item = ToolFunctionSpec>,
     options: &RenderOptions,
-) -> Result<Value, RenderError> {
+) -> RenderedTools {
+    let mut not_strict = Vec::new();
     let tools = specs
         .map(|spec| {
-            let function = function_fields(Provider::OpenAiChat, spec, options)?;
-            Ok(json!({"type": "function", "function": function}))
+            let function = function_fields(Provider::OpenAiChat, spec, options, &mut not_strict);
+            json!({"type": "function", "function": function})
         })
-        .collect::<Result<Vec<_>, RenderError>>()?;
-    Ok(Value::Array(tools))
+        .collect();
+    RenderedTools {
+        tools: Value::Array(tools),
+        not_strict,
+    }
 }
 
 fn shape_error() -> ResponseError {

@@ -11,26 +11,35 @@ use super::calls::{ParsedCall, generated_id, read_call};
 use super::openai_chat::function_fields;
 use super::reply::Reply;
 use super::turns::{AssistantCall, StopReason};
-use super::{Provider, RenderError, RenderOptions, ResponseError};
+use super::{Provider, RenderOptions, RenderedTools, ResponseError};
 use crate::ToolFunctionSpec;
 
 pub(crate) fn render_tools(
     specs: impl Iterator<Item = ToolFunctionSpec>,
     options: &RenderOptions,
-) -> Result<Value, RenderError> {
+) -> RenderedTools {
+    let mut not_strict = Vec::new();
     let tools = specs
         .map(|spec| {
             let mut tool = serde_json::Map::new();
             tool.insert("type".to_owned(), json!("function"));
-            tool.extend(function_fields(Provider::OpenAiResponses, spec, options)?);
+            tool.extend(function_fields(
+                Provider::OpenAiResponses,
+                spec,
+                options,
+                &mut not_strict,
+            ));
             // The Responses API makes a function strict unless told otherwise (Chat
             // Completions does the opposite): a schema not rewritten for strict mode would be
             // refused.
             tool.entry("strict").or_insert(Value::Bool(false));
-            Ok(Value::Object(tool))
+            Value::Object(tool)
         })
-        .collect::<Result<Vec<_>, RenderError>>()?;
-    Ok(Value::Array(tools))
+        .collect();
+    RenderedTools {
+        tools: Value::Array(tools),
+        not_strict,
+    }
 }
 
 /// The `output` items of a response, or the array itself.
@@ -173,7 +182,8 @@ mod tests {
         };
         let tools = Provider::OpenAiResponses
             .render_tools(&declarations, &RenderOptions::default())
-            .unwrap();
+            .unwrap()
+            .tools;
         assert_eq!(tools[0]["strict"], false);
         // Not rewritten: `x` stays optional and not nullable.
         assert_eq!(

@@ -42,7 +42,7 @@ pub(crate) fn render_tools(specs: impl Iterator<Item = ToolFunctionSpec>) -> Val
 }
 
 /// A system prompt that declares rendered text tools (the array
-/// [`Provider::Text`]`.render_tools` gives) and tells the model how to call them: one
+/// [`Provider::Text`]`.render_tools` gives in `tools`) and tells the model how to call them: one
 /// `<tool_call>` block per call, the format [`parse_text_calls`] reads.
 ///
 /// ```

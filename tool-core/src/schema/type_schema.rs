@@ -29,6 +29,34 @@ fn generator() -> SchemaGenerator {
         .into_generator()
 }
 
+/// A type with a JSON Schema: schemars 1.x's [`JsonSchema`], under a name of its own so that
+/// a missing implementation is reported as what to do rather than as a bare trait bound.
+///
+/// Every `JsonSchema` type is one (a blanket implementation); there is nothing to implement.
+/// An argument type of `#[tool_fn]`, `#[derive(ToolArgs)]` or [`ArgsObject::field`] must be
+/// one: derive `schemars::JsonSchema` on it, from schemars 1.x (`schemars = "1"` in
+/// `Cargo.toml`). schemars 0.8's `JsonSchema` is another trait and does not count.
+///
+/// ```
+/// use toolsmith_core::HasJsonSchema;
+///
+/// #[derive(schemars::JsonSchema)]
+/// struct Point { x: f64, y: f64 }
+///
+/// fn has_schema<T: HasJsonSchema>() {}
+/// has_schema::<Point>();
+/// has_schema::<Vec<String>>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no JSON Schema: derive `schemars::JsonSchema` (schemars 1.x, `schemars = \"1\"`)",
+    label = "this argument's type needs a JSON Schema",
+    note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`, with `schemars = \"1\"` in Cargo.toml: the `JsonSchema` of schemars 0.8 is a different trait and does not count",
+    note = "for a type of another crate, enable that crate's schemars 1 feature if it has one, or wrap the type in one of yours"
+)]
+pub trait HasJsonSchema: JsonSchema {}
+
+impl<T: JsonSchema + ?Sized> HasJsonSchema for T {}
+
 /// Whether an argument of type `T` may be left out: true when `T` reads from `null`
 /// (`Option<U>`, `serde_json::Value`, `()`), which is how a missing argument is read.
 pub fn is_optional<T: DeserializeOwned>() -> bool {
@@ -115,7 +143,7 @@ impl ArgsObject {
     /// Adds the argument `name` of type `T`, required unless `T` reads from `null`
     /// (see [`is_optional`]). A description replaces the one the type's schema has.
     #[must_use]
-    pub fn field<T: JsonSchema + DeserializeOwned>(
+    pub fn field<T: HasJsonSchema + DeserializeOwned>(
         self,
         name: &str,
         description: Option<&str>,
@@ -126,7 +154,7 @@ impl ArgsObject {
 
     /// Adds the argument `name` of type `T`, which may be left out (it has a default).
     #[must_use]
-    pub fn defaulted_field<T: JsonSchema>(self, name: &str, description: Option<&str>) -> Self {
+    pub fn defaulted_field<T: HasJsonSchema>(self, name: &str, description: Option<&str>) -> Self {
         self.property::<T>(name, description, false)
     }
 

@@ -1,17 +1,18 @@
 //! The built-in `shed` meta-tool: what the model is offered first, and how it finds (and so
 //! activates) the session's other tools.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::discovery::ToolDiscovery;
+use crate::manager::suggestion::closest_names;
 use crate::schema::validation::ArgumentValidator;
 use crate::{
-    Args, Embedder, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager, ToolCallRequest,
-    ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
+    Args, DEFAULT_CATEGORY, Embedder, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager,
+    ToolCallRequest, ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
 };
 
 /// How many tools `shed` returns when the model gives no `limit`.
@@ -53,6 +54,28 @@ impl ToolSummary {
 }
 
 /// What a `shed` call returns: the tools found, each now active.
+///
+/// When nothing is found (or `select:` names a tool that does not exist), it also says what
+/// the model can do next: the tool names closest to what it wrote, the categories of the
+/// session's tools, and a `hint` in words. Those fields are serialized only then, so a
+/// successful search reads `{"tools": […]}`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+///
+/// # futures::executor::block_on(async {
+/// let manager = ToolCallManager::new("demo");
+/// manager.register(Arc::new(FnTool::new("get_weather", "Current conditions for a city.",
+///     Args::empty(), |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("sunny")) })
+///     .with_category("weather"))).unwrap();
+/// let found = manager.shed("wether", None).await;
+/// assert!(found.tools.is_empty());
+/// assert_eq!(found.closest, ["get_weather"]);
+/// assert_eq!(found.categories, ["weather"]);
+/// assert!(found.hint.unwrap().starts_with("No tool matched \"wether\"."));
+/// # });
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShedResult {
     /// The tools found, best first (for `select:`, in the order named).
@@ -60,7 +83,24 @@ pub struct ShedResult {
     /// Names given to `select:` that are not tools of this session.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<String>,
+    /// When nothing matched, or `select:` named unknown tools: the session's tool names
+    /// closest to what was written (a misspelt or partial name), best first, at most
+    /// [`MAX_CLOSEST`]. Empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closest: Vec<String>,
+    /// When no tool was found: the categories of the session's tools, sorted (the default
+    /// category, which says nothing, left out), to describe the task in their words. Empty
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
+    /// When no tool was found or a name was unknown: what happened and what to try next, in
+    /// words for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
+
+/// The most names [`ShedResult::closest`] lists.
+pub const MAX_CLOSEST: usize = 5;
 
 /// The definition of the `shed` meta-tool.
 ///
@@ -131,6 +171,56 @@ fn selected_names(query: &str) -> Option<Vec<String>> {
     )
 }
 
+/// Appends the names of `more` not yet in `closest`.
+fn push_closest(closest: &mut Vec<String>, more: Vec<String>) {
+    for name in more {
+        if !closest.contains(&name) {
+            closest.push(name);
+        }
+    }
+}
+
+/// The tool names closest to `wanted`: taken as a name first (`raed_flie` → `read_file`);
+/// failing that, word by word against the names and their parts (`wether forecast` →
+/// `get_weather`).
+fn closest_tools(wanted: &str, names: &[String]) -> Vec<String> {
+    let wanted = wanted.trim();
+    let whole: Vec<String> = closest_names(wanted, names.iter().map(String::as_str))
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    if !whole.is_empty() {
+        return whole;
+    }
+    // Each part of each name, with the names it is part of.
+    let mut parts: Vec<(String, &str)> = Vec::new();
+    for name in names {
+        for part in name.split(['_', '-']).filter(|p| p.len() >= 3) {
+            parts.push((part.to_lowercase(), name));
+        }
+    }
+    let mut closest = Vec::new();
+    for word in wanted
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+    {
+        let word = word.to_lowercase();
+        let mut near: Vec<&str> = parts
+            .iter()
+            .filter(|(part, _)| *part == word)
+            .map(|(part, _)| part.as_str())
+            .collect();
+        if near.is_empty() {
+            near = closest_names(&word, parts.iter().map(|(part, _)| part.as_str()));
+        }
+        for part in near {
+            let named = parts.iter().filter(|(p, _)| p == part).map(|(_, n)| *n);
+            push_closest(&mut closest, named.map(str::to_owned).collect());
+        }
+    }
+    closest
+}
+
 impl ToolCallManager {
     /// What to declare to the model on the next request: `shed` and the active tools, or
     /// nothing at all when no tool is registered.
@@ -194,7 +284,10 @@ impl ToolCallManager {
     ///
     /// `limit` defaults to [`DEFAULT_SHED_LIMIT`] and is capped at [`MAX_SHED_LIMIT`]. A query
     /// `select:name1,name2` returns and activates those tools by exact name, whatever the
-    /// limit; names that are not registered are listed in [`ShedResult::unknown`].
+    /// limit; names that are not registered are listed in [`ShedResult::unknown`]. When no
+    /// tool is found, or a name is unknown, the result also gives the closest tool names, the
+    /// categories of the session's tools and a hint ([`ShedResult::closest`],
+    /// [`categories`](ShedResult::categories), [`hint`](ShedResult::hint)).
     pub async fn shed(&self, description: &str, limit: Option<usize>) -> ShedResult {
         let result = match selected_names(description) {
             Some(names) => {
@@ -211,13 +304,83 @@ impl ToolCallManager {
                 let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).min(MAX_SHED_LIMIT);
                 ShedResult {
                     tools: self.search_tools(description, limit).await,
-                    unknown: Vec::new(),
+                    ..ShedResult::default()
                 }
             }
         };
+        let mut result = result;
+        if result.tools.is_empty() || !result.unknown.is_empty() {
+            self.explain(description, &mut result);
+        }
         let names: Vec<String> = result.tools.iter().map(|t| t.name.clone()).collect();
         self.activate(&names);
         result
+    }
+
+    /// Fills what a `shed` result that found nothing (or met unknown names) tells the model:
+    /// the closest names, the categories, and a hint.
+    fn explain(&self, description: &str, result: &mut ShedResult) {
+        let (names, categories) = self.with_definitions(|tools| {
+            let mut names = Vec::new();
+            let mut categories = BTreeSet::new();
+            for tool in tools {
+                names.push(tool.name().to_owned());
+                let category = tool.category();
+                if category != DEFAULT_CATEGORY {
+                    categories.insert(category.to_owned());
+                }
+            }
+            (names, categories)
+        });
+        let select = selected_names(description).is_some();
+        let mut closest = Vec::new();
+        if select {
+            for unknown in &result.unknown {
+                push_closest(&mut closest, closest_tools(unknown, &names));
+            }
+        } else {
+            push_closest(&mut closest, closest_tools(description, &names));
+        }
+        let found = |name: &String| result.tools.iter().any(|t| &t.name == name);
+        closest.retain(|name| !found(name));
+        closest.truncate(MAX_CLOSEST);
+
+        let mut hint = String::new();
+        if select && !result.unknown.is_empty() {
+            let unknown: Vec<String> = result.unknown.iter().map(|n| format!("'{n}'")).collect();
+            hint.push_str(&format!(
+                "Not tools of this session: {}.",
+                unknown.join(", ")
+            ));
+        } else if select {
+            hint.push_str(&format!("`{SELECT_PREFIX}` named no tool."));
+        } else {
+            hint.push_str(&format!("No tool matched {:?}.", description.trim()));
+        }
+        if !closest.is_empty() {
+            hint.push_str(&format!(" Closest tool names: {}.", closest.join(", ")));
+        }
+        if result.tools.is_empty() {
+            if !categories.is_empty() {
+                let listed: Vec<&str> = categories.iter().map(String::as_str).collect();
+                hint.push_str(&format!(
+                    " The session's tools are in these categories: {}.",
+                    listed.join(", ")
+                ));
+            }
+            hint.push_str(&format!(
+                " Describe the task in other words, or enable tools by exact name with \
+                 `{SELECT_PREFIX}name1,name2`."
+            ));
+            result.categories = categories.into_iter().collect();
+        } else if !closest.is_empty() {
+            hint.push_str(&format!(
+                " Enable them with `{SELECT_PREFIX}{}`.",
+                closest.join(",")
+            ));
+        }
+        result.closest = closest;
+        result.hint = Some(hint);
     }
 
     /// Runs a call to `shed`: checks its arguments against its schema, then searches.

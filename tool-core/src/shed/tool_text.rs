@@ -34,6 +34,9 @@ pub(crate) fn for_each_field_text(tool: &Tool, mut visit: impl FnMut(Field, &str
             visit(Field::Name, &command.name);
         }
     }
+    if let Some(description) = tool.group_description() {
+        visit(Field::Description, description);
+    }
     for command in tool.commands() {
         visit(Field::Description, &command.description);
         if command.category != DEFAULT_CATEGORY {
@@ -153,6 +156,25 @@ mod tests {
         assert_eq!(
             of(Field::ParameterDescription),
             ["The city name.", "celsius", "fahrenheit", "Hour by hour."]
+        );
+    }
+
+    #[test]
+    fn a_group_s_own_description_is_searched() {
+        let group = Tool::group(
+            "lights",
+            "The lights of the house.",
+            vec![ToolDefinition::new("on", "Turn a light on.", Args::empty())],
+        );
+        let mut descriptions = Vec::new();
+        for_each_field_text(&group, |field, text| {
+            if field == Field::Description {
+                descriptions.push(text.to_owned());
+            }
+        });
+        assert_eq!(
+            descriptions,
+            ["The lights of the house.", "Turn a light on."]
         );
     }
 

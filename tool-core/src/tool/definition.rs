@@ -41,6 +41,13 @@ pub struct ToolDefinition {
     /// Behaviour hints (read-only, destructive, …) that steer execution.
     #[serde(default, skip_serializing_if = "ToolAnnotations::is_empty")]
     pub annotations: ToolAnnotations,
+    /// For a command of a [`Tool::MultiCommands`](crate::Tool::MultiCommands) group, what the
+    /// group as a whole is for: the group's description, which
+    /// [`Tool::group`](crate::Tool::group) sets on each of its commands (`#[tool_fn]` takes it
+    /// from the `impl` block's doc comment) and [`Tool::description`](crate::Tool::description)
+    /// puts before the list of commands. `None` for a single-command tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_description: Option<String>,
 }
 
 impl ToolDefinition {
@@ -54,6 +61,7 @@ impl ToolDefinition {
             arguments,
             returns: None,
             annotations: ToolAnnotations::default(),
+            group_description: None,
         }
     }
 
@@ -75,6 +83,15 @@ impl ToolDefinition {
     #[must_use]
     pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.annotations = annotations;
+        self
+    }
+
+    /// Sets the description of the group this command belongs to (see
+    /// [`group_description`](Self::group_description); [`Tool::group`](crate::Tool::group)
+    /// sets it on every command of a group).
+    #[must_use]
+    pub fn with_group_description(mut self, description: impl Into<String>) -> Self {
+        self.group_description = Some(description.into());
         self
     }
 }

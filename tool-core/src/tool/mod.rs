@@ -44,6 +44,10 @@ pub const COMMAND_ARGUMENT: &str = "command";
 /// assert_eq!(spec.parameters["type"], "object");
 /// assert_eq!(spec.parameters["properties"]["command"]["enum"], serde_json::json!(["add", "remove"]));
 /// ```
+///
+/// A group's own description (what the group is for) is carried by its commands'
+/// [`group_description`](ToolDefinition::group_description): build the group with
+/// [`Tool::group`] to set it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Tool {
     /// A tool with a single command, e.g. `bash`.
@@ -146,12 +150,63 @@ impl Tool {
             .map_or(crate::DEFAULT_CATEGORY, |def| def.category.as_str())
     }
 
-    /// The tool's description as one text (for a group, one line per command).
+    /// A command group with a description of its own: `Tool::MultiCommands(name, commands)`
+    /// whose commands carry `description` as their
+    /// [`group_description`](ToolDefinition::group_description), so that the group's
+    /// [`description`](Self::description), and so its rendered function's, starts with it.
+    ///
+    /// ```
+    /// use toolsmith_core::{Args, Tool, ToolDefinition};
+    ///
+    /// let memory = Tool::group("memory", "Long-term facts about the user.", vec![
+    ///     ToolDefinition::new("add", "Remember a fact.", Args::empty()),
+    ///     ToolDefinition::new("clear", "Forget every fact.", Args::empty()),
+    /// ]);
+    /// assert!(matches!(&memory, Tool::MultiCommands(name, _) if name == "memory"));
+    /// assert_eq!(memory.group_description(), Some("Long-term facts about the user."));
+    /// assert_eq!(memory.function_spec().description, "Long-term facts about the user.\n\n\
+    ///     Commands (choose one with the `command` argument):\n- add: Remember a fact.\n\
+    ///     - clear: Forget every fact.");
+    /// ```
+    pub fn group(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        commands: Vec<ToolDefinition>,
+    ) -> Self {
+        let description = description.into();
+        Self::MultiCommands(
+            name.into(),
+            commands
+                .into_iter()
+                .map(|command| command.with_group_description(description.clone()))
+                .collect(),
+        )
+    }
+
+    /// A group's own description: the first non-blank
+    /// [`group_description`](ToolDefinition::group_description) of its commands. `None` for
+    /// a single-command tool and a group without one.
+    pub fn group_description(&self) -> Option<&str> {
+        match self {
+            Self::SingleCommand(_) => None,
+            Self::MultiCommands(_, commands) => commands
+                .iter()
+                .filter_map(|command| command.group_description.as_deref())
+                .find(|description| !description.trim().is_empty()),
+        }
+    }
+
+    /// The tool's description as one text. For a group, its own
+    /// [description](Self::group_description) when it has one, then one line per command.
     pub fn description(&self) -> String {
         match self {
             Self::SingleCommand(def) => def.description.clone(),
             Self::MultiCommands(_, commands) => {
-                let mut text = String::from("Commands (choose one with the `command` argument):");
+                let mut text = self
+                    .group_description()
+                    .map(|description| format!("{}\n\n", description.trim_end()))
+                    .unwrap_or_default();
+                text.push_str("Commands (choose one with the `command` argument):");
                 for command in commands {
                     text.push_str("\n- ");
                     text.push_str(&command.name);

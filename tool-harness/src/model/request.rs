@@ -34,7 +34,9 @@ pub struct ChatOptions {
     /// Whether tool calls are allowed.
     #[serde(default)]
     pub tool_choice: ToolChoice,
-    /// Which tools are declared in the provider's strict mode.
+    /// Which tools are declared in the provider's strict mode (default:
+    /// [`StrictMode::WhenReturnsDeclared`]). A tool that cannot be strict is declared
+    /// non-strict with a `tracing` warning, never failing the request.
     #[serde(skip)]
     pub strict: StrictMode,
 }

@@ -48,7 +48,9 @@ impl MemoryTool {
     }
 }
 
-/// One command per method, over the memory the tool holds.
+// One command per method, over the memory the tool holds; the doc comment below is the
+// group's description, what the model reads.
+/// Your working memory for this session: facts you keep to use later, each with an id.
 #[tool_fn(name = "memory", category = "memory")]
 impl MemoryTool {
     /// Remember a new working fact; returns its id.

@@ -156,6 +156,12 @@ fn memory_is_a_command_group() {
         spec.parameters["properties"]["command"]["enum"],
         json!(["add", "remove", "replace"])
     );
+    assert!(
+        spec.description
+            .starts_with("Your working memory for this session"),
+        "{}",
+        spec.description
+    );
 }
 
 /// A context store that answers from a fixed list, matching on words.

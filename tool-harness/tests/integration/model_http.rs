@@ -5,6 +5,7 @@
 mod conversation;
 mod errors;
 mod server;
+mod strict;
 
 use std::time::Duration;
 

@@ -45,8 +45,10 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
 }
 
 /// The declared tools as `provider`'s `tools` array, `None` when there are none (the APIs
-/// refuse an empty one). A tool the format cannot express is a
-/// [`ModelError::InvalidRequest`] naming it.
+/// refuse an empty one). A tool that cannot be strict is declared non-strict, with a
+/// `tracing` warning naming it, the JSON path and why: the request goes on. A tool the
+/// format cannot express at all (recursion for Gemini) is a [`ModelError::InvalidRequest`]
+/// naming it.
 pub(crate) fn tools(
     provider: Provider,
     request: &ChatRequest,
@@ -54,12 +56,24 @@ pub(crate) fn tools(
     let options = RenderOptions {
         strict: request.options.strict,
     };
-    let tools = provider
+    let rendered = provider
         .render_tools(&request.tools, &options)
         .map_err(|err| ModelError::InvalidRequest {
             provider: provider.name().to_owned(),
             reason: err.to_string(),
         })?;
+    for not_strict in &rendered.not_strict {
+        tracing::warn!(
+            provider = provider.name(),
+            tool = %not_strict.tool,
+            path = %not_strict.path,
+            reason = %not_strict.reason,
+            "tool '{}' is declared non-strict: it cannot be rendered in {}'s strict mode",
+            not_strict.tool,
+            provider,
+        );
+    }
+    let tools = rendered.tools;
     Ok(tools
         .as_array()
         .is_some_and(|t| !t.is_empty())

@@ -25,6 +25,10 @@
 //!   [`MalformedResponse`](super::ModelError::MalformedResponse); no connection is
 //!   [`Connection`](super::ModelError::Connection), no answer in time
 //!   [`Timeout`](super::ModelError::Timeout).
+//! - **Strict mode.** Tools are declared strict as the request's
+//!   [`ChatOptions::strict`](super::ChatOptions::strict) says; one that cannot be strict is
+//!   declared non-strict and logged as a `tracing` warning naming the tool, the JSON path
+//!   and why: the request is sent all the same.
 //! - **TLS** through rustls with the `ring` provider, verified against the system's root
 //!   certificates; HTTP/1.1 only; redirects are not followed (they would carry the key).
 //!
