@@ -122,8 +122,14 @@ fn concurrency(c: &mut Criterion) {
         bench.iter(|| runtime.block_on(manager.execute_batch(&requests)));
     });
     manager.set_concurrency_limit(16);
-    group.bench_function("execute_batch_default_limit_16", |bench| {
+    group.bench_function("execute_batch_limit_16", |bench| {
         bench.iter(|| runtime.block_on(manager.execute_batch(&requests)));
+    });
+    // A fresh manager: the default limit, as a user gets it.
+    let default = ToolCallManager::new("bench-default");
+    default.register(Arc::new(sleeper(20))).expect("registers");
+    group.bench_function("execute_batch_default_options", |bench| {
+        bench.iter(|| runtime.block_on(default.execute_batch(&requests)));
     });
     group.bench_function("execute_one_sequential", |bench| {
         bench.iter(|| {

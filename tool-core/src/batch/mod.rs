@@ -416,7 +416,7 @@ impl<'m, 'w> BatchRun<'m, 'w> {
 
 impl ToolCallManager {
     /// How many calls of a parallel stage run at once by default (initially
-    /// [`DEFAULT_CONCURRENCY_LIMIT`](crate::DEFAULT_CONCURRENCY_LIMIT), 16).
+    /// [`DEFAULT_CONCURRENCY_LIMIT`](crate::DEFAULT_CONCURRENCY_LIMIT), 128).
     pub fn concurrency_limit(&self) -> usize {
         self.execution.concurrency_limit()
     }

@@ -8,8 +8,10 @@ use std::sync::{Arc, PoisonError, RwLock};
 use crate::ToolRetryConfig;
 
 /// How many calls of a parallel stage run at once unless the manager or the batch says
-/// otherwise.
-pub const DEFAULT_CONCURRENCY_LIMIT: usize = 16;
+/// otherwise: enough for every call a model makes in one answer (tens at most) to run
+/// together, while a runaway batch of thousands still runs in waves. Destructive tools run
+/// one at a time whatever the limit.
+pub const DEFAULT_CONCURRENCY_LIMIT: usize = 128;
 
 /// What a [`ToolCallManager`](crate::ToolCallManager) runs batches with.
 #[derive(Debug)]
