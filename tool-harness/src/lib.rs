@@ -32,6 +32,8 @@
 
 pub mod agent;
 mod fs;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod memory;
 pub mod model;
 mod preset;
