@@ -189,13 +189,67 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], limits: &JsonLimits) -> Pa
             if is_notification {
                 return Parsed::Skip;
             }
+            let problem = value
+                .as_ref()
+                .and_then(envelope_problem)
+                .unwrap_or_else(|| error.to_string());
             Parsed::Answer {
                 id: request_id(value.as_ref()).unwrap_or(Value::Null),
                 code: INVALID_REQUEST,
-                message: format!("Invalid Request: {error}"),
+                message: format!("Invalid Request: {problem}"),
             }
         }
     }
+}
+
+/// What is wrong with a JSON-RPC message's envelope, field by field, if anything.
+fn envelope_problem(message: &Value) -> Option<String> {
+    let kind = |value: &Value| match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(_) => "a boolean".to_owned(),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    };
+    let Some(object) = message.as_object() else {
+        return Some(format!(
+            "a message must be an object, not {}",
+            kind(message)
+        ));
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(version)) if version == "2.0" => {}
+        Some(other) => return Some(format!("`jsonrpc` must be \"2.0\", not {}", kind(other))),
+        None => return Some("`jsonrpc` is missing (it must be \"2.0\")".to_owned()),
+    }
+    if let Some(id) = object.get("id")
+        && !(id.is_string() || id.is_i64() || id.is_u64())
+    {
+        return Some(format!(
+            "`id` must be a string or an integer, not {}",
+            kind(id)
+        ));
+    }
+    if let Some(method) = object.get("method")
+        && !method.is_string()
+    {
+        return Some(format!("`method` must be a string, not {}", kind(method)));
+    }
+    if let Some(params) = object.get("params") {
+        if !params.is_object() {
+            return Some(format!("`params` must be an object, not {}", kind(params)));
+        }
+        if let Some(meta) = params.get("_meta")
+            && !meta.is_object()
+        {
+            return Some(format!(
+                "`params._meta` must be an object, not {}",
+                kind(meta)
+            ));
+        }
+    }
+    None
 }
 
 /// The line without its `\r\n` / `\n` and a leading UTF-8 byte order mark.
@@ -208,10 +262,8 @@ fn trimmed(line: &[u8]) -> &[u8] {
 /// The `id` of a message that could not be read as any known message, when it has a valid
 /// one (a string or an integer).
 fn request_id(message: Option<&Value>) -> Option<Value> {
-    match message?.get("id")? {
-        id @ (Value::String(_) | Value::Number(_)) => Some(id.clone()),
-        _ => None,
-    }
+    let id = message?.get("id")?;
+    (id.is_string() || id.is_i64() || id.is_u64()).then(|| id.clone())
 }
 
 impl<Role, R, W> Transport<Role> for LineTransport<Role, R, W>

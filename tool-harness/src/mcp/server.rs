@@ -337,6 +337,16 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
+        if let Some(token) = context.meta.get("progressToken")
+            && !(token.is_string() || token.is_i64() || token.is_u64())
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "invalid tools/call request: params._meta.progressToken must be a string or an integer, got {token}"
+                ),
+                None,
+            ));
+        }
         let is_shed = name == SHED_TOOL_NAME;
         if (is_shed && !self.options.shed) || (!is_shed && !self.manager.contains(name)) {
             return Err(self.unknown_tool(name, &context));
