@@ -64,6 +64,7 @@ impl<Role: ServiceRole, R, W> LineTransport<Role, R, W>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
+    Role: 'static,
 {
     /// A transport reading `read` and writing `write`, within the default [`JsonLimits`].
     pub fn new(read: R, write: W) -> Self {
@@ -128,19 +129,29 @@ where
         writer.flush().await
     }
 
-    /// Answers an unreadable message (only a server answers; a client logs it).
-    async fn answer(&mut self, id: Value, code: i64, message: String) {
+    /// Answers an unreadable message (only a server answers; a client logs it). The answer
+    /// is written by a task of its own: `receive` is polled in a `select!` and may be dropped
+    /// at any await, which must not lose the answer or cut it in half.
+    fn answer(&self, id: Value, code: i64, message: String) {
         tracing::debug!(code, %message, "unreadable JSON-RPC message");
-        if !Role::IS_CLIENT {
-            let reply = json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": code, "message": message},
-            });
-            let bytes = serde_json::to_vec(&reply).unwrap_or_default();
-            if let Err(error) = Self::write_line(&self.writer, bytes).await {
+        if Role::IS_CLIENT {
+            return;
+        }
+        let reply = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": code, "message": message},
+        });
+        let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+        let writer = Arc::clone(&self.writer);
+        let write = async move {
+            if let Err(error) = Self::write_line(&writer, bytes).await {
                 tracing::debug!(%error, "could not answer an unreadable message");
             }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(write)),
+            Err(_) => tracing::debug!("no runtime to answer an unreadable message on"),
         }
     }
 }
@@ -297,7 +308,7 @@ where
                         "Invalid Request: the message is larger than the limit of {} bytes",
                         self.limits.max_bytes
                     );
-                    self.answer(Value::Null, INVALID_REQUEST, message).await;
+                    self.answer(Value::Null, INVALID_REQUEST, message);
                     continue;
                 }
                 Ok(LineRead::Eof) => return None,
@@ -314,7 +325,7 @@ where
             match parsed {
                 Parsed::Message(message) => return Some(message),
                 Parsed::Skip => {}
-                Parsed::Answer { id, code, message } => self.answer(id, code, message).await,
+                Parsed::Answer { id, code, message } => self.answer(id, code, message),
             }
         }
     }

@@ -17,16 +17,80 @@ struct Raw {
     server: tokio::task::JoinHandle<()>,
 }
 
+/// A writer that is not ready on the first poll of each write and flush, as a pipe to a busy
+/// reader is not: every write the server makes suspends once.
+struct Yielding<W> {
+    inner: W,
+    ready: bool,
+}
+
+impl<W> Yielding<W> {
+    fn poll_turn(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        if self.ready {
+            self.ready = false;
+            return true;
+        }
+        self.ready = true;
+        cx.waker().wake_by_ref();
+        false
+    }
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Yielding<W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if !self.poll_turn(cx) {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if !self.poll_turn(cx) {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 impl Raw {
     async fn start(limits: JsonLimits) -> Self {
+        Self::start_with(limits, false).await
+    }
+
+    /// With `slow_writes`, every write of the server suspends once.
+    async fn start_with(limits: JsonLimits, slow_writes: bool) -> Self {
         let (manager, _) = demo_manager();
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let server = tokio::spawn(async move {
             let (read, write) = tokio::io::split(server_end);
             let server = McpServer::with_options(manager, McpServerOptions::default());
-            serve_until_closed(server, read, write, limits)
-                .await
-                .unwrap();
+            if slow_writes {
+                let write = Yielding {
+                    inner: write,
+                    ready: false,
+                };
+                serve_until_closed(server, read, write, limits)
+                    .await
+                    .unwrap();
+            } else {
+                serve_until_closed(server, read, write, limits)
+                    .await
+                    .unwrap();
+            }
         });
         let (read, write) = tokio::io::split(client_end);
         let mut raw = Self {
@@ -264,4 +328,31 @@ async fn closing_the_input_ends_the_server_cleanly() {
         .unwrap()
         .unwrap();
     drop(read);
+}
+
+#[tokio::test]
+async fn garbage_amid_busy_output_is_answered_every_time() {
+    // The answers to unreadable lines must not be lost when the transport is busy writing
+    // other messages (here: a stream of progress notifications) while it reads.
+    let mut raw = Raw::start_with(JsonLimits::default(), true).await;
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": "busy", "method": "tools/call",
+            "params": {"name": "progress", "arguments": {"steps": 300},
+                "_meta": {"progressToken": "p"}}})
+        .to_string(),
+    )
+    .await;
+    for _ in 0..50 {
+        raw.send("not json").await;
+    }
+    let (mut parse_errors, mut done) = (0, false);
+    while parse_errors < 50 || !done {
+        let message = raw.next().await;
+        if message["error"]["code"] == -32700 {
+            parse_errors += 1;
+        } else if message["id"] == "busy" {
+            done = true;
+        }
+    }
+    raw.still_serving().await;
 }
