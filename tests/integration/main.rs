@@ -14,6 +14,8 @@ mod macro_retries;
 mod macro_shapes;
 mod macros;
 mod manager;
+#[cfg(feature = "cli")]
+mod mcp_binary;
 mod provider_golden;
 mod provider_round_trip;
 mod retry;

@@ -1,0 +1,27 @@
+//! `toolsmith tools`: the declarations a provider would receive.
+
+use toolsmith::Provider;
+use toolsmith::provider::{Declared, RenderOptions, StrictMode};
+
+use crate::Failure;
+use crate::cli::{ProviderName, ToolsArgs};
+use crate::presets;
+
+/// Prints the preset's `tools` array in the provider's format.
+pub fn run(args: &ToolsArgs) -> Result<(), Failure> {
+    let manager = presets::manager(&args.preset)?;
+    let provider = match args.provider {
+        ProviderName::OpenaiChat => Provider::OpenAiChat,
+        ProviderName::OpenaiResponses => Provider::OpenAiResponses,
+        ProviderName::Anthropic => Provider::Anthropic,
+        ProviderName::Gemini => Provider::Gemini,
+        ProviderName::Text => Provider::Text,
+    };
+    let mut options = RenderOptions::default();
+    if args.strict {
+        options.strict = StrictMode::Always;
+    }
+    let tools = manager.rendered_tools(provider, Declared::All, &options)?;
+    println!("{}", serde_json::to_string_pretty(&*tools)?);
+    Ok(())
+}
