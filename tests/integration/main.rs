@@ -16,6 +16,8 @@ mod macros;
 mod manager;
 #[cfg(feature = "cli")]
 mod mcp_binary;
+#[cfg(feature = "cli")]
+mod mcp_interop;
 mod provider_golden;
 mod provider_round_trip;
 mod retry;
