@@ -24,6 +24,21 @@ use super::tool_mapping::definition_from_mcp;
 /// (cancelled, or past its time limit) is cancelled on the server too.
 ///
 /// Made by [`McpClient::tools`](super::McpClient::tools).
+///
+/// ```no_run
+/// use toolsmith_core::ToolImpl;
+/// use toolsmith_harness::mcp::{McpClient, McpTransport};
+///
+/// # async fn run() -> Result<(), toolsmith_harness::mcp::McpError> {
+/// let client = McpClient::connect(McpTransport::http("http://127.0.0.1:8080/mcp")).await?;
+/// for tool in client.tools() {
+///     // The name to call it by here, and the name it has on its server.
+///     println!("{} = {} on {}", tool.name(), tool.original_name(), tool.server());
+///     assert_eq!(tool.definition().name(), tool.name());
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct McpToolBridge {
     peer: Peer<RoleClient>,

@@ -14,7 +14,7 @@ use serde_json::json;
 use toolsmith_core::shed::{ShedResult, shed_tool};
 use toolsmith_core::{
     CancellationToken, SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallManager,
-    ToolCallRequest, ToolCallResult, ToolError, closest_names,
+    ToolCallRequest, ToolCallResult, ToolError, UserModelContent, closest_names,
 };
 
 use super::call_result::{ResultShape, to_mcp};
@@ -263,7 +263,7 @@ impl McpServer {
         let forwarder = context
             .meta
             .get_progress_token()
-            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+            .and_then(|token| ProgressForwarder::start(context.peer.clone(), token));
         if let Some(forwarder) = &forwarder {
             call_context = call_context.with_progress(forwarder.sink());
         }
@@ -351,26 +351,17 @@ impl ServerHandler for McpServer {
         if (is_shed && !self.options.shed) || (!is_shed && !self.manager.contains(name)) {
             return Err(self.unknown_tool(name, &context));
         }
-        let known = self.known_names(&context);
-        let known: Vec<&str> = known.iter().map(String::as_str).collect();
         let stateless = is_stateless_revision(context.protocol_version().as_ref());
-        let shape =
-            |definition: Option<&Tool>| definition.and_then(|tool| output_schema(tool, !stateless));
 
         let per_connection = self.per_connection(&context);
-        if per_connection && !is_shed && !self.offered_names().iter().any(|n| n == name) {
-            let refused = Err(ToolError::NotActive(name.to_owned()));
-            let shape = ResultShape {
-                output: None,
-                any_structured: stateless,
-                known_tools: &known,
+        let outcome =
+            if per_connection && !is_shed && !self.offered_names().iter().any(|n| n == name) {
+                Err(ToolError::NotActive(name.to_owned()))
+            } else {
+                let arguments = ToolArguments::from(request.arguments.unwrap_or_default());
+                let call = ToolCallRequest::new(context.id.to_string(), name, arguments);
+                self.run_call(&call, &context).await
             };
-            return Ok(to_mcp(refused, &shape).into());
-        }
-
-        let arguments = ToolArguments::from(request.arguments.unwrap_or_default());
-        let call = ToolCallRequest::new(context.id.to_string(), name, arguments);
-        let outcome = self.run_call(&call, &context).await;
 
         // A shed call activates what it returns on this connection; the client re-lists.
         if is_shed && per_connection {
@@ -387,12 +378,26 @@ impl ServerHandler for McpServer {
             }
         }
 
-        let definition = if is_shed {
-            Some(shed_tool())
+        // Only a structured result needs the output schema, and only a failure the names to
+        // suggest: neither is worked out for the common case.
+        let structured = matches!(&outcome, Ok(result) if !result.is_error()
+            && matches!(result.content, UserModelContent::Json(_)));
+        let output = if structured {
+            let definition = if is_shed {
+                Some(shed_tool())
+            } else {
+                self.manager.get_def(name)
+            };
+            definition.and_then(|tool| output_schema(&tool, !stateless))
         } else {
-            self.manager.get_def(name)
+            None
         };
-        let output = shape(definition.as_ref());
+        let known = if outcome.is_err() {
+            self.known_names(&context)
+        } else {
+            Vec::new()
+        };
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
         let shape = ResultShape {
             output: output.as_ref(),
             any_structured: stateless,
