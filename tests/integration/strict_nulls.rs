@@ -16,19 +16,14 @@ use toolsmith::{
 };
 
 /// How urgent an item is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Priority {
     /// Whenever.
+    #[default]
     Low,
     /// Soon.
     High,
-}
-
-impl Default for Priority {
-    fn default() -> Self {
-        Self::Low
-    }
 }
 
 /// A shape, tagged by `type`.

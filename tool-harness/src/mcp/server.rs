@@ -289,10 +289,10 @@ impl McpServer {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
-        if self.options.shed {
-            if let Some(tools) = capabilities.tools.as_mut() {
-                tools.list_changed = Some(true);
-            }
+        if self.options.shed
+            && let Some(tools) = capabilities.tools.as_mut()
+        {
+            tools.list_changed = Some(true);
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.options.name.clone(),
@@ -364,17 +364,17 @@ impl ServerHandler for McpServer {
             };
 
         // A shed call activates what it returns on this connection; the client re-lists.
-        if is_shed && per_connection {
-            if let Ok(result) = &outcome {
-                let found: Option<ShedResult> =
-                    serde_json::from_str(&result.content.to_text()).ok();
-                let names = found
-                    .map(|f| f.tools.into_iter().map(|t| t.name))
-                    .into_iter()
-                    .flatten();
-                if self.offer(names) {
-                    let _ = context.peer.notify_tool_list_changed().await;
-                }
+        if is_shed
+            && per_connection
+            && let Ok(result) = &outcome
+        {
+            let found: Option<ShedResult> = serde_json::from_str(&result.content.to_text()).ok();
+            let names = found
+                .map(|f| f.tools.into_iter().map(|t| t.name))
+                .into_iter()
+                .flatten();
+            if self.offer(names) {
+                let _ = context.peer.notify_tool_list_changed().await;
             }
         }
 
