@@ -16,6 +16,10 @@ mod macro_retries;
 mod macro_shapes;
 mod macros;
 mod manager;
+#[cfg(feature = "cli")]
+mod mcp_binary;
+#[cfg(feature = "cli")]
+mod mcp_interop;
 mod provider_golden;
 mod provider_mutations;
 mod provider_round_trip;

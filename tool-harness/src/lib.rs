@@ -7,6 +7,8 @@
 //!   (`add` / `remove` / `replace`) and `search_context`.
 //! - [`ToolPreset`] bundles them: `files(fs)`, `shell()`, `memory(h)`, `session_memory()`,
 //!   `search_context()`, `minimal_sub_agent(fs)`, `standard(fs)`.
+//! - With the `mcp` feature, module `mcp` serves any manager's tools over MCP and turns an
+//!   MCP server's tools into Toolsmith tools.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -32,6 +34,8 @@
 
 pub mod agent;
 mod fs;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod memory;
 pub mod model;
 mod preset;

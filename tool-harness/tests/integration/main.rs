@@ -8,6 +8,8 @@ mod agent_session;
 mod atomic_write;
 mod escape_suite;
 mod file_tools;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod memory_and_context;
 #[cfg(feature = "http-models")]
 mod model_http;

@@ -1,0 +1,29 @@
+//! `toolsmith call NAME JSON`: one call, run here.
+
+use serde_json::Value;
+use toolsmith::{ToolArguments, ToolCallRequest};
+
+use crate::Failure;
+use crate::cli::CallArgs;
+use crate::presets;
+
+/// Runs the call: its result on stdout; a tool error on stderr, as a failure.
+pub async fn run(args: CallArgs) -> Result<(), Failure> {
+    let manager = presets::manager(&args.preset)?;
+    let value: Value = serde_json::from_str(&args.json)
+        .map_err(|error| Failure(format!("the arguments are not JSON: {error}")))?;
+    let arguments = ToolArguments::try_from(value)
+        .map_err(|error| Failure(format!("the arguments are not usable: {error}")))?;
+    let request = ToolCallRequest::new("cli-1", args.name.as_str(), arguments);
+    let result = manager.execute_one(&request).await?;
+    manager.check_result(&args.name, &result)?;
+    if result.is_error() {
+        return Err(Failure(format!(
+            "tool '{}' reported an error: {}",
+            args.name,
+            result.content.to_text()
+        )));
+    }
+    println!("{}", result.content.to_text());
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! The command line, as clap reads it.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
+/// call one, or list a remote MCP server's tools.
+#[derive(Debug, Parser)]
+#[command(name = "toolsmith", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve a preset's tools over MCP: stdio by default (stdout carries only JSON-RPC; logs
+    /// go to stderr), streamable HTTP with --http.
+    Serve(ServeArgs),
+    /// Print the tool declarations a provider would receive for a preset.
+    Tools(ToolsArgs),
+    /// Run one tool call locally and print its result (exit code 1 on a tool error).
+    Call(CallArgs),
+    /// Talk to a remote MCP server.
+    Mcp {
+        /// What to ask it.
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+/// Which tools, sandboxed to which directory.
+#[derive(Debug, Args)]
+pub struct PresetArgs {
+    /// The directory the tools work in: files outside it are refused, and `bash` runs (and,
+    /// where Landlock is supported, writes) only there.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// The bundle of tools.
+    #[arg(long, value_enum, default_value_t = PresetName::Standard)]
+    pub preset: PresetName,
+}
+
+/// The harness presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetName {
+    /// read, write, edit, search_file, bash and memory.
+    Standard,
+    /// read, write, edit and search_file.
+    Files,
+    /// bash.
+    Shell,
+    /// read, write, edit and bash.
+    Minimal,
+}
+
+/// `toolsmith serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The tools.
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    /// Serve streamable HTTP on ADDR (`127.0.0.1:8080`, or a port alone for 127.0.0.1)
+    /// instead of stdio; MCP is at /mcp.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Offer only `shed` at first; the tools it finds are added to the client's list.
+    #[arg(long)]
+    pub shed: bool,
+    /// With --http: require `Authorization: Bearer TOKEN`.
+    #[arg(long, env = "TOOLSMITH_MCP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+/// `toolsmith tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// The tools.
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    /// The provider's wire format.
+    #[arg(long, value_enum, default_value_t = ProviderName::OpenaiChat)]
+    pub provider: ProviderName,
+    /// Render every tool in the provider's strict mode (OpenAI, Anthropic).
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// The provider formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderName {
+    /// OpenAI Chat Completions.
+    OpenaiChat,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini.
+    Gemini,
+    /// Text-based backends (llama.cpp, Candle).
+    Text,
+}
+
+/// `toolsmith call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tools.
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    /// The tool to call.
+    pub name: String,
+    /// The arguments, a JSON object.
+    #[arg(default_value = "{}")]
+    pub json: String,
+}
+
+/// `toolsmith mcp …`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// List a server's tools as Toolsmith sees them (the names a model is given), through
+    /// the MCP bridge: `toolsmith mcp list -- CMD ARGS..` or `toolsmith mcp list --url URL`.
+    List {
+        /// The server's streamable HTTP endpoint, instead of a command.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// With --url: the bearer token.
+        #[arg(long, env = "TOOLSMITH_MCP_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// The command that starts the server, after `--`.
+        #[arg(last = true, required_unless_present = "url")]
+        command: Vec<OsString>,
+    },
+}

@@ -1,0 +1,55 @@
+//! `toolsmith mcp list`: a remote server's tools, through the MCP bridge.
+
+use std::ffi::OsString;
+
+use toolsmith::ToolImpl as _;
+use toolsmith::harness::mcp::{McpClient, McpCommand, McpTransport};
+
+use crate::Failure;
+
+/// Connects, prints one line a tool (its name here, its name on the server when they
+/// differ, its description's first line), and closes the connection.
+pub async fn list(
+    url: Option<String>,
+    token: Option<String>,
+    command: Vec<OsString>,
+) -> Result<(), Failure> {
+    let transport = match url {
+        Some(url) => {
+            let transport = McpTransport::http(url);
+            match token {
+                Some(token) => transport.with_bearer_token(token),
+                None => transport,
+            }
+        }
+        None => {
+            let mut parts = command.into_iter();
+            let Some(program) = parts.next() else {
+                return Err(Failure(
+                    "give the server's command after `--`, or --url".into(),
+                ));
+            };
+            McpTransport::child(McpCommand::new(program).args(parts))
+        }
+    };
+    let client = McpClient::connect(transport).await?;
+    if let Some(info) = client.server_info() {
+        println!("# {} {}", info.name, info.version);
+    }
+    for tool in client.tools() {
+        let definition = tool.definition();
+        let description = definition.description();
+        let first_line = description.lines().next().unwrap_or_default();
+        if tool.name() == tool.original_name() {
+            println!("{}\t{first_line}", tool.name());
+        } else {
+            println!(
+                "{}\t{first_line} (on the server: {})",
+                tool.name(),
+                tool.original_name()
+            );
+        }
+    }
+    client.close().await;
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! `toolsmith serve`: a preset over MCP, on stdio or streamable HTTP.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use toolsmith::harness::mcp::{
+    McpHttpOptions, McpHttpServer, McpServer, McpServerOptions, serve_stdio,
+};
+
+use crate::Failure;
+use crate::cli::ServeArgs;
+use crate::presets;
+
+/// Serves until stdin closes (stdio) or the process is interrupted (HTTP).
+pub async fn run(args: ServeArgs) -> Result<(), Failure> {
+    let manager = Arc::new(presets::manager(&args.preset)?);
+    let options =
+        McpServerOptions::new("toolsmith", env!("CARGO_PKG_VERSION")).with_shed(args.shed);
+    let server = McpServer::with_options(manager, options);
+    match args.http {
+        None => {
+            if args.token.is_some() {
+                eprintln!("toolsmith: --token applies to --http only; ignored on stdio");
+            }
+            serve_stdio(server).await.map_err(Failure::from)
+        }
+        Some(addr) => {
+            let mut options = McpHttpOptions::default().with_addr(parse_addr(&addr)?);
+            if let Some(token) = args.token {
+                options = options.with_bearer_token(token);
+            }
+            let http = McpHttpServer::start(server, options).await?;
+            eprintln!("toolsmith: serving MCP at {}", http.url());
+            http.wait().await.map_err(Failure::from)
+        }
+    }
+}
+
+/// `127.0.0.1:8080`, `[::1]:8080`, `:8080` or `8080` (the last two on 127.0.0.1).
+fn parse_addr(text: &str) -> Result<SocketAddr, Failure> {
+    let port_only = text.strip_prefix(':').unwrap_or(text);
+    if let Ok(port) = port_only.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    text.parse().map_err(|_| {
+        Failure(format!(
+            "--http {text:?} is not an address: give IP:PORT (e.g. 127.0.0.1:8080) or a port"
+        ))
+    })
+}

@@ -1,0 +1,288 @@
+//! The `toolsmith` binary: `serve` as a child process through our own `McpClient`, stdout
+//! carrying only JSON-RPC, garbage answered while serving goes on, a clean exit when stdin
+//! closes, no process left behind a dropped client; `call`, `tools` and `mcp list`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolsmith::harness::mcp::{McpClient, McpClientOptions, McpCommand, McpNames, McpTransport};
+use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
+
+fn serve_command(root: &std::path::Path, extra: &[&str]) -> McpCommand {
+    McpCommand::new(BIN)
+        .args(["serve", "--root"])
+        .arg(root)
+        .args(extra.iter().copied())
+}
+
+fn request(name: &str, arguments: Value) -> ToolCallRequest {
+    ToolCallRequest::new("1", name, ToolArguments::try_from(arguments).unwrap())
+}
+
+#[tokio::test]
+async fn serve_round_trips_through_our_client() {
+    let root = tempfile::tempdir().unwrap();
+    let client = McpClient::connect_with(
+        McpTransport::child(serve_command(root.path(), &["--preset", "minimal"])),
+        McpClientOptions::default().with_names(McpNames::new()),
+    )
+    .await
+    .unwrap();
+    let names: Vec<String> = client.tools().iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(names, ["read", "write", "edit", "bash"]);
+
+    let manager = ToolCallManager::new("consumer");
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    manager
+        .execute_one(&request(
+            "write",
+            json!({"path": "notes/a.txt", "content": "over MCP\n"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("notes/a.txt")).unwrap(),
+        "over MCP\n"
+    );
+    let read = manager
+        .execute_one(&request("read", json!({"path": "notes/a.txt"})))
+        .await
+        .unwrap();
+    assert_eq!(read.content.to_text(), "     1\tover MCP");
+    // The sandbox holds over MCP too, as a tool error.
+    let refused = manager
+        .execute_one(&request("read", json!({"path": "../../etc/passwd"})))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("outside the root"),
+        "{refused}"
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn dropping_the_client_ends_the_server_process() {
+    let root = tempfile::tempdir().unwrap();
+    let client = McpClient::connect_with(
+        McpTransport::child(serve_command(root.path(), &["--preset", "files"])),
+        McpClientOptions::default().with_names(McpNames::new()),
+    )
+    .await
+    .unwrap();
+    let pid = client.child_id().expect("a running child");
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    drop(client);
+    // Reaped, not a zombie: /proc has no entry left.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the server process {pid} outlived its client"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs `toolsmith serve` with raw pipes.
+struct RawServe {
+    child: std::process::Child,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl RawServe {
+    fn start(root: &std::path::Path) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--preset", "minimal", "--root"])
+            .arg(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self { child, stdout }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next line of stdout, which must be a JSON-RPC message.
+    fn next(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried something else than JSON ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        message
+    }
+
+    fn ask(&mut self, message: Value) -> Value {
+        self.send(&message.to_string());
+        self.next()
+    }
+}
+
+#[test]
+fn stdout_carries_only_json_rpc_and_garbage_does_not_stop_the_server() {
+    let root = tempfile::tempdir().unwrap();
+    let mut serve = RawServe::start(root.path());
+    let init = serve.ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "toolsmith");
+    serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+
+    // A command that prints: its output comes back inside the result, never on stdout.
+    let ran = serve.ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "echo printed; echo warned >&2"}}}));
+    let text = ran["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("printed") && text.contains("warned"), "{ran}");
+
+    serve.send("this is not JSON-RPC");
+    let answer = serve.next();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], Value::Null);
+
+    let listed = serve.ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    assert_eq!(listed["id"], 3);
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 4);
+
+    // Closing stdin ends the server with status 0.
+    drop(serve.child.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = serve.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not exit after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut serve.stdout, &mut rest).unwrap();
+    assert_eq!(rest, "", "stdout carried more after the last answer");
+}
+
+#[test]
+fn closing_stdin_before_the_handshake_exits_cleanly() {
+    let root = tempfile::tempdir().unwrap();
+    let mut serve = RawServe::start(root.path());
+    drop(serve.child.stdin.take());
+    let status = serve.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+#[test]
+fn call_prints_the_result_and_fails_on_a_tool_error() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "hello\n").unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let ok = run(&["call", "--root", root_arg, "read", r#"{"path": "a.txt"}"#]);
+    assert!(ok.status.success());
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "     1\thello\n");
+
+    let refused = run(&["call", "--root", root_arg, "read", r#"{"path": "../x"}"#]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(refused.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("outside the root"));
+
+    let invalid = run(&["call", "--root", root_arg, "read", r#"{"path": 5}"#]);
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&invalid.stderr).contains("Invalid arguments for tool 'read'"));
+
+    let not_json = run(&["call", "--root", root_arg, "read", "{path"]);
+    assert_eq!(not_json.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&not_json.stderr).contains("the arguments are not JSON"));
+}
+
+#[test]
+fn tools_prints_what_each_provider_receives() {
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    for (provider, name_at) in [
+        ("openai-chat", "/function/name"),
+        ("openai-responses", "/name"),
+        ("anthropic", "/name"),
+        ("text", "/name"),
+    ] {
+        let out = run(&[
+            "tools",
+            "--root",
+            root_arg,
+            "--preset",
+            "files",
+            "--provider",
+            provider,
+        ]);
+        assert!(
+            out.status.success(),
+            "{provider}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<&str> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.pointer(name_at).and_then(Value::as_str).unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["read", "write", "edit", "search_file"],
+            "{provider}"
+        );
+    }
+    let strict = run(&["tools", "--root", root_arg, "--preset", "shell", "--strict"]);
+    let tools: Value = serde_json::from_slice(&strict.stdout).unwrap();
+    assert_eq!(tools[0]["function"]["strict"], true);
+    let gemini = run(&["tools", "--root", root_arg, "--provider", "gemini"]);
+    let tools: Value = serde_json::from_slice(&gemini.stdout).unwrap();
+    assert!(tools[0]["functionDeclarations"].as_array().unwrap().len() >= 5);
+}
+
+#[test]
+fn mcp_list_shows_a_servers_tools_through_the_bridge() {
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let out = run(&[
+        "mcp", "list", "--", BIN, "serve", "--preset", "shell", "--root", root_arg,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines();
+    assert!(
+        lines.next().unwrap().starts_with("# toolsmith "),
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("bash\tRun a shell command"),
+        "{stdout}"
+    );
+}

@@ -1,0 +1,164 @@
+//! [`McpToolBridge`]: one tool of an MCP server as a Toolsmith [`ToolImpl`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, ErrorCode};
+use rmcp::service::{Peer, RoleClient};
+use toolsmith_core::{
+    Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition, ToolError, ToolImpl,
+};
+
+use super::call_result::from_mcp;
+use super::tool_mapping::definition_from_mcp;
+
+/// A tool of an MCP server, callable like any Toolsmith tool.
+///
+/// Its definition is the server's: description, input schema (which the manager validates
+/// calls against before anything is sent), output schema and annotation hints, under a
+/// provider-safe name ([`McpNames`](super::McpNames)); the server's own name is used on the
+/// wire. A result marked `isError` becomes [`ToolError::Execution`] with the server's
+/// message; structured content is kept as a JSON result. A call dropped before its answer
+/// (cancelled, or past its time limit) is cancelled on the server too.
+///
+/// Made by [`McpClient::tools`](super::McpClient::tools).
+///
+/// ```no_run
+/// use toolsmith_core::ToolImpl;
+/// use toolsmith_harness::mcp::{McpClient, McpTransport};
+///
+/// # async fn run() -> Result<(), toolsmith_harness::mcp::McpError> {
+/// let client = McpClient::connect(McpTransport::http("http://127.0.0.1:8080/mcp")).await?;
+/// for tool in client.tools() {
+///     // The name to call it by here, and the name it has on its server.
+///     println!("{} = {} on {}", tool.name(), tool.original_name(), tool.server());
+///     assert_eq!(tool.definition().name(), tool.name());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpToolBridge {
+    peer: Peer<RoleClient>,
+    server: Arc<str>,
+    original: Arc<str>,
+    definition: Arc<ToolDefinition>,
+    remote: Arc<rmcp::model::Tool>,
+    timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for McpToolBridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolBridge")
+            .field("name", &self.definition.name)
+            .field("original", &self.original)
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpToolBridge {
+    pub(crate) fn new(
+        peer: Peer<RoleClient>,
+        server: Arc<str>,
+        local: String,
+        remote: rmcp::model::Tool,
+        category: &str,
+        timeout: Option<Duration>,
+    ) -> Self {
+        let definition = definition_from_mcp(&local, &remote, category);
+        Self {
+            peer,
+            server,
+            original: Arc::from(remote.name.as_ref()),
+            definition: Arc::new(definition),
+            remote: Arc::new(remote),
+            timeout,
+        }
+    }
+
+    /// The name this tool is registered and called by (provider-safe).
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    /// The tool's name on its server, sent on the wire.
+    pub fn original_name(&self) -> &str {
+        &self.original
+    }
+
+    /// The server, as its command or URL.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The tool as the server listed it.
+    pub fn remote(&self) -> &rmcp::model::Tool {
+        &self.remote
+    }
+
+    /// A call's failure as a Toolsmith error naming this tool.
+    fn failure(&self, error: ServiceError) -> ToolError {
+        let name = self.name();
+        match error {
+            ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
+                ToolError::invalid_arguments(name, format!("the server said: {}", data.message))
+            }
+            ServiceError::McpError(data) => ToolError::execution(
+                name,
+                format!(
+                    "the server {} answered with error {}: {}",
+                    self.server, data.code.0, data.message
+                ),
+            ),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => ToolError::network(
+                name,
+                format!("the connection to the MCP server {} is closed", self.server),
+            ),
+            ServiceError::Timeout { .. } => ToolError::timeout(name),
+            ServiceError::Cancelled { reason } => ToolError::Cancelled(format!(
+                "the call to '{name}' was cancelled{}",
+                reason.map(|r| format!(": {r}")).unwrap_or_default()
+            )),
+            other => ToolError::execution(name, format!("the MCP server {}: {other}", self.server)),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolImpl for McpToolBridge {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::clone(&self.definition))
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let params = CallToolRequestParams::new(self.original.to_string())
+            .with_arguments(arguments.as_map().clone());
+        // Dropping this future (the manager's time limit, a cancelled batch) sends the
+        // server `notifications/cancelled`.
+        let call = self.peer.call_tool(params);
+        let outcome = match ToolCallContext::current() {
+            Some(context) => {
+                tokio::select! {
+                    outcome = call => outcome,
+                    () = context.cancellation().cancelled() => {
+                        return Err(ToolError::Cancelled(format!(
+                            "the call to '{}' was cancelled", self.name()
+                        )));
+                    }
+                }
+            }
+            None => call.await,
+        };
+        match outcome {
+            Ok(result) => from_mcp(self.name(), result),
+            Err(error) => Err(self.failure(error)),
+        }
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+}

@@ -1,0 +1,183 @@
+//! Results across the boundary: a Toolsmith call's outcome as an MCP `CallToolResult`, and an
+//! MCP `CallToolResult` as a Toolsmith result or [`ToolError`].
+
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use toolsmith_core::provider::error_for_model;
+use toolsmith_core::{ToolCallResult, ToolError, UserModelContent};
+
+use super::tool_mapping::OutputSchema;
+
+/// How a served call's result is shaped for the client.
+pub(crate) struct ResultShape<'a> {
+    /// The tool's output schema as served, if it has one.
+    pub(crate) output: Option<&'a OutputSchema>,
+    /// The client negotiated 2026-07-28 or newer: structured content may be any value.
+    pub(crate) any_structured: bool,
+    /// Names to suggest in errors ("did you mean …").
+    pub(crate) known_tools: &'a [&'a str],
+}
+
+/// A call's outcome as an MCP result: text as text, structured results as
+/// `structuredContent` mirrored as text, and every failure (a result the tool marked as an
+/// error, invalid arguments, a failed, timed-out or cancelled call) as `isError: true` with
+/// the message a model can act on.
+pub(crate) fn to_mcp(
+    outcome: Result<ToolCallResult, ToolError>,
+    shape: &ResultShape<'_>,
+) -> CallToolResult {
+    let result = match outcome {
+        Ok(result) => result,
+        Err(error) => {
+            let message = error_for_model(&error, shape.known_tools);
+            return CallToolResult::error(vec![ContentBlock::text(message)]);
+        }
+    };
+    if result.is_error() {
+        return CallToolResult::error(vec![ContentBlock::text(result.content.to_text())]);
+    }
+    match result.content {
+        UserModelContent::Text(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        UserModelContent::Json(value) => match shape.output {
+            // `structured` mirrors the value as text too.
+            Some(output) => CallToolResult::structured(output.structured(value)),
+            None if value.is_object() || shape.any_structured => CallToolResult::structured(value),
+            // An older revision takes only objects as structured content: text alone.
+            None => CallToolResult::success(vec![ContentBlock::text(value.to_string())]),
+        },
+        // `UserModelContent` may grow: anything else is served as its text.
+        other => CallToolResult::success(vec![ContentBlock::text(other.to_text())]),
+    }
+}
+
+/// An MCP result as the outcome of the bridged tool `local_name`: `isError` becomes
+/// [`ToolError::Execution`] with the server's message, structured content is kept as a JSON
+/// result, and anything else is the content's text (non-text blocks described in brackets).
+pub(crate) fn from_mcp(
+    local_name: &str,
+    result: CallToolResult,
+) -> Result<ToolCallResult, ToolError> {
+    let text = content_text(&result.content);
+    if result.is_error == Some(true) {
+        let message = if !text.is_empty() {
+            text
+        } else if let Some(value) = &result.structured_content {
+            value.to_string()
+        } else {
+            "the server reported an error without a message".to_owned()
+        };
+        return Err(ToolError::execution(local_name, message));
+    }
+    Ok(match result.structured_content {
+        Some(value) => ToolCallResult::json(value),
+        None => ToolCallResult::text(text),
+    })
+}
+
+/// The content blocks as one text, one block a line.
+fn content_text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.clone(),
+            ContentBlock::Image(image) => {
+                format!(
+                    "[image: {}, {} bytes of base64]",
+                    image.mime_type,
+                    image.data.len()
+                )
+            }
+            ContentBlock::Audio(audio) => {
+                format!(
+                    "[audio: {}, {} bytes of base64]",
+                    audio.mime_type,
+                    audio.data.len()
+                )
+            }
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                ResourceContents::TextResourceContents { text, .. } => text.clone(),
+                ResourceContents::BlobResourceContents { uri, .. } => format!("[resource: {uri}]"),
+                #[allow(unreachable_patterns)]
+                _ => "[resource]".to_owned(),
+            },
+            ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
+            #[allow(unreachable_patterns)]
+            _ => "[content]".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shape(any_structured: bool) -> ResultShape<'static> {
+        ResultShape {
+            output: None,
+            any_structured,
+            known_tools: &[],
+        }
+    }
+
+    #[test]
+    fn structured_results_are_mirrored_as_text() {
+        let served = to_mcp(Ok(ToolCallResult::json(json!({"n": 1}))), &shape(false));
+        assert_eq!(served.structured_content, Some(json!({"n": 1})));
+        assert_eq!(served.content[0].as_text().unwrap().text, r#"{"n":1}"#);
+        assert_eq!(served.is_error, Some(false));
+    }
+
+    #[test]
+    fn non_objects_without_a_schema_are_text_for_older_revisions() {
+        let old = to_mcp(Ok(ToolCallResult::json(json!([1, 2]))), &shape(false));
+        assert_eq!(old.structured_content, None);
+        assert_eq!(old.content[0].as_text().unwrap().text, "[1,2]");
+        let new = to_mcp(Ok(ToolCallResult::json(json!([1, 2]))), &shape(true));
+        assert_eq!(new.structured_content, Some(json!([1, 2])));
+    }
+
+    #[test]
+    fn failures_are_tool_errors() {
+        let invalid = to_mcp(
+            Err(ToolError::invalid_arguments(
+                "add",
+                "/a: -1 is less than the minimum of 0",
+            )),
+            &shape(false),
+        );
+        assert_eq!(invalid.is_error, Some(true));
+        assert!(
+            invalid.content[0]
+                .as_text()
+                .unwrap()
+                .text
+                .contains("/a: -1")
+        );
+        let marked = to_mcp(Ok(ToolCallResult::error("no such row")), &shape(false));
+        assert_eq!(marked.is_error, Some(true));
+    }
+
+    #[test]
+    fn remote_results_come_back() {
+        let err = from_mcp(
+            "fs_read",
+            CallToolResult::error(vec![ContentBlock::text("gone")]),
+        );
+        assert_eq!(err.unwrap_err(), ToolError::execution("fs_read", "gone"));
+        let ok = from_mcp("calc", CallToolResult::structured(json!({"sum": 3}))).unwrap();
+        assert_eq!(ok, ToolCallResult::json(json!({"sum": 3})));
+        let text = from_mcp(
+            "pic",
+            CallToolResult::success(vec![
+                ContentBlock::text("a picture:"),
+                ContentBlock::image("AAAA", "image/png"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            text.content.to_text(),
+            "a picture:\n[image: image/png, 4 bytes of base64]"
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! An MCP server in a child process that never outlives its client: started in a process
+//! group of its own, and on close, drop, a failed handshake or a timeout its whole group is
+//! ended and the child reaped (no zombie, and no orphaned grandchild).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use super::error::McpError;
+
+/// How long a child has to exit on its own once its stdin is closed, and again after
+/// `SIGTERM`, before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long dropping a client waits, at most, to reap a killed child (the kernel ends a
+/// killed process within microseconds; past this, Tokio's reaper collects it).
+const REAP_WAIT: Duration = Duration::from_millis(200);
+
+/// The command that starts an MCP server speaking on its stdin and stdout.
+///
+/// ```
+/// use toolsmith_harness::mcp::McpCommand;
+///
+/// let command = McpCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"])
+///     .env("LOG_LEVEL", "warn");
+/// assert_eq!(command.to_string(), "npx -y @modelcontextprotocol/server-everything");
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    current_dir: Option<PathBuf>,
+    quiet: bool,
+}
+
+impl McpCommand {
+    /// Runs `program` (looked up in `PATH`).
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            current_dir: None,
+            quiet: false,
+        }
+    }
+
+    /// Adds one argument.
+    #[must_use]
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    #[must_use]
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable for the server.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Runs the server in `dir`.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.current_dir = Some(dir.into());
+        self
+    }
+
+    /// Discards the server's stderr (by default it goes to this process's stderr).
+    #[must_use]
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+}
+
+impl std::fmt::Display for McpCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.program.to_string_lossy())?;
+        for arg in &self.args {
+            write!(f, " {}", arg.to_string_lossy())?;
+        }
+        Ok(())
+    }
+}
+
+/// A running server process, ended with its process group when dropped.
+#[derive(Debug)]
+pub(crate) struct ChildProcess {
+    /// `None` once reaped.
+    child: Option<Child>,
+    pid: Option<u32>,
+}
+
+impl ChildProcess {
+    /// Starts `command` with piped stdin and stdout, in a new process group.
+    pub(crate) fn spawn(command: &McpCommand) -> Result<(Self, ChildStdout, ChildStdin), McpError> {
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args)
+            .envs(command.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(if command.quiet {
+                Stdio::null()
+            } else {
+                Stdio::inherit()
+            })
+            .kill_on_drop(true);
+        if let Some(dir) = &command.current_dir {
+            cmd.current_dir(dir);
+        }
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| McpError::io(format!("starting the MCP server `{command}`"), e))?;
+        let pid = child.id();
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            let mut process = Self {
+                child: Some(child),
+                pid,
+            };
+            process.kill_now();
+            return Err(McpError::io(
+                format!("starting the MCP server `{command}`"),
+                std::io::Error::other("its stdin or stdout could not be piped"),
+            ));
+        };
+        Ok((
+            Self {
+                child: Some(child),
+                pid,
+            },
+            stdout,
+            stdin,
+        ))
+    }
+
+    /// The child's process id (and process group id), while it has not been reaped.
+    pub(crate) fn id(&self) -> Option<u32> {
+        self.child.as_ref().and(self.pid)
+    }
+
+    /// Ends a server whose stdin has been closed: it gets [`EXIT_GRACE`] to exit, then
+    /// `SIGTERM`, then `SIGKILL`; then whatever is left of its process group is killed and
+    /// the child reaped.
+    pub(crate) async fn shutdown(&mut self) {
+        let Some(child) = self.child.as_mut() else {
+            return;
+        };
+        let exited = tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_ok();
+        if !exited {
+            self.signal_group(Signal::Term);
+            if let Some(child) = self.child.as_mut() {
+                let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
+            }
+        }
+        self.kill_now();
+    }
+
+    /// Kills the process group and reaps the child, waiting at most [`REAP_WAIT`] (without
+    /// needing a runtime); a child not reaped by then is left to Tokio's reaper.
+    pub(crate) fn kill_now(&mut self) {
+        self.signal_group(Signal::Kill);
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let _ = child.start_kill();
+        let deadline = std::time::Instant::now() + REAP_WAIT;
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) | Err(_) => return,
+                Ok(None) if std::time::Instant::now() >= deadline => {
+                    // Dropped with kill_on_drop: Tokio reaps it when it exits.
+                    tracing::warn!(pid = ?self.pid, "an MCP server process was not reaped in time");
+                    return;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    }
+
+    /// Sends `signal` to the child's process group (the child and what it started), as long
+    /// as the group can still be ours: the child is not yet reaped, or was just reaped here.
+    fn signal_group(&self, signal: Signal) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid.and_then(|pid| i32::try_from(pid).ok()) {
+            let signal = match signal {
+                Signal::Term => libc::SIGTERM,
+                Signal::Kill => libc::SIGKILL,
+            };
+            // SAFETY: kill(2) with a negative pid signals that process group; it touches no
+            // memory of ours. The group id is the child's pid (process_group(0)), which the
+            // kernel does not reuse while the group has members.
+            unsafe {
+                libc::kill(-pid, signal);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = signal;
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            self.kill_now();
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! [`McpClient`]: a connection to an MCP server (a child process over stdio, or streamable
+//! HTTP) whose tools become Toolsmith tools ([`McpToolBridge`]).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt as _};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use super::bridge::McpToolBridge;
+use super::child::{ChildProcess, McpCommand};
+use super::error::McpError;
+use super::json_limits::JsonLimits;
+use super::line_transport::LineTransport;
+use super::names::McpNames;
+
+/// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
+/// otherwise.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long connecting (start, handshake, first `tools/list`) may take by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where an MCP server is.
+///
+/// ```
+/// use toolsmith_harness::mcp::{McpCommand, McpTransport};
+///
+/// let local = McpTransport::child(McpCommand::new("toolsmith").args(["serve", "--preset", "files"]));
+/// let remote = McpTransport::http("http://127.0.0.1:8080/mcp").with_bearer_token("s3cret");
+/// assert_eq!(remote.to_string(), "http://127.0.0.1:8080/mcp");
+/// # drop(local);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum McpTransport {
+    /// A server started as a child process, speaking on its stdin and stdout.
+    ChildProcess(McpCommand),
+    /// A server reached over streamable HTTP.
+    Http {
+        /// The server's MCP endpoint.
+        url: String,
+        /// Sent as `Authorization: Bearer <token>`.
+        bearer_token: Option<String>,
+    },
+}
+
+impl McpTransport {
+    /// A server in a child process.
+    pub fn child(command: McpCommand) -> Self {
+        Self::ChildProcess(command)
+    }
+
+    /// A server at `url` over streamable HTTP (plain `http://`: this build has no TLS).
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::Http {
+            url: url.into(),
+            bearer_token: None,
+        }
+    }
+
+    /// Sends `token` as a bearer token (HTTP only; ignored for a child process).
+    #[must_use]
+    pub fn with_bearer_token(self, token: impl Into<String>) -> Self {
+        match self {
+            Self::Http { url, .. } => Self::Http {
+                url,
+                bearer_token: Some(token.into()),
+            },
+            other => other,
+        }
+    }
+}
+
+impl std::fmt::Display for McpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ChildProcess(command) => write!(f, "`{command}`"),
+            Self::Http { url, .. } => f.write_str(url),
+        }
+    }
+}
+
+/// How an [`McpClient`] connects and names what it finds.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith_harness::mcp::{McpClientOptions, McpNames};
+///
+/// let options = McpClientOptions::default()
+///     .with_prefix("github")
+///     .with_call_timeout(Duration::from_secs(10))
+///     .with_names(McpNames::new());
+/// # drop(options);
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpClientOptions {
+    names: McpNames,
+    prefix: Option<String>,
+    category: String,
+    call_timeout: Option<Duration>,
+    connect_timeout: Duration,
+    limits: JsonLimits,
+}
+
+impl Default for McpClientOptions {
+    fn default() -> Self {
+        Self {
+            names: McpNames::shared(),
+            prefix: None,
+            category: "mcp".to_owned(),
+            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            limits: JsonLimits::default(),
+        }
+    }
+}
+
+impl McpClientOptions {
+    /// Names tools in `names` (by default the process-wide [`McpNames::shared`]).
+    #[must_use]
+    pub fn with_names(mut self, names: McpNames) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// Puts `prefix_` before every tool name (`github` → `github_create_issue`).
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// The category the tools are given (default `mcp`), which `shed` searches too.
+    #[must_use]
+    pub fn with_category(mut self, category: impl Into<String>) -> Self {
+        self.category = category.into();
+        self
+    }
+
+    /// The time limit of each call (`None`: none of its own; a manager's limit still
+    /// applies). A call past it is dropped and the server told to cancel it.
+    #[must_use]
+    pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// How long starting the server, the handshake and listing its tools may take.
+    #[must_use]
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Limits on the messages read from a child process.
+    #[must_use]
+    pub fn with_limits(mut self, limits: JsonLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+/// What the bridges share: the running connection.
+struct Connection {
+    peer: Peer<RoleClient>,
+    /// The command or URL, for messages.
+    label: Arc<str>,
+    service: Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    child: Mutex<Option<ChildProcess>>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // The service's own drop cancels it (closing the child's stdin); the child is then
+        // killed and reaped with its process group.
+        drop(
+            self.service
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+        if let Some(mut child) = self
+            .child
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            child.kill_now();
+        }
+    }
+}
+
+static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A connection to an MCP server, whose tools it offers as Toolsmith tools.
+///
+/// [`connect`](Self::connect) starts the server (or reaches it over HTTP), runs the MCP
+/// handshake and lists every tool; [`tools`](Self::tools) gives them as
+/// [`McpToolBridge`]s, which implement `ToolImpl` and so go into a `ToolShed` or a
+/// `ToolCallManager` like any tool (and `shed` finds them).
+///
+/// A server in a child process never outlives its client: dropping the client (or a failed
+/// or timed-out connect) kills the server's whole process group and reaps it;
+/// [`close`](Self::close) first lets it exit on its own. Once the client is gone, its bridges
+/// answer with a [`Network`](toolsmith_core::ToolError::Network) error.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use toolsmith_core::ToolCallManager;
+/// use toolsmith_harness::mcp::{McpClient, McpCommand, McpTransport};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let transport = McpTransport::child(McpCommand::new("npx").args(["-y", "my-mcp-server"]));
+/// let client = McpClient::connect(transport).await?;
+/// let manager = ToolCallManager::new("session");
+/// for tool in client.tools() {
+///     manager.register(Arc::new(tool))?;
+/// }
+/// // … run the session; then:
+/// client.close().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct McpClient {
+    id: u64,
+    connection: Arc<Connection>,
+    tools: Vec<McpToolBridge>,
+    names: McpNames,
+    options: McpClientOptions,
+    server: Option<Implementation>,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.connection.label)
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(McpToolBridge::name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// Connects with the default options (see [`McpClientOptions`]).
+    pub async fn connect(transport: McpTransport) -> Result<Self, McpError> {
+        Self::connect_with(transport, McpClientOptions::default()).await
+    }
+
+    /// Connects: starts the server (or reaches it), runs the handshake and lists its tools,
+    /// all within the connect timeout. On any failure a started child is killed and reaped.
+    pub async fn connect_with(
+        transport: McpTransport,
+        options: McpClientOptions,
+    ) -> Result<Self, McpError> {
+        let label = transport.to_string();
+        let limit = options.connect_timeout;
+        match tokio::time::timeout(limit, Self::open(transport, &options)).await {
+            Ok(opened) => opened,
+            // The future was dropped, and with it any child it started (killed and reaped).
+            Err(_) => Err(McpError::Timeout {
+                what: format!("connecting to the MCP server {label}"),
+                after: limit,
+            }),
+        }
+    }
+
+    async fn open(transport: McpTransport, options: &McpClientOptions) -> Result<Self, McpError> {
+        let label = transport.to_string();
+        let handshake = |error: rmcp::service::ClientInitializeError| McpError::Handshake {
+            peer: label.clone(),
+            reason: error.to_string(),
+        };
+        let (service, child) = match transport {
+            McpTransport::ChildProcess(command) => {
+                let (child, stdout, stdin) = ChildProcess::spawn(&command)?;
+                let transport = LineTransport::<RoleClient, _, _>::new(stdout, stdin)
+                    .with_limits(options.limits);
+                // Should the handshake fail, `child` is dropped here: killed and reaped.
+                let service = client_config().serve(transport).await.map_err(handshake)?;
+                (service, Some(child))
+            }
+            McpTransport::Http { url, bearer_token } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = bearer_token {
+                    config = config.auth_header(token);
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let service = client_config().serve(transport).await.map_err(handshake)?;
+                (service, None)
+            }
+        };
+        let server = service
+            .peer()
+            .peer_info()
+            .and_then(|info| info.server_info.clone());
+        let connection = Arc::new(Connection {
+            peer: service.peer().clone(),
+            label: Arc::from(label.as_str()),
+            service: Mutex::new(Some(service)),
+            child: Mutex::new(child),
+        });
+        let mut client = Self {
+            id: NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed),
+            connection,
+            tools: Vec::new(),
+            names: options.names.clone(),
+            options: options.clone(),
+            server,
+        };
+        client.tools = client.list().await?;
+        Ok(client)
+    }
+
+    /// Lists the server's tools (every page) as bridges.
+    async fn list(&self) -> Result<Vec<McpToolBridge>, McpError> {
+        let options = &self.options;
+        let listed = self
+            .connection
+            .peer
+            .list_all_tools()
+            .await
+            .map_err(|error| McpError::Request {
+                request: "tools/list".to_owned(),
+                peer: self.connection.label.to_string(),
+                reason: error.to_string(),
+            })?;
+        Ok(listed
+            .into_iter()
+            .map(|tool| {
+                let local =
+                    self.names
+                        .claim_with_prefix(self.id, options.prefix.as_deref(), &tool.name);
+                McpToolBridge::new(
+                    self.connection.peer.clone(),
+                    Arc::clone(&self.connection.label),
+                    local,
+                    tool,
+                    &options.category,
+                    options.call_timeout,
+                )
+            })
+            .collect())
+    }
+
+    /// Lists the server's tools again (after it said its list changed), keeping the names
+    /// already given.
+    pub async fn refresh_tools(&mut self) -> Result<(), McpError> {
+        self.tools = self.list().await?;
+        Ok(())
+    }
+
+    /// The server's tools, as tools for a `ToolShed` or `ToolCallManager`.
+    pub fn tools(&self) -> Vec<McpToolBridge> {
+        self.tools.clone()
+    }
+
+    /// The server's name and version, as it gave them.
+    pub fn server_info(&self) -> Option<&Implementation> {
+        self.server.as_ref()
+    }
+
+    /// The process id of the server's child process, while it runs.
+    pub fn child_id(&self) -> Option<u32> {
+        self.connection
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .and_then(ChildProcess::id)
+    }
+
+    /// The rmcp peer, for requests the bridges do not make.
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.connection.peer
+    }
+
+    /// Closes the connection: the server's stdin is closed, it gets two seconds to exit,
+    /// then `SIGTERM`, then `SIGKILL`; its process group is ended and it is reaped.
+    pub async fn close(self) {
+        let service = self
+            .connection
+            .service
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+        let child = self
+            .connection
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut child) = child {
+            child.shutdown().await;
+        }
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        self.names.release(self.id);
+        // `connection` ends here: the service is cancelled, the child killed and reaped.
+    }
+}
+
+/// What this client tells servers about itself.
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")),
+    )
+}

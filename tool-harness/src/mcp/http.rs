@@ -1,0 +1,309 @@
+//! [`McpHttpServer`]: an [`McpServer`] over streamable HTTP, mounted on axum.
+//!
+//! Bound to 127.0.0.1 by default. Every request's `Host` must name this machine (or a host
+//! added with [`McpHttpOptions::allow_host`]) and a browser's `Origin` must be a local one
+//! (or one added with [`McpHttpOptions::allow_origin`]), which defeats DNS rebinding; with a
+//! bearer token set, a request without it gets `401` before its body is read.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::error::McpError;
+use super::json_limits::DEFAULT_MAX_MESSAGE_BYTES;
+use super::server::McpServer;
+
+/// Where and how an [`McpHttpServer`] listens.
+///
+/// ```
+/// use toolsmith_harness::mcp::McpHttpOptions;
+///
+/// let options = McpHttpOptions::default()
+///     .with_addr("127.0.0.1:8080".parse().unwrap())
+///     .with_bearer_token("s3cret")
+///     .allow_host("tools.example");
+/// assert_eq!(options.addr().port(), 8080);
+/// assert_eq!(options.path(), "/mcp");
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpHttpOptions {
+    addr: SocketAddr,
+    path: String,
+    bearer_token: Option<String>,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    max_body_bytes: usize,
+}
+
+impl Default for McpHttpOptions {
+    /// 127.0.0.1 on a port the system picks, at `/mcp`, no token.
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            path: "/mcp".to_owned(),
+            bearer_token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+impl McpHttpOptions {
+    /// Listens on `addr` (port 0: any free port).
+    #[must_use]
+    pub fn with_addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+
+    /// Serves MCP at `path` (default `/mcp`).
+    #[must_use]
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every request.
+    #[must_use]
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Also accepts requests whose `Host` is `host` (a name, or `name:port`).
+    #[must_use]
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// Also accepts browser requests whose `Origin` is `origin` (`https://app.example:443`,
+    /// `http://host:*`).
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// The largest request body accepted (413 beyond).
+    #[must_use]
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes.max(1);
+        self
+    }
+
+    /// The address to listen on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The path MCP is served at.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// rmcp's configuration for these options, once bound to `bound`.
+    fn service_config(
+        &self,
+        bound: SocketAddr,
+        shutdown: CancellationToken,
+    ) -> StreamableHttpServerConfig {
+        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        if !bound.ip().is_unspecified() && !bound.ip().is_loopback() {
+            hosts.push(bound.ip().to_string());
+        }
+        hosts.extend(self.allowed_hosts.iter().cloned());
+        let mut origins: Vec<String> = vec![
+            "http://localhost:*".into(),
+            "http://127.0.0.1:*".into(),
+            "http://[::1]:*".into(),
+        ];
+        origins.extend(self.allowed_origins.iter().cloned());
+        StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(self.max_body_bytes)
+            .with_cancellation_token(shutdown)
+    }
+}
+
+/// An [`McpServer`] listening for streamable HTTP.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use toolsmith_core::ToolCallManager;
+/// use toolsmith_harness::mcp::{McpHttpOptions, McpHttpServer, McpServer};
+///
+/// # async fn run() -> Result<(), toolsmith_harness::mcp::McpError> {
+/// let server = McpServer::new(Arc::new(ToolCallManager::new("web")));
+/// let http = McpHttpServer::start(server, McpHttpOptions::default()).await?;
+/// println!("MCP at {}", http.url());
+/// http.shutdown().await
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct McpHttpServer {
+    local_addr: SocketAddr,
+    path: String,
+    shutdown: CancellationToken,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl McpHttpServer {
+    /// Binds `options.addr()` and serves `server` there (one [`McpServer::for_connection`]
+    /// per MCP session), in a task of the current runtime.
+    pub async fn start(server: McpServer, options: McpHttpOptions) -> Result<Self, McpError> {
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .map_err(|e| McpError::io(format!("binding {}", options.addr), e))?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|e| McpError::io("reading the bound address", e))?;
+        if !local_addr.ip().is_loopback() && options.bearer_token.is_none() {
+            tracing::warn!(
+                %local_addr,
+                "serving MCP beyond this machine without a bearer token: anyone who can reach \
+                 the port can call the tools"
+            );
+        }
+        let shutdown = CancellationToken::new();
+        let app = router(server, &options, local_addr, shutdown.clone());
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await
+        });
+        Ok(Self {
+            local_addr,
+            path: options.path,
+            shutdown,
+            task,
+        })
+    }
+
+    /// The address listened on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The URL clients connect to, e.g. `http://127.0.0.1:8080/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.local_addr, self.path)
+    }
+
+    /// Stops accepting, ends the sessions, and waits for the server task.
+    pub async fn shutdown(self) -> Result<(), McpError> {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+
+    /// Runs until the server stops (after [`shutdown`](Self::shutdown) from a clone of its
+    /// token, or an error).
+    pub async fn wait(self) -> Result<(), McpError> {
+        match self.task.await {
+            Ok(result) => {
+                result.map_err(|e| McpError::io(format!("serving MCP on {}", self.local_addr), e))
+            }
+            Err(join) => Err(McpError::io(
+                format!("serving MCP on {}", self.local_addr),
+                std::io::Error::other(join),
+            )),
+        }
+    }
+
+    /// The token that stops the server when cancelled.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+}
+
+/// The axum router serving `server` at `options.path()`, for mounting in an application of
+/// your own; `bound` is the address it is reached at (its host is accepted in `Host`).
+pub fn router(
+    server: McpServer,
+    options: &McpHttpOptions,
+    bound: SocketAddr,
+    shutdown: CancellationToken,
+) -> Router {
+    let config = options.service_config(bound, shutdown);
+    let service = StreamableHttpService::new(
+        move || Ok(server.for_connection()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let app = Router::new().route_service(&options.path, service);
+    match &options.bearer_token {
+        Some(token) => app.layer(axum::middleware::from_fn_with_state(
+            Arc::<str>::from(token.as_str()),
+            require_bearer,
+        )),
+        None => app,
+    }
+}
+
+/// Refuses a request without the bearer token (compared in constant time).
+async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
+        return next.run(request).await;
+    }
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: this MCP server needs `Authorization: Bearer <token>`",
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Whether two byte strings are equal, in time that depends only on their lengths.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_exactly() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+
+    #[test]
+    fn paths_get_their_slash() {
+        assert_eq!(
+            McpHttpOptions::default().with_path("tools").path(),
+            "/tools"
+        );
+    }
+}

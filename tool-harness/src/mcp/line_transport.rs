@@ -1,0 +1,340 @@
+//! [`LineTransport`]: JSON-RPC messages one a line over any byte stream (stdio, a child's
+//! pipes, an in-memory duplex), read within [`JsonLimits`].
+//!
+//! Unlike a transport that drops what it cannot read, a server-side `LineTransport` answers
+//! it, as JSON-RPC asks, and keeps serving: a line that is not JSON gets `-32700` (parse
+//! error), one too large or too deep gets `-32600` or `-32700` naming the limit, and JSON that
+//! is not a message gets `-32600` (invalid request) with the request's id when it has one.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+use super::json_limits::JsonLimits;
+
+/// JSON-RPC error codes this transport answers with.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+
+/// Newline-delimited JSON-RPC over a reader and a writer.
+///
+/// ```
+/// use toolsmith_harness::mcp::rmcp::RoleServer;
+/// use toolsmith_harness::mcp::{JsonLimits, LineTransport};
+///
+/// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+/// let (read, write) = tokio::io::split(server_end);
+/// let transport: LineTransport<RoleServer, _, _> =
+///     LineTransport::new(read, write).with_limits(JsonLimits::default().with_max_bytes(1 << 20));
+/// # drop((transport, client_end));
+/// ```
+pub struct LineTransport<Role, R, W> {
+    reader: BufReader<R>,
+    writer: Arc<Mutex<Option<W>>>,
+    /// The line read so far (kept across cancelled reads).
+    line: Vec<u8>,
+    /// Dropping the rest of a line that went over the limit.
+    discarding: bool,
+    limits: JsonLimits,
+    _role: PhantomData<fn() -> Role>,
+}
+
+impl<Role, R, W> std::fmt::Debug for LineTransport<Role, R, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineTransport")
+            .field("limits", &self.limits)
+            .field("buffered", &self.line.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one bounded read of a line gave.
+enum LineRead {
+    Line,
+    Oversized,
+    Eof,
+}
+
+impl<Role: ServiceRole, R, W> LineTransport<Role, R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+    Role: 'static,
+{
+    /// A transport reading `read` and writing `write`, within the default [`JsonLimits`].
+    pub fn new(read: R, write: W) -> Self {
+        Self {
+            reader: BufReader::new(read),
+            writer: Arc::new(Mutex::new(Some(write))),
+            line: Vec::new(),
+            discarding: false,
+            limits: JsonLimits::default(),
+            _role: PhantomData,
+        }
+    }
+
+    /// The same transport within `limits`.
+    #[must_use]
+    pub fn with_limits(mut self, limits: JsonLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Reads one line into `self.line` without letting it grow past the limit. Cancel-safe:
+    /// what was read stays in `self.line` (or `self.discarding`) for the next call.
+    async fn read_line(&mut self) -> std::io::Result<LineRead> {
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(LineRead::Eof);
+            }
+            let newline = memchr::memchr(b'\n', available);
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let outcome = if self.discarding {
+                if newline.is_some() {
+                    self.discarding = false;
+                }
+                None
+            } else if self.line.len() + take > self.limits.max_bytes.saturating_add(1) {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                Some(LineRead::Oversized)
+            } else {
+                self.line.extend_from_slice(&available[..take]);
+                newline.map(|_| LineRead::Line)
+            };
+            self.reader.consume(take);
+            if let Some(outcome) = outcome {
+                return Ok(outcome);
+            }
+        }
+    }
+
+    /// Writes one line (a message) and flushes it.
+    async fn write_line(writer: &Mutex<Option<W>>, mut bytes: Vec<u8>) -> std::io::Result<()> {
+        bytes.push(b'\n');
+        let mut writer = writer.lock().await;
+        let Some(writer) = writer.as_mut() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "the transport is closed",
+            ));
+        };
+        writer.write_all(&bytes).await?;
+        writer.flush().await
+    }
+
+    /// Answers an unreadable message (only a server answers; a client logs it). The answer
+    /// is written by a task of its own: `receive` is polled in a `select!` and may be dropped
+    /// at any await, which must not lose the answer or cut it in half.
+    fn answer(&self, id: Value, code: i64, message: String) {
+        tracing::debug!(code, %message, "unreadable JSON-RPC message");
+        if Role::IS_CLIENT {
+            return;
+        }
+        let reply = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": code, "message": message},
+        });
+        let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+        let writer = Arc::clone(&self.writer);
+        let write = async move {
+            if let Err(error) = Self::write_line(&writer, bytes).await {
+                tracing::debug!(%error, "could not answer an unreadable message");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(write)),
+            Err(_) => tracing::debug!("no runtime to answer an unreadable message on"),
+        }
+    }
+}
+
+/// What one line holds.
+enum Parsed<T> {
+    Message(T),
+    /// Blank, or an unreadable notification (which JSON-RPC never answers).
+    Skip,
+    /// Unreadable: answer with this error.
+    Answer {
+        id: Value,
+        code: i64,
+        message: String,
+    },
+}
+
+/// Reads one line as a message within `limits`, or says how to answer it.
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8], limits: &JsonLimits) -> Parsed<T> {
+    use serde_json::error::Category;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Parsed::Skip;
+    }
+    if let Err(too_deep) = limits.check_depth(body) {
+        return Parsed::Answer {
+            id: Value::Null,
+            code: PARSE_ERROR,
+            message: format!("Parse error: {too_deep}"),
+        };
+    }
+    let error = match serde_json::from_slice::<T>(body) {
+        Ok(message) => return Parsed::Message(message),
+        Err(error) => error,
+    };
+    match error.classify() {
+        Category::Syntax | Category::Eof | Category::Io => Parsed::Answer {
+            id: Value::Null,
+            code: PARSE_ERROR,
+            message: format!("Parse error: {error}"),
+        },
+        Category::Data => {
+            let value: Option<Value> = serde_json::from_slice(body).ok();
+            let is_notification = value
+                .as_ref()
+                .is_some_and(|v| v.get("method").is_some() && v.get("id").is_none());
+            if is_notification {
+                return Parsed::Skip;
+            }
+            let problem = value
+                .as_ref()
+                .and_then(envelope_problem)
+                .unwrap_or_else(|| error.to_string());
+            Parsed::Answer {
+                id: request_id(value.as_ref()).unwrap_or(Value::Null),
+                code: INVALID_REQUEST,
+                message: format!("Invalid Request: {problem}"),
+            }
+        }
+    }
+}
+
+/// What is wrong with a JSON-RPC message's envelope, field by field, if anything.
+fn envelope_problem(message: &Value) -> Option<String> {
+    let kind = |value: &Value| match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(_) => "a boolean".to_owned(),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    };
+    let Some(object) = message.as_object() else {
+        return Some(format!(
+            "a message must be an object, not {}",
+            kind(message)
+        ));
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(version)) if version == "2.0" => {}
+        Some(other) => return Some(format!("`jsonrpc` must be \"2.0\", not {}", kind(other))),
+        None => return Some("`jsonrpc` is missing (it must be \"2.0\")".to_owned()),
+    }
+    if let Some(id) = object.get("id")
+        && !(id.is_string() || id.is_i64() || id.is_u64())
+    {
+        return Some(format!(
+            "`id` must be a string or an integer, not {}",
+            kind(id)
+        ));
+    }
+    if let Some(method) = object.get("method")
+        && !method.is_string()
+    {
+        return Some(format!("`method` must be a string, not {}", kind(method)));
+    }
+    if let Some(params) = object.get("params") {
+        if !params.is_object() {
+            return Some(format!("`params` must be an object, not {}", kind(params)));
+        }
+        if let Some(meta) = params.get("_meta")
+            && !meta.is_object()
+        {
+            return Some(format!(
+                "`params._meta` must be an object, not {}",
+                kind(meta)
+            ));
+        }
+    }
+    None
+}
+
+/// The line without its `\r\n` / `\n` and a leading UTF-8 byte order mark.
+fn trimmed(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+}
+
+/// The `id` of a message that could not be read as any known message, when it has a valid
+/// one (a string or an integer).
+fn request_id(message: Option<&Value>) -> Option<Value> {
+    let id = message?.get("id")?;
+    (id.is_string() || id.is_i64() || id.is_u64()).then(|| id.clone())
+}
+
+impl<Role, R, W> Transport<Role> for LineTransport<Role, R, W>
+where
+    Role: ServiceRole,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    RxJsonRpcMessage<Role>: serde::de::DeserializeOwned,
+    TxJsonRpcMessage<Role>: serde::Serialize,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<Role>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = Arc::clone(&self.writer);
+        let bytes = serde_json::to_vec(&item);
+        async move {
+            let bytes = bytes.map_err(std::io::Error::other)?;
+            Self::write_line(&writer, bytes).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
+        loop {
+            match self.read_line().await {
+                Ok(LineRead::Line) => {}
+                Ok(LineRead::Oversized) => {
+                    let message = format!(
+                        "Invalid Request: the message is larger than the limit of {} bytes",
+                        self.limits.max_bytes
+                    );
+                    self.answer(Value::Null, INVALID_REQUEST, message);
+                    continue;
+                }
+                Ok(LineRead::Eof) => return None,
+                Err(error) => {
+                    tracing::debug!(%error, "reading the transport failed");
+                    return None;
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            let parsed = parse::<RxJsonRpcMessage<Role>>(trimmed(&line), &self.limits);
+            // Keep the buffer's capacity for the next line.
+            self.line = line;
+            self.line.clear();
+            match parsed {
+                Parsed::Message(message) => return Some(message),
+                Parsed::Skip => {}
+                Parsed::Answer { id, code, message } => self.answer(id, code, message),
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let writer = self.writer.lock().await.take();
+        if let Some(mut writer) = writer {
+            writer.shutdown().await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,48 @@
+//! MCP both ways, over rmcp (the official Rust SDK): serve any [`ToolCallManager`]'s tools to
+//! MCP clients, and use an MCP server's tools as [`ToolImpl`]s.
+//!
+//! Serving: [`McpServer`] implements rmcp's `ServerHandler` by hand over the manager (no
+//! tool is declared twice); [`serve_stdio`] serves it on stdio, [`McpHttpServer`] over
+//! streamable HTTP.
+//!
+//! Consuming: [`McpClient::connect`] reaches a server in a child process or over streamable
+//! HTTP; [`McpClient::tools`] gives one [`McpToolBridge`] per remote tool, which goes into a
+//! `ToolShed` or a `ToolCallManager` like any tool. [`McpNames`] keeps their names
+//! provider-safe and distinct.
+//!
+//! [`ToolCallManager`]: toolsmith_core::ToolCallManager
+//! [`ToolImpl`]: toolsmith_core::ToolImpl
+
+mod bridge;
+mod call_result;
+mod child;
+mod client;
+mod error;
+mod http;
+mod json_limits;
+mod line_transport;
+mod names;
+mod pagination;
+mod progress;
+mod server;
+mod stdio;
+mod tool_mapping;
+
+pub use bridge::McpToolBridge;
+pub use child::McpCommand;
+pub use client::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpClient, McpClientOptions, McpTransport,
+};
+pub use error::McpError;
+pub use http::{McpHttpOptions, McpHttpServer, router};
+pub use json_limits::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, JsonLimits};
+pub use line_transport::LineTransport;
+pub use names::{MAX_MCP_NAME_LEN, McpNames, provider_name};
+pub use pagination::DEFAULT_PAGE_SIZE;
+pub use server::{McpServer, McpServerOptions};
+pub use stdio::{serve_io, serve_stdio, serve_until_closed};
+pub use tool_mapping::{STATELESS_REVISION, WRAPPED_RESULT_KEY};
+
+/// rmcp, the MCP SDK these types are built on, for what they do not wrap (its client
+/// service, its model types).
+pub use rmcp;

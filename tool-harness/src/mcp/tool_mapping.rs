@@ -1,0 +1,310 @@
+//! Tools across the boundary: a Toolsmith [`Tool`] as an MCP tool (name, title, description,
+//! `inputSchema`, `outputSchema`, annotations), and an MCP tool as a [`ToolDefinition`].
+
+use std::sync::Arc;
+
+use rmcp::model as mcp;
+use serde_json::{Map, Value, json};
+use toolsmith_core::{Args, Tool, ToolAnnotations, ToolDefinition};
+
+/// The property a result that is not a JSON object is wrapped in, for protocol revisions
+/// before 2026-07-28 (whose `outputSchema` and `structuredContent` must be objects).
+pub const WRAPPED_RESULT_KEY: &str = "result";
+
+/// The first protocol revision that accepts results other than objects as structured
+/// content, and that serves every client the same tool list.
+pub const STATELESS_REVISION: &str = "2026-07-28";
+
+/// Whether a negotiated protocol revision is 2026-07-28 or newer (revisions are ISO dates, so
+/// they compare as text). Unknown (`None`) counts as older.
+pub(crate) fn is_stateless_revision(version: Option<&mcp::ProtocolVersion>) -> bool {
+    version.is_some_and(|v| v.as_str() >= STATELESS_REVISION)
+}
+
+/// A tool's output schema as served: the schema, and whether results are wrapped in
+/// `{"result": …}` to make it an object.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OutputSchema {
+    pub(crate) schema: Map<String, Value>,
+    pub(crate) wrapped: bool,
+}
+
+impl OutputSchema {
+    /// A structured result as served under this schema.
+    pub(crate) fn structured(&self, value: Value) -> Value {
+        if self.wrapped {
+            json!({ WRAPPED_RESULT_KEY: value })
+        } else {
+            value
+        }
+    }
+}
+
+/// The result schema of `tool` (a command group's, when every command declares one: any of
+/// them), wrapped in an object when it is not one and `objects_only` (revisions before
+/// 2026-07-28).
+pub(crate) fn output_schema(tool: &Tool, objects_only: bool) -> Option<OutputSchema> {
+    let schemas: Vec<&Value> = tool
+        .commands()
+        .iter()
+        .filter_map(|command| command.returns.as_ref().map(Args::schema))
+        .collect();
+    if schemas.is_empty() || schemas.len() < tool.commands().len() {
+        return None;
+    }
+    let schema = match schemas.as_slice() {
+        [one] => (*one).clone(),
+        many => json!({ "anyOf": many }),
+    };
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    if is_object || !objects_only {
+        return match schema {
+            Value::Object(map) => Some(OutputSchema {
+                schema: map,
+                wrapped: false,
+            }),
+            // `true` or `false` as a schema: nothing to tell a client.
+            _ => None,
+        };
+    }
+    Some(OutputSchema {
+        schema: wrap_schema(schema),
+        wrapped: true,
+    })
+}
+
+/// `{"type": "object", "properties": {"result": schema}, "required": ["result"]}`, with the
+/// schema's `$defs` / `definitions` moved to the new root so its `$ref`s still resolve.
+fn wrap_schema(mut schema: Value) -> Map<String, Value> {
+    let mut root = Map::new();
+    if let Value::Object(inner) = &mut schema {
+        for key in ["$schema", "$defs", "definitions"] {
+            if let Some(value) = inner.remove(key) {
+                root.insert(key.to_owned(), value);
+            }
+        }
+    }
+    root.insert("type".to_owned(), json!("object"));
+    root.insert(
+        "properties".to_owned(),
+        json!({ WRAPPED_RESULT_KEY: schema }),
+    );
+    root.insert("required".to_owned(), json!([WRAPPED_RESULT_KEY]));
+    root.insert("additionalProperties".to_owned(), json!(false));
+    root
+}
+
+/// The annotations of a tool as one set: a single command's own; for a command group, what
+/// holds for every command (read-only, idempotent only if all are; destructive, open-world if
+/// any is).
+pub(crate) fn tool_annotations(tool: &Tool) -> ToolAnnotations {
+    let commands = tool.commands();
+    if let [one] = commands {
+        return one.annotations;
+    }
+    let all = |hint: fn(&ToolAnnotations) -> Option<bool>| {
+        let hints: Vec<Option<bool>> = commands.iter().map(|c| hint(&c.annotations)).collect();
+        if hints.iter().all(|h| *h == Some(true)) {
+            Some(true)
+        } else if hints.contains(&Some(false)) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let any = |hint: fn(&ToolAnnotations) -> Option<bool>| {
+        let hints: Vec<Option<bool>> = commands.iter().map(|c| hint(&c.annotations)).collect();
+        if hints.contains(&Some(true)) {
+            Some(true)
+        } else if hints.iter().all(|h| *h == Some(false)) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    ToolAnnotations {
+        read_only: all(|a| a.read_only),
+        destructive: any(|a| a.destructive),
+        idempotent: all(|a| a.idempotent),
+        open_world: any(|a| a.open_world),
+    }
+}
+
+/// A human title from a tool name: `search_file` → "Search file".
+pub(crate) fn title_of(name: &str) -> String {
+    let spaced: String = name
+        .chars()
+        .map(|c| if c == '_' || c == '-' { ' ' } else { c })
+        .collect();
+    let mut chars = spaced.trim().chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// `tool` as an MCP tool. `objects_only`: the client negotiated a revision before 2026-07-28,
+/// whose output schemas must be objects.
+pub(crate) fn mcp_tool(tool: &Tool, objects_only: bool) -> mcp::Tool {
+    let spec = tool.function_spec();
+    let input = match spec.parameters {
+        Value::Object(map) => map,
+        // Registration guarantees an object root; keep the wire valid regardless.
+        _ => Map::from_iter([("type".to_owned(), json!("object"))]),
+    };
+    let mut out = mcp::Tool::new(spec.name.clone(), spec.description, Arc::new(input))
+        .with_title(title_of(&spec.name));
+    if let Some(output) = output_schema(tool, objects_only) {
+        out = out.with_raw_output_schema(Arc::new(output.schema));
+    }
+    let annotations = tool_annotations(tool);
+    if !annotations.is_empty() {
+        out = out.with_annotations(mcp::ToolAnnotations::from_raw(
+            None,
+            annotations.read_only,
+            annotations.destructive,
+            annotations.idempotent,
+            annotations.open_world,
+        ));
+    }
+    out
+}
+
+/// An MCP tool as a Toolsmith definition named `local_name`, in `category`: the server's
+/// description (or its title, or its name), input and output schemas, and annotation hints.
+pub(crate) fn definition_from_mcp(
+    local_name: &str,
+    tool: &mcp::Tool,
+    category: &str,
+) -> ToolDefinition {
+    let description = tool
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+        .map(str::to_owned)
+        .or_else(|| tool.title.clone())
+        .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
+        .unwrap_or_else(|| format!("The MCP tool '{}'.", tool.name));
+    let mut definition = ToolDefinition::new(
+        local_name,
+        description,
+        Args::new(Value::Object(tool.input_schema.as_ref().clone())),
+    )
+    .with_category(category);
+    if let Some(output) = &tool.output_schema {
+        definition = definition.with_returns(Args::new(Value::Object(output.as_ref().clone())));
+    }
+    if let Some(hints) = &tool.annotations {
+        definition = definition.with_annotations(ToolAnnotations {
+            read_only: hints.read_only_hint,
+            destructive: hints.destructive_hint,
+            idempotent: hints.idempotent_hint,
+            open_world: hints.open_world_hint,
+        });
+    }
+    definition
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolsmith_core::scheme;
+
+    fn def(name: &str) -> ToolDefinition {
+        ToolDefinition::new(
+            name,
+            "Do it.",
+            Args::new(scheme::object().required("x", scheme::integer()).build()),
+        )
+    }
+
+    #[test]
+    fn non_object_results_are_wrapped_for_older_revisions() {
+        let tool = Tool::SingleCommand(def("count").with_returns(Args::new(json!({
+            "$defs": {"N": {"type": "integer"}},
+            "$ref": "#/$defs/N"
+        }))));
+        let old = output_schema(&tool, true).unwrap();
+        assert!(old.wrapped);
+        assert_eq!(
+            Value::Object(old.schema.clone()),
+            json!({
+                "$defs": {"N": {"type": "integer"}},
+                "type": "object",
+                "properties": {"result": {"$ref": "#/$defs/N"}},
+                "required": ["result"],
+                "additionalProperties": false
+            })
+        );
+        assert_eq!(old.structured(json!(3)), json!({"result": 3}));
+        let new = output_schema(&tool, false).unwrap();
+        assert!(!new.wrapped);
+        assert_eq!(new.structured(json!(3)), json!(3));
+    }
+
+    #[test]
+    fn object_results_are_never_wrapped() {
+        let returns = Args::new(scheme::object().required("n", scheme::integer()).build());
+        let tool = Tool::SingleCommand(def("count").with_returns(returns.clone()));
+        let old = output_schema(&tool, true).unwrap();
+        assert!(!old.wrapped);
+        assert_eq!(&Value::Object(old.schema), returns.schema());
+        assert!(output_schema(&Tool::SingleCommand(def("x")), true).is_none());
+    }
+
+    #[test]
+    fn groups_combine_their_hints() {
+        let group = Tool::MultiCommands(
+            "memory".into(),
+            vec![
+                def("add").with_annotations(ToolAnnotations {
+                    read_only: Some(false),
+                    destructive: Some(false),
+                    ..Default::default()
+                }),
+                def("remove").with_annotations(ToolAnnotations {
+                    read_only: Some(false),
+                    destructive: Some(true),
+                    ..Default::default()
+                }),
+            ],
+        );
+        let hints = tool_annotations(&group);
+        assert_eq!(hints.read_only, Some(false));
+        assert_eq!(hints.destructive, Some(true));
+        assert_eq!(hints.idempotent, None);
+        let served = mcp_tool(&group, true);
+        assert_eq!(served.input_schema["required"], json!(["command"]));
+        assert_eq!(served.title.as_deref(), Some("Memory"));
+    }
+
+    #[test]
+    fn titles_read_as_words() {
+        assert_eq!(title_of("search_file"), "Search file");
+        assert_eq!(title_of("get-weather"), "Get weather");
+        assert_eq!(title_of("_"), "");
+    }
+
+    #[test]
+    fn mcp_tools_become_definitions() {
+        let remote = mcp::Tool::new(
+            "fs.read",
+            "Read a file.",
+            Arc::new(
+                json!({"type": "object", "properties": {"path": {"type": "string"}}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .with_annotations(mcp::ToolAnnotations::new().read_only(true));
+        let local = definition_from_mcp("fs_read", &remote, "mcp");
+        assert_eq!(local.name, "fs_read");
+        assert_eq!(local.description, "Read a file.");
+        assert_eq!(local.annotations.read_only, Some(true));
+        assert_eq!(
+            local.arguments.schema()["properties"]["path"]["type"],
+            "string"
+        );
+    }
+}

@@ -1,0 +1,358 @@
+//! Bad input on the line transport: garbage, oversized and deeply nested messages, and a
+//! wrong type in every field of `tools/call`, each answered with an error while the server
+//! keeps serving. Nothing panics and nothing hangs.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use toolsmith_harness::mcp::{JsonLimits, McpServer, McpServerOptions, serve_until_closed};
+
+use super::demo_manager;
+
+/// A client that writes raw lines and reads raw answers.
+struct Raw {
+    read: BufReader<ReadHalf<DuplexStream>>,
+    write: WriteHalf<DuplexStream>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+/// A writer that is not ready on the first poll of each write and flush, as a pipe to a busy
+/// reader is not: every write the server makes suspends once.
+struct Yielding<W> {
+    inner: W,
+    ready: bool,
+}
+
+impl<W> Yielding<W> {
+    fn poll_turn(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        if self.ready {
+            self.ready = false;
+            return true;
+        }
+        self.ready = true;
+        cx.waker().wake_by_ref();
+        false
+    }
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Yielding<W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if !self.poll_turn(cx) {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if !self.poll_turn(cx) {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+impl Raw {
+    async fn start(limits: JsonLimits) -> Self {
+        Self::start_with(limits, false).await
+    }
+
+    /// With `slow_writes`, every write of the server suspends once.
+    async fn start_with(limits: JsonLimits, slow_writes: bool) -> Self {
+        let (manager, _) = demo_manager();
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        let server = tokio::spawn(async move {
+            let (read, write) = tokio::io::split(server_end);
+            let server = McpServer::with_options(manager, McpServerOptions::default());
+            if slow_writes {
+                let write = Yielding {
+                    inner: write,
+                    ready: false,
+                };
+                serve_until_closed(server, read, write, limits)
+                    .await
+                    .unwrap();
+            } else {
+                serve_until_closed(server, read, write, limits)
+                    .await
+                    .unwrap();
+            }
+        });
+        let (read, write) = tokio::io::split(client_end);
+        let mut raw = Self {
+            read: BufReader::new(read),
+            write,
+            server,
+        };
+        let init = raw
+            .ask(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}}),
+            )
+            .await;
+        assert!(init.get("result").is_some(), "{init}");
+        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+            .await;
+        raw
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    async fn next(&mut self) -> Value {
+        let mut line = String::new();
+        tokio::time::timeout(Duration::from_secs(5), self.read.read_line(&mut line))
+            .await
+            .expect("an answer within five seconds")
+            .unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    async fn ask(&mut self, message: Value) -> Value {
+        self.send(&message.to_string()).await;
+        self.next().await
+    }
+
+    /// The server still answers a normal request.
+    async fn still_serving(&mut self) {
+        let answer = self
+            .ask(
+                json!({"jsonrpc": "2.0", "id": "alive", "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "still here"}}}),
+            )
+            .await;
+        assert_eq!(answer["id"], "alive", "{answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "still here",
+            "{answer}"
+        );
+    }
+}
+
+fn error_of(answer: &Value) -> (i64, String) {
+    let error = answer
+        .get("error")
+        .unwrap_or_else(|| panic!("not an error: {answer}"));
+    (
+        error["code"].as_i64().unwrap(),
+        error["message"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn garbage_gets_a_parse_error_and_the_server_keeps_serving() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    for garbage in [
+        "this is not json",
+        "{\"jsonrpc\": ",
+        "[1, 2",
+        "\u{0}\u{1}",
+        "}",
+    ] {
+        raw.send(garbage).await;
+        let answer = raw.next().await;
+        assert_eq!(answer["id"], Value::Null, "{answer}");
+        let (code, message) = error_of(&answer);
+        assert_eq!(code, -32700, "{garbage}: {message}");
+        assert!(message.starts_with("Parse error"), "{message}");
+        raw.still_serving().await;
+    }
+    raw.write.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), raw.server)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn oversized_and_deep_messages_are_refused_with_the_limit_named() {
+    let limits = JsonLimits::default()
+        .with_max_bytes(4096)
+        .with_max_depth(32);
+    let mut raw = Raw::start(limits).await;
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x".repeat(10_000)}}});
+    raw.send(&big.to_string()).await;
+    let (code, message) = error_of(&raw.next().await);
+    assert_eq!(code, -32600);
+    assert!(
+        message.contains("larger than the limit of 4096 bytes"),
+        "{message}"
+    );
+    raw.still_serving().await;
+
+    let deep = format!("{}{}", "[".repeat(2_000), "]".repeat(2_000));
+    raw.send(&deep).await;
+    let (code, message) = error_of(&raw.next().await);
+    assert_eq!(code, -32700);
+    assert!(message.contains("deeper than 32 levels"), "{message}");
+    raw.still_serving().await;
+
+    // Deep but within the byte limit, inside the arguments of a call.
+    let nested = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{nested}}}}}}}"#
+    );
+    raw.send(&line).await;
+    let (code, _) = error_of(&raw.next().await);
+    assert_eq!(code, -32700);
+    raw.still_serving().await;
+}
+
+#[tokio::test]
+async fn a_wrong_type_in_any_field_of_tools_call_is_an_error() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    let call = |patch: &dyn Fn(&mut Value)| {
+        let mut message = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x"}}});
+        patch(&mut message);
+        message
+    };
+    let cases: Vec<(&str, Value)> = vec![
+        ("jsonrpc: 1", call(&|m| m["jsonrpc"] = json!(1))),
+        ("jsonrpc: \"1.0\"", call(&|m| m["jsonrpc"] = json!("1.0"))),
+        ("id: {}", call(&|m| m["id"] = json!({}))),
+        ("id: [1]", call(&|m| m["id"] = json!([1]))),
+        ("id: true", call(&|m| m["id"] = json!(true))),
+        ("id: 1.5", call(&|m| m["id"] = json!(1.5))),
+        ("method: 5", call(&|m| m["method"] = json!(5))),
+        ("method: null", call(&|m| m["method"] = Value::Null)),
+        ("params: \"x\"", call(&|m| m["params"] = json!("x"))),
+        ("params: []", call(&|m| m["params"] = json!([]))),
+        ("params: null", call(&|m| m["params"] = Value::Null)),
+        (
+            "params missing",
+            call(&|m| {
+                m.as_object_mut().unwrap().remove("params");
+            }),
+        ),
+        ("name: 5", call(&|m| m["params"]["name"] = json!(5))),
+        ("name: null", call(&|m| m["params"]["name"] = Value::Null)),
+        ("name: []", call(&|m| m["params"]["name"] = json!([]))),
+        (
+            "name missing",
+            call(&|m| {
+                m["params"].as_object_mut().unwrap().remove("name");
+            }),
+        ),
+        (
+            "arguments: \"x\"",
+            call(&|m| m["params"]["arguments"] = json!("x")),
+        ),
+        (
+            "arguments: [1]",
+            call(&|m| m["params"]["arguments"] = json!([1])),
+        ),
+        (
+            "arguments: 5",
+            call(&|m| m["params"]["arguments"] = json!(5)),
+        ),
+        ("_meta: 5", call(&|m| m["params"]["_meta"] = json!(5))),
+        (
+            "_meta.progressToken: {}",
+            call(&|m| m["params"]["_meta"] = json!({"progressToken": {}})),
+        ),
+        (
+            "text: 5",
+            call(&|m| m["params"]["arguments"]["text"] = json!(5)),
+        ),
+        (
+            "text: null",
+            call(&|m| m["params"]["arguments"]["text"] = Value::Null),
+        ),
+    ];
+    for (case, message) in cases {
+        let answer = raw.ask(message).await;
+        let failed = answer.get("error").is_some() || answer["result"]["isError"] == json!(true);
+        assert!(failed, "{case}: not refused: {answer}");
+        // The message names the field that is wrong.
+        let text = match answer.get("error") {
+            Some(error) => error["message"].as_str().unwrap_or_default().to_owned(),
+            None => answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        let field = case.split([':', ' ']).next().unwrap();
+        let field = field.rsplit('.').next().unwrap();
+        assert!(
+            text.contains(field),
+            "{case}: the message does not name `{field}`: {text}"
+        );
+        raw.still_serving().await;
+    }
+}
+
+#[tokio::test]
+async fn malformed_tools_call_parameters_are_invalid_params_naming_the_field() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    let answer = raw
+        .ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": 5, "arguments": {}}}))
+        .await;
+    assert_eq!(answer["id"], 3, "{answer}");
+    let (code, message) = error_of(&answer);
+    assert_eq!(code, -32602, "{message}");
+    assert!(message.contains("params.name"), "{message}");
+}
+
+#[tokio::test]
+async fn closing_the_input_ends_the_server_cleanly() {
+    let raw = Raw::start(JsonLimits::default()).await;
+    let Raw {
+        mut write,
+        server,
+        read,
+    } = raw;
+    write.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .unwrap()
+        .unwrap();
+    drop(read);
+}
+
+#[tokio::test]
+async fn garbage_amid_busy_output_is_answered_every_time() {
+    // The answers to unreadable lines must not be lost when the transport is busy writing
+    // other messages (here: a stream of progress notifications) while it reads.
+    let mut raw = Raw::start_with(JsonLimits::default(), true).await;
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": "busy", "method": "tools/call",
+            "params": {"name": "progress", "arguments": {"steps": 300},
+                "_meta": {"progressToken": "p"}}})
+        .to_string(),
+    )
+    .await;
+    for _ in 0..50 {
+        raw.send("not json").await;
+    }
+    let (mut parse_errors, mut done) = (0, false);
+    while parse_errors < 50 || !done {
+        let message = raw.next().await;
+        if message["error"]["code"] == -32700 {
+            parse_errors += 1;
+        } else if message["id"] == "busy" {
+            done = true;
+        }
+    }
+    raw.still_serving().await;
+}

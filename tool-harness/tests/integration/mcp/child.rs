@@ -1,0 +1,123 @@
+//! A server in a child process never outlives its client: a failed handshake, a connect
+//! timeout, or a command that does not exist leave no process, no zombie and no orphan.
+
+use std::path::Path;
+use std::time::Duration;
+
+use toolsmith_harness::mcp::{
+    McpClient, McpClientOptions, McpCommand, McpError, McpNames, McpTransport,
+};
+
+/// The state letter of a process (`R`, `S`, `Z`, …), or `None` once it is gone (reaped).
+fn state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The state follows the command name in parentheses.
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// The pids a test script wrote: its own (the group leader) and its background child's.
+fn pids(file: &Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// A shell that records its pid and a background `sleep`'s, then runs `then`.
+fn script(pid_file: &Path, then: &str) -> McpCommand {
+    McpCommand::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > '{file}'; sleep 300 < /dev/null > /dev/null & echo $! >> '{file}'; {then}",
+            file = pid_file.display()
+        ))
+        .quiet()
+}
+
+fn options() -> McpClientOptions {
+    McpClientOptions::default()
+        .with_names(McpNames::new())
+        .with_connect_timeout(Duration::from_millis(700))
+}
+
+/// The leader must be reaped (gone); the grandchild killed (gone, or a zombie left to init).
+async fn assert_nothing_left(pid_file: &Path) {
+    let pids = pids(pid_file);
+    assert_eq!(pids.len(), 2, "the script did not record its pids");
+    let (leader, grandchild) = (pids[0], pids[1]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let leader_gone = state(leader).is_none();
+        let grandchild_dead = matches!(state(grandchild), None | Some('Z'));
+        if leader_gone && grandchild_dead {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "left behind: leader {leader} in state {:?}, grandchild {grandchild} in state {:?}",
+            state(leader),
+            state(grandchild)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_ended_at_the_connect_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let command = script(&pid_file, "exec sleep 301");
+    let err = McpClient::connect_with(McpTransport::child(command), options())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Timeout { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("connecting to the MCP server `sh -c"),
+        "{err}"
+    );
+    assert_nothing_left(&pid_file).await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_during_the_handshake_is_reaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let command = script(&pid_file, "exit 3");
+    let err = McpClient::connect_with(McpTransport::child(command), options())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Handshake { .. }), "{err}");
+    assert_nothing_left(&pid_file).await;
+}
+
+#[tokio::test]
+async fn a_server_that_answers_garbage_is_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    // `cat` echoes the client's own request back: never a valid answer.
+    let command = script(&pid_file, "exec cat");
+    let err = McpClient::connect_with(McpTransport::child(command), options())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, McpError::Timeout { .. } | McpError::Handshake { .. }),
+        "{err}"
+    );
+    assert_nothing_left(&pid_file).await;
+}
+
+#[tokio::test]
+async fn a_missing_program_is_an_error_naming_it() {
+    let command = McpCommand::new("/nonexistent/mcp-server").arg("--stdio");
+    let err = McpClient::connect_with(McpTransport::child(command), options())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Io { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("starting the MCP server `/nonexistent/mcp-server --stdio`"),
+        "{err}"
+    );
+}

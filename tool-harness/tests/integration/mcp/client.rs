@@ -1,0 +1,264 @@
+//! Our client against our server over HTTP: the bridges carry the server's tools into a
+//! manager and a shed, errors and structured results come back, names stay distinct across
+//! servers, and cancellation and time limits reach the server.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::json;
+use toolsmith_core::shed::{ShedResult, ToolShed};
+use toolsmith_core::{
+    CancellationToken, SessionParts, ToolArguments, ToolCallContext, ToolCallManager,
+    ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind, ToolImpl,
+};
+use toolsmith_harness::mcp::{
+    McpClient, McpClientOptions, McpHttpOptions, McpHttpServer, McpNames, McpServer, McpTransport,
+};
+
+use super::{Probe, demo_manager};
+
+async fn serve() -> (McpHttpServer, Arc<Probe>) {
+    let (manager, probe) = demo_manager();
+    let server = McpHttpServer::start(McpServer::new(manager), McpHttpOptions::default())
+        .await
+        .unwrap();
+    (server, probe)
+}
+
+fn options(names: &McpNames) -> McpClientOptions {
+    McpClientOptions::default().with_names(names.clone())
+}
+
+fn request(name: &str, arguments: serde_json::Value) -> ToolCallRequest {
+    ToolCallRequest::new("c1", name, ToolArguments::try_from(arguments).unwrap())
+}
+
+#[tokio::test]
+async fn bridges_carry_the_servers_tools_into_a_manager_and_a_shed() {
+    let (server, probe) = serve().await;
+    let names = McpNames::new();
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options(&names))
+        .await
+        .unwrap();
+    assert_eq!(client.server_info().unwrap().name, "toolsmith");
+    let tools = client.tools();
+    assert_eq!(tools.len(), 6);
+    let add = tools.iter().find(|t| t.name() == "add").unwrap();
+    let Tool::SingleCommand(definition) = add.definition() else {
+        panic!()
+    };
+    assert_eq!(definition.description, "Add two non-negative integers.");
+    assert_eq!(definition.category, "mcp");
+    assert_eq!(definition.annotations.read_only, Some(true));
+    assert_eq!(
+        definition.arguments.schema()["properties"]["a"]["minimum"],
+        0
+    );
+    assert_eq!(
+        definition.returns.as_ref().unwrap().schema()["properties"]["result"]["type"],
+        "integer"
+    );
+
+    let manager = ToolCallManager::new("consumer");
+    for tool in &tools {
+        manager.register(Arc::new(tool.clone())).unwrap();
+    }
+    // Structured content is kept.
+    let sum = manager
+        .execute_one(&request("add", json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    assert_eq!(sum, ToolCallResult::json(json!({"result": 5})));
+    manager.check_result("add", &sum).unwrap();
+    let echoed = manager
+        .execute_one(&request("echo", json!({"text": "hi"})))
+        .await
+        .unwrap();
+    assert_eq!(echoed, ToolCallResult::text("hi"));
+    // isError is a tool error.
+    let failed = manager
+        .execute_one(&request("fail", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        failed,
+        ToolError::execution("fail", "it failed, as it always does")
+    );
+    // Invalid arguments are refused here, before the server is asked.
+    let invalid = manager
+        .execute_one(&request("add", json!({"a": -1, "b": 1})))
+        .await
+        .unwrap_err();
+    assert_eq!(invalid.kind(), ToolErrorKind::InvalidArguments);
+    assert_eq!(probe.add_runs.load(Ordering::SeqCst), 1);
+
+    // In a shed, `shed` finds them.
+    let session = ToolShed::new()
+        .tools(tools.into_iter().map(|t| Arc::new(t) as Arc<dyn ToolImpl>))
+        .build(SessionParts::in_memory("shed-session"))
+        .unwrap();
+    let found = session
+        .execute_one(&request(
+            "shed",
+            json!({"description": "average of numbers", "limit": 1}),
+        ))
+        .await
+        .unwrap();
+    let found: ShedResult = serde_json::from_str(&found.content.to_text()).unwrap();
+    assert_eq!(found.tools[0].name, "stats");
+    client.close().await;
+    server.shutdown().await.unwrap();
+}
+
+use toolsmith_core::Tool;
+
+#[tokio::test]
+async fn two_servers_with_the_same_tools_get_distinct_names() {
+    let (first, first_probe) = serve().await;
+    let (second, second_probe) = serve().await;
+    let names = McpNames::new();
+    let a = McpClient::connect_with(McpTransport::http(first.url()), options(&names))
+        .await
+        .unwrap();
+    let b = McpClient::connect_with(McpTransport::http(second.url()), options(&names))
+        .await
+        .unwrap();
+    let a_names: Vec<String> = a.tools().iter().map(|t| t.name().to_owned()).collect();
+    let b_names: Vec<String> = b.tools().iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(
+        a_names,
+        ["add", "stats", "echo", "fail", "slow", "progress"]
+    );
+    assert_eq!(
+        b_names,
+        [
+            "add_2",
+            "stats_2",
+            "echo_2",
+            "fail_2",
+            "slow_2",
+            "progress_2"
+        ]
+    );
+    // The original name is used on the wire.
+    assert!(b.tools().iter().all(|t| !t.original_name().ends_with("_2")));
+
+    let manager = ToolCallManager::new("both");
+    for tool in a.tools().into_iter().chain(b.tools()) {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    manager
+        .execute_one(&request("add_2", json!({"a": 1, "b": 1})))
+        .await
+        .unwrap();
+    assert_eq!(first_probe.add_runs.load(Ordering::SeqCst), 0);
+    assert_eq!(second_probe.add_runs.load(Ordering::SeqCst), 1);
+
+    // A prefix qualifies every name.
+    let c = McpClient::connect_with(
+        McpTransport::http(first.url()),
+        options(&names).with_prefix("calc"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.tools()[0].name(), "calc_add");
+    drop((a, b, c));
+    // Names are released with their client.
+    assert_eq!(names.original("add_2"), None);
+    first.shutdown().await.unwrap();
+    second.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn cancelling_a_bridged_call_cancels_it_on_the_server() {
+    let (server, probe) = serve().await;
+    let client =
+        McpClient::connect_with(McpTransport::http(server.url()), options(&McpNames::new()))
+            .await
+            .unwrap();
+    let manager = Arc::new(ToolCallManager::new("cancel"));
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    let token = CancellationToken::new();
+    let context = ToolCallContext::new("c1", "slow", token.clone());
+    let running = {
+        let manager = Arc::clone(&manager);
+        tokio::spawn(async move {
+            context
+                .scope(manager.execute_one(&request("slow", json!({}))))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    token.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.unwrap_err().kind(), ToolErrorKind::Cancelled);
+    wait_until(|| {
+        probe.slow_cancelled.load(Ordering::SeqCst) || probe.slow_dropped.load(Ordering::SeqCst)
+    })
+    .await;
+    client.close().await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_bridged_call_past_its_time_limit_times_out_and_is_cancelled_on_the_server() {
+    let (server, probe) = serve().await;
+    let client = McpClient::connect_with(
+        McpTransport::http(server.url()),
+        options(&McpNames::new()).with_call_timeout(Some(Duration::from_millis(300))),
+    )
+    .await
+    .unwrap();
+    let manager = ToolCallManager::new("timeout");
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    let err = manager
+        .execute_one(&request("slow", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::timeout("slow"));
+    wait_until(|| {
+        probe.slow_cancelled.load(Ordering::SeqCst) || probe.slow_dropped.load(Ordering::SeqCst)
+    })
+    .await;
+    client.close().await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_closed_client_leaves_its_bridges_answering_network_errors() {
+    let (server, _) = serve().await;
+    let client =
+        McpClient::connect_with(McpTransport::http(server.url()), options(&McpNames::new()))
+            .await
+            .unwrap();
+    let echo = client
+        .tools()
+        .into_iter()
+        .find(|t| t.name() == "echo")
+        .unwrap();
+    client.close().await;
+    let args = ToolArguments::try_from(json!({"text": "x"})).unwrap();
+    let err = echo.execute(args).await.unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Network, "{err}");
+    assert!(err.to_string().contains("is closed"), "{err}");
+    server.shutdown().await.unwrap();
+}
+
+async fn wait_until(done: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never saw the cancellation"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

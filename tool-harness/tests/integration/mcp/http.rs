@@ -1,0 +1,143 @@
+//! Our server over streamable HTTP on 127.0.0.1, under rmcp's client: calls, the bearer
+//! token, and the Host / Origin checks against DNS rebinding.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolsmith_harness::mcp::rmcp::model::{CallToolRequestParams, ClientConfig};
+use toolsmith_harness::mcp::rmcp::service::ServiceExt as _;
+use toolsmith_harness::mcp::rmcp::transport::StreamableHttpClientTransport;
+use toolsmith_harness::mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use toolsmith_harness::mcp::{McpHttpOptions, McpHttpServer, McpServer};
+
+use super::demo_manager;
+
+async fn start(options: McpHttpOptions) -> McpHttpServer {
+    let (manager, _) = demo_manager();
+    McpHttpServer::start(McpServer::new(manager), options)
+        .await
+        .unwrap()
+}
+
+/// rmcp's client connected over HTTP, sending `token` if given.
+async fn rmcp_client(
+    url: &str,
+    token: Option<&str>,
+) -> Result<
+    toolsmith_harness::mcp::rmcp::service::RunningService<
+        toolsmith_harness::mcp::rmcp::RoleClient,
+        ClientConfig,
+    >,
+    toolsmith_harness::mcp::rmcp::service::ClientInitializeError,
+> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    ClientConfig::default()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+}
+
+/// The status code of a raw `initialize` POST with these extra headers.
+async fn raw_status(server: &McpHttpServer, headers: &[(&str, String)]) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    let has_host = headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"));
+    if !has_host {
+        request.push_str(&format!("Host: {}\r\n", server.local_addr()));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = vec![0u8; 12];
+    tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut head))
+        .await
+        .unwrap()
+        .unwrap();
+    // "HTTP/1.1 200"
+    String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+}
+
+#[tokio::test]
+async fn calls_over_http_on_localhost() {
+    let server = start(McpHttpOptions::default()).await;
+    assert!(server.local_addr().ip().is_loopback());
+    let client = ClientConfig::default()
+        .serve(StreamableHttpClientTransport::from_uri(server.url()))
+        .await
+        .unwrap();
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
+    let sum = client
+        .call_tool(
+            CallToolRequestParams::new("add")
+                .with_arguments(json!({"a": 1, "b": 2}).as_object().cloned().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"result": 3})));
+    client.cancel().await.unwrap();
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_bearer_token_is_required_when_set() {
+    let server = start(McpHttpOptions::default().with_bearer_token("s3cret")).await;
+    assert!(rmcp_client(&server.url(), None).await.is_err());
+    assert!(rmcp_client(&server.url(), Some("wrong")).await.is_err());
+    let client = rmcp_client(&server.url(), Some("s3cret")).await.unwrap();
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
+    client.cancel().await.unwrap();
+    assert_eq!(raw_status(&server, &[]).await, 401);
+    assert_eq!(
+        raw_status(&server, &[("Authorization", "Bearer s3cret".into())]).await,
+        200
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn foreign_hosts_and_origins_are_refused() {
+    let server = start(McpHttpOptions::default().allow_host("tools.test")).await;
+    let port = server.local_addr().port();
+    assert_eq!(raw_status(&server, &[]).await, 200);
+    assert_eq!(
+        raw_status(&server, &[("Host", format!("localhost:{port}"))]).await,
+        200
+    );
+    // DNS rebinding: a page of evil.test resolved to 127.0.0.1 sends its own Host and Origin.
+    assert_eq!(
+        raw_status(&server, &[("Host", format!("evil.test:{port}"))]).await,
+        403
+    );
+    assert_eq!(
+        raw_status(&server, &[("Origin", "http://evil.test".into())]).await,
+        403
+    );
+    assert_eq!(
+        raw_status(&server, &[("Origin", format!("http://localhost:{port}"))]).await,
+        200
+    );
+    // A host allowed by the options.
+    assert_eq!(
+        raw_status(&server, &[("Host", "tools.test".into())]).await,
+        200
+    );
+    server.shutdown().await.unwrap();
+}
