@@ -72,11 +72,22 @@ async fn independent_calls_run_concurrently_and_outcomes_keep_request_order() {
 async fn the_concurrency_limit_is_respected() {
     let probe = Probe::new();
     let manager = manager_with(&probe);
-    assert_eq!(manager.concurrency_limit(), 16, "the default");
+    assert_eq!(manager.concurrency_limit(), 128, "the default");
+    // The default lets a model's whole answer run at once; past it, calls run in waves.
+    let requests: Vec<ToolCallRequest> = (0..300)
+        .map(|i| call(&format!("c{i}"), "work", json!({"ms": 10})))
+        .collect();
+    let started = Instant::now();
+    manager.execute_batch(&requests).await;
+    assert_eq!(probe.max_running(), 128);
+    assert_eq!(started.elapsed(), 30 * MS, "300 calls in waves of 128");
+
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager.set_concurrency_limit(16);
     let requests: Vec<ToolCallRequest> = (0..40)
         .map(|i| call(&format!("c{i}"), "work", json!({"ms": 10})))
         .collect();
-
     let started = Instant::now();
     manager.execute_batch(&requests).await;
     assert_eq!(probe.max_running(), 16);
