@@ -92,7 +92,7 @@ impl std::fmt::Display for McpTransport {
 ///
 /// let options = McpClientOptions::default()
 ///     .with_prefix("github")
-///     .with_call_timeout(Duration::from_secs(10))
+///     .with_call_timeout(Some(Duration::from_secs(10)))
 ///     .with_names(McpNames::new());
 /// # drop(options);
 /// ```

@@ -44,5 +44,8 @@ pub use stdio::{serve_io, serve_stdio, serve_until_closed};
 pub use tool_mapping::{STATELESS_REVISION, WRAPPED_RESULT_KEY};
 
 /// rmcp, the MCP SDK these types are built on, for what they do not wrap (its client
-/// service, its model types).
+/// service, its model types). Hidden from the docs so that compiler messages do not name
+/// common traits through it (rmcp re-exports serde and schemars): depend on `rmcp` directly
+/// to use it in your own code.
+#[doc(hidden)]
 pub use rmcp;

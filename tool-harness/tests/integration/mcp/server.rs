@@ -297,3 +297,51 @@ async fn large_lists_come_in_pages_and_a_bad_cursor_is_invalid_params() {
     assert!(data.message.contains("invalid cursor"), "{}", data.message);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_2026_07_28_revision_gets_unwrapped_results_and_the_full_list() {
+    use toolsmith_harness::mcp::rmcp::model::ProtocolVersion;
+    use toolsmith_harness::mcp::rmcp::{ClientLifecycleMode, ClientServiceExt as _};
+    use toolsmith_harness::mcp::{JsonLimits, McpServer, serve_io};
+
+    let (manager, _) = demo_manager();
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let server = McpServer::with_options(manager, McpServerOptions::default().with_shed(true));
+    tokio::spawn(async move {
+        let (read, write) = tokio::io::split(server_end);
+        let running = serve_io(server, read, write, JsonLimits::default())
+            .await
+            .unwrap();
+        let _ = running.waiting().await;
+    });
+    let client = toolsmith_harness::mcp::rmcp::model::ClientConfig::default()
+        .serve_with_lifecycle(
+            client_end,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    // No per-connection list on this revision: shed mode lists `shed` and every tool.
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(
+        tools.len(),
+        7,
+        "{:?}",
+        tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    assert_eq!(tools[0].name, "shed");
+    // A non-object result schema is served as it is, and the result too.
+    let add = tools.iter().find(|t| t.name == "add").unwrap();
+    assert_eq!(
+        Value::Object(add.output_schema.as_deref().unwrap().clone()),
+        json!({"type": "integer"})
+    );
+    let sum = client
+        .call_tool(call("add", json!({"a": 40, "b": 2})))
+        .await
+        .unwrap();
+    assert_eq!(sum.structured_content, Some(json!(42)));
+    client.cancel().await.unwrap();
+}
