@@ -13,8 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use serde_json::json;
-use toolsmith::harness::mcp::rmcp::{
+use rmcp::{
     self, RoleClient, ServerHandler, ServiceExt as _,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
     model::{CallToolRequestParams, ClientConfig, ServerCapabilities, ServerConfig},
@@ -23,6 +22,7 @@ use toolsmith::harness::mcp::rmcp::{
     transport::streamable_http_server::session::local::LocalSessionManager,
     transport::{StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService},
 };
+use serde_json::json;
 use toolsmith::harness::mcp::{JsonLimits, McpHttpOptions, McpHttpServer, McpServer, serve_io};
 use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, tool_fn};
 

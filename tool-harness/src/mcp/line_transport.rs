@@ -24,7 +24,7 @@ const INVALID_REQUEST: i64 = -32600;
 /// Newline-delimited JSON-RPC over a reader and a writer.
 ///
 /// ```
-/// use toolsmith_harness::mcp::rmcp::RoleServer;
+/// use rmcp::RoleServer;
 /// use toolsmith_harness::mcp::{JsonLimits, LineTransport};
 ///
 /// let (client_end, server_end) = tokio::io::duplex(64 * 1024);

@@ -43,9 +43,6 @@ pub use server::{McpServer, McpServerOptions};
 pub use stdio::{serve_io, serve_stdio, serve_until_closed};
 pub use tool_mapping::{STATELESS_REVISION, WRAPPED_RESULT_KEY};
 
-/// rmcp, the MCP SDK these types are built on, for what they do not wrap (its client
-/// service, its model types). Hidden from the docs so that compiler messages do not name
-/// common traits through it (rmcp re-exports serde and schemars): depend on `rmcp` directly
-/// to use it in your own code.
-#[doc(hidden)]
-pub use rmcp;
+// rmcp is not re-exported: it re-exports serde and schemars, and compiler messages about
+// any user type then named those traits through it. Depend on `rmcp` directly for what
+// these types do not wrap (its client service, its model types).

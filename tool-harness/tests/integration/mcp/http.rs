@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::service::ServiceExt as _;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use toolsmith_harness::mcp::rmcp::model::{CallToolRequestParams, ClientConfig};
-use toolsmith_harness::mcp::rmcp::service::ServiceExt as _;
-use toolsmith_harness::mcp::rmcp::transport::StreamableHttpClientTransport;
-use toolsmith_harness::mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use toolsmith_harness::mcp::{McpHttpOptions, McpHttpServer, McpServer};
 
 use super::demo_manager;
@@ -25,11 +25,8 @@ async fn rmcp_client(
     url: &str,
     token: Option<&str>,
 ) -> Result<
-    toolsmith_harness::mcp::rmcp::service::RunningService<
-        toolsmith_harness::mcp::rmcp::RoleClient,
-        ClientConfig,
-    >,
-    toolsmith_harness::mcp::rmcp::service::ClientInitializeError,
+    rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>,
+    rmcp::service::ClientInitializeError,
 > {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     if let Some(token) = token {

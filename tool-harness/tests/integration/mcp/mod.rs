@@ -11,16 +11,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use rmcp::model::{ClientConfig, ProgressNotificationParam};
+use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{RunningService, ServiceExt as _};
+use rmcp::{ClientHandler, RoleServer};
 use serde_json::json;
 use tokio::sync::mpsc;
 use toolsmith_core::{
     Args, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallManager, ToolCallResult,
     scheme,
 };
-use toolsmith_harness::mcp::rmcp::model::{ClientConfig, ProgressNotificationParam};
-use toolsmith_harness::mcp::rmcp::service::{NotificationContext, RoleClient};
-use toolsmith_harness::mcp::rmcp::service::{RunningService, ServiceExt as _};
-use toolsmith_harness::mcp::rmcp::{ClientHandler, RoleServer};
 use toolsmith_harness::mcp::{JsonLimits, McpServer, McpServerOptions, serve_io};
 
 /// What the demo tools saw.

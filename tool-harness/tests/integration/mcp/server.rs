@@ -4,14 +4,14 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use toolsmith_harness::mcp::McpServerOptions;
-use toolsmith_harness::mcp::rmcp::ServiceError;
-use toolsmith_harness::mcp::rmcp::model::{
+use rmcp::ServiceError;
+use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientRequest, ErrorCode, PaginatedRequestParams,
     Request,
 };
-use toolsmith_harness::mcp::rmcp::service::PeerRequestOptions;
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+use toolsmith_harness::mcp::McpServerOptions;
 
 use super::{connect, demo_manager};
 
@@ -221,7 +221,7 @@ async fn shed_mode_lists_what_shed_activated_and_says_when_it_changed() {
             .list_changed
             == Some(true)
     );
-    let names = |tools: Vec<toolsmith_harness::mcp::rmcp::model::Tool>| {
+    let names = |tools: Vec<rmcp::model::Tool>| {
         tools
             .into_iter()
             .map(|t| t.name.to_string())
@@ -300,8 +300,8 @@ async fn large_lists_come_in_pages_and_a_bad_cursor_is_invalid_params() {
 
 #[tokio::test]
 async fn the_2026_07_28_revision_gets_unwrapped_results_and_the_full_list() {
-    use toolsmith_harness::mcp::rmcp::model::ProtocolVersion;
-    use toolsmith_harness::mcp::rmcp::{ClientLifecycleMode, ClientServiceExt as _};
+    use rmcp::model::ProtocolVersion;
+    use rmcp::{ClientLifecycleMode, ClientServiceExt as _};
     use toolsmith_harness::mcp::{JsonLimits, McpServer, serve_io};
 
     let (manager, _) = demo_manager();
@@ -314,7 +314,7 @@ async fn the_2026_07_28_revision_gets_unwrapped_results_and_the_full_list() {
             .unwrap();
         let _ = running.waiting().await;
     });
-    let client = toolsmith_harness::mcp::rmcp::model::ClientConfig::default()
+    let client = rmcp::model::ClientConfig::default()
         .serve_with_lifecycle(
             client_end,
             ClientLifecycleMode::Discover {
