@@ -105,8 +105,15 @@ async fn in_process_toolsmith() -> Client {
     ClientConfig::default().serve(client_end).await.unwrap()
 }
 
+/// rmcp's own HTTP client builds reqwest's default client, which in this build (reqwest's
+/// `rustls-no-provider`) needs a process-wide rustls provider.
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// rmcp's client over HTTP to our server on 127.0.0.1.
 async fn http_toolsmith() -> (Client, McpHttpServer) {
+    install_tls_provider();
     let server = McpHttpServer::start(McpServer::new(manager()), McpHttpOptions::default())
         .await
         .unwrap();
@@ -119,6 +126,7 @@ async fn http_toolsmith() -> (Client, McpHttpServer) {
 
 /// rmcp's client over HTTP to the macro server, mounted the same way on axum.
 async fn http_macros() -> Client {
+    install_tls_provider();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let service = StreamableHttpService::new(

@@ -41,6 +41,8 @@ pub mod model;
 mod preset;
 pub mod retrieval;
 mod shell;
+#[cfg(any(feature = "http-models", feature = "mcp"))]
+mod tls;
 pub mod tools;
 
 pub use toolsmith_core as core;

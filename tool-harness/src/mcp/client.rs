@@ -54,7 +54,8 @@ impl McpTransport {
         Self::ChildProcess(command)
     }
 
-    /// A server at `url` over streamable HTTP (plain `http://`: this build has no TLS).
+    /// A server at `url` over streamable HTTP (`http://`, or `https://` verified against the
+    /// system's root certificates).
     pub fn http(url: impl Into<String>) -> Self {
         Self::Http {
             url: url.into(),
@@ -294,7 +295,8 @@ impl McpClient {
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token);
                 }
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let transport =
+                    StreamableHttpClientTransport::with_client(http_client(&url)?, config);
                 let service = client_config().serve(transport).await.map_err(handshake)?;
                 (service, None)
             }
@@ -421,4 +423,21 @@ fn client_config() -> ClientConfig {
         ClientCapabilities::default(),
         Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")),
     )
+}
+
+/// The HTTP client of a streamable-HTTP connection: TLS set up explicitly (see
+/// `crate::tls`), no idle pooling (rmcp's own choice: a reused connection whose last body
+/// was not read to the end stalls ~40 ms on delayed ACKs), and no redirects (one would carry
+/// the session id and bearer token elsewhere).
+fn http_client(url: &str) -> Result<reqwest::Client, McpError> {
+    let tls = crate::tls::client_config(url.starts_with("https://")).map_err(McpError::Config)?;
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("toolsmith/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|error| {
+            McpError::Config(format!("cannot build the HTTP client for {url}: {error}"))
+        })
 }

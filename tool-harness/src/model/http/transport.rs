@@ -3,7 +3,6 @@
 //! read with bounded-depth JSON parsing, and errors that quote the API.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -97,7 +96,7 @@ impl Transport {
             value.set_sensitive(*sensitive);
             headers.insert(header, value);
         }
-        let tls = tls_config(https).map_err(bad)?;
+        let tls = crate::tls::client_config(https).map_err(bad)?;
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .default_headers(headers)
@@ -313,34 +312,6 @@ impl Transport {
             },
         }
     }
-}
-
-/// A TLS setup over rustls with the `ring` provider and the platform's verifier (the
-/// system's root certificates). A client of a plain `http://` API still needs one (reqwest
-/// builds its connector eagerly); where the system has no certificates it gets an empty
-/// root store, so that every `https://` connection fails rather than the client.
-fn tls_config(https: bool) -> Result<rustls::ClientConfig, String> {
-    use rustls_platform_verifier::BuilderVerifierExt;
-
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = || {
-        rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|err| format!("cannot set up TLS: {err}"))
-    };
-    let mut config = match builder()?.with_platform_verifier() {
-        Ok(verified) => verified.with_no_client_auth(),
-        Err(err) if https => {
-            return Err(format!(
-                "cannot set up TLS certificate verification from the system's root certificates: {err}"
-            ));
-        }
-        Err(_) => builder()?
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth(),
-    };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
 }
 
 /// How long the API asked to wait: `retry-after-ms` (OpenAI), else `Retry-After` in seconds

@@ -20,6 +20,12 @@ async fn start(options: McpHttpOptions) -> McpHttpServer {
         .unwrap()
 }
 
+/// rmcp's own HTTP client builds reqwest's default client, which in this build (reqwest's
+/// `rustls-no-provider`) needs a process-wide rustls provider; Toolsmith's clients never do.
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// rmcp's client connected over HTTP, sending `token` if given.
 async fn rmcp_client(
     url: &str,
@@ -28,6 +34,7 @@ async fn rmcp_client(
     rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>,
     rmcp::service::ClientInitializeError,
 > {
+    install_tls_provider();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     if let Some(token) = token {
         config = config.auth_header(token);
@@ -76,6 +83,7 @@ async fn raw_status(server: &McpHttpServer, headers: &[(&str, String)]) -> u16 {
 async fn calls_over_http_on_localhost() {
     let server = start(McpHttpOptions::default()).await;
     assert!(server.local_addr().ip().is_loopback());
+    install_tls_provider();
     let client = ClientConfig::default()
         .serve(StreamableHttpClientTransport::from_uri(server.url()))
         .await
