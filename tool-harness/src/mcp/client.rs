@@ -9,6 +9,8 @@ use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt as _};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use super::bridge::McpToolBridge;
 use super::child::{ChildProcess, McpCommand};
@@ -16,6 +18,7 @@ use super::error::McpError;
 use super::json_limits::JsonLimits;
 use super::line_transport::LineTransport;
 use super::names::McpNames;
+use super::tool_list::{ListChangeListener, LiveToolList, ToolLister};
 
 /// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
 /// otherwise.
@@ -170,12 +173,15 @@ struct Connection {
     peer: Peer<RoleClient>,
     /// The command or URL, for messages.
     label: Arc<str>,
-    service: Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    service: Mutex<Option<RunningService<RoleClient, ListChangeListener>>>,
     child: Mutex<Option<ChildProcess>>,
+    /// The task that lists the tools again after `list_changed`.
+    follower: JoinHandle<()>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        self.follower.abort();
         // The service's own drop cancels it (closing the child's stdin); the child is then
         // killed and reaped with its process group.
         drop(
@@ -227,11 +233,9 @@ static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 /// # }
 /// ```
 pub struct McpClient {
-    id: u64,
     connection: Arc<Connection>,
-    tools: Vec<McpToolBridge>,
-    names: McpNames,
-    options: McpClientOptions,
+    lister: ToolLister,
+    list: Arc<LiveToolList>,
     server: Option<Implementation>,
 }
 
@@ -242,7 +246,8 @@ impl std::fmt::Debug for McpClient {
             .field(
                 "tools",
                 &self
-                    .tools
+                    .list
+                    .tools()
                     .iter()
                     .map(McpToolBridge::name)
                     .collect::<Vec<_>>(),
@@ -281,13 +286,14 @@ impl McpClient {
             peer: label.clone(),
             reason: error.to_string(),
         };
+        let (listener, changed) = ListChangeListener::new(client_config());
         let (service, child) = match transport {
             McpTransport::ChildProcess(command) => {
                 let (child, stdout, stdin) = ChildProcess::spawn(&command)?;
                 let transport = LineTransport::<RoleClient, _, _>::new(stdout, stdin)
                     .with_limits(options.limits);
                 // Should the handshake fail, `child` is dropped here: killed and reaped.
-                let service = client_config().serve(transport).await.map_err(handshake)?;
+                let service = listener.serve(transport).await.map_err(handshake)?;
                 (service, Some(child))
             }
             McpTransport::Http { url, bearer_token } => {
@@ -297,7 +303,7 @@ impl McpClient {
                 }
                 let transport =
                     StreamableHttpClientTransport::with_client(http_client(&url)?, config);
-                let service = client_config().serve(transport).await.map_err(handshake)?;
+                let service = listener.serve(transport).await.map_err(handshake)?;
                 (service, None)
             }
         };
@@ -305,65 +311,60 @@ impl McpClient {
             .peer()
             .peer_info()
             .and_then(|info| info.server_info.clone());
-        let connection = Arc::new(Connection {
+        let lister = ToolLister {
             peer: service.peer().clone(),
             label: Arc::from(label.as_str()),
+            names: options.names.clone(),
+            owner: NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed),
+            prefix: options.prefix.clone(),
+            category: options.category.clone(),
+            call_timeout: options.call_timeout,
+        };
+        let list = LiveToolList::new(Vec::new());
+        let follower = LiveToolList::follow(&list, lister.clone(), changed);
+        let connection = Arc::new(Connection {
+            peer: service.peer().clone(),
+            label: Arc::clone(&lister.label),
             service: Mutex::new(Some(service)),
             child: Mutex::new(child),
+            follower,
         });
-        let mut client = Self {
-            id: NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed),
+        let client = Self {
             connection,
-            tools: Vec::new(),
-            names: options.names.clone(),
-            options: options.clone(),
+            lister,
+            list,
             server,
         };
-        client.tools = client.list().await?;
+        client.refresh_tools().await?;
         Ok(client)
     }
 
-    /// Lists the server's tools (every page) as bridges.
-    async fn list(&self) -> Result<Vec<McpToolBridge>, McpError> {
-        let options = &self.options;
-        let listed = self
-            .connection
-            .peer
-            .list_all_tools()
-            .await
-            .map_err(|error| McpError::Request {
-                request: "tools/list".to_owned(),
-                peer: self.connection.label.to_string(),
-                reason: error.to_string(),
-            })?;
-        Ok(listed
-            .into_iter()
-            .map(|tool| {
-                let local =
-                    self.names
-                        .claim_with_prefix(self.id, options.prefix.as_deref(), &tool.name);
-                McpToolBridge::new(
-                    self.connection.peer.clone(),
-                    Arc::clone(&self.connection.label),
-                    local,
-                    tool,
-                    &options.category,
-                    options.call_timeout,
-                )
-            })
-            .collect())
+    /// Lists the server's tools again now. A client does this by itself each time the
+    /// server sends `notifications/tools/list_changed`; tools listed before keep their names.
+    pub async fn refresh_tools(&self) -> Result<(), McpError> {
+        self.list.replace(self.lister.list().await?);
+        Ok(())
     }
 
-    /// Lists the server's tools again (after it said its list changed), keeping the names
-    /// already given.
-    pub async fn refresh_tools(&mut self) -> Result<(), McpError> {
-        self.tools = self.list().await?;
-        Ok(())
+    /// Watches the tool list: the value changes after each new listing (on the server's
+    /// `list_changed`, or [`refresh_tools`](Self::refresh_tools)), when
+    /// [`tools`](Self::tools) has the new list, e.g. to register tools that appeared.
+    ///
+    /// ```no_run
+    /// # async fn run(client: toolsmith_harness::mcp::McpClient) {
+    /// let mut updates = client.tool_list_updates();
+    /// while updates.changed().await.is_ok() {
+    ///     println!("the server now has {} tools", client.tools().len());
+    /// }
+    /// # }
+    /// ```
+    pub fn tool_list_updates(&self) -> watch::Receiver<u64> {
+        self.list.subscribe()
     }
 
     /// The server's tools, as tools for a `ToolShed` or `ToolCallManager`.
     pub fn tools(&self) -> Vec<McpToolBridge> {
-        self.tools.clone()
+        self.list.tools()
     }
 
     /// The server's name and version, as it gave them.
@@ -395,6 +396,7 @@ impl McpClient {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
+        self.connection.follower.abort();
         if let Some(service) = service {
             let _ = service.cancel().await;
         }
@@ -412,7 +414,7 @@ impl McpClient {
 
 impl Drop for McpClient {
     fn drop(&mut self) {
-        self.names.release(self.id);
+        self.lister.names.release(self.lister.owner);
         // `connection` ends here: the service is cancelled, the child killed and reaped.
     }
 }

@@ -26,6 +26,7 @@ mod pagination;
 mod progress;
 mod server;
 mod stdio;
+mod tool_list;
 mod tool_mapping;
 
 pub use bridge::McpToolBridge;

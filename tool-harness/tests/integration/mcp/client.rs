@@ -13,7 +13,8 @@ use toolsmith_core::{
     ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind, ToolImpl,
 };
 use toolsmith_harness::mcp::{
-    McpClient, McpClientOptions, McpHttpOptions, McpHttpServer, McpNames, McpServer, McpTransport,
+    McpClient, McpClientOptions, McpHttpOptions, McpHttpServer, McpNames, McpServer,
+    McpServerOptions, McpTransport,
 };
 
 use super::{Probe, demo_manager};
@@ -261,4 +262,65 @@ async fn wait_until(done: impl Fn() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+#[tokio::test]
+async fn a_servers_list_changed_refreshes_the_bridges() {
+    let (manager, probe) = demo_manager();
+    let server = McpHttpServer::start(
+        McpServer::with_options(manager, McpServerOptions::default().with_shed(true)),
+        McpHttpOptions::default(),
+    )
+    .await
+    .unwrap();
+    let names = McpNames::new();
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options(&names))
+        .await
+        .unwrap();
+    let listed = |client: &McpClient| {
+        client
+            .tools()
+            .iter()
+            .map(|t| t.original_name().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&client), ["shed"]);
+    let remote_shed = client.tools().remove(0);
+    // `shed` is reserved for the local one: the remote one is renamed, and keeps that name.
+    assert_ne!(remote_shed.name(), "shed");
+    let shed_name = remote_shed.name().to_owned();
+
+    let mut updates = client.tool_list_updates();
+    let local = ToolCallManager::new("consumer");
+    local.register(Arc::new(remote_shed)).unwrap();
+    local
+        .execute_one(&request(
+            &shed_name,
+            json!({"description": "select:echo,add"}),
+        ))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), updates.changed())
+        .await
+        .expect("the list is refreshed after list_changed")
+        .unwrap();
+    assert_eq!(listed(&client), ["shed", "echo", "add"]);
+    let tools = client.tools();
+    assert_eq!(tools[0].name(), shed_name);
+
+    // The new bridges work.
+    let add = tools.iter().find(|t| t.name() == "add").unwrap().clone();
+    local.register(Arc::new(add)).unwrap();
+    let sum = local
+        .execute_one(&request("add", json!({"a": 4, "b": 5})))
+        .await
+        .unwrap();
+    assert_eq!(sum, ToolCallResult::json(json!({"result": 9})));
+    assert_eq!(probe.add_runs.load(Ordering::SeqCst), 1);
+
+    // An explicit refresh lists again and ticks too.
+    client.refresh_tools().await.unwrap();
+    assert!(updates.has_changed().unwrap());
+    client.close().await;
+    server.shutdown().await.unwrap();
 }
