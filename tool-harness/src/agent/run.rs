@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use toolsmith_core::ToolCallResult;
+use toolsmith_core::{ToolArguments, ToolCallResult};
 
 use crate::model::{Message, Usage};
 
@@ -18,8 +17,9 @@ pub struct ToolCallRecord {
     pub call_id: String,
     /// The tool called.
     pub name: String,
-    /// The arguments the tool was run with (after a hook's rewrite).
-    pub arguments: Value,
+    /// The arguments the tool was run with (after a hook's rewrite); shared with the
+    /// request, not copied. Empty for a call whose arguments could not be read.
+    pub arguments: ToolArguments,
     /// Whether a `before_tool` hook rewrote the arguments.
     pub rewritten: bool,
     /// Why the call was not run, when a hook or the approval callback denied it.

@@ -329,12 +329,17 @@ impl AgentSession {
         };
         let answer = {
             let call = self.model.stream(request, &mut on_delta);
+            // The answer is polled first: a model that answers at once never registers a
+            // waiter on the token. A cancellation that came meanwhile is seen just below.
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(RunEnd::Cancelled),
                 answer = call.instrument(span.clone()) => answer,
+                () = cancel.cancelled() => return Err(RunEnd::Cancelled),
             }
         };
+        if cancel.is_cancelled() {
+            return Err(RunEnd::Cancelled);
+        }
         let response = answer.map_err(RunEnd::Model)?;
         span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);

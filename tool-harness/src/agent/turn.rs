@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use toolsmith_core::provider::{ParsedCall, error_for_model};
 use toolsmith_core::{
-    BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolCallRequest, ToolCallResult,
+    BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallRequest,
+    ToolCallResult,
 };
 
 use super::events::AgentEvent;
@@ -66,17 +67,20 @@ impl<'s> TurnCalls<'s> {
         let session = self.session;
         let known = KnownTools::new(session);
 
-        // Each call's id and name as the model sent them, and the request it runs as.
-        let mut slots: Vec<(String, String, Option<ToolCallRequest>, bool)> = Vec::new();
-        let mut admissions = Vec::with_capacity(calls.len());
-        let mut batch: Vec<ToolCallRequest> = Vec::new();
+        // Each call as the model sent it; a call that runs moves into the batch, and its
+        // slot keeps the index (no copy of the request).
+        let mut slots: Vec<(Slot, bool, Admission)> = Vec::with_capacity(calls.len());
+        let mut batch: Vec<ToolCallRequest> = Vec::with_capacity(calls.len());
         let mut stop: Option<String> = None;
         for call in calls {
             let request = match call {
                 Err(rejected) => {
                     let text = known.error_text(&rejected.error);
-                    slots.push((rejected.id, rejected.name, None, false));
-                    admissions.push(Admission::Answered(ToolCallResult::error(text), None));
+                    slots.push((
+                        Slot::Unread(rejected.id, rejected.name),
+                        false,
+                        Admission::Answered(ToolCallResult::error(text), None),
+                    ));
                     continue;
                 }
                 Ok(request) => request,
@@ -84,56 +88,58 @@ impl<'s> TurnCalls<'s> {
             if let Some(reason) = &stop {
                 let text = format!("not run: the run was stopped ({reason})");
                 slots.push((
-                    request.id.clone(),
-                    request.name.clone(),
-                    Some(request),
+                    Slot::Held(request),
                     false,
+                    Admission::Answered(ToolCallResult::error(text), None),
                 ));
-                admissions.push(Admission::Answered(ToolCallResult::error(text), None));
                 continue;
             }
             let (request, rewritten, decision) = self.before_tool(request).await;
-            let admission = match decision {
+            let (slot, admission) = match decision {
                 Decision::Run => {
-                    batch.push(request.clone());
-                    Admission::Runs(batch.len() - 1)
+                    batch.push(request);
+                    (
+                        Slot::Batched(batch.len() - 1),
+                        Admission::Runs(batch.len() - 1),
+                    )
                 }
                 Decision::Deny(reason) => {
                     let text = format!("The call was not run: {reason}");
-                    Admission::Answered(ToolCallResult::error(text), Some(reason))
+                    (
+                        Slot::Held(request),
+                        Admission::Answered(ToolCallResult::error(text), Some(reason)),
+                    )
                 }
                 Decision::Stop(reason) => {
                     let text = format!("not run: the run was stopped ({reason})");
                     stop = Some(reason);
-                    Admission::Answered(ToolCallResult::error(text), None)
+                    (
+                        Slot::Held(request),
+                        Admission::Answered(ToolCallResult::error(text), None),
+                    )
                 }
             };
-            slots.push((
-                request.id.clone(),
-                request.name.clone(),
-                Some(request),
-                rewritten,
-            ));
-            admissions.push(admission);
+            slots.push((slot, rewritten, admission));
         }
         if stop.is_some() {
             // Nothing of a stopped turn runs.
-            for admission in &mut admissions {
+            for (_, _, admission) in &mut slots {
                 if let Admission::Runs(_) = admission {
                     let reason = stop.clone().unwrap_or_default();
                     let text = format!("not run: the run was stopped ({reason})");
                     *admission = Admission::Answered(ToolCallResult::error(text), None);
                 }
             }
-            batch.clear();
         }
+        // The requests that run; a stopped turn's stay in `batch` only to be recorded.
+        let running: &[ToolCallRequest] = if stop.is_some() { &[] } else { &batch };
 
         let reporting = !session.events.is_empty();
         let mut options = BatchOptions::new()
             .with_offer_check(true)
             .with_cancellation(self.cancel.clone());
         if reporting {
-            for request in &batch {
+            for request in running {
                 session.emit(AgentEvent::ToolCallStarted {
                     call_id: request.id.clone(),
                     name: request.name.clone(),
@@ -151,12 +157,12 @@ impl<'s> TurnCalls<'s> {
         if let Some(deadline) = session.batch_deadline {
             options = options.with_deadline(deadline);
         }
-        let mut outcomes: Vec<Option<_>> = if batch.is_empty() {
+        let mut outcomes: Vec<Option<_>> = if running.is_empty() {
             Vec::new()
         } else {
             session
                 .manager
-                .execute_batch_with(&batch, &options)
+                .execute_batch_with(running, &options)
                 .await
                 .into_iter()
                 .map(Some)
@@ -164,14 +170,20 @@ impl<'s> TurnCalls<'s> {
         };
 
         let mut results = Vec::with_capacity(slots.len());
-        for ((id, name, request, rewritten), admission) in slots.into_iter().zip(admissions) {
+        for (slot, rewritten, admission) in slots {
+            let request = match &slot {
+                Slot::Unread(..) => None,
+                Slot::Held(request) => Some(request),
+                Slot::Batched(index) => Some(&batch[*index]),
+            };
             let batched = matches!(admission, Admission::Runs(_));
             let (mut result, denied, attempts, duration) = match admission {
                 Admission::Answered(result, denied) => (result, denied, 0, Duration::ZERO),
                 Admission::Runs(index) => {
                     let outcome = outcomes[index].take().expect("one outcome per call run");
+                    let name = &batch[index].name;
                     let result = match outcome.result {
-                        Ok(result) => match session.manager.check_result(&name, &result) {
+                        Ok(result) => match session.manager.check_result(name, &result) {
                             Ok(()) => result,
                             Err(error) => ToolCallResult::error(known.error_text(&error)),
                         },
@@ -182,28 +194,38 @@ impl<'s> TurnCalls<'s> {
             };
             // Calls that went to the batch were announced as started: each gets its end,
             // and the `after_tool` hooks, whether the tool ran or was refused there.
-            if let Some(request) = request.as_ref().filter(|_| batched) {
+            if let Some(request) = request.filter(|_| batched) {
                 for hook in &session.hooks {
                     hook.after_tool(request, &mut result).await;
                 }
+                if reporting {
+                    session.emit(AgentEvent::ToolCallFinished {
+                        call_id: request.id.clone(),
+                        name: request.name.clone(),
+                        duration,
+                        is_error: result.is_error(),
+                        summary: result.content.to_text(),
+                    });
+                }
             }
-            if batched && reporting {
-                session.emit(AgentEvent::ToolCallFinished {
-                    call_id: id.clone(),
-                    name: name.clone(),
-                    duration,
-                    is_error: result.is_error(),
-                    summary: result.content.to_text(),
-                });
-            }
+            let (call_id, name, arguments) = match slot {
+                Slot::Unread(id, name) => (id, name, ToolArguments::new()),
+                Slot::Held(request) => (request.id, request.name, request.arguments),
+                Slot::Batched(index) => {
+                    // Taken, not cloned: `batch` is not read again for this call.
+                    let request = &mut batch[index];
+                    (
+                        std::mem::take(&mut request.id),
+                        std::mem::take(&mut request.name),
+                        request.arguments.clone(),
+                    )
+                }
+            };
             records.push(ToolCallRecord {
                 turn: self.turn,
-                call_id: id.clone(),
+                call_id: call_id.clone(),
                 name: name.clone(),
-                arguments: request
-                    .as_ref()
-                    .map(|r| r.arguments.as_value().clone())
-                    .unwrap_or_default(),
+                arguments,
                 rewritten,
                 denied,
                 result: result.clone(),
@@ -211,7 +233,7 @@ impl<'s> TurnCalls<'s> {
                 duration,
             });
             results.push(ToolResultMessage {
-                call_id: id,
+                call_id,
                 name,
                 result,
             });
@@ -277,6 +299,16 @@ impl<'s> KnownTools<'s> {
         let known: Vec<&str> = names.iter().map(String::as_str).collect();
         error_for_model(error, &known)
     }
+}
+
+/// Where a call of the turn is kept until its result is written.
+enum Slot {
+    /// Its arguments could not be read: only its id and name are known.
+    Unread(String, String),
+    /// It does not run (denied, or the turn was stopped).
+    Held(ToolCallRequest),
+    /// It is call `index` of the batch.
+    Batched(usize),
 }
 
 /// What the hooks and the approval decided for a call.

@@ -1,7 +1,6 @@
 //! [`Message`]: one entry of a conversation, in no provider's format.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use toolsmith_core::provider::{ParsedCall, RejectedCall};
 use toolsmith_core::{ToolArguments, ToolCallRequest, ToolCallResult};
 
@@ -13,13 +12,14 @@ pub struct ModelCall {
     pub id: String,
     /// The tool named.
     pub name: String,
-    /// The arguments, as a JSON object.
-    pub arguments: Value,
+    /// The arguments, a JSON object (shared with the request the call runs as, so keeping
+    /// it in the transcript copies nothing).
+    pub arguments: ToolArguments,
 }
 
 impl ModelCall {
     /// A call of `name` with id `id` and `arguments`.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: ToolArguments) -> Self {
         Self {
             id: id.into(),
             name: name.into(),
@@ -32,16 +32,14 @@ impl ModelCall {
         match call {
             Ok(request) => Self::from(request),
             Err(RejectedCall { id, name, .. }) => {
-                Self::new(id.clone(), name.clone(), Value::Object(Default::default()))
+                Self::new(id.clone(), name.clone(), ToolArguments::new())
             }
         }
     }
 
-    /// The call as a request to run (its arguments must be an object).
+    /// The call as a request to run.
     pub fn to_request(&self) -> ToolCallRequest {
-        let arguments = ToolArguments::try_from(self.arguments.clone())
-            .unwrap_or_else(|_| ToolArguments::new());
-        ToolCallRequest::new(self.id.clone(), self.name.clone(), arguments)
+        ToolCallRequest::new(self.id.clone(), self.name.clone(), self.arguments.clone())
     }
 }
 
@@ -50,7 +48,7 @@ impl From<&ToolCallRequest> for ModelCall {
         Self::new(
             request.id.clone(),
             request.name.clone(),
-            request.arguments.as_value().clone(),
+            request.arguments.clone(),
         )
     }
 }
@@ -70,11 +68,13 @@ pub struct ToolResultMessage {
 /// One entry of a conversation.
 ///
 /// ```
-/// use toolsmith_harness::model::{Message, ModelCall};
 /// use serde_json::json;
+/// use toolsmith_core::ToolArguments;
+/// use toolsmith_harness::model::{Message, ModelCall};
 ///
 /// let asked = Message::user("What is 2 + 3?");
-/// let called = Message::assistant_calls(None, vec![ModelCall::new("c1", "add", json!({"a": 2, "b": 3}))]);
+/// let arguments = ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap();
+/// let called = Message::assistant_calls(None, vec![ModelCall::new("c1", "add", arguments)]);
 /// assert_eq!(asked.text(), Some("What is 2 + 3?"));
 /// assert_eq!(called.calls().len(), 1);
 /// ```

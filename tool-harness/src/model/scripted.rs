@@ -257,7 +257,7 @@ impl ScriptedModel {
                             turn.and_call_with_id(
                                 call.id.clone(),
                                 call.name.clone(),
-                                call.arguments.clone(),
+                                call.arguments.as_value().clone(),
                             )
                         });
                 if let Some(text) = text {

@@ -534,7 +534,7 @@ async fn hooks_deny_rewrite_and_stop_and_approval_is_asked_for_destructive_tools
             .contains("Atlantis is off limits")
     );
     assert!(first[1].rewritten);
-    assert_eq!(first[1].arguments, json!({"a": 1, "b": 100}));
+    assert_eq!(first[1].arguments.as_value(), &json!({"a": 1, "b": 100}));
     assert_eq!(first[1].result.content.to_text(), "101 (checked)");
     assert_eq!(first[2].denied.as_deref(), Some("not today"));
     assert_eq!(deletes.load(Ordering::SeqCst), 0);

@@ -12,7 +12,7 @@ impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
         Self {
             id: &call.id,
             name: &call.name,
-            arguments: &call.arguments,
+            arguments: call.arguments.as_value(),
         }
     }
 }
