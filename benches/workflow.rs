@@ -192,4 +192,30 @@ fn overhead(c: &mut Criterion) {
 }
 
 criterion_group!(benches, build_workflow, concurrency, overhead);
-criterion_main!(benches);
+
+/// `cargo bench --bench workflow -- --plan chain|fan_out|random_dag N ITERATIONS` plans one
+/// graph of N calls ITERATIONS times and exits, for instruction counts that a busy machine
+/// cannot blur (`valgrind --tool=callgrind target/release/deps/workflow-* --plan random_dag
+/// 10000 20`; per plan = difference of two iteration counts, divided).
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--plan") {
+        let make: MakeGraph = match args.get(at + 1).map(String::as_str) {
+            Some("chain") => chain,
+            Some("fan_out") => fan_out,
+            _ => random_dag,
+        };
+        let number = |offset: usize, default: usize| {
+            args.get(at + offset)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(default)
+        };
+        let requests = make(number(2, 10_000));
+        for _ in 0..number(3, 10) {
+            black_box(Workflow::build(black_box(&requests)).expect("a DAG"));
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

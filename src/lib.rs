@@ -48,11 +48,13 @@
 #[doc(inline)]
 pub use toolsmith_core::*;
 
-/// Ready tool presets (files, shell, search, memory), the agent session and the model clients.
+/// Ready tool presets (files, shell, search, memory), the agent session and the model clients
+/// (feature `harness`, on by default).
+#[cfg(feature = "harness")]
 #[doc(inline)]
 pub use toolsmith_harness as harness;
 
 /// The README's examples, compiled and run as doctests so that they cannot drift.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "cli", feature = "http-models"))]
 pub struct ReadmeDoctests;

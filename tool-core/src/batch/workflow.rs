@@ -1,7 +1,7 @@
 //! [`Workflow`]: a batch of calls planned into stages by dependency depth (spec 01 §5).
 //!
-//! Planning is a topological sort (Kahn's algorithm) over the calls and their `depends_on`
-//! edges, so it takes time linear in calls + edges whatever the shape of the graph.
+//! Planning is a depth-first walk over the calls and their `depends_on` edges, so it takes
+//! time linear in calls + edges whatever the shape of the graph.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -127,44 +127,27 @@ impl<'a> Workflow<'a> {
     /// and memory are linear in the number of calls plus dependency edges.
     pub fn build(requests: &'a [ToolCallRequest]) -> Result<Self, ToolError> {
         let count = requests.len();
-        // A fast non-cryptographic hash: ids are short, and planning is dominated by hashing
-        // them once each and looking up each dependency once.
-        let mut index_of: HashMap<&str, usize, foldhash::fast::RandomState> =
-            HashMap::with_capacity_and_hasher(count, foldhash::fast::RandomState::default());
-        for (i, request) in requests.iter().enumerate() {
-            match index_of.entry(request.id.as_str()) {
-                Entry::Occupied(first) => {
-                    return Err(ToolError::invalid_arguments(
-                        &request.name,
-                        format!(
-                            "two calls of the batch have the id '{}' (calls #{} and #{i}); ids must be unique",
-                            request.id,
-                            first.get()
-                        ),
-                    ));
-                }
-                Entry::Vacant(slot) => {
-                    slot.insert(i);
-                }
-            }
-        }
+        let index_of = IdIndex::new(requests)?;
 
         // Dependencies resolved to indices, in CSR form.
         let mut dependency_starts = Vec::with_capacity(count + 1);
-        let mut dependencies = Vec::new();
+        // Most calls of a planned batch have a dependency or two.
+        let mut dependencies = Vec::with_capacity(count);
         // Read here, in the same pass over the requests, to touch each request once more only.
         let mut sequential = Vec::with_capacity(count);
         dependency_starts.push(0);
-        for request in requests {
+        for (call, request) in requests.iter().enumerate() {
             sequential.push(request.execution_hint == ExecutionHint::Sequential);
             for dependency in &request.depends_on {
-                if *dependency == request.id {
+                let found = index_of.get(requests, dependency);
+                // Ids are unique, so finding the call itself is a self-dependency.
+                if found == Some(call) {
                     return Err(ToolError::invalid_arguments(
                         &request.name,
                         format!("call '{}' depends on itself", request.id),
                     ));
                 }
-                let Some(&index) = index_of.get(dependency.as_str()) else {
+                let Some(index) = found else {
                     return Err(ToolError::invalid_arguments(
                         &request.name,
                         format!(
@@ -181,8 +164,7 @@ impl<'a> Workflow<'a> {
 
         let depth = match depths(count, &dependency_starts, &dependencies) {
             Ok(depth) => depth,
-            Err(unfinished) => {
-                let cycle = find_cycle(&unfinished, &dependency_starts, &dependencies);
+            Err(cycle) => {
                 let ids: Vec<&str> = cycle.iter().map(|&i| requests[i].id.as_str()).collect();
                 return Err(ToolError::invalid_arguments(
                     &requests[cycle[0]].name,
@@ -262,87 +244,135 @@ impl<'a> Workflow<'a> {
     }
 }
 
-/// The depth of every call (0 for calls without dependencies), or, when the graph has a
-/// cycle, the flags of the calls that could not be ordered.
+/// Each call's index by its id, refusing duplicate ids. A model's batch is a handful of
+/// calls: up to [`IdIndex::SCAN_LIMIT`] of them are compared directly, which allocates
+/// nothing; larger batches hash each id once.
+enum IdIndex<'a> {
+    Scan,
+    Hashed(HashMap<&'a str, u32, foldhash::fast::RandomState>),
+}
+
+impl<'a> IdIndex<'a> {
+    const SCAN_LIMIT: usize = 16;
+
+    fn new(requests: &'a [ToolCallRequest]) -> Result<Self, ToolError> {
+        let duplicate = |first: usize, i: usize| {
+            let request = &requests[i];
+            ToolError::invalid_arguments(
+                &request.name,
+                format!(
+                    "two calls of the batch have the id '{}' (calls #{first} and #{i}); ids must be unique",
+                    request.id
+                ),
+            )
+        };
+        if requests.len() <= Self::SCAN_LIMIT {
+            for (i, request) in requests.iter().enumerate() {
+                if let Some(first) = requests[..i].iter().position(|r| r.id == request.id) {
+                    return Err(duplicate(first, i));
+                }
+            }
+            return Ok(Self::Scan);
+        }
+        // Indices fit in `u32`: a batch of four billion calls is not planned in memory.
+        let mut index: HashMap<&str, u32, _> = HashMap::with_capacity_and_hasher(
+            requests.len(),
+            foldhash::fast::RandomState::default(),
+        );
+        for (i, request) in requests.iter().enumerate() {
+            match index.entry(request.id.as_str()) {
+                Entry::Occupied(first) => return Err(duplicate(*first.get() as usize, i)),
+                Entry::Vacant(slot) => {
+                    slot.insert(i as u32);
+                }
+            }
+        }
+        Ok(Self::Hashed(index))
+    }
+
+    fn get(&self, requests: &[ToolCallRequest], id: &str) -> Option<usize> {
+        match self {
+            Self::Scan => requests.iter().position(|r| r.id == id),
+            Self::Hashed(index) => index.get(id).map(|&i| i as usize),
+        }
+    }
+}
+
+/// The depth of every call (0 for calls without dependencies: one more than its deepest
+/// dependency otherwise), or, when the graph has a cycle, the calls on one cycle, each
+/// depending on the next and the last on the first.
+///
+/// A depth-first walk along dependencies with an explicit stack (no recursion, so a chain of
+/// any length is safe), each call finished once: linear in calls plus edges, and only the
+/// depths and the walk's path in memory. A call met again while still on the path closes a
+/// cycle, which is the path from that call on.
 fn depths(
     count: usize,
     dependency_starts: &[usize],
     dependencies: &[usize],
-) -> Result<Vec<usize>, Vec<bool>> {
-    // Reverse edges (dependency -> dependents), in CSR form.
-    let mut dependent_starts = vec![0usize; count + 1];
-    for &dependency in dependencies {
-        dependent_starts[dependency + 1] += 1;
-    }
-    for i in 0..count {
-        dependent_starts[i + 1] += dependent_starts[i];
-    }
-    let mut fill = dependent_starts.clone();
-    let mut dependents = vec![0usize; dependencies.len()];
-    for call in 0..count {
-        for &dependency in &dependencies[dependency_starts[call]..dependency_starts[call + 1]] {
-            dependents[fill[dependency]] = call;
-            fill[dependency] += 1;
-        }
+) -> Result<Vec<u32>, Vec<usize>> {
+    const UNSEEN: u32 = u32::MAX;
+    const ON_PATH: u32 = u32::MAX - 1;
+
+    /// A call on the walk's path: the next of its dependencies to look at, and the deepest
+    /// depth one of them has given so far.
+    struct Step {
+        call: usize,
+        next: usize,
+        depth: u32,
     }
 
-    let mut waiting_on: Vec<usize> = (0..count)
-        .map(|i| dependency_starts[i + 1] - dependency_starts[i])
-        .collect();
-    let mut depth = vec![0usize; count];
-    let mut ready: Vec<usize> = (0..count).filter(|&i| waiting_on[i] == 0).collect();
-    let mut ordered = 0;
-    while let Some(call) = ready.pop() {
-        ordered += 1;
-        let next_depth = depth[call] + 1;
-        for &dependent in &dependents[dependent_starts[call]..dependent_starts[call + 1]] {
-            depth[dependent] = depth[dependent].max(next_depth);
-            waiting_on[dependent] -= 1;
-            if waiting_on[dependent] == 0 {
-                ready.push(dependent);
+    let mut depth = vec![UNSEEN; count];
+    let mut path: Vec<Step> = Vec::new();
+    for root in 0..count {
+        if depth[root] != UNSEEN {
+            continue;
+        }
+        depth[root] = ON_PATH;
+        path.push(Step {
+            call: root,
+            next: dependency_starts[root],
+            depth: 0,
+        });
+        while let Some(step) = path.last_mut() {
+            if step.next < dependency_starts[step.call + 1] {
+                let dependency = dependencies[step.next];
+                step.next += 1;
+                match depth[dependency] {
+                    UNSEEN => {
+                        depth[dependency] = ON_PATH;
+                        path.push(Step {
+                            call: dependency,
+                            next: dependency_starts[dependency],
+                            depth: 0,
+                        });
+                    }
+                    ON_PATH => {
+                        let start = path
+                            .iter()
+                            .rposition(|s| s.call == dependency)
+                            .unwrap_or_default();
+                        return Err(path[start..].iter().map(|s| s.call).collect());
+                    }
+                    finished => step.depth = step.depth.max(finished + 1),
+                }
+            } else {
+                let finished = step.depth;
+                depth[step.call] = finished;
+                path.pop();
+                if let Some(dependent) = path.last_mut() {
+                    dependent.depth = dependent.depth.max(finished + 1);
+                }
             }
         }
     }
-    if ordered == count {
-        Ok(depth)
-    } else {
-        Err(waiting_on.into_iter().map(|n| n > 0).collect())
-    }
-}
-
-/// One cycle among the calls that could not be ordered, as a path of calls each depending on
-/// the next (the last depends on the first).
-///
-/// Every unordered call still waits on at least one unordered dependency, so following such
-/// dependencies from any of them must come back to a call already on the path.
-fn find_cycle(
-    unfinished: &[bool],
-    dependency_starts: &[usize],
-    dependencies: &[usize],
-) -> Vec<usize> {
-    const UNSEEN: usize = usize::MAX;
-    let mut position = vec![UNSEEN; unfinished.len()];
-    let mut path = Vec::new();
-    let mut call = unfinished
-        .iter()
-        .position(|&u| u)
-        .expect("a failed ordering leaves at least one call unordered");
-    while position[call] == UNSEEN {
-        position[call] = path.len();
-        path.push(call);
-        call = dependencies[dependency_starts[call]..dependency_starts[call + 1]]
-            .iter()
-            .copied()
-            .find(|&d| unfinished[d])
-            .expect("an unordered call waits on an unordered dependency");
-    }
-    path.split_off(position[call])
+    Ok(depth)
 }
 
 /// The stages: calls bucketed by depth (a counting sort, so request order is kept within a
 /// stage), each sequential if any of its calls asked to be.
-fn group_by_depth(depth: &[usize], sequential: &[bool]) -> (Vec<usize>, Vec<StageSpan>) {
-    let stage_count = depth.iter().max().map_or(0, |&d| d + 1);
+fn group_by_depth(depth: &[u32], sequential: &[bool]) -> (Vec<usize>, Vec<StageSpan>) {
+    let stage_count = depth.iter().max().map_or(0, |&d| d as usize + 1);
     let mut stages = vec![
         StageSpan {
             mode: StageMode::Parallel {
@@ -353,7 +383,7 @@ fn group_by_depth(depth: &[usize], sequential: &[bool]) -> (Vec<usize>, Vec<Stag
         stage_count
     ];
     for &d in depth {
-        stages[d].end += 1;
+        stages[d as usize].end += 1;
     }
     let mut next = Vec::with_capacity(stage_count);
     let mut end = 0;
@@ -364,6 +394,7 @@ fn group_by_depth(depth: &[usize], sequential: &[bool]) -> (Vec<usize>, Vec<Stag
     }
     let mut stage_calls = vec![0; depth.len()];
     for (i, &d) in depth.iter().enumerate() {
+        let d = d as usize;
         stage_calls[next[d]] = i;
         next[d] += 1;
         if sequential[i] {
@@ -495,6 +526,67 @@ mod tests {
             ),
             "{message}"
         );
+    }
+
+    /// `n` calls `c0..`, each depending on the calls `deps(i)` names.
+    fn numbered(n: usize, deps: impl Fn(usize) -> Vec<usize>) -> Vec<ToolCallRequest> {
+        (0..n)
+            .map(|i| {
+                ToolCallRequest::new(format!("c{i}"), "tool", ToolArguments::new())
+                    .depends_on(deps(i).into_iter().map(|d| format!("c{d}")))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn large_batches_are_checked_as_small_ones_are() {
+        // Past the direct-comparison limit the ids are hashed: the same errors come out.
+        let n = IdIndex::SCAN_LIMIT * 4;
+        let mut duplicated = numbered(n, |_| Vec::new());
+        duplicated[n - 1].id = "c3".to_owned();
+        assert!(
+            reason(&duplicated).ends_with(&format!(
+                "two calls of the batch have the id 'c3' (calls #3 and #{}); ids must be unique",
+                n - 1
+            )),
+            "{}",
+            reason(&duplicated)
+        );
+        let mut unknown = numbered(n, |i| i.checked_sub(1).into_iter().collect());
+        unknown[40] = unknown[40].clone().depends_on(["nowhere"]);
+        assert!(
+            reason(&unknown)
+                .ends_with("call 'c40' depends on 'nowhere', which is not a call of this batch")
+        );
+        let cyclic = numbered(n, |i| {
+            if i == 10 {
+                vec![50]
+            } else {
+                i.checked_sub(1).into_iter().collect()
+            }
+        });
+        let message = reason(&cyclic);
+        // c10 depends on c50, which depends on c49, … down to c11, which depends on c10.
+        let on_cycle: Vec<String> = std::iter::once(10)
+            .chain((11..=50).rev())
+            .map(|i| format!("c{i}"))
+            .collect();
+        assert!(
+            message.contains(&format!("cycle: {} -> c10 (", on_cycle.join(" -> "))),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_long_chain_listed_backwards_is_planned_without_recursion() {
+        // Each call depends on the one after it: the walk goes 200,000 calls deep.
+        let n = 200_000;
+        let requests = numbered(n, |i| if i + 1 < n { vec![i + 1] } else { Vec::new() });
+        let workflow = Workflow::build(&requests).unwrap();
+        assert_eq!(workflow.stage_count(), n);
+        assert_eq!(workflow.stage(0).unwrap().calls(), [n - 1]);
+        assert_eq!(workflow.stage(n - 1).unwrap().calls(), [0]);
+        assert_eq!(workflow.dependencies(0), [1]);
     }
 
     #[test]
