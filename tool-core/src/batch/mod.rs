@@ -123,6 +123,11 @@ impl BatchOptions {
         self
     }
 
+    /// The token that cancels the batch, if one was given.
+    pub fn cancellation(&self) -> Option<&CancellationToken> {
+        self.cancellation.as_ref()
+    }
+
     /// The concurrency limit set on these options, if any.
     pub fn concurrency_limit(&self) -> Option<usize> {
         self.concurrency_limit

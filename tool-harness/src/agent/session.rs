@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use toolsmith_core::{
-    CancellationToken, ContextSearch, Embedder, MemoryAccess, SessionParts, ToolCallManager,
-    ToolRetryConfig, ToolShed,
+    BatchOptions, CancellationToken, ContextSearch, Embedder, MemoryAccess, SessionParts,
+    ToolCallManager, ToolRetryConfig, ToolShed,
 };
 use tracing::Instrument as _;
 
@@ -14,7 +14,7 @@ use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
 use super::pause::PauseHandle;
 use super::run::ChildUsage;
-use super::turn::{CallsEnded, TurnCalls};
+use super::turn::{self, CallsEnded, TurnCalls};
 use super::{AgentRun, AgenticError};
 use crate::model::{
     ChatModel, ChatOptions, ChatRequest, ChatResponse, Message, ModelCall, ModelError, StreamDelta,
@@ -148,7 +148,11 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.drive(vec![Message::user(text)], token).await
+        // Room for the user's message, one tool turn (the model's calls and their results)
+        // and the answer: most runs never grow the conversation after this.
+        let mut conversation = Vec::with_capacity(4);
+        conversation.push(Message::user(text));
+        self.drive(conversation, token).await
     }
 
     /// Continues the session's conversation with `text`; the conversation (with this run's
@@ -211,7 +215,7 @@ impl AgentSession {
         let mut run = AgentRun::default();
         let children_before = self.child_usage.total();
         let ended = self
-            .turns(&mut request, &cancel, &mut run)
+            .turns(&mut request, &turn::batch_options(self, cancel), &mut run)
             .instrument(span.clone())
             .await;
         run.child_usage = self.child_usage.total().saturating_sub(children_before);
@@ -230,17 +234,22 @@ impl AgentSession {
     async fn turns(
         &self,
         request: &mut ChatRequest,
-        cancel: &CancellationToken,
+        batch_options: &BatchOptions,
         run: &mut AgentRun,
     ) -> Result<String, RunEnd> {
+        // The options own the run's token: one token, never cloned per turn.
+        let cancel = batch_options
+            .cancellation()
+            .expect("the run's batch options carry its token");
+        // Checked here once; after a tool turn its end says whether the run was cancelled.
+        if cancel.is_cancelled() {
+            return Err(RunEnd::Cancelled);
+        }
         loop {
             if let Some(pause) = &self.pause
                 && pause.is_paused()
                 && !pause.wait_while_paused(cancel).await
             {
-                return Err(RunEnd::Cancelled);
-            }
-            if cancel.is_cancelled() {
                 return Err(RunEnd::Cancelled);
             }
             if run.model_calls >= self.max_turns {
@@ -268,7 +277,7 @@ impl AgentSession {
                 response.calls.iter().map(ModelCall::of).collect(),
             ));
             let turn = run.model_calls;
-            let ended = TurnCalls::new(self, turn, cancel)
+            let ended = TurnCalls::new(self, turn, cancel, batch_options)
                 .run(response.calls, &mut run.tool_calls)
                 .await;
             request.messages.push(Message::ToolResults {
@@ -328,7 +337,9 @@ impl AgentSession {
             }
         };
         let answer = {
-            let call = self.model.stream(request, &mut on_delta);
+            // Through the `dyn` directly: `self.model.stream` would pick the forwarding impl
+            // on `Arc<M>` and box the future twice.
+            let call = self.model.as_ref().stream(request, &mut on_delta);
             // The answer is polled first: a model that answers at once never registers a
             // waiter on the token. A cancellation that came meanwhile is seen just below.
             tokio::select! {

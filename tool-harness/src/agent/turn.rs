@@ -44,6 +44,7 @@ pub(super) struct TurnCalls<'s> {
     session: &'s AgentSession,
     turn: usize,
     cancel: &'s CancellationToken,
+    options: &'s BatchOptions,
 }
 
 impl<'s> TurnCalls<'s> {
@@ -51,11 +52,13 @@ impl<'s> TurnCalls<'s> {
         session: &'s AgentSession,
         turn: usize,
         cancel: &'s CancellationToken,
+        options: &'s BatchOptions,
     ) -> Self {
         Self {
             session,
             turn,
             cancel,
+            options,
         }
     }
 
@@ -135,9 +138,6 @@ impl<'s> TurnCalls<'s> {
         let running: &[ToolCallRequest] = if stop.is_some() { &[] } else { &batch };
 
         let reporting = !session.events.is_empty();
-        let mut options = BatchOptions::new()
-            .with_offer_check(true)
-            .with_cancellation(self.cancel.clone());
         if reporting {
             for request in running {
                 session.emit(AgentEvent::ToolCallStarted {
@@ -145,24 +145,13 @@ impl<'s> TurnCalls<'s> {
                     name: request.name.clone(),
                 });
             }
-            let events = Arc::clone(&session.events);
-            let progress = move |progress: Progress| {
-                let event = AgentEvent::ToolCallProgress(progress);
-                for handler in events.iter() {
-                    handler.on_event(&event);
-                }
-            };
-            options = options.with_progress(Arc::new(progress));
-        }
-        if let Some(deadline) = session.batch_deadline {
-            options = options.with_deadline(deadline);
         }
         let mut outcomes: Vec<Option<_>> = if running.is_empty() {
             Vec::new()
         } else {
             session
                 .manager
-                .execute_batch_with(running, &options)
+                .execute_batch_with(running, self.options)
                 .await
                 .into_iter()
                 .map(Some)
@@ -272,6 +261,29 @@ impl<'s> TurnCalls<'s> {
         }
         (request, rewritten, Decision::Run)
     }
+}
+
+/// How a run's batches run: offered tools only, stopped by the run's token, progress
+/// reported as events when a handler listens, the session's deadline. Made once a run; it
+/// owns the run's token.
+pub(super) fn batch_options(session: &AgentSession, cancel: CancellationToken) -> BatchOptions {
+    let mut options = BatchOptions::new()
+        .with_offer_check(true)
+        .with_cancellation(cancel);
+    if !session.events.is_empty() {
+        let events = Arc::clone(&session.events);
+        let progress = move |progress: Progress| {
+            let event = AgentEvent::ToolCallProgress(progress);
+            for handler in events.iter() {
+                handler.on_event(&event);
+            }
+        };
+        options = options.with_progress(Arc::new(progress));
+    }
+    if let Some(deadline) = session.batch_deadline {
+        options = options.with_deadline(deadline);
+    }
+    options
 }
 
 /// The names an error for the model may suggest ("did you mean"), listed only when a
