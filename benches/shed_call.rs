@@ -6,7 +6,8 @@
 //! `shed_call/whole_call/10000`); then the bench prints a paired measurement: the two
 //! alternate, query by query, for a few thousand rounds, and their medians, 95th percentiles
 //! and the ratio of the medians are printed from those samples (on a shared machine, two
-//! criterion runs minutes apart do not compare, samples taken side by side do). The pool and
+//! criterion runs minutes apart do not compare, samples taken side by side do; each takes
+//! its own query, so that neither runs on postings the other just read). The pool and
 //! queries are those of `shed_search` (`shed_pool/`); `limit` is 10 in both.
 //!
 //! Run with `cargo bench --bench shed_call -- --warm-up-time 1 --measurement-time 3`.
@@ -134,14 +135,28 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
 fn paired(setup: &Setup) {
     let mut search = Vec::with_capacity(PAIRED_ROUNDS);
     let mut call = Vec::with_capacity(PAIRED_ROUNDS);
+    let queries = setup.requests.len();
     for round in 0..PAIRED_ROUNDS {
-        let i = round % setup.requests.len();
-        let start = Instant::now();
-        black_box(index_search(setup, i));
-        search.push(start.elapsed());
-        let start = Instant::now();
-        black_box(whole_call(setup, i));
-        call.push(start.elapsed());
+        // Each on a query of its own, so that neither finds the other's postings in cache,
+        // and in turn first.
+        let (for_search, for_call) = ((2 * round) % queries, (2 * round + 1) % queries);
+        let mut time_search = || {
+            let start = Instant::now();
+            black_box(index_search(setup, for_search));
+            search.push(start.elapsed());
+        };
+        let mut time_call = || {
+            let start = Instant::now();
+            black_box(whole_call(setup, for_call));
+            call.push(start.elapsed());
+        };
+        if round % 2 == 0 {
+            time_search();
+            time_call();
+        } else {
+            time_call();
+            time_search();
+        }
     }
     search.sort_unstable();
     call.sort_unstable();

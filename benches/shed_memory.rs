@@ -1,15 +1,17 @@
 //! What a registered tool costs in memory, and what its first call costs once its schema is
 //! compiled on first use.
 //!
-//! For pools of 10,000 and 100,000 tools (those of `shed_search`, `shed_pool/`), built
-//! before measuring, every tool is registered on a new `ToolCallManager`; the bench prints
-//! the heap added per tool (a counting global allocator), its peak while registering, and the
-//! resident set added per tool (`/proc/self/statm`). Beside it, in the same run: the lexical
-//! index alone (`ToolDiscovery`) and the definitions alone (a copy of each `Tool`), so that
-//! the rest is what the registry adds.
+//! For pools of 10,000 and 100,000 tools (those of `shed_search`, `shed_pool/`), each in a
+//! process of its own and built before measuring, every tool is registered on a new
+//! `ToolCallManager`; the bench prints the heap added per tool (a counting global allocator),
+//! its peak while registering, the resident set added per tool (`/proc/self/statm`) and the
+//! process's peak resident set (`VmHWM`, the pool's own tools included). Then, in the same
+//! process: the lexical index alone (`ToolDiscovery`) and the definitions alone (a copy of
+//! each `Tool`), so that the rest is what the registry adds.
 //!
 //! Then the first call of a tool against its later calls: 300 tools of a flat schema and 300
-//! of a nested one are each called twice with valid arguments, and the medians are printed.
+//! of a nested one are each called once with valid arguments (the median printed), then 30
+//! rounds more (the median round's mean printed).
 //!
 //! Run with `cargo bench --bench shed_memory` (no criterion: one pass, a few seconds).
 
@@ -98,47 +100,67 @@ fn footprint<T>(build: impl FnOnce() -> T) -> (T, Footprint) {
     (built, footprint)
 }
 
-fn per_tool_memory() {
+/// The process's peak resident set so far, in bytes (`VmHWM` of `/proc/self/status`).
+fn peak_resident_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<usize>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Measures one pool of `size` tools, in a process of its own (so that the resident set is
+/// not lowered by memory an earlier measurement freed): registration first, then the index
+/// alone and the definitions alone.
+fn per_tool_memory(size: usize) {
     let (records, _) = sources();
-    for size in [10_000, 100_000] {
-        let tools = pool(&records, 0..size);
-        let (copies, definitions) = footprint(|| {
-            tools
-                .iter()
-                .map(|t| Arc::new(t.clone()))
-                .collect::<Vec<_>>()
-        });
-        drop(copies);
-        let (index, index_only) = footprint(|| {
-            let discovery = ToolDiscovery::new();
-            for tool in &tools {
-                discovery.insert(tool);
-            }
-            discovery
-        });
-        drop(index);
-        let (manager, registered) = footprint(|| {
-            let manager = ToolCallManager::new("bench");
-            for tool in tools {
-                // A few records' names repeat once cut to 48 characters: the first stays.
-                let _ = manager.register(Arc::new(Definition(tool)));
-            }
-            manager
-        });
-        let count = manager.len();
-        println!(
-            "{count} tools registered (of {size}): heap {} B a tool (peak while registering {} MB), \
-             resident {} B a tool ({} MB); of which the index alone {} B, the definitions \
-             alone {} B",
-            registered.heap / count,
-            registered.peak >> 20,
-            registered.resident / count,
-            registered.resident >> 20,
-            index_only.heap / count,
-            definitions.heap / size,
-        );
-        drop(manager);
-    }
+    let tools = pool(&records, 0..size);
+    let pool_resident = resident_bytes();
+    let (manager, registered) = footprint(|| {
+        let manager = ToolCallManager::new("bench");
+        // Moved in: the heap counts what the manager adds to the tools it is given.
+        for tool in tools {
+            // A few records' names repeat once cut to 48 characters: the first stays.
+            let _ = manager.register(Arc::new(Definition(tool)));
+        }
+        manager
+    });
+    let count = manager.len();
+    let peak_resident = peak_resident_bytes();
+    drop(manager);
+    let tools = pool(&records, 0..size);
+    let (index, index_only) = footprint(|| {
+        let discovery = ToolDiscovery::new();
+        for tool in &tools {
+            discovery.insert(tool);
+        }
+        discovery
+    });
+    drop(index);
+    let (copies, definitions) = footprint(|| {
+        tools
+            .iter()
+            .map(|t| Arc::new(t.clone()))
+            .collect::<Vec<_>>()
+    });
+    drop(copies);
+    println!(
+        "{count} tools registered (of {size}): heap {} B a tool ({} MB; peak while \
+         registering {} MB), resident {} B a tool ({} MB); the process's peak resident set \
+         {} MB (the pool's tools, {} MB, included); the index alone {} B a tool, the \
+         definitions alone {} B",
+        registered.heap / count,
+        registered.heap >> 20,
+        registered.peak >> 20,
+        registered.resident / count,
+        registered.resident >> 20,
+        peak_resident >> 20,
+        pool_resident >> 20,
+        index_only.heap / count,
+        definitions.heap / count,
+    );
 }
 
 /// The median of `samples`.
@@ -149,6 +171,7 @@ fn median(samples: &mut [Duration]) -> Duration {
 
 fn first_calls(label: &str, schema: Value, arguments: Value) {
     const TOOLS: usize = 300;
+    const LATER_ROUNDS: usize = 30;
     let manager = ToolCallManager::new("bench");
     let requests: Vec<ToolCallRequest> = (0..TOOLS)
         .map(|i| {
@@ -169,18 +192,37 @@ fn first_calls(label: &str, schema: Value, arguments: Value) {
         spent
     };
     let mut first: Vec<Duration> = requests.iter().map(call).collect();
-    let mut later: Vec<Duration> = requests.iter().map(call).collect();
+    // Later calls: the mean of a round over every tool, for the median round.
+    let mut later: Vec<Duration> = (0..LATER_ROUNDS)
+        .map(|_| requests.iter().map(call).sum::<Duration>() / TOOLS as u32)
+        .collect();
     black_box(&manager);
     println!(
-        "{label} schema: first call {:.1} µs, later calls {:.2} µs (medians of {TOOLS} tools)",
+        "{label} schema: first call {:.1} µs (median of {TOOLS} tools), later calls {:.2} µs \
+         (median of {LATER_ROUNDS} rounds over them)",
         median(&mut first).as_secs_f64() * 1e6,
         median(&mut later).as_secs_f64() * 1e6,
     );
 }
 
+/// Set to a pool size, the process measures that pool alone.
+const POOL_VARIABLE: &str = "SHED_MEMORY_POOL";
+
 fn main() {
-    // `cargo bench` passes `--bench`; a filter naming neither part runs both.
-    per_tool_memory();
+    if let Some(size) = std::env::var(POOL_VARIABLE)
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        per_tool_memory(size);
+        return;
+    }
+    for size in [10_000, 100_000] {
+        let status = std::process::Command::new(std::env::current_exe().expect("this bench"))
+            .env(POOL_VARIABLE, size.to_string())
+            .status()
+            .expect("the bench runs itself");
+        assert!(status.success(), "the pool of {size} failed: {status}");
+    }
     first_calls(
         "flat",
         scheme::object()
