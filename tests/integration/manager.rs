@@ -202,6 +202,52 @@ fn schemas_that_do_not_compile_are_refused_at_register() {
     assert!(!manager.contains("broken"));
 }
 
+/// A tool's schema is compiled on its first call. Concurrent first calls (of every shape:
+/// valid, repaired, invalid) each get the verdict a compiled schema gives, and the tool runs
+/// only for the valid ones.
+#[test]
+fn concurrent_first_calls_validate_as_later_calls_do() {
+    let manager = Arc::new(ToolCallManager::new("s"));
+    let runs = Arc::new(AtomicUsize::new(0));
+    manager
+        .register(counting("calculator", calculator_schema(), runs.clone()))
+        .unwrap();
+    let start = Arc::new(std::sync::Barrier::new(12));
+    let threads: Vec<_> = (0..12)
+        .map(|i| {
+            let (manager, start) = (manager.clone(), start.clone());
+            std::thread::spawn(move || {
+                let arguments = match i % 3 {
+                    0 => json!({"count": 1, "name": "a"}),
+                    1 => json!({"count": "2", "name": "b"}),
+                    _ => json!({"count": -1, "name": ""}),
+                };
+                start.wait();
+                futures::executor::block_on(manager.execute_one(&call("calculator", arguments)))
+            })
+        })
+        .collect();
+    for (i, thread) in threads.into_iter().enumerate() {
+        let outcome = thread.join().unwrap();
+        match i % 3 {
+            0 => assert_eq!(
+                outcome.unwrap().content.to_text(),
+                r#"{"count":1,"name":"a"}"#
+            ),
+            1 => assert_eq!(
+                outcome.unwrap().content.to_text(),
+                r#"{"count":2,"name":"b"}"#
+            ),
+            _ => assert_eq!(
+                outcome.unwrap_err().to_string(),
+                "Invalid arguments for tool 'calculator': /count: -1 is less than the minimum \
+                 of 0; /name: \"\" is shorter than 1 character"
+            ),
+        }
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 8);
+}
+
 #[tokio::test]
 async fn invalid_arguments_never_run_the_tool() {
     let manager = ToolCallManager::new("s");

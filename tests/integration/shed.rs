@@ -870,3 +870,89 @@ async fn a_shed_first_turn_runs_through_every_call_path() {
         "{error}"
     );
 }
+
+/// The `shed` call writes its JSON result directly (without building a `ShedResult` first):
+/// it is exactly `ShedResult`'s serialization, field order included, in every shape a result
+/// takes — found tools (a command group among them), `select:` with unknown names, nothing
+/// found — and the call activates the same tools.
+#[tokio::test]
+async fn the_shed_call_writes_exactly_the_shed_result() {
+    let group = Tool::group(
+        "notes",
+        "Notes about a city trip.",
+        vec![
+            ToolDefinition::new(
+                "add",
+                "Add a note about a city.",
+                Args::new(scheme::object().required("text", scheme::string()).build()),
+            )
+            .with_category("notes"),
+            ToolDefinition::new(
+                "remove",
+                "Remove a note.",
+                Args::new(scheme::object().required("id", scheme::integer()).build()),
+            ),
+        ],
+    );
+    let build = || {
+        let manager = manager_with(catalogue());
+        manager.register(Arc::new(Fixed(group.clone()))).unwrap();
+        manager
+    };
+    let mut shapes = Vec::new();
+    for arguments in [
+        json!({"description": "weather or a hotel in a city, or notes", "limit": 10}),
+        json!({"description": "select:notes,get_weather,nope,raed_file"}),
+        json!({"description": "select:"}),
+        json!({"description": "xylophone zebra"}),
+        json!({"description": "wether"}),
+    ] {
+        let (by_call, by_method) = (build(), build());
+        let result = by_call.execute_one(&shed_call(arguments.clone())).await;
+        let toolsmith::UserModelContent::Json(written) = result.unwrap().content else {
+            panic!("shed answers with JSON");
+        };
+        let description = arguments["description"].as_str().unwrap();
+        let limit = arguments["limit"].as_u64().map(|l| l as usize);
+        let expected = serde_json::to_value(by_method.shed(description, limit).await).unwrap();
+        assert_eq!(written, expected, "{arguments}");
+        // Same fields in the same order: the texts are equal too.
+        assert_eq!(written.to_string(), expected.to_string());
+        assert_eq!(
+            by_call.offered_tools().tools,
+            by_method.offered_tools().tools,
+            "{arguments}"
+        );
+        let names: Vec<&str> = written["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        let keys: Vec<&str> = written
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        shapes.push(format!("{names:?} {keys:?}"));
+    }
+    // Every shape was met: a group found, unknown names, nothing found with the closest.
+    assert!(
+        shapes[0].contains("\"notes\"") && shapes[0].contains("get_weather"),
+        "{shapes:?}"
+    );
+    assert_eq!(
+        shapes[1],
+        r#"["notes", "get_weather"] ["tools", "unknown", "closest", "hint"]"#
+    );
+    assert_eq!(shapes[2], r#"[] ["tools", "categories", "hint"]"#);
+    assert!(
+        shapes[3].ends_with(r#"["tools", "categories", "hint"]"#),
+        "{shapes:?}"
+    );
+    assert!(
+        shapes[4].ends_with(r#"["tools", "closest", "categories", "hint"]"#),
+        "{shapes:?}"
+    );
+}

@@ -431,8 +431,7 @@ impl ToolCallManager {
             .entry(&request.name)
             .ok_or_else(|| ToolError::UnknownTool(request.name.clone()))?;
         let arguments = entry
-            .validator
-            .check(&request.name, &request.arguments)?
+            .check_arguments(&request.name, &request.arguments)?
             .into_owned();
         let annotations = call_annotations(&entry.definition, &arguments);
         let policy = self.retry_policy(&request.name, &entry, annotations);

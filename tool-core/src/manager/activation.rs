@@ -14,14 +14,20 @@ pub(crate) struct ActiveSet {
 }
 
 impl ActiveSet {
-    pub(crate) fn activate<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+    /// Adds the names not yet active, in order; whether any was added.
+    pub(crate) fn activate<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> bool {
         let mut guard = self.names.write().unwrap_or_else(PoisonError::into_inner);
         let (set, order) = &mut *guard;
+        let mut added = false;
         for name in names {
-            if set.insert(name.to_owned()) {
+            // Looked up before copying: a `shed` call mostly returns tools already active.
+            if !set.contains(name) {
+                set.insert(name.to_owned());
                 order.push(name.to_owned());
+                added = true;
             }
         }
+        added
     }
 
     pub(crate) fn deactivate(&self, name: &str) {
@@ -49,9 +55,16 @@ impl ToolCallManager {
     pub fn activate(&self, names: &[String]) -> Vec<String> {
         let (known, unknown): (Vec<&String>, Vec<&String>) =
             names.iter().partition(|name| self.contains(name));
-        self.active.activate(known.into_iter().map(String::as_str));
-        self.renders.invalidate();
+        self.activate_registered(known.into_iter().map(String::as_str));
         unknown.into_iter().cloned().collect()
+    }
+
+    /// Activates tools known to be registered; the cached renderings of the offer are
+    /// dropped only when a tool became active.
+    pub(crate) fn activate_registered<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        if self.active.activate(names) {
+            self.renders.invalidate();
+        }
     }
 
     /// Whether the tool `name` is active.

@@ -24,7 +24,8 @@ use crate::generated::call::ToolFuture;
 use crate::manager::activation::ActiveSet;
 use crate::manager::registry::Registry;
 use crate::manager::running_call::{RunningCall, poll_contained};
-use crate::schema::validation::ArgumentValidator;
+use crate::schema::first_use::CompiledOnFirstUse;
+use crate::schema::validation::{ArgumentValidator, CompiledSchema};
 use crate::shed::ToolDiscovery;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
@@ -81,14 +82,15 @@ pub enum RegistrationError {
     },
 }
 
-/// One registered tool, with everything a call needs prepared at registration.
+/// One registered tool: its definition, checked at registration, and its compiled schemas,
+/// compiled on its first call (see [`CompiledOnFirstUse`]).
 #[derive(Clone)]
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Arc<dyn ToolImpl>,
     pub(crate) definition: Arc<Tool>,
-    pub(crate) validator: ArgumentValidator,
+    validator: CompiledOnFirstUse<ArgumentValidator>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) returns: Option<crate::schema::validation::CompiledSchema>,
+    returns: CompiledOnFirstUse<Option<CompiledSchema>>,
     /// The tool's place in the registration order (set by the registry).
     pub(crate) registration: u64,
 }
@@ -135,27 +137,40 @@ impl RegisteredTool {
                 }
             });
         }
-        let validator = ArgumentValidator::compile(&definition).map_err(|(command, reason)| {
-            RegistrationError::InvalidSchema {
-                tool: name.to_owned(),
-                command,
-                reason,
-            }
-        })?;
-        let returns = crate::schema::returns::compile_returns(&definition).map_err(|reason| {
-            RegistrationError::InvalidReturnsSchema {
-                tool: name.to_owned(),
-                reason,
-            }
-        })?;
+        // Compiled only to refuse a schema that does not compile now, with the registration
+        // error that names it; the compiled forms are dropped, and made again on first use.
+        compile_arguments(&definition)?;
+        compile_returns(&definition)?;
         Ok(Self {
-            returns,
+            returns: CompiledOnFirstUse::default(),
             timeout: tool.timeout(),
             tool,
             definition: Arc::new(definition),
-            validator,
+            validator: CompiledOnFirstUse::default(),
             registration: 0,
         })
+    }
+
+    /// Checks a call's arguments (see [`ArgumentValidator::check`]), compiling the tool's
+    /// argument schemas on its first call.
+    #[inline]
+    pub(crate) fn check_arguments<'a>(
+        &self,
+        name: &str,
+        arguments: &'a ToolArguments,
+    ) -> Result<Cow<'a, ToolArguments>, ToolError> {
+        self.validator
+            .get_or_compile(|| compile_arguments(&self.definition).map_err(|err| err.to_string()))
+            .map_err(|reason| ToolError::execution(name, reason))?
+            .check(name, arguments)
+    }
+
+    /// The tool's compiled `returns` schema, if it declares one, compiled on first use.
+    pub(crate) fn returns_schema(&self) -> Result<Option<&CompiledSchema>, String> {
+        self.returns
+            .get_or_compile(|| compile_returns(&self.definition).map_err(|err| err.to_string()))
+            .map(Option::as_ref)
+            .map_err(str::to_owned)
     }
 
     /// Runs the tool on validated arguments, containing panics and applying the time limit.
@@ -203,6 +218,27 @@ impl RegisteredTool {
     }
 }
 
+/// The argument validators of `definition`, or the registration error that refuses it.
+fn compile_arguments(definition: &Tool) -> Result<ArgumentValidator, RegistrationError> {
+    ArgumentValidator::compile(definition).map_err(|(command, reason)| {
+        RegistrationError::InvalidSchema {
+            tool: definition.name().to_owned(),
+            command,
+            reason,
+        }
+    })
+}
+
+/// The compiled `returns` schema of `definition`, or the registration error that refuses it.
+fn compile_returns(definition: &Tool) -> Result<Option<CompiledSchema>, RegistrationError> {
+    crate::schema::returns::compile_returns(definition).map_err(|reason| {
+        RegistrationError::InvalidReturnsSchema {
+            tool: definition.name().to_owned(),
+            reason,
+        }
+    })
+}
+
 /// A running tool's future raced against its time limit.
 async fn finish_within<F>(
     name: &str,
@@ -236,9 +272,9 @@ pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
 /// A session's tools: registration, validation and execution.
 ///
 /// The manager is shared across tasks (`Send + Sync`, every method takes `&self`). Schemas are
-/// compiled once, when a tool is registered. Calls look tools up without a lock, and changes
-/// never wait for calls, so registering while calls run neither blocks nor deadlocks them (a
-/// tool may even register or remove tools while it runs). A removed tool is released once
+/// checked when a tool is registered and compiled once, on its first call. Calls look tools
+/// up without a lock, and changes never wait for calls, so registering while calls run neither
+/// blocks nor deadlocks them (a tool may even register or remove tools while it runs). A removed tool is released once
 /// the calls that were running when it was removed have ended.
 ///
 /// ```
@@ -310,7 +346,8 @@ impl ToolCallManager {
         &self.session_id
     }
 
-    /// Registers a tool: checks its names, compiles its schemas, and adds it.
+    /// Registers a tool: checks its names and that its schemas compile, and adds it (the
+    /// schemas are compiled for validation on the tool's first call).
     ///
     /// Fails, leaving the registry as it was, when the name is taken (the first tool stays),
     /// reserved (`shed`), or not of the form providers accept (`^[a-zA-Z0-9_-]{1,64}$`, for
@@ -444,7 +481,7 @@ impl ToolCallManager {
         arguments: &ToolArguments,
     ) -> Result<ToolArguments, ToolError> {
         let entry = self.entry_or_unknown(name)?;
-        entry.validator.check(name, arguments).map(Cow::into_owned)
+        entry.check_arguments(name, arguments).map(Cow::into_owned)
     }
 
     /// Runs one call: looks the tool up, validates the arguments (an invalid call does not
@@ -482,7 +519,7 @@ impl ToolCallManager {
         let Some(entry) = registry.get(name) else {
             return Poll::Ready(Err(ToolError::UnknownTool(name.clone())));
         };
-        let arguments = match entry.validator.check(name, &request.arguments) {
+        let arguments = match entry.check_arguments(name, &request.arguments) {
             Ok(arguments) => arguments,
             Err(err) => return Poll::Ready(Err(err)),
         };
@@ -499,5 +536,41 @@ impl ToolCallManager {
             *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
         }
         poll
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallResult, scheme};
+
+    #[test]
+    fn schemas_are_compiled_on_first_use_only() {
+        let manager = ToolCallManager::new("s");
+        let tool = FnTool::new(
+            "count",
+            "Count things.",
+            Args::new(scheme::object().required("n", scheme::integer()).build()),
+            |_: ToolArgs<'_>| async { Ok(ToolCallResult::json(json!({"count": 3}))) },
+        )
+        .with_returns(Args::new(
+            scheme::object()
+                .required("count", scheme::integer())
+                .build(),
+        ));
+        manager.register(Arc::new(tool)).unwrap();
+        let entry = manager.entry("count").unwrap();
+        assert!(!entry.validator.is_compiled() && !entry.returns.is_compiled());
+
+        let arguments = ToolArguments::try_from(json!({"n": "4"})).unwrap();
+        let checked = manager.validate_arguments("count", &arguments).unwrap();
+        assert_eq!(checked.get("n"), Some(&json!(4)));
+        assert!(entry.validator.is_compiled() && !entry.returns.is_compiled());
+        let result = ToolCallResult::json(json!({"count": "three"}));
+        assert!(manager.check_result("count", &result).is_err());
+        assert!(entry.returns.is_compiled());
     }
 }

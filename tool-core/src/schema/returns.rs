@@ -1,5 +1,6 @@
-//! Result schemas: a tool's `returns` schema compiled once, when the tool is registered, and
-//! checked against its structured results before they reach the model.
+//! Result schemas: a tool's `returns` schema checked when the tool is registered, compiled
+//! when its first result is checked, and checked against its structured results before they
+//! reach the model.
 
 use serde_json::json;
 
@@ -68,7 +69,10 @@ impl ToolCallManager {
         let Some(entry) = self.entry(name) else {
             return Ok(());
         };
-        let Some(returns) = &entry.returns else {
+        let returns = entry
+            .returns_schema()
+            .map_err(|reason| ToolError::execution(name, reason))?;
+        let Some(returns) = returns else {
             return Ok(());
         };
         returns.verify(value).map_err(|reason| {

@@ -1,5 +1,5 @@
-//! Argument validation: schemas compiled once, when a tool is registered, and checked before
-//! every call.
+//! Argument validation: schemas compiled once, on a tool's first call (registration only
+//! checks that they compile, see `schema/first_use.rs`), and checked before every call.
 //!
 //! Validation is also where the lenient spellings are repaired: when a call fails only
 //! because a number or boolean came as a string (`"42"`), or because an optional argument was

@@ -5,9 +5,10 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::discovery::ToolDiscovery;
+use crate::manager::RegisteredTool;
 use crate::manager::suggestion::closest_names;
 use crate::schema::validation::ArgumentValidator;
 use crate::{
@@ -275,8 +276,8 @@ impl ToolCallManager {
             .await
             .into_iter()
             // A tool deregistered since the search is left out.
-            .filter_map(|hit| self.get_def(&hit.name))
-            .map(|tool| ToolSummary::of(&tool))
+            .filter_map(|hit| self.entry(&hit.name))
+            .map(|entry| ToolSummary::of(&entry.definition))
             .collect()
     }
 
@@ -289,37 +290,58 @@ impl ToolCallManager {
     /// categories of the session's tools and a hint ([`ShedResult::closest`],
     /// [`categories`](ShedResult::categories), [`hint`](ShedResult::hint)).
     pub async fn shed(&self, description: &str, limit: Option<usize>) -> ShedResult {
-        let result = match selected_names(description) {
+        let found = self.find_and_activate(description, limit).await;
+        let explanation = found.explanation;
+        ShedResult {
+            tools: found
+                .tools
+                .iter()
+                .map(|entry| ToolSummary::of(&entry.definition))
+                .collect(),
+            unknown: found.unknown,
+            closest: explanation.closest,
+            categories: explanation.categories,
+            hint: explanation.hint,
+        }
+    }
+
+    /// What a `shed` query finds (the explanation filled in when it finds nothing or meets
+    /// unknown names), with the tools it found activated.
+    async fn find_and_activate(&self, description: &str, limit: Option<usize>) -> ShedFound {
+        let mut found = ShedFound::default();
+        match selected_names(description) {
             Some(names) => {
-                let mut result = ShedResult::default();
                 for name in names {
-                    match self.get_def(&name) {
-                        Some(tool) => result.tools.push(ToolSummary::of(&tool)),
-                        None => result.unknown.push(name),
+                    match self.entry(&name) {
+                        Some(entry) => found.tools.push(entry),
+                        None => found.unknown.push(name),
                     }
                 }
-                result
             }
             None => {
                 let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).min(MAX_SHED_LIMIT);
-                ShedResult {
-                    tools: self.search_tools(description, limit).await,
-                    ..ShedResult::default()
-                }
+                found.tools = self
+                    .discovery
+                    .search(description, limit)
+                    .await
+                    .into_iter()
+                    // A tool deregistered since the search is left out.
+                    .filter_map(|hit| self.entry(&hit.name))
+                    .collect();
             }
-        };
-        let mut result = result;
-        if result.tools.is_empty() || !result.unknown.is_empty() {
-            self.explain(description, &mut result);
         }
-        let names: Vec<String> = result.tools.iter().map(|t| t.name.clone()).collect();
-        self.activate(&names);
-        result
+        if found.tools.is_empty() || !found.unknown.is_empty() {
+            found.explanation = self.explain(description, &found);
+        }
+        // Each was found in the registry just now, so it is activated without looking it up
+        // again.
+        self.activate_registered(found.tools.iter().map(|entry| entry.definition.name()));
+        found
     }
 
-    /// Fills what a `shed` result that found nothing (or met unknown names) tells the model:
-    /// the closest names, the categories, and a hint.
-    fn explain(&self, description: &str, result: &mut ShedResult) {
+    /// What a `shed` result that found nothing (or met unknown names) tells the model: the
+    /// closest names, the categories, and a hint.
+    fn explain(&self, description: &str, found: &ShedFound) -> Explanation {
         let (names, categories) = self.with_definitions(|tools| {
             let mut names = Vec::new();
             let mut categories = BTreeSet::new();
@@ -335,19 +357,20 @@ impl ToolCallManager {
         let select = selected_names(description).is_some();
         let mut closest = Vec::new();
         if select {
-            for unknown in &result.unknown {
+            for unknown in &found.unknown {
                 push_closest(&mut closest, closest_tools(unknown, &names));
             }
         } else {
             push_closest(&mut closest, closest_tools(description, &names));
         }
-        let found = |name: &String| result.tools.iter().any(|t| &t.name == name);
-        closest.retain(|name| !found(name));
+        let is_found = |name: &String| found.tools.iter().any(|t| t.definition.name() == name);
+        closest.retain(|name| !is_found(name));
         closest.truncate(MAX_CLOSEST);
 
+        let mut explanation = Explanation::default();
         let mut hint = String::new();
-        if select && !result.unknown.is_empty() {
-            let unknown: Vec<String> = result.unknown.iter().map(|n| format!("'{n}'")).collect();
+        if select && !found.unknown.is_empty() {
+            let unknown: Vec<String> = found.unknown.iter().map(|n| format!("'{n}'")).collect();
             hint.push_str(&format!(
                 "Not tools of this session: {}.",
                 unknown.join(", ")
@@ -360,7 +383,7 @@ impl ToolCallManager {
         if !closest.is_empty() {
             hint.push_str(&format!(" Closest tool names: {}.", closest.join(", ")));
         }
-        if result.tools.is_empty() {
+        if found.tools.is_empty() {
             if !categories.is_empty() {
                 let listed: Vec<&str> = categories.iter().map(String::as_str).collect();
                 hint.push_str(&format!(
@@ -372,15 +395,16 @@ impl ToolCallManager {
                 " Describe the task in other words, or enable tools by exact name with \
                  `{SELECT_PREFIX}name1,name2`."
             ));
-            result.categories = categories.into_iter().collect();
+            explanation.categories = categories.into_iter().collect();
         } else if !closest.is_empty() {
             hint.push_str(&format!(
                 " Enable them with `{SELECT_PREFIX}{}`.",
                 closest.join(",")
             ));
         }
-        result.closest = closest;
-        result.hint = Some(hint);
+        explanation.closest = closest;
+        explanation.hint = Some(hint);
+        explanation
     }
 
     /// Runs a call to `shed`: checks its arguments against its schema, then searches.
@@ -396,10 +420,85 @@ impl ToolCallManager {
         let args = ToolArgs::new(SHED_TOOL_NAME, &arguments);
         let description = args.str("description")?;
         let limit = args.opt_usize("limit")?;
-        let result = self.shed(description, limit).await;
-        ToolCallResult::to_json(&result)
-            .map_err(|err| ToolError::execution(SHED_TOOL_NAME, err.to_string()))
+        let found = self.find_and_activate(description, limit).await;
+        Ok(ToolCallResult::json(found.into_json()))
     }
+}
+
+/// What a `shed` query found: the registered tools (their entries, so that nothing is copied
+/// before the result is written), the unknown `select:` names, and the explanation when
+/// there is one.
+#[derive(Default)]
+struct ShedFound {
+    tools: Vec<Arc<RegisteredTool>>,
+    unknown: Vec<String>,
+    explanation: Explanation,
+}
+
+/// The part of a [`ShedResult`] that says what to do when nothing (or not everything) was
+/// found.
+#[derive(Default)]
+struct Explanation {
+    closest: Vec<String>,
+    categories: Vec<String>,
+    hint: Option<String>,
+}
+
+impl ShedFound {
+    /// The JSON of the [`ShedResult`] this makes, written directly: each summary copies its
+    /// tool's schema once, where building the `ShedResult` and serializing it would copy it
+    /// three times (the definition, its function spec, the JSON value). The fields, their
+    /// order and the ones left out are those of `ShedResult`'s `Serialize`.
+    fn into_json(self) -> Value {
+        let strings =
+            |list: Vec<String>| Value::Array(list.into_iter().map(Value::String).collect());
+        let mut result = Map::with_capacity(1);
+        let tools = self
+            .tools
+            .iter()
+            .map(|entry| summary_json(&entry.definition))
+            .collect();
+        result.insert("tools".to_owned(), Value::Array(tools));
+        if !self.unknown.is_empty() {
+            result.insert("unknown".to_owned(), strings(self.unknown));
+        }
+        let explanation = self.explanation;
+        if !explanation.closest.is_empty() {
+            result.insert("closest".to_owned(), strings(explanation.closest));
+        }
+        if !explanation.categories.is_empty() {
+            result.insert("categories".to_owned(), strings(explanation.categories));
+        }
+        if let Some(hint) = explanation.hint {
+            result.insert("hint".to_owned(), Value::String(hint));
+        }
+        Value::Object(result)
+    }
+}
+
+/// The JSON of [`ToolSummary::of`]`(tool)`, written without the intermediate summary. A single
+/// command's schema is copied as it is; a group's is made as its function spec makes it.
+fn summary_json(tool: &Tool) -> Value {
+    let (description, arguments) = match tool {
+        Tool::SingleCommand(definition) => (
+            definition.description.clone(),
+            // Schemas nested too deep are refused at registration: a recursive copy is safe.
+            definition.arguments.schema().clone(),
+        ),
+        Tool::MultiCommands(..) => {
+            let spec = tool.function_spec();
+            (spec.description, spec.parameters)
+        }
+    };
+    let mut summary = Map::with_capacity(4);
+    summary.insert("name".to_owned(), Value::String(tool.name().to_owned()));
+    summary.insert("description".to_owned(), Value::String(description));
+    summary.insert(
+        "category".to_owned(),
+        Value::String(tool.category().to_owned()),
+    );
+    summary.insert("arguments".to_owned(), arguments);
+    Value::Object(summary)
 }
 
 #[cfg(test)]

@@ -1,0 +1,256 @@
+//! What a registered tool costs in memory, and what its first call costs once its schema is
+//! compiled on first use.
+//!
+//! For pools of 10,000 and 100,000 tools (those of `shed_search`, `shed_pool/`), each in a
+//! process of its own and built before measuring, every tool is registered on a new
+//! `ToolCallManager`; the bench prints the heap added per tool (a counting global allocator),
+//! its peak while registering, the resident set added per tool (`/proc/self/statm`) and the
+//! process's peak resident set (`VmHWM`, the pool's own tools included). Then, in the same
+//! process: the lexical index alone (`ToolDiscovery`) and the definitions alone (a copy of
+//! each `Tool`), so that the rest is what the registry adds.
+//!
+//! Then the first call of a tool against its later calls: 300 tools of a flat schema and 300
+//! of a nested one are each called once with valid arguments (the median printed), then 30
+//! rounds more (the median round's mean printed).
+//!
+//! Run with `cargo bench --bench shed_memory` (no criterion: one pass, a few seconds).
+
+mod shed_pool;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolsmith::shed::ToolDiscovery;
+use toolsmith::{
+    Args, Tool, ToolArguments, ToolCallManager, ToolCallRequest, ToolDefinition, scheme,
+};
+
+use shed_pool::{Definition, pool, sources};
+
+/// Counts live heap bytes, and the most live at once since the last reset.
+struct CountingAllocator;
+
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+static PEAK_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(size: usize) {
+    let live = LIVE_BYTES.fetch_add(size, Ordering::Relaxed) + size;
+    PEAK_BYTES.fetch_max(live, Ordering::Relaxed);
+}
+
+// SAFETY: defers to the system allocator; only adds bookkeeping.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size());
+        // SAFETY: same layout, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: same pointer and layout, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        grew(new_size);
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// The resident set, in bytes (`/proc/self/statm`, second field, in pages of 4 KiB).
+fn resident_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<usize>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// Heap and resident set added by `build`, and the heap's peak above where it started; what
+/// `build` returns is kept alive until both are read.
+struct Footprint {
+    heap: usize,
+    peak: usize,
+    resident: usize,
+}
+
+fn footprint<T>(build: impl FnOnce() -> T) -> (T, Footprint) {
+    let heap_before = LIVE_BYTES.load(Ordering::Relaxed);
+    PEAK_BYTES.store(heap_before, Ordering::Relaxed);
+    let resident_before = resident_bytes();
+    let built = build();
+    let footprint = Footprint {
+        heap: LIVE_BYTES
+            .load(Ordering::Relaxed)
+            .saturating_sub(heap_before),
+        peak: PEAK_BYTES
+            .load(Ordering::Relaxed)
+            .saturating_sub(heap_before),
+        resident: resident_bytes().saturating_sub(resident_before),
+    };
+    (built, footprint)
+}
+
+/// The process's peak resident set so far, in bytes (`VmHWM` of `/proc/self/status`).
+fn peak_resident_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<usize>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Measures one pool of `size` tools, in a process of its own (so that the resident set is
+/// not lowered by memory an earlier measurement freed): registration first, then the index
+/// alone and the definitions alone.
+fn per_tool_memory(size: usize) {
+    let (records, _) = sources();
+    let tools = pool(&records, 0..size);
+    let pool_resident = resident_bytes();
+    let (manager, registered) = footprint(|| {
+        let manager = ToolCallManager::new("bench");
+        // Moved in: the heap counts what the manager adds to the tools it is given.
+        for tool in tools {
+            // A few records' names repeat once cut to 48 characters: the first stays.
+            let _ = manager.register(Arc::new(Definition(tool)));
+        }
+        manager
+    });
+    let count = manager.len();
+    let peak_resident = peak_resident_bytes();
+    drop(manager);
+    let tools = pool(&records, 0..size);
+    let (index, index_only) = footprint(|| {
+        let discovery = ToolDiscovery::new();
+        for tool in &tools {
+            discovery.insert(tool);
+        }
+        discovery
+    });
+    drop(index);
+    let (copies, definitions) = footprint(|| {
+        tools
+            .iter()
+            .map(|t| Arc::new(t.clone()))
+            .collect::<Vec<_>>()
+    });
+    drop(copies);
+    println!(
+        "{count} tools registered (of {size}): heap {} B a tool ({} MB; peak while \
+         registering {} MB), resident {} B a tool ({} MB); the process's peak resident set \
+         {} MB (the pool's tools, {} MB, included); the index alone {} B a tool, the \
+         definitions alone {} B",
+        registered.heap / count,
+        registered.heap >> 20,
+        registered.peak >> 20,
+        registered.resident / count,
+        registered.resident >> 20,
+        peak_resident >> 20,
+        pool_resident >> 20,
+        index_only.heap / count,
+        definitions.heap / count,
+    );
+}
+
+/// The median of `samples`.
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+fn first_calls(label: &str, schema: Value, arguments: Value) {
+    const TOOLS: usize = 300;
+    const LATER_ROUNDS: usize = 30;
+    let manager = ToolCallManager::new("bench");
+    let requests: Vec<ToolCallRequest> = (0..TOOLS)
+        .map(|i| {
+            let name = format!("{label}_{i}");
+            let definition = ToolDefinition::new(&name, "A tool.", Args::new(schema.clone()));
+            manager
+                .register(Arc::new(Definition(Tool::SingleCommand(definition))))
+                .expect("the tool registers");
+            let arguments = ToolArguments::try_from(arguments.clone()).expect("an object");
+            ToolCallRequest::new("c", name, arguments)
+        })
+        .collect();
+    let call = |request: &ToolCallRequest| {
+        let start = Instant::now();
+        let done = futures::executor::block_on(manager.execute_one(request));
+        let spent = start.elapsed();
+        assert!(done.is_ok(), "{done:?}");
+        spent
+    };
+    let mut first: Vec<Duration> = requests.iter().map(call).collect();
+    // Later calls: the mean of a round over every tool, for the median round.
+    let mut later: Vec<Duration> = (0..LATER_ROUNDS)
+        .map(|_| requests.iter().map(call).sum::<Duration>() / TOOLS as u32)
+        .collect();
+    black_box(&manager);
+    println!(
+        "{label} schema: first call {:.1} µs (median of {TOOLS} tools), later calls {:.2} µs \
+         (median of {LATER_ROUNDS} rounds over them)",
+        median(&mut first).as_secs_f64() * 1e6,
+        median(&mut later).as_secs_f64() * 1e6,
+    );
+}
+
+/// Set to a pool size, the process measures that pool alone.
+const POOL_VARIABLE: &str = "SHED_MEMORY_POOL";
+
+fn main() {
+    if let Some(size) = std::env::var(POOL_VARIABLE)
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        per_tool_memory(size);
+        return;
+    }
+    for size in [10_000, 100_000] {
+        let status = std::process::Command::new(std::env::current_exe().expect("this bench"))
+            .env(POOL_VARIABLE, size.to_string())
+            .status()
+            .expect("the bench runs itself");
+        assert!(status.success(), "the pool of {size} failed: {status}");
+    }
+    first_calls(
+        "flat",
+        scheme::object()
+            .required("city", scheme::string().min_len(1))
+            .optional("days", scheme::integer().minimum(1))
+            .build(),
+        json!({"city": "Rome", "days": 3}),
+    );
+    first_calls(
+        "nested",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "pattern": "^[a-z ]+$"},
+                "filters": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "field": {"type": "string", "enum": ["name", "date", "size"]},
+                            "value": {"anyOf": [{"type": "string"}, {"type": "number"}]}
+                        },
+                        "required": ["field", "value"]
+                    }
+                }
+            },
+            "required": ["query"]
+        }),
+        json!({"query": "big files", "filters": [{"field": "size", "value": 10}]}),
+    );
+}
