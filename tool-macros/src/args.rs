@@ -30,9 +30,10 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
 
 /// An expression reading `fields` from the `ToolArgs` named `reader` into
 /// `Ok(constructor { member: value, .. })`, or the `Err` to report. The pass over the
-/// arguments and the reading of each type are functions of `toolsmith-core` (`generated_read`,
-/// shared by every tool): what is written here is the table of names, a call per field and a
-/// `match` on the results, as little code per tool as reading in one pass allows.
+/// arguments, the reading of each type and the choice of the error are functions of
+/// `toolsmith-core` (`generated_read`, shared by every tool): what is written here is the
+/// table of names, a call per field and a `match` on the values, as little code per tool as
+/// reading in one pass allows.
 pub fn read_expr(
     krate: &TokenStream,
     reader: &Ident,
@@ -43,6 +44,7 @@ pub fn read_expr(
         return quote!(::core::result::Result::Ok(#constructor {}));
     }
     let read = quote!(#krate::__private::generated_read);
+    let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
     let slots: Vec<Ident> = (0..fields.len())
         .map(|i| Ident::new(&format!("__toolsmith_slot_{i}"), Span::mixed_site()))
         .collect();
@@ -55,8 +57,10 @@ pub fn read_expr(
         let name = &field.name.value;
         // Spanned at the type, so that a type without `Deserialize` is blamed.
         match field.default {
-            None => quote_spanned!(ty.span()=> #read::required::<#ty>(#reader, #name, #slot)),
-            Some(_) => quote_spanned!(ty.span()=> #read::defaulted::<#ty>(#reader, #name, #slot)),
+            None => quote_spanned!(ty.span()=> #misreads.required::<#ty>(#reader, #name, #slot)),
+            Some(_) => {
+                quote_spanned!(ty.span()=> #misreads.defaulted::<#ty>(#reader, #name, #slot))
+            }
         }
     });
     let inits = fields.iter().zip(&values).map(|(field, value)| {
@@ -78,13 +82,12 @@ pub fn read_expr(
     });
     quote! {{
         let [#(#slots),*] = #read::slots(#reader, &[#(#names),*]);
+        let mut #misreads = #read::Misreads::new();
         match (#(#reads,)*) {
-            (#(::core::result::Result::Ok(#values),)*) => {
+            (#(::core::option::Option::Some(#values),)*) => {
                 ::core::result::Result::Ok(#constructor { #(#inits)* })
             }
-            (#(#values,)*) => ::core::result::Result::Err(
-                #read::first_misread(#reader, &mut [#(#values.err()),*]),
-            ),
+            _ => ::core::result::Result::Err(#misreads.into_error(#reader)),
         }
     }}
 }

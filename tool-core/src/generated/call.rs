@@ -7,6 +7,8 @@
 //! Not part of the public API: the macro's generated code is its only user.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use crate::{
     Args, FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition, ToolError,
@@ -15,28 +17,50 @@ use crate::{
 
 pub use crate::ToolFuture;
 
+/// How a tool function's output becomes its result: a function pointer (a closure of the
+/// generated code that captures nothing), so that what holds it is generic over the output's
+/// type alone.
+pub type Convert<O> = fn(O) -> Result<ToolCallResult, ToolError>;
+
 /// The boxed future of an `async` tool's call: awaits `future` (the function's) and
-/// converts its output with `convert`. `convert` is a function pointer rather than a type
-/// parameter so that this is generic over the function's future alone: one instantiation
-/// per tool, the least an `async` tool can have.
+/// converts its output with `convert`. Generic over the function's future alone: one small
+/// instantiation per tool, the least an `async` tool can have.
 #[inline]
-pub fn start<'a, Fut>(
-    future: Fut,
-    convert: fn(Fut::Output) -> Result<ToolCallResult, ToolError>,
-) -> ToolFuture<'a>
+pub fn start<'a, Fut>(future: Fut, convert: Convert<Fut::Output>) -> ToolFuture<'a>
 where
     Fut: Future + Send + 'a,
 {
-    Box::pin(async move { convert(future.await) })
+    Box::pin(Converting { future, convert })
+}
+
+/// A function's future and the conversion of its output: written out rather than an
+/// `async` block, whose state machine and drop glue cost several times the code in every
+/// tool that instantiates it.
+struct Converting<Fut: Future> {
+    future: Fut,
+    convert: Convert<Fut::Output>,
+}
+
+impl<Fut: Future> Future for Converting<Fut> {
+    type Output = Result<ToolCallResult, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `future` is pinned with `self` (structural pinning): it is never moved out
+        // of `self`, `Converting` has no `Drop` of its own, and it is `Unpin` only when
+        // `Fut` is. `convert` is a function pointer, `Copy`, not pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        let convert = this.convert;
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        match future.poll(cx) {
+            Poll::Ready(output) => Poll::Ready(convert(output)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
 }
 
 /// The future of a blocking tool's call: runs `call` on tokio's blocking pool and converts
 /// its output; a panic there is [`ToolError::Execution`].
-pub fn start_blocking<'a, F, O>(
-    tool: &'static str,
-    call: F,
-    convert: fn(O) -> Result<ToolCallResult, ToolError>,
-) -> ToolFuture<'a>
+pub fn start_blocking<'a, F, O>(tool: &'static str, call: F, convert: Convert<O>) -> ToolFuture<'a>
 where
     F: FnOnce() -> O + Send + 'static,
     O: Send + 'static,

@@ -1,9 +1,10 @@
 //! How generated code reads its arguments: one pass over the arguments sent, here and not
 //! generic, finds each parameter's value by name ([`slots`]); each parameter is then read by a
-//! function generic only over its type ([`required`], [`defaulted`]), so that every tool
-//! taking an `f64` shares one copy of reading it. What is left in each tool is a table of
-//! names and a `match` on the results: a few lines of code per tool instead of a loop and a
-//! reader per parameter (its compile time was most of the macro's cost).
+//! method generic only over its type ([`Misreads::required`], [`Misreads::defaulted`]), so
+//! that every tool taking an `f64` shares one copy of reading it, and the error to report
+//! stays in [`Misreads`]. What is left in each tool is a table of names, a call per parameter
+//! and a `match` on the values: a few lines of code per tool instead of a loop and a reader
+//! per parameter (their compile time was most of the macro's cost).
 //!
 //! The error reported is the one a single pass in the order sent would meet first: a value
 //! that does not read, the earliest sent first; then a missing argument, in the order of the
@@ -33,14 +34,6 @@ impl Slot<'_> {
     };
 }
 
-/// A parameter that could not be read, and where its argument was sent (to report the one a
-/// pass in the order sent would meet first).
-#[derive(Debug)]
-pub struct Misread {
-    position: usize,
-    error: ToolError,
-}
-
 /// The argument of each name in `names`, found in one pass over the arguments sent, in
 /// `names`' order.
 #[inline]
@@ -62,61 +55,89 @@ fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
     }
 }
 
-/// The parameter `name` read from its slot: leniently when sent; when absent, `T` read from
-/// `null` (`None` for an `Option`), and otherwise an error saying it is missing.
-#[inline]
-pub fn required<T: DeserializeOwned>(
-    args: &ToolArgs<'_>,
-    name: &str,
-    slot: Slot<'_>,
-) -> Result<T, Misread> {
-    let read = match slot.value {
-        Some(value) => args.read_field(name, value),
-        None => args.absent_field(name),
-    };
-    read.map_err(|error| Misread {
-        position: slot.position,
-        error,
-    })
+/// The error to report of a call's parameters, gathered while they are read: the first one a
+/// pass over the arguments in the order sent would meet (a value that does not read, the
+/// earliest sent first), else the first parameter missing.
+///
+/// The generated code reads every parameter through it and keeps only the values: the errors
+/// stay here, so that the code of each tool holds no error to drop.
+#[derive(Debug, Default)]
+pub struct Misreads {
+    /// The error to report so far, and the place of its argument in the order sent.
+    first: Option<(usize, ToolError)>,
 }
 
-/// The parameter `name` read from its slot when sent; `None` when absent, for the caller to
-/// put the parameter's default in its place.
-#[inline]
-pub fn defaulted<T: DeserializeOwned>(
-    args: &ToolArgs<'_>,
-    name: &str,
-    slot: Slot<'_>,
-) -> Result<Option<T>, Misread> {
-    match slot.value {
-        Some(value) => args
-            .read_field(name, value)
-            .map(Some)
-            .map_err(|error| Misread {
-                position: slot.position,
-                error,
-            }),
-        None => Ok(None),
+impl Misreads {
+    /// No error yet.
+    #[inline]
+    pub fn new() -> Self {
+        Self { first: None }
     }
-}
 
-/// The error to report among the parameters' (`None` for those that read): the earliest
-/// sent, else the first missing. With no error at all (generated code does not call it
-/// then), an error saying so rather than a panic.
-pub fn first_misread(args: &ToolArgs<'_>, misreads: &mut [Option<Misread>]) -> ToolError {
-    let mut first: Option<Misread> = None;
-    for misread in misreads.iter_mut().filter_map(Option::take) {
-        // Strictly earlier only: of two missing parameters, the first declared is reported.
-        if first
-            .as_ref()
-            .is_none_or(|found| misread.position < found.position)
-        {
-            first = Some(misread);
+    /// The parameter `name` read from its slot: leniently when sent; when absent, `T` read
+    /// from `null` (`None` for an `Option`), and otherwise an error saying it is missing.
+    /// `None` when it could not be read (the error is kept here).
+    #[inline]
+    pub fn required<T: DeserializeOwned>(
+        &mut self,
+        args: &ToolArgs<'_>,
+        name: &str,
+        slot: Slot<'_>,
+    ) -> Option<T> {
+        let read = match slot.value {
+            Some(value) => args.read_field(name, value),
+            None => args.absent_field(name),
+        };
+        match read {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.record(slot.position, error);
+                None
+            }
         }
     }
-    match first {
-        Some(misread) => misread.error,
-        None => ToolError::invalid_arguments(args.tool(), "the arguments could not be read"),
+
+    /// The parameter `name` read from its slot: `Some(None)` when absent, for the caller to
+    /// put the parameter's default in its place; `None` when it could not be read (the
+    /// error is kept here).
+    #[inline]
+    pub fn defaulted<T: DeserializeOwned>(
+        &mut self,
+        args: &ToolArgs<'_>,
+        name: &str,
+        slot: Slot<'_>,
+    ) -> Option<Option<T>> {
+        let Some(value) = slot.value else {
+            return Some(None);
+        };
+        match args.read_field(name, value) {
+            Ok(value) => Some(Some(value)),
+            Err(error) => {
+                self.record(slot.position, error);
+                None
+            }
+        }
+    }
+
+    /// Keeps `error` when its argument was sent before the one of the error kept so far.
+    /// Strictly before only: of two missing parameters, the first declared is reported.
+    fn record(&mut self, position: usize, error: ToolError) {
+        if self
+            .first
+            .as_ref()
+            .is_none_or(|(first, _)| position < *first)
+        {
+            self.first = Some((position, error));
+        }
+    }
+
+    /// The error to report. With none kept (generated code does not ask then), an error
+    /// saying the arguments could not be read rather than a panic.
+    pub fn into_error(self, args: &ToolArgs<'_>) -> ToolError {
+        match self.first {
+            Some((_, error)) => error,
+            None => ToolError::invalid_arguments(args.tool(), "the arguments could not be read"),
+        }
     }
 }
 
@@ -131,13 +152,14 @@ mod tests {
         let arguments = ToolArguments::try_from(arguments).unwrap();
         let args = ToolArgs::new("f", &arguments);
         let [a, b, c] = slots(&args, &["a", "b", "c"]);
+        let mut misreads = Misreads::new();
         match (
-            required::<u8>(&args, "a", a),
-            required::<u8>(&args, "b", b),
-            required::<Option<u8>>(&args, "c", c),
+            misreads.required::<u8>(&args, "a", a),
+            misreads.required::<u8>(&args, "b", b),
+            misreads.required::<Option<u8>>(&args, "c", c),
         ) {
-            (Ok(a), Ok(b), Ok(c)) => Ok((a, b, c)),
-            (a, b, c) => Err(first_misread(&args, &mut [a.err(), b.err(), c.err()]).to_string()),
+            (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
+            _ => Err(misreads.into_error(&args).to_string()),
         }
     }
 
@@ -165,12 +187,10 @@ mod tests {
         let arguments = ToolArguments::try_from(json!({"n": "4", "m": null})).unwrap();
         let args = ToolArgs::new("f", &arguments);
         let [n, m] = slots(&args, &["n", "m"]);
-        assert_eq!(defaulted::<u8>(&args, "n", n).unwrap(), Some(4));
-        assert_eq!(defaulted::<u8>(&args, "m", m).unwrap(), None);
-        assert!(
-            first_misread(&args, &mut [None])
-                .to_string()
-                .contains("could not be read")
-        );
+        let mut misreads = Misreads::new();
+        assert_eq!(misreads.defaulted::<u8>(&args, "n", n), Some(Some(4)));
+        assert_eq!(misreads.defaulted::<u8>(&args, "m", m), Some(None));
+        let message = misreads.into_error(&args).to_string();
+        assert!(message.contains("could not be read"), "{message}");
     }
 }
