@@ -23,6 +23,7 @@ use crate::{ToolArgs, ToolError};
 pub struct Slot<'a> {
     /// The argument's place in the order sent; `usize::MAX` when absent.
     position: usize,
+    /// The argument's value; `None` when absent.
     value: Option<&'a Value>,
 }
 
