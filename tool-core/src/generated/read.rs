@@ -44,7 +44,10 @@ pub fn slots<'a, const N: usize>(args: &ToolArgs<'a>, names: &[&str; N]) -> [Slo
     slots
 }
 
-/// [`slots`] without the array's length in its type: one copy for every tool.
+/// [`slots`] without the array's length in its type: one copy for every tool. Inlined into
+/// an optimised caller, where the names are constants, so that the search compares them in
+/// place rather than through `memcmp` calls.
+#[inline]
 fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
     for (position, (name, value)) in args.present().enumerate() {
         if let Some(index) = names.iter().position(|wanted| *wanted == name) {
