@@ -4,11 +4,21 @@
 # ratio. Dependencies are built first (shared target dir), so the figures are the cost of
 # compiling the one crate, which is where the macro's cost lands.
 #
-# Usage: benches/compile_cost/run.sh [N] [RUNS]   (defaults: 200 tools, 3 runs each)
+# Each run touches and rebuilds the plain crate, then the macro crate, one after the other,
+# so that both see the same load on a shared machine; the ratio reported is the median of the
+# runs' own ratios, and the times are the medians of each crate's runs.
+#
+# Usage: benches/compile_cost/run.sh [N] [RUNS] [MODE]
+#   N     tools in each crate (default 200)
+#   RUNS  paired runs (default 5)
+#   MODE  incremental: CARGO_INCREMENTAL=1, `touch` + `cargo build` (the edit-build loop;
+#                      macro expansion reruns, most of the rest comes from the cache)
+#         full:        CARGO_INCREMENTAL=0, the whole crate compiled again (default: both)
 set -euo pipefail
 
 N="${1:-200}"
-RUNS="${2:-3}"
+RUNS="${2:-5}"
+MODES="${3:-incremental full}"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 WORK="$ROOT/target/compile-cost"
 mkdir -p "$WORK"
@@ -105,29 +115,45 @@ make_crate plain_fns 0
 sed -i '/^    \/\/\//d' "$WORK/plain_fns/src/lib.rs"
 
 cd "$WORK"
-export CARGO_TARGET_DIR="$WORK/target" CARGO_INCREMENTAL=0
-echo "building dependencies once..." >&2
-cargo build -q -p plain_fns -p with_macro
+export CARGO_TARGET_DIR="$WORK/target"
 
-time_build() {
-    local package="$1" best="" all=()
-    for _ in $(seq "$RUNS"); do
-        touch "$WORK/$package/src/lib.rs"
-        local start end
-        start=$(date +%s.%N)
-        cargo build -q -p "$package"
-        end=$(date +%s.%N)
-        all+=("$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}')")
-    done
-    # The median of the runs.
-    printf '%s\n' "${all[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+# The median of the numbers on standard input.
+median() {
+    sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2] + a[NR/2+1]) / 2}'
 }
 
-plain=$(time_build plain_fns)
-macro=$(time_build with_macro)
-ratio=$(awk -v m="$macro" -v p="$plain" 'BEGIN {printf "%.2f", m / p}')
-per_tool_ms=$(awk -v m="$macro" -v p="$plain" -v n="$N" 'BEGIN {printf "%.1f", (m - p) * 1000 / n}')
-echo "tools: $N, runs: $RUNS (median), profile: dev, incremental: off"
-echo "plain async fns:  ${plain}s"
-echo "#[tool_fn] tools: ${macro}s"
-echo "ratio: ${ratio}x, overhead: ${per_tool_ms} ms per tool"
+# Seconds to touch and rebuild `package`.
+build_once() {
+    local package="$1" start end
+    touch "$WORK/$package/src/lib.rs"
+    start=$(date +%s.%N)
+    cargo build -q -p "$package"
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}'
+}
+
+for mode in $MODES; do
+    case "$mode" in
+    incremental) export CARGO_INCREMENTAL=1 ;;
+    full) export CARGO_INCREMENTAL=0 ;;
+    *) echo "unknown mode '$mode' (incremental or full)" >&2; exit 2 ;;
+    esac
+    echo "building dependencies and both crates once ($mode)..." >&2
+    cargo build -q -p plain_fns -p with_macro
+    plains=() macros=() ratios=()
+    for _ in $(seq "$RUNS"); do
+        p=$(build_once plain_fns)
+        m=$(build_once with_macro)
+        plains+=("$p") macros+=("$m")
+        ratios+=("$(awk -v m="$m" -v p="$p" 'BEGIN {printf "%.3f", m / p}')")
+        echo "  run: plain ${p}s, #[tool_fn] ${m}s" >&2
+    done
+    plain=$(printf '%s\n' "${plains[@]}" | median)
+    macro=$(printf '%s\n' "${macros[@]}" | median)
+    ratio=$(printf '%s\n' "${ratios[@]}" | median)
+    per_tool_ms=$(awk -v m="$macro" -v p="$plain" -v n="$N" 'BEGIN {printf "%.1f", (m - p) * 1000 / n}')
+    echo "tools: $N, paired runs: $RUNS (medians), profile: dev, mode: $mode (CARGO_INCREMENTAL=$CARGO_INCREMENTAL)"
+    echo "plain async fns:  ${plain}s"
+    echo "#[tool_fn] tools: ${macro}s"
+    echo "ratio: $(printf '%.2f' "$ratio")x (median of the runs' ratios), overhead: ${per_tool_ms} ms per tool"
+done

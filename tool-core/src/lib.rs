@@ -113,5 +113,6 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::generated::call as generated_call;
+    pub use crate::generated::read as generated_read;
     pub use crate::generated::result_conversion;
 }

@@ -28,62 +28,74 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
     quote!(#krate::ArgsObject::new() #(#properties)* .build())
 }
 
-/// Reads `fields` from the `ToolArgs` named `reader` in one pass over the arguments sent (as
-/// serde's derive does): statements that fill one slot per field, and the `member: value,`
-/// initialisers that take each slot or the field's value when absent.
-pub fn field_reads(reader: &Ident, fields: &[ArgField]) -> (TokenStream, TokenStream) {
+/// An expression reading `fields` from the `ToolArgs` named `reader` into
+/// `Ok(constructor { member: value, .. })`, or the `Err` to report. The pass over the
+/// arguments, the reading of each type and the choice of the error are functions of
+/// `toolsmith-core` (`generated_read`, shared by every tool): what is written here is the
+/// table of names, a call per field and a `match` on the values, as little code per tool as
+/// reading in one pass allows.
+pub fn read_expr(
+    krate: &TokenStream,
+    reader: &Ident,
+    fields: &[ArgField],
+    constructor: &TokenStream,
+) -> TokenStream {
+    if fields.is_empty() {
+        return quote!(::core::result::Result::Ok(#constructor {}));
+    }
+    let read = quote!(#krate::__private::generated_read);
+    let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
     let slots: Vec<Ident> = (0..fields.len())
         .map(|i| Ident::new(&format!("__toolsmith_slot_{i}"), Span::mixed_site()))
         .collect();
-    let name_var = Ident::new("__toolsmith_name", Span::mixed_site());
-    let value_var = Ident::new("__toolsmith_value", Span::mixed_site());
-    let declarations = fields.iter().zip(&slots).map(|(field, slot)| {
-        let ty = &field.ty;
-        quote!(let mut #slot: ::core::option::Option<#ty> = ::core::option::Option::None;)
-    });
-    let arms = fields.iter().zip(&slots).map(|(field, slot)| {
+    let values: Vec<Ident> = (0..fields.len())
+        .map(|i| Ident::new(&format!("__toolsmith_value_{i}"), Span::mixed_site()))
+        .collect();
+    let names = fields.iter().map(|field| &field.name.value);
+    let reads = fields.iter().zip(&slots).map(|(field, slot)| {
         let ty = &field.ty;
         let name = &field.name.value;
         // Spanned at the type, so that a type without `Deserialize` is blamed.
-        let read = quote_spanned!(ty.span()=> #reader.read_field::<#ty>(#name_var, #value_var)?);
-        quote!(#name => #slot = ::core::option::Option::Some(#read),)
-    });
-    let pass = (!fields.is_empty()).then(|| {
-        quote! {
-            for (#name_var, #value_var) in #reader.present() {
-                #[allow(clippy::single_match)]
-                match #name_var {
-                    #(#arms)*
-                    _ => {}
-                }
+        match field.default {
+            None => quote_spanned!(ty.span()=> #misreads.required::<#ty>(#reader, #name, #slot)),
+            Some(_) => {
+                quote_spanned!(ty.span()=> #misreads.defaulted::<#ty>(#reader, #name, #slot))
             }
         }
     });
-    let inits = fields.iter().zip(&slots).map(|(field, slot)| {
+    let inits = fields.iter().zip(&values).map(|(field, value)| {
         let member = &field.member;
         let ty = &field.ty;
-        let name = &field.name.value;
         let absent = match &field.default {
-            None => quote_spanned!(ty.span()=> #reader.absent_field::<#ty>(#name)?),
+            None => return quote!(#member: #value,),
             Some(FieldDefault::Trait) => {
                 quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
             }
             Some(FieldDefault::Function(path)) => quote_spanned!(path.span()=> #path()),
         };
         quote! {
-            #member: match #slot {
-                ::core::option::Option::Some(#value_var) => #value_var,
+            #member: match #value {
+                ::core::option::Option::Some(#value) => #value,
                 ::core::option::Option::None => #absent,
             },
         }
     });
-    (quote!(#(#declarations)* #pass), quote!(#(#inits)*))
+    quote! {{
+        let [#(#slots),*] = #read::slots(#reader, &[#(#names),*]);
+        let mut #misreads = #read::Misreads::new();
+        match (#(#reads,)*) {
+            (#(::core::option::Option::Some(#values),)*) => {
+                ::core::result::Result::Ok(#constructor { #(#inits)* })
+            }
+            _ => ::core::result::Result::Err(#misreads.into_error(#reader)),
+        }
+    }}
 }
 
 /// `impl FromToolArgs` and `impl ArgsSchema` for the struct `ident` with `fields`.
 pub fn struct_impls(krate: &TokenStream, ident: &Ident, fields: &[ArgField]) -> TokenStream {
     let reader = Ident::new("__toolsmith_args", proc_macro2::Span::mixed_site());
-    let (reads, inits) = field_reads(&reader, fields);
+    let read = read_expr(krate, &reader, fields, &quote!(Self));
     let schema = schema_expr(krate, fields);
     quote! {
         #[automatically_derived]
@@ -91,8 +103,7 @@ pub fn struct_impls(krate: &TokenStream, ident: &Ident, fields: &[ArgField]) -> 
             fn from_tool_args(
                 #reader: &#krate::ToolArgs<'_>,
             ) -> ::core::result::Result<Self, #krate::ToolError> {
-                #reads
-                ::core::result::Result::Ok(Self { #inits })
+                #read
             }
         }
 

@@ -49,22 +49,21 @@ fn definition_expr(
     annotations: &Annotations,
 ) -> TokenStream {
     let annotations = annotations_expr(krate, annotations);
-    let returns = output.map(|output| {
-        let schema = returns::schema(krate, output);
-        quote! {
-            let definition = match #schema {
-                ::core::option::Option::Some(returns) => definition.with_returns(returns),
-                ::core::option::Option::None => definition,
-            };
-        }
-    });
-    quote! {{
-        let definition = #krate::ToolDefinition::new(#name, #description, #arguments)
-            .with_category(#category)
-            #annotations;
-        #returns
-        definition
-    }}
+    let returns = match output {
+        Some(output) => returns::schema(krate, output),
+        None => quote!(::core::option::Option::None),
+    };
+    // Built by one function of the core for every tool: the code here is its arguments.
+    quote! {
+        #krate::__private::generated_call::definition(
+            #name,
+            #description,
+            #category,
+            #arguments,
+            #returns,
+        )
+        #annotations
+    }
 }
 
 /// `fn timeout(&self)` when the tool has one.
@@ -209,40 +208,33 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
     let out = Ident::new("__toolsmith_out", Span::mixed_site());
     let out_ty = &call.output.ty;
     let convert = returns::convert(krate, call.output, &out, name);
+    // A closure that captures nothing: it becomes a function pointer, so that the helpers it
+    // is passed to are generic over the function's future (or output) alone.
     let convert = quote!(|#out: #out_ty| { #convert });
-    match call.runner {
-        Runner::Async => {
-            let body = if borrows {
-                // A `&str` argument is lent from a `String` the future must own.
-                quote!(async move { #(#binds)* #target(#(#call_args),*).await })
-            } else {
-                quote!({ #(#binds)* #target(#(#call_args),*) })
-            };
-            quote! {
-                #generated::start_async::<#args_ident, _, _, _>(
-                    #name,
-                    __toolsmith_arguments,
-                    move |#args: #args_ident| #body,
-                    #convert,
-                )
-            }
+    let read = quote!(#generated::read_args::<#args_ident>(#name, __toolsmith_arguments));
+    let call_target = quote!(#target(#(#call_args),*));
+    let finish = match call.runner {
+        Runner::Async if borrows => {
+            // A `&str` argument is lent from a `String` the future must own.
+            quote!(#generated::start(async move { #(#binds)* #call_target.await }, #convert))
         }
-        Runner::Sync => quote! {
-            #generated::run_sync::<#args_ident, _, _, _>(
-                #name,
-                __toolsmith_arguments,
-                move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
-                #convert,
-            )
-        },
+        Runner::Async => quote!({ #(#binds)* #generated::start(#call_target, #convert) }),
         Runner::Blocking => quote! {
-            #generated::start_blocking::<#args_ident, _, _, _>(
-                #name,
-                __toolsmith_arguments,
-                move |#args: #args_ident| { #(#binds)* #target(#(#call_args),*) },
-                #convert,
-            )
+            #generated::start_blocking(#name, move || { #(#binds)* #call_target }, #convert)
         },
+        Runner::Sync => quote!({ #(#binds)* (#convert)(#call_target) }),
+    };
+    let failed = match call.runner {
+        Runner::Sync => quote!(::core::result::Result::Err(error)),
+        Runner::Async | Runner::Blocking => {
+            quote!(#generated::finished(::core::result::Result::Err(error)))
+        }
+    };
+    quote! {
+        match #read {
+            ::core::result::Result::Ok(#args) => #finish,
+            ::core::result::Result::Err(error) => #failed,
+        }
     }
 }
 
@@ -750,11 +742,13 @@ pub fn command_enum(input: &CommandEnum, krate: &TokenStream) -> TokenStream {
         if variant.unit {
             quote!(#command => ::core::result::Result::Ok(Self::#variant_ident),)
         } else {
-            let (reads, inits) = args::field_reads(&reader, &variant.fields);
-            quote!(#command => {
-                #reads
-                ::core::result::Result::Ok(Self::#variant_ident { #inits })
-            })
+            let read = args::read_expr(
+                krate,
+                &reader,
+                &variant.fields,
+                &quote!(Self::#variant_ident),
+            );
+            quote!(#command => #read,)
         }
     });
     let definitions = input.variants.iter().map(|variant| {

@@ -1,78 +1,100 @@
 //! How a `#[tool_fn]` tool runs a call: read the arguments, call the function, convert what
 //! it returns. Written once here, generic over the tool, so that each generated tool is a
-//! few closures rather than its own copy of this logic (which keeps the macro's compile cost
-//! down: one borrow-check of these bodies instead of one per tool).
+//! call of these functions rather than its own copy of this logic (which keeps the macro's
+//! compile cost down: one borrow-check and, where they are not generic, one copy of the
+//! machine code of these bodies instead of one per tool).
 //!
 //! Not part of the public API: the macro's generated code is its only user.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use crate::{FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolError, ToolImpl};
+use crate::{
+    Args, FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition, ToolError,
+    ToolImpl,
+};
 
 pub use crate::ToolFuture;
 
-/// Reads the arguments into `A` now, calls `call(A)`, and returns the future that awaits
-/// its output and converts it; arguments that do not read are a finished future.
-pub fn start_async<'a, A, F, Fut, C>(
-    tool: &'static str,
-    arguments: &ToolArguments,
-    call: F,
-    convert: C,
-) -> ToolFuture<'a>
+/// How a tool function's output becomes its result: a function pointer (a closure of the
+/// generated code that captures nothing), so that what holds it is generic over the output's
+/// type alone.
+pub type Convert<O> = fn(O) -> Result<ToolCallResult, ToolError>;
+
+/// The boxed future of an `async` tool's call: awaits `future` (the function's) and
+/// converts its output with `convert`. Generic over the function's future alone: one small
+/// instantiation per tool, the least an `async` tool can have.
+#[inline]
+pub fn start<'a, Fut>(future: Fut, convert: Convert<Fut::Output>) -> ToolFuture<'a>
 where
-    A: FromToolArgs,
-    F: FnOnce(A) -> Fut,
     Fut: Future + Send + 'a,
-    C: FnOnce(Fut::Output) -> Result<ToolCallResult, ToolError> + Send + 'a,
 {
-    match A::from_tool_args(&ToolArgs::new(tool, arguments)) {
-        Ok(args) => {
-            let output = call(args);
-            Box::pin(async move { convert(output.await) })
+    Box::pin(Converting { future, convert })
+}
+
+/// A function's future and the conversion of its output: written out rather than an
+/// `async` block, whose state machine and drop glue cost several times the code in every
+/// tool that instantiates it.
+struct Converting<Fut: Future> {
+    future: Fut,
+    convert: Convert<Fut::Output>,
+}
+
+impl<Fut: Future> Future for Converting<Fut> {
+    type Output = Result<ToolCallResult, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `future` is pinned with `self` (structural pinning): it is never moved out
+        // of `self`, `Converting` has no `Drop` of its own, and it is `Unpin` only when
+        // `Fut` is. `convert` is a function pointer, `Copy`, not pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        let convert = this.convert;
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        match future.poll(cx) {
+            Poll::Ready(output) => Poll::Ready(convert(output)),
+            Poll::Pending => Poll::Pending,
         }
-        Err(error) => finished(Err(error)),
     }
 }
 
-/// Reads the arguments into `A`, runs `call(A)` inline, and converts its output.
-pub fn run_sync<A, F, O, C>(
-    tool: &'static str,
-    arguments: &ToolArguments,
-    call: F,
-    convert: C,
-) -> Result<ToolCallResult, ToolError>
+/// The future of a blocking tool's call: runs `call` on tokio's blocking pool and converts
+/// its output; a panic there is [`ToolError::Execution`].
+pub fn start_blocking<'a, F, O>(tool: &'static str, call: F, convert: Convert<O>) -> ToolFuture<'a>
 where
-    A: FromToolArgs,
-    F: FnOnce(A) -> O,
-    C: FnOnce(O) -> Result<ToolCallResult, ToolError>,
+    F: FnOnce() -> O + Send + 'static,
+    O: Send + 'static,
 {
-    let args = A::from_tool_args(&ToolArgs::new(tool, arguments))?;
-    convert(call(args))
+    Box::pin(async move {
+        match tokio::task::spawn_blocking(call).await {
+            Ok(output) => convert(output),
+            Err(error) => Err(ToolError::execution(tool, error)),
+        }
+    })
 }
 
-/// Reads the arguments into `A` now, and returns the future that runs `call(A)` on tokio's
-/// blocking pool and converts its output; a panic there is [`ToolError::Execution`].
-/// Arguments that do not read are a finished future.
-pub fn start_blocking<'a, A, F, O, C>(
+/// Reads the arguments of a call to `tool` into `A` (a tool's hidden argument struct).
+#[inline]
+pub fn read_args<A: FromToolArgs>(
     tool: &'static str,
     arguments: &ToolArguments,
-    call: F,
-    convert: C,
-) -> ToolFuture<'a>
-where
-    A: FromToolArgs + Send + 'static,
-    F: FnOnce(A) -> O + Send + 'static,
-    O: Send + 'static,
-    C: FnOnce(O) -> Result<ToolCallResult, ToolError> + Send + 'a,
-{
-    match A::from_tool_args(&ToolArgs::new(tool, arguments)) {
-        Ok(args) => Box::pin(async move {
-            match tokio::task::spawn_blocking(move || call(args)).await {
-                Ok(output) => convert(output),
-                Err(error) => Err(ToolError::execution(tool, error)),
-            }
-        }),
-        Err(error) => finished(Err(error)),
+) -> Result<A, ToolError> {
+    A::from_tool_args(&ToolArgs::new(tool, arguments))
+}
+
+/// One command's definition, built here once rather than by each tool's generated code:
+/// `returns` is the result schema when the function's success type has one.
+pub fn definition(
+    name: &str,
+    description: &str,
+    category: &str,
+    arguments: Args,
+    returns: Option<Args>,
+) -> ToolDefinition {
+    let definition = ToolDefinition::new(name, description, arguments).with_category(category);
+    match returns {
+        Some(returns) => definition.with_returns(returns),
+        None => definition,
     }
 }
 

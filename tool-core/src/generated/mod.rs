@@ -3,4 +3,5 @@
 //! reached through `__private`.
 
 pub mod call;
+pub mod read;
 pub mod result_conversion;

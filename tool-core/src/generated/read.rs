@@ -1,0 +1,200 @@
+//! How generated code reads its arguments: one pass over the arguments sent, here and not
+//! generic, finds each parameter's value by name ([`slots`]); each parameter is then read by a
+//! method generic only over its type ([`Misreads::required`], [`Misreads::defaulted`]), so
+//! that every tool taking an `f64` shares one copy of reading it, and the error to report
+//! stays in [`Misreads`]. What is left in each tool is a table of names, a call per parameter
+//! and a `match` on the values: a few lines of code per tool instead of a loop and a reader
+//! per parameter (their compile time was most of the macro's cost).
+//!
+//! The error reported is the one a single pass in the order sent would meet first: a value
+//! that does not read, the earliest sent first; then a missing argument, in the order of the
+//! parameters.
+//!
+//! Not part of the public API: the macro's generated code is its only user.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{ToolArgs, ToolError};
+
+/// Where one parameter's argument is in a call: its place among the arguments sent and its
+/// value, or nothing when it was not sent (or sent as `null`).
+#[derive(Debug, Clone, Copy)]
+pub struct Slot<'a> {
+    /// The argument's place in the order sent; `usize::MAX` when absent.
+    position: usize,
+    /// The argument's value; `None` when absent.
+    value: Option<&'a Value>,
+}
+
+impl Slot<'_> {
+    /// No argument: not sent, or sent as `null`.
+    pub const ABSENT: Self = Slot {
+        position: usize::MAX,
+        value: None,
+    };
+}
+
+/// The argument of each name in `names`, found in one pass over the arguments sent, in
+/// `names`' order.
+#[inline]
+pub fn slots<'a, const N: usize>(args: &ToolArgs<'a>, names: &[&str; N]) -> [Slot<'a>; N] {
+    let mut slots = [Slot::ABSENT; N];
+    fill_slots(args, names, &mut slots);
+    slots
+}
+
+/// [`slots`] without the array's length in its type: one copy for every tool. Inlined into
+/// an optimised caller, where the names are constants, so that the search compares them in
+/// place rather than through `memcmp` calls.
+#[inline]
+fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
+    for (position, (name, value)) in args.present().enumerate() {
+        if let Some(index) = names.iter().position(|wanted| *wanted == name) {
+            slots[index] = Slot {
+                position,
+                value: Some(value),
+            };
+        }
+    }
+}
+
+/// The error to report of a call's parameters, gathered while they are read: the first one a
+/// pass over the arguments in the order sent would meet (a value that does not read, the
+/// earliest sent first), else the first parameter missing.
+///
+/// The generated code reads every parameter through it and keeps only the values: the errors
+/// stay here, so that the code of each tool holds no error to drop.
+#[derive(Debug, Default)]
+pub struct Misreads {
+    /// The error to report so far, and the place of its argument in the order sent.
+    first: Option<(usize, ToolError)>,
+}
+
+impl Misreads {
+    /// No error yet.
+    #[inline]
+    pub fn new() -> Self {
+        Self { first: None }
+    }
+
+    /// The parameter `name` read from its slot: leniently when sent; when absent, `T` read
+    /// from `null` (`None` for an `Option`), and otherwise an error saying it is missing.
+    /// `None` when it could not be read (the error is kept here).
+    #[inline]
+    pub fn required<T: DeserializeOwned>(
+        &mut self,
+        args: &ToolArgs<'_>,
+        name: &str,
+        slot: Slot<'_>,
+    ) -> Option<T> {
+        let read = match slot.value {
+            Some(value) => args.read_field(name, value),
+            None => args.absent_field(name),
+        };
+        match read {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.record(slot.position, error);
+                None
+            }
+        }
+    }
+
+    /// The parameter `name` read from its slot: `Some(None)` when absent, for the caller to
+    /// put the parameter's default in its place; `None` when it could not be read (the
+    /// error is kept here).
+    #[inline]
+    pub fn defaulted<T: DeserializeOwned>(
+        &mut self,
+        args: &ToolArgs<'_>,
+        name: &str,
+        slot: Slot<'_>,
+    ) -> Option<Option<T>> {
+        let Some(value) = slot.value else {
+            return Some(None);
+        };
+        match args.read_field(name, value) {
+            Ok(value) => Some(Some(value)),
+            Err(error) => {
+                self.record(slot.position, error);
+                None
+            }
+        }
+    }
+
+    /// Keeps `error` when its argument was sent before the one of the error kept so far.
+    /// Strictly before only: of two missing parameters, the first declared is reported.
+    fn record(&mut self, position: usize, error: ToolError) {
+        if self
+            .first
+            .as_ref()
+            .is_none_or(|(first, _)| position < *first)
+        {
+            self.first = Some((position, error));
+        }
+    }
+
+    /// The error to report. With none kept (generated code does not ask then), an error
+    /// saying the arguments could not be read rather than a panic.
+    pub fn into_error(self, args: &ToolArgs<'_>) -> ToolError {
+        match self.first {
+            Some((_, error)) => error,
+            None => ToolError::invalid_arguments(args.tool(), "the arguments could not be read"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolArguments;
+    use serde_json::json;
+
+    /// What generated code for `fn f(a: u8, b: u8, c: Option<u8>)` does.
+    fn read(arguments: serde_json::Value) -> Result<(u8, u8, Option<u8>), String> {
+        let arguments = ToolArguments::try_from(arguments).unwrap();
+        let args = ToolArgs::new("f", &arguments);
+        let [a, b, c] = slots(&args, &["a", "b", "c"]);
+        let mut misreads = Misreads::new();
+        match (
+            misreads.required::<u8>(&args, "a", a),
+            misreads.required::<u8>(&args, "b", b),
+            misreads.required::<Option<u8>>(&args, "c", c),
+        ) {
+            (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
+            _ => Err(misreads.into_error(&args).to_string()),
+        }
+    }
+
+    #[test]
+    fn reads_each_slot_by_name() {
+        assert_eq!(read(json!({"b": 2, "a": "1"})), Ok((1, 2, None)));
+        assert_eq!(read(json!({"a": 1, "b": 2, "c": 3})), Ok((1, 2, Some(3))));
+        assert_eq!(read(json!({"a": 1, "b": 2, "c": null})), Ok((1, 2, None)));
+    }
+
+    #[test]
+    fn reports_the_earliest_sent_misread_then_the_first_missing() {
+        let err = read(json!({"c": "x", "b": "y"})).unwrap_err();
+        assert!(err.contains("/c:"), "{err}");
+        let err = read(json!({"b": "y", "c": "x"})).unwrap_err();
+        assert!(err.contains("/b:"), "{err}");
+        let err = read(json!({"c": 1})).unwrap_err();
+        assert!(err.ends_with("missing required argument 'a'"), "{err}");
+        let err = read(json!({"a": 1, "b": null})).unwrap_err();
+        assert!(err.ends_with("missing required argument 'b'"), "{err}");
+    }
+
+    #[test]
+    fn defaulted_is_none_when_absent() {
+        let arguments = ToolArguments::try_from(json!({"n": "4", "m": null})).unwrap();
+        let args = ToolArgs::new("f", &arguments);
+        let [n, m] = slots(&args, &["n", "m"]);
+        let mut misreads = Misreads::new();
+        assert_eq!(misreads.defaulted::<u8>(&args, "n", n), Some(Some(4)));
+        assert_eq!(misreads.defaulted::<u8>(&args, "m", m), Some(None));
+        let message = misreads.into_error(&args).to_string();
+        assert!(message.contains("could not be read"), "{message}");
+    }
+}
