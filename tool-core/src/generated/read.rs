@@ -81,7 +81,7 @@ impl Misreads {
     /// The parameter `name` read from its slot: leniently when sent; when absent, `T` read
     /// from `null` (`None` for an `Option`), and otherwise an error saying it is missing.
     /// `None` when it could not be read (the error is kept here).
-    #[inline]
+    #[inline(always)]
     pub fn required<T: DeserializeOwned>(
         &mut self,
         args: &ToolArgs<'_>,
@@ -104,7 +104,7 @@ impl Misreads {
     /// The parameter `name` read from its slot: `Some(None)` when absent, for the caller to
     /// put the parameter's default in its place; `None` when it could not be read (the
     /// error is kept here).
-    #[inline]
+    #[inline(always)]
     pub fn defaulted<T: DeserializeOwned>(
         &mut self,
         args: &ToolArgs<'_>,
