@@ -80,9 +80,16 @@ fn stack_containers<'a>(
     );
 }
 
-/// Whether JSON (or JSON5) text nests brackets no deeper than [`MAX_JSON_DEPTH`]: a byte
-/// scan that counts `[` and `{` outside strings and comments, to run before handing text to
-/// a recursive parser.
+/// Where JSON (or JSON5) text first nests brackets deeper than `max_depth`: the byte offset
+/// of that bracket, or `None`. A byte scan that counts `[` and `{` outside strings and
+/// comments, to run before handing untrusted text to a recursive parser.
+///
+/// ```
+/// use toolsmith_core::json_text_too_deep;
+///
+/// assert_eq!(json_text_too_deep(br#"{"a": [1, "[[[["]}"#, 2), None);
+/// assert_eq!(json_text_too_deep(br#"{"a": [[1]]}"#, 2), Some(7));
+/// ```
 ///
 /// It reads strings (either quote, with escapes) and comments (`//` and `/* */`) as the
 /// JSON5 reader does, so it never counts less nesting than that reader would walk: where the
@@ -90,7 +97,7 @@ fn stack_containers<'a>(
 /// with an error at that byte, and the scan has counted every bracket before it. Scan the
 /// very text the reader is given: a quote before it (say, in a Markdown fence's language
 /// tag) would hide the brackets after it.
-pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
+pub fn json_text_too_deep(text: &[u8], max_depth: usize) -> Option<usize> {
     #[derive(Clone, Copy)]
     enum State {
         Json,
@@ -100,7 +107,7 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
         /// In a block comment; `true` right after a `*` that may close it.
         BlockComment(bool),
     }
-    let bytes = text.as_bytes();
+    let bytes = text;
     let mut depth = 0usize;
     let mut state = State::Json;
     let mut at = 0;
@@ -136,8 +143,8 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
                 }
                 b'[' | b'{' => {
                     depth += 1;
-                    if depth > MAX_JSON_DEPTH {
-                        return Err(TooDeep);
+                    if depth > max_depth {
+                        return Some(at - 1);
                     }
                     state
                 }
@@ -149,7 +156,16 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
             },
         };
     }
-    Ok(())
+    None
+}
+
+/// Whether `text` (JSON, or the JSON5 a model may write) nests no deeper than
+/// [`MAX_JSON_DEPTH`]; see [`json_text_too_deep`].
+pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
+    match json_text_too_deep(text.as_bytes(), MAX_JSON_DEPTH) {
+        Some(_) => Err(TooDeep),
+        None => Ok(()),
+    }
 }
 
 /// Drops `value` one level at a time (serde_json's own drop recurses once per level): the

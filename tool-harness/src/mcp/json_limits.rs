@@ -53,37 +53,16 @@ impl JsonLimits {
     }
 
     /// Checks that `json` nests no deeper than allowed, in one pass over its bytes (brackets
-    /// inside strings do not count). Says where it went too deep.
+    /// inside strings do not count; core's scan, the one a model's arguments go through).
+    /// Says where it went too deep.
     pub fn check_depth(&self, json: &[u8]) -> Result<(), String> {
-        let mut depth = 0usize;
-        let mut in_string = false;
-        let mut escaped = false;
-        for (at, &byte) in json.iter().enumerate() {
-            if in_string {
-                match byte {
-                    _ if escaped => escaped = false,
-                    b'\\' => escaped = true,
-                    b'"' => in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match byte {
-                b'"' => in_string = true,
-                b'[' | b'{' => {
-                    depth += 1;
-                    if depth > self.max_depth {
-                        return Err(format!(
-                            "the message nests deeper than {} levels (at byte {at})",
-                            self.max_depth
-                        ));
-                    }
-                }
-                b']' | b'}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
+        match toolsmith_core::json_text_too_deep(json, self.max_depth) {
+            Some(at) => Err(format!(
+                "the message nests deeper than {} levels (at byte {at})",
+                self.max_depth
+            )),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
