@@ -89,11 +89,10 @@ impl<'s> TurnCalls<'s> {
                 Ok(request) => request,
             };
             if let Some(reason) = &stop {
-                let text = format!("not run: the run was stopped ({reason})");
                 slots.push((
                     Slot::Held(request),
                     false,
-                    Admission::Answered(ToolCallResult::error(text), None),
+                    Admission::Answered(stopped(reason), None),
                 ));
                 continue;
             }
@@ -114,23 +113,18 @@ impl<'s> TurnCalls<'s> {
                     )
                 }
                 Decision::Stop(reason) => {
-                    let text = format!("not run: the run was stopped ({reason})");
+                    let answer = Admission::Answered(stopped(&reason), None);
                     stop = Some(reason);
-                    (
-                        Slot::Held(request),
-                        Admission::Answered(ToolCallResult::error(text), None),
-                    )
+                    (Slot::Held(request), answer)
                 }
             };
             slots.push((slot, rewritten, admission));
         }
-        if stop.is_some() {
+        if let Some(reason) = &stop {
             // Nothing of a stopped turn runs.
             for (_, _, admission) in &mut slots {
                 if let Admission::Runs(_) = admission {
-                    let reason = stop.clone().unwrap_or_default();
-                    let text = format!("not run: the run was stopped ({reason})");
-                    *admission = Admission::Answered(ToolCallResult::error(text), None);
+                    *admission = Admission::Answered(stopped(reason), None);
                 }
             }
         }
@@ -321,6 +315,11 @@ enum Slot {
     Held(ToolCallRequest),
     /// It is call `index` of the batch.
     Batched(usize),
+}
+
+/// The result shown for a call a `Stop` hook kept from running.
+fn stopped(reason: &str) -> ToolCallResult {
+    ToolCallResult::error(format!("not run: the run was stopped ({reason})"))
 }
 
 /// What the hooks and the approval decided for a call.
