@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use toolsmith_core::CancellationToken;
 
 use super::error::McpError;
 use super::json_limits::DEFAULT_MAX_MESSAGE_BYTES;
