@@ -2,32 +2,31 @@
 
 use proc_macro2::TokenStream;
 use quote::quote_spanned;
-use syn::Ident;
 
 use crate::ast::Output;
 
-/// Statements converting the value `out` (the function's return value) into
-/// `Result<ToolCallResult, ToolError>`, for the tool `name`. Spanned at the return type, so
-/// that a type that cannot become a result is blamed there.
-pub fn convert(krate: &TokenStream, output: &Output, out: &Ident, name: &str) -> TokenStream {
+/// An expression giving the [`Conversion`] of the function's return value into
+/// `Result<ToolCallResult, ToolError>`: chosen from the return type by the compiler, made of
+/// functions of the core shared by every tool returning that type. Spanned at the return
+/// type, so that a type that cannot become a result is blamed there.
+///
+/// [`Conversion`]: ../../toolsmith_core/__private/result_conversion/struct.Conversion.html
+pub fn conversion(krate: &TokenStream, output: &Output) -> TokenStream {
     let span = output.span;
+    let out_ty = &output.ty;
     quote_spanned! {span=>
-        #[allow(unused_imports)]
-        use #krate::__private::result_conversion::{
-            AsIsKind as _, DisplayErrorKind as _, EmptyKind as _, IntoToolErrorKind as _,
-            JsonKind as _, KeepErrorKind as _, SplitKind as _, TextKind as _, WholeKind as _,
-        };
-        use #krate::__private::result_conversion::Returned;
-        #[allow(unreachable_patterns, unreachable_code)]
-        let __toolsmith_ok = match (&&Returned(&#out)).split_kind().split(#out) {
-            ::core::result::Result::Ok(value) => value,
-            ::core::result::Result::Err(error) => {
-                return ::core::result::Result::Err(
-                    (&&&Returned(&error)).error_kind().into_error(error, #name),
-                );
-            }
-        };
-        (&&Returned(&__toolsmith_ok)).result_kind().into_result(__toolsmith_ok, #name)
+        {
+            #[allow(unused_imports)]
+            use #krate::__private::result_conversion::{
+                AsIsKind as _, DisplayErrorKind as _, EmptyKind as _, IntoToolErrorKind as _,
+                JsonKind as _, KeepErrorKind as _, SplitKind as _, TextKind as _, WholeKind as _,
+            };
+            let __toolsmith_split =
+                (&&#krate::__private::result_conversion::Returned::<#out_ty>::new()).split_kind();
+            let __toolsmith_ok = (&&__toolsmith_split.ok_type()).result_kind().converter();
+            let __toolsmith_err = (&&&__toolsmith_split.err_type()).error_kind().converter();
+            __toolsmith_split.conversion(__toolsmith_ok, __toolsmith_err)
+        }
     }
 }
 

@@ -10,49 +10,55 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::{
-    Args, FromToolArgs, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition, ToolError,
-    ToolImpl,
-};
+use crate::{Args, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition, ToolError, ToolImpl};
 
 pub use crate::ToolFuture;
 
-/// How a tool function's output becomes its result: a function pointer (a closure of the
-/// generated code that captures nothing), so that what holds it is generic over the output's
-/// type alone.
-pub type Convert<O> = fn(O) -> Result<ToolCallResult, ToolError>;
+pub use crate::generated::result_conversion::Conversion;
 
 /// The boxed future of an `async` tool's call: awaits `future` (the function's) and
-/// converts its output with `convert`. Generic over the function's future alone: one small
-/// instantiation per tool, the least an `async` tool can have.
+/// converts its output with `conversion`. Generic over the function's future (and its
+/// output's parts) alone: one small instantiation per tool, the least an `async` tool can
+/// have.
 #[inline]
-pub fn start<'a, Fut>(future: Fut, convert: Convert<Fut::Output>) -> ToolFuture<'a>
+pub fn start<'a, Fut, T, E>(
+    tool: &'static str,
+    future: Fut,
+    conversion: Conversion<Fut::Output, T, E>,
+) -> ToolFuture<'a>
 where
     Fut: Future + Send + 'a,
+    T: 'a,
+    E: 'a,
 {
-    Box::pin(Converting { future, convert })
+    Box::pin(Converting {
+        future,
+        conversion,
+        tool,
+    })
 }
 
 /// A function's future and the conversion of its output: written out rather than an
 /// `async` block, whose state machine and drop glue cost several times the code in every
 /// tool that instantiates it.
-struct Converting<Fut: Future> {
+struct Converting<Fut: Future, T, E> {
     future: Fut,
-    convert: Convert<Fut::Output>,
+    conversion: Conversion<Fut::Output, T, E>,
+    tool: &'static str,
 }
 
-impl<Fut: Future> Future for Converting<Fut> {
+impl<Fut: Future, T, E> Future for Converting<Fut, T, E> {
     type Output = Result<ToolCallResult, ToolError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `future` is pinned with `self` (structural pinning): it is never moved out
         // of `self`, `Converting` has no `Drop` of its own, and it is `Unpin` only when
-        // `Fut` is. `convert` is a function pointer, `Copy`, not pinned.
+        // `Fut` is. `conversion` and `tool` are `Copy`, not pinned.
         let this = unsafe { self.get_unchecked_mut() };
-        let convert = this.convert;
+        let (conversion, tool) = (this.conversion, this.tool);
         let future = unsafe { Pin::new_unchecked(&mut this.future) };
         match future.poll(cx) {
-            Poll::Ready(output) => Poll::Ready(convert(output)),
+            Poll::Ready(output) => Poll::Ready(conversion.apply(output, tool)),
             Poll::Pending => Poll::Pending,
         }
     }
@@ -60,26 +66,23 @@ impl<Fut: Future> Future for Converting<Fut> {
 
 /// The future of a blocking tool's call: runs `call` on tokio's blocking pool and converts
 /// its output; a panic there is [`ToolError::Execution`].
-pub fn start_blocking<'a, F, O>(tool: &'static str, call: F, convert: Convert<O>) -> ToolFuture<'a>
+pub fn start_blocking<'a, F, O, T, E>(
+    tool: &'static str,
+    call: F,
+    conversion: Conversion<O, T, E>,
+) -> ToolFuture<'a>
 where
     F: FnOnce() -> O + Send + 'static,
     O: Send + 'static,
+    T: 'a,
+    E: 'a,
 {
     Box::pin(async move {
         match tokio::task::spawn_blocking(call).await {
-            Ok(output) => convert(output),
+            Ok(output) => conversion.apply(output, tool),
             Err(error) => Err(ToolError::execution(tool, error)),
         }
     })
-}
-
-/// Reads the arguments of a call to `tool` into `A` (a tool's hidden argument struct).
-#[inline]
-pub fn read_args<A: FromToolArgs>(
-    tool: &'static str,
-    arguments: &ToolArguments,
-) -> Result<A, ToolError> {
-    A::from_tool_args(&ToolArgs::new(tool, arguments))
 }
 
 /// One command's definition, built here once rather than by each tool's generated code:

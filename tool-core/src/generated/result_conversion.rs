@@ -1,14 +1,27 @@
 //! How a `#[tool_fn]` function's return value becomes a tool result.
 //!
 //! The macro cannot see types, only their spelling, so the choice is made by the compiler at
-//! the call site (autoref specialisation: the most specific impl that applies is taken). The
-//! generated code borrows the value to pick a *tag*, and the tag consumes the value:
+//! the call site (autoref specialisation: the most specific impl that applies is taken). From
+//! the return type alone (a marker, [`Returned`]), the generated code picks *tags*, and each
+//! tag gives a function of this module, so that what runs is a [`Conversion`]: three function
+//! pointers to functions generic over the types alone. Tools returning the same type share
+//! one copy of them, and no tool has a conversion body of its own (which would cost compile
+//! time in every tool).
 //!
 //! - a `Result<T, E>` is split: `Err(e)` becomes a [`ToolError`] (kept as is when `E` is
 //!   `ToolError`, converted when `E: Into<ToolError>`, otherwise
 //!   [`ToolError::Execution`] carrying `e`'s `Display` text), `Ok(v)` goes on;
 //! - `ToolCallResult` is kept, `String` / `&str` / `Cow<str>` become text, `()` an empty
 //!   success, and any other `T: Serialize` structured JSON.
+//!
+//! The generated code, for a return type `O`:
+//!
+//! ```ignore
+//! let split = (&&Returned::<O>::new()).split_kind();
+//! let ok = (&&split.ok_type()).result_kind().converter();
+//! let err = (&&&split.err_type()).error_kind().converter();
+//! let conversion = split.conversion(ok, err);
+//! ```
 //!
 //! Not part of the public API: the macro's generated code is its only user.
 
@@ -23,46 +36,138 @@ use serde::Serialize;
 use crate::schema::type_schema;
 use crate::{Args, ToolCallResult, ToolError};
 
-/// A borrowed return value, for picking its tag.
-pub struct Returned<'a, T: ?Sized>(pub &'a T);
+/// A return type, as a value to pick its tags with (it holds nothing).
+pub struct Returned<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 
-// ---- Result or not ----
-
-/// Tag: the value is a `Result`.
-pub struct SplitTag;
-impl SplitTag {
-    /// The result itself.
-    pub fn split<T, E>(self, value: Result<T, E>) -> Result<T, E> {
-        value
+impl<T: ?Sized> Returned<T> {
+    /// The marker.
+    #[inline]
+    pub fn new() -> Self {
+        Self(PhantomData)
     }
 }
 
-/// Tag: the value is not a `Result`.
-pub struct WholeTag;
-impl WholeTag {
-    /// The value as a success.
-    pub fn split<T>(self, value: T) -> Result<T, Infallible> {
-        Ok(value)
+impl<T: ?Sized> Default for Returned<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// How a success value of type `T` becomes the result.
+pub struct OkConverter<T>(fn(T, &str) -> Result<ToolCallResult, ToolError>);
+
+/// How an error of type `E` becomes the call's [`ToolError`].
+pub struct ErrConverter<E>(fn(E, &str) -> ToolError);
+
+/// How a returned `O` becomes the call's result: split into success or error (`T` or `E`),
+/// then each converted. Generic over the types alone, so that tools returning the same type
+/// share one copy of [`apply`](Self::apply).
+pub struct Conversion<O, T, E> {
+    split: fn(O) -> Result<T, E>,
+    ok: fn(T, &str) -> Result<ToolCallResult, ToolError>,
+    err: fn(E, &str) -> ToolError,
+}
+
+impl<O, T, E> Clone for Conversion<O, T, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<O, T, E> Copy for Conversion<O, T, E> {}
+
+impl<O, T, E> Conversion<O, T, E> {
+    /// The result of a call to `tool` that returned `value`.
+    #[inline]
+    pub fn apply(self, value: O, tool: &str) -> Result<ToolCallResult, ToolError> {
+        match (self.split)(value) {
+            Ok(value) => (self.ok)(value, tool),
+            Err(error) => Err((self.err)(error, tool)),
+        }
+    }
+}
+
+// ---- Result or not ----
+
+/// Tag: the return type is a `Result`.
+pub struct SplitTag<T, E>(PhantomData<fn() -> Result<T, E>>);
+impl<T, E> SplitTag<T, E> {
+    /// The success type, to pick its tag.
+    #[inline]
+    pub fn ok_type(&self) -> Returned<T> {
+        Returned::new()
+    }
+
+    /// The error type, to pick its tag.
+    #[inline]
+    pub fn err_type(&self) -> Returned<E> {
+        Returned::new()
+    }
+
+    /// The conversion of the whole `Result`.
+    #[inline]
+    pub fn conversion(
+        self,
+        ok: OkConverter<T>,
+        err: ErrConverter<E>,
+    ) -> Conversion<Result<T, E>, T, E> {
+        Conversion {
+            split: std::convert::identity,
+            ok: ok.0,
+            err: err.0,
+        }
+    }
+}
+
+/// Tag: the return type is not a `Result`: every value is a success.
+pub struct WholeTag<T>(PhantomData<fn() -> T>);
+impl<T> WholeTag<T> {
+    /// The success type (the type itself), to pick its tag.
+    #[inline]
+    pub fn ok_type(&self) -> Returned<T> {
+        Returned::new()
+    }
+
+    /// No error: an error type no value has.
+    #[inline]
+    pub fn err_type(&self) -> Returned<Infallible> {
+        Returned::new()
+    }
+
+    /// The conversion of the value.
+    #[inline]
+    pub fn conversion(
+        self,
+        ok: OkConverter<T>,
+        err: ErrConverter<Infallible>,
+    ) -> Conversion<T, T, Infallible> {
+        Conversion {
+            split: Ok,
+            ok: ok.0,
+            err: err.0,
+        }
     }
 }
 
 /// Picks [`SplitTag`] for a `Result`.
-pub trait SplitKind {
+pub trait SplitKind<T, E> {
     /// The tag.
-    fn split_kind(&self) -> SplitTag {
-        SplitTag
+    #[inline]
+    fn split_kind(&self) -> SplitTag<T, E> {
+        SplitTag(PhantomData)
     }
 }
-impl<T, E> SplitKind for &Returned<'_, Result<T, E>> {}
+impl<T, E> SplitKind<T, E> for &Returned<Result<T, E>> {}
 
 /// Picks [`WholeTag`] for anything else.
-pub trait WholeKind {
+pub trait WholeKind<T> {
     /// The tag.
-    fn split_kind(&self) -> WholeTag {
-        WholeTag
+    #[inline]
+    fn split_kind(&self) -> WholeTag<T> {
+        WholeTag(PhantomData)
     }
 }
-impl<T: ?Sized> WholeKind for Returned<'_, T> {}
+impl<T> WholeKind<T> for Returned<T> {}
 
 // ---- The error of a Result ----
 
@@ -70,26 +175,35 @@ impl<T: ?Sized> WholeKind for Returned<'_, T> {}
 pub struct ToolErrorTag;
 impl ToolErrorTag {
     /// The error itself.
-    pub fn into_error(self, error: ToolError, _tool: &str) -> ToolError {
-        error
+    #[inline]
+    pub fn converter(self) -> ErrConverter<ToolError> {
+        ErrConverter(|error, _tool| error)
     }
 }
 
 /// Tag: the error converts into a `ToolError`.
-pub struct IntoToolErrorTag;
-impl IntoToolErrorTag {
+pub struct IntoToolErrorTag<E>(PhantomData<fn() -> E>);
+impl<E> IntoToolErrorTag<E> {
     /// The converted error.
-    pub fn into_error<E: Into<ToolError>>(self, error: E, _tool: &str) -> ToolError {
-        error.into()
+    #[inline]
+    pub fn converter(self) -> ErrConverter<E>
+    where
+        E: Into<ToolError>,
+    {
+        ErrConverter(|error, _tool| error.into())
     }
 }
 
 /// Tag: the error is shown as an execution failure.
-pub struct DisplayErrorTag;
-impl DisplayErrorTag {
+pub struct DisplayErrorTag<E>(PhantomData<fn() -> E>);
+impl<E> DisplayErrorTag<E> {
     /// [`ToolError::Execution`] with the error's text.
-    pub fn into_error<E: FailureMessage>(self, error: E, tool: &str) -> ToolError {
-        ToolError::execution(tool, error.failure_message())
+    #[inline]
+    pub fn converter(self) -> ErrConverter<E>
+    where
+        E: FailureMessage,
+    {
+        ErrConverter(|error, tool| ToolError::execution(tool, error.failure_message()))
     }
 }
 
@@ -112,29 +226,32 @@ impl<E: Display> FailureMessage for E {
 /// Picks [`ToolErrorTag`].
 pub trait KeepErrorKind {
     /// The tag.
+    #[inline]
     fn error_kind(&self) -> ToolErrorTag {
         ToolErrorTag
     }
 }
-impl KeepErrorKind for &&Returned<'_, ToolError> {}
+impl KeepErrorKind for &&Returned<ToolError> {}
 
 /// Picks [`IntoToolErrorTag`].
-pub trait IntoToolErrorKind {
+pub trait IntoToolErrorKind<E> {
     /// The tag.
-    fn error_kind(&self) -> IntoToolErrorTag {
-        IntoToolErrorTag
+    #[inline]
+    fn error_kind(&self) -> IntoToolErrorTag<E> {
+        IntoToolErrorTag(PhantomData)
     }
 }
-impl<E: Into<ToolError>> IntoToolErrorKind for &Returned<'_, E> {}
+impl<E: Into<ToolError>> IntoToolErrorKind<E> for &Returned<E> {}
 
 /// Picks [`DisplayErrorTag`].
-pub trait DisplayErrorKind {
+pub trait DisplayErrorKind<E> {
     /// The tag.
-    fn error_kind(&self) -> DisplayErrorTag {
-        DisplayErrorTag
+    #[inline]
+    fn error_kind(&self) -> DisplayErrorTag<E> {
+        DisplayErrorTag(PhantomData)
     }
 }
-impl<E> DisplayErrorKind for Returned<'_, E> {}
+impl<E> DisplayErrorKind<E> for Returned<E> {}
 
 // ---- The success value ----
 
@@ -142,25 +259,22 @@ impl<E> DisplayErrorKind for Returned<'_, E> {}
 pub struct AsIsTag;
 impl AsIsTag {
     /// The result itself.
-    pub fn into_result(
-        self,
-        value: ToolCallResult,
-        _tool: &str,
-    ) -> Result<ToolCallResult, ToolError> {
-        Ok(value)
+    #[inline]
+    pub fn converter(self) -> OkConverter<ToolCallResult> {
+        OkConverter(|value, _tool| Ok(value))
     }
 }
 
 /// Tag: the value is text.
-pub struct TextTag;
-impl TextTag {
+pub struct TextTag<T>(PhantomData<fn() -> T>);
+impl<T> TextTag<T> {
     /// A text result.
-    pub fn into_result<T: Into<String>>(
-        self,
-        value: T,
-        _tool: &str,
-    ) -> Result<ToolCallResult, ToolError> {
-        Ok(ToolCallResult::text(value))
+    #[inline]
+    pub fn converter(self) -> OkConverter<T>
+    where
+        T: Into<String>,
+    {
+        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
     }
 }
 
@@ -168,24 +282,30 @@ impl TextTag {
 pub struct EmptyTag;
 impl EmptyTag {
     /// An empty success.
-    pub fn into_result(self, _value: (), _tool: &str) -> Result<ToolCallResult, ToolError> {
-        Ok(ToolCallResult::empty())
+    #[inline]
+    pub fn converter(self) -> OkConverter<()> {
+        OkConverter(|(), _tool| Ok(ToolCallResult::empty()))
     }
 }
 
 /// Tag: the value is serialised as structured JSON.
-pub struct JsonTag;
-impl JsonTag {
+pub struct JsonTag<T>(PhantomData<fn() -> T>);
+impl<T> JsonTag<T> {
     /// A structured result; a value that fails to serialise is an execution failure.
-    pub fn into_result<T: StructuredResult>(
-        self,
-        value: T,
-        tool: &str,
-    ) -> Result<ToolCallResult, ToolError> {
-        value.into_json().map(ToolCallResult::json).map_err(|err| {
-            ToolError::execution(tool, format!("its result could not be serialised: {err}"))
-        })
+    #[inline]
+    pub fn converter(self) -> OkConverter<T>
+    where
+        T: StructuredResult,
+    {
+        OkConverter(json_result::<T>)
     }
+}
+
+/// `value` as a structured result of `tool`.
+fn json_result<T: StructuredResult>(value: T, tool: &str) -> Result<ToolCallResult, ToolError> {
+    value.into_json().map(ToolCallResult::json).map_err(|err| {
+        ToolError::execution(tool, format!("its result could not be serialised: {err}"))
+    })
 }
 
 /// A value a tool function may return as structured JSON: anything `Serialize`.
@@ -207,40 +327,44 @@ impl<T: Serialize> StructuredResult for T {
 /// Picks [`AsIsTag`].
 pub trait AsIsKind {
     /// The tag.
+    #[inline]
     fn result_kind(&self) -> AsIsTag {
         AsIsTag
     }
 }
-impl AsIsKind for &Returned<'_, ToolCallResult> {}
+impl AsIsKind for &Returned<ToolCallResult> {}
 
 /// Picks [`TextTag`].
-pub trait TextKind {
+pub trait TextKind<T> {
     /// The tag.
-    fn result_kind(&self) -> TextTag {
-        TextTag
+    #[inline]
+    fn result_kind(&self) -> TextTag<T> {
+        TextTag(PhantomData)
     }
 }
-impl TextKind for &Returned<'_, String> {}
-impl TextKind for &Returned<'_, &str> {}
-impl TextKind for &Returned<'_, Cow<'_, str>> {}
+impl TextKind<String> for &Returned<String> {}
+impl<'a> TextKind<&'a str> for &Returned<&'a str> {}
+impl<'a> TextKind<Cow<'a, str>> for &Returned<Cow<'a, str>> {}
 
 /// Picks [`EmptyTag`].
 pub trait EmptyKind {
     /// The tag.
+    #[inline]
     fn result_kind(&self) -> EmptyTag {
         EmptyTag
     }
 }
-impl EmptyKind for &Returned<'_, ()> {}
+impl EmptyKind for &Returned<()> {}
 
 /// Picks [`JsonTag`].
-pub trait JsonKind {
+pub trait JsonKind<T> {
     /// The tag.
-    fn result_kind(&self) -> JsonTag {
-        JsonTag
+    #[inline]
+    fn result_kind(&self) -> JsonTag<T> {
+        JsonTag(PhantomData)
     }
 }
-impl<T> JsonKind for Returned<'_, T> {}
+impl<T> JsonKind<T> for Returned<T> {}
 
 // ---- The result schema, from the success type ----
 
