@@ -81,7 +81,11 @@ impl Misreads {
     /// The parameter `name` read from its slot: leniently when sent; when absent, `T` read
     /// from `null` (`None` for an `Option`), and otherwise an error saying it is missing.
     /// `None` when it could not be read (the error is kept here).
-    #[inline(always)]
+    // Always inlined where optimised (a call per parameter, left out of line by LLVM, cost
+    // ~25 instructions a call), never in debug builds, where every tool would carry a copy
+    // per parameter (the largest function of a tool).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn required<T: DeserializeOwned>(
         &mut self,
         args: &ToolArgs<'_>,
@@ -104,7 +108,9 @@ impl Misreads {
     /// The parameter `name` read from its slot: `Some(None)` when absent, for the caller to
     /// put the parameter's default in its place; `None` when it could not be read (the
     /// error is kept here).
-    #[inline(always)]
+    // Inlined as `required` is.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn defaulted<T: DeserializeOwned>(
         &mut self,
         args: &ToolArgs<'_>,
