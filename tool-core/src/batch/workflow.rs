@@ -1,11 +1,11 @@
 //! [`Workflow`]: a batch of calls planned into stages by dependency depth (spec 01 §5).
 //!
-//! Planning is a depth-first walk over the calls and their `depends_on` edges, so it takes
-//! time linear in calls + edges whatever the shape of the graph.
+//! Planning resolves every `depends_on` id to an index once (the ids of a large batch go into
+//! a table of their own, hashed once each), then walks the dependencies depth-first over
+//! those indices, so it takes time linear in calls + edges whatever the shape of the graph.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::fmt;
+use std::hash::BuildHasher;
 
 use crate::{ExecutionHint, ToolCallManager, ToolCallRequest, ToolError};
 
@@ -127,40 +127,35 @@ impl<'a> Workflow<'a> {
     /// and memory are linear in the number of calls plus dependency edges.
     pub fn build(requests: &'a [ToolCallRequest]) -> Result<Self, ToolError> {
         let count = requests.len();
-        let index_of = IdIndex::new(requests)?;
-
+        // Collected from exact-size iterators: no capacity check per call.
+        let sequential: Vec<bool> = requests
+            .iter()
+            .map(|r| r.execution_hint == ExecutionHint::Sequential)
+            .collect();
         // Dependencies resolved to indices, in CSR form.
-        let mut dependency_starts = Vec::with_capacity(count + 1);
-        // Most calls of a planned batch have a dependency or two.
-        let mut dependencies = Vec::with_capacity(count);
-        // Read here, in the same pass over the requests, to touch each request once more only.
-        let mut sequential = Vec::with_capacity(count);
-        dependency_starts.push(0);
-        for (call, request) in requests.iter().enumerate() {
-            sequential.push(request.execution_hint == ExecutionHint::Sequential);
-            for dependency in &request.depends_on {
-                let found = index_of.get(requests, dependency);
-                // Ids are unique, so finding the call itself is a self-dependency.
-                if found == Some(call) {
-                    return Err(ToolError::invalid_arguments(
-                        &request.name,
-                        format!("call '{}' depends on itself", request.id),
-                    ));
+        let mut edges = 0;
+        let dependency_starts: Vec<usize> = std::iter::once(0)
+            .chain(requests.iter().map(|r| {
+                edges += r.depends_on.len();
+                edges
+            }))
+            .collect();
+        // Every id is indexed before any dependency is resolved: a duplicate id is reported
+        // first. The lookup is chosen once, not per dependency.
+        let dependencies = if count <= SCAN_LIMIT {
+            for (call, request) in requests.iter().enumerate() {
+                if let Some(first) = requests[..call].iter().position(|r| r.id == request.id) {
+                    return Err(duplicate_id(requests, first, call));
                 }
-                let Some(index) = found else {
-                    return Err(ToolError::invalid_arguments(
-                        &request.name,
-                        format!(
-                            "call '{}' depends on '{dependency}', which is not a call of this batch",
-                            request.id
-                        ),
-                    ));
-                };
-                dependencies.push(index);
             }
-            dependency_starts.push(dependencies.len());
-        }
-        drop(index_of);
+            resolve(requests, edges, |id| {
+                requests.iter().position(|r| r.id == id)
+            })?
+        } else {
+            let table = IdTable::new(requests)
+                .map_err(|(first, call)| duplicate_id(requests, first, call))?;
+            resolve(requests, edges, |id| table.get(id.as_bytes()))?
+        };
 
         let depth = match depths(count, &dependency_starts, &dependencies) {
             Ok(depth) => depth,
@@ -244,56 +239,192 @@ impl<'a> Workflow<'a> {
     }
 }
 
-/// Each call's index by its id, refusing duplicate ids. A model's batch is a handful of
-/// calls: up to [`IdIndex::SCAN_LIMIT`] of them are compared directly, which allocates
-/// nothing; larger batches hash each id once.
-enum IdIndex<'a> {
-    Scan,
-    Hashed(HashMap<&'a str, u32, foldhash::fast::RandomState>),
+/// Up to this many calls, ids are compared directly, which allocates nothing (a model's
+/// batch is a handful of calls); larger batches go through an [`IdTable`].
+const SCAN_LIMIT: usize = 16;
+
+#[cold]
+fn duplicate_id(requests: &[ToolCallRequest], first: usize, call: usize) -> ToolError {
+    let request = &requests[call];
+    ToolError::invalid_arguments(
+        &request.name,
+        format!(
+            "two calls of the batch have the id '{}' (calls #{first} and #{call}); ids must be unique",
+            request.id
+        ),
+    )
 }
 
-impl<'a> IdIndex<'a> {
-    const SCAN_LIMIT: usize = 16;
+/// Every call's dependencies as indices, call after call, `find` giving the call that has
+/// an id; or the error for the first dependency that is the call itself or not in the batch.
+// Here and on `IdTable::new` and `depths`: run once a plan, and kept out of `build` so that
+// their loops have the registers to themselves (inlined, they spilled more).
+#[inline(never)]
+fn resolve(
+    requests: &[ToolCallRequest],
+    edges: usize,
+    find: impl Fn(&str) -> Option<usize>,
+) -> Result<Vec<usize>, ToolError> {
+    let mut dependencies = Vec::with_capacity(edges);
+    for (call, request) in requests.iter().enumerate() {
+        for dependency in &request.depends_on {
+            match find(dependency) {
+                // Ids are unique, so finding the call itself is a self-dependency.
+                Some(index) if index != call => dependencies.push(index),
+                found => return Err(invalid_dependency(request, dependency, found.is_some())),
+            }
+        }
+    }
+    Ok(dependencies)
+}
 
-    fn new(requests: &'a [ToolCallRequest]) -> Result<Self, ToolError> {
-        let duplicate = |first: usize, i: usize| {
-            let request = &requests[i];
-            ToolError::invalid_arguments(
-                &request.name,
-                format!(
-                    "two calls of the batch have the id '{}' (calls #{first} and #{i}); ids must be unique",
-                    request.id
-                ),
-            )
+#[cold]
+fn invalid_dependency(request: &ToolCallRequest, dependency: &str, itself: bool) -> ToolError {
+    let reason = if itself {
+        format!("call '{}' depends on itself", request.id)
+    } else {
+        format!(
+            "call '{}' depends on '{dependency}', which is not a call of this batch",
+            request.id
+        )
+    };
+    ToolError::invalid_arguments(&request.name, reason)
+}
+
+/// The ids of a large batch: an open-addressing table (linear probing) of call indices,
+/// each slot holding the id's [`IdKey`] and length with its call.
+///
+/// Not a `HashMap<&str, _>`: its keys point into the requests' own strings, scattered over
+/// the heap, so confirming a match cost a cache miss on top of the table's. Here the key
+/// holds all of an id of up to 16 bytes, so such an id is found, or found missing, reading
+/// slots only; a longer one is compared in full once its key and length match.
+struct IdTable<'a> {
+    requests: &'a [ToolCallRequest],
+    hasher: foldhash::fast::RandomState,
+    /// Two random words for hashing an id's [`IdKey`].
+    seeds: [u64; 2],
+    /// A power of two, at least twice the calls: probes are short (measured faster than a
+    /// fuller, smaller table) and always end at a free slot.
+    slots: Vec<Slot>,
+}
+
+/// A slot of an [`IdTable`].
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    key: IdKey,
+    /// `0` when the slot is free; otherwise the id's length (at most `u32::MAX`) over the
+    /// call's index + 1.
+    entry: u64,
+}
+
+impl<'a> IdTable<'a> {
+    /// The table of `requests`' ids, or the indices of the first two calls sharing one.
+    #[inline(never)]
+    fn new(requests: &'a [ToolCallRequest]) -> Result<Self, (usize, usize)> {
+        let hasher = foldhash::fast::RandomState::default();
+        let mut table = Self {
+            requests,
+            seeds: [hasher.hash_one(0_u64), hasher.hash_one(1_u64)],
+            hasher,
+            slots: vec![Slot::default(); (requests.len() * 2).next_power_of_two()],
         };
-        if requests.len() <= Self::SCAN_LIMIT {
-            for (i, request) in requests.iter().enumerate() {
-                if let Some(first) = requests[..i].iter().position(|r| r.id == request.id) {
-                    return Err(duplicate(first, i));
-                }
-            }
-            return Ok(Self::Scan);
-        }
-        // Indices fit in `u32`: a batch of four billion calls is not planned in memory.
-        let mut index: HashMap<&str, u32, _> = HashMap::with_capacity_and_hasher(
-            requests.len(),
-            foldhash::fast::RandomState::default(),
-        );
-        for (i, request) in requests.iter().enumerate() {
-            match index.entry(request.id.as_str()) {
-                Entry::Occupied(first) => return Err(duplicate(*first.get() as usize, i)),
-                Entry::Vacant(slot) => {
-                    slot.insert(i as u32);
+        for (call, request) in requests.iter().enumerate() {
+            let id = request.id.as_bytes();
+            let key = IdKey::of(id);
+            match table.probe(id, key) {
+                Ok(first) => return Err((first, call)),
+                // Indices fit in 32 bits: four billion calls are not planned in memory.
+                Err(free) => {
+                    table.slots[free] = Slot {
+                        key,
+                        entry: length(id) << 32 | (call as u64 + 1),
+                    }
                 }
             }
         }
-        Ok(Self::Hashed(index))
+        Ok(table)
     }
 
-    fn get(&self, requests: &[ToolCallRequest], id: &str) -> Option<usize> {
-        match self {
-            Self::Scan => requests.iter().position(|r| r.id == id),
-            Self::Hashed(index) => index.get(id).map(|&i| i as usize),
+    /// The call whose id is `id`.
+    #[inline]
+    fn get(&self, id: &[u8]) -> Option<usize> {
+        self.probe(id, IdKey::of(id)).ok()
+    }
+
+    /// The call whose id is `id`, or the free slot where it would go.
+    // Inlined into both loops, where its constants stay in registers.
+    #[inline(always)]
+    fn probe(&self, id: &[u8], key: IdKey) -> Result<usize, usize> {
+        let hash = if id.len() <= IdKey::WHOLE {
+            // What foldhash does with up to 16 bytes (random seeds, the first turned by the
+            // length, one folded multiply), on the words the key already holds.
+            let product = u128::from(key.head ^ self.seeds[0].rotate_right(id.len() as u32))
+                * u128::from(key.tail ^ self.seeds[1]);
+            product as u64 ^ (product >> 64) as u64
+        } else {
+            self.hasher.hash_one(id)
+        };
+        let length = length(id);
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            let slot = &self.slots[at];
+            if slot.entry == 0 {
+                return Err(at);
+            }
+            if slot.entry >> 32 == length && slot.key == key {
+                let call = (slot.entry as u32 - 1) as usize;
+                if id.len() <= IdKey::WHOLE || self.requests[call].id.as_bytes() == id {
+                    return Ok(call);
+                }
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
+/// An id's length as an [`IdTable`] slot holds it.
+#[inline(always)]
+fn length(id: &[u8]) -> u64 {
+    u64::from(u32::try_from(id.len()).unwrap_or(u32::MAX))
+}
+
+/// An id's first and last eight bytes (overlapping; four and four when it is shorter, its
+/// bytes when shorter still): with its length, all of an id of up to [`IdKey::WHOLE`] bytes.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct IdKey {
+    head: u64,
+    tail: u64,
+}
+
+impl IdKey {
+    const WHOLE: usize = 16;
+
+    #[inline(always)]
+    fn of(id: &[u8]) -> Self {
+        let len = id.len();
+        // The slices have the array's length: the conversions do not fail.
+        let word = |at: usize| u64::from_le_bytes(id[at..at + 8].try_into().unwrap_or_default());
+        let half = |at: usize| {
+            u64::from(u32::from_le_bytes(
+                id[at..at + 4].try_into().unwrap_or_default(),
+            ))
+        };
+        if len >= 8 {
+            Self {
+                head: word(0),
+                tail: word(len - 8),
+            }
+        } else if len >= 4 {
+            Self {
+                head: half(0),
+                tail: half(len - 4),
+            }
+        } else {
+            Self {
+                head: id.iter().fold(0, |key, &b| key << 8 | u64::from(b)),
+                tail: 0,
+            }
         }
     }
 }
@@ -306,6 +437,7 @@ impl<'a> IdIndex<'a> {
 /// any length is safe), each call finished once: linear in calls plus edges, and only the
 /// depths and the walk's path in memory. A call met again while still on the path closes a
 /// cycle, which is the path from that call on.
+#[inline(never)]
 fn depths(
     count: usize,
     dependency_starts: &[usize],
@@ -314,55 +446,78 @@ fn depths(
     const UNSEEN: u32 = u32::MAX;
     const ON_PATH: u32 = u32::MAX - 1;
 
-    /// A call on the walk's path: the next of its dependencies to look at, and the deepest
-    /// depth one of them has given so far.
+    /// A call on the walk's path: the dependencies it has left to look at
+    /// (`dependencies[next..end]`), and the deepest depth one of them has given so far.
     struct Step {
         call: usize,
         next: usize,
+        end: usize,
         depth: u32,
     }
+    let step = |call: usize| Step {
+        call,
+        next: dependency_starts[call],
+        end: dependency_starts[call + 1],
+        depth: 0,
+    };
 
     let mut depth = vec![UNSEEN; count];
+    // Most calls come after their dependencies, or are reached once those are finished: such
+    // a call's depth is known at once, without putting it on the path.
+    let ready = |depth: &[u32], call: usize| {
+        dependencies[dependency_starts[call]..dependency_starts[call + 1]]
+            .iter()
+            .try_fold(0, |deepest: u32, &d| {
+                let finished = depth[d];
+                (finished < ON_PATH).then(|| deepest.max(finished + 1))
+            })
+    };
+    // The path above the call being walked, which stays out of it (in registers).
     let mut path: Vec<Step> = Vec::new();
     for root in 0..count {
         if depth[root] != UNSEEN {
             continue;
         }
+        if let Some(finished) = ready(&depth, root) {
+            depth[root] = finished;
+            continue;
+        }
         depth[root] = ON_PATH;
-        path.push(Step {
-            call: root,
-            next: dependency_starts[root],
-            depth: 0,
-        });
-        while let Some(step) = path.last_mut() {
-            if step.next < dependency_starts[step.call + 1] {
-                let dependency = dependencies[step.next];
-                step.next += 1;
-                match depth[dependency] {
-                    UNSEEN => {
-                        depth[dependency] = ON_PATH;
-                        path.push(Step {
-                            call: dependency,
-                            next: dependency_starts[dependency],
-                            depth: 0,
-                        });
-                    }
+        let mut walking = step(root);
+        loop {
+            if walking.next < walking.end {
+                let dependency = dependencies[walking.next];
+                walking.next += 1;
+                let finished = match depth[dependency] {
+                    UNSEEN => match ready(&depth, dependency) {
+                        Some(finished) => {
+                            depth[dependency] = finished;
+                            finished
+                        }
+                        None => {
+                            depth[dependency] = ON_PATH;
+                            path.push(std::mem::replace(&mut walking, step(dependency)));
+                            continue;
+                        }
+                    },
                     ON_PATH => {
+                        path.push(walking);
                         let start = path
                             .iter()
                             .rposition(|s| s.call == dependency)
                             .unwrap_or_default();
                         return Err(path[start..].iter().map(|s| s.call).collect());
                     }
-                    finished => step.depth = step.depth.max(finished + 1),
-                }
+                    finished => finished,
+                };
+                walking.depth = walking.depth.max(finished + 1);
             } else {
-                let finished = step.depth;
-                depth[step.call] = finished;
-                path.pop();
-                if let Some(dependent) = path.last_mut() {
-                    dependent.depth = dependent.depth.max(finished + 1);
-                }
+                depth[walking.call] = walking.depth;
+                let Some(mut dependent) = path.pop() else {
+                    break;
+                };
+                dependent.depth = dependent.depth.max(walking.depth + 1);
+                walking = dependent;
             }
         }
     }
@@ -372,7 +527,7 @@ fn depths(
 /// The stages: calls bucketed by depth (a counting sort, so request order is kept within a
 /// stage), each sequential if any of its calls asked to be.
 fn group_by_depth(depth: &[u32], sequential: &[bool]) -> (Vec<usize>, Vec<StageSpan>) {
-    let stage_count = depth.iter().max().map_or(0, |&d| d as usize + 1);
+    let stage_count = depth.iter().fold(0, |deepest, &d| deepest.max(d + 1)) as usize;
     let mut stages = vec![
         StageSpan {
             mode: StageMode::Parallel {
@@ -393,11 +548,12 @@ fn group_by_depth(depth: &[u32], sequential: &[bool]) -> (Vec<usize>, Vec<StageS
         stage.end = end;
     }
     let mut stage_calls = vec![0; depth.len()];
-    for (i, &d) in depth.iter().enumerate() {
+    for (i, (&d, &sequential)) in depth.iter().zip(sequential).enumerate() {
         let d = d as usize;
-        stage_calls[next[d]] = i;
-        next[d] += 1;
-        if sequential[i] {
+        let place = &mut next[d];
+        stage_calls[*place] = i;
+        *place += 1;
+        if sequential {
             stages[d].mode = StageMode::Sequential { fail_fast: true };
         }
     }
@@ -541,7 +697,7 @@ mod tests {
     #[test]
     fn large_batches_are_checked_as_small_ones_are() {
         // Past the direct-comparison limit the ids are hashed: the same errors come out.
-        let n = IdIndex::SCAN_LIMIT * 4;
+        let n = SCAN_LIMIT * 4;
         let mut duplicated = numbered(n, |_| Vec::new());
         duplicated[n - 1].id = "c3".to_owned();
         assert!(
@@ -593,5 +749,49 @@ mod tests {
     fn a_cycle_reached_from_outside_names_only_the_cycle() {
         let requests = [call("x", &["y"]), call("y", &["z"]), call("z", &["y"])];
         assert!(reason(&requests).contains(": y -> z -> y ("));
+    }
+
+    #[test]
+    fn large_batches_tell_ids_apart_by_every_byte() {
+        // Ids a table slot holds whole (up to 16 bytes) and longer ones, which share their
+        // first and last eight bytes and length and differ only in between; ids of every
+        // length from 0 to 20, some equal to others but for a leading zero byte.
+        let mut ids: Vec<String> = vec![String::new(), "a".into(), "\0a".into(), "\0\0a".into()];
+        ids.extend((2..=20).map(|n| "a".repeat(n)));
+        ids.extend((0..8).map(|i| format!("call_000{i}_0000_end")));
+        ids.extend((0..8).map(|i| format!("toolu_01_{}_{i}_tail1234", "x".repeat(i))));
+        assert!(ids.len() > SCAN_LIMIT);
+        let requests: Vec<ToolCallRequest> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                ToolCallRequest::new(id.as_str(), "tool", ToolArguments::new())
+                    .depends_on(ids[..i].iter().rev())
+            })
+            .collect();
+        let workflow = Workflow::build(&requests).unwrap();
+        for i in 0..ids.len() {
+            assert_eq!(workflow.dependencies(i), (0..i).rev().collect::<Vec<_>>());
+        }
+        assert_eq!(workflow.stage_count(), ids.len());
+
+        // The same first and last eight bytes and length as an id of the batch, another
+        // middle: not that id.
+        let mut unknown = requests.clone();
+        unknown[5] = unknown[5].clone().depends_on(["call_0009_0000_end"]);
+        assert!(
+            reason(&unknown).ends_with(
+                "call 'aaa' depends on 'call_0009_0000_end', which is not a call of this batch"
+            ),
+            "{}",
+            reason(&unknown)
+        );
+        let last = ids.len() - 1;
+        let mut duplicated = requests;
+        duplicated[last].id = ids[last - 3].clone();
+        assert!(reason(&duplicated).ends_with(&format!(
+            "(calls #{} and #{last}); ids must be unique",
+            last - 3
+        )));
     }
 }
