@@ -483,5 +483,24 @@ fn deep_schemas_are_refused_when_registered_or_rendered() {
         let wrong = ToolArguments::try_from(json!({"a": "x"})).unwrap();
         let err = manager.validate_arguments("deepest", &wrong).unwrap_err();
         assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+
+        // `shed` writes its results as JSON text, but not one too deep to read back: that one
+        // is a value, refused when checked or rendered as any tool's too-deep result is.
+        let select = ToolArguments::try_from(json!({"description": "select:deepest"})).unwrap();
+        let request = ToolCallRequest::new("2", "shed", select);
+        let found = futures::executor::block_on(manager.execute_one(&request)).unwrap();
+        assert!(matches!(
+            found.content,
+            toolsmith::UserModelContent::Json(_)
+        ));
+        let err = manager.check_result("shed", &found).unwrap_err();
+        assert!(err.to_string().contains(&too_deep()), "{err}");
+        let rendered = manager.render_results(Provider::OpenAiChat, [("2", "shed", &Ok(found))]);
+        assert!(
+            rendered[0]["content"]
+                .as_str()
+                .unwrap()
+                .contains(&too_deep())
+        );
     });
 }

@@ -871,10 +871,11 @@ async fn a_shed_first_turn_runs_through_every_call_path() {
     );
 }
 
-/// The `shed` call writes its JSON result directly (without building a `ShedResult` first):
-/// it is exactly `ShedResult`'s serialization, field order included, in every shape a result
-/// takes — found tools (a command group among them), `select:` with unknown names, nothing
-/// found — and the call activates the same tools.
+/// The `shed` call writes its result as JSON text directly (without building a `ShedResult`
+/// first, from each tool's summary rendered once): it is exactly `ShedResult`'s
+/// serialization, field order included, in every shape a result takes — found tools (a
+/// command group among them), `select:` with unknown names, nothing found — and the call
+/// activates the same tools. A second call, from the summaries kept, writes the same text.
 #[tokio::test]
 async fn the_shed_call_writes_exactly_the_shed_result() {
     let group = Tool::group(
@@ -909,15 +910,22 @@ async fn the_shed_call_writes_exactly_the_shed_result() {
     ] {
         let (by_call, by_method) = (build(), build());
         let result = by_call.execute_one(&shed_call(arguments.clone())).await;
-        let toolsmith::UserModelContent::Json(written) = result.unwrap().content else {
-            panic!("shed answers with JSON");
+        let toolsmith::UserModelContent::JsonText(text) = result.unwrap().content else {
+            panic!("shed answers with JSON text");
         };
         let description = arguments["description"].as_str().unwrap();
         let limit = arguments["limit"].as_u64().map(|l| l as usize);
-        let expected = serde_json::to_value(by_method.shed(description, limit).await).unwrap();
-        assert_eq!(written, expected, "{arguments}");
-        // Same fields in the same order: the texts are equal too.
-        assert_eq!(written.to_string(), expected.to_string());
+        let expected = by_method.shed(description, limit).await;
+        // The very text serializing the `ShedResult` gives: same fields in the same order.
+        assert_eq!(
+            text.as_str(),
+            serde_json::to_string(&expected).unwrap(),
+            "{arguments}"
+        );
+        let written = text.to_value();
+        assert_eq!(written, serde_json::to_value(&expected).unwrap());
+        let again = by_call.execute_one(&shed_call(arguments.clone())).await;
+        assert_eq!(again.unwrap().content.to_text(), text.as_str());
         assert_eq!(
             by_call.offered_tools().tools,
             by_method.offered_tools().tools,
@@ -955,4 +963,33 @@ async fn the_shed_call_writes_exactly_the_shed_result() {
         shapes[4].ends_with(r#"["tools", "closest", "categories", "hint"]"#),
         "{shapes:?}"
     );
+}
+
+/// A tool's summary is rendered once per registration: a tool registered again under the
+/// same name is shown as it is now, not as `shed` first showed it.
+#[tokio::test]
+async fn a_tool_registered_again_is_shown_anew() {
+    let manager = manager_with(catalogue());
+    let weather = json!({"description": "select:get_weather"});
+    let before = shed(&manager, weather.clone()).await.unwrap();
+    assert!(manager.deregister("get_weather").is_some());
+    let forecast = FnTool::new(
+        "get_weather",
+        "Tomorrow's forecast for a town.",
+        Args::new(scheme::object().required("town", scheme::string()).build()),
+        |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("rain")) },
+    );
+    manager.register(Arc::new(forecast)).unwrap();
+    let after = shed(&manager, weather).await.unwrap();
+    assert_ne!(before.tools[0], after.tools[0]);
+    assert_eq!(
+        after.tools[0].description,
+        "Tomorrow's forecast for a town."
+    );
+    assert_eq!(
+        after.tools[0].arguments["required"],
+        json!(["town"]),
+        "{after:?}"
+    );
+    assert_eq!(after, manager.shed("select:get_weather", None).await);
 }

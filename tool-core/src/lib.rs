@@ -96,6 +96,7 @@ pub use tool::commands::ToolCommands;
 pub use tool::definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
 pub use tool::error::{ToolError, ToolErrorKind};
 pub use tool::fn_tool::FnTool;
+pub use tool::json_text::JsonText;
 pub use tool::names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
 pub use tool::nesting::{MAX_JSON_DEPTH, json_text_too_deep};
 pub use tool::request::{ExecutionHint, ToolCallRequest};

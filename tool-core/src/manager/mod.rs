@@ -27,6 +27,7 @@ use crate::manager::running_call::{RunningCall, poll_contained};
 use crate::schema::first_use::CompiledOnFirstUse;
 use crate::schema::validation::{ArgumentValidator, CompiledSchema};
 use crate::shed::ToolDiscovery;
+use crate::shed::rendered_summary::RenderedSummary;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
     ToolError, ToolImpl, check_name,
@@ -93,6 +94,8 @@ pub(crate) struct RegisteredTool {
     returns: CompiledOnFirstUse<Option<CompiledSchema>>,
     /// The tool's place in the registration order (set by the registry).
     pub(crate) registration: u64,
+    /// Its summary as `shed` writes it, rendered when `shed` first returns it.
+    pub(crate) summary: RenderedSummary,
 }
 
 impl RegisteredTool {
@@ -148,6 +151,7 @@ impl RegisteredTool {
             definition: Arc::new(definition),
             validator: CompiledOnFirstUse::default(),
             registration: 0,
+            summary: RenderedSummary::default(),
         })
     }
 

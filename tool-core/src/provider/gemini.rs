@@ -357,6 +357,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             // Gemini reads `output` as the function's result and `error` as its failure.
             let response = match &reply.body {
                 Body::Json(value) => json!({ "output": value }),
+                Body::JsonText(text) => json!({ "output": text.to_value() }),
                 Body::Text(text) => json!({ "output": text }),
                 Body::Error(text) => json!({ "error": text }),
             };

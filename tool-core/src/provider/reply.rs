@@ -5,7 +5,9 @@ use serde_json::Value;
 use super::Provider;
 use super::feedback::error_for_model;
 use crate::tool::nesting::check_depth;
-use crate::{SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
+use crate::{
+    JsonText, SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError, UserModelContent,
+};
 
 /// One call's answer to render: the call's id, the tool's name, and what the call ended in.
 ///
@@ -68,6 +70,8 @@ pub(crate) struct Reply<'a> {
 pub(crate) enum Body {
     Text(String),
     Json(Value),
+    /// Structured content already written: formats that take text take it as it is.
+    JsonText(JsonText),
     /// A failure, written for the model.
     Error(String),
 }
@@ -78,6 +82,17 @@ impl Body {
         match self {
             Self::Text(text) | Self::Error(text) => text.clone(),
             Self::Json(value) => value.to_string(),
+            Self::JsonText(text) => text.as_str().to_owned(),
+        }
+    }
+
+    /// The structured content as a value (written text parsed), for formats that embed it;
+    /// `None` for text and failures.
+    pub(crate) fn json_value(&self) -> Option<Value> {
+        match self {
+            Self::Json(value) => Some(value.clone()),
+            Self::JsonText(text) => Some(text.to_value()),
+            Self::Text(_) | Self::Error(_) => None,
         }
     }
 
@@ -128,6 +143,8 @@ fn body_of(name: &str, result: &ToolCallResult) -> Body {
                 ToolError::execution(name, format!("its result is {too_deep}")).to_string(),
             ),
         },
+        // Checked to parse (and so to nest within the bound) when it was made.
+        UserModelContent::JsonText(text) => Body::JsonText(text.clone()),
     }
 }
 

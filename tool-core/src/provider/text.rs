@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::calls::{ParsedCall, RejectedCall, generated_id, read_call};
 use super::repair::{repair_json, strip_fence};
-use super::reply::{Body, Reply};
+use super::reply::Reply;
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, ResponseError};
 use crate::tool::nesting::check_depth;
@@ -278,9 +278,9 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             let mut response = Map::new();
             response.insert("id".to_owned(), json!(reply.id));
             response.insert("name".to_owned(), json!(reply.name));
-            let content = match &reply.body {
-                Body::Json(value) => value.clone(),
-                other => Value::String(other.text()),
+            let content = match reply.body.json_value() {
+                Some(value) => value,
+                None => Value::String(reply.body.text()),
             };
             response.insert("content".to_owned(), content);
             if reply.body.is_error() {

@@ -2,7 +2,9 @@
 //! when its first result is checked, and checked against its structured results before they
 //! reach the model.
 
-use serde_json::json;
+use std::borrow::Cow;
+
+use serde_json::{Value, json};
 
 use crate::schema::validation::CompiledSchema;
 use crate::tool::nesting::check_depth;
@@ -30,10 +32,11 @@ pub(crate) fn compile_returns(tool: &Tool) -> Result<Option<CompiledSchema>, Str
 impl ToolCallManager {
     /// Checks a result of the tool `name` against the tool's `returns` schema.
     ///
-    /// Only structured ([`UserModelContent::Json`]) results that do not report an error are
-    /// checked; tools without a `returns` schema (and unknown names) pass, unless the result
-    /// is nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), which no tool's
-    /// result may be (it could not be rendered). A mismatch is
+    /// Only structured ([`UserModelContent::Json`] and [`UserModelContent::JsonText`])
+    /// results that do not report an error are checked; tools without a `returns` schema (and
+    /// unknown names) pass, unless the result is nested deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), which no tool's result may be (it could not
+    /// be rendered; a `JsonText` never is). A mismatch is
     /// [`ToolError::Execution`] naming every violation with its JSON path: a tool that breaks
     /// its own contract has a bug, and its result must not reach the model as valid.
     ///
@@ -54,18 +57,34 @@ impl ToolCallManager {
     ///     "Tool 'count' failed: its result does not match its `returns` schema: /count: \"three\" is not of type \"integer\"");
     /// ```
     pub fn check_result(&self, name: &str, result: &ToolCallResult) -> Result<(), ToolError> {
-        let UserModelContent::Json(value) = &result.content else {
-            return Ok(());
-        };
         if result.is_error() {
             return Ok(());
         }
-        if let Err(too_deep) = check_depth(value) {
-            return Err(ToolError::execution(
-                name,
-                format!("its result is {too_deep}"),
-            ));
+        match &result.content {
+            UserModelContent::Json(value) => {
+                if let Err(too_deep) = check_depth(value) {
+                    return Err(ToolError::execution(
+                        name,
+                        format!("its result is {too_deep}"),
+                    ));
+                }
+                self.check_returns(name, || Cow::Borrowed(value))
+            }
+            // Checked to parse (so within the bound) when made; parsed only for a schema.
+            UserModelContent::JsonText(text) => {
+                self.check_returns(name, || Cow::Owned(text.to_value()))
+            }
+            _ => Ok(()),
         }
+    }
+
+    /// Checks the structured result `value` gives against the `returns` schema of the tool
+    /// `name`, if it has one.
+    fn check_returns<'v>(
+        &self,
+        name: &str,
+        value: impl FnOnce() -> Cow<'v, Value>,
+    ) -> Result<(), ToolError> {
         let Some(entry) = self.entry(name) else {
             return Ok(());
         };
@@ -75,7 +94,7 @@ impl ToolCallManager {
         let Some(returns) = returns else {
             return Ok(());
         };
-        returns.verify(value).map_err(|reason| {
+        returns.verify(&value()).map_err(|reason| {
             ToolError::execution(
                 name,
                 format!("its result does not match its `returns` schema: {reason}"),

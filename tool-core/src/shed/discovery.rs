@@ -183,7 +183,8 @@ impl ToolDiscovery {
             .filter(|hit| !exclude.contains(&*hit.name))
             .take(limit)
             .map(|hit| DiscoveryHit {
-                name: hit.name.to_string(),
+                // Copied as bytes: `to_string` would go through `Display`.
+                name: String::from(&*hit.name),
                 score: hit.score,
                 matched_by: MatchedBy::Lexical,
             })

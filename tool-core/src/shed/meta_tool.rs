@@ -1,18 +1,19 @@
 //! The built-in `shed` meta-tool: what the model is offered first, and how it finds (and so
 //! activates) the session's other tools.
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::discovery::ToolDiscovery;
 use crate::manager::RegisteredTool;
 use crate::manager::suggestion::closest_names;
 use crate::schema::validation::ArgumentValidator;
 use crate::{
-    Args, DEFAULT_CATEGORY, Embedder, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager,
+    Args, DEFAULT_CATEGORY, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager,
     ToolCallRequest, ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
 };
 
@@ -290,44 +291,42 @@ impl ToolCallManager {
     /// categories of the session's tools and a hint ([`ShedResult::closest`],
     /// [`categories`](ShedResult::categories), [`hint`](ShedResult::hint)).
     pub async fn shed(&self, description: &str, limit: Option<usize>) -> ShedResult {
-        let found = self.find_and_activate(description, limit).await;
-        let explanation = found.explanation;
-        ShedResult {
-            tools: found
-                .tools
-                .iter()
-                .map(|entry| ToolSummary::of(&entry.definition))
-                .collect(),
-            unknown: found.unknown,
-            closest: explanation.closest,
-            categories: explanation.categories,
-            hint: explanation.hint,
-        }
+        self.find_and_activate(description, limit)
+            .await
+            .into_shed_result()
     }
 
     /// What a `shed` query finds (the explanation filled in when it finds nothing or meets
     /// unknown names), with the tools it found activated.
     async fn find_and_activate(&self, description: &str, limit: Option<usize>) -> ShedFound {
         let mut found = ShedFound::default();
+        // The names the tools were found by (their registered names), activated below: read
+        // here rather than from the definitions, which lie elsewhere in memory.
+        let mut names = Vec::new();
         match selected_names(description) {
-            Some(names) => {
-                for name in names {
+            Some(selected) => {
+                for name in selected {
                     match self.entry(&name) {
-                        Some(entry) => found.tools.push(entry),
+                        Some(entry) => {
+                            found.tools.push(entry);
+                            names.push(name);
+                        }
                         None => found.unknown.push(name),
                     }
                 }
             }
             None => {
                 let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).min(MAX_SHED_LIMIT);
-                found.tools = self
-                    .discovery
-                    .search(description, limit)
-                    .await
-                    .into_iter()
+                let hits = self.discovery.search(description, limit).await;
+                found.tools.reserve(hits.len());
+                names.reserve(hits.len());
+                for hit in hits {
                     // A tool deregistered since the search is left out.
-                    .filter_map(|hit| self.entry(&hit.name))
-                    .collect();
+                    if let Some(entry) = self.entry(&hit.name) {
+                        found.tools.push(entry);
+                        names.push(hit.name);
+                    }
+                }
             }
         }
         if found.tools.is_empty() || !found.unknown.is_empty() {
@@ -335,7 +334,7 @@ impl ToolCallManager {
         }
         // Each was found in the registry just now, so it is activated without looking it up
         // again.
-        self.activate_registered(found.tools.iter().map(|entry| entry.definition.name()));
+        self.activate_registered(names.iter().map(String::as_str));
         found
     }
 
@@ -421,8 +420,14 @@ impl ToolCallManager {
         let description = args.str("description")?;
         let limit = args.opt_usize("limit")?;
         let found = self.find_and_activate(description, limit).await;
-        Ok(ToolCallResult::json(found.into_json()))
+        Ok(found.into_result())
     }
+}
+
+thread_local! {
+    /// Where a `shed` result's text is put together before it is copied into its
+    /// [`JsonText`]: reused, so that a result costs one allocation of its size, not two.
+    static RESULT_TEXT: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// What a `shed` query found: the registered tools (their entries, so that nothing is copied
@@ -445,60 +450,81 @@ struct Explanation {
 }
 
 impl ShedFound {
-    /// The JSON of the [`ShedResult`] this makes, written directly: each summary copies its
-    /// tool's schema once, where building the `ShedResult` and serializing it would copy it
-    /// three times (the definition, its function spec, the JSON value). The fields, their
-    /// order and the ones left out are those of `ShedResult`'s `Serialize`.
-    fn into_json(self) -> Value {
-        let strings =
-            |list: Vec<String>| Value::Array(list.into_iter().map(Value::String).collect());
-        let mut result = Map::with_capacity(1);
-        let tools = self
-            .tools
-            .iter()
-            .map(|entry| summary_json(&entry.definition))
-            .collect();
-        result.insert("tools".to_owned(), Value::Array(tools));
-        if !self.unknown.is_empty() {
-            result.insert("unknown".to_owned(), strings(self.unknown));
+    /// The call's result: the text of the [`ShedResult`] this makes, or, for a tool whose
+    /// schema nests too deep for that text (nearly as deep as registration allows), its
+    /// value, which is checked and rendered (or refused for its depth) as any tool's is.
+    fn into_result(self) -> ToolCallResult {
+        match self.written() {
+            Some(text) => ToolCallResult::json_text(text),
+            None => ToolCallResult::to_json(&self.into_shed_result())
+                .expect("a ShedResult (strings and JSON values) serializes"),
         }
+    }
+
+    /// The text of the [`ShedResult`] this makes, exactly as serializing it writes it: each
+    /// tool's summary is rendered once per registration ([`RenderedSummary`]) and copied
+    /// as bytes; the other fields, their order and the ones left out are `ShedResult`'s.
+    /// `None` when a summary nests too deep to be part of a [`JsonText`].
+    ///
+    /// [`RenderedSummary`]: super::rendered_summary::RenderedSummary
+    fn written(&self) -> Option<JsonText> {
+        let mut len = 0;
+        for entry in &self.tools {
+            len += entry.summary.text(&entry.definition)?.len() + 1;
+        }
+        RESULT_TEXT.with(|text| {
+            let mut text = text.borrow_mut();
+            text.clear();
+            text.reserve(len + 16);
+            text.push_str("{\"tools\":[");
+            for (i, entry) in self.tools.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(entry.summary.text(&entry.definition)?);
+            }
+            text.push(']');
+            let explanation = &self.explanation;
+            if !self.unknown.is_empty() {
+                push_field(&mut text, "unknown", &self.unknown);
+            }
+            if !explanation.closest.is_empty() {
+                push_field(&mut text, "closest", &explanation.closest);
+            }
+            if !explanation.categories.is_empty() {
+                push_field(&mut text, "categories", &explanation.categories);
+            }
+            if let Some(hint) = &explanation.hint {
+                push_field(&mut text, "hint", hint);
+            }
+            text.push('}');
+            Some(JsonText::written(&text))
+        })
+    }
+
+    /// The [`ShedResult`] this makes.
+    fn into_shed_result(self) -> ShedResult {
         let explanation = self.explanation;
-        if !explanation.closest.is_empty() {
-            result.insert("closest".to_owned(), strings(explanation.closest));
+        ShedResult {
+            tools: self
+                .tools
+                .iter()
+                .map(|entry| ToolSummary::of(&entry.definition))
+                .collect(),
+            unknown: self.unknown,
+            closest: explanation.closest,
+            categories: explanation.categories,
+            hint: explanation.hint,
         }
-        if !explanation.categories.is_empty() {
-            result.insert("categories".to_owned(), strings(explanation.categories));
-        }
-        if let Some(hint) = explanation.hint {
-            result.insert("hint".to_owned(), Value::String(hint));
-        }
-        Value::Object(result)
     }
 }
 
-/// The JSON of [`ToolSummary::of`]`(tool)`, written without the intermediate summary. A single
-/// command's schema is copied as it is; a group's is made as its function spec makes it.
-fn summary_json(tool: &Tool) -> Value {
-    let (description, arguments) = match tool {
-        Tool::SingleCommand(definition) => (
-            definition.description.clone(),
-            // Schemas nested too deep are refused at registration: a recursive copy is safe.
-            definition.arguments.schema().clone(),
-        ),
-        Tool::MultiCommands(..) => {
-            let spec = tool.function_spec();
-            (spec.description, spec.parameters)
-        }
-    };
-    let mut summary = Map::with_capacity(4);
-    summary.insert("name".to_owned(), Value::String(tool.name().to_owned()));
-    summary.insert("description".to_owned(), Value::String(description));
-    summary.insert(
-        "category".to_owned(),
-        Value::String(tool.category().to_owned()),
-    );
-    summary.insert("arguments".to_owned(), arguments);
-    Value::Object(summary)
+/// Appends `,"name":` and `value` serialized, to the text of an object.
+fn push_field(text: &mut String, name: &str, value: &impl Serialize) {
+    text.push_str(",\"");
+    text.push_str(name);
+    text.push_str("\":");
+    text.push_str(&serde_json::to_string(value).expect("strings serialize"));
 }
 
 #[cfg(test)]

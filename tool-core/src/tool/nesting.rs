@@ -47,16 +47,28 @@ impl TooDeep {
     }
 }
 
-/// Whether `value` nests arrays and objects no deeper than [`MAX_JSON_DEPTH`]. A loop over
-/// the containers only, stopping at the first one too deep; scalars are never stacked, so a
-/// flat object of scalars costs one pass over its values and no allocation.
+/// Whether `value` nests arrays and objects no deeper than [`MAX_JSON_DEPTH`] (see
+/// [`nests_within`]).
+#[inline]
 pub(crate) fn check_depth(value: &Value) -> Result<(), TooDeep> {
+    if nests_within(value, MAX_JSON_DEPTH) {
+        Ok(())
+    } else {
+        Err(TooDeep)
+    }
+}
+
+/// Whether `value` nests arrays and objects no deeper than `max_depth`. A loop over the
+/// containers only, stopping at the first one too deep; scalars are never stacked, so a flat
+/// object of scalars costs one pass over its values and no allocation.
+#[inline]
+pub(crate) fn nests_within(value: &Value, max_depth: usize) -> bool {
     // The containers still to look into, with their depth (the root's is 1).
     let mut pending: Vec<(&Value, usize)> = Vec::new();
     let mut next = Some((value, 1));
     while let Some((container, depth)) = next {
-        if depth > MAX_JSON_DEPTH {
-            return Err(TooDeep);
+        if depth > max_depth {
+            return false;
         }
         match container {
             Value::Array(items) => stack_containers(&mut pending, items.iter(), depth + 1),
@@ -65,7 +77,7 @@ pub(crate) fn check_depth(value: &Value) -> Result<(), TooDeep> {
         }
         next = pending.pop();
     }
-    Ok(())
+    true
 }
 
 fn stack_containers<'a>(

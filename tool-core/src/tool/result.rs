@@ -1,11 +1,18 @@
 //! [`ToolCallResult`]: what a tool gives back to the model.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::JsonText;
 use crate::tool::nesting::check_depth;
 
 /// The content of a tool's result.
+///
+/// Serialized as `{"type": "text", "value": "…"}` or `{"type": "json", "value": …}`; a
+/// [`JsonText`](Self::JsonText) is serialized as the `json` it is, and so reads back as
+/// [`Json`](Self::Json).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -14,12 +21,19 @@ pub enum UserModelContent {
     Text(String),
     /// Structured content (checked against the tool's `returns` schema when it has one).
     Json(Value),
+    /// Structured content already written as JSON text: given to the model as it is, and
+    /// parsed into a value only where one is needed (a `returns` schema to check, a provider
+    /// format or an MCP result that carries the value itself). Otherwise it is treated as
+    /// [`Json`](Self::Json) is; the two compare equal only to themselves, so compare
+    /// [`json_value`](Self::json_value)s to compare the values.
+    #[serde(rename = "json", skip_deserializing)]
+    JsonText(JsonText),
 }
 
 impl UserModelContent {
-    /// The content as text: the text itself, or the JSON serialised compactly (JSON nested
-    /// deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is not serialised: the text
-    /// says it is "nested deeper than 128 levels").
+    /// The content as text: the text itself, the JSON serialised compactly, or the JSON
+    /// text as it is (JSON nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is
+    /// not serialised: the text says it is "nested deeper than 128 levels").
     pub fn to_text(&self) -> String {
         match self {
             Self::Text(text) => text.clone(),
@@ -27,6 +41,34 @@ impl UserModelContent {
                 Ok(()) => value.to_string(),
                 Err(too_deep) => format!("(a JSON value {too_deep})"),
             },
+            Self::JsonText(text) => text.as_str().to_owned(),
+        }
+    }
+
+    /// Whether the content is structured: [`Json`](Self::Json) or
+    /// [`JsonText`](Self::JsonText).
+    pub fn is_json(&self) -> bool {
+        matches!(self, Self::Json(_) | Self::JsonText(_))
+    }
+
+    /// The structured content as a value (a [`JsonText`](Self::JsonText) parsed, a
+    /// [`Json`](Self::Json) borrowed); `None` for text.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith_core::{JsonText, UserModelContent};
+    ///
+    /// let text = UserModelContent::JsonText(JsonText::new(r#"{"n":1}"#).unwrap());
+    /// let value = UserModelContent::Json(json!({"n": 1}));
+    /// assert_ne!(text, value);
+    /// assert_eq!(text.json_value(), value.json_value());
+    /// assert_eq!(UserModelContent::Text("n".into()).json_value(), None);
+    /// ```
+    pub fn json_value(&self) -> Option<Cow<'_, Value>> {
+        match self {
+            Self::Text(_) => None,
+            Self::Json(value) => Some(Cow::Borrowed(value)),
+            Self::JsonText(text) => Some(Cow::Owned(text.to_value())),
         }
     }
 }
@@ -72,6 +114,15 @@ impl ToolCallResult {
         }
     }
 
+    /// A structured result already written as JSON text (see [`JsonText`]).
+    #[inline]
+    pub fn json_text(text: JsonText) -> Self {
+        Self {
+            content: UserModelContent::JsonText(text),
+            error_detail: None,
+        }
+    }
+
     /// A structured result from any serialisable value.
     pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
         serde_json::to_value(value).map(Self::json)
@@ -106,5 +157,30 @@ impl From<String> for ToolCallResult {
 impl From<&str> for ToolCallResult {
     fn from(text: &str) -> Self {
         Self::text(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{ToolCallResult, UserModelContent};
+    use crate::JsonText;
+
+    #[test]
+    fn json_text_serializes_as_the_json_it_is() {
+        let text = ToolCallResult::json_text(JsonText::new(r#"{"n":[1,2]}"#).unwrap());
+        let value = ToolCallResult::json(json!({"n": [1, 2]}));
+        let written = serde_json::to_string(&text).unwrap();
+        assert_eq!(written, serde_json::to_string(&value).unwrap());
+        assert_eq!(
+            written,
+            r#"{"content":{"type":"json","value":{"n":[1,2]}}}"#
+        );
+        let back: ToolCallResult = serde_json::from_str(&written).unwrap();
+        assert_eq!(back, value);
+        assert!(text.content.is_json() && value.content.is_json());
+        assert!(!UserModelContent::Text("{}".into()).is_json());
+        assert_eq!(text.content.to_text(), value.content.to_text());
     }
 }

@@ -35,17 +35,22 @@ pub(crate) fn to_mcp(
     if result.is_error() {
         return CallToolResult::error(vec![ContentBlock::text(result.content.to_text())]);
     }
-    match result.content {
-        UserModelContent::Text(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-        UserModelContent::Json(value) => match shape.output {
-            // `structured` mirrors the value as text too.
-            Some(output) => CallToolResult::structured(output.structured(value)),
-            None if value.is_object() || shape.any_structured => CallToolResult::structured(value),
-            // An older revision takes only objects as structured content: text alone.
-            None => CallToolResult::success(vec![ContentBlock::text(value.to_string())]),
-        },
+    let value = match result.content {
+        UserModelContent::Text(text) => {
+            return CallToolResult::success(vec![ContentBlock::text(text)]);
+        }
+        UserModelContent::Json(value) => value,
+        // Structured content is a value in MCP: text written beforehand is parsed here.
+        UserModelContent::JsonText(text) => text.to_value(),
         // `UserModelContent` may grow: anything else is served as its text.
-        other => CallToolResult::success(vec![ContentBlock::text(other.to_text())]),
+        other => return CallToolResult::success(vec![ContentBlock::text(other.to_text())]),
+    };
+    match shape.output {
+        // `structured` mirrors the value as text too.
+        Some(output) => CallToolResult::structured(output.structured(value)),
+        None if value.is_object() || shape.any_structured => CallToolResult::structured(value),
+        // An older revision takes only objects as structured content: text alone.
+        None => CallToolResult::success(vec![ContentBlock::text(value.to_string())]),
     }
 }
 
@@ -111,6 +116,7 @@ fn content_text(blocks: &[ContentBlock]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use toolsmith_core::JsonText;
 
     fn shape(any_structured: bool) -> ResultShape<'static> {
         ResultShape {
@@ -126,6 +132,24 @@ mod tests {
         assert_eq!(served.structured_content, Some(json!({"n": 1})));
         assert_eq!(served.content[0].as_text().unwrap().text, r#"{"n":1}"#);
         assert_eq!(served.is_error, Some(false));
+    }
+
+    #[test]
+    fn json_text_is_served_as_the_value_it_is() {
+        let text = || ToolCallResult::json_text(JsonText::new(r#"{"n":1}"#).unwrap());
+        for any_structured in [false, true] {
+            assert_eq!(
+                to_mcp(Ok(text()), &shape(any_structured)),
+                to_mcp(
+                    Ok(ToolCallResult::json(json!({"n": 1}))),
+                    &shape(any_structured)
+                )
+            );
+        }
+        let list = ToolCallResult::json_text(JsonText::new("[1,2]").unwrap());
+        let old = to_mcp(Ok(list), &shape(false));
+        assert_eq!(old.structured_content, None);
+        assert_eq!(old.content[0].as_text().unwrap().text, "[1,2]");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_json::json;
 use toolsmith_core::shed::{ShedResult, shed_tool};
 use toolsmith_core::{
     CancellationToken, SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallManager,
-    ToolCallRequest, ToolCallResult, ToolError, UserModelContent, closest_names,
+    ToolCallRequest, ToolCallResult, ToolError, closest_names,
 };
 
 use super::call_result::{ResultShape, to_mcp};
@@ -381,7 +381,7 @@ impl ServerHandler for McpServer {
         // Only a structured result needs the output schema, and only a failure the names to
         // suggest: neither is worked out for the common case.
         let structured = matches!(&outcome, Ok(result) if !result.is_error()
-            && matches!(result.content, UserModelContent::Json(_)));
+            && result.content.is_json());
         let output = if structured {
             let definition = if is_shed {
                 Some(shed_tool())

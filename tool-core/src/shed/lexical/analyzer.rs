@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use super::small_str::SmallStr;
 use super::stop_words::is_stop_word;
 
 /// Snowball's English (Porter 2) stemmer: light enough that "files" meets "file" and
@@ -17,28 +18,33 @@ static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::
 /// microsecond a word, and queries and tool texts reuse a small vocabulary.
 const MEMO_CAPACITY: usize = 1 << 16;
 
+/// Words are short and looked up once each, so foldhash rather than SipHash: the memo is
+/// per thread and filled from tool texts and queries, and it is cleared when full. Words and
+/// terms are kept inline when short, so a look-up reads one slot of the table.
+type Memo = HashMap<SmallStr, Option<SmallStr>, foldhash::fast::RandomState>;
+
 thread_local! {
-    static MEMO: RefCell<HashMap<Box<str>, Option<Box<str>>>> = RefCell::new(HashMap::new());
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
 }
 
 /// The term of one lower-case word, or `None` for a stop word.
 fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
     MEMO.with(|memo| {
         let mut memo = memo.borrow_mut();
-        if let Some(term) = memo.get(word) {
+        if let Some(term) = memo.get(word.as_bytes()) {
             if let Some(term) = term {
-                emit(term);
+                emit(term.as_str());
             }
             return;
         }
-        let term = (!is_stop_word(word)).then(|| Box::from(STEMMER.stem(word).as_ref()));
+        let term = (!is_stop_word(word)).then(|| SmallStr::new(&STEMMER.stem(word)));
         if let Some(term) = &term {
-            emit(term);
+            emit(term.as_str());
         }
         if memo.len() >= MEMO_CAPACITY {
             memo.clear();
         }
-        memo.insert(Box::from(word), term);
+        memo.insert(SmallStr::new(word), term);
     });
 }
 
@@ -57,26 +63,34 @@ pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
             piece.clear();
         }
     };
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    // One pass with one character of lookahead: the acronym rule needs the next one.
+    let mut chars = text.chars().peekable();
+    let mut prev: Option<char> = None;
+    while let Some(c) = chars.next() {
         if !c.is_alphanumeric() {
             emit_piece(&mut piece);
+            prev = Some(c);
             continue;
         }
-        if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p))
+        if let Some(prev) = prev
             && prev.is_alphanumeric()
         {
-            let next = chars.get(i + 1).copied();
             let boundary = (prev.is_lowercase() && c.is_uppercase())
                 || (prev.is_uppercase()
                     && c.is_uppercase()
-                    && next.is_some_and(char::is_lowercase))
+                    && chars.peek().is_some_and(|next| next.is_lowercase()))
                 || (prev.is_numeric() != c.is_numeric());
             if boundary {
                 emit_piece(&mut piece);
             }
         }
-        piece.extend(c.to_lowercase());
+        if c.is_ascii() {
+            // Most text is ASCII: one byte, without the general case's iterator.
+            piece.push(c.to_ascii_lowercase());
+        } else {
+            piece.extend(c.to_lowercase());
+        }
+        prev = Some(c);
     }
     emit_piece(&mut piece);
 }
@@ -114,6 +128,51 @@ mod tests {
         );
         assert_eq!(terms("files"), terms("file"));
         assert_eq!(terms("a an the of to"), Vec::<String>::new());
+    }
+
+    /// The analysis as first written: every character collected first, its neighbours read
+    /// by index. The streaming pass must split exactly as it did.
+    fn terms_by_index(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut piece = String::new();
+        let mut emit_piece = |piece: &mut String| {
+            if !piece.is_empty() {
+                super::term_of(piece, &mut |term: &str| out.push(term.to_owned()));
+                piece.clear();
+            }
+        };
+        let chars: Vec<char> = text.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            if !c.is_alphanumeric() {
+                emit_piece(&mut piece);
+                continue;
+            }
+            if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p))
+                && prev.is_alphanumeric()
+            {
+                let next = chars.get(i + 1).copied();
+                let boundary = (prev.is_lowercase() && c.is_uppercase())
+                    || (prev.is_uppercase()
+                        && c.is_uppercase()
+                        && next.is_some_and(char::is_lowercase))
+                    || (prev.is_numeric() != c.is_numeric());
+                if boundary {
+                    emit_piece(&mut piece);
+                }
+            }
+            piece.extend(c.to_lowercase());
+        }
+        emit_piece(&mut piece);
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn streaming_splits_as_indexing_did(
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ]{0,40}"
+        ) {
+            proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
+        }
     }
 
     #[test]

@@ -6,23 +6,32 @@
 //! added against the average field lengths of a snapshot; scoring a posting is then one
 //! multiply-add. When the averages drift more than [`MAX_AVERAGE_DRIFT`] from the snapshot,
 //! every impact is recomputed (rare once a session's tools are in: a drift of a tenth takes
-//! a tenth more tools of unusual length). A query is scored term at a time
-//! with MaxScore pruning: once the best `limit` scores cannot be reached by a document that
-//! only has the remaining (common, low-weight) terms, those terms only adjust the scores of
-//! documents already found, by lookup, instead of adding every document they occur in.
+//! a tenth more tools of unusual length). A query is scored document at a time with MaxScore
+//! pruning ([`max_score`]): once the best `limit` scores found so far cannot be reached by a
+//! document that only has the query's common, low-weight terms, those terms' lists are no
+//! longer read through, only looked into for the documents that can still rank.
 
-use std::cell::RefCell;
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::analyzer::analyze;
 use super::params::Bm25fParams;
+use super::small_str::SmallStr;
 use crate::Tool;
 use crate::shed::tool_text::{FIELD_COUNT, Field, for_each_field_text};
+use max_score::with_scratch;
+
+#[cfg(test)]
+mod exhaustive;
+mod max_score;
+mod query;
+mod top_k;
 
 type DocId = u32;
 type TermId = u32;
+
+/// Terms and names are short and hashed on every query and insertion: foldhash, not SipHash.
+type Hasher = foldhash::fast::RandomState;
 
 /// One document in one term's list. Only what a query reads, so a list scans in 8 bytes a
 /// posting; the counts behind the impact are kept with the document.
@@ -31,6 +40,15 @@ struct Posting {
     doc: DocId,
     /// `tf' / (k1 + tf')`, in (0, 1): the share of the term's weight this document gets.
     impact: f32,
+}
+
+/// A term's postings, sorted by document id, with the highest impact among them (which
+/// may be stale-high after removals, and so stays a valid bound). Kept together: a query
+/// reads both, and each is a cache miss of its own when kept apart.
+#[derive(Debug, Default)]
+struct TermList {
+    postings: Vec<Posting>,
+    max_impact: f32,
 }
 
 /// A document's occurrences of one term, by field (saturating: past 255 a count says
@@ -66,27 +84,20 @@ const MAX_AVERAGE_DRIFT: f32 = 0.1;
 #[derive(Debug)]
 pub(crate) struct LexicalIndex {
     params: Bm25fParams,
-    vocabulary: HashMap<Arc<str>, TermId>,
+    vocabulary: HashMap<SmallStr, TermId, Hasher>,
     /// Term text by id, to drop a term from the vocabulary when its last posting goes.
-    term_text: Vec<Option<Arc<str>>>,
+    term_text: Vec<Option<SmallStr>>,
     free_terms: Vec<TermId>,
-    postings: Vec<Vec<Posting>>,
+    /// By term id.
+    lists: Vec<TermList>,
     docs: Vec<Option<Doc>>,
     /// Field lengths (in terms) by document id; kept apart from `docs` so scoring reads a
     /// dense array.
     lens: Vec<[u16; FIELD_COUNT]>,
-    by_name: HashMap<Arc<str>, DocId>,
+    by_name: HashMap<Arc<str>, DocId, Hasher>,
     field_len_sum: [u64; FIELD_COUNT],
-    /// The highest impact in each term's list (may be stale-high after removals, which
-    /// keeps it a valid bound).
-    max_impact: Vec<f32>,
     /// The normaliser the impacts were computed with.
     scorer: Scorer,
-}
-
-thread_local! {
-    /// Score accumulator by document id, reused across queries; all zero between queries.
-    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Default for LexicalIndex {
@@ -100,15 +111,14 @@ impl LexicalIndex {
     pub(crate) fn with_params(params: Bm25fParams) -> Self {
         Self {
             params,
-            vocabulary: HashMap::new(),
+            vocabulary: HashMap::default(),
             term_text: Vec::new(),
             free_terms: Vec::new(),
-            postings: Vec::new(),
+            lists: Vec::new(),
             docs: Vec::new(),
             lens: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
             field_len_sum: [0; FIELD_COUNT],
-            max_impact: Vec::new(),
             scorer: Scorer::new(&params, &[0; FIELD_COUNT], 0),
         }
     }
@@ -144,15 +154,12 @@ impl LexicalIndex {
                 vocabulary,
                 term_text,
                 free_terms,
-                postings,
-                max_impact,
+                lists,
                 ..
             } = self;
             fields(&mut |field, text| {
                 analyze(text, |term| {
-                    let id = intern(
-                        vocabulary, term_text, free_terms, postings, max_impact, term,
-                    );
+                    let id = intern(vocabulary, term_text, free_terms, lists, term);
                     occurrences.push((id, field as usize));
                     lens[field as usize] = lens[field as usize].saturating_add(1);
                 });
@@ -173,9 +180,9 @@ impl LexicalIndex {
             let term = run[0].0;
             let impact = self.scorer.impact(&tf, &lens);
             // Ids only grow, so appending keeps every list sorted.
-            self.postings[term as usize].push(Posting { doc, impact });
-            let max = &mut self.max_impact[term as usize];
-            *max = max.max(impact);
+            let list = &mut self.lists[term as usize];
+            list.postings.push(Posting { doc, impact });
+            list.max_impact = list.max_impact.max(impact);
             terms.push((term, tf));
         }
         let name: Arc<str> = Arc::from(name);
@@ -204,18 +211,19 @@ impl LexicalIndex {
     /// Recomputes every impact against the current average field lengths.
     fn rescore(&mut self) {
         self.scorer = Scorer::new(&self.params, &self.field_len_sum, self.by_name.len());
-        self.max_impact.fill(0.0);
+        for list in &mut self.lists {
+            list.max_impact = 0.0;
+        }
         for (id, doc) in self.docs.iter().enumerate() {
             let Some(doc) = doc else { continue };
             let id = id as DocId;
             for &(term, tf) in &doc.terms {
                 let impact = self.scorer.impact(&tf, &self.lens[id as usize]);
-                let list = &mut self.postings[term as usize];
-                if let Ok(at) = list.binary_search_by_key(&id, |p| p.doc) {
-                    list[at].impact = impact;
+                let list = &mut self.lists[term as usize];
+                if let Ok(at) = list.postings.binary_search_by_key(&id, |p| p.doc) {
+                    list.postings[at].impact = impact;
                 }
-                let max = &mut self.max_impact[term as usize];
-                *max = max.max(impact);
+                list.max_impact = list.max_impact.max(impact);
             }
         }
     }
@@ -229,15 +237,14 @@ impl LexicalIndex {
             return false;
         };
         for &(term, _) in &doc.terms {
-            let list = &mut self.postings[term as usize];
-            if let Ok(at) = list.binary_search_by_key(&id, |p| p.doc) {
-                list.remove(at);
+            let list = &mut self.lists[term as usize];
+            if let Ok(at) = list.postings.binary_search_by_key(&id, |p| p.doc) {
+                list.postings.remove(at);
             }
-            if list.is_empty() {
-                *list = Vec::new();
-                self.max_impact[term as usize] = 0.0;
+            if list.postings.is_empty() {
+                *list = TermList::default();
                 if let Some(text) = self.term_text[term as usize].take() {
-                    self.vocabulary.remove(&text);
+                    self.vocabulary.remove(text.as_bytes());
                 }
                 self.free_terms.push(term);
             }
@@ -270,8 +277,8 @@ impl LexicalIndex {
                 lens.push(self.lens[old]);
             }
         }
-        for list in &mut self.postings {
-            for posting in list {
+        for list in &mut self.lists {
+            for posting in &mut list.postings {
                 posting.doc = renumbered[posting.doc as usize];
             }
         }
@@ -280,168 +287,47 @@ impl LexicalIndex {
     }
 
     /// The best `limit` tools for `query`, best first; equal scores in name order.
+    ///
+    /// A tool's score is the sum of `weight × impact` over the query's terms it has, added in
+    /// the order of the query's terms (see [`query_terms`](Self::query_terms)): the order
+    /// fixes the rounding, so tools with the same terms and counts tie exactly and fall to
+    /// their names.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<LexicalHit> {
         let live = self.by_name.len();
         if live == 0 || limit == 0 {
             return Vec::new();
         }
-        let terms = self.query_terms(query, live);
-        if terms.is_empty() {
-            return Vec::new();
-        }
-        SCRATCH.with(|scratch| {
-            let mut scores = scratch.borrow_mut();
-            if scores.len() < self.docs.len() {
-                scores.resize(self.docs.len(), 0.0);
+        with_scratch(|scratch| {
+            self.query_terms(query, live, &mut scratch.terms);
+            if scratch.terms.is_empty() {
+                return Vec::new();
             }
-            let candidates = self.accumulate(&terms, limit, &mut scores);
-            // Only documents scoring at least the k-th best can rank; finding that score
-            // compares floats, so names are compared among those few alone.
-            let cutoff = if candidates.len() > limit {
-                let mut buf = Vec::with_capacity(candidates.len());
-                kth_best(&candidates, &scores, limit, &mut buf)
-            } else {
-                f32::NEG_INFINITY
-            };
-            let mut hits: Vec<(f32, DocId)> = candidates
-                .iter()
-                .map(|&d| (scores[d as usize], d))
-                .filter(|&(score, _)| score >= cutoff)
-                .collect();
-            for &d in &candidates {
-                scores[d as usize] = 0.0;
-            }
-            drop(scores);
-            self.top(hits.as_mut_slice(), limit)
+            self.max_score(scratch, limit.min(live)).into_hits()
         })
     }
 
-    /// The query's known terms with their weights and bounds (the most they can add to a
-    /// score), by bound, highest first.
-    ///
-    /// A term weighs its IDF however often the query says it: in a request that asks for
-    /// several things, the subject of one is repeated ("London … in London … London's") and
-    /// would otherwise crowd out the tools for the others.
-    fn query_terms(&self, query: &str, live: usize) -> Vec<QueryTerm> {
-        let mut ids: Vec<TermId> = Vec::new();
-        analyze(query, |term| {
-            if let Some(&id) = self.vocabulary.get(term) {
-                ids.push(id);
-            }
-        });
-        ids.sort_unstable();
-        let n = live as f32;
-        ids.dedup();
-        let mut terms: Vec<QueryTerm> = ids
-            .into_iter()
-            .map(|term| {
-                let df = self.postings[term as usize].len() as f32;
-                let weight = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                QueryTerm {
-                    term,
-                    weight,
-                    bound: weight * self.max_impact[term as usize],
-                }
-            })
-            .collect();
-        terms.sort_by(|a, b| b.bound.total_cmp(&a.bound).then(a.term.cmp(&b.term)));
-        terms
-    }
-
-    /// Adds the query terms' contributions into `scores`, returning the documents scored.
-    fn accumulate(&self, terms: &[QueryTerm], limit: usize, scores: &mut [f32]) -> Vec<DocId> {
-        // remaining[i]: the most that terms i.. can add to a document's score.
-        let mut remaining = vec![0.0f32; terms.len() + 1];
-        for i in (0..terms.len()).rev() {
-            remaining[i] = remaining[i + 1] + terms[i].bound;
-        }
-        let mut candidates: Vec<DocId> = Vec::new();
-        let mut threshold_buf: Vec<f32> = Vec::new();
-        // Scores only grow, so the best score and a k-th best found earlier stay lower
-        // bounds: the k-th best is only recomputed when it could allow pruning.
-        let mut best = 0.0f32;
-        let mut kth = 0.0f32;
-        let mut next = 0;
-        while next < terms.len() {
-            if candidates.len() >= limit && best > remaining[next] {
-                if kth <= remaining[next] {
-                    kth = kth_best(&candidates, scores, limit, &mut threshold_buf);
-                }
-                if kth > remaining[next] {
-                    break;
-                }
-            }
-            let QueryTerm { term, weight, .. } = terms[next];
-            for posting in &self.postings[term as usize] {
-                let slot = &mut scores[posting.doc as usize];
-                if *slot == 0.0 {
-                    candidates.push(posting.doc);
-                }
-                *slot += weight * posting.impact;
-                best = best.max(*slot);
-            }
-            next += 1;
-        }
-        // The rest cannot bring in a new document: they only complete the candidates' scores.
-        for &QueryTerm { term, weight, .. } in &terms[next..] {
-            let list = &self.postings[term as usize];
-            let lookups = candidates.len() * (usize::BITS - list.len().leading_zeros()) as usize;
-            if lookups < list.len() {
-                for &doc in &candidates {
-                    if let Ok(at) = list.binary_search_by_key(&doc, |p| p.doc) {
-                        scores[doc as usize] += weight * list[at].impact;
-                    }
-                }
-            } else {
-                for posting in list {
-                    let slot = &mut scores[posting.doc as usize];
-                    if *slot != 0.0 {
-                        *slot += weight * posting.impact;
-                    }
-                }
-            }
-        }
-        candidates
-    }
-
-    /// The best `limit` of `hits`, sorted by score, then name.
-    fn top(&self, hits: &mut [(f32, DocId)], limit: usize) -> Vec<LexicalHit> {
-        let name = |doc: DocId| -> &Arc<str> {
-            &self.docs[doc as usize]
-                .as_ref()
-                .expect("scored documents are live")
-                .name
-        };
-        let order = |a: &(f32, DocId), b: &(f32, DocId)| -> Ordering {
-            b.0.total_cmp(&a.0).then_with(|| name(a.1).cmp(name(b.1)))
-        };
-        let hits = if hits.len() > limit {
-            hits.select_nth_unstable_by(limit - 1, order);
-            &mut hits[..limit]
-        } else {
-            hits
-        };
-        hits.sort_unstable_by(order);
-        hits.iter()
-            .map(|&(score, doc)| LexicalHit {
-                name: Arc::clone(name(doc)),
-                score,
-            })
-            .collect()
+    /// The name of the live document `doc`.
+    fn name(&self, doc: DocId) -> &Arc<str> {
+        &self.docs[doc as usize]
+            .as_ref()
+            .expect("scored documents are live")
+            .name
     }
 
     /// An estimate of the heap the index holds, in bytes.
     pub(crate) fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let postings: usize = self
-            .postings
+            .lists
             .iter()
-            .map(|l| l.capacity() * size_of::<Posting>() + size_of::<Vec<Posting>>())
+            .map(|l| l.postings.capacity() * size_of::<Posting>() + size_of::<TermList>())
             .sum();
+        // A term's text is kept twice (the vocabulary's key and `term_text`), inline when
+        // short.
         let terms: usize = self
             .vocabulary
             .keys()
-            .map(|t| t.len() + 2 * size_of::<usize>() + size_of::<(Arc<str>, TermId)>() + 8)
+            .map(|t| 2 * t.heap_bytes() + size_of::<(SmallStr, TermId)>() + 1)
             .sum();
         let docs: usize = self
             .docs
@@ -452,57 +338,35 @@ impl LexicalIndex {
             + self.docs.capacity() * size_of::<Option<Doc>>()
             + self.lens.capacity() * size_of::<[u16; FIELD_COUNT]>()
             + self.by_name.capacity() * (size_of::<(Arc<str>, DocId)>() + 1);
-        postings
-            + terms
-            + docs
-            + self.term_text.capacity() * size_of::<Option<Arc<str>>>()
-            + self.max_impact.capacity() * size_of::<f32>()
+        postings + terms + docs + self.term_text.capacity() * size_of::<Option<SmallStr>>()
     }
 }
 
 /// The id of `term`, adding it to the vocabulary when new.
 fn intern(
-    vocabulary: &mut HashMap<Arc<str>, TermId>,
-    term_text: &mut Vec<Option<Arc<str>>>,
+    vocabulary: &mut HashMap<SmallStr, TermId, Hasher>,
+    term_text: &mut Vec<Option<SmallStr>>,
     free_terms: &mut Vec<TermId>,
-    postings: &mut Vec<Vec<Posting>>,
-    max_impact: &mut Vec<f32>,
+    lists: &mut Vec<TermList>,
     term: &str,
 ) -> TermId {
-    if let Some(&id) = vocabulary.get(term) {
+    if let Some(&id) = vocabulary.get(term.as_bytes()) {
         return id;
     }
-    let text: Arc<str> = Arc::from(term);
+    let text = SmallStr::new(term);
     let id = match free_terms.pop() {
         Some(id) => {
-            term_text[id as usize] = Some(Arc::clone(&text));
+            term_text[id as usize] = Some(text.clone());
             id
         }
         None => {
-            term_text.push(Some(Arc::clone(&text)));
-            postings.push(Vec::new());
-            max_impact.push(0.0);
-            TermId::try_from(postings.len() - 1).expect("fewer than 2^32 terms")
+            term_text.push(Some(text.clone()));
+            lists.push(TermList::default());
+            TermId::try_from(lists.len() - 1).expect("fewer than 2^32 terms")
         }
     };
     vocabulary.insert(text, id);
     id
-}
-
-/// The `k`-th best score among `candidates` (k ≥ 1, at most their number).
-fn kth_best(candidates: &[DocId], scores: &[f32], k: usize, buf: &mut Vec<f32>) -> f32 {
-    buf.clear();
-    buf.extend(candidates.iter().map(|&d| scores[d as usize]));
-    let (_, kth, _) = buf.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-    *kth
-}
-
-/// One query term: its weight (IDF) and the most it can add to a score.
-#[derive(Debug, Clone, Copy)]
-struct QueryTerm {
-    term: TermId,
-    weight: f32,
-    bound: f32,
 }
 
 /// BM25F's per-document part, for given average field lengths.

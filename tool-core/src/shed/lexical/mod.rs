@@ -3,6 +3,7 @@
 mod analyzer;
 mod index;
 mod params;
+mod small_str;
 mod stop_words;
 mod text_index;
 
