@@ -26,19 +26,108 @@ where
     I: IntoIterator<Item = &'a str>,
 {
     let wanted_lower = wanted.to_lowercase();
-    let mut scored: Vec<(f64, &str)> = known
-        .into_iter()
-        .filter(|name| *name != wanted)
-        .filter_map(|name| {
-            let lower = name.to_lowercase();
-            let mut score = strsim::jaro_winkler(&wanted_lower, &lower);
-            // A name the model shortened or extended ("read" for "read_file") is a likely
-            // intent even when the edit distance is large.
-            if wanted_lower.len() >= 3
-                && (lower.contains(&wanted_lower) || wanted_lower.contains(&lower))
-            {
-                score = score.max(0.9);
+    let similarity = Similarity::to(&wanted_lower);
+    let mut lower = String::new();
+    closest_by(known.into_iter().filter(|name| *name != wanted), |name| {
+        lower.clear();
+        lower.extend(name.chars().flat_map(char::to_lowercase));
+        similarity.of(&lower)
+    })
+}
+
+/// [`closest_names`] among names already in lower case (`wanted_lower` too), other than
+/// `wanted_lower` itself: nothing is lowercased again, for callers that compare many words
+/// against the same names.
+pub(crate) fn closest_lowercase_names<'a>(
+    wanted_lower: &str,
+    known_lower: impl IntoIterator<Item = &'a str>,
+) -> Vec<&'a str> {
+    let similarity = Similarity::to(wanted_lower);
+    let known = known_lower.into_iter().filter(|name| *name != wanted_lower);
+    closest_by(known, |name| similarity.of(name))
+}
+
+/// Character classes counted to bound a similarity: each ASCII character, then one for all
+/// others (merging classes only raises the bound).
+const CLASSES: usize = 129;
+
+/// How similar names are to one lower-case name.
+struct Similarity<'w> {
+    wanted: &'w str,
+    /// Its length in characters, as Jaro counts it.
+    chars: u64,
+    /// Its characters by class.
+    counts: [u32; CLASSES],
+}
+
+impl<'w> Similarity<'w> {
+    fn to(wanted: &'w str) -> Self {
+        let mut counts = [0; CLASSES];
+        let mut chars = 0;
+        for c in wanted.chars() {
+            counts[class(c)] += 1;
+            chars += 1;
+        }
+        Self {
+            wanted,
+            chars,
+            counts,
+        }
+    }
+
+    /// The similarity of a lower-case name: Jaro-Winkler, raised to 0.9 when one contains
+    /// the other (a name the model shortened or extended, "read" for "read_file", is a
+    /// likely intent even when the edit distance is large). 0 for a name that cannot reach
+    /// [`MIN_SIMILARITY`]: among thousands of tools most cannot, and a bound on their
+    /// common characters shows it without the quadratic Jaro.
+    fn of(&self, lower: &str) -> f64 {
+        let wanted = self.wanted;
+        if wanted.len() >= 3 && (lower.contains(wanted) || wanted.contains(lower)) {
+            return strsim::jaro_winkler(wanted, lower).max(0.9);
+        }
+        if !self.may_reach_threshold(lower) {
+            return 0.0;
+        }
+        strsim::jaro_winkler(wanted, lower)
+    }
+
+    /// Whether Jaro-Winkler could reach [`MIN_SIMILARITY`] (0.75). strsim's Winkler bonus
+    /// applies only above a Jaro similarity of 0.7, so 0.75 takes a Jaro similarity `j` above
+    /// 0.7; and `j = (m/|a| + m/|b| + (m − t)/m) / 3` with `m` matching characters, no more
+    /// than the characters the two have in common, and `(m − t)/m` at most 1. So `j > 0.7`
+    /// needs `m (|a| + |b|) > 1.1 |a| |b|`, checked in integers (equality is let through).
+    fn may_reach_threshold(&self, lower: &str) -> bool {
+        const _: () = assert!(MIN_SIMILARITY > 0.7);
+        let mut left = self.counts;
+        let (mut common, mut chars) = (0u64, 0u64);
+        for c in lower.chars() {
+            chars += 1;
+            let count = &mut left[class(c)];
+            if *count > 0 {
+                *count -= 1;
+                common += 1;
             }
+        }
+        // Two empty names are the same name (similarity 1).
+        (self.chars == 0 && chars == 0)
+            || (common > 0 && 10 * common * (self.chars + chars) >= 11 * self.chars * chars)
+    }
+}
+
+/// The class a character is counted in (see [`CLASSES`]).
+fn class(c: char) -> usize {
+    (c as usize).min(CLASSES - 1)
+}
+
+/// The names of `known` that `score` finds similar enough, best first, about as close as
+/// the best one, at most [`MAX_SUGGESTIONS`].
+fn closest_by<'a>(
+    known: impl Iterator<Item = &'a str>,
+    mut score: impl FnMut(&str) -> f64,
+) -> Vec<&'a str> {
+    let mut scored: Vec<(f64, &str)> = known
+        .filter_map(|name| {
+            let score = score(name);
             (score >= MIN_SIMILARITY).then_some((score, name))
         })
         .collect();
@@ -49,8 +138,6 @@ where
     scored
         .into_iter()
         .take_while(|(score, _)| *score >= best - RELATIVE_MARGIN)
-        .collect::<Vec<_>>()
-        .into_iter()
         .take(MAX_SUGGESTIONS)
         .map(|(_, name)| name)
         .collect()
@@ -148,6 +235,45 @@ mod tests {
             "did you mean 'a', 'b' or 'c'?"
         );
         assert_eq!(did_you_mean(&[]), "");
+    }
+
+    /// The score without the bound: what the bound must never change for a name that can
+    /// be suggested.
+    fn unbounded(wanted: &str, name: &str) -> f64 {
+        let score = strsim::jaro_winkler(wanted, name);
+        if wanted.len() >= 3 && (name.contains(wanted) || wanted.contains(name)) {
+            score.max(0.9)
+        } else {
+            score
+        }
+    }
+
+    proptest::proptest! {
+        /// The common-character bound only turns away names that score below the
+        /// threshold: any name that reaches it keeps its exact score.
+        #[test]
+        fn the_bound_keeps_every_name_that_reaches_the_threshold(
+            wanted in "[abcde_é]{0,12}",
+            names in proptest::collection::vec("[abcdef_é]{0,14}", 1..40),
+        ) {
+            let similarity = Similarity::to(&wanted);
+            for name in &names {
+                let exact = unbounded(&wanted, name);
+                let bounded = similarity.of(name);
+                if exact >= MIN_SIMILARITY {
+                    proptest::prop_assert_eq!(bounded, exact, "{:?} {:?}", wanted, name);
+                } else {
+                    proptest::prop_assert!(bounded < MIN_SIMILARITY);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_in_another_script_is_turned_away_by_the_bound() {
+        let similarity = Similarity::to("ฉันต้องการรหัส");
+        assert!(!similarity.may_reach_threshold("get_weather"));
+        assert!(similarity.may_reach_threshold("ฉันต้องการรหัส"));
     }
 
     #[test]

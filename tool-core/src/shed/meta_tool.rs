@@ -2,7 +2,7 @@
 //! activates) the session's other tools.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::discovery::ToolDiscovery;
 use crate::manager::RegisteredTool;
-use crate::manager::suggestion::closest_names;
+use crate::manager::suggestion::{closest_lowercase_names, closest_names};
 use crate::schema::validation::ArgumentValidator;
 use crate::{
     Args, DEFAULT_CATEGORY, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager,
@@ -173,51 +173,65 @@ fn selected_names(query: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Appends the names of `more` not yet in `closest`.
-fn push_closest(closest: &mut Vec<String>, more: Vec<String>) {
+/// How many words of a description that found nothing are compared with the parts of the
+/// tools' names: each is compared with every distinct part, and a description in a script
+/// the names do not use splits into many (a model's question of thirty words found nothing
+/// whole; its first words are as good a guess as the rest).
+const MAX_CLOSEST_WORDS: usize = 8;
+
+/// Appends the names of `more` not yet in `closest`, until it holds `cap`.
+fn push_closest<'a>(
+    closest: &mut Vec<String>,
+    more: impl IntoIterator<Item = &'a str>,
+    cap: usize,
+) {
     for name in more {
-        if !closest.contains(&name) {
-            closest.push(name);
+        if closest.len() >= cap {
+            return;
+        }
+        if !closest.iter().any(|known| known == name) {
+            closest.push(name.to_owned());
         }
     }
 }
 
-/// The tool names closest to `wanted`: taken as a name first (`raed_flie` → `read_file`);
-/// failing that, word by word against the names and their parts (`wether forecast` →
-/// `get_weather`).
-fn closest_tools(wanted: &str, names: &[String]) -> Vec<String> {
+/// The tool names closest to `wanted`, at most `cap`: taken as a name first (`raed_flie` →
+/// `read_file`); failing that, word by word against the parts of the names (`wether
+/// forecast` → `get_weather`).
+fn closest_tools(wanted: &str, names: &[String], cap: usize) -> Vec<String> {
     let wanted = wanted.trim();
-    let whole: Vec<String> = closest_names(wanted, names.iter().map(String::as_str))
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    if !whole.is_empty() {
-        return whole;
+    let mut closest = Vec::new();
+    push_closest(
+        &mut closest,
+        closest_names(wanted, names.iter().map(String::as_str)),
+        cap,
+    );
+    if !closest.is_empty() {
+        return closest;
     }
-    // Each part of each name, with the names it is part of.
-    let mut parts: Vec<(String, &str)> = Vec::new();
+    // Each distinct part of the names (lower case), with the names it is part of, in order:
+    // thousands of tools share a few hundred parts, each compared once.
+    let mut parts: HashMap<String, Vec<&str>> = HashMap::new();
     for name in names {
         for part in name.split(['_', '-']).filter(|p| p.len() >= 3) {
-            parts.push((part.to_lowercase(), name));
+            let named = parts.entry(part.to_lowercase()).or_default();
+            if named.last() != Some(&name.as_str()) {
+                named.push(name);
+            }
         }
     }
-    let mut closest = Vec::new();
-    for word in wanted
+    let words = wanted
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
-    {
+        .take(MAX_CLOSEST_WORDS);
+    for word in words {
         let word = word.to_lowercase();
-        let mut near: Vec<&str> = parts
-            .iter()
-            .filter(|(part, _)| *part == word)
-            .map(|(part, _)| part.as_str())
-            .collect();
-        if near.is_empty() {
-            near = closest_names(&word, parts.iter().map(|(part, _)| part.as_str()));
-        }
+        let near = match parts.get_key_value(&word) {
+            Some((part, _)) => vec![part.as_str()],
+            None => closest_lowercase_names(&word, parts.keys().map(String::as_str)),
+        };
         for part in near {
-            let named = parts.iter().filter(|(p, _)| p == part).map(|(_, n)| *n);
-            push_closest(&mut closest, named.map(str::to_owned).collect());
+            push_closest(&mut closest, parts[part].iter().copied(), cap);
         }
     }
     closest
@@ -354,13 +368,16 @@ impl ToolCallManager {
             (names, categories)
         });
         let select = selected_names(description).is_some();
+        // Found tools are dropped from the closest below: enough are kept for that.
+        let cap = MAX_CLOSEST + found.tools.len();
         let mut closest = Vec::new();
         if select {
             for unknown in &found.unknown {
-                push_closest(&mut closest, closest_tools(unknown, &names));
+                let more = closest_tools(unknown, &names, cap);
+                push_closest(&mut closest, more.iter().map(String::as_str), cap);
             }
         } else {
-            push_closest(&mut closest, closest_tools(description, &names));
+            closest = closest_tools(description, &names, cap);
         }
         let is_found = |name: &String| found.tools.iter().any(|t| t.definition.name() == name);
         closest.retain(|name| !is_found(name));
