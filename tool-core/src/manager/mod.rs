@@ -90,6 +90,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) definition: Arc<Tool>,
     validator: CompiledOnFirstUse<ArgumentValidator>,
     pub(crate) timeout: Option<Duration>,
+    /// [`ToolImpl::may_answer_now`], read once here rather than asked on every call.
+    answers_now: bool,
     returns: CompiledOnFirstUse<Option<CompiledSchema>>,
     /// The tool's place in the registration order (set by the registry).
     pub(crate) registration: u64,
@@ -144,6 +146,7 @@ impl RegisteredTool {
         Ok(Self {
             returns: CompiledOnFirstUse::default(),
             timeout: tool.timeout(),
+            answers_now: tool.may_answer_now(),
             tool,
             definition: Arc::new(definition),
             validator: CompiledOnFirstUse::default(),
@@ -187,8 +190,22 @@ impl RegisteredTool {
     }
 
     /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), when the tool
-    /// gives one; a panic there is an execution error.
+    /// gives one; a panic there is an execution error. Not asked of a tool that never
+    /// answers there ([`ToolImpl::may_answer_now`]).
+    #[inline]
     pub(crate) fn answer_now(
+        &self,
+        name: &str,
+        arguments: &ToolArguments,
+    ) -> Option<Result<ToolCallResult, ToolError>> {
+        if !self.answers_now {
+            return None;
+        }
+        self.answer_now_asked(name, arguments)
+    }
+
+    /// [`answer_now`](Self::answer_now) for a tool that may answer.
+    fn answer_now_asked(
         &self,
         name: &str,
         arguments: &ToolArguments,
