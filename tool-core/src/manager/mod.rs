@@ -543,12 +543,27 @@ impl ToolCallManager {
         if let Some(answer) = entry.answer_now(name, &arguments) {
             return Poll::Ready(answer);
         }
-        let mut future = match entry.start(&arguments) {
-            Ok(future) => future,
-            Err(err) => return Poll::Ready(Err(err)),
+        let mut started = None;
+        let poll = if entry.timeout.is_none() {
+            // Started and polled under one panic guard: the usual call, which ends on its
+            // first poll, pays for one guard rather than two.
+            let tool = &*entry.tool;
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                started
+                    .insert(tool.execute_lent(&arguments))
+                    .as_mut()
+                    .poll(cx)
+            }))
+            .unwrap_or_else(|payload| Poll::Ready(Err(panicked(name, payload.as_ref()))))
+        } else {
+            match entry.start(&arguments) {
+                Ok(future) => poll_contained(name, started.insert(future), cx),
+                Err(err) => return Poll::Ready(Err(err)),
+            }
         };
-        let poll = poll_contained(name, &mut future, cx);
-        if poll.is_pending() {
+        if poll.is_pending()
+            && let Some(future) = started
+        {
             // SAFETY: `future` was started on `**entry`, the value the new reference points to.
             *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
         }

@@ -176,14 +176,19 @@ impl Drop for SharedValue {
             }
             fence(Ordering::Acquire);
         }
-        // SAFETY: the last owner, in its drop.
-        let value = unsafe { self.take_unique() };
-        // A shallow value (the usual arguments) is dropped as serde_json drops it; a nested
-        // one is taken apart without recursion.
-        if is_shallow(&value) {
-            drop(value);
+        // A shallow value (the usual arguments) is dropped in place as serde_json drops it
+        // (not moved out first: a copy of the whole value); a nested one is taken apart
+        // without recursion.
+        if is_shallow(self) {
+            // SAFETY: the last owner, in its drop: the value is dropped once, and the block,
+            // holding no value then, given back.
+            unsafe {
+                std::ptr::drop_in_place(std::ptr::addr_of_mut!((*self.0.as_ptr()).value));
+                give_back(self.0);
+            }
         } else {
-            free_nested(value);
+            // SAFETY: the last owner, in its drop.
+            free_nested(unsafe { self.take_unique() });
         }
     }
 }
