@@ -1278,6 +1278,9 @@ fn synchronous_functions_and_commands_answer_without_a_future() {
         Add.execute_now(&arguments(json!({"a": 1, "b": 2})))
             .is_none()
     );
+    // Only a tool with synchronous calls asks the manager to try `execute_now`.
+    assert!(Divide.may_answer_now());
+    assert!(!Add.may_answer_now());
     // Reading errors are answers too, naming the tool and the argument.
     let err = Divide
         .execute_now(&arguments(json!({"a": 7})))
@@ -1291,6 +1294,7 @@ fn synchronous_functions_and_commands_answer_without_a_future() {
     // In a group, the synchronous commands answer; the `async` ones go through `execute`.
     let memory = Memory::default();
     memory.facts.lock().unwrap().push("tea is hot".into());
+    assert!(memory.may_answer_now());
     let found = memory
         .execute_now(&arguments(json!({"command": "find", "word": "tea"})))
         .expect("`find` is synchronous")

@@ -718,6 +718,61 @@ async fn synchronous_answers_are_validated_contained_and_used() {
     assert_eq!(tool.answered.load(Ordering::SeqCst), 4);
 }
 
+/// A tool whose `execute_now` would answer, but which says it never does: the manager must
+/// not ask it.
+struct NeverNow;
+
+#[async_trait]
+impl ToolImpl for NeverNow {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(ToolDefinition::new(
+            "later",
+            "Answers through its future only.",
+            Args::new(scheme::object().required("n", scheme::integer()).build()),
+        ))
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let n = ToolArgs::new("later", &arguments).i64("n")?;
+        if n < 0 {
+            panic!("negative");
+        }
+        Ok(ToolCallResult::json(json!(n + 1)))
+    }
+
+    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+        Some(Err(ToolError::execution("later", "execute_now was called")))
+    }
+
+    fn may_answer_now(&self) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_never_answers_now_is_not_asked() {
+    let manager = ToolCallManager::new("test");
+    manager.register(Arc::new(NeverNow)).unwrap();
+    let result = manager.execute_one(&call("later", json!({"n": "1"}))).await;
+    assert_eq!(result.unwrap().content.to_text(), "2");
+    // Still validated first, and its panics contained.
+    let err = manager
+        .execute_one(&call("later", json!({"n": "x"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    let err = manager
+        .execute_one(&call("later", json!({"n": -1})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Execution);
+    assert!(err.to_string().contains("negative"), "{err}");
+    let outcomes = manager
+        .execute_batch(&[call("later", json!({"n": 4}))])
+        .await;
+    assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "5");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_is_seen_by_the_next_call_while_other_calls_run() {
     let manager = Arc::new(ToolCallManager::new("s"));

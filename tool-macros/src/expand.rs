@@ -155,6 +155,14 @@ fn tool_impl(
 ) -> TokenStream {
     let timeout = timeout_fn(attr);
     let retry_config = retry_config_fn(krate, attr);
+    // Without `execute_now`, the manager need not try it on every call.
+    let never_now = execute_now.is_none().then(|| {
+        quote! {
+            fn may_answer_now(&self) -> bool {
+                false
+            }
+        }
+    });
     quote! {
         #[automatically_derived]
         impl #krate::ToolImpl for #target {
@@ -163,6 +171,7 @@ fn tool_impl(
             }
             #execute
             #execute_now
+            #never_now
             #timeout
             #retry_config
         }

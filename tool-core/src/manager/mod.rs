@@ -91,6 +91,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) definition: Arc<Tool>,
     validator: CompiledOnFirstUse<ArgumentValidator>,
     pub(crate) timeout: Option<Duration>,
+    /// [`ToolImpl::may_answer_now`], read once here rather than asked on every call.
+    answers_now: bool,
     returns: CompiledOnFirstUse<Option<CompiledSchema>>,
     /// The tool's place in the registration order (set by the registry).
     pub(crate) registration: u64,
@@ -147,6 +149,7 @@ impl RegisteredTool {
         Ok(Self {
             returns: CompiledOnFirstUse::default(),
             timeout: tool.timeout(),
+            answers_now: tool.may_answer_now(),
             tool,
             definition: Arc::new(definition),
             validator: CompiledOnFirstUse::default(),
@@ -191,8 +194,22 @@ impl RegisteredTool {
     }
 
     /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), when the tool
-    /// gives one; a panic there is an execution error.
+    /// gives one; a panic there is an execution error. Not asked of a tool that never
+    /// answers there ([`ToolImpl::may_answer_now`]).
+    #[inline]
     pub(crate) fn answer_now(
+        &self,
+        name: &str,
+        arguments: &ToolArguments,
+    ) -> Option<Result<ToolCallResult, ToolError>> {
+        if !self.answers_now {
+            return None;
+        }
+        self.answer_now_asked(name, arguments)
+    }
+
+    /// [`answer_now`](Self::answer_now) for a tool that may answer.
+    fn answer_now_asked(
         &self,
         name: &str,
         arguments: &ToolArguments,
@@ -530,12 +547,27 @@ impl ToolCallManager {
         if let Some(answer) = entry.answer_now(name, &arguments) {
             return Poll::Ready(answer);
         }
-        let mut future = match entry.start(&arguments) {
-            Ok(future) => future,
-            Err(err) => return Poll::Ready(Err(err)),
+        let mut started = None;
+        let poll = if entry.timeout.is_none() {
+            // Started and polled under one panic guard: the usual call, which ends on its
+            // first poll, pays for one guard rather than two.
+            let tool = &*entry.tool;
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                started
+                    .insert(tool.execute_lent(&arguments))
+                    .as_mut()
+                    .poll(cx)
+            }))
+            .unwrap_or_else(|payload| Poll::Ready(Err(panicked(name, payload.as_ref()))))
+        } else {
+            match entry.start(&arguments) {
+                Ok(future) => poll_contained(name, started.insert(future), cx),
+                Err(err) => return Poll::Ready(Err(err)),
+            }
         };
-        let poll = poll_contained(name, &mut future, cx);
-        if poll.is_pending() {
+        if poll.is_pending()
+            && let Some(future) = started
+        {
             // SAFETY: `future` was started on `**entry`, the value the new reference points to.
             *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
         }

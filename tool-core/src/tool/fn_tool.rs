@@ -111,6 +111,11 @@ impl ToolImpl for FnTool {
         (self.handler)(ToolArgs::new(&self.definition.name, arguments))
     }
 
+    /// Never: every call is the handler's future.
+    fn may_answer_now(&self) -> bool {
+        false
+    }
+
     fn timeout(&self) -> Option<Duration> {
         self.timeout
     }

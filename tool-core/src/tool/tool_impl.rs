@@ -99,6 +99,18 @@ pub trait ToolImpl: Send + Sync {
         None
     }
 
+    /// Whether [`execute_now`](Self::execute_now) may answer a call. The manager reads it
+    /// once, when the tool is registered; `false` tells it never to try `execute_now` for this
+    /// tool (a dynamic call and its panic guard saved on every call) and to start every call
+    /// through [`execute_lent`](Self::execute_lent).
+    ///
+    /// The default, `true`, is right for every tool. `#[tool_fn]` answers `false` for a tool
+    /// that has no synchronous calls (an `async` or blocking function, a group of `async`
+    /// commands), and so does [`FnTool`](crate::FnTool).
+    fn may_answer_now(&self) -> bool {
+        true
+    }
+
     /// Starts the call with its arguments lent rather than given: for a tool that reads
     /// them before its first await, which is every `#[tool_fn]` tool and every
     /// [`FnTool`](crate::FnTool). The returned future must not need the arguments (the
