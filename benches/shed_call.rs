@@ -37,6 +37,9 @@ use shed_pool::{Definition, pool, sources};
 
 const TOOLS: usize = 10_000;
 const LIMIT: usize = 10;
+/// A description in words no tool has (a model's question in a script the tools do not
+/// use finds nothing the same way).
+const NOTHING_MATCHES: &str = "qzxv wibblefrotz glorpnik snarfblat";
 /// Rounds of the paired measurement (each runs one search and one whole call).
 const PAIRED_ROUNDS: usize = 4_000;
 
@@ -136,6 +139,26 @@ fn shed_call(c: &mut Criterion) {
             next = (next + 1) % setup.requests.len();
             black_box(whole_call(&setup, next))
         })
+    });
+    // A call that finds nothing answers with the closest names and the categories, which
+    // compares the description with every tool's name: its own row, since a handful of
+    // such queries among thousands do not move the median above.
+    let nothing = ToolCallRequest::new(
+        "b",
+        "shed",
+        ToolArguments::try_from(json!({"description": NOTHING_MATCHES, "limit": LIMIT}))
+            .expect("an object"),
+    );
+    assert!(
+        setup
+            .manager
+            .discovery()
+            .search_lexical(NOTHING_MATCHES, LIMIT)
+            .is_empty(),
+        "the query must find nothing"
+    );
+    group.bench_function(BenchmarkId::new("finds_nothing", TOOLS), |b| {
+        b.iter(|| black_box(setup.runtime.block_on(setup.manager.execute_one(&nothing))))
     });
     group.finish();
     paired(&setup);
