@@ -1,6 +1,7 @@
 //! The built-in `shed` meta-tool: what the model is offered first, and how it finds (and so
 //! activates) the session's other tools.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
@@ -195,27 +196,41 @@ fn push_closest<'a>(
     }
 }
 
+/// Whether `text` is its own lower case (every character lowercases to itself alone).
+fn is_lower_case(text: &str) -> bool {
+    text.chars().all(|c| {
+        let mut lower = c.to_lowercase();
+        lower.next() == Some(c) && lower.next().is_none()
+    })
+}
+
 /// The tool names closest to `wanted`, at most `cap`: taken as a name first (`raed_flie` →
 /// `read_file`); failing that, word by word against the parts of the names (`wether
 /// forecast` → `get_weather`).
-fn closest_tools(wanted: &str, names: &[String], cap: usize) -> Vec<String> {
+fn closest_tools(wanted: &str, names: &[&str], cap: usize) -> Vec<String> {
     let wanted = wanted.trim();
     let mut closest = Vec::new();
     push_closest(
         &mut closest,
-        closest_names(wanted, names.iter().map(String::as_str)),
+        closest_names(wanted, names.iter().copied()),
         cap,
     );
     if !closest.is_empty() {
         return closest;
     }
     // Each distinct part of the names (lower case), with the names it is part of, in order:
-    // thousands of tools share a few hundred parts, each compared once.
-    let mut parts: HashMap<String, Vec<&str>> = HashMap::new();
-    for name in names {
+    // thousands of tools share a few hundred parts, each compared once. Most parts are lower
+    // case already, and borrowed.
+    let mut parts: HashMap<Cow<'_, str>, Vec<&str>> = HashMap::new();
+    for &name in names {
         for part in name.split(['_', '-']).filter(|p| p.len() >= 3) {
-            let named = parts.entry(part.to_lowercase()).or_default();
-            if named.last() != Some(&name.as_str()) {
+            let part = if is_lower_case(part) {
+                Cow::Borrowed(part)
+            } else {
+                Cow::Owned(part.to_lowercase())
+            };
+            let named = parts.entry(part).or_default();
+            if named.last() != Some(&name) {
                 named.push(name);
             }
         }
@@ -226,9 +241,9 @@ fn closest_tools(wanted: &str, names: &[String], cap: usize) -> Vec<String> {
         .take(MAX_CLOSEST_WORDS);
     for word in words {
         let word = word.to_lowercase();
-        let near = match parts.get_key_value(&word) {
-            Some((part, _)) => vec![part.as_str()],
-            None => closest_lowercase_names(&word, parts.keys().map(String::as_str)),
+        let near = match parts.get_key_value(word.as_str()) {
+            Some((part, _)) => vec![&**part],
+            None => closest_lowercase_names(&word, parts.keys().map(|part| &**part)),
         };
         for part in near {
             push_closest(&mut closest, parts[part].iter().copied(), cap);
@@ -355,30 +370,32 @@ impl ToolCallManager {
     /// What a `shed` result that found nothing (or met unknown names) tells the model: the
     /// closest names, the categories, and a hint.
     fn explain(&self, description: &str, found: &ShedFound) -> Explanation {
-        let (names, categories) = self.with_definitions(|tools| {
-            let mut names = Vec::new();
-            let mut categories = BTreeSet::new();
-            for tool in tools {
-                names.push(tool.name().to_owned());
-                let category = tool.category();
-                if category != DEFAULT_CATEGORY {
-                    categories.insert(category.to_owned());
-                }
-            }
-            (names, categories)
-        });
         let select = selected_names(description).is_some();
         // Found tools are dropped from the closest below: enough are kept for that.
         let cap = MAX_CLOSEST + found.tools.len();
-        let mut closest = Vec::new();
-        if select {
-            for unknown in &found.unknown {
-                let more = closest_tools(unknown, &names, cap);
-                push_closest(&mut closest, more.iter().map(String::as_str), cap);
+        // Worked out on the registered names themselves, not on copies of ten thousand.
+        let (mut closest, categories) = self.with_definitions(|tools| {
+            let mut names = Vec::new();
+            let mut categories = BTreeSet::new();
+            for tool in tools {
+                names.push(tool.name());
+                let category = tool.category();
+                if category != DEFAULT_CATEGORY {
+                    categories.insert(category);
+                }
             }
-        } else {
-            closest = closest_tools(description, &names, cap);
-        }
+            let mut closest = Vec::new();
+            if select {
+                for unknown in &found.unknown {
+                    let more = closest_tools(unknown, &names, cap);
+                    push_closest(&mut closest, more.iter().map(String::as_str), cap);
+                }
+            } else {
+                closest = closest_tools(description, &names, cap);
+            }
+            let categories: Vec<String> = categories.into_iter().map(str::to_owned).collect();
+            (closest, categories)
+        });
         let is_found = |name: &String| found.tools.iter().any(|t| t.definition.name() == name);
         closest.retain(|name| !is_found(name));
         closest.truncate(MAX_CLOSEST);
@@ -411,7 +428,7 @@ impl ToolCallManager {
                 " Describe the task in other words, or enable tools by exact name with \
                  `{SELECT_PREFIX}name1,name2`."
             ));
-            explanation.categories = categories.into_iter().collect();
+            explanation.categories = categories;
         } else if !closest.is_empty() {
             hint.push_str(&format!(
                 " Enable them with `{SELECT_PREFIX}{}`.",
@@ -546,7 +563,25 @@ fn push_field(text: &mut String, name: &str, value: &impl Serialize) {
 
 #[cfg(test)]
 mod tests {
-    use super::selected_names;
+    use super::{closest_tools, is_lower_case, selected_names};
+
+    #[test]
+    fn name_parts_are_compared_in_lower_case_whatever_their_case() {
+        assert!(is_lower_case("weather_2"));
+        assert!(!is_lower_case("Weather"));
+        // A title-case letter is not upper case, yet lowercases to another letter.
+        assert!(!is_lower_case("\u{1c5}ar"));
+        let names = ["Get_Weather", "read_file", "send-email"];
+        assert_eq!(closest_tools("weather today", &names, 5), ["Get_Weather"]);
+        assert_eq!(closest_tools("emial", &names, 5), ["send-email"]);
+        // A name close as a whole comes first, and alone.
+        assert_eq!(closest_tools("raed_flie", &names, 5), ["read_file"]);
+        assert!(closest_tools("xylophone", &names, 5).is_empty());
+        // At most `cap`.
+        let many: Vec<String> = (0..20).map(|i| format!("get_weather_{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(closest_tools("weather", &many, 3).len(), 3);
+    }
 
     #[test]
     fn select_queries_are_parsed_exactly() {
