@@ -27,11 +27,23 @@ where
 {
     let wanted_lower = wanted.to_lowercase();
     let similarity = Similarity::to(&wanted_lower);
-    let mut lower = String::new();
     closest_by(known.into_iter().filter(|name| *name != wanted), |name| {
-        lower.clear();
-        lower.extend(name.chars().flat_map(char::to_lowercase));
-        similarity.of(&lower)
+        // Most names are lower case already: only the others are copied.
+        if is_lower_case(name) {
+            similarity.of(name)
+        } else {
+            similarity.of(&name.to_lowercase())
+        }
+    })
+}
+
+/// Whether `text` is its own lower case, as [`str::to_lowercase`] makes it (every character
+/// lowercases to itself alone; a capital sigma, which lowercases by its place in a word, is
+/// not).
+pub(crate) fn is_lower_case(text: &str) -> bool {
+    text.chars().all(|c| {
+        let mut lower = c.to_lowercase();
+        lower.next() == Some(c) && lower.next().is_none()
     })
 }
 
@@ -267,6 +279,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn names_are_compared_in_lower_case_as_str_makes_it() {
+        for text in ["weather_2", "", "Weather", "\u{1c5}ar", "ΟΔΟΣ", "οδος", "İ"] {
+            assert_eq!(is_lower_case(text), text.to_lowercase() == text, "{text:?}");
+        }
+        // A final capital sigma lowercases to the final form, as `str::to_lowercase` does.
+        assert_eq!(closest_names("οδος", ["ΟΔΟΣ", "read"]), ["ΟΔΟΣ"]);
+        assert_eq!(closest_names("nmae", ["NAME"]), ["NAME"]);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::discovery::ToolDiscovery;
 use crate::manager::RegisteredTool;
-use crate::manager::suggestion::{closest_lowercase_names, closest_names};
+use crate::manager::suggestion::{closest_lowercase_names, closest_names, is_lower_case};
 use crate::schema::validation::ArgumentValidator;
 use crate::{
     Args, DEFAULT_CATEGORY, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager,
@@ -194,14 +194,6 @@ fn push_closest<'a>(
             closest.push(name.to_owned());
         }
     }
-}
-
-/// Whether `text` is its own lower case (every character lowercases to itself alone).
-fn is_lower_case(text: &str) -> bool {
-    text.chars().all(|c| {
-        let mut lower = c.to_lowercase();
-        lower.next() == Some(c) && lower.next().is_none()
-    })
 }
 
 /// The tool names closest to `wanted`, at most `cap`: taken as a name first (`raed_flie` →
@@ -563,14 +555,10 @@ fn push_field(text: &mut String, name: &str, value: &impl Serialize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{closest_tools, is_lower_case, selected_names};
+    use super::{closest_tools, selected_names};
 
     #[test]
     fn name_parts_are_compared_in_lower_case_whatever_their_case() {
-        assert!(is_lower_case("weather_2"));
-        assert!(!is_lower_case("Weather"));
-        // A title-case letter is not upper case, yet lowercases to another letter.
-        assert!(!is_lower_case("\u{1c5}ar"));
         let names = ["Get_Weather", "read_file", "send-email"];
         assert_eq!(closest_tools("weather today", &names, 5), ["Get_Weather"]);
         assert_eq!(closest_tools("emial", &names, 5), ["send-email"]);
