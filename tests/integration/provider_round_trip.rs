@@ -7,7 +7,9 @@ use std::sync::atomic::Ordering;
 use crate::support::provider_tools::{manager, run_calls};
 use serde_json::{Value, json};
 use toolsmith::provider::{Declared, Provider, RenderOptions, repair_json};
-use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, ToolErrorKind, scheme};
+use toolsmith::{
+    Args, FnTool, JsonText, ToolArgs, ToolCallManager, ToolCallResult, ToolErrorKind, scheme,
+};
 
 /// A response of `provider` calling `name` with `arguments` (a JSON value; for the formats
 /// that carry arguments as a string, its text, or `raw` when given).
@@ -358,6 +360,21 @@ async fn results_that_break_their_returns_schema_become_execution_errors() {
         manager
             .check_result("count", &ToolCallResult::error("no"))
             .is_ok()
+    );
+
+    // A result written as JSON text is checked as its value is.
+    let written = |text: &str| ToolCallResult::json_text(JsonText::new(text).unwrap());
+    assert!(
+        manager
+            .check_result("count", &written(r#"{"count": 3, "items": [1]}"#))
+            .is_ok()
+    );
+    let err = manager
+        .check_result("count", &written(r#"{"count": "three"}"#))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Tool 'count' failed: its result does not match its `returns` schema: /count: \"three\" is not of type \"integer\""
     );
 }
 

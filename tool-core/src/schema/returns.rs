@@ -2,9 +2,7 @@
 //! when its first result is checked, and checked against its structured results before they
 //! reach the model.
 
-use std::borrow::Cow;
-
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::schema::validation::CompiledSchema;
 use crate::tool::nesting::check_depth;
@@ -57,34 +55,18 @@ impl ToolCallManager {
     ///     "Tool 'count' failed: its result does not match its `returns` schema: /count: \"three\" is not of type \"integer\"");
     /// ```
     pub fn check_result(&self, name: &str, result: &ToolCallResult) -> Result<(), ToolError> {
-        if result.is_error() {
+        if result.is_error() || !result.content.is_json() {
             return Ok(());
         }
-        match &result.content {
-            UserModelContent::Json(value) => {
-                if let Err(too_deep) = check_depth(value) {
-                    return Err(ToolError::execution(
-                        name,
-                        format!("its result is {too_deep}"),
-                    ));
-                }
-                self.check_returns(name, || Cow::Borrowed(value))
-            }
-            // Checked to parse (so within the bound) when made; parsed only for a schema.
-            UserModelContent::JsonText(text) => {
-                self.check_returns(name, || Cow::Owned(text.to_value()))
-            }
-            _ => Ok(()),
+        // A `JsonText` was checked to parse, and so to nest within the bound, when it was made.
+        if let UserModelContent::Json(value) = &result.content
+            && let Err(too_deep) = check_depth(value)
+        {
+            return Err(ToolError::execution(
+                name,
+                format!("its result is {too_deep}"),
+            ));
         }
-    }
-
-    /// Checks the structured result `value` gives against the `returns` schema of the tool
-    /// `name`, if it has one.
-    fn check_returns<'v>(
-        &self,
-        name: &str,
-        value: impl FnOnce() -> Cow<'v, Value>,
-    ) -> Result<(), ToolError> {
         let Some(entry) = self.entry(name) else {
             return Ok(());
         };
@@ -94,7 +76,11 @@ impl ToolCallManager {
         let Some(returns) = returns else {
             return Ok(());
         };
-        returns.verify(&value()).map_err(|reason| {
+        // Only now is a `JsonText` parsed: most tools have no `returns` schema.
+        let Some(value) = result.content.json_value() else {
+            return Ok(());
+        };
+        returns.verify(&value).map_err(|reason| {
             ToolError::execution(
                 name,
                 format!("its result does not match its `returns` schema: {reason}"),
