@@ -5,6 +5,8 @@ mod index;
 mod params;
 mod small_str;
 mod stop_words;
+#[cfg(test)]
+mod test_words;
 mod text_index;
 
 pub(crate) use analyzer::analyze;
@@ -18,6 +20,7 @@ mod tests {
 
     use super::index::LexicalIndex;
     use super::params::Bm25fParams;
+    use super::test_words::text;
     use crate::{Args, Tool, ToolDefinition};
 
     fn tool(name: &str, description: &str, params: &[(&str, &str)]) -> Tool {
@@ -188,19 +191,6 @@ mod tests {
             names(&settled, "widget gadget3", 10)
         );
         assert!(incremental.search("widget", usize::MAX).len() == 200);
-    }
-
-    const WORDS: &[&str] = &[
-        "file", "read", "write", "weather", "city", "email", "send", "list", "user", "get",
-        "search", "image", "resize", "stock", "price", "convert", "unit", "date", "time", "math",
-    ];
-
-    fn text(picks: &[usize]) -> String {
-        picks
-            .iter()
-            .map(|&i| WORDS[i % WORDS.len()])
-            .collect::<Vec<_>>()
-            .join(" ")
     }
 
     proptest! {

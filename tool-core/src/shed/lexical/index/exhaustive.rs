@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::{LexicalHit, LexicalIndex};
+use crate::shed::lexical::test_words::{WORDS, text};
 use crate::{Args, Tool, ToolDefinition};
 
 impl LexicalIndex {
@@ -56,20 +57,6 @@ impl LexicalIndex {
             })
             .collect()
     }
-}
-
-const WORDS: &[&str] = &[
-    "file", "read", "write", "weather", "city", "email", "send", "list", "user", "get", "search",
-    "image", "resize", "stock", "price", "convert", "unit", "date", "time", "math", "hotel",
-    "book", "flight", "route", "tax", "order",
-];
-
-fn text(picks: &[usize]) -> String {
-    picks
-        .iter()
-        .map(|&i| WORDS[i % WORDS.len()])
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A tool whose name, description and one argument are made of `WORDS`.
