@@ -113,7 +113,8 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::generated::call as generated_call;
-    pub use crate::generated::read as generated_read;
+    pub use crate::generated::expansion;
+    // Not named by generated code, but public so that errors about a return type name its
+    // traits by a path a user can read (`toolsmith::__private::result_conversion::…`).
     pub use crate::generated::result_conversion;
 }

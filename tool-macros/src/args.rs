@@ -16,8 +16,8 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
         let ty = &field.ty;
         let name = &field.name.value;
         let description = match &field.description {
-            Some(d) => quote!(::core::option::Option::Some(#d)),
-            None => quote!(::core::option::Option::None),
+            Some(d) => quote!(#krate::Some(#d)),
+            None => quote!(#krate::None),
         };
         // Spanned at the type, so that a type without `JsonSchema`/`Deserialize` is blamed.
         match field.default {
@@ -28,22 +28,23 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
     quote!(#krate::ArgsObject::new() #(#properties)* .build())
 }
 
-/// An expression reading `fields` from the `ToolArgs` named `reader` into
-/// `Ok(constructor { member: value, .. })`, or the `Err` to report. The pass over the
+/// An expression reading `fields` from the `ToolArgs` named `reader`: `read` gives what it
+/// evaluates to from the locals holding the fields' values (in the order of `fields`,
+/// defaults applied), `misread` what it evaluates to from the error to report. The pass over the
 /// arguments, the reading of each type and the choice of the error are functions of
-/// `toolsmith-core` (`generated_read`, shared by every tool): what is written here is the
+/// `toolsmith-core` (`generated::read`, shared by every tool): what is written here is the
 /// table of names, a call per field and a `match` on the values, as little code per tool as
 /// reading in one pass allows.
 pub fn read_expr(
     krate: &TokenStream,
     reader: &Ident,
     fields: &[ArgField],
-    constructor: &TokenStream,
+    read: impl FnOnce(&[Ident]) -> TokenStream,
+    misread: impl FnOnce(TokenStream) -> TokenStream,
 ) -> TokenStream {
     if fields.is_empty() {
-        return quote!(::core::result::Result::Ok(#constructor {}));
+        return read(&[]);
     }
-    let read = quote!(#krate::__private::generated_read);
     let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
     let slots: Vec<Ident> = (0..fields.len())
         .map(|i| Ident::new(&format!("__toolsmith_slot_{i}"), Span::mixed_site()))
@@ -63,46 +64,70 @@ pub fn read_expr(
             }
         }
     });
-    let inits = fields.iter().zip(&values).map(|(field, value)| {
-        let member = &field.member;
+    // Only hygienic locals are in scope here, so a default function's path cannot be taken
+    // for one of the user's names.
+    let defaults = fields.iter().zip(&values).map(|(field, value)| {
         let ty = &field.ty;
         let absent = match &field.default {
-            None => return quote!(#member: #value,),
+            None => return None,
             Some(FieldDefault::Trait) => {
                 quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
             }
             Some(FieldDefault::Function(path)) => quote_spanned!(path.span()=> #path()),
         };
-        quote! {
-            #member: match #value {
-                ::core::option::Option::Some(#value) => #value,
-                ::core::option::Option::None => #absent,
-            },
-        }
+        Some(quote! {
+            let #value = match #value {
+                #krate::Some(#value) => #value,
+                #krate::None => #absent,
+            };
+        })
     });
+    let read = read(&values);
+    let misread = misread(quote!(#misreads.into_error(#reader)));
     quote! {{
-        let [#(#slots),*] = #read::slots(#reader, &[#(#names),*]);
-        let mut #misreads = #read::Misreads::new();
+        let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
+        let mut #misreads = #krate::Misreads::new();
         match (#(#reads,)*) {
-            (#(::core::option::Option::Some(#values),)*) => {
-                ::core::result::Result::Ok(#constructor { #(#inits)* })
+            (#(#krate::Some(#values),)*) => {
+                #(#defaults)*
+                #read
             }
-            _ => ::core::result::Result::Err(#misreads.into_error(#reader)),
+            _ => #misread,
         }
     }}
+}
+
+/// [`read_expr`] building `constructor { member: value, .. }` (a struct or an enum variant)
+/// as the `Result` of `FromToolArgs::from_tool_args`.
+pub fn read_into(
+    krate: &TokenStream,
+    reader: &Ident,
+    fields: &[ArgField],
+    constructor: &TokenStream,
+) -> TokenStream {
+    read_expr(
+        krate,
+        reader,
+        fields,
+        |values| {
+            let members = fields.iter().map(|field| &field.member);
+            quote!(#krate::Ok(#constructor { #(#members: #values,)* }))
+        },
+        |error| quote!(#krate::Err(#error)),
+    )
 }
 
 /// `impl FromToolArgs` and `impl ArgsSchema` for the struct `ident` with `fields`.
 pub fn struct_impls(krate: &TokenStream, ident: &Ident, fields: &[ArgField]) -> TokenStream {
     let reader = Ident::new("__toolsmith_args", proc_macro2::Span::mixed_site());
-    let read = read_expr(krate, &reader, fields, &quote!(Self));
+    let read = read_into(krate, &reader, fields, &quote!(Self));
     let schema = schema_expr(krate, fields);
     quote! {
         #[automatically_derived]
         impl #krate::FromToolArgs for #ident {
             fn from_tool_args(
                 #reader: &#krate::ToolArgs<'_>,
-            ) -> ::core::result::Result<Self, #krate::ToolError> {
+            ) -> #krate::Result<Self, #krate::ToolError> {
                 #read
             }
         }

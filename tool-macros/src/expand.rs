@@ -1,12 +1,12 @@
 //! Code generation for `#[tool_fn]` (functions and command groups) and `#[derive(ToolArgs)]`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::Ident;
 use syn::spanned::Spanned as _;
 
 use crate::args;
-use crate::ast::{ArgField, ArgsStruct, Command, CommandEnum, Output, Param, ToolFn, ToolGroup};
+use crate::ast::{ArgField, ArgsStruct, CommandEnum, Output, Param, ToolFn, ToolGroup};
 use crate::attr::{Annotations, ToolAttr};
 use crate::crate_path;
 use crate::returns;
@@ -19,8 +19,8 @@ fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<To
         return None;
     }
     let flag = |set: Option<bool>| match set {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
+        Some(value) => quote!(#krate::Some(#value)),
+        None => quote!(#krate::None),
     };
     let read_only = flag(annotations.read_only);
     let destructive = flag(annotations.destructive);
@@ -51,11 +51,11 @@ fn definition_expr(
     let annotations = annotations_expr(krate, annotations);
     let returns = match output {
         Some(output) => returns::schema(krate, output),
-        None => quote!(::core::option::Option::None),
+        None => quote!(#krate::None),
     };
     // Built by one function of the core for every tool: the code here is its arguments.
     quote! {
-        #krate::__private::generated_call::definition(
+        #krate::definition(
             #name,
             #description,
             #category,
@@ -67,11 +67,11 @@ fn definition_expr(
 }
 
 /// `fn timeout(&self)` when the tool has one.
-fn timeout_fn(attr: &ToolAttr) -> Option<TokenStream> {
+fn timeout_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
     attr.timeout_millis.map(|millis| {
         quote! {
-            fn timeout(&self) -> ::core::option::Option<::core::time::Duration> {
-                ::core::option::Option::Some(::core::time::Duration::from_millis(#millis))
+            fn timeout(&self) -> #krate::Option<::core::time::Duration> {
+                #krate::Some(::core::time::Duration::from_millis(#millis))
             }
         }
     })
@@ -86,8 +86,8 @@ fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> 
             quote!(#krate::ToolRetryConfig::exponential(#retries))
         };
         quote! {
-            fn retry_config(&self) -> ::core::option::Option<#krate::ToolRetryConfig> {
-                ::core::option::Option::Some(#config)
+            fn retry_config(&self) -> #krate::Option<#krate::ToolRetryConfig> {
+                #krate::Some(#config)
             }
         }
     })
@@ -104,7 +104,7 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
         fn execute<'life0, 'async_trait>(
             &'life0 self,
             __toolsmith_arguments: #krate::ToolArguments,
-        ) -> #krate::__private::generated_call::ToolFuture<'async_trait>
+        ) -> #krate::ToolFuture<'async_trait>
         where
             'life0: 'async_trait,
             Self: 'async_trait,
@@ -116,7 +116,7 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
         fn execute_lent<'__toolsmith_tool>(
             &'__toolsmith_tool self,
             __toolsmith_arguments: &#krate::ToolArguments,
-        ) -> #krate::__private::generated_call::ToolFuture<'__toolsmith_tool> {
+        ) -> #krate::ToolFuture<'__toolsmith_tool> {
             #body
         }
     }
@@ -129,9 +129,7 @@ fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
         fn execute_now(
             &self,
             __toolsmith_arguments: &#krate::ToolArguments,
-        ) -> ::core::option::Option<
-            ::core::result::Result<#krate::ToolCallResult, #krate::ToolError>,
-        > {
+        ) -> #krate::Option<#krate::Result<#krate::ToolCallResult, #krate::ToolError>> {
             #body
         }
     }
@@ -139,7 +137,7 @@ fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
 
 /// `execute_lent` for a call that `execute_now` answers: the finished result as a future.
 fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
-    quote!(#krate::__private::generated_call::run_now(self, #name, __toolsmith_arguments))
+    quote!(#krate::run_now(self, #name, __toolsmith_arguments))
 }
 
 /// The generated `ToolImpl` for `target`: its definition (`definition` builds it),
@@ -153,7 +151,7 @@ fn tool_impl(
     execute: &TokenStream,
     execute_now: Option<&TokenStream>,
 ) -> TokenStream {
-    let timeout = timeout_fn(attr);
+    let timeout = timeout_fn(krate, attr);
     let retry_config = retry_config_fn(krate, attr);
     // Without `execute_now`, the manager need not try it on every call.
     let never_now = execute_now.is_none().then(|| {
@@ -190,66 +188,81 @@ enum Runner {
 /// boxed-future expression, for a synchronous one the expression of its finished result.
 struct Call<'a> {
     name: &'a str,
-    args_ident: &'a Ident,
     /// The function (`add`) or method (`self.add`) to call.
     target: TokenStream,
-    /// The arguments read (bound from the hidden struct), and whether each is `&str`.
-    fields: Vec<(&'a ArgField, bool)>,
-    /// The call's arguments in order: each an argument member or a `#[ctx]` ident.
-    call_args: Vec<TokenStream>,
+    /// The arguments read.
+    fields: &'a [ArgField],
+    /// The call's arguments in order.
+    call_args: Vec<CallArg<'a>>,
+    /// The statements binding the `CallArg::Local`s, run once the arguments are read.
+    locals: TokenStream,
     runner: Runner,
     output: &'a Output,
 }
 
+/// An argument of the function called.
+enum CallArg<'a> {
+    /// The argument `fields[index]`, lent as `&str` when `borrowed`.
+    Field { index: usize, borrowed: bool },
+    /// A local of that name (a `#[ctx]` value or the call's context).
+    Local(&'a Ident),
+}
+
+/// The call: the arguments read in place (no struct of their own, whose impls every tool
+/// would compile), then the function called and its result converted.
 fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
-    let generated = quote!(#krate::__private::generated_call);
-    let Call {
-        name,
-        args_ident,
-        target,
-        ..
-    } = call;
-    let args = Ident::new("__toolsmith_args", Span::mixed_site());
-    let binds = call.fields.iter().map(|(field, _)| {
-        let member = &field.member;
-        quote!(let #member = #args.#member;)
-    });
-    let call_args = &call.call_args;
-    let borrows = call.fields.iter().any(|(_, borrowed)| *borrowed);
+    let Call { name, target, .. } = call;
     let conversion = returns::conversion(krate, call.output);
-    // Read in place rather than through a generic function of the core: one function fewer
-    // to compile per tool.
-    let read = quote! {
-        <#args_ident as #krate::FromToolArgs>::from_tool_args(
-            &#krate::ToolArgs::new(#name, __toolsmith_arguments),
-        )
-    };
-    let call_target = quote!(#target(#(#call_args),*));
-    let finish = match call.runner {
-        Runner::Async if borrows => {
-            // A `&str` argument is lent from a `String` the future must own.
-            quote! {
-                #generated::start(#name, async move { #(#binds)* #call_target.await }, #conversion)
+    let borrows = call
+        .call_args
+        .iter()
+        .any(|arg| matches!(arg, CallArg::Field { borrowed: true, .. }));
+    let finish = |values: &[Ident]| {
+        let call_args = call.call_args.iter().map(|arg| match *arg {
+            CallArg::Field { index, borrowed } => {
+                let value = &values[index];
+                if borrowed {
+                    quote!(&#value)
+                } else {
+                    quote!(#value)
+                }
             }
+            CallArg::Local(ident) => quote!(#ident),
+        });
+        let call_target = quote!(#target(#(#call_args),*));
+        let run = match call.runner {
+            // A `&str` argument is lent from a `String` the future must own.
+            Runner::Async if borrows => {
+                quote!(#krate::start(#name, async move { #call_target.await }, #conversion))
+            }
+            Runner::Async => quote!(#krate::start(#name, #call_target, #conversion)),
+            Runner::Blocking => {
+                quote!(#krate::start_blocking(#name, move || #call_target, #conversion))
+            }
+            Runner::Sync => quote!((#conversion).apply(#call_target, #name)),
+        };
+        // The locals are bound as the call starts, outside its future or closure.
+        let locals = &call.locals;
+        if locals.is_empty() {
+            run
+        } else {
+            quote!({ #locals #run })
         }
-        Runner::Async => quote!({ #(#binds)* #generated::start(#name, #call_target, #conversion) }),
-        Runner::Blocking => quote! {
-            #generated::start_blocking(#name, move || { #(#binds)* #call_target }, #conversion)
-        },
-        Runner::Sync => quote!({ #(#binds)* (#conversion).apply(#call_target, #name) }),
     };
-    let failed = match call.runner {
-        Runner::Sync => quote!(::core::result::Result::Err(error)),
-        Runner::Async | Runner::Blocking => {
-            quote!(#generated::finished(::core::result::Result::Err(error)))
-        }
+    let runner = call.runner;
+    let misread = |error: TokenStream| match runner {
+        Runner::Sync => quote!(#krate::Err(#error)),
+        Runner::Async | Runner::Blocking => quote!(#krate::finished(#krate::Err(#error))),
     };
-    quote! {
-        match #read {
-            ::core::result::Result::Ok(#args) => #finish,
-            ::core::result::Result::Err(error) => #failed,
-        }
+    let reader = Ident::new("__toolsmith_args", Span::mixed_site());
+    let read = args::read_expr(krate, &reader, call.fields, finish, misread);
+    if call.fields.is_empty() {
+        return read;
     }
+    quote!({
+        let #reader = &#krate::ToolArgs::new(#name, __toolsmith_arguments);
+        #read
+    })
 }
 
 /// The function building the tool's definition. Not cached: the manager keeps the definition
@@ -259,19 +272,6 @@ fn definition_fn(krate: &TokenStream, build: TokenStream) -> TokenStream {
         fn __toolsmith_definition() -> #krate::Tool {
             #build
         }
-    }
-}
-
-/// The hidden struct that gathers a function's arguments, with its reading and schema code
-/// (the same code `#[derive(ToolArgs)]` writes).
-fn hidden_args_struct(krate: &TokenStream, ident: &Ident, fields: &[ArgField]) -> TokenStream {
-    let members = fields.iter().map(|f| &f.member);
-    let types = fields.iter().map(|f| &f.ty);
-    let impls = args::struct_impls(krate, ident, fields);
-    quote! {
-        #[allow(non_camel_case_types)]
-        struct #ident { #(#members: #types,)* }
-        #impls
     }
 }
 
@@ -289,37 +289,25 @@ fn struct_item(vis: &syn::Visibility, struct_ident: &Ident, doc: &str) -> TokenS
 /// A check that the generated struct's name means that struct. A proc macro cannot see the
 /// other items of the module, but the compiler can: when the module already has a type of
 /// that name, rustc reports the clash (E0428) and resolves the name, as a type, to the other
-/// type, while the unit struct's value is still ours. Asking for a trait implemented for
-/// "the type of that name" on the value then fails with a message saying what happened and
-/// how to fix it (`struct_name`), instead of only the errors the derives cascade into.
-fn unique_name_check(tool: &ToolFn) -> TokenStream {
-    let struct_ident = &tool.struct_ident;
-    let fn_ident = &tool.item.sig.ident;
-    let message = format!(
-        "`#[tool_fn]` generates a struct `{struct_ident}` for `fn {fn_ident}`, but this module already has a type named `{struct_ident}`"
-    );
-    let label = format!("`{struct_ident}` here is the struct generated for this tool");
-    let note = format!(
-        "name the generated struct otherwise with `#[tool_fn(struct_name = \"{struct_ident}Tool\")]`, or rename the other type"
-    );
-    let check = quote_spanned! {struct_ident.span()=>
-        __toolsmith_is_generated(#struct_ident);
-    };
-    quote! {
-        #[allow(dead_code, non_camel_case_types)]
-        fn __toolsmith_unique_name() {
-            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            trait __ToolsmithGeneratedStruct {}
-            impl __ToolsmithGeneratedStruct for #struct_ident {}
-            fn __toolsmith_is_generated<T: __ToolsmithGeneratedStruct>(_: T) {}
-            #check
-        }
+/// type, while the unit struct's value is still ours. The core's `GeneratedStruct`, asked of
+/// the value after being implemented for "the type of that name", then fails with a message
+/// saying what happened and how to fix it (`struct_name`), instead of only the errors the
+/// derives cascade into.
+fn unique_name_check(struct_ident: &Ident) -> TokenStream {
+    // Spanned at the name, the error's subject, down to the path of the function called.
+    let krate = crate_path::alias_at(struct_ident.span());
+    quote_spanned! {struct_ident.span()=>
+        // Not offered in other tools' errors as "another type that implements it".
+        #[diagnostic::do_not_recommend]
+        impl #krate::GeneratedStruct for #struct_ident {}
+        const _: () = #krate::is_generated(&#struct_ident);
     }
 }
 
 /// Expands `#[tool_fn]` on a function.
 pub fn tool_fn(tool: &ToolFn) -> TokenStream {
-    let krate = crate_path::resolve(tool.attr.krate.as_ref());
+    let imports = crate_path::imports(&crate_path::resolve(tool.attr.krate.as_ref()), true);
+    let krate = crate_path::alias();
     let item = &tool.item;
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
@@ -331,16 +319,13 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         .category
         .as_ref()
         .map_or(DEFAULT_CATEGORY.to_owned(), |c| c.value.clone());
-    let args_ident = format_ident!("__{}Args", struct_ident);
-    let fields: Vec<&ArgField> = tool.arg_fields().collect();
-    let owned_fields: Vec<ArgField> = fields.iter().map(|f| clone_field(f)).collect();
-    let args_struct = hidden_args_struct(&krate, &args_ident, &owned_fields);
+    let fields: Vec<ArgField> = tool.arg_fields().map(clone_field).collect();
     let definition = definition_expr(
         &krate,
         name,
         &description,
         &category,
-        quote!(<#args_ident as #krate::ArgsSchema>::args_schema()),
+        args::schema_expr(&krate, &fields),
         Some(&tool.output),
         &tool.attr.annotations,
     );
@@ -353,42 +338,6 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     } else {
         Runner::Sync
     };
-    let call = Call {
-        name,
-        args_ident: &args_ident,
-        target: quote!(#fn_ident),
-        fields: tool
-            .params
-            .iter()
-            .filter_map(|p| match p {
-                Param::Arg {
-                    field,
-                    borrowed_str,
-                } => Some((field, *borrowed_str)),
-                Param::Ctx { .. } | Param::Call { .. } => None,
-            })
-            .collect(),
-        call_args: tool
-            .params
-            .iter()
-            .map(|param| match param {
-                Param::Arg {
-                    field,
-                    borrowed_str: true,
-                } => {
-                    let member = &field.member;
-                    quote!(&#member)
-                }
-                Param::Arg { field, .. } => {
-                    let member = &field.member;
-                    quote!(#member)
-                }
-                Param::Ctx { ident, .. } | Param::Call { ident, .. } => quote!(#ident),
-            })
-            .collect(),
-        runner,
-        output: &tool.output,
-    };
     // `#[ctx]` values are cloned out of the tool before the call, so the future owns them.
     let ctx_clones = tool.params.iter().filter_map(|param| match param {
         Param::Ctx { ident, ty, .. } => Some(quote_spanned! {ty.span()=>
@@ -396,23 +345,44 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         }),
         // The running call's context, read as the call starts.
         Param::Call { ident, ty } => Some(quote_spanned! {ty.span()=>
-            let #ident: #ty = #krate::__private::generated_call::call_context(#name);
+            let #ident: #ty = #krate::call_context(#name);
         }),
         Param::Arg { .. } => None,
     });
+    let call = Call {
+        name,
+        target: quote!(#fn_ident),
+        fields: &fields,
+        call_args: {
+            let mut index = 0;
+            tool.params
+                .iter()
+                .map(|param| match param {
+                    Param::Arg { borrowed_str, .. } => {
+                        index += 1;
+                        CallArg::Field {
+                            index: index - 1,
+                            borrowed: *borrowed_str,
+                        }
+                    }
+                    Param::Ctx { ident, .. } | Param::Call { ident, .. } => CallArg::Local(ident),
+                })
+                .collect()
+        },
+        locals: quote!(#(#ctx_clones)*),
+        runner,
+        output: &tool.output,
+    };
     let call_expr = call_expr(&krate, &call);
     // A synchronous function is answered by `execute_now`, without a future or a copy of the
     // arguments; `execute_lent` goes through it.
     let (execute, execute_now) = if runner == Runner::Sync {
         (
             execute_fn(&krate, execute_through_now(&krate, name)),
-            Some(execute_now_fn(
-                &krate,
-                quote!(#(#ctx_clones)* ::core::option::Option::Some(#call_expr)),
-            )),
+            Some(execute_now_fn(&krate, quote!(#krate::Some(#call_expr)))),
         )
     } else {
-        (execute_fn(&krate, quote!(#(#ctx_clones)* #call_expr)), None)
+        (execute_fn(&krate, call_expr), None)
     };
 
     // The same `ToolImpl` body serves the unit struct (no `#[ctx]`) and the struct that holds
@@ -430,7 +400,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
 
     let struct_doc =
         format!("The `{name}` tool (generated by `#[tool_fn]` from the function `{fn_ident}`).");
-    let unique_name_check = unique_name_check(tool);
+    let unique_name_check = unique_name_check(struct_ident);
     if !tool.has_ctx() {
         let struct_item = struct_item(vis, struct_ident, &struct_doc);
         // The definition is built in `definition` itself: no function of its own to compile.
@@ -441,7 +411,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
             #struct_item
 
             const _: () = {
-                #args_struct
+                #imports
                 #unique_name_check
 
                 #unit_tool_impl
@@ -468,8 +438,8 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     let extracts = ctx.iter().map(|(ident, ty)| {
         quote_spanned! {ty.span()=>
             let #ident = match <#ty as #krate::FromSessionParts>::from_session_parts(parts) {
-                ::core::result::Result::Ok(value) => value,
-                ::core::result::Result::Err(reason) => {
+                #krate::Ok(value) => value,
+                #krate::Err(reason) => {
                     return ::std::sync::Arc::new(#krate::UnbuiltTool::new(
                         __toolsmith_definition(),
                         reason,
@@ -522,7 +492,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         #struct_item
 
         const _: () = {
-            #args_struct
+            #imports
             #cached
             #unique_name_check
 
@@ -562,14 +532,10 @@ fn clone_field(field: &ArgField) -> ArgField {
     }
 }
 
-/// The hidden argument struct's name for a command.
-fn command_args_ident(command: &Command) -> Ident {
-    format_ident!("__ToolsmithArgs_{}", command.method)
-}
-
 /// Expands `#[tool_fn]` on an impl block.
 pub fn tool_group(group: &ToolGroup) -> TokenStream {
-    let krate = crate_path::resolve(group.attr.krate.as_ref());
+    let imports = crate_path::imports(&crate_path::resolve(group.attr.krate.as_ref()), true);
+    let krate = crate_path::alias();
     let item = &group.item;
     let self_ty = &item.self_ty;
     let name = &group.name.value;
@@ -579,13 +545,10 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         .as_ref()
         .map_or(DEFAULT_CATEGORY.to_owned(), |c| c.value.clone());
 
-    let mut structs = Vec::new();
     let mut definitions = Vec::new();
     let mut async_arms = Vec::new();
     let mut sync_arms = Vec::new();
     for command in &group.commands {
-        let args_ident = command_args_ident(command);
-        structs.push(hidden_args_struct(&krate, &args_ident, &command.fields));
         let mut annotations = command.annotations;
         let tool_flags = group.attr.annotations;
         annotations.read_only = annotations.read_only.or(tool_flags.read_only);
@@ -597,33 +560,25 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
             &command.name.value,
             command.description.as_deref().unwrap_or_default(),
             &category,
-            quote!(<#args_ident as #krate::ArgsSchema>::args_schema()),
+            args::schema_expr(&krate, &command.fields),
             Some(&command.output),
             &annotations,
         ));
         let method = &command.method;
         let call = Call {
             name,
-            args_ident: &args_ident,
             target: quote!(self.#method),
-            fields: command
-                .fields
-                .iter()
-                .zip(command.borrowed_str.iter().copied())
-                .collect(),
+            fields: &command.fields,
             call_args: command
-                .fields
+                .borrowed_str
                 .iter()
-                .zip(&command.borrowed_str)
-                .map(|(f, borrowed)| {
-                    let member = &f.member;
-                    if *borrowed {
-                        quote!(&#member)
-                    } else {
-                        quote!(#member)
-                    }
+                .enumerate()
+                .map(|(index, borrowed)| CallArg::Field {
+                    index,
+                    borrowed: *borrowed,
                 })
                 .collect(),
+            locals: TokenStream::new(),
             runner: if command.is_async {
                 Runner::Async
             } else {
@@ -636,7 +591,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         if command.is_async {
             async_arms.push(quote!(#command_name => #call_expr,));
         } else {
-            sync_arms.push(quote!(#command_name => ::core::option::Option::Some(#call_expr),));
+            sync_arms.push(quote!(#command_name => #krate::Some(#call_expr),));
         }
     }
     let listed = group
@@ -660,17 +615,16 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
             ::std::vec![#(#definitions),*],
         )),
     };
-    let generated = quote!(#krate::__private::generated_call);
     let read_command = |arguments: TokenStream, on_error: TokenStream| {
         quote! {
-            let __toolsmith_command = match #generated::command_name(#name, #arguments) {
-                ::core::result::Result::Ok(command) => command,
-                ::core::result::Result::Err(error) => return #on_error,
+            let __toolsmith_command = match #krate::command_name(#name, #arguments) {
+                #krate::Ok(command) => command,
+                #krate::Err(error) => return #on_error,
             };
         }
     };
     let unknown = quote! {
-        ::core::result::Result::Err(#krate::ToolError::invalid_arguments(
+        #krate::Err(#krate::ToolError::invalid_arguments(
             #name,
             ::std::format!(
                 "/command: unknown command {:?}; valid commands are {}",
@@ -683,9 +637,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
     let execute_now = (!sync_arms.is_empty()).then(|| {
         let read = read_command(
             quote!(__toolsmith_arguments),
-            quote!(::core::option::Option::Some(::core::result::Result::Err(
-                error
-            ))),
+            quote!(#krate::Some(#krate::Err(error))),
         );
         let async_commands: Vec<&String> = group
             .commands
@@ -693,8 +645,8 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
             .filter(|c| c.is_async)
             .map(|c| &c.name.value)
             .collect();
-        let async_arm = (!async_commands.is_empty())
-            .then(|| quote!(#(#async_commands)|* => ::core::option::Option::None,));
+        let async_arm =
+            (!async_commands.is_empty()).then(|| quote!(#(#async_commands)|* => #krate::None,));
         execute_now_fn(
             &krate,
             quote! {
@@ -702,7 +654,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
                 match __toolsmith_command.as_str() {
                     #(#sync_arms)*
                     #async_arm
-                    other => ::core::option::Option::Some(#unknown),
+                    other => #krate::Some(#unknown),
                 }
             },
         )
@@ -713,10 +665,10 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
     } else {
         let read = read_command(
             quote!(__toolsmith_arguments),
-            quote!(#generated::finished(::core::result::Result::Err(error))),
+            quote!(#krate::finished(#krate::Err(error))),
         );
         let others = if sync_arms.is_empty() {
-            quote!(other => #generated::finished(#unknown),)
+            quote!(other => #krate::finished(#unknown),)
         } else {
             quote!(_ => #through_now,)
         };
@@ -743,8 +695,7 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
         #item
 
         const _: () = {
-            #(#structs)*
-
+            #imports
             #group_tool_impl
         };
     }
@@ -752,21 +703,24 @@ pub fn tool_group(group: &ToolGroup) -> TokenStream {
 
 /// Expands `#[derive(ToolArgs)]` on a struct.
 pub fn args_struct(input: &ArgsStruct, krate: &TokenStream) -> TokenStream {
-    let impls = args::struct_impls(krate, &input.ident, &input.fields);
-    quote!(const _: () = { #impls };)
+    let imports = crate_path::imports(krate, false);
+    let impls = args::struct_impls(&crate_path::alias(), &input.ident, &input.fields);
+    quote!(const _: () = { #imports #impls };)
 }
 
 /// Expands `#[derive(ToolArgs)]` on an enum.
-pub fn command_enum(input: &CommandEnum, krate: &TokenStream) -> TokenStream {
+pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
+    let imports = crate_path::imports(path, false);
+    let krate = &crate_path::alias();
     let ident = &input.ident;
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
     let arms = input.variants.iter().map(|variant| {
         let command = &variant.name.value;
         let variant_ident = &variant.ident;
         if variant.unit {
-            quote!(#command => ::core::result::Result::Ok(Self::#variant_ident),)
+            quote!(#command => #krate::Ok(Self::#variant_ident),)
         } else {
-            let read = args::read_expr(
+            let read = args::read_into(
                 krate,
                 &reader,
                 &variant.fields,
@@ -789,15 +743,17 @@ pub fn command_enum(input: &CommandEnum, krate: &TokenStream) -> TokenStream {
         .join(", ");
     quote! {
         const _: () = {
+            #imports
+
             #[automatically_derived]
             impl #krate::FromToolArgs for #ident {
                 fn from_tool_args(
                     #reader: &#krate::ToolArgs<'_>,
-                ) -> ::core::result::Result<Self, #krate::ToolError> {
+                ) -> #krate::Result<Self, #krate::ToolError> {
                     let command: ::std::string::String = #reader.field("command")?;
                     match command.as_str() {
                         #(#arms)*
-                        other => ::core::result::Result::Err(#krate::ToolError::invalid_arguments(
+                        other => #krate::Err(#krate::ToolError::invalid_arguments(
                             #reader.tool(),
                             ::std::format!("/command: unknown command {:?}; valid commands are {}", other, #listed),
                         )),

@@ -10,19 +10,14 @@ use crate::ast::Output;
 /// functions of the core shared by every tool returning that type. Spanned at the return
 /// type, so that a type that cannot become a result is blamed there.
 ///
-/// [`Conversion`]: ../../toolsmith_core/__private/result_conversion/struct.Conversion.html
+/// [`Conversion`]: ../../toolsmith_core/generated/result_conversion/struct.Conversion.html
 pub fn conversion(krate: &TokenStream, output: &Output) -> TokenStream {
     let span = output.span;
     let out_ty = &output.ty;
+    // The traits these methods come from are in scope through the expansion's imports.
     quote_spanned! {span=>
         {
-            #[allow(unused_imports)]
-            use #krate::__private::result_conversion::{
-                AsIsKind as _, DisplayErrorKind as _, EmptyKind as _, IntoToolErrorKind as _,
-                JsonKind as _, KeepErrorKind as _, SplitKind as _, TextKind as _, WholeKind as _,
-            };
-            let __toolsmith_split =
-                (&&#krate::__private::result_conversion::Returned::<#out_ty>::new()).split_kind();
+            let __toolsmith_split = (&&#krate::Returned::<#out_ty>::new()).split_kind();
             let __toolsmith_ok = (&&__toolsmith_split.ok_type()).result_kind().converter();
             let __toolsmith_err = (&&&__toolsmith_split.err_type()).error_kind().converter();
             __toolsmith_split.conversion(__toolsmith_ok, __toolsmith_err)
@@ -34,12 +29,6 @@ pub fn conversion(krate: &TokenStream, output: &Output) -> TokenStream {
 pub fn schema(krate: &TokenStream, output: &Output) -> TokenStream {
     let ok_ty = &output.ok_ty;
     quote_spanned! {output.span=>
-        {
-            #[allow(unused_imports)]
-            use #krate::__private::result_conversion::{
-                NoSchemaKind as _, SchemaKind as _, UnknownSchemaKind as _,
-            };
-            (&&&#krate::__private::result_conversion::ReturnType::<#ok_ty>::new()).returns_schema()
-        }
+        (&&&#krate::ReturnType::<#ok_ty>::new()).returns_schema()
     }
 }

@@ -3,5 +3,6 @@
 //! reached through `__private`.
 
 pub mod call;
+pub mod expansion;
 pub mod read;
 pub mod result_conversion;
