@@ -93,24 +93,13 @@ fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> 
     })
 }
 
-/// `ToolImpl::execute_lent`, and `execute` (boxed the way `#[async_trait]` declares it,
-/// written out rather than expanded by `async_trait`, which would cost compile time per
-/// tool) lending it its arguments. `body` evaluates to the boxed future, with the arguments
-/// lent as `__toolsmith_arguments`.
+/// `ToolImpl::execute_lent`, and `execute` (the core's `execute!`) lending it its arguments.
+/// `body` evaluates to the boxed future, with the arguments lent as `__toolsmith_arguments`.
 fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     // The result conversion is spanned at the user's return type (for its errors), so lints
     // would see it as the user's code: these are about the generated code, not theirs.
     quote! {
-        fn execute<'life0, 'async_trait>(
-            &'life0 self,
-            __toolsmith_arguments: #krate::ToolArguments,
-        ) -> #krate::ToolFuture<'async_trait>
-        where
-            'life0: 'async_trait,
-            Self: 'async_trait,
-        {
-            #krate::ToolImpl::execute_lent(self, &__toolsmith_arguments)
-        }
+        #krate::execute!();
 
         #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
         fn execute_lent<'__toolsmith_tool>(
@@ -212,7 +201,7 @@ enum CallArg<'a> {
 /// would compile), then the function called and its result converted.
 fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
     let Call { name, target, .. } = call;
-    let conversion = returns::conversion(krate, call.output);
+    let conversion = returns::conversion(call.output);
     let borrows = call
         .call_args
         .iter()

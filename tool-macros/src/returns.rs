@@ -4,6 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote_spanned;
 
 use crate::ast::Output;
+use crate::crate_path;
 
 /// An expression giving the [`Conversion`] of the function's return value into
 /// `Result<ToolCallResult, ToolError>`: chosen from the return type by the compiler, made of
@@ -11,18 +12,13 @@ use crate::ast::Output;
 /// type, so that a type that cannot become a result is blamed there.
 ///
 /// [`Conversion`]: ../../toolsmith_core/generated/result_conversion/struct.Conversion.html
-pub fn conversion(krate: &TokenStream, output: &Output) -> TokenStream {
+pub fn conversion(output: &Output) -> TokenStream {
     let span = output.span;
     let out_ty = &output.ty;
-    // The traits these methods come from are in scope through the expansion's imports.
-    quote_spanned! {span=>
-        {
-            let __toolsmith_split = (&&#krate::Returned::<#out_ty>::new()).split_kind();
-            let __toolsmith_ok = (&&__toolsmith_split.ok_type()).result_kind().converter();
-            let __toolsmith_err = (&&&__toolsmith_split.err_type()).error_kind().converter();
-            __toolsmith_split.conversion(__toolsmith_ok, __toolsmith_err)
-        }
-    }
+    // Picked by the core's `conversion!`, from the type alone. The whole invocation is
+    // spanned at the type, down to the alias, since rustc blames an error in it on its start.
+    let krate = crate_path::alias_at(span);
+    quote_spanned!(span=> #krate::conversion!(#out_ty))
 }
 
 /// An expression giving the tool's result schema (`Option<Args>`).

@@ -10,6 +10,8 @@
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 
+pub use crate::{__toolsmith_conversion as conversion, __toolsmith_execute as execute};
+
 pub use crate::generated::call::{
     call_context, command_name, definition, finished, run_now, start, start_blocking,
 };
@@ -49,4 +51,40 @@ pub trait GeneratedStruct {}
 /// [`GeneratedStruct`]).
 pub const fn is_generated<T: GeneratedStruct>(value: &T) {
     let _ = value;
+}
+
+/// The [`Conversion`](crate::generated::result_conversion::Conversion) of a function's
+/// return type (how it is picked: the `result_conversion` module). Written once here rather
+/// in every expansion: the compiler expands it from the type alone, and the proc macro hands
+/// back a few tokens instead of the whole choice. The traits whose methods it calls are in
+/// scope where it is invoked (the expansion's `kinds` import).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __toolsmith_conversion {
+    ($returned:ty) => {{
+        let split = (&&$crate::__private::expansion::Returned::<$returned>::new()).split_kind();
+        let ok = (&&split.ok_type()).result_kind().converter();
+        let err = (&&&split.err_type()).error_kind().converter();
+        split.conversion(ok, err)
+    }};
+}
+
+/// `ToolImpl::execute` of a generated tool, which lends its arguments to the tool's
+/// `execute_lent` (declared the way `#[async_trait]` declares it, written out here once rather
+/// than expanded by `async_trait` for every tool).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __toolsmith_execute {
+    () => {
+        fn execute<'life0, 'async_trait>(
+            &'life0 self,
+            arguments: $crate::__private::expansion::ToolArguments,
+        ) -> $crate::__private::expansion::ToolFuture<'async_trait>
+        where
+            'life0: 'async_trait,
+            Self: 'async_trait,
+        {
+            $crate::__private::expansion::ToolImpl::execute_lent(self, &arguments)
+        }
+    };
 }
