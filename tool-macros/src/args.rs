@@ -1,6 +1,6 @@
 //! The one generator of argument code: the schema of a set of arguments and the code that
 //! reads them. `#[derive(ToolArgs)]` (structs and each enum variant) and `#[tool_fn]` (its
-//! parameters, gathered into a hidden struct) both expand through here.
+//! parameters, read in place where the call starts) both expand through here.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
