@@ -122,6 +122,53 @@ async fn valid_invalid_missing_and_lenient_arguments() {
     assert_eq!(ADD_RUNS.load(Ordering::SeqCst), runs);
 }
 
+/// The default of `times`: named like the tool's last parameter, which the generated reading
+/// must not take for it.
+fn limit() -> u32 {
+    3
+}
+
+/// Repeats a word. The body (an inner attribute, an item, a labelled loop) reaches the
+/// compiler as written.
+#[tool_fn]
+async fn repeat(word: String, #[arg(default = "limit")] times: u32, limit: Option<u32>) -> String {
+    #![allow(clippy::explicit_counter_loop)]
+    fn joined(parts: &[String]) -> String {
+        parts.join("-")
+    }
+    let mut parts = Vec::new();
+    'repeat: for _ in 0..times {
+        if limit.is_some_and(|limit| parts.len() as u32 >= limit) {
+            break 'repeat;
+        }
+        parts.push(word.clone());
+    }
+    joined(&parts)
+}
+
+#[tokio::test]
+async fn bodies_are_kept_and_defaults_are_not_shadowed_by_parameters() {
+    let manager = manager_with(vec![Arc::new(Repeat)]);
+    let text = |arguments: Value| {
+        let manager = &manager;
+        async move {
+            manager
+                .execute_one(&call("repeat", arguments))
+                .await
+                .map(|result| result.content.to_text())
+        }
+    };
+    assert_eq!(text(json!({"word": "ab"})).await.unwrap(), "ab-ab-ab");
+    assert_eq!(
+        text(json!({"word": "ab", "times": 2})).await.unwrap(),
+        "ab-ab"
+    );
+    assert_eq!(text(json!({"word": "ab", "limit": 1})).await.unwrap(), "ab");
+    let err = text(json!({"times": 2})).await.unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains("word"), "{err}");
+}
+
 #[tokio::test]
 async fn generated_reader_names_the_argument_without_the_manager() {
     // Calling the tool directly (no validation first): the generated reader is lenient and

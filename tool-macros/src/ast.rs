@@ -1,7 +1,8 @@
 //! The typed model of what the macros read: a tool function, a command group, an argument
 //! struct or command enum, each argument an [`ArgField`].
 
-use proc_macro2::Span;
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::quote;
 use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
@@ -52,8 +53,11 @@ pub struct Output {
 /// `#[tool_fn]` on a function.
 pub struct ToolFn {
     pub attr: ToolAttr,
-    /// The function as it is emitted (helper attributes removed).
+    /// The function as it is emitted (helper attributes removed), but for its body: read
+    /// as `{}`, see [`FnBody`].
     pub item: ItemFn,
+    /// The function's body, as it came.
+    pub body: FnBody,
     pub name: Spanned<String>,
     pub description: Option<String>,
     pub params: Vec<Param>,
@@ -269,7 +273,7 @@ fn check_param_type(ty: &Type, errors: &mut Errors) {
 
 impl ToolFn {
     /// Reads a function; problems go to `errors`.
-    pub fn parse(attr: ToolAttr, mut item: ItemFn, errors: &mut Errors) -> Self {
+    pub fn parse(attr: ToolAttr, mut item: ItemFn, body: FnBody, errors: &mut Errors) -> Self {
         let sig = &item.sig;
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             errors.spanned(
@@ -331,12 +335,23 @@ impl ToolFn {
         Self {
             attr,
             item,
+            body,
             name,
             description,
             params,
             output,
             struct_ident,
         }
+    }
+
+    /// The function as it is emitted: its attributes, visibility and signature as read (helper
+    /// attributes removed), and its body as it came.
+    pub fn emitted(&self) -> TokenStream {
+        let ItemFn {
+            attrs, vis, sig, ..
+        } = &self.item;
+        let body = &self.body.0;
+        quote!(#(#attrs)* #vis #sig #body)
     }
 
     /// The arguments the model sends (the parameters without `#[ctx]`).
@@ -629,5 +644,30 @@ impl DeriveInput {
                 None
             }
         }
+    }
+}
+
+/// A function's body, kept as the tokens it came as. The macros never look inside a tool
+/// function's body, so syn does not parse it and the expansion hands the same tokens back,
+/// rather than parsing every token of it and printing each back through the proc-macro
+/// bridge (work that grows with the body, in every tool of an edited file).
+pub struct FnBody(Group);
+
+impl FnBody {
+    /// Splits `input`'s last token off when it is a `{ … }` group (an item's body): the input
+    /// with `{}` in its place, for syn to read the rest, and the body.
+    pub fn split(input: TokenStream) -> (TokenStream, Option<Self>) {
+        let mut tokens: Vec<TokenTree> = input.into_iter().collect();
+        let Some(TokenTree::Group(body)) = tokens.last() else {
+            return (tokens.into_iter().collect(), None);
+        };
+        if body.delimiter() != Delimiter::Brace {
+            return (tokens.into_iter().collect(), None);
+        }
+        let body = body.clone();
+        let mut empty = Group::new(Delimiter::Brace, TokenStream::new());
+        empty.set_span(body.span());
+        *tokens.last_mut().expect("a last token") = TokenTree::Group(empty);
+        (tokens.into_iter().collect(), Some(Self(body)))
     }
 }

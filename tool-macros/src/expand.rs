@@ -298,6 +298,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     let imports = crate_path::imports(&crate_path::resolve(tool.attr.krate.as_ref()), true);
     let krate = crate_path::alias();
     let item = &tool.item;
+    let emitted = tool.emitted();
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
     let struct_ident = &tool.struct_ident;
@@ -395,7 +396,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
         // The definition is built in `definition` itself: no function of its own to compile.
         let unit_tool_impl = impl_for(quote!(#struct_ident), &definition);
         return quote! {
-            #item
+            #emitted
 
             #struct_item
 
@@ -476,7 +477,7 @@ pub fn tool_fn(tool: &ToolFn) -> TokenStream {
     };
     let struct_item = struct_item(vis, struct_ident, &struct_doc);
     quote! {
-        #item
+        #emitted
 
         #struct_item
 

@@ -312,20 +312,26 @@ use errors::Errors;
 pub fn tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let attr = attr::parse_tool_attr(args.into(), &mut errors);
-    let item = match syn::parse::<syn::Item>(input.clone()) {
-        Ok(item) => item,
+    // A function is read without its body (never looked at), which is emitted as it came.
+    let (without_body, body) = ast::FnBody::split(input.clone().into());
+    let item = match (body, syn::parse2::<syn::Item>(without_body)) {
+        (Some(body), Ok(syn::Item::Fn(item))) => Ok((syn::Item::Fn(item), Some(body))),
+        _ => syn::parse::<syn::Item>(input.clone()).map(|item| (item, None)),
+    };
+    let (item, body) = match item {
+        Ok(read) => read,
         Err(err) => return err.to_compile_error().into(),
     };
-    let expanded = match item {
-        syn::Item::Fn(item) => {
-            let tool = ast::ToolFn::parse(attr, item, &mut errors);
+    let expanded = match (item, body) {
+        (syn::Item::Fn(item), Some(body)) => {
+            let tool = ast::ToolFn::parse(attr, item, body, &mut errors);
             valid::tool_fn(&tool, &mut errors);
             match errors.finish() {
                 Ok(()) => expand::tool_fn(&tool),
-                Err(err) => with_item(err, &tool.item),
+                Err(err) => with_item(err, &tool.emitted()),
             }
         }
-        syn::Item::Impl(item) => {
+        (syn::Item::Impl(item), _) => {
             let group = ast::ToolGroup::parse(attr, item, &mut errors);
             valid::tool_group(&group, &mut errors);
             match errors.finish() {
@@ -333,7 +339,7 @@ pub fn tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
                 Err(err) => with_item(err, &group.item),
             }
         }
-        other => {
+        (other, _) => {
             errors.spanned(
                 &other,
                 "`#[tool_fn]` goes on a function (a tool) or an inherent `impl` block (a command group)",
