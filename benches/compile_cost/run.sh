@@ -4,7 +4,8 @@
 # daimon's `#[daimon::tool_fn]` (daimon 0.25.0 from crates.io, its tools return
 # `daimon::Result<ToolOutput>`, so their bodies wrap the same values). It reports the build
 # times and their ratios. Dependencies are built first (shared target dir), so the figures are
-# the cost of compiling the one crate, which is where a macro's cost lands.
+# the cost of compiling the one crate, which is where a macro's cost lands. The first run
+# fetches daimon and its dependencies from crates.io.
 #
 # Each run touches and rebuilds the plain crate, then the toolsmith crate, then the daimon
 # crate, one after the other, so that all three see the same load on a shared machine; the
