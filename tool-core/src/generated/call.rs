@@ -31,7 +31,8 @@ where
     T: 'a,
     E: 'a,
 {
-    Box::pin(Converting {
+    // In the thread's spare block when it has room: the manager recycles finished futures.
+    crate::tool::future_block::boxed(Converting {
         future,
         conversion,
         tool,
