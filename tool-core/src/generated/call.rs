@@ -31,7 +31,8 @@ where
     T: 'a,
     E: 'a,
 {
-    // In the thread's spare block when it has room: the manager recycles finished futures.
+    // In the block of a finished future of the same layout when the thread keeps one (the
+    // manager recycles finished futures): no allocation for the usual call.
     crate::tool::future_block::boxed(Converting {
         future,
         conversion,

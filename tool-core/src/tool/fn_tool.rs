@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 
 use crate::tool::future_block::boxed;
-
 use crate::{
     Args, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
     ToolError, ToolFuture, ToolImpl,
