@@ -1281,3 +1281,72 @@ fn a_tool_removed_while_another_thread_is_in_a_call_is_released_when_that_call_e
     // That call has ended: nothing can reach the removed tool any more.
     assert!(watch.upgrade().is_none(), "the removed tool is still held");
 }
+
+/// A tool whose future owns a reference to `held` (released when the future is dropped) and
+/// then answers `n * factor`, `n` read from the arguments.
+fn holding(name: &str, held: &Arc<()>, factor: i64) -> FnTool {
+    let held = Arc::clone(held);
+    FnTool::new(
+        name,
+        "Holds a reference while it runs.",
+        Args::new(scheme::object().required("n", scheme::integer()).build()),
+        move |a: ToolArgs<'_>| {
+            let n = a.i64("n");
+            let held = Arc::clone(&held);
+            async move {
+                let _held = held;
+                Ok(ToolCallResult::json(json!(n? * factor)))
+            }
+        },
+    )
+}
+
+/// Finished futures leave their blocks to the next call's future (see `future_block`): calls
+/// of tools whose futures share a layout, and of others, panics and invalid arguments among
+/// them, each drop their future once and answer their own result.
+#[tokio::test]
+async fn calls_whose_futures_reuse_one_block_answer_and_drop_as_their_own() {
+    /// Add two integers.
+    #[toolsmith::tool_fn]
+    async fn add_later(a: i64, b: i64) -> i64 {
+        a + b
+    }
+
+    let manager = ToolCallManager::new("s");
+    let held = Arc::new(());
+    manager
+        .register(Arc::new(holding("double", &held, 2)))
+        .unwrap();
+    manager
+        .register(Arc::new(holding("triple", &held, 3)))
+        .unwrap();
+    manager.register(Arc::new(AddLater)).unwrap();
+    manager.register(Arc::new(explodes_at("boom", 0))).unwrap();
+    for n in 0..50_i64 {
+        let ran = |name, arguments| {
+            let request = call(name, arguments);
+            let manager = &manager;
+            async move { manager.execute_one(&request).await }
+        };
+        let doubled = ran("double", json!({"n": n})).await.unwrap();
+        assert_eq!(doubled.content.to_text(), (2 * n).to_string());
+        let tripled = ran("triple", json!({"n": n})).await.unwrap();
+        assert_eq!(tripled.content.to_text(), (3 * n).to_string());
+        let sum = ran("add_later", json!({"a": n, "b": 1})).await.unwrap();
+        assert_eq!(sum.content.to_text(), (n + 1).to_string());
+        let err = ran("boom", json!({})).await.unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::execution("boom", "panicked: kaboom at step 0")
+        );
+        let err = ran("add_later", json!({"a": "x", "b": 1}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        assert_eq!(
+            Arc::strong_count(&held),
+            3,
+            "a future was dropped twice or kept"
+        );
+    }
+}

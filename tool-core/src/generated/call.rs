@@ -31,7 +31,9 @@ where
     T: 'a,
     E: 'a,
 {
-    Box::pin(Converting {
+    // In the block of a finished future of the same layout when the thread keeps one (the
+    // manager recycles finished futures): no allocation for the usual call.
+    crate::tool::future_block::boxed(Converting {
         future,
         conversion,
         tool,

@@ -28,6 +28,7 @@ use crate::schema::first_use::CompiledOnFirstUse;
 use crate::schema::validation::{ArgumentValidator, CompiledSchema};
 use crate::shed::ToolDiscovery;
 use crate::shed::rendered_summary::RenderedSummary;
+use crate::tool::future_block::recycle;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
     ToolError, ToolImpl, check_name,
@@ -190,7 +191,10 @@ impl RegisteredTool {
             return answer;
         }
         let mut future = self.start(&arguments)?;
-        std::future::poll_fn(|cx| poll_contained(name, &mut future, cx)).await
+        let result = std::future::poll_fn(|cx| poll_contained(name, &mut future, cx)).await;
+        // Its block serves the next call's future.
+        recycle(future);
+        result
     }
 
     /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), when the tool
@@ -565,11 +569,15 @@ impl ToolCallManager {
                 Err(err) => return Poll::Ready(Err(err)),
             }
         };
-        if poll.is_pending()
-            && let Some(future) = started
-        {
-            // SAFETY: `future` was started on `**entry`, the value the new reference points to.
-            *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
+        if let Some(future) = started {
+            if poll.is_pending() {
+                // SAFETY: `future` was started on `**entry`, the value the new reference
+                // points to.
+                *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
+            } else {
+                // Its block serves the next call's future.
+                recycle(future);
+            }
         }
         poll
     }

@@ -1,6 +1,7 @@
 //! The registered tools of a manager: looked up by calls without a lock, listed in
 //! registration order, changed one change at a time.
 
+use std::hash::Hash;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -8,6 +9,7 @@ use seize::Guard as _;
 
 use crate::Tool;
 use crate::manager::RegisteredTool;
+use crate::tool::names::same_name;
 
 /// Names hashed with foldhash: they are short and hashed on every call, where SipHash would
 /// cost more than the lookup.
@@ -57,7 +59,27 @@ impl PinnedRegistry<'_> {
     /// The entry registered as `name`, borrowed for as long as the pin is held.
     #[inline]
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
-        self.tools.get(name)
+        self.tools.get(&LookedUp(name))
+    }
+}
+
+/// A name looked up in the registry: hashed as the registered `Arc<str>` names are, and
+/// compared with [`same_name`], in place, rather than through `==`'s call to `bcmp` (a call's
+/// look-up compares the name once).
+struct LookedUp<'a>(&'a str);
+
+impl Hash for LookedUp<'_> {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As `Arc<str>` hashes: as its `str`.
+        self.0.hash(state);
+    }
+}
+
+impl papaya::Equivalent<Arc<str>> for LookedUp<'_> {
+    #[inline]
+    fn equivalent(&self, key: &Arc<str>) -> bool {
+        same_name(self.0, key)
     }
 }
 

@@ -10,6 +10,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::tool::names::same_name;
+
 /// Keys a flat root may carry besides what is checked.
 const ROOT_ANNOTATIONS: &[&str] = &["$schema", "title", "description"];
 /// Keys a property may carry that do not affect validity here.
@@ -153,19 +155,6 @@ impl FlatSchema {
     fn position_of(&self, key: &str) -> Option<usize> {
         self.properties.iter().position(|p| same_name(&p.name, key))
     }
-}
-
-/// Whether two argument names are equal. Names are mostly a word or two: up to 16 bytes
-/// they are compared here, which costs less than the call to `bcmp` that `==` makes.
-#[inline]
-fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len()
-        && if a.len() <= 16 {
-            a.iter().zip(b).all(|(x, y)| x == y)
-        } else {
-            a == b
-        }
 }
 
 impl Property {
@@ -381,25 +370,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
-
-    #[test]
-    fn names_compare_as_strings_do() {
-        let long = "a_rather_long_argument_name";
-        for (a, b) in [
-            ("", ""),
-            ("a", "a"),
-            ("a", "b"),
-            ("a", "ab"),
-            ("sixteen_bytes_ab", "sixteen_bytes_ab"),
-            ("sixteen_bytes_ab", "sixteen_bytes_ac"),
-            ("seventeen_bytes_a", "seventeen_bytes_a"),
-            ("seventeen_bytes_a", "seventeen_bytes_b"),
-            (long, long),
-            ("é", "e"),
-        ] {
-            assert_eq!(same_name(a, b), a == b, "{a:?} {b:?}");
-        }
-    }
 
     fn schemas() -> Vec<Value> {
         vec![

@@ -6,6 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 
+use crate::tool::future_block::boxed;
 use crate::{
     Args, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
     ToolError, ToolFuture, ToolImpl,
@@ -53,7 +54,7 @@ impl FnTool {
         Self {
             definition: ToolDefinition::new(name, description, arguments),
             timeout: None,
-            handler: Box::new(move |args| Box::pin(handler(args))),
+            handler: Box::new(move |args| boxed(handler(args))),
         }
     }
 

@@ -13,6 +13,7 @@ pub(crate) mod commands;
 pub(crate) mod definition;
 pub(crate) mod error;
 pub(crate) mod fn_tool;
+pub(crate) mod future_block;
 pub(crate) mod json_text;
 pub(crate) mod names;
 pub(crate) mod nesting;
