@@ -7,10 +7,14 @@ use std::sync::{PoisonError, RwLock};
 
 use crate::{Tool, ToolCallManager, ToolError};
 
+/// Names are short and each `shed` call looks up every name it returns: foldhash, not
+/// SipHash.
+type Hasher = foldhash::fast::RandomState;
+
 /// The set of active tool names, in activation order.
 #[derive(Debug, Default)]
 pub(crate) struct ActiveSet {
-    names: RwLock<(HashSet<String>, Vec<String>)>,
+    names: RwLock<(HashSet<String, Hasher>, Vec<String>)>,
 }
 
 impl ActiveSet {
