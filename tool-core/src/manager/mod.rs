@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures::FutureExt as _;
 
 use crate::generated::call::ToolFuture;
-use crate::manager::activation::ActiveSet;
+use crate::manager::activation::{ActiveMark, ActiveSet};
 use crate::manager::registry::Registry;
 use crate::manager::running_call::{RunningCall, poll_contained};
 use crate::schema::first_use::CompiledOnFirstUse;
@@ -98,6 +98,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) registration: u64,
     /// Its summary as `shed` writes it, rendered when `shed` first returns it.
     pub(crate) summary: RenderedSummary,
+    /// Set once the tool is active.
+    pub(crate) active: ActiveMark,
 }
 
 impl RegisteredTool {
@@ -155,6 +157,7 @@ impl RegisteredTool {
             validator: CompiledOnFirstUse::default(),
             registration: 0,
             summary: RenderedSummary::default(),
+            active: ActiveMark::default(),
         })
     }
 

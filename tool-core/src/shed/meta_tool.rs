@@ -362,7 +362,12 @@ impl ToolCallManager {
         }
         // Each was found in the registry just now, so it is activated without looking it up
         // again.
-        self.activate_registered(names.iter().map(|name| &**name));
+        let activated: Vec<(&str, &RegisteredTool)> = names
+            .iter()
+            .map(|name| &**name)
+            .zip(found.tools.iter().map(|entry| &**entry))
+            .collect();
+        self.activate_found(&activated);
         found
     }
 
@@ -611,6 +616,45 @@ mod tests {
         assert!(found.tools.is_empty());
         assert_eq!(found.categories, ["files"]);
         assert!(found.hint.unwrap().starts_with("No tool matched"));
+    }
+
+    #[test]
+    fn a_tool_found_active_is_not_activated_again_and_one_registered_anew_is() {
+        let manager = manager();
+        let weather = || block_on(manager.shed("weather", None));
+        assert!(!manager.entry("get_weather").unwrap().active.is_set());
+        assert_eq!(weather().tools.len(), 1);
+        assert!(manager.is_active("get_weather"));
+        assert!(manager.entry("get_weather").unwrap().active.is_set());
+        // A changed registration keeps its mark; found again, the tool is offered once.
+        manager
+            .set_timeout("get_weather", Some(Duration::from_secs(1)))
+            .unwrap();
+        assert!(manager.entry("get_weather").unwrap().active.is_set());
+        assert_eq!(weather().tools.len(), 1);
+        let offered = manager.offered_tools();
+        assert_eq!(offered.tools.len(), 1);
+        assert_eq!(offered.tools[0].name(), "get_weather");
+
+        // Deregistered, it is inactive; registered anew, unmarked, and found, active again.
+        let tool = manager.deregister("get_weather").unwrap();
+        assert!(!manager.is_active("get_weather"));
+        manager.register(tool).unwrap();
+        assert!(!manager.is_active("get_weather"));
+        assert!(!manager.entry("get_weather").unwrap().active.is_set());
+        assert_eq!(weather().tools.len(), 1);
+        assert!(manager.is_active("get_weather"));
+        assert!(manager.entry("get_weather").unwrap().active.is_set());
+        // Activated by name, a tool is active though unmarked; `shed` then marks it.
+        manager.activate(&["read_file".to_owned()]);
+        assert!(manager.is_active("read_file"));
+        assert!(!manager.entry("read_file").unwrap().active.is_set());
+        assert_eq!(
+            block_on(manager.shed("select:read_file", None)).tools.len(),
+            1
+        );
+        assert!(manager.entry("read_file").unwrap().active.is_set());
+        assert_eq!(manager.offered_tools().tools.len(), 2);
     }
 
     #[test]
