@@ -360,8 +360,8 @@ impl ToolCallManager {
         if found.tools.is_empty() || !found.unknown.is_empty() {
             found.explanation = self.explain(description, &found);
         }
-        // Each was found in the registry just now, so it is activated without looking it up
-        // again.
+        // Each came with its registration, so it is activated without a look-up by name (and
+        // skipped when marked active already).
         let activated: Vec<(&str, &RegisteredTool)> = names
             .iter()
             .map(|name| &**name)
