@@ -3,14 +3,20 @@
 //! [`ToolError::NotActive`] by loops that check offers.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{PoisonError, RwLock};
 
+use crate::manager::RegisteredTool;
 use crate::{Tool, ToolCallManager, ToolError};
+
+/// Names are short and each `shed` call looks up every name it returns: foldhash, not
+/// SipHash.
+type Hasher = foldhash::fast::RandomState;
 
 /// The set of active tool names, in activation order.
 #[derive(Debug, Default)]
 pub(crate) struct ActiveSet {
-    names: RwLock<(HashSet<String>, Vec<String>)>,
+    names: RwLock<(HashSet<String, Hasher>, Vec<String>)>,
 }
 
 impl ActiveSet {
@@ -49,7 +55,46 @@ impl ActiveSet {
     }
 }
 
+/// Set on a registration once its name is in the [`ActiveSet`], so that a `shed` call finding
+/// the tool again skips the set (its lock and a look-up by name each). A hint: clear does not
+/// mean inactive (a tool activated by name is not marked), only set means active. A name
+/// leaves the set only when its tool is deregistered, and a tool registered anew is a new,
+/// unmarked registration.
+#[derive(Debug, Default)]
+pub(crate) struct ActiveMark(AtomicBool);
+
+impl ActiveMark {
+    pub(crate) fn is_set(&self) -> bool {
+        // Only this flag is read through it: no other memory is ordered by it.
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A registration changed in place (a copy) starts from the mark as it is.
+impl Clone for ActiveMark {
+    fn clone(&self) -> Self {
+        Self(AtomicBool::new(self.is_set()))
+    }
+}
+
 impl ToolCallManager {
+    /// Activates the tools a `shed` call found (each with its name): those marked active are
+    /// skipped, the others added to the active set, then marked.
+    pub(crate) fn activate_found(&self, found: &[(&str, &RegisteredTool)]) {
+        let unmarked = || found.iter().filter(|(_, entry)| !entry.active.is_set());
+        if unmarked().next().is_none() {
+            return;
+        }
+        self.activate_registered(unmarked().map(|&(name, _)| name));
+        for (_, entry) in unmarked() {
+            entry.active.set();
+        }
+    }
+
     /// Marks registered tools as active, so they are declared on later requests. Names that
     /// are not registered are returned (and not activated).
     pub fn activate(&self, names: &[String]) -> Vec<String> {

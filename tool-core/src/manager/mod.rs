@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures::FutureExt as _;
 
 use crate::generated::call::ToolFuture;
-use crate::manager::activation::ActiveSet;
+use crate::manager::activation::{ActiveMark, ActiveSet};
 use crate::manager::registry::Registry;
 use crate::manager::running_call::{RunningCall, poll_contained};
 use crate::schema::first_use::CompiledOnFirstUse;
@@ -99,6 +99,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) registration: u64,
     /// Its summary as `shed` writes it, rendered when `shed` first returns it.
     pub(crate) summary: RenderedSummary,
+    /// Set once the tool is active.
+    pub(crate) active: ActiveMark,
 }
 
 impl RegisteredTool {
@@ -156,6 +158,7 @@ impl RegisteredTool {
             validator: CompiledOnFirstUse::default(),
             registration: 0,
             summary: RenderedSummary::default(),
+            active: ActiveMark::default(),
         })
     }
 
@@ -385,8 +388,9 @@ impl ToolCallManager {
         if change.get(&name).is_some() {
             return Err(RegistrationError::DuplicateTool(name.to_string()));
         }
-        self.discovery.insert(&prepared.definition);
-        change.insert(name, prepared);
+        let entry = change.insert(name, prepared);
+        // Indexed with its entry, which `shed` then finds without a look-up by name.
+        self.discovery.insert_registered(&entry);
         drop(change);
         self.renders.invalidate();
         Ok(())
@@ -404,8 +408,10 @@ impl ToolCallManager {
     /// the moment of removal, release waits for the next change, or the manager's drop.
     pub fn deregister(&self, name: &str) -> Option<Arc<dyn ToolImpl>> {
         let mut change = self.registry.change();
-        let removed = change.remove(name).map(|entry| Arc::clone(&entry.tool));
+        // Out of the index first: a search that still finds the tool (with its entry) ran
+        // while it was registered.
         self.discovery.remove(name);
+        let removed = change.remove(name).map(|entry| Arc::clone(&entry.tool));
         drop(change);
         self.active.deactivate(name);
         self.renders.invalidate();
@@ -480,14 +486,14 @@ impl ToolCallManager {
     /// Sets the time limit of the tool `name` (replacing its own); a call that takes longer
     /// is [`ToolError::Timeout`] and its future is dropped.
     pub fn set_timeout(&self, name: &str, timeout: Option<Duration>) -> Result<(), ToolError> {
-        let updated = self
-            .registry
-            .change()
-            .update(name, |entry| entry.timeout = timeout);
-        if updated {
-            Ok(())
-        } else {
-            Err(ToolError::UnknownTool(name.to_owned()))
+        let mut change = self.registry.change();
+        match change.update(name, |entry| entry.timeout = timeout) {
+            Some(updated) => {
+                // The index hands out the entry it holds: the current one.
+                self.discovery.replace_registered(&updated);
+                Ok(())
+            }
+            None => Err(ToolError::UnknownTool(name.to_owned())),
         }
     }
 

@@ -122,24 +122,34 @@ impl RegistryChange<'_> {
         self.tools.get(name)
     }
 
-    /// Adds `entry` as `name`, numbered after every tool registered so far. The caller has
-    /// checked that the name is free (under this same change).
-    pub(crate) fn insert(&mut self, name: Arc<str>, mut entry: RegisteredTool) {
+    /// Adds `entry` as `name`, numbered after every tool registered so far, and returns it as
+    /// registered. The caller has checked that the name is free (under this same change).
+    pub(crate) fn insert(
+        &mut self,
+        name: Arc<str>,
+        mut entry: RegisteredTool,
+    ) -> Arc<RegisteredTool> {
         entry.registration = *self.next_number;
         *self.next_number += 1;
-        self.tools.insert(name, Arc::new(entry));
+        let entry = Arc::new(entry);
+        self.tools.insert(name, Arc::clone(&entry));
+        entry
     }
 
     /// Replaces the entry registered as `name` with a copy that `edit` changed (it keeps its
-    /// place in the registration order); false when no tool has that name.
-    pub(crate) fn update(&mut self, name: &str, edit: impl FnOnce(&mut RegisteredTool)) -> bool {
-        let Some(current) = self.tools.get(name) else {
-            return false;
-        };
+    /// place in the registration order), and returns the copy; `None` when no tool has that
+    /// name.
+    pub(crate) fn update(
+        &mut self,
+        name: &str,
+        edit: impl FnOnce(&mut RegisteredTool),
+    ) -> Option<Arc<RegisteredTool>> {
+        let current = self.tools.get(name)?;
         let mut updated = RegisteredTool::clone(current);
         edit(&mut updated);
-        self.tools.insert(Arc::from(name), Arc::new(updated));
-        true
+        let updated = Arc::new(updated);
+        self.tools.insert(Arc::from(name), Arc::clone(&updated));
+        Some(updated)
     }
 
     /// Removes the tool registered as `name`, returning it.

@@ -4,7 +4,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use super::embedding_index::{EmbeddingIndex, normalized};
-use super::lexical::LexicalIndex;
+use super::lexical::{LexicalHit, LexicalIndex};
+use crate::manager::RegisteredTool;
 use crate::{Embedder, ServiceError, Tool};
 
 /// Which index found a tool.
@@ -27,6 +28,43 @@ pub struct DiscoveryHit {
     pub score: f32,
     /// Which index found it.
     pub matched_by: MatchedBy,
+}
+
+impl From<FoundTool> for DiscoveryHit {
+    fn from(found: FoundTool) -> Self {
+        Self {
+            // Copied as bytes: `to_string` would go through `Display`.
+            name: String::from(&*found.name),
+            score: found.score,
+            matched_by: found.matched_by,
+        }
+    }
+}
+
+/// The registration a [`ToolCallManager`](crate::ToolCallManager) indexes a tool with;
+/// `None` for a tool indexed through [`ToolDiscovery::insert`].
+type Entry = Option<Arc<RegisteredTool>>;
+
+/// One tool found by [`ToolDiscovery::find`]: a [`DiscoveryHit`] whose name is shared with
+/// the index, with the registration the lexical index holds for it, so that `shed` does not
+/// look each tool it found up by name.
+pub(crate) struct FoundTool {
+    pub(crate) name: Arc<str>,
+    pub(crate) score: f32,
+    pub(crate) matched_by: MatchedBy,
+    /// `None` for a tool found by embedding, or indexed without a registration.
+    pub(crate) entry: Entry,
+}
+
+impl From<LexicalHit<Entry>> for FoundTool {
+    fn from(hit: LexicalHit<Entry>) -> Self {
+        Self {
+            name: hit.name,
+            score: hit.score,
+            matched_by: MatchedBy::Lexical,
+            entry: hit.entry,
+        }
+    }
 }
 
 /// Finds tools for a description of a task.
@@ -60,7 +98,7 @@ pub struct DiscoveryHit {
 /// ```
 #[derive(Default)]
 pub struct ToolDiscovery {
-    lexical: RwLock<LexicalIndex>,
+    lexical: RwLock<LexicalIndex<Entry>>,
     embeddings: EmbeddingIndex,
     embedder: RwLock<Option<Arc<dyn Embedder>>>,
 }
@@ -83,13 +121,32 @@ impl ToolDiscovery {
     /// Indexes `tool` (replacing an earlier tool of the same name), and queues it for
     /// embedding when an embedder is set.
     pub fn insert(&self, tool: &Tool) {
+        self.insert_entry(tool, None);
+    }
+
+    /// Indexes a manager's registered tool with its registration, which lexical hits then
+    /// carry ([`find`](Self::find)).
+    pub(crate) fn insert_registered(&self, entry: &Arc<RegisteredTool>) {
+        self.insert_entry(&entry.definition, Some(Arc::clone(entry)));
+    }
+
+    fn insert_entry(&self, tool: &Tool, entry: Entry) {
         self.lexical
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(tool);
+            .insert_entry(tool, entry);
         if self.has_embedder() {
             self.embeddings.insert(tool);
         }
+    }
+
+    /// Replaces the registration kept with the tool it registers (its definition
+    /// unchanged: only the registration's settings changed); `false` when it is not indexed.
+    pub(crate) fn replace_registered(&self, entry: &Arc<RegisteredTool>) -> bool {
+        self.lexical
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set_entry(entry.definition.name(), Some(Arc::clone(entry)))
     }
 
     /// Removes the tool `name` from every index; `false` when it was not indexed.
@@ -166,34 +223,42 @@ impl ToolDiscovery {
     /// The best `limit` tools for `query` from the lexical index alone, best first.
     pub fn search_lexical(&self, query: &str, limit: usize) -> Vec<DiscoveryHit> {
         self.lexical_excluding(query, limit, &HashSet::new())
+            .into_iter()
+            .map(DiscoveryHit::from)
+            .collect()
     }
 
     fn lexical_excluding(
         &self,
         query: &str,
         limit: usize,
-        exclude: &HashSet<String>,
-    ) -> Vec<DiscoveryHit> {
+        exclude: &HashSet<Arc<str>>,
+    ) -> Vec<FoundTool> {
         let hits = self
             .lexical
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .search(query, limit.saturating_add(exclude.len()));
         hits.into_iter()
-            .filter(|hit| !exclude.contains(&*hit.name))
+            .filter(|hit| !exclude.contains(&hit.name))
             .take(limit)
-            .map(|hit| DiscoveryHit {
-                // Copied as bytes: `to_string` would go through `Display`.
-                name: String::from(&*hit.name),
-                score: hit.score,
-                matched_by: MatchedBy::Lexical,
-            })
+            .map(FoundTool::from)
             .collect()
     }
 
     /// The best `limit` tools for `query`, best first: by embedding when an embedder is set,
     /// the rest (or all, without an embedder or when it fails) from the lexical index.
     pub async fn search(&self, query: &str, limit: usize) -> Vec<DiscoveryHit> {
+        self.find(query, limit)
+            .await
+            .into_iter()
+            .map(DiscoveryHit::from)
+            .collect()
+    }
+
+    /// What [`search`](Self::search) finds, each lexical hit with the registration the
+    /// tool was indexed with.
+    pub(crate) async fn find(&self, query: &str, limit: usize) -> Vec<FoundTool> {
         if limit == 0 {
             return Vec::new();
         }
@@ -215,7 +280,7 @@ impl ToolDiscovery {
             }
         }
         if hits.len() < limit {
-            let found: HashSet<String> = hits.iter().map(|h| h.name.clone()).collect();
+            let found: HashSet<Arc<str>> = hits.iter().map(|h| Arc::clone(&h.name)).collect();
             let rest = self.lexical_excluding(query, limit - hits.len(), &found);
             hits.extend(rest);
         }
@@ -228,7 +293,7 @@ impl ToolDiscovery {
         embedder: &dyn Embedder,
         query: &str,
         limit: usize,
-    ) -> Result<Vec<DiscoveryHit>, ServiceError> {
+    ) -> Result<Vec<FoundTool>, ServiceError> {
         let dimensions = embedder.dimensions();
         while let Some(batch) = self.embeddings.take_pending() {
             let vectors = embedder.embed(&batch.texts).await?;
@@ -244,10 +309,11 @@ impl ToolDiscovery {
             .embeddings
             .nearest(&query, limit, 0.0)
             .into_iter()
-            .map(|(name, score)| DiscoveryHit {
-                name: name.to_string(),
+            .map(|(name, score)| FoundTool {
+                name,
                 score,
                 matched_by: MatchedBy::Embedding,
+                entry: None,
             })
             .collect())
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::discovery::ToolDiscovery;
+use super::discovery::{FoundTool, ToolDiscovery};
 use crate::manager::RegisteredTool;
 use crate::manager::suggestion::{closest_lowercase_names, closest_names, is_lower_case};
 use crate::schema::validation::ArgumentValidator;
@@ -294,13 +294,23 @@ impl ToolCallManager {
     /// the search `shed` runs.
     pub async fn search_tools(&self, query: &str, limit: usize) -> Vec<ToolSummary> {
         self.discovery
-            .search(query, limit)
+            .find(query, limit)
             .await
             .into_iter()
-            // A tool deregistered since the search is left out.
-            .filter_map(|hit| self.entry(&hit.name))
+            .filter_map(|hit| self.found_entry(hit).map(|(_, entry)| entry))
             .map(|entry| ToolSummary::of(&entry.definition))
             .collect()
+    }
+
+    /// The registration of a tool a search found, with the name it was found by: the one the
+    /// index holds, or for a tool found by embedding, the one registered under its name
+    /// (`None` when it was deregistered since the search).
+    fn found_entry(&self, hit: FoundTool) -> Option<(Arc<str>, Arc<RegisteredTool>)> {
+        let entry = match hit.entry {
+            Some(entry) => entry,
+            None => self.entry(&hit.name)?,
+        };
+        Some((hit.name, entry))
     }
 
     /// Runs a `shed` query and activates every tool it returns.
@@ -330,7 +340,7 @@ impl ToolCallManager {
                     match self.entry(&name) {
                         Some(entry) => {
                             found.tools.push(entry);
-                            names.push(name);
+                            names.push(Arc::from(name));
                         }
                         None => found.unknown.push(name),
                     }
@@ -338,24 +348,26 @@ impl ToolCallManager {
             }
             None => {
                 let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).min(MAX_SHED_LIMIT);
-                let hits = self.discovery.search(description, limit).await;
+                let hits = self.discovery.find(description, limit).await;
                 found.tools.reserve(hits.len());
                 names.reserve(hits.len());
-                for hit in hits {
-                    // A tool deregistered since the search is left out.
-                    if let Some(entry) = self.entry(&hit.name) {
-                        found.tools.push(entry);
-                        names.push(hit.name);
-                    }
+                for (name, entry) in hits.into_iter().filter_map(|hit| self.found_entry(hit)) {
+                    found.tools.push(entry);
+                    names.push(name);
                 }
             }
         }
         if found.tools.is_empty() || !found.unknown.is_empty() {
             found.explanation = self.explain(description, &found);
         }
-        // Each was found in the registry just now, so it is activated without looking it up
-        // again.
-        self.activate_registered(names.iter().map(String::as_str));
+        // Each came with its registration, so it is activated without a look-up by name (and
+        // skipped when marked active already).
+        let activated: Vec<(&str, &RegisteredTool)> = names
+            .iter()
+            .map(|name| &**name)
+            .zip(found.tools.iter().map(|entry| &**entry))
+            .collect();
+        self.activate_found(&activated);
         found
     }
 
@@ -555,7 +567,111 @@ fn push_field(text: &mut String, name: &str, value: &impl Serialize) {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use futures::executor::block_on;
+
     use super::{closest_tools, selected_names};
+    use crate::shed::discovery::FoundTool;
+    use crate::shed::{MatchedBy, ShedResult};
+    use crate::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+
+    fn manager() -> ToolCallManager {
+        let manager = ToolCallManager::new("s");
+        for (name, description, category) in [
+            ("get_weather", "Current weather for a city.", "weather"),
+            ("read_file", "Read a file from disk.", "files"),
+        ] {
+            let tool = FnTool::new(name, description, Args::empty(), |_: ToolArgs<'_>| async {
+                Ok(ToolCallResult::text("ok"))
+            })
+            .with_category(category);
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        manager
+    }
+
+    #[test]
+    fn a_search_hit_carries_the_current_registration() {
+        let manager = manager();
+        let find = |query| block_on(manager.discovery.find(query, 5));
+        let hits = find("weather");
+        assert_eq!(hits.len(), 1);
+        let registered = manager.entry("get_weather").unwrap();
+        assert!(Arc::ptr_eq(hits[0].entry.as_ref().unwrap(), &registered));
+
+        // A changed registration replaces the one the index hands out.
+        let limit = Some(Duration::from_secs(3));
+        manager.set_timeout("get_weather", limit).unwrap();
+        let hits = find("weather");
+        let entry = hits[0].entry.as_ref().unwrap();
+        assert_eq!(entry.timeout, limit);
+        assert!(Arc::ptr_eq(entry, &manager.entry("get_weather").unwrap()));
+
+        // Deregistered, it is found no more, and nothing found still explains itself.
+        assert!(manager.deregister("get_weather").is_some());
+        assert!(find("weather").is_empty());
+        let found: ShedResult = block_on(manager.shed("weather", None));
+        assert!(found.tools.is_empty());
+        assert_eq!(found.categories, ["files"]);
+        assert!(found.hint.unwrap().starts_with("No tool matched"));
+    }
+
+    #[test]
+    fn a_tool_found_active_is_not_activated_again_and_one_registered_anew_is() {
+        let manager = manager();
+        let weather = || block_on(manager.shed("weather", None));
+        assert!(!manager.entry("get_weather").unwrap().active.is_set());
+        assert_eq!(weather().tools.len(), 1);
+        assert!(manager.is_active("get_weather"));
+        assert!(manager.entry("get_weather").unwrap().active.is_set());
+        // A changed registration keeps its mark; found again, the tool is offered once.
+        manager
+            .set_timeout("get_weather", Some(Duration::from_secs(1)))
+            .unwrap();
+        assert!(manager.entry("get_weather").unwrap().active.is_set());
+        assert_eq!(weather().tools.len(), 1);
+        let offered = manager.offered_tools();
+        assert_eq!(offered.tools.len(), 1);
+        assert_eq!(offered.tools[0].name(), "get_weather");
+
+        // Deregistered, it is inactive; registered anew, unmarked, and found, active again.
+        let tool = manager.deregister("get_weather").unwrap();
+        assert!(!manager.is_active("get_weather"));
+        manager.register(tool).unwrap();
+        assert!(!manager.is_active("get_weather"));
+        assert!(!manager.entry("get_weather").unwrap().active.is_set());
+        assert_eq!(weather().tools.len(), 1);
+        assert!(manager.is_active("get_weather"));
+        assert!(manager.entry("get_weather").unwrap().active.is_set());
+        // Activated by name, a tool is active though unmarked; `shed` then marks it.
+        manager.activate(&["read_file".to_owned()]);
+        assert!(manager.is_active("read_file"));
+        assert!(!manager.entry("read_file").unwrap().active.is_set());
+        assert_eq!(
+            block_on(manager.shed("select:read_file", None)).tools.len(),
+            1
+        );
+        assert!(manager.entry("read_file").unwrap().active.is_set());
+        assert_eq!(manager.offered_tools().tools.len(), 2);
+    }
+
+    #[test]
+    fn a_hit_without_a_registration_is_looked_up_by_name() {
+        let manager = manager();
+        let hit = |name: &str| FoundTool {
+            name: Arc::from(name),
+            score: 0.5,
+            matched_by: MatchedBy::Embedding,
+            entry: None,
+        };
+        let (name, entry) = manager.found_entry(hit("read_file")).unwrap();
+        assert_eq!(&*name, "read_file");
+        assert!(Arc::ptr_eq(&entry, &manager.entry("read_file").unwrap()));
+        // A tool deregistered since it was found is left out.
+        assert!(manager.found_entry(hit("send_email")).is_none());
+    }
 
     #[test]
     fn name_parts_are_compared_in_lower_case_whatever_their_case() {

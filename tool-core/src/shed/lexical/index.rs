@@ -57,18 +57,23 @@ type FieldCounts = [u8; FIELD_COUNT];
 
 /// An indexed tool.
 #[derive(Debug)]
-struct Doc {
+struct Doc<E> {
     name: Arc<str>,
     /// Its distinct terms with their counts: to remove its postings without scanning the
     /// vocabulary, and to recompute their impacts.
     terms: Box<[(TermId, FieldCounts)]>,
+    /// What the owner of the index keeps with the document, handed back with each hit: a
+    /// ranked document is met here anyway, where a look-up by name after the search would
+    /// read another table.
+    entry: E,
 }
 
-/// A ranked tool.
+/// A ranked tool, with the entry it was indexed with.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct LexicalHit {
+pub(crate) struct LexicalHit<E = ()> {
     pub(crate) name: Arc<str>,
     pub(crate) score: f32,
+    pub(crate) entry: E,
 }
 
 /// Once more than this many removed documents leave holes, and they outnumber the live
@@ -79,10 +84,10 @@ const COMPACT_AFTER: usize = 1024;
 /// computed with before they are all recomputed.
 const MAX_AVERAGE_DRIFT: f32 = 0.1;
 
-/// The inverted index. Not synchronised: [`ToolDiscovery`](crate::ToolDiscovery) wraps it in
-/// a lock.
+/// The inverted index, each document kept with an entry of type `E` (none by default). Not
+/// synchronised: [`ToolDiscovery`](crate::ToolDiscovery) wraps it in a lock.
 #[derive(Debug)]
-pub(crate) struct LexicalIndex {
+pub(crate) struct LexicalIndex<E = ()> {
     params: Bm25fParams,
     vocabulary: HashMap<SmallStr, TermId, Hasher>,
     /// Term text by id, to drop a term from the vocabulary when its last posting goes.
@@ -90,7 +95,7 @@ pub(crate) struct LexicalIndex {
     free_terms: Vec<TermId>,
     /// By term id.
     lists: Vec<TermList>,
-    docs: Vec<Option<Doc>>,
+    docs: Vec<Option<Doc<E>>>,
     /// Field lengths (in terms) by document id; kept apart from `docs` so scoring reads a
     /// dense array.
     lens: Vec<[u16; FIELD_COUNT]>,
@@ -100,13 +105,13 @@ pub(crate) struct LexicalIndex {
     scorer: Scorer,
 }
 
-impl Default for LexicalIndex {
+impl<E> Default for LexicalIndex<E> {
     fn default() -> Self {
         Self::with_params(Bm25fParams::default())
     }
 }
 
-impl LexicalIndex {
+impl<E> LexicalIndex<E> {
     /// An empty index ranking with `params`.
     pub(crate) fn with_params(params: Bm25fParams) -> Self {
         Self {
@@ -133,17 +138,27 @@ impl LexicalIndex {
         self.vocabulary.len()
     }
 
-    /// Indexes `tool`, replacing an earlier tool of the same name.
-    pub(crate) fn insert(&mut self, tool: &Tool) {
-        self.insert_fields(tool.name(), |visit| for_each_field_text(tool, visit));
+    /// Indexes `tool` with the default entry, replacing an earlier tool of the same name.
+    #[cfg(test)]
+    pub(crate) fn insert(&mut self, tool: &Tool)
+    where
+        E: Default,
+    {
+        self.insert_entry(tool, E::default());
     }
 
-    /// Indexes the document `name`, whose text `fields` hands to its visitor field by field,
-    /// replacing an earlier document of the same name. Tools are indexed this way, and any
-    /// other text (a retriever's documents) can be.
+    /// Indexes `tool` with `entry`, replacing an earlier tool of the same name.
+    pub(crate) fn insert_entry(&mut self, tool: &Tool, entry: E) {
+        self.insert_fields(tool.name(), entry, |visit| for_each_field_text(tool, visit));
+    }
+
+    /// Indexes the document `name` with `entry`, its text handed by `fields` to its visitor
+    /// field by field, replacing an earlier document of the same name. Tools are indexed this
+    /// way, and any other text (a retriever's documents) can be.
     pub(crate) fn insert_fields(
         &mut self,
         name: &str,
+        entry: E,
         fields: impl FnOnce(&mut dyn FnMut(Field, &str)),
     ) {
         self.remove(name);
@@ -189,6 +204,7 @@ impl LexicalIndex {
         self.docs.push(Some(Doc {
             name: Arc::clone(&name),
             terms: terms.into_boxed_slice(),
+            entry,
         }));
         self.lens.push(lens);
         self.by_name.insert(name, doc);
@@ -225,6 +241,21 @@ impl LexicalIndex {
                 }
                 list.max_impact = list.max_impact.max(impact);
             }
+        }
+    }
+
+    /// Replaces the entry of the document `name`, its postings as they are; `false` when it
+    /// is not indexed.
+    pub(crate) fn set_entry(&mut self, name: &str, entry: E) -> bool {
+        let Some(&id) = self.by_name.get(name) else {
+            return false;
+        };
+        match &mut self.docs[id as usize] {
+            Some(doc) => {
+                doc.entry = entry;
+                true
+            }
+            None => false,
         }
     }
 
@@ -292,7 +323,10 @@ impl LexicalIndex {
     /// the order of the query's terms (see [`query_terms`](Self::query_terms)): the order
     /// fixes the rounding, so tools with the same terms and counts tie exactly and fall to
     /// their names.
-    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<LexicalHit> {
+    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<LexicalHit<E>>
+    where
+        E: Clone,
+    {
         let live = self.by_name.len();
         if live == 0 || limit == 0 {
             return Vec::new();
@@ -306,12 +340,11 @@ impl LexicalIndex {
         })
     }
 
-    /// The name of the live document `doc`.
-    fn name(&self, doc: DocId) -> &Arc<str> {
-        &self.docs[doc as usize]
+    /// The live document `doc`.
+    fn doc(&self, doc: DocId) -> &Doc<E> {
+        self.docs[doc as usize]
             .as_ref()
             .expect("scored documents are live")
-            .name
     }
 
     /// An estimate of the heap the index holds, in bytes.
@@ -335,7 +368,7 @@ impl LexicalIndex {
             .flatten()
             .map(|d| d.terms.len() * size_of::<(TermId, FieldCounts)>() + d.name.len() + 16)
             .sum::<usize>()
-            + self.docs.capacity() * size_of::<Option<Doc>>()
+            + self.docs.capacity() * size_of::<Option<Doc<E>>>()
             + self.lens.capacity() * size_of::<[u16; FIELD_COUNT]>()
             + self.by_name.capacity() * (size_of::<(Arc<str>, DocId)>() + 1);
         postings + terms + docs + self.term_text.capacity() * size_of::<Option<SmallStr>>()

@@ -10,7 +10,7 @@ mod test_words;
 mod text_index;
 
 pub(crate) use analyzer::analyze;
-pub(crate) use index::LexicalIndex;
+pub(crate) use index::{LexicalHit, LexicalIndex};
 pub use text_index::{TextHit, TextIndex};
 
 #[cfg(test)]
@@ -203,7 +203,7 @@ mod tests {
             query in prop::collection::vec(0usize..40, 1..6),
             limit in 1usize..8,
         ) {
-            let mut index = LexicalIndex::with_params(Bm25fParams::default());
+            let mut index: LexicalIndex = LexicalIndex::with_params(Bm25fParams::default());
             for (i, (name, description)) in docs.iter().enumerate() {
                 index.insert(&tool(&format!("{}_{i}", text(name).replace(' ', "_")), &text(description), &[]));
             }

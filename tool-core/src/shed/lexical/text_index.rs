@@ -44,7 +44,7 @@ impl TextIndex {
 
     /// Indexes the document `id`, replacing an earlier one with the same id.
     pub fn insert(&mut self, id: &str, title: &str, body: &str) {
-        self.index.insert_fields(id, |visit| {
+        self.index.insert_fields(id, (), |visit| {
             visit(Field::Name, title);
             visit(Field::Description, body);
         });

@@ -8,11 +8,11 @@ use super::{LexicalHit, LexicalIndex};
 use crate::shed::lexical::test_words::{WORDS, text};
 use crate::{Args, Tool, ToolDefinition};
 
-impl LexicalIndex {
+impl<E: Clone> LexicalIndex<E> {
     /// The best `limit` documents, scoring every live one: each query term it has adds
     /// `weight × impact`, the impact recomputed from the document's counts and field
     /// lengths, in the order of the query's terms; then all sorted by score, then name.
-    fn exhaustive_search(&self, query: &str, limit: usize) -> Vec<LexicalHit> {
+    fn exhaustive_search(&self, query: &str, limit: usize) -> Vec<LexicalHit<E>> {
         let live = self.by_name.len();
         let mut terms = Vec::new();
         self.query_terms(query, live, &mut terms);
@@ -30,6 +30,7 @@ impl LexicalIndex {
                 hits.push(LexicalHit {
                     name: doc.name.clone(),
                     score,
+                    entry: doc.entry.clone(),
                 });
             }
         }

@@ -69,9 +69,9 @@ fn offset(doc: DocId) -> usize {
     doc as usize & (WINDOW - 1)
 }
 
-impl LexicalIndex {
+impl<E> LexicalIndex<E> {
     /// The best `k` documents for the terms in `scratch` (`k` ≥ 1).
-    pub(super) fn max_score<'a>(&'a self, scratch: &mut Scratch, k: usize) -> TopK<'a> {
+    pub(super) fn max_score<'a>(&'a self, scratch: &mut Scratch, k: usize) -> TopK<'a, E> {
         let Scratch {
             terms,
             remaining,
@@ -129,7 +129,7 @@ impl LexicalIndex {
                         threshold,
                     };
                     if let Some(score) = self.complete(doc, partial, rest, rest_cursors, bounds) {
-                        top.offer(score, || self.name(doc));
+                        top.offer(score, || self.doc(doc));
                         threshold = top.threshold();
                     }
                 }

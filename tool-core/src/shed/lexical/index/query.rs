@@ -12,7 +12,7 @@ pub(super) struct QueryTerm {
     pub(super) bound: f32,
 }
 
-impl LexicalIndex {
+impl<E> LexicalIndex<E> {
     /// Fills `terms` with the query's known terms, their weights and bounds (the most they
     /// can add to a score), by bound, highest first (equal bounds by term id): the order
     /// MaxScore needs, and the order a document's score is summed in.

@@ -5,48 +5,48 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use super::LexicalHit;
+use super::{Doc, LexicalHit};
 
 /// A document among the best so far.
-struct Ranked<'a> {
+struct Ranked<'a, E> {
     score: f32,
-    name: &'a Arc<str>,
+    doc: &'a Doc<E>,
 }
 
 /// Worse is greater, so that the heap's top is the document to drop first: the lowest
 /// score, and of equal scores the last name.
-impl Ord for Ranked<'_> {
+impl<E> Ord for Ranked<'_, E> {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .score
             .total_cmp(&self.score)
-            .then_with(|| self.name.cmp(other.name))
+            .then_with(|| self.doc.name.cmp(&other.doc.name))
     }
 }
 
-impl PartialOrd for Ranked<'_> {
+impl<E> PartialOrd for Ranked<'_, E> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl PartialEq for Ranked<'_> {
+impl<E> PartialEq for Ranked<'_, E> {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 
-impl Eq for Ranked<'_> {}
+impl<E> Eq for Ranked<'_, E> {}
 
 /// The best `k` documents offered, by score, then name.
-pub(super) struct TopK<'a> {
+pub(super) struct TopK<'a, E> {
     k: usize,
-    heap: BinaryHeap<Ranked<'a>>,
+    heap: BinaryHeap<Ranked<'a, E>>,
     /// The `k`-th best score once `k` documents are in, −∞ before.
     threshold: f32,
 }
 
-impl<'a> TopK<'a> {
+impl<'a, E> TopK<'a, E> {
     /// An empty top `k` (`k` ≥ 1).
     pub(super) fn new(k: usize) -> Self {
         debug_assert!(k >= 1);
@@ -64,27 +64,27 @@ impl<'a> TopK<'a> {
         self.threshold
     }
 
-    /// Offers a document; its name is only read when it may join.
+    /// Offers a document; it is only read when it may join.
     #[inline]
-    pub(super) fn offer(&mut self, score: f32, name: impl FnOnce() -> &'a Arc<str>) {
+    pub(super) fn offer(&mut self, score: f32, doc: impl FnOnce() -> &'a Doc<E>) {
         // Most offers fall short: refused here, inline.
         if score < self.threshold {
             return;
         }
-        self.insert(score, name());
+        self.insert(score, doc());
     }
 
     /// Adds a document scoring at least the threshold, unless it ties the `k`-th best and
     /// comes after it by name.
-    fn insert(&mut self, score: f32, name: &'a Arc<str>) {
+    fn insert(&mut self, score: f32, doc: &'a Doc<E>) {
         if self.heap.len() < self.k {
-            self.heap.push(Ranked { score, name });
+            self.heap.push(Ranked { score, doc });
             if self.heap.len() == self.k {
                 self.threshold = self.worst_score();
             }
             return;
         }
-        let candidate = Ranked { score, name };
+        let candidate = Ranked { score, doc };
         if let Some(mut worst) = self.heap.peek_mut()
             && candidate < *worst
         {
@@ -99,15 +99,19 @@ impl<'a> TopK<'a> {
             .map_or(f32::NEG_INFINITY, |worst| worst.score)
     }
 
-    /// The documents, best first.
-    pub(super) fn into_hits(self) -> Vec<LexicalHit> {
+    /// The documents, best first, with their entries.
+    pub(super) fn into_hits(self) -> Vec<LexicalHit<E>>
+    where
+        E: Clone,
+    {
         // Ascending is best first, worse being greater.
         self.heap
             .into_sorted_vec()
             .into_iter()
             .map(|ranked| LexicalHit {
-                name: Arc::clone(ranked.name),
+                name: Arc::clone(&ranked.doc.name),
                 score: ranked.score,
+                entry: ranked.doc.entry.clone(),
             })
             .collect()
     }
@@ -118,33 +122,51 @@ mod tests {
     use std::sync::Arc;
 
     use super::TopK;
+    use crate::shed::lexical::index::Doc;
+
+    /// A document without terms, its entry its position.
+    fn doc(name: &str, entry: usize) -> Doc<usize> {
+        Doc {
+            name: Arc::from(name),
+            terms: Box::new([]),
+            entry,
+        }
+    }
 
     #[test]
-    fn keeps_the_best_by_score_then_name() {
-        let names: Vec<Arc<str>> = ["d", "c", "b", "a", "e"].map(Arc::from).to_vec();
+    fn keeps_the_best_by_score_then_name_with_their_entries() {
+        let docs: Vec<Doc<usize>> = ["d", "c", "b", "a", "e"]
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| doc(name, i))
+            .collect();
         let mut top = TopK::new(3);
-        for (name, score) in names.iter().zip([1.0, 2.0, 2.0, 2.0, 3.0]) {
-            top.offer(score, || name);
+        for (doc, score) in docs.iter().zip([1.0, 2.0, 2.0, 2.0, 3.0]) {
+            top.offer(score, || doc);
         }
         assert_eq!(top.threshold(), 2.0);
-        let hits: Vec<(String, f32)> = top
+        let hits: Vec<(String, f32, usize)> = top
             .into_hits()
             .into_iter()
-            .map(|h| (h.name.to_string(), h.score))
+            .map(|h| (h.name.to_string(), h.score, h.entry))
             .collect();
         assert_eq!(
             hits,
-            [("e".into(), 3.0), ("a".into(), 2.0), ("b".into(), 2.0)]
+            [
+                ("e".into(), 3.0, 4),
+                ("a".into(), 2.0, 3),
+                ("b".into(), 2.0, 2)
+            ]
         );
     }
 
     #[test]
     fn threshold_is_unbounded_until_full() {
-        let name: Arc<str> = Arc::from("x");
+        let x = doc("x", 0);
         let mut top = TopK::new(2);
-        top.offer(5.0, || &name);
+        top.offer(5.0, || &x);
         assert_eq!(top.threshold(), f32::NEG_INFINITY);
-        top.offer(1.0, || &name);
+        top.offer(1.0, || &x);
         assert_eq!(top.threshold(), 1.0);
     }
 }
