@@ -412,8 +412,10 @@ impl ToolCallManager {
         // while it was registered.
         self.discovery.remove(name);
         let removed = change.remove(name).map(|entry| Arc::clone(&entry.tool));
-        drop(change);
+        // Still under the change, so that a tool registered anew under this name cannot be
+        // activated (and its registration marked active) before its name leaves the set.
         self.active.deactivate(name);
+        drop(change);
         self.renders.invalidate();
         removed
     }
