@@ -29,7 +29,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group};
-use dispatch_shared::{AddArgs, Contestant, add, baseline_call, dispatched_call, dispatched_calls};
+use dispatch_shared::{
+    AddArgs, Contestant, add, baseline_call, dispatched_call, dispatched_calls, fresh_request_calls,
+};
 use serde_json::json;
 use toolsmith::{
     Args, FnTool, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
@@ -169,7 +171,14 @@ impl Arena {
                 name,
                 calls: dispatched_calls(&self.manager, tool),
             })
-            .chain([reference])
+            .chain([
+                Contestant {
+                    label: "execute_one/tool_fn_sync, a fresh request a call",
+                    name: "sync_fresh_request",
+                    calls: fresh_request_calls(&self.manager, "add_sync"),
+                },
+                reference,
+            ])
             .collect()
     }
 }

@@ -98,6 +98,19 @@ pub fn dispatched_calls<'a>(manager: &'a ToolCallManager, tool: &'static str) ->
     })
 }
 
+/// The calls of the registered tool `tool` through `execute_one`, each with a request of its
+/// own (its id and name as owned strings), as a provider's parsed call arrives.
+pub fn fresh_request_calls<'a>(manager: &'a ToolCallManager, tool: &'static str) -> Calls<'a> {
+    Box::new(move |calls| {
+        for _ in 0..calls {
+            let value = json!({"a": black_box(20), "b": black_box(22)});
+            let arguments = ToolArguments::try_from(value).expect("an object");
+            let request = ToolCallRequest::new(black_box("call-1"), tool, arguments);
+            black_box(first_poll(manager.execute_one(&request)).expect("valid"));
+        }
+    })
+}
+
 /// Seconds for `threads` threads to make `CALLS_PER_RUN` calls each, started together.
 fn time(calls: &(dyn Fn(usize) + Sync), threads: usize) -> f64 {
     if threads == 1 {

@@ -20,6 +20,7 @@
 //! a wrong-typed argument. Figures: `docs/PERFORMANCE.md`, "Validated dispatch".
 
 #[path = "../../../dispatch_shared/mod.rs"]
+#[allow(dead_code)] // `fresh_request_calls` serves the dispatch bench only
 mod dispatch_shared;
 
 use std::hint::black_box;
