@@ -30,7 +30,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group};
 use dispatch_shared::{
-    AddArgs, Contestant, add, baseline_call, dispatched_call, dispatched_calls, fresh_request_calls,
+    AddArgs, Calls, Contestant, add, baseline_call, dispatched_call, dispatched_calls,
+    fresh_request_calls,
 };
 use serde_json::json;
 use toolsmith::{
@@ -138,6 +139,20 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
+/// The calls of the registered tool `tool` through `execute_call`, each with arguments of
+/// its own and the tool's name borrowed (no request built), as a server that holds the name
+/// in its own request makes them.
+fn borrowed_calls<'a>(manager: &'a ToolCallManager, tool: &'static str) -> Calls<'a> {
+    Box::new(move |calls| {
+        for _ in 0..calls {
+            let value = json!({"a": black_box(20), "b": black_box(22)});
+            let arguments = ToolArguments::try_from(value).expect("an object");
+            let call = manager.execute_call(black_box(tool), &arguments);
+            black_box(dispatch_shared::first_poll(call).expect("valid"));
+        }
+    })
+}
+
 /// Everything the contestants share (the manager and the validator are shared by threads,
 /// as a server's would be).
 struct Arena {
@@ -176,6 +191,11 @@ impl Arena {
                     label: "execute_one/tool_fn_sync, a fresh request a call",
                     name: "sync_fresh_request",
                     calls: fresh_request_calls(&self.manager, "add_sync"),
+                },
+                Contestant {
+                    label: "execute_call/tool_fn_sync, borrowed name",
+                    name: "sync_borrowed_call",
+                    calls: borrowed_calls(&self.manager, "add_sync"),
                 },
                 reference,
             ])

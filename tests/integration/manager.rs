@@ -1350,3 +1350,101 @@ async fn calls_whose_futures_reuse_one_block_answer_and_drop_as_their_own() {
         );
     }
 }
+
+/// `execute_call` (borrowed name and arguments) answers every kind of call as `execute_one`
+/// does for the same request: a synchronous and an `async` answer, invalid arguments (the
+/// tool not run, the error naming the tool and the argument), an unknown tool, a panic, a
+/// time limit, and `shed`.
+#[tokio::test(start_paused = true)]
+async fn execute_call_answers_as_execute_one_does() {
+    let manager = ToolCallManager::new("s");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    manager
+        .register(answers_now("now", calculator_schema(), move |arguments| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Some(Ok(ToolCallResult::json(arguments.as_value().clone())))
+        }))
+        .unwrap();
+    manager
+        .register(counting("later", calculator_schema(), Arc::clone(&runs)))
+        .unwrap();
+    manager
+        .register(Arc::new(FnTool::new(
+            "explode",
+            "Panics.",
+            Args::empty(),
+            |_: ToolArgs<'_>| async move {
+                if true {
+                    panic!("kaboom");
+                }
+                Ok(ToolCallResult::empty())
+            },
+        )))
+        .unwrap();
+    let nap = FnTool::new("nap", "Naps.", Args::empty(), |_: ToolArgs<'_>| async {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(ToolCallResult::empty())
+    })
+    .with_timeout(Duration::from_secs(1));
+    manager.register(Arc::new(nap)).unwrap();
+
+    let valid = json!({"count": "3", "name": "x"});
+    let cases = [
+        ("now", valid.clone()),
+        ("later", valid.clone()),
+        ("now", json!({"count": -1, "name": "x"})),
+        ("later", json!({"count": 1})),
+        ("missing", json!({})),
+        ("explode", json!({})),
+        ("nap", json!({})),
+        ("shed", json!({"description": "naps"})),
+    ];
+    for (name, value) in cases {
+        let request = call(name, value);
+        let borrowed = manager.execute_call(name, &request.arguments).await;
+        let owned = manager.execute_one(&request).await;
+        match (&borrowed, &owned) {
+            // `shed`'s answer may say what the first of the two calls activated.
+            (Ok(_), Ok(_)) if name == "shed" => {}
+            (Ok(borrowed), Ok(owned)) => assert_eq!(borrowed, owned, "{name}"),
+            _ => assert_eq!(borrowed, owned, "{name}"),
+        }
+    }
+    // Each valid call ran its tool twice (once a way); no invalid call ran one.
+    assert_eq!(runs.load(Ordering::SeqCst), 4);
+
+    let arguments = args(json!({"count": "3", "name": "x"}));
+    let answer = manager.execute_call("now", &arguments).await.unwrap();
+    assert_eq!(answer.content.to_text(), r#"{"count":3,"name":"x"}"#);
+    let err = manager
+        .execute_call("now", &args(json!({"count": -1, "name": "x"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(
+        err.to_string().contains("'now'") && err.to_string().contains("/count"),
+        "{err}"
+    );
+    assert_eq!(
+        manager
+            .execute_call("missing", &arguments)
+            .await
+            .unwrap_err(),
+        ToolError::UnknownTool("missing".into())
+    );
+    assert_eq!(
+        manager
+            .execute_call("explode", &args(json!({})))
+            .await
+            .unwrap_err(),
+        ToolError::execution("explode", "panicked: kaboom")
+    );
+    assert_eq!(
+        manager
+            .execute_call("nap", &args(json!({})))
+            .await
+            .unwrap_err(),
+        ToolError::timeout("nap")
+    );
+}

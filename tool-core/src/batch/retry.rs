@@ -279,7 +279,7 @@ impl PreparedCall {
             CallTarget::Shed => {
                 attempts.fetch_add(1, Ordering::Relaxed);
                 // Boxed: the meta-tool's search state would otherwise grow every call's future.
-                return Box::pin(manager.execute_shed(request)).await;
+                return Box::pin(manager.execute_shed(&request.arguments)).await;
             }
         };
         let Some(policy) = policy.filter(|p| p.max_retries > 0) else {

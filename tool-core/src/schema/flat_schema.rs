@@ -129,10 +129,11 @@ impl FlatSchema {
         let mut seen = 0u64;
         for (position, (key, value)) in map.iter().enumerate() {
             // Models mostly send arguments in the schema's order: try that property first.
-            let index = match self.properties.get(position) {
-                Some(p) if same_name(&p.name, key) => position,
+            // The property found is kept with its index, so that it is not indexed again.
+            let (index, property) = match self.properties.get(position) {
+                Some(property) if same_name(&property.name, key) => (position, property),
                 _ => match self.position_of(key) {
-                    Some(index) => index,
+                    Some(index) => (index, &self.properties[index]),
                     None if self.closed => return false,
                     // An argument the schema does not list is accepted as it is, unless it
                     // is an array or object: those go to the full check, which first
@@ -141,7 +142,7 @@ impl FlatSchema {
                     None => continue,
                 },
             };
-            if !self.properties[index].accepts(value) {
+            if !property.accepts(value) {
                 return false;
             }
             seen |= 1 << index;
@@ -246,13 +247,17 @@ impl Property {
 
     #[inline]
     fn accepts(&self, value: &Value) -> bool {
+        // An integer sent for a numeric property, the usual numeric argument, first: the
+        // value's kind is matched once, and the property's only for the rest.
+        if let Value::Number(n) = value
+            && let Some(i) = n.as_i64()
+            && matches!(self.kind, Scalar::Integer | Scalar::Number)
+        {
+            return self.whole.0 <= i && i <= self.whole.1;
+        }
         match (self.kind, value) {
             (Scalar::Boolean, Value::Bool(_)) => true,
             (Scalar::String, Value::String(text)) => !self.text_rules || self.accepts_text(text),
-            (Scalar::Integer | Scalar::Number, Value::Number(n)) if n.is_i64() => {
-                let i = n.as_i64().unwrap_or_default();
-                self.whole.0 <= i && i <= self.whole.1
-            }
             (Scalar::Integer, Value::Number(n)) => {
                 (n.is_u64() || self.accepts_integral_float(n))
                     && (!self.bounded || self.bounds.accept(n))

@@ -53,14 +53,18 @@ impl CompiledSchema {
     /// the repaired copy. On failure the reason lists every violation with its JSON path.
     #[inline]
     pub(crate) fn check(&self, arguments: &ToolArguments) -> Result<Option<ToolArguments>, String> {
-        let certainly_valid = self
-            .flat
-            .as_ref()
-            .is_some_and(|flat| flat.certainly_accepts(arguments.as_value()));
-        if certainly_valid {
+        if self.certainly_accepts(arguments) {
             return Ok(None);
         }
         self.check_thoroughly(arguments)
+    }
+
+    /// Whether the fast check is sure that `arguments` are valid as sent.
+    #[inline]
+    fn certainly_accepts(&self, arguments: &ToolArguments) -> bool {
+        self.flat
+            .as_ref()
+            .is_some_and(|flat| flat.certainly_accepts(arguments.as_value()))
     }
 
     /// [`check`](Self::check) with the full validator, for arguments the fast check is not
@@ -335,13 +339,34 @@ impl ArgumentValidator {
     /// Checks a call's arguments; `tool` names the tool in the error. Gives the arguments the
     /// tool is to receive: those sent when they are valid as they are (no copy), or their
     /// repaired copy.
+    ///
+    /// The usual call (one schema, arguments the fast check accepts as sent) is decided here,
+    /// inlined into the caller; everything else is out of line, so that the usual call pays
+    /// neither a call nor the large frame of the rest.
+    #[inline]
     pub(crate) fn check<'a>(
         &self,
         tool: &str,
         arguments: &'a ToolArguments,
     ) -> Result<Cow<'a, ToolArguments>, ToolError> {
-        let schema = match self {
-            Self::Single(schema) => schema,
+        if let Self::Single(schema) = self
+            && schema.certainly_accepts(arguments)
+        {
+            return Ok(Cow::Borrowed(arguments));
+        }
+        self.check_beyond_flat(tool, arguments)
+    }
+
+    /// [`check`](Self::check) of what the fast check alone did not accept.
+    #[inline(never)]
+    fn check_beyond_flat<'a>(
+        &self,
+        tool: &str,
+        arguments: &'a ToolArguments,
+    ) -> Result<Cow<'a, ToolArguments>, ToolError> {
+        let checked = match self {
+            // The fast check has already answered for it.
+            Self::Single(schema) => schema.check_thoroughly(arguments),
             Self::Commands(commands) => {
                 let listed = || {
                     commands
@@ -376,7 +401,7 @@ impl ArgumentValidator {
                     }
                 };
                 match commands.iter().find(|(name, _)| name == chosen) {
-                    Some((_, schema)) => schema,
+                    Some((_, schema)) => schema.check(arguments),
                     None => {
                         return Err(ToolError::invalid_arguments(
                             tool,
@@ -389,7 +414,7 @@ impl ArgumentValidator {
                 }
             }
         };
-        match schema.check(arguments) {
+        match checked {
             Ok(None) => Ok(Cow::Borrowed(arguments)),
             Ok(Some(repaired)) => Ok(Cow::Owned(repaired)),
             Err(reason) => Err(ToolError::invalid_arguments(tool, reason)),

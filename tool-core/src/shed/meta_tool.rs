@@ -14,8 +14,8 @@ use crate::manager::RegisteredTool;
 use crate::manager::suggestion::{closest_lowercase_names, closest_names, is_lower_case};
 use crate::schema::validation::ArgumentValidator;
 use crate::{
-    Args, DEFAULT_CATEGORY, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolCallManager,
-    ToolCallRequest, ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
+    Args, DEFAULT_CATEGORY, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolArguments,
+    ToolCallManager, ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
 };
 
 /// How many tools `shed` returns when the model gives no `limit`.
@@ -447,13 +447,13 @@ impl ToolCallManager {
     /// Runs a call to `shed`: checks its arguments against its schema, then searches.
     pub(crate) async fn execute_shed(
         &self,
-        request: &ToolCallRequest,
+        arguments: &ToolArguments,
     ) -> Result<ToolCallResult, ToolError> {
         // A session without tools offers no `shed`.
         if self.is_empty() {
             return Err(ToolError::UnknownTool(SHED_TOOL_NAME.to_owned()));
         }
-        let arguments = SHED_VALIDATOR.check(SHED_TOOL_NAME, &request.arguments)?;
+        let arguments = SHED_VALIDATOR.check(SHED_TOOL_NAME, arguments)?;
         let args = ToolArgs::new(SHED_TOOL_NAME, &arguments);
         let description = args.str("description")?;
         let limit = args.opt_usize("limit")?;
