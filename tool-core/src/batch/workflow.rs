@@ -3,6 +3,8 @@
 //! Planning resolves every `depends_on` id to an index once (the ids of a large batch go into
 //! a table of their own, hashed once each), then walks the dependencies depth-first over
 //! those indices, so it takes time linear in calls + edges whatever the shape of the graph.
+//! The requests are read twice: once for their ids (and hints and dependency counts), once
+//! for their dependencies.
 
 use std::fmt;
 use std::hash::BuildHasher;
@@ -127,34 +129,29 @@ impl<'a> Workflow<'a> {
     /// and memory are linear in the number of calls plus dependency edges.
     pub fn build(requests: &'a [ToolCallRequest]) -> Result<Self, ToolError> {
         let count = requests.len();
-        // Collected from exact-size iterators: no capacity check per call.
-        let sequential: Vec<bool> = requests
-            .iter()
-            .map(|r| r.execution_hint == ExecutionHint::Sequential)
-            .collect();
+        // Filled in with the ids' pass (a large batch's requests, about 90 bytes each, do
+        // not fit in a core's cache: each pass over them reads them from memory again).
+        let mut sequential = vec![false; count];
         // Dependencies resolved to indices, in CSR form.
-        let mut edges = 0;
-        let dependency_starts: Vec<usize> = std::iter::once(0)
-            .chain(requests.iter().map(|r| {
-                edges += r.depends_on.len();
-                edges
-            }))
-            .collect();
+        let mut dependency_starts = vec![0; count + 1];
         // Every id is indexed before any dependency is resolved: a duplicate id is reported
         // first. The lookup is chosen once, not per dependency.
         let dependencies = if count <= SCAN_LIMIT {
+            lay_out(requests, &mut sequential, &mut dependency_starts);
             for (call, request) in requests.iter().enumerate() {
                 if let Some(first) = requests[..call].iter().position(|r| r.id == request.id) {
                     return Err(duplicate_id(requests, first, call));
                 }
             }
-            resolve(requests, edges, |id| {
+            resolve(requests, dependency_starts[count], |id| {
                 requests.iter().position(|r| r.id == id)
             })?
         } else {
-            let table = IdTable::new(requests)
+            let table = IdTable::new(requests, &mut sequential, &mut dependency_starts)
                 .map_err(|(first, call)| duplicate_id(requests, first, call))?;
-            resolve(requests, edges, |id| table.get(id.as_bytes()))?
+            resolve(requests, dependency_starts[count], |id| {
+                table.get(id.as_bytes())
+            })?
         };
 
         let depth = match depths(count, &dependency_starts, &dependencies) {
@@ -243,6 +240,22 @@ impl<'a> Workflow<'a> {
 /// batch is a handful of calls); larger batches go through an [`IdTable`].
 const SCAN_LIMIT: usize = 16;
 
+/// Fills in which calls asked to run sequentially, and where each call's dependencies will
+/// lie: `dependency_starts[i]..dependency_starts[i + 1]` (`dependency_starts` has one more
+/// entry than there are requests, the first 0).
+fn lay_out(requests: &[ToolCallRequest], sequential: &mut [bool], dependency_starts: &mut [usize]) {
+    let mut edges = 0;
+    for ((request, sequential), start) in requests
+        .iter()
+        .zip(sequential)
+        .zip(&mut dependency_starts[1..])
+    {
+        *sequential = request.execution_hint == ExecutionHint::Sequential;
+        edges += request.depends_on.len();
+        *start = edges;
+    }
+}
+
 #[cold]
 fn duplicate_id(requests: &[ToolCallRequest], first: usize, call: usize) -> ToolError {
     let request = &requests[call];
@@ -319,8 +332,13 @@ struct Slot {
 
 impl<'a> IdTable<'a> {
     /// The table of `requests`' ids, or the indices of the first two calls sharing one.
+    /// Fills in what [`lay_out`] does from the same read of each request.
     #[inline(never)]
-    fn new(requests: &'a [ToolCallRequest]) -> Result<Self, (usize, usize)> {
+    fn new(
+        requests: &'a [ToolCallRequest],
+        sequential: &mut [bool],
+        dependency_starts: &mut [usize],
+    ) -> Result<Self, (usize, usize)> {
         let hasher = foldhash::fast::RandomState::default();
         let mut table = Self {
             requests,
@@ -328,7 +346,16 @@ impl<'a> IdTable<'a> {
             hasher,
             slots: vec![Slot::default(); (requests.len() * 2).next_power_of_two()],
         };
-        for (call, request) in requests.iter().enumerate() {
+        let mut edges = 0;
+        for (call, ((request, sequential), start)) in requests
+            .iter()
+            .zip(sequential)
+            .zip(&mut dependency_starts[1..])
+            .enumerate()
+        {
+            *sequential = request.execution_hint == ExecutionHint::Sequential;
+            edges += request.depends_on.len();
+            *start = edges;
             let id = request.id.as_bytes();
             let key = IdKey::of(id);
             match table.probe(id, key) {
@@ -730,6 +757,50 @@ mod tests {
         assert!(
             message.contains(&format!("cycle: {} -> c10 (", on_cycle.join(" -> "))),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn large_batches_lay_out_hints_and_dependencies_from_the_ids_pass() {
+        // Past the direct-comparison limit, hints and dependency counts are read in the same
+        // pass as the ids: calls without dependencies between others, a sequential call in
+        // the second stage only.
+        let n = SCAN_LIMIT * 3;
+        let deps = |i: usize| match i % 3 {
+            0 => Vec::new(),
+            1 => vec![i - 1],
+            _ => vec![i - 1, i - 2],
+        };
+        let mut requests = numbered(n, deps);
+        requests[n - 2] = requests[n - 2].clone().with_hint(ExecutionHint::Sequential);
+        let workflow = Workflow::build(&requests).unwrap();
+        for i in 0..n {
+            assert_eq!(workflow.dependencies(i), deps(i), "call {i}");
+        }
+        let stages: Vec<Vec<usize>> = workflow.stages().map(|s| s.calls().to_vec()).collect();
+        let at = |depth: usize| (0..n).filter(|i| i % 3 == depth).collect::<Vec<_>>();
+        assert_eq!(stages, [at(0), at(1), at(2)]);
+        let modes: Vec<StageMode> = workflow.stages().map(|s| s.mode()).collect();
+        let parallel = StageMode::Parallel {
+            fail_mode: FailMode::CollectAll,
+        };
+        assert_eq!(
+            modes,
+            [
+                parallel,
+                StageMode::Sequential { fail_fast: true },
+                parallel
+            ]
+        );
+
+        // A duplicate id is reported before a bad dependency of an earlier call.
+        let mut both = requests;
+        both[2].depends_on.push("nowhere".to_owned());
+        both[n - 1].id = "c5".to_owned();
+        assert!(
+            reason(&both).ends_with("(calls #5 and #47); ids must be unique"),
+            "{}",
+            reason(&both)
         );
     }
 
