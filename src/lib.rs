@@ -47,6 +47,9 @@
 
 #[doc(inline)]
 pub use toolsmith_core::*;
+// The macros' entry points whose generated code names `::toolsmith` (the core's name
+// `::toolsmith_core`, which a crate depending on the facade alone cannot name).
+pub use toolsmith_macros::{ToolArgs, tool_fn};
 
 /// Ready tool presets (files, shell, search, memory), the agent session and the model clients
 /// (feature `harness`, on by default).

@@ -103,7 +103,9 @@ pub use tool::request::{ExecutionHint, ToolCallRequest};
 pub use tool::result::{ToolCallResult, UserModelContent};
 pub use tool::tool_impl::{ToolFuture, ToolImpl};
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
-pub use toolsmith_macros::{ToolArgs, tool_fn};
+// The entry points whose generated code names this crate (`toolsmith` re-exports the ones
+// naming itself).
+pub use toolsmith_macros::{CoreToolArgs as ToolArgs, core_tool_fn as tool_fn};
 
 /// Re-exports used by generated code; not part of the public API.
 #[doc(hidden)]

@@ -1,34 +1,32 @@
-//! Which crate the generated code names: the facade `toolsmith` when the calling crate
-//! depends on it, else `toolsmith-core`, unless `crate = "path"` says otherwise; and the
-//! import through which the rest of the generated code names it.
+//! Which crate the generated code names: the crate whose re-export of the macro was invoked
+//! (`toolsmith::tool_fn` names `::toolsmith`, `toolsmith_core::tool_fn` names
+//! `::toolsmith_core`), unless `crate = "path"` says otherwise; and the import through which
+//! the rest of the generated code names it.
+//!
+//! Each re-exporting crate has an entry point of its own, so the macro never reads the
+//! caller's `Cargo.toml` (reading it meant starting `cargo locate-project` once per crate
+//! compiled, tens of milliseconds of every incremental build). A crate that renames its
+//! dependency on Toolsmith says where it is with `crate = "…"`, as with serde's derives.
 
-use proc_macro_crate::{FoundCrate, crate_name};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 
+/// The crate a macro entry point names by default: the one that re-exports it.
+#[derive(Clone, Copy)]
+pub enum Home {
+    /// `toolsmith`, the facade: `#[tool_fn]` and `#[derive(ToolArgs)]`.
+    Facade,
+    /// `toolsmith-core`, for crates that depend on it alone (`toolsmith-harness`).
+    Core,
+}
+
 /// The path to the core API, e.g. `::toolsmith`: named once per expansion, by [`imports`].
-pub fn resolve(overridden: Option<&syn::Path>) -> TokenStream {
-    if let Some(path) = overridden {
-        return path.to_token_stream();
+pub fn resolve(overridden: Option<&syn::Path>, home: Home) -> TokenStream {
+    match (overridden, home) {
+        (Some(path), _) => path.to_token_stream(),
+        (None, Home::Facade) => quote!(::toolsmith),
+        (None, Home::Core) => quote!(::toolsmith_core),
     }
-    for (package, library) in [
-        ("toolsmith", "toolsmith"),
-        ("toolsmith-core", "toolsmith_core"),
-    ] {
-        match crate_name(package) {
-            Ok(FoundCrate::Name(name)) => {
-                let ident = syn::Ident::new(&name, Span::call_site());
-                return quote!(::#ident);
-            }
-            // The package's own tests, examples and doctests are other crates that name it.
-            Ok(FoundCrate::Itself) => {
-                let ident = syn::Ident::new(library, Span::call_site());
-                return quote!(::#ident);
-            }
-            Err(_) => {}
-        }
-    }
-    quote!(::toolsmith)
 }
 
 /// How the generated code names everything it uses from the core (`__toolsmith::start`),

@@ -21,6 +21,7 @@ mod valid;
 
 use proc_macro::TokenStream;
 
+use crate_path::Home;
 use errors::Errors;
 
 /// Turns a function into a tool, or an `impl` block into a command group.
@@ -111,7 +112,7 @@ use errors::Errors;
 /// | `retries = N` | the tool's own retry config (`ToolImpl::retry_config`): `ToolRetryConfig::exponential(N)`, i.e. up to N retries of timeouts and network errors, 100 ms then doubling; `retries = 0` is `ToolRetryConfig::never()` |
 /// | `blocking` | run a sync function on tokio's blocking pool (a sync function otherwise runs inline) |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | set that hint in `ToolDefinition.annotations` (`read_only = false` states the opposite; left out, a hint is unknown) |
-/// | `crate = "path"` | where the Toolsmith API is (default: found from your `Cargo.toml`, `::toolsmith` or `::toolsmith_core`) |
+/// | `crate = "path"` | where the Toolsmith API is (default: the crate the macro was used from, `::toolsmith` or `::toolsmith_core`; set it when your `Cargo.toml` renames the dependency) |
 ///
 /// ```
 /// use toolsmith::{tool_fn, ToolImpl};
@@ -310,6 +311,18 @@ use errors::Errors;
 /// argument or command names) is a compile error pointing at the offending token.
 #[proc_macro_attribute]
 pub fn tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand_tool_fn(Home::Facade, args, input)
+}
+
+/// [`macro@tool_fn`] as `toolsmith-core` re-exports it (as `tool_fn`): the generated code
+/// names `::toolsmith_core` rather than `::toolsmith`, for crates that depend on the core
+/// alone. The attribute is the same in every other way; its guide is `toolsmith::tool_fn`'s.
+#[proc_macro_attribute]
+pub fn core_tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand_tool_fn(Home::Core, args, input)
+}
+
+fn expand_tool_fn(home: Home, args: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let attr = attr::parse_tool_attr(args.into(), &mut errors);
     // A function is read without its body (never looked at), which is emitted as it came.
@@ -327,7 +340,7 @@ pub fn tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
             let tool = ast::ToolFn::parse(attr, item, body, &mut errors);
             valid::tool_fn(&tool, &mut errors);
             match errors.finish() {
-                Ok(()) => expand::tool_fn(&tool),
+                Ok(()) => expand::tool_fn(&tool, home),
                 Err(err) => with_item(err, &tool.emitted()),
             }
         }
@@ -335,7 +348,7 @@ pub fn tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
             let group = ast::ToolGroup::parse(attr, item, &mut errors);
             valid::tool_group(&group, &mut errors);
             match errors.finish() {
-                Ok(()) => expand::tool_group(&group),
+                Ok(()) => expand::tool_group(&group, home),
                 Err(err) => with_item(err, &group.item),
             }
         }
@@ -434,7 +447,7 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// | `#[arg(rename = "...")]` | field, variant | the argument's or command's name |
 /// | `#[arg(description = "...")]` | field, variant | the description, instead of the doc comment |
 /// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out |
-/// | `#[toolsmith(crate = "path")]` | type | where the Toolsmith API is (default: found from your `Cargo.toml`) |
+/// | `#[toolsmith(crate = "path")]` | type | where the Toolsmith API is (default: the crate the derive was used from, `::toolsmith` or `::toolsmith_core`) |
 ///
 /// ```
 /// mod api {
@@ -455,10 +468,22 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// ```
 #[proc_macro_derive(ToolArgs, attributes(arg, toolsmith))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
+    expand_tool_args(Home::Facade, input)
+}
+
+/// [`derive@ToolArgs`] as `toolsmith-core` re-exports it (as `ToolArgs`): the generated code
+/// names `::toolsmith_core` rather than `::toolsmith`. The derive is the same in every other
+/// way; its guide is `toolsmith::ToolArgs`'s.
+#[proc_macro_derive(CoreToolArgs, attributes(arg, toolsmith))]
+pub fn derive_core_tool_args(input: TokenStream) -> TokenStream {
+    expand_tool_args(Home::Core, input)
+}
+
+fn expand_tool_args(home: Home, input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     let mut errors = Errors::default();
     let krate_override = attr::parse_crate_override(&input.attrs, &mut errors);
-    let krate = crate_path::resolve(krate_override.as_ref());
+    let krate = crate_path::resolve(krate_override.as_ref(), home);
     let parsed = ast::DeriveInput::parse(&input, &mut errors);
     match &parsed {
         Some(ast::DeriveInput::Struct(s)) => valid::args_struct(&s.fields, &mut errors),

@@ -37,15 +37,21 @@ pub mod kinds {
     };
 }
 
-/// Implemented by `#[tool_fn]` for "the type named like the struct it generates", and
-/// required of that struct's value by [`is_generated`]: the two differ, and the bound fails
-/// with this message, exactly when the module already has a type of that name.
+/// Implemented for "the type named like the struct `#[tool_fn]` generates" (by the impl
+/// below when that struct is the tool, by the macro when it is a constructor), and required
+/// of that struct's value by [`is_generated`]: the two differ, and the bound fails with this
+/// message, exactly when the module already has a type of that name.
 #[diagnostic::on_unimplemented(
     message = "`#[tool_fn]` generates a struct `{Self}`, but this module already has a type named `{Self}`",
     label = "`{Self}` here is the struct generated for this tool",
     note = "name the generated struct otherwise with `#[tool_fn(struct_name = \"{Self}Tool\")]`, or rename the other type"
 )]
 pub trait GeneratedStruct {}
+
+// Every tool is one: a generated tool struct needs no impl of its own (an item less to
+// compile per tool). Not offered in errors as "another type that implements it".
+#[diagnostic::do_not_recommend]
+impl<T: ToolImpl + ?Sized> GeneratedStruct for T {}
 
 /// Checks, at compile time, that `value` is of the type its name resolves to (see
 /// [`GeneratedStruct`]).
