@@ -56,10 +56,74 @@ fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
 /// letters and digits (`base64` → `base`, `64`). Pieces are lower-cased; stop words are
 /// dropped; the rest are stemmed.
 pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
+    if text.is_ascii() {
+        analyze_ascii(text, &mut emit);
+    } else {
+        analyze_unicode(text, &mut emit);
+    }
+}
+
+/// [`analyze`] for ASCII text, which queries and tool texts mostly are: a piece is a run
+/// of the text's own bytes, handed on as it is when it has no capital (no copy), and the
+/// character classes are a byte's (no Unicode tables). Splits as [`analyze_unicode`] does.
+fn analyze_ascii(text: &str, emit: &mut impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    // The start of the current piece; every byte from it to `i` is a letter or digit.
+    let mut start = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            emit_ascii_piece(&text[start..i], emit);
+            start = i + 1;
+            continue;
+        }
+        // `i > start`: the byte before is a letter or digit of this piece.
+        if i > start {
+            let prev = bytes[i - 1];
+            let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (prev.is_ascii_uppercase()
+                    && c.is_ascii_uppercase()
+                    && bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase))
+                || (prev.is_ascii_digit() != c.is_ascii_digit());
+            if boundary {
+                emit_ascii_piece(&text[start..i], emit);
+                start = i;
+            }
+        }
+    }
+    emit_ascii_piece(&text[start..], emit);
+}
+
+/// Hands the term of one piece of ASCII letters and digits (if any) to `emit`, lower-cased
+/// on the stack when it has capitals and is short, as words are.
+fn emit_ascii_piece(piece: &str, emit: &mut impl FnMut(&str)) {
+    const SHORT: usize = 32;
+    if piece.is_empty() {
+        return;
+    }
+    if !piece.bytes().any(|b| b.is_ascii_uppercase()) {
+        term_of(piece, emit);
+    } else if piece.len() <= SHORT {
+        let mut lower = [0u8; SHORT];
+        let lower = &mut lower[..piece.len()];
+        lower.copy_from_slice(piece.as_bytes());
+        lower.make_ascii_lowercase();
+        term_of(ascii_str(lower), emit);
+    } else {
+        term_of(&piece.to_ascii_lowercase(), emit);
+    }
+}
+
+/// `bytes`, all ASCII, as text.
+fn ascii_str(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).expect("ASCII is UTF-8")
+}
+
+/// [`analyze`] for any text.
+fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
     let mut piece = String::new();
     let mut emit_piece = |piece: &mut String| {
         if !piece.is_empty() {
-            term_of(piece, &mut emit);
+            term_of(piece, &mut *emit);
             piece.clear();
         }
     };
@@ -167,6 +231,15 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// ASCII text takes a path of its own; it must split as the general one does.
+        #[test]
+        fn ascii_text_splits_as_any_text_does(
+            text in "[a-zA-Z0-9_ .\\-]{0,40}"
+        ) {
+            proptest::prop_assert!(text.is_ascii());
+            proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
+        }
+
         #[test]
         fn streaming_splits_as_indexing_did(
             text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ]{0,40}"
@@ -180,5 +253,17 @@ mod tests {
         assert_eq!(terms(""), Vec::<String>::new());
         assert_eq!(terms("  --  "), Vec::<String>::new());
         assert_eq!(terms("Café"), ["café"]);
+    }
+
+    #[test]
+    fn long_ascii_words_with_capitals_are_lower_cased_too() {
+        let long = format!("X{}", "y".repeat(40));
+        let mut expected = Vec::new();
+        super::term_of(&long.to_ascii_lowercase(), &mut |t: &str| {
+            expected.push(t.to_owned())
+        });
+        assert_eq!(terms(&long), expected);
+        assert_eq!(terms("ABC"), terms("abc"));
+        assert_eq!(terms("__"), Vec::<String>::new());
     }
 }
