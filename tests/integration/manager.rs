@@ -33,6 +33,21 @@ fn counting(name: &str, schema: Value, runs: Arc<AtomicUsize>) -> Arc<dyn ToolIm
     ))
 }
 
+/// A tool named `explode` whose every call panics with `message`.
+fn exploding(message: &'static str) -> Arc<dyn ToolImpl> {
+    Arc::new(FnTool::new(
+        "explode",
+        "Panics.",
+        Args::empty(),
+        move |_: ToolArgs<'_>| async move {
+            if true {
+                panic!("{message}");
+            }
+            Ok(ToolCallResult::empty())
+        },
+    ))
+}
+
 fn calculator_schema() -> Value {
     scheme::object()
         .required("count", scheme::integer().minimum(0))
@@ -420,19 +435,7 @@ fn shared_properties_with_different_types_become_a_union() {
 #[tokio::test]
 async fn panics_become_execution_errors_and_the_manager_keeps_serving() {
     let manager = ToolCallManager::new("s");
-    manager
-        .register(Arc::new(FnTool::new(
-            "explode",
-            "Panics.",
-            Args::empty(),
-            |_: ToolArgs<'_>| async move {
-                if true {
-                    panic!("kaboom at step 3");
-                }
-                Ok(ToolCallResult::empty())
-            },
-        )))
-        .unwrap();
+    manager.register(exploding("kaboom at step 3")).unwrap();
     manager
         .register(counting("ok", json!({"type": "object"}), Arc::default()))
         .unwrap();
@@ -1369,19 +1372,7 @@ async fn execute_call_answers_as_execute_one_does() {
     manager
         .register(counting("later", calculator_schema(), Arc::clone(&runs)))
         .unwrap();
-    manager
-        .register(Arc::new(FnTool::new(
-            "explode",
-            "Panics.",
-            Args::empty(),
-            |_: ToolArgs<'_>| async move {
-                if true {
-                    panic!("kaboom");
-                }
-                Ok(ToolCallResult::empty())
-            },
-        )))
-        .unwrap();
+    manager.register(exploding("kaboom")).unwrap();
     let nap = FnTool::new("nap", "Naps.", Args::empty(), |_: ToolArgs<'_>| async {
         tokio::time::sleep(Duration::from_secs(10)).await;
         Ok(ToolCallResult::empty())
