@@ -245,15 +245,27 @@ const SCAN_LIMIT: usize = 16;
 /// entry than there are requests, the first 0).
 fn lay_out(requests: &[ToolCallRequest], sequential: &mut [bool], dependency_starts: &mut [usize]) {
     let mut edges = 0;
-    for ((request, sequential), start) in requests
+    for ((request, sequential), end) in requests
         .iter()
         .zip(sequential)
         .zip(&mut dependency_starts[1..])
     {
-        *sequential = request.execution_hint == ExecutionHint::Sequential;
-        edges += request.depends_on.len();
-        *start = edges;
+        lay_out_one(request, &mut edges, sequential, end);
     }
+}
+
+/// [`lay_out`] of one request: its hint, and the end of its dependencies, `edges` counting
+/// the dependencies of the requests before it. [`IdTable::new`] calls it in its own pass.
+#[inline(always)]
+fn lay_out_one(
+    request: &ToolCallRequest,
+    edges: &mut usize,
+    sequential: &mut bool,
+    end: &mut usize,
+) {
+    *sequential = request.execution_hint == ExecutionHint::Sequential;
+    *edges += request.depends_on.len();
+    *end = *edges;
 }
 
 #[cold]
@@ -347,15 +359,13 @@ impl<'a> IdTable<'a> {
             slots: vec![Slot::default(); (requests.len() * 2).next_power_of_two()],
         };
         let mut edges = 0;
-        for (call, ((request, sequential), start)) in requests
+        for (call, ((request, sequential), end)) in requests
             .iter()
             .zip(sequential)
             .zip(&mut dependency_starts[1..])
             .enumerate()
         {
-            *sequential = request.execution_hint == ExecutionHint::Sequential;
-            edges += request.depends_on.len();
-            *start = edges;
+            lay_out_one(request, &mut edges, sequential, end);
             let id = request.id.as_bytes();
             let key = IdKey::of(id);
             match table.probe(id, key) {
