@@ -33,16 +33,17 @@ use errors::Errors;
 ///
 /// The function (async or sync) stays as it is, and a unit struct named after it in
 /// PascalCase (`add_numbers` → `AddNumbers`, with the function's visibility) implements
-/// `ToolImpl`. Its name is the function's, its description the function's doc comment,
+/// `ToolImpl` and `Debug`. It has no other impls (`Clone`, `Copy`, `Default`: each would be
+/// compiled for every tool): its value is its name, so write `AddNumbers` wherever one is
+/// needed. Its name is the function's, its description the function's doc comment,
 /// and each parameter is an argument described by its own doc comment.
 ///
 /// When the module already has a type of that name (`fn constrained` beside
 /// `struct Constrained`), name the generated struct with `struct_name`:
 /// `#[tool_fn(struct_name = "ConstrainedTool")]`. Without it the compiler reports the clash
-/// (E0428, "the name `Constrained` is defined multiple times", pointing at the function), the
-/// errors the struct's derives run into on the other type, and an error of the macro's own
-/// saying "`#[tool_fn]` generates a struct `Constrained` for `fn constrained`, but this module
-/// already has a type named `Constrained`", with `struct_name` as the fix.
+/// (E0428, "the name `Constrained` is defined multiple times", pointing at the function) and
+/// an error of the macro's own saying "`#[tool_fn]` generates a struct `Constrained`, but this
+/// module already has a type named `Constrained`", with `struct_name` as the fix.
 ///
 /// ```
 /// use toolsmith::{tool_fn, ToolImpl};
