@@ -4,7 +4,8 @@
 //! a table of their own, hashed once each), then walks the dependencies depth-first over
 //! those indices, so it takes time linear in calls + edges whatever the shape of the graph.
 //! The requests are read twice: once for their ids (and hints and dependency counts), once
-//! for their dependencies.
+//! for their dependencies; in a large batch each pass asks for the strings of requests a
+//! little ahead of the one it reads.
 
 use std::fmt;
 use std::hash::BuildHasher;
@@ -291,7 +292,16 @@ fn resolve(
     find: impl Fn(&str) -> Option<usize>,
 ) -> Result<Vec<usize>, ToolError> {
     let mut dependencies = Vec::with_capacity(edges);
+    let distance = prefetch_distance(requests.len());
     for (call, request) in requests.iter().enumerate() {
+        if let Some(ahead) = requests.get(call + 2 * distance) {
+            prefetch(ahead.depends_on.as_ptr().cast());
+        }
+        if let Some(ahead) = requests.get(call + distance) {
+            for dependency in &ahead.depends_on {
+                prefetch(dependency.as_ptr());
+            }
+        }
         for dependency in &request.depends_on {
             match find(dependency) {
                 // Ids are unique, so finding the call itself is a self-dependency.
@@ -359,12 +369,16 @@ impl<'a> IdTable<'a> {
             slots: vec![Slot::default(); (requests.len() * 2).next_power_of_two()],
         };
         let mut edges = 0;
+        let distance = prefetch_distance(requests.len());
         for (call, ((request, sequential), end)) in requests
             .iter()
             .zip(sequential)
             .zip(&mut dependency_starts[1..])
             .enumerate()
         {
+            if let Some(ahead) = requests.get(call + distance) {
+                prefetch(ahead.id.as_ptr());
+            }
             lay_out_one(request, &mut edges, sequential, end);
             let id = request.id.as_bytes();
             let key = IdKey::of(id);
@@ -418,6 +432,29 @@ impl<'a> IdTable<'a> {
             at = (at + 1) & mask;
         }
     }
+}
+
+/// How many requests ahead planning asks for the strings it will read (ids, dependency
+/// lists), for a batch of `count` calls. A large batch's strings lie scattered over the heap
+/// and out of cache, and a request's are read in its turn only: asked for sixteen requests
+/// early, their misses overlap (random DAG of 10k calls 1.15 → 0.87 ms, of 100k −30 %). A
+/// batch under about 4k calls (some 600 KB) stays in cache between passes and gains nothing:
+/// no prefetch there (`get` past the end).
+#[inline(always)]
+fn prefetch_distance(count: usize) -> usize {
+    if count >= 4096 { 16 } else { usize::MAX / 4 }
+}
+
+/// Asks the processor to load the cache line at `at`.
+#[inline(always)]
+fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it does not fault or read memory into the program.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 /// An id's length as an [`IdTable`] slot holds it.
