@@ -289,12 +289,13 @@ fn struct_item(vis: &syn::Visibility, struct_ident: &Ident, doc: &str) -> TokenS
 ///
 /// This is the check, a statement: a struct that is the tool gets `GeneratedStruct` from the
 /// core's impl for every `ToolImpl`, so it goes in the tool's `definition` (no item of its
-/// own to compile). A constructor struct states it with [`unique_name_items`].
+/// own to compile). A constructor struct states it with [`unique_name_items`]. An inline
+/// `const`: evaluated by the compiler, so `is_generated` is not compiled for every tool.
 fn unique_name_check(struct_ident: &Ident) -> TokenStream {
     // Spanned at the name, the error's subject, down to the path of the function called.
     let krate = crate_path::alias_at(struct_ident.span());
     quote_spanned! {struct_ident.span()=>
-        #krate::is_generated(&#struct_ident);
+        const { #krate::is_generated(&#struct_ident) };
     }
 }
 

@@ -41,20 +41,12 @@ pub(crate) fn boxed<'a, F>(future: F) -> ToolFuture<'a>
 where
     F: Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a,
 {
-    let layout = Layout::new::<F>();
-    let spare = SPARE
-        .try_with(|spare| match spare.0.get() {
-            Some((block, kept)) if kept == layout => {
-                spare.0.set(None);
-                Some(block)
-            }
-            _ => None,
-        })
-        .ok()
-        .flatten();
-    match spare {
+    // What is generic here is compiled once per tool (each tool's future is a type of its
+    // own): the layout is a constant and the look-up a function of its own, so that neither
+    // is instantiated per tool.
+    match take_spare(const { Layout::new::<F>() }) {
         Some(block) => {
-            let block = block.cast::<F>().as_ptr();
+            let block = block.as_ptr() as *mut F;
             // SAFETY: the block was allocated by the global allocator with `F`'s layout
             // (size and alignment: a zero-sized future never leaves a block, see
             // `recycle`), holds no value, and is owned by no one else once taken: writing
@@ -67,6 +59,21 @@ where
         }
         None => Box::pin(future),
     }
+}
+
+/// The thread's spare block, taken, when it has `layout`.
+#[inline]
+fn take_spare(layout: Layout) -> Option<NonNull<u8>> {
+    SPARE
+        .try_with(|spare| match spare.0.get() {
+            Some((block, kept)) if kept == layout => {
+                spare.0.set(None);
+                Some(block)
+            }
+            _ => None,
+        })
+        .ok()
+        .flatten()
 }
 
 /// Drops a call's future and keeps its block as the thread's spare (freeing the spare it
