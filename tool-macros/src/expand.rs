@@ -292,23 +292,31 @@ fn struct_item(vis: &syn::Visibility, struct_ident: &Ident, doc: &str) -> TokenS
 /// own to compile). A constructor struct states it with [`unique_name_items`]. An inline
 /// `const`: evaluated by the compiler, so `is_generated` is not compiled for every tool.
 fn unique_name_check(struct_ident: &Ident) -> TokenStream {
-    // Spanned at the name, the error's subject, down to the path of the function called.
-    let krate = crate_path::alias_at(struct_ident.span());
+    let check = is_generated_call(struct_ident);
     quote_spanned! {struct_ident.span()=>
-        const { #krate::is_generated(&#struct_ident) };
+        const { #check };
     }
 }
 
 /// [`unique_name_check`] for a constructor struct (`#[ctx]`), which is not a `ToolImpl`: it
-/// states `GeneratedStruct` itself, and the check is a `const`.
+/// states `GeneratedStruct` itself, and the check is a `const` item.
 fn unique_name_items(struct_ident: &Ident) -> TokenStream {
     let krate = crate_path::alias_at(struct_ident.span());
-    let check = unique_name_check(struct_ident);
+    let check = is_generated_call(struct_ident);
     quote_spanned! {struct_ident.span()=>
         // Not offered in other tools' errors as "another type that implements it".
         #[diagnostic::do_not_recommend]
         impl #krate::GeneratedStruct for #struct_ident {}
-        const _: () = #check
+        const _: () = #check;
+    }
+}
+
+/// `is_generated(&Struct)`, the constant expression both checks evaluate.
+fn is_generated_call(struct_ident: &Ident) -> TokenStream {
+    // Spanned at the name, the error's subject, down to the path of the function called.
+    let krate = crate_path::alias_at(struct_ident.span());
+    quote_spanned! {struct_ident.span()=>
+        #krate::is_generated(&#struct_ident)
     }
 }
 
