@@ -526,22 +526,12 @@ impl ToolCallManager {
     /// The call's id, dependencies and scheduling hint are not used here (they matter to
     /// batches); [`execute_call`](Self::execute_call) runs the same call from a borrowed name
     /// and arguments.
-    // Not `execute_call(&request.name, &request.arguments)`: that future holds the name and
-    // the arguments apart (three words more, each copied whenever a caller moves the future;
-    // +16 instructions a call measured), where this one holds the request.
-    pub async fn execute_one(
-        &self,
-        request: &ToolCallRequest,
-    ) -> Result<ToolCallResult, ToolError> {
-        if request.name == SHED_TOOL_NAME {
-            // Boxed: the meta-tool's search state would otherwise grow every call's future.
-            return Box::pin(self.execute_shed(&request.arguments)).await;
-        }
-        let mut suspended: Option<RunningCall> = None;
-        std::future::poll_fn(|cx| {
-            self.poll_call(&request.name, &request.arguments, &mut suspended, cx)
-        })
-        .await
+    pub fn execute_one<'a>(
+        &'a self,
+        request: &'a ToolCallRequest,
+    ) -> impl Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a {
+        // The request itself, one reference, is what the future holds (see `CallParts`).
+        self.run_call(request)
     }
 
     /// Runs one call of the tool `name` with `arguments`, as [`execute_one`](Self::execute_one)
@@ -566,17 +556,25 @@ impl ToolCallManager {
     /// assert_eq!(result.content.to_text(), "5");
     /// # });
     /// ```
-    pub async fn execute_call(
-        &self,
-        name: &str,
-        arguments: &ToolArguments,
-    ) -> Result<ToolCallResult, ToolError> {
-        if name == SHED_TOOL_NAME {
+    pub fn execute_call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a ToolArguments,
+    ) -> impl Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a {
+        self.run_call((name, arguments))
+    }
+
+    /// The body of [`execute_one`](Self::execute_one) and
+    /// [`execute_call`](Self::execute_call): the call's name and arguments are read from
+    /// `call` at each poll, so that its future holds `call` as given.
+    async fn run_call(&self, call: impl CallParts) -> Result<ToolCallResult, ToolError> {
+        if call.name() == SHED_TOOL_NAME {
             // Boxed: the meta-tool's search state would otherwise grow every call's future.
-            return Box::pin(self.execute_shed(arguments)).await;
+            return Box::pin(self.execute_shed(call.arguments())).await;
         }
         let mut suspended: Option<RunningCall> = None;
-        std::future::poll_fn(|cx| self.poll_call(name, arguments, &mut suspended, cx)).await
+        std::future::poll_fn(|cx| self.poll_call(call.name(), call.arguments(), &mut suspended, cx))
+            .await
     }
 
     /// One poll of a call of `execute_one` or `execute_call`: its first poll starts it.
@@ -646,6 +644,39 @@ impl ToolCallManager {
             }
         }
         poll
+    }
+}
+
+/// Where a call's tool name and arguments are read: a request (`execute_one`, whose future
+/// then holds one reference) or the two lent apart (`execute_call`). A future holding the
+/// name and arguments taken out of a request would be three words larger, and every caller
+/// moves it (+16 instructions a call, measured).
+trait CallParts: Send + Sync {
+    fn name(&self) -> &str;
+    fn arguments(&self) -> &ToolArguments;
+}
+
+impl CallParts for &ToolCallRequest {
+    #[inline]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[inline]
+    fn arguments(&self) -> &ToolArguments {
+        &self.arguments
+    }
+}
+
+impl CallParts for (&str, &ToolArguments) {
+    #[inline]
+    fn name(&self) -> &str {
+        self.0
+    }
+
+    #[inline]
+    fn arguments(&self) -> &ToolArguments {
+        self.1
     }
 }
 
