@@ -852,6 +852,35 @@ mod tests {
     }
 
     #[test]
+    fn batches_large_enough_to_prefetch_plan_and_fail_as_small_ones() {
+        // Past the size where the passes prefetch the strings ahead: the same plan, and the
+        // same errors, including for calls within the prefetch distance of the end.
+        let n = 5_000;
+        assert!(prefetch_distance(n) < n);
+        let deps = |i: usize| if i % 2 == 1 { vec![i - 1] } else { Vec::new() };
+        let requests = numbered(n, deps);
+        let workflow = Workflow::build(&requests).unwrap();
+        assert_eq!(workflow.stage_count(), 2);
+        for i in [0, 1, n / 2, n - 2, n - 1] {
+            assert_eq!(workflow.dependencies(i), deps(i), "call {i}");
+        }
+
+        let mut duplicate = requests.clone();
+        duplicate[n - 1].id = "c4990".to_owned();
+        assert!(
+            reason(&duplicate).ends_with("(calls #4990 and #4999); ids must be unique"),
+            "{}",
+            reason(&duplicate)
+        );
+        let mut unknown = requests;
+        unknown[n - 3].depends_on.push("nowhere".to_owned());
+        assert!(
+            reason(&unknown)
+                .ends_with("call 'c4997' depends on 'nowhere', which is not a call of this batch")
+        );
+    }
+
+    #[test]
     fn a_long_chain_listed_backwards_is_planned_without_recursion() {
         // Each call depends on the one after it: the walk goes 200,000 calls deep.
         let n = 200_000;
