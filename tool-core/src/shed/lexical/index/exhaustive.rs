@@ -153,6 +153,36 @@ proptest! {
         assert_same(&index, &text(&query), limit)?;
     }
 
+    /// Windows where the query's terms are common (read score by score) and windows where
+    /// they are rare (visited by their marks), side by side in one index: every third
+    /// window's documents all have them, the others' only one in `stride`.
+    #[test]
+    fn dense_and_sparse_windows_rank_as_scoring_every_document(
+        docs in docs(400),
+        stride in 2usize..40,
+        remove_every in 0usize..5,
+        query in prop::collection::vec(13usize..26, 1..8),
+        limit in 1usize..25,
+    ) {
+        // Words 0..13 for every document; words 13..26, which queries are made of, only
+        // for the documents chosen.
+        let docs: Docs = docs
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, description, argument))| {
+                let chosen = (i / 64) % 3 == 0 || i % stride == 0;
+                let pick = |words: Vec<usize>| -> Vec<usize> {
+                    words.into_iter().map(|w| if chosen { w % 26 } else { w % 13 }).collect()
+                };
+                (pick(name), pick(description), pick(argument))
+            })
+            .collect();
+        let index = index_of(&docs, remove_every);
+        let query = text(&query);
+        assert_same(&index, &query, limit)?;
+        assert_same(&index, &query, usize::MAX)?;
+    }
+
     /// The weights are BM25's IDF of the live documents containing each term.
     #[test]
     fn weights_follow_the_live_document_frequency(
