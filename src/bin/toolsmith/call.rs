@@ -1,7 +1,7 @@
 //! `toolsmith call NAME JSON`: one call, run here.
 
 use serde_json::Value;
-use toolsmith::{ToolArguments, ToolCallRequest};
+use toolsmith::ToolArguments;
 
 use crate::Failure;
 use crate::cli::CallArgs;
@@ -14,8 +14,7 @@ pub async fn run(args: CallArgs) -> Result<(), Failure> {
         .map_err(|error| Failure(format!("the arguments are not JSON: {error}")))?;
     let arguments = ToolArguments::try_from(value)
         .map_err(|error| Failure(format!("the arguments are not usable: {error}")))?;
-    let request = ToolCallRequest::new("cli-1", args.name.as_str(), arguments);
-    let result = manager.execute_one(&request).await?;
+    let result = manager.execute_call(&args.name, &arguments).await?;
     manager.check_result(&args.name, &result)?;
     if result.is_error() {
         return Err(Failure(format!(

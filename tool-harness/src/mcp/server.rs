@@ -14,7 +14,7 @@ use serde_json::json;
 use toolsmith_core::shed::{ShedResult, shed_tool};
 use toolsmith_core::{
     CancellationToken, SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallManager,
-    ToolCallRequest, ToolCallResult, ToolError, closest_names,
+    ToolCallResult, ToolError, closest_names,
 };
 
 use super::call_result::{ResultShape, to_mcp};
@@ -100,7 +100,7 @@ impl McpServerOptions {
 ///   `command` argument), with title, `outputSchema` (from `returns`; a result that is not an
 ///   object is wrapped as `{"result": …}` for revisions before 2026-07-28) and annotations;
 ///   paginated, a cursor this server did not give being `-32602`.
-/// - `tools/call`: runs [`ToolCallManager::execute_one`] under a [`ToolCallContext`] whose
+/// - `tools/call`: runs [`ToolCallManager::execute_call`] under a [`ToolCallContext`] whose
 ///   token the client's `notifications/cancelled` fires (the call's future is dropped) and
 ///   whose progress reports become `notifications/progress` when the client sent a progress
 ///   token. Text comes back as text, structured results as `structuredContent` mirrored as
@@ -249,17 +249,17 @@ impl McpServer {
     }
 
     /// Runs one call under a context the client's cancellation and progress token reach.
+    /// The name and arguments are lent to the manager (`execute_call`): no request is built
+    /// only to be read.
     async fn run_call(
         &self,
-        request: &ToolCallRequest,
+        name: &str,
+        arguments: &ToolArguments,
         context: &RequestContext<RoleServer>,
     ) -> Result<ToolCallResult, ToolError> {
         let cancellation: CancellationToken = context.ct.clone();
-        let mut call_context = ToolCallContext::new(
-            request.id.as_str(),
-            request.name.as_str(),
-            cancellation.clone(),
-        );
+        let mut call_context =
+            ToolCallContext::new(context.id.to_string(), name, cancellation.clone());
         let forwarder = context
             .meta
             .get_progress_token()
@@ -268,16 +268,16 @@ impl McpServer {
             call_context = call_context.with_progress(forwarder.sink());
         }
         let outcome = tokio::select! {
-            outcome = call_context.scope(self.manager.execute_one(request)) => outcome,
+            outcome = call_context.scope(self.manager.execute_call(name, arguments)) => outcome,
             () = cancellation.cancelled() => Err(ToolError::Cancelled(format!(
-                "the client cancelled the call to '{}'", request.name
+                "the client cancelled the call to '{name}'"
             ))),
         };
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
         }
         match outcome {
-            Ok(result) => match self.manager.check_result(&request.name, &result) {
+            Ok(result) => match self.manager.check_result(name, &result) {
                 Ok(()) => Ok(result),
                 Err(broken) => Err(broken),
             },
@@ -359,8 +359,7 @@ impl ServerHandler for McpServer {
                 Err(ToolError::NotActive(name.to_owned()))
             } else {
                 let arguments = ToolArguments::from(request.arguments.unwrap_or_default());
-                let call = ToolCallRequest::new(context.id.to_string(), name, arguments);
-                self.run_call(&call, &context).await
+                self.run_call(name, &arguments, &context).await
             };
 
         // A shed call activates what it returns on this connection; the client re-lists.
