@@ -160,6 +160,37 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever the order of the offers, the top `k` is the first `k` of all of them
+        /// sorted by score, then name (scores from a few values, so that ties are many).
+        #[test]
+        fn keeps_what_sorting_everything_keeps(
+            scores in proptest::collection::vec(0u8..4, 1..60),
+            k in 1usize..12,
+        ) {
+            // Distinct names in an order unrelated to the offers' (37 is prime to 61).
+            let docs: Vec<Doc<usize>> = (0..scores.len())
+                .map(|i| doc(&format!("t{:02}", (i * 37) % 61), i))
+                .collect();
+            let mut top = TopK::new(k);
+            for (doc, &score) in docs.iter().zip(&scores) {
+                top.offer(f32::from(score), || doc);
+            }
+            let found: Vec<(String, f32)> = top
+                .into_hits()
+                .into_iter()
+                .map(|h| (h.name.to_string(), h.score))
+                .collect();
+            let mut all: Vec<(String, f32)> = docs
+                .iter()
+                .map(|d| (d.name.to_string(), f32::from(scores[d.entry])))
+                .collect();
+            all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            all.truncate(k);
+            proptest::prop_assert_eq!(found, all);
+        }
+    }
+
     #[test]
     fn threshold_is_unbounded_until_full() {
         let x = doc("x", 0);
