@@ -28,9 +28,17 @@ where
     let wanted_lower = wanted.to_lowercase();
     let similarity = Similarity::to(&wanted_lower);
     closest_by(known.into_iter().filter(|name| *name != wanted), |name| {
-        // Most names are lower case already: only the others are copied.
+        // Most names are lower case already: only the others are copied, on the stack when
+        // they are short ASCII (tool names are: at most 64 of `[A-Za-z0-9_-]`).
+        const SHORT: usize = 64;
         if is_lower_case(name) {
             similarity.of(name)
+        } else if name.is_ascii() && name.len() <= SHORT {
+            let mut lower = [0u8; SHORT];
+            let lower = &mut lower[..name.len()];
+            lower.copy_from_slice(name.as_bytes());
+            lower.make_ascii_lowercase();
+            similarity.of(std::str::from_utf8(lower).expect("ASCII is UTF-8"))
         } else {
             similarity.of(&name.to_lowercase())
         }
@@ -41,6 +49,10 @@ where
 /// lowercases to itself alone; a capital sigma, which lowercases by its place in a word, is
 /// not).
 pub(crate) fn is_lower_case(text: &str) -> bool {
+    // Tool names are ASCII: a byte test, not a Unicode table look-up a character.
+    if text.is_ascii() {
+        return !text.bytes().any(|b| b.is_ascii_uppercase());
+    }
     text.chars().all(|c| {
         let mut lower = c.to_lowercase();
         lower.next() == Some(c) && lower.next().is_none()
@@ -94,7 +106,7 @@ impl<'w> Similarity<'w> {
     /// common characters shows it without the quadratic Jaro.
     fn of(&self, lower: &str) -> f64 {
         let wanted = self.wanted;
-        if wanted.len() >= 3 && (lower.contains(wanted) || wanted.contains(lower)) {
+        if wanted.len() >= 3 && one_contains_the_other(wanted, lower) {
             return strsim::jaro_winkler(wanted, lower).max(0.9);
         }
         if !self.may_reach_threshold(lower) {
@@ -123,6 +135,17 @@ impl<'w> Similarity<'w> {
         // Two empty names are the same name (similarity 1).
         (self.chars == 0 && chars == 0)
             || (common > 0 && 10 * common * (self.chars + chars) >= 11 * self.chars * chars)
+    }
+}
+
+/// Whether `a` contains `b` or `b` contains `a`. Only the longer can contain the shorter:
+/// one search, not two (each sets up a searcher for its needle, a cost per name when
+/// thousands are compared).
+fn one_contains_the_other(a: &str, b: &str) -> bool {
+    if a.len() >= b.len() {
+        a.contains(b)
+    } else {
+        b.contains(a)
     }
 }
 
@@ -233,7 +256,51 @@ fn resolve<'a>(root: &'a Value, schema: &'a Value) -> Option<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    /// What `closest_names` answers, computed the plain way: every name lowercased by
+    /// `str::to_lowercase`, all scored ones sorted, then those about as close as the best.
+    fn closest_names_plainly<'a>(wanted: &str, known: &[&'a str]) -> Vec<&'a str> {
+        let similarity_to = wanted.to_lowercase();
+        let similarity = Similarity::to(&similarity_to);
+        let mut scored: Vec<(f64, &str)> = known
+            .iter()
+            .filter(|name| **name != wanted)
+            .map(|name| (similarity.of(&name.to_lowercase()), *name))
+            .filter(|(score, _)| *score >= MIN_SIMILARITY)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.dedup_by(|a, b| a.1 == b.1);
+        let best = scored.first().map_or(0.0, |s| s.0);
+        scored
+            .into_iter()
+            .take_while(|(score, _)| *score >= best - RELATIVE_MARGIN)
+            .take(MAX_SUGGESTIONS)
+            .map(|(_, name)| name)
+            .collect()
+    }
+
+    proptest! {
+        /// Names from a few pieces, in both cases and repeated, so that many are close.
+        #[test]
+        fn closest_names_answer_as_scoring_and_sorting_everything(
+            names in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(
+                    &["read", "Read", "file", "FILE", "_", "-", "x", "weather", "é", "Σ"][..]), 1..4),
+                0..40),
+            wanted in prop::collection::vec(prop::sample::select(
+                &["read", "file", "_", "wether", "REA", "x", "é"][..]), 1..4),
+        ) {
+            let names: Vec<String> = names.iter().map(|parts| parts.concat()).collect();
+            let known: Vec<&str> = names.iter().map(String::as_str).collect();
+            let wanted = wanted.concat();
+            prop_assert_eq!(
+                closest_names(&wanted, known.iter().copied()),
+                closest_names_plainly(&wanted, &known)
+            );
+        }
+    }
 
     #[test]
     fn suggests_close_names_best_first() {
@@ -283,7 +350,18 @@ mod tests {
 
     #[test]
     fn names_are_compared_in_lower_case_as_str_makes_it() {
-        for text in ["weather_2", "", "Weather", "\u{1c5}ar", "ΟΔΟΣ", "οδος", "İ"] {
+        for text in [
+            "weather_2",
+            "",
+            "Weather",
+            "a-B",
+            "_x9",
+            "ABC",
+            "\u{1c5}ar",
+            "ΟΔΟΣ",
+            "οδος",
+            "İ",
+        ] {
             assert_eq!(is_lower_case(text), text.to_lowercase() == text, "{text:?}");
         }
         // A final capital sigma lowercases to the final form, as `str::to_lowercase` does.
