@@ -44,6 +44,15 @@ type Touched = [u64; WINDOW / 64];
 /// (64 at a time, without branches) instead of by marks set in the adding loop.
 const DENSE_AFTER: usize = 8;
 
+/// Terms become non-essential (their lists no longer read through) only when the query's
+/// lists hold this many postings together. Below it every list is read: adding a posting
+/// costs a multiply-add, and dense windows pick their candidates without a branch, where a
+/// pruned term costs a galloping look-up per candidate. Reading everything was faster at
+/// every size measured, 100,000 tools included (docs/PERFORMANCE.md, session 11); pruning is
+/// kept for lists longer than any pool measured. Tests take a small value, so that both
+/// ways are checked against exhaustive scoring.
+const PRUNE_AFTER: usize = if cfg!(test) { 256 } else { 1 << 20 };
+
 /// What a search works in, kept per thread so that a query allocates nothing but its result.
 pub(super) struct Scratch {
     /// The query's terms (see [`LexicalIndex::query_terms`]).
@@ -110,8 +119,14 @@ impl<E> LexicalIndex<E> {
         debug_assert!(terms.iter().all(|term| term.weight > 0.0));
         let mut top = TopK::new(k);
         let mut essential = terms.len();
+        // Postings of the query's lists together: whether to prune at all.
+        let postings: usize = terms
+            .iter()
+            .map(|term| self.lists[term.term as usize].postings.len())
+            .sum();
+        let prune = postings >= PRUNE_AFTER;
         for start in (0..self.docs.len()).step_by(WINDOW) {
-            while essential > 0 && remaining[essential - 1] * slack < top.threshold() {
+            while prune && essential > 0 && remaining[essential - 1] * slack < top.threshold() {
                 essential -= 1;
             }
             if essential == 0 {
