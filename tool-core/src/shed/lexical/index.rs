@@ -6,10 +6,12 @@
 //! added against the average field lengths of a snapshot; scoring a posting is then one
 //! multiply-add. When the averages drift more than [`MAX_AVERAGE_DRIFT`] from the snapshot,
 //! every impact is recomputed (rare once a session's tools are in: a drift of a tenth takes
-//! a tenth more tools of unusual length). A query is scored document at a time with MaxScore
-//! pruning ([`max_score`]): once the best `limit` scores found so far cannot be reached by a
-//! document that only has the query's common, low-weight terms, those terms' lists are no
-//! longer read through, only looked into for the documents that can still rank.
+//! a tenth more tools of unusual length). A query is scored a window of documents at a time
+//! ([`max_score`]), every list of its terms read through; only when those lists are very
+//! long (more postings than any pool measured) does MaxScore pruning start: once the best
+//! `limit` scores found so far cannot be reached by a document that only has the query's
+//! common, low-weight terms, those terms' lists are no longer read through, only looked into
+//! for the documents that can still rank.
 
 use std::collections::HashMap;
 use std::sync::Arc;

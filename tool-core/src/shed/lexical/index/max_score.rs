@@ -17,6 +17,10 @@
 //! not at random, was a good part of a search. In a sparse window the adding loop marks each
 //! document met, a bit each, and the marks are visited.
 //!
+//! Pruning starts only past [`PRUNE_AFTER`] postings in the query's lists together: below,
+//! every term stays essential, which the measurements favoured at every size up to 100,000
+//! tools.
+//!
 //! A document's score is added in the query terms' order whichever way it is found
 //! (essential terms first, then the others, both in that order), so it is exactly the score
 //! of an exhaustive evaluation.
