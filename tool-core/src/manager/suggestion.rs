@@ -28,17 +28,9 @@ where
     let wanted_lower = wanted.to_lowercase();
     let similarity = Similarity::to(&wanted_lower);
     closest_by(known.into_iter().filter(|name| *name != wanted), |name| {
-        // Most names are lower case already: only the others are copied, on the stack when
-        // they are short ASCII (tool names are: at most 64 of `[A-Za-z0-9_-]`).
-        const SHORT: usize = 64;
+        // Most names are lower case already: only the others are copied.
         if is_lower_case(name) {
             similarity.of(name)
-        } else if name.is_ascii() && name.len() <= SHORT {
-            let mut lower = [0u8; SHORT];
-            let lower = &mut lower[..name.len()];
-            lower.copy_from_slice(name.as_bytes());
-            lower.make_ascii_lowercase();
-            similarity.of(std::str::from_utf8(lower).expect("ASCII is UTF-8"))
         } else {
             similarity.of(&name.to_lowercase())
         }
@@ -271,7 +263,7 @@ mod tests {
 
     proptest! {
         /// Names from a few pieces, in both cases and repeated, so that many are close: the
-        /// names lowercased on the stack or tested by byte are scored as `str` lowercases them.
+        /// names tested for capitals by byte are scored as `str` lowercases them.
         #[test]
         fn closest_names_answer_as_with_names_lowercased_by_str(
             names in prop::collection::vec(
