@@ -13,6 +13,7 @@ pub(crate) mod suggestion;
 use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -564,31 +565,14 @@ impl ToolCallManager {
         self.run_call((name, arguments))
     }
 
-    /// The body of [`execute_one`](Self::execute_one) and
+    /// The future of [`execute_one`](Self::execute_one) and
     /// [`execute_call`](Self::execute_call): the call's name and arguments are read from
-    /// `call` at each poll, so that its future holds `call` as given.
-    async fn run_call(&self, call: impl CallParts) -> Result<ToolCallResult, ToolError> {
-        if call.name() == SHED_TOOL_NAME {
-            // Boxed: the meta-tool's search state would otherwise grow every call's future.
-            return Box::pin(self.execute_shed(call.arguments())).await;
-        }
-        let mut suspended: Option<RunningCall> = None;
-        std::future::poll_fn(|cx| self.poll_call(call.name(), call.arguments(), &mut suspended, cx))
-            .await
-    }
-
-    /// One poll of a call of `execute_one` or `execute_call`: its first poll starts it.
-    #[inline]
-    fn poll_call(
-        &self,
-        name: &str,
-        arguments: &ToolArguments,
-        suspended: &mut Option<RunningCall>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<ToolCallResult, ToolError>> {
-        match suspended {
-            Some(call) => call.poll(name, cx),
-            None => self.start_one(name, arguments, suspended, cx),
+    /// `call` at each poll, so that the future holds `call` as given.
+    fn run_call<'a, C: CallParts<'a>>(&'a self, call: C) -> CallFuture<'a, C> {
+        CallFuture {
+            manager: self,
+            call,
+            state: CallState::Start,
         }
     }
 
@@ -647,46 +631,215 @@ impl ToolCallManager {
     }
 }
 
+/// The future of one call of [`ToolCallManager::execute_one`] or
+/// [`ToolCallManager::execute_call`], written out rather than an `async fn`: callers move it
+/// and poll it once for most calls, so it holds only the call, where it is, and what it is
+/// waiting for.
+struct CallFuture<'a, C> {
+    manager: &'a ToolCallManager,
+    call: C,
+    state: CallState<'a>,
+}
+
+/// Where a call is: not started, running a tool that suspended, running `shed`, or done.
+///
+/// Without drop glue of its own: what a running state holds is dropped by
+/// [`finish`](Self::finish), inlined, so that a call that never suspended (the usual one)
+/// pays a test of the state when its future is dropped, not a call of drop glue.
+enum CallState<'a> {
+    Start,
+    Running(ManuallyDrop<RunningCall>),
+    // Boxed: the meta-tool's search state would otherwise grow every call's future.
+    Shed(ManuallyDrop<ToolFuture<'a>>),
+    Done,
+}
+
+impl CallState<'_> {
+    /// Drops what the state holds, and leaves it `Done`.
+    #[inline(always)]
+    fn finish(&mut self) {
+        if matches!(self, Self::Running(_) | Self::Shed(_)) {
+            self.drop_running();
+        }
+    }
+
+    /// [`finish`](Self::finish) for a state that holds a future: out of line, as few calls
+    /// get there.
+    #[inline(never)]
+    fn drop_running(&mut self) {
+        match std::mem::replace(self, Self::Done) {
+            Self::Running(call) => drop(ManuallyDrop::into_inner(call)),
+            Self::Shed(shed) => drop(ManuallyDrop::into_inner(shed)),
+            Self::Start | Self::Done => {}
+        }
+    }
+}
+
+impl<C> Drop for CallFuture<'_, C> {
+    #[inline]
+    fn drop(&mut self) {
+        self.state.finish();
+    }
+}
+
+impl<'a, C: CallParts<'a>> CallFuture<'a, C> {
+    /// The first poll of a call of `shed`: its future is kept only when it suspends.
+    #[inline(never)]
+    fn start_shed(&mut self, cx: &mut Context<'_>) -> Poll<Result<ToolCallResult, ToolError>> {
+        let mut shed: ToolFuture<'a> = Box::pin(self.manager.execute_shed(self.call.arguments()));
+        let poll = shed.as_mut().poll(cx);
+        self.state = match poll {
+            Poll::Pending => CallState::Shed(ManuallyDrop::new(shed)),
+            Poll::Ready(_) => CallState::Done,
+        };
+        poll
+    }
+}
+
+impl<'a, C: CallParts<'a>> Future for CallFuture<'a, C> {
+    type Output = Result<ToolCallResult, ToolError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Every field is `Unpin` (references, the boxed futures and an `Arc`).
+        let this = self.get_mut();
+        let poll = match &mut this.state {
+            CallState::Start => {
+                let name = this.call.name();
+                if name == SHED_TOOL_NAME {
+                    return this.start_shed(cx);
+                }
+                let mut suspended = None;
+                let poll = this
+                    .manager
+                    .start_one(name, this.call.arguments(), &mut suspended, cx);
+                // Replaces `Start`, which holds nothing.
+                this.state = match suspended {
+                    Some(call) => CallState::Running(ManuallyDrop::new(call)),
+                    None => CallState::Done,
+                };
+                return poll;
+            }
+            CallState::Running(call) => call.poll(this.call.name(), cx),
+            CallState::Shed(shed) => shed.as_mut().poll(cx),
+            CallState::Done => panic!("a tool call's future polled after it finished"),
+        };
+        if poll.is_ready() {
+            this.state.finish();
+        }
+        poll
+    }
+}
+
 /// Where a call's tool name and arguments are read: a request (`execute_one`, whose future
 /// then holds one reference) or the two lent apart (`execute_call`). A future holding the
 /// name and arguments taken out of a request would be three words larger, and every caller
 /// moves it (+16 instructions a call, measured).
-trait CallParts: Send + Sync {
-    fn name(&self) -> &str;
-    fn arguments(&self) -> &ToolArguments;
+trait CallParts<'a>: Send + Sync + Unpin {
+    fn name(&self) -> &'a str;
+    fn arguments(&self) -> &'a ToolArguments;
 }
 
-impl CallParts for &ToolCallRequest {
+impl<'a> CallParts<'a> for &'a ToolCallRequest {
     #[inline]
-    fn name(&self) -> &str {
+    fn name(&self) -> &'a str {
         &self.name
     }
 
     #[inline]
-    fn arguments(&self) -> &ToolArguments {
+    fn arguments(&self) -> &'a ToolArguments {
         &self.arguments
     }
 }
 
-impl CallParts for (&str, &ToolArguments) {
+impl<'a> CallParts<'a> for (&'a str, &'a ToolArguments) {
     #[inline]
-    fn name(&self) -> &str {
+    fn name(&self) -> &'a str {
         self.0
     }
 
     #[inline]
-    fn arguments(&self) -> &ToolArguments {
+    fn arguments(&self) -> &'a ToolArguments {
         self.1
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::future::Future;
+    use std::pin::pin;
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll, Waker};
 
     use serde_json::json;
 
-    use crate::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallResult, scheme};
+    use crate::{
+        Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
+        scheme,
+    };
+
+    /// Counts its drops.
+    struct Dropped(Arc<AtomicUsize>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A tool whose calls wait until `open` is set, holding a [`Dropped`] meanwhile.
+    fn waiting_tool(drops: &Arc<AtomicUsize>, open: &Arc<AtomicUsize>) -> FnTool {
+        let (drops, open) = (Arc::clone(drops), Arc::clone(open));
+        FnTool::new("wait", "Wait.", Args::empty(), move |_: ToolArgs<'_>| {
+            let held = Dropped(Arc::clone(&drops));
+            let open = Arc::clone(&open);
+            std::future::poll_fn(move |_| {
+                let _ = &held;
+                if open.load(Ordering::SeqCst) == 0 {
+                    Poll::Pending
+                } else {
+                    Poll::Ready(Ok(ToolCallResult::text("done")))
+                }
+            })
+        })
+    }
+
+    #[test]
+    fn a_call_that_suspends_keeps_its_future_until_it_ends_or_is_dropped() {
+        let (drops, open) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let manager = ToolCallManager::new("s");
+        manager
+            .register(Arc::new(waiting_tool(&drops, &open)))
+            .unwrap();
+        let request = ToolCallRequest::new("1", "wait", ToolArguments::new());
+        let mut cx = Context::from_waker(Waker::noop());
+
+        // Dropped while suspended: the tool's future is dropped with it, once.
+        {
+            let mut call = pin!(manager.execute_one(&request));
+            assert!(call.as_mut().poll(&mut cx).is_pending());
+            assert!(call.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(drops.load(Ordering::SeqCst), 0);
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+
+        // Finished after suspending: the future is dropped when the call ends, not again
+        // when the call's own future is.
+        let mut call = pin!(manager.execute_one(&request));
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        open.store(1, Ordering::SeqCst);
+        match call.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok(result)) => assert_eq!(result.content.to_text(), "done"),
+            other => panic!("the call should have finished: {other:?}"),
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        // Polled again after it finished, as an `async fn` is: a panic, and no second run.
+        let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = call.as_mut().poll(&mut cx);
+        }));
+        assert!(again.is_err());
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
 
     #[test]
     fn schemas_are_compiled_on_first_use_only() {

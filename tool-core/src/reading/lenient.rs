@@ -171,7 +171,21 @@ impl<'de> Lenient<'de> {
     }
 
     /// The value as an integer: a JSON integer, an integral float, or a string holding one.
+    /// The common case, an integer that fits `i64`, is decided inline (an argument read is a
+    /// handful of instructions); the others go out of line.
+    #[inline]
     fn integer<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        if let Value::Number(n) = self.value
+            && let Some(i) = n.as_i64()
+        {
+            return visitor.visit_i64(i);
+        }
+        self.integer_otherwise(visitor)
+    }
+
+    /// [`integer`](Self::integer) of anything but an integer that fits `i64`.
+    #[inline(never)]
+    fn integer_otherwise<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value {
             Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
@@ -207,7 +221,21 @@ impl<'de> Lenient<'de> {
         }
     }
 
+    /// The value as a number: a JSON number, or a string holding a finite one. A JSON
+    /// number is read inline, as [`integer`](Self::integer) reads one.
+    #[inline]
     fn float<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        if let Value::Number(n) = self.value
+            && let Some(f) = n.as_f64()
+        {
+            return visitor.visit_f64(f);
+        }
+        self.float_otherwise(visitor)
+    }
+
+    /// [`float`](Self::float) of anything but a JSON number.
+    #[inline(never)]
+    fn float_otherwise<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value {
             Value::Number(n) => match n.as_f64() {
                 Some(f) => visitor.visit_f64(f),
@@ -231,6 +259,7 @@ fn measure(value: &Value) -> Result<(), Error> {
 
 macro_rules! integer_methods {
     ($($method:ident)*) => {$(
+        #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
             self.integer(visitor)
         }
@@ -260,10 +289,12 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
     integer_methods!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
         deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128);
 
+    #[inline]
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         self.float(visitor)
     }
 
+    #[inline]
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         self.float(visitor)
     }
