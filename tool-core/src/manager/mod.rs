@@ -432,6 +432,17 @@ impl ToolCallManager {
         self.registry.with_definitions(f)
     }
 
+    /// Runs `f` over every registered definition, in registration order, without holding up
+    /// changes: for work that needs no index kept in step with the registry (a `shed`
+    /// explanation), so that a registration never waits for a call.
+    pub(crate) fn definitions_in_order<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Iterator<Item = &Tool>) -> R,
+    ) -> R {
+        self.registry
+            .in_order(|entries| f(&mut entries.map(|entry| &*entry.definition)))
+    }
+
     pub(crate) fn entry(&self, name: &str) -> Option<Arc<RegisteredTool>> {
         self.registry.entry(name)
     }
@@ -802,6 +813,37 @@ mod tests {
                 }
             })
         })
+    }
+
+    #[test]
+    fn a_shed_call_that_finds_nothing_does_not_wait_for_a_change() {
+        let manager = Arc::new(ToolCallManager::new("s"));
+        for name in ["read_file", "write_file", "get_weather"] {
+            let tool = FnTool::new(name, "A tool.", Args::empty(), |_: ToolArgs<'_>| async {
+                Ok(ToolCallResult::text("ok"))
+            });
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        // A change in progress (as a registration holds one) while the call runs: the call's
+        // explanation (the closest names) must not wait for it.
+        let change = manager.registry.change();
+        let (done, finished) = std::sync::mpsc::channel();
+        let calling = Arc::clone(&manager);
+        std::thread::spawn(move || {
+            let request = ToolCallRequest::new(
+                "1",
+                crate::SHED_TOOL_NAME,
+                ToolArguments::try_from(json!({"description": "raed_flie"})).unwrap(),
+            );
+            let result = futures::executor::block_on(calling.execute_one(&request));
+            let _ = done.send(result.map(|result| result.content.to_text()));
+        });
+        let text = finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the call finished while a change was in progress")
+            .unwrap();
+        drop(change);
+        assert!(text.contains("read_file"), "{text}");
     }
 
     #[test]

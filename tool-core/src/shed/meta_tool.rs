@@ -377,8 +377,9 @@ impl ToolCallManager {
         let select = selected_names(description).is_some();
         // Found tools are dropped from the closest below: enough are kept for that.
         let cap = MAX_CLOSEST + found.tools.len();
-        // Worked out on the registered names themselves, not on copies of ten thousand.
-        let (mut closest, categories) = self.with_definitions(|tools| {
+        // Worked out on the registered names themselves, not on copies of ten thousand, and
+        // without holding up registrations meanwhile.
+        let (mut closest, categories) = self.definitions_in_order(|tools| {
             let mut names = Vec::new();
             let mut categories = BTreeSet::new();
             for tool in tools {
