@@ -240,7 +240,9 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
     };
     let runner = call.runner;
     let misread = |error: TokenStream| match runner {
-        Runner::Sync => quote!(#krate::Err(#error)),
+        // Returned from `execute_now` (every synchronous call is read there), so that the
+        // call's own result is the only value the body makes: it is written in place.
+        Runner::Sync => quote!(return #krate::Some(#krate::Err(#error))),
         Runner::Async | Runner::Blocking => quote!(#krate::finished(#krate::Err(#error))),
     };
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
