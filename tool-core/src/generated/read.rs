@@ -15,13 +15,15 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::tool::names::same_name;
 use crate::{ToolArgs, ToolError};
 
 /// Where one parameter's argument is in a call: its place among the arguments sent and its
 /// value, or nothing when it was not sent (or sent as `null`).
 #[derive(Debug, Clone, Copy)]
 pub struct Slot<'a> {
-    /// The argument's place in the order sent; `usize::MAX` when absent.
+    /// The argument's place in the order sent (among all arguments sent, `null`s
+    /// included); `usize::MAX` when absent.
     position: usize,
     /// The argument's value; `None` when absent.
     value: Option<&'a Value>,
@@ -37,20 +39,47 @@ impl Slot<'_> {
 
 /// The argument of each name in `names`, found in one pass over the arguments sent, in
 /// `names`' order.
+///
+/// Arguments sent in the order of `names` (the schema's, which models mostly follow) are
+/// taken each at its parameter's place, one comparison each; from the first one out of
+/// place, every argument is looked up by name ([`fill_slots`]).
 #[inline]
 pub fn slots<'a, const N: usize>(args: &ToolArgs<'a>, names: &[&str; N]) -> [Slot<'a>; N] {
     let mut slots = [Slot::ABSENT; N];
-    fill_slots(args, names, &mut slots);
+    let mut sent = args.arguments().as_map().iter();
+    for (index, wanted) in names.iter().enumerate() {
+        match sent.next() {
+            // The rest were not sent.
+            None => break,
+            Some((name, value)) if same_name(name, wanted) => {
+                if !value.is_null() {
+                    slots[index] = Slot {
+                        position: index,
+                        value: Some(value),
+                    };
+                }
+            }
+            Some(_) => {
+                fill_slots(args, names, &mut slots);
+                break;
+            }
+        }
+    }
+    // Arguments beyond the first `N`, when all `N` came in order, are none of `names` (a
+    // name is sent once at most): they are not read.
     slots
 }
 
-/// [`slots`] without the array's length in its type: one copy for every tool. Inlined into
-/// an optimised caller, where the names are constants, so that the search compares them in
-/// place rather than through `memcmp` calls.
-#[inline]
+/// [`slots`] by name, for arguments not sent in `names`' order; without the array's length
+/// in its type, one copy for every tool. Each slot's position is its argument's place among
+/// those sent (`null`s included), as in [`slots`].
+#[inline(never)]
 fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
-    for (position, (name, value)) in args.present().enumerate() {
-        if let Some(index) = names.iter().position(|wanted| *wanted == name) {
+    for (position, (name, value)) in args.arguments().as_map().iter().enumerate() {
+        if value.is_null() {
+            continue;
+        }
+        if let Some(index) = names.iter().position(|wanted| same_name(wanted, name)) {
             slots[index] = Slot {
                 position,
                 value: Some(value),
@@ -190,6 +219,59 @@ mod tests {
         assert!(err.ends_with("missing required argument 'a'"), "{err}");
         let err = read(json!({"a": 1, "b": null})).unwrap_err();
         assert!(err.ends_with("missing required argument 'b'"), "{err}");
+    }
+
+    /// Each name's argument, found plainly: its place among those sent and its value, when
+    /// sent and not `null`.
+    fn searched<'a>(
+        arguments: &'a ToolArguments,
+        names: &[&str],
+    ) -> Vec<(usize, Option<&'a Value>)> {
+        names
+            .iter()
+            .map(|wanted| {
+                arguments
+                    .iter()
+                    .enumerate()
+                    .find(|(_, (name, value))| name == wanted && !value.is_null())
+                    .map_or((usize::MAX, None), |(position, (_, value))| {
+                        (position, Some(value))
+                    })
+            })
+            .collect()
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Arguments in the parameters' order, out of it, with `null`s, missing or unknown
+        /// ones: every slot is what a plain search by name finds.
+        #[test]
+        fn slots_are_what_a_search_by_name_finds(
+            sent in prop::collection::vec(
+                (
+                    prop::sample::select(vec!["a", "b", "c", "d", "bb", "other"]),
+                    prop_oneof![Just(Value::Null), (0u8..3).prop_map(Value::from)],
+                ),
+                0..7,
+            ),
+            in_order in any::<bool>(),
+        ) {
+            let mut sent = sent;
+            if in_order {
+                // As models mostly send them: the parameters' order, maybe fewer, maybe more.
+                let rank = |name: &str| ["a", "b", "c", "d"].iter().position(|n| *n == name).unwrap_or(9);
+                sent.sort_by_key(|(name, _)| rank(name));
+            }
+            let arguments = ToolArguments::from_iter(sent.iter().map(|(k, v)| (*k, v.clone())));
+            let args = ToolArgs::new("f", &arguments);
+            let names = ["a", "b", "c", "d"];
+            let found: Vec<(usize, Option<&Value>)> = slots(&args, &names)
+                .iter()
+                .map(|slot| (slot.position, slot.value))
+                .collect();
+            prop_assert_eq!(found, searched(&arguments, &names));
+        }
     }
 
     #[test]
