@@ -9,7 +9,10 @@
 //! future is polled once in place, as an executor polls a task (each finishes on its first
 //! poll). For scale, the same run also measures the floor of any validated dispatch
 //! (`reference/validator_then_call`: a `jsonschema` validator compiled once for the tool, then
-//! the baseline; no registry, no panic containment, no result value).
+//! the baseline; no registry, no panic containment, no result value). The synchronous tool is
+//! also called with a fresh request a call, through `execute_call` with a borrowed name, and
+//! with its arguments out of the schema's order (`{"b": …, "a": …}`; models mostly follow
+//! the schema's order, which validation and reading take first).
 //!
 //! After criterion's measurements, the bench prints paired ratios: rounds of each variant,
 //! each timed right after a run of the baseline, in shuffled order, so that a machine whose
@@ -153,6 +156,21 @@ fn borrowed_calls<'a>(manager: &'a ToolCallManager, tool: &'static str) -> Calls
     })
 }
 
+/// The calls of the registered tool `tool` through `execute_one`, one request reused, with
+/// the arguments sent in the reverse of the schema's order (`{"b": …, "a": …}`): models mostly
+/// follow the schema's order, which validation and reading take first; this is the cost of
+/// the other case.
+fn reordered_calls<'a>(manager: &'a ToolCallManager, tool: &'static str) -> Calls<'a> {
+    Box::new(move |calls| {
+        let mut request = ToolCallRequest::new("call-1", tool, ToolArguments::new());
+        for _ in 0..calls {
+            let value = json!({"b": black_box(22), "a": black_box(20)});
+            request.arguments = ToolArguments::try_from(value).expect("an object");
+            black_box(dispatch_shared::first_poll(manager.execute_one(&request)).expect("valid"));
+        }
+    })
+}
+
 /// Everything the contestants share (the manager and the validator are shared by threads,
 /// as a server's would be).
 struct Arena {
@@ -191,6 +209,11 @@ impl Arena {
                     label: "execute_one/tool_fn_sync, a fresh request a call",
                     name: "sync_fresh_request",
                     calls: fresh_request_calls(&self.manager, "add_sync"),
+                },
+                Contestant {
+                    label: "execute_one/tool_fn_sync, arguments out of order",
+                    name: "sync_out_of_order",
+                    calls: reordered_calls(&self.manager, "add_sync"),
                 },
                 Contestant {
                     label: "execute_call/tool_fn_sync, borrowed name",

@@ -196,9 +196,12 @@ impl RegisteredTool {
         }
         let mut future = self.start(&arguments)?;
         let result = std::future::poll_fn(|cx| poll_contained(name, &mut future, cx)).await;
-        // Its block serves the next call's future.
-        recycle(future);
-        result
+        // Its block serves the next call's future. A panic as the future is dropped is the
+        // call's, as a panic while it ran is.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| recycle(future))) {
+            Ok(()) => result,
+            Err(payload) => Err(panicked(name, payload.as_ref())),
+        }
     }
 
     /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), when the tool
@@ -610,35 +613,43 @@ impl ToolCallManager {
         if let Some(answer) = entry.answer_now(name, &arguments) {
             return Poll::Ready(answer);
         }
-        let mut started = None;
-        let poll = if entry.timeout.is_none() {
-            // Started and polled under one panic guard: the usual call, which ends on its
-            // first poll, pays for one guard rather than two.
+        if entry.timeout.is_none() {
+            // Started, polled, and kept or recycled under one panic guard: the usual call,
+            // which ends on its first poll, pays for one guard rather than two, and its
+            // answer is the guard's (no copy on its way out).
             let tool = &*entry.tool;
-            std::panic::catch_unwind(AssertUnwindSafe(|| {
-                started
-                    .insert(tool.execute_lent(&arguments))
-                    .as_mut()
-                    .poll(cx)
+            return std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let mut future = tool.execute_lent(&arguments);
+                let poll = future.as_mut().poll(cx);
+                keep_or_recycle(entry, future, poll.is_pending(), suspended);
+                poll
             }))
-            .unwrap_or_else(|payload| Poll::Ready(Err(panicked(name, payload.as_ref()))))
-        } else {
-            match entry.start(&arguments) {
-                Ok(future) => poll_contained(name, started.insert(future), cx),
-                Err(err) => return Poll::Ready(Err(err)),
-            }
-        };
-        if let Some(future) = started {
-            if poll.is_pending() {
-                // SAFETY: `future` was started on `**entry`, the value the new reference
-                // points to.
-                *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
-            } else {
-                // Its block serves the next call's future.
-                recycle(future);
-            }
+            .unwrap_or_else(|payload| Poll::Ready(Err(panicked(name, payload.as_ref()))));
         }
+        let mut future = match entry.start(&arguments) {
+            Ok(future) => future,
+            Err(err) => return Poll::Ready(Err(err)),
+        };
+        let poll = poll_contained(name, &mut future, cx);
+        keep_or_recycle(entry, future, poll.is_pending(), suspended);
         poll
+    }
+}
+
+/// A started call's future after its first poll: kept in `suspended` with a reference to
+/// the tool when it suspended, else its block left to the next call's future.
+#[inline]
+fn keep_or_recycle(
+    entry: &Arc<RegisteredTool>,
+    future: ToolFuture<'_>,
+    pending: bool,
+    suspended: &mut Option<RunningCall>,
+) {
+    if pending {
+        // SAFETY: `future` was started on `**entry`, the value the new reference points to.
+        *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
+    } else {
+        recycle(future);
     }
 }
 
@@ -694,6 +705,20 @@ impl<C> Drop for CallFuture<'_, C> {
 }
 
 impl<'a, C: CallParts<'a>> CallFuture<'a, C> {
+    /// The end of a call that suspended: its future dropped, and `result` its answer, unless
+    /// the future panicked as it was dropped, which is the call's error as a panic while it
+    /// ran is. Out of line: most calls end on their first poll, without a future kept.
+    #[inline(never)]
+    fn finish_running(
+        &mut self,
+        result: Result<ToolCallResult, ToolError>,
+    ) -> Result<ToolCallResult, ToolError> {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.state.finish())) {
+            Ok(()) => result,
+            Err(payload) => Err(panicked(self.call.name(), payload.as_ref())),
+        }
+    }
+
     /// The first poll of a call of `shed`: its future is kept only when it suspends.
     #[inline(never)]
     fn start_shed(&mut self, cx: &mut Context<'_>) -> Poll<Result<ToolCallResult, ToolError>> {
@@ -734,10 +759,10 @@ impl<'a, C: CallParts<'a>> Future for CallFuture<'a, C> {
             CallState::Shed(shed) => shed.as_mut().poll(cx),
             CallState::Done => panic!("a tool call's future polled after it finished"),
         };
-        if poll.is_ready() {
-            this.state.finish();
+        match poll {
+            Poll::Ready(result) => Poll::Ready(this.finish_running(result)),
+            Poll::Pending => Poll::Pending,
         }
-        poll
     }
 }
 
@@ -844,6 +869,66 @@ mod tests {
             .unwrap();
         drop(change);
         assert!(text.contains("read_file"), "{text}");
+    }
+
+    /// Panics when dropped.
+    struct PanicsOnDrop;
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("dropped");
+        }
+    }
+
+    #[test]
+    fn a_future_that_panics_as_it_is_dropped_is_an_execution_error() {
+        let manager = ToolCallManager::new("s");
+        let tool = FnTool::new("drops", "Drop.", Args::empty(), |_: ToolArgs<'_>| {
+            let held = PanicsOnDrop;
+            std::future::poll_fn(move |_| {
+                let _ = &held;
+                Poll::Ready(Ok(ToolCallResult::text("done")))
+            })
+        });
+        manager.register(Arc::new(tool)).unwrap();
+        let request = ToolCallRequest::new("1", "drops", ToolArguments::new());
+        // Finished on its first poll, the future is dropped inside the call's panic guard:
+        // the panic is the call's error, naming the tool, not the caller's.
+        let err = futures::executor::block_on(manager.execute_one(&request)).unwrap_err();
+        assert_eq!(err.to_string(), "Tool 'drops' failed: panicked: dropped");
+        // The same when the future ends on a later poll, and in a batch.
+        let later = FnTool::new("drops_later", "Drop.", Args::empty(), |_: ToolArgs<'_>| {
+            let held = PanicsOnDrop;
+            let mut polled = false;
+            std::future::poll_fn(move |cx| {
+                let _ = &held;
+                if std::mem::replace(&mut polled, true) {
+                    Poll::Ready(Ok(ToolCallResult::text("done")))
+                } else {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+            })
+        });
+        manager.register(Arc::new(later)).unwrap();
+        let request = ToolCallRequest::new("2", "drops_later", ToolArguments::new());
+        let err = futures::executor::block_on(manager.execute_one(&request)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Tool 'drops_later' failed: panicked: dropped"
+        );
+        let batch = [
+            ToolCallRequest::new("3", "drops", ToolArguments::new()),
+            ToolCallRequest::new("4", "drops_later", ToolArguments::new()),
+        ];
+        let outcomes = futures::executor::block_on(manager.execute_batch(&batch));
+        for outcome in &outcomes {
+            let err = outcome.result.as_ref().unwrap_err();
+            assert!(
+                err.to_string().ends_with("failed: panicked: dropped"),
+                "{err}"
+            );
+        }
     }
 
     #[test]
