@@ -188,9 +188,7 @@ impl<'de> Lenient<'de> {
     fn integer_otherwise<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value {
             Value::Number(n) => {
-                if let Some(i) = n.as_i64() {
-                    visitor.visit_i64(i)
-                } else if let Some(u) = n.as_u64() {
+                if let Some(u) = n.as_u64() {
                     visitor.visit_u64(u)
                 } else {
                     // A whole float is the integer it is, at any magnitude a 64-bit
@@ -233,14 +231,10 @@ impl<'de> Lenient<'de> {
         self.float_otherwise(visitor)
     }
 
-    /// [`float`](Self::float) of anything but a JSON number.
+    /// [`float`](Self::float) of anything but a JSON number an `f64` holds.
     #[inline(never)]
     fn float_otherwise<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value {
-            Value::Number(n) => match n.as_f64() {
-                Some(f) => visitor.visit_f64(f),
-                None => Err(self.invalid(&visitor)),
-            },
             Value::String(s) => match s.trim().parse::<f64>() {
                 Ok(f) if f.is_finite() => visitor.visit_f64(f),
                 _ => Err(self.invalid(&visitor)),
