@@ -1,5 +1,6 @@
-//! How generated code reads its arguments: one pass over the arguments sent, here and not
-//! generic, finds each parameter's value by name ([`slots`]); each parameter is then read by a
+//! How generated code reads its arguments: one pass over the arguments sent finds each
+//! parameter's value ([`slots`]: at its place when the arguments come in the parameters'
+//! order, as models mostly send them, else by name); each parameter is then read by a
 //! method generic only over its type ([`Misreads::required`], [`Misreads::defaulted`]), so
 //! that every tool taking an `f64` shares one copy of reading it, and the error to report
 //! stays in [`Misreads`]. What is left in each tool is a table of names, a call per parameter
@@ -184,6 +185,7 @@ impl Misreads {
 mod tests {
     use super::*;
     use crate::ToolArguments;
+    use proptest::prelude::*;
     use serde_json::json;
 
     /// What generated code for `fn f(a: u8, b: u8, c: Option<u8>)` does.
@@ -240,8 +242,6 @@ mod tests {
             })
             .collect()
     }
-
-    use proptest::prelude::*;
 
     proptest! {
         /// Arguments in the parameters' order, out of it, with `null`s, missing or unknown
