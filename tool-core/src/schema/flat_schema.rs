@@ -166,8 +166,8 @@ impl FlatSchema {
         seen & self.required == self.required
     }
 
-    /// The property `key` when it is not where the schema's order puts it. Out of line, to
-    /// keep the loop above small.
+    /// The property `key`, looked up for an argument out of the schema's order (by
+    /// [`accepts_rest`](Self::accepts_rest)). Out of line, to keep that loop small.
     #[inline(never)]
     fn position_of(&self, key: &str) -> Option<usize> {
         self.properties.iter().position(|p| same_name(&p.name, key))

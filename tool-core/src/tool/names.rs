@@ -43,7 +43,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 /// two: up to 16 bytes they are compared here, which costs less than the call to `bcmp` that
 /// `==` makes: from 4 bytes as two loads a side that cover every byte between them, below
 /// that byte by byte.
-#[inline(always)]
+#[inline]
 pub(crate) fn same_name(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let n = a.len();
