@@ -93,30 +93,60 @@ fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> 
     })
 }
 
-// The execution methods are written by the core's `execute!` (its signatures once there,
-// not in every expansion): these hand it the bodies. The arguments are lent to a body as
-// `__toolsmith_arguments`.
+/// `ToolImpl::execute_lent`, and `execute` (the core's `execute!`) lending it its arguments,
+/// for a tool whose calls `execute_now` answers. `body` evaluates to the boxed future, with
+/// the arguments lent as `__toolsmith_arguments`.
+fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
+    // The result conversion is spanned at the user's return type (for its errors), so lints
+    // would see it as the user's code: these are about the generated code, not theirs.
+    quote! {
+        #krate::execute!();
 
-/// `ToolImpl::execute_lent`, and `execute` lending it its arguments, for a tool whose calls
-/// `execute_now` answers: its answer as a finished future.
-fn lent_through_now(krate: &TokenStream, name: &str) -> TokenStream {
-    quote!(#krate::execute!(now #name);)
+        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+        fn execute_lent<'__toolsmith_tool>(
+            &'__toolsmith_tool self,
+            __toolsmith_arguments: &#krate::ToolArguments,
+        ) -> #krate::ToolFuture<'__toolsmith_tool> {
+            #body
+        }
+    }
 }
 
 /// `ToolImpl::start_call` for a tool with `async` (or blocking) calls, and `execute_lent`
-/// and `execute` through it. `body` evaluates to the `CallStart`, with the first poll, if
+/// and `execute` through it (the core's `execute!(started)`). `body` evaluates to the
+/// `CallStart`, with the arguments lent as `__toolsmith_arguments` and the first poll, if
 /// any, as `__toolsmith_first_poll`.
 fn start_call_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     quote! {
-        #krate::execute!(start self, __toolsmith_arguments, __toolsmith_first_poll, { #body });
+        #krate::execute!(started);
+
+        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+        fn start_call<'__toolsmith_tool>(
+            &'__toolsmith_tool self,
+            __toolsmith_arguments: &#krate::ToolArguments,
+            __toolsmith_first_poll: #krate::Option<&mut #krate::Context<'_>>,
+        ) -> #krate::CallStart<'__toolsmith_tool> {
+            #body
+        }
     }
 }
 
 /// `ToolImpl::execute_now`: `body` evaluates to the `Option` of the finished result.
 fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     quote! {
-        #krate::execute!(answer self, __toolsmith_arguments, { #body });
+        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+        fn execute_now(
+            &self,
+            __toolsmith_arguments: &#krate::ToolArguments,
+        ) -> #krate::Option<#krate::Result<#krate::ToolCallResult, #krate::ToolError>> {
+            #body
+        }
     }
+}
+
+/// `execute_lent` for a call that `execute_now` answers: the finished result as a future.
+fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
+    quote!(#krate::run_now(self, #name, __toolsmith_arguments))
 }
 
 /// The generated `ToolImpl` for `target`: its definition (`definition` builds it),
@@ -401,7 +431,7 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     // arguments; `execute_lent` goes through it. Any other is started by `start_call`.
     let (execute, execute_now) = if runner == Runner::Sync {
         (
-            lent_through_now(&krate, name),
+            execute_fn(&krate, execute_through_now(&krate, name)),
             Some(execute_now_fn(&krate, quote!(#krate::Some(#call_expr)))),
         )
     } else {
@@ -684,7 +714,7 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
         )
     });
     let execute = if async_arms.is_empty() {
-        lent_through_now(&krate, name)
+        execute_fn(&krate, execute_through_now(&krate, name))
     } else {
         let read = read_command(
             quote!(__toolsmith_arguments),

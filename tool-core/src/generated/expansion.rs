@@ -76,21 +76,10 @@ macro_rules! __toolsmith_conversion {
     }};
 }
 
-/// The execution methods of a generated tool's `ToolImpl`, written out here once rather than
-/// by the proc macro for every tool (it hands back only the bodies: an incremental build pays
-/// for every token a proc macro returns, and the signatures were a tenth of them).
-///
-/// - `()`: `execute`, which lends its arguments to the tool's `execute_lent` (declared the
-///   way `#[async_trait]` declares it, written out once rather than expanded by
-///   `async_trait` for every tool);
-/// - `(now "name")`: with it, `execute_lent` for a tool whose calls `execute_now` answers:
-///   the answer as a finished future;
-/// - `(answer self, arguments, { body })`: `execute_now`, the body reading `arguments`;
-/// - `(start self, arguments, first_poll, { body })`: `start_call`, the body reading
-///   `arguments` and polling in `first_poll`, with `execute` and `execute_lent` through it.
-///
-/// `self` and the parameters' names are given by the caller, as its body uses them (a name
-/// written here would not be the body's: macro hygiene).
+/// `ToolImpl::execute` of a generated tool, which lends its arguments to the tool's
+/// `execute_lent` (declared the way `#[async_trait]` declares it, written out here once rather
+/// than expanded by `async_trait` for every tool). With `started`, also `execute_lent`, for a
+/// tool that implements `start_call`: the call started there, not polled.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __toolsmith_execute {
@@ -106,31 +95,7 @@ macro_rules! __toolsmith_execute {
             $crate::__private::expansion::ToolImpl::execute_lent(self, &arguments)
         }
     };
-    (now $name:literal) => {
-        $crate::__toolsmith_execute!();
-
-        fn execute_lent<'tool>(
-            &'tool self,
-            arguments: &$crate::__private::expansion::ToolArguments,
-        ) -> $crate::__private::expansion::ToolFuture<'tool> {
-            $crate::__private::expansion::run_now(self, $name, arguments)
-        }
-    };
-    (answer $this:tt, $arguments:ident, $body:block) => {
-        // The result conversion is spanned at the user's return type (for its errors), so
-        // lints would see it as the user's code: these are about the generated code.
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
-        fn execute_now(
-            &$this,
-            $arguments: &$crate::__private::expansion::ToolArguments,
-        ) -> $crate::__private::expansion::Option<
-            $crate::__private::expansion::Result<
-                $crate::__private::expansion::ToolCallResult,
-                $crate::__private::expansion::ToolError,
-            >,
-        > $body
-    };
-    (start $this:tt, $arguments:ident, $first_poll:ident, $body:block) => {
+    (started) => {
         $crate::__toolsmith_execute!();
 
         fn execute_lent<'tool>(
@@ -145,15 +110,5 @@ macro_rules! __toolsmith_execute {
                 ),
             )
         }
-
-        // As for `answer`.
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
-        fn start_call<'tool>(
-            &'tool $this,
-            $arguments: &$crate::__private::expansion::ToolArguments,
-            $first_poll: $crate::__private::expansion::Option<
-                &mut $crate::__private::expansion::Context<'_>,
-            >,
-        ) -> $crate::__private::expansion::CallStart<'tool> $body
     };
 }
