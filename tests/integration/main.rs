@@ -10,7 +10,6 @@ mod batch;
 mod bound_tools;
 mod deep_nesting;
 mod dispatch_properties;
-mod first_poll;
 mod integer_bounds;
 mod macro_properties;
 mod macro_retries;

@@ -101,7 +101,7 @@ pub use tool::names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
 pub use tool::nesting::{MAX_JSON_DEPTH, json_text_too_deep};
 pub use tool::request::{ExecutionHint, ToolCallRequest};
 pub use tool::result::{ToolCallResult, UserModelContent};
-pub use tool::tool_impl::{CallStart, ToolFuture, ToolImpl};
+pub use tool::tool_impl::{ToolFuture, ToolImpl};
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 // The entry points whose generated code names this crate (`toolsmith` re-exports the ones
 // naming itself).

@@ -93,9 +93,8 @@ fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> 
     })
 }
 
-/// `ToolImpl::execute_lent`, and `execute` (the core's `execute!`) lending it its arguments,
-/// for a tool whose calls `execute_now` answers. `body` evaluates to the boxed future, with
-/// the arguments lent as `__toolsmith_arguments`.
+/// `ToolImpl::execute_lent`, and `execute` (the core's `execute!`) lending it its arguments.
+/// `body` evaluates to the boxed future, with the arguments lent as `__toolsmith_arguments`.
 fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     // The result conversion is spanned at the user's return type (for its errors), so lints
     // would see it as the user's code: these are about the generated code, not theirs.
@@ -107,25 +106,6 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
             &'__toolsmith_tool self,
             __toolsmith_arguments: &#krate::ToolArguments,
         ) -> #krate::ToolFuture<'__toolsmith_tool> {
-            #body
-        }
-    }
-}
-
-/// `ToolImpl::start_call` for a tool with `async` (or blocking) calls, and `execute_lent`
-/// and `execute` through it (the core's `execute!(started)`). `body` evaluates to the
-/// `CallStart`, with the arguments lent as `__toolsmith_arguments` and the first poll, if
-/// any, as `__toolsmith_first_poll`.
-fn start_call_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
-    quote! {
-        #krate::execute!(started);
-
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
-        fn start_call<'__toolsmith_tool>(
-            &'__toolsmith_tool self,
-            __toolsmith_arguments: &#krate::ToolArguments,
-            __toolsmith_first_poll: #krate::Option<&mut #krate::Context<'_>>,
-        ) -> #krate::CallStart<'__toolsmith_tool> {
             #body
         }
     }
@@ -150,8 +130,7 @@ fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
 }
 
 /// The generated `ToolImpl` for `target`: its definition (`definition` builds it),
-/// `execute` and `execute_lent` (with `start_call` when some calls are `async`, and
-/// `execute_now` when some are synchronous), and the
+/// `execute` and `execute_lent` (and `execute_now` when some calls are synchronous), and the
 /// time limit and retries `attr` sets.
 fn tool_impl(
     krate: &TokenStream,
@@ -194,9 +173,8 @@ enum Runner {
     Blocking,
 }
 
-/// One call of a tool function or command method: for an `async` or blocking function an
-/// expression of its `CallStart`, for a synchronous one the expression of its finished
-/// result.
+/// One call of a tool function or command method: for an `async` or blocking function a
+/// boxed-future expression, for a synchronous one the expression of its finished result.
 struct Call<'a> {
     name: &'a str,
     /// The function (`add`) or method (`self.add`) to call.
@@ -243,25 +221,13 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
         let call_target = quote!(#target(#(#call_args),*));
         let run = match call.runner {
             // A `&str` argument is lent from a `String` the future must own.
-            Runner::Async if borrows => quote! {
-                #krate::start(
-                    #name,
-                    async move { #call_target.await },
-                    #conversion,
-                    __toolsmith_first_poll,
-                )
-            },
-            Runner::Async => {
-                quote!(#krate::start(#name, #call_target, #conversion, __toolsmith_first_poll))
+            Runner::Async if borrows => {
+                quote!(#krate::start(#name, async move { #call_target.await }, #conversion))
             }
-            Runner::Blocking => quote! {
-                #krate::start_blocking(
-                    #name,
-                    move || #call_target,
-                    #conversion,
-                    __toolsmith_first_poll,
-                )
-            },
+            Runner::Async => quote!(#krate::start(#name, #call_target, #conversion)),
+            Runner::Blocking => {
+                quote!(#krate::start_blocking(#name, move || #call_target, #conversion))
+            }
             Runner::Sync => quote!((#conversion).apply(#call_target, #name)),
         };
         // The locals are bound as the call starts, outside its future or closure.
@@ -277,7 +243,7 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
         // Returned from `execute_now` (every synchronous call is read there), so that the
         // call's own result is the only value the body makes: it is written in place.
         Runner::Sync => quote!(return #krate::Some(#krate::Err(#error))),
-        Runner::Async | Runner::Blocking => quote!(#krate::finished(#error)),
+        Runner::Async | Runner::Blocking => quote!(#krate::finished(#krate::Err(#error))),
     };
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
     let read = args::read_expr(krate, &reader, call.fields, finish, misread);
@@ -428,14 +394,14 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     };
     let call_expr = call_expr(&krate, &call);
     // A synchronous function is answered by `execute_now`, without a future or a copy of the
-    // arguments; `execute_lent` goes through it. Any other is started by `start_call`.
+    // arguments; `execute_lent` goes through it.
     let (execute, execute_now) = if runner == Runner::Sync {
         (
             execute_fn(&krate, execute_through_now(&krate, name)),
             Some(execute_now_fn(&krate, quote!(#krate::Some(#call_expr)))),
         )
     } else {
-        (start_call_fn(&krate, call_expr), None)
+        (execute_fn(&krate, call_expr), None)
     };
 
     // The same `ToolImpl` body serves the unit struct (no `#[ctx]`) and the struct that holds
@@ -678,16 +644,16 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
         }
     };
     let unknown = quote! {
-        #krate::ToolError::invalid_arguments(
+        #krate::Err(#krate::ToolError::invalid_arguments(
             #name,
             ::std::format!(
                 "/command: unknown command {:?}; valid commands are {}",
                 other, #listed,
             ),
-        )
+        ))
     };
-    // Synchronous commands (and every call `start_call` cannot start: no or an unknown
-    // `command`) are answered by `execute_now`; `start_call` starts the `async` ones.
+    // Synchronous commands (and every call `execute_lent` cannot start: no or an unknown
+    // `command`) are answered by `execute_now`; `execute_lent` starts the `async` ones.
     let execute_now = (!sync_arms.is_empty()).then(|| {
         let read = read_command(
             quote!(__toolsmith_arguments),
@@ -708,24 +674,25 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
                 match __toolsmith_command.as_str() {
                     #(#sync_arms)*
                     #async_arm
-                    other => #krate::Some(#krate::Err(#unknown)),
+                    other => #krate::Some(#unknown),
                 }
             },
         )
     });
+    let through_now = execute_through_now(&krate, name);
     let execute = if async_arms.is_empty() {
-        execute_fn(&krate, execute_through_now(&krate, name))
+        execute_fn(&krate, through_now)
     } else {
         let read = read_command(
             quote!(__toolsmith_arguments),
-            quote!(#krate::finished(error)),
+            quote!(#krate::finished(#krate::Err(error))),
         );
         let others = if sync_arms.is_empty() {
             quote!(other => #krate::finished(#unknown),)
         } else {
-            quote!(_ => #krate::started_now(self, #name, __toolsmith_arguments),)
+            quote!(_ => #through_now,)
         };
-        start_call_fn(
+        execute_fn(
             &krate,
             quote! {
                 #read

@@ -9,17 +9,16 @@
 
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
-pub use ::core::task::Context;
 
 pub use crate::{__toolsmith_conversion as conversion, __toolsmith_execute as execute};
 
 pub use crate::generated::call::{
-    call_context, command_name, definition, finished, run_now, start, start_blocking, started_now,
+    call_context, command_name, definition, finished, run_now, start, start_blocking,
 };
 pub use crate::generated::read::{Misreads, slots};
 pub use crate::generated::result_conversion::{ReturnType, Returned};
 pub use crate::{
-    Args, ArgsObject, ArgsSchema, CallStart, FromSessionParts, FromToolArgs, SessionParts, Tool,
+    Args, ArgsObject, ArgsSchema, FromSessionParts, FromToolArgs, SessionParts, Tool,
     ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolCommands, ToolConstructor,
     ToolDefinition, ToolError, ToolFuture, ToolImpl, ToolRetryConfig, UnbuiltTool,
 };
@@ -78,8 +77,7 @@ macro_rules! __toolsmith_conversion {
 
 /// `ToolImpl::execute` of a generated tool, which lends its arguments to the tool's
 /// `execute_lent` (declared the way `#[async_trait]` declares it, written out here once rather
-/// than expanded by `async_trait` for every tool). With `started`, also `execute_lent`, for a
-/// tool that implements `start_call`: the call started there, not polled.
+/// than expanded by `async_trait` for every tool).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __toolsmith_execute {
@@ -93,22 +91,6 @@ macro_rules! __toolsmith_execute {
             Self: 'async_trait,
         {
             $crate::__private::expansion::ToolImpl::execute_lent(self, &arguments)
-        }
-    };
-    (started) => {
-        $crate::__toolsmith_execute!();
-
-        fn execute_lent<'tool>(
-            &'tool self,
-            arguments: &$crate::__private::expansion::ToolArguments,
-        ) -> $crate::__private::expansion::ToolFuture<'tool> {
-            $crate::__private::expansion::CallStart::into_future(
-                $crate::__private::expansion::ToolImpl::start_call(
-                    self,
-                    arguments,
-                    $crate::__private::expansion::None,
-                ),
-            )
         }
     };
 }

@@ -31,8 +31,8 @@ use crate::shed::ToolDiscovery;
 use crate::shed::rendered_summary::RenderedSummary;
 use crate::tool::future_block::recycle;
 use crate::{
-    CallStart, SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult,
-    ToolDeclarations, ToolError, ToolImpl, check_name,
+    SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
+    ToolError, ToolImpl, check_name,
 };
 
 /// Why a tool could not be registered.
@@ -614,19 +614,15 @@ impl ToolCallManager {
             return Poll::Ready(answer);
         }
         if entry.timeout.is_none() {
-            // Started and polled by the tool (`start_call`: a `#[tool_fn]` tool polls its
-            // future by a static call and takes a finished one apart in place), under one
-            // panic guard: the usual call, which ends on its first poll, pays for one guard
-            // rather than two, and its answer is the guard's (no copy on its way out).
+            // Started, polled, and kept or recycled under one panic guard: the usual call,
+            // which ends on its first poll, pays for one guard rather than two, and its
+            // answer is the guard's (no copy on its way out).
             let tool = &*entry.tool;
             return std::panic::catch_unwind(AssertUnwindSafe(|| {
-                match tool.start_call(&arguments, Some(cx)) {
-                    CallStart::Finished(result) => Poll::Ready(result),
-                    CallStart::Running(future) => {
-                        keep_running(entry, future, suspended);
-                        Poll::Pending
-                    }
-                }
+                let mut future = tool.execute_lent(&arguments);
+                let poll = future.as_mut().poll(cx);
+                keep_or_recycle(entry, future, poll.is_pending(), suspended);
+                poll
             }))
             .unwrap_or_else(|payload| Poll::Ready(Err(panicked(name, payload.as_ref()))));
         }
@@ -635,25 +631,26 @@ impl ToolCallManager {
             Err(err) => return Poll::Ready(Err(err)),
         };
         let poll = poll_contained(name, &mut future, cx);
-        if poll.is_pending() {
-            keep_running(entry, future, suspended);
-        } else {
-            recycle(future);
-        }
+        keep_or_recycle(entry, future, poll.is_pending(), suspended);
         poll
     }
 }
 
-/// A started call's future that suspended on its first poll, kept in `suspended` with a
-/// reference to the tool.
+/// A started call's future after its first poll: kept in `suspended` with a reference to
+/// the tool when it suspended, else its block left to the next call's future.
 #[inline]
-fn keep_running(
+fn keep_or_recycle(
     entry: &Arc<RegisteredTool>,
     future: ToolFuture<'_>,
+    pending: bool,
     suspended: &mut Option<RunningCall>,
 ) {
-    // SAFETY: `future` was started on `**entry`, the value the new reference points to.
-    *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
+    if pending {
+        // SAFETY: `future` was started on `**entry`, the value the new reference points to.
+        *suspended = Some(unsafe { RunningCall::new(Arc::clone(entry), future) });
+    } else {
+        recycle(future);
+    }
 }
 
 /// The future of one call of [`ToolCallManager::execute_one`] or

@@ -28,7 +28,7 @@ impl RunningCall {
     /// # Safety
     ///
     /// `future` must borrow nothing but the `RegisteredTool` that `tool` points to (as the
-    /// future of `RegisteredTool::start` or `ToolImpl::start_call` on that value does).
+    /// future of `RegisteredTool::start` on that value does).
     pub(crate) unsafe fn new(tool: Arc<RegisteredTool>, future: ToolFuture<'_>) -> Self {
         // SAFETY: only the lifetime changes. What the future borrows is `*tool`, which the
         // `Arc` keeps at its address for as long as this value lives, and the future is
