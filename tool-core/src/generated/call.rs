@@ -33,11 +33,14 @@ where
 {
     // In the block of a finished future of the same layout when the thread keeps one (the
     // manager recycles finished futures): no allocation for the usual call.
-    crate::tool::future_block::boxed(Converting {
-        future,
-        conversion,
-        tool,
-    })
+    crate::tool::future_block::box_in_block!(
+        Converting {
+            future,
+            conversion,
+            tool,
+        },
+        Converting<Fut, T, E>
+    )
 }
 
 /// A function's future and the conversion of its output: written out rather than an
@@ -53,12 +56,15 @@ impl<Fut: Future, T, E> Future for Converting<Fut, T, E> {
     type Output = Result<ToolCallResult, ToolError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Transmutes rather than `Pin::get_unchecked_mut` and `Pin::new_unchecked`: those are
+        // functions instantiated for every tool's types, compiled in every debug build, and
+        // `Pin<P>` is guaranteed the layout of `P`.
         // SAFETY: `future` is pinned with `self` (structural pinning): it is never moved out
         // of `self`, `Converting` has no `Drop` of its own, and it is `Unpin` only when
         // `Fut` is. `conversion` and `tool` are `Copy`, not pinned.
-        let this = unsafe { self.get_unchecked_mut() };
+        let this = unsafe { std::mem::transmute::<Pin<&mut Self>, &mut Self>(self) };
         let (conversion, tool) = (this.conversion, this.tool);
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let future = unsafe { std::mem::transmute::<&mut Fut, Pin<&mut Fut>>(&mut this.future) };
         match future.poll(cx) {
             Poll::Ready(output) => Poll::Ready(conversion.apply(output, tool)),
             Poll::Pending => Poll::Pending,

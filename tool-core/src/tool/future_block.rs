@@ -7,7 +7,7 @@
 //! of the same size and alignment (the same tool's, in the usual run of calls) in that
 //! block rather than asking the allocator. Any other future is boxed as `Box::pin` does.
 
-use std::alloc::{Layout, dealloc};
+use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -34,31 +34,69 @@ impl Drop for SpareBlock {
     }
 }
 
-/// `future`, boxed: in the thread's spare block when that has `F`'s layout, else as
-/// `Box::pin` boxes it.
+/// The trait object a [`ToolFuture`] boxes.
+pub(crate) type FutureObject<'a> =
+    dyn Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a;
+
+/// `future`, boxed: in the thread's spare block when that has `F`'s layout, else in a new
+/// allocation, as `Box::pin` boxes it.
 #[inline]
 pub(crate) fn boxed<'a, F>(future: F) -> ToolFuture<'a>
 where
     F: Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a,
 {
-    // What is generic here is compiled once per tool (each tool's future is a type of its
-    // own): the layout is a constant and the look-up a function of its own, so that neither
-    // is instantiated per tool.
-    match take_spare(const { Layout::new::<F>() }) {
-        Some(block) => {
-            let block = block.as_ptr() as *mut F;
-            // SAFETY: the block was allocated by the global allocator with `F`'s layout
-            // (size and alignment: a zero-sized future never leaves a block, see
-            // `recycle`), holds no value, and is owned by no one else once taken: writing
-            // `future` there makes it what `Box::new(future)` would have allocated. Boxed
-            // futures are pinned from here on, as `Box::pin` pins them.
-            unsafe {
-                block.write(future);
-                Pin::new_unchecked(Box::from_raw(block))
-            }
+    box_in_block!(future, F)
+}
+
+/// The body of [`boxed`] for a future `$future` of type `$ty`, as a macro so that
+/// `generated::call::start`, the one function each `async` tool instantiates, holds it
+/// rather than calling `boxed` (one more function per tool).
+///
+/// It calls nothing generic over `$ty` but the intrinsics, since each tool's future is a type
+/// of its own and all of this is compiled for every tool, in debug builds too: the layout is
+/// a constant, the block is found by a function of its own, the future is written with
+/// `ptr::write` (where `Box::new` and `<*mut T>::write` are each one more function per
+/// tool), and the box is made of the trait object's pointer, whose functions every tool
+/// shares.
+macro_rules! box_in_block {
+    ($future:expr, $ty:ty) => {{
+        let future: $ty = $future;
+        let layout = const { ::std::alloc::Layout::new::<$ty>() };
+        let block = $crate::tool::future_block::block_for(layout).as_ptr() as *mut $ty;
+        // SAFETY: the block is allocated by the global allocator with the future's layout
+        // (or is the dangling pointer a zero-sized value is boxed at), holds no value and is
+        // owned by no one else: writing the future there makes it what `Box::new` would have
+        // allocated. Boxed futures are pinned from here on, as `Box::pin` pins them.
+        unsafe {
+            ::std::ptr::write(block, future);
+            let block = block as *mut $crate::tool::future_block::FutureObject<'_>;
+            ::std::pin::Pin::new_unchecked(::std::boxed::Box::from_raw(block))
         }
-        None => Box::pin(future),
+    }};
+}
+pub(crate) use box_in_block;
+
+/// An empty block for a value of `layout`: the thread's spare when it has that layout, else a
+/// new allocation, or for a zero-sized value the dangling pointer `Box` uses. Not generic.
+#[inline]
+pub(crate) fn block_for(layout: Layout) -> NonNull<u8> {
+    match take_spare(layout) {
+        Some(block) => block,
+        None => allocate(layout),
     }
+}
+
+/// A new block for `layout` from the global allocator (none for a zero-sized value).
+#[inline(never)]
+fn allocate(layout: Layout) -> NonNull<u8> {
+    if layout.size() == 0 {
+        // A zero-sized value is never allocated: a `Box` of one holds a well-aligned,
+        // dangling pointer, and frees nothing.
+        return NonNull::new(std::ptr::without_provenance_mut(layout.align()))
+            .unwrap_or_else(|| handle_alloc_error(layout));
+    }
+    // SAFETY: `layout` is not zero-sized.
+    NonNull::new(unsafe { alloc(layout) }).unwrap_or_else(|| handle_alloc_error(layout))
 }
 
 /// The thread's spare block, taken, when it has `layout`.
@@ -175,8 +213,33 @@ mod tests {
 
     #[test]
     fn zero_sized_and_pending_futures_are_dropped_as_they_are() {
-        // Zero-sized: never allocated, nothing kept.
+        // A finished `ready` future holds nothing of its own to drop.
         recycle(boxed(ready(Ok(ToolCallResult::text("")))));
+        // Zero-sized: boxed at a dangling, aligned address (never allocated, nothing kept),
+        // polled there, and recycled without a block.
+        struct Empty;
+        impl Future for Empty {
+            type Output = Result<ToolCallResult, ToolError>;
+
+            fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+                Poll::Ready(Ok(ToolCallResult::text("empty")))
+            }
+        }
+        assert_eq!(size_of::<Empty>(), 0);
+        let mut empty = boxed(Empty);
+        assert_eq!(address(&empty) as usize, align_of::<Empty>());
+        match poll(&mut empty) {
+            Poll::Ready(Ok(result)) => assert_eq!(result.content.to_text(), "empty"),
+            _ => panic!("ready with its text"),
+        }
+        recycle(empty);
+        // The next future of a layout that was kept still finds its block.
+        let drops = Arc::new(AtomicUsize::new(0));
+        let kept = boxed(Counted(Arc::clone(&drops), 5));
+        let block = address(&kept);
+        recycle(kept);
+        recycle(boxed(Empty));
+        assert_eq!(address(&boxed(Counted(Arc::clone(&drops), 6))), block);
         // A future that never ran: its captures are dropped with it.
         let owned = Arc::new(());
         let held = Arc::clone(&owned);
