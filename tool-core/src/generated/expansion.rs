@@ -68,10 +68,9 @@ pub const fn is_generated<T: GeneratedStruct>(value: &T) {
 #[macro_export]
 macro_rules! __toolsmith_conversion {
     ($returned:ty) => {{
-        let split = (&&$crate::__private::expansion::Returned::<$returned>::new()).split_kind();
-        let ok = (&&split.ok_type()).result_kind().converter();
-        let err = (&&&split.err_type()).error_kind().converter();
-        split.conversion(ok, err)
+        let (ok, err, split) =
+            (&&$crate::__private::expansion::Returned::<$returned>::NEW).split_kind();
+        split.conversion((&&ok).result_kind(), (&&&err).error_kind())
     }};
 }
 

@@ -2,8 +2,9 @@
 //!
 //! The macro cannot see types, only their spelling, so the choice is made by the compiler at
 //! the call site (autoref specialisation: the most specific impl that applies is taken). From
-//! the return type alone (a marker, [`Returned`]), the generated code picks *tags*, and each
-//! tag gives a function of this module, so that what runs is a [`Conversion`]: three function
+//! the return type alone (a marker, [`Returned`]), the generated code picks how to split it
+//! (a `Result` or not), then a converter for its success type and one for its error type,
+//! each a function of this module, so that what runs is a [`Conversion`]: three function
 //! pointers to functions generic over the types alone. Tools returning the same type share
 //! one copy of them, and no tool has a conversion body of its own (which would cost compile
 //! time in every tool).
@@ -17,10 +18,8 @@
 //! The generated code, for a return type `O`:
 //!
 //! ```ignore
-//! let split = (&&Returned::<O>::new()).split_kind();
-//! let ok = (&&split.ok_type()).result_kind().converter();
-//! let err = (&&&split.err_type()).error_kind().converter();
-//! let conversion = split.conversion(ok, err);
+//! let (ok, err, split) = (&&Returned::<O>::NEW).split_kind();
+//! let conversion = split.conversion((&&ok).result_kind(), (&&&err).error_kind());
 //! ```
 //!
 //! Not part of the public API: the macro's generated code is its only user.
@@ -40,6 +39,9 @@ use crate::{Args, ToolCallResult, ToolError};
 pub struct Returned<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 
 impl<T: ?Sized> Returned<T> {
+    /// The marker, as a constant (no call to compile where it is written).
+    pub const NEW: Self = Self(PhantomData);
+
     /// The marker.
     #[inline]
     pub fn new() -> Self {
@@ -92,18 +94,6 @@ impl<O, T, E> Conversion<O, T, E> {
 /// Tag: the return type is a `Result`.
 pub struct SplitTag<T, E>(PhantomData<fn() -> Result<T, E>>);
 impl<T, E> SplitTag<T, E> {
-    /// The success type, to pick its tag.
-    #[inline]
-    pub fn ok_type(&self) -> Returned<T> {
-        Returned::new()
-    }
-
-    /// The error type, to pick its tag.
-    #[inline]
-    pub fn err_type(&self) -> Returned<E> {
-        Returned::new()
-    }
-
     /// The conversion of the whole `Result`.
     #[inline]
     pub fn conversion(
@@ -122,18 +112,6 @@ impl<T, E> SplitTag<T, E> {
 /// Tag: the return type is not a `Result`: every value is a success.
 pub struct WholeTag<T>(PhantomData<fn() -> T>);
 impl<T> WholeTag<T> {
-    /// The success type (the type itself), to pick its tag.
-    #[inline]
-    pub fn ok_type(&self) -> Returned<T> {
-        Returned::new()
-    }
-
-    /// No error: an error type no value has.
-    #[inline]
-    pub fn err_type(&self) -> Returned<Infallible> {
-        Returned::new()
-    }
-
     /// The conversion of the value.
     #[inline]
     pub fn conversion(
@@ -149,63 +127,72 @@ impl<T> WholeTag<T> {
     }
 }
 
+/// What a return type splits into: the success type and the error type (as markers to pick
+/// their converters with), and the tag that assembles the conversion. One call gives all
+/// three, so that the generated code makes as few calls as the choice allows (each is code
+/// compiled in every tool of a debug build).
+pub type Split<T, E, Tag> = (Returned<T>, Returned<E>, Tag);
+
 /// Picks [`SplitTag`] for a `Result`.
 pub trait SplitKind<T, E> {
-    /// The tag.
+    /// The parts.
     #[inline]
-    fn split_kind(&self) -> SplitTag<T, E> {
-        SplitTag(PhantomData)
+    fn split_kind(&self) -> Split<T, E, SplitTag<T, E>> {
+        (Returned::NEW, Returned::NEW, SplitTag(PhantomData))
     }
 }
 impl<T, E> SplitKind<T, E> for &Returned<Result<T, E>> {}
 
 /// Picks [`WholeTag`] for anything else.
 pub trait WholeKind<T> {
-    /// The tag.
+    /// The parts.
     #[inline]
-    fn split_kind(&self) -> WholeTag<T> {
-        WholeTag(PhantomData)
+    fn split_kind(&self) -> Split<T, Infallible, WholeTag<T>> {
+        (Returned::NEW, Returned::NEW, WholeTag(PhantomData))
     }
 }
 impl<T> WholeKind<T> for Returned<T> {}
 
 // ---- The error of a Result ----
+//
+// Each kind's method gives the converter itself; a bound the error type must meet is on the
+// method (not the impl), so that the kind is still chosen and the error names the bound.
 
-/// Tag: the error is a `ToolError` already.
-pub struct ToolErrorTag;
-impl ToolErrorTag {
-    /// The error itself.
+/// Picks the error itself, for a `ToolError`.
+pub trait KeepErrorKind {
+    /// The converter.
     #[inline]
-    pub fn converter(self) -> ErrConverter<ToolError> {
+    fn error_kind(&self) -> ErrConverter<ToolError> {
         ErrConverter(|error, _tool| error)
     }
 }
+impl KeepErrorKind for &&Returned<ToolError> {}
 
-/// Tag: the error converts into a `ToolError`.
-pub struct IntoToolErrorTag<E>(PhantomData<fn() -> E>);
-impl<E> IntoToolErrorTag<E> {
-    /// The converted error.
+/// Picks the conversion into a `ToolError`.
+pub trait IntoToolErrorKind<E> {
+    /// The converter.
     #[inline]
-    pub fn converter(self) -> ErrConverter<E>
+    fn error_kind(&self) -> ErrConverter<E>
     where
         E: Into<ToolError>,
     {
         ErrConverter(|error, _tool| error.into())
     }
 }
+impl<E: Into<ToolError>> IntoToolErrorKind<E> for &Returned<E> {}
 
-/// Tag: the error is shown as an execution failure.
-pub struct DisplayErrorTag<E>(PhantomData<fn() -> E>);
-impl<E> DisplayErrorTag<E> {
-    /// [`ToolError::Execution`] with the error's text.
+/// Picks [`ToolError::Execution`] with the error's text.
+pub trait DisplayErrorKind<E> {
+    /// The converter.
     #[inline]
-    pub fn converter(self) -> ErrConverter<E>
+    fn error_kind(&self) -> ErrConverter<E>
     where
         E: FailureMessage,
     {
         ErrConverter(|error, tool| ToolError::execution(tool, error.failure_message()))
     }
 }
+impl<E> DisplayErrorKind<E> for Returned<E> {}
 
 /// An error a tool function may return: anything with a `Display` text.
 #[diagnostic::on_unimplemented(
@@ -223,83 +210,55 @@ impl<E: Display> FailureMessage for E {
     }
 }
 
-/// Picks [`ToolErrorTag`].
-pub trait KeepErrorKind {
-    /// The tag.
-    #[inline]
-    fn error_kind(&self) -> ToolErrorTag {
-        ToolErrorTag
-    }
-}
-impl KeepErrorKind for &&Returned<ToolError> {}
-
-/// Picks [`IntoToolErrorTag`].
-pub trait IntoToolErrorKind<E> {
-    /// The tag.
-    #[inline]
-    fn error_kind(&self) -> IntoToolErrorTag<E> {
-        IntoToolErrorTag(PhantomData)
-    }
-}
-impl<E: Into<ToolError>> IntoToolErrorKind<E> for &Returned<E> {}
-
-/// Picks [`DisplayErrorTag`].
-pub trait DisplayErrorKind<E> {
-    /// The tag.
-    #[inline]
-    fn error_kind(&self) -> DisplayErrorTag<E> {
-        DisplayErrorTag(PhantomData)
-    }
-}
-impl<E> DisplayErrorKind<E> for Returned<E> {}
-
 // ---- The success value ----
 
-/// Tag: the value is a `ToolCallResult`.
-pub struct AsIsTag;
-impl AsIsTag {
-    /// The result itself.
+/// Picks the result itself, for a `ToolCallResult`.
+pub trait AsIsKind {
+    /// The converter.
     #[inline]
-    pub fn converter(self) -> OkConverter<ToolCallResult> {
+    fn result_kind(&self) -> OkConverter<ToolCallResult> {
         OkConverter(|value, _tool| Ok(value))
     }
 }
+impl AsIsKind for &Returned<ToolCallResult> {}
 
-/// Tag: the value is text.
-pub struct TextTag<T>(PhantomData<fn() -> T>);
-impl<T> TextTag<T> {
-    /// A text result.
+/// Picks a text result.
+pub trait TextKind<T> {
+    /// The converter.
     #[inline]
-    pub fn converter(self) -> OkConverter<T>
+    fn result_kind(&self) -> OkConverter<T>
     where
         T: Into<String>,
     {
         OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
     }
 }
+impl TextKind<String> for &Returned<String> {}
+impl<'a> TextKind<&'a str> for &Returned<&'a str> {}
+impl<'a> TextKind<Cow<'a, str>> for &Returned<Cow<'a, str>> {}
 
-/// Tag: the value is `()`.
-pub struct EmptyTag;
-impl EmptyTag {
-    /// An empty success.
+/// Picks an empty success, for `()`.
+pub trait EmptyKind {
+    /// The converter.
     #[inline]
-    pub fn converter(self) -> OkConverter<()> {
+    fn result_kind(&self) -> OkConverter<()> {
         OkConverter(|(), _tool| Ok(ToolCallResult::empty()))
     }
 }
+impl EmptyKind for &Returned<()> {}
 
-/// Tag: the value is serialised as structured JSON.
-pub struct JsonTag<T>(PhantomData<fn() -> T>);
-impl<T> JsonTag<T> {
-    /// A structured result; a value that fails to serialise is an execution failure.
+/// Picks a structured result; a value that fails to serialise is an execution failure.
+pub trait JsonKind<T> {
+    /// The converter.
     #[inline]
-    pub fn converter(self) -> OkConverter<T>
+    fn result_kind(&self) -> OkConverter<T>
     where
         T: StructuredResult,
     {
         OkConverter(json_result::<T>)
     }
 }
+impl<T> JsonKind<T> for Returned<T> {}
 
 /// `value` as a structured result of `tool`.
 fn json_result<T: StructuredResult>(value: T, tool: &str) -> Result<ToolCallResult, ToolError> {
@@ -323,48 +282,6 @@ impl<T: Serialize> StructuredResult for T {
         serde_json::to_value(&self)
     }
 }
-
-/// Picks [`AsIsTag`].
-pub trait AsIsKind {
-    /// The tag.
-    #[inline]
-    fn result_kind(&self) -> AsIsTag {
-        AsIsTag
-    }
-}
-impl AsIsKind for &Returned<ToolCallResult> {}
-
-/// Picks [`TextTag`].
-pub trait TextKind<T> {
-    /// The tag.
-    #[inline]
-    fn result_kind(&self) -> TextTag<T> {
-        TextTag(PhantomData)
-    }
-}
-impl TextKind<String> for &Returned<String> {}
-impl<'a> TextKind<&'a str> for &Returned<&'a str> {}
-impl<'a> TextKind<Cow<'a, str>> for &Returned<Cow<'a, str>> {}
-
-/// Picks [`EmptyTag`].
-pub trait EmptyKind {
-    /// The tag.
-    #[inline]
-    fn result_kind(&self) -> EmptyTag {
-        EmptyTag
-    }
-}
-impl EmptyKind for &Returned<()> {}
-
-/// Picks [`JsonTag`].
-pub trait JsonKind<T> {
-    /// The tag.
-    #[inline]
-    fn result_kind(&self) -> JsonTag<T> {
-        JsonTag(PhantomData)
-    }
-}
-impl<T> JsonKind<T> for Returned<T> {}
 
 // ---- The result schema, from the success type ----
 
