@@ -291,12 +291,15 @@ fn struct_item(vis: &syn::Visibility, struct_ident: &Ident, doc: &str) -> TokenS
 ///
 /// This is the check, a statement: a struct that is the tool gets `GeneratedStruct` from the
 /// core's impl for every `ToolImpl`, so it goes in the tool's `definition` (no item of its
-/// own to compile). A constructor struct states it with [`unique_name_items`]. An inline
-/// `const`: evaluated by the compiler, so `is_generated` is not compiled for every tool.
+/// own to compile). A constructor struct states it with [`unique_name_items`]. The value is
+/// coerced to `&dyn GeneratedStruct`, which asks the bound with neither a function to
+/// compile per tool (`is_generated::<Tool>` called at run time: +0.4 % of a 200-tool full
+/// build in instructions) nor a constant body to check and evaluate per tool (`const {
+/// is_generated(&Tool) }`: +0.3 % full, +1.2 % incremental); the error is the same.
 fn unique_name_check(struct_ident: &Ident) -> TokenStream {
-    let check = is_generated_call(struct_ident);
+    let krate = crate_path::alias_at(struct_ident.span());
     quote_spanned! {struct_ident.span()=>
-        const { #check };
+        let _: &dyn #krate::GeneratedStruct = &#struct_ident;
     }
 }
 
@@ -313,7 +316,7 @@ fn unique_name_items(struct_ident: &Ident) -> TokenStream {
     }
 }
 
-/// `is_generated(&Struct)`, the constant expression both checks evaluate.
+/// `is_generated(&Struct)`, the constant expression a constructor struct's check evaluates.
 fn is_generated_call(struct_ident: &Ident) -> TokenStream {
     // Spanned at the name, the error's subject, down to the path of the function called.
     let krate = crate_path::alias_at(struct_ident.span());

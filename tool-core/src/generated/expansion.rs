@@ -39,7 +39,8 @@ pub mod kinds {
 
 /// Implemented for "the type named like the struct `#[tool_fn]` generates" (by the impl
 /// below when that struct is the tool, by the macro when it is a constructor), and required
-/// of that struct's value by [`is_generated`]: the two differ, and the bound fails with this
+/// of that struct's value (by a coercion to `&dyn GeneratedStruct` in a tool's `definition`,
+/// by [`is_generated`] for a constructor): the two differ, and the bound fails with this
 /// message, exactly when the module already has a type of that name.
 #[diagnostic::on_unimplemented(
     message = "`#[tool_fn]` generates a struct `{Self}`, but this module already has a type named `{Self}`",
