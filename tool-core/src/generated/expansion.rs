@@ -39,8 +39,8 @@ pub mod kinds {
 
 /// Implemented for "the type named like the struct `#[tool_fn]` generates" (by the impl
 /// below when that struct is the tool, by the macro when it is a constructor), and required
-/// of that struct's value (by a coercion to `&dyn GeneratedStruct` in a tool's `definition`,
-/// by [`is_generated`] for a constructor): the two differ, and the bound fails with this
+/// of that struct's value by a coercion to `&dyn GeneratedStruct` (in a tool's `definition`,
+/// in a `const` item for a constructor): the two differ, and the bound fails with this
 /// message, exactly when the module already has a type of that name.
 #[diagnostic::on_unimplemented(
     message = "`#[tool_fn]` generates a struct `{Self}`, but this module already has a type named `{Self}`",
@@ -53,12 +53,6 @@ pub trait GeneratedStruct {}
 // compile per tool). Not offered in errors as "another type that implements it".
 #[diagnostic::do_not_recommend]
 impl<T: ToolImpl + ?Sized> GeneratedStruct for T {}
-
-/// Checks, at compile time, that `value` is of the type its name resolves to (see
-/// [`GeneratedStruct`]).
-pub const fn is_generated<T: GeneratedStruct>(value: &T) {
-    let _ = value;
-}
 
 /// The [`Conversion`](crate::generated::result_conversion::Conversion) of a function's
 /// return type (how it is picked: the `result_conversion` module). Written once here rather
