@@ -41,18 +41,6 @@ pub struct Returned<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 impl<T: ?Sized> Returned<T> {
     /// The marker, as a constant (no call to compile where it is written).
     pub const NEW: Self = Self(PhantomData);
-
-    /// The marker.
-    #[inline]
-    pub fn new() -> Self {
-        Self(PhantomData)
-    }
-}
-
-impl<T: ?Sized> Default for Returned<T> {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 /// How a success value of type `T` becomes the result.

@@ -34,7 +34,8 @@ impl Drop for SpareBlock {
     }
 }
 
-/// The trait object a [`ToolFuture`] boxes.
+/// The trait object a [`ToolFuture`] boxes (spelled out again here: the boxing casts its
+/// block's pointer to it, and an inferred cast could leave the box of the tool's own type).
 pub(crate) type FutureObject<'a> =
     dyn Future<Output = Result<ToolCallResult, ToolError>> + Send + 'a;
 
