@@ -111,19 +111,42 @@ pub fn fresh_request_calls<'a>(manager: &'a ToolCallManager, tool: &'static str)
     })
 }
 
-/// Seconds for `threads` threads to make `CALLS_PER_RUN` calls each, started together.
-fn time(calls: &(dyn Fn(usize) + Sync), threads: usize) -> f64 {
+/// Runs `f` `depth` frames further down the stack than it would run: a call's speed on this
+/// machine depends on where its frames fall (their offsets within a page against the heap's
+/// blocks, and within cache lines), by up to a tenth of a trivial call, so each round of the
+/// paired measurement runs at a depth of its own and the medians are over many placements.
+#[inline(never)]
+fn deeper(depth: usize, f: &mut dyn FnMut()) {
+    // The frame's size, with this padding, is an odd multiple of 16 bytes on x86-64, so
+    // depths 0..256 place the calls at every 16-byte offset within a page.
+    let padding = [0u8; 40];
+    black_box(&padding);
+    if depth == 0 {
+        f();
+    } else {
+        deeper(depth - 1, f);
+    }
+    black_box(&padding);
+}
+
+/// Seconds for `threads` threads to make `CALLS_PER_RUN` calls each, started together, at
+/// `depth` frames down their stacks (see [`deeper`]).
+fn time(calls: &(dyn Fn(usize) + Sync), threads: usize, depth: usize) -> f64 {
     if threads == 1 {
-        let started = Instant::now();
-        calls(CALLS_PER_RUN);
-        return started.elapsed().as_secs_f64();
+        let mut elapsed = 0.0;
+        deeper(depth, &mut || {
+            let started = Instant::now();
+            calls(CALLS_PER_RUN);
+            elapsed = started.elapsed().as_secs_f64();
+        });
+        return elapsed;
     }
     let start = Barrier::new(threads + 1);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
                 start.wait();
-                calls(CALLS_PER_RUN);
+                deeper(depth, &mut || calls(CALLS_PER_RUN));
             });
         }
         start.wait();
@@ -147,8 +170,9 @@ pub fn paired_ratios(contestants: &[Contestant<'_>], threads: usize) {
         let mut order: Vec<usize> = (0..contestants.len()).collect();
         rng.shuffle(&mut order);
         for index in order {
-            let baseline = time(&baseline_calls, threads);
-            let measured = time(&*contestants[index].calls, threads);
+            let depth = rng.usize(0..256);
+            let baseline = time(&baseline_calls, threads, depth);
+            let measured = time(&*contestants[index].calls, threads, depth);
             ratios[index].push(measured / baseline);
         }
     }

@@ -1315,22 +1315,28 @@ async fn self_in_command_types_means_the_impl_type() {
 
 // ---- Synchronous answers (`execute_now`) and one-pass reading ----
 
+/// What `tool.execute_now` answers, as the manager asks it: with no answer yet.
+fn answered_now(
+    tool: &(impl ToolImpl + ?Sized),
+    arguments: &ToolArguments,
+) -> Option<Result<ToolCallResult, ToolError>> {
+    let mut answer = None;
+    tool.execute_now(arguments, &mut answer);
+    answer
+}
+
 #[test]
 fn synchronous_functions_and_commands_answer_without_a_future() {
     let arguments = |v: Value| ToolArguments::try_from(v).unwrap();
     // A plain function answers at once; an `async` one leaves the call to `execute`.
-    let answer = Divide.execute_now(&arguments(json!({"a": 7, "b": 2})));
+    let answer = answered_now(&Divide, &arguments(json!({"a": 7, "b": 2})));
     assert_eq!(answer.unwrap().unwrap().content.to_text(), "3");
-    assert!(
-        Add.execute_now(&arguments(json!({"a": 1, "b": 2})))
-            .is_none()
-    );
+    assert!(answered_now(&Add, &arguments(json!({"a": 1, "b": 2}))).is_none());
     // Only a tool with synchronous calls asks the manager to try `execute_now`.
     assert!(Divide.may_answer_now());
     assert!(!Add.may_answer_now());
     // Reading errors are answers too, naming the tool and the argument.
-    let err = Divide
-        .execute_now(&arguments(json!({"a": 7})))
+    let err = answered_now(&Divide, &arguments(json!({"a": 7})))
         .unwrap()
         .unwrap_err();
     assert_eq!(
@@ -1342,26 +1348,22 @@ fn synchronous_functions_and_commands_answer_without_a_future() {
     let memory = Memory::default();
     memory.facts.lock().unwrap().push("tea is hot".into());
     assert!(memory.may_answer_now());
-    let found = memory
-        .execute_now(&arguments(json!({"command": "find", "word": "tea"})))
-        .expect("`find` is synchronous")
-        .unwrap();
+    let found = answered_now(
+        &memory,
+        &arguments(json!({"command": "find", "word": "tea"})),
+    )
+    .expect("`find` is synchronous")
+    .unwrap();
     assert_eq!(found.content, UserModelContent::Json(json!(["tea is hot"])));
-    assert!(
-        memory
-            .execute_now(&arguments(json!({"command": "add", "text": "x"})))
-            .is_none()
-    );
-    let unknown = memory
-        .execute_now(&arguments(json!({"command": "drop"})))
+    assert!(answered_now(&memory, &arguments(json!({"command": "add", "text": "x"}))).is_none());
+    let unknown = answered_now(&memory, &arguments(json!({"command": "drop"})))
         .expect("an unknown command is answered")
         .unwrap_err();
     assert_eq!(
         unknown.to_string(),
         "Invalid arguments for tool 'memory': /command: unknown command \"drop\"; valid commands are 'add', 'forget', 'find'"
     );
-    let missing = memory
-        .execute_now(&arguments(json!({"word": "tea"})))
+    let missing = answered_now(&memory, &arguments(json!({"word": "tea"})))
         .expect("a call without a command is answered")
         .unwrap_err();
     assert_eq!(missing.kind(), ToolErrorKind::InvalidArguments);
@@ -1371,7 +1373,7 @@ fn synchronous_functions_and_commands_answer_without_a_future() {
 #[tokio::test]
 async fn execute_and_execute_now_agree() {
     let arguments = ToolArguments::try_from(json!({"a": "9", "b": 3})).unwrap();
-    let now = Divide.execute_now(&arguments).unwrap().unwrap();
+    let now = answered_now(&Divide, &arguments).unwrap().unwrap();
     let later = Divide.execute(arguments).await.unwrap();
     assert_eq!(now, later);
     let memory = Memory::default();
@@ -1464,8 +1466,7 @@ impl Counter {
 async fn a_group_of_synchronous_commands_answers_every_way() {
     let counter = Arc::new(Counter::default());
     let arguments = |v: Value| ToolArguments::try_from(v).unwrap();
-    let bumped = counter
-        .execute_now(&arguments(json!({"command": "bump", "by": "2"})))
+    let bumped = answered_now(&*counter, &arguments(json!({"command": "bump", "by": "2"})))
         .expect("synchronous")
         .unwrap();
     assert_eq!(bumped.content.to_text(), "2");

@@ -666,18 +666,23 @@ impl ToolImpl for Synchronous {
         Err(ToolError::execution("double", "execute was called"))
     }
 
-    fn execute_now(&self, arguments: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
+    fn execute_now(
+        &self,
+        arguments: &ToolArguments,
+        answer: &mut Option<Result<ToolCallResult, ToolError>>,
+    ) {
         self.answered.fetch_add(1, Ordering::SeqCst);
         // The repaired arguments arrive: "21" was turned into 21 by validation.
         assert!(
             arguments.get("n").is_some_and(Value::is_i64),
             "{arguments:?}"
         );
+        let n = ToolArgs::new("double", arguments).i64("n");
+        *answer = Some(n.map(|n| ToolCallResult::json(json!(n * 2))));
+        // A panic after the answer was written is still the call's answer.
         if arguments.get("panic") == Some(&json!(true)) {
             panic!("asked to panic");
         }
-        let n = ToolArgs::new("double", arguments).i64("n");
-        Some(n.map(|n| ToolCallResult::json(json!(n * 2))))
     }
 }
 
@@ -743,8 +748,12 @@ impl ToolImpl for NeverNow {
         Ok(ToolCallResult::json(json!(n + 1)))
     }
 
-    fn execute_now(&self, _: &ToolArguments) -> Option<Result<ToolCallResult, ToolError>> {
-        Some(Err(ToolError::execution("later", "execute_now was called")))
+    fn execute_now(
+        &self,
+        _: &ToolArguments,
+        answer: &mut Option<Result<ToolCallResult, ToolError>>,
+    ) {
+        *answer = Some(Err(ToolError::execution("later", "execute_now was called")));
     }
 
     fn may_answer_now(&self) -> bool {
@@ -857,8 +866,8 @@ where
         Err(ToolError::execution(&self.name, "execute was called"))
     }
 
-    fn execute_now(&self, arguments: &ToolArguments) -> Answer {
-        (self.answer)(arguments)
+    fn execute_now(&self, arguments: &ToolArguments, answer: &mut Answer) {
+        *answer = (self.answer)(arguments);
     }
 }
 

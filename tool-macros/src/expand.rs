@@ -111,17 +111,30 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     }
 }
 
-/// `ToolImpl::execute_now`: `body` evaluates to the `Option` of the finished result.
+/// `ToolImpl::execute_now`: `body` evaluates to the `Option` of the finished result, which
+/// is written to the answer (an early answer, a misread, is written and returned by
+/// [`answer_now`]).
 fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
     quote! {
         #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
         fn execute_now(
             &self,
             __toolsmith_arguments: &#krate::ToolArguments,
-        ) -> #krate::Option<#krate::Result<#krate::ToolCallResult, #krate::ToolError>> {
-            #body
+            __toolsmith_answer: &mut #krate::Option<
+                #krate::Result<#krate::ToolCallResult, #krate::ToolError>,
+            >,
+        ) {
+            *__toolsmith_answer = { #body };
         }
     }
+}
+
+/// Inside `execute_now`'s body: `answer` (an `Option`) is the call's answer, given now.
+fn answer_now(answer: TokenStream) -> TokenStream {
+    quote!({
+        *__toolsmith_answer = #answer;
+        return;
+    })
 }
 
 /// `execute_lent` for a call that `execute_now` answers: the finished result as a future.
@@ -240,9 +253,9 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
     };
     let runner = call.runner;
     let misread = |error: TokenStream| match runner {
-        // Returned from `execute_now` (every synchronous call is read there), so that the
-        // call's own result is the only value the body makes: it is written in place.
-        Runner::Sync => quote!(return #krate::Some(#krate::Err(#error))),
+        // Answered and returned from `execute_now` (every synchronous call is read there), so
+        // that the call's own result is the only value the body makes: it is written in place.
+        Runner::Sync => answer_now(quote!(#krate::Some(#krate::Err(#error)))),
         Runner::Async | Runner::Blocking => quote!(#krate::finished(#krate::Err(#error))),
     };
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
@@ -628,11 +641,12 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
             ::std::vec![#(#definitions),*],
         )),
     };
+    // `on_error` ends the function with the command's misread, `error`.
     let read_command = |arguments: TokenStream, on_error: TokenStream| {
         quote! {
             let __toolsmith_command = match #krate::command_name(#name, #arguments) {
                 #krate::Ok(command) => command,
-                #krate::Err(error) => return #on_error,
+                #krate::Err(error) => #on_error,
             };
         }
     };
@@ -650,7 +664,7 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
     let execute_now = (!sync_arms.is_empty()).then(|| {
         let read = read_command(
             quote!(__toolsmith_arguments),
-            quote!(#krate::Some(#krate::Err(error))),
+            answer_now(quote!(#krate::Some(#krate::Err(error)))),
         );
         let async_commands: Vec<&String> = group
             .commands
@@ -678,7 +692,7 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
     } else {
         let read = read_command(
             quote!(__toolsmith_arguments),
-            quote!(#krate::finished(#krate::Err(error))),
+            quote!(return #krate::finished(#krate::Err(error))),
         );
         let others = if sync_arms.is_empty() {
             quote!(other => #krate::finished(#unknown),)

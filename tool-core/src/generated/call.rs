@@ -121,7 +121,9 @@ pub fn run_now<'a, T: ToolImpl + ?Sized>(
     name: &'static str,
     arguments: &ToolArguments,
 ) -> ToolFuture<'a> {
-    finished(tool.execute_now(arguments).unwrap_or_else(|| {
+    let mut answer = None;
+    tool.execute_now(arguments, &mut answer);
+    finished(answer.unwrap_or_else(|| {
         Err(ToolError::execution(
             name,
             "the tool answered neither synchronously nor with a future",

@@ -191,7 +191,9 @@ impl RegisteredTool {
         name: &str,
         arguments: Cow<'_, ToolArguments>,
     ) -> Result<ToolCallResult, ToolError> {
-        if let Some(answer) = self.answer_now(name, &arguments) {
+        let mut answer = None;
+        self.answer_now(name, &arguments, &mut answer);
+        if let Some(answer) = answer {
             return answer;
         }
         let mut future = self.start(&arguments)?;
@@ -204,32 +206,37 @@ impl RegisteredTool {
         }
     }
 
-    /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), when the tool
-    /// gives one; a panic there is an execution error. Not asked of a tool that never
-    /// answers there ([`ToolImpl::may_answer_now`]).
+    /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), written to
+    /// `answer` (which is `None`) when the tool gives one; a panic there is an execution
+    /// error. Not asked of a tool that never answers there ([`ToolImpl::may_answer_now`]).
     #[inline]
     pub(crate) fn answer_now(
         &self,
         name: &str,
         arguments: &ToolArguments,
-    ) -> Option<Result<ToolCallResult, ToolError>> {
-        if !self.answers_now {
-            return None;
+        answer: &mut Option<Result<ToolCallResult, ToolError>>,
+    ) {
+        if self.answers_now {
+            self.answer_now_asked(name, arguments, answer);
         }
-        self.answer_now_asked(name, arguments)
     }
 
-    /// [`answer_now`](Self::answer_now) for a tool that may answer. Inlined: out of line, its
-    /// answer was copied once more on its way out (a 96-byte result).
+    /// [`answer_now`](Self::answer_now) for a tool that may answer. Inlined, so that the
+    /// tool writes its answer where the caller reads it.
     #[inline]
     fn answer_now_asked(
         &self,
         name: &str,
         arguments: &ToolArguments,
-    ) -> Option<Result<ToolCallResult, ToolError>> {
+        answer: &mut Option<Result<ToolCallResult, ToolError>>,
+    ) {
         let tool = &*self.tool;
-        std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(arguments)))
-            .unwrap_or_else(|payload| Some(Err(panicked(name, payload.as_ref()))))
+        if let Err(payload) =
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(arguments, answer)))
+        {
+            // Whatever the tool wrote before it panicked, the panic is the call's answer.
+            *answer = Some(Err(panicked(name, payload.as_ref())));
+        }
     }
 
     /// The future of the call (`execute_lent`), under the tool's time limit when it has one;
@@ -610,8 +617,15 @@ impl ToolCallManager {
             Ok(arguments) => arguments,
             Err(err) => return Poll::Ready(Err(err)),
         };
-        if let Some(answer) = entry.answer_now(name, &arguments) {
-            return Poll::Ready(answer);
+        let mut answer = None;
+        entry.answer_now(name, &arguments, &mut answer);
+        if answer.is_some() {
+            // The pin is left before the answer moves to the caller: leaving it (an atomic
+            // swap) waits for the tool's writes of the answer to reach the cache, and a copy
+            // that read them before that would wait longer (writes are not forwarded to the
+            // wider reads of a copy). So the answer is moved only after it, and as a whole.
+            drop(registry);
+            return answer.map_or(Poll::Pending, Poll::Ready);
         }
         if entry.timeout.is_none() {
             // Started, polled, and kept or recycled under one panic guard: the usual call,
