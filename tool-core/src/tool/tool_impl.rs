@@ -64,7 +64,7 @@ pub trait ToolImpl: Send + Sync {
     /// The result is written where the manager reads it rather than returned: a result is
     /// about a hundred bytes, and each copy of it made just after it was written waits for
     /// those writes to reach the cache (the processor cannot forward them to wider reads),
-    /// which cost a trivial call about a twentieth of its time. A tool that builds its result
+    /// which cost a trivial call about 4 % of its time. A tool that builds its result
     /// in the assignment, as below, writes it once.
     ///
     /// ```
