@@ -617,15 +617,18 @@ impl ToolCallManager {
             Ok(arguments) => arguments,
             Err(err) => return Poll::Ready(Err(err)),
         };
-        let mut answer = None;
-        entry.answer_now(name, &arguments, &mut answer);
-        if answer.is_some() {
-            // The pin is left before the answer moves to the caller: leaving it (an atomic
-            // swap) waits for the tool's writes of the answer to reach the cache, and a copy
-            // that read them before that would wait longer (writes are not forwarded to the
-            // wider reads of a copy). So the answer is moved only after it, and as a whole.
-            drop(registry);
-            return answer.map_or(Poll::Pending, Poll::Ready);
+        // Asked only of a tool that may answer: an `async` tool's call makes no answer slot.
+        if entry.answers_now {
+            let mut answer = None;
+            entry.answer_now_asked(name, &arguments, &mut answer);
+            if answer.is_some() {
+                // The pin is left before the answer moves to the caller: leaving it (an atomic
+                // swap) waits for the tool's writes of the answer to reach the cache, and a
+                // copy that read them before that would wait longer (writes are not forwarded
+                // to the wider reads of a copy). So the answer is moved only after it, whole.
+                drop(registry);
+                return answer.map_or(Poll::Pending, Poll::Ready);
+            }
         }
         if entry.timeout.is_none() {
             // Started, polled, and kept or recycled under one panic guard: the usual call,
