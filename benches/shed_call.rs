@@ -55,7 +55,7 @@ fn setup() -> Setup {
     let manager = ToolCallManager::new("bench");
     for tool in pool(&records, 0..TOOLS) {
         // A few records' names repeat once cut to 48 characters: the first stays.
-        let _ = manager.register(Arc::new(Definition(tool)));
+        let _ = manager.register(Arc::new(Definition::new(tool)));
     }
     // Built beforehand: the JSON of a call's arguments is the provider parser's work.
     let requests = queries

@@ -3,7 +3,11 @@
 //!
 //! For pools of 10,000 and 100,000 tools (those of `shed_search`, `shed_pool/`), each in a
 //! process of its own and built before measuring, every tool is registered on a new
-//! `ToolCallManager`; the bench prints the heap added per tool (a counting global allocator),
+//! `ToolCallManager`, twice over: tools that keep their definition and share it with the
+//! manager (`ToolImpl::shared_definition`, as `FnTool` and tools imported over MCP do), and
+//! the same tools answering with a new copy when asked (as `#[tool_fn]` tools build theirs),
+//! of which the manager keeps its own copy. The bench prints the heap added per tool (a
+//! counting global allocator),
 //! its peak while registering, the resident set added per tool (`/proc/self/statm`) and the
 //! process's peak resident set (`VmHWM`, the pool's own tools included). Then, in the same
 //! process: the lexical index alone (`ToolDiscovery`) and the definitions alone (a copy of
@@ -26,10 +30,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolsmith::shed::ToolDiscovery;
 use toolsmith::{
-    Args, Tool, ToolArguments, ToolCallManager, ToolCallRequest, ToolDefinition, scheme,
+    Args, Tool, ToolArguments, ToolCallManager, ToolCallRequest, ToolDefinition, ToolImpl, scheme,
 };
 
-use shed_pool::{Definition, pool, sources};
+use shed_pool::{BuiltOnRequest, Definition, pool, sources};
 
 /// Counts live heap bytes, and the most live at once since the last reset.
 struct CountingAllocator;
@@ -111,10 +115,41 @@ fn peak_resident_bytes() -> usize {
         .map_or(0, |kib| kib * 1024)
 }
 
-/// Measures one pool of `size` tools, in a process of its own (so that the resident set is
-/// not lowered by memory an earlier measurement freed): registration first, then the index
-/// alone and the definitions alone.
-fn per_tool_memory(size: usize) {
+/// How the measured tools hold their definitions.
+#[derive(Clone, Copy, PartialEq)]
+enum Held {
+    /// Kept by the tool and shared with the manager ([`Definition`]).
+    Shared,
+    /// Made anew when asked; the manager keeps a copy ([`BuiltOnRequest`]).
+    Copied,
+}
+
+impl Held {
+    const ALL: [Held; 2] = [Held::Shared, Held::Copied];
+
+    fn name(self) -> &'static str {
+        match self {
+            Held::Shared => "shared",
+            Held::Copied => "copied",
+        }
+    }
+
+    fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|held| held.name() == name)
+    }
+
+    fn tool(self, definition: Tool) -> Arc<dyn ToolImpl> {
+        match self {
+            Held::Shared => Arc::new(Definition::new(definition)),
+            Held::Copied => Arc::new(BuiltOnRequest(definition)),
+        }
+    }
+}
+
+/// Measures one pool of `size` tools held as `held` says, in a process of its own (so that
+/// the resident set is not lowered by memory an earlier measurement freed): registration
+/// first, then the index alone and the definitions alone.
+fn per_tool_memory(size: usize, held: Held) {
     let (records, _) = sources();
     let tools = pool(&records, 0..size);
     let pool_resident = resident_bytes();
@@ -123,7 +158,7 @@ fn per_tool_memory(size: usize) {
         // Moved in: the heap counts what the manager adds to the tools it is given.
         for tool in tools {
             // A few records' names repeat once cut to 48 characters: the first stays.
-            let _ = manager.register(Arc::new(Definition(tool)));
+            let _ = manager.register(held.tool(tool));
         }
         manager
     });
@@ -147,10 +182,11 @@ fn per_tool_memory(size: usize) {
     });
     drop(copies);
     println!(
-        "{count} tools registered (of {size}): heap {} B a tool ({} MB; peak while \
+        "{count} tools registered (of {size}), their definitions {}: heap {} B a tool ({} MB; peak while \
          registering {} MB), resident {} B a tool ({} MB); the process's peak resident set \
          {} MB (the pool's tools, {} MB, included); the index alone {} B a tool, the \
          definitions alone {} B",
+        held.name(),
         registered.heap / count,
         registered.heap >> 20,
         registered.peak >> 20,
@@ -178,7 +214,7 @@ fn first_calls(label: &str, schema: Value, arguments: Value) {
             let name = format!("{label}_{i}");
             let definition = ToolDefinition::new(&name, "A tool.", Args::new(schema.clone()));
             manager
-                .register(Arc::new(Definition(Tool::SingleCommand(definition))))
+                .register(Arc::new(Definition::new(Tool::SingleCommand(definition))))
                 .expect("the tool registers");
             let arguments = ToolArguments::try_from(arguments.clone()).expect("an object");
             ToolCallRequest::new("c", name, arguments)
@@ -205,23 +241,29 @@ fn first_calls(label: &str, schema: Value, arguments: Value) {
     );
 }
 
-/// Set to a pool size, the process measures that pool alone.
+/// Set to a pool size, the process measures that pool alone, its tools held as
+/// `HELD_VARIABLE` says (`shared` or `copied`).
 const POOL_VARIABLE: &str = "SHED_MEMORY_POOL";
+const HELD_VARIABLE: &str = "SHED_MEMORY_HELD";
 
 fn main() {
     if let Some(size) = std::env::var(POOL_VARIABLE)
         .ok()
         .and_then(|s| s.parse().ok())
     {
-        per_tool_memory(size);
+        let held = std::env::var(HELD_VARIABLE).unwrap_or_default();
+        per_tool_memory(size, Held::named(&held).expect("shared or copied"));
         return;
     }
     for size in [10_000, 100_000] {
-        let status = std::process::Command::new(std::env::current_exe().expect("this bench"))
-            .env(POOL_VARIABLE, size.to_string())
-            .status()
-            .expect("the bench runs itself");
-        assert!(status.success(), "the pool of {size} failed: {status}");
+        for held in Held::ALL {
+            let status = std::process::Command::new(std::env::current_exe().expect("this bench"))
+                .env(POOL_VARIABLE, size.to_string())
+                .env(HELD_VARIABLE, held.name())
+                .status()
+                .expect("the bench runs itself");
+            assert!(status.success(), "the pool of {size} failed: {status}");
+        }
     }
     first_calls(
         "flat",

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -189,11 +190,38 @@ pub fn pool(records: &[Record], range: std::ops::Range<usize>) -> Vec<Tool> {
         .collect()
 }
 
-/// A tool that is only its definition: registering it costs what the manager keeps.
-pub struct Definition(pub Tool);
+/// A tool that is only its definition, which it keeps and shares with the manager (as
+/// `FnTool` and tools imported over MCP do): registering it costs what the manager adds.
+pub struct Definition(pub Arc<Tool>);
+
+impl Definition {
+    pub fn new(tool: Tool) -> Self {
+        Self(Arc::new(tool))
+    }
+}
 
 #[async_trait]
 impl ToolImpl for Definition {
+    fn definition(&self) -> Tool {
+        Tool::clone(&self.0)
+    }
+
+    fn shared_definition(&self) -> Arc<Tool> {
+        Arc::clone(&self.0)
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Ok(ToolCallResult::empty())
+    }
+}
+
+/// The same tool answering with a new copy of its definition when asked, as a tool that
+/// builds its definition on request does (`#[tool_fn]` tools): the manager keeps a copy of
+/// its own.
+pub struct BuiltOnRequest(pub Tool);
+
+#[async_trait]
+impl ToolImpl for BuiltOnRequest {
     fn definition(&self) -> Tool {
         self.0.clone()
     }

@@ -916,6 +916,56 @@ async fn a_removed_tool_is_released_once_its_calls_end() {
 }
 
 #[tokio::test]
+async fn a_tool_that_keeps_its_definition_is_registered_without_a_copy() {
+    let tool = Arc::new(
+        FnTool::new(
+            "greet",
+            "Greets someone.",
+            Args::new(scheme::object().required("name", scheme::string()).build()),
+            |args: ToolArgs<'_>| {
+                let name = args.str("name").map(str::to_owned);
+                async move { Ok(ToolCallResult::text(format!("Hello, {}!", name?))) }
+            },
+        )
+        .with_category("social"),
+    );
+    let definition = tool.shared_definition();
+    // The builder's changes are in the one definition the tool keeps.
+    assert_eq!(definition.category(), "social");
+    assert_eq!(*definition, tool.definition());
+    assert_eq!(Arc::strong_count(&definition), 2, "the tool's and this one");
+
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::clone(&tool) as Arc<dyn ToolImpl>)
+        .unwrap();
+    assert_eq!(
+        Arc::strong_count(&definition),
+        3,
+        "the manager holds the tool's own definition, not a copy"
+    );
+    assert_eq!(manager.get_def("greet").as_ref(), Some(&*definition));
+    let result = manager
+        .execute_one(&call("greet", json!({"name": "Ada"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "Hello, Ada!");
+    // Still validated against it: the tool does not run on arguments the schema refuses.
+    let err = manager
+        .execute_one(&call("greet", json!({"name": 7})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+
+    drop(manager.deregister("greet"));
+    assert_eq!(
+        Arc::strong_count(&definition),
+        2,
+        "the manager lets go of the definition with the tool"
+    );
+}
+
+#[tokio::test]
 async fn a_tool_that_removes_itself_finishes_its_answer_and_is_then_released() {
     let manager = Arc::new(ToolCallManager::new("s"));
     let weak = Arc::downgrade(&manager);

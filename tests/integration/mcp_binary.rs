@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolsmith::harness::mcp::{McpClient, McpClientOptions, McpCommand, McpNames, McpTransport};
-use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest};
+use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, ToolImpl};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
 
@@ -37,8 +37,26 @@ async fn serve_round_trips_through_our_client() {
     assert_eq!(names, ["read", "write", "edit", "bash"]);
 
     let manager = ToolCallManager::new("consumer");
+    let mut definitions = Vec::new();
     for tool in client.tools() {
+        let definition = tool.shared_definition();
+        assert_eq!(*definition, tool.definition());
+        definitions.push(definition);
         manager.register(Arc::new(tool)).unwrap();
+    }
+    // The manager keeps each bridge's own definition rather than a copy: held by the
+    // client's list, the registered bridge (a clone of the list's), this list and the manager.
+    for definition in &definitions {
+        assert_eq!(
+            Arc::strong_count(definition),
+            4,
+            "{} was copied",
+            definition.name()
+        );
+        assert_eq!(
+            manager.get_def(definition.name()).as_ref(),
+            Some(&**definition)
+        );
     }
     manager
         .execute_one(&request(

@@ -223,7 +223,7 @@ impl ToolPreset {
 fn register(manager: &ToolCallManager, tools: Vec<Arc<dyn ToolImpl>>) -> Result<(), ToolShedError> {
     let mut registered: Vec<String> = Vec::with_capacity(tools.len());
     for tool in tools {
-        let name = tool.definition().name().to_owned();
+        let name = tool.shared_definition().name().to_owned();
         if let Err(source) = manager.register(tool) {
             for name in registered {
                 manager.deregister(&name);

@@ -106,7 +106,8 @@ pub(crate) struct RegisteredTool {
 
 impl RegisteredTool {
     fn prepare(tool: Arc<dyn ToolImpl>) -> Result<Self, RegistrationError> {
-        let definition = tool.definition();
+        // The tool's own definition when it keeps one: registering adds no copy of it.
+        let definition = tool.shared_definition();
         let name = definition.name();
         if name == SHED_TOOL_NAME {
             return Err(RegistrationError::ReservedName(name.to_owned()));
@@ -116,7 +117,7 @@ impl RegisteredTool {
             reason,
         };
         check_name(name).map_err(|reason| invalid(name, reason))?;
-        if let Tool::MultiCommands(group, commands) = &definition {
+        if let Tool::MultiCommands(group, commands) = &*definition {
             if commands.is_empty() {
                 return Err(RegistrationError::NoCommands(group.clone()));
             }
@@ -155,7 +156,7 @@ impl RegisteredTool {
             timeout: tool.timeout(),
             answers_now: tool.may_answer_now(),
             tool,
-            definition: Arc::new(definition),
+            definition,
             validator: CompiledOnFirstUse::default(),
             registration: 0,
             summary: RenderedSummary::default(),

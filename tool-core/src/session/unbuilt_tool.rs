@@ -1,5 +1,7 @@
 //! [`UnbuiltTool`]: what a constructor yields when the session lacks what the tool needs.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use crate::{Tool, ToolArguments, ToolCallResult, ToolError, ToolImpl};
@@ -9,7 +11,7 @@ use crate::{Tool, ToolArguments, ToolCallResult, ToolError, ToolImpl};
 /// model learns why the tool is unavailable.
 #[derive(Debug, Clone)]
 pub struct UnbuiltTool {
-    definition: Tool,
+    definition: Arc<Tool>,
     reason: String,
 }
 
@@ -17,7 +19,7 @@ impl UnbuiltTool {
     /// A tool with `definition` that fails every call because of `reason`.
     pub fn new(definition: Tool, reason: impl Into<String>) -> Self {
         Self {
-            definition,
+            definition: Arc::new(definition),
             reason: reason.into(),
         }
     }
@@ -31,7 +33,11 @@ impl UnbuiltTool {
 #[async_trait]
 impl ToolImpl for UnbuiltTool {
     fn definition(&self) -> Tool {
-        self.definition.clone()
+        Tool::clone(&self.definition)
+    }
+
+    fn shared_definition(&self) -> Arc<Tool> {
+        Arc::clone(&self.definition)
     }
 
     async fn execute(&self, _arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {

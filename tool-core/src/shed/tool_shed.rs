@@ -187,7 +187,7 @@ impl ToolShed {
         }
         for (name, constructor) in self.constructors {
             let tool = constructor.construct(&parts);
-            let built = tool.definition().name().to_owned();
+            let built = tool.shared_definition().name().to_owned();
             if built != name {
                 return Err(ToolShedError::NameMismatch {
                     expected: name,

@@ -1,6 +1,7 @@
 //! [`FnTool`]: a tool made from a closure.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -34,7 +35,8 @@ type Handler =
 /// assert_eq!(greet.definition().name(), "greet");
 /// ```
 pub struct FnTool {
-    definition: ToolDefinition,
+    /// Always one command; shared with the managers it is registered with.
+    definition: Arc<Tool>,
     timeout: Option<Duration>,
     handler: Box<Handler>,
 }
@@ -52,31 +54,42 @@ impl FnTool {
         Fut: Future<Output = Result<ToolCallResult, ToolError>> + Send + 'static,
     {
         Self {
-            definition: ToolDefinition::new(name, description, arguments),
+            definition: Arc::new(Tool::SingleCommand(ToolDefinition::new(
+                name,
+                description,
+                arguments,
+            ))),
             timeout: None,
             handler: Box::new(move |args| boxed(handler(args))),
         }
     }
 
+    /// `self` with its one command's definition changed by `change` (while it is built, the
+    /// definition is not shared yet, so nothing is copied).
+    fn edit(mut self, change: impl FnOnce(&mut ToolDefinition)) -> Self {
+        if let Tool::SingleCommand(definition) = Arc::make_mut(&mut self.definition) {
+            change(definition);
+        }
+        self
+    }
+
     /// Sets the category.
     #[must_use]
-    pub fn with_category(mut self, category: impl Into<String>) -> Self {
-        self.definition.category = category.into();
-        self
+    pub fn with_category(self, category: impl Into<String>) -> Self {
+        let category = category.into();
+        self.edit(|definition| definition.category = category)
     }
 
     /// Declares the schema of the tool's structured result.
     #[must_use]
-    pub fn with_returns(mut self, returns: Args) -> Self {
-        self.definition.returns = Some(returns);
-        self
+    pub fn with_returns(self, returns: Args) -> Self {
+        self.edit(|definition| definition.returns = Some(returns))
     }
 
     /// Sets the behaviour hints.
     #[must_use]
-    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.definition.annotations = annotations;
-        self
+    pub fn with_annotations(self, annotations: ToolAnnotations) -> Self {
+        self.edit(|definition| definition.annotations = annotations)
     }
 
     /// Sets the tool's own time limit.
@@ -99,7 +112,11 @@ impl std::fmt::Debug for FnTool {
 #[async_trait]
 impl ToolImpl for FnTool {
     fn definition(&self) -> Tool {
-        Tool::SingleCommand(self.definition.clone())
+        Tool::clone(&self.definition)
+    }
+
+    fn shared_definition(&self) -> Arc<Tool> {
+        Arc::clone(&self.definition)
     }
 
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
@@ -109,7 +126,7 @@ impl ToolImpl for FnTool {
     /// The handler reads the arguments and returns a future that owns what it needs: the
     /// call's future is that future itself, with no second box around it.
     fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a> {
-        (self.handler)(ToolArgs::new(&self.definition.name, arguments))
+        (self.handler)(ToolArgs::new(self.definition.name(), arguments))
     }
 
     /// Never: every call is the handler's future.

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -46,6 +47,54 @@ pub type ToolFuture<'a> =
 pub trait ToolImpl: Send + Sync {
     /// The tool's shape: one command, or a group of commands.
     fn definition(&self) -> Tool;
+
+    /// The same definition as one shared value, which a manager keeps for as long as the
+    /// tool is registered.
+    ///
+    /// A tool that keeps its definition (as [`FnTool`](crate::FnTool) and tools imported over
+    /// MCP do) returns that value, so that registering it adds a reference rather than a
+    /// copy: a definition is most of what a registered tool weighs (a few kilobytes of JSON
+    /// schema), and a session may hold thousands. The default wraps a new
+    /// [`definition`](Self::definition), right for a tool that builds its definition when
+    /// asked (as `#[tool_fn]` tools do). Both methods must describe the same tool.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use async_trait::async_trait;
+    /// use toolsmith_core::{Args, Tool, ToolArguments, ToolCallManager, ToolCallResult,
+    ///     ToolDefinition, ToolError, ToolImpl, scheme};
+    ///
+    /// /// A tool described by a definition it was given (read from a catalogue, say).
+    /// struct Listed(Arc<Tool>);
+    ///
+    /// #[async_trait]
+    /// impl ToolImpl for Listed {
+    ///     fn definition(&self) -> Tool {
+    ///         Tool::clone(&self.0)
+    ///     }
+    ///
+    ///     fn shared_definition(&self) -> Arc<Tool> {
+    ///         Arc::clone(&self.0)
+    ///     }
+    ///
+    ///     async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+    ///         Ok(ToolCallResult::text("done"))
+    ///     }
+    /// }
+    ///
+    /// let definition = Arc::new(Tool::SingleCommand(ToolDefinition::new(
+    ///     "listed",
+    ///     "A listed tool.",
+    ///     Args::new(scheme::object().build()),
+    /// )));
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(Listed(Arc::clone(&definition)))).unwrap();
+    /// // The manager holds the tool's own definition: no copy was made.
+    /// assert_eq!(Arc::strong_count(&definition), 3);
+    /// ```
+    fn shared_definition(&self) -> Arc<Tool> {
+        Arc::new(self.definition())
+    }
 
     /// Runs the tool on the model's arguments.
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError>;

@@ -129,7 +129,7 @@ impl SubAgentConfig {
     fn tool_names(&self) -> Vec<String> {
         self.tools
             .iter()
-            .map(|t| t.definition().name().to_owned())
+            .map(|t| t.shared_definition().name().to_owned())
             .collect()
     }
 }
@@ -293,7 +293,7 @@ impl AgentCommands {
         };
         let available: Vec<String> = tools
             .iter()
-            .map(|t| t.definition().name().to_owned())
+            .map(|t| t.shared_definition().name().to_owned())
             .collect();
         if let Some(unknown) = names.iter().find(|n| !available.contains(n)) {
             return Err(ToolError::invalid_arguments(

@@ -7,9 +7,7 @@ use async_trait::async_trait;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::{Peer, RoleClient};
-use toolsmith_core::{
-    Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition, ToolError, ToolImpl,
-};
+use toolsmith_core::{Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolError, ToolImpl};
 
 use super::call_result::from_mcp;
 use super::tool_mapping::definition_from_mcp;
@@ -44,7 +42,8 @@ pub struct McpToolBridge {
     peer: Peer<RoleClient>,
     server: Arc<str>,
     original: Arc<str>,
-    definition: Arc<ToolDefinition>,
+    /// Always one command; shared with the managers the tool is registered with.
+    definition: Arc<Tool>,
     remote: Arc<rmcp::model::Tool>,
     timeout: Option<Duration>,
 }
@@ -52,7 +51,7 @@ pub struct McpToolBridge {
 impl std::fmt::Debug for McpToolBridge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpToolBridge")
-            .field("name", &self.definition.name)
+            .field("name", &self.name())
             .field("original", &self.original)
             .field("server", &self.server)
             .finish_non_exhaustive()
@@ -73,7 +72,7 @@ impl McpToolBridge {
             peer,
             server,
             original: Arc::from(remote.name.as_ref()),
-            definition: Arc::new(definition),
+            definition: Arc::new(Tool::SingleCommand(definition)),
             remote: Arc::new(remote),
             timeout,
         }
@@ -81,7 +80,7 @@ impl McpToolBridge {
 
     /// The name this tool is registered and called by (provider-safe).
     pub fn name(&self) -> &str {
-        &self.definition.name
+        self.definition.name()
     }
 
     /// The tool's name on its server, sent on the wire.
@@ -130,7 +129,11 @@ impl McpToolBridge {
 #[async_trait]
 impl ToolImpl for McpToolBridge {
     fn definition(&self) -> Tool {
-        Tool::SingleCommand(ToolDefinition::clone(&self.definition))
+        Tool::clone(&self.definition)
+    }
+
+    fn shared_definition(&self) -> Arc<Tool> {
+        Arc::clone(&self.definition)
     }
 
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
