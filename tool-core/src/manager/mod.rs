@@ -192,10 +192,12 @@ impl RegisteredTool {
         name: &str,
         arguments: Cow<'_, ToolArguments>,
     ) -> Result<ToolCallResult, ToolError> {
-        let mut answer = None;
-        self.answer_now(name, &arguments, &mut answer);
-        if let Some(answer) = answer {
-            return answer;
+        if self.answers_now {
+            let mut answer = None;
+            self.answer_now(name, &arguments, &mut answer);
+            if let Some(answer) = answer {
+                return answer;
+            }
         }
         let mut future = self.start(&arguments)?;
         let result = std::future::poll_fn(|cx| poll_contained(name, &mut future, cx)).await;
@@ -209,23 +211,11 @@ impl RegisteredTool {
 
     /// The answer of [`ToolImpl::execute_now`] (the arguments only lent), written to
     /// `answer` (which is `None`) when the tool gives one; a panic there is an execution
-    /// error. Not asked of a tool that never answers there ([`ToolImpl::may_answer_now`]).
+    /// error. Callers ask it only of a tool that may answer there (`answers_now`, from
+    /// [`ToolImpl::may_answer_now`]): a tool that never does costs them no answer slot.
+    /// Inlined, so that the tool writes its answer where the caller reads it.
     #[inline]
-    pub(crate) fn answer_now(
-        &self,
-        name: &str,
-        arguments: &ToolArguments,
-        answer: &mut Option<Result<ToolCallResult, ToolError>>,
-    ) {
-        if self.answers_now {
-            self.answer_now_asked(name, arguments, answer);
-        }
-    }
-
-    /// [`answer_now`](Self::answer_now) for a tool that may answer. Inlined, so that the
-    /// tool writes its answer where the caller reads it.
-    #[inline]
-    fn answer_now_asked(
+    fn answer_now(
         &self,
         name: &str,
         arguments: &ToolArguments,
@@ -621,7 +611,7 @@ impl ToolCallManager {
         // Asked only of a tool that may answer: an `async` tool's call makes no answer slot.
         if entry.answers_now {
             let mut answer = None;
-            entry.answer_now_asked(name, &arguments, &mut answer);
+            entry.answer_now(name, &arguments, &mut answer);
             if answer.is_some() {
                 // The pin is left before the answer moves to the caller: leaving it (an atomic
                 // swap) waits for the tool's writes of the answer to reach the cache, and a
