@@ -164,6 +164,11 @@ fn per_tool_memory(size: usize, held: Held) {
     });
     let count = manager.len();
     let peak_resident = peak_resident_bytes();
+    // A search that finds nothing keeps the names it compared with, for the next one.
+    let (found, explained) = footprint(|| {
+        futures::executor::block_on(manager.shed("qzxv wibblefrotz glorpnik", None))
+    });
+    assert!(found.tools.is_empty(), "the search finds nothing");
     drop(manager);
     let tools = pool(&records, 0..size);
     let (index, index_only) = footprint(|| {
@@ -185,7 +190,8 @@ fn per_tool_memory(size: usize, held: Held) {
         "{count} tools registered (of {size}), their definitions {}: heap {} B a tool ({} MB; peak while \
          registering {} MB), resident {} B a tool ({} MB); the process's peak resident set \
          {} MB (the pool's tools, {} MB, included); the index alone {} B a tool, the \
-         definitions alone {} B",
+         definitions alone {} B; then a search that finds nothing keeps {} B a tool (the \
+         names it compares with)",
         held.name(),
         registered.heap / count,
         registered.heap >> 20,
@@ -196,6 +202,7 @@ fn per_tool_memory(size: usize, held: Held) {
         pool_resident >> 20,
         index_only.heap / count,
         definitions.heap / count,
+        explained.heap / count,
     );
 }
 

@@ -415,6 +415,42 @@ async fn a_search_that_finds_nothing_names_the_closest_tools_and_the_categories(
     assert_eq!(keys, ["tools"]);
 }
 
+/// The names an explanation compares with are kept between calls, and follow the registry:
+/// a tool registered since the last explanation is suggested, one removed is not, and the
+/// categories change with them.
+#[tokio::test]
+async fn explanations_follow_registrations_and_removals() {
+    let manager = manager_with(vec![categorised(
+        "read_file",
+        "Read the contents of a file.",
+        "files",
+    )]);
+    let unknown = json!({"description": "select:send_emial"});
+    let found = shed(&manager, unknown.clone()).await.unwrap();
+    assert_eq!(found.unknown, ["send_emial"]);
+    assert!(found.closest.is_empty(), "{:?}", found.closest);
+    assert_eq!(found.categories, ["files"]);
+
+    manager
+        .register(Arc::new(categorised(
+            "send_email",
+            "Send an email message.",
+            "mail",
+        )))
+        .unwrap();
+    let found = shed(&manager, unknown.clone()).await.unwrap();
+    assert_eq!(found.closest, ["send_email"]);
+    assert_eq!(found.categories, ["files", "mail"]);
+    // Asked again with nothing changed: the same answer.
+    let again = shed(&manager, unknown.clone()).await.unwrap();
+    assert_eq!(again.closest, ["send_email"]);
+
+    assert!(manager.deregister("send_email").is_some());
+    let found = shed(&manager, unknown).await.unwrap();
+    assert!(found.closest.is_empty(), "{:?}", found.closest);
+    assert_eq!(found.categories, ["files"]);
+}
+
 #[tokio::test]
 async fn a_manager_built_directly_has_shed_and_discovery() {
     let manager = ToolCallManager::new("direct");

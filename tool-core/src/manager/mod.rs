@@ -28,6 +28,7 @@ use crate::manager::running_call::{RunningCall, poll_contained};
 use crate::schema::first_use::CompiledOnFirstUse;
 use crate::schema::validation::{ArgumentValidator, CompiledSchema};
 use crate::shed::ToolDiscovery;
+use crate::shed::name_directory::{NameDirectory, NameDirectoryCache};
 use crate::shed::rendered_summary::RenderedSummary;
 use crate::tool::future_block::recycle;
 use crate::{
@@ -349,6 +350,8 @@ pub struct ToolCallManager {
     /// The search behind `shed`; updated within the registry's changes, so it never disagrees
     /// with the registry.
     pub(crate) discovery: ToolDiscovery,
+    /// The names as `shed` explanations compare them, rebuilt after the names change.
+    pub(crate) name_directory: NameDirectoryCache,
 }
 
 impl std::fmt::Debug for ToolCallManager {
@@ -370,6 +373,7 @@ impl ToolCallManager {
             renders: Default::default(),
             execution: Default::default(),
             discovery: ToolDiscovery::default(),
+            name_directory: NameDirectoryCache::default(),
         }
     }
 
@@ -442,6 +446,20 @@ impl ToolCallManager {
     ) -> R {
         self.registry
             .in_order(|entries| f(&mut entries.map(|entry| &*entry.definition)))
+    }
+
+    /// The registered names as `shed` explanations compare them: built from the registry
+    /// on first use after its names changed, then shared. Built without holding up changes;
+    /// one made while a change lands is replaced on the next use.
+    pub(crate) fn name_directory(&self) -> Arc<NameDirectory> {
+        // Read before the names are: a change during the build leaves the directory older
+        // than the registry, and it is built again.
+        let generation = self.registry.generation();
+        self.name_directory.get_or_build(generation, || {
+            self.definitions_in_order(|tools| {
+                NameDirectory::of(tools.map(|tool| (tool.name(), tool.category())))
+            })
+        })
     }
 
     pub(crate) fn entry(&self, name: &str) -> Option<Arc<RegisteredTool>> {

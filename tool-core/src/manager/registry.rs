@@ -3,6 +3,7 @@
 
 use std::hash::Hash;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use seize::Guard as _;
@@ -33,6 +34,9 @@ pub(crate) struct Registry {
     /// and so that indexes kept beside the registry change in the registry's order. Holds the
     /// number the next registered tool gets (listings sort by it).
     changes: Mutex<u64>,
+    /// Counts the changes of the set of names (registrations and removals), for what is
+    /// built from the names and kept until they change.
+    generation: AtomicU64,
 }
 
 impl Default for Registry {
@@ -43,6 +47,7 @@ impl Default for Registry {
                 .collector(seize::Collector::new().batch_size(RECLAMATION_BATCH))
                 .build(),
             changes: Mutex::new(0),
+            generation: AtomicU64::new(0),
         }
     }
 }
@@ -86,6 +91,7 @@ impl papaya::Equivalent<Arc<str>> for LookedUp<'_> {
 /// A change in progress: other changes wait until it is dropped; calls do not.
 pub(crate) struct RegistryChange<'r> {
     next_number: MutexGuard<'r, u64>,
+    generation: &'r AtomicU64,
     map: &'r papaya::HashMap<Arc<str>, Arc<RegisteredTool>, Hasher>,
     tools: papaya::HashMapRef<'r, Arc<str>, Arc<RegisteredTool>, Hasher, papaya::LocalGuard<'r>>,
 }
@@ -133,6 +139,7 @@ impl RegistryChange<'_> {
         *self.next_number += 1;
         let entry = Arc::new(entry);
         self.tools.insert(name, Arc::clone(&entry));
+        self.generation.fetch_add(1, Ordering::Release);
         entry
     }
 
@@ -154,7 +161,11 @@ impl RegistryChange<'_> {
 
     /// Removes the tool registered as `name`, returning it.
     pub(crate) fn remove(&mut self, name: &str) -> Option<Arc<RegisteredTool>> {
-        self.tools.remove(name).cloned()
+        let removed = self.tools.remove(name).cloned();
+        if removed.is_some() {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+        removed
     }
 }
 
@@ -177,6 +188,7 @@ impl Registry {
         let next_number = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         RegistryChange {
             next_number,
+            generation: &self.generation,
             map: &self.tools,
             tools: self.tools.pin(),
         }
@@ -202,6 +214,12 @@ impl Registry {
     ) -> R {
         let _no_changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         self.in_order(|entries| f(&mut entries.map(|entry| &*entry.definition)))
+    }
+
+    /// The number of changes made so far to the set of names: what is built from the names
+    /// at one number holds until it moves.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     pub(crate) fn contains(&self, name: &str) -> bool {

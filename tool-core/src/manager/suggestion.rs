@@ -52,8 +52,9 @@ pub(crate) fn is_lower_case(text: &str) -> bool {
 }
 
 /// [`closest_names`] among names already in lower case (`wanted_lower` too), other than
-/// `wanted_lower` itself: nothing is lowercased again, for callers that compare many words
-/// against the same names.
+/// `wanted_lower` itself: every name scored, the reference [`PreparedNames::similar_to`] is
+/// tested against.
+#[cfg(test)]
 pub(crate) fn closest_lowercase_names<'a>(
     wanted_lower: &str,
     known_lower: impl IntoIterator<Item = &'a str>,
@@ -61,6 +62,158 @@ pub(crate) fn closest_lowercase_names<'a>(
     let similarity = Similarity::to(wanted_lower);
     let known = known_lower.into_iter().filter(|name| *name != wanted_lower);
     closest_by(known, |name| similarity.of(name))
+}
+
+/// Names prepared for comparing with one wanted name after another (the registered tools'
+/// names, the parts of them): each in lower case, with its length and its characters counted
+/// in [`ClassCounts`]' classes, kept side by side so that a comparison with every name
+/// reads 40 bytes a name and turns most away in a few vector instructions.
+#[derive(Debug, Default)]
+pub(crate) struct PreparedNames {
+    lower: Vec<Box<str>>,
+    chars: Vec<u64>,
+    classes: Vec<ClassCounts>,
+    /// The names too long to count in bytes (more than 255 of a class), compared always.
+    uncounted: Vec<usize>,
+}
+
+impl PreparedNames {
+    /// Adds `name` (lowercased here) as the next name.
+    pub(crate) fn push(&mut self, name: &str) {
+        let lower: Box<str> = if is_lower_case(name) {
+            name.into()
+        } else {
+            name.to_lowercase().into()
+        };
+        self.chars.push(lower.chars().count() as u64);
+        match ClassCounts::of(&lower) {
+            Some(classes) => self.classes.push(classes),
+            None => {
+                self.uncounted.push(self.lower.len());
+                self.classes.push(ClassCounts([u8::MAX; 32]));
+            }
+        }
+        self.lower.push(lower);
+    }
+
+    /// The `index`th name, in lower case.
+    pub(crate) fn lower(&self, index: usize) -> &str {
+        &self.lower[index]
+    }
+
+    /// The index of the name whose lower case is `lower`, for names pushed in the order of
+    /// their lower case.
+    pub(crate) fn find_sorted(&self, lower: &str) -> Option<usize> {
+        self.lower.binary_search_by(|name| (**name).cmp(lower)).ok()
+    }
+
+    /// The names that score [`MIN_SIMILARITY`] or more against `wanted_lower`, by their
+    /// index, with their scores (as [`closest_names`] scores them), in index order.
+    pub(crate) fn similar_to(&self, wanted_lower: &str) -> Vec<(f64, usize)> {
+        let similarity = Similarity::to(wanted_lower);
+        let mut similar = Vec::new();
+        let mut keep = |score: f64, index: usize| {
+            if score >= MIN_SIMILARITY {
+                similar.push((score, index));
+            }
+        };
+        if similarity.chars == 0 {
+            // Only an empty name is like an empty one: no bound to apply.
+            for (index, lower) in self.lower.iter().enumerate() {
+                keep(similarity.of(lower), index);
+            }
+            return similar;
+        }
+        let wanted_classes = ClassCounts::saturating(wanted_lower);
+        let wanted_chars = similarity.chars;
+        let contains_counts = wanted_lower.len() >= 3;
+        let mut uncounted = self.uncounted.iter().copied().peekable();
+        for (index, (classes, &chars)) in self.classes.iter().zip(&self.chars).enumerate() {
+            if uncounted.next_if_eq(&index).is_some() {
+                keep(similarity.of(&self.lower[index]), index);
+                continue;
+            }
+            let common = wanted_classes.common(classes);
+            let may_contain = contains_counts && common == wanted_chars.min(chars);
+            // Jaro-Winkler reaches 0.75 only above a Jaro similarity of 0.7 (below, no bonus
+            // applies), and Jaro's matches are no more than the characters in common: see
+            // `Similarity::may_reach_threshold`.
+            let may_be_close = 10 * common * (wanted_chars + chars) >= 11 * wanted_chars * chars;
+            if may_contain || may_be_close {
+                let lower = &self.lower[index];
+                keep(
+                    similarity.of_candidate(lower, chars, common, may_contain),
+                    index,
+                );
+            }
+        }
+        similar
+    }
+}
+
+/// How many characters (at most 4, as Winkler's bonus counts) `a` and `b` begin with alike.
+fn common_prefix(a: &str, b: &str) -> u64 {
+    a.chars()
+        .take(4)
+        .zip(b.chars())
+        .take_while(|(a, b)| a == b)
+        .count() as u64
+}
+
+/// Counts of a name's characters in 32 classes: each ASCII letter (either case), `_`, `-`,
+/// the digits in three classes, and every other character in one. Merging characters into
+/// a class only raises the count in common, so a bound on it stays a bound; 32 one-byte counts
+/// compare in a few vector instructions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ClassCounts([u8; 32]);
+
+impl ClassCounts {
+    /// The counts of `text`, or `None` when a class holds more than 255 of its characters.
+    pub(crate) fn of(text: &str) -> Option<Self> {
+        let mut counts = [0u8; 32];
+        for c in text.chars() {
+            let count = &mut counts[Self::class(c)];
+            *count = count.checked_add(1)?;
+        }
+        Some(Self(counts))
+    }
+
+    /// The counts of `text`, each at most 255: for the wanted name, compared only with names
+    /// whose counts are exact (so at most 255), with which the common count is the same.
+    pub(crate) fn saturating(text: &str) -> Self {
+        let mut counts = [0u8; 32];
+        for c in text.chars() {
+            let count = &mut counts[Self::class(c)];
+            *count = count.saturating_add(1);
+        }
+        Self(counts)
+    }
+
+    /// The class `c` is counted in.
+    fn class(c: char) -> usize {
+        match c {
+            'a'..='z' => c as usize - 'a' as usize,
+            'A'..='Z' => c as usize - 'A' as usize,
+            '_' => 26,
+            '-' => 27,
+            '0'..='3' => 28,
+            '4'..='6' => 29,
+            '7'..='9' => 30,
+            _ => 31,
+        }
+    }
+
+    /// How many characters two counts have in common, class by class.
+    // Kept out of line: on its own it compiles to two vector minimums and two sums of
+    // bytes; inlined into the loop over names, it was compiled byte by byte.
+    #[inline(never)]
+    fn common(&self, other: &Self) -> u64 {
+        let mut common = 0u32;
+        for (a, b) in self.0.iter().zip(&other.0) {
+            common += u32::from(*a.min(b));
+        }
+        u64::from(common)
+    }
 }
 
 /// Character classes counted to bound a similarity: each ASCII character, then one for all
@@ -99,12 +252,12 @@ impl<'w> Similarity<'w> {
     fn of(&self, lower: &str) -> f64 {
         let wanted = self.wanted;
         if wanted.len() >= 3 && one_contains_the_other(wanted, lower) {
-            return strsim::jaro_winkler(wanted, lower).max(0.9);
+            return jaro_winkler(wanted, lower).max(0.9);
         }
         if !self.may_reach_threshold(lower) {
             return 0.0;
         }
-        strsim::jaro_winkler(wanted, lower)
+        jaro_winkler(wanted, lower)
     }
 
     /// Whether Jaro-Winkler could reach [`MIN_SIMILARITY`] (0.75). strsim's Winkler bonus
@@ -127,6 +280,101 @@ impl<'w> Similarity<'w> {
         // Two empty names are the same name (similarity 1).
         (self.chars == 0 && chars == 0)
             || (common > 0 && 10 * common * (self.chars + chars) >= 11 * self.chars * chars)
+    }
+
+    /// [`of`](Self::of) for a name `lower` of `chars` characters with `common` characters in
+    /// common with the wanted one (or more), which the counts could not turn away: the
+    /// containment searched for only when the counts allow it (`may_contain`), and the
+    /// Winkler bonus bounded by the actual common prefix rather than the largest, before
+    /// the exact score. Out of line: few names get this far.
+    #[inline(never)]
+    fn of_candidate(&self, lower: &str, chars: u64, common: u64, may_contain: bool) -> f64 {
+        if may_contain && one_contains_the_other(self.wanted, lower) {
+            return jaro_winkler(self.wanted, lower).max(0.9);
+        }
+        let jaro = (common as f64 / self.chars as f64 + common as f64 / chars as f64 + 1.0) / 3.0;
+        let winkler = if jaro > 0.7 {
+            jaro + 0.1 * common_prefix(self.wanted, lower) as f64 * (1.0 - jaro)
+        } else {
+            jaro
+        };
+        // A hair below the threshold: the exact score decides any name this close.
+        if winkler < MIN_SIMILARITY - 1e-9 {
+            return 0.0;
+        }
+        jaro_winkler(self.wanted, lower)
+    }
+}
+
+/// Jaro-Winkler similarity, as `strsim::jaro_winkler` computes it (the same matches, the
+/// same arithmetic, so the same `f64`), for an ASCII string and an ASCII name of up to 64
+/// bytes, without allocating; anything else goes to `strsim`. Tool names are ASCII and at
+/// most 64 bytes, and an explanation scores dozens of them a call.
+///
+/// strsim matches each character of `a` in turn with the first unmatched equal character of
+/// `b` within the window; here the positions of each byte in `b` are bits of a word, so that
+/// first one is the lowest bit of (positions of the byte) ∧ (window) ∧ ¬(matched).
+fn jaro_winkler(a: &str, b: &str) -> f64 {
+    if !(a.is_ascii() && b.is_ascii() && b.len() <= 64) {
+        return strsim::jaro_winkler(a, b);
+    }
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let mut positions = [0u64; 128];
+    for (j, &y) in b.iter().enumerate() {
+        positions[usize::from(y)] |= 1 << j;
+    }
+    let range = (a.len().max(b.len()) / 2).saturating_sub(1);
+    // Bits `low..high` set, for `high` up to 64.
+    let bits = |low: usize, high: usize| -> u64 {
+        if low >= high {
+            0
+        } else {
+            (u64::MAX >> (64 - (high - low))) << low
+        }
+    };
+    let mut b_matched = 0u64;
+    // The bytes of `a` that matched, in order (at most `b.len()` of them).
+    let mut a_matched = [0u8; 64];
+    let mut matches = 0usize;
+    for (i, &x) in a.iter().enumerate() {
+        let window = bits(i.saturating_sub(range), b.len().min(i + range + 1));
+        let free = positions[usize::from(x)] & window & !b_matched;
+        if free != 0 {
+            b_matched |= free & free.wrapping_neg();
+            a_matched[matches] = x;
+            matches += 1;
+        }
+    }
+    if matches == 0 {
+        return 0.0;
+    }
+    // The matched bytes of `a` and of `b`, in order: each pair that differs is half a
+    // transposition.
+    let mut transpositions = 0usize;
+    let mut rest = b_matched;
+    for &x in &a_matched[..matches] {
+        let j = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        if b[j] != x {
+            transpositions += 1;
+        }
+    }
+    transpositions /= 2;
+    let jaro = ((matches as f64 / a.len() as f64)
+        + (matches as f64 / b.len() as f64)
+        + ((matches - transpositions) as f64 / matches as f64))
+        / 3.0;
+    if jaro > 0.7 {
+        let prefix = a.iter().take(4).zip(b).take_while(|(x, y)| x == y).count();
+        jaro + 0.1 * prefix as f64 * (1.0 - jaro)
+    } else {
+        jaro
     }
 }
 
@@ -152,11 +400,14 @@ fn closest_by<'a>(
     known: impl Iterator<Item = &'a str>,
     mut score: impl FnMut(&str) -> f64,
 ) -> Vec<&'a str> {
-    let mut scored: Vec<(f64, &str)> = known
-        .filter_map(|name| {
-            let score = score(name);
-            (score >= MIN_SIMILARITY).then_some((score, name))
-        })
+    closest_scored(known.map(|name| (score(name), name)))
+}
+
+/// The names of `scored` similar enough, best first (ties by name), about as close as the
+/// best one, at most [`MAX_SUGGESTIONS`].
+pub(crate) fn closest_scored<'a>(scored: impl Iterator<Item = (f64, &'a str)>) -> Vec<&'a str> {
+    let mut scored: Vec<(f64, &str)> = scored
+        .filter(|(score, _)| *score >= MIN_SIMILARITY)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
@@ -335,6 +586,68 @@ mod tests {
                     proptest::prop_assert!(bounded < MIN_SIMILARITY);
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The same `f64` as strsim's, for names and for longer texts, ASCII or not.
+        #[test]
+        fn jaro_winkler_is_strsims(
+            a in "[abcd_é]{0,12}|[a-f_ -]{0,70}|[a-z]{120,140}|[ab]{60,70}",
+            b in "[abcd_é]{0,12}|[a-f_ -]{0,70}|[a-z]{0,3}|[ab]{60,66}",
+        ) {
+            proptest::prop_assert_eq!(
+                jaro_winkler(&a, &b).to_bits(),
+                strsim::jaro_winkler(&a, &b).to_bits(),
+                "{:?} {:?}", a, b
+            );
+            proptest::prop_assert_eq!(
+                jaro_winkler(&b, &a).to_bits(),
+                strsim::jaro_winkler(&b, &a).to_bits()
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Prepared names score as every name scored one by one does, those past 255 of a
+        /// class (compared without the counts) and wanted names past it (counted up to 255)
+        /// included.
+        #[test]
+        fn prepared_names_score_as_every_name_scored(
+            names in proptest::collection::vec("[abc_]{0,12}|a{250,262}b?", 1..12),
+            wanted in "[abc_ ]{0,14}|a{250,262}",
+        ) {
+            let mut prepared = PreparedNames::default();
+            for name in &names {
+                prepared.push(name);
+            }
+            let similarity = Similarity::to(&wanted);
+            let every: Vec<(f64, usize)> = names
+                .iter()
+                .enumerate()
+                .map(|(index, name)| (similarity.of(name), index))
+                .filter(|(score, _)| *score >= MIN_SIMILARITY)
+                .collect();
+            proptest::prop_assert_eq!(prepared.similar_to(&wanted), every);
+        }
+    }
+
+    #[test]
+    fn jaro_winkler_matches_strsim_on_known_pairs() {
+        for (a, b) in [
+            ("", ""),
+            ("", "a"),
+            ("martha", "marhta"),
+            ("dixon", "dicksonx"),
+            ("cheeseburger", "cheese fries"),
+            ("read_file", "raed_flie"),
+            ("get_weather", "wether"),
+            ("ab", "ba"),
+        ] {
+            assert_eq!(
+                jaro_winkler(a, b).to_bits(),
+                strsim::jaro_winkler(a, b).to_bits()
+            );
         }
     }
 

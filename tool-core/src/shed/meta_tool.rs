@@ -1,21 +1,20 @@
 //! The built-in `shed` meta-tool: what the model is offered first, and how it finds (and so
 //! activates) the session's other tools.
 
-use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::discovery::{FoundTool, ToolDiscovery};
+use super::name_directory::NameDirectory;
 use crate::manager::RegisteredTool;
-use crate::manager::suggestion::{closest_lowercase_names, closest_names, is_lower_case};
 use crate::schema::validation::ArgumentValidator;
 use crate::{
-    Args, DEFAULT_CATEGORY, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolArguments,
-    ToolCallManager, ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
+    Args, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolArguments, ToolCallManager,
+    ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
 };
 
 /// How many tools `shed` returns when the model gives no `limit`.
@@ -199,47 +198,23 @@ fn push_closest<'a>(
 /// The tool names closest to `wanted`, at most `cap`: taken as a name first (`raed_flie` →
 /// `read_file`); failing that, word by word against the parts of the names (`wether
 /// forecast` → `get_weather`).
-fn closest_tools(wanted: &str, names: &[&str], cap: usize) -> Vec<String> {
+fn closest_tools(wanted: &str, directory: &NameDirectory, cap: usize) -> Vec<String> {
     let wanted = wanted.trim();
     let mut closest = Vec::new();
-    push_closest(
-        &mut closest,
-        closest_names(wanted, names.iter().copied()),
-        cap,
-    );
+    push_closest(&mut closest, directory.closest_names(wanted), cap);
     if !closest.is_empty() {
         return closest;
-    }
-    // Each distinct part of the names (lower case), with the names it is part of, in order:
-    // thousands of tools share a few hundred parts, each compared once. Most parts are lower
-    // case already, and borrowed.
-    let mut parts: HashMap<Cow<'_, str>, Vec<&str>> = HashMap::new();
-    for &name in names {
-        for part in name.split(['_', '-']).filter(|p| p.len() >= 3) {
-            let part = if is_lower_case(part) {
-                Cow::Borrowed(part)
-            } else {
-                Cow::Owned(part.to_lowercase())
-            };
-            let named = parts.entry(part).or_default();
-            if named.last() != Some(&name) {
-                named.push(name);
-            }
-        }
     }
     let words = wanted
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
         .take(MAX_CLOSEST_WORDS);
     for word in words {
-        let word = word.to_lowercase();
-        let near = match parts.get_key_value(word.as_str()) {
-            Some((part, _)) => vec![&**part],
-            None => closest_lowercase_names(&word, parts.keys().map(|part| &**part)),
-        };
-        for part in near {
-            push_closest(&mut closest, parts[part].iter().copied(), cap);
-        }
+        push_closest(
+            &mut closest,
+            directory.names_by_part(&word.to_lowercase()),
+            cap,
+        );
     }
     closest
 }
@@ -377,30 +352,17 @@ impl ToolCallManager {
         let select = selected_names(description).is_some();
         // Found tools are dropped from the closest below: enough are kept for that.
         let cap = MAX_CLOSEST + found.tools.len();
-        // Worked out on the registered names themselves, not on copies of ten thousand, and
-        // without holding up registrations meanwhile.
-        let (mut closest, categories) = self.definitions_in_order(|tools| {
-            let mut names = Vec::new();
-            let mut categories = BTreeSet::new();
-            for tool in tools {
-                names.push(tool.name());
-                let category = tool.category();
-                if category != DEFAULT_CATEGORY {
-                    categories.insert(category);
-                }
+        let directory = self.name_directory();
+        let mut closest = Vec::new();
+        if select {
+            for unknown in &found.unknown {
+                let more = closest_tools(unknown, &directory, cap);
+                push_closest(&mut closest, more.iter().map(String::as_str), cap);
             }
-            let mut closest = Vec::new();
-            if select {
-                for unknown in &found.unknown {
-                    let more = closest_tools(unknown, &names, cap);
-                    push_closest(&mut closest, more.iter().map(String::as_str), cap);
-                }
-            } else {
-                closest = closest_tools(description, &names, cap);
-            }
-            let categories: Vec<String> = categories.into_iter().map(str::to_owned).collect();
-            (closest, categories)
-        });
+        } else {
+            closest = closest_tools(description, &directory, cap);
+        }
+        let categories = directory.categories().to_vec();
         let is_found = |name: &String| found.tools.iter().any(|t| t.definition.name() == name);
         closest.retain(|name| !is_found(name));
         closest.truncate(MAX_CLOSEST);
@@ -573,7 +535,14 @@ mod tests {
 
     use futures::executor::block_on;
 
-    use super::{closest_tools, selected_names};
+    use std::borrow::Cow;
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::{MAX_CLOSEST_WORDS, NameDirectory, closest_tools, push_closest, selected_names};
+    use crate::closest_names;
+    use crate::manager::suggestion::{closest_lowercase_names, is_lower_case};
     use crate::shed::discovery::FoundTool;
     use crate::shed::{MatchedBy, ShedResult};
     use crate::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
@@ -674,9 +643,96 @@ mod tests {
         assert!(manager.found_entry(hit("send_email")).is_none());
     }
 
+    /// The directory of tools named `names`, in the default category.
+    fn directory(names: &[&str]) -> NameDirectory {
+        NameDirectory::of(names.iter().map(|name| (*name, crate::DEFAULT_CATEGORY)))
+    }
+
+    /// What `closest_tools` answered before the directory: every name lowercased, split and
+    /// compared on each call. The reference the directory's answers are tested against.
+    fn closest_tools_by_scanning(wanted: &str, names: &[&str], cap: usize) -> Vec<String> {
+        let wanted = wanted.trim();
+        let mut closest = Vec::new();
+        push_closest(
+            &mut closest,
+            closest_names(wanted, names.iter().copied()),
+            cap,
+        );
+        if !closest.is_empty() {
+            return closest;
+        }
+        let mut parts: HashMap<Cow<'_, str>, Vec<&str>> = HashMap::new();
+        for &name in names {
+            for part in name.split(['_', '-']).filter(|p| p.len() >= 3) {
+                let part = if is_lower_case(part) {
+                    Cow::Borrowed(part)
+                } else {
+                    Cow::Owned(part.to_lowercase())
+                };
+                let named = parts.entry(part).or_default();
+                if named.last() != Some(&name) {
+                    named.push(name);
+                }
+            }
+        }
+        let words = wanted
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3)
+            .take(MAX_CLOSEST_WORDS);
+        for word in words {
+            let word = word.to_lowercase();
+            let near = match parts.get_key_value(word.as_str()) {
+                Some((part, _)) => vec![&**part],
+                None => closest_lowercase_names(&word, parts.keys().map(|part| &**part)),
+            };
+            for part in near {
+                push_closest(&mut closest, parts[part].iter().copied(), cap);
+            }
+        }
+        closest
+    }
+
+    proptest! {
+        /// The directory answers as comparing every name on every call did: the counts that
+        /// turn names away turn away only names that could not be suggested.
+        #[test]
+        fn the_directory_answers_as_scanning_every_name(
+            names in proptest::collection::vec("[a-eA-E][a-eA-E0-9_-]{0,11}", 1..40),
+            wanted in "[a-eA-E0-9 _-]{0,18}",
+            cap in 1usize..8,
+        ) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            prop_assert_eq!(
+                closest_tools(&wanted, &directory(&names), cap),
+                closest_tools_by_scanning(&wanted, &names, cap)
+            );
+        }
+
+        /// The same for a wanted name made from a registered one by a few edits, which is
+        /// what the model sends when it misspells a name.
+        #[test]
+        fn the_directory_answers_as_scanning_every_name_for_misspellings(
+            names in proptest::collection::vec("[a-z][a-z0-9_]{2,14}", 1..40),
+            pick in any::<proptest::sample::Index>(),
+            edits in proptest::collection::vec((any::<proptest::sample::Index>(), "[a-z_ ]"), 0..4),
+        ) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut wanted: Vec<char> = pick.get(&names).chars().collect();
+            for (at, with) in edits {
+                let at = at.index(wanted.len());
+                wanted[at] = with.chars().next().unwrap();
+            }
+            let wanted: String = wanted.into_iter().collect();
+            prop_assert_eq!(
+                closest_tools(&wanted, &directory(&names), 5),
+                closest_tools_by_scanning(&wanted, &names, 5)
+            );
+        }
+    }
+
     #[test]
     fn name_parts_are_compared_in_lower_case_whatever_their_case() {
-        let names = ["Get_Weather", "read_file", "send-email"];
+        let names = directory(&["Get_Weather", "read_file", "send-email"]);
         assert_eq!(closest_tools("weather today", &names, 5), ["Get_Weather"]);
         assert_eq!(closest_tools("emial", &names, 5), ["send-email"]);
         // A name close as a whole comes first, and alone.
@@ -685,7 +741,7 @@ mod tests {
         // At most `cap`.
         let many: Vec<String> = (0..20).map(|i| format!("get_weather_{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        assert_eq!(closest_tools("weather", &many, 3).len(), 3);
+        assert_eq!(closest_tools("weather", &directory(&many), 3).len(), 3);
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod discovery;
 mod embedding_index;
 mod lexical;
 mod meta_tool;
+pub(crate) mod name_directory;
 pub(crate) mod rendered_summary;
 mod tool_shed;
 mod tool_text;
