@@ -165,9 +165,8 @@ fn per_tool_memory(size: usize, held: Held) {
     let count = manager.len();
     let peak_resident = peak_resident_bytes();
     // A search that finds nothing keeps the names it compared with, for the next one.
-    let (found, explained) = footprint(|| {
-        futures::executor::block_on(manager.shed("qzxv wibblefrotz glorpnik", None))
-    });
+    let (found, explained) =
+        footprint(|| futures::executor::block_on(manager.shed("qzxv wibblefrotz glorpnik", None)));
     assert!(found.tools.is_empty(), "the search finds nothing");
     drop(manager);
     let tools = pool(&records, 0..size);

@@ -343,7 +343,13 @@ fn jaro_winkler(a: &str, b: &str) -> f64 {
     let mut a_matched = [0u8; 64];
     let mut matches = 0usize;
     for (i, &x) in a.iter().enumerate() {
-        let window = bits(i.saturating_sub(range), b.len().min(i + range + 1));
+        let low = i.saturating_sub(range);
+        if low >= b.len() {
+            // Past the window of every character of `b` (a description much longer than
+            // the name): nothing further matches.
+            break;
+        }
+        let window = bits(low, b.len().min(i + range + 1));
         let free = positions[usize::from(x)] & window & !b_matched;
         if free != 0 {
             b_matched |= free & free.wrapping_neg();
