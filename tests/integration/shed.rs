@@ -451,6 +451,63 @@ async fn explanations_follow_registrations_and_removals() {
     assert_eq!(found.categories, ["files"]);
 }
 
+/// Explanations worked out while other threads register and remove tools answer from some
+/// state of the registry, and once the changes stop, from the last one.
+#[test]
+fn explanations_during_changes_settle_on_the_last_state() {
+    let manager = Arc::new(manager_with(vec![tool("read_file", "Read a file.")]));
+    let changing = {
+        let manager = Arc::clone(&manager);
+        std::thread::spawn(move || {
+            for round in 0..300 {
+                let name = format!("extra_tool_{}", round % 7);
+                let _ = manager.register(Arc::new(tool(&name, "One more tool.")));
+                if round % 3 != 0 {
+                    manager.deregister(&name);
+                }
+            }
+        })
+    };
+    let explaining = {
+        let manager = Arc::clone(&manager);
+        std::thread::spawn(move || {
+            for _ in 0..300 {
+                let found = futures::executor::block_on(shed(
+                    &manager,
+                    json!({"description": "select:extra_tool_9"}),
+                ))
+                .unwrap();
+                assert_eq!(found.unknown, ["extra_tool_9"]);
+                // Whatever state it saw, it suggests only names of this session's tools.
+                for name in &found.closest {
+                    assert!(name.starts_with("extra_tool_"), "{name}");
+                }
+            }
+        })
+    };
+    changing.join().unwrap();
+    explaining.join().unwrap();
+    let registered: HashSet<String> = manager
+        .names()
+        .into_iter()
+        .filter(|name| name.starts_with("extra_tool_"))
+        .collect();
+    let found = futures::executor::block_on(shed(
+        &manager,
+        json!({"description": "select:extra_tool_9"}),
+    ))
+    .unwrap();
+    let suggested: HashSet<String> = found.closest.into_iter().collect();
+    assert!(!registered.is_empty());
+    // Every registered `extra_tool_N` is as close as the others to `extra_tool_9`; at most
+    // three are listed, and only registered ones.
+    assert!(
+        suggested.is_subset(&registered),
+        "{suggested:?} {registered:?}"
+    );
+    assert_eq!(suggested.len(), registered.len().min(3), "{suggested:?}");
+}
+
 #[tokio::test]
 async fn a_manager_built_directly_has_shed_and_discovery() {
     let manager = ToolCallManager::new("direct");
