@@ -143,23 +143,31 @@ fn shed_call(c: &mut Criterion) {
     // A call that finds nothing answers with the closest names and the categories, which
     // compares the description with every tool's name: its own row, since a handful of
     // such queries among thousands do not move the median above.
-    let nothing = ToolCallRequest::new(
-        "b",
-        "shed",
-        ToolArguments::try_from(json!({"description": NOTHING_MATCHES, "limit": LIMIT}))
-            .expect("an object"),
-    );
-    assert!(
-        setup
-            .manager
-            .discovery()
-            .search_lexical(NOTHING_MATCHES, LIMIT)
-            .is_empty(),
-        "the query must find nothing"
-    );
-    group.bench_function(BenchmarkId::new("finds_nothing", TOOLS), |b| {
-        b.iter(|| black_box(setup.runtime.block_on(setup.manager.execute_one(&nothing))))
-    });
+    // The same words five times over (180 bytes): a long description, whose characters
+    // cover many names, so that the names it contains are found by the automaton.
+    let long_nothing = format!("{NOTHING_MATCHES} ").repeat(5);
+    for (label, description) in [
+        ("finds_nothing", NOTHING_MATCHES),
+        ("finds_nothing_long", long_nothing.as_str()),
+    ] {
+        let nothing = ToolCallRequest::new(
+            "b",
+            "shed",
+            ToolArguments::try_from(json!({"description": description, "limit": LIMIT}))
+                .expect("an object"),
+        );
+        assert!(
+            setup
+                .manager
+                .discovery()
+                .search_lexical(description, LIMIT)
+                .is_empty(),
+            "the query must find nothing"
+        );
+        group.bench_function(BenchmarkId::new(label, TOOLS), |b| {
+            b.iter(|| black_box(setup.runtime.block_on(setup.manager.execute_one(&nothing))))
+        });
+    }
     group.finish();
     paired(&setup);
 }
