@@ -530,14 +530,12 @@ fn push_field(text: &mut String, name: &str, value: &impl Serialize) {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+    use std::collections::HashMap;
     use std::sync::Arc;
     use std::time::Duration;
 
     use futures::executor::block_on;
-
-    use std::borrow::Cow;
-    use std::collections::HashMap;
-
     use proptest::prelude::*;
 
     use super::{MAX_CLOSEST_WORDS, NameDirectory, closest_tools, push_closest, selected_names};
