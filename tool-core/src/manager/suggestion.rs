@@ -85,7 +85,13 @@ impl PreparedNames {
         } else {
             name.to_lowercase().into()
         };
-        self.chars.push(lower.chars().count() as u64);
+        // Tool names are ASCII: a byte a character.
+        let chars = if lower.is_ascii() {
+            lower.len()
+        } else {
+            lower.chars().count()
+        };
+        self.chars.push(chars as u64);
         match ClassCounts::of(&lower) {
             Some(classes) => self.classes.push(classes),
             None => {
@@ -160,6 +166,17 @@ fn common_prefix(a: &str, b: &str) -> u64 {
         .count() as u64
 }
 
+/// [`ClassCounts::class`] of each ASCII character.
+const ASCII_CLASSES: [u8; 128] = {
+    let mut classes = [0u8; 128];
+    let mut byte = 0;
+    while byte < 128 {
+        classes[byte] = ClassCounts::class(byte as u8 as char) as u8;
+        byte += 1;
+    }
+    classes
+};
+
 /// Counts of a name's characters in 32 classes: each ASCII letter (either case), `_`, `-`,
 /// the digits in three classes, and every other character in one. Merging characters into
 /// a class only raises the count in common, so a bound on it stays a bound; 32 one-byte counts
@@ -171,9 +188,17 @@ impl ClassCounts {
     /// The counts of `text`, or `None` when a class holds more than 255 of its characters.
     pub(crate) fn of(text: &str) -> Option<Self> {
         let mut counts = [0u8; 32];
-        for c in text.chars() {
-            let count = &mut counts[Self::class(c)];
-            *count = count.checked_add(1)?;
+        if text.is_ascii() {
+            // Tool names are ASCII: classes by byte, from a table.
+            for &byte in text.as_bytes() {
+                let count = &mut counts[usize::from(ASCII_CLASSES[usize::from(byte)])];
+                *count = count.checked_add(1)?;
+            }
+        } else {
+            for c in text.chars() {
+                let count = &mut counts[Self::class(c)];
+                *count = count.checked_add(1)?;
+            }
         }
         Some(Self(counts))
     }
@@ -190,7 +215,7 @@ impl ClassCounts {
     }
 
     /// The class `c` is counted in.
-    fn class(c: char) -> usize {
+    const fn class(c: char) -> usize {
         match c {
             'a'..='z' => c as usize - 'a' as usize,
             'A'..='Z' => c as usize - 'A' as usize,
@@ -636,6 +661,24 @@ mod tests {
                 .collect();
             proptest::prop_assert_eq!(prepared.similar_to(&wanted), every);
         }
+    }
+
+    #[test]
+    fn ascii_text_is_counted_as_by_character() {
+        let every_ascii: String = (0u8..128).map(char::from).collect();
+        let mut by_character = [0u8; 32];
+        for c in every_ascii.chars() {
+            by_character[ClassCounts::class(c)] += 1;
+        }
+        assert_eq!(
+            ClassCounts::of(&every_ascii),
+            Some(ClassCounts(by_character))
+        );
+        assert_eq!(
+            ClassCounts::of("Get_Weather-2"),
+            ClassCounts::of("get_weather-2")
+        );
+        assert_eq!(ClassCounts::of(&"a".repeat(256)), None);
     }
 
     #[test]

@@ -43,7 +43,8 @@ impl NameDirectory {
         // Each distinct part of the names (lower case, three bytes or more), with the names it
         // is part of: thousands of tools share far fewer parts. Most parts are lower case
         // already, and borrowed.
-        let mut parts: HashMap<Cow<'t, str>, Vec<u32>> = HashMap::new();
+        let mut parts: HashMap<Cow<'t, str>, Vec<u32>, foldhash::fast::RandomState> =
+            HashMap::default();
         for (name, category) in tools {
             let index = u32::try_from(names.len()).expect("fewer than 2^32 tools");
             for part in name.split(['_', '-']).filter(|part| part.len() >= 3) {
