@@ -85,13 +85,7 @@ impl PreparedNames {
         } else {
             name.to_lowercase().into()
         };
-        // Tool names are ASCII: a byte a character.
-        let chars = if lower.is_ascii() {
-            lower.len()
-        } else {
-            lower.chars().count()
-        };
-        self.chars.push(chars as u64);
+        self.chars.push(char_count(&lower));
         match ClassCounts::of(&lower) {
             Some(classes) => self.classes.push(classes),
             None => {
@@ -130,7 +124,6 @@ impl PreparedNames {
             }
             return similar;
         }
-        let wanted_classes = ClassCounts::saturating(wanted_lower);
         let wanted_chars = similarity.chars;
         let contains_counts = wanted_lower.len() >= 3;
         let mut uncounted = self.uncounted.iter().copied().peekable();
@@ -139,13 +132,9 @@ impl PreparedNames {
                 keep(similarity.of(&self.lower[index]), index);
                 continue;
             }
-            let common = wanted_classes.common(classes);
+            let common = similarity.classes.common(classes);
             let may_contain = contains_counts && common == wanted_chars.min(chars);
-            // Jaro-Winkler reaches 0.75 only above a Jaro similarity of 0.7 (below, no bonus
-            // applies), and Jaro's matches are no more than the characters in common: see
-            // `Similarity::may_reach_threshold`.
-            let may_be_close = 10 * common * (wanted_chars + chars) >= 11 * wanted_chars * chars;
-            if may_contain || may_be_close {
+            if may_contain || jaro_may_exceed_floor(common, wanted_chars, chars) {
                 let lower = &self.lower[index];
                 keep(
                     similarity.of_candidate(lower, chars, common, may_contain),
@@ -155,6 +144,29 @@ impl PreparedNames {
         }
         similar
     }
+}
+
+/// Whether two names of `a` and `b` characters with `common` characters in common could
+/// have a Jaro-Winkler similarity of [`MIN_SIMILARITY`] (0.75). strsim's Winkler bonus
+/// applies only above a Jaro similarity of 0.7, so 0.75 takes a Jaro similarity `j` above
+/// 0.7; and `j = (m/|a| + m/|b| + (m − t)/m) / 3` with `m` matching characters, no more than
+/// the characters in common, and `(m − t)/m` at most 1. So `j > 0.7` needs `m (|a| + |b|) >
+/// 1.1 |a| |b|`, checked in integers (equality is let through).
+#[inline]
+fn jaro_may_exceed_floor(common: u64, a: u64, b: u64) -> bool {
+    const _: () = assert!(MIN_SIMILARITY > 0.7);
+    10 * common * (a + b) >= 11 * a * b
+}
+
+/// The length of `text` in characters, as Jaro counts it (tool names are ASCII: a byte a
+/// character).
+fn char_count(text: &str) -> u64 {
+    let chars = if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    };
+    chars as u64
 }
 
 /// How many characters (at most 4, as Winkler's bonus counts) `a` and `b` begin with alike.
@@ -241,31 +253,21 @@ impl ClassCounts {
     }
 }
 
-/// Character classes counted to bound a similarity: each ASCII character, then one for all
-/// others (merging classes only raises the bound).
-const CLASSES: usize = 129;
-
 /// How similar names are to one lower-case name.
 struct Similarity<'w> {
     wanted: &'w str,
     /// Its length in characters, as Jaro counts it.
     chars: u64,
-    /// Its characters by class.
-    counts: [u32; CLASSES],
+    /// Its characters by class (at most 255 a class: see [`ClassCounts::saturating`]).
+    classes: ClassCounts,
 }
 
 impl<'w> Similarity<'w> {
     fn to(wanted: &'w str) -> Self {
-        let mut counts = [0; CLASSES];
-        let mut chars = 0;
-        for c in wanted.chars() {
-            counts[class(c)] += 1;
-            chars += 1;
-        }
         Self {
             wanted,
-            chars,
-            counts,
+            chars: char_count(wanted),
+            classes: ClassCounts::saturating(wanted),
         }
     }
 
@@ -285,26 +287,17 @@ impl<'w> Similarity<'w> {
         jaro_winkler(wanted, lower)
     }
 
-    /// Whether Jaro-Winkler could reach [`MIN_SIMILARITY`] (0.75). strsim's Winkler bonus
-    /// applies only above a Jaro similarity of 0.7, so 0.75 takes a Jaro similarity `j` above
-    /// 0.7; and `j = (m/|a| + m/|b| + (m − t)/m) / 3` with `m` matching characters, no more
-    /// than the characters the two have in common, and `(m − t)/m` at most 1. So `j > 0.7`
-    /// needs `m (|a| + |b|) > 1.1 |a| |b|`, checked in integers (equality is let through).
+    /// Whether Jaro-Winkler could reach [`MIN_SIMILARITY`]: see [`jaro_may_exceed_floor`].
+    /// A name past 255 of a class is not bounded.
     fn may_reach_threshold(&self, lower: &str) -> bool {
-        const _: () = assert!(MIN_SIMILARITY > 0.7);
-        let mut left = self.counts;
-        let (mut common, mut chars) = (0u64, 0u64);
-        for c in lower.chars() {
-            chars += 1;
-            let count = &mut left[class(c)];
-            if *count > 0 {
-                *count -= 1;
-                common += 1;
-            }
-        }
+        let Some(classes) = ClassCounts::of(lower) else {
+            return true;
+        };
+        let chars = char_count(lower);
+        let common = self.classes.common(&classes);
         // Two empty names are the same name (similarity 1).
         (self.chars == 0 && chars == 0)
-            || (common > 0 && 10 * common * (self.chars + chars) >= 11 * self.chars * chars)
+            || (common > 0 && jaro_may_exceed_floor(common, self.chars, chars))
     }
 
     /// [`of`](Self::of) for a name `lower` of `chars` characters with `common` characters in
@@ -339,11 +332,11 @@ impl<'w> Similarity<'w> {
 /// strsim matches each character of `a` in turn with the first unmatched equal character of
 /// `b` within the window; here the positions of each byte in `b` are bits of a word, so that
 /// first one is the lowest bit of (positions of the byte) ∧ (window) ∧ ¬(matched).
-fn jaro_winkler(a: &str, b: &str) -> f64 {
-    if !(a.is_ascii() && b.is_ascii() && b.len() <= 64) {
-        return strsim::jaro_winkler(a, b);
+fn jaro_winkler(wanted: &str, name: &str) -> f64 {
+    if !(wanted.is_ascii() && name.is_ascii() && name.len() <= 64) {
+        return strsim::jaro_winkler(wanted, name);
     }
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (a, b) = (wanted.as_bytes(), name.as_bytes());
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
@@ -402,8 +395,7 @@ fn jaro_winkler(a: &str, b: &str) -> f64 {
         + ((matches - transpositions) as f64 / matches as f64))
         / 3.0;
     if jaro > 0.7 {
-        let prefix = a.iter().take(4).zip(b).take_while(|(x, y)| x == y).count();
-        jaro + 0.1 * prefix as f64 * (1.0 - jaro)
+        jaro + 0.1 * common_prefix(wanted, name) as f64 * (1.0 - jaro)
     } else {
         jaro
     }
@@ -418,11 +410,6 @@ fn one_contains_the_other(a: &str, b: &str) -> bool {
     } else {
         b.contains(a)
     }
-}
-
-/// The class a character is counted in (see [`CLASSES`]).
-fn class(c: char) -> usize {
-    (c as usize).min(CLASSES - 1)
 }
 
 /// The names of `known` that `score` finds similar enough, best first, about as close as

@@ -540,8 +540,9 @@ mod tests {
 
     use super::{MAX_CLOSEST_WORDS, NameDirectory, closest_tools, push_closest, selected_names};
     use crate::closest_names;
-    use crate::manager::suggestion::{closest_lowercase_names, is_lower_case};
+    use crate::manager::suggestion::closest_lowercase_names;
     use crate::shed::discovery::FoundTool;
+    use crate::shed::name_directory::lower_parts;
     use crate::shed::{MatchedBy, ShedResult};
     use crate::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
 
@@ -661,12 +662,7 @@ mod tests {
         }
         let mut parts: HashMap<Cow<'_, str>, Vec<&str>> = HashMap::new();
         for &name in names {
-            for part in name.split(['_', '-']).filter(|p| p.len() >= 3) {
-                let part = if is_lower_case(part) {
-                    Cow::Borrowed(part)
-                } else {
-                    Cow::Owned(part.to_lowercase())
-                };
+            for part in lower_parts(name) {
                 let named = parts.entry(part).or_default();
                 if named.last() != Some(&name) {
                     named.push(name);

@@ -40,19 +40,13 @@ impl NameDirectory {
         let mut names = Vec::new();
         let mut prepared = PreparedNames::default();
         let mut categories = BTreeSet::new();
-        // Each distinct part of the names (lower case, three bytes or more), with the names it
-        // is part of: thousands of tools share far fewer parts. Most parts are lower case
-        // already, and borrowed.
+        // Each distinct part of the names, with the names it is part of: thousands of tools
+        // share far fewer parts.
         let mut parts: HashMap<Cow<'t, str>, Vec<u32>, foldhash::fast::RandomState> =
             HashMap::default();
         for (name, category) in tools {
             let index = u32::try_from(names.len()).expect("fewer than 2^32 tools");
-            for part in name.split(['_', '-']).filter(|part| part.len() >= 3) {
-                let part = if is_lower_case(part) {
-                    Cow::Borrowed(part)
-                } else {
-                    Cow::Owned(part.to_lowercase())
-                };
+            for part in lower_parts(name) {
                 let named = parts.entry(part).or_default();
                 if named.last() != Some(&index) {
                     named.push(index);
@@ -125,6 +119,20 @@ impl NameDirectory {
     pub(crate) fn categories(&self) -> &[String] {
         &self.categories
     }
+}
+
+/// The parts of `name` an explanation compares words with: split at `_` and `-`, three
+/// bytes or more, in lower case (most are already, and borrowed).
+pub(crate) fn lower_parts(name: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    name.split(['_', '-'])
+        .filter(|part| part.len() >= 3)
+        .map(|part| {
+            if is_lower_case(part) {
+                Cow::Borrowed(part)
+            } else {
+                Cow::Owned(part.to_lowercase())
+            }
+        })
 }
 
 /// The [`NameDirectory`] of the registry's present state, kept until the registry changes.
