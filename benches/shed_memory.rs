@@ -9,9 +9,11 @@
 //! of which the manager keeps its own copy. The bench prints the heap added per tool (a
 //! counting global allocator),
 //! its peak while registering, the resident set added per tool (`/proc/self/statm`) and the
-//! process's peak resident set (`VmHWM`, the pool's own tools included). Then, in the same
-//! process: the lexical index alone (`ToolDiscovery`) and the definitions alone (a copy of
-//! each `Tool`), so that the rest is what the registry adds.
+//! process's peak resident set (`VmHWM`, the pool's own tools included), and the heap a first
+//! `shed` search that finds nothing adds (the names its explanations compare with, kept
+//! until the names change). Then, in the same process: the lexical index alone
+//! (`ToolDiscovery`) and the definitions alone (a copy of each `Tool`), so that the rest is
+//! what the registry adds.
 //!
 //! Then the first call of a tool against its later calls: 300 tools of a flat schema and 300
 //! of a nested one are each called once with valid arguments (the median printed), then 30
