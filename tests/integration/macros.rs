@@ -1191,6 +1191,15 @@ fn through_path() -> &'static str {
     "ok"
 }
 
+/// The same, under the specification's name for the key.
+#[tool_fn(
+    crate_path = "crate::macros::renamed::tools",
+    name = "through_crate_path"
+)]
+fn through_crate_path() -> &'static str {
+    "ok"
+}
+
 #[derive(toolsmith::ToolArgs)]
 #[toolsmith(crate = "crate::macros::renamed::tools")]
 struct ThroughPathArgs {
@@ -1201,6 +1210,7 @@ struct ThroughPathArgs {
 #[test]
 fn crate_path_override() {
     assert_eq!(ThroughPath.definition().name(), "through_path");
+    assert_eq!(ThroughCratePath.definition().name(), "through_crate_path");
     assert_eq!(
         ThroughPathArgs::args_schema().schema()["required"],
         json!(["value"])

@@ -10,7 +10,7 @@ use crate::duration;
 use crate::errors::Errors;
 
 /// The keys `#[tool_fn(...)]` accepts.
-const TOOL_KEYS: &str = "name, description, category, struct_name, crate, timeout, retries, blocking, read_only, destructive, idempotent, open_world";
+const TOOL_KEYS: &str = "name, description, category, struct_name, crate (or crate_path), timeout, retries, blocking, read_only, destructive, idempotent, open_world";
 /// The keys `#[arg(...)]` accepts.
 const ARG_KEYS: &str = "rename, description, default";
 /// The keys `#[command(...)]` accepts.
@@ -148,15 +148,16 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
                 )
             })?;
             set(&mut attr.struct_name, ident, &meta, &mut local);
-        } else if meta.path.is_ident("crate") {
-            let lit: LitStr = meta.value()?.parse()?;
-            let path = lit.parse::<syn::Path>().map_err(|_| {
-                syn::Error::new(
-                    lit.span(),
-                    "`crate` must be a path, e.g. `crate = \"::my_tools::toolsmith\"`",
-                )
-            })?;
-            set(&mut attr.krate, path, &meta, &mut local);
+        } else if let Some(key) = crate_key(&meta) {
+            let path = crate_value(&meta, key)?;
+            if attr.krate.is_some() {
+                local.spanned(
+                    &meta.path,
+                    "the crate's path is given twice (`crate` and `crate_path` are one key)",
+                );
+            } else {
+                attr.krate = Some(path);
+            }
         } else if meta.path.is_ident("timeout") {
             let lit: LitStr = meta.value()?.parse()?;
             let millis = duration::parse_millis(&lit.value())
@@ -197,6 +198,24 @@ fn retries_value(meta: &ParseNestedMeta<'_>) -> syn::Result<u32> {
         }),
         other => Err(syn::Error::new_spanned(other, EXPECTED)),
     }
+}
+
+/// `crate` or `crate_path` (the specification's name for it), if `meta` is either.
+fn crate_key(meta: &ParseNestedMeta<'_>) -> Option<&'static str> {
+    ["crate", "crate_path"]
+        .into_iter()
+        .find(|key| meta.path.is_ident(key))
+}
+
+/// The path of `crate = "..."` / `crate_path = "..."`.
+fn crate_value(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<syn::Path> {
+    let lit: LitStr = meta.value()?.parse()?;
+    lit.parse::<syn::Path>().map_err(|_| {
+        syn::Error::new(
+            lit.span(),
+            format!("`{key}` must be a path, e.g. `{key} = \"::my_tools::toolsmith\"`"),
+        )
+    })
 }
 
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
@@ -329,17 +348,16 @@ pub fn is_helper(attr: &Attribute) -> bool {
         .any(|name| attr.path().is_ident(name))
 }
 
-/// The `crate = "path"` of `#[toolsmith(...)]` on a derived type.
+/// The `crate = "path"` (or `crate_path = "path"`) of `#[toolsmith(...)]` on a derived type.
 pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
     let mut krate = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("toolsmith")) {
         let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                let lit: LitStr = meta.value()?.parse()?;
-                krate = Some(lit.parse::<syn::Path>()?);
+            if let Some(key) = crate_key(&meta) {
+                krate = Some(crate_value(&meta, key)?);
                 Ok(())
             } else {
-                Err(unknown_key(&meta, "#[toolsmith]", "crate"))
+                Err(unknown_key(&meta, "#[toolsmith]", "crate (or crate_path)"))
             }
         });
         errors.take(result);

@@ -113,7 +113,7 @@ use errors::Errors;
 /// | `retries = N` | the tool's own retry config (`ToolImpl::retry_config`): `ToolRetryConfig::exponential(N)`, i.e. up to N retries of timeouts and network errors, 100 ms then doubling; `retries = 0` is `ToolRetryConfig::never()` |
 /// | `blocking` | run a sync function on tokio's blocking pool (a sync function otherwise runs inline) |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | set that hint in `ToolDefinition.annotations` (`read_only = false` states the opposite; left out, a hint is unknown) |
-/// | `crate = "path"` | where the Toolsmith API is (default: the crate the macro was used from, `::toolsmith` or `::toolsmith_core`; set it when your `Cargo.toml` renames the dependency) |
+/// | `crate = "path"` (or `crate_path = "path"`) | where the Toolsmith API is (default: the crate the macro was used from, `::toolsmith` or `::toolsmith_core`; set it when your `Cargo.toml` renames the dependency) |
 ///
 /// ```
 /// use toolsmith::{tool_fn, ToolImpl};
@@ -448,7 +448,7 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// | `#[arg(rename = "...")]` | field, variant | the argument's or command's name |
 /// | `#[arg(description = "...")]` | field, variant | the description, instead of the doc comment |
 /// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out |
-/// | `#[toolsmith(crate = "path")]` | type | where the Toolsmith API is (default: the crate the derive was used from, `::toolsmith` or `::toolsmith_core`) |
+/// | `#[toolsmith(crate = "path")]` (or `crate_path`) | type | where the Toolsmith API is (default: the crate the derive was used from, `::toolsmith` or `::toolsmith_core`) |
 ///
 /// ```
 /// mod api {
