@@ -135,6 +135,57 @@ async fn a_config_set_on_the_manager_retries_any_tool() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_retry_policy_covers_every_tool_without_a_config_even_later_ones() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager
+        .set_retry_config("safe", ToolRetryConfig::never())
+        .unwrap();
+    let policy = ToolRetryConfig::fixed(2, 10 * MS).with_jitter(Jitter::None);
+    manager.set_retry_policy(Some(policy.clone()));
+    manager
+        .register(Arc::new(probe_tool(
+            "late",
+            ToolAnnotations::default(),
+            &probe,
+        )))
+        .unwrap();
+    assert_eq!(manager.retry_policy(), Some(policy.clone()));
+    assert_eq!(manager.retry_config("late"), Some(policy.clone()));
+    assert_eq!(manager.retry_config("safe"), Some(ToolRetryConfig::never()));
+
+    // Unannotated, registered before or after the policy: retried by it.
+    for name in ["plain", "late"] {
+        let outcome = manager
+            .execute_with_retry(&call(name, name, json!({"fail": "network"})))
+            .await;
+        assert_eq!(outcome.attempts, 3, "{name}");
+        assert_eq!(
+            outcome.result,
+            Err(ToolError::network(name, "connection reset"))
+        );
+    }
+    // The policy's own error kinds still decide: a failure it does not name is final.
+    let outcome = manager
+        .execute_with_retry(&call("x", "late", json!({"fail": "execution"})))
+        .await;
+    assert_eq!(outcome.attempts, 1);
+    // A config set for the tool comes first.
+    let outcome = manager
+        .execute_with_retry(&call("s", "safe", json!({"fail": "network"})))
+        .await;
+    assert_eq!(outcome.attempts, 1);
+
+    manager.set_retry_policy(None);
+    assert_eq!(manager.retry_policy(), None);
+    assert!(manager.retry_config("late").is_none());
+    let outcome = manager
+        .execute_with_retry(&call("y", "late", json!({"fail": "network"})))
+        .await;
+    assert_eq!(outcome.attempts, 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn fixed_delays_and_custom_jitter_shape_the_schedule() {
     let probe = Probe::new();
     let manager = manager_with(&probe);

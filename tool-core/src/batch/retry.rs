@@ -325,14 +325,20 @@ impl ToolCallManager {
         self.execution.set_retry_config(name, None);
     }
 
-    /// The retry config of the tool `name`: the one set on the manager, else the tool's own.
-    /// `None` means the tool is retried by the [default](Self::default_retry_config) config
-    /// when its annotations say it is safe to, and not at all otherwise.
+    /// The retry config of the tool `name`: the one set for it on the manager, else the
+    /// tool's own, else the manager's [retry policy](Self::set_retry_policy). `None` means
+    /// the tool is retried by the [default](Self::default_retry_config) config when its
+    /// annotations say it is safe to, and not at all otherwise.
     pub fn retry_config(&self, name: &str) -> Option<ToolRetryConfig> {
         if let Some(config) = self.execution.retry_config(name) {
             return Some(ToolRetryConfig::clone(&config));
         }
-        self.get(name).and_then(|tool| tool.retry_config())
+        let tool = self.get(name)?;
+        tool.retry_config().or_else(|| {
+            self.execution
+                .retry_policy()
+                .map(|policy| ToolRetryConfig::clone(&policy))
+        })
     }
 
     /// Sets the config used for read-only and idempotent tools that have none of their own.
@@ -344,6 +350,44 @@ impl ToolCallManager {
     /// (initially [`ToolRetryConfig::default`]).
     pub fn default_retry_config(&self) -> ToolRetryConfig {
         ToolRetryConfig::clone(&self.execution.default_retry())
+    }
+
+    /// Sets the config of every tool that has none of its own, whatever its annotations say,
+    /// including tools registered later: an agent's retry policy
+    /// (`AgentSession::builder(..).with_retry_policy(..)` sets it). A config set for one tool
+    /// with [`set_retry_config`](Self::set_retry_config), or a tool's own
+    /// ([`ToolImpl::retry_config`](crate::ToolImpl::retry_config), `#[tool_fn(retries = ..)]`),
+    /// still takes precedence. `None` removes it: tools without a config of their own are
+    /// then retried by the [default](Self::default_retry_config) config when their
+    /// annotations say it is safe to.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult,
+    ///     ToolRetryConfig, scheme};
+    ///
+    /// let manager = ToolCallManager::new("s");
+    /// manager.set_retry_policy(Some(ToolRetryConfig::fixed(2, Duration::from_millis(10))));
+    /// // Registered after the policy was set, and not annotated as safe to repeat.
+    /// manager.register(Arc::new(FnTool::new("send", "Sends a message.",
+    ///     Args::new(scheme::object().build()),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("sent")) }))).unwrap();
+    /// assert_eq!(manager.retry_config("send").unwrap().max_retries, 2);
+    ///
+    /// manager.set_retry_policy(None);
+    /// assert!(manager.retry_config("send").is_none());
+    /// ```
+    pub fn set_retry_policy(&self, policy: Option<ToolRetryConfig>) {
+        self.execution.set_retry_policy(policy);
+    }
+
+    /// The config of every tool that has none of its own, if one was set with
+    /// [`set_retry_policy`](Self::set_retry_policy).
+    pub fn retry_policy(&self) -> Option<ToolRetryConfig> {
+        self.execution
+            .retry_policy()
+            .map(|policy| ToolRetryConfig::clone(&policy))
     }
 
     /// Runs one call, retrying it as its retry config says, and reports how it went.
@@ -396,7 +440,7 @@ impl ToolCallManager {
     }
 
     /// The retry config that applies to a call of `entry` to a command with `annotations`.
-    fn retry_policy(
+    fn call_retry_config(
         &self,
         name: &str,
         entry: &RegisteredTool,
@@ -407,6 +451,9 @@ impl ToolCallManager {
         }
         if let Some(config) = entry.tool.retry_config() {
             return Some(Arc::new(config));
+        }
+        if let Some(policy) = self.execution.retry_policy() {
+            return Some(policy);
         }
         let safe_to_repeat =
             annotations.read_only == Some(true) || annotations.idempotent == Some(true);
@@ -434,7 +481,7 @@ impl ToolCallManager {
             .check_arguments(&request.name, &request.arguments)?
             .into_owned();
         let annotations = call_annotations(&entry.definition, &arguments);
-        let policy = self.retry_policy(&request.name, &entry, annotations);
+        let policy = self.call_retry_config(&request.name, &entry, annotations);
         Ok(PreparedCall {
             target: CallTarget::Tool(entry),
             arguments,

@@ -18,6 +18,8 @@ pub const DEFAULT_CONCURRENCY_LIMIT: usize = 128;
 pub(crate) struct ExecutionSettings {
     concurrency_limit: AtomicUsize,
     default_retry: RwLock<Arc<ToolRetryConfig>>,
+    /// The config of every tool without one of its own, annotations notwithstanding.
+    retry_policy: RwLock<Option<Arc<ToolRetryConfig>>>,
     retry_configs: RwLock<HashMap<String, Arc<ToolRetryConfig>>>,
     /// Whether `retry_configs` may hold anything: lets the common case skip its lock.
     any_retry_config: AtomicBool,
@@ -28,6 +30,7 @@ impl Default for ExecutionSettings {
         Self {
             concurrency_limit: AtomicUsize::new(DEFAULT_CONCURRENCY_LIMIT),
             default_retry: RwLock::new(Arc::new(ToolRetryConfig::default())),
+            retry_policy: RwLock::default(),
             retry_configs: RwLock::default(),
             any_retry_config: AtomicBool::new(false),
         }
@@ -58,6 +61,20 @@ impl ExecutionSettings {
             .default_retry
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
+    }
+
+    pub(crate) fn retry_policy(&self) -> Option<Arc<ToolRetryConfig>> {
+        self.retry_policy
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_retry_policy(&self, policy: Option<ToolRetryConfig>) {
+        *self
+            .retry_policy
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = policy.map(Arc::new);
     }
 
     pub(crate) fn retry_config(&self, name: &str) -> Option<Arc<ToolRetryConfig>> {

@@ -496,8 +496,10 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// The retry policy of every tool that has none of its own (a tool's own policy, from
-    /// `#[tool_fn(retries = ..)]` or `ToolImpl::retry_config`, takes precedence).
+    /// The retry policy of every tool that has none of its own, tools registered on the
+    /// session's manager later included (a tool's own policy, from `#[tool_fn(retries = ..)]`
+    /// or `ToolImpl::retry_config`, takes precedence): the manager's
+    /// [`set_retry_policy`](toolsmith_core::ToolCallManager::set_retry_policy).
     pub fn with_retry_policy(mut self, policy: ToolRetryConfig) -> Self {
         self.retry_policy = Some(policy);
         self
@@ -580,13 +582,7 @@ impl AgentSessionBuilder {
         parts.state.insert_arc(Arc::clone(&child_usage));
         let manager = self.shed.build(parts.clone())?;
         if let Some(policy) = self.retry_policy {
-            for name in manager.names() {
-                if manager.retry_config(&name).is_none() {
-                    // Only fails for an unknown name, and the name was just listed.
-                    let _ = manager.set_retry_config(&name, policy.clone());
-                }
-            }
-            manager.set_default_retry_config(policy);
+            manager.set_retry_policy(Some(policy));
         }
         Ok(AgentSession {
             model: self.model,

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{
     Args, FnTool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallContext, ToolCallRequest,
-    ToolCallResult, ToolError, ToolImpl, ToolShed, scheme, tool_fn,
+    ToolCallResult, ToolError, ToolImpl, ToolRetryConfig, ToolShed, scheme, tool_fn,
 };
 use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval, ToolHook,
@@ -799,4 +799,72 @@ async fn a_recorded_transcript_replays_with_identical_requests() {
     ))
     .unwrap();
     assert_eq!(sent, golden, "the requests drifted from {}", path.display());
+}
+
+/// A tool that fails with a network error on its first run and succeeds after.
+fn flaky_once(name: &str, runs: Arc<AtomicUsize>) -> FnTool {
+    let tool = name.to_owned();
+    FnTool::new(
+        name,
+        format!("A tool named {name} whose first run fails."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let first = runs.fetch_add(1, Ordering::SeqCst) == 0;
+            let tool = tool.clone();
+            async move {
+                if first {
+                    Err(ToolError::network(tool, "connection reset"))
+                } else {
+                    Ok(ToolCallResult::text(format!("{tool} ok")))
+                }
+            }
+        },
+    )
+}
+
+// 12.
+#[tokio::test]
+async fn the_retry_policy_covers_tools_registered_after_the_build() {
+    let (early_runs, late_runs) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let model = ScriptedModel::new([
+        ScriptedTurn::calls([("early", json!({})), ("late", json!({}))]),
+        ScriptedTurn::text("both done"),
+    ]);
+    let policy = ToolRetryConfig::fixed(1, Duration::ZERO);
+    let session = AgentSession::builder(model.clone())
+        .with_model("test-model")
+        .with_toolshed(ToolShed::new().tool(flaky_once("early", Arc::clone(&early_runs))))
+        .with_retry_policy(policy.clone())
+        .build()
+        .unwrap();
+    let manager = session.tool_manager();
+    manager
+        .register(Arc::new(flaky_once("late", Arc::clone(&late_runs))))
+        .unwrap();
+    manager.activate(&manager.names());
+    assert_eq!(manager.retry_config("late"), Some(policy));
+
+    let run = session.run("call both").await.unwrap();
+    assert_eq!(run.text, "both done");
+    let attempts: Vec<_> = run
+        .tool_calls
+        .iter()
+        .map(|outcome| (outcome.name.as_str(), outcome.attempts))
+        .collect();
+    assert_eq!(attempts, [("early", 2), ("late", 2)]);
+    assert_eq!(
+        results_of(&model.requests()[1]),
+        [
+            ("call-1-0".to_owned(), "early ok".to_owned()),
+            ("call-1-1".to_owned(), "late ok".to_owned())
+        ]
+    );
+    assert_eq!(
+        (
+            early_runs.load(Ordering::SeqCst),
+            late_runs.load(Ordering::SeqCst)
+        ),
+        (2, 2)
+    );
+    model.assert_complete();
 }
