@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::de::{Error as _, IgnoredAny};
+use serde::de::{Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -48,9 +48,9 @@ impl JsonText {
     /// `text`, once checked to be one JSON value that serde_json reads back.
     pub fn new(text: impl Into<Arc<str>>) -> Result<Self, serde_json::Error> {
         let text = text.into();
-        // Reads the text without building anything, nor bounding its nesting: a byte scan
-        // does that.
-        serde_json::from_str::<IgnoredAny>(&text)?;
+        // Reads the text as a `Value` would be read, without building one; nesting is
+        // bounded by a byte scan.
+        serde_json::from_str::<Readable>(&text)?;
         if json_text_too_deep(text.as_bytes(), READABLE_DEPTH).is_some() {
             return Err(too_deep());
         }
@@ -71,7 +71,7 @@ impl JsonText {
     /// serde_json reads: not parsed again.
     pub(crate) fn written(text: &str) -> Self {
         debug_assert!(
-            serde_json::from_str::<IgnoredAny>(text).is_ok()
+            serde_json::from_str::<Readable>(text).is_ok()
                 && json_text_too_deep(text.as_bytes(), READABLE_DEPTH).is_none(),
             "{text}"
         );
@@ -86,6 +86,60 @@ impl JsonText {
     /// The value the text is, parsed on each call.
     pub fn to_value(&self) -> Value {
         serde_json::from_str(&self.0).expect("a JsonText is checked to parse when made")
+    }
+}
+
+/// A JSON value read as [`Value`] reads it (`deserialize_any`: every number converted, every
+/// string's escapes decoded), and dropped as it is read. Unlike serde's `IgnoredAny`, which
+/// serde_json skips without converting, it refuses what a `Value` refuses: numbers out of
+/// `f64`'s range (`1e400`) and lone surrogate escapes (`"\ud800"`).
+struct Readable;
+
+impl<'de> Deserialize<'de> for Readable {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Readable)
+    }
+}
+
+impl<'de> Visitor<'de> for Readable {
+    type Value = Readable;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_unit<E>(self) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Readable, A::Error> {
+        while seq.next_element::<Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
+        while map.next_entry::<Readable, Readable>()?.is_some() {}
+        Ok(Readable)
     }
 }
 
@@ -143,6 +197,58 @@ mod tests {
     fn refuses_what_is_not_one_json_value() {
         for text in ["", "{", "1 2", "{'a': 1}", "[1,]"] {
             assert!(JsonText::new(text).is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_numbers_and_escapes_a_value_cannot_hold() {
+        for text in [
+            "1e400",
+            "-1e999",
+            r#"{"temp": 1e400}"#,
+            r#""\ud800""#,
+            r#"["a", "\udc00x"]"#,
+            r#"{"\ud800": 1}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<serde_json::Value>(text).is_err(),
+                "{text}"
+            );
+            let error = JsonText::new(text).expect_err(text);
+            assert!(
+                error.to_string().contains("out of range")
+                    || error.to_string().contains("surrogate")
+                    || error.to_string().contains("escape"),
+                "{text}: {error}"
+            );
+        }
+        // What a `Value` holds is taken: large but finite numbers, paired surrogates.
+        for text in ["1e308", "18446744073709551616", r#""\ud83d\ude00""#, "-0"] {
+            let made = JsonText::new(text).unwrap();
+            assert_eq!(
+                made.to_value(),
+                serde_json::from_str::<serde_json::Value>(text).unwrap()
+            );
+        }
+    }
+
+    /// Pieces of JSON text, near misses included (huge exponents, lone surrogates).
+    const PIECES: [&str; 20] = [
+        "[", "]", "{", "}", ":", ",", "\"", "\\ud800", "\\udc00", "\\u0041", "1e400", "1e308", "-",
+        "0", "1", "e", "9", ".", "a", " ",
+    ];
+
+    proptest::proptest! {
+        /// Whatever `new` takes, `to_value` reads back (it would panic otherwise).
+        #[test]
+        fn what_is_taken_reads_back(
+            pieces in proptest::collection::vec(proptest::sample::select(&PIECES[..]), 0..10)
+        ) {
+            let text = pieces.concat();
+            if let Ok(made) = JsonText::new(text.as_str()) {
+                let value = serde_json::from_str::<serde_json::Value>(&text);
+                proptest::prop_assert_eq!(Some(made.to_value()), value.ok(), "{}", text);
+            }
         }
     }
 
