@@ -11,6 +11,7 @@ use toolsmith_core::{Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolE
 
 use super::call_result::from_mcp;
 use super::tool_mapping::definition_from_mcp;
+use super::unreadable::unreadable_reason;
 
 /// A tool of an MCP server, callable like any Toolsmith tool.
 ///
@@ -101,6 +102,16 @@ impl McpToolBridge {
     /// A call's failure as a Toolsmith error naming this tool.
     fn failure(&self, error: ServiceError) -> ToolError {
         let name = self.name();
+        if let Some(reason) = unreadable_reason(&error) {
+            // Not retried as a network failure: the same answer would come back.
+            return ToolError::execution(
+                name,
+                format!(
+                    "the answer of the MCP server {} could not be read: {reason}",
+                    self.server
+                ),
+            );
+        }
         match error {
             ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
                 ToolError::invalid_arguments(name, format!("the server said: {}", data.message))
@@ -112,9 +123,27 @@ impl McpToolBridge {
                     self.server, data.code.0, data.message
                 ),
             ),
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => ToolError::network(
+            // rmcp says "closed" also when a streamed answer ended without the answer (its
+            // events unreadable, say) while the connection stays open.
+            ServiceError::TransportClosed if !self.peer.is_transport_closed() => {
+                ToolError::network(
+                    name,
+                    format!(
+                        "the MCP server {} ended the answer's stream without an answer it could read",
+                        self.server
+                    ),
+                )
+            }
+            ServiceError::TransportClosed => ToolError::network(
                 name,
                 format!("the connection to the MCP server {} is closed", self.server),
+            ),
+            ServiceError::TransportSend(error) => ToolError::network(
+                name,
+                format!(
+                    "the request to the MCP server {} failed: {}",
+                    self.server, error.error
+                ),
             ),
             ServiceError::Timeout { .. } => ToolError::timeout(name),
             ServiceError::Cancelled { reason } => ToolError::Cancelled(format!(

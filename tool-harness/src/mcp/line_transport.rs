@@ -4,7 +4,9 @@
 //! Unlike a transport that drops what it cannot read, a server-side `LineTransport` answers
 //! it, as JSON-RPC asks, and keeps serving: a line that is not JSON gets `-32700` (parse
 //! error), one too large or too deep gets `-32600` or `-32700` naming the limit, and JSON that
-//! is not a message gets `-32600` (invalid request) with the request's id when it has one.
+//! is not a message gets `-32600` (invalid request), with the request's id when it can be
+//! read. A client-side one gives the call that an unreadable answer answers an error naming
+//! the problem, rather than leaving the call to wait for its time limit.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -16,10 +18,15 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use super::json_limits::JsonLimits;
+use super::unreadable::{Envelope, unreadable_answer};
 
 /// JSON-RPC error codes this transport answers with.
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
+
+/// How much of a line over the size limit is kept to read its envelope (the id comes first
+/// in what rmcp and the Python SDK write).
+const HEAD_BYTES: usize = 4096;
 
 /// Newline-delimited JSON-RPC over a reader and a writer.
 ///
@@ -40,6 +47,8 @@ pub struct LineTransport<Role, R, W> {
     line: Vec<u8>,
     /// Dropping the rest of a line that went over the limit.
     discarding: bool,
+    /// The first [`HEAD_BYTES`] of the last line that went over the limit.
+    head: Vec<u8>,
     limits: JsonLimits,
     _role: PhantomData<fn() -> Role>,
 }
@@ -73,6 +82,7 @@ where
             writer: Arc::new(Mutex::new(Some(write))),
             line: Vec::new(),
             discarding: false,
+            head: Vec::new(),
             limits: JsonLimits::default(),
             _role: PhantomData,
         }
@@ -101,6 +111,11 @@ where
                 }
                 None
             } else if self.line.len() + take > self.limits.max_bytes.saturating_add(1) {
+                self.head.clear();
+                self.head
+                    .extend_from_slice(&self.line[..self.line.len().min(HEAD_BYTES)]);
+                let room = HEAD_BYTES - self.head.len();
+                self.head.extend_from_slice(&available[..take.min(room)]);
                 self.line.clear();
                 self.discarding = newline.is_none();
                 Some(LineRead::Oversized)
@@ -129,14 +144,47 @@ where
         writer.flush().await
     }
 
-    /// Answers an unreadable message (only a server answers; a client logs it). The answer
-    /// is written by a task of its own: `receive` is polled in a `select!` and may be dropped
-    /// at any await, which must not lose the answer or cut it in half.
+    /// What becomes of an unreadable message (`id` is the one read with it, if any). A server
+    /// answers it, with the request's id when its envelope shows one. A client gives the
+    /// request it answers an error saying why (the message to return from `receive`), or
+    /// logs it when its envelope names no request of ours.
+    fn unreadable(
+        &self,
+        id: Value,
+        code: i64,
+        message: String,
+        envelope: &Envelope,
+    ) -> Option<RxJsonRpcMessage<Role>>
+    where
+        RxJsonRpcMessage<Role>: serde::de::DeserializeOwned,
+    {
+        if Role::IS_CLIENT {
+            let Some(request) = envelope.answered_request() else {
+                tracing::warn!(code, %message, "an unreadable message from the server, not an answer to a request");
+                return None;
+            };
+            let error = unreadable_answer(request.clone(), code, &message);
+            return match serde_json::from_value(error) {
+                Ok(error) => Some(error),
+                Err(error) => {
+                    tracing::warn!(%error, %message, "could not hand an unreadable answer to its call");
+                    None
+                }
+            };
+        }
+        let id = match (id, &envelope.id) {
+            (Value::Null, Some(request)) if envelope.has_method => request.clone(),
+            (id, _) => id,
+        };
+        self.answer(id, code, message);
+        None
+    }
+
+    /// Answers an unreadable message. The answer is written by a task of its own: `receive`
+    /// is polled in a `select!` and may be dropped at any await, which must not lose the
+    /// answer or cut it in half.
     fn answer(&self, id: Value, code: i64, message: String) {
         tracing::debug!(code, %message, "unreadable JSON-RPC message");
-        if Role::IS_CLIENT {
-            return;
-        }
         let reply = json!({
             "jsonrpc": "2.0",
             "id": id,
@@ -301,31 +349,42 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
-            match self.read_line().await {
-                Ok(LineRead::Line) => {}
+            let (id, code, message, envelope) = match self.read_line().await {
+                Ok(LineRead::Line) => {
+                    let line = std::mem::take(&mut self.line);
+                    let body = trimmed(&line);
+                    let unreadable = match parse::<RxJsonRpcMessage<Role>>(body, &self.limits) {
+                        Parsed::Message(message) => Ok(message),
+                        Parsed::Skip => Err(None),
+                        Parsed::Answer { id, code, message } => {
+                            Err(Some((id, code, message, Envelope::of(body))))
+                        }
+                    };
+                    // Keep the buffer's capacity for the next line.
+                    self.line = line;
+                    self.line.clear();
+                    match unreadable {
+                        Ok(message) => return Some(message),
+                        Err(None) => continue,
+                        Err(Some(unreadable)) => unreadable,
+                    }
+                }
                 Ok(LineRead::Oversized) => {
                     let message = format!(
                         "Invalid Request: the message is larger than the limit of {} bytes",
                         self.limits.max_bytes
                     );
-                    self.answer(Value::Null, INVALID_REQUEST, message);
-                    continue;
+                    let envelope = Envelope::of(trimmed(&self.head));
+                    (Value::Null, INVALID_REQUEST, message, envelope)
                 }
                 Ok(LineRead::Eof) => return None,
                 Err(error) => {
                     tracing::debug!(%error, "reading the transport failed");
                     return None;
                 }
-            }
-            let line = std::mem::take(&mut self.line);
-            let parsed = parse::<RxJsonRpcMessage<Role>>(trimmed(&line), &self.limits);
-            // Keep the buffer's capacity for the next line.
-            self.line = line;
-            self.line.clear();
-            match parsed {
-                Parsed::Message(message) => return Some(message),
-                Parsed::Skip => {}
-                Parsed::Answer { id, code, message } => self.answer(id, code, message),
+            };
+            if let Some(error) = self.unreadable(id, code, message, &envelope) {
+                return Some(error);
             }
         }
     }

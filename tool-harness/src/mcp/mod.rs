@@ -28,6 +28,7 @@ mod server;
 mod stdio;
 mod tool_list;
 mod tool_mapping;
+mod unreadable;
 
 pub use bridge::McpToolBridge;
 pub use child::McpCommand;

@@ -191,7 +191,10 @@ async fn oversized_and_deep_messages_are_refused_with_the_limit_named() {
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "x".repeat(10_000)}}});
     raw.send(&big.to_string()).await;
-    let (code, message) = error_of(&raw.next().await);
+    let answer = raw.next().await;
+    // The id is read from the head of the line, so the client can tell which call failed.
+    assert_eq!(answer["id"], 1);
+    let (code, message) = error_of(&answer);
     assert_eq!(code, -32600);
     assert!(
         message.contains("larger than the limit of 4096 bytes"),
@@ -201,7 +204,9 @@ async fn oversized_and_deep_messages_are_refused_with_the_limit_named() {
 
     let deep = format!("{}{}", "[".repeat(2_000), "]".repeat(2_000));
     raw.send(&deep).await;
-    let (code, message) = error_of(&raw.next().await);
+    let answer = raw.next().await;
+    assert_eq!(answer["id"], Value::Null);
+    let (code, message) = error_of(&answer);
     assert_eq!(code, -32700);
     assert!(message.contains("deeper than 32 levels"), "{message}");
     raw.still_serving().await;
@@ -212,7 +217,9 @@ async fn oversized_and_deep_messages_are_refused_with_the_limit_named() {
         r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{nested}}}}}}}"#
     );
     raw.send(&line).await;
-    let (code, _) = error_of(&raw.next().await);
+    let answer = raw.next().await;
+    assert_eq!(answer["id"], 2);
+    let (code, _) = error_of(&answer);
     assert_eq!(code, -32700);
     raw.still_serving().await;
 }

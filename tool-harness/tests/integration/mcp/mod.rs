@@ -6,6 +6,7 @@ mod child;
 mod client;
 mod http;
 mod server;
+mod unreadable_answers;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

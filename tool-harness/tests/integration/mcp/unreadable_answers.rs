@@ -1,0 +1,198 @@
+//! Answers our client cannot read (too deep, too large, not JSON) from a misbehaving server:
+//! the call they answer fails at once with an error naming the problem, not after its time
+//! limit and not as a network failure to retry (except where rmcp drops the cause: an
+//! event stream that ends without its answer), and the next call on the same connection
+//! still works. Over stdio (a shell script as the server) and streamable HTTP (an axum
+//! handler on 127.0.0.1).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use toolsmith_core::{ToolArguments, ToolErrorKind, ToolImpl};
+use toolsmith_harness::mcp::{
+    JsonLimits, McpClient, McpClientOptions, McpCommand, McpNames, McpTransport,
+};
+
+/// Far from any answer in these tests: a call that waits for it has failed the test.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn options() -> McpClientOptions {
+    McpClientOptions::default()
+        .with_names(McpNames::new())
+        .with_call_timeout(Some(CALL_TIMEOUT))
+        .with_limits(JsonLimits::default().with_max_bytes(4096))
+}
+
+fn nested(levels: usize) -> String {
+    format!("{}1{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+/// A server on stdio that answers its tools' calls, in turn: too deep for the client's
+/// limit (64), over its size limit (4096 bytes), not JSON, then as it should.
+fn misbehaving_stdio_server() -> McpCommand {
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[],"structuredContent":{{"x":{}}}}}}}"#,
+        nested(80)
+    );
+    let large = format!(
+        r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
+        "x".repeat(10_000)
+    );
+    let script = format!(
+        r#"
+calls=0
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      version=$(printf '%s' "$line" | sed -n 's/.*"protocolVersion":"\([^"]*\)".*/\1/p')
+      printf '{{"jsonrpc":"2.0","id":%s,"result":{{"protocolVersion":"%s","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"misbehaving","version":"1"}}}}}}\n' "$id" "$version" ;;
+    *'"method":"tools/list"'*)
+      printf '{{"jsonrpc":"2.0","id":%s,"result":{{"tools":[{{"name":"t","description":"A tool.","inputSchema":{{"type":"object"}}}}]}}}}\n' "$id" ;;
+    *'"method":"tools/call"'*)
+      calls=$((calls + 1))
+      case $calls in
+        1) printf '{deep}\n' "$id" ;;
+        2) printf '{large}\n' "$id" ;;
+        3) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"content": tru}}}}\n' "$id" ;;
+        *) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"content":[{{"type":"text","text":"ok"}}]}}}}\n' "$id" ;;
+      esac ;;
+  esac
+done
+"#
+    );
+    McpCommand::new("sh").arg("-c").arg(script).quiet()
+}
+
+/// Calls the bridged tool `t` and returns the error's text, checking it came at once.
+async fn failing_call(tool: &impl ToolImpl) -> String {
+    let error = tokio::time::timeout(CALL_TIMEOUT / 3, tool.execute(ToolArguments::new()))
+        .await
+        .expect("the call is answered at once, not left to wait for its time limit")
+        .unwrap_err();
+    assert_eq!(error.kind(), ToolErrorKind::Execution, "{error}");
+    let text = error.to_string();
+    assert!(text.contains("could not be read"), "{text}");
+    text
+}
+
+#[tokio::test]
+async fn over_stdio_an_unreadable_answer_fails_its_call_at_once() {
+    let client =
+        McpClient::connect_with(McpTransport::child(misbehaving_stdio_server()), options())
+            .await
+            .unwrap();
+    let tool = client.tools().into_iter().next().unwrap();
+
+    let deep = failing_call(&tool).await;
+    assert!(deep.contains("deeper than 64 levels"), "{deep}");
+    let large = failing_call(&tool).await;
+    assert!(
+        large.contains("larger than the limit of 4096 bytes"),
+        "{large}"
+    );
+    let garbage = failing_call(&tool).await;
+    assert!(garbage.contains("Parse error"), "{garbage}");
+
+    let fine = tool.execute(ToolArguments::new()).await.unwrap();
+    assert_eq!(fine.content.to_text(), "ok");
+    client.close().await;
+}
+
+/// A streamable-HTTP server whose first `tools/call` answer nests 200 levels (past rmcp's
+/// reader), whose second is an event stream of text that is not JSON, and whose others are
+/// right.
+async fn misbehaving_http_server() -> (String, tokio::task::JoinHandle<()>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let handler = move |body: String| {
+        let calls = Arc::clone(&calls);
+        async move { answer(&calls, &body) }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(handler)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let serving = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (url, serving)
+}
+
+fn answer(calls: &AtomicUsize, body: &str) -> Response {
+    let message: Value = serde_json::from_str(body).unwrap();
+    let Some(id) = message.get("id").cloned() else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let result = match message["method"].as_str().unwrap() {
+        "initialize" => json!({
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "misbehaving", "version": "1"},
+        }),
+        "tools/list" => json!({"tools": [
+            {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
+        ]}),
+        "tools/call" => match calls.fetch_add(1, Ordering::SeqCst) {
+            0 => {
+                let text = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{{"x":{}}}}}}}"#,
+                    nested(200)
+                );
+                return with_type(text, "application/json");
+            }
+            1 => {
+                return with_type(
+                    "event: message\ndata: not json {\n\n".into(),
+                    "text/event-stream",
+                );
+            }
+            _ => json!({"content": [{"type": "text", "text": "ok"}]}),
+        },
+        _ => json!({}),
+    };
+    let text = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+    with_type(text, "application/json")
+}
+
+fn with_type(body: String, content_type: &'static str) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert("mcp-session-id", HeaderValue::from_static("s1"));
+    response
+}
+
+#[tokio::test]
+async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
+    let (url, serving) = misbehaving_http_server().await;
+    let client = McpClient::connect_with(McpTransport::http(url), options())
+        .await
+        .unwrap();
+    let tool = client.tools().into_iter().next().unwrap();
+
+    let deep = failing_call(&tool).await;
+    assert!(deep.contains("recursion limit"), "{deep}");
+    // rmcp drops an event it cannot read and reports the stream's end without its cause:
+    // not an unreadable answer, but not a closed connection either.
+    let garbage = tool.execute(ToolArguments::new()).await.unwrap_err();
+    assert_eq!(garbage.kind(), ToolErrorKind::Network);
+    assert!(
+        garbage
+            .to_string()
+            .contains("ended the answer's stream without an answer it could read"),
+        "{garbage}"
+    );
+
+    let fine = tool.execute(ToolArguments::new()).await.unwrap();
+    assert_eq!(fine.content.to_text(), "ok");
+    client.close().await;
+    serving.abort();
+}
