@@ -18,7 +18,7 @@ use super::error::McpError;
 use super::json_limits::JsonLimits;
 use super::line_transport::LineTransport;
 use super::names::McpNames;
-use super::tool_list::{ListChangeListener, LiveToolList, ToolLister};
+use super::tool_list::{DEFAULT_MAX_TOOLS, ListChangeListener, LiveToolList, ToolLister};
 
 /// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
 /// otherwise.
@@ -108,6 +108,7 @@ pub struct McpClientOptions {
     call_timeout: Option<Duration>,
     connect_timeout: Duration,
     limits: JsonLimits,
+    max_tools: usize,
 }
 
 impl Default for McpClientOptions {
@@ -119,6 +120,7 @@ impl Default for McpClientOptions {
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             limits: JsonLimits::default(),
+            max_tools: DEFAULT_MAX_TOOLS,
         }
     }
 }
@@ -153,7 +155,8 @@ impl McpClientOptions {
         self
     }
 
-    /// How long starting the server, the handshake and listing its tools may take.
+    /// How long starting the server, the handshake and listing its tools may take; also the
+    /// time limit of each later listing.
     #[must_use]
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
@@ -164,6 +167,15 @@ impl McpClientOptions {
     #[must_use]
     pub fn with_limits(mut self, limits: JsonLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The most tools read from the server's list (default [`DEFAULT_MAX_TOOLS`]); a list
+    /// that goes on past it (or past as many pages) fails to list, rather than grow without
+    /// end.
+    #[must_use]
+    pub fn with_max_tools(mut self, max_tools: usize) -> Self {
+        self.max_tools = max_tools;
         self
     }
 }
@@ -319,6 +331,8 @@ impl McpClient {
             prefix: options.prefix.clone(),
             category: options.category.clone(),
             call_timeout: options.call_timeout,
+            max_tools: options.max_tools,
+            list_timeout: options.connect_timeout,
         };
         let list = LiveToolList::new(Vec::new());
         let follower = LiveToolList::follow(&list, lister.clone(), changed);

@@ -42,6 +42,9 @@ struct Namespace {
     by_local: HashMap<String, (u64, String)>,
     /// (owner, original name) → local name.
     by_remote: HashMap<(u64, String), String>,
+    /// Base name → the suffix to try first for it: every lower one is taken. Keeps claiming
+    /// a server's thousands of names that share a base linear, not quadratic.
+    next_suffix: HashMap<String, u64>,
 }
 
 static SHARED: LazyLock<McpNames> = LazyLock::new(McpNames::new);
@@ -79,9 +82,13 @@ impl McpNames {
             Some(prefix) if !prefix.is_empty() => provider_name(&format!("{prefix}_{original}")),
             _ => provider_name(original),
         };
-        let local = unique_name(&base, |candidate| {
+        let first_suffix = namespace.next_suffix.get(&base).copied().unwrap_or(2);
+        let (local, suffix) = unique_name(&base, first_suffix, |candidate| {
             candidate == SHED_TOOL_NAME || namespace.by_local.contains_key(candidate)
         });
+        if let Some(suffix) = suffix {
+            namespace.next_suffix.insert(base, suffix + 1);
+        }
         namespace
             .by_local
             .insert(local.clone(), (owner, original.to_owned()));
@@ -107,6 +114,8 @@ impl McpNames {
         let mut namespace = self.lock();
         namespace.by_remote.retain(|(o, _), _| *o != owner);
         namespace.by_local.retain(|_, (o, _)| *o != owner);
+        // Freed suffixes are given again, lowest first.
+        namespace.next_suffix.clear();
     }
 }
 
@@ -146,18 +155,22 @@ pub fn provider_name(name: &str) -> String {
     safe
 }
 
-/// `base`, or `base_2`, `base_3`, … (shortened to stay within 64 bytes), the first that
-/// `taken` does not refuse.
-fn unique_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
+/// `base`, or `base_N` for N from `first_suffix` on (shortened to stay within 64 bytes), the
+/// first that `taken` does not refuse, with the N used.
+fn unique_name(
+    base: &str,
+    first_suffix: u64,
+    taken: impl Fn(&str) -> bool,
+) -> (String, Option<u64>) {
     if !taken(base) {
-        return base.to_owned();
+        return (base.to_owned(), None);
     }
-    for n in 2u64.. {
+    for n in first_suffix.max(2).. {
         let suffix = format!("_{n}");
         let keep = base.len().min(MAX_NAME_LEN - suffix.len());
         let candidate = format!("{}{suffix}", &base[..keep]);
         if !taken(&candidate) {
-            return candidate;
+            return (candidate, Some(n));
         }
     }
     unreachable!("the namespace cannot hold every suffix")
@@ -221,6 +234,33 @@ mod tests {
         assert_eq!(first, base);
         assert_eq!(second.len(), 64);
         assert!(second.ends_with("_2"));
+    }
+
+    #[test]
+    fn many_names_on_one_base_are_claimed_in_linear_time_lowest_free_first() {
+        let names = McpNames::new();
+        // Distinct names that all become `t_`: each claim starts where the last one ended.
+        let locals: Vec<String> = (0..20_000_u32)
+            .map(|i| names.claim(1, &format!("t{}", char::from_u32(0x100 + i).unwrap())))
+            .collect();
+        assert_eq!(locals[0], "t_");
+        assert_eq!(locals[1], "t__2");
+        assert_eq!(locals[19_999], "t__20000");
+        let distinct: std::collections::HashSet<_> = locals.iter().collect();
+        assert_eq!(distinct.len(), locals.len());
+        // The next claim tries one candidate, not 20,000.
+        assert_eq!(names.lock().next_suffix.get("t_"), Some(&20_001));
+
+        // A base name that is someone's suffixed name is skipped over, not given twice.
+        let names = McpNames::new();
+        assert_eq!(names.claim(1, "a"), "a");
+        assert_eq!(names.claim(2, "a_3"), "a_3");
+        assert_eq!(names.claim(3, "a"), "a_2");
+        assert_eq!(names.claim(4, "a"), "a_4");
+        // Released names are given again, lowest first.
+        names.release(3);
+        assert_eq!(names.claim(5, "a"), "a_2");
+        assert_eq!(names.claim(6, "a"), "a_5");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use rmcp::ClientHandler;
-use rmcp::model::ClientConfig;
+use rmcp::model::{ClientConfig, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use tokio::sync::{Notify, watch};
 
@@ -42,8 +42,13 @@ impl ClientHandler for ListChangeListener {
     }
 }
 
+/// The most tools a client reads from one server's list unless configured otherwise
+/// ([`McpClientOptions::with_max_tools`](super::McpClientOptions::with_max_tools)): far more
+/// than a server offers, few enough that a server whose list never ends cannot exhaust memory.
+pub const DEFAULT_MAX_TOOLS: usize = 10_000;
+
 /// How a server's tools become bridges: names claimed for this client, its category and
-/// time limit.
+/// time limit, and the bounds on reading its list.
 #[derive(Clone)]
 pub(crate) struct ToolLister {
     pub(crate) peer: Peer<RoleClient>,
@@ -53,20 +58,23 @@ pub(crate) struct ToolLister {
     pub(crate) prefix: Option<String>,
     pub(crate) category: String,
     pub(crate) call_timeout: Option<Duration>,
+    /// The most tools read from the list.
+    pub(crate) max_tools: usize,
+    /// How long one listing (every page) may take.
+    pub(crate) list_timeout: Duration,
 }
 
 impl ToolLister {
     /// Lists the server's tools (every page) as bridges. A tool listed before keeps its name.
     pub(crate) async fn list(&self) -> Result<Vec<McpToolBridge>, McpError> {
-        let listed = self
-            .peer
-            .list_all_tools()
+        let listed = tokio::time::timeout(self.list_timeout, self.pages())
             .await
-            .map_err(|error| McpError::Request {
-                request: "tools/list".to_owned(),
-                peer: self.label.to_string(),
-                reason: error.to_string(),
-            })?;
+            .map_err(|_| {
+                self.failure(format!(
+                    "listing every page took longer than {:?}",
+                    self.list_timeout
+                ))
+            })??;
         Ok(listed
             .into_iter()
             .map(|tool| {
@@ -83,6 +91,40 @@ impl ToolLister {
                 )
             })
             .collect())
+    }
+
+    /// Every page of the list, up to `max_tools` tools (and as many pages: a page may be
+    /// empty, a list may not go on for ever).
+    async fn pages(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        for _ in 0..=self.max_tools {
+            let page = self
+                .peer
+                .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+                .await
+                .map_err(|error| self.failure(error.to_string()))?;
+            tools.extend(page.tools);
+            if tools.len() > self.max_tools {
+                break;
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
+            }
+        }
+        Err(self.failure(format!(
+            "the list goes on past {} tools or pages (McpClientOptions::with_max_tools)",
+            self.max_tools
+        )))
+    }
+
+    fn failure(&self, reason: String) -> McpError {
+        McpError::Request {
+            request: "tools/list".to_owned(),
+            peer: self.label.to_string(),
+            reason,
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 mod bad_input;
 mod child;
 mod client;
+mod endless_lists;
+mod fake_http;
 mod http;
 mod server;
 mod unreadable_answers;

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::json;
 use toolsmith_core::{ToolArguments, ToolErrorKind, ToolImpl};
 use toolsmith_harness::mcp::{
     JsonLimits, McpClient, McpClientOptions, McpCommand, McpNames, McpTransport,
 };
+
+use super::fake_http::{FakeAnswer, FakeHttpServer};
 
 /// Far from any answer in these tests: a call that waits for it has failed the test.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -106,74 +106,32 @@ async fn over_stdio_an_unreadable_answer_fails_its_call_at_once() {
 /// A streamable-HTTP server whose first `tools/call` answer nests 200 levels (past rmcp's
 /// reader), whose second is an event stream of text that is not JSON, and whose others are
 /// right.
-async fn misbehaving_http_server() -> (String, tokio::task::JoinHandle<()>) {
+async fn misbehaving_http_server() -> FakeHttpServer {
     let calls = Arc::new(AtomicUsize::new(0));
-    let handler = move |body: String| {
-        let calls = Arc::clone(&calls);
-        async move { answer(&calls, &body) }
-    };
-    let app = axum::Router::new().route(
-        "/mcp",
-        axum::routing::post(handler)
-            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
-            .delete(|| async { StatusCode::OK }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let serving = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    (url, serving)
-}
-
-fn answer(calls: &AtomicUsize, body: &str) -> Response {
-    let message: Value = serde_json::from_str(body).unwrap();
-    let Some(id) = message.get("id").cloned() else {
-        return StatusCode::ACCEPTED.into_response();
-    };
-    let result = match message["method"].as_str().unwrap() {
-        "initialize" => json!({
-            "protocolVersion": message["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "misbehaving", "version": "1"},
-        }),
-        "tools/list" => json!({"tools": [
+    FakeHttpServer::start(move |method, id| match method {
+        "tools/list" => FakeAnswer::Result(json!({"tools": [
             {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
-        ]}),
+        ]})),
         "tools/call" => match calls.fetch_add(1, Ordering::SeqCst) {
-            0 => {
-                let text = format!(
+            0 => FakeAnswer::Raw(
+                format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{{"x":{}}}}}}}"#,
                     nested(200)
-                );
-                return with_type(text, "application/json");
-            }
-            1 => {
-                return with_type(
-                    "event: message\ndata: not json {\n\n".into(),
-                    "text/event-stream",
-                );
-            }
-            _ => json!({"content": [{"type": "text", "text": "ok"}]}),
+                ),
+                "application/json",
+            ),
+            1 => FakeAnswer::Raw("event: message\ndata: not json {\n\n".into(), "text/event-stream"),
+            _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
         },
-        _ => json!({}),
-    };
-    let text = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-    with_type(text, "application/json")
-}
-
-fn with_type(body: String, content_type: &'static str) -> Response {
-    let mut response = body.into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert("mcp-session-id", HeaderValue::from_static("s1"));
-    response
+        _ => FakeAnswer::Result(json!({})),
+    })
+    .await
 }
 
 #[tokio::test]
 async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
-    let (url, serving) = misbehaving_http_server().await;
-    let client = McpClient::connect_with(McpTransport::http(url), options())
+    let server = misbehaving_http_server().await;
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
         .await
         .unwrap();
     let tool = client.tools().into_iter().next().unwrap();
@@ -194,5 +152,4 @@ async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
     let fine = tool.execute(ToolArguments::new()).await.unwrap();
     assert_eq!(fine.content.to_text(), "ok");
     client.close().await;
-    serving.abort();
 }

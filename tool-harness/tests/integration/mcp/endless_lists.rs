@@ -1,0 +1,117 @@
+//! A server whose tool list never ends (every page has a next one) cannot make our client
+//! grow without bound or list for ever: the listing stops at the client's tool limit, its
+//! page limit or its time limit, and says which, keeping the list it had.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use toolsmith_harness::mcp::{McpClient, McpClientOptions, McpError, McpNames, McpTransport};
+
+use super::fake_http::{FakeAnswer, FakeHttpServer};
+
+/// How the fake server pages its list.
+const ONE_PAGE: usize = 0;
+const ENDLESS_TOOLS: usize = 1;
+const ENDLESS_EMPTY_PAGES: usize = 2;
+const SLOW_EMPTY_PAGES: usize = 3;
+
+async fn paging_server(mode: &Arc<AtomicUsize>) -> FakeHttpServer {
+    let mode = Arc::clone(mode);
+    let pages = AtomicUsize::new(0);
+    FakeHttpServer::start(move |method, _| {
+        if method != "tools/list" {
+            return FakeAnswer::Result(json!({}));
+        }
+        let page = pages.fetch_add(1, Ordering::SeqCst);
+        let tool = json!({"name": format!("t{page}"), "description": "A tool.",
+            "inputSchema": {"type": "object"}});
+        let next = format!("after-{page}");
+        match mode.load(Ordering::SeqCst) {
+            ONE_PAGE => FakeAnswer::Result(json!({"tools": [tool]})),
+            ENDLESS_TOOLS => FakeAnswer::Result(json!({"tools": [tool], "nextCursor": next})),
+            ENDLESS_EMPTY_PAGES => FakeAnswer::Result(json!({"tools": [], "nextCursor": next})),
+            _ => FakeAnswer::Delayed(
+                Duration::from_millis(60),
+                Box::new(FakeAnswer::Result(json!({"tools": [], "nextCursor": next}))),
+            ),
+        }
+    })
+    .await
+}
+
+fn options(max_tools: usize, list_timeout: Duration) -> McpClientOptions {
+    McpClientOptions::default()
+        .with_names(McpNames::new())
+        .with_max_tools(max_tools)
+        .with_connect_timeout(list_timeout)
+}
+
+/// `listing`, which must end well within ten seconds whatever the server does.
+async fn bounded<T>(listing: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), listing)
+        .await
+        .expect("the listing ends by its own limits")
+}
+
+fn reason(error: &McpError) -> String {
+    match error {
+        McpError::Request {
+            request, reason, ..
+        } => {
+            assert_eq!(request, "tools/list");
+            reason.clone()
+        }
+        other => panic!("not a failed listing: {other}"),
+    }
+}
+
+#[tokio::test]
+async fn connecting_to_a_list_that_never_ends_stops_at_the_tool_limit() {
+    let mode = Arc::new(AtomicUsize::new(ENDLESS_TOOLS));
+    let server = paging_server(&mode).await;
+    let error = bounded(McpClient::connect_with(
+        McpTransport::http(server.url()),
+        options(50, Duration::from_secs(30)),
+    ))
+    .await
+    .unwrap_err();
+    let reason = reason(&error);
+    assert!(reason.contains("past 50 tools or pages"), "{reason}");
+}
+
+#[tokio::test]
+async fn listing_again_stops_at_the_page_and_time_limits_and_keeps_the_list() {
+    let mode = Arc::new(AtomicUsize::new(ONE_PAGE));
+    let server = paging_server(&mode).await;
+    let client = McpClient::connect_with(
+        McpTransport::http(server.url()),
+        options(20, Duration::from_millis(500)),
+    )
+    .await
+    .unwrap();
+    let names = |client: &McpClient| {
+        client
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&client), ["t0"]);
+
+    mode.store(ENDLESS_EMPTY_PAGES, Ordering::SeqCst);
+    let error = bounded(client.refresh_tools()).await.unwrap_err();
+    assert!(reason(&error).contains("past 20 tools or pages"), "{error}");
+    assert_eq!(names(&client), ["t0"]);
+
+    mode.store(SLOW_EMPTY_PAGES, Ordering::SeqCst);
+    let error = bounded(client.refresh_tools()).await.unwrap_err();
+    assert!(reason(&error).contains("took longer than 500ms"), "{error}");
+    assert_eq!(names(&client), ["t0"]);
+
+    mode.store(ONE_PAGE, Ordering::SeqCst);
+    client.refresh_tools().await.unwrap();
+    assert_eq!(client.tools().len(), 1);
+    client.close().await;
+}
