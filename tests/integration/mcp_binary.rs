@@ -234,6 +234,23 @@ fn call_prints_the_result_and_fails_on_a_tool_error() {
 }
 
 #[test]
+fn a_reader_that_stops_early_ends_the_command_quietly() {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["tools", "--root", root.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // As `| head -0` does: the reader is gone before the first line.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}: {stderr}", output.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
 fn tools_prints_what_each_provider_receives() {
     let root = tempfile::tempdir().unwrap();
     let root_arg = root.path().to_str().unwrap();

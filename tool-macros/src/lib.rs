@@ -7,6 +7,8 @@
 //! model (`attr`, `ast`), checked (`valid`, every problem reported in one build), and
 //! generated (`expand`, with the argument code shared by both macros in `args`).
 
+#![warn(missing_docs)]
+
 mod args;
 mod ast;
 mod attr;

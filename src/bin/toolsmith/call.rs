@@ -3,9 +3,9 @@
 use serde_json::Value;
 use toolsmith::ToolArguments;
 
-use crate::Failure;
 use crate::cli::CallArgs;
 use crate::presets;
+use crate::{Failure, output};
 
 /// Runs the call: its result on stdout; a tool error on stderr, as a failure.
 pub async fn run(args: CallArgs) -> Result<(), Failure> {
@@ -23,6 +23,5 @@ pub async fn run(args: CallArgs) -> Result<(), Failure> {
             result.content.to_text()
         )));
     }
-    println!("{}", result.content.to_text());
-    Ok(())
+    output::line(result.content.to_text())
 }

@@ -6,6 +6,7 @@
 
 mod call;
 mod cli;
+mod output;
 mod presets;
 mod remote;
 mod serve;
@@ -59,6 +60,8 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        // Its reader stopped reading (`| head`): what it wanted was printed.
+        Err(_) if output::closed() => ExitCode::SUCCESS,
         Err(Failure(message)) => {
             eprintln!("toolsmith: {message}");
             ExitCode::FAILURE

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use toolsmith::ToolImpl as _;
 use toolsmith::harness::mcp::{McpClient, McpCommand, McpTransport};
 
-use crate::Failure;
+use crate::{Failure, output};
 
 /// Connects, prints one line a tool (its name here, its name on the server when they
 /// differ, its description's first line), and closes the connection.
@@ -33,23 +33,30 @@ pub async fn list(
         }
     };
     let client = McpClient::connect(transport).await?;
+    let printed = print_tools(&client);
+    // Closed whether or not the printing went through: the server is a child to end.
+    client.close().await;
+    printed
+}
+
+/// The server's name, then a line a tool: its name and the first line of its description.
+fn print_tools(client: &McpClient) -> Result<(), Failure> {
     if let Some(info) = client.server_info() {
-        println!("# {} {}", info.name, info.version);
+        output::line(format_args!("# {} {}", info.name, info.version))?;
     }
     for tool in client.tools() {
         let definition = tool.definition();
         let description = definition.description();
         let first_line = description.lines().next().unwrap_or_default();
         if tool.name() == tool.original_name() {
-            println!("{}\t{first_line}", tool.name());
+            output::line(format_args!("{}\t{first_line}", tool.name()))?;
         } else {
-            println!(
+            output::line(format_args!(
                 "{}\t{first_line} (on the server: {})",
                 tool.name(),
                 tool.original_name()
-            );
+            ))?;
         }
     }
-    client.close().await;
     Ok(())
 }

@@ -3,9 +3,9 @@
 use toolsmith::Provider;
 use toolsmith::provider::{Declared, RenderOptions, StrictMode};
 
-use crate::Failure;
 use crate::cli::{ProviderName, ToolsArgs};
 use crate::presets;
+use crate::{Failure, output};
 
 /// Prints the preset's `tools` array in the provider's format.
 pub fn run(args: &ToolsArgs) -> Result<(), Failure> {
@@ -26,6 +26,5 @@ pub fn run(args: &ToolsArgs) -> Result<(), Failure> {
     for not_strict in &rendered.not_strict {
         eprintln!("not strict: {not_strict}");
     }
-    println!("{}", serde_json::to_string_pretty(&rendered.tools)?);
-    Ok(())
+    output::line(serde_json::to_string_pretty(&rendered.tools)?)
 }

@@ -435,7 +435,8 @@ impl ToolCallManager {
     ///
     /// Stages run one after the other. A parallel stage runs its calls concurrently (up to
     /// the [concurrency limit](Self::concurrency_limit); calls to tools annotated destructive
-    /// run one at a time), each through [`execute_with_retry`](Self::execute_with_retry). A
+    /// run one at a time), each looked up and validated once, then run and retried as
+    /// [`execute_with_retry`](Self::execute_with_retry) would. A
     /// sequential stage runs its calls in request order and, after the first failure,
     /// cancels the rest naming the failed call. A call whose dependency failed does not run:
     /// it ends `Cancelled("dependency call-1 failed")`. A batch that cannot be planned

@@ -43,7 +43,7 @@ impl Slot<'_> {
 ///
 /// Arguments sent in the order of `names` (the schema's, which models mostly follow) are
 /// taken each at its parameter's place, one comparison each; from the first one out of
-/// place, every argument is looked up by name ([`fill_slots`]).
+/// place, every argument is looked up by name (`fill_slots`).
 #[inline]
 pub fn slots<'a, const N: usize>(args: &ToolArgs<'a>, names: &[&str; N]) -> [Slot<'a>; N] {
     let mut slots = [Slot::ABSENT; N];

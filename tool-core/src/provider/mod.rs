@@ -78,7 +78,28 @@ pub use strict::strict_schema;
 pub use text::{parse_text_calls, tools_prompt};
 pub use turns::{AssistantCall, StopReason};
 
-/// A provider's wire format.
+/// A provider's wire format: how tools are declared to it
+/// ([`render_tools`](Self::render_tools)), how its calls are read
+/// ([`parse_calls`](Self::parse_calls)) and how results go back
+/// ([`render_results`](Self::render_results)).
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith_core::{Provider, ToolCallResult};
+///
+/// let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+///     {"id": "call_1", "type": "function",
+///      "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}
+/// ]}}]});
+/// let calls = Provider::OpenAiChat.parse_calls(&response).unwrap();
+/// let call = calls[0].as_ref().unwrap();
+/// assert_eq!((call.id.as_str(), call.name.as_str()), ("call_1", "add"));
+/// assert_eq!(call.arguments.get("b"), Some(&json!(3)));
+///
+/// let result = Ok(ToolCallResult::text("5"));
+/// let messages = Provider::OpenAiChat.render_results([(call.id.as_str(), "add", &result)]);
+/// assert_eq!(messages, [json!({"role": "tool", "tool_call_id": "call_1", "content": "5"})]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Provider {
