@@ -179,6 +179,14 @@ impl RegisteredTool {
             .check(name, arguments)
     }
 
+    /// Compiles the tool's schemas now, if no call has yet.
+    fn compile_now(&self) {
+        let _ = self
+            .validator
+            .get_or_compile(|| compile_arguments(&self.definition).map_err(|err| err.to_string()));
+        let _ = self.returns_schema();
+    }
+
     /// The tool's compiled `returns` schema, if it declares one, compiled on first use.
     pub(crate) fn returns_schema(&self) -> Result<Option<&CompiledSchema>, String> {
         self.returns
@@ -493,6 +501,32 @@ impl ToolCallManager {
                 .map(|entry| entry.definition.name().to_owned())
                 .collect()
         })
+    }
+
+    /// Compiles the schemas of every registered tool now rather than on its first call (the
+    /// specification's `warm_cache`), and returns how many tools there are. For a server
+    /// whose first calls should be as fast as the others; a session of thousands of tools
+    /// that calls a few is better off without (a compiled tool takes a few KB more). Tools
+    /// registered later are compiled on their first call, as usual.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
+    ///
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(FnTool::new("ping", "Answers pong.",
+    ///     Args::new(scheme::object().build()),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("pong")) }))).unwrap();
+    /// assert_eq!(manager.warm_cache(), 1);
+    /// ```
+    pub fn warm_cache(&self) -> usize {
+        let names = self.names();
+        for name in &names {
+            if let Some(entry) = self.entry(name) {
+                entry.compile_now();
+            }
+        }
+        names.len()
     }
 
     /// The number of registered tools.
@@ -1019,5 +1053,32 @@ mod tests {
         let result = ToolCallResult::json(json!({"count": "three"}));
         assert!(manager.check_result("count", &result).is_err());
         assert!(entry.returns.is_compiled());
+    }
+
+    #[test]
+    fn warm_cache_compiles_every_tool_now() {
+        let manager = ToolCallManager::new("s");
+        for name in ["one", "two"] {
+            let tool = FnTool::new(
+                name,
+                "A tool.",
+                Args::new(scheme::object().required("n", scheme::integer()).build()),
+                |_: ToolArgs<'_>| async { Ok(ToolCallResult::json(json!({"count": 3}))) },
+            )
+            .with_returns(Args::new(
+                scheme::object()
+                    .required("count", scheme::integer())
+                    .build(),
+            ));
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        assert_eq!(manager.warm_cache(), 2);
+        for name in ["one", "two"] {
+            let entry = manager.entry(name).unwrap();
+            assert!(
+                entry.validator.is_compiled() && entry.returns.is_compiled(),
+                "{name}"
+            );
+        }
     }
 }

@@ -118,9 +118,18 @@ pub enum SearchError {
     Fs(#[from] FsError),
 }
 
+/// The most memory a pattern may compile to. A model writes the pattern: grep's defaults
+/// (100 MiB, and 1 GiB for the lazy DFA's cache), made for a person at a terminal, let
+/// `(?:\w{100}){40}` take seconds and tens of MiB before it is refused. These are the
+/// `regex` crate's own defaults.
+const PATTERN_SIZE_LIMIT: usize = 10 << 20;
+const PATTERN_DFA_SIZE_LIMIT: usize = 2 << 20;
+
 pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
     RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .dfa_size_limit(PATTERN_DFA_SIZE_LIMIT)
         .build(pattern)
         .map_err(|err| SearchError::InvalidPattern {
             pattern: pattern.to_owned(),

@@ -144,6 +144,10 @@ async fn bad_patterns_globs_and_paths_are_reported() {
                 .contains("/pattern: the pattern \"fn (\" is not a valid regular expression"),
             "{kind}: {err}"
         );
+        // A pattern that compiles to more than 10 MiB is refused (grep's 100 MiB took it).
+        let err = error(&m, "search_file", json!({"pattern": r"\w{2000}"})).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{kind}");
+        assert!(err.to_string().contains("size limit"), "{kind}: {err}");
         let err = error(&m, "search_file", json!({"pattern": "a", "glob": "src/[a"})).await;
         assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{kind}");
         assert!(
