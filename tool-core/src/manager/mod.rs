@@ -1028,11 +1028,10 @@ mod tests {
         assert_eq!(drops.load(Ordering::SeqCst), 2);
     }
 
-    #[test]
-    fn schemas_are_compiled_on_first_use_only() {
-        let manager = ToolCallManager::new("s");
-        let tool = FnTool::new(
-            "count",
+    /// A tool with an argument schema and a `returns` schema, both compiled on demand.
+    fn counting(name: &str) -> FnTool {
+        FnTool::new(
+            name,
             "Count things.",
             Args::new(scheme::object().required("n", scheme::integer()).build()),
             |_: ToolArgs<'_>| async { Ok(ToolCallResult::json(json!({"count": 3}))) },
@@ -1041,8 +1040,13 @@ mod tests {
             scheme::object()
                 .required("count", scheme::integer())
                 .build(),
-        ));
-        manager.register(Arc::new(tool)).unwrap();
+        ))
+    }
+
+    #[test]
+    fn schemas_are_compiled_on_first_use_only() {
+        let manager = ToolCallManager::new("s");
+        manager.register(Arc::new(counting("count"))).unwrap();
         let entry = manager.entry("count").unwrap();
         assert!(!entry.validator.is_compiled() && !entry.returns.is_compiled());
 
@@ -1059,18 +1063,7 @@ mod tests {
     fn warm_cache_compiles_every_tool_now() {
         let manager = ToolCallManager::new("s");
         for name in ["one", "two"] {
-            let tool = FnTool::new(
-                name,
-                "A tool.",
-                Args::new(scheme::object().required("n", scheme::integer()).build()),
-                |_: ToolArgs<'_>| async { Ok(ToolCallResult::json(json!({"count": 3}))) },
-            )
-            .with_returns(Args::new(
-                scheme::object()
-                    .required("count", scheme::integer())
-                    .build(),
-            ));
-            manager.register(Arc::new(tool)).unwrap();
+            manager.register(Arc::new(counting(name))).unwrap();
         }
         assert_eq!(manager.warm_cache(), 2);
         for name in ["one", "two"] {
