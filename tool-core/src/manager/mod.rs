@@ -302,12 +302,7 @@ where
 }
 
 pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
-    let message = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic with a non-text payload");
-    ToolError::execution(tool, format!("panicked: {message}"))
+    ToolError::panicked(tool, payload)
 }
 
 /// A session's tools: registration, validation and execution.

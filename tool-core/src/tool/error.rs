@@ -113,6 +113,27 @@ impl ToolError {
         }
     }
 
+    /// The [`Execution`](Self::Execution) error of `tool` for a panic whose payload (as
+    /// `catch_unwind` gives it) is `payload`: `panicked: <its message>`.
+    ///
+    /// ```
+    /// use toolsmith_core::ToolError;
+    ///
+    /// let payload = std::panic::catch_unwind(|| panic!("index out of range")).unwrap_err();
+    /// assert_eq!(
+    ///     ToolError::panicked("grep", payload.as_ref()),
+    ///     ToolError::execution("grep", "panicked: index out of range")
+    /// );
+    /// ```
+    pub fn panicked(tool: impl Into<String>, payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic with a non-text payload");
+        Self::execution(tool, format!("panicked: {message}"))
+    }
+
     /// A [`Network`](Self::Network) error for `tool`: a transient failure worth retrying.
     pub fn network(tool: impl Into<String>, reason: impl fmt::Display) -> Self {
         Self::Network {

@@ -2,10 +2,12 @@
 //! `resume`, `stop` (spec 01 §4 and §7). Built by [`ToolPreset::agent`](crate::ToolPreset::agent).
 
 use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures::FutureExt as _;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -15,6 +17,7 @@ use toolsmith_core::{CancellationToken, SessionParts, ToolError, ToolImpl, ToolS
 use super::events::AgentEvent;
 use super::pause::PauseHandle;
 use super::run::ChildUsage;
+use super::session::SessionCancellation;
 use super::tool::failure;
 use super::{AgentSession, AgenticError};
 use crate::model::{ChatModel, Message, Usage};
@@ -183,6 +186,8 @@ struct Children {
     config: Arc<SubAgentConfig>,
     depth: usize,
     ledger: Arc<ChildUsage>,
+    /// The token of the session these are the children of: cancelling it stops them.
+    parent_cancel: CancellationToken,
     next_id: AtomicU64,
     agents: Mutex<HashMap<String, Child>>,
 }
@@ -226,21 +231,37 @@ impl AgentCommands {
     /// The commands for a session without a parent (depth 0), its children's tokens counted
     /// apart from any session.
     pub fn new(config: SubAgentConfig) -> Self {
-        Self::at_depth(Arc::new(config), 0, Arc::default())
+        Self::at_depth(
+            Arc::new(config),
+            0,
+            Arc::default(),
+            CancellationToken::new(),
+        )
     }
 
-    /// The commands of the session `parts` belong to.
+    /// The commands of the session `parts` belong to: its children's tokens count in its
+    /// runs, and cancelling it stops them.
     pub(crate) fn for_session(config: SubAgentConfig, parts: &SessionParts) -> Self {
         let ledger = parts.state.get::<ChildUsage>().unwrap_or_default();
-        Self::at_depth(Arc::new(config), 0, ledger)
+        let cancel = parts
+            .state
+            .get::<SessionCancellation>()
+            .map_or_else(CancellationToken::new, |session| session.0.clone());
+        Self::at_depth(Arc::new(config), 0, ledger, cancel)
     }
 
-    fn at_depth(config: Arc<SubAgentConfig>, depth: usize, ledger: Arc<ChildUsage>) -> Self {
+    fn at_depth(
+        config: Arc<SubAgentConfig>,
+        depth: usize,
+        ledger: Arc<ChildUsage>,
+        parent_cancel: CancellationToken,
+    ) -> Self {
         Self {
             children: Arc::new(Children {
                 config,
                 depth,
                 ledger,
+                parent_cancel,
                 next_id: AtomicU64::new(1),
                 agents: Mutex::new(HashMap::new()),
             }),
@@ -276,9 +297,13 @@ impl AgentCommands {
         }
     }
 
-    /// The tools a child gets: the configured ones, narrowed to `names`, and the `agent`
-    /// commands one level deeper when the depth allows.
-    fn child_tools(&self, names: Option<&[String]>) -> Result<Vec<Arc<dyn ToolImpl>>, ToolError> {
+    /// The tools a child whose token is `cancel` gets: the configured ones, narrowed to
+    /// `names`, and the `agent` commands one level deeper when the depth allows.
+    fn child_tools(
+        &self,
+        names: Option<&[String]>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Arc<dyn ToolImpl>>, ToolError> {
         let children = &self.children;
         let mut tools = children.config.tools.clone();
         if children.depth + 1 < children.config.max_depth {
@@ -286,6 +311,7 @@ impl AgentCommands {
                 Arc::clone(&children.config),
                 children.depth + 1,
                 Arc::clone(&children.ledger),
+                cancel.clone(),
             )));
         }
         let Some(names) = names else {
@@ -322,6 +348,7 @@ impl AgentCommands {
         max_turns: usize,
         state: &watch::Sender<ChildState>,
         pause: &PauseHandle,
+        cancel: &CancellationToken,
     ) -> Result<AgentSession, ToolError> {
         let config = &self.children.config;
         let shed = ToolShed::new().tools(tools);
@@ -330,6 +357,7 @@ impl AgentCommands {
             .with_model(config.model_name.clone())
             .with_toolshed(shed)
             .with_max_turns(max_turns)
+            .with_cancellation(cancel.clone())
             .with_pause(pause.clone())
             .with_child_usage(Arc::clone(&self.children.ledger))
             .with_event_handler(move |event: &AgentEvent| match event {
@@ -408,8 +436,13 @@ impl AgentCommands {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return Err(error("sub-agents need a Tokio runtime"));
         };
-        let tools = self.child_tools(tools.as_deref())?;
-        let max_turns = max_turns.map_or(children.config.max_turns, |n| (n as usize).max(1));
+        // A child of a cancelled session is stopped with it, grandchildren too.
+        let cancel = children.parent_cancel.child_token();
+        let tools = self.child_tools(tools.as_deref(), &cancel)?;
+        // The model may ask for fewer turns than the configured limit, never more.
+        let max_turns = max_turns.map_or(children.config.max_turns, |n| {
+            (n as usize).clamp(1, children.config.max_turns)
+        });
         let mut agents = self.agents();
         let live = agents
             .values()
@@ -432,22 +465,26 @@ impl AgentCommands {
             transcript: Vec::new(),
         });
         let pause = PauseHandle::new();
-        let session = self.child_session(tools, max_turns, &state, &pause)?;
-        let cancel = CancellationToken::new();
-        let (ended, token, name) = (state.clone(), cancel.clone(), id.clone());
+        let session = self.child_session(tools, max_turns, &state, &pause, &cancel)?;
+        let (ended, name) = (state.clone(), id.clone());
         let task = runtime.spawn(async move {
-            let outcome = session.run_with_cancellation(task, token).await;
+            // A panic in the child's model or tools ends it as failed, not running for ever.
+            let outcome = AssertUnwindSafe(session.run(task)).catch_unwind().await;
             ended.send_modify(|s| match outcome {
-                Ok(run) => {
+                Err(panic) => {
+                    s.status = Status::Failed;
+                    s.failure = Some(ToolError::panicked(&name, panic.as_ref()).to_string());
+                }
+                Ok(Ok(run)) => {
                     s.status = Status::Finished;
                     s.answer = Some(run.text);
                     s.transcript = run.transcript;
                 }
-                Err(AgenticError::Cancelled { run }) => {
+                Ok(Err(AgenticError::Cancelled { run })) => {
                     s.status = Status::Stopped;
                     s.transcript = run.transcript;
                 }
-                Err(other) => {
+                Ok(Err(other)) => {
                     s.status = Status::Failed;
                     s.failure = Some(failure(&name, &other));
                     s.transcript = other

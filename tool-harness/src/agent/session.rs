@@ -136,37 +136,44 @@ impl AgentSession {
     /// [`send`](Self::send) is neither used nor changed), until the model answers without
     /// calls.
     pub async fn run(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.run_with_cancellation(text, self.cancellation.child_token())
+        self.drive(new_conversation(text), self.cancellation.child_token())
             .await
     }
 
-    /// [`run`](Self::run), stopped when `token` is cancelled: the model is not called again,
-    /// running tools see the cancellation and are dropped, and the run ends with
-    /// [`AgenticError::Cancelled`] carrying what was done.
+    /// [`run`](Self::run), stopped when `token` (or the session's token) is cancelled: the
+    /// model is not called again, running tools see the cancellation and are dropped, and
+    /// the run ends with [`AgenticError::Cancelled`] carrying what was done.
     pub async fn run_with_cancellation(
         &self,
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        // Room for the user's message, one tool turn (the model's calls and their results)
-        // and the answer: most runs never grow the conversation after this.
-        let mut conversation = Vec::with_capacity(4);
-        conversation.push(Message::user(text));
-        self.drive(conversation, token).await
+        // The run's own token, which the session's cancels; the caller's cancels it too.
+        let run_token = self.cancellation.child_token();
+        let follow = async {
+            token.cancelled().await;
+            run_token.cancel();
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            biased;
+            ended = self.drive(new_conversation(text), run_token.clone()) => ended,
+            () = follow => unreachable!("following the caller's token never ends"),
+        }
     }
 
     /// Continues the session's conversation with `text`; the conversation (with this run's
-    /// messages, whether it succeeded or not) is kept for the next `send`.
+    /// messages, whether it succeeded or not) is kept for the next `send`. A `send` dropped
+    /// before it ends leaves the conversation as it was.
     pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
         let mut conversation = self.conversation.lock().await;
-        conversation.push(Message::user(text));
-        let ended = self
-            .drive(
-                std::mem::take(&mut *conversation),
-                self.cancellation.child_token(),
-            )
-            .await;
-        // Kept whether the run succeeded or not; the run has its own copy.
+        // The run works on a copy: were it dropped midway, the kept conversation would
+        // otherwise go with it.
+        let mut messages = Vec::with_capacity(conversation.len() + 4);
+        messages.extend(conversation.iter().cloned());
+        messages.push(Message::user(text));
+        let ended = self.drive(messages, self.cancellation.child_token()).await;
+        // Kept whether the run succeeded or not.
         if let Some(run) = match &ended {
             Ok(run) => Some(run),
             Err(error) => error.run(),
@@ -257,7 +264,9 @@ impl AgentSession {
                     let response = self
                         .call_model(request, ToolChoice::None, cancel, run)
                         .await?;
-                    if let Some(text) = response.text.filter(|_| response.calls.is_empty()) {
+                    // Calls in an answer asked for without tools are not run; its text is
+                    // the answer.
+                    if let Some(text) = response.text.filter(|text| !text.trim().is_empty()) {
                         request.messages.push(Message::assistant(text.clone()));
                         return Ok(text);
                     }
@@ -349,6 +358,10 @@ impl AgentSession {
             }
         };
         if cancel.is_cancelled() {
+            // The answer came with the cancellation: not used, but its tokens were spent.
+            if let Ok(response) = &answer {
+                run.usage += response.usage;
+            }
             return Err(RunEnd::Cancelled);
         }
         let response = answer.map_err(RunEnd::Model)?;
@@ -370,6 +383,19 @@ impl AgentSession {
         Ok(response)
     }
 }
+
+/// A conversation that starts with the user's `text`.
+fn new_conversation(text: impl Into<String>) -> Vec<Message> {
+    // Room for the user's message, one tool turn (the model's calls and their results) and
+    // the answer: most runs never grow the conversation after this.
+    let mut conversation = Vec::with_capacity(4);
+    conversation.push(Message::user(text));
+    conversation
+}
+
+/// A session's cancellation token, kept in its [`SessionParts`] state for the tools built
+/// with the session (sub-agents: cancelling the session stops its children).
+pub(crate) struct SessionCancellation(pub(crate) CancellationToken);
 
 /// Why the loop ended without an answer.
 enum RunEnd {
@@ -580,6 +606,11 @@ impl AgentSessionBuilder {
         let child_usage = self.child_usage.unwrap_or_default();
         // Sub-agent tools built from the session report their children's tokens here.
         parts.state.insert_arc(Arc::clone(&child_usage));
+        let cancellation = self.cancellation.unwrap_or_default();
+        // ... and stop their children when the session is cancelled.
+        parts
+            .state
+            .insert_arc(Arc::new(SessionCancellation(cancellation.clone())));
         let manager = self.shed.build(parts.clone())?;
         if let Some(policy) = self.retry_policy {
             manager.set_retry_policy(Some(policy));
@@ -597,7 +628,7 @@ impl AgentSessionBuilder {
             approval: self.approval,
             events: self.events.into(),
             batch_deadline: self.batch_deadline,
-            cancellation: self.cancellation.unwrap_or_default(),
+            cancellation,
             conversation: tokio::sync::Mutex::new(Vec::new()),
             pause: self.pause,
             child_usage,

@@ -75,7 +75,21 @@ impl<'s> TurnCalls<'s> {
         let mut slots: Vec<(Slot, bool, Admission)> = Vec::with_capacity(calls.len());
         let mut batch: Vec<ToolCallRequest> = Vec::with_capacity(calls.len());
         let mut stop: Option<String> = None;
-        for call in calls {
+        // A call whose id an earlier call of the answer has: its result could not be told
+        // apart, so it does not run (the others do).
+        let repeated: Vec<bool> = {
+            let mut seen = std::collections::HashSet::with_capacity(calls.len());
+            calls
+                .iter()
+                .map(|call| {
+                    !seen.insert(match call {
+                        Ok(request) => request.id.as_str(),
+                        Err(rejected) => rejected.id.as_str(),
+                    })
+                })
+                .collect()
+        };
+        for (call, repeated) in calls.into_iter().zip(repeated) {
             let request = match call {
                 Err(rejected) => {
                     let text = known.error_text(&rejected.error);
@@ -88,15 +102,42 @@ impl<'s> TurnCalls<'s> {
                 }
                 Ok(request) => request,
             };
-            if let Some(reason) = &stop {
+            let held = if repeated {
+                Some(ToolCallResult::error(format!(
+                    "not run: an earlier call of this answer has the id '{}'; give each call an id \
+                     of its own",
+                    request.id
+                )))
+            } else if let Some(reason) = &stop {
+                Some(stopped(reason))
+            } else if self.cancel.is_cancelled() {
+                Some(cancelled())
+            } else {
+                None
+            };
+            if let Some(result) = held {
                 slots.push((
                     Slot::Held(request),
                     false,
-                    Admission::Answered(stopped(reason), None),
+                    Admission::Answered(result, None),
                 ));
                 continue;
             }
-            let (request, rewritten, decision) = self.before_tool(request).await;
+            let mut request = request;
+            // A hook or an approval may wait on a person: the run's cancellation ends the wait.
+            let decided = tokio::select! {
+                biased;
+                decided = self.before_tool(&mut request) => Some(decided),
+                () = self.cancel.cancelled() => None,
+            };
+            let Some((rewritten, decision)) = decided else {
+                slots.push((
+                    Slot::Held(request),
+                    false,
+                    Admission::Answered(cancelled(), None),
+                ));
+                continue;
+            };
             let (slot, admission) = match decision {
                 Decision::Run => {
                     batch.push(request);
@@ -179,7 +220,12 @@ impl<'s> TurnCalls<'s> {
             // and the `after_tool` hooks, whether the tool ran or was refused there.
             if let Some(request) = request.filter(|_| batched) {
                 for hook in &session.hooks {
-                    hook.after_tool(request, &mut result).await;
+                    // Not waited for past the run's cancellation: the result is kept as is.
+                    tokio::select! {
+                        biased;
+                        () = hook.after_tool(request, &mut result) => {}
+                        () = self.cancel.cancelled() => break,
+                    }
                 }
                 if reporting {
                     session.emit(AgentEvent::ToolCallFinished {
@@ -229,31 +275,34 @@ impl<'s> TurnCalls<'s> {
         TurnOutcome { results, end }
     }
 
-    /// The `before_tool` hooks, then the approval of a destructive call.
-    async fn before_tool(&self, mut request: ToolCallRequest) -> (ToolCallRequest, bool, Decision) {
+    /// The `before_tool` hooks (which may rewrite `request`), then the approval of a
+    /// destructive call; whether the arguments were rewritten, and the decision.
+    async fn before_tool(&self, request: &mut ToolCallRequest) -> (bool, Decision) {
         let session = self.session;
         let mut rewritten = false;
         for hook in &session.hooks {
-            match hook.before_tool(&request).await {
+            match hook.before_tool(request).await {
                 HookDecision::Allow => {}
                 HookDecision::Rewrite(arguments) => {
                     request.arguments = arguments;
                     rewritten = true;
                 }
-                HookDecision::Deny(reason) => return (request, rewritten, Decision::Deny(reason)),
-                HookDecision::Stop(reason) => return (request, rewritten, Decision::Stop(reason)),
+                HookDecision::Deny(reason) => return (rewritten, Decision::Deny(reason)),
+                HookDecision::Stop(reason) => return (rewritten, Decision::Stop(reason)),
             }
         }
-        if let Some(approval) = &session.approval {
+        // Nobody is asked about a call the batch will refuse (a tool `shed` has not given).
+        if let Some(approval) = &session.approval
+            && session.manager.check_offered(&request.name).is_ok()
+        {
             let destructive = session.manager.get_def(&request.name).is_some_and(|tool| {
                 tool.call_annotations(&request.arguments).destructive == Some(true)
             });
-            if destructive && let ApprovalDecision::Deny(reason) = approval.approve(&request).await
-            {
-                return (request, rewritten, Decision::Deny(reason));
+            if destructive && let ApprovalDecision::Deny(reason) = approval.approve(request).await {
+                return (rewritten, Decision::Deny(reason));
             }
         }
-        (request, rewritten, Decision::Run)
+        (rewritten, Decision::Run)
     }
 }
 
@@ -315,6 +364,11 @@ enum Slot {
     Held(ToolCallRequest),
     /// It is call `index` of the batch.
     Batched(usize),
+}
+
+/// The result shown for a call the run's cancellation kept from running.
+fn cancelled() -> ToolCallResult {
+    ToolCallResult::error("not run: the run was cancelled")
 }
 
 /// The result shown for a call a `Stop` hook kept from running.

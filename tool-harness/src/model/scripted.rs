@@ -155,7 +155,14 @@ impl ScriptedTurn {
     fn answer(&self, turn: usize, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let mut response = match &self.answer {
             Answer::Fail(error) => return Err(error.clone()),
-            Answer::Respond(respond) => return respond(request),
+            Answer::Respond(respond) => {
+                let mut response = respond(request)?;
+                // `with_usage` on a computed answer reports that usage instead of its own.
+                if self.usage != Usage::default() {
+                    response.usage = self.usage;
+                }
+                return Ok(response);
+            }
             Answer::Reply { text, calls } => {
                 // Read through the OpenAI Chat parser, so scripted calls are read exactly as
                 // a provider's are (ids, repairs, rejected arguments).

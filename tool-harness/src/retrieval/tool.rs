@@ -144,6 +144,21 @@ impl ToolImpl for RetrieverTool {
         }
         // A retriever may return more than asked; the model gets what it asked for.
         let documents = &documents[..documents.len().min(top_k)];
+        // JSON has no NaN or infinity: such a score would be written as `null`.
+        if let Some((index, document)) = documents
+            .iter()
+            .enumerate()
+            .find(|(_, document)| !document.score.is_finite())
+        {
+            return Err(ToolError::execution(
+                &self.name,
+                format!(
+                    "the retriever '{}' gave document {index} the score {}, not a finite number",
+                    self.retriever.name(),
+                    document.score
+                ),
+            ));
+        }
         ToolCallResult::to_json(&Retrieved { documents })
             .map_err(|err| ToolError::execution(&self.name, err))
     }

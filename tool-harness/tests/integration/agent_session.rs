@@ -8,14 +8,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{
-    Args, FnTool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallContext, ToolCallRequest,
-    ToolCallResult, ToolError, ToolImpl, ToolRetryConfig, ToolShed, scheme, tool_fn,
+    Args, CancellationToken, FnTool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallContext,
+    ToolCallRequest, ToolCallResult, ToolError, ToolImpl, ToolRetryConfig, ToolShed, scheme,
+    tool_fn,
 };
 use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval, ToolHook,
 };
 use toolsmith_harness::model::{
-    ChatRequest, Message, ModelError, ScriptedModel, ScriptedTurn, Usage,
+    ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn, Usage,
 };
 
 /// Add two integers.
@@ -867,4 +868,191 @@ async fn the_retry_policy_covers_tools_registered_after_the_build() {
         (2, 2)
     );
     model.assert_complete();
+}
+
+/// An approval that waits for a person who never answers.
+struct NeverAnswers(Arc<AtomicUsize>);
+
+#[async_trait]
+impl ToolApproval for NeverAnswers {
+    async fn approve(&self, _: &ToolCallRequest) -> ApprovalDecision {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::future::pending().await
+    }
+}
+
+fn destructive(tool: FnTool) -> FnTool {
+    tool.with_annotations(ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    })
+}
+
+// 13.
+#[tokio::test]
+async fn cancellation_ends_a_wait_for_approval_and_asks_nothing_for_calls_that_cannot_run() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        // `hidden` is destructive but not offered: nobody is asked about it.
+        ScriptedTurn::call("hidden", json!({})).and_call("delete_all", json!({})),
+        ScriptedTurn::text("unreachable"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(
+            ToolShed::new()
+                .tool(destructive(counting_tool(
+                    "delete_all",
+                    Arc::clone(&deletes),
+                )))
+                .tool(destructive(counting_tool("hidden", Arc::clone(&deletes)))),
+        )
+        .with_approval(NeverAnswers(Arc::clone(&asked)))
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["delete_all".into()]);
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let ended = tokio::time::timeout(
+        Duration::from_secs(5),
+        session.run_with_cancellation("delete everything", token),
+    )
+    .await
+    .expect("the cancellation ends the wait for approval");
+    let AgenticError::Cancelled { run } = ended.unwrap_err() else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert_eq!(deletes.load(Ordering::SeqCst), 0);
+    let results: Vec<String> = run
+        .tool_calls
+        .iter()
+        .map(|call| call.result.content.to_text())
+        .collect();
+    assert!(results[0].contains("not active"), "{results:?}");
+    assert_eq!(results[1], "not run: the run was cancelled");
+    assert_eq!(model.requests().len(), 1);
+}
+
+// 14.
+#[tokio::test]
+async fn the_sessions_token_cancels_runs_under_tokens_of_their_own() {
+    let model = ScriptedModel::new([ScriptedTurn::text("ran anyway")]);
+    let session = session(&model, ToolShed::new());
+    session.cancellation_token().cancel();
+    let ended = session
+        .run_with_cancellation("x", CancellationToken::new())
+        .await;
+    assert!(matches!(ended, Err(AgenticError::Cancelled { .. })));
+    assert!(model.requests().is_empty());
+}
+
+// 15.
+#[tokio::test]
+async fn a_send_dropped_midway_leaves_the_conversation_as_it_was() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Hello, Ada."),
+        ScriptedTurn::text("never heard").with_delay(Duration::from_secs(10)),
+        ScriptedTurn::text("You are Ada."),
+    ]);
+    let session = session(&model, ToolShed::new());
+    session.send("I am Ada.").await.unwrap();
+    let before = session.transcript().await;
+    assert_eq!(before.len(), 2);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), session.send("Who am I?"))
+            .await
+            .is_err()
+    );
+    assert_eq!(session.transcript().await, before);
+    let run = session.send("Who am I?").await.unwrap();
+    assert_eq!(run.text, "You are Ada.");
+    assert_eq!(session.transcript().await.len(), 4);
+}
+
+// 16.
+#[tokio::test]
+async fn an_answer_that_comes_with_the_cancellation_still_counts_its_tokens() {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    let model = ScriptedModel::new([ScriptedTurn::respond(move |_| {
+        cancel.cancel();
+        Ok(ChatResponse::text("late").with_usage(Usage::new(100, 50)))
+    })]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_cancellation(token)
+        .build()
+        .unwrap();
+    let AgenticError::Cancelled { run } = session.run("x").await.unwrap_err() else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!((run.model_calls, run.usage), (1, Usage::new(100, 50)));
+}
+
+// 17.
+#[tokio::test]
+async fn the_final_answer_on_the_limit_keeps_its_text_even_with_calls() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("add", json!({"a": 1, "b": 2})),
+        ScriptedTurn::call("add", json!({"a": 3, "b": 4})).with_text("The sum is 3."),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Add))
+        .with_max_turns(1)
+        .with_final_answer_on_limit(true)
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["add".into()]);
+    let run = session.run("add").await.unwrap();
+    assert_eq!(run.text, "The sum is 3.");
+    assert_eq!(run.tool_calls.len(), 1);
+    assert_eq!(
+        run.transcript.last(),
+        Some(&Message::assistant("The sum is 3."))
+    );
+}
+
+// 18.
+#[tokio::test]
+async fn a_repeated_call_id_keeps_only_that_call_from_running() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("dup", "ping", json!({}))
+            .and_call_with_id("dup", "ping", json!({}))
+            .and_call_with_id("other", "ping", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = active_session(
+        &model,
+        ToolShed::new().tool(counting_tool("ping", Arc::clone(&runs))),
+    );
+    let run = session.run("ping").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    let results = results_of(&model.requests()[1]);
+    assert_eq!(results[0], ("dup".to_owned(), "ping ran".to_owned()));
+    assert!(
+        results[1]
+            .1
+            .contains("an earlier call of this answer has the id 'dup'")
+    );
+    assert_eq!(results[2], ("other".to_owned(), "ping ran".to_owned()));
+    assert_eq!(run.text, "done");
+}
+
+// 19.
+#[tokio::test]
+async fn a_computed_scripted_answer_reports_the_usage_it_is_given() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::respond(|_| Ok(ChatResponse::text("hi"))).with_usage(Usage::new(9, 9))
+    ]);
+    let run = session(&model, ToolShed::new()).run("x").await.unwrap();
+    assert_eq!(run.usage, Usage::new(9, 9));
 }

@@ -622,6 +622,31 @@ async fn retriever_tool_ranks_bounds_top_k_and_reports_empty_and_failing_retriev
         err.to_string(),
         "Tool 'search_docs' failed: the retriever 'vector-store' failed: vector-store: connection reset"
     );
+
+    // JSON has no NaN: a score that is not a number is the retriever's fault, said so.
+    struct Unscored;
+    #[async_trait]
+    impl Retriever for Unscored {
+        fn name(&self) -> &str {
+            "unscored"
+        }
+        async fn retrieve(&self, _: &str, _: usize) -> Result<Vec<Document>, ServiceError> {
+            Ok(vec![
+                Document::new("fine", 1.0),
+                Document::new("broken", f64::NAN),
+            ])
+        }
+    }
+    let err = retrieve(
+        RetrieverTool::new(Arc::new(Unscored), "search_docs", "Search."),
+        json!({"query": "x"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Tool 'search_docs' failed: the retriever 'unscored' gave document 1 the score NaN, not a finite number"
+    );
 }
 
 #[tokio::test]
@@ -685,4 +710,93 @@ async fn two_children_run_in_parallel() {
     assert_eq!(answers, ["done: alpha", "done: beta"]);
     wait_for_status(&manager, "agent-2", "finished").await;
     assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_child_that_panics_fails_and_frees_its_place() {
+    let child_model = ScriptedModel::new([ScriptedTurn::respond(|_| {
+        panic!("a bug in the model client")
+    })]);
+    let config = SubAgentConfig::new(child_model, "m").with_max_children(1);
+    let manager = manager_with(AgentCommands::new(config));
+    let started: Value = serde_json::from_str(
+        &agent(&manager, json!({"command": "start", "task": "crash"}))
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let id = started["id"].as_str().unwrap().to_owned();
+    wait_for_status(&manager, &id, "failed").await;
+    let result = agent(&manager, json!({"command": "result", "id": id}))
+        .await
+        .unwrap_err();
+    assert!(
+        result
+            .to_string()
+            .contains("panicked: a bug in the model client"),
+        "{result}"
+    );
+    // Its place is free again.
+    agent(&manager, json!({"command": "start", "task": "again"}))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_cancelled_session_stops_its_children() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait_for_gate", json!({}))]);
+    let config = SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool(
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::clone(&dropped),
+    )]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "wait"})),
+        ScriptedTurn::text("started it"),
+    ]);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    parent.run("start a child").await.unwrap();
+    while child_model.requests().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    parent.cancellation_token().cancel();
+    for _ in 0..200 {
+        if dropped.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the child's tool went on after its session was cancelled"
+    );
+}
+
+#[tokio::test]
+async fn a_start_may_lower_the_turn_limit_but_not_raise_it() {
+    let endless = (0..10).map(|_| ScriptedTurn::call("lookup", json!({})));
+    let child_model = ScriptedModel::new(endless);
+    let config = SubAgentConfig::new(child_model.clone(), "m")
+        .with_max_turns(2)
+        .with_tools(vec![text_tool("lookup", "nothing yet")]);
+    let manager = manager_with(AgentCommands::new(config));
+    let started: Value = serde_json::from_str(
+        &agent(
+            &manager,
+            json!({"command": "start", "task": "look", "max_turns": 4_000_000_000_u32}),
+        )
+        .await
+        .unwrap(),
+    )
+    .unwrap();
+    let id = started["id"].as_str().unwrap();
+    let report = wait_for_status(&manager, id, "failed").await;
+    assert_eq!(report["turns"], 2);
+    assert_eq!(child_model.requests().len(), 2);
 }
