@@ -377,6 +377,14 @@ async fn each_result_kind() {
         stats.content,
         UserModelContent::Json(json!({"words": 3, "longest": "ccc"}))
     );
+    manager.check_result("stats", &stats).unwrap();
+    // `None` is written as `null`, and the tool's own result schema takes it.
+    let no_words = run("stats", json!({"text": ""})).await.unwrap();
+    assert_eq!(
+        no_words.content,
+        UserModelContent::Json(json!({"words": 0, "longest": null}))
+    );
+    manager.check_result("stats", &no_words).unwrap();
     assert_eq!(
         run("raw", json!({})).await.unwrap().content,
         UserModelContent::Json(json!({"raw": true}))
@@ -416,7 +424,8 @@ fn result_schemas_only_for_structured_results() {
             "type": "object",
             "properties": {
                 "words": {"type": "integer", "format": "uint", "minimum": 0, "maximum": usize::MAX, "description": "How many words."},
-                "longest": {"type": "string"}
+                // Written as `null` when `None`: the result schema says so.
+                "longest": {"type": ["string", "null"]}
             },
             "required": ["words"]
         })

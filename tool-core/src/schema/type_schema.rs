@@ -6,8 +6,10 @@
 //!   definitions go in the root's `$defs` (a recursive type cannot be inlined);
 //! - the root of an argument schema is `{"type": "object", …, "additionalProperties": false}`,
 //!   with no `title` and no `$schema`;
-//! - an optional property (one the model may leave out) does not also admit `null`: leaving
-//!   it out is the way to say "none" (validation drops an optional `null` anyway);
+//! - in an argument schema, an optional property (one the model may leave out) does not also
+//!   admit `null`: leaving it out is the way to say "none" (validation drops an optional
+//!   `null` anyway). A result schema keeps `null` where the type has it: serde writes a
+//!   `None` field as `null`;
 //! - a fixed-width integer (`u8`…`u64`, `i8`…`i64`, `usize`, `isize` and their `NonZero`
 //!   forms, known by the `format` schemars writes for them) has both its type's bounds as
 //!   `minimum` and `maximum`, wherever it occurs, so that validation refuses any number the
@@ -72,19 +74,37 @@ pub fn is_optional<T: DeserializeOwned>() -> bool {
 /// assert_eq!(schema["items"]["type"], "integer");
 /// ```
 pub fn type_schema<T: JsonSchema>() -> Value {
+    let mut schema = root_schema::<T>();
+    finish(&mut schema);
+    schema
+}
+
+/// The result schema of a tool returning `T`: as [`type_schema`], except that `null` stays
+/// allowed where `T` has it, since serde writes an optional field that is `None` as `null`.
+///
+/// ```
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Report { name: String, note: Option<String> }
+///
+/// let returns = toolsmith_core::returns_schema::<Report>();
+/// let written = serde_json::to_value(Report { name: "a".into(), note: None }).unwrap();
+/// assert!(jsonschema::is_valid(returns.schema(), &written));
+/// ```
+pub fn returns_schema<T: JsonSchema>() -> Args {
+    let mut schema = root_schema::<T>();
+    bound_integers(&mut schema);
+    Args::new(schema)
+}
+
+/// schemars' schema of `T`, inlined, without `title` or `$schema`.
+fn root_schema<T: JsonSchema>() -> Value {
     let mut generator = generator();
     let mut schema = generator.root_schema_for::<T>().to_value();
     if let Value::Object(object) = &mut schema {
         object.remove("title");
         object.remove("$schema");
     }
-    finish(&mut schema);
     schema
-}
-
-/// The result schema of a tool returning `T` (see [`type_schema`]).
-pub fn returns_schema<T: JsonSchema>() -> Args {
-    Args::new(type_schema::<T>())
 }
 
 /// A builder of an argument object schema, one property per argument.
