@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toolsmith_core::{ToolArguments, ToolCallResult};
 
-use crate::model::{Message, Usage};
+use crate::model::{Message, StopReason, Usage};
 
 /// How one tool call of a run went, hooks included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +49,11 @@ pub struct AgentRun {
     pub usage: Usage,
     /// Tokens used by the sub-agents (and theirs) while this run went on, counted apart.
     pub child_usage: Usage,
+    /// Why the model's last answer ended (`None` before any answer): a final text that is
+    /// empty or partial says why here ([`StopReason::ContentFilter`] when the provider
+    /// blocked it, [`StopReason::MaxTokens`] when it was cut off).
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
 }
 
 impl AgentRun {

@@ -17,8 +17,8 @@ use super::run::ChildUsage;
 use super::turn::{self, CallsEnded, TurnCalls};
 use super::{AgentRun, AgenticError};
 use crate::model::{
-    ChatModel, ChatOptions, ChatRequest, ChatResponse, Message, ModelCall, ModelError, StreamDelta,
-    ToolChoice,
+    ChatModel, ChatOptions, ChatRequest, ChatResponse, Message, ModelCall, ModelError, StopReason,
+    StreamDelta, ToolChoice,
 };
 
 /// How many model calls a run may make unless the builder says otherwise.
@@ -287,6 +287,7 @@ impl AgentSession {
             ));
             let turn = run.model_calls;
             let ended = TurnCalls::new(self, turn, cancel, batch_options)
+                .cut_off(response.stop_reason == StopReason::MaxTokens)
                 .run(response.calls, &mut run.tool_calls)
                 .await;
             request.messages.push(Message::ToolResults {
@@ -372,6 +373,7 @@ impl AgentSession {
             tracing::field::debug(&response.stop_reason),
         );
         run.usage += response.usage;
+        run.stop_reason = Some(response.stop_reason.clone());
         if !self.events.is_empty() {
             self.emit(AgentEvent::ModelResponse {
                 turn,

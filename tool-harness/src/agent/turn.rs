@@ -45,6 +45,8 @@ pub(super) struct TurnCalls<'s> {
     turn: usize,
     cancel: &'s CancellationToken,
     options: &'s BatchOptions,
+    /// The answer was cut off at the output token limit: its calls may be cut short too.
+    cut_off: bool,
 }
 
 impl<'s> TurnCalls<'s> {
@@ -59,7 +61,16 @@ impl<'s> TurnCalls<'s> {
             turn,
             cancel,
             options,
+            cut_off: false,
         }
+    }
+
+    /// For an answer cut off at the output token limit: none of its calls runs (JSON repair
+    /// would close a call's arguments where they were cut, and the tool would run on part
+    /// of them); each is answered so that the model writes it again.
+    pub(super) fn cut_off(mut self, cut_off: bool) -> Self {
+        self.cut_off = cut_off;
+        self
     }
 
     pub(super) async fn run(
@@ -108,6 +119,12 @@ impl<'s> TurnCalls<'s> {
                      of its own",
                     request.id
                 )))
+            } else if self.cut_off {
+                Some(ToolCallResult::error(
+                    "not run: your answer was cut off at the output token limit while you wrote \
+                     the calls, so their arguments may be incomplete; make the call again (with \
+                     shorter arguments, or fewer calls at once)",
+                ))
             } else if let Some(reason) = &stop {
                 Some(stopped(reason))
             } else if self.cancel.is_cancelled() {

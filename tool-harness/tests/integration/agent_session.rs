@@ -1056,3 +1056,46 @@ async fn a_computed_scripted_answer_reports_the_usage_it_is_given() {
     let run = session(&model, ToolShed::new()).run("x").await.unwrap();
     assert_eq!(run.usage, Usage::new(9, 9));
 }
+
+// 20.
+#[tokio::test]
+async fn calls_of_an_answer_cut_off_at_the_token_limit_do_not_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::respond(|_| {
+            let mut response = ChatResponse::calls(vec![Ok(ToolCallRequest::new(
+                "c1",
+                "ping",
+                ToolArguments::new(),
+            ))]);
+            response.stop_reason = toolsmith_harness::model::StopReason::MaxTokens;
+            Ok(response)
+        }),
+        ScriptedTurn::call("ping", json!({})),
+        ScriptedTurn::respond(|_| {
+            let mut response = ChatResponse::text("");
+            response.stop_reason = toolsmith_harness::model::StopReason::ContentFilter;
+            Ok(response)
+        }),
+    ]);
+    let session = active_session(
+        &model,
+        ToolShed::new().tool(counting_tool("ping", Arc::clone(&runs))),
+    );
+    let run = session.run("ping").await.unwrap();
+    // The cut-off answer's call was answered, not run; the next answer's call ran.
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let first = &results_of(&model.requests()[1])[0];
+    assert_eq!(first.0, "c1");
+    assert!(
+        first.1.contains("cut off at the output token limit"),
+        "{}",
+        first.1
+    );
+    // An empty final text says why it is empty.
+    assert_eq!(run.text, "");
+    assert_eq!(
+        run.stop_reason,
+        Some(toolsmith_harness::model::StopReason::ContentFilter)
+    );
+}
