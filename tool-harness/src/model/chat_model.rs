@@ -94,12 +94,14 @@ pub enum ModelError {
 }
 
 impl ModelError {
-    /// Whether trying the same request again may succeed: rate limits, 5xx statuses, time-outs
-    /// and connection failures.
+    /// Whether trying the same request again may succeed: rate limits, 5xx statuses (but
+    /// 501), time-outs and connection failures. A spent quota (a 429 saying
+    /// `insufficient_quota`) is an [`Api`](Self::Api) error, not a rate limit.
     pub fn is_transient(&self) -> bool {
         match self {
             Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,
-            Self::Api { status, .. } => *status >= 500,
+            // 501: the server does not do this at all.
+            Self::Api { status, .. } => *status >= 500 && *status != 501,
             _ => false,
         }
     }

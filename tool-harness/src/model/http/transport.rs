@@ -33,7 +33,7 @@ impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Transport")
             .field("provider", &self.provider.name())
-            .field("base_url", &self.base_url)
+            .field("base_url", &without_userinfo(&self.base_url))
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .finish_non_exhaustive()
@@ -58,7 +58,7 @@ enum Failure {
     Status {
         status: StatusCode,
         retry_after: Option<Duration>,
-        message: String,
+        body: ErrorBody,
     },
     /// Anything else: final.
     Final(ModelError),
@@ -147,13 +147,15 @@ impl Transport {
                 Failure::Status {
                     status,
                     retry_after,
-                    message,
-                } => (status, retry_after, message),
+                    body,
+                } => (status, retry_after, body),
             };
-            let retryable = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+            let retryable = is_retried(status, &message);
+            let quota_spent = message.says_quota_spent();
+            let message = message.into_text();
             let wait = retry_after.unwrap_or_else(|| self.backoff(retries));
             if !retryable || retries >= self.max_retries || wait > self.max_retry_wait {
-                return Err(self.status_error(status, retry_after, message));
+                return Err(self.status_error(status, retry_after, message, quota_spent));
             }
             log::debug!(
                 "{}: HTTP {} from {url}; retry {} of {} in {wait:?}",
@@ -191,7 +193,18 @@ impl Transport {
                 .map_err(|err| Failure::Final(self.send_error(url, &err)))?;
             let status = response.status();
             let retry_after = retry_after(response.headers());
-            let bytes = self.read_body(response).await.map_err(Failure::Final)?;
+            let bytes = match self.read_body(response).await {
+                Ok(bytes) => bytes,
+                // An error status is acted on (retried) whatever became of its body.
+                Err(error) if !status.is_success() => {
+                    return Err(Failure::Status {
+                        status,
+                        retry_after,
+                        body: ErrorBody::Unread(error.to_string()),
+                    });
+                }
+                Err(error) => return Err(Failure::Final(error)),
+            };
             Ok::<_, Failure>((status, retry_after, bytes))
         };
         let (status, retry_after, bytes) = tokio::time::timeout(self.timeout, exchange)
@@ -206,7 +219,7 @@ impl Transport {
             return Err(Failure::Status {
                 status,
                 retry_after,
-                message: api_message(&bytes),
+                body: ErrorBody::Read(bytes),
             });
         }
         self.parse_json(&bytes).map_err(Failure::Final)
@@ -280,17 +293,19 @@ impl Transport {
         }
         ModelError::Connection {
             provider: self.provider_name(),
-            url: url.to_owned(),
+            url: without_userinfo(url).into_owned(),
             reason: chain(err),
         }
     }
 
-    /// The error for an error status that is not (or no longer) retried.
+    /// The error for an error status that is not (or no longer) retried; a 429 whose quota
+    /// is spent is an API error (no wait ends it), not a rate limit.
     fn status_error(
         &self,
         status: StatusCode,
         retry_after: Option<Duration>,
         message: String,
+        quota_spent: bool,
     ) -> ModelError {
         let provider = self.provider_name();
         let code = status.as_u16();
@@ -300,7 +315,7 @@ impl Transport {
                 status: code,
                 message,
             },
-            StatusCode::TOO_MANY_REQUESTS => ModelError::RateLimited {
+            StatusCode::TOO_MANY_REQUESTS if !quota_spent => ModelError::RateLimited {
                 provider,
                 retry_after,
                 message,
@@ -315,22 +330,83 @@ impl Transport {
 }
 
 /// How long the API asked to wait: `retry-after-ms` (OpenAI), else `Retry-After` in seconds
-/// (an HTTP date is not read; the backoff applies).
+/// or as an HTTP date. A wait too long to hold in a `Duration` is `Duration::MAX` (longer
+/// than any retry waits, so not retried); a negative or unreadable one is no wait asked.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| {
-        headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|n| n.is_finite() && *n >= 0.0)
+    let text = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
+    let seconds = |seconds: f64| match Duration::try_from_secs_f64(seconds) {
+        Ok(wait) => Some(wait),
+        Err(_) if seconds > 0.0 => Some(Duration::MAX),
+        Err(_) => None,
     };
-    if let Some(ms) = number("retry-after-ms") {
-        return Duration::try_from_secs_f64(ms / 1000.0).ok();
+    if let Some(ms) = text("retry-after-ms").and_then(|t| t.parse::<f64>().ok()) {
+        return seconds(ms / 1000.0);
     }
-    number(RETRY_AFTER.as_str()).and_then(|s| Duration::try_from_secs_f64(s).ok())
+    let value = text(RETRY_AFTER.as_str())?;
+    if let Ok(number) = value.parse::<f64>() {
+        return seconds(number);
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    // A date already past asks for no wait.
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// Whether an error status is worth the same request again: rate limits and server errors,
+/// except a 429 that says the account's quota is spent (OpenAI's `insufficient_quota`: no
+/// wait ends it) and 501 (the server does not do this at all).
+fn is_retried(status: StatusCode, message: &ErrorBody) -> bool {
+    match status {
+        StatusCode::TOO_MANY_REQUESTS => !message.says_quota_spent(),
+        StatusCode::NOT_IMPLEMENTED => false,
+        status => status.is_server_error(),
+    }
+}
+
+/// The body of an error answer.
+enum ErrorBody {
+    /// Read whole.
+    Read(Vec<u8>),
+    /// It could not be read (cut off, too large): why.
+    Unread(String),
+}
+
+impl ErrorBody {
+    /// Whether it is OpenAI's "you exceeded your current quota" (`code` or `type`
+    /// `insufficient_quota`), which a 429 also carries.
+    fn says_quota_spent(&self) -> bool {
+        let ErrorBody::Read(bytes) = self else {
+            return false;
+        };
+        let Ok(body) = serde_json::from_slice::<Value>(bytes) else {
+            return false;
+        };
+        ["code", "type"]
+            .iter()
+            .any(|key| body["error"][key] == "insufficient_quota")
+    }
+
+    /// The API's own words.
+    fn into_text(self) -> String {
+        match self {
+            ErrorBody::Read(bytes) => api_message(&bytes),
+            ErrorBody::Unread(reason) => format!("(the error body could not be read: {reason})"),
+        }
+    }
+}
+
+/// `url` without a user name or password in it: errors and `Debug` output are logged.
+fn without_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            std::borrow::Cow::Owned(parsed.to_string())
+        }
+        _ => std::borrow::Cow::Borrowed(url),
+    }
 }
 
 /// The API's own words in an error body: `error.message` (OpenAI, Anthropic, Gemini; Gemini

@@ -404,3 +404,96 @@ async fn extra_headers_are_sent() {
             .is_some_and(|ua| ua.starts_with("toolsmith/"))
     );
 }
+
+#[tokio::test]
+async fn a_spent_quota_and_a_501_are_not_retried() {
+    let api = Api::Chat;
+    let quota = json!({"error": {"message": "You exceeded your current quota.",
+        "type": "insufficient_quota", "code": "insufficient_quota"}});
+    let (error, requests) = fail(api, &Client::default(), vec![Reply::json(429, &quota)]).await;
+    assert_eq!(requests, 1);
+    assert!(
+        matches!(&error, ModelError::Api { status: 429, message, .. } if message == "You exceeded your current quota."),
+        "{error:?}"
+    );
+    assert!(!error.is_transient());
+
+    let (error, requests) = fail(
+        api,
+        &Client::default(),
+        vec![Reply::json(501, &api.error_body(501, "not here"))],
+    )
+    .await;
+    assert_eq!(requests, 1);
+    assert!(!error.is_transient(), "{error:?}");
+}
+
+#[tokio::test]
+async fn retry_after_as_a_date_or_past_any_duration_is_honoured() {
+    let api = Api::Anthropic;
+    let in_two_hours =
+        httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(7200));
+    let reply =
+        Reply::json(429, &api.error_body(429, "later")).header("retry-after", &in_two_hours);
+    let (error, requests) = fail(api, &Client::default(), vec![reply]).await;
+    assert_eq!(requests, 1, "a two-hour wait is past the cap: not retried");
+    let ModelError::RateLimited {
+        retry_after: Some(wait),
+        ..
+    } = error
+    else {
+        panic!("{error:?}");
+    };
+    assert!(wait > Duration::from_secs(7000), "{wait:?}");
+
+    for huge in ["1e30", "99999999999999999999"] {
+        let reply = Reply::json(429, &api.error_body(429, "later")).header("retry-after", huge);
+        let (error, requests) = fail(api, &Client::default(), vec![reply]).await;
+        assert_eq!(requests, 1, "{huge}");
+        assert!(
+            matches!(
+                error,
+                ModelError::RateLimited {
+                    retry_after: Some(Duration::MAX),
+                    ..
+                }
+            ),
+            "{huge}: {error:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_error_status_whose_body_is_cut_off_is_still_retried() {
+    let (base, _server) = raw_server(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n{\"error\":",
+    )
+    .await;
+    let model = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url(base)
+        .max_retries(1)
+        .retry_delay(Duration::from_millis(1))
+        .build()
+        .expect("a client");
+    // The retry found the (one-shot) server gone: it was made.
+    let error = model.complete(&request(Api::Chat)).await.unwrap_err();
+    assert!(matches!(error, ModelError::Connection { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_password_in_the_base_url_is_not_shown() {
+    let base = refused_base()
+        .await
+        .replace("http://", "http://user:PASSWORD123@");
+    let model = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url(&base)
+        .build()
+        .expect("a client");
+    assert!(!format!("{model:?}").contains("PASSWORD123"));
+    let error = model.complete(&request(Api::Chat)).await.unwrap_err();
+    assert!(matches!(error, ModelError::Connection { .. }), "{error:?}");
+    assert!(!error.to_string().contains("PASSWORD123"), "{error}");
+    assert!(!format!("{error:?}").contains("PASSWORD123"), "{error:?}");
+}
