@@ -219,6 +219,7 @@ mod tests {
             id: "toolu_1",
             name: "add",
             arguments: &arguments,
+            thought_signature: None,
         };
         let turn = render_assistant(None, &[call]);
         assert_eq!(

@@ -303,24 +303,26 @@ fn parts_of(response: &Value) -> Result<&[Value], ResponseError> {
             "expected a response with `candidates[0].content.parts`, a content with `parts`, or the parts array",
         )
     };
-    let content = match response.get("candidates") {
+    let (content, of_candidate) = match response.get("candidates") {
         Some(Value::Array(candidates)) => match candidates.first() {
             None => return Ok(&[]),
             Some(candidate @ Value::Object(_)) => match candidate.get("content") {
                 None | Some(Value::Null) => return Ok(&[]),
-                Some(content) => content,
+                Some(content) => (content, true),
             },
             Some(_) => return Err(shape()),
         },
         Some(_) => return Err(shape()),
         None if response.get("promptFeedback").is_some() => return Ok(&[]),
-        None => response,
+        None => (response, false),
     };
     match content {
         Value::Array(parts) => Ok(parts),
         Value::Object(fields) => match fields.get("parts") {
             Some(Value::Array(parts)) => Ok(parts),
-            None if fields.contains_key("role") => Ok(&[]),
+            // A candidate's content may come without parts (`{}`, `{"role": "model"}`,
+            // `"parts": null`) when the model wrote nothing.
+            None | Some(Value::Null) if of_candidate || fields.contains_key("role") => Ok(&[]),
             _ => Err(shape()),
         },
         _ => Err(shape()),
@@ -331,18 +333,25 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
     let parts = parts_of(response)?;
     Ok(parts
         .iter()
-        .filter_map(|part| part.get("functionCall"))
+        .filter_map(|part| Some((part.get("functionCall")?, part)))
         .enumerate()
-        .map(|(index, call)| {
+        .map(|(index, (call, part))| {
             let id = call
                 .get("id")
                 .and_then(Value::as_str)
                 .map_or_else(|| generated_id(index), str::to_owned);
-            read_call(
+            let mut parsed = read_call(
                 id,
                 call.get("name").and_then(Value::as_str),
                 call.get("args"),
-            )
+            );
+            if let (Ok(request), Some(signature)) = (
+                &mut parsed,
+                part.get("thoughtSignature").and_then(Value::as_str),
+            ) {
+                request.thought_signature = Some(signature.to_owned());
+            }
+            parsed
         })
         .collect())
 }
@@ -388,7 +397,12 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
             }
             function_call.insert("name".to_owned(), json!(call.name));
             function_call.insert("args".to_owned(), call.arguments.clone());
-            json!({ "functionCall": function_call })
+            match call.thought_signature {
+                Some(signature) => {
+                    json!({ "functionCall": function_call, "thoughtSignature": signature })
+                }
+                None => json!({ "functionCall": function_call }),
+            }
         }))
         .collect();
     if parts.is_empty() {
@@ -489,12 +503,47 @@ mod tests {
     }
 
     #[test]
+    fn thought_signatures_go_back_with_their_calls() {
+        let response = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"name": "add", "args": {"a": 2}}, "thoughtSignature": "SIG-1"},
+            {"functionCall": {"name": "add", "args": {"a": 3}}}
+        ]}, "finishReason": "STOP"}]});
+        let calls = parse_calls(&response).unwrap();
+        let requests: Vec<&crate::ToolCallRequest> =
+            calls.iter().map(|c| c.as_ref().unwrap()).collect();
+        assert_eq!(requests[0].thought_signature.as_deref(), Some("SIG-1"));
+        assert_eq!(requests[1].thought_signature, None);
+        let echoed: Vec<AssistantCall<'_>> =
+            requests.iter().map(|r| AssistantCall::from(*r)).collect();
+        let turn = render_assistant(None, &echoed);
+        assert_eq!(
+            turn,
+            vec![json!({"role": "model", "parts": [
+                {"functionCall": {"name": "add", "args": {"a": 2}}, "thoughtSignature": "SIG-1"},
+                {"functionCall": {"name": "add", "args": {"a": 3}}},
+            ]})]
+        );
+    }
+
+    #[test]
+    fn a_candidate_without_parts_has_nothing_to_say() {
+        for content in [json!({}), json!({"parts": null}), json!({"role": "model"})] {
+            let response = json!({"candidates": [{"content": content, "finishReason": "STOP"}]});
+            assert!(parse_calls(&response).unwrap().is_empty(), "{response}");
+            assert_eq!(parse_text(&response).unwrap(), None);
+        }
+        // A bare object that is no content at all is still the wrong shape.
+        assert!(parse_calls(&json!({"something": 1})).is_err());
+    }
+
+    #[test]
     fn echoes_calls_as_function_call_parts() {
         let arguments = json!({"a": 2});
         let given = AssistantCall {
             id: "fc_1",
             name: "add",
             arguments: &arguments,
+            thought_signature: None,
         };
         let generated = AssistantCall {
             id: "toolsmith-call-1",

@@ -247,6 +247,7 @@ mod tests {
             id: "call_1",
             name: "read",
             arguments: &arguments,
+            thought_signature: None,
         };
         assert_eq!(
             render_assistant(None, &[call]),

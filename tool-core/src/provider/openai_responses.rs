@@ -201,6 +201,7 @@ mod tests {
             id: "call_1",
             name: "add",
             arguments: &arguments,
+            thought_signature: None,
         };
         let items = render_assistant(Some("Adding."), &[call]);
         assert_eq!(

@@ -413,6 +413,7 @@ mod tests {
             id: "toolsmith-call-0",
             name: "add",
             arguments: &arguments,
+            thought_signature: None,
         };
         let turn = render_assistant(Some("Adding."), &[call]);
         let written =

@@ -20,7 +20,7 @@ use crate::ToolCallRequest;
 /// let request = ToolCallRequest::new("call_1", "add", ToolArguments::try_from(json!({"a": 2})).unwrap());
 /// let from_request = Provider::OpenAiChat.render_assistant(None, [&request]);
 /// let arguments = json!({"a": 2});
-/// let by_hand = AssistantCall { id: "call_1", name: "add", arguments: &arguments };
+/// let by_hand = AssistantCall { id: "call_1", name: "add", arguments: &arguments, thought_signature: None };
 /// assert_eq!(Provider::OpenAiChat.render_assistant(None, [by_hand]), from_request);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,6 +31,9 @@ pub struct AssistantCall<'a> {
     pub name: &'a str,
     /// The arguments, a JSON object.
     pub arguments: &'a Value,
+    /// Gemini's `thoughtSignature` of the call, written back with it (the other formats
+    /// have none).
+    pub thought_signature: Option<&'a str>,
 }
 
 impl<'a> From<&'a ToolCallRequest> for AssistantCall<'a> {
@@ -39,6 +42,7 @@ impl<'a> From<&'a ToolCallRequest> for AssistantCall<'a> {
             id: &request.id,
             name: &request.name,
             arguments: request.arguments.as_value(),
+            thought_signature: request.thought_signature.as_deref(),
         }
     }
 }
@@ -117,7 +121,7 @@ impl Provider {
     /// use serde_json::json;
     ///
     /// let arguments = json!({"a": 2, "b": 3});
-    /// let call = AssistantCall { id: "toolu_1", name: "add", arguments: &arguments };
+    /// let call = AssistantCall { id: "toolu_1", name: "add", arguments: &arguments, thought_signature: None };
     /// let turn = Provider::Anthropic.render_assistant(Some("Adding."), [call]);
     /// assert_eq!(turn, vec![json!({"role": "assistant", "content": [
     ///     {"type": "text", "text": "Adding."},

@@ -43,6 +43,10 @@ pub struct ToolCallRequest {
     /// Scheduling preference.
     #[serde(default)]
     pub execution_hint: ExecutionHint,
+    /// Gemini's `thoughtSignature` for the call: opaque, and sent back with the call when
+    /// the conversation is (Gemini 3 refuses a conversation whose calls lack it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
 }
 
 impl ToolCallRequest {
@@ -54,6 +58,7 @@ impl ToolCallRequest {
             arguments,
             depends_on: Vec::new(),
             execution_hint: ExecutionHint::Unspecified,
+            thought_signature: None,
         }
     }
 

@@ -15,6 +15,9 @@ pub struct ModelCall {
     /// The arguments, a JSON object (shared with the request the call runs as, so keeping
     /// it in the transcript copies nothing).
     pub arguments: ToolArguments,
+    /// Gemini's `thoughtSignature` of the call, sent back with it on later turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
 }
 
 impl ModelCall {
@@ -24,6 +27,7 @@ impl ModelCall {
             id: id.into(),
             name: name.into(),
             arguments,
+            thought_signature: None,
         }
     }
 
@@ -39,17 +43,25 @@ impl ModelCall {
 
     /// The call as a request to run.
     pub fn to_request(&self) -> ToolCallRequest {
-        ToolCallRequest::new(self.id.clone(), self.name.clone(), self.arguments.clone())
+        let mut request =
+            ToolCallRequest::new(self.id.clone(), self.name.clone(), self.arguments.clone());
+        request
+            .thought_signature
+            .clone_from(&self.thought_signature);
+        request
     }
 }
 
 impl From<&ToolCallRequest> for ModelCall {
     fn from(request: &ToolCallRequest) -> Self {
-        Self::new(
-            request.id.clone(),
-            request.name.clone(),
-            request.arguments.clone(),
-        )
+        Self {
+            thought_signature: request.thought_signature.clone(),
+            ..Self::new(
+                request.id.clone(),
+                request.name.clone(),
+                request.arguments.clone(),
+            )
+        }
     }
 }
 

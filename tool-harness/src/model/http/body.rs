@@ -13,6 +13,7 @@ impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
             id: &call.id,
             name: &call.name,
             arguments: call.arguments.as_value(),
+            thought_signature: call.thought_signature.as_deref(),
         }
     }
 }

@@ -108,7 +108,8 @@ fn calls_answer(api: Api) -> Value {
         Api::Gemini => json!({
             "candidates": [{"content": {"role": "model", "parts": [
                     {"text": "Let me compute both."},
-                    {"functionCall": {"name": "add", "args": add}},
+                    // Gemini 3 signs the first call of a step; the signature must go back.
+                    {"functionCall": {"name": "add", "args": add}, "thoughtSignature": "SIG-add"},
                     {"functionCall": {"name": "divide", "args": divide}}]},
                 "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 120, "candidatesTokenCount": 30,
@@ -434,6 +435,10 @@ async fn gemini_conversation() {
         &conversation.requests[0].body,
         &conversation.requests[1].body,
     ];
+    // The model's turn goes back with its calls' thought signatures, where they were.
+    let echoed = &second["contents"][1]["parts"];
+    assert_eq!(echoed[1]["thoughtSignature"], "SIG-add");
+    assert_eq!(echoed[2].get("thoughtSignature"), None);
     assert_eq!(first.get("model"), None, "the model is in the path");
     assert_eq!(
         first["systemInstruction"],
@@ -457,7 +462,7 @@ async fn gemini_conversation() {
         contents[1],
         json!({"role": "model", "parts": [
         {"text": "Let me compute both."},
-        {"functionCall": {"name": "add", "args": {"a": 2, "b": 3}}},
+        {"functionCall": {"name": "add", "args": {"a": 2, "b": 3}}, "thoughtSignature": "SIG-add"},
         {"functionCall": {"name": "divide", "args": {"a": 1, "b": 0}}}]})
     );
     assert_eq!(
@@ -661,7 +666,16 @@ async fn an_agent_session_gives_the_same_transcript_through_every_client() {
             assert!(sent.contains(id), "{api:?}: {id} missing from {sent}");
         }
         assert!(sent.contains("division by zero"), "{api:?}");
-        transcripts.push((api, run.transcript));
+        let mut transcript = run.transcript;
+        // Gemini's thought signatures are its own; the rest is the same everywhere.
+        for message in &mut transcript {
+            if let Message::Assistant { calls, .. } = message {
+                for call in calls {
+                    call.thought_signature = None;
+                }
+            }
+        }
+        transcripts.push((api, transcript));
     }
     let (first_api, first) = &transcripts[0];
     for (api, transcript) in &transcripts[1..] {
