@@ -501,11 +501,15 @@ mod tests {
             RETRY_AFTER,
             HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
-        assert_eq!(retry_after(&headers), None);
+        // A date already past asks for no wait.
+        assert_eq!(retry_after(&headers), Some(Duration::ZERO));
         headers.insert(RETRY_AFTER, HeaderValue::from_static("-1"));
         assert_eq!(retry_after(&headers), None);
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("1e300"));
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&headers), None);
+        // Longer than a `Duration` holds: longer than any wait, not none.
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&headers), Some(Duration::MAX));
     }
 
     fn transport() -> Transport {
