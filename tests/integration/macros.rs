@@ -1514,3 +1514,35 @@ async fn a_group_of_synchronous_commands_answers_every_way() {
         .unwrap_err();
     assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
 }
+
+// ---- Hygiene: no prelude in scope ----
+
+#[no_implicit_prelude]
+mod without_prelude {
+    /// Echoes a flag.
+    #[::toolsmith::tool_fn(read_only, idempotent)]
+    pub(super) fn echo_flag(
+        /// The flag.
+        flag: bool,
+    ) -> bool {
+        flag
+    }
+}
+
+#[tokio::test]
+async fn a_tool_with_hints_compiles_without_the_prelude() {
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(without_prelude::EchoFlag))
+        .unwrap();
+    let hints = without_prelude::EchoFlag.definition().commands()[0].annotations;
+    assert_eq!(
+        (hints.read_only, hints.idempotent),
+        (Some(true), Some(true))
+    );
+    let result = manager
+        .execute_one(&call("echo_flag", json!({"flag": true})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "true");
+}

@@ -28,7 +28,7 @@ fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<To
     let open_world = flag(annotations.open_world);
     Some(quote! {
         .with_annotations({
-            let mut annotations = #krate::ToolAnnotations::default();
+            let mut annotations = <#krate::ToolAnnotations as ::core::default::Default>::default();
             annotations.read_only = #read_only;
             annotations.destructive = #destructive;
             annotations.idempotent = #idempotent;

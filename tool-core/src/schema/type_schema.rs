@@ -292,6 +292,15 @@ fn strip_optional_nulls(schema: &mut Value) {
     }
 }
 
+/// Keywords whose values map names to schemas: [`bound_integers`] reads every one.
+const SCHEMA_MAPS: [&str; 5] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
 /// Keywords whose values are instances, not schemas: [`bound_integers`] does not look inside.
 const INSTANCE_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
 
@@ -337,7 +346,13 @@ fn bound_integers(schema: &mut Value) {
                 tighten(object, "maximum", max, std::cmp::Ordering::Less);
             }
             for (key, value) in object.iter_mut() {
-                if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
+                if SCHEMA_MAPS.contains(&key.as_str()) {
+                    // Keyed by names (a property may be called `default`): every value is
+                    // a schema.
+                    if let Value::Object(schemas) = value {
+                        schemas.values_mut().for_each(bound_integers);
+                    }
+                } else if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
                     bound_integers(value);
                 }
             }
@@ -571,5 +586,17 @@ mod tests {
             json!({"type": "integer", "format": "uint8"})
         );
         assert_eq!(bounds(&schema), (json!(0), json!(255)));
+        // Properties named like those keywords are schemas all the same.
+        let args = ArgsObject::new()
+            .field::<u32>("default", None)
+            .field::<u8>("const", None)
+            .field::<u16>("enum", None)
+            .field::<i8>("examples", None)
+            .build();
+        let properties = &args.schema()["properties"];
+        assert_eq!(bounds(&properties["default"]), (json!(0), json!(u32::MAX)));
+        assert_eq!(bounds(&properties["const"]), (json!(0), json!(255)));
+        assert_eq!(bounds(&properties["enum"]), (json!(0), json!(65535)));
+        assert_eq!(bounds(&properties["examples"]), (json!(-128), json!(127)));
     }
 }
