@@ -127,51 +127,54 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
     let mut attr = ToolAttr::default();
     let mut local = Errors::default();
     let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident("name") {
-            let value = string_value(&meta)?;
-            set(&mut attr.name, value, &meta, &mut local);
-        } else if meta.path.is_ident("description") {
-            let value = string_value(&meta)?;
-            set(&mut attr.description, value, &meta, &mut local);
-        } else if meta.path.is_ident("category") {
-            let value = string_value(&meta)?;
-            set(&mut attr.category, value, &meta, &mut local);
-        } else if meta.path.is_ident("struct_name") {
-            let lit: LitStr = meta.value()?.parse()?;
-            let ident = lit.parse::<syn::Ident>().map_err(|_| {
-                syn::Error::new(
-                    lit.span(),
-                    format!(
-                        "`struct_name` must be a type name (one identifier, not a keyword), e.g. `struct_name = \"ConstrainedTool\"`; {:?} is not",
-                        lit.value()
-                    ),
-                )
-            })?;
-            set(&mut attr.struct_name, ident, &meta, &mut local);
-        } else if let Some(key) = crate_key(&meta) {
-            let path = crate_value(&meta, key)?;
-            if attr.krate.is_some() {
-                local.spanned(
-                    &meta.path,
-                    "the crate's path is given twice (`crate` and `crate_path` are one key)",
-                );
-            } else {
-                attr.krate = Some(path);
+        let parsed = (|| -> syn::Result<()> {
+            if meta.path.is_ident("name") {
+                let value = string_value(&meta)?;
+                set(&mut attr.name, value, &meta, &mut local);
+            } else if meta.path.is_ident("description") {
+                let value = string_value(&meta)?;
+                set(&mut attr.description, value, &meta, &mut local);
+            } else if meta.path.is_ident("category") {
+                let value = string_value(&meta)?;
+                set(&mut attr.category, value, &meta, &mut local);
+            } else if meta.path.is_ident("struct_name") {
+                let lit: LitStr = meta.value()?.parse()?;
+                let ident = lit.parse::<syn::Ident>().map_err(|_| {
+                    syn::Error::new(
+                        lit.span(),
+                        format!(
+                            "`struct_name` must be a type name (one identifier, not a keyword), e.g. `struct_name = \"ConstrainedTool\"`; {:?} is not",
+                            lit.value()
+                        ),
+                    )
+                })?;
+                set(&mut attr.struct_name, ident, &meta, &mut local);
+            } else if let Some(key) = crate_key(&meta) {
+                let path = crate_value(&meta, key)?;
+                if attr.krate.is_some() {
+                    local.spanned(
+                        &meta.path,
+                        "the crate's path is given twice (`crate` and `crate_path` are one key)",
+                    );
+                } else {
+                    attr.krate = Some(path);
+                }
+            } else if meta.path.is_ident("timeout") {
+                let lit: LitStr = meta.value()?.parse()?;
+                let millis = duration::parse_millis(&lit.value())
+                    .map_err(|reason| syn::Error::new(lit.span(), reason))?;
+                set(&mut attr.timeout_millis, millis, &meta, &mut local);
+            } else if meta.path.is_ident("retries") {
+                let retries = retries_value(&meta)?;
+                set(&mut attr.retries, retries, &meta, &mut local);
+            } else if meta.path.is_ident("blocking") {
+                set(&mut attr.blocking, meta.path.span(), &meta, &mut local);
+            } else if !attr.annotations.parse_flag(&meta)? {
+                return Err(unknown_key(&meta, "#[tool_fn]", TOOL_KEYS));
             }
-        } else if meta.path.is_ident("timeout") {
-            let lit: LitStr = meta.value()?.parse()?;
-            let millis = duration::parse_millis(&lit.value())
-                .map_err(|reason| syn::Error::new(lit.span(), reason))?;
-            set(&mut attr.timeout_millis, millis, &meta, &mut local);
-        } else if meta.path.is_ident("retries") {
-            let retries = retries_value(&meta)?;
-            set(&mut attr.retries, retries, &meta, &mut local);
-        } else if meta.path.is_ident("blocking") {
-            set(&mut attr.blocking, meta.path.span(), &meta, &mut local);
-        } else if !attr.annotations.parse_flag(&meta)? {
-            return Err(unknown_key(&meta, "#[tool_fn]", TOOL_KEYS));
-        }
-        Ok(())
+            Ok(())
+        })();
+        go_on_after(&meta, &mut local, parsed)
     });
     if let Err(err) = parser.parse2(args) {
         errors.push(err);
@@ -218,6 +221,23 @@ fn crate_value(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<syn::Path> 
     })
 }
 
+/// Ends the reading of one key: a problem with it is recorded in `errors` and the rest of
+/// its tokens (up to the next `,`) are skipped, so the keys after it are read too and one
+/// build reports every problem.
+fn go_on_after(
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+    parsed: syn::Result<()>,
+) -> syn::Result<()> {
+    if let Err(error) = parsed {
+        errors.push(error);
+        while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+            meta.input.parse::<proc_macro2::TokenTree>()?;
+        }
+    }
+    Ok(())
+}
+
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
     let path = &meta.path;
     let key = quote::quote!(#path).to_string().replace(' ', "");
@@ -249,29 +269,32 @@ pub fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
     for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
         let mut local = Errors::default();
         let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename") {
-                let value = string_value(&meta)?;
-                set(&mut out.rename, value, &meta, &mut local);
-            } else if meta.path.is_ident("description") {
-                let value = string_value(&meta)?;
-                set(&mut out.description, value, &meta, &mut local);
-            } else if meta.path.is_ident("default") {
-                let default = if meta.input.peek(syn::Token![=]) {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    FieldDefault::Function(lit.parse().map_err(|_| {
-                        syn::Error::new(
-                            lit.span(),
-                            "`default` must name a function, e.g. `default = \"default_limit\"`",
-                        )
-                    })?)
+            let parsed = (|| -> syn::Result<()> {
+                if meta.path.is_ident("rename") {
+                    let value = string_value(&meta)?;
+                    set(&mut out.rename, value, &meta, &mut local);
+                } else if meta.path.is_ident("description") {
+                    let value = string_value(&meta)?;
+                    set(&mut out.description, value, &meta, &mut local);
+                } else if meta.path.is_ident("default") {
+                    let default = if meta.input.peek(syn::Token![=]) {
+                        let lit: LitStr = meta.value()?.parse()?;
+                        FieldDefault::Function(lit.parse().map_err(|_| {
+                            syn::Error::new(
+                                lit.span(),
+                                "`default` must name a function, e.g. `default = \"default_limit\"`",
+                            )
+                        })?)
+                    } else {
+                        FieldDefault::Trait
+                    };
+                    set(&mut out.default, default, &meta, &mut local);
                 } else {
-                    FieldDefault::Trait
-                };
-                set(&mut out.default, default, &meta, &mut local);
-            } else {
-                return Err(unknown_key(&meta, "#[arg]", ARG_KEYS));
-            }
-            Ok(())
+                    return Err(unknown_key(&meta, "#[arg]", ARG_KEYS));
+                }
+                Ok(())
+            })();
+            go_on_after(&meta, &mut local, parsed)
         });
         errors.take(result);
         if let Err(err) = local.finish() {
@@ -296,18 +319,21 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
     for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
         let mut local = Errors::default();
         let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("name") {
-                let value = string_value(&meta)?;
-                set(&mut out.name, value, &meta, &mut local);
-            } else if meta.path.is_ident("description") {
-                let value = string_value(&meta)?;
-                set(&mut out.description, value, &meta, &mut local);
-            } else if meta.path.is_ident("skip") {
-                out.skip = true;
-            } else if !out.annotations.parse_flag(&meta)? {
-                return Err(unknown_key(&meta, "#[command]", COMMAND_KEYS));
-            }
-            Ok(())
+            let parsed = (|| -> syn::Result<()> {
+                if meta.path.is_ident("name") {
+                    let value = string_value(&meta)?;
+                    set(&mut out.name, value, &meta, &mut local);
+                } else if meta.path.is_ident("description") {
+                    let value = string_value(&meta)?;
+                    set(&mut out.description, value, &meta, &mut local);
+                } else if meta.path.is_ident("skip") {
+                    out.skip = true;
+                } else if !out.annotations.parse_flag(&meta)? {
+                    return Err(unknown_key(&meta, "#[command]", COMMAND_KEYS));
+                }
+                Ok(())
+            })();
+            go_on_after(&meta, &mut local, parsed)
         });
         errors.take(result);
         if let Err(err) = local.finish() {
@@ -353,12 +379,15 @@ pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<
     let mut krate = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("toolsmith")) {
         let result = attr.parse_nested_meta(|meta| {
-            if let Some(key) = crate_key(&meta) {
-                krate = Some(crate_value(&meta, key)?);
-                Ok(())
-            } else {
-                Err(unknown_key(&meta, "#[toolsmith]", "crate (or crate_path)"))
-            }
+            let parsed = (|| -> syn::Result<()> {
+                if let Some(key) = crate_key(&meta) {
+                    krate = Some(crate_value(&meta, key)?);
+                    Ok(())
+                } else {
+                    Err(unknown_key(&meta, "#[toolsmith]", "crate (or crate_path)"))
+                }
+            })();
+            go_on_after(&meta, errors, parsed)
         });
         errors.take(result);
     }
