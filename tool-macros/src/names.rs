@@ -33,6 +33,30 @@ pub fn check(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks an argument's name against `^[a-zA-Z0-9_.-]{1,64}$`, the property names every
+/// provider takes (Anthropic's `input_schema` says so; the others refuse some beyond it).
+pub fn check_argument(name: &str) -> Result<(), String> {
+    const RULE: &str = "^[a-zA-Z0-9_.-]{1,64}$";
+    if name.is_empty() {
+        return Err(format!("an argument name must not be empty ({RULE})"));
+    }
+    if name.len() > 64 {
+        return Err(format!(
+            "argument name `{name}` is {} bytes long; providers accept at most 64 ({RULE})",
+            name.len()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(format!(
+            "argument name `{name}` contains {c:?}; providers accept only letters, digits, '_', '-' and '.' ({RULE}); rename it with `#[arg(rename = \"...\")]`"
+        ));
+    }
+    Ok(())
+}
+
 /// `add_numbers` → `AddNumbers`.
 pub fn pascal_case(snake: &str) -> String {
     snake

@@ -35,6 +35,9 @@ fn check_arguments<'a>(
 ) {
     let mut seen: HashMap<&str, &ArgField> = HashMap::new();
     for field in fields {
+        if let Err(reason) = names::check_argument(&field.name.value) {
+            errors.at(field.name.span, reason);
+        }
         if let Some(first) = seen.get(field.name.value.as_str()) {
             errors.at(
                 field.name.span,
