@@ -376,8 +376,7 @@ impl<'a> de::MapAccess<'a> for LenientMap<'a> {
         match self.iter.next() {
             Some((key, value)) => {
                 self.value = Some(value);
-                seed.deserialize(de::value::BorrowedStrDeserializer::<Error>::new(key))
-                    .map(Some)
+                seed.deserialize(MapKey(key)).map(Some)
             }
             None => Ok(None),
         }
@@ -392,6 +391,78 @@ impl<'a> de::MapAccess<'a> for LenientMap<'a> {
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.iter.len())
+    }
+}
+
+/// A map's key, which JSON writes as a string whatever the key type: read as a string, or
+/// parsed when the type asks for a number, a bool or a char (a `HashMap<u32, _>` argument
+/// takes `{"1": …}`, as serde_json reads it).
+struct MapKey<'a>(&'a str);
+
+impl MapKey<'_> {
+    fn parsed<T: std::str::FromStr>(&self, what: &str) -> Result<T, Error> {
+        self.0
+            .parse()
+            .map_err(|_| de::Error::custom(format_args!("the key {:?} is not {what}", self.0)))
+    }
+}
+
+/// `deserialize_x` parsing the key as `T` and giving it to `visit_x`.
+macro_rules! key_methods {
+    ($($method:ident => $visit:ident: $ty:ty, $what:literal;)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+                visitor.$visit(self.parsed::<$ty>($what)?)
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for MapKey<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_borrowed_str(self.0)
+    }
+
+    key_methods! {
+        deserialize_i8 => visit_i8: i8, "an integer from -128 to 127";
+        deserialize_i16 => visit_i16: i16, "an integer from -32768 to 32767";
+        deserialize_i32 => visit_i32: i32, "a 32-bit integer";
+        deserialize_i64 => visit_i64: i64, "a 64-bit integer";
+        deserialize_i128 => visit_i128: i128, "a 128-bit integer";
+        deserialize_u8 => visit_u8: u8, "an integer from 0 to 255";
+        deserialize_u16 => visit_u16: u16, "an integer from 0 to 65535";
+        deserialize_u32 => visit_u32: u32, "a 32-bit unsigned integer";
+        deserialize_u64 => visit_u64: u64, "a 64-bit unsigned integer";
+        deserialize_u128 => visit_u128: u128, "a 128-bit unsigned integer";
+        deserialize_f32 => visit_f32: f32, "a number";
+        deserialize_f64 => visit_f64: f64, "a number";
+        deserialize_bool => visit_bool: bool, "`true` or `false`";
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        // A unit variant named by the key.
+        de::value::BorrowedStrDeserializer::<Error>::new(self.0)
+            .deserialize_enum(name, variants, visitor)
+    }
+
+    forward_to_deserialize_any! {
+        char str string bytes byte_buf option unit unit_struct seq tuple tuple_struct map
+        struct identifier ignored_any
     }
 }
 
@@ -413,6 +484,36 @@ mod tests {
     enum Mode {
         Fast,
         Slow,
+    }
+
+    #[test]
+    fn map_keys_are_read_as_their_type() {
+        let value = json!({"1": "one", "20": "twenty"});
+        let numbers: BTreeMap<u32, String> = from_value(&value).unwrap();
+        assert_eq!(
+            numbers,
+            BTreeMap::from([(1, "one".into()), (20, "twenty".into())])
+        );
+        let signed: BTreeMap<i64, u8> = from_value(&json!({"-3": 1})).unwrap();
+        assert_eq!(signed, BTreeMap::from([(-3, 1)]));
+        let flags: BTreeMap<bool, u8> = from_value(&json!({"true": 1, "false": 0})).unwrap();
+        assert_eq!(flags, BTreeMap::from([(false, 0), (true, 1)]));
+        #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+        #[serde(rename_all = "snake_case")]
+        enum Speed {
+            Fast,
+        }
+        let speeds: BTreeMap<Speed, u8> = from_value(&json!({"fast": 1})).unwrap();
+        assert_eq!(speeds, BTreeMap::from([(Speed::Fast, 1)]));
+        let letters: BTreeMap<char, u8> = from_value(&json!({"a": 1})).unwrap();
+        assert_eq!(letters, BTreeMap::from([('a', 1)]));
+        // A key that is not the type is an error naming the key.
+        let err = from_value::<BTreeMap<u8, u8>>(&json!({"300": 1})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(r#"the key "300" is not an integer from 0 to 255"#),
+            "{err}"
+        );
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
