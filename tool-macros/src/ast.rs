@@ -189,6 +189,15 @@ fn parse_param(
             return None;
         }
     };
+    // The schema, the reading and the call are generated from every parameter: one that
+    // may be compiled out would leave them naming it.
+    if let Some(cfg) = pat_ty.attrs.iter().find(|a| a.path().is_ident("cfg")) {
+        errors.spanned(
+            cfg,
+            "`#[cfg]` on a tool parameter is not supported: the tool's schema lists every parameter; give the parameter in all builds, or make two functions",
+        );
+        return None;
+    }
     let ctx = attr::ctx_attr(&pat_ty.attrs, errors);
     let bind = attr::bind_attr(&pat_ty.attrs, errors);
     if let (Some(_), Some(bind)) = (ctx, bind) {
@@ -208,6 +217,16 @@ fn parse_param(
                 ),
             );
             return None;
+        }
+        // `#[arg]` says how the model sees an argument; this parameter is no argument.
+        if let Some(arg) = pat_ty.attrs.iter().find(|a| a.path().is_ident("arg")) {
+            let key = if ctx.is_some() { "ctx" } else { "bind" };
+            errors.spanned(
+                arg,
+                format!(
+                    "`#[arg]` has no effect on a `#[{key}]` parameter: it is not an argument the model sends"
+                ),
+            );
         }
         if ctx.is_some() && is_call_context(&pat_ty.ty) {
             return Some(Param::Call {
@@ -429,6 +448,13 @@ impl ToolGroup {
                 continue;
             };
             if command_attr.skip {
+                continue;
+            }
+            if let Some(cfg) = method.attrs.iter().find(|a| a.path().is_ident("cfg")) {
+                errors.spanned(
+                    cfg,
+                    "`#[cfg]` on a command is not supported: the group's schema and dispatch name every command; mark it `#[command(skip)]` to keep it out of the tool, or move it to another `impl` block",
+                );
                 continue;
             }
             let is_shared_ref = matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None));
