@@ -220,7 +220,12 @@ pub(crate) fn finish_reason(reason: &str) -> StopReason {
 }
 
 pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, ResponseError> {
-    let has_calls = has_calls(message_of(response)?);
+    let message = message_of(response)?;
+    // A refusal (the model declined to answer) ends the answer as a filter would.
+    if message.get("refusal").is_some_and(Value::is_string) {
+        return Ok(StopReason::ContentFilter);
+    }
+    let has_calls = has_calls(message);
     let reason = response
         .get("choices")
         .and_then(|choices| choices.get(0))
@@ -285,6 +290,22 @@ mod tests {
         assert_eq!(
             text(json!({"role": "assistant", "content": null, "refusal": "I can't."})).as_deref(),
             Some("I can't.")
+        );
+        assert_eq!(
+            parse_stop_reason(&completion(
+                json!({"role": "assistant", "content": null, "refusal": "I can't."}),
+                "stop"
+            ))
+            .unwrap(),
+            StopReason::ContentFilter
+        );
+        assert_eq!(
+            parse_stop_reason(&completion(
+                json!({"role": "assistant", "content": "5", "refusal": null}),
+                "stop"
+            ))
+            .unwrap(),
+            StopReason::EndTurn
         );
         assert_eq!(
             text(json!({"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}))

@@ -135,6 +135,16 @@ pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, Response
     let has_calls = output_of(response)?
         .iter()
         .any(|item| is_type(item, "function_call"));
+    // A refusal (the model declined to answer) ends the answer as a filter would.
+    let refused = output_of(response)?
+        .iter()
+        .filter(|item| is_type(item, "message"))
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .any(|part| is_type(part, "refusal"));
+    if refused {
+        return Ok(StopReason::ContentFilter);
+    }
     let Some(status) = response.get("status").and_then(Value::as_str) else {
         return Ok(StopReason::inferred(has_calls));
     };
@@ -241,6 +251,10 @@ mod tests {
         let refused = json!({"status": "completed", "output": [{"type": "message", "content": [
             {"type": "refusal", "refusal": "No."}]}]});
         assert_eq!(parse_text(&refused).unwrap().as_deref(), Some("No."));
+        assert_eq!(
+            parse_stop_reason(&refused).unwrap(),
+            StopReason::ContentFilter
+        );
 
         let cut = |reason: &str| {
             parse_stop_reason(&json!({"status": "incomplete", "output": [],
