@@ -137,3 +137,34 @@ async fn hints_can_be_stated_false() {
     assert_eq!(hints.idempotent, Some(false));
     assert_eq!(hints.open_world, None);
 }
+
+/// Greets with the bound greeting.
+#[tool_fn]
+fn greeting(#[bind] greeting: Arc<String>, name: String) -> String {
+    format!("{greeting}, {name}!")
+}
+
+/// Reports the call's id; the context parameter has the function's name.
+#[tool_fn]
+async fn call_id(#[ctx] call_id: toolsmith::ToolCallContext) -> String {
+    call_id.call_id().to_owned()
+}
+
+#[tokio::test]
+async fn a_bound_or_context_parameter_may_share_its_functions_name() {
+    let manager = ToolCallManager::new("bound");
+    manager
+        .register(Arc::new(Greeting::new(Arc::new("Hello".to_owned()))))
+        .unwrap();
+    manager.register(Arc::new(CallId)).unwrap();
+    let result = manager
+        .execute_one(&request("greeting", json!({"name": "Ada"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "Hello, Ada!");
+    // A batch runs each call in its context: the parameter is that context.
+    let outcomes = manager
+        .execute_batch(&[request("call_id", json!({}))])
+        .await;
+    assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "c1");
+}

@@ -363,17 +363,39 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     } else {
         Runner::Sync
     };
+    // The locals of `#[ctx]` values and the call's context, one a parameter (`None` for an
+    // argument). Named apart from the parameters: a parameter named like its function would
+    // otherwise hide the function it is passed to.
+    let locals: Vec<Option<Ident>> = tool
+        .params
+        .iter()
+        .enumerate()
+        .map(|(index, param)| match param {
+            Param::Ctx { .. } | Param::Call { .. } => Some(Ident::new(
+                &format!("__toolsmith_bound_{index}"),
+                Span::mixed_site(),
+            )),
+            Param::Arg { .. } => None,
+        })
+        .collect();
     // `#[ctx]` values are cloned out of the tool before the call, so the future owns them.
-    let ctx_clones = tool.params.iter().filter_map(|param| match param {
-        Param::Ctx { ident, ty, .. } => Some(quote_spanned! {ty.span()=>
-            let #ident: #ty = ::core::clone::Clone::clone(&self.#ident);
-        }),
-        // The running call's context, read as the call starts.
-        Param::Call { ident, ty } => Some(quote_spanned! {ty.span()=>
-            let #ident: #ty = #krate::call_context(#name);
-        }),
-        Param::Arg { .. } => None,
-    });
+    let ctx_clones = tool
+        .params
+        .iter()
+        .zip(&locals)
+        .filter_map(|(param, local)| {
+            let local = local.as_ref()?;
+            match param {
+                Param::Ctx { ident, ty, .. } => Some(quote_spanned! {ty.span()=>
+                    let #local: #ty = ::core::clone::Clone::clone(&self.#ident);
+                }),
+                // The running call's context, read as the call starts.
+                Param::Call { ty, .. } => Some(quote_spanned! {ty.span()=>
+                    let #local: #ty = #krate::call_context(#name);
+                }),
+                Param::Arg { .. } => None,
+            }
+        });
     let call = Call {
         name,
         target: quote!(#fn_ident),
@@ -382,15 +404,19 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
             let mut index = 0;
             tool.params
                 .iter()
-                .map(|param| match param {
-                    Param::Arg { borrowed_str, .. } => {
+                .zip(&locals)
+                .map(|(param, local)| match (param, local) {
+                    (Param::Arg { borrowed_str, .. }, _) => {
                         index += 1;
                         CallArg::Field {
                             index: index - 1,
                             borrowed: *borrowed_str,
                         }
                     }
-                    Param::Ctx { ident, .. } | Param::Call { ident, .. } => CallArg::Local(ident),
+                    (_, Some(local)) => CallArg::Local(local),
+                    (Param::Ctx { ident, .. } | Param::Call { ident, .. }, None) => {
+                        CallArg::Local(ident)
+                    }
                 })
                 .collect()
         },
