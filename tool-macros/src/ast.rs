@@ -126,7 +126,36 @@ fn strip_param_attrs(attrs: &mut Vec<Attribute>) {
 /// Whether `ty` is `&str` (any lifetime, not `mut`).
 fn is_borrowed_str(ty: &Type) -> bool {
     matches!(ty, Type::Reference(r) if r.mutability.is_none()
+        && r.lifetime.as_ref().is_none_or(|l| l.ident == "_")
         && matches!(&*r.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("str")))
+}
+
+/// A reference in `ty` whose lifetime is elided (or `'_`): one that would borrow from the
+/// function's parameters.
+fn elided_reference(ty: &Type) -> Option<&syn::TypeReference> {
+    match ty {
+        Type::Reference(reference)
+            if reference.lifetime.as_ref().is_none_or(|l| l.ident == "_") =>
+        {
+            Some(reference)
+        }
+        Type::Reference(reference) => elided_reference(&reference.elem),
+        Type::Paren(inner) => elided_reference(&inner.elem),
+        Type::Group(inner) => elided_reference(&inner.elem),
+        Type::Slice(slice) => elided_reference(&slice.elem),
+        Type::Array(array) => elided_reference(&array.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().find_map(elided_reference),
+        Type::Path(path) => path.path.segments.iter().find_map(|segment| {
+            let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments else {
+                return None;
+            };
+            arguments.args.iter().find_map(|argument| match argument {
+                syn::GenericArgument::Type(ty) => elided_reference(ty),
+                _ => None,
+            })
+        }),
+        _ => None,
+    }
 }
 
 impl Output {
@@ -280,7 +309,7 @@ fn check_param_type(ty: &Type, errors: &mut Errors) {
     match ty {
         Type::Reference(_) => errors.spanned(
             ty,
-            "a tool parameter must be an owned type (the arguments are read from JSON): use `String`, `Vec<T>`, … (`&str` is the one borrowed type accepted)",
+            "a tool parameter must be an owned type (the arguments are read from JSON): use `String`, `Vec<T>`, … (`&str`, lent for the call, is the one borrowed type accepted; not `&'static str`)",
         ),
         Type::ImplTrait(_) => errors.spanned(
             ty,
@@ -326,6 +355,17 @@ impl ToolFn {
             }
         }
         let output = Output::parse(&sig.output, sig.ident.span());
+        // An async or blocking call owns its arguments and drops them when it ends: what it
+        // returns cannot borrow from them.
+        if (sig.asyncness.is_some() || attr.blocking.is_some())
+            && let ReturnType::Type(_, ty) = &sig.output
+            && let Some(reference) = elided_reference(ty)
+        {
+            errors.spanned(
+                reference,
+                "an async or `blocking` tool cannot return a value borrowed from its arguments (they are dropped when the call ends): return an owned type such as `String`, or a `&'static` one",
+            );
+        }
         let fn_name = sig.ident.unraw().to_string();
         let name = attr.name.clone().unwrap_or(Spanned {
             value: fn_name.clone(),

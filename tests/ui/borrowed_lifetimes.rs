@@ -1,0 +1,21 @@
+use toolsmith::tool_fn;
+
+/// A parameter borrowed for longer than the call.
+#[tool_fn]
+fn forever(s: &'static str) -> usize {
+    s.len()
+}
+
+/// An async tool returning a borrow of its argument.
+#[tool_fn]
+async fn echo(s: &str) -> &str {
+    s
+}
+
+/// The same inside a result.
+#[tool_fn]
+async fn first_word(s: &str) -> Result<Option<&str>, String> {
+    Ok(s.split(' ').next())
+}
+
+fn main() {}
