@@ -94,14 +94,16 @@ pub enum ModelError {
 }
 
 impl ModelError {
-    /// Whether trying the same request again may succeed: rate limits, 5xx statuses (but
-    /// 501), time-outs and connection failures. A spent quota (a 429 saying
+    /// Whether trying the same request again may succeed: rate limits, 408, 409, 5xx
+    /// statuses (but 501), time-outs and connection failures. A spent quota (a 429 saying
     /// `insufficient_quota`) is an [`Api`](Self::Api) error, not a rate limit.
     pub fn is_transient(&self) -> bool {
         match self {
             Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,
             // 501: the server does not do this at all.
-            Self::Api { status, .. } => *status >= 500 && *status != 501,
+            Self::Api { status, .. } => {
+                matches!(status, 408 | 409) || (*status >= 500 && *status != 501)
+            }
             _ => false,
         }
     }

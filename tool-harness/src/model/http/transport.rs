@@ -262,8 +262,24 @@ impl Transport {
         }
     }
 
-    /// The body as JSON (serde_json's recursion limit bounds its depth).
+    /// The body as a JSON object, as every API answers (serde_json's recursion limit bounds
+    /// its depth). An array or a scalar is no answer: the formats' parsers also take the
+    /// part of an answer that holds the calls, and would read `[]` as an empty one.
     fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
+        let value: Value = self.parse_any_json(bytes)?;
+        if !value.is_object() {
+            return Err(ModelError::MalformedResponse {
+                provider: self.provider_name(),
+                reason: format!(
+                    "the response body is not a JSON object; it begins: {}",
+                    quote(&String::from_utf8_lossy(bytes), 200)
+                ),
+            });
+        }
+        Ok(value)
+    }
+
+    fn parse_any_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
         serde_json::from_slice(bytes).map_err(|err| ModelError::MalformedResponse {
             provider: self.provider_name(),
             reason: if bytes.is_empty() {
@@ -354,12 +370,15 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     )
 }
 
-/// Whether an error status is worth the same request again: rate limits and server errors,
-/// except a 429 that says the account's quota is spent (OpenAI's `insufficient_quota`: no
+/// Whether an error status is worth the same request again: rate limits, 408, 409 and server
+/// errors, except a 429 that says the account's quota is spent (OpenAI's `insufficient_quota`: no
 /// wait ends it) and 501 (the server does not do this at all).
 fn is_retried(status: StatusCode, message: &ErrorBody) -> bool {
     match status {
         StatusCode::TOO_MANY_REQUESTS => !message.says_quota_spent(),
+        // A request that timed out on the server's side, or met a conflicting one: the
+        // official OpenAI and Anthropic clients retry both.
+        StatusCode::REQUEST_TIMEOUT | StatusCode::CONFLICT => true,
         StatusCode::NOT_IMPLEMENTED => false,
         status => status.is_server_error(),
     }

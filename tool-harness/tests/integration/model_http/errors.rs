@@ -497,3 +497,28 @@ async fn a_password_in_the_base_url_is_not_shown() {
     assert!(!error.to_string().contains("PASSWORD123"), "{error}");
     assert!(!format!("{error:?}").contains("PASSWORD123"), "{error:?}");
 }
+
+#[tokio::test]
+async fn a_408_or_409_is_retried_and_an_answer_that_is_no_object_is_malformed() {
+    let api = Api::Chat;
+    for status in [408, 409] {
+        let server = MockServer::start([
+            Reply::json(status, &api.error_body(status, "try again")),
+            Reply::json(200, &api.text_answer("fine")),
+        ])
+        .await;
+        let model = api.model(&server.base, &Client::default());
+        let answer = model.complete(&request(api)).await.unwrap();
+        assert_eq!(answer.text.as_deref(), Some("fine"), "{status}");
+        assert_eq!(server.requests().len(), 2, "{status}");
+    }
+    for api in Api::ALL {
+        let (error, requests) =
+            fail(api, &Client::default(), vec![Reply::json(200, &json!([]))]).await;
+        assert_eq!(requests, 1);
+        assert!(
+            matches!(&error, ModelError::MalformedResponse { reason, .. } if reason.contains("not a JSON object")),
+            "{api:?}: {error:?}"
+        );
+    }
+}
