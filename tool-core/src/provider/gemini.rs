@@ -27,6 +27,21 @@ pub(crate) fn render_tools(
 ) -> Result<Value, RenderError> {
     let mut declarations = Vec::new();
     for spec in specs {
+        // Gemini's own rule on top of the one every tool name follows.
+        if !spec
+            .name
+            .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        {
+            return Err(RenderError {
+                provider: Provider::Gemini,
+                reason: format!(
+                    "Gemini takes only function names that start with a letter or '_', not {:?}; register the tool under another name for Gemini",
+                    spec.name
+                ),
+                tool: spec.name,
+                path: String::new(),
+            });
+        }
         let parameters = openapi_schema(&spec.parameters)
             .map_err(|err| err.into_render_error(Provider::Gemini, &spec.name))?;
         let mut declaration = Map::new();
@@ -500,6 +515,26 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.path, "/properties/tree/properties/kids/items");
         assert!(err.reason.contains("recursion"), "{}", err.reason);
+    }
+
+    #[test]
+    fn names_gemini_refuses_are_refused_here_with_the_tool_named() {
+        let spec = |name: &str| ToolFunctionSpec {
+            name: name.to_owned(),
+            description: "A tool.".to_owned(),
+            parameters: json!({"type": "object", "properties": {}}),
+            returns: None,
+        };
+        for name in ["2fa_code", "-x"] {
+            let err = render_tools([spec(name)].into_iter()).unwrap_err();
+            assert_eq!(err.tool, name);
+            assert!(
+                err.reason.contains("start with a letter or '_'"),
+                "{}",
+                err.reason
+            );
+        }
+        assert!(render_tools([spec("_private"), spec("fa2")].into_iter()).is_ok());
     }
 
     #[test]
