@@ -394,8 +394,9 @@ async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
     assert!(grandchild.tools.is_empty(), "{:?}", grandchild.tool_names());
 }
 
-#[tokio::test]
-async fn no_child_outlives_its_parent_session() {
+/// A parent session whose child has started a tool that waits for ever; the count of that
+/// tool's futures dropped.
+async fn parent_with_a_waiting_child() -> (AgentSession, Arc<AtomicUsize>) {
     let dropped = Arc::new(AtomicUsize::new(0));
     let child_model = ScriptedModel::new([ScriptedTurn::call("wait_for_gate", json!({}))]);
     let config = SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool(
@@ -422,18 +423,32 @@ async fn no_child_outlives_its_parent_session() {
         0,
         "the child is still working"
     );
-    drop(parent);
-    for _ in 0..100 {
+    (parent, dropped)
+}
+
+/// Waits (a second at most) for the child's waiting tool to be dropped.
+async fn assert_dropped_soon(dropped: &AtomicUsize, what: &str) {
+    for _ in 0..200 {
         if dropped.load(Ordering::SeqCst) == 1 {
-            break;
+            return;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(
-        dropped.load(Ordering::SeqCst),
-        1,
-        "the child's tool outlived the parent"
-    );
+    panic!("the child's tool went on after {what}");
+}
+
+#[tokio::test]
+async fn no_child_outlives_its_parent_session() {
+    let (parent, dropped) = parent_with_a_waiting_child().await;
+    drop(parent);
+    assert_dropped_soon(&dropped, "its parent session was dropped").await;
+}
+
+#[tokio::test]
+async fn a_cancelled_session_stops_its_children() {
+    let (parent, dropped) = parent_with_a_waiting_child().await;
+    parent.cancellation_token().cancel();
+    assert_dropped_soon(&dropped, "its session was cancelled").await;
 }
 
 #[tokio::test]
@@ -740,42 +755,6 @@ async fn a_child_that_panics_fails_and_frees_its_place() {
     agent(&manager, json!({"command": "start", "task": "again"}))
         .await
         .unwrap();
-}
-
-#[tokio::test]
-async fn a_cancelled_session_stops_its_children() {
-    let dropped = Arc::new(AtomicUsize::new(0));
-    let child_model = ScriptedModel::new([ScriptedTurn::call("wait_for_gate", json!({}))]);
-    let config = SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool(
-        Arc::new(tokio::sync::Notify::new()),
-        Arc::clone(&dropped),
-    )]);
-    let parent_model = ScriptedModel::new([
-        ScriptedTurn::call("agent", json!({"command": "start", "task": "wait"})),
-        ScriptedTurn::text("started it"),
-    ]);
-    let parent = AgentSession::builder(parent_model)
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
-        .build()
-        .unwrap();
-    parent.tool_manager().activate(&["agent".into()]);
-    parent.run("start a child").await.unwrap();
-    while child_model.requests().is_empty() {
-        tokio::task::yield_now().await;
-    }
-    parent.cancellation_token().cancel();
-    for _ in 0..200 {
-        if dropped.load(Ordering::SeqCst) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    assert_eq!(
-        dropped.load(Ordering::SeqCst),
-        1,
-        "the child's tool went on after its session was cancelled"
-    );
 }
 
 #[tokio::test]
