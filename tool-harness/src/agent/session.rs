@@ -155,10 +155,12 @@ impl AgentSession {
             run_token.cancel();
             std::future::pending::<()>().await;
         };
+        // Polled first, so that a token cancelled already (or meanwhile) reaches the run
+        // before the run goes on.
         tokio::select! {
             biased;
-            ended = self.drive(new_conversation(text), run_token.clone()) => ended,
             () = follow => unreachable!("following the caller's token never ends"),
+            ended = self.drive(new_conversation(text), run_token.clone()) => ended,
         }
     }
 

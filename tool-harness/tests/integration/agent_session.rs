@@ -944,6 +944,11 @@ async fn cancellation_ends_a_wait_for_approval_and_asks_nothing_for_calls_that_c
 async fn the_sessions_token_cancels_runs_under_tokens_of_their_own() {
     let model = ScriptedModel::new([ScriptedTurn::text("ran anyway")]);
     let session = session(&model, ToolShed::new());
+    // A token of the caller's, cancelled already.
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let ended = session.run_with_cancellation("x", cancelled).await;
+    assert!(matches!(ended, Err(AgenticError::Cancelled { .. })));
     session.cancellation_token().cancel();
     let ended = session
         .run_with_cancellation("x", CancellationToken::new())
