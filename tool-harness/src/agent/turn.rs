@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use toolsmith_core::provider::{ParsedCall, error_for_model};
 use toolsmith_core::{
-    BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallRequest,
-    ToolCallResult,
+    BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallOutcome,
+    ToolCallRequest, ToolCallResult,
 };
 
 use super::events::AgentEvent;
@@ -47,6 +47,8 @@ pub(super) struct TurnCalls<'s> {
     options: &'s BatchOptions,
     /// The answer was cut off at the output token limit: its calls may be cut short too.
     cut_off: bool,
+    /// The answer calls `shed`: the tools it finds are offered to the answer's other calls.
+    searches: bool,
 }
 
 impl<'s> TurnCalls<'s> {
@@ -62,6 +64,7 @@ impl<'s> TurnCalls<'s> {
             cancel,
             options,
             cut_off: false,
+            searches: false,
         }
     }
 
@@ -74,10 +77,13 @@ impl<'s> TurnCalls<'s> {
     }
 
     pub(super) async fn run(
-        self,
+        mut self,
         calls: Vec<ParsedCall>,
         records: &mut Vec<ToolCallRecord>,
     ) -> TurnOutcome {
+        self.searches = calls
+            .iter()
+            .any(|call| matches!(call, Ok(request) if request.name == SHED_TOOL_NAME));
         let session = self.session;
         let known = KnownTools::new(session);
 
@@ -198,17 +204,7 @@ impl<'s> TurnCalls<'s> {
                 });
             }
         }
-        let mut outcomes: Vec<Option<_>> = if running.is_empty() {
-            Vec::new()
-        } else {
-            session
-                .manager
-                .execute_batch_with(running, self.options)
-                .await
-                .into_iter()
-                .map(Some)
-                .collect()
-        };
+        let mut outcomes: Vec<Option<_>> = self.execute(running).await;
 
         let mut results = Vec::with_capacity(slots.len());
         for (slot, rewritten, admission) in slots {
@@ -292,6 +288,37 @@ impl<'s> TurnCalls<'s> {
         TurnOutcome { results, end }
     }
 
+    /// Runs the admitted calls, one outcome each in their order. When the answer both
+    /// searches (`shed`) and calls other tools, the searches run first, so that a tool they
+    /// find is offered to the calls after them in the same answer.
+    async fn execute(&self, running: &[ToolCallRequest]) -> Vec<Option<ToolCallOutcome>> {
+        let manager = &self.session.manager;
+        let is_shed = |request: &ToolCallRequest| request.name == SHED_TOOL_NAME;
+        if running.is_empty() {
+            return Vec::new();
+        }
+        if !(running.iter().any(is_shed) && !running.iter().all(is_shed)) {
+            return manager
+                .execute_batch_with(running, self.options)
+                .await
+                .into_iter()
+                .map(Some)
+                .collect();
+        }
+        let (searches, others): (Vec<_>, Vec<_>) =
+            (0..running.len()).partition(|&index| is_shed(&running[index]));
+        let mut outcomes: Vec<Option<ToolCallOutcome>> = vec![None; running.len()];
+        for group in [searches, others] {
+            let requests: Vec<ToolCallRequest> =
+                group.iter().map(|&index| running[index].clone()).collect();
+            let ran = manager.execute_batch_with(&requests, self.options).await;
+            for (index, outcome) in group.into_iter().zip(ran) {
+                outcomes[index] = Some(outcome);
+            }
+        }
+        outcomes
+    }
+
     /// The `before_tool` hooks (which may rewrite `request`), then the approval of a
     /// destructive call; whether the arguments were rewritten, and the decision.
     async fn before_tool(&self, request: &mut ToolCallRequest) -> (bool, Decision) {
@@ -308,9 +335,10 @@ impl<'s> TurnCalls<'s> {
                 HookDecision::Stop(reason) => return (rewritten, Decision::Stop(reason)),
             }
         }
-        // Nobody is asked about a call the batch will refuse (a tool `shed` has not given).
+        // Nobody is asked about a call the batch will refuse (a tool `shed` has not given,
+        // unless a search of this answer may give it).
         if let Some(approval) = &session.approval
-            && session.manager.check_offered(&request.name).is_ok()
+            && (self.searches || session.manager.check_offered(&request.name).is_ok())
         {
             let destructive = session.manager.get_def(&request.name).is_some_and(|tool| {
                 tool.call_annotations(&request.arguments).destructive == Some(true)

@@ -1104,3 +1104,42 @@ async fn calls_of_an_answer_cut_off_at_the_token_limit_do_not_run() {
         Some(toolsmith_harness::model::StopReason::ContentFilter)
     );
 }
+
+// 21.
+#[tokio::test]
+async fn a_tool_found_by_shed_runs_in_the_same_answer_and_is_still_approved() {
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new([
+        // The tool is called before `shed` in the answer: the search still runs first.
+        ScriptedTurn::call("get_weather", json!({"city": "Paris"}))
+            .and_call("delete_all", json!({}))
+            .and_call(
+                "shed",
+                json!({"description": "select:get_weather,delete_all"}),
+            ),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(
+            ToolShed::new()
+                .tool(GetWeather)
+                .tool(destructive(counting_tool(
+                    "delete_all",
+                    Arc::clone(&deletes),
+                ))),
+        )
+        .with_approval(Refuse(Arc::clone(&asked)))
+        .build()
+        .unwrap();
+    let run = session.run("weather, then clean up").await.unwrap();
+    let results = results_of(&model.requests()[1]);
+    assert_eq!(results[0].1, "Sunny in Paris");
+    // Found in the same answer, the destructive tool was still put to the approval.
+    assert_eq!(*asked.lock().unwrap(), ["delete_all"]);
+    assert!(results[1].1.contains("not today"), "{}", results[1].1);
+    assert_eq!(deletes.load(Ordering::SeqCst), 0);
+    assert!(results[2].1.contains("get_weather"), "{}", results[2].1);
+    assert_eq!(run.text, "done");
+}
