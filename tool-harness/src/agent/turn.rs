@@ -297,7 +297,8 @@ impl<'s> TurnCalls<'s> {
         if running.is_empty() {
             return Vec::new();
         }
-        if !(running.iter().any(is_shed) && !running.iter().all(is_shed)) {
+        let mixed = running.iter().any(is_shed) && !running.iter().all(is_shed);
+        if !mixed {
             return manager
                 .execute_batch_with(running, self.options)
                 .await
