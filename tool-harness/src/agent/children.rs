@@ -32,6 +32,9 @@ pub const DEFAULT_MAX_CHILDREN: usize = 4;
 pub const MAX_RESULT_WAIT: Duration = Duration::from_secs(600);
 /// How many of a child's latest tool calls `check` reports.
 const LAST_CALLS: usize = 5;
+/// How many ended children (finished, failed or stopped) a parent keeps, with their answers
+/// and transcripts; starting another lets the oldest go.
+pub const MAX_ENDED_CHILDREN: usize = 32;
 /// How long `stop` waits for the child's run to end (it ends at its next await).
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
@@ -285,6 +288,13 @@ impl AgentCommands {
     }
 
     fn unknown(&self, id: &str, agents: &HashMap<String, Child>) -> ToolError {
+        let started = self.children.next_id.load(Ordering::Relaxed);
+        if number_of(id).is_some_and(|n| n < started) {
+            return error(format!(
+                "sub-agent '{id}' ended and was let go: a session keeps the last \
+                 {MAX_ENDED_CHILDREN} sub-agents that ended"
+            ));
+        }
         let mut ids: Vec<&str> = agents.keys().map(String::as_str).collect();
         ids.sort_unstable();
         if ids.is_empty() {
@@ -396,6 +406,28 @@ impl AgentCommands {
     }
 }
 
+/// The number of an id `agent-N`.
+fn number_of(id: &str) -> Option<u64> {
+    id.strip_prefix("agent-")?.parse().ok()
+}
+
+/// Lets the oldest ended children go, so that one more may end with at most
+/// [`MAX_ENDED_CHILDREN`] kept: a long session would otherwise keep every transcript.
+fn forget_oldest_ended(agents: &mut HashMap<String, Child>) {
+    let mut ended: Vec<(u64, String)> = agents
+        .iter()
+        .filter(|(_, child)| !child.state.borrow().status.is_live())
+        .map(|(id, _)| (number_of(id).unwrap_or(0), id.clone()))
+        .collect();
+    if ended.len() < MAX_ENDED_CHILDREN {
+        return;
+    }
+    ended.sort_unstable();
+    for (_, id) in &ended[..=ended.len() - MAX_ENDED_CHILDREN] {
+        agents.remove(id);
+    }
+}
+
 fn report(id: &str, state: &ChildState) -> Value {
     json!({
         "id": id,
@@ -454,6 +486,7 @@ impl AgentCommands {
                  to finish or stop one"
             )));
         }
+        forget_oldest_ended(&mut agents);
         let id = format!("agent-{}", children.next_id.fetch_add(1, Ordering::Relaxed));
         let state = watch::Sender::new(ChildState {
             status: Status::Running,

@@ -19,8 +19,8 @@ mod tool;
 mod turn;
 
 pub use children::{
-    AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_RESULT_WAIT,
-    SubAgentConfig,
+    AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_ENDED_CHILDREN,
+    MAX_RESULT_WAIT, SubAgentConfig,
 };
 pub use error::AgenticError;
 pub use events::{AgentEvent, AgentEventHandler};

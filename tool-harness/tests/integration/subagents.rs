@@ -779,3 +779,39 @@ async fn a_start_may_lower_the_turn_limit_but_not_raise_it() {
     assert_eq!(report["turns"], 2);
     assert_eq!(child_model.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn a_parent_keeps_the_last_ended_children_and_lets_older_ones_go() {
+    use toolsmith_harness::agent::MAX_ENDED_CHILDREN;
+    let answers = (0..MAX_ENDED_CHILDREN + 3).map(|i| ScriptedTurn::text(format!("done {i}")));
+    let config = SubAgentConfig::new(ScriptedModel::new(answers), "m").with_max_children(1);
+    let manager = manager_with(AgentCommands::new(config));
+    for n in 1..=MAX_ENDED_CHILDREN + 3 {
+        let id = format!("agent-{n}");
+        agent(&manager, json!({"command": "start", "task": "answer"}))
+            .await
+            .unwrap();
+        wait_for_status(&manager, &id, "finished").await;
+    }
+    // The newest are kept with their answers; the oldest were let go, and say so.
+    let newest = format!("agent-{}", MAX_ENDED_CHILDREN + 3);
+    let result = agent(&manager, json!({"command": "result", "id": newest}))
+        .await
+        .unwrap();
+    assert!(result.contains("done"), "{result}");
+    let kept_oldest = format!("agent-{}", 4);
+    agent(&manager, json!({"command": "check", "id": kept_oldest}))
+        .await
+        .unwrap();
+    let err = agent(&manager, json!({"command": "check", "id": "agent-3"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("ended and was let go"), "{err}");
+    let err = agent(&manager, json!({"command": "check", "id": "agent-999"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("no sub-agent 'agent-999'"),
+        "{err}"
+    );
+}
