@@ -126,56 +126,53 @@ fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &m
 pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
     let mut attr = ToolAttr::default();
     let mut local = Errors::default();
-    let parser = syn::meta::parser(|meta| {
-        let parsed = (|| -> syn::Result<()> {
-            if meta.path.is_ident("name") {
-                let value = string_value(&meta)?;
-                set(&mut attr.name, value, &meta, &mut local);
-            } else if meta.path.is_ident("description") {
-                let value = string_value(&meta)?;
-                set(&mut attr.description, value, &meta, &mut local);
-            } else if meta.path.is_ident("category") {
-                let value = string_value(&meta)?;
-                set(&mut attr.category, value, &meta, &mut local);
-            } else if meta.path.is_ident("struct_name") {
-                let lit: LitStr = meta.value()?.parse()?;
-                let ident = lit.parse::<syn::Ident>().map_err(|_| {
-                    syn::Error::new(
-                        lit.span(),
-                        format!(
-                            "`struct_name` must be a type name (one identifier, not a keyword), e.g. `struct_name = \"ConstrainedTool\"`; {:?} is not",
-                            lit.value()
-                        ),
-                    )
-                })?;
-                set(&mut attr.struct_name, ident, &meta, &mut local);
-            } else if let Some(key) = crate_key(&meta) {
-                let path = crate_value(&meta, key)?;
-                if attr.krate.is_some() {
-                    local.spanned(
-                        &meta.path,
-                        "the crate's path is given twice (`crate` and `crate_path` are one key)",
-                    );
-                } else {
-                    attr.krate = Some(path);
-                }
-            } else if meta.path.is_ident("timeout") {
-                let lit: LitStr = meta.value()?.parse()?;
-                let millis = duration::parse_millis(&lit.value())
-                    .map_err(|reason| syn::Error::new(lit.span(), reason))?;
-                set(&mut attr.timeout_millis, millis, &meta, &mut local);
-            } else if meta.path.is_ident("retries") {
-                let retries = retries_value(&meta)?;
-                set(&mut attr.retries, retries, &meta, &mut local);
-            } else if meta.path.is_ident("blocking") {
-                set(&mut attr.blocking, meta.path.span(), &meta, &mut local);
-            } else if !attr.annotations.parse_flag(&meta)? {
-                return Err(unknown_key(&meta, "#[tool_fn]", TOOL_KEYS));
+    let parser = syn::meta::parser(each_key(&mut local, |meta, local| {
+        if meta.path.is_ident("name") {
+            let value = string_value(meta)?;
+            set(&mut attr.name, value, meta, local);
+        } else if meta.path.is_ident("description") {
+            let value = string_value(meta)?;
+            set(&mut attr.description, value, meta, local);
+        } else if meta.path.is_ident("category") {
+            let value = string_value(meta)?;
+            set(&mut attr.category, value, meta, local);
+        } else if meta.path.is_ident("struct_name") {
+            let lit: LitStr = meta.value()?.parse()?;
+            let ident = lit.parse::<syn::Ident>().map_err(|_| {
+                syn::Error::new(
+                    lit.span(),
+                    format!(
+                        "`struct_name` must be a type name (one identifier, not a keyword), e.g. `struct_name = \"ConstrainedTool\"`; {:?} is not",
+                        lit.value()
+                    ),
+                )
+            })?;
+            set(&mut attr.struct_name, ident, meta, local);
+        } else if let Some(key) = crate_key(meta) {
+            let path = crate_value(meta, key)?;
+            if attr.krate.is_some() {
+                local.spanned(
+                    &meta.path,
+                    "the crate's path is given twice (`crate` and `crate_path` are one key)",
+                );
+            } else {
+                attr.krate = Some(path);
             }
-            Ok(())
-        })();
-        go_on_after(&meta, &mut local, parsed)
-    });
+        } else if meta.path.is_ident("timeout") {
+            let lit: LitStr = meta.value()?.parse()?;
+            let millis = duration::parse_millis(&lit.value())
+                .map_err(|reason| syn::Error::new(lit.span(), reason))?;
+            set(&mut attr.timeout_millis, millis, meta, local);
+        } else if meta.path.is_ident("retries") {
+            let retries = retries_value(meta)?;
+            set(&mut attr.retries, retries, meta, local);
+        } else if meta.path.is_ident("blocking") {
+            set(&mut attr.blocking, meta.path.span(), meta, local);
+        } else if !attr.annotations.parse_flag(meta)? {
+            return Err(unknown_key(meta, "#[tool_fn]", TOOL_KEYS));
+        }
+        Ok(())
+    }));
     if let Err(err) = parser.parse2(args) {
         errors.push(err);
     }
@@ -221,21 +218,22 @@ fn crate_value(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<syn::Path> 
     })
 }
 
-/// Ends the reading of one key: a problem with it is recorded in `errors` and the rest of
-/// its tokens (up to the next `,`) are skipped, so the keys after it are read too and one
-/// build reports every problem.
-fn go_on_after(
-    meta: &ParseNestedMeta<'_>,
-    errors: &mut Errors,
-    parsed: syn::Result<()>,
-) -> syn::Result<()> {
-    if let Err(error) = parsed {
-        errors.push(error);
-        while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-            meta.input.parse::<proc_macro2::TokenTree>()?;
+/// syn's reader of an attribute's keys, reading each with `parse`: a problem with a key is
+/// recorded in `errors` and the rest of its tokens (up to the next `,`) are skipped, so the
+/// keys after it are read too and one build reports every problem.
+fn each_key<'e>(
+    errors: &'e mut Errors,
+    mut parse: impl FnMut(&ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()> + 'e,
+) -> impl FnMut(ParseNestedMeta<'_>) -> syn::Result<()> + 'e {
+    move |meta| {
+        if let Err(error) = parse(&meta, errors) {
+            errors.push(error);
+            while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                meta.input.parse::<proc_macro2::TokenTree>()?;
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
@@ -268,34 +266,31 @@ pub fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
     let mut out = ArgAttr::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
         let mut local = Errors::default();
-        let result = attr.parse_nested_meta(|meta| {
-            let parsed = (|| -> syn::Result<()> {
-                if meta.path.is_ident("rename") {
-                    let value = string_value(&meta)?;
-                    set(&mut out.rename, value, &meta, &mut local);
-                } else if meta.path.is_ident("description") {
-                    let value = string_value(&meta)?;
-                    set(&mut out.description, value, &meta, &mut local);
-                } else if meta.path.is_ident("default") {
-                    let default = if meta.input.peek(syn::Token![=]) {
-                        let lit: LitStr = meta.value()?.parse()?;
-                        FieldDefault::Function(lit.parse().map_err(|_| {
-                            syn::Error::new(
-                                lit.span(),
-                                "`default` must name a function, e.g. `default = \"default_limit\"`",
-                            )
-                        })?)
-                    } else {
-                        FieldDefault::Trait
-                    };
-                    set(&mut out.default, default, &meta, &mut local);
+        let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
+            if meta.path.is_ident("rename") {
+                let value = string_value(meta)?;
+                set(&mut out.rename, value, meta, local);
+            } else if meta.path.is_ident("description") {
+                let value = string_value(meta)?;
+                set(&mut out.description, value, meta, local);
+            } else if meta.path.is_ident("default") {
+                let default = if meta.input.peek(syn::Token![=]) {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    FieldDefault::Function(lit.parse().map_err(|_| {
+                        syn::Error::new(
+                            lit.span(),
+                            "`default` must name a function, e.g. `default = \"default_limit\"`",
+                        )
+                    })?)
                 } else {
-                    return Err(unknown_key(&meta, "#[arg]", ARG_KEYS));
-                }
-                Ok(())
-            })();
-            go_on_after(&meta, &mut local, parsed)
-        });
+                    FieldDefault::Trait
+                };
+                set(&mut out.default, default, meta, local);
+            } else {
+                return Err(unknown_key(meta, "#[arg]", ARG_KEYS));
+            }
+            Ok(())
+        }));
         errors.take(result);
         if let Err(err) = local.finish() {
             errors.push(err);
@@ -318,23 +313,20 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
     let mut out = CommandAttr::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
         let mut local = Errors::default();
-        let result = attr.parse_nested_meta(|meta| {
-            let parsed = (|| -> syn::Result<()> {
-                if meta.path.is_ident("name") {
-                    let value = string_value(&meta)?;
-                    set(&mut out.name, value, &meta, &mut local);
-                } else if meta.path.is_ident("description") {
-                    let value = string_value(&meta)?;
-                    set(&mut out.description, value, &meta, &mut local);
-                } else if meta.path.is_ident("skip") {
-                    out.skip = true;
-                } else if !out.annotations.parse_flag(&meta)? {
-                    return Err(unknown_key(&meta, "#[command]", COMMAND_KEYS));
-                }
-                Ok(())
-            })();
-            go_on_after(&meta, &mut local, parsed)
-        });
+        let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
+            if meta.path.is_ident("name") {
+                let value = string_value(meta)?;
+                set(&mut out.name, value, meta, local);
+            } else if meta.path.is_ident("description") {
+                let value = string_value(meta)?;
+                set(&mut out.description, value, meta, local);
+            } else if meta.path.is_ident("skip") {
+                out.skip = true;
+            } else if !out.annotations.parse_flag(meta)? {
+                return Err(unknown_key(meta, "#[command]", COMMAND_KEYS));
+            }
+            Ok(())
+        }));
         errors.take(result);
         if let Err(err) = local.finish() {
             errors.push(err);
@@ -378,17 +370,14 @@ pub fn is_helper(attr: &Attribute) -> bool {
 pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
     let mut krate = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("toolsmith")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let parsed = (|| -> syn::Result<()> {
-                if let Some(key) = crate_key(&meta) {
-                    krate = Some(crate_value(&meta, key)?);
-                    Ok(())
-                } else {
-                    Err(unknown_key(&meta, "#[toolsmith]", "crate (or crate_path)"))
-                }
-            })();
-            go_on_after(&meta, errors, parsed)
-        });
+        let result = attr.parse_nested_meta(each_key(errors, |meta, _| {
+            if let Some(key) = crate_key(meta) {
+                krate = Some(crate_value(meta, key)?);
+                Ok(())
+            } else {
+                Err(unknown_key(meta, "#[toolsmith]", "crate (or crate_path)"))
+            }
+        }));
         errors.take(result);
     }
     krate
