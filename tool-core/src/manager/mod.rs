@@ -10,7 +10,6 @@ pub(crate) mod registry;
 pub(crate) mod running_call;
 pub(crate) mod suggestion;
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -214,7 +213,7 @@ impl RegisteredTool {
         // call's, as a panic while it ran is.
         match std::panic::catch_unwind(AssertUnwindSafe(|| recycle(future))) {
             Ok(()) => result,
-            Err(payload) => Err(panicked(name, payload.as_ref())),
+            Err(payload) => Err(ToolError::panicked(name, payload.as_ref())),
         }
     }
 
@@ -235,7 +234,7 @@ impl RegisteredTool {
             std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(arguments, answer)))
         {
             // Whatever the tool wrote before it panicked, the panic is the call's answer.
-            *answer = Some(Err(panicked(name, payload.as_ref())));
+            *answer = Some(Err(ToolError::panicked(name, payload.as_ref())));
         }
     }
 
@@ -246,7 +245,7 @@ impl RegisteredTool {
         let name = self.definition.name();
         let tool = &*self.tool;
         let future = std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_lent(arguments)))
-            .map_err(|payload| panicked(name, payload.as_ref()))?;
+            .map_err(|payload| ToolError::panicked(name, payload.as_ref()))?;
         Ok(match self.timeout {
             None => future,
             // Boxed so that the timer's state does not grow every call's future.
@@ -296,13 +295,11 @@ where
         ));
     }
     match tokio::time::timeout(limit, future).await {
-        Ok(finished) => finished.unwrap_or_else(|payload| Err(panicked(name, payload.as_ref()))),
+        Ok(finished) => {
+            finished.unwrap_or_else(|payload| Err(ToolError::panicked(name, payload.as_ref())))
+        }
         Err(_) => Err(ToolError::timeout(name)),
     }
-}
-
-pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolError {
-    ToolError::panicked(tool, payload)
 }
 
 /// A session's tools: registration, validation and execution.
@@ -515,13 +512,14 @@ impl ToolCallManager {
     /// assert_eq!(manager.warm_cache(), 1);
     /// ```
     pub fn warm_cache(&self) -> usize {
-        let names = self.names();
-        for name in &names {
-            if let Some(entry) = self.entry(name) {
+        self.registry.in_order(|entries| {
+            let mut compiled = 0;
+            for entry in entries {
                 entry.compile_now();
+                compiled += 1;
             }
-        }
-        names.len()
+            compiled
+        })
     }
 
     /// The number of registered tools.
@@ -679,7 +677,9 @@ impl ToolCallManager {
                 keep_or_recycle(entry, future, poll.is_pending(), suspended);
                 poll
             }))
-            .unwrap_or_else(|payload| Poll::Ready(Err(panicked(name, payload.as_ref()))));
+            .unwrap_or_else(|payload| {
+                Poll::Ready(Err(ToolError::panicked(name, payload.as_ref())))
+            });
         }
         let mut future = match entry.start(&arguments) {
             Ok(future) => future,
@@ -770,7 +770,7 @@ impl<'a, C: CallParts<'a>> CallFuture<'a, C> {
     ) -> Result<ToolCallResult, ToolError> {
         match std::panic::catch_unwind(AssertUnwindSafe(|| self.state.finish())) {
             Ok(()) => result,
-            Err(payload) => Err(panicked(self.call.name(), payload.as_ref())),
+            Err(payload) => Err(ToolError::panicked(self.call.name(), payload.as_ref())),
         }
     }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::generated::call::ToolFuture;
-use crate::manager::{RegisteredTool, panicked};
+use crate::manager::RegisteredTool;
 use crate::{ToolCallResult, ToolError};
 
 /// A suspended call and the tool it runs on.
@@ -57,5 +57,5 @@ pub(crate) fn poll_contained(
     cx: &mut Context<'_>,
 ) -> Poll<Result<ToolCallResult, ToolError>> {
     std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
-        .unwrap_or_else(|payload| Poll::Ready(Err(panicked(name, payload.as_ref()))))
+        .unwrap_or_else(|payload| Poll::Ready(Err(ToolError::panicked(name, payload.as_ref()))))
 }

@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use super::json_limits::JsonLimits;
-use super::unreadable::{Envelope, unreadable_answer};
+use super::unreadable::{Envelope, is_request_id, unreadable_answer};
 
 /// JSON-RPC error codes this transport answers with.
 const PARSE_ERROR: i64 = -32700;
@@ -283,7 +283,7 @@ fn envelope_problem(message: &Value) -> Option<String> {
         None => return Some("`jsonrpc` is missing (it must be \"2.0\")".to_owned()),
     }
     if let Some(id) = object.get("id")
-        && !(id.is_string() || id.is_i64() || id.is_u64())
+        && !is_request_id(id)
     {
         return Some(format!(
             "`id` must be a string or an integer, not {}",
@@ -322,7 +322,7 @@ fn trimmed(line: &[u8]) -> &[u8] {
 /// one (a string or an integer).
 fn request_id(message: Option<&Value>) -> Option<Value> {
     let id = message?.get("id")?;
-    (id.is_string() || id.is_i64() || id.is_u64()).then(|| id.clone())
+    is_request_id(id).then(|| id.clone())
 }
 
 impl<Role, R, W> Transport<Role> for LineTransport<Role, R, W>

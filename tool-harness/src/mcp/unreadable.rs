@@ -135,7 +135,12 @@ fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
 fn request_id(text: &[u8]) -> Option<Value> {
     // A string or a number: no nesting for serde_json to descend into.
     let value: Value = serde_json::from_slice(text).ok()?;
-    (value.is_string() || value.is_i64() || value.is_u64()).then_some(value)
+    is_request_id(&value).then_some(value)
+}
+
+/// Whether `id` has a JSON-RPC request id's type: a string or an integer.
+pub(crate) fn is_request_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
 }
 
 /// The error a client's call gets when its answer could not be read: `code` and `message`

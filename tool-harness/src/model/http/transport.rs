@@ -266,30 +266,22 @@ impl Transport {
     /// its depth). An array or a scalar is no answer: the formats' parsers also take the
     /// part of an answer that holds the calls, and would read `[]` as an empty one.
     fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
-        let value: Value = self.parse_any_json(bytes)?;
-        if !value.is_object() {
-            return Err(ModelError::MalformedResponse {
-                provider: self.provider_name(),
-                reason: format!(
-                    "the response body is not a JSON object; it begins: {}",
-                    quote(&String::from_utf8_lossy(bytes), 200)
-                ),
-            });
-        }
-        Ok(value)
-    }
-
-    fn parse_any_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
-        serde_json::from_slice(bytes).map_err(|err| ModelError::MalformedResponse {
+        let begins = || quote(&String::from_utf8_lossy(bytes), 200);
+        let reason = match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) if value.is_object() => return Ok(value),
+            Ok(_) => format!(
+                "the response body is not a JSON object; it begins: {}",
+                begins()
+            ),
+            Err(_) if bytes.is_empty() => "the response body is empty, not JSON".to_owned(),
+            Err(err) => format!(
+                "the response body is not valid JSON ({err}); it begins: {}",
+                begins()
+            ),
+        };
+        Err(ModelError::MalformedResponse {
             provider: self.provider_name(),
-            reason: if bytes.is_empty() {
-                "the response body is empty, not JSON".to_owned()
-            } else {
-                format!(
-                    "the response body is not valid JSON ({err}); it begins: {}",
-                    quote(&String::from_utf8_lossy(bytes), 200)
-                )
-            },
+            reason,
         })
     }
 
