@@ -37,7 +37,7 @@ pub enum Param {
     Ctx { ident: Ident, ty: Type, bound: bool },
     /// A `#[ctx]` parameter of type `ToolCallContext`: the running call's context, read when
     /// each call starts rather than from the session.
-    Call { ident: Ident, ty: Type },
+    Call { ty: Type },
 }
 
 /// What a tool function returns.
@@ -259,7 +259,6 @@ fn parse_param(
         }
         if ctx.is_some() && is_call_context(&pat_ty.ty) {
             return Some(Param::Call {
-                ident,
                 ty: (*pat_ty.ty).clone(),
             });
         }

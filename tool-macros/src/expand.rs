@@ -195,7 +195,7 @@ struct Call<'a> {
     /// The arguments read.
     fields: &'a [ArgField],
     /// The call's arguments in order.
-    call_args: Vec<CallArg<'a>>,
+    call_args: Vec<CallArg>,
     /// The statements binding the `CallArg::Local`s, run once the arguments are read.
     locals: TokenStream,
     runner: Runner,
@@ -203,11 +203,11 @@ struct Call<'a> {
 }
 
 /// An argument of the function called.
-enum CallArg<'a> {
+enum CallArg {
     /// The argument `fields[index]`, lent as `&str` when `borrowed`.
     Field { index: usize, borrowed: bool },
     /// A local of that name (a `#[ctx]` value or the call's context).
-    Local(&'a Ident),
+    Local(Ident),
 }
 
 /// The call: the arguments read in place (no struct of their own, whose impls every tool
@@ -220,8 +220,8 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
         .iter()
         .any(|arg| matches!(arg, CallArg::Field { borrowed: true, .. }));
     let finish = |values: &[Ident]| {
-        let call_args = call.call_args.iter().map(|arg| match *arg {
-            CallArg::Field { index, borrowed } => {
+        let call_args = call.call_args.iter().map(|arg| match arg {
+            &CallArg::Field { index, borrowed } => {
                 let value = &values[index];
                 if borrowed {
                     quote!(&#value)
@@ -363,64 +363,48 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     } else {
         Runner::Sync
     };
-    // The locals of `#[ctx]` values and the call's context, one a parameter (`None` for an
-    // argument). Named apart from the parameters: a parameter named like its function would
-    // otherwise hide the function it is passed to.
-    let locals: Vec<Option<Ident>> = tool
+    // `#[ctx]` values (cloned out of the tool) and the call's context are bound before the
+    // call, so the future owns them, to locals named apart from the parameters: a parameter
+    // named like its function would otherwise hide the function it is passed to.
+    let mut bindings = Vec::new();
+    let mut field = 0;
+    let call_args: Vec<CallArg> = tool
         .params
         .iter()
         .enumerate()
-        .map(|(index, param)| match param {
-            Param::Ctx { .. } | Param::Call { .. } => Some(Ident::new(
-                &format!("__toolsmith_bound_{index}"),
-                Span::mixed_site(),
-            )),
-            Param::Arg { .. } => None,
+        .map(|(index, param)| {
+            let local = || Ident::new(&format!("__toolsmith_bound_{index}"), Span::mixed_site());
+            match param {
+                Param::Arg { borrowed_str, .. } => {
+                    field += 1;
+                    CallArg::Field {
+                        index: field - 1,
+                        borrowed: *borrowed_str,
+                    }
+                }
+                Param::Ctx { ident, ty, .. } => {
+                    let local = local();
+                    bindings.push(quote_spanned! {ty.span()=>
+                        let #local: #ty = ::core::clone::Clone::clone(&self.#ident);
+                    });
+                    CallArg::Local(local)
+                }
+                Param::Call { ty, .. } => {
+                    let local = local();
+                    bindings.push(quote_spanned! {ty.span()=>
+                        let #local: #ty = #krate::call_context(#name);
+                    });
+                    CallArg::Local(local)
+                }
+            }
         })
         .collect();
-    // `#[ctx]` values are cloned out of the tool before the call, so the future owns them.
-    let ctx_clones = tool
-        .params
-        .iter()
-        .zip(&locals)
-        .filter_map(|(param, local)| {
-            let local = local.as_ref()?;
-            match param {
-                Param::Ctx { ident, ty, .. } => Some(quote_spanned! {ty.span()=>
-                    let #local: #ty = ::core::clone::Clone::clone(&self.#ident);
-                }),
-                // The running call's context, read as the call starts.
-                Param::Call { ty, .. } => Some(quote_spanned! {ty.span()=>
-                    let #local: #ty = #krate::call_context(#name);
-                }),
-                Param::Arg { .. } => None,
-            }
-        });
     let call = Call {
         name,
         target: quote!(#fn_ident),
         fields: &fields,
-        call_args: {
-            let mut index = 0;
-            tool.params
-                .iter()
-                .zip(&locals)
-                .map(|(param, local)| match (param, local) {
-                    (Param::Arg { borrowed_str, .. }, _) => {
-                        index += 1;
-                        CallArg::Field {
-                            index: index - 1,
-                            borrowed: *borrowed_str,
-                        }
-                    }
-                    (_, Some(local)) => CallArg::Local(local),
-                    (Param::Ctx { ident, .. } | Param::Call { ident, .. }, None) => {
-                        CallArg::Local(ident)
-                    }
-                })
-                .collect()
-        },
-        locals: quote!(#(#ctx_clones)*),
+        call_args,
+        locals: quote!(#(#bindings)*),
         runner,
         output: &tool.output,
     };
