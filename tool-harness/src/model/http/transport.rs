@@ -142,7 +142,7 @@ impl Transport {
                 Ok(value) => return Ok(value),
                 Err(failure) => failure,
             };
-            let (status, retry_after, message) = match failure {
+            let (status, retry_after, body) = match failure {
                 Failure::Final(error) => return Err(error),
                 Failure::Status {
                     status,
@@ -150,11 +150,13 @@ impl Transport {
                     body,
                 } => (status, retry_after, body),
             };
-            let retryable = is_retried(status, &message);
-            let quota_spent = message.says_quota_spent();
-            let message = message.into_text();
+            let quota_spent = status == StatusCode::TOO_MANY_REQUESTS && body.says_quota_spent();
             let wait = retry_after.unwrap_or_else(|| self.backoff(retries));
-            if !retryable || retries >= self.max_retries || wait > self.max_retry_wait {
+            if !is_retried(status, quota_spent)
+                || retries >= self.max_retries
+                || wait > self.max_retry_wait
+            {
+                let message = body.into_text();
                 return Err(self.status_error(status, retry_after, message, quota_spent));
             }
             log::debug!(
@@ -365,9 +367,9 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// Whether an error status is worth the same request again: rate limits, 408, 409 and server
 /// errors, except a 429 that says the account's quota is spent (OpenAI's `insufficient_quota`: no
 /// wait ends it) and 501 (the server does not do this at all).
-fn is_retried(status: StatusCode, message: &ErrorBody) -> bool {
+fn is_retried(status: StatusCode, quota_spent: bool) -> bool {
     match status {
-        StatusCode::TOO_MANY_REQUESTS => !message.says_quota_spent(),
+        StatusCode::TOO_MANY_REQUESTS => !quota_spent,
         // A request that timed out on the server's side, or met a conflicting one: the
         // official OpenAI and Anthropic clients retry both.
         StatusCode::REQUEST_TIMEOUT | StatusCode::CONFLICT => true,
