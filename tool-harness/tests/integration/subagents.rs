@@ -71,6 +71,12 @@ fn manager_with(commands: AgentCommands) -> ToolCallManager {
     manager
 }
 
+/// Starts a child with `arguments` (a `start` command); its id.
+async fn start(manager: &ToolCallManager, arguments: Value) -> String {
+    let started: Value = serde_json::from_str(&agent(manager, arguments).await.unwrap()).unwrap();
+    started["id"].as_str().unwrap().to_owned()
+}
+
 async fn status(manager: &ToolCallManager, id: &str) -> Value {
     let text = agent(manager, json!({"command": "check", "id": id}))
         .await
@@ -734,13 +740,7 @@ async fn a_child_that_panics_fails_and_frees_its_place() {
     })]);
     let config = SubAgentConfig::new(child_model, "m").with_max_children(1);
     let manager = manager_with(AgentCommands::new(config));
-    let started: Value = serde_json::from_str(
-        &agent(&manager, json!({"command": "start", "task": "crash"}))
-            .await
-            .unwrap(),
-    )
-    .unwrap();
-    let id = started["id"].as_str().unwrap().to_owned();
+    let id = start(&manager, json!({"command": "start", "task": "crash"})).await;
     wait_for_status(&manager, &id, "failed").await;
     let result = agent(&manager, json!({"command": "result", "id": id}))
         .await
@@ -765,17 +765,12 @@ async fn a_start_may_lower_the_turn_limit_but_not_raise_it() {
         .with_max_turns(2)
         .with_tools(vec![text_tool("lookup", "nothing yet")]);
     let manager = manager_with(AgentCommands::new(config));
-    let started: Value = serde_json::from_str(
-        &agent(
-            &manager,
-            json!({"command": "start", "task": "look", "max_turns": 4_000_000_000_u32}),
-        )
-        .await
-        .unwrap(),
+    let id = start(
+        &manager,
+        json!({"command": "start", "task": "look", "max_turns": 4_000_000_000_u32}),
     )
-    .unwrap();
-    let id = started["id"].as_str().unwrap();
-    let report = wait_for_status(&manager, id, "failed").await;
+    .await;
+    let report = wait_for_status(&manager, &id, "failed").await;
     assert_eq!(report["turns"], 2);
     assert_eq!(child_model.requests().len(), 2);
 }
