@@ -122,6 +122,11 @@ fn is_type(block: &Value, kind: &str) -> bool {
     block.get("type").and_then(Value::as_str) == Some(kind)
 }
 
+pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
+    let content = content_of(response)?;
+    Ok((!content.is_empty()).then(|| vec![json!({"role": "assistant", "content": content})]))
+}
+
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
     let content = content_of(response)?;
     Ok(content
@@ -215,12 +220,7 @@ mod tests {
     #[test]
     fn echoes_calls_as_tool_use_blocks() {
         let arguments = json!({"a": 2});
-        let call = AssistantCall {
-            id: "toolu_1",
-            name: "add",
-            arguments: &arguments,
-            thought_signature: None,
-        };
+        let call = AssistantCall::new("toolu_1", "add", &arguments);
         let turn = render_assistant(None, &[call]);
         assert_eq!(
             turn,
@@ -260,5 +260,21 @@ mod tests {
         assert_eq!(stop("pause_turn"), StopReason::Other("pause_turn".into()));
         assert_eq!(parse_text(&json!({"content": []})).unwrap(), None);
         assert!(parse_stop_reason(&json!({"stop_reason": "end_turn"})).is_err());
+    }
+
+    #[test]
+    fn the_turn_goes_back_as_its_content_blocks() {
+        let content = json!([
+            {"type": "thinking", "thinking": "2 + 3", "signature": "EqQB"},
+            {"type": "redacted_thinking", "data": "EmwK"},
+            {"type": "text", "text": "Adding."},
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}}]);
+        let message = json!({"role": "assistant", "content": content, "stop_reason": "tool_use"});
+        assert_eq!(
+            parse_turn_entries(&message).unwrap(),
+            Some(vec![json!({"role": "assistant", "content": content})])
+        );
+        assert_eq!(parse_turn_entries(&json!({"content": []})).unwrap(), None);
+        assert!(parse_turn_entries(&json!({"stop_reason": "end_turn"})).is_err());
     }
 }

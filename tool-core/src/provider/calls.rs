@@ -29,6 +29,12 @@ pub struct RejectedCall {
     /// Why it was rejected: [`ToolError::InvalidArguments`] quoting the parse error, or
     /// [`ToolError::UnknownTool`] for a call that names no tool.
     pub error: ToolError,
+    /// What the model wrote, verbatim, where it was text: the arguments string of the
+    /// formats that send arguments as JSON text (OpenAI's), or the whole call of the text
+    /// format. Echoing the call back with it ([`AssistantCall::as_written`](super::AssistantCall::as_written))
+    /// shows the model the call it made, not an empty one. `None` where the arguments came
+    /// as a JSON value (Anthropic, Gemini: those formats echo an empty object).
+    pub as_written: Option<Box<str>>,
 }
 
 impl RejectedCall {
@@ -107,6 +113,7 @@ pub(crate) fn read_call(id: String, name: Option<&str>, arguments: Option<&Value
             id,
             name: String::new(),
             error: ToolError::UnknownTool(String::new()),
+            as_written: written_text(arguments),
         });
     };
     match read_arguments(arguments) {
@@ -115,7 +122,16 @@ pub(crate) fn read_call(id: String, name: Option<&str>, arguments: Option<&Value
             id,
             name: name.to_owned(),
             error: ToolError::invalid_arguments(name, reason),
+            as_written: written_text(arguments),
         }),
+    }
+}
+
+/// The arguments as the model wrote them, when they came as text.
+fn written_text(arguments: Option<&Value>) -> Option<Box<str>> {
+    match arguments {
+        Some(Value::String(text)) => Some(text.as_str().into()),
+        _ => None,
     }
 }
 
@@ -224,5 +240,16 @@ mod tests {
                 free(arguments);
             }
         });
+    }
+
+    #[test]
+    fn a_rejected_call_keeps_its_arguments_as_written() {
+        let err = read_call("1".into(), Some("t"), Some(&json!("{\"a\": 1, \"b\""))).unwrap_err();
+        assert_eq!(err.as_written.as_deref(), Some("{\"a\": 1, \"b\""));
+        let err = read_call("1".into(), None, Some(&json!("{}"))).unwrap_err();
+        assert_eq!(err.as_written.as_deref(), Some("{}"));
+        // Arguments that came as a value are echoed by formats that send values.
+        let err = read_call("1".into(), Some("t"), Some(&json!([1]))).unwrap_err();
+        assert_eq!(err.as_written, None);
     }
 }

@@ -344,6 +344,11 @@ fn parts_of(response: &Value) -> Result<&[Value], ResponseError> {
     }
 }
 
+pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
+    let parts = parts_of(response)?;
+    Ok((!parts.is_empty()).then(|| vec![json!({"role": "model", "parts": parts})]))
+}
+
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
     let parts = parts_of(response)?;
     Ok(parts
@@ -574,12 +579,7 @@ mod tests {
     #[test]
     fn echoes_calls_as_function_call_parts() {
         let arguments = json!({"a": 2});
-        let given = AssistantCall {
-            id: "fc_1",
-            name: "add",
-            arguments: &arguments,
-            thought_signature: None,
-        };
+        let given = AssistantCall::new("fc_1", "add", &arguments);
         let generated = AssistantCall {
             id: "toolsmith-call-1",
             ..given
@@ -639,5 +639,25 @@ mod tests {
         );
         assert!(parse_text(&json!({"candidates": {}})).is_err());
         assert!(parse_text(&json!({"text": "Hi"})).is_err());
+    }
+
+    #[test]
+    fn the_turn_goes_back_as_its_parts() {
+        let parts = json!([
+            {"text": "Adding two numbers", "thought": true},
+            {"functionCall": {"name": "add", "args": {"a": 2}}, "thoughtSignature": "SIG"}]);
+        let response = json!({"candidates": [{"content": {"role": "model", "parts": parts},
+            "finishReason": "STOP"}]});
+        assert_eq!(
+            parse_turn_entries(&response).unwrap(),
+            Some(vec![json!({"role": "model", "parts": parts})])
+        );
+        let thought_only = json!({"candidates": [{"content": {"role": "model"}}]});
+        assert_eq!(parse_turn_entries(&thought_only).unwrap(), None);
+        assert_eq!(
+            parse_turn_entries(&json!({"candidates": []})).unwrap(),
+            None
+        );
+        assert!(parse_turn_entries(&json!({"candidates": {}})).is_err());
     }
 }

@@ -100,14 +100,17 @@ pub use turns::{AssistantCall, StopReason};
 /// let messages = Provider::OpenAiChat.render_results([(call.id.as_str(), "add", &result)]);
 /// assert_eq!(messages, [json!({"role": "tool", "tool_call_id": "call_1", "content": "5"})]);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Provider {
     /// OpenAI Chat Completions: `tools: [{"type": "function", "function": {…}}]`, calls in
     /// `message.tool_calls`, results as `role: tool` messages.
+    #[serde(rename = "openai_chat")]
     OpenAiChat,
     /// OpenAI Responses: `tools: [{"type": "function", name, …}]`, calls as `function_call`
     /// output items, results as `function_call_output` items.
+    #[serde(rename = "openai_responses")]
     OpenAiResponses,
     /// Anthropic Messages: `tools: [{name, description, input_schema}]`, calls as `tool_use`
     /// blocks, results as `tool_result` blocks in a user message.
@@ -131,7 +134,8 @@ impl Provider {
         Self::Text,
     ];
 
-    /// A short name: `openai_chat`, `openai_responses`, `anthropic`, `gemini`, `text`.
+    /// A short name: `openai_chat`, `openai_responses`, `anthropic`, `gemini`, `text` (also
+    /// its serde name).
     pub fn name(self) -> &'static str {
         match self {
             Self::OpenAiChat => "openai_chat",
@@ -378,6 +382,21 @@ impl ResponseError {
         Self {
             provider,
             reason: reason.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Provider;
+
+    #[test]
+    fn serde_names_are_the_short_names() {
+        for provider in Provider::ALL {
+            let written = serde_json::to_value(provider).expect("serializes");
+            assert_eq!(written, provider.name(), "{provider:?}");
+            let read: Provider = serde_json::from_value(written).expect("deserializes");
+            assert_eq!(read, provider);
         }
     }
 }

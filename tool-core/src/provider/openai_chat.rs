@@ -158,7 +158,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
                 json!({
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                    "function": {"name": call.name, "arguments": call.written_arguments()},
                 })
             })
             .collect();
@@ -248,12 +248,7 @@ mod tests {
     #[test]
     fn echoes_calls_with_arguments_as_a_json_string() {
         let arguments = json!({"path": "a.txt", "limit": 2});
-        let call = AssistantCall {
-            id: "call_1",
-            name: "read",
-            arguments: &arguments,
-            thought_signature: None,
-        };
+        let call = AssistantCall::new("call_1", "read", &arguments);
         assert_eq!(
             render_assistant(None, &[call]),
             vec![json!({"role": "assistant", "content": null, "tool_calls": [
@@ -334,5 +329,31 @@ mod tests {
         assert_eq!(parse_stop_reason(&calls).unwrap(), StopReason::ToolCalls);
         assert_eq!(parse_stop_reason(&plain).unwrap(), StopReason::EndTurn);
         assert!(parse_stop_reason(&json!({"choices": {}})).is_err());
+    }
+
+    #[test]
+    fn a_rejected_call_goes_back_with_the_arguments_it_was_sent_with() {
+        let response = completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "add", "arguments": "{\"a\": 2, \"b\""}}]}),
+            "tool_calls",
+        );
+        let calls = parse_calls(&response).unwrap();
+        let rejected = calls[0].as_ref().unwrap_err();
+        let empty = json!({});
+        let call = AssistantCall {
+            as_written: rejected.as_written.as_deref(),
+            ..AssistantCall::new(&rejected.id, &rejected.name, &empty)
+        };
+        let echoed = render_assistant(None, &[call]);
+        assert_eq!(
+            echoed[0]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\": 2, \"b\""
+        );
+        assert_eq!(
+            Provider::OpenAiChat.parse_turn_entries(&response).unwrap(),
+            None
+        );
     }
 }

@@ -62,6 +62,11 @@ fn is_type(item: &Value, kind: &str) -> bool {
     item.get("type").and_then(Value::as_str) == Some(kind)
 }
 
+pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
+    let output = output_of(response)?;
+    Ok((!output.is_empty()).then(|| output.clone()))
+}
+
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
     let output = output_of(response)?;
     Ok(output
@@ -110,7 +115,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
                 "type": "function_call",
                 "call_id": call.id,
                 "name": call.name,
-                "arguments": call.arguments.to_string(),
+                "arguments": call.written_arguments(),
             })
         }))
         .collect()
@@ -207,12 +212,7 @@ mod tests {
     #[test]
     fn echoes_calls_as_function_call_items() {
         let arguments = json!({"a": 2});
-        let call = AssistantCall {
-            id: "call_1",
-            name: "add",
-            arguments: &arguments,
-            thought_signature: None,
-        };
+        let call = AssistantCall::new("call_1", "add", &arguments);
         let items = render_assistant(Some("Adding."), &[call]);
         assert_eq!(
             items,
@@ -268,5 +268,32 @@ mod tests {
             StopReason::Other("failed".into())
         );
         assert!(parse_text(&json!({"status": "completed"})).is_err());
+    }
+
+    #[test]
+    fn the_turn_goes_back_as_its_output_items() {
+        let output = json!([
+            {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add",
+             "arguments": "{\"a\": 2, \"b\"", "status": "completed"}]);
+        let response = json!({"status": "completed", "output": output});
+        assert_eq!(
+            parse_turn_entries(&response).unwrap(),
+            Some(output.as_array().unwrap().clone())
+        );
+        assert_eq!(parse_turn_entries(&json!({"output": []})).unwrap(), None);
+        assert!(parse_turn_entries(&json!({"status": "completed"})).is_err());
+        // Its rejected call, rendered rather than echoed, keeps the text it was sent with.
+        let calls = parse_calls(&response).unwrap();
+        let rejected = calls[0].as_ref().unwrap_err();
+        let empty = json!({});
+        let call = AssistantCall {
+            as_written: rejected.as_written.as_deref(),
+            ..AssistantCall::new(&rejected.id, &rejected.name, &empty)
+        };
+        assert_eq!(
+            render_assistant(None, &[call])[0]["arguments"],
+            "{\"a\": 2, \"b\""
+        );
     }
 }

@@ -211,6 +211,7 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
                     id: generated_id(index),
                     name,
                     error,
+                    as_written: Some(block.into()),
                 }));
             }
             return;
@@ -233,11 +234,16 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             .get("id")
             .and_then(Value::as_str)
             .map_or_else(|| generated_id(index), str::to_owned);
-        calls.push(read_call(
+        let call = read_call(
             id,
             fields.get("name").and_then(Value::as_str),
             fields.get("arguments").or_else(|| fields.get("parameters")),
-        ));
+        );
+        // The text format echoes a call as a whole block: a rejected one as it was written.
+        calls.push(call.map_err(|rejected| RejectedCall {
+            as_written: Some(Value::Object(fields).to_string().into()),
+            ..rejected
+        }));
     }
 }
 
@@ -302,7 +308,10 @@ pub(crate) fn render_user(text: &str) -> Value {
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
     // Calls written back the way the tools prompt asks for them.
     let blocks = calls.iter().map(|call| {
-        let written = json!({"name": call.name, "arguments": call.arguments});
+        let written = call.as_written.map_or_else(
+            || json!({"name": call.name, "arguments": call.arguments}).to_string(),
+            str::to_owned,
+        );
         format!("{OPEN_TAG}\n{written}\n{CLOSE_TAG}")
     });
     let content: Vec<String> = text.map(str::to_owned).into_iter().chain(blocks).collect();
@@ -409,12 +418,7 @@ mod tests {
     #[test]
     fn echoes_calls_as_tool_call_blocks() {
         let arguments = json!({"a": 2});
-        let call = AssistantCall {
-            id: "toolsmith-call-0",
-            name: "add",
-            arguments: &arguments,
-            thought_signature: None,
-        };
+        let call = AssistantCall::new("toolsmith-call-0", "add", &arguments);
         let turn = render_assistant(Some("Adding."), &[call]);
         let written =
             "Adding.\n<tool_call>\n{\"name\":\"add\",\"arguments\":{\"a\":2}}\n</tool_call>";
@@ -439,5 +443,30 @@ mod tests {
             StopReason::EndTurn
         );
         assert!(parse_text(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn a_rejected_call_is_echoed_as_it_was_written() {
+        let broken = "{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\"";
+        let text = format!("Adding.\n<tool_call>\n{broken}\n</tool_call>");
+        let calls = parse_text_calls(&text);
+        let rejected = calls[0].as_ref().unwrap_err();
+        assert_eq!(rejected.as_written.as_deref(), Some(broken));
+        let empty = json!({});
+        let call = AssistantCall {
+            as_written: rejected.as_written.as_deref(),
+            ..AssistantCall::new(&rejected.id, &rejected.name, &empty)
+        };
+        let echoed = render_assistant(Some("Adding."), &[call]);
+        assert_eq!(echoed[0]["content"], json!(text));
+
+        // A block that is JSON, but whose arguments are not an object: the whole call.
+        let wrong = "<tool_call>{\"name\": \"add\", \"arguments\": \"2 and 3\"}</tool_call>";
+        let calls = parse_text_calls(wrong);
+        let rejected = calls[0].as_ref().unwrap_err();
+        assert_eq!(
+            rejected.as_written.as_deref(),
+            Some("{\"name\":\"add\",\"arguments\":\"2 and 3\"}")
+        );
     }
 }

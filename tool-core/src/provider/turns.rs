@@ -20,8 +20,14 @@ use crate::ToolCallRequest;
 /// let request = ToolCallRequest::new("call_1", "add", ToolArguments::try_from(json!({"a": 2})).unwrap());
 /// let from_request = Provider::OpenAiChat.render_assistant(None, [&request]);
 /// let arguments = json!({"a": 2});
-/// let by_hand = AssistantCall { id: "call_1", name: "add", arguments: &arguments, thought_signature: None };
+/// let by_hand = AssistantCall::new("call_1", "add", &arguments);
 /// assert_eq!(Provider::OpenAiChat.render_assistant(None, [by_hand]), from_request);
+///
+/// // A call whose arguments could not be read goes back as the model wrote it.
+/// let empty = json!({});
+/// let broken = AssistantCall { as_written: Some("{\"a\": 2,"), ..AssistantCall::new("call_2", "add", &empty) };
+/// let echoed = Provider::OpenAiChat.render_assistant(None, [broken]);
+/// assert_eq!(echoed[0]["tool_calls"][0]["function"]["arguments"], "{\"a\": 2,");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AssistantCall<'a> {
@@ -34,15 +40,40 @@ pub struct AssistantCall<'a> {
     /// Gemini's `thoughtSignature` of the call, written back with it (the other formats
     /// have none).
     pub thought_signature: Option<&'a str>,
+    /// For a call that could not be read, what the model wrote
+    /// ([`RejectedCall::as_written`](super::RejectedCall::as_written)): OpenAI's formats
+    /// write it back as the arguments string, the text format as the whole call, in place
+    /// of `arguments`. The formats whose arguments are an object (Anthropic, Gemini) send
+    /// `arguments`.
+    pub as_written: Option<&'a str>,
+}
+
+impl<'a> AssistantCall<'a> {
+    /// A call of `name` with id `id` and `arguments` (a JSON object), with no thought
+    /// signature and nothing written apart.
+    pub fn new(id: &'a str, name: &'a str, arguments: &'a Value) -> Self {
+        Self {
+            id,
+            name,
+            arguments,
+            thought_signature: None,
+            as_written: None,
+        }
+    }
+
+    /// The arguments as JSON text: as the model wrote them where that is known, else
+    /// `arguments` serialized.
+    pub(crate) fn written_arguments(&self) -> String {
+        self.as_written
+            .map_or_else(|| self.arguments.to_string(), str::to_owned)
+    }
 }
 
 impl<'a> From<&'a ToolCallRequest> for AssistantCall<'a> {
     fn from(request: &'a ToolCallRequest) -> Self {
         Self {
-            id: &request.id,
-            name: &request.name,
-            arguments: request.arguments.as_value(),
             thought_signature: request.thought_signature.as_deref(),
+            ..Self::new(&request.id, &request.name, request.arguments.as_value())
         }
     }
 }
@@ -121,7 +152,7 @@ impl Provider {
     /// use serde_json::json;
     ///
     /// let arguments = json!({"a": 2, "b": 3});
-    /// let call = AssistantCall { id: "toolu_1", name: "add", arguments: &arguments, thought_signature: None };
+    /// let call = AssistantCall::new("toolu_1", "add", &arguments);
     /// let turn = Provider::Anthropic.render_assistant(Some("Adding."), [call]);
     /// assert_eq!(turn, vec![json!({"role": "assistant", "content": [
     ///     {"type": "text", "text": "Adding."},
@@ -198,6 +229,42 @@ impl Provider {
             Self::Anthropic => super::anthropic::parse_stop_reason(response),
             Self::Gemini => super::gemini::parse_stop_reason(response),
             Self::Text => super::text::parse_stop_reason(response),
+        }
+    }
+
+    /// Reads the answer as this provider's own conversation entries, to send back verbatim on
+    /// later turns in place of [`render_assistant`](Self::render_assistant)'s rendering of its
+    /// text and calls. This is how each API documents a tool-use turn is continued, and it
+    /// keeps what the rendering cannot rebuild: the Responses `reasoning` items (which must
+    /// precede the items that followed them, ids included), Anthropic's `thinking` and
+    /// `redacted_thinking` blocks (required back when extended thinking uses tools), and
+    /// Gemini's thought parts and signatures.
+    ///
+    /// The entries are: the Responses `output` items; one Anthropic assistant message of the
+    /// `content` blocks; one Gemini `model` content of the candidate's parts. `None` for an
+    /// answer with nothing in it (the APIs refuse an empty turn), and for the formats whose
+    /// answers are rebuilt from text and calls: OpenAI Chat (its message holds nothing the
+    /// rendering loses, and compatible servers differ in the extra fields they take back)
+    /// and text backends.
+    ///
+    /// ```
+    /// use toolsmith_core::provider::Provider;
+    /// use serde_json::json;
+    ///
+    /// let answer = json!({"content": [
+    ///     {"type": "thinking", "thinking": "2 + 3…", "signature": "EqQB"},
+    ///     {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}}
+    /// ], "stop_reason": "tool_use"});
+    /// let entries = Provider::Anthropic.parse_turn_entries(&answer).unwrap().unwrap();
+    /// assert_eq!(entries, vec![json!({"role": "assistant", "content": answer["content"]})]);
+    /// assert_eq!(Provider::OpenAiChat.parse_turn_entries(&json!({"choices": []})).unwrap(), None);
+    /// ```
+    pub fn parse_turn_entries(self, response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
+        match self {
+            Self::OpenAiResponses => super::openai_responses::parse_turn_entries(response),
+            Self::Anthropic => super::anthropic::parse_turn_entries(response),
+            Self::Gemini => super::gemini::parse_turn_entries(response),
+            Self::OpenAiChat | Self::Text => Ok(None),
         }
     }
 }

@@ -17,7 +17,7 @@ use super::run::ChildUsage;
 use super::turn::{self, CallsEnded, TurnCalls};
 use super::{AgentRun, AgenticError};
 use crate::model::{
-    ChatModel, ChatOptions, ChatRequest, ChatResponse, Message, ModelCall, ModelError, StopReason,
+    ChatModel, ChatOptions, ChatRequest, ChatResponse, Message, ModelError, StopReason,
     StreamDelta, ToolChoice,
 };
 
@@ -279,14 +279,15 @@ impl AgentSession {
                 .call_model(request, ToolChoice::Auto, cancel, run)
                 .await?;
             if response.calls.is_empty() {
-                let text = response.text.unwrap_or_default();
-                request.messages.push(Message::assistant(text.clone()));
+                let text = response.text.clone().unwrap_or_default();
+                request.messages.push(Message::Assistant {
+                    text: Some(text.clone()),
+                    calls: Vec::new(),
+                    provider_turn: response.provider_turn,
+                });
                 return Ok(text);
             }
-            request.messages.push(Message::assistant_calls(
-                response.text.clone(),
-                response.calls.iter().map(ModelCall::of).collect(),
-            ));
+            request.messages.push(response.to_message());
             let turn = run.model_calls;
             let ended = TurnCalls::new(self, turn, cancel, batch_options)
                 .cut_off(response.stop_reason == StopReason::MaxTokens)

@@ -1,11 +1,13 @@
 //! [`Message`]: one entry of a conversation, in no provider's format.
 
 use serde::{Deserialize, Serialize};
-use toolsmith_core::provider::{ParsedCall, RejectedCall};
+use serde_json::Value;
+use toolsmith_core::provider::{ParsedCall, Provider, RejectedCall};
 use toolsmith_core::{ToolArguments, ToolCallRequest, ToolCallResult};
 
 /// A tool call as the model made it: the id it gave, the tool it named and the arguments it
-/// sent (an object; for a call whose arguments could not be read, an empty object).
+/// sent (an object; for a call whose arguments could not be read, an empty object, with the
+/// text the model wrote in [`as_written`](Self::as_written)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCall {
     /// The call's id, as the provider gave it (or as generated for one that gave none).
@@ -18,6 +20,11 @@ pub struct ModelCall {
     /// Gemini's `thoughtSignature` of the call, sent back with it on later turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
+    /// For a call whose arguments could not be read, what the model wrote
+    /// ([`RejectedCall::as_written`]): echoed back in place of the empty arguments, and
+    /// replayed by [`ScriptedModel::replaying`](super::ScriptedModel::replaying).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_written: Option<String>,
 }
 
 impl ModelCall {
@@ -28,6 +35,7 @@ impl ModelCall {
             name: name.into(),
             arguments,
             thought_signature: None,
+            as_written: None,
         }
     }
 
@@ -35,9 +43,15 @@ impl ModelCall {
     pub fn of(call: &ParsedCall) -> Self {
         match call {
             Ok(request) => Self::from(request),
-            Err(RejectedCall { id, name, .. }) => {
-                Self::new(id.clone(), name.clone(), ToolArguments::new())
-            }
+            Err(RejectedCall {
+                id,
+                name,
+                as_written,
+                ..
+            }) => Self {
+                as_written: as_written.as_deref().map(str::to_owned),
+                ..Self::new(id.clone(), name.clone(), ToolArguments::new())
+            },
         }
     }
 
@@ -63,6 +77,19 @@ impl From<&ToolCallRequest> for ModelCall {
             )
         }
     }
+}
+
+/// One of the model's turns as its provider wrote it
+/// ([`Provider::parse_turn_entries`]): sent back verbatim to the same provider, so that
+/// what the message's text and calls cannot hold (reasoning items, thinking blocks,
+/// thought signatures) goes back with the turn. Another provider is sent the message's text
+/// and calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderTurn {
+    /// The provider whose format the entries are in.
+    pub provider: Provider,
+    /// The conversation entries, in that provider's format.
+    pub entries: Vec<Value>,
 }
 
 /// One call's result as the model is shown it: errors already written for the model (an
@@ -107,6 +134,12 @@ pub enum Message {
         /// The tool calls, in the order the model made them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         calls: Vec<ModelCall>,
+        /// The turn as the provider wrote it, where its format keeps one
+        /// ([`ChatResponse::to_message`](super::ChatResponse::to_message) sets it): that
+        /// provider is sent these entries instead of `text` and `calls`, so an edit of
+        /// those reaches only other providers; set it to `None` with an edit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_turn: Option<ProviderTurn>,
     },
     /// The results of the previous assistant message's calls, in call order.
     ToolResults {
@@ -126,12 +159,17 @@ impl Message {
         Self::Assistant {
             text: Some(text.into()),
             calls: Vec::new(),
+            provider_turn: None,
         }
     }
 
     /// An assistant message with tool calls (and optional text).
     pub fn assistant_calls(text: Option<String>, calls: Vec<ModelCall>) -> Self {
-        Self::Assistant { text, calls }
+        Self::Assistant {
+            text,
+            calls,
+            provider_turn: None,
+        }
     }
 
     /// The message's text: a user's or an assistant's.

@@ -12,7 +12,7 @@ mod response;
 mod scripted;
 
 pub use chat_model::{ChatModel, ModelError, StreamDelta};
-pub use message::{Message, ModelCall, ToolResultMessage};
+pub use message::{Message, ModelCall, ProviderTurn, ToolResultMessage};
 pub use request::{ChatOptions, ChatRequest, ToolChoice};
 pub use response::{ChatResponse, Usage};
 pub use scripted::{ScriptedModel, ScriptedTurn};

@@ -5,6 +5,8 @@ use std::ops::{Add, AddAssign};
 use serde::{Deserialize, Serialize};
 use toolsmith_core::provider::{ParsedCall, StopReason};
 
+use super::{Message, ModelCall, ProviderTurn};
+
 /// Tokens counted by the API for one request, or summed over a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Usage {
@@ -75,6 +77,9 @@ pub struct ChatResponse {
     pub usage: Usage,
     /// Why the model stopped.
     pub stop_reason: StopReason,
+    /// The answer as its provider wrote it, to send back verbatim
+    /// ([`ProviderTurn`]); `None` where the format keeps none, or for a scripted answer.
+    pub provider_turn: Option<ProviderTurn>,
 }
 
 impl ChatResponse {
@@ -85,6 +90,7 @@ impl ChatResponse {
             calls: Vec::new(),
             usage: Usage::default(),
             stop_reason: StopReason::EndTurn,
+            provider_turn: None,
         }
     }
 
@@ -95,6 +101,7 @@ impl ChatResponse {
             calls,
             usage: Usage::default(),
             stop_reason: StopReason::ToolCalls,
+            provider_turn: None,
         }
     }
 
@@ -108,5 +115,23 @@ impl ChatResponse {
     /// Whether the model asked for tool calls.
     pub fn has_calls(&self) -> bool {
         !self.calls.is_empty()
+    }
+
+    /// The answer as the assistant message that continues the conversation: its text, its
+    /// calls as the model made them ([`ModelCall::of`]: a rejected call with what the model
+    /// wrote) and the provider's own turn.
+    ///
+    /// ```
+    /// use toolsmith_harness::model::{ChatResponse, Message};
+    ///
+    /// let message = ChatResponse::text("5").to_message();
+    /// assert_eq!(message, Message::assistant("5"));
+    /// ```
+    pub fn to_message(&self) -> Message {
+        Message::Assistant {
+            text: self.text.clone(),
+            calls: self.calls.iter().map(ModelCall::of).collect(),
+            provider_turn: self.provider_turn.clone(),
+        }
     }
 }

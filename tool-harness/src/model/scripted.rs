@@ -256,16 +256,18 @@ impl ScriptedModel {
     /// through the same session sends the same requests, which is how a test pins them.
     pub fn replaying(transcript: &[Message]) -> Self {
         Self::new(transcript.iter().filter_map(|message| match message {
-            Message::Assistant { text, calls } => {
+            Message::Assistant { text, calls, .. } => {
                 let mut turn =
                     calls
                         .iter()
                         .fold(ScriptedTurn::reply(None, Vec::new()), |turn, call| {
-                            turn.and_call_with_id(
-                                call.id.clone(),
-                                call.name.clone(),
-                                call.arguments.as_value().clone(),
-                            )
+                            // A rejected call is replayed as it was written, to be rejected
+                            // the same way.
+                            let arguments = call
+                                .as_written
+                                .clone()
+                                .map_or_else(|| call.arguments.as_value().clone(), Value::String);
+                            turn.and_call_with_id(call.id.clone(), call.name.clone(), arguments)
                         });
                 if let Some(text) = text {
                     turn = turn.with_text(text.clone());

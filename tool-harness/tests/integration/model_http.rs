@@ -6,6 +6,7 @@ mod conversation;
 mod errors;
 mod server;
 mod strict;
+mod turns;
 
 use std::time::Duration;
 

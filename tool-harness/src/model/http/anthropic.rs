@@ -29,8 +29,11 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
 /// The key goes in `x-api-key`, with `anthropic-version: 2023-06-01`. The system prompt is
 /// the `system` field; `max_tokens` is the request's limit, else the builder's
 /// [`max_output_tokens`](HttpModelBuilder::max_output_tokens), else
-/// [`DEFAULT_ANTHROPIC_MAX_TOKENS`]. Calls are echoed as `tool_use` blocks, results sent as
-/// `tool_result` blocks (with `is_error`), rendered by `toolsmith_core::provider`. Usage
+/// [`DEFAULT_ANTHROPIC_MAX_TOKENS`]. The model's turns go back as the content blocks it
+/// answered ([`ProviderTurn`](crate::model::ProviderTurn): `thinking` blocks with their
+/// signatures included, which extended thinking with tools requires); calls of messages
+/// made elsewhere are echoed as `tool_use` blocks, results sent as `tool_result` blocks
+/// (with `is_error`), rendered by `toolsmith_core::provider`. Usage
 /// counts every input token (`input_tokens` plus `cache_read_input_tokens` and
 /// `cache_creation_input_tokens`; cached: `cache_read_input_tokens`) and `output_tokens`.
 ///

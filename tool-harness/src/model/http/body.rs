@@ -5,15 +5,16 @@ use serde_json::Value;
 use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderOptions};
 use toolsmith_core::{ToolCallResult, ToolError};
 
-use crate::model::{ChatRequest, ChatResponse, Message, ModelCall, ModelError, Usage};
+use crate::model::{
+    ChatRequest, ChatResponse, Message, ModelCall, ModelError, ProviderTurn, Usage,
+};
 
 impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
     fn from(call: &'a ModelCall) -> Self {
         Self {
-            id: &call.id,
-            name: &call.name,
-            arguments: call.arguments.as_value(),
             thought_signature: call.thought_signature.as_deref(),
+            as_written: call.as_written.as_deref(),
+            ..Self::new(&call.id, &call.name, call.arguments.as_value())
         }
     }
 }
@@ -25,7 +26,11 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
     for message in messages {
         match message {
             Message::User { text } => rendered.push(provider.render_user(text)),
-            Message::Assistant { text, calls } => {
+            Message::Assistant {
+                provider_turn: Some(turn),
+                ..
+            } if turn.provider == provider => rendered.extend(turn.entries.iter().cloned()),
+            Message::Assistant { text, calls, .. } => {
                 rendered.extend(provider.render_assistant(text.as_deref(), calls));
             }
             Message::ToolResults { results } => {
@@ -124,11 +129,16 @@ pub(crate) fn answer(
             reason,
         }
     };
+    let provider_turn = provider
+        .parse_turn_entries(body)
+        .map_err(malformed)?
+        .map(|entries| ProviderTurn { provider, entries });
     Ok(ChatResponse {
         calls: provider.parse_calls(body).map_err(malformed)?,
         text: provider.parse_text(body).map_err(malformed)?,
         stop_reason: provider.parse_stop_reason(body).map_err(malformed)?,
         usage,
+        provider_turn,
     })
 }
 

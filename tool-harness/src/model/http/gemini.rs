@@ -24,9 +24,12 @@ const ENDPOINT: Endpoint = Endpoint {
 ///
 /// The key goes in `x-goog-api-key`. The system prompt is `systemInstruction`; temperature
 /// and the output limit go in `generationConfig`; tools are `functionDeclarations` in the
-/// OpenAPI subset Gemini reads, the model's earlier calls are echoed as `functionCall` parts
-/// and results sent as `functionResponse` parts, rendered by `toolsmith_core::provider`.
-/// Usage counts `usageMetadata.promptTokenCount` (cached: `cachedContentTokenCount`) and,
+/// OpenAPI subset Gemini reads; the model's turns go back as the parts it answered
+/// ([`ProviderTurn`](crate::model::ProviderTurn): thoughts and thought signatures
+/// included), calls of messages made elsewhere as `functionCall` parts, and results are
+/// sent as `functionResponse` parts, rendered by `toolsmith_core::provider`.
+/// Usage counts `usageMetadata.promptTokenCount` plus `toolUsePromptTokenCount` (the
+/// input of Gemini's own tools, billed as input; cached: `cachedContentTokenCount`) and,
 /// as output, `candidatesTokenCount` plus `thoughtsTokenCount`.
 ///
 /// ```no_run
@@ -143,7 +146,8 @@ impl ChatModel for GeminiModel {
         let body = self.body(request)?;
         let answer = self.transport.post_json(&path(request)?, &body).await?;
         let usage = Usage {
-            input_tokens: count(&answer, "/usageMetadata/promptTokenCount"),
+            input_tokens: count(&answer, "/usageMetadata/promptTokenCount")
+                .saturating_add(count(&answer, "/usageMetadata/toolUsePromptTokenCount")),
             output_tokens: count(&answer, "/usageMetadata/candidatesTokenCount")
                 .saturating_add(count(&answer, "/usageMetadata/thoughtsTokenCount")),
             cached_input_tokens: count(&answer, "/usageMetadata/cachedContentTokenCount"),

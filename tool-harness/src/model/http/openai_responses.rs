@@ -7,7 +7,9 @@ use toolsmith_core::provider::Provider;
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::transport::Transport;
-use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+use crate::model::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage,
+};
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
@@ -23,7 +25,10 @@ const ENDPOINT: Endpoint = Endpoint {
 /// Each request carries the whole conversation as `input` items (`store: false`: nothing is
 /// kept on OpenAI's side, no `previous_response_id` is used); the system prompt goes in
 /// `instructions`, the model's earlier calls are echoed as `function_call` items and results
-/// sent as `function_call_output` items, all rendered by `toolsmith_core::provider`. Usage
+/// sent as `function_call_output` items, all rendered by `toolsmith_core::provider`. A turn
+/// in which a reasoning model reasoned goes back as its output items, its `reasoning` items
+/// with their `encrypted_content` (and no item ids, which a request that stores nothing
+/// cannot refer to), so the model keeps its reasoning across tool calls. Usage
 /// counts `usage.input_tokens` (cached: `input_tokens_details.cached_tokens`) and
 /// `usage.output_tokens`. A response whose `status` is `failed` is a [`ModelError::Api`]
 /// quoting its `error.message`.
@@ -133,6 +138,40 @@ impl ChatModel for OpenAiResponsesModel {
             output_tokens: count(&answer, "/usage/output_tokens"),
             cached_input_tokens: count(&answer, "/usage/input_tokens_details/cached_tokens"),
         };
-        body::answer(PROVIDER, &answer, usage)
+        let mut response = body::answer(PROVIDER, &answer, usage)?;
+        response.provider_turn = response.provider_turn.and_then(stateless_turn);
+        Ok(response)
     }
+}
+
+/// The answer's output items as a request that stores nothing (`store: false`) can send
+/// them back, or `None` where the rendered turn says the same. Nothing was kept on
+/// OpenAI's side, so no item goes back with its `id` (the API would look it up and answer
+/// 404), and a reasoning item goes back only with its `encrypted_content`, which is the
+/// reasoning itself (a stateless request's reasoning items carry it). Without reasoning
+/// items the output holds nothing the rendering of text and calls lacks.
+fn stateless_turn(turn: ProviderTurn) -> Option<ProviderTurn> {
+    let is_reasoning = |item: &Value| item.get("type").and_then(Value::as_str) == Some("reasoning");
+    let replayable = |item: &Value| {
+        !is_reasoning(item)
+            || item
+                .get("encrypted_content")
+                .and_then(Value::as_str)
+                .is_some_and(|content| !content.is_empty())
+    };
+    let entries: Vec<Value> = turn
+        .entries
+        .into_iter()
+        .filter(replayable)
+        .map(|mut item| {
+            if let Some(fields) = item.as_object_mut() {
+                fields.shift_remove("id");
+            }
+            item
+        })
+        .collect();
+    entries.iter().any(is_reasoning).then_some(ProviderTurn {
+        provider: turn.provider,
+        entries,
+    })
 }

@@ -160,9 +160,7 @@ fn follow_up(first_request: &ChatRequest, first: &ChatResponse) -> ChatRequest {
         })
         .collect();
     let mut request = first_request.clone();
-    request
-        .messages
-        .push(Message::assistant_calls(first.text.clone(), calls));
+    request.messages.push(first.to_message());
     request.messages.push(Message::ToolResults { results });
     request
 }
@@ -667,9 +665,16 @@ async fn an_agent_session_gives_the_same_transcript_through_every_client() {
         }
         assert!(sent.contains("division by zero"), "{api:?}");
         let mut transcript = run.transcript;
-        // Gemini's thought signatures are its own; the rest is the same everywhere.
+        // Each provider's own turn and Gemini's thought signatures are the provider's; the
+        // rest is the same everywhere.
         for message in &mut transcript {
-            if let Message::Assistant { calls, .. } = message {
+            if let Message::Assistant {
+                calls,
+                provider_turn,
+                ..
+            } = message
+            {
+                *provider_turn = None;
                 for call in calls {
                     call.thought_signature = None;
                 }

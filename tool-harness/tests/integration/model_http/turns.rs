@@ -1,0 +1,197 @@
+//! The model's turns as they go back to it: each provider's own turn verbatim where its
+//! format keeps what a rendering would lose (Responses reasoning, Anthropic thinking, Gemini
+//! thoughts), the rendered turn for another provider, and a call that could not be read
+//! echoed and replayed as the model wrote it.
+
+use serde_json::{Value, json};
+use toolsmith_core::ToolShed;
+use toolsmith_core::provider::Provider;
+use toolsmith_harness::agent::{AgentRun, AgentSession};
+use toolsmith_harness::model::{ChatModel, ChatRequest, Message, ScriptedModel};
+
+use super::server::{MockServer, Recorded, Reply};
+use super::{Api, Client};
+
+/// Add two integers.
+#[toolsmith_core::tool_fn]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+const QUESTION: &str = "What is 2 + 3?";
+
+/// A session of `model` with `add` active.
+fn session(model: Box<dyn ChatModel>, api: Api) -> AgentSession {
+    let session = AgentSession::builder(model)
+        .with_model(api.model_name())
+        .with_toolshed(ToolShed::new().tool(Add))
+        .build()
+        .expect("builds");
+    session.tool_manager().activate(&["add".into()]);
+    session
+}
+
+/// A run of `api`'s client against a server that answers `first`, then "5"; what it sent.
+async fn run_with(api: Api, first: Value) -> (AgentRun, Vec<Recorded>) {
+    let server = MockServer::start([
+        Reply::json(200, &first),
+        Reply::json(200, &api.text_answer("5")),
+    ])
+    .await;
+    let run = session(api.model(&server.base, &Client::default()), api)
+        .run(QUESTION)
+        .await
+        .unwrap_or_else(|err| panic!("{api:?}: {err}"));
+    assert_eq!(run.text, "5", "{api:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{api:?}");
+    (run, requests)
+}
+
+fn responses_answer(output: Value) -> Value {
+    json!({"id": "resp_1", "object": "response", "status": "completed", "model": "o4-mini",
+        "output": output,
+        "usage": {"input_tokens": 50, "output_tokens": 80,
+            "output_tokens_details": {"reasoning_tokens": 64}}})
+}
+
+#[tokio::test]
+async fn responses_reasoning_goes_back_with_its_encrypted_content_and_no_ids() {
+    let output = json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-1"},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_add", "name": "add",
+         "arguments": "{\"a\":2,\"b\":3}", "status": "completed"}]);
+    let (run, requests) = run_with(Api::Responses, responses_answer(output)).await;
+    let input = &requests[1].body["input"];
+    assert_eq!(
+        input,
+        &json!([
+            {"role": "user", "content": QUESTION},
+            {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA-1"},
+            {"type": "function_call", "call_id": "call_add", "name": "add",
+             "arguments": "{\"a\":2,\"b\":3}", "status": "completed"},
+            {"type": "function_call_output", "call_id": "call_add", "output": "5"}
+        ])
+    );
+    let Message::Assistant { provider_turn, .. } = &run.transcript[1] else {
+        panic!("an assistant message: {:?}", run.transcript[1]);
+    };
+    let turn = provider_turn.as_ref().expect("the provider's turn is kept");
+    assert_eq!(turn.provider, Provider::OpenAiResponses);
+    assert_eq!(turn.entries.len(), 2);
+}
+
+#[tokio::test]
+async fn responses_reasoning_without_its_content_leaves_the_rendered_turn() {
+    // A reasoning item without `encrypted_content` cannot be sent back to a request that
+    // stores nothing: the turn goes back as its text and calls.
+    let output = json!([
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_add", "name": "add",
+         "arguments": "{\"a\":2,\"b\":3}", "status": "completed"}]);
+    let (run, requests) = run_with(Api::Responses, responses_answer(output)).await;
+    assert_eq!(
+        requests[1].body["input"][1],
+        json!({"type": "function_call", "call_id": "call_add", "name": "add",
+            "arguments": "{\"a\":2,\"b\":3}"})
+    );
+    assert!(!requests[1].body.to_string().contains("rs_1"));
+    assert_eq!(
+        run.transcript[1],
+        Message::assistant_calls(None, run.transcript[1].calls().to_vec())
+    );
+}
+
+#[tokio::test]
+async fn anthropic_thinking_goes_back_verbatim_and_another_provider_gets_the_rendered_turn() {
+    let content = json!([
+        {"type": "thinking", "thinking": "The user wants 2 + 3.", "signature": "EqQBCkYIBRgC"},
+        {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"},
+        {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2, "b": 3}}]);
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "content": content, "stop_reason": "tool_use",
+        "usage": {"input_tokens": 50, "output_tokens": 80}});
+    let (run, requests) = run_with(Api::Anthropic, answer).await;
+    let messages = &requests[1].body["messages"];
+    assert_eq!(
+        messages[1],
+        json!({"role": "assistant", "content": content})
+    );
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], "toolu_1");
+
+    // The same transcript sent to OpenAI: the turn rendered from its text and calls.
+    let server = MockServer::start([Reply::json(200, &Api::Chat.text_answer("5"))]).await;
+    let request = ChatRequest {
+        model: Api::Chat.model_name().to_owned(),
+        messages: run.transcript,
+        ..ChatRequest::default()
+    };
+    Api::Chat
+        .model(&server.base, &Client::default())
+        .complete(&request)
+        .await
+        .expect("answers");
+    let sent = &server.requests()[0].body["messages"];
+    assert_eq!(
+        sent[1],
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "toolu_1", "type": "function",
+             "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}]})
+    );
+    assert!(!sent.to_string().contains("thinking"));
+}
+
+#[tokio::test]
+async fn gemini_thoughts_go_back_with_their_signatures() {
+    let parts = json!([
+        {"text": "Adding the two numbers.", "thought": true},
+        {"text": "Let me add them.", "thoughtSignature": "SIG-text"},
+        {"functionCall": {"name": "add", "args": {"a": 2, "b": 3}}, "thoughtSignature": "SIG-call"}]);
+    let answer = json!({"candidates": [{"content": {"role": "model", "parts": parts},
+        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 20,
+            "toolUsePromptTokenCount": 7, "thoughtsTokenCount": 30}});
+    let (run, requests) = run_with(Api::Gemini, answer).await;
+    assert_eq!(
+        requests[1].body["contents"][1],
+        json!({"role": "model", "parts": parts})
+    );
+    // `toolUsePromptTokenCount` is input too: 50 + 7, then the answer's 10.
+    assert_eq!(run.usage.input_tokens, 50 + 7 + 10);
+    assert_eq!(run.usage.output_tokens, 20 + 30 + 2);
+}
+
+#[tokio::test]
+async fn a_call_that_could_not_be_read_goes_back_and_replays_as_written() {
+    let broken = "{\"a\": 2, \"b\"";
+    let answer = json!({"id": "chatcmpl-1", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "add", "arguments": broken}}]}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 10}});
+    let (run, requests) = run_with(Api::Chat, answer).await;
+    let second = &requests[1].body["messages"];
+    assert_eq!(second[1]["tool_calls"][0]["function"]["arguments"], broken);
+    assert!(
+        second[2]["content"]
+            .as_str()
+            .is_some_and(|text| text.contains("not valid JSON")),
+        "the error goes back: {}",
+        second[2]
+    );
+    assert_eq!(
+        run.transcript[1].calls()[0].as_written.as_deref(),
+        Some(broken)
+    );
+
+    // Replayed, the call is rejected the same way: the same transcript.
+    let replay = session(
+        Box::new(ScriptedModel::replaying(&run.transcript)),
+        Api::Chat,
+    )
+    .run(QUESTION)
+    .await
+    .expect("replays");
+    assert_eq!(replay.transcript, run.transcript);
+}
