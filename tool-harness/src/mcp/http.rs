@@ -3,7 +3,9 @@
 //! Bound to 127.0.0.1 by default. Every request's `Host` must name this machine (or a host
 //! added with [`McpHttpOptions::allow_host`]) and a browser's `Origin` must be a local one
 //! (or one added with [`McpHttpOptions::allow_origin`]), which defeats DNS rebinding; with a
-//! bearer token set, a request without it gets `401` before its body is read.
+//! bearer token set, a request without it gets `401` before its body is read. At most
+//! [`McpHttpOptions::with_max_sessions`] sessions are open at once; past that, an
+//! `initialize` gets `503`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -21,6 +23,17 @@ use toolsmith_core::CancellationToken;
 use super::error::McpError;
 use super::json_limits::DEFAULT_MAX_MESSAGE_BYTES;
 use super::server::McpServer;
+use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_past_cap};
+
+/// How many MCP sessions an [`McpHttpServer`] keeps open at once by default
+/// ([`McpHttpOptions::with_max_sessions`]).
+///
+/// Each `initialize` without a session opens one, and a client that goes away without
+/// `DELETE` leaves its session open until rmcp's idle timeout (5 minutes); unbounded, a client
+/// opening sessions in a loop exhausts memory. A thousand is far more than the clients of one
+/// server hold (one session each, a few for a client that reconnects), and few enough that
+/// their workers, channels and per-session tool lists stay small.
+pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 
 /// Where and how an [`McpHttpServer`] listens.
 ///
@@ -30,9 +43,11 @@ use super::server::McpServer;
 /// let options = McpHttpOptions::default()
 ///     .with_addr("127.0.0.1:8080".parse().unwrap())
 ///     .with_bearer_token("s3cret")
-///     .allow_host("tools.example");
+///     .allow_host("tools.example")
+///     .with_max_sessions(100);
 /// assert_eq!(options.addr().port(), 8080);
 /// assert_eq!(options.path(), "/mcp");
+/// assert_eq!(options.max_sessions(), 100);
 /// ```
 #[derive(Debug, Clone)]
 pub struct McpHttpOptions {
@@ -42,6 +57,7 @@ pub struct McpHttpOptions {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     max_body_bytes: usize,
+    max_sessions: usize,
 }
 
 impl Default for McpHttpOptions {
@@ -54,6 +70,7 @@ impl Default for McpHttpOptions {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
 }
@@ -107,6 +124,19 @@ impl McpHttpOptions {
         self
     }
 
+    /// At most `sessions` MCP sessions open at once (default [`DEFAULT_MAX_SESSIONS`]).
+    ///
+    /// Past it, an `initialize` is answered `503 Service Unavailable` with a JSON-RPC error
+    /// naming the limit, and the open sessions go on; a place is freed when a session ends
+    /// (the client's `DELETE`, the idle timeout, shutdown). Requests of the stateless
+    /// revision (2026-07-28) open no session and are served whatever the count; `0` serves
+    /// only those.
+    #[must_use]
+    pub fn with_max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
     /// The address to listen on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -115,6 +145,11 @@ impl McpHttpOptions {
     /// The path MCP is served at.
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// The most MCP sessions open at once.
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
     }
 
     /// rmcp's configuration for these options, once bound to `bound`.
@@ -242,13 +277,38 @@ pub fn router(
     bound: SocketAddr,
     shutdown: CancellationToken,
 ) -> Router {
+    router_over(
+        server,
+        options,
+        bound,
+        shutdown,
+        LocalSessionManager::default(),
+    )
+}
+
+/// [`router`], with `sessions` holding the sessions under the options' cap.
+fn router_over(
+    server: McpServer,
+    options: &McpHttpOptions,
+    bound: SocketAddr,
+    shutdown: CancellationToken,
+    sessions: LocalSessionManager,
+) -> Router {
     let config = options.service_config(bound, shutdown);
-    let service = StreamableHttpService::new(
-        move || Ok(server.for_connection()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let app = Router::new().route_service(&options.path, service);
+    let sessions = Arc::new(CappedSessionManager::new(sessions, options.max_sessions));
+    let cap = SessionCapState {
+        sessions: Arc::clone(&sessions),
+        max_body_bytes: options.max_body_bytes,
+    };
+    let service = StreamableHttpService::new(move || Ok(server.for_connection()), sessions, config);
+    // A route layer, so that a request to another path is still a plain 404; the bearer
+    // check below wraps it, so that only an authorized client learns the server is full.
+    let app = Router::new()
+        .route_service(&options.path, service)
+        .route_layer(axum::middleware::from_fn_with_state(
+            cap,
+            refuse_sessions_past_cap,
+        ));
     match &options.bearer_token {
         Some(token) => app.layer(axum::middleware::from_fn_with_state(
             Arc::<str>::from(token.as_str()),
@@ -297,6 +357,56 @@ mod tests {
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+
+    /// A session whose client goes away without `DELETE` ends after rmcp's idle timeout (here
+    /// two seconds), and its place is free again: the count is rmcp's map of sessions, which
+    /// rmcp empties when a session's worker ends.
+    #[tokio::test]
+    async fn a_session_ended_by_the_idle_timeout_frees_its_place() {
+        use std::time::{Duration, Instant};
+
+        use toolsmith_core::ToolCallManager;
+
+        use crate::mcp::{McpClient, McpTransport};
+
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(Duration::from_secs(2));
+        let options = McpHttpOptions::default().with_max_sessions(1);
+        let listener = tokio::net::TcpListener::bind(options.addr()).await.unwrap();
+        let bound = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let server = McpServer::new(Arc::new(ToolCallManager::new("idle")));
+        let app = router_over(server, &options, bound, shutdown.clone(), sessions);
+        let stop = shutdown.clone();
+        let serving = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await
+        });
+        let url = format!("http://{bound}/mcp");
+
+        // Kept, never closed: its session stays open until it has been idle long enough.
+        let idle = McpClient::connect(McpTransport::http(&url)).await.unwrap();
+        let refused = McpClient::connect(McpTransport::http(&url))
+            .await
+            .err()
+            .unwrap();
+        assert!(refused.to_string().contains("its limit is 1"), "{refused}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let next = loop {
+            match McpClient::connect(McpTransport::http(&url)).await {
+                Ok(client) => break client,
+                Err(error) => {
+                    assert!(Instant::now() < deadline, "never freed: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        };
+        next.close().await;
+        drop(idle);
+        shutdown.cancel();
+        serving.await.unwrap().unwrap();
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod names;
 mod pagination;
 mod progress;
 mod server;
+mod session_cap;
 mod stdio;
 mod tool_list;
 mod tool_mapping;
@@ -36,7 +37,7 @@ pub use client::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpClient, McpClientOptions, McpTransport,
 };
 pub use error::McpError;
-pub use http::{McpHttpOptions, McpHttpServer, router};
+pub use http::{DEFAULT_MAX_SESSIONS, McpHttpOptions, McpHttpServer, router};
 pub use json_limits::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, JsonLimits};
 pub use line_transport::LineTransport;
 pub use names::{MAX_MCP_NAME_LEN, McpNames, provider_name};

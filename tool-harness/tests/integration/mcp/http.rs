@@ -1,5 +1,5 @@
 //! Our server over streamable HTTP on 127.0.0.1, under rmcp's client: calls, the bearer
-//! token, and the Host / Origin checks against DNS rebinding.
+//! token, the Host / Origin checks against DNS rebinding, and the cap on open sessions.
 
 use std::time::Duration;
 
@@ -44,8 +44,11 @@ async fn rmcp_client(
         .await
 }
 
-/// The status code of a raw `initialize` POST with these extra headers.
-async fn raw_status(server: &McpHttpServer, headers: &[(&str, String)]) -> u16 {
+/// A raw `initialize` POST with these extra headers, written to a new connection.
+async fn send_raw_initialize(
+    server: &McpHttpServer,
+    headers: &[(&str, String)],
+) -> tokio::net::TcpStream {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}})
@@ -70,6 +73,12 @@ async fn raw_status(server: &McpHttpServer, headers: &[(&str, String)]) -> u16 {
         .await
         .unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
+    stream
+}
+
+/// The status code of a raw `initialize` POST with these extra headers.
+async fn raw_status(server: &McpHttpServer, headers: &[(&str, String)]) -> u16 {
+    let mut stream = send_raw_initialize(server, headers).await;
     let mut head = vec![0u8; 12];
     tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut head))
         .await
@@ -144,5 +153,114 @@ async fn foreign_hosts_and_origins_are_refused() {
         raw_status(&server, &[("Host", "tools.test".into())]).await,
         200
     );
+    server.shutdown().await.unwrap();
+}
+
+/// rmcp's client connected to `server`, after listing its tools and calling `add`.
+async fn working_client(
+    server: &McpHttpServer,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ClientConfig> {
+    let client = rmcp_client(&server.url(), None).await.unwrap();
+    assert_still_works(&client).await;
+    client
+}
+
+/// Lists the demo tools and calls `add` through `client`.
+async fn assert_still_works(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>,
+) {
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
+    let sum = client
+        .call_tool(
+            CallToolRequestParams::new("add")
+                .with_arguments(json!({"a": 2, "b": 3}).as_object().cloned().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"result": 5})));
+}
+
+#[tokio::test]
+async fn sessions_past_the_cap_are_refused_until_one_ends() {
+    let server = start(McpHttpOptions::default().with_max_sessions(2)).await;
+    let first = working_client(&server).await;
+    let second = working_client(&server).await;
+
+    // A third client's handshake fails with the server's reason, which names the limit.
+    let refused = rmcp_client(&server.url(), None).await.err().unwrap();
+    let reason = refused.to_string();
+    assert!(
+        reason.contains("too many open sessions") && reason.contains("its limit is 2"),
+        "{reason}"
+    );
+    // On the wire: 503, and a JSON-RPC error to the request.
+    let mut raw = send_raw_initialize(&server, &[]).await;
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), raw.read_to_string(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(
+        answer.contains("content-type: application/json"),
+        "{answer}"
+    );
+    let body: serde_json::Value =
+        serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["id"], json!(1));
+    assert_eq!(body["error"]["code"], json!(-32000));
+    assert_eq!(body["error"]["data"], json!({"maxSessions": 2}));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many open sessions (its limit is 2)"),
+        "{body}"
+    );
+
+    // The open sessions go on.
+    assert_still_works(&first).await;
+    assert_still_works(&second).await;
+
+    // Closing a client (rmcp's client sends DELETE) frees its place.
+    first.cancel().await.unwrap();
+    let third = working_client(&server).await;
+    assert_still_works(&second).await;
+    assert!(rmcp_client(&server.url(), None).await.is_err());
+
+    second.cancel().await.unwrap();
+    third.cancel().await.unwrap();
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn clients_of_the_stateless_revision_are_served_at_the_cap() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::{ClientLifecycleMode, ClientServiceExt as _};
+
+    let server = start(McpHttpOptions::default().with_max_sessions(1)).await;
+    let with_session = working_client(&server).await;
+    assert!(rmcp_client(&server.url(), None).await.is_err());
+    // 2026-07-28 has no session: its requests carry no Mcp-Session-Id and open none.
+    let stateless = ClientConfig::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(server.url()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stateless.list_all_tools().await.unwrap().len(), 6);
+    let sum = stateless
+        .call_tool(
+            CallToolRequestParams::new("add")
+                .with_arguments(json!({"a": 40, "b": 2}).as_object().cloned().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sum.structured_content, Some(json!(42)));
+    stateless.cancel().await.unwrap();
+    with_session.cancel().await.unwrap();
     server.shutdown().await.unwrap();
 }
