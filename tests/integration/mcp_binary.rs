@@ -321,3 +321,27 @@ fn mcp_list_shows_a_servers_tools_through_the_bridge() {
         "{stdout}"
     );
 }
+
+#[tokio::test]
+async fn serve_over_http_keeps_to_its_session_cap() {
+    let root = tempfile::tempdir().unwrap();
+    let serve = crate::mcp_interop::HttpServe::start(root.path(), &["--max-sessions", "1"]);
+    let first = McpClient::connect(McpTransport::http(&serve.1))
+        .await
+        .expect("the first client connects");
+    let refused = McpClient::connect(McpTransport::http(&serve.1))
+        .await
+        .err()
+        .expect("a second session is past the cap");
+    assert!(
+        refused
+            .to_string()
+            .contains("too many open sessions (its limit is 1)"),
+        "{refused}"
+    );
+    first.close().await;
+    let next = McpClient::connect(McpTransport::http(&serve.1))
+        .await
+        .expect("a place is free once the first session ended");
+    next.close().await;
+}

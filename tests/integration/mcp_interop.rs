@@ -73,11 +73,12 @@ fn python_client_over_stdio() {
     );
 }
 
-/// `toolsmith serve --http` on a free port, killed when dropped.
-struct HttpServe(std::process::Child, String);
+/// `toolsmith serve --http` on a free port, killed when dropped: the process and its URL.
+pub(crate) struct HttpServe(std::process::Child, pub(crate) String);
 
 impl HttpServe {
-    fn start(root: &Path) -> Self {
+    /// The server on `root`, with `extra` arguments.
+    pub(crate) fn start(root: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(BIN)
             .args([
                 "serve",
@@ -88,6 +89,7 @@ impl HttpServe {
                 "--root",
             ])
             .arg(root)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -116,7 +118,7 @@ impl Drop for HttpServe {
 fn python_client_over_http() {
     let Some(python) = python() else { return };
     let root = tempfile::tempdir().unwrap();
-    let serve = HttpServe::start(root.path());
+    let serve = HttpServe::start(root.path(), &[]);
     let out = run_python(&python, &["client_http.py", &serve.1]);
     assert!(out.contains("OK http: 5 checks"), "{out}");
 }

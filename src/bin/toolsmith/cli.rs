@@ -74,6 +74,9 @@ pub struct ServeArgs {
     /// With --http: require `Authorization: Bearer TOKEN`.
     #[arg(long, env = "TOOLSMITH_MCP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// With --http: the most MCP sessions open at once; past it, a new client gets 503.
+    #[arg(long, value_name = "N", default_value_t = toolsmith::harness::mcp::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
 }
 
 /// `toolsmith tools`.

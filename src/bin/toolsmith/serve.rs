@@ -25,7 +25,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             serve_stdio(server).await.map_err(Failure::from)
         }
         Some(addr) => {
-            let mut options = McpHttpOptions::default().with_addr(parse_addr(&addr)?);
+            let mut options = McpHttpOptions::default()
+                .with_addr(parse_addr(&addr)?)
+                .with_max_sessions(args.max_sessions);
             if let Some(token) = args.token {
                 options = options.with_bearer_token(token);
             }

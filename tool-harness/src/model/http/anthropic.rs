@@ -58,6 +58,7 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
 pub struct AnthropicModel {
     transport: Transport,
     max_output_tokens: Option<u32>,
+    body_fields: Map<String, Value>,
 }
 
 impl AnthropicModel {
@@ -101,6 +102,7 @@ impl AnthropicModel {
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }
+        body::fill_in(&mut body, &self.body_fields);
         Ok(Value::Object(body))
     }
 }
@@ -117,6 +119,7 @@ impl HttpModelBuilder<AnthropicModel> {
         Ok(AnthropicModel {
             transport,
             max_output_tokens: self.settings.max_output_tokens,
+            body_fields: self.settings.body_fields,
         })
     }
 }

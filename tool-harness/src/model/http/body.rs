@@ -1,7 +1,7 @@
 //! The parts of a request body and of an answer that the four clients read the same way,
 //! each through `toolsmith_core::provider` (the wire formats live there, once).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderOptions};
 use toolsmith_core::{ToolCallResult, ToolError};
 
@@ -48,6 +48,22 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
         }
     }
     rendered
+}
+
+/// `fields` written into `body` where the client wrote nothing
+/// ([`HttpModelBuilder::body_field`](super::HttpModelBuilder::body_field)): a key the body
+/// lacks is added, an object both hold is filled the same way, key by key, and any other
+/// value the body holds stays.
+pub(crate) fn fill_in(body: &mut Map<String, Value>, fields: &Map<String, Value>) {
+    for (name, value) in fields {
+        match (body.get_mut(name), value) {
+            (None, _) => {
+                body.insert(name.clone(), value.clone());
+            }
+            (Some(Value::Object(written)), Value::Object(more)) => fill_in(written, more),
+            (Some(_), _) => {}
+        }
+    }
 }
 
 /// The declared tools as `provider`'s `tools` array, `None` when there are none (the APIs
@@ -146,6 +162,22 @@ pub(crate) fn answer(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn body_fields_fill_in_and_never_replace() {
+        let mut body = json!({"model": "m", "store": false,
+            "generationConfig": {"temperature": 0.2}, "messages": [{"role": "user"}]});
+        let fields = json!({"model": "other", "store": true, "top_p": 0.9,
+            "generationConfig": {"temperature": 1.0, "thinkingConfig": {"thinkingBudget": 0}},
+            "messages": {"role": "system"}});
+        fill_in(body.as_object_mut().unwrap(), fields.as_object().unwrap());
+        assert_eq!(
+            body,
+            json!({"model": "m", "store": false, "top_p": 0.9,
+                "generationConfig": {"temperature": 0.2, "thinkingConfig": {"thinkingBudget": 0}},
+                "messages": [{"role": "user"}]})
+        );
+    }
 
     #[test]
     fn numbers_are_written_as_decimals() {

@@ -4,6 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use serde_json::{Map, Value};
 use toolsmith_core::provider::Provider;
 
 use super::transport::{Transport, TransportConfig};
@@ -51,6 +52,8 @@ pub(crate) struct Settings {
     pub(crate) max_retry_wait: Duration,
     pub(crate) max_output_tokens: Option<u32>,
     pub(crate) headers: Vec<(String, String)>,
+    /// Fields every request body carries, where the client writes none of its own.
+    pub(crate) body_fields: Map<String, Value>,
     /// OpenAI Chat only: send `max_tokens` rather than `max_completion_tokens`.
     pub(crate) legacy_max_tokens: bool,
 }
@@ -78,6 +81,7 @@ impl<M> Default for HttpModelBuilder<M> {
                 max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
                 max_output_tokens: None,
                 headers: Vec::new(),
+                body_fields: Map::new(),
                 legacy_max_tokens: false,
             },
             model: PhantomData,
@@ -109,6 +113,7 @@ impl<M> fmt::Debug for HttpModelBuilder<M> {
                 "headers",
                 &s.headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
             )
+            .field("body_fields", &s.body_fields.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -173,6 +178,31 @@ impl<M> HttpModelBuilder<M> {
     #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.settings.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// One more field for every request body, for what the API offers and the client has
+    /// no setting for: OpenAI's `reasoning` or `reasoning_effort`, Anthropic's `thinking`,
+    /// Gemini's `generationConfig.thinkingConfig`, a `top_p`, a `service_tier`. It fills in
+    /// what the client leaves out and never replaces what the client writes: an object the
+    /// client also writes (Gemini's `generationConfig`) gets the field's keys it lacks, key
+    /// by key, and a value the client sets (the model, the messages, the tools, Responses'
+    /// `store`, a limit or temperature the request sets) stays the client's.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith_harness::model::http::AnthropicModel;
+    ///
+    /// let model = AnthropicModel::builder()
+    ///     .api_key("sk-ant-test")
+    ///     .max_output_tokens(16_000)
+    ///     .body_field("thinking", json!({"type": "enabled", "budget_tokens": 10_000}))
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    #[must_use]
+    pub fn body_field(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.settings.body_fields.insert(name.into(), value);
         self
     }
 

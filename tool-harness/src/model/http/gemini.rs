@@ -51,6 +51,7 @@ const ENDPOINT: Endpoint = Endpoint {
 pub struct GeminiModel {
     transport: Transport,
     max_output_tokens: Option<u32>,
+    body_fields: Map<String, Value>,
 }
 
 impl GeminiModel {
@@ -98,6 +99,7 @@ impl GeminiModel {
         if !generation.is_empty() {
             body.insert("generationConfig".to_owned(), Value::Object(generation));
         }
+        body::fill_in(&mut body, &self.body_fields);
         Ok(Value::Object(body))
     }
 }
@@ -132,6 +134,7 @@ impl HttpModelBuilder<GeminiModel> {
         Ok(GeminiModel {
             transport,
             max_output_tokens: self.settings.max_output_tokens,
+            body_fields: self.settings.body_fields,
         })
     }
 }

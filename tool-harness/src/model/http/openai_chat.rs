@@ -73,6 +73,7 @@ const ENDPOINT: Endpoint = Endpoint {
 pub struct OpenAiChatModel {
     transport: Transport,
     max_output_tokens: Option<u32>,
+    body_fields: Map<String, Value>,
     legacy_max_tokens: bool,
 }
 
@@ -118,6 +119,7 @@ impl OpenAiChatModel {
             };
             body.insert(field.to_owned(), json!(tokens));
         }
+        body::fill_in(&mut body, &self.body_fields);
         Ok(Value::Object(body))
     }
 }
@@ -142,6 +144,7 @@ impl HttpModelBuilder<OpenAiChatModel> {
         Ok(OpenAiChatModel {
             transport,
             max_output_tokens: self.settings.max_output_tokens,
+            body_fields: self.settings.body_fields,
             legacy_max_tokens: self.settings.legacy_max_tokens,
         })
     }

@@ -52,6 +52,7 @@ const ENDPOINT: Endpoint = Endpoint {
 pub struct OpenAiResponsesModel {
     transport: Transport,
     max_output_tokens: Option<u32>,
+    body_fields: Map<String, Value>,
 }
 
 impl OpenAiResponsesModel {
@@ -93,6 +94,7 @@ impl OpenAiResponsesModel {
             body.insert("max_output_tokens".to_owned(), json!(tokens));
         }
         body.insert("store".to_owned(), json!(false));
+        body::fill_in(&mut body, &self.body_fields);
         Ok(Value::Object(body))
     }
 }
@@ -109,6 +111,7 @@ impl HttpModelBuilder<OpenAiResponsesModel> {
         Ok(OpenAiResponsesModel {
             transport,
             max_output_tokens: self.settings.max_output_tokens,
+            body_fields: self.settings.body_fields,
         })
     }
 }

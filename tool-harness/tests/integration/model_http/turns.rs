@@ -195,3 +195,62 @@ async fn a_call_that_could_not_be_read_goes_back_and_replays_as_written() {
     .expect("replays");
     assert_eq!(replay.transcript, run.transcript);
 }
+
+#[tokio::test]
+async fn body_fields_fill_in_what_the_clients_leave_out() {
+    use toolsmith_harness::model::ChatOptions;
+    use toolsmith_harness::model::http::{AnthropicModel, GeminiModel};
+
+    let request = |api: Api| ChatRequest {
+        model: api.model_name().to_owned(),
+        messages: vec![Message::user(QUESTION)],
+        options: ChatOptions {
+            temperature: Some(0.5),
+            max_output_tokens: Some(16_000),
+            ..ChatOptions::default()
+        },
+        ..ChatRequest::default()
+    };
+
+    let server = MockServer::start([Reply::json(200, &Api::Anthropic.text_answer("5"))]).await;
+    let anthropic = AnthropicModel::builder()
+        .api_key(super::KEY)
+        .base_url(&server.base)
+        .body_field(
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": 10_000}),
+        )
+        .body_field("max_tokens", json!(1))
+        .build()
+        .expect("builds");
+    anthropic
+        .complete(&request(Api::Anthropic))
+        .await
+        .expect("answers");
+    let sent = &server.requests()[0].body;
+    assert_eq!(
+        sent["thinking"],
+        json!({"type": "enabled", "budget_tokens": 10_000})
+    );
+    // The request's own limit stays.
+    assert_eq!(sent["max_tokens"], 16_000);
+
+    let server = MockServer::start([Reply::json(200, &Api::Gemini.text_answer("5"))]).await;
+    let gemini = GeminiModel::builder()
+        .api_key(super::KEY)
+        .base_url(&server.base)
+        .body_field(
+            "generationConfig",
+            json!({"temperature": 2.0, "thinkingConfig": {"thinkingBudget": 0}}),
+        )
+        .build()
+        .expect("builds");
+    gemini
+        .complete(&request(Api::Gemini))
+        .await
+        .expect("answers");
+    let config = &server.requests()[0].body["generationConfig"];
+    assert_eq!(config["temperature"], 0.5);
+    assert_eq!(config["maxOutputTokens"], 16_000);
+    assert_eq!(config["thinkingConfig"], json!({"thinkingBudget": 0}));
+}
