@@ -329,10 +329,9 @@ async fn serve_over_http_keeps_to_its_session_cap() {
     let first = McpClient::connect(McpTransport::http(&serve.1))
         .await
         .expect("the first client connects");
-    let refused = McpClient::connect(McpTransport::http(&serve.1))
-        .await
-        .err()
-        .expect("a second session is past the cap");
+    let Err(refused) = McpClient::connect(McpTransport::http(&serve.1)).await else {
+        panic!("a second session is past the cap");
+    };
     assert!(
         refused
             .to_string()
