@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, generated_id, read_call};
+use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
 use super::reply::Reply;
 use super::strict::{SchemaError, StrictDialect, StrictSchema, transform};
 use super::turns::{AssistantCall, StopReason};
@@ -177,7 +177,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     let blocks: Vec<Value> = text_block
         .into_iter()
         .chain(calls.iter().map(|call| {
-            json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+            json!({"type": "tool_use", "id": call.id, "name": echoed_name(call.name), "input": call.arguments})
         }))
         .collect();
     if blocks.is_empty() {

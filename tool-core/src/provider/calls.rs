@@ -15,6 +15,20 @@ use crate::{
 /// not echoed back to providers that match results by name.
 pub const GENERATED_CALL_ID_PREFIX: &str = "toolsmith-call-";
 
+/// The name a call that named no tool is echoed back under, and its result sent under, in
+/// the formats whose APIs check names (all but text backends). Echoed with an empty name,
+/// the call would have every later request of the conversation refused.
+pub const UNNAMED_CALL_NAME: &str = "unnamed_call";
+
+/// `name` as a call is echoed under: [`UNNAMED_CALL_NAME`] for an empty one.
+pub(crate) fn echoed_name(name: &str) -> &str {
+    if name.is_empty() {
+        UNNAMED_CALL_NAME
+    } else {
+        name
+    }
+}
+
 /// One call of a response: a request ready to run, or a call that could not be read.
 pub type ParsedCall = Result<ToolCallRequest, RejectedCall>;
 

@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, generated_id, read_call};
+use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, echoed_name, generated_id, read_call};
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::reply::{Body, Reply};
 use super::strict::{META_KEYWORDS, SchemaError, escape, keep, set_description, split_types};
@@ -394,7 +394,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             if !reply.id.starts_with(GENERATED_CALL_ID_PREFIX) {
                 function_response.insert("id".to_owned(), json!(reply.id));
             }
-            function_response.insert("name".to_owned(), json!(reply.name));
+            function_response.insert("name".to_owned(), json!(echoed_name(reply.name)));
             function_response.insert("response".to_owned(), response);
             json!({ "functionResponse": function_response })
         })
@@ -415,7 +415,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
             if !call.id.starts_with(GENERATED_CALL_ID_PREFIX) {
                 function_call.insert("id".to_owned(), json!(call.id));
             }
-            function_call.insert("name".to_owned(), json!(call.name));
+            function_call.insert("name".to_owned(), json!(echoed_name(call.name)));
             function_call.insert("args".to_owned(), call.arguments.clone());
             match call.thought_signature {
                 Some(signature) => {

@@ -70,7 +70,7 @@ use crate::ToolDeclarations;
 
 pub use cache::Declared;
 pub(crate) use cache::RenderCache;
-pub use calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, RejectedCall};
+pub use calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, RejectedCall, UNNAMED_CALL_NAME};
 pub use feedback::error_for_model;
 pub use repair::{BrokenJson, repair_json};
 pub use reply::CallReply;
@@ -389,6 +389,46 @@ impl ResponseError {
 #[cfg(test)]
 mod tests {
     use super::Provider;
+
+    #[test]
+    fn a_call_that_named_no_tool_is_echoed_under_a_name_the_apis_take() {
+        use super::{AssistantCall, CallReply, UNNAMED_CALL_NAME};
+        use crate::ToolError;
+        use serde_json::json;
+
+        let arguments = json!({});
+        let call = AssistantCall::new("call_1", "", &arguments);
+        let named = |provider: Provider| {
+            let turn = provider.render_assistant(None, [call]).remove(0);
+            match provider {
+                Provider::OpenAiChat => turn["tool_calls"][0]["function"]["name"].clone(),
+                Provider::OpenAiResponses => turn["name"].clone(),
+                Provider::Anthropic => turn["content"][0]["name"].clone(),
+                Provider::Gemini => turn["parts"][0]["functionCall"]["name"].clone(),
+                _ => unreachable!(),
+            }
+        };
+        for provider in [
+            Provider::OpenAiChat,
+            Provider::OpenAiResponses,
+            Provider::Anthropic,
+            Provider::Gemini,
+        ] {
+            assert_eq!(named(provider), UNNAMED_CALL_NAME, "{provider:?}");
+        }
+        // Gemini matches results by name: the result goes under the same one.
+        let result = Err(ToolError::UnknownTool(String::new()));
+        let reply = CallReply {
+            id: "call_1",
+            name: "",
+            result: &result,
+        };
+        let results = Provider::Gemini.render_results([reply]);
+        assert_eq!(
+            results[0]["parts"][0]["functionResponse"]["name"],
+            UNNAMED_CALL_NAME
+        );
+    }
 
     #[test]
     fn serde_names_are_the_short_names() {

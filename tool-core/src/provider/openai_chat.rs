@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, generated_id, read_call};
+use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
 use super::reply::Reply;
 use super::strict::{StrictDialect, transform};
 use super::turns::{AssistantCall, StopReason};
@@ -158,7 +158,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
                 json!({
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": call.written_arguments()},
+                    "function": {"name": echoed_name(call.name), "arguments": call.written_arguments()},
                 })
             })
             .collect();

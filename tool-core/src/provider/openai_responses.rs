@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::calls::{ParsedCall, generated_id, read_call};
+use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
 use super::openai_chat::function_fields;
 use super::reply::Reply;
 use super::turns::{AssistantCall, StopReason};
@@ -114,7 +114,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
             json!({
                 "type": "function_call",
                 "call_id": call.id,
-                "name": call.name,
+                "name": echoed_name(call.name),
                 "arguments": call.written_arguments(),
             })
         }))
