@@ -259,3 +259,61 @@ mod struct_names {
         assert_eq!(Constrained::default().limit, 0);
     }
 }
+
+/// Descriptions a macro writes (`#[doc = include_str!(..)]`), which the model sees as written.
+mod docs_written_by_macros {
+    use toolsmith::{Tool, ToolImpl, tool_fn};
+
+    #[doc = include_str!("../fixtures/docs/search_notes.md")]
+    #[tool_fn]
+    fn search_notes(
+        /// What to look for.
+        query: String,
+        limit: Option<u32>,
+    ) -> Vec<String> {
+        vec![query; limit.unwrap_or(1) as usize]
+    }
+
+    /// Counts the notes.
+    ///
+    #[doc = concat!("At most ", stringify!(100), " are counted.")]
+    #[tool_fn]
+    fn count_notes() -> u32 {
+        0
+    }
+
+    struct Notes;
+
+    #[doc = include_str!("../fixtures/docs/notes_group.md")]
+    #[tool_fn(name = "notes")]
+    impl Notes {
+        #[doc = include_str!("../fixtures/docs/search_notes.md")]
+        fn find(&self, query: String) -> Vec<String> {
+            vec![query]
+        }
+    }
+
+    #[test]
+    fn the_model_sees_the_text_the_macro_wrote() {
+        let file = include_str!("../fixtures/docs/search_notes.md").trim();
+        let spec = SearchNotes.definition().function_spec();
+        assert_eq!(spec.description, file);
+        // The parameters' own docs are still read.
+        assert_eq!(
+            spec.parameters["properties"]["query"]["description"],
+            "What to look for."
+        );
+        assert_eq!(
+            CountNotes.definition().function_spec().description,
+            "Counts the notes.\n\nAt most 100 are counted."
+        );
+        let Tool::MultiCommands(_, commands) = Notes.definition() else {
+            panic!("a group");
+        };
+        assert_eq!(commands[0].description, file);
+        assert_eq!(
+            Notes.definition().group_description(),
+            Some("Notes kept between sessions.")
+        );
+    }
+}

@@ -8,7 +8,7 @@ use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
 
 use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAttr};
-use crate::docs;
+use crate::docs::{self, Description};
 use crate::errors::Errors;
 use crate::names;
 
@@ -59,7 +59,7 @@ pub struct ToolFn {
     /// The function's body, as it came.
     pub body: FnBody,
     pub name: Spanned<String>,
-    pub description: Option<String>,
+    pub description: Option<Description>,
     pub params: Vec<Param>,
     pub output: Output,
     /// The generated unit struct's name (`add_numbers` → `AddNumbers`).
@@ -70,7 +70,7 @@ pub struct ToolFn {
 pub struct Command {
     pub method: Ident,
     pub name: Spanned<String>,
-    pub description: Option<String>,
+    pub description: Option<Description>,
     pub fields: Vec<ArgField>,
     /// Which arguments are `&str` (read as `String` and lent), by index into `fields`.
     pub borrowed_str: Vec<bool>,
@@ -86,7 +86,7 @@ pub struct ToolGroup {
     pub item: ItemImpl,
     pub name: Spanned<String>,
     /// The group's own description: `description = "..."` or the block's doc comment.
-    pub description: Option<String>,
+    pub description: Option<Description>,
     pub commands: Vec<Command>,
 }
 
@@ -280,7 +280,7 @@ fn parse_param(
     let description = arg
         .description
         .map(|d| d.value)
-        .or_else(|| docs::doc_text(&pat_ty.attrs))
+        .or_else(|| docs::argument_doc(&pat_ty.attrs, errors))
         .or_else(|| {
             doc_arguments
                 .iter()
@@ -340,7 +340,7 @@ impl ToolFn {
         if let Some(variadic) = &sig.variadic {
             errors.spanned(variadic, "a tool function cannot be variadic");
         }
-        let doc = docs::split_fn_doc(docs::doc_text(&item.attrs));
+        let doc = docs::fn_doc(&item.attrs);
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
@@ -373,7 +373,7 @@ impl ToolFn {
         let description = attr
             .description
             .as_ref()
-            .map(|d| d.value.clone())
+            .map(|d| Description::Text(d.value.clone()))
             .or(doc.description);
         let struct_ident = attr
             .struct_name
@@ -519,8 +519,8 @@ impl ToolGroup {
         let description = attr
             .description
             .as_ref()
-            .map(|d| d.value.clone())
-            .or_else(|| docs::doc_text(&item.attrs));
+            .map(|d| Description::Text(d.value.clone()))
+            .or_else(|| docs::item_doc(&item.attrs));
         Self {
             attr,
             item,
@@ -571,7 +571,7 @@ fn parse_command(
             "a command cannot be generic: its arguments are read from JSON into concrete types",
         );
     }
-    let doc = docs::split_fn_doc(docs::doc_text(&method.attrs));
+    let doc = docs::fn_doc(&method.attrs);
     let mut fields = Vec::new();
     let mut borrowed = Vec::new();
     for input in sig.inputs.iter().skip(1) {
@@ -598,7 +598,10 @@ fn parse_command(
             value: method_name,
             span: sig.ident.span(),
         }),
-        description: attr.description.map(|d| d.value).or(doc.description),
+        description: attr
+            .description
+            .map(|d| Description::Text(d.value))
+            .or(doc.description),
         fields,
         borrowed_str: borrowed,
         output,
@@ -624,7 +627,7 @@ fn parse_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<ArgField>
                 description: arg
                     .description
                     .map(|d| d.value)
-                    .or_else(|| docs::doc_text(&field.attrs)),
+                    .or_else(|| docs::argument_doc(&field.attrs, errors)),
                 member: ident,
                 ty: field.ty.clone(),
                 name,
@@ -687,7 +690,7 @@ impl DeriveInput {
                         description: arg
                             .description
                             .map(|d| d.value)
-                            .or_else(|| docs::doc_text(&variant.attrs)),
+                            .or_else(|| docs::argument_doc(&variant.attrs, errors)),
                         ident: variant.ident.clone(),
                         fields,
                         unit,

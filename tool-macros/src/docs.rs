@@ -1,22 +1,132 @@
 //! Doc comments: the text the model sees as a tool's or an argument's description.
 
-use syn::{Attribute, Expr, Lit, Meta};
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use syn::{Attribute, Expr, Lit, LitStr, Meta};
+
+use crate::errors::Errors;
+
+/// A tool's, a command's or a group's description as the generated code writes it.
+#[derive(Clone)]
+pub enum Description {
+    /// Text read here: the doc comments, or `description = "..."`.
+    Text(String),
+    /// Docs written by a macro (`#[doc = include_str!("search.md")]`), which a proc macro
+    /// cannot read: the doc attributes joined by `concat!` where the tool is compiled, then
+    /// trimmed. No `# Arguments` section is taken out of them.
+    Written(TokenStream),
+}
+
+impl Description {
+    /// Whether the description says nothing (a macro's text counts as something).
+    pub fn is_blank(&self) -> bool {
+        match self {
+            Self::Text(text) => text.trim().is_empty(),
+            Self::Written(_) => false,
+        }
+    }
+}
+
+impl ToTokens for Description {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        match self {
+            Self::Text(text) => text.to_tokens(tokens),
+            Self::Written(expr) => expr.to_tokens(tokens),
+        }
+    }
+}
+
+/// The value of a `#[doc = …]` attribute, if `attr` is one.
+fn doc_value(attr: &Attribute) -> Option<&Expr> {
+    match &attr.meta {
+        Meta::NameValue(nv) if nv.path.is_ident("doc") => Some(&nv.value),
+        _ => None,
+    }
+}
+
+/// The text of a doc attribute's string, with the space after `///` removed.
+fn doc_line(text: &str) -> String {
+    text.lines()
+        .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The docs as a [`Description::Written`] when a macro writes any of them: each attribute in
+/// order, a line apart, as rustdoc joins them.
+fn written_docs(attrs: &[Attribute]) -> Option<TokenStream> {
+    let values: Vec<&Expr> = attrs.iter().filter_map(doc_value).collect();
+    if !values.iter().any(|value| !matches!(value, Expr::Lit(_))) {
+        return None;
+    }
+    let mut pieces = Vec::with_capacity(values.len() * 2);
+    for (index, value) in values.iter().enumerate() {
+        if index > 0 {
+            pieces.push(quote!("\n"));
+        }
+        pieces.push(match value {
+            Expr::Lit(lit) => match &lit.lit {
+                Lit::Str(text) => {
+                    LitStr::new(&doc_line(&text.value()), text.span()).to_token_stream()
+                }
+                other => other.to_token_stream(),
+            },
+            other => other.to_token_stream(),
+        });
+    }
+    Some(quote!(::core::concat!(#(#pieces),*).trim()))
+}
+
+/// A function's doc (a tool's or a command's): read and split ([`split_fn_doc`]), or the
+/// expression that writes it when a macro writes part of it.
+pub fn fn_doc(attrs: &[Attribute]) -> FnDoc {
+    match written_docs(attrs) {
+        Some(expr) => FnDoc {
+            description: Some(Description::Written(expr)),
+            arguments: Vec::new(),
+        },
+        None => split_fn_doc(doc_text(attrs)),
+    }
+}
+
+/// An `impl` block's doc (a group's description), read, or written by a macro.
+pub fn item_doc(attrs: &[Attribute]) -> Option<Description> {
+    written_docs(attrs)
+        .map(Description::Written)
+        .or_else(|| doc_text(attrs).map(Description::Text))
+}
+
+/// An argument's, a field's or a variant's doc. Those go into a schema the macro builds
+/// as text, so docs written by a macro are an error there, at the attribute.
+pub fn argument_doc(attrs: &[Attribute], errors: &mut Errors) -> Option<String> {
+    for attr in attrs {
+        if let Some(value) = doc_value(attr)
+            && !matches!(value, Expr::Lit(_))
+        {
+            errors.spanned(
+                attr,
+                "a doc written by a macro is read on a tool, a command or a group only; write an argument's description as `/// text` or `#[arg(description = \"...\")]`",
+            );
+            return None;
+        }
+    }
+    doc_text(attrs)
+}
 
 /// The text of the `#[doc]` attributes (`///` comments), with the one space rustdoc puts
 /// after `///` removed and surrounding blank lines trimmed; `None` when there is none.
 pub fn doc_text(attrs: &[Attribute]) -> Option<String> {
-    let mut lines = Vec::new();
-    for attr in attrs {
-        if let Meta::NameValue(nv) = &attr.meta
-            && nv.path.is_ident("doc")
-            && let Expr::Lit(lit) = &nv.value
-            && let Lit::Str(text) = &lit.lit
-        {
-            for line in text.value().lines() {
-                lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
-            }
-        }
-    }
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter_map(doc_value)
+        .filter_map(|value| match value {
+            Expr::Lit(lit) => match &lit.lit {
+                Lit::Str(text) => Some(doc_line(&text.value())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)
 }
@@ -25,7 +135,7 @@ pub fn doc_text(attrs: &[Attribute]) -> Option<String> {
 /// rustdoc `# Arguments` section (`* `name` - text`), which is left out of the description.
 pub struct FnDoc {
     /// The description without the arguments section.
-    pub description: Option<String>,
+    pub description: Option<Description>,
     /// `(argument, description)` pairs from the arguments section.
     pub arguments: Vec<(String, String)>,
 }
@@ -73,7 +183,7 @@ pub fn split_fn_doc(text: Option<String>) -> FnDoc {
     }
     let description = kept.join("\n").trim().to_owned();
     FnDoc {
-        description: (!description.is_empty()).then_some(description),
+        description: (!description.is_empty()).then_some(Description::Text(description)),
         arguments,
     }
 }
@@ -99,9 +209,12 @@ mod tests {
             "Adds numbers.\n\nMore text.\n\n# Arguments\n\n* `a` - The first\n  number.\n* `b`: The second.\n\n# Errors\nNever."
                 .to_owned(),
         ));
+        let Some(Description::Text(description)) = doc.description else {
+            panic!("a description read as text");
+        };
         assert_eq!(
-            doc.description.as_deref(),
-            Some("Adds numbers.\n\nMore text.\n\n# Errors\nNever.")
+            description,
+            "Adds numbers.\n\nMore text.\n\n# Errors\nNever."
         );
         assert_eq!(
             doc.arguments,
@@ -121,5 +234,33 @@ mod tests {
         ];
         assert_eq!(doc_text(&attrs).as_deref(), Some("Line one.\n indented"));
         assert_eq!(doc_text(&[]), None);
+    }
+
+    #[test]
+    fn docs_a_macro_writes_are_joined_where_the_tool_is_compiled() {
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " Searches."]),
+            syn::parse_quote!(#[doc = include_str!("search.md")]),
+        ];
+        let doc = fn_doc(&attrs);
+        let Some(Description::Written(expr)) = doc.description else {
+            panic!("a description written by a macro");
+        };
+        assert_eq!(
+            expr.to_string(),
+            quote!(::core::concat!("Searches.", "\n", include_str!("search.md")).trim())
+                .to_string()
+        );
+        assert!(doc.arguments.is_empty());
+
+        let mut errors = Errors::default();
+        assert_eq!(argument_doc(&attrs, &mut errors), None);
+        assert!(errors.finish().is_err());
+        let mut errors = Errors::default();
+        assert_eq!(
+            argument_doc(&attrs[..1], &mut errors).as_deref(),
+            Some("Searches.")
+        );
+        assert!(errors.finish().is_ok());
     }
 }

@@ -9,6 +9,7 @@ use crate::args;
 use crate::ast::{ArgField, ArgsStruct, CommandEnum, Output, Param, ToolFn, ToolGroup};
 use crate::attr::{Annotations, ToolAttr};
 use crate::crate_path::{self, Home};
+use crate::docs::Description;
 use crate::returns;
 
 /// The category of a tool that names none.
@@ -42,7 +43,7 @@ fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<To
 fn definition_expr(
     krate: &TokenStream,
     name: &str,
-    description: &str,
+    description: &Description,
     category: &str,
     arguments: TokenStream,
     output: Option<&Output>,
@@ -338,7 +339,10 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     let fn_ident = &item.sig.ident;
     let struct_ident = &tool.struct_ident;
     let name = &tool.name.value;
-    let description = tool.description.clone().unwrap_or_default();
+    let description = tool
+        .description
+        .clone()
+        .unwrap_or(Description::Text(String::new()));
     let category = tool
         .attr
         .category
@@ -594,7 +598,10 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
         definitions.push(definition_expr(
             &krate,
             &command.name.value,
-            command.description.as_deref().unwrap_or_default(),
+            command
+                .description
+                .as_ref()
+                .unwrap_or(&Description::Text(String::new())),
             &category,
             args::schema_expr(&krate, &command.fields),
             Some(&command.output),
@@ -636,11 +643,7 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
         .map(|c| format!("'{}'", c.name.value))
         .collect::<Vec<_>>()
         .join(", ");
-    let tool = match group
-        .description
-        .as_deref()
-        .filter(|d| !d.trim().is_empty())
-    {
+    let tool = match group.description.as_ref().filter(|d| !d.is_blank()) {
         Some(description) => quote!(#krate::Tool::group(
             #name,
             #description,

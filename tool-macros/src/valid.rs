@@ -15,8 +15,8 @@ fn check_name(name: &Spanned<String>, errors: &mut Errors) {
     }
 }
 
-fn check_description(description: Option<&String>, what: &str, span: Span, errors: &mut Errors) {
-    if description.is_none_or(|d| d.trim().is_empty()) {
+fn check_description(described: bool, what: &str, span: Span, errors: &mut Errors) {
+    if !described {
         errors.at(
             span,
             format!(
@@ -62,7 +62,7 @@ fn check_arguments<'a>(
 pub fn tool_fn(tool: &ToolFn, errors: &mut Errors) {
     check_name(&tool.name, errors);
     check_description(
-        tool.description.as_ref(),
+        tool.description.as_ref().is_some_and(|d| !d.is_blank()),
         &format!("tool `{}`", tool.name.value),
         tool.item.sig.ident.span(),
         errors,
@@ -85,7 +85,7 @@ pub fn tool_group(group: &ToolGroup, errors: &mut Errors) {
     for command in &group.commands {
         check_name(&command.name, errors);
         check_description(
-            command.description.as_ref(),
+            command.description.as_ref().is_some_and(|d| !d.is_blank()),
             &format!("command `{}`", command.name.value),
             command.method.span(),
             errors,
@@ -116,7 +116,10 @@ pub fn command_enum(commands: &CommandEnum, errors: &mut Errors) {
     for variant in &commands.variants {
         check_name(&variant.name, errors);
         check_description(
-            variant.description.as_ref(),
+            variant
+                .description
+                .as_ref()
+                .is_some_and(|d| !d.trim().is_empty()),
             &format!("command `{}`", variant.name.value),
             variant.ident.span(),
             errors,
