@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 
-use super::{ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, Usage};
+use super::{
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ProviderTurn, StopReason, Usage,
+};
 
 type Responder = Arc<dyn Fn(&ChatRequest) -> Result<ChatResponse, ModelError> + Send + Sync>;
 
@@ -27,6 +29,7 @@ enum Answer {
     Reply {
         text: Option<String>,
         calls: Vec<ScriptedCall>,
+        provider_turn: Option<ProviderTurn>,
     },
     Fail(ModelError),
     Respond(Responder),
@@ -39,6 +42,8 @@ struct ScriptedCall {
     id: Option<String>,
     name: String,
     arguments: Value,
+    /// A recorded call's Gemini signature, given back when it is replayed.
+    thought_signature: Option<String>,
 }
 
 impl ScriptedTurn {
@@ -89,6 +94,7 @@ impl ScriptedTurn {
                 id: None,
                 name: name.into(),
                 arguments,
+                thought_signature: None,
             });
         }
         self
@@ -107,6 +113,7 @@ impl ScriptedTurn {
                 id: Some(id.into()),
                 name: name.into(),
                 arguments,
+                thought_signature: None,
             });
         }
         self
@@ -129,6 +136,20 @@ impl ScriptedTurn {
         self
     }
 
+    /// The same turn answered as a provider wrote it ([`ChatResponse::provider_turn`]), as
+    /// a recorded turn is replayed.
+    #[must_use]
+    pub fn with_provider_turn(mut self, turn: ProviderTurn) -> Self {
+        if let Answer::Reply {
+            provider_turn: slot,
+            ..
+        } = &mut self.answer
+        {
+            *slot = Some(turn);
+        }
+        self
+    }
+
     /// The same turn reporting `usage`.
     #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
@@ -145,7 +166,11 @@ impl ScriptedTurn {
 
     fn reply(text: Option<String>, calls: Vec<ScriptedCall>) -> Self {
         Self {
-            answer: Answer::Reply { text, calls },
+            answer: Answer::Reply {
+                text,
+                calls,
+                provider_turn: None,
+            },
             usage: Usage::default(),
             delay: None,
         }
@@ -163,7 +188,11 @@ impl ScriptedTurn {
                 }
                 return Ok(response);
             }
-            Answer::Reply { text, calls } => {
+            Answer::Reply {
+                text,
+                calls,
+                provider_turn,
+            } => {
                 // Read through the OpenAI Chat parser, so scripted calls are read exactly as
                 // a provider's are (ids, repairs, rejected arguments).
                 let tool_calls: Vec<Value> = calls
@@ -178,11 +207,19 @@ impl ScriptedTurn {
                             "name": call.name, "arguments": call.arguments}})
                     })
                     .collect();
-                let parsed = Provider::OpenAiChat
+                let mut parsed = Provider::OpenAiChat
                     .parse_calls(&json!({ "tool_calls": tool_calls }))
                     .map_err(|err| ModelError::Script(err.to_string()))?;
+                for (parsed, call) in parsed.iter_mut().zip(calls) {
+                    if let Ok(request) = parsed {
+                        request
+                            .thought_signature
+                            .clone_from(&call.thought_signature);
+                    }
+                }
                 let mut response = ChatResponse::calls(parsed);
                 response.text = text.clone();
+                response.provider_turn = provider_turn.clone();
                 if !response.has_calls() {
                     response.stop_reason = StopReason::EndTurn;
                 }
@@ -197,7 +234,7 @@ impl ScriptedTurn {
 impl fmt::Debug for ScriptedTurn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.answer {
-            Answer::Reply { text, calls } => {
+            Answer::Reply { text, calls, .. } => {
                 let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
                 write!(f, "text {text:?}, calls {names:?}")
             }
@@ -252,25 +289,34 @@ impl ScriptedModel {
 
     /// A model that answers as the assistant did in `transcript` (a recorded
     /// [`AgentRun::transcript`](crate::agent::AgentRun::transcript)): one turn per assistant
-    /// message, with its text and its calls under their recorded ids. Replaying a run
-    /// through the same session sends the same requests, which is how a test pins them.
+    /// message, with its text, its calls under their recorded ids (a call that could not be
+    /// read as the model wrote it, Gemini's signatures kept) and the provider's own turn.
+    /// Replaying a run through the same session sends the same requests and records the
+    /// same transcript, which is how a test pins them.
     pub fn replaying(transcript: &[Message]) -> Self {
         Self::new(transcript.iter().filter_map(|message| match message {
-            Message::Assistant { text, calls, .. } => {
-                let mut turn =
-                    calls
-                        .iter()
-                        .fold(ScriptedTurn::reply(None, Vec::new()), |turn, call| {
-                            // A rejected call is replayed as it was written, to be rejected
-                            // the same way.
-                            let arguments = call
-                                .as_written
-                                .clone()
-                                .map_or_else(|| call.arguments.as_value().clone(), Value::String);
-                            turn.and_call_with_id(call.id.clone(), call.name.clone(), arguments)
-                        });
-                if let Some(text) = text {
-                    turn = turn.with_text(text.clone());
+            Message::Assistant {
+                text,
+                calls,
+                provider_turn,
+            } => {
+                let calls = calls
+                    .iter()
+                    .map(|call| ScriptedCall {
+                        id: Some(call.id.clone()),
+                        name: call.name.clone(),
+                        // A rejected call is replayed as it was written, to be rejected
+                        // the same way.
+                        arguments: call
+                            .as_written
+                            .clone()
+                            .map_or_else(|| call.arguments.as_value().clone(), Value::String),
+                        thought_signature: call.thought_signature.clone(),
+                    })
+                    .collect();
+                let mut turn = ScriptedTurn::reply(text.clone(), calls);
+                if let Some(provider_turn) = provider_turn {
+                    turn = turn.with_provider_turn(provider_turn.clone());
                 }
                 Some(turn)
             }

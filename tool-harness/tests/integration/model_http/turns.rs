@@ -79,6 +79,7 @@ async fn responses_reasoning_goes_back_with_its_encrypted_content_and_no_ids() {
     let turn = provider_turn.as_ref().expect("the provider's turn is kept");
     assert_eq!(turn.provider, Provider::OpenAiResponses);
     assert_eq!(turn.entries.len(), 2);
+    assert_replays(&run, Api::Responses).await;
 }
 
 #[tokio::test]
@@ -118,6 +119,7 @@ async fn anthropic_thinking_goes_back_verbatim_and_another_provider_gets_the_ren
         json!({"role": "assistant", "content": content})
     );
     assert_eq!(messages[2]["content"][0]["tool_use_id"], "toolu_1");
+    assert_replays(&run, Api::Anthropic).await;
 
     // The same transcript sent to OpenAI: the turn rendered from its text and calls.
     let server = MockServer::start([Reply::json(200, &Api::Chat.text_answer("5"))]).await;
@@ -159,6 +161,21 @@ async fn gemini_thoughts_go_back_with_their_signatures() {
     // `toolUsePromptTokenCount` is input too: 50 + 7, then the answer's 10.
     assert_eq!(run.usage.input_tokens, 50 + 7 + 10);
     assert_eq!(run.usage.output_tokens, 20 + 30 + 2);
+    assert_eq!(
+        run.transcript[1].calls()[0].thought_signature.as_deref(),
+        Some("SIG-call")
+    );
+    assert_replays(&run, Api::Gemini).await;
+}
+
+/// Replayed through a `ScriptedModel`, `run` records the same transcript: the provider's
+/// turns, Gemini's signatures and the calls as written come back as they were.
+async fn assert_replays(run: &AgentRun, api: Api) {
+    let replay = session(Box::new(ScriptedModel::replaying(&run.transcript)), api)
+        .run(QUESTION)
+        .await
+        .expect("replays");
+    assert_eq!(replay.transcript, run.transcript, "{api:?}");
 }
 
 #[tokio::test]
@@ -186,14 +203,7 @@ async fn a_call_that_could_not_be_read_goes_back_and_replays_as_written() {
     );
 
     // Replayed, the call is rejected the same way: the same transcript.
-    let replay = session(
-        Box::new(ScriptedModel::replaying(&run.transcript)),
-        Api::Chat,
-    )
-    .run(QUESTION)
-    .await
-    .expect("replays");
-    assert_eq!(replay.transcript, run.transcript);
+    assert_replays(&run, Api::Chat).await;
 }
 
 #[tokio::test]
