@@ -5,6 +5,7 @@
 mod conversation;
 mod errors;
 mod server;
+mod streaming;
 mod strict;
 mod turns;
 

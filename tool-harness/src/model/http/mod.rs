@@ -39,9 +39,11 @@
 mod anthropic;
 mod body;
 mod builder;
+mod events;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
+mod streamed;
 mod transport;
 
 use std::time::Duration;

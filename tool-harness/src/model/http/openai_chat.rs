@@ -7,8 +7,11 @@ use toolsmith_core::provider::Provider;
 
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::streamed::{self, openai_chat::ChatAssembler};
 use super::transport::Transport;
-use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+use crate::model::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
+};
 
 const PROVIDER: Provider = Provider::OpenAiChat;
 
@@ -158,12 +161,37 @@ impl ChatModel for OpenAiChatModel {
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let body = self.body(request)?;
-        let answer = self.transport.post_json("/chat/completions", &body).await?;
-        let usage = Usage {
-            input_tokens: count(&answer, "/usage/prompt_tokens"),
-            output_tokens: count(&answer, "/usage/completion_tokens"),
-            cached_input_tokens: count(&answer, "/usage/prompt_tokens_details/cached_tokens"),
-        };
-        body::answer(PROVIDER, &answer, usage)
+        let answer = self.transport.post_json(PATH, &body).await?;
+        read_answer(&answer)
     }
+
+    /// Streams the answer (`"stream": true`, the usage asked for with
+    /// `stream_options.include_usage`): text and refusal pieces as [`StreamDelta::Text`],
+    /// tool-call pieces as [`StreamDelta::ToolCallArguments`]; the answer returned is what
+    /// [`complete`](ChatModel::complete) would have read.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let mut body = self.body(request)?;
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+        let events = self.transport.post_for_events(PATH, &body).await?;
+        let answer = streamed::read_answer(events, ChatAssembler::default(), on_delta).await?;
+        read_answer(&answer)
+    }
+}
+
+/// Where requests go, under the base URL.
+const PATH: &str = "/chat/completions";
+
+/// The answer in `answer`, with its usage.
+fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+    let usage = Usage {
+        input_tokens: count(answer, "/usage/prompt_tokens"),
+        output_tokens: count(answer, "/usage/completion_tokens"),
+        cached_input_tokens: count(answer, "/usage/prompt_tokens_details/cached_tokens"),
+    };
+    body::answer(PROVIDER, answer, usage)
 }

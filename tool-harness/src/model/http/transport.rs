@@ -1,16 +1,19 @@
 //! What the four HTTP clients share: one `reqwest` client (rustls over `ring`), a POST of a
 //! JSON body with retries of 429 and 5xx answers, a time limit per attempt, a bounded body
-//! read with bounded-depth JSON parsing, and errors that quote the API.
+//! read with bounded-depth JSON parsing (or, streamed, the answer's events: `events.rs`),
+//! and errors that quote the API.
 
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
 use toolsmith_core::provider::Provider;
 
 use super::MAX_RESPONSE_BYTES;
+use super::events::EventStream;
 use crate::model::ModelError;
 
 /// The most of an API's error message (or of an unreadable body) an error quotes.
@@ -126,19 +129,51 @@ impl Transport {
     /// (or `retry-after-ms`) when it gave one, else an exponential backoff from
     /// `retry_delay`; an API that asks for more than `max_retry_wait` is not retried.
     pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ModelError> {
-        if tokio::runtime::Handle::try_current().is_err() {
-            // reqwest and the time limit need Tokio's I/O and time drivers; outside a
-            // runtime they would panic.
-            return Err(ModelError::Config {
+        self.check_runtime()?;
+        let url = format!("{}{}", self.base_url, path);
+        self.with_retries(&url, || self.attempt(&url, body)).await
+    }
+
+    /// POSTs `body` as [`post_json`](Self::post_json) does (with its retries of error
+    /// statuses) and gives the answer's server-sent events as they arrive. The time limit
+    /// covers the answer's head; then it bounds each wait for more of the stream, so that a
+    /// long answer may take longer than it as long as it keeps coming.
+    pub(crate) async fn post_for_events(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> Result<EventStream, ModelError> {
+        self.check_runtime()?;
+        let url = format!("{}{}", self.base_url, path);
+        let response = self
+            .with_retries(&url, || self.attempt_head(&url, body))
+            .await?;
+        Ok(EventStream::new(response, self.provider, self.timeout))
+    }
+
+    /// reqwest and the time limit need Tokio's I/O and time drivers; outside a runtime they
+    /// would panic.
+    fn check_runtime(&self) -> Result<(), ModelError> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(ModelError::Config {
                 provider: self.provider_name(),
                 reason: "an HTTP model must be called inside a Tokio runtime (with I/O and time enabled)"
                     .to_owned(),
-            });
+            }),
         }
-        let url = format!("{}{}", self.base_url, path);
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or its error status is not (or no
+    /// longer) retried.
+    async fn with_retries<T, F, Attempt>(&self, url: &str, mut attempt: F) -> Result<T, ModelError>
+    where
+        F: FnMut() -> Attempt,
+        Attempt: Future<Output = Result<T, Failure>>,
+    {
         let mut retries = 0;
         loop {
-            let failure = match self.attempt(&url, body).await {
+            let failure = match attempt().await {
                 Ok(value) => return Ok(value),
                 Err(failure) => failure,
             };
@@ -225,6 +260,43 @@ impl Transport {
             });
         }
         self.parse_json(&bytes).map_err(Failure::Final)
+    }
+
+    /// One request whose answer is read later: its time limit covers the connection and
+    /// the answer's head, and the body of an error status.
+    async fn attempt_head(&self, url: &str, body: &Value) -> Result<reqwest::Response, Failure> {
+        let exchange = async {
+            let response = self
+                .client
+                .post(url)
+                .header(ACCEPT, "text/event-stream")
+                .json(body)
+                .send()
+                .await
+                .map_err(|err| Failure::Final(self.send_error(url, &err)))?;
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            let retry_after = retry_after(response.headers());
+            let body = match self.read_body(response).await {
+                Ok(bytes) => ErrorBody::Read(bytes),
+                Err(error) => ErrorBody::Unread(error.to_string()),
+            };
+            Err(Failure::Status {
+                status,
+                retry_after,
+                body,
+            })
+        };
+        tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| {
+                Failure::Final(ModelError::Timeout {
+                    provider: self.provider_name(),
+                    after: self.timeout,
+                })
+            })?
     }
 
     /// The body, read to its end unless it passes [`MAX_RESPONSE_BYTES`].
@@ -460,7 +532,7 @@ fn quote(text: &str, max: usize) -> String {
 
 /// An error and its causes, innermost last (`reqwest` keeps the useful part, "Connection
 /// refused", in its sources).
-fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![err.to_string()];
     let mut source = err.source();
     while let Some(cause) = source {

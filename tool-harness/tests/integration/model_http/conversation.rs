@@ -47,7 +47,7 @@ fn tools() -> ToolDeclarations {
     }
 }
 
-fn first_request(api: Api) -> ChatRequest {
+pub(super) fn first_request(api: Api) -> ChatRequest {
     ChatRequest {
         model: api.model_name().to_owned(),
         system: Some("You are a careful calculator. Use the tools.".to_owned()),
@@ -63,7 +63,7 @@ fn first_request(api: Api) -> ChatRequest {
 
 /// The model's first answer: a sentence and two calls, in the API's format. Gemini gives no
 /// call ids (as its API usually does not).
-fn calls_answer(api: Api) -> Value {
+pub(super) fn calls_answer(api: Api) -> Value {
     let (add, divide) = (json!({"a": 2, "b": 3}), json!({"a": 1, "b": 0}));
     match api {
         Api::Chat => json!({
@@ -122,7 +122,7 @@ fn calls_answer(api: Api) -> Value {
 const FINAL_TEXT: &str = "2 + 3 = 5. 1 / 0 has no answer: division by zero.";
 
 /// The usage every API's first answer reports, in its own fields.
-const FIRST_USAGE: Usage = Usage {
+pub(super) const FIRST_USAGE: Usage = Usage {
     input_tokens: 120,
     output_tokens: 40,
     cached_input_tokens: 64,

@@ -10,6 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
+use futures::StreamExt;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -22,6 +23,19 @@ pub struct Reply {
     headers: Vec<(String, String)>,
     body: Vec<u8>,
     delay: Duration,
+    /// A body sent in pieces, each after its pause (instead of `body`).
+    pieces: Vec<(Duration, Vec<u8>)>,
+}
+
+/// Server-sent events as an API writes them: `event:` when named, `data:` the JSON.
+pub fn sse_text<'a>(events: impl IntoIterator<Item = (Option<&'a str>, Value)>) -> String {
+    events
+        .into_iter()
+        .map(|(name, data)| match name {
+            Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+            None => format!("data: {data}\n\n"),
+        })
+        .collect()
 }
 
 impl Reply {
@@ -37,6 +51,27 @@ impl Reply {
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.into(),
             delay: Duration::ZERO,
+            pieces: Vec::new(),
+        }
+    }
+
+    /// A `200` event stream of `text` (see [`sse_text`]), sent in pieces of `piece` bytes so
+    /// that events and lines are cut across chunks.
+    pub fn sse(text: &str, piece: usize) -> Self {
+        let pieces = text
+            .as_bytes()
+            .chunks(piece.max(1))
+            .map(|chunk| (Duration::ZERO, chunk.to_vec()))
+            .collect();
+        Self::streamed(pieces)
+    }
+
+    /// A `200` event stream sent as `pieces`, each after its pause.
+    pub fn streamed(pieces: Vec<(Duration, Vec<u8>)>) -> Self {
+        Self {
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            pieces,
+            ..Self::raw(200, Vec::new())
         }
     }
 
@@ -163,9 +198,16 @@ async fn handle(
     for (name, value) in &reply.headers {
         response = response.header(name, value);
     }
-    response
-        .body(Body::from(reply.body))
-        .expect("a valid response")
+    let body = if reply.pieces.is_empty() {
+        Body::from(reply.body)
+    } else {
+        let pieces = futures::stream::iter(reply.pieces).then(|(pause, piece)| async move {
+            tokio::time::sleep(pause).await;
+            Ok::<_, std::convert::Infallible>(Bytes::from(piece))
+        });
+        Body::from_stream(pieces)
+    };
+    response.body(body).expect("a valid response")
 }
 
 /// A server that reads one request and writes `answer` (status line, headers and whatever

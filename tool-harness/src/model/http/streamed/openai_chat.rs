@@ -1,0 +1,151 @@
+//! OpenAI Chat Completions streamed (`"stream": true`, with `stream_options.include_usage`):
+//! `data:` chunks whose `choices[0].delta` carries pieces of `content`, `refusal` and
+//! `tool_calls` (each by its `index`, the id and name in its first piece), the
+//! `finish_reason` on the last, the usage on a chunk of its own; `data: [DONE]` ends it.
+
+use serde_json::{Map, Value, json};
+
+use super::{Assembler, Failed, OnDelta, error_message};
+use crate::model::StreamDelta;
+
+/// A call as its pieces arrive.
+#[derive(Default)]
+struct CallPieces {
+    id: Option<String>,
+    name: Option<String>,
+    arguments: String,
+}
+
+/// The answer so far.
+#[derive(Default)]
+pub(crate) struct ChatAssembler {
+    began: bool,
+    content: Option<String>,
+    refusal: Option<String>,
+    calls: Vec<CallPieces>,
+    finish_reason: Option<Value>,
+    usage: Option<Value>,
+}
+
+/// The text of `value`'s `key`, when it is a string.
+fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+impl Assembler for ChatAssembler {
+    fn event(
+        &mut self,
+        _name: Option<&str>,
+        data: Value,
+        on_delta: OnDelta<'_>,
+    ) -> Result<(), Failed> {
+        if let Some(error) = data.get("error") {
+            return Err(Failed::Api(error_message(error)));
+        }
+        self.began = true;
+        if let Some(usage) = data.get("usage").filter(|usage| usage.is_object()) {
+            self.usage = Some(usage.clone());
+        }
+        let Some(choice) = data.pointer("/choices/0") else {
+            return Ok(());
+        };
+        if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
+            self.finish_reason = Some(reason.clone());
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(());
+        };
+        for (key, slot) in [
+            ("content", &mut self.content),
+            ("refusal", &mut self.refusal),
+        ] {
+            if let Some(piece) = text(delta, key).filter(|piece| !piece.is_empty()) {
+                slot.get_or_insert_with(String::new).push_str(piece);
+                on_delta(StreamDelta::Text(piece.to_owned()));
+            }
+        }
+        let Some(pieces) = delta.get("tool_calls").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        for piece in pieces {
+            let index = piece
+                .get("index")
+                .and_then(Value::as_u64)
+                .and_then(|index| usize::try_from(index).ok())
+                .ok_or_else(|| {
+                    Failed::Malformed("a tool call's piece has no `index`".to_owned())
+                })?;
+            // Indexes count up from 0, one call after another: a larger one is no call of
+            // this answer (and would make room for it).
+            if index > self.calls.len() {
+                return Err(Failed::Malformed(format!(
+                    "a tool call's piece has index {index}, after {} calls",
+                    self.calls.len()
+                )));
+            }
+            if index == self.calls.len() {
+                self.calls.push(CallPieces::default());
+            }
+            let call = &mut self.calls[index];
+            let id = text(piece, "id").map(str::to_owned);
+            let function = piece.get("function").unwrap_or(&Value::Null);
+            let name = text(function, "name").map(str::to_owned);
+            let fragment = text(function, "arguments").unwrap_or_default();
+            if id.is_some() {
+                call.id.clone_from(&id);
+            }
+            // The name comes whole, in the call's first piece.
+            if call.name.is_none() {
+                call.name.clone_from(&name);
+            }
+            call.arguments.push_str(fragment);
+            on_delta(StreamDelta::ToolCallArguments {
+                index,
+                id,
+                name,
+                fragment: fragment.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Option<Value>, Failed> {
+        if !self.began {
+            return Ok(None);
+        }
+        let mut message = Map::new();
+        message.insert("role".to_owned(), json!("assistant"));
+        message.insert("content".to_owned(), json!(self.content));
+        if let Some(refusal) = self.refusal {
+            message.insert("refusal".to_owned(), json!(refusal));
+        }
+        if !self.calls.is_empty() {
+            let calls: Vec<Value> = self
+                .calls
+                .into_iter()
+                .map(|call| {
+                    let mut written = Map::new();
+                    if let Some(id) = call.id {
+                        written.insert("id".to_owned(), json!(id));
+                    }
+                    written.insert("type".to_owned(), json!("function"));
+                    written.insert(
+                        "function".to_owned(),
+                        json!({"name": call.name, "arguments": call.arguments}),
+                    );
+                    Value::Object(written)
+                })
+                .collect();
+            message.insert("tool_calls".to_owned(), Value::Array(calls));
+        }
+        let mut answer = json!({"choices": [{
+            "index": 0,
+            "message": message,
+            "finish_reason": self.finish_reason,
+        }]});
+        if let Some(usage) = self.usage {
+            answer["usage"] = usage;
+        }
+        Ok(Some(answer))
+    }
+}

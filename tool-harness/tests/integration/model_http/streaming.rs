@@ -1,0 +1,299 @@
+//! Streamed answers (`ChatModel::stream`) through each client: the deltas as they arrive,
+//! and the answer assembled from them, which must be the answer `complete` reads from the
+//! same answer unstreamed. Events are sent cut across chunks, as a network cuts them.
+
+mod anthropic;
+mod gemini;
+mod openai_responses;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolsmith_harness::model::{ChatModel, ChatResponse, ModelError, StreamDelta};
+
+use super::conversation::{FIRST_USAGE, calls_answer, first_request};
+use super::server::{MockServer, Recorded, Reply, sse_text};
+use super::{Api, Client};
+
+/// What a stream reported and gave, and the request it sent.
+pub(super) struct Streamed {
+    pub(super) deltas: Vec<StreamDelta>,
+    pub(super) answer: Result<ChatResponse, ModelError>,
+    pub(super) request: Recorded,
+}
+
+/// `api`'s client streaming `reply`.
+pub(super) async fn stream(api: Api, reply: Reply, client: &Client) -> Streamed {
+    let server = MockServer::start([reply]).await;
+    let model = api.model(&server.base, client);
+    let mut deltas = Vec::new();
+    let answer = model
+        .stream(&first_request(api), &mut |delta| deltas.push(delta))
+        .await;
+    let mut requests = server.requests();
+    assert_eq!(requests.len(), 1, "{api:?}");
+    Streamed {
+        deltas,
+        answer,
+        request: requests.remove(0),
+    }
+}
+
+/// What `complete` reads from `api`'s unstreamed first answer.
+pub(super) async fn completed(api: Api) -> ChatResponse {
+    let server = MockServer::start([Reply::json(200, &calls_answer(api))]).await;
+    api.model(&server.base, &Client::default())
+        .complete(&first_request(api))
+        .await
+        .expect("the unstreamed answer")
+}
+
+/// A call as its deltas piece it together: `(id, name, arguments)`.
+pub(super) type PiecedCall = (Option<String>, Option<String>, String);
+
+/// The text the deltas carried, and each call pieced together.
+pub(super) fn pieced(deltas: &[StreamDelta]) -> (String, Vec<PiecedCall>) {
+    let mut text = String::new();
+    let mut calls: Vec<PiecedCall> = Vec::new();
+    for delta in deltas {
+        match delta {
+            StreamDelta::Text(piece) => text.push_str(piece),
+            StreamDelta::ToolCallArguments {
+                index,
+                id,
+                name,
+                fragment,
+            } => {
+                if *index == calls.len() {
+                    calls.push((None, None, String::new()));
+                }
+                let call = &mut calls[*index];
+                if id.is_some() {
+                    call.0.clone_from(id);
+                }
+                if name.is_some() {
+                    call.1.clone_from(name);
+                }
+                call.2.push_str(fragment);
+            }
+            other => panic!("an unexpected delta: {other:?}"),
+        }
+    }
+    (text, calls)
+}
+
+/// The calls of the first answer as the deltas must piece them together.
+pub(super) fn first_calls() -> Vec<PiecedCall> {
+    vec![
+        (
+            Some("call_add".into()),
+            Some("add".into()),
+            r#"{"a":2,"b":3}"#.into(),
+        ),
+        (
+            Some("call_div".into()),
+            Some("divide".into()),
+            r#"{"a":1,"b":0}"#.into(),
+        ),
+    ]
+}
+
+/// The first answer as OpenAI Chat streams it.
+fn chat_events() -> String {
+    let chunk = |choice: Value| {
+        (
+            None,
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1_700_000_000,
+                "model": "gpt-4.1-mini", "choices": [choice]}),
+        )
+    };
+    let delta = |delta: Value| chunk(json!({"index": 0, "delta": delta, "finish_reason": null}));
+    let mut text = sse_text([
+        delta(json!({"role": "assistant", "content": ""})),
+        delta(json!({"content": "Let me "})),
+        delta(json!({"content": "compute both."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": ""}}]}),
+        ),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":2,"}}]})),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"b\":3}"}}]})),
+        delta(
+            json!({"tool_calls": [{"index": 1, "id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": "{\"a\":1,\"b\":0}"}}]}),
+        ),
+        chunk(json!({"index": 0, "delta": {}, "finish_reason": "tool_calls"})),
+        (
+            None,
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160,
+                "prompt_tokens_details": {"cached_tokens": 64}}}),
+        ),
+    ]);
+    text.push_str("data: [DONE]\n\n");
+    text
+}
+
+#[tokio::test]
+async fn openai_chat_streams_the_answer_complete_reads() {
+    let streamed = stream(Api::Chat, Reply::sse(&chat_events(), 7), &Client::default()).await;
+    let answer = streamed.answer.expect("the streamed answer");
+    assert_eq!(answer, completed(Api::Chat).await);
+    assert_eq!(answer.usage, FIRST_USAGE);
+    let (text, calls) = pieced(&streamed.deltas);
+    assert_eq!(text, "Let me compute both.");
+    assert_eq!(calls, first_calls());
+    assert_eq!(streamed.request.body["stream"], true);
+    assert_eq!(
+        streamed.request.body["stream_options"],
+        json!({"include_usage": true})
+    );
+    assert_eq!(streamed.request.header("accept"), Some("text/event-stream"));
+}
+
+#[tokio::test]
+async fn an_error_in_the_stream_is_the_api_s_error() {
+    let text = sse_text([
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": null}]}),
+        ),
+        (
+            None,
+            json!({"error": {"message": "The server had an error while processing your request."}}),
+        ),
+    ]);
+    let streamed = stream(Api::Chat, Reply::sse(&text, 1000), &Client::default()).await;
+    let error = streamed.answer.expect_err("an error");
+    assert_eq!(
+        error,
+        ModelError::Api {
+            provider: "openai_chat".into(),
+            status: 200,
+            message: "The server had an error while processing your request.".into(),
+        }
+    );
+    // What came before the error was reported.
+    assert_eq!(streamed.deltas, [StreamDelta::Text("Hi".into())]);
+}
+
+#[tokio::test]
+async fn a_stream_without_an_answer_or_with_bad_data_is_malformed() {
+    for (text, expected) in [
+        ("", "the stream ended before the answer began"),
+        (
+            ": keep-alive\n\n",
+            "the stream ended before the answer began",
+        ),
+        ("data: {\"choices\": [\n\n", "an event's data is not JSON"),
+        (
+            "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 5}]}}]}\n\n",
+            "a tool call's piece has index 5, after 0 calls",
+        ),
+    ] {
+        let streamed = stream(Api::Chat, Reply::sse(text, 1000), &Client::default()).await;
+        let error = streamed.answer.expect_err("malformed");
+        assert!(
+            matches!(&error, ModelError::MalformedResponse { reason, .. } if reason.contains(expected)),
+            "{text:?}: {error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_stream_that_stops_coming_times_out_and_a_slow_one_does_not() {
+    let client = Client {
+        timeout: Duration::from_millis(300),
+        ..Client::default()
+    };
+    let text = chat_events();
+    let (first, rest) = text.split_at(text.len() / 2);
+    // Each piece within the limit: the whole answer takes longer than it, and is read.
+    let slow = Reply::streamed(
+        [first, rest]
+            .iter()
+            .map(|piece| (Duration::from_millis(200), piece.as_bytes().to_vec()))
+            .collect(),
+    );
+    let streamed = stream(Api::Chat, slow, &client).await;
+    assert_eq!(streamed.answer.expect("read"), completed(Api::Chat).await);
+    // A pause longer than the limit ends the stream.
+    let stalled = Reply::streamed(vec![
+        (Duration::ZERO, first.as_bytes().to_vec()),
+        (Duration::from_secs(5), rest.as_bytes().to_vec()),
+    ]);
+    let streamed = stream(Api::Chat, stalled, &client).await;
+    assert_eq!(
+        streamed.answer.expect_err("timed out"),
+        ModelError::Timeout {
+            provider: "openai_chat".into(),
+            after: Duration::from_millis(300),
+        }
+    );
+}
+
+#[tokio::test]
+async fn an_error_status_before_the_stream_is_retried_then_quoted() {
+    let server = MockServer::start([
+        Reply::json(503, &Api::Chat.error_body(503, "overloaded")),
+        Reply::sse(&chat_events(), 64),
+    ])
+    .await;
+    let model = Api::Chat.model(&server.base, &Client::default());
+    let answer = model
+        .stream(&first_request(Api::Chat), &mut |_| {})
+        .await
+        .expect("answered after a retry");
+    assert_eq!(answer, completed(Api::Chat).await);
+    assert_eq!(server.requests().len(), 2);
+
+    let server =
+        MockServer::start([Reply::json(400, &Api::Chat.error_body(400, "bad tools"))]).await;
+    let error = Api::Chat
+        .model(&server.base, &Client::default())
+        .stream(&first_request(Api::Chat), &mut |_| {})
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        error,
+        ModelError::Api {
+            provider: "openai_chat".into(),
+            status: 400,
+            message: "bad tools".into(),
+        }
+    );
+}
+
+#[tokio::test]
+async fn an_agent_session_reports_the_streamed_text() {
+    use toolsmith_core::ToolShed;
+    use toolsmith_harness::agent::{AgentEvent, AgentSession};
+
+    let text = sse_text([
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {"content": "2 + 3 "}, "finish_reason": null}]}),
+        ),
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {"content": "= 5"}, "finish_reason": "stop"}]}),
+        ),
+    ]) + "data: [DONE]\n\n";
+    let server = MockServer::start([Reply::sse(&text, 5)]).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let session = AgentSession::builder(Api::Chat.model(&server.base, &Client::default()))
+        .with_model(Api::Chat.model_name())
+        .with_toolshed(ToolShed::new())
+        .with_event_handler(move |event: &AgentEvent| {
+            if let AgentEvent::TextDelta(piece) = event {
+                sink.lock().unwrap().push(piece.clone());
+            }
+        })
+        .build()
+        .unwrap();
+    let run = session.run("What is 2 + 3?").await.unwrap();
+    assert_eq!(run.text, "2 + 3 = 5");
+    assert_eq!(*seen.lock().unwrap(), ["2 + 3 ", "= 5"]);
+}

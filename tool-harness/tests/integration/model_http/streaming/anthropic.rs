@@ -1,0 +1,1 @@
+//! Streaming through the anthropic client: to be written.

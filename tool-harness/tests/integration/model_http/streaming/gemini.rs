@@ -1,0 +1,1 @@
+//! Streaming through the gemini client: to be written.

@@ -1,0 +1,1 @@
+//! Streaming through the openai_responses client: to be written.
