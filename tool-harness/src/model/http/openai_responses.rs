@@ -6,9 +6,10 @@ use toolsmith_core::provider::Provider;
 
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::streamed::{self, openai_responses::ResponsesAssembler};
 use super::transport::Transport;
 use crate::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage,
+    ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, StreamDelta, ToolChoice, Usage,
 };
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
@@ -124,27 +125,54 @@ impl ChatModel for OpenAiResponsesModel {
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let body = self.body(request)?;
-        let answer = self.transport.post_json("/responses", &body).await?;
-        if answer.get("status").and_then(Value::as_str) == Some("failed") {
-            let message = answer
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .unwrap_or("the response failed without a message");
-            return Err(ModelError::Api {
-                provider: self.transport.provider_name(),
-                status: 200,
-                message: message.to_owned(),
-            });
-        }
-        let usage = Usage {
-            input_tokens: count(&answer, "/usage/input_tokens"),
-            output_tokens: count(&answer, "/usage/output_tokens"),
-            cached_input_tokens: count(&answer, "/usage/input_tokens_details/cached_tokens"),
-        };
-        let mut response = body::answer(PROVIDER, &answer, usage)?;
-        response.provider_turn = response.provider_turn.and_then(stateless_turn);
-        Ok(response)
+        let answer = self.transport.post_json(PATH, &body).await?;
+        read_answer(&answer)
     }
+
+    /// Streams the answer (`"stream": true`): `output_text` and refusal pieces as
+    /// [`StreamDelta::Text`], each call's name and id when it begins and its argument pieces
+    /// as [`StreamDelta::ToolCallArguments`]; the answer returned is the one the stream's
+    /// `response.completed` event carries, read as [`complete`](ChatModel::complete) reads
+    /// it. A stream that ends before that event is a
+    /// [`ModelError::MalformedResponse`]: its last call may be cut off.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let mut body = self.body(request)?;
+        body["stream"] = json!(true);
+        let events = self.transport.post_for_events(PATH, &body).await?;
+        let answer = streamed::read_answer(events, ResponsesAssembler::default(), on_delta).await?;
+        read_answer(&answer)
+    }
+}
+
+/// Where requests go, under the base URL.
+const PATH: &str = "/responses";
+
+/// The answer in `answer`, with its usage; a response whose `status` is `failed` is the
+/// API's error.
+fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+    if answer.get("status").and_then(Value::as_str) == Some("failed") {
+        let message = answer
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("the response failed without a message");
+        return Err(ModelError::Api {
+            provider: PROVIDER.name().to_owned(),
+            status: 200,
+            message: message.to_owned(),
+        });
+    }
+    let usage = Usage {
+        input_tokens: count(answer, "/usage/input_tokens"),
+        output_tokens: count(answer, "/usage/output_tokens"),
+        cached_input_tokens: count(answer, "/usage/input_tokens_details/cached_tokens"),
+    };
+    let mut response = body::answer(PROVIDER, answer, usage)?;
+    response.provider_turn = response.provider_turn.and_then(stateless_turn);
+    Ok(response)
 }
 
 /// The answer's output items as a request that stores nothing (`store: false`) can send

@@ -191,6 +191,11 @@ async fn a_stream_without_an_answer_or_with_bad_data_is_malformed() {
             "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 5}]}}]}\n\n",
             "a tool call's piece has index 5, after 0 calls",
         ),
+        // Cut off before its end, the last call's arguments may be cut too: no answer.
+        (
+            "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, \"id\": \"c\", \"function\": {\"name\": \"rm\", \"arguments\": \"{\\\"path\\\": \\\"/tmp\"}}]}}]}\n\n",
+            "the stream ended before the answer's `finish_reason`",
+        ),
     ] {
         let streamed = stream(Api::Chat, Reply::sse(text, 1000), &Client::default()).await;
         let error = streamed.answer.expect_err("malformed");

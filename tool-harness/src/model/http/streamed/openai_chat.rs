@@ -113,6 +113,13 @@ impl Assembler for ChatAssembler {
         if !self.began {
             return Ok(None);
         }
+        // Cut off before its `finish_reason`, the answer may be cut too (a call's arguments
+        // closed by repair would run on half their text): no answer.
+        if self.finish_reason.is_none() {
+            return Err(Failed::Malformed(
+                "the stream ended before the answer's `finish_reason`".to_owned(),
+            ));
+        }
         let mut message = Map::new();
         message.insert("role".to_owned(), json!("assistant"));
         message.insert("content".to_owned(), json!(self.content));

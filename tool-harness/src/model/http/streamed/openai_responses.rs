@@ -1,1 +1,116 @@
-//! Placeholder.
+//! OpenAI Responses streamed (`"stream": true`): typed events, each naming its `type`.
+//! Text arrives as `response.output_text.delta` (and `response.refusal.delta`), a call's
+//! arguments as `response.function_call_arguments.delta` after the call's
+//! `response.output_item.added`; the last event, `response.completed` (or
+//! `response.incomplete`, `response.failed`), carries the whole response, which is the
+//! answer. An `error` event ends the stream with the API's message.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{Assembler, Failed, OnDelta, error_message};
+use crate::model::StreamDelta;
+
+/// The answer so far: where each call is among the answer's calls, and the response once
+/// the stream has given it whole.
+#[derive(Default)]
+pub(crate) struct ResponsesAssembler {
+    began: bool,
+    /// The calls' positions among the answer's calls, by their output index.
+    calls: HashMap<u64, usize>,
+    response: Option<Value>,
+}
+
+impl Assembler for ResponsesAssembler {
+    fn event(
+        &mut self,
+        _name: Option<&str>,
+        data: Value,
+        on_delta: OnDelta<'_>,
+    ) -> Result<(), Failed> {
+        self.began = true;
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or_default();
+        let output_index = || data.get("output_index").and_then(Value::as_u64);
+        let delta = || {
+            data.get("delta")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        match kind {
+            "response.output_text.delta" | "response.refusal.delta" => {
+                on_delta(StreamDelta::Text(delta()));
+            }
+            "response.output_item.added" => {
+                let item = data.get("item").unwrap_or(&Value::Null);
+                if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                    return Ok(());
+                }
+                let output_index = output_index().ok_or_else(|| {
+                    Failed::Malformed(
+                        "a `response.output_item.added` has no `output_index`".to_owned(),
+                    )
+                })?;
+                let index = self.calls.len();
+                self.calls.insert(output_index, index);
+                let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
+                on_delta(StreamDelta::ToolCallArguments {
+                    index,
+                    id: text("call_id"),
+                    name: text("name"),
+                    fragment: text("arguments").unwrap_or_default(),
+                });
+            }
+            "response.function_call_arguments.delta" => {
+                let index = output_index()
+                    .and_then(|output_index| self.calls.get(&output_index).copied())
+                    .ok_or_else(|| {
+                        Failed::Malformed(
+                            "arguments arrived for a call the stream had not begun".to_owned(),
+                        )
+                    })?;
+                on_delta(StreamDelta::ToolCallArguments {
+                    index,
+                    id: None,
+                    name: None,
+                    fragment: delta(),
+                });
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                let response = data
+                    .get("response")
+                    .filter(|r| r.is_object())
+                    .ok_or_else(|| {
+                        Failed::Malformed(format!("a `{kind}` event without its `response`"))
+                    })?;
+                if kind == "response.failed" {
+                    let error = response.get("error").unwrap_or(&Value::Null);
+                    return Err(Failed::Api(if error.is_null() {
+                        "the response failed without a message".to_owned()
+                    } else {
+                        error_message(error)
+                    }));
+                }
+                self.response = Some(response.clone());
+            }
+            "error" => return Err(Failed::Api(error_message(&data))),
+            // The response's beginning, reasoning summaries, items done, and the rest: the
+            // last event carries them all.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Option<Value>, Failed> {
+        match self.response {
+            Some(response) => Ok(Some(response)),
+            // Cut off before its last event, the answer may be cut too (a call's arguments
+            // closed by repair would run on half their text): no answer.
+            None if self.began => Err(Failed::Malformed(
+                "the stream ended before its `response.completed` event".to_owned(),
+            )),
+            None => Ok(None),
+        }
+    }
+}
