@@ -9,6 +9,7 @@
 //! that model instead (`OPENAI_MODEL` / `ANTHROPIC_MODEL` pick the model).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
 use toolsmith::harness::agent::{AgentEvent, AgentSession};
@@ -62,6 +63,9 @@ fn scripted_model() -> ScriptedModel {
     ])
 }
 
+/// Whether the trace is in the middle of a streamed answer's line.
+static ANSWERING: AtomicBool = AtomicBool::new(false);
+
 /// Prints each event of the run as one line of a trace.
 fn trace(event: &AgentEvent) {
     match event {
@@ -78,7 +82,17 @@ fn trace(event: &AgentEvent) {
             let mark = if *is_error { "error" } else { "ok" };
             println!("  <- {name} {mark}: {summary}");
         }
-        AgentEvent::TextDelta(text) => println!("  answer: {text}"),
+        // The answer as it streams: a real model sends it in pieces.
+        AgentEvent::TextDelta(text) => {
+            if !ANSWERING.swap(true, Ordering::Relaxed) {
+                print!("  answer: ");
+            }
+            print!("{text}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+        }
+        AgentEvent::ModelResponse { .. } if ANSWERING.swap(false, Ordering::Relaxed) => {
+            println!();
+        }
         _ => {}
     }
 }
@@ -113,6 +127,7 @@ async fn main() {
         .with_system_prompt("You answer questions about the weather.")
         .with_toolshed(ToolShed::new().tool(GetWeather).tool(ToFahrenheit))
         .with_event_handler(trace)
+        .with_streaming(true)
         .build()
         .expect("the session builds");
 

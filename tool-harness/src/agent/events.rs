@@ -17,7 +17,8 @@ pub enum AgentEvent {
         /// The names of the tools declared on it.
         tools: Vec<String>,
     },
-    /// More of the model's text, as it streams.
+    /// More of the model's text, as it streams (in a session built
+    /// [`with_streaming(true)`](super::AgentSessionBuilder::with_streaming)).
     TextDelta(String),
     /// The model answered.
     ModelResponse {

@@ -73,6 +73,7 @@ pub struct AgentSession {
     parts: SessionParts,
     max_turns: usize,
     final_answer_on_limit: bool,
+    streaming: bool,
     options: ChatOptions,
     pub(super) hooks: Vec<Arc<dyn ToolHook>>,
     pub(super) approval: Option<Arc<dyn ToolApproval>>,
@@ -352,7 +353,14 @@ impl AgentSession {
         let answer = {
             // Through the `dyn` directly: `self.model.stream` would pick the forwarding impl
             // on `Arc<M>` and box the future twice.
-            let call = self.model.as_ref().stream(request, &mut on_delta);
+            let model = self.model.as_ref();
+            let call = async {
+                if self.streaming {
+                    model.stream(request, &mut on_delta).await
+                } else {
+                    model.complete(request).await
+                }
+            };
             // The answer is polled first: a model that answers at once never registers a
             // waiter on the token. A cancellation that came meanwhile is seen just below.
             tokio::select! {
@@ -435,6 +443,7 @@ pub struct AgentSessionBuilder {
     context: Option<Arc<dyn ContextSearch>>,
     max_turns: usize,
     final_answer_on_limit: bool,
+    streaming: bool,
     retry_policy: Option<ToolRetryConfig>,
     options: ChatOptions,
     hooks: Vec<Arc<dyn ToolHook>>,
@@ -459,6 +468,7 @@ impl AgentSessionBuilder {
             context: None,
             max_turns: DEFAULT_MAX_TURNS,
             final_answer_on_limit: false,
+            streaming: false,
             retry_policy: None,
             options: ChatOptions::default(),
             hooks: Vec::new(),
@@ -524,6 +534,15 @@ impl AgentSessionBuilder {
     /// [`AgenticError::MaxTurns`].
     pub fn with_final_answer_on_limit(mut self, final_answer: bool) -> Self {
         self.final_answer_on_limit = final_answer;
+        self
+    }
+
+    /// With `true`, the model is asked through [`ChatModel::stream`] and its text reaches the
+    /// event handlers as it arrives ([`AgentEvent::TextDelta`]); by default through
+    /// [`ChatModel::complete`], the whole answer at once. The answers are the same either way
+    /// (the HTTP clients assemble a streamed answer into the one they would have read whole).
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
         self
     }
 
@@ -628,6 +647,7 @@ impl AgentSessionBuilder {
             parts,
             max_turns: self.max_turns,
             final_answer_on_limit: self.final_answer_on_limit,
+            streaming: self.streaming,
             options: self.options,
             hooks: self.hooks,
             approval: self.approval,

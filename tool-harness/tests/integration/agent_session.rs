@@ -16,7 +16,8 @@ use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval, ToolHook,
 };
 use toolsmith_harness::model::{
-    ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn, Usage,
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
+    StreamDelta, Usage,
 };
 
 /// Add two integers.
@@ -595,6 +596,7 @@ async fn events_report_progress_in_order() {
     let session = AgentSession::builder(model.clone())
         .with_model("m")
         .with_toolshed(ToolShed::new().tool(reporting))
+        .with_streaming(true)
         .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
         .build()
         .unwrap();
@@ -626,6 +628,65 @@ async fn events_report_progress_in_order() {
             "response"
         ]
     );
+}
+
+/// Counts how the session asked: whole answers, or streamed ones.
+#[derive(Default)]
+struct CountingModel {
+    completed: AtomicUsize,
+    streamed: AtomicUsize,
+}
+
+#[async_trait]
+impl ChatModel for CountingModel {
+    fn name(&self) -> &str {
+        "counting"
+    }
+
+    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        Ok(ChatResponse::text("whole"))
+    }
+
+    async fn stream(
+        &self,
+        _: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        self.streamed.fetch_add(1, Ordering::Relaxed);
+        on_delta(StreamDelta::Text("str".into()));
+        on_delta(StreamDelta::Text("eamed".into()));
+        Ok(ChatResponse::text("streamed"))
+    }
+}
+
+#[tokio::test]
+async fn a_session_streams_only_when_built_to() {
+    for streaming in [false, true] {
+        let model = Arc::new(CountingModel::default());
+        let deltas = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&deltas);
+        let session = AgentSession::builder(Arc::clone(&model) as Arc<dyn ChatModel>)
+            .with_model("m")
+            .with_streaming(streaming)
+            .with_event_handler(move |event: &AgentEvent| {
+                if let AgentEvent::TextDelta(piece) = event {
+                    sink.lock().unwrap().push_str(piece);
+                }
+            })
+            .build()
+            .unwrap();
+        let run = session.run("hi").await.unwrap();
+        if streaming {
+            assert_eq!(run.text, "streamed");
+            assert_eq!(*deltas.lock().unwrap(), "streamed");
+            assert_eq!(model.completed.load(Ordering::Relaxed), 0);
+        } else {
+            assert_eq!(run.text, "whole");
+            assert_eq!(*deltas.lock().unwrap(), "");
+            assert_eq!(model.streamed.load(Ordering::Relaxed), 0);
+        }
+    }
 }
 
 #[tokio::test]

@@ -291,6 +291,7 @@ async fn an_agent_session_reports_the_streamed_text() {
     let session = AgentSession::builder(Api::Chat.model(&server.base, &Client::default()))
         .with_model(Api::Chat.model_name())
         .with_toolshed(ToolShed::new())
+        .with_streaming(true)
         .with_event_handler(move |event: &AgentEvent| {
             if let AgentEvent::TextDelta(piece) = event {
                 sink.lock().unwrap().push(piece.clone());
