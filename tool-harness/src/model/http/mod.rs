@@ -16,7 +16,16 @@
 //!   Time-outs and connection failures are not retried here:
 //!   [`ModelError::is_transient`](super::ModelError::is_transient) tells a caller they may be.
 //! - **Time limit.** Each attempt, from connecting to the last byte of the answer, has
-//!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]).
+//!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]). A streamed answer
+//!   ([`ChatModel::stream`](super::ChatModel::stream)) has it until its head arrives, then
+//!   for each wait for more: a long answer may take longer as long as it keeps coming.
+//! - **Streaming.** `stream` reads the API's server-sent events, reports text and
+//!   call-argument pieces as [`StreamDelta`](super::StreamDelta)s, and assembles the
+//!   events into the answer the API would have sent whole, read as `complete` reads it:
+//!   the same calls, text, usage and stop reason. An error event is
+//!   [`Api`](super::ModelError::Api) (status 200); a stream that ends before the answer
+//!   does is [`MalformedResponse`](super::ModelError::MalformedResponse), since its last
+//!   call may be cut off.
 //! - **Errors** quote the API's own message: 401 and 403 are
 //!   [`ModelError::Auth`](super::ModelError::Auth), 429 after the retries
 //!   [`RateLimited`](super::ModelError::RateLimited), other statuses
