@@ -78,7 +78,7 @@ pub struct ChatResponse {
     /// Why the model stopped.
     pub stop_reason: StopReason,
     /// The answer as its provider wrote it, to send back verbatim
-    /// ([`ProviderTurn`]); `None` where the format keeps none, or for a scripted answer.
+    /// ([`ProviderTurn`]); `None` where the format keeps none.
     pub provider_turn: Option<ProviderTurn>,
 }
 
