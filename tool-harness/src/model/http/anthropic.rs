@@ -6,8 +6,11 @@ use toolsmith_core::provider::Provider;
 
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::streamed::{self, anthropic::AnthropicAssembler};
 use super::transport::Transport;
-use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+use crate::model::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
+};
 
 const PROVIDER: Provider = Provider::Anthropic;
 
@@ -132,15 +135,41 @@ impl ChatModel for AnthropicModel {
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let body = self.body(request)?;
-        let answer = self.transport.post_json("/v1/messages", &body).await?;
-        let cache_read = count(&answer, "/usage/cache_read_input_tokens");
-        let usage = Usage {
-            input_tokens: count(&answer, "/usage/input_tokens")
-                .saturating_add(cache_read)
-                .saturating_add(count(&answer, "/usage/cache_creation_input_tokens")),
-            output_tokens: count(&answer, "/usage/output_tokens"),
-            cached_input_tokens: cache_read,
-        };
-        body::answer(PROVIDER, &answer, usage)
+        let answer = self.transport.post_json(PATH, &body).await?;
+        read_answer(&answer)
     }
+
+    /// Streams the answer (`"stream": true`): text pieces as [`StreamDelta::Text`], each
+    /// `tool_use` block as [`StreamDelta::ToolCallArguments`] (its id and name with an
+    /// empty fragment when the block starts, then its input's JSON in pieces); thinking is
+    /// not reported. The answer returned is what [`complete`](ChatModel::complete) would
+    /// have read, its content blocks (thinking and signatures included) the same.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let mut body = self.body(request)?;
+        body["stream"] = json!(true);
+        let events = self.transport.post_for_events(PATH, &body).await?;
+        let answer = streamed::read_answer(events, AnthropicAssembler::default(), on_delta).await?;
+        read_answer(&answer)
+    }
+}
+
+/// Where requests go, under the base URL.
+const PATH: &str = "/v1/messages";
+
+/// The answer in `answer`, with its usage: every input token counted (cache reads and
+/// writes included), cache reads as cached.
+fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+    let cache_read = count(answer, "/usage/cache_read_input_tokens");
+    let usage = Usage {
+        input_tokens: count(answer, "/usage/input_tokens")
+            .saturating_add(cache_read)
+            .saturating_add(count(answer, "/usage/cache_creation_input_tokens")),
+        output_tokens: count(answer, "/usage/output_tokens"),
+        cached_input_tokens: cache_read,
+    };
+    body::answer(PROVIDER, answer, usage)
 }
