@@ -44,10 +44,11 @@ pub struct RejectedCall {
     /// [`ToolError::UnknownTool`] for a call that names no tool.
     pub error: ToolError,
     /// What the model wrote, verbatim, where it was text: the arguments string of the
-    /// formats that send arguments as JSON text (OpenAI's), or the whole call of the text
-    /// format. Echoing the call back with it ([`AssistantCall::as_written`](super::AssistantCall::as_written))
-    /// shows the model the call it made, not an empty one. `None` where the arguments came
-    /// as a JSON value (Anthropic, Gemini: those formats echo an empty object).
+    /// formats that send arguments as JSON text (OpenAI's, or an Anthropic input cut off
+    /// while streaming), or the whole call of the text format. Echoing the call back with
+    /// it ([`AssistantCall::as_written`](super::AssistantCall::as_written)) shows the model
+    /// the call it made, not an empty one. `None` where the arguments came as a JSON value
+    /// (Anthropic, Gemini: those formats echo an empty object).
     pub as_written: Option<Box<str>>,
 }
 

@@ -9,7 +9,7 @@ use super::builder::{Endpoint, HttpModelBuilder};
 use super::streamed::{self, anthropic::AnthropicAssembler};
 use super::transport::Transport;
 use crate::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
+    ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, StreamDelta, ToolChoice, Usage,
 };
 
 const PROVIDER: Provider = Provider::Anthropic;
@@ -171,5 +171,27 @@ fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
         output_tokens: count(answer, "/usage/output_tokens"),
         cached_input_tokens: cache_read,
     };
-    body::answer(PROVIDER, answer, usage)
+    let mut response = body::answer(PROVIDER, answer, usage)?;
+    if let Some(turn) = &mut response.provider_turn {
+        objects_as_inputs(turn);
+    }
+    Ok(response)
+}
+
+/// The turn with every `tool_use` input an object, as the API takes one back: a call cut
+/// off while streaming keeps the text it was cut at as its `input` (so that the call is
+/// rejected with it), and goes back with `{}`, its rejection answering it.
+fn objects_as_inputs(turn: &mut ProviderTurn) {
+    let blocks = turn
+        .entries
+        .iter_mut()
+        .filter_map(|entry| entry.get_mut("content").and_then(Value::as_array_mut))
+        .flatten();
+    for block in blocks {
+        if block.get("type").and_then(Value::as_str) == Some("tool_use")
+            && block.get("input").is_some_and(|input| !input.is_object())
+        {
+            block["input"] = json!({});
+        }
+    }
 }

@@ -82,6 +82,8 @@ pub(crate) struct AnthropicAssembler {
     /// The usage of `message_start`, updated by each `message_delta`'s (whose counts are
     /// cumulative).
     usage: Map<String, Value>,
+    /// Whether `message_stop` came: the answer is whole.
+    ended: bool,
 }
 
 /// The text of `value`'s `key`, when it is a string.
@@ -317,8 +319,11 @@ impl Assembler for AnthropicAssembler {
                 merge_usage(&mut self.usage, data.get("usage"));
                 Ok(())
             }
-            // `message_stop` adds nothing (a stream cut off before it is read as far as it
-            // came); `ping` and event types added later are passed over.
+            "message_stop" => {
+                self.ended = true;
+                Ok(())
+            }
+            // `ping`, and event types added later, are passed over.
             _ => Ok(()),
         }
     }
@@ -327,6 +332,14 @@ impl Assembler for AnthropicAssembler {
         let Some(mut message) = self.message else {
             return Ok(None);
         };
+        // Cut off before its end, the answer may be cut too (a call's input closed by repair
+        // would run on half its text): no answer. One the API ended while writing a call
+        // (`max_tokens`) is whole, and its cut call is rejected.
+        if !self.ended {
+            return Err(Failed::Malformed(
+                "the stream ended before its message_stop event".to_owned(),
+            ));
+        }
         message.entry("type").or_insert_with(|| json!("message"));
         message.entry("role").or_insert_with(|| json!("assistant"));
         let content = self

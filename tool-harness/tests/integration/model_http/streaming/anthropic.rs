@@ -237,19 +237,46 @@ async fn an_error_event_is_the_api_s_error() {
 #[tokio::test]
 async fn a_call_cut_off_is_rejected_with_what_was_written() {
     let partial = r#"{"a":2,"b":"#;
-    let events = [
+    let cut = [
         message_start(),
         block_start(0, tool_use("toolu_add", "add")),
         input_delta(0, r#"{"a":2,"#),
         input_delta(0, r#""b":"#),
     ];
+    // The stream cut off: no answer, since the call may be cut.
+    let streamed = stream(
+        Api::Anthropic,
+        Reply::sse(&sse(&cut), 7),
+        &Client::default(),
+    )
+    .await;
+    let error = streamed.answer.expect_err("no answer");
+    assert!(
+        matches!(&error, ModelError::MalformedResponse { reason, .. }
+            if reason == "the stream ended before its message_stop event"),
+        "{error}"
+    );
+    // The answer ended by the API at its output limit, inside the call: whole, with the call
+    // rejected as it was written.
+    let mut events = cut.to_vec();
+    events.extend([
+        block_stop(0),
+        json!({"type": "message_delta",
+            "delta": {"stop_reason": "max_tokens", "stop_sequence": null},
+            "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ]);
     let streamed = stream(
         Api::Anthropic,
         Reply::sse(&sse(&events), 7),
         &Client::default(),
     )
     .await;
-    let answer = streamed.answer.expect("the answer as far as it came");
+    let answer = streamed.answer.expect("the answer");
+    assert_eq!(answer.stop_reason, StopReason::MaxTokens);
+    // Sent back, the cut call's input is an object, as the API requires.
+    let turn = answer.provider_turn.as_ref().expect("the provider's turn");
+    assert_eq!(turn.entries[0]["content"][0]["input"], json!({}));
     assert_eq!(answer.calls.len(), 1);
     let rejected = answer.calls[0].as_ref().expect_err("a call cut off");
     assert_eq!(
