@@ -17,7 +17,7 @@ use toolsmith_harness::model::http::{
     AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
 };
 
-use server::Recorded;
+use server::{Recorded, Reply, sse_text};
 
 /// The key every test client sends.
 pub const KEY: &str = "test-key-123";
@@ -117,10 +117,29 @@ impl Api {
         }
     }
 
+    /// The path of an agent session's request, which streams where the client can.
+    pub fn session_path(self) -> &'static str {
+        match self {
+            Api::Gemini => "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            Api::Chat | Api::Responses | Api::Anthropic => self.path(),
+        }
+    }
+
     /// Checks the request's method, path, content type and auth headers.
     pub fn check_request(self, request: &Recorded) {
+        self.check_request_to(request, self.path());
+    }
+
+    /// Checks an agent session's request as [`check_request`](Self::check_request) does,
+    /// at [`session_path`](Self::session_path).
+    pub fn check_session_request(self, request: &Recorded) {
+        self.check_request_to(request, self.session_path());
+    }
+
+    /// Checks the request's method, content type and auth headers, and that it went to `path`.
+    fn check_request_to(self, request: &Recorded, path: &str) {
         assert_eq!(request.method, "POST", "{self:?}");
-        assert_eq!(request.path, self.path(), "{self:?}");
+        assert_eq!(request.path, path, "{self:?}");
         assert_eq!(
             request.header("content-type"),
             Some("application/json"),
@@ -207,6 +226,16 @@ impl Api {
                     "totalTokenCount": 12},
                 "modelVersion": "gemini-2.5-flash"
             }),
+        }
+    }
+
+    /// A reply of `answer` (in the unstreamed format) to an agent session, which streams
+    /// where the client can: Gemini's whole answer is a valid chunk, sent as a stream's only
+    /// one; the other APIs' answers are sent whole.
+    pub fn session_reply(self, answer: &Value) -> Reply {
+        match self {
+            Api::Gemini => Reply::sse(&sse_text([(None, answer.clone())]), 64),
+            Api::Chat | Api::Responses | Api::Anthropic => Reply::json(200, answer),
         }
     }
 }

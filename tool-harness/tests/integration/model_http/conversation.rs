@@ -634,8 +634,8 @@ async fn an_agent_session_gives_the_same_transcript_through_every_client() {
     let mut transcripts = Vec::new();
     for api in Api::ALL {
         let server = MockServer::start([
-            Reply::json(200, &calls_answer_with_common_ids(api)),
-            Reply::json(200, &api.text_answer(FINAL_TEXT)),
+            api.session_reply(&calls_answer_with_common_ids(api)),
+            api.session_reply(&api.text_answer(FINAL_TEXT)),
         ])
         .await;
         let session = AgentSession::builder(api.model(&server.base, &Client::default()))
@@ -656,7 +656,7 @@ async fn an_agent_session_gives_the_same_transcript_through_every_client() {
         let requests = server.requests();
         assert_eq!(requests.len(), 2, "{api:?}");
         for recorded in &requests {
-            api.check_request(recorded);
+            api.check_session_request(recorded);
         }
         // The second request carries both results under the calls' ids.
         let sent = requests[1].body.to_string();

@@ -34,8 +34,8 @@ fn session(model: Box<dyn ChatModel>, api: Api) -> AgentSession {
 /// A run of `api`'s client against a server that answers `first`, then "5"; what it sent.
 async fn run_with(api: Api, first: Value) -> (AgentRun, Vec<Recorded>) {
     let server = MockServer::start([
-        Reply::json(200, &first),
-        Reply::json(200, &api.text_answer("5")),
+        api.session_reply(&first),
+        api.session_reply(&api.text_answer("5")),
     ])
     .await;
     let run = session(api.model(&server.base, &Client::default()), api)
