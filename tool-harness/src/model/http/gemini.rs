@@ -8,8 +8,11 @@ use toolsmith_core::provider::Provider;
 
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::streamed::{self, gemini::GeminiAssembler};
 use super::transport::Transport;
-use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+use crate::model::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
+};
 
 const PROVIDER: Provider = Provider::Gemini;
 
@@ -20,7 +23,8 @@ const ENDPOINT: Endpoint = Endpoint {
     base_url_var: "GEMINI_BASE_URL",
 };
 
-/// A model behind the Gemini API (`POST {base}/v1beta/models/{model}:generateContent`).
+/// A model behind the Gemini API (`POST {base}/v1beta/models/{model}:generateContent`;
+/// streamed, `:streamGenerateContent?alt=sse`).
 ///
 /// The key goes in `x-goog-api-key`. The system prompt is `systemInstruction`; temperature
 /// and the output limit go in `generationConfig`; tools are `functionDeclarations` in the
@@ -104,10 +108,16 @@ impl GeminiModel {
     }
 }
 
-/// The path of `model`'s `generateContent` (a `models/` prefix is accepted; other
+/// The method that answers whole.
+const GENERATE: &str = "generateContent";
+
+/// The method that streams the answer as server-sent events.
+const STREAM_GENERATE: &str = "streamGenerateContent?alt=sse";
+
+/// The path of the request's model's `method` (a `models/` prefix is accepted; other
 /// characters than letters, digits, `-`, `.`, `_` and `~` are percent-encoded, so a name
 /// cannot reach another path).
-fn path(request: &ChatRequest) -> Result<String, ModelError> {
+fn path(request: &ChatRequest, method: &str) -> Result<String, ModelError> {
     let model = body::model_name(PROVIDER, request)?;
     let model = model.strip_prefix("models/").unwrap_or(model);
     let mut path = String::from("/v1beta/models/");
@@ -118,7 +128,8 @@ fn path(request: &ChatRequest) -> Result<String, ModelError> {
             let _ = write!(path, "%{byte:02X}");
         }
     }
-    path.push_str(":generateContent");
+    path.push(':');
+    path.push_str(method);
     Ok(path)
 }
 
@@ -147,16 +158,44 @@ impl ChatModel for GeminiModel {
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let body = self.body(request)?;
-        let answer = self.transport.post_json(&path(request)?, &body).await?;
-        let usage = Usage {
-            input_tokens: count(&answer, "/usageMetadata/promptTokenCount")
-                .saturating_add(count(&answer, "/usageMetadata/toolUsePromptTokenCount")),
-            output_tokens: count(&answer, "/usageMetadata/candidatesTokenCount")
-                .saturating_add(count(&answer, "/usageMetadata/thoughtsTokenCount")),
-            cached_input_tokens: count(&answer, "/usageMetadata/cachedContentTokenCount"),
-        };
-        body::answer(PROVIDER, &answer, usage)
+        let answer = self
+            .transport
+            .post_json(&path(request, GENERATE)?, &body)
+            .await?;
+        read_answer(&answer)
     }
+
+    /// Streams the answer (`streamGenerateContent?alt=sse`): the answer's text as
+    /// [`StreamDelta::Text`] (thoughts left out), each call as one
+    /// [`StreamDelta::ToolCallArguments`] with its name, its id when Gemini gave one, and
+    /// its whole arguments (Gemini sends a call in one piece); the answer returned is what
+    /// [`complete`](ChatModel::complete) would have read, its text pieces joined into parts
+    /// as Gemini answers unstreamed.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        let body = self.body(request)?;
+        let events = self
+            .transport
+            .post_for_events(&path(request, STREAM_GENERATE)?, &body)
+            .await?;
+        let answer = streamed::read_answer(events, GeminiAssembler::default(), on_delta).await?;
+        read_answer(&answer)
+    }
+}
+
+/// The answer in `answer`, with its usage.
+fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+    let usage = Usage {
+        input_tokens: count(answer, "/usageMetadata/promptTokenCount")
+            .saturating_add(count(answer, "/usageMetadata/toolUsePromptTokenCount")),
+        output_tokens: count(answer, "/usageMetadata/candidatesTokenCount")
+            .saturating_add(count(answer, "/usageMetadata/thoughtsTokenCount")),
+        cached_input_tokens: count(answer, "/usageMetadata/cachedContentTokenCount"),
+    };
+    body::answer(PROVIDER, answer, usage)
 }
 
 #[cfg(test)]
@@ -170,19 +209,23 @@ mod tests {
             ..ChatRequest::default()
         };
         assert_eq!(
-            path(&request("gemini-2.5-flash")).unwrap(),
+            path(&request("gemini-2.5-flash"), GENERATE).unwrap(),
             "/v1beta/models/gemini-2.5-flash:generateContent"
         );
         assert_eq!(
-            path(&request("models/gemini-2.5-pro")).unwrap(),
+            path(&request("gemini-2.5-flash"), STREAM_GENERATE).unwrap(),
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            path(&request("models/gemini-2.5-pro"), GENERATE).unwrap(),
             "/v1beta/models/gemini-2.5-pro:generateContent"
         );
         assert_eq!(
-            path(&request("../x?y")).unwrap(),
+            path(&request("../x?y"), GENERATE).unwrap(),
             "/v1beta/models/..%2Fx%3Fy:generateContent"
         );
         assert!(matches!(
-            path(&request(" ")),
+            path(&request(" "), GENERATE),
             Err(ModelError::InvalidRequest { .. })
         ));
     }
