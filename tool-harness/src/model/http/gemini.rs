@@ -177,11 +177,10 @@ impl ChatModel for GeminiModel {
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<ChatResponse, ModelError> {
         let body = self.body(request)?;
-        let events = self
-            .transport
-            .post_for_events(&path(request, STREAM_GENERATE)?, &body)
-            .await?;
-        let answer = streamed::read_answer(events, GeminiAssembler::default(), on_delta).await?;
+        let path = path(request, STREAM_GENERATE)?;
+        let assembler = GeminiAssembler::default();
+        let answer =
+            streamed::request_answer(&self.transport, &path, &body, assembler, on_delta).await?;
         read_answer(&answer)
     }
 }

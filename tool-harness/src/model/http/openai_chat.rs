@@ -177,8 +177,14 @@ impl ChatModel for OpenAiChatModel {
         let mut body = self.body(request)?;
         body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
-        let events = self.transport.post_for_events(PATH, &body).await?;
-        let answer = streamed::read_answer(events, ChatAssembler::default(), on_delta).await?;
+        let answer = streamed::request_answer(
+            &self.transport,
+            PATH,
+            &body,
+            ChatAssembler::default(),
+            on_delta,
+        )
+        .await?;
         read_answer(&answer)
     }
 }

@@ -142,8 +142,14 @@ impl ChatModel for OpenAiResponsesModel {
     ) -> Result<ChatResponse, ModelError> {
         let mut body = self.body(request)?;
         body["stream"] = json!(true);
-        let events = self.transport.post_for_events(PATH, &body).await?;
-        let answer = streamed::read_answer(events, ResponsesAssembler::default(), on_delta).await?;
+        let answer = streamed::request_answer(
+            &self.transport,
+            PATH,
+            &body,
+            ResponsesAssembler::default(),
+            on_delta,
+        )
+        .await?;
         read_answer(&answer)
     }
 }

@@ -11,6 +11,7 @@ pub(crate) mod openai_responses;
 use serde_json::Value;
 
 use super::events::EventStream;
+use super::transport::Transport;
 use crate::model::{ModelError, StreamDelta};
 
 /// A sink of [`StreamDelta`]s, as [`ChatModel::stream`](crate::model::ChatModel::stream)
@@ -40,12 +41,16 @@ pub(crate) enum Failed {
     Api(String),
 }
 
-/// Reads `events` to their end through `assembler`, and gives the whole answer.
-pub(crate) async fn read_answer<A: Assembler>(
-    mut events: EventStream,
+/// POSTs `body` to `path` for a streamed answer, reads its events to their end through
+/// `assembler`, and gives the whole answer.
+pub(crate) async fn request_answer<A: Assembler>(
+    transport: &Transport,
+    path: &str,
+    body: &Value,
     mut assembler: A,
     on_delta: OnDelta<'_>,
 ) -> Result<Value, ModelError> {
+    let mut events = transport.post_for_events(path, body).await?;
     let failed = |events: &EventStream, failed: Failed| match failed {
         Failed::Malformed(reason) => events.malformed(reason),
         Failed::Api(message) => events.api_error(message),
