@@ -29,7 +29,11 @@ const ENDPOINT: Endpoint = Endpoint {
 /// sent as `function_call_output` items, all rendered by `toolsmith_core::provider`. A turn
 /// in which a reasoning model reasoned goes back as its output items, its `reasoning` items
 /// with their `encrypted_content` (and no item ids, which a request that stores nothing
-/// cannot refer to), so the model keeps its reasoning across tool calls. Usage
+/// cannot refer to), so the model keeps its reasoning across tool calls. A reasoning item
+/// that comes without `encrypted_content` is left out of what goes back; where a server
+/// sends it only when asked, ask with
+/// `.body_field("include", json!(["reasoning.encrypted_content"]))` (models that do not
+/// reason refuse that field). Usage
 /// counts `usage.input_tokens` (cached: `input_tokens_details.cached_tokens`) and
 /// `usage.output_tokens`. A response whose `status` is `failed` is a [`ModelError::Api`]
 /// quoting its `error.message`.
