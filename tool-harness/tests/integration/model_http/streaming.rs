@@ -153,6 +153,39 @@ async fn openai_chat_streams_the_answer_complete_reads() {
 }
 
 #[tokio::test]
+async fn tool_call_pieces_without_an_index_are_matched_by_their_id() {
+    // Gemini's OpenAI-compatible endpoint sends no `index`: a new id begins a call, and a
+    // piece without one (or with an empty one) continues the last.
+    let delta = |delta: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        )
+    };
+    let mut text = sse_text([
+        delta(json!({"role": "assistant", "content": "Let me compute both."})),
+        delta(json!({"tool_calls": [{"id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}]})),
+        delta(json!({"tool_calls": [{"id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": "{\"a\":1,"}}]})),
+        delta(json!({"tool_calls": [{"id": "", "function": {"arguments": "\"b\":0}"}}]})),
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
+                "prompt_tokens_details": {"cached_tokens": 64}}}),
+        ),
+    ]);
+    text.push_str("data: [DONE]\n\n");
+    let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect("the streamed answer"),
+        completed(Api::Chat).await
+    );
+    assert_eq!(pieced(&streamed.deltas).1, first_calls());
+}
+
+#[tokio::test]
 async fn an_error_in_the_stream_is_the_api_s_error() {
     let text = sse_text([
         (

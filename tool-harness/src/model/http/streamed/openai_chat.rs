@@ -1,7 +1,8 @@
 //! OpenAI Chat Completions streamed (`"stream": true`, with `stream_options.include_usage`):
 //! `data:` chunks whose `choices[0].delta` carries pieces of `content`, `refusal` and
-//! `tool_calls` (each by its `index`, the id and name in its first piece), the
-//! `finish_reason` on the last, the usage on a chunk of its own; `data: [DONE]` ends it.
+//! `tool_calls` (each by its `index`, or by its id from servers that send no index; the id
+//! and name in its first piece), the `finish_reason` on the last, the usage on a chunk of
+//! its own; `data: [DONE]` ends it.
 
 use serde_json::{Map, Value, json};
 
@@ -30,6 +31,22 @@ pub(crate) struct ChatAssembler {
 /// The text of `value`'s `key`, when it is a string.
 fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
+}
+
+impl ChatAssembler {
+    /// Which call a tool-call piece without an `index` belongs to (Gemini's
+    /// OpenAI-compatible endpoint sends none): the call with the piece's id, a new call for
+    /// an id not seen yet, else the last call (a new one when there is none).
+    fn unindexed_call(&self, id: Option<&str>) -> usize {
+        match id {
+            Some(id) => self
+                .calls
+                .iter()
+                .position(|call| call.id.as_deref() == Some(id))
+                .unwrap_or(self.calls.len()),
+            None => self.calls.len().saturating_sub(1),
+        }
+    }
 }
 
 impl Assembler for ChatAssembler {
@@ -68,13 +85,19 @@ impl Assembler for ChatAssembler {
             return Ok(());
         };
         for piece in pieces {
-            let index = piece
-                .get("index")
-                .and_then(Value::as_u64)
-                .and_then(|index| usize::try_from(index).ok())
-                .ok_or_else(|| {
-                    Failed::Malformed("a tool call's piece has no `index`".to_owned())
-                })?;
+            // An empty id (some proxies send one on each later piece) names no call.
+            let id = text(piece, "id").filter(|id| !id.is_empty());
+            let index = match piece.get("index").filter(|index| !index.is_null()) {
+                Some(index) => index
+                    .as_u64()
+                    .and_then(|index| usize::try_from(index).ok())
+                    .ok_or_else(|| {
+                        Failed::Malformed(format!(
+                            "a tool call's piece has an `index` that is not a count: {index}"
+                        ))
+                    })?,
+                None => self.unindexed_call(id),
+            };
             // Indexes count up from 0, one call after another: a larger one is no call of
             // this answer (and would make room for it).
             if index > self.calls.len() {
@@ -87,7 +110,7 @@ impl Assembler for ChatAssembler {
                 self.calls.push(CallPieces::default());
             }
             let call = &mut self.calls[index];
-            let id = text(piece, "id").map(str::to_owned);
+            let id = id.map(str::to_owned);
             let function = piece.get("function").unwrap_or(&Value::Null);
             let name = text(function, "name").map(str::to_owned);
             let fragment = text(function, "arguments").unwrap_or_default();
