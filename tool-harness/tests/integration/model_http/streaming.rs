@@ -212,6 +212,25 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
 }
 
 #[tokio::test]
+async fn a_null_error_beside_a_chunk_is_no_error() {
+    let chat = sse_text([(
+        None,
+        json!({"object": "chat.completion.chunk", "error": null, "choices": [{"index": 0,
+            "delta": {"content": "5"}, "finish_reason": "stop"}]}),
+    )]) + "data: [DONE]\n\n";
+    let gemini = sse_text([(
+        None,
+        json!({"error": null, "candidates": [{"content": {"role": "model",
+            "parts": [{"text": "5"}]}, "finishReason": "STOP", "index": 0}]}),
+    )]);
+    for (api, text) in [(Api::Chat, chat), (Api::Gemini, gemini)] {
+        let streamed = stream(api, Reply::sse(&text, 9), &Client::default()).await;
+        let answer = streamed.answer.expect("an answer");
+        assert_eq!(answer.text.as_deref(), Some("5"), "{api:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_stream_without_an_answer_or_with_bad_data_is_malformed() {
     for (text, expected) in [
         ("", "the stream ended before the answer began"),

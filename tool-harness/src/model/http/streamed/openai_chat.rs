@@ -56,7 +56,8 @@ impl Assembler for ChatAssembler {
         data: Value,
         on_delta: OnDelta<'_>,
     ) -> Result<(), Failed> {
-        if let Some(error) = data.get("error") {
+        // Some servers send `"error": null` in every chunk.
+        if let Some(error) = data.get("error").filter(|error| !error.is_null()) {
             return Err(Failed::Api(error_message(error)));
         }
         self.began = true;
