@@ -94,7 +94,12 @@ impl Assembler for ResponsesAssembler {
                 }
                 self.response = Some(response.clone());
             }
-            "error" => return Err(Failed::Api(error_message(&data))),
+            "error" => {
+                // Documented with `message` beside `type`; the API also sends it nested in
+                // an `error` object.
+                let error = data.get("error").filter(|error| error.is_object());
+                return Err(Failed::Api(error_message(error.unwrap_or(&data))));
+            }
             // The response's beginning, reasoning summaries, items done, and the rest: the
             // last event carries them all.
             _ => {}

@@ -91,7 +91,17 @@ async fn a_failed_response_or_an_error_event_is_the_api_s_error() {
         "error",
         json!({"code": "rate_limit_exceeded", "message": "Slow down.", "param": null}),
     );
-    for (last, message) in [(failed, "The model crashed."), (error, "Slow down.")] {
+    // As the API also sends it: the error nested.
+    let nested = event(
+        "error",
+        json!({"sequence_number": 2, "error": {"type": "too_many_requests",
+            "code": "too_many_requests", "message": "Too Many Requests", "param": null}}),
+    );
+    for (last, message) in [
+        (failed, "The model crashed."),
+        (error, "Slow down."),
+        (nested, "Too Many Requests"),
+    ] {
         let streamed = stream(
             Api::Responses,
             Reply::sse(&events(Some(last)), 64),
