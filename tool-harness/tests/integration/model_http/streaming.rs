@@ -212,6 +212,63 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
 }
 
 #[tokio::test]
+async fn only_the_first_choice_or_candidate_is_streamed() {
+    // With `n` (or Gemini's `candidateCount`) above 1, each choice streams under its own
+    // index, alone in its chunk: the answer is the first, as `complete` reads it.
+    let other = |delta: Value, finish: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 1, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let chat = sse_text([
+        other(
+            json!({"role": "assistant", "content": "Another answer"}),
+            Value::Null,
+        ),
+        other(
+            json!({"tool_calls": [{"index": 0, "id": "call_other", "type": "function",
+                "function": {"name": "add", "arguments": "{}"}}]}),
+            json!("length"),
+        ),
+    ]) + &chat_events();
+    let streamed = stream(Api::Chat, Reply::sse(&chat, 13), &Client::default()).await;
+    assert_eq!(streamed.answer.expect("read"), completed(Api::Chat).await);
+    let (text, calls) = pieced(&streamed.deltas);
+    assert_eq!(text, "Let me compute both.");
+    assert_eq!(calls, first_calls());
+
+    let candidate = |index: u64, text: &str, finish: Option<&str>| {
+        let mut candidate =
+            json!({"content": {"role": "model", "parts": [{"text": text}]}, "index": index});
+        if let Some(finish) = finish {
+            candidate["finishReason"] = json!(finish);
+        }
+        candidate
+    };
+    let gemini = sse_text([
+        (
+            None,
+            json!({"candidates": [candidate(0, "Zero ", None), candidate(1, "One ", None)]}),
+        ),
+        (
+            None,
+            json!({"candidates": [candidate(1, "ends.", Some("STOP"))]}),
+        ),
+        (
+            None,
+            json!({"candidates": [candidate(0, "ends.", Some("STOP"))]}),
+        ),
+    ]);
+    let streamed = stream(Api::Gemini, Reply::sse(&gemini, 13), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect("read").text.as_deref(),
+        Some("Zero ends.")
+    );
+    assert_eq!(pieced(&streamed.deltas).0, "Zero ends.");
+}
+
+#[tokio::test]
 async fn a_null_error_beside_a_chunk_is_no_error() {
     let chat = sse_text([(
         None,

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Assembler, Failed, OnDelta, error_message};
+use super::{Assembler, Failed, OnDelta, error_message, first_of};
 use crate::model::StreamDelta;
 
 /// What a text part is, when it is text alone that the next text of its kind may join.
@@ -105,7 +105,7 @@ impl GeminiAssembler {
         Ok(())
     }
 
-    /// Reads the first candidate of a chunk: its new parts and its finish reason.
+    /// Reads the first candidate of a chunk (index 0): its new parts and its finish reason.
     fn candidate(&mut self, candidate: &Value, on_delta: OnDelta<'_>) -> Result<(), Failed> {
         if !candidate.is_object() {
             return Err(Failed::Malformed(format!(
@@ -168,7 +168,7 @@ impl Assembler for GeminiAssembler {
         }
         match data.get("candidates") {
             None | Some(Value::Null) => Ok(()),
-            Some(Value::Array(candidates)) => match candidates.first() {
+            Some(Value::Array(candidates)) => match first_of(candidates) {
                 None => Ok(()),
                 Some(candidate) => self.candidate(candidate, on_delta),
             },

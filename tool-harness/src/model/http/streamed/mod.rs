@@ -67,6 +67,16 @@ pub(crate) async fn request_answer<A: Assembler>(
     }
 }
 
+/// The first of a chunk's choices (Chat) or candidates (Gemini): the one whose `index` is 0
+/// or absent. When more than one is asked for (`n`, `candidateCount`), each streams under
+/// its own index, and a chunk may carry another alone; the answer is the first, as
+/// `complete` reads it.
+pub(crate) fn first_of(items: &[Value]) -> Option<&Value> {
+    items
+        .iter()
+        .find(|item| item.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+}
+
 /// The error message an event carries (`error.message`, or `error` itself as text).
 pub(crate) fn error_message(error: &Value) -> String {
     error

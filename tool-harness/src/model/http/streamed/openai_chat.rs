@@ -1,12 +1,12 @@
 //! OpenAI Chat Completions streamed (`"stream": true`, with `stream_options.include_usage`):
-//! `data:` chunks whose `choices[0].delta` carries pieces of `content`, `refusal` and
-//! `tool_calls` (each by its `index`, or by its id from servers that send no index; the id
-//! and name in its first piece), the `finish_reason` on the last, the usage on a chunk of
-//! its own; `data: [DONE]` ends it.
+//! `data:` chunks whose first choice's `delta` (`index` 0) carries pieces of `content`,
+//! `refusal` and `tool_calls` (each by its `index`, or by its id from servers that send no
+//! index; the id and name in its first piece), the `finish_reason` on the last, the usage on
+//! a chunk of its own; `data: [DONE]` ends it.
 
 use serde_json::{Map, Value, json};
 
-use super::{Assembler, Failed, OnDelta, error_message};
+use super::{Assembler, Failed, OnDelta, error_message, first_of};
 use crate::model::StreamDelta;
 
 /// A call as its pieces arrive.
@@ -64,7 +64,8 @@ impl Assembler for ChatAssembler {
         if let Some(usage) = data.get("usage").filter(|usage| usage.is_object()) {
             self.usage = Some(usage.clone());
         }
-        let Some(choice) = data.pointer("/choices/0") else {
+        let choices = data.get("choices").and_then(Value::as_array);
+        let Some(choice) = choices.and_then(|choices| first_of(choices)) else {
             return Ok(());
         };
         if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
