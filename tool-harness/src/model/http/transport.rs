@@ -8,7 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
 use toolsmith_core::provider::Provider;
 
@@ -137,7 +137,9 @@ impl Transport {
     /// POSTs `body` as [`post_json`](Self::post_json) does (with its retries of error
     /// statuses) and gives the answer's server-sent events as they arrive. The time limit
     /// covers the answer's head; then it bounds each wait for more of the stream, so that a
-    /// long answer may take longer than it as long as it keeps coming.
+    /// long answer may take longer than it as long as it keeps coming. A success answered
+    /// with JSON instead (a server that does not stream) is a
+    /// [`ModelError::MalformedResponse`] that says so.
     pub(crate) async fn post_for_events(
         &self,
         path: &str,
@@ -276,7 +278,19 @@ impl Transport {
                 .map_err(|err| Failure::Final(self.send_error(url, &err)))?;
             let status = response.status();
             if status.is_success() {
-                return Ok(response);
+                let Some(kind) = json_content_type(response.headers()).map(str::to_owned) else {
+                    return Ok(response);
+                };
+                // A server that does not stream answers whole, whatever the request asked:
+                // read as events, its answer would seem a stream that ended before it began.
+                let bytes = self.read_body(response).await.map_err(Failure::Final)?;
+                return Err(Failure::Final(ModelError::MalformedResponse {
+                    provider: self.provider_name(),
+                    reason: format!(
+                        "the server answered with `{kind}`, not an event stream (it may not stream); it begins: {}",
+                        quote(&String::from_utf8_lossy(&bytes), 200)
+                    ),
+                }));
             }
             let retry_after = retry_after(response.headers());
             let body = match self.read_body(response).await {
@@ -434,6 +448,15 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         at.duration_since(std::time::SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
+}
+
+/// The response's content type when it is JSON (`application/json`, or a `+json` type).
+fn json_content_type(headers: &HeaderMap) -> Option<&str> {
+    let kind = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+    let media = kind.split(';').next().unwrap_or_default().trim();
+    let json = media.eq_ignore_ascii_case("application/json")
+        || media.to_ascii_lowercase().ends_with("+json");
+    json.then_some(media)
 }
 
 /// Whether an error status is worth the same request again: rate limits, 408, 409 and server

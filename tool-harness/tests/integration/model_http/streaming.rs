@@ -316,6 +316,22 @@ async fn a_stream_without_an_answer_or_with_bad_data_is_malformed() {
 }
 
 #[tokio::test]
+async fn a_whole_json_answer_instead_of_a_stream_is_named() {
+    // A server that ignores `"stream": true` answers as `complete` would.
+    for api in Api::ALL {
+        let reply = Reply::json(200, &api.text_answer("unstreamed"));
+        let streamed = stream(api, reply, &Client::default()).await;
+        let error = streamed.answer.expect_err("no stream");
+        assert!(
+            matches!(&error, ModelError::MalformedResponse { reason, .. }
+                if reason.contains("answered with `application/json`, not an event stream")
+                    && reason.contains("it begins: {\"")),
+            "{api:?}: {error}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_stream_that_stops_coming_times_out_and_a_slow_one_does_not() {
     let client = Client {
         timeout: Duration::from_millis(300),
