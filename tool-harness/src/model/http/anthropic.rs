@@ -151,15 +151,16 @@ impl ChatModel for AnthropicModel {
     ) -> Result<ChatResponse, ModelError> {
         let mut body = self.body(request)?;
         body["stream"] = json!(true);
-        let answer = streamed::request_answer(
+        let assembler = AnthropicAssembler::default();
+        streamed::request_answer(
             &self.transport,
             PATH,
             &body,
-            AnthropicAssembler::default(),
+            assembler,
             on_delta,
+            read_answer,
         )
-        .await?;
-        read_answer(&answer)
+        .await
     }
 }
 

@@ -1,101 +1,187 @@
-//! [`EventStream`]: the server-sent events of a streamed answer, read within the clients'
-//! bounds (no more than [`MAX_RESPONSE_BYTES`] in all, no wait for more longer than the time
-//! limit), each event's data read as JSON.
+//! [`EventStream`]: the server-sent events of a streamed answer, read as the WHATWG
+//! `EventSource` reads them, within the clients' bounds: no more than
+//! [`MAX_RESPONSE_BYTES`] in all, and no wait for more bytes longer than the time limit.
+//!
+//! Read here rather than with a crate: the one in the dependency tree ends the stream on
+//! lines the specification says to pass over (a second `event:`, an unknown field), and
+//! loses llama.cpp's `error:` lines with the server's message.
 
-use std::io;
-use std::pin::Pin;
+use std::collections::VecDeque;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
 use serde_json::Value;
-use sse_stream::{Sse, SseStream};
 use toolsmith_core::provider::Provider;
 
 use super::MAX_RESPONSE_BYTES;
 use super::transport::chain;
 use crate::model::ModelError;
 
+/// One event: its `event:` name, if it had one, and its data lines joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Event {
+    name: Option<String>,
+    data: String,
+}
+
+/// The events in a stream of bytes, as they complete.
+#[derive(Debug, Default)]
+struct EventParser {
+    /// The line read so far.
+    line: Vec<u8>,
+    /// Whether the last byte ended a line with `\r`: a `\n` right after it ends nothing.
+    after_cr: bool,
+    /// Whether a line was read yet (the first may start with a byte-order mark).
+    started: bool,
+    /// The event being read: its name, and its data lines (`None` until one came).
+    name: Option<String>,
+    data: Option<String>,
+    /// The events read whole, oldest first.
+    ready: VecDeque<Event>,
+}
+
+impl EventParser {
+    /// Reads `bytes`, the next piece of the stream.
+    fn feed(&mut self, mut bytes: &[u8]) -> Result<(), String> {
+        if self.after_cr && bytes.first() == Some(&b'\n') {
+            bytes = &bytes[1..];
+        }
+        self.after_cr = false;
+        while let Some(end) = memchr::memchr2(b'\r', b'\n', bytes) {
+            self.line.extend_from_slice(&bytes[..end]);
+            self.end_line()?;
+            let crlf = bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n');
+            let after = end + if crlf { 2 } else { 1 };
+            // A `\r` at the end of the piece may be the first half of a `\r\n`.
+            self.after_cr = bytes[end] == b'\r' && after == bytes.len();
+            bytes = &bytes[after..];
+        }
+        self.line.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// The line just read: a field of the event, or the blank line that ends it.
+    fn end_line(&mut self) -> Result<(), String> {
+        let bytes = std::mem::take(&mut self.line);
+        let mut line = std::str::from_utf8(&bytes)
+            .map_err(|_| "a line of the event stream is not UTF-8".to_owned())?;
+        if !self.started {
+            self.started = true;
+            line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        }
+        if line.is_empty() {
+            // An event without data is not dispatched; its name goes with it.
+            let name = self.name.take();
+            if let Some(mut data) = self.data.take() {
+                data.pop();
+                self.ready.push_back(Event { name, data });
+            }
+            return Ok(());
+        }
+        if line.starts_with(':') {
+            return Ok(());
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                let data = self.data.get_or_insert_with(String::new);
+                data.push_str(value);
+                data.push('\n');
+            }
+            "event" => self.name = Some(value.to_owned()),
+            // llama.cpp's server writes a failure as `error: {json}`: read as an event
+            // named `error`, which is how the other APIs name theirs.
+            "error" => {
+                self.name = Some("error".to_owned());
+                let data = self.data.get_or_insert_with(String::new);
+                data.push_str(value);
+                data.push('\n');
+            }
+            // `id`, `retry`, and fields the specification does not know: nothing a single
+            // answer needs.
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 /// The events of one streamed answer, in order.
 pub(crate) struct EventStream {
-    events: Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>,
+    /// The response while its body lasts.
+    response: Option<reqwest::Response>,
+    /// How many bytes of the body were read.
+    read: usize,
+    parser: EventParser,
     provider: Provider,
     idle: Duration,
 }
 
-/// What the bytes of the body are read through: the response while it lasts, and how much
-/// of it was read.
-struct Body {
-    response: Option<reqwest::Response>,
-    read: usize,
-}
-
 impl EventStream {
-    /// The events of `response`'s body; waiting longer than `idle` for the next one is a
+    /// The events of `response`'s body; waiting longer than `idle` for more of it is a
     /// [`ModelError::Timeout`].
     pub(crate) fn new(response: reqwest::Response, provider: Provider, idle: Duration) -> Self {
-        let body = Body {
+        Self {
             response: Some(response),
             read: 0,
-        };
-        let chunks = futures::stream::unfold(body, |mut body| async move {
-            let response = body.response.as_mut()?;
-            let chunk = match response.chunk().await {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => return None,
-                Err(err) => {
-                    body.response = None;
-                    let reason = format!(
-                        "the stream was cut off after {} bytes: {}",
-                        body.read,
-                        chain(&err)
-                    );
-                    return Some((Err(io::Error::other(reason)), body));
-                }
-            };
-            body.read = body.read.saturating_add(chunk.len());
-            if body.read > MAX_RESPONSE_BYTES {
-                body.response = None;
-                let reason = format!(
-                    "the stream is longer than the {} MiB a client reads",
-                    MAX_RESPONSE_BYTES / (1024 * 1024)
-                );
-                return Some((Err(io::Error::other(reason)), body));
-            }
-            Some((Ok(chunk), body))
-        });
-        Self {
-            events: Box::pin(SseStream::from_bytes_stream(chunks)),
+            parser: EventParser::default(),
             provider,
             idle,
         }
     }
 
     /// The next event's name (`event:`, if it had one) and data read as JSON; `None` when
-    /// the stream ends, or at OpenAI's `data: [DONE]`. Events without data (comments, keep
-    /// alives) are passed over.
+    /// the stream ends, or at OpenAI's `data: [DONE]`. An event not ended by a blank line
+    /// when the body ends is dropped, as the specification says.
     pub(crate) async fn next(&mut self) -> Result<Option<(Option<String>, Value)>, ModelError> {
         loop {
-            let next = tokio::time::timeout(self.idle, self.events.next())
+            if let Some(event) = self.parser.ready.pop_front() {
+                if event.data.trim() == "[DONE]" {
+                    self.response = None;
+                    return Ok(None);
+                }
+                // serde_json's recursion limit bounds the depth, as for a whole answer.
+                let data = serde_json::from_str(&event.data).map_err(|err| {
+                    self.malformed(format!("an event's data is not JSON ({err})"))
+                })?;
+                return Ok(Some((event.name, data)));
+            }
+            let Some(response) = self.response.as_mut() else {
+                return Ok(None);
+            };
+            // The limit is on each wait: bytes that keep coming (a keep-alive comment
+            // included) show the server is still answering.
+            let chunk = tokio::time::timeout(self.idle, response.chunk())
                 .await
                 .map_err(|_| ModelError::Timeout {
                     provider: self.provider.name().to_owned(),
                     after: self.idle,
                 })?;
-            let sse = match next {
-                None => return Ok(None),
-                Some(Ok(sse)) => sse,
-                Some(Err(err)) => {
-                    return Err(self.malformed(format!("the event stream is unreadable: {err}")));
+            let chunk = match chunk {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => {
+                    self.response = None;
+                    continue;
+                }
+                Err(err) => {
+                    return Err(self.malformed(format!(
+                        "the stream was cut off after {} bytes: {}",
+                        self.read,
+                        chain(&err)
+                    )));
                 }
             };
-            let Some(data) = sse.data else { continue };
-            if data.trim() == "[DONE]" {
-                return Ok(None);
+            self.read = self.read.saturating_add(chunk.len());
+            if self.read > MAX_RESPONSE_BYTES {
+                return Err(self.malformed(format!(
+                    "the stream is longer than the {} MiB a client reads",
+                    MAX_RESPONSE_BYTES / (1024 * 1024)
+                )));
             }
-            // serde_json's recursion limit bounds the depth, as for a whole answer.
-            let value = serde_json::from_str(&data)
-                .map_err(|err| self.malformed(format!("an event's data is not JSON ({err})")))?;
-            return Ok(Some((sse.event, value)));
+            self.parser
+                .feed(&chunk)
+                .map_err(|reason| self.malformed(reason))?;
         }
     }
 
@@ -114,5 +200,65 @@ impl EventStream {
             provider: self.provider.name().to_owned(),
             reason: reason.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The events of `text` fed in pieces of `piece` bytes.
+    fn events(text: &str, piece: usize) -> Result<Vec<Event>, String> {
+        let mut parser = EventParser::default();
+        for chunk in text.as_bytes().chunks(piece) {
+            parser.feed(chunk)?;
+        }
+        Ok(parser.ready.into_iter().collect())
+    }
+
+    fn event(name: Option<&str>, data: &str) -> Event {
+        Event {
+            name: name.map(str::to_owned),
+            data: data.to_owned(),
+        }
+    }
+
+    #[test]
+    fn reads_events_as_the_specification_does_in_any_pieces() {
+        let text = "\u{feff}: a comment\r\nevent: first\r\nevent: delta\r\ndata: {\"a\":\r\ndata:1}\r\nid: 7\r\nretry: soon\r\nfoo: bar\r\n\r\ndata\rdata: x\r\rdata: é\n\nevent: none\n\n";
+        let expected = vec![
+            event(Some("delta"), "{\"a\":\n1}"),
+            event(None, "\nx"),
+            event(None, "é"),
+        ];
+        for piece in [1, 2, 3, 7, text.len()] {
+            assert_eq!(events(text, piece).unwrap(), expected, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn an_unfinished_event_is_not_dispatched_and_bad_bytes_are_an_error() {
+        assert_eq!(events("data: {\"a\": 1}\n", 4).unwrap(), []);
+        assert_eq!(
+            events("data: \u{0}\n\n", 4).unwrap(),
+            [event(None, "\u{0}")]
+        );
+        let mut parser = EventParser::default();
+        assert_eq!(
+            parser.feed(b"data: \xff\n"),
+            Err("a line of the event stream is not UTF-8".to_owned())
+        );
+    }
+
+    #[test]
+    fn an_error_line_is_an_event_named_error() {
+        let text = "data: {\"choices\": []}\n\nerror: {\"code\": 500, \"message\": \"boom\"}\n\n";
+        assert_eq!(
+            events(text, 5).unwrap(),
+            [
+                event(None, "{\"choices\": []}"),
+                event(Some("error"), "{\"code\": 500, \"message\": \"boom\"}"),
+            ]
+        );
     }
 }

@@ -179,9 +179,15 @@ impl ChatModel for GeminiModel {
         let body = self.body(request)?;
         let path = path(request, STREAM_GENERATE)?;
         let assembler = GeminiAssembler::default();
-        let answer =
-            streamed::request_answer(&self.transport, &path, &body, assembler, on_delta).await?;
-        read_answer(&answer)
+        streamed::request_answer(
+            &self.transport,
+            &path,
+            &body,
+            assembler,
+            on_delta,
+            read_answer,
+        )
+        .await
     }
 }
 

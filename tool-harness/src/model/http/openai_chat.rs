@@ -177,15 +177,16 @@ impl ChatModel for OpenAiChatModel {
         let mut body = self.body(request)?;
         body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
-        let answer = streamed::request_answer(
+        let assembler = ChatAssembler::default();
+        streamed::request_answer(
             &self.transport,
             PATH,
             &body,
-            ChatAssembler::default(),
+            assembler,
             on_delta,
+            read_answer,
         )
-        .await?;
-        read_answer(&answer)
+        .await
     }
 }
 

@@ -146,15 +146,16 @@ impl ChatModel for OpenAiResponsesModel {
     ) -> Result<ChatResponse, ModelError> {
         let mut body = self.body(request)?;
         body["stream"] = json!(true);
-        let answer = streamed::request_answer(
+        let assembler = ResponsesAssembler::default();
+        streamed::request_answer(
             &self.transport,
             PATH,
             &body,
-            ResponsesAssembler::default(),
+            assembler,
             on_delta,
+            read_answer,
         )
-        .await?;
-        read_answer(&answer)
+        .await
     }
 }
 

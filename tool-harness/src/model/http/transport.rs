@@ -137,20 +137,27 @@ impl Transport {
     /// POSTs `body` as [`post_json`](Self::post_json) does (with its retries of error
     /// statuses) and gives the answer's server-sent events as they arrive. The time limit
     /// covers the answer's head; then it bounds each wait for more of the stream, so that a
-    /// long answer may take longer than it as long as it keeps coming. A success answered
-    /// with JSON instead (a server that does not stream) is a
-    /// [`ModelError::MalformedResponse`] that says so.
+    /// long answer may take longer than it as long as it keeps coming. A server that does
+    /// not stream (a success labelled JSON) gives its whole answer, read as
+    /// [`post_json`](Self::post_json) reads one.
     pub(crate) async fn post_for_events(
         &self,
         path: &str,
         body: &Value,
-    ) -> Result<EventStream, ModelError> {
+    ) -> Result<AnswerBody, ModelError> {
         self.check_runtime()?;
         let url = format!("{}{}", self.base_url, path);
-        let response = self
+        match self
             .with_retries(&url, || self.attempt_head(&url, body))
-            .await?;
-        Ok(EventStream::new(response, self.provider, self.timeout))
+            .await?
+        {
+            Head::Streaming(response) => Ok(AnswerBody::Events(EventStream::new(
+                response,
+                self.provider,
+                self.timeout,
+            ))),
+            Head::Whole(bytes) => self.parse_json(&bytes).map(AnswerBody::Whole),
+        }
     }
 
     /// reqwest and the time limit need Tokio's I/O and time drivers; outside a runtime they
@@ -265,8 +272,8 @@ impl Transport {
     }
 
     /// One request whose answer is read later: its time limit covers the connection and
-    /// the answer's head, and the body of an error status.
-    async fn attempt_head(&self, url: &str, body: &Value) -> Result<reqwest::Response, Failure> {
+    /// the answer's head, and the body of an error status or of a whole answer.
+    async fn attempt_head(&self, url: &str, body: &Value) -> Result<Head, Failure> {
         let exchange = async {
             let response = self
                 .client
@@ -278,19 +285,12 @@ impl Transport {
                 .map_err(|err| Failure::Final(self.send_error(url, &err)))?;
             let status = response.status();
             if status.is_success() {
-                let Some(kind) = json_content_type(response.headers()).map(str::to_owned) else {
-                    return Ok(response);
-                };
-                // A server that does not stream answers whole, whatever the request asked:
-                // read as events, its answer would seem a stream that ended before it began.
+                if !is_json(response.headers()) {
+                    return Ok(Head::Streaming(response));
+                }
+                // A server that does not stream answers whole, whatever the request asked.
                 let bytes = self.read_body(response).await.map_err(Failure::Final)?;
-                return Err(Failure::Final(ModelError::MalformedResponse {
-                    provider: self.provider_name(),
-                    reason: format!(
-                        "the server answered with `{kind}`, not an event stream (it may not stream); it begins: {}",
-                        quote(&String::from_utf8_lossy(&bytes), 200)
-                    ),
-                }));
+                return Ok(Head::Whole(bytes));
             }
             let retry_after = retry_after(response.headers());
             let body = match self.read_body(response).await {
@@ -450,13 +450,33 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     )
 }
 
-/// The response's content type when it is JSON (`application/json`, or a `+json` type).
-fn json_content_type(headers: &HeaderMap) -> Option<&str> {
-    let kind = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+/// Whether the response's content type is JSON (`application/json`, or a `+json` type).
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(kind) = headers
+        .get(CONTENT_TYPE)
+        .and_then(|kind| kind.to_str().ok())
+    else {
+        return false;
+    };
     let media = kind.split(';').next().unwrap_or_default().trim();
-    let json = media.eq_ignore_ascii_case("application/json")
-        || media.to_ascii_lowercase().ends_with("+json");
-    json.then_some(media)
+    media.eq_ignore_ascii_case("application/json") || media.to_ascii_lowercase().ends_with("+json")
+}
+
+/// What a request for a streamed answer got back.
+enum Head {
+    /// The answer's head; its events are still to be read.
+    Streaming(reqwest::Response),
+    /// A whole answer: a server that does not stream.
+    Whole(Vec<u8>),
+}
+
+/// A streamed answer's body: its events, or the whole answer of a server that does not
+/// stream.
+pub(crate) enum AnswerBody {
+    /// The events, to be read.
+    Events(EventStream),
+    /// The answer, whole.
+    Whole(Value),
 }
 
 /// Whether an error status is worth the same request again: rate limits, 408, 409 and server

@@ -316,19 +316,57 @@ async fn a_stream_without_an_answer_or_with_bad_data_is_malformed() {
 }
 
 #[tokio::test]
-async fn a_whole_json_answer_instead_of_a_stream_is_named() {
-    // A server that ignores `"stream": true` answers as `complete` would.
+async fn a_server_that_does_not_stream_gives_its_whole_answer() {
+    // A server that ignores `"stream": true` answers as `complete` would: that answer, its
+    // text reported as one piece.
     for api in Api::ALL {
         let reply = Reply::json(200, &api.text_answer("unstreamed"));
         let streamed = stream(api, reply, &Client::default()).await;
-        let error = streamed.answer.expect_err("no stream");
-        assert!(
-            matches!(&error, ModelError::MalformedResponse { reason, .. }
-                if reason.contains("answered with `application/json`, not an event stream")
-                    && reason.contains("it begins: {\"")),
-            "{api:?}: {error}"
+        let answer = streamed.answer.expect("the whole answer");
+        assert_eq!(answer.text.as_deref(), Some("unstreamed"), "{api:?}");
+        assert_eq!(
+            streamed.deltas,
+            [StreamDelta::Text("unstreamed".into())],
+            "{api:?}"
         );
     }
+    let reply = Reply::json(200, &calls_answer(Api::Chat));
+    let streamed = stream(Api::Chat, reply, &Client::default()).await;
+    assert_eq!(streamed.answer.expect("whole"), completed(Api::Chat).await);
+}
+
+#[tokio::test]
+async fn a_llama_cpp_error_line_is_the_server_s_error() {
+    let text = "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Hi\"}}]}\n\n\
+        error: {\"code\": 500, \"message\": \"the context is full\", \"type\": \"server_error\"}\n\n";
+    let streamed = stream(Api::Chat, Reply::sse(text, 9), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect_err("an error"),
+        ModelError::Api {
+            provider: "openai_chat".into(),
+            status: 200,
+            message: "the context is full".into(),
+        }
+    );
+}
+
+#[tokio::test]
+async fn bytes_that_keep_coming_keep_a_slow_stream_alive() {
+    let client = Client {
+        timeout: Duration::from_millis(300),
+        ..Client::default()
+    };
+    // Keep-alive comments while the model thinks, then one event arriving slowly in pieces:
+    // every wait is within the limit, the whole far beyond it.
+    let text = chat_events();
+    let mut pieces = vec![(Duration::from_millis(200), b": keep-alive\n\n".to_vec()); 4];
+    pieces.extend(
+        text.as_bytes()
+            .chunks(text.len() / 5 + 1)
+            .map(|piece| (Duration::from_millis(150), piece.to_vec())),
+    );
+    let streamed = stream(Api::Chat, Reply::streamed(pieces), &client).await;
+    assert_eq!(streamed.answer.expect("read"), completed(Api::Chat).await);
 }
 
 #[tokio::test]

@@ -11,8 +11,8 @@ pub(crate) mod openai_responses;
 use serde_json::Value;
 
 use super::events::EventStream;
-use super::transport::Transport;
-use crate::model::{ModelError, StreamDelta};
+use super::transport::{AnswerBody, Transport};
+use crate::model::{ChatResponse, ModelError, StreamDelta};
 
 /// A sink of [`StreamDelta`]s, as [`ChatModel::stream`](crate::model::ChatModel::stream)
 /// takes it.
@@ -42,26 +42,46 @@ pub(crate) enum Failed {
 }
 
 /// POSTs `body` to `path` for a streamed answer, reads its events to their end through
-/// `assembler`, and gives the whole answer.
+/// `assembler`, and gives the answer `read` reads from the whole body they make. A server
+/// that does not stream answers whole: its answer is read the same way, and its text
+/// reported as one delta (as [`ChatModel::stream`]'s default does).
+///
+/// [`ChatModel::stream`]: crate::model::ChatModel::stream
 pub(crate) async fn request_answer<A: Assembler>(
     transport: &Transport,
     path: &str,
     body: &Value,
     mut assembler: A,
     on_delta: OnDelta<'_>,
-) -> Result<Value, ModelError> {
-    let mut events = transport.post_for_events(path, body).await?;
+    read: impl FnOnce(&Value) -> Result<ChatResponse, ModelError>,
+) -> Result<ChatResponse, ModelError> {
+    let mut events = match transport.post_for_events(path, body).await? {
+        AnswerBody::Events(events) => events,
+        AnswerBody::Whole(answer) => {
+            let response = read(&answer)?;
+            if let Some(text) = &response.text {
+                on_delta(StreamDelta::Text(text.clone()));
+            }
+            return Ok(response);
+        }
+    };
     let failed = |events: &EventStream, failed: Failed| match failed {
         Failed::Malformed(reason) => events.malformed(reason),
         Failed::Api(message) => events.api_error(message),
     };
     while let Some((name, data)) = events.next().await? {
+        // Anthropic, Responses and llama.cpp name their error events `error`; the message
+        // is the event's, or its `error` object's.
+        if name.as_deref() == Some("error") {
+            let error = data.get("error").filter(|error| error.is_object());
+            return Err(events.api_error(error_message(error.unwrap_or(&data))));
+        }
         if let Err(error) = assembler.event(name.as_deref(), data, on_delta) {
             return Err(failed(&events, error));
         }
     }
     match assembler.finish() {
-        Ok(Some(answer)) => Ok(answer),
+        Ok(Some(answer)) => read(&answer),
         Ok(None) => Err(events.malformed("the stream ended before the answer began")),
         Err(error) => Err(failed(&events, error)),
     }
