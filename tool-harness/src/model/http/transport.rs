@@ -151,11 +151,11 @@ impl Transport {
             .with_retries(&url, || self.attempt_head(&url, body))
             .await?
         {
-            Head::Streaming(response) => Ok(AnswerBody::Events(EventStream::new(
+            Head::Streaming(response) => Ok(AnswerBody::Events(Box::new(EventStream::new(
                 response,
                 self.provider,
                 self.timeout,
-            ))),
+            )))),
             Head::Whole(bytes) => self.parse_json(&bytes).map(AnswerBody::Whole),
         }
     }
@@ -473,8 +473,8 @@ enum Head {
 /// A streamed answer's body: its events, or the whole answer of a server that does not
 /// stream.
 pub(crate) enum AnswerBody {
-    /// The events, to be read.
-    Events(EventStream),
+    /// The events, to be read (boxed: the stream is large beside a whole answer).
+    Events(Box<EventStream>),
     /// The answer, whole.
     Whole(Value),
 }
