@@ -8,7 +8,7 @@ use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
 
 use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAttr};
-use crate::docs::{self, Description};
+use crate::docs::{self, Description, SchemaDoc};
 use crate::errors::Errors;
 use crate::names;
 
@@ -280,7 +280,7 @@ fn parse_param(
     let description = arg
         .description
         .map(|d| d.value)
-        .or_else(|| docs::argument_doc(&pat_ty.attrs, errors))
+        .or_else(|| docs::argument_doc(&pat_ty.attrs, SchemaDoc::Argument, errors))
         .or_else(|| {
             doc_arguments
                 .iter()
@@ -627,7 +627,7 @@ fn parse_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<ArgField>
                 description: arg
                     .description
                     .map(|d| d.value)
-                    .or_else(|| docs::argument_doc(&field.attrs, errors)),
+                    .or_else(|| docs::argument_doc(&field.attrs, SchemaDoc::Argument, errors)),
                 member: ident,
                 ty: field.ty.clone(),
                 name,
@@ -687,10 +687,9 @@ impl DeriveInput {
                             value: names::snake_case(&variant.ident.unraw().to_string()),
                             span: variant.ident.span(),
                         }),
-                        description: arg
-                            .description
-                            .map(|d| d.value)
-                            .or_else(|| docs::argument_doc(&variant.attrs, errors)),
+                        description: arg.description.map(|d| d.value).or_else(|| {
+                            docs::argument_doc(&variant.attrs, SchemaDoc::Variant, errors)
+                        }),
                         ident: variant.ident.clone(),
                         fields,
                         unit,

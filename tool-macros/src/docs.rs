@@ -96,17 +96,33 @@ pub fn item_doc(attrs: &[Attribute]) -> Option<Description> {
         .or_else(|| doc_text(attrs).map(Description::Text))
 }
 
+/// What a doc that goes into a schema built as text describes: its error says what to
+/// write instead.
+#[derive(Clone, Copy)]
+pub enum SchemaDoc {
+    /// A parameter or a field: an argument.
+    Argument,
+    /// A variant of a command enum: a command, but one described in the enum's schema.
+    Variant,
+}
+
 /// An argument's, a field's or a variant's doc. Those go into a schema the macro builds
 /// as text, so docs written by a macro are an error there, at the attribute.
-pub fn argument_doc(attrs: &[Attribute], errors: &mut Errors) -> Option<String> {
+pub fn argument_doc(attrs: &[Attribute], part: SchemaDoc, errors: &mut Errors) -> Option<String> {
     for attr in attrs {
         if let Some(value) = doc_value(attr)
             && !matches!(value, Expr::Lit(_))
         {
-            errors.spanned(
-                attr,
-                "a doc written by a macro is read on a tool, a command or a group only; write an argument's description as `/// text` or `#[arg(description = \"...\")]`",
-            );
+            let message = match part {
+                SchemaDoc::Argument => {
+                    "a doc written by a macro is read on a tool, a command or a group only; write an argument's description as `/// text` or `#[arg(description = \"...\")]`"
+                }
+                // A variant is a command too: the message must not say commands read it.
+                SchemaDoc::Variant => {
+                    "a doc written by a macro is not read on a command enum's variant, whose description goes into the enum's schema as text; write the command's description as `/// text` or `#[arg(description = \"...\")]`"
+                }
+            };
+            errors.spanned(attr, message);
             return None;
         }
     }
@@ -254,11 +270,11 @@ mod tests {
         assert!(doc.arguments.is_empty());
 
         let mut errors = Errors::default();
-        assert_eq!(argument_doc(&attrs, &mut errors), None);
+        assert_eq!(argument_doc(&attrs, SchemaDoc::Argument, &mut errors), None);
         assert!(errors.finish().is_err());
         let mut errors = Errors::default();
         assert_eq!(
-            argument_doc(&attrs[..1], &mut errors).as_deref(),
+            argument_doc(&attrs[..1], SchemaDoc::Argument, &mut errors).as_deref(),
             Some("Searches.")
         );
         assert!(errors.finish().is_ok());
