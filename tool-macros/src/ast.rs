@@ -340,7 +340,7 @@ impl ToolFn {
         if let Some(variadic) = &sig.variadic {
             errors.spanned(variadic, "a tool function cannot be variadic");
         }
-        let doc = docs::fn_doc(&item.attrs);
+        let doc = docs::fn_doc(&item.attrs, errors);
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
@@ -571,7 +571,7 @@ fn parse_command(
             "a command cannot be generic: its arguments are read from JSON into concrete types",
         );
     }
-    let doc = docs::fn_doc(&method.attrs);
+    let doc = docs::fn_doc(&method.attrs, errors);
     let mut fields = Vec::new();
     let mut borrowed = Vec::new();
     for input in sig.inputs.iter().skip(1) {
