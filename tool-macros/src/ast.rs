@@ -8,7 +8,7 @@ use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
 
 use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAttr};
-use crate::docs::{self, Description};
+use crate::docs::{self, Description, SchemaDoc};
 use crate::errors::Errors;
 use crate::names;
 
@@ -280,7 +280,7 @@ fn parse_param(
     let description = arg
         .description
         .map(|d| d.value)
-        .or_else(|| docs::argument_doc(&pat_ty.attrs, errors))
+        .or_else(|| docs::argument_doc(&pat_ty.attrs, SchemaDoc::Argument, errors))
         .or_else(|| {
             doc_arguments
                 .iter()
@@ -340,7 +340,7 @@ impl ToolFn {
         if let Some(variadic) = &sig.variadic {
             errors.spanned(variadic, "a tool function cannot be variadic");
         }
-        let doc = docs::fn_doc(&item.attrs);
+        let doc = docs::fn_doc(&item.attrs, errors);
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
@@ -571,7 +571,7 @@ fn parse_command(
             "a command cannot be generic: its arguments are read from JSON into concrete types",
         );
     }
-    let doc = docs::fn_doc(&method.attrs);
+    let doc = docs::fn_doc(&method.attrs, errors);
     let mut fields = Vec::new();
     let mut borrowed = Vec::new();
     for input in sig.inputs.iter().skip(1) {
@@ -627,7 +627,7 @@ fn parse_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<ArgField>
                 description: arg
                     .description
                     .map(|d| d.value)
-                    .or_else(|| docs::argument_doc(&field.attrs, errors)),
+                    .or_else(|| docs::argument_doc(&field.attrs, SchemaDoc::Argument, errors)),
                 member: ident,
                 ty: field.ty.clone(),
                 name,
@@ -687,10 +687,9 @@ impl DeriveInput {
                             value: names::snake_case(&variant.ident.unraw().to_string()),
                             span: variant.ident.span(),
                         }),
-                        description: arg
-                            .description
-                            .map(|d| d.value)
-                            .or_else(|| docs::argument_doc(&variant.attrs, errors)),
+                        description: arg.description.map(|d| d.value).or_else(|| {
+                            docs::argument_doc(&variant.attrs, SchemaDoc::Variant, errors)
+                        }),
                         ident: variant.ident.clone(),
                         fields,
                         unit,

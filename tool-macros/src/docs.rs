@@ -13,7 +13,7 @@ pub enum Description {
     Text(String),
     /// Docs written by a macro (`#[doc = include_str!("search.md")]`), which a proc macro
     /// cannot read: the doc attributes joined by `concat!` where the tool is compiled, then
-    /// trimmed. No `# Arguments` section is taken out of them.
+    /// trimmed. No `# Arguments` section is taken out of them ([`fn_doc`]).
     Written(TokenStream),
 }
 
@@ -78,15 +78,43 @@ fn written_docs(attrs: &[Attribute]) -> Option<TokenStream> {
 }
 
 /// A function's doc (a tool's or a command's): read and split ([`split_fn_doc`]), or the
-/// expression that writes it when a macro writes part of it.
-pub fn fn_doc(attrs: &[Attribute]) -> FnDoc {
-    match written_docs(attrs) {
-        Some(expr) => FnDoc {
-            description: Some(Description::Written(expr)),
-            arguments: Vec::new(),
-        },
-        None => split_fn_doc(doc_text(attrs)),
+/// expression that writes it when a macro writes part of it. A `# Arguments` heading in the
+/// `///` lines of such a doc is an error there: the section cannot be taken out of text
+/// the macro cannot read, and would otherwise reach the model in the description while its
+/// arguments went undescribed.
+pub fn fn_doc(attrs: &[Attribute], errors: &mut Errors) -> FnDoc {
+    let Some(expr) = written_docs(attrs) else {
+        return split_fn_doc(doc_text(attrs));
+    };
+    let heading = attrs.iter().find(|attr| {
+        doc_value(attr).is_some_and(|value| match value {
+            Expr::Lit(lit) => match &lit.lit {
+                Lit::Str(text) => text.value().lines().any(is_arguments_heading),
+                _ => false,
+            },
+            _ => false,
+        })
+    });
+    if let Some(heading) = heading {
+        errors.spanned(
+            heading,
+            "a `# Arguments` list is not read from a doc a macro writes part of; describe each argument with `///` on it or `#[arg(description = \"...\")]`",
+        );
     }
+    FnDoc {
+        description: Some(Description::Written(expr)),
+        arguments: Vec::new(),
+    }
+}
+
+/// Whether `line` is the heading of a rustdoc `# Arguments` section (any level).
+fn is_arguments_heading(line: &str) -> bool {
+    line.trim().strip_prefix('#').is_some_and(|heading| {
+        heading
+            .trim_start_matches('#')
+            .trim()
+            .eq_ignore_ascii_case("arguments")
+    })
 }
 
 /// An `impl` block's doc (a group's description), read, or written by a macro.
@@ -96,17 +124,33 @@ pub fn item_doc(attrs: &[Attribute]) -> Option<Description> {
         .or_else(|| doc_text(attrs).map(Description::Text))
 }
 
+/// What a doc that goes into a schema built as text describes: its error says what to
+/// write instead.
+#[derive(Clone, Copy)]
+pub enum SchemaDoc {
+    /// A parameter or a field: an argument.
+    Argument,
+    /// A variant of a command enum: a command, but one described in the enum's schema.
+    Variant,
+}
+
 /// An argument's, a field's or a variant's doc. Those go into a schema the macro builds
 /// as text, so docs written by a macro are an error there, at the attribute.
-pub fn argument_doc(attrs: &[Attribute], errors: &mut Errors) -> Option<String> {
+pub fn argument_doc(attrs: &[Attribute], part: SchemaDoc, errors: &mut Errors) -> Option<String> {
     for attr in attrs {
         if let Some(value) = doc_value(attr)
             && !matches!(value, Expr::Lit(_))
         {
-            errors.spanned(
-                attr,
-                "a doc written by a macro is read on a tool, a command or a group only; write an argument's description as `/// text` or `#[arg(description = \"...\")]`",
-            );
+            let message = match part {
+                SchemaDoc::Argument => {
+                    "a doc written by a macro is read on a tool, a command or a group only; write an argument's description as `/// text` or `#[arg(description = \"...\")]`"
+                }
+                // A variant is a command too: the message must not say commands read it.
+                SchemaDoc::Variant => {
+                    "a doc written by a macro is not read on a command enum's variant, whose description goes into the enum's schema as text; write the command's description as `/// text` or `#[arg(description = \"...\")]`"
+                }
+            };
+            errors.spanned(attr, message);
             return None;
         }
     }
@@ -153,11 +197,8 @@ pub fn split_fn_doc(text: Option<String>) -> FnDoc {
     let mut in_arguments = false;
     for line in text.lines() {
         let trimmed = line.trim();
-        if let Some(heading) = trimmed.strip_prefix('#') {
-            in_arguments = heading
-                .trim_start_matches('#')
-                .trim()
-                .eq_ignore_ascii_case("arguments");
+        if trimmed.starts_with('#') {
+            in_arguments = is_arguments_heading(trimmed);
             if in_arguments {
                 continue;
             }
@@ -237,12 +278,37 @@ mod tests {
     }
 
     #[test]
+    fn an_arguments_list_among_docs_a_macro_writes_is_an_error() {
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " Searches."]),
+            syn::parse_quote!(#[doc = " # Arguments"]),
+            syn::parse_quote!(#[doc = " * `query` - What to find."]),
+            syn::parse_quote!(#[doc = include_str!("search.md")]),
+        ];
+        let mut errors = Errors::default();
+        let doc = fn_doc(&attrs, &mut errors);
+        let error = errors.finish().expect_err("the list cannot be read");
+        assert!(error.to_string().contains("`# Arguments` list is not read"));
+        assert!(matches!(doc.description, Some(Description::Written(_))));
+        // Without a macro's doc, the list is read and left out of the description.
+        let mut errors = Errors::default();
+        let doc = fn_doc(&attrs[..3], &mut errors);
+        assert!(errors.finish().is_ok());
+        assert_eq!(
+            doc.arguments,
+            vec![("query".to_owned(), "What to find.".to_owned())]
+        );
+    }
+
+    #[test]
     fn docs_a_macro_writes_are_joined_where_the_tool_is_compiled() {
         let attrs: Vec<Attribute> = vec![
             syn::parse_quote!(#[doc = " Searches."]),
             syn::parse_quote!(#[doc = include_str!("search.md")]),
         ];
-        let doc = fn_doc(&attrs);
+        let mut errors = Errors::default();
+        let doc = fn_doc(&attrs, &mut errors);
+        assert!(errors.finish().is_ok());
         let Some(Description::Written(expr)) = doc.description else {
             panic!("a description written by a macro");
         };
@@ -254,11 +320,11 @@ mod tests {
         assert!(doc.arguments.is_empty());
 
         let mut errors = Errors::default();
-        assert_eq!(argument_doc(&attrs, &mut errors), None);
+        assert_eq!(argument_doc(&attrs, SchemaDoc::Argument, &mut errors), None);
         assert!(errors.finish().is_err());
         let mut errors = Errors::default();
         assert_eq!(
-            argument_doc(&attrs[..1], &mut errors).as_deref(),
+            argument_doc(&attrs[..1], SchemaDoc::Argument, &mut errors).as_deref(),
             Some("Searches.")
         );
         assert!(errors.finish().is_ok());

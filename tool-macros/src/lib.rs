@@ -100,7 +100,8 @@ use errors::Errors;
 /// A description kept in a file (`#[doc = include_str!("search.md")]`, or any `#[doc = …]`
 /// a macro writes, alone or among `///` lines) is the tool's, command's or group's
 /// description as written, trimmed; the macro cannot read it, so no `# Arguments` list is
-/// taken from it. An argument's description is `///` text or `#[arg(description = "...")]`.
+/// taken from it (a `# Arguments` heading among its `///` lines is an error). An argument's
+/// description is `///` text or `#[arg(description = "...")]`.
 ///
 /// **Result.** `String`/`&str` become text, `ToolCallResult` is kept, `()` is an empty
 /// success, any other `T: Serialize` becomes structured JSON (and, when `T: JsonSchema`, the
