@@ -285,6 +285,7 @@ impl AgentSession {
                     text: Some(text.clone()),
                     calls: Vec::new(),
                     provider_turn: response.provider_turn,
+                    stop_reason: Some(response.stop_reason),
                 });
                 return Ok(text);
             }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolsmith_core::provider::{ParsedCall, Provider, RejectedCall};
+use toolsmith_core::provider::{ParsedCall, Provider, RejectedCall, StopReason};
 use toolsmith_core::{ToolArguments, ToolCallRequest, ToolCallResult};
 
 /// A tool call as the model made it: the id it gave, the tool it named and the arguments it
@@ -140,6 +140,13 @@ pub enum Message {
         /// those reaches only other providers; set it to `None` with an edit.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         provider_turn: Option<ProviderTurn>,
+        /// Why the model stopped, where the message records an answer
+        /// ([`ChatResponse::to_message`](super::ChatResponse::to_message) sets it): an
+        /// answer cut off at the output limit has its calls answered without running, and a
+        /// replay ([`ScriptedModel::replaying`](super::ScriptedModel::replaying)) cuts it
+        /// off the same way.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<StopReason>,
     },
     /// The results of the previous assistant message's calls, in call order.
     ToolResults {
@@ -160,6 +167,7 @@ impl Message {
             text: Some(text.into()),
             calls: Vec::new(),
             provider_turn: None,
+            stop_reason: None,
         }
     }
 
@@ -169,6 +177,7 @@ impl Message {
             text,
             calls,
             provider_turn: None,
+            stop_reason: None,
         }
     }
 

@@ -119,19 +119,21 @@ impl ChatResponse {
 
     /// The answer as the assistant message that continues the conversation: its text, its
     /// calls as the model made them ([`ModelCall::of`]: a rejected call with what the model
-    /// wrote) and the provider's own turn.
+    /// wrote), the provider's own turn and why the model stopped.
     ///
     /// ```
     /// use toolsmith_harness::model::{ChatResponse, Message};
     ///
     /// let message = ChatResponse::text("5").to_message();
-    /// assert_eq!(message, Message::assistant("5"));
+    /// assert_eq!(message.text(), Some("5"));
+    /// assert!(message.calls().is_empty());
     /// ```
     pub fn to_message(&self) -> Message {
         Message::Assistant {
             text: self.text.clone(),
             calls: self.calls.iter().map(ModelCall::of).collect(),
             provider_turn: self.provider_turn.clone(),
+            stop_reason: Some(self.stop_reason.clone()),
         }
     }
 }

@@ -30,6 +30,8 @@ enum Answer {
         text: Option<String>,
         calls: Vec<ScriptedCall>,
         provider_turn: Option<ProviderTurn>,
+        /// The stop reason to report instead of the one the answer implies.
+        stop_reason: Option<StopReason>,
     },
     Fail(ModelError),
     Respond(Responder),
@@ -150,6 +152,21 @@ impl ScriptedTurn {
         self
     }
 
+    /// The same turn reporting `reason` as why the model stopped (by default
+    /// [`StopReason::ToolCalls`] for an answer with calls, [`StopReason::EndTurn`] for one
+    /// without): [`StopReason::MaxTokens`] makes an answer cut off at the output limit,
+    /// whose calls an agent does not run.
+    #[must_use]
+    pub fn with_stop_reason(mut self, reason: StopReason) -> Self {
+        if let Answer::Reply {
+            stop_reason: slot, ..
+        } = &mut self.answer
+        {
+            *slot = Some(reason);
+        }
+        self
+    }
+
     /// The same turn reporting `usage`.
     #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
@@ -170,6 +187,7 @@ impl ScriptedTurn {
                 text,
                 calls,
                 provider_turn: None,
+                stop_reason: None,
             },
             usage: Usage::default(),
             delay: None,
@@ -192,6 +210,7 @@ impl ScriptedTurn {
                 text,
                 calls,
                 provider_turn,
+                stop_reason,
             } => {
                 // Read through the OpenAI Chat parser, so scripted calls are read exactly as
                 // a provider's are (ids, repairs, rejected arguments).
@@ -222,6 +241,9 @@ impl ScriptedTurn {
                 response.provider_turn = provider_turn.clone();
                 if !response.has_calls() {
                     response.stop_reason = StopReason::EndTurn;
+                }
+                if let Some(reason) = stop_reason {
+                    response.stop_reason = reason.clone();
                 }
                 response
             }
@@ -290,15 +312,19 @@ impl ScriptedModel {
     /// A model that answers as the assistant did in `transcript` (a recorded
     /// [`AgentRun::transcript`](crate::agent::AgentRun::transcript)): one turn per assistant
     /// message, with its text, its calls under their recorded ids (a call that could not be
-    /// read as the model wrote it, Gemini's signatures kept) and the provider's own turn.
+    /// read as the model wrote it, Gemini's signatures kept), the provider's own turn and
+    /// the stop reason (so that an answer cut off at the output limit is cut off again).
     /// Replaying a run through the same session sends the same requests and records the
-    /// same transcript, which is how a test pins them.
+    /// same transcript, which is how a test pins them. Calls are replayed through OpenAI
+    /// Chat's reader; a text-format call that could not be read keeps its whole block as
+    /// written, which that reader may read differently.
     pub fn replaying(transcript: &[Message]) -> Self {
         Self::new(transcript.iter().filter_map(|message| match message {
             Message::Assistant {
                 text,
                 calls,
                 provider_turn,
+                stop_reason,
             } => {
                 let calls = calls
                     .iter()
@@ -317,6 +343,9 @@ impl ScriptedModel {
                 let mut turn = ScriptedTurn::reply(text.clone(), calls);
                 if let Some(provider_turn) = provider_turn {
                     turn = turn.with_provider_turn(provider_turn.clone());
+                }
+                if let Some(reason) = stop_reason {
+                    turn = turn.with_stop_reason(reason.clone());
                 }
                 Some(turn)
             }

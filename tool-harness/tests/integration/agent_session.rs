@@ -107,7 +107,10 @@ async fn a_text_answer_is_one_model_call() {
     assert_eq!(run.usage, usage);
     assert_eq!(
         run.transcript,
-        [Message::user("Hi"), Message::assistant("Hello!")]
+        [
+            Message::user("Hi"),
+            ChatResponse::text("Hello!").to_message()
+        ]
     );
     // A session without tools declares none, not even `shed`.
     assert!(model.requests()[0].tools.is_empty());
@@ -812,6 +815,39 @@ async fn tool_fn_functions_take_the_call_context_as_a_ctx_parameter() {
 // 11.
 /// A recorded run replays with identical requests, and those requests match the golden file
 /// (`UPDATE_GOLDEN=1` rewrites it): any drift in what the loop sends fails here.
+#[tokio::test]
+async fn a_replay_cuts_off_an_answer_the_recorded_run_had_cut_off() {
+    use toolsmith_harness::model::StopReason;
+
+    let recorded = ScriptedModel::new([
+        ScriptedTurn::call("add", json!({"a": 2, "b": 3})).with_stop_reason(StopReason::MaxTokens),
+        ScriptedTurn::text("I ran out of room."),
+    ]);
+    let build = |model: &ScriptedModel| {
+        let session = AgentSession::builder(model.clone())
+            .with_model("m")
+            .with_toolshed(ToolShed::new().tool(Add))
+            .build()
+            .unwrap();
+        session.tool_manager().activate(&["add".into()]);
+        session
+    };
+    let run = build(&recorded).run("2 + 3?").await.unwrap();
+    assert!(
+        run.tool_calls[0].result.is_error(),
+        "the cut call did not run"
+    );
+    let replay = build(&ScriptedModel::replaying(&run.transcript))
+        .run("2 + 3?")
+        .await
+        .unwrap();
+    assert_eq!(replay.transcript, run.transcript);
+    assert!(
+        replay.tool_calls[0].result.is_error(),
+        "nor does its replay"
+    );
+}
+
 #[tokio::test]
 async fn a_recorded_transcript_replays_with_identical_requests() {
     let script = || {
