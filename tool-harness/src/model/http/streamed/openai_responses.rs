@@ -25,12 +25,17 @@ pub(crate) struct ResponsesAssembler {
 impl Assembler for ResponsesAssembler {
     fn event(
         &mut self,
-        _name: Option<&str>,
+        name: Option<&str>,
         data: Value,
         on_delta: OnDelta<'_>,
     ) -> Result<(), Failed> {
         self.began = true;
-        let kind = data.get("type").and_then(Value::as_str).unwrap_or_default();
+        // The data names its event; the SSE name is the same where both are given.
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .or(name)
+            .unwrap_or_default();
         let output_index = || data.get("output_index").and_then(Value::as_u64);
         let delta = || {
             data.get("delta")
@@ -40,7 +45,10 @@ impl Assembler for ResponsesAssembler {
         };
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
-                on_delta(StreamDelta::Text(delta()));
+                let piece = delta();
+                if !piece.is_empty() {
+                    on_delta(StreamDelta::Text(piece));
+                }
             }
             "response.output_item.added" => {
                 let item = data.get("item").unwrap_or(&Value::Null);

@@ -148,3 +148,30 @@ async fn a_stream_cut_off_before_its_response_is_no_answer() {
         );
     }
 }
+
+#[tokio::test]
+async fn events_named_only_by_their_sse_name_are_read_and_empty_pieces_not_reported() {
+    let text = sse_text([
+        (
+            Some("response.output_text.delta"),
+            json!({"output_index": 0, "delta": ""}),
+        ),
+        (
+            Some("response.output_text.delta"),
+            json!({"output_index": 0, "delta": "unstreamed"}),
+        ),
+        (
+            Some("response.completed"),
+            json!({"response": Api::Responses.text_answer("unstreamed")}),
+        ),
+    ]);
+    let streamed = stream(Api::Responses, Reply::sse(&text, 16), &Client::default()).await;
+    let answer = streamed.answer.expect("the answer");
+    assert_eq!(answer.text.as_deref(), Some("unstreamed"));
+    assert_eq!(
+        streamed.deltas,
+        [toolsmith_harness::model::StreamDelta::Text(
+            "unstreamed".into()
+        )]
+    );
+}
