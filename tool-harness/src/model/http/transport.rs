@@ -566,7 +566,7 @@ pub(crate) fn api_message(body: &[u8]) -> String {
 }
 
 /// `text`, cut to `max` characters (marked when cut).
-fn quote(text: &str, max: usize) -> String {
+pub(super) fn quote(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Assembler, Failed, OnDelta, error_message, first_of};
+use super::{Assembler, Failed, OnDelta, error_message, first_of, quoted};
 use crate::model::StreamDelta;
 
 /// What a text part is, when it is text alone that the next text of its kind may join.
@@ -60,7 +60,8 @@ impl GeminiAssembler {
     fn part(&mut self, part: &Value, on_delta: OnDelta<'_>) -> Result<(), Failed> {
         let Value::Object(fields) = part else {
             return Err(Failed::Malformed(format!(
-                "a chunk's part is not an object: {part}"
+                "a chunk's part is not an object: {}",
+                quoted(part)
             )));
         };
         if let Some(call) = fields.get("functionCall") {
@@ -109,7 +110,8 @@ impl GeminiAssembler {
     fn candidate(&mut self, candidate: &Value, on_delta: OnDelta<'_>) -> Result<(), Failed> {
         if !candidate.is_object() {
             return Err(Failed::Malformed(format!(
-                "a chunk's candidate is not an object: {candidate}"
+                "a chunk's candidate is not an object: {}",
+                quoted(candidate)
             )));
         }
         self.has_candidate = true;
@@ -123,7 +125,8 @@ impl GeminiAssembler {
             Some(Value::Object(content)) => content.get("parts"),
             Some(other) => {
                 return Err(Failed::Malformed(format!(
-                    "a chunk's candidate has a content that is not an object: {other}"
+                    "a chunk's candidate has a content that is not an object: {}",
+                    quoted(other)
                 )));
             }
         };
@@ -133,7 +136,8 @@ impl GeminiAssembler {
                 .iter()
                 .try_for_each(|part| self.part(part, &mut *on_delta)),
             Some(other) => Err(Failed::Malformed(format!(
-                "a chunk's `content.parts` is not an array: {other}"
+                "a chunk's `content.parts` is not an array: {}",
+                quoted(other)
             ))),
         }
     }
@@ -152,7 +156,8 @@ impl Assembler for GeminiAssembler {
         }
         if !data.is_object() {
             return Err(Failed::Malformed(format!(
-                "a chunk is not a JSON object: {data}"
+                "a chunk is not a JSON object: {}",
+                quoted(&data)
             )));
         }
         self.began = true;
@@ -173,7 +178,8 @@ impl Assembler for GeminiAssembler {
                 Some(candidate) => self.candidate(candidate, on_delta),
             },
             Some(other) => Err(Failed::Malformed(format!(
-                "a chunk's `candidates` is not an array: {other}"
+                "a chunk's `candidates` is not an array: {}",
+                quoted(other)
             ))),
         }
     }

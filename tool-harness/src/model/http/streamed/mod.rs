@@ -11,7 +11,7 @@ pub(crate) mod openai_responses;
 use serde_json::Value;
 
 use super::events::EventStream;
-use super::transport::{AnswerBody, Transport};
+use super::transport::{AnswerBody, Transport, quote};
 use crate::model::{ChatResponse, ModelError, StreamDelta};
 
 /// A sink of [`StreamDelta`]s, as [`ChatModel::stream`](crate::model::ChatModel::stream)
@@ -95,6 +95,11 @@ pub(crate) fn first_of(items: &[Value]) -> Option<&Value> {
     items
         .iter()
         .find(|item| item.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+}
+
+/// `value` as JSON text for an error message, cut after 100 characters.
+pub(crate) fn quoted(value: &Value) -> String {
+    quote(&value.to_string(), 100)
 }
 
 /// The error message an event carries (`error.message`, or `error` itself as text).

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Assembler, Failed, OnDelta, error_message, first_of};
+use super::{Assembler, Failed, OnDelta, error_message, first_of, quoted};
 use crate::model::StreamDelta;
 
 /// A call as its pieces arrive.
@@ -95,7 +95,8 @@ impl Assembler for ChatAssembler {
                     .and_then(|index| usize::try_from(index).ok())
                     .ok_or_else(|| {
                         Failed::Malformed(format!(
-                            "a tool call's piece has an `index` that is not a count: {index}"
+                            "a tool call's piece has an `index` that is not a count: {}",
+                            quoted(index)
                         ))
                     })?,
                 None => self.unindexed_call(id),

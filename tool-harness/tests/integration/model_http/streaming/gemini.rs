@@ -280,3 +280,19 @@ async fn gemini_streams_without_an_answer_are_malformed() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_malformed_chunk_is_quoted_short() {
+    let long = "x".repeat(100_000);
+    let text = chunk_events([json!({"candidates": [{"content": {"parts": [long]}}]})]);
+    let streamed = stream(Api::Gemini, Reply::sse(&text, 4096), &Client::default()).await;
+    let error = streamed.answer.expect_err("malformed");
+    let ModelError::MalformedResponse { reason, .. } = &error else {
+        panic!("{error}");
+    };
+    assert!(
+        reason.starts_with("a chunk's part is not an object: \"xxx"),
+        "{reason}"
+    );
+    assert!(reason.ends_with('…') && reason.len() < 200, "{reason}");
+}
