@@ -43,12 +43,14 @@ pub struct RejectedCall {
     /// Why it was rejected: [`ToolError::InvalidArguments`] quoting the parse error, or
     /// [`ToolError::UnknownTool`] for a call that names no tool.
     pub error: ToolError,
-    /// What the model wrote, verbatim, where it was text: the arguments string of the
-    /// formats that send arguments as JSON text (OpenAI's, or an Anthropic input cut off
-    /// while streaming), or the whole call of the text format. Echoing the call back with
-    /// it ([`AssistantCall::as_written`](super::AssistantCall::as_written)) shows the model
-    /// the call it made, not an empty one. `None` where the arguments came as a JSON value
-    /// (Anthropic, Gemini: those formats echo an empty object).
+    /// The arguments as the model wrote them, where they were text: the arguments string of
+    /// the formats that send arguments as JSON text (OpenAI's, or an Anthropic input cut off
+    /// while streaming); in the text format, the JSON written as `arguments` (a string's
+    /// text), or, in a call too broken to read, the text after `"arguments":`. Echoing the
+    /// call back with it ([`AssistantCall::as_written`](super::AssistantCall::as_written))
+    /// shows the model the call it made, not an empty one. `None` where the arguments came
+    /// as a JSON value (Anthropic, Gemini: those formats echo an empty object) or none were
+    /// found.
     pub as_written: Option<Box<str>>,
 }
 

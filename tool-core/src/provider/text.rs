@@ -211,7 +211,7 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
                     id: generated_id(index),
                     name,
                     error,
-                    as_written: Some(block.into()),
+                    as_written: arguments_in(block).map(Into::into),
                 }));
             }
             return;
@@ -234,15 +234,17 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             .get("id")
             .and_then(Value::as_str)
             .map_or_else(|| generated_id(index), str::to_owned);
-        let call = read_call(
-            id,
-            fields.get("name").and_then(Value::as_str),
-            fields.get("arguments").or_else(|| fields.get("parameters")),
-        );
-        // The text format echoes a call as a whole block: a rejected one as it was written.
-        calls.push(call.map_err(|rejected| RejectedCall {
-            as_written: Some(Value::Object(fields).to_string().into()),
-            ..rejected
+        let arguments = fields.get("arguments").or_else(|| fields.get("parameters"));
+        let call = read_call(id, fields.get("name").and_then(Value::as_str), arguments);
+        // Arguments written as JSON that is no object (`[1, 2]`) are text the model wrote
+        // too: kept, as a string's are.
+        calls.push(call.map_err(|rejected| {
+            RejectedCall {
+                as_written: rejected
+                    .as_written
+                    .or_else(|| arguments.map(|value| value.to_string().into())),
+                ..rejected
+            }
         }));
     }
 }
@@ -260,6 +262,17 @@ fn unwrap_function(mut fields: Map<String, Value>) -> Map<String, Value> {
         return flat;
     }
     fields
+}
+
+/// The arguments in a call too broken to parse, if they can be found: the text after
+/// `"arguments":` (or `"parameters":`), without the brace that would close the call.
+fn arguments_in(block: &str) -> Option<String> {
+    let key = ["\"arguments\"", "\"parameters\""]
+        .iter()
+        .find_map(|key| block.find(key).map(|at| at + key.len()))?;
+    let after = block[key..].trim_start().strip_prefix(':')?.trim();
+    let arguments = after.strip_suffix('}').map_or(after, str::trim_end);
+    (!arguments.is_empty()).then(|| arguments.to_owned())
 }
 
 /// The tool name in a call too broken to parse, if it can be found: `"name": "…"`.
@@ -306,12 +319,14 @@ pub(crate) fn render_user(text: &str) -> Value {
 }
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
-    // Calls written back the way the tools prompt asks for them.
+    // Calls written back the way the tools prompt asks for them; a call that could not be
+    // read with the arguments it was written with (as JSON where they are, else as text).
     let blocks = calls.iter().map(|call| {
-        let written = call.as_written.map_or_else(
-            || json!({"name": call.name, "arguments": call.arguments}).to_string(),
-            str::to_owned,
-        );
+        let arguments = match call.as_written {
+            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
+            None => call.arguments.clone(),
+        };
+        let written = json!({"name": call.name, "arguments": arguments});
         format!("{OPEN_TAG}\n{written}\n{CLOSE_TAG}")
     });
     let content: Vec<String> = text.map(str::to_owned).into_iter().chain(blocks).collect();
@@ -446,27 +461,59 @@ mod tests {
     }
 
     #[test]
-    fn a_rejected_call_is_echoed_as_it_was_written() {
-        let broken = "{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\"";
-        let text = format!("Adding.\n<tool_call>\n{broken}\n</tool_call>");
-        let calls = parse_text_calls(&text);
-        let rejected = calls[0].as_ref().unwrap_err();
-        assert_eq!(rejected.as_written.as_deref(), Some(broken));
-        let empty = json!({});
-        let call = AssistantCall {
-            as_written: rejected.as_written.as_deref(),
-            ..AssistantCall::new(&rejected.id, &rejected.name, &empty)
+    fn a_rejected_call_keeps_and_echoes_the_arguments_it_was_written_with() {
+        let echo = |rejected: &RejectedCall| {
+            let empty = json!({});
+            let call = AssistantCall {
+                as_written: rejected.as_written.as_deref(),
+                ..AssistantCall::new(&rejected.id, &rejected.name, &empty)
+            };
+            render_assistant(None, &[call])[0]["content"].clone()
         };
-        let echoed = render_assistant(Some("Adding."), &[call]);
-        assert_eq!(echoed[0]["content"], json!(text));
-
-        // A block that is JSON, but whose arguments are not an object: the whole call.
-        let wrong = "<tool_call>{\"name\": \"add\", \"arguments\": \"2 and 3\"}</tool_call>";
-        let calls = parse_text_calls(wrong);
-        let rejected = calls[0].as_ref().unwrap_err();
-        assert_eq!(
-            rejected.as_written.as_deref(),
-            Some("{\"name\":\"add\",\"arguments\":\"2 and 3\"}")
-        );
+        // A block too broken to read: its arguments found in the text.
+        for (block, arguments) in [
+            (
+                "{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\"",
+                "{\"a\": 2, \"b\"",
+            ),
+            (
+                "{\"name\": \"add\", \"parameters\": {\"a\": 2, \"b\"}}",
+                "{\"a\": 2, \"b\"}",
+            ),
+        ] {
+            let calls = parse_text_calls(&format!("<tool_call>\n{block}\n</tool_call>"));
+            let rejected = calls[0].as_ref().unwrap_err();
+            assert_eq!(rejected.as_written.as_deref(), Some(arguments));
+            assert_eq!(
+                echo(rejected),
+                json!(format!(
+                    "<tool_call>\n{}\n</tool_call>",
+                    json!({"name": "add", "arguments": arguments})
+                ))
+            );
+        }
+        // Read, but not an object: the string's text, or the JSON written.
+        for (arguments, written) in [("\"2 and 3\"", "2 and 3"), ("[2, 3]", "[2,3]")] {
+            let block =
+                format!("<tool_call>{{\"name\": \"add\", \"arguments\": {arguments}}}</tool_call>");
+            let calls = parse_text_calls(&block);
+            let rejected = calls[0].as_ref().unwrap_err();
+            assert_eq!(rejected.as_written.as_deref(), Some(written));
+            let echoed: Value = serde_json::from_str(
+                echo(rejected)
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("<tool_call>\n")
+                    .trim_end_matches("\n</tool_call>"),
+            )
+            .unwrap();
+            assert_eq!(
+                echoed["arguments"],
+                serde_json::from_str::<Value>(arguments).unwrap()
+            );
+        }
+        // No arguments to be found: none kept.
+        let calls = parse_text_calls("<tool_call>{\"name\": \"add\", ]] 2 3</tool_call>");
+        assert_eq!(calls[0].as_ref().unwrap_err().as_written, None);
     }
 }

@@ -40,11 +40,11 @@ pub struct AssistantCall<'a> {
     /// Gemini's `thoughtSignature` of the call, written back with it (the other formats
     /// have none).
     pub thought_signature: Option<&'a str>,
-    /// For a call that could not be read, what the model wrote
+    /// For a call that could not be read, the arguments as the model wrote them
     /// ([`RejectedCall::as_written`](super::RejectedCall::as_written)): OpenAI's formats
-    /// write it back as the arguments string, the text format as the whole call, in place
-    /// of `arguments`. The formats whose arguments are an object (Anthropic, Gemini) send
-    /// `arguments`.
+    /// write them back as the arguments string, the text format as the call's `arguments`
+    /// (the JSON they hold, else the text as a string), in place of `arguments`. The
+    /// formats whose arguments are an object (Anthropic, Gemini) send `arguments`.
     pub as_written: Option<&'a str>,
 }
 

@@ -315,9 +315,7 @@ impl ScriptedModel {
     /// read as the model wrote it, Gemini's signatures kept), the provider's own turn and
     /// the stop reason (so that an answer cut off at the output limit is cut off again).
     /// Replaying a run through the same session sends the same requests and records the
-    /// same transcript, which is how a test pins them. Calls are replayed through OpenAI
-    /// Chat's reader; a text-format call that could not be read keeps its whole block as
-    /// written, which that reader may read differently.
+    /// same transcript, which is how a test pins them.
     pub fn replaying(transcript: &[Message]) -> Self {
         Self::new(transcript.iter().filter_map(|message| match message {
             Message::Assistant {
