@@ -229,80 +229,72 @@ impl Transport {
 
     /// One request, its time limit covering the connection, the answer and its whole body.
     async fn attempt(&self, url: &str, body: &Value) -> Result<Value, Failure> {
-        let exchange = async {
-            let response = self
-                .client
-                .post(url)
-                .json(body)
-                .send()
-                .await
-                .map_err(|err| Failure::Final(self.send_error(url, &err)))?;
-            let status = response.status();
-            let retry_after = retry_after(response.headers());
-            let bytes = match self.read_body(response).await {
-                Ok(bytes) => bytes,
-                // An error status is acted on (retried) whatever became of its body.
-                Err(error) if !status.is_success() => {
-                    return Err(Failure::Status {
-                        status,
-                        retry_after,
-                        body: ErrorBody::Unread(error.to_string()),
-                    });
-                }
-                Err(error) => return Err(Failure::Final(error)),
-            };
-            Ok::<_, Failure>((status, retry_after, bytes))
-        };
-        let (status, retry_after, bytes) = tokio::time::timeout(self.timeout, exchange)
-            .await
-            .map_err(|_| {
-                Failure::Final(ModelError::Timeout {
-                    provider: self.provider_name(),
-                    after: self.timeout,
-                })
-            })??;
-        if !status.is_success() {
-            return Err(Failure::Status {
-                status,
-                retry_after,
-                body: ErrorBody::Read(bytes),
-            });
-        }
+        let bytes = self
+            .within_limit(async {
+                let response = self.successful(self.send(url, body, false).await?).await?;
+                self.read_body(response).await.map_err(Failure::Final)
+            })
+            .await?;
         self.parse_json(&bytes).map_err(Failure::Final)
     }
 
     /// One request whose answer is read later: its time limit covers the connection and
     /// the answer's head, and the body of an error status or of a whole answer.
     async fn attempt_head(&self, url: &str, body: &Value) -> Result<Head, Failure> {
-        let exchange = async {
-            let response = self
-                .client
-                .post(url)
-                .header(ACCEPT, "text/event-stream")
-                .json(body)
-                .send()
-                .await
-                .map_err(|err| Failure::Final(self.send_error(url, &err)))?;
-            let status = response.status();
-            if status.is_success() {
-                if !is_json(response.headers()) {
-                    return Ok(Head::Streaming(response));
-                }
-                // A server that does not stream answers whole, whatever the request asked.
-                let bytes = self.read_body(response).await.map_err(Failure::Final)?;
-                return Ok(Head::Whole(bytes));
+        self.within_limit(async {
+            let response = self.successful(self.send(url, body, true).await?).await?;
+            if !is_json(response.headers()) {
+                return Ok(Head::Streaming(response));
             }
-            let retry_after = retry_after(response.headers());
-            let body = match self.read_body(response).await {
-                Ok(bytes) => ErrorBody::Read(bytes),
-                Err(error) => ErrorBody::Unread(error.to_string()),
-            };
-            Err(Failure::Status {
-                status,
-                retry_after,
-                body,
-            })
+            // A server that does not stream answers whole, whatever the request asked.
+            let bytes = self.read_body(response).await.map_err(Failure::Final)?;
+            Ok(Head::Whole(bytes))
+        })
+        .await
+    }
+
+    /// POSTs `body` to `url`, asking for an event stream when `events`.
+    async fn send(
+        &self,
+        url: &str,
+        body: &Value,
+        events: bool,
+    ) -> Result<reqwest::Response, Failure> {
+        let mut request = self.client.post(url);
+        if events {
+            request = request.header(ACCEPT, "text/event-stream");
+        }
+        request
+            .json(body)
+            .send()
+            .await
+            .map_err(|err| Failure::Final(self.send_error(url, &err)))
+    }
+
+    /// `response` when its status is a success; an error status is a [`Failure::Status`]
+    /// with its body, acted on (retried) whatever became of that body.
+    async fn successful(&self, response: reqwest::Response) -> Result<reqwest::Response, Failure> {
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(response.headers());
+        let body = match self.read_body(response).await {
+            Ok(bytes) => ErrorBody::Read(bytes),
+            Err(error) => ErrorBody::Unread(error.to_string()),
         };
+        Err(Failure::Status {
+            status,
+            retry_after,
+            body,
+        })
+    }
+
+    /// `exchange` within the time limit of one attempt.
+    async fn within_limit<T>(
+        &self,
+        exchange: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<T, Failure> {
         tokio::time::timeout(self.timeout, exchange)
             .await
             .map_err(|_| {
