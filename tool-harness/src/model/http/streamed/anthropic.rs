@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Assembler, Failed, OnDelta, error_message};
+use super::{Assembler, Failed, OnDelta, text};
 use crate::model::StreamDelta;
 
 /// A content block as its pieces arrive: the block as it started, extended by each delta.
@@ -84,11 +84,6 @@ pub(crate) struct AnthropicAssembler {
     usage: Map<String, Value>,
     /// Whether `message_stop` came: the answer is whole.
     ended: bool,
-}
-
-/// The text of `value`'s `key`, when it is a string.
-fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 /// The content block index an event names.
@@ -282,10 +277,6 @@ impl Assembler for AnthropicAssembler {
         on_delta: OnDelta<'_>,
     ) -> Result<(), Failed> {
         let kind = text(&data, "type").or(name).unwrap_or_default();
-        if kind == "error" {
-            let error = data.get("error").unwrap_or(&data);
-            return Err(Failed::Api(error_message(error)));
-        }
         if kind == "message_start" {
             return self.start_message(&data);
         }

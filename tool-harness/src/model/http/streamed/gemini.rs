@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Assembler, Failed, OnDelta, error_message, first_of, quoted};
+use super::{Assembler, Failed, OnDelta, first_of, quoted};
 use crate::model::StreamDelta;
 
 /// What a text part is, when it is text alone that the next text of its kind may join.
@@ -150,10 +150,6 @@ impl Assembler for GeminiAssembler {
         data: Value,
         on_delta: OnDelta<'_>,
     ) -> Result<(), Failed> {
-        // Some servers send `"error": null` in every chunk.
-        if let Some(error) = data.get("error").filter(|error| !error.is_null()) {
-            return Err(Failed::Api(error_message(error)));
-        }
         if !data.is_object() {
             return Err(Failed::Malformed(format!(
                 "a chunk is not a JSON object: {}",

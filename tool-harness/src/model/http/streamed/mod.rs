@@ -70,11 +70,8 @@ pub(crate) async fn request_answer<A: Assembler>(
         Failed::Api(message) => events.api_error(message),
     };
     while let Some((name, data)) = events.next().await? {
-        // Anthropic, Responses and llama.cpp name their error events `error`; the message
-        // is the event's, or its `error` object's.
-        if name.as_deref() == Some("error") {
-            let error = data.get("error").filter(|error| error.is_object());
-            return Err(events.api_error(error_message(error.unwrap_or(&data))));
+        if let Some(message) = reported_error(name.as_deref(), &data) {
+            return Err(events.api_error(message));
         }
         if let Err(error) = assembler.event(name.as_deref(), data, on_delta) {
             return Err(failed(&events, error));
@@ -100,6 +97,21 @@ pub(crate) fn first_of(items: &[Value]) -> Option<&Value> {
 /// `value` as JSON text for an error message, cut after 100 characters.
 pub(crate) fn quoted(value: &Value) -> String {
     quote(&value.to_string(), 100)
+}
+
+/// The message of the error an event reports, if it reports one: an event named `error`
+/// (Anthropic, Responses, llama.cpp), or whose data's `type` is `error`, or whose data
+/// carries an `error` (OpenAI Chat, Gemini; some servers send `"error": null` in every
+/// chunk, which is none). The message is the `error`'s, else the event's own.
+fn reported_error(name: Option<&str>, data: &Value) -> Option<String> {
+    let error = data.get("error").filter(|error| !error.is_null());
+    let named = name == Some("error") || text(data, "type") == Some("error");
+    (named || error.is_some()).then(|| error_message(error.unwrap_or(data)))
+}
+
+/// The text of `value`'s `key`, when it is a string.
+pub(crate) fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
 }
 
 /// The error message an event carries (`error.message`, or `error` itself as text).

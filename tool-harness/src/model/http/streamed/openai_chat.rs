@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Assembler, Failed, OnDelta, error_message, first_of, quoted};
+use super::{Assembler, Failed, OnDelta, first_of, quoted, text};
 use crate::model::StreamDelta;
 
 /// A call as its pieces arrive.
@@ -26,11 +26,6 @@ pub(crate) struct ChatAssembler {
     calls: Vec<CallPieces>,
     finish_reason: Option<Value>,
     usage: Option<Value>,
-}
-
-/// The text of `value`'s `key`, when it is a string.
-fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 impl ChatAssembler {
@@ -56,10 +51,6 @@ impl Assembler for ChatAssembler {
         data: Value,
         on_delta: OnDelta<'_>,
     ) -> Result<(), Failed> {
-        // Some servers send `"error": null` in every chunk.
-        if let Some(error) = data.get("error").filter(|error| !error.is_null()) {
-            return Err(Failed::Api(error_message(error)));
-        }
         self.began = true;
         if let Some(usage) = data.get("usage").filter(|usage| usage.is_object()) {
             self.usage = Some(usage.clone());

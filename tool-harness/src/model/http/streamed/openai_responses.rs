@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Assembler, Failed, OnDelta, error_message};
+use super::{Assembler, Failed, OnDelta, error_message, text};
 use crate::model::StreamDelta;
 
 /// The answer so far: where each call is among the answer's calls, and the response once
@@ -31,11 +31,7 @@ impl Assembler for ResponsesAssembler {
     ) -> Result<(), Failed> {
         self.began = true;
         // The data names its event; the SSE name is the same where both are given.
-        let kind = data
-            .get("type")
-            .and_then(Value::as_str)
-            .or(name)
-            .unwrap_or_default();
+        let kind = text(&data, "type").or(name).unwrap_or_default();
         let output_index = || data.get("output_index").and_then(Value::as_u64);
         let delta = || {
             data.get("delta")
@@ -52,7 +48,7 @@ impl Assembler for ResponsesAssembler {
             }
             "response.output_item.added" => {
                 let item = data.get("item").unwrap_or(&Value::Null);
-                if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                if text(item, "type") != Some("function_call") {
                     return Ok(());
                 }
                 let output_index = output_index().ok_or_else(|| {
@@ -62,12 +58,12 @@ impl Assembler for ResponsesAssembler {
                 })?;
                 let index = self.calls.len();
                 self.calls.insert(output_index, index);
-                let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
+                let field = |key: &str| text(item, key).map(str::to_owned);
                 on_delta(StreamDelta::ToolCallArguments {
                     index,
-                    id: text("call_id"),
-                    name: text("name"),
-                    fragment: text("arguments").unwrap_or_default(),
+                    id: field("call_id"),
+                    name: field("name"),
+                    fragment: field("arguments").unwrap_or_default(),
                 });
             }
             "response.function_call_arguments.delta" => {
@@ -101,12 +97,6 @@ impl Assembler for ResponsesAssembler {
                     }));
                 }
                 self.response = Some(response.clone());
-            }
-            "error" => {
-                // Documented with `message` beside `type`; the API also sends it nested in
-                // an `error` object.
-                let error = data.get("error").filter(|error| error.is_object());
-                return Err(Failed::Api(error_message(error.unwrap_or(&data))));
             }
             // The response's beginning, reasoning summaries, items done, and the rest: the
             // last event carries them all.
