@@ -267,24 +267,26 @@ fn unwrap_function(mut fields: Map<String, Value>) -> Map<String, Value> {
 /// The arguments in a call too broken to parse, if they can be found: the text after
 /// `"arguments":` (or `"parameters":`), without the brace that would close the call.
 fn arguments_in(block: &str) -> Option<String> {
-    let key = ["\"arguments\"", "\"parameters\""]
-        .iter()
-        .find_map(|key| block.find(key).map(|at| at + key.len()))?;
-    let after = block[key..].trim_start().strip_prefix(':')?.trim();
+    let key = ["arguments", "parameters"]
+        .into_iter()
+        .find(|key| block.contains(&format!("\"{key}\"")))?;
+    let after = value_after(block, key)?.trim_end();
     let arguments = after.strip_suffix('}').map_or(after, str::trim_end);
     (!arguments.is_empty()).then(|| arguments.to_owned())
 }
 
 /// The tool name in a call too broken to parse, if it can be found: `"name": "…"`.
 fn name_in(block: &str) -> Option<String> {
-    let after = &block[block.find("\"name\"")? + 6..];
-    let after = after
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start()
-        .strip_prefix('"')?;
+    let after = value_after(block, "name")?.strip_prefix('"')?;
     let name = &after[..after.find('"')?];
     crate::check_name(name).is_ok().then(|| name.to_owned())
+}
+
+/// The text after the first `"key":` in `block`, its leading spaces left out.
+fn value_after<'a>(block: &'a str, key: &str) -> Option<&'a str> {
+    let quoted = format!("\"{key}\"");
+    let after = &block[block.find(&quoted)? + quoted.len()..];
+    Some(after.trim_start().strip_prefix(':')?.trim_start())
 }
 
 pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
