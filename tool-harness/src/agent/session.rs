@@ -343,20 +343,17 @@ impl AgentSession {
             gen_ai.usage.output_tokens = tracing::field::Empty,
             gen_ai.response.finish_reasons = tracing::field::Empty,
         );
-        let events = Arc::clone(&self.events);
-        let mut on_delta = move |delta: StreamDelta| {
-            if let StreamDelta::Text(text) = delta {
-                for handler in events.iter() {
-                    handler.on_event(&AgentEvent::TextDelta(text.clone()));
-                }
-            }
-        };
         let answer = {
             // Through the `dyn` directly: `self.model.stream` would pick the forwarding impl
             // on `Arc<M>` and box the future twice.
             let model = self.model.as_ref();
             let call = async {
                 if self.streaming {
+                    let mut on_delta = |delta: StreamDelta| {
+                        if let StreamDelta::Text(text) = delta {
+                            self.emit(AgentEvent::TextDelta(text));
+                        }
+                    };
                     model.stream(request, &mut on_delta).await
                 } else {
                     model.complete(request).await
