@@ -90,33 +90,36 @@ impl ScriptedTurn {
 
     /// The same turn with one more call.
     #[must_use]
-    pub fn and_call(mut self, name: impl Into<String>, arguments: Value) -> Self {
-        if let Answer::Reply { calls, .. } = &mut self.answer {
-            calls.push(ScriptedCall {
-                id: None,
-                name: name.into(),
-                arguments,
-                thought_signature: None,
-            });
-        }
-        self
+    pub fn and_call(self, name: impl Into<String>, arguments: Value) -> Self {
+        self.and_scripted_call(ScriptedCall {
+            id: None,
+            name: name.into(),
+            arguments,
+            thought_signature: None,
+        })
     }
 
     /// The same turn with one more call under the id `id`.
     #[must_use]
     pub fn and_call_with_id(
-        mut self,
+        self,
         id: impl Into<String>,
         name: impl Into<String>,
         arguments: Value,
     ) -> Self {
+        self.and_scripted_call(ScriptedCall {
+            id: Some(id.into()),
+            name: name.into(),
+            arguments,
+            thought_signature: None,
+        })
+    }
+
+    /// The same turn with `call` after its calls (a turn that fails or computes its answer
+    /// has none).
+    fn and_scripted_call(mut self, call: ScriptedCall) -> Self {
         if let Answer::Reply { calls, .. } = &mut self.answer {
-            calls.push(ScriptedCall {
-                id: Some(id.into()),
-                name: name.into(),
-                arguments,
-                thought_signature: None,
-            });
+            calls.push(call);
         }
         self
     }
