@@ -1,13 +1,15 @@
 //! [`AnthropicModel`]: Anthropic's Messages API.
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
+use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
-use super::streamed::{self, anthropic::AnthropicAssembler};
-use super::transport::Transport;
+use super::streamed::anthropic::AnthropicAssembler;
 use crate::model::{
     ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, StreamDelta, ToolChoice, Usage,
 };
@@ -59,9 +61,7 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
 /// ```
 #[derive(Debug, Clone)]
 pub struct AnthropicModel {
-    transport: Transport,
-    max_output_tokens: Option<u32>,
-    body_fields: Map<String, Value>,
+    client: HttpClient,
 }
 
 impl AnthropicModel {
@@ -75,9 +75,53 @@ impl AnthropicModel {
     pub fn from_env() -> Result<Self, ModelError> {
         Self::builder().with_env(&ENDPOINT).build()
     }
+}
 
-    /// The request body this client sends for `request`.
-    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
+impl HttpModelBuilder<AnthropicModel> {
+    /// The client; a bad base URL or header, or no key for the official API, is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<AnthropicModel, ModelError> {
+        let client = self.client(
+            &ENDPOINT,
+            |key| vec![("x-api-key".to_owned(), key.to_owned())],
+            &[("anthropic-version", ANTHROPIC_VERSION)],
+        )?;
+        Ok(AnthropicModel { client })
+    }
+}
+
+#[async_trait]
+impl ChatModel for AnthropicModel {
+    fn name(&self) -> &str {
+        PROVIDER.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        api::complete(self, request).await
+    }
+
+    /// Streams the answer (`"stream": true`): text pieces as [`StreamDelta::Text`], each
+    /// `tool_use` block as [`StreamDelta::ToolCallArguments`] (its id and name with an
+    /// empty fragment when the block starts, then its input's JSON in pieces); thinking is
+    /// not reported. The answer returned is what [`complete`](ChatModel::complete) would
+    /// have read, its content blocks (thinking and signatures included) the same.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        api::stream(self, request, on_delta).await
+    }
+}
+
+impl HttpApi for AnthropicModel {
+    type Assembler = AnthropicAssembler;
+
+    fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
         let mut body = Map::new();
         body.insert(
             "model".to_owned(),
@@ -86,7 +130,7 @@ impl AnthropicModel {
         let max_tokens = request
             .options
             .max_output_tokens
-            .or(self.max_output_tokens)
+            .or(self.client.max_output_tokens)
             .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
         body.insert("max_tokens".to_owned(), json!(max_tokens));
         if let Some(system) = &request.system {
@@ -105,84 +149,30 @@ impl AnthropicModel {
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }
-        body::fill_in(&mut body, &self.body_fields);
-        Ok(Value::Object(body))
-    }
-}
-
-impl HttpModelBuilder<AnthropicModel> {
-    /// The client; a bad base URL or header, or no key for the official API, is a
-    /// [`ModelError::Config`].
-    pub fn build(self) -> Result<AnthropicModel, ModelError> {
-        let transport = self.transport(
-            &ENDPOINT,
-            |key| vec![("x-api-key".to_owned(), key.to_owned())],
-            &[("anthropic-version", ANTHROPIC_VERSION)],
-        )?;
-        Ok(AnthropicModel {
-            transport,
-            max_output_tokens: self.settings.max_output_tokens,
-            body_fields: self.settings.body_fields,
-        })
-    }
-}
-
-#[async_trait]
-impl ChatModel for AnthropicModel {
-    fn name(&self) -> &str {
-        PROVIDER.name()
+        Ok(body)
     }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let body = self.body(request)?;
-        let answer = self.transport.post_json(PATH, &body).await?;
-        read_answer(&answer)
+    fn path(_: &ChatRequest, _streamed: bool) -> Result<Cow<'static, str>, ModelError> {
+        Ok(Cow::Borrowed("/v1/messages"))
     }
 
-    /// Streams the answer (`"stream": true`): text pieces as [`StreamDelta::Text`], each
-    /// `tool_use` block as [`StreamDelta::ToolCallArguments`] (its id and name with an
-    /// empty fragment when the block starts, then its input's JSON in pieces); thinking is
-    /// not reported. The answer returned is what [`complete`](ChatModel::complete) would
-    /// have read, its content blocks (thinking and signatures included) the same.
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        let mut body = self.body(request)?;
-        body["stream"] = json!(true);
-        let assembler = AnthropicAssembler::default();
-        streamed::request_answer(
-            &self.transport,
-            PATH,
-            &body,
-            assembler,
-            on_delta,
-            read_answer,
-        )
-        .await
+    /// The answer, with its usage: every input token counted (cache reads and
+    /// writes included), cache reads as cached.
+    fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+        let cache_read = count(answer, "/usage/cache_read_input_tokens");
+        let usage = Usage {
+            input_tokens: count(answer, "/usage/input_tokens")
+                .saturating_add(cache_read)
+                .saturating_add(count(answer, "/usage/cache_creation_input_tokens")),
+            output_tokens: count(answer, "/usage/output_tokens"),
+            cached_input_tokens: cache_read,
+        };
+        let mut response = body::answer(PROVIDER, answer, usage)?;
+        if let Some(turn) = &mut response.provider_turn {
+            objects_as_inputs(turn);
+        }
+        Ok(response)
     }
-}
-
-/// Where requests go, under the base URL.
-const PATH: &str = "/v1/messages";
-
-/// The answer in `answer`, with its usage: every input token counted (cache reads and
-/// writes included), cache reads as cached.
-fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
-    let cache_read = count(answer, "/usage/cache_read_input_tokens");
-    let usage = Usage {
-        input_tokens: count(answer, "/usage/input_tokens")
-            .saturating_add(cache_read)
-            .saturating_add(count(answer, "/usage/cache_creation_input_tokens")),
-        output_tokens: count(answer, "/usage/output_tokens"),
-        cached_input_tokens: cache_read,
-    };
-    let mut response = body::answer(PROVIDER, answer, usage)?;
-    if let Some(turn) = &mut response.provider_turn {
-        objects_as_inputs(turn);
-    }
-    Ok(response)
 }
 
 /// The turn with every `tool_use` input an object, as the API takes one back: a call cut

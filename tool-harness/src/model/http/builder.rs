@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use toolsmith_core::provider::Provider;
 
+use super::api::HttpClient;
 use super::transport::{Transport, TransportConfig};
 use super::{DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT};
 use crate::model::ModelError;
@@ -57,6 +58,12 @@ pub(crate) struct Settings {
     /// OpenAI Chat only: send `max_tokens` rather than `max_completion_tokens`.
     pub(crate) legacy_max_tokens: bool,
 }
+
+/// The body fields a client writes or leaves out itself, depending on how it is asked:
+/// each client's `build()` refuses them as [`HttpModelBuilder::body_field`]s, since a
+/// `"stream": true` in every request would make [`complete`](crate::model::ChatModel::complete)
+/// ask for events it does not read.
+const CLIENT_FIELDS: &[&str] = &["stream", "stream_options"];
 
 /// What a client needs to know to resolve its settings.
 pub(crate) struct Endpoint {
@@ -189,6 +196,10 @@ impl<M> HttpModelBuilder<M> {
     /// by key, and a value the client sets (the model, the messages, the tools, Responses'
     /// `store`, a limit or temperature the request sets) stays the client's.
     ///
+    /// `stream` and `stream_options` are the client's alone: it writes them when asked
+    /// through [`ChatModel::stream`](crate::model::ChatModel::stream), and `build()` refuses
+    /// them as body fields with a [`ModelError::Config`].
+    ///
     /// ```
     /// use serde_json::json;
     /// use toolsmith_harness::model::http::AnthropicModel;
@@ -219,10 +230,39 @@ impl<M> HttpModelBuilder<M> {
         self
     }
 
-    /// The transport these settings describe, with `auth` the headers carrying the key and
-    /// `fixed` the provider's other headers. Without a key, only a server other than the
-    /// official API is accepted (a local server may need none).
-    pub(crate) fn transport(
+    /// The client's parts these settings describe, with `auth` the headers carrying the key
+    /// and `fixed` the provider's other headers. Without a key, only a server other than the
+    /// official API is accepted (a local server may need none); a body field the client
+    /// decides itself ([`CLIENT_FIELDS`]) is refused.
+    pub(crate) fn client(
+        self,
+        endpoint: &Endpoint,
+        auth: impl FnOnce(&str) -> Vec<(String, String)>,
+        fixed: &[(&str, &str)],
+    ) -> Result<HttpClient, ModelError> {
+        if let Some(field) = CLIENT_FIELDS
+            .iter()
+            .find(|field| self.settings.body_fields.contains_key(**field))
+        {
+            return Err(ModelError::Config {
+                provider: endpoint.provider.name().to_owned(),
+                reason: format!(
+                    "the body field `{field}` is the client's own: a streamed answer is asked \
+                     for with `ChatModel::stream` (in an agent session, \
+                     `AgentSessionBuilder::with_streaming(true)`), a whole one with `complete`"
+                ),
+            });
+        }
+        let transport = self.transport(endpoint, auth, fixed)?;
+        Ok(HttpClient {
+            transport,
+            max_output_tokens: self.settings.max_output_tokens,
+            body_fields: self.settings.body_fields,
+        })
+    }
+
+    /// The transport these settings describe (see [`client`](Self::client)).
+    fn transport(
         &self,
         endpoint: &Endpoint,
         auth: impl FnOnce(&str) -> Vec<(String, String)>,

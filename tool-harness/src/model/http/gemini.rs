@@ -1,15 +1,16 @@
 //! [`GeminiModel`]: Google's Gemini API, `generateContent`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
+use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
-use super::streamed::{self, gemini::GeminiAssembler};
-use super::transport::Transport;
+use super::streamed::gemini::GeminiAssembler;
 use crate::model::{
     ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
 };
@@ -53,9 +54,7 @@ const ENDPOINT: Endpoint = Endpoint {
 /// ```
 #[derive(Debug, Clone)]
 pub struct GeminiModel {
-    transport: Transport,
-    max_output_tokens: Option<u32>,
-    body_fields: Map<String, Value>,
+    client: HttpClient,
 }
 
 impl GeminiModel {
@@ -69,42 +68,6 @@ impl GeminiModel {
     /// base URL is accepted.
     pub fn from_env() -> Result<Self, ModelError> {
         Self::builder().with_env(&ENDPOINT).build()
-    }
-
-    /// The request body this client sends for `request`.
-    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
-        let mut body = Map::new();
-        if let Some(system) = &request.system {
-            body.insert(
-                "systemInstruction".to_owned(),
-                json!({"parts": [{"text": system}]}),
-            );
-        }
-        body.insert(
-            "contents".to_owned(),
-            Value::Array(body::conversation(PROVIDER, &request.messages)),
-        );
-        if let Some(tools) = body::tools(PROVIDER, request)? {
-            body.insert("tools".to_owned(), tools);
-            if request.options.tool_choice == ToolChoice::None {
-                body.insert(
-                    "toolConfig".to_owned(),
-                    json!({"functionCallingConfig": {"mode": "NONE"}}),
-                );
-            }
-        }
-        let mut generation = Map::new();
-        if let Some(temperature) = request.options.temperature.and_then(body::number) {
-            generation.insert("temperature".to_owned(), temperature);
-        }
-        if let Some(tokens) = request.options.max_output_tokens.or(self.max_output_tokens) {
-            generation.insert("maxOutputTokens".to_owned(), json!(tokens));
-        }
-        if !generation.is_empty() {
-            body.insert("generationConfig".to_owned(), Value::Object(generation));
-        }
-        body::fill_in(&mut body, &self.body_fields);
-        Ok(Value::Object(body))
     }
 }
 
@@ -137,16 +100,12 @@ impl HttpModelBuilder<GeminiModel> {
     /// The client; a bad base URL or header, or no key for the official API, is a
     /// [`ModelError::Config`].
     pub fn build(self) -> Result<GeminiModel, ModelError> {
-        let transport = self.transport(
+        let client = self.client(
             &ENDPOINT,
             |key| vec![("x-goog-api-key".to_owned(), key.to_owned())],
             &[],
         )?;
-        Ok(GeminiModel {
-            transport,
-            max_output_tokens: self.settings.max_output_tokens,
-            body_fields: self.settings.body_fields,
-        })
+        Ok(GeminiModel { client })
     }
 }
 
@@ -157,12 +116,7 @@ impl ChatModel for GeminiModel {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let body = self.body(request)?;
-        let answer = self
-            .transport
-            .post_json(&path(request, GENERATE)?, &body)
-            .await?;
-        read_answer(&answer)
+        api::complete(self, request).await
     }
 
     /// Streams the answer (`streamGenerateContent?alt=sse`): the answer's text as
@@ -176,31 +130,74 @@ impl ChatModel for GeminiModel {
         request: &ChatRequest,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<ChatResponse, ModelError> {
-        let body = self.body(request)?;
-        let path = path(request, STREAM_GENERATE)?;
-        let assembler = GeminiAssembler::default();
-        streamed::request_answer(
-            &self.transport,
-            &path,
-            &body,
-            assembler,
-            on_delta,
-            read_answer,
-        )
-        .await
+        api::stream(self, request, on_delta).await
     }
 }
 
-/// The answer in `answer`, with its usage.
-fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
-    let usage = Usage {
-        input_tokens: count(answer, "/usageMetadata/promptTokenCount")
-            .saturating_add(count(answer, "/usageMetadata/toolUsePromptTokenCount")),
-        output_tokens: count(answer, "/usageMetadata/candidatesTokenCount")
-            .saturating_add(count(answer, "/usageMetadata/thoughtsTokenCount")),
-        cached_input_tokens: count(answer, "/usageMetadata/cachedContentTokenCount"),
-    };
-    body::answer(PROVIDER, answer, usage)
+impl HttpApi for GeminiModel {
+    type Assembler = GeminiAssembler;
+
+    fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
+        let mut body = Map::new();
+        if let Some(system) = &request.system {
+            body.insert(
+                "systemInstruction".to_owned(),
+                json!({"parts": [{"text": system}]}),
+            );
+        }
+        body.insert(
+            "contents".to_owned(),
+            Value::Array(body::conversation(PROVIDER, &request.messages)),
+        );
+        if let Some(tools) = body::tools(PROVIDER, request)? {
+            body.insert("tools".to_owned(), tools);
+            if request.options.tool_choice == ToolChoice::None {
+                body.insert(
+                    "toolConfig".to_owned(),
+                    json!({"functionCallingConfig": {"mode": "NONE"}}),
+                );
+            }
+        }
+        let mut generation = Map::new();
+        if let Some(temperature) = request.options.temperature.and_then(body::number) {
+            generation.insert("temperature".to_owned(), temperature);
+        }
+        if let Some(tokens) = request
+            .options
+            .max_output_tokens
+            .or(self.client.max_output_tokens)
+        {
+            generation.insert("maxOutputTokens".to_owned(), json!(tokens));
+        }
+        if !generation.is_empty() {
+            body.insert("generationConfig".to_owned(), Value::Object(generation));
+        }
+        Ok(body)
+    }
+
+    fn path(request: &ChatRequest, streamed: bool) -> Result<Cow<'static, str>, ModelError> {
+        let method = if streamed { STREAM_GENERATE } else { GENERATE };
+        path(request, method).map(Cow::Owned)
+    }
+
+    /// Nothing: the path asks for the stream.
+    fn ask_to_stream(_: &mut Map<String, Value>) {}
+
+    /// The answer, with its usage.
+    fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+        let usage = Usage {
+            input_tokens: count(answer, "/usageMetadata/promptTokenCount")
+                .saturating_add(count(answer, "/usageMetadata/toolUsePromptTokenCount")),
+            output_tokens: count(answer, "/usageMetadata/candidatesTokenCount")
+                .saturating_add(count(answer, "/usageMetadata/thoughtsTokenCount")),
+            cached_input_tokens: count(answer, "/usageMetadata/cachedContentTokenCount"),
+        };
+        body::answer(PROVIDER, answer, usage)
+    }
 }
 
 #[cfg(test)]

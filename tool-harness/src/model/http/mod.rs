@@ -46,6 +46,7 @@
 //! feature (on by default).
 
 mod anthropic;
+mod api;
 mod body;
 mod builder;
 mod events;

@@ -1,14 +1,16 @@
 //! [`OpenAiChatModel`]: OpenAI Chat Completions, and the servers that speak it (vLLM,
 //! llama.cpp's server, Ollama, …).
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
+use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
-use super::streamed::{self, openai_chat::ChatAssembler};
-use super::transport::Transport;
+use super::streamed::openai_chat::ChatAssembler;
 use crate::model::{
     ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
 };
@@ -74,9 +76,7 @@ const ENDPOINT: Endpoint = Endpoint {
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiChatModel {
-    transport: Transport,
-    max_output_tokens: Option<u32>,
-    body_fields: Map<String, Value>,
+    client: HttpClient,
     legacy_max_tokens: bool,
 }
 
@@ -91,9 +91,64 @@ impl OpenAiChatModel {
     pub fn from_env() -> Result<Self, ModelError> {
         Self::builder().with_env(&ENDPOINT).build()
     }
+}
 
-    /// The request body this client sends for `request`.
-    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
+impl HttpModelBuilder<OpenAiChatModel> {
+    /// Sends the output limit as `max_tokens` (which older compatible servers read) rather
+    /// than `max_completion_tokens` (OpenAI's current name, required by its reasoning models).
+    #[must_use]
+    pub fn legacy_max_tokens(mut self, legacy: bool) -> Self {
+        self.settings.legacy_max_tokens = legacy;
+        self
+    }
+
+    /// The client; a bad base URL or header, or no key for the official API, is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<OpenAiChatModel, ModelError> {
+        let legacy_max_tokens = self.settings.legacy_max_tokens;
+        let client = self.client(
+            &ENDPOINT,
+            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
+            &[],
+        )?;
+        Ok(OpenAiChatModel {
+            client,
+            legacy_max_tokens,
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiChatModel {
+    fn name(&self) -> &str {
+        PROVIDER.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        api::complete(self, request).await
+    }
+
+    /// Streams the answer (`"stream": true`, the usage asked for with
+    /// `stream_options.include_usage`): text and refusal pieces as [`StreamDelta::Text`],
+    /// tool-call pieces as [`StreamDelta::ToolCallArguments`]; the answer returned is what
+    /// [`complete`](ChatModel::complete) would have read.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        api::stream(self, request, on_delta).await
+    }
+}
+
+impl HttpApi for OpenAiChatModel {
+    type Assembler = ChatAssembler;
+
+    fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
         let mut body = Map::new();
         body.insert(
             "model".to_owned(),
@@ -114,7 +169,11 @@ impl OpenAiChatModel {
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }
-        if let Some(tokens) = request.options.max_output_tokens.or(self.max_output_tokens) {
+        if let Some(tokens) = request
+            .options
+            .max_output_tokens
+            .or(self.client.max_output_tokens)
+        {
             let field = if self.legacy_max_tokens {
                 "max_tokens"
             } else {
@@ -122,83 +181,25 @@ impl OpenAiChatModel {
             };
             body.insert(field.to_owned(), json!(tokens));
         }
-        body::fill_in(&mut body, &self.body_fields);
-        Ok(Value::Object(body))
-    }
-}
-
-impl HttpModelBuilder<OpenAiChatModel> {
-    /// Sends the output limit as `max_tokens` (which older compatible servers read) rather
-    /// than `max_completion_tokens` (OpenAI's current name, required by its reasoning models).
-    #[must_use]
-    pub fn legacy_max_tokens(mut self, legacy: bool) -> Self {
-        self.settings.legacy_max_tokens = legacy;
-        self
+        Ok(body)
     }
 
-    /// The client; a bad base URL or header, or no key for the official API, is a
-    /// [`ModelError::Config`].
-    pub fn build(self) -> Result<OpenAiChatModel, ModelError> {
-        let transport = self.transport(
-            &ENDPOINT,
-            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
-            &[],
-        )?;
-        Ok(OpenAiChatModel {
-            transport,
-            max_output_tokens: self.settings.max_output_tokens,
-            body_fields: self.settings.body_fields,
-            legacy_max_tokens: self.settings.legacy_max_tokens,
-        })
-    }
-}
-
-#[async_trait]
-impl ChatModel for OpenAiChatModel {
-    fn name(&self) -> &str {
-        PROVIDER.name()
+    fn path(_: &ChatRequest, _streamed: bool) -> Result<Cow<'static, str>, ModelError> {
+        Ok(Cow::Borrowed("/chat/completions"))
     }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let body = self.body(request)?;
-        let answer = self.transport.post_json(PATH, &body).await?;
-        read_answer(&answer)
+    /// `"stream": true`, and the usage asked for in the stream's last chunk.
+    fn ask_to_stream(body: &mut Map<String, Value>) {
+        body.insert("stream".to_owned(), json!(true));
+        body.insert("stream_options".to_owned(), json!({"include_usage": true}));
     }
 
-    /// Streams the answer (`"stream": true`, the usage asked for with
-    /// `stream_options.include_usage`): text and refusal pieces as [`StreamDelta::Text`],
-    /// tool-call pieces as [`StreamDelta::ToolCallArguments`]; the answer returned is what
-    /// [`complete`](ChatModel::complete) would have read.
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        let mut body = self.body(request)?;
-        body["stream"] = json!(true);
-        body["stream_options"] = json!({"include_usage": true});
-        let assembler = ChatAssembler::default();
-        streamed::request_answer(
-            &self.transport,
-            PATH,
-            &body,
-            assembler,
-            on_delta,
-            read_answer,
-        )
-        .await
+    fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+        let usage = Usage {
+            input_tokens: count(answer, "/usage/prompt_tokens"),
+            output_tokens: count(answer, "/usage/completion_tokens"),
+            cached_input_tokens: count(answer, "/usage/prompt_tokens_details/cached_tokens"),
+        };
+        body::answer(PROVIDER, answer, usage)
     }
-}
-
-/// Where requests go, under the base URL.
-const PATH: &str = "/chat/completions";
-
-/// The answer in `answer`, with its usage.
-fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
-    let usage = Usage {
-        input_tokens: count(answer, "/usage/prompt_tokens"),
-        output_tokens: count(answer, "/usage/completion_tokens"),
-        cached_input_tokens: count(answer, "/usage/prompt_tokens_details/cached_tokens"),
-    };
-    body::answer(PROVIDER, answer, usage)
 }

@@ -1,13 +1,15 @@
 //! [`OpenAiResponsesModel`]: OpenAI's Responses API.
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
+use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
-use super::streamed::{self, openai_responses::ResponsesAssembler};
-use super::transport::Transport;
+use super::streamed::openai_responses::ResponsesAssembler;
 use crate::model::{
     ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, StreamDelta, ToolChoice, Usage,
 };
@@ -55,9 +57,7 @@ const ENDPOINT: Endpoint = Endpoint {
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiResponsesModel {
-    transport: Transport,
-    max_output_tokens: Option<u32>,
-    body_fields: Map<String, Value>,
+    client: HttpClient,
 }
 
 impl OpenAiResponsesModel {
@@ -71,9 +71,54 @@ impl OpenAiResponsesModel {
     pub fn from_env() -> Result<Self, ModelError> {
         Self::builder().with_env(&ENDPOINT).build()
     }
+}
 
-    /// The request body this client sends for `request`.
-    fn body(&self, request: &ChatRequest) -> Result<Value, ModelError> {
+impl HttpModelBuilder<OpenAiResponsesModel> {
+    /// The client; a bad base URL or header, or no key for the official API, is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<OpenAiResponsesModel, ModelError> {
+        let client = self.client(
+            &ENDPOINT,
+            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
+            &[],
+        )?;
+        Ok(OpenAiResponsesModel { client })
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiResponsesModel {
+    fn name(&self) -> &str {
+        PROVIDER.name()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        api::complete(self, request).await
+    }
+
+    /// Streams the answer (`"stream": true`): `output_text` and refusal pieces as
+    /// [`StreamDelta::Text`], each call's name and id when it begins and its argument pieces
+    /// as [`StreamDelta::ToolCallArguments`]; the answer returned is the one the stream's
+    /// `response.completed` event carries, read as [`complete`](ChatModel::complete) reads
+    /// it. A stream that ends before that event is a
+    /// [`ModelError::MalformedResponse`]: its last call may be cut off.
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, ModelError> {
+        api::stream(self, request, on_delta).await
+    }
+}
+
+impl HttpApi for OpenAiResponsesModel {
+    type Assembler = ResponsesAssembler;
+
+    fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
         let mut body = Map::new();
         body.insert(
             "model".to_owned(),
@@ -95,95 +140,44 @@ impl OpenAiResponsesModel {
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }
-        if let Some(tokens) = request.options.max_output_tokens.or(self.max_output_tokens) {
+        if let Some(tokens) = request
+            .options
+            .max_output_tokens
+            .or(self.client.max_output_tokens)
+        {
             body.insert("max_output_tokens".to_owned(), json!(tokens));
         }
         body.insert("store".to_owned(), json!(false));
-        body::fill_in(&mut body, &self.body_fields);
-        Ok(Value::Object(body))
-    }
-}
-
-impl HttpModelBuilder<OpenAiResponsesModel> {
-    /// The client; a bad base URL or header, or no key for the official API, is a
-    /// [`ModelError::Config`].
-    pub fn build(self) -> Result<OpenAiResponsesModel, ModelError> {
-        let transport = self.transport(
-            &ENDPOINT,
-            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
-            &[],
-        )?;
-        Ok(OpenAiResponsesModel {
-            transport,
-            max_output_tokens: self.settings.max_output_tokens,
-            body_fields: self.settings.body_fields,
-        })
-    }
-}
-
-#[async_trait]
-impl ChatModel for OpenAiResponsesModel {
-    fn name(&self) -> &str {
-        PROVIDER.name()
+        Ok(body)
     }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let body = self.body(request)?;
-        let answer = self.transport.post_json(PATH, &body).await?;
-        read_answer(&answer)
+    fn path(_: &ChatRequest, _streamed: bool) -> Result<Cow<'static, str>, ModelError> {
+        Ok(Cow::Borrowed("/responses"))
     }
 
-    /// Streams the answer (`"stream": true`): `output_text` and refusal pieces as
-    /// [`StreamDelta::Text`], each call's name and id when it begins and its argument pieces
-    /// as [`StreamDelta::ToolCallArguments`]; the answer returned is the one the stream's
-    /// `response.completed` event carries, read as [`complete`](ChatModel::complete) reads
-    /// it. A stream that ends before that event is a
-    /// [`ModelError::MalformedResponse`]: its last call may be cut off.
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        let mut body = self.body(request)?;
-        body["stream"] = json!(true);
-        let assembler = ResponsesAssembler::default();
-        streamed::request_answer(
-            &self.transport,
-            PATH,
-            &body,
-            assembler,
-            on_delta,
-            read_answer,
-        )
-        .await
+    /// The answer, with its usage; a response whose `status` is `failed` is the
+    /// API's error.
+    fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
+        if answer.get("status").and_then(Value::as_str) == Some("failed") {
+            let message = answer
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("the response failed without a message");
+            return Err(ModelError::Api {
+                provider: PROVIDER.name().to_owned(),
+                status: 200,
+                message: message.to_owned(),
+            });
+        }
+        let usage = Usage {
+            input_tokens: count(answer, "/usage/input_tokens"),
+            output_tokens: count(answer, "/usage/output_tokens"),
+            cached_input_tokens: count(answer, "/usage/input_tokens_details/cached_tokens"),
+        };
+        let mut response = body::answer(PROVIDER, answer, usage)?;
+        response.provider_turn = response.provider_turn.and_then(stateless_turn);
+        Ok(response)
     }
-}
-
-/// Where requests go, under the base URL.
-const PATH: &str = "/responses";
-
-/// The answer in `answer`, with its usage; a response whose `status` is `failed` is the
-/// API's error.
-fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
-    if answer.get("status").and_then(Value::as_str) == Some("failed") {
-        let message = answer
-            .pointer("/error/message")
-            .and_then(Value::as_str)
-            .unwrap_or("the response failed without a message");
-        return Err(ModelError::Api {
-            provider: PROVIDER.name().to_owned(),
-            status: 200,
-            message: message.to_owned(),
-        });
-    }
-    let usage = Usage {
-        input_tokens: count(answer, "/usage/input_tokens"),
-        output_tokens: count(answer, "/usage/output_tokens"),
-        cached_input_tokens: count(answer, "/usage/input_tokens_details/cached_tokens"),
-    };
-    let mut response = body::answer(PROVIDER, answer, usage)?;
-    response.provider_turn = response.provider_turn.and_then(stateless_turn);
-    Ok(response)
 }
 
 /// The answer's output items as a request that stores nothing (`store: false`) can send

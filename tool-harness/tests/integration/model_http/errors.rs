@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolsmith_harness::model::http::{AnthropicModel, GeminiModel, OpenAiChatModel};
+use toolsmith_harness::model::http::{
+    AnthropicModel, GeminiModel, OpenAiChatModel, OpenAiResponsesModel,
+};
 use toolsmith_harness::model::{ChatModel, ChatRequest, Message, ModelError};
 
 use super::server::{MockServer, Reply, raw_server, refused_base};
@@ -354,6 +356,56 @@ fn builders_refuse_what_cannot_work() {
         .unwrap_err();
     assert!(matches!(bad_key, ModelError::Config { .. }), "{bad_key:?}");
     assert!(!bad_key.to_string().contains("sk-secret"), "{bad_key}");
+}
+
+#[test]
+fn builders_refuse_body_fields_that_decide_whether_the_answer_streams() {
+    fn refused<M: std::fmt::Debug>(built: Result<M, ModelError>, field: &str) {
+        match built {
+            Err(ModelError::Config { reason, .. }) => {
+                assert!(reason.contains(&format!("`{field}`")), "{reason}");
+                assert!(reason.contains("ChatModel::stream"), "{reason}");
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    for field in ["stream", "stream_options"] {
+        let value = || json!(true);
+        refused(
+            OpenAiChatModel::builder()
+                .api_key(KEY)
+                .body_field(field, value())
+                .build(),
+            field,
+        );
+        refused(
+            OpenAiResponsesModel::builder()
+                .api_key(KEY)
+                .body_field(field, value())
+                .build(),
+            field,
+        );
+        refused(
+            AnthropicModel::builder()
+                .api_key(KEY)
+                .body_field(field, value())
+                .build(),
+            field,
+        );
+        refused(
+            GeminiModel::builder()
+                .api_key(KEY)
+                .body_field(field, value())
+                .build(),
+            field,
+        );
+    }
+    // Any other field is the user's to add.
+    OpenAiChatModel::builder()
+        .api_key(KEY)
+        .body_field("streaming_hint", json!(true))
+        .build()
+        .expect("a field the client does not own");
 }
 
 #[test]

@@ -1,0 +1,90 @@
+//! What the four clients share: the parts every client holds ([`HttpClient`]), what makes
+//! one API differ from another ([`HttpApi`]), and the two ways of asking, whole
+//! ([`complete`]) and streamed ([`stream`]), written once for every API.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::body;
+use super::streamed::{self, Assembler, OnDelta};
+use super::transport::Transport;
+use crate::model::{ChatRequest, ChatResponse, ModelError};
+
+/// The parts every HTTP client holds, made by
+/// [`HttpModelBuilder::client`](super::HttpModelBuilder).
+#[derive(Debug, Clone)]
+pub(crate) struct HttpClient {
+    pub(crate) transport: Transport,
+    /// The output limit of requests whose options set none.
+    pub(crate) max_output_tokens: Option<u32>,
+    /// Fields every request body carries, where the client writes none of its own.
+    pub(crate) body_fields: Map<String, Value>,
+}
+
+/// One API: where a request goes, what its body holds, how its stream reads and how its
+/// answer does. The requests themselves are [`complete`] and [`stream`].
+pub(crate) trait HttpApi: Sync {
+    /// The reader of the API's stream.
+    type Assembler: Assembler + Default + Send;
+
+    /// The client's parts.
+    fn client(&self) -> &HttpClient;
+
+    /// The request body for `request`, before the [body fields](HttpClient::body_fields)
+    /// fill it in.
+    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError>;
+
+    /// Where `request` goes under the base URL, streamed or not.
+    fn path(request: &ChatRequest, streamed: bool) -> Result<Cow<'static, str>, ModelError>;
+
+    /// Asks for a streamed answer in `body` (`"stream": true` unless the API says so
+    /// elsewhere).
+    fn ask_to_stream(body: &mut Map<String, Value>) {
+        body.insert("stream".to_owned(), Value::Bool(true));
+    }
+
+    /// The answer in a whole answer's body, with its usage.
+    fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError>;
+}
+
+/// `request` asked of `api`, answered whole.
+pub(crate) async fn complete<A: HttpApi>(
+    api: &A,
+    request: &ChatRequest,
+) -> Result<ChatResponse, ModelError> {
+    let body = filled_in(api, api.body(request)?);
+    let answer = api
+        .client()
+        .transport
+        .post_json(&A::path(request, false)?, &body)
+        .await?;
+    A::read_answer(&answer)
+}
+
+/// `request` asked of `api` for a streamed answer, its pieces reported to `on_delta`; the
+/// answer is the one [`complete`] would have read (see [`streamed::request_answer`]).
+pub(crate) async fn stream<A: HttpApi>(
+    api: &A,
+    request: &ChatRequest,
+    on_delta: OnDelta<'_>,
+) -> Result<ChatResponse, ModelError> {
+    let mut body = api.body(request)?;
+    A::ask_to_stream(&mut body);
+    let body = filled_in(api, body);
+    streamed::request_answer(
+        &api.client().transport,
+        &A::path(request, true)?,
+        &body,
+        A::Assembler::default(),
+        on_delta,
+        A::read_answer,
+    )
+    .await
+}
+
+/// `body` with the client's body fields filled in, as the request sends it.
+fn filled_in<A: HttpApi>(api: &A, mut body: Map<String, Value>) -> Value {
+    body::fill_in(&mut body, &api.client().body_fields);
+    Value::Object(body)
+}
