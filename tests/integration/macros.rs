@@ -339,6 +339,67 @@ async fn quota() -> Result<(), QuotaExceeded> {
     Err(QuotaExceeded)
 }
 
+/// A result under another name: the schema is still its success type's.
+type Outcome<T> = Result<T, String>;
+
+/// Counts the words of a text, through an alias of `Result`.
+#[tool_fn]
+fn count_words(text: String) -> Outcome<usize> {
+    Ok(text.split_whitespace().count())
+}
+
+/// A type of the user's that is named `Result` and is no `std` result.
+mod verdict {
+    use schemars::JsonSchema;
+    use serde::Serialize;
+
+    /// A verdict and its reason.
+    #[derive(Debug, Serialize, JsonSchema)]
+    pub struct Result<T> {
+        /// The verdict.
+        pub value: T,
+        /// Why.
+        pub reason: String,
+    }
+}
+
+/// Judges a text.
+#[tool_fn]
+fn judge(text: String) -> verdict::Result<bool> {
+    verdict::Result {
+        value: !text.is_empty(),
+        reason: "it has words".to_owned(),
+    }
+}
+
+/// Judges a text, in a `std` result around the user's `Result`.
+#[tool_fn]
+fn judge_or_fail(text: String) -> std::result::Result<verdict::Result<bool>, String> {
+    Ok(judge(text))
+}
+
+#[test]
+fn result_schemas_follow_the_type_not_its_name() {
+    let returns = |tool: &dyn ToolImpl| {
+        tool.definition().commands()[0]
+            .returns
+            .as_ref()
+            .map(|r| r.schema().clone())
+    };
+    // An alias of `Result` is split like `Result`: its success type's schema.
+    assert_eq!(
+        returns(&CountWords).expect("a schema")["type"],
+        json!("integer")
+    );
+    // The user's own `Result` is a structured value, described whole.
+    for tool in [&Judge as &dyn ToolImpl, &JudgeOrFail] {
+        let schema = returns(tool).expect("a schema");
+        assert_eq!(schema["type"], json!("object"), "{schema}");
+        assert_eq!(schema["properties"]["value"]["type"], json!("boolean"));
+        assert_eq!(schema["required"], json!(["value", "reason"]));
+    }
+}
+
 #[tokio::test]
 async fn each_result_kind() {
     let manager = manager_with(vec![

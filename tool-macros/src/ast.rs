@@ -44,8 +44,9 @@ pub enum Param {
 pub struct Output {
     /// The type after `->` (`()` when there is none).
     pub ty: Type,
-    /// The success type: `T` of a `Result<T, E>` (by its spelling), else the whole type.
-    pub ok_ty: Type,
+    /// The same type as the tool's definition names it, outside the function's `impl`
+    /// (`Self` replaced by the `impl`'s type); its result schema is picked from it.
+    pub schema_ty: Type,
     /// Where to point errors about the result.
     pub span: Span,
 }
@@ -163,35 +164,16 @@ impl Output {
         match output {
             ReturnType::Default => Self {
                 ty: syn::parse_quote!(()),
-                ok_ty: syn::parse_quote!(()),
+                schema_ty: syn::parse_quote!(()),
                 span: fallback,
             },
-            ReturnType::Type(_, ty) => {
-                let ok_ty = ok_type(ty).unwrap_or_else(|| (**ty).clone());
-                Self {
-                    ty: (**ty).clone(),
-                    ok_ty,
-                    span: ty.span(),
-                }
-            }
+            ReturnType::Type(_, ty) => Self {
+                ty: (**ty).clone(),
+                schema_ty: (**ty).clone(),
+                span: ty.span(),
+            },
         }
     }
-}
-
-/// `T` in `Result<T, E>` (or an alias spelled `…::Result<T>`).
-fn ok_type(ty: &Type) -> Option<Type> {
-    let Type::Path(path) = ty else { return None };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    args.args.iter().find_map(|arg| match arg {
-        syn::GenericArgument::Type(ty) => Some(ty.clone()),
-        _ => None,
-    })
 }
 
 /// Whether a `#[ctx]` parameter's type is the per-call context (`ToolCallContext`, by its
@@ -590,7 +572,7 @@ fn parse_command(
         syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut field.ty);
     }
     let mut output = Output::parse(&sig.output, sig.ident.span());
-    syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut output.ok_ty);
+    syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut output.schema_ty);
     let method_name = sig.ident.unraw().to_string();
     Command {
         method: sig.ident.clone(),

@@ -21,10 +21,10 @@ pub fn conversion(output: &Output) -> TokenStream {
     quote_spanned!(span=> #krate::conversion!(#out_ty))
 }
 
-/// An expression giving the tool's result schema (`Option<Args>`).
+/// An expression giving the tool's result schema (`Option<Args>`): its success type's,
+/// picked by the core's `returns_schema!` from the type, as the conversion is (so an alias
+/// of `Result` is split and a user's own type named `Result` is not).
 pub fn schema(krate: &TokenStream, output: &Output) -> TokenStream {
-    let ok_ty = &output.ok_ty;
-    quote_spanned! {output.span=>
-        (&&&#krate::ReturnType::<#ok_ty>::new()).returns_schema()
-    }
+    let schema_ty = &output.schema_ty;
+    quote_spanned! {output.span=> #krate::returns_schema!(#schema_ty)}
 }

@@ -20,6 +20,8 @@
 //! ```ignore
 //! let (ok, err, split) = (&&Returned::<O>::NEW).split_kind();
 //! let conversion = split.conversion((&&ok).result_kind(), (&&&err).error_kind());
+//! // and, for the tool's definition, the success type's schema:
+//! let returns = (&&&ok.return_type()).returns_schema();
 //! ```
 //!
 //! Not part of the public API: the macro's generated code is its only user.
@@ -41,6 +43,12 @@ pub struct Returned<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 impl<T: ?Sized> Returned<T> {
     /// The marker, as a constant (no call to compile where it is written).
     pub const NEW: Self = Self(PhantomData);
+
+    /// The marker that picks `T`'s result schema.
+    #[inline]
+    pub const fn return_type(&self) -> ReturnType<T> {
+        ReturnType(PhantomData)
+    }
 }
 
 /// How a success value of type `T` becomes the result.
@@ -273,7 +281,8 @@ impl<T: Serialize> StructuredResult for T {
 
 // ---- The result schema, from the success type ----
 
-/// The success type of a tool function, for picking its result schema.
+/// The success type of a tool function, for picking its result schema
+/// ([`Returned::return_type`] of the success marker a split gives).
 pub struct ReturnType<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 
 impl<T: ?Sized> ReturnType<T> {
