@@ -22,9 +22,11 @@ pub fn conversion(output: &Output) -> TokenStream {
 }
 
 /// An expression giving the tool's result schema (`Option<Args>`): its success type's,
-/// picked by the core's `returns_schema!` from the type, as the conversion is (so an alias
-/// of `Result` is split and a user's own type named `Result` is not).
+/// picked by the compiler from the whole type (the core's `ReturnType`), so that an alias
+/// of `Result` is split and a user's own type named `Result` is not.
 pub fn schema(krate: &TokenStream, output: &Output) -> TokenStream {
     let schema_ty = &output.schema_ty;
-    quote_spanned! {output.span=> #krate::returns_schema!(#schema_ty)}
+    quote_spanned! {output.span=>
+        (&&&&&#krate::ReturnType::<#schema_ty>::NEW).returns_schema()
+    }
 }

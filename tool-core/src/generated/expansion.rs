@@ -10,10 +10,7 @@
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 
-pub use crate::{
-    __toolsmith_conversion as conversion, __toolsmith_execute as execute,
-    __toolsmith_returns_schema as returns_schema,
-};
+pub use crate::{__toolsmith_conversion as conversion, __toolsmith_execute as execute};
 
 pub use crate::generated::call::{
     call_context, command_name, definition, finished, run_now, start, start_blocking,
@@ -35,8 +32,9 @@ pub mod kinds {
         EmptyKind as __ToolsmithEmptyKind, IntoToolErrorKind as __ToolsmithIntoToolErrorKind,
         JsonKind as __ToolsmithJsonKind, KeepErrorKind as __ToolsmithKeepErrorKind,
         NoSchemaKind as __ToolsmithNoSchemaKind, SchemaKind as __ToolsmithSchemaKind,
-        SplitKind as __ToolsmithSplitKind, TextKind as __ToolsmithTextKind,
-        UnknownSchemaKind as __ToolsmithUnknownSchemaKind, WholeKind as __ToolsmithWholeKind,
+        SplitKind as __ToolsmithSplitKind, SuccessSchemaKind as __ToolsmithSuccessSchemaKind,
+        TextKind as __ToolsmithTextKind, UnknownSchemaKind as __ToolsmithUnknownSchemaKind,
+        WholeKind as __ToolsmithWholeKind,
     };
 }
 
@@ -69,19 +67,6 @@ macro_rules! __toolsmith_conversion {
         let (ok, err, split) =
             (&&$crate::__private::expansion::Returned::<$returned>::NEW).split_kind();
         split.conversion((&&ok).result_kind(), (&&&err).error_kind())
-    }};
-}
-
-/// The result schema of a function's return type (`Option<Args>`): its success type's, the
-/// type split as [`conversion!`](crate::__toolsmith_conversion) splits it (an alias of
-/// `Result` is a `Result`, a user's own type named `Result` is not), then the schema kind
-/// picked for the success type (the `result_conversion` module).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __toolsmith_returns_schema {
-    ($returned:ty) => {{
-        let (ok, _, _) = (&&$crate::__private::expansion::Returned::<$returned>::NEW).split_kind();
-        (&&&ok.return_type()).returns_schema()
     }};
 }
 

@@ -21,7 +21,7 @@
 //! let (ok, err, split) = (&&Returned::<O>::NEW).split_kind();
 //! let conversion = split.conversion((&&ok).result_kind(), (&&&err).error_kind());
 //! // and, for the tool's definition, the success type's schema:
-//! let returns = (&&&ok.return_type()).returns_schema();
+//! let returns = (&&&&&ReturnType::<O>::NEW).returns_schema();
 //! ```
 //!
 //! Not part of the public API: the macro's generated code is its only user.
@@ -43,12 +43,6 @@ pub struct Returned<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 impl<T: ?Sized> Returned<T> {
     /// The marker, as a constant (no call to compile where it is written).
     pub const NEW: Self = Self(PhantomData);
-
-    /// The marker that picks `T`'s result schema.
-    #[inline]
-    pub const fn return_type(&self) -> ReturnType<T> {
-        ReturnType(PhantomData)
-    }
 }
 
 /// How a success value of type `T` becomes the result.
@@ -281,37 +275,53 @@ impl<T: Serialize> StructuredResult for T {
 
 // ---- The result schema, from the success type ----
 
-/// The success type of a tool function, for picking its result schema
-/// ([`Returned::return_type`] of the success marker a split gives).
+/// A tool function's return type, for picking its result schema: the success type's, a
+/// `Result` split by its type as its conversion splits it (so an alias of `Result` is split,
+/// and a user's own type named `Result` is not). From the most specific kind:
+///
+/// 1. a `Result` whose success is text, `()`, a `ToolCallResult` or a JSON value: none;
+/// 2. a `Result` whose success type describes itself: that schema;
+/// 3. any other `Result`, and text, `()`, a `ToolCallResult` or a JSON value: none;
+/// 4. a type that describes itself: its schema;
+/// 5. anything else: none.
 pub struct ReturnType<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 
 impl<T: ?Sized> ReturnType<T> {
-    /// The marker.
-    pub fn new() -> Self {
-        Self(PhantomData)
-    }
+    /// The marker, as a constant (no call to compile where it is written).
+    pub const NEW: Self = Self(PhantomData);
 }
 
-impl<T: ?Sized> Default for ReturnType<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+/// A success value sent without a result schema: text, `()`, a `ToolCallResult`, an untyped
+/// JSON value.
+pub trait Unschematic {}
+impl Unschematic for String {}
+impl Unschematic for &str {}
+impl Unschematic for Cow<'_, str> {}
+impl Unschematic for () {}
+impl Unschematic for ToolCallResult {}
+impl Unschematic for serde_json::Value {}
 
-/// No result schema: text, `()`, `ToolCallResult`, an untyped JSON value.
+/// No result schema (kinds 1 and 3 of [`ReturnType`]).
 pub trait NoSchemaKind {
     /// No schema.
     fn returns_schema(&self) -> Option<Args> {
         None
     }
 }
-impl NoSchemaKind for &&ReturnType<String> {}
-impl NoSchemaKind for &&ReturnType<&str> {}
-impl NoSchemaKind for &&ReturnType<Cow<'_, str>> {}
-impl NoSchemaKind for &&ReturnType<()> {}
-impl NoSchemaKind for &&ReturnType<ToolCallResult> {}
-impl NoSchemaKind for &&ReturnType<serde_json::Value> {}
+impl<T: Unschematic, E> NoSchemaKind for &&&&ReturnType<Result<T, E>> {}
 impl<T, E> NoSchemaKind for &&ReturnType<Result<T, E>> {}
+impl<T: Unschematic> NoSchemaKind for &&ReturnType<T> {}
+
+/// The success type's schema, for a `Result` whose success type has one.
+pub trait SuccessSchemaKind {
+    /// The schema.
+    fn returns_schema(&self) -> Option<Args>;
+}
+impl<T: JsonSchema, E> SuccessSchemaKind for &&&ReturnType<Result<T, E>> {
+    fn returns_schema(&self) -> Option<Args> {
+        Some(type_schema::returns_schema::<T>())
+    }
+}
 
 /// The type's schema, when it has one.
 pub trait SchemaKind {
