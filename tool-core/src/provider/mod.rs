@@ -136,7 +136,7 @@ impl Provider {
 
     /// A short name: `openai_chat`, `openai_responses`, `anthropic`, `gemini`, `text` (also
     /// its serde name).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Self::OpenAiChat => "openai_chat",
             Self::OpenAiResponses => "openai_responses",

@@ -3,6 +3,7 @@
 //! leaves 127.0.0.1.
 
 mod conversation;
+mod embeddings;
 mod errors;
 mod server;
 mod streaming;

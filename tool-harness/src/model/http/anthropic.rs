@@ -17,7 +17,7 @@ use crate::model::{
 const PROVIDER: Provider = Provider::Anthropic;
 
 const ENDPOINT: Endpoint = Endpoint {
-    provider: PROVIDER,
+    name: PROVIDER.name(),
     default_base_url: "https://api.anthropic.com",
     key_vars: &["ANTHROPIC_API_KEY"],
     base_url_var: "ANTHROPIC_BASE_URL",

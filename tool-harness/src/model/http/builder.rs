@@ -5,9 +5,9 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use toolsmith_core::provider::Provider;
 
 use super::api::HttpClient;
+use super::openai_embeddings::EmbeddingSettings;
 use super::transport::{Transport, TransportConfig};
 use super::{DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT};
 use crate::model::ModelError;
@@ -19,8 +19,9 @@ const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 
 /// Builds an HTTP model client `M` ([`OpenAiChatModel`](super::OpenAiChatModel),
 /// [`OpenAiResponsesModel`](super::OpenAiResponsesModel),
-/// [`AnthropicModel`](super::AnthropicModel), [`GeminiModel`](super::GeminiModel)): the
-/// key, the base URL, the time limit and the retry policy. Each client's `builder()` starts
+/// [`AnthropicModel`](super::AnthropicModel), [`GeminiModel`](super::GeminiModel), or the
+/// embedder [`OpenAiEmbedder`](super::OpenAiEmbedder)): the key, the base URL, the time
+/// limit and the retry policy. Each client's `builder()` starts
 /// one; `build()` makes the client (no request is sent).
 ///
 /// ```
@@ -57,6 +58,8 @@ pub(crate) struct Settings {
     pub(crate) body_fields: Map<String, Value>,
     /// OpenAI Chat only: send `max_tokens` rather than `max_completion_tokens`.
     pub(crate) legacy_max_tokens: bool,
+    /// Embedders only: the model and its vectors.
+    pub(crate) embedding: EmbeddingSettings,
 }
 
 /// The body fields a client writes or leaves out itself, depending on how it is asked:
@@ -67,7 +70,8 @@ const CLIENT_FIELDS: &[&str] = &["stream", "stream_options"];
 
 /// What a client needs to know to resolve its settings.
 pub(crate) struct Endpoint {
-    pub(crate) provider: Provider,
+    /// What errors call the API (a provider's short name).
+    pub(crate) name: &'static str,
     /// The official API's base URL.
     pub(crate) default_base_url: &'static str,
     /// The environment variables that may hold the key, in order of preference.
@@ -90,6 +94,7 @@ impl<M> Default for HttpModelBuilder<M> {
                 headers: Vec::new(),
                 body_fields: Map::new(),
                 legacy_max_tokens: false,
+                embedding: EmbeddingSettings::default(),
             },
             model: PhantomData,
         }
@@ -121,6 +126,7 @@ impl<M> fmt::Debug for HttpModelBuilder<M> {
                 &s.headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
             )
             .field("body_fields", &s.body_fields.keys().collect::<Vec<_>>())
+            .field("embedding", &s.embedding)
             .finish()
     }
 }
@@ -169,14 +175,6 @@ impl<M> HttpModelBuilder<M> {
     #[must_use]
     pub fn max_retry_wait(mut self, wait: Duration) -> Self {
         self.settings.max_retry_wait = wait;
-        self
-    }
-
-    /// The output token limit of requests whose options set none (Anthropic, which requires
-    /// one, otherwise gets 4096).
-    #[must_use]
-    pub fn max_output_tokens(mut self, tokens: u32) -> Self {
-        self.settings.max_output_tokens = Some(tokens);
         self
     }
 
@@ -245,7 +243,7 @@ impl<M> HttpModelBuilder<M> {
             .find(|field| self.settings.body_fields.contains_key(**field))
         {
             return Err(ModelError::Config {
-                provider: endpoint.provider.name().to_owned(),
+                provider: endpoint.name.to_owned(),
                 reason: format!(
                     "the body field `{field}` is the client's own: a streamed answer is asked \
                      for with `ChatModel::stream` (in an agent session, \
@@ -290,7 +288,7 @@ impl<M> HttpModelBuilder<M> {
             ),
             None if base_url.trim().trim_end_matches('/') == endpoint.default_base_url => {
                 return Err(ModelError::Config {
-                    provider: endpoint.provider.name().to_owned(),
+                    provider: endpoint.name.to_owned(),
                     reason: format!(
                         "no API key for {}: set {} or call .api_key(..)",
                         endpoint.default_base_url,
@@ -306,7 +304,7 @@ impl<M> HttpModelBuilder<M> {
                 .map(|(name, value)| (name.clone(), value.clone(), true)),
         );
         Transport::new(TransportConfig {
-            provider: endpoint.provider,
+            name: endpoint.name,
             base_url,
             headers,
             timeout: s.timeout,
@@ -315,6 +313,40 @@ impl<M> HttpModelBuilder<M> {
             max_retry_wait: s.max_retry_wait,
         })
     }
+}
+
+impl<M: ChatClient> HttpModelBuilder<M> {
+    /// The output token limit of requests whose options set none (Anthropic, which requires
+    /// one, otherwise gets 4096).
+    #[must_use]
+    pub fn max_output_tokens(mut self, tokens: u32) -> Self {
+        self.settings.max_output_tokens = Some(tokens);
+        self
+    }
+}
+
+/// The HTTP chat clients ([`OpenAiChatModel`](super::OpenAiChatModel),
+/// [`OpenAiResponsesModel`](super::OpenAiResponsesModel),
+/// [`AnthropicModel`](super::AnthropicModel), [`GeminiModel`](super::GeminiModel)), whose
+/// builders take the settings of a model that writes text
+/// ([`max_output_tokens`](HttpModelBuilder::max_output_tokens)); an
+/// [`OpenAiEmbedder`](super::OpenAiEmbedder)'s does not. Sealed: implemented by these four
+/// only.
+pub trait ChatClient: sealed::Sealed {}
+
+impl ChatClient for super::OpenAiChatModel {}
+impl ChatClient for super::OpenAiResponsesModel {}
+impl ChatClient for super::AnthropicModel {}
+impl ChatClient for super::GeminiModel {}
+
+mod sealed {
+    /// Keeps [`ChatClient`](super::ChatClient) to the crate's clients.
+    pub trait Sealed {}
+
+    impl Sealed for super::super::OpenAiChatModel {}
+    impl Sealed for super::super::OpenAiResponsesModel {}
+    impl Sealed for super::super::AnthropicModel {}
+    impl Sealed for super::super::GeminiModel {}
 }
 
 impl<M> HttpModelBuilder<M> {

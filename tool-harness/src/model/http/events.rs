@@ -10,7 +10,6 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde_json::Value;
-use toolsmith_core::provider::Provider;
 
 use super::MAX_RESPONSE_BYTES;
 use super::transport::chain;
@@ -114,19 +113,20 @@ pub(crate) struct EventStream {
     /// How many bytes of the body were read.
     read: usize,
     parser: EventParser,
-    provider: Provider,
+    /// What errors call the API.
+    name: &'static str,
     idle: Duration,
 }
 
 impl EventStream {
     /// The events of `response`'s body; waiting longer than `idle` for more of it is a
     /// [`ModelError::Timeout`].
-    pub(crate) fn new(response: reqwest::Response, provider: Provider, idle: Duration) -> Self {
+    pub(crate) fn new(response: reqwest::Response, name: &'static str, idle: Duration) -> Self {
         Self {
             response: Some(response),
             read: 0,
             parser: EventParser::default(),
-            provider,
+            name,
             idle,
         }
     }
@@ -155,7 +155,7 @@ impl EventStream {
             let chunk = tokio::time::timeout(self.idle, response.chunk())
                 .await
                 .map_err(|_| ModelError::Timeout {
-                    provider: self.provider.name().to_owned(),
+                    provider: self.name.to_owned(),
                     after: self.idle,
                 })?;
             let chunk = match chunk {
@@ -188,7 +188,7 @@ impl EventStream {
     /// A [`ModelError::Api`] for an error the API reported in the stream, after its `200`.
     pub(crate) fn api_error(&self, message: String) -> ModelError {
         ModelError::Api {
-            provider: self.provider.name().to_owned(),
+            provider: self.name.to_owned(),
             status: 200,
             message,
         }
@@ -197,7 +197,7 @@ impl EventStream {
     /// A [`ModelError::MalformedResponse`] of this stream.
     pub(crate) fn malformed(&self, reason: impl Into<String>) -> ModelError {
         ModelError::MalformedResponse {
-            provider: self.provider.name().to_owned(),
+            provider: self.name.to_owned(),
             reason: reason.into(),
         }
     }

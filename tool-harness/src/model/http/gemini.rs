@@ -18,7 +18,7 @@ use crate::model::{
 const PROVIDER: Provider = Provider::Gemini;
 
 const ENDPOINT: Endpoint = Endpoint {
-    provider: PROVIDER,
+    name: PROVIDER.name(),
     default_base_url: "https://generativelanguage.googleapis.com",
     key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
     base_url_var: "GEMINI_BASE_URL",

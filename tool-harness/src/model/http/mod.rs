@@ -1,13 +1,16 @@
 //! Model clients over HTTP: [`OpenAiChatModel`] (OpenAI Chat Completions, and the vLLM,
 //! llama.cpp and Ollama servers that speak it), [`OpenAiResponsesModel`] (OpenAI Responses),
-//! [`AnthropicModel`] (Anthropic Messages) and [`GeminiModel`] (Gemini `generateContent`).
+//! [`AnthropicModel`] (Anthropic Messages) and [`GeminiModel`] (Gemini `generateContent`);
+//! and an [`Embedder`](toolsmith_core::Embedder), [`OpenAiEmbedder`] (OpenAI embeddings,
+//! and the local servers that speak them), for the `shed`'s search by meaning and for
+//! retrieval.
 //!
-//! Each is made with its `builder()` ([`HttpModelBuilder`]) or `from_env()`, and implements
-//! [`ChatModel`](super::ChatModel). The request bodies and the answers are rendered and
+//! Each is made with its `builder()` ([`HttpModelBuilder`]) or `from_env()`; the chat clients
+//! implement [`ChatModel`](super::ChatModel). The request bodies and the answers are rendered and
 //! read by `toolsmith_core::provider` (tools, calls, results, text, stop reasons); the
 //! clients add the model, the system prompt and the options, and read the usage.
 //!
-//! What the four share:
+//! What they share (streaming and strict mode are the chat clients'):
 //!
 //! - **Retries.** A 429 or 5xx answer is retried up to
 //!   [`max_retries`](HttpModelBuilder::max_retries) times ([`DEFAULT_MAX_RETRIES`]), after
@@ -52,6 +55,7 @@ mod builder;
 mod events;
 mod gemini;
 mod openai_chat;
+mod openai_embeddings;
 mod openai_responses;
 mod streamed;
 mod transport;
@@ -59,9 +63,10 @@ mod transport;
 use std::time::Duration;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicModel, DEFAULT_ANTHROPIC_MAX_TOKENS};
-pub use builder::HttpModelBuilder;
+pub use builder::{ChatClient, HttpModelBuilder};
 pub use gemini::GeminiModel;
 pub use openai_chat::OpenAiChatModel;
+pub use openai_embeddings::{DEFAULT_EMBEDDING_BATCH, MAX_EMBEDDING_BATCH, OpenAiEmbedder};
 pub use openai_responses::OpenAiResponsesModel;
 
 /// The time limit of one attempt unless the builder sets another.

@@ -17,7 +17,7 @@ use crate::model::{
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
 const ENDPOINT: Endpoint = Endpoint {
-    provider: PROVIDER,
+    name: PROVIDER.name(),
     default_base_url: "https://api.openai.com/v1",
     key_vars: &["OPENAI_API_KEY"],
     base_url_var: "OPENAI_BASE_URL",

@@ -10,7 +10,6 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
-use toolsmith_core::provider::Provider;
 
 use super::MAX_RESPONSE_BYTES;
 use super::events::EventStream;
@@ -23,7 +22,8 @@ const MAX_QUOTED_CHARS: usize = 2_000;
 #[derive(Clone)]
 pub(crate) struct Transport {
     client: reqwest::Client,
-    provider: Provider,
+    /// What errors call the API (`openai_chat`, `openai_embeddings`, …).
+    name: &'static str,
     base_url: String,
     timeout: Duration,
     max_retries: u32,
@@ -35,7 +35,7 @@ impl fmt::Debug for Transport {
     // No headers: they hold the key.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Transport")
-            .field("provider", &self.provider.name())
+            .field("api", &self.name)
             .field("base_url", &without_userinfo(&self.base_url))
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
@@ -45,7 +45,8 @@ impl fmt::Debug for Transport {
 
 /// What a transport is made from (the builder's settings, resolved).
 pub(crate) struct TransportConfig {
-    pub(crate) provider: Provider,
+    /// What errors call the API.
+    pub(crate) name: &'static str,
     pub(crate) base_url: String,
     /// Headers sent with every request; `(name, value, sensitive)`.
     pub(crate) headers: Vec<(String, String, bool)>,
@@ -71,9 +72,9 @@ impl Transport {
     /// A transport for `config`; a bad base URL, header or TLS setup is a
     /// [`ModelError::Config`].
     pub(crate) fn new(config: TransportConfig) -> Result<Self, ModelError> {
-        let provider = config.provider;
+        let name = config.name;
         let bad = |reason: String| ModelError::Config {
-            provider: provider.name().to_owned(),
+            provider: name.to_owned(),
             reason,
         };
         let base_url = config.base_url.trim().trim_end_matches('/').to_owned();
@@ -110,7 +111,7 @@ impl Transport {
             .map_err(|err| bad(format!("cannot build the HTTP client: {}", chain(&err))))?;
         Ok(Self {
             client,
-            provider,
+            name,
             base_url,
             timeout: config.timeout,
             max_retries: config.max_retries,
@@ -119,9 +120,9 @@ impl Transport {
         })
     }
 
-    /// The provider's short name, as errors name it.
+    /// The API's name, as errors give it.
     pub(crate) fn provider_name(&self) -> String {
-        self.provider.name().to_owned()
+        self.name.to_owned()
     }
 
     /// POSTs `body` as JSON to `{base_url}{path}` and returns the answer's JSON, retrying
@@ -153,7 +154,7 @@ impl Transport {
         {
             Head::Streaming(response) => Ok(AnswerBody::Events(Box::new(EventStream::new(
                 response,
-                self.provider,
+                self.name,
                 self.timeout,
             )))),
             Head::Whole(bytes) => self.parse_json(&bytes).map(AnswerBody::Whole),
@@ -205,7 +206,7 @@ impl Transport {
             }
             log::debug!(
                 "{}: HTTP {} from {url}; retry {} of {} in {wait:?}",
-                self.provider,
+                self.name,
                 status.as_u16(),
                 retries + 1,
                 self.max_retries
@@ -634,7 +635,7 @@ mod tests {
 
     fn transport() -> Transport {
         Transport::new(TransportConfig {
-            provider: Provider::OpenAiChat,
+            name: "openai_chat",
             base_url: "http://127.0.0.1:9".to_owned(),
             headers: Vec::new(),
             timeout: Duration::from_secs(1),

@@ -1,0 +1,375 @@
+//! [`OpenAiEmbedder`]: OpenAI's embeddings API, and the servers that speak it (vLLM,
+//! Ollama, llama.cpp's server, LM Studio, text-embeddings-inference, …).
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use toolsmith_core::{Embedder, ServiceError};
+
+use super::body;
+use super::builder::{Endpoint, HttpModelBuilder};
+use super::transport::Transport;
+use crate::model::ModelError;
+
+const NAME: &str = "openai_embeddings";
+
+const ENDPOINT: Endpoint = Endpoint {
+    name: NAME,
+    default_base_url: "https://api.openai.com/v1",
+    key_vars: &["OPENAI_API_KEY"],
+    base_url_var: "OPENAI_BASE_URL",
+};
+
+/// Where requests go, under the base URL.
+const PATH: &str = "/embeddings";
+
+/// How many texts one request carries unless the builder says otherwise: the vectors of a
+/// request of 128 texts of 3,072 numbers are about 8 MB of JSON, well within
+/// [`MAX_RESPONSE_BYTES`](super::MAX_RESPONSE_BYTES).
+pub const DEFAULT_EMBEDDING_BATCH: usize = 128;
+
+/// The most texts one request may carry (OpenAI's limit).
+pub const MAX_EMBEDDING_BATCH: usize = 2048;
+
+/// The vector lengths of OpenAI's models, for a builder given none.
+const KNOWN_DIMENSIONS: &[(&str, usize)] = &[
+    ("text-embedding-3-small", 1536),
+    ("text-embedding-3-large", 3072),
+    ("text-embedding-ada-002", 1536),
+];
+
+/// An [`Embedder`] behind OpenAI's embeddings API (`POST {base}/embeddings`), which vLLM,
+/// Ollama (`http://localhost:11434/v1`), llama.cpp's server, LM Studio and
+/// text-embeddings-inference also speak. Give it to a session
+/// ([`AgentSessionBuilder::with_embedder`](crate::agent::AgentSessionBuilder::with_embedder))
+/// for the `shed`'s search by meaning, or to an
+/// [`EmbeddingRetriever`](crate::retrieval::EmbeddingRetriever).
+///
+/// The model is named when the builder is made. The length of its vectors must be known
+/// before the first request (a session sizes its index by it): OpenAI's models
+/// (`text-embedding-3-small`, `text-embedding-3-large`, `text-embedding-ada-002`) are known,
+/// any other model needs [`dimensions`](HttpModelBuilder::dimensions). Texts go in requests
+/// of at most [`batch_size`](HttpModelBuilder::batch_size) ([`DEFAULT_EMBEDDING_BATCH`]),
+/// one after another, and the vectors come back in the texts' order. An answer with a
+/// vector missing, repeated, of another length or with a number an `f32` cannot hold is an
+/// error that says which; so is any failure of the request, with the transport's retries,
+/// time limit and bounded reading of the chat clients (see [the module](super)).
+///
+/// Here, a local server stands in for the API:
+///
+/// ```
+/// use toolsmith_core::Embedder;
+/// use toolsmith_harness::model::http::OpenAiEmbedder;
+/// # use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let server = format!("http://{}", listener.local_addr().unwrap());
+/// # tokio::spawn(async move {
+/// #     let (mut socket, _) = listener.accept().await.unwrap();
+/// #     let mut seen = Vec::new();
+/// #     let mut buffer = [0u8; 4096];
+/// #     while !String::from_utf8_lossy(&seen).contains("second") {
+/// #         let n = socket.read(&mut buffer).await.unwrap();
+/// #         if n == 0 { return; }
+/// #         seen.extend_from_slice(&buffer[..n]);
+/// #     }
+/// #     let body = r#"{"object": "list", "data": [{"index": 1, "embedding": [0.0, 1.0, 0.0]}, {"index": 0, "embedding": [1.0, 0.0, 0.0]}], "usage": {"prompt_tokens": 4, "total_tokens": 4}}"#;
+/// #     let answer = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+/// #     socket.write_all(answer.as_bytes()).await.unwrap();
+/// # });
+/// // `server` is e.g. "http://127.0.0.1:11434": Ollama, vLLM, llama.cpp's server, …
+/// let embedder = OpenAiEmbedder::builder("nomic-embed-text")
+///     .base_url(format!("{server}/v1"))
+///     .dimensions(3)
+///     .build()
+///     .unwrap();
+/// let vectors = embedder
+///     .embed(&["first".to_owned(), "second".to_owned()])
+///     .await
+///     .unwrap();
+/// assert_eq!(vectors, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+/// assert_eq!(embedder.dimensions(), 3);
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiEmbedder {
+    transport: Transport,
+    model: String,
+    dimensions: usize,
+    /// Whether the request asks for `dimensions` (models that shorten their vectors).
+    ask_dimensions: bool,
+    batch_size: usize,
+    body_fields: Map<String, Value>,
+}
+
+/// The embedder's settings in [`HttpModelBuilder`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EmbeddingSettings {
+    pub(crate) model: String,
+    pub(crate) dimensions: Option<usize>,
+    pub(crate) batch_size: Option<usize>,
+}
+
+impl OpenAiEmbedder {
+    /// A builder of an embedder of `model`, for the official API unless given a
+    /// [`base_url`](HttpModelBuilder::base_url).
+    pub fn builder(model: impl Into<String>) -> HttpModelBuilder<Self> {
+        let mut builder = HttpModelBuilder::new();
+        builder.settings.embedding.model = model.into();
+        builder
+    }
+
+    /// An embedder of `model` configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL`
+    /// (default `https://api.openai.com/v1`). Without a key, only another base URL is
+    /// accepted.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, ModelError> {
+        Self::builder(model).with_env(&ENDPOINT).build()
+    }
+
+    /// The model the embedder asks for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The request body for `texts`.
+    fn body(&self, texts: &[String]) -> Value {
+        let mut body = Map::new();
+        body.insert("model".to_owned(), json!(self.model));
+        body.insert("input".to_owned(), json!(texts));
+        body.insert("encoding_format".to_owned(), json!("float"));
+        if self.ask_dimensions {
+            body.insert("dimensions".to_owned(), json!(self.dimensions));
+        }
+        body::fill_in(&mut body, &self.body_fields);
+        Value::Object(body)
+    }
+
+    /// The vectors of one request's `texts`.
+    async fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        let answer = self
+            .transport
+            .post_json(PATH, &self.body(texts))
+            .await
+            .map_err(|error| ServiceError::new("embedder", error))?;
+        read_vectors(&answer, texts.len(), self.dimensions)
+            .map_err(|reason| ServiceError::new("embedder", format!("{NAME}: {reason}")))
+    }
+}
+
+impl HttpModelBuilder<OpenAiEmbedder> {
+    /// The length of the model's vectors. Required for a model other than OpenAI's. OpenAI's
+    /// `text-embedding-3` models shorten their vectors to it, so it is sent to them as the
+    /// request's `dimensions`; no other model is sent it (most servers refuse the field),
+    /// and each must answer with vectors of this length.
+    #[must_use]
+    pub fn dimensions(mut self, dimensions: usize) -> Self {
+        self.settings.embedding.dimensions = Some(dimensions);
+        self
+    }
+
+    /// How many texts one request carries, 1 to [`MAX_EMBEDDING_BATCH`] (default
+    /// [`DEFAULT_EMBEDDING_BATCH`]).
+    #[must_use]
+    pub fn batch_size(mut self, texts: usize) -> Self {
+        self.settings.embedding.batch_size = Some(texts);
+        self
+    }
+
+    /// The embedder; a model without a name or a known vector length, a batch size out of
+    /// range, a bad base URL or header, or no key for the official API is a
+    /// [`ModelError::Config`].
+    pub fn build(self) -> Result<OpenAiEmbedder, ModelError> {
+        let config = |reason: String| ModelError::Config {
+            provider: NAME.to_owned(),
+            reason,
+        };
+        let embedding = self.settings.embedding.clone();
+        let model = embedding.model.trim().to_owned();
+        if model.is_empty() {
+            return Err(config("the embedding model's name is empty".to_owned()));
+        }
+        let known = KNOWN_DIMENSIONS
+            .iter()
+            .find(|(name, _)| *name == model)
+            .map(|(_, dimensions)| *dimensions);
+        let dimensions = match embedding.dimensions.or(known) {
+            Some(0) => return Err(config("`dimensions` is 0".to_owned())),
+            Some(dimensions) => dimensions,
+            None => {
+                return Err(config(format!(
+                    "the length of {model:?}'s vectors is unknown: set it with `.dimensions(n)`"
+                )));
+            }
+        };
+        let batch_size = embedding.batch_size.unwrap_or(DEFAULT_EMBEDDING_BATCH);
+        if !(1..=MAX_EMBEDDING_BATCH).contains(&batch_size) {
+            return Err(config(format!(
+                "`batch_size` is {batch_size}: it must be 1 to {MAX_EMBEDDING_BATCH}"
+            )));
+        }
+        let client = self.client(
+            &ENDPOINT,
+            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
+            &[],
+        )?;
+        Ok(OpenAiEmbedder {
+            transport: client.transport,
+            ask_dimensions: model.starts_with("text-embedding-3-")
+                && embedding.dimensions.is_some(),
+            model,
+            dimensions,
+            batch_size,
+            body_fields: client.body_fields,
+        })
+    }
+}
+
+#[async_trait]
+impl Embedder for OpenAiEmbedder {
+    /// The vectors of `texts`, in their order, asked for in requests of at most the
+    /// builder's batch size, one after another. No text, no request.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        let mut vectors = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(self.batch_size) {
+            vectors.extend(self.embed_batch(batch).await?);
+        }
+        Ok(vectors)
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+}
+
+/// The `texts` vectors of `answer` (`data`, each item's `embedding` at its `index`, the
+/// items' order where they have none), each of `dimensions` numbers; or what is wrong.
+fn read_vectors(answer: &Value, texts: usize, dimensions: usize) -> Result<Vec<Vec<f32>>, String> {
+    let Some(items) = answer.get("data").and_then(Value::as_array) else {
+        return Err("the answer has no `data` array".to_owned());
+    };
+    if items.len() != texts {
+        return Err(format!(
+            "the answer holds {} vectors for {texts} texts",
+            items.len()
+        ));
+    }
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts];
+    for (position, item) in items.iter().enumerate() {
+        let index = match item.get("index") {
+            None | Some(Value::Null) => position,
+            Some(index) => match index.as_u64().and_then(|i| usize::try_from(i).ok()) {
+                Some(index) if index < texts => index,
+                _ => return Err(format!("data[{position}]'s index {index} is not a text's")),
+            },
+        };
+        if vectors[index].is_some() {
+            return Err(format!("the answer holds two vectors for text {index}"));
+        }
+        vectors[index] = Some(read_vector(item, position, index, dimensions)?);
+    }
+    // One item a text and none repeated: every text has its vector.
+    Ok(vectors.into_iter().flatten().collect())
+}
+
+/// The `embedding` of `data[position]`, text `index`'s, `dimensions` numbers an `f32` holds.
+fn read_vector(
+    item: &Value,
+    position: usize,
+    index: usize,
+    dimensions: usize,
+) -> Result<Vec<f32>, String> {
+    let Some(numbers) = item.get("embedding").and_then(Value::as_array) else {
+        return Err(format!(
+            "data[{position}] has no `embedding` array of numbers (a base64 one is not read)"
+        ));
+    };
+    if numbers.len() != dimensions {
+        return Err(format!(
+            "the vector of text {index} (data[{position}]) has {} numbers, not {dimensions}",
+            numbers.len()
+        ));
+    }
+    numbers
+        .iter()
+        .enumerate()
+        .map(|(i, number)| {
+            #[allow(clippy::cast_possible_truncation)] // f64 to f32 is the point; checked below
+            let value = number.as_f64().map(|n| n as f32);
+            value.filter(|v| v.is_finite()).ok_or_else(|| {
+                format!("data[{position}].embedding[{i}] is not a number an f32 holds: {number}")
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_are_put_in_the_texts_order_and_checked() {
+        let answer = json!({"data": [
+            {"index": 1, "embedding": [0.0, 1.0]},
+            {"index": 0, "embedding": [1.0, 0.5]}
+        ]});
+        assert_eq!(
+            read_vectors(&answer, 2, 2).unwrap(),
+            [[1.0, 0.5], [0.0, 1.0]]
+        );
+        // Without indices, the items' order.
+        let answer = json!({"data": [{"embedding": [1.0]}, {"embedding": [2.0]}]});
+        assert_eq!(read_vectors(&answer, 2, 1).unwrap(), [[1.0], [2.0]]);
+
+        let error = |answer: Value, texts, dimensions| {
+            read_vectors(&answer, texts, dimensions).unwrap_err()
+        };
+        assert_eq!(
+            error(json!({"data": [{"embedding": [1.0]}]}), 2, 1),
+            "the answer holds 1 vectors for 2 texts"
+        );
+        assert_eq!(
+            error(json!({"object": "list"}), 1, 1),
+            "the answer has no `data` array"
+        );
+        assert_eq!(
+            error(
+                json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [2.0]}]}),
+                2,
+                1
+            ),
+            "the answer holds two vectors for text 0"
+        );
+        assert_eq!(
+            error(json!({"data": [{"index": 5, "embedding": [1.0]}]}), 1, 1),
+            "data[0]'s index 5 is not a text's"
+        );
+        assert_eq!(
+            error(
+                json!({"data": [{"index": 0, "embedding": [1.0, 2.0]}]}),
+                1,
+                3
+            ),
+            "the vector of text 0 (data[0]) has 2 numbers, not 3"
+        );
+        assert_eq!(
+            error(json!({"data": [{"index": 0, "embedding": "AAAA"}]}), 1, 1),
+            "data[0] has no `embedding` array of numbers (a base64 one is not read)"
+        );
+        assert_eq!(
+            error(
+                json!({"data": [{"index": 0, "embedding": [1.0, 1e300]}]}),
+                1,
+                2
+            ),
+            "data[0].embedding[1] is not a number an f32 holds: 1e+300"
+        );
+        assert_eq!(
+            error(
+                json!({"data": [{"index": 0, "embedding": [1.0, "x"]}]}),
+                1,
+                2
+            ),
+            "data[0].embedding[1] is not a number an f32 holds: \"x\""
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! `OpenAiEmbedder` against a local server: the requests it sends (batches, the model, the
+//! `dimensions` OpenAI's models take), the vectors it gives back and in which order, its
+//! errors; and a `shed` that searches by meaning through it.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::routing::post;
+use serde_json::{Value, json};
+use toolsmith_core::{Embedder, ToolCallManager, ToolCallResult, tool_fn};
+use toolsmith_harness::model::ModelError;
+use toolsmith_harness::model::http::OpenAiEmbedder;
+
+use super::KEY;
+use super::server::{MockServer, Reply};
+
+/// The answer of the embeddings API for `vectors`, listed last first (the API gives each its
+/// `index`; the order of the list is not the texts').
+fn answer(vectors: &[Vec<f32>]) -> Reply {
+    let data: Vec<Value> = vectors
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(index, vector)| json!({"object": "embedding", "index": index, "embedding": vector}))
+        .collect();
+    Reply::json(
+        200,
+        &json!({"object": "list", "data": data, "model": "m", "usage": {"prompt_tokens": 3, "total_tokens": 3}}),
+    )
+}
+
+fn texts(texts: &[&str]) -> Vec<String> {
+    texts.iter().map(|t| (*t).to_owned()).collect()
+}
+
+fn embedder(base: &str, model: &str) -> OpenAiEmbedder {
+    OpenAiEmbedder::builder(model)
+        .api_key(KEY)
+        .base_url(format!("{base}/v1"))
+        .dimensions(2)
+        .batch_size(2)
+        .retry_delay(std::time::Duration::from_millis(10))
+        .build()
+        .expect("an embedder")
+}
+
+#[tokio::test]
+async fn texts_go_in_batches_and_their_vectors_come_back_in_their_order() {
+    let server = MockServer::start([
+        answer(&[vec![1.0, 0.0], vec![2.0, 0.0]]),
+        answer(&[vec![3.0, 0.0], vec![4.0, 0.0]]),
+        answer(&[vec![5.0, 0.0]]),
+    ])
+    .await;
+    let embedder = embedder(&server.base, "nomic-embed-text");
+    let vectors = embedder
+        .embed(&texts(&["a", "b", "c", "d", "e"]))
+        .await
+        .unwrap();
+    let firsts: Vec<f32> = vectors.iter().map(|v| v[0]).collect();
+    assert_eq!(firsts, [1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(embedder.dimensions(), 2);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for request in &requests {
+        assert_eq!(request.method, "POST");
+        assert_eq!(request.path, "/v1/embeddings");
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+    }
+    // A model other than OpenAI's is not sent `dimensions` (most servers refuse it).
+    assert_eq!(
+        requests[0].body,
+        json!({"model": "nomic-embed-text", "input": ["a", "b"], "encoding_format": "float"})
+    );
+    assert_eq!(requests[1].body["input"], json!(["c", "d"]));
+    assert_eq!(requests[2].body["input"], json!(["e"]));
+
+    // No text, no request.
+    assert!(embedder.embed(&[]).await.unwrap().is_empty());
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn openai_models_know_their_length_and_shorten_to_the_one_asked() {
+    let server = MockServer::start([answer(&[vec![0.5; 256]])]).await;
+    let native = OpenAiEmbedder::builder("text-embedding-3-large")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.base))
+        .build()
+        .unwrap();
+    assert_eq!(native.dimensions(), 3072);
+    let short = OpenAiEmbedder::builder("text-embedding-3-small")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.base))
+        .dimensions(256)
+        .build()
+        .unwrap();
+    assert_eq!(short.dimensions(), 256);
+    assert_eq!(short.model(), "text-embedding-3-small");
+    let vectors = short.embed(&texts(&["sky"])).await.unwrap();
+    assert_eq!(vectors[0].len(), 256);
+    assert_eq!(server.requests()[0].body["dimensions"], json!(256));
+}
+
+#[tokio::test]
+async fn a_wrong_answer_or_a_failed_request_is_an_error_that_says_what() {
+    let server = MockServer::start([
+        // One vector for two texts.
+        answer(&[vec![1.0, 0.0]]),
+        // A vector of another length.
+        answer(&[vec![1.0, 0.0], vec![1.0, 0.0, 0.0]]),
+        // The key refused.
+        Reply::json(
+            401,
+            &json!({"error": {"message": "Incorrect API key provided"}}),
+        ),
+        // A 429, retried, then the answer.
+        Reply::json(429, &json!({"error": {"message": "slow down"}})),
+        answer(&[vec![1.0, 0.0], vec![0.0, 1.0]]),
+    ])
+    .await;
+    let embedder = embedder(&server.base, "nomic-embed-text");
+    let pair = texts(&["a", "b"]);
+
+    let error = embedder.embed(&pair).await.unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "embedder: openai_embeddings: the answer holds 1 vectors for 2 texts"
+    );
+    let error = embedder.embed(&pair).await.unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "embedder: openai_embeddings: the vector of text 1 (data[0]) has 3 numbers, not 2"
+    );
+    let error = embedder.embed(&pair).await.unwrap_err().to_string();
+    assert!(
+        error.starts_with("embedder: openai_embeddings: authentication failed (HTTP 401)"),
+        "{error}"
+    );
+    assert!(error.contains("Incorrect API key provided"), "{error}");
+    assert_eq!(embedder.embed(&pair).await.unwrap().len(), 2);
+    assert_eq!(server.requests().len(), 5);
+}
+
+#[test]
+fn the_builder_refuses_what_cannot_work() {
+    let reason = |built: Result<OpenAiEmbedder, ModelError>| match built {
+        Err(ModelError::Config { provider, reason }) => {
+            assert_eq!(provider, "openai_embeddings");
+            reason
+        }
+        other => panic!("{other:?}"),
+    };
+    let local = |model: &str| OpenAiEmbedder::builder(model).base_url("http://127.0.0.1:1/v1");
+    assert_eq!(
+        reason(local("nomic-embed-text").build()),
+        "the length of \"nomic-embed-text\"'s vectors is unknown: set it with `.dimensions(n)`"
+    );
+    assert_eq!(
+        reason(local(" ").dimensions(3).build()),
+        "the embedding model's name is empty"
+    );
+    assert_eq!(
+        reason(local("m").dimensions(0).build()),
+        "`dimensions` is 0"
+    );
+    for batch in [0, 2049] {
+        assert_eq!(
+            reason(local("m").dimensions(3).batch_size(batch).build()),
+            format!("`batch_size` is {batch}: it must be 1 to 2048")
+        );
+    }
+    let no_key = reason(OpenAiEmbedder::builder("text-embedding-3-small").build());
+    assert!(no_key.contains("OPENAI_API_KEY"), "{no_key}");
+    let stream = reason(
+        local("m")
+            .dimensions(3)
+            .body_field("stream", json!(true))
+            .build(),
+    );
+    assert!(stream.contains("`stream`"), "{stream}");
+    // A local server may need no key.
+    local("m")
+        .dimensions(3)
+        .build()
+        .expect("a keyless local embedder");
+}
+
+/// Tells what tomorrow's sky holds.
+#[tool_fn]
+async fn sky_outlook(town: String) -> String {
+    format!("clear over {town}")
+}
+
+/// Reads a file of the workspace.
+#[tool_fn]
+async fn read_workspace_file(path: String) -> String {
+    path
+}
+
+/// A server that embeds by meaning, as far as these tests need: a text about the weather
+/// points one way, one about files another, anything else a third.
+async fn meaning_server() -> (String, tokio::task::JoinHandle<()>) {
+    fn vector(text: &str) -> Vec<f32> {
+        let text = text.to_lowercase();
+        if ["rain", "sky", "umbrella"].iter().any(|w| text.contains(w)) {
+            vec![1.0, 0.0, 0.0]
+        } else if text.contains("file") {
+            vec![0.0, 1.0, 0.0]
+        } else {
+            vec![0.0, 0.0, 1.0]
+        }
+    }
+    let app = axum::Router::new().route(
+        "/v1/embeddings",
+        post(|Json(body): Json<Value>| async move {
+            let inputs = body["input"].as_array().cloned().unwrap_or_default();
+            let data: Vec<Value> = inputs
+                .iter()
+                .enumerate()
+                .map(|(index, text)| {
+                    json!({"index": index, "embedding": vector(text.as_str().unwrap_or(""))})
+                })
+                .collect();
+            Json(json!({"object": "list", "data": data}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, task)
+}
+
+#[tokio::test]
+async fn the_shed_finds_a_tool_by_meaning_through_the_embedder() {
+    let (base, server) = meaning_server().await;
+    let manager = ToolCallManager::new("embeddings");
+    manager.register(Arc::new(SkyOutlook)).unwrap();
+    manager.register(Arc::new(ReadWorkspaceFile)).unwrap();
+    // No word of the query is in either tool's name or description.
+    let query = "will I need an umbrella";
+    assert!(manager.search_tools(query, 1).await.is_empty());
+
+    let embedder = OpenAiEmbedder::builder("nomic-embed-text")
+        .base_url(format!("{base}/v1"))
+        .dimensions(3)
+        .build()
+        .unwrap();
+    manager.enable_discovery(Arc::new(embedder));
+    let found = manager.search_tools(query, 1).await;
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].name, "sky_outlook");
+    let result = manager
+        .execute_one(&toolsmith_core::ToolCallRequest::new(
+            "call-1",
+            &found[0].name,
+            json!({"town": "Lyon"}).try_into().unwrap(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(result, ToolCallResult::text("clear over Lyon"));
+    server.abort();
+}
