@@ -24,6 +24,8 @@ mod provider_golden;
 mod provider_mutations;
 mod provider_round_trip;
 mod retry;
+#[cfg(feature = "cli")]
+mod run_binary;
 mod shed;
 mod strict_mode;
 mod strict_nulls;

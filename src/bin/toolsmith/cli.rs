@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
-/// call one, or list a remote MCP server's tools.
+/// call one, give them to a model with a question, or list a remote MCP server's tools.
 #[derive(Debug, Parser)]
 #[command(name = "toolsmith", version, about)]
 pub struct Cli {
@@ -25,6 +25,9 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Run one tool call locally and print its result (exit code 1 on a tool error).
     Call(CallArgs),
+    /// Ask a model a question with a preset's tools: the answer streams to stdout, each tool
+    /// call to stderr. The model finds its tools through `shed`.
+    Run(RunArgs),
     /// Talk to a remote MCP server.
     Mcp {
         /// What to ask it.
@@ -119,6 +122,51 @@ pub struct CallArgs {
     /// The arguments, a JSON object.
     #[arg(default_value = "{}")]
     pub json: String,
+}
+
+/// `toolsmith run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The tools.
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    /// The model's API. The key comes from the API's variable (`OPENAI_API_KEY`,
+    /// `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`); a local server (`--base-url`) may need none.
+    #[arg(long, value_enum, default_value_t = ModelApi::OpenaiChat)]
+    pub api: ModelApi,
+    /// The model to ask (`gpt-4.1-mini`, `claude-sonnet-4-5`, `gemini-2.5-flash`, a local
+    /// server's model).
+    #[arg(long, env = "TOOLSMITH_MODEL")]
+    pub model: String,
+    /// The API's base URL, for a local server or a proxy (`http://localhost:11434/v1` for
+    /// Ollama); default: the API's own, or its `*_BASE_URL` variable.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The system prompt.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// The most model calls of the run.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_turns: usize,
+    /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
+    /// each such call is asked about on the terminal, or refused when stdin is not one.
+    #[arg(long)]
+    pub yes: bool,
+    /// The question.
+    pub prompt: String,
+}
+
+/// The model APIs `run` can ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelApi {
+    /// OpenAI Chat Completions, and the servers that speak it (vLLM, llama.cpp, Ollama).
+    OpenaiChat,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini.
+    Gemini,
 }
 
 /// `toolsmith mcp …`.

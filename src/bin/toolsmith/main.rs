@@ -1,5 +1,6 @@
 //! `toolsmith`: the harness presets from the command line — served over MCP, declared for a
-//! provider, called once — and a remote MCP server's tools listed through the bridge.
+//! provider, called once, given to a model with a question — and a remote MCP server's
+//! tools listed through the bridge.
 //!
 //! Each subcommand lives in its own module; this file only reads the command line, runs the
 //! subcommand and turns its outcome into an exit code (0: done, 1: failed, 2: usage).
@@ -9,6 +10,7 @@ mod cli;
 mod output;
 mod presets;
 mod remote;
+mod run;
 mod serve;
 mod tools;
 
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve::run(args).await,
             Command::Tools(args) => tools::run(&args),
             Command::Call(args) => call::run(args).await,
+            Command::Run(args) => run::run(args).await,
             Command::Mcp {
                 command:
                     McpCommand::List {

@@ -13,8 +13,13 @@ static CLOSED: AtomicBool = AtomicBool::new(false);
 /// Prints `text` and a newline. Fails when stdout cannot be written (then the command
 /// stops); a reader that has gone is not reported ([`closed`]).
 pub fn line(text: impl Display) -> Result<(), Failure> {
+    piece(format_args!("{text}\n"))
+}
+
+/// Prints `text` as it is (a piece of a streamed answer), at once.
+pub fn piece(text: impl Display) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+    match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == ErrorKind::BrokenPipe => {
             CLOSED.store(true, Ordering::Relaxed);

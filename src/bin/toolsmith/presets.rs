@@ -11,6 +11,13 @@ use crate::cli::{PresetArgs, PresetName};
 
 /// A manager holding the preset's tools, sandboxed to `--root`.
 pub fn manager(args: &PresetArgs) -> Result<ToolCallManager, Failure> {
+    preset(args)?
+        .into_manager_with(&SessionParts::in_memory("toolsmith"))
+        .map_err(Failure::from)
+}
+
+/// The preset's tools, sandboxed to `--root`.
+pub fn preset(args: &PresetArgs) -> Result<ToolPreset, Failure> {
     let root = std::fs::canonicalize(&args.root).map_err(|error| {
         Failure(format!(
             "cannot use {} as the root: {error}",
@@ -23,13 +30,10 @@ pub fn manager(args: &PresetArgs) -> Result<ToolCallManager, Failure> {
             root.display()
         ))
     })?);
-    let preset = match args.preset {
+    Ok(match args.preset {
         PresetName::Standard => ToolPreset::standard(fs),
         PresetName::Files => ToolPreset::files(Arc::clone(&fs)) + ToolPreset::file_search(fs),
         PresetName::Shell => ToolPreset::shell_with(ShellConfig::new(root)),
         PresetName::Minimal => ToolPreset::minimal_sub_agent(fs),
-    };
-    preset
-        .into_manager_with(&SessionParts::in_memory("toolsmith"))
-        .map_err(Failure::from)
+    })
 }

@@ -1,0 +1,150 @@
+//! `toolsmith run PROMPT`: one agent run over a preset's tools, against a model API.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+
+use toolsmith::ToolCallRequest;
+use toolsmith::ToolShed;
+use toolsmith::harness::agent::{AgentEvent, AgentSession};
+use toolsmith::harness::model::ChatModel;
+use toolsmith::harness::model::http::{
+    AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
+};
+
+use crate::cli::{ModelApi, RunArgs};
+use crate::{Failure, output, presets};
+
+/// Runs the agent: the answer streamed to stdout, each tool call and the run's usage on
+/// stderr. A run that ends without an answer is a failure.
+pub async fn run(args: RunArgs) -> Result<(), Failure> {
+    let preset = presets::preset(&args.preset)?;
+    let model = model(args.api, args.base_url.as_deref())?;
+    let yes = args.yes;
+    let mut builder = AgentSession::builder(model)
+        .with_model(args.model)
+        .with_toolshed(ToolShed::new().tools(preset))
+        .with_max_turns(args.max_turns)
+        .with_streaming(true)
+        .with_event_handler(show)
+        .with_approval(move |call: &ToolCallRequest| approve(call, yes));
+    if let Some(system) = args.system {
+        builder = builder.with_system_prompt(system);
+    }
+    let session = builder.build()?;
+    let outcome = session.run(&args.prompt).await;
+    // The answer streamed without a newline of its own.
+    output::line("")?;
+    let run = outcome?;
+    let usage = run.total_usage();
+    eprintln!(
+        "[{} model calls, {} tool calls; tokens: {} in, {} out]",
+        run.model_calls,
+        run.tool_calls.len(),
+        usage.input_tokens,
+        usage.output_tokens
+    );
+    Ok(())
+}
+
+/// A client of `api`: configured from its environment variables, at `base_url` when given
+/// (the key still from the environment, where set).
+fn model(api: ModelApi, base_url: Option<&str>) -> Result<Box<dyn ChatModel>, Failure> {
+    fn at<M>(
+        builder: HttpModelBuilder<M>,
+        base_url: &str,
+        key_vars: &[&str],
+    ) -> HttpModelBuilder<M> {
+        let key = key_vars.iter().find_map(|name| {
+            std::env::var(name)
+                .ok()
+                .filter(|key| !key.trim().is_empty())
+        });
+        let builder = builder.base_url(base_url);
+        match key {
+            Some(key) => builder.api_key(key),
+            None => builder,
+        }
+    }
+    let model: Box<dyn ChatModel> = match (api, base_url) {
+        (ModelApi::OpenaiChat, None) => Box::new(OpenAiChatModel::from_env()?),
+        (ModelApi::OpenaiChat, Some(url)) => {
+            Box::new(at(OpenAiChatModel::builder(), url, &["OPENAI_API_KEY"]).build()?)
+        }
+        (ModelApi::OpenaiResponses, None) => Box::new(OpenAiResponsesModel::from_env()?),
+        (ModelApi::OpenaiResponses, Some(url)) => {
+            Box::new(at(OpenAiResponsesModel::builder(), url, &["OPENAI_API_KEY"]).build()?)
+        }
+        (ModelApi::Anthropic, None) => Box::new(AnthropicModel::from_env()?),
+        (ModelApi::Anthropic, Some(url)) => {
+            Box::new(at(AnthropicModel::builder(), url, &["ANTHROPIC_API_KEY"]).build()?)
+        }
+        (ModelApi::Gemini, None) => Box::new(GeminiModel::from_env()?),
+        (ModelApi::Gemini, Some(url)) => Box::new(
+            at(
+                GeminiModel::builder(),
+                url,
+                &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            )
+            .build()?,
+        ),
+    };
+    Ok(model)
+}
+
+/// Shows the run as it goes: the answer's text on stdout, each finished tool call on
+/// stderr with the start of its result.
+fn show(event: &AgentEvent) {
+    match event {
+        AgentEvent::TextDelta(text) => {
+            // A closed stdout ends the command when the run returns.
+            let _ = output::piece(text);
+        }
+        AgentEvent::ToolCallFinished {
+            name,
+            duration,
+            is_error,
+            summary,
+            ..
+        } => {
+            let outcome = if *is_error { "error" } else { "ok" };
+            let summary: String = summary.chars().take(120).collect();
+            let summary = summary.replace('\n', " ");
+            eprintln!("[{name}: {outcome} in {duration:.1?}] {summary}");
+        }
+        _ => {}
+    }
+}
+
+/// Whether a destructive call may run: with `--yes`, always; else as the user answers on
+/// the terminal; without one, never.
+fn approve(call: &ToolCallRequest, yes: bool) -> bool {
+    if yes {
+        return true;
+    }
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "[{}: refused; `toolsmith run --yes` lets the model run destructive tools]",
+            call.name
+        );
+        return false;
+    }
+    // The run waits for the answer: nothing else of it goes on meanwhile.
+    tokio::task::block_in_place(|| {
+        eprint!("Allow {} {}? [y/N] ", call.name, call.arguments.as_value());
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer).is_ok()
+            && matches!(answer.trim(), "y" | "Y" | "yes")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_url_is_used_and_a_bad_one_refused() {
+        assert!(model(ModelApi::Anthropic, Some("http://127.0.0.1:1")).is_ok());
+        let error = model(ModelApi::Gemini, Some("localhost:1")).err().unwrap();
+        assert!(error.0.contains("http:// or https://"), "{}", error.0);
+    }
+}

@@ -1,0 +1,217 @@
+//! `toolsmith run`: the binary asks a model (a local server speaking OpenAI's Chat
+//! Completions, started here) with a preset's tools: the model finds a tool through `shed`,
+//! calls it, and its answer is printed; destructive calls need `--yes`; a refused key fails
+//! the command.
+
+use std::collections::VecDeque;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
+
+/// The requests a [`ChatServer`] saw, and the answers it has left.
+type Script = Arc<Mutex<(VecDeque<(u16, Value)>, Vec<Value>)>>;
+
+/// An OpenAI Chat Completions server on 127.0.0.1 answering with scripted bodies, in order.
+struct ChatServer {
+    base: String,
+    script: Script,
+}
+
+impl ChatServer {
+    async fn start(answers: impl IntoIterator<Item = (u16, Value)>) -> Self {
+        let script: Script = Arc::new(Mutex::new((answers.into_iter().collect(), Vec::new())));
+        let app = axum::Router::new()
+            .route(
+                "/v1/chat/completions",
+                post(
+                    |State(script): State<Script>, Json(body): Json<Value>| async move {
+                        let mut script = script.lock().unwrap();
+                        script.1.push(body);
+                        let (status, answer) = script
+                            .0
+                            .pop_front()
+                            .unwrap_or((500, json!({"error": {"message": "no answer left"}})));
+                        (StatusCode::from_u16(status).unwrap(), Json(answer))
+                    },
+                ),
+            )
+            .with_state(Arc::clone(&script));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/v1", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { base, script }
+    }
+
+    /// The request bodies, in order.
+    fn requests(&self) -> Vec<Value> {
+        self.script.lock().unwrap().1.clone()
+    }
+}
+
+/// An answer calling `name` with `arguments`.
+fn call(id: &str, name: &str, arguments: Value) -> (u16, Value) {
+    let call = json!({"id": id, "type": "function",
+        "function": {"name": name, "arguments": arguments.to_string()}});
+    (
+        200,
+        json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [call]}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
+    )
+}
+
+/// An answer of `text`.
+fn text(text: &str) -> (u16, Value) {
+    (
+        200,
+        json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 8}}),
+    )
+}
+
+/// `toolsmith run` over the files preset in `root` against `server`, stdin not a terminal.
+async fn run(root: &std::path::Path, server: &ChatServer, extra: &[&str], prompt: &str) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .args([
+            "run",
+            "--preset",
+            "files",
+            "--model",
+            "test-model",
+            "--root",
+        ])
+        .arg(root)
+        .args(["--base-url", &server.base])
+        .args(extra)
+        .arg(prompt)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("TOOLSMITH_MODEL")
+        .stdin(Stdio::null());
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// The tool results a request sends back, as text.
+fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_model_finds_a_tool_calls_it_and_its_answer_is_printed() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("note.txt"), "the meeting is at noon\n").unwrap();
+    let server = ChatServer::start([
+        call("c1", "shed", json!({"description": "select:read"})),
+        call("c2", "read", json!({"path": "note.txt"})),
+        text("The note says the meeting is at noon."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &[], "What does note.txt say?").await;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "The note says the meeting is at noon.\n");
+    assert!(stderr.contains("[shed: ok in"), "{stderr}");
+    assert!(stderr.contains("[read: ok in"), "{stderr}");
+    assert!(
+        stderr.contains("[3 model calls, 2 tool calls; tokens: 320 in, 28 out]"),
+        "{stderr}"
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0]["model"], "test-model");
+    assert_eq!(requests[0]["stream"], true);
+    let declared = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(declared(&requests[0]), ["shed"]);
+    assert_eq!(declared(&requests[1]), ["shed", "read"]);
+    assert_eq!(
+        requests[2]["messages"][0]["content"],
+        "What does note.txt say?"
+    );
+    let results = tool_results(&requests[2]);
+    assert!(results[1].contains("the meeting is at noon"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_destructive_call_runs_only_with_yes() {
+    let script = || {
+        [
+            call("c1", "shed", json!({"description": "select:write"})),
+            call(
+                "c2",
+                "write",
+                json!({"path": "out.txt", "content": "written\n"}),
+            ),
+            text("Done."),
+        ]
+    };
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start(script()).await;
+    let refused = run(root.path(), &server, &[], "Write out.txt").await;
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("[write: refused; `toolsmith run --yes`"),
+        "{stderr}"
+    );
+    assert!(!root.path().join("out.txt").exists());
+    let results = tool_results(&server.requests()[2]);
+    assert!(results[1].contains("did not approve"), "{results:?}");
+
+    let server = ChatServer::start(script()).await;
+    let allowed = run(root.path(), &server, &["--yes"], "Write out.txt").await;
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("out.txt")).unwrap(),
+        "written\n"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_key_fails_the_command_with_the_api_s_message() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([(
+        401,
+        json!({"error": {"message": "Incorrect API key provided"}}),
+    )])
+    .await;
+    let output = run(root.path(), &server, &[], "Hello").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("toolsmith: model call failed: openai_chat: authentication failed (HTTP 401): Incorrect API key provided"),
+        "{stderr}"
+    );
+}
