@@ -95,22 +95,38 @@ where
         self
     }
 
-    /// Reads one line into `self.line` without letting it grow past the limit. Cancel-safe:
-    /// what was read stays in `self.line` (or `self.discarding`) for the next call.
+    /// Reads one line into `self.line` without letting it grow past the limit (the line's
+    /// end, `\n` or `\r\n`, not counted). Cancel-safe: what was read stays in `self.line`
+    /// (or `self.discarding`) for the next call. A last line the peer ended with no newline
+    /// before closing is a line all the same: it is answered, not dropped.
     async fn read_line(&mut self) -> std::io::Result<LineRead> {
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
-                return Ok(LineRead::Eof);
+                if self.discarding || self.line.is_empty() {
+                    return Ok(LineRead::Eof);
+                }
+                return Ok(LineRead::Line);
             }
             let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |at| at + 1);
+            // The bytes of the message itself: a `\r` before the `\n`, or last in what has
+            // come so far (it may be followed by one), is the line's end.
+            let cr_before = |at: usize| match at.checked_sub(1) {
+                Some(before) => available[before] == b'\r',
+                None => self.line.last() == Some(&b'\r'),
+            };
+            let ending = match newline {
+                Some(at) => 1 + usize::from(cr_before(at)),
+                None => usize::from(cr_before(take)),
+            };
+            let message_bytes = self.line.len() + take - ending;
             let outcome = if self.discarding {
                 if newline.is_some() {
                     self.discarding = false;
                 }
                 None
-            } else if self.line.len() + take > self.limits.max_bytes.saturating_add(1) {
+            } else if message_bytes > self.limits.max_bytes {
                 self.head.clear();
                 self.head
                     .extend_from_slice(&self.line[..self.line.len().min(HEAD_BYTES)]);

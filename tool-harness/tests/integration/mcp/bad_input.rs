@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
 use toolsmith_harness::mcp::{JsonLimits, McpServer, McpServerOptions, serve_until_closed};
 
 use super::demo_manager;
@@ -335,6 +337,58 @@ async fn closing_the_input_ends_the_server_cleanly() {
         .unwrap()
         .unwrap();
     drop(read);
+}
+
+#[tokio::test]
+async fn a_message_of_the_limit_is_read_whatever_its_line_ending() {
+    let limit = 200;
+    let mut raw = Raw::start(JsonLimits::default().with_max_bytes(limit)).await;
+    let ping = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    let at_limit = format!("{ping}{}", " ".repeat(limit - ping.len()));
+    for ending in ["\n", "\r\n"] {
+        raw.write
+            .write_all(format!("{at_limit}{ending}").as_bytes())
+            .await
+            .unwrap();
+        let answer = raw.next().await;
+        assert_eq!(answer["id"], 5, "{ending:?}: {answer}");
+        assert!(answer.get("result").is_some(), "{ending:?}: {answer}");
+    }
+    // A byte more is over the limit, with either ending; a `\r` inside is the message's.
+    for ending in ["\n", "\r\n", "\r\r\n"] {
+        raw.write
+            .write_all(format!("{at_limit} {ending}").as_bytes())
+            .await
+            .unwrap();
+        let (code, message) = error_of(&raw.next().await);
+        assert_eq!(code, -32600, "{ending:?}");
+        assert!(message.contains("limit of 200 bytes"), "{message}");
+    }
+    raw.still_serving().await;
+}
+
+#[tokio::test]
+async fn a_last_request_without_a_newline_is_answered_before_the_end() {
+    let Raw {
+        mut read,
+        mut write,
+        server,
+    } = Raw::start(JsonLimits::default()).await;
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"last"}}}"#;
+    write.write_all(call.as_bytes()).await.unwrap();
+    write.shutdown().await.unwrap();
+    let mut rest = String::new();
+    tokio::time::timeout(Duration::from_secs(5), read.read_to_string(&mut rest))
+        .await
+        .expect("the server ends")
+        .unwrap();
+    let answer: Value = serde_json::from_str(rest.trim()).unwrap();
+    assert_eq!(answer["id"], 7, "{rest}");
+    assert_eq!(answer["result"]["content"][0]["text"], "last", "{rest}");
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 #[tokio::test]
