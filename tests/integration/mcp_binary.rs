@@ -344,3 +344,37 @@ async fn serve_over_http_keeps_to_its_session_cap() {
         .expect("a place is free once the first session ended");
     next.close().await;
 }
+
+/// The status of a `GET /mcp` to the server at `url` with `Host: host`.
+fn status_with_host(url: &str, host: &str) -> String {
+    use std::io::Read as _;
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.get(9..12).unwrap_or_default().to_owned()
+}
+
+#[test]
+fn serve_over_http_takes_the_hosts_it_is_given_and_refuses_an_empty_token() {
+    let root = tempfile::tempdir().unwrap();
+    let serve =
+        crate::mcp_interop::HttpServe::start(root.path(), &["--allow-host", "tools.example"]);
+    assert_ne!(status_with_host(&serve.1, "tools.example"), "403");
+    assert_eq!(status_with_host(&serve.1, "other.example"), "403");
+
+    let refused = Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0", "--token", "", "--root"])
+        .arg(root.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the bearer token is empty"), "{stderr}");
+}

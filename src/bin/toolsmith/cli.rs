@@ -77,6 +77,11 @@ pub struct ServeArgs {
     /// With --http: require `Authorization: Bearer TOKEN`.
     #[arg(long, env = "TOOLSMITH_MCP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// With --http: also accept requests whose Host is HOST (a name or address clients reach
+    /// this machine by, `name:port` for one port); repeatable. Bound to 0.0.0.0, only the
+    /// loopback names are accepted without it.
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
     /// With --http: the most MCP sessions open at once; past it, a new client gets 503.
     #[arg(long, value_name = "N", default_value_t = toolsmith::harness::mcp::DEFAULT_MAX_SESSIONS)]
     pub max_sessions: usize,

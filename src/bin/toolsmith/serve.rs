@@ -19,8 +19,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let server = McpServer::with_options(manager, options);
     match args.http {
         None => {
-            if args.token.is_some() {
-                eprintln!("toolsmith: --token applies to --http only; ignored on stdio");
+            if args.token.is_some() || !args.allow_host.is_empty() {
+                eprintln!(
+                    "toolsmith: --token and --allow-host apply to --http only; ignored on stdio"
+                );
             }
             serve_stdio(server).await.map_err(Failure::from)
         }
@@ -30,6 +32,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
                 .with_max_sessions(args.max_sessions);
             if let Some(token) = args.token {
                 options = options.with_bearer_token(token);
+            }
+            for host in args.allow_host {
+                options = options.allow_host(host);
             }
             let http = McpHttpServer::start(server, options).await?;
             eprintln!("toolsmith: serving MCP at {}", http.url());

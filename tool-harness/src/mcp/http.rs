@@ -77,6 +77,11 @@ impl Default for McpHttpOptions {
 
 impl McpHttpOptions {
     /// Listens on `addr` (port 0: any free port).
+    ///
+    /// Bound to an address of the network, the server accepts that address in `Host`. Bound
+    /// to every address (`0.0.0.0`, `::`), it knows only the loopback names: a client
+    /// reaching it by another name or address needs that one added with
+    /// [`allow_host`](Self::allow_host) (a warning at start says so).
     #[must_use]
     pub fn with_addr(mut self, addr: SocketAddr) -> Self {
         self.addr = addr;
@@ -95,7 +100,10 @@ impl McpHttpOptions {
         self
     }
 
-    /// Requires `Authorization: Bearer <token>` on every request.
+    /// Requires `Authorization: Bearer <token>` on every request (the scheme in any case, as
+    /// RFC 9110 has it). An empty or blank token is refused: [`McpHttpServer::start`] fails
+    /// with [`McpError::Config`], and a [`router`] with one refuses every request, rather than
+    /// take the token a request without `Authorization` presents (none) for it.
     #[must_use]
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(token.into());
@@ -152,6 +160,13 @@ impl McpHttpOptions {
         self.max_sessions
     }
 
+    /// Whether a token was given that is empty or blank.
+    fn blank_token(&self) -> bool {
+        self.bearer_token
+            .as_deref()
+            .is_some_and(|token| token.trim().is_empty())
+    }
+
     /// rmcp's configuration for these options, once bound to `bound`.
     fn service_config(
         &self,
@@ -204,6 +219,11 @@ impl McpHttpServer {
     /// Binds `options.addr()` and serves `server` there (one [`McpServer::for_connection`]
     /// per MCP session), in a task of the current runtime.
     pub async fn start(server: McpServer, options: McpHttpOptions) -> Result<Self, McpError> {
+        if options.blank_token() {
+            return Err(McpError::Config(
+                "the bearer token is empty: give a token, or none to serve without one".to_owned(),
+            ));
+        }
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|e| McpError::io(format!("binding {}", options.addr), e))?;
@@ -215,6 +235,14 @@ impl McpHttpServer {
                 %local_addr,
                 "serving MCP beyond this machine without a bearer token: anyone who can reach \
                  the port can call the tools"
+            );
+        }
+        if local_addr.ip().is_unspecified() && options.allowed_hosts.is_empty() {
+            tracing::warn!(
+                %local_addr,
+                "serving MCP on every address, but a request's Host must be a loopback name \
+                 (localhost, 127.0.0.1, ::1): allow the names clients use with allow_host \
+                 (toolsmith serve --allow-host)"
             );
         }
         let shutdown = CancellationToken::new();
@@ -318,15 +346,18 @@ fn router_over(
     }
 }
 
-/// Refuses a request without the bearer token (compared in constant time).
+/// Refuses a request without the bearer token (compared in constant time); a blank token
+/// is no token, and refuses every request.
 async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
+        .and_then(bearer_token);
+    if let Some(presented) = presented
+        && !token.trim().is_empty()
+        && constant_time_eq(presented.as_bytes(), token.as_bytes())
+    {
         return next.run(request).await;
     }
     let mut response = (
@@ -340,6 +371,14 @@ async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: N
     response
 }
 
+/// The token of an `Authorization` value of the `Bearer` scheme (in any case, RFC 9110
+/// §11.1), the spaces around it ignored; `None` for another scheme or no token.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// Whether two byte strings are equal, in time that depends only on their lengths.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
@@ -351,6 +390,17 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        assert_eq!(bearer_token("Bearer s3cret"), Some("s3cret"));
+        assert_eq!(bearer_token("bearer s3cret"), Some("s3cret"));
+        assert_eq!(bearer_token("BEARER   s3cret  "), Some("s3cret"));
+        assert_eq!(bearer_token("Basic czNjcmV0"), None);
+        assert_eq!(bearer_token("Bearer "), None);
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token(""), None);
+    }
 
     #[test]
     fn tokens_compare_exactly() {

@@ -1,6 +1,7 @@
 //! Our server over streamable HTTP on 127.0.0.1, under rmcp's client: calls, the bearer
 //! token, the Host / Origin checks against DNS rebinding, and the cap on open sessions.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, ClientConfig};
@@ -88,6 +89,29 @@ async fn raw_status(server: &McpHttpServer, headers: &[(&str, String)]) -> u16 {
     String::from_utf8_lossy(&head[9..12]).parse().unwrap()
 }
 
+/// The status code of a raw `initialize` POST to `addr`, with `Host: host` and the `extra`
+/// header lines (each ending in CRLF).
+async fn raw_status_at(addr: std::net::SocketAddr, host: &str, extra: &str) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n{extra}\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = vec![0u8; 12];
+    tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut head))
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+}
+
 #[tokio::test]
 async fn calls_over_http_on_localhost() {
     let server = start(McpHttpOptions::default()).await;
@@ -124,6 +148,98 @@ async fn a_bearer_token_is_required_when_set() {
         200
     );
     server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_may_be_written_in_any_case() {
+    let server = start(McpHttpOptions::default().with_bearer_token("s3cret")).await;
+    for value in ["bearer s3cret", "BEARER s3cret", "Bearer  s3cret "] {
+        assert_eq!(
+            raw_status(&server, &[("Authorization", value.into())]).await,
+            200,
+            "{value:?}"
+        );
+    }
+    for value in ["Bearer", "Bearer ", "Basic s3cret", "Bearers3cret"] {
+        assert_eq!(
+            raw_status(&server, &[("Authorization", value.into())]).await,
+            401,
+            "{value:?}"
+        );
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_empty_bearer_token_is_refused_not_taken_for_none() {
+    let (manager, _) = demo_manager();
+    for token in ["", "  "] {
+        let error = McpHttpServer::start(
+            McpServer::new(Arc::clone(&manager)),
+            McpHttpOptions::default().with_bearer_token(token),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("bearer token is empty"),
+            "{error}"
+        );
+    }
+    // A router mounted with one refuses every request, with or without a header.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let bound = listener.local_addr().unwrap();
+    let app = toolsmith_harness::mcp::router(
+        McpServer::new(manager),
+        &McpHttpOptions::default().with_bearer_token(""),
+        bound,
+        toolsmith_core::CancellationToken::new(),
+    );
+    let serving = tokio::spawn(async move { axum::serve(listener, app).await });
+    for extra in [
+        "",
+        "Authorization: Bearer \r\n",
+        "Authorization: Bearer  \r\n",
+    ] {
+        assert_eq!(
+            raw_status_at(bound, &bound.to_string(), extra).await,
+            401,
+            "{extra:?}"
+        );
+    }
+    serving.abort();
+}
+
+#[tokio::test]
+async fn a_server_on_every_address_takes_the_hosts_it_is_given() {
+    let (manager, _) = demo_manager();
+    // The router as `toolsmith serve --http 0.0.0.0:PORT` builds it, served on 127.0.0.1
+    // only (nothing is reachable from outside this machine).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let local = listener.local_addr().unwrap();
+    let bound: std::net::SocketAddr = format!("0.0.0.0:{}", local.port()).parse().unwrap();
+    let options = McpHttpOptions::default()
+        .with_addr(bound)
+        .allow_host("192.0.2.7")
+        .allow_host("tools.example");
+    let app = toolsmith_harness::mcp::router(
+        McpServer::new(manager),
+        &options,
+        bound,
+        toolsmith_core::CancellationToken::new(),
+    );
+    let serving = tokio::spawn(async move { axum::serve(listener, app).await });
+    let port = local.port();
+    for (host, status) in [
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("192.0.2.7:{port}"), 200),
+        (format!("tools.example:{port}"), 200),
+        // Not given: refused (a rebinding name, or an address clients were not told of).
+        (format!("192.0.2.8:{port}"), 403),
+        (format!("evil.example:{port}"), 403),
+    ] {
+        assert_eq!(raw_status_at(local, &host, "").await, status, "{host}");
+    }
+    serving.abort();
 }
 
 #[tokio::test]
