@@ -1,6 +1,7 @@
 //! The client's copy of a server's tool list, listed again each time the server sends
 //! `notifications/tools/list_changed`.
 
+use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
@@ -66,6 +67,9 @@ pub(crate) struct ToolLister {
 
 impl ToolLister {
     /// Lists the server's tools (every page) as bridges. A tool listed before keeps its name.
+    /// A name the server lists twice is one tool on the wire: the first listing is kept, the
+    /// others are left out with a warning (two bridges would share one local name, and
+    /// registering the second would fail).
     pub(crate) async fn list(&self) -> Result<Vec<McpToolBridge>, McpError> {
         let listed = tokio::time::timeout(self.list_timeout, self.pages())
             .await
@@ -75,8 +79,20 @@ impl ToolLister {
                     self.list_timeout
                 ))
             })??;
+        let mut seen = HashSet::with_capacity(listed.len());
         Ok(listed
             .into_iter()
+            .filter(|tool| {
+                let first = seen.insert(tool.name.clone());
+                if !first {
+                    tracing::warn!(
+                        server = %self.label,
+                        tool = %tool.name,
+                        "the server lists this tool name more than once; the first is kept"
+                    );
+                }
+                first
+            })
             .map(|tool| {
                 let local =
                     self.names

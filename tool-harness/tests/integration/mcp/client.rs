@@ -172,6 +172,39 @@ async fn two_servers_with_the_same_tools_get_distinct_names() {
 }
 
 #[tokio::test]
+async fn a_name_the_server_lists_twice_is_one_tool() {
+    let server = super::fake_http::FakeHttpServer::start(|method, _| {
+        let tool = |name: &str, description: &str| {
+            json!({"name": name, "description": description, "inputSchema": {"type": "object"}})
+        };
+        super::fake_http::FakeAnswer::Result(match method {
+            "tools/list" => json!({"tools": [
+                tool("read", "Reads."),
+                tool("write", "Writes."),
+                tool("read", "Reads again."),
+            ]}),
+            _ => json!({}),
+        })
+    })
+    .await;
+    let client =
+        McpClient::connect_with(McpTransport::http(server.url()), options(&McpNames::new()))
+            .await
+            .unwrap();
+    let tools = client.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["read", "write"]);
+    assert_eq!(tools[0].definition().description(), "Reads.");
+    // As the client's documentation registers them: every one, without a clash.
+    let manager = ToolCallManager::new("consumer");
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    assert_eq!(manager.len(), 2);
+    client.close().await;
+}
+
+#[tokio::test]
 async fn cancelling_a_bridged_call_cancels_it_on_the_server() {
     let (server, probe) = serve().await;
     let client =
