@@ -58,6 +58,8 @@ use crate::{
 pub struct BatchOptions {
     concurrency_limit: Option<usize>,
     deadline: Option<Duration>,
+    /// When the deadline counts from, if not from the batch's start.
+    deadline_from: Option<Instant>,
     cancellation: Option<CancellationToken>,
     check_offers: bool,
     progress: Option<Arc<dyn ProgressSink>>,
@@ -68,6 +70,7 @@ impl std::fmt::Debug for BatchOptions {
         f.debug_struct("BatchOptions")
             .field("concurrency_limit", &self.concurrency_limit)
             .field("deadline", &self.deadline)
+            .field("deadline_from", &self.deadline_from)
             .field("cancellation", &self.cancellation)
             .field("check_offers", &self.check_offers)
             .field("progress", &self.progress.is_some())
@@ -95,6 +98,29 @@ impl BatchOptions {
     #[must_use]
     pub fn with_deadline(mut self, deadline: Duration) -> Self {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// The [deadline](Self::with_deadline) counts from `start` rather than from the batch's
+    /// start, so that batches run one after another share one time limit (each given the
+    /// same `start`); a deadline already past when a batch starts runs none of its calls.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolsmith_core::BatchOptions;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let start = tokio::time::Instant::now();
+    /// let first = BatchOptions::new()
+    ///     .with_deadline(Duration::from_secs(10))
+    ///     .with_deadline_from(start);
+    /// // ... the first batch runs; a second one given `first` ends by the same instant.
+    /// assert_eq!(first.deadline(), Some(Duration::from_secs(10)));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_deadline_from(mut self, start: Instant) -> Self {
+        self.deadline_from = Some(start);
         self
     }
 
@@ -541,7 +567,9 @@ impl ToolCallManager {
                     .collect();
             }
             // A deadline too far to represent is no deadline.
-            Some(deadline) => Instant::now()
+            Some(deadline) => options
+                .deadline_from
+                .unwrap_or_else(Instant::now)
                 .checked_add(deadline)
                 .map(|at| (at, deadline)),
             None => None,

@@ -9,7 +9,9 @@
 //!    [`Rewrite`](HookDecision::Rewrite) replaces the arguments and the next hooks see the
 //!    rewritten call;
 //! 3. the approval callback, only for tools (or commands) annotated destructive; a denial is
-//!    shown to the model;
+//!    shown to the model. It is asked once the hooks have seen every call of the answer (so
+//!    nothing is asked in a turn a hook stops, nor for a tool only a search the hooks denied
+//!    could have given);
 //! 4. the call runs with the turn's other admitted calls (offer check, validation, retries);
 //! 5. every `after_tool` hook, in order, with the result the model will be shown.
 

@@ -31,6 +31,13 @@ pub(super) struct TurnOutcome {
     pub(super) end: CallsEnded,
 }
 
+/// A call after the hooks: settled (answered without running), or let run by them, its
+/// approval still to come.
+enum Admitted {
+    Settled(Slot, bool, Admission),
+    Pending(ToolCallRequest, bool),
+}
+
 /// What became of one call before the batch.
 enum Admission {
     /// Its arguments could not be read, or a hook or the approval denied it.
@@ -47,8 +54,6 @@ pub(super) struct TurnCalls<'s> {
     options: &'s BatchOptions,
     /// The answer was cut off at the output token limit: its calls may be cut short too.
     cut_off: bool,
-    /// The answer calls `shed`: the tools it finds are offered to the answer's other calls.
-    searches: bool,
 }
 
 impl<'s> TurnCalls<'s> {
@@ -64,7 +69,6 @@ impl<'s> TurnCalls<'s> {
             cancel,
             options,
             cut_off: false,
-            searches: false,
         }
     }
 
@@ -77,20 +81,15 @@ impl<'s> TurnCalls<'s> {
     }
 
     pub(super) async fn run(
-        mut self,
+        self,
         calls: Vec<ParsedCall>,
         records: &mut Vec<ToolCallRecord>,
     ) -> TurnOutcome {
-        self.searches = calls
-            .iter()
-            .any(|call| matches!(call, Ok(request) if request.name == SHED_TOOL_NAME));
         let session = self.session;
         let known = KnownTools::new(session);
 
-        // Each call as the model sent it; a call that runs moves into the batch, and its
-        // slot keeps the index (no copy of the request).
-        let mut slots: Vec<(Slot, bool, Admission)> = Vec::with_capacity(calls.len());
-        let mut batch: Vec<ToolCallRequest> = Vec::with_capacity(calls.len());
+        // Each call as the model sent it, first through the hooks.
+        let mut admitted: Vec<Admitted> = Vec::with_capacity(calls.len());
         let mut stop: Option<String> = None;
         // A call whose id an earlier call of the answer has: its result could not be told
         // apart, so it does not run (the others do).
@@ -110,7 +109,7 @@ impl<'s> TurnCalls<'s> {
             let request = match call {
                 Err(rejected) => {
                     let text = known.error_text(&rejected.error);
-                    slots.push((
+                    admitted.push(Admitted::Settled(
                         Slot::Unread(rejected.id, rejected.name),
                         false,
                         Admission::Answered(ToolCallResult::error(text), None),
@@ -139,7 +138,7 @@ impl<'s> TurnCalls<'s> {
                 None
             };
             if let Some(result) = held {
-                slots.push((
+                admitted.push(Admitted::Settled(
                     Slot::Held(request),
                     false,
                     Admission::Answered(result, None),
@@ -147,53 +146,76 @@ impl<'s> TurnCalls<'s> {
                 continue;
             }
             let mut request = request;
-            // A hook or an approval may wait on a person: the run's cancellation ends the wait.
+            // A hook may wait on a person: the run's cancellation ends the wait.
             let decided = tokio::select! {
                 biased;
-                decided = self.before_tool(&mut request) => Some(decided),
+                decided = self.hooks(&mut request) => Some(decided),
                 () = self.cancel.cancelled() => None,
             };
             let Some((rewritten, decision)) = decided else {
-                slots.push((
+                admitted.push(Admitted::Settled(
                     Slot::Held(request),
                     false,
                     Admission::Answered(cancelled(), None),
                 ));
                 continue;
             };
-            let (slot, admission) = match decision {
-                Decision::Run => {
-                    batch.push(request);
-                    (
-                        Slot::Batched(batch.len() - 1),
-                        Admission::Runs(batch.len() - 1),
-                    )
-                }
+            admitted.push(match decision {
+                Decision::Run => Admitted::Pending(request, rewritten),
                 Decision::Deny(reason) => {
-                    let text = format!("The call was not run: {reason}");
-                    (
-                        Slot::Held(request),
-                        Admission::Answered(ToolCallResult::error(text), Some(reason)),
-                    )
+                    Admitted::Settled(Slot::Held(request), rewritten, denied(reason))
                 }
                 Decision::Stop(reason) => {
                     let answer = Admission::Answered(stopped(&reason), None);
                     stop = Some(reason);
-                    (Slot::Held(request), answer)
+                    Admitted::Settled(Slot::Held(request), rewritten, answer)
+                }
+            });
+        }
+
+        // Then the approval of the destructive calls the hooks let run, now that it is known
+        // whether a search of this answer runs (and may give a tool the others call). A call
+        // that runs moves into the batch, and its slot keeps the index (no copy of it).
+        let searches = stop.is_none()
+            && admitted.iter().any(|admitted| {
+                matches!(admitted, Admitted::Pending(request, _) if request.name == SHED_TOOL_NAME)
+            });
+        let mut slots: Vec<(Slot, bool, Admission)> = Vec::with_capacity(admitted.len());
+        let mut batch: Vec<ToolCallRequest> = Vec::with_capacity(admitted.len());
+        for admitted in admitted {
+            let (request, rewritten) = match admitted {
+                Admitted::Settled(slot, rewritten, admission) => {
+                    slots.push((slot, rewritten, admission));
+                    continue;
+                }
+                Admitted::Pending(request, rewritten) => (request, rewritten),
+            };
+            let admission = if let Some(reason) = &stop {
+                // Nothing of a stopped turn runs.
+                Admission::Answered(stopped(reason), None)
+            } else if self.cancel.is_cancelled() {
+                Admission::Answered(cancelled(), None)
+            } else {
+                // An approval may wait on a person: the run's cancellation ends the wait.
+                let approved = tokio::select! {
+                    biased;
+                    approved = self.approval(&request, searches) => Some(approved),
+                    () = self.cancel.cancelled() => None,
+                };
+                match approved {
+                    None => Admission::Answered(cancelled(), None),
+                    Some(ApprovalDecision::Deny(reason)) => denied(reason),
+                    Some(ApprovalDecision::Approve) => {
+                        batch.push(request);
+                        let index = batch.len() - 1;
+                        slots.push((Slot::Batched(index), rewritten, Admission::Runs(index)));
+                        continue;
+                    }
                 }
             };
-            slots.push((slot, rewritten, admission));
+            slots.push((Slot::Held(request), rewritten, admission));
         }
-        if let Some(reason) = &stop {
-            // Nothing of a stopped turn runs.
-            for (_, _, admission) in &mut slots {
-                if let Admission::Runs(_) = admission {
-                    *admission = Admission::Answered(stopped(reason), None);
-                }
-            }
-        }
-        // The requests that run; a stopped turn's stay in `batch` only to be recorded.
-        let running: &[ToolCallRequest] = if stop.is_some() { &[] } else { &batch };
+        let running: &[ToolCallRequest] = &batch;
 
         let reporting = !session.events.is_empty();
         if reporting {
@@ -308,11 +330,17 @@ impl<'s> TurnCalls<'s> {
         }
         let (searches, others): (Vec<_>, Vec<_>) =
             (0..running.len()).partition(|&index| is_shed(&running[index]));
+        // The turn's deadline is for the answer's calls together: both groups count it from
+        // the first one's start.
+        let options = self
+            .options
+            .clone()
+            .with_deadline_from(tokio::time::Instant::now());
         let mut outcomes: Vec<Option<ToolCallOutcome>> = vec![None; running.len()];
         for group in [searches, others] {
             let requests: Vec<ToolCallRequest> =
                 group.iter().map(|&index| running[index].clone()).collect();
-            let ran = manager.execute_batch_with(&requests, self.options).await;
+            let ran = manager.execute_batch_with(&requests, &options).await;
             for (index, outcome) in group.into_iter().zip(ran) {
                 outcomes[index] = Some(outcome);
             }
@@ -320,12 +348,11 @@ impl<'s> TurnCalls<'s> {
         outcomes
     }
 
-    /// The `before_tool` hooks (which may rewrite `request`), then the approval of a
-    /// destructive call; whether the arguments were rewritten, and the decision.
-    async fn before_tool(&self, request: &mut ToolCallRequest) -> (bool, Decision) {
-        let session = self.session;
+    /// The `before_tool` hooks (which may rewrite `request`): whether the arguments were
+    /// rewritten, and the decision.
+    async fn hooks(&self, request: &mut ToolCallRequest) -> (bool, Decision) {
         let mut rewritten = false;
-        for hook in &session.hooks {
+        for hook in &self.session.hooks {
             match hook.before_tool(request).await {
                 HookDecision::Allow => {}
                 HookDecision::Rewrite(arguments) => {
@@ -336,19 +363,26 @@ impl<'s> TurnCalls<'s> {
                 HookDecision::Stop(reason) => return (rewritten, Decision::Stop(reason)),
             }
         }
-        // Nobody is asked about a call the batch will refuse (a tool `shed` has not given,
-        // unless a search of this answer may give it).
-        if let Some(approval) = &session.approval
-            && (self.searches || session.manager.check_offered(&request.name).is_ok())
-        {
-            let destructive = session.manager.get_def(&request.name).is_some_and(|tool| {
-                tool.call_annotations(&request.arguments).destructive == Some(true)
-            });
-            if destructive && let ApprovalDecision::Deny(reason) = approval.approve(request).await {
-                return (rewritten, Decision::Deny(reason));
-            }
-        }
         (rewritten, Decision::Run)
+    }
+
+    /// The approval of `request` when it is destructive. Nobody is asked about a call the
+    /// batch will refuse: a tool `shed` has not given, unless a search of this answer that
+    /// runs (`searches`) may give it.
+    async fn approval(&self, request: &ToolCallRequest, searches: bool) -> ApprovalDecision {
+        let session = self.session;
+        let Some(approval) = &session.approval else {
+            return ApprovalDecision::Approve;
+        };
+        let offered = searches || session.manager.check_offered(&request.name).is_ok();
+        let destructive = session.manager.get_def(&request.name).is_some_and(|tool| {
+            tool.call_annotations(&request.arguments).destructive == Some(true)
+        });
+        if offered && destructive {
+            approval.approve(request).await
+        } else {
+            ApprovalDecision::Approve
+        }
     }
 }
 
@@ -422,7 +456,13 @@ fn stopped(reason: &str) -> ToolCallResult {
     ToolCallResult::error(format!("not run: the run was stopped ({reason})"))
 }
 
-/// What the hooks and the approval decided for a call.
+/// The admission of a call a hook or the approval denied: the model is told why.
+fn denied(reason: String) -> Admission {
+    let text = format!("The call was not run: {reason}");
+    Admission::Answered(ToolCallResult::error(text), Some(reason))
+}
+
+/// What the hooks decided for a call.
 enum Decision {
     Run,
     Deny(String),

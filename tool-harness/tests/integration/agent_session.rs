@@ -1240,3 +1240,99 @@ async fn a_tool_found_by_shed_runs_in_the_same_answer_and_is_still_approved() {
     assert!(results[2].1.contains("get_weather"), "{}", results[2].1);
     assert_eq!(run.text, "done");
 }
+
+/// An embedder that takes 120 ms an embedding (the `shed`'s search by meaning is slow).
+struct SlowEmbedder;
+
+#[async_trait]
+impl toolsmith_core::Embedder for SlowEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, toolsmith_core::ServiceError> {
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        Ok(texts.iter().map(|_| vec![1.0, 0.5]).collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        2
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_turn_deadline_covers_an_answer_that_searches_and_calls_together() {
+    let nap = FnTool::new(
+        "nap",
+        "Sleeps 300 ms.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(ToolCallResult::text("slept"))
+        },
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("shed", json!({"description": "sleep"})).and_call("nap", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_embedder(Arc::new(SlowEmbedder))
+        .with_toolshed(ToolShed::new().tool(nap))
+        .with_turn_deadline(Duration::from_millis(400))
+        .build()
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let run = session.run("nap").await.unwrap();
+    // The search (two embeddings, 240 ms) found `nap`; `nap` then had the 160 ms left of the
+    // answer's 400, not 400 of its own.
+    assert!(!run.tool_calls[0].result.is_error(), "{run:?}");
+    let nap = run.tool_calls[1].result.content.to_text();
+    assert!(nap.contains("deadline of 400ms"), "{nap}");
+    assert!(started.elapsed() < Duration::from_millis(500));
+}
+
+/// Denies every `shed` call.
+struct DenyShed;
+
+#[async_trait]
+impl ToolHook for DenyShed {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        if call.name == "shed" {
+            HookDecision::Deny("no searching".into())
+        } else {
+            HookDecision::Allow
+        }
+    }
+}
+
+#[tokio::test]
+async fn no_approval_is_asked_for_a_tool_only_a_denied_search_could_give() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("shed", json!({"description": "delete everything"}))
+            .and_call("delete_all", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let counter = Arc::clone(&asked);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(destructive(counting_tool(
+            "delete_all",
+            Arc::clone(&deletes),
+        ))))
+        .with_hook(DenyShed)
+        .with_approval(move |_: &ToolCallRequest| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            true
+        })
+        .build()
+        .unwrap();
+    let run = session.run("go").await.unwrap();
+    let results: Vec<String> = run
+        .tool_calls
+        .iter()
+        .map(|c| c.result.content.to_text())
+        .collect();
+    assert!(results[0].contains("no searching"), "{results:?}");
+    assert!(results[1].contains("not active"), "{results:?}");
+    assert_eq!(deletes.load(Ordering::SeqCst), 0);
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "{results:?}");
+}
