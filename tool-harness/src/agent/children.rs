@@ -288,6 +288,8 @@ impl AgentCommands {
     }
 
     fn unknown(&self, id: &str, agents: &HashMap<String, Child>) -> ToolError {
+        // Ids are taken only by children that were made, from 1 up: one below the next that
+        // is not kept named a child that was let go.
         let started = self.children.next_id.load(Ordering::Relaxed);
         if number_of(id).is_some_and(|n| n < started) {
             return error(format!(
@@ -406,9 +408,14 @@ impl AgentCommands {
     }
 }
 
-/// The number of an id `agent-N`.
+/// The number of an id `agent-N` as the session writes it (`N` from 1, no sign, no leading
+/// zero): `agent-01` or `agent-+1` names no child.
 fn number_of(id: &str) -> Option<u64> {
-    id.strip_prefix("agent-")?.parse().ok()
+    let digits = id.strip_prefix("agent-")?;
+    let canonical = !digits.is_empty()
+        && !digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit());
+    canonical.then(|| digits.parse().ok()).flatten()
 }
 
 /// Lets the oldest ended children go, so that one more may end with at most
@@ -487,7 +494,6 @@ impl AgentCommands {
             )));
         }
         forget_oldest_ended(&mut agents);
-        let id = format!("agent-{}", children.next_id.fetch_add(1, Ordering::Relaxed));
         let state = watch::Sender::new(ChildState {
             status: Status::Running,
             turns: 0,
@@ -499,6 +505,9 @@ impl AgentCommands {
         });
         let pause = PauseHandle::new();
         let session = self.child_session(tools, max_turns, &state, &pause, &cancel)?;
+        // Taken once the child is made: every id below `next_id` named a child, so one not
+        // kept was let go (see `unknown`).
+        let id = format!("agent-{}", children.next_id.fetch_add(1, Ordering::Relaxed));
         let (ended, name) = (state.clone(), id.clone());
         let task = runtime.spawn(async move {
             // A panic in the child's model or tools ends it as failed, not running for ever.

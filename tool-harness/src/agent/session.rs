@@ -191,6 +191,19 @@ impl AgentSession {
         self.conversation.lock().await.clear();
     }
 
+    /// [`AgentEvent::ModelResponse`] for model call `turn`'s `response`, when a handler
+    /// listens.
+    fn emit_response(&self, turn: usize, response: &ChatResponse) {
+        if !self.events.is_empty() {
+            self.emit(AgentEvent::ModelResponse {
+                turn,
+                calls: response.calls.len(),
+                stop_reason: response.stop_reason.clone(),
+                usage: response.usage,
+            });
+        }
+    }
+
     pub(super) fn emit(&self, event: AgentEvent) {
         for handler in self.events.iter() {
             handler.on_event(&event);
@@ -368,9 +381,11 @@ impl AgentSession {
             }
         };
         if cancel.is_cancelled() {
-            // The answer came with the cancellation: not used, but its tokens were spent.
+            // The answer came with the cancellation: not used, but its tokens were spent (and
+            // reported, so that a parent counting its sub-agents' tokens by event counts them).
             if let Ok(response) = &answer {
                 run.usage += response.usage;
+                self.emit_response(turn, response);
             }
             return Err(RunEnd::Cancelled);
         }
@@ -383,14 +398,7 @@ impl AgentSession {
         );
         run.usage += response.usage;
         run.stop_reason = Some(response.stop_reason.clone());
-        if !self.events.is_empty() {
-            self.emit(AgentEvent::ModelResponse {
-                turn,
-                calls: response.calls.len(),
-                stop_reason: response.stop_reason.clone(),
-                usage: response.usage,
-            });
-        }
+        self.emit_response(turn, &response);
         Ok(response)
     }
 }

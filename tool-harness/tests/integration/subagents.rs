@@ -810,3 +810,68 @@ async fn a_parent_keeps_the_last_ended_children_and_lets_older_ones_go() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_stopped_childs_last_answer_counts_in_the_parents_child_usage() {
+    use toolsmith_harness::agent::AgenticError;
+    use toolsmith_harness::model::ChatResponse;
+    let session_token = toolsmith_core::CancellationToken::new();
+    let cancel = session_token.clone();
+    let child_model = ScriptedModel::new([ScriptedTurn::respond(move |_| {
+        // The parent session is cancelled while the child's answer is on its way.
+        cancel.cancel();
+        Ok(ChatResponse::text("late").with_usage(Usage::new(100, 50)))
+    })]);
+    let config = SubAgentConfig::new(child_model.clone(), "m");
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::text("never").with_delay(Duration::from_secs(5)),
+    ]);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_cancellation(session_token)
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    let error = parent.run("delegate").await.unwrap_err();
+    let AgenticError::Cancelled { run } = error else {
+        panic!("expected a cancelled run, got {error}");
+    };
+    assert_eq!(child_model.requests().len(), 1, "the child made its call");
+    let check = status(parent.tool_manager(), "agent-1").await;
+    assert_eq!(check["status"], "stopped", "{check}");
+    assert_eq!(check["usage"]["input_tokens"], 100, "{check}");
+    assert_eq!(run.child_usage, Usage::new(100, 50), "{check}");
+}
+
+#[tokio::test]
+async fn ids_that_never_named_a_child_are_said_to_be_unknown() {
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait_for_gate", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![gated_tool(
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::default(),
+    )]);
+    let manager = manager_with(AgentCommands::new(config));
+    let check = |id: &'static str| {
+        let manager = &manager;
+        async move {
+            agent(manager, json!({"command": "check", "id": id}))
+                .await
+                .unwrap_err()
+                .to_string()
+        }
+    };
+    let before = check("agent-0").await;
+    assert!(before.contains("no sub-agent 'agent-0'"), "{before}");
+    assert!(before.contains("none has been started"), "{before}");
+    agent(&manager, json!({"command": "start", "task": "wait"}))
+        .await
+        .unwrap();
+    // agent-1 runs; these are not its id, nor any other's.
+    for id in ["agent-01", "agent-+1", "agent-0", "agent-2"] {
+        let error = check(id).await;
+        assert!(error.contains(&format!("no sub-agent '{id}'")), "{error}");
+        assert!(error.contains("agent-1"), "the ids there are: {error}");
+    }
+}
