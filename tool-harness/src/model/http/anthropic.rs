@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 
-use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
@@ -10,9 +9,7 @@ use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::streamed::anthropic::AnthropicAssembler;
-use crate::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, StreamDelta, ToolChoice, Usage,
-};
+use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::Anthropic;
 
@@ -90,29 +87,15 @@ impl HttpModelBuilder<AnthropicModel> {
     }
 }
 
-#[async_trait]
-impl ChatModel for AnthropicModel {
-    fn name(&self) -> &str {
-        PROVIDER.name()
-    }
-
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        api::complete(self, request).await
-    }
-
-    /// Streams the answer (`"stream": true`): text pieces as [`StreamDelta::Text`], each
-    /// `tool_use` block as [`StreamDelta::ToolCallArguments`] (its id and name with an
+api::chat_model_over_api!(
+    AnthropicModel,
+    PROVIDER,
+    /// Streams the answer (`"stream": true`): text pieces as [`StreamDelta::Text`](crate::model::StreamDelta::Text), each
+    /// `tool_use` block as [`StreamDelta::ToolCallArguments`](crate::model::StreamDelta::ToolCallArguments) (its id and name with an
     /// empty fragment when the block starts, then its input's JSON in pieces); thinking is
-    /// not reported. The answer returned is what [`complete`](ChatModel::complete) would
+    /// not reported. The answer returned is what [`complete`](crate::model::ChatModel::complete) would
     /// have read, its content blocks (thinking and signatures included) the same.
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        api::stream(self, request, on_delta).await
-    }
-}
+);
 
 impl HttpApi for AnthropicModel {
     type Assembler = AnthropicAssembler;

@@ -88,3 +88,35 @@ fn filled_in<A: HttpApi>(api: &A, mut body: Map<String, Value>) -> Value {
     body::fill_in(&mut body, &api.client().body_fields);
     Value::Object(body)
 }
+
+/// `impl ChatModel` for an HTTP client `$client` of the provider `$provider`: `name` is the
+/// provider's, `complete` and `stream` ask through [`complete`] and [`stream`]; the doc
+/// lines given say what the client's stream reports.
+macro_rules! chat_model_over_api {
+    ($client:ty, $provider:expr, $(#[doc = $stream_doc:expr])*) => {
+        #[async_trait::async_trait]
+        impl $crate::model::ChatModel for $client {
+            fn name(&self) -> &str {
+                $provider.name()
+            }
+
+            async fn complete(
+                &self,
+                request: &$crate::model::ChatRequest,
+            ) -> Result<$crate::model::ChatResponse, $crate::model::ModelError> {
+                $crate::model::http::api::complete(self, request).await
+            }
+
+            $(#[doc = $stream_doc])*
+            async fn stream(
+                &self,
+                request: &$crate::model::ChatRequest,
+                on_delta: &mut (dyn FnMut($crate::model::StreamDelta) + Send),
+            ) -> Result<$crate::model::ChatResponse, $crate::model::ModelError> {
+                $crate::model::http::api::stream(self, request, on_delta).await
+            }
+        }
+    };
+}
+
+pub(crate) use chat_model_over_api;

@@ -3,7 +3,6 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
@@ -11,9 +10,7 @@ use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::streamed::gemini::GeminiAssembler;
-use crate::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
-};
+use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::Gemini;
 
@@ -109,30 +106,16 @@ impl HttpModelBuilder<GeminiModel> {
     }
 }
 
-#[async_trait]
-impl ChatModel for GeminiModel {
-    fn name(&self) -> &str {
-        PROVIDER.name()
-    }
-
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        api::complete(self, request).await
-    }
-
+api::chat_model_over_api!(
+    GeminiModel,
+    PROVIDER,
     /// Streams the answer (`streamGenerateContent?alt=sse`): the answer's text as
-    /// [`StreamDelta::Text`] (thoughts left out), each call as one
-    /// [`StreamDelta::ToolCallArguments`] with its name, its id when Gemini gave one, and
+    /// [`StreamDelta::Text`](crate::model::StreamDelta::Text) (thoughts left out), each call as one
+    /// [`StreamDelta::ToolCallArguments`](crate::model::StreamDelta::ToolCallArguments) with its name, its id when Gemini gave one, and
     /// its whole arguments (Gemini sends a call in one piece); the answer returned is what
-    /// [`complete`](ChatModel::complete) would have read, its text pieces joined into parts
+    /// [`complete`](crate::model::ChatModel::complete) would have read, its text pieces joined into parts
     /// as Gemini answers unstreamed.
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        api::stream(self, request, on_delta).await
-    }
-}
+);
 
 impl HttpApi for GeminiModel {
     type Assembler = GeminiAssembler;

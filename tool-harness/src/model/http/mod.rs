@@ -49,7 +49,7 @@
 //! feature (on by default).
 
 mod anthropic;
-mod api;
+pub(crate) mod api;
 mod body;
 mod builder;
 mod events;

@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 
-use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
@@ -11,9 +10,7 @@ use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::streamed::openai_chat::ChatAssembler;
-use crate::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolChoice, Usage,
-};
+use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::OpenAiChat;
 
@@ -118,28 +115,14 @@ impl HttpModelBuilder<OpenAiChatModel> {
     }
 }
 
-#[async_trait]
-impl ChatModel for OpenAiChatModel {
-    fn name(&self) -> &str {
-        PROVIDER.name()
-    }
-
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        api::complete(self, request).await
-    }
-
+api::chat_model_over_api!(
+    OpenAiChatModel,
+    PROVIDER,
     /// Streams the answer (`"stream": true`, the usage asked for with
-    /// `stream_options.include_usage`): text and refusal pieces as [`StreamDelta::Text`],
-    /// tool-call pieces as [`StreamDelta::ToolCallArguments`]; the answer returned is what
-    /// [`complete`](ChatModel::complete) would have read.
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        api::stream(self, request, on_delta).await
-    }
-}
+    /// `stream_options.include_usage`): text and refusal pieces as [`StreamDelta::Text`](crate::model::StreamDelta::Text),
+    /// tool-call pieces as [`StreamDelta::ToolCallArguments`](crate::model::StreamDelta::ToolCallArguments); the answer returned is what
+    /// [`complete`](crate::model::ChatModel::complete) would have read.
+);
 
 impl HttpApi for OpenAiChatModel {
     type Assembler = ChatAssembler;

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 
-use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
 
@@ -10,9 +9,7 @@ use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::streamed::openai_responses::ResponsesAssembler;
-use crate::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ProviderTurn, StreamDelta, ToolChoice, Usage,
-};
+use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
@@ -86,30 +83,16 @@ impl HttpModelBuilder<OpenAiResponsesModel> {
     }
 }
 
-#[async_trait]
-impl ChatModel for OpenAiResponsesModel {
-    fn name(&self) -> &str {
-        PROVIDER.name()
-    }
-
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        api::complete(self, request).await
-    }
-
+api::chat_model_over_api!(
+    OpenAiResponsesModel,
+    PROVIDER,
     /// Streams the answer (`"stream": true`): `output_text` and refusal pieces as
-    /// [`StreamDelta::Text`], each call's name and id when it begins and its argument pieces
-    /// as [`StreamDelta::ToolCallArguments`]; the answer returned is the one the stream's
-    /// `response.completed` event carries, read as [`complete`](ChatModel::complete) reads
+    /// [`StreamDelta::Text`](crate::model::StreamDelta::Text), each call's name and id when it begins and its argument pieces
+    /// as [`StreamDelta::ToolCallArguments`](crate::model::StreamDelta::ToolCallArguments); the answer returned is the one the stream's
+    /// `response.completed` event carries, read as [`complete`](crate::model::ChatModel::complete) reads
     /// it. A stream that ends before that event is a
     /// [`ModelError::MalformedResponse`]: its last call may be cut off.
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        api::stream(self, request, on_delta).await
-    }
-}
+);
 
 impl HttpApi for OpenAiResponsesModel {
     type Assembler = ResponsesAssembler;
