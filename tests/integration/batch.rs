@@ -449,3 +449,54 @@ fn batch_futures_can_be_spawned() {
     assert_send(&manager.execute_turn(&requests));
     assert_send(&manager.execute_with_retry(&requests[0]));
 }
+
+/// Panics when dropped before it is marked finished: a tool's guard that misbehaves.
+struct PanicsIfDroppedEarly(bool);
+
+impl Drop for PanicsIfDroppedEarly {
+    fn drop(&mut self) {
+        if !self.0 {
+            panic!("dropped before finishing");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_panics_as_the_deadline_drops_it_stays_inside_the_batch() {
+    use futures::FutureExt as _;
+    let manager = ToolCallManager::new("batch-tests");
+    let slow = toolsmith::FnTool::new(
+        "slow",
+        "Slow, and panics when dropped before the end.",
+        toolsmith::Args::new(json!({"type": "object"})),
+        |_: toolsmith::ToolArgs<'_>| async {
+            let mut guard = PanicsIfDroppedEarly(false);
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            guard.0 = true;
+            Ok(toolsmith::ToolCallResult::text("done"))
+        },
+    );
+    manager.register(Arc::new(slow)).unwrap();
+    manager
+        .register(Arc::new(probe_tool(
+            "work",
+            ToolAnnotations::default(),
+            &Probe::new(),
+        )))
+        .unwrap();
+    let requests = [
+        call("a", "slow", json!({})),
+        call("b", "work", json!({"ms": 10})),
+    ];
+    let options = BatchOptions::new().with_deadline(Duration::from_millis(50));
+    let outcomes = std::panic::AssertUnwindSafe(manager.execute_batch_with(&requests, &options))
+        .catch_unwind()
+        .await
+        .expect("the tool's panic stays inside the batch");
+    assert_eq!(outcomes.len(), 2);
+    match &outcomes[0].result {
+        Err(ToolError::Cancelled(reason)) => assert!(reason.contains("stopped"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(outcomes[1].result.is_ok(), "{:?}", outcomes[1].result);
+}

@@ -590,3 +590,67 @@ async fn parse_execute_render_is_three_lines_and_keeps_every_call_in_order() {
         assert_eq!(outcomes[3].attempts, 1);
     }
 }
+
+#[tokio::test]
+async fn a_number_json_cannot_hold_is_refused_not_run_as_null() {
+    let (manager, _) = manager();
+    manager.activate(&["add".into()]);
+    for arguments in [
+        r#"{"a": 1e400, "b": 1}"#,
+        r#"{"a": NaN, "b": 1}"#,
+        r#"{'a': -Infinity, 'b': 1}"#,
+    ] {
+        let response = json!({"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": arguments}}]});
+        let calls = Provider::OpenAiChat.parse_calls(&response).unwrap();
+        let rejected = calls[0].as_ref().expect_err(arguments);
+        assert_eq!(
+            rejected.error.kind(),
+            ToolErrorKind::InvalidArguments,
+            "{arguments}"
+        );
+        assert_eq!(rejected.as_written.as_deref(), Some(arguments));
+        let outcomes = manager.execute_parsed(&calls).await;
+        assert!(outcomes[0].result.is_err(), "{arguments}");
+        assert_eq!(outcomes[0].attempts, 0, "{arguments}: the tool ran");
+    }
+}
+
+#[tokio::test]
+async fn generated_ids_stay_apart_from_the_ids_a_model_writes() {
+    let (manager, _) = manager();
+    manager.activate(&["add".into()]);
+    // A call without an id, and one whose id is the one the first would be given (a model
+    // copying an id of an earlier turn).
+    let gemini = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "add", "args": {"a": 1, "b": 2}}},
+        {"functionCall": {"id": "toolsmith-call-0", "name": "add", "args": {"a": 3, "b": 4}}}]}}]});
+    let calls = Provider::Gemini.parse_calls(&gemini).unwrap();
+    let ids: Vec<&str> = calls
+        .iter()
+        .map(|c| c.as_ref().unwrap().id.as_str())
+        .collect();
+    assert_eq!(ids, ["toolsmith-call-0-1", "toolsmith-call-0"]);
+    let outcomes = manager.execute_parsed(&calls).await;
+    let texts: Vec<String> = outcomes
+        .iter()
+        .map(|o| o.result.as_ref().unwrap().content.to_text())
+        .collect();
+    assert_eq!(texts, ["3", "7"]);
+
+    // Two ids the model itself repeated: the first call runs, the repeat is answered alone.
+    let chat = json!({"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 1}"}},
+        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 2}"}},
+        {"id": "c2", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 3, \"b\": 3}"}}]});
+    let calls = Provider::OpenAiChat.parse_calls(&chat).unwrap();
+    let outcomes = manager.execute_parsed(&calls).await;
+    assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "2");
+    let repeat = outcomes[1].result.as_ref().unwrap_err().to_string();
+    assert!(
+        repeat.contains("an earlier call of this answer has the id 'c1'"),
+        "{repeat}"
+    );
+    assert_eq!(outcomes[1].attempts, 0);
+    assert_eq!(outcomes[2].result.as_ref().unwrap().content.to_text(), "6");
+}

@@ -286,7 +286,7 @@ impl<'m, 'w> BatchRun<'m, 'w> {
     async fn run_stage<F, L, S>(
         &mut self,
         stage: WorkflowStage<'_>,
-        in_flight: &mut FuturesUnordered<Pin<Box<F>>>,
+        in_flight: &mut FuturesUnordered<DropContained<F>>,
         launch: &L,
         attempts: &[AtomicU32],
         mut stop: Option<Pin<&mut S>>,
@@ -368,7 +368,7 @@ impl<'m, 'w> BatchRun<'m, 'w> {
                 if is_destructive {
                     running_destructive = Some(index);
                 }
-                in_flight.push(future);
+                in_flight.push(DropContained(Some(future)));
             }
             if in_flight.is_empty() {
                 return Ok(());
@@ -633,5 +633,35 @@ impl ToolCallManager {
             .into_iter()
             .map(|outcome| outcome.expect("every call of every stage has an outcome"))
             .collect()
+    }
+}
+
+/// A running call's future, whose drop cannot unwind: a batch stopped by its deadline or
+/// token drops the calls still running, and a tool whose future panics as it is dropped
+/// (a guard of its own, say) would otherwise unwind into the batch's caller, losing every
+/// outcome. The call keeps its "stopped" outcome; the panic is logged.
+struct DropContained<F>(Option<Pin<Box<F>>>);
+
+impl<F: Future> Future for DropContained<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        match self.0.as_mut() {
+            Some(future) => future.as_mut().poll(cx),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl<F> Drop for DropContained<F> {
+    fn drop(&mut self) {
+        let future = self.0.take();
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(future)))
+        {
+            tracing::warn!(
+                panic = %crate::tool::error::panic_message(panic.as_ref()),
+                "a stopped tool call panicked as it was dropped"
+            );
+        }
     }
 }

@@ -65,7 +65,8 @@ impl ToolCallManager {
     /// Runs the calls of a model's answer as one turn ([`execute_turn`]: offer-checked,
     /// concurrent where annotations allow) and gives one outcome per call **of the answer**,
     /// in its order: a call that could not be read keeps its place, with its error and no
-    /// attempt. With [`render_results`](ToolCallManager::render_results) it makes the round
+    /// attempt, and so does a call whose id an earlier call of the answer has (its result
+    /// could not be told apart; the others run). With [`render_results`](ToolCallManager::render_results) it makes the round
     /// trip three lines:
     ///
     /// ```
@@ -100,14 +101,38 @@ impl ToolCallManager {
     ///
     /// [`execute_turn`]: ToolCallManager::execute_turn
     pub async fn execute_parsed(&self, calls: &[ParsedCall]) -> Vec<ToolCallOutcome> {
+        let mut seen = std::collections::HashSet::with_capacity(calls.len());
+        let repeated: Vec<bool> = calls
+            .iter()
+            .map(|call| {
+                !seen.insert(match call {
+                    Ok(request) => request.id.as_str(),
+                    Err(rejected) => rejected.id.as_str(),
+                })
+            })
+            .collect();
         let requests: Vec<ToolCallRequest> = calls
             .iter()
-            .filter_map(|call| call.as_ref().ok().cloned())
+            .zip(&repeated)
+            .filter(|(_, repeated)| !**repeated)
+            .filter_map(|(call, _)| call.as_ref().ok().cloned())
             .collect();
         let mut ran = self.execute_turn(&requests).await.into_iter();
         calls
             .iter()
-            .map(|call| match call {
+            .zip(repeated)
+            .map(|(call, repeated)| match call {
+                Ok(request) if repeated => {
+                    let error = ToolError::invalid_arguments(
+                        &request.name,
+                        format!(
+                            "not run: an earlier call of this answer has the id '{}'; give each \
+                             call an id of its own",
+                            request.id
+                        ),
+                    );
+                    ToolCallOutcome::not_run(&request.id, &request.name, error)
+                }
                 Ok(_) => ran.next().expect("one outcome per request run"),
                 Err(rejected) => {
                     ToolCallOutcome::not_run(&rejected.id, &rejected.name, rejected.error.clone())
@@ -120,6 +145,42 @@ impl ToolCallManager {
 /// The id of the `index`-th call of a response that gave none.
 pub(crate) fn generated_id(index: usize) -> String {
     format!("{GENERATED_CALL_ID_PREFIX}{index}")
+}
+
+/// Gives a call whose id was generated (`toolsmith-call-N` for the `N`-th call) and that
+/// another call of the response also has a suffix that makes it unique: a model may write
+/// ids of that form itself, copying them from an earlier turn, and two calls with one id
+/// could not be told apart (a batch refuses both).
+pub(crate) fn distinct_generated_ids(calls: &mut [ParsedCall]) {
+    fn id(call: &ParsedCall) -> &str {
+        match call {
+            Ok(request) => &request.id,
+            Err(rejected) => &rejected.id,
+        }
+    }
+    let mut seen = std::collections::HashSet::with_capacity(calls.len());
+    if calls.iter().all(|call| seen.insert(id(call))) {
+        return;
+    }
+    for index in 0..calls.len() {
+        let generated = generated_id(index);
+        let shared = id(&calls[index]) == generated
+            && calls
+                .iter()
+                .enumerate()
+                .any(|(other, call)| other != index && id(call) == generated);
+        if !shared {
+            continue;
+        }
+        let unique = (1..)
+            .map(|n| format!("{generated}-{n}"))
+            .find(|candidate| calls.iter().all(|call| id(call) != candidate))
+            .expect("a suffix no call has");
+        match &mut calls[index] {
+            Ok(request) => request.id = unique,
+            Err(rejected) => rejected.id = unique,
+        }
+    }
 }
 
 /// A call from its parts; `arguments` is the provider's value for them (an object, a JSON

@@ -235,16 +235,19 @@ impl Provider {
     /// response). A call whose arguments cannot be read, even after
     /// [repair](repair_json), is an `Err(RejectedCall)` carrying an
     /// [`InvalidArguments`](crate::ToolError::InvalidArguments) error for that call alone;
-    /// the other calls are read as usual. A response of the wrong shape is a
-    /// [`ResponseError`].
+    /// the other calls are read as usual. A call the response gives no id gets
+    /// `toolsmith-call-N` (`N` its place among the calls; with a suffix when another call of
+    /// the response has that id). A response of the wrong shape is a [`ResponseError`].
     pub fn parse_calls(self, response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
-        match self {
+        let mut calls = match self {
             Self::OpenAiChat => openai_chat::parse_calls(response),
             Self::OpenAiResponses => openai_responses::parse_calls(response),
             Self::Anthropic => anthropic::parse_calls(response),
             Self::Gemini => gemini::parse_calls(response),
             Self::Text => text::parse_response(response),
-        }
+        }?;
+        calls::distinct_generated_ids(&mut calls);
+        Ok(calls)
     }
 
     /// Renders the results of a turn's calls as the entries to append to the conversation,

@@ -91,7 +91,83 @@ pub fn repair_json(text: &str) -> Result<Value, BrokenJson> {
 fn parse_lenient(text: &str) -> Option<Value> {
     serde_json::from_str(text)
         .ok()
-        .or_else(|| json5::from_str::<Value>(text).ok())
+        .or_else(|| json5::from_str::<Json5Value>(text).ok().map(|read| read.0))
+}
+
+/// A value read by the JSON5 reader, refused when it holds a number JSON cannot hold
+/// (`NaN`, `Infinity`, `1e400`): read into a `serde_json::Value` as such, each would become
+/// `null`, and a tool would run on a value the model did not write.
+struct Json5Value(Value);
+
+impl<'de> serde::Deserialize<'de> for Json5Value {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Json5Visitor).map(Json5Value)
+    }
+}
+
+/// Builds a [`Value`] as `serde_json`'s own visitor does, but for a non-finite number.
+struct Json5Visitor;
+
+impl<'de> serde::de::Visitor<'de> for Json5Visitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<Value, E> {
+        serde_json::Number::from_f64(value)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom(format!("{value} is not a number JSON can hold")))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, inner: D) -> Result<Value, D::Error> {
+        inner.deserialize_any(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(Json5Value(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some((key, Json5Value(value))) = map.next_entry::<String, Json5Value>()? {
+            fields.insert(key, value);
+        }
+        Ok(Value::Object(fields))
+    }
 }
 
 /// The content of a Markdown code fence (```` ```json … ``` ````), or the text itself. An
@@ -180,6 +256,31 @@ mod tests {
                 Err(err) => assert!(expected.is_null(), "{text}: {err}"),
             }
         }
+    }
+
+    #[test]
+    fn numbers_json_cannot_hold_are_refused_not_read_as_null() {
+        for text in [
+            r#"{"limit": 1e400}"#,
+            r#"{"limit": -1e400}"#,
+            r#"{"limit": NaN}"#,
+            r#"{"limit": Infinity}"#,
+            r#"{"limit": -Infinity}"#,
+            r#"{"page": {"sizes": [1, 2, 1e999]}}"#,
+            "{limit: NaN,}",
+        ] {
+            let error = repair_json(text).unwrap_err();
+            assert!(!error.too_deep, "{text}");
+        }
+        // What JSON5 reads that JSON can hold is still repaired, to the same values.
+        assert_eq!(
+            repair_json("{limit: 1.5e3, big: 1e300, neg: -0.25, hex: 0x10,}").unwrap(),
+            json!({"limit": 1500.0, "big": 1e300, "neg": -0.25, "hex": 16})
+        );
+        assert_eq!(
+            repair_json("{'a': [null, true, 'x'], 'b': {'c': -7}}").unwrap(),
+            json!({"a": [null, true, "x"], "b": {"c": -7}})
+        );
     }
 
     #[test]

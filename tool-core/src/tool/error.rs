@@ -126,12 +126,7 @@ impl ToolError {
     /// );
     /// ```
     pub fn panicked(tool: impl Into<String>, payload: &(dyn std::any::Any + Send)) -> Self {
-        let message = payload
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("a panic with a non-text payload");
-        Self::execution(tool, format!("panicked: {message}"))
+        Self::execution(tool, format!("panicked: {}", panic_message(payload)))
     }
 
     /// A [`Network`](Self::Network) error for `tool`: a transient failure worth retrying.
@@ -172,6 +167,15 @@ impl fmt::Display for ToolErrorKind {
             Self::Network => "network",
         })
     }
+}
+
+/// The message of a panic whose payload (as `catch_unwind` gives it) is `payload`.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic with a non-text payload")
 }
 
 #[cfg(test)]
