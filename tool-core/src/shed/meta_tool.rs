@@ -373,12 +373,15 @@ impl ToolCallManager {
             let unknown: Vec<String> = found.unknown.iter().map(|n| format!("'{n}'")).collect();
             hint.push_str(&format!(
                 "Not tools of this session: {}.",
-                unknown.join(", ")
+                echoed(&unknown.join(", "))
             ));
         } else if select {
             hint.push_str(&format!("`{SELECT_PREFIX}` named no tool."));
         } else {
-            hint.push_str(&format!("No tool matched {:?}.", description.trim()));
+            hint.push_str(&format!(
+                "No tool matched {:?}.",
+                echoed(description.trim())
+            ));
         }
         if !closest.is_empty() {
             hint.push_str(&format!(" Closest tool names: {}.", closest.join(", ")));
@@ -528,6 +531,18 @@ fn push_field(text: &mut String, name: &str, value: &impl Serialize) {
     text.push_str(&serde_json::to_string(value).expect("strings serialize"));
 }
 
+/// The most characters of what the model wrote that a hint repeats: a description of a
+/// hundred thousand characters is not sent back whole.
+const MAX_ECHOED_CHARS: usize = 200;
+
+/// `text` as a hint repeats it: cut after [`MAX_ECHOED_CHARS`] characters, with `…`.
+fn echoed(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHOED_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
@@ -538,7 +553,9 @@ mod tests {
     use futures::executor::block_on;
     use proptest::prelude::*;
 
-    use super::{MAX_CLOSEST_WORDS, NameDirectory, closest_tools, push_closest, selected_names};
+    use super::{
+        MAX_CLOSEST_WORDS, NameDirectory, closest_tools, echoed, push_closest, selected_names,
+    };
     use crate::closest_names;
     use crate::manager::suggestion::closest_lowercase_names;
     use crate::shed::discovery::FoundTool;
@@ -585,6 +602,28 @@ mod tests {
         assert!(found.tools.is_empty());
         assert_eq!(found.categories, ["files"]);
         assert!(found.hint.unwrap().starts_with("No tool matched"));
+    }
+
+    #[test]
+    fn a_hint_repeats_only_the_start_of_a_long_description() {
+        let manager = manager();
+        let long = "zq".repeat(50_000);
+        let found: ShedResult = block_on(manager.shed(&long, None));
+        let hint = found.hint.unwrap();
+        assert!(hint.len() < 1_000, "{} bytes", hint.len());
+        assert!(hint.starts_with(&format!("No tool matched \"{}…\".", &long[..200])));
+        let names: Vec<String> = (0..5_000).map(|n| format!("missing_{n}")).collect();
+        let found: ShedResult =
+            block_on(manager.shed(&format!("select:{}", names.join(",")), None));
+        let hint = found.hint.unwrap();
+        assert!(
+            hint.starts_with("Not tools of this session: 'missing_0', "),
+            "{hint}"
+        );
+        assert!(hint.len() < 1_000, "{} bytes", hint.len());
+        // Short ones are repeated whole.
+        assert_eq!(echoed("wether"), "wether");
+        assert_eq!(echoed(&"é".repeat(201)), format!("{}…", "é".repeat(200)));
     }
 
     #[test]
