@@ -38,8 +38,10 @@ const KNOWN_DIMENSIONS: &[(&str, usize)] = &[
 ];
 
 /// An [`Embedder`] behind OpenAI's embeddings API (`POST {base}/embeddings`), which vLLM,
-/// Ollama (`http://localhost:11434/v1`), llama.cpp's server, LM Studio and
-/// text-embeddings-inference also speak. Give it to a session
+/// Ollama (`http://localhost:11434/v1`), llama.cpp's server, LM Studio,
+/// text-embeddings-inference and Gemini's OpenAI-compatible endpoint
+/// (`https://generativelanguage.googleapis.com/v1beta/openai`, its key given with
+/// [`api_key`](HttpModelBuilder::api_key)) also speak. Give it to a session
 /// ([`AgentSessionBuilder::with_embedder`](crate::agent::AgentSessionBuilder::with_embedder))
 /// for the `shed`'s search by meaning, or to an
 /// [`EmbeddingRetriever`](crate::retrieval::EmbeddingRetriever).
