@@ -101,7 +101,8 @@ impl McpHttpOptions {
     }
 
     /// Requires `Authorization: Bearer <token>` on every request (the scheme in any case, as
-    /// RFC 9110 has it). An empty or blank token is refused: [`McpHttpServer::start`] fails
+    /// RFC 9110 has it). Spaces around `token` are not part of it (HTTP trims a header's
+    /// value, so no client could send them). An empty or blank token is refused: [`McpHttpServer::start`] fails
     /// with [`McpError::Config`], and a [`router`] with one refuses every request, rather than
     /// take the token a request without `Authorization` presents (none) for it.
     #[must_use]
@@ -339,7 +340,7 @@ fn router_over(
         ));
     match &options.bearer_token {
         Some(token) => app.layer(axum::middleware::from_fn_with_state(
-            Arc::<str>::from(token.as_str()),
+            Arc::<str>::from(token.trim()),
             require_bearer,
         )),
         None => app,

@@ -152,6 +152,20 @@ async fn the_bearer_scheme_may_be_written_in_any_case() {
 }
 
 #[tokio::test]
+async fn spaces_around_a_configured_token_are_not_part_of_it() {
+    for token in [" s3cret", "s3cret\n", "\ts3cret  "] {
+        let server = start(McpHttpOptions::default().with_bearer_token(token)).await;
+        assert_eq!(
+            raw_status(&server, &[("Authorization", "Bearer s3cret".into())]).await,
+            200,
+            "{token:?}"
+        );
+        assert_eq!(raw_status(&server, &[]).await, 401, "{token:?}");
+        server.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test]
 async fn an_empty_bearer_token_is_refused_not_taken_for_none() {
     let (manager, _) = demo_manager();
     for token in ["", "  "] {
