@@ -215,3 +215,104 @@ async fn a_refused_key_fails_the_command_with_the_api_s_message() {
         "{stderr}"
     );
 }
+
+/// An answer of `said` that also calls `name` with `arguments`.
+fn text_and_call(said: &str, id: &str, name: &str, arguments: Value) -> (u16, Value) {
+    let (status, mut answer) = call(id, name, arguments);
+    answer["choices"][0]["message"]["content"] = json!(said);
+    (status, answer)
+}
+
+#[tokio::test]
+async fn each_turns_text_is_a_line_of_its_own_and_no_answer_is_a_failure() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([
+        text_and_call(
+            "Let me look.",
+            "c1",
+            "shed",
+            json!({"description": "select:read"}),
+        ),
+        text("The answer."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &[], "Q?").await;
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Let me look.\nThe answer.\n"
+    );
+
+    let server = ChatServer::start([text("  ")]).await;
+    let output = run(root.path(), &server, &[], "Q?").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("toolsmith: the model gave no answer (it stopped: EndTurn)"),
+        "{stderr}"
+    );
+
+    // At least one model call: 0 is refused before anything is asked.
+    let server = ChatServer::start([text("Hello.")]).await;
+    let output = run(root.path(), &server, &["--max-turns", "0"], "Q?").await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_reader_that_goes_away_stops_the_run_and_a_failure_is_still_one() {
+    let root = tempfile::tempdir().unwrap();
+    let spawn = |server: &ChatServer| {
+        let (base, root) = (server.base.clone(), root.path().to_owned());
+        tokio::task::spawn_blocking(move || {
+            let mut child = Command::new(BIN)
+                .args([
+                    "run",
+                    "--preset",
+                    "files",
+                    "--model",
+                    "test-model",
+                    "--root",
+                ])
+                .arg(&root)
+                .args(["--base-url", &base, "Q?"])
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("TOOLSMITH_MODEL")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The reader goes away at once.
+            drop(child.stdout.take());
+            child.wait_with_output().unwrap()
+        })
+    };
+    // Text on the way to a call: its write fails, and the run stops there, quietly.
+    let server = ChatServer::start([
+        text_and_call(
+            "Working.",
+            "c1",
+            "shed",
+            json!({"description": "select:read"}),
+        ),
+        text("never asked for"),
+    ])
+    .await;
+    let output = spawn(&server).await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("toolsmith:"), "{stderr}");
+    assert_eq!(server.requests().len(), 1);
+
+    // Nothing written yet when the model call fails: the failure is reported.
+    let server = ChatServer::start([(
+        401,
+        json!({"error": {"message": "Incorrect API key provided"}}),
+    )])
+    .await;
+    let output = spawn(&server).await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Incorrect API key provided"), "{stderr}");
+}

@@ -150,9 +150,10 @@ pub struct RunArgs {
     /// The system prompt.
     #[arg(long)]
     pub system: Option<String>,
-    /// The most model calls of the run.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub max_turns: usize,
+    /// The most model calls of the run (at least 1).
+    #[arg(long, value_name = "N", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: u32,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
     /// each such call is asked about on the terminal, or refused when stdin is not one.
     #[arg(long)]

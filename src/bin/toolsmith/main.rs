@@ -64,7 +64,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         // Its reader stopped reading (`| head`): what it wanted was printed.
-        Err(_) if output::closed() => ExitCode::SUCCESS,
+        Err(failure) if output::is_closed_stdout(&failure) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
             eprintln!("toolsmith: {message}");
             ExitCode::FAILURE

@@ -23,13 +23,28 @@ pub fn piece(text: impl Display) -> Result<(), Failure> {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == ErrorKind::BrokenPipe => {
             CLOSED.store(true, Ordering::Relaxed);
-            Err(Failure("stdout was closed".to_owned()))
+            Err(reader_gone())
         }
         Err(error) => Err(Failure(format!("cannot write to stdout: {error}"))),
     }
 }
 
+/// The failure of a write to a stdout whose reader has gone.
+const CLOSED_MESSAGE: &str = "stdout was closed";
+
 /// Whether stdout's reader went away before the command finished.
 pub fn closed() -> bool {
     CLOSED.load(Ordering::Relaxed)
+}
+
+/// The failure of a command stopped because stdout's reader went away: not reported, and
+/// the command ends with success ([`is_closed_stdout`]).
+pub fn reader_gone() -> Failure {
+    Failure(CLOSED_MESSAGE.to_owned())
+}
+
+/// Whether `failure` is only that stdout's reader went away: what it wanted was printed,
+/// and the command ends quietly. Any other failure is still one.
+pub fn is_closed_stdout(failure: &Failure) -> bool {
+    closed() && failure.0 == CLOSED_MESSAGE
 }

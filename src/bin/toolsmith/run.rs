@@ -1,39 +1,60 @@
 //! `toolsmith run PROMPT`: one agent run over a preset's tools, against a model API.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use toolsmith::ToolCallRequest;
-use toolsmith::ToolShed;
-use toolsmith::harness::agent::{AgentEvent, AgentSession};
+use toolsmith::harness::agent::{AgentEvent, AgentSession, AgenticError};
 use toolsmith::harness::model::ChatModel;
 use toolsmith::harness::model::http::{
     AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
 };
+use toolsmith::{CancellationToken, ToolCallRequest, ToolShed};
 
 use crate::cli::{ModelApi, RunArgs};
 use crate::{Failure, output, presets};
 
-/// Runs the agent: the answer streamed to stdout, each tool call and the run's usage on
-/// stderr. A run that ends without an answer is a failure.
+/// Runs the agent: the model's text streamed to stdout (each turn's on lines of its own),
+/// each tool call and the run's usage on stderr. A run that ends without an answer is a
+/// failure; a reader of stdout that goes away stops the run.
 pub async fn run(args: RunArgs) -> Result<(), Failure> {
     let preset = presets::preset(&args.preset)?;
     let model = model(args.api, args.base_url.as_deref())?;
     let yes = args.yes;
+    let cancel = CancellationToken::new();
+    let screen = Arc::new(Screen {
+        line_open: AtomicBool::new(false),
+        cancel: cancel.clone(),
+    });
+    let shown = Arc::clone(&screen);
     let mut builder = AgentSession::builder(model)
         .with_model(args.model)
         .with_toolshed(ToolShed::new().tools(preset))
-        .with_max_turns(args.max_turns)
+        .with_max_turns(args.max_turns as usize)
         .with_streaming(true)
-        .with_event_handler(show)
+        .with_cancellation(cancel)
+        .with_event_handler(move |event: &AgentEvent| shown.show(event))
         .with_approval(move |call: &ToolCallRequest| approve(call, yes));
     if let Some(system) = args.system {
         builder = builder.with_system_prompt(system);
     }
     let session = builder.build()?;
-    let outcome = session.run(&args.prompt).await;
-    // The answer streamed without a newline of its own.
-    output::line("")?;
-    let run = outcome?;
+    let run = match session.run(&args.prompt).await {
+        // The reader went away, and the run was stopped for it: nothing more to say.
+        Err(AgenticError::Cancelled { .. }) if output::closed() => {
+            return Err(output::reader_gone());
+        }
+        outcome => outcome?,
+    };
+    screen.end_line()?;
+    if run.text.trim().is_empty() {
+        return Err(Failure(format!(
+            "the model gave no answer (it stopped: {})",
+            run.stop_reason
+                .as_ref()
+                .map_or_else(|| "without a reason".to_owned(), |r| format!("{r:?}"))
+        )));
+    }
     let usage = run.total_usage();
     eprintln!(
         "[{} model calls, {} tool calls; tokens: {} in, {} out]",
@@ -43,6 +64,54 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         usage.output_tokens
     );
     Ok(())
+}
+
+/// What the run shows as it goes: the model's text on stdout, a turn's text ended by a
+/// newline before its tool calls are shown, each finished call on stderr with the start of
+/// its result.
+struct Screen {
+    /// Text was printed on stdout since the last newline.
+    line_open: AtomicBool,
+    /// The run's token: cancelled when stdout's reader goes away.
+    cancel: CancellationToken,
+}
+
+impl Screen {
+    fn show(&self, event: &AgentEvent) {
+        match event {
+            AgentEvent::TextDelta(text) => {
+                if output::piece(text).is_err() {
+                    self.cancel.cancel();
+                }
+                self.line_open
+                    .store(!text.ends_with('\n'), Ordering::Relaxed);
+            }
+            AgentEvent::ModelResponse { calls, .. } if *calls > 0 && self.end_line().is_err() => {
+                self.cancel.cancel();
+            }
+            AgentEvent::ToolCallFinished {
+                name,
+                duration,
+                is_error,
+                summary,
+                ..
+            } => {
+                let outcome = if *is_error { "error" } else { "ok" };
+                let summary: String = summary.chars().take(120).collect();
+                let summary = summary.replace('\n', " ");
+                eprintln!("[{name}: {outcome} in {duration:.1?}] {summary}");
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the line of text the model left open, if it did.
+    fn end_line(&self) -> Result<(), Failure> {
+        if self.line_open.swap(false, Ordering::Relaxed) {
+            output::line("")?;
+        }
+        Ok(())
+    }
 }
 
 /// A client of `api`: configured from its environment variables, at `base_url` when given
@@ -88,30 +157,6 @@ fn model(api: ModelApi, base_url: Option<&str>) -> Result<Box<dyn ChatModel>, Fa
         ),
     };
     Ok(model)
-}
-
-/// Shows the run as it goes: the answer's text on stdout, each finished tool call on
-/// stderr with the start of its result.
-fn show(event: &AgentEvent) {
-    match event {
-        AgentEvent::TextDelta(text) => {
-            // A closed stdout ends the command when the run returns.
-            let _ = output::piece(text);
-        }
-        AgentEvent::ToolCallFinished {
-            name,
-            duration,
-            is_error,
-            summary,
-            ..
-        } => {
-            let outcome = if *is_error { "error" } else { "ok" };
-            let summary: String = summary.chars().take(120).collect();
-            let summary = summary.replace('\n', " ");
-            eprintln!("[{name}: {outcome} in {duration:.1?}] {summary}");
-        }
-        _ => {}
-    }
 }
 
 /// Whether a destructive call may run: with `--yes`, always; else as the user answers on

@@ -66,7 +66,9 @@ pub use anthropic::{ANTHROPIC_VERSION, AnthropicModel, DEFAULT_ANTHROPIC_MAX_TOK
 pub use builder::{ChatClient, HttpModelBuilder};
 pub use gemini::GeminiModel;
 pub use openai_chat::OpenAiChatModel;
-pub use openai_embeddings::{DEFAULT_EMBEDDING_BATCH, MAX_EMBEDDING_BATCH, OpenAiEmbedder};
+pub use openai_embeddings::{
+    DEFAULT_EMBEDDING_BATCH, DEFAULT_EMBEDDING_REQUESTS, MAX_EMBEDDING_BATCH, OpenAiEmbedder,
+};
 pub use openai_responses::OpenAiResponsesModel;
 
 /// The time limit of one attempt unless the builder sets another.

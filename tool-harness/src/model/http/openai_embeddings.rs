@@ -2,9 +2,11 @@
 //! Ollama, llama.cpp's server, LM Studio, text-embeddings-inference, …).
 
 use async_trait::async_trait;
+use futures::{StreamExt as _, TryStreamExt as _};
 use serde_json::{Map, Value, json};
 use toolsmith_core::{Embedder, ServiceError};
 
+use super::MAX_RESPONSE_BYTES;
 use super::body;
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::transport::Transport;
@@ -22,13 +24,21 @@ const ENDPOINT: Endpoint = Endpoint {
 /// Where requests go, under the base URL.
 const PATH: &str = "/embeddings";
 
-/// How many texts one request carries unless the builder says otherwise: the vectors of a
-/// request of 128 texts of 3,072 numbers are about 8 MB of JSON, well within
-/// [`MAX_RESPONSE_BYTES`](super::MAX_RESPONSE_BYTES).
-pub const DEFAULT_EMBEDDING_BATCH: usize = 128;
+/// How many texts one request carries unless the builder says otherwise: the most
+/// text-embeddings-inference takes by default (its `--max-client-batch-size`), well within
+/// what OpenAI, Ollama and vLLM take.
+pub const DEFAULT_EMBEDDING_BATCH: usize = 32;
 
-/// The most texts one request may carry (OpenAI's limit).
+/// The most texts one request may carry (OpenAI's limit); fewer for long vectors, whose
+/// answer must stay within [`MAX_RESPONSE_BYTES`](super::MAX_RESPONSE_BYTES).
 pub const MAX_EMBEDDING_BATCH: usize = 2048;
+
+/// How many requests of one `embed` are sent at once unless the builder says otherwise.
+pub const DEFAULT_EMBEDDING_REQUESTS: usize = 4;
+
+/// The most bytes one number of a vector takes in the answer's JSON (`-1.2345678e-12,` and
+/// some room), for the most texts a request's answer may hold.
+const MAX_NUMBER_BYTES: usize = 26;
 
 /// The vector lengths of OpenAI's models, for a builder given none.
 const KNOWN_DIMENSIONS: &[(&str, usize)] = &[
@@ -51,7 +61,8 @@ const KNOWN_DIMENSIONS: &[(&str, usize)] = &[
 /// (`text-embedding-3-small`, `text-embedding-3-large`, `text-embedding-ada-002`) are known,
 /// any other model needs [`dimensions`](HttpModelBuilder::dimensions). Texts go in requests
 /// of at most [`batch_size`](HttpModelBuilder::batch_size) ([`DEFAULT_EMBEDDING_BATCH`]),
-/// one after another, and the vectors come back in the texts' order. An answer with a
+/// [`concurrent_requests`](HttpModelBuilder::concurrent_requests) at once
+/// ([`DEFAULT_EMBEDDING_REQUESTS`]), and the vectors come back in the texts' order. An answer with a
 /// vector missing, repeated, of another length or with a number an `f32` cannot hold is an
 /// error that says which; so is any failure of the request, with the transport's retries,
 /// time limit and bounded reading of the chat clients (see [the module](super)).
@@ -101,6 +112,7 @@ pub struct OpenAiEmbedder {
     /// Whether the request asks for `dimensions` (models that shorten their vectors).
     ask_dimensions: bool,
     batch_size: usize,
+    concurrent_requests: usize,
     body_fields: Map<String, Value>,
 }
 
@@ -110,6 +122,7 @@ pub(crate) struct EmbeddingSettings {
     pub(crate) model: String,
     pub(crate) dimensions: Option<usize>,
     pub(crate) batch_size: Option<usize>,
+    pub(crate) concurrent_requests: Option<usize>,
 }
 
 impl OpenAiEmbedder {
@@ -169,11 +182,23 @@ impl HttpModelBuilder<OpenAiEmbedder> {
         self
     }
 
-    /// How many texts one request carries, 1 to [`MAX_EMBEDDING_BATCH`] (default
-    /// [`DEFAULT_EMBEDDING_BATCH`]).
+    /// How many texts one request carries (default [`DEFAULT_EMBEDDING_BATCH`]): from 1 to
+    /// [`MAX_EMBEDDING_BATCH`], and no more than an answer within
+    /// [`MAX_RESPONSE_BYTES`](super::MAX_RESPONSE_BYTES) holds (about 840 vectors of 1,536
+    /// numbers, 420 of 3,072); `build()` says the bound when it is passed. OpenAI takes the
+    /// most; a local server may take fewer (text-embeddings-inference 32 by default).
     #[must_use]
     pub fn batch_size(mut self, texts: usize) -> Self {
         self.settings.embedding.batch_size = Some(texts);
+        self
+    }
+
+    /// How many requests of one [`embed`](Embedder::embed) are sent at once, 1 to 64
+    /// (default [`DEFAULT_EMBEDDING_REQUESTS`]); the vectors come back in the texts' order
+    /// all the same.
+    #[must_use]
+    pub fn concurrent_requests(mut self, requests: usize) -> Self {
+        self.settings.embedding.concurrent_requests = Some(requests);
         self
     }
 
@@ -203,10 +228,31 @@ impl HttpModelBuilder<OpenAiEmbedder> {
                 )));
             }
         };
-        let batch_size = embedding.batch_size.unwrap_or(DEFAULT_EMBEDDING_BATCH);
-        if !(1..=MAX_EMBEDDING_BATCH).contains(&batch_size) {
+        // The most vectors of this length an answer within the response bound holds.
+        let most = (MAX_RESPONSE_BYTES / dimensions.saturating_mul(MAX_NUMBER_BYTES))
+            .min(MAX_EMBEDDING_BATCH);
+        if most == 0 {
             return Err(config(format!(
-                "`batch_size` is {batch_size}: it must be 1 to {MAX_EMBEDDING_BATCH}"
+                "vectors of {dimensions} numbers do not fit in an answer of at most \
+                 {MAX_RESPONSE_BYTES} bytes"
+            )));
+        }
+        let batch_size = embedding
+            .batch_size
+            .unwrap_or(DEFAULT_EMBEDDING_BATCH.min(most));
+        if !(1..=most).contains(&batch_size) {
+            return Err(config(format!(
+                "`batch_size` is {batch_size}: it must be 1 to {most} (vectors of {dimensions} \
+                 numbers; an answer is read up to {MAX_RESPONSE_BYTES} bytes, a request \
+                 carries at most {MAX_EMBEDDING_BATCH} texts)"
+            )));
+        }
+        let concurrent_requests = embedding
+            .concurrent_requests
+            .unwrap_or(DEFAULT_EMBEDDING_REQUESTS);
+        if !(1..=64).contains(&concurrent_requests) {
+            return Err(config(format!(
+                "`concurrent_requests` is {concurrent_requests}: it must be 1 to 64"
             )));
         }
         let client = self.client(
@@ -221,21 +267,33 @@ impl HttpModelBuilder<OpenAiEmbedder> {
             model,
             dimensions,
             batch_size,
+            concurrent_requests,
             body_fields: client.body_fields,
         })
     }
 }
 
+/// One request's vectors, on their way.
+type BatchFuture<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<Vec<Vec<f32>>, ServiceError>> + Send + 'a>>;
+
 #[async_trait]
 impl Embedder for OpenAiEmbedder {
     /// The vectors of `texts`, in their order, asked for in requests of at most the
-    /// builder's batch size, one after another. No text, no request.
+    /// builder's batch size, a few at once. No text, no request; the first failed request
+    /// fails the whole.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
-        let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(self.batch_size) {
-            vectors.extend(self.embed_batch(batch).await?);
-        }
-        Ok(vectors)
+        // Boxed: a stream of the futures themselves trips the compiler's `Send` check of
+        // `async_trait`'s future (a closure over borrowed batches is not general enough).
+        let requests: Vec<BatchFuture<'_>> = texts
+            .chunks(self.batch_size)
+            .map(|batch| Box::pin(self.embed_batch(batch)) as BatchFuture<'_>)
+            .collect();
+        let answers: Vec<Vec<Vec<f32>>> = futures::stream::iter(requests)
+            .buffered(self.concurrent_requests)
+            .try_collect()
+            .await?;
+        Ok(answers.into_iter().flatten().collect())
     }
 
     fn dimensions(&self) -> usize {

@@ -39,6 +39,8 @@ fn embedder(base: &str, model: &str) -> OpenAiEmbedder {
         .base_url(format!("{base}/v1"))
         .dimensions(2)
         .batch_size(2)
+        // One request at a time: the scripted server answers in the order requests come.
+        .concurrent_requests(1)
         .retry_delay(std::time::Duration::from_millis(10))
         .build()
         .expect("an embedder")
@@ -169,9 +171,31 @@ fn the_builder_refuses_what_cannot_work() {
         "`dimensions` is 0"
     );
     for batch in [0, 2049] {
+        let reason = reason(local("m").dimensions(3).batch_size(batch).build());
+        assert!(
+            reason.starts_with(&format!("`batch_size` is {batch}: it must be 1 to 2048 ")),
+            "{reason}"
+        );
+    }
+    // Long vectors: no more than an answer within the response bound holds.
+    let large = reason(local("text-embedding-3-large").batch_size(2048).build());
+    assert!(
+        large.starts_with("`batch_size` is 2048: it must be 1 to 420 (vectors of 3072 numbers"),
+        "{large}"
+    );
+    local("text-embedding-3-large")
+        .batch_size(420)
+        .build()
+        .expect("the most that fits");
+    for requests in [0, 65] {
         assert_eq!(
-            reason(local("m").dimensions(3).batch_size(batch).build()),
-            format!("`batch_size` is {batch}: it must be 1 to 2048")
+            reason(
+                local("m")
+                    .dimensions(3)
+                    .concurrent_requests(requests)
+                    .build()
+            ),
+            format!("`concurrent_requests` is {requests}: it must be 1 to 64")
         );
     }
     let no_key = reason(OpenAiEmbedder::builder("text-embedding-3-small").build());
@@ -202,23 +226,44 @@ async fn read_workspace_file(path: String) -> String {
     path
 }
 
-/// A server that embeds by meaning, as far as these tests need: a text about the weather
-/// points one way, one about files another, anything else a third.
-async fn meaning_server() -> (String, tokio::task::JoinHandle<()>) {
-    fn vector(text: &str) -> Vec<f32> {
-        let text = text.to_lowercase();
-        if ["rain", "sky", "umbrella"].iter().any(|w| text.contains(w)) {
-            vec![1.0, 0.0, 0.0]
-        } else if text.contains("file") {
-            vec![0.0, 1.0, 0.0]
-        } else {
-            vec![0.0, 0.0, 1.0]
-        }
+/// A text's vector by meaning, as far as these tests need: a text about the weather points
+/// one way, one about files another, anything else a third.
+fn by_meaning(text: &str) -> Vec<f32> {
+    let text = text.to_lowercase();
+    if ["rain", "sky", "umbrella"].iter().any(|w| text.contains(w)) {
+        vec![1.0, 0.0, 0.0]
+    } else if text.contains("file") {
+        vec![0.0, 1.0, 0.0]
+    } else {
+        vec![0.0, 0.0, 1.0]
     }
+}
+
+/// A server that embeds each text with `vector`, answering every request from its input,
+/// whatever order the requests come in; and how many texts each request carried.
+async fn embedding_server(
+    vector: fn(&str) -> Vec<f32>,
+) -> (
+    String,
+    tokio::task::JoinHandle<()>,
+    Arc<std::sync::Mutex<Vec<usize>>>,
+) {
+    let batches = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&batches);
     let app = axum::Router::new().route(
         "/v1/embeddings",
-        post(|Json(body): Json<Value>| async move {
+        post(move |Json(body): Json<Value>| async move {
             let inputs = body["input"].as_array().cloned().unwrap_or_default();
+            let earlier = {
+                let mut seen = seen.lock().unwrap();
+                seen.push(inputs.len());
+                seen.len() as u64
+            };
+            // Answers come back out of step with the requests: the later, the sooner.
+            tokio::time::sleep(std::time::Duration::from_millis(
+                40u64.saturating_sub(5 * earlier),
+            ))
+            .await;
             let data: Vec<Value> = inputs
                 .iter()
                 .enumerate()
@@ -234,12 +279,34 @@ async fn meaning_server() -> (String, tokio::task::JoinHandle<()>) {
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    (base, task)
+    (base, task, batches)
+}
+
+#[tokio::test]
+async fn many_texts_go_in_default_batches_a_few_at_once_and_come_back_in_order() {
+    fn numbered(text: &str) -> Vec<f32> {
+        vec![text.trim_start_matches('t').parse().unwrap(), 1.0]
+    }
+    let (base, server, batches) = embedding_server(numbered).await;
+    let embedder = OpenAiEmbedder::builder("bge-small")
+        .base_url(format!("{base}/v1"))
+        .dimensions(2)
+        .build()
+        .unwrap();
+    let texts: Vec<String> = (0..150).map(|n| format!("t{n}")).collect();
+    let vectors = embedder.embed(&texts).await.unwrap();
+    let firsts: Vec<f32> = vectors.iter().map(|v| v[0]).collect();
+    let expected: Vec<f32> = (0..150u16).map(f32::from).collect();
+    assert_eq!(firsts, expected);
+    let mut sizes = batches.lock().unwrap().clone();
+    sizes.sort_unstable();
+    assert_eq!(sizes, [22, 32, 32, 32, 32]);
+    server.abort();
 }
 
 #[tokio::test]
 async fn the_shed_finds_a_tool_by_meaning_through_the_embedder() {
-    let (base, server) = meaning_server().await;
+    let (base, server, _) = embedding_server(by_meaning).await;
     let manager = ToolCallManager::new("embeddings");
     manager.register(Arc::new(SkyOutlook)).unwrap();
     manager.register(Arc::new(ReadWorkspaceFile)).unwrap();
