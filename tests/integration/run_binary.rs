@@ -80,7 +80,7 @@ fn text(text: &str) -> (u16, Value) {
 }
 
 /// `toolsmith run` over the files preset in `root` against `server`, stdin not a terminal.
-async fn run(root: &std::path::Path, server: &ChatServer, extra: &[&str], prompt: &str) -> Output {
+fn command(root: &std::path::Path, server: &ChatServer, extra: &[&str], prompt: &str) -> Command {
     let mut command = Command::new(BIN);
     command
         .args([
@@ -98,6 +98,12 @@ async fn run(root: &std::path::Path, server: &ChatServer, extra: &[&str], prompt
         .env_remove("OPENAI_API_KEY")
         .env_remove("TOOLSMITH_MODEL")
         .stdin(Stdio::null());
+    command
+}
+
+/// The output of [`command`], run to its end.
+async fn run(root: &std::path::Path, server: &ChatServer, extra: &[&str], prompt: &str) -> Output {
+    let mut command = command(root, server, extra, prompt);
     tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap()
@@ -263,22 +269,9 @@ async fn each_turns_text_is_a_line_of_its_own_and_no_answer_is_a_failure() {
 async fn a_reader_that_goes_away_stops_the_run_and_a_failure_is_still_one() {
     let root = tempfile::tempdir().unwrap();
     let spawn = |server: &ChatServer| {
-        let (base, root) = (server.base.clone(), root.path().to_owned());
+        let mut command = command(root.path(), server, &[], "Q?");
         tokio::task::spawn_blocking(move || {
-            let mut child = Command::new(BIN)
-                .args([
-                    "run",
-                    "--preset",
-                    "files",
-                    "--model",
-                    "test-model",
-                    "--root",
-                ])
-                .arg(&root)
-                .args(["--base-url", &base, "Q?"])
-                .env_remove("OPENAI_API_KEY")
-                .env_remove("TOOLSMITH_MODEL")
-                .stdin(Stdio::null())
+            let mut child = command
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
