@@ -101,16 +101,7 @@ impl ToolCallManager {
     ///
     /// [`execute_turn`]: ToolCallManager::execute_turn
     pub async fn execute_parsed(&self, calls: &[ParsedCall]) -> Vec<ToolCallOutcome> {
-        let mut seen = std::collections::HashSet::with_capacity(calls.len());
-        let repeated: Vec<bool> = calls
-            .iter()
-            .map(|call| {
-                !seen.insert(match call {
-                    Ok(request) => request.id.as_str(),
-                    Err(rejected) => rejected.id.as_str(),
-                })
-            })
-            .collect();
+        let repeated = repeated_ids(calls);
         let requests: Vec<ToolCallRequest> = calls
             .iter()
             .zip(&repeated)
@@ -123,14 +114,8 @@ impl ToolCallManager {
             .zip(repeated)
             .map(|(call, repeated)| match call {
                 Ok(request) if repeated => {
-                    let error = ToolError::invalid_arguments(
-                        &request.name,
-                        format!(
-                            "not run: an earlier call of this answer has the id '{}'; give each \
-                             call an id of its own",
-                            request.id
-                        ),
-                    );
+                    let reason = repeated_id_reason(&request.id);
+                    let error = ToolError::invalid_arguments(&request.name, reason);
                     ToolCallOutcome::not_run(&request.id, &request.name, error)
                 }
                 Ok(_) => ran.next().expect("one outcome per request run"),
@@ -140,6 +125,43 @@ impl ToolCallManager {
             })
             .collect()
     }
+}
+
+/// For each call of a model's answer, whether an earlier call of the answer has its id.
+/// Such a call's result could not be told apart from the earlier one's, so it is answered
+/// on its own without running ([`repeated_id_reason`]), and the others run, as
+/// [`ToolCallManager::execute_parsed`] and the harness's agent loop do.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith_core::provider::{Provider, repeated_ids};
+///
+/// let answer = json!({"role": "assistant", "tool_calls": [
+///     {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+///     {"id": "c1", "type": "function", "function": {"name": "b", "arguments": "{}"}},
+/// ]});
+/// let calls = Provider::OpenAiChat.parse_calls(&answer).unwrap();
+/// assert_eq!(repeated_ids(&calls), [false, true]);
+/// ```
+pub fn repeated_ids(calls: &[ParsedCall]) -> Vec<bool> {
+    let mut seen = std::collections::HashSet::with_capacity(calls.len());
+    calls
+        .iter()
+        .map(|call| {
+            !seen.insert(match call {
+                Ok(request) => request.id.as_str(),
+                Err(rejected) => rejected.id.as_str(),
+            })
+        })
+        .collect()
+}
+
+/// Why a call whose id an earlier call of the answer has ([`repeated_ids`]) was not run, as
+/// the model is told.
+pub fn repeated_id_reason(id: &str) -> String {
+    format!(
+        "not run: an earlier call of this answer has the id '{id}'; give each call an id of its own"
+    )
 }
 
 /// The id of the `index`-th call of a response that gave none.

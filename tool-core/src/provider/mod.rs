@@ -70,7 +70,10 @@ use crate::ToolDeclarations;
 
 pub use cache::Declared;
 pub(crate) use cache::RenderCache;
-pub use calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, RejectedCall, UNNAMED_CALL_NAME};
+pub use calls::{
+    GENERATED_CALL_ID_PREFIX, ParsedCall, RejectedCall, UNNAMED_CALL_NAME, repeated_id_reason,
+    repeated_ids,
+};
 pub use feedback::error_for_model;
 pub use repair::{BrokenJson, repair_json};
 pub use reply::CallReply;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolsmith_core::provider::{ParsedCall, error_for_model};
+use toolsmith_core::provider::{ParsedCall, error_for_model, repeated_id_reason, repeated_ids};
 use toolsmith_core::{
     BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallOutcome,
     ToolCallRequest, ToolCallResult,
@@ -93,18 +93,7 @@ impl<'s> TurnCalls<'s> {
         let mut stop: Option<String> = None;
         // A call whose id an earlier call of the answer has: its result could not be told
         // apart, so it does not run (the others do).
-        let repeated: Vec<bool> = {
-            let mut seen = std::collections::HashSet::with_capacity(calls.len());
-            calls
-                .iter()
-                .map(|call| {
-                    !seen.insert(match call {
-                        Ok(request) => request.id.as_str(),
-                        Err(rejected) => rejected.id.as_str(),
-                    })
-                })
-                .collect()
-        };
+        let repeated = repeated_ids(&calls);
         for (call, repeated) in calls.into_iter().zip(repeated) {
             let request = match call {
                 Err(rejected) => {
@@ -119,11 +108,7 @@ impl<'s> TurnCalls<'s> {
                 Ok(request) => request,
             };
             let held = if repeated {
-                Some(ToolCallResult::error(format!(
-                    "not run: an earlier call of this answer has the id '{}'; give each call an id \
-                     of its own",
-                    request.id
-                )))
+                Some(ToolCallResult::error(repeated_id_reason(&request.id)))
             } else if self.cut_off {
                 Some(ToolCallResult::error(
                     "not run: your answer was cut off at the output token limit while you wrote \
