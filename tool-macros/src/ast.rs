@@ -357,10 +357,22 @@ impl ToolFn {
             .as_ref()
             .map(|d| Description::Text(d.value.clone()))
             .or(doc.description);
-        let struct_ident = attr
-            .struct_name
-            .clone()
-            .unwrap_or_else(|| Ident::new(&names::pascal_case(&fn_name), sig.ident.span()));
+        let struct_ident = attr.struct_name.clone().unwrap_or_else(|| {
+            let pascal = names::pascal_case(&fn_name);
+            // `self_` and `__` are names of functions, but `Self` and `` are none of a struct.
+            if syn::parse_str::<Ident>(&pascal).is_err() {
+                errors.spanned(
+                    &sig.ident,
+                    format!(
+                        "the struct `#[tool_fn]` generates would be named `{pascal}` (the \
+                         function's name in PascalCase), which is no struct name: name it with \
+                         `#[tool_fn(struct_name = \"...\")]`"
+                    ),
+                );
+                return Ident::new("__ToolsmithUnnamed", sig.ident.span());
+            }
+            Ident::new(&pascal, sig.ident.span())
+        });
         // A receiver was reported above; dropping it from the emitted function spares the
         // user rustc's own second error about it.
         item.sig.inputs = std::mem::take(&mut item.sig.inputs)

@@ -44,9 +44,9 @@ pub struct Annotations {
 }
 
 impl Annotations {
-    /// Parses a flag (`read_only` or `read_only = false`) into `self`; `Ok(false)` when
-    /// `meta` is not one.
-    fn parse_flag(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+    /// Parses a flag (`read_only` or `read_only = false`) into `self`, a flag given twice
+    /// going to `errors`; `Ok(false)` when `meta` is not one.
+    fn parse_flag(&mut self, meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<bool> {
         let slot = if meta.path.is_ident("read_only") {
             &mut self.read_only
         } else if meta.path.is_ident("destructive") {
@@ -69,7 +69,7 @@ impl Annotations {
         } else {
             true
         };
-        *slot = Some(value);
+        set(slot, value, meta, errors);
         Ok(true)
     }
 
@@ -168,7 +168,7 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             set(&mut attr.retries, retries, meta, local);
         } else if meta.path.is_ident("blocking") {
             set(&mut attr.blocking, meta.path.span(), meta, local);
-        } else if !attr.annotations.parse_flag(meta)? {
+        } else if !attr.annotations.parse_flag(meta, local)? {
             return Err(unknown_key(meta, "#[tool_fn]", TOOL_KEYS));
         }
         Ok(())
@@ -322,7 +322,7 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
                 set(&mut out.description, value, meta, local);
             } else if meta.path.is_ident("skip") {
                 out.skip = true;
-            } else if !out.annotations.parse_flag(meta)? {
+            } else if !out.annotations.parse_flag(meta, local)? {
                 return Err(unknown_key(meta, "#[command]", COMMAND_KEYS));
             }
             Ok(())
