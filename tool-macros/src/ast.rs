@@ -296,7 +296,69 @@ fn check_param_type(ty: &Type, errors: &mut Errors) {
             ty,
             "a tool parameter cannot be `impl Trait`: the argument is read from JSON into one concrete type",
         ),
-        _ => {}
+        _ => match inner_types(ty).find_map(|inner| find_type(inner, &is_unowned)) {
+            Some(inner @ Type::Reference(_)) => errors.spanned(
+                inner,
+                "a tool parameter must be owned all through (the arguments are read from JSON, and only a whole `&str` is lent): write `Option<String>` for `Option<&str>`, `Vec<String>` for `Vec<&str>`",
+            ),
+            Some(inner) => errors.spanned(
+                inner,
+                "a tool parameter cannot hold `impl Trait`: the argument is read from JSON into one concrete type",
+            ),
+            None => {}
+        },
+    }
+}
+
+/// Whether `ty` is a reference or an `impl Trait`, which no argument read from JSON can be.
+fn is_unowned(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(_) | Type::ImplTrait(_))
+}
+
+/// The first type within `ty` (itself included) for which `wanted` holds, looking into
+/// references, tuples, slices, arrays and type arguments.
+fn find_type<'t>(ty: &'t Type, wanted: &dyn Fn(&Type) -> bool) -> Option<&'t Type> {
+    if wanted(ty) {
+        return Some(ty);
+    }
+    inner_types(ty).find_map(|inner| find_type(inner, wanted))
+}
+
+/// The types `ty` is directly made of.
+fn inner_types(ty: &Type) -> Box<dyn Iterator<Item = &Type> + '_> {
+    match ty {
+        Type::Reference(reference) => Box::new(std::iter::once(&*reference.elem)),
+        Type::Paren(inner) => Box::new(std::iter::once(&*inner.elem)),
+        Type::Group(inner) => Box::new(std::iter::once(&*inner.elem)),
+        Type::Slice(slice) => Box::new(std::iter::once(&*slice.elem)),
+        Type::Array(array) => Box::new(std::iter::once(&*array.elem)),
+        Type::Tuple(tuple) => Box::new(tuple.elems.iter()),
+        Type::Path(path) => Box::new(path.path.segments.iter().flat_map(|segment| {
+            let arguments = match &segment.arguments {
+                syn::PathArguments::AngleBracketed(arguments) => Some(arguments),
+                _ => None,
+            };
+            arguments.into_iter().flat_map(|arguments| {
+                arguments.args.iter().filter_map(|argument| match argument {
+                    syn::GenericArgument::Type(ty) => Some(ty),
+                    _ => None,
+                })
+            })
+        })),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// A tool's return type names one concrete type: the result's conversion and schema are
+/// picked from it.
+fn check_return_type(output: &ReturnType, errors: &mut Errors) {
+    if let ReturnType::Type(_, ty) = output
+        && let Some(opaque) = find_type(ty, &|ty| matches!(ty, Type::ImplTrait(_)))
+    {
+        errors.spanned(
+            opaque,
+            "a tool's return type must name a concrete type (how the result is sent, and its schema, are picked from it): write `Vec<u32>`, not `impl Serialize`",
+        );
     }
 }
 
@@ -335,6 +397,7 @@ impl ToolFn {
                 }
             }
         }
+        check_return_type(&sig.output, errors);
         let output = Output::parse(&sig.output, sig.ident.span());
         // An async or blocking call owns its arguments and drops them when it ends: what it
         // returns cannot borrow from them.
@@ -583,6 +646,7 @@ fn parse_command(
     for field in &mut fields {
         syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut field.ty);
     }
+    check_return_type(&sig.output, errors);
     let mut output = Output::parse(&sig.output, sig.ident.span());
     syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut output.schema_ty);
     let method_name = sig.ident.unraw().to_string();
