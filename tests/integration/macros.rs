@@ -1588,6 +1588,38 @@ mod without_prelude {
     ) -> bool {
         flag
     }
+
+    pub(super) struct Undescribed;
+
+    #[::toolsmith::tool_fn]
+    impl Undescribed {
+        /// Doubles a number.
+        fn double(&self, x: u32) -> u32 {
+            x * 2
+        }
+    }
+}
+
+/// Two `#[ctx]` values, the first named like the constructor's own parameter.
+#[tool_fn]
+async fn recall_with_parts(
+    #[ctx] parts: SessionParts,
+    #[ctx] memory: Arc<dyn MemoryAccess>,
+    /// What to recall.
+    query: String,
+) -> String {
+    let _ = (&parts, &memory);
+    query
+}
+
+#[test]
+fn generated_names_stay_apart_from_the_users() {
+    let tool = ToolConstructor::construct(Box::new(RecallWithParts), &SessionParts::in_memory("s"));
+    assert_eq!(tool.definition().name(), "recall_with_parts");
+    let Tool::MultiCommands(name, _) = without_prelude::Undescribed.definition() else {
+        panic!("a group");
+    };
+    assert_eq!(name, "undescribed");
 }
 
 #[tokio::test]

@@ -476,7 +476,9 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     let ctx_types: Vec<&syn::Type> = ctx.iter().map(|(_, t)| *t).collect();
     let extracts = ctx.iter().map(|(ident, ty)| {
         quote_spanned! {ty.span()=>
-            let #ident = match <#ty as #krate::FromSessionParts>::from_session_parts(parts) {
+            let #ident = match <#ty as #krate::FromSessionParts>::from_session_parts(
+                __toolsmith_parts,
+            ) {
                 #krate::Ok(value) => value,
                 #krate::Err(reason) => {
                     return ::std::sync::Arc::new(#krate::UnbuiltTool::new(
@@ -493,12 +495,13 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
             #[automatically_derived]
             impl #krate::ToolConstructor for #struct_ident {
                 fn name(&self) -> ::std::string::String {
-                    ::std::string::String::from(#name)
+                    <::std::string::String as ::core::convert::From<&str>>::from(#name)
                 }
 
+                // Named apart from the user's parameters (`#[ctx] parts: SessionParts`).
                 fn construct(
                     self: ::std::boxed::Box<Self>,
-                    parts: &#krate::SessionParts,
+                    __toolsmith_parts: &#krate::SessionParts,
                 ) -> ::std::sync::Arc<dyn #krate::ToolImpl> {
                     #(#extracts)*
                     ::std::sync::Arc::new(__ToolsmithTool { #(#ctx_idents,)* })
@@ -650,7 +653,7 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
             ::std::vec![#(#definitions),*],
         )),
         None => quote!(#krate::Tool::MultiCommands(
-            ::std::string::String::from(#name),
+            <::std::string::String as ::core::convert::From<&str>>::from(#name),
             ::std::vec![#(#definitions),*],
         )),
     };
