@@ -20,6 +20,8 @@ pub const EDIT_TOOL: &str = "edit";
 /// assert_eq!(replace_unique("a b a", "a", "x", true).unwrap(), ("x b x".to_owned(), 2));
 /// assert!(replace_unique("a b a", "a", "x", false).unwrap_err().contains("occurs 2 times"));
 /// assert!(replace_unique("a b a", "z", "x", false).unwrap_err().contains("was not found"));
+/// // Overlapping occurrences count: which one was meant is not known.
+/// assert!(replace_unique("}\n}\n}\n", "}\n}", "x", false).unwrap_err().contains("occurs 2 times"));
 /// ```
 pub fn replace_unique(
     text: &str,
@@ -27,7 +29,10 @@ pub fn replace_unique(
     new: &str,
     replace_all: bool,
 ) -> Result<(String, usize), String> {
-    let count = text.matches(old).count();
+    // Every occurrence, overlapping ones included: `}\n}` occurs twice in `}\n}\n}`, and
+    // replacing "the" one would be a guess.
+    let count = occurrences(text, old);
+    let apart = text.matches(old).count();
     match count {
         0 => Err(
             "old_string was not found (0 matches); read the file and copy the text exactly, \
@@ -35,12 +40,29 @@ pub fn replace_unique(
                 .to_owned(),
         ),
         1 => Ok((text.replacen(old, new, 1), 1)),
-        n if replace_all => Ok((text.replace(old, new), n)),
+        n if replace_all && n == apart => Ok((text.replace(old, new), n)),
+        n if replace_all => Err(format!(
+            "old_string occurs {n} times, some of them overlapping, so replacing all of them is \
+             ambiguous; add surrounding lines to make it unique"
+        )),
         n => Err(format!(
             "old_string occurs {n} times; add surrounding lines to make it unique, or set \
              replace_all to replace all {n}"
         )),
     }
+}
+
+/// How many times `needle` (not empty) occurs in `text`, overlapping occurrences included.
+fn occurrences(text: &str, needle: &str) -> usize {
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(at) = text[from..].find(needle) {
+        count += 1;
+        // On by one character: the next occurrence may start inside this one.
+        let start = from + at;
+        from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    count
 }
 
 /// The `edit` tool's logic: reads the file, replaces the match, writes it back atomically.
@@ -92,7 +114,22 @@ pub async fn edit_tool(
             format!("refused {path:?}: it is not UTF-8 text; edit works on text files only"),
         )
     })?;
-    let (edited, count) = replace_unique(&text, &old_string, &new_string, replace_all)
+    let replaced = replace_unique(&text, &old_string, &new_string, replace_all);
+    // `read` shows a CRLF file's lines without their `\r`: text copied from it spans lines
+    // with `\n` alone. Tried again with the file's line ends, it matches what the model saw.
+    let crlf = |text: &str| text.replace("\r\n", "\n").replace('\n', "\r\n");
+    let replaced = match replaced {
+        Err(_)
+            if text.contains("\r\n")
+                && old_string.contains('\n')
+                && !text.contains(old_string.as_str()) =>
+        {
+            replace_unique(&text, &crlf(&old_string), &crlf(&new_string), replace_all)
+                .map_err(|reason| format!("{reason} (the file's lines end in CRLF)"))
+        }
+        other => other,
+    };
+    let (edited, count) = replaced
         .map_err(|reason| ToolError::execution(EDIT_TOOL, format!("in {path:?}: {reason}")))?;
     fs.write(file, edited.into_bytes())
         .await

@@ -368,3 +368,61 @@ fn definitions_keep_their_behaviour_hints() {
     assert_eq!(hints("write"), writes(true));
     assert_eq!(hints("edit"), writes(false));
 }
+
+#[tokio::test]
+async fn edit_counts_overlapping_occurrences_and_reads_crlf_files_as_read_shows_them() {
+    for (kind, fs, _dir) in both() {
+        let m = manager(Arc::clone(&fs));
+        // `}\n}` occurs twice in `}\n}\n}`, the two sharing a brace: which one is unknown.
+        fs.write(Path::new("f.rs"), b"    }\n}\n}\n".to_vec())
+            .await
+            .unwrap();
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "f.rs", "old_string": "}\n}", "new_string": "X"}),
+        )
+        .await;
+        assert!(err.to_string().contains("occurs 2 times"), "{kind}: {err}");
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "f.rs", "old_string": "}\n}", "new_string": "X", "replace_all": true}),
+        )
+        .await;
+        assert!(err.to_string().contains("overlapping"), "{kind}: {err}");
+        assert_eq!(fs.read(Path::new("f.rs")).await.unwrap(), b"    }\n}\n}\n");
+
+        // A CRLF file: `read` shows its lines without `\r`, and text copied from it edits
+        // the file, keeping its line ends.
+        fs.write(Path::new("w.txt"), b"one\r\ntwo\r\nthree\r\n".to_vec())
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&m, "read", json!({"path": "w.txt"})).await,
+            "     1\tone\n     2\ttwo\n     3\tthree",
+            "{kind}"
+        );
+        text(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "one\ntwo", "new_string": "1\n2"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("w.txt")).await.unwrap(),
+            b"1\r\n2\r\nthree\r\n",
+            "{kind}"
+        );
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "1\nthree", "new_string": "x"}),
+        )
+        .await;
+        assert!(
+            err.to_string().contains("(the file's lines end in CRLF)"),
+            "{kind}: {err}"
+        );
+    }
+}
