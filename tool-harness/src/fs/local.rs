@@ -365,9 +365,16 @@ fn temporary_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut temp = std::ffi::OsString::from(".");
-    // Keep the temporary name within NAME_MAX whatever the target's length.
+    // Keep the temporary name within NAME_MAX (255 bytes) whatever the target's length:
+    // a dot, at most 200 bytes of the name (cut at a character), and the suffix.
     let lossy = name.to_string_lossy();
-    let stem: String = lossy.chars().take(128).collect();
+    let end = lossy
+        .char_indices()
+        .map(|(at, c)| at + c.len_utf8())
+        .take_while(|&end| end <= 200)
+        .last()
+        .unwrap_or(0);
+    let stem = &lossy[..end];
     temp.push(stem);
     temp.push(format!(".toolsmith-{}-{count}.tmp", std::process::id()));
     temp
@@ -430,8 +437,11 @@ impl FileSystem for LocalFileSystem {
             } else {
                 let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
                 let resolved = inner.resolve(&shown_start, &start, true)?;
-                dir.symlink_metadata(&resolved)
-                    .map_err(|err| FsError::from_io(&shown_start, &err))?;
+                // A link to the root itself resolves to the root: nothing to look up.
+                if !resolved.as_os_str().is_empty() {
+                    dir.symlink_metadata(&resolved)
+                        .map_err(|err| FsError::from_io(&shown_start, &err))?;
+                }
                 resolved
             };
             crate::fs::search::search_local(dir, &inner.root, &start, &query)

@@ -142,13 +142,28 @@ impl FileMemory {
         let path = std::path::absolute(path.as_ref()).map_err(|err| {
             ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
         })?;
+        let not_a_memory = |reason: &dyn std::fmt::Display| {
+            ServiceError::new(
+                "memory",
+                format!("{} is not a memory file: {reason}", path.display()),
+            )
+        };
         let facts = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|err| {
-                ServiceError::new(
-                    "memory",
-                    format!("{} is not a memory file: {err}", path.display()),
-                )
-            })?,
+            Ok(bytes) => {
+                let mut facts: Facts =
+                    serde_json::from_slice(&bytes).map_err(|err| not_a_memory(&err))?;
+                // Ids stay stable and distinct whoever wrote the file: one given twice is
+                // refused, and the next one is above every id there.
+                let mut ids = std::collections::HashSet::with_capacity(facts.facts.len());
+                if let Some(fact) = facts.facts.iter().find(|fact| !ids.insert(fact.id)) {
+                    return Err(not_a_memory(&format_args!(
+                        "two facts have the id {}",
+                        fact.id
+                    )));
+                }
+                facts.next_id = ids.into_iter().max().unwrap_or(0).max(facts.next_id);
+                facts
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Facts::default(),
             Err(err) => {
                 return Err(ServiceError::new(

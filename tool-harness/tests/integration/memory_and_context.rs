@@ -237,3 +237,31 @@ async fn search_context_returns_hits_with_sources() {
         "{limit}"
     );
 }
+
+#[tokio::test]
+async fn a_memory_file_never_gives_an_id_it_holds_and_refuses_one_given_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    // A file whose next id is behind its facts (edited by hand, or by an older writer).
+    std::fs::write(
+        &path,
+        r#"{"version": 3, "next_id": 0, "facts": [{"id": 1, "text": "a"}, {"id": 7, "text": "b"}]}"#,
+    )
+    .unwrap();
+    let memory = FileMemory::open(&path).unwrap();
+    let fact = toolsmith_core::MemoryAccess::add(&memory, "c".into())
+        .await
+        .unwrap();
+    assert_eq!(fact.id, 8);
+
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "next_id": 2, "facts": [{"id": 2, "text": "a"}, {"id": 2, "text": "b"}]}"#,
+    )
+    .unwrap();
+    let error = FileMemory::open(&path).unwrap_err().to_string();
+    assert!(
+        error.contains("is not a memory file: two facts have the id 2"),
+        "{error}"
+    );
+}

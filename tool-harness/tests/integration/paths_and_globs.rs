@@ -394,3 +394,43 @@ async fn absolute_links_that_leave_the_root_say_where_they_point() {
     }
     assert_eq!(std::fs::read(&secret).unwrap(), b"secret\n");
 }
+
+#[tokio::test]
+async fn a_search_from_a_link_to_the_root_searches_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    symlink(".", dir.path().join("here")).unwrap();
+    symlink(dir.path(), dir.path().join("abs")).unwrap();
+    let m = manager(Arc::new(LocalFileSystem::new(dir.path()).unwrap()));
+    for link in ["here", "abs"] {
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "alpha", "path": link})).await,
+            "1 match in 1 file (1 file searched)\na.txt:1: alpha",
+            "{link}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_long_name_within_name_max_is_written_whatever_its_characters() {
+    for (kind, fs, dir) in both() {
+        // 244 bytes, 124 characters: within the 255 bytes a name may have.
+        let name = format!("{}.txt", "é".repeat(120));
+        if let Some(dir) = &dir {
+            std::fs::write(dir.path().join(&name), "the system takes it").unwrap();
+            std::fs::remove_file(dir.path().join(&name)).unwrap();
+        }
+        let m = manager(fs);
+        assert_eq!(
+            text(&m, "write", json!({"path": name, "content": "x"})).await,
+            format!("Created {name:?} (1 bytes)"),
+            "{kind}"
+        );
+        text(
+            &m,
+            "edit",
+            json!({"path": name, "old_string": "x", "new_string": "y"}),
+        )
+        .await;
+    }
+}
