@@ -16,9 +16,11 @@ use std::path::{Path, PathBuf};
 /// unconfined ([`ShellSandbox::LandlockIfSupported`](crate::ShellSandbox::LandlockIfSupported)),
 /// and says which in [`ShellRunner::sandbox_status`](crate::ShellRunner::sandbox_status).
 ///
-/// What it does not confine: reads (a command can read any file the process can), the
-/// network, other processes (signals, `ptrace` of unrelated processes is not granted by it
-/// but not blocked either), and resource use.
+/// What it does not confine: reads (a command can read any file the process can), a file's
+/// metadata outside the root (Landlock has no right for `chmod`, `chown`, timestamps or
+/// extended attributes: a command may change them, not the file's content), the network,
+/// other processes (signals, `ptrace` of unrelated processes is not granted by it but not
+/// blocked either), and resource use.
 ///
 /// ```
 /// use toolsmith_harness::LandlockPolicy;

@@ -111,9 +111,10 @@ impl ToolImpl for BashTool {
         if let (Tool::SingleCommand(command), SandboxStatus::Confined) =
             (&mut definition, self.runner.sandbox_status())
         {
-            command
-                .description
-                .push_str(" Writes outside the workspace root are refused by the sandbox.");
+            command.description.push_str(
+                " Creating, changing or removing files outside the workspace root is \
+                     refused by the sandbox.",
+            );
         }
         definition
     }
