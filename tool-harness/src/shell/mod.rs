@@ -140,7 +140,7 @@ pub struct ShellOutcome {
     pub exit_code: Option<i32>,
     /// The signal that ended the shell, if one did.
     pub signal: Option<i32>,
-    /// Whether the time limit ran out (the whole process group was then killed).
+    /// Whether the time limit ran out (the command's processes were then killed).
     pub timed_out: bool,
     /// The time limit applied.
     pub timeout: Duration,
@@ -202,10 +202,12 @@ pub enum ShellError {
 /// Runs shell commands as the `bash` tool does.
 ///
 /// Each command runs as `bash -c COMMAND` in the root, with standard input closed, as the
-/// leader of a new process group. When it exits, or its time limit runs out, the whole group
-/// is killed, so no background process it started outlives the call (a process that leaves
-/// the group with `setsid` does; see the README). If the call itself is dropped (a timeout
-/// set on the manager), the group is killed too.
+/// leader of a new session (and process group). When it exits, or its time limit runs out,
+/// its process group is killed, and on Linux every other process of its session (the groups
+/// job control, `set -m`, makes for background jobs), so no background process it started
+/// outlives the call (a process that leaves the session with `setsid` does; see the
+/// README). If the call itself is dropped (a timeout set on the manager), they are killed
+/// too.
 ///
 /// ```
 /// use toolsmith_harness::{ShellConfig, ShellRunner};
@@ -291,8 +293,18 @@ impl ShellRunner {
             .try_clone()
             .map_err(|err| spawn_error(err.to_string()))?;
         command_line.stdout(writer).stderr(writer_too);
+        // The command leads a session of its own (and so a process group): what it starts
+        // stays in the session even when job control (`set -m`) gives it groups of its own,
+        // and is killed with it. Only `setsid` leaves it.
         #[cfg(unix)]
-        command_line.process_group(0);
+        // SAFETY: runs in the child between fork and exec, one async-signal-safe system call.
+        unsafe {
+            command_line.pre_exec(|| {
+                rustix::process::setsid()
+                    .map(drop)
+                    .map_err(std::io::Error::from)
+            });
+        }
         let ruleset = self.prepare_sandbox()?;
         #[cfg(target_os = "linux")]
         if let Some(ruleset) = &ruleset {
@@ -417,8 +429,8 @@ async fn pump<R: AsyncRead + Unpin>(mut pipe: R, buffer: &Mutex<HeadTailBuffer>)
     }
 }
 
-/// The process group a command leads; killed on demand and when dropped, so a cancelled call
-/// leaves nothing running.
+/// The session (and process group) a command leads; killed on demand and when dropped, so
+/// a cancelled call leaves nothing running.
 struct ProcessGroup(Option<u32>);
 
 impl ProcessGroup {
@@ -430,8 +442,46 @@ impl ProcessGroup {
         {
             // ESRCH (the group is gone already) is the expected case after a clean exit.
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            #[cfg(target_os = "linux")]
+            kill_session(pid);
         }
     }
+}
+
+/// Kills every process of the session `leader` leads but not of its process group: the
+/// groups job control (`set -m`) made for background jobs. Read from `/proc`, again while
+/// a pass still finds some (one may have forked meanwhile).
+#[cfg(target_os = "linux")]
+fn kill_session(leader: rustix::process::Pid) {
+    for _ in 0..3 {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let members: Vec<rustix::process::Pid> = entries
+            .filter_map(|entry| {
+                let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                (session_of(&stat)? == leader.as_raw_nonzero().get())
+                    .then(|| rustix::process::Pid::from_raw(pid))
+                    .flatten()
+            })
+            .collect();
+        if members.is_empty() {
+            return;
+        }
+        for member in members {
+            let _ = rustix::process::kill_process(member, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// The session id in a `/proc/PID/stat` line: the fourth field after the command's name
+/// (which is in parentheses, and may hold spaces and parentheses itself).
+#[cfg(target_os = "linux")]
+fn session_of(stat: &str) -> Option<i32> {
+    let (_, after_name) = stat.rsplit_once(')')?;
+    // state, ppid, pgrp, session
+    after_name.split_whitespace().nth(3)?.parse().ok()
 }
 
 impl Drop for ProcessGroup {

@@ -144,6 +144,30 @@ async fn background_processes_do_not_outlive_the_call() {
 }
 
 #[tokio::test]
+async fn a_background_job_in_a_group_of_its_own_does_not_outlive_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    // Job control (`set -m`) puts the background job in a process group of its own.
+    assert_eq!(
+        text(
+            &m,
+            "bash",
+            json!({"command": "set -m; sleep 1000 & echo $! > bg.pid; echo started"})
+        )
+        .await,
+        "started\n[exit code: 0]"
+    );
+    let pid = read_pid(dir.path()).await;
+    let dead = wait_dead(pid).await;
+    if !dead {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    assert!(dead, "the background sleep {pid} survived the call");
+}
+
+#[tokio::test]
 async fn a_call_dropped_by_the_manager_time_limit_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(ShellConfig::new(dir.path()));
