@@ -1639,3 +1639,27 @@ async fn a_tool_with_hints_compiles_without_the_prelude() {
         .unwrap();
     assert_eq!(result.content.to_text(), "true");
 }
+
+/// Requests over HTTP.
+#[derive(Debug, ToolArgs)]
+enum HttpRequests {
+    /// Fetches a URL.
+    GetURL {
+        /// The URL.
+        url: String,
+    },
+    /// Parses a JSON body.
+    ParseJSONBody {
+        /// The body.
+        body: String,
+    },
+}
+
+#[test]
+fn a_run_of_capitals_is_one_word_of_a_command_name() {
+    let names: Vec<String> = <HttpRequests as ToolCommands>::command_definitions()
+        .into_iter()
+        .map(|command| command.name)
+        .collect();
+    assert_eq!(names, ["get_url", "parse_json_body"]);
+}

@@ -71,12 +71,21 @@ pub fn pascal_case(snake: &str) -> String {
         .collect()
 }
 
-/// `AddFact` → `add_fact`.
+/// `AddFact` → `add_fact`; a run of capitals is one word (`HTTPClient` → `http_client`,
+/// `GetURL` → `get_url`).
 pub fn snake_case(pascal: &str) -> String {
+    let chars: Vec<char> = pascal.chars().collect();
     let mut out = String::new();
-    for (i, c) in pascal.chars().enumerate() {
+    for (i, &c) in chars.iter().enumerate() {
         if c.is_uppercase() {
-            if i > 0 {
+            let previous = i.checked_sub(1).map(|p| chars[p]);
+            let next = chars.get(i + 1);
+            // A word starts after a lower-case letter or a digit, or at the last capital of a
+            // run that a lower-case letter follows (`HTTPClient`: at `C`).
+            let starts_word = previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
+                || previous.is_some_and(char::is_uppercase)
+                    && next.is_some_and(|n| n.is_lowercase());
+            if starts_word {
                 out.push('_');
             }
             out.extend(c.to_lowercase());
@@ -97,6 +106,12 @@ mod tests {
         assert_eq!(pascal_case("to_uppercase2"), "ToUppercase2");
         assert_eq!(snake_case("AddFact"), "add_fact");
         assert_eq!(snake_case("Clear"), "clear");
+        assert_eq!(snake_case("HTTPClient"), "http_client");
+        assert_eq!(snake_case("GetURL"), "get_url");
+        assert_eq!(snake_case("ParseJSONBody"), "parse_json_body");
+        assert_eq!(snake_case("Utf8Text"), "utf8_text");
+        assert_eq!(snake_case("A"), "a");
+        assert_eq!(snake_case("Already_snake"), "already_snake");
     }
 
     #[test]
