@@ -329,7 +329,15 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
         if matches!(self.value, Value::Array(_) | Value::Object(_)) {
             self.check_nesting()?;
         }
-        de::Deserializer::deserialize_enum(self.value, name, variants, visitor)
+        match self.value {
+            // `{"Variant": content}`: the content is read leniently too (`{"Circle": {"r":
+            // 5.0}}` for `Circle { r: u32 }`, as validation takes it).
+            Value::Object(map) if map.len() == 1 => {
+                let (variant, content) = map.iter().next().expect("one entry");
+                visitor.visit_enum(LenientEnum { variant, content })
+            }
+            _ => de::Deserializer::deserialize_enum(self.value, name, variants, visitor),
+        }
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -338,6 +346,55 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
 
     forward_to_deserialize_any! {
         char str string bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+    }
+}
+
+/// An externally tagged enum's `{"Variant": content}`.
+struct LenientEnum<'a> {
+    variant: &'a str,
+    content: &'a Value,
+}
+
+impl<'a> de::EnumAccess<'a> for LenientEnum<'a> {
+    type Error = Error;
+    type Variant = LenientVariant<'a>;
+
+    fn variant_seed<V: DeserializeSeed<'a>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, Self::Variant), Error> {
+        let variant = seed.deserialize(MapKey(self.variant))?;
+        Ok((variant, LenientVariant(self.content)))
+    }
+}
+
+/// A variant's content, read as the rest of the value is.
+struct LenientVariant<'a>(&'a Value);
+
+impl<'a> de::VariantAccess<'a> for LenientVariant<'a> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<(), Error> {
+        match self.0 {
+            Value::Null => Ok(()),
+            _ => Err(Lenient::within(self.0).invalid(&"a unit variant")),
+        }
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'a>>(self, seed: T) -> Result<T::Value, Error> {
+        seed.deserialize(Lenient::within(self.0))
+    }
+
+    fn tuple_variant<V: Visitor<'a>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+        de::Deserializer::deserialize_seq(Lenient::within(self.0), visitor)
+    }
+
+    fn struct_variant<V: Visitor<'a>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        de::Deserializer::deserialize_map(Lenient::within(self.0), visitor)
     }
 }
 
@@ -484,6 +541,42 @@ mod tests {
     enum Mode {
         Fast,
         Slow,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    enum Shape {
+        Circle { r: u32 },
+        Square(u32),
+        Pair(u8, u8),
+        Dot,
+    }
+
+    #[test]
+    fn an_enum_variant_s_content_is_read_leniently() {
+        let read = |value: Value| from_value::<Shape>(&value);
+        assert_eq!(
+            read(json!({"Circle": {"r": 5.0}})),
+            Ok(Shape::Circle { r: 5 })
+        );
+        assert_eq!(
+            read(json!({"Circle": {"r": "6"}})),
+            Ok(Shape::Circle { r: 6 })
+        );
+        assert_eq!(read(json!({"Square": 7.0})), Ok(Shape::Square(7)));
+        assert_eq!(read(json!({"Pair": [1.0, "2"]})), Ok(Shape::Pair(1, 2)));
+        assert_eq!(read(json!("Dot")), Ok(Shape::Dot));
+        assert_eq!(read(json!({"Dot": null})), Ok(Shape::Dot));
+        let error = read(json!({"Circle": {"r": 5.5}})).unwrap_err();
+        assert_eq!(error.path, "/Circle/r");
+        let error = read(json!({"Pair": [1, 300]})).unwrap_err();
+        assert_eq!(error.path, "/Pair/1");
+        assert!(
+            read(json!({"Hexagon": 1}))
+                .unwrap_err()
+                .message
+                .contains("Hexagon")
+        );
+        assert!(read(json!({"Dot": 1})).is_err());
     }
 
     #[test]
