@@ -315,6 +315,23 @@ pub(crate) fn search_local(
         .git_global(false)
         // `.gitignore` counts even where the tree is not a git repository.
         .require_git(false);
+    // The walk reads the ignore files from `start` down; those of the directories above it,
+    // up to the root, still apply (ripgrep reads them too).
+    let ancestors = ancestor_ignores(dir, root, start);
+    if !ancestors.is_empty() {
+        walk.filter_entry(move |entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            // The deepest file that has a say decides, as in git.
+            for ignore in ancestors.iter().rev() {
+                match ignore.matched_path_or_any_parents(entry.path(), is_dir) {
+                    ignore::Match::Ignore(_) => return false,
+                    ignore::Match::Whitelist(_) => return true,
+                    ignore::Match::None => {}
+                }
+            }
+            true
+        });
+    }
     if let Some(glob) = &query.glob {
         let mut overrides = ignore::overrides::OverrideBuilder::new(&walk_root);
         let invalid = |err: ignore::Error| SearchError::InvalidGlob {
@@ -357,6 +374,32 @@ pub(crate) fn search_local(
         })
     });
     Ok(collector.finish())
+}
+
+/// The `.gitignore` and `.ignore` rules of the directories from the root down to `start`'s
+/// parent (read through the root's handle, so a link that leads out is not read), the root's
+/// first; none when `start` is the root.
+fn ancestor_ignores(dir: &Dir, root: &Path, start: &Path) -> Vec<ignore::gitignore::Gitignore> {
+    let mut ignores = Vec::new();
+    let mut ancestor = PathBuf::new();
+    for component in start.components() {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(root.join(&ancestor));
+        for name in [".gitignore", ".ignore"] {
+            if let Ok(text) = dir.read_to_string(ancestor.join(name)) {
+                for line in text.lines() {
+                    // A line that is no pattern is passed over, as git does.
+                    let _ = builder.add_line(None, line);
+                }
+            }
+        }
+        if let Ok(ignore) = builder.build()
+            && !ignore.is_empty()
+        {
+            ignores.push(ignore);
+        }
+        ancestor.push(component);
+    }
+    ignores
 }
 
 #[cfg(test)]

@@ -173,3 +173,51 @@ async fn bad_patterns_globs_and_paths_are_reported() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_ignore_files_above_a_searched_directory_apply() {
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new(".gitignore"), b"*.log\nsrc/generated/\n".to_vec())
+            .await
+            .unwrap();
+        fs.write(Path::new("src/.gitignore"), b"scratch.rs\n".to_vec())
+            .await
+            .unwrap();
+        fs.write(Path::new("src/lib.rs"), b"alpha\n".to_vec())
+            .await
+            .unwrap();
+        fs.write(Path::new("src/debug.log"), b"alpha in a log\n".to_vec())
+            .await
+            .unwrap();
+        fs.write(
+            Path::new("src/generated/g.rs"),
+            b"alpha generated\n".to_vec(),
+        )
+        .await
+        .unwrap();
+        fs.write(
+            Path::new("src/deep/scratch.rs"),
+            b"alpha scratch\n".to_vec(),
+        )
+        .await
+        .unwrap();
+        fs.write(Path::new("src/deep/kept.rs"), b"alpha kept\n".to_vec())
+            .await
+            .unwrap();
+        let m = manager(fs);
+        for path in [None, Some("src"), Some("src/deep")] {
+            let mut arguments = json!({"pattern": "alpha"});
+            if let Some(path) = path {
+                arguments["path"] = json!(path);
+            }
+            let found = text(&m, "search_file", arguments).await;
+            assert!(!found.contains(".log"), "{kind} {path:?}: {found}");
+            assert!(!found.contains("generated"), "{kind} {path:?}: {found}");
+            assert!(!found.contains("scratch"), "{kind} {path:?}: {found}");
+            assert!(
+                found.contains("src/deep/kept.rs:1: alpha kept"),
+                "{kind} {path:?}: {found}"
+            );
+        }
+    }
+}
