@@ -11,6 +11,9 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::{Collector, check_glob, matcher, searcher};
+
+/// Where a glob is rooted: the directory searched, as a path of its own.
+const GLOB_ROOT: &str = "/";
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 #[derive(Debug, Clone)]
@@ -167,15 +170,19 @@ impl FileSystem for InMemoryFileSystem {
             Some(path) => relative_to_root(path, None)?,
             None => PathBuf::new(),
         };
+        // Matched as ripgrep's `-g` matches, below the directory searched (as the local
+        // search does): `!` excludes, `*` stays within a name, a glob without `/` matches a
+        // name at any depth.
         let glob = match &query.glob {
-            Some(glob) => Some(
-                globset::Glob::new(glob)
-                    .map_err(|err| SearchError::InvalidGlob {
-                        glob: glob.clone(),
-                        reason: err.to_string(),
-                    })?
-                    .compile_matcher(),
-            ),
+            Some(glob) => {
+                let invalid = |err: ignore::Error| SearchError::InvalidGlob {
+                    glob: glob.clone(),
+                    reason: err.to_string(),
+                };
+                let mut overrides = ignore::overrides::OverrideBuilder::new(GLOB_ROOT);
+                overrides.add(glob).map_err(invalid)?;
+                Some(overrides.build().map_err(invalid)?)
+            }
             None => None,
         };
         let nodes = self.nodes.read().unwrap_or_else(PoisonError::into_inner);
@@ -199,13 +206,20 @@ impl FileSystem for InMemoryFileSystem {
                 continue;
             }
             if let Some(glob) = &glob {
-                // As ripgrep: a glob without '/' matches the file name at any depth.
-                let subject = if query.glob.as_deref().is_some_and(|g| g.contains('/')) {
-                    below
+                // A file searched by its own path is matched by its name.
+                let below = if below.as_os_str().is_empty() {
+                    Path::new(path.file_name().unwrap_or_default())
                 } else {
-                    Path::new(below.file_name().unwrap_or_default())
+                    below
                 };
-                if !glob.is_match(subject) {
+                let subject = Path::new(GLOB_ROOT).join(below);
+                // A directory the glob excludes is not entered, as the walk does not.
+                let excluded_directory = subject
+                    .ancestors()
+                    .skip(1)
+                    .take_while(|ancestor| *ancestor != Path::new(GLOB_ROOT))
+                    .any(|directory| glob.matched(directory, true).is_ignore());
+                if excluded_directory || glob.matched(&subject, false).is_ignore() {
                     continue;
                 }
             }

@@ -221,3 +221,43 @@ async fn the_ignore_files_above_a_searched_directory_apply() {
         }
     }
 }
+
+#[tokio::test]
+async fn globs_mean_the_same_on_both_file_systems() {
+    let cases: [(&str, Option<&str>, &[&str]); 6] = [
+        ("!*.log", None, &["a.rs", "src/a.rs", "src/deep/c.rs"]),
+        ("src/*.rs", None, &["src/a.rs"]),
+        ("*.rs", None, &["a.rs", "src/a.rs", "src/deep/c.rs"]),
+        ("*.rs", Some("src/a.rs"), &["src/a.rs"]),
+        ("*.rs", Some("src"), &["src/a.rs", "src/deep/c.rs"]),
+        ("deep/*", Some("src"), &["src/deep/c.rs", "src/deep/d.log"]),
+    ];
+    for (kind, fs, _dir) in both() {
+        for file in [
+            "a.rs",
+            "b.log",
+            "src/a.rs",
+            "src/deep/c.rs",
+            "src/deep/d.log",
+        ] {
+            fs.write(Path::new(file), b"alpha\n".to_vec())
+                .await
+                .unwrap();
+        }
+        let m = manager(fs);
+        for (glob, path, expected) in cases {
+            let mut arguments = json!({"pattern": "alpha", "glob": glob});
+            if let Some(path) = path {
+                arguments["path"] = json!(path);
+            }
+            let found = text(&m, "search_file", arguments).await;
+            let mut files: Vec<&str> = found
+                .lines()
+                .skip(1)
+                .filter_map(|line| line.split(':').next())
+                .collect();
+            files.sort_unstable();
+            assert_eq!(files, expected, "{kind}: {glob} in {path:?}: {found}");
+        }
+    }
+}
