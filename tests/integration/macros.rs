@@ -1642,6 +1642,7 @@ async fn a_tool_with_hints_compiles_without_the_prelude() {
 
 /// Requests over HTTP.
 #[derive(Debug, ToolArgs)]
+#[expect(dead_code, reason = "only the commands' names are read")]
 enum HttpRequests {
     /// Fetches a URL.
     GetURL {
