@@ -1,7 +1,18 @@
 //! Errors written for the model: what went wrong, and what to send instead.
 
+use std::borrow::Cow;
+
 use crate::ToolError;
 use crate::manager::suggestion::{closest_names, did_you_mean};
+
+/// `text` cut after `max_chars` characters, marked with `…` when cut: what a message to the
+/// model repeats of something long (a validation message, a description it wrote).
+pub(crate) fn cut_to(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
 
 /// How many tool names an unknown-tool error lists.
 const MAX_LISTED_TOOLS: usize = 20;

@@ -51,7 +51,7 @@
 mod anthropic;
 mod cache;
 mod calls;
-mod feedback;
+pub(crate) mod feedback;
 mod gemini;
 mod openai_chat;
 mod openai_responses;

@@ -163,12 +163,10 @@ impl CompiledSchema {
                 out.push_str(": ");
             }
             let message = error.to_string();
-            if message.chars().count() > MAX_VIOLATION_CHARS {
-                out.extend(message.chars().take(MAX_VIOLATION_CHARS));
-                out.push('…');
-            } else {
-                out.push_str(&message);
-            }
+            out.push_str(&crate::provider::feedback::cut_to(
+                &message,
+                MAX_VIOLATION_CHARS,
+            ));
             if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
                 out.push_str(&crate::manager::suggestion::unexpected_properties_hint(
                     &self.schema,

@@ -536,11 +536,8 @@ fn push_field(text: &mut String, name: &str, value: &impl Serialize) {
 const MAX_ECHOED_CHARS: usize = 200;
 
 /// `text` as a hint repeats it: cut after [`MAX_ECHOED_CHARS`] characters, with `…`.
-fn echoed(text: &str) -> String {
-    match text.char_indices().nth(MAX_ECHOED_CHARS) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}…", &text[..end]),
-    }
+fn echoed(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::provider::feedback::cut_to(text, MAX_ECHOED_CHARS)
 }
 
 #[cfg(test)]
