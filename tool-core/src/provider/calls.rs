@@ -180,8 +180,7 @@ pub(crate) fn distinct_generated_ids(calls: &mut [ParsedCall]) {
             Err(rejected) => &rejected.id,
         }
     }
-    let mut seen = std::collections::HashSet::with_capacity(calls.len());
-    if calls.iter().all(|call| seen.insert(id(call))) {
+    if !repeated_ids(calls).contains(&true) {
         return;
     }
     for index in 0..calls.len() {
