@@ -1589,6 +1589,23 @@ mod without_prelude {
         flag
     }
 
+    /// Recalls what the session's memory holds (a constructor struct: `#[ctx]`).
+    #[::toolsmith::tool_fn]
+    pub(super) async fn recall_plain(
+        #[ctx] memory: ::std::sync::Arc<dyn ::toolsmith::MemoryAccess>,
+        /// What to recall.
+        query: ::std::string::String,
+    ) -> ::std::string::String {
+        let _ = &memory;
+        query
+    }
+
+    /// Adds a bound step.
+    #[::toolsmith::tool_fn]
+    pub(super) fn add_step(#[bind] step: u32, x: u32) -> u32 {
+        x + step
+    }
+
     pub(super) struct Undescribed;
 
     #[::toolsmith::tool_fn]
@@ -1620,6 +1637,30 @@ fn generated_names_stay_apart_from_the_users() {
         panic!("a group");
     };
     assert_eq!(name, "undescribed");
+}
+
+#[tokio::test]
+async fn ctx_and_bind_tools_compile_without_the_prelude() {
+    let recall = ToolConstructor::construct(
+        Box::new(without_prelude::RecallPlain),
+        &SessionParts::in_memory("s"),
+    );
+    assert_eq!(recall.definition().name(), "recall_plain");
+    let manager = ToolCallManager::new("s");
+    manager.register(recall).unwrap();
+    manager
+        .register(Arc::new(without_prelude::AddStep::new(3)))
+        .unwrap();
+    let recalled = manager
+        .execute_one(&call("recall_plain", json!({"query": "tea"})))
+        .await
+        .unwrap();
+    assert_eq!(recalled.content.to_text(), "tea");
+    let added = manager
+        .execute_one(&call("add_step", json!({"x": 4})))
+        .await
+        .unwrap();
+    assert_eq!(added.content.to_text(), "7");
 }
 
 #[tokio::test]

@@ -318,13 +318,12 @@ fn unique_name_check(struct_ident: &Ident) -> TokenStream {
 }
 
 /// [`unique_name_check`] for a constructor struct (`#[ctx]`), which is not a `ToolImpl`: it
-/// states `GeneratedStruct` itself, and the same coercion is a `const` item.
+/// states `MacroGenerated` (which gives `GeneratedStruct`; a trait asked only there, so its
+/// impls are offered in no other error), and the same coercion is a `const` item.
 fn unique_name_items(struct_ident: &Ident) -> TokenStream {
     let krate = crate_path::alias_at(struct_ident.span());
     quote_spanned! {struct_ident.span()=>
-        // Not offered in other tools' errors as "another type that implements it".
-        #[diagnostic::do_not_recommend]
-        impl #krate::GeneratedStruct for #struct_ident {}
+        impl #krate::MacroGenerated for #struct_ident {}
         const _: &dyn #krate::GeneratedStruct = &#struct_ident;
     }
 }

@@ -38,11 +38,12 @@ pub mod kinds {
     };
 }
 
-/// Implemented for "the type named like the struct `#[tool_fn]` generates" (by the impl
-/// below when that struct is the tool, by the macro when it is a constructor), and required
-/// of that struct's value by a coercion to `&dyn GeneratedStruct` (in a tool's `definition`,
-/// in a `const` item for a constructor): the two differ, and the bound fails with this
-/// message, exactly when the module already has a type of that name.
+/// Implemented for "the type named like the struct `#[tool_fn]` generates" (through
+/// [`MacroGenerated`]: by the impl below when that struct is the tool, by the macro when it
+/// is a constructor), and required of that struct's value by a coercion to
+/// `&dyn GeneratedStruct` (in a tool's `definition`, in a `const` item for a constructor):
+/// the two differ, and the bound fails with this message, exactly when the module already
+/// has a type of that name.
 #[diagnostic::on_unimplemented(
     message = "`#[tool_fn]` generates a struct `{Self}`, but this module already has a type named `{Self}`",
     label = "`{Self}` here is the struct generated for this tool",
@@ -50,10 +51,20 @@ pub mod kinds {
 )]
 pub trait GeneratedStruct {}
 
-// Every tool is one: a generated tool struct needs no impl of its own (an item less to
-// compile per tool). Not offered in errors as "another type that implements it".
+// Asked through `MacroGenerated`, so that no generated code names a `#[diagnostic]`
+// attribute: under `#![no_implicit_prelude]` the `diagnostic` namespace does not resolve.
+// Not offered in errors as "another type that implements it".
 #[diagnostic::do_not_recommend]
-impl<T: ToolImpl + ?Sized> GeneratedStruct for T {}
+impl<T: MacroGenerated + ?Sized> GeneratedStruct for T {}
+
+/// A struct `#[tool_fn]` generated: every tool (by the impl below: a generated tool struct
+/// needs no impl of its own, an item less to compile per tool), and each constructor struct
+/// (by an impl the macro writes, which the tools' blanket impl leaves room for: the struct is
+/// the user crate's own and implements no `ToolImpl`). Only [`GeneratedStruct`] asks for it.
+pub trait MacroGenerated {}
+
+#[diagnostic::do_not_recommend]
+impl<T: ToolImpl + ?Sized> MacroGenerated for T {}
 
 /// The [`Conversion`](crate::generated::result_conversion::Conversion) of a function's
 /// return type (how it is picked: the `result_conversion` module). Written once here rather
