@@ -1,6 +1,6 @@
 //! `toolsmith run PROMPT`: one agent run over a preset's tools, against a model API.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead, IsTerminal as _, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -174,17 +174,68 @@ fn approve(call: &ToolCallRequest, yes: bool) -> bool {
     }
     // The run waits for the answer: nothing else of it goes on meanwhile.
     tokio::task::block_in_place(|| {
-        eprint!("Allow {} {}? [y/N] ", call.name, call.arguments.as_value());
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer).is_ok()
-            && matches!(answer.trim(), "y" | "Y" | "yes")
+        ask(
+            call,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stderr().lock(),
+        )
     })
+}
+
+/// Asks on `output` whether `call` may run and reads the answer, a line of `input`: yes is
+/// `y` or `yes` in any case; anything else, the end of the input or a failure to read or
+/// ask is no.
+fn ask(call: &ToolCallRequest, input: &mut impl BufRead, output: &mut impl Write) -> bool {
+    // The arguments as JSON text: control characters the model wrote reach the terminal
+    // escaped, never as terminal commands.
+    let asked = write!(
+        output,
+        "Allow {} {}? [y/N] ",
+        call.name,
+        call.arguments.as_value()
+    )
+    .and_then(|()| output.flush());
+    let mut answer = String::new();
+    asked.is_ok()
+        && input.read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn asked(answer: &[u8]) -> (bool, String) {
+        let call = ToolCallRequest::new(
+            "c1",
+            "write",
+            toolsmith::ToolArguments::try_from(serde_json::json!({"path": "a\u{1b}[2J"})).unwrap(),
+        );
+        let mut shown = Vec::new();
+        let allowed = ask(&call, &mut &answer[..], &mut shown);
+        (allowed, String::from_utf8(shown).unwrap())
+    }
+
+    #[test]
+    fn the_terminal_is_asked_and_only_yes_allows() {
+        let (allowed, shown) = asked(b"y\n");
+        assert!(allowed);
+        // The model's escape character is shown escaped, not sent to the terminal.
+        assert_eq!(shown, "Allow write {\"path\":\"a\\u001b[2J\"}? [y/N] ");
+        for yes in [&b"Y\r\n"[..], b"yes\n", b" YES ", b"Yes"] {
+            assert!(asked(yes).0, "{:?}", String::from_utf8_lossy(yes));
+        }
+        for no in [
+            &b"\n"[..],
+            b"n\n",
+            b"no\n",
+            b"yes please\n",
+            b"",
+            b"\xff\xfe\n",
+        ] {
+            assert!(!asked(no).0, "{:?}", String::from_utf8_lossy(no));
+        }
+    }
 
     #[test]
     fn a_base_url_is_used_and_a_bad_one_refused() {
