@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 /// The policy is enforced by the kernel on the child and everything it starts, and cannot be
 /// lifted by them (it is applied with `no_new_privs`, and holds for root too). It needs Linux
 /// 5.13 or later with Landlock enabled; [`LandlockPolicy::is_supported`] says whether this
-/// machine has it. **Where it is not supported, `bash` is not sandboxed**: the runner then
+/// machine has it. Before Linux 6.2 (Landlock ABI 3), truncating a file outside the root is
+/// not confined, and [`ShellRunner::sandbox_status`](crate::ShellRunner::sandbox_status)
+/// says so ([`SandboxStatus::PartlyConfined`](crate::SandboxStatus::PartlyConfined)). **Where it is not supported, `bash` is not sandboxed**: the runner then
 /// either refuses to run ([`ShellSandbox::Landlock`](crate::ShellSandbox::Landlock)) or runs
 /// unconfined ([`ShellSandbox::LandlockIfSupported`](crate::ShellSandbox::LandlockIfSupported)),
 /// and says which in [`ShellRunner::sandbox_status`](crate::ShellRunner::sandbox_status).
@@ -60,23 +62,42 @@ impl LandlockPolicy {
         &self.writable
     }
 
-    /// Whether the running kernel enforces Landlock.
+    /// Whether the running kernel enforces Landlock (at all: see
+    /// [`ShellRunner::sandbox_status`](crate::ShellRunner::sandbox_status) for what an older
+    /// kernel's Landlock leaves unconfined).
     pub fn is_supported() -> bool {
+        Self::kernel_abi().is_some()
+    }
+
+    /// The Landlock ABI of the running kernel, as far as its write rights go: 3 (Linux 6.2
+    /// and later) confines every write, 2 (5.19) not truncation, 1 (5.13) not truncation,
+    /// and it refuses moving or linking a file to another directory everywhere. `None`
+    /// where the kernel has no Landlock.
+    pub(crate) fn kernel_abi() -> Option<u8> {
         #[cfg(target_os = "linux")]
         {
-            static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-            *SUPPORTED.get_or_init(|| {
-                use landlock::{ABI, AccessFs, Ruleset, RulesetAttr};
-                Ruleset::default()
-                    .handle_access(AccessFs::from_write(ABI::V1))
-                    .and_then(|ruleset| ruleset.create())
-                    .map(|created| Option::<std::os::fd::OwnedFd>::from(created).is_some())
-                    .unwrap_or(false)
+            use landlock::{ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
+            static ABI_LEVEL: std::sync::OnceLock<Option<u8>> = std::sync::OnceLock::new();
+            *ABI_LEVEL.get_or_init(|| {
+                // The highest ABI whose write rights the kernel takes whole (a best-effort
+                // ruleset would drop the rights it lacks without saying so).
+                [(ABI::V3, 3), (ABI::V2, 2), (ABI::V1, 1)]
+                    .into_iter()
+                    .find(|(abi, _)| {
+                        Ruleset::default()
+                            .set_compatibility(CompatLevel::HardRequirement)
+                            .handle_access(AccessFs::from_write(*abi))
+                            .and_then(|ruleset| ruleset.create())
+                            .is_ok_and(|created| {
+                                Option::<std::os::fd::OwnedFd>::from(created).is_some()
+                            })
+                    })
+                    .map(|(_, level)| level)
             })
         }
         #[cfg(not(target_os = "linux"))]
         {
-            false
+            None
         }
     }
 

@@ -26,7 +26,9 @@ const DRAIN_GRACE: Duration = Duration::from_millis(250);
 pub enum ShellSandbox {
     /// No confinement: the command can write anywhere the process can.
     None,
-    /// Confine writes with Landlock; refuse to run commands where the kernel lacks it.
+    /// Confine writes with Landlock; refuse to run commands where the kernel lacks it. A
+    /// kernel whose Landlock cannot confine every write (Linux 5.13–6.1) runs them, as far as
+    /// it confines them ([`SandboxStatus::PartlyConfined`]).
     Landlock(LandlockPolicy),
     /// Confine writes with Landlock where the kernel has it, run unconfined elsewhere (see
     /// [`ShellRunner::sandbox_status`]).
@@ -38,6 +40,9 @@ pub enum ShellSandbox {
 pub enum SandboxStatus {
     /// Writes are confined to the root (and the policy's paths) by Landlock.
     Confined,
+    /// Writes are confined by Landlock, but this kernel's Landlock (Linux 5.13–6.1) leaves
+    /// out what the reason says: truncating files outside the root.
+    PartlyConfined(String),
     /// Commands run unconfined, for the reason given.
     NotSandboxed(String),
     /// Commands are refused: a sandbox was required and this kernel cannot provide it.
@@ -238,21 +243,7 @@ impl ShellRunner {
 
     /// Whether commands run confined on this machine.
     pub fn sandbox_status(&self) -> SandboxStatus {
-        let supported = LandlockPolicy::is_supported();
-        match &self.config.sandbox {
-            ShellSandbox::None => {
-                SandboxStatus::NotSandboxed("no sandbox is configured".to_owned())
-            }
-            ShellSandbox::Landlock(_) | ShellSandbox::LandlockIfSupported(_) if supported => {
-                SandboxStatus::Confined
-            }
-            ShellSandbox::Landlock(_) => SandboxStatus::Unavailable(
-                "Landlock is required but this kernel does not support it".to_owned(),
-            ),
-            ShellSandbox::LandlockIfSupported(_) => {
-                SandboxStatus::NotSandboxed("this kernel does not support Landlock".to_owned())
-            }
-        }
+        sandbox_status_at(&self.config.sandbox, LandlockPolicy::kernel_abi())
     }
 
     /// The time limit for a call asking for `requested`.
@@ -503,4 +494,75 @@ fn restrict_self(fd: std::os::fd::RawFd) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// [`ShellRunner::sandbox_status`] on a kernel of Landlock ABI `abi` (`None`: none).
+fn sandbox_status_at(sandbox: &ShellSandbox, abi: Option<u8>) -> SandboxStatus {
+    match (sandbox, abi) {
+        (ShellSandbox::None, _) => {
+            SandboxStatus::NotSandboxed("no sandbox is configured".to_owned())
+        }
+        (ShellSandbox::Landlock(_), None) => SandboxStatus::Unavailable(
+            "Landlock is required but this kernel does not support it".to_owned(),
+        ),
+        (ShellSandbox::LandlockIfSupported(_), None) => {
+            SandboxStatus::NotSandboxed("this kernel does not support Landlock".to_owned())
+        }
+        (_, Some(3..)) => SandboxStatus::Confined,
+        (_, Some(abi)) => {
+            let mut reason = format!(
+                "this kernel's Landlock (ABI {abi}; Linux 6.2 has ABI 3) does not confine \
+                 truncating files outside the root"
+            );
+            if abi < 2 {
+                reason.push_str(
+                    ", and refuses moving or linking a file into another directory, inside \
+                     the root too",
+                );
+            }
+            SandboxStatus::PartlyConfined(reason)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_older_kernels_landlock_is_reported_as_partial() {
+        let required = ShellSandbox::Landlock(LandlockPolicy::new());
+        let wanted = ShellSandbox::LandlockIfSupported(LandlockPolicy::new());
+        for sandbox in [&required, &wanted] {
+            assert_eq!(sandbox_status_at(sandbox, Some(3)), SandboxStatus::Confined);
+            assert_eq!(sandbox_status_at(sandbox, Some(5)), SandboxStatus::Confined);
+            let SandboxStatus::PartlyConfined(reason) = sandbox_status_at(sandbox, Some(2)) else {
+                panic!("ABI 2 confines all but truncation");
+            };
+            assert!(
+                reason.contains("truncating files outside the root"),
+                "{reason}"
+            );
+            assert!(!reason.contains("another directory"), "{reason}");
+            let SandboxStatus::PartlyConfined(reason) = sandbox_status_at(sandbox, Some(1)) else {
+                panic!("ABI 1 confines all but truncation");
+            };
+            assert!(
+                reason.contains("ABI 1") && reason.contains("another directory"),
+                "{reason}"
+            );
+        }
+        assert!(matches!(
+            sandbox_status_at(&required, None),
+            SandboxStatus::Unavailable(_)
+        ));
+        assert!(matches!(
+            sandbox_status_at(&wanted, None),
+            SandboxStatus::NotSandboxed(_)
+        ));
+        assert!(matches!(
+            sandbox_status_at(&ShellSandbox::None, Some(3)),
+            SandboxStatus::NotSandboxed(_)
+        ));
+    }
 }

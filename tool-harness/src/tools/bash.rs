@@ -108,13 +108,18 @@ impl BashTool {
 impl ToolImpl for BashTool {
     fn definition(&self) -> Tool {
         let mut definition = self.call.definition();
-        if let (Tool::SingleCommand(command), SandboxStatus::Confined) =
-            (&mut definition, self.runner.sandbox_status())
-        {
-            command.description.push_str(
-                " Creating, changing or removing files outside the workspace root is \
+        if let Tool::SingleCommand(command) = &mut definition {
+            match self.runner.sandbox_status() {
+                SandboxStatus::Confined => command.description.push_str(
+                    " Creating, changing or removing files outside the workspace root is \
                      refused by the sandbox.",
-            );
+                ),
+                SandboxStatus::PartlyConfined(_) => command.description.push_str(
+                    " Creating, writing or removing files outside the workspace root is \
+                     refused by the sandbox.",
+                ),
+                SandboxStatus::NotSandboxed(_) | SandboxStatus::Unavailable(_) => {}
+            }
         }
         definition
     }
