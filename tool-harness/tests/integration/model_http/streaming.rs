@@ -186,6 +186,23 @@ async fn tool_call_pieces_without_an_index_are_matched_by_their_id() {
 }
 
 #[tokio::test]
+async fn events_without_data_are_passed_over() {
+    // Proxies keep a quiet stream alive with empty `data:` lines; an event that carries no
+    // data carries no chunk, and the stream goes on.
+    let mut text = String::from("data:\n\n");
+    for event in chat_events().split_inclusive("\n\n") {
+        text.push_str(event);
+        text.push_str("data: \n\nevent: ping\ndata:\n\n");
+    }
+    let streamed = stream(Api::Chat, Reply::sse(&text, 7), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect("the streamed answer"),
+        completed(Api::Chat).await
+    );
+    assert_eq!(pieced(&streamed.deltas).1, first_calls());
+}
+
+#[tokio::test]
 async fn an_error_in_the_stream_is_the_api_s_error() {
     let text = sse_text([
         (
