@@ -186,6 +186,64 @@ async fn tool_call_pieces_without_an_index_are_matched_by_their_id() {
 }
 
 #[tokio::test]
+async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
+    // Some servers (Ollama through LiteLLM, SGLang, proxies flattening parallel calls) send
+    // every call under index 0: a piece opening a call of another id or tool begins the next
+    // call, and the pieces after it continue that call.
+    let delta = |delta: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        )
+    };
+    let finish = || {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
+                "prompt_tokens_details": {"cached_tokens": 64}}}),
+        )
+    };
+    let whole = sse_text([
+        delta(json!({"role": "assistant", "content": "Let me compute both."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": "{\"a\":1,\"b\":0}"}}]}),
+        ),
+        finish(),
+    ]) + "data: [DONE]\n\n";
+    let in_pieces = sse_text([
+        delta(json!({"role": "assistant", "content": "Let me compute both."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": ""}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":2,\"b\":3}"}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": "{\"a\":1,"}}]}),
+        ),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"b\":0}"}}]})),
+        finish(),
+    ]) + "data: [DONE]\n\n";
+    for text in [whole, in_pieces] {
+        let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
+        assert_eq!(
+            streamed.answer.expect("the streamed answer"),
+            completed(Api::Chat).await,
+            "{text}"
+        );
+        assert_eq!(pieced(&streamed.deltas).1, first_calls(), "{text}");
+    }
+}
+
+#[tokio::test]
 async fn events_without_data_are_passed_over() {
     // Proxies keep a quiet stream alive with empty `data:` lines; an event that carries no
     // data carries no chunk, and the stream goes on.

@@ -2,7 +2,9 @@
 //! `data:` chunks whose first choice's `delta` (`index` 0) carries pieces of `content`,
 //! `refusal` and `tool_calls` (each by its `index`, or by its id from servers that send no
 //! index; the id and name in its first piece), the `finish_reason` on the last, the usage on
-//! a chunk of its own; `data: [DONE]` ends it.
+//! a chunk of its own; `data: [DONE]` ends it. A piece that opens a call (it names the tool)
+//! under an index holding a call of another id or tool begins a new call: some servers send
+//! every call under index 0.
 
 use serde_json::{Map, Value, json};
 
@@ -24,6 +26,9 @@ pub(crate) struct ChatAssembler {
     content: Option<String>,
     refusal: Option<String>,
     calls: Vec<CallPieces>,
+    /// The call each `index` of the stream stands for, by index: the last call begun under
+    /// it.
+    indexed: Vec<usize>,
     finish_reason: Option<Value>,
     usage: Option<Value>,
 }
@@ -41,6 +46,42 @@ impl ChatAssembler {
                 .unwrap_or(self.calls.len()),
             None => self.calls.len().saturating_sub(1),
         }
+    }
+
+    /// Which call a tool-call piece with `index` belongs to: the call the index stands for,
+    /// unless the piece opens another call (it names a tool, with another id or name than
+    /// that call's: a server that sends every call under one index), which begins a new
+    /// call. A piece naming no tool continues the call.
+    fn indexed_call(
+        &mut self,
+        index: usize,
+        id: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<usize, Failed> {
+        // Indexes count up from 0, one call after another: a larger one is no call of this
+        // answer (and would make room for it).
+        if index > self.indexed.len() {
+            return Err(Failed::Malformed(format!(
+                "a tool call's piece has index {index}, after {} calls",
+                self.indexed.len()
+            )));
+        }
+        if index == self.indexed.len() {
+            self.indexed.push(self.calls.len());
+            return Ok(self.calls.len());
+        }
+        let call = &self.calls[self.indexed[index]];
+        let another = |given: Option<&str>, known: Option<&str>| {
+            given
+                .zip(known)
+                .is_some_and(|(given, known)| given != known)
+        };
+        if name.is_some()
+            && (another(id, call.id.as_deref()) || another(name, call.name.as_deref()))
+        {
+            self.indexed[index] = self.calls.len();
+        }
+        Ok(self.indexed[index])
     }
 }
 
@@ -80,33 +121,29 @@ impl Assembler for ChatAssembler {
         for piece in pieces {
             // An empty id (some proxies send one on each later piece) names no call.
             let id = text(piece, "id").filter(|id| !id.is_empty());
+            let function = piece.get("function").unwrap_or(&Value::Null);
+            let name = text(function, "name");
             let index = match piece.get("index").filter(|index| !index.is_null()) {
-                Some(index) => index
-                    .as_u64()
-                    .and_then(|index| usize::try_from(index).ok())
-                    .ok_or_else(|| {
-                        Failed::Malformed(format!(
-                            "a tool call's piece has an `index` that is not a count: {}",
-                            quoted(index)
-                        ))
-                    })?,
+                Some(index) => {
+                    let index = index
+                        .as_u64()
+                        .and_then(|index| usize::try_from(index).ok())
+                        .ok_or_else(|| {
+                            Failed::Malformed(format!(
+                                "a tool call's piece has an `index` that is not a count: {}",
+                                quoted(index)
+                            ))
+                        })?;
+                    self.indexed_call(index, id, name.filter(|name| !name.is_empty()))?
+                }
                 None => self.unindexed_call(id),
             };
-            // Indexes count up from 0, one call after another: a larger one is no call of
-            // this answer (and would make room for it).
-            if index > self.calls.len() {
-                return Err(Failed::Malformed(format!(
-                    "a tool call's piece has index {index}, after {} calls",
-                    self.calls.len()
-                )));
-            }
             if index == self.calls.len() {
                 self.calls.push(CallPieces::default());
             }
             let call = &mut self.calls[index];
             let id = id.map(str::to_owned);
-            let function = piece.get("function").unwrap_or(&Value::Null);
-            let name = text(function, "name").map(str::to_owned);
+            let name = name.map(str::to_owned);
             let fragment = text(function, "arguments").unwrap_or_default();
             if id.is_some() {
                 call.id.clone_from(&id);
