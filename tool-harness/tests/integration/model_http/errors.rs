@@ -458,6 +458,25 @@ async fn extra_headers_are_sent() {
 }
 
 #[tokio::test]
+async fn a_user_agent_header_replaces_the_client_s_own() {
+    let server = MockServer::start([Reply::json(200, &Api::Chat.text_answer("a"))]).await;
+    let model = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.base))
+        .header("User-Agent", "my-agent/2.0")
+        .build()
+        .expect("a client");
+    model
+        .complete(&request(Api::Chat))
+        .await
+        .expect("an answer");
+    assert_eq!(
+        server.requests()[0].header("user-agent"),
+        Some("my-agent/2.0")
+    );
+}
+
+#[tokio::test]
 async fn a_spent_quota_and_a_501_are_not_retried() {
     let api = Api::Chat;
     let quota = json!({"error": {"message": "You exceeded your current quota.",
