@@ -244,6 +244,41 @@ async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
 }
 
 #[tokio::test]
+async fn call_arguments_sent_as_an_object_are_read_as_complete_reads_them() {
+    // Some servers write a call's arguments as a JSON object rather than its text; `complete`
+    // reads them, and so must the stream (they were dropped, and the call ran without them).
+    let delta = |delta: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        )
+    };
+    let text = sse_text([
+        delta(json!({"role": "assistant", "content": "Let me compute both."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": {"a": 2, "b": 3}}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 1, "id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": {"a": 1, "b": 0}}}]}),
+        ),
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
+                "prompt_tokens_details": {"cached_tokens": 64}}}),
+        ),
+    ]) + "data: [DONE]\n\n";
+    let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect("the streamed answer"),
+        completed(Api::Chat).await
+    );
+    assert_eq!(pieced(&streamed.deltas).1, first_calls());
+}
+
+#[tokio::test]
 async fn events_without_data_are_passed_over() {
     // Proxies keep a quiet stream alive with empty `data:` lines; an event that carries no
     // data carries no chunk, and the stream goes on.

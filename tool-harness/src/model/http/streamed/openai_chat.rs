@@ -144,7 +144,13 @@ impl Assembler for ChatAssembler {
             let call = &mut self.calls[index];
             let id = id.map(str::to_owned);
             let name = name.map(str::to_owned);
-            let fragment = text(function, "arguments").unwrap_or_default();
+            // Arguments written as an object rather than as its text (which `complete` reads
+            // too) are that object's text.
+            let fragment = match function.get("arguments") {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(fragment)) => fragment.clone(),
+                Some(arguments) => arguments.to_string(),
+            };
             if id.is_some() {
                 call.id.clone_from(&id);
             }
@@ -152,12 +158,12 @@ impl Assembler for ChatAssembler {
             if call.name.is_none() {
                 call.name.clone_from(&name);
             }
-            call.arguments.push_str(fragment);
+            call.arguments.push_str(&fragment);
             on_delta(StreamDelta::ToolCallArguments {
                 index,
                 id,
                 name,
-                fragment: fragment.to_owned(),
+                fragment,
             });
         }
         Ok(())
