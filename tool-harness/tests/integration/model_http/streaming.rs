@@ -279,6 +279,58 @@ async fn call_arguments_sent_as_an_object_are_read_as_complete_reads_them() {
 }
 
 #[tokio::test]
+async fn a_legacy_function_call_and_content_parts_stream_as_complete_reads_them() {
+    // Older servers stream the deprecated single `function_call`, and some write `content`
+    // as parts; `complete` reads both, and so must the stream (they were dropped).
+    let delta = |delta: Value, finish: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let text = sse_text([
+        delta(
+            json!({"role": "assistant", "content": [{"type": "text", "text": "Let me "}]}),
+            Value::Null,
+        ),
+        delta(
+            json!({"content": [{"type": "text", "text": "add."}]}),
+            Value::Null,
+        ),
+        delta(
+            json!({"function_call": {"name": "add", "arguments": ""}}),
+            Value::Null,
+        ),
+        delta(
+            json!({"function_call": {"arguments": "{\"a\":2,"}}),
+            Value::Null,
+        ),
+        delta(
+            json!({"function_call": {"arguments": "\"b\":3}"}}),
+            json!("function_call"),
+        ),
+    ]) + "data: [DONE]\n\n";
+    let whole = json!({"choices": [{"index": 0, "finish_reason": "function_call",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "Let me add."}],
+            "function_call": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}}]});
+    let server = MockServer::start([Reply::json(200, &whole)]).await;
+    let completed = Api::Chat
+        .model(&server.base, &Client::default())
+        .complete(&first_request(Api::Chat))
+        .await
+        .expect("the unstreamed answer");
+    assert_eq!(completed.calls.len(), 1);
+    let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
+    assert_eq!(streamed.answer.expect("the streamed answer"), completed);
+    let (text, calls) = pieced(&streamed.deltas);
+    assert_eq!(text, "Let me add.");
+    assert_eq!(
+        calls,
+        [(None, Some("add".to_owned()), r#"{"a":2,"b":3}"#.to_owned())]
+    );
+}
+
+#[tokio::test]
 async fn events_without_data_are_passed_over() {
     // Proxies keep a quiet stream alive with empty `data:` lines; an event that carries no
     // data carries no chunk, and the stream goes on.

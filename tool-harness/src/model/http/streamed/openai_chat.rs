@@ -4,7 +4,9 @@
 //! index; the id and name in its first piece), the `finish_reason` on the last, the usage on
 //! a chunk of its own; `data: [DONE]` ends it. A piece that opens a call (it names the tool)
 //! under an index holding a call of another id or tool begins a new call: some servers send
-//! every call under index 0.
+//! every call under index 0. What `complete` reads of older or looser servers is read too:
+//! `content` written as parts, the deprecated single `function_call`, arguments written as
+//! an object.
 
 use serde_json::{Map, Value, json};
 
@@ -29,6 +31,8 @@ pub(crate) struct ChatAssembler {
     /// The call each `index` of the stream stands for, by index: the last call begun under
     /// it.
     indexed: Vec<usize>,
+    /// The deprecated single `function_call` of older servers, as its pieces arrive.
+    function_call: Option<CallPieces>,
     finish_reason: Option<Value>,
     usage: Option<Value>,
 }
@@ -110,10 +114,33 @@ impl Assembler for ChatAssembler {
             ("content", &mut self.content),
             ("refusal", &mut self.refusal),
         ] {
-            if let Some(piece) = text(delta, key).filter(|piece| !piece.is_empty()) {
-                slot.get_or_insert_with(String::new).push_str(piece);
-                on_delta(StreamDelta::Text(piece.to_owned()));
+            // Text, or content parts (as some compatible servers write them): their text.
+            let piece = match delta.get(key) {
+                Some(Value::Array(parts)) => {
+                    parts.iter().filter_map(|part| text(part, "text")).collect()
+                }
+                _ => text(delta, key).unwrap_or_default().to_owned(),
+            };
+            if !piece.is_empty() {
+                slot.get_or_insert_with(String::new).push_str(&piece);
+                on_delta(StreamDelta::Text(piece));
             }
+        }
+        if let Some(function) = delta.get("function_call").filter(|call| call.is_object()) {
+            // The only call of its answer, its name in its first piece.
+            let call = self.function_call.get_or_insert_with(CallPieces::default);
+            let name = text(function, "name").map(str::to_owned);
+            if call.name.is_none() {
+                call.name.clone_from(&name);
+            }
+            let fragment = arguments_text(function);
+            call.arguments.push_str(&fragment);
+            on_delta(StreamDelta::ToolCallArguments {
+                index: 0,
+                id: None,
+                name,
+                fragment,
+            });
         }
         let Some(pieces) = delta.get("tool_calls").and_then(Value::as_array) else {
             return Ok(());
@@ -144,13 +171,7 @@ impl Assembler for ChatAssembler {
             let call = &mut self.calls[index];
             let id = id.map(str::to_owned);
             let name = name.map(str::to_owned);
-            // Arguments written as an object rather than as its text (which `complete` reads
-            // too) are that object's text.
-            let fragment = match function.get("arguments") {
-                None | Some(Value::Null) => String::new(),
-                Some(Value::String(fragment)) => fragment.clone(),
-                Some(arguments) => arguments.to_string(),
-            };
+            let fragment = arguments_text(function);
             if id.is_some() {
                 call.id.clone_from(&id);
             }
@@ -186,6 +207,12 @@ impl Assembler for ChatAssembler {
         if let Some(refusal) = self.refusal {
             message.insert("refusal".to_owned(), json!(refusal));
         }
+        if let Some(call) = self.function_call {
+            message.insert(
+                "function_call".to_owned(),
+                json!({"name": call.name, "arguments": call.arguments}),
+            );
+        }
         if !self.calls.is_empty() {
             let calls: Vec<Value> = self
                 .calls
@@ -214,5 +241,15 @@ impl Assembler for ChatAssembler {
             answer["usage"] = usage;
         }
         Ok(Some(answer))
+    }
+}
+
+/// The piece of a call's arguments in `function`: its `arguments` text, or the text of
+/// arguments written as an object (which `complete` reads too).
+fn arguments_text(function: &Value) -> String {
+    match function.get("arguments") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(fragment)) => fragment.clone(),
+        Some(arguments) => arguments.to_string(),
     }
 }
