@@ -374,6 +374,20 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
 }
 
 #[tokio::test]
+async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
+    let text = "data: {\"error\": \"the context is full\"}\n\n";
+    let streamed = stream(Api::Chat, Reply::sse(text, 1000), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect_err("an error"),
+        ModelError::Api {
+            provider: "openai_chat".into(),
+            status: 200,
+            message: "the context is full".into(),
+        }
+    );
+}
+
+#[tokio::test]
 async fn only_the_first_choice_or_candidate_is_streamed() {
     // With `n` (or Gemini's `candidateCount`) above 1, each choice streams under its own
     // index, alone in its chunk: the answer is the first, as `complete` reads it.
