@@ -132,11 +132,16 @@ impl EventStream {
     }
 
     /// The next event's name (`event:`, if it had one) and data read as JSON; `None` when
-    /// the stream ends, or at OpenAI's `data: [DONE]`. An event not ended by a blank line
-    /// when the body ends is dropped, as the specification says.
+    /// the stream ends, or at OpenAI's `data: [DONE]`. An event whose data is empty is
+    /// passed over, and one not ended by a blank line when the body ends is dropped, as the
+    /// specification says.
     pub(crate) async fn next(&mut self) -> Result<Option<(Option<String>, Value)>, ModelError> {
         loop {
             if let Some(event) = self.parser.ready.pop_front() {
+                // An empty `data:` (a proxy's keep-alive) carries no chunk of the answer.
+                if event.data.trim().is_empty() {
+                    continue;
+                }
                 if event.data.trim() == "[DONE]" {
                     self.response = None;
                     return Ok(None);

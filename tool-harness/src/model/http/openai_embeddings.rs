@@ -159,14 +159,18 @@ impl OpenAiEmbedder {
         Value::Object(body)
     }
 
-    /// The vectors of one request's `texts`.
-    async fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+    /// The vectors of one request's `texts`, which begin at text `first` of the `embed`.
+    async fn embed_batch(
+        &self,
+        first: usize,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, ServiceError> {
         let answer = self
             .transport
             .post_json(PATH, &self.body(texts))
             .await
             .map_err(|error| ServiceError::new("embedder", error))?;
-        read_vectors(&answer, texts.len(), self.dimensions)
+        read_vectors(&answer, first, texts.len(), self.dimensions)
             .map_err(|reason| ServiceError::new("embedder", format!("{NAME}: {reason}")))
     }
 }
@@ -287,7 +291,11 @@ impl Embedder for OpenAiEmbedder {
         // `async_trait`'s future (a closure over borrowed batches is not general enough).
         let requests: Vec<BatchFuture<'_>> = texts
             .chunks(self.batch_size)
-            .map(|batch| Box::pin(self.embed_batch(batch)) as BatchFuture<'_>)
+            .enumerate()
+            .map(|(number, batch)| {
+                let first = number * self.batch_size;
+                Box::pin(self.embed_batch(first, batch)) as BatchFuture<'_>
+            })
             .collect();
         let answers: Vec<Vec<Vec<f32>>> = futures::stream::iter(requests)
             .buffered(self.concurrent_requests)
@@ -302,8 +310,15 @@ impl Embedder for OpenAiEmbedder {
 }
 
 /// The `texts` vectors of `answer` (`data`, each item's `embedding` at its `index`, the
-/// items' order where they have none), each of `dimensions` numbers; or what is wrong.
-fn read_vectors(answer: &Value, texts: usize, dimensions: usize) -> Result<Vec<Vec<f32>>, String> {
+/// items' order where they have none), each of `dimensions` numbers; or what is wrong,
+/// naming a text by its place among all the texts embedded, the request's beginning at
+/// `first`.
+fn read_vectors(
+    answer: &Value,
+    first: usize,
+    texts: usize,
+    dimensions: usize,
+) -> Result<Vec<Vec<f32>>, String> {
     let Some(items) = answer.get("data").and_then(Value::as_array) else {
         return Err("the answer has no `data` array".to_owned());
     };
@@ -323,19 +338,22 @@ fn read_vectors(answer: &Value, texts: usize, dimensions: usize) -> Result<Vec<V
             },
         };
         if vectors[index].is_some() {
-            return Err(format!("the answer holds two vectors for text {index}"));
+            return Err(format!(
+                "the answer holds two vectors for text {}",
+                first + index
+            ));
         }
-        vectors[index] = Some(read_vector(item, position, index, dimensions)?);
+        vectors[index] = Some(read_vector(item, position, first + index, dimensions)?);
     }
     // One item a text and none repeated: every text has its vector.
     Ok(vectors.into_iter().flatten().collect())
 }
 
-/// The `embedding` of `data[position]`, text `index`'s, `dimensions` numbers an `f32` holds.
+/// The `embedding` of `data[position]`, text `text`'s, `dimensions` numbers an `f32` holds.
 fn read_vector(
     item: &Value,
     position: usize,
-    index: usize,
+    text: usize,
     dimensions: usize,
 ) -> Result<Vec<f32>, String> {
     let Some(numbers) = item.get("embedding").and_then(Value::as_array) else {
@@ -345,7 +363,7 @@ fn read_vector(
     };
     if numbers.len() != dimensions {
         return Err(format!(
-            "the vector of text {index} (data[{position}]) has {} numbers, not {dimensions}",
+            "the vector of text {text} (data[{position}]) has {} numbers, not {dimensions}",
             numbers.len()
         ));
     }
@@ -373,15 +391,15 @@ mod tests {
             {"index": 0, "embedding": [1.0, 0.5]}
         ]});
         assert_eq!(
-            read_vectors(&answer, 2, 2).unwrap(),
+            read_vectors(&answer, 0, 2, 2).unwrap(),
             [[1.0, 0.5], [0.0, 1.0]]
         );
         // Without indices, the items' order.
         let answer = json!({"data": [{"embedding": [1.0]}, {"embedding": [2.0]}]});
-        assert_eq!(read_vectors(&answer, 2, 1).unwrap(), [[1.0], [2.0]]);
+        assert_eq!(read_vectors(&answer, 0, 2, 1).unwrap(), [[1.0], [2.0]]);
 
         let error = |answer: Value, texts, dimensions| {
-            read_vectors(&answer, texts, dimensions).unwrap_err()
+            read_vectors(&answer, 0, texts, dimensions).unwrap_err()
         };
         assert_eq!(
             error(json!({"data": [{"embedding": [1.0]}]}), 2, 1),

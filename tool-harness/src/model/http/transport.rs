@@ -8,7 +8,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{
+    ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER, USER_AGENT,
+};
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
@@ -101,10 +103,17 @@ impl Transport {
             headers.insert(header, value);
         }
         let tls = crate::tls::client_config(https).map_err(bad)?;
+        // The client's own user agent unless a header of the builder's replaces it
+        // (`user_agent` set after `default_headers` would replace theirs).
+        if !headers.contains_key(USER_AGENT) {
+            headers.insert(
+                USER_AGENT,
+                HeaderValue::from_static(concat!("toolsmith/", env!("CARGO_PKG_VERSION"))),
+            );
+        }
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .default_headers(headers)
-            .user_agent(concat!("toolsmith/", env!("CARGO_PKG_VERSION")))
             // A redirect would carry the key elsewhere: an API never needs one.
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -201,7 +210,17 @@ impl Transport {
                 || retries >= self.max_retries
                 || wait > self.max_retry_wait
             {
-                let message = body.into_text();
+                let mut message = body.into_text();
+                // A rate limit holds the wait it asked for; another status says it here.
+                if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
+                    && is_retried(status, quota_spent)
+                    && status != StatusCode::TOO_MANY_REQUESTS
+                {
+                    message.push_str(&format!(
+                        " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
+                        self.max_retry_wait
+                    ));
+                }
                 return Err(self.status_error(status, retry_after, message, quota_spent));
             }
             log::debug!(

@@ -148,6 +148,26 @@ async fn a_wrong_answer_or_a_failed_request_is_an_error_that_says_what() {
     assert_eq!(server.requests().len(), 5);
 }
 
+#[tokio::test]
+async fn a_wrong_vector_is_named_by_its_text_among_all_the_texts() {
+    // The second request (texts 2 and 3) answers a short vector for its second text: text
+    // 3, not the request's text 1.
+    let server = MockServer::start([
+        answer(&[vec![1.0, 0.0], vec![2.0, 0.0]]),
+        answer(&[vec![3.0, 0.0], vec![4.0]]),
+    ])
+    .await;
+    let error = embedder(&server.base, "nomic-embed-text")
+        .embed(&texts(&["a", "b", "c", "d"]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "embedder: openai_embeddings: the vector of text 3 (data[0]) has 1 numbers, not 2"
+    );
+}
+
 #[test]
 fn the_builder_refuses_what_cannot_work() {
     let reason = |built: Result<OpenAiEmbedder, ModelError>| match built {

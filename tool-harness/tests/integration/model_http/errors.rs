@@ -177,6 +177,21 @@ async fn a_wait_beyond_the_cap_is_not_retried() {
 }
 
 #[tokio::test]
+async fn a_server_error_asking_for_a_wait_beyond_the_cap_says_how_long() {
+    // `max_retry_wait`: "its error says how long it asked for", whatever the status.
+    let api = Api::Anthropic;
+    let reply = Reply::json(503, &api.error_body(503, "Overloaded")).header("retry-after", "120");
+    let (error, requests) = fail(api, &Client::default(), vec![reply]).await;
+    assert_eq!(requests, 1);
+    assert!(
+        matches!(&error, ModelError::Api { status: 503, message, .. }
+            if message.starts_with("Overloaded") && message.contains("120s")),
+        "{error:?}"
+    );
+    assert!(error.is_transient());
+}
+
+#[tokio::test]
 async fn a_slow_answer_times_out() {
     for api in Api::ALL {
         let client = Client {
@@ -454,6 +469,25 @@ async fn extra_headers_are_sent() {
     assert!(
         sent.header("user-agent")
             .is_some_and(|ua| ua.starts_with("toolsmith/"))
+    );
+}
+
+#[tokio::test]
+async fn a_user_agent_header_replaces_the_client_s_own() {
+    let server = MockServer::start([Reply::json(200, &Api::Chat.text_answer("a"))]).await;
+    let model = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.base))
+        .header("User-Agent", "my-agent/2.0")
+        .build()
+        .expect("a client");
+    model
+        .complete(&request(Api::Chat))
+        .await
+        .expect("an answer");
+    assert_eq!(
+        server.requests()[0].header("user-agent"),
+        Some("my-agent/2.0")
     );
 }
 

@@ -186,6 +186,168 @@ async fn tool_call_pieces_without_an_index_are_matched_by_their_id() {
 }
 
 #[tokio::test]
+async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
+    // Some servers (Ollama through LiteLLM, SGLang, proxies flattening parallel calls) send
+    // every call under index 0: a piece opening a call of another id or tool begins the next
+    // call, and the pieces after it continue that call.
+    let delta = |delta: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        )
+    };
+    let finish = || {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
+                "prompt_tokens_details": {"cached_tokens": 64}}}),
+        )
+    };
+    let whole = sse_text([
+        delta(json!({"role": "assistant", "content": "Let me compute both."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": "{\"a\":1,\"b\":0}"}}]}),
+        ),
+        finish(),
+    ]) + "data: [DONE]\n\n";
+    let in_pieces = sse_text([
+        delta(json!({"role": "assistant", "content": "Let me compute both."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": ""}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":2,\"b\":3}"}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": "{\"a\":1,"}}]}),
+        ),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"b\":0}"}}]})),
+        finish(),
+    ]) + "data: [DONE]\n\n";
+    for text in [whole, in_pieces] {
+        let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
+        assert_eq!(
+            streamed.answer.expect("the streamed answer"),
+            completed(Api::Chat).await,
+            "{text}"
+        );
+        assert_eq!(pieced(&streamed.deltas).1, first_calls(), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn call_arguments_sent_as_an_object_are_read_as_complete_reads_them() {
+    // Some servers write a call's arguments as a JSON object rather than its text; `complete`
+    // reads them, and so must the stream (they were dropped, and the call ran without them).
+    let delta = |delta: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        )
+    };
+    let text = sse_text([
+        delta(json!({"role": "assistant", "content": "Let me compute both."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+            "function": {"name": "add", "arguments": {"a": 2, "b": 3}}}]}),
+        ),
+        delta(
+            json!({"tool_calls": [{"index": 1, "id": "call_div", "type": "function",
+            "function": {"name": "divide", "arguments": {"a": 1, "b": 0}}}]}),
+        ),
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
+                "prompt_tokens_details": {"cached_tokens": 64}}}),
+        ),
+    ]) + "data: [DONE]\n\n";
+    let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect("the streamed answer"),
+        completed(Api::Chat).await
+    );
+    assert_eq!(pieced(&streamed.deltas).1, first_calls());
+}
+
+#[tokio::test]
+async fn a_legacy_function_call_and_content_parts_stream_as_complete_reads_them() {
+    // Older servers stream the deprecated single `function_call`, and some write `content`
+    // as parts; `complete` reads both, and so must the stream (they were dropped).
+    let delta = |delta: Value, finish: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let text = sse_text([
+        delta(
+            json!({"role": "assistant", "content": [{"type": "text", "text": "Let me "}]}),
+            Value::Null,
+        ),
+        delta(
+            json!({"content": [{"type": "text", "text": "add."}]}),
+            Value::Null,
+        ),
+        delta(
+            json!({"function_call": {"name": "add", "arguments": ""}}),
+            Value::Null,
+        ),
+        delta(
+            json!({"function_call": {"arguments": "{\"a\":2,"}}),
+            Value::Null,
+        ),
+        delta(
+            json!({"function_call": {"arguments": "\"b\":3}"}}),
+            json!("function_call"),
+        ),
+    ]) + "data: [DONE]\n\n";
+    let whole = json!({"choices": [{"index": 0, "finish_reason": "function_call",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "Let me add."}],
+            "function_call": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}}]});
+    let server = MockServer::start([Reply::json(200, &whole)]).await;
+    let completed = Api::Chat
+        .model(&server.base, &Client::default())
+        .complete(&first_request(Api::Chat))
+        .await
+        .expect("the unstreamed answer");
+    assert_eq!(completed.calls.len(), 1);
+    let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
+    assert_eq!(streamed.answer.expect("the streamed answer"), completed);
+    let (text, calls) = pieced(&streamed.deltas);
+    assert_eq!(text, "Let me add.");
+    assert_eq!(
+        calls,
+        [(None, Some("add".to_owned()), r#"{"a":2,"b":3}"#.to_owned())]
+    );
+}
+
+#[tokio::test]
+async fn events_without_data_are_passed_over() {
+    // Proxies keep a quiet stream alive with empty `data:` lines; an event that carries no
+    // data carries no chunk, and the stream goes on.
+    let mut text = String::from("data:\n\n");
+    for event in chat_events().split_inclusive("\n\n") {
+        text.push_str(event);
+        text.push_str("data: \n\nevent: ping\ndata:\n\n");
+    }
+    let streamed = stream(Api::Chat, Reply::sse(&text, 7), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect("the streamed answer"),
+        completed(Api::Chat).await
+    );
+    assert_eq!(pieced(&streamed.deltas).1, first_calls());
+}
+
+#[tokio::test]
 async fn an_error_in_the_stream_is_the_api_s_error() {
     let text = sse_text([
         (
@@ -209,6 +371,20 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
     );
     // What came before the error was reported.
     assert_eq!(streamed.deltas, [StreamDelta::Text("Hi".into())]);
+}
+
+#[tokio::test]
+async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
+    let text = "data: {\"error\": \"the context is full\"}\n\n";
+    let streamed = stream(Api::Chat, Reply::sse(text, 1000), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect_err("an error"),
+        ModelError::Api {
+            provider: "openai_chat".into(),
+            status: 200,
+            message: "the context is full".into(),
+        }
+    );
 }
 
 #[tokio::test]

@@ -114,10 +114,12 @@ pub(crate) fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
-/// The error message an event carries (`error.message`, or `error` itself as text).
+/// The error message an event carries (`error.message`, or `error` itself as text: a
+/// string as it is, anything else as JSON).
 pub(crate) fn error_message(error: &Value) -> String {
     error
         .get("message")
+        .or(Some(error))
         .and_then(Value::as_str)
         .map_or_else(|| error.to_string(), str::to_owned)
 }

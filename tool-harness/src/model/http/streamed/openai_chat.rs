@@ -2,7 +2,11 @@
 //! `data:` chunks whose first choice's `delta` (`index` 0) carries pieces of `content`,
 //! `refusal` and `tool_calls` (each by its `index`, or by its id from servers that send no
 //! index; the id and name in its first piece), the `finish_reason` on the last, the usage on
-//! a chunk of its own; `data: [DONE]` ends it.
+//! a chunk of its own; `data: [DONE]` ends it. A piece that opens a call (it names the tool)
+//! under an index holding a call of another id or tool begins a new call: some servers send
+//! every call under index 0. What `complete` reads of older or looser servers is read too:
+//! `content` written as parts, the deprecated single `function_call`, arguments written as
+//! an object.
 
 use serde_json::{Map, Value, json};
 
@@ -24,6 +28,11 @@ pub(crate) struct ChatAssembler {
     content: Option<String>,
     refusal: Option<String>,
     calls: Vec<CallPieces>,
+    /// The call each `index` of the stream stands for, by index: the last call begun under
+    /// it.
+    indexed: Vec<usize>,
+    /// The deprecated single `function_call` of older servers, as its pieces arrive.
+    function_call: Option<CallPieces>,
     finish_reason: Option<Value>,
     usage: Option<Value>,
 }
@@ -41,6 +50,42 @@ impl ChatAssembler {
                 .unwrap_or(self.calls.len()),
             None => self.calls.len().saturating_sub(1),
         }
+    }
+
+    /// Which call a tool-call piece with `index` belongs to: the call the index stands for,
+    /// unless the piece opens another call (it names a tool, with another id or name than
+    /// that call's: a server that sends every call under one index), which begins a new
+    /// call. A piece naming no tool continues the call.
+    fn indexed_call(
+        &mut self,
+        index: usize,
+        id: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<usize, Failed> {
+        // Indexes count up from 0, one call after another: a larger one is no call of this
+        // answer (and would make room for it).
+        if index > self.indexed.len() {
+            return Err(Failed::Malformed(format!(
+                "a tool call's piece has index {index}, after {} calls",
+                self.indexed.len()
+            )));
+        }
+        if index == self.indexed.len() {
+            self.indexed.push(self.calls.len());
+            return Ok(self.calls.len());
+        }
+        let call = &self.calls[self.indexed[index]];
+        let another = |given: Option<&str>, known: Option<&str>| {
+            given
+                .zip(known)
+                .is_some_and(|(given, known)| given != known)
+        };
+        if name.is_some()
+            && (another(id, call.id.as_deref()) || another(name, call.name.as_deref()))
+        {
+            self.indexed[index] = self.calls.len();
+        }
+        Ok(self.indexed[index])
     }
 }
 
@@ -69,10 +114,33 @@ impl Assembler for ChatAssembler {
             ("content", &mut self.content),
             ("refusal", &mut self.refusal),
         ] {
-            if let Some(piece) = text(delta, key).filter(|piece| !piece.is_empty()) {
-                slot.get_or_insert_with(String::new).push_str(piece);
-                on_delta(StreamDelta::Text(piece.to_owned()));
+            // Text, or content parts (as some compatible servers write them): their text.
+            let piece = match delta.get(key) {
+                Some(Value::Array(parts)) => {
+                    parts.iter().filter_map(|part| text(part, "text")).collect()
+                }
+                _ => text(delta, key).unwrap_or_default().to_owned(),
+            };
+            if !piece.is_empty() {
+                slot.get_or_insert_with(String::new).push_str(&piece);
+                on_delta(StreamDelta::Text(piece));
             }
+        }
+        if let Some(function) = delta.get("function_call").filter(|call| call.is_object()) {
+            // The only call of its answer, its name in its first piece.
+            let call = self.function_call.get_or_insert_with(CallPieces::default);
+            let name = text(function, "name").map(str::to_owned);
+            if call.name.is_none() {
+                call.name.clone_from(&name);
+            }
+            let fragment = arguments_text(function);
+            call.arguments.push_str(&fragment);
+            on_delta(StreamDelta::ToolCallArguments {
+                index: 0,
+                id: None,
+                name,
+                fragment,
+            });
         }
         let Some(pieces) = delta.get("tool_calls").and_then(Value::as_array) else {
             return Ok(());
@@ -80,34 +148,30 @@ impl Assembler for ChatAssembler {
         for piece in pieces {
             // An empty id (some proxies send one on each later piece) names no call.
             let id = text(piece, "id").filter(|id| !id.is_empty());
+            let function = piece.get("function").unwrap_or(&Value::Null);
+            let name = text(function, "name");
             let index = match piece.get("index").filter(|index| !index.is_null()) {
-                Some(index) => index
-                    .as_u64()
-                    .and_then(|index| usize::try_from(index).ok())
-                    .ok_or_else(|| {
-                        Failed::Malformed(format!(
-                            "a tool call's piece has an `index` that is not a count: {}",
-                            quoted(index)
-                        ))
-                    })?,
+                Some(index) => {
+                    let index = index
+                        .as_u64()
+                        .and_then(|index| usize::try_from(index).ok())
+                        .ok_or_else(|| {
+                            Failed::Malformed(format!(
+                                "a tool call's piece has an `index` that is not a count: {}",
+                                quoted(index)
+                            ))
+                        })?;
+                    self.indexed_call(index, id, name.filter(|name| !name.is_empty()))?
+                }
                 None => self.unindexed_call(id),
             };
-            // Indexes count up from 0, one call after another: a larger one is no call of
-            // this answer (and would make room for it).
-            if index > self.calls.len() {
-                return Err(Failed::Malformed(format!(
-                    "a tool call's piece has index {index}, after {} calls",
-                    self.calls.len()
-                )));
-            }
             if index == self.calls.len() {
                 self.calls.push(CallPieces::default());
             }
             let call = &mut self.calls[index];
             let id = id.map(str::to_owned);
-            let function = piece.get("function").unwrap_or(&Value::Null);
-            let name = text(function, "name").map(str::to_owned);
-            let fragment = text(function, "arguments").unwrap_or_default();
+            let name = name.map(str::to_owned);
+            let fragment = arguments_text(function);
             if id.is_some() {
                 call.id.clone_from(&id);
             }
@@ -115,12 +179,12 @@ impl Assembler for ChatAssembler {
             if call.name.is_none() {
                 call.name.clone_from(&name);
             }
-            call.arguments.push_str(fragment);
+            call.arguments.push_str(&fragment);
             on_delta(StreamDelta::ToolCallArguments {
                 index,
                 id,
                 name,
-                fragment: fragment.to_owned(),
+                fragment,
             });
         }
         Ok(())
@@ -142,6 +206,12 @@ impl Assembler for ChatAssembler {
         message.insert("content".to_owned(), json!(self.content));
         if let Some(refusal) = self.refusal {
             message.insert("refusal".to_owned(), json!(refusal));
+        }
+        if let Some(call) = self.function_call {
+            message.insert(
+                "function_call".to_owned(),
+                json!({"name": call.name, "arguments": call.arguments}),
+            );
         }
         if !self.calls.is_empty() {
             let calls: Vec<Value> = self
@@ -171,5 +241,15 @@ impl Assembler for ChatAssembler {
             answer["usage"] = usage;
         }
         Ok(Some(answer))
+    }
+}
+
+/// The piece of a call's arguments in `function`: its `arguments` text, or the text of
+/// arguments written as an object (which `complete` reads too).
+fn arguments_text(function: &Value) -> String {
+    match function.get("arguments") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(fragment)) => fragment.clone(),
+        Some(arguments) => arguments.to_string(),
     }
 }
