@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
 
-/// The requests a [`ChatServer`] saw, and the answers it has left.
-type Script = Arc<Mutex<(VecDeque<(u16, Value)>, Vec<Value>)>>;
+/// The answers a [`ChatServer`] has left, and the requests it saw (each with its
+/// `Authorization` header).
+type Script = Arc<Mutex<(VecDeque<(u16, Value)>, Vec<(Option<String>, Value)>)>>;
 
 /// An OpenAI Chat Completions server on 127.0.0.1 answering with scripted bodies, in order.
 struct ChatServer {
@@ -31,9 +32,15 @@ impl ChatServer {
             .route(
                 "/v1/chat/completions",
                 post(
-                    |State(script): State<Script>, Json(body): Json<Value>| async move {
+                    |State(script): State<Script>,
+                     headers: axum::http::HeaderMap,
+                     Json(body): Json<Value>| async move {
+                        let authorization = headers
+                            .get("authorization")
+                            .and_then(|value| value.to_str().ok())
+                            .map(str::to_owned);
                         let mut script = script.lock().unwrap();
-                        script.1.push(body);
+                        script.1.push((authorization, body));
                         let (status, answer) = script
                             .0
                             .pop_front()
@@ -53,7 +60,14 @@ impl ChatServer {
 
     /// The request bodies, in order.
     fn requests(&self) -> Vec<Value> {
-        self.script.lock().unwrap().1.clone()
+        let script = self.script.lock().unwrap();
+        script.1.iter().map(|(_, body)| body.clone()).collect()
+    }
+
+    /// The requests' `Authorization` headers, in order.
+    fn authorizations(&self) -> Vec<Option<String>> {
+        let script = self.script.lock().unwrap();
+        script.1.iter().map(|(auth, _)| auth.clone()).collect()
     }
 }
 
@@ -203,6 +217,35 @@ async fn a_destructive_call_runs_only_with_yes() {
         std::fs::read_to_string(root.path().join("out.txt")).unwrap(),
         "written\n"
     );
+}
+
+#[tokio::test]
+async fn the_key_comes_from_the_environment_with_a_base_url_given() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([text("Hello.")]).await;
+    let mut command = command(root.path(), &server, &[], "Say hello.");
+    command.env("OPENAI_API_KEY", "sk-from-env");
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        server.authorizations(),
+        [Some("Bearer sk-from-env".to_owned())]
+    );
+    // Without it, a local server is asked with no key.
+    let server = ChatServer::start([text("Hello.")]).await;
+    assert!(
+        run(root.path(), &server, &[], "Say hello.")
+            .await
+            .status
+            .success()
+    );
+    assert_eq!(server.authorizations(), [None]);
 }
 
 #[tokio::test]

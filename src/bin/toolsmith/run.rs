@@ -117,43 +117,32 @@ impl Screen {
 /// A client of `api`: configured from its environment variables, at `base_url` when given
 /// (the key still from the environment, where set).
 fn model(api: ModelApi, base_url: Option<&str>) -> Result<Box<dyn ChatModel>, Failure> {
-    fn at<M>(
-        builder: HttpModelBuilder<M>,
-        base_url: &str,
-        key_vars: &[&str],
-    ) -> HttpModelBuilder<M> {
-        let key = key_vars.iter().find_map(|name| {
-            std::env::var(name)
-                .ok()
-                .filter(|key| !key.trim().is_empty())
-        });
-        let builder = builder.base_url(base_url);
-        match key {
-            Some(key) => builder.api_key(key),
+    fn at<M>(builder: HttpModelBuilder<M>, base_url: Option<&str>) -> HttpModelBuilder<M> {
+        match base_url {
+            Some(url) => builder.base_url(url),
             None => builder,
         }
     }
-    let model: Box<dyn ChatModel> = match (api, base_url) {
-        (ModelApi::OpenaiChat, None) => Box::new(OpenAiChatModel::from_env()?),
-        (ModelApi::OpenaiChat, Some(url)) => {
-            Box::new(at(OpenAiChatModel::builder(), url, &["OPENAI_API_KEY"]).build()?)
-        }
-        (ModelApi::OpenaiResponses, None) => Box::new(OpenAiResponsesModel::from_env()?),
-        (ModelApi::OpenaiResponses, Some(url)) => {
-            Box::new(at(OpenAiResponsesModel::builder(), url, &["OPENAI_API_KEY"]).build()?)
-        }
-        (ModelApi::Anthropic, None) => Box::new(AnthropicModel::from_env()?),
-        (ModelApi::Anthropic, Some(url)) => {
-            Box::new(at(AnthropicModel::builder(), url, &["ANTHROPIC_API_KEY"]).build()?)
-        }
-        (ModelApi::Gemini, None) => Box::new(GeminiModel::from_env()?),
-        (ModelApi::Gemini, Some(url)) => Box::new(
-            at(
-                GeminiModel::builder(),
-                url,
-                &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-            )
-            .build()?,
+    let model: Box<dyn ChatModel> = match api {
+        ModelApi::OpenaiChat => Box::new(
+            at(OpenAiChatModel::builder(), base_url)
+                .env_defaults()
+                .build()?,
+        ),
+        ModelApi::OpenaiResponses => Box::new(
+            at(OpenAiResponsesModel::builder(), base_url)
+                .env_defaults()
+                .build()?,
+        ),
+        ModelApi::Anthropic => Box::new(
+            at(AnthropicModel::builder(), base_url)
+                .env_defaults()
+                .build()?,
+        ),
+        ModelApi::Gemini => Box::new(
+            at(GeminiModel::builder(), base_url)
+                .env_defaults()
+                .build()?,
         ),
     };
     Ok(model)

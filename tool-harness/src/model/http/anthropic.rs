@@ -20,6 +20,10 @@ const ENDPOINT: Endpoint = Endpoint {
     base_url_var: "ANTHROPIC_BASE_URL",
 };
 
+impl super::builder::Configured for AnthropicModel {
+    const ENDPOINT: Endpoint = ENDPOINT;
+}
+
 /// The API version every request names (`anthropic-version`).
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -70,7 +74,7 @@ impl AnthropicModel {
     /// A client configured from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (default
     /// `https://api.anthropic.com`). Without a key, only another base URL is accepted.
     pub fn from_env() -> Result<Self, ModelError> {
-        Self::builder().with_env(&ENDPOINT).build()
+        Self::builder().env_defaults().build()
     }
 }
 

@@ -68,8 +68,9 @@ pub(crate) struct Settings {
 /// ask for events it does not read.
 const CLIENT_FIELDS: &[&str] = &["stream", "stream_options"];
 
-/// What a client needs to know to resolve its settings.
-pub(crate) struct Endpoint {
+/// What a client needs to know to resolve its settings. (`pub` for the sealed `Configured`
+/// trait to name it; the module is private, so no user can.)
+pub struct Endpoint {
     /// What errors call the API (a provider's short name).
     pub(crate) name: &'static str,
     /// The official API's base URL.
@@ -215,9 +216,28 @@ impl<M> HttpModelBuilder<M> {
         self
     }
 
-    /// The same builder, its key and base URL taken from the environment where they were
-    /// not set.
-    pub(crate) fn with_env(mut self, endpoint: &Endpoint) -> Self {
+    /// Takes what was not set from the client's environment variables: the key (the
+    /// first of them set, e.g. `OPENAI_API_KEY`; for Gemini `GEMINI_API_KEY`, then
+    /// `GOOGLE_API_KEY`) and the base URL (e.g. `OPENAI_BASE_URL`). A value set on the
+    /// builder, before or after, wins. The client's `from_env()` is `builder()` with this.
+    ///
+    /// ```
+    /// use toolsmith_harness::model::http::OpenAiChatModel;
+    ///
+    /// // A local server's URL, and its key from `OPENAI_API_KEY` where that is set.
+    /// let model = OpenAiChatModel::builder()
+    ///     .base_url("http://127.0.0.1:8080/v1")
+    ///     .env_defaults()
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = model;
+    /// ```
+    #[must_use]
+    pub fn env_defaults(mut self) -> Self
+    where
+        M: sealed::Configured,
+    {
+        let endpoint = &M::ENDPOINT;
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         if self.settings.api_key.is_none() {
             self.settings.api_key = endpoint.key_vars.iter().find_map(|name| var(name));
@@ -339,9 +359,17 @@ impl ChatClient for super::OpenAiResponsesModel {}
 impl ChatClient for super::AnthropicModel {}
 impl ChatClient for super::GeminiModel {}
 
+pub(crate) use sealed::Configured;
+
 mod sealed {
     /// Keeps [`ChatClient`](super::ChatClient) to the crate's clients.
     pub trait Sealed {}
+
+    /// A client of the crate, with the settings its builder resolves against.
+    pub trait Configured {
+        /// Its API's name, official base URL and environment variables.
+        const ENDPOINT: super::Endpoint;
+    }
 
     impl Sealed for super::super::OpenAiChatModel {}
     impl Sealed for super::super::OpenAiResponsesModel {}

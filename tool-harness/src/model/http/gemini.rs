@@ -21,6 +21,10 @@ const ENDPOINT: Endpoint = Endpoint {
     base_url_var: "GEMINI_BASE_URL",
 };
 
+impl super::builder::Configured for GeminiModel {
+    const ENDPOINT: Endpoint = ENDPOINT;
+}
+
 /// A model behind the Gemini API (`POST {base}/v1beta/models/{model}:generateContent`;
 /// streamed, `:streamGenerateContent?alt=sse`).
 ///
@@ -64,7 +68,7 @@ impl GeminiModel {
     /// (default `https://generativelanguage.googleapis.com`). Without a key, only another
     /// base URL is accepted.
     pub fn from_env() -> Result<Self, ModelError> {
-        Self::builder().with_env(&ENDPOINT).build()
+        Self::builder().env_defaults().build()
     }
 }
 

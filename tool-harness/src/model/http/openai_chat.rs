@@ -21,6 +21,10 @@ const ENDPOINT: Endpoint = Endpoint {
     base_url_var: "OPENAI_BASE_URL",
 };
 
+impl super::builder::Configured for OpenAiChatModel {
+    const ENDPOINT: Endpoint = ENDPOINT;
+}
+
 /// A model behind OpenAI's Chat Completions API (`POST {base}/chat/completions`), which
 /// vLLM, llama.cpp's server, Ollama and most local servers also speak: point
 /// [`base_url`](HttpModelBuilder::base_url) at them (a local server may need no key).
@@ -86,7 +90,7 @@ impl OpenAiChatModel {
     /// A client configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL` (default
     /// `https://api.openai.com/v1`). Without a key, only another base URL is accepted.
     pub fn from_env() -> Result<Self, ModelError> {
-        Self::builder().with_env(&ENDPOINT).build()
+        Self::builder().env_defaults().build()
     }
 }
 

@@ -21,6 +21,10 @@ const ENDPOINT: Endpoint = Endpoint {
     base_url_var: "OPENAI_BASE_URL",
 };
 
+impl super::builder::Configured for OpenAiEmbedder {
+    const ENDPOINT: Endpoint = ENDPOINT;
+}
+
 /// Where requests go, under the base URL.
 const PATH: &str = "/embeddings";
 
@@ -138,7 +142,7 @@ impl OpenAiEmbedder {
     /// (default `https://api.openai.com/v1`). Without a key, only another base URL is
     /// accepted.
     pub fn from_env(model: impl Into<String>) -> Result<Self, ModelError> {
-        Self::builder(model).with_env(&ENDPOINT).build()
+        Self::builder(model).env_defaults().build()
     }
 
     /// The model the embedder asks for.

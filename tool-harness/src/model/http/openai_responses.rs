@@ -20,6 +20,10 @@ const ENDPOINT: Endpoint = Endpoint {
     base_url_var: "OPENAI_BASE_URL",
 };
 
+impl super::builder::Configured for OpenAiResponsesModel {
+    const ENDPOINT: Endpoint = ENDPOINT;
+}
+
 /// A model behind OpenAI's Responses API (`POST {base}/responses`).
 ///
 /// Each request carries the whole conversation as `input` items (`store: false`: nothing is
@@ -66,7 +70,7 @@ impl OpenAiResponsesModel {
     /// A client configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL` (default
     /// `https://api.openai.com/v1`). Without a key, only another base URL is accepted.
     pub fn from_env() -> Result<Self, ModelError> {
-        Self::builder().with_env(&ENDPOINT).build()
+        Self::builder().env_defaults().build()
     }
 }
 
