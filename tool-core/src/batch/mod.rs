@@ -546,8 +546,9 @@ impl ToolCallManager {
     }
 
     /// Runs a planned workflow with explicit [`BatchOptions`]. When the batch is cancelled or
-    /// its deadline passes, running calls are dropped (`Cancelled("stopped: …")`) and calls
-    /// not yet started end `Cancelled("not run: …")`; the outcomes are still complete.
+    /// its deadline passes, running calls are dropped (`Cancelled("stopped: …")`, their
+    /// [context](ToolCallContext)'s token cancelled) and calls not yet started end
+    /// `Cancelled("not run: …")`; the outcomes are still complete.
     pub async fn execute_workflow_with(
         &self,
         workflow: &Workflow<'_>,
@@ -593,7 +594,14 @@ impl ToolCallManager {
         let requests = workflow.requests();
         // Each call runs with its context (id, a cancellation token that the batch's token
         // reaches, progress reporting) and in an OpenTelemetry GenAI `execute_tool` span.
-        let batch_token = options.cancellation.clone().unwrap_or_default();
+        // The calls' tokens hang from one of the batch's own, cancelled when the batch gives
+        // up on its calls (stopped, or its future dropped), so that work a tool handed
+        // elsewhere hears of it; the caller's token is left as it is.
+        let batch_token = options
+            .cancellation
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        let cancel_on_drop = batch_token.clone().drop_guard();
         let launch = |index: usize, call: PreparedCall| {
             let request = &requests[index];
             let mut context = ToolCallContext::new(
@@ -623,12 +631,15 @@ impl ToolCallManager {
                 .run_stage(stage, &mut in_flight, &launch, &attempts, stop)
                 .await;
             if let Err(stop) = ended {
+                batch_token.cancel();
                 // Running calls are dropped here, before their outcomes are written.
                 in_flight.clear();
                 run.finish_stopped(stop, &attempts);
                 break;
             }
         }
+        // Every call has ended: their tokens stay as they are.
+        cancel_on_drop.disarm();
         run.outcomes
             .into_iter()
             .map(|outcome| outcome.expect("every call of every stage has an outcome"))
