@@ -94,7 +94,9 @@ impl BatchOptions {
 
     /// The whole batch must end within `deadline` of its start: then running calls are
     /// dropped and the calls not yet run are not started, all ending
-    /// [`Cancelled`](ToolError::Cancelled). Needs a Tokio runtime.
+    /// [`Cancelled`](ToolError::Cancelled). A retry that could start only at or after the
+    /// deadline is not made: its call ends with the error it failed with. Needs a Tokio
+    /// runtime.
     #[must_use]
     pub fn with_deadline(mut self, deadline: Duration) -> Self {
         self.deadline = Some(deadline);
@@ -602,6 +604,7 @@ impl ToolCallManager {
             .as_ref()
             .map_or_else(CancellationToken::new, CancellationToken::child_token);
         let cancel_on_drop = batch_token.clone().drop_guard();
+        let deadline_at = deadline.map(|(at, _)| at);
         let launch = |index: usize, call: PreparedCall| {
             let request = &requests[index];
             let mut context = ToolCallContext::new(
@@ -620,7 +623,7 @@ impl ToolCallManager {
                 gen_ai.tool.call.id = %request.id,
             );
             context
-                .scope(call.run(self, request, &attempts[index]))
+                .scope(call.run(self, request, &attempts[index], deadline_at))
                 .instrument(span)
                 .map(move |result| (index, result))
         };

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crate::manager::RegisteredTool;
 use crate::tool::call_annotations::call_annotations;
 use crate::{
@@ -260,12 +262,14 @@ enum CallTarget {
 
 impl PreparedCall {
     /// The retry loop: counts each run of the tool in `attempts` as it starts, so a caller
-    /// that drops this future midway still knows how many runs there were.
+    /// that drops this future midway still knows how many runs there were. No retry is made
+    /// that could start only at or after `deadline` (a batch's): the call ends with its error.
     pub(crate) async fn run(
         self,
         manager: &ToolCallManager,
         request: &ToolCallRequest,
         attempts: &AtomicU32,
+        deadline: Option<Instant>,
     ) -> Result<ToolCallResult, ToolError> {
         let Self {
             target,
@@ -297,7 +301,17 @@ impl PreparedCall {
                 Err(error) => return Err(error),
             };
             let wait = jitter.apply(policy.backoff(retry));
-            if !wait.is_zero() {
+            // The batch would stop such a retry before it ran, and report its deadline
+            // rather than the error the call ended in.
+            if deadline.is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|t| t >= at)) {
+                return Err(error);
+            }
+            if wait.is_zero() {
+                // Back to the executor between attempts all the same: a call whose attempts
+                // fail at once would otherwise never let a batch's deadline or token (or a
+                // caller's timeout) stop it.
+                tokio::task::yield_now().await;
+            } else {
                 if tokio::runtime::Handle::try_current().is_err() {
                     return Err(error);
                 }
@@ -496,7 +510,7 @@ impl ToolCallManager {
         attempts: &AtomicU32,
     ) -> Result<ToolCallResult, ToolError> {
         self.prepare_call(request)?
-            .run(self, request, attempts)
+            .run(self, request, attempts, None)
             .await
     }
 }
