@@ -556,3 +556,39 @@ async fn stopping_a_batch_cancels_the_tokens_of_the_calls_it_stops() {
     assert!(token(2).is_cancelled());
     assert!(!caller.is_cancelled());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_waiting_for_a_slot_does_not_run_a_tool_removed_meanwhile() {
+    let probe = Probe::new();
+    let manager = Arc::new(manager_with(&probe));
+    manager
+        .register(Arc::new(probe_tool(
+            "gone",
+            ToolAnnotations::default(),
+            &probe,
+        )))
+        .unwrap();
+    manager.activate(&["work".into(), "gone".into()]);
+    let requests = [
+        call("a", "work", json!({"ms": 10})),
+        call("b", "work", json!({"ms": 10})),
+        call("c", "gone", json!({})),
+    ];
+    let remover = Arc::clone(&manager);
+    tokio::spawn(async move {
+        tokio::time::sleep(5 * MS).await;
+        remover.deregister("gone");
+    });
+    // Two slots: c waits for one while "gone" is removed.
+    let options = BatchOptions::new()
+        .with_concurrency_limit(2)
+        .with_offer_check(true);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert!(outcomes[0].result.is_ok() && outcomes[1].result.is_ok());
+    assert_eq!(
+        outcomes[2].result,
+        Err(ToolError::UnknownTool("gone".into()))
+    );
+    assert_eq!(outcomes[2].attempts, 0);
+    assert_eq!(probe.started_tags(), ["a", "b"]);
+}

@@ -302,14 +302,17 @@ impl<'m, 'w> BatchRun<'m, 'w> {
             StageMode::Sequential { fail_fast } => (1, fail_fast),
             StageMode::Parallel { .. } => (self.limit, false),
         };
+        // The registry's generation when the stage's calls were admitted.
+        let mut admitted_at = 0;
         if limit == 1 {
             // One at a time, so each call is admitted just before it runs: a failure before
             // it cancels it instead.
             self.ordinary
                 .extend(stage.calls().iter().map(|&i| (i, None)));
         } else {
-            // Admitted up front (dependencies and offers cannot change within the stage) to
-            // know which calls are destructive.
+            // Admitted up front (dependencies cannot change within the stage) to know which
+            // calls are destructive.
+            admitted_at = self.manager.registry_generation();
             for &index in stage.calls() {
                 if let Some(call) = self.admit(index) {
                     let queue = if call.annotations.destructive == Some(true) {
@@ -344,6 +347,10 @@ impl<'m, 'w> BatchRun<'m, 'w> {
                     self.record_not_run(index, ToolError::Cancelled(reason));
                     continue;
                 }
+                // A call that waited for a slot while tools were registered or removed is
+                // admitted again: its tool may be gone (or its offer withdrawn).
+                let prepared =
+                    prepared.filter(|_| self.manager.registry_generation() == admitted_at);
                 let Some(call) = prepared.or_else(|| self.admit(index)) else {
                     if fail_fast {
                         stopped_by = Some(index);

@@ -466,6 +466,12 @@ impl ToolCallManager {
         self.registry.entry(name)
     }
 
+    /// How many times tools have been registered or removed so far: a call prepared at one
+    /// number is still to the registered tool while it has not moved.
+    pub(crate) fn registry_generation(&self) -> u64 {
+        self.registry.generation()
+    }
+
     fn entry_or_unknown(&self, name: &str) -> Result<Arc<RegisteredTool>, ToolError> {
         self.entry(name)
             .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
