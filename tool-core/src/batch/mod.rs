@@ -660,8 +660,9 @@ impl ToolCallManager {
 /// A running call's future, whose drop cannot unwind: a batch stopped by its deadline or
 /// token drops the calls still running, and a tool whose future panics as it is dropped
 /// (a guard of its own, say) would otherwise unwind into the batch's caller, losing every
-/// outcome. The call keeps its "stopped" outcome; the panic is logged.
-struct DropContained<F>(Option<Pin<Box<F>>>);
+/// outcome. The call keeps its "stopped" outcome; the panic is logged. `execute_with_retry`
+/// wraps its call in one for a caller that gives up on it.
+pub(crate) struct DropContained<F>(pub(crate) Option<Pin<Box<F>>>);
 
 impl<F: Future> Future for DropContained<F> {
     type Output = F::Output;

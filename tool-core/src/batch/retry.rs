@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::batch::DropContained;
 use crate::manager::RegisteredTool;
 use crate::tool::call_annotations::call_annotations;
 use crate::{
@@ -443,7 +444,9 @@ impl ToolCallManager {
     pub async fn execute_with_retry(&self, request: &ToolCallRequest) -> ToolCallOutcome {
         let started = tokio::time::Instant::now();
         let attempts = AtomicU32::new(0);
-        let result = self.run_with_retry(request, &attempts).await;
+        // A tool's future that panics as a caller giving up drops it stays inside the call.
+        let call = Box::pin(self.run_with_retry(request, &attempts));
+        let result = DropContained(Some(call)).await;
         ToolCallOutcome {
             id: request.id.clone(),
             name: request.name.clone(),
@@ -518,6 +521,44 @@ impl ToolCallManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Panics when dropped.
+    struct PanicsOnDrop;
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("dropped");
+        }
+    }
+
+    #[test]
+    fn a_future_that_panics_as_its_caller_drops_the_call_stays_inside_the_call() {
+        use std::future::Future as _;
+        use std::task::{Context, Poll, Waker};
+
+        let manager = ToolCallManager::new("s");
+        let tool = crate::FnTool::new(
+            "guarded",
+            "Guard.",
+            crate::Args::empty(),
+            |_: crate::ToolArgs<'_>| {
+                let held = PanicsOnDrop;
+                std::future::poll_fn(move |_| {
+                    let _ = &held;
+                    Poll::<Result<ToolCallResult, ToolError>>::Pending
+                })
+            },
+        );
+        manager.register(Arc::new(tool)).unwrap();
+        let request = ToolCallRequest::new("1", "guarded", ToolArguments::new());
+        let gave_up = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut call = Box::pin(manager.execute_with_retry(&request));
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(call.as_mut().poll(&mut cx).is_pending());
+            drop(call);
+        }));
+        assert!(gave_up.is_ok(), "the panic reached the caller");
+    }
 
     #[test]
     fn defaults_are_the_spec_defaults() {
