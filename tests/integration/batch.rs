@@ -500,3 +500,95 @@ async fn a_call_that_panics_as_the_deadline_drops_it_stays_inside_the_batch() {
     }
     assert!(outcomes[1].result.is_ok(), "{:?}", outcomes[1].result);
 }
+
+#[tokio::test(start_paused = true)]
+async fn stopping_a_batch_cancels_the_tokens_of_the_calls_it_stops() {
+    use std::sync::Mutex;
+    let manager = ToolCallManager::new("batch-tests");
+    let tokens: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
+    let seen = Arc::clone(&tokens);
+    // A tool whose work could go on elsewhere (a task it spawned, a server it called): it
+    // keeps its call's token, as such work would, and never ends by itself.
+    let hold = toolsmith::FnTool::new(
+        "hold",
+        "Waits until its call is cancelled.",
+        toolsmith::Args::new(json!({"type": "object"})),
+        move |_: toolsmith::ToolArgs<'_>| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let context = toolsmith::ToolCallContext::current().expect("set by the batch");
+                seen.lock().unwrap().push(context.cancellation().clone());
+                std::future::pending::<()>().await;
+                Ok(toolsmith::ToolCallResult::text("never"))
+            }
+        },
+    );
+    manager.register(Arc::new(hold)).unwrap();
+    let requests = [call("a", "hold", json!({}))];
+    let token = |i: usize| tokens.lock().unwrap()[i].clone();
+
+    // Stopped by its deadline.
+    let options = BatchOptions::new().with_deadline(50 * MS);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert_eq!(
+        outcomes[0].result,
+        cancelled("stopped: the batch deadline of 50ms passed")
+    );
+    assert!(token(0).is_cancelled(), "the deadline gave up on the call");
+
+    // Dropped by its caller while the call runs.
+    {
+        let mut batch = std::pin::pin!(manager.execute_batch(&requests));
+        assert!(futures::poll!(batch.as_mut()).is_pending());
+        assert!(!token(1).is_cancelled());
+    }
+    assert!(
+        token(1).is_cancelled(),
+        "the dropped batch gave up on the call"
+    );
+
+    // The caller's own token stays as it was: only the batch's calls are cancelled.
+    let caller = CancellationToken::new();
+    let options = BatchOptions::new()
+        .with_deadline(50 * MS)
+        .with_cancellation(caller.clone());
+    manager.execute_batch_with(&requests, &options).await;
+    assert!(token(2).is_cancelled());
+    assert!(!caller.is_cancelled());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_waiting_for_a_slot_does_not_run_a_tool_removed_meanwhile() {
+    let probe = Probe::new();
+    let manager = Arc::new(manager_with(&probe));
+    manager
+        .register(Arc::new(probe_tool(
+            "gone",
+            ToolAnnotations::default(),
+            &probe,
+        )))
+        .unwrap();
+    manager.activate(&["work".into(), "gone".into()]);
+    let requests = [
+        call("a", "work", json!({"ms": 10})),
+        call("b", "work", json!({"ms": 10})),
+        call("c", "gone", json!({})),
+    ];
+    let remover = Arc::clone(&manager);
+    tokio::spawn(async move {
+        tokio::time::sleep(5 * MS).await;
+        remover.deregister("gone");
+    });
+    // Two slots: c waits for one while "gone" is removed.
+    let options = BatchOptions::new()
+        .with_concurrency_limit(2)
+        .with_offer_check(true);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert!(outcomes[0].result.is_ok() && outcomes[1].result.is_ok());
+    assert_eq!(
+        outcomes[2].result,
+        Err(ToolError::UnknownTool("gone".into()))
+    );
+    assert_eq!(outcomes[2].attempts, 0);
+    assert_eq!(probe.started_tags(), ["a", "b"]);
+}

@@ -335,6 +335,76 @@ async fn batches_retry_and_report_attempts() {
     assert!(outcomes[1].result.is_ok());
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_retry_that_would_wait_past_the_batch_deadline_is_not_made() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [call("c", "safe", json!({"ms": 10, "fail": "network"}))];
+    let options = toolsmith::BatchOptions::new().with_deadline(2500 * MS);
+    let started = Instant::now();
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    // Retried after 1 s; the second run fails at 1.02 s, and the next wait (2 s) would end
+    // past the deadline: the call ends there, with its error rather than a cancellation.
+    assert_eq!(
+        outcomes[0].result,
+        Err(ToolError::network("safe", "connection reset"))
+    );
+    assert_eq!(outcomes[0].attempts, 2);
+    assert_eq!(started.elapsed(), 1020 * MS);
+}
+
+/// Real time: a batch's token and deadline must stop a call whose retries never wait,
+/// which Tokio's paused clock, never idle under such a call, could not show.
+#[tokio::test]
+async fn a_batch_stops_retries_that_do_not_wait() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let runs = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&runs);
+    let manager = ToolCallManager::new("retry-tests");
+    let busy = FnTool::new(
+        "busy",
+        "Works a millisecond, then fails.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(MS);
+            async { Err(ToolError::network("busy", "connection reset")) }
+        },
+    );
+    manager.register(Arc::new(busy)).unwrap();
+    manager
+        .set_retry_config("busy", ToolRetryConfig::fixed(1_000, Duration::ZERO))
+        .unwrap();
+    let requests = [ToolCallRequest::new("c", "busy", ToolArguments::new())];
+
+    let token = toolsmith::CancellationToken::new();
+    let canceller = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(50 * MS).await;
+        canceller.cancel();
+    });
+    let options = toolsmith::BatchOptions::new().with_cancellation(token);
+    let started = std::time::Instant::now();
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert_eq!(
+        outcomes[0].result,
+        Err(ToolError::Cancelled(
+            "stopped: the batch was cancelled".into()
+        ))
+    );
+    assert!(started.elapsed() < 500 * MS, "{:?}", started.elapsed());
+    assert!(runs.load(Ordering::SeqCst) < 500);
+
+    // The deadline ends it too (stopped, or with its error when no retry could start
+    // before the deadline).
+    runs.store(0, Ordering::SeqCst);
+    let options = toolsmith::BatchOptions::new().with_deadline(50 * MS);
+    let started = std::time::Instant::now();
+    manager.execute_batch_with(&requests, &options).await;
+    assert!(started.elapsed() < 500 * MS, "{:?}", started.elapsed());
+    assert!(runs.load(Ordering::SeqCst) < 500);
+}
+
 #[test]
 fn without_a_runtime_a_call_is_not_retried_after_a_backoff() {
     let probe = Probe::new();

@@ -94,7 +94,9 @@ impl BatchOptions {
 
     /// The whole batch must end within `deadline` of its start: then running calls are
     /// dropped and the calls not yet run are not started, all ending
-    /// [`Cancelled`](ToolError::Cancelled). Needs a Tokio runtime.
+    /// [`Cancelled`](ToolError::Cancelled). A retry that could start only at or after the
+    /// deadline is not made: its call ends with the error it failed with. Needs a Tokio
+    /// runtime.
     #[must_use]
     pub fn with_deadline(mut self, deadline: Duration) -> Self {
         self.deadline = Some(deadline);
@@ -300,14 +302,17 @@ impl<'m, 'w> BatchRun<'m, 'w> {
             StageMode::Sequential { fail_fast } => (1, fail_fast),
             StageMode::Parallel { .. } => (self.limit, false),
         };
+        // The registry's generation when the stage's calls were admitted.
+        let mut admitted_at = 0;
         if limit == 1 {
             // One at a time, so each call is admitted just before it runs: a failure before
             // it cancels it instead.
             self.ordinary
                 .extend(stage.calls().iter().map(|&i| (i, None)));
         } else {
-            // Admitted up front (dependencies and offers cannot change within the stage) to
-            // know which calls are destructive.
+            // Admitted up front (dependencies cannot change within the stage) to know which
+            // calls are destructive.
+            admitted_at = self.manager.registry_generation();
             for &index in stage.calls() {
                 if let Some(call) = self.admit(index) {
                     let queue = if call.annotations.destructive == Some(true) {
@@ -342,6 +347,10 @@ impl<'m, 'w> BatchRun<'m, 'w> {
                     self.record_not_run(index, ToolError::Cancelled(reason));
                     continue;
                 }
+                // A call that waited for a slot while tools were registered or removed is
+                // admitted again: its tool may be gone (or its offer withdrawn).
+                let prepared =
+                    prepared.filter(|_| self.manager.registry_generation() == admitted_at);
                 let Some(call) = prepared.or_else(|| self.admit(index)) else {
                     if fail_fast {
                         stopped_by = Some(index);
@@ -546,8 +555,9 @@ impl ToolCallManager {
     }
 
     /// Runs a planned workflow with explicit [`BatchOptions`]. When the batch is cancelled or
-    /// its deadline passes, running calls are dropped (`Cancelled("stopped: …")`) and calls
-    /// not yet started end `Cancelled("not run: …")`; the outcomes are still complete.
+    /// its deadline passes, running calls are dropped (`Cancelled("stopped: …")`, their
+    /// [context](ToolCallContext)'s token cancelled) and calls not yet started end
+    /// `Cancelled("not run: …")`; the outcomes are still complete.
     pub async fn execute_workflow_with(
         &self,
         workflow: &Workflow<'_>,
@@ -593,7 +603,15 @@ impl ToolCallManager {
         let requests = workflow.requests();
         // Each call runs with its context (id, a cancellation token that the batch's token
         // reaches, progress reporting) and in an OpenTelemetry GenAI `execute_tool` span.
-        let batch_token = options.cancellation.clone().unwrap_or_default();
+        // The calls' tokens hang from one of the batch's own, cancelled when the batch gives
+        // up on its calls (stopped, or its future dropped), so that work a tool handed
+        // elsewhere hears of it; the caller's token is left as it is.
+        let batch_token = options
+            .cancellation
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        let cancel_on_drop = batch_token.clone().drop_guard();
+        let deadline_at = deadline.map(|(at, _)| at);
         let launch = |index: usize, call: PreparedCall| {
             let request = &requests[index];
             let mut context = ToolCallContext::new(
@@ -612,7 +630,7 @@ impl ToolCallManager {
                 gen_ai.tool.call.id = %request.id,
             );
             context
-                .scope(call.run(self, request, &attempts[index]))
+                .scope(call.run(self, request, &attempts[index], deadline_at))
                 .instrument(span)
                 .map(move |result| (index, result))
         };
@@ -623,12 +641,15 @@ impl ToolCallManager {
                 .run_stage(stage, &mut in_flight, &launch, &attempts, stop)
                 .await;
             if let Err(stop) = ended {
+                batch_token.cancel();
                 // Running calls are dropped here, before their outcomes are written.
                 in_flight.clear();
                 run.finish_stopped(stop, &attempts);
                 break;
             }
         }
+        // Every call has ended: their tokens stay as they are.
+        cancel_on_drop.disarm();
         run.outcomes
             .into_iter()
             .map(|outcome| outcome.expect("every call of every stage has an outcome"))
@@ -639,8 +660,9 @@ impl ToolCallManager {
 /// A running call's future, whose drop cannot unwind: a batch stopped by its deadline or
 /// token drops the calls still running, and a tool whose future panics as it is dropped
 /// (a guard of its own, say) would otherwise unwind into the batch's caller, losing every
-/// outcome. The call keeps its "stopped" outcome; the panic is logged.
-struct DropContained<F>(Option<Pin<Box<F>>>);
+/// outcome. The call keeps its "stopped" outcome; the panic is logged. `execute_with_retry`
+/// wraps its call in one for a caller that gives up on it.
+pub(crate) struct DropContained<F>(pub(crate) Option<Pin<Box<F>>>);
 
 impl<F: Future> Future for DropContained<F> {
     type Output = F::Output;

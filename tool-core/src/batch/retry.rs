@@ -7,6 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
+use crate::batch::DropContained;
 use crate::manager::RegisteredTool;
 use crate::tool::call_annotations::call_annotations;
 use crate::{
@@ -260,12 +263,14 @@ enum CallTarget {
 
 impl PreparedCall {
     /// The retry loop: counts each run of the tool in `attempts` as it starts, so a caller
-    /// that drops this future midway still knows how many runs there were.
+    /// that drops this future midway still knows how many runs there were. No retry is made
+    /// that could start only at or after `deadline` (a batch's): the call ends with its error.
     pub(crate) async fn run(
         self,
         manager: &ToolCallManager,
         request: &ToolCallRequest,
         attempts: &AtomicU32,
+        deadline: Option<Instant>,
     ) -> Result<ToolCallResult, ToolError> {
         let Self {
             target,
@@ -297,7 +302,17 @@ impl PreparedCall {
                 Err(error) => return Err(error),
             };
             let wait = jitter.apply(policy.backoff(retry));
-            if !wait.is_zero() {
+            // The batch would stop such a retry before it ran, and report its deadline
+            // rather than the error the call ended in.
+            if deadline.is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|t| t >= at)) {
+                return Err(error);
+            }
+            if wait.is_zero() {
+                // Back to the executor between attempts all the same: a call whose attempts
+                // fail at once would otherwise never let a batch's deadline or token (or a
+                // caller's timeout) stop it.
+                tokio::task::yield_now().await;
+            } else {
                 if tokio::runtime::Handle::try_current().is_err() {
                     return Err(error);
                 }
@@ -429,7 +444,9 @@ impl ToolCallManager {
     pub async fn execute_with_retry(&self, request: &ToolCallRequest) -> ToolCallOutcome {
         let started = tokio::time::Instant::now();
         let attempts = AtomicU32::new(0);
-        let result = self.run_with_retry(request, &attempts).await;
+        // A tool's future that panics as a caller giving up drops it stays inside the call.
+        let call = Box::pin(self.run_with_retry(request, &attempts));
+        let result = DropContained(Some(call)).await;
         ToolCallOutcome {
             id: request.id.clone(),
             name: request.name.clone(),
@@ -496,7 +513,7 @@ impl ToolCallManager {
         attempts: &AtomicU32,
     ) -> Result<ToolCallResult, ToolError> {
         self.prepare_call(request)?
-            .run(self, request, attempts)
+            .run(self, request, attempts, None)
             .await
     }
 }
@@ -504,6 +521,44 @@ impl ToolCallManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Panics when dropped.
+    struct PanicsOnDrop;
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("dropped");
+        }
+    }
+
+    #[test]
+    fn a_future_that_panics_as_its_caller_drops_the_call_stays_inside_the_call() {
+        use std::future::Future as _;
+        use std::task::{Context, Poll, Waker};
+
+        let manager = ToolCallManager::new("s");
+        let tool = crate::FnTool::new(
+            "guarded",
+            "Guard.",
+            crate::Args::empty(),
+            |_: crate::ToolArgs<'_>| {
+                let held = PanicsOnDrop;
+                std::future::poll_fn(move |_| {
+                    let _ = &held;
+                    Poll::<Result<ToolCallResult, ToolError>>::Pending
+                })
+            },
+        );
+        manager.register(Arc::new(tool)).unwrap();
+        let request = ToolCallRequest::new("1", "guarded", ToolArguments::new());
+        let gave_up = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut call = Box::pin(manager.execute_with_retry(&request));
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(call.as_mut().poll(&mut cx).is_pending());
+            drop(call);
+        }));
+        assert!(gave_up.is_ok(), "the panic reached the caller");
+    }
 
     #[test]
     fn defaults_are_the_spec_defaults() {

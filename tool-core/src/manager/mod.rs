@@ -466,6 +466,12 @@ impl ToolCallManager {
         self.registry.entry(name)
     }
 
+    /// How many times tools have been registered or removed so far: a call prepared at one
+    /// number is still to the registered tool while it has not moved.
+    pub(crate) fn registry_generation(&self) -> u64 {
+        self.registry.generation()
+    }
+
     fn entry_or_unknown(&self, name: &str) -> Result<Arc<RegisteredTool>, ToolError> {
         self.entry(name)
             .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
@@ -755,7 +761,22 @@ impl CallState<'_> {
 impl<C> Drop for CallFuture<'_, C> {
     #[inline]
     fn drop(&mut self) {
-        self.state.finish();
+        if matches!(self.state, CallState::Running(_) | CallState::Shed(_)) {
+            drop_abandoned(&mut self.state);
+        }
+    }
+}
+
+/// Drops the future of a call whose caller gave up on it (its own time limit, a client's
+/// cancellation): a tool's future that panics as it is dropped (a guard of its own, say)
+/// would otherwise unwind into that caller. The panic is logged, as a batch logs it.
+#[inline(never)]
+fn drop_abandoned(state: &mut CallState<'_>) {
+    if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| state.finish())) {
+        tracing::warn!(
+            panic = %crate::tool::error::panic_message(panic.as_ref()),
+            "a stopped tool call panicked as it was dropped"
+        );
     }
 }
 
@@ -984,6 +1005,29 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn a_future_that_panics_as_its_caller_drops_the_call_stays_inside_the_call() {
+        let manager = ToolCallManager::new("s");
+        let tool = FnTool::new("guarded", "Guard.", Args::empty(), |_: ToolArgs<'_>| {
+            let held = PanicsOnDrop;
+            std::future::poll_fn(move |_| {
+                let _ = &held;
+                Poll::<Result<ToolCallResult, crate::ToolError>>::Pending
+            })
+        });
+        manager.register(Arc::new(tool)).unwrap();
+        let request = ToolCallRequest::new("1", "guarded", ToolArguments::new());
+        // The caller gives up on the call (its own time limit, a client's cancellation): the
+        // tool's panic as its future is dropped is the tool's, not the caller's.
+        let gave_up = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut call = Box::pin(manager.execute_one(&request));
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(call.as_mut().poll(&mut cx).is_pending());
+            drop(call);
+        }));
+        assert!(gave_up.is_ok(), "the panic reached the caller");
     }
 
     #[test]
