@@ -127,8 +127,10 @@ pub struct ToolRetryConfig {
     pub max_backoff: Duration,
     /// The error kinds retried when [`retryable_patterns`](Self::retryable_patterns) is empty.
     pub retry_on: Vec<ToolErrorKind>,
-    /// When not empty, an error is retried exactly when its message contains one of these
-    /// (whatever its kind, except the kinds never retried).
+    /// When not empty, an error is retried exactly when what it says contains one of these
+    /// (whatever its kind, except the kinds never retried): the reason of an execution or
+    /// network error, `timed out` for a time limit; never the tool's name, which would
+    /// match every error of a tool named like a pattern.
     pub retryable_patterns: Vec<String>,
     /// How backoffs are randomised.
     pub jitter: Jitter,
@@ -181,7 +183,9 @@ impl ToolRetryConfig {
     }
 
     /// Retries only errors whose message contains one of `patterns` (replacing any given
-    /// before); an empty list goes back to retrying by [`retry_on`](Self::retry_on).
+    /// before); an empty list goes back to retrying by [`retry_on`](Self::retry_on). The
+    /// message is what the error says beyond its tool's name (see
+    /// [`retryable_patterns`](Self::retryable_patterns)).
     #[must_use]
     pub fn retryable_on<I, S>(mut self, patterns: I) -> Self
     where
@@ -221,7 +225,19 @@ impl ToolRetryConfig {
         if self.retryable_patterns.is_empty() {
             return self.retry_on.contains(&kind);
         }
-        let message = error.to_string();
+        let message = match error {
+            ToolError::Execution { reason, .. } | ToolError::Network { reason, .. } => {
+                reason.as_str()
+            }
+            ToolError::Timeout { .. } => "timed out",
+            // The kinds never retried, returned above; a kind to come is matched whole.
+            _ => return self.matches_patterns(&error.to_string()),
+        };
+        self.matches_patterns(message)
+    }
+
+    /// Whether `message` contains one of the patterns.
+    fn matches_patterns(&self, message: &str) -> bool {
         self.retryable_patterns
             .iter()
             .any(|pattern| message.contains(pattern.as_str()))
@@ -638,6 +654,14 @@ mod tests {
         let patterns = config.retryable_on(["rate limit"]);
         assert!(patterns.should_retry(&ToolError::execution("t", "rate limit exceeded")));
         assert!(!patterns.should_retry(&ToolError::network("t", "reset")));
+        // What the error says, not the tool's name nor the message's frame.
+        let named = ToolRetryConfig::default().retryable_on(["rate", "failed", "Network"]);
+        assert!(!named.should_retry(&ToolError::execution("rate_limiter", "HTTP 400")));
+        assert!(!named.should_retry(&ToolError::network("api", "connection reset")));
+        assert!(named.should_retry(&ToolError::network("api", "rate limited")));
+        let timeouts = ToolRetryConfig::default().retryable_on(["timed out"]);
+        assert!(timeouts.should_retry(&ToolError::timeout("slow")));
+        assert!(!timeouts.should_retry(&ToolError::execution("slow", "bad input")));
         assert!(
             ToolRetryConfig::default()
                 .retry_on([ToolErrorKind::Execution])
