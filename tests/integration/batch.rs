@@ -558,6 +558,49 @@ async fn stopping_a_batch_cancels_the_tokens_of_the_calls_it_stops() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_time_limit_cancels_its_attempts_token_and_a_retry_gets_a_fresh_one() {
+    use std::sync::Mutex;
+    let manager = ToolCallManager::new("batch-tests");
+    let tokens: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
+    let seen = Arc::clone(&tokens);
+    // Keeps each attempt's token, as work it handed elsewhere would, and never ends.
+    let hold = toolsmith::FnTool::new(
+        "slow",
+        "Waits forever.",
+        toolsmith::Args::new(json!({"type": "object"})),
+        move |_: toolsmith::ToolArgs<'_>| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let context = toolsmith::ToolCallContext::current().expect("set by the batch");
+                seen.lock().unwrap().push(context.cancellation().clone());
+                std::future::pending::<()>().await;
+                Ok(toolsmith::ToolCallResult::text("never"))
+            }
+        },
+    )
+    .with_timeout(20 * MS);
+    manager.register(Arc::new(hold)).unwrap();
+    manager
+        .set_retry_config(
+            "slow",
+            toolsmith::ToolRetryConfig::fixed(1, MS).with_jitter(toolsmith::Jitter::None),
+        )
+        .unwrap();
+    let caller = CancellationToken::new();
+    let options = BatchOptions::new().with_cancellation(caller.clone());
+    let outcomes = manager
+        .execute_batch_with(&[call("a", "slow", json!({}))], &options)
+        .await;
+    assert_eq!(outcomes[0].attempts, 2);
+    assert!(matches!(outcomes[0].result, Err(ToolError::Timeout { .. })));
+    let tokens = tokens.lock().unwrap();
+    assert_eq!(tokens.len(), 2);
+    // Each attempt's limit fired its own token; the second attempt began with a live one.
+    assert!(tokens.iter().all(CancellationToken::is_cancelled));
+    assert!(!caller.is_cancelled());
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_call_waiting_for_a_slot_does_not_run_a_tool_removed_meanwhile() {
     let probe = Probe::new();
     let manager = Arc::new(manager_with(&probe));

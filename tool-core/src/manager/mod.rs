@@ -31,8 +31,8 @@ use crate::shed::name_directory::{NameDirectory, NameDirectoryCache};
 use crate::shed::rendered_summary::RenderedSummary;
 use crate::tool::future_block::recycle;
 use crate::{
-    SHED_TOOL_NAME, Tool, ToolArguments, ToolCallRequest, ToolCallResult, ToolDeclarations,
-    ToolError, ToolImpl, check_name,
+    SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallRequest, ToolCallResult,
+    ToolDeclarations, ToolError, ToolImpl, check_name,
 };
 
 /// Why a tool could not be registered.
@@ -294,11 +294,23 @@ where
             "a time limit is set for this tool, and time limits need a Tokio runtime",
         ));
     }
+    // Under a call's context, the attempt gets a token of its own, which the limit fires so
+    // that work the tool handed elsewhere hears of it; a retry gets a fresh one.
+    let attempt = ToolCallContext::current().map(|context| context.attempt());
+    let future = match &attempt {
+        Some(context) => futures::future::Either::Left(context.clone().scope(future)),
+        None => futures::future::Either::Right(future),
+    };
     match tokio::time::timeout(limit, future).await {
         Ok(finished) => {
             finished.unwrap_or_else(|payload| Err(ToolError::panicked(name, payload.as_ref())))
         }
-        Err(_) => Err(ToolError::timeout(name)),
+        Err(_) => {
+            if let Some(context) = attempt {
+                context.cancellation().cancel();
+            }
+            Err(ToolError::timeout(name))
+        }
     }
 }
 

@@ -46,7 +46,7 @@ tokio::task_local! {
 
 /// The context of one running call: its id, its tool, a [`CancellationToken`] that fires when
 /// whoever runs it gives up on it (a cancelled agent run, a batch's deadline, an MCP client's
-/// cancellation), and a progress reporter.
+/// cancellation, the tool's own time limit), and a progress reporter.
 ///
 /// A tool reads it with [`current`](Self::current), which is `None` outside such a run (for
 /// instance under a bare [`execute_one`](crate::ToolCallManager::execute_one)).
@@ -95,6 +95,15 @@ impl ToolCallContext {
     pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
         self.progress = Some(sink);
         self
+    }
+
+    /// The same call, with a token of its own that this one's reaches: an attempt's, which
+    /// its time limit fires without cancelling the call's later attempts.
+    pub(crate) fn attempt(&self) -> Self {
+        Self {
+            cancellation: self.cancellation.child_token(),
+            ..self.clone()
+        }
     }
 
     /// The context of the call running on this task, if it was run with one.
