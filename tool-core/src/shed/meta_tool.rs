@@ -775,6 +775,41 @@ mod tests {
     }
 
     #[test]
+    fn a_query_that_is_a_tool_s_name_finds_that_tool_first() {
+        let manager = ToolCallManager::new("s");
+        for (name, description) in [
+            ("zoom_in", "Zoom the view."),
+            ("zoom_out", "Zoom the view."),
+            ("do", "Run a thing."),
+        ] {
+            let tool = FnTool::new(name, description, Args::empty(), |_: ToolArgs<'_>| async {
+                Ok(ToolCallResult::text("ok"))
+            });
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        let first = |query: &str| {
+            let found: ShedResult = block_on(manager.shed(query, Some(1)));
+            found.tools.first().map(|tool| tool.name.clone())
+        };
+        // The word that tells the two apart is a stop word ("out"), and ties go by name.
+        assert_eq!(first("zoom_out").as_deref(), Some("zoom_out"));
+        assert_eq!(first(" zoom_in ").as_deref(), Some("zoom_in"));
+        // A name made only of stop words has no term to be found by.
+        assert_eq!(first("do").as_deref(), Some("do"));
+        // Found by name, it is scored as its words score it, and the rest follow.
+        let hits = block_on(manager.discovery.search("zoom_out", 5));
+        let names: Vec<&str> = hits.iter().map(|hit| hit.name.as_str()).collect();
+        assert_eq!(names, ["zoom_out", "zoom_in"]);
+        assert_eq!(hits[0].score, hits[1].score);
+        assert_eq!(hits[0].matched_by, MatchedBy::Lexical);
+        let hits = block_on(manager.discovery.search("do", 5));
+        assert_eq!((hits.len(), hits[0].score), (1, 0.0));
+        assert_eq!(manager.discovery.search_lexical("do", 1)[0].name, "do");
+        // A name is matched exactly: another spelling is a search.
+        assert!(block_on(manager.discovery.search("DO", 5)).is_empty());
+    }
+
+    #[test]
     fn select_queries_are_parsed_exactly() {
         assert_eq!(
             selected_names("select:a, b ,a,,c"),
