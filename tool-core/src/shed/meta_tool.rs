@@ -663,6 +663,30 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_removed_after_a_search_found_it_is_not_activated_by_that_search() {
+        // A `shed` call finds a tool, then (on another thread) the tool is deregistered, then
+        // the call activates what it found.
+        let manager = manager();
+        let found = manager.entry("get_weather").unwrap();
+        let tool = manager.deregister("get_weather").unwrap();
+        manager.activate_found(&[("get_weather", &found)]);
+        // Registered anew, under the same name, it is not active until `shed` returns it.
+        manager.register(tool).unwrap();
+        assert!(!manager.is_active("get_weather"));
+        assert!(manager.offered_tools().tools.is_empty());
+        assert_eq!(block_on(manager.shed("weather", None)).tools.len(), 1);
+        assert!(manager.is_active("get_weather"));
+
+        // A registration changed in place since is still the tool found: it is activated.
+        let found = manager.entry("read_file").unwrap();
+        manager
+            .set_timeout("read_file", Some(Duration::from_secs(1)))
+            .unwrap();
+        manager.activate_found(&[("read_file", &found)]);
+        assert!(manager.is_active("read_file"));
+    }
+
+    #[test]
     fn a_hit_without_a_registration_is_looked_up_by_name() {
         let manager = manager();
         let hit = |name: &str| FoundTool {
