@@ -179,6 +179,10 @@ fn selected_names(query: &str) -> Option<Vec<String>> {
 /// whole; its first words are as good a guess as the rest).
 const MAX_CLOSEST_WORDS: usize = 8;
 
+/// How many unknown `select:` names are compared with the tools' names, each with every one:
+/// a list of thousands would take seconds, and the first few are as good a guess as the rest.
+const MAX_CLOSEST_UNKNOWN: usize = 8;
+
 /// Appends the names of `more` not yet in `closest`, until it holds `cap`.
 fn push_closest<'a>(
     closest: &mut Vec<String>,
@@ -355,7 +359,10 @@ impl ToolCallManager {
         let directory = self.name_directory();
         let mut closest = Vec::new();
         if select {
-            for unknown in &found.unknown {
+            for unknown in found.unknown.iter().take(MAX_CLOSEST_UNKNOWN) {
+                if closest.len() >= cap {
+                    break;
+                }
                 let more = closest_tools(unknown, &directory, cap);
                 push_closest(&mut closest, more.iter().map(String::as_str), cap);
             }
@@ -684,6 +691,30 @@ mod tests {
             .unwrap();
         manager.activate_found(&[("read_file", &found)]);
         assert!(manager.is_active("read_file"));
+    }
+
+    #[test]
+    fn a_select_of_thousands_of_unknown_names_is_explained_quickly() {
+        let manager = ToolCallManager::new("s");
+        for i in 0..2000 {
+            let tool = FnTool::new(
+                format!("tool_number_{i}"),
+                "Does a thing.",
+                Args::empty(),
+                |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("ok")) },
+            );
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        let names: Vec<String> = (0..5000).map(|n| format!("missing_tool_{n}")).collect();
+        let started = std::time::Instant::now();
+        let found: ShedResult =
+            block_on(manager.shed(&format!("select:{}", names.join(",")), None));
+        // Each unknown name was compared with every tool's: 14 s in a debug build.
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(3), "{took:?}");
+        assert_eq!(found.unknown.len(), 5000);
+        assert_eq!(found.closest.len(), super::MAX_CLOSEST);
+        assert!(found.closest[0].starts_with("tool_number_"));
     }
 
     #[test]
