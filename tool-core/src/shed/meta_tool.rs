@@ -429,7 +429,11 @@ impl ToolCallManager {
         let arguments = SHED_VALIDATOR.check(SHED_TOOL_NAME, arguments)?;
         let args = ToolArgs::new(SHED_TOOL_NAME, &arguments);
         let description = args.str("description")?;
-        let limit = args.opt_usize("limit")?;
+        // An integer of at least 1 (checked above); one past what `usize` holds (1e20) is
+        // capped as any larger limit is.
+        let limit = args
+            .opt_f64("limit")?
+            .map(|limit| limit.min(MAX_SHED_LIMIT as f64) as usize);
         let found = self.find_and_activate(description, limit).await;
         Ok(found.into_result())
     }
