@@ -294,12 +294,13 @@ impl ToolCallManager {
 
     /// Runs a `shed` query and activates every tool it returns.
     ///
-    /// `limit` defaults to [`DEFAULT_SHED_LIMIT`] and is capped at [`MAX_SHED_LIMIT`]. A query
-    /// `select:name1,name2` returns and activates those tools by exact name, whatever the
-    /// limit; names that are not registered are listed in [`ShedResult::unknown`]. When no
-    /// tool is found, or a name is unknown, the result also gives the closest tool names, the
-    /// categories of the session's tools and a hint ([`ShedResult::closest`],
-    /// [`categories`](ShedResult::categories), [`hint`](ShedResult::hint)).
+    /// `limit` defaults to [`DEFAULT_SHED_LIMIT`], is at least 1 (as the model's is) and is
+    /// capped at [`MAX_SHED_LIMIT`]. A query `select:name1,name2` returns and activates those
+    /// tools by exact name, whatever the limit; names that are not registered are listed in
+    /// [`ShedResult::unknown`]. When no tool is found, or a name is unknown, the result also
+    /// gives the closest tool names, the categories of the session's tools and a hint
+    /// ([`ShedResult::closest`], [`categories`](ShedResult::categories),
+    /// [`hint`](ShedResult::hint)).
     pub async fn shed(&self, description: &str, limit: Option<usize>) -> ShedResult {
         self.find_and_activate(description, limit)
             .await
@@ -326,7 +327,7 @@ impl ToolCallManager {
                 }
             }
             None => {
-                let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).min(MAX_SHED_LIMIT);
+                let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).clamp(1, MAX_SHED_LIMIT);
                 let hits = self.discovery.find(description, limit).await;
                 found.tools.reserve(hits.len());
                 names.reserve(hits.len());
@@ -719,6 +720,18 @@ mod tests {
         assert_eq!(found.unknown.len(), 5000);
         assert_eq!(found.closest.len(), super::MAX_CLOSEST);
         assert!(found.closest[0].starts_with("tool_number_"));
+    }
+
+    #[test]
+    fn a_limit_of_0_is_taken_as_1() {
+        // The model's `limit` is at least 1 (its schema says so); a caller's 0 found nothing,
+        // and the hint said no tool matched.
+        let manager = manager();
+        let found: ShedResult = block_on(manager.shed("weather", Some(0)));
+        assert_eq!(found.tools.len(), 1);
+        assert_eq!(found.tools[0].name, "get_weather");
+        assert_eq!(found.hint, None);
+        assert!(manager.is_active("get_weather"));
     }
 
     #[test]
