@@ -322,6 +322,20 @@ fn mcp_list_shows_a_servers_tools_through_the_bridge() {
     );
 }
 
+#[test]
+fn mcp_list_refuses_a_url_that_is_not_http() {
+    for url in ["localhost:8080/mcp", "ftp://host/mcp", ""] {
+        let out = run(&["mcp", "list", "--url", url]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{url}: {stderr}");
+        // It said "builder error", after the name of the transport's worker type.
+        assert_eq!(
+            stderr,
+            format!("toolsmith: --url {url:?} does not start with http:// or https://\n")
+        );
+    }
+}
+
 #[tokio::test]
 async fn serve_over_http_keeps_to_its_session_cap() {
     let root = tempfile::tempdir().unwrap();

@@ -309,6 +309,16 @@ async fn limit_defaults_to_five_and_is_capped() {
     .await
     .unwrap();
     assert_eq!(capped.tools.len(), MAX_SHED_LIMIT);
+    // Past what `usize` holds, a limit is capped all the same (it was refused as no integer).
+    for huge in [json!(1e20), json!(u64::MAX), json!("100000000000000000000")] {
+        let capped = shed(
+            &manager,
+            json!({"description": "sales report", "limit": huge}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(capped.tools.len(), MAX_SHED_LIMIT, "{huge}");
+    }
     let one = shed(
         &manager,
         json!({"description": "sales report", "limit": "1"}),

@@ -16,6 +16,15 @@ pub async fn list(
 ) -> Result<(), Failure> {
     let transport = match url {
         Some(url) => {
+            // The HTTP client would refuse it only as a "builder error".
+            let scheme = url.split_once("://").map(|(scheme, _)| scheme);
+            if !scheme
+                .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
+            {
+                return Err(Failure(format!(
+                    "--url {url:?} does not start with http:// or https://"
+                )));
+            }
             let transport = McpTransport::http(url);
             match token {
                 Some(token) => transport.with_bearer_token(token),

@@ -83,13 +83,24 @@ impl Clone for ActiveMark {
 
 impl ToolCallManager {
     /// Activates the tools a `shed` call found (each with its name): those marked active are
-    /// skipped, the others added to the active set, then marked.
+    /// skipped, the others added to the active set, then marked. A tool deregistered since
+    /// it was found is not activated.
     pub(crate) fn activate_found(&self, found: &[(&str, &RegisteredTool)]) {
         let unmarked = || found.iter().filter(|(_, entry)| !entry.active.is_set());
         if unmarked().next().is_none() {
             return;
         }
-        self.activate_registered(unmarked().map(|&(name, _)| name));
+        // Under a change: a name `deregister` has taken out of the set would otherwise go back
+        // in, and activate a tool registered anew under it. A registration changed in place
+        // keeps its number, and is still the tool found.
+        let change = self.registry.change();
+        let registered = |&&(name, entry): &&(&str, &RegisteredTool)| {
+            change
+                .get(name)
+                .is_some_and(|now| now.registration == entry.registration)
+        };
+        self.activate_registered(unmarked().filter(registered).map(|&(name, _)| name));
+        drop(change);
         for (_, entry) in unmarked() {
             entry.active.set();
         }

@@ -73,7 +73,8 @@ impl From<LexicalHit<Entry>> for FoundTool {
 /// argument names and argument descriptions, each field weighted on its own (BM25F), with
 /// identifiers split (snake_case, camelCase, kebab-case, digits), words lower-cased,
 /// stemmed, and stop words dropped. Ties are broken by name, so a query always gives the same
-/// tools.
+/// tools. A query that is exactly a tool's name (spaces around it aside) finds that tool
+/// first.
 ///
 /// With an [`Embedder`], a search first ranks the tools by cosine similarity between the
 /// query's embedding and theirs, and fills the rest of its `limit` from the lexical index.
@@ -220,12 +221,28 @@ impl ToolDiscovery {
             .heap_bytes()
     }
 
-    /// The best `limit` tools for `query` from the lexical index alone, best first.
+    /// The best `limit` tools for `query` from the lexical index alone, best first (a tool
+    /// named exactly `query` first of all, as in [`search`](Self::search)).
     pub fn search_lexical(&self, query: &str, limit: usize) -> Vec<DiscoveryHit> {
-        self.lexical_excluding(query, limit, &HashSet::new())
-            .into_iter()
-            .map(DiscoveryHit::from)
-            .collect()
+        if limit == 0 {
+            return Vec::new();
+        }
+        let mut hits: Vec<FoundTool> = self.named(query).into_iter().collect();
+        let found: HashSet<Arc<str>> = hits.iter().map(|h| Arc::clone(&h.name)).collect();
+        hits.extend(self.lexical_excluding(query, limit - hits.len(), &found));
+        hits.into_iter().map(DiscoveryHit::from).collect()
+    }
+
+    /// The tool named exactly `query` (trimmed), scored as the lexical index scores it. A
+    /// query that is a tool's name finds that tool first, where its words alone may not: a
+    /// name of stop words (`do`), or one told from another only by a stop word (`zoom_out`
+    /// and `zoom_in` tie on `zoom`, and ties go by name).
+    fn named(&self, query: &str) -> Option<FoundTool> {
+        self.lexical
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .named(query.trim(), query)
+            .map(FoundTool::from)
     }
 
     fn lexical_excluding(
@@ -246,8 +263,9 @@ impl ToolDiscovery {
             .collect()
     }
 
-    /// The best `limit` tools for `query`, best first: by embedding when an embedder is set,
-    /// the rest (or all, without an embedder or when it fails) from the lexical index.
+    /// The best `limit` tools for `query`, best first: the tool named exactly `query` (if
+    /// any), then by embedding when an embedder is set, the rest (or all, without an embedder
+    /// or when it fails) from the lexical index.
     pub async fn search(&self, query: &str, limit: usize) -> Vec<DiscoveryHit> {
         self.find(query, limit)
             .await
@@ -267,13 +285,19 @@ impl ToolDiscovery {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let mut hits = Vec::new();
+        let mut hits: Vec<FoundTool> = self.named(query).into_iter().collect();
         if let Some(embedder) = embedder {
             match self
                 .search_embeddings(embedder.as_ref(), query, limit)
                 .await
             {
-                Ok(found) => hits = found,
+                Ok(found) => {
+                    let named = hits.first().map(|hit| Arc::clone(&hit.name));
+                    let rest = found
+                        .into_iter()
+                        .filter(|hit| Some(&hit.name) != named.as_ref());
+                    hits.extend(rest.take(limit - hits.len()));
+                }
                 Err(err) => log::warn!(
                     "tool discovery: the embedder failed ({err}); answering from the lexical index"
                 ),

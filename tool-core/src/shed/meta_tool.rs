@@ -179,6 +179,10 @@ fn selected_names(query: &str) -> Option<Vec<String>> {
 /// whole; its first words are as good a guess as the rest).
 const MAX_CLOSEST_WORDS: usize = 8;
 
+/// How many unknown `select:` names are compared with the tools' names, each with every one:
+/// a list of thousands would take seconds, and the first few are as good a guess as the rest.
+const MAX_CLOSEST_UNKNOWN: usize = 8;
+
 /// Appends the names of `more` not yet in `closest`, until it holds `cap`.
 fn push_closest<'a>(
     closest: &mut Vec<String>,
@@ -290,12 +294,13 @@ impl ToolCallManager {
 
     /// Runs a `shed` query and activates every tool it returns.
     ///
-    /// `limit` defaults to [`DEFAULT_SHED_LIMIT`] and is capped at [`MAX_SHED_LIMIT`]. A query
-    /// `select:name1,name2` returns and activates those tools by exact name, whatever the
-    /// limit; names that are not registered are listed in [`ShedResult::unknown`]. When no
-    /// tool is found, or a name is unknown, the result also gives the closest tool names, the
-    /// categories of the session's tools and a hint ([`ShedResult::closest`],
-    /// [`categories`](ShedResult::categories), [`hint`](ShedResult::hint)).
+    /// `limit` defaults to [`DEFAULT_SHED_LIMIT`], is at least 1 (as the model's is) and is
+    /// capped at [`MAX_SHED_LIMIT`]. A query `select:name1,name2` returns and activates those
+    /// tools by exact name, whatever the limit; names that are not registered are listed in
+    /// [`ShedResult::unknown`]. When no tool is found, or a name is unknown, the result also
+    /// gives the closest tool names, the categories of the session's tools and a hint
+    /// ([`ShedResult::closest`], [`categories`](ShedResult::categories),
+    /// [`hint`](ShedResult::hint)).
     pub async fn shed(&self, description: &str, limit: Option<usize>) -> ShedResult {
         self.find_and_activate(description, limit)
             .await
@@ -322,7 +327,7 @@ impl ToolCallManager {
                 }
             }
             None => {
-                let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).min(MAX_SHED_LIMIT);
+                let limit = limit.unwrap_or(DEFAULT_SHED_LIMIT).clamp(1, MAX_SHED_LIMIT);
                 let hits = self.discovery.find(description, limit).await;
                 found.tools.reserve(hits.len());
                 names.reserve(hits.len());
@@ -355,7 +360,10 @@ impl ToolCallManager {
         let directory = self.name_directory();
         let mut closest = Vec::new();
         if select {
-            for unknown in &found.unknown {
+            for unknown in found.unknown.iter().take(MAX_CLOSEST_UNKNOWN) {
+                if closest.len() >= cap {
+                    break;
+                }
                 let more = closest_tools(unknown, &directory, cap);
                 push_closest(&mut closest, more.iter().map(String::as_str), cap);
             }
@@ -422,7 +430,11 @@ impl ToolCallManager {
         let arguments = SHED_VALIDATOR.check(SHED_TOOL_NAME, arguments)?;
         let args = ToolArgs::new(SHED_TOOL_NAME, &arguments);
         let description = args.str("description")?;
-        let limit = args.opt_usize("limit")?;
+        // An integer of at least 1 (checked above); one past what `usize` holds (1e20) is
+        // capped as any larger limit is.
+        let limit = args
+            .opt_f64("limit")?
+            .map(|limit| limit.min(MAX_SHED_LIMIT as f64) as usize);
         let found = self.find_and_activate(description, limit).await;
         Ok(found.into_result())
     }
@@ -663,6 +675,66 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_removed_after_a_search_found_it_is_not_activated_by_that_search() {
+        // A `shed` call finds a tool, then (on another thread) the tool is deregistered, then
+        // the call activates what it found.
+        let manager = manager();
+        let found = manager.entry("get_weather").unwrap();
+        let tool = manager.deregister("get_weather").unwrap();
+        manager.activate_found(&[("get_weather", &found)]);
+        // Registered anew, under the same name, it is not active until `shed` returns it.
+        manager.register(tool).unwrap();
+        assert!(!manager.is_active("get_weather"));
+        assert!(manager.offered_tools().tools.is_empty());
+        assert_eq!(block_on(manager.shed("weather", None)).tools.len(), 1);
+        assert!(manager.is_active("get_weather"));
+
+        // A registration changed in place since is still the tool found: it is activated.
+        let found = manager.entry("read_file").unwrap();
+        manager
+            .set_timeout("read_file", Some(Duration::from_secs(1)))
+            .unwrap();
+        manager.activate_found(&[("read_file", &found)]);
+        assert!(manager.is_active("read_file"));
+    }
+
+    #[test]
+    fn a_select_of_thousands_of_unknown_names_is_explained_quickly() {
+        let manager = ToolCallManager::new("s");
+        for i in 0..2000 {
+            let tool = FnTool::new(
+                format!("tool_number_{i}"),
+                "Does a thing.",
+                Args::empty(),
+                |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("ok")) },
+            );
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        let names: Vec<String> = (0..5000).map(|n| format!("missing_tool_{n}")).collect();
+        let started = std::time::Instant::now();
+        let found: ShedResult =
+            block_on(manager.shed(&format!("select:{}", names.join(",")), None));
+        // Each unknown name was compared with every tool's: 14 s in a debug build.
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(3), "{took:?}");
+        assert_eq!(found.unknown.len(), 5000);
+        assert_eq!(found.closest.len(), super::MAX_CLOSEST);
+        assert!(found.closest[0].starts_with("tool_number_"));
+    }
+
+    #[test]
+    fn a_limit_of_0_is_taken_as_1() {
+        // The model's `limit` is at least 1 (its schema says so); a caller's 0 found nothing,
+        // and the hint said no tool matched.
+        let manager = manager();
+        let found: ShedResult = block_on(manager.shed("weather", Some(0)));
+        assert_eq!(found.tools.len(), 1);
+        assert_eq!(found.tools[0].name, "get_weather");
+        assert_eq!(found.hint, None);
+        assert!(manager.is_active("get_weather"));
+    }
+
+    #[test]
     fn a_hit_without_a_registration_is_looked_up_by_name() {
         let manager = manager();
         let hit = |name: &str| FoundTool {
@@ -772,6 +844,41 @@ mod tests {
         let many: Vec<String> = (0..20).map(|i| format!("get_weather_{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         assert_eq!(closest_tools("weather", &directory(&many), 3).len(), 3);
+    }
+
+    #[test]
+    fn a_query_that_is_a_tool_s_name_finds_that_tool_first() {
+        let manager = ToolCallManager::new("s");
+        for (name, description) in [
+            ("zoom_in", "Zoom the view."),
+            ("zoom_out", "Zoom the view."),
+            ("do", "Run a thing."),
+        ] {
+            let tool = FnTool::new(name, description, Args::empty(), |_: ToolArgs<'_>| async {
+                Ok(ToolCallResult::text("ok"))
+            });
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        let first = |query: &str| {
+            let found: ShedResult = block_on(manager.shed(query, Some(1)));
+            found.tools.first().map(|tool| tool.name.clone())
+        };
+        // The word that tells the two apart is a stop word ("out"), and ties go by name.
+        assert_eq!(first("zoom_out").as_deref(), Some("zoom_out"));
+        assert_eq!(first(" zoom_in ").as_deref(), Some("zoom_in"));
+        // A name made only of stop words has no term to be found by.
+        assert_eq!(first("do").as_deref(), Some("do"));
+        // Found by name, it is scored as its words score it, and the rest follow.
+        let hits = block_on(manager.discovery.search("zoom_out", 5));
+        let names: Vec<&str> = hits.iter().map(|hit| hit.name.as_str()).collect();
+        assert_eq!(names, ["zoom_out", "zoom_in"]);
+        assert_eq!(hits[0].score, hits[1].score);
+        assert_eq!(hits[0].matched_by, MatchedBy::Lexical);
+        let hits = block_on(manager.discovery.search("do", 5));
+        assert_eq!((hits.len(), hits[0].score), (1, 0.0));
+        assert_eq!(manager.discovery.search_lexical("do", 1)[0].name, "do");
+        // A name is matched exactly: another spelling is a search.
+        assert!(block_on(manager.discovery.search("DO", 5)).is_empty());
     }
 
     #[test]

@@ -22,15 +22,22 @@ struct Facts {
 }
 
 impl Facts {
-    fn add(&mut self, text: String) -> MemoryFact {
-        self.next_id += 1;
+    /// Adds a fact under the next id; `None` when every id has been given (a file's counter
+    /// may be at its end), as an id is never given twice.
+    fn add(&mut self, text: String) -> Option<MemoryFact> {
+        self.next_id = self.next_id.checked_add(1)?;
         let fact = MemoryFact {
             id: self.next_id,
             text,
         };
         self.facts.push(fact.clone());
-        self.version += 1;
-        fact
+        self.bump();
+        Some(fact)
+    }
+
+    /// Counts a write; a count at its end (a file's) stays there.
+    fn bump(&mut self) {
+        self.version = self.version.saturating_add(1);
     }
 
     fn remove(&mut self, id: u64) -> bool {
@@ -38,7 +45,7 @@ impl Facts {
         self.facts.retain(|fact| fact.id != id);
         let removed = self.facts.len() != before;
         if removed {
-            self.version += 1;
+            self.bump();
         }
         removed
     }
@@ -47,7 +54,7 @@ impl Facts {
         match self.facts.iter_mut().find(|fact| fact.id == id) {
             Some(fact) => {
                 fact.text = text;
-                self.version += 1;
+                self.bump();
                 true
             }
             None => false,
@@ -93,7 +100,8 @@ impl MemoryAccess for InMemoryMemory {
     }
 
     async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
-        Ok(self.with(|facts| facts.add(text)))
+        self.with(|facts| facts.add(text))
+            .ok_or_else(|| ServiceError::new("memory", "every fact id has been given"))
     }
 
     async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
@@ -232,7 +240,19 @@ impl MemoryAccess for FileMemory {
     }
 
     async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
-        self.write(|facts| (facts.add(text), true)).await
+        let added = self
+            .write(|facts| {
+                let fact = facts.add(text);
+                let added = fact.is_some();
+                (fact, added)
+            })
+            .await?;
+        added.ok_or_else(|| {
+            ServiceError::new(
+                "memory",
+                format!("{}: every fact id has been given", self.path.display()),
+            )
+        })
     }
 
     async fn remove(&self, id: u64) -> Result<bool, ServiceError> {

@@ -62,7 +62,8 @@ impl EmbeddingRetriever {
             .await
     }
 
-    /// Embeds and adds documents, each `(content, metadata)`.
+    /// Embeds and adds documents, each `(content, metadata)`. Fails, adding none, when the
+    /// embedder fails or does not return one vector of its dimension per text.
     pub async fn add_with_metadata(
         &self,
         documents: impl IntoIterator<Item = (String, Map<String, Value>)>,
@@ -77,6 +78,22 @@ impl EmbeddingRetriever {
                     "the embedder returned {} vectors for {} texts",
                     vectors.len(),
                     texts.len()
+                ),
+            ));
+        }
+        // A vector of another length would match no query: the document would never be found.
+        let dimensions = self.embedder.dimensions();
+        if let Some((index, vector)) = vectors
+            .iter()
+            .enumerate()
+            .find(|(_, vector)| vector.len() != dimensions)
+        {
+            return Err(ServiceError::new(
+                &self.name,
+                format!(
+                    "the embedder returned {} numbers for text {index}, but its dimension is \
+                     {dimensions}",
+                    vector.len()
                 ),
             ));
         }
@@ -129,6 +146,17 @@ impl Retriever for EmbeddingRetriever {
                 "the embedder returned no vector",
             ));
         };
+        // Of another length, it would match no document: "nothing found" would hide why.
+        if query.len() != self.embedder.dimensions() {
+            return Err(ServiceError::new(
+                &self.name,
+                format!(
+                    "the embedder returned {} numbers for the query, but its dimension is {}",
+                    query.len(),
+                    self.embedder.dimensions()
+                ),
+            ));
+        }
         let query = unit(query);
         let documents = self
             .documents

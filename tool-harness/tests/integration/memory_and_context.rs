@@ -265,3 +265,28 @@ async fn a_memory_file_never_gives_an_id_it_holds_and_refuses_one_given_twice() 
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_memory_file_whose_ids_are_used_up_refuses_a_new_fact_and_keeps_its_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    // Counters at their end (a file edited by hand, or written by another program).
+    let file = format!(
+        r#"{{"version": {max}, "next_id": 0, "facts": [{{"id": {max}, "text": "last"}}]}}"#,
+        max = u64::MAX
+    );
+    std::fs::write(&path, &file).unwrap();
+    let memory = FileMemory::open(&path).unwrap();
+    // No id is left to give: refused, where the id went past its end (a panic, or id 0
+    // and then ids already held).
+    let err = memory.add("one more".into()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("memory: {}: every fact id has been given", path.display())
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), file);
+    // The version stays at its end, and other writes still work.
+    assert!(memory.replace(u64::MAX, "changed".into()).await.unwrap());
+    assert_eq!(memory.version(), u64::MAX);
+    assert_eq!(memory.facts().await.unwrap()[0].text, "changed");
+}

@@ -692,6 +692,47 @@ async fn the_embedding_retriever_ranks_by_similarity() {
     );
 }
 
+/// An embedder of 3 dimensions whose vector for a text containing "short" has 2 numbers.
+struct Ragged;
+
+#[async_trait]
+impl toolsmith_core::Embedder for Ragged {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        Ok(texts
+            .iter()
+            .map(|text| match text.contains("short") {
+                true => vec![1.0, 0.0],
+                false => vec![1.0, 0.0, 0.0],
+            })
+            .collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        3
+    }
+}
+
+#[tokio::test]
+async fn the_embedding_retriever_refuses_vectors_not_of_the_embedder_s_dimension() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(Ragged));
+    // A document whose vector is too short would never be found: it is refused, and none of
+    // the texts given with it is kept.
+    let err = docs.add(["fine", "short", "fine too"]).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "notes: the embedder returned 2 numbers for text 1, but its dimension is 3"
+    );
+    assert!(docs.is_empty());
+    docs.add(["fine"]).await.unwrap();
+    assert_eq!(docs.retrieve("fine", 5).await.unwrap().len(), 1);
+    // A query whose vector is too short is an error, not "nothing found".
+    let err = docs.retrieve("short", 5).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "notes: the embedder returned 2 numbers for the query, but its dimension is 3"
+    );
+}
+
 /// Two children in parallel, each answering from its task (a shared scripted model that
 /// answers by the request).
 #[tokio::test]

@@ -27,8 +27,18 @@ thread_local! {
     static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
 }
 
+/// The longest word the memo keeps. Words are shorter; a longer one is rarely met again, and
+/// kept, a model's text of runs of thousands of letters would hold their memory (and their
+/// stems') until the memo is full.
+const MAX_MEMO_WORD: usize = 64;
+
 /// The term of one lower-case word, or `None` for a stop word.
 fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
+    if word.len() > MAX_MEMO_WORD {
+        // No stop word is this long.
+        emit(&STEMMER.stem(word));
+        return;
+    }
     MEMO.with(|memo| {
         let mut memo = memo.borrow_mut();
         if let Some(term) = memo.get(word.as_bytes()) {
@@ -253,6 +263,32 @@ mod tests {
         assert_eq!(terms(""), Vec::<String>::new());
         assert_eq!(terms("  --  "), Vec::<String>::new());
         assert_eq!(terms("Café"), ["café"]);
+    }
+
+    #[test]
+    fn long_words_are_not_kept_in_the_memo() {
+        // A model's query of runs of thousands of letters, each a word: kept, they held their
+        // memory (and their stems') in the thread's memo until it filled, 65,536 words later.
+        let heap = || {
+            super::MEMO.with(|memo| {
+                memo.borrow()
+                    .iter()
+                    .map(|(word, term)| {
+                        word.heap_bytes() + term.as_ref().map_or(0, |term| term.heap_bytes())
+                    })
+                    .sum::<usize>()
+            })
+        };
+        let before = heap();
+        for i in 0..200 {
+            let word = format!("{}{}", "q".repeat(10_000), "x".repeat(i));
+            assert_eq!(terms(&word).len(), 1);
+        }
+        let kept = heap().saturating_sub(before);
+        assert!(kept < 100_000, "{kept} bytes kept");
+        // They are analysed as before: stemmed, or dropped as stop words are (none is long).
+        let long = format!("{}ing", "walk".repeat(100));
+        assert_eq!(terms(&long), ["walk".repeat(100)]);
     }
 
     #[test]

@@ -342,6 +342,33 @@ impl<E> LexicalIndex<E> {
         })
     }
 
+    /// The document named exactly `name`, scored for `query` as [`search`](Self::search)
+    /// scores it (0 when it has none of the query's terms); `None` when none is so named.
+    pub(crate) fn named(&self, name: &str, query: &str) -> Option<LexicalHit<E>>
+    where
+        E: Clone,
+    {
+        let &id = self.by_name.get(name)?;
+        let score = with_scratch(|scratch| {
+            self.query_terms(query, self.by_name.len(), &mut scratch.terms);
+            // Added in the order of the query's terms, as a search adds them.
+            let mut score = 0.0;
+            for term in &scratch.terms {
+                let list = &self.lists[term.term as usize].postings;
+                if let Ok(at) = list.binary_search_by_key(&id, |p| p.doc) {
+                    score += term.weight * list[at].impact;
+                }
+            }
+            score
+        });
+        let doc = self.doc(id);
+        Some(LexicalHit {
+            name: Arc::clone(&doc.name),
+            score,
+            entry: doc.entry.clone(),
+        })
+    }
+
     /// The live document `doc`.
     fn doc(&self, doc: DocId) -> &Doc<E> {
         self.docs[doc as usize]
