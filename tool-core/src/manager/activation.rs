@@ -109,9 +109,13 @@ impl ToolCallManager {
     /// Marks registered tools as active, so they are declared on later requests. Names that
     /// are not registered are returned (and not activated).
     pub fn activate(&self, names: &[String]) -> Vec<String> {
+        // Under a change, as `activate_found`: a `deregister` between the look-up and the
+        // activation would leave its name active.
+        let change = self.registry.change();
         let (known, unknown): (Vec<&String>, Vec<&String>) =
-            names.iter().partition(|name| self.contains(name));
+            names.iter().partition(|name| change.get(name).is_some());
         self.activate_registered(known.into_iter().map(String::as_str));
+        drop(change);
         unknown.into_iter().cloned().collect()
     }
 
