@@ -97,9 +97,7 @@ impl Screen {
                 ..
             } => {
                 let outcome = if *is_error { "error" } else { "ok" };
-                let summary: String = summary.chars().take(120).collect();
-                let summary = summary.replace('\n', " ");
-                eprintln!("[{name}: {outcome} in {duration:.1?}] {summary}");
+                eprintln!("[{name}: {outcome} in {duration:.1?}] {}", preview(summary));
             }
             _ => {}
         }
@@ -146,6 +144,21 @@ fn model(api: ModelApi, base_url: Option<&str>) -> Result<Box<dyn ChatModel>, Fa
         ),
     };
     Ok(model)
+}
+
+/// The start of a call's result, on one line, as the terminal shows it: its first 120
+/// characters, line breaks and tabs as spaces, other control characters escaped (a result is
+/// what a file or a command held: an escape sequence in it must not drive the terminal).
+fn preview(result: &str) -> String {
+    let mut shown = String::new();
+    for c in result.chars().take(120) {
+        match c {
+            '\n' | '\r' | '\t' => shown.push(' '),
+            c if c.is_control() => shown.extend(c.escape_default()),
+            c => shown.push(c),
+        }
+    }
+    shown
 }
 
 /// Whether a destructive call may run: with `--yes`, always; else as the user answers on
@@ -203,6 +216,13 @@ mod tests {
         let mut shown = Vec::new();
         let allowed = ask(&call, &mut &answer[..], &mut shown);
         (allowed, String::from_utf8(shown).unwrap())
+    }
+
+    #[test]
+    fn a_result_is_previewed_on_one_line_without_terminal_controls() {
+        assert_eq!(preview("a\nb\r\n\tc"), "a b   c");
+        assert_eq!(preview("\u{1b}[2Jgone\u{7}"), "\\u{1b}[2Jgone\\u{7}");
+        assert_eq!(preview(&"é".repeat(200)), "é".repeat(120));
     }
 
     #[test]

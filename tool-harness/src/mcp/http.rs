@@ -111,7 +111,8 @@ impl McpHttpOptions {
         self
     }
 
-    /// Also accepts requests whose `Host` is `host` (a name, or `name:port`).
+    /// Also accepts requests whose `Host` is `host` (a name, or `name:port`). An empty or
+    /// blank one, which no request's `Host` is, is refused by [`McpHttpServer::start`].
     #[must_use]
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
         self.allowed_hosts.push(host.into());
@@ -223,6 +224,17 @@ impl McpHttpServer {
         if options.blank_token() {
             return Err(McpError::Config(
                 "the bearer token is empty: give a token, or none to serve without one".to_owned(),
+            ));
+        }
+        if options
+            .allowed_hosts
+            .iter()
+            .any(|host| host.trim().is_empty())
+        {
+            return Err(McpError::Config(
+                "an allowed host is empty: give the name (or name:port) clients reach this \
+                 machine by"
+                    .to_owned(),
             ));
         }
         let listener = tokio::net::TcpListener::bind(options.addr)

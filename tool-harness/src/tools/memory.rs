@@ -37,6 +37,10 @@ impl std::fmt::Debug for MemoryTool {
     }
 }
 
+/// How many ids an unknown id's error lists: the message goes to the model, whatever the
+/// memory holds.
+const MAX_LISTED_IDS: usize = 20;
+
 fn failed(err: impl std::fmt::Display) -> ToolError {
     ToolError::execution(MEMORY_TOOL, err)
 }
@@ -106,14 +110,18 @@ impl MemoryTool {
     async fn no_such_fact(&self, id: u64) -> ToolError {
         let known = match self.memory.facts().await {
             Ok(facts) if facts.is_empty() => "the memory is empty".to_owned(),
-            Ok(facts) => format!(
-                "known ids: {}",
-                facts
+            Ok(facts) => {
+                let mut listed = facts
                     .iter()
+                    .take(MAX_LISTED_IDS)
                     .map(|fact| fact.id.to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+                    .join(", ");
+                if facts.len() > MAX_LISTED_IDS {
+                    listed.push_str(&format!(", … ({} facts in all)", facts.len()));
+                }
+                format!("known ids: {listed}")
+            }
             Err(err) => format!("the facts could not be listed: {err}"),
         };
         failed(format!("there is no fact with id {id} ({known})"))

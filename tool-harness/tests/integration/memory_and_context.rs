@@ -95,6 +95,24 @@ async fn memory_commands_bump_the_version_and_report_errors() {
 }
 
 #[tokio::test]
+async fn an_unknown_id_lists_the_first_known_ids_only() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    for n in 0..500 {
+        memory.add(format!("fact {n}")).await.unwrap();
+    }
+    let m = manager(memory);
+    let err = error(&m, "memory", json!({"command": "remove", "id": 9999})).await;
+    let listed: Vec<String> = (1..=20).map(|id| id.to_string()).collect();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Tool 'memory' failed: there is no fact with id 9999 (known ids: {}, … (500 facts in all))",
+            listed.join(", ")
+        )
+    );
+}
+
+#[tokio::test]
 async fn file_memory_survives_a_reopen_and_writes_whole_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state/memory.json");

@@ -180,6 +180,18 @@ async fn an_empty_bearer_token_is_refused_not_taken_for_none() {
             "{error}"
         );
     }
+    for host in ["", " "] {
+        let error = McpHttpServer::start(
+            McpServer::new(Arc::clone(&manager)),
+            McpHttpOptions::default().allow_host(host),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("an allowed host is empty"),
+            "{error}"
+        );
+    }
     // A router mounted with one refuses every request, with or without a header.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let bound = listener.local_addr().unwrap();
