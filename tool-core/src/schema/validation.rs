@@ -291,7 +291,7 @@ fn parse_scalar(text: &str, wants: &dyn Fn(JsonType) -> bool) -> Option<Value> {
         }
         if let Ok(f) = t.parse::<f64>()
             && f.is_finite()
-            && (wants(JsonType::Number) || f.fract() == 0.0)
+            && (wants(JsonType::Number) || f.fract() == 0.0 && holds_exactly(t, f))
         {
             return serde_json::Number::from_f64(f).map(Value::Number);
         }
@@ -304,6 +304,18 @@ fn parse_scalar(text: &str, wants: &dyn Fn(JsonType) -> bool) -> Option<Value> {
         }
     }
     None
+}
+
+/// Whether `f`, read from `text`, is the integer `text` writes, when it writes one too wide
+/// for 64 bits (which only a float carries): rounded, it would be read as another integer.
+fn holds_exactly(text: &str, f: f64) -> bool {
+    // `as` saturates: a float rounded up to 2^127 (or 2^128) would pass for `i128::MAX`.
+    match (text.parse::<i128>(), text.parse::<u128>()) {
+        (Ok(written), _) => f < 2f64.powi(127) && f as i128 == written,
+        (_, Ok(written)) => f < 2f64.powi(128) && f as u128 == written,
+        // Not an integer literal (`1e3`, `4.0`): the float is what it writes.
+        _ => true,
+    }
 }
 
 /// The validators of one tool: its schema, or for a command group one schema per command.
@@ -510,6 +522,36 @@ mod tests {
         assert_eq!(repaired.get("n"), Some(&json!(4.0)));
         // Valid arguments are not copied.
         assert!(s.check(&args(json!({"n": 4}))).unwrap().is_none());
+    }
+
+    #[test]
+    fn integers_wider_than_64_bits_are_repaired_only_when_exact() {
+        let s = compiled(json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 0}, "x": {"type": "number"}}
+        }));
+        let repaired = s
+            .check(&args(json!({"n": "100000000000000000000"})))
+            .unwrap()
+            .expect("repaired");
+        assert_eq!(repaired.get("n"), Some(&json!(1e20)));
+        // As a float it would be another number: refused rather than rounded.
+        let err = s
+            .check(&args(json!({"n": "123456789012345678901"})))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "/n: \"123456789012345678901\" is not of type \"integer\""
+        );
+        for rounded_up in [i128::MAX.to_string(), u128::MAX.to_string()] {
+            assert!(s.check(&args(json!({"n": rounded_up}))).is_err());
+        }
+        // A number may be rounded.
+        let repaired = s
+            .check(&args(json!({"x": "123456789012345678901"})))
+            .unwrap()
+            .expect("repaired");
+        assert_eq!(repaired.get("x"), Some(&json!(123456789012345678901.0)));
     }
 
     #[test]
