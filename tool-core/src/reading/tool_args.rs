@@ -91,7 +91,10 @@ impl<'a> ToolArgs<'a> {
         };
         ToolError::invalid_arguments(
             self.tool,
-            format!("/{name}: expected {expected}, got {shown}"),
+            format!(
+                "/{}: expected {expected}, got {shown}",
+                escape_pointer(name)
+            ),
         )
     }
 
@@ -268,6 +271,24 @@ mod tests {
         assert_eq!(
             r.i64("i").unwrap_err().kind(),
             crate::ToolErrorKind::InvalidArguments
+        );
+    }
+
+    #[test]
+    fn a_wrong_argument_s_path_escapes_its_name() {
+        let a = args(json!({"a/b": "x", "c~d": 1}));
+        let r = ToolArgs::new("t", &a);
+        assert_eq!(
+            r.i64("a/b").unwrap_err().to_string(),
+            "Invalid arguments for tool 't': /a~1b: expected an integer, got \"x\""
+        );
+        assert!(r.str("c~d").unwrap_err().to_string().contains(": /c~0d: "));
+        // As `get` (through `read_field`) writes it.
+        assert!(
+            r.get::<u8>("a/b")
+                .unwrap_err()
+                .to_string()
+                .contains(": /a~1b: ")
         );
     }
 
