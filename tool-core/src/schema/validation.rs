@@ -167,6 +167,9 @@ impl CompiledSchema {
                 &message,
                 MAX_VIOLATION_CHARS,
             ));
+            if let Some(wanted) = choice_detail(&error) {
+                let _ = write!(out, " ({wanted})");
+            }
             if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
                 out.push_str(&crate::manager::suggestion::unexpected_properties_hint(
                     &self.schema,
@@ -203,6 +206,71 @@ fn branch_errors<'e>(
         _ => &[],
     };
     branches.iter().flatten()
+}
+
+/// What a failed `anyOf` / `oneOf` wanted, which its own message ("not valid under any of the
+/// schemas") does not say: the values allowed when each branch is a constant (an enum whose
+/// variants have descriptions), else the violations of the one branch closest to the value
+/// (a tagged enum's variant whose tag matched).
+fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
+    let branches: &[Vec<ValidationError<'static>>] = match error.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context
+        }
+        _ => return None,
+    };
+    let at = error.instance_path().as_str();
+    let constant = |e: &ValidationError<'_>| match e.kind() {
+        ValidationErrorKind::Constant { expected_value } => Some(expected_value.to_string()),
+        _ => None,
+    };
+    let values: Option<Vec<String>> = branches
+        .iter()
+        .map(|errors| {
+            errors
+                .iter()
+                .filter(|e| e.instance_path().as_str() == at)
+                .find_map(constant)
+        })
+        .collect();
+    if let Some(values) = values.filter(|v| !v.is_empty()) {
+        let listed = format!("expected one of {}", values.join(", "));
+        return Some(crate::provider::feedback::cut_to(&listed, MAX_VIOLATION_CHARS).into_owned());
+    }
+    // The branches whose constants all matched (a tagged variant whose tag did); of several,
+    // the ones that failed only inside the value (an externally tagged variant whose key did).
+    let matched = |e: &ValidationError<'_>| {
+        !matches!(
+            e.kind(),
+            ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. }
+        )
+    };
+    let below = |e: &ValidationError<'_>| {
+        e.instance_path()
+            .as_str()
+            .strip_prefix(at)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let mut closest: Vec<&Vec<ValidationError<'static>>> = branches
+        .iter()
+        .filter(|errors| !errors.is_empty() && errors.iter().all(matched))
+        .collect();
+    if closest.len() > 1 {
+        closest.retain(|errors| errors.iter().all(below));
+    }
+    let [errors] = closest.as_slice() else {
+        return None;
+    };
+    let listed: Vec<String> = errors
+        .iter()
+        .take(MAX_LISTED_VIOLATIONS)
+        .map(|e| {
+            let message = e.to_string();
+            let message = crate::provider::feedback::cut_to(&message, MAX_VIOLATION_CHARS);
+            format!("{}: {message}", e.instance_path().as_str())
+        })
+        .collect();
+    Some(format!("as the closest of them: {}", listed.join("; ")))
 }
 
 fn collect_repairs(error: &ValidationError<'_>, repairs: &mut Vec<Repair>) {
@@ -552,6 +620,51 @@ mod tests {
             .unwrap()
             .expect("repaired");
         assert_eq!(repaired.get("x"), Some(&json!(123456789012345678901.0)));
+    }
+
+    #[test]
+    fn a_failed_choice_says_what_its_branches_wanted() {
+        let s = compiled(json!({"type": "object", "properties": {
+            // An enum whose variants have descriptions: a `oneOf` of constants.
+            "mode": {"oneOf": [
+                {"type": "string", "const": "fast", "description": "Fast."},
+                {"type": "string", "const": "slow", "description": "Slow."}
+            ]},
+            // An internally tagged enum.
+            "shape": {"oneOf": [
+                {"type": "object", "properties": {"kind": {"type": "string", "const": "A"},
+                    "n": {"type": "integer", "maximum": 10}}, "required": ["kind", "n"]},
+                {"type": "object", "properties": {"kind": {"type": "string", "const": "B"},
+                    "s": {"type": "string"}}, "required": ["kind", "s"]}
+            ]},
+            // An untagged one: no branch is closer than another.
+            "either": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}
+        }}));
+        let err = s.check(&args(json!({"mode": "medium"}))).unwrap_err();
+        assert_eq!(
+            err,
+            "/mode: \"medium\" is not valid under any of the schemas listed in the 'oneOf' keyword \
+             (expected one of \"fast\", \"slow\")"
+        );
+        let err = s
+            .check(&args(json!({"shape": {"kind": "A", "n": 11}})))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "/shape: {\"kind\":\"A\",\"n\":11} is not valid under any of the schemas listed in \
+             the 'oneOf' keyword (as the closest of them: /shape/n: 11 is greater than the \
+             maximum of 10)"
+        );
+        let err = s.check(&args(json!({"shape": {"kind": "B"}}))).unwrap_err();
+        assert!(
+            err.ends_with("(as the closest of them: /shape: \"s\" is a required property)"),
+            "{err}"
+        );
+        let err = s.check(&args(json!({"either": -1}))).unwrap_err();
+        assert_eq!(
+            err,
+            "/either: -1 is not valid under any of the schemas listed in the 'anyOf' keyword"
+        );
     }
 
     #[test]
