@@ -7,6 +7,7 @@
 //! and checked again. Valid calls take the fast path: one `is_valid` over the borrowed value.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -123,26 +124,32 @@ impl CompiledSchema {
     /// nullable, so a strict model sends `null` for each value it leaves out. Whether a
     /// removed `null` was in fact required shows when the repaired value is checked again.
     fn repairs(&self, instance: &Value) -> Vec<Repair> {
-        let mut repairs = Vec::new();
+        let mut repairs = RepairSet::default();
         for error in self.validator.iter_errors(instance) {
             collect_repairs(&error, &mut repairs);
         }
-        repairs
+        repairs.list
     }
 
     /// The paths of removed `null`s that the repaired value now misses as required
-    /// properties, at the top level or inside the branches of `anyOf` / `oneOf`.
-    fn nulls_still_required(&self, repaired: &Value, repairs: &[Repair]) -> Vec<String> {
+    /// properties, at the top level or inside the branches of `anyOf` / `oneOf` (a set:
+    /// arguments may hold thousands).
+    fn nulls_still_required(&self, repaired: &Value, repairs: &[Repair]) -> HashSet<String> {
         let mut missing = Vec::new();
         for error in self.validator.iter_errors(repaired) {
             collect_missing(&error, &mut missing);
         }
-        missing.retain(|path| {
-            repairs
-                .iter()
-                .any(|r| matches!(r, Repair::RemoveNull(removed) if removed == path))
-        });
+        let removed: HashSet<&str> = repairs
+            .iter()
+            .filter_map(|r| match r {
+                Repair::RemoveNull(path) => Some(path.as_str()),
+                Repair::Replace(..) => None,
+            })
+            .collect();
         missing
+            .into_iter()
+            .filter(|path| removed.contains(path.as_str()))
+            .collect()
     }
 
     /// Every violation of `instance`, with its path.
@@ -273,12 +280,29 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
     Some(format!("as the closest of them: {}", listed.join("; ")))
 }
 
-fn collect_repairs(error: &ValidationError<'_>, repairs: &mut Vec<Repair>) {
-    let mut push = |repair: Repair| {
-        if !repairs.contains(&repair) {
-            repairs.push(repair);
+/// Repairs, each kept once, in the order found (several branches may find the same one).
+#[derive(Default)]
+struct RepairSet {
+    list: Vec<Repair>,
+    /// What each kept repair does (its path, and the value it writes), to find a repeat in
+    /// constant time: arguments may need thousands of repairs.
+    seen: HashSet<(String, Option<String>)>,
+}
+
+impl RepairSet {
+    fn push(&mut self, repair: Repair) {
+        let key = match &repair {
+            Repair::Replace(path, value) => (path.clone(), Some(value.to_string())),
+            Repair::RemoveNull(path) => (path.clone(), None),
+        };
+        if self.seen.insert(key) {
+            self.list.push(repair);
         }
-    };
+    }
+}
+
+fn collect_repairs(error: &ValidationError<'_>, repairs: &mut RepairSet) {
+    let mut push = |repair: Repair| repairs.push(repair);
     let path = error.instance_path().as_str();
     match (error.kind(), &**error.instance()) {
         // A `null` for an argument the schema does not list is an absent argument (a strict
@@ -326,6 +350,9 @@ fn collect_missing(error: &ValidationError<'_>, missing: &mut Vec<String>) {
 
 fn apply(arguments: &mut ToolArguments, repairs: &[Repair]) {
     let root = arguments.value_mut();
+    // The `null`s to remove, by the object that holds them: each object is then rewritten
+    // once, keeping its order (one `shift_remove` per member would move the rest each time).
+    let mut removed: HashMap<&str, HashSet<String>> = HashMap::new();
     for repair in repairs {
         match repair {
             Repair::Replace(path, value) => {
@@ -338,11 +365,14 @@ fn apply(arguments: &mut ToolArguments, repairs: &[Repair]) {
                     continue;
                 };
                 let key = key.replace("~1", "/").replace("~0", "~");
-                // Only an object member can be absent; a `null` item of an array stays.
-                if let Some(Value::Object(map)) = root.pointer_mut(parent) {
-                    map.shift_remove(&key);
-                }
+                removed.entry(parent).or_default().insert(key);
             }
+        }
+    }
+    for (parent, keys) in removed {
+        // Only an object member can be absent; a `null` item of an array stays.
+        if let Some(Value::Object(map)) = root.pointer_mut(parent) {
+            map.retain(|key, _| !keys.contains(key));
         }
     }
 }
@@ -534,7 +564,7 @@ fn with_command_property(schema: &Value, command: &str) -> Result<Value, String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     fn compiled(schema: Value) -> CompiledSchema {
         CompiledSchema::compile(&schema).unwrap()
@@ -754,6 +784,45 @@ mod tests {
                 assert!(s.check(&within).is_ok());
             }
         });
+    }
+
+    /// Repairs are collected, checked against what is still required and applied in time
+    /// linear in their number (these took seconds each, quadratic: a client may send
+    /// thousands).
+    #[test]
+    fn many_repairs_take_linear_time() {
+        const N: usize = 20_000;
+        let numbers = compiled(json!({"type": "object",
+            "properties": {"v": {"type": "array", "items": {"type": "integer"}}}}));
+        let sent: Vec<Value> = (0..N).map(|i| json!(i.to_string())).collect();
+        let repaired = numbers.check(&args(json!({"v": sent}))).unwrap().unwrap();
+        assert_eq!(repaired.get("v").unwrap()[N - 1], json!(N - 1));
+
+        let required = compiled(
+            json!({"type": "object", "properties": {"v": {"type": "array",
+            "items": {"type": "object", "properties": {"w": {"type": "integer"}}, "required": ["w"]}}}}),
+        );
+        let sent: Vec<Value> = (0..N).map(|_| json!({"w": null})).collect();
+        let err = required.check(&args(json!({"v": sent}))).unwrap_err();
+        assert!(err.starts_with("/v/0/w: null is not of type"), "{err}");
+
+        let closed = compiled(
+            json!({"type": "object", "properties": {"a": {"type": "integer"}},
+            "additionalProperties": false}),
+        );
+        let mut sent = Map::new();
+        sent.insert("a".to_owned(), json!(1));
+        for i in 0..N {
+            sent.insert(format!("x{i}"), Value::Null);
+        }
+        sent.insert("z".to_owned(), json!(2.5));
+        let err = closed
+            .check(&ToolArguments::from(sent.clone()))
+            .unwrap_err();
+        assert!(err.contains("'z' was unexpected"), "{err}");
+        sent.shift_remove("z");
+        let repaired = closed.check(&ToolArguments::from(sent)).unwrap().unwrap();
+        assert_eq!(repaired.as_value(), &json!({"a": 1}));
     }
 
     #[test]
