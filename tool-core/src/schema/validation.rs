@@ -178,12 +178,21 @@ impl CompiledSchema {
                 let _ = write!(out, " ({wanted})");
             }
             if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
-                out.push_str(&crate::manager::suggestion::unexpected_properties_hint(
+                let hint = crate::manager::suggestion::unexpected_properties_hint(
                     &self.schema,
                     error.schema_path().as_str(),
                     path,
                     unexpected,
-                ));
+                );
+                // A hint per unexpected argument: cut as the message is, its parenthesis
+                // closed.
+                match crate::provider::feedback::cut_to(&hint, MAX_VIOLATION_CHARS) {
+                    Cow::Borrowed(whole) => out.push_str(whole),
+                    Cow::Owned(cut) => {
+                        out.push_str(&cut);
+                        out.push(')');
+                    }
+                }
             }
         }
         if count > MAX_LISTED_VIOLATIONS {
@@ -823,6 +832,26 @@ mod tests {
         sent.shift_remove("z");
         let repaired = closed.check(&ToolArguments::from(sent)).unwrap().unwrap();
         assert_eq!(repaired.as_value(), &json!({"a": 1}));
+    }
+
+    #[test]
+    fn hints_for_many_unexpected_arguments_are_cut() {
+        let s = compiled(
+            json!({"type": "object", "properties": {"alpha": {"type": "integer"}},
+            "additionalProperties": false}),
+        );
+        let sent: Map<String, Value> = (0..1_000).map(|i| (format!("alph{i}"), json!(1))).collect();
+        let err = s.check(&ToolArguments::from(sent)).unwrap_err();
+        assert!(
+            err.contains("(for 'alph0', did you mean 'alpha'?;"),
+            "{err}"
+        );
+        assert!(err.ends_with("…)"), "{err}");
+        assert!(
+            err.chars().count() <= 2 * MAX_VIOLATION_CHARS + 8,
+            "{}",
+            err.len()
+        );
     }
 
     #[test]
