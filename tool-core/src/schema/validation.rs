@@ -23,7 +23,7 @@ use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
 /// How many violations an error message lists before it says how many more there were.
 const MAX_LISTED_VIOLATIONS: usize = 8;
 /// How long one violation's text may be before it is cut (instances can be large).
-const MAX_VIOLATION_CHARS: usize = 240;
+pub(crate) const MAX_VIOLATION_CHARS: usize = 240;
 
 /// A schema compiled for validation.
 #[derive(Debug, Clone)]
