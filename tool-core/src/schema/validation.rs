@@ -16,6 +16,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use serde_json::Value;
 
+use crate::provider::feedback::cut_to;
 use crate::schema::flat_schema::FlatSchema;
 use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
@@ -170,10 +171,7 @@ impl CompiledSchema {
                 out.push_str(": ");
             }
             let message = error.to_string();
-            out.push_str(&crate::provider::feedback::cut_to(
-                &message,
-                MAX_VIOLATION_CHARS,
-            ));
+            out.push_str(&cut_to(&message, MAX_VIOLATION_CHARS));
             if let Some(wanted) = choice_detail(&error) {
                 let _ = write!(out, " ({wanted})");
             }
@@ -186,7 +184,7 @@ impl CompiledSchema {
                 );
                 // A hint per unexpected argument: cut as the message is, its parenthesis
                 // closed.
-                match crate::provider::feedback::cut_to(&hint, MAX_VIOLATION_CHARS) {
+                match cut_to(&hint, MAX_VIOLATION_CHARS) {
                     Cow::Borrowed(whole) => out.push_str(whole),
                     Cow::Owned(cut) => {
                         out.push_str(&cut);
@@ -251,7 +249,7 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
         .collect();
     if let Some(values) = values.filter(|v| !v.is_empty()) {
         let listed = format!("expected one of {}", values.join(", "));
-        return Some(crate::provider::feedback::cut_to(&listed, MAX_VIOLATION_CHARS).into_owned());
+        return Some(cut_to(&listed, MAX_VIOLATION_CHARS).into_owned());
     }
     // The branches whose constants all matched (a tagged variant whose tag did); of several,
     // the ones that failed only inside the value (an externally tagged variant whose key did).
@@ -282,7 +280,7 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
         .take(MAX_LISTED_VIOLATIONS)
         .map(|e| {
             let message = e.to_string();
-            let message = crate::provider::feedback::cut_to(&message, MAX_VIOLATION_CHARS);
+            let message = cut_to(&message, MAX_VIOLATION_CHARS);
             format!("{}: {message}", e.instance_path().as_str())
         })
         .collect();
@@ -508,6 +506,8 @@ impl ArgumentValidator {
                         return Err(ToolError::invalid_arguments(tool, TooDeep.in_arguments()));
                     }
                     Some(other) => {
+                        let other = other.to_string();
+                        let other = cut_to(&other, MAX_VIOLATION_CHARS);
                         return Err(ToolError::invalid_arguments(
                             tool,
                             format!(
@@ -520,10 +520,13 @@ impl ArgumentValidator {
                 match commands.iter().find(|(name, _)| name == chosen) {
                     Some((_, schema)) => schema.check(arguments),
                     None => {
+                        // The model's text is quoted cut, as a violation's is.
+                        let chosen = format!("{chosen:?}");
+                        let chosen = cut_to(&chosen, MAX_VIOLATION_CHARS);
                         return Err(ToolError::invalid_arguments(
                             tool,
                             format!(
-                                "/{COMMAND_ARGUMENT}: unknown command {chosen:?}; valid commands are {}",
+                                "/{COMMAND_ARGUMENT}: unknown command {chosen}; valid commands are {}",
                                 listed()
                             ),
                         ));
@@ -852,6 +855,24 @@ mod tests {
             "{}",
             err.len()
         );
+    }
+
+    #[test]
+    fn a_large_command_value_is_not_echoed_whole() {
+        use crate::{Args, ToolDefinition};
+        let group = Tool::MultiCommands(
+            "g".to_owned(),
+            vec![ToolDefinition::new("add", "Add.", Args::empty())],
+        );
+        let validator = ArgumentValidator::compile(&group).unwrap();
+        let long = "x".repeat(100_000);
+        let many: Vec<u32> = (0..100_000).collect();
+        for command in [json!(long), json!(many)] {
+            let sent = args(json!({"command": command}));
+            let err = validator.check("g", &sent).unwrap_err().to_string();
+            assert!(err.chars().count() < 400, "{}", err.len());
+            assert!(err.ends_with("'add'"), "{err}");
+        }
     }
 
     #[test]
