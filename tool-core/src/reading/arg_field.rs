@@ -4,7 +4,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::provider::feedback::cut_to;
 use crate::reading::tool_args::escape_pointer;
+use crate::schema::validation::MAX_VIOLATION_CHARS;
 use crate::{ToolArgs, ToolError, lenient};
 
 impl<'a> ToolArgs<'a> {
@@ -98,9 +100,11 @@ impl<'a> ToolArgs<'a> {
         value: &Value,
     ) -> Result<T, ToolError> {
         lenient::from_value(value).map_err(|err| {
+            // serde's message quotes the value (a string of any size): not echoed whole.
+            let message = cut_to(&err.message, MAX_VIOLATION_CHARS);
             ToolError::invalid_arguments(
                 self.tool(),
-                format!("/{}{}: {}", escape_pointer(name), err.path, err.message),
+                format!("/{}{}: {message}", escape_pointer(name), err.path),
             )
         })
     }

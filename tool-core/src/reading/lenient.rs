@@ -111,6 +111,10 @@ fn pointer(path: &serde_path_to_error::Path) -> String {
 const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 /// 2^64: the first whole float `u64` cannot hold.
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+/// 2^127: the magnitude of `i128::MIN`.
+const TWO_POW_127: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+/// 2^128: the first whole float `u128` cannot hold.
+const TWO_POW_128: f64 = 340_282_366_920_938_463_463_374_607_431_768_211_456.0;
 
 /// A deserializer over a borrowed value that accepts the lenient spellings.
 ///
@@ -191,15 +195,22 @@ impl<'de> Lenient<'de> {
                 if let Some(u) = n.as_u64() {
                     visitor.visit_u64(u)
                 } else {
-                    // A whole float is the integer it is, at any magnitude a 64-bit
-                    // integer holds (as validation, which counts `1e18` as an integer, sees
-                    // it); the conversions below are exact in these ranges.
+                    // A whole float is the integer it is, at any magnitude a 128-bit
+                    // integer holds (as validation, which counts `1e20` as an integer, sees
+                    // it; a narrower type then says it is out of its range); the conversions
+                    // below are exact in these ranges.
                     match n.as_f64() {
                         Some(f) if f.fract() == 0.0 && (-TWO_POW_63..0.0).contains(&f) => {
                             visitor.visit_i64(f as i64)
                         }
                         Some(f) if f.fract() == 0.0 && (0.0..TWO_POW_64).contains(&f) => {
                             visitor.visit_u64(f as u64)
+                        }
+                        Some(f) if f.fract() == 0.0 && (-TWO_POW_127..0.0).contains(&f) => {
+                            visitor.visit_i128(f as i128)
+                        }
+                        Some(f) if f.fract() == 0.0 && (0.0..TWO_POW_128).contains(&f) => {
+                            visitor.visit_u128(f as u128)
                         }
                         _ => Err(self.invalid(&visitor)),
                     }
@@ -211,6 +222,10 @@ impl<'de> Lenient<'de> {
                     visitor.visit_i64(i)
                 } else if let Ok(u) = t.parse::<u64>() {
                     visitor.visit_u64(u)
+                } else if let Ok(i) = t.parse::<i128>() {
+                    visitor.visit_i128(i)
+                } else if let Ok(u) = t.parse::<u128>() {
+                    visitor.visit_u128(u)
                 } else {
                     Err(self.invalid(&visitor))
                 }
@@ -672,6 +687,32 @@ mod tests {
         assert!(from_value::<i64>(&json!(-(i64::MIN as f64))).is_err());
         assert!(from_value::<i64>(&json!(-9.3e18)).is_err());
         assert!(from_value::<u32>(&json!(1e19)).is_err());
+    }
+
+    #[test]
+    fn whole_floats_and_strings_beyond_64_bits_read_as_128_bit_integers() {
+        // Validation counts them as integers (a 128-bit schema has no `maximum`).
+        assert_eq!(
+            from_value::<u128>(&json!(1e20)).unwrap(),
+            100_000_000_000_000_000_000
+        );
+        assert_eq!(
+            from_value::<i128>(&json!(-1e20)).unwrap(),
+            -100_000_000_000_000_000_000
+        );
+        assert_eq!(
+            from_value::<u128>(&json!("123456789012345678901")).unwrap(),
+            123_456_789_012_345_678_901
+        );
+        assert_eq!(
+            from_value::<i128>(&json!(" -170141183460469231731687303715884105728 ")).unwrap(),
+            i128::MIN
+        );
+        assert!(from_value::<u128>(&json!(3.5e38)).is_err());
+        assert!(from_value::<i128>(&json!(1.8e38)).is_err());
+        // A narrower type says the value is out of its range.
+        let err = from_value::<u64>(&json!(1e20)).unwrap_err();
+        assert!(err.message.contains("100000000000000000000"), "{err}");
     }
 
     #[test]

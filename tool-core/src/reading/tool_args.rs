@@ -1,8 +1,12 @@
 //! [`ToolArgs`]: reading a call's arguments whichever way the backend spelled them.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::provider::feedback::cut_to;
+use crate::schema::validation::MAX_VIOLATION_CHARS;
 use crate::tool::arguments::json_type_name;
 use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{Args, ToolArguments, ToolError, lenient};
@@ -46,8 +50,13 @@ pub trait FromToolArgs: Sized {
 
 impl<T: DeserializeOwned> FromToolArgs for T {
     fn from_tool_args(args: &ToolArgs<'_>) -> Result<Self, ToolError> {
-        lenient::from_value(args.arguments.as_value())
-            .map_err(|err| ToolError::invalid_arguments(args.tool, err))
+        lenient::from_value(args.arguments.as_value()).map_err(|mut err| {
+            // serde's message quotes the value (a string of any size): not echoed whole.
+            if let Cow::Owned(cut) = cut_to(&err.message, MAX_VIOLATION_CHARS) {
+                err.message = cut;
+            }
+            ToolError::invalid_arguments(args.tool, err)
+        })
     }
 }
 
@@ -89,9 +98,14 @@ impl<'a> ToolArgs<'a> {
             }
             other => format!("{} {other}", json_type_name(other)),
         };
+        // A value of any size may come: it is not echoed whole.
+        let shown = cut_to(&shown, MAX_VIOLATION_CHARS);
         ToolError::invalid_arguments(
             self.tool,
-            format!("/{name}: expected {expected}, got {shown}"),
+            format!(
+                "/{}: expected {expected}, got {shown}",
+                escape_pointer(name)
+            ),
         )
     }
 
@@ -269,6 +283,47 @@ mod tests {
             r.i64("i").unwrap_err().kind(),
             crate::ToolErrorKind::InvalidArguments
         );
+    }
+
+    #[test]
+    fn a_wrong_argument_s_path_escapes_its_name() {
+        let a = args(json!({"a/b": "x", "c~d": 1}));
+        let r = ToolArgs::new("t", &a);
+        assert_eq!(
+            r.i64("a/b").unwrap_err().to_string(),
+            "Invalid arguments for tool 't': /a~1b: expected an integer, got \"x\""
+        );
+        assert!(r.str("c~d").unwrap_err().to_string().contains(": /c~0d: "));
+        // As `get` (through `read_field`) writes it.
+        assert!(
+            r.get::<u8>("a/b")
+                .unwrap_err()
+                .to_string()
+                .contains(": /a~1b: ")
+        );
+    }
+
+    #[test]
+    fn a_large_wrong_value_is_not_echoed_whole() {
+        #[derive(Debug, Deserialize)]
+        struct Small {
+            #[allow(dead_code)]
+            n: u8,
+        }
+        let long = "x".repeat(100_000);
+        let many: Vec<u32> = (0..100_000).collect();
+        let a = args(json!({"s": many, "n": long}));
+        let r = ToolArgs::new("t", &a);
+        for err in [
+            r.str("s").unwrap_err(),
+            r.i64("n").unwrap_err(),
+            r.get::<u8>("n").unwrap_err(),
+            r.field::<Vec<String>>("s").unwrap_err(),
+            r.parse::<Small>().unwrap_err(),
+        ] {
+            let message = err.to_string();
+            assert!(message.chars().count() < 400, "{}", message.len());
+        }
     }
 
     #[derive(Debug, Deserialize, PartialEq)]

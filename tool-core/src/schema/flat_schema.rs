@@ -13,7 +13,10 @@ use serde_json::{Map, Number, Value};
 use crate::tool::names::same_name;
 
 /// Keys a flat root may carry besides what is checked.
-const ROOT_ANNOTATIONS: &[&str] = &["$schema", "title", "description"];
+const ROOT_ANNOTATIONS: &[&str] = &["title", "description"];
+/// The drafts a root's `$schema` may name for the fast check to apply: those whose `integer`
+/// includes `1.0`, as the check's does (draft 4's does not).
+const SAME_INTEGER_DRAFTS: &[&str] = &["draft-06", "draft-07", "draft/2019-09", "draft/2020-12"];
 /// Keys a property may carry that do not affect validity here.
 const PROPERTY_ANNOTATIONS: &[&str] = &["title", "description", "default", "examples"];
 /// Beyond this magnitude an `f64` no longer holds every integer, so comparisons fall through.
@@ -98,6 +101,12 @@ impl FlatSchema {
                     }
                 }
                 "additionalProperties" => closed = !value.as_bool()?,
+                "$schema" => {
+                    let draft = value.as_str()?;
+                    if !SAME_INTEGER_DRAFTS.iter().any(|d| draft.contains(d)) {
+                        return None;
+                    }
+                }
                 other if ROOT_ANNOTATIONS.contains(&other) => {}
                 _ => return None,
             }
@@ -478,6 +487,25 @@ mod tests {
         }
         for schema in schemas() {
             assert!(FlatSchema::compile(&schema).is_some(), "{schema}");
+        }
+    }
+
+    #[test]
+    fn the_fast_check_agrees_with_the_draft_a_schema_names() {
+        // Draft 4 counts only numbers written without a fraction as integers (`1.0` is not).
+        for draft in [
+            "http://json-schema.org/draft-04/schema#",
+            "http://json-schema.org/draft-07/schema#",
+            "https://json-schema.org/draft/2020-12/schema",
+        ] {
+            let schema = json!({"$schema": draft, "type": "object",
+                "properties": {"n": {"type": "integer"}}});
+            let full = jsonschema::validator_for(&schema).unwrap();
+            let value = json!({"n": 1.0});
+            let fast = FlatSchema::compile(&schema).is_some_and(|f| f.certainly_accepts(&value));
+            assert!(!fast || full.is_valid(&value), "{draft}");
+            // The later drafts, as MCP servers' schemas name them, keep the fast check.
+            assert_eq!(fast, !draft.contains("draft-04"), "{draft}");
         }
     }
 

@@ -22,9 +22,28 @@ pub(crate) fn compile_returns(tool: &Tool) -> Result<Option<CompiledSchema>, Str
     }
     let schema = match tool {
         Tool::SingleCommand(_) => schemas[0].clone(),
-        Tool::MultiCommands(..) => json!({ "anyOf": schemas }),
+        Tool::MultiCommands(..) => {
+            let branches: Vec<_> = schemas.into_iter().enumerate().map(own_resource).collect();
+            json!({ "anyOf": branches })
+        }
     };
     CompiledSchema::compile(&schema).map(Some)
+}
+
+/// The `index`th command's `returns` schema as a branch of the group's `anyOf`: given an
+/// `$id` of its own (unless it has one), so that its local references (`#`, `#/$defs/…`)
+/// still resolve against itself rather than against the `anyOf` around it.
+fn own_resource((index, schema): (usize, &serde_json::Value)) -> serde_json::Value {
+    let mut schema = schema.clone();
+    if let serde_json::Value::Object(object) = &mut schema
+        && !object.contains_key("$id")
+    {
+        object.insert(
+            "$id".to_owned(),
+            format!("urn:toolsmith:returns:{index}").into(),
+        );
+    }
+    schema
 }
 
 impl ToolCallManager {
@@ -86,5 +105,52 @@ impl ToolCallManager {
                 format!("its result does not match its `returns` schema: {reason}"),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Args, ToolDefinition};
+    use serde_json::Value;
+
+    /// A group of two commands with these `returns` schemas.
+    fn group(first: Value, second: Value) -> Tool {
+        Tool::MultiCommands(
+            "g".to_owned(),
+            vec![
+                ToolDefinition::new("one", "One.", Args::empty()).with_returns(Args::new(first)),
+                ToolDefinition::new("two", "Two.", Args::empty()).with_returns(Args::new(second)),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_group_s_returns_keep_each_command_s_references() {
+        // As `returns_schema` writes a recursive type: `$ref: "#"` to its own root.
+        let tree = json!({"type": "object", "properties": {
+            "label": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#"}}
+        }, "required": ["label", "children"]});
+        // And a type holding one: `$defs` at its root.
+        let forest = json!({"type": "object", "properties": {
+            "trees": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}
+        }, "required": ["trees"], "$defs": {"Tree": {"type": "object", "properties": {
+            "label": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}
+        }, "required": ["label", "children"]}}});
+        let compiled = compile_returns(&group(tree, forest))
+            .expect("compiles")
+            .expect("declared");
+        let leaf = json!({"label": "b", "children": []});
+        for valid in [
+            json!({"label": "a", "children": [leaf.clone()]}),
+            json!({"trees": [{"label": "a", "children": [leaf]}]}),
+        ] {
+            assert_eq!(compiled.verify(&valid), Ok(()), "{valid}");
+        }
+        // A child of a tree is a tree, not a forest.
+        let wrong = json!({"label": "a", "children": [{"trees": []}]});
+        assert!(compiled.verify(&wrong).is_err());
     }
 }

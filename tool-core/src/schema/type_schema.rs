@@ -185,6 +185,11 @@ impl ArgsObject {
         required: bool,
     ) -> Self {
         let mut schema = self.generator.subschema_for::<T>().to_value();
+        // An untyped argument (`serde_json::Value`) is `{}`: some providers refuse `true`
+        // as a property's schema.
+        if schema == Value::Bool(true) {
+            schema = Value::Object(Map::new());
+        }
         if !required {
             remove_null(&mut schema);
         }
@@ -452,6 +457,21 @@ mod tests {
             {"label": "b", "children": []}]}}))
         );
         assert!(!validator.is_valid(&json!({"tree": {"label": "a", "children": [{}]}})));
+    }
+
+    #[test]
+    fn an_untyped_argument_s_schema_is_an_empty_object() {
+        // As the `#[tool_fn]` guide's table has it for `serde_json::Value`: `{}`, not `true`,
+        // which some providers refuse as a property's schema.
+        let args = ArgsObject::new()
+            .field::<Value>("any", None)
+            .defaulted_field::<Value>("other", None)
+            .field::<Value>("described", Some("Anything."))
+            .build();
+        let properties = &args.schema()["properties"];
+        assert_eq!(properties["any"], json!({}));
+        assert_eq!(properties["other"], json!({}));
+        assert_eq!(properties["described"], json!({"description": "Anything."}));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! and checked again. Valid calls take the fast path: one `is_valid` over the borrowed value.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use serde_json::Value;
 
+use crate::provider::feedback::cut_to;
 use crate::schema::flat_schema::FlatSchema;
 use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
@@ -22,7 +24,7 @@ use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
 /// How many violations an error message lists before it says how many more there were.
 const MAX_LISTED_VIOLATIONS: usize = 8;
 /// How long one violation's text may be before it is cut (instances can be large).
-const MAX_VIOLATION_CHARS: usize = 240;
+pub(crate) const MAX_VIOLATION_CHARS: usize = 240;
 
 /// A schema compiled for validation.
 #[derive(Debug, Clone)]
@@ -123,26 +125,32 @@ impl CompiledSchema {
     /// nullable, so a strict model sends `null` for each value it leaves out. Whether a
     /// removed `null` was in fact required shows when the repaired value is checked again.
     fn repairs(&self, instance: &Value) -> Vec<Repair> {
-        let mut repairs = Vec::new();
+        let mut repairs = RepairSet::default();
         for error in self.validator.iter_errors(instance) {
             collect_repairs(&error, &mut repairs);
         }
-        repairs
+        repairs.list
     }
 
     /// The paths of removed `null`s that the repaired value now misses as required
-    /// properties, at the top level or inside the branches of `anyOf` / `oneOf`.
-    fn nulls_still_required(&self, repaired: &Value, repairs: &[Repair]) -> Vec<String> {
+    /// properties, at the top level or inside the branches of `anyOf` / `oneOf` (a set:
+    /// arguments may hold thousands).
+    fn nulls_still_required(&self, repaired: &Value, repairs: &[Repair]) -> HashSet<String> {
         let mut missing = Vec::new();
         for error in self.validator.iter_errors(repaired) {
             collect_missing(&error, &mut missing);
         }
-        missing.retain(|path| {
-            repairs
-                .iter()
-                .any(|r| matches!(r, Repair::RemoveNull(removed) if removed == path))
-        });
+        let removed: HashSet<&str> = repairs
+            .iter()
+            .filter_map(|r| match r {
+                Repair::RemoveNull(path) => Some(path.as_str()),
+                Repair::Replace(..) => None,
+            })
+            .collect();
         missing
+            .into_iter()
+            .filter(|path| removed.contains(path.as_str()))
+            .collect()
     }
 
     /// Every violation of `instance`, with its path.
@@ -163,17 +171,26 @@ impl CompiledSchema {
                 out.push_str(": ");
             }
             let message = error.to_string();
-            out.push_str(&crate::provider::feedback::cut_to(
-                &message,
-                MAX_VIOLATION_CHARS,
-            ));
+            out.push_str(&cut_to(&message, MAX_VIOLATION_CHARS));
+            if let Some(wanted) = choice_detail(&error) {
+                let _ = write!(out, " ({wanted})");
+            }
             if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
-                out.push_str(&crate::manager::suggestion::unexpected_properties_hint(
+                let hint = crate::manager::suggestion::unexpected_properties_hint(
                     &self.schema,
                     error.schema_path().as_str(),
                     path,
                     unexpected,
-                ));
+                );
+                // A hint per unexpected argument: cut as the message is, its parenthesis
+                // closed.
+                match cut_to(&hint, MAX_VIOLATION_CHARS) {
+                    Cow::Borrowed(whole) => out.push_str(whole),
+                    Cow::Owned(cut) => {
+                        out.push_str(&cut);
+                        out.push(')');
+                    }
+                }
             }
         }
         if count > MAX_LISTED_VIOLATIONS {
@@ -205,12 +222,94 @@ fn branch_errors<'e>(
     branches.iter().flatten()
 }
 
-fn collect_repairs(error: &ValidationError<'_>, repairs: &mut Vec<Repair>) {
-    let mut push = |repair: Repair| {
-        if !repairs.contains(&repair) {
-            repairs.push(repair);
+/// What a failed `anyOf` / `oneOf` wanted, which its own message ("not valid under any of the
+/// schemas") does not say: the values allowed when each branch is a constant (an enum whose
+/// variants have descriptions), else the violations of the one branch closest to the value
+/// (a tagged enum's variant whose tag matched).
+fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
+    let branches: &[Vec<ValidationError<'static>>] = match error.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context
         }
+        _ => return None,
     };
+    let at = error.instance_path().as_str();
+    let constant = |e: &ValidationError<'_>| match e.kind() {
+        ValidationErrorKind::Constant { expected_value } => Some(expected_value.to_string()),
+        _ => None,
+    };
+    let values: Option<Vec<String>> = branches
+        .iter()
+        .map(|errors| {
+            errors
+                .iter()
+                .filter(|e| e.instance_path().as_str() == at)
+                .find_map(constant)
+        })
+        .collect();
+    if let Some(values) = values.filter(|v| !v.is_empty()) {
+        let listed = format!("expected one of {}", values.join(", "));
+        return Some(cut_to(&listed, MAX_VIOLATION_CHARS).into_owned());
+    }
+    // The branches whose constants all matched (a tagged variant whose tag did); of several,
+    // the ones that failed only inside the value (an externally tagged variant whose key did).
+    let matched = |e: &ValidationError<'_>| {
+        !matches!(
+            e.kind(),
+            ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. }
+        )
+    };
+    let below = |e: &ValidationError<'_>| {
+        e.instance_path()
+            .as_str()
+            .strip_prefix(at)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let mut closest: Vec<&Vec<ValidationError<'static>>> = branches
+        .iter()
+        .filter(|errors| !errors.is_empty() && errors.iter().all(matched))
+        .collect();
+    if closest.len() > 1 {
+        closest.retain(|errors| errors.iter().all(below));
+    }
+    let [errors] = closest.as_slice() else {
+        return None;
+    };
+    let listed: Vec<String> = errors
+        .iter()
+        .take(MAX_LISTED_VIOLATIONS)
+        .map(|e| {
+            let message = e.to_string();
+            let message = cut_to(&message, MAX_VIOLATION_CHARS);
+            format!("{}: {message}", e.instance_path().as_str())
+        })
+        .collect();
+    Some(format!("as the closest of them: {}", listed.join("; ")))
+}
+
+/// Repairs, each kept once, in the order found (several branches may find the same one).
+#[derive(Default)]
+struct RepairSet {
+    list: Vec<Repair>,
+    /// What each kept repair does (its path, and the value it writes), to find a repeat in
+    /// constant time: arguments may need thousands of repairs.
+    seen: HashSet<(String, Option<String>)>,
+}
+
+impl RepairSet {
+    fn push(&mut self, repair: Repair) {
+        let key = match &repair {
+            Repair::Replace(path, value) => (path.clone(), Some(value.to_string())),
+            Repair::RemoveNull(path) => (path.clone(), None),
+        };
+        if self.seen.insert(key) {
+            self.list.push(repair);
+        }
+    }
+}
+
+fn collect_repairs(error: &ValidationError<'_>, repairs: &mut RepairSet) {
+    let mut push = |repair: Repair| repairs.push(repair);
     let path = error.instance_path().as_str();
     match (error.kind(), &**error.instance()) {
         // A `null` for an argument the schema does not list is an absent argument (a strict
@@ -258,6 +357,9 @@ fn collect_missing(error: &ValidationError<'_>, missing: &mut Vec<String>) {
 
 fn apply(arguments: &mut ToolArguments, repairs: &[Repair]) {
     let root = arguments.value_mut();
+    // The `null`s to remove, by the object that holds them: each object is then rewritten
+    // once, keeping its order (one `shift_remove` per member would move the rest each time).
+    let mut removed: HashMap<&str, HashSet<String>> = HashMap::new();
     for repair in repairs {
         match repair {
             Repair::Replace(path, value) => {
@@ -270,11 +372,14 @@ fn apply(arguments: &mut ToolArguments, repairs: &[Repair]) {
                     continue;
                 };
                 let key = key.replace("~1", "/").replace("~0", "~");
-                // Only an object member can be absent; a `null` item of an array stays.
-                if let Some(Value::Object(map)) = root.pointer_mut(parent) {
-                    map.shift_remove(&key);
-                }
+                removed.entry(parent).or_default().insert(key);
             }
+        }
+    }
+    for (parent, keys) in removed {
+        // Only an object member can be absent; a `null` item of an array stays.
+        if let Some(Value::Object(map)) = root.pointer_mut(parent) {
+            map.retain(|key, _| !keys.contains(key));
         }
     }
 }
@@ -291,7 +396,7 @@ fn parse_scalar(text: &str, wants: &dyn Fn(JsonType) -> bool) -> Option<Value> {
         }
         if let Ok(f) = t.parse::<f64>()
             && f.is_finite()
-            && (wants(JsonType::Number) || f.fract() == 0.0)
+            && (wants(JsonType::Number) || f.fract() == 0.0 && holds_exactly(t, f))
         {
             return serde_json::Number::from_f64(f).map(Value::Number);
         }
@@ -304,6 +409,18 @@ fn parse_scalar(text: &str, wants: &dyn Fn(JsonType) -> bool) -> Option<Value> {
         }
     }
     None
+}
+
+/// Whether `f`, read from `text`, is the integer `text` writes, when it writes one too wide
+/// for 64 bits (which only a float carries): rounded, it would be read as another integer.
+fn holds_exactly(text: &str, f: f64) -> bool {
+    // `as` saturates: a float rounded up to 2^127 (or 2^128) would pass for `i128::MAX`.
+    match (text.parse::<i128>(), text.parse::<u128>()) {
+        (Ok(written), _) => f < 2f64.powi(127) && f as i128 == written,
+        (_, Ok(written)) => f < 2f64.powi(128) && f as u128 == written,
+        // Not an integer literal (`1e3`, `4.0`): the float is what it writes.
+        _ => true,
+    }
 }
 
 /// The validators of one tool: its schema, or for a command group one schema per command.
@@ -389,6 +506,8 @@ impl ArgumentValidator {
                         return Err(ToolError::invalid_arguments(tool, TooDeep.in_arguments()));
                     }
                     Some(other) => {
+                        let other = other.to_string();
+                        let other = cut_to(&other, MAX_VIOLATION_CHARS);
                         return Err(ToolError::invalid_arguments(
                             tool,
                             format!(
@@ -401,10 +520,13 @@ impl ArgumentValidator {
                 match commands.iter().find(|(name, _)| name == chosen) {
                     Some((_, schema)) => schema.check(arguments),
                     None => {
+                        // The model's text is quoted cut, as a violation's is.
+                        let chosen = format!("{chosen:?}");
+                        let chosen = cut_to(&chosen, MAX_VIOLATION_CHARS);
                         return Err(ToolError::invalid_arguments(
                             tool,
                             format!(
-                                "/{COMMAND_ARGUMENT}: unknown command {chosen:?}; valid commands are {}",
+                                "/{COMMAND_ARGUMENT}: unknown command {chosen}; valid commands are {}",
                                 listed()
                             ),
                         ));
@@ -454,7 +576,7 @@ fn with_command_property(schema: &Value, command: &str) -> Result<Value, String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     fn compiled(schema: Value) -> CompiledSchema {
         CompiledSchema::compile(&schema).unwrap()
@@ -510,6 +632,81 @@ mod tests {
         assert_eq!(repaired.get("n"), Some(&json!(4.0)));
         // Valid arguments are not copied.
         assert!(s.check(&args(json!({"n": 4}))).unwrap().is_none());
+    }
+
+    #[test]
+    fn integers_wider_than_64_bits_are_repaired_only_when_exact() {
+        let s = compiled(json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 0}, "x": {"type": "number"}}
+        }));
+        let repaired = s
+            .check(&args(json!({"n": "100000000000000000000"})))
+            .unwrap()
+            .expect("repaired");
+        assert_eq!(repaired.get("n"), Some(&json!(1e20)));
+        // As a float it would be another number: refused rather than rounded.
+        let err = s
+            .check(&args(json!({"n": "123456789012345678901"})))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "/n: \"123456789012345678901\" is not of type \"integer\""
+        );
+        for rounded_up in [i128::MAX.to_string(), u128::MAX.to_string()] {
+            assert!(s.check(&args(json!({"n": rounded_up}))).is_err());
+        }
+        // A number may be rounded.
+        let repaired = s
+            .check(&args(json!({"x": "123456789012345678901"})))
+            .unwrap()
+            .expect("repaired");
+        assert_eq!(repaired.get("x"), Some(&json!(123456789012345678901.0)));
+    }
+
+    #[test]
+    fn a_failed_choice_says_what_its_branches_wanted() {
+        let s = compiled(json!({"type": "object", "properties": {
+            // An enum whose variants have descriptions: a `oneOf` of constants.
+            "mode": {"oneOf": [
+                {"type": "string", "const": "fast", "description": "Fast."},
+                {"type": "string", "const": "slow", "description": "Slow."}
+            ]},
+            // An internally tagged enum.
+            "shape": {"oneOf": [
+                {"type": "object", "properties": {"kind": {"type": "string", "const": "A"},
+                    "n": {"type": "integer", "maximum": 10}}, "required": ["kind", "n"]},
+                {"type": "object", "properties": {"kind": {"type": "string", "const": "B"},
+                    "s": {"type": "string"}}, "required": ["kind", "s"]}
+            ]},
+            // An untagged one: no branch is closer than another.
+            "either": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}
+        }}));
+        let err = s.check(&args(json!({"mode": "medium"}))).unwrap_err();
+        assert_eq!(
+            err,
+            "/mode: \"medium\" is not valid under any of the schemas listed in the 'oneOf' keyword \
+             (expected one of \"fast\", \"slow\")"
+        );
+        let err = s
+            .check(&args(json!({"shape": {"kind": "A", "n": 11}})))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "/shape: {\"kind\":\"A\",\"n\":11} is not valid under any of the schemas listed in \
+             the 'oneOf' keyword (as the closest of them: /shape/n: 11 is greater than the \
+             maximum of 10)"
+        );
+        let err = s.check(&args(json!({"shape": {"kind": "B"}}))).unwrap_err();
+        assert!(
+            err.ends_with("(as the closest of them: /shape: \"s\" is a required property)"),
+            "{err}"
+        );
+        let err = s.check(&args(json!({"either": -1}))).unwrap_err();
+        assert_eq!(
+            err,
+            "/either: -1 is not valid under any of the schemas listed in the 'anyOf' keyword"
+        );
     }
 
     #[test]
@@ -599,6 +796,83 @@ mod tests {
                 assert!(s.check(&within).is_ok());
             }
         });
+    }
+
+    /// Repairs are collected, checked against what is still required and applied in time
+    /// linear in their number (these took seconds each, quadratic: a client may send
+    /// thousands).
+    #[test]
+    fn many_repairs_take_linear_time() {
+        const N: usize = 20_000;
+        let numbers = compiled(json!({"type": "object",
+            "properties": {"v": {"type": "array", "items": {"type": "integer"}}}}));
+        let sent: Vec<Value> = (0..N).map(|i| json!(i.to_string())).collect();
+        let repaired = numbers.check(&args(json!({"v": sent}))).unwrap().unwrap();
+        assert_eq!(repaired.get("v").unwrap()[N - 1], json!(N - 1));
+
+        let required = compiled(
+            json!({"type": "object", "properties": {"v": {"type": "array",
+            "items": {"type": "object", "properties": {"w": {"type": "integer"}}, "required": ["w"]}}}}),
+        );
+        let sent: Vec<Value> = (0..N).map(|_| json!({"w": null})).collect();
+        let err = required.check(&args(json!({"v": sent}))).unwrap_err();
+        assert!(err.starts_with("/v/0/w: null is not of type"), "{err}");
+
+        let closed = compiled(
+            json!({"type": "object", "properties": {"a": {"type": "integer"}},
+            "additionalProperties": false}),
+        );
+        let mut sent = Map::new();
+        sent.insert("a".to_owned(), json!(1));
+        for i in 0..N {
+            sent.insert(format!("x{i}"), Value::Null);
+        }
+        sent.insert("z".to_owned(), json!(2.5));
+        let err = closed
+            .check(&ToolArguments::from(sent.clone()))
+            .unwrap_err();
+        assert!(err.contains("'z' was unexpected"), "{err}");
+        sent.shift_remove("z");
+        let repaired = closed.check(&ToolArguments::from(sent)).unwrap().unwrap();
+        assert_eq!(repaired.as_value(), &json!({"a": 1}));
+    }
+
+    #[test]
+    fn hints_for_many_unexpected_arguments_are_cut() {
+        let s = compiled(
+            json!({"type": "object", "properties": {"alpha": {"type": "integer"}},
+            "additionalProperties": false}),
+        );
+        let sent: Map<String, Value> = (0..1_000).map(|i| (format!("alph{i}"), json!(1))).collect();
+        let err = s.check(&ToolArguments::from(sent)).unwrap_err();
+        assert!(
+            err.contains("(for 'alph0', did you mean 'alpha'?;"),
+            "{err}"
+        );
+        assert!(err.ends_with("…)"), "{err}");
+        assert!(
+            err.chars().count() <= 2 * MAX_VIOLATION_CHARS + 8,
+            "{}",
+            err.len()
+        );
+    }
+
+    #[test]
+    fn a_large_command_value_is_not_echoed_whole() {
+        use crate::{Args, ToolDefinition};
+        let group = Tool::MultiCommands(
+            "g".to_owned(),
+            vec![ToolDefinition::new("add", "Add.", Args::empty())],
+        );
+        let validator = ArgumentValidator::compile(&group).unwrap();
+        let long = "x".repeat(100_000);
+        let many: Vec<u32> = (0..100_000).collect();
+        for command in [json!(long), json!(many)] {
+            let sent = args(json!({"command": command}));
+            let err = validator.check("g", &sent).unwrap_err().to_string();
+            assert!(err.chars().count() < 400, "{}", err.len());
+            assert!(err.ends_with("'add'"), "{err}");
+        }
     }
 
     #[test]

@@ -272,8 +272,11 @@ fn multi_command_parameters(commands: &[ToolDefinition]) -> Value {
         required_by: Vec<String>,
     }
     let mut merged: Vec<(String, Merged)> = Vec::new();
+    // Every command's definitions, for the `$ref`s of its properties (recursive types).
+    let mut definitions = Map::new();
     for command in commands {
         let schema = command.arguments.schema();
+        let renamed = merge_definitions(schema, &mut definitions);
         let required: Vec<&str> = schema
             .get("required")
             .and_then(Value::as_array)
@@ -287,6 +290,7 @@ fn multi_command_parameters(commands: &[ToolDefinition]) -> Value {
                 continue;
             }
             let mut bare = prop_schema.clone();
+            rename_refs(&mut bare, &renamed);
             let description = bare
                 .as_object_mut()
                 .and_then(|o| o.remove("description"))
@@ -347,10 +351,157 @@ fn multi_command_parameters(commands: &[ToolDefinition]) -> Value {
         properties.insert(prop, schema);
     }
 
-    json!({
+    let mut parameters = json!({
         "type": "object",
         "properties": properties,
         "required": [COMMAND_ARGUMENT],
         "additionalProperties": false,
-    })
+    });
+    if !definitions.is_empty() {
+        parameters["$defs"] = Value::Object(definitions);
+    }
+    parameters
+}
+
+/// The keywords a root schema keeps its definitions under.
+const DEFINITIONS: [&str; 2] = ["$defs", "definitions"];
+
+/// Adds the definitions of a command's `schema` to the group's `$defs`, and gives the
+/// references to rename in the command's schemas. When every name the command defines under
+/// `$defs` is free or holds the very same definition (commands sharing a type), they are
+/// kept and shared; otherwise each taken name gets a new one (`Tree_2`), so that no
+/// definition of the command is read as another's. `#/definitions/X` is always renamed: the
+/// group keeps `$defs` only.
+fn merge_definitions(
+    schema: &Value,
+    definitions: &mut Map<String, Value>,
+) -> Vec<(String, String)> {
+    let own: Vec<(&str, &String, &Value)> = DEFINITIONS
+        .iter()
+        .filter_map(|keyword| Some((*keyword, schema.get(*keyword)?.as_object()?)))
+        .flat_map(|(keyword, own)| own.iter().map(move |(name, def)| (keyword, name, def)))
+        .collect();
+    let shared = own.iter().all(|(keyword, name, definition)| {
+        *keyword == "$defs"
+            && definitions
+                .get(*name)
+                .is_none_or(|taken| taken == *definition)
+    });
+    if shared {
+        for (_, name, definition) in own {
+            definitions
+                .entry(name.clone())
+                .or_insert_with(|| definition.clone());
+        }
+        return Vec::new();
+    }
+    let reference = |keyword: &str, name: &str| {
+        format!("#/{keyword}/{}", name.replace('~', "~0").replace('/', "~1"))
+    };
+    let mut renamed = Vec::new();
+    let mut added = Vec::new();
+    for (keyword, name, definition) in own {
+        let mut unique = name.clone();
+        let mut n = 1;
+        while definitions.contains_key(&unique) {
+            n += 1;
+            unique = format!("{name}_{n}");
+        }
+        if keyword != "$defs" || unique != *name {
+            renamed.push((reference(keyword, name), reference("$defs", &unique)));
+        }
+        definitions.insert(unique.clone(), definition.clone());
+        added.push(unique);
+    }
+    // The command's definitions refer to one another by the names they had.
+    for name in &added {
+        if let Some(definition) = definitions.get_mut(name) {
+            rename_refs(definition, &renamed);
+        }
+    }
+    renamed
+}
+
+/// Rewrites the `$ref`s of `schema` that point into a renamed definition (`from` → `to`).
+fn rename_refs(schema: &mut Value, renamed: &[(String, String)]) {
+    if renamed.is_empty() {
+        return;
+    }
+    match schema {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                if key == "$ref"
+                    && let Value::String(target) = value
+                    && let Some((from, to)) = renamed.iter().find(|(from, _)| {
+                        target
+                            .strip_prefix(from.as_str())
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                    })
+                {
+                    *target = format!("{to}{}", &target[from.len()..]);
+                } else {
+                    rename_refs(value, renamed);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| rename_refs(item, renamed)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Args;
+
+    /// A command taking `tree`, whose schema refers to its own `$defs/Tree`.
+    fn command(name: &str, label: &str) -> ToolDefinition {
+        let tree = json!({"type": "object", "properties": {
+            label: {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}
+        }, "required": [label]});
+        let arguments = json!({"type": "object",
+            "properties": {"tree": tree.clone()}, "required": ["tree"],
+            "additionalProperties": false, "$defs": {"Tree": tree}});
+        ToolDefinition::new(name, "A command.", Args::new(arguments))
+    }
+
+    #[test]
+    fn a_group_s_parameters_keep_each_command_s_definitions() {
+        // Two commands whose definitions share a name but differ.
+        let group = Tool::group(
+            "garden",
+            "Trees.",
+            vec![command("plant", "label"), command("graft", "name")],
+        );
+        let parameters = group.function_spec().parameters;
+        let validator = jsonschema::validator_for(&parameters).expect("every `$ref` resolves");
+        let child = |key: &str| json!({key: "b", "children": []});
+        let tree = |key: &str| json!({"tree": {key: "a", "children": [child(key)]}});
+        for (command, key) in [("plant", "label"), ("graft", "name")] {
+            let mut call = tree(key);
+            call["command"] = json!(command);
+            assert!(validator.is_valid(&call), "{call}");
+        }
+        // Each command's children are its own trees: a `graft` child has a `name`.
+        let mixed = json!({"command": "graft",
+            "tree": {"name": "a", "children": [{"label": "b", "children": []}]}});
+        assert!(!validator.is_valid(&mixed), "{parameters}");
+        let names: Vec<&String> = parameters["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(names, ["Tree", "Tree_2"]);
+
+        // Commands sharing a type share its definition.
+        let group = Tool::group(
+            "garden",
+            "Trees.",
+            vec![command("plant", "label"), command("sow", "label")],
+        );
+        let parameters = group.function_spec().parameters;
+        let names: Vec<&String> = parameters["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(names, ["Tree"]);
+        assert_eq!(
+            parameters["properties"]["tree"]["properties"]["children"]["items"],
+            json!({"$ref": "#/$defs/Tree"})
+        );
+    }
 }
