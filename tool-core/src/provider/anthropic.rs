@@ -134,6 +134,8 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .filter(|block| is_type(block, "tool_use"))
         .enumerate()
         .map(|(index, block)| {
+            // Taken as written, even empty: the turn goes back verbatim
+            // (`parse_turn_entries`), and its results must name the ids it has.
             let id = block
                 .get("id")
                 .and_then(Value::as_str)

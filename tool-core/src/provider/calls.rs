@@ -169,6 +169,17 @@ pub(crate) fn generated_id(index: usize) -> String {
     format!("{GENERATED_CALL_ID_PREFIX}{index}")
 }
 
+/// The id the provider gave the `index`-th call, or a generated one when it gave none: no
+/// id, or an empty one (as some OpenAI-compatible servers send), which every such call of
+/// the answer would share, so that only the first would run. For the formats whose answers
+/// are echoed as rendered (OpenAI Chat, Gemini, text), so that the echo has the new id.
+pub(crate) fn call_id(given: Option<&Value>, index: usize) -> String {
+    given
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .map_or_else(|| generated_id(index), str::to_owned)
+}
+
 /// Gives a call whose id was generated (`toolsmith-call-N` for the `N`-th call) and that
 /// another call of the response also has a suffix that makes it unique: a model may write
 /// ids of that form itself, copying them from an earlier turn, and two calls with one id

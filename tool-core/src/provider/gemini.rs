@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, echoed_name, generated_id, read_call};
+use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, call_id, echoed_name, read_call};
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::reply::{Body, Reply};
 use super::strict::{META_KEYWORDS, SchemaError, escape, keep, set_description, split_types};
@@ -356,10 +356,7 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .filter_map(|part| Some((part.get("functionCall")?, part)))
         .enumerate()
         .map(|(index, (call, part))| {
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| generated_id(index), str::to_owned);
+            let id = call_id(call.get("id"), index);
             let mut parsed = read_call(
                 id,
                 call.get("name").and_then(Value::as_str),

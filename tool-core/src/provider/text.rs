@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, RejectedCall, generated_id, read_call};
+use super::calls::{ParsedCall, RejectedCall, call_id, generated_id, read_call};
 use super::repair::{repair_json, strip_fence};
 use super::reply::Reply;
 use super::turns::{AssistantCall, StopReason};
@@ -230,10 +230,7 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             continue;
         }
         let index = calls.len();
-        let id = fields
-            .get("id")
-            .and_then(Value::as_str)
-            .map_or_else(|| generated_id(index), str::to_owned);
+        let id = call_id(fields.get("id"), index);
         let arguments = fields.get("arguments").or_else(|| fields.get("parameters"));
         let call = read_call(id, fields.get("name").and_then(Value::as_str), arguments);
         // Arguments written as JSON that is no object (`[1, 2]`) are text the model wrote
