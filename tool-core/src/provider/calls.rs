@@ -276,7 +276,10 @@ fn read_arguments(arguments: Option<&Value>) -> Result<ToolArguments, String> {
         other => other,
     };
     match value {
-        Value::Object(_) => ToolArguments::try_from(value).map_err(|err| err.to_string()),
+        // `null` written as text is no arguments, as the value is.
+        Value::Object(_) | Value::Null => {
+            ToolArguments::try_from(value).map_err(|err| err.to_string())
+        }
         other => Err(format!(
             "the arguments must be a JSON object of named arguments, got {}",
             json_type_name(&other)
@@ -298,6 +301,9 @@ mod tests {
         };
         assert_eq!(ok(None).as_value(), &json!({}));
         assert_eq!(ok(Some(json!(""))).as_value(), &json!({}));
+        // `null` as text, as its value, is no arguments.
+        assert_eq!(ok(Some(json!("null"))).as_value(), &json!({}));
+        assert_eq!(ok(Some(json!(" null "))).as_value(), &json!({}));
         assert_eq!(ok(Some(json!("{\"a\": 1}"))).as_value(), &json!({"a": 1}));
         assert_eq!(ok(Some(json!("{a: 1,}"))).as_value(), &json!({"a": 1}));
         assert_eq!(ok(Some(json!({"a": 1}))).as_value(), &json!({"a": 1}));
