@@ -179,7 +179,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     let blocks: Vec<Value> = text_block
         .into_iter()
         .chain(calls.iter().map(|call| {
-            json!({"type": "tool_use", "id": call.id, "name": echoed_name(call.name), "input": call.arguments})
+            json!({"type": "tool_use", "id": call.id, "name": echoed_name(call.name), "input": call.echoed_arguments()})
         }))
         .collect();
     if blocks.is_empty() {

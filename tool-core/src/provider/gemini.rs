@@ -426,7 +426,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
                 function_call.insert("id".to_owned(), json!(call.id));
             }
             function_call.insert("name".to_owned(), json!(echoed_name(call.name)));
-            function_call.insert("args".to_owned(), call.arguments.clone());
+            function_call.insert("args".to_owned(), call.echoed_arguments());
             match call.thought_signature {
                 Some(signature) => {
                     json!({ "functionCall": function_call, "thoughtSignature": signature })

@@ -478,6 +478,37 @@ mod tests {
     }
 
     #[test]
+    fn a_call_with_arguments_nested_too_deep_is_echoed_without_them() {
+        use crate::tool::nesting::testing::{nested, on_small_stack};
+        use crate::{ToolArguments, ToolCallRequest};
+        use serde_json::json;
+
+        on_small_stack(|| {
+            // Arguments a caller built (a provider's are refused when read).
+            let arguments = ToolArguments::from_iter([("x", nested(100_000))]);
+            let request = ToolCallRequest::new("c1", "t", arguments);
+            for provider in Provider::ALL {
+                let turn = provider.render_assistant(None, [&request]);
+                let echoed = match provider {
+                    Provider::OpenAiChat => {
+                        turn[0]["tool_calls"][0]["function"]["arguments"].clone()
+                    }
+                    Provider::OpenAiResponses => turn[0]["arguments"].clone(),
+                    Provider::Anthropic => turn[0]["content"][0]["input"].clone(),
+                    Provider::Gemini => turn[0]["parts"][0]["functionCall"]["args"].clone(),
+                    _ => turn[0]["content"].clone(),
+                };
+                let expected = match provider {
+                    Provider::OpenAiChat | Provider::OpenAiResponses => json!("{}"),
+                    Provider::Anthropic | Provider::Gemini => json!({}),
+                    _ => json!("<tool_call>\n{\"name\":\"t\",\"arguments\":{}}\n</tool_call>"),
+                };
+                assert_eq!(echoed, expected, "{provider}");
+            }
+        });
+    }
+
+    #[test]
     fn serde_names_are_the_short_names() {
         for provider in Provider::ALL {
             let written = serde_json::to_value(provider).expect("serializes");

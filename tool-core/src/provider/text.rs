@@ -440,7 +440,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     let blocks = calls.iter().map(|call| {
         let arguments = match call.as_written {
             Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
-            None => call.arguments.clone(),
+            None => call.echoed_arguments(),
         };
         let written = json!({"name": call.name, "arguments": arguments});
         format!("{OPEN_TAG}\n{written}\n{CLOSE_TAG}")

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{Provider, ResponseError};
 use crate::ToolCallRequest;
+use crate::tool::nesting::check_depth;
 
 /// A call the model made on an earlier turn, to echo back in the conversation: its id, the
 /// tool it named and its arguments (a JSON object).
@@ -62,10 +63,25 @@ impl<'a> AssistantCall<'a> {
     }
 
     /// The arguments as JSON text: as the model wrote them where that is known, else
-    /// `arguments` serialized.
+    /// `arguments` serialized (`{}` for arguments too deep to echo, see
+    /// [`echoed_arguments`](Self::echoed_arguments)).
     pub(crate) fn written_arguments(&self) -> String {
-        self.as_written
-            .map_or_else(|| self.arguments.to_string(), str::to_owned)
+        match self.as_written {
+            Some(text) => text.to_owned(),
+            None if check_depth(self.arguments).is_ok() => self.arguments.to_string(),
+            None => "{}".to_owned(),
+        }
+    }
+
+    /// The arguments as the formats that send them as a JSON object echo them: a copy, or an
+    /// empty object for arguments nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH)
+    /// (no provider's call has them, and copying or printing them would recurse once per
+    /// level).
+    pub(crate) fn echoed_arguments(&self) -> Value {
+        match check_depth(self.arguments) {
+            Ok(()) => self.arguments.clone(),
+            Err(_) => Value::Object(serde_json::Map::new()),
+        }
     }
 }
 
@@ -145,7 +161,9 @@ impl Provider {
     /// Call ids are kept, except generated ones (prefix
     /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX)) where Gemini matches by
     /// name. A turn with neither text nor calls gives no entry where the format has no empty
-    /// message (Responses, Anthropic, Gemini) and an empty message elsewhere.
+    /// message (Responses, Anthropic, Gemini) and an empty message elsewhere. Arguments
+    /// nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) (which no provider's call
+    /// has) are echoed as an empty object.
     ///
     /// ```
     /// use toolsmith_core::provider::{AssistantCall, Provider};
