@@ -241,6 +241,29 @@ mod tests {
     }
 
     #[test]
+    fn an_error_result_without_a_message_still_says_something() {
+        use crate::{ToolCallResult, ToolError};
+        // Anthropic refuses a `tool_result` with `is_error` and empty content.
+        for result in [
+            Ok(ToolCallResult::error("")),
+            Ok(ToolCallResult::error(" \n")),
+            Err(ToolError::Cancelled(String::new())),
+        ] {
+            let messages = Provider::Anthropic.render_results([("toolu_1", "sync", &result)]);
+            let block = &messages[0]["content"][0];
+            assert_eq!(block["is_error"], true);
+            let content = block["content"].as_str().unwrap();
+            assert!(!content.trim().is_empty(), "{result:?}");
+        }
+        let result = Ok(ToolCallResult::error(""));
+        let messages = Provider::Anthropic.render_results([("toolu_1", "sync", &result)]);
+        assert_eq!(
+            messages[0]["content"][0]["content"],
+            "Tool 'sync' failed: it reported an error without a message"
+        );
+    }
+
+    #[test]
     fn reads_text_and_stop_reasons() {
         let message = json!({"type": "message", "role": "assistant", "content": [
             {"type": "thinking", "thinking": "hmm", "signature": "s"},
