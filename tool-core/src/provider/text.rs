@@ -110,8 +110,10 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
 /// unclosed last block counts), or else fenced JSON blocks, or else the whole text as a bare
 /// JSON object or array. Each call is `{"name": …, "arguments": {…}}` (`parameters` is read
 /// as `arguments`, arguments may be a JSON string, and OpenAI's `{"function": {…}}` shape is
-/// read too); broken JSON is [repaired](super::repair_json) where that is safe. Calls
-/// without an id get one starting with
+/// read too); broken JSON is [repaired](super::repair_json) where that is safe. Outside
+/// `<tool_call>` tags, an object with a `name` is a call only when it has `arguments` (or
+/// `parameters`) or nothing else but an id: JSON data that has a `name` field is an answer.
+/// Calls without an id get one starting with
 /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX).
 ///
 /// A text with no call (a plain answer) gives none; a block that looks like a call but cannot
@@ -343,7 +345,7 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             continue;
         };
         let fields = unwrap_function(fields);
-        if !tagged && !fields.contains_key("name") {
+        if !tagged && !looks_like_call(&fields) {
             continue;
         }
         let index = calls.len();
@@ -361,6 +363,18 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             }
         }));
     }
+}
+
+/// Whether an object written outside `<tool_call>` tags is a call rather than data that has
+/// a `name` (an answer written as JSON, a code sample): it names a tool and carries its
+/// arguments, or holds nothing but the name (and an id).
+fn looks_like_call(fields: &Map<String, Value>) -> bool {
+    fields.contains_key("name")
+        && (fields.contains_key("arguments")
+            || fields.contains_key("parameters")
+            || fields
+                .keys()
+                .all(|key| matches!(key.as_str(), "name" | "id" | "type")))
 }
 
 /// `{"function": {"name", "arguments"}, "id"}` (OpenAI's shape, as some models write it) as
@@ -516,6 +530,37 @@ mod tests {
         );
         assert!(parse_text_calls("```rust\nfn main() {}\n```").is_empty());
         assert!(parse_text_calls("{\"answer\": 42}").is_empty());
+    }
+
+    #[test]
+    fn an_untagged_object_that_only_has_a_name_among_its_data_is_no_call() {
+        // A plain answer written as JSON, and a code sample: data with a `name`.
+        for text in [
+            "{\"name\": \"Ada\", \"age\": 36}",
+            "Here it is:\n```json\n{\"name\": \"my-app\", \"version\": \"1.0.0\"}\n```",
+            "[{\"name\": \"Ada\", \"born\": 1815}, {\"name\": \"Alan\", \"born\": 1912}]",
+        ] {
+            assert!(parse_text_calls(text).is_empty(), "{text}");
+            assert_eq!(
+                parse_stop_reason(&json!(text)).unwrap(),
+                StopReason::EndTurn,
+                "{text}"
+            );
+        }
+        // Calls still read: with arguments (and more), or a name alone.
+        assert_eq!(names(&parse_text_calls("{\"name\": \"now\"}")), ["now"]);
+        assert_eq!(
+            names(&parse_text_calls(
+                "{\"name\": \"add\", \"arguments\": {\"a\": 1}, \"reason\": \"sum\"}"
+            )),
+            ["add"]
+        );
+        assert_eq!(
+            names(&parse_text_calls(
+                "<tool_call>{\"name\": \"Ada\", \"age\": 36}</tool_call>"
+            )),
+            ["Ada"]
+        );
     }
 
     #[test]
