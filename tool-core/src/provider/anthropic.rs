@@ -123,7 +123,18 @@ fn is_type(block: &Value, kind: &str) -> bool {
 }
 
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
-    let content = content_of(response)?;
+    // A text block of whitespace alone (the model may write one before its calls) is
+    // refused when sent back: "text content blocks must contain non-whitespace text".
+    let content: Vec<&Value> = content_of(response)?
+        .iter()
+        .filter(|block| {
+            !(is_type(block, "text")
+                && block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|text| text.trim().is_empty()))
+        })
+        .collect();
     Ok((!content.is_empty()).then(|| vec![json!({"role": "assistant", "content": content})]))
 }
 
@@ -261,6 +272,36 @@ mod tests {
             messages[0]["content"][0]["content"],
             "Tool 'sync' failed: it reported an error without a message"
         );
+    }
+
+    #[test]
+    fn whitespace_only_text_is_not_sent_back() {
+        // Anthropic refuses a text block of whitespace alone ("text content blocks must
+        // contain non-whitespace text").
+        let arguments = json!({"a": 2});
+        let call = AssistantCall::new("toolu_1", "add", &arguments);
+        assert_eq!(
+            Provider::Anthropic.render_assistant(Some("\n\n"), [call]),
+            vec![json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2}}]})]
+        );
+        assert!(
+            Provider::Anthropic
+                .render_assistant(Some(" \n"), Vec::<AssistantCall<'_>>::new())
+                .is_empty()
+        );
+        let answer = json!({"content": [
+            {"type": "thinking", "thinking": "2 + 3", "signature": "EqQB"},
+            {"type": "text", "text": "\n\n"},
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2}}]});
+        assert_eq!(
+            parse_turn_entries(&answer).unwrap(),
+            Some(vec![json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "2 + 3", "signature": "EqQB"},
+                {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2}}]})])
+        );
+        let blank = json!({"content": [{"type": "text", "text": " "}]});
+        assert_eq!(parse_turn_entries(&blank).unwrap(), None);
     }
 
     #[test]

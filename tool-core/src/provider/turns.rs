@@ -160,8 +160,9 @@ impl Provider {
     ///
     /// Call ids are kept, except generated ones (prefix
     /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX)) where Gemini matches by
-    /// name. A turn with neither text nor calls gives no entry where the format has no empty
-    /// message (Responses, Anthropic, Gemini) and an empty message elsewhere. Arguments
+    /// name. Text of whitespace alone counts as none. A turn with neither text nor calls
+    /// gives no entry where the format has no empty message (Responses, Anthropic, Gemini)
+    /// and an empty message elsewhere. Arguments
     /// nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) (which no provider's call
     /// has) are echoed as an empty object.
     ///
@@ -185,7 +186,8 @@ impl Provider {
         I::Item: Into<AssistantCall<'a>>,
     {
         let calls: Vec<AssistantCall<'a>> = calls.into_iter().map(Into::into).collect();
-        let text = text.filter(|t| !t.is_empty());
+        // Whitespace alone says nothing, and Anthropic refuses a text block of it.
+        let text = text.filter(|t| !t.trim().is_empty());
         match self {
             Self::OpenAiChat => super::openai_chat::render_assistant(text, &calls),
             Self::OpenAiResponses => super::openai_responses::render_assistant(text, &calls),
@@ -259,7 +261,8 @@ impl Provider {
     /// Gemini's thought parts and signatures.
     ///
     /// The entries are: the Responses `output` items; one Anthropic assistant message of the
-    /// `content` blocks; one Gemini `model` content of the candidate's parts. `None` for an
+    /// `content` blocks, less any text block of whitespace alone (which Anthropic refuses);
+    /// one Gemini `model` content of the candidate's parts. `None` for an
     /// answer with nothing in it (the APIs refuse an empty turn), and for the formats whose
     /// answers are rebuilt from text and calls: OpenAI Chat (its message holds nothing the
     /// rendering loses, and compatible servers differ in the extra fields they take back)
