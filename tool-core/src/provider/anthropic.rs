@@ -123,7 +123,18 @@ fn is_type(block: &Value, kind: &str) -> bool {
 }
 
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
-    let content = content_of(response)?;
+    // A text block of whitespace alone (the model may write one before its calls) is
+    // refused when sent back: "text content blocks must contain non-whitespace text".
+    let content: Vec<&Value> = content_of(response)?
+        .iter()
+        .filter(|block| {
+            !(is_type(block, "text")
+                && block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|text| text.trim().is_empty()))
+        })
+        .collect();
     Ok((!content.is_empty()).then(|| vec![json!({"role": "assistant", "content": content})]))
 }
 
@@ -134,6 +145,8 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .filter(|block| is_type(block, "tool_use"))
         .enumerate()
         .map(|(index, block)| {
+            // Taken as written, even empty: the turn goes back verbatim
+            // (`parse_turn_entries`), and its results must name the ids it has.
             let id = block
                 .get("id")
                 .and_then(Value::as_str)
@@ -177,7 +190,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     let blocks: Vec<Value> = text_block
         .into_iter()
         .chain(calls.iter().map(|call| {
-            json!({"type": "tool_use", "id": call.id, "name": echoed_name(call.name), "input": call.arguments})
+            json!({"type": "tool_use", "id": call.id, "name": echoed_name(call.name), "input": call.echoed_arguments()})
         }))
         .collect();
     if blocks.is_empty() {
@@ -236,6 +249,59 @@ mod tests {
             render_assistant(Some("5"), &[]),
             vec![json!({"role": "assistant", "content": [{"type": "text", "text": "5"}]})]
         );
+    }
+
+    #[test]
+    fn an_error_result_without_a_message_still_says_something() {
+        use crate::{ToolCallResult, ToolError};
+        // Anthropic refuses a `tool_result` with `is_error` and empty content.
+        for result in [
+            Ok(ToolCallResult::error("")),
+            Ok(ToolCallResult::error(" \n")),
+            Err(ToolError::Cancelled(String::new())),
+        ] {
+            let messages = Provider::Anthropic.render_results([("toolu_1", "sync", &result)]);
+            let block = &messages[0]["content"][0];
+            assert_eq!(block["is_error"], true);
+            let content = block["content"].as_str().unwrap();
+            assert!(!content.trim().is_empty(), "{result:?}");
+        }
+        let result = Ok(ToolCallResult::error(""));
+        let messages = Provider::Anthropic.render_results([("toolu_1", "sync", &result)]);
+        assert_eq!(
+            messages[0]["content"][0]["content"],
+            "Tool 'sync' failed: it reported an error without a message"
+        );
+    }
+
+    #[test]
+    fn whitespace_only_text_is_not_sent_back() {
+        // Anthropic refuses a text block of whitespace alone ("text content blocks must
+        // contain non-whitespace text").
+        let arguments = json!({"a": 2});
+        let call = AssistantCall::new("toolu_1", "add", &arguments);
+        assert_eq!(
+            Provider::Anthropic.render_assistant(Some("\n\n"), [call]),
+            vec![json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2}}]})]
+        );
+        assert!(
+            Provider::Anthropic
+                .render_assistant(Some(" \n"), Vec::<AssistantCall<'_>>::new())
+                .is_empty()
+        );
+        let answer = json!({"content": [
+            {"type": "thinking", "thinking": "2 + 3", "signature": "EqQB"},
+            {"type": "text", "text": "\n\n"},
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2}}]});
+        assert_eq!(
+            parse_turn_entries(&answer).unwrap(),
+            Some(vec![json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "2 + 3", "signature": "EqQB"},
+                {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 2}}]})])
+        );
+        let blank = json!({"content": [{"type": "text", "text": " "}]});
+        assert_eq!(parse_turn_entries(&blank).unwrap(), None);
     }
 
     #[test]

@@ -169,6 +169,17 @@ pub(crate) fn generated_id(index: usize) -> String {
     format!("{GENERATED_CALL_ID_PREFIX}{index}")
 }
 
+/// The id the provider gave the `index`-th call, or a generated one when it gave none: no
+/// id, or an empty one (as some OpenAI-compatible servers send), which every such call of
+/// the answer would share, so that only the first would run. For the formats whose answers
+/// are echoed as rendered (OpenAI Chat, Gemini, text), so that the echo has the new id.
+pub(crate) fn call_id(given: Option<&Value>, index: usize) -> String {
+    given
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .map_or_else(|| generated_id(index), str::to_owned)
+}
+
 /// Gives a call whose id was generated (`toolsmith-call-N` for the `N`-th call) and that
 /// another call of the response also has a suffix that makes it unique: a model may write
 /// ids of that form itself, copying them from an earlier turn, and two calls with one id
@@ -183,21 +194,28 @@ pub(crate) fn distinct_generated_ids(calls: &mut [ParsedCall]) {
     if !repeated_ids(calls).contains(&true) {
         return;
     }
-    for index in 0..calls.len() {
+    // How many calls have each id, counted once: looking each one up again in every call
+    // would be quadratic in the calls of an answer.
+    let mut counts: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::with_capacity(calls.len());
+    for call in calls.iter() {
+        *counts.entry(id(call).to_owned()).or_default() += 1;
+    }
+    for (index, call) in calls.iter_mut().enumerate() {
         let generated = generated_id(index);
-        let shared = id(&calls[index]) == generated
-            && calls
-                .iter()
-                .enumerate()
-                .any(|(other, call)| other != index && id(call) == generated);
+        let shared = id(call) == generated && counts.get(&generated) > Some(&1);
         if !shared {
             continue;
         }
         let unique = (1..)
             .map(|n| format!("{generated}-{n}"))
-            .find(|candidate| calls.iter().all(|call| id(call) != candidate))
+            .find(|candidate| !counts.contains_key(candidate))
             .expect("a suffix no call has");
-        match &mut calls[index] {
+        counts.insert(unique.clone(), 1);
+        if let Some(count) = counts.get_mut(&generated) {
+            *count -= 1;
+        }
+        match call {
             Ok(request) => request.id = unique,
             Err(rejected) => rejected.id = unique,
         }
@@ -265,7 +283,10 @@ fn read_arguments(arguments: Option<&Value>) -> Result<ToolArguments, String> {
         other => other,
     };
     match value {
-        Value::Object(_) => ToolArguments::try_from(value).map_err(|err| err.to_string()),
+        // `null` written as text is no arguments, as the value is.
+        Value::Object(_) | Value::Null => {
+            ToolArguments::try_from(value).map_err(|err| err.to_string())
+        }
         other => Err(format!(
             "the arguments must be a JSON object of named arguments, got {}",
             json_type_name(&other)
@@ -287,6 +308,9 @@ mod tests {
         };
         assert_eq!(ok(None).as_value(), &json!({}));
         assert_eq!(ok(Some(json!(""))).as_value(), &json!({}));
+        // `null` as text, as its value, is no arguments.
+        assert_eq!(ok(Some(json!("null"))).as_value(), &json!({}));
+        assert_eq!(ok(Some(json!(" null "))).as_value(), &json!({}));
         assert_eq!(ok(Some(json!("{\"a\": 1}"))).as_value(), &json!({"a": 1}));
         assert_eq!(ok(Some(json!("{a: 1,}"))).as_value(), &json!({"a": 1}));
         assert_eq!(ok(Some(json!({"a": 1}))).as_value(), &json!({"a": 1}));
@@ -316,6 +340,42 @@ mod tests {
         let err = read_call("2".into(), None, None).unwrap_err();
         assert_eq!(err.error, ToolError::UnknownTool(String::new()));
         assert_eq!(err.into_parts().0, "2");
+    }
+
+    #[test]
+    fn generated_ids_are_made_distinct_in_linear_time() {
+        use super::super::Provider;
+        // Every other call has no id, and the call after it copies the one it gets.
+        let calls = 40_000;
+        let items: Vec<String> = (0..calls)
+            .map(|i| match i % 2 {
+                0 => "{\"name\": \"a\"}".to_owned(),
+                _ => format!("{{\"name\": \"a\", \"id\": \"{}\"}}", generated_id(i - 1)),
+            })
+            .collect();
+        let text = Value::String(format!("[{}]", items.join(",")));
+        let started = std::time::Instant::now();
+        let parsed = Provider::Text.parse_calls(&text).unwrap();
+        // Quadratic, this took over ten seconds (a debug build).
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        let ids: Vec<&str> = parsed
+            .iter()
+            .map(|call| call.as_ref().unwrap().id.as_str())
+            .collect();
+        assert_eq!(
+            &ids[..4],
+            [
+                "toolsmith-call-0-1",
+                "toolsmith-call-0",
+                "toolsmith-call-2-1",
+                "toolsmith-call-2"
+            ]
+        );
+        assert!(!repeated_ids(&parsed).contains(&true));
     }
 
     #[test]

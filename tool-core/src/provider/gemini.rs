@@ -11,10 +11,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, echoed_name, generated_id, read_call};
+use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, call_id, echoed_name, read_call};
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::reply::{Body, Reply};
-use super::strict::{META_KEYWORDS, SchemaError, escape, keep, set_description, split_types};
+use super::strict::{
+    InlineBudget, META_KEYWORDS, SchemaError, escape, keep, set_description, split_types,
+};
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, ResponseError};
 use crate::ToolFunctionSpec;
@@ -75,6 +77,7 @@ pub(crate) fn openapi_schema(schema: &Value) -> Result<Value, SchemaError> {
     Converter {
         defs: &defs,
         expanding: Vec::new(),
+        budget: InlineBudget::default(),
     }
     .node(root, "")
 }
@@ -83,11 +86,21 @@ struct Converter<'d, 'a> {
     defs: &'d Definitions<'a>,
     /// The `$ref`s being inlined, outermost first: meeting one again is recursion.
     expanding: Vec<String>,
+    /// How deep the conversion is and how much it wrote, `$ref`s inlined.
+    budget: InlineBudget,
 }
 
 impl Converter<'_, '_> {
     /// The converted form of `schema` (owned, so that its parts move into the result).
     fn node(&mut self, schema: Value, path: &str) -> Result<Value, SchemaError> {
+        self.budget.enter(path)?;
+        let converted = self.convert(schema, path);
+        self.budget.leave();
+        converted
+    }
+
+    /// [`node`](Self::node) within the budget.
+    fn convert(&mut self, schema: Value, path: &str) -> Result<Value, SchemaError> {
         let mut m = match schema {
             Value::Object(map) => map,
             Value::Bool(true) => return Ok(json!({})),
@@ -356,10 +369,7 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .filter_map(|part| Some((part.get("functionCall")?, part)))
         .enumerate()
         .map(|(index, (call, part))| {
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| generated_id(index), str::to_owned);
+            let id = call_id(call.get("id"), index);
             let mut parsed = read_call(
                 id,
                 call.get("name").and_then(Value::as_str),
@@ -416,7 +426,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
                 function_call.insert("id".to_owned(), json!(call.id));
             }
             function_call.insert("name".to_owned(), json!(echoed_name(call.name)));
-            function_call.insert("args".to_owned(), call.arguments.clone());
+            function_call.insert("args".to_owned(), call.echoed_arguments());
             match call.thought_signature {
                 Some(signature) => {
                     json!({ "functionCall": function_call, "thoughtSignature": signature })
@@ -520,6 +530,52 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.path, "/properties/tree/properties/kids/items");
         assert!(err.reason.contains("recursion"), "{}", err.reason);
+    }
+
+    #[test]
+    fn inlining_refs_is_bounded_in_depth_and_size() {
+        use crate::MAX_JSON_DEPTH;
+        use crate::tool::nesting::testing::on_small_stack;
+        on_small_stack(|| {
+            // Each definition shallow, the chain of them deep once inlined.
+            let chain = |length: usize| {
+                let mut defs = Map::new();
+                for i in 0..length {
+                    let next = if i + 1 < length {
+                        json!({"$ref": format!("#/$defs/D{}", i + 1)})
+                    } else {
+                        json!({"type": "string"})
+                    };
+                    defs.insert(
+                        format!("D{i}"),
+                        json!({"type": "object", "properties": {"next": next}}),
+                    );
+                }
+                json!({"type": "object", "properties": {"head": {"$ref": "#/$defs/D0"}}, "$defs": defs})
+            };
+            let err = openapi_schema(&chain(300)).unwrap_err();
+            assert!(
+                err.reason
+                    .contains(&format!("nested deeper than {MAX_JSON_DEPTH} levels")),
+                "{}",
+                err.reason
+            );
+            assert!(openapi_schema(&chain(20)).is_ok());
+
+            // Each definition used twice by the one before it: 2^40 copies once inlined.
+            let mut defs = Map::new();
+            for i in 0..40 {
+                let next = json!({"$ref": format!("#/$defs/D{}", i + 1)});
+                defs.insert(
+                    format!("D{i}"),
+                    json!({"type": "object", "properties": {"a": next, "b": next}}),
+                );
+            }
+            defs.insert("D40".to_owned(), json!({"type": "string"}));
+            let doubling = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/D0"}}, "$defs": defs});
+            let err = openapi_schema(&doubling).unwrap_err();
+            assert!(err.reason.contains("inlined"), "{}", err.reason);
+        });
     }
 
     #[test]

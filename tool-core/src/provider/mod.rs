@@ -437,6 +437,78 @@ mod tests {
     }
 
     #[test]
+    fn calls_with_empty_ids_get_ids_of_their_own() {
+        use super::repeated_ids;
+        use serde_json::json;
+
+        // Gemini's and LM Studio's OpenAI-compatible endpoints send `"id": ""`. (Responses
+        // and Anthropic turns go back verbatim, so their ids are taken as written.)
+        let responses = [
+            (
+                Provider::OpenAiChat,
+                json!({"role": "assistant", "tool_calls": [
+                    {"id": "", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+                    {"id": "", "type": "function", "function": {"name": "b", "arguments": "{}"}}
+                ]}),
+            ),
+            (
+                Provider::Gemini,
+                json!({"parts": [
+                    {"functionCall": {"id": "", "name": "a", "args": {}}},
+                    {"functionCall": {"id": "", "name": "b", "args": {}}}
+                ]}),
+            ),
+            (
+                Provider::Text,
+                json!(
+                    "<tool_call>{\"id\": \"\", \"name\": \"a\", \"arguments\": {}}</tool_call>\
+                       <tool_call>{\"id\": \"\", \"name\": \"b\", \"arguments\": {}}</tool_call>"
+                ),
+            ),
+        ];
+        for (provider, response) in responses {
+            let calls = provider.parse_calls(&response).unwrap();
+            let ids: Vec<&str> = calls
+                .iter()
+                .map(|call| call.as_ref().unwrap().id.as_str())
+                .collect();
+            assert_eq!(ids, ["toolsmith-call-0", "toolsmith-call-1"], "{provider}");
+            assert_eq!(repeated_ids(&calls), [false, false], "{provider}");
+        }
+    }
+
+    #[test]
+    fn a_call_with_arguments_nested_too_deep_is_echoed_without_them() {
+        use crate::tool::nesting::testing::{nested, on_small_stack};
+        use crate::{ToolArguments, ToolCallRequest};
+        use serde_json::json;
+
+        on_small_stack(|| {
+            // Arguments a caller built (a provider's are refused when read).
+            let arguments = ToolArguments::from_iter([("x", nested(100_000))]);
+            let request = ToolCallRequest::new("c1", "t", arguments);
+            for provider in Provider::ALL {
+                let turn = provider.render_assistant(None, [&request]);
+                let echoed = match provider {
+                    Provider::OpenAiChat => {
+                        turn[0]["tool_calls"][0]["function"]["arguments"].clone()
+                    }
+                    Provider::OpenAiResponses => turn[0]["arguments"].clone(),
+                    Provider::Anthropic => turn[0]["content"][0]["input"].clone(),
+                    Provider::Gemini => turn[0]["parts"][0]["functionCall"]["args"].clone(),
+                    _ => turn[0]["content"].clone(),
+                };
+                let expected = match provider {
+                    Provider::OpenAiChat | Provider::OpenAiResponses => json!("{}"),
+                    Provider::Anthropic | Provider::Gemini => json!({}),
+                    _ => json!("<tool_call>\n{\"name\":\"t\",\"arguments\":{}}\n</tool_call>"),
+                };
+                assert_eq!(echoed, expected, "{provider}");
+            }
+        });
+    }
+
+    #[test]
     fn serde_names_are_the_short_names() {
         for provider in Provider::ALL {
             let written = serde_json::to_value(provider).expect("serializes");

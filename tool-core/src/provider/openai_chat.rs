@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
+use super::calls::{ParsedCall, call_id, echoed_name, generated_id, read_call};
 use super::reply::Reply;
 use super::strict::{StrictDialect, transform};
 use super::turns::{AssistantCall, StopReason};
@@ -110,10 +110,7 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .iter()
         .enumerate()
         .map(|(index, call)| {
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| generated_id(index), str::to_owned);
+            let id = call_id(call.get("id"), index);
             let function = call.get("function");
             read_call(
                 id,

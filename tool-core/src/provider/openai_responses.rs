@@ -75,6 +75,8 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .enumerate()
         .map(|(index, item)| {
             // Results refer to `call_id`; `id` is the output item's own id.
+            // Taken as written, even empty: the turn goes back verbatim
+            // (`parse_turn_entries`), and its results must name the ids it has.
             let id = item
                 .get("call_id")
                 .or_else(|| item.get("id"))

@@ -130,10 +130,18 @@ impl<'a> Reply<'a> {
 
 /// The body of a result of the tool `name`. A structured result nested deeper than
 /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is not copied or rendered: it becomes the
-/// execution error [`ToolCallManager::check_result`] gives for it.
+/// execution error [`ToolCallManager::check_result`] gives for it; an error result with no
+/// message becomes an execution error that says so.
 fn body_of(name: &str, result: &ToolCallResult) -> Body {
     if result.is_error() {
-        return Body::Error(result.content.to_text());
+        let text = result.content.to_text();
+        // Anthropic refuses an error result with no content (and a model learns nothing
+        // from one): the failure is named.
+        if text.trim().is_empty() {
+            let error = ToolError::execution(name, "it reported an error without a message");
+            return Body::Error(error.to_string());
+        }
+        return Body::Error(text);
     }
     match &result.content {
         UserModelContent::Text(text) => Body::Text(text.clone()),

@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::{Provider, RenderError};
-use crate::tool::nesting::check_depth;
+use crate::MAX_JSON_DEPTH;
+use crate::tool::nesting::{TooDeep, check_depth};
 
 /// Which provider's strict rules a transform follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,6 +57,47 @@ const ANTHROPIC_FORMATS: [&str; 10] = [
     "ipv6",
     "uuid",
 ];
+
+/// The most subschemas one schema's transform (strict, or Gemini's subset) enters: inlining a
+/// `$ref` copies its definition, and definitions that each use the next one twice would
+/// double the copy at every step.
+pub(crate) const MAX_INLINED_SCHEMAS: usize = 100_000;
+
+/// The subschemas a transform has entered, and how deep it is in them (a `$ref` followed is
+/// a level too): inlined definitions can make a shallow schema deep, and a small one huge.
+#[derive(Debug, Default)]
+pub(crate) struct InlineBudget {
+    depth: usize,
+    entered: usize,
+}
+
+impl InlineBudget {
+    /// Enters one more subschema, at `path`, or says which bound that would pass.
+    pub(crate) fn enter(&mut self, path: &str) -> Result<(), SchemaError> {
+        self.entered += 1;
+        if self.entered > MAX_INLINED_SCHEMAS {
+            return Err(SchemaError::new(
+                path,
+                format!(
+                    "the schema, its `$ref`s inlined, has more than {MAX_INLINED_SCHEMAS} subschemas; use each definition in fewer places"
+                ),
+            ));
+        }
+        if self.depth >= MAX_JSON_DEPTH {
+            return Err(SchemaError::new(
+                path,
+                format!("the schema, its `$ref`s inlined, is {TooDeep}"),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Leaves the subschema last entered.
+    pub(crate) fn leave(&mut self) {
+        self.depth -= 1;
+    }
+}
 
 /// Keywords that say nothing to a model and are dropped rather than moved.
 pub(crate) const META_KEYWORDS: [&str; 4] = ["$schema", "$id", "$comment", "$anchor"];
@@ -168,6 +210,7 @@ pub(crate) fn transform(
         optional: 0,
         unions: 0,
         properties: 0,
+        budget: InlineBudget::default(),
     };
     let Some(root) = schema.as_object() else {
         return Err(SchemaError::new("", "the root must be an object schema"));
@@ -230,12 +273,27 @@ struct Transform<'d, 'a> {
     optional: usize,
     unions: usize,
     properties: usize,
+    budget: InlineBudget,
 }
 
 impl Transform<'_, '_> {
     /// The strict form of `schema` (owned, so that its parts move into the result instead of
     /// being copied at every level).
     fn node(
+        &mut self,
+        schema: Value,
+        path: &str,
+        depth: usize,
+        is_root: bool,
+    ) -> Result<Value, SchemaError> {
+        self.budget.enter(path)?;
+        let strict = self.convert(schema, path, depth, is_root);
+        self.budget.leave();
+        strict
+    }
+
+    /// [`node`](Self::node) within the budget.
+    fn convert(
         &mut self,
         schema: Value,
         path: &str,
@@ -889,6 +947,49 @@ mod tests {
         );
         let err = openai(deep).unwrap_err();
         assert!(err.reason.contains("10 levels"), "{}", err.reason);
+    }
+
+    #[test]
+    fn inlining_refs_with_siblings_is_bounded_in_depth_and_size() {
+        use crate::MAX_JSON_DEPTH;
+        use crate::tool::nesting::testing::on_small_stack;
+        on_small_stack(|| {
+            // Each definition shallow; inlined (a `$ref` with a sibling), the chain of arrays
+            // is deep and never counts as nested objects.
+            let mut defs = Map::new();
+            for i in 0..300 {
+                defs.insert(
+                    format!("D{i}"),
+                    json!({"type": "array", "items": {"$ref": format!("#/$defs/D{}", i + 1), "description": "x"}}),
+                );
+            }
+            defs.insert("D300".to_owned(), json!({"type": "string"}));
+            let chain = json!({"type": "object",
+                "properties": {"head": {"$ref": "#/$defs/D0", "description": "x"}},
+                "required": ["head"], "$defs": defs});
+            for dialect in [StrictDialect::OpenAi, StrictDialect::Anthropic] {
+                let err = transform(dialect, &chain).unwrap_err();
+                assert!(
+                    err.reason
+                        .contains(&format!("nested deeper than {MAX_JSON_DEPTH} levels")),
+                    "{}",
+                    err.reason
+                );
+            }
+
+            // Each definition used twice by the one before it: 2^40 copies once inlined.
+            let mut defs = Map::new();
+            for i in 0..40 {
+                let next = json!({"$ref": format!("#/$defs/D{}", i + 1), "description": "x"});
+                defs.insert(format!("D{i}"), json!({"anyOf": [next, next]}));
+            }
+            defs.insert("D40".to_owned(), json!({"type": "string"}));
+            let doubling = json!({"type": "object",
+                "properties": {"x": {"$ref": "#/$defs/D0", "description": "x"}},
+                "required": ["x"], "$defs": defs});
+            let err = transform(StrictDialect::Anthropic, &doubling).unwrap_err();
+            assert!(err.reason.contains("inlined"), "{}", err.reason);
+        });
     }
 
     #[test]

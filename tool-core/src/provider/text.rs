@@ -11,11 +11,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, RejectedCall, generated_id, read_call};
+use super::calls::{ParsedCall, RejectedCall, call_id, generated_id, read_call};
 use super::repair::{repair_json, strip_fence};
 use super::reply::Reply;
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, ResponseError};
+use crate::tool::arguments::json_type_name;
 use crate::tool::nesting::check_depth;
 use crate::{ToolError, ToolFunctionSpec};
 
@@ -109,8 +110,10 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
 /// unclosed last block counts), or else fenced JSON blocks, or else the whole text as a bare
 /// JSON object or array. Each call is `{"name": …, "arguments": {…}}` (`parameters` is read
 /// as `arguments`, arguments may be a JSON string, and OpenAI's `{"function": {…}}` shape is
-/// read too); broken JSON is [repaired](super::repair_json) where that is safe. Calls
-/// without an id get one starting with
+/// read too); broken JSON is [repaired](super::repair_json) where that is safe. Outside
+/// `<tool_call>` tags, an object with a `name` is a call only when it has `arguments` (or
+/// `parameters`) or nothing else but an id: JSON data that has a `name` field is an answer.
+/// Calls without an id get one starting with
 /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX).
 ///
 /// A text with no call (a plain answer) gives none; a block that looks like a call but cannot
@@ -151,38 +154,141 @@ pub fn parse_text_calls(text: &str) -> Vec<ParsedCall> {
 
 /// The contents of `<tool_call>` blocks; an unclosed last block runs to the end.
 fn tagged_blocks(text: &str) -> Vec<&str> {
-    let mut blocks = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(OPEN_TAG) {
-        let after = &rest[start + OPEN_TAG.len()..];
-        let end = [after.find(CLOSE_TAG), after.find(OPEN_TAG)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(after.len());
-        blocks.push(&after[..end]);
-        rest = after[end..]
-            .strip_prefix(CLOSE_TAG)
-            .unwrap_or(&after[end..]);
+    tagged_parts(text)
+        .into_iter()
+        .map(|part| part.content)
+        .collect()
+}
+
+/// A `<tool_call>` block of a text: where its open tag starts, its content, and where the
+/// text after it resumes (past its close tag, if it has one).
+struct TaggedPart<'a> {
+    start: usize,
+    content: &'a str,
+    resume: usize,
+}
+
+/// The `<tool_call>` blocks of `text`, in order; an unclosed last block runs to the end.
+fn tagged_parts(text: &str) -> Vec<TaggedPart<'_>> {
+    let mut parts = Vec::new();
+    let mut from = 0;
+    let mut may_look_past = true;
+    while let Some(found) = text[from..].find(OPEN_TAG) {
+        let start = from + found;
+        let content_start = start + OPEN_TAG.len();
+        let after = &text[content_start..];
+        let markers = [CLOSE_TAG, OPEN_TAG];
+        let end = block_end(
+            after,
+            &markers,
+            |block| strip_fence(block.trim()),
+            &mut may_look_past,
+        );
+        let closed = after[end..].starts_with(CLOSE_TAG);
+        parts.push(TaggedPart {
+            start,
+            content: &after[..end],
+            resume: content_start + end + if closed { CLOSE_TAG.len() } else { 0 },
+        });
+        from = parts.last().map_or(text.len(), |part| part.resume);
     }
-    blocks
+    parts
 }
 
 /// The contents of the Markdown code fences of `text`.
 fn fenced_blocks(text: &str) -> Vec<&str> {
     let mut blocks = Vec::new();
     let mut rest = text;
+    let mut may_look_past = true;
     while let Some(start) = rest.find("```") {
         let after = &rest[start + 3..];
         let Some(newline) = after.find('\n') else {
             break;
         };
         let body = &after[newline + 1..];
-        let end = body.find("```").unwrap_or(body.len());
+        let end = block_end(body, &["```"], str::trim, &mut may_look_past);
         blocks.push(&body[..end]);
         rest = body.get(end + 3..).unwrap_or("");
     }
     blocks
+}
+
+/// Where the block that `body` starts with ends: at the first of `markers`, unless that one
+/// stands inside a JSON string of the block (a call that writes about fences or tags), the
+/// block up to it is not JSON, and the block up to the first marker outside the strings is;
+/// `json_of` is the JSON a block holds. Looking past a marker scans the rest of the text,
+/// so once a look finds no JSON, `may_look_past` turns false and later blocks end at their
+/// first marker: a text is read in linear time, whatever it holds.
+fn block_end(
+    body: &str,
+    markers: &[&str],
+    json_of: impl Fn(&str) -> &str,
+    may_look_past: &mut bool,
+) -> usize {
+    let first = markers
+        .iter()
+        .filter_map(|marker| body.find(marker))
+        .min()
+        .unwrap_or(body.len());
+    if !*may_look_past
+        || first == body.len()
+        || !StringScan::default().ends_in_string(&body[..first])
+        || repair_json(json_of(&body[..first])).is_ok()
+    {
+        return first;
+    }
+    let outside = StringScan::default().first_marker_outside(body, markers);
+    if repair_json(json_of(&body[..outside])).is_ok() {
+        return outside;
+    }
+    *may_look_past = false;
+    first
+}
+
+/// A scan of text for double-quoted JSON strings. A string left open ends with its line, as
+/// JSON strings hold no line break.
+#[derive(Default)]
+struct StringScan {
+    in_string: bool,
+    escaped: bool,
+}
+
+impl StringScan {
+    fn step(&mut self, byte: u8) {
+        if !self.in_string {
+            self.in_string = byte == b'"';
+        } else if self.escaped {
+            self.escaped = false;
+        } else {
+            match byte {
+                b'\\' => self.escaped = true,
+                b'"' | b'\n' => self.in_string = false,
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether `text` ends inside a string.
+    fn ends_in_string(mut self, text: &str) -> bool {
+        text.bytes().for_each(|byte| self.step(byte));
+        self.in_string
+    }
+
+    /// Where the first of `markers` starts in `body` outside strings, or its end.
+    fn first_marker_outside(mut self, body: &str, markers: &[&str]) -> usize {
+        let bytes = body.as_bytes();
+        for (at, &byte) in bytes.iter().enumerate() {
+            let at_marker = !self.in_string
+                && markers
+                    .iter()
+                    .any(|marker| bytes[at..].starts_with(marker.as_bytes()));
+            if at_marker {
+                return at;
+            }
+            self.step(byte);
+        }
+        body.len()
+    }
 }
 
 /// Reads one block's call(s) into `calls`. A block that is not JSON counts as a broken call
@@ -223,17 +329,27 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
     };
     for item in items {
         let Value::Object(fields) = item else {
+            // A block tagged as a call is one: it is answered, not dropped.
+            if tagged {
+                let reason = format!(
+                    "the tool call is not a JSON object but {}; write it as {{\"name\": \"<tool>\", \"arguments\": {{…}}}}",
+                    json_type_name(&item)
+                );
+                calls.push(Err(RejectedCall {
+                    id: generated_id(calls.len()),
+                    name: String::new(),
+                    error: ToolError::invalid_arguments("(unnamed)", reason),
+                    as_written: None,
+                }));
+            }
             continue;
         };
         let fields = unwrap_function(fields);
-        if !tagged && !fields.contains_key("name") {
+        if !tagged && !looks_like_call(&fields) {
             continue;
         }
         let index = calls.len();
-        let id = fields
-            .get("id")
-            .and_then(Value::as_str)
-            .map_or_else(|| generated_id(index), str::to_owned);
+        let id = call_id(fields.get("id"), index);
         let arguments = fields.get("arguments").or_else(|| fields.get("parameters"));
         let call = read_call(id, fields.get("name").and_then(Value::as_str), arguments);
         // Arguments written as JSON that is no object (`[1, 2]`) are text the model wrote
@@ -247,6 +363,18 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
             }
         }));
     }
+}
+
+/// Whether an object written outside `<tool_call>` tags is a call rather than data that has
+/// a `name` (an answer written as JSON, a code sample): it names a tool and carries its
+/// arguments, or holds nothing but the name (and an id).
+fn looks_like_call(fields: &Map<String, Value>) -> bool {
+    fields.contains_key("name")
+        && (fields.contains_key("arguments")
+            || fields.contains_key("parameters")
+            || fields
+                .keys()
+                .all(|key| matches!(key.as_str(), "name" | "id" | "type")))
 }
 
 /// `{"function": {"name", "arguments"}, "id"}` (OpenAI's shape, as some models write it) as
@@ -326,7 +454,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     let blocks = calls.iter().map(|call| {
         let arguments = match call.as_written {
             Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
-            None => call.arguments.clone(),
+            None => call.echoed_arguments(),
         };
         let written = json!({"name": call.name, "arguments": arguments});
         format!("{OPEN_TAG}\n{written}\n{CLOSE_TAG}")
@@ -338,20 +466,12 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
 /// The text around the `<tool_call>` blocks (an unclosed last block runs to the end).
 fn prose(text: &str) -> String {
     let mut kept = String::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(OPEN_TAG) {
-        kept.push_str(&rest[..start]);
-        let after = &rest[start + OPEN_TAG.len()..];
-        let end = [after.find(CLOSE_TAG), after.find(OPEN_TAG)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(after.len());
-        rest = after[end..]
-            .strip_prefix(CLOSE_TAG)
-            .unwrap_or(&after[end..]);
+    let mut from = 0;
+    for part in tagged_parts(text) {
+        kept.push_str(&text[from..part.start]);
+        from = part.resume;
     }
-    kept.push_str(rest);
+    kept.push_str(&text[from..]);
     kept.trim().to_owned()
 }
 
@@ -413,6 +533,37 @@ mod tests {
     }
 
     #[test]
+    fn an_untagged_object_that_only_has_a_name_among_its_data_is_no_call() {
+        // A plain answer written as JSON, and a code sample: data with a `name`.
+        for text in [
+            "{\"name\": \"Ada\", \"age\": 36}",
+            "Here it is:\n```json\n{\"name\": \"my-app\", \"version\": \"1.0.0\"}\n```",
+            "[{\"name\": \"Ada\", \"born\": 1815}, {\"name\": \"Alan\", \"born\": 1912}]",
+        ] {
+            assert!(parse_text_calls(text).is_empty(), "{text}");
+            assert_eq!(
+                parse_stop_reason(&json!(text)).unwrap(),
+                StopReason::EndTurn,
+                "{text}"
+            );
+        }
+        // Calls still read: with arguments (and more), or a name alone.
+        assert_eq!(names(&parse_text_calls("{\"name\": \"now\"}")), ["now"]);
+        assert_eq!(
+            names(&parse_text_calls(
+                "{\"name\": \"add\", \"arguments\": {\"a\": 1}, \"reason\": \"sum\"}"
+            )),
+            ["add"]
+        );
+        assert_eq!(
+            names(&parse_text_calls(
+                "<tool_call>{\"name\": \"Ada\", \"age\": 36}</tool_call>"
+            )),
+            ["Ada"]
+        );
+    }
+
+    #[test]
     fn a_broken_block_is_rejected_alone() {
         let text = "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": }}</tool_call><tool_call>{'name': 'b', arguments: {x: 1,},}</tool_call>";
         let calls = parse_text_calls(text);
@@ -430,6 +581,66 @@ mod tests {
             calls[1].as_ref().unwrap().arguments.as_value(),
             &json!({"x": 1})
         );
+    }
+
+    #[test]
+    fn a_fence_or_tag_inside_a_json_string_does_not_end_the_block() {
+        let code = "```rust\nfn main() {}\n```";
+        let call = json!({"name": "write", "arguments": {"content": code}});
+        let fenced = format!("Writing it:\n```json\n{call}\n```\nDone.");
+        let calls = parse_text_calls(&fenced);
+        assert_eq!(names(&calls), ["write"]);
+        assert_eq!(
+            calls[0].as_ref().unwrap().arguments.as_value()["content"],
+            code
+        );
+        let fenced_in_tag = format!("<tool_call>\n```json\n{call}\n```\n</tool_call>");
+        assert_eq!(names(&parse_text_calls(&fenced_in_tag)), ["write"]);
+
+        let tags = "Wrap each call in <tool_call> and </tool_call>.";
+        let call = json!({"name": "write", "arguments": {"content": tags}});
+        let tagged = format!(
+            "Sure.\n<tool_call>\n{call}\n</tool_call>\n<tool_call>{{\"name\": \"b\", \"arguments\": {{}}}}</tool_call>"
+        );
+        let calls = parse_text_calls(&tagged);
+        assert_eq!(names(&calls), ["write", "b"]);
+        assert_eq!(
+            calls[0].as_ref().unwrap().arguments.as_value()["content"],
+            tags
+        );
+        assert_eq!(prose(&tagged), "Sure.");
+        // A string cut off before its tag still ends at the tag, as before.
+        let cut = "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": \"cut</tool_call><tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>";
+        assert_eq!(names(&parse_text_calls(cut)), ["!a", "b"]);
+        let cut = "```json\n{\"name\": \"a\", \"arguments\": {\"x\": \"cut```\n\n```json\n{\"name\": \"b\", \"arguments\": {}}\n```";
+        assert_eq!(names(&parse_text_calls(cut)), ["!a", "b"]);
+    }
+
+    #[test]
+    fn a_tagged_call_that_is_no_object_is_rejected_not_dropped() {
+        for block in [
+            "\"add\"",
+            "42",
+            "[{\"name\": \"a\", \"arguments\": {}}, \"b\"]",
+        ] {
+            let calls = parse_text_calls(&format!("<tool_call>{block}</tool_call>"));
+            let rejected = calls.last().unwrap().as_ref().unwrap_err();
+            assert_eq!(rejected.name, "", "{block}");
+            assert!(
+                rejected
+                    .error
+                    .to_string()
+                    .contains("the tool call is not a JSON object"),
+                "{block}: {}",
+                rejected.error
+            );
+            assert_eq!(
+                parse_stop_reason(&json!(format!("<tool_call>{block}</tool_call>"))).unwrap(),
+                StopReason::ToolCalls
+            );
+        }
+        // Untagged JSON that is no call is still prose.
+        assert!(parse_text_calls("[1, 2]").is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{Provider, ResponseError};
 use crate::ToolCallRequest;
+use crate::tool::nesting::check_depth;
 
 /// A call the model made on an earlier turn, to echo back in the conversation: its id, the
 /// tool it named and its arguments (a JSON object).
@@ -62,10 +63,25 @@ impl<'a> AssistantCall<'a> {
     }
 
     /// The arguments as JSON text: as the model wrote them where that is known, else
-    /// `arguments` serialized.
+    /// `arguments` serialized (`{}` for arguments too deep to echo, see
+    /// [`echoed_arguments`](Self::echoed_arguments)).
     pub(crate) fn written_arguments(&self) -> String {
-        self.as_written
-            .map_or_else(|| self.arguments.to_string(), str::to_owned)
+        match self.as_written {
+            Some(text) => text.to_owned(),
+            None if check_depth(self.arguments).is_ok() => self.arguments.to_string(),
+            None => "{}".to_owned(),
+        }
+    }
+
+    /// The arguments as the formats that send them as a JSON object echo them: a copy, or an
+    /// empty object for arguments nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH)
+    /// (no provider's call has them, and copying or printing them would recurse once per
+    /// level).
+    pub(crate) fn echoed_arguments(&self) -> Value {
+        match check_depth(self.arguments) {
+            Ok(()) => self.arguments.clone(),
+            Err(_) => Value::Object(serde_json::Map::new()),
+        }
     }
 }
 
@@ -144,8 +160,11 @@ impl Provider {
     ///
     /// Call ids are kept, except generated ones (prefix
     /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX)) where Gemini matches by
-    /// name. A turn with neither text nor calls gives no entry where the format has no empty
-    /// message (Responses, Anthropic, Gemini) and an empty message elsewhere.
+    /// name. Text of whitespace alone counts as none. A turn with neither text nor calls
+    /// gives no entry where the format has no empty message (Responses, Anthropic, Gemini)
+    /// and an empty message elsewhere. Arguments
+    /// nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) (which no provider's call
+    /// has) are echoed as an empty object.
     ///
     /// ```
     /// use toolsmith_core::provider::{AssistantCall, Provider};
@@ -167,7 +186,8 @@ impl Provider {
         I::Item: Into<AssistantCall<'a>>,
     {
         let calls: Vec<AssistantCall<'a>> = calls.into_iter().map(Into::into).collect();
-        let text = text.filter(|t| !t.is_empty());
+        // Whitespace alone says nothing, and Anthropic refuses a text block of it.
+        let text = text.filter(|t| !t.trim().is_empty());
         match self {
             Self::OpenAiChat => super::openai_chat::render_assistant(text, &calls),
             Self::OpenAiResponses => super::openai_responses::render_assistant(text, &calls),
@@ -241,7 +261,8 @@ impl Provider {
     /// Gemini's thought parts and signatures.
     ///
     /// The entries are: the Responses `output` items; one Anthropic assistant message of the
-    /// `content` blocks; one Gemini `model` content of the candidate's parts. `None` for an
+    /// `content` blocks, less any text block of whitespace alone (which Anthropic refuses);
+    /// one Gemini `model` content of the candidate's parts. `None` for an
     /// answer with nothing in it (the APIs refuse an empty turn), and for the formats whose
     /// answers are rebuilt from text and calls: OpenAI Chat (its message holds nothing the
     /// rendering loses, and compatible servers differ in the extra fields they take back)
