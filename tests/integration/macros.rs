@@ -855,6 +855,21 @@ async fn command_group_definition_and_dispatch() {
         err.to_string(),
         "Invalid arguments for tool 'memory': /command: unknown command \"clear\"; valid commands are 'add', 'forget', 'find'"
     );
+    // A long name is quoted cut, as validation quotes it.
+    let long = "x".repeat(100_000);
+    let err = memory
+        .execute(ToolArguments::try_from(json!({ "command": long })).unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().len() < 400,
+        "{} bytes",
+        err.to_string().len()
+    );
+    assert!(
+        err.to_string()
+            .ends_with("…; valid commands are 'add', 'forget', 'find'")
+    );
 }
 
 /// A group described by the attribute rather than a doc comment.
@@ -1092,6 +1107,8 @@ async fn derived_enum_is_a_command_group() {
         read(json!({"command": "delete"})).unwrap_err().to_string(),
         "Invalid arguments for tool 'notes': missing required argument 'id'"
     );
+    let long = read(json!({ "command": "y".repeat(100_000) })).unwrap_err();
+    assert!(long.to_string().len() < 400, "{long}");
 }
 
 // ---- #[ctx] parameters ----

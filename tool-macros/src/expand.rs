@@ -666,13 +666,7 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
         }
     };
     let unknown = quote! {
-        #krate::Err(#krate::ToolError::invalid_arguments(
-            #name,
-            ::std::format!(
-                "/command: unknown command {:?}; valid commands are {}",
-                other, #listed,
-            ),
-        ))
+        #krate::Err(#krate::unknown_command(#name, other, #listed))
     };
     // Synchronous commands (and every call `execute_lent` cannot start: no or an unknown
     // `command`) are answered by `execute_now`; `execute_lent` starts the `async` ones.
@@ -795,10 +789,7 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                     let command: ::std::string::String = #reader.field("command")?;
                     match command.as_str() {
                         #(#arms)*
-                        other => #krate::Err(#krate::ToolError::invalid_arguments(
-                            #reader.tool(),
-                            ::std::format!("/command: unknown command {:?}; valid commands are {}", other, #listed),
-                        )),
+                        other => #krate::Err(#krate::unknown_command(#reader.tool(), other, #listed)),
                     }
                 }
             }
