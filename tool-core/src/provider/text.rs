@@ -324,6 +324,8 @@ fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
         }
     };
     let items = match value {
+        // A block tagged as a call that lists none is answered too: the model meant one.
+        Value::Array(items) if items.is_empty() && tagged => vec![Value::Array(items)],
         Value::Array(items) => items,
         other => vec![other],
     };
@@ -622,6 +624,7 @@ mod tests {
             "\"add\"",
             "42",
             "[{\"name\": \"a\", \"arguments\": {}}, \"b\"]",
+            "[]",
         ] {
             let calls = parse_text_calls(&format!("<tool_call>{block}</tool_call>"));
             let rejected = calls.last().unwrap().as_ref().unwrap_err();
@@ -641,6 +644,7 @@ mod tests {
         }
         // Untagged JSON that is no call is still prose.
         assert!(parse_text_calls("[1, 2]").is_empty());
+        assert!(parse_text_calls("[]").is_empty());
     }
 
     #[test]
