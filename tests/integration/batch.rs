@@ -501,16 +501,15 @@ async fn a_call_that_panics_as_the_deadline_drops_it_stays_inside_the_batch() {
     assert!(outcomes[1].result.is_ok(), "{:?}", outcomes[1].result);
 }
 
-#[tokio::test(start_paused = true)]
-async fn stopping_a_batch_cancels_the_tokens_of_the_calls_it_stops() {
-    use std::sync::Mutex;
-    let manager = ToolCallManager::new("batch-tests");
-    let tokens: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
-    let seen = Arc::clone(&tokens);
-    // A tool whose work could go on elsewhere (a task it spawned, a server it called): it
-    // keeps its call's token, as such work would, and never ends by itself.
-    let hold = toolsmith::FnTool::new(
-        "hold",
+/// The tokens a [`holding_tool`] was given, one a run, in order.
+type HeldTokens = Arc<std::sync::Mutex<Vec<CancellationToken>>>;
+
+/// A tool whose work could go on elsewhere (a task it spawned, a server it called): it keeps
+/// each run's token in `tokens`, as such work would, and never ends by itself.
+fn holding_tool(name: &str, tokens: &HeldTokens) -> toolsmith::FnTool {
+    let seen = Arc::clone(tokens);
+    toolsmith::FnTool::new(
+        name,
         "Waits until its call is cancelled.",
         toolsmith::Args::new(json!({"type": "object"})),
         move |_: toolsmith::ToolArgs<'_>| {
@@ -522,7 +521,14 @@ async fn stopping_a_batch_cancels_the_tokens_of_the_calls_it_stops() {
                 Ok(toolsmith::ToolCallResult::text("never"))
             }
         },
-    );
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn stopping_a_batch_cancels_the_tokens_of_the_calls_it_stops() {
+    let manager = ToolCallManager::new("batch-tests");
+    let tokens = HeldTokens::default();
+    let hold = holding_tool("hold", &tokens);
     manager.register(Arc::new(hold)).unwrap();
     let requests = [call("a", "hold", json!({}))];
     let token = |i: usize| tokens.lock().unwrap()[i].clone();
@@ -559,26 +565,9 @@ async fn stopping_a_batch_cancels_the_tokens_of_the_calls_it_stops() {
 
 #[tokio::test(start_paused = true)]
 async fn a_time_limit_cancels_its_attempts_token_and_a_retry_gets_a_fresh_one() {
-    use std::sync::Mutex;
     let manager = ToolCallManager::new("batch-tests");
-    let tokens: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
-    let seen = Arc::clone(&tokens);
-    // Keeps each attempt's token, as work it handed elsewhere would, and never ends.
-    let hold = toolsmith::FnTool::new(
-        "slow",
-        "Waits forever.",
-        toolsmith::Args::new(json!({"type": "object"})),
-        move |_: toolsmith::ToolArgs<'_>| {
-            let seen = Arc::clone(&seen);
-            async move {
-                let context = toolsmith::ToolCallContext::current().expect("set by the batch");
-                seen.lock().unwrap().push(context.cancellation().clone());
-                std::future::pending::<()>().await;
-                Ok(toolsmith::ToolCallResult::text("never"))
-            }
-        },
-    )
-    .with_timeout(20 * MS);
+    let tokens = HeldTokens::default();
+    let hold = holding_tool("slow", &tokens).with_timeout(20 * MS);
     manager.register(Arc::new(hold)).unwrap();
     manager
         .set_retry_config(
