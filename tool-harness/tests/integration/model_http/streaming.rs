@@ -135,6 +135,13 @@ fn chat_events() -> String {
     text
 }
 
+/// An OpenAI Chat stream's chunk: `delta` of choice `index`, with its `finish_reason`.
+fn chat_chunk(index: u32, delta: Value, finish: Value) -> (Option<&'static str>, Value) {
+    (
+        None,
+        json!({"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}),
+    )
+}
 #[tokio::test]
 async fn openai_chat_streams_the_answer_complete_reads() {
     let streamed = stream(Api::Chat, Reply::sse(&chat_events(), 7), &Client::default()).await;
@@ -156,12 +163,7 @@ async fn openai_chat_streams_the_answer_complete_reads() {
 async fn tool_call_pieces_without_an_index_are_matched_by_their_id() {
     // Gemini's OpenAI-compatible endpoint sends no `index`: a new id begins a call, and a
     // piece without one (or with an empty one) continues the last.
-    let delta = |delta: Value| {
-        (
-            None,
-            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
-        )
-    };
+    let delta = |delta: Value| chat_chunk(0, delta, Value::Null);
     let mut text = sse_text([
         delta(json!({"role": "assistant", "content": "Let me compute both."})),
         delta(json!({"tool_calls": [{"id": "call_add", "type": "function",
@@ -190,12 +192,7 @@ async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
     // Some servers (Ollama through LiteLLM, SGLang, proxies flattening parallel calls) send
     // every call under index 0: a piece opening a call of another id or tool begins the next
     // call, and the pieces after it continue that call.
-    let delta = |delta: Value| {
-        (
-            None,
-            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
-        )
-    };
+    let delta = |delta: Value| chat_chunk(0, delta, Value::Null);
     let finish = || {
         (
             None,
@@ -247,12 +244,7 @@ async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
 async fn call_arguments_sent_as_an_object_are_read_as_complete_reads_them() {
     // Some servers write a call's arguments as a JSON object rather than its text; `complete`
     // reads them, and so must the stream (they were dropped, and the call ran without them).
-    let delta = |delta: Value| {
-        (
-            None,
-            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
-        )
-    };
+    let delta = |delta: Value| chat_chunk(0, delta, Value::Null);
     let text = sse_text([
         delta(json!({"role": "assistant", "content": "Let me compute both."})),
         delta(
@@ -282,12 +274,7 @@ async fn call_arguments_sent_as_an_object_are_read_as_complete_reads_them() {
 async fn a_legacy_function_call_and_content_parts_stream_as_complete_reads_them() {
     // Older servers stream the deprecated single `function_call`, and some write `content`
     // as parts; `complete` reads both, and so must the stream (they were dropped).
-    let delta = |delta: Value, finish: Value| {
-        (
-            None,
-            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
-        )
-    };
+    let delta = |delta: Value, finish: Value| chat_chunk(0, delta, finish);
     let text = sse_text([
         delta(
             json!({"role": "assistant", "content": [{"type": "text", "text": "Let me "}]}),
@@ -391,12 +378,7 @@ async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
 async fn only_the_first_choice_or_candidate_is_streamed() {
     // With `n` (or Gemini's `candidateCount`) above 1, each choice streams under its own
     // index, alone in its chunk: the answer is the first, as `complete` reads it.
-    let other = |delta: Value, finish: Value| {
-        (
-            None,
-            json!({"choices": [{"index": 1, "delta": delta, "finish_reason": finish}]}),
-        )
-    };
+    let other = |delta: Value, finish: Value| chat_chunk(1, delta, finish);
     let chat = sse_text([
         other(
             json!({"role": "assistant", "content": "Another answer"}),
