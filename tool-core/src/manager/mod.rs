@@ -1033,13 +1033,22 @@ mod tests {
         let request = ToolCallRequest::new("1", "guarded", ToolArguments::new());
         // The caller gives up on the call (its own time limit, a client's cancellation): the
         // tool's panic as its future is dropped is the tool's, not the caller's.
-        let gave_up = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut call = Box::pin(manager.execute_one(&request));
-            let mut cx = Context::from_waker(Waker::noop());
-            assert!(call.as_mut().poll(&mut cx).is_pending());
-            drop(call);
-        }));
-        assert!(gave_up.is_ok(), "the panic reached the caller");
+        fn polled_then_dropped(call: impl Future) -> std::thread::Result<()> {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut call = Box::pin(call);
+                let mut cx = Context::from_waker(Waker::noop());
+                assert!(call.as_mut().poll(&mut cx).is_pending());
+                drop(call);
+            }))
+        }
+        let gave_up = polled_then_dropped(manager.execute_one(&request));
+        assert!(gave_up.is_ok(), "the panic reached execute_one's caller");
+        // The same through the retry loop.
+        let gave_up = polled_then_dropped(manager.execute_with_retry(&request));
+        assert!(
+            gave_up.is_ok(),
+            "the panic reached execute_with_retry's caller"
+        );
     }
 
     #[test]
