@@ -916,3 +916,25 @@ async fn ids_that_never_named_a_child_are_said_to_be_unknown() {
         assert!(error.contains("agent-1"), "the ids there are: {error}");
     }
 }
+
+#[tokio::test]
+async fn an_id_or_tool_name_of_any_length_is_quoted_cut() {
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(
+        ScriptedModel::default(),
+        "m",
+    )));
+    let long = "x".repeat(100_000);
+    for arguments in [
+        json!({"command": "check", "id": long}),
+        json!({"command": "result", "id": long}),
+        json!({"command": "stop", "id": long}),
+        json!({"command": "start", "task": "t", "tools": [long]}),
+    ] {
+        let error = agent(&manager, arguments).await.unwrap_err().to_string();
+        assert!(error.len() < 1_000, "{} bytes", error.len());
+        assert!(
+            error.contains(&format!("'{}…'", "x".repeat(240))),
+            "{error}"
+        );
+    }
+}
