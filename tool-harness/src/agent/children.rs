@@ -18,7 +18,7 @@ use super::events::AgentEvent;
 use super::pause::PauseHandle;
 use super::run::ChildUsage;
 use super::session::SessionCancellation;
-use super::tool::failure;
+use super::tool::{answer, failure};
 use super::{AgentSession, AgenticError};
 use crate::model::{ChatModel, Message, Usage};
 
@@ -531,8 +531,16 @@ impl AgentCommands {
                     s.failure = Some(ToolError::panicked(&name, panic.as_ref()).to_string());
                 }
                 Ok(Ok(run)) => {
-                    s.status = Status::Finished;
-                    s.answer = Some(run.text);
+                    match answer(&name, &run) {
+                        Ok(()) => {
+                            s.status = Status::Finished;
+                            s.answer = Some(run.text);
+                        }
+                        Err(failed) => {
+                            s.status = Status::Failed;
+                            s.failure = Some(failed);
+                        }
+                    }
                     s.transcript = run.transcript;
                 }
                 Ok(Err(AgenticError::Cancelled { run })) => {
