@@ -96,6 +96,14 @@ impl ToolImpl for AgentTool {
         let input = ToolArgs::new(&self.name, &arguments)
             .str("input")?
             .to_owned();
+        // Whitespace passes the schema's length, but gives the agent no task (and some APIs
+        // refuse a message of whitespace alone).
+        if input.trim().is_empty() {
+            return Err(ToolError::invalid_arguments(
+                &self.name,
+                "/input: the input is empty",
+            ));
+        }
         let token = ToolCallContext::current()
             .map(|context| context.cancellation().child_token())
             .unwrap_or_default();

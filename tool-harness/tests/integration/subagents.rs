@@ -522,6 +522,28 @@ async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
             .contains("stopped after 2 model calls"),
         "{out_of_turns:?}"
     );
+    // Whitespace alone is no task: refused without a model call.
+    let idle = ScriptedModel::default();
+    let session = AgentSession::builder(idle.clone())
+        .with_model("m")
+        .build()
+        .unwrap();
+    let manager = ToolCallManager::new("parent");
+    manager
+        .register(Arc::new(AgentTool::new(
+            Arc::new(session),
+            "research",
+            "Research.",
+        )))
+        .unwrap();
+    let call = ToolCallRequest::new(
+        "1",
+        "research",
+        ToolArguments::try_from(json!({"input": " \n\t "})).unwrap(),
+    );
+    let error = manager.execute_one(&call).await.unwrap_err().to_string();
+    assert!(error.contains("/input: the input is empty"), "{error}");
+    assert!(idle.requests().is_empty(), "the agent was run");
     // The schema asks for one non-empty `input`.
     let tool = AgentTool::new(
         Arc::new(
