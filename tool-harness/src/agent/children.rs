@@ -18,7 +18,7 @@ use super::events::AgentEvent;
 use super::pause::PauseHandle;
 use super::run::ChildUsage;
 use super::session::SessionCancellation;
-use super::tool::failure;
+use super::tool::{answer, failure};
 use super::{AgentSession, AgenticError};
 use crate::model::{ChatModel, Message, Usage};
 
@@ -37,6 +37,8 @@ const LAST_CALLS: usize = 5;
 pub const MAX_ENDED_CHILDREN: usize = 32;
 /// How long `stop` waits for the child's run to end (it ends at its next await).
 const STOP_WAIT: Duration = Duration::from_secs(5);
+/// How many characters of an id or a tool name the model sent an error quotes.
+const MAX_QUOTED_CHARS: usize = 240;
 
 /// How sub-agents are made: their model, system prompt and tools, and the limits on them.
 ///
@@ -230,6 +232,15 @@ fn error(message: impl std::fmt::Display) -> ToolError {
     ToolError::execution(AGENT_TOOL, message)
 }
 
+/// `text` the model sent, cut to [`MAX_QUOTED_CHARS`] (marked when cut), for an error to
+/// quote: an id or a name of any length is the model's to send.
+fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}
+
 impl AgentCommands {
     /// The commands for a session without a parent (depth 0), its children's tokens counted
     /// apart from any session.
@@ -291,19 +302,20 @@ impl AgentCommands {
         // Ids are taken only by children that were made, from 1 up: one below the next that
         // is not kept named a child that was let go.
         let started = self.children.next_id.load(Ordering::Relaxed);
+        let id_quoted = quoted(id);
         if number_of(id).is_some_and(|n| n < started) {
             return error(format!(
-                "sub-agent '{id}' ended and was let go: a session keeps the last \
+                "sub-agent '{id_quoted}' ended and was let go: a session keeps the last \
                  {MAX_ENDED_CHILDREN} sub-agents that ended"
             ));
         }
         let mut ids: Vec<&str> = agents.keys().map(String::as_str).collect();
         ids.sort_unstable();
         if ids.is_empty() {
-            error(format!("no sub-agent '{id}': none has been started"))
+            error(format!("no sub-agent '{id_quoted}': none has been started"))
         } else {
             error(format!(
-                "no sub-agent '{id}'; the sub-agents are {}",
+                "no sub-agent '{id_quoted}'; the sub-agents are {}",
                 ids.join(", ")
             ))
         }
@@ -337,7 +349,8 @@ impl AgentCommands {
             return Err(ToolError::invalid_arguments(
                 AGENT_TOOL,
                 format!(
-                    "/tools: a sub-agent cannot have the tool '{unknown}'; it can have {}",
+                    "/tools: a sub-agent cannot have the tool '{}'; it can have {}",
+                    quoted(unknown),
                     if available.is_empty() {
                         "none".to_owned()
                     } else {
@@ -518,8 +531,16 @@ impl AgentCommands {
                     s.failure = Some(ToolError::panicked(&name, panic.as_ref()).to_string());
                 }
                 Ok(Ok(run)) => {
-                    s.status = Status::Finished;
-                    s.answer = Some(run.text);
+                    match answer(&name, &run) {
+                        Ok(()) => {
+                            s.status = Status::Finished;
+                            s.answer = Some(run.text);
+                        }
+                        Err(failed) => {
+                            s.status = Status::Failed;
+                            s.failure = Some(failed);
+                        }
+                    }
                     s.transcript = run.transcript;
                 }
                 Ok(Err(AgenticError::Cancelled { run })) => {

@@ -137,8 +137,12 @@ impl AgentSession {
     /// [`send`](Self::send) is neither used nor changed), until the model answers without
     /// calls.
     pub async fn run(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.drive(new_conversation(text), self.cancellation.child_token())
-            .await
+        self.drive(
+            new_conversation(text),
+            self.cancellation.child_token(),
+            None,
+        )
+        .await
     }
 
     /// [`run`](Self::run), stopped when `token` (or the session's token) is cancelled: the
@@ -161,7 +165,7 @@ impl AgentSession {
         tokio::select! {
             biased;
             () = follow => unreachable!("following the caller's token never ends"),
-            ended = self.drive(new_conversation(text), run_token.clone()) => ended,
+            ended = self.drive(new_conversation(text), run_token.clone(), Some(&token)) => ended,
         }
     }
 
@@ -175,7 +179,9 @@ impl AgentSession {
         let mut messages = Vec::with_capacity(conversation.len() + 4);
         messages.extend(conversation.iter().cloned());
         messages.push(Message::user(text));
-        let ended = self.drive(messages, self.cancellation.child_token()).await;
+        let ended = self
+            .drive(messages, self.cancellation.child_token(), None)
+            .await;
         // Kept whether the run succeeded or not.
         if let Some(run) = match &ended {
             Ok(run) => Some(run),
@@ -211,6 +217,8 @@ impl AgentSession {
     }
 
     /// The loop: a model call, its tool calls, their results, until an answer without calls.
+    /// `cancel` is the run's token; `caller`, a token of the caller's that also stops it
+    /// (see [`is_cancelled`]).
     ///
     /// The conversation moves into one [`ChatRequest`] for the whole run: each turn appends
     /// to it and the model borrows it, so no message is copied per turn.
@@ -218,6 +226,7 @@ impl AgentSession {
         &self,
         conversation: Vec<Message>,
         cancel: CancellationToken,
+        caller: Option<&CancellationToken>,
     ) -> Result<AgentRun, AgenticError> {
         let span = tracing::info_span!(
             "invoke_agent",
@@ -238,7 +247,12 @@ impl AgentSession {
         let mut run = AgentRun::default();
         let children_before = self.child_usage.total();
         let ended = self
-            .turns(&mut request, &turn::batch_options(self, cancel), &mut run)
+            .turns(
+                &mut request,
+                &turn::batch_options(self, cancel),
+                caller,
+                &mut run,
+            )
             .instrument(span.clone())
             .await;
         run.child_usage = self.child_usage.total().saturating_sub(children_before);
@@ -258,17 +272,19 @@ impl AgentSession {
         &self,
         request: &mut ChatRequest,
         batch_options: &BatchOptions,
+        caller: Option<&CancellationToken>,
         run: &mut AgentRun,
     ) -> Result<String, RunEnd> {
         // The options own the run's token: one token, never cloned per turn.
         let cancel = batch_options
             .cancellation()
             .expect("the run's batch options carry its token");
-        // Checked here once; after a tool turn its end says whether the run was cancelled.
-        if cancel.is_cancelled() {
-            return Err(RunEnd::Cancelled);
-        }
         loop {
+            // Before each model call: a tool turn's end says whether the run's own token was
+            // cancelled, not whether the caller's was.
+            if is_cancelled(cancel, caller) {
+                return Err(RunEnd::Cancelled);
+            }
             if let Some(pause) = &self.pause
                 && pause.is_paused()
                 && !pause.wait_while_paused(cancel).await
@@ -278,7 +294,7 @@ impl AgentSession {
             if run.model_calls >= self.max_turns {
                 if self.final_answer_on_limit {
                     let response = self
-                        .call_model(request, ToolChoice::None, cancel, run)
+                        .call_model(request, ToolChoice::None, cancel, caller, run)
                         .await?;
                     // Calls in an answer asked for without tools are not run; its text is
                     // the answer.
@@ -290,7 +306,7 @@ impl AgentSession {
                 return Err(RunEnd::MaxTurns);
             }
             let response = self
-                .call_model(request, ToolChoice::Auto, cancel, run)
+                .call_model(request, ToolChoice::Auto, cancel, caller, run)
                 .await?;
             if response.calls.is_empty() {
                 let text = response.text.clone().unwrap_or_default();
@@ -329,6 +345,7 @@ impl AgentSession {
         request: &mut ChatRequest,
         tool_choice: ToolChoice,
         cancel: &CancellationToken,
+        caller: Option<&CancellationToken>,
         run: &mut AgentRun,
     ) -> Result<ChatResponse, RunEnd> {
         request.tools = self.manager.offered_declarations();
@@ -380,7 +397,7 @@ impl AgentSession {
                 () = cancel.cancelled() => return Err(RunEnd::Cancelled),
             }
         };
-        if cancel.is_cancelled() {
+        if is_cancelled(cancel, caller) {
             // The answer came with the cancellation: not used, but its tokens were spent (and
             // reported, so that a parent counting its sub-agents' tokens by event counts them).
             if let Ok(response) = &answer {
@@ -401,6 +418,17 @@ impl AgentSession {
         self.emit_response(turn, &response);
         Ok(response)
     }
+}
+
+/// Whether the run whose token is `run` is cancelled, `caller` (a token of the caller's,
+/// [`AgentSession::run_with_cancellation`]) included. The caller's token reaches the run's
+/// while the run waits; one cancelled while the run went on without waiting (by a tool, a
+/// hook or an event handler, with a model that answers at once) is passed on here.
+fn is_cancelled(run: &CancellationToken, caller: Option<&CancellationToken>) -> bool {
+    if caller.is_some_and(CancellationToken::is_cancelled) {
+        run.cancel();
+    }
+    run.is_cancelled()
 }
 
 /// A conversation that starts with the user's `text`.

@@ -8,11 +8,13 @@ use toolsmith_core::{
     ToolError, ToolImpl, scheme,
 };
 
-use super::{AgentSession, AgenticError};
+use super::{AgentRun, AgentSession, AgenticError};
+use crate::model::StopReason;
 
 /// An agent as a tool (daimon's shape): one argument, `input`, the task; the result is the
 /// agent's final text. The agent runs a fresh conversation for each call. A failed run —
-/// the model's error, its `max_turns` reached, a stop — is an error result the calling model
+/// the model's error, its `max_turns` reached, a stop, an answer left empty because the
+/// provider blocked it or the output limit cut it off — is an error result the calling model
 /// reads ([`ToolCallResult::error`]), never a failure of the caller's run; the caller's
 /// cancellation cancels the agent's run.
 ///
@@ -94,14 +96,42 @@ impl ToolImpl for AgentTool {
         let input = ToolArgs::new(&self.name, &arguments)
             .str("input")?
             .to_owned();
+        // Whitespace passes the schema's length, but gives the agent no task (and some APIs
+        // refuse a message of whitespace alone).
+        if input.trim().is_empty() {
+            return Err(ToolError::invalid_arguments(
+                &self.name,
+                "/input: the input is empty",
+            ));
+        }
         let token = ToolCallContext::current()
             .map(|context| context.cancellation().child_token())
             .unwrap_or_default();
         Ok(match self.agent.run_with_cancellation(input, token).await {
-            Ok(run) => ToolCallResult::text(run.text),
+            Ok(run) => match answer(&self.name, &run) {
+                Ok(()) => ToolCallResult::text(run.text),
+                Err(failed) => ToolCallResult::error(failed),
+            },
             Err(error) => ToolCallResult::error(failure(&self.name, &error)),
         })
     }
+}
+
+/// Whether a sub-agent's finished run has an answer for the calling model: an answer left
+/// empty because the provider blocked it or the output limit cut it off is a failure that
+/// says so (an empty result would read as an answer of nothing).
+pub(super) fn answer(agent: &str, run: &AgentRun) -> Result<(), String> {
+    if !run.text.trim().is_empty() {
+        return Ok(());
+    }
+    let why = match run.stop_reason {
+        Some(StopReason::ContentFilter) => "the provider blocked its answer (content filter)",
+        Some(StopReason::MaxTokens) => {
+            "its answer was cut off at the output token limit before any text"
+        }
+        _ => return Ok(()),
+    };
+    Err(format!("the agent '{agent}' gave no answer: {why}"))
 }
 
 /// What a calling model is told about a sub-agent's failed run.

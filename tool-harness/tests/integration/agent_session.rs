@@ -1336,3 +1336,78 @@ async fn no_approval_is_asked_for_a_tool_only_a_denied_search_could_give() {
     assert_eq!(deletes.load(Ordering::SeqCst), 0);
     assert_eq!(asked.load(Ordering::SeqCst), 0, "{results:?}");
 }
+
+/// A token cancelled while the run goes on without waiting (a tool that ends at once, a
+/// model that answers at once) stops the run before the next model call.
+#[tokio::test]
+async fn a_token_cancelled_during_a_turn_stops_the_run_before_the_next_model_call() {
+    let script = || {
+        ScriptedModel::new([
+            ScriptedTurn::call("quit", json!({})),
+            ScriptedTurn::text("asked again"),
+        ])
+    };
+    let quitting = |token: CancellationToken| {
+        FnTool::new(
+            "quit",
+            "Ends the run.",
+            Args::new(scheme::object().build()),
+            move |_: ToolArgs<'_>| {
+                token.cancel();
+                async { Ok(ToolCallResult::text("bye")) }
+            },
+        )
+    };
+    let assert_stopped = |ended: Result<_, AgenticError>, model: &ScriptedModel| {
+        let Err(AgenticError::Cancelled { run }) = ended else {
+            panic!("expected a cancelled run, got {ended:?}");
+        };
+        assert_eq!(model.requests().len(), 1, "the model was called again");
+        assert_eq!(run.model_calls, 1);
+        assert_eq!(
+            run.transcript.last().unwrap().results()[0].call_id,
+            "call-1-0"
+        );
+    };
+
+    // The caller's token, cancelled by a tool.
+    let token = CancellationToken::new();
+    let model = script();
+    let session = active_session(&model, ToolShed::new().tool(quitting(token.clone())));
+    assert_stopped(session.run_with_cancellation("go", token).await, &model);
+
+    // The caller's token, cancelled by an event handler at the turn's end.
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    let model = script();
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(quitting(CancellationToken::new())))
+        .with_event_handler(move |event: &AgentEvent| {
+            if matches!(event, AgentEvent::TurnFinished { .. }) {
+                cancel.cancel();
+            }
+        })
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["quit".into()]);
+    assert_stopped(session.run_with_cancellation("go", token).await, &model);
+
+    // The session's token, cancelled by an event handler at the turn's end.
+    let session_token = CancellationToken::new();
+    let cancel = session_token.clone();
+    let model = script();
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_cancellation(session_token)
+        .with_toolshed(ToolShed::new().tool(quitting(CancellationToken::new())))
+        .with_event_handler(move |event: &AgentEvent| {
+            if matches!(event, AgentEvent::TurnFinished { .. }) {
+                cancel.cancel();
+            }
+        })
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["quit".into()]);
+    assert_stopped(session.run("go").await, &model);
+}

@@ -522,6 +522,28 @@ async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
             .contains("stopped after 2 model calls"),
         "{out_of_turns:?}"
     );
+    // Whitespace alone is no task: refused without a model call.
+    let idle = ScriptedModel::default();
+    let session = AgentSession::builder(idle.clone())
+        .with_model("m")
+        .build()
+        .unwrap();
+    let manager = ToolCallManager::new("parent");
+    manager
+        .register(Arc::new(AgentTool::new(
+            Arc::new(session),
+            "research",
+            "Research.",
+        )))
+        .unwrap();
+    let call = ToolCallRequest::new(
+        "1",
+        "research",
+        ToolArguments::try_from(json!({"input": " \n\t "})).unwrap(),
+    );
+    let error = manager.execute_one(&call).await.unwrap_err().to_string();
+    assert!(error.contains("/input: the input is empty"), "{error}");
+    assert!(idle.requests().is_empty(), "the agent was run");
     // The schema asks for one non-empty `input`.
     let tool = AgentTool::new(
         Arc::new(
@@ -915,4 +937,95 @@ async fn ids_that_never_named_a_child_are_said_to_be_unknown() {
         assert!(error.contains(&format!("no sub-agent '{id}'")), "{error}");
         assert!(error.contains("agent-1"), "the ids there are: {error}");
     }
+}
+
+#[tokio::test]
+async fn an_id_or_tool_name_of_any_length_is_quoted_cut() {
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(
+        ScriptedModel::default(),
+        "m",
+    )));
+    let long = "x".repeat(100_000);
+    for arguments in [
+        json!({"command": "check", "id": long}),
+        json!({"command": "result", "id": long}),
+        json!({"command": "stop", "id": long}),
+        json!({"command": "start", "task": "t", "tools": [long]}),
+    ] {
+        let error = agent(&manager, arguments).await.unwrap_err().to_string();
+        assert!(error.len() < 1_000, "{} bytes", error.len());
+        assert!(
+            error.contains(&format!("'{}…'", "x".repeat(240))),
+            "{error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_sub_agents_answer_left_empty_by_a_block_or_the_output_limit_is_a_failure() {
+    use toolsmith_harness::model::StopReason;
+    let left_empty = |reason: StopReason| ScriptedTurn::text("").with_stop_reason(reason);
+    // A background child: `result` fails, saying why.
+    let child_model = ScriptedModel::new([
+        left_empty(StopReason::ContentFilter),
+        left_empty(StopReason::MaxTokens),
+        ScriptedTurn::text("").with_stop_reason(StopReason::EndTurn),
+    ]);
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(child_model, "m")));
+    for (id, said) in [
+        ("agent-1", Some("the provider blocked its answer")),
+        (
+            "agent-2",
+            Some("its answer was cut off at the output token limit"),
+        ),
+        ("agent-3", None),
+    ] {
+        start(&manager, json!({"command": "start", "task": "t"})).await;
+        let result = agent(
+            &manager,
+            json!({"command": "result", "id": id, "wait_ms": 5000}),
+        )
+        .await;
+        match said {
+            Some(said) => {
+                let error = result.unwrap_err().to_string();
+                assert!(
+                    error.contains(&format!("the agent '{id}' gave no answer: {said}")),
+                    "{error}"
+                );
+                assert_eq!(status(&manager, id).await["status"], "failed");
+            }
+            // An answer of nothing the model chose to give is its answer.
+            None => assert_eq!(result.unwrap(), ""),
+        }
+    }
+
+    // An agent as a tool: an error result.
+    let session =
+        AgentSession::builder(ScriptedModel::new([left_empty(StopReason::ContentFilter)]))
+            .with_model("m")
+            .build()
+            .unwrap();
+    let manager = ToolCallManager::new("parent");
+    manager
+        .register(Arc::new(AgentTool::new(
+            Arc::new(session),
+            "research",
+            "Research.",
+        )))
+        .unwrap();
+    let call = ToolCallRequest::new(
+        "1",
+        "research",
+        ToolArguments::try_from(json!({"input": "find it"})).unwrap(),
+    );
+    let result = manager.execute_one(&call).await.unwrap();
+    assert!(result.is_error(), "{result:?}");
+    assert!(
+        result
+            .content
+            .to_text()
+            .contains("the agent 'research' gave no answer: the provider blocked its answer"),
+        "{result:?}"
+    );
 }
