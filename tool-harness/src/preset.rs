@@ -108,8 +108,9 @@ impl ToolPreset {
 
     /// `agent` (`start`, `check`, `result`, `pause`, `resume`, `stop`): background
     /// sub-agents made as `config` says, built with the session so that their tokens count
-    /// in its runs' [`child_usage`](crate::agent::AgentRun::child_usage). The children end
-    /// when the session is dropped.
+    /// in its runs' [`child_usage`](crate::agent::AgentRun::child_usage), and so that their
+    /// calls pass the session's hooks and approval (a child cannot run what the parent's
+    /// approval refuses). The children end when the session is dropped.
     ///
     /// ```
     /// use std::sync::Arc;

@@ -17,7 +17,7 @@ use toolsmith_core::{CancellationToken, SessionParts, ToolError, ToolImpl, ToolS
 use super::events::AgentEvent;
 use super::pause::PauseHandle;
 use super::run::ChildUsage;
-use super::session::SessionCancellation;
+use super::session::{SessionCancellation, SessionGuards};
 use super::tool::{answer, failure};
 use super::{AgentSession, AgenticError};
 use crate::model::{ChatModel, Message, Usage};
@@ -193,6 +193,9 @@ struct Children {
     ledger: Arc<ChildUsage>,
     /// The token of the session these are the children of: cancelling it stops them.
     parent_cancel: CancellationToken,
+    /// The hooks and approval of the session these are the children of (and of its
+    /// ancestors), which every call of theirs passes.
+    guards: Arc<SessionGuards>,
     next_id: AtomicU64,
     agents: Mutex<HashMap<String, Child>>,
 }
@@ -250,6 +253,7 @@ impl AgentCommands {
             0,
             Arc::default(),
             CancellationToken::new(),
+            Arc::default(),
         )
     }
 
@@ -261,7 +265,8 @@ impl AgentCommands {
             .state
             .get::<SessionCancellation>()
             .map_or_else(CancellationToken::new, |session| session.0.clone());
-        Self::at_depth(Arc::new(config), 0, ledger, cancel)
+        let guards = parts.state.get::<SessionGuards>().unwrap_or_default();
+        Self::at_depth(Arc::new(config), 0, ledger, cancel, guards)
     }
 
     fn at_depth(
@@ -269,6 +274,7 @@ impl AgentCommands {
         depth: usize,
         ledger: Arc<ChildUsage>,
         parent_cancel: CancellationToken,
+        guards: Arc<SessionGuards>,
     ) -> Self {
         Self {
             children: Arc::new(Children {
@@ -276,6 +282,7 @@ impl AgentCommands {
                 depth,
                 ledger,
                 parent_cancel,
+                guards,
                 next_id: AtomicU64::new(1),
                 agents: Mutex::new(HashMap::new()),
             }),
@@ -336,6 +343,7 @@ impl AgentCommands {
                 children.depth + 1,
                 Arc::clone(&children.ledger),
                 cancel.clone(),
+                Arc::clone(&children.guards),
             )));
         }
         let Some(names) = names else {
@@ -385,6 +393,7 @@ impl AgentCommands {
             .with_cancellation(cancel.clone())
             .with_pause(pause.clone())
             .with_child_usage(Arc::clone(&self.children.ledger))
+            .with_guards(&self.children.guards)
             .with_event_handler(move |event: &AgentEvent| match event {
                 AgentEvent::ModelResponse { usage, .. } => {
                     ledger.add(*usage);

@@ -14,6 +14,9 @@
 //!    could have given);
 //! 4. the call runs with the turn's other admitted calls (offer check, validation, retries);
 //! 5. every `after_tool` hook, in order, with the result the model will be shown.
+//!
+//! A session's sub-agents ([`ToolPreset::agent`](crate::ToolPreset::agent)) are held to its
+//! hooks and approval too: their calls pass the parent's hooks first, then their own.
 
 use async_trait::async_trait;
 use toolsmith_core::{ToolArguments, ToolCallRequest, ToolCallResult};

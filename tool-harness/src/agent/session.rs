@@ -444,6 +444,15 @@ fn new_conversation(text: impl Into<String>) -> Vec<Message> {
 /// with the session (sub-agents: cancelling the session stops its children).
 pub(crate) struct SessionCancellation(pub(crate) CancellationToken);
 
+/// A session's hooks and approval, kept in its [`SessionParts`] state for the tools built
+/// with the session: its sub-agents' calls pass them too, so that a child cannot do what the
+/// parent's hooks deny or its approval refuses.
+#[derive(Default)]
+pub(crate) struct SessionGuards {
+    pub(crate) hooks: Vec<Arc<dyn ToolHook>>,
+    pub(crate) approval: Option<Arc<dyn ToolApproval>>,
+}
+
 /// Why the loop ended without an answer.
 enum RunEnd {
     Model(ModelError),
@@ -629,6 +638,16 @@ impl AgentSessionBuilder {
     /// Where sub-agents add the tokens they use (default: a ledger of the session's own):
     /// sub-agents of sub-agents share their parent's, so a run's
     /// [`child_usage`](AgentRun::child_usage) counts every descendant.
+    /// A parent session's hooks, run before this session's own, and its approval where this
+    /// session has none: a sub-agent's.
+    pub(crate) fn with_guards(mut self, guards: &SessionGuards) -> Self {
+        self.hooks.splice(0..0, guards.hooks.iter().cloned());
+        if self.approval.is_none() {
+            self.approval.clone_from(&guards.approval);
+        }
+        self
+    }
+
     pub(crate) fn with_child_usage(mut self, ledger: Arc<ChildUsage>) -> Self {
         self.child_usage = Some(ledger);
         self
@@ -669,6 +688,11 @@ impl AgentSessionBuilder {
         parts
             .state
             .insert_arc(Arc::new(SessionCancellation(cancellation.clone())));
+        // ... and hold their children to the session's hooks and approval.
+        parts.state.insert_arc(Arc::new(SessionGuards {
+            hooks: self.hooks.clone(),
+            approval: self.approval.clone(),
+        }));
         let manager = self.shed.build(parts.clone())?;
         if let Some(policy) = self.retry_policy {
             manager.set_retry_policy(Some(policy));

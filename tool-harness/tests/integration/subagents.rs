@@ -14,7 +14,7 @@ use toolsmith_core::{
 };
 use toolsmith_harness::ToolPreset;
 use toolsmith_harness::agent::{AgentCommands, AgentSession, AgentTool, SubAgentConfig};
-use toolsmith_harness::model::{ModelError, ScriptedModel, ScriptedTurn, Usage};
+use toolsmith_harness::model::{Message, ModelError, ScriptedModel, ScriptedTurn, Usage};
 use toolsmith_harness::retrieval::{
     Document, EmbeddingRetriever, LexicalRetriever, NO_DOCUMENTS, Retriever, RetrieverTool,
 };
@@ -1028,4 +1028,98 @@ async fn a_sub_agents_answer_left_empty_by_a_block_or_the_output_limit_is_a_fail
             .contains("the agent 'research' gave no answer: the provider blocked its answer"),
         "{result:?}"
     );
+}
+
+#[tokio::test]
+async fn a_child_s_calls_pass_its_parent_s_hooks_and_approval() {
+    use toolsmith_core::ToolAnnotations;
+    use toolsmith_harness::agent::{HookDecision, ToolHook};
+
+    /// Denies `summarize`, and counts the calls it sees.
+    struct NoSummaries(Arc<AtomicUsize>);
+    #[async_trait]
+    impl ToolHook for NoSummaries {
+        async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            if call.name == "summarize" {
+                HookDecision::Deny("no summaries here".into())
+            } else {
+                HookDecision::Allow
+            }
+        }
+    }
+
+    let erased = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&erased);
+    let erase = FnTool::new(
+        "erase",
+        "Erases everything.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ToolCallResult::text("erased")) }
+        },
+    )
+    .with_annotations(ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    });
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::calls([
+            ("erase", json!({})),
+            ("summarize", json!({})),
+            ("lookup", json!({})),
+        ]),
+        ScriptedTurn::text("child done"),
+    ]);
+    let config = SubAgentConfig::new(child_model.clone(), "child-model").with_tools(vec![
+        Arc::new(erase),
+        text_tool("summarize", "a summary"),
+        text_tool("lookup", "3 hits"),
+    ]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "clean up"})),
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+        ScriptedTurn::text("The child finished."),
+    ]);
+    let (hooked, asked) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(Mutex::new(Vec::new())),
+    );
+    let asked_for = Arc::clone(&asked);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("parent-model")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .with_hook(NoSummaries(Arc::clone(&hooked)))
+        .with_approval(move |call: &ToolCallRequest| {
+            asked_for.lock().unwrap().push(call.name.clone());
+            false
+        })
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    let run = parent.run("delegate").await.unwrap();
+    assert_eq!(run.tool_calls[1].result.content.to_text(), "child done");
+
+    // The parent's approval refused the child's destructive call, which did not run; its
+    // hook denied `summarize` and let `lookup` through.
+    assert_eq!(erased.load(Ordering::SeqCst), 0);
+    assert_eq!(*asked.lock().unwrap(), ["erase"]);
+    // The parent's two calls and the child's three.
+    assert_eq!(hooked.load(Ordering::SeqCst), 5);
+    let results: Vec<String> = child_model.requests()[1]
+        .messages
+        .iter()
+        .flat_map(|message| match message {
+            Message::ToolResults { results } => results.clone(),
+            _ => Vec::new(),
+        })
+        .map(|result| result.result.content.to_text())
+        .collect();
+    assert!(results[0].contains("did not approve"), "{results:?}");
+    assert!(results[1].contains("no summaries here"), "{results:?}");
+    assert_eq!(results[2], "3 hits");
 }
