@@ -6,8 +6,16 @@ use crate::ToolError;
 use crate::manager::suggestion::{closest_names, did_you_mean};
 
 /// `text` cut after `max_chars` characters, marked with `…` when cut: what a message to the
-/// model repeats of something long (a validation message, a description it wrote).
-pub(crate) fn cut_to(text: &str, max_chars: usize) -> Cow<'_, str> {
+/// model repeats of something long (a validation message, a description it wrote, an id of
+/// any length).
+///
+/// ```
+/// use toolsmith_core::provider::cut_to;
+///
+/// assert_eq!(cut_to("agent-1", 240), "agent-1");
+/// assert_eq!(cut_to("ééééé", 2), "éé…");
+/// ```
+pub fn cut_to(text: &str, max_chars: usize) -> Cow<'_, str> {
     match text.char_indices().nth(max_chars) {
         None => Cow::Borrowed(text),
         Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),

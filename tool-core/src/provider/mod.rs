@@ -74,7 +74,7 @@ pub use calls::{
     GENERATED_CALL_ID_PREFIX, ParsedCall, RejectedCall, UNNAMED_CALL_NAME, repeated_id_reason,
     repeated_ids,
 };
-pub use feedback::error_for_model;
+pub use feedback::{cut_to, error_for_model};
 pub use repair::{BrokenJson, repair_json};
 pub use reply::CallReply;
 pub use strict::strict_schema;

@@ -238,10 +238,7 @@ fn error(message: impl std::fmt::Display) -> ToolError {
 /// `text` the model sent, cut to [`MAX_QUOTED_CHARS`] (marked when cut), for an error to
 /// quote: an id or a name of any length is the model's to send.
 fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]).into(),
-        None => text.into(),
-    }
+    toolsmith_core::provider::cut_to(text, MAX_QUOTED_CHARS)
 }
 
 impl AgentCommands {

@@ -579,10 +579,7 @@ pub(crate) fn api_message(body: &[u8]) -> String {
 
 /// `text`, cut to `max` characters (marked when cut).
 pub(super) fn quote(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
+    toolsmith_core::provider::cut_to(text, max).into_owned()
 }
 
 /// An error and its causes, innermost last (`reqwest` keeps the useful part, "Connection
