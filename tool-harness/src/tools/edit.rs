@@ -6,6 +6,7 @@ use std::sync::Arc;
 use toolsmith_core::{ToolError, tool_fn};
 
 use crate::FileSystem;
+use crate::tools::file_lock::lock_file;
 
 /// The tool's name.
 pub const EDIT_TOOL: &str = "edit";
@@ -66,7 +67,8 @@ fn occurrences(text: &str, needle: &str) -> usize {
 }
 
 /// The `edit` tool's logic: reads the file, replaces the match, writes it back atomically.
-/// The tool is `EditTool::new(fs)`.
+/// Edits and writes of one file (through these tools, in this process) wait for each other,
+/// so that none is lost. The tool is `EditTool::new(fs)`.
 #[tool_fn(
     name = "edit",
     category = "write",
@@ -104,6 +106,8 @@ pub async fn edit_tool(
         ));
     }
     let file = Path::new(&path);
+    // Held from the read to the write, so that no other change of the file falls between.
+    let _lock = lock_file(&path).await;
     let contents = fs
         .read(file)
         .await
