@@ -209,6 +209,22 @@ async fn long_output_keeps_head_and_tail_with_a_marker() {
 }
 
 #[tokio::test]
+async fn output_is_never_cut_inside_a_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = ShellRunner::new(ShellConfig::new(dir.path()).with_output_limit(5, 5));
+    // 8 bytes: all kept, though "é" lies across the head's end.
+    let outcome = runner.run("printf 'abcdé!'", None).await.unwrap();
+    assert_eq!(outcome.output, "abcdé!");
+    // "€" is 3 bytes: the head ends and the tail starts inside one; those go with the cut.
+    let outcome = runner.run("printf 'abcd€€€€wxyz'", None).await.unwrap();
+    assert_eq!(
+        outcome.output,
+        "abcd\n[… 12 bytes (0 line breaks) cut …]\nwxyz"
+    );
+    assert_eq!(outcome.cut_bytes, 12);
+}
+
+#[tokio::test]
 async fn arguments_are_checked_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(ShellConfig::new(dir.path()));
