@@ -199,19 +199,16 @@ impl FileSystem for InMemoryFileSystem {
             }
             let Node::File(contents) = node else { continue };
             let below = path.strip_prefix(&start).unwrap_or(path);
+            // A file searched by its own path is searched whatever ignore files, hidden names
+            // and the glob say, as on disk (and as ripgrep searches a file it is given).
+            let named = below.as_os_str().is_empty();
             let hidden = below
                 .components()
                 .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-            if hidden || Self::ignored(&gitignores, path) {
+            if !named && (hidden || Self::ignored(&gitignores, path)) {
                 continue;
             }
-            if let Some(glob) = &glob {
-                // A file searched by its own path is matched by its name.
-                let below = if below.as_os_str().is_empty() {
-                    Path::new(path.file_name().unwrap_or_default())
-                } else {
-                    below
-                };
+            if let Some(glob) = glob.as_ref().filter(|_| !named) {
                 let subject = Path::new(GLOB_ROOT).join(below);
                 // A directory the glob excludes is not entered, as the walk does not.
                 let excluded_directory = subject

@@ -261,3 +261,42 @@ async fn globs_mean_the_same_on_both_file_systems() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_file_searched_by_its_path_is_searched_whatever_ignore_files_and_globs_say() {
+    // As ripgrep searches a file named on its command line.
+    for (kind, fs, _dir) in both() {
+        for (path, content) in [
+            (".gitignore", &b"*.log\nsecret.txt\n"[..]),
+            ("logs/app.log", b"alpha in a log\n"),
+            ("sub/secret.txt", b"alpha secret\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let m = manager(fs);
+        for (path, glob, expected) in [
+            ("logs/app.log", None, "logs/app.log:1: alpha in a log"),
+            ("sub/secret.txt", None, "sub/secret.txt:1: alpha secret"),
+            (
+                "sub/secret.txt",
+                Some("*.rs"),
+                "sub/secret.txt:1: alpha secret",
+            ),
+            (
+                "logs/app.log",
+                Some("!*.log"),
+                "logs/app.log:1: alpha in a log",
+            ),
+        ] {
+            let mut arguments = json!({"pattern": "alpha", "path": path});
+            if let Some(glob) = glob {
+                arguments["glob"] = json!(glob);
+            }
+            assert_eq!(
+                text(&m, "search_file", arguments).await,
+                format!("1 match in 1 file (1 file searched)\n{expected}"),
+                "{kind}: {path} {glob:?}"
+            );
+        }
+    }
+}
