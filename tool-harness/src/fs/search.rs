@@ -1,6 +1,7 @@
 //! The search behind `search_file`: ripgrep's crates (`ignore` to walk respecting
 //! `.gitignore`, `grep-regex` and `grep-searcher` to match), with a cap on results.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -10,8 +11,10 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
+use ignore::gitignore::Gitignore;
 
 use crate::FsError;
+use crate::fs::sandbox_path::shown;
 
 /// The most matches a search returns by default.
 pub const DEFAULT_MAX_MATCHES: usize = 200;
@@ -319,17 +322,48 @@ pub(crate) fn search_local(
     // up to the root, still apply (ripgrep reads them too).
     let ancestors = ancestor_ignores(dir, root, start);
     if !ancestors.is_empty() {
+        let dir = dir.try_clone().map_err(|err| {
+            FsError::from_io(
+                &shown(query.path.as_deref().unwrap_or(Path::new("."))),
+                &err,
+            )
+        })?;
+        let root = root.to_owned();
+        let walk_root = walk_root.clone();
+        // The ignore rules of the directories from `start` down, read when first needed.
+        let below: Mutex<HashMap<PathBuf, Option<Gitignore>>> = Mutex::default();
         walk.filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             // The deepest file that has a say decides, as in git.
-            for ignore in ancestors.iter().rev() {
-                match ignore.matched_path_or_any_parents(entry.path(), is_dir) {
-                    ignore::Match::Ignore(_) => return false,
-                    ignore::Match::Whitelist(_) => return true,
-                    ignore::Match::None => {}
-                }
+            let ignored_above = ancestors
+                .iter()
+                .rev()
+                .map(|ignore| ignore.matched_path_or_any_parents(entry.path(), is_dir))
+                .find(|verdict| !verdict.is_none())
+                .is_some_and(|verdict| verdict.is_ignore());
+            if !ignored_above {
+                return true;
             }
-            true
+            // The files from `start` down are the walk's own: what they ignore, it leaves out
+            // anyway. One of them that lets the entry back in (`!keep.log`) is deeper than
+            // those above, and decides.
+            let mut below = below.lock().unwrap_or_else(|p| p.into_inner());
+            entry
+                .path()
+                .ancestors()
+                .skip(1)
+                .take_while(|directory| directory.starts_with(&walk_root))
+                .any(|directory| {
+                    let rules = below.entry(directory.to_owned()).or_insert_with(|| {
+                        let relative = directory.strip_prefix(&root).unwrap_or(directory);
+                        directory_ignore(&dir, &root, relative)
+                    });
+                    rules.as_ref().is_some_and(|rules| {
+                        rules
+                            .matched_path_or_any_parents(entry.path(), is_dir)
+                            .is_whitelist()
+                    })
+                })
         });
     }
     if let Some(glob) = &query.glob {
@@ -379,27 +413,29 @@ pub(crate) fn search_local(
 /// The `.gitignore` and `.ignore` rules of the directories from the root down to `start`'s
 /// parent (read through the root's handle, so a link that leads out is not read), the root's
 /// first; none when `start` is the root.
-fn ancestor_ignores(dir: &Dir, root: &Path, start: &Path) -> Vec<ignore::gitignore::Gitignore> {
+fn ancestor_ignores(dir: &Dir, root: &Path, start: &Path) -> Vec<Gitignore> {
     let mut ignores = Vec::new();
     let mut ancestor = PathBuf::new();
     for component in start.components() {
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(root.join(&ancestor));
-        for name in [".gitignore", ".ignore"] {
-            if let Ok(text) = dir.read_to_string(ancestor.join(name)) {
-                for line in text.lines() {
-                    // A line that is no pattern is passed over, as git does.
-                    let _ = builder.add_line(None, line);
-                }
-            }
-        }
-        if let Ok(ignore) = builder.build()
-            && !ignore.is_empty()
-        {
-            ignores.push(ignore);
-        }
+        ignores.extend(directory_ignore(dir, root, &ancestor));
         ancestor.push(component);
     }
     ignores
+}
+
+/// The rules of the `.gitignore` and `.ignore` files of `directory` (relative to the root,
+/// read through the root's handle), or `None` when it has none.
+fn directory_ignore(dir: &Dir, root: &Path, directory: &Path) -> Option<Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(root.join(directory));
+    for name in [".gitignore", ".ignore"] {
+        if let Ok(text) = dir.read_to_string(directory.join(name)) {
+            for line in text.lines() {
+                // A line that is no pattern is passed over, as git does.
+                let _ = builder.add_line(None, line);
+            }
+        }
+    }
+    builder.build().ok().filter(|ignore| !ignore.is_empty())
 }
 
 #[cfg(test)]

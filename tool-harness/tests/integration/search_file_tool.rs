@@ -300,3 +300,33 @@ async fn a_file_searched_by_its_path_is_searched_whatever_ignore_files_and_globs
         }
     }
 }
+
+#[tokio::test]
+async fn a_subdirectory_searched_keeps_what_its_own_ignore_file_lets_back_in() {
+    // The deepest ignore file that has a say decides, also when the search starts below the
+    // one that ignores.
+    for (kind, fs, _dir) in both() {
+        for (path, content) in [
+            (".gitignore", &b"*.log\n"[..]),
+            ("sub/.gitignore", b"!keep.log\n"),
+            ("sub/keep.log", b"alpha kept\n"),
+            ("sub/drop.log", b"alpha dropped\n"),
+            ("sub/deep/keep.log", b"alpha deep\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let m = manager(fs);
+        for path in [None, Some("sub"), Some("sub/deep")] {
+            let mut arguments = json!({"pattern": "alpha"});
+            if let Some(path) = path {
+                arguments["path"] = json!(path);
+            }
+            let found = text(&m, "search_file", arguments).await;
+            assert!(!found.contains("dropped"), "{kind} {path:?}: {found}");
+            assert!(found.contains("alpha deep"), "{kind} {path:?}: {found}");
+            if path != Some("sub/deep") {
+                assert!(found.contains("sub/keep.log:1"), "{kind} {path:?}: {found}");
+            }
+        }
+    }
+}
