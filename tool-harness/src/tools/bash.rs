@@ -43,6 +43,13 @@ pub async fn bash_call(
     /// and every process it started are killed.
     timeout_ms: Option<BashTimeoutMs>,
 ) -> Result<ToolCallResult, ToolError> {
+    // A program's arguments end at a NUL byte: the shell could not be started with it.
+    if let Some(at) = command.find('\0') {
+        return Err(ToolError::invalid_arguments(
+            BASH_TOOL,
+            format!("/command: holds a NUL byte (at byte {at}), which a command line cannot hold"),
+        ));
+    }
     let outcome = runner
         .run(&command, timeout_ms.map(|ms| Duration::from_millis(ms.0)))
         .await

@@ -244,6 +244,20 @@ async fn arguments_are_checked_before_anything_runs() {
     assert!(!dir.path().join("ran").exists());
 }
 
+#[tokio::test]
+async fn a_command_with_a_nul_byte_is_refused_as_an_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    let err = error(&m, "bash", json!({"command": "touch ran\u{0}x"})).await;
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'bash': /command: holds a NUL byte (at byte 9), which a \
+         command line cannot hold"
+    );
+    assert!(!dir.path().join("ran").exists());
+}
+
 #[test]
 fn without_a_tokio_runtime_the_call_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
