@@ -100,16 +100,25 @@ pub struct SearchReport {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SearchError {
-    /// The pattern is not a valid regular expression.
-    #[error("the pattern {pattern:?} is not a valid regular expression: {reason}")]
+    /// The pattern is not a valid regular expression. (The message quotes a long pattern
+    /// cut.)
+    #[error(
+        "the pattern {} is not a valid regular expression: {}",
+        quoted(pattern),
+        quoting_cut(reason, pattern)
+    )]
     InvalidPattern {
         /// The pattern.
         pattern: String,
         /// What the regex parser said.
         reason: String,
     },
-    /// The glob is not a valid glob.
-    #[error("the glob {glob:?} is not valid: {reason}")]
+    /// The glob is not a valid glob. (The message quotes a long glob cut.)
+    #[error(
+        "the glob {} is not valid: {}",
+        quoted(glob),
+        quoting_cut(reason, glob)
+    )]
     InvalidGlob {
         /// The glob.
         glob: String,
@@ -119,6 +128,35 @@ pub enum SearchError {
     /// The path to search is refused or missing.
     #[error(transparent)]
     Fs(#[from] FsError),
+}
+
+/// The most characters of a pattern or glob a message quotes: the model wrote it, and reads
+/// the message.
+const MAX_QUOTED_CHARS: usize = 240;
+
+/// `text` quoted, cut to [`MAX_QUOTED_CHARS`] characters (saying how long it is) when longer.
+pub(crate) fn quoted(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}… ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
+/// A parser's `reason` about a long `text`, with `text` cut in it and lines still long (a
+/// caret's run of spaces) cut, so that it does not quote the whole of `text` again.
+fn quoting_cut(reason: &str, text: &str) -> String {
+    let Some((end, _)) = text.char_indices().nth(MAX_QUOTED_CHARS) else {
+        return reason.to_owned();
+    };
+    let reason = reason.replace(text, &format!("{}…", &text[..end]));
+    let lines: Vec<String> = reason
+        .split('\n')
+        .map(|line| match line.char_indices().nth(2 * MAX_QUOTED_CHARS) {
+            Some((end, _)) => format!("{}…", &line[..end]),
+            None => line.to_owned(),
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// The most memory a pattern may compile to. A model writes the pattern: grep's defaults
