@@ -172,9 +172,21 @@ pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
         .size_limit(PATTERN_SIZE_LIMIT)
         .dfa_size_limit(PATTERN_DFA_SIZE_LIMIT)
         .build(pattern)
-        .map_err(|err| SearchError::InvalidPattern {
-            pattern: pattern.to_owned(),
-            reason: err.to_string(),
+        .map_err(|err| {
+            // grep-regex parses the pattern wrapped, `(?:PATTERN)`: its message shows that, the
+            // caret off by three, or at the wrapper's group. The pattern read alone, as grep
+            // reads it, shows the fault where the model wrote it.
+            let alone = regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(pattern);
+            SearchError::InvalidPattern {
+                pattern: pattern.to_owned(),
+                reason: match alone {
+                    Err(fault) => fault.to_string(),
+                    Ok(_) => err.to_string(),
+                },
+            }
         })
 }
 

@@ -330,3 +330,29 @@ async fn a_subdirectory_searched_keeps_what_its_own_ignore_file_lets_back_in() {
         }
     }
 }
+
+#[tokio::test]
+async fn an_invalid_pattern_is_shown_as_written_with_the_caret_at_the_fault() {
+    let m = manager(Arc::new(InMemoryFileSystem::new()));
+    for (pattern, shown, caret, fault) in [
+        ("fn main(", "fn main(", "       ^", "unclosed group"),
+        ("a)b", "a)b", " ^", "unopened group"),
+        (
+            "x{2,1}",
+            "x{2,1}",
+            " ^^^^^",
+            "invalid repetition count range, the start must be <= the end",
+        ),
+    ] {
+        let err = error(&m, "search_file", json!({"pattern": pattern})).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Invalid arguments for tool 'search_file': /pattern: the pattern {pattern:?} is \
+                 not a valid regular expression: regex parse error:\n    {shown}\n    {caret}\n\
+                 error: {fault}"
+            )
+        );
+    }
+}
