@@ -258,6 +258,31 @@ async fn a_command_with_a_nul_byte_is_refused_as_an_argument() {
     assert!(!dir.path().join("ran").exists());
 }
 
+// Pages of 4 KiB, so the limit is known here.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[tokio::test]
+async fn a_command_too_long_for_a_command_line_is_refused_as_an_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    // Linux takes at most 32 pages, 131,072 bytes, its NUL included, for one argument.
+    let fits = format!("echo {}", "x".repeat(131_071 - 5));
+    assert!(
+        text(&m, "bash", json!({"command": fits}))
+            .await
+            .ends_with("[exit code: 0]")
+    );
+    let long = format!("touch ran; echo {}", "x".repeat(131_072));
+    let err = error(&m, "bash", json!({"command": long})).await;
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'bash': /command: is 131088 bytes, more than the 131071 \
+         bytes a program's argument may have; write long content to a file with the write \
+         tool, or put the commands in a script file and run that"
+    );
+    assert!(!dir.path().join("ran").exists());
+}
+
 #[test]
 fn without_a_tokio_runtime_the_call_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
