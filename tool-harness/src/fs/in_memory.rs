@@ -125,12 +125,22 @@ impl InMemoryFileSystem {
         found
     }
 
-    fn ignored(gitignores: &BTreeMap<PathBuf, Gitignore>, path: &Path) -> bool {
+    /// Whether a walk from `start` leaves out the file at `path`: it, or a directory between
+    /// `start` and it, is ignored. `start` and the directories above it are not judged: a
+    /// directory searched by name is searched, as ripgrep searches one it is given.
+    fn ignored(gitignores: &BTreeMap<PathBuf, Gitignore>, start: &Path, path: &Path) -> bool {
+        path.ancestors()
+            .take_while(|below| *below != start)
+            .any(|below| Self::ignores(gitignores, below, below != path))
+    }
+
+    /// Whether the `.gitignore` files above `path` ignore it (a directory when `is_dir`).
+    fn ignores(gitignores: &BTreeMap<PathBuf, Gitignore>, path: &Path, is_dir: bool) -> bool {
         let absolute = Path::new("/").join(path);
         // The deepest `.gitignore` that has a say decides, as in git.
         for dir in path.ancestors().skip(1) {
             if let Some(gitignore) = gitignores.get(dir) {
-                match gitignore.matched_path_or_any_parents(&absolute, false) {
+                match gitignore.matched(&absolute, is_dir) {
                     Match::Ignore(_) => return true,
                     Match::Whitelist(_) => return false,
                     Match::None => {}
@@ -205,7 +215,7 @@ impl FileSystem for InMemoryFileSystem {
             let hidden = below
                 .components()
                 .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-            if !named && (hidden || Self::ignored(&gitignores, path)) {
+            if !named && (hidden || Self::ignored(&gitignores, &start, path)) {
                 continue;
             }
             if let Some(glob) = glob.as_ref().filter(|_| !named) {

@@ -384,11 +384,13 @@ pub(crate) fn search_local(
         let below: Mutex<HashMap<PathBuf, Option<Gitignore>>> = Mutex::default();
         walk.filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            // The deepest file that has a say decides, as in git.
+            // The deepest file that has a say decides, as in git. The entry is judged alone:
+            // each directory below `start` was judged as the walk entered it, and `start`
+            // itself, named by the caller, is searched (as ripgrep searches what it is given).
             let ignored_above = ancestors
                 .iter()
                 .rev()
-                .map(|ignore| ignore.matched_path_or_any_parents(entry.path(), is_dir))
+                .map(|ignore| ignore.matched(entry.path(), is_dir))
                 .find(|verdict| !verdict.is_none())
                 .is_some_and(|verdict| verdict.is_ignore());
             if !ignored_above {
@@ -408,11 +410,9 @@ pub(crate) fn search_local(
                         let relative = directory.strip_prefix(&root).unwrap_or(directory);
                         directory_ignore(&dir, &root, relative)
                     });
-                    rules.as_ref().is_some_and(|rules| {
-                        rules
-                            .matched_path_or_any_parents(entry.path(), is_dir)
-                            .is_whitelist()
-                    })
+                    rules
+                        .as_ref()
+                        .is_some_and(|rules| rules.matched(entry.path(), is_dir).is_whitelist())
                 })
         });
     }

@@ -356,3 +356,32 @@ async fn an_invalid_pattern_is_shown_as_written_with_the_caret_at_the_fault() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_directory_named_as_the_path_is_searched_though_an_ignore_file_names_it() {
+    // As ripgrep searches a directory it is given (`rg alpha target`): what is below it still
+    // answers to the ignore files.
+    for (kind, fs, _dir) in both() {
+        for (path, content) in [
+            (".gitignore", &b"target/\n*.log\n"[..]),
+            ("target/debug/out.rs", b"alpha out\n"),
+            ("target/debug/run.log", b"alpha log\n"),
+            ("src/lib.rs", b"alpha lib\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let m = manager(fs);
+        for path in ["target", "target/debug"] {
+            assert_eq!(
+                text(&m, "search_file", json!({"pattern": "alpha", "path": path})).await,
+                "1 match in 1 file (1 file searched)\ntarget/debug/out.rs:1: alpha out",
+                "{kind}: {path}"
+            );
+        }
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "alpha"})).await,
+            "1 match in 1 file (1 file searched)\nsrc/lib.rs:1: alpha lib",
+            "{kind}"
+        );
+    }
+}
