@@ -10,7 +10,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
-use crate::fs::search::{Collector, check_glob, matcher, searcher};
+use crate::fs::search::{Collector, check_glob, match_path, matcher, searcher};
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
 const GLOB_ROOT: &str = "/";
@@ -230,7 +230,7 @@ impl FileSystem for InMemoryFileSystem {
                     continue;
                 }
             }
-            let shown_path = path.to_string_lossy().replace('\\', "/");
+            let shown_path = match_path(path);
             collector.search_one(&shown_path, |sink| {
                 searcher.search_slice(&matcher, contents, sink)
             });

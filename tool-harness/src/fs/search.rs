@@ -257,6 +257,18 @@ pub(crate) fn check_glob(glob: &str) -> Result<(), SearchError> {
     Ok(())
 }
 
+/// A matched file's path (relative to the root) as a match shows it: with `/` separators. Only
+/// on Windows is `\` a separator; elsewhere it is a character of a name, kept so that the
+/// path reads back.
+pub(crate) fn match_path(relative: &Path) -> String {
+    let shown = relative.to_string_lossy();
+    if cfg!(windows) {
+        shown.replace('\\', "/")
+    } else {
+        shown.into_owned()
+    }
+}
+
 pub(crate) fn searcher() -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
@@ -443,7 +455,7 @@ pub(crate) fn search_local(
             let Ok(relative) = entry.path().strip_prefix(root) else {
                 return WalkState::Continue;
             };
-            let shown = relative.to_string_lossy().replace('\\', "/");
+            let shown = match_path(relative);
             // Opened through the root's handle, so a file swapped for a link that leads out
             // between the walk and the open is refused rather than read.
             collector.search_one(&shown, |sink| {

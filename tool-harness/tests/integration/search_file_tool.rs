@@ -385,3 +385,28 @@ async fn a_directory_named_as_the_path_is_searched_though_an_ignore_file_names_i
         );
     }
 }
+
+#[tokio::test]
+async fn a_backslash_in_a_name_is_shown_as_it_is() {
+    // On Unix `\` is a character of a name, not a separator: the path shown must read back.
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new("dir\\name.txt"), b"alpha\n".to_vec())
+            .await
+            .unwrap();
+        let m = ToolPreset::files(Arc::clone(&fs))
+            .merge(ToolPreset::file_search(fs))
+            .into_manager("search")
+            .unwrap();
+        let found = text(&m, "search_file", json!({"pattern": "alpha"})).await;
+        assert_eq!(
+            found, "1 match in 1 file (1 file searched)\ndir\\name.txt:1: alpha",
+            "{kind}"
+        );
+        let path = found.lines().nth(1).unwrap().split(':').next().unwrap();
+        assert_eq!(
+            text(&m, "read", json!({"path": path})).await,
+            "     1\talpha",
+            "{kind}"
+        );
+    }
+}
