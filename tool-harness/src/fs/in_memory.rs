@@ -10,7 +10,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
-use crate::fs::search::{Collector, check_glob, match_path, matcher, searcher};
+use crate::fs::search::{Collector, anchored_glob, check_glob, match_path, matcher, searcher};
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
 const GLOB_ROOT: &str = "/";
@@ -190,7 +190,7 @@ impl FileSystem for InMemoryFileSystem {
                     reason: err.to_string(),
                 };
                 let mut overrides = ignore::overrides::OverrideBuilder::new(GLOB_ROOT);
-                overrides.add(glob).map_err(invalid)?;
+                overrides.add(&anchored_glob(glob)).map_err(invalid)?;
                 Some(overrides.build().map_err(invalid)?)
             }
             None => None,

@@ -269,6 +269,24 @@ pub(crate) fn match_path(relative: &Path) -> String {
     }
 }
 
+/// `glob` as the override matcher reads it: a leading `./` (after a `!`) means the directory
+/// searched, as the `/` that anchors a glob there does (the matcher has no `.` segment, so
+/// `./src/*.rs` matched nothing).
+pub(crate) fn anchored_glob(glob: &str) -> String {
+    let (negation, body) = match glob.strip_prefix('!') {
+        Some(body) => ("!", body),
+        None => ("", glob),
+    };
+    let mut rest = body;
+    while let Some(after) = rest.strip_prefix("./") {
+        rest = after.trim_start_matches('/');
+    }
+    if rest.len() == body.len() || rest.is_empty() {
+        return glob.to_owned();
+    }
+    format!("{negation}/{rest}")
+}
+
 pub(crate) fn searcher() -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
@@ -434,7 +452,7 @@ pub(crate) fn search_local(
             glob: glob.clone(),
             reason: err.to_string(),
         };
-        overrides.add(glob).map_err(invalid)?;
+        overrides.add(&anchored_glob(glob)).map_err(invalid)?;
         walk.overrides(overrides.build().map_err(invalid)?);
     }
     let collector = Collector::new(query.max_matches);

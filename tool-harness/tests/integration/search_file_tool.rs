@@ -410,3 +410,31 @@ async fn a_backslash_in_a_name_is_shown_as_it_is() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_glob_starting_with_dot_slash_means_the_directory_searched() {
+    // Accepted as staying below the directory searched, so it must match there.
+    for (kind, fs, _dir) in both() {
+        for file in ["src/a.rs", "src/sub/b.rs", "c.rs", "src/d.log"] {
+            fs.write(Path::new(file), b"alpha\n".to_vec())
+                .await
+                .unwrap();
+        }
+        let m = manager(fs);
+        for (glob, path, expected) in [
+            ("./src/*.rs", None, "src/a.rs:1: alpha"),
+            ("!./src/**", None, "c.rs:1: alpha"),
+            ("./sub/*.rs", Some("src"), "src/sub/b.rs:1: alpha"),
+        ] {
+            let mut arguments = json!({"pattern": "alpha", "glob": glob});
+            if let Some(path) = path {
+                arguments["path"] = json!(path);
+            }
+            assert_eq!(
+                text(&m, "search_file", arguments).await,
+                format!("1 match in 1 file (1 file searched)\n{expected}"),
+                "{kind}: {glob} in {path:?}"
+            );
+        }
+    }
+}
