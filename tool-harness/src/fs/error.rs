@@ -2,10 +2,13 @@
 
 use std::io;
 
+use crate::fs::sandbox_path::MAX_PATH_BYTES;
+
 /// Why a [`FileSystem`](crate::FileSystem) operation did not happen.
 ///
 /// Every variant carries the path as the caller gave it (shown lossily when it is not UTF-8),
-/// so the message a model reads says which path to correct.
+/// so the message a model reads says which path to correct. A path over twice
+/// [`MAX_PATH_BYTES`](crate::MAX_PATH_BYTES) long, which no file has, is quoted cut.
 ///
 /// ```
 /// use toolsmith_harness::FsError;
@@ -18,7 +21,7 @@ use std::io;
 pub enum FsError {
     /// The path leads outside the root: `..` above it, an absolute path elsewhere, or a
     /// symbolic link that points out.
-    #[error("refused {path:?}: it is outside the root ({reason})")]
+    #[error("refused {}: it is outside the root ({reason})", quoted(path))]
     OutsideRoot {
         /// The path as given.
         path: String,
@@ -27,7 +30,7 @@ pub enum FsError {
     },
     /// The path cannot be a name here: empty, with a NUL byte, not UTF-8, too long, or, where
     /// a file is meant, ending in `/` (which names a directory).
-    #[error("refused {path:?}: {reason}")]
+    #[error("refused {}: {reason}", quoted(path))]
     InvalidPath {
         /// The path as given (lossily, if it was not UTF-8).
         path: String,
@@ -35,20 +38,20 @@ pub enum FsError {
         reason: String,
     },
     /// Nothing exists at the path.
-    #[error("{path:?} does not exist")]
+    #[error("{} does not exist", quoted(path))]
     NotFound {
         /// The path as given.
         path: String,
     },
     /// The path names a directory where a file was expected.
-    #[error("{path:?} is a directory, not a file")]
+    #[error("{} is a directory, not a file", quoted(path))]
     IsADirectory {
         /// The path as given.
         path: String,
     },
     /// The path names something that is neither a file nor a directory (a FIFO, a device, a
     /// socket), which the tools do not open.
-    #[error("refused {path:?}: it is not a regular file ({kind})")]
+    #[error("refused {}: it is not a regular file ({kind})", quoted(path))]
     NotARegularFile {
         /// The path as given.
         path: String,
@@ -56,13 +59,19 @@ pub enum FsError {
         kind: String,
     },
     /// Symbolic links at the path form a loop (or a chain too long to follow).
-    #[error("refused {path:?}: its symbolic links loop (or chain too deep to follow)")]
+    #[error(
+        "refused {}: its symbolic links loop (or chain too deep to follow)",
+        quoted(path)
+    )]
     SymlinkLoop {
         /// The path as given.
         path: String,
     },
     /// The file is larger than the file system is configured to read at once.
-    #[error("refused {path:?}: it is {size} bytes, more than the {limit}-byte limit")]
+    #[error(
+        "refused {}: it is {size} bytes, more than the {limit}-byte limit",
+        quoted(path)
+    )]
     TooLarge {
         /// The path as given.
         path: String,
@@ -72,13 +81,27 @@ pub enum FsError {
         limit: u64,
     },
     /// Any other I/O failure.
-    #[error("{path:?}: {reason}")]
+    #[error("{}: {reason}", quoted(path))]
     Io {
         /// The path as given.
         path: String,
         /// What the operating system said.
         reason: String,
     },
+}
+
+/// `path` quoted, cut to 240 characters when it is over twice as long as any path a file
+/// system accepts (refused for that, or before its length was checked); one a little too
+/// long is quoted whole, to be corrected.
+fn quoted(path: &str) -> String {
+    if path.len() <= 2 * MAX_PATH_BYTES {
+        return format!("{path:?}");
+    }
+    let end = path
+        .char_indices()
+        .nth(240)
+        .map_or(path.len(), |(at, _)| at);
+    format!("{:?}… ({} bytes)", &path[..end], path.len())
 }
 
 impl FsError {

@@ -10,7 +10,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
-use crate::fs::search::{Collector, check_glob, matcher, searcher};
+use crate::fs::search::{Collector, anchored_glob, check_glob, match_path, matcher, searcher};
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
 const GLOB_ROOT: &str = "/";
@@ -125,12 +125,22 @@ impl InMemoryFileSystem {
         found
     }
 
-    fn ignored(gitignores: &BTreeMap<PathBuf, Gitignore>, path: &Path) -> bool {
+    /// Whether a walk from `start` leaves out the file at `path`: it, or a directory between
+    /// `start` and it, is ignored. `start` and the directories above it are not judged: a
+    /// directory searched by name is searched, as ripgrep searches one it is given.
+    fn ignored(gitignores: &BTreeMap<PathBuf, Gitignore>, start: &Path, path: &Path) -> bool {
+        path.ancestors()
+            .take_while(|below| *below != start)
+            .any(|below| Self::ignores(gitignores, below, below != path))
+    }
+
+    /// Whether the `.gitignore` files above `path` ignore it (a directory when `is_dir`).
+    fn ignores(gitignores: &BTreeMap<PathBuf, Gitignore>, path: &Path, is_dir: bool) -> bool {
         let absolute = Path::new("/").join(path);
         // The deepest `.gitignore` that has a say decides, as in git.
         for dir in path.ancestors().skip(1) {
             if let Some(gitignore) = gitignores.get(dir) {
-                match gitignore.matched_path_or_any_parents(&absolute, false) {
+                match gitignore.matched(&absolute, is_dir) {
                     Match::Ignore(_) => return true,
                     Match::Whitelist(_) => return false,
                     Match::None => {}
@@ -180,7 +190,7 @@ impl FileSystem for InMemoryFileSystem {
                     reason: err.to_string(),
                 };
                 let mut overrides = ignore::overrides::OverrideBuilder::new(GLOB_ROOT);
-                overrides.add(glob).map_err(invalid)?;
+                overrides.add(&anchored_glob(glob)).map_err(invalid)?;
                 Some(overrides.build().map_err(invalid)?)
             }
             None => None,
@@ -199,19 +209,16 @@ impl FileSystem for InMemoryFileSystem {
             }
             let Node::File(contents) = node else { continue };
             let below = path.strip_prefix(&start).unwrap_or(path);
+            // A file searched by its own path is searched whatever ignore files, hidden names
+            // and the glob say, as on disk (and as ripgrep searches a file it is given).
+            let named = below.as_os_str().is_empty();
             let hidden = below
                 .components()
                 .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-            if hidden || Self::ignored(&gitignores, path) {
+            if !named && (hidden || Self::ignored(&gitignores, &start, path)) {
                 continue;
             }
-            if let Some(glob) = &glob {
-                // A file searched by its own path is matched by its name.
-                let below = if below.as_os_str().is_empty() {
-                    Path::new(path.file_name().unwrap_or_default())
-                } else {
-                    below
-                };
+            if let Some(glob) = glob.as_ref().filter(|_| !named) {
                 let subject = Path::new(GLOB_ROOT).join(below);
                 // A directory the glob excludes is not entered, as the walk does not.
                 let excluded_directory = subject
@@ -223,7 +230,7 @@ impl FileSystem for InMemoryFileSystem {
                     continue;
                 }
             }
-            let shown_path = path.to_string_lossy().replace('\\', "/");
+            let shown_path = match_path(path);
             collector.search_one(&shown_path, |sink| {
                 searcher.search_slice(&matcher, contents, sink)
             });

@@ -1,6 +1,7 @@
 //! The search behind `search_file`: ripgrep's crates (`ignore` to walk respecting
 //! `.gitignore`, `grep-regex` and `grep-searcher` to match), with a cap on results.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -10,8 +11,10 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
+use ignore::gitignore::Gitignore;
 
 use crate::FsError;
+use crate::fs::sandbox_path::shown;
 
 /// The most matches a search returns by default.
 pub const DEFAULT_MAX_MATCHES: usize = 200;
@@ -97,16 +100,25 @@ pub struct SearchReport {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SearchError {
-    /// The pattern is not a valid regular expression.
-    #[error("the pattern {pattern:?} is not a valid regular expression: {reason}")]
+    /// The pattern is not a valid regular expression. (The message quotes a long pattern
+    /// cut.)
+    #[error(
+        "the pattern {} is not a valid regular expression: {}",
+        quoted(pattern),
+        quoting_cut(reason, pattern)
+    )]
     InvalidPattern {
         /// The pattern.
         pattern: String,
         /// What the regex parser said.
         reason: String,
     },
-    /// The glob is not a valid glob.
-    #[error("the glob {glob:?} is not valid: {reason}")]
+    /// The glob is not a valid glob. (The message quotes a long glob cut.)
+    #[error(
+        "the glob {} is not valid: {}",
+        quoted(glob),
+        quoting_cut(reason, glob)
+    )]
     InvalidGlob {
         /// The glob.
         glob: String,
@@ -116,6 +128,35 @@ pub enum SearchError {
     /// The path to search is refused or missing.
     #[error(transparent)]
     Fs(#[from] FsError),
+}
+
+/// The most characters of a pattern or glob a message quotes: the model wrote it, and reads
+/// the message.
+const MAX_QUOTED_CHARS: usize = 240;
+
+/// `text` quoted, cut to [`MAX_QUOTED_CHARS`] characters (saying how long it is) when longer.
+pub(crate) fn quoted(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}… ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
+/// A parser's `reason` about a long `text`, with `text` cut in it and lines still long (a
+/// caret's run of spaces) cut, so that it does not quote the whole of `text` again.
+fn quoting_cut(reason: &str, text: &str) -> String {
+    let Some((end, _)) = text.char_indices().nth(MAX_QUOTED_CHARS) else {
+        return reason.to_owned();
+    };
+    let reason = reason.replace(text, &format!("{}…", &text[..end]));
+    let lines: Vec<String> = reason
+        .split('\n')
+        .map(|line| match line.char_indices().nth(2 * MAX_QUOTED_CHARS) {
+            Some((end, _)) => format!("{}…", &line[..end]),
+            None => line.to_owned(),
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// The most memory a pattern may compile to. A model writes the pattern: grep's defaults
@@ -131,9 +172,21 @@ pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
         .size_limit(PATTERN_SIZE_LIMIT)
         .dfa_size_limit(PATTERN_DFA_SIZE_LIMIT)
         .build(pattern)
-        .map_err(|err| SearchError::InvalidPattern {
-            pattern: pattern.to_owned(),
-            reason: err.to_string(),
+        .map_err(|err| {
+            // grep-regex parses the pattern wrapped, `(?:PATTERN)`: its message shows that, the
+            // caret off by three, or at the wrapper's group. The pattern read alone, as grep
+            // reads it, shows the fault where the model wrote it.
+            let alone = regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(pattern);
+            SearchError::InvalidPattern {
+                pattern: pattern.to_owned(),
+                reason: match alone {
+                    Err(fault) => fault.to_string(),
+                    Ok(_) => err.to_string(),
+                },
+            }
         })
 }
 
@@ -202,6 +255,36 @@ pub(crate) fn check_glob(glob: &str) -> Result<(), SearchError> {
         return refuse(climbs);
     }
     Ok(())
+}
+
+/// A matched file's path (relative to the root) as a match shows it: with `/` separators. Only
+/// on Windows is `\` a separator; elsewhere it is a character of a name, kept so that the
+/// path reads back.
+pub(crate) fn match_path(relative: &Path) -> String {
+    let shown = relative.to_string_lossy();
+    if cfg!(windows) {
+        shown.replace('\\', "/")
+    } else {
+        shown.into_owned()
+    }
+}
+
+/// `glob` as the override matcher reads it: a leading `./` (after a `!`) means the directory
+/// searched, as the `/` that anchors a glob there does (the matcher has no `.` segment, so
+/// `./src/*.rs` matched nothing).
+pub(crate) fn anchored_glob(glob: &str) -> String {
+    let (negation, body) = match glob.strip_prefix('!') {
+        Some(body) => ("!", body),
+        None => ("", glob),
+    };
+    let mut rest = body;
+    while let Some(after) = rest.strip_prefix("./") {
+        rest = after.trim_start_matches('/');
+    }
+    if rest.len() == body.len() || rest.is_empty() {
+        return glob.to_owned();
+    }
+    format!("{negation}/{rest}")
 }
 
 pub(crate) fn searcher() -> Searcher {
@@ -319,17 +402,48 @@ pub(crate) fn search_local(
     // up to the root, still apply (ripgrep reads them too).
     let ancestors = ancestor_ignores(dir, root, start);
     if !ancestors.is_empty() {
+        let dir = dir.try_clone().map_err(|err| {
+            FsError::from_io(
+                &shown(query.path.as_deref().unwrap_or(Path::new("."))),
+                &err,
+            )
+        })?;
+        let root = root.to_owned();
+        let walk_root = walk_root.clone();
+        // The ignore rules of the directories from `start` down, read when first needed.
+        let below: Mutex<HashMap<PathBuf, Option<Gitignore>>> = Mutex::default();
         walk.filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            // The deepest file that has a say decides, as in git.
-            for ignore in ancestors.iter().rev() {
-                match ignore.matched_path_or_any_parents(entry.path(), is_dir) {
-                    ignore::Match::Ignore(_) => return false,
-                    ignore::Match::Whitelist(_) => return true,
-                    ignore::Match::None => {}
-                }
+            // The deepest file that has a say decides, as in git. The entry is judged alone:
+            // each directory below `start` was judged as the walk entered it, and `start`
+            // itself, named by the caller, is searched (as ripgrep searches what it is given).
+            let ignored_above = ancestors
+                .iter()
+                .rev()
+                .map(|ignore| ignore.matched(entry.path(), is_dir))
+                .find(|verdict| !verdict.is_none())
+                .is_some_and(|verdict| verdict.is_ignore());
+            if !ignored_above {
+                return true;
             }
-            true
+            // The files from `start` down are the walk's own: what they ignore, it leaves out
+            // anyway. One of them that lets the entry back in (`!keep.log`) is deeper than
+            // those above, and decides.
+            let mut below = below.lock().unwrap_or_else(|p| p.into_inner());
+            entry
+                .path()
+                .ancestors()
+                .skip(1)
+                .take_while(|directory| directory.starts_with(&walk_root))
+                .any(|directory| {
+                    let rules = below.entry(directory.to_owned()).or_insert_with(|| {
+                        let relative = directory.strip_prefix(&root).unwrap_or(directory);
+                        directory_ignore(&dir, &root, relative)
+                    });
+                    rules
+                        .as_ref()
+                        .is_some_and(|rules| rules.matched(entry.path(), is_dir).is_whitelist())
+                })
         });
     }
     if let Some(glob) = &query.glob {
@@ -338,7 +452,7 @@ pub(crate) fn search_local(
             glob: glob.clone(),
             reason: err.to_string(),
         };
-        overrides.add(glob).map_err(invalid)?;
+        overrides.add(&anchored_glob(glob)).map_err(invalid)?;
         walk.overrides(overrides.build().map_err(invalid)?);
     }
     let collector = Collector::new(query.max_matches);
@@ -359,7 +473,7 @@ pub(crate) fn search_local(
             let Ok(relative) = entry.path().strip_prefix(root) else {
                 return WalkState::Continue;
             };
-            let shown = relative.to_string_lossy().replace('\\', "/");
+            let shown = match_path(relative);
             // Opened through the root's handle, so a file swapped for a link that leads out
             // between the walk and the open is refused rather than read.
             collector.search_one(&shown, |sink| {
@@ -379,27 +493,29 @@ pub(crate) fn search_local(
 /// The `.gitignore` and `.ignore` rules of the directories from the root down to `start`'s
 /// parent (read through the root's handle, so a link that leads out is not read), the root's
 /// first; none when `start` is the root.
-fn ancestor_ignores(dir: &Dir, root: &Path, start: &Path) -> Vec<ignore::gitignore::Gitignore> {
+fn ancestor_ignores(dir: &Dir, root: &Path, start: &Path) -> Vec<Gitignore> {
     let mut ignores = Vec::new();
     let mut ancestor = PathBuf::new();
     for component in start.components() {
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(root.join(&ancestor));
-        for name in [".gitignore", ".ignore"] {
-            if let Ok(text) = dir.read_to_string(ancestor.join(name)) {
-                for line in text.lines() {
-                    // A line that is no pattern is passed over, as git does.
-                    let _ = builder.add_line(None, line);
-                }
-            }
-        }
-        if let Ok(ignore) = builder.build()
-            && !ignore.is_empty()
-        {
-            ignores.push(ignore);
-        }
+        ignores.extend(directory_ignore(dir, root, &ancestor));
         ancestor.push(component);
     }
     ignores
+}
+
+/// The rules of the `.gitignore` and `.ignore` files of `directory` (relative to the root,
+/// read through the root's handle), or `None` when it has none.
+fn directory_ignore(dir: &Dir, root: &Path, directory: &Path) -> Option<Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(root.join(directory));
+    for name in [".gitignore", ".ignore"] {
+        if let Ok(text) = dir.read_to_string(directory.join(name)) {
+            for line in text.lines() {
+                // A line that is no pattern is passed over, as git does.
+                let _ = builder.add_line(None, line);
+            }
+        }
+    }
+    builder.build().ok().filter(|ignore| !ignore.is_empty())
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 use std::collections::VecDeque;
 
 /// A byte buffer that keeps at most `head` bytes from the start and `tail` bytes from the end
-/// of what is pushed into it, and counts what it drops in between.
+/// of what is pushed into it, and counts what it drops in between. A UTF-8 character cut in
+/// two at an edge of the cut goes with the cut, whole.
 ///
 /// ```
 /// use toolsmith_harness::HeadTailBuffer;
@@ -68,7 +69,42 @@ impl HeadTailBuffer {
 
     /// The number of bytes dropped from the middle.
     pub fn cut_bytes(&self) -> u64 {
-        self.cut_bytes
+        let (head_end, tail_start) = self.kept_bounds();
+        self.cut_bytes + (self.head.len() - head_end + tail_start) as u64
+    }
+
+    /// Where the head's kept bytes end and the tail's begin: when the middle was cut, the
+    /// piece of a character the cut split is left out of the head's end and the tail's start
+    /// (a piece alone would show as U+FFFD).
+    fn kept_bounds(&self) -> (usize, usize) {
+        if self.cut_bytes == 0 {
+            return (self.head.len(), 0);
+        }
+        // The head's last character, when its bytes run out before its lead byte says.
+        let mut head_end = self.head.len();
+        for back in 1..=self.head.len().min(3) {
+            let byte = self.head[self.head.len() - back];
+            if !is_continuation(byte) {
+                let width = match byte {
+                    0xC0..=0xDF => 2,
+                    0xE0..=0xEF => 3,
+                    0xF0..=0xF7 => 4,
+                    _ => 1,
+                };
+                if width > back {
+                    head_end -= back;
+                }
+                break;
+            }
+        }
+        // The tail's first bytes, when they continue a character that began in the cut.
+        let tail_start = self
+            .tail
+            .iter()
+            .take(3)
+            .take_while(|&&byte| is_continuation(byte))
+            .count();
+        (head_end, tail_start)
     }
 
     /// The number of bytes pushed in all.
@@ -79,25 +115,35 @@ impl HeadTailBuffer {
     /// The kept output as text (undecodable bytes as U+FFFD), with a marker where the middle
     /// was cut saying how much.
     pub fn render(&self) -> String {
-        let mut text = String::from_utf8_lossy(&self.head).into_owned();
-        if self.cut_bytes > 0 {
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&format!(
-                "[… {} bytes ({} line break{}) cut …]\n",
-                self.cut_bytes,
-                self.cut_newlines,
-                if self.cut_newlines == 1 { "" } else { "s" }
-            ));
-        }
+        let (head_end, tail_start) = self.kept_bounds();
         let (front, back) = self.tail.as_slices();
         let mut tail = Vec::with_capacity(self.tail.len());
         tail.extend_from_slice(front);
         tail.extend_from_slice(back);
-        text.push_str(&String::from_utf8_lossy(&tail));
+        if self.cut_bytes == 0 {
+            // Head and tail are one run of output: a character may span the two.
+            let mut whole = self.head.clone();
+            whole.extend_from_slice(&tail);
+            return String::from_utf8_lossy(&whole).into_owned();
+        }
+        let mut text = String::from_utf8_lossy(&self.head[..head_end]).into_owned();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "[… {} bytes ({} line break{}) cut …]\n",
+            self.cut_bytes(),
+            self.cut_newlines,
+            if self.cut_newlines == 1 { "" } else { "s" }
+        ));
+        text.push_str(&String::from_utf8_lossy(&tail[tail_start..]));
         text
     }
+}
+
+/// Whether `byte` continues a UTF-8 character (`10xxxxxx`) rather than beginning one.
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
 }
 
 #[cfg(test)]
@@ -126,6 +172,36 @@ mod tests {
         assert_eq!(
             buffer.render(),
             "abc\n[… 5 bytes (1 line break) cut …]\nhij"
+        );
+    }
+
+    #[test]
+    fn a_character_is_never_cut_in_two() {
+        // Not cut at all: a character across the head's end is decoded whole.
+        let mut buffer = HeadTailBuffer::new(4, 4);
+        buffer.push("abc€".as_bytes());
+        assert_eq!(buffer.render(), "abc€");
+        assert_eq!(buffer.cut_bytes(), 0);
+
+        // Cut: the pieces of the characters at the cut's edges go with the cut (€ is 3 bytes:
+        // head "abc" + 1 byte of one, tail 2 bytes of another + "xyz").
+        let mut buffer = HeadTailBuffer::new(4, 5);
+        for chunk in ["ab", "c€€", "€€xyz"] {
+            buffer.push(chunk.as_bytes());
+        }
+        assert_eq!(
+            buffer.render(),
+            "abc\n[… 12 bytes (0 line breaks) cut …]\nxyz"
+        );
+        assert_eq!(buffer.cut_bytes(), 12);
+        assert_eq!(buffer.total_bytes(), 18);
+
+        // Bytes that were never UTF-8 stay as they were.
+        let mut buffer = HeadTailBuffer::new(2, 2);
+        buffer.push(b"\xffa----b\xff");
+        assert_eq!(
+            buffer.render(),
+            "\u{fffd}a\n[… 4 bytes (0 line breaks) cut …]\nb\u{fffd}"
         );
     }
 }

@@ -14,6 +14,15 @@ pub const BASH_TOOL: &str = "bash";
 /// The longest `timeout_ms` a call may give.
 pub const MAX_BASH_TIMEOUT_MS: u64 = 600_000;
 
+/// The longest argument Linux passes to a program (`MAX_ARG_STRLEN`, 32 pages), its NUL
+/// excluded: `bash -c COMMAND` cannot start with a longer command.
+#[cfg(target_os = "linux")]
+fn max_argument_bytes() -> usize {
+    // SAFETY: sysconf reads a constant of the system; it has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    32 * usize::try_from(page).unwrap_or(4096) - 1
+}
+
 /// `bash`'s time limit in milliseconds: its schema carries the bounds (1 to
 /// [`MAX_BASH_TIMEOUT_MS`]), so the manager refuses a call outside them before it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
@@ -43,6 +52,27 @@ pub async fn bash_call(
     /// and every process it started are killed.
     timeout_ms: Option<BashTimeoutMs>,
 ) -> Result<ToolCallResult, ToolError> {
+    // A program's arguments end at a NUL byte: the shell could not be started with it.
+    if let Some(at) = command.find('\0') {
+        return Err(ToolError::invalid_arguments(
+            BASH_TOOL,
+            format!("/command: holds a NUL byte (at byte {at}), which a command line cannot hold"),
+        ));
+    }
+    // Nor with a longer argument than the kernel takes (it failed as if bash were missing).
+    #[cfg(target_os = "linux")]
+    if command.len() > max_argument_bytes() {
+        return Err(ToolError::invalid_arguments(
+            BASH_TOOL,
+            format!(
+                "/command: is {} bytes, more than the {} bytes a program's \
+                 argument may have; write long content to a file with the write tool, or put \
+                 the commands in a script file and run that",
+                command.len(),
+                max_argument_bytes()
+            ),
+        ));
+    }
     let outcome = runner
         .run(&command, timeout_ms.map(|ms| Duration::from_millis(ms.0)))
         .await

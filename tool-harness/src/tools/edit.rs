@@ -6,12 +6,13 @@ use std::sync::Arc;
 use toolsmith_core::{ToolError, tool_fn};
 
 use crate::FileSystem;
+use crate::tools::file_lock::lock_file;
 
 /// The tool's name.
 pub const EDIT_TOOL: &str = "edit";
 
 /// Replaces `old` by `new` in `text`: exactly one occurrence, or all with `replace_all`.
-/// The error says how many occurrences there were.
+/// The error says how many occurrences there were (or that `old` is empty).
 ///
 /// ```
 /// use toolsmith_harness::tools::replace_unique;
@@ -29,6 +30,9 @@ pub fn replace_unique(
     new: &str,
     replace_all: bool,
 ) -> Result<(String, usize), String> {
+    if old.is_empty() {
+        return Err("old_string is empty, so it marks no text to replace".to_owned());
+    }
     // Every occurrence, overlapping ones included: `}\n}` occurs twice in `}\n}\n}`, and
     // replacing "the" one would be a guess.
     let count = occurrences(text, old);
@@ -52,21 +56,48 @@ pub fn replace_unique(
     }
 }
 
-/// How many times `needle` (not empty) occurs in `text`, overlapping occurrences included.
+/// How many times `needle` (not empty) occurs in `text`, overlapping occurrences included,
+/// in one pass over each (Knuth–Morris–Pratt): a search from each occurrence in turn compared
+/// the whole needle again, quadratic on a long run of one character. Bytes are compared; an
+/// occurrence of UTF-8 in UTF-8 starts at a character either way.
 fn occurrences(text: &str, needle: &str) -> usize {
+    let (text, needle) = (text.as_bytes(), needle.as_bytes());
+    if needle.is_empty() {
+        return 0;
+    }
+    // For each prefix of the needle, the length of its longest proper prefix that is also
+    // its suffix: where a partial match goes on from after a mismatch, or a whole one.
+    let mut border = vec![0usize; needle.len()];
+    let mut length = 0;
+    for at in 1..needle.len() {
+        while length > 0 && needle[at] != needle[length] {
+            length = border[length - 1];
+        }
+        if needle[at] == needle[length] {
+            length += 1;
+        }
+        border[at] = length;
+    }
     let mut count = 0;
-    let mut from = 0;
-    while let Some(at) = text[from..].find(needle) {
-        count += 1;
-        // On by one character: the next occurrence may start inside this one.
-        let start = from + at;
-        from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+    let mut matched = 0;
+    for &byte in text {
+        while matched > 0 && byte != needle[matched] {
+            matched = border[matched - 1];
+        }
+        if byte == needle[matched] {
+            matched += 1;
+        }
+        if matched == needle.len() {
+            count += 1;
+            matched = border[matched - 1];
+        }
     }
     count
 }
 
 /// The `edit` tool's logic: reads the file, replaces the match, writes it back atomically.
-/// The tool is `EditTool::new(fs)`.
+/// Edits and writes of one file (through these tools, in this process) wait for each other,
+/// so that none is lost. The tool is `EditTool::new(fs)`.
 #[tool_fn(
     name = "edit",
     category = "write",
@@ -104,6 +135,8 @@ pub async fn edit_tool(
         ));
     }
     let file = Path::new(&path);
+    // Held from the read to the write, so that no other change of the file falls between.
+    let _lock = lock_file(&path).await;
     let contents = fs
         .read(file)
         .await
@@ -138,4 +171,41 @@ pub async fn edit_tool(
         "Edited {path:?}: replaced {count} occurrence{}",
         if count == 1 { "" } else { "s" }
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occurrences_are_counted_in_linear_time() {
+        // Each of the million overlapping occurrences was found by a search of its own,
+        // comparing the whole needle: 9 s here in a debug build.
+        let text = "a".repeat(1 << 20);
+        let needle = "a".repeat(2000);
+        let started = std::time::Instant::now();
+        assert_eq!(occurrences(&text, &needle), (1 << 20) - 2000 + 1);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn occurrences_count_overlaps_and_respect_characters() {
+        for (text, needle, count) in [
+            ("}\n}\n}\n", "}\n}", 2),
+            ("abababa", "aba", 3),
+            ("aaa", "aaaa", 0),
+            ("xyz", "xyz", 1),
+            ("ééé", "éé", 2),
+            ("aabaabaaab", "aab", 3),
+            ("€€", "\u{82}", 0),
+        ] {
+            assert_eq!(occurrences(text, needle), count, "{needle:?} in {text:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_old_string_is_refused_not_a_panic() {
+        let err = replace_unique("abc", "", "x", false).unwrap_err();
+        assert!(err.contains("old_string is empty"), "{err}");
+    }
 }

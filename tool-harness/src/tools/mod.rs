@@ -6,6 +6,7 @@
 
 mod bash;
 mod edit;
+mod file_lock;
 mod memory;
 mod read;
 mod search_context;

@@ -6,6 +6,7 @@ use toolsmith_core::{ToolError, tool_fn};
 
 #[cfg(doc)]
 use crate::DEFAULT_MAX_MATCHES;
+use crate::fs::search::quoted;
 use crate::{FileSystem, SearchError, SearchQuery, SearchReport};
 
 /// The tool's name.
@@ -27,7 +28,8 @@ pub const SEARCH_FILE_TOOL: &str = "search_file";
 pub fn render_report(pattern: &str, report: &SearchReport) -> String {
     if report.matches.is_empty() {
         return format!(
-            "No matches for {pattern:?} ({} file{} searched)",
+            "No matches for {} ({} file{} searched)",
+            quoted(pattern),
             report.files_searched,
             plural(report.files_searched)
         );

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use toolsmith_core::{ToolError, tool_fn};
 
 use crate::FileSystem;
+use crate::tools::file_lock::lock_file;
 
 /// The tool's name.
 pub const WRITE_TOOL: &str = "write";
@@ -31,6 +32,8 @@ pub async fn write_tool(
     content: String,
 ) -> Result<String, ToolError> {
     let bytes = content.len();
+    // Not between an edit's read and its write of the same file.
+    let _lock = lock_file(&path).await;
     let created = fs
         .write(Path::new(&path), content.into_bytes())
         .await

@@ -426,3 +426,39 @@ async fn edit_counts_overlapping_occurrences_and_reads_crlf_files_as_read_shows_
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_edits_of_one_file_are_all_kept() {
+    // Calls outside one batch run at once (an MCP client's requests, sub-agents sharing a
+    // tree): each edit must see the file as the ones before it left it.
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
+    let managers = [manager(Arc::clone(&fs)), manager(Arc::clone(&fs))].map(Arc::new);
+    let lines: String = (0..12).map(|i| format!("line {i}\n")).collect();
+    fs.write(Path::new("f.txt"), lines.into_bytes())
+        .await
+        .unwrap();
+    let edits = (0..12).map(|i| {
+        let m = Arc::clone(&managers[i % 2]);
+        // The same file, spelled three ways.
+        let path = ["f.txt", "./f.txt", "d/../f.txt"][i % 3];
+        tokio::spawn(async move {
+            let old = format!("line {i}\n");
+            let new = format!("LINE {i}\n");
+            text(
+                &m,
+                "edit",
+                json!({"path": path, "old_string": old, "new_string": new}),
+            )
+            .await
+        })
+    });
+    for edit in edits.collect::<Vec<_>>() {
+        edit.await.unwrap();
+    }
+    let expected: String = (0..12).map(|i| format!("LINE {i}\n")).collect();
+    assert_eq!(
+        String::from_utf8(fs.read(Path::new("f.txt")).await.unwrap()).unwrap(),
+        expected
+    );
+}

@@ -434,3 +434,51 @@ async fn a_long_name_within_name_max_is_written_whatever_its_characters() {
         .await;
     }
 }
+
+#[tokio::test]
+async fn a_long_refused_argument_is_quoted_cut() {
+    // The model wrote it, and reads the answer: 100,000 characters are not echoed back.
+    let long = "a".repeat(100_000);
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new("a.txt"), b"x\n".to_vec()).await.unwrap();
+        let m = manager(fs);
+        let cases = [
+            (
+                "search_file",
+                json!({"pattern": format!("({long}")}),
+                "unclosed group",
+            ),
+            (
+                "search_file",
+                json!({"pattern": "x", "glob": format!("[{long}")}),
+                "unclosed character class",
+            ),
+            (
+                "search_file",
+                json!({"pattern": "x", "path": long.clone()}),
+                "more than 4096",
+            ),
+            ("read", json!({"path": format!("{long}\u{0}")}), "NUL byte"),
+            (
+                "write",
+                json!({"path": long.clone(), "content": "x"}),
+                "more than 4096",
+            ),
+        ];
+        for (tool, arguments, needle) in cases {
+            let message = error(&m, tool, arguments).await.to_string();
+            assert!(
+                message.len() < 1000 && message.contains(needle) && message.contains("aaaa"),
+                "{kind} {tool}: {} characters: {}",
+                message.len(),
+                &message[..message.len().min(300)]
+            );
+        }
+        let found = text(&m, "search_file", json!({"pattern": long})).await;
+        assert!(
+            found.len() < 1000 && found.starts_with("No matches for \"aaaa"),
+            "{kind}: {} characters",
+            found.len()
+        );
+    }
+}

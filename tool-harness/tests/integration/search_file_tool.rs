@@ -261,3 +261,180 @@ async fn globs_mean_the_same_on_both_file_systems() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_file_searched_by_its_path_is_searched_whatever_ignore_files_and_globs_say() {
+    // As ripgrep searches a file named on its command line.
+    for (kind, fs, _dir) in both() {
+        for (path, content) in [
+            (".gitignore", &b"*.log\nsecret.txt\n"[..]),
+            ("logs/app.log", b"alpha in a log\n"),
+            ("sub/secret.txt", b"alpha secret\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let m = manager(fs);
+        for (path, glob, expected) in [
+            ("logs/app.log", None, "logs/app.log:1: alpha in a log"),
+            ("sub/secret.txt", None, "sub/secret.txt:1: alpha secret"),
+            (
+                "sub/secret.txt",
+                Some("*.rs"),
+                "sub/secret.txt:1: alpha secret",
+            ),
+            (
+                "logs/app.log",
+                Some("!*.log"),
+                "logs/app.log:1: alpha in a log",
+            ),
+        ] {
+            let mut arguments = json!({"pattern": "alpha", "path": path});
+            if let Some(glob) = glob {
+                arguments["glob"] = json!(glob);
+            }
+            assert_eq!(
+                text(&m, "search_file", arguments).await,
+                format!("1 match in 1 file (1 file searched)\n{expected}"),
+                "{kind}: {path} {glob:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_subdirectory_searched_keeps_what_its_own_ignore_file_lets_back_in() {
+    // The deepest ignore file that has a say decides, also when the search starts below the
+    // one that ignores.
+    for (kind, fs, _dir) in both() {
+        for (path, content) in [
+            (".gitignore", &b"*.log\n"[..]),
+            ("sub/.gitignore", b"!keep.log\n"),
+            ("sub/keep.log", b"alpha kept\n"),
+            ("sub/drop.log", b"alpha dropped\n"),
+            ("sub/deep/keep.log", b"alpha deep\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let m = manager(fs);
+        for path in [None, Some("sub"), Some("sub/deep")] {
+            let mut arguments = json!({"pattern": "alpha"});
+            if let Some(path) = path {
+                arguments["path"] = json!(path);
+            }
+            let found = text(&m, "search_file", arguments).await;
+            assert!(!found.contains("dropped"), "{kind} {path:?}: {found}");
+            assert!(found.contains("alpha deep"), "{kind} {path:?}: {found}");
+            if path != Some("sub/deep") {
+                assert!(found.contains("sub/keep.log:1"), "{kind} {path:?}: {found}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_pattern_is_shown_as_written_with_the_caret_at_the_fault() {
+    let m = manager(Arc::new(InMemoryFileSystem::new()));
+    for (pattern, shown, caret, fault) in [
+        ("fn main(", "fn main(", "       ^", "unclosed group"),
+        ("a)b", "a)b", " ^", "unopened group"),
+        (
+            "x{2,1}",
+            "x{2,1}",
+            " ^^^^^",
+            "invalid repetition count range, the start must be <= the end",
+        ),
+    ] {
+        let err = error(&m, "search_file", json!({"pattern": pattern})).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Invalid arguments for tool 'search_file': /pattern: the pattern {pattern:?} is \
+                 not a valid regular expression: regex parse error:\n    {shown}\n    {caret}\n\
+                 error: {fault}"
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_directory_named_as_the_path_is_searched_though_an_ignore_file_names_it() {
+    // As ripgrep searches a directory it is given (`rg alpha target`): what is below it still
+    // answers to the ignore files.
+    for (kind, fs, _dir) in both() {
+        for (path, content) in [
+            (".gitignore", &b"target/\n*.log\n"[..]),
+            ("target/debug/out.rs", b"alpha out\n"),
+            ("target/debug/run.log", b"alpha log\n"),
+            ("src/lib.rs", b"alpha lib\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let m = manager(fs);
+        for path in ["target", "target/debug"] {
+            assert_eq!(
+                text(&m, "search_file", json!({"pattern": "alpha", "path": path})).await,
+                "1 match in 1 file (1 file searched)\ntarget/debug/out.rs:1: alpha out",
+                "{kind}: {path}"
+            );
+        }
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "alpha"})).await,
+            "1 match in 1 file (1 file searched)\nsrc/lib.rs:1: alpha lib",
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_backslash_in_a_name_is_shown_as_it_is() {
+    // On Unix `\` is a character of a name, not a separator: the path shown must read back.
+    for (kind, fs, _dir) in both() {
+        fs.write(Path::new("dir\\name.txt"), b"alpha\n".to_vec())
+            .await
+            .unwrap();
+        let m = ToolPreset::files(Arc::clone(&fs))
+            .merge(ToolPreset::file_search(fs))
+            .into_manager("search")
+            .unwrap();
+        let found = text(&m, "search_file", json!({"pattern": "alpha"})).await;
+        assert_eq!(
+            found, "1 match in 1 file (1 file searched)\ndir\\name.txt:1: alpha",
+            "{kind}"
+        );
+        let path = found.lines().nth(1).unwrap().split(':').next().unwrap();
+        assert_eq!(
+            text(&m, "read", json!({"path": path})).await,
+            "     1\talpha",
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_glob_starting_with_dot_slash_means_the_directory_searched() {
+    // Accepted as staying below the directory searched, so it must match there.
+    for (kind, fs, _dir) in both() {
+        for file in ["src/a.rs", "src/sub/b.rs", "c.rs", "src/d.log"] {
+            fs.write(Path::new(file), b"alpha\n".to_vec())
+                .await
+                .unwrap();
+        }
+        let m = manager(fs);
+        for (glob, path, expected) in [
+            ("./src/*.rs", None, "src/a.rs:1: alpha"),
+            ("!./src/**", None, "c.rs:1: alpha"),
+            ("./sub/*.rs", Some("src"), "src/sub/b.rs:1: alpha"),
+        ] {
+            let mut arguments = json!({"pattern": "alpha", "glob": glob});
+            if let Some(path) = path {
+                arguments["path"] = json!(path);
+            }
+            assert_eq!(
+                text(&m, "search_file", arguments).await,
+                format!("1 match in 1 file (1 file searched)\n{expected}"),
+                "{kind}: {glob} in {path:?}"
+            );
+        }
+    }
+}

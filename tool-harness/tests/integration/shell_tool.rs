@@ -209,6 +209,22 @@ async fn long_output_keeps_head_and_tail_with_a_marker() {
 }
 
 #[tokio::test]
+async fn output_is_never_cut_inside_a_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = ShellRunner::new(ShellConfig::new(dir.path()).with_output_limit(5, 5));
+    // 8 bytes: all kept, though "é" lies across the head's end.
+    let outcome = runner.run("printf 'abcdé!'", None).await.unwrap();
+    assert_eq!(outcome.output, "abcdé!");
+    // "€" is 3 bytes: the head ends and the tail starts inside one; those go with the cut.
+    let outcome = runner.run("printf 'abcd€€€€wxyz'", None).await.unwrap();
+    assert_eq!(
+        outcome.output,
+        "abcd\n[… 12 bytes (0 line breaks) cut …]\nwxyz"
+    );
+    assert_eq!(outcome.cut_bytes, 12);
+}
+
+#[tokio::test]
 async fn arguments_are_checked_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(ShellConfig::new(dir.path()));
@@ -225,6 +241,45 @@ async fn arguments_are_checked_before_anything_runs() {
             "{arguments}: {err}"
         );
     }
+    assert!(!dir.path().join("ran").exists());
+}
+
+#[tokio::test]
+async fn a_command_with_a_nul_byte_is_refused_as_an_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    let err = error(&m, "bash", json!({"command": "touch ran\u{0}x"})).await;
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'bash': /command: holds a NUL byte (at byte 9), which a \
+         command line cannot hold"
+    );
+    assert!(!dir.path().join("ran").exists());
+}
+
+// Pages of 4 KiB, so the limit is known here.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[tokio::test]
+async fn a_command_too_long_for_a_command_line_is_refused_as_an_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(ShellConfig::new(dir.path()));
+    // Linux takes at most 32 pages, 131,072 bytes, its NUL included, for one argument.
+    let fits = format!("echo {}", "x".repeat(131_071 - 5));
+    assert!(
+        text(&m, "bash", json!({"command": fits}))
+            .await
+            .ends_with("[exit code: 0]")
+    );
+    let long = format!("touch ran; echo {}", "x".repeat(131_072));
+    let err = error(&m, "bash", json!({"command": long})).await;
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'bash': /command: is 131088 bytes, more than the 131071 \
+         bytes a program's argument may have; write long content to a file with the write \
+         tool, or put the commands in a script file and run that"
+    );
     assert!(!dir.path().join("ran").exists());
 }
 
