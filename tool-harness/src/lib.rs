@@ -57,6 +57,7 @@ pub use fs::search::{
 };
 pub use memory::{FileMemory, InMemoryMemory};
 pub use preset::{ToolPreset, register_file_tools, register_shell_tool};
+pub use shell::environment::ShellEnvironment;
 pub use shell::landlock_policy::LandlockPolicy;
 pub use shell::output_cap::HeadTailBuffer;
 pub use shell::{SandboxStatus, ShellConfig, ShellError, ShellOutcome, ShellRunner, ShellSandbox};

@@ -5,6 +5,7 @@
 //! group, with a time limit that kills the whole group and an output cap that keeps the head
 //! and the tail.
 
+pub(crate) mod environment;
 pub(crate) mod landlock_policy;
 pub(crate) mod output_cap;
 
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
-use crate::{HeadTailBuffer, LandlockPolicy};
+use crate::{HeadTailBuffer, LandlockPolicy, ShellEnvironment};
 
 /// How long output is still read after the command exits (and its group is killed), for
 /// processes that escaped the group but hold the output pipes open.
@@ -77,6 +78,8 @@ pub struct ShellConfig {
     pub output_tail: usize,
     /// Confinement (default: Landlock where supported, writes beneath the root only).
     pub sandbox: ShellSandbox,
+    /// The process's environment variables a command gets (default: all but credentials).
+    pub environment: ShellEnvironment,
 }
 
 impl ShellConfig {
@@ -90,6 +93,7 @@ impl ShellConfig {
             output_head: 15_000,
             output_tail: 15_000,
             sandbox: ShellSandbox::LandlockIfSupported(LandlockPolicy::new()),
+            environment: ShellEnvironment::WithoutSecrets,
         }
     }
 
@@ -124,6 +128,13 @@ impl ShellConfig {
     #[must_use]
     pub fn with_sandbox(mut self, sandbox: ShellSandbox) -> Self {
         self.sandbox = sandbox;
+        self
+    }
+
+    /// Sets which of the process's environment variables a command gets.
+    #[must_use]
+    pub fn with_environment(mut self, environment: ShellEnvironment) -> Self {
+        self.environment = environment;
         self
     }
 
@@ -278,6 +289,11 @@ impl ShellRunner {
             .current_dir(&config.root)
             .stdin(Stdio::null())
             .kill_on_drop(true);
+        if config.environment != ShellEnvironment::Inherit {
+            command_line
+                .env_clear()
+                .envs(config.environment.passed(std::env::vars_os()));
+        }
         // One pipe for both streams, so that their lines interleave as the command wrote them.
         let (reader, writer) = std::io::pipe().map_err(|err| spawn_error(err.to_string()))?;
         let writer_too = writer

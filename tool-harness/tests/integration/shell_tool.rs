@@ -10,7 +10,8 @@ use serde_json::json;
 use toolsmith_core::{ToolCallManager, ToolErrorKind};
 use toolsmith_harness::tools::BashTool;
 use toolsmith_harness::{
-    LandlockPolicy, SandboxStatus, ShellConfig, ShellError, ShellRunner, ShellSandbox,
+    LandlockPolicy, SandboxStatus, ShellConfig, ShellEnvironment, ShellError, ShellRunner,
+    ShellSandbox,
 };
 
 fn manager(config: ShellConfig) -> ToolCallManager {
@@ -424,5 +425,44 @@ fn the_timeout_bounds_are_in_the_schema() {
             .unwrap()
             .starts_with("The time limit in milliseconds"),
         "{timeout}"
+    );
+}
+
+#[tokio::test]
+async fn a_command_gets_only_the_environment_the_config_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = |output: String| -> Vec<String> {
+        let mut names: Vec<String> = output
+            .lines()
+            .filter_map(|line| line.split_once('=').map(|(name, _)| name.to_owned()))
+            // The shell sets a few of its own.
+            .filter(|name| !["PWD", "SHLVL", "_", "OLDPWD"].contains(&name.as_str()))
+            .collect();
+        names.sort();
+        names
+    };
+    let only = ShellConfig::new(dir.path())
+        .with_environment(ShellEnvironment::Only(vec!["PATH".into(), "HOME".into()]));
+    let passed = text(&manager(only), "bash", json!({"command": "env"})).await;
+    assert_eq!(names(passed), ["HOME", "PATH"]);
+
+    // By default, everything but what names a credential: the process's own variables
+    // (cargo's, for this test) reach the command.
+    let default = text(
+        &manager(ShellConfig::new(dir.path())),
+        "bash",
+        json!({"command": "env"}),
+    )
+    .await;
+    let names = names(default);
+    assert!(
+        names.iter().any(|name| name == "CARGO_PKG_NAME"),
+        "{names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .all(|name| ShellEnvironment::WithoutSecrets.passes(name)),
+        "{names:?}"
     );
 }
