@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 /// A Landlock policy for the `bash` child: everything may be read and executed, but files
-/// may be created, written, truncated, renamed, linked or removed only beneath the root and
-/// the paths added with [`allow_writes_beneath`](Self::allow_writes_beneath) (plus writes to
+/// may be created, written, truncated, renamed, linked or removed only beneath the root, the
+/// command's own temporary directory (its `TMPDIR`, removed when it ends) and the paths
+/// added with [`allow_writes_beneath`](Self::allow_writes_beneath) (plus writes to
 /// `/dev/null`).
 ///
 /// The policy is enforced by the kernel on the child and everything it starts, and cannot be
@@ -101,11 +102,16 @@ impl LandlockPolicy {
         }
     }
 
-    /// The ruleset's descriptor, ready for the child to restrict itself with, or `None` where
+    /// The ruleset's descriptor (writes beneath `root`, the command's own temporary directory
+    /// `tmp` and the policy's paths), ready for the child to restrict itself with, or `None` where
     /// Landlock is not supported. Prepared in the parent so that the child, between `fork`
     /// and `exec`, only makes two system calls.
     #[cfg(target_os = "linux")]
-    pub(crate) fn prepare(&self, root: &Path) -> Result<Option<std::os::fd::OwnedFd>, String> {
+    pub(crate) fn prepare(
+        &self,
+        root: &Path,
+        tmp: Option<&Path>,
+    ) -> Result<Option<std::os::fd::OwnedFd>, String> {
         use landlock::{
             ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, path_beneath_rules,
         };
@@ -119,7 +125,9 @@ impl LandlockPolicy {
             .and_then(|ruleset| ruleset.create())
             .and_then(|created| {
                 created.add_rules(path_beneath_rules(
-                    std::iter::once(root).chain(self.writable.iter().map(PathBuf::as_path)),
+                    std::iter::once(root)
+                        .chain(tmp)
+                        .chain(self.writable.iter().map(PathBuf::as_path)),
                     writes,
                 ))
             })

@@ -312,7 +312,20 @@ impl ShellRunner {
                     .map_err(std::io::Error::from)
             });
         }
-        let ruleset = self.prepare_sandbox()?;
+        // Under Landlock, a temporary directory of the command's own (`TMPDIR`), writable as
+        // the rest of the system's is not: here-documents, `sort` and `mktemp` need one.
+        // Removed with everything in it when the command ends.
+        let private_tmp = if self.confines() {
+            let tmp = tempfile::Builder::new()
+                .prefix("toolsmith-bash-")
+                .tempdir()
+                .map_err(|err| spawn_error(format!("could not make its TMPDIR: {err}")))?;
+            command_line.env("TMPDIR", tmp.path());
+            Some(tmp)
+        } else {
+            None
+        };
+        let ruleset = self.prepare_sandbox(private_tmp.as_ref().map(tempfile::TempDir::path))?;
         #[cfg(target_os = "linux")]
         if let Some(ruleset) = &ruleset {
             use std::os::fd::AsRawFd as _;
@@ -385,29 +398,42 @@ impl ShellRunner {
         })
     }
 
+    /// Whether commands run confined by Landlock (on this machine, as configured).
+    fn confines(&self) -> bool {
+        match &self.config.sandbox {
+            ShellSandbox::None => false,
+            ShellSandbox::Landlock(_) | ShellSandbox::LandlockIfSupported(_) => {
+                LandlockPolicy::is_supported()
+            }
+        }
+    }
+
+    /// The Landlock ruleset of a command, writable beneath the root, the policy's paths and
+    /// `tmp` (its own temporary directory).
     #[cfg(target_os = "linux")]
-    fn prepare_sandbox(&self) -> Result<Option<std::os::fd::OwnedFd>, ShellError> {
+    fn prepare_sandbox(
+        &self,
+        tmp: Option<&Path>,
+    ) -> Result<Option<std::os::fd::OwnedFd>, ShellError> {
         let root = &self.config.root;
         match &self.config.sandbox {
             ShellSandbox::None => Ok(None),
-            ShellSandbox::Landlock(policy) => {
-                if !LandlockPolicy::is_supported() {
-                    return Err(ShellError::SandboxUnavailable(
-                        "the Landlock sandbox is required, and this kernel does not support it"
-                            .to_owned(),
-                    ));
-                }
-                policy.prepare(root).map_err(ShellError::SandboxUnavailable)
+            ShellSandbox::Landlock(policy) | ShellSandbox::LandlockIfSupported(policy)
+                if LandlockPolicy::is_supported() =>
+            {
+                policy
+                    .prepare(root, tmp)
+                    .map_err(ShellError::SandboxUnavailable)
             }
-            ShellSandbox::LandlockIfSupported(policy) if LandlockPolicy::is_supported() => {
-                policy.prepare(root).map_err(ShellError::SandboxUnavailable)
-            }
+            ShellSandbox::Landlock(_) => Err(ShellError::SandboxUnavailable(
+                "the Landlock sandbox is required, and this kernel does not support it".to_owned(),
+            )),
             ShellSandbox::LandlockIfSupported(_) => Ok(None),
         }
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn prepare_sandbox(&self) -> Result<Option<()>, ShellError> {
+    fn prepare_sandbox(&self, _tmp: Option<&Path>) -> Result<Option<()>, ShellError> {
         match &self.config.sandbox {
             ShellSandbox::Landlock(_) => Err(ShellError::SandboxUnavailable(
                 "the Landlock sandbox is required, and it exists only on Linux".to_owned(),

@@ -466,3 +466,37 @@ async fn a_command_gets_only_the_environment_the_config_passes() {
         "{names:?}"
     );
 }
+
+#[tokio::test]
+async fn a_confined_command_has_a_temporary_directory_of_its_own() {
+    if !LandlockPolicy::is_supported() {
+        eprintln!("Landlock is not supported by this kernel: nothing to test");
+        return;
+    }
+    let (_base, root, outside) = outside_and_root();
+    let config =
+        ShellConfig::new(&root).with_sandbox(ShellSandbox::Landlock(LandlockPolicy::new()));
+    let runner = ShellRunner::new(config);
+    // A here-document too large for a pipe goes through a temporary file; `mktemp` and
+    // `sort` need one too. The system's `/tmp` stays closed.
+    let command = format!(
+        "head -c 300000 /dev/zero | tr '\\0' 'a' > big; \
+         cat > copy <<EOF\n$(cat big)\nEOF\n\
+         t=$(mktemp) && echo made > \"$t\" && cat \"$t\" && echo \"$TMPDIR\" > tmpdir; \
+         echo no > {}/escaped.txt",
+        outside.display()
+    );
+    let outcome = runner.run(&command, None).await.unwrap();
+    assert!(outcome.output.contains("made"), "{}", outcome.output);
+    assert!(
+        outcome.output.contains("Permission denied"),
+        "{}",
+        outcome.output
+    );
+    assert_eq!(std::fs::metadata(root.join("copy")).unwrap().len(), 300_001);
+    assert!(!outside.join("escaped.txt").exists());
+    // The directory went with the command.
+    let tmpdir = std::fs::read_to_string(root.join("tmpdir")).unwrap();
+    assert!(tmpdir.trim().contains("toolsmith-bash-"), "{tmpdir}");
+    assert!(!Path::new(tmpdir.trim()).exists());
+}
