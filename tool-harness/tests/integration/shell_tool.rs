@@ -435,8 +435,8 @@ async fn a_command_gets_only_the_environment_the_config_passes() {
         let mut names: Vec<String> = output
             .lines()
             .filter_map(|line| line.split_once('=').map(|(name, _)| name.to_owned()))
-            // The shell sets a few of its own.
-            .filter(|name| !["PWD", "SHLVL", "_", "OLDPWD"].contains(&name.as_str()))
+            // The shell sets a few of its own, and the sandbox the command's TMPDIR.
+            .filter(|name| !["PWD", "SHLVL", "_", "OLDPWD", "TMPDIR"].contains(&name.as_str()))
             .collect();
         names.sort();
         names
