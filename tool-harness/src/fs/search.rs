@@ -88,7 +88,8 @@ pub struct SearchMatch {
 /// What a search found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchReport {
-    /// The matches, ordered by path and line, at most `max_matches` of them.
+    /// The matches, ordered by path and line, at most `max_matches` of them (when capped on
+    /// disk, which ones depends on the order the parallel walk met the files in).
     pub matches: Vec<SearchMatch>,
     /// The number of files searched.
     pub files_searched: usize,

@@ -37,8 +37,9 @@ pub fn render_report(pattern: &str, report: &SearchReport) -> String {
     let mut files: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
     files.dedup();
     let mut text = format!(
-        "{}{} match{} in {} file{} ({} file{} searched)",
-        if report.capped { "first " } else { "" },
+        // Not "the first": capped on disk, which matches are found first is the parallel
+        // walk's doing.
+        "{} match{} in {} file{} ({} file{} searched)",
         report.matches.len(),
         if report.matches.len() == 1 { "" } else { "es" },
         files.len(),

@@ -120,7 +120,7 @@ async fn results_are_capped_with_a_note() {
         let shown = text(&m, "search_file", json!({"pattern": "hit"})).await;
         let lines: Vec<&str> = shown.lines().collect();
         assert!(
-            lines[0].starts_with("first 25 matches in "),
+            lines[0].starts_with("25 matches in "),
             "{kind}: {}",
             lines[0]
         );
