@@ -1111,6 +1111,29 @@ async fn derived_enum_is_a_command_group() {
     assert!(long.to_string().len() < 400, "{long}");
 }
 
+/// The default distance of a move: named like the local a derived enum reads the command into.
+fn command() -> u32 {
+    7
+}
+
+/// Moves, by a distance whose default function is named `command`.
+#[derive(ToolArgs, Debug, PartialEq)]
+enum MoveCommand {
+    /// Move forward.
+    Forward {
+        /// How far.
+        #[arg(default = "command")]
+        steps: u32,
+    },
+}
+
+#[test]
+fn a_default_function_named_command_is_called_by_a_derived_enum() {
+    let arguments = ToolArguments::try_from(json!({"command": "forward"})).unwrap();
+    let read = ToolArgs::new("move", &arguments).parse::<MoveCommand>();
+    assert_eq!(read.unwrap(), MoveCommand::Forward { steps: command() });
+}
+
 // ---- #[ctx] parameters ----
 
 struct FixedContext;

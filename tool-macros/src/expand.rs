@@ -750,6 +750,8 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
     let krate = &crate_path::alias();
     let ident = &input.ident;
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
+    // Hygienic, as every local a field's default function is called beside.
+    let selected = Ident::new("__toolsmith_command", Span::mixed_site());
     let arms = input.variants.iter().map(|variant| {
         let command = &variant.name.value;
         let variant_ident = &variant.ident;
@@ -786,8 +788,8 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                 fn from_tool_args(
                     #reader: &#krate::ToolArgs<'_>,
                 ) -> #krate::Result<Self, #krate::ToolError> {
-                    let command: ::std::string::String = #reader.field("command")?;
-                    match command.as_str() {
+                    let #selected: ::std::string::String = #reader.field("command")?;
+                    match #selected.as_str() {
                         #(#arms)*
                         other => #krate::Err(#krate::unknown_command(#reader.tool(), other, #listed)),
                     }
