@@ -131,27 +131,30 @@ fn is_borrowed_str(ty: &Type) -> bool {
         && matches!(&*r.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("str")))
 }
 
-/// A reference in `ty` whose lifetime is elided (or `'_`): one that would borrow from the
-/// function's parameters.
-fn elided_reference(ty: &Type) -> Option<&syn::TypeReference> {
+/// A reference in `ty` whose lifetime is elided (or `'_`), or a `'_` lifetime argument
+/// (`Cow<'_, str>`): one that would borrow from the function's parameters.
+fn elided_borrow(ty: &Type) -> Option<&dyn quote::ToTokens> {
     match ty {
         Type::Reference(reference)
             if reference.lifetime.as_ref().is_none_or(|l| l.ident == "_") =>
         {
             Some(reference)
         }
-        Type::Reference(reference) => elided_reference(&reference.elem),
-        Type::Paren(inner) => elided_reference(&inner.elem),
-        Type::Group(inner) => elided_reference(&inner.elem),
-        Type::Slice(slice) => elided_reference(&slice.elem),
-        Type::Array(array) => elided_reference(&array.elem),
-        Type::Tuple(tuple) => tuple.elems.iter().find_map(elided_reference),
+        Type::Reference(reference) => elided_borrow(&reference.elem),
+        Type::Paren(inner) => elided_borrow(&inner.elem),
+        Type::Group(inner) => elided_borrow(&inner.elem),
+        Type::Slice(slice) => elided_borrow(&slice.elem),
+        Type::Array(array) => elided_borrow(&array.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().find_map(elided_borrow),
         Type::Path(path) => path.path.segments.iter().find_map(|segment| {
             let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments else {
                 return None;
             };
             arguments.args.iter().find_map(|argument| match argument {
-                syn::GenericArgument::Type(ty) => elided_reference(ty),
+                syn::GenericArgument::Type(ty) => elided_borrow(ty),
+                syn::GenericArgument::Lifetime(lifetime) if lifetime.ident == "_" => {
+                    Some(lifetime as &dyn quote::ToTokens)
+                }
                 _ => None,
             })
         }),
@@ -403,10 +406,10 @@ impl ToolFn {
         // returns cannot borrow from them.
         if (sig.asyncness.is_some() || attr.blocking.is_some())
             && let ReturnType::Type(_, ty) = &sig.output
-            && let Some(reference) = elided_reference(ty)
+            && let Some(borrow) = elided_borrow(ty)
         {
             errors.spanned(
-                reference,
+                borrow,
                 "an async or `blocking` tool cannot return a value borrowed from its arguments (they are dropped when the call ends): return an owned type such as `String`, or a `&'static` one",
             );
         }
