@@ -203,6 +203,7 @@ fn parse_param(
             return None;
         }
     };
+    attr::misplaced_helpers(&pat_ty.attrs, &["arg", "ctx", "bind"], "a parameter", errors);
     // The schema, the reading and the call are generated from every parameter: one that
     // may be compiled out would leave them naming it.
     if let Some(cfg) = pat_ty.attrs.iter().find(|a| a.path().is_ident("cfg")) {
@@ -536,9 +537,11 @@ impl ToolGroup {
                 continue;
             };
             let command_attr = attr::parse_command_attrs(&method.attrs, errors);
+            let commanded = method.attrs.iter().any(|a| a.path().is_ident("command"));
+            attr::misplaced_helpers(&method.attrs, &["command"], "a method", errors);
             method.attrs.retain(|a| !attr::is_helper(a));
             let Some(receiver) = method.sig.receiver() else {
-                if command_attr.skip || command_attr.name.is_some() {
+                if commanded {
                     errors.spanned(
                         &method.sig.ident,
                         "`#[command]` is for methods with a `self` receiver",
@@ -678,6 +681,7 @@ fn parse_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<ArgField>
         .iter()
         .filter_map(|field| {
             let ident = field.ident.clone()?;
+            attr::misplaced_helpers(&field.attrs, &["arg"], "a field", errors);
             let arg = attr::parse_arg_attrs(&field.attrs, errors);
             check_param_type(&field.ty, errors);
             let name = arg.rename.unwrap_or(Spanned {
@@ -707,6 +711,7 @@ impl DeriveInput {
                 "`#[derive(ToolArgs)]` does not support generic types: arguments are read into concrete types",
             );
         }
+        attr::misplaced_helpers(&input.attrs, &["toolsmith"], "the type itself", errors);
         match &input.data {
             syn::Data::Struct(data) => match &data.fields {
                 syn::Fields::Named(fields) => Some(Self::Struct(ArgsStruct {
@@ -728,6 +733,7 @@ impl DeriveInput {
             syn::Data::Enum(data) => {
                 let mut variants = Vec::new();
                 for variant in &data.variants {
+                    attr::misplaced_helpers(&variant.attrs, &["arg"], "a variant", errors);
                     let arg = attr::parse_arg_attrs(&variant.attrs, errors);
                     if let Some(FieldDefault::Trait | FieldDefault::Function(_)) = arg.default {
                         errors.spanned(&variant.ident, "`default` is for fields, not commands");

@@ -359,6 +359,35 @@ pub fn bind_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a 
     Some(attr)
 }
 
+/// Reports each helper attribute of the macros in `attrs` that does not go on `place` (not
+/// named in `allowed`): it would be taken out, or passed over, having no effect there.
+pub fn misplaced_helpers(attrs: &[Attribute], allowed: &[&str], place: &str, errors: &mut Errors) {
+    for attr in attrs {
+        let goes_on = [
+            (
+                "arg",
+                "a parameter, a field, or a variant of a command enum",
+            ),
+            ("ctx", "a parameter of a tool function"),
+            ("bind", "a parameter of a tool function"),
+            (
+                "command",
+                "a method of a command group (with a `self` receiver)",
+            ),
+            ("toolsmith", "the type that derives `ToolArgs`"),
+        ];
+        if let Some((name, goes_on)) = goes_on
+            .iter()
+            .find(|(name, _)| attr.path().is_ident(name) && !allowed.contains(name))
+        {
+            errors.spanned(
+                attr,
+                format!("`#[{name}]` has no effect on {place}: it goes on {goes_on}"),
+            );
+        }
+    }
+}
+
 /// Whether an attribute is one of the macros' own helper attributes (removed from output).
 pub fn is_helper(attr: &Attribute) -> bool {
     ["arg", "ctx", "bind", "command"]
