@@ -2,7 +2,7 @@
 //! struct or command enum, each argument an [`ArgField`].
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
-use quote::quote;
+use quote::{ToTokens as _, quote};
 use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
@@ -608,10 +608,11 @@ impl syn::visit_mut::VisitMut for ReplaceSelf<'_> {
                 .first()
                 .is_some_and(|s| s.ident == "Self")
         {
+            // Located at `Self`, so that an error about the type points at the parameter.
+            let self_ty = located_at(self.0.to_token_stream(), path.path.segments[0].ident.span());
             if path.path.segments.len() == 1 {
-                *ty = self.0.clone();
+                *ty = syn::parse_quote!(#self_ty);
             } else {
-                let self_ty = self.0;
                 let rest = path.path.segments.iter().skip(1);
                 *ty = syn::parse_quote!(<#self_ty>::#(#rest)::*);
             }
@@ -619,6 +620,23 @@ impl syn::visit_mut::VisitMut for ReplaceSelf<'_> {
         }
         syn::visit_mut::visit_type_mut(self, ty);
     }
+}
+
+/// `tokens` with every span's location (not its name resolution) set to `at`.
+fn located_at(tokens: TokenStream, at: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut inner = Group::new(group.delimiter(), located_at(group.stream(), at));
+                inner.set_span(group.span().located_at(at));
+                TokenTree::Group(inner)
+            } else {
+                token.set_span(token.span().located_at(at));
+                token
+            }
+        })
+        .collect()
 }
 
 fn parse_command(
