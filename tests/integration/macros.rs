@@ -713,6 +713,14 @@ async fn blocking_timeout_and_annotations() {
     assert!(hints(&Add).is_empty());
 }
 
+#[test]
+fn a_blocking_tool_run_without_a_tokio_runtime_says_so() {
+    let arguments = ToolArguments::try_from(json!({"n": 3})).unwrap();
+    let err = futures::executor::block_on(SlowSquare.execute(arguments)).unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Execution);
+    assert!(err.to_string().contains("Tokio runtime"), "{err}");
+}
+
 // ---- Command groups ----
 
 #[derive(Default)]
