@@ -203,7 +203,12 @@ fn parse_param(
             return None;
         }
     };
-    attr::misplaced_helpers(&pat_ty.attrs, &["arg", "ctx", "bind"], "a parameter", errors);
+    attr::misplaced_helpers(
+        &pat_ty.attrs,
+        &["arg", "ctx", "bind"],
+        "a parameter",
+        errors,
+    );
     // The schema, the reading and the call are generated from every parameter: one that
     // may be compiled out would leave them naming it.
     if let Some(cfg) = pat_ty.attrs.iter().find(|a| a.path().is_ident("cfg")) {
@@ -559,7 +564,16 @@ impl ToolGroup {
                 );
                 continue;
             }
-            let is_shared_ref = matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None));
+            // `&self`, or the same written out: `self: &Self`, `self: &Memory`.
+            let is_shared_ref = match &receiver.kind {
+                syn::ReceiverKind::Reference(_, _, None) => true,
+                syn::ReceiverKind::Typed(_, ty) => matches!(&**ty, Type::Reference(reference)
+                    if reference.mutability.is_none()
+                        && (matches!(&*reference.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+                            || reference.elem.to_token_stream().to_string()
+                                == item.self_ty.to_token_stream().to_string())),
+                _ => false,
+            };
             if !is_shared_ref {
                 errors.spanned(
                     receiver,
