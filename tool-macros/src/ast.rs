@@ -294,6 +294,21 @@ fn parse_param(
     })
 }
 
+/// The names of a function's typed parameters (`#[ctx]` and `#[bind]` ones too), without
+/// `r#`.
+fn param_names(sig: &syn::Signature) -> Vec<String> {
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(pat_ty) => match &*pat_ty.pat {
+                Pat::Ident(p) => Some(p.ident.unraw().to_string()),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
 /// Rejects parameter types the generated code cannot own.
 fn check_param_type(ty: &Type, errors: &mut Errors) {
     match ty {
@@ -406,6 +421,7 @@ impl ToolFn {
                 }
             }
         }
+        docs::check_arguments_list(&item.attrs, &doc.arguments, &param_names(sig), errors);
         check_return_type(&sig.output, errors);
         let output = Output::parse(&sig.output, sig.ident.span());
         // An async or blocking call owns its arguments and drops them when it ends: what it
@@ -680,6 +696,7 @@ fn parse_command(
             borrowed.push(borrowed_str);
         }
     }
+    docs::check_arguments_list(&method.attrs, &doc.arguments, &param_names(sig), errors);
     let mut replace_self = ReplaceSelf(self_ty);
     for field in &mut fields {
         syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut field.ty);

@@ -229,15 +229,73 @@ pub fn split_fn_doc(text: Option<String>) -> FnDoc {
     }
 }
 
-/// Parses "`name` - text" (also "`name`: text", "`name` — text").
+/// Parses "`name` - text" (also "`name`: text", "`name` — text", and each without the
+/// backticks).
 fn argument_item(item: &str) -> Option<(String, String)> {
-    let rest = item.strip_prefix('`')?;
-    let (name, rest) = rest.split_once('`')?;
+    let (name, rest) = match item.strip_prefix('`') {
+        Some(rest) => rest.split_once('`')?,
+        None => {
+            let end = item
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(item.len());
+            let (name, rest) = item.split_at(end);
+            let separated = rest.trim_start().starts_with(['-', ':', '—', '–']);
+            if name.is_empty() || !separated {
+                return None;
+            }
+            (name, rest)
+        }
+    };
     let desc = rest
         .trim_start()
         .trim_start_matches(['-', ':', '—', '–'])
         .trim();
     Some((name.trim().to_owned(), desc.to_owned()))
+}
+
+/// Reports each item of a function's `# Arguments` list that names none of its parameters
+/// (`parameters`, by their names without `r#`): its text is left out of the description and
+/// describes nothing, so the model would never read it. Pointed at the doc line naming it.
+pub fn check_arguments_list(
+    attrs: &[Attribute],
+    arguments: &[(String, String)],
+    parameters: &[String],
+    errors: &mut Errors,
+) {
+    for (name, _) in arguments {
+        // `self` may be described too (a command's receiver), as describing it harms nothing.
+        if parameters.contains(name) || name == "self" {
+            continue;
+        }
+        let names_it = |text: &str| {
+            text.lines().any(|line| {
+                line.trim()
+                    .strip_prefix(['*', '-'])
+                    .map(|item| item.trim_start().trim_start_matches('`'))
+                    .is_some_and(|item| {
+                        item.strip_prefix(name.as_str()).is_some_and(|rest| {
+                            !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                        })
+                    })
+            })
+        };
+        let line = attrs.iter().find(|attr| {
+            doc_value(attr).is_some_and(|value| match value {
+                Expr::Lit(lit) => match &lit.lit {
+                    Lit::Str(text) => names_it(&text.value()),
+                    _ => false,
+                },
+                _ => false,
+            })
+        });
+        let message = format!(
+            "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; name a parameter, or move the text out of the list"
+        );
+        match line {
+            Some(line) => errors.spanned(line, message),
+            None => errors.spanned(attrs.first(), message),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -261,6 +319,21 @@ mod tests {
             doc.arguments,
             [
                 ("a".to_owned(), "The first number.".to_owned()),
+                ("b".to_owned(), "The second.".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn an_argument_named_without_backticks_is_read() {
+        let doc = split_fn_doc(Some(
+            "Adds.\n\n# Arguments\n\n* a - The first.\n* b: The second.\n* see the notes"
+                .to_owned(),
+        ));
+        assert_eq!(
+            doc.arguments,
+            [
+                ("a".to_owned(), "The first.".to_owned()),
                 ("b".to_owned(), "The second.".to_owned())
             ]
         );
