@@ -92,7 +92,8 @@ pub struct ToolAttr {
     /// PascalCase.
     pub struct_name: Option<syn::Ident>,
     pub krate: Option<syn::Path>,
-    pub timeout_millis: Option<u64>,
+    /// `timeout = "..."` in milliseconds, with the span of its key.
+    pub timeout_millis: Option<Spanned<u64>>,
     /// `retries = N`: how many times a failed call is retried (0: never).
     pub retries: Option<u32>,
     pub blocking: Option<Span>,
@@ -162,6 +163,10 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             let lit: LitStr = meta.value()?.parse()?;
             let millis = duration::parse_millis(&lit.value())
                 .map_err(|reason| syn::Error::new(lit.span(), reason))?;
+            let millis = Spanned {
+                value: millis,
+                span: meta.path.span(),
+            };
             set(&mut attr.timeout_millis, millis, meta, local);
         } else if meta.path.is_ident("retries") {
             let retries = retries_value(meta)?;

@@ -69,7 +69,8 @@ fn definition_expr(
 
 /// `fn timeout(&self)` when the tool has one.
 fn timeout_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
-    attr.timeout_millis.map(|millis| {
+    attr.timeout_millis.as_ref().map(|millis| {
+        let millis = millis.value;
         quote! {
             fn timeout(&self) -> #krate::Option<::core::time::Duration> {
                 #krate::Some(::core::time::Duration::from_millis(#millis))
