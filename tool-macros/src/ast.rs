@@ -682,6 +682,13 @@ fn parse_command(
             "a command cannot be generic: its arguments are read from JSON into concrete types",
         );
     }
+    // The dispatch calls it with no one to uphold its safety contract.
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
+        errors.spanned(
+            unsafety,
+            "a command cannot be `unsafe`: the model's call would run it without an `unsafe` block; mark it `#[command(skip)]`, or make it safe",
+        );
+    }
     let doc = docs::fn_doc(&method.attrs, errors);
     let mut fields = Vec::new();
     let mut borrowed = Vec::new();
