@@ -404,9 +404,17 @@ pub fn is_helper(attr: &Attribute) -> bool {
 pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
     let mut krate = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("toolsmith")) {
-        let result = attr.parse_nested_meta(each_key(errors, |meta, _| {
+        let result = attr.parse_nested_meta(each_key(errors, |meta, errors| {
             if let Some(key) = crate_key(meta) {
-                krate = Some(crate_value(meta, key)?);
+                let path = crate_value(meta, key)?;
+                if krate.is_some() {
+                    errors.spanned(
+                        &meta.path,
+                        "the crate's path is given twice (`crate` and `crate_path` are one key)",
+                    );
+                } else {
+                    krate = Some(path);
+                }
                 Ok(())
             } else {
                 Err(unknown_key(meta, "#[toolsmith]", "crate (or crate_path)"))
