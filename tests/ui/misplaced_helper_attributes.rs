@@ -22,6 +22,10 @@ impl Counter {
     fn helper() -> u32 {
         2
     }
+
+    /// A name for a method left out.
+    #[command(skip, name = "reset")]
+    fn clear(&self) {}
 }
 
 /// `#[arg]` on the type, `#[toolsmith]` on a field.

@@ -571,6 +571,15 @@ impl ToolGroup {
                 continue;
             };
             if command_attr.skip {
+                if command_attr.name.is_some()
+                    || command_attr.description.is_some()
+                    || command_attr.annotations.any()
+                {
+                    errors.spanned(
+                        &method.sig.ident,
+                        "`#[command(skip)]` leaves this method out of the tool: its other `#[command]` keys have no effect; remove them, or `skip`",
+                    );
+                }
                 continue;
             }
             if let Some(cfg) = method.attrs.iter().find(|a| a.path().is_ident("cfg")) {
