@@ -168,3 +168,33 @@ async fn a_bound_or_context_parameter_may_share_its_functions_name() {
         .await;
     assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "c1");
 }
+
+/// Keeps the token of the context it is given, as work it handed elsewhere would, and never
+/// ends.
+#[tool_fn(timeout = "20ms")]
+async fn hold(
+    #[bind] seen: Arc<std::sync::Mutex<Vec<toolsmith::CancellationToken>>>,
+    #[ctx] context: toolsmith::ToolCallContext,
+) -> String {
+    seen.lock().unwrap().push(context.cancellation().clone());
+    std::future::pending::<String>().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_context_parameter_hears_of_the_tools_time_limit() {
+    let manager = ToolCallManager::new("bound");
+    let seen = Arc::default();
+    manager
+        .register(Arc::new(Hold::new(Arc::clone(&seen))))
+        .unwrap();
+    let outcomes = manager.execute_batch(&[request("hold", json!({}))]).await;
+    assert!(
+        matches!(outcomes[0].result, Err(ToolError::Timeout { .. })),
+        "{:?}",
+        outcomes[0].result
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    // The limit fired the token of the context the tool was given.
+    assert!(seen[0].is_cancelled());
+}

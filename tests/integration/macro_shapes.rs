@@ -86,6 +86,18 @@ mod command_group {
             self.items.lock().unwrap().clear();
         }
 
+        /// Count the items (the receiver written out).
+        #[allow(clippy::needless_arbitrary_self_type)]
+        fn count(self: &Self) -> usize {
+            self.items.lock().unwrap().len()
+        }
+
+        /// Whether there are none (the receiver written with the type's name).
+        #[allow(clippy::needless_arbitrary_self_type)]
+        fn empty(self: &Todo) -> bool {
+            self.items.lock().unwrap().is_empty()
+        }
+
         fn new() -> Self {
             Self::default()
         }
@@ -95,7 +107,14 @@ mod command_group {
     fn builds() {
         let todo = Todo::new();
         todo.clear();
-        assert_eq!(todo.definition().name(), "todo");
+        let definition = todo.definition();
+        assert_eq!(definition.name(), "todo");
+        let names: Vec<&str> = definition
+            .commands()
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["add", "list", "count", "empty"]);
     }
 }
 

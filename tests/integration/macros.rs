@@ -713,6 +713,14 @@ async fn blocking_timeout_and_annotations() {
     assert!(hints(&Add).is_empty());
 }
 
+#[test]
+fn a_blocking_tool_run_without_a_tokio_runtime_says_so() {
+    let arguments = ToolArguments::try_from(json!({"n": 3})).unwrap();
+    let err = futures::executor::block_on(SlowSquare.execute(arguments)).unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Execution);
+    assert!(err.to_string().contains("Tokio runtime"), "{err}");
+}
+
 // ---- Command groups ----
 
 #[derive(Default)]
@@ -1109,6 +1117,29 @@ async fn derived_enum_is_a_command_group() {
     );
     let long = read(json!({ "command": "y".repeat(100_000) })).unwrap_err();
     assert!(long.to_string().len() < 400, "{long}");
+}
+
+/// The default distance of a move: named like the local a derived enum reads the command into.
+fn command() -> u32 {
+    7
+}
+
+/// Moves, by a distance whose default function is named `command`.
+#[derive(ToolArgs, Debug, PartialEq)]
+enum MoveCommand {
+    /// Move forward.
+    Forward {
+        /// How far.
+        #[arg(default = "command")]
+        steps: u32,
+    },
+}
+
+#[test]
+fn a_default_function_named_command_is_called_by_a_derived_enum() {
+    let arguments = ToolArguments::try_from(json!({"command": "forward"})).unwrap();
+    let read = ToolArgs::new("move", &arguments).parse::<MoveCommand>();
+    assert_eq!(read.unwrap(), MoveCommand::Forward { steps: command() });
 }
 
 // ---- #[ctx] parameters ----

@@ -18,4 +18,16 @@ async fn first_word(s: &str) -> Result<Option<&str>, String> {
     Ok(s.split(' ').next())
 }
 
+/// A borrow by a lifetime argument.
+#[tool_fn]
+async fn trimmed(s: &str) -> std::borrow::Cow<'_, str> {
+    std::borrow::Cow::Borrowed(s.trim())
+}
+
+/// The same, run on the blocking pool.
+#[tool_fn(blocking)]
+fn trimmed_blocking(s: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    vec![std::borrow::Cow::Borrowed(s.trim())]
+}
+
 fn main() {}

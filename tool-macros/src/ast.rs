@@ -2,7 +2,7 @@
 //! struct or command enum, each argument an [`ArgField`].
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
-use quote::quote;
+use quote::{ToTokens as _, quote};
 use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
@@ -131,27 +131,30 @@ fn is_borrowed_str(ty: &Type) -> bool {
         && matches!(&*r.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("str")))
 }
 
-/// A reference in `ty` whose lifetime is elided (or `'_`): one that would borrow from the
-/// function's parameters.
-fn elided_reference(ty: &Type) -> Option<&syn::TypeReference> {
+/// A reference in `ty` whose lifetime is elided (or `'_`), or a `'_` lifetime argument
+/// (`Cow<'_, str>`): one that would borrow from the function's parameters.
+fn elided_borrow(ty: &Type) -> Option<&dyn quote::ToTokens> {
     match ty {
         Type::Reference(reference)
             if reference.lifetime.as_ref().is_none_or(|l| l.ident == "_") =>
         {
             Some(reference)
         }
-        Type::Reference(reference) => elided_reference(&reference.elem),
-        Type::Paren(inner) => elided_reference(&inner.elem),
-        Type::Group(inner) => elided_reference(&inner.elem),
-        Type::Slice(slice) => elided_reference(&slice.elem),
-        Type::Array(array) => elided_reference(&array.elem),
-        Type::Tuple(tuple) => tuple.elems.iter().find_map(elided_reference),
+        Type::Reference(reference) => elided_borrow(&reference.elem),
+        Type::Paren(inner) => elided_borrow(&inner.elem),
+        Type::Group(inner) => elided_borrow(&inner.elem),
+        Type::Slice(slice) => elided_borrow(&slice.elem),
+        Type::Array(array) => elided_borrow(&array.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().find_map(elided_borrow),
         Type::Path(path) => path.path.segments.iter().find_map(|segment| {
             let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments else {
                 return None;
             };
             arguments.args.iter().find_map(|argument| match argument {
-                syn::GenericArgument::Type(ty) => elided_reference(ty),
+                syn::GenericArgument::Type(ty) => elided_borrow(ty),
+                syn::GenericArgument::Lifetime(lifetime) if lifetime.ident == "_" => {
+                    Some(lifetime as &dyn quote::ToTokens)
+                }
                 _ => None,
             })
         }),
@@ -200,6 +203,12 @@ fn parse_param(
             return None;
         }
     };
+    attr::misplaced_helpers(
+        &pat_ty.attrs,
+        &["arg", "ctx", "bind"],
+        "a parameter",
+        errors,
+    );
     // The schema, the reading and the call are generated from every parameter: one that
     // may be compiled out would leave them naming it.
     if let Some(cfg) = pat_ty.attrs.iter().find(|a| a.path().is_ident("cfg")) {
@@ -283,6 +292,21 @@ fn parse_param(
         },
         borrowed_str,
     })
+}
+
+/// The names of a function's typed parameters (`#[ctx]` and `#[bind]` ones too), without
+/// `r#`.
+fn param_names(sig: &syn::Signature) -> Vec<String> {
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(pat_ty) => match &*pat_ty.pat {
+                Pat::Ident(p) => Some(p.ident.unraw().to_string()),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
 }
 
 /// Rejects parameter types the generated code cannot own.
@@ -397,16 +421,17 @@ impl ToolFn {
                 }
             }
         }
+        docs::check_arguments_list(&item.attrs, &doc.arguments, &param_names(sig), errors);
         check_return_type(&sig.output, errors);
         let output = Output::parse(&sig.output, sig.ident.span());
         // An async or blocking call owns its arguments and drops them when it ends: what it
         // returns cannot borrow from them.
         if (sig.asyncness.is_some() || attr.blocking.is_some())
             && let ReturnType::Type(_, ty) = &sig.output
-            && let Some(reference) = elided_reference(ty)
+            && let Some(borrow) = elided_borrow(ty)
         {
             errors.spanned(
-                reference,
+                borrow,
                 "an async or `blocking` tool cannot return a value borrowed from its arguments (they are dropped when the call ends): return an owned type such as `String`, or a `&'static` one",
             );
         }
@@ -533,9 +558,11 @@ impl ToolGroup {
                 continue;
             };
             let command_attr = attr::parse_command_attrs(&method.attrs, errors);
+            let commanded = method.attrs.iter().any(|a| a.path().is_ident("command"));
+            attr::misplaced_helpers(&method.attrs, &["command"], "a method", errors);
             method.attrs.retain(|a| !attr::is_helper(a));
             let Some(receiver) = method.sig.receiver() else {
-                if command_attr.skip || command_attr.name.is_some() {
+                if commanded {
                     errors.spanned(
                         &method.sig.ident,
                         "`#[command]` is for methods with a `self` receiver",
@@ -544,6 +571,15 @@ impl ToolGroup {
                 continue;
             };
             if command_attr.skip {
+                if command_attr.name.is_some()
+                    || command_attr.description.is_some()
+                    || command_attr.annotations.any()
+                {
+                    errors.spanned(
+                        &method.sig.ident,
+                        "`#[command(skip)]` leaves this method out of the tool: its other `#[command]` keys have no effect; remove them, or `skip`",
+                    );
+                }
                 continue;
             }
             if let Some(cfg) = method.attrs.iter().find(|a| a.path().is_ident("cfg")) {
@@ -553,7 +589,16 @@ impl ToolGroup {
                 );
                 continue;
             }
-            let is_shared_ref = matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None));
+            // `&self`, or the same written out: `self: &Self`, `self: &Memory`.
+            let is_shared_ref = match &receiver.kind {
+                syn::ReceiverKind::Reference(_, _, None) => true,
+                syn::ReceiverKind::Typed(_, ty) => matches!(&**ty, Type::Reference(reference)
+                    if reference.mutability.is_none()
+                        && (matches!(&*reference.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+                            || reference.elem.to_token_stream().to_string()
+                                == item.self_ty.to_token_stream().to_string())),
+                _ => false,
+            };
             if !is_shared_ref {
                 errors.spanned(
                     receiver,
@@ -602,10 +647,11 @@ impl syn::visit_mut::VisitMut for ReplaceSelf<'_> {
                 .first()
                 .is_some_and(|s| s.ident == "Self")
         {
+            // Located at `Self`, so that an error about the type points at the parameter.
+            let self_ty = located_at(self.0.to_token_stream(), path.path.segments[0].ident.span());
             if path.path.segments.len() == 1 {
-                *ty = self.0.clone();
+                *ty = syn::parse_quote!(#self_ty);
             } else {
-                let self_ty = self.0;
                 let rest = path.path.segments.iter().skip(1);
                 *ty = syn::parse_quote!(<#self_ty>::#(#rest)::*);
             }
@@ -613,6 +659,23 @@ impl syn::visit_mut::VisitMut for ReplaceSelf<'_> {
         }
         syn::visit_mut::visit_type_mut(self, ty);
     }
+}
+
+/// `tokens` with every span's location (not its name resolution) set to `at`.
+fn located_at(tokens: TokenStream, at: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut inner = Group::new(group.delimiter(), located_at(group.stream(), at));
+                inner.set_span(group.span().located_at(at));
+                TokenTree::Group(inner)
+            } else {
+                token.set_span(token.span().located_at(at));
+                token
+            }
+        })
+        .collect()
 }
 
 fn parse_command(
@@ -626,6 +689,13 @@ fn parse_command(
         errors.spanned(
             &sig.generics,
             "a command cannot be generic: its arguments are read from JSON into concrete types",
+        );
+    }
+    // The dispatch calls it with no one to uphold its safety contract.
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
+        errors.spanned(
+            unsafety,
+            "a command cannot be `unsafe`: the model's call would run it without an `unsafe` block; mark it `#[command(skip)]`, or make it safe",
         );
     }
     let doc = docs::fn_doc(&method.attrs, errors);
@@ -642,6 +712,7 @@ fn parse_command(
             borrowed.push(borrowed_str);
         }
     }
+    docs::check_arguments_list(&method.attrs, &doc.arguments, &param_names(sig), errors);
     let mut replace_self = ReplaceSelf(self_ty);
     for field in &mut fields {
         syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut field.ty);
@@ -675,6 +746,7 @@ fn parse_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<ArgField>
         .iter()
         .filter_map(|field| {
             let ident = field.ident.clone()?;
+            attr::misplaced_helpers(&field.attrs, &["arg"], "a field", errors);
             let arg = attr::parse_arg_attrs(&field.attrs, errors);
             check_param_type(&field.ty, errors);
             let name = arg.rename.unwrap_or(Spanned {
@@ -704,6 +776,7 @@ impl DeriveInput {
                 "`#[derive(ToolArgs)]` does not support generic types: arguments are read into concrete types",
             );
         }
+        attr::misplaced_helpers(&input.attrs, &["toolsmith"], "the type itself", errors);
         match &input.data {
             syn::Data::Struct(data) => match &data.fields {
                 syn::Fields::Named(fields) => Some(Self::Struct(ArgsStruct {
@@ -725,6 +798,7 @@ impl DeriveInput {
             syn::Data::Enum(data) => {
                 let mut variants = Vec::new();
                 for variant in &data.variants {
+                    attr::misplaced_helpers(&variant.attrs, &["arg"], "a variant", errors);
                     let arg = attr::parse_arg_attrs(&variant.attrs, errors);
                     if let Some(FieldDefault::Trait | FieldDefault::Function(_)) = arg.default {
                         errors.spanned(&variant.ident, "`default` is for fields, not commands");

@@ -92,7 +92,8 @@ pub struct ToolAttr {
     /// PascalCase.
     pub struct_name: Option<syn::Ident>,
     pub krate: Option<syn::Path>,
-    pub timeout_millis: Option<u64>,
+    /// `timeout = "..."` in milliseconds, with the span of its key.
+    pub timeout_millis: Option<Spanned<u64>>,
     /// `retries = N`: how many times a failed call is retried (0: never).
     pub retries: Option<u32>,
     pub blocking: Option<Span>,
@@ -162,6 +163,10 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             let lit: LitStr = meta.value()?.parse()?;
             let millis = duration::parse_millis(&lit.value())
                 .map_err(|reason| syn::Error::new(lit.span(), reason))?;
+            let millis = Spanned {
+                value: millis,
+                span: meta.path.span(),
+            };
             set(&mut attr.timeout_millis, millis, meta, local);
         } else if meta.path.is_ident("retries") {
             let retries = retries_value(meta)?;
@@ -359,6 +364,35 @@ pub fn bind_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a 
     Some(attr)
 }
 
+/// Reports each helper attribute of the macros in `attrs` that does not go on `place` (not
+/// named in `allowed`): it would be taken out, or passed over, having no effect there.
+pub fn misplaced_helpers(attrs: &[Attribute], allowed: &[&str], place: &str, errors: &mut Errors) {
+    for attr in attrs {
+        let goes_on = [
+            (
+                "arg",
+                "a parameter, a field, or a variant of a command enum",
+            ),
+            ("ctx", "a parameter of a tool function"),
+            ("bind", "a parameter of a tool function"),
+            (
+                "command",
+                "a method of a command group (with a `self` receiver)",
+            ),
+            ("toolsmith", "the type that derives `ToolArgs`"),
+        ];
+        if let Some((name, goes_on)) = goes_on
+            .iter()
+            .find(|(name, _)| attr.path().is_ident(name) && !allowed.contains(name))
+        {
+            errors.spanned(
+                attr,
+                format!("`#[{name}]` has no effect on {place}: it goes on {goes_on}"),
+            );
+        }
+    }
+}
+
 /// Whether an attribute is one of the macros' own helper attributes (removed from output).
 pub fn is_helper(attr: &Attribute) -> bool {
     ["arg", "ctx", "bind", "command"]
@@ -370,9 +404,17 @@ pub fn is_helper(attr: &Attribute) -> bool {
 pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
     let mut krate = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("toolsmith")) {
-        let result = attr.parse_nested_meta(each_key(errors, |meta, _| {
+        let result = attr.parse_nested_meta(each_key(errors, |meta, errors| {
             if let Some(key) = crate_key(meta) {
-                krate = Some(crate_value(meta, key)?);
+                let path = crate_value(meta, key)?;
+                if krate.is_some() {
+                    errors.spanned(
+                        &meta.path,
+                        "the crate's path is given twice (`crate` and `crate_path` are one key)",
+                    );
+                } else {
+                    krate = Some(path);
+                }
                 Ok(())
             } else {
                 Err(unknown_key(meta, "#[toolsmith]", "crate (or crate_path)"))

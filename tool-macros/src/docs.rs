@@ -44,12 +44,57 @@ fn doc_value(attr: &Attribute) -> Option<&Expr> {
     }
 }
 
-/// The text of a doc attribute's string, with the space after `///` removed.
+/// The text of a doc attribute's string, with the space after `///` removed (and the `*`
+/// that starts each line of a `/** … */` comment, as rustdoc removes it).
 fn doc_line(text: &str) -> String {
-    text.lines()
+    let lines: Vec<&str> = text.lines().collect();
+    undecorated(&lines)
+        .iter()
         .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The lines of a block doc comment without the `*` each starts with (` * text`), when the
+/// first line (after `/**`) is blank and every other line but blank ones at the end starts with
+/// one, at one column; other lines as they are (a `#[doc = "..."]` string written with a list
+/// on its own lines keeps it).
+fn undecorated<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    if !lines.first().is_some_and(|line| line.trim().is_empty()) {
+        return lines.to_vec();
+    }
+    let (mut first, mut last) = (1, lines.len());
+    while first < last && lines[first].trim().is_empty() {
+        first += 1;
+    }
+    while last > first && lines[last - 1].trim().is_empty() {
+        last -= 1;
+    }
+    let decorated = &lines[first..last];
+    let star_at = |line: &str| {
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        line[indent..].starts_with('*').then_some(indent)
+    };
+    let Some(Some(column)) = decorated.first().map(|line| star_at(line)) else {
+        return lines.to_vec();
+    };
+    if lines.len() < 2 || !decorated.iter().all(|line| star_at(line) == Some(column)) {
+        return lines.to_vec();
+    }
+    lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            if (first..last).contains(&index) {
+                &line[column + 1..]
+            } else if line.trim().chars().all(|c| c == '*') {
+                // The `*/` line's leading stars, or blanks.
+                ""
+            } else {
+                line
+            }
+        })
+        .collect()
 }
 
 /// The docs as a [`Description::Written`] when a macro writes any of them: each attribute in
@@ -229,15 +274,73 @@ pub fn split_fn_doc(text: Option<String>) -> FnDoc {
     }
 }
 
-/// Parses "`name` - text" (also "`name`: text", "`name` — text").
+/// Parses "`name` - text" (also "`name`: text", "`name` — text", and each without the
+/// backticks).
 fn argument_item(item: &str) -> Option<(String, String)> {
-    let rest = item.strip_prefix('`')?;
-    let (name, rest) = rest.split_once('`')?;
+    let (name, rest) = match item.strip_prefix('`') {
+        Some(rest) => rest.split_once('`')?,
+        None => {
+            let end = item
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(item.len());
+            let (name, rest) = item.split_at(end);
+            let separated = rest.trim_start().starts_with(['-', ':', '—', '–']);
+            if name.is_empty() || !separated {
+                return None;
+            }
+            (name, rest)
+        }
+    };
     let desc = rest
         .trim_start()
         .trim_start_matches(['-', ':', '—', '–'])
         .trim();
     Some((name.trim().to_owned(), desc.to_owned()))
+}
+
+/// Reports each item of a function's `# Arguments` list that names none of its parameters
+/// (`parameters`, by their names without `r#`): its text is left out of the description and
+/// describes nothing, so the model would never read it. Pointed at the doc line naming it.
+pub fn check_arguments_list(
+    attrs: &[Attribute],
+    arguments: &[(String, String)],
+    parameters: &[String],
+    errors: &mut Errors,
+) {
+    for (name, _) in arguments {
+        // `self` may be described too (a command's receiver), as describing it harms nothing.
+        if parameters.contains(name) || name == "self" {
+            continue;
+        }
+        let names_it = |text: &str| {
+            text.lines().any(|line| {
+                line.trim()
+                    .strip_prefix(['*', '-'])
+                    .map(|item| item.trim_start().trim_start_matches('`'))
+                    .is_some_and(|item| {
+                        item.strip_prefix(name.as_str()).is_some_and(|rest| {
+                            !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                        })
+                    })
+            })
+        };
+        let line = attrs.iter().find(|attr| {
+            doc_value(attr).is_some_and(|value| match value {
+                Expr::Lit(lit) => match &lit.lit {
+                    Lit::Str(text) => names_it(&text.value()),
+                    _ => false,
+                },
+                _ => false,
+            })
+        });
+        let message = format!(
+            "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; name a parameter, or move the text out of the list"
+        );
+        match line {
+            Some(line) => errors.spanned(line, message),
+            None => errors.spanned(attrs.first(), message),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -263,6 +366,42 @@ mod tests {
                 ("a".to_owned(), "The first number.".to_owned()),
                 ("b".to_owned(), "The second.".to_owned())
             ]
+        );
+    }
+
+    #[test]
+    fn an_argument_named_without_backticks_is_read() {
+        let doc = split_fn_doc(Some(
+            "Adds.\n\n# Arguments\n\n* a - The first.\n* b: The second.\n* see the notes"
+                .to_owned(),
+        ));
+        assert_eq!(
+            doc.arguments,
+            [
+                ("a".to_owned(), "The first.".to_owned()),
+                ("b".to_owned(), "The second.".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn block_comments_lose_their_stars() {
+        let attrs: Vec<Attribute> = vec![syn::parse_quote!(
+            #[doc = "\n * Remembers a fact.\n *\n *   Indented.\n "]
+        )];
+        assert_eq!(
+            doc_text(&attrs).as_deref(),
+            Some("Remembers a fact.\n\n  Indented.")
+        );
+        // One line, lines not all starting with a star, or a first line of text: as written.
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " * not a list"]),
+            syn::parse_quote!(#[doc = "\n First.\n * second\n "]),
+            syn::parse_quote!(#[doc = "Steps:\n* one\n* two"]),
+        ];
+        assert_eq!(
+            doc_text(&attrs).as_deref(),
+            Some("* not a list\n\nFirst.\n* second\n\nSteps:\n* one\n* two")
         );
     }
 

@@ -69,7 +69,8 @@ fn definition_expr(
 
 /// `fn timeout(&self)` when the tool has one.
 fn timeout_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
-    attr.timeout_millis.map(|millis| {
+    attr.timeout_millis.as_ref().map(|millis| {
+        let millis = millis.value;
         quote! {
             fn timeout(&self) -> #krate::Option<::core::time::Duration> {
                 #krate::Some(::core::time::Duration::from_millis(#millis))
@@ -750,6 +751,8 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
     let krate = &crate_path::alias();
     let ident = &input.ident;
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
+    // Hygienic, as every local a field's default function is called beside.
+    let selected = Ident::new("__toolsmith_command", Span::mixed_site());
     let arms = input.variants.iter().map(|variant| {
         let command = &variant.name.value;
         let variant_ident = &variant.ident;
@@ -786,8 +789,8 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                 fn from_tool_args(
                     #reader: &#krate::ToolArgs<'_>,
                 ) -> #krate::Result<Self, #krate::ToolError> {
-                    let command: ::std::string::String = #reader.field("command")?;
-                    match command.as_str() {
+                    let #selected: ::std::string::String = #reader.field("command")?;
+                    match #selected.as_str() {
                         #(#arms)*
                         other => #krate::Err(#krate::unknown_command(#reader.tool(), other, #listed)),
                     }

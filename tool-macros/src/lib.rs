@@ -117,7 +117,7 @@ use errors::Errors;
 /// | `description = "..."` | the description (default: the doc comment); a tool must have one (on an `impl` block: the group's description, optional) |
 /// | `category = "..."` | the category (default `"custom"`) |
 /// | `struct_name = "..."` | the generated struct's name (default: the function's name in PascalCase); on a function only |
-/// | `timeout = "10s"` | the tool's time limit (`"500ms"`, `"10s"`, `"2m"`, `"1h"`) |
+/// | `timeout = "10s"` | the tool's time limit (`"500ms"`, `"10s"`, `"2m"`, `"1h"`); a sync function takes one with `blocking` only (inline, nothing could stop it) |
 /// | `retries = N` | the tool's own retry config (`ToolImpl::retry_config`): `ToolRetryConfig::exponential(N)`, i.e. up to N retries of timeouts and network errors, 100 ms then doubling; `retries = 0` is `ToolRetryConfig::never()` |
 /// | `blocking` | run a sync function on tokio's blocking pool (a sync function otherwise runs inline) |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | set that hint in `ToolDefinition.annotations` (`read_only = false` states the opposite; left out, a hint is unknown) |

@@ -68,6 +68,16 @@ pub fn tool_fn(tool: &ToolFn, errors: &mut Errors) {
         errors,
     );
     check_arguments(tool.arg_fields(), false, errors);
+    // A sync function runs inline, on the caller's thread: nothing can stop it at a limit.
+    if let Some(timeout) = &tool.attr.timeout_millis
+        && tool.attr.blocking.is_none()
+        && tool.item.sig.asyncness.is_none()
+    {
+        errors.at(
+            timeout.span,
+            "`timeout` cannot limit a sync tool function, which runs inline on the caller's thread: add `blocking` (it then runs on tokio's blocking pool, and the call ends at the limit) or make the function `async`",
+        );
+    }
     if let Some(span) = tool.attr.blocking
         && tool.item.sig.asyncness.is_some()
     {

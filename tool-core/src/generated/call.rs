@@ -74,7 +74,8 @@ impl<Fut: Future, T, E> Future for Converting<Fut, T, E> {
 }
 
 /// The future of a blocking tool's call: runs `call` on tokio's blocking pool and converts
-/// its output; a panic there is [`ToolError::Execution`].
+/// its output; a panic there is [`ToolError::Execution`], and so is a call polled outside a
+/// Tokio runtime (where tokio's `spawn_blocking` panics).
 pub fn start_blocking<'a, F, O, T, E>(
     tool: &'static str,
     call: F,
@@ -87,7 +88,13 @@ where
     E: 'a,
 {
     Box::pin(async move {
-        match tokio::task::spawn_blocking(call).await {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return Err(ToolError::execution(
+                tool,
+                "a blocking tool runs on Tokio's blocking pool, and needs a Tokio runtime",
+            ));
+        };
+        match runtime.spawn_blocking(call).await {
             Ok(output) => conversion.apply(output, tool),
             Err(error) => Err(ToolError::execution(tool, error)),
         }

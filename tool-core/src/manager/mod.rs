@@ -244,14 +244,27 @@ impl RegisteredTool {
     pub(crate) fn start(&self, arguments: &ToolArguments) -> Result<ToolFuture<'_>, ToolError> {
         let name = self.definition.name();
         let tool = &*self.tool;
-        let future = std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_lent(arguments)))
-            .map_err(|payload| ToolError::panicked(name, payload.as_ref()))?;
+        // Under a time limit and a call's context, the attempt gets a token of its own, which
+        // the limit fires so that work the tool handed elsewhere hears of it (a retry gets a
+        // fresh one). It is the current context from the start, so that a tool reading it as
+        // the call starts (`#[ctx] ToolCallContext`) holds the attempt's.
+        let attempt = self
+            .timeout
+            .and_then(|_| ToolCallContext::current())
+            .map(|context| context.attempt());
+        let start = || std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_lent(arguments)));
+        let future = match &attempt {
+            Some(context) => context.clone().enter(start),
+            None => start(),
+        }
+        .map_err(|payload| ToolError::panicked(name, payload.as_ref()))?;
         Ok(match self.timeout {
             None => future,
             // Boxed so that the timer's state does not grow every call's future.
             Some(limit) => Box::pin(finish_within(
                 name,
                 limit,
+                attempt,
                 AssertUnwindSafe(future).catch_unwind(),
             )),
         })
@@ -279,10 +292,12 @@ fn compile_returns(definition: &Tool) -> Result<Option<CompiledSchema>, Registra
     })
 }
 
-/// A running tool's future raced against its time limit.
+/// A running tool's future raced against its time limit, under its attempt's context when
+/// it has one.
 async fn finish_within<F>(
     name: &str,
     limit: Duration,
+    attempt: Option<ToolCallContext>,
     future: F,
 ) -> Result<ToolCallResult, ToolError>
 where
@@ -294,9 +309,6 @@ where
             "a time limit is set for this tool, and time limits need a Tokio runtime",
         ));
     }
-    // Under a call's context, the attempt gets a token of its own, which the limit fires so
-    // that work the tool handed elsewhere hears of it; a retry gets a fresh one.
-    let attempt = ToolCallContext::current().map(|context| context.attempt());
     let future = match &attempt {
         Some(context) => futures::future::Either::Left(context.clone().scope(future)),
         None => futures::future::Either::Right(future),

@@ -116,6 +116,12 @@ impl ToolCallContext {
         CURRENT_CALL.scope(self, future)
     }
 
+    /// Runs `f` with this context as the [current](Self::current) one: what a tool does as
+    /// its call starts, before its future runs under [`scope`](Self::scope).
+    pub(crate) fn enter<R>(self, f: impl FnOnce() -> R) -> R {
+        CURRENT_CALL.sync_scope(self, f)
+    }
+
     /// The call's id, as the model gave it.
     pub fn call_id(&self) -> &str {
         &self.call_id
