@@ -27,6 +27,10 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long connecting (start, handshake, first `tools/list`) may take by default.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long [`McpClient::close`] waits for the connection to end before it ends the child
+/// regardless: rmcp drains answers for up to two seconds, then closes the transport.
+const CONNECTION_END_WAIT: Duration = Duration::from_secs(3);
+
 /// Where an MCP server is.
 ///
 /// ```
@@ -402,7 +406,8 @@ impl McpClient {
     }
 
     /// Closes the connection: the server's stdin is closed, it gets two seconds to exit,
-    /// then `SIGTERM`, then `SIGKILL`; its process group is ended and it is reaped.
+    /// then `SIGTERM`, then `SIGKILL`; its process group is ended and it is reaped. A server
+    /// that no longer reads its stdin is ended all the same, within a few seconds more.
     pub async fn close(self) {
         let service = self
             .connection
@@ -412,7 +417,9 @@ impl McpClient {
             .take();
         self.connection.follower.abort();
         if let Some(service) = service {
-            let _ = service.cancel().await;
+            // A write the server does not read holds the transport, and closing it would wait
+            // for that write for ever; ending the child below ends the write.
+            let _ = tokio::time::timeout(CONNECTION_END_WAIT, service.cancel()).await;
         }
         let child = self
             .connection
