@@ -359,8 +359,11 @@ impl McpClient {
 
     /// Lists the server's tools again now. A client does this by itself each time the
     /// server sends `notifications/tools/list_changed`; tools listed before keep their names.
+    /// Of listings made at once, the one that started last gives the list, whatever order
+    /// their answers come in.
     pub async fn refresh_tools(&self) -> Result<(), McpError> {
-        self.list.replace(self.lister.list().await?);
+        let ticket = self.list.start_listing();
+        self.list.replace(ticket, self.lister.list().await?);
         Ok(())
     }
 
