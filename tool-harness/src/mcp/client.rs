@@ -419,17 +419,22 @@ impl McpClient {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         self.connection.follower.abort();
-        if let Some(service) = service {
-            // A write the server does not read holds the transport, and closing it would wait
-            // for that write for ever; ending the child below ends the write.
-            let _ = tokio::time::timeout(CONNECTION_END_WAIT, service.cancel()).await;
-        }
         let child = self
             .connection
             .child
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
+        if let Some(service) = service {
+            if child.is_some() {
+                // A write the child does not read holds the transport, and closing it would
+                // wait for that write for ever; ending the child below ends the write.
+                let _ = tokio::time::timeout(CONNECTION_END_WAIT, service.cancel()).await;
+            } else {
+                // rmcp bounds the end of an HTTP connection itself (its DELETE included).
+                let _ = service.cancel().await;
+            }
+        }
         if let Some(mut child) = child {
             child.shutdown().await;
         }
