@@ -278,7 +278,10 @@ mod tests {
         }, "required": ["label", "children"]});
         let forest = json!({"type": "object", "properties": {
             "trees": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}
-        }, "required": ["trees"], "$defs": {"Tree": tree.clone()}});
+        }, "required": ["trees"], "$defs": {"Tree": {"type": "object", "properties": {
+            "label": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}
+        }, "required": ["label", "children"]}}});
         let group = Tool::MultiCommands(
             "woods".into(),
             vec![
@@ -294,12 +297,14 @@ mod tests {
             assert!(valid(
                 json!({"label": "a", "children": [{"label": "b", "children": []}]})
             ));
-            assert!(valid(json!({"trees": [{"label": "a", "children": []}]})));
+            assert!(valid(
+                json!({"trees": [{"label": "a", "children": [{"label": "b", "children": []}]}]})
+            ));
             assert!(!valid(
                 json!({"label": "a", "children": [{"label": 5, "children": []}]})
             ));
             assert!(!valid(
-                json!({"trees": [{"label": "a", "children": [{"label": 5}]}]})
+                json!({"trees": [{"label": "a", "children": [{"label": 5, "children": []}]}]})
             ));
         }
     }
