@@ -27,6 +27,10 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long connecting (start, handshake, first `tools/list`) may take by default.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long [`McpClient::close`] waits for the connection to end before it ends the child
+/// regardless: rmcp drains answers for up to two seconds, then closes the transport.
+const CONNECTION_END_WAIT: Duration = Duration::from_secs(3);
+
 /// Where an MCP server is.
 ///
 /// ```
@@ -355,8 +359,11 @@ impl McpClient {
 
     /// Lists the server's tools again now. A client does this by itself each time the
     /// server sends `notifications/tools/list_changed`; tools listed before keep their names.
+    /// Of listings made at once, the one that started last gives the list, whatever order
+    /// their answers come in.
     pub async fn refresh_tools(&self) -> Result<(), McpError> {
-        self.list.replace(self.lister.list().await?);
+        let ticket = self.list.start_listing();
+        self.list.replace(ticket, self.lister.list().await?);
         Ok(())
     }
 
@@ -402,7 +409,8 @@ impl McpClient {
     }
 
     /// Closes the connection: the server's stdin is closed, it gets two seconds to exit,
-    /// then `SIGTERM`, then `SIGKILL`; its process group is ended and it is reaped.
+    /// then `SIGTERM`, then `SIGKILL`; its process group is ended and it is reaped. A server
+    /// that no longer reads its stdin is ended all the same, within a few seconds more.
     pub async fn close(self) {
         let service = self
             .connection
@@ -411,15 +419,22 @@ impl McpClient {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         self.connection.follower.abort();
-        if let Some(service) = service {
-            let _ = service.cancel().await;
-        }
         let child = self
             .connection
             .child
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
+        if let Some(service) = service {
+            if child.is_some() {
+                // A write the child does not read holds the transport, and closing it would
+                // wait for that write for ever; ending the child below ends the write.
+                let _ = tokio::time::timeout(CONNECTION_END_WAIT, service.cancel()).await;
+            } else {
+                // rmcp bounds the end of an HTTP connection itself (its DELETE included).
+                let _ = service.cancel().await;
+            }
+        }
         if let Some(mut child) = child {
             child.shutdown().await;
         }

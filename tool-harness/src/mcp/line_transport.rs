@@ -6,7 +6,8 @@
 //! error), one too large or too deep gets `-32600` or `-32700` naming the limit, and JSON that
 //! is not a message gets `-32600` (invalid request), with the request's id when it can be
 //! read. A client-side one gives the call that an unreadable answer answers an error naming
-//! the problem, rather than leaving the call to wait for its time limit.
+//! the problem, rather than leaving the call to wait for its time limit, and answers an
+//! unreadable request of the server's (one whose id it can read) as a server does.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -162,8 +163,8 @@ where
 
     /// What becomes of an unreadable message (`id` is the one read with it, if any). A server
     /// answers it, with the request's id when its envelope shows one. A client gives the
-    /// request it answers an error saying why (the message to return from `receive`), or
-    /// logs it when its envelope names no request of ours.
+    /// request it answers an error saying why (the message to return from `receive`),
+    /// answers it as a server does when it is a request with an id, and logs anything else.
     fn unreadable(
         &self,
         id: Value,
@@ -175,18 +176,22 @@ where
         RxJsonRpcMessage<Role>: serde::de::DeserializeOwned,
     {
         if Role::IS_CLIENT {
-            let Some(request) = envelope.answered_request() else {
-                tracing::warn!(code, %message, "an unreadable message from the server, not an answer to a request");
+            if let Some(request) = envelope.answered_request() {
+                let error = unreadable_answer(request.clone(), code, &message);
+                return match serde_json::from_value(error) {
+                    Ok(error) => Some(error),
+                    Err(error) => {
+                        tracing::warn!(%error, %message, "could not hand an unreadable answer to its call");
+                        None
+                    }
+                };
+            }
+            // A request of the server's is answered below, as a server answers the client's
+            // (unanswered, the server would wait for it); anything else is only logged.
+            if !(envelope.has_method && envelope.id.is_some()) {
+                tracing::warn!(code, %message, "an unreadable message from the server, neither an answer nor a request");
                 return None;
-            };
-            let error = unreadable_answer(request.clone(), code, &message);
-            return match serde_json::from_value(error) {
-                Ok(error) => Some(error),
-                Err(error) => {
-                    tracing::warn!(%error, %message, "could not hand an unreadable answer to its call");
-                    None
-                }
-            };
+            }
         }
         let id = match (id, &envelope.id) {
             (Value::Null, Some(request)) if envelope.has_method => request.clone(),
@@ -411,5 +416,63 @@ where
             writer.shutdown().await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rmcp::RoleClient;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::*;
+
+    /// A request of the server's that the client cannot read is answered with an error
+    /// under its id, as the server answers the client's: the server does not wait for ever.
+    #[tokio::test]
+    async fn a_client_answers_a_server_request_it_cannot_read() {
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(client_end);
+        let mut transport: LineTransport<RoleClient, _, _> =
+            LineTransport::new(read, write).with_limits(JsonLimits::default().with_max_bytes(1024));
+        let receiving = tokio::spawn(async move { transport.receive().await.is_some() });
+        let (server_read, mut server_write) = tokio::io::split(server_end);
+        let mut server_read = BufReader::new(server_read);
+        for (id, line) in [
+            (
+                "s1",
+                r#"{"jsonrpc":"2.0","id":"s1","method":"ping","params":5}"#.to_owned(),
+            ),
+            (
+                "s2",
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":"s2","method":"ping","params":{{"x":"{}"}}}}"#,
+                    "y".repeat(2000)
+                ),
+            ),
+            (
+                "s3",
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":"s3","method":"ping","params":{{"x":{}1{}}}}}"#,
+                    "[".repeat(100),
+                    "]".repeat(100)
+                ),
+            ),
+        ] {
+            server_write
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .unwrap();
+            let mut answer = String::new();
+            tokio::time::timeout(Duration::from_secs(5), server_read.read_line(&mut answer))
+                .await
+                .unwrap_or_else(|_| panic!("{id} was not answered"))
+                .unwrap();
+            let answer: Value = serde_json::from_str(&answer).unwrap();
+            assert_eq!(answer["id"], id, "{answer}");
+            assert!(answer["error"]["code"].is_i64(), "{answer}");
+        }
+        receiving.abort();
     }
 }

@@ -2,6 +2,8 @@
 
 use rmcp::model::ErrorData;
 
+use super::server::cut;
+
 /// How many tools one `tools/list` page holds unless the server is told otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
@@ -25,7 +27,10 @@ pub(crate) fn page(
         None => 0,
         Some(cursor) => parse(cursor, len).ok_or_else(|| {
             ErrorData::invalid_params(
-                format!("invalid cursor {cursor:?}: pass a nextCursor from an earlier tools/list"),
+                format!(
+                    "invalid cursor {:?}: pass a nextCursor from an earlier tools/list",
+                    cut(cursor)
+                ),
                 None,
             )
         })?,
@@ -75,6 +80,17 @@ mod tests {
             assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS, "{bad}");
             assert!(err.message.contains("invalid cursor"), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_long_cursor_is_quoted_cut() {
+        let err = page(Some(&"c".repeat(100_000)), 5, 2).unwrap_err();
+        assert!(
+            err.message.contains("invalid cursor \"ccc"),
+            "{}",
+            err.message
+        );
+        assert!(err.message.len() < 1_000, "{} bytes", err.message.len());
     }
 
     #[test]

@@ -242,6 +242,7 @@ impl McpServer {
                     .join(" or ")
             ),
         };
+        let name = cut(name);
         ErrorData::invalid_params(
             format!("Unknown tool '{name}'{hint}"),
             Some(json!({ "tool": name })),
@@ -437,6 +438,18 @@ impl ServerHandler for McpServer {
                 None,
             )),
         }
+    }
+}
+
+/// The most characters of a client's text (a tool name, a cursor) an error quotes, as
+/// validation quotes a value: a name of 100,000 characters is not echoed whole.
+const MAX_QUOTED_CHARS: usize = 240;
+
+/// `text` cut after [`MAX_QUOTED_CHARS`] characters, marked with `…` when cut.
+pub(crate) fn cut(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..end])),
     }
 }
 

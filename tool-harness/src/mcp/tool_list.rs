@@ -2,6 +2,7 @@
 //! `notifications/tools/list_changed`.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
@@ -146,15 +147,19 @@ impl ToolLister {
 
 /// The current bridges, and a counter of listings that subscribers watch.
 pub(crate) struct LiveToolList {
-    tools: RwLock<Vec<McpToolBridge>>,
+    /// The bridges, and the ticket of the listing that found them.
+    tools: RwLock<(Vec<McpToolBridge>, u64)>,
     version: watch::Sender<u64>,
+    /// The last ticket given to a listing ([`start_listing`](Self::start_listing)).
+    tickets: AtomicU64,
 }
 
 impl LiveToolList {
     pub(crate) fn new(tools: Vec<McpToolBridge>) -> Arc<Self> {
         Arc::new(Self {
-            tools: RwLock::new(tools),
+            tools: RwLock::new((tools, 0)),
             version: watch::Sender::new(0),
+            tickets: AtomicU64::new(0),
         })
     }
 
@@ -162,6 +167,7 @@ impl LiveToolList {
         self.tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
+            .0
             .clone()
     }
 
@@ -169,8 +175,21 @@ impl LiveToolList {
         self.version.subscribe()
     }
 
-    pub(crate) fn replace(&self, tools: Vec<McpToolBridge>) {
-        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = tools;
+    /// The ticket of a listing about to start, to [`replace`](Self::replace) the list with.
+    pub(crate) fn start_listing(&self) -> u64 {
+        self.tickets.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Replaces the list with what the listing of `ticket` found, unless a listing that
+    /// started later has replaced it already: answers to listings at once (the follower's, an
+    /// explicit refresh) may come back in any order, and the last to start saw the newest list.
+    pub(crate) fn replace(&self, ticket: u64, tools: Vec<McpToolBridge>) {
+        let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        if ticket < current.1 {
+            return;
+        }
+        *current = (tools, ticket);
+        drop(current);
         self.version.send_modify(|version| *version += 1);
     }
 
@@ -186,10 +205,13 @@ impl LiveToolList {
         tokio::spawn(async move {
             loop {
                 changed.notified().await;
+                let Some(ticket) = list.upgrade().map(|list| list.start_listing()) else {
+                    return;
+                };
                 let listed = lister.list().await;
                 let Some(list) = list.upgrade() else { return };
                 match listed {
-                    Ok(tools) => list.replace(tools),
+                    Ok(tools) => list.replace(ticket, tools),
                     Err(error) => tracing::warn!(
                         server = %lister.label,
                         %error,

@@ -54,7 +54,7 @@ pub(crate) fn output_schema(tool: &Tool, objects_only: bool) -> Option<OutputSch
     }
     let schema = match schemas.as_slice() {
         [one] => (*one).clone(),
-        many => json!({ "anyOf": many }),
+        many => json!({ "anyOf": many.iter().enumerate().map(own_resource).collect::<Vec<_>>() }),
     };
     let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
     if is_object || !objects_only {
@@ -71,6 +71,22 @@ pub(crate) fn output_schema(tool: &Tool, objects_only: bool) -> Option<OutputSch
         schema: wrap_schema(schema),
         wrapped: true,
     })
+}
+
+/// The `index`th command's result schema as a branch of a group's `anyOf`, given an `$id`
+/// of its own (unless it has one) so that its local references (`#`, `#/$defs/…`) still
+/// resolve against itself, not against the `anyOf` around it (as core checks results).
+fn own_resource((index, schema): (usize, &&Value)) -> Value {
+    let mut schema = (*schema).clone();
+    if let Value::Object(object) = &mut schema
+        && !object.contains_key("$id")
+    {
+        object.insert(
+            "$id".to_owned(),
+            format!("urn:toolsmith:returns:{index}").into(),
+        );
+    }
+    schema
 }
 
 /// `{"type": "object", "properties": {"result": schema}, "required": ["result"]}`, with the
@@ -250,6 +266,47 @@ mod tests {
         assert!(!old.wrapped);
         assert_eq!(&Value::Object(old.schema), returns.schema());
         assert!(output_schema(&Tool::SingleCommand(def("x")), true).is_none());
+    }
+
+    #[test]
+    fn a_group_s_output_schema_keeps_each_command_s_references() {
+        // As `returns_schema` writes recursive types: `$ref: "#"` to its own root, and a
+        // type holding one with `$defs` at its root.
+        let tree = json!({"type": "object", "properties": {
+            "label": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#"}}
+        }, "required": ["label", "children"]});
+        let forest = json!({"type": "object", "properties": {
+            "trees": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}
+        }, "required": ["trees"], "$defs": {"Tree": {"type": "object", "properties": {
+            "label": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}
+        }, "required": ["label", "children"]}}});
+        let group = Tool::MultiCommands(
+            "woods".into(),
+            vec![
+                def("tree").with_returns(Args::new(tree)),
+                def("forest").with_returns(Args::new(forest)),
+            ],
+        );
+        for objects_only in [false, true] {
+            let output = output_schema(&group, objects_only).unwrap();
+            let validator = jsonschema::validator_for(&Value::Object(output.schema.clone()))
+                .unwrap_or_else(|e| panic!("objects_only {objects_only}: {e}"));
+            let valid = |value: Value| validator.is_valid(&output.structured(value));
+            assert!(valid(
+                json!({"label": "a", "children": [{"label": "b", "children": []}]})
+            ));
+            assert!(valid(
+                json!({"trees": [{"label": "a", "children": [{"label": "b", "children": []}]}]})
+            ));
+            assert!(!valid(
+                json!({"label": "a", "children": [{"label": 5, "children": []}]})
+            ));
+            assert!(!valid(
+                json!({"trees": [{"label": "a", "children": [{"label": 5, "children": []}]}]})
+            ));
+        }
     }
 
     #[test]

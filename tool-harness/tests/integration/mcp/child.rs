@@ -121,3 +121,47 @@ async fn a_missing_program_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+/// A server that answers the handshake and its list, then stops reading its stdin (hung).
+fn stops_reading(pid_file: &Path) -> McpCommand {
+    script(
+        pid_file,
+        r#"
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      version=$(printf '%s' "$line" | sed -n 's/.*"protocolVersion":"\([^"]*\)".*/\1/p')
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"hung","version":"1"}}}\n' "$id" "$version" ;;
+    *'"method":"tools/list"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t","description":"A tool.","inputSchema":{"type":"object"}}]}}\n' "$id"
+      exec sleep 302 ;;
+  esac
+done
+"#,
+    )
+}
+
+#[tokio::test]
+async fn closing_a_server_that_stopped_reading_ends_it() {
+    use toolsmith_core::{ToolArguments, ToolImpl};
+
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let options = McpClientOptions::default()
+        .with_names(McpNames::new())
+        .with_connect_timeout(Duration::from_secs(10));
+    let client = McpClient::connect_with(McpTransport::child(stops_reading(&pid_file)), options)
+        .await
+        .unwrap();
+    let tool = client.tools().remove(0);
+    // More than a pipe holds: the write of this request never ends.
+    let mut arguments = ToolArguments::new();
+    arguments.insert("text", "x".repeat(1 << 20));
+    let call = tokio::time::timeout(Duration::from_millis(500), tool.execute(arguments)).await;
+    assert!(call.is_err(), "the hung server answered: {call:?}");
+    tokio::time::timeout(Duration::from_secs(20), client.close())
+        .await
+        .expect("close ends a server that no longer reads");
+    assert_nothing_left(&pid_file).await;
+}

@@ -115,3 +115,57 @@ async fn listing_again_stops_at_the_page_and_time_limits_and_keeps_the_list() {
     assert_eq!(client.tools().len(), 1);
     client.close().await;
 }
+
+/// Two listings at once whose answers come back in the other order (a slow answer to the
+/// first, over another connection): the list ends as the listing that started last found it,
+/// not as the one whose answer came last.
+#[tokio::test]
+async fn a_slow_listing_does_not_undo_a_newer_one() {
+    let listings = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&listings);
+    let server = FakeHttpServer::start(move |method, _| {
+        if method != "tools/list" {
+            return FakeAnswer::Result(json!({}));
+        }
+        let tool = |name: &str| {
+            json!({"tools": [{"name": name, "description": "A tool.",
+            "inputSchema": {"type": "object"}}]})
+        };
+        match counted.fetch_add(1, Ordering::SeqCst) {
+            0 => FakeAnswer::Result(tool("old")),
+            // The list as it was when this listing arrived, answered late.
+            1 => FakeAnswer::Delayed(
+                Duration::from_millis(600),
+                Box::new(FakeAnswer::Result(tool("old"))),
+            ),
+            _ => FakeAnswer::Result(tool("new")),
+        }
+    })
+    .await;
+    let client = McpClient::connect_with(
+        McpTransport::http(server.url()),
+        options(10, Duration::from_secs(10)),
+    )
+    .await
+    .unwrap();
+    let listed = |client: &McpClient| {
+        client
+            .tools()
+            .iter()
+            .map(|t| t.original_name().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&client), ["old"]);
+    let (slow, fast) = tokio::join!(bounded(client.refresh_tools()), async {
+        while listings.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let fast = bounded(client.refresh_tools()).await;
+        assert_eq!(listed(&client), ["new"]);
+        fast
+    });
+    slow.unwrap();
+    fast.unwrap();
+    assert_eq!(listed(&client), ["new"]);
+    client.close().await;
+}

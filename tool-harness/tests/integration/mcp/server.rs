@@ -148,6 +148,19 @@ async fn an_unknown_tool_is_a_json_rpc_error() {
             .await
             .is_err()
     );
+    // A long name is quoted cut, not echoed whole.
+    let long = "x".repeat(100_000);
+    let error = client.call_tool(call(&long, json!({}))).await.unwrap_err();
+    let ServiceError::McpError(data) = error else {
+        panic!("expected a JSON-RPC error, got {error:?}");
+    };
+    assert!(
+        data.message.starts_with("Unknown tool 'xxx"),
+        "{}",
+        data.message
+    );
+    assert!(data.message.len() < 1_000, "{} bytes", data.message.len());
+    assert!(data.data.unwrap().to_string().len() < 1_000);
     client.cancel().await.unwrap();
 }
 
