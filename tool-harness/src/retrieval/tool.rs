@@ -16,7 +16,7 @@ use super::{Document, Retriever};
 pub const DEFAULT_TOP_K: usize = 5;
 /// The most documents one call may ask for.
 pub const MAX_TOP_K: usize = 50;
-/// The text of a call that found nothing.
+/// The `note` of a call that found nothing.
 pub const NO_DOCUMENTS: &str = "No relevant documents found.";
 
 /// The structured result of a retrieval.
@@ -24,13 +24,17 @@ pub const NO_DOCUMENTS: &str = "No relevant documents found.";
 struct Retrieved<'a> {
     /// The documents found, most relevant first.
     documents: &'a [Document],
+    /// Why there are none, when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
 }
 
 /// A retriever as a tool: arguments `query` (required) and `top_k` (optional, 1 to
 /// [`MAX_TOP_K`], default [`DEFAULT_TOP_K`] or [`with_default_top_k`](Self::with_default_top_k));
 /// the result is the documents found with their content, score and metadata, as structured
-/// JSON under a `returns` schema, or [`NO_DOCUMENTS`]. A retriever's failure is a tool
-/// error naming the retriever.
+/// JSON under a `returns` schema; when none is found, no documents and the `note`
+/// [`NO_DOCUMENTS`] (structured too: an MCP client validates every result of a tool that
+/// declares an output schema). A retriever's failure is a tool error naming the retriever.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -140,7 +144,11 @@ impl ToolImpl for RetrieverTool {
             )
         })?;
         if documents.is_empty() {
-            return Ok(ToolCallResult::text(NO_DOCUMENTS));
+            return ToolCallResult::to_json(&Retrieved {
+                documents: &[],
+                note: Some(NO_DOCUMENTS),
+            })
+            .map_err(|err| ToolError::execution(&self.name, err));
         }
         // A retriever may return more than asked; the model gets what it asked for.
         let documents = &documents[..documents.len().min(top_k)];
@@ -159,7 +167,10 @@ impl ToolImpl for RetrieverTool {
                 ),
             ));
         }
-        ToolCallResult::to_json(&Retrieved { documents })
-            .map_err(|err| ToolError::execution(&self.name, err))
+        ToolCallResult::to_json(&Retrieved {
+            documents,
+            note: None,
+        })
+        .map_err(|err| ToolError::execution(&self.name, err))
     }
 }

@@ -643,7 +643,11 @@ async fn retriever_tool_ranks_bounds_top_k_and_reports_empty_and_failing_retriev
     let empty = retrieve(tool(), json!({"query": "quantum chromodynamics"}))
         .await
         .unwrap();
-    assert_eq!(empty.content.to_text(), NO_DOCUMENTS);
+    // Structured as every result of a tool with an output schema must be (MCP).
+    assert_eq!(
+        empty.content.json_value().as_deref(),
+        Some(&json!({"documents": [], "note": NO_DOCUMENTS}))
+    );
 
     struct Broken;
     #[async_trait]
