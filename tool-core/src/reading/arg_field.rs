@@ -99,14 +99,19 @@ impl<'a> ToolArgs<'a> {
         name: &str,
         value: &Value,
     ) -> Result<T, ToolError> {
-        lenient::from_value(value).map_err(|err| {
-            // serde's message quotes the value (a string of any size): not echoed whole.
-            let message = cut_to(&err.message, MAX_VIOLATION_CHARS);
-            ToolError::invalid_arguments(
-                self.tool(),
-                format!("/{}{}: {message}", escape_pointer(name), err.path),
-            )
-        })
+        lenient::from_value(value).map_err(|err| self.field_error(name, &err))
+    }
+
+    /// The error of [`read_field`](Self::read_field): out of line and not generic, so that
+    /// it is compiled once rather than for each type read.
+    #[inline(never)]
+    fn field_error(&self, name: &str, err: &lenient::LenientError) -> ToolError {
+        // serde's message quotes the value (a string of any size): not echoed whole.
+        let message = cut_to(&err.message, MAX_VIOLATION_CHARS);
+        ToolError::invalid_arguments(
+            self.tool(),
+            format!("/{}{}: {message}", escape_pointer(name), err.path),
+        )
     }
 
     /// The value of the argument `name` when it was not sent (or sent as `null`): `T` read

@@ -187,50 +187,16 @@ impl<'de> Lenient<'de> {
         self.integer_otherwise(visitor)
     }
 
-    /// [`integer`](Self::integer) of anything but an integer that fits `i64`.
+    /// [`integer`](Self::integer) of anything but an integer that fits `i64`. The value is
+    /// read by [`whole_number`], compiled once: this part is compiled for each visitor.
     #[inline(never)]
     fn integer_otherwise<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.value {
-            Value::Number(n) => {
-                if let Some(u) = n.as_u64() {
-                    visitor.visit_u64(u)
-                } else {
-                    // A whole float is the integer it is, at any magnitude a 128-bit
-                    // integer holds (as validation, which counts `1e20` as an integer, sees
-                    // it; a narrower type then says it is out of its range); the conversions
-                    // below are exact in these ranges.
-                    match n.as_f64() {
-                        Some(f) if f.fract() == 0.0 && (-TWO_POW_63..0.0).contains(&f) => {
-                            visitor.visit_i64(f as i64)
-                        }
-                        Some(f) if f.fract() == 0.0 && (0.0..TWO_POW_64).contains(&f) => {
-                            visitor.visit_u64(f as u64)
-                        }
-                        Some(f) if f.fract() == 0.0 && (-TWO_POW_127..0.0).contains(&f) => {
-                            visitor.visit_i128(f as i128)
-                        }
-                        Some(f) if f.fract() == 0.0 && (0.0..TWO_POW_128).contains(&f) => {
-                            visitor.visit_u128(f as u128)
-                        }
-                        _ => Err(self.invalid(&visitor)),
-                    }
-                }
-            }
-            Value::String(s) => {
-                let t = s.trim();
-                if let Ok(i) = t.parse::<i64>() {
-                    visitor.visit_i64(i)
-                } else if let Ok(u) = t.parse::<u64>() {
-                    visitor.visit_u64(u)
-                } else if let Ok(i) = t.parse::<i128>() {
-                    visitor.visit_i128(i)
-                } else if let Ok(u) = t.parse::<u128>() {
-                    visitor.visit_u128(u)
-                } else {
-                    Err(self.invalid(&visitor))
-                }
-            }
-            _ => Err(self.invalid(&visitor)),
+        match whole_number(self.value) {
+            Some(WholeNumber::I64(i)) => visitor.visit_i64(i),
+            Some(WholeNumber::U64(u)) => visitor.visit_u64(u),
+            Some(WholeNumber::I128(i)) => visitor.visit_i128(i),
+            Some(WholeNumber::U128(u)) => visitor.visit_u128(u),
+            None => Err(self.invalid(&visitor)),
         }
     }
 
@@ -256,6 +222,57 @@ impl<'de> Lenient<'de> {
             },
             _ => Err(self.invalid(&visitor)),
         }
+    }
+}
+
+/// An integer as [`whole_number`] reads it, in the narrowest of these that holds it.
+enum WholeNumber {
+    I64(i64),
+    U64(u64),
+    I128(i128),
+    U128(u128),
+}
+
+/// The integer `value` is, when it is one: a JSON integer; a whole float, at any magnitude
+/// a 128-bit integer holds (as validation, which counts `1e20` as an integer, sees it; a
+/// narrower type then says it is out of its range: the conversions below are exact in these
+/// ranges); or a string holding an integer.
+#[inline(never)]
+fn whole_number(value: &Value) -> Option<WholeNumber> {
+    match value {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                return Some(WholeNumber::I64(i));
+            }
+            if let Some(u) = n.as_u64() {
+                return Some(WholeNumber::U64(u));
+            }
+            let f = n.as_f64().filter(|f| f.fract() == 0.0)?;
+            if (-TWO_POW_63..0.0).contains(&f) {
+                Some(WholeNumber::I64(f as i64))
+            } else if (0.0..TWO_POW_64).contains(&f) {
+                Some(WholeNumber::U64(f as u64))
+            } else if (-TWO_POW_127..0.0).contains(&f) {
+                Some(WholeNumber::I128(f as i128))
+            } else if (0.0..TWO_POW_128).contains(&f) {
+                Some(WholeNumber::U128(f as u128))
+            } else {
+                None
+            }
+        }
+        Value::String(s) => {
+            let t = s.trim();
+            if let Ok(i) = t.parse::<i64>() {
+                Some(WholeNumber::I64(i))
+            } else if let Ok(u) = t.parse::<u64>() {
+                Some(WholeNumber::U64(u))
+            } else if let Ok(i) = t.parse::<i128>() {
+                Some(WholeNumber::I128(i))
+            } else {
+                t.parse::<u128>().ok().map(WholeNumber::U128)
+            }
+        }
+        _ => None,
     }
 }
 

@@ -50,13 +50,20 @@ pub trait FromToolArgs: Sized {
 
 impl<T: DeserializeOwned> FromToolArgs for T {
     fn from_tool_args(args: &ToolArgs<'_>) -> Result<Self, ToolError> {
-        lenient::from_value(args.arguments.as_value()).map_err(|mut err| {
-            // serde's message quotes the value (a string of any size): not echoed whole.
-            if let Cow::Owned(cut) = cut_to(&err.message, MAX_VIOLATION_CHARS) {
-                err.message = cut;
-            }
-            ToolError::invalid_arguments(args.tool, err)
-        })
+        lenient::from_value(args.arguments.as_value()).map_err(|err| args.arguments_error(err))
+    }
+}
+
+impl ToolArgs<'_> {
+    /// The error of reading the whole arguments ([`FromToolArgs`]): out of line and not
+    /// generic, so that it is compiled once rather than for each type read.
+    #[inline(never)]
+    fn arguments_error(&self, mut err: lenient::LenientError) -> ToolError {
+        // serde's message quotes the value (a string of any size): not echoed whole.
+        if let Cow::Owned(cut) = cut_to(&err.message, MAX_VIOLATION_CHARS) {
+            err.message = cut;
+        }
+        ToolError::invalid_arguments(self.tool, err)
     }
 }
 

@@ -184,7 +184,20 @@ impl ArgsObject {
         description: Option<&str>,
         required: bool,
     ) -> Self {
-        let mut schema = self.generator.subschema_for::<T>().to_value();
+        let schema = self.generator.subschema_for::<T>().to_value();
+        self.add_property(name, schema, description, required)
+    }
+
+    /// The argument `name` of the schema `schema`: out of line and not generic, so that it
+    /// is compiled once rather than for each argument type.
+    #[inline(never)]
+    fn add_property(
+        mut self,
+        name: &str,
+        mut schema: Value,
+        description: Option<&str>,
+        required: bool,
+    ) -> Self {
         // An untyped argument (`serde_json::Value`) is `{}`: some providers refuse `true`
         // as a property's schema.
         if schema == Value::Bool(true) {
