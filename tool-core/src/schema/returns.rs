@@ -8,31 +8,51 @@ use crate::schema::validation::CompiledSchema;
 use crate::tool::nesting::check_depth;
 use crate::{Tool, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
 
-/// The compiled `returns` schema of `tool`: its own for a single command; for a group whose
-/// every command declares one, a result must match one of them (the result does not say which
-/// command ran). `Err` says why a schema does not compile.
+/// The compiled [`result_schema`](Tool::result_schema) of `tool`. `Err` says why it does
+/// not compile.
 pub(crate) fn compile_returns(tool: &Tool) -> Result<Option<CompiledSchema>, String> {
-    let schemas: Vec<&serde_json::Value> = tool
-        .commands()
-        .iter()
-        .filter_map(|command| command.returns.as_ref().map(|r| r.schema()))
-        .collect();
-    if schemas.is_empty() || schemas.len() < tool.commands().len() {
-        return Ok(None);
+    match tool.result_schema() {
+        Some(schema) => CompiledSchema::compile(&schema).map(Some),
+        None => Ok(None),
     }
-    let schema = match tool {
-        Tool::SingleCommand(_) => schemas[0].clone(),
-        Tool::MultiCommands(..) => {
-            let branches: Vec<_> = schemas.into_iter().enumerate().map(own_resource).collect();
-            json!({ "anyOf": branches })
-        }
-    };
-    CompiledSchema::compile(&schema).map(Some)
 }
 
-/// The `index`th command's `returns` schema as a branch of the group's `anyOf`: given an
-/// `$id` of its own (unless it has one), so that its local references (`#`, `#/$defs/…`)
-/// still resolve against itself rather than against the `anyOf` around it.
+impl Tool {
+    /// The schema every structured result of the tool matches, when it declares one: a
+    /// single command's `returns`; for a group whose every command declares one, any of them
+    /// (the result does not say which command ran), each branch given an `$id` of its own
+    /// (unless it has one) so that its local references (`#`, `#/$defs/…`) resolve against
+    /// itself rather than against the `anyOf` around it. `None` when a command declares none.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith_core::{Args, Tool, ToolDefinition};
+    ///
+    /// let count = ToolDefinition::new("count", "Counts.", Args::empty())
+    ///     .with_returns(Args::new(json!({"type": "integer"})));
+    /// assert_eq!(Tool::SingleCommand(count).result_schema(), Some(json!({"type": "integer"})));
+    /// ```
+    pub fn result_schema(&self) -> Option<serde_json::Value> {
+        let schemas: Vec<&serde_json::Value> = self
+            .commands()
+            .iter()
+            .filter_map(|command| command.returns.as_ref().map(|r| r.schema()))
+            .collect();
+        if schemas.is_empty() || schemas.len() < self.commands().len() {
+            return None;
+        }
+        Some(match self {
+            Tool::SingleCommand(_) => schemas[0].clone(),
+            Tool::MultiCommands(..) => {
+                let branches: Vec<_> = schemas.into_iter().enumerate().map(own_resource).collect();
+                json!({ "anyOf": branches })
+            }
+        })
+    }
+}
+
+/// The `index`th command's `returns` schema as a branch of the group's `anyOf`, with an
+/// `$id` of its own unless it has one.
 fn own_resource((index, schema): (usize, &serde_json::Value)) -> serde_json::Value {
     let mut schema = schema.clone();
     if let serde_json::Value::Object(object) = &mut schema

@@ -44,18 +44,9 @@ impl OutputSchema {
 /// them), wrapped in an object when it is not one and `objects_only` (revisions before
 /// 2026-07-28).
 pub(crate) fn output_schema(tool: &Tool, objects_only: bool) -> Option<OutputSchema> {
-    let schemas: Vec<&Value> = tool
-        .commands()
-        .iter()
-        .filter_map(|command| command.returns.as_ref().map(Args::schema))
-        .collect();
-    if schemas.is_empty() || schemas.len() < tool.commands().len() {
-        return None;
-    }
-    let schema = match schemas.as_slice() {
-        [one] => (*one).clone(),
-        many => json!({ "anyOf": many.iter().enumerate().map(own_resource).collect::<Vec<_>>() }),
-    };
+    // The schema core checks results against, so that what it lets through a client's
+    // check accepts.
+    let schema = tool.result_schema()?;
     let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
     if is_object || !objects_only {
         return match schema {
@@ -71,22 +62,6 @@ pub(crate) fn output_schema(tool: &Tool, objects_only: bool) -> Option<OutputSch
         schema: wrap_schema(schema),
         wrapped: true,
     })
-}
-
-/// The `index`th command's result schema as a branch of a group's `anyOf`, given an `$id`
-/// of its own (unless it has one) so that its local references (`#`, `#/$defs/…`) still
-/// resolve against itself, not against the `anyOf` around it (as core checks results).
-fn own_resource((index, schema): (usize, &&Value)) -> Value {
-    let mut schema = (*schema).clone();
-    if let Value::Object(object) = &mut schema
-        && !object.contains_key("$id")
-    {
-        object.insert(
-            "$id".to_owned(),
-            format!("urn:toolsmith:returns:{index}").into(),
-        );
-    }
-    schema
 }
 
 /// `{"type": "object", "properties": {"result": schema}, "required": ["result"]}`, with the
