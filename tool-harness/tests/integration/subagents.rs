@@ -457,6 +457,24 @@ async fn a_cancelled_session_stops_its_children() {
     assert_dropped_soon(&dropped, "its session was cancelled").await;
 }
 
+/// `session` as the tool `research`, called with `input`.
+async fn research(session: AgentSession, input: &str) -> Result<ToolCallResult, ToolError> {
+    let manager = ToolCallManager::new("parent");
+    manager
+        .register(Arc::new(AgentTool::new(
+            Arc::new(session),
+            "research",
+            "Research.",
+        )))
+        .unwrap();
+    let call = ToolCallRequest::new(
+        "1",
+        "research",
+        ToolArguments::try_from(json!({ "input": input })).unwrap(),
+    );
+    manager.execute_one(&call).await
+}
+
 #[tokio::test]
 async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
     let run_tool = |model: ScriptedModel, max_turns: usize| {
@@ -467,22 +485,7 @@ async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
             .build()
             .unwrap();
         session.tool_manager().activate(&["lookup".into()]);
-        let manager = ToolCallManager::new("parent");
-        manager
-            .register(Arc::new(AgentTool::new(
-                Arc::new(session),
-                "research",
-                "Research.",
-            )))
-            .unwrap();
-        async move {
-            let call = ToolCallRequest::new(
-                "1",
-                "research",
-                ToolArguments::try_from(json!({"input": "find it"})).unwrap(),
-            );
-            manager.execute_one(&call).await.unwrap()
-        }
+        async move { research(session, "find it").await.unwrap() }
     };
     let ok = run_tool(
         ScriptedModel::new([
@@ -528,20 +531,7 @@ async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
         .with_model("m")
         .build()
         .unwrap();
-    let manager = ToolCallManager::new("parent");
-    manager
-        .register(Arc::new(AgentTool::new(
-            Arc::new(session),
-            "research",
-            "Research.",
-        )))
-        .unwrap();
-    let call = ToolCallRequest::new(
-        "1",
-        "research",
-        ToolArguments::try_from(json!({"input": " \n\t "})).unwrap(),
-    );
-    let error = manager.execute_one(&call).await.unwrap_err().to_string();
+    let error = research(session, " \n\t ").await.unwrap_err().to_string();
     assert!(error.contains("/input: the input is empty"), "{error}");
     assert!(idle.requests().is_empty(), "the agent was run");
     // The schema asks for one non-empty `input`.
@@ -1010,20 +1000,7 @@ async fn a_sub_agents_answer_left_empty_by_a_block_or_the_output_limit_is_a_fail
             .with_model("m")
             .build()
             .unwrap();
-    let manager = ToolCallManager::new("parent");
-    manager
-        .register(Arc::new(AgentTool::new(
-            Arc::new(session),
-            "research",
-            "Research.",
-        )))
-        .unwrap();
-    let call = ToolCallRequest::new(
-        "1",
-        "research",
-        ToolArguments::try_from(json!({"input": "find it"})).unwrap(),
-    );
-    let result = manager.execute_one(&call).await.unwrap();
+    let result = research(session, "find it").await.unwrap();
     assert!(result.is_error(), "{result:?}");
     assert!(
         result
