@@ -27,9 +27,12 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             serve_stdio(server).await.map_err(Failure::from)
         }
         Some(addr) => {
+            let idle = (args.session_idle_timeout > 0)
+                .then(|| std::time::Duration::from_secs(args.session_idle_timeout));
             let mut options = McpHttpOptions::default()
                 .with_addr(parse_addr(&addr)?)
-                .with_max_sessions(args.max_sessions);
+                .with_max_sessions(args.max_sessions)
+                .with_session_idle_timeout(idle);
             if let Some(token) = args.token {
                 options = options.with_bearer_token(token);
             }

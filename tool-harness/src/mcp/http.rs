@@ -9,6 +9,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -58,7 +59,12 @@ pub struct McpHttpOptions {
     allowed_origins: Vec<String>,
     max_body_bytes: usize,
     max_sessions: usize,
+    session_idle_timeout: Option<Duration>,
 }
+
+/// How long an MCP session of an [`McpHttpServer`] may see no traffic before it ends, by
+/// default ([`McpHttpOptions::with_session_idle_timeout`]): rmcp's own default.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 impl Default for McpHttpOptions {
     /// 127.0.0.1 on a port the system picks, at `/mcp`, no token.
@@ -71,6 +77,7 @@ impl Default for McpHttpOptions {
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
         }
     }
 }
@@ -144,6 +151,20 @@ impl McpHttpOptions {
     #[must_use]
     pub fn with_max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
+        self
+    }
+
+    /// Ends a session that has seen no traffic for `timeout` (default
+    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`]; `None`: never, the session lasting until the
+    /// client's `DELETE` or shutdown, and holding its place under
+    /// [`with_max_sessions`](Self::with_max_sessions) till then).
+    ///
+    /// A call running counts as no traffic unless its tool reports progress (and the client
+    /// asked for it): a call longer than the timeout loses its session, and the client never
+    /// gets its result. Raise it above the longest call a tool may make.
+    #[must_use]
+    pub fn with_session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.session_idle_timeout = timeout;
         self
     }
 
@@ -318,23 +339,8 @@ pub fn router(
     bound: SocketAddr,
     shutdown: CancellationToken,
 ) -> Router {
-    router_over(
-        server,
-        options,
-        bound,
-        shutdown,
-        LocalSessionManager::default(),
-    )
-}
-
-/// [`router`], with `sessions` holding the sessions under the options' cap.
-fn router_over(
-    server: McpServer,
-    options: &McpHttpOptions,
-    bound: SocketAddr,
-    shutdown: CancellationToken,
-    sessions: LocalSessionManager,
-) -> Router {
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = options.session_idle_timeout;
     let config = options.service_config(bound, shutdown);
     let sessions = Arc::new(CappedSessionManager::new(sessions, options.max_sessions));
     let cap = SessionCapState {
@@ -422,25 +428,25 @@ mod tests {
         assert!(!constant_time_eq(b"abc", b"ab"));
     }
 
-    /// A session whose client goes away without `DELETE` ends after rmcp's idle timeout (here
+    /// A session whose client goes away without `DELETE` ends after the idle timeout (here
     /// two seconds), and its place is free again: the count is rmcp's map of sessions, which
     /// rmcp empties when a session's worker ends.
     #[tokio::test]
     async fn a_session_ended_by_the_idle_timeout_frees_its_place() {
-        use std::time::{Duration, Instant};
+        use std::time::Instant;
 
         use toolsmith_core::ToolCallManager;
 
         use crate::mcp::{McpClient, McpTransport};
 
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(Duration::from_secs(2));
-        let options = McpHttpOptions::default().with_max_sessions(1);
+        let options = McpHttpOptions::default()
+            .with_max_sessions(1)
+            .with_session_idle_timeout(Some(Duration::from_secs(2)));
         let listener = tokio::net::TcpListener::bind(options.addr()).await.unwrap();
         let bound = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
         let server = McpServer::new(Arc::new(ToolCallManager::new("idle")));
-        let app = router_over(server, &options, bound, shutdown.clone(), sessions);
+        let app = router(server, &options, bound, shutdown.clone());
         let stop = shutdown.clone();
         let serving = tokio::spawn(async move {
             axum::serve(listener, app)

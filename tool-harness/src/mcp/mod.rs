@@ -37,7 +37,9 @@ pub use client::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpClient, McpClientOptions, McpTransport,
 };
 pub use error::McpError;
-pub use http::{DEFAULT_MAX_SESSIONS, McpHttpOptions, McpHttpServer, router};
+pub use http::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, McpHttpOptions, McpHttpServer, router,
+};
 pub use json_limits::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, JsonLimits};
 pub use line_transport::LineTransport;
 pub use names::{MAX_MCP_NAME_LEN, McpNames, provider_name};
