@@ -142,6 +142,30 @@ fn chat_chunk(index: u32, delta: Value, finish: Value) -> (Option<&'static str>,
         json!({"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}),
     )
 }
+/// A Chat stream of `pieces` that ends as the first answer's does: the calls finished, the
+/// answer's usage, `[DONE]`.
+fn first_answer_stream(pieces: impl IntoIterator<Item = (Option<&'static str>, Value)>) -> String {
+    let finished = (
+        None,
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 40,
+            "prompt_tokens_details": {"cached_tokens": 64}}}),
+    );
+    sse_text(pieces.into_iter().chain([finished])) + "data: [DONE]\n\n"
+}
+
+/// Streams `text` and checks it gives the first answer, as `complete` reads it, and its calls
+/// as deltas.
+async fn assert_streams_the_first_answer(text: &str) {
+    let streamed = stream(Api::Chat, Reply::sse(text, 11), &Client::default()).await;
+    assert_eq!(
+        streamed.answer.expect("the streamed answer"),
+        completed(Api::Chat).await,
+        "{text}"
+    );
+    assert_eq!(pieced(&streamed.deltas).1, first_calls(), "{text}");
+}
+
 #[tokio::test]
 async fn openai_chat_streams_the_answer_complete_reads() {
     let streamed = stream(Api::Chat, Reply::sse(&chat_events(), 7), &Client::default()).await;
@@ -164,27 +188,15 @@ async fn tool_call_pieces_without_an_index_are_matched_by_their_id() {
     // Gemini's OpenAI-compatible endpoint sends no `index`: a new id begins a call, and a
     // piece without one (or with an empty one) continues the last.
     let delta = |delta: Value| chat_chunk(0, delta, Value::Null);
-    let mut text = sse_text([
+    let text = first_answer_stream([
         delta(json!({"role": "assistant", "content": "Let me compute both."})),
         delta(json!({"tool_calls": [{"id": "call_add", "type": "function",
             "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}]})),
         delta(json!({"tool_calls": [{"id": "call_div", "type": "function",
             "function": {"name": "divide", "arguments": "{\"a\":1,"}}]})),
         delta(json!({"tool_calls": [{"id": "", "function": {"arguments": "\"b\":0}"}}]})),
-        (
-            None,
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
-                "prompt_tokens_details": {"cached_tokens": 64}}}),
-        ),
     ]);
-    text.push_str("data: [DONE]\n\n");
-    let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
-    assert_eq!(
-        streamed.answer.expect("the streamed answer"),
-        completed(Api::Chat).await
-    );
-    assert_eq!(pieced(&streamed.deltas).1, first_calls());
+    assert_streams_the_first_answer(&text).await;
 }
 
 #[tokio::test]
@@ -193,15 +205,7 @@ async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
     // every call under index 0: a piece opening a call of another id or tool begins the next
     // call, and the pieces after it continue that call.
     let delta = |delta: Value| chat_chunk(0, delta, Value::Null);
-    let finish = || {
-        (
-            None,
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
-                "prompt_tokens_details": {"cached_tokens": 64}}}),
-        )
-    };
-    let whole = sse_text([
+    let whole = first_answer_stream([
         delta(json!({"role": "assistant", "content": "Let me compute both."})),
         delta(
             json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
@@ -211,9 +215,8 @@ async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
             json!({"tool_calls": [{"index": 0, "id": "call_div", "type": "function",
             "function": {"name": "divide", "arguments": "{\"a\":1,\"b\":0}"}}]}),
         ),
-        finish(),
-    ]) + "data: [DONE]\n\n";
-    let in_pieces = sse_text([
+    ]);
+    let in_pieces = first_answer_stream([
         delta(json!({"role": "assistant", "content": "Let me compute both."})),
         delta(
             json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
@@ -227,16 +230,9 @@ async fn calls_that_share_an_index_are_told_apart_by_their_ids() {
             "function": {"name": "divide", "arguments": "{\"a\":1,"}}]}),
         ),
         delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"b\":0}"}}]})),
-        finish(),
-    ]) + "data: [DONE]\n\n";
+    ]);
     for text in [whole, in_pieces] {
-        let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
-        assert_eq!(
-            streamed.answer.expect("the streamed answer"),
-            completed(Api::Chat).await,
-            "{text}"
-        );
-        assert_eq!(pieced(&streamed.deltas).1, first_calls(), "{text}");
+        assert_streams_the_first_answer(&text).await;
     }
 }
 
@@ -245,7 +241,7 @@ async fn call_arguments_sent_as_an_object_are_read_as_complete_reads_them() {
     // Some servers write a call's arguments as a JSON object rather than its text; `complete`
     // reads them, and so must the stream (they were dropped, and the call ran without them).
     let delta = |delta: Value| chat_chunk(0, delta, Value::Null);
-    let text = sse_text([
+    let text = first_answer_stream([
         delta(json!({"role": "assistant", "content": "Let me compute both."})),
         delta(
             json!({"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
@@ -255,19 +251,8 @@ async fn call_arguments_sent_as_an_object_are_read_as_complete_reads_them() {
             json!({"tool_calls": [{"index": 1, "id": "call_div", "type": "function",
             "function": {"name": "divide", "arguments": {"a": 1, "b": 0}}}]}),
         ),
-        (
-            None,
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": 120, "completion_tokens": 40,
-                "prompt_tokens_details": {"cached_tokens": 64}}}),
-        ),
-    ]) + "data: [DONE]\n\n";
-    let streamed = stream(Api::Chat, Reply::sse(&text, 11), &Client::default()).await;
-    assert_eq!(
-        streamed.answer.expect("the streamed answer"),
-        completed(Api::Chat).await
-    );
-    assert_eq!(pieced(&streamed.deltas).1, first_calls());
+    ]);
+    assert_streams_the_first_answer(&text).await;
 }
 
 #[tokio::test]
