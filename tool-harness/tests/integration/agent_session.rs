@@ -1376,38 +1376,35 @@ async fn a_token_cancelled_during_a_turn_stops_the_run_before_the_next_model_cal
     let session = active_session(&model, ToolShed::new().tool(quitting(token.clone())));
     assert_stopped(session.run_with_cancellation("go", token).await, &model);
 
+    // A session whose event handler cancels `token` at the turn's end (the session's own
+    // token when `own` is set).
+    let cancelling_at_turn_end = |model: &ScriptedModel, token: &CancellationToken, own: bool| {
+        let cancel = token.clone();
+        let mut builder = AgentSession::builder(model.clone())
+            .with_model("m")
+            .with_toolshed(ToolShed::new().tool(quitting(CancellationToken::new())))
+            .with_event_handler(move |event: &AgentEvent| {
+                if matches!(event, AgentEvent::TurnFinished { .. }) {
+                    cancel.cancel();
+                }
+            });
+        if own {
+            builder = builder.with_cancellation(token.clone());
+        }
+        let session = builder.build().unwrap();
+        session.tool_manager().activate(&["quit".into()]);
+        session
+    };
+
     // The caller's token, cancelled by an event handler at the turn's end.
     let token = CancellationToken::new();
-    let cancel = token.clone();
     let model = script();
-    let session = AgentSession::builder(model.clone())
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tool(quitting(CancellationToken::new())))
-        .with_event_handler(move |event: &AgentEvent| {
-            if matches!(event, AgentEvent::TurnFinished { .. }) {
-                cancel.cancel();
-            }
-        })
-        .build()
-        .unwrap();
-    session.tool_manager().activate(&["quit".into()]);
+    let session = cancelling_at_turn_end(&model, &token, false);
     assert_stopped(session.run_with_cancellation("go", token).await, &model);
 
     // The session's token, cancelled by an event handler at the turn's end.
-    let session_token = CancellationToken::new();
-    let cancel = session_token.clone();
+    let token = CancellationToken::new();
     let model = script();
-    let session = AgentSession::builder(model.clone())
-        .with_model("m")
-        .with_cancellation(session_token)
-        .with_toolshed(ToolShed::new().tool(quitting(CancellationToken::new())))
-        .with_event_handler(move |event: &AgentEvent| {
-            if matches!(event, AgentEvent::TurnFinished { .. }) {
-                cancel.cancel();
-            }
-        })
-        .build()
-        .unwrap();
-    session.tool_manager().activate(&["quit".into()]);
+    let session = cancelling_at_turn_end(&model, &token, true);
     assert_stopped(session.run("go").await, &model);
 }
