@@ -17,7 +17,7 @@ use toolsmith_harness::mcp::{
     McpServerOptions, McpTransport,
 };
 
-use super::{Probe, demo_manager};
+use super::{Probe, demo_manager, original_names};
 
 async fn serve() -> (McpHttpServer, Arc<Probe>) {
     let (manager, probe) = demo_manager();
@@ -310,14 +310,7 @@ async fn a_servers_list_changed_refreshes_the_bridges() {
     let client = McpClient::connect_with(McpTransport::http(server.url()), options(&names))
         .await
         .unwrap();
-    let listed = |client: &McpClient| {
-        client
-            .tools()
-            .iter()
-            .map(|t| t.original_name().to_owned())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(listed(&client), ["shed"]);
+    assert_eq!(original_names(&client), ["shed"]);
     let remote_shed = client.tools().remove(0);
     // `shed` is reserved for the local one: the remote one is renamed, and keeps that name.
     assert_ne!(remote_shed.name(), "shed");
@@ -337,7 +330,7 @@ async fn a_servers_list_changed_refreshes_the_bridges() {
         .await
         .expect("the list is refreshed after list_changed")
         .unwrap();
-    assert_eq!(listed(&client), ["shed", "echo", "add"]);
+    assert_eq!(original_names(&client), ["shed", "echo", "add"]);
     let tools = client.tools();
     assert_eq!(tools[0].name(), shed_name);
 

@@ -10,6 +10,7 @@ use serde_json::json;
 use toolsmith_harness::mcp::{McpClient, McpClientOptions, McpError, McpNames, McpTransport};
 
 use super::fake_http::{FakeAnswer, FakeHttpServer};
+use super::original_names;
 
 /// How the fake server pages its list.
 const ONE_PAGE: usize = 0;
@@ -148,24 +149,17 @@ async fn a_slow_listing_does_not_undo_a_newer_one() {
     )
     .await
     .unwrap();
-    let listed = |client: &McpClient| {
-        client
-            .tools()
-            .iter()
-            .map(|t| t.original_name().to_owned())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(listed(&client), ["old"]);
+    assert_eq!(original_names(&client), ["old"]);
     let (slow, fast) = tokio::join!(bounded(client.refresh_tools()), async {
         while listings.load(Ordering::SeqCst) < 2 {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let fast = bounded(client.refresh_tools()).await;
-        assert_eq!(listed(&client), ["new"]);
+        assert_eq!(original_names(&client), ["new"]);
         fast
     });
     slow.unwrap();
     fast.unwrap();
-    assert_eq!(listed(&client), ["new"]);
+    assert_eq!(original_names(&client), ["new"]);
     client.close().await;
 }

@@ -203,6 +203,15 @@ impl ClientHandler for Listener {
     }
 }
 
+/// The names the server gave the tools `client` lists, in order.
+pub fn original_names(client: &toolsmith_harness::mcp::McpClient) -> Vec<String> {
+    client
+        .tools()
+        .iter()
+        .map(|tool| tool.original_name().to_owned())
+        .collect()
+}
+
 /// What a connected test client receives.
 pub struct Inbox {
     pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
