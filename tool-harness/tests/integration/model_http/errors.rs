@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolsmith_harness::model::http::{
-    AnthropicModel, GeminiModel, OpenAiChatModel, OpenAiResponsesModel,
+    AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
 };
 use toolsmith_harness::model::{ChatModel, ChatRequest, Message, ModelError};
 
-use super::server::{MockServer, Reply, raw_server, refused_base};
+use super::server::{MockServer, Recorded, Reply, raw_server, refused_base};
 use super::{Api, Client, KEY};
 
 fn request(api: Api) -> ChatRequest {
@@ -447,22 +447,32 @@ async fn an_empty_model_name_is_refused_before_sending() {
     assert!(server.requests().is_empty());
 }
 
-#[tokio::test]
-async fn extra_headers_are_sent() {
+/// The request an OpenAI Chat client built by `configure` (from one with a key, at a local
+/// server) sends for one answer.
+async fn chat_request_sent(
+    configure: impl FnOnce(HttpModelBuilder<OpenAiChatModel>) -> HttpModelBuilder<OpenAiChatModel>,
+) -> Recorded {
     let server = MockServer::start([Reply::json(200, &Api::Chat.text_answer("a"))]).await;
-    let model = OpenAiChatModel::builder()
+    let builder = OpenAiChatModel::builder()
         .api_key(KEY)
-        .base_url(format!("{}/v1", server.base))
-        .header("OpenAI-Organization", "org-7")
-        .legacy_max_tokens(true)
-        .max_output_tokens(99)
-        .build()
-        .expect("a client");
+        .base_url(format!("{}/v1", server.base));
+    let model = configure(builder).build().expect("a client");
     model
         .complete(&request(Api::Chat))
         .await
         .expect("an answer");
-    let sent = &server.requests()[0];
+    server.requests().remove(0)
+}
+
+#[tokio::test]
+async fn extra_headers_are_sent() {
+    let sent = &chat_request_sent(|builder| {
+        builder
+            .header("OpenAI-Organization", "org-7")
+            .legacy_max_tokens(true)
+            .max_output_tokens(99)
+    })
+    .await;
     assert_eq!(sent.header("openai-organization"), Some("org-7"));
     assert_eq!(sent.body["max_tokens"], 99);
     assert_eq!(sent.body.get("max_completion_tokens"), None);
@@ -474,21 +484,8 @@ async fn extra_headers_are_sent() {
 
 #[tokio::test]
 async fn a_user_agent_header_replaces_the_client_s_own() {
-    let server = MockServer::start([Reply::json(200, &Api::Chat.text_answer("a"))]).await;
-    let model = OpenAiChatModel::builder()
-        .api_key(KEY)
-        .base_url(format!("{}/v1", server.base))
-        .header("User-Agent", "my-agent/2.0")
-        .build()
-        .expect("a client");
-    model
-        .complete(&request(Api::Chat))
-        .await
-        .expect("an answer");
-    assert_eq!(
-        server.requests()[0].header("user-agent"),
-        Some("my-agent/2.0")
-    );
+    let sent = chat_request_sent(|builder| builder.header("User-Agent", "my-agent/2.0")).await;
+    assert_eq!(sent.header("user-agent"), Some("my-agent/2.0"));
 }
 
 #[tokio::test]
