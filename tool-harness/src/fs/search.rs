@@ -1,6 +1,7 @@
 //! The search behind `search_file`: ripgrep's crates (`ignore` to walk respecting
 //! `.gitignore`, `grep-regex` and `grep-searcher` to match), with a cap on results.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -12,6 +13,7 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::gitignore::Gitignore;
+use toolsmith_core::provider::cut_to;
 
 use crate::FsError;
 use crate::fs::sandbox_path::shown;
@@ -146,16 +148,14 @@ pub(crate) fn quoted(text: &str) -> String {
 /// A parser's `reason` about a long `text`, with `text` cut in it and lines still long (a
 /// caret's run of spaces) cut, so that it does not quote the whole of `text` again.
 fn quoting_cut(reason: &str, text: &str) -> String {
-    let Some((end, _)) = text.char_indices().nth(MAX_QUOTED_CHARS) else {
+    let cut = cut_to(text, MAX_QUOTED_CHARS);
+    if matches!(cut, Cow::Borrowed(_)) {
         return reason.to_owned();
-    };
-    let reason = reason.replace(text, &format!("{}…", &text[..end]));
-    let lines: Vec<String> = reason
+    }
+    let reason = reason.replace(text, &cut);
+    let lines: Vec<Cow<'_, str>> = reason
         .split('\n')
-        .map(|line| match line.char_indices().nth(2 * MAX_QUOTED_CHARS) {
-            Some((end, _)) => format!("{}…", &line[..end]),
-            None => line.to_owned(),
-        })
+        .map(|line| cut_to(line, 2 * MAX_QUOTED_CHARS))
         .collect();
     lines.join("\n")
 }

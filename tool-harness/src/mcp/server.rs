@@ -447,10 +447,7 @@ const MAX_QUOTED_CHARS: usize = 240;
 
 /// `text` cut after [`MAX_QUOTED_CHARS`] characters, marked with `…` when cut.
 pub(crate) fn cut(text: &str) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        None => std::borrow::Cow::Borrowed(text),
-        Some((end, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..end])),
-    }
+    toolsmith_core::provider::cut_to(text, MAX_QUOTED_CHARS)
 }
 
 /// What is wrong with `params` read as `T`: the path of the offending field and what serde

@@ -36,7 +36,6 @@ pub fn replace_unique(
     // Every occurrence, overlapping ones included: `}\n}` occurs twice in `}\n}\n}`, and
     // replacing "the" one would be a guess.
     let count = occurrences(text, old);
-    let apart = text.matches(old).count();
     match count {
         0 => Err(
             "old_string was not found (0 matches); read the file and copy the text exactly, \
@@ -44,7 +43,8 @@ pub fn replace_unique(
                 .to_owned(),
         ),
         1 => Ok((text.replacen(old, new, 1), 1)),
-        n if replace_all && n == apart => Ok((text.replace(old, new), n)),
+        // All of them, when none overlaps (counted apart, they are as many).
+        n if replace_all && n == text.matches(old).count() => Ok((text.replace(old, new), n)),
         n if replace_all => Err(format!(
             "old_string occurs {n} times, some of them overlapping, so replacing all of them is \
              ambiguous; add surrounding lines to make it unique"
