@@ -678,12 +678,6 @@ impl<F: Future> Future for DropContained<F> {
 impl<F> Drop for DropContained<F> {
     fn drop(&mut self) {
         let future = self.0.take();
-        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(future)))
-        {
-            tracing::warn!(
-                panic = %crate::tool::error::panic_message(panic.as_ref()),
-                "a stopped tool call panicked as it was dropped"
-            );
-        }
+        crate::tool::error::drop_stopped_call(|| drop(future));
     }
 }

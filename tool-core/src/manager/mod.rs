@@ -796,12 +796,7 @@ impl<C> Drop for CallFuture<'_, C> {
 /// would otherwise unwind into that caller. The panic is logged, as a batch logs it.
 #[inline(never)]
 fn drop_abandoned(state: &mut CallState<'_>) {
-    if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| state.finish())) {
-        tracing::warn!(
-            panic = %crate::tool::error::panic_message(panic.as_ref()),
-            "a stopped tool call panicked as it was dropped"
-        );
-    }
+    crate::tool::error::drop_stopped_call(|| state.finish());
 }
 
 impl<'a, C: CallParts<'a>> CallFuture<'a, C> {

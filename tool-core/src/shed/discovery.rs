@@ -228,9 +228,17 @@ impl ToolDiscovery {
             return Vec::new();
         }
         let mut hits: Vec<FoundTool> = self.named(query).into_iter().collect();
-        let found: HashSet<Arc<str>> = hits.iter().map(|h| Arc::clone(&h.name)).collect();
-        hits.extend(self.lexical_excluding(query, limit - hits.len(), &found));
+        self.fill_lexical(query, limit, &mut hits);
         hits.into_iter().map(DiscoveryHit::from).collect()
+    }
+
+    /// Fills `hits` up to `limit` from the lexical index, best first, with tools not in it
+    /// yet.
+    fn fill_lexical(&self, query: &str, limit: usize, hits: &mut Vec<FoundTool>) {
+        if hits.len() < limit {
+            let found: HashSet<Arc<str>> = hits.iter().map(|h| Arc::clone(&h.name)).collect();
+            hits.extend(self.lexical_excluding(query, limit - hits.len(), &found));
+        }
     }
 
     /// The tool named exactly `query` (trimmed), scored as the lexical index scores it. A
@@ -303,11 +311,7 @@ impl ToolDiscovery {
                 ),
             }
         }
-        if hits.len() < limit {
-            let found: HashSet<Arc<str>> = hits.iter().map(|h| Arc::clone(&h.name)).collect();
-            let rest = self.lexical_excluding(query, limit - hits.len(), &found);
-            hits.extend(rest);
-        }
+        self.fill_lexical(query, limit, &mut hits);
         hits
     }
 

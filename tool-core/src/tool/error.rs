@@ -178,6 +178,18 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("a panic with a non-text payload")
 }
 
+/// Drops a stopped call's future (through `drop_it`), keeping a panic of its drop inside:
+/// logged, never unwound into whoever gave up on the call.
+#[inline(never)]
+pub(crate) fn drop_stopped_call(drop_it: impl FnOnce()) {
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(drop_it)) {
+        tracing::warn!(
+            panic = %panic_message(panic.as_ref()),
+            "a stopped tool call panicked as it was dropped"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
