@@ -635,9 +635,6 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// Where sub-agents add the tokens they use (default: a ledger of the session's own):
-    /// sub-agents of sub-agents share their parent's, so a run's
-    /// [`child_usage`](AgentRun::child_usage) counts every descendant.
     /// A parent session's hooks, run before this session's own, and its approval where this
     /// session has none: a sub-agent's.
     pub(crate) fn with_guards(mut self, guards: &SessionGuards) -> Self {
@@ -648,6 +645,9 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// Where sub-agents add the tokens they use (default: a ledger of the session's own):
+    /// sub-agents of sub-agents share their parent's, so a run's
+    /// [`child_usage`](AgentRun::child_usage) counts every descendant.
     pub(crate) fn with_child_usage(mut self, ledger: Arc<ChildUsage>) -> Self {
         self.child_usage = Some(ledger);
         self

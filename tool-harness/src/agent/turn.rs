@@ -200,18 +200,17 @@ impl<'s> TurnCalls<'s> {
             };
             slots.push((Slot::Held(request), rewritten, admission));
         }
-        let running: &[ToolCallRequest] = &batch;
 
         let reporting = !session.events.is_empty();
         if reporting {
-            for request in running {
+            for request in &batch {
                 session.emit(AgentEvent::ToolCallStarted {
                     call_id: request.id.clone(),
                     name: request.name.clone(),
                 });
             }
         }
-        let mut outcomes: Vec<Option<_>> = self.execute(running).await;
+        let mut outcomes: Vec<Option<_>> = self.execute(&batch).await;
 
         let mut results = Vec::with_capacity(slots.len());
         for (slot, rewritten, admission) in slots {

@@ -13,15 +13,13 @@ use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoi
 
 const PROVIDER: Provider = Provider::Anthropic;
 
-const ENDPOINT: Endpoint = Endpoint {
-    name: PROVIDER.name(),
-    default_base_url: "https://api.anthropic.com",
-    key_vars: &["ANTHROPIC_API_KEY"],
-    base_url_var: "ANTHROPIC_BASE_URL",
-};
-
 impl super::builder::Configured for AnthropicModel {
-    const ENDPOINT: Endpoint = ENDPOINT;
+    const ENDPOINT: Endpoint = Endpoint {
+        name: PROVIDER.name(),
+        default_base_url: "https://api.anthropic.com",
+        key_vars: &["ANTHROPIC_API_KEY"],
+        base_url_var: "ANTHROPIC_BASE_URL",
+    };
 }
 
 /// The API version every request names (`anthropic-version`).
@@ -83,7 +81,6 @@ impl HttpModelBuilder<AnthropicModel> {
     /// [`ModelError::Config`].
     pub fn build(self) -> Result<AnthropicModel, ModelError> {
         let client = self.client(
-            &ENDPOINT,
             |key| vec![("x-api-key".to_owned(), key.to_owned())],
             &[("anthropic-version", ANTHROPIC_VERSION)],
         )?;

@@ -254,10 +254,13 @@ impl<M> HttpModelBuilder<M> {
     /// decides itself ([`CLIENT_FIELDS`]) is refused.
     pub(crate) fn client(
         self,
-        endpoint: &Endpoint,
         auth: impl FnOnce(&str) -> Vec<(String, String)>,
         fixed: &[(&str, &str)],
-    ) -> Result<HttpClient, ModelError> {
+    ) -> Result<HttpClient, ModelError>
+    where
+        M: Configured,
+    {
+        let endpoint = &M::ENDPOINT;
         if let Some(field) = CLIENT_FIELDS
             .iter()
             .find(|field| self.settings.body_fields.contains_key(**field))
@@ -271,7 +274,7 @@ impl<M> HttpModelBuilder<M> {
                 ),
             });
         }
-        let transport = self.transport(endpoint, auth, fixed)?;
+        let transport = self.transport(auth, fixed)?;
         Ok(HttpClient {
             transport,
             max_output_tokens: self.settings.max_output_tokens,
@@ -282,10 +285,13 @@ impl<M> HttpModelBuilder<M> {
     /// The transport these settings describe (see [`client`](Self::client)).
     fn transport(
         &self,
-        endpoint: &Endpoint,
         auth: impl FnOnce(&str) -> Vec<(String, String)>,
         fixed: &[(&str, &str)],
-    ) -> Result<Transport, ModelError> {
+    ) -> Result<Transport, ModelError>
+    where
+        M: Configured,
+    {
+        let endpoint = &M::ENDPOINT;
         let s = &self.settings;
         let base_url = s
             .base_url
@@ -352,7 +358,7 @@ impl<M: ChatClient> HttpModelBuilder<M> {
 /// ([`max_output_tokens`](HttpModelBuilder::max_output_tokens)); an
 /// [`OpenAiEmbedder`](super::OpenAiEmbedder)'s does not. Sealed: implemented by these four
 /// only.
-pub trait ChatClient: sealed::Sealed {}
+pub trait ChatClient: sealed::Configured {}
 
 impl ChatClient for super::OpenAiChatModel {}
 impl ChatClient for super::OpenAiResponsesModel {}
@@ -362,19 +368,12 @@ impl ChatClient for super::GeminiModel {}
 pub(crate) use sealed::Configured;
 
 mod sealed {
-    /// Keeps [`ChatClient`](super::ChatClient) to the crate's clients.
-    pub trait Sealed {}
-
-    /// A client of the crate, with the settings its builder resolves against.
+    /// A client of the crate, with the settings its builder resolves against. Private, so
+    /// that it also keeps [`ChatClient`](super::ChatClient) to the crate's clients.
     pub trait Configured {
         /// Its API's name, official base URL and environment variables.
         const ENDPOINT: super::Endpoint;
     }
-
-    impl Sealed for super::super::OpenAiChatModel {}
-    impl Sealed for super::super::OpenAiResponsesModel {}
-    impl Sealed for super::super::AnthropicModel {}
-    impl Sealed for super::super::GeminiModel {}
 }
 
 impl<M> HttpModelBuilder<M> {

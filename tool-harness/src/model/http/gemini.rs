@@ -14,15 +14,13 @@ use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::Gemini;
 
-const ENDPOINT: Endpoint = Endpoint {
-    name: PROVIDER.name(),
-    default_base_url: "https://generativelanguage.googleapis.com",
-    key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-    base_url_var: "GEMINI_BASE_URL",
-};
-
 impl super::builder::Configured for GeminiModel {
-    const ENDPOINT: Endpoint = ENDPOINT;
+    const ENDPOINT: Endpoint = Endpoint {
+        name: PROVIDER.name(),
+        default_base_url: "https://generativelanguage.googleapis.com",
+        key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        base_url_var: "GEMINI_BASE_URL",
+    };
 }
 
 /// A model behind the Gemini API (`POST {base}/v1beta/models/{model}:generateContent`;
@@ -102,7 +100,6 @@ impl HttpModelBuilder<GeminiModel> {
     /// [`ModelError::Config`].
     pub fn build(self) -> Result<GeminiModel, ModelError> {
         let client = self.client(
-            &ENDPOINT,
             |key| vec![("x-goog-api-key".to_owned(), key.to_owned())],
             &[],
         )?;

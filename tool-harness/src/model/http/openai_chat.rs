@@ -14,15 +14,13 @@ use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::OpenAiChat;
 
-const ENDPOINT: Endpoint = Endpoint {
-    name: PROVIDER.name(),
-    default_base_url: "https://api.openai.com/v1",
-    key_vars: &["OPENAI_API_KEY"],
-    base_url_var: "OPENAI_BASE_URL",
-};
-
 impl super::builder::Configured for OpenAiChatModel {
-    const ENDPOINT: Endpoint = ENDPOINT;
+    const ENDPOINT: Endpoint = Endpoint {
+        name: PROVIDER.name(),
+        default_base_url: "https://api.openai.com/v1",
+        key_vars: &["OPENAI_API_KEY"],
+        base_url_var: "OPENAI_BASE_URL",
+    };
 }
 
 /// A model behind OpenAI's Chat Completions API (`POST {base}/chat/completions`), which
@@ -108,7 +106,6 @@ impl HttpModelBuilder<OpenAiChatModel> {
     pub fn build(self) -> Result<OpenAiChatModel, ModelError> {
         let legacy_max_tokens = self.settings.legacy_max_tokens;
         let client = self.client(
-            &ENDPOINT,
             |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
             &[],
         )?;

@@ -14,15 +14,13 @@ use crate::model::ModelError;
 
 const NAME: &str = "openai_embeddings";
 
-const ENDPOINT: Endpoint = Endpoint {
-    name: NAME,
-    default_base_url: "https://api.openai.com/v1",
-    key_vars: &["OPENAI_API_KEY"],
-    base_url_var: "OPENAI_BASE_URL",
-};
-
 impl super::builder::Configured for OpenAiEmbedder {
-    const ENDPOINT: Endpoint = ENDPOINT;
+    const ENDPOINT: Endpoint = Endpoint {
+        name: NAME,
+        default_base_url: "https://api.openai.com/v1",
+        key_vars: &["OPENAI_API_KEY"],
+        base_url_var: "OPENAI_BASE_URL",
+    };
 }
 
 /// Where requests go, under the base URL.
@@ -264,7 +262,6 @@ impl HttpModelBuilder<OpenAiEmbedder> {
             )));
         }
         let client = self.client(
-            &ENDPOINT,
             |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
             &[],
         )?;

@@ -13,15 +13,13 @@ use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoi
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
-const ENDPOINT: Endpoint = Endpoint {
-    name: PROVIDER.name(),
-    default_base_url: "https://api.openai.com/v1",
-    key_vars: &["OPENAI_API_KEY"],
-    base_url_var: "OPENAI_BASE_URL",
-};
-
 impl super::builder::Configured for OpenAiResponsesModel {
-    const ENDPOINT: Endpoint = ENDPOINT;
+    const ENDPOINT: Endpoint = Endpoint {
+        name: PROVIDER.name(),
+        default_base_url: "https://api.openai.com/v1",
+        key_vars: &["OPENAI_API_KEY"],
+        base_url_var: "OPENAI_BASE_URL",
+    };
 }
 
 /// A model behind OpenAI's Responses API (`POST {base}/responses`).
@@ -79,7 +77,6 @@ impl HttpModelBuilder<OpenAiResponsesModel> {
     /// [`ModelError::Config`].
     pub fn build(self) -> Result<OpenAiResponsesModel, ModelError> {
         let client = self.client(
-            &ENDPOINT,
             |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
             &[],
         )?;
