@@ -82,20 +82,8 @@ impl EmbeddingRetriever {
             ));
         }
         // A vector of another length would match no query: the document would never be found.
-        let dimensions = self.embedder.dimensions();
-        if let Some((index, vector)) = vectors
-            .iter()
-            .enumerate()
-            .find(|(_, vector)| vector.len() != dimensions)
-        {
-            return Err(ServiceError::new(
-                &self.name,
-                format!(
-                    "the embedder returned {} numbers for text {index}, but its dimension is \
-                     {dimensions}",
-                    vector.len()
-                ),
-            ));
+        for (index, vector) in vectors.iter().enumerate() {
+            self.check_length(vector, format_args!("text {index}"))?;
         }
         let mut stored = self
             .documents
@@ -118,6 +106,26 @@ impl EmbeddingRetriever {
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// An error naming `which` (a text, the query) when `vector` is not of the embedder's
+    /// dimension.
+    fn check_length(
+        &self,
+        vector: &[f32],
+        which: impl std::fmt::Display,
+    ) -> Result<(), ServiceError> {
+        let dimensions = self.embedder.dimensions();
+        if vector.len() == dimensions {
+            return Ok(());
+        }
+        Err(ServiceError::new(
+            &self.name,
+            format!(
+                "the embedder returned {} numbers for {which}, but its dimension is {dimensions}",
+                vector.len()
+            ),
+        ))
     }
 }
 
@@ -147,16 +155,7 @@ impl Retriever for EmbeddingRetriever {
             ));
         };
         // Of another length, it would match no document: "nothing found" would hide why.
-        if query.len() != self.embedder.dimensions() {
-            return Err(ServiceError::new(
-                &self.name,
-                format!(
-                    "the embedder returned {} numbers for the query, but its dimension is {}",
-                    query.len(),
-                    self.embedder.dimensions()
-                ),
-            ));
-        }
+        self.check_length(&query, "the query")?;
         let query = unit(query);
         let documents = self
             .documents
