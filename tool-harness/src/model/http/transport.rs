@@ -210,17 +210,7 @@ impl Transport {
                 || retries >= self.max_retries
                 || wait > self.max_retry_wait
             {
-                let mut message = body.into_text();
-                // A rate limit holds the wait it asked for; another status says it here.
-                if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
-                    && is_retried(status, quota_spent)
-                    && status != StatusCode::TOO_MANY_REQUESTS
-                {
-                    message.push_str(&format!(
-                        " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
-                        self.max_retry_wait
-                    ));
-                }
+                let message = body.into_text();
                 return Err(self.status_error(status, retry_after, message, quota_spent));
             }
             log::debug!(
@@ -428,11 +418,24 @@ impl Transport {
                 retry_after,
                 message,
             },
-            _ => ModelError::Api {
-                provider,
-                status: code,
-                message,
-            },
+            _ => {
+                // A rate limit holds the wait it asked for; another status that is retried
+                // says it in its message.
+                let mut message = message;
+                if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
+                    && is_retried(status, quota_spent)
+                {
+                    message.push_str(&format!(
+                        " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
+                        self.max_retry_wait
+                    ));
+                }
+                ModelError::Api {
+                    provider,
+                    status: code,
+                    message,
+                }
+            }
         }
     }
 }
