@@ -10,7 +10,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::schema::validation::MAX_VIOLATION_CHARS;
 use crate::{Args, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition, ToolError, ToolImpl};
 
 pub use crate::ToolFuture;
@@ -120,17 +119,6 @@ pub fn definition(
 /// The `command` argument of a call to a command group.
 pub fn command_name(tool: &str, arguments: &ToolArguments) -> Result<String, ToolError> {
     ToolArgs::new(tool, arguments).field(crate::COMMAND_ARGUMENT)
-}
-
-/// The error of a call to a command group naming a command it lacks (`other`), quoted cut as
-/// validation quotes it: a call made without the manager's validation reaches it.
-pub fn unknown_command(tool: &str, other: &str, listed: &str) -> ToolError {
-    let other = format!("{other:?}");
-    let other = crate::provider::feedback::cut_to(&other, MAX_VIOLATION_CHARS);
-    ToolError::invalid_arguments(
-        tool,
-        format!("/command: unknown command {other}; valid commands are {listed}"),
-    )
 }
 
 /// `execute_lent` of a tool whose calls `execute_now` answers: its result, as a finished

@@ -14,10 +14,10 @@ pub use crate::{__toolsmith_conversion as conversion, __toolsmith_execute as exe
 
 pub use crate::generated::call::{
     call_context, command_name, definition, finished, run_now, start, start_blocking,
-    unknown_command,
 };
 pub use crate::generated::read::{Misreads, slots};
 pub use crate::generated::result_conversion::{ReturnType, Returned};
+pub use crate::schema::validation::unknown_command;
 pub use crate::{
     Args, ArgsObject, ArgsSchema, FromSessionParts, FromToolArgs, SessionParts, Tool,
     ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolCommands, ToolConstructor,

@@ -55,7 +55,7 @@ pub(crate) mod feedback;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
-mod refs;
+pub(crate) mod refs;
 mod repair;
 mod reply;
 mod strict;

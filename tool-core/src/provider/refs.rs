@@ -5,6 +5,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
 
+use crate::reading::tool_args::escape_pointer;
+
 /// The keywords a schema's root keeps its definitions under.
 pub(crate) const DEFINITION_KEYWORDS: [&str; 2] = ["$defs", "definitions"];
 
@@ -21,7 +23,7 @@ impl<'a> Definitions<'a> {
         for keyword in DEFINITION_KEYWORDS {
             if let Some(defs) = root.get(keyword).and_then(Value::as_object) {
                 for name in defs.keys() {
-                    targets.push(format!("#/{keyword}/{}", escape(name)));
+                    targets.push(format!("#/{keyword}/{}", escape_pointer(name)));
                 }
             }
         }
@@ -66,10 +68,6 @@ impl<'a> Definitions<'a> {
 fn resolve_pointer<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
     let pointer = reference.strip_prefix('#')?;
     root.pointer(pointer)
-}
-
-fn escape(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
 }
 
 /// The `$ref`s inside `schema`, not descending into the root's definitions (they are nodes

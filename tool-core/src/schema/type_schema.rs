@@ -241,11 +241,9 @@ fn finish(schema: &mut Value) {
     bound_integers(schema);
 }
 
-/// Sets a schema's description (a boolean schema becomes an object schema first).
+/// Sets an object schema's description (`add_property` has made an untyped `true` an
+/// object schema).
 fn set_description(schema: &mut Value, description: &str) {
-    if let Value::Bool(true) = schema {
-        *schema = Value::Object(Map::new());
-    }
     if let Value::Object(object) = schema {
         object.insert("description".to_owned(), Value::from(description));
     }

@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use indexmap::IndexSet;
 use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
@@ -125,11 +126,11 @@ impl CompiledSchema {
     /// nullable, so a strict model sends `null` for each value it leaves out. Whether a
     /// removed `null` was in fact required shows when the repaired value is checked again.
     fn repairs(&self, instance: &Value) -> Vec<Repair> {
-        let mut repairs = RepairSet::default();
+        let mut repairs = IndexSet::new();
         for error in self.validator.iter_errors(instance) {
             collect_repairs(&error, &mut repairs);
         }
-        repairs.list
+        repairs.into_iter().collect()
     }
 
     /// The paths of removed `null`s that the repaired value now misses as required
@@ -203,23 +204,41 @@ impl CompiledSchema {
     }
 }
 
-#[derive(Debug, PartialEq)]
+/// The error of a call to a command group naming a command it lacks (`other`, quoted cut as
+/// a violation's value is): validation's, and the generated dispatch's for a call made
+/// without validation.
+pub fn unknown_command(tool: &str, other: &str, listed: &str) -> ToolError {
+    let other = format!("{other:?}");
+    let other = cut_to(&other, MAX_VIOLATION_CHARS);
+    ToolError::invalid_arguments(
+        tool,
+        format!("/{COMMAND_ARGUMENT}: unknown command {other}; valid commands are {listed}"),
+    )
+}
+
+/// Kept once each, in the order found (several branches may find the same one; arguments
+/// may need thousands).
+#[derive(Debug, PartialEq, Eq, Hash)]
 enum Repair {
     Replace(String, Value),
     RemoveNull(String),
+}
+
+/// The errors of each of an error's `anyOf` / `oneOf` branches; none for another error.
+fn branches<'e>(error: &'e ValidationError<'_>) -> &'e [Vec<ValidationError<'static>>] {
+    match error.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context
+        }
+        _ => &[],
+    }
 }
 
 /// The errors inside an error's `anyOf` / `oneOf` branches, where a repair may also apply.
 fn branch_errors<'e>(
     error: &'e ValidationError<'_>,
 ) -> impl Iterator<Item = &'e ValidationError<'static>> {
-    let branches: &[Vec<ValidationError<'static>>] = match error.kind() {
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
-            context
-        }
-        _ => &[],
-    };
-    branches.iter().flatten()
+    branches(error).iter().flatten()
 }
 
 /// What a failed `anyOf` / `oneOf` wanted, which its own message ("not valid under any of the
@@ -227,12 +246,10 @@ fn branch_errors<'e>(
 /// variants have descriptions), else the violations of the one branch closest to the value
 /// (a tagged enum's variant whose tag matched).
 fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
-    let branches: &[Vec<ValidationError<'static>>] = match error.kind() {
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
-            context
-        }
-        _ => return None,
-    };
+    let branches = branches(error);
+    if branches.is_empty() {
+        return None;
+    }
     let at = error.instance_path().as_str();
     let constant = |e: &ValidationError<'_>| match e.kind() {
         ValidationErrorKind::Constant { expected_value } => Some(expected_value.to_string()),
@@ -287,29 +304,10 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
     Some(format!("as the closest of them: {}", listed.join("; ")))
 }
 
-/// Repairs, each kept once, in the order found (several branches may find the same one).
-#[derive(Default)]
-struct RepairSet {
-    list: Vec<Repair>,
-    /// What each kept repair does (its path, and the value it writes), to find a repeat in
-    /// constant time: arguments may need thousands of repairs.
-    seen: HashSet<(String, Option<String>)>,
-}
-
-impl RepairSet {
-    fn push(&mut self, repair: Repair) {
-        let key = match &repair {
-            Repair::Replace(path, value) => (path.clone(), Some(value.to_string())),
-            Repair::RemoveNull(path) => (path.clone(), None),
-        };
-        if self.seen.insert(key) {
-            self.list.push(repair);
-        }
-    }
-}
-
-fn collect_repairs(error: &ValidationError<'_>, repairs: &mut RepairSet) {
-    let mut push = |repair: Repair| repairs.push(repair);
+fn collect_repairs(error: &ValidationError<'_>, repairs: &mut IndexSet<Repair>) {
+    let mut push = |repair: Repair| {
+        repairs.insert(repair);
+    };
     let path = error.instance_path().as_str();
     match (error.kind(), &**error.instance()) {
         // A `null` for an argument the schema does not list is an absent argument (a strict
@@ -519,17 +517,9 @@ impl ArgumentValidator {
                 };
                 match commands.iter().find(|(name, _)| name == chosen) {
                     Some((_, schema)) => schema.check(arguments),
+                    // The model's text is quoted cut, as a violation's is.
                     None => {
-                        // The model's text is quoted cut, as a violation's is.
-                        let chosen = format!("{chosen:?}");
-                        let chosen = cut_to(&chosen, MAX_VIOLATION_CHARS);
-                        return Err(ToolError::invalid_arguments(
-                            tool,
-                            format!(
-                                "/{COMMAND_ARGUMENT}: unknown command {chosen}; valid commands are {}",
-                                listed()
-                            ),
-                        ));
+                        return Err(unknown_command(tool, chosen, &listed()));
                     }
                 }
             }

@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ToolDefinition;
+use crate::provider::refs::DEFINITION_KEYWORDS;
+use crate::reading::tool_args::escape_pointer;
 
 /// The name of the argument that selects a command of a [`Tool::MultiCommands`] tool.
 pub const COMMAND_ARGUMENT: &str = "command";
@@ -363,9 +365,6 @@ fn multi_command_parameters(commands: &[ToolDefinition]) -> Value {
     parameters
 }
 
-/// The keywords a root schema keeps its definitions under.
-const DEFINITIONS: [&str; 2] = ["$defs", "definitions"];
-
 /// Adds the definitions of a command's `schema` to the group's `$defs`, and gives the
 /// references to rename in the command's schemas. When every name the command defines under
 /// `$defs` is free or holds the very same definition (commands sharing a type), they are
@@ -376,7 +375,7 @@ fn merge_definitions(
     schema: &Value,
     definitions: &mut Map<String, Value>,
 ) -> Vec<(String, String)> {
-    let own: Vec<(&str, &String, &Value)> = DEFINITIONS
+    let own: Vec<(&str, &String, &Value)> = DEFINITION_KEYWORDS
         .iter()
         .filter_map(|keyword| Some((*keyword, schema.get(*keyword)?.as_object()?)))
         .flat_map(|(keyword, own)| own.iter().map(move |(name, def)| (keyword, name, def)))
@@ -395,9 +394,7 @@ fn merge_definitions(
         }
         return Vec::new();
     }
-    let reference = |keyword: &str, name: &str| {
-        format!("#/{keyword}/{}", name.replace('~', "~0").replace('/', "~1"))
-    };
+    let reference = |keyword: &str, name: &str| format!("#/{keyword}/{}", escape_pointer(name));
     let mut renamed = Vec::new();
     let mut added = Vec::new();
     for (keyword, name, definition) in own {
