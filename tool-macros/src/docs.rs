@@ -78,20 +78,18 @@ fn undecorated<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     let Some(Some(column)) = decorated.first().map(|line| star_at(line)) else {
         return lines.to_vec();
     };
-    if lines.len() < 2 || !decorated.iter().all(|line| star_at(line) == Some(column)) {
+    if !decorated.iter().all(|line| star_at(line) == Some(column)) {
         return lines.to_vec();
     }
+    // The lines around the decorated ones are blank.
     lines
         .iter()
         .enumerate()
         .map(|(index, line)| {
             if (first..last).contains(&index) {
                 &line[column + 1..]
-            } else if line.trim().chars().all(|c| c == '*') {
-                // The `*/` line's leading stars, or blanks.
-                ""
             } else {
-                line
+                ""
             }
         })
         .collect()
