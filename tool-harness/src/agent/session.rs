@@ -143,8 +143,9 @@ impl AgentSession {
         self.run_under(text, RunLedger::of_calling_run()).await
     }
 
-    /// [`run`](Self::run), its tokens counted in the run of `parent`'s (a sub-agent started
-    /// by a call, which runs on a task of its own, outside the call's context).
+    /// [`run`](Self::run), its tokens counted in the run whose ledger `parent` is: for a
+    /// sub-agent started by a call, which runs on a task of its own, outside the call's
+    /// context.
     pub(super) async fn run_under(
         &self,
         text: impl Into<String>,
