@@ -624,3 +624,64 @@ async fn a_call_waiting_for_a_slot_does_not_run_a_tool_removed_meanwhile() {
     assert_eq!(outcomes[2].attempts, 0);
     assert_eq!(probe.started_tags(), ["a", "b"]);
 }
+
+/// What a run lends its calls in the tests below.
+struct RunTag(&'static str);
+
+/// A tool that answers with the `RunTag` its call's context carries ("none" without one).
+fn tag_reader(name: &str) -> toolsmith::FnTool {
+    toolsmith::FnTool::new(
+        name,
+        "Answers with the run tag its call was lent.",
+        toolsmith::Args::new(
+            toolsmith::scheme::object()
+                .optional("tag", toolsmith::scheme::string())
+                .build(),
+        ),
+        |_: toolsmith::ToolArgs<'_>| async {
+            let context = toolsmith::ToolCallContext::current().expect("set by the batch");
+            let tag = context.value::<RunTag>().map_or("none", |tag| tag.0);
+            Ok(toolsmith::ToolCallResult::text(tag))
+        },
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_lends_its_call_values_to_every_call_and_attempt() {
+    let manager = ToolCallManager::new("batch-tests");
+    manager.register(Arc::new(tag_reader("plain"))).unwrap();
+    // A time limit gives each attempt a context of its own: it keeps the call's values.
+    let limited = tag_reader("limited").with_timeout(20 * MS);
+    manager.register(Arc::new(limited)).unwrap();
+    let requests = [
+        call("a", "plain", json!({})),
+        call("b", "limited", json!({})),
+    ];
+    let answers = |outcomes: Vec<ToolCallOutcome>| -> Vec<String> {
+        outcomes
+            .into_iter()
+            .map(|o| o.result.unwrap().content.to_text())
+            .collect()
+    };
+
+    let mut values = toolsmith::SessionState::new();
+    values.insert(RunTag("run-1"));
+    let options = BatchOptions::new().with_call_values(values);
+    let lent = manager.execute_batch_with(&requests, &options).await;
+    assert_eq!(answers(lent), ["run-1", "run-1"]);
+
+    // Options without values lend nothing; another batch's values are its own.
+    let bare = manager
+        .execute_batch_with(&requests, &BatchOptions::new())
+        .await;
+    assert_eq!(answers(bare), ["none", "none"]);
+    let mut other = toolsmith::SessionState::new();
+    other.insert(RunTag("run-2"));
+    let other = BatchOptions::new().with_call_values(other);
+    let (first, second) = futures::join!(
+        manager.execute_batch_with(&requests, &options),
+        manager.execute_batch_with(&requests, &other),
+    );
+    assert_eq!(answers(first), ["run-1", "run-1"]);
+    assert_eq!(answers(second), ["run-2", "run-2"]);
+}

@@ -107,10 +107,11 @@ impl ToolPreset {
     }
 
     /// `agent` (`start`, `check`, `result`, `pause`, `resume`, `stop`): background
-    /// sub-agents made as `config` says, built with the session so that their tokens count
-    /// in its runs' [`child_usage`](crate::agent::AgentRun::child_usage), and so that their
-    /// calls pass the session's hooks and approval (a child cannot run what the parent's
-    /// approval refuses). The children end when the session is dropped.
+    /// sub-agents made as `config` says, built with the session so that their calls pass
+    /// the session's hooks and approval (a child cannot run what the parent's approval
+    /// refuses) and so that they end when the session is dropped or cancelled. A child's
+    /// tokens count in the [`child_usage`](crate::agent::AgentRun::child_usage) of the run
+    /// whose call started it.
     ///
     /// ```
     /// use std::sync::Arc;

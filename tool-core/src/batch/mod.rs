@@ -34,8 +34,8 @@ use tracing::Instrument as _;
 
 use crate::batch::retry::PreparedCall;
 use crate::{
-    ProgressSink, StageMode, ToolCallContext, ToolCallManager, ToolCallOutcome, ToolCallRequest,
-    ToolCallResult, ToolError, Workflow, WorkflowStage,
+    ProgressSink, SessionState, StageMode, ToolCallContext, ToolCallManager, ToolCallOutcome,
+    ToolCallRequest, ToolCallResult, ToolError, Workflow, WorkflowStage,
 };
 
 /// How a batch runs: its concurrency limit, deadline, cancellation token, and whether calls
@@ -63,6 +63,8 @@ pub struct BatchOptions {
     cancellation: Option<CancellationToken>,
     check_offers: bool,
     progress: Option<Arc<dyn ProgressSink>>,
+    /// Given to every call's context; shared, so a call costs one reference more.
+    call_values: Option<Arc<SessionState>>,
 }
 
 impl std::fmt::Debug for BatchOptions {
@@ -74,6 +76,10 @@ impl std::fmt::Debug for BatchOptions {
             .field("cancellation", &self.cancellation)
             .field("check_offers", &self.check_offers)
             .field("progress", &self.progress.is_some())
+            .field(
+                "call_values",
+                &self.call_values.as_ref().map_or(0, |values| values.len()),
+            )
             .finish()
     }
 }
@@ -148,6 +154,15 @@ impl BatchOptions {
     #[must_use]
     pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
         self.progress = Some(sink);
+        self
+    }
+
+    /// Every call of the batch carries `values` in its context, where the tool looks them up
+    /// by type ([`ToolCallContext::value`]): what the runner of the batch lends its calls,
+    /// such as an agent run's token ledger.
+    #[must_use]
+    pub fn with_call_values(mut self, values: SessionState) -> Self {
+        self.call_values = Some(Arc::new(values));
         self
     }
 
@@ -621,6 +636,9 @@ impl ToolCallManager {
             );
             if let Some(sink) = &options.progress {
                 context = context.with_progress(Arc::clone(sink));
+            }
+            if let Some(values) = &options.call_values {
+                context = context.with_values(Arc::clone(values));
             }
             let span = tracing::info_span!(
                 "execute_tool",

@@ -88,7 +88,9 @@ pub trait MemoryAccess: Send + Sync {
     fn version(&self) -> u64;
 }
 
-/// User values registered on a shed, looked up by type.
+/// Values looked up by type: the user values registered on a shed
+/// ([`SessionParts::state`]), or the values a batch lends each of its calls
+/// ([`BatchOptions::with_call_values`](crate::BatchOptions::with_call_values)).
 #[derive(Clone, Default)]
 pub struct SessionState {
     values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,

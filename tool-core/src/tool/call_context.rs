@@ -1,5 +1,5 @@
 //! [`ToolCallContext`]: what a running call can know about itself — its id, whether it has
-//! been cancelled — and how it reports progress.
+//! been cancelled, the values its runner gave it — and how it reports progress.
 //!
 //! The context is set for the duration of a call by whoever runs it with one (a batch run with
 //! [`BatchOptions`](crate::BatchOptions), so every agent turn; an MCP server) and read by the
@@ -11,6 +11,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
+
+use crate::SessionState;
 
 /// One progress report of a running call.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +48,9 @@ tokio::task_local! {
 
 /// The context of one running call: its id, its tool, a [`CancellationToken`] that fires when
 /// whoever runs it gives up on it (a cancelled agent run, a batch's deadline, an MCP client's
-/// cancellation, the tool's own time limit), and a progress reporter.
+/// cancellation, the tool's own time limit), a progress reporter, and values of whoever runs
+/// it, looked up by type ([`value`](Self::value): an agent run's token ledger, which the
+/// sub-agents a call starts add to).
 ///
 /// A tool reads it with [`current`](Self::current), which is `None` outside such a run (for
 /// instance under a bare [`execute_one`](crate::ToolCallManager::execute_one)).
@@ -72,6 +76,7 @@ pub struct ToolCallContext {
     tool: Arc<str>,
     cancellation: CancellationToken,
     progress: Option<Arc<dyn ProgressSink>>,
+    values: Option<Arc<SessionState>>,
 }
 
 impl ToolCallContext {
@@ -87,6 +92,7 @@ impl ToolCallContext {
             tool: tool.into(),
             cancellation,
             progress: None,
+            values: None,
         }
     }
 
@@ -95,6 +101,33 @@ impl ToolCallContext {
     pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
         self.progress = Some(sink);
         self
+    }
+
+    /// The same context carrying `values`, which the tool looks up by type with
+    /// [`value`](Self::value) (a batch gives every call the values of its
+    /// [`BatchOptions::with_call_values`](crate::BatchOptions::with_call_values)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
+    ///
+    /// struct RunId(u32);
+    /// let mut values = SessionState::new();
+    /// values.insert(RunId(7));
+    /// let context = ToolCallContext::new("call-1", "index", CancellationToken::new())
+    ///     .with_values(Arc::new(values));
+    /// assert_eq!(context.value::<RunId>().map(|id| id.0), Some(7));
+    /// assert!(context.value::<String>().is_none());
+    /// ```
+    #[must_use]
+    pub fn with_values(mut self, values: Arc<SessionState>) -> Self {
+        self.values = Some(values);
+        self
+    }
+
+    /// The value of type `T` that whoever runs the call gave it, if one was given.
+    pub fn value<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values.as_ref().and_then(|values| values.get::<T>())
     }
 
     /// The same call, with a token of its own that this one's reaches: an attempt's, which
@@ -165,6 +198,10 @@ impl fmt::Debug for ToolCallContext {
             .field("tool", &self.tool)
             .field("cancelled", &self.is_cancelled())
             .field("reports_progress", &self.progress.is_some())
+            .field(
+                "values",
+                &self.values.as_ref().map_or(0, |values| values.len()),
+            )
             .finish()
     }
 }

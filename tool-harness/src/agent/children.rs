@@ -15,8 +15,8 @@ use tokio::task::JoinHandle;
 use toolsmith_core::{CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, tool_fn};
 
 use super::events::AgentEvent;
+use super::ledger::RunLedger;
 use super::pause::PauseHandle;
-use super::run::ChildUsage;
 use super::session::{SessionCancellation, SessionGuards};
 use super::tool::{answer, failure};
 use super::{AgentSession, AgenticError};
@@ -190,7 +190,6 @@ struct Child {
 struct Children {
     config: Arc<SubAgentConfig>,
     depth: usize,
-    ledger: Arc<ChildUsage>,
     /// The token of the session these are the children of: cancelling it stops them.
     parent_cancel: CancellationToken,
     /// The hooks and approval of the session these are the children of (and of its
@@ -216,7 +215,9 @@ impl Drop for Children {
 /// The `agent` command group: background sub-agents of the session it belongs to.
 ///
 /// Usually built by [`ToolPreset::agent`](crate::ToolPreset::agent) inside a session's shed,
-/// so that children's tokens count in the parent's [`AgentRun::child_usage`](super::AgentRun).
+/// so that the children stop with the session and pass its hooks and approval. A child's
+/// tokens count in the [`AgentRun::child_usage`](super::AgentRun::child_usage) of the run
+/// whose call started it, built either way.
 #[derive(Clone)]
 pub struct AgentCommands {
     children: Arc<Children>,
@@ -242,34 +243,31 @@ fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 impl AgentCommands {
-    /// The commands for a session without a parent (depth 0), its children's tokens counted
-    /// apart from any session.
+    /// The commands for a session without a parent (depth 0): no session's cancellation
+    /// stops the children, and no session's hooks hold them.
     pub fn new(config: SubAgentConfig) -> Self {
         Self::at_depth(
             Arc::new(config),
             0,
-            Arc::default(),
             CancellationToken::new(),
             Arc::default(),
         )
     }
 
-    /// The commands of the session `parts` belong to: its children's tokens count in its
-    /// runs, and cancelling it stops them.
+    /// The commands of the session `parts` belong to: cancelling it stops the children, and
+    /// its hooks and approval hold them.
     pub(crate) fn for_session(config: SubAgentConfig, parts: &SessionParts) -> Self {
-        let ledger = parts.state.get::<ChildUsage>().unwrap_or_default();
         let cancel = parts
             .state
             .get::<SessionCancellation>()
             .map_or_else(CancellationToken::new, |session| session.0.clone());
         let guards = parts.state.get::<SessionGuards>().unwrap_or_default();
-        Self::at_depth(Arc::new(config), 0, ledger, cancel, guards)
+        Self::at_depth(Arc::new(config), 0, cancel, guards)
     }
 
     fn at_depth(
         config: Arc<SubAgentConfig>,
         depth: usize,
-        ledger: Arc<ChildUsage>,
         parent_cancel: CancellationToken,
         guards: Arc<SessionGuards>,
     ) -> Self {
@@ -277,7 +275,6 @@ impl AgentCommands {
             children: Arc::new(Children {
                 config,
                 depth,
-                ledger,
                 parent_cancel,
                 guards,
                 next_id: AtomicU64::new(1),
@@ -338,7 +335,6 @@ impl AgentCommands {
             tools.push(Arc::new(Self::at_depth(
                 Arc::clone(&children.config),
                 children.depth + 1,
-                Arc::clone(&children.ledger),
                 cancel.clone(),
                 Arc::clone(&children.guards),
             )));
@@ -382,18 +378,16 @@ impl AgentCommands {
     ) -> Result<AgentSession, ToolError> {
         let config = &self.children.config;
         let shed = ToolShed::new().tools(tools);
-        let (progress, ledger) = (state.clone(), Arc::clone(&self.children.ledger));
+        let progress = state.clone();
         let mut builder = AgentSession::builder(Arc::clone(&config.model))
             .with_model(config.model_name.clone())
             .with_toolshed(shed)
             .with_max_turns(max_turns)
             .with_cancellation(cancel.clone())
             .with_pause(pause.clone())
-            .with_child_usage(Arc::clone(&self.children.ledger))
             .with_guards(&self.children.guards)
             .with_event_handler(move |event: &AgentEvent| match event {
                 AgentEvent::ModelResponse { usage, .. } => {
-                    ledger.add(*usage);
                     progress.send_modify(|s| {
                         s.turns += 1;
                         s.usage += *usage;
@@ -528,9 +522,14 @@ impl AgentCommands {
         // kept was let go (see `unknown`).
         let id = format!("agent-{}", children.next_id.fetch_add(1, Ordering::Relaxed));
         let (ended, name) = (state.clone(), id.clone());
+        // The child runs on a task of its own, outside this call: it is told the run it
+        // counts in, the one whose call this is.
+        let calling_run = RunLedger::of_calling_run();
         let task = runtime.spawn(async move {
             // A panic in the child's model or tools ends it as failed, not running for ever.
-            let outcome = AssertUnwindSafe(session.run(task)).catch_unwind().await;
+            let outcome = AssertUnwindSafe(session.run_under(task, calling_run))
+                .catch_unwind()
+                .await;
             ended.send_modify(|s| match outcome {
                 Err(panic) => {
                     s.status = Status::Failed;

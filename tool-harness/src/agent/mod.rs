@@ -12,6 +12,7 @@ mod children;
 mod error;
 mod events;
 mod hooks;
+mod ledger;
 mod pause;
 mod run;
 mod session;

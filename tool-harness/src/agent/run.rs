@@ -47,7 +47,11 @@ pub struct AgentRun {
     pub model_calls: usize,
     /// Tokens used by this run's model calls, summed.
     pub usage: Usage,
-    /// Tokens used by the sub-agents (and theirs) while this run went on, counted apart.
+    /// Tokens used, until this run ended, by the sub-agents its tool calls made or started
+    /// (through `agent`, an [`AgentTool`](super::AgentTool), or any session run inside one
+    /// of its calls) and by theirs, counted apart. Only this run's: another run of the same
+    /// session at the same time counts its own. A sub-agent still running when the run ends
+    /// is not waited for; what it spends later shows in its `check` only.
     pub child_usage: Usage,
     /// Why the model's last answer ended (`None` before any answer): a final text that is
     /// empty or partial says why here ([`StopReason::ContentFilter`] when the provider
@@ -60,25 +64,5 @@ impl AgentRun {
     /// The run's tokens and its sub-agents' together.
     pub fn total_usage(&self) -> Usage {
         self.usage + self.child_usage
-    }
-}
-
-/// The tokens a session's sub-agents have used, summed as they report them.
-#[derive(Debug, Default)]
-pub(crate) struct ChildUsage(std::sync::Mutex<Usage>);
-
-impl ChildUsage {
-    pub(crate) fn add(&self, usage: Usage) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) += usage;
-    }
-
-    pub(crate) fn total(&self) -> Usage {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

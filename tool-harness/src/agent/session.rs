@@ -12,8 +12,8 @@ use tracing::Instrument as _;
 
 use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
+use super::ledger::RunLedger;
 use super::pause::PauseHandle;
-use super::run::ChildUsage;
 use super::turn::{self, CallsEnded, TurnCalls};
 use super::{AgentRun, AgenticError};
 use crate::model::{
@@ -82,7 +82,6 @@ pub struct AgentSession {
     cancellation: CancellationToken,
     conversation: tokio::sync::Mutex<Vec<Message>>,
     pause: Option<PauseHandle>,
-    child_usage: Arc<ChildUsage>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -136,11 +135,27 @@ impl AgentSession {
     /// Runs a new conversation that starts with `text` (the kept conversation of
     /// [`send`](Self::send) is neither used nor changed), until the model answers without
     /// calls.
+    ///
+    /// Run inside a tool call of another run (an [`AgentTool`](super::AgentTool)'s, or any
+    /// tool's), its tokens count in that run's [`child_usage`](AgentRun::child_usage); so
+    /// for [`run_with_cancellation`](Self::run_with_cancellation) and [`send`](Self::send).
     pub async fn run(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
+        self.run_under(text, RunLedger::of_calling_run()).await
+    }
+
+    /// [`run`](Self::run), its tokens counted in the run whose ledger `parent` is: for a
+    /// sub-agent started by a call, which runs on a task of its own, outside the call's
+    /// context.
+    pub(super) async fn run_under(
+        &self,
+        text: impl Into<String>,
+        parent: Option<Arc<RunLedger>>,
+    ) -> Result<AgentRun, AgenticError> {
         self.drive(
             new_conversation(text),
             self.cancellation.child_token(),
             None,
+            parent,
         )
         .await
     }
@@ -165,7 +180,12 @@ impl AgentSession {
         tokio::select! {
             biased;
             () = follow => unreachable!("following the caller's token never ends"),
-            ended = self.drive(new_conversation(text), run_token.clone(), Some(&token)) => ended,
+            ended = self.drive(
+                new_conversation(text),
+                run_token.clone(),
+                Some(&token),
+                RunLedger::of_calling_run(),
+            ) => ended,
         }
     }
 
@@ -180,7 +200,12 @@ impl AgentSession {
         messages.extend(conversation.iter().cloned());
         messages.push(Message::user(text));
         let ended = self
-            .drive(messages, self.cancellation.child_token(), None)
+            .drive(
+                messages,
+                self.cancellation.child_token(),
+                None,
+                RunLedger::of_calling_run(),
+            )
             .await;
         // Kept whether the run succeeded or not.
         if let Some(run) = match &ended {
@@ -218,7 +243,7 @@ impl AgentSession {
 
     /// The loop: a model call, its tool calls, their results, until an answer without calls.
     /// `cancel` is the run's token; `caller`, a token of the caller's that also stops it
-    /// (see [`is_cancelled`]).
+    /// (see [`is_cancelled`]); `parent`, the ledger of the run this one counts in.
     ///
     /// The conversation moves into one [`ChatRequest`] for the whole run: each turn appends
     /// to it and the model borrows it, so no message is copied per turn.
@@ -227,6 +252,7 @@ impl AgentSession {
         conversation: Vec<Message>,
         cancel: CancellationToken,
         caller: Option<&CancellationToken>,
+        parent: Option<Arc<RunLedger>>,
     ) -> Result<AgentRun, AgenticError> {
         let span = tracing::info_span!(
             "invoke_agent",
@@ -245,17 +271,18 @@ impl AgentSession {
             options: self.options.clone(),
         };
         let mut run = AgentRun::default();
-        let children_before = self.child_usage.total();
+        // The run's own ledger, lent to its calls: what they cause counts here and only here.
+        let ledger = Arc::new(RunLedger::under(parent));
         let ended = self
             .turns(
                 &mut request,
-                &turn::batch_options(self, cancel),
+                &turn::batch_options(self, cancel, &ledger),
                 caller,
-                &mut run,
+                (&mut run, &ledger),
             )
             .instrument(span.clone())
             .await;
-        run.child_usage = self.child_usage.total().saturating_sub(children_before);
+        run.child_usage = ledger.descendants();
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
         run.transcript = request.messages;
@@ -273,7 +300,7 @@ impl AgentSession {
         request: &mut ChatRequest,
         batch_options: &BatchOptions,
         caller: Option<&CancellationToken>,
-        run: &mut AgentRun,
+        (run, ledger): (&mut AgentRun, &RunLedger),
     ) -> Result<String, RunEnd> {
         // The options own the run's token: one token, never cloned per turn.
         let cancel = batch_options
@@ -294,7 +321,7 @@ impl AgentSession {
             if run.model_calls >= self.max_turns {
                 if self.final_answer_on_limit {
                     let response = self
-                        .call_model(request, ToolChoice::None, cancel, caller, run)
+                        .call_model(request, ToolChoice::None, cancel, caller, (run, ledger))
                         .await?;
                     // Calls in an answer asked for without tools are not run; its text is
                     // the answer.
@@ -306,7 +333,7 @@ impl AgentSession {
                 return Err(RunEnd::MaxTurns);
             }
             let response = self
-                .call_model(request, ToolChoice::Auto, cancel, caller, run)
+                .call_model(request, ToolChoice::Auto, cancel, caller, (run, ledger))
                 .await?;
             if response.calls.is_empty() {
                 let text = response.text.clone().unwrap_or_default();
@@ -339,14 +366,15 @@ impl AgentSession {
         }
     }
 
-    /// One model call with the tools offered now, counted and its usage added to `run`.
+    /// One model call with the tools offered now, counted and its usage added to `run` (and,
+    /// through its `ledger`, to the runs above it).
     async fn call_model(
         &self,
         request: &mut ChatRequest,
         tool_choice: ToolChoice,
         cancel: &CancellationToken,
         caller: Option<&CancellationToken>,
-        run: &mut AgentRun,
+        (run, ledger): (&mut AgentRun, &RunLedger),
     ) -> Result<ChatResponse, RunEnd> {
         request.tools = self.manager.offered_declarations();
         request.options.tool_choice = tool_choice;
@@ -399,9 +427,10 @@ impl AgentSession {
         };
         if is_cancelled(cancel, caller) {
             // The answer came with the cancellation: not used, but its tokens were spent (and
-            // reported, so that a parent counting its sub-agents' tokens by event counts them).
+            // reported, so that a handler counting tokens by event, `check`'s, counts them).
             if let Ok(response) = &answer {
                 run.usage += response.usage;
+                ledger.spent(response.usage);
                 self.emit_response(turn, response);
             }
             return Err(RunEnd::Cancelled);
@@ -414,6 +443,7 @@ impl AgentSession {
             tracing::field::debug(&response.stop_reason),
         );
         run.usage += response.usage;
+        ledger.spent(response.usage);
         run.stop_reason = Some(response.stop_reason.clone());
         self.emit_response(turn, &response);
         Ok(response)
@@ -495,7 +525,6 @@ pub struct AgentSessionBuilder {
     batch_deadline: Option<Duration>,
     cancellation: Option<CancellationToken>,
     pause: Option<PauseHandle>,
-    child_usage: Option<Arc<ChildUsage>>,
 }
 
 impl AgentSessionBuilder {
@@ -520,7 +549,6 @@ impl AgentSessionBuilder {
             batch_deadline: None,
             cancellation: None,
             pause: None,
-            child_usage: None,
         }
     }
 
@@ -645,14 +673,6 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// Where sub-agents add the tokens they use (default: a ledger of the session's own):
-    /// sub-agents of sub-agents share their parent's, so a run's
-    /// [`child_usage`](AgentRun::child_usage) counts every descendant.
-    pub(crate) fn with_child_usage(mut self, ledger: Arc<ChildUsage>) -> Self {
-        self.child_usage = Some(ledger);
-        self
-    }
-
     /// The session's cancellation token (default: a new one).
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
@@ -680,11 +700,8 @@ impl AgentSessionBuilder {
         if let Some(embedder) = self.embedder {
             parts = parts.with_embedder(embedder);
         }
-        let child_usage = self.child_usage.unwrap_or_default();
-        // Sub-agent tools built from the session report their children's tokens here.
-        parts.state.insert_arc(Arc::clone(&child_usage));
         let cancellation = self.cancellation.unwrap_or_default();
-        // ... and stop their children when the session is cancelled.
+        // Sub-agent tools built from the session stop their children when it is cancelled.
         parts
             .state
             .insert_arc(Arc::new(SessionCancellation(cancellation.clone())));
@@ -714,7 +731,6 @@ impl AgentSessionBuilder {
             cancellation,
             conversation: tokio::sync::Mutex::new(Vec::new()),
             pause: self.pause,
-            child_usage,
         })
     }
 }

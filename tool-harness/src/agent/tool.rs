@@ -16,7 +16,9 @@ use crate::model::StopReason;
 /// the model's error, its `max_turns` reached, a stop, an answer left empty because the
 /// provider blocked it or the output limit cut it off — is an error result the calling model
 /// reads ([`ToolCallResult::error`]), never a failure of the caller's run; the caller's
-/// cancellation cancels the agent's run.
+/// cancellation cancels the agent's run. Called by an agent's run, the tokens the agent
+/// spends (its sub-agents' too, and what it spent before it failed or was cancelled) count
+/// in that run's [`child_usage`](super::AgentRun::child_usage).
 ///
 /// ```
 /// use std::sync::Arc;

@@ -12,6 +12,7 @@ use toolsmith_core::{
 
 use super::events::AgentEvent;
 use super::hooks::{ApprovalDecision, HookDecision};
+use super::ledger::RunLedger;
 use super::{AgentSession, ToolCallRecord};
 use crate::model::ToolResultMessage;
 
@@ -370,13 +371,18 @@ impl<'s> TurnCalls<'s> {
     }
 }
 
-/// How a run's batches run: offered tools only, stopped by the run's token, progress
-/// reported as events when a handler listens, the session's deadline. Made once a run; it
-/// owns the run's token.
-pub(super) fn batch_options(session: &AgentSession, cancel: CancellationToken) -> BatchOptions {
+/// How a run's batches run: offered tools only, stopped by the run's token, the run's
+/// `ledger` lent to each call, progress reported as events when a handler listens, the
+/// session's deadline. Made once a run; it owns the run's token.
+pub(super) fn batch_options(
+    session: &AgentSession,
+    cancel: CancellationToken,
+    ledger: &Arc<RunLedger>,
+) -> BatchOptions {
     let mut options = BatchOptions::new()
         .with_offer_check(true)
-        .with_cancellation(cancel);
+        .with_cancellation(cancel)
+        .with_call_values(ledger.call_values());
     if !session.events.is_empty() {
         let events = Arc::clone(&session.events);
         let progress = move |progress: Progress| {

@@ -6,6 +6,7 @@ mod common;
 
 mod agent_session;
 mod atomic_write;
+mod child_usage;
 mod escape_suite;
 mod file_tools;
 #[cfg(feature = "mcp")]
