@@ -26,6 +26,7 @@ mod pagination;
 mod progress;
 mod server;
 mod session_cap;
+mod session_idle;
 mod stdio;
 mod tool_list;
 mod tool_mapping;
