@@ -358,12 +358,14 @@ impl McpClient {
     }
 
     /// Lists the server's tools again now. A client does this by itself each time the
-    /// server sends `notifications/tools/list_changed`; tools listed before keep their names.
+    /// server sends `notifications/tools/list_changed`; tools listed before keep their names,
+    /// and the names of tools no longer listed are released (see [`McpNames`]).
     /// Of listings made at once, the one that started last gives the list, whatever order
     /// their answers come in.
     pub async fn refresh_tools(&self) -> Result<(), McpError> {
         let ticket = self.list.start_listing();
-        self.list.replace(ticket, self.lister.list().await?);
+        self.list
+            .replace(ticket, self.lister.list().await?, &self.lister);
         Ok(())
     }
 

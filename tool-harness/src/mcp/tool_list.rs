@@ -67,11 +67,10 @@ pub(crate) struct ToolLister {
 }
 
 impl ToolLister {
-    /// Lists the server's tools (every page) as bridges. A tool listed before keeps its name.
-    /// A name the server lists twice is one tool on the wire: the first listing is kept, the
-    /// others are left out with a warning (two bridges would share one local name, and
-    /// registering the second would fail).
-    pub(crate) async fn list(&self) -> Result<Vec<McpToolBridge>, McpError> {
+    /// Lists the server's tools (every page). A name the server lists twice is one tool on
+    /// the wire: the first listing is kept, the others are left out with a warning (two
+    /// bridges would share one local name, and registering the second would fail).
+    pub(crate) async fn list(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         let listed = tokio::time::timeout(self.list_timeout, self.pages())
             .await
             .map_err(|_| {
@@ -94,6 +93,17 @@ impl ToolLister {
                 }
                 first
             })
+            .collect())
+    }
+
+    /// The bridges of `listed`, the server's newest listing: a tool listed before keeps its
+    /// name, and the names of tools no longer listed are released.
+    ///
+    /// The new names are claimed first, so that a name released here is not given at once
+    /// to another tool of the same listing.
+    fn bridges(&self, listed: Vec<rmcp::model::Tool>) -> Vec<McpToolBridge> {
+        let bridges: Vec<McpToolBridge> = listed
+            .into_iter()
             .map(|tool| {
                 let local =
                     self.names
@@ -107,7 +117,11 @@ impl ToolLister {
                     self.call_timeout,
                 )
             })
-            .collect())
+            .collect();
+        let originals: HashSet<&str> = bridges.iter().map(McpToolBridge::original_name).collect();
+        self.names
+            .retain(self.owner, |original| originals.contains(original));
+        bridges
     }
 
     /// Every page of the list, up to `max_tools` tools (and as many pages: a page may be
@@ -180,15 +194,20 @@ impl LiveToolList {
         self.tickets.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Replaces the list with what the listing of `ticket` found, unless a listing that
-    /// started later has replaced it already: answers to listings at once (the follower's, an
-    /// explicit refresh) may come back in any order, and the last to start saw the newest list.
-    pub(crate) fn replace(&self, ticket: u64, tools: Vec<McpToolBridge>) {
+    /// Replaces the list with the bridges of what the listing of `ticket` found, unless a
+    /// listing that started later has replaced it already: answers to listings at once (the
+    /// follower's, an explicit refresh) may come back in any order, and the last to start saw
+    /// the newest list.
+    ///
+    /// Names are claimed and released here, under the list's lock, only for a listing that
+    /// is kept: an older listing answering late would otherwise release the names of tools
+    /// the newer one holds.
+    pub(crate) fn replace(&self, ticket: u64, listed: Vec<rmcp::model::Tool>, lister: &ToolLister) {
         let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         if ticket < current.1 {
             return;
         }
-        *current = (tools, ticket);
+        *current = (lister.bridges(listed), ticket);
         drop(current);
         self.version.send_modify(|version| *version += 1);
     }
@@ -211,7 +230,7 @@ impl LiveToolList {
                 let listed = lister.list().await;
                 let Some(list) = list.upgrade() else { return };
                 match listed {
-                    Ok(tools) => list.replace(ticket, tools),
+                    Ok(tools) => list.replace(ticket, tools, &lister),
                     Err(error) => tracing::warn!(
                         server = %lister.label,
                         %error,

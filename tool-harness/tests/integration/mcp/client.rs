@@ -204,6 +204,48 @@ async fn a_name_the_server_lists_twice_is_one_tool() {
     client.close().await;
 }
 
+/// A server that renames its tools on every listing holds, in the namespace, only the names
+/// of its newest listing: a tool that stays keeps its name, the others' names are released.
+#[tokio::test]
+async fn names_of_tools_a_server_no_longer_lists_are_released() {
+    use std::sync::atomic::AtomicUsize;
+
+    let listings = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&listings);
+    let server = super::fake_http::FakeHttpServer::start(move |method, _| {
+        let tool = |name: String| json!({"name": name, "inputSchema": {"type": "object"}});
+        super::fake_http::FakeAnswer::Result(match method {
+            "tools/list" => {
+                let generation = counted.fetch_add(1, Ordering::SeqCst);
+                json!({"tools": [
+                    tool("stays".to_owned()),
+                    tool(format!("first.{generation}")),
+                    tool(format!("second.{generation}")),
+                ]})
+            }
+            _ => json!({}),
+        })
+    })
+    .await;
+    let names = McpNames::new();
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options(&names))
+        .await
+        .unwrap();
+    let stays = client.tools()[0].name().to_owned();
+    for _ in 0..40 {
+        client.refresh_tools().await.unwrap();
+        assert_eq!(names.len(), 3, "names of tools no longer listed are kept");
+    }
+    let tools = client.tools();
+    assert_eq!(tools[0].name(), stays);
+    assert_eq!(tools[1].name(), "first_40");
+    assert_eq!(names.original("first_40").unwrap().1, "first.40");
+    assert_eq!(names.original("first_39"), None);
+    assert_eq!(listings.load(Ordering::SeqCst), 41);
+    drop(client);
+    assert!(names.is_empty());
+}
+
 #[tokio::test]
 async fn cancelling_a_bridged_call_cancels_it_on_the_server() {
     let (server, probe) = serve().await;
