@@ -13,7 +13,9 @@ use tokio::sync::{Notify, watch};
 
 use super::bridge::McpToolBridge;
 use super::error::McpError;
+use super::json_limits::serialized_len;
 use super::names::McpNames;
+use super::server::cut;
 
 /// rmcp's client handler of an [`McpClient`](super::McpClient): its identity, and a signal
 /// when the server's tool list changed.
@@ -49,6 +51,15 @@ impl ClientHandler for ListChangeListener {
 /// than a server offers, few enough that a server whose list never ends cannot exhaust memory.
 pub const DEFAULT_MAX_TOOLS: usize = 10_000;
 
+/// The most bytes of tools (names, descriptions, schemas, annotations, as JSON) a client
+/// keeps from one server's list unless configured otherwise
+/// ([`McpClientOptions::with_max_listing_bytes`](super::McpClientOptions::with_max_listing_bytes)).
+///
+/// [`DEFAULT_MAX_TOOLS`] bounds the count, not the size: at up to 8 MiB a page, a server
+/// could otherwise make a client keep gigabytes. Real servers list a few hundred tools of a
+/// few kilobytes (well under 2 MiB); 32 MiB leaves room for ten thousand tools of 3 KB.
+pub const DEFAULT_MAX_LISTING_BYTES: usize = 32 * 1024 * 1024;
+
 /// How a server's tools become bridges: names claimed for this client, its category and
 /// time limit, and the bounds on reading its list.
 #[derive(Clone)]
@@ -62,6 +73,8 @@ pub(crate) struct ToolLister {
     pub(crate) call_timeout: Option<Duration>,
     /// The most tools read from the list.
     pub(crate) max_tools: usize,
+    /// The most bytes of tools (as JSON) kept from the list.
+    pub(crate) max_listing_bytes: usize,
     /// How long one listing (every page) may take.
     pub(crate) list_timeout: Duration,
 }
@@ -125,17 +138,33 @@ impl ToolLister {
     }
 
     /// Every page of the list, up to `max_tools` tools (and as many pages: a page may be
-    /// empty, a list may not go on for ever).
+    /// empty, a list may not go on for ever) and `max_listing_bytes` bytes of them.
     async fn pages(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         let mut tools = Vec::new();
         let mut cursor = None;
+        let mut bytes = 0_usize;
         for _ in 0..=self.max_tools {
             let page = self
                 .peer
                 .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
                 .map_err(|error| self.failure(error.to_string()))?;
-            tools.extend(page.tools);
+            for tool in page.tools {
+                let size = serialized_len(&tool);
+                bytes = bytes.saturating_add(size);
+                if bytes > self.max_listing_bytes {
+                    return Err(self.failure(format!(
+                        "the listing passes {} bytes at the tool `{}` ({size} bytes of name, \
+                         description and schemas, after {} bytes of {} tools before it; \
+                         McpClientOptions::with_max_listing_bytes)",
+                        self.max_listing_bytes,
+                        cut(&tool.name),
+                        bytes - size,
+                        tools.len(),
+                    )));
+                }
+                tools.push(tool);
+            }
             if tools.len() > self.max_tools {
                 break;
             }
