@@ -353,7 +353,7 @@ impl McpClient {
             max_listing_bytes: options.max_listing_bytes,
             list_timeout: options.connect_timeout,
         };
-        let list = LiveToolList::new(Vec::new());
+        let list = LiveToolList::new();
         let follower = LiveToolList::follow(&list, lister.clone(), changed);
         let connection = Arc::new(Connection {
             peer: service.peer().clone(),

@@ -109,12 +109,16 @@ impl ToolLister {
             .collect())
     }
 
-    /// The bridges of `listed`, the server's newest listing: a tool listed before keeps its
-    /// name, and the names of tools no longer listed are released.
+    /// The bridges of `listed`, the server's newest listing, kept in `list`: a tool listed
+    /// before keeps its name, and the names of tools no longer listed are released.
     ///
     /// The new names are claimed first, so that a name released here is not given at once
     /// to another tool of the same listing.
-    fn bridges(&self, listed: Vec<rmcp::model::Tool>) -> Vec<McpToolBridge> {
+    fn bridges(
+        &self,
+        listed: Vec<rmcp::model::Tool>,
+        list: &Weak<LiveToolList>,
+    ) -> Vec<McpToolBridge> {
         let bridges: Vec<McpToolBridge> = listed
             .into_iter()
             .map(|tool| {
@@ -128,6 +132,7 @@ impl ToolLister {
                     tool,
                     &self.category,
                     self.call_timeout,
+                    Weak::clone(list),
                 )
             })
             .collect();
@@ -195,15 +200,29 @@ pub(crate) struct LiveToolList {
     version: watch::Sender<u64>,
     /// The last ticket given to a listing ([`start_listing`](Self::start_listing)).
     tickets: AtomicU64,
+    /// This list, which its bridges hold weakly to ask whether the server still lists them.
+    this: Weak<Self>,
 }
 
 impl LiveToolList {
-    pub(crate) fn new(tools: Vec<McpToolBridge>) -> Arc<Self> {
-        Arc::new(Self {
-            tools: RwLock::new((tools, 0)),
+    /// An empty list, until a listing replaces it.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new_cyclic(|this| Self {
+            tools: RwLock::new((Vec::new(), 0)),
             version: watch::Sender::new(0),
             tickets: AtomicU64::new(0),
+            this: this.clone(),
         })
+    }
+
+    /// Whether the newest listing has a tool named `original` on the server.
+    pub(crate) fn lists(&self, original: &str) -> bool {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .iter()
+            .any(|tool| tool.original_name() == original)
     }
 
     pub(crate) fn tools(&self) -> Vec<McpToolBridge> {
@@ -236,7 +255,7 @@ impl LiveToolList {
         if ticket < current.1 {
             return;
         }
-        *current = (lister.bridges(listed), ticket);
+        *current = (lister.bridges(listed, &self.this), ticket);
         drop(current);
         self.version.send_modify(|version| *version += 1);
     }
