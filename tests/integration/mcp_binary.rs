@@ -197,6 +197,35 @@ fn stdout_carries_only_json_rpc_and_garbage_does_not_stop_the_server() {
     assert_eq!(rest, "", "stdout carried more after the last answer");
 }
 
+/// A client that closes stdin without reading the answers it asked for (more than a pipe
+/// holds): the server's write waits for ever, yet the process exits, within rmcp's drain and
+/// the transport's bound on closing.
+#[test]
+fn a_client_that_never_reads_cannot_keep_the_server_from_exiting() {
+    let root = tempfile::tempdir().unwrap();
+    let mut serve = RawServe::start(root.path());
+    let init = serve.ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "toolsmith");
+    serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    // Some 3 KB an answer: far more than the 64 KiB a pipe holds.
+    for id in 2..200 {
+        serve.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string());
+    }
+    drop(serve.child.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while serve.child.try_wait().unwrap().is_none() {
+        if Instant::now() >= deadline {
+            serve.child.kill().unwrap();
+            panic!("the server did not exit: a write nobody reads held it");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn closing_stdin_before_the_handshake_exits_cleanly() {
     let root = tempfile::tempdir().unwrap();

@@ -85,8 +85,8 @@ pub struct ServeArgs {
     /// With --http: the most MCP sessions open at once; past it, a new client gets 503.
     #[arg(long, value_name = "N", default_value_t = toolsmith::harness::mcp::DEFAULT_MAX_SESSIONS)]
     pub max_sessions: usize,
-    /// With --http: end a session after SECONDS without traffic (0: never). A call running
-    /// longer than this without progress loses its session and its result.
+    /// With --http: end a session after SECONDS idle, with no call running and no message
+    /// passing (0: never). A running call keeps its session, however long it runs.
     #[arg(long, value_name = "SECONDS", default_value_t = toolsmith::harness::mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs())]
     pub session_idle_timeout: u64,
 }

@@ -1,6 +1,6 @@
 //! [`McpToolBridge`]: one tool of an MCP server as a Toolsmith [`ToolImpl`].
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -10,6 +10,8 @@ use rmcp::service::{Peer, RoleClient};
 use toolsmith_core::{Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolError, ToolImpl};
 
 use super::call_result::from_mcp;
+use super::server::cut;
+use super::tool_list::LiveToolList;
 use super::tool_mapping::definition_from_mcp;
 use super::unreadable::unreadable_reason;
 
@@ -19,8 +21,11 @@ use super::unreadable::unreadable_reason;
 /// calls against before anything is sent), output schema and annotation hints, under a
 /// provider-safe name ([`McpNames`](super::McpNames)); the server's own name is used on the
 /// wire. A result marked `isError` becomes [`ToolError::Execution`] with the server's
-/// message; structured content is kept as a JSON result. A call dropped before its answer
-/// (cancelled, or past its time limit) is cancelled on the server too.
+/// message; structured content is kept as a JSON result. A server's "invalid params" error
+/// is [`ToolError::InvalidArguments`], unless the server says it has no such tool (or no
+/// longer lists it): then an execution error says there is no tool of that name on the
+/// server. A call dropped before its answer (cancelled, or past its time limit) is cancelled
+/// on the server too.
 ///
 /// Made by [`McpClient::tools`](super::McpClient::tools).
 ///
@@ -47,6 +52,9 @@ pub struct McpToolBridge {
     definition: Arc<Tool>,
     remote: Arc<rmcp::model::Tool>,
     timeout: Option<Duration>,
+    /// The client's list of the server's tools, to tell a call to a tool the server no
+    /// longer lists (held weakly: the list holds its bridges).
+    listing: Weak<LiveToolList>,
 }
 
 impl std::fmt::Debug for McpToolBridge {
@@ -67,6 +75,7 @@ impl McpToolBridge {
         remote: rmcp::model::Tool,
         category: &str,
         timeout: Option<Duration>,
+        listing: Weak<LiveToolList>,
     ) -> Self {
         let definition = definition_from_mcp(&local, &remote, category);
         Self {
@@ -76,6 +85,7 @@ impl McpToolBridge {
             definition: Arc::new(Tool::SingleCommand(definition)),
             remote: Arc::new(remote),
             timeout,
+            listing,
         }
     }
 
@@ -99,6 +109,20 @@ impl McpToolBridge {
         &self.remote
     }
 
+    /// Whether an "invalid params" error (`message`, JSON-RPC's `-32602`, which MCP servers
+    /// also answer a call to an unknown tool with) means the server has no such tool: its
+    /// message says so, or the client's newest listing of the server lacks the tool.
+    fn unknown_to_server(&self, message: &str) -> bool {
+        if self
+            .listing
+            .upgrade()
+            .is_some_and(|listing| !listing.lists(&self.original))
+        {
+            return true;
+        }
+        says_tool_unknown(message, &self.original)
+    }
+
     /// A call's failure as a Toolsmith error naming this tool.
     fn failure(&self, error: ServiceError) -> ToolError {
         let name = self.name();
@@ -113,6 +137,21 @@ impl McpToolBridge {
             );
         }
         match error {
+            ServiceError::McpError(data)
+                if data.code == ErrorCode::INVALID_PARAMS
+                    && self.unknown_to_server(&data.message) =>
+            {
+                ToolError::execution(
+                    name,
+                    format!(
+                        "no tool named '{}' on the MCP server {} (it said: {}); its tools may have \
+                         changed since they were listed",
+                        cut(&self.original),
+                        self.server,
+                        cut(&data.message)
+                    ),
+                )
+            }
             ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
                 ToolError::invalid_arguments(name, format!("the server said: {}", data.message))
             }
@@ -192,5 +231,56 @@ impl ToolImpl for McpToolBridge {
 
     fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+}
+
+/// Whether a server's error `message` to a call of `original` says it has no such tool, as
+/// the SDKs word it: rmcp's "tool not found", TypeScript's "Tool NAME not found", Toolsmith's
+/// and Python's "Unknown tool 'NAME'" / "Unknown tool: NAME", "no such tool". Quotes around
+/// the name and case do not matter; a message that only mentions a missing thing ("file not
+/// found") is not one.
+fn says_tool_unknown(message: &str, original: &str) -> bool {
+    let plain = |text: &str| -> String {
+        text.chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '`'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let message = plain(message);
+    let original = plain(original);
+    ["unknown tool", "no such tool", "tool not found"]
+        .iter()
+        .any(|phrase| message.contains(phrase))
+        || [
+            format!("tool {original} not found"),
+            format!("tool {original} does not exist"),
+        ]
+        .iter()
+        .any(|phrase| message.contains(phrase.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sdks_words_for_an_unknown_tool_are_read_as_such() {
+        for message in [
+            "Unknown tool 'read'; did you mean 'reads'?",
+            "Unknown tool: read",
+            "tool not found",
+            "Tool read not found",
+            "MCP error -32602: Tool \"read\" does not exist",
+            "no such tool",
+        ] {
+            assert!(says_tool_unknown(message, "read"), "{message}");
+        }
+        for message in [
+            "Invalid arguments for tool 'read': /path: file not found",
+            "params.arguments: missing field `path`",
+            "Tool write not found",
+        ] {
+            assert!(!says_tool_unknown(message, "read"), "{message}");
+        }
     }
 }

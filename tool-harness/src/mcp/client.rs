@@ -18,7 +18,9 @@ use super::error::McpError;
 use super::json_limits::JsonLimits;
 use super::line_transport::LineTransport;
 use super::names::McpNames;
-use super::tool_list::{DEFAULT_MAX_TOOLS, ListChangeListener, LiveToolList, ToolLister};
+use super::tool_list::{
+    DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_TOOLS, ListChangeListener, LiveToolList, ToolLister,
+};
 
 /// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
 /// otherwise.
@@ -113,6 +115,7 @@ pub struct McpClientOptions {
     connect_timeout: Duration,
     limits: JsonLimits,
     max_tools: usize,
+    max_listing_bytes: usize,
 }
 
 impl Default for McpClientOptions {
@@ -125,6 +128,7 @@ impl Default for McpClientOptions {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             limits: JsonLimits::default(),
             max_tools: DEFAULT_MAX_TOOLS,
+            max_listing_bytes: DEFAULT_MAX_LISTING_BYTES,
         }
     }
 }
@@ -180,6 +184,16 @@ impl McpClientOptions {
     #[must_use]
     pub fn with_max_tools(mut self, max_tools: usize) -> Self {
         self.max_tools = max_tools;
+        self
+    }
+
+    /// The most bytes of tools kept from the server's list, counted as the JSON of each tool
+    /// (its name, description, schemas and annotations; default
+    /// [`DEFAULT_MAX_LISTING_BYTES`]). A list past it fails to list, naming the tool at which
+    /// it passed, and a listing again keeps the previous list.
+    #[must_use]
+    pub fn with_max_listing_bytes(mut self, bytes: usize) -> Self {
+        self.max_listing_bytes = bytes;
         self
     }
 }
@@ -336,9 +350,10 @@ impl McpClient {
             category: options.category.clone(),
             call_timeout: options.call_timeout,
             max_tools: options.max_tools,
+            max_listing_bytes: options.max_listing_bytes,
             list_timeout: options.connect_timeout,
         };
-        let list = LiveToolList::new(Vec::new());
+        let list = LiveToolList::new();
         let follower = LiveToolList::follow(&list, lister.clone(), changed);
         let connection = Arc::new(Connection {
             peer: service.peer().clone(),
@@ -358,12 +373,14 @@ impl McpClient {
     }
 
     /// Lists the server's tools again now. A client does this by itself each time the
-    /// server sends `notifications/tools/list_changed`; tools listed before keep their names.
+    /// server sends `notifications/tools/list_changed`; tools listed before keep their names,
+    /// and the names of tools no longer listed are released (see [`McpNames`]).
     /// Of listings made at once, the one that started last gives the list, whatever order
     /// their answers come in.
     pub async fn refresh_tools(&self) -> Result<(), McpError> {
         let ticket = self.list.start_listing();
-        self.list.replace(ticket, self.lister.list().await?);
+        self.list
+            .replace(ticket, self.lister.list().await?, &self.lister);
         Ok(())
     }
 

@@ -30,7 +30,7 @@ use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_
 /// ([`McpHttpOptions::with_max_sessions`]).
 ///
 /// Each `initialize` without a session opens one, and a client that goes away without
-/// `DELETE` leaves its session open until rmcp's idle timeout (5 minutes); unbounded, a client
+/// `DELETE` leaves its session open until its idle timeout (5 minutes by default); unbounded, a client
 /// opening sessions in a loop exhausts memory. A thousand is far more than the clients of one
 /// server hold (one session each, a few for a client that reconnects), and few enough that
 /// their workers, channels and per-session tool lists stay small.
@@ -154,14 +154,16 @@ impl McpHttpOptions {
         self
     }
 
-    /// Ends a session that has seen no traffic for `timeout` (default
+    /// Ends a session that has been idle for `timeout` (default
     /// [`DEFAULT_SESSION_IDLE_TIMEOUT`]; `None`: never, the session lasting until the
     /// client's `DELETE` or shutdown, and holding its place under
     /// [`with_max_sessions`](Self::with_max_sessions) till then).
     ///
-    /// A call running counts as no traffic unless its tool reports progress (and the client
-    /// asked for it): a call longer than the timeout loses its session, and the client never
-    /// gets its result. Raise it above the longest call a tool may make.
+    /// A session is idle while none of its requests is running and no message passes: a call
+    /// that runs longer than the timeout keeps its session, and the timeout counts from its
+    /// answer on. A client that goes away during a call stops counting as busy once the
+    /// server finds the connection gone (at the latest at the next SSE keep-alive, every 15
+    /// seconds). Sessions that a client leaves without `DELETE` end this way.
     #[must_use]
     pub fn with_session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.session_idle_timeout = timeout;
@@ -339,10 +341,12 @@ pub fn router(
     bound: SocketAddr,
     shutdown: CancellationToken,
 ) -> Router {
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = options.session_idle_timeout;
     let config = options.service_config(bound, shutdown);
-    let sessions = Arc::new(CappedSessionManager::new(sessions, options.max_sessions));
+    let sessions = Arc::new(CappedSessionManager::new(
+        LocalSessionManager::default(),
+        options.max_sessions,
+        options.session_idle_timeout,
+    ));
     let cap = SessionCapState {
         sessions: Arc::clone(&sessions),
         max_body_bytes: options.max_body_bytes,

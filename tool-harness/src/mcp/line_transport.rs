@@ -11,6 +11,7 @@
 
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -28,6 +29,12 @@ const INVALID_REQUEST: i64 = -32600;
 /// How much of a line over the size limit is kept to read its envelope (the id comes first
 /// in what rmcp and the Python SDK write).
 const HEAD_BYTES: usize = 4096;
+
+/// How long closing waits for a write in progress and for the last bytes to go out. A peer
+/// that stops reading (a client that closed the server's stdin and never reads its stdout)
+/// leaves a write waiting for ever, and it holds the writer: closing would wait for it, and
+/// serving would never end. A peer that reads gets what is left well within it.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// Newline-delimited JSON-RPC over a reader and a writer.
 ///
@@ -410,12 +417,29 @@ where
         }
     }
 
+    /// Closes the writer, waiting at most [`CLOSE_WAIT`] for a write in progress and the
+    /// last bytes: past it, the close fails with [`TimedOut`](std::io::ErrorKind::TimedOut)
+    /// and the writer is left to be dropped with the transport.
     async fn close(&mut self) -> Result<(), Self::Error> {
-        let writer = self.writer.lock().await.take();
-        if let Some(mut writer) = writer {
-            writer.shutdown().await?;
-        }
-        Ok(())
+        let writer = Arc::clone(&self.writer);
+        let closing = async move {
+            let writer = writer.lock().await.take();
+            if let Some(mut writer) = writer {
+                writer.shutdown().await?;
+            }
+            Ok(())
+        };
+        tokio::time::timeout(CLOSE_WAIT, closing)
+            .await
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "the peer read none of what was written for {CLOSE_WAIT:?}: closing \
+                         without the rest"
+                    ),
+                ))
+            })
     }
 }
 

@@ -26,6 +26,7 @@ mod pagination;
 mod progress;
 mod server;
 mod session_cap;
+mod session_idle;
 mod stdio;
 mod tool_list;
 mod tool_mapping;
@@ -46,7 +47,7 @@ pub use names::{MAX_MCP_NAME_LEN, McpNames, provider_name};
 pub use pagination::DEFAULT_PAGE_SIZE;
 pub use server::{McpServer, McpServerOptions};
 pub use stdio::{serve_io, serve_stdio, serve_until_closed};
-pub use tool_list::DEFAULT_MAX_TOOLS;
+pub use tool_list::{DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_TOOLS};
 pub use tool_mapping::{STATELESS_REVISION, WRAPPED_RESULT_KEY};
 
 // rmcp is not re-exported: it re-exports serde and schemars, and compiler messages about

@@ -17,7 +17,10 @@ pub const MAX_MCP_NAME_LEN: usize = 128;
 /// Every [`McpClient`](super::McpClient) uses the process-wide namespace
 /// ([`McpNames::shared`]) unless given its own, so two servers that both have a tool `read`
 /// get `read` and `read_2` (in the order they connect). A name is released when its client is
-/// dropped.
+/// dropped, and when its server lists its tools again without that tool (tools that stay keep
+/// their names), so a server renaming its tools on every `list_changed` holds no more names
+/// than it lists. A bridge of a tool gone from the listing keeps its name, which may then be
+/// given to another tool: remove such bridges from a manager when the list changes.
 ///
 /// ```
 /// use toolsmith_harness::mcp::McpNames;
@@ -107,6 +110,50 @@ impl McpNames {
             .by_remote
             .get(&(owner, original.to_owned()))
             .cloned()
+    }
+
+    /// Releases the names of `owner`'s tools whose original name `keep` refuses (the tools a
+    /// server no longer lists); the others keep theirs.
+    ///
+    /// ```
+    /// use toolsmith_harness::mcp::McpNames;
+    ///
+    /// let names = McpNames::new();
+    /// let kept = names.claim(1, "search");
+    /// names.claim(1, "old.name");
+    /// names.retain(1, |original| original == "search");
+    /// assert_eq!(names.local(1, "old.name"), None);
+    /// assert_eq!(names.claim(1, "search"), kept);
+    /// assert_eq!(names.len(), 1);
+    /// ```
+    pub fn retain(&self, owner: u64, mut keep: impl FnMut(&str) -> bool) {
+        let mut namespace = self.lock();
+        let before = namespace.by_remote.len();
+        let mut released = Vec::new();
+        namespace.by_remote.retain(|(o, original), local| {
+            let stays = *o != owner || keep(original);
+            if !stays {
+                released.push(std::mem::take(local));
+            }
+            stays
+        });
+        for local in &released {
+            namespace.by_local.remove(local);
+        }
+        if namespace.by_remote.len() != before {
+            // Freed suffixes are given again, lowest first.
+            namespace.next_suffix.clear();
+        }
+    }
+
+    /// How many names are given (to every owner).
+    pub fn len(&self) -> usize {
+        self.lock().by_local.len()
+    }
+
+    /// Whether no name is given.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Releases every name of `owner`.
@@ -261,6 +308,42 @@ mod tests {
         names.release(3);
         assert_eq!(names.claim(5, "a"), "a_2");
         assert_eq!(names.claim(6, "a"), "a_5");
+    }
+
+    #[test]
+    fn names_absent_from_a_listing_are_released_and_the_others_kept() {
+        let names = McpNames::new();
+        let stays = names.claim(1, "stays");
+        let goes = names.claim(1, "goes");
+        let other = names.claim(2, "goes");
+        assert_eq!(other, "goes_2");
+        names.retain(1, |original| original == "stays");
+        assert_eq!(names.local(1, "stays"), Some(stays.clone()));
+        assert_eq!(names.original(&stays), Some((1, "stays".to_owned())));
+        assert_eq!(names.local(1, "goes"), None);
+        assert_eq!(names.original(&goes), None);
+        // Another owner's names are untouched.
+        assert_eq!(names.original(&other), Some((2, "goes".to_owned())));
+        assert_eq!(names.len(), 2);
+        // The freed name is given again.
+        assert_eq!(names.claim(3, "goes"), "goes");
+
+        // A server renaming its tools on every listing holds as many names as it lists.
+        let names = McpNames::new();
+        for generation in 0..1_000 {
+            let listed = [
+                format!("a{generation}"),
+                format!("b{generation}"),
+                "c".to_owned(),
+            ];
+            for original in &listed {
+                names.claim(1, original);
+            }
+            names.retain(1, |original| listed.iter().any(|l| l == original));
+            assert_eq!(names.len(), 3);
+        }
+        assert_eq!(names.local(1, "c").as_deref(), Some("c"));
+        assert_eq!(names.local(1, "a999").as_deref(), Some("a999"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The cap on open MCP sessions over streamable HTTP: [`CappedSessionManager`] refuses a new
 //! session past it, and [`refuse_sessions_past_cap`] answers a refused `initialize` with `503`
-//! before rmcp sees it.
+//! before rmcp sees it. The manager also reports each session's traffic to its idle timeout
+//! ([`SessionActivity`]).
 //!
 //! Two parts because rmcp answers a failed `create_session` with a `500` whose body is plain
 //! text (and logs it as an internal error), and its client shows only "HTTP 500" for a `5xx`
@@ -15,7 +16,7 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::{
@@ -26,6 +27,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+use super::session_idle::{SessionActivity, StreamTraffic};
 
 /// The JSON-RPC error code of a refused session: the range -32000 to -32099 is the
 /// implementation's own ("server error").
@@ -48,28 +51,41 @@ pub(crate) enum SessionCapError {
     Session(#[from] LocalSessionManagerError),
 }
 
-/// rmcp's [`LocalSessionManager`] with a cap on how many sessions it holds at once.
+/// rmcp's [`LocalSessionManager`] with a cap on how many sessions it holds at once, and
+/// (given one) an idle timeout that running requests hold off.
 ///
 /// The count is the inner manager's own map of sessions, not a counter of ours: rmcp calls
 /// `close_session`, which removes the session from that map, on a client's `DELETE` and
 /// whenever the session's worker ends (idle timeout, shutdown, a failed handshake), so a
 /// place is freed however a session ends and the count cannot drift.
+///
+/// The idle timeout is [`SessionActivity`]'s, not rmcp's (whose timer counts a running call
+/// as idle): the inner manager's sessions are configured without one.
 #[derive(Debug)]
 pub(crate) struct CappedSessionManager {
-    inner: LocalSessionManager,
+    inner: Arc<LocalSessionManager>,
     max_sessions: usize,
     /// Held from the count to the insertion, so that two creations at once cannot both
     /// take the last place.
     creating: tokio::sync::Mutex<()>,
+    /// The sessions' traffic, when they end after a time idle.
+    idle: Option<Arc<SessionActivity>>,
 }
 
 impl CappedSessionManager {
-    /// `inner`, holding at most `max_sessions` sessions.
-    pub(crate) fn new(inner: LocalSessionManager, max_sessions: usize) -> Self {
+    /// `inner`, holding at most `max_sessions` sessions, each ended after `idle_timeout`
+    /// without traffic (`None`: never). `inner`'s own idle timeout is turned off.
+    pub(crate) fn new(
+        mut inner: LocalSessionManager,
+        max_sessions: usize,
+        idle_timeout: Option<std::time::Duration>,
+    ) -> Self {
+        inner.session_config.keep_alive = None;
         Self {
-            inner,
+            inner: Arc::new(inner),
             max_sessions,
             creating: tokio::sync::Mutex::new(()),
+            idle: idle_timeout.map(SessionActivity::new),
         }
     }
 
@@ -87,6 +103,31 @@ impl CappedSessionManager {
     pub(crate) async fn is_full(&self) -> bool {
         self.open_sessions().await >= self.max_sessions
     }
+
+    /// Notes traffic of session `id`, when sessions have an idle timeout.
+    fn touch(&self, id: &SessionId) {
+        if let Some(idle) = &self.idle {
+            idle.touch(id);
+        }
+    }
+
+    /// The traffic of a new stream of session `id` (a request's answers when `request`),
+    /// when sessions have an idle timeout.
+    fn stream_traffic(&self, id: &SessionId, request: bool) -> Option<StreamTraffic> {
+        self.idle.as_ref().map(|idle| idle.stream(id, request))
+    }
+}
+
+/// `stream`, reporting each message it carries to `traffic`, and its end when dropped.
+fn counted(
+    stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    traffic: Option<StreamTraffic>,
+) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
+    stream.inspect(move |_| {
+        if let Some(traffic) = &traffic {
+            traffic.passed();
+        }
+    })
 }
 
 impl SessionManager for CappedSessionManager {
@@ -100,7 +141,17 @@ impl SessionManager for CappedSessionManager {
                 limit: self.max_sessions,
             });
         }
-        Ok(self.inner.create_session().await?)
+        let (id, transport) = self.inner.create_session().await?;
+        if let Some(idle) = &self.idle {
+            let inner = Arc::clone(&self.inner);
+            let expired = id.clone();
+            idle.watch(id.clone(), async move {
+                if let Err(error) = inner.close_session(&expired).await {
+                    tracing::warn!(session = %expired, %error, "ending an idle MCP session");
+                }
+            });
+        }
+        Ok((id, transport))
     }
 
     async fn initialize_session(
@@ -108,6 +159,7 @@ impl SessionManager for CappedSessionManager {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.touch(id);
         Ok(self.inner.initialize_session(id, message).await?)
     }
 
@@ -116,6 +168,9 @@ impl SessionManager for CappedSessionManager {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        if let Some(idle) = &self.idle {
+            idle.forget(id);
+        }
         Ok(self.inner.close_session(id).await?)
     }
 
@@ -124,7 +179,11 @@ impl SessionManager for CappedSessionManager {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.create_stream(id, message).await?)
+        // Busy from before the request reaches the session, so that it cannot time out
+        // between the two.
+        let traffic = self.stream_traffic(id, true);
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(counted(stream, traffic))
     }
 
     async fn accept_message(
@@ -132,6 +191,7 @@ impl SessionManager for CappedSessionManager {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        self.touch(id);
         Ok(self.inner.accept_message(id, message).await?)
     }
 
@@ -139,7 +199,8 @@ impl SessionManager for CappedSessionManager {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.create_standalone_stream(id).await?)
+        let stream = self.inner.create_standalone_stream(id).await?;
+        Ok(counted(stream, self.stream_traffic(id, false)))
     }
 
     async fn resume(
@@ -147,7 +208,8 @@ impl SessionManager for CappedSessionManager {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.resume(id, last_event_id).await?)
+        let stream = self.inner.resume(id, last_event_id).await?;
+        Ok(counted(stream, self.stream_traffic(id, false)))
     }
 
     // `restore_session` and `event_store` keep the trait's defaults (no restoring, no store):
@@ -242,7 +304,7 @@ mod tests {
 
     #[tokio::test]
     async fn sessions_past_the_cap_are_refused_until_one_closes() {
-        let sessions = CappedSessionManager::new(LocalSessionManager::default(), 2);
+        let sessions = CappedSessionManager::new(LocalSessionManager::default(), 2, None);
         let (first, _first_transport) = sessions.create_session().await.unwrap();
         let (_second, _second_transport) = sessions.create_session().await.unwrap();
         assert!(sessions.is_full().await);
@@ -266,7 +328,11 @@ mod tests {
 
     #[tokio::test]
     async fn creations_at_once_take_no_more_than_the_places_left() {
-        let sessions = Arc::new(CappedSessionManager::new(LocalSessionManager::default(), 3));
+        let sessions = Arc::new(CappedSessionManager::new(
+            LocalSessionManager::default(),
+            3,
+            None,
+        ));
         // Holding the map makes every creation wait at the count, then all go on at once.
         let held = sessions.inner.sessions.write().await;
         let attempts: Vec<_> = (0..16)
@@ -289,7 +355,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cap_of_zero_refuses_every_session() {
-        let sessions = CappedSessionManager::new(LocalSessionManager::default(), 0);
+        let sessions = CappedSessionManager::new(LocalSessionManager::default(), 0, None);
         assert!(sessions.is_full().await);
         assert!(sessions.create_session().await.is_err());
     }

@@ -13,6 +13,9 @@ use super::server::McpServer;
 /// while this runs (log to stderr).
 ///
 /// Returns `Ok(())` when the client closed the connection, before or after the handshake.
+/// Answers still being written then get a few seconds (rmcp drains them for up to five, the
+/// transport's close waits two more), so a client that closes stdin without reading stdout
+/// cannot keep the server from ending.
 pub async fn serve_stdio(server: McpServer) -> Result<(), McpError> {
     serve_until_closed(
         server,

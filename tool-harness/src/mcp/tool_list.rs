@@ -13,7 +13,9 @@ use tokio::sync::{Notify, watch};
 
 use super::bridge::McpToolBridge;
 use super::error::McpError;
+use super::json_limits::serialized_len;
 use super::names::McpNames;
+use super::server::cut;
 
 /// rmcp's client handler of an [`McpClient`](super::McpClient): its identity, and a signal
 /// when the server's tool list changed.
@@ -49,6 +51,15 @@ impl ClientHandler for ListChangeListener {
 /// than a server offers, few enough that a server whose list never ends cannot exhaust memory.
 pub const DEFAULT_MAX_TOOLS: usize = 10_000;
 
+/// The most bytes of tools (names, descriptions, schemas, annotations, as JSON) a client
+/// keeps from one server's list unless configured otherwise
+/// ([`McpClientOptions::with_max_listing_bytes`](super::McpClientOptions::with_max_listing_bytes)).
+///
+/// [`DEFAULT_MAX_TOOLS`] bounds the count, not the size: at up to 8 MiB a page, a server
+/// could otherwise make a client keep gigabytes. Real servers list a few hundred tools of a
+/// few kilobytes (well under 2 MiB); 32 MiB leaves room for ten thousand tools of 3 KB.
+pub const DEFAULT_MAX_LISTING_BYTES: usize = 32 * 1024 * 1024;
+
 /// How a server's tools become bridges: names claimed for this client, its category and
 /// time limit, and the bounds on reading its list.
 #[derive(Clone)]
@@ -62,16 +73,17 @@ pub(crate) struct ToolLister {
     pub(crate) call_timeout: Option<Duration>,
     /// The most tools read from the list.
     pub(crate) max_tools: usize,
+    /// The most bytes of tools (as JSON) kept from the list.
+    pub(crate) max_listing_bytes: usize,
     /// How long one listing (every page) may take.
     pub(crate) list_timeout: Duration,
 }
 
 impl ToolLister {
-    /// Lists the server's tools (every page) as bridges. A tool listed before keeps its name.
-    /// A name the server lists twice is one tool on the wire: the first listing is kept, the
-    /// others are left out with a warning (two bridges would share one local name, and
-    /// registering the second would fail).
-    pub(crate) async fn list(&self) -> Result<Vec<McpToolBridge>, McpError> {
+    /// Lists the server's tools (every page). A name the server lists twice is one tool on
+    /// the wire: the first listing is kept, the others are left out with a warning (two
+    /// bridges would share one local name, and registering the second would fail).
+    pub(crate) async fn list(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         let listed = tokio::time::timeout(self.list_timeout, self.pages())
             .await
             .map_err(|_| {
@@ -94,6 +106,21 @@ impl ToolLister {
                 }
                 first
             })
+            .collect())
+    }
+
+    /// The bridges of `listed`, the server's newest listing, kept in `list`: a tool listed
+    /// before keeps its name, and the names of tools no longer listed are released.
+    ///
+    /// The new names are claimed first, so that a name released here is not given at once
+    /// to another tool of the same listing.
+    fn bridges(
+        &self,
+        listed: Vec<rmcp::model::Tool>,
+        list: &Weak<LiveToolList>,
+    ) -> Vec<McpToolBridge> {
+        let bridges: Vec<McpToolBridge> = listed
+            .into_iter()
             .map(|tool| {
                 let local =
                     self.names
@@ -105,23 +132,44 @@ impl ToolLister {
                     tool,
                     &self.category,
                     self.call_timeout,
+                    Weak::clone(list),
                 )
             })
-            .collect())
+            .collect();
+        let originals: HashSet<&str> = bridges.iter().map(McpToolBridge::original_name).collect();
+        self.names
+            .retain(self.owner, |original| originals.contains(original));
+        bridges
     }
 
     /// Every page of the list, up to `max_tools` tools (and as many pages: a page may be
-    /// empty, a list may not go on for ever).
+    /// empty, a list may not go on for ever) and `max_listing_bytes` bytes of them.
     async fn pages(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         let mut tools = Vec::new();
         let mut cursor = None;
+        let mut bytes = 0_usize;
         for _ in 0..=self.max_tools {
             let page = self
                 .peer
                 .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
                 .map_err(|error| self.failure(error.to_string()))?;
-            tools.extend(page.tools);
+            for tool in page.tools {
+                let size = serialized_len(&tool);
+                bytes = bytes.saturating_add(size);
+                if bytes > self.max_listing_bytes {
+                    return Err(self.failure(format!(
+                        "the listing passes {} bytes at the tool `{}` ({size} bytes of name, \
+                         description and schemas, after {} bytes of {} tools before it; \
+                         McpClientOptions::with_max_listing_bytes)",
+                        self.max_listing_bytes,
+                        cut(&tool.name),
+                        bytes - size,
+                        tools.len(),
+                    )));
+                }
+                tools.push(tool);
+            }
             if tools.len() > self.max_tools {
                 break;
             }
@@ -152,15 +200,29 @@ pub(crate) struct LiveToolList {
     version: watch::Sender<u64>,
     /// The last ticket given to a listing ([`start_listing`](Self::start_listing)).
     tickets: AtomicU64,
+    /// This list, which its bridges hold weakly to ask whether the server still lists them.
+    this: Weak<Self>,
 }
 
 impl LiveToolList {
-    pub(crate) fn new(tools: Vec<McpToolBridge>) -> Arc<Self> {
-        Arc::new(Self {
-            tools: RwLock::new((tools, 0)),
+    /// An empty list, until a listing replaces it.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new_cyclic(|this| Self {
+            tools: RwLock::new((Vec::new(), 0)),
             version: watch::Sender::new(0),
             tickets: AtomicU64::new(0),
+            this: this.clone(),
         })
+    }
+
+    /// Whether the newest listing has a tool named `original` on the server.
+    pub(crate) fn lists(&self, original: &str) -> bool {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .iter()
+            .any(|tool| tool.original_name() == original)
     }
 
     pub(crate) fn tools(&self) -> Vec<McpToolBridge> {
@@ -180,15 +242,20 @@ impl LiveToolList {
         self.tickets.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Replaces the list with what the listing of `ticket` found, unless a listing that
-    /// started later has replaced it already: answers to listings at once (the follower's, an
-    /// explicit refresh) may come back in any order, and the last to start saw the newest list.
-    pub(crate) fn replace(&self, ticket: u64, tools: Vec<McpToolBridge>) {
+    /// Replaces the list with the bridges of what the listing of `ticket` found, unless a
+    /// listing that started later has replaced it already: answers to listings at once (the
+    /// follower's, an explicit refresh) may come back in any order, and the last to start saw
+    /// the newest list.
+    ///
+    /// Names are claimed and released here, under the list's lock, only for a listing that
+    /// is kept: an older listing answering late would otherwise release the names of tools
+    /// the newer one holds.
+    pub(crate) fn replace(&self, ticket: u64, listed: Vec<rmcp::model::Tool>, lister: &ToolLister) {
         let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         if ticket < current.1 {
             return;
         }
-        *current = (tools, ticket);
+        *current = (lister.bridges(listed, &self.this), ticket);
         drop(current);
         self.version.send_modify(|version| *version += 1);
     }
@@ -211,7 +278,7 @@ impl LiveToolList {
                 let listed = lister.list().await;
                 let Some(list) = list.upgrade() else { return };
                 match listed {
-                    Ok(tools) => list.replace(ticket, tools),
+                    Ok(tools) => list.replace(ticket, tools, &lister),
                     Err(error) => tracing::warn!(
                         server = %lister.label,
                         %error,

@@ -417,3 +417,62 @@ async fn garbage_amid_busy_output_is_answered_every_time() {
     }
     raw.still_serving().await;
 }
+
+/// A client that closes the server's input but never reads its output: the answers fill the
+/// pipe, the write waiting on them holds the writer, and the server still ends, within the
+/// drain of rmcp (5 s) and the transport's own bound on closing, not never. (The clock is
+/// paused: tokio moves it on when every task waits.)
+#[tokio::test(start_paused = true)]
+async fn a_client_that_stops_reading_cannot_hold_the_server_at_shutdown() {
+    let (manager, _) = demo_manager();
+    let (mut to_server, server_input) = tokio::io::duplex(1 << 16);
+    // Room for the handshake's answer, not for the answers to the requests below.
+    let (server_output, from_server) = tokio::io::duplex(4096);
+    let started = tokio::time::Instant::now();
+    let server = tokio::spawn(async move {
+        let server = McpServer::with_options(manager, McpServerOptions::default());
+        serve_until_closed(server, server_input, server_output, JsonLimits::default()).await
+    });
+    let mut from_server = BufReader::new(from_server);
+    let line = |message: Value| format!("{message}\n");
+    to_server
+        .write_all(
+            line(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}}),
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut init = String::new();
+    from_server.read_line(&mut init).await.unwrap();
+    assert!(init.contains("\"result\""), "{init}");
+    to_server
+        .write_all(
+            line(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).as_bytes(),
+        )
+        .await
+        .unwrap();
+    // Answers of some 2 KB each, forty of them, none read.
+    for id in 1..=40 {
+        to_server
+            .write_all(line(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})).as_bytes())
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(to_server);
+    let ended = tokio::time::timeout(Duration::from_secs(60), server)
+        .await
+        .expect("the server never ended: a write nobody reads held it")
+        .unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(from_server);
+}

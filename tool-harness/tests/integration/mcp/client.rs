@@ -204,6 +204,141 @@ async fn a_name_the_server_lists_twice_is_one_tool() {
     client.close().await;
 }
 
+/// A server that renames its tools on every listing holds, in the namespace, only the names
+/// of its newest listing: a tool that stays keeps its name, the others' names are released.
+#[tokio::test]
+async fn names_of_tools_a_server_no_longer_lists_are_released() {
+    use std::sync::atomic::AtomicUsize;
+
+    let listings = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&listings);
+    let server = super::fake_http::FakeHttpServer::start(move |method, _| {
+        let tool = |name: String| json!({"name": name, "inputSchema": {"type": "object"}});
+        super::fake_http::FakeAnswer::Result(match method {
+            "tools/list" => {
+                let generation = counted.fetch_add(1, Ordering::SeqCst);
+                json!({"tools": [
+                    tool("stays".to_owned()),
+                    tool(format!("first.{generation}")),
+                    tool(format!("second.{generation}")),
+                ]})
+            }
+            _ => json!({}),
+        })
+    })
+    .await;
+    let names = McpNames::new();
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options(&names))
+        .await
+        .unwrap();
+    let stays = client.tools()[0].name().to_owned();
+    for _ in 0..40 {
+        client.refresh_tools().await.unwrap();
+        assert_eq!(names.len(), 3, "names of tools no longer listed are kept");
+    }
+    let tools = client.tools();
+    assert_eq!(tools[0].name(), stays);
+    assert_eq!(tools[1].name(), "first_40");
+    assert_eq!(names.original("first_40").unwrap().1, "first.40");
+    assert_eq!(names.original("first_39"), None);
+    assert_eq!(listings.load(Ordering::SeqCst), 41);
+    drop(client);
+    assert!(names.is_empty());
+}
+
+/// A server answers a call to a tool it does not have with JSON-RPC's "invalid params"
+/// (`-32602`), as it answers bad arguments: the bridge tells the two apart by the server's
+/// words, or by the tool missing from the server's newest listing, and reports the first as
+/// no such tool on that server, not as invalid arguments.
+#[tokio::test]
+async fn a_call_to_a_tool_the_server_does_not_have_is_reported_as_such() {
+    use std::sync::Mutex;
+
+    /// What the server lists, and the message of its answer to every call.
+    struct Script {
+        listed: Vec<&'static str>,
+        answer: String,
+    }
+    let script = Arc::new(Mutex::new(Script {
+        listed: vec!["read", "gone"],
+        answer: String::new(),
+    }));
+    let scripted = Arc::clone(&script);
+    let server = super::fake_http::FakeHttpServer::start(move |method, id| {
+        let script = scripted.lock().unwrap();
+        match method {
+            "tools/list" => super::fake_http::FakeAnswer::Result(json!({"tools": script
+                .listed
+                .iter()
+                .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+                .collect::<Vec<_>>()})),
+            "tools/call" => super::fake_http::FakeAnswer::Raw(
+                json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32602, "message": script.answer}})
+                .to_string(),
+                "application/json",
+            ),
+            _ => super::fake_http::FakeAnswer::Result(json!({})),
+        }
+    })
+    .await;
+    let client =
+        McpClient::connect_with(McpTransport::http(server.url()), options(&McpNames::new()))
+            .await
+            .unwrap();
+    let manager = ToolCallManager::new("consumer");
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    let call = |name: &'static str, answer: &str| {
+        script.lock().unwrap().answer = answer.to_owned();
+        let manager = &manager;
+        async move {
+            manager
+                .execute_one(&request(name, json!({})))
+                .await
+                .unwrap_err()
+        }
+    };
+    let no_tool = |error: &ToolError, original: &str| {
+        assert_eq!(error.kind(), ToolErrorKind::Execution, "{error}");
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!(
+                "no tool named '{original}' on the MCP server {}",
+                server.url()
+            )),
+            "{message}"
+        );
+    };
+
+    // The server's words: Toolsmith's, rmcp's, TypeScript's.
+    for answer in [
+        "Unknown tool 'read'",
+        "tool not found",
+        "Tool read not found",
+    ] {
+        let error = call("read", answer).await;
+        no_tool(&error, "read");
+        assert!(error.to_string().contains(answer), "{error}");
+    }
+    // Bad arguments stay bad arguments.
+    let error = call("read", "params.arguments: missing field `path`").await;
+    assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
+    assert!(
+        error.to_string().contains("missing field `path`"),
+        "{error}"
+    );
+
+    // A tool the server no longer lists, whatever its answer says.
+    script.lock().unwrap().listed = vec!["read"];
+    client.refresh_tools().await.unwrap();
+    no_tool(&call("gone", "Invalid params").await, "gone");
+    let error = call("read", "Invalid params").await;
+    assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
+    client.close().await;
+}
+
 #[tokio::test]
 async fn cancelling_a_bridged_call_cancels_it_on_the_server() {
     let (server, probe) = serve().await;

@@ -1,6 +1,7 @@
-//! A server whose tool list never ends (every page has a next one) cannot make our client
-//! grow without bound or list for ever: the listing stops at the client's tool limit, its
-//! page limit or its time limit, and says which, keeping the list it had.
+//! A server whose tool list never ends (every page has a next one), or whose tools are huge,
+//! cannot make our client grow without bound or list for ever: the listing stops at the
+//! client's tool limit, its page limit, its byte limit or its time limit, and says which,
+//! keeping the list it had.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -162,4 +163,59 @@ async fn a_slow_listing_does_not_undo_a_newer_one() {
     fast.unwrap();
     assert_eq!(original_names(&client), ["new"]);
     client.close().await;
+}
+
+/// A list whose tools, few as they are, take more bytes than the client keeps fails to list
+/// at the tool that passes the limit, naming the server and that tool; a listing again keeps
+/// the list it had.
+#[tokio::test]
+async fn a_list_past_the_byte_limit_fails_at_the_tool_that_passes_it() {
+    let huge = Arc::new(AtomicUsize::new(0));
+    let descriptions = Arc::clone(&huge);
+    let pages = AtomicUsize::new(0);
+    let server = FakeHttpServer::start(move |method, _| {
+        if method != "tools/list" {
+            return FakeAnswer::Result(json!({}));
+        }
+        let description = "d".repeat(descriptions.load(Ordering::SeqCst));
+        let tool = |i: usize| {
+            json!({"name": format!("t{i}"), "description": description,
+                "inputSchema": {"type": "object"}})
+        };
+        // Two pages a listing (the listings come one after another): the bytes are counted
+        // across them.
+        FakeAnswer::Result(if pages.fetch_add(1, Ordering::SeqCst).is_multiple_of(2) {
+            json!({"tools": [tool(0), tool(1)], "nextCursor": "second"})
+        } else {
+            json!({"tools": [tool(2)]})
+        })
+    })
+    .await;
+    let options = options(100, Duration::from_secs(10)).with_max_listing_bytes(25_000);
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options.clone())
+        .await
+        .unwrap();
+    assert_eq!(original_names(&client), ["t0", "t1", "t2"]);
+
+    // Each tool now takes over 10,000 bytes: the third passes 25,000.
+    huge.store(10_000, Ordering::SeqCst);
+    let error = bounded(client.refresh_tools()).await.unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains(&server.url()), "{message}");
+    let why = reason(&error);
+    assert!(
+        why.contains("passes 25000 bytes at the tool `t2`")
+            && why.contains("with_max_listing_bytes"),
+        "{why}"
+    );
+    assert_eq!(original_names(&client), ["t0", "t1", "t2"]);
+    client.close().await;
+
+    let error = bounded(McpClient::connect_with(
+        McpTransport::http(server.url()),
+        options,
+    ))
+    .await
+    .unwrap_err();
+    assert!(reason(&error).contains("at the tool `t2`"), "{error}");
 }

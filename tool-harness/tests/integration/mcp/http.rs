@@ -387,3 +387,67 @@ async fn clients_of_the_stateless_revision_are_served_at_the_cap() {
     with_session.cancel().await.unwrap();
     server.shutdown().await.unwrap();
 }
+
+/// A server whose sessions end after `idle` without traffic, at most one open, with one tool:
+/// `nap`, which sleeps `nap` and answers "rested".
+async fn start_napping(idle: Duration, nap: Duration) -> McpHttpServer {
+    use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+
+    let manager = ToolCallManager::new("naps");
+    manager
+        .register(Arc::new(FnTool::new(
+            "nap",
+            "Sleep a while, then answer.",
+            Args::empty(),
+            move |_: ToolArgs<'_>| async move {
+                tokio::time::sleep(nap).await;
+                Ok(ToolCallResult::text("rested"))
+            },
+        )))
+        .unwrap();
+    let options = McpHttpOptions::default()
+        .with_max_sessions(1)
+        .with_session_idle_timeout(Some(idle));
+    McpHttpServer::start(McpServer::new(Arc::new(manager)), options)
+        .await
+        .unwrap()
+}
+
+/// A call longer than the idle timeout keeps its session: it is running, not idle, and its
+/// result arrives. Once the session is idle for the timeout, it ends, and its place under the
+/// cap of one is free for the next client.
+#[tokio::test]
+async fn a_call_longer_than_the_idle_timeout_keeps_its_session() {
+    use std::time::Instant;
+
+    let server = start_napping(Duration::from_secs(1), Duration::from_millis(2_500)).await;
+    let client = rmcp_client(&server.url(), None).await.unwrap();
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.call_tool(CallToolRequestParams::new("nap")),
+    )
+    .await
+    .expect("the call never ended")
+    .expect("the call lost its session");
+    assert_eq!(answer.content[0].as_text().unwrap().text, "rested");
+    // The session lives on after the call, till it has been idle a second: a client opened
+    // at once is refused for the cap...
+    assert!(rmcp_client(&server.url(), None).await.is_err());
+    // ...and one opened after the idle session ended is served.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let next = loop {
+        match rmcp_client(&server.url(), None).await {
+            Ok(next) => break next,
+            Err(error) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "the idle session never ended: {error}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    next.cancel().await.unwrap();
+    drop(client);
+    server.shutdown().await.unwrap();
+}
