@@ -110,7 +110,7 @@ impl LandlockPolicy {
     pub(crate) fn prepare(
         &self,
         root: &Path,
-        tmp: Option<&Path>,
+        tmp: &Path,
     ) -> Result<Option<std::os::fd::OwnedFd>, String> {
         use landlock::{
             ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, path_beneath_rules,
@@ -125,8 +125,8 @@ impl LandlockPolicy {
             .and_then(|ruleset| ruleset.create())
             .and_then(|created| {
                 created.add_rules(path_beneath_rules(
-                    std::iter::once(root)
-                        .chain(tmp)
+                    [root, tmp]
+                        .into_iter()
                         .chain(self.writable.iter().map(PathBuf::as_path)),
                     writes,
                 ))
