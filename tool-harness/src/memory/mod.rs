@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use toolsmith_core::{MemoryAccess, MemoryFact, ServiceError};
+use toolsmith_core::{MemoryAccess, MemoryFact, ServiceError, Versioned};
 
 use crate::fs::blocking::run_blocking;
 
@@ -60,6 +60,14 @@ impl Facts {
             None => false,
         }
     }
+
+    /// `value`, what a write just made returned, with the version the facts are at.
+    fn versioned<T>(&self, value: T) -> Versioned<T> {
+        Versioned {
+            value,
+            version: self.version,
+        }
+    }
 }
 
 /// Working memory held in memory: facts with stable ids, each write a version bump.
@@ -70,10 +78,12 @@ impl Facts {
 ///
 /// # futures::executor::block_on(async {
 /// let memory = InMemoryMemory::new();
-/// let fact = memory.add("the user prefers tabs".into()).await.unwrap();
-/// assert_eq!(fact.id, 1);
-/// assert!(memory.replace(1, "the user prefers spaces".into()).await.unwrap());
-/// assert!(!memory.remove(7).await.unwrap());
+/// let added = memory.add("the user prefers tabs".into()).await.unwrap();
+/// assert_eq!((added.value.id, added.version), (1, 1));
+/// let replaced = memory.replace(1, "the user prefers spaces".into()).await.unwrap();
+/// assert!(replaced.value);
+/// assert_eq!(replaced.version, 2);
+/// assert!(!memory.remove(7).await.unwrap().value);
 /// assert_eq!(memory.version(), 2);
 /// # });
 /// ```
@@ -99,17 +109,23 @@ impl MemoryAccess for InMemoryMemory {
         Ok(self.with(|facts| facts.facts.clone()))
     }
 
-    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
-        self.with(|facts| facts.add(text))
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
+        self.with(|facts| facts.add(text).map(|fact| facts.versioned(fact)))
             .ok_or_else(|| ServiceError::new("memory", "every fact id has been given"))
     }
 
-    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
-        Ok(self.with(|facts| facts.remove(id)))
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
+        Ok(self.with(|facts| {
+            let removed = facts.remove(id);
+            facts.versioned(removed)
+        }))
     }
 
-    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError> {
-        Ok(self.with(|facts| facts.replace(id, text)))
+    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError> {
+        Ok(self.with(|facts| {
+            let replaced = facts.replace(id, text);
+            facts.versioned(replaced)
+        }))
     }
 
     fn version(&self) -> u64 {
@@ -192,11 +208,12 @@ impl FileMemory {
     }
 
     /// Applies `change` to a copy of the facts, writes the copy, and only then makes it the
-    /// current state: a failed write changes nothing.
+    /// current state: a failed write changes nothing. Returns what `change` did with the
+    /// version it made (the one it found if it changed nothing).
     async fn write<T: Send + 'static>(
         &self,
         change: impl FnOnce(&mut Facts) -> (T, bool) + Send + 'static,
-    ) -> Result<T, ServiceError> {
+    ) -> Result<Versioned<T>, ServiceError> {
         let path = Arc::clone(&self.path);
         let facts = Arc::clone(&self.facts);
         run_blocking(move || {
@@ -210,7 +227,7 @@ impl FileMemory {
                 })?;
                 *current = next;
             }
-            Ok(value)
+            Ok(current.versioned(value))
         })
         .await
     }
@@ -239,23 +256,27 @@ impl MemoryAccess for FileMemory {
             .clone())
     }
 
-    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
-        let added = self
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
+        let Versioned { value, version } = self
             .write(|facts| {
                 let fact = facts.add(text);
                 let added = fact.is_some();
                 (fact, added)
             })
             .await?;
-        added.ok_or_else(|| {
+        let fact = value.ok_or_else(|| {
             ServiceError::new(
                 "memory",
                 format!("{}: every fact id has been given", self.path.display()),
             )
+        })?;
+        Ok(Versioned {
+            value: fact,
+            version,
         })
     }
 
-    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
         self.write(move |facts| {
             let removed = facts.remove(id);
             (removed, removed)
@@ -263,7 +284,7 @@ impl MemoryAccess for FileMemory {
         .await
     }
 
-    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError> {
+    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError> {
         self.write(move |facts| {
             let replaced = facts.replace(id, text);
             (replaced, replaced)

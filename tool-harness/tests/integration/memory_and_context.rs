@@ -94,6 +94,57 @@ async fn memory_commands_bump_the_version_and_report_errors() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parallel_adds_each_report_the_version_they_made() {
+    const ADDS: u64 = 48;
+    let dir = tempfile::tempdir().unwrap();
+    let stores: Vec<(&str, Arc<dyn MemoryAccess>)> = vec![
+        ("in-memory", Arc::new(InMemoryMemory::new())),
+        (
+            "core in-memory",
+            Arc::new(toolsmith_core::in_memory::InMemoryMemory::new()),
+        ),
+        (
+            "file",
+            Arc::new(FileMemory::open(dir.path().join("m.json")).unwrap()),
+        ),
+    ];
+    for (kind, memory) in stores {
+        let m = Arc::new(manager(memory));
+        let adds: Vec<_> = (0..ADDS)
+            .map(|n| {
+                let m = Arc::clone(&m);
+                tokio::spawn(async move {
+                    text(
+                        &m,
+                        "memory",
+                        json!({"command": "add", "text": format!("fact {n}")}),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let mut ids = Vec::new();
+        let mut versions = Vec::new();
+        for add in adds {
+            let shown = add.await.unwrap();
+            let (id, version) = shown
+                .strip_prefix("Remembered fact ")
+                .and_then(|rest| rest.strip_suffix(')'))
+                .and_then(|rest| rest.split_once(" (memory version "))
+                .unwrap_or_else(|| panic!("{kind}: {shown}"));
+            ids.push(id.parse::<u64>().unwrap());
+            versions.push(version.parse::<u64>().unwrap());
+        }
+        ids.sort_unstable();
+        versions.sort_unstable();
+        let each: Vec<u64> = (1..=ADDS).collect();
+        assert_eq!(ids, each, "{kind}");
+        // Each add reports the version it made, not one a later add made meanwhile.
+        assert_eq!(versions, each, "{kind}");
+    }
+}
+
 #[tokio::test]
 async fn an_unknown_id_lists_the_first_known_ids_only() {
     let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
@@ -121,7 +172,8 @@ async fn file_memory_survives_a_reopen_and_writes_whole_files() {
         assert!(!path.exists(), "nothing is written before the first write");
         memory.add("one".into()).await.unwrap();
         memory.add("two".into()).await.unwrap();
-        assert!(memory.remove(2).await.unwrap());
+        let removed = memory.remove(2).await.unwrap();
+        assert_eq!((removed.value, removed.version), (true, 3));
         // Every write leaves a complete file, and no temporary beside it.
         let on_disk: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -137,7 +189,8 @@ async fn file_memory_survives_a_reopen_and_writes_whole_files() {
     assert_eq!(facts.len(), 1);
     assert_eq!(facts[0].text, "one");
     // Ids are never reused, across reopens too.
-    assert_eq!(reopened.add("three".into()).await.unwrap().id, 3);
+    let added = reopened.add("three".into()).await.unwrap();
+    assert_eq!((added.value.id, added.version), (3, 4));
     assert_eq!(reopened.version(), 4);
 }
 
@@ -267,10 +320,10 @@ async fn a_memory_file_never_gives_an_id_it_holds_and_refuses_one_given_twice() 
     )
     .unwrap();
     let memory = FileMemory::open(&path).unwrap();
-    let fact = toolsmith_core::MemoryAccess::add(&memory, "c".into())
+    let added = toolsmith_core::MemoryAccess::add(&memory, "c".into())
         .await
         .unwrap();
-    assert_eq!(fact.id, 8);
+    assert_eq!((added.value.id, added.version), (8, 4));
 
     std::fs::write(
         &path,
@@ -304,7 +357,8 @@ async fn a_memory_file_whose_ids_are_used_up_refuses_a_new_fact_and_keeps_its_co
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), file);
     // The version stays at its end, and other writes still work.
-    assert!(memory.replace(u64::MAX, "changed".into()).await.unwrap());
+    let replaced = memory.replace(u64::MAX, "changed".into()).await.unwrap();
+    assert_eq!((replaced.value, replaced.version), (true, u64::MAX));
     assert_eq!(memory.version(), u64::MAX);
     assert_eq!(memory.facts().await.unwrap()[0].text, "changed");
 }
