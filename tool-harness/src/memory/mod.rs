@@ -1,5 +1,7 @@
 //! Stores of working facts implementing [`MemoryAccess`]: in memory, and in a JSON file
-//! written atomically.
+//! written atomically (this file), one [`FileMemory`] at a time over a file (`writer_lock`).
+
+mod writer_lock;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use toolsmith_core::{MemoryAccess, MemoryFact, ServiceError, Versioned};
 
 use crate::fs::blocking::run_blocking;
+use crate::memory::writer_lock::WriterLock;
 
 /// The facts and counters every store keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +140,12 @@ impl MemoryAccess for InMemoryMemory {
 /// file in the same directory, synced, then renamed), so the file always holds one complete
 /// version, and reopening it gives back the facts, ids and version.
 ///
+/// One `FileMemory` at a time has a file (its clones share it): while it lives, another
+/// [`open`](Self::open) of the same file, in this process or another, is refused, as the
+/// two would each write their own facts over the other's. The lock is an `flock` on
+/// `NAME.lock` beside the file, let go when the last clone is dropped (or the process
+/// ends); the lock file stays.
+///
 /// ```
 /// use toolsmith_core::MemoryAccess;
 /// use toolsmith_harness::FileMemory;
@@ -151,21 +160,28 @@ impl MemoryAccess for InMemoryMemory {
 /// let reopened = FileMemory::open(&path).unwrap();
 /// assert_eq!(reopened.facts().await.unwrap()[0].text, "deploys happen on Fridays");
 /// assert_eq!(reopened.version(), 1);
+/// // While it is open, the file has no second writer.
+/// assert!(FileMemory::open(&path).is_err());
 /// # });
 /// ```
 #[derive(Debug, Clone)]
 pub struct FileMemory {
     path: Arc<PathBuf>,
     facts: Arc<Mutex<Facts>>,
+    /// Held while any clone lives.
+    _lock: Arc<WriterLock>,
 }
 
 impl FileMemory {
     /// Opens the memory kept at `path`: its facts if the file exists, none otherwise (the file
-    /// is created by the first write). A file that is not a memory is an error.
+    /// is created by the first write; its directory and lock file now). A file that is not a
+    /// memory is an error, and so is a file another `FileMemory` has open (see above).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
         let path = std::path::absolute(path.as_ref()).map_err(|err| {
             ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
         })?;
+        // Taken before the file is read: the facts read are the ones no other writer changes.
+        let lock = WriterLock::take(&path)?;
         let not_a_memory = |reason: &dyn std::fmt::Display| {
             ServiceError::new(
                 "memory",
@@ -199,6 +215,7 @@ impl FileMemory {
         Ok(Self {
             path: Arc::new(path),
             facts: Arc::new(Mutex::new(facts)),
+            _lock: Arc::new(lock),
         })
     }
 
