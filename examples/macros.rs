@@ -14,7 +14,7 @@ use serde_json::json;
 use toolsmith::{
     ArgsSchema, ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
-    ToolCommands, ToolConstructor, ToolError, ToolImpl, tool_fn,
+    ToolCommands, ToolConstructor, ToolError, ToolImpl, Versioned, tool_fn,
 };
 
 // ---- A function tool ----
@@ -248,14 +248,20 @@ impl MemoryAccess for NoMemory {
     async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
         Ok(Vec::new())
     }
-    async fn add(&self, _text: String) -> Result<MemoryFact, ServiceError> {
+    async fn add(&self, _text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
         Err(ServiceError::new("memory", "read-only"))
     }
-    async fn remove(&self, _id: u64) -> Result<bool, ServiceError> {
-        Ok(false)
+    async fn remove(&self, _id: u64) -> Result<Versioned<bool>, ServiceError> {
+        Ok(Versioned {
+            value: false,
+            version: 0,
+        })
     }
-    async fn replace(&self, _id: u64, _text: String) -> Result<bool, ServiceError> {
-        Ok(false)
+    async fn replace(&self, _id: u64, _text: String) -> Result<Versioned<bool>, ServiceError> {
+        Ok(Versioned {
+            value: false,
+            version: 0,
+        })
     }
     fn version(&self) -> u64 {
         0

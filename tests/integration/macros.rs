@@ -13,7 +13,7 @@ use toolsmith::{
     ArgsSchema, ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts,
     SessionState, State, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
     ToolCallResult, ToolCommands, ToolConstructor, ToolError, ToolErrorKind, ToolImpl,
-    UserModelContent, tool_fn,
+    UserModelContent, Versioned, tool_fn,
 };
 
 fn call(name: &str, arguments: Value) -> ToolCallRequest {
@@ -1169,23 +1169,32 @@ impl MemoryAccess for VecMemory {
     async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
         Ok(self.facts.lock().unwrap().clone())
     }
-    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
         let mut facts = self.facts.lock().unwrap();
         let fact = MemoryFact {
             id: facts.len() as u64,
             text,
         };
         facts.push(fact.clone());
-        Ok(fact)
+        Ok(Versioned {
+            value: fact,
+            version: 0,
+        })
     }
-    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
         let mut facts = self.facts.lock().unwrap();
         let before = facts.len();
         facts.retain(|f| f.id != id);
-        Ok(facts.len() < before)
+        Ok(Versioned {
+            value: facts.len() < before,
+            version: 0,
+        })
     }
-    async fn replace(&self, _id: u64, _text: String) -> Result<bool, ServiceError> {
-        Ok(false)
+    async fn replace(&self, _id: u64, _text: String) -> Result<Versioned<bool>, ServiceError> {
+        Ok(Versioned {
+            value: false,
+            version: 0,
+        })
     }
     fn version(&self) -> u64 {
         0
@@ -1210,11 +1219,11 @@ async fn remember(
     /// The fact.
     text: String,
 ) -> Result<String, ToolError> {
-    let fact = memory
+    let added = memory
         .add(text)
         .await
         .map_err(|e| ToolError::execution("remember", e))?;
-    Ok(format!("{}: fact #{}", session.session_id, fact.id))
+    Ok(format!("{}: fact #{}", session.session_id, added.value.id))
 }
 
 struct Greeting(String);

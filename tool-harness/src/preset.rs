@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use toolsmith_core::shed::{ToolShed, ToolShedError};
 use toolsmith_core::{
     ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts, SessionState,
-    ToolCallManager, ToolConstructor, ToolImpl, tool_fn,
+    ToolCallManager, ToolConstructor, ToolImpl, Versioned, tool_fn,
 };
 
 use crate::agent::{AGENT_TOOL, AgentCommands, SubAgentConfig};
@@ -304,13 +304,13 @@ impl MemoryAccess for Detached {
     async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
         Err(detached("memory"))
     }
-    async fn add(&self, _text: String) -> Result<MemoryFact, ServiceError> {
+    async fn add(&self, _text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
         Err(detached("memory"))
     }
-    async fn remove(&self, _id: u64) -> Result<bool, ServiceError> {
+    async fn remove(&self, _id: u64) -> Result<Versioned<bool>, ServiceError> {
         Err(detached("memory"))
     }
-    async fn replace(&self, _id: u64, _text: String) -> Result<bool, ServiceError> {
+    async fn replace(&self, _id: u64, _text: String) -> Result<Versioned<bool>, ServiceError> {
         Err(detached("memory"))
     }
     fn version(&self) -> u64 {

@@ -222,8 +222,8 @@ use errors::Errors;
 /// /// Remembers a fact about the user.
 /// #[tool_fn(category = "memory")]
 /// async fn remember(#[ctx] memory: Arc<dyn MemoryAccess>, text: String) -> Result<String, ToolError> {
-///     let fact = memory.add(text).await.map_err(|e| ToolError::execution("remember", e))?;
-///     Ok(format!("remembered #{}", fact.id))
+///     let added = memory.add(text).await.map_err(|e| ToolError::execution("remember", e))?;
+///     Ok(format!("remembered #{}", added.value.id))
 /// }
 ///
 /// let constructor: Box<dyn ToolConstructor> = Remember.into();

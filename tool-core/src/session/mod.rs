@@ -73,17 +73,31 @@ pub struct MemoryFact {
     pub text: String,
 }
 
+/// What a write to a [`MemoryAccess`] returned, and the memory's version once it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versioned<T> {
+    /// What the write returned: the fact added, or whether a fact was removed or replaced.
+    pub value: T,
+    /// The number of writes once this one was made, read with it (not after it, when a
+    /// parallel write may have come in between): each write that changed the memory has its
+    /// own. A write that changed nothing gives the version it found.
+    pub version: u64,
+}
+
 /// A session's working memory: facts the agent keeps, each write a version bump.
+///
+/// Every write returns the version it made ([`Versioned`]): a caller reporting it reads it
+/// there, as [`version`](Self::version) may already count a parallel write.
 #[async_trait]
 pub trait MemoryAccess: Send + Sync {
     /// Every fact, oldest first.
     async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError>;
     /// Adds a fact, returning it with its id.
-    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError>;
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError>;
     /// Removes a fact; `false` when there was none with that id.
-    async fn remove(&self, id: u64) -> Result<bool, ServiceError>;
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError>;
     /// Replaces a fact's text; `false` when there was none with that id.
-    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError>;
+    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError>;
     /// The number of writes so far.
     fn version(&self) -> u64;
 }

@@ -265,12 +265,7 @@ impl Inner {
                 limit,
             });
         }
-        let mut contents = Vec::with_capacity(metadata.len() as usize);
-        file.into_std()
-            .take(limit + 1)
-            .read_to_end(&mut contents)
-            .map_err(io)?;
-        Ok(contents)
+        read_checked_file(shown_path, &file.into_std(), metadata.len(), limit)
     }
 
     /// Where a write to `relative` lands, with no link on the way: the path itself, or, when
@@ -380,6 +375,34 @@ fn temporary_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
     temp
 }
 
+/// The content of `file`, whose size was `checked_size` (at most `limit`) when it was checked.
+/// The file may have grown since: one byte past the limit is read, to tell, and a file
+/// grown past it is refused as too large (it was returned, `limit + 1` bytes of it).
+fn read_checked_file(
+    shown_path: &str,
+    mut file: &std::fs::File,
+    checked_size: u64,
+    limit: u64,
+) -> Result<Vec<u8>, FsError> {
+    let io = |err: std::io::Error| FsError::from_io(shown_path, &err);
+    let mut contents = Vec::with_capacity(checked_size.min(limit) as usize);
+    (&mut file)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut contents)
+        .map_err(io)?;
+    let read = contents.len() as u64;
+    if read > limit {
+        // Its size now, which is more than was read unless it shrank back meanwhile.
+        let size = file.metadata().map_or(read, |now| now.len().max(read));
+        return Err(FsError::TooLarge {
+            path: shown_path.to_owned(),
+            size,
+            limit,
+        });
+    }
+    Ok(contents)
+}
+
 fn file_kind(file_type: &cap_std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
@@ -447,5 +470,46 @@ impl FileSystem for LocalFileSystem {
             crate::fs::search::search_local(dir, &inner.root, &start, &query)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_grown_past_the_limit_after_its_check_is_refused_as_too_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("growing.log");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let checked_size = file.metadata().unwrap().len();
+        assert_eq!(checked_size, 10, "at the limit: it passes the check");
+        // Another writer appends between the check and the read.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"more")
+            .unwrap();
+        let err = read_checked_file("growing.log", &file, checked_size, 10).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                FsError::TooLarge { path, size: 14, limit: 10 } if path == "growing.log"
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "refused \"growing.log\": it is 14 bytes, more than the 10-byte limit"
+        );
+
+        // Grown within the limit, it is read whole, as it is now.
+        let file = std::fs::File::open(&path).unwrap();
+        assert_eq!(
+            read_checked_file("growing.log", &file, checked_size, 14).unwrap(),
+            b"0123456789more"
+        );
     }
 }

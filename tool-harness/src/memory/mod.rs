@@ -1,5 +1,7 @@
 //! Stores of working facts implementing [`MemoryAccess`]: in memory, and in a JSON file
-//! written atomically.
+//! written atomically (this file), one [`FileMemory`] at a time over a file (`writer_lock`).
+
+mod writer_lock;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -7,9 +9,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use toolsmith_core::{MemoryAccess, MemoryFact, ServiceError};
+use toolsmith_core::{MemoryAccess, MemoryFact, ServiceError, Versioned};
 
 use crate::fs::blocking::run_blocking;
+use crate::memory::writer_lock::WriterLock;
 
 /// The facts and counters every store keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +63,14 @@ impl Facts {
             None => false,
         }
     }
+
+    /// `value`, what a write just made returned, with the version the facts are at.
+    fn versioned<T>(&self, value: T) -> Versioned<T> {
+        Versioned {
+            value,
+            version: self.version,
+        }
+    }
 }
 
 /// Working memory held in memory: facts with stable ids, each write a version bump.
@@ -70,10 +81,12 @@ impl Facts {
 ///
 /// # futures::executor::block_on(async {
 /// let memory = InMemoryMemory::new();
-/// let fact = memory.add("the user prefers tabs".into()).await.unwrap();
-/// assert_eq!(fact.id, 1);
-/// assert!(memory.replace(1, "the user prefers spaces".into()).await.unwrap());
-/// assert!(!memory.remove(7).await.unwrap());
+/// let added = memory.add("the user prefers tabs".into()).await.unwrap();
+/// assert_eq!((added.value.id, added.version), (1, 1));
+/// let replaced = memory.replace(1, "the user prefers spaces".into()).await.unwrap();
+/// assert!(replaced.value);
+/// assert_eq!(replaced.version, 2);
+/// assert!(!memory.remove(7).await.unwrap().value);
 /// assert_eq!(memory.version(), 2);
 /// # });
 /// ```
@@ -99,17 +112,23 @@ impl MemoryAccess for InMemoryMemory {
         Ok(self.with(|facts| facts.facts.clone()))
     }
 
-    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
-        self.with(|facts| facts.add(text))
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
+        self.with(|facts| facts.add(text).map(|fact| facts.versioned(fact)))
             .ok_or_else(|| ServiceError::new("memory", "every fact id has been given"))
     }
 
-    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
-        Ok(self.with(|facts| facts.remove(id)))
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
+        Ok(self.with(|facts| {
+            let removed = facts.remove(id);
+            facts.versioned(removed)
+        }))
     }
 
-    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError> {
-        Ok(self.with(|facts| facts.replace(id, text)))
+    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError> {
+        Ok(self.with(|facts| {
+            let replaced = facts.replace(id, text);
+            facts.versioned(replaced)
+        }))
     }
 
     fn version(&self) -> u64 {
@@ -120,6 +139,12 @@ impl MemoryAccess for InMemoryMemory {
 /// Working memory kept in a JSON file: every write replaces the file atomically (a temporary
 /// file in the same directory, synced, then renamed), so the file always holds one complete
 /// version, and reopening it gives back the facts, ids and version.
+///
+/// One `FileMemory` at a time has a file (its clones share it): while it lives, another
+/// [`open`](Self::open) of the same file, in this process or another, is refused, as the
+/// two would each write their own facts over the other's. The lock is an `flock` on
+/// `NAME.lock` beside the file, let go when the last clone is dropped (or the process
+/// ends); the lock file stays.
 ///
 /// ```
 /// use toolsmith_core::MemoryAccess;
@@ -135,21 +160,28 @@ impl MemoryAccess for InMemoryMemory {
 /// let reopened = FileMemory::open(&path).unwrap();
 /// assert_eq!(reopened.facts().await.unwrap()[0].text, "deploys happen on Fridays");
 /// assert_eq!(reopened.version(), 1);
+/// // While it is open, the file has no second writer.
+/// assert!(FileMemory::open(&path).is_err());
 /// # });
 /// ```
 #[derive(Debug, Clone)]
 pub struct FileMemory {
     path: Arc<PathBuf>,
     facts: Arc<Mutex<Facts>>,
+    /// Held while any clone lives.
+    _lock: Arc<WriterLock>,
 }
 
 impl FileMemory {
     /// Opens the memory kept at `path`: its facts if the file exists, none otherwise (the file
-    /// is created by the first write). A file that is not a memory is an error.
+    /// is created by the first write; its directory and lock file now). A file that is not a
+    /// memory is an error, and so is a file another `FileMemory` has open (see above).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
         let path = std::path::absolute(path.as_ref()).map_err(|err| {
             ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
         })?;
+        // Taken before the file is read: the facts read are the ones no other writer changes.
+        let lock = WriterLock::take(&path)?;
         let not_a_memory = |reason: &dyn std::fmt::Display| {
             ServiceError::new(
                 "memory",
@@ -183,6 +215,7 @@ impl FileMemory {
         Ok(Self {
             path: Arc::new(path),
             facts: Arc::new(Mutex::new(facts)),
+            _lock: Arc::new(lock),
         })
     }
 
@@ -192,11 +225,12 @@ impl FileMemory {
     }
 
     /// Applies `change` to a copy of the facts, writes the copy, and only then makes it the
-    /// current state: a failed write changes nothing.
+    /// current state: a failed write changes nothing. Returns what `change` did with the
+    /// version it made (the one it found if it changed nothing).
     async fn write<T: Send + 'static>(
         &self,
         change: impl FnOnce(&mut Facts) -> (T, bool) + Send + 'static,
-    ) -> Result<T, ServiceError> {
+    ) -> Result<Versioned<T>, ServiceError> {
         let path = Arc::clone(&self.path);
         let facts = Arc::clone(&self.facts);
         run_blocking(move || {
@@ -210,7 +244,7 @@ impl FileMemory {
                 })?;
                 *current = next;
             }
-            Ok(value)
+            Ok(current.versioned(value))
         })
         .await
     }
@@ -239,23 +273,27 @@ impl MemoryAccess for FileMemory {
             .clone())
     }
 
-    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
-        let added = self
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
+        let Versioned { value, version } = self
             .write(|facts| {
                 let fact = facts.add(text);
                 let added = fact.is_some();
                 (fact, added)
             })
             .await?;
-        added.ok_or_else(|| {
+        let fact = value.ok_or_else(|| {
             ServiceError::new(
                 "memory",
                 format!("{}: every fact id has been given", self.path.display()),
             )
+        })?;
+        Ok(Versioned {
+            value: fact,
+            version,
         })
     }
 
-    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
         self.write(move |facts| {
             let removed = facts.remove(id);
             (removed, removed)
@@ -263,7 +301,7 @@ impl MemoryAccess for FileMemory {
         .await
     }
 
-    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError> {
+    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError> {
         self.write(move |facts| {
             let replaced = facts.replace(id, text);
             (replaced, replaced)

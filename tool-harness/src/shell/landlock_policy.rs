@@ -1,7 +1,7 @@
 //! [`LandlockPolicy`]: confines the writes of `bash`'s processes to the root (and a few
 //! chosen paths) with Linux's Landlock, where the kernel supports it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A Landlock policy for the `bash` child: everything may be read and executed, but files
 /// may be created, written, truncated, renamed, linked or removed only beneath the root, the
@@ -109,8 +109,8 @@ impl LandlockPolicy {
     #[cfg(target_os = "linux")]
     pub(crate) fn prepare(
         &self,
-        root: &Path,
-        tmp: Option<&Path>,
+        root: &std::path::Path,
+        tmp: &std::path::Path,
     ) -> Result<Option<std::os::fd::OwnedFd>, String> {
         use landlock::{
             ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, path_beneath_rules,
@@ -125,8 +125,8 @@ impl LandlockPolicy {
             .and_then(|ruleset| ruleset.create())
             .and_then(|created| {
                 created.add_rules(path_beneath_rules(
-                    std::iter::once(root)
-                        .chain(tmp)
+                    [root, tmp]
+                        .into_iter()
                         .chain(self.writable.iter().map(PathBuf::as_path)),
                     writes,
                 ))

@@ -1,10 +1,12 @@
-//! The shell behind `bash`: the runner (this file), its Landlock confinement
-//! (`landlock_policy`) and the capped output buffer (`output_cap`).
+//! The shell behind `bash`: the runner (this file), which sandbox confines a command on
+//! which kernel (`confinement`), its Landlock ruleset (`landlock_policy`), the environment it
+//! passes (`environment`) and the capped output buffer (`output_cap`).
 //!
 //! [`ShellRunner`]: runs a command with `bash -c` in the root directory, in its own process
 //! group, with a time limit that kills the whole group and an output cap that keeps the head
 //! and the tail.
 
+pub(crate) mod confinement;
 pub(crate) mod environment;
 pub(crate) mod landlock_policy;
 pub(crate) mod output_cap;
@@ -16,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
+use crate::shell::confinement::Confinement;
 use crate::{HeadTailBuffer, LandlockPolicy, ShellEnvironment};
 
 /// How long output is still read after the command exits (and its group is killed), for
@@ -254,7 +257,7 @@ impl ShellRunner {
 
     /// Whether commands run confined on this machine.
     pub fn sandbox_status(&self) -> SandboxStatus {
-        sandbox_status_at(&self.config.sandbox, LandlockPolicy::kernel_abi())
+        Confinement::here(&self.config.sandbox).status()
     }
 
     /// The time limit for a call asking for `requested`.
@@ -276,11 +279,6 @@ impl ShellRunner {
         }
         let timeout = self.effective_timeout(timeout);
         let config = &self.config;
-        let spawn_error = |reason: String| ShellError::Spawn {
-            shell: config.shell.display().to_string(),
-            root: config.root.display().to_string(),
-            reason,
-        };
 
         let mut command_line = tokio::process::Command::new(&config.shell);
         command_line
@@ -295,10 +293,10 @@ impl ShellRunner {
                 .envs(config.environment.passed(std::env::vars_os()));
         }
         // One pipe for both streams, so that their lines interleave as the command wrote them.
-        let (reader, writer) = std::io::pipe().map_err(|err| spawn_error(err.to_string()))?;
+        let (reader, writer) = std::io::pipe().map_err(|err| self.spawn_error(err.to_string()))?;
         let writer_too = writer
             .try_clone()
-            .map_err(|err| spawn_error(err.to_string()))?;
+            .map_err(|err| self.spawn_error(err.to_string()))?;
         command_line.stdout(writer).stderr(writer_too);
         // The command leads a session of its own (and so a process group): what it starts
         // stays in the session even when job control (`set -m`) gives it groups of its own,
@@ -312,40 +310,18 @@ impl ShellRunner {
                     .map_err(std::io::Error::from)
             });
         }
-        // Under Landlock, a temporary directory of the command's own (`TMPDIR`), writable as
-        // the rest of the system's is not: here-documents, `sort` and `mktemp` need one.
-        // Removed with everything in it when the command ends.
-        let private_tmp = if self.confines() {
-            let tmp = tempfile::Builder::new()
-                .prefix("toolsmith-bash-")
-                .tempdir()
-                .map_err(|err| spawn_error(format!("could not make its TMPDIR: {err}")))?;
-            command_line.env("TMPDIR", tmp.path());
-            Some(tmp)
-        } else {
-            None
-        };
-        let ruleset = self.prepare_sandbox(private_tmp.as_ref().map(tempfile::TempDir::path))?;
-        #[cfg(target_os = "linux")]
-        if let Some(ruleset) = &ruleset {
-            use std::os::fd::AsRawFd as _;
-            let fd = ruleset.as_raw_fd();
-            // SAFETY: the closure runs in the child between fork and exec, and makes only two
-            // async-signal-safe system calls on a descriptor the child inherited.
-            unsafe {
-                command_line.pre_exec(move || restrict_self(fd));
-            }
-        }
+        // Kept until the command ends: removed then, with everything in it.
+        let _private_tmp = self.prepare_sandbox(&mut command_line)?;
         let started = Instant::now();
         let mut child = command_line
             .spawn()
-            .map_err(|err| spawn_error(err.to_string()))?;
-        drop(ruleset);
-        // The child holds the write ends now; ours must close for the reader to see the end.
+            .map_err(|err| self.spawn_error(err.to_string()))?;
+        // The child holds the write ends (and the ruleset) now; ours must close for the
+        // reader to see the end.
         drop(command_line);
         let group = ProcessGroup(child.id());
         let output = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
-            .map_err(|err| spawn_error(err.to_string()))?;
+            .map_err(|err| self.spawn_error(err.to_string()))?;
 
         let buffer = Mutex::new(HeadTailBuffer::new(config.output_head, config.output_tail));
         let (exited_tx, mut exited_rx) = tokio::sync::watch::channel(false);
@@ -398,47 +374,37 @@ impl ShellRunner {
         })
     }
 
-    /// Whether commands run confined by Landlock (on this machine, as configured).
-    fn confines(&self) -> bool {
-        match &self.config.sandbox {
-            ShellSandbox::None => false,
-            ShellSandbox::Landlock(_) | ShellSandbox::LandlockIfSupported(_) => {
-                LandlockPolicy::is_supported()
-            }
+    /// A [`ShellError::Spawn`] for this runner's shell and root.
+    fn spawn_error(&self, reason: String) -> ShellError {
+        ShellError::Spawn {
+            shell: self.config.shell.display().to_string(),
+            root: self.config.root.display().to_string(),
+            reason,
         }
     }
 
-    /// The Landlock ruleset of a command, writable beneath the root, the policy's paths and
-    /// `tmp` (its own temporary directory).
-    #[cfg(target_os = "linux")]
+    /// Confines `command_line` as [`Confinement::here`] reads the configured sandbox: under
+    /// Landlock, to writes beneath the root, the policy's paths and a temporary directory of
+    /// the command's own (its `TMPDIR`, returned); a required sandbox this kernel lacks
+    /// refuses the command; otherwise nothing is done.
     fn prepare_sandbox(
         &self,
-        tmp: Option<&Path>,
-    ) -> Result<Option<std::os::fd::OwnedFd>, ShellError> {
-        let root = &self.config.root;
-        match &self.config.sandbox {
-            ShellSandbox::None => Ok(None),
-            ShellSandbox::Landlock(policy) | ShellSandbox::LandlockIfSupported(policy)
-                if LandlockPolicy::is_supported() =>
-            {
-                policy
-                    .prepare(root, tmp)
-                    .map_err(ShellError::SandboxUnavailable)
+        command_line: &mut tokio::process::Command,
+    ) -> Result<Option<tempfile::TempDir>, ShellError> {
+        match Confinement::here(&self.config.sandbox) {
+            Confinement::Unconfined(_) => Ok(None),
+            Confinement::Refused(reason) => Err(ShellError::SandboxUnavailable(reason.to_owned())),
+            Confinement::Landlock { policy, .. } => {
+                // The rest of the system's temporary space is not writable, and
+                // here-documents, `sort` and `mktemp` need some.
+                let tmp = tempfile::Builder::new()
+                    .prefix("toolsmith-bash-")
+                    .tempdir()
+                    .map_err(|err| self.spawn_error(format!("could not make its TMPDIR: {err}")))?;
+                command_line.env("TMPDIR", tmp.path());
+                restrict(command_line, policy, &self.config.root, tmp.path())?;
+                Ok(Some(tmp))
             }
-            ShellSandbox::Landlock(_) => Err(ShellError::SandboxUnavailable(
-                "the Landlock sandbox is required, and this kernel does not support it".to_owned(),
-            )),
-            ShellSandbox::LandlockIfSupported(_) => Ok(None),
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn prepare_sandbox(&self, _tmp: Option<&Path>) -> Result<Option<()>, ShellError> {
-        match &self.config.sandbox {
-            ShellSandbox::Landlock(_) => Err(ShellError::SandboxUnavailable(
-                "the Landlock sandbox is required, and it exists only on Linux".to_owned(),
-            )),
-            _ => Ok(None),
         }
     }
 
@@ -523,6 +489,45 @@ impl Drop for ProcessGroup {
     }
 }
 
+/// Has the child of `command_line` confine itself, before it runs the shell, with `policy`'s
+/// ruleset (writes beneath `root` and `tmp` too), prepared here so that the child, between
+/// `fork` and `exec`, only makes two system calls.
+#[cfg(target_os = "linux")]
+fn restrict(
+    command_line: &mut tokio::process::Command,
+    policy: &LandlockPolicy,
+    root: &Path,
+    tmp: &Path,
+) -> Result<(), ShellError> {
+    use std::os::fd::AsRawFd as _;
+    let ruleset = policy
+        .prepare(root, tmp)
+        .map_err(ShellError::SandboxUnavailable)?;
+    if let Some(ruleset) = ruleset {
+        // The closure owns the descriptor: it stays open until the command line is dropped,
+        // after the spawn.
+        // SAFETY: the closure runs in the child between fork and exec, and makes only two
+        // async-signal-safe system calls on a descriptor the child inherited.
+        unsafe {
+            command_line.pre_exec(move || restrict_self(ruleset.as_raw_fd()));
+        }
+    }
+    Ok(())
+}
+
+/// Landlock is Linux's: [`Confinement::here`] never reads a sandbox as Landlock elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn restrict(
+    _command_line: &mut tokio::process::Command,
+    _policy: &LandlockPolicy,
+    _root: &Path,
+    _tmp: &Path,
+) -> Result<(), ShellError> {
+    Err(ShellError::SandboxUnavailable(
+        "Landlock exists only on Linux".to_owned(),
+    ))
+}
+
 /// Applies the prepared Landlock ruleset `fd` to the calling (child) process.
 #[cfg(target_os = "linux")]
 fn restrict_self(fd: std::os::fd::RawFd) -> std::io::Result<()> {
@@ -536,75 +541,4 @@ fn restrict_self(fd: std::os::fd::RawFd) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// [`ShellRunner::sandbox_status`] on a kernel of Landlock ABI `abi` (`None`: none).
-fn sandbox_status_at(sandbox: &ShellSandbox, abi: Option<u8>) -> SandboxStatus {
-    match (sandbox, abi) {
-        (ShellSandbox::None, _) => {
-            SandboxStatus::NotSandboxed("no sandbox is configured".to_owned())
-        }
-        (ShellSandbox::Landlock(_), None) => SandboxStatus::Unavailable(
-            "Landlock is required but this kernel does not support it".to_owned(),
-        ),
-        (ShellSandbox::LandlockIfSupported(_), None) => {
-            SandboxStatus::NotSandboxed("this kernel does not support Landlock".to_owned())
-        }
-        (_, Some(3..)) => SandboxStatus::Confined,
-        (_, Some(abi)) => {
-            let mut reason = format!(
-                "this kernel's Landlock (ABI {abi}; Linux 6.2 has ABI 3) does not confine \
-                 truncating files outside the root"
-            );
-            if abi < 2 {
-                reason.push_str(
-                    ", and refuses moving or linking a file into another directory, inside \
-                     the root too",
-                );
-            }
-            SandboxStatus::PartlyConfined(reason)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_older_kernels_landlock_is_reported_as_partial() {
-        let required = ShellSandbox::Landlock(LandlockPolicy::new());
-        let wanted = ShellSandbox::LandlockIfSupported(LandlockPolicy::new());
-        for sandbox in [&required, &wanted] {
-            assert_eq!(sandbox_status_at(sandbox, Some(3)), SandboxStatus::Confined);
-            assert_eq!(sandbox_status_at(sandbox, Some(5)), SandboxStatus::Confined);
-            let SandboxStatus::PartlyConfined(reason) = sandbox_status_at(sandbox, Some(2)) else {
-                panic!("ABI 2 confines all but truncation");
-            };
-            assert!(
-                reason.contains("truncating files outside the root"),
-                "{reason}"
-            );
-            assert!(!reason.contains("another directory"), "{reason}");
-            let SandboxStatus::PartlyConfined(reason) = sandbox_status_at(sandbox, Some(1)) else {
-                panic!("ABI 1 confines all but truncation");
-            };
-            assert!(
-                reason.contains("ABI 1") && reason.contains("another directory"),
-                "{reason}"
-            );
-        }
-        assert!(matches!(
-            sandbox_status_at(&required, None),
-            SandboxStatus::Unavailable(_)
-        ));
-        assert!(matches!(
-            sandbox_status_at(&wanted, None),
-            SandboxStatus::NotSandboxed(_)
-        ));
-        assert!(matches!(
-            sandbox_status_at(&ShellSandbox::None, Some(3)),
-            SandboxStatus::NotSandboxed(_)
-        ));
-    }
 }

@@ -63,11 +63,10 @@ impl MemoryTool {
         /// The fact to remember, one self-contained statement.
         text: String,
     ) -> Result<String, ToolError> {
-        let fact = self.memory.add(text).await.map_err(failed)?;
+        let added = self.memory.add(text).await.map_err(failed)?;
         Ok(format!(
             "Remembered fact {} (memory version {})",
-            fact.id,
-            self.memory.version()
+            added.value.id, added.version
         ))
     }
 
@@ -78,10 +77,11 @@ impl MemoryTool {
         /// The id of the fact to forget.
         id: u64,
     ) -> Result<String, ToolError> {
-        if self.memory.remove(id).await.map_err(failed)? {
+        let removed = self.memory.remove(id).await.map_err(failed)?;
+        if removed.value {
             Ok(format!(
                 "Forgot fact {id} (memory version {})",
-                self.memory.version()
+                removed.version
             ))
         } else {
             Err(self.no_such_fact(id).await)
@@ -96,10 +96,11 @@ impl MemoryTool {
         /// Its new text.
         text: String,
     ) -> Result<String, ToolError> {
-        if self.memory.replace(id, text).await.map_err(failed)? {
+        let replaced = self.memory.replace(id, text).await.map_err(failed)?;
+        if replaced.value {
             Ok(format!(
                 "Replaced fact {id} (memory version {})",
-                self.memory.version()
+                replaced.version
             ))
         } else {
             Err(self.no_such_fact(id).await)

@@ -94,6 +94,57 @@ async fn memory_commands_bump_the_version_and_report_errors() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parallel_adds_each_report_the_version_they_made() {
+    const ADDS: u64 = 48;
+    let dir = tempfile::tempdir().unwrap();
+    let stores: Vec<(&str, Arc<dyn MemoryAccess>)> = vec![
+        ("in-memory", Arc::new(InMemoryMemory::new())),
+        (
+            "core in-memory",
+            Arc::new(toolsmith_core::in_memory::InMemoryMemory::new()),
+        ),
+        (
+            "file",
+            Arc::new(FileMemory::open(dir.path().join("m.json")).unwrap()),
+        ),
+    ];
+    for (kind, memory) in stores {
+        let m = Arc::new(manager(memory));
+        let adds: Vec<_> = (0..ADDS)
+            .map(|n| {
+                let m = Arc::clone(&m);
+                tokio::spawn(async move {
+                    text(
+                        &m,
+                        "memory",
+                        json!({"command": "add", "text": format!("fact {n}")}),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let mut ids = Vec::new();
+        let mut versions = Vec::new();
+        for add in adds {
+            let shown = add.await.unwrap();
+            let (id, version) = shown
+                .strip_prefix("Remembered fact ")
+                .and_then(|rest| rest.strip_suffix(')'))
+                .and_then(|rest| rest.split_once(" (memory version "))
+                .unwrap_or_else(|| panic!("{kind}: {shown}"));
+            ids.push(id.parse::<u64>().unwrap());
+            versions.push(version.parse::<u64>().unwrap());
+        }
+        ids.sort_unstable();
+        versions.sort_unstable();
+        let each: Vec<u64> = (1..=ADDS).collect();
+        assert_eq!(ids, each, "{kind}");
+        // Each add reports the version it made, not one a later add made meanwhile.
+        assert_eq!(versions, each, "{kind}");
+    }
+}
+
 #[tokio::test]
 async fn an_unknown_id_lists_the_first_known_ids_only() {
     let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
@@ -121,15 +172,18 @@ async fn file_memory_survives_a_reopen_and_writes_whole_files() {
         assert!(!path.exists(), "nothing is written before the first write");
         memory.add("one".into()).await.unwrap();
         memory.add("two".into()).await.unwrap();
-        assert!(memory.remove(2).await.unwrap());
-        // Every write leaves a complete file, and no temporary beside it.
+        let removed = memory.remove(2).await.unwrap();
+        assert_eq!((removed.value, removed.version), (true, 3));
+        // Every write leaves a complete file, and no temporary beside it (only the lock).
         let on_disk: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(on_disk["version"], 3);
-        assert_eq!(
-            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
-            1
-        );
+        let mut names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["memory.json", "memory.json.lock"]);
     }
     let reopened = FileMemory::open(&path).unwrap();
     assert_eq!(reopened.version(), 3);
@@ -137,7 +191,8 @@ async fn file_memory_survives_a_reopen_and_writes_whole_files() {
     assert_eq!(facts.len(), 1);
     assert_eq!(facts[0].text, "one");
     // Ids are never reused, across reopens too.
-    assert_eq!(reopened.add("three".into()).await.unwrap().id, 3);
+    let added = reopened.add("three".into()).await.unwrap();
+    assert_eq!((added.value.id, added.version), (3, 4));
     assert_eq!(reopened.version(), 4);
 }
 
@@ -149,14 +204,120 @@ async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_fail
     let err = FileMemory::open(&bad).unwrap_err();
     assert!(err.to_string().contains("is not a memory file"), "{err}");
     assert!(err.to_string().contains("bad.json"), "{err}");
+    let err = FileMemory::open(dir.path().join("..")).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("/.. names no file to keep a memory in"),
+        "{err}"
+    );
 
-    // A memory whose directory can no longer be created: the write fails, nothing changes.
+    // A memory whose directory is replaced by a file once it is open: the write fails,
+    // nothing changes.
     let memory = FileMemory::open(dir.path().join("blocker/memory.json")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("blocker")).unwrap();
     std::fs::write(dir.path().join("blocker"), "a file").unwrap();
     let err = memory.add("lost?".into()).await.unwrap_err();
     assert!(err.to_string().starts_with("memory: "), "{err}");
     assert_eq!(memory.version(), 0);
     assert!(memory.facts().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_memory_file_has_one_writer_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let first = FileMemory::open(&path).unwrap();
+    first.add("first's".into()).await.unwrap();
+    let err = FileMemory::open(&path).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "memory: {} is open already, in another FileMemory of this process or another \
+             (a memory file has one writer at a time; the lock is on {}.lock)",
+            path.display(),
+            path.display()
+        )
+    );
+    // Another spelling of the same file is the same file.
+    let spelled = dir.path().join(".").join("memory.json");
+    assert!(FileMemory::open(&spelled).is_err());
+    // A clone is the same writer, and keeps the lock when the first goes.
+    let clone = first.clone();
+    drop(first);
+    assert!(FileMemory::open(&path).is_err());
+    clone.add("the clone's".into()).await.unwrap();
+    drop(clone);
+    // Let go with the last clone: the file opens, with every write of the first.
+    let reopened = FileMemory::open(&path).unwrap();
+    let facts: Vec<String> = reopened
+        .facts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|fact| fact.text)
+        .collect();
+    assert_eq!(facts, ["first's", "the clone's"]);
+    // Another file of the same directory is another lock.
+    FileMemory::open(dir.path().join("other.json")).unwrap();
+}
+
+/// The variable that names the file [`hold_a_memory_file_open`] opens.
+const HELD_MEMORY_FILE: &str = "TOOLSMITH_TEST_HELD_MEMORY_FILE";
+
+/// The other process of `a_memory_file_open_in_another_process_is_refused`: opens the file
+/// that test names, says so, and holds it until its standard input closes.
+#[test]
+#[ignore = "the other process of a_memory_file_open_in_another_process_is_refused"]
+fn hold_a_memory_file_open() {
+    use std::io::Read as _;
+    // Run on its own (`--include-ignored`), it has nothing to hold.
+    let Some(path) = std::env::var_os(HELD_MEMORY_FILE) else {
+        return;
+    };
+    let _memory = FileMemory::open(&path).unwrap();
+    println!("holding the memory file");
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+}
+
+#[test]
+fn a_memory_file_open_in_another_process_is_refused() {
+    use std::io::{BufRead as _, Read as _};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let mut holder = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "memory_and_context::hold_a_memory_file_open",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(HELD_MEMORY_FILE, &path)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut output = std::io::BufReader::new(holder.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("holding the memory file\n") {
+        let before = seen.len();
+        output.read_line(&mut seen).unwrap();
+        assert!(
+            seen.len() > before,
+            "the other process did not open the file: {seen}"
+        );
+    }
+
+    let err = FileMemory::open(&path).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("{} is open already", path.display())),
+        "{err}"
+    );
+
+    drop(holder.stdin.take());
+    output.read_to_string(&mut seen).unwrap();
+    assert!(holder.wait().unwrap().success(), "{seen}");
+    // The lock went with the other process's memory.
+    FileMemory::open(&path).unwrap();
 }
 
 #[test]
@@ -267,10 +428,11 @@ async fn a_memory_file_never_gives_an_id_it_holds_and_refuses_one_given_twice() 
     )
     .unwrap();
     let memory = FileMemory::open(&path).unwrap();
-    let fact = toolsmith_core::MemoryAccess::add(&memory, "c".into())
+    let added = toolsmith_core::MemoryAccess::add(&memory, "c".into())
         .await
         .unwrap();
-    assert_eq!(fact.id, 8);
+    assert_eq!((added.value.id, added.version), (8, 4));
+    drop(memory);
 
     std::fs::write(
         &path,
@@ -304,7 +466,8 @@ async fn a_memory_file_whose_ids_are_used_up_refuses_a_new_fact_and_keeps_its_co
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), file);
     // The version stays at its end, and other writes still work.
-    assert!(memory.replace(u64::MAX, "changed".into()).await.unwrap());
+    let replaced = memory.replace(u64::MAX, "changed".into()).await.unwrap();
+    assert_eq!((replaced.value, replaced.version), (true, u64::MAX));
     assert_eq!(memory.version(), u64::MAX);
     assert_eq!(memory.facts().await.unwrap()[0].text, "changed");
 }

@@ -500,3 +500,43 @@ async fn a_confined_command_has_a_temporary_directory_of_its_own() {
     assert!(tmpdir.trim().contains("toolsmith-bash-"), "{tmpdir}");
     assert!(!Path::new(tmpdir.trim()).exists());
 }
+
+#[tokio::test]
+async fn a_command_has_a_temporary_directory_of_its_own_exactly_when_the_status_says_confined() {
+    // The status and the runner read the sandbox setting in one place: whatever this kernel
+    // supports, they agree for every setting.
+    let dir = tempfile::tempdir().unwrap();
+    let inherited = std::env::var("TMPDIR").unwrap_or_default();
+    for sandbox in [
+        ShellSandbox::None,
+        ShellSandbox::Landlock(LandlockPolicy::new()),
+        ShellSandbox::LandlockIfSupported(LandlockPolicy::new()),
+    ] {
+        let runner = ShellRunner::new(ShellConfig::new(dir.path()).with_sandbox(sandbox.clone()));
+        let status = runner.sandbox_status();
+        match runner.run("printf %s \"$TMPDIR\"", None).await {
+            Err(ShellError::SandboxUnavailable(reason)) => {
+                assert!(
+                    matches!(&status, SandboxStatus::Unavailable(_)),
+                    "{sandbox:?}: refused ({reason}) but reported {status:?}"
+                );
+            }
+            Err(err) => panic!("{sandbox:?}: {err}"),
+            Ok(outcome) => match status {
+                SandboxStatus::Confined | SandboxStatus::PartlyConfined(_) => {
+                    assert!(
+                        outcome.output.contains("toolsmith-bash-"),
+                        "{sandbox:?}: {:?}",
+                        outcome.output
+                    );
+                }
+                SandboxStatus::NotSandboxed(_) => {
+                    assert_eq!(outcome.output, inherited, "{sandbox:?}")
+                }
+                SandboxStatus::Unavailable(reason) => {
+                    panic!("{sandbox:?}: ran though reported unavailable ({reason})")
+                }
+            },
+        }
+    }
+}

@@ -5,7 +5,7 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
-use crate::{MemoryAccess, MemoryFact, ServiceError};
+use crate::{MemoryAccess, MemoryFact, ServiceError, Versioned};
 
 /// Facts kept in memory, oldest first; every write bumps the version.
 ///
@@ -15,9 +15,11 @@ use crate::{MemoryAccess, MemoryFact, ServiceError};
 ///
 /// # futures::executor::block_on(async {
 /// let memory = InMemoryMemory::new();
-/// let fact = memory.add("the user prefers metric units".into()).await.unwrap();
-/// assert!(memory.replace(fact.id, "the user prefers imperial units".into()).await.unwrap());
-/// assert!(!memory.remove(fact.id + 1).await.unwrap());
+/// let fact = memory.add("the user prefers metric units".into()).await.unwrap().value;
+/// let replaced = memory.replace(fact.id, "the user prefers imperial units".into()).await.unwrap();
+/// assert!(replaced.value);
+/// assert_eq!(replaced.version, 2);
+/// assert!(!memory.remove(fact.id + 1).await.unwrap().value);
 /// assert_eq!(memory.facts().await.unwrap()[0].text, "the user prefers imperial units");
 /// assert_eq!(memory.version(), 2);
 /// # });
@@ -34,8 +36,18 @@ impl InMemoryMemory {
         Self::default()
     }
 
-    fn bump(&self) {
-        self.version.fetch_add(1, Ordering::AcqRel);
+    /// Counts a write (made under the facts' lock, so versions follow the writes' order),
+    /// returning the version it makes.
+    fn bump(&self) -> u64 {
+        self.version.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// What a write that changed nothing returns.
+    fn unchanged(&self) -> Versioned<bool> {
+        Versioned {
+            value: false,
+            version: self.version(),
+        }
     }
 }
 
@@ -50,34 +62,40 @@ impl MemoryAccess for InMemoryMemory {
             .clone())
     }
 
-    async fn add(&self, text: String) -> Result<MemoryFact, ServiceError> {
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
         let mut guard = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
         let (facts, next_id) = &mut *guard;
         *next_id += 1;
         let fact = MemoryFact { id: *next_id, text };
         facts.push(fact.clone());
-        self.bump();
-        Ok(fact)
+        Ok(Versioned {
+            value: fact,
+            version: self.bump(),
+        })
     }
 
-    async fn remove(&self, id: u64) -> Result<bool, ServiceError> {
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
         let mut guard = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(at) = guard.0.iter().position(|f| f.id == id) else {
-            return Ok(false);
+            return Ok(self.unchanged());
         };
         guard.0.remove(at);
-        self.bump();
-        Ok(true)
+        Ok(Versioned {
+            value: true,
+            version: self.bump(),
+        })
     }
 
-    async fn replace(&self, id: u64, text: String) -> Result<bool, ServiceError> {
+    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError> {
         let mut guard = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(fact) = guard.0.iter_mut().find(|f| f.id == id) else {
-            return Ok(false);
+            return Ok(self.unchanged());
         };
         fact.text = text;
-        self.bump();
-        Ok(true)
+        Ok(Versioned {
+            value: true,
+            version: self.bump(),
+        })
     }
 
     fn version(&self) -> u64 {
