@@ -225,11 +225,7 @@ fn block_end(
     json_of: impl Fn(&str) -> &str,
     may_look_past: &mut bool,
 ) -> usize {
-    let first = markers
-        .iter()
-        .filter_map(|marker| body.find(marker))
-        .min()
-        .unwrap_or(body.len());
+    let first = first_marker(body, markers);
     if !*may_look_past
         || first == body.len()
         || !StringScan::default().ends_in_string(&body[..first])
@@ -243,6 +239,22 @@ fn block_end(
     }
     *may_look_past = false;
     first
+}
+
+/// Where the first of `markers` starts in `body`, or its end, found in one scan that stops
+/// there. Looking for each marker in turn would scan the rest of the text for a marker it
+/// does not hold once per block: quadratic in a text of open tags that never close.
+fn first_marker(body: &str, markers: &[&str]) -> usize {
+    let starts_a_marker = |c: char| markers.iter().any(|marker| marker.starts_with(c));
+    let mut from = 0;
+    while let Some(found) = body[from..].find(starts_a_marker) {
+        let at = from + found;
+        if markers.iter().any(|marker| body[at..].starts_with(marker)) {
+            return at;
+        }
+        from = at + body[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    body.len()
 }
 
 /// A scan of text for double-quoted JSON strings. A string left open ends with its line, as
@@ -616,6 +628,27 @@ mod tests {
         assert_eq!(names(&parse_text_calls(cut)), ["!a", "b"]);
         let cut = "```json\n{\"name\": \"a\", \"arguments\": {\"x\": \"cut```\n\n```json\n{\"name\": \"b\", \"arguments\": {}}\n```";
         assert_eq!(names(&parse_text_calls(cut)), ["!a", "b"]);
+    }
+
+    #[test]
+    fn open_tags_that_never_close_are_read_in_linear_time() {
+        // Each block looked for its close tag through the rest of the text: 40,000 open
+        // tags (440 KB) took 85 s.
+        let text = format!("Sure.{}", OPEN_TAG.repeat(40_000));
+        let started = std::time::Instant::now();
+        let calls = parse_text_calls(&text);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(calls.len(), 40_000);
+        assert!(calls.iter().all(Result::is_err));
+        assert_eq!(prose(&text), "Sure.");
+        // Markers are still found where they are, after text of any kind.
+        assert_eq!(first_marker("é<b<tool_call>", &[CLOSE_TAG, OPEN_TAG]), 4);
+        assert_eq!(first_marker("ab</tool_call>", &[CLOSE_TAG, OPEN_TAG]), 2);
+        assert_eq!(first_marker("ab<tool", &[CLOSE_TAG, OPEN_TAG]), 7);
     }
 
     #[test]
