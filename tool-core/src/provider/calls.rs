@@ -159,6 +159,7 @@ pub fn repeated_ids(calls: &[ParsedCall]) -> Vec<bool> {
 /// Why a call whose id an earlier call of the answer has ([`repeated_ids`]) was not run, as
 /// the model is told.
 pub fn repeated_id_reason(id: &str) -> String {
+    let id = super::feedback::cut_to(id, super::feedback::MAX_ECHOED_CHARS);
     format!(
         "not run: an earlier call of this answer has the id '{id}'; give each call an id of its own"
     )
@@ -340,6 +341,21 @@ mod tests {
         let err = read_call("2".into(), None, None).unwrap_err();
         assert_eq!(err.error, ToolError::UnknownTool(String::new()));
         assert_eq!(err.into_parts().0, "2");
+    }
+
+    #[test]
+    fn a_repeated_long_id_is_repeated_cut() {
+        let long = "c".repeat(100_000);
+        let reason = repeated_id_reason(&long);
+        assert!(reason.chars().count() < 400, "{}", reason.len());
+        assert!(
+            reason.contains(&format!("'{}…'", "c".repeat(240))),
+            "{reason}"
+        );
+        assert_eq!(
+            repeated_id_reason("c1"),
+            "not run: an earlier call of this answer has the id 'c1'; give each call an id of its own"
+        );
     }
 
     #[test]

@@ -25,9 +25,15 @@ pub fn cut_to(text: &str, max_chars: usize) -> Cow<'_, str> {
 /// How many tool names an unknown-tool error lists.
 const MAX_LISTED_TOOLS: usize = 20;
 
+/// The most characters of a name or id the model wrote that a message to it repeats (and
+/// that an unknown name is compared by): no tool's name is longer than 64, and a name of a
+/// million characters sent back whole would fill the model's context.
+pub(crate) const MAX_ECHOED_CHARS: usize = 240;
+
 /// The text the model reads for a failed call, written so it can correct itself: argument
 /// errors with their JSON paths and a request to call again, an unknown tool with the closest
-/// names among `known_tools` and the list of tools it may call.
+/// names among `known_tools` and the list of tools it may call. A name the model wrote is
+/// repeated cut after 240 characters (no tool's name is longer than 64).
 ///
 /// ```
 /// use toolsmith_core::ToolError;
@@ -42,10 +48,11 @@ const MAX_LISTED_TOOLS: usize = 20;
 pub fn error_for_model(error: &ToolError, known_tools: &[&str]) -> String {
     match error {
         ToolError::UnknownTool(name) => {
+            let name = cut_to(name, MAX_ECHOED_CHARS);
             let mut text = if name.is_empty() {
                 "The call did not name a tool.".to_owned()
             } else {
-                let suggestions = closest_names(name, known_tools.iter().copied());
+                let suggestions = closest_names(&name, known_tools.iter().copied());
                 if suggestions.is_empty() {
                     format!("Unknown tool '{name}'.")
                 } else {
@@ -67,8 +74,14 @@ pub fn error_for_model(error: &ToolError, known_tools: &[&str]) -> String {
             }
             text
         }
-        ToolError::InvalidArguments { tool, .. } => {
-            let mut text = error.to_string();
+        ToolError::InvalidArguments { tool, reason } => {
+            let tool = cut_to(tool, MAX_ECHOED_CHARS).into_owned();
+            let reason = reason.clone();
+            let mut text = ToolError::InvalidArguments {
+                tool: tool.clone(),
+                reason,
+            }
+            .to_string();
             if !text.ends_with(['.', '?']) {
                 text.push('.');
             }
@@ -100,6 +113,50 @@ mod tests {
         assert_eq!(
             error_for_model(&ToolError::timeout("slow"), &[]),
             "Tool 'slow' timed out"
+        );
+    }
+
+    #[test]
+    fn a_long_name_the_model_wrote_is_repeated_cut() {
+        let long = "x".repeat(100_000);
+        let cut = format!("'{}…'", "x".repeat(MAX_ECHOED_CHARS));
+        let known = ["read_file", "write_file"];
+        for error in [
+            ToolError::UnknownTool(long.clone()),
+            ToolError::invalid_arguments(long.clone(), "the arguments are not valid JSON"),
+        ] {
+            let text = error_for_model(&error, &known);
+            assert!(
+                text.chars().count() < 2 * MAX_ECHOED_CHARS + 200,
+                "{}",
+                text.len()
+            );
+            assert!(text.contains(&cut), "{}", cut_to(&text, 300));
+        }
+        let text = error_for_model(
+            &ToolError::invalid_arguments(long, "the arguments are not valid JSON"),
+            &[],
+        );
+        assert!(
+            text.contains("…': the arguments are not valid JSON. Correct the arguments and call '")
+                && text.ends_with("…' again."),
+            "{}",
+            cut_to(&text, 300)
+        );
+        // What a long name begins with is still suggested from.
+        let text = error_for_model(
+            &ToolError::UnknownTool(format!("read_file{}", "x".repeat(100_000))),
+            &known,
+        );
+        assert!(
+            text.contains("did you mean 'read_file'?"),
+            "{}",
+            cut_to(&text, 300)
+        );
+        // Short names are quoted as they are.
+        assert_eq!(
+            error_for_model(&ToolError::invalid_arguments("add", "/a: bad"), &[]),
+            "Invalid arguments for tool 'add': /a: bad. Correct the arguments and call 'add' again."
         );
     }
 }

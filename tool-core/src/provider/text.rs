@@ -130,38 +130,51 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
 /// assert!(parse_text_calls("The answer is 5.").is_empty());
 /// ```
 pub fn parse_text_calls(text: &str) -> Vec<ParsedCall> {
+    read_text(text).0
+}
+
+/// The calls of `text` ([`parse_text_calls`]), and the spans of the text they were read from
+/// (`start..end`, in order): the `<tool_call>` blocks, the fenced blocks that held calls, or
+/// the whole text written as bare JSON. The rest is the answer's text.
+fn read_text(text: &str) -> (Vec<ParsedCall>, Vec<(usize, usize)>) {
     let mut calls = Vec::new();
-    let blocks = tagged_blocks(text);
-    if !blocks.is_empty() {
-        for block in blocks {
-            read_block(strip_fence(block.trim()), true, &mut calls);
+    let tagged = tagged_parts(text);
+    if !tagged.is_empty() {
+        for part in &tagged {
+            read_block(strip_fence(part.content.trim()), true, &mut calls);
         }
-        return calls;
+        let spans = tagged
+            .iter()
+            .map(|part| (part.start, part.resume))
+            .collect();
+        return (calls, spans);
     }
-    let fenced = fenced_blocks(text);
-    for block in &fenced {
-        read_block(block.trim(), false, &mut calls);
+    let fenced = fenced_parts(text);
+    let mut spans = Vec::new();
+    for part in &fenced {
+        let before = calls.len();
+        read_block(part.content.trim(), false, &mut calls);
+        if calls.len() > before {
+            spans.push((part.start, part.resume));
+        }
     }
-    if !fenced.is_empty() && !calls.is_empty() {
-        return calls;
+    if !calls.is_empty() {
+        return (calls, spans);
     }
     let trimmed = text.trim();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         read_block(trimmed, false, &mut calls);
     }
-    calls
+    let spans = if calls.is_empty() {
+        Vec::new()
+    } else {
+        vec![(0, text.len())]
+    };
+    (calls, spans)
 }
 
-/// The contents of `<tool_call>` blocks; an unclosed last block runs to the end.
-fn tagged_blocks(text: &str) -> Vec<&str> {
-    tagged_parts(text)
-        .into_iter()
-        .map(|part| part.content)
-        .collect()
-}
-
-/// A `<tool_call>` block of a text: where its open tag starts, its content, and where the
-/// text after it resumes (past its close tag, if it has one).
+/// A `<tool_call>` block (or a fenced one) of a text: where its open tag starts, its
+/// content, and where the text after it resumes (past its close tag, if it has one).
 struct TaggedPart<'a> {
     start: usize,
     content: &'a str,
@@ -195,22 +208,30 @@ fn tagged_parts(text: &str) -> Vec<TaggedPart<'_>> {
     parts
 }
 
-/// The contents of the Markdown code fences of `text`.
-fn fenced_blocks(text: &str) -> Vec<&str> {
-    let mut blocks = Vec::new();
-    let mut rest = text;
+/// The Markdown code fences of `text`, in order: where each starts, its content (after the
+/// opening fence's line), and where the text after it resumes (past its closing fence, if
+/// it has one).
+fn fenced_parts(text: &str) -> Vec<TaggedPart<'_>> {
+    let mut parts = Vec::new();
+    let mut from = 0;
     let mut may_look_past = true;
-    while let Some(start) = rest.find("```") {
-        let after = &rest[start + 3..];
-        let Some(newline) = after.find('\n') else {
+    while let Some(found) = text[from..].find("```") {
+        let start = from + found;
+        let Some(newline) = text[start + 3..].find('\n') else {
             break;
         };
-        let body = &after[newline + 1..];
+        let content_start = start + 3 + newline + 1;
+        let body = &text[content_start..];
         let end = block_end(body, &["```"], str::trim, &mut may_look_past);
-        blocks.push(&body[..end]);
-        rest = body.get(end + 3..).unwrap_or("");
+        let resume = (content_start + end + 3).min(text.len());
+        parts.push(TaggedPart {
+            start,
+            content: &body[..end],
+            resume,
+        });
+        from = resume;
     }
-    blocks
+    parts
 }
 
 /// Where the block that `body` starts with ends: at the first of `markers`, unless that one
@@ -225,11 +246,7 @@ fn block_end(
     json_of: impl Fn(&str) -> &str,
     may_look_past: &mut bool,
 ) -> usize {
-    let first = markers
-        .iter()
-        .filter_map(|marker| body.find(marker))
-        .min()
-        .unwrap_or(body.len());
+    let first = first_marker(body, markers);
     if !*may_look_past
         || first == body.len()
         || !StringScan::default().ends_in_string(&body[..first])
@@ -243,6 +260,22 @@ fn block_end(
     }
     *may_look_past = false;
     first
+}
+
+/// Where the first of `markers` starts in `body`, or its end, found in one scan that stops
+/// there. Looking for each marker in turn would scan the rest of the text for a marker it
+/// does not hold once per block: quadratic in a text of open tags that never close.
+fn first_marker(body: &str, markers: &[&str]) -> usize {
+    let starts_a_marker = |c: char| markers.iter().any(|marker| marker.starts_with(c));
+    let mut from = 0;
+    while let Some(found) = body[from..].find(starts_a_marker) {
+        let at = from + found;
+        if markers.iter().any(|marker| body[at..].starts_with(marker)) {
+            return at;
+        }
+        from = at + body[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    body.len()
 }
 
 /// A scan of text for double-quoted JSON strings. A string left open ends with its line, as
@@ -465,13 +498,15 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     vec![json!({"role": "assistant", "content": content.join("\n")})]
 }
 
-/// The text around the `<tool_call>` blocks (an unclosed last block runs to the end).
+/// The text around the calls: outside the `<tool_call>` blocks (an unclosed last block
+/// runs to the end), the fenced blocks that held calls, or the bare JSON that was the calls.
+/// A call is the answer's call, not its text too (echoed back, it would be written twice).
 fn prose(text: &str) -> String {
     let mut kept = String::new();
     let mut from = 0;
-    for part in tagged_parts(text) {
-        kept.push_str(&text[from..part.start]);
-        from = part.resume;
+    for (start, resume) in read_text(text).1 {
+        kept.push_str(&text[from..start]);
+        from = resume;
     }
     kept.push_str(&text[from..]);
     kept.trim().to_owned()
@@ -619,6 +654,27 @@ mod tests {
     }
 
     #[test]
+    fn open_tags_that_never_close_are_read_in_linear_time() {
+        // Each block looked for its close tag through the rest of the text: 40,000 open
+        // tags (440 KB) took 85 s.
+        let text = format!("Sure.{}", OPEN_TAG.repeat(40_000));
+        let started = std::time::Instant::now();
+        let calls = parse_text_calls(&text);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(calls.len(), 40_000);
+        assert!(calls.iter().all(Result::is_err));
+        assert_eq!(prose(&text), "Sure.");
+        // Markers are still found where they are, after text of any kind.
+        assert_eq!(first_marker("é<b<tool_call>", &[CLOSE_TAG, OPEN_TAG]), 4);
+        assert_eq!(first_marker("ab</tool_call>", &[CLOSE_TAG, OPEN_TAG]), 2);
+        assert_eq!(first_marker("ab<tool", &[CLOSE_TAG, OPEN_TAG]), 7);
+    }
+
+    #[test]
     fn a_tagged_call_that_is_no_object_is_rejected_not_dropped() {
         for block in [
             "\"add\"",
@@ -645,6 +701,35 @@ mod tests {
         // Untagged JSON that is no call is still prose.
         assert!(parse_text_calls("[1, 2]").is_empty());
         assert!(parse_text_calls("[]").is_empty());
+    }
+
+    #[test]
+    fn calls_read_from_fences_or_bare_json_are_not_the_answer_s_text() {
+        let call = "{\"name\": \"add\", \"arguments\": {\"a\": 1}}";
+        let fenced = format!("Let me add.\n```json\n{call}\n```\nThen I answer.");
+        assert_eq!(names(&parse_text_calls(&fenced)), ["add"]);
+        assert_eq!(prose(&fenced), "Let me add.\n\nThen I answer.");
+        assert_eq!(parse_text(&json!(call)).unwrap().as_deref(), Some(""));
+        assert_eq!(Provider::Text.parse_text(&json!(call)).unwrap(), None);
+        // A fenced block that holds no call stays, beside one that does.
+        let data = "```json\n{\"name\": \"Ada\", \"age\": 36}\n```";
+        let both = format!("{data}\nNow:\n```\n{call}\n```");
+        assert_eq!(names(&parse_text_calls(&both)), ["add"]);
+        assert_eq!(prose(&both), format!("{data}\nNow:"));
+        // Without calls, the text is all prose, fences and JSON included.
+        for text in [data, "{\"answer\": 42}", "```json\n{\"a\": 1}"] {
+            assert_eq!(prose(text), text);
+        }
+        // Echoed back, the call is written once.
+        let text = prose(&fenced);
+        let arguments = json!({"a": 1});
+        let echoed = render_assistant(Some(&text), &[AssistantCall::new("c", "add", &arguments)]);
+        assert_eq!(
+            echoed[0]["content"]
+                .as_str()
+                .map(|c| c.matches("add").count()),
+            Some(2)
+        );
     }
 
     #[test]

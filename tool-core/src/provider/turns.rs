@@ -200,7 +200,8 @@ impl Provider {
     /// Reads the text of a provider response: OpenAI Chat `message.content` (or its
     /// `refusal`), the Responses `output_text` and `refusal` parts of its `message` items,
     /// Anthropic `text` blocks, Gemini `text` parts (thoughts left out), the text around a
-    /// text model's `<tool_call>` blocks. Several pieces are joined in order; an answer with
+    /// text model's calls (its `<tool_call>` blocks, or the fenced blocks or bare JSON its
+    /// calls were read from). Several pieces are joined in order; an answer with
     /// no text, or only empty text, gives `None`.
     ///
     /// Takes what [`parse_calls`](Self::parse_calls) takes. A response of the wrong shape is a

@@ -9,6 +9,7 @@ use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::streamed::openai_responses::ResponsesAssembler;
+use super::transport::{MAX_QUOTED_CHARS, quote};
 use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
@@ -150,7 +151,7 @@ impl HttpApi for OpenAiResponsesModel {
             return Err(ModelError::Api {
                 provider: PROVIDER.name().to_owned(),
                 status: 200,
-                message: message.to_owned(),
+                message: quote(message, MAX_QUOTED_CHARS),
             });
         }
         let usage = Usage {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::{
-    ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER, USER_AGENT,
+    ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, RETRY_AFTER, USER_AGENT,
 };
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ use super::events::EventStream;
 use crate::model::ModelError;
 
 /// The most of an API's error message (or of an unreadable body) an error quotes.
-const MAX_QUOTED_CHARS: usize = 2_000;
+pub(super) const MAX_QUOTED_CHARS: usize = 2_000;
 
 /// How a client reaches its API: where, with which headers, how patiently.
 #[derive(Clone)]
@@ -288,6 +288,11 @@ impl Transport {
         if status.is_success() {
             return Ok(response);
         }
+        if status.is_redirection() {
+            return Err(Failure::Final(
+                self.redirect_error(status, response.headers()),
+            ));
+        }
         let retry_after = retry_after(response.headers());
         let body = match self.read_body(response).await {
             Ok(bytes) => ErrorBody::Read(bytes),
@@ -393,6 +398,24 @@ impl Transport {
             provider: self.provider_name(),
             url: without_userinfo(url).into_owned(),
             reason: chain(err),
+        }
+    }
+
+    /// The error for a redirect, which is not followed (it would carry the key elsewhere):
+    /// where it pointed, so that the base URL can be set there. Its body (often empty, or a
+    /// page for a browser) says nothing more.
+    fn redirect_error(&self, status: StatusCode, headers: &HeaderMap) -> ModelError {
+        let message = match headers.get(LOCATION).map(|to| to.to_str()) {
+            Some(Ok(to)) => format!(
+                "the server redirected the request to {} (redirects are not followed: they would carry the key elsewhere); set the base URL to where the API is",
+                quote(&without_userinfo(to.trim()), 200)
+            ),
+            _ => "the server answered with a redirect (not followed: it would carry the key elsewhere) that names no readable `Location`; check the base URL".to_owned(),
+        };
+        ModelError::Api {
+            provider: self.provider_name(),
+            status: status.as_u16(),
+            message,
         }
     }
 

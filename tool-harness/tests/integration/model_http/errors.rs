@@ -55,6 +55,33 @@ async fn a_bad_request_quotes_the_api_s_message() {
 }
 
 #[tokio::test]
+async fn a_redirect_says_where_it_pointed() {
+    for api in Api::ALL {
+        let to = "https://api.example.com/v1/chat/completions";
+        let reply = Reply::raw(308, "").header("location", to);
+        let (error, requests) = fail(api, &Client::default(), vec![reply]).await;
+        match &error {
+            ModelError::Api {
+                status: 308,
+                message,
+                ..
+            } => {
+                assert!(message.contains(to), "{api:?}: {message}");
+                assert!(message.contains("not followed"), "{api:?}: {message}");
+            }
+            other => panic!("{api:?}: {other:?}"),
+        }
+        assert_eq!(requests, 1, "{api:?}");
+    }
+    let reply = Reply::raw(301, "<html>Moved</html>");
+    let (error, _) = fail(Api::Chat, &Client::default(), vec![reply]).await;
+    assert!(
+        matches!(&error, ModelError::Api { status: 301, message, .. } if message.contains("names no readable `Location`")),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
 async fn unauthorised_and_forbidden_are_auth_errors() {
     for api in Api::ALL {
         for status in [401, 403] {

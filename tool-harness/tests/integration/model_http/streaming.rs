@@ -360,6 +360,53 @@ async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
 }
 
 #[tokio::test]
+async fn a_long_error_in_the_stream_is_quoted_cut() {
+    let long = "e".repeat(100_000);
+    let events = [
+        sse_text([(None, json!({"error": {"message": long}}))]),
+        sse_text([(None, json!({"error": long}))]),
+        sse_text([(Some("error"), json!({"code": 500, "detail": long}))]),
+    ];
+    for text in events {
+        let streamed = stream(Api::Chat, Reply::sse(&text, 4096), &Client::default()).await;
+        match streamed.answer.expect_err("an error") {
+            ModelError::Api {
+                status: 200,
+                message,
+                ..
+            } => {
+                assert!(message.chars().count() <= 2_001, "{}", message.len());
+                assert!(message.ends_with('…'), "{}", &message[..50]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // A failed response, streamed or whole.
+    let failed = json!({"id": "resp_1", "object": "response", "status": "failed", "output": [],
+        "error": {"code": "server_error", "message": long}});
+    let text = sse_text([(
+        Some("response.failed"),
+        json!({"type": "response.failed", "response": failed}),
+    )]);
+    let streamed = stream(Api::Responses, Reply::sse(&text, 4096), &Client::default()).await;
+    let server = MockServer::start([Reply::json(200, &failed)]).await;
+    let whole = Api::Responses
+        .model(&server.base, &Client::default())
+        .complete(&first_request(Api::Responses))
+        .await;
+    for answer in [streamed.answer, whole] {
+        match answer.expect_err("an error") {
+            ModelError::Api {
+                status: 200,
+                message,
+                ..
+            } => assert!(message.chars().count() <= 2_001, "{}", message.len()),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
 async fn only_the_first_choice_or_candidate_is_streamed() {
     // With `n` (or Gemini's `candidateCount`) above 1, each choice streams under its own
     // index, alone in its chunk: the answer is the first, as `complete` reads it.

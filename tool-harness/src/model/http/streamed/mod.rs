@@ -11,7 +11,7 @@ pub(crate) mod openai_responses;
 use serde_json::Value;
 
 use super::events::EventStream;
-use super::transport::{AnswerBody, Transport, quote};
+use super::transport::{AnswerBody, MAX_QUOTED_CHARS, Transport, quote};
 use crate::model::{ChatResponse, ModelError, StreamDelta};
 
 /// A sink of [`StreamDelta`]s, as [`ChatModel::stream`](crate::model::ChatModel::stream)
@@ -115,11 +115,10 @@ pub(crate) fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// The error message an event carries (`error.message`, or `error` itself as text: a
-/// string as it is, anything else as JSON).
+/// string as it is, anything else as JSON), cut as an error status's message is.
 pub(crate) fn error_message(error: &Value) -> String {
-    error
-        .get("message")
-        .or(Some(error))
-        .and_then(Value::as_str)
-        .map_or_else(|| error.to_string(), str::to_owned)
+    match error.get("message").or(Some(error)).and_then(Value::as_str) {
+        Some(message) => quote(message, MAX_QUOTED_CHARS),
+        None => quote(&error.to_string(), MAX_QUOTED_CHARS),
+    }
 }
