@@ -26,6 +26,7 @@ mod provider_round_trip;
 mod retry;
 #[cfg(feature = "cli")]
 mod run_binary;
+mod serde_attributes;
 mod shed;
 mod strict_mode;
 mod strict_nulls;

@@ -7,8 +7,22 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 use syn::spanned::Spanned as _;
 
-use crate::ast::ArgField;
+use crate::ast::{ArgField, SkippedField};
 use crate::attr::FieldDefault;
+
+/// The value a field of type `ty` takes from `default`.
+fn default_value(ty: &syn::Type, member: &Ident, default: &FieldDefault) -> TokenStream {
+    match default {
+        FieldDefault::Trait => {
+            quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
+        }
+        FieldDefault::Function(path) => quote_spanned!(path.span()=> #path()),
+        FieldDefault::FromStruct(None) => {
+            quote_spanned!(ty.span()=> <Self as ::core::default::Default>::default().#member)
+        }
+        FieldDefault::FromStruct(Some(path)) => quote_spanned!(path.span()=> #path().#member),
+    }
+}
 
 /// An expression building the arguments' object schema (an `Args`).
 pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
@@ -67,14 +81,7 @@ pub fn read_expr(
     // Only hygienic locals are in scope here, so a default function's path cannot be taken
     // for one of the user's names.
     let defaults = fields.iter().zip(&values).map(|(field, value)| {
-        let ty = &field.ty;
-        let absent = match &field.default {
-            None => return None,
-            Some(FieldDefault::Trait) => {
-                quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
-            }
-            Some(FieldDefault::Function(path)) => quote_spanned!(path.span()=> #path()),
-        };
+        let absent = default_value(&field.ty, &field.member, field.default.as_ref()?);
         Some(quote! {
             let #value = match #value {
                 #krate::Some(#value) => #value,
@@ -98,11 +105,13 @@ pub fn read_expr(
 }
 
 /// [`read_expr`] building `constructor { member: value, .. }` (a struct or an enum variant)
-/// as the `Result` of `FromToolArgs::from_tool_args`.
+/// as the `Result` of `FromToolArgs::from_tool_args`, the `skipped` fields from their
+/// defaults.
 pub fn read_into(
     krate: &TokenStream,
     reader: &Ident,
     fields: &[ArgField],
+    skipped: &[SkippedField],
     constructor: &TokenStream,
 ) -> TokenStream {
     read_expr(
@@ -111,16 +120,27 @@ pub fn read_into(
         fields,
         |values| {
             let members = fields.iter().map(|field| &field.member);
-            quote!(#krate::Ok(#constructor { #(#members: #values,)* }))
+            let skipped = skipped.iter().map(|field| {
+                let member = &field.member;
+                let value = default_value(&field.ty, member, &field.default);
+                quote!(#member: #value,)
+            });
+            quote!(#krate::Ok(#constructor { #(#members: #values,)* #(#skipped)* }))
         },
         |error| quote!(#krate::Err(#error)),
     )
 }
 
-/// `impl FromToolArgs` and `impl ArgsSchema` for the struct `ident` with `fields`.
-pub fn struct_impls(krate: &TokenStream, ident: &Ident, fields: &[ArgField]) -> TokenStream {
+/// `impl FromToolArgs` and `impl ArgsSchema` for the struct `ident` with `fields` (and the
+/// `skipped` fields, not arguments).
+pub fn struct_impls(
+    krate: &TokenStream,
+    ident: &Ident,
+    fields: &[ArgField],
+    skipped: &[SkippedField],
+) -> TokenStream {
     let reader = Ident::new("__toolsmith_args", proc_macro2::Span::mixed_site());
-    let read = read_into(krate, &reader, fields, &quote!(Self));
+    let read = read_into(krate, &reader, fields, skipped, &quote!(Self));
     let schema = schema_expr(krate, fields);
     quote! {
         #[automatically_derived]

@@ -11,6 +11,8 @@ use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAtt
 use crate::docs::{self, Description, SchemaDoc};
 use crate::errors::Errors;
 use crate::names;
+use crate::rename_rule::RenameRule;
+use crate::serde_attr::{self, Place};
 
 /// One argument of a tool or command: a field of an argument struct or a parameter of a tool
 /// function. Both are read and described by the same generator (`args.rs`).
@@ -25,6 +27,16 @@ pub struct ArgField {
     pub description: Option<String>,
     /// The value used when the argument is left out.
     pub default: Option<FieldDefault>,
+}
+
+/// A field that is no argument (`#[serde(skip)]`): filled from its default when read.
+pub struct SkippedField {
+    /// The field.
+    pub member: Ident,
+    /// Its type.
+    pub ty: Type,
+    /// Where its value comes from.
+    pub default: FieldDefault,
 }
 
 /// A parameter of a tool function or command method.
@@ -95,6 +107,8 @@ pub struct ToolGroup {
 pub struct ArgsStruct {
     pub ident: Ident,
     pub fields: Vec<ArgField>,
+    /// The fields `#[serde(skip)]` leaves out of the arguments.
+    pub skipped: Vec<SkippedField>,
 }
 
 /// A variant of a command enum.
@@ -103,6 +117,8 @@ pub struct CommandVariant {
     pub name: Spanned<String>,
     pub description: Option<String>,
     pub fields: Vec<ArgField>,
+    /// The fields `#[serde(skip)]` leaves out of the command's arguments.
+    pub skipped: Vec<SkippedField>,
     pub unit: bool,
 }
 
@@ -739,32 +755,130 @@ fn parse_command(
     }
 }
 
-/// Reads the named fields of a struct or variant.
-fn parse_fields(fields: &syn::FieldsNamed, errors: &mut Errors) -> Vec<ArgField> {
-    fields
-        .named
-        .iter()
-        .filter_map(|field| {
-            let ident = field.ident.clone()?;
-            attr::misplaced_helpers(&field.attrs, &["arg"], "a field", errors);
-            let arg = attr::parse_arg_attrs(&field.attrs, errors);
-            check_param_type(&field.ty, errors);
-            let name = arg.rename.unwrap_or(Spanned {
-                value: ident.unraw().to_string(),
-                span: ident.span(),
-            });
-            Some(ArgField {
-                description: arg
-                    .description
-                    .map(|d| d.value)
-                    .or_else(|| docs::argument_doc(&field.attrs, SchemaDoc::Argument, errors)),
+/// What the `#[serde]` around a struct's or variant's fields says of them all.
+#[derive(Default)]
+struct FieldRules {
+    /// The case of their names (`rename_all`).
+    rename_all: Option<RenameRule>,
+    /// The default of every field (`#[serde(default)]` on the struct).
+    struct_default: Option<FieldDefault>,
+}
+
+/// The name `#[arg(rename)]` or `#[serde(rename)]` gives an argument or command; the two
+/// naming it differently is an error (the tool and serde would call it by different names).
+fn explicit_name(
+    arg: Option<Spanned<String>>,
+    serde: Option<Spanned<String>>,
+    what: &str,
+    errors: &mut Errors,
+) -> Option<Spanned<String>> {
+    match (arg, serde) {
+        (Some(arg), Some(serde)) if arg.value != serde.value => {
+            errors.at(
+                serde.span,
+                format!(
+                    "`#[arg(rename = {:?})]` and `#[serde(rename = {:?})]` name this {what} differently; keep one of them (or give both the same name)",
+                    arg.value, serde.value
+                ),
+            );
+            Some(arg)
+        }
+        (arg, serde) => arg.or(serde),
+    }
+}
+
+/// A field's default from `#[arg(default ..)]`, `#[serde(default ..)]` or the struct's
+/// `#[serde(default)]`, the field's own first; the field's two differing is an error.
+fn field_default(
+    arg: Option<FieldDefault>,
+    serde: Option<Spanned<FieldDefault>>,
+    rules: &FieldRules,
+    errors: &mut Errors,
+) -> Option<FieldDefault> {
+    let own = match (arg, serde) {
+        (Some(arg), Some(serde)) if !arg.same_as(&serde.value) => {
+            errors.at(
+                serde.span,
+                format!(
+                    "`#[arg({})]` and `#[serde({})]` give this field different defaults; keep one of them",
+                    arg.describe(),
+                    serde.value.describe()
+                ),
+            );
+            Some(arg)
+        }
+        (arg, serde) => arg.or(serde.map(|serde| serde.value)),
+    };
+    own.or_else(|| rules.struct_default.clone())
+}
+
+/// Reports an `#[arg]` on a field or variant that `#[serde(skip)]` leaves out.
+fn arg_on_skipped(attrs: &[Attribute], what: &str, errors: &mut Errors) {
+    if let Some(arg) = attrs.iter().find(|a| a.path().is_ident("arg")) {
+        errors.spanned(
+            arg,
+            format!("`#[arg]` has no effect on a {what} that `#[serde(skip)]` leaves out; remove one of them"),
+        );
+    }
+}
+
+/// Reads the named fields of a struct or variant: its arguments, and the fields
+/// `#[serde(skip)]` leaves out of them.
+fn parse_fields(
+    fields: &syn::FieldsNamed,
+    rules: &FieldRules,
+    errors: &mut Errors,
+) -> (Vec<ArgField>, Vec<SkippedField>) {
+    let mut arguments = Vec::new();
+    let mut skipped = Vec::new();
+    for field in &fields.named {
+        let Some(ident) = field.ident.clone() else {
+            continue;
+        };
+        attr::misplaced_helpers(&field.attrs, &["arg"], "a field", errors);
+        let arg = attr::parse_arg_attrs(&field.attrs, errors);
+        let serde = serde_attr::parse(&field.attrs, Place::Field, errors);
+        let default = field_default(arg.default, serde.default, rules, errors);
+        if serde.skip {
+            arg_on_skipped(&field.attrs, "field", errors);
+            skipped.push(SkippedField {
                 member: ident,
                 ty: field.ty.clone(),
-                name,
-                default: arg.default,
-            })
-        })
-        .collect()
+                default: default.unwrap_or(FieldDefault::Trait),
+            });
+            continue;
+        }
+        check_param_type(&field.ty, errors);
+        let name =
+            explicit_name(arg.rename, serde.rename, "argument", errors).unwrap_or_else(|| {
+                let plain = ident.unraw().to_string();
+                Spanned {
+                    value: rules
+                        .rename_all
+                        .map_or(plain.clone(), |rule| rule.apply_to_field(&plain)),
+                    span: ident.span(),
+                }
+            });
+        arguments.push(ArgField {
+            description: arg
+                .description
+                .map(|d| d.value)
+                .or_else(|| docs::argument_doc(&field.attrs, SchemaDoc::Argument, errors)),
+            member: ident,
+            ty: field.ty.clone(),
+            name,
+            default,
+        });
+    }
+    (arguments, skipped)
+}
+
+/// The struct-wide default of `#[serde(default)]` on a struct, as each field takes it.
+fn struct_default(default: Option<Spanned<FieldDefault>>) -> Option<FieldDefault> {
+    default.map(|default| match default.value {
+        FieldDefault::Function(path) => FieldDefault::FromStruct(Some(path)),
+        _ => FieldDefault::FromStruct(None),
+    })
 }
 
 impl DeriveInput {
@@ -777,12 +891,25 @@ impl DeriveInput {
             );
         }
         attr::misplaced_helpers(&input.attrs, &["toolsmith"], "the type itself", errors);
+        let place = match &input.data {
+            syn::Data::Enum(_) => Place::Enum,
+            _ => Place::Struct,
+        };
+        let serde = serde_attr::parse(&input.attrs, place, errors);
         match &input.data {
             syn::Data::Struct(data) => match &data.fields {
-                syn::Fields::Named(fields) => Some(Self::Struct(ArgsStruct {
-                    ident: input.ident.clone(),
-                    fields: parse_fields(fields, errors),
-                })),
+                syn::Fields::Named(fields) => {
+                    let rules = FieldRules {
+                        rename_all: serde.rename_all,
+                        struct_default: struct_default(serde.default),
+                    };
+                    let (fields, skipped) = parse_fields(fields, &rules, errors);
+                    Some(Self::Struct(ArgsStruct {
+                        ident: input.ident.clone(),
+                        fields,
+                        skipped,
+                    }))
+                }
                 syn::Fields::Unnamed(fields) => {
                     errors.spanned(
                         fields,
@@ -793,19 +920,34 @@ impl DeriveInput {
                 syn::Fields::Unit => Some(Self::Struct(ArgsStruct {
                     ident: input.ident.clone(),
                     fields: Vec::new(),
+                    skipped: Vec::new(),
                 })),
             },
             syn::Data::Enum(data) => {
                 let mut variants = Vec::new();
+                let mut skipped_variants = 0;
                 for variant in &data.variants {
                     attr::misplaced_helpers(&variant.attrs, &["arg"], "a variant", errors);
                     let arg = attr::parse_arg_attrs(&variant.attrs, errors);
-                    if let Some(FieldDefault::Trait | FieldDefault::Function(_)) = arg.default {
+                    if arg.default.is_some() {
                         errors.spanned(&variant.ident, "`default` is for fields, not commands");
                     }
-                    let (fields, unit) = match &variant.fields {
-                        syn::Fields::Named(fields) => (parse_fields(fields, errors), false),
-                        syn::Fields::Unit => (Vec::new(), true),
+                    let variant_serde = serde_attr::parse(&variant.attrs, Place::Variant, errors);
+                    if variant_serde.skip {
+                        arg_on_skipped(&variant.attrs, "variant", errors);
+                        skipped_variants += 1;
+                        continue;
+                    }
+                    let rules = FieldRules {
+                        rename_all: variant_serde.rename_all.or(serde.rename_all_fields),
+                        struct_default: None,
+                    };
+                    let (fields, skipped, unit) = match &variant.fields {
+                        syn::Fields::Named(fields) => {
+                            let (fields, skipped) = parse_fields(fields, &rules, errors);
+                            (fields, skipped, false)
+                        }
+                        syn::Fields::Unit => (Vec::new(), Vec::new(), true),
                         syn::Fields::Unnamed(fields) => {
                             errors.spanned(
                                 fields,
@@ -814,21 +956,35 @@ impl DeriveInput {
                             continue;
                         }
                     };
+                    let name = explicit_name(arg.rename, variant_serde.rename, "command", errors)
+                        .unwrap_or_else(|| {
+                            let plain = variant.ident.unraw().to_string();
+                            Spanned {
+                                value: match serde.rename_all {
+                                    Some(rule) => rule.apply_to_variant(&plain),
+                                    None => names::snake_case(&plain),
+                                },
+                                span: variant.ident.span(),
+                            }
+                        });
                     variants.push(CommandVariant {
-                        name: arg.rename.unwrap_or(Spanned {
-                            value: names::snake_case(&variant.ident.unraw().to_string()),
-                            span: variant.ident.span(),
-                        }),
+                        name,
                         description: arg.description.map(|d| d.value).or_else(|| {
                             docs::argument_doc(&variant.attrs, SchemaDoc::Variant, errors)
                         }),
                         ident: variant.ident.clone(),
                         fields,
+                        skipped,
                         unit,
                     });
                 }
                 if data.variants.is_empty() {
                     errors.spanned(&input.ident, "a command enum needs at least one variant");
+                } else if skipped_variants == data.variants.len() {
+                    errors.spanned(
+                        &input.ident,
+                        "a command enum needs at least one command: `#[serde(skip)]` leaves out every variant",
+                    );
                 }
                 Some(Self::Enum(CommandEnum {
                     ident: input.ident.clone(),

@@ -25,7 +25,8 @@ pub struct Spanned<T> {
 }
 
 impl Spanned<String> {
-    fn from_lit(lit: &LitStr) -> Self {
+    /// The value of a string literal, spanned at it.
+    pub fn from_lit(lit: &LitStr) -> Self {
         Self {
             value: lit.value(),
             span: lit.span(),
@@ -264,6 +265,35 @@ pub enum FieldDefault {
     Trait,
     /// A function: `default = "path::to::fn"`.
     Function(syn::Path),
+    /// The field's value in the struct's own default (`#[serde(default)]` on the struct):
+    /// from `Default::default()`, or from the function named (`default = "path"`).
+    FromStruct(Option<syn::Path>),
+}
+
+impl FieldDefault {
+    /// Whether two defaults of a field give the same value (the same function, or both
+    /// `Default`).
+    pub fn same_as(&self, other: &Self) -> bool {
+        let path = |path: &syn::Path| quote::quote!(#path).to_string();
+        match (self, other) {
+            (Self::Trait, Self::Trait) => true,
+            (Self::Function(a), Self::Function(b)) => path(a) == path(b),
+            _ => false,
+        }
+    }
+
+    /// How `#[arg]` or `#[serde]` writes this default, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Trait | Self::FromStruct(None) => "default".to_owned(),
+            Self::Function(path) | Self::FromStruct(Some(path)) => {
+                format!(
+                    "default = \"{}\"",
+                    quote::quote!(#path).to_string().replace(' ', "")
+                )
+            }
+        }
+    }
 }
 
 /// Parses every `#[arg(...)]` in `attrs`.

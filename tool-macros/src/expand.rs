@@ -741,7 +741,12 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
 /// Expands `#[derive(ToolArgs)]` on a struct.
 pub fn args_struct(input: &ArgsStruct, krate: &TokenStream) -> TokenStream {
     let imports = crate_path::imports(krate, false);
-    let impls = args::struct_impls(&crate_path::alias(), &input.ident, &input.fields);
+    let impls = args::struct_impls(
+        &crate_path::alias(),
+        &input.ident,
+        &input.fields,
+        &input.skipped,
+    );
     quote!(const _: () = { #imports #impls };)
 }
 
@@ -763,6 +768,7 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                 krate,
                 &reader,
                 &variant.fields,
+                &variant.skipped,
                 &quote!(Self::#variant_ident),
             );
             quote!(#command => #read,)

@@ -18,7 +18,9 @@ mod duration;
 mod errors;
 mod expand;
 mod names;
+mod rename_rule;
 mod returns;
+mod serde_attr;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -416,7 +418,8 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// ```
 ///
 /// A derived type must not also derive `serde::Deserialize`: every `Deserialize` type is
-/// already read by a blanket `FromToolArgs` impl, and the two would conflict.
+/// already read by a blanket `FromToolArgs` impl, and the two would conflict. It may derive
+/// `Serialize`, and its `#[serde(...)]` attributes are honoured (below).
 ///
 /// # On an enum: commands
 ///
@@ -458,6 +461,65 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out |
 /// | `#[toolsmith(crate = "path")]` (or `crate_path`) | type | where the Toolsmith API is (default: the crate the derive was used from, `::toolsmith` or `::toolsmith_core`) |
 ///
+/// # `#[serde(...)]`
+///
+/// The derive reads the type's serde attributes as schemars does, so that the schema and the
+/// reader name and fill the arguments as the type's serde form does (a type that also derives
+/// `Serialize` writes the names the tool reads). `#[serde]` may be written without deriving
+/// serde's traits.
+///
+/// | attribute | on | meaning |
+/// |---|---|---|
+/// | `rename_all = "..."` | struct | the case of the arguments' names, any of serde's eight (`"camelCase"`, `"kebab-case"`, …) |
+/// | `rename_all = "..."` | enum | the case of the commands' names, split as serde splits them (`GetURL` in `"snake_case"` is `get_u_r_l`) |
+/// | `rename_all_fields = "..."` | enum | the case of every command's arguments |
+/// | `rename_all = "..."` | variant | the case of that command's arguments (before `rename_all_fields`) |
+/// | `rename = "..."` | field, variant | the argument's or command's name |
+/// | `default`, `default = "path"` | field | as `#[arg(default ..)]` |
+/// | `default`, `default = "path"` | struct | every field left out takes its value in the struct's `Default::default()` (or `path()`) |
+/// | `skip`, `skip_deserializing` | field | not an argument (not in the schema): filled from the field's default, else the struct's, else `Default::default()` |
+/// | `skip`, `skip_deserializing` | variant | not a command |
+/// | `deny_unknown_fields` | struct | what the schema does already (`additionalProperties: false`) |
+/// | `tag = "command"` | enum | what the derive does already |
+///
+/// `rename_all(deserialize = "...")` and `rename(deserialize = "...")` are read; the
+/// `serialize` half is not. An explicit `rename` (of `#[arg]` or `#[serde]`) wins over
+/// `rename_all`. `#[arg]` and `#[serde]` on one field or variant must agree: a `rename` or a
+/// `default` given by both with different values is a compile error naming both.
+///
+/// The keys whose shape the derive cannot follow are compile errors saying what to write
+/// instead: `flatten`, `with`, `deserialize_with`, `borrow`, `alias` (a call is checked against
+/// the tool's schema, closed to other names, before it is read: an alias would be refused),
+/// another `tag`, `content`, `untagged`, `other`, `transparent`, `from`, `try_from`, `remote`,
+/// `variant_identifier`, `field_identifier`, and keys the derive does not know. The keys that
+/// only change serialization are passed over: `skip_serializing`, `skip_serializing_if`,
+/// `serialize_with`, `getter`, `into`, `bound`, `crate`, `expecting`, a type's own `rename`.
+///
+/// ```
+/// use toolsmith::{ArgsSchema, ToolArgs, ToolArguments};
+/// use serde_json::json;
+///
+/// #[derive(ToolArgs, Debug, PartialEq)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Search {
+///     /// What to look for.
+///     search_text: String,
+///     /// At most this many hits.
+///     #[serde(default)]
+///     max_hits: u32,
+///     #[serde(skip)]
+///     served_from_cache: bool,
+/// }
+///
+/// let schema = Search::args_schema();
+/// assert_eq!(schema.property_names().collect::<Vec<_>>(), ["searchText", "maxHits"]);
+/// assert_eq!(schema.schema()["required"], json!(["searchText"]));
+///
+/// let arguments = ToolArguments::try_from(json!({"searchText": "rust"})).unwrap();
+/// let search: Search = ToolArgs::new("search", &arguments).parse().unwrap();
+/// assert_eq!(search, Search { search_text: "rust".into(), max_hits: 0, served_from_cache: false });
+/// ```
+///
 /// ```
 /// mod api {
 ///     pub use toolsmith as tools;
@@ -475,7 +537,7 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 ///     assert_eq!(Echo::args_schema().schema()["required"], serde_json::json!(["text"]));
 /// }
 /// ```
-#[proc_macro_derive(ToolArgs, attributes(arg, toolsmith))]
+#[proc_macro_derive(ToolArgs, attributes(arg, toolsmith, serde))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     expand_tool_args(Home::Facade, input)
 }
@@ -483,7 +545,7 @@ pub fn derive_tool_args(input: TokenStream) -> TokenStream {
 /// [`derive@ToolArgs`] as `toolsmith-core` re-exports it (as `ToolArgs`): the generated code
 /// names `::toolsmith_core` rather than `::toolsmith`. The derive is the same in every other
 /// way; its guide is `toolsmith::ToolArgs`'s.
-#[proc_macro_derive(CoreToolArgs, attributes(arg, toolsmith))]
+#[proc_macro_derive(CoreToolArgs, attributes(arg, toolsmith, serde))]
 pub fn derive_core_tool_args(input: TokenStream) -> TokenStream {
     expand_tool_args(Home::Core, input)
 }
