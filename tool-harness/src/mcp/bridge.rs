@@ -19,7 +19,8 @@ use super::unreadable::unreadable_reason;
 /// calls against before anything is sent), output schema and annotation hints, under a
 /// provider-safe name ([`McpNames`](super::McpNames)); the server's own name is used on the
 /// wire. A result marked `isError` becomes [`ToolError::Execution`] with the server's
-/// message; structured content is kept as a JSON result. A call dropped before its answer
+/// message (without the "Tool 'name' failed: " a Toolsmith server writes before it, which
+/// the error says itself); structured content is kept as a JSON result. A call dropped before its answer
 /// (cancelled, or past its time limit) is cancelled on the server too.
 ///
 /// Made by [`McpClient::tools`](super::McpClient::tools).
@@ -185,7 +186,7 @@ impl ToolImpl for McpToolBridge {
             None => call.await,
         };
         match outcome {
-            Ok(result) => from_mcp(self.name(), result),
+            Ok(result) => from_mcp(self.name(), &self.original, result),
             Err(error) => Err(self.failure(error)),
         }
     }
