@@ -260,6 +260,17 @@ fn call_prints_the_result_and_fails_on_a_tool_error() {
     let not_json = run(&["call", "--root", root_arg, "read", "{path"]);
     assert_eq!(not_json.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&not_json.stderr).contains("the arguments are not JSON"));
+
+    // A mistyped name is told the closest and every name of the preset.
+    let unknown = run(&[
+        "call", "--root", root_arg, "--preset", "files", "reed", "{}",
+    ]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&unknown.stderr),
+        "toolsmith: Unknown tool 'reed': did you mean 'read'? \
+         The tools you can call are: read, write, edit, search_file.\n"
+    );
 }
 
 #[test]

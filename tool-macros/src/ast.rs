@@ -245,13 +245,16 @@ fn parse_param(
     }
     if let Some(marker) = ctx.or(bind) {
         if !allow_ctx {
-            let key = if ctx.is_some() { "ctx" } else { "bind" };
-            errors.spanned(
-                marker,
-                format!(
-                    "`#[{key}]` is for tool functions; a command group keeps its state in `self`"
-                ),
-            );
+            // A command has no `#[ctx]` of its own: what it would have read, it reads another
+            // way, and the message says which.
+            let message = if ctx.is_some() {
+                "`#[ctx]` is for tool functions; a command group keeps its state in `self` \
+                 (set it when the value is made), and a command reads its call's context \
+                 (id, cancellation, progress) with `ToolCallContext::current()`"
+            } else {
+                "`#[bind]` is for tool functions; a command group keeps its state in `self`"
+            };
+            errors.spanned(marker, message);
             return None;
         }
         // `#[arg]` says how the model sees an argument; this parameter is no argument.

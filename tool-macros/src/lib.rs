@@ -233,6 +233,40 @@ use errors::Errors;
 /// assert!(constructor.needs_session());
 /// ```
 ///
+/// A `#[ctx]` parameter of type `ToolCallContext` is not a session value but the running
+/// call's own context (its id, its cancellation token, `progress(..)`), given to each call
+/// as it starts. It leaves the generated struct as it would be without it: here a unit value
+/// with no `new` and no session to build from, registered as `Arc::new(Count)`. Whoever runs
+/// the call sets the context (a batch, so every agent turn; an MCP server); a bare
+/// `execute_one` sets none, and the tool then gets one with an empty id that no one cancels
+/// or hears progress from. A command of a group (below) reads the same context with
+/// `ToolCallContext::current()`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::{tool_fn, ToolArguments, ToolCallContext, ToolCallManager, ToolCallRequest};
+///
+/// /// Counts to `n`, reporting its progress.
+/// #[tool_fn]
+/// async fn count(#[ctx] call: ToolCallContext, n: u32) -> String {
+///     for done in 0..n {
+///         call.progress(f64::from(done), Some(f64::from(n)), "counting");
+///     }
+///     format!("counted to {n} in call {}", call.call_id())
+/// }
+///
+/// let manager = ToolCallManager::new("session");
+/// manager.register(Arc::new(Count)).unwrap();
+/// let arguments = ToolArguments::try_from(serde_json::json!({"n": 3})).unwrap();
+/// let request = ToolCallRequest::new("call-7", "count", arguments);
+/// let outcomes = futures::executor::block_on(manager.execute_batch(&[request.clone()]));
+/// let result = outcomes[0].result.as_ref().unwrap();
+/// assert_eq!(result.content.to_text(), "counted to 3 in call call-7");
+///
+/// let bare = futures::executor::block_on(manager.execute_one(&request)).unwrap();
+/// assert_eq!(bare.content.to_text(), "counted to 3 in call ");
+/// ```
+///
 /// # `#[bind]`: values the tool is built with
 ///
 /// A single-command tool that carries state (a file system handle, limits, a shell runner)
@@ -270,6 +304,8 @@ use errors::Errors;
 /// `description = "..."`) is the group's description, what the model reads first, before the
 /// list of commands (`Tool::group`, `Tool::group_description`); each command is described by
 /// its method's doc comment. A group without either is described by its commands alone.
+/// A method takes no `#[ctx]` or `#[bind]` parameter (a compile error says so): what it
+/// needs is in `self`, and its call's context is `ToolCallContext::current()`.
 ///
 /// | method attribute | meaning |
 /// |---|---|

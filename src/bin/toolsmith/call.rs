@@ -1,7 +1,8 @@
 //! `toolsmith call NAME JSON`: one call, run here.
 
 use serde_json::Value;
-use toolsmith::ToolArguments;
+use toolsmith::provider::error_for_model;
+use toolsmith::{ToolArguments, ToolError};
 
 use crate::cli::CallArgs;
 use crate::presets;
@@ -14,7 +15,16 @@ pub async fn run(args: CallArgs) -> Result<(), Failure> {
         .map_err(|error| Failure(format!("the arguments are not JSON: {error}")))?;
     let arguments = ToolArguments::try_from(value)
         .map_err(|error| Failure(format!("the arguments are not usable: {error}")))?;
-    let result = manager.execute_call(&args.name, &arguments).await?;
+    let result = match manager.execute_call(&args.name, &arguments).await {
+        Ok(result) => result,
+        // A mistyped name: say which names are close and which the preset has.
+        Err(error @ ToolError::UnknownTool(_)) => {
+            let names = manager.names();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            return Err(Failure(error_for_model(&error, &names)));
+        }
+        Err(error) => return Err(error.into()),
+    };
     manager.check_result(&args.name, &result)?;
     if result.is_error() {
         return Err(Failure(format!(

@@ -21,11 +21,12 @@ use super::unreadable::unreadable_reason;
 /// calls against before anything is sent), output schema and annotation hints, under a
 /// provider-safe name ([`McpNames`](super::McpNames)); the server's own name is used on the
 /// wire. A result marked `isError` becomes [`ToolError::Execution`] with the server's
-/// message; structured content is kept as a JSON result. A server's "invalid params" error
-/// is [`ToolError::InvalidArguments`], unless the server says it has no such tool (or no
-/// longer lists it): then an execution error says there is no tool of that name on the
-/// server. A call dropped before its answer (cancelled, or past its time limit) is cancelled
-/// on the server too.
+/// message (without the "Tool 'name' failed: " a Toolsmith server writes before it, which
+/// the error says itself); structured content is kept as a JSON result. A server's "invalid
+/// params" error is [`ToolError::InvalidArguments`], unless the server says it has no such
+/// tool (or no longer lists it): then an execution error says there is no tool of that name
+/// on the server. A call dropped before its answer (cancelled, or past its time limit) is
+/// cancelled on the server too.
 ///
 /// Made by [`McpClient::tools`](super::McpClient::tools).
 ///
@@ -224,7 +225,7 @@ impl ToolImpl for McpToolBridge {
             None => call.await,
         };
         match outcome {
-            Ok(result) => from_mcp(self.name(), result),
+            Ok(result) => from_mcp(self.name(), &self.original, result),
             Err(error) => Err(self.failure(error)),
         }
     }

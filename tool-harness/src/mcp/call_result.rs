@@ -54,17 +54,25 @@ pub(crate) fn to_mcp(
     }
 }
 
-/// An MCP result as the outcome of the bridged tool `local_name`: `isError` becomes
-/// [`ToolError::Execution`] with the server's message, structured content is kept as a JSON
-/// result, and anything else is the content's text (non-text blocks described in brackets).
+/// An MCP result as the outcome of the bridged tool `local_name` (`remote_name` on its
+/// server): `isError` becomes [`ToolError::Execution`] with the server's message, structured
+/// content is kept as a JSON result, and anything else is the content's text (non-text blocks
+/// described in brackets).
 pub(crate) fn from_mcp(
     local_name: &str,
+    remote_name: &str,
     result: CallToolResult,
 ) -> Result<ToolCallResult, ToolError> {
     let text = content_text(&result.content);
     if result.is_error == Some(true) {
         let message = if !text.is_empty() {
-            text
+            // A Toolsmith server writes a failed call as `ToolError::Execution`'s text, which
+            // already says "Tool 'name' failed: "; the error made here says it again.
+            let own_prefix = format!("Tool '{remote_name}' failed: ");
+            match text.strip_prefix(&own_prefix) {
+                Some(reason) if !reason.is_empty() => reason.to_owned(),
+                _ => text,
+            }
         } else if let Some(value) = &result.structured_content {
             value.to_string()
         } else {
@@ -186,12 +194,19 @@ mod tests {
     fn remote_results_come_back() {
         let err = from_mcp(
             "fs_read",
+            "read",
             CallToolResult::error(vec![ContentBlock::text("gone")]),
         );
         assert_eq!(err.unwrap_err(), ToolError::execution("fs_read", "gone"));
-        let ok = from_mcp("calc", CallToolResult::structured(json!({"sum": 3}))).unwrap();
+        let ok = from_mcp(
+            "calc",
+            "calc",
+            CallToolResult::structured(json!({"sum": 3})),
+        )
+        .unwrap();
         assert_eq!(ok, ToolCallResult::json(json!({"sum": 3})));
         let text = from_mcp(
+            "pic",
             "pic",
             CallToolResult::success(vec![
                 ContentBlock::text("a picture:"),

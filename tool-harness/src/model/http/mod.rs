@@ -32,7 +32,8 @@
 //! - **Errors** quote the API's own message: 401 and 403 are
 //!   [`ModelError::Auth`](super::ModelError::Auth), 429 after the retries
 //!   [`RateLimited`](super::ModelError::RateLimited), other statuses
-//!   [`Api`](super::ModelError::Api); a body that is not the documented JSON (cut off,
+//!   [`Api`](super::ModelError::Api) (a 404's also names the URL asked, which is most often
+//!   a base URL missing its `/v1`); a body that is not the documented JSON (cut off,
 //!   truncated, too deep, larger than [`MAX_RESPONSE_BYTES`]) is
 //!   [`MalformedResponse`](super::ModelError::MalformedResponse); no connection is
 //!   [`Connection`](super::ModelError::Connection), no answer in time

@@ -211,7 +211,7 @@ impl Transport {
                 || wait > self.max_retry_wait
             {
                 let message = body.into_text();
-                return Err(self.status_error(status, retry_after, message, quota_spent));
+                return Err(self.status_error(url, status, retry_after, message, quota_spent));
             }
             log::debug!(
                 "{}: HTTP {} from {url}; retry {} of {} in {wait:?}",
@@ -423,6 +423,7 @@ impl Transport {
     /// is spent is an API error (no wait ends it), not a rate limit.
     fn status_error(
         &self,
+        url: &str,
         status: StatusCode,
         retry_after: Option<Duration>,
         message: String,
@@ -451,6 +452,14 @@ impl Transport {
                     message.push_str(&format!(
                         " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
                         self.max_retry_wait
+                    ));
+                }
+                // A base URL that misses a segment (`/v1`) answers 404, often with no body:
+                // the message then has to say where the request went.
+                if status == StatusCode::NOT_FOUND {
+                    message.push_str(&format!(
+                        " (POST {}: check the base URL and the model name)",
+                        without_userinfo(url)
                     ));
                 }
                 ModelError::Api {

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 use toolsmith_core::shed::{ShedResult, ToolShed};
 use toolsmith_core::{
-    CancellationToken, SessionParts, ToolArguments, ToolCallContext, ToolCallManager,
-    ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind, ToolImpl,
+    Args, CancellationToken, FnTool, SessionParts, ToolArgs, ToolArguments, ToolCallContext,
+    ToolCallManager, ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind, ToolImpl,
 };
 use toolsmith_harness::mcp::{
     McpClient, McpClientOptions, McpHttpOptions, McpHttpServer, McpNames, McpServer,
@@ -113,6 +113,55 @@ async fn bridges_carry_the_servers_tools_into_a_manager_and_a_shed() {
 }
 
 use toolsmith_core::Tool;
+
+/// A tool that fails as `#[tool_fn]` functions do, with `Err(ToolError::execution(..))`.
+fn failing_manager() -> Arc<ToolCallManager> {
+    let manager = ToolCallManager::new("failing");
+    manager
+        .register(Arc::new(FnTool::new(
+            "broken",
+            "Always fails with an error.",
+            Args::empty(),
+            |_: ToolArgs<'_>| async { Err(ToolError::execution("broken", "the disk is full")) },
+        )))
+        .unwrap();
+    Arc::new(manager)
+}
+
+#[tokio::test]
+async fn a_failed_call_s_error_names_the_tool_once() {
+    // The server writes the error's text ("Tool 'broken' failed: the disk is full"); the
+    // bridge's own error said "Tool 'broken' failed: " again in front of it.
+    let server = McpHttpServer::start(McpServer::new(failing_manager()), McpHttpOptions::default())
+        .await
+        .unwrap();
+    let names = McpNames::new();
+    let first = McpClient::connect_with(McpTransport::http(server.url()), options(&names))
+        .await
+        .unwrap();
+    // A second client of the same server: its bridge is `broken_2`, called `broken` there.
+    let second = McpClient::connect_with(McpTransport::http(server.url()), options(&names))
+        .await
+        .unwrap();
+    for (client, local) in [(&first, "broken"), (&second, "broken_2")] {
+        let manager = ToolCallManager::new("consumer");
+        for tool in client.tools() {
+            manager.register(Arc::new(tool)).unwrap();
+        }
+        let error = manager
+            .execute_one(&request(local, json!({})))
+            .await
+            .unwrap_err();
+        assert_eq!(error, ToolError::execution(local, "the disk is full"));
+        assert_eq!(
+            error.to_string(),
+            format!("Tool '{local}' failed: the disk is full")
+        );
+    }
+    first.close().await;
+    second.close().await;
+    server.shutdown().await.unwrap();
+}
 
 #[tokio::test]
 async fn two_servers_with_the_same_tools_get_distinct_names() {

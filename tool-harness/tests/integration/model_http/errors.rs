@@ -82,6 +82,33 @@ async fn a_redirect_says_where_it_pointed() {
 }
 
 #[tokio::test]
+async fn a_404_says_where_the_request_went() {
+    // A base URL without its `/v1` answers 404, often with an empty body: the error then
+    // names the URL asked, so that the user sees what to correct.
+    for api in Api::ALL {
+        let (error, requests) = fail(api, &Client::default(), vec![Reply::raw(404, "")]).await;
+        assert_eq!(requests, 1, "{api:?}: a 404 is not retried");
+        let ModelError::Api {
+            status: 404,
+            message,
+            ..
+        } = &error
+        else {
+            panic!("{api:?}: {error:?}");
+        };
+        assert!(
+            message.starts_with("(empty body) (POST http://127.0.0.1:"),
+            "{api:?}: {message}"
+        );
+        assert!(message.contains(api.path()), "{api:?}: {message}");
+        assert!(
+            message.ends_with(": check the base URL and the model name)"),
+            "{api:?}: {message}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn unauthorised_and_forbidden_are_auth_errors() {
     for api in Api::ALL {
         for status in [401, 403] {
