@@ -309,6 +309,23 @@ async fn each_turns_text_is_a_line_of_its_own_and_no_answer_is_a_failure() {
 }
 
 #[tokio::test]
+async fn without_max_turns_a_run_has_the_librarys_limit() {
+    // A model that calls a tool forever: the command's default limit is the library's
+    // (`DEFAULT_MAX_TURNS`), not one of its own.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "a").unwrap();
+    let limit = toolsmith::harness::agent::DEFAULT_MAX_TURNS;
+    let server = ChatServer::start(
+        (0..limit + 5).map(|i| call(&format!("c{i}"), "read", json!({"path": "a.txt"}))),
+    )
+    .await;
+    let output = run(root.path(), &server, &[], "Q?").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(server.requests().len(), limit, "{stderr}");
+}
+
+#[tokio::test]
 async fn a_reader_that_goes_away_stops_the_run_and_a_failure_is_still_one() {
     let root = tempfile::tempdir().unwrap();
     let spawn = |server: &ChatServer| {

@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolsmith::harness::agent::DEFAULT_MAX_TURNS;
 
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
 /// call one, give them to a model with a question, or list a remote MCP server's tools.
@@ -154,8 +155,8 @@ pub struct RunArgs {
     /// The system prompt.
     #[arg(long)]
     pub system: Option<String>,
-    /// The most model calls of the run (at least 1).
-    #[arg(long, value_name = "N", default_value_t = 20,
+    /// The most model calls of the run (at least 1); the library's default.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TURNS as u32,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
