@@ -667,6 +667,50 @@ async fn tools_registered_later_are_embedded_and_deregistered_ones_dropped() {
     assert_eq!(hits[0].matched_by, MatchedBy::Lexical);
 }
 
+/// An embedding model with a context of 512 tokens, as text-embeddings-inference serves
+/// one: it refuses a text longer than about 2,000 characters.
+struct ShortContextEmbedder(HashingEmbedder);
+
+#[async_trait]
+impl Embedder for ShortContextEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        if let Some(long) = texts.iter().position(|text| text.chars().count() > 2_000) {
+            return Err(ServiceError::new(
+                "embedder",
+                format!("input {long} must have less than 512 tokens"),
+            ));
+        }
+        self.0.embed(texts).await
+    }
+
+    fn dimensions(&self) -> usize {
+        self.0.dimensions()
+    }
+}
+
+#[tokio::test]
+async fn a_tool_with_a_long_description_does_not_keep_the_others_from_being_embedded() {
+    // The tools are embedded in batches; a text longer than the model takes failed its batch
+    // on every search, and no tool of that batch was ever embedded.
+    let manager = ToolCallManager::new("s");
+    let long = format!(
+        "Look things up in the catalogue. {}",
+        "Details. ".repeat(600)
+    );
+    manager
+        .register(Arc::new(tool("catalogue_lookup", &long)))
+        .unwrap();
+    manager
+        .register(Arc::new(tool("get_weather", "Current weather for a city.")))
+        .unwrap();
+    manager.enable_discovery(Arc::new(ShortContextEmbedder(HashingEmbedder::new(128))));
+    let hits = manager.discovery().search("weather for a city", 1).await;
+    assert_eq!(hits[0].name, "get_weather");
+    assert_eq!(hits[0].matched_by, MatchedBy::Embedding);
+    // The long one too, from the start of its text.
+    assert_eq!(manager.discovery().embedded(), 2);
+}
+
 /// An embedder that is down, or one that answers with the wrong dimension.
 struct BrokenEmbedder {
     wrong_dimension: bool,
