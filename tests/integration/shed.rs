@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith::in_memory::HashingEmbedder;
-use toolsmith::shed::{MAX_SHED_LIMIT, MatchedBy, ShedResult, ToolShed, ToolShedError};
+use toolsmith::shed::{
+    MAX_SELECTED, MAX_SHED_LIMIT, MatchedBy, ShedResult, ToolShed, ToolShedError,
+};
 use toolsmith::{
     Args, Embedder, FnTool, RegistrationError, ServiceError, SessionParts, State, Tool, ToolArgs,
     ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult, ToolConstructor,
@@ -709,6 +711,76 @@ async fn a_tool_with_a_long_description_does_not_keep_the_others_from_being_embe
     assert_eq!(hits[0].matched_by, MatchedBy::Embedding);
     // The long one too, from the start of its text.
     assert_eq!(manager.discovery().embedded(), 2);
+}
+
+/// An embedder that refuses every request holding a text with `refused` in it (a content
+/// filter), counting the requests that held one.
+struct RefusingEmbedder {
+    inner: HashingEmbedder,
+    refused: &'static str,
+    refusals: Mutex<usize>,
+}
+
+#[async_trait]
+impl Embedder for RefusingEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        if texts.iter().any(|text| text.contains(self.refused)) {
+            *self.refusals.lock().unwrap() += 1;
+            return Err(ServiceError::new(
+                "embedder",
+                "input refused by the content filter",
+            ));
+        }
+        self.inner.embed(texts).await
+    }
+
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+}
+
+#[tokio::test]
+async fn a_text_the_embedder_refuses_does_not_keep_the_others_from_being_embedded() {
+    // Two batches: the refused text in the first, which failed on every search and was
+    // always taken first, so that neither batch was ever embedded.
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(tool(
+            "aaa_forbidden",
+            "Mentions the forbidden word.",
+        )))
+        .unwrap();
+    for i in 0..99 {
+        let name = format!("gadget_{i:03}");
+        let description = format!("Gadget number {i}.");
+        manager
+            .register(Arc::new(tool(&name, &description)))
+            .unwrap();
+    }
+    let embedder = Arc::new(RefusingEmbedder {
+        inner: HashingEmbedder::new(128),
+        refused: "forbidden",
+        refusals: Mutex::new(0),
+    });
+    manager.enable_discovery(Arc::clone(&embedder) as Arc<dyn Embedder>);
+    for _ in 0..10 {
+        manager.discovery().search("gadget number 42", 3).await;
+    }
+    assert_eq!(manager.discovery().embedded(), 99);
+    let hits = manager.discovery().search("gadget number 42", 3).await;
+    assert!(
+        hits.iter().all(|h| h.matched_by == MatchedBy::Embedding),
+        "{hits:?}"
+    );
+    // The refused text alone is tried again less and less often.
+    let refusals = *embedder.refusals.lock().unwrap();
+    for _ in 0..40 {
+        manager.discovery().search("gadget number 7", 3).await;
+    }
+    let later = *embedder.refusals.lock().unwrap() - refusals;
+    assert!(later <= 6, "refused {later} times in 40 searches");
+    assert!(later >= 1, "still tried now and then");
+    assert_eq!(manager.discovery().embedded(), 99);
 }
 
 /// An embedder that is down, or one that answers with the wrong dimension.
