@@ -284,6 +284,58 @@ async fn select_activates_exact_names_and_reports_unknown_ones() {
 }
 
 #[tokio::test]
+async fn select_takes_at_most_max_selected_names_and_says_where_it_stopped() {
+    let tools: Vec<FnTool> = (0..30)
+        .map(|i| tool(&format!("report_{i:02}"), "Build a sales report."))
+        .collect();
+    let manager = manager_with(tools);
+    let mut wanted: Vec<String> = (0..30).rev().map(|i| format!("report_{i:02}")).collect();
+    wanted.insert(3, "nope".into());
+    let found = shed(
+        &manager,
+        json!({"description": format!("select:{}", wanted.join(","))}),
+    )
+    .await
+    .unwrap();
+    // The first MAX_SELECTED names, in order: one of them unknown.
+    assert_eq!(MAX_SELECTED, 20);
+    let expected: Vec<&str> = wanted[..MAX_SELECTED]
+        .iter()
+        .map(String::as_str)
+        .filter(|name| *name != "nope")
+        .collect();
+    assert_eq!(names(&found), expected);
+    assert_eq!(found.unknown, ["nope"]);
+    assert_eq!(manager.active_definitions().len(), MAX_SELECTED - 1);
+    assert!(!manager.is_active(&wanted[MAX_SELECTED]));
+    let hint = found.hint.unwrap();
+    assert!(
+        hint.contains("at most 20 names")
+            && hint.contains(&format!("11 names from '{}' on", wanted[MAX_SELECTED])),
+        "{hint}"
+    );
+
+    // All known: the hint says only where it stopped.
+    let manager = manager_with(
+        (0..30)
+            .map(|i| tool(&format!("report_{i:02}"), "Build a sales report."))
+            .collect(),
+    );
+    let known: Vec<String> = (0..25).map(|i| format!("report_{i:02}")).collect();
+    let found = shed(
+        &manager,
+        json!({"description": format!("select:{}", known.join(","))}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(found.tools.len(), MAX_SELECTED);
+    assert!(found.unknown.is_empty() && found.closest.is_empty());
+    let hint = found.hint.unwrap();
+    assert!(hint.contains("5 names from 'report_20' on"), "{hint}");
+    assert!(!manager.is_active("report_20"));
+}
+
+#[tokio::test]
 async fn limit_defaults_to_five_and_is_capped() {
     let tools: Vec<FnTool> = (0..30)
         .map(|i| tool(&format!("report_{i:02}"), "Build a sales report."))
