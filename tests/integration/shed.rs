@@ -336,6 +336,26 @@ async fn select_takes_at_most_max_selected_names_and_says_where_it_stopped() {
 }
 
 #[tokio::test]
+async fn long_unknown_select_names_are_not_sent_back_whole() {
+    let manager = manager_with(catalogue());
+    let long = "x".repeat(100_000);
+    let call = shed_call(json!({"description": format!("select:{long},read_file,{long}y")}));
+    let result = manager.execute_one(&call).await.unwrap();
+    let text = result.content.to_text();
+    assert!(text.len() < 2_000, "{} characters", text.len());
+    let found: ShedResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(names(&found), ["read_file"]);
+    assert_eq!(found.unknown.len(), 2);
+    for unknown in &found.unknown {
+        assert!(
+            unknown.starts_with("xxx") && unknown.ends_with('…'),
+            "{unknown}"
+        );
+        assert!(unknown.chars().count() <= 201);
+    }
+}
+
+#[tokio::test]
 async fn limit_defaults_to_five_and_is_capped() {
     let tools: Vec<FnTool> = (0..30)
         .map(|i| tool(&format!("report_{i:02}"), "Build a sales report."))

@@ -87,7 +87,8 @@ impl ToolSummary {
 pub struct ShedResult {
     /// The tools found, best first (for `select:`, in the order named).
     pub tools: Vec<ToolSummary>,
-    /// Names given to `select:` that are not tools of this session.
+    /// Names given to `select:` that are not tools of this session (each cut after 200
+    /// characters, with `…`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<String>,
     /// When nothing matched, or `select:` named unknown tools: the session's tool names
@@ -357,7 +358,8 @@ impl ToolCallManager {
                             found.tools.push(entry);
                             names.push(Arc::from(name));
                         }
-                        None => found.unknown.push(name),
+                        // Sent back to the model: a name of any length it wrote is cut.
+                        None => found.unknown.push(echoed(&name).into_owned()),
                     }
                 }
             }
