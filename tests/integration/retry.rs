@@ -528,3 +528,45 @@ async fn fn_tools_with_annotations_are_retried_by_default() {
     // Full jitter on the default 1 s backoff.
     assert!(outcome.elapsed <= SECOND);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_custom_jitter_that_panics_waits_the_backoff_and_loses_no_outcome() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let panicking = Jitter::Custom(Arc::new(|_: Duration| panic!("jitter bug")));
+    manager
+        .set_retry_config("plain", ToolRetryConfig::default().with_jitter(panicking))
+        .unwrap();
+    // Alone: the call is retried on the schedule without jitter, and succeeds.
+    let outcome = manager
+        .execute_with_retry(&call(
+            "alone",
+            "plain",
+            json!({"fail": "network", "fail_times": 2}),
+        ))
+        .await;
+    assert_eq!(outcome.result.unwrap().content.to_text(), "alone");
+    assert_eq!(outcome.attempts, 3);
+    assert_eq!(outcome.elapsed, 3 * SECOND);
+
+    // In a batch: its outcome and the others' all come back.
+    let requests = [
+        call(
+            "flaky",
+            "plain",
+            json!({"fail": "network", "fail_times": 1}),
+        ),
+        call("other", "safe", json!({})),
+        call("failing", "plain", json!({"fail": "network"})),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(outcomes.len(), 3);
+    assert_eq!(outcomes[0].attempts, 2);
+    assert!(outcomes[0].result.is_ok(), "{:?}", outcomes[0].result);
+    assert!(outcomes[1].result.is_ok());
+    assert_eq!(outcomes[2].attempts, 4);
+    assert_eq!(
+        outcomes[2].result,
+        Err(ToolError::network("plain", "connection reset"))
+    );
+}

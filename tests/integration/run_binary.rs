@@ -181,6 +181,29 @@ async fn the_model_finds_a_tool_calls_it_and_its_answer_is_printed() {
 }
 
 #[tokio::test]
+async fn a_tool_name_the_model_wrote_reaches_the_terminal_escaped() {
+    // A call to no tool of the session, named with terminal commands (a title change, a
+    // screen clear): its line on stderr shows them escaped.
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([
+        call("c1", "\u{1b}]0;owned\u{7}\u{1b}[2Jread", json!({})),
+        text("Done."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &[], "Hello").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr:?}"
+    );
+    assert!(
+        stderr.contains("[\\u{1b}]0;owned\\u{7}\\u{1b}[2Jread: error in"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
 async fn a_destructive_call_runs_only_with_yes() {
     let script = || {
         [

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith::in_memory::HashingEmbedder;
-use toolsmith::shed::{MAX_SHED_LIMIT, MatchedBy, ShedResult, ToolShed, ToolShedError};
+use toolsmith::shed::{
+    MAX_SELECTED, MAX_SHED_LIMIT, MatchedBy, ShedResult, ToolShed, ToolShedError,
+};
 use toolsmith::{
     Args, Embedder, FnTool, RegistrationError, ServiceError, SessionParts, State, Tool, ToolArgs,
     ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult, ToolConstructor,
@@ -279,6 +281,78 @@ async fn select_activates_exact_names_and_reports_unknown_ones() {
         .await
         .unwrap();
     assert!(none.tools.is_empty() && none.unknown.is_empty());
+}
+
+#[tokio::test]
+async fn select_takes_at_most_max_selected_names_and_says_where_it_stopped() {
+    let tools: Vec<FnTool> = (0..30)
+        .map(|i| tool(&format!("report_{i:02}"), "Build a sales report."))
+        .collect();
+    let manager = manager_with(tools);
+    let mut wanted: Vec<String> = (0..30).rev().map(|i| format!("report_{i:02}")).collect();
+    wanted.insert(3, "nope".into());
+    let found = shed(
+        &manager,
+        json!({"description": format!("select:{}", wanted.join(","))}),
+    )
+    .await
+    .unwrap();
+    // The first MAX_SELECTED names, in order: one of them unknown.
+    assert_eq!(MAX_SELECTED, 20);
+    let expected: Vec<&str> = wanted[..MAX_SELECTED]
+        .iter()
+        .map(String::as_str)
+        .filter(|name| *name != "nope")
+        .collect();
+    assert_eq!(names(&found), expected);
+    assert_eq!(found.unknown, ["nope"]);
+    assert_eq!(manager.active_definitions().len(), MAX_SELECTED - 1);
+    assert!(!manager.is_active(&wanted[MAX_SELECTED]));
+    let hint = found.hint.unwrap();
+    assert!(
+        hint.contains("at most 20 names")
+            && hint.contains(&format!("11 names from '{}' on", wanted[MAX_SELECTED])),
+        "{hint}"
+    );
+
+    // All known: the hint says only where it stopped.
+    let manager = manager_with(
+        (0..30)
+            .map(|i| tool(&format!("report_{i:02}"), "Build a sales report."))
+            .collect(),
+    );
+    let known: Vec<String> = (0..25).map(|i| format!("report_{i:02}")).collect();
+    let found = shed(
+        &manager,
+        json!({"description": format!("select:{}", known.join(","))}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(found.tools.len(), MAX_SELECTED);
+    assert!(found.unknown.is_empty() && found.closest.is_empty());
+    let hint = found.hint.unwrap();
+    assert!(hint.contains("5 names from 'report_20' on"), "{hint}");
+    assert!(!manager.is_active("report_20"));
+}
+
+#[tokio::test]
+async fn long_unknown_select_names_are_not_sent_back_whole() {
+    let manager = manager_with(catalogue());
+    let long = "x".repeat(100_000);
+    let call = shed_call(json!({"description": format!("select:{long},read_file,{long}y")}));
+    let result = manager.execute_one(&call).await.unwrap();
+    let text = result.content.to_text();
+    assert!(text.len() < 2_000, "{} characters", text.len());
+    let found: ShedResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(names(&found), ["read_file"]);
+    assert_eq!(found.unknown.len(), 2);
+    for unknown in &found.unknown {
+        assert!(
+            unknown.starts_with("xxx") && unknown.ends_with('…'),
+            "{unknown}"
+        );
+        assert!(unknown.chars().count() <= 201);
+    }
 }
 
 #[tokio::test]
@@ -665,6 +739,120 @@ async fn tools_registered_later_are_embedded_and_deregistered_ones_dropped() {
     assert!(!manager.discovery().has_embedder());
     let hits = manager.discovery().search("read file", 1).await;
     assert_eq!(hits[0].matched_by, MatchedBy::Lexical);
+}
+
+/// An embedding model with a context of 512 tokens, as text-embeddings-inference serves
+/// one: it refuses a text longer than about 2,000 characters.
+struct ShortContextEmbedder(HashingEmbedder);
+
+#[async_trait]
+impl Embedder for ShortContextEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        if let Some(long) = texts.iter().position(|text| text.chars().count() > 2_000) {
+            return Err(ServiceError::new(
+                "embedder",
+                format!("input {long} must have less than 512 tokens"),
+            ));
+        }
+        self.0.embed(texts).await
+    }
+
+    fn dimensions(&self) -> usize {
+        self.0.dimensions()
+    }
+}
+
+#[tokio::test]
+async fn a_tool_with_a_long_description_does_not_keep_the_others_from_being_embedded() {
+    // The tools are embedded in batches; a text longer than the model takes failed its batch
+    // on every search, and no tool of that batch was ever embedded.
+    let manager = ToolCallManager::new("s");
+    let long = format!(
+        "Look things up in the catalogue. {}",
+        "Details. ".repeat(600)
+    );
+    manager
+        .register(Arc::new(tool("catalogue_lookup", &long)))
+        .unwrap();
+    manager
+        .register(Arc::new(tool("get_weather", "Current weather for a city.")))
+        .unwrap();
+    manager.enable_discovery(Arc::new(ShortContextEmbedder(HashingEmbedder::new(128))));
+    let hits = manager.discovery().search("weather for a city", 1).await;
+    assert_eq!(hits[0].name, "get_weather");
+    assert_eq!(hits[0].matched_by, MatchedBy::Embedding);
+    // The long one too, from the start of its text.
+    assert_eq!(manager.discovery().embedded(), 2);
+}
+
+/// An embedder that refuses every request holding a text with `refused` in it (a content
+/// filter), counting the requests that held one.
+struct RefusingEmbedder {
+    inner: HashingEmbedder,
+    refused: &'static str,
+    refusals: Mutex<usize>,
+}
+
+#[async_trait]
+impl Embedder for RefusingEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        if texts.iter().any(|text| text.contains(self.refused)) {
+            *self.refusals.lock().unwrap() += 1;
+            return Err(ServiceError::new(
+                "embedder",
+                "input refused by the content filter",
+            ));
+        }
+        self.inner.embed(texts).await
+    }
+
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+}
+
+#[tokio::test]
+async fn a_text_the_embedder_refuses_does_not_keep_the_others_from_being_embedded() {
+    // Two batches: the refused text in the first, which failed on every search and was
+    // always taken first, so that neither batch was ever embedded.
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(tool(
+            "aaa_forbidden",
+            "Mentions the forbidden word.",
+        )))
+        .unwrap();
+    for i in 0..99 {
+        let name = format!("gadget_{i:03}");
+        let description = format!("Gadget number {i}.");
+        manager
+            .register(Arc::new(tool(&name, &description)))
+            .unwrap();
+    }
+    let embedder = Arc::new(RefusingEmbedder {
+        inner: HashingEmbedder::new(128),
+        refused: "forbidden",
+        refusals: Mutex::new(0),
+    });
+    manager.enable_discovery(Arc::clone(&embedder) as Arc<dyn Embedder>);
+    for _ in 0..10 {
+        manager.discovery().search("gadget number 42", 3).await;
+    }
+    assert_eq!(manager.discovery().embedded(), 99);
+    let hits = manager.discovery().search("gadget number 42", 3).await;
+    assert!(
+        hits.iter().all(|h| h.matched_by == MatchedBy::Embedding),
+        "{hits:?}"
+    );
+    // The refused text alone is tried again less and less often.
+    let refusals = *embedder.refusals.lock().unwrap();
+    for _ in 0..40 {
+        manager.discovery().search("gadget number 7", 3).await;
+    }
+    let later = *embedder.refusals.lock().unwrap() - refusals;
+    assert!(later <= 6, "refused {later} times in 40 searches");
+    assert!(later >= 1, "still tried now and then");
+    assert_eq!(manager.discovery().embedded(), 99);
 }
 
 /// An embedder that is down, or one that answers with the wrong dimension.

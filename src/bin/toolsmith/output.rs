@@ -1,6 +1,7 @@
 //! What the subcommands print on stdout. A reader that stops early (`toolsmith tools | head`)
 //! ends the command quietly, as it does other Unix tools, where `println!` would panic.
 
+use std::borrow::Cow;
 use std::fmt::Display;
 use std::io::{ErrorKind, Write as _};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,4 +48,37 @@ pub fn reader_gone() -> Failure {
 /// and the command ends quietly. Any other failure is still one.
 pub fn is_closed_stdout(failure: &Failure) -> bool {
     closed() && failure.0 == CLOSED_MESSAGE
+}
+
+/// `text` as a terminal may be shown it: its control characters (escape sequences that
+/// would drive the terminal, line breaks) escaped, the rest as it is. For what a model or
+/// a server wrote: a tool's name, a description.
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escaped;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_kept() {
+        assert_eq!(escaped("read_file"), "read_file");
+        assert_eq!(escaped("é ü"), "é ü");
+        assert_eq!(
+            escaped("\u{1b}]0;title\u{7}a\nb\u{9b}"),
+            "\\u{1b}]0;title\\u{7}a\\nb\\u{9b}"
+        );
+    }
 }

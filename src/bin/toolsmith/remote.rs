@@ -51,21 +51,60 @@ pub async fn list(
 /// The server's name, then a line a tool: its name and the first line of its description.
 fn print_tools(client: &McpClient) -> Result<(), Failure> {
     if let Some(info) = client.server_info() {
-        output::line(format_args!("# {} {}", info.name, info.version))?;
+        output::line(format_args!(
+            "# {} {}",
+            output::escaped(&info.name),
+            output::escaped(&info.version)
+        ))?;
     }
     for tool in client.tools() {
         let definition = tool.definition();
-        let description = definition.description();
-        let first_line = description.lines().next().unwrap_or_default();
-        if tool.name() == tool.original_name() {
-            output::line(format_args!("{}\t{first_line}", tool.name()))?;
-        } else {
-            output::line(format_args!(
-                "{}\t{first_line} (on the server: {})",
-                tool.name(),
-                tool.original_name()
-            ))?;
-        }
+        output::line(tool_line(
+            tool.name(),
+            tool.original_name(),
+            &definition.description(),
+        ))?;
     }
     Ok(())
+}
+
+/// A tool's line: its name here, the first line of its description, and its name on the
+/// server when that differs. What the server wrote is shown escaped: a description or a
+/// name with an escape sequence must not drive the terminal.
+fn tool_line(name: &str, original_name: &str, description: &str) -> String {
+    let first_line = output::escaped(description.lines().next().unwrap_or_default());
+    let shown = output::escaped(name);
+    if name == original_name {
+        format!("{shown}\t{first_line}")
+    } else {
+        format!(
+            "{shown}\t{first_line} (on the server: {})",
+            output::escaped(original_name)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_line;
+
+    #[test]
+    fn a_tool_line_shows_what_the_server_wrote_escaped() {
+        assert_eq!(
+            tool_line("read", "read", "Read a file.\nMore."),
+            "read\tRead a file."
+        );
+        assert_eq!(
+            tool_line("get_x", "get.x", "Gets x."),
+            "get_x\tGets x. (on the server: get.x)"
+        );
+        assert_eq!(
+            tool_line(
+                "clear",
+                "clear\u{1b}[2J",
+                "Clears\u{1b}]0;owned\u{7} the screen."
+            ),
+            "clear\tClears\\u{1b}]0;owned\\u{7} the screen. (on the server: clear\\u{1b}[2J)"
+        );
+    }
 }

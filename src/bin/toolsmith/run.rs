@@ -97,7 +97,12 @@ impl Screen {
                 ..
             } => {
                 let outcome = if *is_error { "error" } else { "ok" };
-                eprintln!("[{name}: {outcome} in {duration:.1?}] {}", preview(summary));
+                // The name is the model's: a call to no tool of the session has any name.
+                eprintln!(
+                    "[{}: {outcome} in {duration:.1?}] {}",
+                    output::escaped(name),
+                    preview(summary)
+                );
             }
             _ => {}
         }
@@ -170,7 +175,7 @@ fn approve(call: &ToolCallRequest, yes: bool) -> bool {
     if !std::io::stdin().is_terminal() {
         eprintln!(
             "[{}: refused; `toolsmith run --yes` lets the model run destructive tools]",
-            call.name
+            output::escaped(&call.name)
         );
         return false;
     }
@@ -193,7 +198,7 @@ fn ask(call: &ToolCallRequest, input: &mut impl BufRead, output: &mut impl Write
     let asked = write!(
         output,
         "Allow {} {}? [y/N] ",
-        call.name,
+        output::escaped(&call.name),
         call.arguments.as_value()
     )
     .and_then(|()| output.flush());

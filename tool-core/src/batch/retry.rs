@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -12,6 +13,7 @@ use tokio::time::Instant;
 use crate::batch::DropContained;
 use crate::manager::RegisteredTool;
 use crate::tool::call_annotations::call_annotations;
+use crate::tool::error::panic_message;
 use crate::{
     SHED_TOOL_NAME, ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome,
     ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind,
@@ -30,7 +32,9 @@ pub enum Jitter {
     /// Full jitter drawn from a generator seeded with this value at the start of every call,
     /// so the schedule is reproducible (tests, simulations).
     FullSeeded(u64),
-    /// A function from the computed backoff to the wait.
+    /// A function from the computed backoff to the wait. Should it panic, the call waits
+    /// the computed backoff instead, for this retry and its later ones (the panic is logged):
+    /// a randomisation that fails costs the call neither its retries nor its outcome.
     Custom(Arc<dyn Fn(Duration) -> Duration + Send + Sync>),
 }
 
@@ -74,13 +78,30 @@ impl<'a> JitterState<'a> {
         }
     }
 
-    fn apply(&mut self, backoff: Duration) -> Duration {
+    /// The wait before a retry of `tool` whose computed backoff is `backoff`.
+    fn apply(&mut self, backoff: Duration, tool: &str) -> Duration {
         let nanos = u64::try_from(backoff.as_nanos()).unwrap_or(u64::MAX);
         match self {
             Self::Fixed => backoff,
             Self::ThreadRandom => Duration::from_nanos(fastrand::u64(0..=nanos)),
             Self::Seeded(rng) => Duration::from_nanos(rng.u64(0..=nanos)),
-            Self::Custom(function) => function(backoff),
+            Self::Custom(function) => {
+                // A panic here would unwind through the retry loop into the batch's caller,
+                // losing every outcome; the backoff is the wait the config bounds anyway.
+                match std::panic::catch_unwind(AssertUnwindSafe(|| function(backoff))) {
+                    Ok(wait) => wait,
+                    Err(panic) => {
+                        tracing::error!(
+                            tool,
+                            panic = %panic_message(panic.as_ref()),
+                            "a custom retry jitter panicked; this call's retries wait the \
+                             backoff without jitter"
+                        );
+                        *self = Self::Fixed;
+                        backoff
+                    }
+                }
+            }
         }
     }
 }
@@ -317,7 +338,7 @@ impl PreparedCall {
                 Err(error) if !last && policy.should_retry(&error) => error,
                 Err(error) => return Err(error),
             };
-            let wait = jitter.apply(policy.backoff(retry));
+            let wait = jitter.apply(policy.backoff(retry), name);
             // The batch would stop such a retry before it ran, and report its deadline
             // rather than the error the call ended in.
             if deadline.is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|t| t >= at)) {
@@ -584,7 +605,9 @@ mod tests {
         let seeded = Jitter::FullSeeded(7);
         let draw = |jitter: &Jitter| {
             let mut state = JitterState::new(jitter);
-            (0..50).map(|_| state.apply(backoff)).collect::<Vec<_>>()
+            (0..50)
+                .map(|_| state.apply(backoff, "t"))
+                .collect::<Vec<_>>()
         };
         let first = draw(&seeded);
         assert_eq!(first, draw(&seeded));

@@ -7,9 +7,11 @@
 //! for their dependencies; in a large batch each pass asks for the strings of requests a
 //! little ahead of the one it reads.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::hash::BuildHasher;
 
+use crate::provider::cut_to;
 use crate::{ExecutionHint, ToolCallManager, ToolCallRequest, ToolError};
 
 /// How the calls of one [`WorkflowStage`] run.
@@ -157,17 +159,7 @@ impl<'a> Workflow<'a> {
 
         let depth = match depths(count, &dependency_starts, &dependencies) {
             Ok(depth) => depth,
-            Err(cycle) => {
-                let ids: Vec<&str> = cycle.iter().map(|&i| requests[i].id.as_str()).collect();
-                return Err(ToolError::invalid_arguments(
-                    &requests[cycle[0]].name,
-                    format!(
-                        "the calls' dependencies form a cycle: {} -> {} (each depends on the next)",
-                        ids.join(" -> "),
-                        ids[0]
-                    ),
-                ));
-            }
+            Err(cycle) => return Err(cycle_error(requests, &cycle)),
         };
 
         let (stage_calls, stages) = group_by_depth(&depth, &sequential);
@@ -237,6 +229,13 @@ impl<'a> Workflow<'a> {
     }
 }
 
+/// The most characters of a call's id a planning error quotes: ids are the model's, and an
+/// error goes into the outcome of every call of the batch.
+const MAX_QUOTED_ID_CHARS: usize = 64;
+
+/// The most calls of a cycle a planning error names.
+const MAX_LISTED_CYCLE_CALLS: usize = 10;
+
 /// Up to this many calls, ids are compared directly, which allocates nothing (a model's
 /// batch is a handful of calls); larger batches go through an [`IdTable`].
 const SCAN_LIMIT: usize = 16;
@@ -276,9 +275,41 @@ fn duplicate_id(requests: &[ToolCallRequest], first: usize, call: usize) -> Tool
         &request.name,
         format!(
             "two calls of the batch have the id '{}' (calls #{first} and #{call}); ids must be unique",
-            request.id
+            quoted_id(&request.id)
         ),
     )
+}
+
+/// The error for the calls of `cycle` (each depending on the next, the last on the first):
+/// the first [`MAX_LISTED_CYCLE_CALLS`] named, and how many there are when that is not all.
+#[cold]
+fn cycle_error(requests: &[ToolCallRequest], cycle: &[usize]) -> ToolError {
+    let id = |call: usize| quoted_id(&requests[call].id);
+    let mut listed: Vec<Cow<'_, str>> = cycle
+        .iter()
+        .take(MAX_LISTED_CYCLE_CALLS)
+        .map(|&call| id(call))
+        .collect();
+    let unlisted = cycle.len() - listed.len();
+    let count = if unlisted > 0 {
+        listed.push(Cow::Owned(format!("… ({unlisted} more)")));
+        format!(" of {} calls", cycle.len())
+    } else {
+        String::new()
+    };
+    ToolError::invalid_arguments(
+        &requests[cycle[0]].name,
+        format!(
+            "the calls' dependencies form a cycle{count}: {} -> {} (each depends on the next)",
+            listed.join(" -> "),
+            id(cycle[0])
+        ),
+    )
+}
+
+/// A call's id as a planning error quotes it: cut after [`MAX_QUOTED_ID_CHARS`] characters.
+fn quoted_id(id: &str) -> Cow<'_, str> {
+    cut_to(id, MAX_QUOTED_ID_CHARS)
 }
 
 /// Every call's dependencies as indices, call after call, `find` giving the call that has
@@ -315,12 +346,13 @@ fn resolve(
 
 #[cold]
 fn invalid_dependency(request: &ToolCallRequest, dependency: &str, itself: bool) -> ToolError {
+    let id = quoted_id(&request.id);
     let reason = if itself {
-        format!("call '{}' depends on itself", request.id)
+        format!("call '{id}' depends on itself")
     } else {
         format!(
-            "call '{}' depends on '{dependency}', which is not a call of this batch",
-            request.id
+            "call '{id}' depends on '{}', which is not a call of this batch",
+            quoted_id(dependency)
         )
     };
     ToolError::invalid_arguments(&request.name, reason)
@@ -796,13 +828,18 @@ mod tests {
             }
         });
         let message = reason(&cyclic);
-        // c10 depends on c50, which depends on c49, … down to c11, which depends on c10.
+        // c10 depends on c50, which depends on c49, … down to c11, which depends on c10: 41
+        // calls, the first ten named.
         let on_cycle: Vec<String> = std::iter::once(10)
-            .chain((11..=50).rev())
+            .chain((41..=50).rev())
+            .take(MAX_LISTED_CYCLE_CALLS)
             .map(|i| format!("c{i}"))
             .collect();
         assert!(
-            message.contains(&format!("cycle: {} -> c10 (", on_cycle.join(" -> "))),
+            message.contains(&format!(
+                "cycle of 41 calls: {} -> … (31 more) -> c10 (",
+                on_cycle.join(" -> ")
+            )),
             "{message}"
         );
     }
@@ -890,6 +927,39 @@ mod tests {
         assert_eq!(workflow.stage(0).unwrap().calls(), [n - 1]);
         assert_eq!(workflow.stage(n - 1).unwrap().calls(), [0]);
         assert_eq!(workflow.dependencies(0), [1]);
+    }
+
+    #[test]
+    fn planning_errors_stay_short_however_large_the_batch() {
+        // A cycle through every call of a large batch: its error, which every call's outcome
+        // carries, names the first calls of the cycle and how many there are, not all of them
+        // (5,000 outcomes of 30 KB each before).
+        let n = 5_000;
+        let message = reason(&numbered(n, |i| vec![(i + 1) % n]));
+        assert!(message.len() < 1_000, "{} bytes", message.len());
+        assert!(
+            message.ends_with(
+                "form a cycle of 5000 calls: c0 -> c1 -> c2 -> c3 -> c4 -> c5 -> c6 -> c7 \
+                 -> c8 -> c9 -> … (4990 more) -> c0 (each depends on the next)"
+            ),
+            "{message}"
+        );
+        // Ids the model wrote are quoted cut, wherever an error names them.
+        let long = "x".repeat(100_000);
+        let cut = format!("{}…", "x".repeat(MAX_QUOTED_ID_CHARS));
+        let messages = [
+            reason(&[call(&long, &[]), call(&long, &[])]),
+            reason(&[call(&long, &[&long])]),
+            reason(&[call("a", &[&long])]),
+            reason(&[call(&long, &["b"]), call("b", &[&long])]),
+        ];
+        for message in messages {
+            assert!(message.len() < 1_000, "{} bytes", message.len());
+            assert!(
+                message.contains(&format!("'{cut}'")) || message.contains(&cut),
+                "{message}"
+            );
+        }
     }
 
     #[test]

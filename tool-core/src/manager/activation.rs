@@ -2,9 +2,9 @@
 //! `shed` returns it (or when activated by hand); a call to an inactive tool is refused with
 //! [`ToolError::NotActive`] by loops that check offers.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::manager::RegisteredTool;
 use crate::{Tool, ToolCallManager, ToolError};
@@ -16,20 +16,50 @@ type Hasher = foldhash::fast::RandomState;
 /// The set of active tool names, in activation order.
 #[derive(Debug, Default)]
 pub(crate) struct ActiveSet {
-    names: RwLock<(HashSet<String, Hasher>, Vec<String>)>,
+    names: RwLock<ActiveNames>,
+}
+
+/// The active names and their order.
+#[derive(Debug, Default)]
+struct ActiveNames {
+    /// Each active name, with its place in `order`.
+    places: HashMap<Arc<str>, usize, Hasher>,
+    /// The names in activation order; `None` where a name was deactivated, until the holes
+    /// outnumber the names (removing it from the list there and then made deregistering
+    /// many active tools quadratic: 50,000 took minutes).
+    order: Vec<Option<Arc<str>>>,
+}
+
+/// Holes in the order are kept up to this many even when they outnumber the names: closing
+/// them costs a pass over the order.
+const MIN_HOLES_CLOSED: usize = 32;
+
+impl ActiveNames {
+    /// Drops the holes from `order`, renumbering the places.
+    fn close_holes(&mut self) {
+        self.order.retain(Option::is_some);
+        for (at, name) in self.order.iter().enumerate() {
+            if let Some(name) = name
+                && let Some(place) = self.places.get_mut(name)
+            {
+                *place = at;
+            }
+        }
+    }
 }
 
 impl ActiveSet {
     /// Adds the names not yet active, in order; whether any was added.
     pub(crate) fn activate<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> bool {
         let mut guard = self.names.write().unwrap_or_else(PoisonError::into_inner);
-        let (set, order) = &mut *guard;
+        let ActiveNames { places, order } = &mut *guard;
         let mut added = false;
         for name in names {
             // Looked up before copying: a `shed` call mostly returns tools already active.
-            if !set.contains(name) {
-                set.insert(name.to_owned());
-                order.push(name.to_owned());
+            if !places.contains_key(name) {
+                let name: Arc<str> = Arc::from(name);
+                places.insert(Arc::clone(&name), order.len());
+                order.push(Some(name));
                 added = true;
             }
         }
@@ -38,20 +68,29 @@ impl ActiveSet {
 
     pub(crate) fn deactivate(&self, name: &str) {
         let mut guard = self.names.write().unwrap_or_else(PoisonError::into_inner);
-        let (set, order) = &mut *guard;
-        if set.remove(name) {
-            order.retain(|n| n != name);
+        let names = &mut *guard;
+        if let Some(at) = names.places.remove(name) {
+            names.order[at] = None;
+            let holes = names.order.len() - names.places.len();
+            if holes > MIN_HOLES_CLOSED && holes > names.places.len() {
+                names.close_holes();
+            }
         }
     }
 
     pub(crate) fn contains(&self, name: &str) -> bool {
         let guard = self.names.read().unwrap_or_else(PoisonError::into_inner);
-        guard.0.contains(name)
+        guard.places.contains_key(name)
     }
 
     pub(crate) fn ordered(&self) -> Vec<String> {
         let guard = self.names.read().unwrap_or_else(PoisonError::into_inner);
-        guard.1.clone()
+        guard
+            .order
+            .iter()
+            .flatten()
+            .map(|name| String::from(&**name))
+            .collect()
     }
 }
 
@@ -154,5 +193,36 @@ impl ToolCallManager {
             return Err(ToolError::NotActive(name.to_owned()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deactivating_most_names_keeps_the_order_of_the_rest() {
+        let set = ActiveSet::default();
+        let names: Vec<String> = (0..200).map(|i| format!("t{i}")).collect();
+        assert!(set.activate(names.iter().map(String::as_str)));
+        assert!(!set.activate(["t5"]));
+        // Past the point where the holes are closed, and a name deactivated twice.
+        for name in names.iter().step_by(3).chain(&names[..150]) {
+            set.deactivate(name);
+        }
+        let rest: Vec<String> = names[150..]
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (150 + i) % 3 != 0)
+            .map(|(_, name)| name.clone())
+            .collect();
+        assert_eq!(set.ordered(), rest);
+        assert!(!set.contains("t0") && set.contains("t151"));
+        assert!(set.activate(["t0"]));
+        set.deactivate("t151");
+        let mut expected = rest;
+        expected.retain(|name| name != "t151");
+        expected.push("t0".into());
+        assert_eq!(set.ordered(), expected);
     }
 }

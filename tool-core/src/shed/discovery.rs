@@ -78,8 +78,12 @@ impl From<LexicalHit<Entry>> for FoundTool {
 ///
 /// With an [`Embedder`], a search first ranks the tools by cosine similarity between the
 /// query's embedding and theirs, and fills the rest of its `limit` from the lexical index.
-/// A tool's embedding is computed by the first search after it is added (in batches); an
-/// embedder that fails is logged and the search answers from the lexical index alone.
+/// A tool's embedding is computed by the first search after it is added (in batches). A
+/// batch the embedder fails is logged and tried again by later searches in smaller batches,
+/// so that a text it refuses keeps none of the others from being embedded (that text, once
+/// alone, waits more and more searches between tries); the search goes on with the tools
+/// embedded so far. An embedder that fails on the query is logged and the search answers
+/// from the lexical index alone.
 ///
 /// A [`ToolCallManager`](crate::ToolCallManager) keeps one, in step with its registry.
 ///
@@ -323,10 +327,23 @@ impl ToolDiscovery {
         limit: usize,
     ) -> Result<Vec<FoundTool>, ServiceError> {
         let dimensions = embedder.dimensions();
+        self.embeddings.start_search();
         while let Some(batch) = self.embeddings.take_pending() {
-            let vectors = embedder.embed(&batch.texts).await?;
-            check_shape(&vectors, batch.texts.len(), dimensions)?;
-            batch.complete(vectors);
+            let embedded = match embedder.embed(&batch.texts).await {
+                Ok(vectors) => {
+                    check_shape(&vectors, batch.texts.len(), dimensions).map(|()| vectors)
+                }
+                Err(error) => Err(error),
+            };
+            match embedded {
+                Ok(vectors) => batch.complete(vectors),
+                // Put back to be tried in smaller batches (logged): the tools embedded so
+                // far still answer the query, and the next search goes on with the rest.
+                Err(error) => {
+                    batch.fail(&error);
+                    break;
+                }
+            }
         }
         let mut query_vectors = embedder.embed(&[query.to_owned()]).await?;
         check_shape(&query_vectors, 1, dimensions)?;

@@ -4,15 +4,25 @@
 //! here and embedded, in batches, by the next search; until then the lexical index answers
 //! for it. A deregistered tool leaves at once, and a vector that arrives for a tool removed
 //! (or replaced) meanwhile is dropped.
+//!
+//! An embedder may refuse one text of a batch (a content filter, a text too long for its
+//! model) and so fail the whole batch. A failed batch's texts are tried again from the next
+//! search in batches half its size, after the tools never tried, until the text it refuses is
+//! alone; that one then waits more and more searches (up to [`MAX_LONE_RETRY_WAIT`]) before
+//! each new try, and the others are embedded meanwhile.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::Tool;
 use crate::shed::tool_text::embedding_text;
+use crate::{ServiceError, Tool};
 
 /// How many tool texts go to the embedder in one call.
 pub(crate) const EMBED_BATCH: usize = 64;
+
+/// The most searches a text the embedder failed on its own waits before it is tried again:
+/// the waits double from 2 up to this.
+pub(crate) const MAX_LONE_RETRY_WAIT: u64 = 64;
 
 /// One tool's entry: its text until embedded, then its unit-length vector.
 #[derive(Debug)]
@@ -23,12 +33,44 @@ struct Entry {
     vector: Option<Box<[f32]>>,
     /// Taken by a search that is embedding it now.
     in_flight: bool,
+    /// The largest batch it goes in next: half of the last one that failed with it.
+    batch_limit: usize,
+    /// How many times it failed alone.
+    lone_failures: u32,
 }
+
+/// A tool waiting to be embedded: its name and the registration it was queued for (an entry
+/// replaced or removed since leaves its queued places stale, skipped when met).
+type Queued = (Arc<str>, u64);
 
 #[derive(Debug, Default)]
 struct Entries {
     by_name: HashMap<Arc<str>, Entry>,
     next_generation: u64,
+    /// Tools not yet tried, in the order they were queued.
+    fresh: VecDeque<Queued>,
+    /// Tools whose batch failed (or was dropped unfinished), by the search from which they
+    /// may be tried again, then in the order they were put back.
+    retrying: BTreeMap<(u64, u64), Queued>,
+    /// How many searches have started embedding: the clock of `retrying`.
+    searches: u64,
+    /// Orders the tools put back at the same search.
+    next_retry: u64,
+}
+
+impl Entries {
+    /// The entry of `queued`, when that registration is still waiting to be embedded.
+    fn waiting(&mut self, queued: &Queued) -> Option<&mut Entry> {
+        self.by_name
+            .get_mut(&queued.0)
+            .filter(|e| e.generation == queued.1 && e.vector.is_none() && !e.in_flight)
+    }
+
+    /// Puts `queued` back to be tried from search `due` on.
+    fn retry_from(&mut self, due: u64, queued: Queued) {
+        self.next_retry += 1;
+        self.retrying.insert((due, self.next_retry), queued);
+    }
 }
 
 /// The tools' embeddings, and the queue of tools still to embed.
@@ -40,7 +82,7 @@ pub(crate) struct EmbeddingIndex {
 /// Tool texts handed to the embedder; returned to the queue if dropped unfinished.
 pub(crate) struct PendingBatch<'a> {
     index: &'a EmbeddingIndex,
-    items: Vec<(Arc<str>, u64)>,
+    items: Vec<Queued>,
     pub(crate) texts: Vec<String>,
 }
 
@@ -55,15 +97,29 @@ impl EmbeddingIndex {
         let mut entries = self.lock();
         entries.next_generation += 1;
         let generation = entries.next_generation;
+        let name: Arc<str> = Arc::from(tool.name());
         entries.by_name.insert(
-            Arc::from(tool.name()),
+            Arc::clone(&name),
             Entry {
                 generation,
                 text,
                 vector: None,
                 in_flight: false,
+                batch_limit: EMBED_BATCH,
+                lone_failures: 0,
             },
         );
+        entries.fresh.push_back((name, generation));
+        // Tools replaced or removed before a search leave stale places: dropped once they
+        // outnumber the tools, so that churn without searches cannot grow the queue.
+        if entries.fresh.len() > 2 * entries.by_name.len() + EMBED_BATCH {
+            let Entries { by_name, fresh, .. } = &mut *entries;
+            fresh.retain(|(name, generation)| {
+                by_name
+                    .get(name)
+                    .is_some_and(|e| e.generation == *generation && e.vector.is_none())
+            });
+        }
     }
 
     /// Removes the tool `name` (its vector or its place in the queue).
@@ -73,7 +129,10 @@ impl EmbeddingIndex {
 
     /// Forgets everything.
     pub(crate) fn clear(&self) {
-        self.lock().by_name.clear();
+        let mut entries = self.lock();
+        entries.by_name.clear();
+        entries.fresh.clear();
+        entries.retrying.clear();
     }
 
     /// The number of tools with a vector.
@@ -85,27 +144,56 @@ impl EmbeddingIndex {
             .count()
     }
 
-    /// Up to [`EMBED_BATCH`] queued tools no other search is embedding, in name order.
+    /// Counts a search that embeds what is queued: texts that failed wait in searches.
+    pub(crate) fn start_search(&self) {
+        self.lock().searches += 1;
+    }
+
+    /// Up to [`EMBED_BATCH`] queued tools no other search is embedding: the tools never tried
+    /// first, in the order queued; then those of failed batches whose wait is over, in
+    /// batches of half the failed one's size.
     pub(crate) fn take_pending(&self) -> Option<PendingBatch<'_>> {
         let mut entries = self.lock();
-        let mut waiting: Vec<(&Arc<str>, &Entry)> = entries
-            .by_name
-            .iter()
-            .filter(|(_, e)| e.vector.is_none() && !e.in_flight)
-            .collect();
-        if waiting.is_empty() {
-            return None;
+        let mut items = Vec::new();
+        let mut texts = Vec::new();
+        let mut take = |entries: &mut Entries, queued: Queued| -> Option<usize> {
+            let entry = entries.waiting(&queued)?;
+            entry.in_flight = true;
+            texts.push(entry.text.clone());
+            let limit = entry.batch_limit;
+            items.push(queued);
+            Some(limit)
+        };
+        let mut taken = 0;
+        while taken < EMBED_BATCH
+            && let Some(queued) = entries.fresh.pop_front()
+        {
+            taken += usize::from(take(&mut entries, queued).is_some());
         }
-        waiting.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        waiting.truncate(EMBED_BATCH);
-        let (items, texts): (Vec<_>, Vec<_>) = waiting
-            .into_iter()
-            .map(|(name, e)| ((Arc::clone(name), e.generation), e.text.clone()))
-            .unzip();
-        for (name, _) in &items {
-            if let Some(entry) = entries.by_name.get_mut(name) {
-                entry.in_flight = true;
+        if taken == 0 {
+            // The first one taken sets the batch's size: the texts of one failed batch were
+            // put back together, and go on together.
+            let mut size = EMBED_BATCH;
+            while taken < size {
+                let now = entries.searches;
+                let Some(next) = entries.retrying.first_entry() else {
+                    break;
+                };
+                if next.key().0 > now {
+                    break;
+                }
+                let queued = next.remove();
+                if let Some(limit) = take(&mut entries, queued) {
+                    if taken == 0 {
+                        size = limit;
+                    }
+                    taken += 1;
+                }
             }
+        }
+        drop(entries);
+        if items.is_empty() {
+            return None;
         }
         Some(PendingBatch {
             index: self,
@@ -161,20 +249,65 @@ impl PendingBatch<'_> {
             }
         }
     }
+
+    /// Puts the texts of a batch the embedder failed (with `error`) back: a batch of several
+    /// to be tried from the next search in halves, a text alone after twice the searches it
+    /// waited last time (2 the first time, at most [`MAX_LONE_RETRY_WAIT`]).
+    pub(crate) fn fail(mut self, error: &ServiceError) {
+        let items = std::mem::take(&mut self.items);
+        let size = items.len();
+        let lone = (size == 1).then(|| Arc::clone(&items[0].0));
+        let mut entries = self.index.lock();
+        let now = entries.searches;
+        let mut wait = 1;
+        for queued in items {
+            let Some(entry) = entries.by_name.get_mut(&queued.0) else {
+                continue;
+            };
+            if entry.generation != queued.1 {
+                continue;
+            }
+            entry.in_flight = false;
+            if size > 1 {
+                entry.batch_limit = size / 2;
+            } else {
+                entry.lone_failures = entry.lone_failures.saturating_add(1);
+                wait = 1u64
+                    .checked_shl(entry.lone_failures)
+                    .unwrap_or(u64::MAX)
+                    .min(MAX_LONE_RETRY_WAIT);
+            }
+            entries.retry_from(now.saturating_add(wait), queued);
+        }
+        drop(entries);
+        match lone {
+            Some(name) => log::warn!(
+                "tool discovery: the embedder failed on the text of `{name}` ({error}); \
+                 tried again in {wait} searches, found lexically meanwhile"
+            ),
+            None => log::warn!(
+                "tool discovery: the embedder failed on a batch of {size} tool texts \
+                 ({error}); they are tried again in smaller batches from the next search"
+            ),
+        }
+    }
 }
 
 impl Drop for PendingBatch<'_> {
-    /// A batch that failed or was cancelled goes back to the queue for the next search.
+    /// A batch that was dropped unfinished (its search was cancelled) goes back to be tried
+    /// by the next search, as it was.
     fn drop(&mut self) {
         if self.items.is_empty() {
             return;
         }
         let mut entries = self.index.lock();
-        for (name, generation) in &self.items {
-            if let Some(entry) = entries.by_name.get_mut(name)
-                && entry.generation == *generation
+        let now = entries.searches;
+        for queued in std::mem::take(&mut self.items) {
+            if let Some(entry) = entries.by_name.get_mut(&queued.0)
+                && entry.generation == queued.1
             {
                 entry.in_flight = false;
+                entries.retry_from(now, queued);
             }
         }
     }

@@ -26,6 +26,11 @@ pub const MAX_SHED_LIMIT: usize = 20;
 /// A `shed` query of the form `select:name1,name2` activates those tools by exact name.
 pub const SELECT_PREFIX: &str = "select:";
 
+/// The most names one `select:` query takes, as [`MAX_SHED_LIMIT`] caps a search: the names
+/// after them are neither looked up nor activated, and the result's
+/// [`hint`](ShedResult::hint) says how many were left and from which one on.
+pub const MAX_SELECTED: usize = MAX_SHED_LIMIT;
+
 /// The category of the `shed` meta-tool.
 pub const SHED_CATEGORY: &str = "discovery";
 
@@ -82,7 +87,8 @@ impl ToolSummary {
 pub struct ShedResult {
     /// The tools found, best first (for `select:`, in the order named).
     pub tools: Vec<ToolSummary>,
-    /// Names given to `select:` that are not tools of this session.
+    /// Names given to `select:` that are not tools of this session (each cut after 200
+    /// characters, with `…`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<String>,
     /// When nothing matched, or `select:` named unknown tools: the session's tool names
@@ -95,8 +101,8 @@ pub struct ShedResult {
     /// otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
-    /// When no tool was found or a name was unknown: what happened and what to try next, in
-    /// words for the model.
+    /// When no tool was found, a name was unknown, or `select:` named more than
+    /// [`MAX_SELECTED`] tools: what happened and what to try next, in words for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -155,22 +161,50 @@ static SHED_VALIDATOR: LazyLock<ArgumentValidator> = LazyLock::new(|| {
     ArgumentValidator::compile(&SHED_DEFINITION).expect("the shed schema is valid")
 });
 
-/// The names of a `select:` query, in order, without repeats or blanks; `None` for a search.
-fn selected_names(query: &str) -> Option<Vec<String>> {
+/// The names of a `select:` query, in order, without repeats or blanks, and those past
+/// [`MAX_SELECTED`]; `None` for a search.
+fn selected_names(query: &str) -> Option<Selection> {
     let query = query.trim_start();
     let prefix = query.get(..SELECT_PREFIX.len())?;
     if !prefix.eq_ignore_ascii_case(SELECT_PREFIX) {
         return None;
     }
     let mut seen = HashSet::new();
-    Some(
-        query[SELECT_PREFIX.len()..]
-            .split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty() && seen.insert(*name))
-            .map(str::to_owned)
-            .collect(),
-    )
+    let mut names = query[SELECT_PREFIX.len()..]
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty() && seen.insert(*name));
+    let taken = names
+        .by_ref()
+        .take(MAX_SELECTED)
+        .map(str::to_owned)
+        .collect();
+    let left_out = names.next().map(|first| LeftOut {
+        first: first.to_owned(),
+        count: 1 + names.count(),
+    });
+    Some(Selection {
+        names: taken,
+        left_out,
+    })
+}
+
+/// The names a `select:` query takes.
+#[derive(Debug, PartialEq)]
+struct Selection {
+    /// At most [`MAX_SELECTED`].
+    names: Vec<String>,
+    /// The names after those, if any.
+    left_out: Option<LeftOut>,
+}
+
+/// The names of a `select:` query past [`MAX_SELECTED`].
+#[derive(Debug, PartialEq)]
+struct LeftOut {
+    /// The first of them.
+    first: String,
+    /// How many there are.
+    count: usize,
 }
 
 /// How many words of a description that found nothing are compared with the parts of the
@@ -296,7 +330,8 @@ impl ToolCallManager {
     ///
     /// `limit` defaults to [`DEFAULT_SHED_LIMIT`], is at least 1 (as the model's is) and is
     /// capped at [`MAX_SHED_LIMIT`]. A query `select:name1,name2` returns and activates those
-    /// tools by exact name, whatever the limit; names that are not registered are listed in
+    /// tools by exact name, whatever the limit, up to [`MAX_SELECTED`] names (the hint says
+    /// from which one on the rest were left); names that are not registered are listed in
     /// [`ShedResult::unknown`]. When no tool is found, or a name is unknown, the result also
     /// gives the closest tool names, the categories of the session's tools and a hint
     /// ([`ShedResult::closest`], [`categories`](ShedResult::categories),
@@ -316,13 +351,15 @@ impl ToolCallManager {
         let mut names = Vec::new();
         match selected_names(description) {
             Some(selected) => {
-                for name in selected {
+                found.left_out = selected.left_out;
+                for name in selected.names {
                     match self.entry(&name) {
                         Some(entry) => {
                             found.tools.push(entry);
                             names.push(Arc::from(name));
                         }
-                        None => found.unknown.push(name),
+                        // Sent back to the model: a name of any length it wrote is cut.
+                        None => found.unknown.push(echoed(&name).into_owned()),
                     }
                 }
             }
@@ -337,7 +374,7 @@ impl ToolCallManager {
                 }
             }
         }
-        if found.tools.is_empty() || !found.unknown.is_empty() {
+        if found.tools.is_empty() || !found.unknown.is_empty() || found.left_out.is_some() {
             found.explanation = self.explain(description, &found);
         }
         // Each came with its registration, so it is activated without a look-up by name (and
@@ -383,12 +420,23 @@ impl ToolCallManager {
                 "Not tools of this session: {}.",
                 echoed(&unknown.join(", "))
             ));
-        } else if select {
+        } else if select && found.tools.is_empty() {
             hint.push_str(&format!("`{SELECT_PREFIX}` named no tool."));
-        } else {
+        } else if !select {
             hint.push_str(&format!(
                 "No tool matched {:?}.",
                 echoed(description.trim())
+            ));
+        }
+        if let Some(left_out) = &found.left_out {
+            let first = echoed(&left_out.first);
+            let which = match left_out.count {
+                1 => format!("the name '{first}' was"),
+                count => format!("the {count} names from '{first}' on were"),
+            };
+            hint.push_str(&format!(
+                " `{SELECT_PREFIX}` takes at most {MAX_SELECTED} names a call: {which} not \
+                 selected; select them in another call."
             ));
         }
         if !closest.is_empty() {
@@ -414,7 +462,7 @@ impl ToolCallManager {
             ));
         }
         explanation.closest = closest;
-        explanation.hint = Some(hint);
+        explanation.hint = Some(hint.trim_start().to_owned());
         explanation
     }
 
@@ -453,6 +501,8 @@ thread_local! {
 struct ShedFound {
     tools: Vec<Arc<RegisteredTool>>,
     unknown: Vec<String>,
+    /// The names of a `select:` query past [`MAX_SELECTED`], not looked up.
+    left_out: Option<LeftOut>,
     explanation: Explanation,
 }
 
@@ -563,7 +613,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::{
-        MAX_CLOSEST_WORDS, NameDirectory, closest_tools, echoed, push_closest, selected_names,
+        MAX_CLOSEST_WORDS, MAX_SELECTED, NameDirectory, closest_tools, echoed, push_closest,
+        selected_names,
     };
     use crate::closest_names;
     use crate::manager::suggestion::closest_lowercase_names;
@@ -717,7 +768,13 @@ mod tests {
         // Each unknown name was compared with every tool's: 14 s in a debug build.
         let took = started.elapsed();
         assert!(took < Duration::from_secs(3), "{took:?}");
-        assert_eq!(found.unknown.len(), 5000);
+        // Only the first MAX_SELECTED are looked up; the hint says where the rest start.
+        assert_eq!(found.unknown, names[..MAX_SELECTED]);
+        let hint = found.hint.unwrap();
+        assert!(
+            hint.contains("the 4980 names from 'missing_tool_20' on"),
+            "{hint}"
+        );
         assert_eq!(found.closest.len(), super::MAX_CLOSEST);
         assert!(found.closest[0].starts_with("tool_number_"));
     }
@@ -883,14 +940,28 @@ mod tests {
 
     #[test]
     fn select_queries_are_parsed_exactly() {
+        let names = |query| selected_names(query).map(|selection| selection.names);
         assert_eq!(
-            selected_names("select:a, b ,a,,c"),
+            names("select:a, b ,a,,c"),
             Some(vec!["a".into(), "b".into(), "c".into()])
         );
-        assert_eq!(selected_names("  SELECT:x"), Some(vec!["x".into()]));
-        assert_eq!(selected_names("select:"), Some(vec![]));
-        assert_eq!(selected_names("selection of tools"), None);
-        assert_eq!(selected_names("find: select:x"), None);
-        assert_eq!(selected_names("sé"), None);
+        assert_eq!(names("  SELECT:x"), Some(vec!["x".into()]));
+        assert_eq!(names("select:"), Some(vec![]));
+        assert_eq!(names("selection of tools"), None);
+        assert_eq!(names("find: select:x"), None);
+        assert_eq!(names("sé"), None);
+        assert_eq!(selected_names("select:a,b").unwrap().left_out, None);
+        // Past the cap: repeats and blanks are not counted among the names left out.
+        let many: Vec<String> = (0..MAX_SELECTED + 3).map(|i| format!("t{i}")).collect();
+        let query = format!("select:{},t0,, t21 ,t22", many.join(","));
+        let selection = selected_names(&query).unwrap();
+        assert_eq!(selection.names, many[..MAX_SELECTED]);
+        assert_eq!(
+            selection.left_out,
+            Some(super::LeftOut {
+                first: format!("t{MAX_SELECTED}"),
+                count: 3
+            })
+        );
     }
 }

@@ -48,7 +48,7 @@ pub use discovery::{DiscoveryHit, MatchedBy, ToolDiscovery};
 pub(crate) use lexical::analyze;
 pub use lexical::{TextHit, TextIndex};
 pub use meta_tool::{
-    DEFAULT_SHED_LIMIT, MAX_CLOSEST, MAX_SHED_LIMIT, SELECT_PREFIX, SHED_CATEGORY, ShedResult,
-    ToolSummary, shed_tool,
+    DEFAULT_SHED_LIMIT, MAX_CLOSEST, MAX_SELECTED, MAX_SHED_LIMIT, SELECT_PREFIX, SHED_CATEGORY,
+    ShedResult, ToolSummary, shed_tool,
 };
 pub use tool_shed::{ToolShed, ToolShedError};

@@ -79,7 +79,14 @@ fn visit_schema(schema: &Value, depth: usize, visit: &mut impl FnMut(Field, &str
     }
 }
 
-/// The tool as one passage for an embedder: its name, description, category and arguments.
+/// The most characters of a tool's text an embedder is given: about 400 tokens, within the
+/// context of the small embedding models (512 tokens; text-embeddings-inference and vLLM
+/// refuse a longer input rather than cut it, and one such text failed its whole batch on
+/// every search). The name and description come first, and say the most.
+pub(crate) const MAX_EMBEDDED_CHARS: usize = 1_500;
+
+/// The tool as one passage for an embedder: its name, description, category and arguments,
+/// cut after [`MAX_EMBEDDED_CHARS`] characters.
 pub(crate) fn embedding_text(tool: &Tool) -> String {
     let mut text = String::new();
     let mut last = None;
@@ -105,6 +112,9 @@ pub(crate) fn embedding_text(tool: &Tool) -> String {
         text.push_str(piece);
         last = Some(field);
     });
+    if let Some((end, _)) = text.char_indices().nth(MAX_EMBEDDED_CHARS) {
+        text.truncate(end);
+    }
     text
 }
 
@@ -186,6 +196,15 @@ mod tests {
             categories += usize::from(field == Field::Category)
         });
         assert_eq!(categories, 0);
+    }
+
+    #[test]
+    fn embedding_text_is_cut_at_a_character() {
+        let long = "é".repeat(MAX_EMBEDDED_CHARS * 2);
+        let tool = Tool::SingleCommand(ToolDefinition::new("t", &long, Args::empty()));
+        let text = embedding_text(&tool);
+        assert_eq!(text.chars().count(), MAX_EMBEDDED_CHARS);
+        assert!(text.starts_with("t. éé"), "{text}");
     }
 
     #[test]

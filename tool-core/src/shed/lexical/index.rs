@@ -47,10 +47,24 @@ struct Posting {
 /// A term's postings, sorted by document id, with the highest impact among them (which
 /// may be stale-high after removals, and so stays a valid bound). Kept together: a query
 /// reads both, and each is a cache miss of its own when kept apart.
+///
+/// A removed document's posting stays in the list with an impact of zero (it adds nothing
+/// to any score, and a query skips a document met with nothing) until such postings are
+/// half the list: then they all go in one pass. Taking each out at once shifted the rest of
+/// the list, and removing a large catalogue oldest first was quadratic.
 #[derive(Debug, Default)]
 struct TermList {
     postings: Vec<Posting>,
     max_impact: f32,
+    /// How many of the postings are of removed documents.
+    removed: u32,
+}
+
+impl TermList {
+    /// The number of live documents with the term.
+    fn live(&self) -> usize {
+        self.postings.len() - self.removed as usize
+    }
 }
 
 /// A document's occurrences of one term, by field (saturating: past 255 a count says
@@ -272,14 +286,19 @@ impl<E> LexicalIndex<E> {
         for &(term, _) in &doc.terms {
             let list = &mut self.lists[term as usize];
             if let Ok(at) = list.postings.binary_search_by_key(&id, |p| p.doc) {
-                list.postings.remove(at);
+                list.postings[at].impact = 0.0;
+                list.removed += 1;
             }
-            if list.postings.is_empty() {
+            if list.live() == 0 {
                 *list = TermList::default();
                 if let Some(text) = self.term_text[term as usize].take() {
                     self.vocabulary.remove(text.as_bytes());
                 }
                 self.free_terms.push(term);
+            } else if list.removed as usize * 2 >= list.postings.len() {
+                let docs = &self.docs;
+                list.postings.retain(|p| docs[p.doc as usize].is_some());
+                list.removed = 0;
             }
         }
         let lens = std::mem::take(&mut self.lens[id as usize]);
@@ -311,6 +330,12 @@ impl<E> LexicalIndex<E> {
             }
         }
         for list in &mut self.lists {
+            // Removed documents' postings have no number to take.
+            if list.removed > 0 {
+                list.postings
+                    .retain(|p| renumbered[p.doc as usize] != DocId::MAX);
+                list.removed = 0;
+            }
             for posting in &mut list.postings {
                 posting.doc = renumbered[posting.doc as usize];
             }

@@ -183,7 +183,9 @@ impl<E> LexicalIndex<E> {
                     if !dense {
                         chunk[slot] = 0.0;
                     }
-                    if (partial + rest_bound) * slack < threshold {
+                    // Zero: met only by removed documents' postings (dense windows leave
+                    // those out in `reaching`).
+                    if partial <= 0.0 || (partial + rest_bound) * slack < threshold {
                         continue;
                     }
                     let doc = (start + word * 64 + slot) as DocId;

@@ -34,7 +34,7 @@ impl<E> LexicalIndex<E> {
         let n = live as f32;
         for term in terms.iter_mut() {
             let list = &self.lists[term.term as usize];
-            let df = list.postings.len() as f32;
+            let df = list.live() as f32;
             term.weight = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             term.bound = term.weight * list.max_impact;
         }
