@@ -33,6 +33,8 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+#[cfg(any(feature = "http-models", feature = "mcp"))]
+mod error_causes;
 mod fs;
 #[cfg(feature = "mcp")]
 pub mod mcp;

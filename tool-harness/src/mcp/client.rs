@@ -21,6 +21,7 @@ use super::names::McpNames;
 use super::tool_list::{
     DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_TOOLS, ListChangeListener, LiveToolList, ToolLister,
 };
+use crate::error_causes::with_causes;
 
 /// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
 /// otherwise.
@@ -314,7 +315,7 @@ impl McpClient {
         let label = transport.to_string();
         let handshake = |error: rmcp::service::ClientInitializeError| McpError::Handshake {
             peer: label.clone(),
-            reason: error.to_string(),
+            reason: handshake_reason(&error),
         };
         let (listener, changed) = ListChangeListener::new(client_config());
         let (service, child) = match transport {
@@ -488,4 +489,23 @@ fn http_client(url: &str) -> Result<reqwest::Client, McpError> {
         .map_err(|error| {
             McpError::Config(format!("cannot build the HTTP client for {url}: {error}"))
         })
+}
+
+/// What a failed handshake says: a transport's failure as its causes ("Connection refused"),
+/// not rmcp's frame around them, which names the transport's Rust type.
+fn handshake_reason(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+    match error {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            let failure = error.error.as_ref();
+            // The HTTP client's own error keeps its causes; rmcp's wrapper around it does not.
+            let causes = match failure.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                Some(StreamableHttpError::Client(client)) => with_causes(client),
+                _ => with_causes(failure),
+            };
+            format!("{causes} (rmcp: {context})")
+        }
+        other => other.to_string(),
+    }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
-use super::transport::chain;
+use crate::error_causes::with_causes;
 use crate::model::ModelError;
 
 /// One event: its `event:` name, if it had one, and its data lines joined.
@@ -173,7 +173,7 @@ impl EventStream {
                     return Err(self.malformed(format!(
                         "the stream was cut off after {} bytes: {}",
                         self.read,
-                        chain(&err)
+                        with_causes(&err)
                     )));
                 }
             };

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
 use super::events::EventStream;
+use crate::error_causes::with_causes;
 use crate::model::ModelError;
 
 /// The most of an API's error message (or of an unreadable body) an error quotes.
@@ -117,7 +118,12 @@ impl Transport {
             // A redirect would carry the key elsewhere: an API never needs one.
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|err| bad(format!("cannot build the HTTP client: {}", chain(&err))))?;
+            .map_err(|err| {
+                bad(format!(
+                    "cannot build the HTTP client: {}",
+                    with_causes(&err)
+                ))
+            })?;
         Ok(Self {
             client,
             name,
@@ -344,7 +350,7 @@ impl Transport {
                     reason: format!(
                         "the response body was cut off after {} bytes: {}",
                         body.len(),
-                        chain(&err)
+                        with_causes(&err)
                     ),
                 })?;
             let Some(chunk) = chunk else {
@@ -391,13 +397,13 @@ impl Transport {
         if err.is_body() || err.is_decode() {
             return ModelError::MalformedResponse {
                 provider: self.provider_name(),
-                reason: format!("the response could not be read: {}", chain(err)),
+                reason: format!("the response could not be read: {}", with_causes(err)),
             };
         }
         ModelError::Connection {
             provider: self.provider_name(),
             url: without_userinfo(url).into_owned(),
-            reason: chain(err),
+            reason: with_causes(err),
         }
     }
 
@@ -615,21 +621,6 @@ pub(crate) fn api_message(body: &[u8]) -> String {
 /// `text`, cut to `max` characters (marked when cut).
 pub(super) fn quote(text: &str, max: usize) -> String {
     toolsmith_core::provider::cut_to(text, max).into_owned()
-}
-
-/// An error and its causes, innermost last (`reqwest` keeps the useful part, "Connection
-/// refused", in its sources).
-pub(super) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![err.to_string()];
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if parts.last() != Some(&text) {
-            parts.push(text);
-        }
-        source = cause.source();
-    }
-    parts.join(": ")
 }
 
 #[cfg(test)]

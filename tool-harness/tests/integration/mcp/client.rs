@@ -534,3 +534,28 @@ async fn a_servers_list_changed_refreshes_the_bridges() {
     client.close().await;
     server.shutdown().await.unwrap();
 }
+
+/// A server that cannot be reached: the error says why in the HTTP client's words
+/// ("Connection refused"), without the frame rmcp puts around them (the transport's Rust
+/// type, `WorkerTransport<StreamableHttpClientWorker<…>>`).
+#[tokio::test]
+async fn a_server_that_cannot_be_reached_is_reported_in_plain_words() {
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let err = McpClient::connect(McpTransport::http(url.as_str()))
+        .await
+        .expect_err("nothing listens there");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!("the MCP handshake with {url} failed: ")),
+        "{message}"
+    );
+    assert!(message.contains("Connection refused"), "{message}");
+    assert!(!message.contains("WorkerTransport"), "{message}");
+    assert!(!message.contains("rmcp::"), "{message}");
+}
