@@ -378,7 +378,7 @@ async fn every_call_the_tool_cannot_read_is_refused_by_validation() {
                 ));
             }
             Err(ToolError::InvalidArguments { reason, .. }) => {
-                if !reason.starts_with(&format!("{path}")) {
+                if !reason.starts_with(path) {
                     failures.push(format!("{sent}: refused, but not at {path}: {reason}"));
                 }
             }

@@ -8,6 +8,7 @@
 //! error names the JSON path of the offending value.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde::forward_to_deserialize_any;
@@ -82,15 +83,21 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError>
 #[inline(never)]
 fn from_value_again<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
     // One read for both (this is compiled for each type read): a success, or the error that
-    // remains once whole floats are integers, which is the one to report.
-    let converted = whole_floats::as_integers(value);
-    let value = converted.as_ref().unwrap_or(value);
+    // remains once whole floats are integers, which is the one to report. The copy is
+    // dropped by `discard`, compiled once, not by a drop (and its unwinding path) compiled
+    // here for each type; a `Deserialize` that panics leaves it undropped.
+    let converted = ManuallyDrop::new(whole_floats::as_integers(value));
     let mut track = serde_path_to_error::Track::new();
-    let deserializer = serde_path_to_error::Deserializer::new(Lenient::root(value), &mut track);
-    T::deserialize(deserializer).map_err(|err| LenientError {
+    let deserializer = serde_path_to_error::Deserializer::new(
+        Lenient::root(converted.as_ref().unwrap_or(value)),
+        &mut track,
+    );
+    let read = T::deserialize(deserializer).map_err(|err| LenientError {
         path: pointer(&track.path()),
         message: err.to_string(),
-    })
+    });
+    whole_floats::discard(ManuallyDrop::into_inner(converted));
+    read
 }
 
 /// Reads `value` into `T` like [`from_value`], without the path of an error: for scalars,
