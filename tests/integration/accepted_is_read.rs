@@ -112,6 +112,7 @@ async fn raw(
 
 /// Echoes maps keyed by every kind of key.
 #[tool_fn]
+#[allow(clippy::too_many_arguments)]
 async fn keyed(
     flags: Option<HashMap<bool, u8>>,
     letters: Option<BTreeMap<char, u8>>,
