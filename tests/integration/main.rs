@@ -6,6 +6,7 @@
 
 mod support;
 
+mod accepted_is_read;
 mod batch;
 mod bound_tools;
 mod deep_nesting;

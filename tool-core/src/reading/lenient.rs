@@ -3,15 +3,18 @@
 //! Text-based backends (llama.cpp, Candle, small local models) often send every scalar as a
 //! string: `"42"` for 42, `"true"` for true. [`from_value`] reads a value into any
 //! `Deserialize` type and accepts those spellings where the target is a number or a boolean,
-//! and integral floats (`5.0`) where it is an integer. Everything else is read exactly as
-//! `serde_json` would, and an error names the JSON path of the offending value.
+//! and integral floats (`5.0`) where it is an integer, inside untagged and tagged enums and
+//! flattened structs too. Everything else is read exactly as `serde_json` would, and an
+//! error names the JSON path of the offending value.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde::forward_to_deserialize_any;
 use serde_json::{Map, Value};
 
+use crate::reading::whole_floats;
 use crate::tool::nesting::check_depth;
 
 /// A failure to read a value, with the JSON pointer of the place that failed (`""` for the
@@ -63,20 +66,38 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError>
     // read once more with tracking to say where it failed.
     match T::deserialize(Lenient::root(value)) {
         Ok(read) => Ok(read),
-        Err(_) => from_value_tracked(value),
+        Err(_) => from_value_again(value),
     }
 }
 
-/// [`from_value`] with the path of the value that failed tracked. Out of line: only a
+/// [`from_value`] after a failed read: once more, with the path of the value that fails
+/// tracked, and with whole floats as integers if `value` holds any. Out of line: only a
 /// failed read takes it.
+///
+/// serde reads an untagged, internally or adjacently tagged enum and a flattened struct from
+/// a copy of the value in its own form, which refuses a float where an integer is wanted
+/// (`{"r": 5.0}` for `Circle { r: u32 }`), while validation, as JSON Schema has it, counts
+/// `5.0` as an integer. Converting those floats only after a failure keeps every read that
+/// succeeds as it was: a `serde_json::Value` gets the `5.0` that was sent (it gets `5` only
+/// inside a value whose first read failed).
 #[inline(never)]
-fn from_value_tracked<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
+fn from_value_again<T: DeserializeOwned>(value: &Value) -> Result<T, LenientError> {
+    // One read for both (this is compiled for each type read): a success, or the error that
+    // remains once whole floats are integers, which is the one to report. The copy is
+    // dropped by `discard`, compiled once, not by a drop (and its unwinding path) compiled
+    // here for each type; a `Deserialize` that panics leaves it undropped.
+    let converted = ManuallyDrop::new(whole_floats::as_integers(value));
     let mut track = serde_path_to_error::Track::new();
-    let deserializer = serde_path_to_error::Deserializer::new(Lenient::root(value), &mut track);
-    T::deserialize(deserializer).map_err(|err| LenientError {
+    let deserializer = serde_path_to_error::Deserializer::new(
+        Lenient::root(converted.as_ref().unwrap_or(value)),
+        &mut track,
+    );
+    let read = T::deserialize(deserializer).map_err(|err| LenientError {
         path: pointer(&track.path()),
         message: err.to_string(),
-    })
+    });
+    whole_floats::discard(ManuallyDrop::into_inner(converted));
+    read
 }
 
 /// Reads `value` into `T` like [`from_value`], without the path of an error: for scalars,
@@ -226,7 +247,7 @@ impl<'de> Lenient<'de> {
 }
 
 /// An integer as [`whole_number`] reads it, in the narrowest of these that holds it.
-enum WholeNumber {
+pub(super) enum WholeNumber {
     I64(i64),
     U64(u64),
     I128(i128),
@@ -238,7 +259,7 @@ enum WholeNumber {
 /// narrower type then says it is out of its range: the conversions below are exact in these
 /// ranges); or a string holding an integer.
 #[inline(never)]
-fn whole_number(value: &Value) -> Option<WholeNumber> {
+pub(super) fn whole_number(value: &Value) -> Option<WholeNumber> {
     match value {
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
@@ -730,6 +751,52 @@ mod tests {
         // A narrower type says the value is out of its range.
         let err = from_value::<u64>(&json!(1e20)).unwrap_err();
         assert!(err.message.contains("100000000000000000000"), "{err}");
+    }
+
+    #[test]
+    fn whole_floats_read_as_integers_in_the_shapes_serde_buffers() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        #[serde(tag = "kind")]
+        enum Tagged {
+            Count { n: u8, extra: Value },
+        }
+        #[derive(Debug, Deserialize, PartialEq)]
+        #[serde(untagged)]
+        enum Either {
+            Whole(i32),
+            Any(Value),
+        }
+        let read = from_value::<Tagged>(&json!({"kind": "Count", "n": 5.0, "extra": 2.5}));
+        assert_eq!(
+            read,
+            Ok(Tagged::Count {
+                n: 5,
+                extra: json!(2.5)
+            })
+        );
+        // Read once more only after a failure: a value beside the integer is then read
+        // with its whole floats as integers too.
+        let read = from_value::<Tagged>(&json!({"kind": "Count", "n": 5.0, "extra": 1.0}));
+        assert_eq!(
+            read.unwrap(),
+            Tagged::Count {
+                n: 5,
+                extra: json!(1)
+            }
+        );
+        // A read that succeeds as sent is kept as sent.
+        assert_eq!(
+            from_value::<Either>(&json!(5.0)),
+            Ok(Either::Any(json!(5.0)))
+        );
+        assert_eq!(from_value::<Either>(&json!(5)), Ok(Either::Whole(5)));
+        // What still fails is reported, as serde sees it once whole floats are integers.
+        let err =
+            from_value::<Tagged>(&json!({"kind": "Count", "n": 300.0, "extra": 1})).unwrap_err();
+        assert!(err.message.contains("integer `300`"), "{err}");
+        let err =
+            from_value::<Tagged>(&json!({"kind": "Count", "n": 1.5, "extra": 1})).unwrap_err();
+        assert!(err.message.contains("floating point `1.5`"), "{err}");
     }
 
     #[test]

@@ -4,3 +4,4 @@
 pub(crate) mod arg_field;
 pub mod lenient;
 pub(crate) mod tool_args;
+mod whole_floats;
