@@ -190,21 +190,17 @@ impl EventStream {
         }
     }
 
-    /// A [`ModelError::Api`] for an error the API reported in the stream, after its `200`.
-    pub(crate) fn api_error(&self, message: String) -> ModelError {
-        ModelError::Api {
-            provider: self.name.to_owned(),
-            status: 200,
-            message,
-        }
-    }
-
     /// A [`ModelError::MalformedResponse`] of this stream.
     pub(crate) fn malformed(&self, reason: impl Into<String>) -> ModelError {
         ModelError::MalformedResponse {
             provider: self.name.to_owned(),
             reason: reason.into(),
         }
+    }
+
+    /// The API's name, as errors give it.
+    pub(crate) fn provider(&self) -> &'static str {
+        self.name
     }
 }
 

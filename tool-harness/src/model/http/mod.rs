@@ -25,10 +25,13 @@
 //! - **Streaming.** `stream` reads the API's server-sent events, reports text and
 //!   call-argument pieces as [`StreamDelta`](super::StreamDelta)s, and assembles the
 //!   events into the answer the API would have sent whole, read as `complete` reads it:
-//!   the same calls, text, usage and stop reason. An error event is
-//!   [`Api`](super::ModelError::Api) (status 200); a stream that ends before the answer
-//!   does is [`MalformedResponse`](super::ModelError::MalformedResponse), since its last
-//!   call may be cut off.
+//!   the same calls, text, usage and stop reason. An error event is the error its HTTP
+//!   status would be, the status its numeric `code`, or its documented `type` or `code`,
+//!   means (`overloaded_error` 529, `rate_limit_exceeded` 429, …; 200, the answer's, when
+//!   it names none known), so that [`is_transient`](super::ModelError::is_transient) is
+//!   right for it; a stream that ends before the answer does is
+//!   [`MalformedResponse`](super::ModelError::MalformedResponse), since its last call may be
+//!   cut off.
 //! - **Errors** quote the API's own message: 401 and 403 are
 //!   [`ModelError::Auth`](super::ModelError::Auth), 429 after the retries
 //!   [`RateLimited`](super::ModelError::RateLimited), other statuses

@@ -419,47 +419,65 @@ impl Transport {
         }
     }
 
-    /// The error for an error status that is not (or no longer) retried; a 429 whose quota
-    /// is spent is an API error (no wait ends it), not a rate limit.
+    /// The error for an error status that is not (or no longer) retried (see
+    /// [`error_for_status`]); a retried status the API asked to wait too long for says so
+    /// in its message.
     fn status_error(
         &self,
         status: StatusCode,
         retry_after: Option<Duration>,
-        message: String,
+        mut message: String,
         quota_spent: bool,
     ) -> ModelError {
-        let provider = self.provider_name();
-        let code = status.as_u16();
-        match status {
-            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ModelError::Auth {
-                provider,
-                status: code,
-                message,
-            },
-            StatusCode::TOO_MANY_REQUESTS if !quota_spent => ModelError::RateLimited {
-                provider,
-                retry_after,
-                message,
-            },
-            _ => {
-                // A rate limit holds the wait it asked for; another status that is retried
-                // says it in its message.
-                let mut message = message;
-                if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
-                    && is_retried(status, quota_spent)
-                {
-                    message.push_str(&format!(
-                        " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
-                        self.max_retry_wait
-                    ));
-                }
-                ModelError::Api {
-                    provider,
-                    status: code,
-                    message,
-                }
-            }
+        // A rate limit holds the wait it asked for; another status that is retried says it
+        // in its message.
+        let rate_limited = status == StatusCode::TOO_MANY_REQUESTS && !quota_spent;
+        if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
+            && is_retried(status, quota_spent)
+            && !rate_limited
+        {
+            message.push_str(&format!(
+                " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
+                self.max_retry_wait
+            ));
         }
+        error_for_status(
+            self.provider_name(),
+            status,
+            retry_after,
+            message,
+            quota_spent,
+        )
+    }
+}
+
+/// The error for an error status from `provider`: 401 and 403 are
+/// [`ModelError::Auth`], a 429 is [`ModelError::RateLimited`] unless its quota is spent
+/// (no wait ends that: an API error), any other status is [`ModelError::Api`].
+pub(super) fn error_for_status(
+    provider: String,
+    status: StatusCode,
+    retry_after: Option<Duration>,
+    message: String,
+    quota_spent: bool,
+) -> ModelError {
+    let code = status.as_u16();
+    match status {
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ModelError::Auth {
+            provider,
+            status: code,
+            message,
+        },
+        StatusCode::TOO_MANY_REQUESTS if !quota_spent => ModelError::RateLimited {
+            provider,
+            retry_after,
+            message,
+        },
+        _ => ModelError::Api {
+            provider,
+            status: code,
+            message,
+        },
     }
 }
 

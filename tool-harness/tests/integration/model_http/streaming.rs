@@ -320,7 +320,7 @@ async fn events_without_data_are_passed_over() {
 }
 
 #[tokio::test]
-async fn an_error_in_the_stream_is_the_api_s_error() {
+async fn an_error_in_the_stream_is_the_api_s_error_with_the_status_its_type_means() {
     let text = sse_text([
         (
             None,
@@ -328,7 +328,8 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
         ),
         (
             None,
-            json!({"error": {"message": "The server had an error while processing your request."}}),
+            json!({"error": {"message": "The server had an error while processing your request.",
+                "type": "server_error", "param": null, "code": null}}),
         ),
     ]);
     let streamed = stream(Api::Chat, Reply::sse(&text, 1000), &Client::default()).await;
@@ -337,16 +338,18 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
         error,
         ModelError::Api {
             provider: "openai_chat".into(),
-            status: 200,
+            status: 500,
             message: "The server had an error while processing your request.".into(),
         }
     );
+    assert!(error.is_transient());
     // What came before the error was reported.
     assert_eq!(streamed.deltas, [StreamDelta::Text("Hi".into())]);
 }
 
 #[tokio::test]
 async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
+    // It names no type: it keeps the answer's 200, and is not retried.
     let text = "data: {\"error\": \"the context is full\"}\n\n";
     let streamed = stream(Api::Chat, Reply::sse(text, 1000), &Client::default()).await;
     assert_eq!(
@@ -361,20 +364,26 @@ async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
 
 #[tokio::test]
 async fn a_long_error_in_the_stream_is_quoted_cut() {
+    // Not retried: each is the only answer the server has.
+    let client = Client {
+        max_retries: 0,
+        ..Client::default()
+    };
     let long = "e".repeat(100_000);
     let events = [
         sse_text([(None, json!({"error": {"message": long}}))]),
         sse_text([(None, json!({"error": long}))]),
         sse_text([(Some("error"), json!({"code": 500, "detail": long}))]),
     ];
-    for text in events {
-        let streamed = stream(Api::Chat, Reply::sse(&text, 4096), &Client::default()).await;
+    for (text, status) in events.into_iter().zip([200, 200, 500]) {
+        let streamed = stream(Api::Chat, Reply::sse(&text, 4096), &client).await;
         match streamed.answer.expect_err("an error") {
             ModelError::Api {
-                status: 200,
+                status: given,
                 message,
                 ..
             } => {
+                assert_eq!(given, status);
                 assert!(message.chars().count() <= 2_001, "{}", message.len());
                 assert!(message.ends_with('…'), "{}", &message[..50]);
             }
@@ -388,16 +397,17 @@ async fn a_long_error_in_the_stream_is_quoted_cut() {
         Some("response.failed"),
         json!({"type": "response.failed", "response": failed}),
     )]);
-    let streamed = stream(Api::Responses, Reply::sse(&text, 4096), &Client::default()).await;
+    let streamed = stream(Api::Responses, Reply::sse(&text, 4096), &client).await;
     let server = MockServer::start([Reply::json(200, &failed)]).await;
     let whole = Api::Responses
-        .model(&server.base, &Client::default())
+        .model(&server.base, &client)
         .complete(&first_request(Api::Responses))
         .await;
     for answer in [streamed.answer, whole] {
         match answer.expect_err("an error") {
+            // `server_error`: the status it means.
             ModelError::Api {
-                status: 200,
+                status: 500,
                 message,
                 ..
             } => assert!(message.chars().count() <= 2_001, "{}", message.len()),
@@ -534,7 +544,7 @@ async fn a_llama_cpp_error_line_is_the_server_s_error() {
         streamed.answer.expect_err("an error"),
         ModelError::Api {
             provider: "openai_chat".into(),
-            status: 200,
+            status: 500,
             message: "the context is full".into(),
         }
     );

@@ -7,11 +7,13 @@ pub(crate) mod anthropic;
 pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
+mod reported_error;
 
 use serde_json::Value;
 
+pub(crate) use self::reported_error::ReportedError;
 use super::events::EventStream;
-use super::transport::{AnswerBody, MAX_QUOTED_CHARS, Transport, quote};
+use super::transport::{AnswerBody, Transport, quote};
 use crate::model::{ChatResponse, ModelError, StreamDelta};
 
 /// A sink of [`StreamDelta`]s, as [`ChatModel::stream`](crate::model::ChatModel::stream)
@@ -37,8 +39,8 @@ pub(crate) trait Assembler {
 pub(crate) enum Failed {
     /// The events do not follow the API's format: what was wrong.
     Malformed(String),
-    /// The API reported an error in the stream: its message.
-    Api(String),
+    /// The API reported an error in the stream.
+    Api(ReportedError),
 }
 
 /// POSTs `body` to `path` for a streamed answer, reads its events to their end through
@@ -67,11 +69,11 @@ pub(crate) async fn request_answer<A: Assembler>(
     };
     let failed = |events: &EventStream, failed: Failed| match failed {
         Failed::Malformed(reason) => events.malformed(reason),
-        Failed::Api(message) => events.api_error(message),
+        Failed::Api(reported) => reported.into_error(events.provider()),
     };
     while let Some((name, data)) = events.next().await? {
-        if let Some(message) = reported_error(name.as_deref(), &data) {
-            return Err(events.api_error(message));
+        if let Some(reported) = ReportedError::in_event(name.as_deref(), &data) {
+            return Err(reported.into_error(events.provider()));
         }
         if let Err(error) = assembler.event(name.as_deref(), data, on_delta) {
             return Err(failed(&events, error));
@@ -99,26 +101,7 @@ pub(crate) fn quoted(value: &Value) -> String {
     quote(&value.to_string(), 100)
 }
 
-/// The message of the error an event reports, if it reports one: an event named `error`
-/// (Anthropic, Responses, llama.cpp), or whose data's `type` is `error`, or whose data
-/// carries an `error` (OpenAI Chat, Gemini; some servers send `"error": null` in every
-/// chunk, which is none). The message is the `error`'s, else the event's own.
-fn reported_error(name: Option<&str>, data: &Value) -> Option<String> {
-    let error = data.get("error").filter(|error| !error.is_null());
-    let named = name == Some("error") || text(data, "type") == Some("error");
-    (named || error.is_some()).then(|| error_message(error.unwrap_or(data)))
-}
-
 /// The text of `value`'s `key`, when it is a string.
 pub(crate) fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
-}
-
-/// The error message an event carries (`error.message`, or `error` itself as text: a
-/// string as it is, anything else as JSON), cut as an error status's message is.
-pub(crate) fn error_message(error: &Value) -> String {
-    match error.get("message").or(Some(error)).and_then(Value::as_str) {
-        Some(message) => quote(message, MAX_QUOTED_CHARS),
-        None => quote(&error.to_string(), MAX_QUOTED_CHARS),
-    }
 }
