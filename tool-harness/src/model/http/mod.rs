@@ -16,7 +16,10 @@
 //!   [`max_retries`](HttpModelBuilder::max_retries) times ([`DEFAULT_MAX_RETRIES`]), after
 //!   the API's `Retry-After` (in seconds) or an exponential backoff; an API that asks for a
 //!   wait longer than [`max_retry_wait`](HttpModelBuilder::max_retry_wait) is not retried.
-//!   Time-outs and connection failures are not retried here:
+//!   A streamed answer whose API reports such an error in the stream (Anthropic's
+//!   `overloaded_error` after its `200`) before any text or call was delivered is asked
+//!   again the same way, within the same count; once anything was delivered, the error is
+//!   returned. Time-outs and connection failures are not retried here:
 //!   [`ModelError::is_transient`](super::ModelError::is_transient) tells a caller they may be.
 //! - **Time limit.** Each attempt, from connecting to the last byte of the answer, has
 //!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]). A streamed answer

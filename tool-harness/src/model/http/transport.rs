@@ -141,24 +141,26 @@ impl Transport {
     pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ModelError> {
         self.check_runtime()?;
         let url = format!("{}{}", self.base_url, path);
-        self.with_retries(&url, || self.attempt(&url, body)).await
+        self.with_retries(&url, &mut 0, || self.attempt(&url, body))
+            .await
     }
 
     /// POSTs `body` as [`post_json`](Self::post_json) does (with its retries of error
-    /// statuses) and gives the answer's server-sent events as they arrive. The time limit
-    /// covers the answer's head; then it bounds each wait for more of the stream, so that a
-    /// long answer may take longer than it as long as it keeps coming. A server that does
-    /// not stream (a success labelled JSON) gives its whole answer, read as
-    /// [`post_json`](Self::post_json) reads one.
+    /// statuses, counted in `retries` with those made before) and gives the answer's
+    /// server-sent events as they arrive. The time limit covers the answer's head; then it
+    /// bounds each wait for more of the stream, so that a long answer may take longer than
+    /// it as long as it keeps coming. A server that does not stream (a success labelled
+    /// JSON) gives its whole answer, read as [`post_json`](Self::post_json) reads one.
     pub(crate) async fn post_for_events(
         &self,
         path: &str,
         body: &Value,
+        retries: &mut u32,
     ) -> Result<AnswerBody, ModelError> {
         self.check_runtime()?;
         let url = format!("{}{}", self.base_url, path);
         match self
-            .with_retries(&url, || self.attempt_head(&url, body))
+            .with_retries(&url, retries, || self.attempt_head(&url, body))
             .await?
         {
             Head::Streaming(response) => Ok(AnswerBody::Events(Box::new(EventStream::new(
@@ -184,13 +186,19 @@ impl Transport {
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or its error status is not (or no
-    /// longer) retried.
-    async fn with_retries<T, F, Attempt>(&self, url: &str, mut attempt: F) -> Result<T, ModelError>
+    /// longer) retried. `retries` counts the retries made for the request so far, these
+    /// and any before (a stream that failed before it delivered anything is asked again
+    /// within the same count).
+    async fn with_retries<T, F, Attempt>(
+        &self,
+        url: &str,
+        retries: &mut u32,
+        mut attempt: F,
+    ) -> Result<T, ModelError>
     where
         F: FnMut() -> Attempt,
         Attempt: Future<Output = Result<T, Failure>>,
     {
-        let mut retries = 0;
         loop {
             let failure = match attempt().await {
                 Ok(value) => return Ok(value),
@@ -205,24 +213,38 @@ impl Transport {
                 } => (status, retry_after, body),
             };
             let quota_spent = status == StatusCode::TOO_MANY_REQUESTS && body.says_quota_spent();
-            let wait = retry_after.unwrap_or_else(|| self.backoff(retries));
-            if !is_retried(status, quota_spent)
-                || retries >= self.max_retries
-                || wait > self.max_retry_wait
-            {
+            let Some(wait) = self.retry_wait(status, retry_after, quota_spent, *retries) else {
                 let message = body.into_text();
                 return Err(self.status_error(status, retry_after, message, quota_spent));
-            }
+            };
             log::debug!(
                 "{}: HTTP {} from {url}; retry {} of {} in {wait:?}",
                 self.name,
                 status.as_u16(),
-                retries + 1,
+                *retries + 1,
                 self.max_retries
             );
             tokio::time::sleep(wait).await;
-            retries += 1;
+            *retries += 1;
         }
+    }
+
+    /// How long to wait before asking again after a failure with `status`, when the
+    /// request is asked again: the status is retried, fewer than `max_retries` retries were
+    /// made, and the wait (the API's `retry_after`, else the backoff) is within
+    /// `max_retry_wait`. `None` when it is not.
+    pub(crate) fn retry_wait(
+        &self,
+        status: StatusCode,
+        retry_after: Option<Duration>,
+        quota_spent: bool,
+        retries: u32,
+    ) -> Option<Duration> {
+        let wait = retry_after.unwrap_or_else(|| self.backoff(retries));
+        (is_retried(status, quota_spent)
+            && retries < self.max_retries
+            && wait <= self.max_retry_wait)
+            .then_some(wait)
     }
 
     /// `retry_delay` doubled per retry already made, with up to a quarter more at random

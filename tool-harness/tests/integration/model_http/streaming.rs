@@ -5,6 +5,7 @@
 mod anthropic;
 mod gemini;
 mod openai_responses;
+mod retries;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
