@@ -34,7 +34,8 @@
 //!   it names none known), so that [`is_transient`](super::ModelError::is_transient) is
 //!   right for it; a stream that ends before the answer does is
 //!   [`MalformedResponse`](super::ModelError::MalformedResponse), since its last call may be
-//!   cut off.
+//!   cut off. A server that ignores the request for a stream and answers one JSON body
+//!   gives that answer, whatever content type it labels it with.
 //! - **Errors** quote the API's own message: 401 and 403 are
 //!   [`ModelError::Auth`](super::ModelError::Auth), 429 after the retries
 //!   [`RateLimited`](super::ModelError::RateLimited), other statuses

@@ -382,7 +382,7 @@ impl Transport {
     /// The body as a JSON object, as every API answers (serde_json's recursion limit bounds
     /// its depth). An array or a scalar is no answer: the formats' parsers also take the
     /// part of an answer that holds the calls, and would read `[]` as an empty one.
-    fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
+    pub(crate) fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
         let begins = || quote(&String::from_utf8_lossy(bytes), 200);
         let reason = match serde_json::from_slice::<Value>(bytes) {
             Ok(value) if value.is_object() => return Ok(value),

@@ -537,6 +537,66 @@ async fn a_server_that_does_not_stream_gives_its_whole_answer() {
 }
 
 #[tokio::test]
+async fn a_whole_answer_not_labelled_json_is_read_whole() {
+    // A server that ignores `"stream": true` and labels its JSON answer as events, as text,
+    // or not at all: the body is one JSON answer, not events.
+    for api in Api::ALL {
+        let body = format!("\n  {}\n", api.text_answer("unstreamed"));
+        for kind in [Some("text/event-stream"), Some("text/plain"), None] {
+            let pieces = body
+                .as_bytes()
+                .chunks(5)
+                .map(|piece| (Duration::ZERO, piece.to_vec()))
+                .collect();
+            let reply = Reply::streamed(pieces).content_type(kind);
+            let streamed = stream(api, reply, &Client::default()).await;
+            let answer = streamed
+                .answer
+                .unwrap_or_else(|e| panic!("{api:?}, {kind:?}: {e}"));
+            assert_eq!(answer.text.as_deref(), Some("unstreamed"), "{api:?}");
+            assert_eq!(
+                streamed.deltas,
+                [StreamDelta::Text("unstreamed".into())],
+                "{api:?}, {kind:?}"
+            );
+        }
+    }
+    let reply = Reply::raw(200, calls_answer(Api::Chat).to_string()).content_type(None);
+    let streamed = stream(Api::Chat, reply, &Client::default()).await;
+    assert_eq!(streamed.answer.expect("whole"), completed(Api::Chat).await);
+}
+
+#[tokio::test]
+async fn a_body_that_is_neither_events_nor_an_answer_says_what_it_was() {
+    let page = Reply::raw(200, "<html><body>Sign in to continue</body></html>")
+        .content_type(Some("text/html"));
+    let array = Reply::raw(200, r#"[{"candidates": []}]"#).content_type(None);
+    let cut = Reply::raw(200, r#"{"choices": [{"index": 0, "#).content_type(None);
+    for (reply, expected) in [
+        (
+            page,
+            "the stream ended before the answer began (the body held no events; it begins: <html><body>Sign in to continue</body></html>)",
+        ),
+        (
+            array,
+            r#"the response body is not a JSON object; it begins: [{"candidates": []}]"#,
+        ),
+        (cut, "the response body is not valid JSON"),
+        (
+            Reply::raw(200, "").content_type(None),
+            "the stream ended before the answer began (the body was empty)",
+        ),
+    ] {
+        let streamed = stream(Api::Chat, reply, &Client::default()).await;
+        let error = streamed.answer.expect_err("no answer");
+        assert!(
+            matches!(&error, ModelError::MalformedResponse { reason, .. } if reason.starts_with(expected)),
+            "{expected}: {error}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_llama_cpp_error_line_is_the_server_s_error() {
     let text = "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Hi\"}}]}\n\n\
         error: {\"code\": 500, \"message\": \"the context is full\", \"type\": \"server_error\"}\n\n";

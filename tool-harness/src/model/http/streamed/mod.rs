@@ -54,8 +54,8 @@ enum Attempt {
 
 /// POSTs `body` to `path` for a streamed answer, reads its events to their end through a
 /// new assembler `A`, and gives the answer `read` reads from the whole body they make. A
-/// server that does not stream answers whole: its answer is read the same way, and its
-/// text reported as one delta (as [`ChatModel::stream`]'s default does).
+/// server that does not stream answers whole (labelled JSON or not): its answer is read the
+/// same way, and its text reported as one delta (as [`ChatModel::stream`]'s default does).
 ///
 /// An error the API reports in the stream before any text or call was delivered to
 /// `on_delta` is retried as its status would be (an overload, a rate limit, a server
@@ -77,6 +77,9 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
             AnswerBody::Events(events) => events,
             AnswerBody::Whole(answer) => return whole(&answer, on_delta, read),
         };
+        if let Some(bytes) = events.whole_answer().await? {
+            return whole(&transport.parse_json(&bytes)?, on_delta, read);
+        }
         let answer = match read_events(&mut events, A::default(), on_delta).await {
             Attempt::Done(Ok(answer)) => answer,
             Attempt::Done(Err(error)) => return Err(error),
@@ -99,7 +102,7 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
         };
         return match answer {
             Some(answer) => read(&answer),
-            None => Err(events.malformed("the stream ended before the answer began")),
+            None => Err(events.no_answer()),
         };
     }
 }
