@@ -21,12 +21,14 @@ pub enum ModelError {
         message: String,
     },
     /// The API answered with an error status (a 400 for a bad request, a 5xx after the
-    /// retries ran out).
+    /// retries ran out), or reported an error inside a streamed answer: its status is then
+    /// the one the error's code or type stands for (Anthropic's `overloaded_error` is 529),
+    /// or the answer's 200 when it names none known.
     #[error("{provider}: API error (HTTP {status}): {message}")]
     Api {
         /// The client.
         provider: String,
-        /// The HTTP status.
+        /// The HTTP status (for an error inside a streamed answer, the one it stands for).
         status: u16,
         /// The API's error message.
         message: String,

@@ -72,11 +72,10 @@ pub(crate) async fn stream<A: HttpApi>(
     let mut body = api.body(request)?;
     A::ask_to_stream(&mut body);
     let body = filled_in(api, body);
-    streamed::request_answer(
+    streamed::request_answer::<A::Assembler>(
         &api.client().transport,
         &A::path(request, true)?,
         &body,
-        A::Assembler::default(),
         on_delta,
         A::read_answer,
     )

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
+use super::transport::quote;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
 
@@ -106,12 +107,19 @@ impl EventParser {
     }
 }
 
+/// How many bytes of a body are kept to quote when it held no events.
+const KEPT_OPENING: usize = 400;
+
 /// The events of one streamed answer, in order.
 pub(crate) struct EventStream {
     /// The response while its body lasts.
     response: Option<reqwest::Response>,
     /// How many bytes of the body were read.
     read: usize,
+    /// The body's first bytes (up to [`KEPT_OPENING`]), quoted when it held no events.
+    opening: Vec<u8>,
+    /// Whether an event was given.
+    dispatched: bool,
     parser: EventParser,
     /// What errors call the API.
     name: &'static str,
@@ -125,10 +133,43 @@ impl EventStream {
         Self {
             response: Some(response),
             read: 0,
+            opening: Vec::new(),
+            dispatched: false,
             parser: EventParser::default(),
             name,
             idle,
         }
+    }
+
+    /// The whole body when it is one JSON document rather than events (its first byte
+    /// past any whitespace is `{` or `[`, which no line of an event stream begins with): a
+    /// server that ignored the request for a stream, whatever content type it gave its
+    /// answer. `None` when it is events; the bytes read to tell are then the events'
+    /// first. Asked before [`next`](Self::next).
+    pub(crate) async fn whole_answer(&mut self) -> Result<Option<Vec<u8>>, ModelError> {
+        let mut opening = Vec::new();
+        while self
+            .with_next_chunk(appending_to(&mut opening))
+            .await?
+            .is_some()
+        {
+            match opening.iter().find(|byte| !byte.is_ascii_whitespace()) {
+                None => {}
+                Some(b'{' | b'[') => {
+                    while self
+                        .with_next_chunk(appending_to(&mut opening))
+                        .await?
+                        .is_some()
+                    {}
+                    return Ok(Some(opening));
+                }
+                Some(_) => break,
+            }
+        }
+        self.parser
+            .feed(&opening)
+            .map_err(|reason| self.malformed(reason))?;
+        Ok(None)
     }
 
     /// The next event's name (`event:`, if it had one) and data read as JSON; `None` when
@@ -142,6 +183,7 @@ impl EventStream {
                 if event.data.trim().is_empty() {
                     continue;
                 }
+                self.dispatched = true;
                 if event.data.trim() == "[DONE]" {
                     self.response = None;
                     return Ok(None);
@@ -152,51 +194,80 @@ impl EventStream {
                 })?;
                 return Ok(Some((event.name, data)));
             }
-            let Some(response) = self.response.as_mut() else {
+            let fed = self
+                .with_next_chunk(|stream, chunk| {
+                    stream
+                        .parser
+                        .feed(chunk)
+                        .map_err(|reason| stream.malformed(reason))
+                })
+                .await?;
+            if fed.is_none() {
                 return Ok(None);
-            };
-            // The limit is on each wait: bytes that keep coming (a keep-alive comment
-            // included) show the server is still answering.
-            let chunk = tokio::time::timeout(self.idle, response.chunk())
-                .await
-                .map_err(|_| ModelError::Timeout {
-                    provider: self.name.to_owned(),
-                    after: self.idle,
-                })?;
-            let chunk = match chunk {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => {
-                    self.response = None;
-                    continue;
-                }
-                Err(err) => {
-                    return Err(self.malformed(format!(
-                        "the stream was cut off after {} bytes: {}",
-                        self.read,
-                        with_causes(&err)
-                    )));
-                }
-            };
-            self.read = self.read.saturating_add(chunk.len());
-            if self.read > MAX_RESPONSE_BYTES {
-                return Err(self.malformed(format!(
-                    "the stream is longer than the {} MiB a client reads",
-                    MAX_RESPONSE_BYTES / (1024 * 1024)
-                )));
             }
-            self.parser
-                .feed(&chunk)
-                .map_err(|reason| self.malformed(reason))?;
         }
     }
 
-    /// A [`ModelError::Api`] for an error the API reported in the stream, after its `200`.
-    pub(crate) fn api_error(&self, message: String) -> ModelError {
-        ModelError::Api {
-            provider: self.name.to_owned(),
-            status: 200,
-            message,
+    /// Reads the body's next bytes and gives them to `take`; `None` once the body ended.
+    /// The limit is on each wait: bytes that keep coming (a keep-alive comment included)
+    /// show the server is still answering.
+    async fn with_next_chunk<T>(
+        &mut self,
+        take: impl FnOnce(&mut Self, &[u8]) -> Result<T, ModelError>,
+    ) -> Result<Option<T>, ModelError> {
+        let Some(response) = self.response.as_mut() else {
+            return Ok(None);
+        };
+        let chunk = tokio::time::timeout(self.idle, response.chunk())
+            .await
+            .map_err(|_| ModelError::Timeout {
+                provider: self.name.to_owned(),
+                after: self.idle,
+            })?;
+        let chunk = match chunk {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => {
+                self.response = None;
+                return Ok(None);
+            }
+            Err(err) => {
+                return Err(self.malformed(format!(
+                    "the stream was cut off after {} bytes: {}",
+                    self.read,
+                    with_causes(&err)
+                )));
+            }
+        };
+        self.read = self.read.saturating_add(chunk.len());
+        if self.read > MAX_RESPONSE_BYTES {
+            return Err(self.malformed(format!(
+                "the stream is longer than the {} MiB a client reads",
+                MAX_RESPONSE_BYTES / (1024 * 1024)
+            )));
         }
+        let kept = KEPT_OPENING
+            .saturating_sub(self.opening.len())
+            .min(chunk.len());
+        self.opening.extend_from_slice(&chunk[..kept]);
+        take(self, &chunk).map(Some)
+    }
+
+    /// The [`ModelError::MalformedResponse`] of a stream that ended before its answer
+    /// began; when it held no event at all, what the body was instead.
+    pub(crate) fn no_answer(&self) -> ModelError {
+        let mut reason = "the stream ended before the answer began".to_owned();
+        if !self.dispatched {
+            let opening = String::from_utf8_lossy(&self.opening);
+            match opening.trim() {
+                "" if self.read == 0 => reason.push_str(" (the body was empty)"),
+                "" => reason.push_str(" (the body held nothing but blank lines)"),
+                opening => reason.push_str(&format!(
+                    " (the body held no events; it begins: {})",
+                    quote(opening, 200)
+                )),
+            }
+        }
+        self.malformed(reason)
     }
 
     /// A [`ModelError::MalformedResponse`] of this stream.
@@ -205,6 +276,21 @@ impl EventStream {
             provider: self.name.to_owned(),
             reason: reason.into(),
         }
+    }
+
+    /// The API's name, as errors give it.
+    pub(crate) fn provider(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// What [`EventStream::with_next_chunk`] does with a chunk to append it to `bytes`.
+fn appending_to(
+    bytes: &mut Vec<u8>,
+) -> impl FnOnce(&mut EventStream, &[u8]) -> Result<(), ModelError> + '_ {
+    |_, chunk| {
+        bytes.extend_from_slice(chunk);
+        Ok(())
     }
 }
 

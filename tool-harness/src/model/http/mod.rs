@@ -16,7 +16,10 @@
 //!   [`max_retries`](HttpModelBuilder::max_retries) times ([`DEFAULT_MAX_RETRIES`]), after
 //!   the API's `Retry-After` (in seconds) or an exponential backoff; an API that asks for a
 //!   wait longer than [`max_retry_wait`](HttpModelBuilder::max_retry_wait) is not retried.
-//!   Time-outs and connection failures are not retried here:
+//!   A streamed answer whose API reports such an error in the stream (Anthropic's
+//!   `overloaded_error` after its `200`) before any text or call was delivered is asked
+//!   again the same way, within the same count; once anything was delivered, the error is
+//!   returned. Time-outs and connection failures are not retried here:
 //!   [`ModelError::is_transient`](super::ModelError::is_transient) tells a caller they may be.
 //! - **Time limit.** Each attempt, from connecting to the last byte of the answer, has
 //!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]). A streamed answer
@@ -25,10 +28,14 @@
 //! - **Streaming.** `stream` reads the API's server-sent events, reports text and
 //!   call-argument pieces as [`StreamDelta`](super::StreamDelta)s, and assembles the
 //!   events into the answer the API would have sent whole, read as `complete` reads it:
-//!   the same calls, text, usage and stop reason. An error event is
-//!   [`Api`](super::ModelError::Api) (status 200); a stream that ends before the answer
-//!   does is [`MalformedResponse`](super::ModelError::MalformedResponse), since its last
-//!   call may be cut off.
+//!   the same calls, text, usage and stop reason. An error event is the error its HTTP
+//!   status would be, the status its numeric `code`, or its documented `type` or `code`,
+//!   means (`overloaded_error` 529, `rate_limit_exceeded` 429, …; 200, the answer's, when
+//!   it names none known), so that [`is_transient`](super::ModelError::is_transient) is
+//!   right for it; a stream that ends before the answer does is
+//!   [`MalformedResponse`](super::ModelError::MalformedResponse), since its last call may be
+//!   cut off. A server that ignores the request for a stream and answers one JSON body
+//!   gives that answer, whatever content type it labels it with.
 //! - **Errors** quote the API's own message: 401 and 403 are
 //!   [`ModelError::Auth`](super::ModelError::Auth), 429 after the retries
 //!   [`RateLimited`](super::ModelError::RateLimited), other statuses

@@ -8,8 +8,8 @@ use toolsmith_core::provider::Provider;
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::streamed::ReportedError;
 use super::streamed::openai_responses::ResponsesAssembler;
-use super::transport::{MAX_QUOTED_CHARS, quote};
 use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
@@ -37,8 +37,9 @@ impl super::builder::Configured for OpenAiResponsesModel {
 /// `.body_field("include", json!(["reasoning.encrypted_content"]))` (models that do not
 /// reason refuse that field). Usage
 /// counts `usage.input_tokens` (cached: `input_tokens_details.cached_tokens`) and
-/// `usage.output_tokens`. A response whose `status` is `failed` is a [`ModelError::Api`]
-/// quoting its `error.message`.
+/// `usage.output_tokens`. A response whose `status` is `failed` is the error its
+/// `error.code` stands for (`server_error` a [`ModelError::Api`] with status 500,
+/// `rate_limit_exceeded` a [`ModelError::RateLimited`], …), quoting its `error.message`.
 ///
 /// ```no_run
 /// use toolsmith_harness::model::{ChatModel, ChatRequest, Message};
@@ -144,15 +145,7 @@ impl HttpApi for OpenAiResponsesModel {
     /// API's error.
     fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
         if answer.get("status").and_then(Value::as_str) == Some("failed") {
-            let message = answer
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .unwrap_or("the response failed without a message");
-            return Err(ModelError::Api {
-                provider: PROVIDER.name().to_owned(),
-                status: 200,
-                message: quote(message, MAX_QUOTED_CHARS),
-            });
+            return Err(ReportedError::of_failed_response(answer).into_error(PROVIDER.name()));
         }
         let usage = Usage {
             input_tokens: count(answer, "/usage/input_tokens"),

@@ -147,24 +147,26 @@ impl Transport {
     pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ModelError> {
         self.check_runtime()?;
         let url = format!("{}{}", self.base_url, path);
-        self.with_retries(&url, || self.attempt(&url, body)).await
+        self.with_retries(&url, &mut 0, || self.attempt(&url, body))
+            .await
     }
 
     /// POSTs `body` as [`post_json`](Self::post_json) does (with its retries of error
-    /// statuses) and gives the answer's server-sent events as they arrive. The time limit
-    /// covers the answer's head; then it bounds each wait for more of the stream, so that a
-    /// long answer may take longer than it as long as it keeps coming. A server that does
-    /// not stream (a success labelled JSON) gives its whole answer, read as
-    /// [`post_json`](Self::post_json) reads one.
+    /// statuses, counted in `retries` with those made before) and gives the answer's
+    /// server-sent events as they arrive. The time limit covers the answer's head; then it
+    /// bounds each wait for more of the stream, so that a long answer may take longer than
+    /// it as long as it keeps coming. A server that does not stream (a success labelled
+    /// JSON) gives its whole answer, read as [`post_json`](Self::post_json) reads one.
     pub(crate) async fn post_for_events(
         &self,
         path: &str,
         body: &Value,
+        retries: &mut u32,
     ) -> Result<AnswerBody, ModelError> {
         self.check_runtime()?;
         let url = format!("{}{}", self.base_url, path);
         match self
-            .with_retries(&url, || self.attempt_head(&url, body))
+            .with_retries(&url, retries, || self.attempt_head(&url, body))
             .await?
         {
             Head::Streaming(response) => Ok(AnswerBody::Events(Box::new(EventStream::new(
@@ -190,13 +192,19 @@ impl Transport {
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or its error status is not (or no
-    /// longer) retried.
-    async fn with_retries<T, F, Attempt>(&self, url: &str, mut attempt: F) -> Result<T, ModelError>
+    /// longer) retried. `retries` counts the retries made for the request so far, these
+    /// and any before (a stream that failed before it delivered anything is asked again
+    /// within the same count).
+    async fn with_retries<T, F, Attempt>(
+        &self,
+        url: &str,
+        retries: &mut u32,
+        mut attempt: F,
+    ) -> Result<T, ModelError>
     where
         F: FnMut() -> Attempt,
         Attempt: Future<Output = Result<T, Failure>>,
     {
-        let mut retries = 0;
         loop {
             let failure = match attempt().await {
                 Ok(value) => return Ok(value),
@@ -211,24 +219,38 @@ impl Transport {
                 } => (status, retry_after, body),
             };
             let quota_spent = status == StatusCode::TOO_MANY_REQUESTS && body.says_quota_spent();
-            let wait = retry_after.unwrap_or_else(|| self.backoff(retries));
-            if !is_retried(status, quota_spent)
-                || retries >= self.max_retries
-                || wait > self.max_retry_wait
-            {
+            let Some(wait) = self.retry_wait(status, retry_after, quota_spent, *retries) else {
                 let message = body.into_text();
                 return Err(self.status_error(url, status, retry_after, message, quota_spent));
-            }
+            };
             log::debug!(
                 "{}: HTTP {} from {url}; retry {} of {} in {wait:?}",
                 self.name,
                 status.as_u16(),
-                retries + 1,
+                *retries + 1,
                 self.max_retries
             );
             tokio::time::sleep(wait).await;
-            retries += 1;
+            *retries += 1;
         }
+    }
+
+    /// How long to wait before asking again after a failure with `status`, when the
+    /// request is asked again: the status is retried, fewer than `max_retries` retries were
+    /// made, and the wait (the API's `retry_after`, else the backoff) is within
+    /// `max_retry_wait`. `None` when it is not.
+    pub(crate) fn retry_wait(
+        &self,
+        status: StatusCode,
+        retry_after: Option<Duration>,
+        quota_spent: bool,
+        retries: u32,
+    ) -> Option<Duration> {
+        let wait = retry_after.unwrap_or_else(|| self.backoff(retries));
+        (is_retried(status, quota_spent)
+            && retries < self.max_retries
+            && wait <= self.max_retry_wait)
+            .then_some(wait)
     }
 
     /// `retry_delay` doubled per retry already made, with up to a quarter more at random
@@ -366,7 +388,7 @@ impl Transport {
     /// The body as a JSON object, as every API answers (serde_json's recursion limit bounds
     /// its depth). An array or a scalar is no answer: the formats' parsers also take the
     /// part of an answer that holds the calls, and would read `[]` as an empty one.
-    fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
+    pub(crate) fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
         let begins = || quote(&String::from_utf8_lossy(bytes), 200);
         let reason = match serde_json::from_slice::<Value>(bytes) {
             Ok(value) if value.is_object() => return Ok(value),
@@ -425,56 +447,74 @@ impl Transport {
         }
     }
 
-    /// The error for an error status that is not (or no longer) retried; a 429 whose quota
-    /// is spent is an API error (no wait ends it), not a rate limit.
+    /// The error for an error status that is not (or no longer) retried (see
+    /// [`error_for_status`]); a retried status the API asked to wait too long for says so
+    /// in its message.
     fn status_error(
         &self,
         url: &str,
         status: StatusCode,
         retry_after: Option<Duration>,
-        message: String,
+        mut message: String,
         quota_spent: bool,
     ) -> ModelError {
-        let provider = self.provider_name();
-        let code = status.as_u16();
-        match status {
-            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ModelError::Auth {
-                provider,
-                status: code,
-                message,
-            },
-            StatusCode::TOO_MANY_REQUESTS if !quota_spent => ModelError::RateLimited {
-                provider,
-                retry_after,
-                message,
-            },
-            _ => {
-                // A rate limit holds the wait it asked for; another status that is retried
-                // says it in its message.
-                let mut message = message;
-                if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
-                    && is_retried(status, quota_spent)
-                {
-                    message.push_str(&format!(
-                        " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
-                        self.max_retry_wait
-                    ));
-                }
-                // A base URL that misses a segment (`/v1`) answers 404, often with no body:
-                // the message then has to say where the request went.
-                if status == StatusCode::NOT_FOUND {
-                    message.push_str(&format!(
-                        " (POST {}: check the base URL and the model name)",
-                        without_userinfo(url)
-                    ));
-                }
-                ModelError::Api {
-                    provider,
-                    status: code,
-                    message,
-                }
-            }
+        // A rate limit holds the wait it asked for; another status that is retried says it
+        // in its message.
+        let rate_limited = status == StatusCode::TOO_MANY_REQUESTS && !quota_spent;
+        if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
+            && is_retried(status, quota_spent)
+            && !rate_limited
+        {
+            message.push_str(&format!(
+                " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
+                self.max_retry_wait
+            ));
         }
+        // A base URL that misses a segment (`/v1`) answers 404, often with no body: the
+        // message then has to say where the request went.
+        if status == StatusCode::NOT_FOUND {
+            message.push_str(&format!(
+                " (POST {}: check the base URL and the model name)",
+                without_userinfo(url)
+            ));
+        }
+        error_for_status(
+            self.provider_name(),
+            status,
+            retry_after,
+            message,
+            quota_spent,
+        )
+    }
+}
+
+/// The error for an error status from `provider`: 401 and 403 are
+/// [`ModelError::Auth`], a 429 is [`ModelError::RateLimited`] unless its quota is spent
+/// (no wait ends that: an API error), any other status is [`ModelError::Api`].
+pub(super) fn error_for_status(
+    provider: String,
+    status: StatusCode,
+    retry_after: Option<Duration>,
+    message: String,
+    quota_spent: bool,
+) -> ModelError {
+    let code = status.as_u16();
+    match status {
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ModelError::Auth {
+            provider,
+            status: code,
+            message,
+        },
+        StatusCode::TOO_MANY_REQUESTS if !quota_spent => ModelError::RateLimited {
+            provider,
+            retry_after,
+            message,
+        },
+        _ => ModelError::Api {
+            provider,
+            status: code,
+            message,
+        },
     }
 }
 

@@ -75,6 +75,15 @@ impl Reply {
         }
     }
 
+    /// The same reply labelled `kind` as its `Content-Type`, or with none.
+    pub fn content_type(mut self, kind: Option<&str>) -> Self {
+        self.headers.retain(|(name, _)| name != "content-type");
+        if let Some(kind) = kind {
+            self.headers.push(("content-type".into(), kind.into()));
+        }
+        self
+    }
+
     /// The same reply with one more header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));

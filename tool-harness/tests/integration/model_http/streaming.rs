@@ -5,6 +5,7 @@
 mod anthropic;
 mod gemini;
 mod openai_responses;
+mod retries;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -320,7 +321,7 @@ async fn events_without_data_are_passed_over() {
 }
 
 #[tokio::test]
-async fn an_error_in_the_stream_is_the_api_s_error() {
+async fn an_error_in_the_stream_is_the_api_s_error_with_the_status_its_type_means() {
     let text = sse_text([
         (
             None,
@@ -328,7 +329,8 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
         ),
         (
             None,
-            json!({"error": {"message": "The server had an error while processing your request."}}),
+            json!({"error": {"message": "The server had an error while processing your request.",
+                "type": "server_error", "param": null, "code": null}}),
         ),
     ]);
     let streamed = stream(Api::Chat, Reply::sse(&text, 1000), &Client::default()).await;
@@ -337,16 +339,18 @@ async fn an_error_in_the_stream_is_the_api_s_error() {
         error,
         ModelError::Api {
             provider: "openai_chat".into(),
-            status: 200,
+            status: 500,
             message: "The server had an error while processing your request.".into(),
         }
     );
+    assert!(error.is_transient());
     // What came before the error was reported.
     assert_eq!(streamed.deltas, [StreamDelta::Text("Hi".into())]);
 }
 
 #[tokio::test]
 async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
+    // It names no type: it keeps the answer's 200, and is not retried.
     let text = "data: {\"error\": \"the context is full\"}\n\n";
     let streamed = stream(Api::Chat, Reply::sse(text, 1000), &Client::default()).await;
     assert_eq!(
@@ -361,20 +365,26 @@ async fn an_error_given_as_text_in_the_stream_is_quoted_as_it_is() {
 
 #[tokio::test]
 async fn a_long_error_in_the_stream_is_quoted_cut() {
+    // Not retried: each is the only answer the server has.
+    let client = Client {
+        max_retries: 0,
+        ..Client::default()
+    };
     let long = "e".repeat(100_000);
     let events = [
         sse_text([(None, json!({"error": {"message": long}}))]),
         sse_text([(None, json!({"error": long}))]),
         sse_text([(Some("error"), json!({"code": 500, "detail": long}))]),
     ];
-    for text in events {
-        let streamed = stream(Api::Chat, Reply::sse(&text, 4096), &Client::default()).await;
+    for (text, status) in events.into_iter().zip([200, 200, 500]) {
+        let streamed = stream(Api::Chat, Reply::sse(&text, 4096), &client).await;
         match streamed.answer.expect_err("an error") {
             ModelError::Api {
-                status: 200,
+                status: given,
                 message,
                 ..
             } => {
+                assert_eq!(given, status);
                 assert!(message.chars().count() <= 2_001, "{}", message.len());
                 assert!(message.ends_with('…'), "{}", &message[..50]);
             }
@@ -388,16 +398,17 @@ async fn a_long_error_in_the_stream_is_quoted_cut() {
         Some("response.failed"),
         json!({"type": "response.failed", "response": failed}),
     )]);
-    let streamed = stream(Api::Responses, Reply::sse(&text, 4096), &Client::default()).await;
+    let streamed = stream(Api::Responses, Reply::sse(&text, 4096), &client).await;
     let server = MockServer::start([Reply::json(200, &failed)]).await;
     let whole = Api::Responses
-        .model(&server.base, &Client::default())
+        .model(&server.base, &client)
         .complete(&first_request(Api::Responses))
         .await;
     for answer in [streamed.answer, whole] {
         match answer.expect_err("an error") {
+            // `server_error`: the status it means.
             ModelError::Api {
-                status: 200,
+                status: 500,
                 message,
                 ..
             } => assert!(message.chars().count() <= 2_001, "{}", message.len()),
@@ -526,6 +537,66 @@ async fn a_server_that_does_not_stream_gives_its_whole_answer() {
 }
 
 #[tokio::test]
+async fn a_whole_answer_not_labelled_json_is_read_whole() {
+    // A server that ignores `"stream": true` and labels its JSON answer as events, as text,
+    // or not at all: the body is one JSON answer, not events.
+    for api in Api::ALL {
+        let body = format!("\n  {}\n", api.text_answer("unstreamed"));
+        for kind in [Some("text/event-stream"), Some("text/plain"), None] {
+            let pieces = body
+                .as_bytes()
+                .chunks(5)
+                .map(|piece| (Duration::ZERO, piece.to_vec()))
+                .collect();
+            let reply = Reply::streamed(pieces).content_type(kind);
+            let streamed = stream(api, reply, &Client::default()).await;
+            let answer = streamed
+                .answer
+                .unwrap_or_else(|e| panic!("{api:?}, {kind:?}: {e}"));
+            assert_eq!(answer.text.as_deref(), Some("unstreamed"), "{api:?}");
+            assert_eq!(
+                streamed.deltas,
+                [StreamDelta::Text("unstreamed".into())],
+                "{api:?}, {kind:?}"
+            );
+        }
+    }
+    let reply = Reply::raw(200, calls_answer(Api::Chat).to_string()).content_type(None);
+    let streamed = stream(Api::Chat, reply, &Client::default()).await;
+    assert_eq!(streamed.answer.expect("whole"), completed(Api::Chat).await);
+}
+
+#[tokio::test]
+async fn a_body_that_is_neither_events_nor_an_answer_says_what_it_was() {
+    let page = Reply::raw(200, "<html><body>Sign in to continue</body></html>")
+        .content_type(Some("text/html"));
+    let array = Reply::raw(200, r#"[{"candidates": []}]"#).content_type(None);
+    let cut = Reply::raw(200, r#"{"choices": [{"index": 0, "#).content_type(None);
+    for (reply, expected) in [
+        (
+            page,
+            "the stream ended before the answer began (the body held no events; it begins: <html><body>Sign in to continue</body></html>)",
+        ),
+        (
+            array,
+            r#"the response body is not a JSON object; it begins: [{"candidates": []}]"#,
+        ),
+        (cut, "the response body is not valid JSON"),
+        (
+            Reply::raw(200, "").content_type(None),
+            "the stream ended before the answer began (the body was empty)",
+        ),
+    ] {
+        let streamed = stream(Api::Chat, reply, &Client::default()).await;
+        let error = streamed.answer.expect_err("no answer");
+        assert!(
+            matches!(&error, ModelError::MalformedResponse { reason, .. } if reason.starts_with(expected)),
+            "{expected}: {error}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_llama_cpp_error_line_is_the_server_s_error() {
     let text = "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Hi\"}}]}\n\n\
         error: {\"code\": 500, \"message\": \"the context is full\", \"type\": \"server_error\"}\n\n";
@@ -534,7 +605,7 @@ async fn a_llama_cpp_error_line_is_the_server_s_error() {
         streamed.answer.expect_err("an error"),
         ModelError::Api {
             provider: "openai_chat".into(),
-            status: 200,
+            status: 500,
             message: "the context is full".into(),
         }
     );

@@ -4,7 +4,8 @@
 //! `content_block_delta`s (`text_delta`, `input_json_delta`, `thinking_delta`,
 //! `signature_delta`, `citations_delta`) and `content_block_stop`; `message_delta` carries
 //! the stop reason and the output usage, `message_stop` ends it. `ping`s keep the
-//! connection alive; an `error` event is the API's error after its `200`.
+//! connection alive; an `error` event is the API's error after its `200` (its `type` says
+//! which status it stands for).
 
 use serde_json::{Map, Value, json};
 

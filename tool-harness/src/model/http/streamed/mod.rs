@@ -7,11 +7,13 @@ pub(crate) mod anthropic;
 pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
+mod reported_error;
 
 use serde_json::Value;
 
+pub(crate) use self::reported_error::ReportedError;
 use super::events::EventStream;
-use super::transport::{AnswerBody, MAX_QUOTED_CHARS, Transport, quote};
+use super::transport::{AnswerBody, Transport, quote};
 use crate::model::{ChatResponse, ModelError, StreamDelta};
 
 /// A sink of [`StreamDelta`]s, as [`ChatModel::stream`](crate::model::ChatModel::stream)
@@ -37,50 +39,121 @@ pub(crate) trait Assembler {
 pub(crate) enum Failed {
     /// The events do not follow the API's format: what was wrong.
     Malformed(String),
-    /// The API reported an error in the stream: its message.
-    Api(String),
+    /// The API reported an error in the stream.
+    Api(ReportedError),
 }
 
-/// POSTs `body` to `path` for a streamed answer, reads its events to their end through
-/// `assembler`, and gives the answer `read` reads from the whole body they make. A server
-/// that does not stream answers whole: its answer is read the same way, and its text
-/// reported as one delta (as [`ChatModel::stream`]'s default does).
+/// How one streamed attempt ended.
+enum Attempt {
+    /// The answer's body the events made (`None` when they made none), or an error that
+    /// is final.
+    Done(Result<Option<Value>, ModelError>),
+    /// The API reported an error before the stream delivered anything.
+    FailedEarly(ReportedError),
+}
+
+/// POSTs `body` to `path` for a streamed answer, reads its events to their end through a
+/// new assembler `A`, and gives the answer `read` reads from the whole body they make. A
+/// server that does not stream answers whole (labelled JSON or not): its answer is read the
+/// same way, and its text reported as one delta (as [`ChatModel::stream`]'s default does).
+///
+/// An error the API reports in the stream before any text or call was delivered to
+/// `on_delta` is retried as its status would be (an overload, a rate limit, a server
+/// error), within the same `max_retries` as the error statuses, after the backoff; once
+/// anything was delivered, the error is returned, since the consumer already has part of
+/// an answer.
 ///
 /// [`ChatModel::stream`]: crate::model::ChatModel::stream
-pub(crate) async fn request_answer<A: Assembler>(
+pub(crate) async fn request_answer<A: Assembler + Default>(
     transport: &Transport,
     path: &str,
     body: &Value,
-    mut assembler: A,
     on_delta: OnDelta<'_>,
     read: impl FnOnce(&Value) -> Result<ChatResponse, ModelError>,
 ) -> Result<ChatResponse, ModelError> {
-    let mut events = match transport.post_for_events(path, body).await? {
-        AnswerBody::Events(events) => events,
-        AnswerBody::Whole(answer) => {
-            let response = read(&answer)?;
-            if let Some(text) = &response.text {
-                on_delta(StreamDelta::Text(text.clone()));
+    let mut retries = 0;
+    loop {
+        let mut events = match transport.post_for_events(path, body, &mut retries).await? {
+            AnswerBody::Events(events) => events,
+            AnswerBody::Whole(answer) => return whole(&answer, on_delta, read),
+        };
+        if let Some(bytes) = events.whole_answer().await? {
+            return whole(&transport.parse_json(&bytes)?, on_delta, read);
+        }
+        let answer = match read_events(&mut events, A::default(), on_delta).await {
+            Attempt::Done(Ok(answer)) => answer,
+            Attempt::Done(Err(error)) => return Err(error),
+            Attempt::FailedEarly(reported) => {
+                let Some(wait) =
+                    transport.retry_wait(reported.status, None, reported.quota_spent, retries)
+                else {
+                    return Err(reported.into_error(events.provider()));
+                };
+                log::debug!(
+                    "{}: the stream reported HTTP {} before any of the answer; retry {} in {wait:?}",
+                    events.provider(),
+                    reported.status.as_u16(),
+                    retries + 1,
+                );
+                tokio::time::sleep(wait).await;
+                retries += 1;
+                continue;
             }
-            return Ok(response);
-        }
+        };
+        return match answer {
+            Some(answer) => read(&answer),
+            None => Err(events.no_answer()),
+        };
+    }
+}
+
+/// The answer of a server that does not stream, its text reported as one delta.
+fn whole(
+    answer: &Value,
+    on_delta: OnDelta<'_>,
+    read: impl FnOnce(&Value) -> Result<ChatResponse, ModelError>,
+) -> Result<ChatResponse, ModelError> {
+    let response = read(answer)?;
+    if let Some(text) = &response.text {
+        on_delta(StreamDelta::Text(text.clone()));
+    }
+    Ok(response)
+}
+
+/// Reads `events` to their end through `assembler`: the answer's body they make (`None`
+/// when they made none), or why they made none.
+async fn read_events<A: Assembler>(
+    events: &mut EventStream,
+    mut assembler: A,
+    on_delta: OnDelta<'_>,
+) -> Attempt {
+    // Whether a delta reached `on_delta`: an error after that is not retried.
+    let mut delivered = false;
+    let failed = |events: &EventStream, delivered: bool, failed: Failed| match failed {
+        Failed::Malformed(reason) => Attempt::Done(Err(events.malformed(reason))),
+        Failed::Api(reported) if !delivered => Attempt::FailedEarly(reported),
+        Failed::Api(reported) => Attempt::Done(Err(reported.into_error(events.provider()))),
     };
-    let failed = |events: &EventStream, failed: Failed| match failed {
-        Failed::Malformed(reason) => events.malformed(reason),
-        Failed::Api(message) => events.api_error(message),
-    };
-    while let Some((name, data)) = events.next().await? {
-        if let Some(message) = reported_error(name.as_deref(), &data) {
-            return Err(events.api_error(message));
-        }
-        if let Err(error) = assembler.event(name.as_deref(), data, on_delta) {
-            return Err(failed(&events, error));
+    loop {
+        let (name, data) = match events.next().await {
+            Ok(Some(event)) => event,
+            Ok(None) => break,
+            Err(error) => return Attempt::Done(Err(error)),
+        };
+        let outcome = match ReportedError::in_event(name.as_deref(), &data) {
+            Some(reported) => Err(Failed::Api(reported)),
+            None => assembler.event(name.as_deref(), data, &mut |delta| {
+                delivered = true;
+                on_delta(delta);
+            }),
+        };
+        if let Err(error) = outcome {
+            return failed(events, delivered, error);
         }
     }
     match assembler.finish() {
-        Ok(Some(answer)) => read(&answer),
-        Ok(None) => Err(events.malformed("the stream ended before the answer began")),
-        Err(error) => Err(failed(&events, error)),
+        Ok(answer) => Attempt::Done(Ok(answer)),
+        Err(error) => failed(events, delivered, error),
     }
 }
 
@@ -99,26 +172,7 @@ pub(crate) fn quoted(value: &Value) -> String {
     quote(&value.to_string(), 100)
 }
 
-/// The message of the error an event reports, if it reports one: an event named `error`
-/// (Anthropic, Responses, llama.cpp), or whose data's `type` is `error`, or whose data
-/// carries an `error` (OpenAI Chat, Gemini; some servers send `"error": null` in every
-/// chunk, which is none). The message is the `error`'s, else the event's own.
-fn reported_error(name: Option<&str>, data: &Value) -> Option<String> {
-    let error = data.get("error").filter(|error| !error.is_null());
-    let named = name == Some("error") || text(data, "type") == Some("error");
-    (named || error.is_some()).then(|| error_message(error.unwrap_or(data)))
-}
-
 /// The text of `value`'s `key`, when it is a string.
 pub(crate) fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
-}
-
-/// The error message an event carries (`error.message`, or `error` itself as text: a
-/// string as it is, anything else as JSON), cut as an error status's message is.
-pub(crate) fn error_message(error: &Value) -> String {
-    match error.get("message").or(Some(error)).and_then(Value::as_str) {
-        Some(message) => quote(message, MAX_QUOTED_CHARS),
-        None => quote(&error.to_string(), MAX_QUOTED_CHARS),
-    }
 }

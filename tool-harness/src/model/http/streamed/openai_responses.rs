@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Assembler, Failed, OnDelta, error_message, text};
+use super::{Assembler, Failed, OnDelta, ReportedError, text};
 use crate::model::StreamDelta;
 
 /// The answer so far: where each call is among the answer's calls, and the response once
@@ -89,12 +89,7 @@ impl Assembler for ResponsesAssembler {
                         Failed::Malformed(format!("a `{kind}` event without its `response`"))
                     })?;
                 if kind == "response.failed" {
-                    let error = response.get("error").unwrap_or(&Value::Null);
-                    return Err(Failed::Api(if error.is_null() {
-                        "the response failed without a message".to_owned()
-                    } else {
-                        error_message(error)
-                    }));
+                    return Err(Failed::Api(ReportedError::of_failed_response(response)));
                 }
                 self.response = Some(response.clone());
             }

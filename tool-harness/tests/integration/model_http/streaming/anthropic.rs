@@ -209,7 +209,7 @@ async fn thinking_and_citations_are_kept_and_thinking_is_not_text() {
 }
 
 #[tokio::test]
-async fn an_error_event_is_the_api_s_error() {
+async fn an_error_event_is_the_api_s_error_with_the_status_its_type_means() {
     let events = [
         message_start(),
         block_start(0, json!({"type": "text", "text": ""})),
@@ -226,7 +226,7 @@ async fn an_error_event_is_the_api_s_error() {
         streamed.answer.expect_err("an error"),
         ModelError::Api {
             provider: "anthropic".into(),
-            status: 200,
+            status: 529,
             message: "Overloaded".into(),
         }
     );

@@ -213,7 +213,7 @@ async fn gemini_error_in_the_stream_is_the_api_s_error() {
         streamed.answer.expect_err("an error"),
         ModelError::Api {
             provider: "gemini".into(),
-            status: 200,
+            status: 500,
             message: "An internal error has occurred.".into(),
         }
     );

@@ -97,10 +97,22 @@ async fn a_failed_response_or_an_error_event_is_the_api_s_error() {
         json!({"sequence_number": 2, "error": {"type": "too_many_requests",
             "code": "too_many_requests", "message": "Too Many Requests", "param": null}}),
     );
-    for (last, message) in [
-        (failed, "The model crashed."),
-        (error, "Slow down."),
-        (nested, "Too Many Requests"),
+    let rate_limited = |message: &str| ModelError::RateLimited {
+        provider: "openai_responses".into(),
+        retry_after: None,
+        message: message.into(),
+    };
+    for (last, expected) in [
+        (
+            failed,
+            ModelError::Api {
+                provider: "openai_responses".into(),
+                status: 500,
+                message: "The model crashed.".into(),
+            },
+        ),
+        (error, rate_limited("Slow down.")),
+        (nested, rate_limited("Too Many Requests")),
     ] {
         let streamed = stream(
             Api::Responses,
@@ -108,14 +120,9 @@ async fn a_failed_response_or_an_error_event_is_the_api_s_error() {
             &Client::default(),
         )
         .await;
-        assert_eq!(
-            streamed.answer.expect_err("an error"),
-            ModelError::Api {
-                provider: "openai_responses".into(),
-                status: 200,
-                message: message.into(),
-            }
-        );
+        let error = streamed.answer.expect_err("an error");
+        assert_eq!(error, expected);
+        assert!(error.is_transient());
     }
 }
 
