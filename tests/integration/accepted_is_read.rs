@@ -11,9 +11,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use toolsmith::{
-    ToolArguments, ToolCallManager, ToolCallRequest, ToolError, ToolImpl, UserModelContent, tool_fn,
-};
+use toolsmith::{ToolCallManager, ToolError, ToolImpl, tool_fn};
+
+use crate::support::json_calls::{arguments, run_json as run};
 
 /// Untagged: the first variant that reads.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -143,19 +143,6 @@ fn manager() -> ToolCallManager {
         manager.register(tool).expect("registers");
     }
     manager
-}
-
-fn arguments(value: Value) -> ToolArguments {
-    ToolArguments::try_from(value).expect("an object")
-}
-
-async fn run(manager: &ToolCallManager, tool: &str, args: Value) -> Result<Value, ToolError> {
-    let request = ToolCallRequest::new("call-1", tool, arguments(args));
-    let result = manager.execute_one(&request).await?;
-    match result.content {
-        UserModelContent::Json(value) => Ok(value),
-        other => panic!("expected JSON, got {other:?}"),
-    }
 }
 
 /// Calls that validation accepts, with what the tool must have read (echoed as JSON).

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use toolsmith::{
-    ToolArguments, ToolCallManager, ToolCallRequest, ToolError, ToolImpl, UserModelContent, tool_fn,
-};
+use toolsmith::{ToolCallManager, ToolError, ToolImpl, tool_fn};
+
+use crate::support::json_calls::{arguments, run_json as run};
 
 /// Echoes every integer it is given.
 #[tool_fn]
@@ -151,25 +151,12 @@ fn manager() -> ToolCallManager {
     manager
 }
 
-fn arguments(value: Value) -> ToolArguments {
-    ToolArguments::try_from(value).expect("an object")
-}
-
 /// Every parameter of `integers` set to 1.
 fn ones() -> serde_json::Map<String, Value> {
     table()
         .into_iter()
         .map(|(name, ..)| (name.to_owned(), json!(1)))
         .collect()
-}
-
-async fn run(manager: &ToolCallManager, tool: &str, args: Value) -> Result<Value, ToolError> {
-    let request = ToolCallRequest::new("call-1", tool, arguments(args));
-    let result = manager.execute_one(&request).await?;
-    match result.content {
-        UserModelContent::Json(value) => Ok(value),
-        other => panic!("expected JSON, got {other:?}"),
-    }
 }
 
 /// Asserts that `args` are refused by validation and by a call, naming `path`.

@@ -129,6 +129,19 @@ impl RawServe {
         Self { child, stdout }
     }
 
+    /// A server started in `root`, past the handshake (initialize, then `initialized`).
+    fn initialized(root: &std::path::Path) -> Self {
+        let mut serve = Self::start(root);
+        let init = serve.ask(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "toolsmith");
+        serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        serve
+    }
+
     fn send(&mut self, line: &str) {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{line}").unwrap();
@@ -154,14 +167,7 @@ impl RawServe {
 #[test]
 fn stdout_carries_only_json_rpc_and_garbage_does_not_stop_the_server() {
     let root = tempfile::tempdir().unwrap();
-    let mut serve = RawServe::start(root.path());
-    let init = serve.ask(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}}),
-    );
-    assert_eq!(init["result"]["serverInfo"]["name"], "toolsmith");
-    serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    let mut serve = RawServe::initialized(root.path());
 
     // A command that prints: its output comes back inside the result, never on stdout.
     let ran = serve.ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -203,14 +209,7 @@ fn stdout_carries_only_json_rpc_and_garbage_does_not_stop_the_server() {
 #[test]
 fn a_client_that_never_reads_cannot_keep_the_server_from_exiting() {
     let root = tempfile::tempdir().unwrap();
-    let mut serve = RawServe::start(root.path());
-    let init = serve.ask(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}}),
-    );
-    assert_eq!(init["result"]["serverInfo"]["name"], "toolsmith");
-    serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    let mut serve = RawServe::initialized(root.path());
     // Some 3 KB an answer: far more than the 64 KiB a pipe holds.
     for id in 2..200 {
         serve.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string());

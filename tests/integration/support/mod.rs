@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod deep;
+pub mod json_calls;
 pub mod probe;
 pub mod provider_tools;
 pub mod strict_rules;

@@ -417,7 +417,7 @@ where
         }
     }
 
-    /// Closes the writer, waiting at most [`CLOSE_WAIT`] for a write in progress and the
+    /// Closes the writer, waiting at most 2 s (`CLOSE_WAIT`) for a write in progress and the
     /// last bytes: past it, the close fails with [`TimedOut`](std::io::ErrorKind::TimedOut)
     /// and the writer is left to be dropped with the transport.
     async fn close(&mut self) -> Result<(), Self::Error> {
