@@ -99,6 +99,10 @@ impl ModelError {
     /// Whether trying the same request again may succeed: rate limits, 408, 409, 5xx
     /// statuses (but 501), time-outs and connection failures. A spent quota (a 429 saying
     /// `insufficient_quota`) is an [`Api`](Self::Api) error, not a rate limit.
+    ///
+    /// The HTTP clients (`model::http`) have already retried what they could within their
+    /// `max_retries`: error statuses and requests that got no answer. A time-out, which
+    /// they do not retry, is for the caller to ask again if it will.
     pub fn is_transient(&self) -> bool {
         match self {
             Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,

@@ -9,6 +9,7 @@ mod server;
 mod streaming;
 mod strict;
 mod turns;
+mod unanswered;
 
 use std::time::Duration;
 

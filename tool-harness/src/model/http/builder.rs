@@ -156,7 +156,9 @@ impl<M> HttpModelBuilder<M> {
         self
     }
 
-    /// How many times a 429 or 5xx answer is retried (default 2).
+    /// How many times a request is retried (default 2), counting together its 429 and 5xx
+    /// answers, its connections refused, reset or closed before any answer, and its streams
+    /// that failed or were cut off before anything of them was delivered.
     #[must_use]
     pub fn max_retries(mut self, retries: u32) -> Self {
         self.settings.max_retries = retries;

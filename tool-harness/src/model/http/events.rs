@@ -120,6 +120,8 @@ pub(crate) struct EventStream {
     opening: Vec<u8>,
     /// Whether an event was given.
     dispatched: bool,
+    /// Whether the body was cut off: its connection failed or closed before its end.
+    cut_off: bool,
     parser: EventParser,
     /// What errors call the API.
     name: &'static str,
@@ -135,6 +137,7 @@ impl EventStream {
             read: 0,
             opening: Vec::new(),
             dispatched: false,
+            cut_off: false,
             parser: EventParser::default(),
             name,
             idle,
@@ -231,6 +234,8 @@ impl EventStream {
                 return Ok(None);
             }
             Err(err) => {
+                self.cut_off = true;
+                self.response = None;
                 return Err(self.malformed(format!(
                     "the stream was cut off after {} bytes: {}",
                     self.read,
@@ -268,6 +273,13 @@ impl EventStream {
             }
         }
         self.malformed(reason)
+    }
+
+    /// Whether the body was cut off before its end (the connection failed or closed):
+    /// the error [`next`](Self::next) or [`whole_answer`](Self::whole_answer) gave was
+    /// that, not a body that breaks the format or the bounds.
+    pub(crate) fn was_cut_off(&self) -> bool {
+        self.cut_off
     }
 
     /// A [`ModelError::MalformedResponse`] of this stream.

@@ -19,8 +19,17 @@
 //!   A streamed answer whose API reports such an error in the stream (Anthropic's
 //!   `overloaded_error` after its `200`) before any text or call was delivered is asked
 //!   again the same way, within the same count; once anything was delivered, the error is
-//!   returned. Time-outs and connection failures are not retried here:
-//!   [`ModelError::is_transient`](super::ModelError::is_transient) tells a caller they may be.
+//!   returned. A request that got no answer at all (the connection refused or reset, a
+//!   pooled keep-alive connection the server had closed, a stream cut off before anything
+//!   of it was delivered) is retried too, after the backoff, within the same count, as the
+//!   official OpenAI and Anthropic SDKs do; when no retry is left, its
+//!   [`Connection`](super::ModelError::Connection) or
+//!   [`MalformedResponse`](super::ModelError::MalformedResponse) error says how many
+//!   attempts were made. A TLS failure (a certificate refused) is not retried: asking again
+//!   meets the same. Time-outs are not retried here, since the server may still be working
+//!   on the request (a retry would have it answer, and bill, twice) and the attempt already
+//!   took the whole time limit: [`ModelError::is_transient`](super::ModelError::is_transient)
+//!   tells a caller they may be.
 //! - **Time limit.** Each attempt, from connecting to the last byte of the answer, has
 //!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]). A streamed answer
 //!   ([`ChatModel::stream`](super::ChatModel::stream)) has it until its head arrives, then
@@ -82,7 +91,8 @@ pub use openai_responses::OpenAiResponsesModel;
 /// The time limit of one attempt unless the builder sets another.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// How many times a 429 or 5xx answer is retried unless the builder says otherwise.
+/// How many times a request is retried (after a 429 or 5xx answer, or no answer at all)
+/// unless the builder says otherwise.
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
 
 /// The largest response body a client reads (32 MiB); a larger one is a

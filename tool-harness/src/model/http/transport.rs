@@ -1,5 +1,6 @@
 //! What the four HTTP clients share: one `reqwest` client (rustls over `ring`), a POST of a
-//! JSON body with retries of 429 and 5xx answers, a time limit per attempt, a bounded body
+//! JSON body with retries of 429 and 5xx answers and of requests that got no answer (the
+//! connection refused, reset or closed first), a time limit per attempt, a bounded body
 //! read with bounded-depth JSON parsing (or, streamed, the answer's events: `events.rs`),
 //! and errors that quote the API.
 
@@ -67,6 +68,10 @@ enum Failure {
         retry_after: Option<Duration>,
         body: ErrorBody,
     },
+    /// No answer came: the connection was refused, reset, or closed before the answer's
+    /// head (a pooled keep-alive connection the server had already closed). Retried as a
+    /// 5xx is: the request may not even have reached the API.
+    Unanswered(ModelError),
     /// Anything else: final.
     Final(ModelError),
 }
@@ -141,9 +146,15 @@ impl Transport {
     }
 
     /// POSTs `body` as JSON to `{base_url}{path}` and returns the answer's JSON, retrying
-    /// 429 and 5xx answers up to `max_retries` times. Each wait is the API's `Retry-After`
-    /// (or `retry-after-ms`) when it gave one, else an exponential backoff from
-    /// `retry_delay`; an API that asks for more than `max_retry_wait` is not retried.
+    /// 429 and 5xx answers, and requests that got no answer at all (see `no_answer`), up
+    /// to `max_retries` times in all. Each wait is the API's `Retry-After` (or
+    /// `retry-after-ms`) when it gave one, else an exponential backoff from `retry_delay`;
+    /// an API that asks for more than `max_retry_wait` is not retried.
+    ///
+    /// A time-out is not retried: the server may still be working on the request (a
+    /// retry would have it generate, and bill, the answer twice), and the attempt already
+    /// took the whole time limit the caller set, which retries would multiply.
+    /// [`ModelError::is_transient`] tells a caller that it may ask again.
     pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ModelError> {
         self.check_runtime()?;
         let url = format!("{}{}", self.base_url, path);
@@ -212,6 +223,21 @@ impl Transport {
             };
             let (status, retry_after, body) = match failure {
                 Failure::Final(error) => return Err(error),
+                Failure::Unanswered(error) => {
+                    let Some(wait) = self.retry_wait_unanswered(*retries) else {
+                        return Err(with_attempts(error, *retries + 1));
+                    };
+                    log::debug!(
+                        "{}: no answer from {} ({error}); retry {} of {} in {wait:?}",
+                        self.name,
+                        without_userinfo(url),
+                        *retries + 1,
+                        self.max_retries
+                    );
+                    tokio::time::sleep(wait).await;
+                    *retries += 1;
+                    continue;
+                }
                 Failure::Status {
                     status,
                     retry_after,
@@ -251,6 +277,14 @@ impl Transport {
             && retries < self.max_retries
             && wait <= self.max_retry_wait)
             .then_some(wait)
+    }
+
+    /// How long to wait before asking again after an attempt that got no answer (a
+    /// connection refused, reset or closed, a stream cut off before anything of it was
+    /// delivered), when fewer than `max_retries` retries were made: the backoff, which is
+    /// within `max_retry_wait`. `None` when no retry is left.
+    pub(crate) fn retry_wait_unanswered(&self, retries: u32) -> Option<Duration> {
+        (retries < self.max_retries).then(|| self.backoff(retries))
     }
 
     /// `retry_delay` doubled per retry already made, with up to a quarter more at random
@@ -302,11 +336,14 @@ impl Transport {
         if events {
             request = request.header(ACCEPT, "text/event-stream");
         }
-        request
-            .json(body)
-            .send()
-            .await
-            .map_err(|err| Failure::Final(self.send_error(url, &err)))
+        request.json(body).send().await.map_err(|err| {
+            let error = self.send_error(url, &err);
+            if no_answer(&err) {
+                Failure::Unanswered(error)
+            } else {
+                Failure::Final(error)
+            }
+        })
     }
 
     /// `response` when its status is a success; an error status is a [`Failure::Status`]
@@ -541,6 +578,58 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         at.duration_since(std::time::SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
+}
+
+/// Whether `err`, from sending a request, means the request got no answer and may be sent
+/// again: the connection failed (refused, reset, no address for the host) or closed before
+/// the answer's head (hyper's "connection closed before message completed", which a pooled
+/// keep-alive connection the server had closed gives). Not a time-out (see
+/// [`Transport::post_json`]), not a request that could not be built, and not a TLS failure
+/// (a certificate refused, a server that does not speak TLS): asking again meets the same.
+fn no_answer(err: &reqwest::Error) -> bool {
+    (err.is_connect() || err.is_request()) && !err.is_timeout() && !is_tls_failure(err)
+}
+
+/// Whether a cause of `err` is rustls's: the TLS handshake failed. rustls's error reaches
+/// reqwest inside an [`std::io::Error`], whose `source` skips it: it is read with `get_ref`.
+fn is_tls_failure(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(err);
+    while let Some(error) = cause {
+        let inner = error
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .map(|inner| inner as &(dyn std::error::Error + 'static));
+        if error.is::<rustls::Error>() || inner.is_some_and(is_tls_failure) {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// `error`, its reason saying how many attempts were made when there were more than one:
+/// a request that got no answer after its retries.
+pub(crate) fn with_attempts(error: ModelError, attempts: u32) -> ModelError {
+    if attempts < 2 {
+        return error;
+    }
+    let tried = |reason: String| format!("{reason} (after {attempts} attempts)");
+    match error {
+        ModelError::Connection {
+            provider,
+            url,
+            reason,
+        } => ModelError::Connection {
+            provider,
+            url,
+            reason: tried(reason),
+        },
+        ModelError::MalformedResponse { provider, reason } => ModelError::MalformedResponse {
+            provider,
+            reason: tried(reason),
+        },
+        other => other,
+    }
 }
 
 /// Whether the response's content type is JSON (`application/json`, or a `+json` type).

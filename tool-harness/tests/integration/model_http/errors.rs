@@ -626,6 +626,8 @@ async fn a_password_in_the_base_url_is_not_shown() {
     let model = OpenAiChatModel::builder()
         .api_key(KEY)
         .base_url(&base)
+        // The refused connection is retried: quickly.
+        .retry_delay(Duration::from_millis(1))
         .build()
         .expect("a client");
     assert!(!format!("{model:?}").contains("PASSWORD123"));

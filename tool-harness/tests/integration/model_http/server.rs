@@ -231,28 +231,7 @@ pub async fn raw_server(answer: impl Into<Vec<u8>>) -> (String, JoinHandle<()>) 
         };
         // Read the whole request first: closing with unread input would reset the
         // connection, and the client might lose the answer.
-        let mut request = Vec::new();
-        let mut buffer = [0u8; 4096];
-        loop {
-            let Ok(read) = socket.read(&mut buffer).await else {
-                return;
-            };
-            if read == 0 {
-                return;
-            }
-            request.extend_from_slice(&buffer[..read]);
-            if let Some(end) = find(&request, b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|line| line.strip_prefix("content-length:"))
-                    .and_then(|n| n.trim().parse().ok())
-                    .unwrap_or(0);
-                if request.len() >= end + 4 + length {
-                    break;
-                }
-            }
-        }
+        read_request(&mut socket).await;
         let _ = socket.write_all(&answer).await;
         let _ = socket.shutdown().await;
     });
@@ -271,4 +250,97 @@ pub async fn refused_base() -> String {
     let address = listener.local_addr().expect("address");
     drop(listener);
     format!("http://{address}")
+}
+
+/// What a [`connection_server`] does with one connection.
+#[derive(Debug, Clone)]
+pub enum OnConnection {
+    /// Closes it at once, reading nothing (the client's request meets a reset or an end).
+    Close,
+    /// Reads the request, then closes without a byte of answer: a keep-alive connection the
+    /// server had already closed.
+    CloseAfterRequest,
+    /// Reads the request, writes these bytes (status line, headers and whatever body) and
+    /// closes.
+    Answer(Vec<u8>),
+    /// Writes these bytes as soon as the client's first bytes came (a TLS client's hello),
+    /// then waits for the client to close.
+    WriteAtOnce(Vec<u8>),
+}
+
+/// A server that takes each connection as the next of `script` says (closing the ones
+/// past its end), counting them; it stops when the handle is dropped.
+pub async fn connection_server(
+    script: Vec<OnConnection>,
+) -> (String, Arc<std::sync::atomic::AtomicUsize>, AbortOnDrop) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&accepted);
+    let task = tokio::spawn(async move {
+        let mut script = script.into_iter();
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            counted.fetch_add(1, Ordering::SeqCst);
+            match script.next().unwrap_or(OnConnection::Close) {
+                OnConnection::Close => drop(socket),
+                OnConnection::CloseAfterRequest => {
+                    read_request(&mut socket).await;
+                    let _ = socket.shutdown().await;
+                }
+                OnConnection::Answer(answer) => {
+                    read_request(&mut socket).await;
+                    let _ = socket.write_all(&answer).await;
+                    let _ = socket.shutdown().await;
+                }
+                OnConnection::WriteAtOnce(bytes) => {
+                    let mut buffer = [0u8; 4096];
+                    let _ = socket.read(&mut buffer).await;
+                    let _ = socket.write_all(&bytes).await;
+                    // Closing with the client's bytes unread would reset the connection
+                    // before the client read these.
+                    while matches!(socket.read(&mut buffer).await, Ok(1..)) {}
+                }
+            }
+        }
+    });
+    (base, accepted, AbortOnDrop(task))
+}
+
+/// A task aborted when this is dropped.
+pub struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Reads one request, head and body (by its `Content-Length`), from `socket`.
+async fn read_request(socket: &mut tokio::net::TcpStream) {
+    let mut request = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let Ok(read) = socket.read(&mut buffer).await else {
+            return;
+        };
+        if read == 0 {
+            return;
+        }
+        request.extend_from_slice(&buffer[..read]);
+        if let Some(end) = find(&request, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0);
+            if request.len() >= end + 4 + length {
+                return;
+            }
+        }
+    }
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 pub(crate) use self::reported_error::ReportedError;
 use super::events::EventStream;
-use super::transport::{AnswerBody, Transport, quote};
+use super::transport::{AnswerBody, Transport, quote, with_attempts};
 use crate::model::{ChatResponse, ModelError, StreamDelta};
 
 /// A sink of [`StreamDelta`]s, as [`ChatModel::stream`](crate::model::ChatModel::stream)
@@ -50,6 +50,9 @@ enum Attempt {
     Done(Result<Option<Value>, ModelError>),
     /// The API reported an error before the stream delivered anything.
     FailedEarly(ReportedError),
+    /// The stream was cut off (its connection failed or closed) before it delivered
+    /// anything: why.
+    CutEarly(ModelError),
 }
 
 /// POSTs `body` to `path` for a streamed answer, reads its events to their end through a
@@ -61,7 +64,10 @@ enum Attempt {
 /// `on_delta` is retried as its status would be (an overload, a rate limit, a server
 /// error), within the same `max_retries` as the error statuses, after the backoff; once
 /// anything was delivered, the error is returned, since the consumer already has part of
-/// an answer.
+/// an answer. A stream cut off (its connection failed or closed) before anything was
+/// delivered is asked again the same way, after the backoff, as a request that got no
+/// answer is; after anything was delivered it is a
+/// [`MalformedResponse`](ModelError::MalformedResponse).
 ///
 /// [`ChatModel::stream`]: crate::model::ChatModel::stream
 pub(crate) async fn request_answer<A: Assembler + Default>(
@@ -77,12 +83,28 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
             AnswerBody::Events(events) => events,
             AnswerBody::Whole(answer) => return whole(&answer, on_delta, read),
         };
-        if let Some(bytes) = events.whole_answer().await? {
-            return whole(&transport.parse_json(&bytes)?, on_delta, read);
-        }
-        let answer = match read_events(&mut events, A::default(), on_delta).await {
+        let attempt = match events.whole_answer().await {
+            Ok(Some(bytes)) => return whole(&transport.parse_json(&bytes)?, on_delta, read),
+            Ok(None) => read_events(&mut events, A::default(), on_delta).await,
+            Err(error) if events.was_cut_off() => Attempt::CutEarly(error),
+            Err(error) => return Err(error),
+        };
+        let answer = match attempt {
             Attempt::Done(Ok(answer)) => answer,
             Attempt::Done(Err(error)) => return Err(error),
+            Attempt::CutEarly(error) => {
+                let Some(wait) = transport.retry_wait_unanswered(retries) else {
+                    return Err(with_attempts(error, retries + 1));
+                };
+                log::debug!(
+                    "{}: the stream was cut off before any of the answer ({error}); retry {} in {wait:?}",
+                    events.provider(),
+                    retries + 1,
+                );
+                tokio::time::sleep(wait).await;
+                retries += 1;
+                continue;
+            }
             Attempt::FailedEarly(reported) => {
                 let Some(wait) =
                     transport.retry_wait(reported.status, None, reported.quota_spent, retries)
@@ -138,6 +160,7 @@ async fn read_events<A: Assembler>(
         let (name, data) = match events.next().await {
             Ok(Some(event)) => event,
             Ok(None) => break,
+            Err(error) if !delivered && events.was_cut_off() => return Attempt::CutEarly(error),
             Err(error) => return Attempt::Done(Err(error)),
         };
         let outcome = match ReportedError::in_event(name.as_deref(), &data) {
