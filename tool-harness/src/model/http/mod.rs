@@ -21,7 +21,7 @@
 //!   again the same way, within the same count; once anything was delivered, the error is
 //!   returned. A request that got no answer at all (the connection refused or reset, a
 //!   pooled keep-alive connection the server had closed, a stream cut off before anything
-//!   of it was delivered) is retried too, after the backoff, within the same count, as the
+//!   of it was delivered, a whole answer's body cut off before its end) is retried too, after the backoff, within the same count, as the
 //!   official OpenAI and Anthropic SDKs do; when no retry is left, its
 //!   [`Connection`](super::ModelError::Connection) or
 //!   [`MalformedResponse`](super::ModelError::MalformedResponse) error says how many

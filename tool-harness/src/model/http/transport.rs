@@ -68,12 +68,39 @@ enum Failure {
         retry_after: Option<Duration>,
         body: ErrorBody,
     },
-    /// No answer came: the connection was refused, reset, or closed before the answer's
-    /// head (a pooled keep-alive connection the server had already closed). Retried as a
-    /// 5xx is: the request may not even have reached the API.
+    /// No whole answer came: the connection was refused, reset, or closed before the
+    /// answer's head (a pooled keep-alive connection the server had already closed), or a
+    /// whole answer's body was cut off before its end. Retried as a 5xx is: the request may
+    /// not even have reached the API, and a cut answer is none.
     Unanswered(ModelError),
     /// Anything else: final.
     Final(ModelError),
+}
+
+/// Why a body was not read whole.
+enum UnreadBody {
+    /// The connection ended before the body did: asked again, as a request that got no
+    /// answer is.
+    CutOff(ModelError),
+    /// It is longer than [`MAX_RESPONSE_BYTES`]: final.
+    TooLarge(ModelError),
+}
+
+impl UnreadBody {
+    fn into_error(self) -> ModelError {
+        match self {
+            Self::CutOff(error) | Self::TooLarge(error) => error,
+        }
+    }
+}
+
+impl From<UnreadBody> for Failure {
+    fn from(unread: UnreadBody) -> Self {
+        match unread {
+            UnreadBody::CutOff(error) => Self::Unanswered(error),
+            UnreadBody::TooLarge(error) => Self::Final(error),
+        }
+    }
 }
 
 impl Transport {
@@ -146,10 +173,10 @@ impl Transport {
     }
 
     /// POSTs `body` as JSON to `{base_url}{path}` and returns the answer's JSON, retrying
-    /// 429 and 5xx answers, and requests that got no answer at all (see `no_answer`), up
-    /// to `max_retries` times in all. Each wait is the API's `Retry-After` (or
-    /// `retry-after-ms`) when it gave one, else an exponential backoff from `retry_delay`;
-    /// an API that asks for more than `max_retry_wait` is not retried.
+    /// 429 and 5xx answers, and requests that got no whole answer (see `no_answer`; a body
+    /// cut off before its end), up to `max_retries` times in all. Each wait is the API's
+    /// `Retry-After` (or `retry-after-ms`) when it gave one, else an exponential backoff
+    /// from `retry_delay`; an API that asks for more than `max_retry_wait` is not retried.
     ///
     /// A time-out is not retried: the server may still be working on the request (a
     /// retry would have it generate, and bill, the answer twice), and the attempt already
@@ -304,7 +331,7 @@ impl Transport {
         let bytes = self
             .within_limit(async {
                 let response = self.successful(self.send(url, body, false).await?).await?;
-                self.read_body(response).await.map_err(Failure::Final)
+                Ok(self.read_body(response).await?)
             })
             .await?;
         self.parse_json(&bytes).map_err(Failure::Final)
@@ -319,7 +346,7 @@ impl Transport {
                 return Ok(Head::Streaming(response));
             }
             // A server that does not stream answers whole, whatever the request asked.
-            let bytes = self.read_body(response).await.map_err(Failure::Final)?;
+            let bytes = self.read_body(response).await?;
             Ok(Head::Whole(bytes))
         })
         .await
@@ -361,7 +388,7 @@ impl Transport {
         let retry_after = retry_after(response.headers());
         let body = match self.read_body(response).await {
             Ok(bytes) => ErrorBody::Read(bytes),
-            Err(error) => ErrorBody::Unread(error.to_string()),
+            Err(unread) => ErrorBody::Unread(unread.into_error().to_string()),
         };
         Err(Failure::Status {
             status,
@@ -385,8 +412,8 @@ impl Transport {
             })?
     }
 
-    /// The body, read to its end unless it passes [`MAX_RESPONSE_BYTES`].
-    async fn read_body(&self, mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+    /// The body, read to its end unless it passes [`MAX_RESPONSE_BYTES`] or is cut off.
+    async fn read_body(&self, mut response: reqwest::Response) -> Result<Vec<u8>, UnreadBody> {
         let too_large = |size: String| ModelError::MalformedResponse {
             provider: self.provider_name(),
             reason: format!(
@@ -397,26 +424,25 @@ impl Transport {
         if let Some(length) = response.content_length()
             && length > MAX_RESPONSE_BYTES as u64
         {
-            return Err(too_large(format!("{length} bytes")));
+            return Err(UnreadBody::TooLarge(too_large(format!("{length} bytes"))));
         }
         let mut body = Vec::new();
         loop {
-            let chunk = response
-                .chunk()
-                .await
-                .map_err(|err| ModelError::MalformedResponse {
+            let chunk = response.chunk().await.map_err(|err| {
+                UnreadBody::CutOff(ModelError::MalformedResponse {
                     provider: self.provider_name(),
                     reason: format!(
                         "the response body was cut off after {} bytes: {}",
                         body.len(),
                         with_causes(&err)
                     ),
-                })?;
+                })
+            })?;
             let Some(chunk) = chunk else {
                 return Ok(body);
             };
             if body.len().saturating_add(chunk.len()) > MAX_RESPONSE_BYTES {
-                return Err(too_large("larger".to_owned()));
+                return Err(UnreadBody::TooLarge(too_large("larger".to_owned())));
             }
             body.extend_from_slice(&chunk);
         }

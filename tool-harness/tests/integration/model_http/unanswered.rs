@@ -267,3 +267,39 @@ async fn a_stream_cut_after_text_was_delivered_is_not_retried() {
     assert_eq!(deltas, [StreamDelta::Text("Half an".into())]);
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
+
+/// A whole answer whose body the connection cuts before its end is no answer: asked again,
+/// as one that never came is; when every attempt is cut, the error says so, and how often.
+#[tokio::test]
+async fn a_whole_answer_cut_off_mid_body_is_retried() {
+    let cut = || {
+        OnConnection::Answer(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n{\"choices\": [{\"message\": {"
+                .to_vec(),
+        )
+    };
+    for api in Api::ALL {
+        let (base, accepted, _server) =
+            connection_server(vec![cut(), json_answer(&api.text_answer("whole"))]).await;
+        let answer = api
+            .model(&base, &Client::default())
+            .complete(&first_request(api))
+            .await
+            .unwrap_or_else(|error| panic!("{api:?}: {error}"));
+        assert_eq!(answer.text.as_deref(), Some("whole"), "{api:?}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2, "{api:?}");
+    }
+
+    let (base, accepted, _server) = connection_server(vec![cut(), cut(), cut()]).await;
+    let error = Api::Chat
+        .model(&base, &Client::default())
+        .complete(&first_request(Api::Chat))
+        .await
+        .expect_err("every answer cut");
+    assert!(
+        matches!(&error, ModelError::MalformedResponse { reason, .. }
+            if reason.contains("cut off after") && reason.ends_with("(after 3 attempts)")),
+        "{error:?}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 3);
+}
