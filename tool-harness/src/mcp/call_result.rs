@@ -67,8 +67,9 @@ pub(crate) fn from_mcp(
     if result.is_error == Some(true) {
         let message = if !text.is_empty() {
             // A Toolsmith server writes a failed call as `ToolError::Execution`'s text, which
-            // already says "Tool 'name' failed: "; the error made here says it again.
-            let own_prefix = format!("Tool '{remote_name}' failed: ");
+            // already says "Tool 'name' failed: "; the error made here says it again. The
+            // prefix is that error's own, so that the two cannot drift apart.
+            let own_prefix = ToolError::execution(remote_name, "").to_string();
             match text.strip_prefix(&own_prefix) {
                 Some(reason) if !reason.is_empty() => reason.to_owned(),
                 _ => text,

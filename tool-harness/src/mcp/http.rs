@@ -16,7 +16,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
 use toolsmith_core::CancellationToken;
@@ -64,7 +64,7 @@ pub struct McpHttpOptions {
 
 /// How long an MCP session of an [`McpHttpServer`] may see no traffic before it ends, by
 /// default ([`McpHttpOptions::with_session_idle_timeout`]): rmcp's own default.
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = SessionConfig::DEFAULT_KEEP_ALIVE;
 
 impl Default for McpHttpOptions {
     /// 127.0.0.1 on a port the system picks, at `/mcp`, no token.

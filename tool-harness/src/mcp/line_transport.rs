@@ -421,9 +421,8 @@ where
     /// last bytes: past it, the close fails with [`TimedOut`](std::io::ErrorKind::TimedOut)
     /// and the writer is left to be dropped with the transport.
     async fn close(&mut self) -> Result<(), Self::Error> {
-        let writer = Arc::clone(&self.writer);
-        let closing = async move {
-            let writer = writer.lock().await.take();
+        let closing = async {
+            let writer = self.writer.lock().await.take();
             if let Some(mut writer) = writer {
                 writer.shutdown().await?;
             }

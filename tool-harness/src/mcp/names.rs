@@ -128,7 +128,6 @@ impl McpNames {
     /// ```
     pub fn retain(&self, owner: u64, mut keep: impl FnMut(&str) -> bool) {
         let mut namespace = self.lock();
-        let before = namespace.by_remote.len();
         let mut released = Vec::new();
         namespace.by_remote.retain(|(o, original), local| {
             let stays = *o != owner || keep(original);
@@ -140,7 +139,7 @@ impl McpNames {
         for local in &released {
             namespace.by_local.remove(local);
         }
-        if namespace.by_remote.len() != before {
+        if !released.is_empty() {
             // Freed suffixes are given again, lowest first.
             namespace.next_suffix.clear();
         }
@@ -158,11 +157,7 @@ impl McpNames {
 
     /// Releases every name of `owner`.
     pub fn release(&self, owner: u64) {
-        let mut namespace = self.lock();
-        namespace.by_remote.retain(|(o, _), _| *o != owner);
-        namespace.by_local.retain(|_, (o, _)| *o != owner);
-        // Freed suffixes are given again, lowest first.
-        namespace.next_suffix.clear();
+        self.retain(owner, |_| false);
     }
 }
 

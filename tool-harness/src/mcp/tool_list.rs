@@ -200,18 +200,15 @@ pub(crate) struct LiveToolList {
     version: watch::Sender<u64>,
     /// The last ticket given to a listing ([`start_listing`](Self::start_listing)).
     tickets: AtomicU64,
-    /// This list, which its bridges hold weakly to ask whether the server still lists them.
-    this: Weak<Self>,
 }
 
 impl LiveToolList {
     /// An empty list, until a listing replaces it.
     pub(crate) fn new() -> Arc<Self> {
-        Arc::new_cyclic(|this| Self {
+        Arc::new(Self {
             tools: RwLock::new((Vec::new(), 0)),
             version: watch::Sender::new(0),
             tickets: AtomicU64::new(0),
-            this: this.clone(),
         })
     }
 
@@ -245,17 +242,23 @@ impl LiveToolList {
     /// Replaces the list with the bridges of what the listing of `ticket` found, unless a
     /// listing that started later has replaced it already: answers to listings at once (the
     /// follower's, an explicit refresh) may come back in any order, and the last to start saw
-    /// the newest list.
+    /// the newest list. The bridges hold the list weakly, to ask whether the server still
+    /// lists them.
     ///
     /// Names are claimed and released here, under the list's lock, only for a listing that
     /// is kept: an older listing answering late would otherwise release the names of tools
     /// the newer one holds.
-    pub(crate) fn replace(&self, ticket: u64, listed: Vec<rmcp::model::Tool>, lister: &ToolLister) {
+    pub(crate) fn replace(
+        self: &Arc<Self>,
+        ticket: u64,
+        listed: Vec<rmcp::model::Tool>,
+        lister: &ToolLister,
+    ) {
         let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         if ticket < current.1 {
             return;
         }
-        *current = (lister.bridges(listed, &self.this), ticket);
+        *current = (lister.bridges(listed, &Arc::downgrade(self)), ticket);
         drop(current);
         self.version.send_modify(|version| *version += 1);
     }
