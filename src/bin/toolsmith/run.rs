@@ -155,15 +155,18 @@ fn model(api: ModelApi, base_url: Option<&str>) -> Result<Box<dyn ChatModel>, Fa
 /// characters, line breaks and tabs as spaces, other control characters escaped (a result is
 /// what a file or a command held: an escape sequence in it must not drive the terminal).
 fn preview(result: &str) -> String {
-    let mut shown = String::new();
-    for c in result.chars().take(120) {
-        match c {
-            '\n' | '\r' | '\t' => shown.push(' '),
-            c if c.is_control() => shown.extend(c.escape_default()),
-            c => shown.push(c),
-        }
-    }
-    shown
+    let one_line: String = result
+        .chars()
+        .take(120)
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    output::escaped(&one_line).into_owned()
 }
 
 /// Whether a destructive call may run: with `--yes`, always; else as the user answers on
