@@ -254,15 +254,12 @@ impl Transport {
                     let Some(wait) = self.retry_wait_unanswered(*retries) else {
                         return Err(with_attempts(error, *retries + 1));
                     };
-                    log::debug!(
-                        "{}: no answer from {} ({error}); retry {} of {} in {wait:?}",
-                        self.name,
-                        without_userinfo(url),
-                        *retries + 1,
-                        self.max_retries
+                    let wait = self.next_retry(
+                        wait,
+                        retries,
+                        format_args!("no answer from {} ({error})", without_userinfo(url)),
                     );
-                    tokio::time::sleep(wait).await;
-                    *retries += 1;
+                    wait.await;
                     continue;
                 }
                 Failure::Status {
@@ -276,16 +273,31 @@ impl Transport {
                 let message = body.into_text();
                 return Err(self.status_error(url, status, retry_after, message, quota_spent));
             };
-            log::debug!(
-                "{}: HTTP {} from {url}; retry {} of {} in {wait:?}",
-                self.name,
-                status.as_u16(),
-                *retries + 1,
-                self.max_retries
+            let wait = self.next_retry(
+                wait,
+                retries,
+                format_args!("HTTP {} from {url}", status.as_u16()),
             );
-            tokio::time::sleep(wait).await;
-            *retries += 1;
+            wait.await;
         }
+    }
+
+    /// The next retry of a request that failed (`why`): logged, counted in `retries`, and
+    /// the `wait` before it, to await (apart: `why` is not `Send`).
+    pub(crate) fn next_retry(
+        &self,
+        wait: Duration,
+        retries: &mut u32,
+        why: std::fmt::Arguments<'_>,
+    ) -> tokio::time::Sleep {
+        *retries += 1;
+        log::debug!(
+            "{}: {why}; retry {} of {} in {wait:?}",
+            self.name,
+            *retries,
+            self.max_retries
+        );
+        tokio::time::sleep(wait)
     }
 
     /// How long to wait before asking again after a failure with `status`, when the

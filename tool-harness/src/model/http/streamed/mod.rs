@@ -96,13 +96,12 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
                 let Some(wait) = transport.retry_wait_unanswered(retries) else {
                     return Err(with_attempts(error, retries + 1));
                 };
-                log::debug!(
-                    "{}: the stream was cut off before any of the answer ({error}); retry {} in {wait:?}",
-                    events.provider(),
-                    retries + 1,
+                let wait = transport.next_retry(
+                    wait,
+                    &mut retries,
+                    format_args!("the stream was cut off before any of the answer ({error})"),
                 );
-                tokio::time::sleep(wait).await;
-                retries += 1;
+                wait.await;
                 continue;
             }
             Attempt::FailedEarly(reported) => {
@@ -111,14 +110,15 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
                 else {
                     return Err(reported.into_error(events.provider()));
                 };
-                log::debug!(
-                    "{}: the stream reported HTTP {} before any of the answer; retry {} in {wait:?}",
-                    events.provider(),
-                    reported.status.as_u16(),
-                    retries + 1,
+                let wait = transport.next_retry(
+                    wait,
+                    &mut retries,
+                    format_args!(
+                        "the stream reported HTTP {} before any of the answer",
+                        reported.status.as_u16()
+                    ),
                 );
-                tokio::time::sleep(wait).await;
-                retries += 1;
+                wait.await;
                 continue;
             }
         };
