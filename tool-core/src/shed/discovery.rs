@@ -329,12 +329,9 @@ impl ToolDiscovery {
         let dimensions = embedder.dimensions();
         self.embeddings.start_search();
         while let Some(batch) = self.embeddings.take_pending() {
-            let embedded = match embedder.embed(&batch.texts).await {
-                Ok(vectors) => {
-                    check_shape(&vectors, batch.texts.len(), dimensions).map(|()| vectors)
-                }
-                Err(error) => Err(error),
-            };
+            let embedded = embedder.embed(&batch.texts).await.and_then(|vectors| {
+                check_shape(&vectors, batch.texts.len(), dimensions).map(|()| vectors)
+            });
             match embedded {
                 Ok(vectors) => batch.complete(vectors),
                 // Put back to be tried in smaller batches (logged): the tools embedded so

@@ -349,7 +349,9 @@ impl ToolCallManager {
         // The names the tools were found by (their registered names), activated below: read
         // here rather than from the definitions, which lie elsewhere in memory.
         let mut names = Vec::new();
-        match selected_names(description) {
+        let selection = selected_names(description);
+        let select = selection.is_some();
+        match selection {
             Some(selected) => {
                 found.left_out = selected.left_out;
                 for name in selected.names {
@@ -375,7 +377,7 @@ impl ToolCallManager {
             }
         }
         if found.tools.is_empty() || !found.unknown.is_empty() || found.left_out.is_some() {
-            found.explanation = self.explain(description, &found);
+            found.explanation = self.explain(description, select, &found);
         }
         // Each came with its registration, so it is activated without a look-up by name (and
         // skipped when marked active already).
@@ -389,9 +391,9 @@ impl ToolCallManager {
     }
 
     /// What a `shed` result that found nothing (or met unknown names) tells the model: the
-    /// closest names, the categories, and a hint.
-    fn explain(&self, description: &str, found: &ShedFound) -> Explanation {
-        let select = selected_names(description).is_some();
+    /// closest names, the categories, and a hint; `select` when `description` was a
+    /// `select:` query.
+    fn explain(&self, description: &str, select: bool, found: &ShedFound) -> Explanation {
         // Found tools are dropped from the closest below: enough are kept for that.
         let cap = MAX_CLOSEST + found.tools.len();
         let directory = self.name_directory();
