@@ -224,10 +224,36 @@ fn crate_value(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<syn::Path> 
     })
 }
 
+/// `default` (the type's `Default`) or `default = "path"` (a function), in `#[arg]` or
+/// `#[serde]`; spanned at the key, or at the path's string.
+pub(crate) fn default_key(meta: &ParseNestedMeta<'_>) -> syn::Result<Spanned<FieldDefault>> {
+    let span = meta
+        .path
+        .get_ident()
+        .map_or_else(proc_macro2::Span::call_site, syn::Ident::span);
+    if !meta.input.peek(syn::Token![=]) {
+        return Ok(Spanned {
+            value: FieldDefault::Trait,
+            span,
+        });
+    }
+    let lit: LitStr = meta.value()?.parse()?;
+    let path = lit.parse::<syn::Path>().map_err(|_| {
+        syn::Error::new(
+            lit.span(),
+            "`default` must name a function, e.g. `default = \"default_limit\"`",
+        )
+    })?;
+    Ok(Spanned {
+        value: FieldDefault::Function(path),
+        span: lit.span(),
+    })
+}
+
 /// syn's reader of an attribute's keys, reading each with `parse`: a problem with a key is
 /// recorded in `errors` and the rest of its tokens (up to the next `,`) are skipped, so the
 /// keys after it are read too and one build reports every problem.
-fn each_key<'e>(
+pub(crate) fn each_key<'e>(
     errors: &'e mut Errors,
     mut parse: impl FnMut(&ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()> + 'e,
 ) -> impl FnMut(ParseNestedMeta<'_>) -> syn::Result<()> + 'e {
@@ -309,17 +335,7 @@ pub fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
                 let value = string_value(meta)?;
                 set(&mut out.description, value, meta, local);
             } else if meta.path.is_ident("default") {
-                let default = if meta.input.peek(syn::Token![=]) {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    FieldDefault::Function(lit.parse().map_err(|_| {
-                        syn::Error::new(
-                            lit.span(),
-                            "`default` must name a function, e.g. `default = \"default_limit\"`",
-                        )
-                    })?)
-                } else {
-                    FieldDefault::Trait
-                };
+                let default = default_key(meta)?.value;
                 set(&mut out.default, default, meta, local);
             } else {
                 return Err(unknown_key(meta, "#[arg]", ARG_KEYS));

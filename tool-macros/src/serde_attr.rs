@@ -7,7 +7,7 @@
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, LitStr};
 
-use crate::attr::{FieldDefault, Spanned};
+use crate::attr::{FieldDefault, Spanned, default_key, each_key};
 use crate::errors::Errors;
 use crate::rename_rule::RenameRule;
 
@@ -125,16 +125,8 @@ fn serialize_only(key: &str, place: Place) -> bool {
 pub fn parse(attrs: &[Attribute], place: Place, errors: &mut Errors) -> SerdeAttr {
     let mut out = SerdeAttr::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let result = attr.parse_nested_meta(|meta| {
-            if let Err(error) = parse_key(&meta, place, &mut out) {
-                errors.push(error);
-                // The rest of this key, so that the keys after it are read too.
-                while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-                    meta.input.parse::<proc_macro2::TokenTree>()?;
-                }
-            }
-            Ok(())
-        });
+        let result =
+            attr.parse_nested_meta(each_key(errors, |meta, _| parse_key(meta, place, &mut out)));
         errors.take(result);
     }
     out
@@ -163,7 +155,7 @@ fn parse_key(meta: &ParseNestedMeta<'_>, place: Place, out: &mut SerdeAttr) -> s
             true
         }
         ("default", Place::Struct | Place::Field) => {
-            out.default = Some(default_value(meta)?);
+            out.default = Some(default_key(meta)?);
             true
         }
         ("skip" | "skip_deserializing", Place::Field | Place::Variant) => {
@@ -175,7 +167,7 @@ fn parse_key(meta: &ParseNestedMeta<'_>, place: Place, out: &mut SerdeAttr) -> s
         ("tag", Place::Enum) => {
             let tag: LitStr = meta.value()?.parse()?;
             if tag.value() != "command" {
-                return Err(refused(meta, &key, place, refusal(&key, place)));
+                return Err(refused(meta, &key, place));
             }
             true
         }
@@ -187,18 +179,13 @@ fn parse_key(meta: &ParseNestedMeta<'_>, place: Place, out: &mut SerdeAttr) -> s
     if serialize_only(&key, place) {
         return skip_value(meta);
     }
-    Err(refused(meta, &key, place, refusal(&key, place)))
+    Err(refused(meta, &key, place))
 }
 
 /// The error for a key `ToolArgs` does not take at `place`: refused with its reason, or
 /// unknown there.
-fn refused(
-    meta: &ParseNestedMeta<'_>,
-    key: &str,
-    place: Place,
-    reason: Option<&str>,
-) -> syn::Error {
-    let message = match reason {
+fn refused(meta: &ParseNestedMeta<'_>, key: &str, place: Place) -> syn::Error {
+    let message = match refusal(key, place) {
         Some(reason) => {
             format!("`#[serde({key})]` is not supported by `#[derive(ToolArgs)]`: {reason}")
         }
@@ -241,31 +228,6 @@ fn rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<Option<RenameRule>> {
             RenameRule::from_name(&name.value).map_err(|reason| syn::Error::new(name.span, reason))
         })
         .transpose()
-}
-
-/// `default` (the type's `Default`) or `default = "path"` (a function).
-fn default_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Spanned<FieldDefault>> {
-    let span = meta
-        .path
-        .get_ident()
-        .map_or_else(proc_macro2::Span::call_site, syn::Ident::span);
-    if !meta.input.peek(syn::Token![=]) {
-        return Ok(Spanned {
-            value: FieldDefault::Trait,
-            span,
-        });
-    }
-    let lit: LitStr = meta.value()?.parse()?;
-    let path = lit.parse::<syn::Path>().map_err(|_| {
-        syn::Error::new(
-            lit.span(),
-            "`default` must name a function, e.g. `default = \"default_limit\"`",
-        )
-    })?;
-    Ok(Spanned {
-        value: FieldDefault::Function(path),
-        span: lit.span(),
-    })
 }
 
 /// Passes over a key's value: `= value` or `(...)`, or nothing.
