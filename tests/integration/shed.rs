@@ -935,7 +935,11 @@ async fn a_failing_embedder_falls_back_to_lexical_search_and_is_logged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_shed_calls_and_registrations() {
-    let manager = Arc::new(manager_with(catalogue()));
+    // One gadget is there before any task starts, so a search that runs before every
+    // registration still has a gadget to find (the scheduler may run the searches first).
+    let mut tools = catalogue();
+    tools.push(tool("seed_tool", "Seed gadget of team none."));
+    let manager = Arc::new(manager_with(tools));
     manager.enable_discovery(Arc::new(HashingEmbedder::new(64)));
     let mut tasks = Vec::new();
     for task in 0..8 {
@@ -982,8 +986,9 @@ async fn concurrent_shed_calls_and_registrations() {
     for task in tasks {
         task.await.expect("no task panicked");
     }
-    // 6 + 8 × (25 − 5) tools, every one searchable, the index in step with the registry.
-    assert_eq!(manager.len(), 6 + 8 * 20);
+    // 6 + the seed + 8 × (25 − 5) tools, every one searchable, the index in step with the
+    // registry.
+    assert_eq!(manager.len(), 6 + 1 + 8 * 20);
     assert_eq!(manager.discovery().len(), manager.len());
     let all = manager.discovery().search_lexical("gadget", 1000);
     let found: HashSet<String> = all.into_iter().map(|h| h.name).collect();
