@@ -542,12 +542,11 @@ async fn a_servers_list_changed_refreshes_the_bridges() {
 /// type, `WorkerTransport<StreamableHttpClientWorker<…>>`).
 #[tokio::test]
 async fn a_server_that_cannot_be_reached_is_reported_in_plain_words() {
-    // A port nothing listens on: bound, then let go.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nothing listens on: bound without listening, and held, so that no server of a
+    // test running beside can take it meanwhile.
+    let unlistened = tokio::net::TcpSocket::new_v4().unwrap();
+    unlistened.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = unlistened.local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let err = McpClient::connect(McpTransport::http(url.as_str()))
         .await
