@@ -17,8 +17,18 @@ use toolsmith_core::ServiceError;
 /// while a third locked a new one.
 #[derive(Debug)]
 pub(crate) struct WriterLock {
-    /// Open for as long as the lock is held; closing it lets the lock go.
-    _file: File,
+    /// Open for as long as the lock is held.
+    file: File,
+}
+
+impl Drop for WriterLock {
+    /// Lets the lock go at once. Closing the file alone would not while a copy of its
+    /// descriptor lives: a child process another thread is spawning holds one from its fork
+    /// to its exec, and the lock is the open file's, which every copy shares.
+    fn drop(&mut self) {
+        // An unlock that fails leaves the close to let the lock go, as before.
+        let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
+    }
 }
 
 impl WriterLock {
@@ -46,7 +56,7 @@ impl WriterLock {
             .open(&lock_path)
             .map_err(failed)?;
         match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(Self { _file: file }),
+            Ok(()) => Ok(Self { file }),
             Err(rustix::io::Errno::WOULDBLOCK) => Err(ServiceError::new(
                 "memory",
                 format!(
@@ -72,4 +82,24 @@ fn lock_path_of(path: &Path) -> Result<PathBuf, ServiceError> {
     let mut lock_name = name.to_owned();
     lock_name.push(".lock");
     Ok(path.with_file_name(lock_name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WriterLock;
+
+    #[test]
+    fn a_lock_let_go_is_free_though_a_copy_of_its_descriptor_lives_on() {
+        // A child process spawned by another thread holds a copy of every descriptor from its
+        // fork to its exec; the copy shares the lock. A drop that only closed its own
+        // descriptor left the lock held that long, and an open just after was refused.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memory.json");
+        let lock = WriterLock::take(&path).unwrap();
+        let inherited = lock.file.try_clone().unwrap();
+        drop(lock);
+        let again = WriterLock::take(&path);
+        assert!(again.is_ok(), "{again:?}");
+        drop(inherited);
+    }
 }

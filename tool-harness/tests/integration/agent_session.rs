@@ -968,12 +968,17 @@ async fn the_retry_policy_covers_tools_registered_after_the_build() {
 }
 
 /// An approval that waits for a person who never answers.
-struct NeverAnswers(Arc<AtomicUsize>);
+/// An approval that counts the calls it is asked about, says so on `asked`, and never answers.
+struct NeverAnswers {
+    count: Arc<AtomicUsize>,
+    asked: Arc<tokio::sync::Notify>,
+}
 
 #[async_trait]
 impl ToolApproval for NeverAnswers {
     async fn approve(&self, _: &ToolCallRequest) -> ApprovalDecision {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.count.fetch_add(1, Ordering::SeqCst);
+        self.asked.notify_one();
         std::future::pending().await
     }
 }
@@ -989,6 +994,7 @@ fn destructive(tool: FnTool) -> FnTool {
 #[tokio::test]
 async fn cancellation_ends_a_wait_for_approval_and_asks_nothing_for_calls_that_cannot_run() {
     let asked = Arc::new(AtomicUsize::new(0));
+    let waiting = Arc::new(tokio::sync::Notify::new());
     let deletes = Arc::new(AtomicUsize::new(0));
     let model = ScriptedModel::new([
         // `hidden` is destructive but not offered: nobody is asked about it.
@@ -1005,14 +1011,19 @@ async fn cancellation_ends_a_wait_for_approval_and_asks_nothing_for_calls_that_c
                 )))
                 .tool(destructive(counting_tool("hidden", Arc::clone(&deletes)))),
         )
-        .with_approval(NeverAnswers(Arc::clone(&asked)))
+        .with_approval(NeverAnswers {
+            count: Arc::clone(&asked),
+            asked: Arc::clone(&waiting),
+        })
         .build()
         .unwrap();
     session.tool_manager().activate(&["delete_all".into()]);
     let token = CancellationToken::new();
     let cancel = token.clone();
+    // Cancelled once the run waits for the approval (not after a sleep, which a slow
+    // machine could end before the run had asked).
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        waiting.notified().await;
         cancel.cancel();
     });
     let ended = tokio::time::timeout(

@@ -428,6 +428,22 @@ fn the_timeout_bounds_are_in_the_schema() {
     );
 }
 
+/// The names among `vars` that a shell passes on to its commands as they are: valid names,
+/// other than those the shell sets itself and the sandbox's TMPDIR.
+fn names_of(
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> impl Iterator<Item = String> {
+    vars.filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| {
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .filter(|name| !SHELL_SET.contains(&name.as_str()))
+}
+
+/// Variables the shell sets itself (and the sandbox the command's TMPDIR).
+const SHELL_SET: [&str; 5] = ["PWD", "SHLVL", "_", "OLDPWD", "TMPDIR"];
+
 #[tokio::test]
 async fn a_command_gets_only_the_environment_the_config_passes() {
     let dir = tempfile::tempdir().unwrap();
@@ -435,8 +451,7 @@ async fn a_command_gets_only_the_environment_the_config_passes() {
         let mut names: Vec<String> = output
             .lines()
             .filter_map(|line| line.split_once('=').map(|(name, _)| name.to_owned()))
-            // The shell sets a few of its own, and the sandbox the command's TMPDIR.
-            .filter(|name| !["PWD", "SHLVL", "_", "OLDPWD", "TMPDIR"].contains(&name.as_str()))
+            .filter(|name| !SHELL_SET.contains(&name.as_str()))
             .collect();
         names.sort();
         names
@@ -446,8 +461,9 @@ async fn a_command_gets_only_the_environment_the_config_passes() {
     let passed = text(&manager(only), "bash", json!({"command": "env"})).await;
     assert_eq!(names(passed), ["HOME", "PATH"]);
 
-    // By default, everything but what names a credential: the process's own variables
-    // (cargo's, for this test) reach the command.
+    // By default, everything but what names a credential: each of the process's own
+    // variables that passes reaches the command. (Read from the process, not named: a test
+    // binary run without cargo has no CARGO_PKG_NAME.)
     let default = text(
         &manager(ShellConfig::new(dir.path())),
         "bash",
@@ -455,10 +471,12 @@ async fn a_command_gets_only_the_environment_the_config_passes() {
     )
     .await;
     let names = names(default);
-    assert!(
-        names.iter().any(|name| name == "CARGO_PKG_NAME"),
-        "{names:?}"
-    );
+    let own: Vec<String> = names_of(std::env::vars_os())
+        .filter(|name| ShellEnvironment::WithoutSecrets.passes(name))
+        .collect();
+    assert!(own.iter().any(|name| name == "PATH"), "{own:?}");
+    let missing: Vec<&String> = own.iter().filter(|name| !names.contains(name)).collect();
+    assert!(missing.is_empty(), "{missing:?} did not reach {names:?}");
     assert!(
         names
             .iter()

@@ -34,6 +34,15 @@ fn text_tool(name: &str, answer: &str) -> Arc<dyn ToolImpl> {
 
 /// A tool that waits for `gate` (or forever), recording when its future is dropped.
 fn gated_tool(gate: Arc<tokio::sync::Notify>, dropped: Arc<AtomicUsize>) -> Arc<dyn ToolImpl> {
+    gated_tool_telling(gate, dropped, Arc::default())
+}
+
+/// `gated_tool`, which also says on `started` that a call has begun to wait.
+fn gated_tool_telling(
+    gate: Arc<tokio::sync::Notify>,
+    dropped: Arc<AtomicUsize>,
+    started: Arc<tokio::sync::Notify>,
+) -> Arc<dyn ToolImpl> {
     struct Probe(Arc<AtomicUsize>);
     impl Drop for Probe {
         fn drop(&mut self) {
@@ -46,6 +55,7 @@ fn gated_tool(gate: Arc<tokio::sync::Notify>, dropped: Arc<AtomicUsize>) -> Arc<
         Args::new(scheme::object().build()),
         move |_: ToolArgs<'_>| {
             let (gate, probe) = (Arc::clone(&gate), Probe(Arc::clone(&dropped)));
+            started.notify_one();
             async move {
                 gate.notified().await;
                 drop(probe);
@@ -53,6 +63,13 @@ fn gated_tool(gate: Arc<tokio::sync::Notify>, dropped: Arc<AtomicUsize>) -> Arc<
             }
         },
     ))
+}
+
+/// Waits (five seconds at most) until `started` says the child's tool call has begun.
+async fn wait_started(started: &tokio::sync::Notify) {
+    tokio::time::timeout(Duration::from_secs(5), started.notified())
+        .await
+        .expect("the child never started its tool call");
 }
 
 /// Calls `agent` with `arguments` directly.
@@ -225,10 +242,13 @@ async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
         ScriptedTurn::call("wait_for_gate", json!({})),
         ScriptedTurn::text("never"),
     ]);
-    let config = SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool(
-        Arc::new(tokio::sync::Notify::new()),
-        Arc::clone(&dropped),
-    )]);
+    let started = Arc::new(tokio::sync::Notify::new());
+    let config =
+        SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool_telling(
+            Arc::new(tokio::sync::Notify::new()),
+            Arc::clone(&dropped),
+            Arc::clone(&started),
+        )]);
     let manager = manager_with(AgentCommands::new(config));
     agent(
         &manager,
@@ -236,10 +256,7 @@ async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
     )
     .await
     .unwrap();
-    while child_model.requests().is_empty() {
-        tokio::task::yield_now().await;
-    }
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    wait_started(&started).await;
     let stopped: Value = serde_json::from_str(
         &agent(&manager, json!({"command": "stop", "id": "agent-1"}))
             .await
@@ -405,9 +422,11 @@ async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
 async fn parent_with_a_waiting_child() -> (AgentSession, Arc<AtomicUsize>) {
     let dropped = Arc::new(AtomicUsize::new(0));
     let child_model = ScriptedModel::new([ScriptedTurn::call("wait_for_gate", json!({}))]);
-    let config = SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![gated_tool(
+    let started = Arc::new(tokio::sync::Notify::new());
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![gated_tool_telling(
         Arc::new(tokio::sync::Notify::new()),
         Arc::clone(&dropped),
+        Arc::clone(&started),
     )]);
     let parent_model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "wait"})),
@@ -420,10 +439,7 @@ async fn parent_with_a_waiting_child() -> (AgentSession, Arc<AtomicUsize>) {
         .unwrap();
     parent.tool_manager().activate(&["agent".into()]);
     parent.run("start a child").await.unwrap();
-    while child_model.requests().is_empty() {
-        tokio::task::yield_now().await;
-    }
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    wait_started(&started).await;
     assert_eq!(
         dropped.load(Ordering::SeqCst),
         0,

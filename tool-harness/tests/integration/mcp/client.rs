@@ -409,7 +409,7 @@ async fn cancelling_a_bridged_call_cancels_it_on_the_server() {
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    probe.wait_slow_started().await;
     token.cancel();
     let outcome = tokio::time::timeout(Duration::from_secs(5), running)
         .await
@@ -429,7 +429,9 @@ async fn a_bridged_call_past_its_time_limit_times_out_and_is_cancelled_on_the_se
     let (server, probe) = serve().await;
     let client = McpClient::connect_with(
         McpTransport::http(server.url()),
-        options(&McpNames::new()).with_call_timeout(Some(Duration::from_millis(300))),
+        // Room for the call to reach the server and start on a loaded machine (the
+        // cancellation is only seen by a call that started).
+        options(&McpNames::new()).with_call_timeout(Some(Duration::from_secs(2))),
     )
     .await
     .unwrap();
@@ -540,12 +542,11 @@ async fn a_servers_list_changed_refreshes_the_bridges() {
 /// type, `WorkerTransport<StreamableHttpClientWorker<…>>`).
 #[tokio::test]
 async fn a_server_that_cannot_be_reached_is_reported_in_plain_words() {
-    // A port nothing listens on: bound, then let go.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nothing listens on: bound without listening, and held, so that no server of a
+    // test running beside can take it meanwhile.
+    let unlistened = tokio::net::TcpSocket::new_v4().unwrap();
+    unlistened.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = unlistened.local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let err = McpClient::connect(McpTransport::http(url.as_str()))
         .await

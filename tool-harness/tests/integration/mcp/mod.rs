@@ -19,7 +19,7 @@ use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::service::{RunningService, ServiceExt as _};
 use rmcp::{ClientHandler, RoleServer};
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use toolsmith_core::{
     Args, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallManager, ToolCallResult,
     scheme,
@@ -35,6 +35,18 @@ pub struct Probe {
     pub slow_cancelled: AtomicBool,
     /// `slow`'s future was dropped before it finished.
     pub slow_dropped: AtomicBool,
+    /// `slow` has begun to wait: its cancellation or drop from now on is seen.
+    pub slow_started: Notify,
+}
+
+impl Probe {
+    /// Waits (five seconds at most) until `slow` has begun, so that a cancellation sent
+    /// after it reaches a running call, however slow the machine.
+    pub async fn wait_slow_started(&self) {
+        tokio::time::timeout(Duration::from_secs(5), self.slow_started.notified())
+            .await
+            .expect("the server never started `slow`");
+    }
 }
 
 /// Sets a flag when dropped before being disarmed.
@@ -133,6 +145,7 @@ pub fn demo_manager() -> (Arc<ToolCallManager>, Arc<Probe>) {
                 let seen = Arc::clone(&seen);
                 async move {
                     let mut flag = DropFlag(Arc::clone(&seen), false);
+                    seen.slow_started.notify_one();
                     let context = ToolCallContext::current();
                     let cancelled = async {
                         match &context {

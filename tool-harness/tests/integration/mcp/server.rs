@@ -194,7 +194,7 @@ async fn a_clients_cancellation_reaches_the_running_tool() {
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    probe.wait_slow_started().await;
     handle
         .cancel(Some("no longer needed".into()))
         .await

@@ -374,7 +374,7 @@ async fn json_of_the_wrong_shape_is_malformed() {
 
 #[tokio::test]
 async fn connection_refused_is_a_connection_error() {
-    let base = refused_base().await;
+    let (base, _unlistened) = refused_base();
     for api in Api::ALL {
         let model = api.model(&base, &Client::default());
         let error = model.complete(&request(api)).await.unwrap_err();
@@ -622,9 +622,8 @@ async fn an_error_status_whose_body_is_cut_off_is_still_retried() {
 
 #[tokio::test]
 async fn a_password_in_the_base_url_is_not_shown() {
-    let base = refused_base()
-        .await
-        .replace("http://", "http://user:PASSWORD123@");
+    let (base, _unlistened) = refused_base();
+    let base = base.replace("http://", "http://user:PASSWORD123@");
     let model = OpenAiChatModel::builder()
         .api_key(KEY)
         .base_url(&base)

@@ -244,12 +244,16 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         .position(|window| window == needle)
 }
 
-/// An address where nothing listens: a port bound, then released.
-pub async fn refused_base() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("address");
-    drop(listener);
-    format!("http://{address}")
+/// An address where nothing listens, and the socket that keeps it so: a port bound without
+/// listening, which refuses connections for as long as the socket is held. (A port bound and
+/// released could be taken meanwhile by a server of a test running beside.)
+pub fn refused_base() -> (String, tokio::net::TcpSocket) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("an address"))
+        .expect("bind");
+    let address = socket.local_addr().expect("address");
+    (format!("http://{address}"), socket)
 }
 
 /// What a [`connection_server`] does with one connection.

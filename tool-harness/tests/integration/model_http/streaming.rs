@@ -611,21 +611,29 @@ async fn a_llama_cpp_error_line_is_the_server_s_error() {
     );
 }
 
+/// The client's time limit in the slow-stream tests: what is measured against it is the wait
+/// for the next bytes, which are [`SLOW_GAP`] apart. A second of margin, as a loaded machine
+/// needs (300 ms against gaps of 200 ms timed out beside a CPU hog).
+const SLOW_LIMIT: Duration = Duration::from_millis(1200);
+/// The pause before each piece of a slow stream.
+const SLOW_GAP: Duration = Duration::from_millis(200);
+
 #[tokio::test]
 async fn bytes_that_keep_coming_keep_a_slow_stream_alive() {
     let client = Client {
-        timeout: Duration::from_millis(300),
+        timeout: SLOW_LIMIT,
         ..Client::default()
     };
     // Keep-alive comments while the model thinks, then one event arriving slowly in pieces:
-    // every wait is within the limit, the whole far beyond it.
+    // every wait is within the limit, the whole (2 s) beyond it.
     let text = chat_events();
-    let mut pieces = vec![(Duration::from_millis(200), b": keep-alive\n\n".to_vec()); 4];
+    let mut pieces = vec![(SLOW_GAP, b": keep-alive\n\n".to_vec()); 4];
     pieces.extend(
         text.as_bytes()
-            .chunks(text.len() / 5 + 1)
-            .map(|piece| (Duration::from_millis(150), piece.to_vec())),
+            .chunks(text.len() / 6 + 1)
+            .map(|piece| (SLOW_GAP, piece.to_vec())),
     );
+    assert!(SLOW_GAP * pieces.len() as u32 > SLOW_LIMIT);
     let streamed = stream(Api::Chat, Reply::streamed(pieces), &client).await;
     assert_eq!(streamed.answer.expect("read"), completed(Api::Chat).await);
 }
@@ -633,21 +641,21 @@ async fn bytes_that_keep_coming_keep_a_slow_stream_alive() {
 #[tokio::test]
 async fn a_stream_that_stops_coming_times_out_and_a_slow_one_does_not() {
     let client = Client {
-        timeout: Duration::from_millis(300),
+        timeout: SLOW_LIMIT,
         ..Client::default()
     };
     let text = chat_events();
-    let (first, rest) = text.split_at(text.len() / 2);
     // Each piece within the limit: the whole answer takes longer than it, and is read.
-    let slow = Reply::streamed(
-        [first, rest]
-            .iter()
-            .map(|piece| (Duration::from_millis(200), piece.as_bytes().to_vec()))
-            .collect(),
-    );
-    let streamed = stream(Api::Chat, slow, &client).await;
+    let pieces: Vec<_> = text
+        .as_bytes()
+        .chunks(text.len() / 8 + 1)
+        .map(|piece| (SLOW_GAP, piece.to_vec()))
+        .collect();
+    assert!(SLOW_GAP * pieces.len() as u32 > SLOW_LIMIT);
+    let streamed = stream(Api::Chat, Reply::streamed(pieces), &client).await;
     assert_eq!(streamed.answer.expect("read"), completed(Api::Chat).await);
     // A pause longer than the limit ends the stream.
+    let (first, rest) = text.split_at(text.len() / 2);
     let stalled = Reply::streamed(vec![
         (Duration::ZERO, first.as_bytes().to_vec()),
         (Duration::from_secs(5), rest.as_bytes().to_vec()),
@@ -657,7 +665,7 @@ async fn a_stream_that_stops_coming_times_out_and_a_slow_one_does_not() {
         streamed.answer.expect_err("timed out"),
         ModelError::Timeout {
             provider: "openai_chat".into(),
-            after: Duration::from_millis(300),
+            after: SLOW_LIMIT,
         }
     );
 }

@@ -108,7 +108,7 @@ async fn when_the_retries_run_out_the_error_says_the_connection_failed_and_how_o
 
 #[tokio::test]
 async fn a_refused_connection_is_retried_after_the_backoff_then_returned() {
-    let base = refused_base().await;
+    let (base, _unlistened) = refused_base();
     let client = Client {
         max_retries: 2,
         retry_delay: Duration::from_millis(100),
