@@ -5,6 +5,7 @@
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -282,6 +283,140 @@ async fn a_struct_default_fills_every_field_left_out() {
         .await
         .unwrap();
     assert_eq!(read, "Settings { verbose: true }");
+}
+
+/// How many times each struct's default below was built (one counter a struct, each read by
+/// one test).
+static COUNTED_DEFAULTS: AtomicUsize = AtomicUsize::new(0);
+static COUNTED_SKIPPED_DEFAULTS: AtomicUsize = AtomicUsize::new(0);
+static COUNTED_RANGE_DEFAULTS: AtomicUsize = AtomicUsize::new(0);
+
+#[derive(ToolArgs, Debug)]
+#[serde(default)]
+struct Counted {
+    first: u32,
+    second: String,
+    third: bool,
+    #[serde(default)]
+    own: u32,
+}
+
+impl Default for Counted {
+    fn default() -> Self {
+        COUNTED_DEFAULTS.fetch_add(1, Ordering::SeqCst);
+        Self {
+            first: 1,
+            second: "two".into(),
+            third: true,
+            own: 4,
+        }
+    }
+}
+
+#[derive(ToolArgs, Debug)]
+#[serde(default)]
+struct CountedWithSkipped {
+    first: u32,
+    second: u32,
+    #[serde(skip)]
+    kept: String,
+}
+
+impl Default for CountedWithSkipped {
+    fn default() -> Self {
+        COUNTED_SKIPPED_DEFAULTS.fetch_add(1, Ordering::SeqCst);
+        Self {
+            first: 1,
+            second: 2,
+            kept: "kept".into(),
+        }
+    }
+}
+
+#[derive(ToolArgs, Debug)]
+#[serde(default = "counted_range")]
+struct CountedRange {
+    low: u32,
+    high: u32,
+}
+
+fn counted_range() -> CountedRange {
+    COUNTED_RANGE_DEFAULTS.fetch_add(1, Ordering::SeqCst);
+    CountedRange { low: 1, high: 9 }
+}
+
+/// Reads `T` from `arguments` directly (no schema check), and how many times `counter` went up
+/// meanwhile.
+fn read_counting<T: FromToolArgs>(counter: &AtomicUsize, arguments: Value) -> (T, usize) {
+    let arguments = ToolArguments::try_from(arguments).unwrap();
+    let before = counter.load(Ordering::SeqCst);
+    let read: T = ToolArgs::new("t", &arguments).parse().unwrap();
+    (read, counter.load(Ordering::SeqCst) - before)
+}
+
+#[test]
+fn a_struct_default_is_built_once_for_every_field_left_out_and_not_for_none() {
+    // Three fields left out take their values from one default value (a field's own
+    // `#[serde(default)]` is `u32`'s, not the struct's).
+    let (read, built) = read_counting::<Counted>(&COUNTED_DEFAULTS, json!({}));
+    assert_eq!(built, 1);
+    assert_eq!(
+        (read.first, read.second.as_str(), read.third, read.own),
+        (1, "two", true, 0)
+    );
+    let (read, built) = read_counting::<Counted>(&COUNTED_DEFAULTS, json!({"second": "2"}));
+    assert_eq!(built, 1);
+    assert_eq!(
+        (read.first, read.second.as_str(), read.third),
+        (1, "2", true)
+    );
+    // Nothing left out that takes the struct's default: it is not built.
+    let (read, built) = read_counting::<Counted>(
+        &COUNTED_DEFAULTS,
+        json!({"first": 5, "second": "s", "third": false}),
+    );
+    assert_eq!(built, 0);
+    assert_eq!(
+        (read.first, read.second.as_str(), read.third, read.own),
+        (5, "s", false, 0)
+    );
+
+    // A skipped field takes its value from the struct's default on every read: built once,
+    // and the fields left out share it.
+    let (read, built) = read_counting::<CountedWithSkipped>(&COUNTED_SKIPPED_DEFAULTS, json!({}));
+    assert_eq!(built, 1);
+    assert_eq!(
+        (read.first, read.second, read.kept.as_str()),
+        (1, 2, "kept")
+    );
+    let (read, built) = read_counting::<CountedWithSkipped>(
+        &COUNTED_SKIPPED_DEFAULTS,
+        json!({"first": 7, "second": 8}),
+    );
+    assert_eq!(built, 1);
+    assert_eq!(
+        (read.first, read.second, read.kept.as_str()),
+        (7, 8, "kept")
+    );
+
+    // `default = "path"` alike.
+    let (read, built) = read_counting::<CountedRange>(&COUNTED_RANGE_DEFAULTS, json!({}));
+    assert_eq!(built, 1);
+    assert_eq!((read.low, read.high), (1, 9));
+    let (read, built) =
+        read_counting::<CountedRange>(&COUNTED_RANGE_DEFAULTS, json!({"low": 3, "high": 4}));
+    assert_eq!(built, 0);
+    assert_eq!((read.low, read.high), (3, 4));
+
+    // A read that fails builds none.
+    let arguments = ToolArguments::try_from(json!({"first": "not a number"})).unwrap();
+    let before = COUNTED_DEFAULTS.load(Ordering::SeqCst);
+    let err = ToolArgs::new("t", &arguments)
+        .parse::<Counted>()
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+    assert!(err.to_string().contains("first"), "{err}");
+    assert_eq!(COUNTED_DEFAULTS.load(Ordering::SeqCst), before);
 }
 
 /// Not a command the model can send.

@@ -8,19 +8,107 @@ use syn::Ident;
 use syn::spanned::Spanned as _;
 
 use crate::ast::{ArgField, SkippedField};
-use crate::attr::FieldDefault;
+use crate::attr::{FieldDefault, Spanned};
 
-/// The value a field of type `ty` takes from `default`.
+/// The value a field of type `ty` takes from `default`: a field taking the struct's default
+/// takes its member of the value [`StructDefault`] built.
 fn default_value(ty: &syn::Type, member: &Ident, default: &FieldDefault) -> TokenStream {
     match default {
         FieldDefault::Trait => {
             quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
         }
         FieldDefault::Function(path) => quote_spanned!(path.span()=> #path()),
-        FieldDefault::FromStruct(None) => {
-            quote_spanned!(ty.span()=> <Self as ::core::default::Default>::default().#member)
+        FieldDefault::FromStruct(_) => {
+            let local = struct_default_local();
+            quote_spanned!(ty.span()=> #local.#member)
         }
-        FieldDefault::FromStruct(Some(path)) => quote_spanned!(path.span()=> #path().#member),
+    }
+}
+
+/// The local holding the struct's default value while fields take theirs from it.
+fn struct_default_local() -> Ident {
+    Ident::new("__toolsmith_struct_default", Span::mixed_site())
+}
+
+/// The struct's own default value (`#[serde(default)]` on the struct), which the fields left
+/// out take their values from: built at most once a read, and only when a field takes a value
+/// from it (serde builds it on every read).
+pub struct StructDefault {
+    /// The expression building it: `Default::default()`, or the function named.
+    build: TokenStream,
+    /// Whether a skipped field takes its value from it: every read needs it then, and builds
+    /// it before the fields left out take theirs.
+    every_read: bool,
+}
+
+impl StructDefault {
+    /// The struct default that `fields` or `skipped` take values from, if any does.
+    pub fn of(fields: &[ArgField], skipped: &[SkippedField]) -> Option<Self> {
+        let mut defaults = fields
+            .iter()
+            .filter_map(|field| field.default.as_ref())
+            .chain(skipped.iter().map(|field| &field.default));
+        let build = defaults.find_map(|default| match default {
+            FieldDefault::FromStruct(Spanned { value: None, span }) => {
+                Some(quote_spanned!(*span=> <Self as ::core::default::Default>::default()))
+            }
+            FieldDefault::FromStruct(Spanned {
+                value: Some(path), ..
+            }) => Some(quote_spanned!(path.span()=> #path())),
+            FieldDefault::Trait | FieldDefault::Function(_) => None,
+        })?;
+        let every_read = skipped
+            .iter()
+            .any(|field| matches!(field.default, FieldDefault::FromStruct(_)));
+        Some(Self { build, every_read })
+    }
+
+    /// `let` the local holding the value, when every read needs it.
+    fn built_first(&self) -> Option<TokenStream> {
+        let (local, build) = (struct_default_local(), &self.build);
+        self.every_read.then(|| quote!(let #local = #build;))
+    }
+
+    /// Fills the fields left out of `fields` that take their values from the struct's default
+    /// (the locals `values` hold `Option`s): the value is built once, and only when one of them
+    /// is left out. `None` when it was built first, or no argument takes from it.
+    fn fill_left_out(
+        &self,
+        krate: &TokenStream,
+        fields: &[ArgField],
+        values: &[Ident],
+    ) -> Option<TokenStream> {
+        if self.every_read {
+            return None;
+        }
+        let (taking, absent): (Vec<&Ident>, Vec<TokenStream>) = fields
+            .iter()
+            .zip(values)
+            .filter_map(|(field, value)| match &field.default {
+                Some(default @ FieldDefault::FromStruct(_)) => {
+                    Some((value, default_value(&field.ty, &field.member, default)))
+                }
+                _ => None,
+            })
+            .unzip();
+        if taking.is_empty() {
+            return None;
+        }
+        let (local, build) = (struct_default_local(), &self.build);
+        // Fields are moved out of the one value, so a field cannot take from a value built
+        // lazily in its own `match`: the fields taking from it are matched together.
+        Some(quote! {
+            let (#(#taking,)*) = match (#(#taking,)*) {
+                (#(#krate::Some(#taking),)*) => (#(#taking,)*),
+                (#(#taking,)*) => {
+                    let #local = #build;
+                    (#(match #taking {
+                        #krate::Some(#taking) => #taking,
+                        #krate::None => #absent,
+                    },)*)
+                }
+            };
+        })
     }
 }
 
@@ -48,16 +136,23 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
 /// arguments, the reading of each type and the choice of the error are functions of
 /// `toolsmith-core` (`generated::read`, shared by every tool): what is written here is the
 /// table of names, a call per field and a `match` on the values, as little code per tool as
-/// reading in one pass allows.
+/// reading in one pass allows. `struct_default` is the struct's default some fields take their
+/// values from (`#[serde(default)]` on a struct).
 pub fn read_expr(
     krate: &TokenStream,
     reader: &Ident,
     fields: &[ArgField],
+    struct_default: Option<&StructDefault>,
     read: impl FnOnce(&[Ident]) -> TokenStream,
     misread: impl FnOnce(TokenStream) -> TokenStream,
 ) -> TokenStream {
+    let built_first = struct_default.and_then(StructDefault::built_first);
     if fields.is_empty() {
-        return read(&[]);
+        let read = read(&[]);
+        return match built_first {
+            Some(built_first) => quote!({ #built_first #read }),
+            None => read,
+        };
     }
     let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
     let slots: Vec<Ident> = (0..fields.len())
@@ -81,7 +176,11 @@ pub fn read_expr(
     // Only hygienic locals are in scope here, so a default function's path cannot be taken
     // for one of the user's names.
     let defaults = fields.iter().zip(&values).map(|(field, value)| {
-        let absent = default_value(&field.ty, &field.member, field.default.as_ref()?);
+        let default = field.default.as_ref()?;
+        if matches!(default, FieldDefault::FromStruct(_)) && built_first.is_none() {
+            return None; // filled together, by `fill_left_out`
+        }
+        let absent = default_value(&field.ty, &field.member, default);
         Some(quote! {
             let #value = match #value {
                 #krate::Some(#value) => #value,
@@ -89,6 +188,8 @@ pub fn read_expr(
             };
         })
     });
+    let from_struct =
+        struct_default.and_then(|default| default.fill_left_out(krate, fields, &values));
     let read = read(&values);
     let misread = misread(quote!(#misreads.into_error(#reader)));
     quote! {{
@@ -96,7 +197,9 @@ pub fn read_expr(
         let mut #misreads = #krate::Misreads::new();
         match (#(#reads,)*) {
             (#(#krate::Some(#values),)*) => {
+                #built_first
                 #(#defaults)*
+                #from_struct
                 #read
             }
             _ => #misread,
@@ -118,6 +221,7 @@ pub fn read_into(
         krate,
         reader,
         fields,
+        StructDefault::of(fields, skipped).as_ref(),
         |values| {
             let members = fields.iter().map(|field| &field.member);
             let skipped = skipped.iter().map(|field| {

@@ -878,9 +878,14 @@ fn parse_fields(
 
 /// The struct-wide default of `#[serde(default)]` on a struct, as each field takes it.
 fn struct_default(default: Option<Spanned<FieldDefault>>) -> Option<FieldDefault> {
-    default.map(|default| match default.value {
-        FieldDefault::Function(path) => FieldDefault::FromStruct(Some(path)),
-        _ => FieldDefault::FromStruct(None),
+    default.map(|default| {
+        FieldDefault::FromStruct(Spanned {
+            value: match default.value {
+                FieldDefault::Function(path) => Some(path),
+                _ => None,
+            },
+            span: default.span,
+        })
     })
 }
 

@@ -292,8 +292,9 @@ pub enum FieldDefault {
     /// A function: `default = "path::to::fn"`.
     Function(syn::Path),
     /// The field's value in the struct's own default (`#[serde(default)]` on the struct):
-    /// from `Default::default()`, or from the function named (`default = "path"`).
-    FromStruct(Option<syn::Path>),
+    /// from `Default::default()`, or from the function named (`default = "path"`); spanned
+    /// at the struct's `default` key, or at the path's string.
+    FromStruct(Spanned<Option<syn::Path>>),
 }
 
 impl FieldDefault {
@@ -311,8 +312,11 @@ impl FieldDefault {
     /// How `#[arg]` or `#[serde]` writes this default, for messages.
     pub fn describe(&self) -> String {
         match self {
-            Self::Trait | Self::FromStruct(None) => "default".to_owned(),
-            Self::Function(path) | Self::FromStruct(Some(path)) => {
+            Self::Trait | Self::FromStruct(Spanned { value: None, .. }) => "default".to_owned(),
+            Self::Function(path)
+            | Self::FromStruct(Spanned {
+                value: Some(path), ..
+            }) => {
                 format!(
                     "default = \"{}\"",
                     quote::quote!(#path).to_string().replace(' ', "")

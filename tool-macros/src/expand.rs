@@ -261,7 +261,7 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
         Runner::Async | Runner::Blocking => quote!(#krate::finished(#krate::Err(#error))),
     };
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
-    let read = args::read_expr(krate, &reader, call.fields, finish, misread);
+    let read = args::read_expr(krate, &reader, call.fields, None, finish, misread);
     if call.fields.is_empty() {
         return read;
     }

@@ -512,7 +512,7 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// | `rename_all = "..."` | variant | the case of that command's arguments (before `rename_all_fields`) |
 /// | `rename = "..."` | field, variant | the argument's or command's name |
 /// | `default`, `default = "path"` | field | as `#[arg(default ..)]` |
-/// | `default`, `default = "path"` | struct | every field left out takes its value in the struct's `Default::default()` (or `path()`) |
+/// | `default`, `default = "path"` | struct | every field left out takes its value in the struct's `Default::default()` (or `path()`), built once a read and only when a field takes a value from it (a skipped one always does) |
 /// | `skip`, `skip_deserializing` | field | not an argument (not in the schema): filled from the field's default, else the struct's, else `Default::default()` |
 /// | `skip`, `skip_deserializing` | variant | not a command |
 /// | `deny_unknown_fields` | struct | what the schema does already (`additionalProperties: false`) |

@@ -25,26 +25,95 @@ pub enum Place {
 }
 
 impl Place {
-    /// The place, and the keys `ToolArgs` reads there.
-    fn describe(self) -> (&'static str, &'static str) {
+    /// The place, as messages name it.
+    fn name(self) -> &'static str {
         match self {
-            Self::Struct => (
-                "a struct",
-                "`rename_all`, `default` and `deny_unknown_fields`",
-            ),
-            Self::Enum => (
-                "an enum",
-                "`rename_all`, `rename_all_fields` and `tag = \"command\"`",
-            ),
-            Self::Field => (
-                "a field",
-                "`rename`, `default`, `skip` and `skip_deserializing`",
-            ),
-            Self::Variant => (
-                "a variant",
-                "`rename`, `rename_all`, `skip` and `skip_deserializing`",
-            ),
+            Self::Struct => "a struct",
+            Self::Enum => "an enum",
+            Self::Field => "a field",
+            Self::Variant => "a variant",
         }
+    }
+
+    /// The keys `ToolArgs` reads here, as messages list them: "`a`, `b` and `c`".
+    fn honoured_keys(self) -> String {
+        let keys: Vec<String> = HONOURED
+            .iter()
+            .filter(|honoured| honoured.places.contains(&self))
+            .map(|honoured| match honoured.only_value {
+                Some(value) => format!("`{} = {value:?}`", honoured.name),
+                None => format!("`{}`", honoured.name),
+            })
+            .collect();
+        match keys.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
+/// What an honoured key does: `parse_key` matches on it, so a key of [`HONOURED`] cannot go
+/// unread (and a variant no entry names is never built: a dead-code warning).
+#[derive(Clone, Copy)]
+enum Key {
+    Rename,
+    RenameAll,
+    RenameAllFields,
+    Default,
+    Skip,
+    DenyUnknownFields,
+    Tag,
+}
+
+/// A key `ToolArgs` honours: as written, what it does, where it is read.
+struct Honoured {
+    /// The key as written: `skip` and `skip_deserializing` are two entries of one [`Key`].
+    name: &'static str,
+    /// What reading it does.
+    key: Key,
+    /// Where it is read; elsewhere it is passed over or refused.
+    places: &'static [Place],
+    /// The one value it takes (`tag = "command"`), listed with it in messages.
+    only_value: Option<&'static str>,
+}
+
+/// Every `#[serde]` key `ToolArgs` honours, in the order messages list them. Both reading a
+/// key and the message refusing one at a place where it is not read come from here.
+const HONOURED: &[Honoured] = &[
+    honoured("rename", Key::Rename, &[Place::Field, Place::Variant]),
+    honoured(
+        "rename_all",
+        Key::RenameAll,
+        &[Place::Struct, Place::Enum, Place::Variant],
+    ),
+    honoured("rename_all_fields", Key::RenameAllFields, &[Place::Enum]),
+    honoured("default", Key::Default, &[Place::Struct, Place::Field]),
+    honoured("skip", Key::Skip, &[Place::Field, Place::Variant]),
+    honoured(
+        "skip_deserializing",
+        Key::Skip,
+        &[Place::Field, Place::Variant],
+    ),
+    // A `ToolArgs` schema is closed already: unknown arguments are refused.
+    honoured(
+        "deny_unknown_fields",
+        Key::DenyUnknownFields,
+        &[Place::Struct],
+    ),
+    Honoured {
+        only_value: Some("command"),
+        ..honoured("tag", Key::Tag, &[Place::Enum])
+    },
+];
+
+/// An entry of [`HONOURED`] taking any value.
+const fn honoured(name: &'static str, key: Key, places: &'static [Place]) -> Honoured {
+    Honoured {
+        name,
+        key,
+        places,
+        only_value: None,
     }
 }
 
@@ -139,47 +208,36 @@ fn parse_key(meta: &ParseNestedMeta<'_>, place: Place, out: &mut SerdeAttr) -> s
         .get_ident()
         .map(ToString::to_string)
         .unwrap_or_default();
-    let honoured = match (key.as_str(), place) {
-        ("rename", Place::Field | Place::Variant) => {
+    let honoured = HONOURED
+        .iter()
+        .find(|honoured| honoured.name == key && honoured.places.contains(&place));
+    let Some(honoured) = honoured else {
+        if serialize_only(&key, place) {
+            return skip_value(meta);
+        }
+        return Err(refused(meta, &key, place));
+    };
+    match honoured.key {
+        Key::Rename => {
             if let Some(name) = deserialize_name(meta)? {
                 out.rename = Some(name);
             }
-            true
         }
-        ("rename_all", Place::Struct | Place::Enum | Place::Variant) => {
-            out.rename_all = rename_rule(meta)?.or(out.rename_all);
-            true
-        }
-        ("rename_all_fields", Place::Enum) => {
+        Key::RenameAll => out.rename_all = rename_rule(meta)?.or(out.rename_all),
+        Key::RenameAllFields => {
             out.rename_all_fields = rename_rule(meta)?.or(out.rename_all_fields);
-            true
         }
-        ("default", Place::Struct | Place::Field) => {
-            out.default = Some(default_key(meta)?);
-            true
-        }
-        ("skip" | "skip_deserializing", Place::Field | Place::Variant) => {
-            out.skip = true;
-            true
-        }
-        // A `ToolArgs` schema is closed already: unknown arguments are refused.
-        ("deny_unknown_fields", Place::Struct) => true,
-        ("tag", Place::Enum) => {
-            let tag: LitStr = meta.value()?.parse()?;
-            if tag.value() != "command" {
+        Key::Default => out.default = Some(default_key(meta)?),
+        Key::Skip => out.skip = true,
+        Key::DenyUnknownFields => {}
+        Key::Tag => {
+            let value: LitStr = meta.value()?.parse()?;
+            if Some(value.value().as_str()) != honoured.only_value {
                 return Err(refused(meta, &key, place));
             }
-            true
         }
-        _ => false,
-    };
-    if honoured {
-        return Ok(());
     }
-    if serialize_only(&key, place) {
-        return skip_value(meta);
-    }
-    Err(refused(meta, &key, place))
+    Ok(())
 }
 
 /// The error for a key `ToolArgs` does not take at `place`: refused with its reason, or
@@ -189,12 +247,11 @@ fn refused(meta: &ParseNestedMeta<'_>, key: &str, place: Place) -> syn::Error {
         Some(reason) => {
             format!("`#[serde({key})]` is not supported by `#[derive(ToolArgs)]`: {reason}")
         }
-        None => {
-            let (place, keys) = place.describe();
-            format!(
-                "`#[derive(ToolArgs)]` does not take `#[serde({key})]` on {place}; there it reads {keys} (and passes over the keys that only change serialization)"
-            )
-        }
+        None => format!(
+            "`#[derive(ToolArgs)]` does not take `#[serde({key})]` on {}; there it reads {} (and passes over the keys that only change serialization)",
+            place.name(),
+            place.honoured_keys()
+        ),
     };
     syn::Error::new_spanned(&meta.path, message)
 }
@@ -238,4 +295,93 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
         meta.parse_nested_meta(|inner| skip_value(&inner))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `#[serde(...)]` with `key` as a type would write it.
+    fn written(key: &str) -> Attribute {
+        let key = match key {
+            "rename" => "rename = \"x\"",
+            "rename_all" | "rename_all_fields" => return written_rule(key),
+            "tag" => "tag = \"command\"",
+            other => other,
+        };
+        syn::parse_str::<syn::DeriveInput>(&format!("#[serde({key})] struct S;"))
+            .unwrap()
+            .attrs
+            .remove(0)
+    }
+
+    fn written_rule(key: &str) -> Attribute {
+        syn::parse_str::<syn::DeriveInput>(&format!("#[serde({key} = \"camelCase\")] struct S;"))
+            .unwrap()
+            .attrs
+            .remove(0)
+    }
+
+    /// The error reading `attr` at `place`, if any.
+    fn error(attr: &Attribute, place: Place) -> Option<String> {
+        let mut errors = Errors::default();
+        parse(std::slice::from_ref(attr), place, &mut errors);
+        errors.finish().err().map(|err| err.to_string())
+    }
+
+    #[test]
+    fn each_place_reads_the_keys_its_refusals_list_and_only_those() {
+        let places = [Place::Struct, Place::Enum, Place::Field, Place::Variant];
+        for place in places {
+            let listed = place.honoured_keys();
+            for honoured in HONOURED {
+                let attr = written(honoured.name);
+                let shown = format!("`{}", honoured.name);
+                if honoured.places.contains(&place) {
+                    assert_eq!(
+                        error(&attr, place),
+                        None,
+                        "{} on {}",
+                        honoured.name,
+                        place.name()
+                    );
+                    assert!(listed.contains(&shown), "{listed} lacks {shown}");
+                } else {
+                    // Refused there, or passed over as only changing serialization (a type's
+                    // own `rename`).
+                    assert!(
+                        error(&attr, place).is_some() || serialize_only(honoured.name, place),
+                        "{} on {}",
+                        honoured.name,
+                        place.name()
+                    );
+                    assert!(
+                        !listed.contains(&format!("{shown}`")),
+                        "{listed} has {shown}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            Place::Field.honoured_keys(),
+            "`rename`, `default`, `skip` and `skip_deserializing`"
+        );
+        assert_eq!(
+            Place::Enum.honoured_keys(),
+            "`rename_all`, `rename_all_fields` and `tag = \"command\"`"
+        );
+    }
+
+    #[test]
+    fn a_tag_other_than_command_is_refused_with_its_reason() {
+        let attr = syn::parse_str::<syn::DeriveInput>("#[serde(tag = \"kind\")] enum E {}")
+            .unwrap()
+            .attrs
+            .remove(0);
+        let err = error(&attr, Place::Enum).unwrap();
+        assert!(
+            err.starts_with("`#[serde(tag)]` is not supported by `#[derive(ToolArgs)]`"),
+            "{err}"
+        );
+    }
 }
