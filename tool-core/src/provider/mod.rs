@@ -48,6 +48,7 @@
 //! # });
 //! ```
 
+mod answer;
 mod anthropic;
 mod cache;
 mod calls;
@@ -68,6 +69,7 @@ use serde_json::Value;
 
 use crate::ToolDeclarations;
 
+pub use answer::ParsedAnswer;
 pub use cache::Declared;
 pub(crate) use cache::RenderCache;
 pub use calls::{
