@@ -351,7 +351,11 @@ async fn long_unknown_select_names_are_not_sent_back_whole() {
             unknown.starts_with("xxx") && unknown.ends_with('…'),
             "{unknown}"
         );
-        assert!(unknown.chars().count() <= 201);
+        assert_eq!(
+            unknown.chars().count(),
+            241,
+            "cut after 240 characters, then …"
+        );
     }
 }
 

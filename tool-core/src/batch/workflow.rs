@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::hash::BuildHasher;
 
-use crate::provider::cut_to;
+use crate::tool::echo::{MAX_ECHOED_BATCH_ID_CHARS, cut_to};
 use crate::{ExecutionHint, ToolCallManager, ToolCallRequest, ToolError};
 
 /// How the calls of one [`WorkflowStage`] run.
@@ -229,10 +229,6 @@ impl<'a> Workflow<'a> {
     }
 }
 
-/// The most characters of a call's id a planning error quotes: ids are the model's, and an
-/// error goes into the outcome of every call of the batch.
-const MAX_QUOTED_ID_CHARS: usize = 64;
-
 /// The most calls of a cycle a planning error names.
 const MAX_LISTED_CYCLE_CALLS: usize = 10;
 
@@ -275,7 +271,7 @@ fn duplicate_id(requests: &[ToolCallRequest], first: usize, call: usize) -> Tool
         &request.name,
         format!(
             "two calls of the batch have the id '{}' (calls #{first} and #{call}); ids must be unique",
-            quoted_id(&request.id)
+            cut_to(&request.id, MAX_ECHOED_BATCH_ID_CHARS)
         ),
     )
 }
@@ -284,7 +280,7 @@ fn duplicate_id(requests: &[ToolCallRequest], first: usize, call: usize) -> Tool
 /// the first [`MAX_LISTED_CYCLE_CALLS`] named, and how many there are when that is not all.
 #[cold]
 fn cycle_error(requests: &[ToolCallRequest], cycle: &[usize]) -> ToolError {
-    let id = |call: usize| quoted_id(&requests[call].id);
+    let id = |call: usize| cut_to(&requests[call].id, MAX_ECHOED_BATCH_ID_CHARS);
     let mut listed: Vec<Cow<'_, str>> = cycle
         .iter()
         .take(MAX_LISTED_CYCLE_CALLS)
@@ -305,11 +301,6 @@ fn cycle_error(requests: &[ToolCallRequest], cycle: &[usize]) -> ToolError {
             id(cycle[0])
         ),
     )
-}
-
-/// A call's id as a planning error quotes it: cut after [`MAX_QUOTED_ID_CHARS`] characters.
-fn quoted_id(id: &str) -> Cow<'_, str> {
-    cut_to(id, MAX_QUOTED_ID_CHARS)
 }
 
 /// Every call's dependencies as indices, call after call, `find` giving the call that has
@@ -346,13 +337,13 @@ fn resolve(
 
 #[cold]
 fn invalid_dependency(request: &ToolCallRequest, dependency: &str, itself: bool) -> ToolError {
-    let id = quoted_id(&request.id);
+    let id = cut_to(&request.id, MAX_ECHOED_BATCH_ID_CHARS);
     let reason = if itself {
         format!("call '{id}' depends on itself")
     } else {
         format!(
             "call '{id}' depends on '{}', which is not a call of this batch",
-            quoted_id(dependency)
+            cut_to(dependency, MAX_ECHOED_BATCH_ID_CHARS)
         )
     };
     ToolError::invalid_arguments(&request.name, reason)
@@ -946,7 +937,7 @@ mod tests {
         );
         // Ids the model wrote are quoted cut, wherever an error names them.
         let long = "x".repeat(100_000);
-        let cut = format!("{}…", "x".repeat(MAX_QUOTED_ID_CHARS));
+        let cut = format!("{}…", "x".repeat(MAX_ECHOED_BATCH_ID_CHARS));
         let messages = [
             reason(&[call(&long, &[]), call(&long, &[])]),
             reason(&[call(&long, &[&long])]),

@@ -159,7 +159,7 @@ pub fn repeated_ids(calls: &[ParsedCall]) -> Vec<bool> {
 /// Why a call whose id an earlier call of the answer has ([`repeated_ids`]) was not run, as
 /// the model is told.
 pub fn repeated_id_reason(id: &str) -> String {
-    let id = super::feedback::cut_to(id, super::feedback::MAX_ECHOED_CHARS);
+    let id = crate::tool::echo::echoed(id);
     format!(
         "not run: an earlier call of this answer has the id '{id}'; give each call an id of its own"
     )

@@ -1,39 +1,17 @@
 //! Errors written for the model: what went wrong, and what to send instead.
 
-use std::borrow::Cow;
-
 use crate::ToolError;
 use crate::manager::suggestion::{closest_names, did_you_mean};
-
-/// `text` cut after `max_chars` characters, marked with `…` when cut: what a message to the
-/// model repeats of something long (a validation message, a description it wrote, an id of
-/// any length).
-///
-/// ```
-/// use toolsmith_core::provider::cut_to;
-///
-/// assert_eq!(cut_to("agent-1", 240), "agent-1");
-/// assert_eq!(cut_to("ééééé", 2), "éé…");
-/// ```
-pub fn cut_to(text: &str, max_chars: usize) -> Cow<'_, str> {
-    match text.char_indices().nth(max_chars) {
-        None => Cow::Borrowed(text),
-        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
-    }
-}
+use crate::tool::echo::echoed;
 
 /// How many tool names an unknown-tool error lists.
 const MAX_LISTED_TOOLS: usize = 20;
 
-/// The most characters of a name or id the model wrote that a message to it repeats (and
-/// that an unknown name is compared by): no tool's name is longer than 64, and a name of a
-/// million characters sent back whole would fill the model's context.
-pub(crate) const MAX_ECHOED_CHARS: usize = 240;
-
 /// The text the model reads for a failed call, written so it can correct itself: argument
 /// errors with their JSON paths and a request to call again, an unknown tool with the closest
 /// names among `known_tools` and the list of tools it may call. A name the model wrote is
-/// repeated cut after 240 characters (no tool's name is longer than 64).
+/// repeated cut after 240 characters (no tool's name is longer than 64), as every text the
+/// model wrote is ([`cut_to`](super::cut_to)).
 ///
 /// ```
 /// use toolsmith_core::ToolError;
@@ -48,7 +26,7 @@ pub(crate) const MAX_ECHOED_CHARS: usize = 240;
 pub fn error_for_model(error: &ToolError, known_tools: &[&str]) -> String {
     match error {
         ToolError::UnknownTool(name) => {
-            let name = cut_to(name, MAX_ECHOED_CHARS);
+            let name = echoed(name);
             let mut text = if name.is_empty() {
                 "The call did not name a tool.".to_owned()
             } else {
@@ -75,7 +53,7 @@ pub fn error_for_model(error: &ToolError, known_tools: &[&str]) -> String {
             text
         }
         ToolError::InvalidArguments { tool, reason } => {
-            let tool = cut_to(tool, MAX_ECHOED_CHARS).into_owned();
+            let tool = echoed(tool).into_owned();
             let reason = reason.clone();
             let mut text = ToolError::InvalidArguments {
                 tool: tool.clone(),
@@ -95,6 +73,7 @@ pub fn error_for_model(error: &ToolError, known_tools: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::echo::{MAX_ECHOED_CHARS, cut_to};
 
     #[test]
     fn unknown_tools_list_what_exists() {

@@ -48,6 +48,7 @@
 //! # });
 //! ```
 
+mod answer;
 mod anthropic;
 mod cache;
 mod calls;
@@ -68,13 +69,15 @@ use serde_json::Value;
 
 use crate::ToolDeclarations;
 
+pub use crate::tool::echo::cut_to;
+pub use answer::ParsedAnswer;
 pub use cache::Declared;
 pub(crate) use cache::RenderCache;
 pub use calls::{
     GENERATED_CALL_ID_PREFIX, ParsedCall, RejectedCall, UNNAMED_CALL_NAME, repeated_id_reason,
     repeated_ids,
 };
-pub use feedback::{cut_to, error_for_model};
+pub use feedback::error_for_model;
 pub use repair::{BrokenJson, repair_json};
 pub use reply::CallReply;
 pub use strict::strict_schema;

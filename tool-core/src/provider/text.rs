@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::answer::ParsedAnswer;
 use super::calls::{ParsedCall, RejectedCall, call_id, generated_id, read_call};
 use super::repair::{repair_json, strip_fence};
 use super::reply::Reply;
@@ -103,7 +104,7 @@ fn completion_text(response: &Value) -> Result<&str, ResponseError> {
 }
 
 pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
-    Ok(parse_text_calls(completion_text(response)?))
+    Ok(TextReading::of(completion_text(response)?).calls)
 }
 
 /// Reads the tool calls a text-based model wrote: `<tool_call>{…}</tool_call>` blocks (an
@@ -130,47 +131,92 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
 /// assert!(parse_text_calls("The answer is 5.").is_empty());
 /// ```
 pub fn parse_text_calls(text: &str) -> Vec<ParsedCall> {
-    read_text(text).0
+    TextReading::of(text).calls
 }
 
-/// The calls of `text` ([`parse_text_calls`]), and the spans of the text they were read from
-/// (`start..end`, in order): the `<tool_call>` blocks, the fenced blocks that held calls, or
-/// the whole text written as bare JSON. The rest is the answer's text.
-fn read_text(text: &str) -> (Vec<ParsedCall>, Vec<(usize, usize)>) {
-    let mut calls = Vec::new();
-    let tagged = tagged_parts(text);
-    if !tagged.is_empty() {
-        for part in &tagged {
-            read_block(strip_fence(part.content.trim()), true, &mut calls);
+/// One reading of a text model's completion: its calls ([`parse_text_calls`]) and the spans
+/// of the text they were read from. The answer's calls, text and stop reason all come from
+/// it, so that a completion is read once.
+struct TextReading<'a> {
+    text: &'a str,
+    calls: Vec<ParsedCall>,
+    /// Where the calls were written (`start..end`, in order): the `<tool_call>` blocks, the
+    /// fenced blocks that held calls, or the whole text written as bare JSON. The rest is
+    /// the answer's text.
+    call_spans: Vec<(usize, usize)>,
+}
+
+impl<'a> TextReading<'a> {
+    fn of(text: &'a str) -> Self {
+        let mut calls = Vec::new();
+        let tagged = tagged_parts(text);
+        if !tagged.is_empty() {
+            for part in &tagged {
+                read_block(strip_fence(part.content.trim()), true, &mut calls);
+            }
+            let call_spans = tagged
+                .iter()
+                .map(|part| (part.start, part.resume))
+                .collect();
+            return Self {
+                text,
+                calls,
+                call_spans,
+            };
         }
-        let spans = tagged
-            .iter()
-            .map(|part| (part.start, part.resume))
-            .collect();
-        return (calls, spans);
-    }
-    let fenced = fenced_parts(text);
-    let mut spans = Vec::new();
-    for part in &fenced {
-        let before = calls.len();
-        read_block(part.content.trim(), false, &mut calls);
-        if calls.len() > before {
-            spans.push((part.start, part.resume));
+        let mut call_spans = Vec::new();
+        for part in &fenced_parts(text) {
+            let before = calls.len();
+            read_block(part.content.trim(), false, &mut calls);
+            if calls.len() > before {
+                call_spans.push((part.start, part.resume));
+            }
+        }
+        if calls.is_empty() {
+            let trimmed = text.trim();
+            if trimmed.starts_with('{') || trimmed.starts_with('[') {
+                read_block(trimmed, false, &mut calls);
+            }
+            if !calls.is_empty() {
+                call_spans.push((0, text.len()));
+            }
+        }
+        Self {
+            text,
+            calls,
+            call_spans,
         }
     }
-    if !calls.is_empty() {
-        return (calls, spans);
+
+    /// The text around the calls: outside the `<tool_call>` blocks (an unclosed last block
+    /// runs to the end), the fenced blocks that held calls, or the bare JSON that was the
+    /// calls. A call is the answer's call, not its text too (echoed back, it would be
+    /// written twice).
+    fn prose(&self) -> String {
+        let mut kept = String::new();
+        let mut from = 0;
+        for &(start, resume) in &self.call_spans {
+            kept.push_str(&self.text[from..start]);
+            from = resume;
+        }
+        kept.push_str(&self.text[from..]);
+        kept.trim().to_owned()
     }
-    let trimmed = text.trim();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        read_block(trimmed, false, &mut calls);
+
+    /// Why the model stopped: the `finish_reason` of an OpenAI-style `response`, made
+    /// [`StopReason::ToolCalls`] by the calls read; inferred from them where it names none.
+    fn stop_reason(&self, response: &Value) -> StopReason {
+        let has_calls = !self.calls.is_empty();
+        let reason = response
+            .get("choices")
+            .and_then(|choices| choices.get(0))
+            .and_then(|choice| choice.get("finish_reason"))
+            .and_then(Value::as_str);
+        match reason {
+            Some(reason) => super::openai_chat::finish_reason(reason).with_calls(has_calls),
+            None => StopReason::inferred(has_calls),
+        }
     }
-    let spans = if calls.is_empty() {
-        Vec::new()
-    } else {
-        vec![(0, text.len())]
-    };
-    (calls, spans)
 }
 
 /// A `<tool_call>` block (or a fenced one) of a text: where its open tag starts, its
@@ -498,40 +544,34 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     vec![json!({"role": "assistant", "content": content.join("\n")})]
 }
 
-/// The text around the calls: outside the `<tool_call>` blocks (an unclosed last block
-/// runs to the end), the fenced blocks that held calls, or the bare JSON that was the calls.
-/// A call is the answer's call, not its text too (echoed back, it would be written twice).
-fn prose(text: &str) -> String {
-    let mut kept = String::new();
-    let mut from = 0;
-    for (start, resume) in read_text(text).1 {
-        kept.push_str(&text[from..start]);
-        from = resume;
-    }
-    kept.push_str(&text[from..]);
-    kept.trim().to_owned()
-}
-
 pub(crate) fn parse_text(response: &Value) -> Result<Option<String>, ResponseError> {
-    Ok(Some(prose(completion_text(response)?)))
+    Ok(Some(TextReading::of(completion_text(response)?).prose()))
 }
 
 pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, ResponseError> {
-    let has_calls = !parse_text_calls(completion_text(response)?).is_empty();
-    let reason = response
-        .get("choices")
-        .and_then(|choices| choices.get(0))
-        .and_then(|choice| choice.get("finish_reason"))
-        .and_then(Value::as_str);
-    Ok(match reason {
-        Some(reason) => super::openai_chat::finish_reason(reason).with_calls(has_calls),
-        None => StopReason::inferred(has_calls),
+    Ok(TextReading::of(completion_text(response)?).stop_reason(response))
+}
+
+/// The calls, text and stop reason of `response`, from one reading of its completion.
+pub(crate) fn parse_answer(response: &Value) -> Result<ParsedAnswer, ResponseError> {
+    let reading = TextReading::of(completion_text(response)?);
+    let text = Some(reading.prose());
+    let stop_reason = reading.stop_reason(response);
+    Ok(ParsedAnswer {
+        calls: reading.calls,
+        text,
+        stop_reason,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The answer's text of a completion.
+    fn prose(text: &str) -> String {
+        TextReading::of(text).prose()
+    }
 
     fn names(calls: &[ParsedCall]) -> Vec<String> {
         calls

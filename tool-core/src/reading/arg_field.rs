@@ -4,9 +4,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::provider::feedback::cut_to;
 use crate::reading::tool_args::escape_pointer;
 use crate::schema::validation::MAX_VIOLATION_CHARS;
+use crate::tool::echo::cut_to;
 use crate::{ToolArgs, ToolError, lenient};
 
 impl<'a> ToolArgs<'a> {

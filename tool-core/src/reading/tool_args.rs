@@ -5,9 +5,9 @@ use std::borrow::Cow;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::provider::feedback::cut_to;
 use crate::schema::validation::MAX_VIOLATION_CHARS;
 use crate::tool::arguments::json_type_name;
+use crate::tool::echo::cut_to;
 use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{Args, ToolArguments, ToolError, lenient};
 

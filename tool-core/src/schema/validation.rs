@@ -17,8 +17,8 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use serde_json::Value;
 
-use crate::provider::feedback::cut_to;
 use crate::schema::flat_schema::FlatSchema;
+use crate::tool::echo::cut_to;
 use crate::tool::nesting::{TooDeep, check_depth};
 use crate::{COMMAND_ARGUMENT, Tool, ToolArguments, ToolError};
 

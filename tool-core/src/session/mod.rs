@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use crate::tool::echo::cut_to;
+
 /// A failure of a session service (an embedder, a context store, a memory).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{service}: {reason}")]
@@ -44,6 +46,70 @@ pub trait Embedder: Send + Sync {
 
     /// The length of every vector this embedder returns.
     fn dimensions(&self) -> usize;
+}
+
+/// The most characters of a text an [`check_embeddings`] error quotes: enough to tell which
+/// text it is, where the text may be a whole document.
+const MAX_QUOTED_TEXT_CHARS: usize = 40;
+
+/// Checks what an embedder returned for `texts` against what [`Embedder::embed`] promises:
+/// one vector per text, each of `dimensions` numbers. A vector of another length would
+/// match nothing (the text never found, the query finding nothing), so it is an error, not
+/// a result. The error's service is `"embedder"`; it says how many vectors came back for
+/// how many texts, or which text's vector (its place and how it begins) has how many
+/// numbers for how many expected.
+///
+/// ```
+/// use toolsmith_core::check_embeddings;
+///
+/// let texts = ["a cat".to_owned(), "a dog".to_owned()];
+/// assert!(check_embeddings(&[vec![1.0, 0.0], vec![0.0, 1.0]], &texts, 2).is_ok());
+/// let err = check_embeddings(&[vec![1.0, 0.0]], &texts, 2).unwrap_err();
+/// assert_eq!(err.to_string(), "embedder: returned 1 vector for 2 texts");
+/// let err = check_embeddings(&[vec![1.0, 0.0], vec![1.0]], &texts, 2).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "embedder: returned 1 number for text 1 (\"a dog\"), but its dimension is 2"
+/// );
+/// ```
+pub fn check_embeddings(
+    vectors: &[Vec<f32>],
+    texts: &[String],
+    dimensions: usize,
+) -> Result<(), ServiceError> {
+    let counted = |count: usize, what: &str| match count {
+        1 => format!("1 {what}"),
+        count => format!("{count} {what}s"),
+    };
+    if vectors.len() != texts.len() {
+        return Err(ServiceError::new(
+            "embedder",
+            format_args!(
+                "returned {} for {}",
+                counted(vectors.len(), "vector"),
+                counted(texts.len(), "text")
+            ),
+        ));
+    }
+    let Some((at, vector)) = vectors
+        .iter()
+        .enumerate()
+        .find(|(_, vector)| vector.len() != dimensions)
+    else {
+        return Ok(());
+    };
+    let quoted = format!("{:?}", cut_to(&texts[at], MAX_QUOTED_TEXT_CHARS));
+    let which = match texts.len() {
+        1 => quoted,
+        _ => format!("text {at} ({quoted})"),
+    };
+    Err(ServiceError::new(
+        "embedder",
+        format_args!(
+            "returned {} for {which}, but its dimension is {dimensions}",
+            counted(vector.len(), "number")
+        ),
+    ))
 }
 
 /// One hit of a [`ContextSearch`].
@@ -174,5 +240,41 @@ impl std::fmt::Debug for SessionParts {
             .field("embedder", &self.embedder.is_some())
             .field("state", &self.state)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_embedder_s_answer_is_checked_against_its_texts() {
+        let one = ["where is the cat".to_owned()];
+        assert!(check_embeddings(&[vec![0.0; 3]], &one, 3).is_ok());
+        assert!(check_embeddings(&[], &[], 3).is_ok());
+        // No vector for a text: counted, not indexed out of bounds.
+        let err = check_embeddings(&[], &one, 3).unwrap_err();
+        assert_eq!(
+            (err.service.as_str(), err.reason.as_str()),
+            ("embedder", "returned 0 vectors for 1 text")
+        );
+        let err = check_embeddings(&[vec![0.0; 3], vec![0.0; 3]], &one, 3).unwrap_err();
+        assert_eq!(err.reason, "returned 2 vectors for 1 text");
+        // A lone text is named by what it says; one of several by its place too.
+        let err = check_embeddings(&[vec![0.0; 4]], &one, 3).unwrap_err();
+        assert_eq!(
+            err.reason,
+            "returned 4 numbers for \"where is the cat\", but its dimension is 3"
+        );
+        let long = format!("{}\"", "é".repeat(1_000));
+        let texts = [String::new(), long];
+        let err = check_embeddings(&[vec![0.0; 3], Vec::new()], &texts, 3).unwrap_err();
+        assert_eq!(
+            err.reason,
+            format!(
+                "returned 0 numbers for text 1 (\"{}…\"), but its dimension is 3",
+                "é".repeat(MAX_QUOTED_TEXT_CHARS)
+            )
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use super::embedding_index::{EmbeddingIndex, normalized};
 use super::lexical::{LexicalHit, LexicalIndex};
 use crate::manager::RegisteredTool;
-use crate::{Embedder, ServiceError, Tool};
+use crate::{Embedder, ServiceError, Tool, check_embeddings};
 
 /// Which index found a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -330,7 +330,7 @@ impl ToolDiscovery {
         self.embeddings.start_search();
         while let Some(batch) = self.embeddings.take_pending() {
             let embedded = embedder.embed(&batch.texts).await.and_then(|vectors| {
-                check_shape(&vectors, batch.texts.len(), dimensions).map(|()| vectors)
+                check_embeddings(&vectors, &batch.texts, dimensions).map(|()| vectors)
             });
             match embedded {
                 Ok(vectors) => batch.complete(vectors),
@@ -342,8 +342,9 @@ impl ToolDiscovery {
                 }
             }
         }
-        let mut query_vectors = embedder.embed(&[query.to_owned()]).await?;
-        check_shape(&query_vectors, 1, dimensions)?;
+        let query_text = [query.to_owned()];
+        let mut query_vectors = embedder.embed(&query_text).await?;
+        check_embeddings(&query_vectors, &query_text, dimensions)?;
         let Some(query) = normalized(query_vectors.swap_remove(0)) else {
             return Ok(Vec::new());
         };
@@ -359,24 +360,4 @@ impl ToolDiscovery {
             })
             .collect())
     }
-}
-
-/// An embedder's answer must have one vector per text, each of its stated dimension.
-fn check_shape(vectors: &[Vec<f32>], texts: usize, dimensions: usize) -> Result<(), ServiceError> {
-    if vectors.len() != texts {
-        return Err(ServiceError::new(
-            "embedder",
-            format!("returned {} vectors for {texts} texts", vectors.len()),
-        ));
-    }
-    if let Some(bad) = vectors.iter().find(|v| v.len() != dimensions) {
-        return Err(ServiceError::new(
-            "embedder",
-            format!(
-                "returned a vector of {} numbers, but its dimension is {dimensions}",
-                bad.len()
-            ),
-        ));
-    }
-    Ok(())
 }

@@ -11,6 +11,7 @@ pub(crate) mod call_annotations;
 pub(crate) mod call_context;
 pub(crate) mod commands;
 pub(crate) mod definition;
+pub(crate) mod echo;
 pub(crate) mod error;
 pub(crate) mod fn_tool;
 pub(crate) mod future_block;

@@ -16,7 +16,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
 use toolsmith_core::CancellationToken;
@@ -343,7 +343,6 @@ pub fn router(
 ) -> Router {
     let config = options.service_config(bound, shutdown);
     let sessions = Arc::new(CappedSessionManager::new(
-        LocalSessionManager::default(),
         options.max_sessions,
         options.session_idle_timeout,
     ));

@@ -73,13 +73,10 @@ pub(crate) struct CappedSessionManager {
 }
 
 impl CappedSessionManager {
-    /// `inner`, holding at most `max_sessions` sessions, each ended after `idle_timeout`
-    /// without traffic (`None`: never). `inner`'s own idle timeout is turned off.
-    pub(crate) fn new(
-        mut inner: LocalSessionManager,
-        max_sessions: usize,
-        idle_timeout: Option<std::time::Duration>,
-    ) -> Self {
+    /// A manager holding at most `max_sessions` sessions, each ended after `idle_timeout`
+    /// without traffic (`None`: never). The inner manager's own idle timeout is turned off.
+    pub(crate) fn new(max_sessions: usize, idle_timeout: Option<std::time::Duration>) -> Self {
+        let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = None;
         Self {
             inner: Arc::new(inner),
@@ -304,7 +301,7 @@ mod tests {
 
     #[tokio::test]
     async fn sessions_past_the_cap_are_refused_until_one_closes() {
-        let sessions = CappedSessionManager::new(LocalSessionManager::default(), 2, None);
+        let sessions = CappedSessionManager::new(2, None);
         let (first, _first_transport) = sessions.create_session().await.unwrap();
         let (_second, _second_transport) = sessions.create_session().await.unwrap();
         assert!(sessions.is_full().await);
@@ -328,11 +325,7 @@ mod tests {
 
     #[tokio::test]
     async fn creations_at_once_take_no_more_than_the_places_left() {
-        let sessions = Arc::new(CappedSessionManager::new(
-            LocalSessionManager::default(),
-            3,
-            None,
-        ));
+        let sessions = Arc::new(CappedSessionManager::new(3, None));
         // Holding the map makes every creation wait at the count, then all go on at once.
         let held = sessions.inner.sessions.write().await;
         let attempts: Vec<_> = (0..16)
@@ -355,7 +348,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cap_of_zero_refuses_every_session() {
-        let sessions = CappedSessionManager::new(LocalSessionManager::default(), 0, None);
+        let sessions = CappedSessionManager::new(0, None);
         assert!(sessions.is_full().await);
         assert!(sessions.create_session().await.is_err());
     }

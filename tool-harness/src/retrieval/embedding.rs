@@ -5,7 +5,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
-use toolsmith_core::{Embedder, ServiceError};
+use toolsmith_core::{Embedder, ServiceError, check_embeddings};
 
 use super::{Document, Retriever};
 
@@ -71,20 +71,8 @@ impl EmbeddingRetriever {
         let documents: Vec<(String, Map<String, Value>)> = documents.into_iter().collect();
         let texts: Vec<String> = documents.iter().map(|(text, _)| text.clone()).collect();
         let vectors = self.embedder.embed(&texts).await?;
-        if vectors.len() != texts.len() {
-            return Err(ServiceError::new(
-                &self.name,
-                format!(
-                    "the embedder returned {} vectors for {} texts",
-                    vectors.len(),
-                    texts.len()
-                ),
-            ));
-        }
         // A vector of another length would match no query: the document would never be found.
-        for (index, vector) in vectors.iter().enumerate() {
-            self.check_length(vector, format_args!("text {index}"))?;
-        }
+        self.check(&vectors, &texts)?;
         let mut stored = self
             .documents
             .write()
@@ -108,24 +96,11 @@ impl EmbeddingRetriever {
         self.len() == 0
     }
 
-    /// An error naming `which` (a text, the query) when `vector` is not of the embedder's
-    /// dimension.
-    fn check_length(
-        &self,
-        vector: &[f32],
-        which: impl std::fmt::Display,
-    ) -> Result<(), ServiceError> {
-        let dimensions = self.embedder.dimensions();
-        if vector.len() == dimensions {
-            return Ok(());
-        }
-        Err(ServiceError::new(
-            &self.name,
-            format!(
-                "the embedder returned {} numbers for {which}, but its dimension is {dimensions}",
-                vector.len()
-            ),
-        ))
+    /// [`check_embeddings`] under this retriever's name: one vector of the embedder's
+    /// dimension for each of `texts`.
+    fn check(&self, vectors: &[Vec<f32>], texts: &[String]) -> Result<(), ServiceError> {
+        check_embeddings(vectors, texts, self.embedder.dimensions())
+            .map_err(|error| ServiceError::new(&self.name, error))
     }
 }
 
@@ -147,16 +122,11 @@ impl Retriever for EmbeddingRetriever {
     }
 
     async fn retrieve(&self, query: &str, top_k: usize) -> Result<Vec<Document>, ServiceError> {
-        let query = self.embedder.embed(&[query.to_owned()]).await?;
-        let Some(query) = query.into_iter().next() else {
-            return Err(ServiceError::new(
-                &self.name,
-                "the embedder returned no vector",
-            ));
-        };
+        let query = [query.to_owned()];
+        let mut vectors = self.embedder.embed(&query).await?;
         // Of another length, it would match no document: "nothing found" would hide why.
-        self.check_length(&query, "the query")?;
-        let query = unit(query);
+        self.check(&vectors, &query)?;
+        let query = unit(vectors.swap_remove(0));
         let documents = self
             .documents
             .read()

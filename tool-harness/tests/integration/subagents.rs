@@ -752,7 +752,7 @@ async fn the_embedding_retriever_refuses_vectors_not_of_the_embedder_s_dimension
     let err = docs.add(["fine", "short", "fine too"]).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "notes: the embedder returned 2 numbers for text 1, but its dimension is 3"
+        "notes: embedder: returned 2 numbers for text 1 (\"short\"), but its dimension is 3"
     );
     assert!(docs.is_empty());
     docs.add(["fine"]).await.unwrap();
@@ -761,7 +761,7 @@ async fn the_embedding_retriever_refuses_vectors_not_of_the_embedder_s_dimension
     let err = docs.retrieve("short", 5).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "notes: the embedder returned 2 numbers for the query, but its dimension is 3"
+        "notes: embedder: returned 2 numbers for \"short\", but its dimension is 3"
     );
 }
 

@@ -149,10 +149,11 @@ pub(crate) fn answer(
         .parse_turn_entries(body)
         .map_err(malformed)?
         .map(|entries| ProviderTurn { provider, entries });
+    let answer = provider.parse_answer(body).map_err(malformed)?;
     Ok(ChatResponse {
-        calls: provider.parse_calls(body).map_err(malformed)?,
-        text: provider.parse_text(body).map_err(malformed)?,
-        stop_reason: provider.parse_stop_reason(body).map_err(malformed)?,
+        calls: answer.calls,
+        text: answer.text,
+        stop_reason: answer.stop_reason,
         usage,
         provider_turn,
     })
