@@ -63,7 +63,8 @@ impl EmbeddingRetriever {
     }
 
     /// Embeds and adds documents, each `(content, metadata)`. Fails, adding none, when the
-    /// embedder fails or does not return one vector of its dimension per text.
+    /// embedder fails or does not return one vector of its dimension, of finite numbers, per
+    /// text.
     pub async fn add_with_metadata(
         &self,
         documents: impl IntoIterator<Item = (String, Map<String, Value>)>,
@@ -81,9 +82,10 @@ impl EmbeddingRetriever {
                 ),
             ));
         }
-        // A vector of another length would match no query: the document would never be found.
+        // A vector of another length, or with a number that is not finite, would match no
+        // query: the document would never be found.
         for (index, vector) in vectors.iter().enumerate() {
-            self.check_length(vector, format_args!("text {index}"))?;
+            self.check_vector(vector, format_args!("text {index}"))?;
         }
         let mut stored = self
             .documents
@@ -109,23 +111,35 @@ impl EmbeddingRetriever {
     }
 
     /// An error naming `which` (a text, the query) when `vector` is not of the embedder's
-    /// dimension.
-    fn check_length(
+    /// dimension, or holds a number that is not finite (a NaN or an infinity, which [`unit`]
+    /// would make a vector that matches nothing).
+    fn check_vector(
         &self,
         vector: &[f32],
         which: impl std::fmt::Display,
     ) -> Result<(), ServiceError> {
         let dimensions = self.embedder.dimensions();
-        if vector.len() == dimensions {
-            return Ok(());
+        if vector.len() != dimensions {
+            return Err(ServiceError::new(
+                &self.name,
+                format!(
+                    "the embedder returned {} numbers for {which}, but its dimension is \
+                     {dimensions}",
+                    vector.len()
+                ),
+            ));
         }
-        Err(ServiceError::new(
-            &self.name,
-            format!(
-                "the embedder returned {} numbers for {which}, but its dimension is {dimensions}",
-                vector.len()
-            ),
-        ))
+        match vector.iter().position(|number| !number.is_finite()) {
+            None => Ok(()),
+            Some(at) => Err(ServiceError::new(
+                &self.name,
+                format!(
+                    "the embedder returned {} as number {at} of the vector for {which}: a \
+                     vector's numbers must be finite",
+                    vector[at]
+                ),
+            )),
+        }
     }
 }
 
@@ -154,8 +168,9 @@ impl Retriever for EmbeddingRetriever {
                 "the embedder returned no vector",
             ));
         };
-        // Of another length, it would match no document: "nothing found" would hide why.
-        self.check_length(&query, "the query")?;
+        // Of another length or with a number that is not finite, it would match no document:
+        // "nothing found" would hide why.
+        self.check_vector(&query, "the query")?;
         let query = unit(query);
         let documents = self
             .documents
