@@ -161,17 +161,31 @@ impl OpenAiEmbedder {
         Value::Object(body)
     }
 
-    /// The vectors of one request's `texts`, which begin at text `first` of the `embed`.
+    /// The vectors of one request's `texts`, which begin at text `first` of the `embed`'s
+    /// `all` texts.
     async fn embed_batch(
         &self,
         first: usize,
         texts: &[String],
+        all: usize,
     ) -> Result<Vec<Vec<f32>>, ServiceError> {
         let answer = self
             .transport
             .post_json(PATH, &self.body(texts))
             .await
-            .map_err(|error| ServiceError::new("embedder", error))?;
+            .map_err(|error| {
+                // One request of several: which texts it carried, to find the one a server
+                // refuses (too long for the model, empty).
+                let reason = match (texts.len(), all) {
+                    (sent, all) if sent == all => error.to_string(),
+                    (1, all) => format!("{error} (the request of text {first} of {all})"),
+                    (sent, all) => format!(
+                        "{error} (the request of texts {first} to {} of {all})",
+                        first + sent - 1
+                    ),
+                };
+                ServiceError::new("embedder", reason)
+            })?;
         read_vectors(&answer, first, texts.len(), self.dimensions)
             .map_err(|reason| ServiceError::new("embedder", format!("{NAME}: {reason}")))
     }
@@ -295,7 +309,7 @@ impl Embedder for OpenAiEmbedder {
             .enumerate()
             .map(|(number, batch)| {
                 let first = number * self.batch_size;
-                Box::pin(self.embed_batch(first, batch)) as BatchFuture<'_>
+                Box::pin(self.embed_batch(first, batch, texts.len())) as BatchFuture<'_>
             })
             .collect();
         let answers: Vec<Vec<Vec<f32>>> = futures::stream::iter(requests)
