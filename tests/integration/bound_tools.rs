@@ -169,6 +169,65 @@ async fn a_bound_or_context_parameter_may_share_its_functions_name() {
     assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "c1");
 }
 
+/// Reports the id of the call it runs in, read where it runs (Tokio's blocking pool).
+#[tool_fn(blocking)]
+fn blocking_call_id() -> String {
+    toolsmith::ToolCallContext::current().map_or_else(
+        || "no context".to_owned(),
+        |context| context.call_id().to_owned(),
+    )
+}
+
+/// Reports whether the context it reads where it runs is cancelled once its time limit
+/// passed.
+#[tool_fn(blocking, timeout = "20ms")]
+fn blocking_cancelled(#[bind] seen: Arc<std::sync::Mutex<Vec<bool>>>) -> String {
+    let context = toolsmith::ToolCallContext::current().expect("the call's context");
+    while !context.is_cancelled() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    seen.lock().unwrap().push(true);
+    "stopped".to_owned()
+}
+
+#[tokio::test]
+async fn a_blocking_tool_reads_its_calls_context_where_it_runs() {
+    let manager = ToolCallManager::new("bound");
+    manager.register(Arc::new(BlockingCallId)).unwrap();
+    let outcomes = manager
+        .execute_batch(&[request("blocking_call_id", json!({}))])
+        .await;
+    assert_eq!(outcomes[0].result.as_ref().unwrap().content.to_text(), "c1");
+    // Under a bare `execute_one` there is none, as for any tool.
+    let result = manager
+        .execute_one(&request("blocking_call_id", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "no context");
+
+    // With a time limit, the attempt's context: the limit reaches the blocking body, which
+    // can stop (its thread is not stopped for it).
+    let seen = Arc::default();
+    manager
+        .register(Arc::new(BlockingCancelled::new(Arc::clone(&seen))))
+        .unwrap();
+    let outcomes = manager
+        .execute_batch(&[request("blocking_cancelled", json!({}))])
+        .await;
+    assert!(
+        matches!(outcomes[0].result, Err(ToolError::Timeout { .. })),
+        "{:?}",
+        outcomes[0].result
+    );
+    for _ in 0..200 {
+        if !seen.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(*seen.lock().unwrap(), [true]);
+}
+
 /// Keeps the token of the context it is given, as work it handed elsewhere would, and never
 /// ends.
 #[tool_fn(timeout = "20ms")]

@@ -10,7 +10,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::{Args, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition, ToolError, ToolImpl};
+use crate::{
+    Args, ToolArgs, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition, ToolError,
+    ToolImpl,
+};
 
 pub use crate::ToolFuture;
 
@@ -75,6 +78,10 @@ impl<Fut: Future, T, E> Future for Converting<Fut, T, E> {
 /// The future of a blocking tool's call: runs `call` on tokio's blocking pool and converts
 /// its output; a panic there is [`ToolError::Execution`], and so is a call polled outside a
 /// Tokio runtime (where tokio's `spawn_blocking` panics).
+///
+/// The call's context, current as it starts, is current on the blocking thread too: a task's
+/// context does not follow it there, and the body's [`ToolCallContext::current`] would be
+/// `None` (no progress, no cancellation to watch), where an `async` tool's is set.
 pub fn start_blocking<'a, F, O, T, E>(
     tool: &'static str,
     call: F,
@@ -86,12 +93,17 @@ where
     T: 'a,
     E: 'a,
 {
+    let context = ToolCallContext::current();
     Box::pin(async move {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return Err(ToolError::execution(
                 tool,
                 "a blocking tool runs on Tokio's blocking pool, and needs a Tokio runtime",
             ));
+        };
+        let call = move || match context {
+            Some(context) => context.enter(call),
+            None => call(),
         };
         match runtime.spawn_blocking(call).await {
             Ok(output) => conversion.apply(output, tool),

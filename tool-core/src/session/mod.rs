@@ -53,11 +53,12 @@ pub trait Embedder: Send + Sync {
 const MAX_QUOTED_TEXT_CHARS: usize = 40;
 
 /// Checks what an embedder returned for `texts` against what [`Embedder::embed`] promises:
-/// one vector per text, each of `dimensions` numbers. A vector of another length would
-/// match nothing (the text never found, the query finding nothing), so it is an error, not
-/// a result. The error's service is `"embedder"`; it says how many vectors came back for
-/// how many texts, or which text's vector (its place and how it begins) has how many
-/// numbers for how many expected.
+/// one vector per text, each of `dimensions` finite numbers. A vector of another length, or
+/// with a NaN or an infinity, would match nothing (the text never found, the query finding
+/// nothing), so it is an error, not a result. The error's service is `"embedder"`; it says
+/// how many vectors came back for how many texts, or which text's vector (its place and how
+/// it begins) has how many numbers for how many expected, or which of its numbers is not
+/// finite.
 ///
 /// ```
 /// use toolsmith_core::check_embeddings;
@@ -70,6 +71,12 @@ const MAX_QUOTED_TEXT_CHARS: usize = 40;
 /// assert_eq!(
 ///     err.to_string(),
 ///     "embedder: returned 1 number for text 1 (\"a dog\"), but its dimension is 2"
+/// );
+/// let err = check_embeddings(&[vec![1.0, 0.0], vec![f32::NAN, 1.0]], &texts, 2).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "embedder: returned NaN as number 0 of the vector for text 1 (\"a dog\"): a vector's \
+///      numbers must be finite"
 /// );
 /// ```
 pub fn check_embeddings(
@@ -91,25 +98,39 @@ pub fn check_embeddings(
             ),
         ));
     }
-    let Some((at, vector)) = vectors
-        .iter()
-        .enumerate()
-        .find(|(_, vector)| vector.len() != dimensions)
-    else {
-        return Ok(());
+    let which = |at: usize| {
+        let quoted = format!("{:?}", cut_to(&texts[at], MAX_QUOTED_TEXT_CHARS));
+        match texts.len() {
+            1 => quoted,
+            _ => format!("text {at} ({quoted})"),
+        }
     };
-    let quoted = format!("{:?}", cut_to(&texts[at], MAX_QUOTED_TEXT_CHARS));
-    let which = match texts.len() {
-        1 => quoted,
-        _ => format!("text {at} ({quoted})"),
-    };
-    Err(ServiceError::new(
-        "embedder",
-        format_args!(
-            "returned {} for {which}, but its dimension is {dimensions}",
-            counted(vector.len(), "number")
-        ),
-    ))
+    for (at, vector) in vectors.iter().enumerate() {
+        if vector.len() != dimensions {
+            return Err(ServiceError::new(
+                "embedder",
+                format_args!(
+                    "returned {} for {}, but its dimension is {dimensions}",
+                    counted(vector.len(), "number"),
+                    which(at)
+                ),
+            ));
+        }
+        // A NaN or an infinity makes the vector's length not a number: scaled to length 1 it
+        // would match nothing, as a vector of another length would.
+        if let Some(place) = vector.iter().position(|number| !number.is_finite()) {
+            return Err(ServiceError::new(
+                "embedder",
+                format_args!(
+                    "returned {} as number {place} of the vector for {}: a vector's numbers \
+                     must be finite",
+                    vector[place],
+                    which(at)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One hit of a [`ContextSearch`].

@@ -178,16 +178,25 @@ impl ToolCallContext {
     }
 
     /// Reports progress: `done` of `total` (if known), with a message.
+    ///
+    /// JSON has no NaN or infinity (serde_json writes them as `null`, which an MCP client
+    /// refuses as a progress notification's number): a report whose `done` is not a finite
+    /// number (`0.0 / 0.0` for an empty job, say) is not passed on, and a `total` that is
+    /// not one is passed on as unknown.
     pub fn progress<'m>(&self, done: f64, total: Option<f64>, message: impl Into<Option<&'m str>>) {
-        if let Some(sink) = &self.progress {
-            sink.report(Progress {
-                call_id: self.call_id.to_string(),
-                tool: self.tool.to_string(),
-                done,
-                total,
-                message: message.into().map(str::to_owned),
-            });
+        let Some(sink) = &self.progress else {
+            return;
+        };
+        if !done.is_finite() {
+            return;
         }
+        sink.report(Progress {
+            call_id: self.call_id.to_string(),
+            tool: self.tool.to_string(),
+            done,
+            total: total.filter(|total| total.is_finite()),
+            message: message.into().map(str::to_owned),
+        });
     }
 }
 
@@ -203,5 +212,40 @@ impl fmt::Debug for ToolCallContext {
                 &self.values.as_ref().map_or(0, |values| values.len()),
             )
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[test]
+    fn reports_carry_only_finite_numbers() {
+        let reports: Arc<Mutex<Vec<Progress>>> = Arc::default();
+        let seen = Arc::clone(&reports);
+        let context = ToolCallContext::new("call-1", "index", CancellationToken::new())
+            .with_progress(Arc::new(move |progress: Progress| {
+                seen.lock().unwrap().push(progress);
+            }));
+        context.progress(f64::NAN, Some(4.0), "an empty job's share");
+        context.progress(f64::INFINITY, None, None);
+        context.progress(1.0, Some(f64::NAN), "of an unknown total");
+        context.progress(2.0, Some(f64::INFINITY), None);
+        context.progress(3.0, Some(4.0), "three of four");
+        let reports = reports.lock().unwrap();
+        let numbers: Vec<(f64, Option<f64>)> = reports
+            .iter()
+            .map(|report| (report.done, report.total))
+            .collect();
+        assert_eq!(numbers, [(1.0, None), (2.0, None), (3.0, Some(4.0))]);
+        // Each as JSON has numbers only, as an MCP progress notification needs.
+        for report in reports.iter() {
+            let json = serde_json::json!({"progress": report.done, "total": report.total});
+            assert!(json["progress"].is_number(), "{json}");
+        }
+        assert_eq!(reports[0].message.as_deref(), Some("of an unknown total"));
+        assert_eq!(reports[2].call_id, "call-1");
     }
 }

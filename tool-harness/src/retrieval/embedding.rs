@@ -63,7 +63,8 @@ impl EmbeddingRetriever {
     }
 
     /// Embeds and adds documents, each `(content, metadata)`. Fails, adding none, when the
-    /// embedder fails or does not return one vector of its dimension per text.
+    /// embedder fails or does not return one vector of its dimension, of finite numbers, per
+    /// text.
     pub async fn add_with_metadata(
         &self,
         documents: impl IntoIterator<Item = (String, Map<String, Value>)>,

@@ -29,7 +29,7 @@ struct Retrieved<'a> {
     note: Option<&'a str>,
 }
 
-/// A retriever as a tool: arguments `query` (required) and `top_k` (optional, 1 to
+/// A retriever as a tool: arguments `query` (required, not blank) and `top_k` (optional, 1 to
 /// [`MAX_TOP_K`], default [`DEFAULT_TOP_K`] or [`with_default_top_k`](Self::with_default_top_k));
 /// the result is the documents found with their content, score and metadata, as structured
 /// JSON under a `returns` schema; when none is found, no documents and the `note`
@@ -130,6 +130,14 @@ impl ToolImpl for RetrieverTool {
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
         let args = ToolArgs::new(&self.name, &arguments);
         let query = args.str("query")?;
+        // `minLength` counts spaces: a query of only whitespace passes it, and would have the
+        // retriever rank documents for nothing (by embedding, the first ones it meets).
+        if query.trim().is_empty() {
+            return Err(ToolError::invalid_arguments(
+                &self.name,
+                "/query: is blank; say what to look for, in a few words or a question",
+            ));
+        }
         let top_k = args.opt_usize("top_k")?.unwrap_or(self.default_top_k);
         if !(1..=MAX_TOP_K).contains(&top_k) {
             return Err(ToolError::invalid_arguments(

@@ -16,6 +16,7 @@ mod memory_and_context;
 mod model_http;
 mod paths_and_globs;
 mod presets;
+mod retrieval;
 mod search_file_tool;
 mod shell_tool;
 mod subagents;

@@ -161,17 +161,31 @@ impl OpenAiEmbedder {
         Value::Object(body)
     }
 
-    /// The vectors of one request's `texts`, which begin at text `first` of the `embed`.
+    /// The vectors of one request's `texts`, which begin at text `first` of the `embed`'s
+    /// `all` texts.
     async fn embed_batch(
         &self,
         first: usize,
         texts: &[String],
+        all: usize,
     ) -> Result<Vec<Vec<f32>>, ServiceError> {
         let answer = self
             .transport
             .post_json(PATH, &self.body(texts))
             .await
-            .map_err(|error| ServiceError::new("embedder", error))?;
+            .map_err(|error| {
+                // One request of several: which texts it carried, to find the one a server
+                // refuses (too long for the model, empty).
+                let reason = match (texts.len(), all) {
+                    (sent, all) if sent == all => error.to_string(),
+                    (1, all) => format!("{error} (the request of text {first} of {all})"),
+                    (sent, all) => format!(
+                        "{error} (the request of texts {first} to {} of {all})",
+                        first + sent - 1
+                    ),
+                };
+                ServiceError::new("embedder", reason)
+            })?;
         read_vectors(&answer, first, texts.len(), self.dimensions)
             .map_err(|reason| ServiceError::new("embedder", format!("{NAME}: {reason}")))
     }
@@ -295,7 +309,7 @@ impl Embedder for OpenAiEmbedder {
             .enumerate()
             .map(|(number, batch)| {
                 let first = number * self.batch_size;
-                Box::pin(self.embed_batch(first, batch)) as BatchFuture<'_>
+                Box::pin(self.embed_batch(first, batch, texts.len())) as BatchFuture<'_>
             })
             .collect();
         let answers: Vec<Vec<Vec<f32>>> = futures::stream::iter(requests)
@@ -335,7 +349,12 @@ fn read_vectors(
             None | Some(Value::Null) => position,
             Some(index) => match index.as_u64().and_then(|i| usize::try_from(i).ok()) {
                 Some(index) if index < texts => index,
-                _ => return Err(format!("data[{position}]'s index {index} is not a text's")),
+                _ => {
+                    return Err(format!(
+                        "data[{position}]'s index {} is not a text's",
+                        quoted(index)
+                    ));
+                }
             },
         };
         if vectors[index].is_some() {
@@ -375,10 +394,24 @@ fn read_vector(
             #[allow(clippy::cast_possible_truncation)] // f64 to f32 is the point; checked below
             let value = number.as_f64().map(|n| n as f32);
             value.filter(|v| v.is_finite()).ok_or_else(|| {
-                format!("data[{position}].embedding[{i}] is not a number an f32 holds: {number}")
+                format!(
+                    "data[{position}].embedding[{i}] is not a number an f32 holds: {}",
+                    quoted(number)
+                )
             })
         })
         .collect()
+}
+
+/// The most characters of a value from the answer that an error repeats.
+const MAX_QUOTED_CHARS: usize = 80;
+
+/// `value` as JSON, cut after [`MAX_QUOTED_CHARS`] characters: the server wrote it, and a
+/// string or array of megabytes where a number belongs is not repeated whole in an error
+/// that may reach the model (an [`EmbeddingRetriever`](crate::retrieval::EmbeddingRetriever)
+/// tool's failure).
+fn quoted(value: &Value) -> String {
+    toolsmith_core::provider::cut_to(&value.to_string(), MAX_QUOTED_CHARS).into_owned()
 }
 
 #[cfg(test)]
@@ -450,5 +483,22 @@ mod tests {
             ),
             "data[0].embedding[1] is not a number an f32 holds: \"x\""
         );
+    }
+
+    #[test]
+    fn values_the_server_wrote_are_quoted_cut() {
+        // A string of a megabyte where an index or a number belongs is not repeated whole.
+        let long = "x".repeat(1 << 20);
+        let answers = [
+            json!({"data": [{"index": long, "embedding": [1.0]}]}),
+            json!({"data": [{"index": 0, "embedding": [long]}]}),
+            json!({"data": [{"index": [long], "embedding": [1.0]}]}),
+        ];
+        for answer in answers {
+            let error = read_vectors(&answer, 0, 1, 1).unwrap_err();
+            assert!(error.chars().count() < 200, "{} characters", error.len());
+            assert!(error.contains("xxx…"), "{}", &error[..100]);
+            assert!(error.starts_with("data[0]"), "{}", &error[..100]);
+        }
     }
 }

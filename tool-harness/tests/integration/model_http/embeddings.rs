@@ -168,6 +168,44 @@ async fn a_wrong_vector_is_named_by_its_text_among_all_the_texts() {
     );
 }
 
+#[tokio::test]
+async fn a_refused_request_of_several_says_which_texts_it_carried() {
+    // The second request (texts 2 and 3) is refused, as a server refuses a text too long
+    // for its model; then the last (text 4).
+    let too_long = || {
+        Reply::json(
+            400,
+            &json!({"error": {"message": "the input is longer than the model's 512 tokens"}}),
+        )
+    };
+    let server = MockServer::start([
+        answer(&[vec![1.0, 0.0], vec![2.0, 0.0]]),
+        too_long(),
+        answer(&[vec![1.0, 0.0], vec![2.0, 0.0]]),
+        answer(&[vec![1.0, 0.0], vec![2.0, 0.0]]),
+        too_long(),
+        too_long(),
+    ])
+    .await;
+    let embedder = embedder(&server.base, "nomic-embed-text");
+    let five = texts(&["a", "b", "c", "d", "e"]);
+    let error = embedder.embed(&five).await.unwrap_err().to_string();
+    assert!(error.contains("512 tokens"), "{error}");
+    assert!(
+        error.ends_with(" (the request of texts 2 to 3 of 5)"),
+        "{error}"
+    );
+    let error = embedder.embed(&five).await.unwrap_err().to_string();
+    assert!(error.ends_with(" (the request of text 4 of 5)"), "{error}");
+    // A request of every text needs no saying which.
+    let error = embedder
+        .embed(&texts(&["a", "b"]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.ends_with("512 tokens"), "{error}");
+}
+
 #[test]
 fn the_builder_refuses_what_cannot_work() {
     let reason = |built: Result<OpenAiEmbedder, ModelError>| match built {
