@@ -63,6 +63,10 @@ mod session;
 pub mod shed;
 mod tool;
 
+/// The attribute a hand-written [`ToolImpl`] is implemented with (as are the harness's
+/// hooks, approvals, embedders and retrievers), from `async-trait`: re-exported so that a
+/// crate implementing them needs no `async-trait` dependency of its own.
+pub use async_trait::async_trait;
 pub use batch::BatchOptions;
 pub use batch::outcome::ToolCallOutcome;
 pub use batch::retry::{Jitter, ToolRetryConfig};

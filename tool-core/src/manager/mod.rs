@@ -611,6 +611,12 @@ impl ToolCallManager {
     /// run), and runs the tool with its panics contained and its time limit applied. A call
     /// to `shed` runs the built-in meta-tool.
     ///
+    /// The tool runs once: its retry config (`#[tool_fn(retries = N)]`,
+    /// [`set_retry_config`](Self::set_retry_config), the default for read-only and idempotent
+    /// tools) is followed by [`execute_with_retry`](Self::execute_with_retry) and by batches
+    /// ([`execute_batch`](Self::execute_batch), [`execute_turn`](Self::execute_turn), so every
+    /// agent turn), which also count the attempts.
+    ///
     /// The call's id, dependencies and scheduling hint are not used here (they matter to
     /// batches); [`execute_call`](Self::execute_call) runs the same call from a borrowed name
     /// and arguments.

@@ -202,7 +202,9 @@ impl Tool {
     }
 
     /// The tool's description as one text. For a group, its own
-    /// [description](Self::group_description) when it has one, then one line per command.
+    /// [description](Self::group_description) when it has one, then one line per command:
+    /// the first paragraph of the command's description (up to a blank line), its lines
+    /// joined.
     pub fn description(&self) -> String {
         match self {
             Self::SingleCommand(def) => def.description.clone(),
@@ -216,7 +218,7 @@ impl Tool {
                     text.push_str("\n- ");
                     text.push_str(&command.name);
                     text.push_str(": ");
-                    text.push_str(first_line(&command.description));
+                    push_summary(&mut text, &command.description);
                 }
                 text
             }
@@ -249,8 +251,17 @@ impl Tool {
     }
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("").trim()
+/// Appends a command's summary, its description's first paragraph on one line: a doc
+/// comment wrapped over several lines is one sentence the model must read whole (its first
+/// line alone stopped mid-sentence).
+fn push_summary(text: &mut String, description: &str) {
+    let lines = description.trim_start().lines().map(str::trim);
+    for (index, line) in lines.take_while(|line| !line.is_empty()).enumerate() {
+        if index > 0 {
+            text.push(' ');
+        }
+        text.push_str(line);
+    }
 }
 
 /// The union schema of a command group (see [`Tool::function_spec`]).
@@ -500,6 +511,26 @@ mod tests {
         assert_eq!(
             parameters["properties"]["tree"]["properties"]["children"]["items"],
             json!({"$ref": "#/$defs/Tree"})
+        );
+    }
+
+    #[test]
+    fn a_group_lists_each_command_by_its_whole_first_paragraph() {
+        // A doc comment wrapped over two lines, then a paragraph for the developer.
+        let pause = ToolDefinition::new(
+            "pause",
+            "Pause a running sub-agent: its calls finish, and it makes no new model\n\
+             call until resumed.\n\nKept in the parent's list.",
+            Args::empty(),
+        );
+        let stop = ToolDefinition::new("stop", "\n  Stop a sub-agent.  \n", Args::empty());
+        let group = Tool::group("agent", "Sub-agents.", vec![pause, stop]);
+        assert_eq!(
+            group.description(),
+            "Sub-agents.\n\nCommands (choose one with the `command` argument):\n\
+             - pause: Pause a running sub-agent: its calls finish, and it makes no new model \
+             call until resumed.\n\
+             - stop: Stop a sub-agent."
         );
     }
 }

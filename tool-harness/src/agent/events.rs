@@ -32,6 +32,12 @@ pub enum AgentEvent {
         usage: Usage,
     },
     /// A tool call is starting.
+    ///
+    /// Only calls that go on to run are reported, each by this event and a
+    /// [`ToolCallFinished`](Self::ToolCallFinished). A call a `before_tool` hook or the
+    /// approval denied, or whose arguments could not be read, never starts: it has neither
+    /// event (nor `after_tool`), and is found in the run's
+    /// [`tool_calls`](super::AgentRun::tool_calls), its `denied` saying why.
     ToolCallStarted {
         /// The call's id.
         call_id: String,
