@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::hash::BuildHasher;
 
-use crate::tool::echo::{MAX_ECHOED_BATCH_ID_CHARS, cut_to};
+use crate::tool::echo::echoed_batch_id;
 use crate::{ExecutionHint, ToolCallManager, ToolCallRequest, ToolError};
 
 /// How the calls of one [`WorkflowStage`] run.
@@ -271,7 +271,7 @@ fn duplicate_id(requests: &[ToolCallRequest], first: usize, call: usize) -> Tool
         &request.name,
         format!(
             "two calls of the batch have the id '{}' (calls #{first} and #{call}); ids must be unique",
-            cut_to(&request.id, MAX_ECHOED_BATCH_ID_CHARS)
+            echoed_batch_id(&request.id)
         ),
     )
 }
@@ -280,7 +280,7 @@ fn duplicate_id(requests: &[ToolCallRequest], first: usize, call: usize) -> Tool
 /// the first [`MAX_LISTED_CYCLE_CALLS`] named, and how many there are when that is not all.
 #[cold]
 fn cycle_error(requests: &[ToolCallRequest], cycle: &[usize]) -> ToolError {
-    let id = |call: usize| cut_to(&requests[call].id, MAX_ECHOED_BATCH_ID_CHARS);
+    let id = |call: usize| echoed_batch_id(&requests[call].id);
     let mut listed: Vec<Cow<'_, str>> = cycle
         .iter()
         .take(MAX_LISTED_CYCLE_CALLS)
@@ -337,13 +337,13 @@ fn resolve(
 
 #[cold]
 fn invalid_dependency(request: &ToolCallRequest, dependency: &str, itself: bool) -> ToolError {
-    let id = cut_to(&request.id, MAX_ECHOED_BATCH_ID_CHARS);
+    let id = echoed_batch_id(&request.id);
     let reason = if itself {
         format!("call '{id}' depends on itself")
     } else {
         format!(
             "call '{id}' depends on '{}', which is not a call of this batch",
-            cut_to(dependency, MAX_ECHOED_BATCH_ID_CHARS)
+            echoed_batch_id(dependency)
         )
     };
     ToolError::invalid_arguments(&request.name, reason)
@@ -673,6 +673,7 @@ impl ToolCallManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::echo::MAX_ECHOED_BATCH_ID_CHARS;
     use crate::{ToolArguments, ToolErrorKind};
 
     fn call(id: &str, deps: &[&str]) -> ToolCallRequest {

@@ -46,11 +46,27 @@ impl Provider {
                 stop_reason: self.parse_stop_reason(response)?,
             });
         };
-        let mut answer = super::text::parse_answer(response)?;
-        distinct_generated_ids(&mut answer.calls);
-        answer.text = answer.text.filter(|text| !text.is_empty());
-        Ok(answer)
+        let answer = super::text::parse_answer(response)?;
+        Ok(ParsedAnswer {
+            calls: finished_calls(answer.calls),
+            text: finished_text(answer.text),
+            stop_reason: answer.stop_reason,
+        })
     }
+}
+
+/// The last step of reading a response's calls, whichever way they were read
+/// ([`Provider::parse_calls`] or [`Provider::parse_answer`]): a call the response gave no
+/// id keeps a generated one no other call of the response has.
+pub(super) fn finished_calls(mut calls: Vec<ParsedCall>) -> Vec<ParsedCall> {
+    distinct_generated_ids(&mut calls);
+    calls
+}
+
+/// The last step of reading a response's text, whichever way it was read
+/// ([`Provider::parse_text`] or [`Provider::parse_answer`]): an empty text is none.
+pub(super) fn finished_text(text: Option<String>) -> Option<String> {
+    text.filter(|text| !text.is_empty())
 }
 
 #[cfg(test)]

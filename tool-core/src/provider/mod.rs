@@ -245,15 +245,14 @@ impl Provider {
     /// `toolsmith-call-N` (`N` its place among the calls; with a suffix when another call of
     /// the response has that id). A response of the wrong shape is a [`ResponseError`].
     pub fn parse_calls(self, response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
-        let mut calls = match self {
+        let calls = match self {
             Self::OpenAiChat => openai_chat::parse_calls(response),
             Self::OpenAiResponses => openai_responses::parse_calls(response),
             Self::Anthropic => anthropic::parse_calls(response),
             Self::Gemini => gemini::parse_calls(response),
             Self::Text => text::parse_response(response),
         }?;
-        calls::distinct_generated_ids(&mut calls);
-        Ok(calls)
+        Ok(answer::finished_calls(calls))
     }
 
     /// Renders the results of a turn's calls as the entries to append to the conversation,

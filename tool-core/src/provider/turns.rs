@@ -224,7 +224,7 @@ impl Provider {
             Self::Gemini => super::gemini::parse_text(response)?,
             Self::Text => super::text::parse_text(response)?,
         };
-        Ok(text.filter(|t| !t.is_empty()))
+        Ok(super::answer::finished_text(text))
     }
 
     /// Reads why the model stopped: OpenAI Chat `finish_reason`, the Responses `status` and

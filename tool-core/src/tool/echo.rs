@@ -38,6 +38,12 @@ pub(crate) fn echoed(text: &str) -> Cow<'_, str> {
     cut_to(text, MAX_ECHOED_CHARS)
 }
 
+/// A call's `id`, which the model wrote, as a batch's planning error repeats it: cut after
+/// [`MAX_ECHOED_BATCH_ID_CHARS`] characters.
+pub(crate) fn echoed_batch_id(id: &str) -> Cow<'_, str> {
+    cut_to(id, MAX_ECHOED_BATCH_ID_CHARS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
