@@ -48,17 +48,17 @@ pub trait Embedder: Send + Sync {
     fn dimensions(&self) -> usize;
 }
 
-/// The most characters of a text an [`check_embeddings`] error quotes: enough to tell which
-/// text it is, where the text may be a whole document.
+/// The most characters of a text a [`check_embeddings`] or [`check_finite_embeddings`]
+/// error quotes: enough to tell which text it is, where the text may be a whole document.
 const MAX_QUOTED_TEXT_CHARS: usize = 40;
 
 /// Checks what an embedder returned for `texts` against what [`Embedder::embed`] promises:
-/// one vector per text, each of `dimensions` finite numbers. A vector of another length, or
-/// with a NaN or an infinity, would match nothing (the text never found, the query finding
-/// nothing), so it is an error, not a result. The error's service is `"embedder"`; it says
-/// how many vectors came back for how many texts, or which text's vector (its place and how
-/// it begins) has how many numbers for how many expected, or which of its numbers is not
-/// finite.
+/// one vector per text, each of `dimensions` numbers. A vector of another length would
+/// match nothing (the text never found, the query finding nothing), so it is an error, not
+/// a result. The error's service is `"embedder"`; it says how many vectors came back for
+/// how many texts, or which text's vector (its place and how it begins) has how many
+/// numbers for how many expected. Whether the numbers are finite is
+/// [`check_finite_embeddings`]'s to check, for a store that would keep such a vector.
 ///
 /// ```
 /// use toolsmith_core::check_embeddings;
@@ -71,12 +71,6 @@ const MAX_QUOTED_TEXT_CHARS: usize = 40;
 /// assert_eq!(
 ///     err.to_string(),
 ///     "embedder: returned 1 number for text 1 (\"a dog\"), but its dimension is 2"
-/// );
-/// let err = check_embeddings(&[vec![1.0, 0.0], vec![f32::NAN, 1.0]], &texts, 2).unwrap_err();
-/// assert_eq!(
-///     err.to_string(),
-///     "embedder: returned NaN as number 0 of the vector for text 1 (\"a dog\"): a vector's \
-///      numbers must be finite"
 /// );
 /// ```
 pub fn check_embeddings(
@@ -98,39 +92,70 @@ pub fn check_embeddings(
             ),
         ));
     }
-    let which = |at: usize| {
-        let quoted = format!("{:?}", cut_to(&texts[at], MAX_QUOTED_TEXT_CHARS));
-        match texts.len() {
-            1 => quoted,
-            _ => format!("text {at} ({quoted})"),
-        }
+    let Some((at, vector)) = vectors
+        .iter()
+        .enumerate()
+        .find(|(_, vector)| vector.len() != dimensions)
+    else {
+        return Ok(());
     };
-    for (at, vector) in vectors.iter().enumerate() {
-        if vector.len() != dimensions {
-            return Err(ServiceError::new(
-                "embedder",
-                format_args!(
-                    "returned {} for {}, but its dimension is {dimensions}",
-                    counted(vector.len(), "number"),
-                    which(at)
-                ),
-            ));
-        }
-        // A NaN or an infinity makes the vector's length not a number: scaled to length 1 it
-        // would match nothing, as a vector of another length would.
-        if let Some(place) = vector.iter().position(|number| !number.is_finite()) {
-            return Err(ServiceError::new(
-                "embedder",
-                format_args!(
-                    "returned {} as number {place} of the vector for {}: a vector's numbers \
-                     must be finite",
-                    vector[place],
-                    which(at)
-                ),
-            ));
-        }
+    Err(ServiceError::new(
+        "embedder",
+        format_args!(
+            "returned {} for {}, but its dimension is {dimensions}",
+            counted(vector.len(), "number"),
+            which_text(texts, at)
+        ),
+    ))
+}
+
+/// Checks that every number of `vectors` (one for each of `texts`, as [`check_embeddings`]
+/// checks) is finite. A NaN or an infinity makes a vector's length not a number: a store that
+/// keeps the vector scaled to length 1 would have one that matches nothing, so it is an
+/// error naming the text, the number and its place. (Tool discovery needs no such check: it
+/// searches a tool whose vector is not finite by its words alone.)
+///
+/// ```
+/// use toolsmith_core::check_finite_embeddings;
+///
+/// let texts = ["a cat".to_owned(), "a dog".to_owned()];
+/// assert!(check_finite_embeddings(&[vec![1.0, 0.0], vec![0.0, 1.0]], &texts).is_ok());
+/// let err = check_finite_embeddings(&[vec![1.0, 0.0], vec![f32::NAN, 1.0]], &texts).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "embedder: returned NaN as number 0 of the vector for text 1 (\"a dog\"): a vector's \
+///      numbers must be finite"
+/// );
+/// ```
+pub fn check_finite_embeddings(vectors: &[Vec<f32>], texts: &[String]) -> Result<(), ServiceError> {
+    let not_finite = vectors.iter().enumerate().find_map(|(at, vector)| {
+        let place = vector.iter().position(|number| !number.is_finite())?;
+        Some((at, place, vector[place]))
+    });
+    let Some((at, place, number)) = not_finite else {
+        return Ok(());
+    };
+    Err(ServiceError::new(
+        "embedder",
+        format_args!(
+            "returned {number} as number {place} of the vector for {}: a vector's numbers \
+             must be finite",
+            which_text(texts, at)
+        ),
+    ))
+}
+
+/// Text `at` of `texts` as an embedding check's error names it: how it begins, quoted, and
+/// its place when there are several.
+fn which_text(texts: &[String], at: usize) -> String {
+    let quoted = match texts.get(at) {
+        Some(text) => format!("{:?}", cut_to(text, MAX_QUOTED_TEXT_CHARS)),
+        None => return format!("vector {at}"),
+    };
+    match texts.len() {
+        1 => quoted,
+        _ => format!("text {at} ({quoted})"),
     }
-    Ok(())
 }
 
 /// One hit of a [`ContextSearch`].

@@ -5,7 +5,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
-use toolsmith_core::{Embedder, ServiceError, check_embeddings};
+use toolsmith_core::{Embedder, ServiceError, check_embeddings, check_finite_embeddings};
 
 use super::{Document, Retriever};
 
@@ -97,10 +97,12 @@ impl EmbeddingRetriever {
         self.len() == 0
     }
 
-    /// [`check_embeddings`] under this retriever's name: one vector of the embedder's
-    /// dimension for each of `texts`.
+    /// [`check_embeddings`] and [`check_finite_embeddings`] under this retriever's name: one
+    /// vector of the embedder's dimension, of finite numbers, for each of `texts` (a vector
+    /// with a NaN or an infinity would be kept as one that matches nothing).
     fn check(&self, vectors: &[Vec<f32>], texts: &[String]) -> Result<(), ServiceError> {
         check_embeddings(vectors, texts, self.embedder.dimensions())
+            .and_then(|()| check_finite_embeddings(vectors, texts))
             .map_err(|error| ServiceError::new(&self.name, error))
     }
 }
