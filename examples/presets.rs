@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolsmith::async_trait;
 use toolsmith::harness::{
     FileSystem, InMemoryMemory, LocalFileSystem, SandboxStatus, ShellConfig, ShellRunner,
     ToolPreset,

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolsmith::async_trait;
 use toolsmith::provider::{Declared, Provider, RenderOptions, tools_prompt};
 use toolsmith::{
     Args, FnTool, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallResult, ToolDefinition,

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolsmith::async_trait;
 use toolsmith::{
     Args, DEFAULT_CATEGORY, ShedResult, Tool, ToolArguments, ToolCallManager, ToolCallRequest,
     ToolCallResult, ToolDefinition, ToolError, ToolImpl,

@@ -42,40 +42,10 @@
 //! module has the ready tool presets, the agent session
 //! ([`harness::agent::AgentSession`]) and the model clients ([`harness::model`]).
 //!
-//! A tool can also be written by hand ([`ToolImpl`]) or from a closure ([`FnTool`]). Its
-//! async methods take the [`async_trait`](macro@async_trait) attribute, which the crate
-//! re-exports (no `async-trait` dependency of your own is needed):
-//!
-//! ```
-//! use std::sync::Arc;
-//! use toolsmith::{Args, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-//!     ToolCallResult, ToolDefinition, ToolError, ToolImpl, async_trait, scheme};
-//!
-//! struct Greet;
-//!
-//! #[async_trait]
-//! impl ToolImpl for Greet {
-//!     fn definition(&self) -> Tool {
-//!         Tool::SingleCommand(ToolDefinition::new(
-//!             "greet",
-//!             "Greet someone by name.",
-//!             Args::new(scheme::object().required("name", scheme::string()).build()),
-//!         ))
-//!     }
-//!
-//!     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-//!         let name = ToolArgs::new("greet", &arguments).str("name")?;
-//!         Ok(ToolCallResult::text(format!("Hello, {name}!")))
-//!     }
-//! }
-//!
-//! let manager = ToolCallManager::new("session");
-//! manager.register(Arc::new(Greet)).unwrap();
-//! let call = ToolCallRequest::new("1", "greet",
-//!     ToolArguments::from_iter([("name", serde_json::json!("Ada"))]));
-//! let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
-//! assert_eq!(result.content.to_text(), "Hello, Ada!");
-//! ```
+//! A tool can also be written by hand ([`ToolImpl`], whose page has an example) or from a
+//! closure ([`FnTool`]). Its async methods take the [`async_trait`](macro@async_trait)
+//! attribute, which the crate re-exports, so no `async-trait` dependency of your own is
+//! needed: `use toolsmith::async_trait;`.
 #![warn(missing_docs)]
 
 #[doc(inline)]

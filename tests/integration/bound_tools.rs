@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use async_trait::async_trait;
 use serde_json::json;
+use toolsmith::async_trait;
 use toolsmith::{
     ContextHit, ContextSearch, ServiceError, ToolArguments, ToolCallManager, ToolCallRequest,
     ToolConstructor, ToolError, ToolErrorKind, ToolImpl, tool_fn,

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolsmith::async_trait;
 use toolsmith::{
     Args, FnTool, RegistrationError, Tool, ToolArgs, ToolArguments, ToolCallManager,
     ToolCallRequest, ToolCallResult, ToolDefinition, ToolError, ToolErrorKind, ToolImpl, scheme,

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::{Probe, call, probe_tool};
-use async_trait::async_trait;
 use serde_json::json;
 use tokio::time::Instant;
+use toolsmith::async_trait;
 use toolsmith::{
     Args, FnTool, Jitter, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallManager,
     ToolCallRequest, ToolCallResult, ToolDefinition, ToolError, ToolErrorKind, ToolImpl,

@@ -7,9 +7,9 @@ use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
+use toolsmith::async_trait;
 use toolsmith::{
     ArgsSchema, FromToolArgs, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
     ToolCallResult, ToolCommands, ToolDefinition, ToolError, ToolErrorKind, ToolImpl,

@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolsmith::async_trait;
 use toolsmith::in_memory::HashingEmbedder;
 use toolsmith::shed::{
     MAX_SELECTED, MAX_SHED_LIMIT, MatchedBy, ShedResult, ToolShed, ToolShedError,

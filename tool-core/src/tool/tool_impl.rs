@@ -20,10 +20,13 @@ pub type ToolFuture<'a> =
 /// [`execute`](Self::execute) already validated against the definition's schema when the call
 /// goes through a [`ToolCallManager`](crate::ToolCallManager).
 ///
+/// Its async methods take the [`async_trait`](macro@crate::async_trait) attribute, which the
+/// crate re-exports (no `async-trait` dependency of your own is needed).
+///
 /// ```
-/// use async_trait::async_trait;
-/// use toolsmith_core::{Args, Tool, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
-///     ToolError, ToolImpl, scheme};
+/// use std::sync::Arc;
+/// use toolsmith_core::{Args, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+///     ToolCallResult, ToolDefinition, ToolError, ToolImpl, async_trait, scheme};
 ///
 /// struct Greet;
 ///
@@ -42,6 +45,13 @@ pub type ToolFuture<'a> =
 ///         Ok(ToolCallResult::text(format!("Hello, {name}!")))
 ///     }
 /// }
+///
+/// let manager = ToolCallManager::new("session");
+/// manager.register(Arc::new(Greet)).unwrap();
+/// let call = ToolCallRequest::new("1", "greet",
+///     ToolArguments::from_iter([("name", serde_json::json!("Ada"))]));
+/// let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
+/// assert_eq!(result.content.to_text(), "Hello, Ada!");
 /// ```
 #[async_trait]
 pub trait ToolImpl: Send + Sync {
