@@ -815,6 +815,52 @@ impl Embedder for RefusingEmbedder {
     }
 }
 
+/// An embedder whose vector for a text with "broken" in it holds a NaN, counting requests.
+struct NanEmbedder {
+    inner: HashingEmbedder,
+    requests: Mutex<usize>,
+}
+
+#[async_trait]
+impl Embedder for NanEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        *self.requests.lock().unwrap() += 1;
+        let mut vectors = self.inner.embed(texts).await?;
+        for (text, vector) in texts.iter().zip(&mut vectors) {
+            if text.contains("broken") {
+                vector[0] = f32::NAN;
+            }
+        }
+        Ok(vectors)
+    }
+
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+}
+
+#[tokio::test]
+async fn a_vector_that_is_not_finite_leaves_its_tool_to_words_and_the_others_embedded() {
+    let manager = manager_with(catalogue());
+    manager
+        .register(Arc::new(tool("broken_tool", "A broken gadget.")))
+        .unwrap();
+    let embedder = Arc::new(NanEmbedder {
+        inner: HashingEmbedder::new(128),
+        requests: Mutex::new(0),
+    });
+    manager.enable_discovery(Arc::clone(&embedder) as Arc<dyn Embedder>);
+    let hits = manager.discovery().search("weather for a city", 1).await;
+    assert_eq!(hits[0].name, "get_weather");
+    assert_eq!(hits[0].matched_by, MatchedBy::Embedding);
+    // One request for the seven tools, one for the query: the NaN failed nothing.
+    assert_eq!(*embedder.requests.lock().unwrap(), 2);
+    let hits = manager.discovery().search("gadget", 1).await;
+    assert_eq!(hits[0].name, "broken_tool");
+    assert_eq!(hits[0].matched_by, MatchedBy::Lexical);
+    assert_eq!(*embedder.requests.lock().unwrap(), 3);
+}
+
 #[tokio::test]
 async fn a_text_the_embedder_refuses_does_not_keep_the_others_from_being_embedded() {
     // Two batches: the refused text in the first, which failed on every search and was
