@@ -1,5 +1,5 @@
-//! Sub-agents (`ToolPreset::agent`: start, check, result, pause, resume, stop), `AgentTool`
-//! and `RetrieverTool`, with scripted models for parents and children.
+//! Sub-agents (`ToolPreset::agent`: start, check, result, pause, resume, stop) and
+//! `AgentTool`, with scripted models for parents and children.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -7,17 +7,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use toolsmith_core::in_memory::HashingEmbedder;
 use toolsmith_core::{
-    Args, FnTool, ServiceError, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-    ToolCallResult, ToolError, ToolImpl, ToolShed, scheme,
+    Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
+    ToolError, ToolImpl, ToolShed, scheme,
 };
 use toolsmith_harness::ToolPreset;
 use toolsmith_harness::agent::{AgentCommands, AgentSession, AgentTool, SubAgentConfig};
 use toolsmith_harness::model::{Message, ModelError, ScriptedModel, ScriptedTurn, Usage};
-use toolsmith_harness::retrieval::{
-    Document, EmbeddingRetriever, LexicalRetriever, NO_DOCUMENTS, Retriever, RetrieverTool,
-};
 
 fn text_tool(name: &str, answer: &str) -> Arc<dyn ToolImpl> {
     let answer = answer.to_owned();
@@ -563,206 +559,6 @@ async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
     );
     let schema = tool.definition().function_spec().parameters;
     assert_eq!(schema["required"], json!(["input"]));
-}
-
-fn corpus() -> Arc<LexicalRetriever> {
-    let docs = Arc::new(LexicalRetriever::new("handbook"));
-    docs.add(
-        "leave",
-        "Annual leave",
-        "Employees get 25 days of paid leave a year; unused leave carries over.",
-    );
-    docs.add(
-        "expenses",
-        "Expenses",
-        "Keep receipts for every expense; travel expenses need approval.",
-    );
-    docs.add(
-        "laptops",
-        "Laptops",
-        "Every employee gets a laptop, replaced every three years.",
-    );
-    docs.add(
-        "parking",
-        "Parking",
-        "Parking spaces are assigned by seniority.",
-    );
-    docs
-}
-
-async fn retrieve(tool: RetrieverTool, arguments: Value) -> Result<ToolCallResult, ToolError> {
-    let manager = ToolCallManager::new("s");
-    manager.register(Arc::new(tool)).unwrap();
-    let call = ToolCallRequest::new(
-        "1",
-        "search_docs",
-        ToolArguments::try_from(arguments).unwrap(),
-    );
-    manager.execute_one(&call).await
-}
-
-#[tokio::test]
-async fn retriever_tool_ranks_bounds_top_k_and_reports_empty_and_failing_retrievers() {
-    let tool = || RetrieverTool::new(corpus(), "search_docs", "Search the employee handbook.");
-    let result = retrieve(tool(), json!({"query": "how many days of paid leave"}))
-        .await
-        .unwrap();
-    let documents: Value = serde_json::from_str(&result.content.to_text()).unwrap();
-    let documents = documents["documents"].as_array().unwrap();
-    assert_eq!(documents[0]["metadata"]["id"], "leave");
-    let scores: Vec<f64> = documents
-        .iter()
-        .map(|d| d["score"].as_f64().unwrap())
-        .collect();
-    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
-
-    let two = retrieve(
-        tool(),
-        json!({"query": "employee laptop leave expenses", "top_k": 2}),
-    )
-    .await
-    .unwrap();
-    let two: Value = serde_json::from_str(&two.content.to_text()).unwrap();
-    assert_eq!(two["documents"].as_array().unwrap().len(), 2);
-    let one = retrieve(tool().with_default_top_k(1), json!({"query": "employee"}))
-        .await
-        .unwrap();
-    let one: Value = serde_json::from_str(&one.content.to_text()).unwrap();
-    assert_eq!(one["documents"].as_array().unwrap().len(), 1);
-
-    for bad in [json!(0), json!(51), json!("many")] {
-        let err = retrieve(tool(), json!({"query": "leave", "top_k": bad}))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(err, ToolError::InvalidArguments { .. }),
-            "{bad}: {err}"
-        );
-        assert!(err.to_string().contains("/top_k"), "{err}");
-    }
-    let err = retrieve(tool(), json!({"top_k": 3})).await.unwrap_err();
-    assert!(
-        err.to_string().contains("\"query\" is a required property"),
-        "{err}"
-    );
-
-    let empty = retrieve(tool(), json!({"query": "quantum chromodynamics"}))
-        .await
-        .unwrap();
-    // Structured as every result of a tool with an output schema must be (MCP).
-    assert_eq!(
-        empty.content.json_value().as_deref(),
-        Some(&json!({"documents": [], "note": NO_DOCUMENTS}))
-    );
-
-    struct Broken;
-    #[async_trait]
-    impl Retriever for Broken {
-        fn name(&self) -> &str {
-            "vector-store"
-        }
-        async fn retrieve(&self, _: &str, _: usize) -> Result<Vec<Document>, ServiceError> {
-            Err(ServiceError::new("vector-store", "connection reset"))
-        }
-    }
-    let err = retrieve(
-        RetrieverTool::new(Arc::new(Broken), "search_docs", "Search."),
-        json!({"query": "x"}),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "Tool 'search_docs' failed: the retriever 'vector-store' failed: vector-store: connection reset"
-    );
-
-    // JSON has no NaN: a score that is not a number is the retriever's fault, said so.
-    struct Unscored;
-    #[async_trait]
-    impl Retriever for Unscored {
-        fn name(&self) -> &str {
-            "unscored"
-        }
-        async fn retrieve(&self, _: &str, _: usize) -> Result<Vec<Document>, ServiceError> {
-            Ok(vec![
-                Document::new("fine", 1.0),
-                Document::new("broken", f64::NAN),
-            ])
-        }
-    }
-    let err = retrieve(
-        RetrieverTool::new(Arc::new(Unscored), "search_docs", "Search."),
-        json!({"query": "x"}),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "Tool 'search_docs' failed: the retriever 'unscored' gave document 1 the score NaN, not a finite number"
-    );
-}
-
-#[tokio::test]
-async fn the_embedding_retriever_ranks_by_similarity() {
-    let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
-    docs.add([
-        "The cat sat on the mat near the door.",
-        "Quarterly revenue grew by ten percent.",
-        "A cat and a dog played on the mat.",
-    ])
-    .await
-    .unwrap();
-    let found = docs.retrieve("cat on the mat", 2).await.unwrap();
-    assert_eq!(found.len(), 2);
-    assert!(found.iter().all(|d| d.content.contains("cat")), "{found:?}");
-    assert!(found[0].score >= found[1].score);
-    assert!(
-        docs.retrieve("zebra xylophone", 3)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-}
-
-/// An embedder of 3 dimensions whose vector for a text containing "short" has 2 numbers.
-struct Ragged;
-
-#[async_trait]
-impl toolsmith_core::Embedder for Ragged {
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
-        Ok(texts
-            .iter()
-            .map(|text| match text.contains("short") {
-                true => vec![1.0, 0.0],
-                false => vec![1.0, 0.0, 0.0],
-            })
-            .collect())
-    }
-
-    fn dimensions(&self) -> usize {
-        3
-    }
-}
-
-#[tokio::test]
-async fn the_embedding_retriever_refuses_vectors_not_of_the_embedder_s_dimension() {
-    let docs = EmbeddingRetriever::new("notes", Arc::new(Ragged));
-    // A document whose vector is too short would never be found: it is refused, and none of
-    // the texts given with it is kept.
-    let err = docs.add(["fine", "short", "fine too"]).await.unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "notes: embedder: returned 2 numbers for text 1 (\"short\"), but its dimension is 3"
-    );
-    assert!(docs.is_empty());
-    docs.add(["fine"]).await.unwrap();
-    assert_eq!(docs.retrieve("fine", 5).await.unwrap().len(), 1);
-    // A query whose vector is too short is an error, not "nothing found".
-    let err = docs.retrieve("short", 5).await.unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "notes: embedder: returned 2 numbers for \"short\", but its dimension is 3"
-    );
 }
 
 /// Two children in parallel, each answering from its task (a shared scripted model that
