@@ -93,7 +93,12 @@ use errors::Errors;
 /// works (primitives, `String`, `Vec<T>`, maps, `serde_json::Value`, your own types deriving
 /// both, with their serde attributes honoured), and `&str`. A type without a schema fails to
 /// compile with "`Point` has no JSON Schema: derive `schemars::JsonSchema` (schemars 1.x,
-/// `schemars = "1"`)" (the bound is `HasJsonSchema`). A parameter whose type reads from
+/// `schemars = "1"`)" (the bound is `HasJsonSchema`). A type deriving [`derive@ToolArgs`] is
+/// not a parameter type: it is read as a tool's whole arguments (`ToolArgs::parse`,
+/// `FnTool`), so as a parameter it has no schema either (the error's notes say so), and
+/// deriving `Deserialize` beside `ToolArgs` conflicts (E0119); to take such a type as one
+/// parameter, derive `serde::Deserialize` and `schemars::JsonSchema` on it instead of
+/// `ToolArgs`. A parameter whose type reads from
 /// `null` (`Option<T>`, `serde_json::Value`) may be left out and is not `required`. Arguments
 /// are read leniently (`"42"` for 42, `"true"` for true); an error names the argument's path.
 /// A rustdoc `# Arguments` list (`` * `a` - The first number ``) in the function's doc also

@@ -38,6 +38,8 @@ fn generator() -> SchemaGenerator {
 /// An argument type of `#[tool_fn]`, `#[derive(ToolArgs)]` or [`ArgsObject::field`] must be
 /// one: derive `schemars::JsonSchema` on it, from schemars 1.x (`schemars = "1"` in
 /// `Cargo.toml`). schemars 0.8's `JsonSchema` is another trait and does not count.
+/// A type deriving `ToolArgs` is not one: it is read as a tool's whole arguments, and a type
+/// taken as one argument derives `serde::Deserialize` and `schemars::JsonSchema` instead.
 ///
 /// ```
 /// use toolsmith_core::HasJsonSchema;
@@ -53,7 +55,8 @@ fn generator() -> SchemaGenerator {
     message = "`{Self}` has no JSON Schema: derive `schemars::JsonSchema` (schemars 1.x, `schemars = \"1\"`)",
     label = "this argument's type needs a JSON Schema",
     note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`, with `schemars = \"1\"` in Cargo.toml: the `JsonSchema` of schemars 0.8 is a different trait and does not count",
-    note = "for a type of another crate, enable that crate's schemars 1 feature if it has one, or wrap the type in one of yours"
+    note = "for a type of another crate, enable that crate's schemars 1 feature if it has one, or wrap the type in one of yours",
+    note = "a type deriving `toolsmith::ToolArgs` is read as a tool's whole arguments (`ToolArgs::parse`, `FnTool`), not as one of them: to take `{Self}` as one argument (a `#[tool_fn]` parameter, a field), derive `serde::Deserialize` and `schemars::JsonSchema` for it instead of `ToolArgs`"
 )]
 pub trait HasJsonSchema: JsonSchema {}
 

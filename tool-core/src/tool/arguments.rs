@@ -1,5 +1,7 @@
 //! [`ToolArguments`]: the JSON object a model sends as a call's arguments.
 
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -203,8 +205,39 @@ impl Serialize for ToolArguments {
 }
 
 impl<'de> Deserialize<'de> for ToolArguments {
+    /// Reads an object; `null` is no arguments, as for [`TryFrom<Value>`](Self::try_from)
+    /// (several providers send it for a call without arguments). Anything else is an error
+    /// naming what was found. Self-describing formats only, as for the JSON values inside.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Map::<String, Value>::deserialize(deserializer).map(Self::from)
+        deserializer.deserialize_any(ArgumentsVisitor)
+    }
+}
+
+/// Reads [`ToolArguments`]: an object, or `null` for none.
+struct ArgumentsVisitor;
+
+impl<'de> Visitor<'de> for ArgumentsVisitor {
+    type Value = ToolArguments;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("tool arguments: a JSON object, or null for none")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<ToolArguments, E> {
+        Ok(ToolArguments::new())
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<ToolArguments, E> {
+        Ok(ToolArguments::new())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<ToolArguments, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<ToolArguments, A::Error> {
+        Map::<String, Value>::deserialize(MapAccessDeserializer::new(access))
+            .map(ToolArguments::from)
     }
 }
 
@@ -250,8 +283,35 @@ mod tests {
             err.to_string(),
             "tool arguments must be a JSON object, got array"
         );
-        assert!(serde_json::from_str::<ToolArguments>("[1]").is_err());
         let args: ToolArguments = serde_json::from_str(r#"{"b":1,"a":2}"#).unwrap();
         assert_eq!(args.keys().collect::<Vec<_>>(), ["b", "a"]);
+    }
+
+    #[test]
+    fn null_is_no_arguments_read_either_way_and_other_values_are_refused() {
+        let converted = ToolArguments::try_from(Value::Null).unwrap();
+        let read: ToolArguments = serde_json::from_str("null").unwrap();
+        let from_value: ToolArguments = serde_json::from_value(Value::Null).unwrap();
+        assert_eq!(converted, ToolArguments::new());
+        assert_eq!(read, converted);
+        assert_eq!(from_value, converted);
+        // Inside a request too, as a provider's call without arguments arrives.
+        let request: crate::ToolCallRequest =
+            serde_json::from_str(r#"{"id":"c1","name":"now","arguments":null}"#).unwrap();
+        assert!(request.arguments.is_empty());
+
+        let err = serde_json::from_str::<ToolArguments>("[1]").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid type: sequence, expected tool arguments: a JSON object, or null for none \
+             at line 1 column 1"
+        );
+        let err = serde_json::from_value::<ToolArguments>(json!("x")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("invalid type: string \"x\", expected tool arguments"),
+            "{err}"
+        );
+        assert!(ToolArguments::try_from(json!("x")).is_err());
     }
 }

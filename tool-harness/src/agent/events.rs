@@ -35,14 +35,35 @@ pub enum AgentEvent {
     ///
     /// Only calls that go on to run are reported, each by this event and a
     /// [`ToolCallFinished`](Self::ToolCallFinished). A call a `before_tool` hook or the
-    /// approval denied, or whose arguments could not be read, never starts: it has neither
-    /// event (nor `after_tool`), and is found in the run's
-    /// [`tool_calls`](super::AgentRun::tool_calls), its `denied` saying why.
+    /// approval denied never starts: it has [`ToolCallDenied`](Self::ToolCallDenied)
+    /// instead (and no `after_tool`). A call whose arguments could not be read, or that the
+    /// run's cancellation or a stopping hook kept from running, has no event; it is found
+    /// in the run's [`tool_calls`](super::AgentRun::tool_calls) with the error the model
+    /// was shown.
     ToolCallStarted {
         /// The call's id.
         call_id: String,
         /// The tool.
         name: String,
+    },
+    /// A `before_tool` hook or the approval denied a tool call: it does not run, and the
+    /// model is shown the reason as the call's error result.
+    ///
+    /// Sent when the denial is decided: after its answer's
+    /// [`ModelResponse`](Self::ModelResponse), before the
+    /// [`ToolCallStarted`](Self::ToolCallStarted) events of that answer's calls that run and
+    /// its [`TurnFinished`](Self::TurnFinished). Once a call; its record in the run's
+    /// [`tool_calls`](super::AgentRun::tool_calls) has the same reason in `denied`.
+    ToolCallDenied {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// Who denied it.
+        by: DeniedBy,
+        /// Why, as the hook or the approval gave it; the model reads
+        /// "The call was not run: " and this.
+        reason: String,
     },
     /// A running tool reported progress.
     ToolCallProgress(Progress),
@@ -66,6 +87,18 @@ pub enum AgentEvent {
         /// Tokens used by the run so far.
         usage: Usage,
     },
+}
+
+/// Who denied a tool call ([`AgentEvent::ToolCallDenied`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeniedBy {
+    /// A [`ToolHook::before_tool`](super::ToolHook::before_tool) answered
+    /// [`HookDecision::Deny`](super::HookDecision::Deny).
+    Hook,
+    /// The session's [`ToolApproval`](super::ToolApproval) answered
+    /// [`ApprovalDecision::Deny`](super::ApprovalDecision::Deny).
+    Approval,
 }
 
 /// Receives a session's events.

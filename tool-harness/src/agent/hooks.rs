@@ -5,11 +5,13 @@
 //! 1. a call whose arguments could not be read gets its error back; no hook sees it;
 //! 2. every `before_tool` hook, in the order they were added: the first that does not
 //!    [`Allow`](HookDecision::Allow) decides ([`Deny`](HookDecision::Deny): the model gets
-//!    the reason as an error result; [`Stop`](HookDecision::Stop): the run ends); a
+//!    the reason as an error result, the event handlers an
+//!    [`AgentEvent::ToolCallDenied`](super::AgentEvent::ToolCallDenied);
+//!    [`Stop`](HookDecision::Stop): the run ends); a
 //!    [`Rewrite`](HookDecision::Rewrite) replaces the arguments and the next hooks see the
 //!    rewritten call;
 //! 3. the approval callback, only for tools (or commands) annotated destructive; a denial is
-//!    shown to the model. It is asked once the hooks have seen every call of the answer (so
+//!    shown to the model (and reported as a `ToolCallDenied` too). It is asked once the hooks have seen every call of the answer (so
 //!    nothing is asked in a turn a hook stops, nor for a tool only a search the hooks denied
 //!    could have given);
 //! 4. the call runs with the turn's other admitted calls (offer check, validation, retries);

@@ -10,7 +10,7 @@ use toolsmith_core::{
     ToolCallRequest, ToolCallResult,
 };
 
-use super::events::AgentEvent;
+use super::events::{AgentEvent, DeniedBy};
 use super::hooks::{ApprovalDecision, HookDecision};
 use super::ledger::RunLedger;
 use super::{AgentSession, ToolCallRecord};
@@ -149,7 +149,8 @@ impl<'s> TurnCalls<'s> {
             admitted.push(match decision {
                 Decision::Run => Admitted::Pending(request, rewritten),
                 Decision::Deny(reason) => {
-                    Admitted::Settled(Slot::Held(request), rewritten, denied(reason))
+                    let answer = self.denied(&request, DeniedBy::Hook, reason);
+                    Admitted::Settled(Slot::Held(request), rewritten, answer)
                 }
                 Decision::Stop(reason) => {
                     let answer = Admission::Answered(stopped(&reason), None);
@@ -190,7 +191,9 @@ impl<'s> TurnCalls<'s> {
                 };
                 match approved {
                     None => Admission::Answered(cancelled(), None),
-                    Some(ApprovalDecision::Deny(reason)) => denied(reason),
+                    Some(ApprovalDecision::Deny(reason)) => {
+                        self.denied(&request, DeniedBy::Approval, reason)
+                    }
                     Some(ApprovalDecision::Approve) => {
                         batch.push(request);
                         let index = batch.len() - 1;
@@ -333,6 +336,22 @@ impl<'s> TurnCalls<'s> {
         outcomes
     }
 
+    /// The admission of `request`, which `by` denied for `reason`: the model is told why,
+    /// and the event handlers hear of it now, when it is decided.
+    fn denied(&self, request: &ToolCallRequest, by: DeniedBy, reason: String) -> Admission {
+        let session = self.session;
+        if !session.events.is_empty() {
+            session.emit(AgentEvent::ToolCallDenied {
+                call_id: request.id.clone(),
+                name: request.name.clone(),
+                by,
+                reason: reason.clone(),
+            });
+        }
+        let text = format!("The call was not run: {reason}");
+        Admission::Answered(ToolCallResult::error(text), Some(reason))
+    }
+
     /// The `before_tool` hooks (which may rewrite `request`): whether the arguments were
     /// rewritten, and the decision.
     async fn hooks(&self, request: &mut ToolCallRequest) -> (bool, Decision) {
@@ -444,12 +463,6 @@ fn cancelled() -> ToolCallResult {
 /// The result shown for a call a `Stop` hook kept from running.
 fn stopped(reason: &str) -> ToolCallResult {
     ToolCallResult::error(format!("not run: the run was stopped ({reason})"))
-}
-
-/// The admission of a call a hook or the approval denied: the model is told why.
-fn denied(reason: String) -> Admission {
-    let text = format!("The call was not run: {reason}");
-    Admission::Answered(ToolCallResult::error(text), Some(reason))
 }
 
 /// What the hooks decided for a call.

@@ -13,7 +13,8 @@ use toolsmith_core::{
     tool_fn,
 };
 use toolsmith_harness::agent::{
-    AgentEvent, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval, ToolHook,
+    AgentEvent, AgentSession, AgenticError, ApprovalDecision, DeniedBy, HookDecision, ToolApproval,
+    ToolHook,
 };
 use toolsmith_harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
@@ -576,6 +577,100 @@ async fn hooks_deny_rewrite_and_stop_and_approval_is_asked_for_destructive_tools
     session.tool_manager().activate(&["delete_all".into()]);
     session.run("delete").await.unwrap();
     assert_eq!(deletes.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_denied_call_is_reported_once_by_who_denied_it_and_an_allowed_one_is_not() {
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let delete =
+        counting_tool("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
+            destructive: Some(true),
+            ..ToolAnnotations::default()
+        });
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let after = Arc::new(AtomicUsize::new(0));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("get_weather", json!({"city": "Oslo"}))
+            .and_call("get_weather", json!({"city": "Atlantis"}))
+            .and_call("delete_all", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(GetWeather).tool(delete))
+        .with_hook(Policy {
+            seen_after: Arc::clone(&after),
+        })
+        .with_approval(Refuse(Arc::clone(&asked)))
+        .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    let run = session.run("go").await.unwrap();
+    let [oslo, atlantis, delete_call] = &run.tool_calls[..] else {
+        panic!("three calls expected: {:?}", run.tool_calls);
+    };
+    assert_eq!(deletes.load(Ordering::SeqCst), 0);
+    // Only the call that ran saw `after_tool`.
+    assert_eq!(after.load(Ordering::SeqCst), 1);
+
+    let events = events.lock().unwrap();
+    let denials: Vec<&AgentEvent> = events
+        .iter()
+        .filter(|event| matches!(event, AgentEvent::ToolCallDenied { .. }))
+        .collect();
+    assert_eq!(
+        denials,
+        [
+            &AgentEvent::ToolCallDenied {
+                call_id: atlantis.call_id.clone(),
+                name: "get_weather".into(),
+                by: DeniedBy::Hook,
+                reason: "Atlantis is off limits".into(),
+            },
+            &AgentEvent::ToolCallDenied {
+                call_id: delete_call.call_id.clone(),
+                name: "delete_all".into(),
+                by: DeniedBy::Approval,
+                reason: "not today".into(),
+            },
+        ]
+    );
+    // The reason is the one the record keeps and the model reads.
+    assert_eq!(atlantis.denied.as_deref(), Some("Atlantis is off limits"));
+    assert!(delete_call.result.content.to_text().contains("not today"));
+    // The allowed call is started and finished, never denied; a denied one never starts.
+    let started: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ToolCallStarted { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, [oslo.call_id.as_str()]);
+    // Denials come where a started call would: after the answer, before the turn ends.
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| match event {
+            AgentEvent::ModelRequest { .. } => "request",
+            AgentEvent::ModelResponse { .. } => "response",
+            AgentEvent::ToolCallDenied { .. } => "denied",
+            AgentEvent::ToolCallStarted { .. } => "started",
+            AgentEvent::ToolCallFinished { .. } => "finished",
+            AgentEvent::TurnFinished { .. } => "turn",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "request", "response", "denied", "denied", "started", "finished", "turn", "request",
+            "response"
+        ]
+    );
 }
 
 #[tokio::test]
