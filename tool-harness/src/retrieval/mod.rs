@@ -13,7 +13,7 @@ use toolsmith_core::ServiceError;
 pub use document::Document;
 pub use embedding::EmbeddingRetriever;
 pub use lexical::LexicalRetriever;
-pub use tool::{DEFAULT_TOP_K, MAX_TOP_K, NO_DOCUMENTS, RetrieverTool};
+pub use tool::{DEFAULT_MAX_RESULT_CHARS, DEFAULT_TOP_K, MAX_TOP_K, NO_DOCUMENTS, RetrieverTool};
 
 /// Finds the documents most relevant to a query.
 ///

@@ -1,5 +1,6 @@
 //! [`RetrieverTool`]: a [`Retriever`] given to a model as a tool (`query`, `top_k`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -7,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use toolsmith_core::{
     Args, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
-    ToolError, ToolImpl, returns_schema, scheme,
+    ToolError, ToolImpl, provider::cut_to, returns_schema, scheme,
 };
 
 use super::{Document, Retriever};
@@ -18,13 +19,17 @@ pub const DEFAULT_TOP_K: usize = 5;
 pub const MAX_TOP_K: usize = 50;
 /// The `note` of a call that found nothing.
 pub const NO_DOCUMENTS: &str = "No relevant documents found.";
+/// How many characters of documents' content one call returns unless
+/// [`with_max_result_chars`](RetrieverTool::with_max_result_chars) says otherwise: about ten
+/// thousand tokens, so that `top_k` whole files cannot fill the model's context.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 40_000;
 
 /// The structured result of a retrieval.
 #[derive(Debug, Serialize, JsonSchema)]
 struct Retrieved<'a> {
     /// The documents found, most relevant first.
     documents: &'a [Document],
-    /// Why there are none, when there are none.
+    /// Why there are none, or which were cut or left out to keep the result's size.
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'a str>,
 }
@@ -34,7 +39,10 @@ struct Retrieved<'a> {
 /// the result is the documents found with their content, score and metadata, as structured
 /// JSON under a `returns` schema; when none is found, no documents and the `note`
 /// [`NO_DOCUMENTS`] (structured too: an MCP client validates every result of a tool that
-/// declares an output schema). A retriever's failure is a tool error naming the retriever.
+/// declares an output schema). The documents' content is bounded
+/// ([`DEFAULT_MAX_RESULT_CHARS`], or [`with_max_result_chars`](Self::with_max_result_chars)):
+/// documents past the bound are left out, the first one alone past it is cut, and the `note`
+/// says so. A retriever's failure is a tool error naming the retriever.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -59,6 +67,7 @@ pub struct RetrieverTool {
     name: String,
     description: String,
     default_top_k: usize,
+    max_result_chars: usize,
 }
 
 impl std::fmt::Debug for RetrieverTool {
@@ -67,6 +76,7 @@ impl std::fmt::Debug for RetrieverTool {
             .field("retriever", &self.retriever.name())
             .field("name", &self.name)
             .field("default_top_k", &self.default_top_k)
+            .field("max_result_chars", &self.max_result_chars)
             .finish()
     }
 }
@@ -83,6 +93,7 @@ impl RetrieverTool {
             name: name.into(),
             description: description.into(),
             default_top_k: DEFAULT_TOP_K,
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
         }
     }
 
@@ -91,6 +102,61 @@ impl RetrieverTool {
     pub fn with_default_top_k(mut self, top_k: usize) -> Self {
         self.default_top_k = top_k.clamp(1, MAX_TOP_K);
         self
+    }
+
+    /// How many characters of documents' content one call returns at most (at least 1;
+    /// default [`DEFAULT_MAX_RESULT_CHARS`]). Documents are kept whole, most relevant first,
+    /// while they fit; the rest are left out, and a first document that does not fit alone is
+    /// cut. The result's `note` says what was cut or left out.
+    #[must_use]
+    pub fn with_max_result_chars(mut self, max_chars: usize) -> Self {
+        self.max_result_chars = max_chars.max(1);
+        self
+    }
+
+    /// `documents` within [`with_max_result_chars`](Self::with_max_result_chars), and the
+    /// note saying what was cut or left out (`None` when all fit whole).
+    fn bounded<'d>(&self, documents: &'d [Document]) -> (Cow<'d, [Document]>, Option<String>) {
+        let max = self.max_result_chars;
+        let mut remaining = max;
+        let whole = documents
+            .iter()
+            .take_while(|document| {
+                let chars = document.content.chars().count();
+                let fits = chars <= remaining;
+                remaining = remaining.saturating_sub(chars);
+                fits
+            })
+            .count();
+        if whole == documents.len() {
+            return (Cow::Borrowed(documents), None);
+        }
+        let bound = format!("a result holds at most {max} characters of documents");
+        if whole > 0 {
+            let left_out = documents.len() - whole;
+            let were = if left_out == 1 {
+                "document was"
+            } else {
+                "documents were"
+            };
+            let note = format!(
+                "{left_out} more {were} left out: {bound}; ask a narrower query or a smaller \
+                 top_k for the rest"
+            );
+            return (Cow::Borrowed(&documents[..whole]), Some(note));
+        }
+        // The most relevant document does not fit alone: its beginning is better than nothing.
+        let first = &documents[0];
+        let mut cut = Document::new(cut_to(&first.content, max), first.score);
+        cut.metadata = first.metadata.clone();
+        let note = match documents.len() - 1 {
+            0 => format!("The document was cut after {max} characters: {bound}"),
+            left_out => format!(
+                "The first document was cut after {max} characters and {left_out} more left \
+                 out: {bound}"
+            ),
+        };
+        (Cow::Owned(vec![cut]), Some(note))
     }
 }
 
@@ -175,9 +241,10 @@ impl ToolImpl for RetrieverTool {
                 ),
             ));
         }
+        let (documents, note) = self.bounded(documents);
         ToolCallResult::to_json(&Retrieved {
-            documents,
-            note: None,
+            documents: &documents,
+            note: note.as_deref(),
         })
         .map_err(|err| ToolError::execution(&self.name, err))
     }

@@ -12,7 +12,8 @@ use toolsmith_core::{
     ToolError,
 };
 use toolsmith_harness::retrieval::{
-    Document, EmbeddingRetriever, LexicalRetriever, NO_DOCUMENTS, Retriever, RetrieverTool,
+    DEFAULT_MAX_RESULT_CHARS, Document, EmbeddingRetriever, LexicalRetriever, NO_DOCUMENTS,
+    Retriever, RetrieverTool,
 };
 
 /// A retriever that records every query it is given and finds one document for each.
@@ -303,5 +304,97 @@ async fn the_embedding_retriever_refuses_vectors_not_of_the_embedder_s_dimension
     assert_eq!(
         err.to_string(),
         "notes: embedder: returned 2 numbers for \"short\", but its dimension is 3"
+    );
+}
+
+/// A retriever that finds the same documents for every query.
+struct Fixed(Vec<Document>);
+
+#[async_trait]
+impl Retriever for Fixed {
+    fn name(&self) -> &str {
+        "fixed"
+    }
+
+    async fn retrieve(&self, _query: &str, top_k: usize) -> Result<Vec<Document>, ServiceError> {
+        Ok(self.0.iter().take(top_k).cloned().collect())
+    }
+}
+
+/// The documents' contents and the note of a `RetrieverTool` result.
+fn contents_and_note(result: &ToolCallResult) -> (Vec<String>, Option<String>) {
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    let contents = value["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|document| document["content"].as_str().unwrap().to_owned())
+        .collect();
+    (contents, value["note"].as_str().map(str::to_owned))
+}
+
+#[tokio::test]
+async fn a_result_keeps_whole_documents_within_its_bound_and_says_what_it_left_out() {
+    let documents = ["aaaa", "bbbb", "cccc"].map(|content| Document::new(content, 1.0));
+    let retriever = Arc::new(Fixed(documents.to_vec()));
+    let tool = |max| {
+        RetrieverTool::new(retriever.clone(), "search_docs", "Search.").with_max_result_chars(max)
+    };
+    let query = json!({"query": "anything"});
+
+    // All fit: all of them, no note.
+    let result = retrieve(tool(12), query.clone()).await.unwrap();
+    assert_eq!(
+        contents_and_note(&result),
+        (vec!["aaaa".into(), "bbbb".into(), "cccc".into()], None)
+    );
+
+    // Two fit whole; the third is left out, never cut.
+    let result = retrieve(tool(10), query.clone()).await.unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents, ["aaaa", "bbbb"]);
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "1 more document was left out: a result holds at most 10 characters of documents; \
+             ask a narrower query or a smaller top_k for the rest"
+        )
+    );
+    let result = retrieve(tool(5), query).await.unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents, ["aaaa"]);
+    assert!(note.unwrap().starts_with("2 more documents were left out"));
+}
+
+#[tokio::test]
+async fn a_first_document_past_the_bound_is_cut_between_characters_keeping_its_metadata() {
+    let first = Document::new("ééééé", 0.9).with_metadata("source", json!("a.md"));
+    let retriever = Arc::new(Fixed(vec![first, Document::new("b", 0.5)]));
+    let tool =
+        RetrieverTool::new(retriever.clone(), "search_docs", "Search.").with_max_result_chars(3);
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "documents": [{"content": "ééé…", "score": 0.9, "metadata": {"source": "a.md"}}],
+            "note": "The first document was cut after 3 characters and 1 more left out: a \
+                     result holds at most 3 characters of documents"
+        })
+    );
+
+    // By default a result holds DEFAULT_MAX_RESULT_CHARS: a whole file of more is cut there.
+    let retriever = Arc::new(Fixed(vec![Document::new("x".repeat(100_000), 1.0)]));
+    let tool = RetrieverTool::new(retriever, "search_docs", "Search.");
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents[0].chars().count(), DEFAULT_MAX_RESULT_CHARS + 1);
+    assert!(contents[0].ends_with('…'));
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "The document was cut after 40000 characters: a result holds at most 40000 \
+             characters of documents"
+        )
     );
 }
