@@ -88,7 +88,7 @@ pub use session::in_memory;
 pub use session::unbuilt_tool::UnbuiltTool;
 pub use session::{
     ContextHit, ContextSearch, Embedder, MemoryAccess, MemoryFact, ServiceError, SessionParts,
-    SessionState, Versioned, check_embeddings, check_finite_embeddings,
+    SessionState, Versioned, check_embeddings, check_finite_embeddings, unit_vector,
 };
 pub use shed::{ShedResult, ToolDiscovery, ToolShed, ToolShedError, ToolSummary};
 /// The token that cancels a batch ([`BatchOptions::with_cancellation`]), from `tokio-util`.

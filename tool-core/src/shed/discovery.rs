@@ -3,10 +3,10 @@
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use super::embedding_index::{EmbeddingIndex, normalized};
+use super::embedding_index::EmbeddingIndex;
 use super::lexical::{LexicalHit, LexicalIndex};
 use crate::manager::RegisteredTool;
-use crate::{Embedder, ServiceError, Tool, check_embeddings};
+use crate::{Embedder, ServiceError, Tool, check_embeddings, unit_vector};
 
 /// Which index found a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -345,7 +345,7 @@ impl ToolDiscovery {
         let query_text = [query.to_owned()];
         let mut query_vectors = embedder.embed(&query_text).await?;
         check_embeddings(&query_vectors, &query_text, dimensions)?;
-        let Some(query) = normalized(query_vectors.swap_remove(0)) else {
+        let Some(query) = unit_vector(query_vectors.swap_remove(0)) else {
             return Ok(Vec::new());
         };
         Ok(self

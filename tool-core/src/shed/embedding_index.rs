@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::shed::tool_text::embedding_text;
-use crate::{ServiceError, Tool};
+use crate::{ServiceError, Tool, unit_vector};
 
 /// How many tool texts go to the embedder in one call.
 pub(crate) const EMBED_BATCH: usize = 64;
@@ -245,7 +245,7 @@ impl PendingBatch<'_> {
             {
                 entry.in_flight = false;
                 // A zero vector has no direction; the tool stays lexical-only.
-                entry.vector = Some(normalized(vector).unwrap_or_default());
+                entry.vector = Some(unit_vector(vector).unwrap_or_default());
             }
         }
     }
@@ -311,16 +311,4 @@ impl Drop for PendingBatch<'_> {
             }
         }
     }
-}
-
-/// `vector` scaled to unit length; `None` for a zero (or non-finite) vector.
-pub(crate) fn normalized(mut vector: Vec<f32>) -> Option<Box<[f32]>> {
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if !(norm.is_finite() && norm > 0.0) {
-        return None;
-    }
-    for x in &mut vector {
-        *x /= norm;
-    }
-    Some(vector.into_boxed_slice())
 }

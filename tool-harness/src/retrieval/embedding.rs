@@ -5,7 +5,9 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
-use toolsmith_core::{Embedder, ServiceError, check_embeddings, check_finite_embeddings};
+use toolsmith_core::{
+    Embedder, ServiceError, check_embeddings, check_finite_embeddings, unit_vector,
+};
 
 use super::{Document, Retriever};
 
@@ -107,15 +109,11 @@ impl EmbeddingRetriever {
     }
 }
 
-/// `vector` scaled to length 1 (a zero vector stays zero: it matches nothing).
-fn unit(mut vector: Vec<f32>) -> Box<[f32]> {
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 && norm.is_finite() {
-        vector.iter_mut().for_each(|x| *x /= norm);
-    } else {
-        vector.iter_mut().for_each(|x| *x = 0.0);
-    }
-    vector.into_boxed_slice()
+/// `vector` scaled to length 1; a vector with no direction (every number zero) is kept as
+/// zeros: it matches nothing.
+fn unit(vector: Vec<f32>) -> Box<[f32]> {
+    let dimensions = vector.len();
+    unit_vector(vector).unwrap_or_else(|| vec![0.0; dimensions].into_boxed_slice())
 }
 
 #[async_trait]

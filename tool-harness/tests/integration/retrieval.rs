@@ -266,6 +266,46 @@ async fn the_embedding_retriever_ranks_by_similarity() {
     );
 }
 
+/// [`HashingEmbedder`]'s vectors times a scale: the same directions, of any length.
+struct Scaled(f32);
+
+#[async_trait]
+impl Embedder for Scaled {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        let mut vectors = HashingEmbedder::default().embed(texts).await?;
+        for number in vectors.iter_mut().flatten() {
+            *number *= self.0;
+        }
+        Ok(vectors)
+    }
+
+    fn dimensions(&self) -> usize {
+        HashingEmbedder::default().dimensions()
+    }
+}
+
+#[tokio::test]
+async fn the_embedding_retriever_finds_by_direction_whatever_the_vectors_length() {
+    let texts = [
+        "The cat sat on the mat near the door.",
+        "Quarterly revenue grew by ten percent.",
+        "A cat and a dog played on the mat.",
+    ];
+    let mut found_at_each_scale = Vec::new();
+    // Squared in `f32`, numbers of 1e25 overflowed and of 1e-25 vanished: such documents
+    // were kept as vectors that match nothing.
+    for scale in [1.0, 1e25, 1e-25] {
+        let docs = EmbeddingRetriever::new("notes", Arc::new(Scaled(scale)));
+        docs.add(texts).await.unwrap();
+        let found = docs.retrieve("cat on the mat", 3).await.unwrap();
+        let contents: Vec<String> = found.into_iter().map(|d| d.content).collect();
+        found_at_each_scale.push(contents);
+    }
+    assert_eq!(found_at_each_scale[0].len(), 2, "{found_at_each_scale:?}");
+    assert_eq!(found_at_each_scale[1], found_at_each_scale[0]);
+    assert_eq!(found_at_each_scale[2], found_at_each_scale[0]);
+}
+
 /// An embedder of 3 dimensions whose vector for a text containing "short" has 2 numbers.
 struct Ragged;
 
