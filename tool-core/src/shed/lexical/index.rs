@@ -113,8 +113,9 @@ pub(crate) struct LexicalIndex<E = ()> {
     lists: Vec<TermList>,
     docs: Vec<Option<Doc<E>>>,
     /// Field lengths (in terms) by document id; kept apart from `docs` so scoring reads a
-    /// dense array.
-    lens: Vec<[u16; FIELD_COUNT]>,
+    /// dense array. `u32`: a retriever's document may be a book, and a length that stopped
+    /// at `u16`'s 65,535 would rank every longer one as if it were that long.
+    lens: Vec<[u32; FIELD_COUNT]>,
     by_name: HashMap<Arc<str>, DocId, Hasher>,
     field_len_sum: [u64; FIELD_COUNT],
     /// The normaliser the impacts were computed with.
@@ -179,7 +180,7 @@ impl<E> LexicalIndex<E> {
     ) {
         self.remove(name);
         let mut occurrences: Vec<(TermId, usize)> = Vec::new();
-        let mut lens = [0u16; FIELD_COUNT];
+        let mut lens = [0u32; FIELD_COUNT];
         {
             let Self {
                 vocabulary,
@@ -423,7 +424,7 @@ impl<E> LexicalIndex<E> {
             .map(|d| d.terms.len() * size_of::<(TermId, FieldCounts)>() + d.name.len() + 16)
             .sum::<usize>()
             + self.docs.capacity() * size_of::<Option<Doc<E>>>()
-            + self.lens.capacity() * size_of::<[u16; FIELD_COUNT]>()
+            + self.lens.capacity() * size_of::<[u32; FIELD_COUNT]>()
             + self.by_name.capacity() * (size_of::<(Arc<str>, DocId)>() + 1);
         postings + terms + docs + self.term_text.capacity() * size_of::<Option<SmallStr>>()
     }
@@ -493,11 +494,12 @@ impl Scorer {
 
     /// `tf' / (k1 + tf')`, where `tf'` is the field-weighted, length-normalised term
     /// frequency of a document with field lengths `lens`.
-    fn impact(&self, tf: &[u8; FIELD_COUNT], lens: &[u16; FIELD_COUNT]) -> f32 {
+    fn impact(&self, tf: &[u8; FIELD_COUNT], lens: &[u32; FIELD_COUNT]) -> f32 {
         let mut weighted = 0.0;
         for (f, (&count, &len)) in tf.iter().zip(lens).enumerate() {
             if count != 0 {
-                let norm = self.one_minus_b[f] + f32::from(len) * self.b_over_avg[f];
+                // Exact to 2^24 terms, and relative to the average past it.
+                let norm = self.one_minus_b[f] + len as f32 * self.b_over_avg[f];
                 weighted += self.weight[f] * f32::from(count) / norm;
             }
         }

@@ -78,3 +78,22 @@ impl TextIndex {
         self.index.len() == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn of_two_documents_naming_a_word_once_the_shorter_ranks_first_however_long_both_are() {
+        // Past 65,535 words a document's length was counted as 65,535: these two tied.
+        let filler = |words: usize| "lorem ".repeat(words);
+        let mut index = TextIndex::new();
+        index.insert("long", "", &format!("{} needle", filler(70_000)));
+        index.insert("longer", "", &format!("{} needle", filler(100_000)));
+        index.insert("short", "", "a needle in a short text");
+        let hits = index.search("needle", 3);
+        let ids: Vec<&str> = hits.iter().map(|hit| &*hit.id).collect();
+        assert_eq!(ids, ["short", "long", "longer"]);
+        assert!(hits[1].score > hits[2].score, "{hits:?}");
+    }
+}
