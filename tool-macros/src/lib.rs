@@ -310,7 +310,10 @@ use errors::Errors;
 /// list of commands (`Tool::group`, `Tool::group_description`); each command is described by
 /// its method's doc comment. A group without either is described by its commands alone.
 /// A method takes no `#[ctx]` or `#[bind]` parameter (a compile error says so): what it
-/// needs is in `self`, and its call's context is `ToolCallContext::current()`.
+/// needs is in `self`, and its call's context is `ToolCallContext::current()`. A `timeout`
+/// on the block limits its `async` commands; a sync command answers inline on the caller's
+/// thread, where no limit can stop it (the group has no `blocking`), so slow work belongs in
+/// an `async` command.
 ///
 /// | method attribute | meaning |
 /// |---|---|
