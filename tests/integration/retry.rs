@@ -135,6 +135,37 @@ async fn a_config_set_on_the_manager_retries_any_tool() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_config_set_on_the_manager_goes_with_its_tool() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager
+        .set_retry_config("plain", ToolRetryConfig::fixed(3, 10 * MS))
+        .unwrap();
+    manager.deregister("plain").unwrap();
+    // Kept by name, it outlived the tool: an unknown name had a config, and a tool
+    // registered anew under the name, with none of its own, was retried 3 times.
+    assert_eq!(manager.retry_config("plain"), None);
+    manager
+        .register(Arc::new(probe_tool(
+            "plain",
+            ToolAnnotations::default(),
+            &probe,
+        )))
+        .unwrap();
+    assert_eq!(manager.retry_config("plain"), None);
+    let outcome = manager
+        .execute_with_retry(&call("c", "plain", json!({"fail": "network"})))
+        .await;
+    assert_eq!(outcome.attempts, 1);
+    // Another tool's config stays.
+    manager
+        .set_retry_config("safe", ToolRetryConfig::never())
+        .unwrap();
+    manager.deregister("reader").unwrap();
+    assert_eq!(manager.retry_config("safe"), Some(ToolRetryConfig::never()));
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_retry_policy_covers_every_tool_without_a_config_even_later_ones() {
     let probe = Probe::new();
     let manager = manager_with(&probe);

@@ -362,13 +362,14 @@ impl PreparedCall {
 
 impl ToolCallManager {
     /// Sets the retry config of the tool `name`, overriding the tool's own and its
-    /// annotations. Fails with [`ToolError::UnknownTool`] when no such tool is registered.
+    /// annotations, for as long as the tool is registered ([`deregister`](Self::deregister)
+    /// drops it). Fails with [`ToolError::UnknownTool`] when no such tool is registered.
     pub fn set_retry_config(&self, name: &str, config: ToolRetryConfig) -> Result<(), ToolError> {
-        if !self.contains(name) {
-            return Err(ToolError::UnknownTool(name.to_owned()));
+        if self.set_registered_retry_config(name, config) {
+            Ok(())
+        } else {
+            Err(ToolError::UnknownTool(name.to_owned()))
         }
-        self.execution.set_retry_config(name, Some(config));
-        Ok(())
     }
 
     /// Removes the retry config set for `name` with

@@ -32,7 +32,7 @@ use crate::shed::rendered_summary::RenderedSummary;
 use crate::tool::future_block::recycle;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallRequest, ToolCallResult,
-    ToolDeclarations, ToolError, ToolImpl, check_name,
+    ToolDeclarations, ToolError, ToolImpl, ToolRetryConfig, check_name,
 };
 
 /// Why a tool could not be registered.
@@ -447,9 +447,26 @@ impl ToolCallManager {
         // Still under the change, so that a tool registered anew under this name cannot be
         // activated (and its registration marked active) before its name leaves the set.
         self.active.deactivate(name);
+        // A retry config set for the tool goes with it, as a time limit set for it does: a
+        // tool registered anew under the name starts from its own.
+        if removed.is_some() {
+            self.execution.set_retry_config(name, None);
+        }
         drop(change);
         self.renders.invalidate();
         removed
+    }
+
+    /// Sets the retry config of the registered tool `name`, under the registry's change lock
+    /// so that a removal cannot come between the check and the setting (and leave the config
+    /// to a tool registered later under the name); `false` when no such tool is registered.
+    pub(crate) fn set_registered_retry_config(&self, name: &str, config: ToolRetryConfig) -> bool {
+        let _change = self.registry.change();
+        if !self.contains(name) {
+            return false;
+        }
+        self.execution.set_retry_config(name, Some(config));
+        true
     }
 
     /// Runs `f` over every registered definition while registration waits, so an index
