@@ -39,6 +39,10 @@ pub enum AgentEvent {
     /// denied, [`ToolCallDenied`](Self::ToolCallDenied); one kept from running for another
     /// reason (its arguments could not be read, its id was repeated, the answer was cut
     /// off, the run was cancelled or a hook stopped it), [`ToolCallNotRun`](Self::ToolCallNotRun).
+    /// The one exception: calls in the final answer asked for at the turn limit
+    /// ([`with_final_answer_on_limit`](super::AgentSessionBuilder::with_final_answer_on_limit))
+    /// are dropped with that answer's calls, not reported (the transcript keeps its text
+    /// alone, and no request follows that would need their results).
     ToolCallStarted {
         /// The call's id.
         call_id: String,

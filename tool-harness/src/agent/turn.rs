@@ -148,8 +148,12 @@ impl<'s> TurnCalls<'s> {
                 () = self.cancel.cancelled() => None,
             };
             let Some((rewritten, decision)) = decided else {
-                let answer =
-                    self.not_run(&request.id, &request.name, NotRunReason::Cancelled, cancelled());
+                let answer = self.not_run(
+                    &request.id,
+                    &request.name,
+                    NotRunReason::Cancelled,
+                    cancelled(),
+                );
                 admitted.push(Admitted::Settled(Slot::Held(request), false, answer));
                 continue;
             };

@@ -267,9 +267,8 @@ fn linked_file(mut path: PathBuf) -> Result<PathBuf, ServiceError> {
         if !is_link {
             return Ok(path);
         }
-        let failed = |err: std::io::Error| {
-            ServiceError::new("memory", format!("{}: {err}", path.display()))
-        };
+        let failed =
+            |err: std::io::Error| ServiceError::new("memory", format!("{}: {err}", path.display()));
         let target = std::fs::read_link(&path).map_err(failed)?;
         // A relative target is read from the link's directory; `absolute` leaves an
         // absolute one as it is.

@@ -241,7 +241,10 @@ async fn the_calls_of_a_stopped_answer_are_reported_not_run_as_they_are_decided(
         .and_call_with_id("c2", "wipe", json!({}))
         .and_call_with_id("c3", "ping", json!({}))]);
     let recorded = Recorded::default();
-    let session = recorded.session(AgentSession::builder(model.clone()).with_hook(StopAtWipe), &runs);
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_hook(StopAtWipe),
+        &runs,
+    );
     let AgenticError::Stopped { run, .. } = session.run("go").await.unwrap_err() else {
         panic!("expected Stopped");
     };
@@ -267,7 +270,13 @@ async fn the_calls_of_a_stopped_answer_are_reported_not_run_as_they_are_decided(
     assert!(not_run[0].2.contains("no wiping"), "{}", not_run[0].2);
     assert_eq!(
         recorded.kinds(),
-        ["request", "response", "not-run c2", "not-run c3", "not-run c1"]
+        [
+            "request",
+            "response",
+            "not-run c2",
+            "not-run c3",
+            "not-run c1"
+        ]
     );
 }
 

@@ -488,7 +488,10 @@ async fn a_memory_file_opened_through_a_symbolic_link_is_the_file_it_links_to() 
     }
     let through_link = FileMemory::open(&link).unwrap();
     assert_eq!(through_link.path(), path);
-    through_link.add("written through the link".into()).await.unwrap();
+    through_link
+        .add("written through the link".into())
+        .await
+        .unwrap();
     // The write reached the file linked to; the link is still a link.
     assert!(
         std::fs::symlink_metadata(&link)
