@@ -34,12 +34,15 @@ pub enum AgentEvent {
     /// A tool call is starting.
     ///
     /// Only calls that go on to run are reported, each by this event and a
-    /// [`ToolCallFinished`](Self::ToolCallFinished). A call a `before_tool` hook or the
-    /// approval denied never starts: it has [`ToolCallDenied`](Self::ToolCallDenied)
-    /// instead (and no `after_tool`). A call whose arguments could not be read, or that the
-    /// run's cancellation or a stopping hook kept from running, has no event; it is found
-    /// in the run's [`tool_calls`](super::AgentRun::tool_calls) with the error the model
-    /// was shown.
+    /// [`ToolCallFinished`](Self::ToolCallFinished). Every other call of an answer has one
+    /// event instead, and no `after_tool`: a call a `before_tool` hook or the approval
+    /// denied, [`ToolCallDenied`](Self::ToolCallDenied); one kept from running for another
+    /// reason (its arguments could not be read, its id was repeated, the answer was cut
+    /// off, the run was cancelled or a hook stopped it), [`ToolCallNotRun`](Self::ToolCallNotRun).
+    /// The one exception: calls in the final answer asked for at the turn limit
+    /// ([`with_final_answer_on_limit`](super::AgentSessionBuilder::with_final_answer_on_limit))
+    /// are dropped with that answer's calls, not reported (the transcript keeps its text
+    /// alone, and no request follows that would need their results).
     ToolCallStarted {
         /// The call's id.
         call_id: String,
@@ -64,6 +67,30 @@ pub enum AgentEvent {
         /// Why, as the hook or the approval gave it; the model reads
         /// "The call was not run: " and this.
         reason: String,
+    },
+    /// A call the model made was not run, for a reason other than a denial (`why`): the
+    /// model is shown `summary` as the call's error result.
+    ///
+    /// Sent when that is decided, as [`ToolCallDenied`](Self::ToolCallDenied) is: after its
+    /// answer's [`ModelResponse`](Self::ModelResponse), before the
+    /// [`ToolCallStarted`](Self::ToolCallStarted) events of that answer's calls that run and
+    /// its [`TurnFinished`](Self::TurnFinished) (which a stopped or cancelled run does not
+    /// send). The calls the hooks refuse or that never reach them are decided as the hooks
+    /// go through the answer, in call order; the calls the hooks let through are decided
+    /// after that (their approval is asked once the hooks have seen every call), in call
+    /// order: so a call that a later call's stopping hook, or a cancellation during an
+    /// approval, kept from running is reported after the events of the calls before it was
+    /// decided. Once a call, and a call reported so has no other call event; its record in
+    /// the run's [`tool_calls`](super::AgentRun::tool_calls) has the same result.
+    ToolCallNotRun {
+        /// The call's id.
+        call_id: String,
+        /// The tool it named (empty when it named none).
+        name: String,
+        /// Why it was not run.
+        why: NotRunReason,
+        /// The error result the model is shown, as text.
+        summary: String,
     },
     /// A running tool reported progress.
     ToolCallProgress(Progress),
@@ -99,6 +126,28 @@ pub enum DeniedBy {
     /// The session's [`ToolApproval`](super::ToolApproval) answered
     /// [`ApprovalDecision::Deny`](super::ApprovalDecision::Deny).
     Approval,
+}
+
+/// Why a call was not run ([`AgentEvent::ToolCallNotRun`]), when no hook or approval denied
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NotRunReason {
+    /// Its arguments (or the call itself) could not be read, e.g. JSON that does not parse,
+    /// or a call that names no tool; no hook sees such a call.
+    Unreadable,
+    /// An earlier call of the same answer has its id: the two results could not be told
+    /// apart.
+    RepeatedId,
+    /// The answer was cut off at the output token limit while the model wrote its calls,
+    /// so the arguments may be incomplete.
+    CutOff,
+    /// The run was cancelled before the call could run (while a hook or the approval was
+    /// deciding, or before they were asked).
+    Cancelled,
+    /// A `before_tool` hook answered [`HookDecision::Stop`](super::HookDecision::Stop),
+    /// for this call or another of the answer: nothing of the answer runs.
+    Stopped,
 }
 
 /// Receives a session's events.

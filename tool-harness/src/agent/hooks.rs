@@ -2,7 +2,11 @@
 //! destructive tools ([`ToolApproval`]).
 //!
 //! For each call the model makes, in this fixed order:
-//! 1. a call whose arguments could not be read gets its error back; no hook sees it;
+//! 1. a call whose arguments could not be read gets its error back; no hook sees it (nor a
+//!    call whose id an earlier call of the answer has, nor the calls of an answer cut off at
+//!    the output token limit); the event handlers get an
+//!    [`AgentEvent::ToolCallNotRun`](super::AgentEvent::ToolCallNotRun), as they do for each
+//!    call a stop or the run's cancellation keeps from running;
 //! 2. every `before_tool` hook, in the order they were added: the first that does not
 //!    [`Allow`](HookDecision::Allow) decides ([`Deny`](HookDecision::Deny): the model gets
 //!    the reason as an error result, the event handlers an

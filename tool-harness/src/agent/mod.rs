@@ -24,7 +24,7 @@ pub use children::{
     MAX_RESULT_WAIT, SubAgentConfig,
 };
 pub use error::AgenticError;
-pub use events::{AgentEvent, AgentEventHandler, DeniedBy};
+pub use events::{AgentEvent, AgentEventHandler, DeniedBy, NotRunReason};
 pub use hooks::{ApprovalDecision, HookDecision, ToolApproval, ToolHook};
 pub use pause::PauseHandle;
 pub use run::{AgentRun, ToolCallRecord};

@@ -10,7 +10,7 @@ use toolsmith_core::{
     ToolCallRequest, ToolCallResult,
 };
 
-use super::events::{AgentEvent, DeniedBy};
+use super::events::{AgentEvent, DeniedBy, NotRunReason};
 use super::hooks::{ApprovalDecision, HookDecision};
 use super::ledger::RunLedger;
 use super::{AgentSession, ToolCallRecord};
@@ -99,36 +99,45 @@ impl<'s> TurnCalls<'s> {
             let request = match call {
                 Err(rejected) => {
                     let text = known.error_text(&rejected.error);
+                    let answer = self.not_run(
+                        &rejected.id,
+                        &rejected.name,
+                        NotRunReason::Unreadable,
+                        ToolCallResult::error(text),
+                    );
                     admitted.push(Admitted::Settled(
                         Slot::Unread(rejected.id, rejected.name),
                         false,
-                        Admission::Answered(ToolCallResult::error(text), None),
+                        answer,
                     ));
                     continue;
                 }
                 Ok(request) => request,
             };
             let held = if repeated {
-                Some(ToolCallResult::error(repeated_id_reason(&request.id)))
+                Some((
+                    NotRunReason::RepeatedId,
+                    ToolCallResult::error(repeated_id_reason(&request.id)),
+                ))
             } else if self.cut_off {
-                Some(ToolCallResult::error(
-                    "not run: your answer was cut off at the output token limit while you wrote \
-                     the calls, so their arguments may be incomplete; make the call again (with \
-                     shorter arguments, or fewer calls at once)",
+                Some((
+                    NotRunReason::CutOff,
+                    ToolCallResult::error(
+                        "not run: your answer was cut off at the output token limit while you \
+                         wrote the calls, so their arguments may be incomplete; make the call \
+                         again (with shorter arguments, or fewer calls at once)",
+                    ),
                 ))
             } else if let Some(reason) = &stop {
-                Some(stopped(reason))
+                Some((NotRunReason::Stopped, stopped(reason)))
             } else if self.cancel.is_cancelled() {
-                Some(cancelled())
+                Some((NotRunReason::Cancelled, cancelled()))
             } else {
                 None
             };
-            if let Some(result) = held {
-                admitted.push(Admitted::Settled(
-                    Slot::Held(request),
-                    false,
-                    Admission::Answered(result, None),
-                ));
+            if let Some((why, result)) = held {
+                let answer = self.not_run(&request.id, &request.name, why, result);
+                admitted.push(Admitted::Settled(Slot::Held(request), false, answer));
                 continue;
             }
             let mut request = request;
@@ -139,11 +148,13 @@ impl<'s> TurnCalls<'s> {
                 () = self.cancel.cancelled() => None,
             };
             let Some((rewritten, decision)) = decided else {
-                admitted.push(Admitted::Settled(
-                    Slot::Held(request),
-                    false,
-                    Admission::Answered(cancelled(), None),
-                ));
+                let answer = self.not_run(
+                    &request.id,
+                    &request.name,
+                    NotRunReason::Cancelled,
+                    cancelled(),
+                );
+                admitted.push(Admitted::Settled(Slot::Held(request), false, answer));
                 continue;
             };
             admitted.push(match decision {
@@ -153,7 +164,12 @@ impl<'s> TurnCalls<'s> {
                     Admitted::Settled(Slot::Held(request), rewritten, answer)
                 }
                 Decision::Stop(reason) => {
-                    let answer = Admission::Answered(stopped(&reason), None);
+                    let answer = self.not_run(
+                        &request.id,
+                        &request.name,
+                        NotRunReason::Stopped,
+                        stopped(&reason),
+                    );
                     stop = Some(reason);
                     Admitted::Settled(Slot::Held(request), rewritten, answer)
                 }
@@ -177,11 +193,12 @@ impl<'s> TurnCalls<'s> {
                 }
                 Admitted::Pending(request, rewritten) => (request, rewritten),
             };
+            let (id, name) = (&request.id, &request.name);
             let admission = if let Some(reason) = &stop {
                 // Nothing of a stopped turn runs.
-                Admission::Answered(stopped(reason), None)
+                self.not_run(id, name, NotRunReason::Stopped, stopped(reason))
             } else if self.cancel.is_cancelled() {
-                Admission::Answered(cancelled(), None)
+                self.not_run(id, name, NotRunReason::Cancelled, cancelled())
             } else {
                 // An approval may wait on a person: the run's cancellation ends the wait.
                 let approved = tokio::select! {
@@ -190,7 +207,7 @@ impl<'s> TurnCalls<'s> {
                     () = self.cancel.cancelled() => None,
                 };
                 match approved {
-                    None => Admission::Answered(cancelled(), None),
+                    None => self.not_run(id, name, NotRunReason::Cancelled, cancelled()),
                     Some(ApprovalDecision::Deny(reason)) => {
                         self.denied(&request, DeniedBy::Approval, reason)
                     }
@@ -350,6 +367,27 @@ impl<'s> TurnCalls<'s> {
         }
         let text = format!("The call was not run: {reason}");
         Admission::Answered(ToolCallResult::error(text), Some(reason))
+    }
+
+    /// The admission of the call `call_id` to `name`, kept from running (`why`) with
+    /// `result`: the event handlers hear of it now, when it is decided.
+    fn not_run(
+        &self,
+        call_id: &str,
+        name: &str,
+        why: NotRunReason,
+        result: ToolCallResult,
+    ) -> Admission {
+        let session = self.session;
+        if !session.events.is_empty() {
+            session.emit(AgentEvent::ToolCallNotRun {
+                call_id: call_id.to_owned(),
+                name: name.to_owned(),
+                why,
+                summary: result.content.to_text(),
+            });
+        }
+        Admission::Answered(result, None)
     }
 
     /// The `before_tool` hooks (which may rewrite `request`): whether the arguments were

@@ -175,11 +175,14 @@ pub struct FileMemory {
 impl FileMemory {
     /// Opens the memory kept at `path`: its facts if the file exists, none otherwise (the file
     /// is created by the first write; its directory and lock file now). A file that is not a
-    /// memory is an error, and so is a file another `FileMemory` has open (see above).
+    /// memory is an error, and so is a file another `FileMemory` has open (see above). A
+    /// `path` that is a symbolic link opens the file it links to (its [`path`](Self::path)),
+    /// and the link stays.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
         let path = std::path::absolute(path.as_ref()).map_err(|err| {
             ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
         })?;
+        let path = linked_file(path)?;
         // Taken before the file is read: the facts read are the ones no other writer changes.
         let lock = WriterLock::take(&path)?;
         let not_a_memory = |reason: &dyn std::fmt::Display| {
@@ -248,6 +251,37 @@ impl FileMemory {
         })
         .await
     }
+}
+
+/// How many symbolic links a memory file's path may go through (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// The file the absolute `path` names once the symbolic links of its last component are
+/// followed (it may not exist yet). Every write replaces the file: written at a link's path,
+/// it would replace the link and leave the file linked to as it was, and a lock beside the
+/// link would not keep out an opener of that file.
+fn linked_file(mut path: PathBuf) -> Result<PathBuf, ServiceError> {
+    for _ in 0..MAX_LINKS {
+        let is_link = std::fs::symlink_metadata(&path)
+            .is_ok_and(|metadata| metadata.file_type().is_symlink());
+        if !is_link {
+            return Ok(path);
+        }
+        let failed =
+            |err: std::io::Error| ServiceError::new("memory", format!("{}: {err}", path.display()));
+        let target = std::fs::read_link(&path).map_err(failed)?;
+        // A relative target is read from the link's directory; `absolute` leaves an
+        // absolute one as it is.
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        path = std::path::absolute(dir.join(target)).map_err(failed)?;
+    }
+    Err(ServiceError::new(
+        "memory",
+        format!(
+            "{}: more than {MAX_LINKS} symbolic links to follow (a loop of links?)",
+            path.display()
+        ),
+    ))
 }
 
 /// Writes `facts` to `path` atomically.

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod agent_events;
 mod agent_session;
 mod atomic_write;
 mod child_usage;

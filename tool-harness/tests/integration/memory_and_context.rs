@@ -471,3 +471,62 @@ async fn a_memory_file_whose_ids_are_used_up_refuses_a_new_fact_and_keeps_its_co
     assert_eq!(memory.version(), u64::MAX);
     assert_eq!(memory.facts().await.unwrap()[0].text, "changed");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_memory_file_opened_through_a_symbolic_link_is_the_file_it_links_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink("memory.json", &link).unwrap();
+    {
+        let first = FileMemory::open(&path).unwrap();
+        first.add("kept".into()).await.unwrap();
+        // The link is another spelling of the open file: a second writer is refused.
+        let err = FileMemory::open(&link).unwrap_err().to_string();
+        assert!(err.contains("is open already"), "{err}");
+    }
+    let through_link = FileMemory::open(&link).unwrap();
+    assert_eq!(through_link.path(), path);
+    through_link
+        .add("written through the link".into())
+        .await
+        .unwrap();
+    // The write reached the file linked to; the link is still a link.
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    drop(through_link);
+    let facts: Vec<String> = FileMemory::open(&path)
+        .unwrap()
+        .facts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|fact| fact.text)
+        .collect();
+    assert_eq!(facts, ["kept", "written through the link"]);
+
+    // A link to a file not written yet: the first write creates it where the link points.
+    let dangling = dir.path().join("later.json");
+    std::os::unix::fs::symlink("state/later-target.json", &dangling).unwrap();
+    let memory = FileMemory::open(&dangling).unwrap();
+    memory.add("first".into()).await.unwrap();
+    assert!(dir.path().join("state/later-target.json").is_file());
+    assert!(
+        std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    // A loop of links is refused with an error naming the path.
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::os::unix::fs::symlink("b.json", &a).unwrap();
+    std::os::unix::fs::symlink("a.json", &b).unwrap();
+    let err = FileMemory::open(&a).unwrap_err().to_string();
+    assert!(err.contains("a.json"), "{err}");
+}

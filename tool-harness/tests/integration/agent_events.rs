@@ -1,0 +1,385 @@
+//! The session's events for calls that did not run: `ToolCallNotRun`, once a call, for each
+//! reason, in the order the events' docs give.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::json;
+use toolsmith_core::{
+    Args, CancellationToken, FnTool, ToolAnnotations, ToolArgs, ToolCallRequest, ToolCallResult,
+    ToolShed, scheme,
+};
+use toolsmith_harness::agent::{
+    AgentEvent, AgentRun, AgentSession, AgentSessionBuilder, AgenticError, ApprovalDecision,
+    HookDecision, NotRunReason, ToolApproval, ToolHook,
+};
+use toolsmith_harness::model::{ScriptedModel, ScriptedTurn, StopReason};
+
+/// A tool that counts its runs.
+fn counting_tool(name: &str, runs: &Arc<AtomicUsize>) -> FnTool {
+    let runs = Arc::clone(runs);
+    FnTool::new(
+        name,
+        format!("A tool named {name}."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ToolCallResult::text("ran")) }
+        },
+    )
+}
+
+/// The events a session sent, kept in order.
+#[derive(Clone, Default)]
+struct Recorded(Arc<Mutex<Vec<AgentEvent>>>);
+
+impl Recorded {
+    /// `builder` with the recorder as its event handler and `ping` (counting in `runs`) and a
+    /// destructive `wipe` as its tools.
+    fn session(&self, builder: AgentSessionBuilder, runs: &Arc<AtomicUsize>) -> AgentSession {
+        let sink = Arc::clone(&self.0);
+        let wipe = counting_tool("wipe", runs).with_annotations(ToolAnnotations {
+            destructive: Some(true),
+            ..ToolAnnotations::default()
+        });
+        let session = builder
+            .with_model("m")
+            .with_toolshed(ToolShed::new().tool(counting_tool("ping", runs)).tool(wipe))
+            .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
+            .build()
+            .unwrap();
+        let names = session.tool_manager().names();
+        session.tool_manager().activate(&names);
+        session
+    }
+
+    /// Each event as a short word; a `ToolCallNotRun` as `not-run <id>`, a call's start and
+    /// end with the call's id.
+    fn kinds(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|event| match event {
+                AgentEvent::ModelRequest { .. } => "request".to_owned(),
+                AgentEvent::ModelResponse { .. } => "response".to_owned(),
+                AgentEvent::ToolCallNotRun { call_id, .. } => format!("not-run {call_id}"),
+                AgentEvent::ToolCallDenied { call_id, .. } => format!("denied {call_id}"),
+                AgentEvent::ToolCallStarted { call_id, .. } => format!("started {call_id}"),
+                AgentEvent::ToolCallFinished { call_id, .. } => format!("finished {call_id}"),
+                AgentEvent::TurnFinished { .. } => "turn".to_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// The `ToolCallNotRun` events as (id, name, why, summary).
+    fn not_run(&self) -> Vec<(String, String, NotRunReason, String)> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::ToolCallNotRun {
+                    call_id,
+                    name,
+                    why,
+                    summary,
+                } => Some((call_id.clone(), name.clone(), *why, summary.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// What the run's record of call `id` says the model was shown.
+fn shown(run: &AgentRun, id: &str) -> String {
+    let records: Vec<_> = run.tool_calls.iter().filter(|c| c.call_id == id).collect();
+    assert_eq!(records.len(), 1, "one record of {id}: {:?}", run.tool_calls);
+    assert!(records[0].result.is_error(), "{:?}", records[0]);
+    records[0].result.content.to_text()
+}
+
+#[tokio::test]
+async fn a_call_with_unreadable_arguments_is_reported_not_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("c1", "ping", json!({}))
+            .and_raw_call("ping", "{\"a\": "),
+        ScriptedTurn::text("done"),
+    ]);
+    let recorded = Recorded::default();
+    let session = recorded.session(AgentSession::builder(model.clone()), &runs);
+    let run = session.run("go").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let unread = run.tool_calls[1].call_id.clone();
+    let not_run = recorded.not_run();
+    assert_eq!(
+        not_run,
+        [(
+            unread.clone(),
+            "ping".to_owned(),
+            NotRunReason::Unreadable,
+            shown(&run, &unread)
+        )]
+    );
+    assert!(not_run[0].3.contains("not valid JSON"), "{}", not_run[0].3);
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            &format!("not-run {unread}"),
+            "started c1",
+            "finished c1",
+            "turn",
+            "request",
+            "response"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_call_whose_id_is_repeated_is_reported_not_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("dup", "ping", json!({}))
+            .and_call_with_id("dup", "wipe", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let recorded = Recorded::default();
+    let session = recorded.session(AgentSession::builder(model.clone()), &runs);
+    let run = session.run("go").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let not_run = recorded.not_run();
+    assert_eq!(not_run.len(), 1, "{not_run:?}");
+    assert_eq!(
+        (&not_run[0].0[..], &not_run[0].1[..], not_run[0].2),
+        ("dup", "wipe", NotRunReason::RepeatedId)
+    );
+    assert_eq!(not_run[0].3, run.tool_calls[1].result.content.to_text());
+    assert!(not_run[0].3.contains("an earlier call"), "{}", not_run[0].3);
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "not-run dup",
+            "started dup",
+            "finished dup",
+            "turn",
+            "request",
+            "response"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_calls_of_an_answer_cut_off_are_reported_not_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("c1", "ping", json!({}))
+            .and_call_with_id("c2", "ping", json!({}))
+            .with_stop_reason(StopReason::MaxTokens),
+        ScriptedTurn::text("done"),
+    ]);
+    let recorded = Recorded::default();
+    let session = recorded.session(AgentSession::builder(model.clone()), &runs);
+    let run = session.run("go").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let not_run = recorded.not_run();
+    let expected: Vec<_> = ["c1", "c2"]
+        .into_iter()
+        .map(|id| {
+            (
+                id.to_owned(),
+                "ping".to_owned(),
+                NotRunReason::CutOff,
+                shown(&run, id),
+            )
+        })
+        .collect();
+    assert_eq!(not_run, expected);
+    assert!(not_run[0].3.contains("cut off"), "{}", not_run[0].3);
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "not-run c1",
+            "not-run c2",
+            "turn",
+            "request",
+            "response"
+        ]
+    );
+}
+
+/// Stops the run at `wipe`.
+struct StopAtWipe;
+
+#[async_trait]
+impl ToolHook for StopAtWipe {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        if call.name == "wipe" {
+            HookDecision::Stop("no wiping".into())
+        } else {
+            HookDecision::Allow
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_calls_of_a_stopped_answer_are_reported_not_run_as_they_are_decided() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "ping", json!({}))
+        .and_call_with_id("c2", "wipe", json!({}))
+        .and_call_with_id("c3", "ping", json!({}))]);
+    let recorded = Recorded::default();
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_hook(StopAtWipe),
+        &runs,
+    );
+    let AgenticError::Stopped { run, .. } = session.run("go").await.unwrap_err() else {
+        panic!("expected Stopped");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // The stopping call and the one after it are decided as the hooks go; the one before,
+    // which the hooks let through, after them.
+    let expected: Vec<_> = ["c2", "c3", "c1"]
+        .into_iter()
+        .map(|id| (id, NotRunReason::Stopped, shown(&run, id)))
+        .collect();
+    let not_run: Vec<_> = recorded
+        .not_run()
+        .into_iter()
+        .map(|(id, _, why, summary)| (id, why, summary))
+        .collect();
+    assert_eq!(
+        not_run
+            .iter()
+            .map(|(id, why, summary)| (id.as_str(), *why, summary.clone()))
+            .collect::<Vec<_>>(),
+        expected
+    );
+    assert!(not_run[0].2.contains("no wiping"), "{}", not_run[0].2);
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "not-run c2",
+            "not-run c3",
+            "not-run c1"
+        ]
+    );
+}
+
+/// Cancels `token` when it sees its first call, and lets the call through.
+struct CancelAtFirstCall(CancellationToken);
+
+#[async_trait]
+impl ToolHook for CancelAtFirstCall {
+    async fn before_tool(&self, _: &ToolCallRequest) -> HookDecision {
+        self.0.cancel();
+        HookDecision::Allow
+    }
+}
+
+#[tokio::test]
+async fn calls_the_cancellation_kept_from_running_are_reported_not_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "ping", json!({}))
+        .and_call_with_id("c2", "ping", json!({}))]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    let session = recorded.session(
+        AgentSession::builder(model.clone())
+            .with_cancellation(token.clone())
+            .with_hook(CancelAtFirstCall(token)),
+        &runs,
+    );
+    let AgenticError::Cancelled { run } = session.run("go").await.unwrap_err() else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // c2 never reaches the hooks; c1, which they let through, is decided after them.
+    let expected: Vec<_> = ["c2", "c1"]
+        .into_iter()
+        .map(|id| {
+            (
+                id.to_owned(),
+                "ping".to_owned(),
+                NotRunReason::Cancelled,
+                shown(&run, id),
+            )
+        })
+        .collect();
+    assert_eq!(recorded.not_run(), expected);
+    assert_eq!(expected[0].3, "not run: the run was cancelled");
+    assert_eq!(
+        recorded.kinds(),
+        ["request", "response", "not-run c2", "not-run c1"]
+    );
+}
+
+/// Says on `asked` that it was asked, then never answers.
+struct NeverAnswers(Arc<tokio::sync::Notify>);
+
+#[async_trait]
+impl ToolApproval for NeverAnswers {
+    async fn approve(&self, _: &ToolCallRequest) -> ApprovalDecision {
+        self.0.notify_one();
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_call_whose_approval_the_cancellation_ended_is_reported_not_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "wipe", json!({}))
+        .and_call_with_id("c2", "ping", json!({}))]);
+    let recorded = Recorded::default();
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_approval(NeverAnswers(Arc::clone(&asked))),
+        &runs,
+    );
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        asked.notified().await;
+        cancel.cancel();
+    });
+    let AgenticError::Cancelled { run } = session
+        .run_with_cancellation("go", token)
+        .await
+        .unwrap_err()
+    else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let expected: Vec<_> = [("c1", "wipe"), ("c2", "ping")]
+        .into_iter()
+        .map(|(id, name)| {
+            (
+                id.to_owned(),
+                name.to_owned(),
+                NotRunReason::Cancelled,
+                shown(&run, id),
+            )
+        })
+        .collect();
+    assert_eq!(recorded.not_run(), expected);
+    assert_eq!(
+        recorded.kinds(),
+        ["request", "response", "not-run c1", "not-run c2"]
+    );
+}
