@@ -7,6 +7,7 @@
 mod support;
 
 mod accepted_is_read;
+mod auto_traits;
 mod batch;
 mod bound_tools;
 mod deep_nesting;
