@@ -10,6 +10,7 @@ mod accepted_is_read;
 mod auto_traits;
 mod batch;
 mod bound_tools;
+mod debug_output;
 mod deep_nesting;
 mod dispatch_properties;
 mod integer_bounds;

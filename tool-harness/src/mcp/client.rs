@@ -44,7 +44,7 @@ const CONNECTION_END_WAIT: Duration = Duration::from_secs(3);
 /// assert_eq!(remote.to_string(), "http://127.0.0.1:8080/mcp");
 /// # drop(local);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub enum McpTransport {
     /// A server started as a child process, speaking on its stdin and stdout.
@@ -82,6 +82,20 @@ impl McpTransport {
                 bearer_token: Some(token.into()),
             },
             other => other,
+        }
+    }
+}
+
+impl std::fmt::Debug for McpTransport {
+    // Whether there is a token, never the token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ChildProcess(command) => f.debug_tuple("ChildProcess").field(command).finish(),
+            Self::Http { url, bearer_token } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("bearer_token", &bearer_token.as_ref().map(|_| "<redacted>"))
+                .finish(),
         }
     }
 }
