@@ -39,6 +39,7 @@ pub struct McpCommand {
 
 impl McpCommand {
     /// Runs `program` (looked up in `PATH`).
+    #[must_use]
     pub fn new(program: impl Into<OsString>) -> Self {
         Self {
             program: program.into(),

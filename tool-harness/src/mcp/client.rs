@@ -60,12 +60,14 @@ pub enum McpTransport {
 
 impl McpTransport {
     /// A server in a child process.
+    #[must_use]
     pub fn child(command: McpCommand) -> Self {
         Self::ChildProcess(command)
     }
 
     /// A server at `url` over streamable HTTP (`http://`, or `https://` verified against the
     /// system's root certificates).
+    #[must_use]
     pub fn http(url: impl Into<String>) -> Self {
         Self::Http {
             url: url.into(),
@@ -277,6 +279,7 @@ static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 /// # Ok(())
 /// # }
 /// ```
+#[must_use = "dropping the client closes its connection and ends its server process"]
 pub struct McpClient {
     connection: Arc<Connection>,
     lister: ToolLister,

@@ -252,6 +252,7 @@ impl McpHttpOptions {
 /// # }
 /// ```
 #[derive(Debug)]
+#[must_use = "the server goes on serving, but without it cannot be shut down or waited for"]
 pub struct McpHttpServer {
     local_addr: SocketAddr,
     path: String,
