@@ -47,6 +47,7 @@
 //! attribute, which the crate re-exports, so no `async-trait` dependency of your own is
 //! needed: `use toolsmith::async_trait;`.
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
 
 #[doc(inline)]
 pub use toolsmith_core::*;

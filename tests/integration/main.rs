@@ -7,8 +7,12 @@
 mod support;
 
 mod accepted_is_read;
+#[cfg(all(feature = "mcp", feature = "http-models"))]
+mod auto_traits;
 mod batch;
 mod bound_tools;
+#[cfg(all(feature = "mcp", feature = "http-models"))]
+mod debug_output;
 mod deep_nesting;
 mod dispatch_properties;
 mod integer_bounds;

@@ -52,6 +52,7 @@
 //! assert_eq!(result.content.to_text(), "ababab");
 //! ```
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
 
 mod batch;
 mod generated;

@@ -31,6 +31,7 @@
 //! # }
 //! ```
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
 
 pub mod agent;
 #[cfg(any(feature = "http-models", feature = "mcp"))]

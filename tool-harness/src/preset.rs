@@ -52,6 +52,7 @@ impl std::fmt::Debug for ToolPreset {
 
 impl ToolPreset {
     /// An empty preset.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
@@ -64,6 +65,7 @@ impl ToolPreset {
     }
 
     /// `read`, `write` and `edit` over `fs`.
+    #[must_use]
     pub fn files(fs: Arc<dyn FileSystem>) -> Self {
         Self::new()
             .with(ReadTool::new(Arc::clone(&fs), ReadLimits::default()))
@@ -72,27 +74,32 @@ impl ToolPreset {
     }
 
     /// `search_file` over `fs`.
+    #[must_use]
     pub fn file_search(fs: Arc<dyn FileSystem>) -> Self {
         Self::new().with(SearchFileTool::new(fs, DEFAULT_MAX_MATCHES))
     }
 
     /// `bash`, running in the process's current directory (as it is now), confined by
     /// Landlock where the kernel supports it.
+    #[must_use]
     pub fn shell() -> Self {
         Self::shell_with(ShellConfig::in_current_dir())
     }
 
     /// `bash` with `config`.
+    #[must_use]
     pub fn shell_with(config: ShellConfig) -> Self {
         Self::new().with(BashTool::new(config))
     }
 
     /// `memory` (`add`, `remove`, `replace`) over the given memory.
+    #[must_use]
     pub fn memory(memory: Arc<dyn MemoryAccess>) -> Self {
         Self::new().with(MemoryTool::new(memory))
     }
 
     /// `memory` over the session's own memory, built when the session is.
+    #[must_use]
     pub fn session_memory() -> Self {
         Self::new().with(Box::new(tool_fn(MEMORY_TOOL, |parts: &SessionParts| {
             Arc::new(MemoryTool::new(Arc::clone(&parts.memory))) as Arc<dyn ToolImpl>
@@ -101,6 +108,7 @@ impl ToolPreset {
 
     /// `search_context` over the session's context stores and embedder, built when the session
     /// is.
+    #[must_use]
     pub fn search_context() -> Self {
         // `#[ctx]`-built: the generated struct is the session constructor.
         Self::new().with(SearchContextTool)
@@ -126,6 +134,7 @@ impl ToolPreset {
     /// let shed = ToolShed::new().tools(ToolPreset::agent(config));
     /// assert_eq!(shed.names(), ["agent"]);
     /// ```
+    #[must_use]
     pub fn agent(config: SubAgentConfig) -> Self {
         Self::new().with(Box::new(tool_fn(AGENT_TOOL, move |parts: &SessionParts| {
             Arc::new(AgentCommands::for_session(config, parts)) as Arc<dyn ToolImpl>
@@ -134,6 +143,7 @@ impl ToolPreset {
 
     /// Files and shell: what a sub-agent needs to work on a tree. `bash` runs in `fs`'s
     /// directory when `fs` is local, in the current directory otherwise.
+    #[must_use]
     pub fn minimal_sub_agent(fs: Arc<dyn FileSystem>) -> Self {
         let shell = ShellConfig::new(shell_root(&*fs));
         Self::files(fs).merge(Self::shell_with(shell))
@@ -141,6 +151,7 @@ impl ToolPreset {
 
     /// Files, `search_file`, shell and the session's memory. `bash` runs in `fs`'s directory
     /// when `fs` is local, in the current directory otherwise.
+    #[must_use]
     pub fn standard(fs: Arc<dyn FileSystem>) -> Self {
         Self::minimal_sub_agent(Arc::clone(&fs))
             .merge(Self::file_search(fs))

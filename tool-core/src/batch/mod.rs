@@ -86,6 +86,7 @@ impl std::fmt::Debug for BatchOptions {
 
 impl BatchOptions {
     /// The manager's concurrency limit, no deadline, no cancellation, no offer check.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }

@@ -174,6 +174,7 @@ impl Default for ToolRetryConfig {
 impl ToolRetryConfig {
     /// Exponential backoff with `max_retries` retries: 100 ms, then ×2 each time up to 10 s
     /// (spec 02), on the default error kinds.
+    #[must_use]
     pub fn exponential(max_retries: u32) -> Self {
         Self {
             max_retries,
@@ -185,6 +186,7 @@ impl ToolRetryConfig {
 
     /// `max_retries` retries, each after the same `delay` (jitter still applies; see
     /// [`with_jitter`](Self::with_jitter)).
+    #[must_use]
     pub fn fixed(max_retries: u32, delay: Duration) -> Self {
         Self {
             max_retries,
@@ -196,6 +198,7 @@ impl ToolRetryConfig {
     }
 
     /// No retries at all.
+    #[must_use]
     pub fn never() -> Self {
         Self {
             max_retries: 0,

@@ -26,6 +26,10 @@
 //!
 //! Not part of the public API: the macro's generated code is its only user.
 
+// Markers and function pointers that the generated code makes and uses at once; public only
+// so that errors name them by a readable path. Their `Debug` would show nothing.
+#![allow(missing_debug_implementations)]
+
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::fmt::Display;

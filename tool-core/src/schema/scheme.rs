@@ -57,6 +57,7 @@ macro_rules! schema_type {
             }
 
             /// The schema value.
+            #[must_use]
             pub fn build(self) -> Value {
                 Value::Object(self.0)
             }

@@ -155,6 +155,7 @@ impl Default for ArgsObject {
 
 impl ArgsObject {
     /// An object schema with no properties yet.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             generator: generator(),
@@ -220,6 +221,7 @@ impl ArgsObject {
     }
 
     /// The object schema.
+    #[must_use]
     pub fn build(mut self) -> Args {
         let mut root = Map::new();
         root.insert("type".to_owned(), Value::from("object"));

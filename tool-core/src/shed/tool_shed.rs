@@ -92,6 +92,7 @@ impl std::fmt::Debug for ToolShed {
 
 impl ToolShed {
     /// An empty shed.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }

@@ -82,6 +82,7 @@ pub struct ToolCallContext {
 impl ToolCallContext {
     /// A context for the call `call_id` of `tool`, cancelled by `cancellation`, reporting
     /// progress nowhere.
+    #[must_use]
     pub fn new(
         call_id: impl Into<Arc<str>>,
         tool: impl Into<Arc<str>>,

@@ -53,6 +53,7 @@ pub struct ToolDefinition {
 impl ToolDefinition {
     /// A definition in the [default category](DEFAULT_CATEGORY), with no result schema and no
     /// annotations.
+    #[must_use]
     pub fn new(name: impl Into<String>, description: impl Into<String>, arguments: Args) -> Self {
         Self {
             name: name.into(),
@@ -141,6 +142,7 @@ impl ToolAnnotations {
     }
 
     /// Annotations of a tool that only reads.
+    #[must_use]
     pub fn read_only() -> Self {
         Self {
             read_only: Some(true),

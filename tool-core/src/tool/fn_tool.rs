@@ -43,6 +43,7 @@ pub struct FnTool {
 
 impl FnTool {
     /// A tool called `name` in the default category, running `handler` on each call.
+    #[must_use]
     pub fn new<F, Fut>(
         name: impl Into<String>,
         description: impl Into<String>,

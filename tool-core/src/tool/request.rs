@@ -51,6 +51,7 @@ pub struct ToolCallRequest {
 
 impl ToolCallRequest {
     /// A call with no dependencies and no scheduling preference.
+    #[must_use]
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: ToolArguments) -> Self {
         Self {
             id: id.into(),

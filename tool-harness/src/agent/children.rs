@@ -80,6 +80,7 @@ impl SubAgentConfig {
     /// Children that talk to `model` (requesting `model_name`), with no tools, at most
     /// [`DEFAULT_CHILD_MAX_TURNS`] model calls each, [`DEFAULT_MAX_CHILDREN`] at once, and no
     /// grandchildren (depth 1).
+    #[must_use]
     pub fn new(model: impl ChatModel + 'static, model_name: impl Into<String>) -> Self {
         Self {
             model: Arc::new(model),

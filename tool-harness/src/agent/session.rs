@@ -527,6 +527,22 @@ pub struct AgentSessionBuilder {
     pause: Option<PauseHandle>,
 }
 
+impl std::fmt::Debug for AgentSessionBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSessionBuilder")
+            .field("model", &self.model.name())
+            .field("model_name", &self.model_name)
+            .field("session_id", &self.session_id)
+            .field("tools", &self.shed.names())
+            .field("max_turns", &self.max_turns)
+            .field("streaming", &self.streaming)
+            .field("hooks", &self.hooks.len())
+            .field("approval", &self.approval.is_some())
+            .field("event_handlers", &self.events.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl AgentSessionBuilder {
     fn new(model: Arc<dyn ChatModel>) -> Self {
         Self {

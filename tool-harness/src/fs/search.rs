@@ -45,6 +45,7 @@ pub struct SearchQuery {
 
 impl SearchQuery {
     /// A search for `pattern` below the root, with the default cap.
+    #[must_use]
     pub fn new(pattern: impl Into<String>) -> Self {
         Self {
             pattern: pattern.into(),

@@ -28,7 +28,7 @@ const REAP_WAIT: Duration = Duration::from_millis(200);
 ///     .env("LOG_LEVEL", "warn");
 /// assert_eq!(command.to_string(), "npx -y @modelcontextprotocol/server-everything");
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpCommand {
     program: OsString,
     args: Vec<OsString>,
@@ -39,6 +39,7 @@ pub struct McpCommand {
 
 impl McpCommand {
     /// Runs `program` (looked up in `PATH`).
+    #[must_use]
     pub fn new(program: impl Into<OsString>) -> Self {
         Self {
             program: program.into(),
@@ -86,6 +87,22 @@ impl McpCommand {
     pub fn quiet(mut self) -> Self {
         self.quiet = true;
         self
+    }
+}
+
+impl std::fmt::Debug for McpCommand {
+    // The variables' names only: servers take their credentials there (`GITHUB_TOKEN`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpCommand")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field(
+                "env",
+                &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .field("current_dir", &self.current_dir)
+            .field("quiet", &self.quiet)
+            .finish()
     }
 }
 

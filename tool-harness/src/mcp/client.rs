@@ -44,7 +44,7 @@ const CONNECTION_END_WAIT: Duration = Duration::from_secs(3);
 /// assert_eq!(remote.to_string(), "http://127.0.0.1:8080/mcp");
 /// # drop(local);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub enum McpTransport {
     /// A server started as a child process, speaking on its stdin and stdout.
@@ -60,12 +60,14 @@ pub enum McpTransport {
 
 impl McpTransport {
     /// A server in a child process.
+    #[must_use]
     pub fn child(command: McpCommand) -> Self {
         Self::ChildProcess(command)
     }
 
     /// A server at `url` over streamable HTTP (`http://`, or `https://` verified against the
     /// system's root certificates).
+    #[must_use]
     pub fn http(url: impl Into<String>) -> Self {
         Self::Http {
             url: url.into(),
@@ -82,6 +84,20 @@ impl McpTransport {
                 bearer_token: Some(token.into()),
             },
             other => other,
+        }
+    }
+}
+
+impl std::fmt::Debug for McpTransport {
+    // Whether there is a token, never the token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ChildProcess(command) => f.debug_tuple("ChildProcess").field(command).finish(),
+            Self::Http { url, bearer_token } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("bearer_token", &bearer_token.as_ref().map(|_| "<redacted>"))
+                .finish(),
         }
     }
 }
@@ -263,6 +279,7 @@ static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 /// # Ok(())
 /// # }
 /// ```
+#[must_use = "dropping the client closes its connection and ends its server process"]
 pub struct McpClient {
     connection: Arc<Connection>,
     lister: ToolLister,

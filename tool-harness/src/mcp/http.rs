@@ -50,7 +50,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 /// assert_eq!(options.path(), "/mcp");
 /// assert_eq!(options.max_sessions(), 100);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpHttpOptions {
     addr: SocketAddr,
     path: String,
@@ -65,6 +65,25 @@ pub struct McpHttpOptions {
 /// How long an MCP session of an [`McpHttpServer`] may see no traffic before it ends, by
 /// default ([`McpHttpOptions::with_session_idle_timeout`]): rmcp's own default.
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = SessionConfig::DEFAULT_KEEP_ALIVE;
+
+impl std::fmt::Debug for McpHttpOptions {
+    // Whether there is a token, never the token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpOptions")
+            .field("addr", &self.addr)
+            .field("path", &self.path)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .finish()
+    }
+}
 
 impl Default for McpHttpOptions {
     /// 127.0.0.1 on a port the system picks, at `/mcp`, no token.
@@ -233,6 +252,7 @@ impl McpHttpOptions {
 /// # }
 /// ```
 #[derive(Debug)]
+#[must_use = "the server goes on serving, but without it cannot be shut down or waited for"]
 pub struct McpHttpServer {
     local_addr: SocketAddr,
     path: String,

@@ -47,6 +47,7 @@ impl Default for McpServerOptions {
 
 impl McpServerOptions {
     /// A server that calls itself `name` at `version`, listing every tool, 100 a page.
+    #[must_use]
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -157,6 +158,7 @@ impl McpServer {
     }
 
     /// A server for a new connection: the same manager and options, nothing offered yet.
+    #[must_use]
     pub fn for_connection(&self) -> Self {
         Self {
             manager: Arc::clone(&self.manager),

@@ -29,6 +29,7 @@ impl Usage {
     }
 
     /// `self` less `other`, field by field, stopping at zero.
+    #[must_use]
     pub fn saturating_sub(self, other: Usage) -> Usage {
         Usage {
             input_tokens: self.input_tokens.saturating_sub(other.input_tokens),

@@ -50,16 +50,19 @@ struct ScriptedCall {
 
 impl ScriptedTurn {
     /// A text answer, which ends an agent's run.
+    #[must_use]
     pub fn text(text: impl Into<String>) -> Self {
         Self::reply(Some(text.into()), Vec::new())
     }
 
     /// One tool call with `arguments` (its id is generated: `call-<turn>-<index>`).
+    #[must_use]
     pub fn call(name: impl Into<String>, arguments: Value) -> Self {
         Self::reply(None, Vec::new()).and_call(name, arguments)
     }
 
     /// Tool calls, each `(name, arguments)`, ids generated.
+    #[must_use]
     pub fn calls<N: Into<String>>(calls: impl IntoIterator<Item = (N, Value)>) -> Self {
         calls
             .into_iter()
@@ -69,6 +72,7 @@ impl ScriptedTurn {
     }
 
     /// A failed model call.
+    #[must_use]
     pub fn error(error: ModelError) -> Self {
         Self {
             answer: Answer::Fail(error),
@@ -78,6 +82,7 @@ impl ScriptedTurn {
     }
 
     /// An answer computed from the request (for scripts that depend on what was sent).
+    #[must_use]
     pub fn respond(
         respond: impl Fn(&ChatRequest) -> Result<ChatResponse, ModelError> + Send + Sync + 'static,
     ) -> Self {

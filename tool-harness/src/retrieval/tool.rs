@@ -83,6 +83,7 @@ impl std::fmt::Debug for RetrieverTool {
 
 impl RetrieverTool {
     /// The tool `name` with `description`, retrieving through `retriever`.
+    #[must_use]
     pub fn new(
         retriever: Arc<dyn Retriever>,
         name: impl Into<String>,

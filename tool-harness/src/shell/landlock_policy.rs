@@ -45,6 +45,7 @@ impl Default for LandlockPolicy {
 
 impl LandlockPolicy {
     /// Writes beneath the root only (and to `/dev/null`).
+    #[must_use]
     pub fn new() -> Self {
         Self {
             writable: vec![PathBuf::from("/dev/null")],

@@ -87,6 +87,7 @@ pub struct ShellConfig {
 
 impl ShellConfig {
     /// The defaults, running in `root`.
+    #[must_use]
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
@@ -101,6 +102,7 @@ impl ShellConfig {
     }
 
     /// The defaults, running in the process's current directory.
+    #[must_use]
     pub fn in_current_dir() -> Self {
         Self::new(std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
     }

@@ -24,6 +24,7 @@ impl SessionParts {
     /// assert_eq!(parts.session_id, "s-1");
     /// assert!(parts.embedder.is_none());
     /// ```
+    #[must_use]
     pub fn in_memory(session_id: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),

@@ -65,6 +65,7 @@ pub struct AnthropicModel {
 
 impl AnthropicModel {
     /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    #[must_use]
     pub fn builder() -> HttpModelBuilder<Self> {
         HttpModelBuilder::new()
     }

@@ -13,13 +13,24 @@ use crate::model::{ChatRequest, ChatResponse, ModelError};
 
 /// The parts every HTTP client holds, made by
 /// [`HttpModelBuilder::client`](super::HttpModelBuilder).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct HttpClient {
     pub(crate) transport: Transport,
     /// The output limit of requests whose options set none.
     pub(crate) max_output_tokens: Option<u32>,
     /// Fields every request body carries, where the client writes none of its own.
     pub(crate) body_fields: Map<String, Value>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    // The body fields' names only, as the builder shows them: a value may be a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("transport", &self.transport)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("body_fields", &self.body_fields.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// One API: where a request goes, what its body holds, how its stream reads and how its

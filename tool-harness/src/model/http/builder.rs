@@ -70,6 +70,7 @@ const CLIENT_FIELDS: &[&str] = &["stream", "stream_options"];
 
 /// What a client needs to know to resolve its settings. (`pub` for the sealed `Configured`
 /// trait to name it; the module is private, so no user can.)
+#[derive(Debug)]
 pub struct Endpoint {
     /// What errors call the API (a provider's short name).
     pub(crate) name: &'static str,
@@ -116,7 +117,12 @@ impl<M> fmt::Debug for HttpModelBuilder<M> {
         let s = &self.settings;
         f.debug_struct("HttpModelBuilder")
             .field("api_key", &s.api_key.as_ref().map(|_| "<redacted>"))
-            .field("base_url", &s.base_url)
+            .field(
+                "base_url",
+                &s.base_url
+                    .as_deref()
+                    .map(super::transport::without_userinfo),
+            )
             .field("timeout", &s.timeout)
             .field("max_retries", &s.max_retries)
             .field("retry_delay", &s.retry_delay)

@@ -58,6 +58,7 @@ pub struct GeminiModel {
 
 impl GeminiModel {
     /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    #[must_use]
     pub fn builder() -> HttpModelBuilder<Self> {
         HttpModelBuilder::new()
     }

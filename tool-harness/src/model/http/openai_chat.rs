@@ -81,6 +81,7 @@ pub struct OpenAiChatModel {
 
 impl OpenAiChatModel {
     /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    #[must_use]
     pub fn builder() -> HttpModelBuilder<Self> {
         HttpModelBuilder::new()
     }

@@ -106,7 +106,7 @@ const KNOWN_DIMENSIONS: &[(&str, usize)] = &[
 /// assert_eq!(embedder.dimensions(), 3);
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenAiEmbedder {
     transport: Transport,
     model: String,
@@ -116,6 +116,21 @@ pub struct OpenAiEmbedder {
     batch_size: usize,
     concurrent_requests: usize,
     body_fields: Map<String, Value>,
+}
+
+impl std::fmt::Debug for OpenAiEmbedder {
+    // The body fields' names only, as the builder shows them: a value may be a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiEmbedder")
+            .field("transport", &self.transport)
+            .field("model", &self.model)
+            .field("dimensions", &self.dimensions)
+            .field("ask_dimensions", &self.ask_dimensions)
+            .field("batch_size", &self.batch_size)
+            .field("concurrent_requests", &self.concurrent_requests)
+            .field("body_fields", &self.body_fields.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// The embedder's settings in [`HttpModelBuilder`].

@@ -63,6 +63,7 @@ pub struct OpenAiResponsesModel {
 
 impl OpenAiResponsesModel {
     /// A builder, for the official API unless given a [`base_url`](HttpModelBuilder::base_url).
+    #[must_use]
     pub fn builder() -> HttpModelBuilder<Self> {
         HttpModelBuilder::new()
     }

@@ -746,7 +746,7 @@ impl ErrorBody {
 }
 
 /// `url` without a user name or password in it: errors and `Debug` output are logged.
-fn without_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn without_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
     match reqwest::Url::parse(url) {
         Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
             let _ = parsed.set_username("");
