@@ -47,6 +47,8 @@ mod shell;
 #[cfg(any(feature = "http-models", feature = "mcp"))]
 mod tls;
 pub mod tools;
+#[cfg(any(feature = "http-models", feature = "mcp"))]
+mod url_userinfo;
 
 pub use toolsmith_core as core;
 

@@ -22,6 +22,7 @@ use super::tool_list::{
     DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_TOOLS, ListChangeListener, LiveToolList, ToolLister,
 };
 use crate::error_causes::with_causes;
+use crate::url_userinfo::without_userinfo;
 
 /// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
 /// otherwise.
@@ -95,7 +96,7 @@ impl std::fmt::Debug for McpTransport {
             Self::ChildProcess(command) => f.debug_tuple("ChildProcess").field(command).finish(),
             Self::Http { url, bearer_token } => f
                 .debug_struct("Http")
-                .field("url", url)
+                .field("url", &without_userinfo(url))
                 .field("bearer_token", &bearer_token.as_ref().map(|_| "<redacted>"))
                 .finish(),
         }
@@ -106,7 +107,8 @@ impl std::fmt::Display for McpTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::ChildProcess(command) => write!(f, "`{command}`"),
-            Self::Http { url, .. } => f.write_str(url),
+            // Errors show it, and are logged: never a password in the URL.
+            Self::Http { url, .. } => f.write_str(&without_userinfo(url)),
         }
     }
 }
@@ -504,7 +506,10 @@ fn http_client(url: &str) -> Result<reqwest::Client, McpError> {
         .user_agent(concat!("toolsmith/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|error| {
-            McpError::Config(format!("cannot build the HTTP client for {url}: {error}"))
+            McpError::Config(format!(
+                "cannot build the HTTP client for {}: {error}",
+                without_userinfo(url)
+            ))
         })
 }
 

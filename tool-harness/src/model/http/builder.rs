@@ -121,7 +121,7 @@ impl<M> fmt::Debug for HttpModelBuilder<M> {
                 "base_url",
                 &s.base_url
                     .as_deref()
-                    .map(super::transport::without_userinfo),
+                    .map(crate::url_userinfo::without_userinfo),
             )
             .field("timeout", &s.timeout)
             .field("max_retries", &s.max_retries)

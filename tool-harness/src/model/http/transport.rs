@@ -18,6 +18,7 @@ use super::MAX_RESPONSE_BYTES;
 use super::events::EventStream;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
+use crate::url_userinfo::without_userinfo;
 
 /// The most of an API's error message (or of an unreadable body) an error quotes.
 pub(super) const MAX_QUOTED_CHARS: usize = 2_000;
@@ -742,18 +743,6 @@ impl ErrorBody {
             ErrorBody::Read(bytes) => api_message(&bytes),
             ErrorBody::Unread(reason) => format!("(the error body could not be read: {reason})"),
         }
-    }
-}
-
-/// `url` without a user name or password in it: errors and `Debug` output are logged.
-pub(super) fn without_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            std::borrow::Cow::Owned(parsed.to_string())
-        }
-        _ => std::borrow::Cow::Borrowed(url),
     }
 }
 

@@ -560,3 +560,25 @@ async fn a_server_that_cannot_be_reached_is_reported_in_plain_words() {
     assert!(!message.contains("WorkerTransport"), "{message}");
     assert!(!message.contains("rmcp::"), "{message}");
 }
+
+/// A URL with a user and password in it: the error (which is logged) shows neither, from
+/// the transport's own words or the HTTP client's.
+#[tokio::test]
+async fn a_password_in_the_url_is_in_no_error() {
+    let unlistened = tokio::net::TcpSocket::new_v4().unwrap();
+    unlistened.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = unlistened.local_addr().unwrap().port();
+    let transport = McpTransport::http(format!("http://agent:s3cret-pw@127.0.0.1:{port}/mcp"));
+    assert_eq!(
+        transport.to_string(),
+        format!("http://127.0.0.1:{port}/mcp")
+    );
+    assert!(!format!("{transport:?}").contains("s3cret-pw"));
+    let err = McpClient::connect(transport)
+        .await
+        .expect_err("nothing listens there");
+    for shown in [err.to_string(), format!("{err:?}")] {
+        assert!(!shown.contains("s3cret-pw"), "{shown}");
+        assert!(!shown.contains("agent:"), "{shown}");
+    }
+}
