@@ -289,6 +289,26 @@ fn a_reader_that_stops_early_ends_the_command_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// A stderr that cannot be written (`2>/dev/full`, a reader gone) leaves a failure's exit
+/// code as it is: `eprintln!` panicked there, and the command exited with 101.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stderr_that_cannot_be_written_keeps_the_exit_code() {
+    let root = tempfile::tempdir().unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let refused = Command::new(BIN)
+        .args(["call", "--root", root.path().to_str().unwrap()])
+        .args(["read", r#"{"path": "../x"}"#])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.status);
+    assert!(refused.stdout.is_empty());
+}
+
 #[test]
 fn tools_prints_what_each_provider_receives() {
     let root = tempfile::tempdir().unwrap();

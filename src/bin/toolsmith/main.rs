@@ -39,7 +39,9 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("toolsmith: cannot start the async runtime: {error}");
+            output::note(format_args!(
+                "toolsmith: cannot start the async runtime: {error}"
+            ));
             return ExitCode::FAILURE;
         }
     };
@@ -66,7 +68,7 @@ fn main() -> ExitCode {
         // Its reader stopped reading (`| head`): what it wanted was printed.
         Err(failure) if output::is_closed_stdout(&failure) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
-            eprintln!("toolsmith: {message}");
+            output::note(format_args!("toolsmith: {message}"));
             ExitCode::FAILURE
         }
     }

@@ -1,5 +1,6 @@
 //! What the subcommands print on stdout. A reader that stops early (`toolsmith tools | head`)
-//! ends the command quietly, as it does other Unix tools, where `println!` would panic.
+//! ends the command quietly, as it does other Unix tools, where `println!` would panic; and
+//! what they say on stderr, where a failed write is passed over ([`note`]).
 
 use std::borrow::Cow;
 use std::fmt::Display;
@@ -28,6 +29,13 @@ pub fn piece(text: impl Display) -> Result<(), Failure> {
         }
         Err(error) => Err(Failure(format!("cannot write to stdout: {error}"))),
     }
+}
+
+/// Prints `text` and a newline on stderr. A stderr that cannot be written (its reader gone,
+/// `2>/dev/full`) is passed over: stderr is where a failure would be reported, and
+/// `eprintln!` panicked there.
+pub fn note(text: impl Display) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// The failure of a write to a stdout whose reader has gone.

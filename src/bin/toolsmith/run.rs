@@ -56,13 +56,13 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         )));
     }
     let usage = run.total_usage();
-    eprintln!(
+    output::note(format_args!(
         "[{} model calls, {} tool calls; tokens: {} in, {} out]",
         run.model_calls,
         run.tool_calls.len(),
         usage.input_tokens,
         usage.output_tokens
-    );
+    ));
     Ok(())
 }
 
@@ -98,11 +98,11 @@ impl Screen {
             } => {
                 let outcome = if *is_error { "error" } else { "ok" };
                 // The name is the model's: a call to no tool of the session has any name.
-                eprintln!(
+                output::note(format_args!(
                     "[{}: {outcome} in {duration:.1?}] {}",
                     output::escaped(name),
                     preview(summary)
-                );
+                ));
             }
             _ => {}
         }
@@ -176,10 +176,10 @@ fn approve(call: &ToolCallRequest, yes: bool) -> bool {
         return true;
     }
     if !std::io::stdin().is_terminal() {
-        eprintln!(
+        output::note(format_args!(
             "[{}: refused; `toolsmith run --yes` lets the model run destructive tools]",
             output::escaped(&call.name)
-        );
+        ));
         return false;
     }
     // The run waits for the answer: nothing else of it goes on meanwhile.

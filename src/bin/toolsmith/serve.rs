@@ -9,7 +9,7 @@ use toolsmith::harness::mcp::{
 
 use crate::Failure;
 use crate::cli::ServeArgs;
-use crate::presets;
+use crate::{output, presets};
 
 /// Serves until stdin closes (stdio) or the process is interrupted (HTTP).
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
@@ -20,9 +20,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     match args.http {
         None => {
             if args.token.is_some() || !args.allow_host.is_empty() {
-                eprintln!(
+                output::note(format_args!(
                     "toolsmith: --token and --allow-host apply to --http only; ignored on stdio"
-                );
+                ));
             }
             serve_stdio(server).await.map_err(Failure::from)
         }
@@ -40,7 +40,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
                 options = options.allow_host(host);
             }
             let http = McpHttpServer::start(server, options).await?;
-            eprintln!("toolsmith: serving MCP at {}", http.url());
+            output::note(format_args!("toolsmith: serving MCP at {}", http.url()));
             http.wait().await.map_err(Failure::from)
         }
     }

@@ -24,7 +24,7 @@ pub fn run(args: &ToolsArgs) -> Result<(), Failure> {
     let rendered = manager.rendered_tools(provider, Declared::All, &options)?;
     // What could not be strict goes to stderr, so stdout stays the provider's JSON.
     for not_strict in &rendered.not_strict {
-        eprintln!("not strict: {not_strict}");
+        output::note(format_args!("not strict: {not_strict}"));
     }
     output::line(serde_json::to_string_pretty(&rendered.tools)?)
 }

@@ -41,6 +41,9 @@ enum Watch {
     Gone,
     /// Look again at this instant (the session is busy, or idle since not long enough).
     Until(Instant),
+    /// The timeout reaches past any instant the clock can hold (`Duration::MAX`): the
+    /// session is never idle long enough, and only its end ends the watch.
+    Never,
     /// Idle for the timeout: end it.
     Expired,
 }
@@ -77,6 +80,10 @@ impl SessionActivity {
                     Watch::Gone => return,
                     Watch::Expired => break,
                     Watch::Until(wake) => wake,
+                    Watch::Never => {
+                        ended.cancelled().await;
+                        return;
+                    }
                 };
                 tokio::select! {
                     () = ended.cancelled() => return,
@@ -128,11 +135,14 @@ impl SessionActivity {
             return Watch::Gone;
         };
         let now = Instant::now();
-        if activity.running > 0 {
-            return Watch::Until(now + self.timeout);
-        }
-        let deadline = activity.last_traffic + self.timeout;
-        if deadline > now {
+        // A busy session is looked at again a timeout from now; an idle one, a timeout
+        // from its last traffic. Added checked: `Instant + Duration` panics past the clock.
+        let busy = activity.running > 0;
+        let since = if busy { now } else { activity.last_traffic };
+        let Some(deadline) = since.checked_add(self.timeout) else {
+            return Watch::Never;
+        };
+        if busy || deadline > now {
             return Watch::Until(deadline);
         }
         sessions.remove(id);
@@ -263,5 +273,26 @@ mod tests {
         // A stream of it still open does nothing when it closes.
         activity.stream(&id, true);
         assert!(activity.lock().is_empty());
+    }
+
+    /// A timeout no instant reaches (`Duration::MAX`; `toolsmith serve
+    /// --session-idle-timeout` takes any `u64` of seconds) ends no session, busy or idle,
+    /// and its watch ends with the session. Adding it to an instant panicked.
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_past_the_clock_ends_no_session() {
+        let activity = SessionActivity::new(Duration::MAX);
+        let (id, ended) = watched(&activity);
+        assert!(matches!(activity.next_watch(&id), Watch::Never));
+        let request = activity.stream(&id, true);
+        assert!(matches!(activity.next_watch(&id), Watch::Never));
+        drop(request);
+        after(Duration::from_secs(400 * 24 * 3600)).await;
+        assert!(!ended.load(Ordering::SeqCst));
+        // The watch's task holds the other reference until the session ends.
+        assert_eq!(Arc::strong_count(&activity), 2);
+        activity.forget(&id);
+        after(Duration::ZERO).await;
+        assert_eq!(Arc::strong_count(&activity), 1);
+        assert!(!ended.load(Ordering::SeqCst));
     }
 }
