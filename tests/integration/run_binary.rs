@@ -181,6 +181,39 @@ async fn the_model_finds_a_tool_calls_it_and_its_answer_is_printed() {
 }
 
 #[tokio::test]
+async fn a_call_that_is_not_run_is_shown_with_why() {
+    let root = tempfile::tempdir().unwrap();
+    let unreadable = json!({"id": "c1", "type": "function",
+        "function": {"name": "read", "arguments": "{\"path\": \"note.txt\" oops"}});
+    let server = ChatServer::start([
+        (
+            200,
+            json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [unreadable]}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
+        ),
+        text("I could not read it."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &[], "What does note.txt say?").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // The model was told why; so is the terminal.
+    let told = &tool_results(&server.requests()[1])[0];
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("[read: not run] "))
+        .unwrap_or_else(|| panic!("no line for the call: {stderr}"));
+    let shown = line.trim_start_matches("[read: not run] ").trim_end();
+    assert!(
+        shown.starts_with("Invalid arguments for tool 'read': the arguments are not valid JSON"),
+        "{line}"
+    );
+    assert!(told.contains(shown), "{line} / {told}");
+    assert!(!stderr.contains("[read: ok"), "{stderr}");
+}
+
+#[tokio::test]
 async fn a_tool_name_the_model_wrote_reaches_the_terminal_escaped() {
     // A call to no tool of the session, named with terminal commands (a title change, a
     // screen clear): its line on stderr shows them escaped.

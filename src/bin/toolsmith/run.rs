@@ -68,7 +68,7 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
 
 /// What the run shows as it goes: the model's text on stdout, a turn's text ended by a
 /// newline before its tool calls are shown, each finished call on stderr with the start of
-/// its result.
+/// its result, and each call that was not run with the start of why.
 struct Screen {
     /// Text was printed on stdout since the last newline.
     line_open: AtomicBool,
@@ -100,6 +100,15 @@ impl Screen {
                 // The name is the model's: a call to no tool of the session has any name.
                 output::note(format_args!(
                     "[{}: {outcome} in {duration:.1?}] {}",
+                    output::escaped(name),
+                    preview(summary)
+                ));
+            }
+            // Not run (unreadable arguments, an answer cut off, …): the model is told why,
+            // and so is the terminal, else the call would pass unseen.
+            AgentEvent::ToolCallNotRun { name, summary, .. } => {
+                output::note(format_args!(
+                    "[{}: not run] {}",
                     output::escaped(name),
                     preview(summary)
                 ));
