@@ -263,7 +263,13 @@ async fn a_slow_answer_times_out() {
                 after: Duration::from_millis(200)
             }
         );
-        assert_eq!(requests, 1, "a timeout is not retried");
+        // Not retried: at most the one request. The server may not have read it yet (a
+        // client starved past its 200 ms gave up before the server's turn), so 0 is no
+        // failure; a retry would bring a second.
+        assert!(
+            requests <= 1,
+            "{api:?}: a timeout is not retried ({requests} requests)"
+        );
     }
 }
 
