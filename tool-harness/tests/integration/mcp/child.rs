@@ -35,10 +35,13 @@ fn script(pid_file: &Path, then: &str) -> McpCommand {
         .quiet()
 }
 
+/// A connect timeout far past what the script takes to record its pids and do what the
+/// test has it do (exit, answer), even on a loaded machine: at 700 ms, a shell not yet
+/// scheduled was killed before either, and the test saw a time-out and no pids.
 fn options() -> McpClientOptions {
     McpClientOptions::default()
         .with_names(McpNames::new())
-        .with_connect_timeout(Duration::from_millis(700))
+        .with_connect_timeout(Duration::from_secs(3))
 }
 
 /// The leader must be reaped (gone); the grandchild killed (gone, or a zombie left to init).
