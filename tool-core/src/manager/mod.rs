@@ -334,6 +334,12 @@ where
 /// blocks nor deadlocks them (a tool may even register or remove tools while it runs). A removed tool is released once
 /// the calls that were running when it was removed have ended.
 ///
+/// Any executor runs a call. Time limits, batch deadlines and waits between retries use
+/// Tokio's timer: outside a Tokio runtime such a call is an error that says so, but in a
+/// runtime built without its timer (a `Builder` without `enable_time()` or `enable_all()`;
+/// `#[tokio::main]` has it) Tokio panics when the timer is asked for, and Tokio offers no
+/// way to ask first.
+///
 /// ```
 /// use std::sync::Arc;
 /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
