@@ -82,6 +82,11 @@ fn trace(event: &AgentEvent) {
             let mark = if *is_error { "error" } else { "ok" };
             println!("  <- {name} {mark}: {summary}");
         }
+        // A call the model wrote but that did not run (its arguments unreadable, its answer
+        // cut off at the token limit, …): the model is told why, and reads it next turn.
+        AgentEvent::ToolCallNotRun { name, summary, .. } => {
+            println!("  x  {name} not run: {summary}");
+        }
         // The answer as it streams: a real model sends it in pieces.
         AgentEvent::TextDelta(text) => {
             if !ANSWERING.swap(true, Ordering::Relaxed) {
