@@ -81,7 +81,9 @@ impl EmbeddingRetriever {
             .write()
             .unwrap_or_else(PoisonError::into_inner);
         for (vector, (text, metadata)) in vectors.into_iter().zip(documents) {
-            stored.push((unit(vector), text, metadata));
+            // A vector with no direction (every number zero) is kept empty, as tool discovery
+            // keeps one: no query's length is its, so it matches nothing.
+            stored.push((unit_vector(vector).unwrap_or_default(), text, metadata));
         }
         Ok(())
     }
@@ -109,13 +111,6 @@ impl EmbeddingRetriever {
     }
 }
 
-/// `vector` scaled to length 1; a vector with no direction (every number zero) is kept as
-/// zeros: it matches nothing.
-fn unit(vector: Vec<f32>) -> Box<[f32]> {
-    let dimensions = vector.len();
-    unit_vector(vector).unwrap_or_else(|| vec![0.0; dimensions].into_boxed_slice())
-}
-
 #[async_trait]
 impl Retriever for EmbeddingRetriever {
     fn name(&self) -> &str {
@@ -127,7 +122,8 @@ impl Retriever for EmbeddingRetriever {
         let mut vectors = self.embedder.embed(&query).await?;
         // Of another length, it would match no document: "nothing found" would hide why.
         self.check(&vectors, &query)?;
-        let query = unit(vectors.swap_remove(0));
+        // Of no direction, empty: of no document's length, it finds nothing.
+        let query = unit_vector(vectors.swap_remove(0)).unwrap_or_default();
         let documents = self
             .documents
             .read()

@@ -306,6 +306,39 @@ async fn the_embedding_retriever_finds_by_direction_whatever_the_vectors_length(
     assert_eq!(found_at_each_scale[2], found_at_each_scale[0]);
 }
 
+/// An embedder of 3 dimensions whose vector for a text containing "blank" is all zeros, and
+/// `[1, 1, 0]` for any other.
+struct Directionless;
+
+#[async_trait]
+impl Embedder for Directionless {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        Ok(texts
+            .iter()
+            .map(|text| match text.contains("blank") {
+                true => vec![0.0; 3],
+                false => vec![1.0, 1.0, 0.0],
+            })
+            .collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        3
+    }
+}
+
+#[tokio::test]
+async fn a_vector_with_no_direction_is_kept_and_matches_nothing() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(Directionless));
+    docs.add(["a blank page", "a full page"]).await.unwrap();
+    assert_eq!(docs.len(), 2);
+    let found = docs.retrieve("any page", 5).await.unwrap();
+    let contents: Vec<&str> = found.iter().map(|d| d.content.as_str()).collect();
+    assert_eq!(contents, ["a full page"]);
+    // A query of no direction finds nothing, and is no error.
+    assert!(docs.retrieve("blank", 5).await.unwrap().is_empty());
+}
+
 /// An embedder of 3 dimensions whose vector for a text containing "short" has 2 numbers.
 struct Ragged;
 
