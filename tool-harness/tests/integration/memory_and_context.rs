@@ -18,6 +18,12 @@ fn manager(memory: Arc<dyn MemoryAccess>) -> ToolCallManager {
     manager
 }
 
+/// The texts of the facts `memory` holds, in order.
+async fn fact_texts(memory: &FileMemory) -> Vec<String> {
+    let facts = memory.facts().await.unwrap();
+    facts.into_iter().map(|fact| fact.text).collect()
+}
+
 #[tokio::test]
 async fn memory_commands_bump_the_version_and_report_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -249,14 +255,7 @@ async fn a_memory_file_has_one_writer_at_a_time() {
     drop(clone);
     // Let go with the last clone: the file opens, with every write of the first.
     let reopened = FileMemory::open(&path).unwrap();
-    let facts: Vec<String> = reopened
-        .facts()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|fact| fact.text)
-        .collect();
-    assert_eq!(facts, ["first's", "the clone's"]);
+    assert_eq!(fact_texts(&reopened).await, ["first's", "the clone's"]);
     // Another file of the same directory is another lock.
     FileMemory::open(dir.path().join("other.json")).unwrap();
 }
@@ -500,15 +499,11 @@ async fn a_memory_file_opened_through_a_symbolic_link_is_the_file_it_links_to() 
             .is_symlink()
     );
     drop(through_link);
-    let facts: Vec<String> = FileMemory::open(&path)
-        .unwrap()
-        .facts()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|fact| fact.text)
-        .collect();
-    assert_eq!(facts, ["kept", "written through the link"]);
+    let reopened = FileMemory::open(&path).unwrap();
+    assert_eq!(
+        fact_texts(&reopened).await,
+        ["kept", "written through the link"]
+    );
 
     // A link to a file not written yet: the first write creates it where the link points.
     let dangling = dir.path().join("later.json");
