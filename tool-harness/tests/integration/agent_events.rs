@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::common::DecideFor;
 use async_trait::async_trait;
 use serde_json::json;
 use toolsmith_core::{
@@ -219,20 +220,6 @@ async fn the_calls_of_an_answer_cut_off_are_reported_not_run() {
     );
 }
 
-/// Stops the run at `wipe`.
-struct StopAtWipe;
-
-#[async_trait]
-impl ToolHook for StopAtWipe {
-    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
-        if call.name == "wipe" {
-            HookDecision::Stop("no wiping".into())
-        } else {
-            HookDecision::Allow
-        }
-    }
-}
-
 #[tokio::test]
 async fn the_calls_of_a_stopped_answer_are_reported_not_run_as_they_are_decided() {
     let runs = Arc::new(AtomicUsize::new(0));
@@ -242,7 +229,10 @@ async fn the_calls_of_a_stopped_answer_are_reported_not_run_as_they_are_decided(
         .and_call_with_id("c3", "ping", json!({}))]);
     let recorded = Recorded::default();
     let session = recorded.session(
-        AgentSession::builder(model.clone()).with_hook(StopAtWipe),
+        AgentSession::builder(model.clone()).with_hook(DecideFor {
+            tool: "wipe",
+            decision: HookDecision::Stop("no wiping".into()),
+        }),
         &runs,
     );
     let AgenticError::Stopped { run, .. } = session.run("go").await.unwrap_err() else {

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::DecideFor;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{
@@ -1394,20 +1395,6 @@ async fn the_turn_deadline_covers_an_answer_that_searches_and_calls_together() {
     assert!(started.elapsed() < Duration::from_millis(500));
 }
 
-/// Denies every `shed` call.
-struct DenyShed;
-
-#[async_trait]
-impl ToolHook for DenyShed {
-    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
-        if call.name == "shed" {
-            HookDecision::Deny("no searching".into())
-        } else {
-            HookDecision::Allow
-        }
-    }
-}
-
 #[tokio::test]
 async fn no_approval_is_asked_for_a_tool_only_a_denied_search_could_give() {
     let asked = Arc::new(AtomicUsize::new(0));
@@ -1424,7 +1411,10 @@ async fn no_approval_is_asked_for_a_tool_only_a_denied_search_could_give() {
             "delete_all",
             Arc::clone(&deletes),
         ))))
-        .with_hook(DenyShed)
+        .with_hook(DecideFor {
+            tool: "shed",
+            decision: HookDecision::Deny("no searching".into()),
+        })
         .with_approval(move |_: &ToolCallRequest| {
             counter.fetch_add(1, Ordering::SeqCst);
             true

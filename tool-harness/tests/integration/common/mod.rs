@@ -1,8 +1,10 @@
 //! Helpers shared by the harness's integration tests.
 #![allow(dead_code)]
 
+use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult, ToolError};
+use toolsmith_harness::agent::{HookDecision, ToolHook};
 
 /// Runs one call through the manager's validated path.
 pub async fn call(
@@ -31,5 +33,22 @@ pub async fn error(manager: &ToolCallManager, name: &str, arguments: Value) -> T
     match call(manager, name, arguments.clone()).await {
         Ok(result) => panic!("{name} {arguments} succeeded: {}", result.content.to_text()),
         Err(err) => err,
+    }
+}
+
+/// A `before_tool` hook that answers `decision` for the calls to `tool` and allows the rest.
+pub struct DecideFor {
+    pub tool: &'static str,
+    pub decision: HookDecision,
+}
+
+#[async_trait]
+impl ToolHook for DecideFor {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        if call.name == self.tool {
+            self.decision.clone()
+        } else {
+            HookDecision::Allow
+        }
     }
 }
