@@ -685,3 +685,150 @@ async fn a_batch_lends_its_call_values_to_every_call_and_attempt() {
     assert_eq!(answers(first), ["run-1", "run-1"]);
     assert_eq!(answers(second), ["run-2", "run-2"]);
 }
+
+/// Each item of `stream`, with how long after `started` it came.
+async fn timed_items(
+    stream: impl futures::Stream<Item = (usize, ToolCallOutcome)>,
+    started: Instant,
+) -> Vec<(usize, ToolCallOutcome, Duration)> {
+    use futures::StreamExt as _;
+    stream
+        .map(|(index, outcome)| (index, outcome, started.elapsed()))
+        .collect()
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_stream_hands_out_each_outcome_as_its_call_ends() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("slow", "work", json!({"ms": 300})),
+        call("quick", "work", json!({"ms": 100})),
+        call("middle", "work", json!({"ms": 200})),
+        call("after", "work", json!({})).depends_on(["quick"]),
+        call("nope", "missing", json!({})),
+    ];
+    let options = BatchOptions::new();
+    let started = Instant::now();
+    let items = timed_items(manager.execute_batch_stream(&requests, &options), started).await;
+    let order: Vec<(usize, Duration)> = items.iter().map(|(i, _, at)| (*i, *at)).collect();
+    assert_eq!(
+        order,
+        [
+            // Refused when its stage is admitted, before anything runs.
+            (4, Duration::ZERO),
+            (1, 100 * MS),
+            (2, 200 * MS),
+            (0, 300 * MS),
+            // Its stage starts when the first stage has ended.
+            (3, 300 * MS),
+        ]
+    );
+    // The same outcomes as the batch's, which keeps request order.
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    for (index, outcome, _) in &items {
+        assert_eq!(outcome, &outcomes[*index]);
+    }
+    assert_eq!(
+        items[0].1.result,
+        Err(ToolError::UnknownTool("missing".into()))
+    );
+    assert_eq!(
+        probe.total_runs(),
+        8,
+        "each of the four runnable calls ran once a batch"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stopped_workflow_stream_still_hands_out_every_outcome_once() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("slow", "work", json!({"ms": 300})),
+        call("quick", "work", json!({"ms": 100})),
+        call("after", "work", json!({})).depends_on(["slow"]),
+    ];
+    let workflow = manager.build_workflow(&requests).unwrap();
+    let options = BatchOptions::new().with_deadline(150 * MS);
+    let started = Instant::now();
+    let items = timed_items(
+        manager.execute_workflow_stream(&workflow, &options),
+        started,
+    )
+    .await;
+    let order: Vec<(usize, Duration)> = items.iter().map(|(i, _, at)| (*i, *at)).collect();
+    assert_eq!(order, [(1, 100 * MS), (0, 150 * MS), (2, 150 * MS)]);
+    assert!(items[0].1.result.is_ok());
+    assert_eq!(
+        items[1].1.result,
+        cancelled("stopped: the batch deadline of 150ms passed")
+    );
+    assert_eq!(
+        items[2].1.result,
+        cancelled("not run: the batch deadline of 150ms passed")
+    );
+    assert_eq!(probe.running(), 0, "the slow call's future was dropped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_stream_that_cannot_be_planned_hands_out_the_error_for_each_call() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let requests = [
+        call("a", "work", json!({})),
+        call("b", "work", json!({})).depends_on(["a", "b"]),
+    ];
+    let options = BatchOptions::new();
+    let items = timed_items(
+        manager.execute_batch_stream(&requests, &options),
+        Instant::now(),
+    )
+    .await;
+    let indexes: Vec<usize> = items.iter().map(|(i, _, _)| *i).collect();
+    assert_eq!(indexes, [0, 1]);
+    for (index, outcome, _) in &items {
+        assert_eq!(outcome.id, requests[*index].id);
+        let err = outcome.result.as_ref().unwrap_err();
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        assert!(err.to_string().contains('b'), "{err}");
+    }
+    assert_eq!(probe.total_runs(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_batch_stream_cancels_the_calls_still_running() {
+    use futures::StreamExt as _;
+    let manager = ToolCallManager::new("batch-tests");
+    let tokens = HeldTokens::default();
+    manager
+        .register(Arc::new(holding_tool("hold", &tokens)))
+        .unwrap();
+    manager
+        .register(Arc::new(probe_tool(
+            "work",
+            ToolAnnotations::default(),
+            &Probe::new(),
+        )))
+        .unwrap();
+    let requests = [
+        call("held", "hold", json!({})),
+        call("done", "work", json!({})),
+    ];
+    let options = BatchOptions::new();
+    {
+        let mut stream = std::pin::pin!(manager.execute_batch_stream(&requests, &options));
+        let (index, outcome) = stream.next().await.expect("the quick call's outcome");
+        assert_eq!((index, outcome.id.as_str()), (1, "done"));
+        assert!(
+            futures::poll!(stream.next()).is_pending(),
+            "the held call runs"
+        );
+        assert!(!tokens.lock().unwrap()[0].is_cancelled());
+    }
+    assert!(
+        tokens.lock().unwrap()[0].is_cancelled(),
+        "the dropped stream gave up on the call"
+    );
+}

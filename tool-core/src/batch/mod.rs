@@ -18,12 +18,13 @@ pub(crate) mod workflow;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::FutureExt as _;
+use futures::Stream;
 use futures::StreamExt as _;
 use futures::future::Either;
 use futures::stream::FuturesUnordered;
@@ -225,13 +226,26 @@ async fn stop_signal(
     }
 }
 
+/// Receives each call's outcome, with the call's index, as the call ends.
+type OutcomeSink<'s> = dyn FnMut(usize, ToolCallOutcome) + Send + 's;
+
+/// How far a call of a running batch has got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallEnd {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
 /// The state of one batch as it runs: what has ended, and when each started call started.
-struct BatchRun<'m, 'w> {
+struct BatchRun<'m, 'w, 's> {
     manager: &'m ToolCallManager,
     workflow: &'w Workflow<'w>,
     limit: usize,
     check_offers: bool,
-    outcomes: Vec<Option<ToolCallOutcome>>,
+    /// How each call ended; its outcome went to `sink` then.
+    ends: Vec<CallEnd>,
+    sink: &'s mut OutcomeSink<'s>,
     started: Vec<Option<Instant>>,
     /// Admitted calls of the current stage waiting for a slot; kept across stages to reuse
     /// their buffers. Destructive calls wait in their own queue so that at most one runs at
@@ -242,7 +256,7 @@ struct BatchRun<'m, 'w> {
     deadline: Option<(Instant, Duration)>,
 }
 
-impl<'m, 'w> BatchRun<'m, 'w> {
+impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
     fn request(&self, index: usize) -> &'w ToolCallRequest {
         &self.workflow.requests()[index]
     }
@@ -262,15 +276,26 @@ impl<'m, 'w> BatchRun<'m, 'w> {
         }
     }
 
+    /// Records how call `index` ended and hands its outcome on; returns whether it failed.
+    fn record(&mut self, index: usize, outcome: ToolCallOutcome) -> bool {
+        let failed = outcome.failed();
+        self.ends[index] = if failed {
+            CallEnd::Failed
+        } else {
+            CallEnd::Succeeded
+        };
+        (self.sink)(index, outcome);
+        failed
+    }
+
     fn record_not_run(&mut self, index: usize, error: ToolError) {
         let request = self.request(index);
-        self.outcomes[index] = Some(ToolCallOutcome::not_run(&request.id, &request.name, error));
+        let outcome = ToolCallOutcome::not_run(&request.id, &request.name, error);
+        self.record(index, outcome);
     }
 
     fn failed(&self, index: usize) -> bool {
-        self.outcomes[index]
-            .as_ref()
-            .is_some_and(ToolCallOutcome::failed)
+        self.ends[index] == CallEnd::Failed
     }
 
     /// Checks that call `index` may run (its dependencies succeeded, its tool is offered if
@@ -434,9 +459,7 @@ impl<'m, 'w> BatchRun<'m, 'w> {
             attempts: attempts[index].load(Ordering::Relaxed),
             elapsed: self.started[index].map_or(Duration::ZERO, |s| s.elapsed()),
         };
-        let failed = outcome.failed();
-        self.outcomes[index] = Some(outcome);
-        failed
+        self.record(index, outcome)
     }
 
     /// Gives every call without an outcome one: stopped if its tool had started, not run if
@@ -444,15 +467,14 @@ impl<'m, 'w> BatchRun<'m, 'w> {
     fn finish_stopped(&mut self, stop: Stop, attempts: &[AtomicU32]) {
         let reason = stop.describe();
         let requests = self.workflow.requests();
-        let slots = self.outcomes.iter_mut().zip(&self.started);
-        for (index, (outcome, started)) in slots.enumerate() {
-            if outcome.is_some() {
+        for index in 0..requests.len() {
+            if self.ends[index] != CallEnd::Pending {
                 continue;
             }
             let request = &requests[index];
             // A call launched but never polled did not run: "not run", like a pending one.
             let ran = attempts[index].load(Ordering::Relaxed) > 0;
-            *outcome = Some(match started.filter(|_| ran) {
+            let outcome = match self.started[index].filter(|_| ran) {
                 Some(started) => ToolCallOutcome {
                     id: request.id.clone(),
                     name: request.name.clone(),
@@ -465,7 +487,8 @@ impl<'m, 'w> BatchRun<'m, 'w> {
                     &request.name,
                     ToolError::Cancelled(format!("not run: {reason}")),
                 ),
-            });
+            };
+            self.record(index, outcome);
         }
     }
 }
@@ -555,13 +578,70 @@ impl ToolCallManager {
         requests: &[ToolCallRequest],
         options: &BatchOptions,
     ) -> Vec<ToolCallOutcome> {
-        match self.build_workflow(requests) {
-            Ok(workflow) => self.execute_workflow_with(&workflow, options).await,
-            Err(error) => requests
-                .iter()
-                .map(|r| ToolCallOutcome::not_run(&r.id, &r.name, error.clone()))
-                .collect(),
-        }
+        let mut outcomes = vec![None; requests.len()];
+        self.run_batch(requests, options, &mut |index, outcome| {
+            outcomes[index] = Some(outcome);
+        })
+        .await;
+        in_request_order(outcomes)
+    }
+
+    /// [`execute_batch_with`](Self::execute_batch_with), handing out each call's outcome as
+    /// the call ends: a stream of `(index of the request, outcome)`, one item a request, in
+    /// the order the calls end. A call that does not run (its dependency failed, its tool
+    /// is not offered, its arguments are invalid, the batch cannot be planned) has its item
+    /// when that is decided; when the batch is stopped (cancelled, deadline passed), the
+    /// calls it stopped and those it never started have theirs then.
+    ///
+    /// The calls run only while the stream is polled, as a batch's calls run only while its
+    /// future is: to do slow work for an outcome without holding the others up (a UI, a
+    /// hook that waits), hand it to other code that runs beside the stream, e.g. through a
+    /// channel. Dropping the stream stops the calls still running, as dropping
+    /// [`execute_batch`](Self::execute_batch)'s future does.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use futures::StreamExt as _;
+    /// use toolsmith_core::{Args, BatchOptions, FnTool, ToolArgs, ToolArguments,
+    ///     ToolCallManager, ToolCallRequest, ToolCallResult, scheme};
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(FnTool::new("wait", "Wait for ms milliseconds.",
+    ///     Args::new(scheme::object().required("ms", scheme::integer()).build()),
+    ///     |args: ToolArgs<'_>| {
+    ///         let ms = args.get::<u64>("ms");
+    ///         async move {
+    ///             tokio::time::sleep(Duration::from_millis(ms?)).await;
+    ///             Ok(ToolCallResult::text("done"))
+    ///         }
+    ///     }))).unwrap();
+    ///
+    /// let wait = |id: &str, ms: u64| ToolCallRequest::new(id, "wait",
+    ///     ToolArguments::from_iter([("ms", json!(ms))]));
+    /// let requests = [wait("slow", 200), wait("quick", 1)];
+    /// let options = BatchOptions::new();
+    /// let ended: Vec<(usize, String)> = manager
+    ///     .execute_batch_stream(&requests, &options)
+    ///     .map(|(index, outcome)| (index, outcome.id))
+    ///     .collect()
+    ///     .await;
+    /// // The quick call's outcome comes first, while the slow one still runs.
+    /// assert_eq!(ended, [(1, "quick".to_owned()), (0, "slow".to_owned())]);
+    /// # }
+    /// ```
+    pub fn execute_batch_stream<'a>(
+        &'a self,
+        requests: &'a [ToolCallRequest],
+        options: &'a BatchOptions,
+    ) -> impl Stream<Item = (usize, ToolCallOutcome)> + Send + 'a {
+        OutcomeStream::new(move |ended| async move {
+            let mut sink = |index, outcome| ended.push(index, outcome);
+            self.run_batch(requests, options, &mut sink).await;
+        })
     }
 
     /// Runs a planned workflow; see [`execute_batch`](Self::execute_batch).
@@ -579,6 +659,54 @@ impl ToolCallManager {
         workflow: &Workflow<'_>,
         options: &BatchOptions,
     ) -> Vec<ToolCallOutcome> {
+        let mut outcomes = vec![None; workflow.len()];
+        self.run_workflow(workflow, options, &mut |index, outcome| {
+            outcomes[index] = Some(outcome);
+        })
+        .await;
+        in_request_order(outcomes)
+    }
+
+    /// [`execute_workflow_with`](Self::execute_workflow_with), handing out each call's
+    /// outcome as the call ends; see [`execute_batch_stream`](Self::execute_batch_stream).
+    pub fn execute_workflow_stream<'a>(
+        &'a self,
+        workflow: &'a Workflow<'a>,
+        options: &'a BatchOptions,
+    ) -> impl Stream<Item = (usize, ToolCallOutcome)> + Send + 'a {
+        OutcomeStream::new(move |ended| async move {
+            let mut sink = |index, outcome| ended.push(index, outcome);
+            self.run_workflow(workflow, options, &mut sink).await;
+        })
+    }
+
+    /// Plans and runs `requests`, handing each outcome to `sink` as its call ends.
+    async fn run_batch(
+        &self,
+        requests: &[ToolCallRequest],
+        options: &BatchOptions,
+        sink: &mut OutcomeSink<'_>,
+    ) {
+        match self.build_workflow(requests) {
+            Ok(workflow) => self.run_workflow(&workflow, options, sink).await,
+            Err(error) => {
+                for (index, r) in requests.iter().enumerate() {
+                    sink(
+                        index,
+                        ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Runs `workflow`, handing each outcome to `sink` as its call ends: every call's, once.
+    async fn run_workflow(
+        &self,
+        workflow: &Workflow<'_>,
+        options: &BatchOptions,
+        sink: &mut OutcomeSink<'_>,
+    ) {
         let count = workflow.len();
         let attempts: Vec<AtomicU32> = (0..count).map(|_| AtomicU32::new(0)).collect();
         let deadline = match options.deadline {
@@ -586,11 +714,13 @@ impl ToolCallManager {
                 let error = ToolError::Cancelled(
                     "not run: a batch deadline needs a Tokio runtime".to_owned(),
                 );
-                return workflow
-                    .requests()
-                    .iter()
-                    .map(|r| ToolCallOutcome::not_run(&r.id, &r.name, error.clone()))
-                    .collect();
+                for (index, r) in workflow.requests().iter().enumerate() {
+                    sink(
+                        index,
+                        ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
+                    );
+                }
+                return;
             }
             // A deadline too far to represent is no deadline.
             Some(deadline) => options
@@ -607,7 +737,8 @@ impl ToolCallManager {
                 .concurrency_limit
                 .unwrap_or_else(|| self.concurrency_limit()),
             check_offers: options.check_offers,
-            outcomes: vec![None; count],
+            ends: vec![CallEnd::Pending; count],
+            sink,
             started: vec![None; count],
             ordinary: VecDeque::new(),
             destructive: VecDeque::new(),
@@ -669,10 +800,74 @@ impl ToolCallManager {
         }
         // Every call has ended: their tokens stay as they are.
         cancel_on_drop.disarm();
-        run.outcomes
-            .into_iter()
-            .map(|outcome| outcome.expect("every call of every stage has an outcome"))
-            .collect()
+    }
+}
+
+/// The outcomes a sink collected, in request order.
+fn in_request_order(outcomes: Vec<Option<ToolCallOutcome>>) -> Vec<ToolCallOutcome> {
+    outcomes
+        .into_iter()
+        .map(|outcome| outcome.expect("a batch gives every call an outcome"))
+        .collect()
+}
+
+/// Outcomes in the order their calls end: the batch's future, polled by the stream, puts
+/// each into `ended` as its call ends.
+struct OutcomeStream<F> {
+    /// `None` once the batch has run to its end.
+    batch: Option<Pin<Box<F>>>,
+    ended: EndedQueue,
+}
+
+impl<F: Future<Output = ()>> OutcomeStream<F> {
+    /// The stream of the batch `run` makes, given the queue to put its outcomes in.
+    fn new(run: impl FnOnce(EndedQueue) -> F) -> Self {
+        let ended = EndedQueue::default();
+        Self {
+            batch: Some(Box::pin(run(ended.clone()))),
+            ended,
+        }
+    }
+}
+
+impl<F: Future<Output = ()>> Stream for OutcomeStream<F> {
+    type Item = (usize, ToolCallOutcome);
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(ended) = self.ended.pop() {
+            return Poll::Ready(Some(ended));
+        }
+        if let Some(batch) = self.batch.as_mut()
+            && batch.as_mut().poll(cx).is_ready()
+        {
+            self.batch = None;
+        }
+        match self.ended.pop() {
+            Some(ended) => Poll::Ready(Some(ended)),
+            None if self.batch.is_none() => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// The outcomes of ended calls not yet taken from an [`OutcomeStream`].
+#[derive(Clone, Default)]
+struct EndedQueue(Arc<Mutex<VecDeque<(usize, ToolCallOutcome)>>>);
+
+impl EndedQueue {
+    fn push(&self, index: usize, outcome: ToolCallOutcome) {
+        self.lock().push_back((index, outcome));
+    }
+
+    fn pop(&self) -> Option<(usize, ToolCallOutcome)> {
+        self.lock().pop_front()
+    }
+
+    /// No code panics while holding the queue, so a poisoned lock still holds it whole.
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(usize, ToolCallOutcome)>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
