@@ -94,7 +94,14 @@ pub enum AgentEvent {
     },
     /// A running tool reported progress.
     ToolCallProgress(Progress),
-    /// A tool call ended.
+    /// A tool call ended, and its `after_tool` hooks have run.
+    ///
+    /// Sent as the call ends, while the answer's other calls may still run, so the calls of
+    /// one answer finish in the order they end (not the order the model wrote them): a
+    /// quick call beside a slow one is reported when it is done. All come after the
+    /// answer's [`ToolCallStarted`](Self::ToolCallStarted) events and before its
+    /// [`TurnFinished`](Self::TurnFinished); the run's records and the results the model
+    /// reads keep the call order.
     ToolCallFinished {
         /// The call's id.
         call_id: String,

@@ -19,7 +19,10 @@
 //!    nothing is asked in a turn a hook stops, nor for a tool only a search the hooks denied
 //!    could have given);
 //! 4. the call runs with the turn's other admitted calls (offer check, validation, retries);
-//! 5. every `after_tool` hook, in order, with the result the model will be shown.
+//! 5. every `after_tool` hook, in order, with the result the model will be shown, as soon
+//!    as the call has ended, while the answer's other calls still run. One call's hooks
+//!    are done before the next ended call's begin (in the order the calls end), and a
+//!    hook that waits holds up neither the running calls nor their timing.
 //!
 //! A session's sub-agents ([`ToolPreset::agent`](crate::ToolPreset::agent)) are held to its
 //! hooks and approval too: their calls pass the parent's hooks first, then their own.

@@ -1,9 +1,11 @@
 //! The tool calls of one model answer: hooks and approval, the calls run together through
 //! the manager, their results written for the model and recorded.
 
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use toolsmith_core::provider::{ParsedCall, error_for_model, repeated_id_reason, repeated_ids};
 use toolsmith_core::{
     BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallOutcome,
@@ -222,8 +224,7 @@ impl<'s> TurnCalls<'s> {
             slots.push((Slot::Held(request), rewritten, admission));
         }
 
-        let reporting = !session.events.is_empty();
-        if reporting {
+        if !session.events.is_empty() {
             for request in &batch {
                 session.emit(AgentEvent::ToolCallStarted {
                     call_id: request.id.clone(),
@@ -231,52 +232,17 @@ impl<'s> TurnCalls<'s> {
                 });
             }
         }
-        let mut outcomes: Vec<Option<_>> = self.execute(&batch).await;
+        let mut finished = self.execute(&batch, &known).await;
 
         let mut results = Vec::with_capacity(slots.len());
         for (slot, rewritten, admission) in slots {
-            let request = match &slot {
-                Slot::Unread(..) => None,
-                Slot::Held(request) => Some(request),
-                Slot::Batched(index) => Some(&batch[*index]),
-            };
-            let batched = matches!(admission, Admission::Runs(_));
-            let (mut result, denied, attempts, duration) = match admission {
+            let (result, denied, attempts, duration) = match admission {
                 Admission::Answered(result, denied) => (result, denied, 0, Duration::ZERO),
                 Admission::Runs(index) => {
-                    let outcome = outcomes[index].take().expect("one outcome per call run");
-                    let name = &batch[index].name;
-                    let result = match outcome.result {
-                        Ok(result) => match session.manager.check_result(name, &result) {
-                            Ok(()) => result,
-                            Err(error) => ToolCallResult::error(known.error_text(&error)),
-                        },
-                        Err(error) => ToolCallResult::error(known.error_text(&error)),
-                    };
-                    (result, None, outcome.attempts, outcome.elapsed)
+                    let call = finished[index].take().expect("one end per call run");
+                    (call.result, None, call.attempts, call.duration)
                 }
             };
-            // Calls that went to the batch were announced as started: each gets its end,
-            // and the `after_tool` hooks, whether the tool ran or was refused there.
-            if let Some(request) = request.filter(|_| batched) {
-                for hook in &session.hooks {
-                    // Not waited for past the run's cancellation: the result is kept as is.
-                    tokio::select! {
-                        biased;
-                        () = hook.after_tool(request, &mut result) => {}
-                        () = self.cancel.cancelled() => break,
-                    }
-                }
-                if reporting {
-                    session.emit(AgentEvent::ToolCallFinished {
-                        call_id: request.id.clone(),
-                        name: request.name.clone(),
-                        duration,
-                        is_error: result.is_error(),
-                        summary: result.content.to_text(),
-                    });
-                }
-            }
             let (call_id, name, arguments) = match slot {
                 Slot::Unread(id, name) => (id, name, ToolArguments::new()),
                 Slot::Held(request) => (request.id, request.name, request.arguments),
@@ -315,23 +281,53 @@ impl<'s> TurnCalls<'s> {
         TurnOutcome { results, end }
     }
 
-    /// Runs the admitted calls, one outcome each in their order. When the answer both
-    /// searches (`shed`) and calls other tools, the searches run first, so that a tool they
-    /// find is offered to the calls after them in the same answer.
-    async fn execute(&self, running: &[ToolCallRequest]) -> Vec<Option<ToolCallOutcome>> {
+    /// Runs the admitted calls, each finished ([`finish`](Self::finish)) as it ends while
+    /// the others run on: one end each, in their order. When the answer both searches
+    /// (`shed`) and calls other tools, the searches run first, so that a tool they find is
+    /// offered to the calls after them in the same answer.
+    async fn execute(
+        &self,
+        running: &[ToolCallRequest],
+        known: &KnownTools<'_>,
+    ) -> Vec<Option<FinishedCall>> {
+        let mut finished: Vec<Option<FinishedCall>> = Vec::new();
+        finished.resize_with(running.len(), || None);
+        if running.is_empty() {
+            return finished;
+        }
+        // Outcomes go from the batch to `finish` through a channel, so that an `after_tool`
+        // hook that waits holds up neither the calls still running nor their timing.
+        let (ended, mut to_finish) = futures::channel::mpsc::unbounded();
+        let run = self.run_batches(running, ended);
+        let finish_each = async {
+            while let Some((index, outcome)) = to_finish.next().await {
+                finished[index] = Some(self.finish(&running[index], outcome, known).await);
+            }
+        };
+        futures::future::join(run, finish_each).await;
+        finished
+    }
+
+    /// Runs `running` (the searches first when the answer mixes them with other calls),
+    /// sending each outcome with the call's index as the call ends.
+    async fn run_batches(
+        &self,
+        running: &[ToolCallRequest],
+        ended: futures::channel::mpsc::UnboundedSender<(usize, ToolCallOutcome)>,
+    ) {
         let manager = &self.session.manager;
         let is_shed = |request: &ToolCallRequest| request.name == SHED_TOOL_NAME;
-        if running.is_empty() {
-            return Vec::new();
-        }
         let mixed = running.iter().any(is_shed) && !running.iter().all(is_shed);
+        // The receiver lives until every outcome is in: a send cannot fail.
+        let send = |index: usize, outcome: ToolCallOutcome| {
+            let _ = ended.unbounded_send((index, outcome));
+        };
         if !mixed {
-            return manager
-                .execute_batch_with(running, self.options)
-                .await
-                .into_iter()
-                .map(Some)
-                .collect();
+            let mut outcomes = pin!(manager.execute_batch_stream(running, self.options));
+            while let Some((index, outcome)) = outcomes.next().await {
+                send(index, outcome);
+            }
+            return;
         }
         let (searches, others): (Vec<_>, Vec<_>) =
             (0..running.len()).partition(|&index| is_shed(&running[index]));
@@ -341,16 +337,57 @@ impl<'s> TurnCalls<'s> {
             .options
             .clone()
             .with_deadline_from(tokio::time::Instant::now());
-        let mut outcomes: Vec<Option<ToolCallOutcome>> = vec![None; running.len()];
         for group in [searches, others] {
             let requests: Vec<ToolCallRequest> =
                 group.iter().map(|&index| running[index].clone()).collect();
-            let ran = manager.execute_batch_with(&requests, &options).await;
-            for (index, outcome) in group.into_iter().zip(ran) {
-                outcomes[index] = Some(outcome);
+            let mut outcomes = pin!(manager.execute_batch_stream(&requests, &options));
+            while let Some((index, outcome)) = outcomes.next().await {
+                send(group[index], outcome);
             }
         }
-        outcomes
+    }
+
+    /// A call of the batch that ended: the result the model is shown (its tool's result
+    /// checked against the tool's result schema, an error written for the model), after
+    /// every `after_tool` hook; the event handlers hear of it now.
+    async fn finish(
+        &self,
+        request: &ToolCallRequest,
+        outcome: ToolCallOutcome,
+        known: &KnownTools<'_>,
+    ) -> FinishedCall {
+        let session = self.session;
+        let mut result = match outcome.result {
+            Ok(result) => match session.manager.check_result(&request.name, &result) {
+                Ok(()) => result,
+                Err(error) => ToolCallResult::error(known.error_text(&error)),
+            },
+            Err(error) => ToolCallResult::error(known.error_text(&error)),
+        };
+        // Every call that went to the batch was announced as started: each gets its end,
+        // and the `after_tool` hooks, whether the tool ran or was refused there.
+        for hook in &session.hooks {
+            // Not waited for past the run's cancellation: the result is kept as is.
+            tokio::select! {
+                biased;
+                () = hook.after_tool(request, &mut result) => {}
+                () = self.cancel.cancelled() => break,
+            }
+        }
+        if !session.events.is_empty() {
+            session.emit(AgentEvent::ToolCallFinished {
+                call_id: request.id.clone(),
+                name: request.name.clone(),
+                duration: outcome.elapsed,
+                is_error: result.is_error(),
+                summary: result.content.to_text(),
+            });
+        }
+        FinishedCall {
+            result,
+            attempts: outcome.attempts,
+            duration: outcome.elapsed,
+        }
     }
 
     /// The admission of `request`, which `by` denied for `reason`: the model is told why,
@@ -460,14 +497,15 @@ pub(super) fn batch_options(
 /// turn has an error to write.
 struct KnownTools<'s> {
     session: &'s AgentSession,
-    names: std::cell::OnceCell<Vec<String>>,
+    /// A lock, not a cell: the turn's calls are finished beside the batch that runs them.
+    names: std::sync::OnceLock<Vec<String>>,
 }
 
 impl<'s> KnownTools<'s> {
     fn new(session: &'s AgentSession) -> Self {
         Self {
             session,
-            names: std::cell::OnceCell::new(),
+            names: std::sync::OnceLock::new(),
         }
     }
 
@@ -501,6 +539,13 @@ fn cancelled() -> ToolCallResult {
 /// The result shown for a call a `Stop` hook kept from running.
 fn stopped(reason: &str) -> ToolCallResult {
     ToolCallResult::error(format!("not run: the run was stopped ({reason})"))
+}
+
+/// How a call of the batch ended, as the model is shown it.
+struct FinishedCall {
+    result: ToolCallResult,
+    attempts: u32,
+    duration: Duration,
 }
 
 /// What the hooks decided for a call.

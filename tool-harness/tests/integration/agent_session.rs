@@ -729,6 +729,99 @@ async fn events_report_progress_in_order() {
     );
 }
 
+/// Opens `gate` once it has seen a result of `opener`.
+struct OpenGateAfter {
+    opener: &'static str,
+    gate: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait]
+impl ToolHook for OpenGateAfter {
+    async fn after_tool(&self, call: &ToolCallRequest, result: &mut ToolCallResult) {
+        if call.name == self.opener {
+            assert_eq!(result.content.to_text(), "quick ran");
+            self.gate.notify_one();
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_call_of_a_turn_finishes_as_it_ends_while_the_others_run() {
+    // `gated` runs until the `after_tool` hook of `quick`'s call opens its gate: it ends only
+    // if a call's hooks and event come as the call ends, while the turn's other calls run.
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let waits = Arc::clone(&gate);
+    let gated = FnTool::new(
+        "gated",
+        "Waits for its gate.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let gate = Arc::clone(&waits);
+            async move {
+                gate.notified().await;
+                Ok(ToolCallResult::text("gated ran"))
+            }
+        },
+    );
+    let quick = counting_tool("quick", Arc::new(AtomicUsize::new(0)));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("c1", "gated", json!({}))
+            .and_call_with_id("c2", "quick", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(gated).tool(quick))
+        .with_hook(OpenGateAfter {
+            opener: "quick",
+            gate,
+        })
+        .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    // The limit only turns a hang (the old order: hooks after the whole batch) into a failure.
+    let run = tokio::time::timeout(Duration::from_secs(60), session.run("go"))
+        .await
+        .expect("the gated call ended: the quick call's hook ran while it waited")
+        .unwrap();
+    let calls: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ToolCallStarted { call_id, .. } => Some(format!("started {call_id}")),
+            AgentEvent::ToolCallFinished {
+                call_id, summary, ..
+            } => Some(format!("finished {call_id}: {summary}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            "started c1",
+            "started c2",
+            "finished c2: quick ran",
+            "finished c1: gated ran"
+        ]
+    );
+    // The records and the results the model reads keep the order of its calls.
+    let recorded: Vec<&str> = run.tool_calls.iter().map(|c| c.call_id.as_str()).collect();
+    assert_eq!(recorded, ["c1", "c2"]);
+    assert_eq!(
+        results_of(&model.requests()[1]),
+        [
+            ("c1".to_owned(), "gated ran".to_owned()),
+            ("c2".to_owned(), "quick ran".to_owned())
+        ]
+    );
+}
+
 /// Counts how the session asked: whole answers, or streamed ones.
 #[derive(Default)]
 struct CountingModel {
