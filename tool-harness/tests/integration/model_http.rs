@@ -4,6 +4,7 @@
 
 mod conversation;
 mod embeddings;
+mod endless;
 mod errors;
 mod server;
 mod streaming;

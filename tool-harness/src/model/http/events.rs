@@ -42,6 +42,10 @@ struct EventParser {
 impl EventParser {
     /// Reads `bytes`, the next piece of the stream.
     fn feed(&mut self, mut bytes: &[u8]) -> Result<(), String> {
+        // An empty piece says nothing, not even that a `\r` before it ended its line alone.
+        if bytes.is_empty() {
+            return Ok(());
+        }
         if self.after_cr && bytes.first() == Some(&b'\n') {
             bytes = &bytes[1..];
         }
@@ -51,8 +55,9 @@ impl EventParser {
             self.end_line()?;
             let crlf = bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n');
             let after = end + if crlf { 2 } else { 1 };
-            // A `\r` at the end of the piece may be the first half of a `\r\n`.
-            self.after_cr = bytes[end] == b'\r' && after == bytes.len();
+            // A `\r` alone at the end of the piece may be the first half of a `\r\n`; one
+            // whose `\n` came with it is a whole line end.
+            self.after_cr = bytes[end] == b'\r' && !crlf && after == bytes.len();
             bytes = &bytes[after..];
         }
         self.line.extend_from_slice(bytes);
@@ -309,6 +314,7 @@ fn appending_to(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// The events of `text` fed in pieces of `piece` bytes.
     fn events(text: &str, piece: usize) -> Result<Vec<Event>, String> {
@@ -354,6 +360,28 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_ending_in_crlf_leaves_the_next_lf_a_line_end() {
+        // The `\n` opening the second piece is the blank line that ends the event.
+        let mut parser = EventParser::default();
+        for piece in ["data: 1\r\n", "\ndata: 2\r\n", "\n"] {
+            parser.feed(piece.as_bytes()).expect("UTF-8 lines");
+        }
+        assert_eq!(parser.ready, [event(None, "1"), event(None, "2")]);
+    }
+
+    #[test]
+    fn an_empty_piece_between_cr_and_lf_ends_one_line() {
+        let mut parser = EventParser::default();
+        for piece in ["event: named\r", "", "\ndata: 1\r", "", "\n"] {
+            parser.feed(piece.as_bytes()).expect("UTF-8 lines");
+        }
+        // The event is not ended yet: no blank line came, and its name is kept.
+        assert_eq!(parser.ready, []);
+        parser.feed(b"\r\n").expect("UTF-8 lines");
+        assert_eq!(parser.ready, [event(Some("named"), "1")]);
+    }
+
+    #[test]
     fn an_error_line_is_an_event_named_error() {
         let text = "data: {\"choices\": []}\n\nerror: {\"code\": 500, \"message\": \"boom\"}\n\n";
         assert_eq!(
@@ -363,5 +391,58 @@ mod tests {
                 event(Some("error"), "{\"code\": 500, \"message\": \"boom\"}"),
             ]
         );
+    }
+
+    /// What event streams are made of: fields, comments, every line end, multi-byte text.
+    const FRAGMENTS: [&str; 14] = [
+        "data: ",
+        "data:",
+        "event: named",
+        ": keep-alive",
+        "id: 1",
+        "\r",
+        "\n",
+        "\r\n",
+        "é",
+        "日本",
+        "🦀",
+        "{\"a\": 1}",
+        " ",
+        ":",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Fed in any pieces, empty ones included, a stream gives the events it gives fed
+        /// whole. The pieces are cut between fragments (where a line end is cut from
+        /// what follows it), maybe twice (an empty piece), and at any byte.
+        #[test]
+        fn any_pieces_give_the_events_of_the_whole(
+            fragments in proptest::collection::vec(
+                (proptest::sample::select(&FRAGMENTS[..]), 0..3usize),
+                0..40,
+            ),
+            offsets in proptest::collection::vec(any::<proptest::sample::Index>(), 0..12),
+        ) {
+            let mut text = String::new();
+            let mut cuts = Vec::new();
+            for (fragment, cuts_after) in fragments {
+                text.push_str(fragment);
+                cuts.extend(std::iter::repeat_n(text.len(), cuts_after));
+            }
+            let mut whole = EventParser::default();
+            whole.feed(text.as_bytes()).expect("UTF-8 lines");
+            cuts.extend(offsets.iter().map(|at| at.index(text.len() + 1)));
+            cuts.sort_unstable();
+            let mut pieces = EventParser::default();
+            let mut from = 0;
+            // A repeated cut gives an empty piece.
+            for at in cuts.into_iter().chain([text.len()]) {
+                pieces.feed(&text.as_bytes()[from..at]).expect("UTF-8 lines");
+                from = at;
+            }
+            prop_assert_eq!(pieces.ready, whole.ready, "{:?}", text);
+        }
     }
 }

@@ -10,6 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
+use axum::serve::ListenerExt;
 use futures::StreamExt;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,6 +26,8 @@ pub struct Reply {
     delay: Duration,
     /// A body sent in pieces, each after its pause (instead of `body`).
     pieces: Vec<(Duration, Vec<u8>)>,
+    /// Bytes sent again and again after `pieces`, never ending the body.
+    forever: Option<Bytes>,
 }
 
 /// Server-sent events as an API writes them: `event:` when named, `data:` the JSON.
@@ -52,6 +55,7 @@ impl Reply {
             body: body.into(),
             delay: Duration::ZERO,
             pieces: Vec::new(),
+            forever: None,
         }
     }
 
@@ -75,12 +79,27 @@ impl Reply {
         }
     }
 
+    /// A `200` answer labelled `kind` (or with no `Content-Type`) whose body is `opening`,
+    /// then `repeated` again and again: a body that never ends.
+    pub fn endless(kind: Option<&str>, opening: &[u8], repeated: &[u8]) -> Self {
+        Self {
+            forever: Some(Bytes::copy_from_slice(repeated)),
+            ..Self::streamed(vec![(Duration::ZERO, opening.to_vec())]).content_type(kind)
+        }
+    }
+
     /// The same reply labelled `kind` as its `Content-Type`, or with none.
     pub fn content_type(mut self, kind: Option<&str>) -> Self {
         self.headers.retain(|(name, _)| name != "content-type");
         if let Some(kind) = kind {
             self.headers.push(("content-type".into(), kind.into()));
         }
+        self
+    }
+
+    /// The same reply with `status`.
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
         self
     }
 
@@ -147,10 +166,21 @@ impl MockServer {
             .with_state(Arc::clone(&script));
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("address"));
+        // Each piece of a body sent as it comes: with Nagle's algorithm a small piece waits
+        // for the client's (delayed) acknowledgement of the last one.
+        let listener = listener.tap_io(|socket| {
+            let _ = socket.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
         Self { base, script, task }
+    }
+
+    /// Adds `reply` to the end of the script: one server for many requests decided as
+    /// they come (a property test's cases).
+    pub fn push(&self, reply: Reply) {
+        lock(&self.script).replies.push_back(reply);
     }
 
     /// Every request so far, in order.
@@ -207,14 +237,22 @@ async fn handle(
     for (name, value) in &reply.headers {
         response = response.header(name, value);
     }
-    let body = if reply.pieces.is_empty() {
+    let body = if reply.pieces.is_empty() && reply.forever.is_none() {
         Body::from(reply.body)
     } else {
         let pieces = futures::stream::iter(reply.pieces).then(|(pause, piece)| async move {
-            tokio::time::sleep(pause).await;
+            // Not even a zero sleep: it waits for the timer's next tick (a millisecond).
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
             Ok::<_, std::convert::Infallible>(Bytes::from(piece))
         });
-        Body::from_stream(pieces)
+        match reply.forever {
+            Some(repeated) => {
+                Body::from_stream(pieces.chain(futures::stream::repeat(Ok(repeated))))
+            }
+            None => Body::from_stream(pieces),
+        }
     };
     response.body(body).expect("a valid response")
 }

@@ -6,6 +6,7 @@ mod anthropic;
 mod gemini;
 mod openai_responses;
 mod retries;
+mod split_anywhere;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
