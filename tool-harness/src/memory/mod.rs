@@ -3,7 +3,8 @@
 
 mod writer_lock;
 
-use std::io::Write as _;
+use std::fs::File;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -141,10 +142,11 @@ impl MemoryAccess for InMemoryMemory {
 /// version, and reopening it gives back the facts, ids and version.
 ///
 /// One `FileMemory` at a time has a file (its clones share it): while it lives, another
-/// [`open`](Self::open) of the same file, in this process or another, is refused, as the
-/// two would each write their own facts over the other's. The lock is an `flock` on
-/// `NAME.lock` beside the file, let go when the last clone is dropped (or the process
-/// ends); the lock file stays.
+/// [`open`](Self::open) of the same file, in this process or another, under the same name or
+/// another (a hard link), is refused, as the two would each write their own facts over the
+/// other's. The lock is an `flock` on `NAME.lock` beside the file and one on the file itself
+/// (each write's new file is locked before it takes the name), let go when the last clone is
+/// dropped (or the process ends); the lock file stays.
 ///
 /// ```
 /// use toolsmith_core::MemoryAccess;
@@ -168,8 +170,8 @@ impl MemoryAccess for InMemoryMemory {
 pub struct FileMemory {
     path: Arc<PathBuf>,
     facts: Arc<Mutex<Facts>>,
-    /// Held while any clone lives.
-    _lock: Arc<WriterLock>,
+    /// Held while any clone lives; the write that replaces the file moves it to the new file.
+    lock: Arc<WriterLock>,
 }
 
 impl FileMemory {
@@ -191,8 +193,9 @@ impl FileMemory {
                 format!("{} is not a memory file: {reason}", path.display()),
             )
         };
-        let facts = match std::fs::read(&path) {
-            Ok(bytes) => {
+        let read = lock.read_file(read_whole);
+        let facts = match read {
+            Some(Ok(bytes)) => {
                 let mut facts: Facts =
                     serde_json::from_slice(&bytes).map_err(|err| not_a_memory(&err))?;
                 // Ids stay stable and distinct whoever wrote the file: one given twice is
@@ -207,8 +210,8 @@ impl FileMemory {
                 facts.next_id = ids.into_iter().max().unwrap_or(0).max(facts.next_id);
                 facts
             }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Facts::default(),
-            Err(err) => {
+            None => Facts::default(),
+            Some(Err(err)) => {
                 return Err(ServiceError::new(
                     "memory",
                     format!("{}: {err}", path.display()),
@@ -218,7 +221,7 @@ impl FileMemory {
         Ok(Self {
             path: Arc::new(path),
             facts: Arc::new(Mutex::new(facts)),
-            _lock: Arc::new(lock),
+            lock: Arc::new(lock),
         })
     }
 
@@ -236,13 +239,14 @@ impl FileMemory {
     ) -> Result<Versioned<T>, ServiceError> {
         let path = Arc::clone(&self.path);
         let facts = Arc::clone(&self.facts);
+        let lock = Arc::clone(&self.lock);
         run_blocking(move || {
             // Held across the write, so that writes reach the file in the order they apply.
             let mut current = facts.lock().unwrap_or_else(PoisonError::into_inner);
             let mut next = current.clone();
             let (value, changed) = change(&mut next);
             if changed {
-                persist(&path, &next).map_err(|err| {
+                persist(&path, &next, &lock).map_err(|err| {
                     ServiceError::new("memory", format!("{}: {err}", path.display()))
                 })?;
                 *current = next;
@@ -284,15 +288,25 @@ fn linked_file(mut path: PathBuf) -> Result<PathBuf, ServiceError> {
     ))
 }
 
-/// Writes `facts` to `path` atomically.
-fn persist(path: &Path, facts: &Facts) -> std::io::Result<()> {
+/// The bytes of `file`.
+fn read_whole(mut file: &File) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Writes `facts` to `path` atomically, the new file locked by `lock` before it takes the
+/// name.
+fn persist(path: &Path, facts: &Facts, lock: &WriterLock) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     serde_json::to_writer_pretty(&mut temp, facts)?;
     temp.write_all(b"\n")?;
     temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
+    WriterLock::lock_new_file(temp.as_file())?;
+    let file = temp.persist(path).map_err(|err| err.error)?;
+    lock.hold(file);
     Ok(())
 }
 
