@@ -3,7 +3,8 @@
 
 mod writer_lock;
 
-use std::io::Write as _;
+use std::fs::File;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -141,10 +142,16 @@ impl MemoryAccess for InMemoryMemory {
 /// version, and reopening it gives back the facts, ids and version.
 ///
 /// One `FileMemory` at a time has a file (its clones share it): while it lives, another
-/// [`open`](Self::open) of the same file, in this process or another, is refused, as the
-/// two would each write their own facts over the other's. The lock is an `flock` on
-/// `NAME.lock` beside the file, let go when the last clone is dropped (or the process
-/// ends); the lock file stays.
+/// [`open`](Self::open) of the same file, in this process or another, under the same name or
+/// another (a hard link), is refused, as the two would each write their own facts over the
+/// other's. The lock is an `flock` on `NAME.lock` beside the file and one on the file itself
+/// (each write's new file is locked before it takes the name), let go when the last clone is
+/// dropped (or the process ends); the lock file stays.
+///
+/// A file is read whole when it is opened, up to [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES)
+/// ([`open_with_max_bytes`](Self::open_with_max_bytes) sets another limit); a larger one is
+/// refused, and so is a write that would make the file larger, so that it can be opened
+/// again.
 ///
 /// ```
 /// use toolsmith_core::MemoryAccess;
@@ -168,17 +175,35 @@ impl MemoryAccess for InMemoryMemory {
 pub struct FileMemory {
     path: Arc<PathBuf>,
     facts: Arc<Mutex<Facts>>,
-    /// Held while any clone lives.
-    _lock: Arc<WriterLock>,
+    /// Held while any clone lives; the write that replaces the file moves it to the new file.
+    lock: Arc<WriterLock>,
+    /// The most bytes the file may hold.
+    max_bytes: u64,
 }
 
 impl FileMemory {
+    /// The most bytes a memory file may hold, unless set with
+    /// [`open_with_max_bytes`](Self::open_with_max_bytes): 64 MiB, hundreds of thousands of
+    /// facts, read whole on every open.
+    pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
     /// Opens the memory kept at `path`: its facts if the file exists, none otherwise (the file
     /// is created by the first write; its directory and lock file now). A file that is not a
-    /// memory is an error, and so is a file another `FileMemory` has open (see above). A
-    /// `path` that is a symbolic link opens the file it links to (its [`path`](Self::path)),
-    /// and the link stays.
+    /// memory is an error, and so is a file another `FileMemory` has open (see above), and a
+    /// file larger than [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES). A `path` that is a
+    /// symbolic link opens the file it links to (its [`path`](Self::path)), and the link
+    /// stays.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
+        Self::open_with_max_bytes(path, Self::DEFAULT_MAX_BYTES)
+    }
+
+    /// [`open`](Self::open), the file limited to `max_bytes`: a larger file is refused when
+    /// opened (its size is checked before it is read), and a write that would make it larger
+    /// fails and changes nothing.
+    pub fn open_with_max_bytes(
+        path: impl AsRef<Path>,
+        max_bytes: u64,
+    ) -> Result<Self, ServiceError> {
         let path = std::path::absolute(path.as_ref()).map_err(|err| {
             ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
         })?;
@@ -191,8 +216,9 @@ impl FileMemory {
                 format!("{} is not a memory file: {reason}", path.display()),
             )
         };
-        let facts = match std::fs::read(&path) {
-            Ok(bytes) => {
+        let read = lock.read_file(|file| read_at_most(file, max_bytes));
+        let facts = match read {
+            Some(Ok(bytes)) => {
                 let mut facts: Facts =
                     serde_json::from_slice(&bytes).map_err(|err| not_a_memory(&err))?;
                 // Ids stay stable and distinct whoever wrote the file: one given twice is
@@ -207,8 +233,18 @@ impl FileMemory {
                 facts.next_id = ids.into_iter().max().unwrap_or(0).max(facts.next_id);
                 facts
             }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Facts::default(),
-            Err(err) => {
+            None => Facts::default(),
+            Some(Err(ReadError::TooLarge(size))) => {
+                return Err(ServiceError::new(
+                    "memory",
+                    format!(
+                        "{} is {size} bytes, more than the {max_bytes} a memory file may \
+                         hold (FileMemory::open_with_max_bytes sets the limit)",
+                        path.display()
+                    ),
+                ));
+            }
+            Some(Err(ReadError::Io(err))) => {
                 return Err(ServiceError::new(
                     "memory",
                     format!("{}: {err}", path.display()),
@@ -218,7 +254,8 @@ impl FileMemory {
         Ok(Self {
             path: Arc::new(path),
             facts: Arc::new(Mutex::new(facts)),
-            _lock: Arc::new(lock),
+            lock: Arc::new(lock),
+            max_bytes,
         })
     }
 
@@ -236,13 +273,15 @@ impl FileMemory {
     ) -> Result<Versioned<T>, ServiceError> {
         let path = Arc::clone(&self.path);
         let facts = Arc::clone(&self.facts);
+        let lock = Arc::clone(&self.lock);
+        let max_bytes = self.max_bytes;
         run_blocking(move || {
             // Held across the write, so that writes reach the file in the order they apply.
             let mut current = facts.lock().unwrap_or_else(PoisonError::into_inner);
             let mut next = current.clone();
             let (value, changed) = change(&mut next);
             if changed {
-                persist(&path, &next).map_err(|err| {
+                persist(&path, &next, &lock, max_bytes).map_err(|err| {
                     ServiceError::new("memory", format!("{}: {err}", path.display()))
                 })?;
                 *current = next;
@@ -284,15 +323,50 @@ fn linked_file(mut path: PathBuf) -> Result<PathBuf, ServiceError> {
     ))
 }
 
-/// Writes `facts` to `path` atomically.
-fn persist(path: &Path, facts: &Facts) -> std::io::Result<()> {
+/// Why a memory file was not read.
+enum ReadError {
+    /// It holds more bytes than the limit: this many (at least).
+    TooLarge(u64),
+    Io(std::io::Error),
+}
+
+/// The bytes of `file`, unless it holds more than `max_bytes`.
+fn read_at_most(file: &File, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    let size = file.metadata().map_err(ReadError::Io)?.len();
+    if size > max_bytes {
+        return Err(ReadError::TooLarge(size));
+    }
+    // Read to one byte past the limit: a file that grew since its size was read is caught.
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Writes `facts` to `path` atomically, the new file locked by `lock` before it takes the
+/// name; refused when it would hold more than `max_bytes`.
+fn persist(path: &Path, facts: &Facts, lock: &WriterLock, max_bytes: u64) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(facts)?;
+    bytes.push(b'\n');
+    if bytes.len() as u64 > max_bytes {
+        return Err(std::io::Error::other(format!(
+            "the memory would be {} bytes, more than the {max_bytes} its file may hold \
+             (FileMemory::open_with_max_bytes sets the limit); nothing was written",
+            bytes.len()
+        )));
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    serde_json::to_writer_pretty(&mut temp, facts)?;
-    temp.write_all(b"\n")?;
+    temp.write_all(&bytes)?;
     temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
+    WriterLock::lock_new_file(temp.as_file())?;
+    let file = temp.persist(path).map_err(|err| err.error)?;
+    lock.hold(file);
     Ok(())
 }
 

@@ -260,6 +260,92 @@ async fn a_memory_file_has_one_writer_at_a_time() {
     FileMemory::open(dir.path().join("other.json")).unwrap();
 }
 
+#[tokio::test]
+async fn a_memory_file_has_one_writer_under_all_its_hard_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    FileMemory::open(&path)
+        .unwrap()
+        .add("kept".into())
+        .await
+        .unwrap();
+    let link = dir.path().join("link.json");
+    std::fs::hard_link(&path, &link).unwrap();
+
+    let first = FileMemory::open(&path).unwrap();
+    let refused = |name: &std::path::Path| {
+        format!(
+            "memory: {} is open already under another name (a hard link to the same file), \
+             in another FileMemory of this process or another (a memory file has one writer \
+             at a time)",
+            name.display()
+        )
+    };
+    // Each name has a lock file of its own: the file's own lock refuses the second.
+    let err = FileMemory::open(&link).unwrap_err().to_string();
+    assert_eq!(err, refused(&link));
+
+    // A write replaces the file, and the lock goes with it to the new one: a name linked to
+    // the new file is refused too.
+    first.add("second".into()).await.unwrap();
+    let later = dir.path().join("later.json");
+    std::fs::hard_link(&path, &later).unwrap();
+    let err = FileMemory::open(&later).unwrap_err().to_string();
+    assert_eq!(err, refused(&later));
+    // The first link names the file that was replaced, no longer the memory's: it is free.
+    let old = FileMemory::open(&link).unwrap();
+    assert_eq!(fact_texts(&old).await, ["kept"]);
+
+    drop(first);
+    let reopened = FileMemory::open(&later).unwrap();
+    assert_eq!(fact_texts(&reopened).await, ["kept", "second"]);
+}
+
+#[tokio::test]
+async fn a_memory_file_past_its_limit_is_refused_and_no_write_makes_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    FileMemory::open(&path)
+        .unwrap()
+        .add("a fact of some length".into())
+        .await
+        .unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+
+    let err = FileMemory::open_with_max_bytes(&path, size - 1)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "memory: {} is {size} bytes, more than the {} a memory file may hold \
+             (FileMemory::open_with_max_bytes sets the limit)",
+            path.display(),
+            size - 1
+        )
+    );
+    // A refused open holds no lock.
+    let memory = FileMemory::open_with_max_bytes(&path, size).unwrap();
+    assert_eq!(fact_texts(&memory).await, ["a fact of some length"]);
+
+    // A write past the limit fails and changes nothing, in memory or on disk.
+    let on_disk = std::fs::read(&path).unwrap();
+    let err = memory.add("one more".into()).await.unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("memory: {}: the memory would be ", path.display()))
+            && err.ends_with(&format!(
+                "bytes, more than the {size} its file may hold \
+                 (FileMemory::open_with_max_bytes sets the limit); nothing was written"
+            )),
+        "{err}"
+    );
+    assert_eq!(memory.version(), 1);
+    assert_eq!(fact_texts(&memory).await, ["a fact of some length"]);
+    assert_eq!(std::fs::read(&path).unwrap(), on_disk);
+    // The default limit is 64 MiB.
+    assert_eq!(FileMemory::DEFAULT_MAX_BYTES, 64 * 1024 * 1024);
+}
+
 /// The variable that names the file [`hold_a_memory_file_open`] opens.
 const HELD_MEMORY_FILE: &str = "TOOLSMITH_TEST_HELD_MEMORY_FILE";
 

@@ -67,12 +67,42 @@ impl TermList {
     }
 }
 
-/// A document's occurrences of one term, by field, saturating at 255. Past it a count says
-/// nearly nothing more under BM25's saturation for a text of ordinary length (a tool's, a
-/// retriever's passage); a document hundreds of times the average length, whose counts are
-/// divided by its length first, loses the difference between 300 and 1,000. `u16` would cost
-/// every tool 4 bytes more a term.
+/// A document's occurrences of one term, by field, as kept with the document: a count up to
+/// 254 as it is, and [`MANY`] for 255 or more, whose exact counts the index keeps apart
+/// (`LexicalIndex::many_counts`). Counts that large are rare (a long document's common words),
+/// so every other term costs one byte a field (`u16` counts would cost every tool 4 bytes more
+/// a term), and a long document still tells 300 occurrences from 1,000.
 type FieldCounts = [u8; FIELD_COUNT];
+
+/// The exact occurrences of one term in a document, by field.
+type ExactCounts = [u32; FIELD_COUNT];
+
+/// A [`FieldCounts`] entry saying that the exact counts are kept apart.
+const MANY: u8 = u8::MAX;
+
+/// `exact` as kept with the document, and whether the exact counts must be kept apart.
+fn narrow(exact: &ExactCounts) -> (FieldCounts, bool) {
+    let mut kept = [0; FIELD_COUNT];
+    for (kept, &count) in kept.iter_mut().zip(exact) {
+        *kept = u8::try_from(count).unwrap_or(MANY);
+    }
+    (kept, kept.contains(&MANY))
+}
+
+/// The exact counts of `term` in `doc`, kept as `kept` with the document.
+fn exact_counts(
+    many_counts: &HashMap<(DocId, TermId), ExactCounts, Hasher>,
+    doc: DocId,
+    term: TermId,
+    kept: &FieldCounts,
+) -> ExactCounts {
+    if kept.contains(&MANY)
+        && let Some(exact) = many_counts.get(&(doc, term))
+    {
+        return *exact;
+    }
+    kept.map(u32::from)
+}
 
 /// An indexed tool.
 #[derive(Debug)]
@@ -119,6 +149,9 @@ pub(crate) struct LexicalIndex<E = ()> {
     /// dense array. `u32`: a retriever's document may be a book, and a length that stopped
     /// at `u16`'s 65,535 would rank every longer one as if it were that long.
     lens: Vec<[u32; FIELD_COUNT]>,
+    /// The exact counts of the terms a document has 255 times or more in a field (kept as
+    /// [`MANY`] with the document), by document and term.
+    many_counts: HashMap<(DocId, TermId), ExactCounts, Hasher>,
     by_name: HashMap<Arc<str>, DocId, Hasher>,
     field_len_sum: [u64; FIELD_COUNT],
     /// The normaliser the impacts were computed with.
@@ -142,6 +175,7 @@ impl<E> LexicalIndex<E> {
             lists: Vec::new(),
             docs: Vec::new(),
             lens: Vec::new(),
+            many_counts: HashMap::default(),
             by_name: HashMap::default(),
             field_len_sum: [0; FIELD_COUNT],
             scorer: Scorer::new(&params, &[0; FIELD_COUNT], 0),
@@ -208,12 +242,16 @@ impl<E> LexicalIndex<E> {
         let rescore = self.averages_drifted(self.by_name.len() + 1);
         let mut terms = Vec::new();
         for run in occurrences.chunk_by(|a, b| a.0 == b.0) {
-            let mut tf = [0u8; FIELD_COUNT];
+            let mut exact = [0u32; FIELD_COUNT];
             for &(_, field) in run {
-                tf[field] = tf[field].saturating_add(1);
+                exact[field] = exact[field].saturating_add(1);
             }
             let term = run[0].0;
-            let impact = self.scorer.impact(&tf, &lens);
+            let impact = self.scorer.impact(&exact, &lens);
+            let (tf, many) = narrow(&exact);
+            if many {
+                self.many_counts.insert((doc, term), exact);
+            }
             // Ids only grow, so appending keeps every list sorted.
             let list = &mut self.lists[term as usize];
             list.postings.push(Posting { doc, impact });
@@ -254,7 +292,8 @@ impl<E> LexicalIndex<E> {
             let Some(doc) = doc else { continue };
             let id = id as DocId;
             for &(term, tf) in &doc.terms {
-                let impact = self.scorer.impact(&tf, &self.lens[id as usize]);
+                let exact = exact_counts(&self.many_counts, id, term, &tf);
+                let impact = self.scorer.impact(&exact, &self.lens[id as usize]);
                 let list = &mut self.lists[term as usize];
                 if let Ok(at) = list.postings.binary_search_by_key(&id, |p| p.doc) {
                     list.postings[at].impact = impact;
@@ -287,7 +326,10 @@ impl<E> LexicalIndex<E> {
         let Some(doc) = self.docs[id as usize].take() else {
             return false;
         };
-        for &(term, _) in &doc.terms {
+        for &(term, tf) in &doc.terms {
+            if tf.contains(&MANY) {
+                self.many_counts.remove(&(id, term));
+            }
             let list = &mut self.lists[term as usize];
             if let Ok(at) = list.postings.binary_search_by_key(&id, |p| p.doc) {
                 list.postings[at].impact = 0.0;
@@ -346,6 +388,11 @@ impl<E> LexicalIndex<E> {
         }
         self.docs = docs;
         self.lens = lens;
+        // Every entry is a live document's: a removed one's went with it.
+        self.many_counts = std::mem::take(&mut self.many_counts)
+            .into_iter()
+            .map(|((doc, term), exact)| ((renumbered[doc as usize], term), exact))
+            .collect();
     }
 
     /// The best `limit` tools for `query`, best first; equal scores in name order.
@@ -428,6 +475,7 @@ impl<E> LexicalIndex<E> {
             .sum::<usize>()
             + self.docs.capacity() * size_of::<Option<Doc<E>>>()
             + self.lens.capacity() * size_of::<[u32; FIELD_COUNT]>()
+            + self.many_counts.capacity() * (size_of::<((DocId, TermId), ExactCounts)>() + 1)
             + self.by_name.capacity() * (size_of::<(Arc<str>, DocId)>() + 1);
         postings + terms + docs + self.term_text.capacity() * size_of::<Option<SmallStr>>()
     }
@@ -497,13 +545,13 @@ impl Scorer {
 
     /// `tf' / (k1 + tf')`, where `tf'` is the field-weighted, length-normalised term
     /// frequency of a document with field lengths `lens`.
-    fn impact(&self, tf: &[u8; FIELD_COUNT], lens: &[u32; FIELD_COUNT]) -> f32 {
+    fn impact(&self, tf: &ExactCounts, lens: &[u32; FIELD_COUNT]) -> f32 {
         let mut weighted = 0.0;
         for (f, (&count, &len)) in tf.iter().zip(lens).enumerate() {
             if count != 0 {
                 // Exact to 2^24 terms, and relative to the average past it.
                 let norm = self.one_minus_b[f] + len as f32 * self.b_over_avg[f];
-                weighted += self.weight[f] * f32::from(count) / norm;
+                weighted += self.weight[f] * count as f32 / norm;
             }
         }
         weighted / (self.k1 + weighted)

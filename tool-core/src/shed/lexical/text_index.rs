@@ -96,4 +96,50 @@ mod tests {
         assert_eq!(ids, ["short", "long", "longer"]);
         assert!(hits[1].score > hits[2].score, "{hits:?}");
     }
+
+    /// The ids of the documents found for `query`, best first, after checking that each
+    /// scores strictly more than the next.
+    fn strictly_ranked(index: &TextIndex, query: &str) -> Vec<String> {
+        let hits = index.search(query, 10);
+        assert!(
+            hits.windows(2).all(|pair| pair[0].score > pair[1].score),
+            "{hits:?}"
+        );
+        hits.iter().map(|hit| hit.id.to_string()).collect()
+    }
+
+    #[test]
+    fn a_word_said_a_thousand_times_outranks_one_said_three_hundred_times() {
+        // Counts stopped at 255: two documents of one length naming a word 300 and 1,000
+        // times tied, and fell to their ids.
+        let body = |needles: usize| {
+            format!(
+                "{}{}",
+                "needle ".repeat(needles),
+                "lorem ".repeat(1000 - needles)
+            )
+        };
+        // The exact counts are kept apart from the document: they must survive the impacts
+        // being recomputed (the long documents move the average length far) and the
+        // documents being renumbered (once more than a thousand before them are removed).
+        let mut index = TextIndex::new();
+        for i in 0..1100 {
+            index.insert(&format!("short_{i}"), "", "a short text");
+        }
+        index.insert("a_few", "", &body(300));
+        index.insert("b_many", "", &body(1000));
+        index.insert("c_none", "", &body(0));
+        assert_eq!(strictly_ranked(&index, "needle"), ["b_many", "a_few"]);
+        for i in 0..1100 {
+            assert!(index.remove(&format!("short_{i}")));
+        }
+        assert_eq!(strictly_ranked(&index, "needle"), ["b_many", "a_few"]);
+        index.insert("d_more", "", &body(999));
+        assert_eq!(
+            strictly_ranked(&index, "needle"),
+            ["b_many", "d_more", "a_few"]
+        );
+        assert!(index.remove("b_many"));
+        assert_eq!(strictly_ranked(&index, "needle"), ["d_more", "a_few"]);
+    }
 }

@@ -245,31 +245,38 @@ async fn a_server_error_asking_for_a_wait_beyond_the_cap_says_how_long() {
     assert!(error.is_transient());
 }
 
-#[tokio::test]
+/// On Tokio's paused clock: time moves only when no task is ready, and then to the next timer,
+/// so however the threads are scheduled, the client's time limit runs out exactly 200 ms
+/// (of that clock) after the request starts, and not before the server has read it.
+#[tokio::test(start_paused = true)]
 async fn a_slow_answer_times_out() {
+    let limit = Duration::from_millis(200);
     for api in Api::ALL {
         let client = Client {
-            timeout: Duration::from_millis(200),
+            timeout: limit,
             ..Client::default()
         };
         let slow = Reply::json(200, &api.text_answer("late")).after(Duration::from_secs(3));
-        let started = Instant::now();
-        let (error, requests) = fail(api, &client, vec![slow]).await;
-        assert!(started.elapsed() < Duration::from_secs(2), "{api:?}");
+        let server = MockServer::start(vec![slow]).await;
+        let model = api.model(&server.base, &client);
+        let request = request(api);
+        let started = tokio::time::Instant::now();
+        let (answer, ()) = tokio::join!(
+            model.complete(&request),
+            server.hold_the_clock_until_read(1)
+        );
+        let took = started.elapsed();
         assert_eq!(
-            error,
+            answer.unwrap_err(),
             ModelError::Timeout {
                 provider: api.name().into(),
-                after: Duration::from_millis(200)
+                after: limit
             }
         );
-        // Not retried: at most the one request. The server may not have read it yet (a
-        // client starved past its 200 ms gave up before the server's turn), so 0 is no
-        // failure; a retry would bring a second.
-        assert!(
-            requests <= 1,
-            "{api:?}: a timeout is not retried ({requests} requests)"
-        );
+        // Not retried: the one request, and one time limit's worth of time (a retry would
+        // add its wait and a second limit, whether or not its request was read).
+        assert_eq!(server.requests().len(), 1, "{api:?}");
+        assert!(took >= limit && took < 2 * limit, "{api:?}: {took:?}");
     }
 }
 

@@ -187,6 +187,15 @@ impl MockServer {
     pub fn requests(&self) -> Vec<Recorded> {
         lock(&self.script).requests.clone()
     }
+
+    /// Returns once the server has read `count` requests, keeping the task ready until then:
+    /// on a paused clock (`start_paused`), which moves only when no task is ready, no time
+    /// passes before that, so a client's time limit cannot run out before its request is read.
+    pub async fn hold_the_clock_until_read(&self, count: usize) {
+        while lock(&self.script).requests.len() < count {
+            tokio::task::yield_now().await;
+        }
+    }
 }
 
 impl Drop for MockServer {

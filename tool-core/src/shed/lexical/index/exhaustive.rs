@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::{LexicalHit, LexicalIndex};
+use super::{DocId, LexicalHit, LexicalIndex, exact_counts};
 use crate::shed::lexical::test_words::{WORDS, text};
 use crate::{Args, Tool, ToolDefinition};
 
@@ -22,7 +22,9 @@ impl<E: Clone> LexicalIndex<E> {
             let mut score = None;
             for term in &terms {
                 if let Ok(at) = doc.terms.binary_search_by_key(&term.term, |&(t, _)| t) {
-                    let impact = self.scorer.impact(&doc.terms[at].1, &self.lens[id]);
+                    let exact =
+                        exact_counts(&self.many_counts, id as DocId, term.term, &doc.terms[at].1);
+                    let impact = self.scorer.impact(&exact, &self.lens[id]);
                     *score.get_or_insert(0.0f32) += term.weight * impact;
                 }
             }
