@@ -9,7 +9,7 @@ use futures::StreamExt as _;
 use toolsmith_core::provider::{ParsedCall, error_for_model, repeated_id_reason, repeated_ids};
 use toolsmith_core::{
     BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallOutcome,
-    ToolCallRequest, ToolCallResult,
+    ToolCallRequest, ToolCallResult, ToolError,
 };
 
 use super::events::{AgentEvent, DeniedBy, NotRunReason};
@@ -281,10 +281,10 @@ impl<'s> TurnCalls<'s> {
         TurnOutcome { results, end }
     }
 
-    /// Runs the admitted calls, each finished ([`finish`](Self::finish)) as it ends while
-    /// the others run on: one end each, in their order. When the answer both searches
-    /// (`shed`) and calls other tools, the searches run first, so that a tool they find is
-    /// offered to the calls after them in the same answer.
+    /// Runs the admitted calls, each finished as it ends while the others run on: one end
+    /// each, in their order. When the answer both searches (`shed`) and calls other tools,
+    /// the searches run first, so that a tool they find is offered to the calls after them
+    /// in the same answer.
     async fn execute(
         &self,
         running: &[ToolCallRequest],
@@ -295,13 +295,32 @@ impl<'s> TurnCalls<'s> {
         if running.is_empty() {
             return finished;
         }
-        // Outcomes go from the batch to `finish` through a channel, so that an `after_tool`
-        // hook that waits holds up neither the calls still running nor their timing.
+        if self.session.hooks.is_empty() {
+            // Nothing to wait for: each call is finished in the batch's loop as it ends.
+            self.run_batches(running, |index, outcome| {
+                let request = &running[index];
+                let result = self.shown_result(request, outcome.result, known);
+                finished[index] =
+                    Some(self.finished(request, result, outcome.attempts, outcome.elapsed));
+            })
+            .await;
+            return finished;
+        }
+        // Outcomes go from the batch to the hooks through a channel, so that an `after_tool`
+        // hook that waits holds up neither the calls still running nor their timing. The
+        // sender goes with the batch's future, which `join` drops when it is done.
         let (ended, mut to_finish) = futures::channel::mpsc::unbounded();
-        let run = self.run_batches(running, ended);
+        let run = self.run_batches(running, move |index, outcome| {
+            // The receiver lives until every outcome is in: a send cannot fail.
+            let _ = ended.unbounded_send((index, outcome));
+        });
         let finish_each = async {
             while let Some((index, outcome)) = to_finish.next().await {
-                finished[index] = Some(self.finish(&running[index], outcome, known).await);
+                let request = &running[index];
+                let result = self.shown_result(request, outcome.result, known);
+                let result = self.after_tool(request, result).await;
+                finished[index] =
+                    Some(self.finished(request, result, outcome.attempts, outcome.elapsed));
             }
         };
         futures::future::join(run, finish_each).await;
@@ -309,23 +328,19 @@ impl<'s> TurnCalls<'s> {
     }
 
     /// Runs `running` (the searches first when the answer mixes them with other calls),
-    /// sending each outcome with the call's index as the call ends.
+    /// handing each outcome to `ended` with the call's index as the call ends.
     async fn run_batches(
         &self,
         running: &[ToolCallRequest],
-        ended: futures::channel::mpsc::UnboundedSender<(usize, ToolCallOutcome)>,
+        mut ended: impl FnMut(usize, ToolCallOutcome),
     ) {
         let manager = &self.session.manager;
         let is_shed = |request: &ToolCallRequest| request.name == SHED_TOOL_NAME;
         let mixed = running.iter().any(is_shed) && !running.iter().all(is_shed);
-        // The receiver lives until every outcome is in: a send cannot fail.
-        let send = |index: usize, outcome: ToolCallOutcome| {
-            let _ = ended.unbounded_send((index, outcome));
-        };
         if !mixed {
             let mut outcomes = pin!(manager.execute_batch_stream(running, self.options));
             while let Some((index, outcome)) = outcomes.next().await {
-                send(index, outcome);
+                ended(index, outcome);
             }
             return;
         }
@@ -342,31 +357,38 @@ impl<'s> TurnCalls<'s> {
                 group.iter().map(|&index| running[index].clone()).collect();
             let mut outcomes = pin!(manager.execute_batch_stream(&requests, &options));
             while let Some((index, outcome)) = outcomes.next().await {
-                send(group[index], outcome);
+                ended(group[index], outcome);
             }
         }
     }
 
-    /// A call of the batch that ended: the result the model is shown (its tool's result
-    /// checked against the tool's result schema, an error written for the model), after
-    /// every `after_tool` hook; the event handlers hear of it now.
-    async fn finish(
+    /// The result the model is shown for a call of the batch that ended with `result`: its
+    /// tool's result checked against the tool's result schema, or an error written for the
+    /// model.
+    fn shown_result(
         &self,
         request: &ToolCallRequest,
-        outcome: ToolCallOutcome,
+        result: Result<ToolCallResult, ToolError>,
         known: &KnownTools<'_>,
-    ) -> FinishedCall {
-        let session = self.session;
-        let mut result = match outcome.result {
-            Ok(result) => match session.manager.check_result(&request.name, &result) {
+    ) -> ToolCallResult {
+        match result {
+            Ok(result) => match self.session.manager.check_result(&request.name, &result) {
                 Ok(()) => result,
                 Err(error) => ToolCallResult::error(known.error_text(&error)),
             },
             Err(error) => ToolCallResult::error(known.error_text(&error)),
-        };
-        // Every call that went to the batch was announced as started: each gets its end,
-        // and the `after_tool` hooks, whether the tool ran or was refused there.
-        for hook in &session.hooks {
+        }
+    }
+
+    /// `result` after every `after_tool` hook. Every call that went to the batch was
+    /// announced as started, so each gets the hooks, whether the tool ran or was refused
+    /// there.
+    async fn after_tool(
+        &self,
+        request: &ToolCallRequest,
+        mut result: ToolCallResult,
+    ) -> ToolCallResult {
+        for hook in &self.session.hooks {
             // Not waited for past the run's cancellation: the result is kept as is.
             tokio::select! {
                 biased;
@@ -374,19 +396,32 @@ impl<'s> TurnCalls<'s> {
                 () = self.cancel.cancelled() => break,
             }
         }
+        result
+    }
+
+    /// A call of the batch that ended, shown to the model as `result`: the event handlers
+    /// hear of it now.
+    fn finished(
+        &self,
+        request: &ToolCallRequest,
+        result: ToolCallResult,
+        attempts: u32,
+        duration: Duration,
+    ) -> FinishedCall {
+        let session = self.session;
         if !session.events.is_empty() {
             session.emit(AgentEvent::ToolCallFinished {
                 call_id: request.id.clone(),
                 name: request.name.clone(),
-                duration: outcome.elapsed,
+                duration,
                 is_error: result.is_error(),
                 summary: result.content.to_text(),
             });
         }
         FinishedCall {
             result,
-            attempts: outcome.attempts,
-            duration: outcome.elapsed,
+            attempts,
+            duration,
         }
     }
 
