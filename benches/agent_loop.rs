@@ -19,7 +19,7 @@ use toolsmith::harness::agent::AgentSession;
 use toolsmith::harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
 };
-use toolsmith::{ToolArguments, ToolCallRequest, ToolShed, tool_fn};
+use toolsmith::{SessionParts, ToolArguments, ToolCallManager, ToolCallRequest, ToolShed, tool_fn};
 
 /// The cheapest model: answers a user message with one prepared call, and tool results with
 /// text. It isolates the loop's own cost from a model's (`ScriptedModel` also records every
@@ -47,6 +47,70 @@ impl ChatModel for Canned {
 #[tool_fn]
 fn add(a: i64, b: i64) -> i64 {
     a + b
+}
+
+/// Search the notes for a phrase.
+#[tool_fn]
+async fn search_notes(
+    /// The phrase.
+    query: String,
+    /// At most this many notes.
+    limit: Option<u32>,
+    /// Only notes with all these tags.
+    tags: Vec<String>,
+) -> Vec<String> {
+    let _ = (limit, tags);
+    vec![query]
+}
+
+/// When a meeting is.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Window {
+    /// Its start, RFC 3339.
+    start: String,
+    /// Its end, RFC 3339.
+    end: String,
+}
+
+/// Book a meeting.
+#[tool_fn]
+async fn book_meeting(
+    /// What it is about.
+    title: String,
+    /// When.
+    window: Window,
+    /// Who comes.
+    attendees: Vec<String>,
+) -> Result<String, String> {
+    Ok(format!(
+        "{title} from {} to {} with {attendees:?}",
+        window.start, window.end
+    ))
+}
+
+/// Convert a value between units.
+#[tool_fn(read_only)]
+fn convert_units(
+    /// The value.
+    value: f64,
+    /// Its unit.
+    from: String,
+    /// The unit wanted.
+    to: String,
+) -> String {
+    format!("{value} {from} in {to}")
+}
+
+/// A session's manager with the four tools above, built from a `ToolShed` as each new
+/// session builds its own: the cost of starting a conversation, besides the model.
+fn build_session_tools() -> ToolCallManager {
+    ToolShed::new()
+        .tool(Add)
+        .tool(SearchNotes)
+        .tool(BookMeeting)
+        .tool(ConvertUnits)
+        .build(SessionParts::in_memory("bench"))
+        .unwrap()
 }
 
 struct Bench {
@@ -148,6 +212,9 @@ fn criterion_benches(c: &mut Criterion) {
         b.iter(|| bench.canned_run(false))
     });
     group.finish();
+    c.bench_function("session_build/four tool_fn tools", |b| {
+        b.iter(|| black_box(build_session_tools()))
+    });
     paired(&bench);
 }
 
@@ -208,7 +275,7 @@ fn paired(bench: &Bench) {
 
 criterion_group!(benches, criterion_benches);
 
-/// `cargo bench --bench agent_loop -- --calls canned|canned-answer|scripted|scripted-answer|turn N` runs one variant N times
+/// `cargo bench --bench agent_loop -- --calls canned|canned-answer|scripted|scripted-answer|turn|session-build N` runs one variant N times
 /// and exits, for callgrind (`valgrind --tool=callgrind target/release/deps/agent_loop-* --calls canned 1000`).
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -225,6 +292,7 @@ fn main() {
                 "scripted-answer" => bench.run_answer_only(),
                 "canned-answer" => bench.canned_run(false),
                 "turn" => bench.execute_turn(),
+                "session-build" => drop(black_box(build_session_tools())),
                 _ => bench.canned_run(true),
             }
         }

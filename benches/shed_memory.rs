@@ -5,10 +5,9 @@
 //! process of its own and built before measuring, every tool is registered on a new
 //! `ToolCallManager`, twice over: tools that keep their definition and share it with the
 //! manager (`ToolImpl::shared_definition`, as `FnTool` and tools imported over MCP do), and
-//! the same tools answering with a new copy when asked (as `#[tool_fn]` tools build theirs),
-//! of which the manager keeps its own copy. The bench prints the heap added per tool (a
-//! counting global allocator),
-//! its peak while registering, the resident set added per tool (`/proc/self/statm`) and the
+//! the same tools answering with a new copy when asked (as a hand-written `ToolImpl` that
+//! builds its definition when asked does), of which the manager keeps its own copy. The
+//! bench prints the heap added per tool (a counting global allocator), its peak while registering, the resident set added per tool (`/proc/self/statm`) and the
 //! process's peak resident set (`VmHWM`, the pool's own tools included), and the heap a first
 //! `shed` search that finds nothing adds (the names its explanations compare with, kept
 //! until the names change). Then, in the same process: the lexical index alone

@@ -1762,3 +1762,31 @@ fn a_run_of_capitals_is_one_word_of_a_command_name() {
         .collect();
     assert_eq!(names, ["get_url", "parse_json_body"]);
 }
+
+#[test]
+fn a_tool_fn_definition_is_built_once_and_shared_by_every_instance() {
+    // A tool function: every registration of it (every session) holds one definition.
+    let (first, again) = (Add.shared_definition(), Add.shared_definition());
+    assert!(Arc::ptr_eq(&first, &again));
+    assert_eq!(Add.definition(), *first);
+    assert_eq!(first.name(), "add");
+
+    // A command group, two instances.
+    let group = Memory::default().shared_definition();
+    assert!(Arc::ptr_eq(&group, &Memory::default().shared_definition()));
+    assert_eq!(Memory::default().definition(), *group);
+    assert!(!Arc::ptr_eq(&first, &group), "each tool has its own");
+
+    // A tool built from `#[ctx]` values, in two sessions.
+    let build = || {
+        let constructor: Box<dyn ToolConstructor> = Box::new(Remember);
+        constructor.construct(&parts(Arc::new(VecMemory::default()), SessionState::new()))
+    };
+    let (one, other) = (build(), build());
+    assert!(Arc::ptr_eq(
+        &one.shared_definition(),
+        &other.shared_definition()
+    ));
+    assert_eq!(one.definition(), Remember.definition());
+    assert_eq!(one.shared_definition().name(), "remember");
+}

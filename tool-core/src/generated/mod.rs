@@ -6,3 +6,4 @@ pub mod call;
 pub mod expansion;
 pub mod read;
 pub mod result_conversion;
+pub mod shared_definition;

@@ -64,9 +64,10 @@ pub trait ToolImpl: Send + Sync {
     /// A tool that keeps its definition (as [`FnTool`](crate::FnTool) and tools imported over
     /// MCP do) returns that value, so that registering it adds a reference rather than a
     /// copy: a definition is most of what a registered tool weighs (a few kilobytes of JSON
-    /// schema), and a session may hold thousands. The default wraps a new
-    /// [`definition`](Self::definition), right for a tool that builds its definition when
-    /// asked (as `#[tool_fn]` tools do). Both methods must describe the same tool.
+    /// schema), and a session may hold thousands. `#[tool_fn]` tools build theirs once a
+    /// process and share it, so that every session registering one holds the same. The
+    /// default wraps a new [`definition`](Self::definition), right for a tool that builds
+    /// its definition when asked. Both methods must describe the same tool.
     ///
     /// ```
     /// use std::sync::Arc;
