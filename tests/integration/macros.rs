@@ -1764,7 +1764,7 @@ fn a_run_of_capitals_is_one_word_of_a_command_name() {
 }
 
 #[test]
-fn a_tool_fn_definition_is_built_once_and_shared_by_every_instance() {
+fn a_tool_fn_definition_is_shared_by_every_instance() {
     // A tool function: every registration of it (every session) holds one definition.
     let (first, again) = (Add.shared_definition(), Add.shared_definition());
     assert!(Arc::ptr_eq(&first, &again));
@@ -1789,4 +1789,32 @@ fn a_tool_fn_definition_is_built_once_and_shared_by_every_instance() {
     ));
     assert_eq!(one.definition(), Remember.definition());
     assert_eq!(one.shared_definition().name(), "remember");
+}
+
+/// A hand-written tool that takes its name from the instance.
+struct NamedByInstance(&'static str);
+
+#[async_trait]
+impl ToolImpl for NamedByInstance {
+    fn definition(&self) -> Tool {
+        Tool::SingleCommand(toolsmith::ToolDefinition::new(
+            self.0,
+            "Named by its instance.",
+            toolsmith::Args::new(json!({"type": "object"})),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Ok(ToolCallResult::text(self.0))
+    }
+}
+
+#[test]
+fn a_tool_whose_definition_depends_on_the_instance_keeps_its_own() {
+    // Shared by equality only: each instance is registered under its own name.
+    for name in ["first", "second", "first", "third"] {
+        let manager = manager_with(vec![Arc::new(NamedByInstance(name))]);
+        assert_eq!(manager.names(), [name]);
+        assert_eq!(NamedByInstance(name).shared_definition().name(), name);
+    }
 }

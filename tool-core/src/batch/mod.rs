@@ -597,7 +597,9 @@ impl ToolCallManager {
     /// future is: to do slow work for an outcome without holding the others up (a UI, a
     /// hook that waits), hand it to other code that runs beside the stream, e.g. through a
     /// channel. Dropping the stream stops the calls still running, as dropping
-    /// [`execute_batch`](Self::execute_batch)'s future does.
+    /// [`execute_batch`](Self::execute_batch)'s future does. The batch runs inside the
+    /// stream, unboxed, so the stream is not `Unpin`: pin it (`std::pin::pin!`) to call
+    /// `StreamExt::next` on it.
     ///
     /// ```
     /// use std::sync::Arc;

@@ -9,7 +9,6 @@
 
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
-pub use ::std::sync::Arc;
 
 pub use crate::{__toolsmith_conversion as conversion, __toolsmith_execute as execute};
 
@@ -18,7 +17,6 @@ pub use crate::generated::call::{
 };
 pub use crate::generated::read::{Misreads, slots};
 pub use crate::generated::result_conversion::{ReturnType, Returned};
-pub use crate::generated::shared_definition::shared_definition;
 pub use crate::schema::validation::unknown_command;
 pub use crate::{
     Args, ArgsObject, ArgsSchema, FromSessionParts, FromToolArgs, SessionParts, Tool,

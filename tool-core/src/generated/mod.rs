@@ -6,4 +6,3 @@ pub mod call;
 pub mod expansion;
 pub mod read;
 pub mod result_conversion;
-pub mod shared_definition;

@@ -15,6 +15,7 @@ pub(crate) mod echo;
 pub(crate) mod error;
 pub(crate) mod fn_tool;
 pub(crate) mod future_block;
+pub(crate) mod interned_definitions;
 pub(crate) mod json_text;
 pub(crate) mod names;
 pub(crate) mod nesting;

@@ -64,10 +64,12 @@ pub trait ToolImpl: Send + Sync {
     /// A tool that keeps its definition (as [`FnTool`](crate::FnTool) and tools imported over
     /// MCP do) returns that value, so that registering it adds a reference rather than a
     /// copy: a definition is most of what a registered tool weighs (a few kilobytes of JSON
-    /// schema), and a session may hold thousands. `#[tool_fn]` tools build theirs once a
-    /// process and share it, so that every session registering one holds the same. The
-    /// default wraps a new [`definition`](Self::definition), right for a tool that builds
-    /// its definition when asked. Both methods must describe the same tool.
+    /// schema), and a session may hold thousands. The default, right for a tool that builds
+    /// its definition when asked (as `#[tool_fn]` tools do), builds a new
+    /// [`definition`](Self::definition) and shares it with the tools of the same type: when
+    /// it equals the one the type gave before, that one is returned (so every session that
+    /// registers the tool holds one copy); a type whose instances give differing definitions
+    /// gets a new one each time. Both methods must describe the same tool.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -104,7 +106,9 @@ pub trait ToolImpl: Send + Sync {
     /// assert_eq!(Arc::strong_count(&definition), 3);
     /// ```
     fn shared_definition(&self) -> Arc<Tool> {
-        Arc::new(self.definition())
+        // Keyed by this type's `definition` method: equal definitions of one type are shared.
+        let key = <Self as ToolImpl>::definition as fn(&Self) -> Tool as *const ();
+        crate::tool::interned_definitions::intern(key, self.definition())
     }
 
     /// Runs the tool on the model's arguments.
