@@ -105,9 +105,10 @@ pub(crate) struct RegisteredTool {
 }
 
 impl RegisteredTool {
-    fn prepare(tool: Arc<dyn ToolImpl>) -> Result<Self, RegistrationError> {
-        // The tool's own definition when it keeps one: registering adds no copy of it.
-        let definition = tool.shared_definition();
+    /// `tool`, registered with `definition`, its
+    /// [`shared_definition`](ToolImpl::shared_definition): the tool's own when it keeps one,
+    /// so registering adds no copy of it.
+    fn prepare(tool: Arc<dyn ToolImpl>, definition: Arc<Tool>) -> Result<Self, RegistrationError> {
         let name = definition.name();
         if name == SHED_TOOL_NAME {
             return Err(RegistrationError::ReservedName(name.to_owned()));
@@ -419,8 +420,20 @@ impl ToolCallManager {
     /// reserved (`shed`), or not of the form providers accept (`^[a-zA-Z0-9_-]{1,64}$`, for
     /// the tool and each command), or when a schema does not compile.
     pub fn register(&self, tool: Arc<dyn ToolImpl>) -> Result<(), RegistrationError> {
+        let definition = tool.shared_definition();
+        self.register_defined(tool, definition)
+    }
+
+    /// [`register`](Self::register) with the tool's definition as its
+    /// [`shared_definition`](ToolImpl::shared_definition) gave it already (a `ToolShed`
+    /// checks the name first): a tool that builds its definition when asked builds it once.
+    pub(crate) fn register_defined(
+        &self,
+        tool: Arc<dyn ToolImpl>,
+        definition: Arc<Tool>,
+    ) -> Result<(), RegistrationError> {
         // Prepared outside the change: compiling schemas can take a while.
-        let prepared = RegisteredTool::prepare(tool)?;
+        let prepared = RegisteredTool::prepare(tool, definition)?;
         let name: Arc<str> = Arc::from(prepared.definition.name());
         let mut change = self.registry.change();
         if change.get(&name).is_some() {

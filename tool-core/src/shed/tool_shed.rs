@@ -188,18 +188,20 @@ impl ToolShed {
         }
         for (name, constructor) in self.constructors {
             let tool = constructor.construct(&parts);
-            let built = tool.shared_definition().name().to_owned();
-            if built != name {
+            let definition = tool.shared_definition();
+            if definition.name() != name {
                 return Err(ToolShedError::NameMismatch {
                     expected: name,
-                    built,
+                    built: definition.name().to_owned(),
                 });
             }
-            manager.register(tool).map_err(|err| match err {
-                RegistrationError::DuplicateTool(name) => ToolShedError::DuplicateTool(name),
-                RegistrationError::ReservedName(name) => ToolShedError::ReservedName(name),
-                source => ToolShedError::Registration { tool: name, source },
-            })?;
+            manager
+                .register_defined(tool, definition)
+                .map_err(|err| match err {
+                    RegistrationError::DuplicateTool(name) => ToolShedError::DuplicateTool(name),
+                    RegistrationError::ReservedName(name) => ToolShedError::ReservedName(name),
+                    source => ToolShedError::Registration { tool: name, source },
+                })?;
         }
         Ok(manager)
     }
