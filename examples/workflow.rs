@@ -1,6 +1,7 @@
 //! A batch of calls with dependencies: two fetches run concurrently, a summary waits for
 //! both, a save runs as a sequential call, a parse fails (and the call depending on it is
-//! cancelled), and a flaky lookup succeeds on its third attempt.
+//! cancelled), and a flaky lookup succeeds on its third attempt. Then the same plan again as
+//! a stream, each outcome shown as its call ends.
 //!
 //! Run with `cargo run --example workflow`.
 
@@ -8,10 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use serde_json::json;
 use toolsmith::{
-    Args, ExecutionHint, FnTool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallManager,
-    ToolCallRequest, ToolCallResult, ToolError, ToolRetryConfig, scheme,
+    Args, BatchOptions, ExecutionHint, FnTool, ToolAnnotations, ToolArgs, ToolArguments,
+    ToolCallManager, ToolCallRequest, ToolCallResult, ToolError, ToolRetryConfig, scheme,
 };
 
 fn text_tool(
@@ -120,4 +122,19 @@ async fn main() {
         );
     }
     println!("\nbatch took {:.1?}", started.elapsed());
+
+    // The same plan as a stream: each outcome as its call ends, for a caller that shows
+    // progress (the agent session finishes a turn's calls this way).
+    println!("\nagain, as each call ends:");
+    let options = BatchOptions::new();
+    let started = tokio::time::Instant::now();
+    let mut ended = std::pin::pin!(manager.execute_workflow_stream(&workflow, &options));
+    while let Some((index, outcome)) = ended.next().await {
+        let how = if outcome.failed() { "failed" } else { "ok" };
+        println!(
+            "{:>7.1?}  {:<8} {how}",
+            started.elapsed(),
+            requests[index].id
+        );
+    }
 }
