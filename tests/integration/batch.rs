@@ -698,6 +698,11 @@ async fn timed_items(
         .await
 }
 
+/// Which call each item was, and when it came.
+fn ends(items: &[(usize, ToolCallOutcome, Duration)]) -> Vec<(usize, Duration)> {
+    items.iter().map(|(index, _, at)| (*index, *at)).collect()
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_batch_stream_hands_out_each_outcome_as_its_call_ends() {
     let probe = Probe::new();
@@ -712,7 +717,7 @@ async fn a_batch_stream_hands_out_each_outcome_as_its_call_ends() {
     let options = BatchOptions::new();
     let started = Instant::now();
     let items = timed_items(manager.execute_batch_stream(&requests, &options), started).await;
-    let order: Vec<(usize, Duration)> = items.iter().map(|(i, _, at)| (*i, *at)).collect();
+    let order = ends(&items);
     assert_eq!(
         order,
         [
@@ -758,7 +763,7 @@ async fn a_stopped_workflow_stream_still_hands_out_every_outcome_once() {
         started,
     )
     .await;
-    let order: Vec<(usize, Duration)> = items.iter().map(|(i, _, at)| (*i, *at)).collect();
+    let order = ends(&items);
     assert_eq!(order, [(1, 100 * MS), (0, 150 * MS), (2, 150 * MS)]);
     assert!(items[0].1.result.is_ok());
     assert_eq!(
