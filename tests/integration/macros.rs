@@ -1818,3 +1818,36 @@ fn a_tool_whose_definition_depends_on_the_instance_keeps_its_own() {
         assert_eq!(NamedByInstance(name).shared_definition().name(), name);
     }
 }
+
+static COUNTED_BUILDS: AtomicUsize = AtomicUsize::new(0);
+
+/// A hand-written tool that counts how often its definition is built.
+struct CountsItsDefinitions;
+
+#[async_trait]
+impl ToolImpl for CountsItsDefinitions {
+    fn definition(&self) -> Tool {
+        COUNTED_BUILDS.fetch_add(1, Ordering::SeqCst);
+        Tool::SingleCommand(toolsmith::ToolDefinition::new(
+            "counted",
+            "Counts its definitions.",
+            toolsmith::Args::new(json!({"type": "object"})),
+        ))
+    }
+
+    async fn execute(&self, _: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        Ok(ToolCallResult::text("counted"))
+    }
+}
+
+#[test]
+fn a_session_builds_a_ready_tool_s_definition_once() {
+    let before = COUNTED_BUILDS.load(Ordering::SeqCst);
+    let manager = toolsmith::ToolShed::new()
+        .tool(CountsItsDefinitions)
+        .build(SessionParts::in_memory("s"))
+        .unwrap();
+    assert_eq!(manager.names(), ["counted"]);
+    // Asked once for its name when added; the session registers it with that one.
+    assert_eq!(COUNTED_BUILDS.load(Ordering::SeqCst) - before, 1);
+}

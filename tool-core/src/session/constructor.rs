@@ -1,8 +1,8 @@
 //! [`ToolConstructor`]: a tool that is built when its session is, from the session's parts.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use crate::{SessionParts, ToolImpl};
+use crate::{SessionParts, Tool, ToolImpl};
 
 /// Builds one tool from a session's parts.
 ///
@@ -20,40 +20,68 @@ pub trait ToolConstructor: Send {
     fn needs_session(&self) -> bool {
         true
     }
+
+    /// The [`shared_definition`](ToolImpl::shared_definition) of the tool this constructor
+    /// builds, when it has it already (a ready-made tool asked for its name has): the session
+    /// registers the tool with it instead of asking the tool again. The default has none.
+    fn known_definition(&self) -> Option<Arc<Tool>> {
+        None
+    }
 }
 
 /// A constructor for a tool that exists already.
-struct Ready(Arc<dyn ToolImpl>);
+struct Ready {
+    tool: Arc<dyn ToolImpl>,
+    /// The tool's definition, once its name was asked: a tool that builds its definition
+    /// when asked then builds it once a session.
+    definition: OnceLock<Arc<Tool>>,
+}
+
+impl Ready {
+    fn new(tool: Arc<dyn ToolImpl>) -> Box<Self> {
+        Box::new(Self {
+            tool,
+            definition: OnceLock::new(),
+        })
+    }
+}
 
 impl ToolConstructor for Ready {
     fn name(&self) -> String {
-        self.0.definition().name().to_owned()
+        self.definition
+            .get_or_init(|| self.tool.shared_definition())
+            .name()
+            .to_owned()
     }
 
     fn construct(self: Box<Self>, _parts: &SessionParts) -> Arc<dyn ToolImpl> {
-        self.0
+        self.tool
     }
 
     fn needs_session(&self) -> bool {
         false
     }
+
+    fn known_definition(&self) -> Option<Arc<Tool>> {
+        self.definition.get().cloned()
+    }
 }
 
 impl<T: ToolImpl + 'static> From<T> for Box<dyn ToolConstructor> {
     fn from(tool: T) -> Self {
-        Box::new(Ready(Arc::new(tool)))
+        Ready::new(Arc::new(tool))
     }
 }
 
 impl<T: ToolImpl + 'static> From<Arc<T>> for Box<dyn ToolConstructor> {
     fn from(tool: Arc<T>) -> Self {
-        Box::new(Ready(tool))
+        Ready::new(tool)
     }
 }
 
 impl From<Arc<dyn ToolImpl>> for Box<dyn ToolConstructor> {
     fn from(tool: Arc<dyn ToolImpl>) -> Self {
-        Box::new(Ready(tool))
+        Ready::new(tool)
     }
 }
 

@@ -187,8 +187,9 @@ impl ToolShed {
             manager.enable_discovery(std::sync::Arc::clone(embedder));
         }
         for (name, constructor) in self.constructors {
+            let known = constructor.known_definition();
             let tool = constructor.construct(&parts);
-            let definition = tool.shared_definition();
+            let definition = known.unwrap_or_else(|| tool.shared_definition());
             if definition.name() != name {
                 return Err(ToolShedError::NameMismatch {
                     expected: name,
