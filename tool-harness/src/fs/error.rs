@@ -2,6 +2,7 @@
 
 use std::io;
 
+use crate::fs::blocking::BlockingCancelled;
 use crate::fs::sandbox_path::MAX_PATH_BYTES;
 
 /// Why a [`FileSystem`](crate::FileSystem) operation did not happen.
@@ -116,6 +117,14 @@ impl FsError {
             | Self::SymlinkLoop { path }
             | Self::TooLarge { path, .. }
             | Self::Io { path, .. } => path,
+        }
+    }
+
+    /// The work on `path` was not done: the runtime's blocking pool was shutting down.
+    pub(crate) fn cancelled(path: String, cancelled: BlockingCancelled) -> Self {
+        Self::Io {
+            path,
+            reason: cancelled.to_string(),
         }
     }
 

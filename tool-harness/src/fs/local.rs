@@ -435,14 +435,24 @@ impl FileSystem for LocalFileSystem {
         let shown_path = shown(path);
         let inner = Arc::clone(&self.inner);
         let limit = self.max_read_bytes;
-        run_blocking(move || inner.read(&shown_path, &relative, limit)).await
+        let cancelled_path = shown_path.clone();
+        run_blocking(
+            move || inner.read(&shown_path, &relative, limit),
+            |cancelled| FsError::cancelled(cancelled_path, cancelled),
+        )
+        .await
     }
 
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError> {
         let relative = self.file_relative(path)?;
         let shown_path = shown(path);
         let inner = Arc::clone(&self.inner);
-        run_blocking(move || inner.write(&shown_path, &relative, &contents)).await
+        let cancelled_path = shown_path.clone();
+        run_blocking(
+            move || inner.write(&shown_path, &relative, &contents),
+            |cancelled| FsError::cancelled(cancelled_path, cancelled),
+        )
+        .await
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
@@ -451,24 +461,28 @@ impl FileSystem for LocalFileSystem {
             None => PathBuf::new(),
         };
         let inner = Arc::clone(&self.inner);
-        run_blocking(move || {
-            let dir = &inner.dir;
-            // Resolve the starting point beneath the root (a link that leads out is refused),
-            // then walk from its real location.
-            let start = if start.as_os_str().is_empty() {
-                start
-            } else {
-                let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
-                let resolved = inner.resolve(&shown_start, &start, true)?;
-                // A link to the root itself resolves to the root: nothing to look up.
-                if !resolved.as_os_str().is_empty() {
-                    dir.symlink_metadata(&resolved)
-                        .map_err(|err| FsError::from_io(&shown_start, &err))?;
-                }
-                resolved
-            };
-            crate::fs::search::search_local(dir, &inner.root, &start, &query)
-        })
+        let cancelled_path = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+        run_blocking(
+            move || {
+                let dir = &inner.dir;
+                // Resolve the starting point beneath the root (a link that leads out is refused),
+                // then walk from its real location.
+                let start = if start.as_os_str().is_empty() {
+                    start
+                } else {
+                    let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+                    let resolved = inner.resolve(&shown_start, &start, true)?;
+                    // A link to the root itself resolves to the root: nothing to look up.
+                    if !resolved.as_os_str().is_empty() {
+                        dir.symlink_metadata(&resolved)
+                            .map_err(|err| FsError::from_io(&shown_start, &err))?;
+                    }
+                    resolved
+                };
+                crate::fs::search::search_local(dir, &inner.root, &start, &query)
+            },
+            |cancelled| FsError::cancelled(cancelled_path, cancelled).into(),
+        )
         .await
     }
 }

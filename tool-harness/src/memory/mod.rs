@@ -275,19 +275,23 @@ impl FileMemory {
         let facts = Arc::clone(&self.facts);
         let lock = Arc::clone(&self.lock);
         let max_bytes = self.max_bytes;
-        run_blocking(move || {
-            // Held across the write, so that writes reach the file in the order they apply.
-            let mut current = facts.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut next = current.clone();
-            let (value, changed) = change(&mut next);
-            if changed {
-                persist(&path, &next, &lock, max_bytes).map_err(|err| {
-                    ServiceError::new("memory", format!("{}: {err}", path.display()))
-                })?;
-                *current = next;
-            }
-            Ok(current.versioned(value))
-        })
+        let shown_path = self.path.display().to_string();
+        run_blocking(
+            move || {
+                // Held across the write, so that writes reach the file in the order they apply.
+                let mut current = facts.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut next = current.clone();
+                let (value, changed) = change(&mut next);
+                if changed {
+                    persist(&path, &next, &lock, max_bytes).map_err(|err| {
+                        ServiceError::new("memory", format!("{}: {err}", path.display()))
+                    })?;
+                    *current = next;
+                }
+                Ok(current.versioned(value))
+            },
+            |cancelled| ServiceError::new("memory", format!("{shown_path}: {cancelled}")),
+        )
         .await
     }
 }

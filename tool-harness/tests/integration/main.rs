@@ -18,6 +18,7 @@ mod model_http;
 mod paths_and_globs;
 mod presets;
 mod retrieval;
+mod runtime_shutdown;
 mod search_file_tool;
 mod shell_tool;
 mod subagents;
