@@ -7,7 +7,8 @@
 //! Through this table, a definition equal to the one its type gave before is dropped for
 //! that one. Sharing is decided by equality, so a type whose instances describe themselves
 //! differently (a name or schema from the instance) is correct too: its definitions are
-//! not shared once two differ.
+//! not shared once two differ. Equality here includes the order of each schema object's
+//! keys, which `==` leaves out: a model reads the properties in the tool's order.
 //!
 //! Done here rather than by the macro: any code `#[tool_fn]` generated per tool for it (a
 //! cache, a key, a method) cost a 200-tool crate's incremental rebuild 5 to 10 % more
@@ -17,7 +18,8 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
-use crate::Tool;
+use crate::tool::nesting::values_identical;
+use crate::{Args, Tool, ToolDefinition};
 
 /// What the table knows of the definitions one `definition` method gave.
 enum Interned {
@@ -47,7 +49,9 @@ pub(crate) fn intern(key: *const (), definition: Tool) -> Arc<Tool> {
         .unwrap_or_else(PoisonError::into_inner)
         .get(&key)
     {
-        Some(Interned::Shared(shared)) if **shared == definition => return Arc::clone(shared),
+        Some(Interned::Shared(shared)) if identical(shared, &definition) => {
+            return Arc::clone(shared);
+        }
         Some(Interned::Varies) => return Arc::new(definition),
         Some(Interned::Shared(_)) | None => {}
     }
@@ -60,7 +64,7 @@ pub(crate) fn intern(key: *const (), definition: Tool) -> Arc<Tool> {
         }
         // Another thread may have put an equal one in meanwhile.
         Entry::Occupied(entry) => match entry.get() {
-            Interned::Shared(shared) if **shared == definition => Arc::clone(shared),
+            Interned::Shared(shared) if identical(shared, &definition) => Arc::clone(shared),
             Interned::Shared(_) => {
                 *entry.into_mut() = Interned::Varies;
                 Arc::new(definition)
@@ -68,6 +72,45 @@ pub(crate) fn intern(key: *const (), definition: Tool) -> Arc<Tool> {
             Interned::Varies => Arc::new(definition),
         },
     }
+}
+
+/// Whether `a` and `b` are the same definition, down to the order of their schemas' keys:
+/// `==`, except that it compares JSON objects as maps.
+fn identical(a: &Tool, b: &Tool) -> bool {
+    match (a, b) {
+        (Tool::SingleCommand(a), Tool::SingleCommand(b)) => same_command(a, b),
+        (Tool::MultiCommands(group_a, a), Tool::MultiCommands(group_b, b)) => {
+            group_a == group_b
+                && a.len() == b.len()
+                && a.iter().zip(b).all(|(a, b)| same_command(a, b))
+        }
+        _ => false,
+    }
+}
+
+fn same_command(a: &ToolDefinition, b: &ToolDefinition) -> bool {
+    // Every field named, so that a field added later is compared too.
+    let ToolDefinition {
+        name,
+        category,
+        description,
+        arguments,
+        returns,
+        annotations,
+        group_description,
+    } = a;
+    let same_schema = |a: &Args, b: &Args| values_identical(a.schema(), b.schema());
+    *name == b.name
+        && *category == b.category
+        && *description == b.description
+        && same_schema(arguments, &b.arguments)
+        && match (returns, &b.returns) {
+            (Some(a), Some(b)) => same_schema(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+        && *annotations == b.annotations
+        && *group_description == b.group_description
 }
 
 #[cfg(test)]
@@ -84,7 +127,7 @@ mod tests {
     }
 
     /// Distinct keys for the tests, as distinct methods would be.
-    static KEYS: [u8; 3] = [0; 3];
+    static KEYS: [u8; 4] = [0; 4];
 
     fn key(index: usize) -> *const () {
         std::ptr::from_ref(&KEYS[index]).cast()
@@ -108,5 +151,35 @@ mod tests {
         let one_again = intern(key(2), named("one"));
         assert_eq!(one_again.name(), "one");
         assert!(!Arc::ptr_eq(&one, &one_again), "no longer shared");
+    }
+
+    /// A definition whose arguments are `properties`, in that order.
+    fn with_properties(properties: &[&str]) -> Tool {
+        let schema = properties
+            .iter()
+            .fold(scheme::object(), |object, &name| {
+                object.optional(name, scheme::string())
+            })
+            .build();
+        Tool::SingleCommand(ToolDefinition::new("ordered", "A tool.", Args::new(schema)))
+    }
+
+    fn property_names(tool: &Tool) -> Vec<&str> {
+        match tool {
+            Tool::SingleCommand(definition) => definition.arguments.property_names().collect(),
+            Tool::MultiCommands(..) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn definitions_that_differ_only_in_property_order_are_not_shared() {
+        // `==` compares JSON objects as maps; the order is the tool's own (the model reads
+        // the properties in it), so the second must not come back in the first's order.
+        let first = intern(key(3), with_properties(&["path", "text"]));
+        let second = intern(key(3), with_properties(&["text", "path"]));
+        assert_eq!(property_names(&first), ["path", "text"]);
+        assert_eq!(property_names(&second), ["text", "path"]);
+        let first_again = intern(key(3), with_properties(&["path", "text"]));
+        assert_eq!(property_names(&first_again), ["path", "text"]);
     }
 }

@@ -6,7 +6,7 @@
 //! the process. So every entry point measures nesting first, with the loops here (which keep
 //! their own stack on the heap), and refuses what is deeper than [`MAX_JSON_DEPTH`]; what
 //! Toolsmith owns and frees, copies or compares regardless of depth ([`free`],
-//! [`clone_value`], [`values_equal`]) is handled without recursion too.
+//! [`clone_value`], [`values_equal`], [`values_identical`]) is handled without recursion too.
 
 use std::fmt;
 
@@ -346,6 +346,39 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     true
 }
 
+/// Whether two values are the same JSON text to be: [`values_equal`], and every object's
+/// keys in the same order (which `==` does not look at, and a schema's reader sees).
+pub(crate) fn values_identical(a: &Value, b: &Value) -> bool {
+    let mut pending = vec![(a, b)];
+    while let Some(pair) = pending.pop() {
+        match pair {
+            (Value::Array(a), Value::Array(b)) => {
+                if a.len() != b.len() {
+                    return false;
+                }
+                pending.extend(a.iter().zip(b));
+            }
+            (Value::Object(a), Value::Object(b)) => {
+                if a.len() != b.len() {
+                    return false;
+                }
+                for ((key_a, a), (key_b, b)) in a.iter().zip(b) {
+                    if key_a != key_b {
+                        return false;
+                    }
+                    pending.push((a, b));
+                }
+            }
+            (a, b) => {
+                if is_container(a) || is_container(b) || a != b {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
 fn is_container(value: &Value) -> bool {
     matches!(value, Value::Array(_) | Value::Object(_))
 }
@@ -447,9 +480,11 @@ mod tests {
                 assert_eq!(check_depth(&value), Err(TooDeep));
                 let copy = clone_value(&value);
                 assert!(values_equal(&value, &copy));
+                assert!(values_identical(&value, &copy));
                 let mut other = clone_value(&value);
                 other["s"] = json!("y");
                 assert!(!values_equal(&value, &other));
+                assert!(!values_identical(&value, &other));
                 free(value);
                 free(copy);
                 free(other);
@@ -477,5 +512,27 @@ mod tests {
         ));
         assert!(!values_equal(&json!({"a": 1}), &json!({"b": 1})));
         assert!(!values_equal(&json!([[]]), &json!([{}])));
+    }
+
+    #[test]
+    fn identical_values_are_equal_with_their_keys_in_the_same_order() {
+        let samples = [
+            json!(null),
+            json!([1, [2, {"a": [], "b": {}}], "x"]),
+            json!({"a": {"b": [1.5, true, null]}, "c": "d"}),
+        ];
+        for a in &samples {
+            for b in &samples {
+                assert_eq!(values_identical(a, b), a == b, "{a} {b}");
+            }
+        }
+        let ordered = json!({"p": {"a": 1, "b": 2}});
+        assert!(values_identical(&ordered, &json!({"p": {"a": 1, "b": 2}})));
+        assert!(!values_identical(&ordered, &json!({"p": {"b": 2, "a": 1}})));
+        assert!(!values_identical(
+            &json!({"a": 1}),
+            &json!({"a": 1, "b": 2})
+        ));
+        assert!(!values_identical(&json!([[]]), &json!([{}])));
     }
 }
