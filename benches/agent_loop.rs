@@ -9,6 +9,8 @@
 //!
 //! Run with `cargo bench --bench agent_loop`; figures in `docs/PERFORMANCE.md` ("Agent loop").
 
+mod session_tools;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -19,7 +21,9 @@ use toolsmith::harness::agent::AgentSession;
 use toolsmith::harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
 };
-use toolsmith::{SessionParts, ToolArguments, ToolCallManager, ToolCallRequest, ToolShed, tool_fn};
+use toolsmith::{ToolArguments, ToolCallRequest, ToolShed};
+
+use session_tools::{Add, build_session_tools};
 
 /// The cheapest model: answers a user message with one prepared call, and tool results with
 /// text. It isolates the loop's own cost from a model's (`ScriptedModel` also records every
@@ -41,76 +45,6 @@ impl ChatModel for Canned {
             _ => self.answer.clone(),
         })
     }
-}
-
-/// Add two integers.
-#[tool_fn]
-fn add(a: i64, b: i64) -> i64 {
-    a + b
-}
-
-/// Search the notes for a phrase.
-#[tool_fn]
-async fn search_notes(
-    /// The phrase.
-    query: String,
-    /// At most this many notes.
-    limit: Option<u32>,
-    /// Only notes with all these tags.
-    tags: Vec<String>,
-) -> Vec<String> {
-    let _ = (limit, tags);
-    vec![query]
-}
-
-/// When a meeting is.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Window {
-    /// Its start, RFC 3339.
-    start: String,
-    /// Its end, RFC 3339.
-    end: String,
-}
-
-/// Book a meeting.
-#[tool_fn]
-async fn book_meeting(
-    /// What it is about.
-    title: String,
-    /// When.
-    window: Window,
-    /// Who comes.
-    attendees: Vec<String>,
-) -> Result<String, String> {
-    Ok(format!(
-        "{title} from {} to {} with {attendees:?}",
-        window.start, window.end
-    ))
-}
-
-/// Convert a value between units.
-#[tool_fn(read_only)]
-fn convert_units(
-    /// The value.
-    value: f64,
-    /// Its unit.
-    from: String,
-    /// The unit wanted.
-    to: String,
-) -> String {
-    format!("{value} {from} in {to}")
-}
-
-/// A session's manager with the four tools above, built from a `ToolShed` as each new
-/// session builds its own: the cost of starting a conversation, besides the model.
-fn build_session_tools() -> ToolCallManager {
-    ToolShed::new()
-        .tool(Add)
-        .tool(SearchNotes)
-        .tool(BookMeeting)
-        .tool(ConvertUnits)
-        .build(SessionParts::in_memory("bench"))
-        .unwrap()
 }
 
 struct Bench {

@@ -7,8 +7,10 @@
 //! manager (`ToolImpl::shared_definition`, as `FnTool` and tools imported over MCP do), and
 //! the same tools answering with a new copy when asked (as a hand-written `ToolImpl` that
 //! builds its definition when asked does), of which the manager keeps its own copy. The
-//! bench prints the heap added per tool (a counting global allocator), its peak while registering, the resident set added per tool (`/proc/self/statm`) and the
-//! process's peak resident set (`VmHWM`, the pool's own tools included), and the heap a first
+//! bench prints the heap added per tool (a counting global allocator,
+//! `counting_allocator/`), its peak while registering, the resident set added per tool
+//! (`/proc/self/statm`) and the process's peak resident set (`VmHWM`, the pool's own tools
+//! included), and the heap a first
 //! `shed` search that finds nothing adds (the names its explanations compare with, kept
 //! until the names change). Then, in the same process: the lexical index alone
 //! (`ToolDiscovery`) and the definitions alone (a copy of each `Tool`), so that the rest is
@@ -20,12 +22,11 @@
 //!
 //! Run with `cargo bench --bench shed_memory` (no criterion: one pass, a few seconds).
 
+mod counting_allocator;
 mod shed_pool;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -35,42 +36,6 @@ use toolsmith::{
 };
 
 use shed_pool::{BuiltOnRequest, Definition, pool, sources};
-
-/// Counts live heap bytes, and the most live at once since the last reset.
-struct CountingAllocator;
-
-static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
-static PEAK_BYTES: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(size: usize) {
-    let live = LIVE_BYTES.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK_BYTES.fetch_max(live, Ordering::Relaxed);
-}
-
-// SAFETY: defers to the system allocator; only adds bookkeeping.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: same layout, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: same pointer and layout, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        grew(new_size);
-        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// The resident set, in bytes (`/proc/self/statm`, second field, in pages of 4 KiB).
 fn resident_bytes() -> usize {
@@ -89,17 +54,12 @@ struct Footprint {
 }
 
 fn footprint<T>(build: impl FnOnce() -> T) -> (T, Footprint) {
-    let heap_before = LIVE_BYTES.load(Ordering::Relaxed);
-    PEAK_BYTES.store(heap_before, Ordering::Relaxed);
+    let heap_before = counting_allocator::reset_peak();
     let resident_before = resident_bytes();
     let built = build();
     let footprint = Footprint {
-        heap: LIVE_BYTES
-            .load(Ordering::Relaxed)
-            .saturating_sub(heap_before),
-        peak: PEAK_BYTES
-            .load(Ordering::Relaxed)
-            .saturating_sub(heap_before),
+        heap: counting_allocator::live_bytes().saturating_sub(heap_before),
+        peak: counting_allocator::peak_bytes().saturating_sub(heap_before),
         resident: resident_bytes().saturating_sub(resident_before),
     };
     (built, footprint)

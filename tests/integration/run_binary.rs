@@ -83,6 +83,19 @@ fn call(id: &str, name: &str, arguments: Value) -> (u16, Value) {
     )
 }
 
+/// An answer calling each `(id, name, arguments)` of `calls`, in one message.
+fn calls(calls: &[(&str, &str, Value)]) -> (u16, Value) {
+    let (status, mut answer) = call(calls[0].0, calls[0].1, calls[0].2.clone());
+    answer["choices"][0]["message"]["tool_calls"] = calls
+        .iter()
+        .map(|(id, name, arguments)| {
+            json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}})
+        })
+        .collect();
+    (status, answer)
+}
+
 /// An answer of `text`.
 fn text(text: &str) -> (u16, Value) {
     (
@@ -151,8 +164,15 @@ async fn the_model_finds_a_tool_calls_it_and_its_answer_is_printed() {
     );
     assert!(output.status.success(), "{stderr}");
     assert_eq!(stdout, "The note says the meeting is at noon.\n");
-    assert!(stderr.contains("[shed: ok in"), "{stderr}");
-    assert!(stderr.contains("[read: ok in"), "{stderr}");
+    // Each call's start and finish lines carry its number in the run.
+    for line in [
+        "[#1 shed: started]",
+        "[#1 shed: ok in",
+        "[#2 read: started]",
+        "[#2 read: ok in",
+    ] {
+        assert!(stderr.contains(line), "{line} / {stderr}");
+    }
     assert!(
         stderr.contains("[3 model calls, 2 tool calls; tokens: 320 in, 28 out]"),
         "{stderr}"
@@ -178,6 +198,46 @@ async fn the_model_finds_a_tool_calls_it_and_its_answer_is_printed() {
     );
     let results = tool_results(&requests[2]);
     assert!(results[1].contains("the meeting is at noon"), "{results:?}");
+}
+
+#[tokio::test]
+async fn two_calls_to_one_tool_are_told_apart_by_their_numbers() {
+    // Two reads in one answer run side by side and may end in either order: each call's
+    // finish line has the number its start line had (the unit tests beside `Screen` end
+    // them in the reverse order).
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(root.path().join("b.txt"), "beta\n").unwrap();
+    let server = ChatServer::start([
+        call("c1", "shed", json!({"description": "select:read"})),
+        calls(&[
+            ("c2", "read", json!({"path": "a.txt"})),
+            ("c3", "read", json!({"path": "b.txt"})),
+        ]),
+        text("Read both."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &[], "Read a.txt and b.txt").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = |start: &str| {
+        lines
+            .iter()
+            .position(|line| line.starts_with(start))
+            .unwrap_or_else(|| panic!("no line starting {start}: {stderr}"))
+    };
+    // The calls start in the answer's order: a.txt's is #2, b.txt's #3.
+    for (number, content) in [(2, "alpha"), (3, "beta")] {
+        let started = at(&format!("[#{number} read: started]"));
+        let finished = at(&format!("[#{number} read: ok in"));
+        assert!(started < finished, "{stderr}");
+        assert!(lines[finished].contains(content), "{stderr}");
+    }
+    assert!(
+        !stderr.contains("[read:"),
+        "a call without its number: {stderr}"
+    );
 }
 
 #[tokio::test]
@@ -231,7 +291,7 @@ async fn a_tool_name_the_model_wrote_reaches_the_terminal_escaped() {
         "{stderr:?}"
     );
     assert!(
-        stderr.contains("[\\u{1b}]0;owned\\u{7}\\u{1b}[2Jread: error in"),
+        stderr.contains("[#1 \\u{1b}]0;owned\\u{7}\\u{1b}[2Jread: error in"),
         "{stderr}"
     );
 }

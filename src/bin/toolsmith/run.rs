@@ -1,8 +1,9 @@
 //! `toolsmith run PROMPT`: one agent run over a preset's tools, against a model API.
 
+use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal as _, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use toolsmith::harness::agent::{AgentEvent, AgentSession, AgenticError};
 use toolsmith::harness::model::ChatModel;
@@ -22,10 +23,7 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
     let model = model(args.api, args.base_url.as_deref())?;
     let yes = args.yes;
     let cancel = CancellationToken::new();
-    let screen = Arc::new(Screen {
-        line_open: AtomicBool::new(false),
-        cancel: cancel.clone(),
-    });
+    let screen = Arc::new(Screen::new(cancel.clone()));
     let shown = Arc::clone(&screen);
     let mut builder = AgentSession::builder(model)
         .with_model(args.model)
@@ -67,16 +65,39 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
 }
 
 /// What the run shows as it goes: the model's text on stdout, a turn's text ended by a
-/// newline before its tool calls are shown, each finished call on stderr with the start of
-/// its result, and each call that was not run with the start of why.
+/// newline before its tool calls are shown, and on stderr each call as it starts and as it
+/// finishes (with the start of its result), both lines numbered with the call's place in
+/// the run (`#2`): calls finish in the order they end, so two calls to one tool would
+/// otherwise be told apart only by their results. A call that was not run has one line,
+/// with the start of why.
 struct Screen {
     /// Text was printed on stdout since the last newline.
     line_open: AtomicBool,
     /// The run's token: cancelled when stdout's reader goes away.
     cancel: CancellationToken,
+    /// The numbers of the calls that started.
+    calls: Mutex<CallNumbers>,
+}
+
+/// Each running call's number in the run, by its id.
+#[derive(Default)]
+struct CallNumbers {
+    /// How many calls started.
+    started: usize,
+    /// The running calls' numbers, by call id: an id is only unique within an answer, so a
+    /// call's is forgotten when it finishes.
+    running: HashMap<String, usize>,
 }
 
 impl Screen {
+    fn new(cancel: CancellationToken) -> Self {
+        Self {
+            line_open: AtomicBool::new(false),
+            cancel,
+            calls: Mutex::default(),
+        }
+    }
+
     fn show(&self, event: &AgentEvent) {
         match event {
             AgentEvent::TextDelta(text) => {
@@ -89,31 +110,49 @@ impl Screen {
             AgentEvent::ModelResponse { calls, .. } if *calls > 0 && self.end_line().is_err() => {
                 self.cancel.cancel();
             }
+            _ => {
+                if let Some(line) = self.call_line(event) {
+                    output::note(line);
+                }
+            }
+        }
+    }
+
+    /// The stderr line of a call's event, if it has one.
+    fn call_line(&self, event: &AgentEvent) -> Option<String> {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        match event {
+            AgentEvent::ToolCallStarted { call_id, name } => {
+                calls.started += 1;
+                let number = calls.started;
+                calls.running.insert(call_id.clone(), number);
+                Some(format!("[{}: started]", call_label(Some(number), name)))
+            }
             AgentEvent::ToolCallFinished {
+                call_id,
                 name,
                 duration,
                 is_error,
                 summary,
                 ..
             } => {
+                let number = calls.running.remove(call_id);
                 let outcome = if *is_error { "error" } else { "ok" };
-                // The name is the model's: a call to no tool of the session has any name.
-                output::note(format_args!(
+                Some(format!(
                     "[{}: {outcome} in {duration:.1?}] {}",
-                    output::escaped(name),
+                    call_label(number, name),
                     preview(summary)
-                ));
+                ))
             }
             // Not run (unreadable arguments, an answer cut off, …): the model is told why,
-            // and so is the terminal, else the call would pass unseen.
-            AgentEvent::ToolCallNotRun { name, summary, .. } => {
-                output::note(format_args!(
-                    "[{}: not run] {}",
-                    output::escaped(name),
-                    preview(summary)
-                ));
-            }
-            _ => {}
+            // and so is the terminal, else the call would pass unseen. It never started, so
+            // it has no number.
+            AgentEvent::ToolCallNotRun { name, summary, .. } => Some(format!(
+                "[{}: not run] {}",
+                call_label(None, name),
+                preview(summary)
+            )),
+            _ => None,
         }
     }
 
@@ -123,6 +162,16 @@ impl Screen {
             output::line("")?;
         }
         Ok(())
+    }
+}
+
+/// How a call is named on the terminal: its number in the run, when it has one, and its
+/// tool's name, escaped (the name is the model's: a call to no tool of the session has any
+/// name).
+fn call_label(number: Option<usize>, name: &str) -> String {
+    match number {
+        Some(number) => format!("#{number} {}", output::escaped(name)),
+        None => output::escaped(name).into_owned(),
     }
 }
 
@@ -261,6 +310,76 @@ mod tests {
         ] {
             assert!(!asked(no).0, "{:?}", String::from_utf8_lossy(no));
         }
+    }
+
+    fn started(call_id: &str, name: &str) -> AgentEvent {
+        AgentEvent::ToolCallStarted {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    fn finished(call_id: &str, name: &str, summary: &str) -> AgentEvent {
+        AgentEvent::ToolCallFinished {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            duration: std::time::Duration::from_millis(3),
+            is_error: false,
+            summary: summary.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_calls_start_and_finish_lines_carry_one_number_whatever_the_order_they_end_in() {
+        let screen = Screen::new(CancellationToken::new());
+        let lines: Vec<Option<String>> = [
+            started("call_a", "read"),
+            started("call_b", "read"),
+            // The second call ends first.
+            finished("call_b", "read", "b's text"),
+            finished("call_a", "read", "a's text"),
+        ]
+        .iter()
+        .map(|event| screen.call_line(event))
+        .collect();
+        assert_eq!(
+            lines,
+            [
+                Some("[#1 read: started]".to_owned()),
+                Some("[#2 read: started]".to_owned()),
+                Some("[#2 read: ok in 3.0ms] b's text".to_owned()),
+                Some("[#1 read: ok in 3.0ms] a's text".to_owned()),
+            ]
+        );
+        // A later answer may use the same ids again: its calls number on from the run's.
+        assert_eq!(
+            screen.call_line(&started("call_a", "read")).as_deref(),
+            Some("[#3 read: started]")
+        );
+        assert_eq!(
+            screen
+                .call_line(&finished("call_a", "read", "again"))
+                .as_deref(),
+            Some("[#3 read: ok in 3.0ms] again")
+        );
+        // A call that never started has no number; nor has an event that is not a call's.
+        let not_run = AgentEvent::ToolCallNotRun {
+            call_id: "call_c".to_owned(),
+            name: "read".to_owned(),
+            why: toolsmith::harness::agent::NotRunReason::Unreadable,
+            summary: "unreadable".to_owned(),
+        };
+        assert_eq!(
+            screen.call_line(&not_run).as_deref(),
+            Some("[read: not run] unreadable")
+        );
+        assert_eq!(
+            screen
+                .call_line(&finished("call_d", "\u{1b}[2Jx", "?"))
+                .as_deref(),
+            Some("[\\u{1b}[2Jx: ok in 3.0ms] ?")
+        );
+        assert_eq!(screen.call_line(&AgentEvent::TextDelta("hi".into())), None);
     }
 
     #[test]
