@@ -285,8 +285,8 @@ fn key_hint(key: &str, attribute: &str, valid: &str) -> String {
         return ": an argument is optional when its type is `Option<T>`, or with `#[arg(default)]`"
             .to_owned();
     }
-    // Case, `_` and `-` aside, then at most two edits (one transposition is two).
-    let folded = |name: &str| -> Vec<char> {
+    // Case, `_` and `-` aside, then at most two edits (a transposition is one).
+    let folded = |name: &str| -> String {
         name.chars()
             .filter(|c| *c != '_' && *c != '-')
             .map(|c| c.to_ascii_lowercase())
@@ -296,25 +296,14 @@ fn key_hint(key: &str, attribute: &str, valid: &str) -> String {
     valid
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|candidate| !candidate.is_empty() && *candidate != "or")
-        .map(|candidate| (edit_distance(&wanted, &folded(candidate)), candidate))
+        .map(|candidate| {
+            let distance = strsim::damerau_levenshtein(&wanted, &folded(candidate));
+            (distance, candidate)
+        })
         .filter(|(distance, _)| *distance <= 2.min(wanted.len() / 3))
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| format!(" (did you mean `{candidate}`?)"))
         .unwrap_or_default()
-}
-
-/// The Levenshtein distance between two words (insertions, deletions, substitutions).
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, a_char) in a.iter().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, b_char) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(a_char != b_char);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 /// `#[arg(...)]` on a field, parameter or variant.
