@@ -271,9 +271,39 @@ pub(crate) fn each_key<'e>(
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
     let path = &meta.path;
     let key = quote::quote!(#path).to_string().replace(' ', "");
+    let hint = key_hint(&key, attribute, valid);
     meta.error(format!(
-        "unknown attribute key `{key}` in {attribute}; the valid keys are: {valid}"
+        "unknown attribute key `{key}` in {attribute}{hint}; the valid keys are: {valid}"
     ))
+}
+
+/// What the writer of an unknown key most likely meant: the valid key it misspells
+/// (`readonly`, `categroy`), or, for `#[arg(optional)]`, how an argument is made optional.
+/// Empty when nothing is close.
+fn key_hint(key: &str, attribute: &str, valid: &str) -> String {
+    if attribute == "#[arg]" && matches!(key, "optional" | "skip_if_none") {
+        return ": an argument is optional when its type is `Option<T>`, or with `#[arg(default)]`"
+            .to_owned();
+    }
+    // Case, `_` and `-` aside, then at most two edits (a transposition is one).
+    let folded = |name: &str| -> String {
+        name.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let wanted = folded(key);
+    valid
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|candidate| !candidate.is_empty() && *candidate != "or")
+        .map(|candidate| {
+            let distance = strsim::damerau_levenshtein(&wanted, &folded(candidate));
+            (distance, candidate)
+        })
+        .filter(|(distance, _)| *distance <= 2.min(wanted.len() / 3))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| format!(" (did you mean `{candidate}`?)"))
+        .unwrap_or_default()
 }
 
 /// `#[arg(...)]` on a field, parameter or variant.

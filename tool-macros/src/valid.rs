@@ -15,12 +15,20 @@ fn check_name(name: &Spanned<String>, errors: &mut Errors) {
     }
 }
 
-fn check_description(described: bool, what: &str, span: Span, errors: &mut Errors) {
+/// `attribute` is where a `description = "..."` key would go for this item (`tool_fn`,
+/// `command`, `arg`): a bare `description = "..."` left a newcomer guessing which one.
+fn check_description(
+    described: bool,
+    what: &str,
+    attribute: &str,
+    span: Span,
+    errors: &mut Errors,
+) {
     if !described {
         errors.at(
             span,
             format!(
-                "{what} has no description: add a doc comment (`/// ...`) or `description = \"...\"`; the model decides when to call it from its description"
+                "{what} has no description: add a doc comment (`/// ...`) or `#[{attribute}(description = \"...\")]`; the model decides when to call it from its description"
             ),
         );
     }
@@ -64,6 +72,7 @@ pub fn tool_fn(tool: &ToolFn, errors: &mut Errors) {
     check_description(
         tool.description.as_ref().is_some_and(|d| !d.is_blank()),
         &format!("tool `{}`", tool.name.value),
+        "tool_fn",
         tool.item.sig.ident.span(),
         errors,
     );
@@ -97,6 +106,7 @@ pub fn tool_group(group: &ToolGroup, errors: &mut Errors) {
         check_description(
             command.description.as_ref().is_some_and(|d| !d.is_blank()),
             &format!("command `{}`", command.name.value),
+            "command",
             command.method.span(),
             errors,
         );
@@ -131,6 +141,7 @@ pub fn command_enum(commands: &CommandEnum, errors: &mut Errors) {
                 .as_ref()
                 .is_some_and(|d| !d.trim().is_empty()),
             &format!("command `{}`", variant.name.value),
+            "arg",
             variant.ident.span(),
             errors,
         );
