@@ -1,5 +1,8 @@
 //! The core of Toolsmith: the tool model, validation and execution.
 //!
+//! It is normally used through the `toolsmith` crate, which re-exports it at its root; the
+//! examples use those paths (`toolsmith::ToolCallManager` is this crate's `ToolCallManager`).
+//!
 //! A tool implements [`ToolImpl`]: a [`Tool`] definition (one command or a group of
 //! commands, each a [`ToolDefinition`] with a JSON Schema for its arguments) and an async
 //! `execute`. A [`ToolCallManager`] holds a session's tools, validates every call against the
@@ -7,7 +10,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
+//! use toolsmith::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
 //!     ToolCallRequest, ToolCallResult, scheme};
 //! use serde_json::json;
 //!
@@ -30,12 +33,12 @@
 //!
 //! Most tools are written with the macros this crate re-exports: `#[tool_fn]` on an async (or
 //! sync) function or on an `impl` block, and `#[derive(ToolArgs)]` on an argument struct or a
-//! command enum. They work in crates that depend on `toolsmith-core` directly as well as
-//! through the `toolsmith` facade:
+//! command enum. They work through the `toolsmith` facade, as in this example, and in a crate
+//! that depends on `toolsmith-core` directly (as the harness does):
 //!
 //! ```
 //! use std::sync::Arc;
-//! use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, tool_fn};
+//! use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, tool_fn};
 //! use serde_json::json;
 //!
 //! /// Repeat a text.

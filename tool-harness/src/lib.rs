@@ -1,6 +1,9 @@
 //! Ready-made tools for Toolsmith sessions: files, shell, search, memory and context recall,
 //! bundled as [`ToolPreset`]s.
 //!
+//! It is normally used through the `toolsmith` crate, as `toolsmith::harness` (its feature
+//! `harness`, on by default); the examples use those paths, and `toolsmith::` for the core.
+//!
 //! - [`FileSystem`] is the handle the file tools work through: [`LocalFileSystem`] (a
 //!   directory on disk, confined with `cap-std`) or [`InMemoryFileSystem`].
 //! - The tools (module [`tools`]): `read`, `write`, `edit`, `search_file`, `bash`, `memory`
@@ -12,8 +15,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use toolsmith_core::{ToolArguments, ToolCallRequest};
-//! use toolsmith_harness::{LocalFileSystem, ToolPreset};
+//! use toolsmith::{ToolArguments, ToolCallRequest};
+//! use toolsmith::harness::{LocalFileSystem, ToolPreset};
 //! use serde_json::json;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {

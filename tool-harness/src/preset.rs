@@ -24,7 +24,7 @@ use crate::{DEFAULT_MAX_MATCHES, FileSystem, ShellConfig};
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_harness::{InMemoryFileSystem, ToolPreset};
+/// use toolsmith::harness::{InMemoryFileSystem, ToolPreset};
 ///
 /// let fs = Arc::new(InMemoryFileSystem::new());
 /// let preset = ToolPreset::files(fs.clone()) + ToolPreset::shell();
@@ -35,7 +35,7 @@ use crate::{DEFAULT_MAX_MATCHES, FileSystem, ShellConfig};
 ///
 /// // Session-built tools cannot be registered ready-made:
 /// let err = ToolPreset::standard(fs).into_manager("session-2").unwrap_err();
-/// assert_eq!(err, toolsmith_core::shed::ToolShedError::NeedsSession("memory".into()));
+/// assert_eq!(err, toolsmith::shed::ToolShedError::NeedsSession("memory".into()));
 /// ```
 #[derive(Default)]
 pub struct ToolPreset {
@@ -123,10 +123,10 @@ impl ToolPreset {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::ToolShed;
-    /// use toolsmith_harness::{InMemoryFileSystem, ToolPreset};
-    /// use toolsmith_harness::agent::SubAgentConfig;
-    /// use toolsmith_harness::model::ScriptedModel;
+    /// use toolsmith::ToolShed;
+    /// use toolsmith::harness::{InMemoryFileSystem, ToolPreset};
+    /// use toolsmith::harness::agent::SubAgentConfig;
+    /// use toolsmith::harness::model::ScriptedModel;
     ///
     /// let fs = Arc::new(InMemoryFileSystem::new());
     /// let config = SubAgentConfig::new(ScriptedModel::default(), "child-model")

@@ -44,7 +44,7 @@ use crate::{
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolsmith_core::{BatchOptions, CancellationToken};
+/// use toolsmith::{BatchOptions, CancellationToken};
 ///
 /// let token = CancellationToken::new();
 /// let options = BatchOptions::new()
@@ -117,7 +117,7 @@ impl BatchOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use toolsmith_core::BatchOptions;
+    /// use toolsmith::BatchOptions;
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let start = tokio::time::Instant::now();
@@ -524,7 +524,7 @@ impl ToolCallManager {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
     ///     ToolCallRequest, ToolCallResult, ToolError, scheme};
     /// use serde_json::json;
     ///
@@ -605,7 +605,7 @@ impl ToolCallManager {
     /// use std::sync::Arc;
     /// use std::time::Duration;
     /// use futures::StreamExt as _;
-    /// use toolsmith_core::{Args, BatchOptions, FnTool, ToolArgs, ToolArguments,
+    /// use toolsmith::{Args, BatchOptions, FnTool, ToolArgs, ToolArguments,
     ///     ToolCallManager, ToolCallRequest, ToolCallResult, scheme};
     /// use serde_json::json;
     ///

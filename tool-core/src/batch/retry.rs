@@ -123,7 +123,7 @@ impl<'a> JitterState<'a> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolsmith_core::{Jitter, ToolError, ToolRetryConfig};
+/// use toolsmith::{Jitter, ToolError, ToolRetryConfig};
 ///
 /// let config = ToolRetryConfig::exponential(3).with_jitter(Jitter::None);
 /// let waits: Vec<Duration> = (0..4).map(|retry| config.backoff(retry)).collect();
@@ -420,7 +420,7 @@ impl ToolCallManager {
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult,
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult,
     ///     ToolRetryConfig, scheme};
     ///
     /// let manager = ToolCallManager::new("s");
@@ -456,7 +456,7 @@ impl ToolCallManager {
     /// ```
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU32, Ordering};
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager,
     ///     ToolCallRequest, ToolCallResult, ToolError, ToolRetryConfig, scheme};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

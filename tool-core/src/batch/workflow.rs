@@ -74,7 +74,7 @@ struct StageSpan {
 /// [`ToolCallManager::execute_workflow`]. It borrows the requests it plans.
 ///
 /// ```
-/// use toolsmith_core::{ExecutionHint, FailMode, StageMode, ToolArguments, ToolCallManager,
+/// use toolsmith::{ExecutionHint, FailMode, StageMode, ToolArguments, ToolCallManager,
 ///     ToolCallRequest, Workflow};
 ///
 /// let call = |id: &str| ToolCallRequest::new(id, "fetch", ToolArguments::new());

@@ -343,7 +343,7 @@ where
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+/// use toolsmith::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
 ///     ToolCallResult, ToolErrorKind, scheme};
 /// use serde_json::json;
 ///
@@ -569,7 +569,7 @@ impl ToolCallManager {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
     ///
     /// let manager = ToolCallManager::new("s");
     /// manager.register(Arc::new(FnTool::new("ping", "Answers pong.",
@@ -672,7 +672,7 @@ impl ToolCallManager {
     /// ```
     /// use std::sync::Arc;
     /// use serde_json::json;
-    /// use toolsmith_core::{ToolArguments, ToolCallManager, tool_fn};
+    /// use toolsmith::{ToolArguments, ToolCallManager, tool_fn};
     ///
     /// /// Add two integers.
     /// #[tool_fn]

@@ -14,7 +14,7 @@ const MAX_SUGGESTIONS: usize = 3;
 /// Jaro-Winkler distance (case-insensitive), or that contain it or are contained in it.
 ///
 /// ```
-/// use toolsmith_core::closest_names;
+/// use toolsmith::closest_names;
 ///
 /// let known = ["read_file", "write_file", "search"];
 /// assert_eq!(closest_names("read_flie", known), ["read_file"]);

@@ -29,7 +29,7 @@ impl Provider {
     /// block of it).
     ///
     /// ```
-    /// use toolsmith_core::provider::{Provider, StopReason};
+    /// use toolsmith::provider::{Provider, StopReason};
     /// use serde_json::json;
     ///
     /// let completion = json!("Adding.\n<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 2}}</tool_call>");

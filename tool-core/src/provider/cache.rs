@@ -61,7 +61,7 @@ impl ToolCallManager {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
     ///
     /// let manager = ToolCallManager::new("demo");
     /// manager.register(Arc::new(FnTool::new("ping", "Answer pong.", Args::empty(),
@@ -95,8 +95,8 @@ impl ToolCallManager {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
-    /// use toolsmith_core::provider::{Declared, Provider, RenderOptions};
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    /// use toolsmith::provider::{Declared, Provider, RenderOptions};
     ///
     /// let manager = ToolCallManager::new("demo");
     /// let noop = |name: &str| Arc::new(FnTool::new(name, "Do nothing.", Args::empty(),

@@ -72,8 +72,8 @@ impl ToolCallManager {
     /// ```
     /// use std::sync::Arc;
     /// use serde_json::json;
-    /// use toolsmith_core::{ToolCallManager, tool_fn};
-    /// use toolsmith_core::provider::Provider;
+    /// use toolsmith::{ToolCallManager, tool_fn};
+    /// use toolsmith::provider::Provider;
     ///
     /// /// Add two integers.
     /// #[tool_fn]
@@ -134,7 +134,7 @@ impl ToolCallManager {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolsmith_core::provider::{Provider, repeated_ids};
+/// use toolsmith::provider::{Provider, repeated_ids};
 ///
 /// let answer = json!({"role": "assistant", "tool_calls": [
 ///     {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}},

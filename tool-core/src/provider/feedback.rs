@@ -14,8 +14,8 @@ const MAX_LISTED_TOOLS: usize = 20;
 /// model wrote is ([`cut_to`](super::cut_to)).
 ///
 /// ```
-/// use toolsmith_core::ToolError;
-/// use toolsmith_core::provider::error_for_model;
+/// use toolsmith::ToolError;
+/// use toolsmith::provider::error_for_model;
 ///
 /// let text = error_for_model(&ToolError::UnknownTool("raed_file".into()), &["read_file", "write_file"]);
 /// assert_eq!(text, "Unknown tool 'raed_file': did you mean 'read_file'? The tools you can call are: read_file, write_file.");

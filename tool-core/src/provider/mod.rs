@@ -12,8 +12,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
-//! use toolsmith_core::provider::{Declared, Provider, RenderOptions};
+//! use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
+//! use toolsmith::provider::{Declared, Provider, RenderOptions};
 //! use serde_json::json;
 //!
 //! # futures::executor::block_on(async {
@@ -91,7 +91,7 @@ pub use turns::{AssistantCall, StopReason};
 ///
 /// ```
 /// use serde_json::json;
-/// use toolsmith_core::{Provider, ToolCallResult};
+/// use toolsmith::{Provider, ToolCallResult};
 ///
 /// let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
 ///     {"id": "call_1", "type": "function",
@@ -169,8 +169,8 @@ impl Provider {
     /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), fails naming the tool and the path.
     ///
     /// ```
-    /// use toolsmith_core::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
-    /// use toolsmith_core::provider::{Provider, RenderOptions, StrictMode};
+    /// use toolsmith::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
+    /// use toolsmith::provider::{Provider, RenderOptions, StrictMode};
     /// use serde_json::json;
     ///
     /// let search = ToolDefinition::new("search", "Search the docs.", Args::new(scheme::object()
@@ -326,8 +326,8 @@ impl RenderOptions {
 /// report of the tools that were to be strict and are not.
 ///
 /// ```
-/// use toolsmith_core::{Args, Tool, ToolDeclarations, ToolDefinition};
-/// use toolsmith_core::provider::{Provider, RenderOptions};
+/// use toolsmith::{Args, Tool, ToolDeclarations, ToolDefinition};
+/// use toolsmith::provider::{Provider, RenderOptions};
 ///
 /// let ping = ToolDefinition::new("ping", "Answer pong.", Args::empty());
 /// let declarations = ToolDeclarations { shed: None, tools: vec![Tool::SingleCommand(ping)] };

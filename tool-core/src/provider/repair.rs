@@ -44,7 +44,7 @@ impl From<TooDeep> for BrokenJson {
 /// Parses JSON written by a model, repairing the common faults.
 ///
 /// ```
-/// use toolsmith_core::provider::repair_json;
+/// use toolsmith::provider::repair_json;
 /// use serde_json::json;
 ///
 /// assert_eq!(repair_json(r#"{"a": 1, "b": [1, 2,],}"#).unwrap(), json!({"a": 1, "b": [1, 2]}));

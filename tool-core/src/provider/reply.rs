@@ -14,8 +14,8 @@ use crate::{
 /// Made from `(id, name, result)` tuples, owned or borrowed:
 ///
 /// ```
-/// use toolsmith_core::{ToolCallResult, ToolError};
-/// use toolsmith_core::provider::{CallReply, Provider};
+/// use toolsmith::{ToolCallResult, ToolError};
+/// use toolsmith::provider::{CallReply, Provider};
 ///
 /// let results: Vec<(String, String, Result<ToolCallResult, ToolError>)> = vec![
 ///     ("call_1".into(), "add".into(), Ok(ToolCallResult::text("5"))),

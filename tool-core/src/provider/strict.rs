@@ -141,7 +141,7 @@ pub(crate) struct StrictSchema {
 /// Responses or Anthropic).
 ///
 /// ```
-/// use toolsmith_core::provider::{Provider, strict_schema};
+/// use toolsmith::provider::{Provider, strict_schema};
 /// use serde_json::json;
 ///
 /// let schema = json!({

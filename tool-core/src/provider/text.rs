@@ -48,7 +48,7 @@ pub(crate) fn render_tools(specs: impl Iterator<Item = ToolFunctionSpec>) -> Val
 /// `<tool_call>` block per call, the format [`parse_text_calls`] reads.
 ///
 /// ```
-/// use toolsmith_core::provider::tools_prompt;
+/// use toolsmith::provider::tools_prompt;
 /// use serde_json::json;
 ///
 /// let prompt = tools_prompt(&json!([{"name": "add", "description": "Add.", "parameters": {"type": "object"}}]));
@@ -121,7 +121,7 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
 /// be read is a [`RejectedCall`] quoting the parse error.
 ///
 /// ```
-/// use toolsmith_core::provider::parse_text_calls;
+/// use toolsmith::provider::parse_text_calls;
 /// use serde_json::json;
 ///
 /// let text = "Let me add those.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n</tool_call>";

@@ -14,8 +14,8 @@ use crate::tool::nesting::check_depth;
 /// Made from a [`ToolCallRequest`] or from its parts:
 ///
 /// ```
-/// use toolsmith_core::{ToolArguments, ToolCallRequest};
-/// use toolsmith_core::provider::{AssistantCall, Provider};
+/// use toolsmith::{ToolArguments, ToolCallRequest};
+/// use toolsmith::provider::{AssistantCall, Provider};
 /// use serde_json::json;
 ///
 /// let request = ToolCallRequest::new("call_1", "add", ToolArguments::try_from(json!({"a": 2})).unwrap());
@@ -134,7 +134,7 @@ impl Provider {
     /// message, a Gemini user content of one text part.
     ///
     /// ```
-    /// use toolsmith_core::provider::Provider;
+    /// use toolsmith::provider::Provider;
     /// use serde_json::json;
     ///
     /// assert_eq!(Provider::Gemini.render_user("Hi"), json!({"role": "user", "parts": [{"text": "Hi"}]}));
@@ -167,7 +167,7 @@ impl Provider {
     /// has) are echoed as an empty object.
     ///
     /// ```
-    /// use toolsmith_core::provider::{AssistantCall, Provider};
+    /// use toolsmith::provider::{AssistantCall, Provider};
     /// use serde_json::json;
     ///
     /// let arguments = json!({"a": 2, "b": 3});
@@ -208,7 +208,7 @@ impl Provider {
     /// [`ResponseError`]; a Gemini response without candidates (a blocked prompt) has no text.
     ///
     /// ```
-    /// use toolsmith_core::provider::Provider;
+    /// use toolsmith::provider::Provider;
     /// use serde_json::json;
     ///
     /// let response = json!({"choices": [{"message": {"role": "assistant", "content": "5"}, "finish_reason": "stop"}]});
@@ -234,7 +234,7 @@ impl Provider {
     /// reason (a message passed alone), it is inferred from whether the answer has calls.
     ///
     /// ```
-    /// use toolsmith_core::provider::{Provider, StopReason};
+    /// use toolsmith::provider::{Provider, StopReason};
     /// use serde_json::json;
     ///
     /// let cut = json!({"role": "assistant", "content": [{"type": "text", "text": "The"}], "stop_reason": "max_tokens"});
@@ -270,7 +270,7 @@ impl Provider {
     /// and text backends.
     ///
     /// ```
-    /// use toolsmith_core::provider::Provider;
+    /// use toolsmith::provider::Provider;
     /// use serde_json::json;
     ///
     /// let answer = json!({"content": [

@@ -15,7 +15,7 @@ impl<'a> ToolArgs<'a> {
     /// otherwise.
     ///
     /// ```
-    /// use toolsmith_core::{ToolArgs, ToolArguments};
+    /// use toolsmith::{ToolArgs, ToolArguments};
     /// use serde_json::json;
     ///
     /// let arguments = ToolArguments::try_from(json!({"n": "7", "tags": ["a"]})).unwrap();
@@ -57,7 +57,7 @@ impl<'a> ToolArgs<'a> {
     /// [`absent_field`](Self::absent_field) for each one not found.
     ///
     /// ```
-    /// use toolsmith_core::{ToolArgs, ToolArguments, ToolError};
+    /// use toolsmith::{ToolArgs, ToolArguments, ToolError};
     /// use serde_json::json;
     ///
     /// fn sum(args: &ToolArgs<'_>) -> Result<i64, ToolError> {

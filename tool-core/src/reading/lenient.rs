@@ -48,11 +48,11 @@ impl std::error::Error for LenientError {}
 /// #[derive(Deserialize, Debug, PartialEq)]
 /// struct Page { offset: usize, limit: Option<u32>, exact: bool }
 ///
-/// let page: Page = toolsmith_core::lenient::from_value(
+/// let page: Page = toolsmith::lenient::from_value(
 ///     &json!({"offset": "10", "limit": 5.0, "exact": "true"})).unwrap();
 /// assert_eq!(page, Page { offset: 10, limit: Some(5), exact: true });
 ///
-/// let err = toolsmith_core::lenient::from_value::<Page>(
+/// let err = toolsmith::lenient::from_value::<Page>(
 ///     &json!({"offset": "ten", "exact": false})).unwrap_err();
 /// assert_eq!(err.path, "/offset");
 /// ```

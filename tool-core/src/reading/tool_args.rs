@@ -18,7 +18,7 @@ use crate::{Args, ToolArguments, ToolError, lenient};
 /// [`ToolError::InvalidArguments`] naming the tool, the argument and what was expected.
 ///
 /// ```
-/// use toolsmith_core::{ToolArgs, ToolArguments};
+/// use toolsmith::{ToolArgs, ToolArguments};
 /// use serde_json::json;
 ///
 /// let arguments: ToolArguments = serde_json::from_value(json!({

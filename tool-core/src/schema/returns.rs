@@ -26,7 +26,7 @@ impl Tool {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolsmith_core::{Args, Tool, ToolDefinition};
+    /// use toolsmith::{Args, Tool, ToolDefinition};
     ///
     /// let count = ToolDefinition::new("count", "Counts.", Args::empty())
     ///     .with_returns(Args::new(json!({"type": "integer"})));
@@ -79,7 +79,7 @@ impl ToolCallManager {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
     /// use serde_json::json;
     ///
     /// let manager = ToolCallManager::new("demo");

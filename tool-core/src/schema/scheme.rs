@@ -1,7 +1,7 @@
 //! A small builder for JSON Schema (draft 2020-12) values, for hand-written tools.
 //!
 //! ```
-//! use toolsmith_core::scheme::{array, boolean, integer, object, string};
+//! use toolsmith::scheme::{array, boolean, integer, object, string};
 //! use serde_json::json;
 //!
 //! let schema = object()

@@ -42,7 +42,7 @@ fn generator() -> SchemaGenerator {
 /// taken as one argument derives `serde::Deserialize` and `schemars::JsonSchema` instead.
 ///
 /// ```
-/// use toolsmith_core::HasJsonSchema;
+/// use toolsmith::HasJsonSchema;
 ///
 /// #[derive(schemars::JsonSchema)]
 /// struct Point { x: f64, y: f64 }
@@ -72,7 +72,7 @@ pub fn is_optional<T: DeserializeOwned>() -> bool {
 /// `$defs` only for recursive types.
 ///
 /// ```
-/// let schema = toolsmith_core::type_schema::<Vec<u8>>();
+/// let schema = toolsmith::type_schema::<Vec<u8>>();
 /// assert_eq!(schema["type"], "array");
 /// assert_eq!(schema["items"]["type"], "integer");
 /// ```
@@ -89,7 +89,7 @@ pub fn type_schema<T: JsonSchema>() -> Value {
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
 /// struct Report { name: String, note: Option<String> }
 ///
-/// let returns = toolsmith_core::returns_schema::<Report>();
+/// let returns = toolsmith::returns_schema::<Report>();
 /// let written = serde_json::to_value(Report { name: "a".into(), note: None }).unwrap();
 /// assert!(jsonschema::is_valid(returns.schema(), &written));
 /// ```
@@ -113,7 +113,7 @@ fn root_schema<T: JsonSchema>() -> Value {
 /// A builder of an argument object schema, one property per argument.
 ///
 /// ```
-/// use toolsmith_core::ArgsObject;
+/// use toolsmith::ArgsObject;
 ///
 /// let args = ArgsObject::new()
 ///     .field::<String>("query", Some("What to look for."))

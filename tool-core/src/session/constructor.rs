@@ -117,12 +117,12 @@ where
 /// `tool_fn(name, constructor)`).
 ///
 /// It shares its name with the attribute macro [`#[tool_fn]`](macro@crate::tool_fn), which
-/// turns a Rust function into a tool; one `use toolsmith_core::tool_fn;` brings both (macros
+/// turns a Rust function into a tool; one `use toolsmith::tool_fn;` brings both (macros
 /// and functions live in different namespaces).
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallResult, ToolConstructor, ToolImpl, tool_fn};
+/// use toolsmith::{Args, FnTool, ToolArgs, ToolCallResult, ToolConstructor, ToolImpl, tool_fn};
 ///
 /// let notes: Box<dyn ToolConstructor> = Box::new(tool_fn("notes", |parts| {
 ///     let session = parts.session_id.clone();

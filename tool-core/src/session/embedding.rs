@@ -29,7 +29,7 @@ const MAX_QUOTED_TEXT_CHARS: usize = 40;
 /// [`check_finite_embeddings`]'s to check, for a store that would keep such a vector.
 ///
 /// ```
-/// use toolsmith_core::check_embeddings;
+/// use toolsmith::check_embeddings;
 ///
 /// let texts = ["a cat".to_owned(), "a dog".to_owned()];
 /// assert!(check_embeddings(&[vec![1.0, 0.0], vec![0.0, 1.0]], &texts, 2).is_ok());
@@ -84,7 +84,7 @@ pub fn check_embeddings(
 /// searches a tool whose vector is not finite by its words alone.)
 ///
 /// ```
-/// use toolsmith_core::check_finite_embeddings;
+/// use toolsmith::check_finite_embeddings;
 ///
 /// let texts = ["a cat".to_owned(), "a dog".to_owned()];
 /// assert!(check_finite_embeddings(&[vec![1.0, 0.0], vec![0.0, 1.0]], &texts).is_ok());
@@ -121,7 +121,7 @@ pub fn check_finite_embeddings(vectors: &[Vec<f32>], texts: &[String]) -> Result
 /// that has a direction would match nothing.
 ///
 /// ```
-/// use toolsmith_core::unit_vector;
+/// use toolsmith::unit_vector;
 ///
 /// assert_eq!(unit_vector(vec![3.0, 4.0]).as_deref(), Some(&[0.6, 0.8][..]));
 /// // Numbers whose squares `f32` cannot hold keep their direction.

@@ -88,8 +88,8 @@ impl From<LexicalHit<Entry>> for FoundTool {
 /// A [`ToolCallManager`](crate::ToolCallManager) keeps one, in step with its registry.
 ///
 /// ```
-/// use toolsmith_core::{Args, Tool, ToolDefinition};
-/// use toolsmith_core::shed::ToolDiscovery;
+/// use toolsmith::{Args, Tool, ToolDefinition};
+/// use toolsmith::shed::ToolDiscovery;
 ///
 /// let discovery = ToolDiscovery::new();
 /// for (name, description) in [

@@ -70,7 +70,7 @@ impl ToolSummary {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+/// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
 ///
 /// # futures::executor::block_on(async {
 /// let manager = ToolCallManager::new("demo");
@@ -114,7 +114,7 @@ pub const MAX_CLOSEST: usize = 5;
 /// The definition of the `shed` meta-tool.
 ///
 /// ```
-/// use toolsmith_core::shed::shed_tool;
+/// use toolsmith::shed::shed_tool;
 ///
 /// let shed = shed_tool();
 /// assert_eq!(shed.name(), "shed");
@@ -264,7 +264,7 @@ impl ToolCallManager {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
     ///
     /// let manager = ToolCallManager::new("s");
     /// assert!(manager.offered_tools().is_empty());

@@ -7,9 +7,9 @@
 //! ```
 //! use std::sync::Arc;
 //! use serde_json::json;
-//! use toolsmith_core::{Args, FnTool, SessionParts, ToolArgs, ToolArguments, ToolCallRequest,
+//! use toolsmith::{Args, FnTool, SessionParts, ToolArgs, ToolArguments, ToolCallRequest,
 //!     ToolCallResult, ToolErrorKind, scheme};
-//! use toolsmith_core::shed::{ShedResult, ToolShed};
+//! use toolsmith::shed::{ShedResult, ToolShed};
 //!
 //! # futures::executor::block_on(async {
 //! let tool = |name: &str, description: &str| FnTool::new(name, description,

@@ -49,9 +49,9 @@ type StateInsert = Box<dyn FnOnce(&mut SessionState) + Send>;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{Args, FnTool, SessionParts, State, ToolArgs, ToolCallResult, ToolImpl,
+/// use toolsmith::{Args, FnTool, SessionParts, State, ToolArgs, ToolCallResult, ToolImpl,
 ///     tool_fn};
-/// use toolsmith_core::shed::ToolShed;
+/// use toolsmith::shed::ToolShed;
 ///
 /// struct Greeting(&'static str);
 ///

@@ -8,7 +8,7 @@ use crate::tool::nesting::{check_depth, clone_value, free, values_equal};
 /// A JSON Schema (draft 2020-12) value describing a tool's arguments or its result.
 ///
 /// ```
-/// use toolsmith_core::{Args, scheme};
+/// use toolsmith::{Args, scheme};
 ///
 /// let args = Args::new(scheme::object().required("path", scheme::string()).build());
 /// assert_eq!(args.schema()["properties"]["path"]["type"], "string");

@@ -15,7 +15,7 @@ use crate::tool::shared_value::SharedValue;
 /// atomic write.
 ///
 /// ```
-/// use toolsmith_core::ToolArguments;
+/// use toolsmith::ToolArguments;
 /// use serde_json::json;
 ///
 /// let args = ToolArguments::from_iter([("a".to_owned(), json!(1)), ("b".to_owned(), json!(2))]);

@@ -56,7 +56,7 @@ tokio::task_local! {
 /// instance under a bare [`execute_one`](crate::ToolCallManager::execute_one)).
 ///
 /// ```
-/// use toolsmith_core::{CancellationToken, ToolCallContext};
+/// use toolsmith::{CancellationToken, ToolCallContext};
 ///
 /// # futures::executor::block_on(async {
 /// let token = CancellationToken::new();
@@ -110,7 +110,7 @@ impl ToolCallContext {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
+    /// use toolsmith::{CancellationToken, SessionState, ToolCallContext};
     ///
     /// struct RunId(u32);
     /// let mut values = SessionState::new();

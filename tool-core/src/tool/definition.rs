@@ -14,7 +14,7 @@ pub const DEFAULT_CATEGORY: &str = "custom";
 /// [`Tool::MultiCommands`](crate::Tool::MultiCommands) has one per command.
 ///
 /// ```
-/// use toolsmith_core::{Args, ToolDefinition, scheme};
+/// use toolsmith::{Args, ToolDefinition, scheme};
 ///
 /// let def = ToolDefinition::new(
 ///     "greet",

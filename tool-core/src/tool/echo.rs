@@ -20,7 +20,7 @@ pub(crate) const MAX_ECHOED_BATCH_ID_CHARS: usize = 64;
 /// length).
 ///
 /// ```
-/// use toolsmith_core::provider::cut_to;
+/// use toolsmith::provider::cut_to;
 ///
 /// assert_eq!(cut_to("agent-1", 240), "agent-1");
 /// assert_eq!(cut_to("ééééé", 2), "éé…");

@@ -9,7 +9,7 @@ use std::fmt;
 /// what retry policies match on.
 ///
 /// ```
-/// use toolsmith_core::{ToolError, ToolErrorKind};
+/// use toolsmith::{ToolError, ToolErrorKind};
 ///
 /// let err = ToolError::network("weather", "connection reset by peer");
 /// assert_eq!(err.kind(), ToolErrorKind::Network);
@@ -117,7 +117,7 @@ impl ToolError {
     /// `catch_unwind` gives it) is `payload`: `panicked: <its message>`.
     ///
     /// ```
-    /// use toolsmith_core::ToolError;
+    /// use toolsmith::ToolError;
     ///
     /// let payload = std::panic::catch_unwind(|| panic!("index out of range")).unwrap_err();
     /// assert_eq!(

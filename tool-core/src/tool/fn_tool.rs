@@ -21,7 +21,7 @@ type Handler =
 /// The closure reads what it needs from the arguments, then returns a future that owns it.
 ///
 /// ```
-/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallResult, ToolImpl, scheme};
+/// use toolsmith::{Args, FnTool, ToolArgs, ToolCallResult, ToolImpl, scheme};
 ///
 /// let greet = FnTool::new(
 ///     "greet",

@@ -33,7 +33,7 @@ fn too_deep() -> serde_json::Error {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolsmith_core::{JsonText, ToolCallResult};
+/// use toolsmith::{JsonText, ToolCallResult};
 ///
 /// let text = JsonText::new(r#"{"sum":3}"#).unwrap();
 /// assert_eq!(text.to_value(), json!({"sum": 3}));

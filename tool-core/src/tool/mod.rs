@@ -37,7 +37,7 @@ pub const COMMAND_ARGUMENT: &str = "command";
 /// A tool as providers are shown it: one command, or a group of commands under one name.
 ///
 /// ```
-/// use toolsmith_core::{Args, Tool, ToolDefinition, scheme};
+/// use toolsmith::{Args, Tool, ToolDefinition, scheme};
 ///
 /// let add = ToolDefinition::new("add", "Remember a fact.",
 ///     Args::new(scheme::object().required("text", scheme::string()).build()));
@@ -162,7 +162,7 @@ impl Tool {
     /// [`description`](Self::description), and so its rendered function's, starts with it.
     ///
     /// ```
-    /// use toolsmith_core::{Args, Tool, ToolDefinition};
+    /// use toolsmith::{Args, Tool, ToolDefinition};
     ///
     /// let memory = Tool::group("memory", "Long-term facts about the user.", vec![
     ///     ToolDefinition::new("add", "Remember a fact.", Args::empty()),

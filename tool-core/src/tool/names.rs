@@ -10,7 +10,7 @@ pub const SHED_TOOL_NAME: &str = "shed";
 /// wrong with it.
 ///
 /// ```
-/// use toolsmith_core::check_name;
+/// use toolsmith::check_name;
 ///
 /// assert!(check_name("read_file").is_ok());
 /// assert_eq!(

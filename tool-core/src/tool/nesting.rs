@@ -97,7 +97,7 @@ fn stack_containers<'a>(
 /// comments, to run before handing untrusted text to a recursive parser.
 ///
 /// ```
-/// use toolsmith_core::json_text_too_deep;
+/// use toolsmith::json_text_too_deep;
 ///
 /// assert_eq!(json_text_too_deep(br#"{"a": [1, "[[[["]}"#, 2), None);
 /// assert_eq!(json_text_too_deep(br#"{"a": [[1]]}"#, 2), Some(7));

@@ -20,7 +20,7 @@ pub enum ExecutionHint {
 /// One tool call: which tool, with what arguments, after which other calls.
 ///
 /// ```
-/// use toolsmith_core::{ExecutionHint, ToolArguments, ToolCallRequest};
+/// use toolsmith::{ExecutionHint, ToolArguments, ToolCallRequest};
 /// use serde_json::json;
 ///
 /// let call = ToolCallRequest::new("call-2", "summarise", ToolArguments::new())

@@ -56,7 +56,7 @@ impl UserModelContent {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolsmith_core::{JsonText, UserModelContent};
+    /// use toolsmith::{JsonText, UserModelContent};
     ///
     /// let text = UserModelContent::JsonText(JsonText::new(r#"{"n":1}"#).unwrap());
     /// let value = UserModelContent::Json(json!({"n": 1}));
@@ -78,7 +78,7 @@ impl UserModelContent {
 /// handles).
 ///
 /// ```
-/// use toolsmith_core::ToolCallResult;
+/// use toolsmith::ToolCallResult;
 /// use serde_json::json;
 ///
 /// assert_eq!(ToolCallResult::text("done").content.to_text(), "done");

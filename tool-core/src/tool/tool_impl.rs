@@ -25,7 +25,7 @@ pub type ToolFuture<'a> =
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{Args, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+/// use toolsmith::{Args, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
 ///     ToolCallResult, ToolDefinition, ToolError, ToolImpl, async_trait, scheme};
 ///
 /// struct Greet;
@@ -74,7 +74,7 @@ pub trait ToolImpl: Send + Sync {
     /// ```
     /// use std::sync::Arc;
     /// use async_trait::async_trait;
-    /// use toolsmith_core::{Args, Tool, ToolArguments, ToolCallManager, ToolCallResult,
+    /// use toolsmith::{Args, Tool, ToolArguments, ToolCallManager, ToolCallResult,
     ///     ToolDefinition, ToolError, ToolImpl, scheme};
     ///
     /// /// A tool described by a definition it was given (read from a catalogue, say).
@@ -133,7 +133,7 @@ pub trait ToolImpl: Send + Sync {
     ///
     /// ```
     /// # use async_trait::async_trait;
-    /// # use toolsmith_core::{Args, Tool, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
+    /// # use toolsmith::{Args, Tool, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
     /// #     ToolError, ToolImpl, scheme};
     /// # use serde_json::json;
     /// struct Add;
@@ -203,7 +203,7 @@ pub trait ToolImpl: Send + Sync {
     ///
     /// ```
     /// # use async_trait::async_trait;
-    /// # use toolsmith_core::{Args, Tool, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
+    /// # use toolsmith::{Args, Tool, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
     /// #     ToolError, ToolFuture, ToolImpl, scheme};
     /// struct Greet;
     ///

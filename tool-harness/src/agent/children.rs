@@ -43,8 +43,8 @@ const MAX_QUOTED_CHARS: usize = 240;
 /// How sub-agents are made: their model, system prompt and tools, and the limits on them.
 ///
 /// ```
-/// use toolsmith_harness::agent::SubAgentConfig;
-/// use toolsmith_harness::model::ScriptedModel;
+/// use toolsmith::harness::agent::SubAgentConfig;
+/// use toolsmith::harness::model::ScriptedModel;
 ///
 /// let config = SubAgentConfig::new(ScriptedModel::default(), "child-model")
 ///     .with_system_prompt("You do one small task and report.")

@@ -48,8 +48,8 @@ pub enum HookDecision {
 ///
 /// ```
 /// use async_trait::async_trait;
-/// use toolsmith_core::ToolCallRequest;
-/// use toolsmith_harness::agent::{HookDecision, ToolHook};
+/// use toolsmith::ToolCallRequest;
+/// use toolsmith::harness::agent::{HookDecision, ToolHook};
 ///
 /// /// Keeps the agent out of `rm`.
 /// struct NoRm;

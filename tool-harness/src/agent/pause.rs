@@ -8,7 +8,7 @@ use toolsmith_core::CancellationToken;
 /// control the same sessions.
 ///
 /// ```
-/// use toolsmith_harness::agent::PauseHandle;
+/// use toolsmith::harness::agent::PauseHandle;
 ///
 /// let pause = PauseHandle::new();
 /// pause.pause();

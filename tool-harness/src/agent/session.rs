@@ -36,9 +36,9 @@ pub const DEFAULT_MAX_TURNS: usize = 25;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolsmith_core::{ToolShed, tool_fn};
-/// use toolsmith_harness::agent::AgentSession;
-/// use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
+/// use toolsmith::{ToolShed, tool_fn};
+/// use toolsmith::harness::agent::AgentSession;
+/// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
 ///
 /// /// Add two integers.
 /// #[tool_fn]

@@ -23,9 +23,9 @@ use crate::model::StopReason;
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
-/// use toolsmith_harness::agent::{AgentSession, AgentTool};
-/// use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
+/// use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith::harness::agent::{AgentSession, AgentTool};
+/// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let researcher = AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("Rust 1.0: May 2015.")]))

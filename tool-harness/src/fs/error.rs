@@ -12,7 +12,7 @@ use crate::fs::sandbox_path::MAX_PATH_BYTES;
 /// [`MAX_PATH_BYTES`](crate::MAX_PATH_BYTES) long, which no file has, is quoted cut.
 ///
 /// ```
-/// use toolsmith_harness::FsError;
+/// use toolsmith::harness::FsError;
 ///
 /// let err = FsError::OutsideRoot { path: "../etc/passwd".into(), reason: "'..' leads above the root".into() };
 /// assert_eq!(err.to_string(), "refused \"../etc/passwd\": it is outside the root ('..' leads above the root)");

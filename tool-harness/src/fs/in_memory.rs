@@ -31,7 +31,7 @@ enum Node {
 ///
 /// ```
 /// use std::path::Path;
-/// use toolsmith_harness::{FileSystem, InMemoryFileSystem};
+/// use toolsmith::harness::{FileSystem, InMemoryFileSystem};
 ///
 /// # futures::executor::block_on(async {
 /// let fs = InMemoryFileSystem::new().with_file("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");

@@ -37,7 +37,7 @@ const MAX_LINK_HOPS: usize = 40;
 ///
 /// ```
 /// use std::path::Path;
-/// use toolsmith_harness::{FileSystem, FsError, LocalFileSystem};
+/// use toolsmith::harness::{FileSystem, FsError, LocalFileSystem};
 ///
 /// # futures::executor::block_on(async {
 /// let dir = tempfile::tempdir().unwrap();

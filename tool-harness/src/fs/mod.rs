@@ -28,7 +28,7 @@ use crate::{FsError, SearchError, SearchQuery, SearchReport};
 /// ```
 /// use std::path::Path;
 /// use std::sync::Arc;
-/// use toolsmith_harness::{FileSystem, InMemoryFileSystem};
+/// use toolsmith::harness::{FileSystem, InMemoryFileSystem};
 ///
 /// # futures::executor::block_on(async {
 /// let fs: Arc<dyn FileSystem> = Arc::new(InMemoryFileSystem::new());

@@ -26,7 +26,7 @@ pub const MAX_MATCH_LINE_CHARS: usize = 300;
 /// What to search for.
 ///
 /// ```
-/// use toolsmith_harness::SearchQuery;
+/// use toolsmith::harness::SearchQuery;
 ///
 /// let query = SearchQuery::new(r"fn \w+").in_path("src").with_glob("*.rs");
 /// assert_eq!(query.glob.as_deref(), Some("*.rs"));

@@ -31,10 +31,10 @@ use super::unreadable::unreadable_reason;
 /// Made by [`McpClient::tools`](super::McpClient::tools).
 ///
 /// ```no_run
-/// use toolsmith_core::ToolImpl;
-/// use toolsmith_harness::mcp::{McpClient, McpTransport};
+/// use toolsmith::ToolImpl;
+/// use toolsmith::harness::mcp::{McpClient, McpTransport};
 ///
-/// # async fn run() -> Result<(), toolsmith_harness::mcp::McpError> {
+/// # async fn run() -> Result<(), toolsmith::harness::mcp::McpError> {
 /// let client = McpClient::connect(McpTransport::http("http://127.0.0.1:8080/mcp")).await?;
 /// for tool in client.tools() {
 ///     // The name to call it by here, and the name it has on its server.

@@ -22,7 +22,7 @@ const REAP_WAIT: Duration = Duration::from_millis(200);
 /// The command that starts an MCP server speaking on its stdin and stdout.
 ///
 /// ```
-/// use toolsmith_harness::mcp::McpCommand;
+/// use toolsmith::harness::mcp::McpCommand;
 ///
 /// let command = McpCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"])
 ///     .env("LOG_LEVEL", "warn");

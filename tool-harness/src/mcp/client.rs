@@ -38,7 +38,7 @@ const CONNECTION_END_WAIT: Duration = Duration::from_secs(3);
 /// Where an MCP server is.
 ///
 /// ```
-/// use toolsmith_harness::mcp::{McpCommand, McpTransport};
+/// use toolsmith::harness::mcp::{McpCommand, McpTransport};
 ///
 /// let local = McpTransport::child(McpCommand::new("toolsmith").args(["serve", "--preset", "files"]));
 /// let remote = McpTransport::http("http://127.0.0.1:8080/mcp").with_bearer_token("s3cret");
@@ -117,7 +117,7 @@ impl std::fmt::Display for McpTransport {
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolsmith_harness::mcp::{McpClientOptions, McpNames};
+/// use toolsmith::harness::mcp::{McpClientOptions, McpNames};
 ///
 /// let options = McpClientOptions::default()
 ///     .with_prefix("github")
@@ -266,8 +266,8 @@ static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use toolsmith_core::ToolCallManager;
-/// use toolsmith_harness::mcp::{McpClient, McpCommand, McpTransport};
+/// use toolsmith::ToolCallManager;
+/// use toolsmith::harness::mcp::{McpClient, McpCommand, McpTransport};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let transport = McpTransport::child(McpCommand::new("npx").args(["-y", "my-mcp-server"]));
@@ -409,7 +409,7 @@ impl McpClient {
     /// [`tools`](Self::tools) has the new list, e.g. to register tools that appeared.
     ///
     /// ```no_run
-    /// # async fn run(client: toolsmith_harness::mcp::McpClient) {
+    /// # async fn run(client: toolsmith::harness::mcp::McpClient) {
     /// let mut updates = client.tool_list_updates();
     /// while updates.changed().await.is_ok() {
     ///     println!("the server now has {} tools", client.tools().len());

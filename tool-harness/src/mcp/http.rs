@@ -39,7 +39,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 /// Where and how an [`McpHttpServer`] listens.
 ///
 /// ```
-/// use toolsmith_harness::mcp::McpHttpOptions;
+/// use toolsmith::harness::mcp::McpHttpOptions;
 ///
 /// let options = McpHttpOptions::default()
 ///     .with_addr("127.0.0.1:8080".parse().unwrap())
@@ -241,10 +241,10 @@ impl McpHttpOptions {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use toolsmith_core::ToolCallManager;
-/// use toolsmith_harness::mcp::{McpHttpOptions, McpHttpServer, McpServer};
+/// use toolsmith::ToolCallManager;
+/// use toolsmith::harness::mcp::{McpHttpOptions, McpHttpServer, McpServer};
 ///
-/// # async fn run() -> Result<(), toolsmith_harness::mcp::McpError> {
+/// # async fn run() -> Result<(), toolsmith::harness::mcp::McpError> {
 /// let server = McpServer::new(Arc::new(ToolCallManager::new("web")));
 /// let http = McpHttpServer::start(server, McpHttpOptions::default()).await?;
 /// println!("MCP at {}", http.url());

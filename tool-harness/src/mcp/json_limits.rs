@@ -11,7 +11,7 @@ pub const DEFAULT_MAX_DEPTH: usize = 64;
 /// Limits on the JSON read from a peer.
 ///
 /// ```
-/// use toolsmith_harness::mcp::JsonLimits;
+/// use toolsmith::harness::mcp::JsonLimits;
 ///
 /// let limits = JsonLimits::default().with_max_depth(2);
 /// assert!(limits.check_depth(br#"{"a": [1, "[[[["]}"#).is_ok());

@@ -40,7 +40,7 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 ///
 /// ```
 /// use rmcp::RoleServer;
-/// use toolsmith_harness::mcp::{JsonLimits, LineTransport};
+/// use toolsmith::harness::mcp::{JsonLimits, LineTransport};
 ///
 /// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
 /// let (read, write) = tokio::io::split(server_end);

@@ -23,7 +23,7 @@ pub const MAX_MCP_NAME_LEN: usize = 128;
 /// given to another tool: remove such bridges from a manager when the list changes.
 ///
 /// ```
-/// use toolsmith_harness::mcp::McpNames;
+/// use toolsmith::harness::mcp::McpNames;
 ///
 /// let names = McpNames::new();
 /// let a = names.claim(1, "github.create_issue");
@@ -116,7 +116,7 @@ impl McpNames {
     /// server no longer lists); the others keep theirs.
     ///
     /// ```
-    /// use toolsmith_harness::mcp::McpNames;
+    /// use toolsmith::harness::mcp::McpNames;
     ///
     /// let names = McpNames::new();
     /// let kept = names.claim(1, "search");
@@ -167,7 +167,7 @@ impl McpNames {
 /// apart).
 ///
 /// ```
-/// use toolsmith_harness::mcp::provider_name;
+/// use toolsmith::harness::mcp::provider_name;
 ///
 /// assert_eq!(provider_name("read_file"), "read_file");
 /// assert_eq!(provider_name("fs.read file"), "fs_read_file");

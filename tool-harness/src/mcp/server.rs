@@ -25,7 +25,7 @@ use super::tool_mapping::{is_stateless_revision, mcp_tool, output_schema};
 /// How an [`McpServer`] serves its manager.
 ///
 /// ```
-/// use toolsmith_harness::mcp::McpServerOptions;
+/// use toolsmith::harness::mcp::McpServerOptions;
 ///
 /// let options = McpServerOptions::new("files", "1.0.0").with_shed(true).with_page_size(50);
 /// assert!(options.shed());
@@ -115,8 +115,8 @@ impl McpServerOptions {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
-/// use toolsmith_harness::mcp::{McpServer, McpServerOptions};
+/// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+/// use toolsmith::harness::mcp::{McpServer, McpServerOptions};
 ///
 /// let manager = Arc::new(ToolCallManager::new("served"));
 /// manager.register(Arc::new(FnTool::new("ping", "Answer pong.", Args::empty(),

@@ -77,8 +77,8 @@ impl Facts {
 /// Working memory held in memory: facts with stable ids, each write a version bump.
 ///
 /// ```
-/// use toolsmith_core::MemoryAccess;
-/// use toolsmith_harness::InMemoryMemory;
+/// use toolsmith::MemoryAccess;
+/// use toolsmith::harness::InMemoryMemory;
 ///
 /// # futures::executor::block_on(async {
 /// let memory = InMemoryMemory::new();
@@ -154,8 +154,8 @@ impl MemoryAccess for InMemoryMemory {
 /// again.
 ///
 /// ```
-/// use toolsmith_core::MemoryAccess;
-/// use toolsmith_harness::FileMemory;
+/// use toolsmith::MemoryAccess;
+/// use toolsmith::harness::FileMemory;
 ///
 /// # futures::executor::block_on(async {
 /// let dir = tempfile::tempdir().unwrap();

@@ -142,7 +142,7 @@ pub enum StreamDelta {
 ///
 /// ```
 /// use async_trait::async_trait;
-/// use toolsmith_harness::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
+/// use toolsmith::harness::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
 ///
 /// /// Answers every request by echoing the last user message.
 /// struct Echo;

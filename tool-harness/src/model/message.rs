@@ -108,8 +108,8 @@ pub struct ToolResultMessage {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolsmith_core::ToolArguments;
-/// use toolsmith_harness::model::{Message, ModelCall};
+/// use toolsmith::ToolArguments;
+/// use toolsmith::harness::model::{Message, ModelCall};
 ///
 /// let asked = Message::user("What is 2 + 3?");
 /// let arguments = ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap();

@@ -123,7 +123,7 @@ impl ChatResponse {
     /// wrote), the provider's own turn and why the model stopped.
     ///
     /// ```
-    /// use toolsmith_harness::model::{ChatResponse, Message};
+    /// use toolsmith::harness::model::{ChatResponse, Message};
     ///
     /// let message = ChatResponse::text("5").to_message();
     /// assert_eq!(message.text(), Some("5"));

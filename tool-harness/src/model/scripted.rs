@@ -279,7 +279,7 @@ impl fmt::Debug for ScriptedTurn {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolsmith_harness::model::{ChatModel, ChatRequest, ScriptedModel, ScriptedTurn};
+/// use toolsmith::harness::model::{ChatModel, ChatRequest, ScriptedModel, ScriptedTurn};
 ///
 /// # futures::executor::block_on(async {
 /// let model = ScriptedModel::new([

@@ -16,8 +16,8 @@ use super::{Document, Retriever};
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::in_memory::HashingEmbedder;
-/// use toolsmith_harness::retrieval::{EmbeddingRetriever, Retriever};
+/// use toolsmith::in_memory::HashingEmbedder;
+/// use toolsmith::harness::retrieval::{EmbeddingRetriever, Retriever};
 ///
 /// # futures::executor::block_on(async {
 /// let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));

@@ -14,7 +14,7 @@ use super::{Document, Retriever};
 /// `shed` searches tools with: identifiers split, words stemmed, stop words ignored).
 ///
 /// ```
-/// use toolsmith_harness::retrieval::{LexicalRetriever, Retriever};
+/// use toolsmith::harness::retrieval::{LexicalRetriever, Retriever};
 ///
 /// # futures::executor::block_on(async {
 /// let docs = LexicalRetriever::new("handbook");

@@ -19,8 +19,8 @@ pub use tool::{DEFAULT_MAX_RESULT_CHARS, DEFAULT_TOP_K, MAX_TOP_K, NO_DOCUMENTS,
 ///
 /// ```
 /// use async_trait::async_trait;
-/// use toolsmith_core::ServiceError;
-/// use toolsmith_harness::retrieval::{Document, Retriever};
+/// use toolsmith::ServiceError;
+/// use toolsmith::harness::retrieval::{Document, Retriever};
 ///
 /// /// Returns every document that contains the query, verbatim.
 /// struct Grep(Vec<String>);

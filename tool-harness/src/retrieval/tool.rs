@@ -47,8 +47,8 @@ struct Retrieved<'a> {
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
-/// use toolsmith_harness::retrieval::{LexicalRetriever, RetrieverTool};
+/// use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith::harness::retrieval::{LexicalRetriever, RetrieverTool};
 ///
 /// # futures::executor::block_on(async {
 /// let docs = Arc::new(LexicalRetriever::new("handbook"));

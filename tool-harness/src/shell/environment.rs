@@ -7,7 +7,7 @@ use std::ffi::OsString;
 /// Which environment variables a command run by `bash` gets from the process.
 ///
 /// ```
-/// use toolsmith_harness::ShellEnvironment;
+/// use toolsmith::harness::ShellEnvironment;
 ///
 /// let passed = ShellEnvironment::default();
 /// assert!(passed.passes("PATH"));

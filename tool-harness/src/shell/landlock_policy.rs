@@ -26,7 +26,7 @@ use std::path::PathBuf;
 /// blocked either), and resource use.
 ///
 /// ```
-/// use toolsmith_harness::LandlockPolicy;
+/// use toolsmith::harness::LandlockPolicy;
 ///
 /// let policy = LandlockPolicy::new().allow_writes_beneath("/tmp");
 /// assert_eq!(policy.writable_paths().len(), 2); // /dev/null and /tmp

@@ -57,7 +57,7 @@ pub enum SandboxStatus {
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolsmith_harness::{ShellConfig, ShellSandbox};
+/// use toolsmith::harness::{ShellConfig, ShellSandbox};
 ///
 /// let config = ShellConfig::new("/srv/workspace")
 ///     .with_default_timeout(Duration::from_secs(30))
@@ -231,7 +231,7 @@ pub enum ShellError {
 /// too.
 ///
 /// ```
-/// use toolsmith_harness::{ShellConfig, ShellRunner};
+/// use toolsmith::harness::{ShellConfig, ShellRunner};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 /// two at an edge of the cut goes with the cut, whole.
 ///
 /// ```
-/// use toolsmith_harness::HeadTailBuffer;
+/// use toolsmith::harness::HeadTailBuffer;
 ///
 /// let mut buffer = HeadTailBuffer::new(4, 4);
 /// buffer.push(b"0123456789\nabcdef");

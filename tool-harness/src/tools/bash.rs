@@ -91,8 +91,8 @@ pub async fn bash_call(
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
-/// use toolsmith_harness::{ShellConfig, tools::BashTool};
+/// use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith::harness::{ShellConfig, tools::BashTool};
 /// use serde_json::json;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {

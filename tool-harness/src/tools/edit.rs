@@ -15,7 +15,7 @@ pub const EDIT_TOOL: &str = "edit";
 /// The error says how many occurrences there were (or that `old` is empty).
 ///
 /// ```
-/// use toolsmith_harness::tools::replace_unique;
+/// use toolsmith::harness::tools::replace_unique;
 ///
 /// assert_eq!(replace_unique("a b a", "b", "c", false).unwrap(), ("a c a".to_owned(), 1));
 /// assert_eq!(replace_unique("a b a", "a", "x", true).unwrap(), ("x b x".to_owned(), 2));

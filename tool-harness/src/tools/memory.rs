@@ -11,8 +11,8 @@ pub const MEMORY_TOOL: &str = "memory";
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
-/// use toolsmith_harness::{InMemoryMemory, tools::MemoryTool};
+/// use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith::harness::{InMemoryMemory, tools::MemoryTool};
 /// use serde_json::json;
 ///
 /// # futures::executor::block_on(async {

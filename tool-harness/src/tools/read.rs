@@ -41,7 +41,7 @@ const BINARY_SNIFF_BYTES: usize = 8192;
 /// how to read on when anything was left out. Binary content is refused.
 ///
 /// ```
-/// use toolsmith_harness::tools::{ReadLimits, render_lines};
+/// use toolsmith::harness::tools::{ReadLimits, render_lines};
 ///
 /// let text = render_lines("a.txt", b"one\ntwo\nthree\n", Some(2), Some(1), &ReadLimits::default()).unwrap();
 /// assert_eq!(text, "     2\ttwo\n[lines 2-2 of 3 shown; call read with offset=3 to read on]");
@@ -144,8 +144,8 @@ pub fn render_lines(
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest};
-/// use toolsmith_harness::{InMemoryFileSystem, tools::{ReadLimits, ReadTool}};
+/// use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith::harness::{InMemoryFileSystem, tools::{ReadLimits, ReadTool}};
 /// use serde_json::json;
 ///
 /// let fs = Arc::new(InMemoryFileSystem::new().with_file("hello.txt", "hi\nthere\n"));

@@ -23,8 +23,8 @@ pub struct ContextHitLimit(#[schemars(range(min = 1, max = 50))] pub usize);
 /// score.
 ///
 /// ```
-/// use toolsmith_core::ContextHit;
-/// use toolsmith_harness::tools::render_hits;
+/// use toolsmith::ContextHit;
+/// use toolsmith::harness::tools::render_hits;
 ///
 /// let hits = [ContextHit { source: "notes.md".into(), text: "Deploy on Fridays.".into(), score: 0.9 }];
 /// assert_eq!(render_hits("deploy", &hits), "1. [notes.md] (score 0.900)\nDeploy on Fridays.");

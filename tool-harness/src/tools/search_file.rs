@@ -16,7 +16,7 @@ pub const SEARCH_FILE_TOOL: &str = "search_file";
 /// `path:line: text` line per match, and a note when the results were capped.
 ///
 /// ```
-/// use toolsmith_harness::{SearchMatch, SearchReport, tools::render_report};
+/// use toolsmith::harness::{SearchMatch, SearchReport, tools::render_report};
 ///
 /// let report = SearchReport {
 ///     matches: vec![SearchMatch { path: "src/lib.rs".into(), line: 3, text: "fn main() {}".into() }],

@@ -12,8 +12,8 @@ use crate::{ContextHit, ContextSearch, ServiceError};
 /// the same analysis as tool search: split, lower-cased, stemmed, stop words dropped).
 ///
 /// ```
-/// use toolsmith_core::ContextSearch;
-/// use toolsmith_core::in_memory::InMemoryContext;
+/// use toolsmith::ContextSearch;
+/// use toolsmith::in_memory::InMemoryContext;
 ///
 /// let context = InMemoryContext::new();
 /// context.add("notes.md", "The deploy key lives in the vault.");

@@ -10,8 +10,8 @@ use crate::{Embedder, ServiceError};
 /// same vectors on every machine: for tests, examples and as a stand-in.
 ///
 /// ```
-/// use toolsmith_core::Embedder;
-/// use toolsmith_core::in_memory::HashingEmbedder;
+/// use toolsmith::Embedder;
+/// use toolsmith::in_memory::HashingEmbedder;
 ///
 /// let embedder = HashingEmbedder::new(64);
 /// let vectors = futures::executor::block_on(

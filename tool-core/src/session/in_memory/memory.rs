@@ -10,8 +10,8 @@ use crate::{MemoryAccess, MemoryFact, ServiceError, Versioned};
 /// Facts kept in memory, oldest first; every write bumps the version.
 ///
 /// ```
-/// use toolsmith_core::MemoryAccess;
-/// use toolsmith_core::in_memory::InMemoryMemory;
+/// use toolsmith::MemoryAccess;
+/// use toolsmith::in_memory::InMemoryMemory;
 ///
 /// # futures::executor::block_on(async {
 /// let memory = InMemoryMemory::new();

@@ -18,7 +18,7 @@ impl SessionParts {
     /// [`InMemoryMemory`], no embedder and no state.
     ///
     /// ```
-    /// use toolsmith_core::SessionParts;
+    /// use toolsmith::SessionParts;
     ///
     /// let parts = SessionParts::in_memory("s-1");
     /// assert_eq!(parts.session_id, "s-1");

@@ -20,7 +20,7 @@ pub struct TextHit {
 /// description.
 ///
 /// ```
-/// use toolsmith_core::shed::TextIndex;
+/// use toolsmith::shed::TextIndex;
 ///
 /// let mut index = TextIndex::new();
 /// index.insert("rust", "The Rust book", "Ownership, borrowing and lifetimes.");

@@ -42,8 +42,8 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
 /// `cache_creation_input_tokens`; cached: `cache_read_input_tokens`) and `output_tokens`.
 ///
 /// ```no_run
-/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message};
-/// use toolsmith_harness::model::http::AnthropicModel;
+/// use toolsmith::harness::model::{ChatModel, ChatRequest, Message};
+/// use toolsmith::harness::model::http::AnthropicModel;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let model = AnthropicModel::builder()

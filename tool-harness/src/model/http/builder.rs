@@ -26,8 +26,8 @@ const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolsmith_harness::model::ChatModel;
-/// use toolsmith_harness::model::http::OpenAiChatModel;
+/// use toolsmith::harness::model::ChatModel;
+/// use toolsmith::harness::model::http::OpenAiChatModel;
 ///
 /// let model = OpenAiChatModel::builder()
 ///     .api_key("sk-test")
@@ -209,7 +209,7 @@ impl<M> HttpModelBuilder<M> {
     ///
     /// ```
     /// use serde_json::json;
-    /// use toolsmith_harness::model::http::AnthropicModel;
+    /// use toolsmith::harness::model::http::AnthropicModel;
     ///
     /// let model = AnthropicModel::builder()
     ///     .api_key("sk-ant-test")
@@ -230,7 +230,7 @@ impl<M> HttpModelBuilder<M> {
     /// builder, before or after, wins. The client's `from_env()` is `builder()` with this.
     ///
     /// ```
-    /// use toolsmith_harness::model::http::OpenAiChatModel;
+    /// use toolsmith::harness::model::http::OpenAiChatModel;
     ///
     /// // A local server's URL, and its key from `OPENAI_API_KEY` where that is set.
     /// let model = OpenAiChatModel::builder()

@@ -37,8 +37,8 @@ impl super::builder::Configured for GeminiModel {
 /// as output, `candidatesTokenCount` plus `thoughtsTokenCount`.
 ///
 /// ```no_run
-/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message};
-/// use toolsmith_harness::model::http::GeminiModel;
+/// use toolsmith::harness::model::{ChatModel, ChatRequest, Message};
+/// use toolsmith::harness::model::http::GeminiModel;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// // GEMINI_API_KEY (or GOOGLE_API_KEY).

@@ -37,8 +37,8 @@ impl super::builder::Configured for OpenAiChatModel {
 /// local server stands in for the API:
 ///
 /// ```
-/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message, StopReason};
-/// use toolsmith_harness::model::http::OpenAiChatModel;
+/// use toolsmith::harness::model::{ChatModel, ChatRequest, Message, StopReason};
+/// use toolsmith::harness::model::http::OpenAiChatModel;
 /// # use tokio::io::{AsyncReadExt, AsyncWriteExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {

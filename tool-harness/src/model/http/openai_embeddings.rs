@@ -72,8 +72,8 @@ const KNOWN_DIMENSIONS: &[(&str, usize)] = &[
 /// Here, a local server stands in for the API:
 ///
 /// ```
-/// use toolsmith_core::Embedder;
-/// use toolsmith_harness::model::http::OpenAiEmbedder;
+/// use toolsmith::Embedder;
+/// use toolsmith::harness::model::http::OpenAiEmbedder;
 /// # use tokio::io::{AsyncReadExt, AsyncWriteExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {

@@ -42,8 +42,8 @@ impl super::builder::Configured for OpenAiResponsesModel {
 /// `rate_limit_exceeded` a [`ModelError::RateLimited`], …), quoting its `error.message`.
 ///
 /// ```no_run
-/// use toolsmith_harness::model::{ChatModel, ChatRequest, Message};
-/// use toolsmith_harness::model::http::OpenAiResponsesModel;
+/// use toolsmith::harness::model::{ChatModel, ChatRequest, Message};
+/// use toolsmith::harness::model::http::OpenAiResponsesModel;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let model = OpenAiResponsesModel::from_env()?;
