@@ -315,40 +315,23 @@ fn clone_iteratively(value: &Value) -> Value {
 
 /// Whether two values are equal, as `==` says, compared with a loop rather than recursion.
 pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
-    let mut pending = vec![(a, b)];
-    while let Some(pair) = pending.pop() {
-        match pair {
-            (Value::Array(a), Value::Array(b)) => {
-                if a.len() != b.len() {
-                    return false;
-                }
-                pending.extend(a.iter().zip(b));
-            }
-            (Value::Object(a), Value::Object(b)) => {
-                if a.len() != b.len() {
-                    return false;
-                }
-                for (key, a) in a {
-                    match b.get(key) {
-                        Some(b) => pending.push((a, b)),
-                        None => return false,
-                    }
-                }
-            }
-            (a, b) => {
-                // Scalars, or a container against something else.
-                if is_container(a) || is_container(b) || a != b {
-                    return false;
-                }
-            }
-        }
-    }
-    true
+    compare(a, b, KeyOrder::Ignored)
 }
 
 /// Whether two values are the same JSON text to be: [`values_equal`], and every object's
 /// keys in the same order (which `==` does not look at, and a schema's reader sees).
 pub(crate) fn values_identical(a: &Value, b: &Value) -> bool {
+    compare(a, b, KeyOrder::Compared)
+}
+
+/// Whether [`compare`] holds objects with the same keys in another order equal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeyOrder {
+    Ignored,
+    Compared,
+}
+
+fn compare(a: &Value, b: &Value, key_order: KeyOrder) -> bool {
     let mut pending = vec![(a, b)];
     while let Some(pair) = pending.pop() {
         match pair {
@@ -362,14 +345,24 @@ pub(crate) fn values_identical(a: &Value, b: &Value) -> bool {
                 if a.len() != b.len() {
                     return false;
                 }
-                for ((key_a, a), (key_b, b)) in a.iter().zip(b) {
-                    if key_a != key_b {
-                        return false;
+                if key_order == KeyOrder::Compared {
+                    for ((key_a, a), (key_b, b)) in a.iter().zip(b) {
+                        if key_a != key_b {
+                            return false;
+                        }
+                        pending.push((a, b));
                     }
-                    pending.push((a, b));
+                } else {
+                    for (key, a) in a {
+                        match b.get(key) {
+                            Some(b) => pending.push((a, b)),
+                            None => return false,
+                        }
+                    }
                 }
             }
             (a, b) => {
+                // Scalars, or a container against something else.
                 if is_container(a) || is_container(b) || a != b {
                     return false;
                 }
