@@ -102,7 +102,7 @@ pub use tool::arguments::{NotAnObject, ToolArguments};
 pub use tool::call_context::{Progress, ProgressSink, ToolCallContext};
 pub use tool::commands::ToolCommands;
 pub use tool::definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
-pub use tool::error::{ToolError, ToolErrorKind};
+pub use tool::error::{ToolError, ToolErrorKind, panic_message};
 pub use tool::fn_tool::FnTool;
 pub use tool::json_text::JsonText;
 pub use tool::names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};

@@ -169,8 +169,20 @@ impl fmt::Display for ToolErrorKind {
     }
 }
 
-/// The message of a panic whose payload (as `catch_unwind` gives it) is `payload`.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+/// The message of a panic whose payload (as `catch_unwind` gives it) is `payload`: the text
+/// `panic!` was given, or "a panic with a non-text payload". [`ToolError::panicked`] reads
+/// it so, and so does the harness's agent session for a panic in a user's hook or model
+/// (`AgenticError::Panicked`).
+///
+/// ```
+/// use toolsmith::panic_message;
+///
+/// let payload = std::panic::catch_unwind(|| panic!("no {} here", "file")).unwrap_err();
+/// assert_eq!(panic_message(payload.as_ref()), "no file here");
+/// let payload = std::panic::catch_unwind(|| std::panic::panic_any(7)).unwrap_err();
+/// assert_eq!(panic_message(payload.as_ref()), "a panic with a non-text payload");
+/// ```
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
     payload
         .downcast_ref::<&str>()
         .copied()

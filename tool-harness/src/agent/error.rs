@@ -1,6 +1,6 @@
 //! [`AgenticError`]: the one error type of an agent session.
 
-use toolsmith_core::ToolShedError;
+use toolsmith_core::{ToolShedError, panic_message};
 
 use super::AgentRun;
 use crate::model::ModelError;
@@ -51,6 +51,24 @@ pub enum AgenticError {
         /// The run up to the stop.
         run: Box<AgentRun>,
     },
+    /// The user's code panicked: a `before_tool` or `after_tool` hook, the approval
+    /// callback, or the model client (`complete` / `stream`). The panic is caught and the run
+    /// ends as a stop does: every call the model made has its result in the transcript (so
+    /// a session can run again from it), calls still running are cancelled, and each call
+    /// reported started is reported finished. What becomes of each call is in the
+    /// [hooks' module doc](super::ToolHook#panics). A tool's own panic is not one of these:
+    /// it is the call's error, and the run goes on.
+    #[error("{during} panicked: {message}")]
+    Panicked {
+        /// What panicked, and during which call or request: "the before_tool hook #1 of
+        /// call c1 (read_file)", "the approval of call c2 (bash)", "the after_tool hook #2
+        /// of call c3 (write)", "the model (openai) answering request 4".
+        during: String,
+        /// The panic's message (the text `panic!` was given).
+        message: String,
+        /// The run up to the panic.
+        run: Box<AgentRun>,
+    },
 }
 
 impl AgenticError {
@@ -60,8 +78,35 @@ impl AgenticError {
             Self::Model { run, .. }
             | Self::MaxTurns { run, .. }
             | Self::Cancelled { run }
-            | Self::Stopped { run, .. } => Some(run),
+            | Self::Stopped { run, .. }
+            | Self::Panicked { run, .. } => Some(run),
             Self::ToolShed(_) | Self::Config(_) => None,
+        }
+    }
+}
+
+/// A panic of the user's code, caught, that ends the run ([`AgenticError::Panicked`]).
+#[derive(Debug)]
+pub(super) struct CaughtPanic {
+    pub(super) during: String,
+    pub(super) message: String,
+}
+
+impl CaughtPanic {
+    /// The panic whose payload (as `catch_unwind` gives it) is `payload`, `during` what.
+    /// Logged with where it happened, which the panic hook's own message does not say.
+    #[cold]
+    pub(super) fn new(during: String, payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = panic_message(payload).to_owned();
+        tracing::error!(%during, panic = %message, "the agent run ends: user code panicked");
+        Self { during, message }
+    }
+
+    pub(super) fn into_error(self, run: Box<AgentRun>) -> AgenticError {
+        AgenticError::Panicked {
+            during: self.during,
+            message: self.message,
+            run,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! [`AgentEvent`]: what a session reports while it runs, for a UI to show progress.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::time::Duration;
 
-use toolsmith_core::Progress;
+use toolsmith_core::{Progress, panic_message};
 
 use crate::model::{StopReason, Usage};
 
@@ -155,12 +157,61 @@ pub enum NotRunReason {
     /// A `before_tool` hook answered [`HookDecision::Stop`](super::HookDecision::Stop),
     /// for this call or another of the answer: nothing of the answer runs.
     Stopped,
+    /// A `before_tool` hook or the approval panicked, for this call or another of the
+    /// answer: nothing of the answer runs, and the run ends with
+    /// [`AgenticError::Panicked`](super::AgenticError::Panicked).
+    Panicked,
 }
 
 /// Receives a session's events.
+///
+/// A handler that panics does not end the run: the panic is caught and logged
+/// (`tracing::error!`), the session's other handlers still get the event, and the handler
+/// gets the next events. Events only report what the run does, they decide nothing in it;
+/// and they are sent from places a run cannot end cleanly from (a tool's progress, sent
+/// while the tool runs; the model's text, while it streams), so a run that ended there
+/// would leave calls without results. A handler that must stop the run on some event can
+/// cancel the run's token instead.
 pub trait AgentEventHandler: Send + Sync {
     /// Called for each event; keep it short (send it to a channel for slow work).
     fn on_event(&self, event: &AgentEvent);
+}
+
+/// Sends `event` to each of `handlers` in order, a handler's panic caught and logged (see
+/// [`AgentEventHandler`]).
+pub(super) fn deliver(handlers: &[Arc<dyn AgentEventHandler>], event: &AgentEvent) {
+    for handler in handlers {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler.on_event(event))) {
+            handler_panicked(event, payload.as_ref());
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn handler_panicked(event: &AgentEvent, payload: &(dyn std::any::Any + Send)) {
+    tracing::error!(
+        event = event.kind(),
+        panic = %panic_message(payload),
+        "an agent event handler panicked; the run goes on"
+    );
+}
+
+impl AgentEvent {
+    /// The event's variant, for a log line (the events themselves may be long).
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::ModelRequest { .. } => "ModelRequest",
+            Self::TextDelta(_) => "TextDelta",
+            Self::ModelResponse { .. } => "ModelResponse",
+            Self::ToolCallStarted { .. } => "ToolCallStarted",
+            Self::ToolCallDenied { .. } => "ToolCallDenied",
+            Self::ToolCallNotRun { .. } => "ToolCallNotRun",
+            Self::ToolCallProgress(_) => "ToolCallProgress",
+            Self::ToolCallFinished { .. } => "ToolCallFinished",
+            Self::TurnFinished { .. } => "TurnFinished",
+        }
+    }
 }
 
 impl<F: Fn(&AgentEvent) + Send + Sync> AgentEventHandler for F {

@@ -24,6 +24,13 @@
 //!    are done before the next ended call's begin (in the order the calls end), and a
 //!    hook that waits holds up neither the running calls nor their timing.
 //!
+//! A panic in a hook or the approval ends the run with
+//! [`AgenticError::Panicked`](super::AgenticError::Panicked), naming the hook and the call,
+//! and leaves every call of the answer with a result (the section
+//! [Panics](ToolHook#panics) says what becomes of each); so does a panic of the model
+//! client. An event handler's panic is caught and logged, and the run goes on
+//! ([`AgentEventHandler`](super::AgentEventHandler) says why).
+//!
 //! A session's sub-agents ([`ToolPreset::agent`](crate::ToolPreset::agent)) are held to its
 //! hooks and approval too: their calls pass the parent's hooks first, then their own.
 
@@ -45,6 +52,29 @@ pub enum HookDecision {
 }
 
 /// Code that runs around every tool call of a session.
+///
+/// # Panics
+///
+/// A hook (or a [`ToolApproval`]) that panics does not unwind out of the run: the panic is
+/// caught, logged, and the run ends with
+/// [`AgenticError::Panicked`](super::AgenticError::Panicked), whose `during` names the place
+/// and the call ("the before_tool hook #2 of call c1 (read_file)": hooks are numbered from
+/// 1 in the order they were added, a sub-agent's parent's first). As for a
+/// [`HookDecision::Stop`], every call the model made has its result in the transcript, so
+/// the session can run again from it:
+/// - `before_tool`: the call does not run, nor does any other call of the answer; each is
+///   reported [`ToolCallNotRun`](super::AgentEvent::ToolCallNotRun) with
+///   [`NotRunReason::Panicked`](super::NotRunReason::Panicked), and the model is shown
+///   that the run ended;
+/// - the approval: the same; the calls already approved do not run either (none has
+///   started: calls start once every approval is given);
+/// - `after_tool`: the call ran; its result is the one the hook was given (what the hook
+///   changed before it panicked is dropped) and the call's later hooks still run on it.
+///   The answer's calls still running are cancelled (their tokens fire), and end as in a
+///   cancelled run: each is finished, its `after_tool` hooks run (not waited for) and
+///   [`ToolCallFinished`](super::AgentEvent::ToolCallFinished) is sent, so every started
+///   call is reported finished. A later panic of a hook is logged; the error names the
+///   first.
 ///
 /// ```
 /// use async_trait::async_trait;

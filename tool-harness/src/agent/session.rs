@@ -1,16 +1,19 @@
 //! [`AgentSession`]: a model, a session's tools and the loop between them.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use futures::FutureExt as _;
 use toolsmith_core::{
     BatchOptions, CancellationToken, ContextSearch, Embedder, MemoryAccess, SessionParts,
     ToolCallManager, ToolRetryConfig, ToolShed,
 };
 use tracing::Instrument as _;
 
-use super::events::{AgentEvent, AgentEventHandler};
+use super::error::CaughtPanic;
+use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::hooks::{ToolApproval, ToolHook};
 use super::ledger::RunLedger;
 use super::pause::PauseHandle;
@@ -236,9 +239,7 @@ impl AgentSession {
     }
 
     pub(super) fn emit(&self, event: AgentEvent) {
-        for handler in self.events.iter() {
-            handler.on_event(&event);
-        }
+        deliver(&self.events, &event);
     }
 
     /// The loop: a model call, its tool calls, their results, until an answer without calls.
@@ -358,6 +359,7 @@ impl AgentSession {
                 CallsEnded::Normally => {}
                 CallsEnded::Stopped(reason) => return Err(RunEnd::Stopped(reason)),
                 CallsEnded::Cancelled => return Err(RunEnd::Cancelled),
+                CallsEnded::Panicked(panic) => return Err(RunEnd::Panicked(panic)),
             }
             self.emit(AgentEvent::TurnFinished {
                 turn,
@@ -405,7 +407,10 @@ impl AgentSession {
             // Through the `dyn` directly: `self.model.stream` would pick the forwarding impl
             // on `Arc<M>` and box the future twice.
             let model = self.model.as_ref();
-            let call = async {
+            // A panic of the model client ends the run with an error, not an unwinding
+            // `run`. Caught inside the `async` block, so that a client whose method panics
+            // before it returns its future is caught too.
+            let call = AssertUnwindSafe(async {
                 if self.streaming {
                     let mut on_delta = |delta: StreamDelta| {
                         if let StreamDelta::Text(text) = delta {
@@ -416,14 +421,19 @@ impl AgentSession {
                 } else {
                     model.complete(request).await
                 }
-            };
+            })
+            .catch_unwind();
             // The answer is polled first: a model that answers at once never registers a
             // waiter on the token. A cancellation that came meanwhile is seen just below.
-            tokio::select! {
+            let answered = tokio::select! {
                 biased;
-                answer = call.instrument(span.clone()) => answer,
+                answered = call.instrument(span.clone()) => answered,
                 () = cancel.cancelled() => return Err(RunEnd::Cancelled),
-            }
+            };
+            answered.map_err(|payload| {
+                let during = format!("the model ({}) answering request {turn}", model.name());
+                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+            })?
         };
         if is_cancelled(cancel, caller) {
             // The answer came with the cancellation: not used, but its tokens were spent (and
@@ -489,6 +499,7 @@ enum RunEnd {
     MaxTurns,
     Cancelled,
     Stopped(String),
+    Panicked(CaughtPanic),
 }
 
 impl RunEnd {
@@ -499,6 +510,7 @@ impl RunEnd {
             Self::MaxTurns => AgenticError::MaxTurns { max_turns, run },
             Self::Cancelled => AgenticError::Cancelled { run },
             Self::Stopped(reason) => AgenticError::Stopped { reason, run },
+            Self::Panicked(panic) => panic.into_error(run),
         }
     }
 }

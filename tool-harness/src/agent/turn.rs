@@ -1,18 +1,20 @@
 //! The tool calls of one model answer: hooks and approval, the calls run together through
 //! the manager, their results written for the model and recorded.
 
+use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use toolsmith_core::provider::{ParsedCall, error_for_model, repeated_id_reason, repeated_ids};
 use toolsmith_core::{
     BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallOutcome,
     ToolCallRequest, ToolCallResult, ToolError,
 };
 
-use super::events::{AgentEvent, DeniedBy, NotRunReason};
+use super::error::CaughtPanic;
+use super::events::{AgentEvent, DeniedBy, NotRunReason, deliver};
 use super::hooks::{ApprovalDecision, HookDecision};
 use super::ledger::RunLedger;
 use super::{AgentSession, ToolCallRecord};
@@ -26,6 +28,8 @@ pub(super) enum CallsEnded {
     Stopped(String),
     /// The run was cancelled while the calls ran.
     Cancelled,
+    /// A hook or the approval panicked: the run ends.
+    Panicked(CaughtPanic),
 }
 
 /// The results of a turn's calls, in call order, and how they ended.
@@ -93,7 +97,7 @@ impl<'s> TurnCalls<'s> {
 
         // Each call as the model sent it, first through the hooks.
         let mut admitted: Vec<Admitted> = Vec::with_capacity(calls.len());
-        let mut stop: Option<String> = None;
+        let mut stop: Option<TurnStop> = None;
         // A call whose id an earlier call of the answer has: its result could not be told
         // apart, so it does not run (the others do).
         let repeated = repeated_ids(&calls);
@@ -130,8 +134,8 @@ impl<'s> TurnCalls<'s> {
                          again (with shorter arguments, or fewer calls at once)",
                     ),
                 ))
-            } else if let Some(reason) = &stop {
-                Some((NotRunReason::Stopped, stopped(reason)))
+            } else if let Some(stop) = &stop {
+                Some(stop.held())
             } else if self.cancel.is_cancelled() {
                 Some((NotRunReason::Cancelled, cancelled()))
             } else {
@@ -165,14 +169,10 @@ impl<'s> TurnCalls<'s> {
                     let answer = self.denied(&request, DeniedBy::Hook, reason);
                     Admitted::Settled(Slot::Held(request), rewritten, answer)
                 }
-                Decision::Stop(reason) => {
-                    let answer = self.not_run(
-                        &request.id,
-                        &request.name,
-                        NotRunReason::Stopped,
-                        stopped(&reason),
-                    );
-                    stop = Some(reason);
+                Decision::Stop(ended) => {
+                    let (why, result) = ended.held();
+                    let answer = self.not_run(&request.id, &request.name, why, result);
+                    stop = Some(ended);
                     Admitted::Settled(Slot::Held(request), rewritten, answer)
                 }
             });
@@ -196,9 +196,10 @@ impl<'s> TurnCalls<'s> {
                 Admitted::Pending(request, rewritten) => (request, rewritten),
             };
             let (id, name) = (&request.id, &request.name);
-            let admission = if let Some(reason) = &stop {
+            let admission = if let Some(stop) = &stop {
                 // Nothing of a stopped turn runs.
-                self.not_run(id, name, NotRunReason::Stopped, stopped(reason))
+                let (why, result) = stop.held();
+                self.not_run(id, name, why, result)
             } else if self.cancel.is_cancelled() {
                 self.not_run(id, name, NotRunReason::Cancelled, cancelled())
             } else {
@@ -210,10 +211,16 @@ impl<'s> TurnCalls<'s> {
                 };
                 match approved {
                     None => self.not_run(id, name, NotRunReason::Cancelled, cancelled()),
-                    Some(ApprovalDecision::Deny(reason)) => {
+                    Some(Err(panic)) => {
+                        let ended = TurnStop::Panicked(panic);
+                        let (why, result) = ended.held();
+                        stop = Some(ended);
+                        self.not_run(id, name, why, result)
+                    }
+                    Some(Ok(ApprovalDecision::Deny(reason))) => {
                         self.denied(&request, DeniedBy::Approval, reason)
                     }
-                    Some(ApprovalDecision::Approve) => {
+                    Some(Ok(ApprovalDecision::Approve)) => {
                         batch.push(request);
                         let index = batch.len() - 1;
                         slots.push((Slot::Batched(index), rewritten, Admission::Runs(index)));
@@ -222,6 +229,13 @@ impl<'s> TurnCalls<'s> {
                 }
             };
             slots.push((Slot::Held(request), rewritten, admission));
+        }
+        if let Some(stop) = &stop
+            && !batch.is_empty()
+        {
+            // The approval of a later call panicked: the calls approved before it do not run
+            // either.
+            self.hold_batch(&mut batch, &mut slots, stop);
         }
 
         if !session.events.is_empty() {
@@ -232,7 +246,7 @@ impl<'s> TurnCalls<'s> {
                 });
             }
         }
-        let mut finished = self.execute(&batch, &known).await;
+        let (mut finished, after_tool_panic) = self.execute(&batch, &known).await;
 
         let mut results = Vec::with_capacity(slots.len());
         for (slot, rewritten, admission) in slots {
@@ -274,26 +288,51 @@ impl<'s> TurnCalls<'s> {
             });
         }
         let end = match stop {
-            Some(reason) => CallsEnded::Stopped(reason),
-            None if self.cancel.is_cancelled() => CallsEnded::Cancelled,
-            None => CallsEnded::Normally,
+            Some(TurnStop::Hook(reason)) => CallsEnded::Stopped(reason),
+            Some(TurnStop::Panicked(panic)) => CallsEnded::Panicked(panic),
+            None => match after_tool_panic {
+                Some(panic) => CallsEnded::Panicked(panic),
+                None if self.cancel.is_cancelled() => CallsEnded::Cancelled,
+                None => CallsEnded::Normally,
+            },
         };
         TurnOutcome { results, end }
     }
 
+    /// Takes back the calls of `batch` (none has started) as calls kept from running by
+    /// `stop`, each reported now.
+    #[cold]
+    fn hold_batch(
+        &self,
+        batch: &mut Vec<ToolCallRequest>,
+        slots: &mut [(Slot, bool, Admission)],
+        stop: &TurnStop,
+    ) {
+        let mut held: Vec<Option<ToolCallRequest>> = batch.drain(..).map(Some).collect();
+        for (slot, _, admission) in slots {
+            if let Slot::Batched(index) = *slot {
+                let request = held[index].take().expect("one slot per batched call");
+                let (why, result) = stop.held();
+                *admission = self.not_run(&request.id, &request.name, why, result);
+                *slot = Slot::Held(request);
+            }
+        }
+    }
+
     /// Runs the admitted calls, each finished as it ends while the others run on: one end
-    /// each, in their order. When the answer both searches (`shed`) and calls other tools,
-    /// the searches run first, so that a tool they find is offered to the calls after them
-    /// in the same answer.
+    /// each, in their order, and the first panic of an `after_tool` hook (which cancels the
+    /// calls still running: the run ends). When the answer both searches (`shed`) and calls
+    /// other tools, the searches run first, so that a tool they find is offered to the
+    /// calls after them in the same answer.
     async fn execute(
         &self,
         running: &[ToolCallRequest],
         known: &KnownTools<'_>,
-    ) -> Vec<Option<FinishedCall>> {
+    ) -> (Vec<Option<FinishedCall>>, Option<CaughtPanic>) {
         let mut finished: Vec<Option<FinishedCall>> = Vec::new();
         finished.resize_with(running.len(), || None);
         if running.is_empty() {
-            return finished;
+            return (finished, None);
         }
         if self.session.hooks.is_empty() {
             // Nothing to wait for: each call is finished in the batch's loop as it ends.
@@ -304,7 +343,7 @@ impl<'s> TurnCalls<'s> {
                     Some(self.finished(request, result, outcome.attempts, outcome.elapsed));
             })
             .await;
-            return finished;
+            return (finished, None);
         }
         // Outcomes go from the batch to the hooks through a channel, so that an `after_tool`
         // hook that waits holds up neither the calls still running nor their timing. The
@@ -314,17 +353,26 @@ impl<'s> TurnCalls<'s> {
             // The receiver lives until every outcome is in: a send cannot fail.
             let _ = ended.unbounded_send((index, outcome));
         });
+        let mut first_panic = None;
         let finish_each = async {
             while let Some((index, outcome)) = to_finish.next().await {
                 let request = &running[index];
                 let result = self.shown_result(request, outcome.result, known);
-                let result = self.after_tool(request, result).await;
+                let (result, panicked) = self.after_tool(request, result).await;
+                if let Some(panic) = panicked
+                    && first_panic.is_none()
+                {
+                    // The run ends: the calls still running are cancelled, and end (and are
+                    // finished here, hooks and event included) as for a cancellation.
+                    self.cancel.cancel();
+                    first_panic = Some(panic);
+                }
                 finished[index] =
                     Some(self.finished(request, result, outcome.attempts, outcome.elapsed));
             }
         };
         futures::future::join(run, finish_each).await;
-        finished
+        (finished, first_panic)
     }
 
     /// Runs `running` (the searches first when the answer mixes them with other calls),
@@ -380,23 +428,41 @@ impl<'s> TurnCalls<'s> {
         }
     }
 
-    /// `result` after every `after_tool` hook. Every call that went to the batch was
-    /// announced as started, so each gets the hooks, whether the tool ran or was refused
-    /// there.
+    /// `result` after every `after_tool` hook, and the first hook's panic. Every call that
+    /// went to the batch was announced as started, so each gets the hooks, whether the tool
+    /// ran or was refused there.
+    ///
+    /// A hook that panics leaves the result as it was before it (what it changed is
+    /// dropped, as it may be half done), and the next hooks still run: one that redacts the
+    /// result must not be skipped because another panicked.
     async fn after_tool(
         &self,
         request: &ToolCallRequest,
         mut result: ToolCallResult,
-    ) -> ToolCallResult {
-        for hook in &self.session.hooks {
+    ) -> (ToolCallResult, Option<CaughtPanic>) {
+        let mut first_panic = None;
+        for (number, hook) in self.session.hooks.iter().enumerate() {
+            let before = result.clone();
             // Not waited for past the run's cancellation: the result is kept as is.
-            tokio::select! {
+            let ran = tokio::select! {
                 biased;
-                () = hook.after_tool(request, &mut result) => {}
+                ran = AssertUnwindSafe(async { hook.after_tool(request, &mut result).await })
+                    .catch_unwind() => ran,
                 () = self.cancel.cancelled() => break,
+            };
+            if let Err(payload) = ran {
+                result = before;
+                let during = format!(
+                    "the after_tool hook #{} of call {} ({})",
+                    number + 1,
+                    request.id,
+                    request.name
+                );
+                let panic = CaughtPanic::new(during, payload.as_ref());
+                first_panic.get_or_insert(panic);
             }
         }
-        result
+        (result, first_panic)
     }
 
     /// A call of the batch that ended, shown to the model as `result`: the event handlers
@@ -463,40 +529,70 @@ impl<'s> TurnCalls<'s> {
     }
 
     /// The `before_tool` hooks (which may rewrite `request`): whether the arguments were
-    /// rewritten, and the decision.
+    /// rewritten, and the decision. A hook's panic stops the turn.
     async fn hooks(&self, request: &mut ToolCallRequest) -> (bool, Decision) {
         let mut rewritten = false;
-        for hook in &self.session.hooks {
-            match hook.before_tool(request).await {
+        for (number, hook) in self.session.hooks.iter().enumerate() {
+            let asked = &*request;
+            // Caught inside the `async` block, so that a hook whose method panics before it
+            // returns its future is caught too.
+            let decided = AssertUnwindSafe(async { hook.before_tool(asked).await })
+                .catch_unwind()
+                .await;
+            let decision = match decided {
+                Ok(decision) => decision,
+                Err(payload) => {
+                    let during = format!(
+                        "the before_tool hook #{} of call {} ({})",
+                        number + 1,
+                        request.id,
+                        request.name
+                    );
+                    let panic = CaughtPanic::new(during, payload.as_ref());
+                    return (rewritten, Decision::Stop(TurnStop::Panicked(panic)));
+                }
+            };
+            match decision {
                 HookDecision::Allow => {}
                 HookDecision::Rewrite(arguments) => {
                     request.arguments = arguments;
                     rewritten = true;
                 }
                 HookDecision::Deny(reason) => return (rewritten, Decision::Deny(reason)),
-                HookDecision::Stop(reason) => return (rewritten, Decision::Stop(reason)),
+                HookDecision::Stop(reason) => {
+                    return (rewritten, Decision::Stop(TurnStop::Hook(reason)));
+                }
             }
         }
         (rewritten, Decision::Run)
     }
 
-    /// The approval of `request` when it is destructive. Nobody is asked about a call the
-    /// batch will refuse: a tool `shed` has not given, unless a search of this answer that
-    /// runs (`searches`) may give it.
-    async fn approval(&self, request: &ToolCallRequest, searches: bool) -> ApprovalDecision {
+    /// The approval of `request` when it is destructive, or the approval's panic. Nobody is
+    /// asked about a call the batch will refuse: a tool `shed` has not given, unless a
+    /// search of this answer that runs (`searches`) may give it.
+    async fn approval(
+        &self,
+        request: &ToolCallRequest,
+        searches: bool,
+    ) -> Result<ApprovalDecision, CaughtPanic> {
         let session = self.session;
         let Some(approval) = &session.approval else {
-            return ApprovalDecision::Approve;
+            return Ok(ApprovalDecision::Approve);
         };
         let offered = searches || session.manager.check_offered(&request.name).is_ok();
         let destructive = session.manager.get_def(&request.name).is_some_and(|tool| {
             tool.call_annotations(&request.arguments).destructive == Some(true)
         });
-        if offered && destructive {
-            approval.approve(request).await
-        } else {
-            ApprovalDecision::Approve
+        if !(offered && destructive) {
+            return Ok(ApprovalDecision::Approve);
         }
+        AssertUnwindSafe(async { approval.approve(request).await })
+            .catch_unwind()
+            .await
+            .map_err(|payload| {
+                let during = format!("the approval of call {} ({})", request.id, request.name);
+                CaughtPanic::new(during, payload.as_ref())
+            })
     }
 }
 
@@ -515,10 +611,7 @@ pub(super) fn batch_options(
     if !session.events.is_empty() {
         let events = Arc::clone(&session.events);
         let progress = move |progress: Progress| {
-            let event = AgentEvent::ToolCallProgress(progress);
-            for handler in events.iter() {
-                handler.on_event(&event);
-            }
+            deliver(&events, &AgentEvent::ToolCallProgress(progress));
         };
         options = options.with_progress(Arc::new(progress));
     }
@@ -587,5 +680,29 @@ struct FinishedCall {
 enum Decision {
     Run,
     Deny(String),
-    Stop(String),
+    Stop(TurnStop),
+}
+
+/// Why nothing more of a turn runs, and the run ends after it.
+enum TurnStop {
+    /// A `before_tool` hook answered `Stop` with this reason.
+    Hook(String),
+    /// A `before_tool` hook or the approval panicked.
+    Panicked(CaughtPanic),
+}
+
+impl TurnStop {
+    /// Why a call this stop keeps from running did not run, and the result it is shown.
+    fn held(&self) -> (NotRunReason, ToolCallResult) {
+        match self {
+            Self::Hook(reason) => (NotRunReason::Stopped, stopped(reason)),
+            Self::Panicked(panic) => (
+                NotRunReason::Panicked,
+                ToolCallResult::error(format!(
+                    "not run: the run ended, as {} panicked",
+                    panic.during
+                )),
+            ),
+        }
+    }
 }

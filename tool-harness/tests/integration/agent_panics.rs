@@ -1,0 +1,453 @@
+//! A panic in the user's code around a run (a hook, the approval, the model client, an event
+//! handler) ends the run with `AgenticError::Panicked` naming the place and the call, or is
+//! logged and the run goes on; never an unwinding `run`. Each run leaves a transcript the
+//! session goes on from: every call with exactly one result.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::json;
+use toolsmith_core::{
+    Args, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallRequest, ToolCallResult,
+    ToolShed, scheme,
+};
+use toolsmith_harness::agent::{
+    AgentEvent, AgentRun, AgentSession, AgentSessionBuilder, AgenticError, ApprovalDecision,
+    HookDecision, ToolApproval, ToolHook,
+};
+use toolsmith_harness::model::{Message, ScriptedModel, ScriptedTurn};
+
+/// A tool that counts its runs and answers "ran".
+fn counting_tool(name: &str, runs: &Arc<AtomicUsize>) -> FnTool {
+    let runs = Arc::clone(runs);
+    FnTool::new(
+        name,
+        format!("A tool named {name}."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ToolCallResult::text("ran")) }
+        },
+    )
+}
+
+/// A tool that never ends; when its future is dropped, it says on `cancelled` whether its
+/// call was cancelled then.
+fn never_ends(cancelled: &Arc<AtomicBool>) -> FnTool {
+    let cancelled = Arc::clone(cancelled);
+    FnTool::new(
+        "crawl",
+        "Crawls for ever.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let probe = DropProbe(Arc::clone(&cancelled));
+            async move {
+                let _probe = probe;
+                std::future::pending::<()>().await;
+                Ok(ToolCallResult::text("never"))
+            }
+        },
+    )
+}
+
+/// Records whether the call's context was cancelled when the call's future was dropped.
+struct DropProbe(Arc<AtomicBool>);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        let cancelled = ToolCallContext::current().is_some_and(|c| c.is_cancelled());
+        self.0.store(cancelled, Ordering::SeqCst);
+    }
+}
+
+/// Whether a panic is still to come: true once, for the first caller.
+#[derive(Default)]
+struct Once(AtomicBool);
+
+impl Once {
+    fn fire(&self) -> bool {
+        !self.0.swap(true, Ordering::SeqCst)
+    }
+}
+
+/// A hook that panics in `before_tool` (or, with `after`, in `after_tool` once it has
+/// scribbled on the result) the first time it sees call `id`.
+struct PanicsAt {
+    id: &'static str,
+    after: bool,
+    once: Once,
+}
+
+impl PanicsAt {
+    fn before(id: &'static str) -> Self {
+        Self {
+            id,
+            after: false,
+            once: Once::default(),
+        }
+    }
+
+    fn after(id: &'static str) -> Self {
+        Self {
+            id,
+            after: true,
+            once: Once::default(),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolHook for PanicsAt {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        if !self.after && call.id == self.id && self.once.fire() {
+            panic!("hook broke on {}", call.id);
+        }
+        HookDecision::Allow
+    }
+
+    async fn after_tool(&self, call: &ToolCallRequest, result: &mut ToolCallResult) {
+        if self.after && call.id == self.id && self.once.fire() {
+            *result = ToolCallResult::text("half written");
+            panic!("after_tool broke on {}", call.id);
+        }
+    }
+}
+
+/// An `after_tool` hook that marks every result it sees, as a redacting hook would change it.
+struct Marks;
+
+#[async_trait]
+impl ToolHook for Marks {
+    async fn after_tool(&self, _: &ToolCallRequest, result: &mut ToolCallResult) {
+        let marked = format!("{} [marked]", result.content.to_text());
+        *result = if result.is_error() {
+            ToolCallResult::error(marked)
+        } else {
+            ToolCallResult::text(marked)
+        };
+    }
+}
+
+/// The events a session sent, in order.
+#[derive(Clone, Default)]
+struct Recorded(Arc<Mutex<Vec<AgentEvent>>>);
+
+impl Recorded {
+    /// `builder` with the recorder as an event handler, `ping` and a destructive `wipe`
+    /// (both counting in `runs`) and `extra` as tools, all of them offered.
+    fn session(
+        &self,
+        builder: AgentSessionBuilder,
+        runs: &Arc<AtomicUsize>,
+        extra: Option<FnTool>,
+    ) -> AgentSession {
+        let sink = Arc::clone(&self.0);
+        let wipe = counting_tool("wipe", runs).with_annotations(ToolAnnotations {
+            destructive: Some(true),
+            ..ToolAnnotations::default()
+        });
+        let mut shed = ToolShed::new().tool(counting_tool("ping", runs)).tool(wipe);
+        if let Some(extra) = extra {
+            shed = shed.tool(extra);
+        }
+        let session = builder
+            .with_model("m")
+            .with_toolshed(shed)
+            .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
+            .build()
+            .unwrap();
+        let names = session.tool_manager().names();
+        session.tool_manager().activate(&names);
+        session
+    }
+
+    /// Each call event as `<kind> <id>`, the others as a word.
+    fn kinds(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|event| match event {
+                AgentEvent::ModelRequest { .. } => "request".to_owned(),
+                AgentEvent::ModelResponse { .. } => "response".to_owned(),
+                AgentEvent::ToolCallNotRun { call_id, why, .. } => {
+                    format!("not-run {call_id} {why:?}")
+                }
+                AgentEvent::ToolCallDenied { call_id, .. } => format!("denied {call_id}"),
+                AgentEvent::ToolCallStarted { call_id, .. } => format!("started {call_id}"),
+                AgentEvent::ToolCallFinished { call_id, .. } => format!("finished {call_id}"),
+                AgentEvent::TurnFinished { .. } => "turn".to_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+}
+
+/// The `Panicked` error's place, message and run; any other ending fails the test.
+fn panicked(ended: Result<AgentRun, AgenticError>) -> (String, String, AgentRun) {
+    match ended {
+        Err(AgenticError::Panicked {
+            during,
+            message,
+            run,
+        }) => (during, message, *run),
+        other => panic!("expected Panicked, got {other:?}"),
+    }
+}
+
+/// Every call the model made in `transcript` has exactly one result, in the message right
+/// after its answer, and no result answers a call that was not made.
+fn assert_every_call_answered(transcript: &[Message]) {
+    let mut messages = transcript.iter().peekable();
+    while let Some(message) = messages.next() {
+        match message {
+            Message::Assistant { calls, .. } if !calls.is_empty() => {
+                let Some(Message::ToolResults { results }) = messages.next() else {
+                    panic!("calls without results: {transcript:#?}");
+                };
+                let made: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+                let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+                assert_eq!(made, answered, "{transcript:#?}");
+            }
+            Message::ToolResults { .. } => panic!("results without calls: {transcript:#?}"),
+            _ => {}
+        }
+    }
+}
+
+/// The session, run again (`send`) from the transcript the panicked run left, completes; its
+/// model saw that transcript with every call answered.
+async fn continues(session: &AgentSession, model: &ScriptedModel, left: &[Message]) {
+    model.push([ScriptedTurn::text("done")]);
+    let again = session.send("go on").await.expect("the session goes on");
+    assert_eq!(again.text, "done");
+    let request = model.requests().pop().expect("a request");
+    assert_eq!(&request.messages[..left.len()], left);
+    assert_every_call_answered(&request.messages);
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_panicking_before_tool_hook_ends_the_run_and_no_call_of_the_answer_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "ping", json!({}))
+        .and_call_with_id("c2", "ping", json!({}))
+        .and_call_with_id("c3", "ping", json!({}))]);
+    let recorded = Recorded::default();
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_hook(PanicsAt::before("c2")),
+        &runs,
+        None,
+    );
+    let ended = session.send("go").await;
+    let message = ended.as_ref().unwrap_err().to_string();
+    let (during, panic, run) = panicked(ended);
+    assert_eq!(during, "the before_tool hook #1 of call c2 (ping)");
+    assert_eq!(panic, "hook broke on c2");
+    assert_eq!(
+        message,
+        "the before_tool hook #1 of call c2 (ping) panicked: hook broke on c2"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing of the answer runs");
+    let ids: Vec<&str> = run.tool_calls.iter().map(|c| c.call_id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3"]);
+    for call in &run.tool_calls {
+        assert!(call.result.is_error(), "{call:?}");
+        assert_eq!(
+            call.result.content.to_text(),
+            "not run: the run ended, as the before_tool hook #1 of call c2 (ping) panicked"
+        );
+    }
+    assert_every_call_answered(&run.transcript);
+    // c2 and c3 are decided as the hooks go, c1 (which they let through) after them.
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "not-run c2 Panicked",
+            "not-run c3 Panicked",
+            "not-run c1 Panicked"
+        ]
+    );
+    continues(&session, &model, &run.transcript).await;
+}
+
+#[tokio::test]
+async fn a_panicking_approval_ends_the_run_and_the_calls_approved_before_it_do_not_run() {
+    /// Approves the first call it is asked about and panics at the second.
+    struct PanicsAtSecond(AtomicUsize);
+
+    #[async_trait]
+    impl ToolApproval for PanicsAtSecond {
+        async fn approve(&self, call: &ToolCallRequest) -> ApprovalDecision {
+            if self.0.fetch_add(1, Ordering::SeqCst) == 1 {
+                panic!("approval broke on {}", call.id);
+            }
+            ApprovalDecision::Approve
+        }
+    }
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "wipe", json!({}))
+        .and_call_with_id("c2", "wipe", json!({}))
+        .and_call_with_id("c3", "ping", json!({}))]);
+    let recorded = Recorded::default();
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_approval(PanicsAtSecond(AtomicUsize::new(0))),
+        &runs,
+        None,
+    );
+    let (during, panic, run) = panicked(session.send("go").await);
+    assert_eq!(during, "the approval of call c2 (wipe)");
+    assert_eq!(panic, "approval broke on c2");
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing of the answer runs");
+    let ids: Vec<&str> = run.tool_calls.iter().map(|c| c.call_id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3"]);
+    assert!(
+        run.tool_calls
+            .iter()
+            .all(|c| c.attempts == 0 && c.result.is_error())
+    );
+    assert_every_call_answered(&run.transcript);
+    // c1 was approved, but had not started: it is taken back once c3 is decided.
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "not-run c2 Panicked",
+            "not-run c3 Panicked",
+            "not-run c1 Panicked"
+        ]
+    );
+    continues(&session, &model, &run.transcript).await;
+}
+
+#[tokio::test]
+async fn a_panicking_after_tool_hook_keeps_the_result_as_it_was_and_cancels_the_calls_running() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let crawl_cancelled = Arc::new(AtomicBool::new(false));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "ping", json!({}))
+        .and_call_with_id("c2", "crawl", json!({}))]);
+    let recorded = Recorded::default();
+    let session = recorded.session(
+        AgentSession::builder(model.clone())
+            .with_hook(PanicsAt::after("c1"))
+            .with_hook(Marks),
+        &runs,
+        Some(never_ends(&crawl_cancelled)),
+    );
+    let (during, panic, run) = panicked(session.send("go").await);
+    assert_eq!(during, "the after_tool hook #1 of call c1 (ping)");
+    assert_eq!(panic, "after_tool broke on c1");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "c1 ran");
+    assert!(crawl_cancelled.load(Ordering::SeqCst), "c2 was cancelled");
+    let [c1, c2] = &run.tool_calls[..] else {
+        panic!("two records: {:?}", run.tool_calls);
+    };
+    // What the panicking hook wrote is dropped; the hook after it still ran.
+    assert_eq!(c1.result.content.to_text(), "ran [marked]");
+    assert!(!c1.result.is_error());
+    assert!(c2.result.is_error(), "{c2:?}");
+    assert_eq!(
+        c2.result.content.to_text(),
+        "Cancelled: stopped: the batch was cancelled [marked]"
+    );
+    assert_every_call_answered(&run.transcript);
+    // Every call started is finished; no turn ends.
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "started c1",
+            "started c2",
+            "finished c1",
+            "finished c2"
+        ]
+    );
+    continues(&session, &model, &run.transcript).await;
+}
+
+#[tokio::test]
+async fn a_panicking_model_ends_the_run_with_the_transcript_as_it_was() {
+    for streaming in [false, true] {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let model = ScriptedModel::new([
+            ScriptedTurn::text("").and_call_with_id("c1", "ping", json!({})),
+            ScriptedTurn::respond(|_| panic!("model broke")),
+        ]);
+        let recorded = Recorded::default();
+        let session = recorded.session(
+            AgentSession::builder(model.clone()).with_streaming(streaming),
+            &runs,
+            None,
+        );
+        let (during, panic, run) = panicked(session.send("go").await);
+        assert_eq!(during, "the model (scripted) answering request 2");
+        assert_eq!(panic, "model broke");
+        assert_eq!(run.model_calls, 2);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(run.transcript.len(), 3, "{:#?}", run.transcript);
+        assert_every_call_answered(&run.transcript);
+        let kinds: Vec<String> = recorded
+            .kinds()
+            .into_iter()
+            .filter(|kind| !kind.starts_with("TextDelta"))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "request",
+                "response",
+                "started c1",
+                "finished c1",
+                "turn",
+                "request"
+            ]
+        );
+        continues(&session, &model, &run.transcript).await;
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_event_handler_is_contained_and_the_run_goes_on() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("").and_call_with_id("c1", "ping", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let recorded = Recorded::default();
+    // Panics at every event but the first; added before the recorder, which still gets every
+    // event.
+    let seen = AtomicUsize::new(0);
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_event_handler(move |event: &AgentEvent| {
+            if seen.fetch_add(1, Ordering::SeqCst) > 0 {
+                panic!("handler broke at {event:?}");
+            }
+        }),
+        &runs,
+        None,
+    );
+    let run = session.run("go").await.expect("the run goes on");
+    assert_eq!(run.text, "done");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "started c1",
+            "finished c1",
+            "turn",
+            "request",
+            "response"
+        ]
+    );
+}
