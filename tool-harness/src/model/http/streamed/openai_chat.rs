@@ -279,7 +279,7 @@ mod tests {
         let mut assembler = ChatAssembler::default();
         let mut deltas = 0;
         let mut on_delta = |_: StreamDelta| deltas += 1;
-        let started = std::time::Instant::now();
+        let started = cpu_time::ThreadTime::now();
         for chunk in chunks {
             assert!(assembler.event(None, chunk, &mut on_delta).is_ok());
         }
