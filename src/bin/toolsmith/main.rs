@@ -73,7 +73,8 @@ fn main() -> ExitCode {
         // Its reader stopped reading (`| head`): what it wanted was printed.
         Err(failure) if output::is_closed_stdout(&failure) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
-            output::note(format_args!("toolsmith: {message}"));
+            // One line: what failed may quote a server, a model or a tool.
+            output::note(format_args!("toolsmith: {}", output::escaped(&message)));
             ExitCode::FAILURE
         }
     }
