@@ -10,6 +10,8 @@ mod accepted_is_read;
 #[cfg(all(feature = "mcp", feature = "http-models"))]
 mod auto_traits;
 mod batch;
+#[cfg(all(feature = "cli", target_os = "linux"))]
+mod binary_signals;
 mod bound_tools;
 #[cfg(all(feature = "mcp", feature = "http-models"))]
 mod debug_output;

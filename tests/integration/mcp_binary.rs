@@ -272,6 +272,21 @@ fn call_prints_the_result_and_fails_on_a_tool_error() {
     );
 }
 
+/// What a tool read reaches the terminal without the control characters that would drive
+/// it; its lines and tabs are kept.
+#[test]
+fn call_prints_a_result_without_terminal_controls() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "x\u{1b}]0;owned\u{7}y\n").unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let out = run(&["call", "--root", root_arg, "read", r#"{"path": "a.txt"}"#]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "     1\tx\\u{1b}]0;owned\\u{7}y\n"
+    );
+}
+
 #[test]
 fn a_reader_that_stops_early_ends_the_command_quietly() {
     let root = tempfile::tempdir().unwrap();

@@ -485,3 +485,32 @@ async fn a_reader_that_goes_away_stops_the_run_and_a_failure_is_still_one() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("Incorrect API key provided"), "{stderr}");
 }
+
+/// What the model and its API wrote reaches the terminal without the control characters
+/// that would drive it (a title set, the screen cleared, the clipboard written, a line
+/// overwritten): the answer keeps its lines and tabs, the failure is one line.
+#[tokio::test]
+async fn what_the_model_and_its_api_wrote_reaches_the_terminal_escaped() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([text("Done\u{1b}]52;c;eA==\u{7}\rnothing\r\nto\tsee")]).await;
+    let output = run(root.path(), &server, &[], "Q?").await;
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Done\\u{1b}]52;c;eA==\\u{7}\\rnothing\r\nto\tsee\n"
+    );
+
+    let server = ChatServer::start([(
+        401,
+        json!({"error": {"message": "bad key\u{1b}[2J\u{1b}]0;owned\u{7}\ntoolsmith: forged"}}),
+    )])
+    .await;
+    let output = run(root.path(), &server, &[], "Q?").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.ends_with("bad key\\u{1b}[2J\\u{1b}]0;owned\\u{7}\\ntoolsmith: forged\n"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

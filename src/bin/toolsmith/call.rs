@@ -33,5 +33,5 @@ pub async fn run(args: CallArgs) -> Result<(), Failure> {
             result.content.to_text()
         )));
     }
-    output::line(result.content.to_text())
+    output::line(output::escaped_lines(&result.content.to_text()))
 }

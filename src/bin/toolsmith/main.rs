@@ -30,6 +30,11 @@ impl<E: std::fmt::Display> From<E> for Failure {
     }
 }
 
+/// How long an interrupted command waits for its tasks to be dropped, each ending what it
+/// started (a `bash` command, an MCP server), before the process exits. A blocking read of
+/// stdin (`serve` on stdio) never ends and holds it this long.
+const INTERRUPTED_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -46,21 +51,21 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
-        match cli.command {
-            Command::Serve(args) => serve::run(args).await,
-            Command::Tools(args) => tools::run(&args),
-            Command::Call(args) => call::run(args).await,
-            Command::Run(args) => run::run(args).await,
-            Command::Mcp {
-                command:
-                    McpCommand::List {
-                        url,
-                        token,
-                        command,
-                    },
-            } => remote::list(url, token, command).await,
+        tokio::select! {
+            outcome = run(cli.command) => Ok(outcome),
+            signal = interruption() => Err(signal),
         }
     });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(signal) => {
+            // The command's future is dropped; the tasks it spawned (a client's call under
+            // `serve`) are dropped as the runtime shuts down. Each ends its child as it is
+            // dropped: a child leads a process group of its own, which the signal missed.
+            runtime.shutdown_timeout(INTERRUPTED_WAIT);
+            return ExitCode::from(128 + signal);
+        }
+    };
     // Blocking reads of stdin (serve) must not hold the process at exit.
     runtime.shutdown_background();
     match outcome {
@@ -68,8 +73,57 @@ fn main() -> ExitCode {
         // Its reader stopped reading (`| head`): what it wanted was printed.
         Err(failure) if output::is_closed_stdout(&failure) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
-            output::note(format_args!("toolsmith: {message}"));
+            // One line: what failed may quote a server, a model or a tool.
+            output::note(format_args!("toolsmith: {}", output::escaped(&message)));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Runs the subcommand.
+async fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Tools(args) => tools::run(&args),
+        Command::Call(args) => call::run(args).await,
+        Command::Run(args) => run::run(args).await,
+        Command::Mcp {
+            command:
+                McpCommand::List {
+                    url,
+                    token,
+                    command,
+                },
+        } => remote::list(url, token, command).await,
+    }
+}
+
+/// The number of the first SIGINT (Ctrl-C) or SIGTERM the process receives. Where the
+/// handlers cannot be installed, never: the signals then end the process as they would
+/// have.
+#[cfg(unix)]
+async fn interruption() -> u8 {
+    use tokio::signal::unix::{SignalKind, signal};
+    const SIGINT: u8 = 2;
+    const SIGTERM: u8 = 15;
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut interrupt), Ok(mut terminate)) => tokio::select! {
+            _ = interrupt.recv() => SIGINT,
+            _ = terminate.recv() => SIGTERM,
+        },
+        _ => std::future::pending().await,
+    }
+}
+
+/// Ctrl-C, as SIGINT's number (the exit code is 130, as on Unix).
+#[cfg(not(unix))]
+async fn interruption() -> u8 {
+    const SIGINT: u8 = 2;
+    match tokio::signal::ctrl_c().await {
+        Ok(()) => SIGINT,
+        Err(_) => std::future::pending().await,
     }
 }

@@ -76,9 +76,50 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// `text` as a terminal may be shown it with its lines: as [`escaped`], but line breaks
+/// (`\n`, and `\r\n`) and tabs are kept. For text that is read as lines: a model's
+/// answer, a tool's result. A lone `\r` is escaped, since it would let text overwrite
+/// what the line showed; one that ends a streamed piece, its `\n` in the next, is too.
+pub fn escaped_lines(text: &str) -> Cow<'_, str> {
+    let escapes = |c: char, next: Option<&char>| {
+        c.is_control() && !matches!(c, '\n' | '\t') && !(c == '\r' && next == Some(&'\n'))
+    };
+    let mut chars = text.chars().peekable();
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        if escapes(c, chars.peek()) {
+            any = true;
+            break;
+        }
+    }
+    if !any {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if escapes(c, chars.peek()) {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::escaped;
+    use super::{escaped, escaped_lines};
+
+    #[test]
+    fn lines_keep_their_breaks_and_tabs_and_lose_the_rest() {
+        assert_eq!(escaped_lines("a\n\tb\r\nc"), "a\n\tb\r\nc");
+        assert_eq!(
+            escaped_lines("ok\u{1b}[2J\u{1b}]52;c;eA==\u{7}\rhidden\r"),
+            "ok\\u{1b}[2J\\u{1b}]52;c;eA==\\u{7}\\rhidden\\r"
+        );
+        assert_eq!(escaped_lines("\u{9b}31m\u{0}"), "\\u{9b}31m\\u{0}");
+    }
 
     #[test]
     fn control_characters_are_escaped_and_the_rest_kept() {

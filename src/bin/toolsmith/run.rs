@@ -101,7 +101,7 @@ impl Screen {
     fn show(&self, event: &AgentEvent) {
         match event {
             AgentEvent::TextDelta(text) => {
-                if output::piece(text).is_err() {
+                if output::piece(output::escaped_lines(text)).is_err() {
                     self.cancel.cancel();
                 }
                 self.line_open

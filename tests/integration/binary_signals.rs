@@ -1,0 +1,147 @@
+//! The `toolsmith` binary stopped by SIGINT (Ctrl-C) or SIGTERM while a child runs: a `bash`
+//! command of `call` or of a `serve` client, the server of `mcp list`. The child leads a
+//! process group (or session) of its own, so the signal does not reach it: the command must
+//! end it before it exits, and exit with 128 + the signal's number.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
+
+/// How long a step may take before the test gives up: far longer than any of them needs.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The pid the child wrote to `file`, once it has (the child's own signal that it runs).
+fn pid_written(file: &Path) -> u32 {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && let Some(line) = text.strip_suffix('\n')
+        {
+            return line.parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "the child never wrote {file:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// Sends `signal` (`TERM`, `INT`, `KILL`) to `pid`.
+fn send(signal: &str, pid: u32) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// The command's exit status, killed (and the test failed) if it does not exit in time.
+fn exit_of(command: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = command.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() >= deadline {
+            let _ = command.kill();
+            let _ = command.wait();
+            panic!("the command did not exit after the signal");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Asserts that `pid` ends soon (the command ended it), killing it if it does not.
+fn assert_ended(pid: u32, what: &str) {
+    let deadline = Instant::now() + PATIENCE / 4;
+    while alive(pid) {
+        if Instant::now() >= deadline {
+            send("KILL", pid);
+            panic!("{what} ({pid}) was left running");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A command line that writes the shell's pid to `pid` in its directory, then sleeps as
+/// that process.
+const SLEEPER: &str = "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 300";
+
+#[test]
+fn a_signal_during_call_ends_its_bash_command_and_the_command() {
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let root = tempfile::tempdir().unwrap();
+        let mut command = Command::new(BIN)
+            .args(["call", "--preset", "shell", "--root"])
+            .arg(root.path())
+            .args(["bash", &json!({ "command": SLEEPER }).to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let sleeper = pid_written(&root.path().join("pid"));
+        send(signal, command.id());
+        let status = exit_of(&mut command);
+        assert_ended(sleeper, "the bash command");
+        assert_eq!(status.code(), Some(code), "SIG{signal}: {status}");
+    }
+}
+
+#[test]
+fn a_signal_during_serve_ends_a_clients_running_call() {
+    let root = tempfile::tempdir().unwrap();
+    let mut serve = Command::new(BIN)
+        .args(["serve", "--preset", "shell", "--root"])
+        .arg(root.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = serve.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": SLEEPER}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let sleeper = pid_written(&root.path().join("pid"));
+    send("TERM", serve.id());
+    let status = exit_of(&mut serve);
+    assert_ended(sleeper, "the client's bash command");
+    assert_eq!(status.code(), Some(143), "{status}");
+}
+
+#[test]
+fn a_signal_during_mcp_list_ends_the_server_it_started() {
+    let root = tempfile::tempdir().unwrap();
+    let mut list = Command::new(BIN)
+        .args(["mcp", "list", "--", "sh", "-c"])
+        .arg(format!("cd '{}' && {SLEEPER}", root.path().display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = pid_written(&root.path().join("pid"));
+    send("TERM", list.id());
+    let status = exit_of(&mut list);
+    assert_ended(server, "the MCP server");
+    assert_eq!(status.code(), Some(143), "{status}");
+}
