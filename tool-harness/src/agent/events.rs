@@ -22,7 +22,9 @@ pub enum AgentEvent {
     /// More of the model's text, as it streams (in a session built
     /// [`with_streaming(true)`](super::AgentSessionBuilder::with_streaming)).
     TextDelta(String),
-    /// The model answered.
+    /// The model answered. An answer that came as the run was cancelled is reported too
+    /// (its tokens were spent), though the run ends without using it: it is not in the
+    /// transcript, and its calls have no events.
     ModelResponse {
         /// The model call's number.
         turn: usize,
@@ -41,10 +43,12 @@ pub enum AgentEvent {
     /// denied, [`ToolCallDenied`](Self::ToolCallDenied); one kept from running for another
     /// reason (its arguments could not be read, its id was repeated, the answer was cut
     /// off, the run was cancelled or a hook stopped it), [`ToolCallNotRun`](Self::ToolCallNotRun).
-    /// The one exception: calls in the final answer asked for at the turn limit
-    /// ([`with_final_answer_on_limit`](super::AgentSessionBuilder::with_final_answer_on_limit))
-    /// are dropped with that answer's calls, not reported (the transcript keeps its text
-    /// alone, and no request follows that would need their results).
+    /// Two exceptions, where the answer's calls are dropped, not reported (no request follows
+    /// that would need their results): calls in the final answer asked for at the turn limit
+    /// ([`with_final_answer_on_limit`](super::AgentSessionBuilder::with_final_answer_on_limit)),
+    /// whose text alone the transcript keeps; and the calls of an answer that came as the
+    /// run was cancelled, which the transcript does not keep at all (its
+    /// [`ModelResponse`](Self::ModelResponse) is still sent, for the tokens it spent).
     ToolCallStarted {
         /// The call's id.
         call_id: String,

@@ -277,7 +277,7 @@ impl AgentSession {
         let ended = self
             .turns(
                 &mut request,
-                &turn::batch_options(self, cancel, &ledger),
+                &turn::batch_options(self, (cancel, caller), &ledger),
                 caller,
                 (&mut run, &ledger),
             )
@@ -348,7 +348,7 @@ impl AgentSession {
             }
             request.messages.push(response.to_message());
             let turn = run.model_calls;
-            let ended = TurnCalls::new(self, turn, cancel, batch_options)
+            let ended = TurnCalls::new(self, turn, (cancel, caller), batch_options)
                 .cut_off(response.stop_reason == StopReason::MaxTokens)
                 .run(response.calls, &mut run.tool_calls)
                 .await;
@@ -463,8 +463,9 @@ impl AgentSession {
 /// Whether the run whose token is `run` is cancelled, `caller` (a token of the caller's,
 /// [`AgentSession::run_with_cancellation`]) included. The caller's token reaches the run's
 /// while the run waits; one cancelled while the run went on without waiting (by a tool, a
-/// hook or an event handler, with a model that answers at once) is passed on here.
-fn is_cancelled(run: &CancellationToken, caller: Option<&CancellationToken>) -> bool {
+/// hook or an event handler, with a model that answers at once) is passed on here, and by
+/// each check of a turn's calls.
+pub(super) fn is_cancelled(run: &CancellationToken, caller: Option<&CancellationToken>) -> bool {
     if caller.is_some_and(CancellationToken::is_cancelled) {
         run.cancel();
     }

@@ -58,6 +58,9 @@ pub(super) struct TurnCalls<'s> {
     session: &'s AgentSession,
     turn: usize,
     cancel: &'s CancellationToken,
+    /// The caller's token of [`AgentSession::run_with_cancellation`], which stops the run
+    /// too.
+    caller: Option<&'s CancellationToken>,
     options: &'s BatchOptions,
     /// The answer was cut off at the output token limit: its calls may be cut short too.
     cut_off: bool,
@@ -67,13 +70,14 @@ impl<'s> TurnCalls<'s> {
     pub(super) fn new(
         session: &'s AgentSession,
         turn: usize,
-        cancel: &'s CancellationToken,
+        (cancel, caller): (&'s CancellationToken, Option<&'s CancellationToken>),
         options: &'s BatchOptions,
     ) -> Self {
         Self {
             session,
             turn,
             cancel,
+            caller,
             options,
             cut_off: false,
         }
@@ -136,7 +140,7 @@ impl<'s> TurnCalls<'s> {
                 ))
             } else if let Some(stop) = &stop {
                 Some(stop.held())
-            } else if self.cancel.is_cancelled() {
+            } else if self.cancelled() {
                 Some((NotRunReason::Cancelled, cancelled()))
             } else {
                 None
@@ -200,7 +204,7 @@ impl<'s> TurnCalls<'s> {
                 // Nothing of a stopped turn runs.
                 let (why, result) = stop.held();
                 self.not_run(id, name, why, result)
-            } else if self.cancel.is_cancelled() {
+            } else if self.cancelled() {
                 self.not_run(id, name, NotRunReason::Cancelled, cancelled())
             } else {
                 // An approval may wait on a person: the run's cancellation ends the wait.
@@ -246,6 +250,9 @@ impl<'s> TurnCalls<'s> {
                 });
             }
         }
+        // An event handler, a hook or the approval may have cancelled the caller's token:
+        // the batch's calls then end cancelled, as with the run's own token.
+        self.cancelled();
         let (mut finished, after_tool_panic) = self.execute(&batch, &known).await;
 
         let mut results = Vec::with_capacity(slots.len());
@@ -292,11 +299,19 @@ impl<'s> TurnCalls<'s> {
             Some(TurnStop::Panicked(panic)) => CallsEnded::Panicked(panic),
             None => match after_tool_panic {
                 Some(panic) => CallsEnded::Panicked(panic),
-                None if self.cancel.is_cancelled() => CallsEnded::Cancelled,
+                None if self.cancelled() => CallsEnded::Cancelled,
                 None => CallsEnded::Normally,
             },
         };
         TurnOutcome { results, end }
+    }
+
+    /// Whether the run is cancelled, by its own token or the caller's. The caller's reaches
+    /// the run's only while the run waits; the run's own code (an event handler, a hook, the
+    /// approval) may cancel it while the run goes on without waiting, so it is passed on
+    /// here, before anything more of the answer runs.
+    fn cancelled(&self) -> bool {
+        super::session::is_cancelled(self.cancel, self.caller)
     }
 
     /// Takes back the calls of `batch` (none has started) as calls kept from running by
@@ -483,6 +498,9 @@ impl<'s> TurnCalls<'s> {
                 is_error: result.is_error(),
                 summary: result.content.to_text(),
             });
+            // A handler may have cancelled the caller's token: the calls not started yet
+            // (an answer's other calls run after its searches) do not start.
+            self.cancelled();
         }
         FinishedCall {
             result,
@@ -596,25 +614,31 @@ impl<'s> TurnCalls<'s> {
     }
 }
 
-/// How a run's batches run: offered tools only, stopped by the run's token, the run's
-/// `ledger` lent to each call, progress reported as events when a handler listens, the
-/// session's deadline. Made once a run; it owns the run's token.
+/// How a run's batches run: offered tools only, stopped by the run's token (`cancel`, and
+/// the caller's, `caller`), the run's `ledger` lent to each call, progress reported as events
+/// when a handler listens, the session's deadline. Made once a run; it owns the run's token.
 pub(super) fn batch_options(
     session: &AgentSession,
-    cancel: CancellationToken,
+    (cancel, caller): (CancellationToken, Option<&CancellationToken>),
     ledger: &Arc<RunLedger>,
 ) -> BatchOptions {
     let mut options = BatchOptions::new()
         .with_offer_check(true)
-        .with_cancellation(cancel)
         .with_call_values(ledger.call_values());
     if !session.events.is_empty() {
         let events = Arc::clone(&session.events);
+        // A handler may cancel the caller's token while the batch goes on without waiting:
+        // passed on at once (see `TurnCalls::cancelled`), so that no call starts after it.
+        let follow = caller.map(|caller| (cancel.clone(), caller.clone()));
         let progress = move |progress: Progress| {
             deliver(&events, &AgentEvent::ToolCallProgress(progress));
+            if let Some((run, caller)) = &follow {
+                super::session::is_cancelled(run, Some(caller));
+            }
         };
         options = options.with_progress(Arc::new(progress));
     }
+    options = options.with_cancellation(cancel);
     if let Some(deadline) = session.batch_deadline {
         options = options.with_deadline(deadline);
     }

@@ -8,8 +8,8 @@ use crate::common::DecideFor;
 use async_trait::async_trait;
 use serde_json::json;
 use toolsmith_core::{
-    Args, CancellationToken, FnTool, ToolAnnotations, ToolArgs, ToolCallRequest, ToolCallResult,
-    ToolShed, scheme,
+    Args, CancellationToken, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallRequest,
+    ToolCallResult, ToolShed, scheme,
 };
 use toolsmith_harness::agent::{
     AgentEvent, AgentRun, AgentSession, AgentSessionBuilder, AgenticError, ApprovalDecision,
@@ -371,5 +371,281 @@ async fn a_call_whose_approval_the_cancellation_ended_is_reported_not_run() {
     assert_eq!(
         recorded.kinds(),
         ["request", "response", "not-run c1", "not-run c2"]
+    );
+}
+
+// The caller's token of `run_with_cancellation`, cancelled by the run's own code (a hook, an
+// event handler) while the run goes on without waiting, stops the run as the session's token
+// does: nothing more of the answer runs.
+
+#[tokio::test]
+async fn a_callers_token_a_hook_cancels_keeps_the_answers_calls_from_running() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "ping", json!({}))
+        .and_call_with_id("c2", "ping", json!({}))]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_hook(CancelAtFirstCall(token.clone())),
+        &runs,
+    );
+    let ended = session.run_with_cancellation("go", token).await;
+    assert!(
+        matches!(ended, Err(AgenticError::Cancelled { .. })),
+        "{ended:?}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        recorded.kinds(),
+        ["request", "response", "not-run c2", "not-run c1"]
+    );
+}
+
+#[tokio::test]
+async fn a_callers_token_a_handler_cancels_at_the_answer_keeps_its_calls_from_running() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("").and_call_with_id("c1", "ping", json!({})),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    let session = recorded.session(
+        AgentSession::builder(model.clone()).with_event_handler(move |event: &AgentEvent| {
+            if matches!(event, AgentEvent::ModelResponse { .. }) {
+                cancel.cancel();
+            }
+        }),
+        &runs,
+    );
+    let AgenticError::Cancelled { run } = session
+        .run_with_cancellation("go", token)
+        .await
+        .unwrap_err()
+    else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(shown(&run, "c1"), "not run: the run was cancelled");
+    assert_eq!(recorded.kinds(), ["request", "response", "not-run c1"]);
+    assert_eq!(model.remaining(), 1, "the model is not asked again");
+}
+
+/// A session whose event handler cancels `token` at the first event `at` picks, and records
+/// the events in `recorded`.
+fn cancelling_at(
+    model: &ScriptedModel,
+    recorded: &Recorded,
+    runs: &Arc<AtomicUsize>,
+    token: &CancellationToken,
+    at: fn(&AgentEvent) -> bool,
+) -> AgentSession {
+    let cancel = token.clone();
+    recorded.session(
+        AgentSession::builder(model.clone()).with_event_handler(move |event: &AgentEvent| {
+            if at(event) {
+                cancel.cancel();
+            }
+        }),
+        runs,
+    )
+}
+
+#[tokio::test]
+async fn a_callers_token_a_handler_cancels_as_a_call_starts_keeps_it_from_running() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("").and_call_with_id("c1", "ping", json!({})),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    let session = cancelling_at(&model, &recorded, &runs, &token, |event| {
+        matches!(event, AgentEvent::ToolCallStarted { .. })
+    });
+    let AgenticError::Cancelled { run } = session
+        .run_with_cancellation("go", token)
+        .await
+        .unwrap_err()
+    else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "c1 never ran");
+    assert_eq!(run.tool_calls[0].attempts, 0, "{:?}", run.tool_calls[0]);
+    assert!(run.tool_calls[0].result.is_error());
+    // Started, so finished (as cancelled); the turn does not finish.
+    assert_eq!(
+        recorded.kinds(),
+        ["request", "response", "started c1", "finished c1"]
+    );
+}
+
+#[tokio::test]
+async fn a_callers_token_a_handler_cancels_as_the_last_call_finishes_ends_the_turn_cancelled() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("").and_call_with_id("c1", "ping", json!({})),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    let session = cancelling_at(&model, &recorded, &runs, &token, |event| {
+        matches!(event, AgentEvent::ToolCallFinished { .. })
+    });
+    let ended = session.run_with_cancellation("go", token).await;
+    assert!(
+        matches!(ended, Err(AgenticError::Cancelled { .. })),
+        "{ended:?}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // As for the session's token: a cancelled run sends no `TurnFinished`.
+    assert_eq!(
+        recorded.kinds(),
+        ["request", "response", "started c1", "finished c1"]
+    );
+}
+
+#[tokio::test]
+async fn a_callers_token_a_handler_cancels_at_a_calls_progress_keeps_the_next_from_starting() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    // Reports progress as it starts, then waits for ever (until cancelled).
+    let crawl = FnTool::new(
+        "crawl",
+        "Crawls.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async {
+            if let Some(call) = ToolCallContext::current() {
+                call.progress(0.0, None, "crawling");
+            }
+            std::future::pending::<()>().await;
+            Ok(ToolCallResult::text("never"))
+        },
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("c1", "crawl", json!({}))
+            .and_call_with_id("c2", "ping", json!({})),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    let sink = Arc::clone(&recorded.0);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(
+            ToolShed::new()
+                .tool(counting_tool("ping", &runs))
+                .tool(crawl),
+        )
+        .with_event_handler(move |event: &AgentEvent| {
+            if matches!(event, AgentEvent::ToolCallProgress(_)) {
+                cancel.cancel();
+            }
+            sink.lock().unwrap().push(event.clone());
+        })
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    let AgenticError::Cancelled { run } = session
+        .run_with_cancellation("go", token)
+        .await
+        .unwrap_err()
+    else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "c2 never ran");
+    assert_eq!(run.tool_calls[1].attempts, 0, "{:?}", run.tool_calls[1]);
+    assert!(run.tool_calls.iter().all(|call| call.result.is_error()));
+}
+
+#[tokio::test]
+async fn a_callers_token_a_handler_cancels_as_a_search_finishes_keeps_the_other_calls_from_starting()
+ {
+    let runs = Arc::new(AtomicUsize::new(0));
+    // The answer's search runs first, its other calls after it.
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("c1", "shed", json!({"description": "ping"}))
+            .and_call_with_id("c2", "ping", json!({})),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    let session = cancelling_at(
+        &model,
+        &recorded,
+        &runs,
+        &token,
+        |event| matches!(event, AgentEvent::ToolCallFinished { call_id, .. } if call_id == "c1"),
+    );
+    let AgenticError::Cancelled { run } = session
+        .run_with_cancellation("go", token)
+        .await
+        .unwrap_err()
+    else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "c2 never ran");
+    assert_eq!(run.tool_calls[1].attempts, 0, "{:?}", run.tool_calls[1]);
+    assert_eq!(
+        recorded.kinds(),
+        [
+            "request",
+            "response",
+            "started c1",
+            "started c2",
+            "finished c1",
+            "finished c2"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_came_as_the_run_was_cancelled_is_reported_and_dropped_with_its_calls() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::text("")
+        .and_call_with_id("c1", "ping", json!({}))
+        .with_usage(toolsmith_harness::model::Usage {
+            input_tokens: 7,
+            output_tokens: 3,
+            cached_input_tokens: 0,
+        })]);
+    let recorded = Recorded::default();
+    let token = CancellationToken::new();
+    // Cancelled as the request goes out: the model (which answers at once) still answers.
+    let session = cancelling_at(&model, &recorded, &runs, &token, |event| {
+        matches!(event, AgentEvent::ModelRequest { .. })
+    });
+    let AgenticError::Cancelled { run } = session
+        .run_with_cancellation("go", token)
+        .await
+        .unwrap_err()
+    else {
+        panic!("expected Cancelled");
+    };
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(run.usage.output_tokens, 3, "its tokens count");
+    assert!(run.tool_calls.is_empty(), "{:?}", run.tool_calls);
+    assert_eq!(
+        run.transcript.len(),
+        1,
+        "the answer is dropped: {:?}",
+        run.transcript
+    );
+    // Reported with its call, which has no event.
+    let events = recorded.0.lock().unwrap().clone();
+    assert!(
+        matches!(
+            events[..],
+            [
+                AgentEvent::ModelRequest { .. },
+                AgentEvent::ModelResponse { calls: 1, .. }
+            ]
+        ),
+        "{events:?}"
     );
 }

@@ -6,6 +6,7 @@ mod common;
 
 mod agent_events;
 mod agent_panics;
+mod agent_properties;
 mod agent_session;
 mod atomic_write;
 mod child_usage;
