@@ -171,7 +171,115 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        // The run's own token, which the session's cancels; the caller's cancels it too.
+        self.drive_following(new_conversation(text), &token).await
+    }
+
+    /// Continues the session's conversation with `text`; the conversation (with this run's
+    /// messages, whether it succeeded or not) is kept for the next `send`. A `send` dropped
+    /// before it ends leaves the conversation as it was.
+    pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
+        self.continue_conversation(text, None).await
+    }
+
+    /// [`send`](Self::send), stopped when `token` (or the session's token) is cancelled, as
+    /// [`run_with_cancellation`](Self::run_with_cancellation) stops a run: a chat's "stop"
+    /// button. The conversation is kept as the run left it, every call the model made
+    /// answered (a call the cancellation kept from running or ended says so), so the next
+    /// `send` continues from there; the session's token stays as it was, for later runs.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::{CancellationToken, ToolShed, tool_fn};
+    /// use toolsmith::harness::agent::{AgentSession, AgenticError};
+    /// use toolsmith::harness::model::{Message, ScriptedModel, ScriptedTurn};
+    ///
+    /// /// Wait for a long time.
+    /// #[tool_fn]
+    /// async fn wait() -> String {
+    ///     std::future::pending().await
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     ScriptedTurn::call("shed", json!({"description": "wait"})),
+    ///     ScriptedTurn::call("wait", json!({})),
+    ///     ScriptedTurn::text("Stopped waiting, as you asked."),
+    /// ]);
+    /// let session = AgentSession::builder(model)
+    ///     .with_model("scripted")
+    ///     .with_toolshed(ToolShed::new().tool(Wait))
+    ///     .build()
+    ///     .unwrap();
+    /// let stop = CancellationToken::new();
+    /// let pressed = stop.clone();
+    /// let (stopped, ()) = tokio::join!(
+    ///     session.send_with_cancellation("Wait for me.", stop),
+    ///     // Pressed once the run is under way.
+    ///     async move {
+    ///         for _ in 0..10 {
+    ///             tokio::task::yield_now().await;
+    ///         }
+    ///         pressed.cancel();
+    ///     },
+    /// );
+    /// assert!(matches!(stopped, Err(AgenticError::Cancelled { .. })));
+    /// // The call the stop ended is answered in the kept conversation, which goes on.
+    /// let kept = session.transcript().await;
+    /// assert!(matches!(kept.last(), Some(Message::ToolResults { .. })));
+    /// let run = session.send("Stop?").await.unwrap();
+    /// assert_eq!(run.text, "Stopped waiting, as you asked.");
+    /// # }
+    /// ```
+    pub async fn send_with_cancellation(
+        &self,
+        text: impl Into<String>,
+        token: CancellationToken,
+    ) -> Result<AgentRun, AgenticError> {
+        self.continue_conversation(text, Some(&token)).await
+    }
+
+    /// The kept conversation with `text` added, run (stopped by `caller` too, when given),
+    /// and kept again as the run left it.
+    async fn continue_conversation(
+        &self,
+        text: impl Into<String>,
+        caller: Option<&CancellationToken>,
+    ) -> Result<AgentRun, AgenticError> {
+        let mut conversation = self.conversation.lock().await;
+        // The run works on a copy: were it dropped midway, the kept conversation would
+        // otherwise go with it.
+        let mut messages = Vec::with_capacity(conversation.len() + 4);
+        messages.extend(conversation.iter().cloned());
+        messages.push(Message::user(text));
+        let ended = match caller {
+            Some(token) => self.drive_following(messages, token).await,
+            None => {
+                self.drive(
+                    messages,
+                    self.cancellation.child_token(),
+                    None,
+                    RunLedger::of_calling_run(),
+                )
+                .await
+            }
+        };
+        // Kept whether the run succeeded or not.
+        if let Some(run) = match &ended {
+            Ok(run) => Some(run),
+            Err(error) => error.run(),
+        } {
+            conversation.clone_from(&run.transcript);
+        }
+        ended
+    }
+
+    /// Runs `conversation` under a token of its own, which the session's token cancels, and
+    /// so does the caller's `token`.
+    async fn drive_following(
+        &self,
+        conversation: Vec<Message>,
+        token: &CancellationToken,
+    ) -> Result<AgentRun, AgenticError> {
         let run_token = self.cancellation.child_token();
         let follow = async {
             token.cancelled().await;
@@ -184,40 +292,12 @@ impl AgentSession {
             biased;
             () = follow => unreachable!("following the caller's token never ends"),
             ended = self.drive(
-                new_conversation(text),
+                conversation,
                 run_token.clone(),
-                Some(&token),
+                Some(token),
                 RunLedger::of_calling_run(),
             ) => ended,
         }
-    }
-
-    /// Continues the session's conversation with `text`; the conversation (with this run's
-    /// messages, whether it succeeded or not) is kept for the next `send`. A `send` dropped
-    /// before it ends leaves the conversation as it was.
-    pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        let mut conversation = self.conversation.lock().await;
-        // The run works on a copy: were it dropped midway, the kept conversation would
-        // otherwise go with it.
-        let mut messages = Vec::with_capacity(conversation.len() + 4);
-        messages.extend(conversation.iter().cloned());
-        messages.push(Message::user(text));
-        let ended = self
-            .drive(
-                messages,
-                self.cancellation.child_token(),
-                None,
-                RunLedger::of_calling_run(),
-            )
-            .await;
-        // Kept whether the run succeeded or not.
-        if let Some(run) = match &ended {
-            Ok(run) => Some(run),
-            Err(error) => error.run(),
-        } {
-            conversation.clone_from(&run.transcript);
-        }
-        ended
     }
 
     /// Clears the conversation kept by [`send`](Self::send).

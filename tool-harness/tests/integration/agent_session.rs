@@ -1597,3 +1597,71 @@ async fn a_token_cancelled_during_a_turn_stops_the_run_before_the_next_model_cal
     let session = cancelling_at_turn_end(&model, &token, true);
     assert_stopped(session.run("go").await, &model);
 }
+
+/// A chat's "stop" button: `send_with_cancellation` ends the turn, keeps the conversation
+/// as the run left it (the ended call answered), and leaves the session for the next
+/// `send`, which continues from there.
+#[tokio::test(start_paused = true)]
+async fn a_stopped_send_keeps_the_conversation_and_the_next_send_continues_it() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Hello."),
+        ScriptedTurn::call("slow_job", json!({})),
+        ScriptedTurn::text("I stopped the job."),
+    ]);
+    let session = active_session(&model, ToolShed::new().tool(SlowJob));
+    assert_eq!(session.send("Hi").await.unwrap().text, "Hello.");
+
+    let stop = CancellationToken::new();
+    let pressed = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        pressed.cancel();
+    });
+    let err = session
+        .send_with_cancellation("Run the job", stop)
+        .await
+        .unwrap_err();
+    let AgenticError::Cancelled { run } = &err else {
+        panic!("expected Cancelled, got {err}");
+    };
+    assert_eq!(run.tool_calls.len(), 1);
+    assert!(run.tool_calls[0].result.is_error());
+    // The kept conversation is the run's: both sends, the call and its (cancelled) result.
+    let kept = session.transcript().await;
+    assert_eq!(kept, run.transcript);
+    assert_eq!(kept.len(), 5, "{kept:#?}");
+    assert_eq!(kept.last().unwrap().results().len(), 1);
+    assert!(!session.cancellation_token().is_cancelled());
+
+    let run = session.send("Did it finish?").await.unwrap();
+    assert_eq!(run.text, "I stopped the job.");
+    let last_request = model.requests().pop().unwrap();
+    assert_eq!(last_request.messages[..5], kept[..]);
+    assert_eq!(last_request.messages.len(), 6);
+    model.assert_complete();
+}
+
+/// A token cancelled before the send: the model is not asked, the user's message is kept
+/// (answered by nothing yet), and a token the session's cancels stops it as well.
+#[tokio::test]
+async fn a_send_stopped_before_it_starts_asks_nothing_and_the_session_token_stops_it_too() {
+    let model = ScriptedModel::new([ScriptedTurn::text("Late answer.")]);
+    let session = session(&model, ToolShed::new());
+    let stop = CancellationToken::new();
+    stop.cancel();
+    let err = session
+        .send_with_cancellation("First", stop)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AgenticError::Cancelled { .. }), "{err}");
+    assert!(model.requests().is_empty());
+    assert_eq!(session.transcript().await, [Message::user("First")]);
+
+    session.cancellation_token().cancel();
+    let err = session
+        .send_with_cancellation("Second", CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AgenticError::Cancelled { .. }), "{err}");
+    assert!(model.requests().is_empty());
+}
