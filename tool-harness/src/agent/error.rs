@@ -57,7 +57,8 @@ pub enum AgenticError {
     /// a session can run again from it), calls still running are cancelled, and each call
     /// reported started is reported finished. What becomes of each call is in the
     /// [hooks' module doc](super::ToolHook#panics). A tool's own panic is not one of these:
-    /// it is the call's error, and the run goes on.
+    /// it is the call's error, and the run goes on. A run both cancelled and panicking ends
+    /// with this error: the panic is the one a caller must hear of.
     #[error("{during} panicked: {message}")]
     Panicked {
         /// What panicked, and during which call or request: "the before_tool hook #1 of
