@@ -1,98 +1,22 @@
 //! The session's events for calls that did not run: `ToolCallNotRun`, once a call, for each
 //! reason, in the order the events' docs give.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use crate::common::DecideFor;
+use crate::common::recorded_events::{Recorded, counting_tool};
 use async_trait::async_trait;
 use serde_json::json;
 use toolsmith_core::{
-    Args, CancellationToken, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallRequest,
-    ToolCallResult, ToolShed, scheme,
+    Args, CancellationToken, FnTool, ToolArgs, ToolCallContext, ToolCallRequest, ToolCallResult,
+    ToolShed, scheme,
 };
 use toolsmith_harness::agent::{
-    AgentEvent, AgentRun, AgentSession, AgentSessionBuilder, AgenticError, ApprovalDecision,
-    HookDecision, NotRunReason, ToolApproval, ToolHook,
+    AgentEvent, AgentRun, AgentSession, AgenticError, ApprovalDecision, HookDecision, NotRunReason,
+    ToolApproval, ToolHook,
 };
 use toolsmith_harness::model::{ScriptedModel, ScriptedTurn, StopReason};
-
-/// A tool that counts its runs.
-fn counting_tool(name: &str, runs: &Arc<AtomicUsize>) -> FnTool {
-    let runs = Arc::clone(runs);
-    FnTool::new(
-        name,
-        format!("A tool named {name}."),
-        Args::new(scheme::object().build()),
-        move |_: ToolArgs<'_>| {
-            runs.fetch_add(1, Ordering::SeqCst);
-            async { Ok(ToolCallResult::text("ran")) }
-        },
-    )
-}
-
-/// The events a session sent, kept in order.
-#[derive(Clone, Default)]
-struct Recorded(Arc<Mutex<Vec<AgentEvent>>>);
-
-impl Recorded {
-    /// `builder` with the recorder as its event handler and `ping` (counting in `runs`) and a
-    /// destructive `wipe` as its tools.
-    fn session(&self, builder: AgentSessionBuilder, runs: &Arc<AtomicUsize>) -> AgentSession {
-        let sink = Arc::clone(&self.0);
-        let wipe = counting_tool("wipe", runs).with_annotations(ToolAnnotations {
-            destructive: Some(true),
-            ..ToolAnnotations::default()
-        });
-        let session = builder
-            .with_model("m")
-            .with_toolshed(ToolShed::new().tool(counting_tool("ping", runs)).tool(wipe))
-            .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
-            .build()
-            .unwrap();
-        let names = session.tool_manager().names();
-        session.tool_manager().activate(&names);
-        session
-    }
-
-    /// Each event as a short word; a `ToolCallNotRun` as `not-run <id>`, a call's start and
-    /// end with the call's id.
-    fn kinds(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|event| match event {
-                AgentEvent::ModelRequest { .. } => "request".to_owned(),
-                AgentEvent::ModelResponse { .. } => "response".to_owned(),
-                AgentEvent::ToolCallNotRun { call_id, .. } => format!("not-run {call_id}"),
-                AgentEvent::ToolCallDenied { call_id, .. } => format!("denied {call_id}"),
-                AgentEvent::ToolCallStarted { call_id, .. } => format!("started {call_id}"),
-                AgentEvent::ToolCallFinished { call_id, .. } => format!("finished {call_id}"),
-                AgentEvent::TurnFinished { .. } => "turn".to_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect()
-    }
-
-    /// The `ToolCallNotRun` events as (id, name, why, summary).
-    fn not_run(&self) -> Vec<(String, String, NotRunReason, String)> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|event| match event {
-                AgentEvent::ToolCallNotRun {
-                    call_id,
-                    name,
-                    why,
-                    summary,
-                } => Some((call_id.clone(), name.clone(), *why, summary.clone())),
-                _ => None,
-            })
-            .collect()
-    }
-}
 
 /// What the run's record of call `id` says the model was shown.
 fn shown(run: &AgentRun, id: &str) -> String {

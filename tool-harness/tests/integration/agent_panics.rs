@@ -3,34 +3,20 @@
 //! logged and the run goes on; never an unwinding `run`. Each run leaves a transcript the
 //! session goes on from: every call with exactly one result.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
+use crate::common::recorded_events::Recorded;
 use async_trait::async_trait;
 use serde_json::json;
 use toolsmith_core::{
-    Args, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallRequest, ToolCallResult,
-    ToolShed, scheme,
+    Args, FnTool, ToolArgs, ToolCallContext, ToolCallRequest, ToolCallResult, scheme,
 };
 use toolsmith_harness::agent::{
-    AgentEvent, AgentRun, AgentSession, AgentSessionBuilder, AgenticError, ApprovalDecision,
-    HookDecision, ToolApproval, ToolHook,
+    AgentEvent, AgentRun, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval,
+    ToolHook,
 };
 use toolsmith_harness::model::{Message, ScriptedModel, ScriptedTurn};
-
-/// A tool that counts its runs and answers "ran".
-fn counting_tool(name: &str, runs: &Arc<AtomicUsize>) -> FnTool {
-    let runs = Arc::clone(runs);
-    FnTool::new(
-        name,
-        format!("A tool named {name}."),
-        Args::new(scheme::object().build()),
-        move |_: ToolArgs<'_>| {
-            runs.fetch_add(1, Ordering::SeqCst);
-            async { Ok(ToolCallResult::text("ran")) }
-        },
-    )
-}
 
 /// A tool that never ends; when its future is dropped, it says on `cancelled` whether its
 /// call was cancelled then.
@@ -129,61 +115,6 @@ impl ToolHook for Marks {
     }
 }
 
-/// The events a session sent, in order.
-#[derive(Clone, Default)]
-struct Recorded(Arc<Mutex<Vec<AgentEvent>>>);
-
-impl Recorded {
-    /// `builder` with the recorder as an event handler, `ping` and a destructive `wipe`
-    /// (both counting in `runs`) and `extra` as tools, all of them offered.
-    fn session(
-        &self,
-        builder: AgentSessionBuilder,
-        runs: &Arc<AtomicUsize>,
-        extra: Option<FnTool>,
-    ) -> AgentSession {
-        let sink = Arc::clone(&self.0);
-        let wipe = counting_tool("wipe", runs).with_annotations(ToolAnnotations {
-            destructive: Some(true),
-            ..ToolAnnotations::default()
-        });
-        let mut shed = ToolShed::new().tool(counting_tool("ping", runs)).tool(wipe);
-        if let Some(extra) = extra {
-            shed = shed.tool(extra);
-        }
-        let session = builder
-            .with_model("m")
-            .with_toolshed(shed)
-            .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
-            .build()
-            .unwrap();
-        let names = session.tool_manager().names();
-        session.tool_manager().activate(&names);
-        session
-    }
-
-    /// Each call event as `<kind> <id>`, the others as a word.
-    fn kinds(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|event| match event {
-                AgentEvent::ModelRequest { .. } => "request".to_owned(),
-                AgentEvent::ModelResponse { .. } => "response".to_owned(),
-                AgentEvent::ToolCallNotRun { call_id, why, .. } => {
-                    format!("not-run {call_id} {why:?}")
-                }
-                AgentEvent::ToolCallDenied { call_id, .. } => format!("denied {call_id}"),
-                AgentEvent::ToolCallStarted { call_id, .. } => format!("started {call_id}"),
-                AgentEvent::ToolCallFinished { call_id, .. } => format!("finished {call_id}"),
-                AgentEvent::TurnFinished { .. } => "turn".to_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect()
-    }
-}
-
 /// The `Panicked` error's place, message and run; any other ending fails the test.
 fn panicked(ended: Result<AgentRun, AgenticError>) -> (String, String, AgentRun) {
     match ended {
@@ -236,7 +167,7 @@ async fn a_panicking_before_tool_hook_ends_the_run_and_no_call_of_the_answer_run
         .and_call_with_id("c2", "ping", json!({}))
         .and_call_with_id("c3", "ping", json!({}))]);
     let recorded = Recorded::default();
-    let session = recorded.session(
+    let session = recorded.session_with(
         AgentSession::builder(model.clone()).with_hook(PanicsAt::before("c2")),
         &runs,
         None,
@@ -263,7 +194,7 @@ async fn a_panicking_before_tool_hook_ends_the_run_and_no_call_of_the_answer_run
     assert_every_call_answered(&run.transcript);
     // c2 and c3 are decided as the hooks go, c1 (which they let through) after them.
     assert_eq!(
-        recorded.kinds(),
+        recorded.kinds_and_reasons(),
         [
             "request",
             "response",
@@ -296,7 +227,7 @@ async fn a_panicking_approval_ends_the_run_and_the_calls_approved_before_it_do_n
         .and_call_with_id("c2", "wipe", json!({}))
         .and_call_with_id("c3", "ping", json!({}))]);
     let recorded = Recorded::default();
-    let session = recorded.session(
+    let session = recorded.session_with(
         AgentSession::builder(model.clone()).with_approval(PanicsAtSecond(AtomicUsize::new(0))),
         &runs,
         None,
@@ -315,7 +246,7 @@ async fn a_panicking_approval_ends_the_run_and_the_calls_approved_before_it_do_n
     assert_every_call_answered(&run.transcript);
     // c1 was approved, but had not started: it is taken back once c3 is decided.
     assert_eq!(
-        recorded.kinds(),
+        recorded.kinds_and_reasons(),
         [
             "request",
             "response",
@@ -335,7 +266,7 @@ async fn a_panicking_after_tool_hook_keeps_the_result_as_it_was_and_cancels_the_
         .and_call_with_id("c1", "ping", json!({}))
         .and_call_with_id("c2", "crawl", json!({}))]);
     let recorded = Recorded::default();
-    let session = recorded.session(
+    let session = recorded.session_with(
         AgentSession::builder(model.clone())
             .with_hook(PanicsAt::after("c1"))
             .with_hook(Marks),
@@ -361,7 +292,7 @@ async fn a_panicking_after_tool_hook_keeps_the_result_as_it_was_and_cancels_the_
     assert_every_call_answered(&run.transcript);
     // Every call started is finished; no turn ends.
     assert_eq!(
-        recorded.kinds(),
+        recorded.kinds_and_reasons(),
         [
             "request",
             "response",
@@ -383,7 +314,7 @@ async fn a_panicking_model_ends_the_run_with_the_transcript_as_it_was() {
             ScriptedTurn::respond(|_| panic!("model broke")),
         ]);
         let recorded = Recorded::default();
-        let session = recorded.session(
+        let session = recorded.session_with(
             AgentSession::builder(model.clone()).with_streaming(streaming),
             &runs,
             None,
@@ -396,7 +327,7 @@ async fn a_panicking_model_ends_the_run_with_the_transcript_as_it_was() {
         assert_eq!(run.transcript.len(), 3, "{:#?}", run.transcript);
         assert_every_call_answered(&run.transcript);
         let kinds: Vec<String> = recorded
-            .kinds()
+            .kinds_and_reasons()
             .into_iter()
             .filter(|kind| !kind.starts_with("TextDelta"))
             .collect();
@@ -426,7 +357,7 @@ async fn a_panicking_event_handler_is_contained_and_the_run_goes_on() {
     // Panics at every event but the first; added before the recorder, which still gets every
     // event.
     let seen = AtomicUsize::new(0);
-    let session = recorded.session(
+    let session = recorded.session_with(
         AgentSession::builder(model.clone()).with_event_handler(move |event: &AgentEvent| {
             if seen.fetch_add(1, Ordering::SeqCst) > 0 {
                 panic!("handler broke at {event:?}");
@@ -439,7 +370,7 @@ async fn a_panicking_event_handler_is_contained_and_the_run_goes_on() {
     assert_eq!(run.text, "done");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(
-        recorded.kinds(),
+        recorded.kinds_and_reasons(),
         [
             "request",
             "response",

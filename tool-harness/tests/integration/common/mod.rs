@@ -1,6 +1,8 @@
 //! Helpers shared by the harness's integration tests.
 #![allow(dead_code)]
 
+pub mod recorded_events;
+
 use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult, ToolError};
