@@ -417,3 +417,40 @@ async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
         .unwrap();
     assert!(check.content.to_text().contains("\"running\""), "{check:?}");
 }
+
+#[tokio::test]
+async fn a_run_ended_by_a_panic_stops_the_children_it_started() {
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m")
+        .with_tools(vec![waits_for_ever(Arc::default(), Arc::default())]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::respond(|_| panic!("the parent's model broke")),
+    ]);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    let ended = parent.run("go").await;
+    assert!(
+        matches!(ended, Err(AgenticError::Panicked { .. })),
+        "{ended:?}"
+    );
+    let err = parent
+        .tool_manager()
+        .execute_one(&ToolCallRequest::new(
+            "c",
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000})
+                .try_into()
+                .unwrap(),
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("was stopped before it finished"),
+        "{err}"
+    );
+}
