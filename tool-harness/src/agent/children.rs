@@ -218,7 +218,8 @@ impl Drop for Children {
 /// Usually built by [`ToolPreset::agent`](crate::ToolPreset::agent) inside a session's shed,
 /// so that the children stop with the session and pass its hooks and approval. A child's
 /// tokens count in the [`AgentRun::child_usage`](super::AgentRun::child_usage) of the run
-/// whose call started it, built either way.
+/// whose call started it, built either way, and that run stops it if it ends cancelled,
+/// stopped by a hook or by a panic (a run that ends otherwise leaves it running).
 #[derive(Clone)]
 pub struct AgentCommands {
     children: Arc<Children>,
@@ -526,11 +527,26 @@ impl AgentCommands {
         // The child runs on a task of its own, outside this call: it is told the run it
         // counts in, the one whose call this is.
         let calling_run = RunLedger::of_calling_run();
+        // A run cancelled or stopped stops the children its calls started.
+        let abandoned = calling_run
+            .as_ref()
+            .map(|ledger| ledger.abandoned().clone());
+        let child_cancel = cancel.clone();
         let task = runtime.spawn(async move {
+            let follow_parent_run = async {
+                match abandoned {
+                    Some(abandoned) => abandoned.cancelled().await,
+                    None => std::future::pending().await,
+                }
+                child_cancel.cancel();
+                std::future::pending::<()>().await;
+            };
             // A panic in the child's model or tools ends it as failed, not running for ever.
-            let outcome = AssertUnwindSafe(session.run_under(task, calling_run))
-                .catch_unwind()
-                .await;
+            let run = AssertUnwindSafe(session.run_under(task, calling_run)).catch_unwind();
+            let outcome = tokio::select! {
+                outcome = run => outcome,
+                () = follow_parent_run => unreachable!("following the parent's run never ends"),
+            };
             ended.send_modify(|s| match outcome {
                 Err(panic) => {
                     s.status = Status::Failed;

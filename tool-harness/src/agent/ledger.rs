@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use toolsmith_core::{SessionState, ToolCallContext};
+use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
 
 use crate::model::Usage;
 
@@ -22,6 +22,10 @@ pub(crate) struct RunLedger {
     descendants: Mutex<Usage>,
     /// The ledger of the run this one's run counts in, when it is a sub-agent's.
     parent: Option<Arc<RunLedger>>,
+    /// Fired when the run ends cancelled, stopped by a hook or by a panic: the background
+    /// sub-agents its calls started stop with it (one that ends with an answer leaves them
+    /// running, for a later run to collect).
+    abandoned: CancellationToken,
 }
 
 impl RunLedger {
@@ -30,6 +34,7 @@ impl RunLedger {
         Self {
             descendants: Mutex::default(),
             parent,
+            abandoned: CancellationToken::new(),
         }
     }
 
@@ -65,5 +70,16 @@ impl RunLedger {
             .descendants
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The token fired when this ledger's run is cancelled or stopped (see
+    /// [`abandon`](Self::abandon)).
+    pub(crate) fn abandoned(&self) -> &CancellationToken {
+        &self.abandoned
+    }
+
+    /// This ledger's run ended cancelled or stopped: what it started in the background stops.
+    pub(crate) fn abandon(&self) {
+        self.abandoned.cancel();
     }
 }

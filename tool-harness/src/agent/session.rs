@@ -363,6 +363,12 @@ impl AgentSession {
             )
             .instrument(span.clone())
             .await;
+        if matches!(
+            ended,
+            Err(RunEnd::Cancelled | RunEnd::Stopped(_) | RunEnd::Panicked(_))
+        ) {
+            ledger.abandon();
+        }
         run.child_usage = ledger.descendants();
         span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);

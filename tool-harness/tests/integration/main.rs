@@ -23,4 +23,5 @@ mod retrieval;
 mod runtime_shutdown;
 mod search_file_tool;
 mod shell_tool;
+mod subagent_endings;
 mod subagents;

@@ -1,0 +1,456 @@
+//! How sub-agents end when something goes wrong around them: a panic in a child's hook or
+//! tool, a child started by a cancelled session, a paused child's place, and an `AgentTool`
+//! whose caller is cancelled mid-call or whose inner session panics.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use toolsmith_core::{
+    Args, FnTool, ToolArgs, ToolCallRequest, ToolCallResult, ToolImpl, ToolShed, scheme,
+};
+use toolsmith_harness::ToolPreset;
+use toolsmith_harness::agent::{
+    AgentRun, AgentSession, AgentTool, AgenticError, HookDecision, SubAgentConfig, ToolHook,
+};
+use toolsmith_harness::model::{ScriptedModel, ScriptedTurn, Usage};
+
+/// A tool that answers `answer`, or panics when `answer` is `None`.
+fn tool(name: &str, answer: Option<&'static str>) -> Arc<dyn ToolImpl> {
+    Arc::new(FnTool::new(
+        name,
+        format!("The {name} tool."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| async move {
+            match answer {
+                Some(answer) => Ok(ToolCallResult::text(answer)),
+                None => panic!("the tool broke"),
+            }
+        },
+    ))
+}
+
+/// A tool that says on `started` it has begun, then waits for ever; `dropped` counts its
+/// futures dropped.
+fn waits_for_ever(
+    started: Arc<tokio::sync::Notify>,
+    dropped: Arc<AtomicUsize>,
+) -> Arc<dyn ToolImpl> {
+    struct Probe(Arc<AtomicUsize>);
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    Arc::new(FnTool::new(
+        "wait",
+        "Waits for ever.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let probe = Probe(Arc::clone(&dropped));
+            started.notify_one();
+            async move {
+                std::future::pending::<()>().await;
+                drop(probe);
+                Ok(ToolCallResult::text("never"))
+            }
+        },
+    ))
+}
+
+/// A hook that panics before any call of the tool `name`.
+struct PanicsBefore(&'static str);
+
+#[async_trait]
+impl ToolHook for PanicsBefore {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        assert_ne!(call.name, self.0, "the hook broke on {}", call.name);
+        HookDecision::Allow
+    }
+}
+
+/// A parent that starts a child on `config`, waits for its result, then answers "done".
+fn parent_of(config: SubAgentConfig, hook: Option<PanicsBefore>) -> (AgentSession, ScriptedModel) {
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    let mut builder = AgentSession::builder(parent_model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)));
+    if let Some(hook) = hook {
+        builder = builder.with_hook(hook);
+    }
+    let parent = builder.build().unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    (parent, parent_model)
+}
+
+#[tokio::test]
+async fn a_child_whose_hook_panics_fails_naming_itself_and_the_parent_goes_on() {
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::call("lookup", json!({})),
+        ScriptedTurn::text("never"),
+    ]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![tool("lookup", Some("x"))]);
+    // The parent's hooks hold its children: this one breaks on the child's call.
+    let (parent, _) = parent_of(config, Some(PanicsBefore("lookup")));
+    let run = parent.run("delegate").await.expect("the parent goes on");
+    assert_eq!(run.text, "done");
+    let result = &run.tool_calls[1].result;
+    assert!(result.is_error(), "{result:?}");
+    let text = result.content.to_text();
+    assert!(
+        text.contains("'agent-1'") && text.contains("panicked") && text.contains("the hook broke"),
+        "{text}"
+    );
+    let check = parent
+        .tool_manager()
+        .execute_one(&ToolCallRequest::new(
+            "c",
+            "agent",
+            json!({"command": "check", "id": "agent-1"})
+                .try_into()
+                .unwrap(),
+        ))
+        .await
+        .unwrap();
+    assert!(check.content.to_text().contains("\"failed\""), "{check:?}");
+}
+
+#[tokio::test]
+async fn a_child_whose_tool_panics_reads_the_error_and_goes_on() {
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::call("lookup", json!({})),
+        ScriptedTurn::text("recovered"),
+    ]);
+    let config =
+        SubAgentConfig::new(child_model.clone(), "m").with_tools(vec![tool("lookup", None)]);
+    let (parent, _) = parent_of(config, None);
+    let run = parent.run("delegate").await.unwrap();
+    assert_eq!(run.tool_calls[1].result.content.to_text(), "recovered");
+    let requests = child_model.requests();
+    let told = requests[1].messages.last().unwrap().results()[0]
+        .result
+        .content
+        .to_text();
+    assert!(told.contains("the tool broke"), "{told}");
+}
+
+#[tokio::test]
+async fn a_child_started_by_a_cancelled_session_is_stopped_before_its_first_call() {
+    let child_model = ScriptedModel::new([ScriptedTurn::text("never")]);
+    let config = SubAgentConfig::new(child_model.clone(), "m");
+    let (parent, _) = parent_of(config, None);
+    parent.cancellation_token().cancel();
+    let manager = parent.tool_manager();
+    let call = |arguments: serde_json::Value| {
+        ToolCallRequest::new("c", "agent", arguments.try_into().unwrap())
+    };
+    manager
+        .execute_one(&call(json!({"command": "start", "task": "t"})))
+        .await
+        .unwrap();
+    let err = manager
+        .execute_one(&call(
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("was stopped before it finished"),
+        "{err}"
+    );
+    assert!(child_model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_paused_child_keeps_its_place() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m")
+        .with_max_children(1)
+        .with_tools(vec![waits_for_ever(Arc::clone(&started), Arc::default())]);
+    let (parent, _) = parent_of(config, None);
+    let manager = parent.tool_manager();
+    let call = |arguments: serde_json::Value| {
+        ToolCallRequest::new("c", "agent", arguments.try_into().unwrap())
+    };
+    manager
+        .execute_one(&call(json!({"command": "start", "task": "t"})))
+        .await
+        .unwrap();
+    manager
+        .execute_one(&call(json!({"command": "pause", "id": "agent-1"})))
+        .await
+        .unwrap();
+    let refused = manager
+        .execute_one(&call(json!({"command": "start", "task": "t2"})))
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("1 sub-agents are already running"),
+        "{refused}"
+    );
+}
+
+/// `inner` as the tool `research` of a parent that calls it once, then answers "done".
+fn parent_calling(inner: AgentSession) -> (AgentSession, ScriptedModel) {
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("research", json!({"input": "go"})),
+        ScriptedTurn::text("done"),
+    ]);
+    let tool: Arc<dyn ToolImpl> =
+        Arc::new(AgentTool::new(Arc::new(inner), "research", "Research."));
+    let parent = AgentSession::builder(parent_model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(vec![tool]))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["research".into()]);
+    (parent, parent_model)
+}
+
+#[tokio::test]
+async fn an_agent_tool_whose_caller_is_cancelled_mid_call_cancels_its_inner_run() {
+    let (started, dropped) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let inner_model = ScriptedModel::new([
+        ScriptedTurn::call("wait", json!({})),
+        ScriptedTurn::text("never"),
+    ]);
+    let inner = AgentSession::builder(inner_model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(vec![waits_for_ever(
+            Arc::clone(&started),
+            Arc::clone(&dropped),
+        )]))
+        .build()
+        .unwrap();
+    inner.tool_manager().activate(&["wait".into()]);
+    let (parent, parent_model) = parent_calling(inner);
+    let stop = toolsmith_core::CancellationToken::new();
+    let stopper = stop.clone();
+    let (ended, ()) = tokio::join!(parent.run_with_cancellation("go", stop), async move {
+        tokio::time::timeout(Duration::from_secs(5), started.notified())
+            .await
+            .expect("the inner tool never started");
+        stopper.cancel();
+    });
+    assert!(
+        matches!(ended, Err(AgenticError::Cancelled { .. })),
+        "{ended:?}"
+    );
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the inner tool was dropped"
+    );
+    assert_eq!(inner_model.requests().len(), 1);
+    assert_eq!(parent_model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_agent_tool_whose_inner_session_panics_is_an_error_result_and_the_caller_goes_on() {
+    let inner_model = ScriptedModel::new([ScriptedTurn::respond(|_| panic!("inner model broke"))]);
+    let inner = AgentSession::builder(inner_model)
+        .with_model("m")
+        .build()
+        .unwrap();
+    let (parent, _) = parent_calling(inner);
+    let run = parent.run("go").await.expect("the caller goes on");
+    assert_eq!(run.text, "done");
+    let result = &run.tool_calls[0].result;
+    assert!(result.is_error(), "{result:?}");
+    let text = result.content.to_text();
+    assert!(
+        text.contains("'research'") && text.contains("inner model broke"),
+        "{text}"
+    );
+}
+
+/// A hook that, before the parent's `agent result` call, waits for the child's tool to
+/// start, then stops the run.
+struct StopsOnceTheChildWorks(Arc<tokio::sync::Notify>);
+
+#[async_trait]
+impl ToolHook for StopsOnceTheChildWorks {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        if call.name == "agent" && call.arguments.get("command") == Some(&json!("result")) {
+            tokio::time::timeout(Duration::from_secs(5), self.0.notified())
+                .await
+                .expect("the child's tool never started");
+            return HookDecision::Stop("enough".into());
+        }
+        HookDecision::Allow
+    }
+}
+
+/// A parent (stopped by `hook` when given) whose child spends 10 + 5 tokens on a call of a
+/// tool that waits for ever; the notify says the tool started, the count that it was dropped.
+fn parent_of_a_waiting_child(
+    started: &Arc<tokio::sync::Notify>,
+    hook: Option<StopsOnceTheChildWorks>,
+) -> (AgentSession, Arc<AtomicUsize>) {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let child_model =
+        ScriptedModel::new([ScriptedTurn::call("wait", json!({})).with_usage(Usage::new(10, 5))]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![waits_for_ever(
+        Arc::clone(started),
+        Arc::clone(&dropped),
+    )]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+        ScriptedTurn::text("never"),
+    ]);
+    let mut builder = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)));
+    if let Some(hook) = hook {
+        builder = builder.with_hook(hook);
+    }
+    let parent = builder.build().unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    (parent, dropped)
+}
+
+/// The child `agent-1` of `parent` ends stopped (its tool dropped), its tokens counted in
+/// the parent's run.
+async fn assert_child_stopped(parent: &AgentSession, dropped: &AtomicUsize, run: &AgentRun) {
+    let err = parent
+        .tool_manager()
+        .execute_one(&ToolCallRequest::new(
+            "c",
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000})
+                .try_into()
+                .unwrap(),
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("was stopped before it finished"),
+        "{err}"
+    );
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the child's tool was dropped"
+    );
+    assert_eq!(run.child_usage, Usage::new(10, 5));
+}
+
+#[tokio::test]
+async fn a_run_cancelled_by_its_callers_token_stops_the_children_it_started() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let (parent, dropped) = parent_of_a_waiting_child(&started, None);
+    let stop = toolsmith_core::CancellationToken::new();
+    let stopper = stop.clone();
+    let (ended, ()) = tokio::join!(parent.run_with_cancellation("go", stop), async move {
+        tokio::time::timeout(Duration::from_secs(5), started.notified())
+            .await
+            .expect("the child's tool never started");
+        stopper.cancel();
+    });
+    let Err(AgenticError::Cancelled { run }) = ended else {
+        panic!("expected a cancelled run, got {ended:?}");
+    };
+    assert_child_stopped(&parent, &dropped, &run).await;
+}
+
+#[tokio::test]
+async fn a_run_stopped_by_a_hook_stops_the_children_it_started() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let hook = StopsOnceTheChildWorks(Arc::clone(&started));
+    let (parent, dropped) = parent_of_a_waiting_child(&started, Some(hook));
+    let ended = parent.run("go").await;
+    let Err(AgenticError::Stopped { run, .. }) = ended else {
+        panic!("expected a stopped run, got {ended:?}");
+    };
+    assert_child_stopped(&parent, &dropped, &run).await;
+}
+
+#[tokio::test]
+async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m")
+        .with_tools(vec![waits_for_ever(Arc::clone(&started), Arc::default())]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::text("started"),
+    ]);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    parent.run("go").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), started.notified())
+        .await
+        .expect("the child's tool never started");
+    let check = parent
+        .tool_manager()
+        .execute_one(&ToolCallRequest::new(
+            "c",
+            "agent",
+            json!({"command": "check", "id": "agent-1"})
+                .try_into()
+                .unwrap(),
+        ))
+        .await
+        .unwrap();
+    assert!(check.content.to_text().contains("\"running\""), "{check:?}");
+}
+
+#[tokio::test]
+async fn a_run_ended_by_a_panic_stops_the_children_it_started() {
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m")
+        .with_tools(vec![waits_for_ever(Arc::default(), Arc::default())]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::respond(|_| panic!("the parent's model broke")),
+    ]);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    let ended = parent.run("go").await;
+    assert!(
+        matches!(ended, Err(AgenticError::Panicked { .. })),
+        "{ended:?}"
+    );
+    let err = parent
+        .tool_manager()
+        .execute_one(&ToolCallRequest::new(
+            "c",
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000})
+                .try_into()
+                .unwrap(),
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("was stopped before it finished"),
+        "{err}"
+    );
+}
