@@ -219,7 +219,8 @@ impl Drop for Children {
 /// so that the children stop with the session and pass its hooks and approval. A child's
 /// tokens count in the [`AgentRun::child_usage`](super::AgentRun::child_usage) of the run
 /// whose call started it, built either way, and that run stops it if it ends cancelled,
-/// stopped by a hook or by a panic (a run that ends otherwise leaves it running).
+/// stopped by a hook or by a panic, or is dropped before it ends (a run that ends otherwise
+/// leaves it running).
 #[derive(Clone)]
 pub struct AgentCommands {
     children: Arc<Children>,

@@ -354,6 +354,8 @@ impl AgentSession {
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
         let ledger = Arc::new(RunLedger::under(parent));
+        // A run dropped before it ends (its caller gave up) stops its children too.
+        let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self
             .turns(
                 &mut request,
@@ -363,6 +365,7 @@ impl AgentSession {
             )
             .instrument(span.clone())
             .await;
+        dropped.disarm();
         if matches!(
             ended,
             Err(RunEnd::Cancelled | RunEnd::Stopped(_) | RunEnd::Panicked(_))
@@ -543,6 +546,26 @@ impl AgentSession {
         run.stop_reason = Some(response.stop_reason.clone());
         self.emit_response(turn, &response);
         Ok(response)
+    }
+}
+
+/// Abandons a run's ledger when dropped armed: a run's future dropped before it ended (a
+/// `send` its caller gave up on) stops the sub-agents its calls started, as a cancelled run
+/// does.
+struct AbandonedIfDropped<'a>(Option<&'a RunLedger>);
+
+impl AbandonedIfDropped<'_> {
+    /// The run ended: what becomes of its children is decided by how.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for AbandonedIfDropped<'_> {
+    fn drop(&mut self) {
+        if let Some(ledger) = self.0 {
+            ledger.abandon();
+        }
     }
 }
 

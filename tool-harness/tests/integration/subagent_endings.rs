@@ -454,3 +454,40 @@ async fn a_run_ended_by_a_panic_stops_the_children_it_started() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_send_dropped_midway_stops_the_children_its_run_started() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let (parent, dropped) = parent_of_a_waiting_child(&started, None);
+    // The caller gives up once the child works (a `select!` with a timeout, a client gone).
+    tokio::select! {
+        ended = parent.send("go") => panic!("the run ended: {ended:?}"),
+        () = async {
+            tokio::time::timeout(Duration::from_secs(5), started.notified())
+                .await
+                .expect("the child's tool never started");
+        } => {}
+    }
+    let err = parent
+        .tool_manager()
+        .execute_one(&ToolCallRequest::new(
+            "c",
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000})
+                .try_into()
+                .unwrap(),
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("was stopped before it finished"),
+        "{err}"
+    );
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the child's tool was dropped"
+    );
+    // A dropped send leaves the kept conversation as it was.
+    assert!(parent.transcript().await.is_empty());
+}
