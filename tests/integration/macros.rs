@@ -1004,6 +1004,46 @@ fn derived_struct_reads_and_describes() {
     );
 }
 
+/// Arguments whose required field a model may spell in snake case.
+#[derive(toolsmith::ToolArgs, Debug, PartialEq)]
+struct LookupArgs {
+    #[arg(rename = "queryText", description = "What to look up.")]
+    query_text: String,
+    /// At most this many hits.
+    limit: Option<u32>,
+}
+
+#[test]
+fn a_derived_struct_s_missing_field_names_an_argument_sent_under_a_close_name() {
+    let read = |v: Value| {
+        let arguments = ToolArguments::try_from(v).unwrap();
+        ToolArgs::new("lookup", &arguments)
+            .parse::<LookupArgs>()
+            .map_err(|err| err.to_string())
+    };
+    assert_eq!(
+        read(json!({"query_text": "tea", "limit": 2})),
+        Err(
+            "Invalid arguments for tool 'lookup': missing required argument 'queryText' \
+             (for 'query_text', did you mean 'queryText'?)"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        read(json!({"limit": 2, "topic": "tea"})),
+        Err(
+            "Invalid arguments for tool 'lookup': missing required argument 'queryText'".to_owned()
+        )
+    );
+    assert_eq!(
+        read(json!({"queryText": "tea", "query_text": "x"})),
+        Ok(LookupArgs {
+            query_text: "tea".into(),
+            limit: None
+        })
+    );
+}
+
 #[derive(toolsmith::ToolArgs, Debug, PartialEq)]
 enum NoteCommand {
     /// Write a note.

@@ -161,7 +161,7 @@ pub fn read_expr(
     let values: Vec<Ident> = (0..fields.len())
         .map(|i| Ident::new(&format!("__toolsmith_value_{i}"), Span::mixed_site()))
         .collect();
-    let names = fields.iter().map(|field| &field.name.value);
+    let names: Vec<&String> = fields.iter().map(|field| &field.name.value).collect();
     let reads = fields.iter().zip(&slots).map(|(field, slot)| {
         let ty = &field.ty;
         let name = &field.name.value;
@@ -191,7 +191,8 @@ pub fn read_expr(
     let from_struct =
         struct_default.and_then(|default| default.fill_left_out(krate, fields, &values));
     let read = read(&values);
-    let misread = misread(quote!(#misreads.into_error(#reader)));
+    // The names again (not a shared local): the read that succeeds is as it was.
+    let misread = misread(quote!(#misreads.into_error(#reader, &[#(#names),*])));
     quote! {{
         let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
         let mut #misreads = #krate::Misreads::new();

@@ -16,8 +16,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::manager::suggestion::missing_argument_hint;
 use crate::tool::names::same_name;
-use crate::{ToolArgs, ToolError};
+use crate::{COMMAND_ARGUMENT, ToolArgs, ToolError, lenient};
 
 /// Where one parameter's argument is in a call: its place among the arguments sent and its
 /// value, or nothing when it was not sent (or sent as `null`).
@@ -96,12 +97,23 @@ fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
 /// The generated code reads every parameter through it and keeps only the values: the errors
 /// stay here, so that the code of each tool holds no error to drop.
 #[derive(Debug, Default)]
-pub struct Misreads {
+pub struct Misreads<'n> {
     /// The error to report so far, and the place of its argument in the order sent.
-    first: Option<(usize, ToolError)>,
+    first: Option<(usize, Misread<'n>)>,
 }
 
-impl Misreads {
+/// One parameter that could not be read.
+#[derive(Debug)]
+enum Misread<'n> {
+    /// Its value did not read: the error says why.
+    Unreadable(ToolError),
+    /// The required parameter of this name was not sent: its error, which may name an
+    /// argument sent under a close name, is written once all the names are known
+    /// ([`Misreads::into_error`]).
+    Missing(&'n str),
+}
+
+impl<'n> Misreads<'n> {
     /// No error yet.
     #[inline]
     pub fn new() -> Self {
@@ -119,17 +131,20 @@ impl Misreads {
     pub fn required<T: DeserializeOwned>(
         &mut self,
         args: &ToolArgs<'_>,
-        name: &str,
+        name: &'n str,
         slot: Slot<'_>,
     ) -> Option<T> {
-        let read = match slot.value {
-            Some(value) => args.read_field(name, value),
-            None => args.absent_field(name),
+        let Some(value) = slot.value else {
+            let absent = absent_value();
+            if absent.is_none() {
+                self.record(slot.position, Misread::Missing(name));
+            }
+            return absent;
         };
-        match read {
+        match args.read_field(name, value) {
             Ok(value) => Some(value),
             Err(error) => {
-                self.record(slot.position, error);
+                self.record(slot.position, Misread::Unreadable(error));
                 None
             }
         }
@@ -153,7 +168,7 @@ impl Misreads {
         match args.read_field(name, value) {
             Ok(value) => Some(Some(value)),
             Err(error) => {
-                self.record(slot.position, error);
+                self.record(slot.position, Misread::Unreadable(error));
                 None
             }
         }
@@ -161,7 +176,7 @@ impl Misreads {
 
     /// Keeps `error` when its argument was sent before the one of the error kept so far.
     /// Strictly before only: of two missing parameters, the first declared is reported.
-    fn record(&mut self, position: usize, error: ToolError) {
+    fn record(&mut self, position: usize, error: Misread<'n>) {
         if self
             .first
             .as_ref()
@@ -171,14 +186,43 @@ impl Misreads {
         }
     }
 
-    /// The error to report. With none kept (generated code does not ask then), an error
-    /// saying the arguments could not be read rather than a panic.
-    pub fn into_error(self, args: &ToolArgs<'_>) -> ToolError {
+    /// The error to report, `names` being every parameter's (or field's) name: a missing
+    /// parameter's error names the arguments sent under an unknown name close to it. With
+    /// none kept (generated code does not ask then), an error saying the arguments could not
+    /// be read rather than a panic.
+    pub fn into_error(self, args: &ToolArgs<'_>, names: &[&str]) -> ToolError {
         match self.first {
-            Some((_, error)) => error,
+            Some((_, Misread::Unreadable(error))) => error,
+            Some((_, Misread::Missing(name))) => missing_error(args, name, names),
             None => ToolError::invalid_arguments(args.tool(), "the arguments could not be read"),
         }
     }
+}
+
+/// `T` read from `null`: `None` for an `Option` (or another type with a value for `null`),
+/// and no value for a type that must be sent.
+#[inline]
+fn absent_value<T: DeserializeOwned>() -> Option<T> {
+    lenient::scalar_from_value(&Value::Null).ok()
+}
+
+/// The error of the required parameter `missing`, not sent, with a hint when an argument
+/// was sent under a name close to it that is none of `names` (`query_text` for `queryText`).
+/// `command`, with which a command group's call picks its command, is never one of those.
+#[inline(never)]
+#[cold]
+fn missing_error(args: &ToolArgs<'_>, missing: &str, names: &[&str]) -> ToolError {
+    let unknown = args
+        .arguments()
+        .as_map()
+        .keys()
+        .map(String::as_str)
+        .filter(|sent| *sent != COMMAND_ARGUMENT && !names.iter().any(|name| name == sent));
+    let hint = missing_argument_hint(missing, unknown);
+    ToolError::invalid_arguments(
+        args.tool(),
+        format!("missing required argument '{missing}'{hint}"),
+    )
 }
 
 #[cfg(test)]
@@ -200,7 +244,7 @@ mod tests {
             misreads.required::<Option<u8>>(&args, "c", c),
         ) {
             (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
-            _ => Err(misreads.into_error(&args).to_string()),
+            _ => Err(misreads.into_error(&args, &["a", "b", "c"]).to_string()),
         }
     }
 
@@ -221,6 +265,58 @@ mod tests {
         assert!(err.ends_with("missing required argument 'a'"), "{err}");
         let err = read(json!({"a": 1, "b": null})).unwrap_err();
         assert!(err.ends_with("missing required argument 'b'"), "{err}");
+    }
+
+    /// What generated code for `fn f(<first>: String, <second>: Option<u8>)` reports.
+    fn misread(names: [&str; 2], arguments: serde_json::Value) -> String {
+        let arguments = ToolArguments::try_from(arguments).unwrap();
+        let args = ToolArgs::new("f", &arguments);
+        let [first, second] = slots(&args, &names);
+        let mut misreads = Misreads::new();
+        let read = (
+            misreads.required::<String>(&args, names[0], first),
+            misreads.required::<Option<u8>>(&args, names[1], second),
+        );
+        assert!(!matches!(read, (Some(_), Some(_))), "{read:?}");
+        misreads.into_error(&args, &names).to_string()
+    }
+
+    #[test]
+    fn a_missing_parameter_names_an_unknown_argument_sent_under_a_close_name() {
+        let query = ["queryText", "limit"];
+        assert_eq!(
+            misread(query, json!({"limit": 2, "query_text": "q"})),
+            "Invalid arguments for tool 'f': missing required argument 'queryText' \
+             (for 'query_text', did you mean 'queryText'?)"
+        );
+        assert_eq!(
+            misread(query, json!({"query_text": "q", "querytext": "q"})),
+            "Invalid arguments for tool 'f': missing required argument 'queryText' \
+             (for 'querytext' or 'query_text', did you mean 'queryText'?)"
+        );
+        let plain = |name: &str| {
+            format!("Invalid arguments for tool 'f': missing required argument '{name}'")
+        };
+        // Nothing sent close to it; a close name that is a parameter's; `command`, which
+        // picks a command group's command.
+        assert_eq!(
+            misread(query, json!({"limit": 2, "weather": "q"})),
+            plain("queryText")
+        );
+        assert_eq!(misread(query, json!({})), plain("queryText"));
+        assert_eq!(
+            misread(["name", "names"], json!({"names": 1})),
+            plain("name")
+        );
+        assert_eq!(
+            misread(["commandText", "limit"], json!({"command": "x"})),
+            plain("commandText")
+        );
+        // A value that does not read is reported as before, whatever else was sent.
+        assert_eq!(
+            misread(query, json!({"query_text": 1, "limit": "many"})),
+            "Invalid arguments for tool 'f': /limit: invalid type: string \"many\", expected u8"
+        );
     }
 
     /// Each name's argument, found plainly: its place among those sent and its value, when
@@ -282,7 +378,7 @@ mod tests {
         let mut misreads = Misreads::new();
         assert_eq!(misreads.defaulted::<u8>(&args, "n", n), Some(Some(4)));
         assert_eq!(misreads.defaulted::<u8>(&args, "m", m), Some(None));
-        let message = misreads.into_error(&args).to_string();
+        let message = misreads.into_error(&args, &["n", "m"]).to_string();
         assert!(message.contains("could not be read"), "{message}");
     }
 }

@@ -1,7 +1,12 @@
 //! "Did you mean …": the closest known names to a name the model got wrong, so that an error
 //! tells it what to send instead.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+
+use crate::schema::validation::MAX_VIOLATION_CHARS;
+use crate::tool::echo::cut_to;
 
 /// How similar (Jaro-Winkler, 0–1) a known name must be to be suggested.
 const MIN_SIMILARITY: f64 = 0.75;
@@ -441,12 +446,44 @@ pub(crate) fn closest_scored<'a>(scored: impl Iterator<Item = (f64, &'a str)>) -
 
 /// " — did you mean 'a' or 'b'?" for a list of suggestions; empty when there are none.
 pub(crate) fn did_you_mean(suggestions: &[&str]) -> String {
-    match suggestions {
+    if suggestions.is_empty() {
+        return String::new();
+    }
+    format!("did you mean {}?", quoted_or(suggestions))
+}
+
+/// `'a'`, `'a' or 'b'`, `'a', 'b' or 'c'`.
+fn quoted_or(names: &[&str]) -> String {
+    match names {
         [] => String::new(),
-        [one] => format!("did you mean '{one}'?"),
+        [one] => format!("'{one}'"),
         [init @ .., last] => {
             let init: Vec<String> = init.iter().map(|n| format!("'{n}'")).collect();
-            format!("did you mean {} or '{last}'?", init.join(", "))
+            format!("{} or '{last}'", init.join(", "))
+        }
+    }
+}
+
+/// The hint for a required argument `missing` that was not sent: the arguments sent under
+/// names the reader does not know (`unknown`) that are closest to it, as " (for
+/// 'query_text', did you mean 'queryText'?)", cut to [`MAX_VIOLATION_CHARS`] (a name sent
+/// may be of any length); empty when none is close.
+///
+/// [`MAX_VIOLATION_CHARS`]: crate::schema::validation::MAX_VIOLATION_CHARS
+pub(crate) fn missing_argument_hint<'a>(
+    missing: &str,
+    unknown: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let sent = closest_names(missing, unknown);
+    if sent.is_empty() {
+        return String::new();
+    }
+    let hint = format!(" (for {}, did you mean '{missing}'?)", quoted_or(&sent));
+    match cut_to(&hint, MAX_VIOLATION_CHARS) {
+        Cow::Borrowed(_) => hint,
+        Cow::Owned(mut cut) => {
+            cut.push(')');
+            cut
         }
     }
 }

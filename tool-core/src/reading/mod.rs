@@ -3,5 +3,6 @@
 
 pub(crate) mod arg_field;
 pub mod lenient;
+mod struct_fields;
 pub(crate) mod tool_args;
 mod whole_floats;

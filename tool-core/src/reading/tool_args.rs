@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::manager::suggestion::missing_argument_hint;
+use crate::reading::struct_fields::struct_fields;
 use crate::schema::validation::MAX_VIOLATION_CHARS;
 use crate::tool::arguments::json_type_name;
 use crate::tool::echo::cut_to;
@@ -50,18 +52,40 @@ pub trait FromToolArgs: Sized {
 
 impl<T: DeserializeOwned> FromToolArgs for T {
     fn from_tool_args(args: &ToolArgs<'_>) -> Result<Self, ToolError> {
-        lenient::from_value(args.arguments.as_value()).map_err(|err| args.arguments_error(err))
+        lenient::from_value(args.arguments.as_value())
+            .map_err(|err| args.arguments_error(err, struct_fields::<T>))
     }
 }
 
 impl ToolArgs<'_> {
     /// The error of reading the whole arguments ([`FromToolArgs`]): out of line and not
-    /// generic, so that it is compiled once rather than for each type read.
+    /// generic, so that it is compiled once rather than for each type read. `fields` gives
+    /// the names of the fields the type reads, asked only for a missing field's hint.
     #[inline(never)]
-    fn arguments_error(&self, mut err: lenient::LenientError) -> ToolError {
+    fn arguments_error(
+        &self,
+        mut err: lenient::LenientError,
+        fields: fn() -> Option<&'static [&'static str]>,
+    ) -> ToolError {
         // serde's message quotes the value (a string of any size): not echoed whole.
         if let Cow::Owned(cut) = cut_to(&err.message, MAX_VIOLATION_CHARS) {
             err.message = cut;
+        }
+        // A field of the arguments themselves missing (serde says "missing field `name`"):
+        // an argument sent under a name close to it that no field has is named.
+        let missing = err
+            .message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'));
+        if let (true, Some(missing), Some(fields)) = (err.path.is_empty(), missing, fields()) {
+            let unknown = self
+                .arguments
+                .as_map()
+                .keys()
+                .map(String::as_str)
+                .filter(|sent| !fields.contains(sent));
+            let hint = missing_argument_hint(missing, unknown);
+            err.message.push_str(&hint);
         }
         ToolError::invalid_arguments(self.tool, err)
     }
@@ -364,6 +388,53 @@ mod tests {
             .parse::<Query>()
             .unwrap_err();
         assert!(err.to_string().contains("missing field `text`"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_field_names_an_unknown_argument_sent_under_a_close_name() {
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Search {
+            query_text: String,
+            top_k: Option<u32>,
+        }
+        let read = |v: Value| {
+            ToolArgs::new("search", &args(v))
+                .parse::<Search>()
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            read(json!({"query_text": "q", "topK": 3})),
+            "Invalid arguments for tool 'search': missing field `queryText` \
+             (for 'query_text', did you mean 'queryText'?)"
+        );
+        // Nothing sent close to it: the message is serde's alone.
+        assert_eq!(
+            read(json!({"weather": "q"})),
+            "Invalid arguments for tool 'search': missing field `queryText`"
+        );
+        // A name close to it that is a field is not offered for it.
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Names {
+            name: String,
+            names: Vec<String>,
+        }
+        let err = ToolArgs::new("t", &args(json!({"names": []})))
+            .parse::<Names>()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Invalid arguments for tool 't': missing field `name`"
+        );
+        // A name sent of any length is not echoed whole.
+        let long = format!("queryText{}", "x".repeat(100_000));
+        let message = read(json!({ long: "q" }));
+        assert!(message.contains("(for 'queryTextxxx"), "{message}");
+        assert!(message.ends_with("…)"), "{message}");
+        assert!(message.chars().count() < 400, "{}", message.len());
     }
 
     #[test]

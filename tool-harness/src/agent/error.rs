@@ -63,7 +63,8 @@ pub enum AgenticError {
     Panicked {
         /// What panicked, and during which call or request: "the before_tool hook #1 of
         /// call c1 (read_file)", "the approval of call c2 (bash)", "the after_tool hook #2
-        /// of call c3 (write)", "the model (openai) answering request 4".
+        /// of call c3 (write)", "the model (openai) answering request 4", "the model's
+        /// name()".
         during: String,
         /// The panic's message (the text `panic!` was given).
         message: String,

@@ -335,6 +335,19 @@ impl AgentSession {
         caller: Option<&CancellationToken>,
         parent: Option<Arc<RunLedger>>,
     ) -> Result<AgentRun, AgenticError> {
+        // The client's name, for each request's span and a panic's error: read once, and
+        // caught as the model's other methods are, since it is the user's code too.
+        let provider = match std::panic::catch_unwind(AssertUnwindSafe(|| self.model.name())) {
+            Ok(name) => name.to_owned(),
+            Err(payload) => {
+                let panic = CaughtPanic::new("the model's name()".to_owned(), payload.as_ref());
+                let run = AgentRun {
+                    transcript: conversation,
+                    ..AgentRun::default()
+                };
+                return Err(panic.into_error(Box::new(run)));
+            }
+        };
         let span = tracing::info_span!(
             "invoke_agent",
             otel.name = "invoke_agent",
@@ -360,7 +373,7 @@ impl AgentSession {
             .turns(
                 &mut request,
                 &turn::batch_options(self, (cancel, caller), &ledger),
-                caller,
+                (caller, &provider),
                 (&mut run, &ledger),
             )
             .instrument(span.clone())
@@ -389,7 +402,7 @@ impl AgentSession {
         &self,
         request: &mut ChatRequest,
         batch_options: &BatchOptions,
-        caller: Option<&CancellationToken>,
+        (caller, provider): (Option<&CancellationToken>, &str),
         (run, ledger): (&mut AgentRun, &RunLedger),
     ) -> Result<String, RunEnd> {
         // The options own the run's token: one token, never cloned per turn.
@@ -411,7 +424,13 @@ impl AgentSession {
             if run.model_calls >= self.max_turns {
                 if self.final_answer_on_limit {
                     let response = self
-                        .call_model(request, ToolChoice::None, cancel, caller, (run, ledger))
+                        .call_model(
+                            request,
+                            ToolChoice::None,
+                            cancel,
+                            (caller, provider),
+                            (run, ledger),
+                        )
                         .await?;
                     // Calls in an answer asked for without tools are not run; its text is
                     // the answer.
@@ -423,7 +442,13 @@ impl AgentSession {
                 return Err(RunEnd::MaxTurns);
             }
             let response = self
-                .call_model(request, ToolChoice::Auto, cancel, caller, (run, ledger))
+                .call_model(
+                    request,
+                    ToolChoice::Auto,
+                    cancel,
+                    (caller, provider),
+                    (run, ledger),
+                )
                 .await?;
             if response.calls.is_empty() {
                 let text = response.text.clone().unwrap_or_default();
@@ -464,7 +489,7 @@ impl AgentSession {
         request: &mut ChatRequest,
         tool_choice: ToolChoice,
         cancel: &CancellationToken,
-        caller: Option<&CancellationToken>,
+        (caller, provider): (Option<&CancellationToken>, &str),
         (run, ledger): (&mut AgentRun, &RunLedger),
     ) -> Result<ChatResponse, RunEnd> {
         request.tools = self.manager.offered_declarations();
@@ -486,7 +511,7 @@ impl AgentSession {
             "chat",
             otel.name = %format_args!("chat {}", self.model_name),
             gen_ai.operation.name = "chat",
-            gen_ai.provider.name = %self.model.name(),
+            gen_ai.provider.name = %provider,
             gen_ai.request.model = %self.model_name,
             gen_ai.usage.input_tokens = tracing::field::Empty,
             gen_ai.usage.output_tokens = tracing::field::Empty,
@@ -520,7 +545,7 @@ impl AgentSession {
                 () = cancel.cancelled() => return Err(RunEnd::Cancelled),
             };
             answered.map_err(|payload| {
-                let during = format!("the model ({}) answering request {turn}", model.name());
+                let during = format!("the model ({provider}) answering request {turn}");
                 RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
             })?
         };

@@ -16,7 +16,9 @@ use toolsmith_harness::agent::{
     AgentEvent, AgentRun, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval,
     ToolHook,
 };
-use toolsmith_harness::model::{Message, ScriptedModel, ScriptedTurn};
+use toolsmith_harness::model::{
+    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
+};
 
 /// A tool that never ends; when its future is dropped, it says on `cancelled` whether its
 /// call was cancelled then.
@@ -344,6 +346,68 @@ async fn a_panicking_model_ends_the_run_with_the_transcript_as_it_was() {
         );
         continues(&session, &model, &run.transcript).await;
     }
+}
+
+/// A scripted model whose `name()` panics.
+struct Nameless(ScriptedModel);
+
+#[async_trait]
+impl ChatModel for Nameless {
+    fn name(&self) -> &str {
+        panic!("no name")
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.0.complete(request).await
+    }
+}
+
+/// A subscriber that takes every span and event and keeps nothing: spans are built, so their
+/// fields are evaluated.
+struct EveryOn;
+
+impl tracing::Subscriber for EveryOn {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Traced or not: the span of each request named the client (before, with a subscriber, a
+/// panicking `name()` unwound out of `run`).
+#[tokio::test]
+async fn a_model_whose_name_panics_ends_the_run_before_any_request() {
+    {
+        // A test runs on its own thread: the subscriber is this test's only.
+        let _traced = tracing::subscriber::set_default(EveryOn);
+        a_model_whose_name_panics_ends_the_run().await;
+    }
+    a_model_whose_name_panics_ends_the_run().await;
+}
+
+async fn a_model_whose_name_panics_ends_the_run() {
+    let model = ScriptedModel::new([ScriptedTurn::text("never asked")]);
+    let session = AgentSession::builder(Nameless(model.clone()))
+        .with_model("m")
+        .build()
+        .unwrap();
+    let (during, panic, run) = panicked(session.send("go").await);
+    assert_eq!(during, "the model's name()");
+    assert_eq!(panic, "no name");
+    assert_eq!(run.model_calls, 0);
+    // The conversation as it was sent, kept for the next `send`.
+    assert_eq!(run.transcript, [Message::user("go")]);
+    assert_eq!(session.transcript().await, [Message::user("go")]);
+    let (during, _, _) = panicked(session.run("again").await);
+    assert_eq!(during, "the model's name()");
+    assert!(model.requests().is_empty());
 }
 
 #[tokio::test]
