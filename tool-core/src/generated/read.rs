@@ -97,23 +97,23 @@ fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
 /// The generated code reads every parameter through it and keeps only the values: the errors
 /// stay here, so that the code of each tool holds no error to drop.
 #[derive(Debug, Default)]
-pub struct Misreads<'n> {
+pub struct Misreads {
     /// The error to report so far, and the place of its argument in the order sent.
-    first: Option<(usize, Misread<'n>)>,
+    first: Option<(usize, Misread)>,
 }
 
 /// One parameter that could not be read.
 #[derive(Debug)]
-enum Misread<'n> {
+enum Misread {
     /// Its value did not read: the error says why.
     Unreadable(ToolError),
     /// The required parameter of this name was not sent: its error, which may name an
     /// argument sent under a close name, is written once all the names are known
     /// ([`Misreads::into_error`]).
-    Missing(&'n str),
+    Missing(&'static str),
 }
 
-impl<'n> Misreads<'n> {
+impl Misreads {
     /// No error yet.
     #[inline]
     pub fn new() -> Self {
@@ -122,7 +122,8 @@ impl<'n> Misreads<'n> {
 
     /// The parameter `name` read from its slot: leniently when sent; when absent, `T` read
     /// from `null` (`None` for an `Option`), and otherwise an error saying it is missing.
-    /// `None` when it could not be read (the error is kept here).
+    /// `None` when it could not be read (the error is kept here). `name` is a literal of the
+    /// generated code, kept for a missing parameter's error.
     // Always inlined where optimised (a call per parameter, left out of line by LLVM, cost
     // ~25 instructions a call), never in debug builds, where every tool would carry a copy
     // per parameter (the largest function of a tool).
@@ -131,7 +132,7 @@ impl<'n> Misreads<'n> {
     pub fn required<T: DeserializeOwned>(
         &mut self,
         args: &ToolArgs<'_>,
-        name: &'n str,
+        name: &'static str,
         slot: Slot<'_>,
     ) -> Option<T> {
         let Some(value) = slot.value else {
@@ -176,7 +177,7 @@ impl<'n> Misreads<'n> {
 
     /// Keeps `error` when its argument was sent before the one of the error kept so far.
     /// Strictly before only: of two missing parameters, the first declared is reported.
-    fn record(&mut self, position: usize, error: Misread<'n>) {
+    fn record(&mut self, position: usize, error: Misread) {
         if self
             .first
             .as_ref()
@@ -268,7 +269,7 @@ mod tests {
     }
 
     /// What generated code for `fn f(<first>: String, <second>: Option<u8>)` reports.
-    fn misread(names: [&str; 2], arguments: serde_json::Value) -> String {
+    fn misread(names: [&'static str; 2], arguments: serde_json::Value) -> String {
         let arguments = ToolArguments::try_from(arguments).unwrap();
         let args = ToolArgs::new("f", &arguments);
         let [first, second] = slots(&args, &names);

@@ -529,9 +529,7 @@ impl AgentCommands {
         // counts in, the one whose call this is.
         let calling_run = RunLedger::of_calling_run();
         // A run cancelled or stopped stops the children its calls started.
-        let abandoned = calling_run
-            .as_ref()
-            .map(|ledger| ledger.abandoned().clone());
+        let abandoned = calling_run.as_ref().map(|ledger| ledger.abandoned());
         let child_cancel = cancel.clone();
         let task = runtime.spawn(async move {
             let follow_parent_run = async {

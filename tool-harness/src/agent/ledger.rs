@@ -22,10 +22,19 @@ pub(crate) struct RunLedger {
     descendants: Mutex<Usage>,
     /// The ledger of the run this one's run counts in, when it is a sub-agent's.
     parent: Option<Arc<RunLedger>>,
-    /// Fired when the run ends cancelled, stopped by a hook or by a panic: the background
-    /// sub-agents its calls started stop with it (one that ends with an answer leaves them
-    /// running, for a later run to collect).
-    abandoned: CancellationToken,
+    /// Fired when the run ends cancelled, stopped by a hook or by a panic, or is dropped:
+    /// the background sub-agents its calls started stop with it (one that ends with an
+    /// answer leaves them running, for a later run to collect).
+    abandoned: Mutex<Abandoned>,
+}
+
+/// The token a run's background children follow, made when the first one starts: most runs
+/// start none, and a token is an allocation.
+#[derive(Debug, Default)]
+struct Abandoned {
+    token: Option<CancellationToken>,
+    /// The run was abandoned (a token made later is cancelled at once).
+    already: bool,
 }
 
 impl RunLedger {
@@ -34,7 +43,7 @@ impl RunLedger {
         Self {
             descendants: Mutex::default(),
             parent,
-            abandoned: CancellationToken::new(),
+            abandoned: Mutex::default(),
         }
     }
 
@@ -72,14 +81,31 @@ impl RunLedger {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The token fired when this ledger's run is cancelled or stopped (see
+    /// The token fired when this ledger's run is cancelled, stopped or dropped (see
     /// [`abandon`](Self::abandon)).
-    pub(crate) fn abandoned(&self) -> &CancellationToken {
-        &self.abandoned
+    pub(crate) fn abandoned(&self) -> CancellationToken {
+        let mut abandoned = self
+            .abandoned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let already = abandoned.already;
+        let token = abandoned.token.get_or_insert_with(CancellationToken::new);
+        if already {
+            token.cancel();
+        }
+        token.clone()
     }
 
-    /// This ledger's run ended cancelled or stopped: what it started in the background stops.
+    /// This ledger's run ended cancelled or stopped, or was dropped: what it started in the
+    /// background stops.
     pub(crate) fn abandon(&self) {
-        self.abandoned.cancel();
+        let mut abandoned = self
+            .abandoned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        abandoned.already = true;
+        if let Some(token) = &abandoned.token {
+            token.cancel();
+        }
     }
 }

@@ -338,7 +338,7 @@ impl AgentSession {
         // The client's name, for each request's span and a panic's error: read once, and
         // caught as the model's other methods are, since it is the user's code too.
         let provider = match std::panic::catch_unwind(AssertUnwindSafe(|| self.model.name())) {
-            Ok(name) => name.to_owned(),
+            Ok(name) => name,
             Err(payload) => {
                 let panic = CaughtPanic::new("the model's name()".to_owned(), payload.as_ref());
                 let run = AgentRun {
@@ -373,7 +373,7 @@ impl AgentSession {
             .turns(
                 &mut request,
                 &turn::batch_options(self, (cancel, caller), &ledger),
-                (caller, &provider),
+                (caller, provider),
                 (&mut run, &ledger),
             )
             .instrument(span.clone())
