@@ -328,9 +328,8 @@ fn parent_of_a_waiting_child(
     (parent, dropped)
 }
 
-/// The child `agent-1` of `parent` ends stopped (its tool dropped), its tokens counted in
-/// the parent's run.
-async fn assert_child_stopped(parent: &AgentSession, dropped: &AtomicUsize, run: &AgentRun) {
+/// `agent result` for `agent-1` says the child was stopped before it finished.
+async fn assert_result_says_stopped(parent: &AgentSession) {
     let err = parent
         .tool_manager()
         .execute_one(&ToolCallRequest::new(
@@ -346,6 +345,12 @@ async fn assert_child_stopped(parent: &AgentSession, dropped: &AtomicUsize, run:
         err.to_string().contains("was stopped before it finished"),
         "{err}"
     );
+}
+
+/// The child `agent-1` of `parent` ends stopped (its tool dropped), its tokens counted in
+/// the parent's run.
+async fn assert_child_stopped(parent: &AgentSession, dropped: &AtomicUsize, run: &AgentRun) {
+    assert_result_says_stopped(parent).await;
     assert_eq!(
         dropped.load(Ordering::SeqCst),
         1,
@@ -438,21 +443,7 @@ async fn a_run_ended_by_a_panic_stops_the_children_it_started() {
         matches!(ended, Err(AgenticError::Panicked { .. })),
         "{ended:?}"
     );
-    let err = parent
-        .tool_manager()
-        .execute_one(&ToolCallRequest::new(
-            "c",
-            "agent",
-            json!({"command": "result", "id": "agent-1", "wait_ms": 5000})
-                .try_into()
-                .unwrap(),
-        ))
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("was stopped before it finished"),
-        "{err}"
-    );
+    assert_result_says_stopped(&parent).await;
 }
 
 #[tokio::test]
@@ -468,21 +459,7 @@ async fn a_send_dropped_midway_stops_the_children_its_run_started() {
                 .expect("the child's tool never started");
         } => {}
     }
-    let err = parent
-        .tool_manager()
-        .execute_one(&ToolCallRequest::new(
-            "c",
-            "agent",
-            json!({"command": "result", "id": "agent-1", "wait_ms": 5000})
-                .try_into()
-                .unwrap(),
-        ))
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("was stopped before it finished"),
-        "{err}"
-    );
+    assert_result_says_stopped(&parent).await;
     assert_eq!(
         dropped.load(Ordering::SeqCst),
         1,
