@@ -51,9 +51,11 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
+        // Installed before the command starts anything.
+        let interrupted = interruption();
         tokio::select! {
             outcome = run(cli.command) => Ok(outcome),
-            signal = interruption() => Err(signal),
+            signal = interrupted => Err(signal),
         }
     });
     let outcome = match outcome {
@@ -98,32 +100,40 @@ async fn run(command: Command) -> Result<(), Failure> {
     }
 }
 
-/// The number of the first SIGINT (Ctrl-C) or SIGTERM the process receives. Where the
+/// The number of the first SIGINT (Ctrl-C) or SIGTERM the process receives. The handlers
+/// are installed when this is called, not when it is first polled: the command's own first
+/// poll may start a child (a `bash` command) and a signal sent then must not find the
+/// default action, which would end the process and leave the child running. Where the
 /// handlers cannot be installed, never: the signals then end the process as they would
 /// have.
 #[cfg(unix)]
-async fn interruption() -> u8 {
+fn interruption() -> impl std::future::Future<Output = u8> {
     use tokio::signal::unix::{SignalKind, signal};
     const SIGINT: u8 = 2;
     const SIGTERM: u8 = 15;
-    match (
+    let handlers = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut interrupt), Ok(mut terminate)) => tokio::select! {
-            _ = interrupt.recv() => SIGINT,
-            _ = terminate.recv() => SIGTERM,
-        },
-        _ => std::future::pending().await,
+    );
+    async move {
+        match handlers {
+            (Ok(mut interrupt), Ok(mut terminate)) => tokio::select! {
+                _ = interrupt.recv() => SIGINT,
+                _ = terminate.recv() => SIGTERM,
+            },
+            _ => std::future::pending().await,
+        }
     }
 }
 
 /// Ctrl-C, as SIGINT's number (the exit code is 130, as on Unix).
 #[cfg(not(unix))]
-async fn interruption() -> u8 {
+fn interruption() -> impl std::future::Future<Output = u8> {
     const SIGINT: u8 = 2;
-    match tokio::signal::ctrl_c().await {
-        Ok(()) => SIGINT,
-        Err(_) => std::future::pending().await,
+    async {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => SIGINT,
+            Err(_) => std::future::pending().await,
+        }
     }
 }
