@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use crate::common::assert_every_call_answered;
 use crate::common::recorded_events::Recorded;
 use async_trait::async_trait;
 use serde_json::json;
@@ -126,26 +127,6 @@ fn panicked(ended: Result<AgentRun, AgenticError>) -> (String, String, AgentRun)
             run,
         }) => (during, message, *run),
         other => panic!("expected Panicked, got {other:?}"),
-    }
-}
-
-/// Every call the model made in `transcript` has exactly one result, in the message right
-/// after its answer, and no result answers a call that was not made.
-fn assert_every_call_answered(transcript: &[Message]) {
-    let mut messages = transcript.iter().peekable();
-    while let Some(message) = messages.next() {
-        match message {
-            Message::Assistant { calls, .. } if !calls.is_empty() => {
-                let Some(Message::ToolResults { results }) = messages.next() else {
-                    panic!("calls without results: {transcript:#?}");
-                };
-                let made: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
-                let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
-                assert_eq!(made, answered, "{transcript:#?}");
-            }
-            Message::ToolResults { .. } => panic!("results without calls: {transcript:#?}"),
-            _ => {}
-        }
     }
 }
 

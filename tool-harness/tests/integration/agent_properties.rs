@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::common::assert_every_call_answered;
 use async_trait::async_trait;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -683,7 +684,7 @@ async fn check_on_runtime(case: &Case) {
             "the second send starts from the first run's transcript"
         );
     }
-    assert_calls_answered(&request.messages);
+    assert_every_call_answered(&request.messages);
     assert_renders_paired(&request.messages);
     let later = std::mem::take(&mut *journal.lock());
     assert!(
@@ -696,7 +697,7 @@ async fn check_on_runtime(case: &Case) {
 /// has one result right after, the records list every call, and every format pairs them.
 fn check_transcript(calls: &[Vec<Scripted>], run: &AgentRun) {
     let transcript = &run.transcript;
-    assert_calls_answered(transcript);
+    assert_every_call_answered(transcript);
     assert_renders_paired(transcript);
     let made: Vec<Vec<&str>> = transcript
         .iter()
@@ -715,26 +716,6 @@ fn check_transcript(calls: &[Vec<Scripted>], run: &AgentRun) {
         made.concat(),
         "one record per call, in the order made"
     );
-}
-
-/// Every assistant message with calls is followed by the results of exactly those calls,
-/// in order; no results answer nothing.
-fn assert_calls_answered(transcript: &[Message]) {
-    let mut messages = transcript.iter().peekable();
-    while let Some(message) = messages.next() {
-        match message {
-            Message::Assistant { calls, .. } if !calls.is_empty() => {
-                let Some(Message::ToolResults { results }) = messages.next() else {
-                    panic!("calls without results: {transcript:#?}");
-                };
-                let made: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
-                let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
-                assert_eq!(made, answered, "{transcript:#?}");
-            }
-            Message::ToolResults { .. } => panic!("results without calls: {transcript:#?}"),
-            _ => {}
-        }
-    }
 }
 
 /// A rendered conversation entry's part, as far as pairing goes.

@@ -110,15 +110,7 @@ async fn a_child_whose_hook_panics_fails_naming_itself_and_the_parent_goes_on() 
         text.contains("'agent-1'") && text.contains("panicked") && text.contains("the hook broke"),
         "{text}"
     );
-    let check = parent
-        .tool_manager()
-        .execute_one(&ToolCallRequest::new(
-            "c",
-            "agent",
-            json!({"command": "check", "id": "agent-1"})
-                .try_into()
-                .unwrap(),
-        ))
+    let check = agent_command(&parent, json!({"command": "check", "id": "agent-1"}))
         .await
         .unwrap();
     assert!(check.content.to_text().contains("\"failed\""), "{check:?}");
@@ -328,19 +320,23 @@ fn parent_of_a_waiting_child(
     (parent, dropped)
 }
 
+/// A call of the `agent` command group of `parent` (a caller outside any run).
+async fn agent_command(
+    parent: &AgentSession,
+    arguments: serde_json::Value,
+) -> Result<ToolCallResult, toolsmith_core::ToolError> {
+    let request = ToolCallRequest::new("c", "agent", arguments.try_into().unwrap());
+    parent.tool_manager().execute_one(&request).await
+}
+
 /// `agent result` for `agent-1` says the child was stopped before it finished.
 async fn assert_result_says_stopped(parent: &AgentSession) {
-    let err = parent
-        .tool_manager()
-        .execute_one(&ToolCallRequest::new(
-            "c",
-            "agent",
-            json!({"command": "result", "id": "agent-1", "wait_ms": 5000})
-                .try_into()
-                .unwrap(),
-        ))
-        .await
-        .unwrap_err();
+    let err = agent_command(
+        parent,
+        json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+    )
+    .await
+    .unwrap_err();
     assert!(
         err.to_string().contains("was stopped before it finished"),
         "{err}"
@@ -409,15 +405,7 @@ async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
     tokio::time::timeout(Duration::from_secs(5), started.notified())
         .await
         .expect("the child's tool never started");
-    let check = parent
-        .tool_manager()
-        .execute_one(&ToolCallRequest::new(
-            "c",
-            "agent",
-            json!({"command": "check", "id": "agent-1"})
-                .try_into()
-                .unwrap(),
-        ))
+    let check = agent_command(&parent, json!({"command": "check", "id": "agent-1"}))
         .await
         .unwrap();
     assert!(check.content.to_text().contains("\"running\""), "{check:?}");

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult, ToolError};
 use toolsmith_harness::agent::{HookDecision, ToolHook};
+use toolsmith_harness::model::Message;
 
 /// Runs one call through the manager's validated path.
 pub async fn call(
@@ -51,6 +52,26 @@ impl ToolHook for DecideFor {
             self.decision.clone()
         } else {
             HookDecision::Allow
+        }
+    }
+}
+
+/// Every call the model made in `transcript` has exactly one result, in the message right
+/// after its answer, and no result answers a call that was not made.
+pub fn assert_every_call_answered(transcript: &[Message]) {
+    let mut messages = transcript.iter().peekable();
+    while let Some(message) = messages.next() {
+        match message {
+            Message::Assistant { calls, .. } if !calls.is_empty() => {
+                let Some(Message::ToolResults { results }) = messages.next() else {
+                    panic!("calls without results: {transcript:#?}");
+                };
+                let made: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+                let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+                assert_eq!(made, answered, "{transcript:#?}");
+            }
+            Message::ToolResults { .. } => panic!("results without calls: {transcript:#?}"),
+            _ => {}
         }
     }
 }
