@@ -62,18 +62,7 @@ pub fn is_closed_stdout(failure: &Failure) -> bool {
 /// would drive the terminal, line breaks) escaped, the rest as it is. For what a model or
 /// a server wrote: a tool's name, a description.
 pub fn escaped(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut shown = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            shown.extend(c.escape_default());
-        } else {
-            shown.push(c);
-        }
-    }
-    Cow::Owned(shown)
+    escaped_where(text, |c, _| c.is_control())
 }
 
 /// `text` as a terminal may be shown it with its lines: as [`escaped`], but line breaks
@@ -81,24 +70,26 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
 /// answer, a tool's result. A lone `\r` is escaped, since it would let text overwrite
 /// what the line showed; one that ends a streamed piece, its `\n` in the next, is too.
 pub fn escaped_lines(text: &str) -> Cow<'_, str> {
-    let escapes = |c: char, next: Option<&char>| {
-        c.is_control() && !matches!(c, '\n' | '\t') && !(c == '\r' && next == Some(&'\n'))
+    escaped_where(text, |c, next| {
+        c.is_control() && !matches!(c, '\n' | '\t') && !(c == '\r' && next == Some('\n'))
+    })
+}
+
+/// `text` with each character `escapes` picks (given the character after it) escaped;
+/// borrowed when it picks none.
+fn escaped_where(text: &str, escapes: impl Fn(char, Option<char>) -> bool) -> Cow<'_, str> {
+    let picked = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        let c = chars.next()?;
+        Some((c, escapes(c, chars.peek().copied())))
     };
     let mut chars = text.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        if escapes(c, chars.peek()) {
-            any = true;
-            break;
-        }
-    }
-    if !any {
+    if !std::iter::from_fn(|| picked(&mut chars)).any(|(_, escape)| escape) {
         return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if escapes(c, chars.peek()) {
+    for (c, escape) in std::iter::from_fn(|| picked(&mut chars)) {
+        if escape {
             shown.extend(c.escape_default());
         } else {
             shown.push(c);
