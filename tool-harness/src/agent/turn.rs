@@ -467,13 +467,7 @@ impl<'s> TurnCalls<'s> {
             };
             if let Err(payload) = ran {
                 result = before;
-                let during = format!(
-                    "the after_tool hook #{} of call {} ({})",
-                    number + 1,
-                    request.id,
-                    request.name
-                );
-                let panic = CaughtPanic::new(during, payload.as_ref());
+                let panic = hook_panic("after_tool", number, request, payload.as_ref());
                 first_panic.get_or_insert(panic);
             }
         }
@@ -560,13 +554,7 @@ impl<'s> TurnCalls<'s> {
             let decision = match decided {
                 Ok(decision) => decision,
                 Err(payload) => {
-                    let during = format!(
-                        "the before_tool hook #{} of call {} ({})",
-                        number + 1,
-                        request.id,
-                        request.name
-                    );
-                    let panic = CaughtPanic::new(during, payload.as_ref());
+                    let panic = hook_panic("before_tool", number, request, payload.as_ref());
                     return (rewritten, Decision::Stop(TurnStop::Panicked(panic)));
                 }
             };
@@ -612,6 +600,24 @@ impl<'s> TurnCalls<'s> {
                 CaughtPanic::new(during, payload.as_ref())
             })
     }
+}
+
+/// The panic of the `which` hook at `index` (counted from 0) with `request`, named as the
+/// run's error names it: "the before_tool hook #1 of call c2 (ping)".
+#[cold]
+fn hook_panic(
+    which: &str,
+    index: usize,
+    request: &ToolCallRequest,
+    payload: &(dyn std::any::Any + Send),
+) -> CaughtPanic {
+    let during = format!(
+        "the {which} hook #{} of call {} ({})",
+        index + 1,
+        request.id,
+        request.name
+    );
+    CaughtPanic::new(during, payload)
 }
 
 /// How a run's batches run: offered tools only, stopped by the run's token (`cancel`, and
