@@ -20,7 +20,7 @@ use super::pause::PauseHandle;
 use super::session::{SessionCancellation, SessionGuards};
 use super::tool::{answer, failure};
 use super::{AgentSession, AgenticError};
-use crate::model::{ChatModel, Message, Usage};
+use crate::model::{ChatModel, DebugName, Message, Usage};
 
 /// The command group's name.
 pub const AGENT_TOOL: &str = "agent";
@@ -66,7 +66,7 @@ pub struct SubAgentConfig {
 impl std::fmt::Debug for SubAgentConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SubAgentConfig")
-            .field("model", &self.model.name())
+            .field("model", &DebugName(self.model.as_ref()))
             .field("model_name", &self.model_name)
             .field("tools", &self.tool_names())
             .field("max_turns", &self.max_turns)

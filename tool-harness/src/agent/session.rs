@@ -20,7 +20,7 @@ use super::pause::PauseHandle;
 use super::turn::{self, CallsEnded, TurnCalls};
 use super::{AgentRun, AgenticError};
 use crate::model::{
-    ChatModel, ChatOptions, ChatRequest, ChatResponse, Message, ModelError, StopReason,
+    ChatModel, ChatOptions, ChatRequest, ChatResponse, DebugName, Message, ModelError, StopReason,
     StreamDelta, ToolChoice,
 };
 
@@ -90,7 +90,7 @@ pub struct AgentSession {
 impl std::fmt::Debug for AgentSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentSession")
-            .field("model", &self.model.name())
+            .field("model", &DebugName(self.model.as_ref()))
             .field("model_name", &self.model_name)
             .field("session_id", &self.parts.session_id)
             .field("tools", &self.manager.len())
@@ -677,7 +677,7 @@ pub struct AgentSessionBuilder {
 impl std::fmt::Debug for AgentSessionBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentSessionBuilder")
-            .field("model", &self.model.name())
+            .field("model", &DebugName(self.model.as_ref()))
             .field("model_name", &self.model_name)
             .field("session_id", &self.session_id)
             .field("tools", &self.shed.names())

@@ -181,6 +181,20 @@ pub trait ChatModel: Send + Sync {
     }
 }
 
+/// A model's [`name`](ChatModel::name) for `Debug` output. `name()` is the user's code: one
+/// that panics shows as `<name() panicked>` rather than unwinding out of a `{:?}` (a log
+/// line, a `tracing` field).
+pub(crate) struct DebugName<'a>(pub(crate) &'a dyn ChatModel);
+
+impl std::fmt::Debug for DebugName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.0.name())) {
+            Ok(name) => std::fmt::Debug::fmt(name, f),
+            Err(_) => f.write_str("<name() panicked>"),
+        }
+    }
+}
+
 #[async_trait]
 impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
     fn name(&self) -> &str {

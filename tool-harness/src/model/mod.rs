@@ -11,6 +11,7 @@ mod request;
 mod response;
 mod scripted;
 
+pub(crate) use chat_model::DebugName;
 pub use chat_model::{ChatModel, ModelError, StreamDelta};
 pub use message::{Message, ModelCall, ProviderTurn, ToolResultMessage};
 pub use request::{ChatOptions, ChatRequest, ToolChoice};

@@ -14,8 +14,8 @@ use toolsmith_core::{
     Args, FnTool, ToolArgs, ToolCallContext, ToolCallRequest, ToolCallResult, scheme,
 };
 use toolsmith_harness::agent::{
-    AgentEvent, AgentRun, AgentSession, AgenticError, ApprovalDecision, HookDecision, ToolApproval,
-    ToolHook,
+    AgentEvent, AgentRun, AgentSession, AgenticError, ApprovalDecision, HookDecision,
+    SubAgentConfig, ToolApproval, ToolHook,
 };
 use toolsmith_harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
@@ -389,6 +389,18 @@ async fn a_model_whose_name_panics_ends_the_run() {
     let (during, _, _) = panicked(session.run("again").await);
     assert_eq!(during, "the model's name()");
     assert!(model.requests().is_empty());
+}
+
+/// `{:?}` of a session, its builder or a sub-agent setup reads the model's name: a panicking
+/// `name()` shows as such instead of unwinding out of the caller's log line.
+#[test]
+fn debug_output_survives_a_model_whose_name_panics() {
+    let builder = AgentSession::builder(Nameless(ScriptedModel::new([]))).with_model("m");
+    assert!(format!("{builder:?}").contains(r#"model: <name() panicked>, model_name: Some("m")"#));
+    let session = builder.build().unwrap();
+    assert!(format!("{session:?}").contains("model: <name() panicked>"));
+    let config = SubAgentConfig::new(Nameless(ScriptedModel::new([])), "m");
+    assert!(format!("{config:?}").contains("model: <name() panicked>"));
 }
 
 #[tokio::test]
