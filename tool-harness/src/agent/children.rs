@@ -509,7 +509,6 @@ impl AgentCommands {
                  to finish or stop one"
             )));
         }
-        forget_oldest_ended(&mut agents);
         let state = watch::Sender::new(ChildState {
             status: Status::Running,
             turns: 0,
@@ -521,6 +520,8 @@ impl AgentCommands {
         });
         let pause = PauseHandle::new();
         let session = self.child_session(tools, max_turns, &state, &pause, &cancel)?;
+        // Only a child that will run takes an ended one's place.
+        forget_oldest_ended(&mut agents);
         // Taken once the child is made: every id below `next_id` named a child, so one not
         // kept was let go (see `unknown`).
         let id = format!("agent-{}", children.next_id.fetch_add(1, Ordering::Relaxed));

@@ -680,6 +680,50 @@ async fn a_parent_keeps_the_last_ended_children_and_lets_older_ones_go() {
     );
 }
 
+/// A start that fails while building its child lets no ended child go: the record is
+/// dropped only when a new child takes its place.
+#[tokio::test]
+async fn a_start_that_fails_keeps_every_ended_child() {
+    use toolsmith_harness::agent::MAX_ENDED_CHILDREN;
+    let answers = (0..MAX_ENDED_CHILDREN).map(|i| ScriptedTurn::text(format!("done {i}")));
+    // A configured tool named like the `agent` commands: a child given every tool (the
+    // commands one level deeper included) cannot be built; one given `lookup` can.
+    let config = SubAgentConfig::new(ScriptedModel::new(answers), "m")
+        .with_max_children(1)
+        .with_max_depth(2)
+        .with_tools(vec![
+            text_tool("lookup", "nothing"),
+            text_tool("agent", "a clash"),
+        ]);
+    let manager = manager_with(AgentCommands::new(config));
+    for n in 1..=MAX_ENDED_CHILDREN {
+        agent(
+            &manager,
+            json!({"command": "start", "task": "answer", "tools": ["lookup"]}),
+        )
+        .await
+        .unwrap();
+        wait_for_status(&manager, &format!("agent-{n}"), "finished").await;
+    }
+    let err = agent(&manager, json!({"command": "start", "task": "answer"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("'agent' was added to the shed twice"),
+        "{err}"
+    );
+    for n in 1..=MAX_ENDED_CHILDREN {
+        let result = agent(
+            &manager,
+            json!({"command": "result", "id": format!("agent-{n}")}),
+        )
+        .await
+        .unwrap();
+        assert!(result.contains("done"), "agent-{n}: {result}");
+    }
+}
+
 #[tokio::test]
 async fn a_stopped_childs_last_answer_counts_in_the_parents_child_usage() {
     use toolsmith_harness::agent::AgenticError;
