@@ -234,6 +234,34 @@ fn closing_stdin_before_the_handshake_exits_cleanly() {
     assert!(status.success(), "{status}");
 }
 
+/// `--token` on stdio gets a note that it is ignored; a token exported for HTTP use
+/// (`TOOLSMITH_MCP_TOKEN`) does not.
+#[test]
+fn serve_on_stdio_notes_a_given_token_but_not_an_exported_one() {
+    let root = tempfile::tempdir().unwrap();
+    let serve = |token_flag: bool| {
+        let mut command = Command::new(BIN);
+        command.args(["serve", "--root"]).arg(root.path());
+        if token_flag {
+            command
+                .args(["--token", "secret"])
+                .env_remove("TOOLSMITH_MCP_TOKEN");
+        } else {
+            command.env("TOOLSMITH_MCP_TOKEN", "secret");
+        }
+        let output = command.stdin(Stdio::null()).output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stderr).unwrap()
+    };
+    let given = serve(true);
+    assert!(
+        given.contains("--token and --allow-host apply to --http only"),
+        "{given}"
+    );
+    let exported = serve(false);
+    assert!(!exported.contains("--token"), "{exported}");
+}
+
 fn run(args: &[&str]) -> std::process::Output {
     Command::new(BIN).args(args).output().unwrap()
 }

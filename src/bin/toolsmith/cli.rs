@@ -3,7 +3,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use toolsmith::harness::agent::DEFAULT_MAX_TURNS;
 
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
@@ -14,6 +15,21 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Reads the command line (exiting with clap's message and code 2 on a usage error),
+    /// noting where `serve`'s token came from.
+    pub fn read() -> Self {
+        let matches = Self::command().get_matches();
+        let mut cli = Self::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+        if let (Command::Serve(args), Some(serve)) =
+            (&mut cli.command, matches.subcommand_matches("serve"))
+        {
+            args.token_from_env = serve.value_source("token") == Some(ValueSource::EnvVariable);
+        }
+        cli
+    }
 }
 
 /// The subcommands.
@@ -78,6 +94,10 @@ pub struct ServeArgs {
     /// With --http: require `Authorization: Bearer TOKEN`.
     #[arg(long, env = "TOOLSMITH_MCP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Whether `token` came from `TOOLSMITH_MCP_TOKEN` rather than `--token`: an exported
+    /// token is for the HTTP servers and clients it is meant for, not worth a note on stdio.
+    #[arg(skip)]
+    pub token_from_env: bool,
     /// With --http: also accept requests whose Host is HOST (a name or address clients reach
     /// this machine by, `name:port` for one port); repeatable. Bound to 0.0.0.0, only the
     /// loopback names are accepted without it.

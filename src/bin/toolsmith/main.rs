@@ -16,8 +16,6 @@ mod tools;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 use cli::{Cli, Command, McpCommand};
 
 /// Why a subcommand failed: shown on stderr, exit code 1.
@@ -36,7 +34,7 @@ impl<E: std::fmt::Display> From<E> for Failure {
 const INTERRUPTED_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::read();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

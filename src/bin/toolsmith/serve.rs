@@ -19,7 +19,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let server = McpServer::with_options(manager, options);
     match args.http {
         None => {
-            if args.token.is_some() || !args.allow_host.is_empty() {
+            if (args.token.is_some() && !args.token_from_env) || !args.allow_host.is_empty() {
                 output::note(format_args!(
                     "toolsmith: --token and --allow-host apply to --http only; ignored on stdio"
                 ));
