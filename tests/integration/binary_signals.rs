@@ -145,3 +145,46 @@ fn a_signal_during_mcp_list_ends_the_server_it_started() {
     assert_ended(server, "the MCP server");
     assert_eq!(status.code(), Some(143), "{status}");
 }
+
+/// Started with SIGINT ignored, as a shell starts a background job, the command stays deaf
+/// to it (a terminal's Ctrl-C is for the foreground work) and still ends on SIGTERM.
+#[test]
+fn a_signal_ignored_at_start_stays_ignored() {
+    use std::io::{BufRead as _, BufReader};
+    let root = tempfile::tempdir().unwrap();
+    // `trap '' INT` sets the action to "ignore", which `exec` keeps.
+    let mut serve = Command::new("sh")
+        .args([
+            "-c",
+            r#"trap '' INT && exec "$0" serve --preset minimal --root "$1""#,
+            BIN,
+        ])
+        .arg(root.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = serve.stdin.take().unwrap();
+    let mut stdout = BufReader::new(serve.stdout.take().unwrap());
+    let mut ask = |message: serde_json::Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        line
+    };
+    let init = ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    assert!(init.contains("toolsmith"), "{init}");
+    send("INT", serve.id());
+    // Answered after the signal: a handler would have ended the process by now (exit 130).
+    let pong = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert!(pong.contains(r#""id":2"#), "{pong}");
+    send("TERM", serve.id());
+    let status = exit_of(&mut serve);
+    assert_eq!(status.code(), Some(143), "{status}");
+}

@@ -104,23 +104,51 @@ async fn run(command: Command) -> Result<(), Failure> {
 /// default action, which would end the process and leave the child running. Where the
 /// handlers cannot be installed, never: the signals then end the process as they would
 /// have.
+///
+/// A signal the process started with ignored stays ignored, as POSIX tools do: a shell
+/// starts a background job (`toolsmith serve &` in a script) deaf to SIGINT, so that the
+/// terminal's Ctrl-C stops the script's foreground work and not the job. Installing a
+/// handler would undo that.
 #[cfg(unix)]
 fn interruption() -> impl std::future::Future<Output = u8> {
-    use tokio::signal::unix::{SignalKind, signal};
-    const SIGINT: u8 = 2;
-    const SIGTERM: u8 = 15;
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let handler = |kind: SignalKind| -> std::io::Result<Option<Signal>> {
+        if ignored_at_start(kind.as_raw_value()) {
+            return Ok(None);
+        }
+        signal(kind).map(Some)
+    };
     let handlers = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
+        handler(SignalKind::interrupt()),
+        handler(SignalKind::terminate()),
     );
     async move {
-        match handlers {
-            (Ok(mut interrupt), Ok(mut terminate)) => tokio::select! {
-                _ = interrupt.recv() => SIGINT,
-                _ = terminate.recv() => SIGTERM,
-            },
-            _ => std::future::pending().await,
+        let (Ok(mut interrupt), Ok(mut terminate)) = handlers else {
+            return std::future::pending().await;
+        };
+        // An ignored signal's branch waits for ever.
+        async fn received(handler: Option<&mut Signal>) {
+            match handler {
+                Some(handler) => _ = handler.recv().await,
+                None => std::future::pending().await,
+            }
         }
+        tokio::select! {
+            () = received(interrupt.as_mut()) => libc::SIGINT as u8,
+            () = received(terminate.as_mut()) => libc::SIGTERM as u8,
+        }
+    }
+}
+
+/// Whether `signal`'s action is "ignore" (`SIG_IGN`), as the process was started with it.
+#[cfg(unix)]
+fn ignored_at_start(signal: libc::c_int) -> bool {
+    let mut action = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: with a null new action, `sigaction` only writes the current one to `action`,
+    // a valid, writable `sigaction`; the value is read only when the call succeeded.
+    unsafe {
+        libc::sigaction(signal, std::ptr::null(), action.as_mut_ptr()) == 0
+            && action.assume_init().sa_sigaction == libc::SIG_IGN
     }
 }
 
