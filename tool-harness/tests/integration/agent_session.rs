@@ -126,11 +126,8 @@ fn a_shed_that_cannot_be_built_fails_the_session_build() {
     let misnamed = ToolShed::new().tool(tool_fn("notes", move |_| {
         Arc::new(counting_tool("memo", Arc::clone(&runs))) as Arc<dyn ToolImpl>
     }));
-    let err = build(misnamed)
-        .err()
-        .expect("a misnamed tool fails the build");
     assert_eq!(
-        err.to_string(),
+        shed_error(build(misnamed)).to_string(),
         "the constructor for 'notes' built a tool named 'memo'"
     );
 }
