@@ -299,6 +299,33 @@ async fn patterns_choose_which_messages_are_retried() {
     assert_eq!(outcome.attempts, 1, "patterns replace the kinds");
 }
 
+/// Spec 02's patterns (`retryable_on(["timeout", "rate limit"])`, `["503", "timeout"]`)
+/// retry a tool's time limit, which says "timed out": either word names it.
+#[tokio::test(start_paused = true)]
+async fn the_pattern_timeout_retries_a_time_limit() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager.set_timeout("plain", Some(50 * MS)).unwrap();
+    for pattern in ["timeout", "timed out"] {
+        let config = ToolRetryConfig::fixed(2, MS)
+            .with_jitter(Jitter::None)
+            .retryable_on([pattern, "rate limit"]);
+        manager.set_retry_config("plain", config).unwrap();
+        let outcome = manager
+            .execute_with_retry(&call("c", "plain", json!({"ms": 80})))
+            .await;
+        assert_eq!(outcome.result, Err(ToolError::timeout("plain")));
+        assert_eq!(outcome.attempts, 3, "{pattern:?} names a time limit");
+    }
+    // A pattern that says neither still leaves a time limit alone.
+    let config = ToolRetryConfig::fixed(2, MS).retryable_on(["503"]);
+    manager.set_retry_config("plain", config).unwrap();
+    let outcome = manager
+        .execute_with_retry(&call("c", "plain", json!({"ms": 80})))
+        .await;
+    assert_eq!(outcome.attempts, 1);
+}
+
 #[tokio::test(start_paused = true)]
 async fn some_errors_are_never_retried() {
     let probe = Probe::new();

@@ -150,8 +150,8 @@ pub struct ToolRetryConfig {
     pub retry_on: Vec<ToolErrorKind>,
     /// When not empty, an error is retried exactly when what it says contains one of these
     /// (whatever its kind, except the kinds never retried): the reason of an execution or
-    /// network error, `timed out` for a time limit; never the tool's name, which would
-    /// match every error of a tool named like a pattern.
+    /// network error, `timeout` or `timed out` for a time limit; never the tool's name, which
+    /// would match every error of a tool named like a pattern.
     pub retryable_patterns: Vec<String>,
     /// How backoffs are randomised.
     pub jitter: Jitter,
@@ -253,7 +253,13 @@ impl ToolRetryConfig {
             ToolError::Execution { reason, .. } | ToolError::Network { reason, .. } => {
                 reason.as_str()
             }
-            ToolError::Timeout { .. } => "timed out",
+            // Either word names a time limit: the spec's own patterns say `timeout`, the
+            // error says `timed out`.
+            ToolError::Timeout { .. } => {
+                return ["timeout", "timed out"]
+                    .into_iter()
+                    .any(|text| self.matches_patterns(text));
+            }
             // The kinds never retried, returned above; a kind to come is matched whole.
             _ => return self.matches_patterns(&error.to_string()),
         };

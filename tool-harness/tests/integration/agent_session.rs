@@ -8,10 +8,11 @@ use std::time::Duration;
 use crate::common::DecideFor;
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolsmith_core::in_memory::{HashingEmbedder, InMemoryContext, InMemoryMemory};
 use toolsmith_core::{
-    Args, CancellationToken, FnTool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallContext,
-    ToolCallRequest, ToolCallResult, ToolError, ToolImpl, ToolRetryConfig, ToolShed, scheme,
-    tool_fn,
+    Args, CancellationToken, ContextSearch, Embedder, FnTool, MemoryAccess, ToolAnnotations,
+    ToolArgs, ToolArguments, ToolCallContext, ToolCallRequest, ToolCallResult, ToolError, ToolImpl,
+    ToolRetryConfig, ToolShed, ToolShedError, scheme, tool_fn,
 };
 use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgenticError, ApprovalDecision, DeniedBy, HookDecision, ToolApproval,
@@ -92,6 +93,88 @@ fn counting_tool(name: &str, runs: Arc<AtomicUsize>) -> FnTool {
             async move { Ok(ToolCallResult::text(answer)) }
         },
     )
+}
+
+/// Spec 01 §2: a shed that cannot be built fails `build()` with the shed's error, as an
+/// `AgenticError`.
+#[test]
+fn a_shed_that_cannot_be_built_fails_the_session_build() {
+    let build = |shed: ToolShed| {
+        AgentSession::builder(ScriptedModel::default())
+            .with_model("test-model")
+            .with_toolshed(shed)
+            .build()
+    };
+    let runs = Arc::new(AtomicUsize::new(0));
+    let shed_error = |result: Result<AgentSession, AgenticError>| match result {
+        Err(AgenticError::ToolShed(err)) => err,
+        Err(other) => panic!("not a shed error: {other}"),
+        Ok(_) => panic!("the session was built"),
+    };
+    let twice = ToolShed::new()
+        .tool(counting_tool("a", Arc::clone(&runs)))
+        .tool(counting_tool("a", Arc::clone(&runs)));
+    assert_eq!(
+        shed_error(build(twice)),
+        ToolShedError::DuplicateTool("a".into())
+    );
+    let reserved = ToolShed::new().tool(counting_tool("shed", Arc::clone(&runs)));
+    assert_eq!(
+        shed_error(build(reserved)),
+        ToolShedError::ReservedName("shed".into())
+    );
+    let misnamed = ToolShed::new().tool(tool_fn("notes", move |_| {
+        Arc::new(counting_tool("memo", Arc::clone(&runs))) as Arc<dyn ToolImpl>
+    }));
+    assert_eq!(
+        shed_error(build(misnamed)).to_string(),
+        "the constructor for 'notes' built a tool named 'memo'"
+    );
+}
+
+/// Spec 01 §2: a constructor gets the session's own parts, the same `Arc`s the session holds.
+#[test]
+fn constructors_get_the_session_s_own_parts() {
+    type Seen = (
+        String,
+        Arc<dyn MemoryAccess>,
+        Arc<dyn ContextSearch>,
+        Option<Arc<dyn Embedder>>,
+    );
+    let seen: Arc<Mutex<Option<Seen>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let shed = ToolShed::new().tool(tool_fn("notes", move |parts| {
+        *record.lock().unwrap() = Some((
+            parts.session_id.clone(),
+            Arc::clone(&parts.memory),
+            Arc::clone(&parts.context),
+            parts.embedder.clone(),
+        ));
+        Arc::new(counting_tool("notes", Arc::default())) as Arc<dyn ToolImpl>
+    }));
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let context: Arc<dyn ContextSearch> = Arc::new(InMemoryContext::new());
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(8));
+    let session = AgentSession::builder(ScriptedModel::default())
+        .with_model("test-model")
+        .with_session_id("s-7")
+        .with_memory(Arc::clone(&memory))
+        .with_context(Arc::clone(&context))
+        .with_embedder(Arc::clone(&embedder))
+        .with_toolshed(shed)
+        .build()
+        .unwrap();
+    let (id, parts_memory, parts_context, parts_embedder) =
+        seen.lock().unwrap().take().expect("the constructor ran");
+    assert_eq!((id.as_str(), session.session_id()), ("s-7", "s-7"));
+    assert!(Arc::ptr_eq(&parts_memory, &memory));
+    assert!(Arc::ptr_eq(&parts_memory, session.memory_hierarchy()));
+    assert!(Arc::ptr_eq(&parts_context, &context));
+    assert!(Arc::ptr_eq(&parts_context, session.context()));
+    assert!(Arc::ptr_eq(
+        &parts_embedder.expect("an embedder"),
+        &embedder
+    ));
 }
 
 // 1.

@@ -394,6 +394,22 @@ impl Retriever for Fixed {
     }
 }
 
+/// Spec 02: `top_k` is optional, and a call without it gets at most 5 documents.
+#[tokio::test]
+async fn a_call_without_top_k_gets_five_documents() {
+    let documents = (0..8)
+        .map(|n| Document::new(format!("doc {n}"), 1.0))
+        .collect();
+    let tool = RetrieverTool::new(Arc::new(Fixed(documents)), "search_docs", "Search.");
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(
+        contents,
+        (0..5).map(|n| format!("doc {n}")).collect::<Vec<_>>()
+    );
+    assert_eq!(note, None);
+}
+
 /// The documents' contents and the note of a `RetrieverTool` result.
 fn contents_and_note(result: &ToolCallResult) -> (Vec<String>, Option<String>) {
     let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
