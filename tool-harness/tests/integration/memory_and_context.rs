@@ -611,3 +611,27 @@ async fn a_memory_file_opened_through_a_symbolic_link_is_the_file_it_links_to() 
     let err = FileMemory::open(&a).unwrap_err().to_string();
     assert!(err.contains("a.json"), "{err}");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_write_keeps_the_memory_file_s_permissions() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let mode = || std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+    let memory = FileMemory::open(&path).unwrap();
+    memory.add("one".into()).await.unwrap();
+    // A new memory file is its owner's alone: facts may be private.
+    assert_eq!(mode(), 0o600);
+    // Every write replaces the file with a new one: it took the new file's 0600, so a file
+    // shared with a group (or made read-only) lost that at the next write.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    memory.add("two".into()).await.unwrap();
+    assert_eq!(mode(), 0o640);
+    drop(memory);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let reopened = FileMemory::open(&path).unwrap();
+    reopened.remove(1).await.unwrap();
+    assert_eq!(mode(), 0o444);
+    assert_eq!(fact_texts(&reopened).await, ["two"]);
+}
