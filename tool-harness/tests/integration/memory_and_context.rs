@@ -381,7 +381,7 @@ fn start_holder(
             "--ignored",
             "--nocapture",
         ])
-        .env(HELD_MEMORY_FILE, &path)
+        .env(HELD_MEMORY_FILE, path)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
