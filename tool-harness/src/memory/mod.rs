@@ -139,7 +139,8 @@ impl MemoryAccess for InMemoryMemory {
 
 /// Working memory kept in a JSON file: every write replaces the file atomically (a temporary
 /// file in the same directory, synced, then renamed), so the file always holds one complete
-/// version, and reopening it gives back the facts, ids and version.
+/// version, and reopening it gives back the facts, ids and version. The file keeps its
+/// permissions across writes; one made by the first write is its owner's alone (0600).
 ///
 /// One `FileMemory` at a time has a file (its clones share it): while it lives, another
 /// [`open`](Self::open) of the same file, in this process or another, under the same name or
@@ -363,10 +364,18 @@ fn persist(path: &Path, facts: &Facts, lock: &WriterLock, max_bytes: u64) -> std
             bytes.len()
         )));
     }
+    // The file being replaced keeps its permissions (a new file is made 0600, its owner's
+    // alone): replaced by a file of the temporary's, it would lose them at every write.
+    let permissions = lock
+        .read_file(|file| file.metadata().map(|metadata| metadata.permissions()))
+        .transpose()?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     temp.write_all(&bytes)?;
+    if let Some(permissions) = permissions {
+        temp.as_file().set_permissions(permissions)?;
+    }
     temp.as_file().sync_all()?;
     WriterLock::lock_new_file(temp.as_file())?;
     let file = temp.persist(path).map_err(|err| err.error)?;

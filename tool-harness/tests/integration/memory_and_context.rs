@@ -349,10 +349,10 @@ async fn a_memory_file_past_its_limit_is_refused_and_no_write_makes_one() {
 /// The variable that names the file [`hold_a_memory_file_open`] opens.
 const HELD_MEMORY_FILE: &str = "TOOLSMITH_TEST_HELD_MEMORY_FILE";
 
-/// The other process of `a_memory_file_open_in_another_process_is_refused`: opens the file
-/// that test names, says so, and holds it until its standard input closes.
+/// The other process of the tests that [`start_holder`]: opens the file the test names, says
+/// so, and holds it until its standard input closes (or it is killed).
 #[test]
-#[ignore = "the other process of a_memory_file_open_in_another_process_is_refused"]
+#[ignore = "the other process of the tests that start_holder"]
 fn hold_a_memory_file_open() {
     use std::io::Read as _;
     // Run on its own (`--include-ignored`), it has nothing to hold.
@@ -364,11 +364,16 @@ fn hold_a_memory_file_open() {
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
 }
 
-#[test]
-fn a_memory_file_open_in_another_process_is_refused() {
-    use std::io::{BufRead as _, Read as _};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("memory.json");
+/// Starts [`hold_a_memory_file_open`] on `path` in another process, and returns it once it
+/// holds the file, with its output.
+fn start_holder(
+    path: &std::path::Path,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    String,
+) {
+    use std::io::BufRead as _;
     let mut holder = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -376,7 +381,7 @@ fn a_memory_file_open_in_another_process_is_refused() {
             "--ignored",
             "--nocapture",
         ])
-        .env(HELD_MEMORY_FILE, &path)
+        .env(HELD_MEMORY_FILE, path)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -391,6 +396,15 @@ fn a_memory_file_open_in_another_process_is_refused() {
             "the other process did not open the file: {seen}"
         );
     }
+    (holder, output, seen)
+}
+
+#[test]
+fn a_memory_file_open_in_another_process_is_refused() {
+    use std::io::Read as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let (mut holder, mut output, mut seen) = start_holder(&path);
 
     let err = FileMemory::open(&path).unwrap_err().to_string();
     assert!(
@@ -402,6 +416,20 @@ fn a_memory_file_open_in_another_process_is_refused() {
     output.read_to_string(&mut seen).unwrap();
     assert!(holder.wait().unwrap().success(), "{seen}");
     // The lock went with the other process's memory.
+    FileMemory::open(&path).unwrap();
+}
+
+#[test]
+fn a_memory_file_held_by_a_killed_process_opens_at_once() {
+    // A killed holder drops nothing itself: the kernel lets its locks go, so no stale lock
+    // (the lock file stays) refuses the next open or makes it wait.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let (mut holder, _output, _) = start_holder(&path);
+    assert!(FileMemory::open(&path).is_err());
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(dir.path().join("memory.json.lock").exists());
     FileMemory::open(&path).unwrap();
 }
 
@@ -610,4 +638,28 @@ async fn a_memory_file_opened_through_a_symbolic_link_is_the_file_it_links_to() 
     std::os::unix::fs::symlink("a.json", &b).unwrap();
     let err = FileMemory::open(&a).unwrap_err().to_string();
     assert!(err.contains("a.json"), "{err}");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_write_keeps_the_memory_file_s_permissions() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let mode = || std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+    let memory = FileMemory::open(&path).unwrap();
+    memory.add("one".into()).await.unwrap();
+    // A new memory file is its owner's alone: facts may be private.
+    assert_eq!(mode(), 0o600);
+    // Every write replaces the file with a new one: it took the new file's 0600, so a file
+    // shared with a group (or made read-only) lost that at the next write.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    memory.add("two".into()).await.unwrap();
+    assert_eq!(mode(), 0o640);
+    drop(memory);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let reopened = FileMemory::open(&path).unwrap();
+    reopened.remove(1).await.unwrap();
+    assert_eq!(mode(), 0o444);
+    assert_eq!(fact_texts(&reopened).await, ["two"]);
 }

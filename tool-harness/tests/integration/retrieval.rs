@@ -487,3 +487,44 @@ async fn a_first_document_past_the_bound_is_cut_between_characters_keeping_its_m
         )
     );
 }
+
+/// The ids of the documents `docs` finds for `query`, best first.
+async fn found_ids(docs: &LexicalRetriever, query: &str) -> Vec<String> {
+    docs.retrieve(query, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|document| document.metadata["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_lexical_retriever_finds_a_word_inside_chinese_and_japanese_text() {
+    // Chinese and Japanese put no spaces between words: a whole sentence was one term, found
+    // only by a query of that very sentence.
+    let docs = LexicalRetriever::new("notes");
+    docs.add("tokyo", "", "東京の天気は晴れです");
+    docs.add("apples", "", "我喜欢吃苹果");
+    docs.add("tea", "", "I like green tea");
+    assert_eq!(found_ids(&docs, "東京").await, ["tokyo"]);
+    assert_eq!(found_ids(&docs, "天気はどう").await, ["tokyo"]);
+    assert_eq!(found_ids(&docs, "苹果").await, ["apples"]);
+    // Katakana words stay whole, as a run of letters does.
+    docs.add("tower", "", "東京タワーに行く");
+    assert_eq!(found_ids(&docs, "タワー").await, ["tower"]);
+    assert!(found_ids(&docs, "タ").await.is_empty());
+}
+
+#[tokio::test]
+async fn the_lexical_retriever_finds_a_word_however_unicode_spells_it() {
+    // "é" is one character, or "e" and a combining accent; a full-width "ＡＰＩ" is "API". A
+    // query in one spelling missed a document in the other, and the accent split its word.
+    let docs = LexicalRetriever::new("notes");
+    docs.add("composed", "", "crème brûlée for dessert");
+    docs.add("decomposed", "", "un cafe\u{301} noir");
+    docs.add("wide", "", "the ＡＰＩ key is rotated monthly");
+    assert_eq!(found_ids(&docs, "cre\u{300}me").await, ["composed"]);
+    assert_eq!(found_ids(&docs, "café").await, ["decomposed"]);
+    assert!(found_ids(&docs, "cafe").await.is_empty());
+    assert_eq!(found_ids(&docs, "api").await, ["wide"]);
+}

@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
+use unicode_normalization::UnicodeNormalization as _;
+use unicode_normalization::char::is_combining_mark;
 
 use super::small_str::SmallStr;
 use super::stop_words::is_stop_word;
@@ -60,11 +62,15 @@ fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
 
 /// Splits `text` into index terms and hands each to `emit`, in order.
 ///
-/// Words break at anything that is not a letter or digit (so snake_case, kebab-case, dotted
-/// and path-like names split), at a lower-to-upper change (`getWeather`), before the last
-/// capital of an acronym followed by lower case (`HTTPServer` → `http`, `server`) and between
-/// letters and digits (`base64` → `base`, `64`). Pieces are lower-cased; stop words are
-/// dropped; the rest are stemmed.
+/// The text is read in NFKC, so that a word has one spelling however it was written ("é" as
+/// one character or as "e" and a combining accent, a full-width "ＡＰＩ" as "API"). Words
+/// break at anything that is not a letter, digit or combining mark (so snake_case,
+/// kebab-case, dotted and path-like names split), at a lower-to-upper change (`getWeather`),
+/// before the last capital of an acronym followed by lower case (`HTTPServer` → `http`,
+/// `server`) and between letters and digits (`base64` → `base`, `64`). Each Chinese or
+/// Japanese ideograph and each hiragana is a word by itself: those scripts put no space
+/// between words, and a sentence would otherwise be one term. Pieces are lower-cased; stop
+/// words are dropped; the rest are stemmed.
 pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
     if text.is_ascii() {
         analyze_ascii(text, &mut emit);
@@ -128,7 +134,7 @@ fn ascii_str(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).expect("ASCII is UTF-8")
 }
 
-/// [`analyze`] for any text.
+/// [`analyze`] for any text (ASCII text is its own NFKC).
 fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
     let mut piece = String::new();
     let mut emit_piece = |piece: &mut String| {
@@ -138,10 +144,25 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
         }
     };
     // One pass with one character of lookahead: the acronym rule needs the next one.
-    let mut chars = text.chars().peekable();
+    let mut chars = text.nfkc().peekable();
     let mut prev: Option<char> = None;
     while let Some(c) = chars.next() {
+        if is_combining_mark(c) {
+            // A mark NFKC did not compose (no letter has it built in) belongs to the word of
+            // the letter before it; `prev` stays that letter, for the case rules.
+            if !piece.is_empty() {
+                piece.push(c);
+            }
+            continue;
+        }
         if !c.is_alphanumeric() {
+            emit_piece(&mut piece);
+            prev = Some(c);
+            continue;
+        }
+        if is_word_by_itself(c) {
+            emit_piece(&mut piece);
+            piece.push(c);
             emit_piece(&mut piece);
             prev = Some(c);
             continue;
@@ -167,6 +188,23 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
         prev = Some(c);
     }
     emit_piece(&mut piece);
+}
+
+/// Whether `c` is a Chinese or Japanese ideograph (CJK ideographs, their iteration marks and
+/// numerals) or a hiragana: a word by itself, as those scripts separate no words. Katakana
+/// (mostly loanwords) and Hangul (written with spaces) stay in runs, as letters do.
+fn is_word_by_itself(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x3005..=0x3007
+            | 0x3021..=0x3029
+            | 0x3038..=0x303B
+            | 0x3040..=0x309F
+            | 0x3400..=0x4DBF
+            | 0x4E00..=0x9FFF
+            | 0xF900..=0xFAFF
+            | 0x2_0000..=0x3_FFFF
+    )
 }
 
 /// The terms of `text`, in order.
@@ -215,13 +253,29 @@ mod tests {
                 piece.clear();
             }
         };
-        let chars: Vec<char> = text.chars().collect();
+        use unicode_normalization::UnicodeNormalization as _;
+        use unicode_normalization::char::is_combining_mark;
+        let chars: Vec<char> = text.nfkc().collect();
         for (i, &c) in chars.iter().enumerate() {
+            if is_combining_mark(c) {
+                if !piece.is_empty() {
+                    piece.push(c);
+                }
+                continue;
+            }
             if !c.is_alphanumeric() {
                 emit_piece(&mut piece);
                 continue;
             }
-            if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p))
+            if super::is_word_by_itself(c) {
+                emit_piece(&mut piece);
+                piece.push(c);
+                emit_piece(&mut piece);
+                continue;
+            }
+            // The letter before, past the marks that belong to it.
+            let before = chars[..i].iter().rev().find(|&&p| !is_combining_mark(p));
+            if let Some(&prev) = before
                 && prev.is_alphanumeric()
             {
                 let next = chars.get(i + 1).copied();
@@ -252,7 +306,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のタＡﬁ]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -263,6 +317,28 @@ mod tests {
         assert_eq!(terms(""), Vec::<String>::new());
         assert_eq!(terms("  --  "), Vec::<String>::new());
         assert_eq!(terms("Café"), ["café"]);
+    }
+
+    #[test]
+    fn a_word_has_one_spelling_however_unicode_writes_it() {
+        // "é" whole, or "e" and a combining accent (which split the word at the accent).
+        assert_eq!(terms("cafe\u{301} noir"), ["café", "noir"]);
+        assert_eq!(terms("cafe\u{301}"), terms("caf\u{e9}"));
+        // A mark no letter has built in stays with its letter.
+        assert_eq!(terms("q\u{307}x"), ["q\u{307}x"]);
+        // Full-width letters and compatibility forms are their plain ones.
+        assert_eq!(terms("ＡＰＩ ｋｅｙ"), terms("API key"));
+        assert_eq!(terms("ﬁle²"), ["file", "2"]);
+    }
+
+    #[test]
+    fn each_chinese_or_japanese_ideograph_and_hiragana_is_a_word() {
+        assert_eq!(terms("東京の天気"), ["東", "京", "の", "天", "気"]);
+        assert_eq!(terms("我喜欢苹果"), ["我", "喜", "欢", "苹", "果"]);
+        // Katakana and Hangul keep their runs; a Latin word beside an ideograph is split off.
+        assert_eq!(terms("東京タワー"), ["東", "京", "タワー"]);
+        assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
+        assert_eq!(terms("Rust言語"), ["rust", "言", "語"]);
     }
 
     #[test]
