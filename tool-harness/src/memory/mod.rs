@@ -74,69 +74,6 @@ impl Facts {
     }
 }
 
-/// Working memory held in memory: facts with stable ids, each write a version bump.
-///
-/// ```
-/// use toolsmith::MemoryAccess;
-/// use toolsmith::harness::InMemoryMemory;
-///
-/// # futures::executor::block_on(async {
-/// let memory = InMemoryMemory::new();
-/// let added = memory.add("the user prefers tabs".into()).await.unwrap();
-/// assert_eq!((added.value.id, added.version), (1, 1));
-/// let replaced = memory.replace(1, "the user prefers spaces".into()).await.unwrap();
-/// assert!(replaced.value);
-/// assert_eq!(replaced.version, 2);
-/// assert!(!memory.remove(7).await.unwrap().value);
-/// assert_eq!(memory.version(), 2);
-/// # });
-/// ```
-#[derive(Debug, Default)]
-pub struct InMemoryMemory {
-    facts: Mutex<Facts>,
-}
-
-impl InMemoryMemory {
-    /// An empty memory.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    fn with<T>(&self, change: impl FnOnce(&mut Facts) -> T) -> T {
-        change(&mut self.facts.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-}
-
-#[async_trait]
-impl MemoryAccess for InMemoryMemory {
-    async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
-        Ok(self.with(|facts| facts.facts.clone()))
-    }
-
-    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
-        self.with(|facts| facts.add(text).map(|fact| facts.versioned(fact)))
-            .ok_or_else(|| ServiceError::new("memory", "every fact id has been given"))
-    }
-
-    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
-        Ok(self.with(|facts| {
-            let removed = facts.remove(id);
-            facts.versioned(removed)
-        }))
-    }
-
-    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError> {
-        Ok(self.with(|facts| {
-            let replaced = facts.replace(id, text);
-            facts.versioned(replaced)
-        }))
-    }
-
-    fn version(&self) -> u64 {
-        self.with(|facts| facts.version)
-    }
-}
-
 /// Working memory kept in a JSON file: every write replaces the file atomically (a temporary
 /// file in the same directory, synced, then renamed), so the file always holds one complete
 /// version, and reopening it gives back the facts, ids and version. The file keeps its

@@ -107,10 +107,6 @@ async fn parallel_adds_each_report_the_version_they_made() {
     let stores: Vec<(&str, Arc<dyn MemoryAccess>)> = vec![
         ("in-memory", Arc::new(InMemoryMemory::new())),
         (
-            "core in-memory",
-            Arc::new(toolsmith_core::in_memory::InMemoryMemory::new()),
-        ),
-        (
             "file",
             Arc::new(FileMemory::open(dir.path().join("m.json")).unwrap()),
         ),

@@ -65,7 +65,10 @@ impl MemoryAccess for InMemoryMemory {
     async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
         let mut guard = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
         let (facts, next_id) = &mut *guard;
-        *next_id += 1;
+        // An id is never given twice, even past the last one.
+        *next_id = next_id
+            .checked_add(1)
+            .ok_or_else(|| ServiceError::new("memory", "every fact id has been given"))?;
         let fact = MemoryFact { id: *next_id, text };
         facts.push(fact.clone());
         Ok(Versioned {
