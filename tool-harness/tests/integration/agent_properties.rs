@@ -215,8 +215,8 @@ fn case() -> impl Strategy<Value = Case> {
     // Deadlines on either side of the slow tool's sleep (never on it), some cutting the
     // flaky tool's retries short.
     let limits = (
-        prop::option::weighted(0.5, 0u32..=3),
-        prop::option::weighted(0.5, prop::sample::select(vec![1u64, 2, 4, 6, 9])),
+        prop::option::weighted(0.6, 0u32..=3),
+        prop::option::weighted(0.5, prop::sample::select(vec![1u64, 1, 2, 4, 6, 9])),
         prop::option::weighted(0.3, 1usize..=3),
     );
     (
@@ -1595,4 +1595,53 @@ proptest! {
     fn agent_runs_keep_their_invariants(case in case()) {
         check(&case);
     }
+}
+
+/// A case of one answer with `calls`, under `retries` and `turn_deadline`, its first run
+/// made as `first`.
+fn one_answer(
+    calls: Vec<CallKind>,
+    first: FirstRun,
+    retries: Option<u32>,
+    turn_deadline: Option<u64>,
+) -> Case {
+    Case {
+        answers: vec![Answer {
+            text: false,
+            calls,
+            cut_off: false,
+        }],
+        final_cut_off: false,
+        hooks: Vec::new(),
+        approval: None,
+        first,
+        retries,
+        turn_deadline,
+        max_turns: None,
+    }
+}
+
+/// Two retries 700 ms apart under a 1 s turn deadline: the second could start only after
+/// it, so it is not made, and the call ends with its own network error (not the deadline's,
+/// as it would were the retry made and cut).
+#[test]
+fn a_retry_the_turn_deadline_leaves_no_time_for_is_not_made() {
+    check(&one_answer(
+        vec![CallKind::Flaky(2)],
+        FirstRun::Send,
+        Some(2),
+        Some(1),
+    ));
+}
+
+/// A `send` dropped while a slow call runs, after a call started a sub-agent: the slow call
+/// is dropped, the child stopped, and the next `send` starts from the conversation before.
+#[test]
+fn a_dropped_send_stops_its_calls_and_its_sub_agents() {
+    check(&one_answer(
+        vec![CallKind::StartsChild, CallKind::Slow],
+        FirstRun::DropAt(2),
+        None,
+        None,
+    ));
 }
