@@ -1,7 +1,9 @@
-//! Property test of the agent loop: random model answers (quick, slow, failing and panicking
-//! tools, unknown names, unreadable, schema-invalid and repeated calls, `shed`, answers cut
-//! off at the output limit), random hooks and approval (allowing, denying, rewriting,
-//! stopping, panicking) and a cancellation fired at a random event, then a second `send`.
+//! Property test of the agent loop: random model answers (quick, slow, failing, flaky and
+//! panicking tools, unknown names, unreadable, schema-invalid and repeated calls, `shed`,
+//! `agent start` of a sub-agent, answers cut off at the output limit), random hooks and
+//! approval (allowing, denying, rewriting, stopping, panicking), a retry policy, a turn
+//! deadline and a turn limit, and a cancellation fired at (or the `send` dropped after) a
+//! random event, then a second `send`.
 //!
 //! Checked for every case, from the docs of `hooks.rs`, `events.rs` and `error.rs`:
 //! 1. every call the model made has exactly one result, under its id, right after its
@@ -11,9 +13,14 @@
 //!    `ToolCallDenied` or `ToolCallNotRun`, for a reason that happened; no event names a
 //!    call the model did not make;
 //! 3. a tool ran only for a call no hook or approval refused, with valid arguments, never
-//!    after the run was cancelled, and at most once (no retry policy);
-//! 4. the run ends as what happened says (a stop, a cancellation, a panic, or `Ok`), and
-//!    the next `send` completes.
+//!    after the run was cancelled, as many times as its record's `attempts` and at most
+//!    1 + the policy's retries (a flaky call exactly as many as it needed, when nothing
+//!    ended the run); a call the turn deadline cut is an error saying so; no tool is still
+//!    running once the run returned (or its `send` was dropped);
+//! 4. the run ends as what happened says (a stop, a cancellation, a panic, the turn limit,
+//!    or `Ok`); the sub-agents its calls started are stopped when it ended cancelled,
+//!    stopped, panicked or was dropped, and left running otherwise; a dropped `send` leaves
+//!    the kept conversation as it was; and the next `send` completes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -26,12 +33,13 @@ use proptest::sample::Index;
 use serde_json::{Value, json};
 use toolsmith_core::provider::{AssistantCall, CallReply, Provider};
 use toolsmith_core::{
-    Args, CancellationToken, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallRequest,
-    ToolCallResult, ToolError, ToolShed,
+    Args, CancellationToken, FnTool, Jitter, ToolAnnotations, ToolArgs, ToolCallContext,
+    ToolCallRequest, ToolCallResult, ToolError, ToolRetryConfig, ToolShed,
 };
+use toolsmith_harness::ToolPreset;
 use toolsmith_harness::agent::{
     AgentEvent, AgentRun, AgentSession, AgenticError, ApprovalDecision, DeniedBy, HookDecision,
-    NotRunReason, ToolApproval, ToolHook,
+    NotRunReason, SubAgentConfig, ToolApproval, ToolHook,
 };
 use toolsmith_harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
@@ -40,7 +48,14 @@ use toolsmith_harness::model::{
 
 /// The tools whose bodies run (and are logged): `quick` takes `{"x": integer}`, the others
 /// `{}`; `wipe` is destructive.
-const BODY_TOOLS: [&str; 5] = ["quick", "slow", "fails", "boom", "wipe"];
+const BODY_TOOLS: [&str; 6] = ["quick", "slow", "fails", "boom", "wipe", "flaky"];
+
+/// How long `slow` sleeps: a turn deadline below it cuts the call.
+const SLOW_SLEEP: Duration = Duration::from_secs(5);
+
+/// The wait before each retry of the session's retry policy: turn deadlines of 1 and 2 s
+/// leave room for 1 and 2 retries.
+const RETRY_WAIT: Duration = Duration::from_millis(700);
 
 /// One call of a scripted answer.
 #[derive(Debug, Clone)]
@@ -59,6 +74,10 @@ enum CallKind {
     /// `quick` under the id of an earlier call of the same answer.
     RepeatsId(Index),
     Shed,
+    /// `flaky`, failing with a (retried) network error this many times before it succeeds.
+    Flaky(u8),
+    /// `agent start`: a sub-agent whose model never answers, so it runs until stopped.
+    StartsChild,
 }
 
 /// One scripted answer with calls.
@@ -109,15 +128,32 @@ struct Case {
     final_cut_off: bool,
     hooks: Vec<HookPlan>,
     approval: Option<Vec<Approve>>,
-    /// The run's cancellation fires as the event of this index (0-based) is delivered.
-    cancel_at: Option<usize>,
+    first: FirstRun,
+    /// The session's retry policy: this many retries of network errors.
+    retries: Option<u32>,
+    /// The session's turn deadline, in seconds.
+    turn_deadline: Option<u64>,
+    /// The session's limit of model calls.
+    max_turns: Option<usize>,
+}
+
+/// How the first run is made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FirstRun {
+    /// A plain `send`.
+    Send,
+    /// A run with a token cancelled as the event of this index (0-based) is delivered.
+    CancelAt(usize),
+    /// A `send` whose future is dropped once it yields after the event of this index: at
+    /// once when it is waiting then, else at its next wait (never, if it ends first).
+    DropAt(usize),
 }
 
 fn call_kind() -> impl Strategy<Value = CallKind> {
     prop_oneof![
         4 => Just(CallKind::Quick),
         1 => Just(CallKind::QuickInvalid),
-        2 => Just(CallKind::Slow),
+        3 => Just(CallKind::Slow),
         1 => Just(CallKind::Fails),
         1 => Just(CallKind::Boom),
         2 => Just(CallKind::Wipe),
@@ -125,6 +161,8 @@ fn call_kind() -> impl Strategy<Value = CallKind> {
         1 => Just(CallKind::Unreadable),
         1 => any::<Index>().prop_map(CallKind::RepeatsId),
         1 => Just(CallKind::Shed),
+        2 => (0u8..=3).prop_map(CallKind::Flaky),
+        2 => Just(CallKind::StartsChild),
     ]
 }
 
@@ -168,20 +206,37 @@ fn case() -> impl Strategy<Value = Case> {
         2 => Just(Approve::No),
         1 => Just(Approve::Panic),
     ];
+    let first = prop_oneof![
+        5 => Just(FirstRun::Send),
+        3 => (0usize..40).prop_map(FirstRun::CancelAt),
+        // A run has some 5 to 30 events: most drops fall inside it.
+        3 => (0usize..24).prop_map(FirstRun::DropAt),
+    ];
+    // Deadlines on either side of the slow tool's sleep (never on it), some cutting the
+    // flaky tool's retries short.
+    let limits = (
+        prop::option::weighted(0.6, 0u32..=3),
+        prop::option::weighted(0.5, prop::sample::select(vec![1u64, 1, 2, 4, 6, 9])),
+        prop::option::weighted(0.3, 1usize..=3),
+    );
     (
         prop::collection::vec(answer(), 0..4),
         prop::bool::weighted(0.1),
         prop::collection::vec(hook_plan(), 0..=2),
         prop::option::of(prop::collection::vec(approve, 1..6)),
-        prop::option::weighted(0.4, 0usize..40),
+        first,
+        limits,
     )
         .prop_map(
-            |(answers, final_cut_off, hooks, approval, cancel_at)| Case {
+            |(answers, final_cut_off, hooks, approval, first, limits)| Case {
                 answers,
                 final_cut_off,
                 hooks,
                 approval,
-                cancel_at,
+                first,
+                retries: limits.0,
+                turn_deadline: limits.1,
+                max_turns: limits.2,
             },
         )
 }
@@ -214,6 +269,8 @@ fn script(case: &Case) -> Vec<Vec<Scripted>> {
                     CallKind::Wipe => (fresh, "wipe"),
                     CallKind::Unknown => (fresh, "nope"),
                     CallKind::Shed => (fresh, "shed"),
+                    CallKind::Flaky(_) => (fresh, "flaky"),
+                    CallKind::StartsChild => (fresh, "agent"),
                     CallKind::RepeatsId(earlier) if index > 0 => {
                         (calls[earlier.index(index)].id.clone(), "quick")
                     }
@@ -243,6 +300,8 @@ fn scripted_turns(case: &Case, calls: &[Vec<Scripted>]) -> Vec<ScriptedTurn> {
                     CallKind::QuickInvalid => json!({"x": "one"}),
                     CallKind::Unreadable => Value::String("{\"x\": ".to_owned()),
                     CallKind::Shed => json!({"description": "a quick tool"}),
+                    CallKind::Flaky(failures) => json!({"fail": failures}),
+                    CallKind::StartsChild => json!({"command": "start", "task": "wait"}),
                     _ => json!({}),
                 };
                 turn = turn.and_call_with_id(call.id.clone(), call.name, arguments);
@@ -271,6 +330,10 @@ fn valid_arguments(tool: &str, arguments: &Value) -> bool {
     };
     if tool == "quick" {
         object.len() == 1 && object.get("x").is_some_and(Value::is_i64)
+    } else if tool == "flaky" {
+        object
+            .iter()
+            .all(|(key, value)| key == "fail" && value.is_u64())
     } else {
         object.is_empty()
     }
@@ -322,6 +385,28 @@ struct Journal {
     /// The index of the event whose delivery fires the cancellation.
     cancel_at: Option<usize>,
     cancel: Option<CancellationToken>,
+    /// The index of the event after which the first `send` is dropped, and the signal that
+    /// tells the test to drop it.
+    drop_at: Option<usize>,
+    drop_signal: Arc<tokio::sync::Notify>,
+    /// How many tool bodies are running now (started, not yet ended or dropped).
+    live: usize,
+}
+
+/// Counts a tool body out of [`Journal::live`] when it ends or is dropped.
+struct LiveBody(Shared);
+
+impl LiveBody {
+    fn start(journal: &Shared) -> Self {
+        journal.lock().live += 1;
+        Self(journal.clone())
+    }
+}
+
+impl Drop for LiveBody {
+    fn drop(&mut self) {
+        self.0.lock().live -= 1;
+    }
 }
 
 #[derive(Clone, Default)]
@@ -463,6 +548,9 @@ fn body_tool(name: &'static str, journal: &Shared) -> FnTool {
     let schema = if name == "quick" {
         json!({"type": "object", "properties": {"x": {"type": "integer"}},
                "required": ["x"], "additionalProperties": false})
+    } else if name == "flaky" {
+        json!({"type": "object", "properties": {"fail": {"type": "integer", "minimum": 0}},
+               "additionalProperties": false})
     } else {
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     };
@@ -473,11 +561,19 @@ fn body_tool(name: &'static str, journal: &Shared) -> FnTool {
         Args::new(schema),
         move |args: ToolArgs<'_>| {
             let arguments = args.arguments().as_value().clone();
+            let failures = arguments.get("fail").and_then(Value::as_u64).unwrap_or(0);
             let journal = journal.clone();
             async move {
                 let context = ToolCallContext::current().expect("a call runs with its context");
+                let _live = LiveBody::start(&journal);
+                let earlier_attempts;
                 {
                     let mut journal = journal.lock();
+                    earlier_attempts = journal
+                        .ran
+                        .iter()
+                        .filter(|ran| ran.call_id == context.call_id())
+                        .count();
                     // The test's token (the caller's) counts as the run's: it fired when the
                     // handler cancelled it, whether or not it has reached the call's yet.
                     let cancelled = context.is_cancelled()
@@ -495,8 +591,15 @@ fn body_tool(name: &'static str, journal: &Shared) -> FnTool {
                 match name {
                     "slow" => {
                         context.progress(0.0, Some(1.0), "sleeping");
-                        tokio::time::sleep(Duration::from_secs(5)).await;
+                        tokio::time::sleep(SLOW_SLEEP).await;
                         Ok(ToolCallResult::text("slept"))
+                    }
+                    "flaky" => {
+                        if (earlier_attempts as u64) < failures {
+                            Err(ToolError::network(name, "connection reset"))
+                        } else {
+                            Ok(ToolCallResult::text("flaky ran"))
+                        }
                     }
                     "fails" => Err(ToolError::execution(name, "it always fails")),
                     "boom" => panic!("the boom tool blew up"),
@@ -550,6 +653,7 @@ enum Ending {
     Stopped,
     Cancelled,
     Panicked,
+    MaxTurns,
 }
 
 fn ending(ended: &Result<AgentRun, AgenticError>) -> Ending {
@@ -558,6 +662,7 @@ fn ending(ended: &Result<AgentRun, AgenticError>) -> Ending {
         Err(AgenticError::Stopped { .. }) => Ending::Stopped,
         Err(AgenticError::Cancelled { .. }) => Ending::Cancelled,
         Err(AgenticError::Panicked { .. }) => Ending::Panicked,
+        Err(AgenticError::MaxTurns { .. }) => Ending::MaxTurns,
         Err(other) => panic!("the run ended with an unexpected error: {other}"),
     }
 }
@@ -618,9 +723,23 @@ async fn check_on_runtime(case: &Case) {
         });
     }
     let sink = journal.clone();
-    let mut shed = ToolShed::new();
+    let mut shed = ToolShed::new().tools(ToolPreset::agent(SubAgentConfig::new(
+        NeverAnswers,
+        "child",
+    )));
     for name in BODY_TOOLS {
         shed = shed.tool(body_tool(name, &journal));
+    }
+    if let Some(retries) = case.retries {
+        builder = builder.with_retry_policy(
+            ToolRetryConfig::fixed(retries, RETRY_WAIT).with_jitter(Jitter::None),
+        );
+    }
+    if let Some(seconds) = case.turn_deadline {
+        builder = builder.with_turn_deadline(Duration::from_secs(seconds));
+    }
+    if let Some(max_turns) = case.max_turns {
+        builder = builder.with_max_turns(max_turns);
     }
     let session = builder
         .with_toolshed(shed)
@@ -634,35 +753,78 @@ async fn check_on_runtime(case: &Case) {
                 token.cancel();
                 journal.happenings.push(Happening::Cancel { at });
             }
+            if journal.drop_at == Some(at) {
+                journal.drop_signal.notify_one();
+            }
         })
         .build()
         .expect("the session builds");
     let names = session.tool_manager().names();
     session.tool_manager().activate(&names);
 
-    // The first run: `send`, or a run with a token the test cancels at an event.
-    let ended = match case.cancel_at {
-        None => session.send("go").await,
-        Some(at) => {
+    // The first run: `send`, a run with a token the test cancels at an event, or a `send`
+    // dropped after an event (`None` when it was).
+    let ended = match case.first {
+        FirstRun::Send => Some(session.send("go").await),
+        FirstRun::CancelAt(at) => {
             let token = CancellationToken::new();
             {
                 let mut journal = journal.lock();
                 journal.cancel_at = Some(at);
                 journal.cancel = Some(token.clone());
             }
-            session.run_with_cancellation("go", token).await
+            Some(session.run_with_cancellation("go", token).await)
+        }
+        FirstRun::DropAt(at) => {
+            let signal = {
+                let mut journal = journal.lock();
+                journal.drop_at = Some(at);
+                Arc::clone(&journal.drop_signal)
+            };
+            tokio::select! {
+                biased;
+                () = signal.notified() => None,
+                ended = session.send("go") => Some(ended),
+            }
         }
     };
+    assert_eq!(
+        journal.lock().live,
+        0,
+        "a tool body still runs after the first run returned or was dropped"
+    );
     let first = std::mem::take(&mut *journal.lock());
-    let run = match &ended {
-        Ok(run) => run,
-        Err(error) => error.run().expect("an ending error carries its run"),
+    let children = children_started(&session).await;
+    let first_run = match &ended {
+        None => {
+            // Dropped: the kept conversation is as it was (empty), and the children stop.
+            assert_eq!(
+                session.transcript().await,
+                [],
+                "a dropped send keeps nothing"
+            );
+            assert_children(&session, &children, true).await;
+            None
+        }
+        Some(ended) => {
+            let run = match ended {
+                Ok(run) => run,
+                Err(error) => error.run().expect("an ending error carries its run"),
+            };
+            check_transcript(&calls, run);
+            check_events(case, &calls, &first, run);
+            check_tools_ran(case, &calls, &first, run);
+            check_ending(case, &first, ended);
+            let abandoned = matches!(
+                ended,
+                Err(AgenticError::Cancelled { .. }
+                    | AgenticError::Stopped { .. }
+                    | AgenticError::Panicked { .. })
+            );
+            assert_children(&session, &children, abandoned).await;
+            Some(run)
+        }
     };
-
-    check_transcript(&calls, run);
-    check_events(case, &calls, &first, run);
-    check_tools_ran(&calls, &first, run);
-    check_ending(&first, &ended);
 
     // The second `send` on the same session, with a plain answer.
     let again = ScriptedModel::new([ScriptedTurn::text("again")]);
@@ -676,13 +838,19 @@ async fn check_on_runtime(case: &Case) {
         .requests()
         .pop()
         .expect("the second send asked the model");
-    if case.cancel_at.is_none() {
+    match (case.first, first_run) {
+        (FirstRun::CancelAt(_), _) => {}
         // It went on from the first run's transcript.
-        assert_eq!(
+        (_, Some(run)) => assert_eq!(
             &request.messages[..run.transcript.len()],
             &run.transcript[..],
             "the second send starts from the first run's transcript"
-        );
+        ),
+        (_, None) => assert_eq!(
+            request.messages,
+            [Message::user("go on")],
+            "the send after a dropped one starts from the conversation before it"
+        ),
     }
     assert_every_call_answered(&request.messages);
     assert_renders_paired(&request.messages);
@@ -691,6 +859,73 @@ async fn check_on_runtime(case: &Case) {
         later.ran.is_empty() && later.before.is_empty() && later.happenings.is_empty(),
         "the second send ran nothing"
     );
+}
+
+/// A sub-agent's model, which never answers: a child runs until it is stopped.
+struct NeverAnswers;
+
+#[async_trait]
+impl ChatModel for NeverAnswers {
+    fn name(&self) -> &str {
+        "never"
+    }
+
+    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        std::future::pending().await
+    }
+}
+
+/// Runs the `agent` command `arguments` on `session`'s manager, as the model would.
+async fn agent_command(session: &AgentSession, arguments: Value) -> Result<String, ToolError> {
+    let request = ToolCallRequest::new("probe", "agent", arguments.try_into().expect("an object"));
+    session
+        .tool_manager()
+        .execute_one(&request)
+        .await
+        .map(|result| result.content.to_text())
+}
+
+/// The ids of the sub-agents started on `session` (numbered from 1, in order).
+async fn children_started(session: &AgentSession) -> Vec<String> {
+    let mut ids = Vec::new();
+    loop {
+        let id = format!("agent-{}", ids.len() + 1);
+        if agent_command(session, json!({"command": "check", "id": id}))
+            .await
+            .is_err()
+        {
+            return ids;
+        }
+        ids.push(id);
+    }
+}
+
+/// Every child in `children` is stopped (waiting for it to end, on the paused clock), when
+/// `stopped`; else each still runs (its model never answers).
+async fn assert_children(session: &AgentSession, children: &[String], stopped: bool) {
+    for id in children {
+        if stopped {
+            let result = agent_command(
+                session,
+                json!({"command": "result", "id": id, "wait_ms": 60_000}),
+            )
+            .await;
+            assert!(
+                result
+                    .as_ref()
+                    .is_err_and(|e| e.to_string().contains("was stopped before it finished")),
+                "sub-agent {id} of an abandoned run is stopped: {result:?}"
+            );
+        } else {
+            let report = agent_command(session, json!({"command": "check", "id": id}))
+                .await
+                .expect("check on a child");
+            assert!(
+                report.contains("\"running\""),
+                "sub-agent {id} of a run that ended so is left running: {report}"
+            );
+        }
+    }
 }
 
 /// Invariant 1: each answer the model gave is in the transcript with its calls, each call
@@ -1122,9 +1357,13 @@ fn check_events(case: &Case, calls: &[Vec<Scripted>], journal: &Journal, run: &A
 }
 
 /// Invariant 3: a tool body ran only for a call that started, that no hook or approval
-/// refused, with valid arguments (those recorded), never once the run was cancelled, and at
-/// most once; when nothing ended the run, every started call with valid arguments ran.
-fn check_tools_ran(calls: &[Vec<Scripted>], journal: &Journal, run: &AgentRun) {
+/// refused, with valid arguments (those recorded), never once the run was cancelled, as
+/// many times as its record says and at most 1 + the policy's retries (once for a tool whose
+/// errors are not retried); when nothing ended the run, every started call with valid
+/// arguments ran, a flaky call as many times as it needed (its result an error when that
+/// was more than the policy allows), and a slow call the turn deadline cut is an error.
+fn check_tools_ran(case: &Case, calls: &[Vec<Scripted>], journal: &Journal, run: &AgentRun) {
+    let retries = case.retries.unwrap_or(0);
     let started: Vec<(&str, &str)> = journal
         .events
         .iter()
@@ -1165,7 +1404,14 @@ fn check_tools_ran(calls: &[Vec<Scripted>], journal: &Journal, run: &AgentRun) {
             ran.tool
         );
         let times = journal.ran.iter().filter(|r| r.call_id == id).count();
-        assert_eq!(times, 1, "call {id} ran {times} times with no retry policy");
+        // Only `flaky`'s network errors are retried (`fails` and `boom` end in execution
+        // errors).
+        let most = if ran.tool == "flaky" { 1 + retries } else { 1 };
+        assert!(
+            times <= most as usize,
+            "call {id} to {} ran {times} times, at most {most} allowed",
+            ran.tool
+        );
         let record = run
             .tool_calls
             .iter()
@@ -1176,7 +1422,10 @@ fn check_tools_ran(calls: &[Vec<Scripted>], journal: &Journal, run: &AgentRun) {
             &ran.arguments,
             "call {id} is recorded with the arguments it ran with"
         );
-        assert_eq!(record.attempts, 1, "call {id} ran once: {record:?}");
+        assert_eq!(
+            record.attempts as usize, times,
+            "call {id} is recorded with as many attempts as it ran: {record:?}"
+        );
     }
     // Each record: attempts only for calls whose body ran (body tools), or which started.
     for record in &run.tool_calls {
@@ -1190,7 +1439,7 @@ fn check_tools_ran(calls: &[Vec<Scripted>], journal: &Journal, run: &AgentRun) {
                 .position(|r| r.call_id == id)
                 .is_some_and(|first| std::ptr::eq(&run.tool_calls[first], record));
             assert!(
-                first_of_id && body_runs == 1,
+                first_of_id && body_runs == record.attempts as usize,
                 "call {id} recorded with {} attempts, its body ran {body_runs} times",
                 record.attempts
             );
@@ -1211,6 +1460,67 @@ fn check_tools_ran(calls: &[Vec<Scripted>], journal: &Journal, run: &AgentRun) {
                 "with nothing ending the run, started call {id} to {name} ran: {ran}; \
                  calls: {calls:?}"
             );
+            if !should_run {
+                continue;
+            }
+            let finished = journal
+                .events
+                .iter()
+                .find_map(|event| match event {
+                    AgentEvent::ToolCallFinished {
+                        call_id,
+                        is_error,
+                        summary,
+                        ..
+                    } if call_id == id => Some((*is_error, summary.as_str())),
+                    _ => None,
+                })
+                .expect("a started call is finished");
+            if *name == "flaky" {
+                let failures = record.arguments.as_value()["fail"].as_u64().unwrap_or(0);
+                let needed = failures.min(u64::from(retries)) + 1;
+                // Attempts start `RETRY_WAIT` apart from the turn's start; one that could
+                // start only at or after the turn deadline is not made.
+                let in_time = (0..needed)
+                    .take_while(|&k| {
+                        case.turn_deadline.is_none_or(|seconds| {
+                            RETRY_WAIT * u32::try_from(k).expect("a few")
+                                < Duration::from_secs(seconds)
+                        })
+                    })
+                    .count() as u64;
+                assert_eq!(
+                    u64::from(record.attempts),
+                    in_time,
+                    "flaky call {id} failing {failures} times ran as often as it needed and \
+                     had time for, with {retries} retries and turn deadline {:?}: {record:?}",
+                    case.turn_deadline
+                );
+                assert_eq!(
+                    finished.0,
+                    failures >= in_time,
+                    "flaky call {id} failing {failures} times, run {in_time} times, ended: \
+                     {finished:?}"
+                );
+                assert!(
+                    !finished.0 || finished.1.contains("connection reset"),
+                    "a flaky call whose retries ran out ends with its last error: {finished:?}"
+                );
+            }
+            if *name == "slow" {
+                let cut = case
+                    .turn_deadline
+                    .is_some_and(|seconds| Duration::from_secs(seconds) < SLOW_SLEEP);
+                assert_eq!(
+                    finished.0, cut,
+                    "slow call {id}, turn deadline {:?}: {finished:?}",
+                    case.turn_deadline
+                );
+                assert!(
+                    !cut || finished.1.contains("deadline"),
+                    "a call the turn deadline cut says so: {finished:?}"
+                );
+            }
         }
     }
 }
@@ -1219,7 +1529,7 @@ fn check_tools_ran(calls: &[Vec<Scripted>], journal: &Journal, run: &AgentRun) {
 /// ends it `Panicked`, naming the first; otherwise the first of a stop and a cancellation
 /// decides; with neither, `Ok`. A cancellation that came with the final answer (as its
 /// `ModelResponse` was delivered) may leave the run `Ok`: the answer was in.
-fn check_ending(journal: &Journal, ended: &Result<AgentRun, AgenticError>) {
+fn check_ending(case: &Case, journal: &Journal, ended: &Result<AgentRun, AgenticError>) {
     let got = ending(ended);
     let first_panic = journal.happenings.iter().find_map(|h| match h {
         Happening::Panic { during, .. } => Some(during),
@@ -1227,6 +1537,14 @@ fn check_ending(journal: &Journal, ended: &Result<AgentRun, AgenticError>) {
     });
     let expected = match (first_panic, journal.happenings.first()) {
         (Some(_), _) => Ending::Panicked,
+        // The script needs one model call more than it has answers with calls.
+        (None, None)
+            if case
+                .max_turns
+                .is_some_and(|most| case.answers.len() >= most) =>
+        {
+            Ending::MaxTurns
+        }
         (None, None) => Ending::Ok,
         (None, Some(Happening::Stop { .. })) => Ending::Stopped,
         (None, Some(_)) => Ending::Cancelled,
@@ -1258,6 +1576,13 @@ fn check_ending(journal: &Journal, ended: &Result<AgentRun, AgenticError>) {
             });
             assert_eq!(Some(reason), first_stop, "Stopped gives the stop's reason");
         }
+        Err(AgenticError::MaxTurns { max_turns, run }) => {
+            assert_eq!(Some(*max_turns), case.max_turns, "MaxTurns names the limit");
+            assert_eq!(
+                run.model_calls, *max_turns,
+                "the limit's model calls were made"
+            );
+        }
         _ => {}
     }
 }
@@ -1270,4 +1595,53 @@ proptest! {
     fn agent_runs_keep_their_invariants(case in case()) {
         check(&case);
     }
+}
+
+/// A case of one answer with `calls`, under `retries` and `turn_deadline`, its first run
+/// made as `first`.
+fn one_answer(
+    calls: Vec<CallKind>,
+    first: FirstRun,
+    retries: Option<u32>,
+    turn_deadline: Option<u64>,
+) -> Case {
+    Case {
+        answers: vec![Answer {
+            text: false,
+            calls,
+            cut_off: false,
+        }],
+        final_cut_off: false,
+        hooks: Vec::new(),
+        approval: None,
+        first,
+        retries,
+        turn_deadline,
+        max_turns: None,
+    }
+}
+
+/// Two retries 700 ms apart under a 1 s turn deadline: the second could start only after
+/// it, so it is not made, and the call ends with its own network error (not the deadline's,
+/// as it would were the retry made and cut).
+#[test]
+fn a_retry_the_turn_deadline_leaves_no_time_for_is_not_made() {
+    check(&one_answer(
+        vec![CallKind::Flaky(2)],
+        FirstRun::Send,
+        Some(2),
+        Some(1),
+    ));
+}
+
+/// A `send` dropped while a slow call runs, after a call started a sub-agent: the slow call
+/// is dropped, the child stopped, and the next `send` starts from the conversation before.
+#[test]
+fn a_dropped_send_stops_its_calls_and_its_sub_agents() {
+    check(&one_answer(
+        vec![CallKind::StartsChild, CallKind::Slow],
+        FirstRun::DropAt(2),
+        None,
+        None,
+    ));
 }
