@@ -8,8 +8,8 @@ use toolsmith_core::provider::StrictMode;
 
 use super::Message;
 
-/// Whether the model may call tools on this request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Whether the model may, or must, call tools on this request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ToolChoice {
@@ -19,6 +19,11 @@ pub enum ToolChoice {
     /// No tool calls: the model must answer in text (the declarations are still sent, so
     /// the conversation's earlier calls stay meaningful).
     None,
+    /// The model must call at least one of the declared tools.
+    Required,
+    /// The model must call this tool, which the request declares (a request forcing a tool
+    /// it does not declare fails before it is sent, naming it).
+    Tool(String),
 }
 
 /// Sampling and output options. `None` leaves the provider's default.

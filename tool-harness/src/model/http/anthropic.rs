@@ -127,8 +127,14 @@ impl HttpApi for AnthropicModel {
         );
         if let Some(tools) = body::tools(PROVIDER, request)? {
             body.insert("tools".to_owned(), tools);
-            if request.options.tool_choice == ToolChoice::None {
-                body.insert("tool_choice".to_owned(), json!({"type": "none"}));
+            let choice = match &request.options.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::None => Some(json!({"type": "none"})),
+                ToolChoice::Required => Some(json!({"type": "any"})),
+                ToolChoice::Tool(name) => Some(json!({"type": "tool", "name": name})),
+            };
+            if let Some(choice) = choice {
+                body.insert("tool_choice".to_owned(), choice);
             }
         }
         if let Some(temperature) = request.options.temperature.and_then(body::number) {

@@ -6,7 +6,7 @@ use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderOptions
 use toolsmith_core::{ToolCallResult, ToolError};
 
 use crate::model::{
-    ChatRequest, ChatResponse, Message, ModelCall, ModelError, ProviderTurn, Usage,
+    ChatRequest, ChatResponse, Message, ModelCall, ModelError, ProviderTurn, ToolChoice, Usage,
 };
 
 impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
@@ -71,10 +71,31 @@ pub(crate) fn fill_in(body: &mut Map<String, Value>, fields: &Map<String, Value>
 /// `tracing` warning naming it, the JSON path and why: the request goes on. A tool the
 /// format cannot express at all (recursion for Gemini) is a [`ModelError::InvalidRequest`]
 /// naming it.
+///
+/// A [`ToolChoice`] that forces a call no declared tool can answer (`Required` with no tool
+/// declared, `Tool` naming one not declared) is a [`ModelError::InvalidRequest`] too: the
+/// APIs refuse it with a message that names neither.
 pub(crate) fn tools(
     provider: Provider,
     request: &ChatRequest,
 ) -> Result<Option<Value>, ModelError> {
+    let unanswerable = match &request.options.tool_choice {
+        ToolChoice::Required if request.tools.is_empty() => {
+            Some("the tool choice requires a tool call, but no tool is declared".to_owned())
+        }
+        ToolChoice::Tool(name) if !request.tools.iter().any(|tool| tool.name() == name) => {
+            Some(format!(
+                "the tool choice forces a call of '{name}', which the request does not declare"
+            ))
+        }
+        _ => None,
+    };
+    if let Some(reason) = unanswerable {
+        return Err(ModelError::InvalidRequest {
+            provider: provider.name().to_owned(),
+            reason,
+        });
+    }
     let options = RenderOptions {
         strict: request.options.strict,
     };

@@ -140,10 +140,18 @@ impl HttpApi for GeminiModel {
         );
         if let Some(tools) = body::tools(PROVIDER, request)? {
             body.insert("tools".to_owned(), tools);
-            if request.options.tool_choice == ToolChoice::None {
+            let calling = match &request.options.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::None => Some(json!({"mode": "NONE"})),
+                ToolChoice::Required => Some(json!({"mode": "ANY"})),
+                ToolChoice::Tool(name) => {
+                    Some(json!({"mode": "ANY", "allowedFunctionNames": [name]}))
+                }
+            };
+            if let Some(calling) = calling {
                 body.insert(
                     "toolConfig".to_owned(),
-                    json!({"functionCallingConfig": {"mode": "NONE"}}),
+                    json!({"functionCallingConfig": calling}),
                 );
             }
         }

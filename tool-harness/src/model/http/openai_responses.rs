@@ -120,8 +120,14 @@ impl HttpApi for OpenAiResponsesModel {
         );
         if let Some(tools) = body::tools(PROVIDER, request)? {
             body.insert("tools".to_owned(), tools);
-            if request.options.tool_choice == ToolChoice::None {
-                body.insert("tool_choice".to_owned(), json!("none"));
+            let choice = match &request.options.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::None => Some(json!("none")),
+                ToolChoice::Required => Some(json!("required")),
+                ToolChoice::Tool(name) => Some(json!({"type": "function", "name": name})),
+            };
+            if let Some(choice) = choice {
+                body.insert("tool_choice".to_owned(), choice);
             }
         }
         if let Some(temperature) = request.options.temperature.and_then(body::number) {

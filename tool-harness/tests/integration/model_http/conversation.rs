@@ -527,6 +527,79 @@ async fn tool_choice_none_and_no_tools() {
     }
 }
 
+/// `ToolChoice::Required` and `ToolChoice::Tool` in each API's words; a choice no declared
+/// tool can answer fails before anything is sent, naming what is wrong.
+#[tokio::test]
+async fn tool_choice_required_and_one_tool() {
+    for api in Api::ALL {
+        let server = MockServer::start([
+            Reply::json(200, &api.text_answer("a")),
+            Reply::json(200, &api.text_answer("b")),
+        ])
+        .await;
+        let model = api.model(&server.base, &Client::default());
+        let mut request = first_request(api);
+        let declared = request.tool_names()[0].to_owned();
+        request.options.tool_choice = ToolChoice::Required;
+        model.complete(&request).await.expect("an answer");
+        request.options.tool_choice = ToolChoice::Tool(declared.clone());
+        model.complete(&request).await.expect("an answer");
+        let sent = server.requests();
+        let (required, one) = (&sent[0].body, &sent[1].body);
+        match api {
+            Api::Chat => {
+                assert_eq!(required["tool_choice"], "required");
+                assert_eq!(
+                    one["tool_choice"],
+                    json!({"type": "function", "function": {"name": declared}})
+                );
+            }
+            Api::Responses => {
+                assert_eq!(required["tool_choice"], "required");
+                assert_eq!(
+                    one["tool_choice"],
+                    json!({"type": "function", "name": declared})
+                );
+            }
+            Api::Anthropic => {
+                assert_eq!(required["tool_choice"], json!({"type": "any"}));
+                assert_eq!(
+                    one["tool_choice"],
+                    json!({"type": "tool", "name": declared})
+                );
+            }
+            Api::Gemini => {
+                assert_eq!(
+                    required["toolConfig"],
+                    json!({"functionCallingConfig": {"mode": "ANY"}})
+                );
+                assert_eq!(
+                    one["toolConfig"],
+                    json!({"functionCallingConfig":
+                        {"mode": "ANY", "allowedFunctionNames": [declared]}})
+                );
+            }
+        }
+
+        request.options.tool_choice = ToolChoice::Tool("launch".to_owned());
+        let err = model.complete(&request).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("forces a call of 'launch', which the request does not declare"),
+            "{api:?}: {err}"
+        );
+        request.options.tool_choice = ToolChoice::Required;
+        request.tools = ToolDeclarations::default().into();
+        let err = model.complete(&request).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("requires a tool call, but no tool is declared"),
+            "{api:?}: {err}"
+        );
+        assert_eq!(server.requests().len(), 2, "{api:?}: nothing more was sent");
+    }
+}
+
 /// Anthropic requires `max_tokens`: the default fills in when the request sets none.
 #[tokio::test]
 async fn anthropic_max_tokens_default() {
