@@ -71,6 +71,20 @@ pub enum AgenticError {
         /// The run up to the panic.
         run: Box<AgentRun>,
     },
+    /// The model's answer did not fit the type asked for
+    /// ([`AgentSession::send_as`](super::AgentSession::send_as)), told what was wrong each
+    /// time, in any of its [`MAX_ANSWER_ATTEMPTS`](super::MAX_ANSWER_ATTEMPTS) answers.
+    #[error("the model's answer did not fit {type_name} in {attempts} attempts: {reason}")]
+    AnswerInvalid {
+        /// The type asked for.
+        type_name: &'static str,
+        /// The answers asked for.
+        attempts: usize,
+        /// What was wrong with the last one (the argument's path and the rule it broke).
+        reason: String,
+        /// The run, its model calls and usage counting every answer asked for.
+        run: Box<AgentRun>,
+    },
 }
 
 impl AgenticError {
@@ -81,7 +95,8 @@ impl AgenticError {
             | Self::MaxTurns { run, .. }
             | Self::Cancelled { run }
             | Self::Stopped { run, .. }
-            | Self::Panicked { run, .. } => Some(run),
+            | Self::Panicked { run, .. }
+            | Self::AnswerInvalid { run, .. } => Some(run),
             Self::ToolShed(_) | Self::Config(_) => None,
         }
     }

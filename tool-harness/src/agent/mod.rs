@@ -18,6 +18,7 @@ mod run;
 mod session;
 mod tool;
 mod turn;
+mod typed;
 
 pub use children::{
     AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_ENDED_CHILDREN,
@@ -30,3 +31,4 @@ pub use pause::PauseHandle;
 pub use run::{AgentRun, ToolCallRecord};
 pub use session::{AgentSession, AgentSessionBuilder, DEFAULT_MAX_TURNS};
 pub use tool::AgentTool;
+pub use typed::{FINAL_ANSWER_TOOL, MAX_ANSWER_ATTEMPTS, TypedRun};

@@ -70,19 +70,19 @@ pub const DEFAULT_MAX_TURNS: usize = 25;
 /// ```
 pub struct AgentSession {
     pub(super) model: Arc<dyn ChatModel>,
-    model_name: String,
-    system_prompt: Option<String>,
+    pub(super) model_name: String,
+    pub(super) system_prompt: Option<String>,
     pub(super) manager: Arc<ToolCallManager>,
     parts: SessionParts,
-    max_turns: usize,
+    pub(super) max_turns: usize,
     final_answer_on_limit: bool,
     streaming: bool,
-    options: ChatOptions,
+    pub(super) options: ChatOptions,
     pub(super) hooks: Vec<Arc<dyn ToolHook>>,
     pub(super) approval: Option<Arc<dyn ToolApproval>>,
     pub(super) events: Arc<[Arc<dyn AgentEventHandler>]>,
     pub(super) batch_deadline: Option<Duration>,
-    cancellation: CancellationToken,
+    pub(super) cancellation: CancellationToken,
     conversation: tokio::sync::Mutex<Vec<Message>>,
     pause: Option<PauseHandle>,
 }
@@ -335,12 +335,9 @@ impl AgentSession {
         caller: Option<&CancellationToken>,
         parent: Option<Arc<RunLedger>>,
     ) -> Result<AgentRun, AgenticError> {
-        // The client's name, for each request's span and a panic's error: read once, and
-        // caught as the model's other methods are, since it is the user's code too.
-        let provider = match std::panic::catch_unwind(AssertUnwindSafe(|| self.model.name())) {
+        let provider = match self.provider_name() {
             Ok(name) => name,
-            Err(payload) => {
-                let panic = CaughtPanic::new("the model's name()".to_owned(), payload.as_ref());
+            Err(panic) => {
                 let run = AgentRun {
                     transcript: conversation,
                     ..AgentRun::default()
@@ -398,6 +395,13 @@ impl AgentSession {
         }
     }
 
+    /// The client's name, for each request's span and a panic's error: read once a run, and
+    /// caught as the model's other methods are, since it is the user's code too.
+    pub(super) fn provider_name(&self) -> Result<&str, CaughtPanic> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.model.name()))
+            .map_err(|payload| CaughtPanic::new("the model's name()".to_owned(), payload.as_ref()))
+    }
+
     async fn turns(
         &self,
         request: &mut ChatRequest,
@@ -421,6 +425,8 @@ impl AgentSession {
             {
                 return Err(RunEnd::Cancelled);
             }
+            // The tools offered now: a turn's `shed` calls may have activated more.
+            request.tools = self.manager.offered_declarations();
             if run.model_calls >= self.max_turns {
                 if self.final_answer_on_limit {
                     let response = self
@@ -482,9 +488,9 @@ impl AgentSession {
         }
     }
 
-    /// One model call with the tools offered now, counted and its usage added to `run` (and,
-    /// through its `ledger`, to the runs above it).
-    async fn call_model(
+    /// One model call with the tools `request` declares, counted and its usage added to
+    /// `run` (and, through its `ledger`, to the runs above it).
+    pub(super) async fn call_model(
         &self,
         request: &mut ChatRequest,
         tool_choice: ToolChoice,
@@ -492,7 +498,6 @@ impl AgentSession {
         (caller, provider): (Option<&CancellationToken>, &str),
         (run, ledger): (&mut AgentRun, &RunLedger),
     ) -> Result<ChatResponse, RunEnd> {
-        request.tools = self.manager.offered_declarations();
         request.options.tool_choice = tool_choice;
         let request = &*request;
         run.model_calls += 1;
@@ -629,7 +634,7 @@ pub(crate) struct SessionGuards {
 }
 
 /// Why the loop ended without an answer.
-enum RunEnd {
+pub(super) enum RunEnd {
     Model(ModelError),
     MaxTurns,
     Cancelled,
@@ -638,7 +643,7 @@ enum RunEnd {
 }
 
 impl RunEnd {
-    fn into_error(self, run: AgentRun, max_turns: usize) -> AgenticError {
+    pub(super) fn into_error(self, run: AgentRun, max_turns: usize) -> AgenticError {
         let run = Box::new(run);
         match self {
             Self::Model(source) => AgenticError::Model { source, run },

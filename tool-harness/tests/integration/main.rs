@@ -25,3 +25,4 @@ mod search_file_tool;
 mod shell_tool;
 mod subagent_endings;
 mod subagents;
+mod typed_answers;

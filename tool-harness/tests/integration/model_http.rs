@@ -10,6 +10,7 @@ mod server;
 mod streaming;
 mod strict;
 mod turns;
+mod typed;
 mod unanswered;
 
 use std::time::Duration;
