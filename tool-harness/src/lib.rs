@@ -64,10 +64,10 @@ pub use fs::search::{
     DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, SearchError, SearchMatch, SearchQuery, SearchReport,
 };
 pub use memory::FileMemory;
-/// The session's default memory, from the core: here too, beside [`FileMemory`].
-pub use toolsmith_core::in_memory::InMemoryMemory;
 pub use preset::{ToolPreset, register_file_tools, register_shell_tool};
 pub use shell::environment::ShellEnvironment;
 pub use shell::landlock_policy::LandlockPolicy;
 pub use shell::output_cap::HeadTailBuffer;
 pub use shell::{SandboxStatus, ShellConfig, ShellError, ShellOutcome, ShellRunner, ShellSandbox};
+/// The session's default memory, from the core: here too, beside [`FileMemory`].
+pub use toolsmith_core::in_memory::InMemoryMemory;
