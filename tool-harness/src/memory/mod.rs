@@ -1,5 +1,6 @@
-//! Stores of working facts implementing [`MemoryAccess`]: in memory, and in a JSON file
-//! written atomically (this file), one [`FileMemory`] at a time over a file (`writer_lock`).
+//! [`FileMemory`]: working facts ([`MemoryAccess`]) in a JSON file written atomically, one
+//! [`FileMemory`] at a time over a file (`writer_lock`). The in-memory store is the core's
+//! [`InMemoryMemory`](toolsmith_core::in_memory::InMemoryMemory).
 
 mod writer_lock;
 
