@@ -10,13 +10,13 @@ use toolsmith_harness::agent::{
 };
 use toolsmith_harness::model::{Message, ScriptedModel, ScriptedTurn, ToolChoice};
 
-/// A city's weather.
+/// A city's weather (also asked for through each HTTP client, in `model_http::typed`).
 #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
-struct Weather {
+pub(crate) struct Weather {
     /// The city.
-    city: String,
+    pub(crate) city: String,
     /// Degrees Celsius.
-    celsius: f64,
+    pub(crate) celsius: f64,
 }
 
 fn session(model: &ScriptedModel) -> AgentSession {

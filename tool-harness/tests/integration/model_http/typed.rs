@@ -2,21 +2,12 @@
 //! for with `final_answer` declared and forced in the API's words, and read from the call
 //! the API answers with.
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use toolsmith_harness::agent::{AgentSession, FINAL_ANSWER_TOOL};
 
 use super::server::{MockServer, Reply};
 use super::{Api, Client};
-
-/// A city's weather.
-#[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
-struct Weather {
-    /// The city.
-    city: String,
-    /// Degrees Celsius.
-    celsius: f64,
-}
+use crate::typed_answers::Weather;
 
 /// An answer of one call of `final_answer` with `arguments`, in the API's format.
 fn answer_call(api: Api, arguments: &Value) -> Value {
