@@ -392,6 +392,31 @@ fn inner_types(ty: &Type) -> Box<dyn Iterator<Item = &Type> + '_> {
     }
 }
 
+/// The tokens of `generics` an error points at: its `<..>` and its `where` clause (a
+/// `Generics` alone prints only the `<..>`, which a `where` clause without parameters leaves
+/// empty, and an empty span falls back to the whole attribute).
+fn generics_tokens(generics: &syn::Generics) -> TokenStream {
+    let where_clause = &generics.where_clause;
+    quote!(#generics #where_clause)
+}
+
+/// Records an error when `generics` has parameters or a `where` clause: `what` (a tool
+/// function, a command, ..) takes neither, `why`.
+fn refuse_generics(generics: &syn::Generics, what: &str, why: &str, errors: &mut Errors) {
+    if generics.params.is_empty() && generics.where_clause.is_none() {
+        return;
+    }
+    let refused = if generics.params.is_empty() {
+        "have a `where` clause"
+    } else {
+        "be generic"
+    };
+    errors.spanned(
+        generics_tokens(generics),
+        format!("{what} cannot {refused}: {why}"),
+    );
+}
+
 /// A tool's return type names one concrete type: the result's conversion and schema are
 /// picked from it.
 fn check_return_type(output: &ReturnType, errors: &mut Errors) {
@@ -409,12 +434,12 @@ impl ToolFn {
     /// Reads a function; problems go to `errors`.
     pub fn parse(attr: ToolAttr, mut item: ItemFn, body: FnBody, errors: &mut Errors) -> Self {
         let sig = &item.sig;
-        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            errors.spanned(
-                &sig.generics,
-                "a tool function cannot be generic: its arguments are read from JSON into concrete types",
-            );
-        }
+        refuse_generics(
+            &sig.generics,
+            "a tool function",
+            "its arguments are read from JSON into concrete types",
+            errors,
+        );
         if let Some(constness) = &sig.constness {
             errors.spanned(constness, "a tool function cannot be `const`");
         }
@@ -537,12 +562,12 @@ impl ToolFn {
 impl ToolGroup {
     /// Reads an impl block; problems go to `errors`.
     pub fn parse(attr: ToolAttr, mut item: ItemImpl, errors: &mut Errors) -> Self {
-        if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
-            errors.spanned(
-                &item.generics,
-                "a command group's `impl` block cannot be generic",
-            );
-        }
+        refuse_generics(
+            &item.generics,
+            "a command group's `impl` block",
+            "the tool is one concrete type",
+            errors,
+        );
         if let Some((path, _)) = &item.trait_ {
             errors.spanned(
                 path,
@@ -704,12 +729,12 @@ fn parse_command(
     errors: &mut Errors,
 ) -> Command {
     let sig = &method.sig;
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.spanned(
-            &sig.generics,
-            "a command cannot be generic: its arguments are read from JSON into concrete types",
-        );
-    }
+    refuse_generics(
+        &sig.generics,
+        "a command",
+        "its arguments are read from JSON into concrete types",
+        errors,
+    );
     // The dispatch calls it with no one to uphold its safety contract.
     if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         errors.spanned(
@@ -894,7 +919,7 @@ impl DeriveInput {
     pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Self> {
         if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
             errors.spanned(
-                &input.generics,
+                generics_tokens(&input.generics),
                 "`#[derive(ToolArgs)]` does not support generic types: arguments are read into concrete types",
             );
         }
