@@ -5,7 +5,8 @@ use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens as _, quote};
 use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
-use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
+use syn::punctuated::Punctuated;
+use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Token, Type};
 
 use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAttr};
 use crate::docs::{self, Description, SchemaDoc};
@@ -417,15 +418,50 @@ fn refuse_generics(generics: &syn::Generics, what: &str, why: &str, errors: &mut
     );
 }
 
-/// A tool's return type names one concrete type: the result's conversion and schema are
-/// picked from it.
+/// Whether `ty` is a future written as a type (`impl Future<..>`, `Pin<Box<dyn Future<..>>>`'s
+/// `dyn Future<..>`, `BoxFuture<..>`): a tool returning one is an `async fn`.
+fn names_a_future(ty: &Type) -> bool {
+    let is_future = |path: &syn::Path| {
+        path.segments.last().is_some_and(|segment| {
+            ["Future", "IntoFuture", "BoxFuture", "LocalBoxFuture"]
+                .iter()
+                .any(|name| segment.ident == name)
+        })
+    };
+    let bounds_a_future = |bounds: &Punctuated<syn::TypeParamBound, Token![+]>| {
+        bounds.iter().any(|bound| match bound {
+            syn::TypeParamBound::Trait(bound) => is_future(&bound.path),
+            _ => false,
+        })
+    };
+    match ty {
+        Type::ImplTrait(opaque) => bounds_a_future(&opaque.bounds),
+        Type::TraitObject(object) => bounds_a_future(&object.bounds),
+        Type::Path(path) => path.qself.is_none() && is_future(&path.path),
+        _ => false,
+    }
+}
+
+/// A tool's return type names one concrete type, which a call gives: the result's conversion
+/// and schema are picked from it.
 fn check_return_type(output: &ReturnType, errors: &mut Errors) {
-    if let ReturnType::Type(_, ty) = output
-        && let Some(opaque) = find_type(ty, &|ty| matches!(ty, Type::ImplTrait(_)))
-    {
+    let ReturnType::Type(_, ty) = output else {
+        return;
+    };
+    if let Some(future) = find_type(ty, &names_a_future) {
+        errors.spanned(
+            future,
+            "a tool that gives its result later is an `async fn` returning the result (`async fn f(..) -> u32`), not a function returning a future",
+        );
+    } else if let Some(opaque) = find_type(ty, &|ty| matches!(ty, Type::ImplTrait(_))) {
         errors.spanned(
             opaque,
             "a tool's return type must name a concrete type (how the result is sent, and its schema, are picked from it): write `Vec<u32>`, not `impl Serialize`",
+        );
+    } else if let Some(never) = find_type(ty, &|ty| matches!(ty, Type::Never(_))) {
+        errors.spanned(
+            never,
+            "a tool cannot return `!`: every call is answered; return `Result<T, E>` for a call that fails",
         );
     }
 }
