@@ -4,8 +4,8 @@
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens as _, quote};
 use syn::ext::IdentExt as _;
-use syn::spanned::Spanned as _;
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Token, Type};
 
 use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAttr};
