@@ -4,8 +4,9 @@
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens as _, quote};
 use syn::ext::IdentExt as _;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned as _;
-use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Type};
+use syn::{Attribute, FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Token, Type};
 
 use crate::attr::{self, Annotations, CommandAttr, FieldDefault, Spanned, ToolAttr};
 use crate::docs::{self, Description, SchemaDoc};
@@ -392,15 +393,75 @@ fn inner_types(ty: &Type) -> Box<dyn Iterator<Item = &Type> + '_> {
     }
 }
 
-/// A tool's return type names one concrete type: the result's conversion and schema are
-/// picked from it.
+/// The tokens of `generics` an error points at: its `<..>` and its `where` clause (a
+/// `Generics` alone prints only the `<..>`, which a `where` clause without parameters leaves
+/// empty, and an empty span falls back to the whole attribute).
+fn generics_tokens(generics: &syn::Generics) -> TokenStream {
+    let where_clause = &generics.where_clause;
+    quote!(#generics #where_clause)
+}
+
+/// Records an error when `generics` has parameters or a `where` clause: `what` (a tool
+/// function, a command, ..) takes neither, `why`.
+fn refuse_generics(generics: &syn::Generics, what: &str, why: &str, errors: &mut Errors) {
+    if generics.params.is_empty() && generics.where_clause.is_none() {
+        return;
+    }
+    let refused = if generics.params.is_empty() {
+        "have a `where` clause"
+    } else {
+        "be generic"
+    };
+    errors.spanned(
+        generics_tokens(generics),
+        format!("{what} cannot {refused}: {why}"),
+    );
+}
+
+/// Whether `ty` is a future written as a type (`impl Future<..>`, `Pin<Box<dyn Future<..>>>`'s
+/// `dyn Future<..>`, `BoxFuture<..>`): a tool returning one is an `async fn`.
+fn names_a_future(ty: &Type) -> bool {
+    let is_future = |path: &syn::Path| {
+        path.segments.last().is_some_and(|segment| {
+            ["Future", "IntoFuture", "BoxFuture", "LocalBoxFuture"]
+                .iter()
+                .any(|name| segment.ident == name)
+        })
+    };
+    let bounds_a_future = |bounds: &Punctuated<syn::TypeParamBound, Token![+]>| {
+        bounds.iter().any(|bound| match bound {
+            syn::TypeParamBound::Trait(bound) => is_future(&bound.path),
+            _ => false,
+        })
+    };
+    match ty {
+        Type::ImplTrait(opaque) => bounds_a_future(&opaque.bounds),
+        Type::TraitObject(object) => bounds_a_future(&object.bounds),
+        Type::Path(path) => path.qself.is_none() && is_future(&path.path),
+        _ => false,
+    }
+}
+
+/// A tool's return type names one concrete type, which a call gives: the result's conversion
+/// and schema are picked from it.
 fn check_return_type(output: &ReturnType, errors: &mut Errors) {
-    if let ReturnType::Type(_, ty) = output
-        && let Some(opaque) = find_type(ty, &|ty| matches!(ty, Type::ImplTrait(_)))
-    {
+    let ReturnType::Type(_, ty) = output else {
+        return;
+    };
+    if let Some(future) = find_type(ty, &names_a_future) {
+        errors.spanned(
+            future,
+            "a tool that gives its result later is an `async fn` returning the result (`async fn f(..) -> u32`), not a function returning a future",
+        );
+    } else if let Some(opaque) = find_type(ty, &|ty| matches!(ty, Type::ImplTrait(_))) {
         errors.spanned(
             opaque,
             "a tool's return type must name a concrete type (how the result is sent, and its schema, are picked from it): write `Vec<u32>`, not `impl Serialize`",
+        );
+    } else if let Some(never) = find_type(ty, &|ty| matches!(ty, Type::Never(_))) {
+        errors.spanned(
+            never,
+            "a tool cannot return `!`: every call is answered; return `Result<T, E>` for a call that fails",
         );
     }
 }
@@ -409,12 +470,12 @@ impl ToolFn {
     /// Reads a function; problems go to `errors`.
     pub fn parse(attr: ToolAttr, mut item: ItemFn, body: FnBody, errors: &mut Errors) -> Self {
         let sig = &item.sig;
-        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            errors.spanned(
-                &sig.generics,
-                "a tool function cannot be generic: its arguments are read from JSON into concrete types",
-            );
-        }
+        refuse_generics(
+            &sig.generics,
+            "a tool function",
+            "its arguments are read from JSON into concrete types",
+            errors,
+        );
         if let Some(constness) = &sig.constness {
             errors.spanned(constness, "a tool function cannot be `const`");
         }
@@ -537,12 +598,12 @@ impl ToolFn {
 impl ToolGroup {
     /// Reads an impl block; problems go to `errors`.
     pub fn parse(attr: ToolAttr, mut item: ItemImpl, errors: &mut Errors) -> Self {
-        if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
-            errors.spanned(
-                &item.generics,
-                "a command group's `impl` block cannot be generic",
-            );
-        }
+        refuse_generics(
+            &item.generics,
+            "a command group's `impl` block",
+            "the tool is one concrete type",
+            errors,
+        );
         if let Some((path, _)) = &item.trait_ {
             errors.spanned(
                 path,
@@ -704,12 +765,12 @@ fn parse_command(
     errors: &mut Errors,
 ) -> Command {
     let sig = &method.sig;
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.spanned(
-            &sig.generics,
-            "a command cannot be generic: its arguments are read from JSON into concrete types",
-        );
-    }
+    refuse_generics(
+        &sig.generics,
+        "a command",
+        "its arguments are read from JSON into concrete types",
+        errors,
+    );
     // The dispatch calls it with no one to uphold its safety contract.
     if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         errors.spanned(
@@ -894,7 +955,7 @@ impl DeriveInput {
     pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Self> {
         if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
             errors.spanned(
-                &input.generics,
+                generics_tokens(&input.generics),
                 "`#[derive(ToolArgs)]` does not support generic types: arguments are read into concrete types",
             );
         }
