@@ -7,6 +7,7 @@ mod client;
 mod endless_lists;
 mod fake_http;
 mod http;
+mod malformed_lists;
 mod server;
 mod unreadable_answers;
 
