@@ -9,6 +9,7 @@ mod fake_http;
 mod http;
 mod malformed_lists;
 mod server;
+mod slow_clients;
 mod unreadable_answers;
 
 use std::sync::Arc;
