@@ -36,6 +36,11 @@ use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_
 /// their workers, channels and per-session tool lists stay small.
 pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 
+/// How long a client of an [`McpHttpServer`] may take to send a request's head, and then its
+/// body, by default ([`McpHttpOptions::with_request_read_timeout`]): hyper's own default for
+/// the head, where a timer is given it. Ample for a message of 8 MiB on a slow link.
+pub const DEFAULT_REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Where and how an [`McpHttpServer`] listens.
 ///
 /// ```
@@ -60,6 +65,7 @@ pub struct McpHttpOptions {
     max_body_bytes: usize,
     max_sessions: usize,
     session_idle_timeout: Option<Duration>,
+    request_read_timeout: Duration,
 }
 
 /// How long an MCP session of an [`McpHttpServer`] may see no traffic before it ends, by
@@ -81,6 +87,7 @@ impl std::fmt::Debug for McpHttpOptions {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_sessions", &self.max_sessions)
             .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("request_read_timeout", &self.request_read_timeout)
             .finish()
     }
 }
@@ -97,6 +104,7 @@ impl Default for McpHttpOptions {
             max_body_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+            request_read_timeout: DEFAULT_REQUEST_READ_TIMEOUT,
         }
     }
 }
@@ -186,6 +194,20 @@ impl McpHttpOptions {
     #[must_use]
     pub fn with_session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// How long a client may take to send a request's head (its request line and headers),
+    /// and then its body (default [`DEFAULT_REQUEST_READ_TIMEOUT`]; at least a millisecond).
+    ///
+    /// Past it, a head is dropped with its connection and a body answered `408 Request
+    /// Timeout`, so that a client sending a byte a second (or stopping half-way) cannot hold
+    /// a connection and the task serving it for ever. The time a call runs, or an answer
+    /// streams, is not counted. The head's limit is [`McpHttpServer`]'s; a [`router`] mounted
+    /// in a server of your own keeps the body's, and the head's is that server's to set.
+    #[must_use]
+    pub fn with_request_read_timeout(mut self, timeout: Duration) -> Self {
+        self.request_read_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 
@@ -303,12 +325,12 @@ impl McpHttpServer {
         }
         let shutdown = CancellationToken::new();
         let app = router(server, &options, local_addr, shutdown.clone());
-        let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await
-        });
+        let task = tokio::spawn(serve_connections(
+            listener,
+            app,
+            shutdown.clone(),
+            options.request_read_timeout,
+        ));
         Ok(Self {
             local_addr,
             path: options.path,
@@ -353,6 +375,77 @@ impl McpHttpServer {
     }
 }
 
+/// Serves `app` on each connection `listener` accepts until `shutdown` is cancelled, then
+/// ends the connections gracefully (a request running is answered) and returns once they
+/// have ended: axum's `serve`, but with a timer, which hyper needs to drop a connection whose
+/// request head has not arrived within `head_timeout` (axum's gives it none: no limit).
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: CancellationToken,
+    head_timeout: Duration,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto::Builder;
+    use hyper_util::service::TowerToHyperService;
+
+    // Each connection's task holds a sender: once all are dropped, every connection ended.
+    let (open, mut all_ended) = tokio::sync::mpsc::channel::<()>(1);
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            // The client gave up before it was accepted: nothing wrong here.
+            Err(error) if is_connection_error(&error) => continue,
+            // Out of file descriptors, say: wait rather than spin, as axum does.
+            Err(error) => {
+                tracing::error!(%error, "accepting an MCP connection failed; retrying in 1 s");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let app = app.clone();
+        let shutdown = shutdown.clone();
+        let open = open.clone();
+        tokio::spawn(async move {
+            let _open = open;
+            let mut builder = Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(head_timeout);
+            let connection =
+                builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                // A failed connection (a client gone, a head too slow) is the client's affair.
+                _ = connection.as_mut() => return,
+                () = shutdown.cancelled() => {}
+            }
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
+        });
+    }
+    drop(listener);
+    drop(open);
+    let _ = all_ended.recv().await;
+    Ok(())
+}
+
+/// Whether an error accepting a connection is that one connection's (it was reset or aborted
+/// before it was accepted), not the listener's.
+fn is_connection_error(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
+}
+
 /// The axum router serving `server` at `options.path()`, for mounting in an application of
 /// your own; `bound` is the address it is reached at (its host is accepted in `Host`).
 pub fn router(
@@ -373,11 +466,21 @@ pub fn router(
     let service = StreamableHttpService::new(move || Ok(server.for_connection()), sessions, config);
     // A route layer, so that a request to another path is still a plain 404; the bearer
     // check below wraps it, so that only an authorized client learns the server is full.
+    let body = BodyLimits {
+        max_bytes: options.max_body_bytes,
+        timeout: options.request_read_timeout,
+    };
+    // The body's deadline outside the cap, which may read the body too; both inside the
+    // bearer check, so that no body is read before the token is.
     let app = Router::new()
         .route_service(&options.path, service)
         .route_layer(axum::middleware::from_fn_with_state(
             cap,
             refuse_sessions_past_cap,
+        ))
+        .route_layer(axum::middleware::from_fn_with_state(
+            body,
+            read_body_in_time,
         ));
     match &options.bearer_token {
         Some(token) => app.layer(axum::middleware::from_fn_with_state(
@@ -385,6 +488,48 @@ pub fn router(
             require_bearer,
         )),
         None => app,
+    }
+}
+
+/// How much of a request body is read, and for how long.
+#[derive(Debug, Clone, Copy)]
+struct BodyLimits {
+    max_bytes: usize,
+    timeout: Duration,
+}
+
+/// Reads the request's body before passing it on, answering `408` when it has not all come
+/// within the timeout (rmcp reads it with no time limit: a client sending a byte a second held
+/// the request for ever) and `413` past the size limit.
+async fn read_body_in_time(
+    State(limits): State<BodyLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    match tokio::time::timeout(limits.timeout, axum::body::to_bytes(body, limits.max_bytes)).await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        // Too long, or the client went away (then no one reads this answer).
+        Ok(Err(_)) => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "Payload Too Large: request body exceeds {} bytes",
+                limits.max_bytes
+            ),
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::REQUEST_TIMEOUT,
+            [(header::CONNECTION, "close")],
+            format!(
+                "Request Timeout: the request body did not arrive within {:?}",
+                limits.timeout
+            ),
+        )
+            .into_response(),
     }
 }
 

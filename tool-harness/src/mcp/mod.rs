@@ -39,7 +39,8 @@ pub use client::{
 };
 pub use error::McpError;
 pub use http::{
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, McpHttpOptions, McpHttpServer, router,
+    DEFAULT_MAX_SESSIONS, DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
+    McpHttpOptions, McpHttpServer, router,
 };
 pub use json_limits::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, JsonLimits};
 pub use line_transport::LineTransport;

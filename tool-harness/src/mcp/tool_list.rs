@@ -7,8 +7,13 @@ use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use rmcp::ClientHandler;
-use rmcp::model::{ClientConfig, PaginatedRequestParams};
+use rmcp::ServiceError;
+use rmcp::model::{
+    ClientConfig, ClientRequest, ListToolsRequest, ListToolsResult, PaginatedRequestParams,
+};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
+use serde_json::Value;
+use serde_path_to_error::Segment;
 use tokio::sync::{Notify, watch};
 
 use super::bridge::McpToolBridge;
@@ -149,11 +154,14 @@ impl ToolLister {
         let mut cursor = None;
         let mut bytes = 0_usize;
         for _ in 0..=self.max_tools {
-            let page = self
-                .peer
-                .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-                .await
-                .map_err(|error| self.failure(error.to_string()))?;
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = match self.peer.list_tools(Some(params.clone())).await {
+                Ok(page) => page,
+                Err(ServiceError::UnexpectedResponse) => {
+                    return Err(self.failure(self.unreadable_page(params).await));
+                }
+                Err(error) => return Err(self.failure(error.to_string())),
+            };
             for tool in page.tools {
                 let size = serialized_len(&tool);
                 bytes = bytes.saturating_add(size);
@@ -184,11 +192,55 @@ impl ToolLister {
         )))
     }
 
+    /// Why a page that rmcp could not read as a tool list (it says only "Unexpected response
+    /// type") is not one, from the same page asked for again as it is sent: the field, and the
+    /// tool it is in.
+    async fn unreadable_page(&self, params: PaginatedRequestParams) -> String {
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+        match self.peer.send_request(request).await {
+            Ok(answer) => match serde_json::to_value(&answer) {
+                Ok(value) => not_a_tool_list(value),
+                Err(error) => format!("the answer is not a tool list: {error}"),
+            },
+            Err(error) => format!("the answer is not a tool list; asked again: {error}"),
+        }
+    }
+
     fn failure(&self, reason: String) -> McpError {
         McpError::Request {
             request: "tools/list".to_owned(),
             peer: self.label.to_string(),
             reason,
+        }
+    }
+}
+
+/// Why `page`, a server's answer to `tools/list`, does not read as a tool list: the path of
+/// the field that does not read and what was expected there, with the name of the tool it is
+/// in when that tool has one.
+fn not_a_tool_list(page: Value) -> String {
+    let tool_at = |index: usize| {
+        page.get("tools")
+            .and_then(|tools| tools.get(index))
+            .and_then(|tool| tool.get("name"))
+            .and_then(Value::as_str)
+            .map(|name| format!(" (the tool `{}`)", cut(name)))
+            .unwrap_or_default()
+    };
+    match serde_path_to_error::deserialize::<_, ListToolsResult>(&page) {
+        // Read here but not by rmcp: nothing more precise to say.
+        Ok(_) => "the answer is not a tool list".to_owned(),
+        Err(error) => {
+            let tool = match error.path().iter().nth(1) {
+                Some(Segment::Seq { index }) => tool_at(*index),
+                _ => String::new(),
+            };
+            // serde quotes the value it could not read: a string schema of megabytes is cut.
+            format!(
+                "the answer is not a tool list: {}{tool}: {}",
+                error.path(),
+                cut(&error.inner().to_string())
+            )
         }
     }
 }

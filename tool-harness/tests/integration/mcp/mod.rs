@@ -7,7 +7,9 @@ mod client;
 mod endless_lists;
 mod fake_http;
 mod http;
+mod malformed_lists;
 mod server;
+mod slow_clients;
 mod unreadable_answers;
 
 use std::sync::Arc;
