@@ -78,6 +78,9 @@ pub struct ToolFn {
     pub output: Output,
     /// The generated unit struct's name (`add_numbers` → `AddNumbers`).
     pub struct_ident: Ident,
+    /// The function's name in PascalCase is no struct name (an error says so):
+    /// `struct_ident` is a placeholder no use of the tool names.
+    pub struct_unnamed: bool,
 }
 
 /// A command of a command group: a method with a `self` receiver.
@@ -525,6 +528,7 @@ impl ToolFn {
             .as_ref()
             .map(|d| Description::Text(d.value.clone()))
             .or(doc.description);
+        let mut struct_unnamed = false;
         let struct_ident = attr.struct_name.clone().unwrap_or_else(|| {
             let pascal = names::pascal_case(&fn_name);
             // `self_` and `__` are names of functions, but `Self` and `` are none of a struct.
@@ -537,6 +541,7 @@ impl ToolFn {
                          `#[tool_fn(struct_name = \"...\")]`"
                     ),
                 );
+                struct_unnamed = true;
                 return Ident::new("__ToolsmithUnnamed", sig.ident.span());
             }
             Ident::new(&pascal, sig.ident.span())
@@ -561,6 +566,7 @@ impl ToolFn {
             params,
             output,
             struct_ident,
+            struct_unnamed,
         }
     }
 

@@ -92,7 +92,12 @@ pub struct ToolAttr {
     /// `struct_name = "..."`: the generated struct's name, instead of the function's name in
     /// PascalCase.
     pub struct_name: Option<syn::Ident>,
+    /// `struct_name` was given but could not be read (or the attribute was not read to its
+    /// end): the struct's name is unknown, so no stand-in is generated on the error path.
+    pub struct_name_unread: bool,
     pub krate: Option<syn::Path>,
+    /// As `struct_name_unread`, for `crate = "..."`: the path the code would name is unknown.
+    pub krate_unread: bool,
     /// `timeout = "..."` in milliseconds, with the span of its key.
     pub timeout_millis: Option<Spanned<u64>>,
     /// `retries = N`: how many times a failed call is retried (0: never).
@@ -139,19 +144,10 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             let value = string_value(meta)?;
             set(&mut attr.category, value, meta, local);
         } else if meta.path.is_ident("struct_name") {
-            let lit: LitStr = meta.value()?.parse()?;
-            let ident = lit.parse::<syn::Ident>().map_err(|_| {
-                syn::Error::new(
-                    lit.span(),
-                    format!(
-                        "`struct_name` must be a type name (one identifier, not a keyword), e.g. `struct_name = \"ConstrainedTool\"`; {:?} is not",
-                        lit.value()
-                    ),
-                )
-            })?;
+            let ident = struct_name_value(meta).inspect_err(|_| attr.struct_name_unread = true)?;
             set(&mut attr.struct_name, ident, meta, local);
         } else if let Some(key) = crate_key(meta) {
-            let path = crate_value(meta, key)?;
+            let path = crate_value(meta, key).inspect_err(|_| attr.krate_unread = true)?;
             if attr.krate.is_some() {
                 local.spanned(
                     &meta.path,
@@ -181,11 +177,28 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
     }));
     if let Err(err) = parser.parse2(args) {
         errors.push(err);
+        // The keys after the one that stopped the parser are unread, names among them.
+        attr.struct_name_unread = true;
+        attr.krate_unread = true;
     }
     if let Err(err) = local.finish() {
         errors.push(err);
     }
     attr
+}
+
+/// The identifier of `struct_name = "..."`.
+fn struct_name_value(meta: &ParseNestedMeta<'_>) -> syn::Result<syn::Ident> {
+    let lit: LitStr = meta.value()?.parse()?;
+    lit.parse::<syn::Ident>().map_err(|_| {
+        syn::Error::new(
+            lit.span(),
+            format!(
+                "`struct_name` must be a type name (one identifier, not a keyword), e.g. `struct_name = \"ConstrainedTool\"`; {:?} is not",
+                lit.value()
+            ),
+        )
+    })
 }
 
 /// The value of `retries = N`: a whole number that fits a `u32`.
@@ -481,12 +494,22 @@ pub fn is_helper(attr: &Attribute) -> bool {
 }
 
 /// The `crate = "path"` (or `crate_path = "path"`) of `#[toolsmith(...)]` on a derived type.
-pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
+pub struct CrateOverride {
+    /// The path, when one was read.
+    pub path: Option<syn::Path>,
+    /// A path was given but could not be read (or an attribute not read to its end): the
+    /// crate the generated code would name is unknown.
+    pub unread: bool,
+}
+
+/// Reads the [`CrateOverride`] of a derived type's attributes; problems go to `errors`.
+pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> CrateOverride {
     let mut krate = None;
+    let mut unread = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("toolsmith")) {
         let result = attr.parse_nested_meta(each_key(errors, |meta, errors| {
             if let Some(key) = crate_key(meta) {
-                let path = crate_value(meta, key)?;
+                let path = crate_value(meta, key).inspect_err(|_| unread = true)?;
                 if krate.is_some() {
                     errors.spanned(
                         &meta.path,
@@ -500,7 +523,12 @@ pub fn parse_crate_override(attrs: &[Attribute], errors: &mut Errors) -> Option<
                 Err(unknown_key(meta, "#[toolsmith]", "crate (or crate_path)"))
             }
         }));
-        errors.take(result);
+        if errors.take(result).is_none() {
+            unread = true;
+        }
     }
-    krate
+    CrateOverride {
+        path: krate,
+        unread,
+    }
 }

@@ -21,6 +21,7 @@ mod names;
 mod rename_rule;
 mod returns;
 mod serde_attr;
+mod stand_in;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -363,7 +364,10 @@ use errors::Errors;
 ///
 /// Every problem (a missing description, an invalid or reserved name, an unknown key, a
 /// pattern or generic parameter, a type that cannot be an argument or a result, duplicate
-/// argument or command names) is a compile error pointing at the offending token.
+/// argument or command names) is a compile error pointing at the offending token. On an
+/// error, the macro still defines the struct (or, on an `impl` block, the type's `ToolImpl`)
+/// with the impls the success path gives it, as stand-ins that never run, so that the error
+/// it reports is the only one, not one more at each use of the tool.
 #[proc_macro_attribute]
 pub fn tool_fn(args: TokenStream, input: TokenStream) -> TokenStream {
     expand_tool_fn(Home::Facade, args, input)
@@ -396,7 +400,11 @@ fn expand_tool_fn(home: Home, args: TokenStream, input: TokenStream) -> TokenStr
             valid::tool_fn(&tool, &mut errors);
             match errors.finish() {
                 Ok(()) => expand::tool_fn(&tool, home),
-                Err(err) => with_item(err, &tool.emitted()),
+                Err(err) => {
+                    let mut out = with_item(err, &tool.emitted());
+                    out.extend(stand_in::tool_fn(&tool, home));
+                    out
+                }
             }
         }
         (syn::Item::Impl(item), _) => {
@@ -404,7 +412,11 @@ fn expand_tool_fn(home: Home, args: TokenStream, input: TokenStream) -> TokenStr
             valid::tool_group(&group, &mut errors);
             match errors.finish() {
                 Ok(()) => expand::tool_group(&group, home),
-                Err(err) => with_item(err, &group.item),
+                Err(err) => {
+                    let mut out = with_item(err, &group.item);
+                    out.extend(stand_in::tool_group(&group, home));
+                    out
+                }
             }
         }
         (other, _) => {
@@ -421,7 +433,8 @@ fn expand_tool_fn(home: Home, args: TokenStream, input: TokenStream) -> TokenStr
 }
 
 /// The errors, followed by the item itself (so that the rest of the crate still resolves it
-/// and does not report errors of its own about a missing function).
+/// and does not report errors of its own about a missing function); the caller adds the
+/// stand-ins of what the item would have generated (`stand_in`).
 fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::TokenStream {
     let mut out = err.to_compile_error();
     item.to_tokens(&mut out);
@@ -460,6 +473,10 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// let search: Search = ToolArgs::new("search", &arguments).parse().unwrap();
 /// assert_eq!(search, Search { query: "rust".into(), limit: 5, only_tag: None });
 /// ```
+///
+/// On an error, the derive still implements `FromToolArgs` and `ArgsSchema` (or
+/// `ToolCommands`) for the type, as stand-ins that never run, so that the error it reports is
+/// the only one, not one more at each use of the type.
 ///
 /// A derived type must not also derive `serde::Deserialize`: every `Deserialize` type is
 /// already read by a blanket `FromToolArgs` impl, and the two would conflict. It may derive
@@ -598,7 +615,7 @@ fn expand_tool_args(home: Home, input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     let mut errors = Errors::default();
     let krate_override = attr::parse_crate_override(&input.attrs, &mut errors);
-    let krate = crate_path::resolve(krate_override.as_ref(), home);
+    let krate = crate_path::resolve(krate_override.path.as_ref(), home);
     let parsed = ast::DeriveInput::parse(&input, &mut errors);
     match &parsed {
         Some(ast::DeriveInput::Struct(s)) => valid::args_struct(&s.fields, &mut errors),
@@ -606,7 +623,9 @@ fn expand_tool_args(home: Home, input: TokenStream) -> TokenStream {
         None => {}
     }
     if let Err(err) = errors.finish() {
-        return err.to_compile_error().into();
+        let mut out = err.to_compile_error();
+        out.extend(stand_in::tool_args(&input, &krate_override, home));
+        return out.into();
     }
     match parsed {
         Some(ast::DeriveInput::Struct(s)) => expand::args_struct(&s, &krate),
