@@ -107,6 +107,9 @@ async fn in_process_toolsmith() -> Client {
 
 /// rmcp's own HTTP client builds reqwest's default client, which in this build (reqwest's
 /// `rustls-no-provider`) needs a process-wide rustls provider.
+/// (The ring provider is deprecated since rustls 0.23.48 for want of post-quantum key exchange;
+/// it is the one this build has.)
+#[allow(deprecated)]
 fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

@@ -23,6 +23,9 @@ async fn start(options: McpHttpOptions) -> McpHttpServer {
 
 /// rmcp's own HTTP client builds reqwest's default client, which in this build (reqwest's
 /// `rustls-no-provider`) needs a process-wide rustls provider; Toolsmith's clients never do.
+/// (The ring provider is deprecated since rustls 0.23.48 for want of post-quantum key exchange;
+/// it is the one this build has.)
+#[allow(deprecated)]
 fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
