@@ -80,6 +80,7 @@ pub use manager::execution_settings::DEFAULT_CONCURRENCY_LIMIT;
 pub use manager::suggestion::closest_names;
 pub use manager::{RegistrationError, ToolCallManager};
 pub use provider::Provider;
+pub use reading::blank::is_blank;
 pub use reading::lenient;
 pub use reading::tool_args::{ArgsSchema, FromToolArgs, ToolArgs};
 pub use schema::scheme;

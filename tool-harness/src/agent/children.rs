@@ -12,7 +12,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use toolsmith_core::{CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, tool_fn};
+use toolsmith_core::{
+    CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, is_blank, tool_fn,
+};
 
 use super::events::AgentEvent;
 use super::ledger::RunLedger;
@@ -482,7 +484,7 @@ impl AgentCommands {
                 children.depth, children.config.max_depth
             )));
         }
-        if task.trim().is_empty() {
+        if is_blank(&task) {
             return Err(ToolError::invalid_arguments(
                 AGENT_TOOL,
                 "/task: the task is empty",

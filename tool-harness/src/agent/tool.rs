@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use toolsmith_core::{
     Args, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition,
-    ToolError, ToolImpl, scheme,
+    ToolError, ToolImpl, is_blank, scheme,
 };
 
 use super::{AgentRun, AgentSession, AgenticError};
@@ -98,9 +98,9 @@ impl ToolImpl for AgentTool {
         let input = ToolArgs::new(&self.name, &arguments)
             .str("input")?
             .to_owned();
-        // Whitespace passes the schema's length, but gives the agent no task (and some APIs
-        // refuse a message of whitespace alone).
-        if input.trim().is_empty() {
+        // Whitespace and zero-width characters pass the schema's length, but give the agent
+        // no task (and some APIs refuse a message of whitespace alone).
+        if is_blank(&input) {
             return Err(ToolError::invalid_arguments(
                 &self.name,
                 "/input: the input is empty",

@@ -3,9 +3,9 @@
 //! Bound to 127.0.0.1 by default. Every request's `Host` must name this machine (or a host
 //! added with [`McpHttpOptions::allow_host`]) and a browser's `Origin` must be a local one
 //! (or one added with [`McpHttpOptions::allow_origin`]), which defeats DNS rebinding; with a
-//! bearer token set, a request without it gets `401` before its body is read. At most
-//! [`McpHttpOptions::with_max_sessions`] sessions are open at once; past that, an
-//! `initialize` gets `503`.
+//! bearer token set, a request without it gets `401` before its body is read (and before
+//! its `Host` is looked at). At most [`McpHttpOptions::with_max_sessions`] sessions are open
+//! at once; past that, an `initialize` with an allowed `Host` and `Origin` gets `503`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -23,6 +23,7 @@ use toolsmith_core::CancellationToken;
 
 use super::error::McpError;
 use super::json_limits::DEFAULT_MAX_MESSAGE_BYTES;
+use super::rebinding_guard::{McpService, refuse_what_rmcp_refuses};
 use super::server::McpServer;
 use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_past_cap};
 
@@ -463,17 +464,19 @@ pub fn router(
         sessions: Arc::clone(&sessions),
         max_body_bytes: options.max_body_bytes,
     };
-    let service = StreamableHttpService::new(move || Ok(server.for_connection()), sessions, config);
-    // A route layer, so that a request to another path is still a plain 404; the bearer
-    // check below wraps it, so that only an authorized client learns the server is full.
+    let service: McpService =
+        StreamableHttpService::new(move || Ok(server.for_connection()), sessions, config);
     let body = BodyLimits {
         max_bytes: options.max_body_bytes,
         timeout: options.request_read_timeout,
     };
-    // The body's deadline outside the cap, which may read the body too; both inside the
-    // bearer check, so that no body is read before the token is.
+    // Route layers, so that a request to another path is still a plain 404. From the
+    // outside in: the bearer check (below), so that nothing is read or told before the
+    // token is; rmcp's Host / Origin check, so that a foreign page learns nothing, not even
+    // that the server is full; the body's deadline, outside the cap, which may read the
+    // body too; the cap.
     let app = Router::new()
-        .route_service(&options.path, service)
+        .route_service(&options.path, service.clone())
         .route_layer(axum::middleware::from_fn_with_state(
             cap,
             refuse_sessions_past_cap,
@@ -481,6 +484,10 @@ pub fn router(
         .route_layer(axum::middleware::from_fn_with_state(
             body,
             read_body_in_time,
+        ))
+        .route_layer(axum::middleware::from_fn_with_state(
+            service,
+            refuse_what_rmcp_refuses,
         ));
     match &options.bearer_token {
         Some(token) => app.layer(axum::middleware::from_fn_with_state(

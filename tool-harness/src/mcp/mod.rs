@@ -24,6 +24,7 @@ mod line_transport;
 mod names;
 mod pagination;
 mod progress;
+mod rebinding_guard;
 mod server;
 mod session_cap;
 mod session_idle;

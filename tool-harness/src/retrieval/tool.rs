@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use toolsmith_core::{
     Args, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolDefinition,
-    ToolError, ToolImpl, provider::cut_to, returns_schema, scheme,
+    ToolError, ToolImpl, is_blank, provider::cut_to, returns_schema, scheme,
 };
 
 use super::{Document, Retriever};
@@ -197,9 +197,10 @@ impl ToolImpl for RetrieverTool {
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
         let args = ToolArgs::new(&self.name, &arguments);
         let query = args.str("query")?;
-        // `minLength` counts spaces: a query of only whitespace passes it, and would have the
-        // retriever rank documents for nothing (by embedding, the first ones it meets).
-        if query.trim().is_empty() {
+        // `minLength` counts spaces and zero-width characters: a query of only those passes
+        // it, and would have the retriever rank documents for nothing (by embedding, the
+        // first ones it meets).
+        if is_blank(query) {
             return Err(ToolError::invalid_arguments(
                 &self.name,
                 "/query: is blank; say what to look for, in a few words or a question",

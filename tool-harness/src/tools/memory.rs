@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use toolsmith_core::{MemoryAccess, ToolError, tool_fn};
+use toolsmith_core::{MemoryAccess, ToolError, is_blank, tool_fn};
 
 /// The tool's name.
 pub const MEMORY_TOOL: &str = "memory";
@@ -45,6 +45,19 @@ fn failed(err: impl std::fmt::Display) -> ToolError {
     ToolError::execution(MEMORY_TOOL, err)
 }
 
+/// Refuses a fact with nothing visible in it (spaces, zero-width characters): the schema's
+/// length counts them, and such a fact would take an id and a place in every prompt while
+/// saying nothing.
+fn visible(text: String) -> Result<String, ToolError> {
+    if is_blank(&text) {
+        return Err(ToolError::invalid_arguments(
+            MEMORY_TOOL,
+            "/text: the fact is empty; write it as one self-contained statement",
+        ));
+    }
+    Ok(text)
+}
+
 impl MemoryTool {
     /// `memory` over `memory`.
     pub fn new(memory: Arc<dyn MemoryAccess>) -> Self {
@@ -63,7 +76,7 @@ impl MemoryTool {
         /// The fact to remember, one self-contained statement.
         text: String,
     ) -> Result<String, ToolError> {
-        let added = self.memory.add(text).await.map_err(failed)?;
+        let added = self.memory.add(visible(text)?).await.map_err(failed)?;
         Ok(format!(
             "Remembered fact {} (memory version {})",
             added.value.id, added.version
@@ -96,7 +109,11 @@ impl MemoryTool {
         /// Its new text.
         text: String,
     ) -> Result<String, ToolError> {
-        let replaced = self.memory.replace(id, text).await.map_err(failed)?;
+        let replaced = self
+            .memory
+            .replace(id, visible(text)?)
+            .await
+            .map_err(failed)?;
         if replaced.value {
             Ok(format!(
                 "Replaced fact {id} (memory version {})",

@@ -97,6 +97,25 @@ async fn memory_commands_bump_the_version_and_report_errors() {
                 "{kind} {bad}: {err}"
             );
         }
+        // A fact of nothing visible (spaces, zero-width characters) is no fact: refused, and
+        // no version made.
+        for bad in [
+            json!({"command": "add", "text": " \n"}),
+            json!({"command": "add", "text": "\u{200B}\u{FEFF}"}),
+            json!({"command": "replace", "id": 1, "text": "\u{2060}"}),
+        ] {
+            let err = error(&m, "memory", bad.clone()).await;
+            assert_eq!(
+                err.kind(),
+                ToolErrorKind::InvalidArguments,
+                "{kind} {bad}: {err}"
+            );
+            assert!(
+                err.to_string().contains("/text: the fact is empty"),
+                "{kind} {bad}: {err}"
+            );
+        }
+        assert_eq!(memory.version(), 4, "{kind}: a refused fact is no version");
     }
 }
 

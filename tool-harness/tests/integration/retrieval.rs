@@ -36,7 +36,17 @@ impl Retriever for Recording {
 async fn a_blank_query_is_refused_before_the_retriever_runs() {
     let retriever = Arc::new(Recording::default());
     let tool = || RetrieverTool::new(retriever.clone(), "search_docs", "Search.");
-    for blank in [" ", "\n\t  ", "\u{3000}"] {
+    // Invisible format characters (zero-width space, joiners, word joiner, BOM) are no
+    // more a query than spaces.
+    for blank in [
+        " ",
+        "\n\t  ",
+        "\u{3000}",
+        "\u{200B}",
+        "\u{FEFF}",
+        " \u{200C}\u{200D} ",
+        "\u{2060}\u{200B}",
+    ] {
         let err = retrieve(tool(), json!({"query": blank})).await.unwrap_err();
         assert!(
             matches!(err, ToolError::InvalidArguments { .. }),

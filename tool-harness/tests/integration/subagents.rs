@@ -302,6 +302,16 @@ async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
             .contains("no sub-agent 'agent-9': none has been started"),
         "{err}"
     );
+    // A task of nothing visible is no task.
+    for blank in [" \n", "\u{200B}", "\u{FEFF}\u{200D}"] {
+        let err = agent(&manager, json!({"command": "start", "task": blank}))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("/task: the task is empty"),
+            "{blank:?}: {err}"
+        );
+    }
     agent(&manager, json!({"command": "start", "task": "one"}))
         .await
         .unwrap();
@@ -537,14 +547,19 @@ async fn agent_tool_answers_fails_and_runs_out_of_turns_as_results() {
             .contains("stopped after 2 model calls"),
         "{out_of_turns:?}"
     );
-    // Whitespace alone is no task: refused without a model call.
+    // Whitespace or zero-width characters alone are no task: refused without a model call.
     let idle = ScriptedModel::default();
-    let session = AgentSession::builder(idle.clone())
-        .with_model("m")
-        .build()
-        .unwrap();
-    let error = research(session, " \n\t ").await.unwrap_err().to_string();
-    assert!(error.contains("/input: the input is empty"), "{error}");
+    for blank in [" \n\t ", "\u{200B}\u{FEFF}", "\u{2060}"] {
+        let session = AgentSession::builder(idle.clone())
+            .with_model("m")
+            .build()
+            .unwrap();
+        let error = research(session, blank).await.unwrap_err().to_string();
+        assert!(
+            error.contains("/input: the input is empty"),
+            "{blank:?}: {error}"
+        );
+    }
     assert!(idle.requests().is_empty(), "the agent was run");
     // The schema asks for one non-empty `input`.
     let tool = AgentTool::new(

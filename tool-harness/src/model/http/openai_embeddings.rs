@@ -353,9 +353,11 @@ fn read_vectors(
         return Err("the answer has no `data` array".to_owned());
     };
     if items.len() != texts {
+        let vectors = items.len();
         return Err(format!(
-            "the answer holds {} vectors for {texts} texts",
-            items.len()
+            "the answer holds {vectors} vector{} for {texts} text{}",
+            if vectors == 1 { "" } else { "s" },
+            if texts == 1 { "" } else { "s" },
         ));
     }
     let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts];
@@ -398,8 +400,9 @@ fn read_vector(
     };
     if numbers.len() != dimensions {
         return Err(format!(
-            "the vector of text {text} (data[{position}]) has {} numbers, not {dimensions}",
-            numbers.len()
+            "the vector of text {text} (data[{position}]) has {} number{}, not {dimensions}",
+            numbers.len(),
+            if numbers.len() == 1 { "" } else { "s" },
         ));
     }
     numbers
@@ -452,7 +455,15 @@ mod tests {
         };
         assert_eq!(
             error(json!({"data": [{"embedding": [1.0]}]}), 2, 1),
-            "the answer holds 1 vectors for 2 texts"
+            "the answer holds 1 vector for 2 texts"
+        );
+        assert_eq!(
+            error(
+                json!({"data": [{"embedding": [1.0]}, {"embedding": [2.0]}]}),
+                1,
+                1
+            ),
+            "the answer holds 2 vectors for 1 text"
         );
         assert_eq!(
             error(json!({"object": "list"}), 1, 1),
@@ -477,6 +488,10 @@ mod tests {
                 3
             ),
             "the vector of text 0 (data[0]) has 2 numbers, not 3"
+        );
+        assert_eq!(
+            error(json!({"data": [{"index": 0, "embedding": [1.0]}]}), 1, 2),
+            "the vector of text 0 (data[0]) has 1 number, not 2"
         );
         assert_eq!(
             error(json!({"data": [{"index": 0, "embedding": "AAAA"}]}), 1, 1),

@@ -360,6 +360,43 @@ async fn sessions_past_the_cap_are_refused_until_one_ends() {
 }
 
 #[tokio::test]
+async fn a_full_server_refuses_a_foreign_host_before_saying_it_is_full() {
+    // A cap of 0 is full from the start. The Host / Origin check is the security check: a
+    // page rebinding its name to 127.0.0.1 learns nothing about the server's load.
+    let server = start(McpHttpOptions::default().with_max_sessions(0)).await;
+    let port = server.local_addr().port();
+    assert_eq!(
+        raw_status(&server, &[("Host", format!("evil.test:{port}"))]).await,
+        403
+    );
+    assert_eq!(
+        raw_status(&server, &[("Origin", "http://evil.test".into())]).await,
+        403
+    );
+    assert_eq!(raw_status(&server, &[("Host", "[::1".into())]).await, 400);
+    assert_eq!(raw_status(&server, &[]).await, 503);
+    server.shutdown().await.unwrap();
+
+    // With a token, the token is still checked first; then the Host; then the cap.
+    let server = start(
+        McpHttpOptions::default()
+            .with_max_sessions(0)
+            .with_bearer_token("s3cret"),
+    )
+    .await;
+    let port = server.local_addr().port();
+    let token = ("Authorization", "Bearer s3cret".to_owned());
+    let foreign = ("Host", format!("evil.test:{port}"));
+    assert_eq!(
+        raw_status(&server, std::slice::from_ref(&foreign)).await,
+        401
+    );
+    assert_eq!(raw_status(&server, &[foreign, token.clone()]).await, 403);
+    assert_eq!(raw_status(&server, &[token]).await, 503);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn clients_of_the_stateless_revision_are_served_at_the_cap() {
     use rmcp::model::ProtocolVersion;
     use rmcp::{ClientLifecycleMode, ClientServiceExt as _};

@@ -123,6 +123,8 @@ async fn a_wrong_answer_or_a_failed_request_is_an_error_that_says_what() {
         // A 429, retried, then the answer.
         Reply::json(429, &json!({"error": {"message": "slow down"}})),
         answer(&[vec![1.0, 0.0], vec![0.0, 1.0]]),
+        // Two vectors for one text.
+        answer(&[vec![1.0, 0.0], vec![0.0, 1.0]]),
     ])
     .await;
     let embedder = embedder(&server.base, "nomic-embed-text");
@@ -131,7 +133,7 @@ async fn a_wrong_answer_or_a_failed_request_is_an_error_that_says_what() {
     let error = embedder.embed(&pair).await.unwrap_err().to_string();
     assert_eq!(
         error,
-        "embedder: openai_embeddings: the answer holds 1 vectors for 2 texts"
+        "embedder: openai_embeddings: the answer holds 1 vector for 2 texts"
     );
     let error = embedder.embed(&pair).await.unwrap_err().to_string();
     assert_eq!(
@@ -145,7 +147,16 @@ async fn a_wrong_answer_or_a_failed_request_is_an_error_that_says_what() {
     );
     assert!(error.contains("Incorrect API key provided"), "{error}");
     assert_eq!(embedder.embed(&pair).await.unwrap().len(), 2);
-    assert_eq!(server.requests().len(), 5);
+    let error = embedder
+        .embed(&texts(&["a"]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "embedder: openai_embeddings: the answer holds 2 vectors for 1 text"
+    );
+    assert_eq!(server.requests().len(), 6);
 }
 
 #[tokio::test]
@@ -164,7 +175,7 @@ async fn a_wrong_vector_is_named_by_its_text_among_all_the_texts() {
         .to_string();
     assert_eq!(
         error,
-        "embedder: openai_embeddings: the vector of text 3 (data[0]) has 1 numbers, not 2"
+        "embedder: openai_embeddings: the vector of text 3 (data[0]) has 1 number, not 2"
     );
 }
 
