@@ -84,7 +84,7 @@ pub struct AgentSession {
     pub(super) batch_deadline: Option<Duration>,
     pub(super) cancellation: CancellationToken,
     conversation: tokio::sync::Mutex<Vec<Message>>,
-    pause: Option<PauseHandle>,
+    pub(super) pause: Option<PauseHandle>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -676,7 +676,7 @@ pub struct AgentSessionBuilder {
     events: Vec<Arc<dyn AgentEventHandler>>,
     batch_deadline: Option<Duration>,
     cancellation: Option<CancellationToken>,
-    pause: Option<PauseHandle>,
+    pub(super) pause: Option<PauseHandle>,
 }
 
 impl std::fmt::Debug for AgentSessionBuilder {

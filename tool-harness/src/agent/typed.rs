@@ -163,6 +163,13 @@ impl AgentSession {
         let stop_reason = run.stop_reason.clone();
         let mut problem = String::new();
         for _ in 0..MAX_ANSWER_ATTEMPTS {
+            // A paused session makes no model call, this exchange's included.
+            if let Some(pause) = &self.pause
+                && pause.is_paused()
+                && !pause.wait_while_paused(&cancel).await
+            {
+                return Err(AgenticError::Cancelled { run: Box::new(run) });
+            }
             let response = match self
                 .call_model(
                     &mut request,

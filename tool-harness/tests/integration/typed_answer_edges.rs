@@ -467,3 +467,159 @@ async fn a_parent_asking_for_a_typed_answer_after_a_sub_agent_counts_the_child_o
         "Paris: 4 °C."
     );
 }
+
+/// Done: a unit struct.
+#[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+struct Done;
+
+/// Degrees: a newtype.
+#[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+struct Degrees(f64);
+
+/// A point: a tuple struct.
+#[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+struct Point(i32, i32);
+
+/// A mood: unit variants.
+#[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Mood {
+    Calm,
+    Stormy,
+}
+
+/// Weather with whatever else the model adds.
+#[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+struct Open {
+    city: String,
+    #[serde(flatten)]
+    rest: std::collections::BTreeMap<String, Value>,
+}
+
+/// Weather with nothing else.
+#[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Closed {
+    city: String,
+}
+
+/// The typed value `T` read from a run whose answers are `answers`, and the schema declared.
+async fn answered<T: schemars::JsonSchema + serde::de::DeserializeOwned>(
+    answers: impl IntoIterator<Item = Value>,
+) -> (T, Value, usize) {
+    let mut script = vec![ScriptedTurn::text("Done.")];
+    script.extend(
+        answers
+            .into_iter()
+            .map(|answer| ScriptedTurn::call(FINAL_ANSWER_TOOL, answer)),
+    );
+    let model = ScriptedModel::new(script);
+    let typed = session(&model)
+        .send_as::<T>("?")
+        .await
+        .unwrap_or_else(|err| panic!("{}: {err}", std::any::type_name::<T>()));
+    model.assert_complete();
+    (
+        typed.value,
+        declared_schema(&model, 1),
+        typed.run.model_calls,
+    )
+}
+
+#[tokio::test]
+async fn types_whose_schema_is_no_plain_object_are_read_under_answer_or_as_the_object() {
+    let (value, schema, _) = answered::<Done>([json!({"answer": null})]).await;
+    assert_eq!(
+        (value, &schema["properties"]["answer"]["type"]),
+        (Done, &json!("null"))
+    );
+    let (value, ..) = answered::<Degrees>([json!({"answer": 21.5})]).await;
+    assert_eq!(value, Degrees(21.5));
+    let (value, schema, calls) =
+        answered::<Point>([json!({"answer": [1]}), json!({"answer": [1, 2]})]).await;
+    assert_eq!((value, calls), (Point(1, 2), 3));
+    assert_eq!(schema["properties"]["answer"]["type"], "array");
+    let (value, ..) =
+        answered::<Mood>([json!({"answer": "windy"}), json!({"answer": "calm"})]).await;
+    assert_eq!(value, Mood::Calm);
+    let (value, ..) = answered::<String>([json!({"answer": "Paris"})]).await;
+    assert_eq!(value, "Paris");
+    let (value, ..) = answered::<Option<Weather>>([json!({"answer": null})]).await;
+    assert_eq!(value, None);
+    let (value, ..) =
+        answered::<Option<Weather>>([json!({"answer": {"city": "Paris", "celsius": 2}})]).await;
+    assert_eq!(value.unwrap().celsius, 2.0);
+    // Any JSON at all, under `answer`; a missing `answer` is refused.
+    let (value, schema, calls) =
+        answered::<Value>([json!({}), json!({"answer": {"any": [1, "x"]}})]).await;
+    assert_eq!((value, calls), (json!({"any": [1, "x"]}), 3));
+    assert_eq!(schema["required"], json!(["answer"]));
+    // Objects are the arguments themselves.
+    let (value, ..) = answered::<Open>([json!({"city": "Paris", "wind": 3})]).await;
+    assert_eq!(value.rest["wind"], 3);
+    let (value, _, calls) = answered::<Closed>([
+        json!({"city": "Paris", "wind": 3}),
+        json!({"city": "Paris"}),
+    ])
+    .await;
+    assert_eq!((value.city.as_str(), calls), ("Paris", 3));
+}
+
+#[tokio::test]
+async fn a_paused_session_asks_for_the_answer_only_once_resumed() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Mild."),
+        ScriptedTurn::call(FINAL_ANSWER_TOOL, json!({"city": "Paris", "celsius": 1})),
+    ]);
+    let pause = toolsmith_harness::agent::PauseHandle::new();
+    let pauses = pause.clone();
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_pause(pause.clone())
+        // Paused as the run's answer comes, before the typed answer is asked for.
+        .with_event_handler(move |event: &AgentEvent| {
+            if let AgentEvent::ModelResponse { turn: 1, .. } = event {
+                pauses.pause();
+            }
+        })
+        .build()
+        .unwrap();
+    let asked = tokio::spawn(async move { session.send_as::<Weather>("Weather?").await });
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(model.requests().len(), 1, "asked while paused");
+    pause.resume();
+    let typed = asked.await.unwrap().unwrap();
+    assert_eq!(typed.value.celsius, 1.0);
+    assert_eq!(model.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_session_cancelled_while_paused_before_the_answer_ends_cancelled() {
+    let model = ScriptedModel::new([ScriptedTurn::text("Mild.")]);
+    let pause = toolsmith_harness::agent::PauseHandle::new();
+    let pauses = pause.clone();
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_pause(pause)
+        .with_event_handler(move |event: &AgentEvent| {
+            if let AgentEvent::ModelResponse { turn: 1, .. } = event {
+                pauses.pause();
+            }
+        })
+        .build()
+        .unwrap();
+    let token = session.cancellation_token().clone();
+    let (ended, ()) = tokio::join!(session.send_as::<Weather>("Weather?"), async {
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        token.cancel();
+    });
+    let err = ended.unwrap_err();
+    let AgenticError::Cancelled { run } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!((run.model_calls, run.text.as_str()), (1, "Mild."));
+}
