@@ -623,3 +623,39 @@ async fn a_session_cancelled_while_paused_before_the_answer_ends_cancelled() {
     };
     assert_eq!((run.model_calls, run.text.as_str()), (1, "Mild."));
 }
+
+#[tokio::test]
+async fn a_typed_answer_asked_inside_a_tool_counts_in_the_calling_runs_child_usage() {
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::text("4 °C.").with_usage(Usage::new(5, 1)),
+        ScriptedTurn::call(FINAL_ANSWER_TOOL, json!({"city": "Paris", "celsius": 4}))
+            .with_usage(Usage::new(7, 3)),
+    ]);
+    let child = Arc::new(session(&child_model));
+    let tool = toolsmith_core::FnTool::new(
+        "typed_research",
+        "Research, typed.",
+        toolsmith_core::ArgsObject::new().build(),
+        move |_| {
+            let child = Arc::clone(&child);
+            async move {
+                let typed = child.run_as::<Weather>("Paris?").await.unwrap();
+                Ok(ToolCallResult::text(typed.value.celsius.to_string()))
+            }
+        },
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("typed_research", json!({})).with_usage(Usage::new(10, 2)),
+        ScriptedTurn::text("4 °C in Paris.").with_usage(Usage::new(10, 2)),
+    ]);
+    let parent = session(&model);
+    parent.tool_manager().register(Arc::new(tool)).unwrap();
+    parent
+        .tool_manager()
+        .activate(&["typed_research".to_owned()]);
+    let run = parent.run("Weather?").await.unwrap();
+    assert_eq!(run.tool_calls[0].result.content.to_text(), "4");
+    assert_eq!(run.usage, Usage::new(20, 4));
+    // The child's run and its answer exchange, both.
+    assert_eq!(run.child_usage, Usage::new(12, 4));
+}
