@@ -306,22 +306,13 @@ struct Wrong {
 /// (a recursive type's `$defs`) move to the new root, where their `#/$defs/…` references
 /// look for them, and a reference to the type's own root (`#`) becomes one to the property.
 fn wrap(mut schema: Value) -> Value {
-    let definitions = schema
+    let mut definitions = schema
         .as_object_mut()
         .and_then(|object| object.remove("$defs"));
     let own_root = format!("#/properties/{WRAPPED}");
     // Without recursion: the walk does not depend on how deeply the type nests.
-    let mut pending = vec![&mut schema];
-    let mut wrapper = json!({
-        "type": "object",
-        "properties": {},
-        "required": [WRAPPED],
-        "additionalProperties": false,
-    });
-    let mut definitions = definitions;
-    if let Some(definitions) = definitions.as_mut() {
-        pending.push(definitions);
-    }
+    let mut pending: Vec<&mut Value> = vec![&mut schema];
+    pending.extend(definitions.as_mut());
     while let Some(value) = pending.pop() {
         match value {
             Value::Object(object) => {
@@ -337,7 +328,12 @@ fn wrap(mut schema: Value) -> Value {
             _ => {}
         }
     }
-    wrapper["properties"][WRAPPED] = schema;
+    let mut wrapper = json!({
+        "type": "object",
+        "properties": {WRAPPED: schema},
+        "required": [WRAPPED],
+        "additionalProperties": false,
+    });
     if let Some(definitions) = definitions {
         wrapper["$defs"] = definitions;
     }
