@@ -676,7 +676,7 @@ pub struct AgentSessionBuilder {
     events: Vec<Arc<dyn AgentEventHandler>>,
     batch_deadline: Option<Duration>,
     cancellation: Option<CancellationToken>,
-    pub(super) pause: Option<PauseHandle>,
+    pause: Option<PauseHandle>,
 }
 
 impl std::fmt::Debug for AgentSessionBuilder {
