@@ -84,7 +84,7 @@ pub struct AgentSession {
     pub(super) batch_deadline: Option<Duration>,
     pub(super) cancellation: CancellationToken,
     conversation: tokio::sync::Mutex<Vec<Message>>,
-    pause: Option<PauseHandle>,
+    pub(super) pause: Option<PauseHandle>,
 }
 
 impl std::fmt::Debug for AgentSession {

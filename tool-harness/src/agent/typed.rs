@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use toolsmith_core::provider::ParsedCall;
 use toolsmith_core::{
-    Args, FnTool, ToolCallManager, ToolCallResult, ToolDeclarations, ToolImpl, type_schema,
+    Args, FnTool, ToolCallManager, ToolCallResult, ToolDeclarations, ToolImpl, lenient, type_schema,
 };
 
 use super::ledger::RunLedger;
@@ -45,8 +45,8 @@ pub struct TypedRun<T> {
     /// The answer.
     pub value: T,
     /// The run: its transcript is the conversation up to the model's answer in its own words
-    /// (the exchange that gave the typed answer is not kept); its model calls and usage
-    /// count that exchange too.
+    /// (the exchange that gave the typed answer is not kept), its `text` and `stop_reason`
+    /// that answer's; its model calls and usage count that exchange too.
     pub run: AgentRun,
 }
 
@@ -57,8 +57,13 @@ impl AgentSession {
     /// answers. The kept conversation ends with the model's answer in its own words, as
     /// after a `send`.
     ///
-    /// A type whose schema is not an object (a `Vec`, a `String`, an enum of variants with
-    /// data) is asked for as the `answer` property of one.
+    /// A type whose schema is not an object (a `Vec`, a `String`, an enum, an `Option`,
+    /// `serde_json::Value`) is asked for as the `answer` property of one, a recursive type's
+    /// definitions moved to that object's root.
+    ///
+    /// A session with a tool of its own named [`FINAL_ANSWER_TOOL`] cannot ask for a typed
+    /// answer: the call fails with [`AgenticError::Config`] before the run starts (the
+    /// model would see two tools of one name, and the API refuse the request).
     ///
     /// ```
     /// use serde::Deserialize;
@@ -91,8 +96,9 @@ impl AgentSession {
         &self,
         text: impl Into<String>,
     ) -> Result<TypedRun<T>, AgenticError> {
+        let form = self.answer_form::<T>()?;
         let run = self.send(text).await?;
-        self.answer_as(run).await
+        self.answer_as(&form, run).await
     }
 
     /// [`run`](Self::run), then the answer as a `T`, as [`send_as`](Self::send_as) reads
@@ -101,17 +107,40 @@ impl AgentSession {
         &self,
         text: impl Into<String>,
     ) -> Result<TypedRun<T>, AgenticError> {
+        let form = self.answer_form::<T>()?;
         let run = self.run(text).await?;
-        self.answer_as(run).await
+        self.answer_as(&form, run).await
+    }
+
+    /// How a `T` is asked for, or why it cannot be: known before the run, so that nothing
+    /// is spent on a run whose answer could not be read.
+    fn answer_form<T: JsonSchema>(&self) -> Result<AnswerForm, AgenticError> {
+        if self.manager.contains(FINAL_ANSWER_TOOL) {
+            return Err(AgenticError::Config(format!(
+                "a tool named `{FINAL_ANSWER_TOOL}` is registered: a typed answer (`send_as`, \
+                 `run_as`) is given with a `{FINAL_ANSWER_TOOL}` of its own; rename the tool"
+            )));
+        }
+        AnswerForm::of::<T>().map_err(|reason| {
+            AgenticError::Config(format!(
+                "a typed answer cannot be asked for as `{}`: {reason}",
+                std::any::type_name::<T>()
+            ))
+        })
     }
 
     /// `run`'s answer as a `T`, asked for as the arguments of [`FINAL_ANSWER_TOOL`].
-    async fn answer_as<T: JsonSchema + DeserializeOwned>(
+    async fn answer_as<T: DeserializeOwned>(
         &self,
+        form: &AnswerForm,
         mut run: AgentRun,
     ) -> Result<TypedRun<T>, AgenticError> {
-        let form = AnswerForm::of::<T>();
         let mut declared = ToolDeclarations::clone(&self.manager.offered_declarations());
+        // A tool of that name registered since the check (the run's tools may register
+        // more): its declaration would clash with the answer's, which takes its place.
+        declared
+            .tools
+            .retain(|tool| tool.name() != FINAL_ANSWER_TOOL);
         declared
             .tools
             .push(form.checker_tool().definition().clone());
@@ -130,8 +159,17 @@ impl AgentSession {
         // Counted where the run's own calls were: in the run around this one, if any.
         let ledger = RunLedger::under(RunLedger::of_calling_run());
         let cancel = self.cancellation.child_token();
+        // The run's answer's: `run.text`'s, which the exchange does not replace.
+        let stop_reason = run.stop_reason.clone();
         let mut problem = String::new();
         for _ in 0..MAX_ANSWER_ATTEMPTS {
+            // A paused session makes no model call, this exchange's included.
+            if let Some(pause) = &self.pause
+                && pause.is_paused()
+                && !pause.wait_while_paused(&cancel).await
+            {
+                return Err(AgenticError::Cancelled { run: Box::new(run) });
+            }
             let response = match self
                 .call_model(
                     &mut request,
@@ -145,11 +183,12 @@ impl AgentSession {
                 Ok(response) => response,
                 Err(end) => return Err(end.into_error(run, self.max_turns)),
             };
+            run.stop_reason.clone_from(&stop_reason);
             match form.read::<T>(&response) {
                 Ok(value) => return Ok(TypedRun { value, run }),
                 Err(wrong) => {
                     send_back(&mut request.messages, &response, &wrong);
-                    problem = wrong;
+                    problem = wrong.summary;
                 }
             }
         }
@@ -171,19 +210,11 @@ struct AnswerForm {
 }
 
 impl AnswerForm {
-    fn of<T: JsonSchema>() -> Self {
+    /// The form for `T`, or why `T` cannot be asked for (a schema the checker refuses).
+    fn of<T: JsonSchema>() -> Result<Self, String> {
         let schema = type_schema::<T>();
         let wrapped = schema.get("type") != Some(&json!("object"));
-        let schema = if wrapped {
-            json!({
-                "type": "object",
-                "properties": {WRAPPED: schema},
-                "required": [WRAPPED],
-                "additionalProperties": false,
-            })
-        } else {
-            schema
-        };
+        let schema = if wrapped { wrap(schema) } else { schema };
         let tool = FnTool::new(
             FINAL_ANSWER_TOOL,
             "Give your final answer, in the form the parameters describe.",
@@ -194,8 +225,8 @@ impl AnswerForm {
         let checker = ToolCallManager::new(FINAL_ANSWER_TOOL);
         checker
             .register(Arc::new(tool))
-            .expect("one tool in a manager of its own registers");
-        Self { checker, wrapped }
+            .map_err(|error| error.to_string())?;
+        Ok(Self { checker, wrapped })
     }
 
     fn checker_tool(&self) -> Arc<dyn ToolImpl> {
@@ -204,48 +235,127 @@ impl AnswerForm {
             .expect("the manager holds the tool it was built with")
     }
 
-    /// The answer in `response` as a `T`, or what was wrong with it, for the model.
-    fn read<T: DeserializeOwned>(&self, response: &ChatResponse) -> Result<T, String> {
-        let answer = response
-            .calls
-            .iter()
-            .find(|call| id_and_name(call).1 == FINAL_ANSWER_TOOL);
-        let call = match answer {
-            Some(Ok(call)) => call,
+    /// The answer in `response` as a `T`: its first call of [`FINAL_ANSWER_TOOL`] that fits,
+    /// or what was wrong with each, for the model.
+    fn read<T: DeserializeOwned>(&self, response: &ChatResponse) -> Result<T, Wrong> {
+        let mut wrong = Wrong {
+            by_call: vec![None; response.calls.len()],
+            summary: format!("no call of `{FINAL_ANSWER_TOOL}` came"),
+        };
+        let mut first_problem = None;
+        for (index, call) in response.calls.iter().enumerate() {
+            if id_and_name(call).1 != FINAL_ANSWER_TOOL {
+                continue;
+            }
+            match self.read_call(call) {
+                Ok(value) => return Ok(value),
+                Err(problem) => {
+                    first_problem.get_or_insert_with(|| problem.clone());
+                    wrong.by_call[index] = Some(problem);
+                }
+            }
+        }
+        if let Some(problem) = first_problem {
+            wrong.summary = problem;
+        }
+        Err(wrong)
+    }
+
+    /// One call's arguments as a `T`, or what was wrong with them.
+    fn read_call<T: DeserializeOwned>(&self, call: &ParsedCall) -> Result<T, String> {
+        let call = match call {
+            Ok(call) => call,
             // Arguments that could not be read at all.
-            Some(Err(rejected)) => return Err(rejected.error.to_string()),
-            None => return Err(format!("no call of `{FINAL_ANSWER_TOOL}` came")),
+            Err(rejected) => return Err(rejected.error.to_string()),
         };
         let arguments = self
             .checker
             .validate_arguments(FINAL_ANSWER_TOOL, &call.arguments)
             .map_err(|error| error.to_string())?;
-        let value = if self.wrapped {
-            arguments.get(WRAPPED).unwrap_or(&Value::Null)
+        // Read as a tool's arguments are: bounded in depth, and a failure names its path,
+        // the one the model wrote (under `answer` when wrapped).
+        let (value, prefix) = if self.wrapped {
+            let value = arguments.get(WRAPPED).unwrap_or(&Value::Null);
+            (value, format!("/{WRAPPED}"))
         } else {
-            arguments.as_value()
+            (arguments.as_value(), String::new())
         };
-        T::deserialize(value)
-            .map_err(|error| format!("Invalid arguments for tool '{FINAL_ANSWER_TOOL}': {error}"))
+        lenient::from_value::<T>(value).map_err(|error| {
+            let path = format!("{prefix}{}", error.path);
+            let place = if path.is_empty() {
+                String::new()
+            } else {
+                format!("{path}: ")
+            };
+            format!(
+                "Invalid arguments for tool '{FINAL_ANSWER_TOOL}': {place}{}",
+                error.message
+            )
+        })
     }
 }
 
-/// Adds `response` to `messages` with a result for each of its calls (what was `wrong` for
-/// the answer, "not run" for any other), so that the model, asked again, sees what to mend;
-/// an answer without calls is followed by the request again.
-fn send_back(messages: &mut Vec<Message>, response: &ChatResponse, wrong: &str) {
+/// What was wrong with an answer: for each call of the response, the problem of a call of
+/// [`FINAL_ANSWER_TOOL`] (`None` for another tool's), and the problem to report.
+struct Wrong {
+    by_call: Vec<Option<String>>,
+    summary: String,
+}
+
+/// `schema`, a type's, as the property [`WRAPPED`] of an object. The type's definitions
+/// (a recursive type's `$defs`) move to the new root, where their `#/$defs/…` references
+/// look for them, and a reference to the type's own root (`#`) becomes one to the property.
+fn wrap(mut schema: Value) -> Value {
+    let mut definitions = schema
+        .as_object_mut()
+        .and_then(|object| object.remove("$defs"));
+    let own_root = format!("#/properties/{WRAPPED}");
+    // Without recursion: the walk does not depend on how deeply the type nests.
+    let mut pending: Vec<&mut Value> = vec![&mut schema];
+    pending.extend(definitions.as_mut());
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(object) => {
+                for (key, inner) in object.iter_mut() {
+                    if key == "$ref" && inner == "#" {
+                        *inner = Value::String(own_root.clone());
+                    } else {
+                        pending.push(inner);
+                    }
+                }
+            }
+            Value::Array(items) => pending.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    let mut wrapper = json!({
+        "type": "object",
+        "properties": {WRAPPED: schema},
+        "required": [WRAPPED],
+        "additionalProperties": false,
+    });
+    if let Some(definitions) = definitions {
+        wrapper["$defs"] = definitions;
+    }
+    wrapper
+}
+
+/// Adds `response` to `messages` with a result for each of its calls (what was `wrong` with
+/// each answer, "not run" for any other call), so that the model, asked again, sees what to
+/// mend; an answer without calls is followed by the request again.
+fn send_back(messages: &mut Vec<Message>, response: &ChatResponse, wrong: &Wrong) {
     let results: Vec<ToolResultMessage> = response
         .calls
         .iter()
-        .map(|call| {
+        .zip(&wrong.by_call)
+        .map(|(call, problem)| {
             let (id, name) = id_and_name(call);
             ToolResultMessage {
                 call_id: id.to_owned(),
                 name: name.to_owned(),
-                result: ToolCallResult::error(if name == FINAL_ANSWER_TOOL {
-                    wrong.to_owned()
-                } else {
-                    format!("Not run: only `{FINAL_ANSWER_TOOL}` is taken now.")
+                result: ToolCallResult::error(match problem {
+                    Some(problem) => problem.clone(),
+                    None => format!("Not run: only `{FINAL_ANSWER_TOOL}` is taken now."),
                 }),
             }
         })

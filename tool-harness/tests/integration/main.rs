@@ -25,4 +25,5 @@ mod search_file_tool;
 mod shell_tool;
 mod subagent_endings;
 mod subagents;
+mod typed_answer_edges;
 mod typed_answers;

@@ -3,7 +3,8 @@
 //! the API answers with.
 
 use serde_json::{Value, json};
-use toolsmith_harness::agent::{AgentSession, FINAL_ANSWER_TOOL};
+use toolsmith_harness::agent::{AgentSession, AgenticError, FINAL_ANSWER_TOOL};
+use toolsmith_harness::model::ModelError;
 
 use super::server::{MockServer, Reply};
 use super::{Api, Client};
@@ -93,5 +94,48 @@ async fn a_typed_answer_through_every_client() {
         let body = asked.to_string();
         assert!(body.contains("Degrees Celsius."), "{api:?}: {body}");
         assert!(body.contains("It is 21 °C in Paris."), "{api:?}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn an_api_error_while_the_answer_is_asked_for_ends_the_run_with_it_counted() {
+    let no_retries = Client {
+        max_retries: 0,
+        ..Client::default()
+    };
+    for api in Api::ALL {
+        for status in [500, 429] {
+            let server = MockServer::start([
+                Reply::json(200, &api.text_answer("It is 21 °C in Paris.")),
+                Reply::json(status, &api.error_body(status, "try later")),
+            ])
+            .await;
+            let session = AgentSession::builder(api.model(&server.base, &no_retries))
+                .with_model(api.model_name())
+                .build()
+                .unwrap();
+            let err = session
+                .send_as::<Weather>("Weather in Paris?")
+                .await
+                .unwrap_err();
+            let AgenticError::Model { source, run } = &err else {
+                panic!("{api:?} {status}: {err}");
+            };
+            match status {
+                429 => assert!(
+                    matches!(source, ModelError::RateLimited { .. }),
+                    "{api:?}: {source}"
+                ),
+                _ => assert!(
+                    matches!(source, ModelError::Api { status: 500, .. }),
+                    "{api:?}: {source}"
+                ),
+            }
+            assert_eq!(run.model_calls, 2, "{api:?}");
+            assert_eq!(run.usage.output_tokens, 2, "{api:?}");
+            assert_eq!(run.text, "It is 21 °C in Paris.", "{api:?}");
+            assert_eq!(session.transcript().await.len(), 2, "{api:?}");
+            assert_eq!(server.requests().len(), 2, "{api:?}");
+        }
     }
 }
