@@ -281,23 +281,17 @@ impl AgentSession {
         token: &CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
         let run_token = self.cancellation.child_token();
-        let follow = async {
-            token.cancelled().await;
-            run_token.cancel();
-            std::future::pending::<()>().await;
-        };
-        // Polled first, so that a token cancelled already (or meanwhile) reaches the run
-        // before the run goes on.
-        tokio::select! {
-            biased;
-            () = follow => unreachable!("following the caller's token never ends"),
-            ended = self.drive(
+        following(
+            token,
+            &run_token,
+            self.drive(
                 conversation,
                 run_token.clone(),
                 Some(token),
                 RunLedger::of_calling_run(),
-            ) => ended,
-        }
+            ),
+        )
+        .await
     }
 
     /// Clears the conversation kept by [`send`](Self::send).
@@ -609,6 +603,28 @@ pub(super) fn is_cancelled(run: &CancellationToken, caller: Option<&Cancellation
         run.cancel();
     }
     run.is_cancelled()
+}
+
+/// `work`, whose token is `run_token`, with the caller's `token` followed: its cancellation
+/// cancels `run_token` at once, however long `work` waits (the loop itself only looks at
+/// the caller's token between steps, with [`is_cancelled`]).
+pub(super) async fn following<F: Future>(
+    token: &CancellationToken,
+    run_token: &CancellationToken,
+    work: F,
+) -> F::Output {
+    let follow = async {
+        token.cancelled().await;
+        run_token.cancel();
+        std::future::pending::<()>().await;
+    };
+    // Polled first, so that a token cancelled already (or meanwhile) reaches the run
+    // before the run goes on.
+    tokio::select! {
+        biased;
+        () = follow => unreachable!("following the caller's token never ends"),
+        ended = work => ended,
+    }
 }
 
 /// A conversation that starts with the user's `text`.

@@ -16,10 +16,12 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use toolsmith_core::provider::ParsedCall;
 use toolsmith_core::{
-    Args, FnTool, ToolCallManager, ToolCallResult, ToolDeclarations, ToolImpl, lenient, type_schema,
+    Args, CancellationToken, FnTool, ToolCallManager, ToolCallResult, ToolDeclarations, ToolImpl,
+    lenient, type_schema,
 };
 
 use super::ledger::RunLedger;
+use super::session::following;
 use super::{AgentRun, AgentSession, AgenticError};
 use crate::model::{ChatRequest, ChatResponse, Message, ToolChoice, ToolResultMessage};
 
@@ -98,7 +100,7 @@ impl AgentSession {
     ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
         let run = self.send(text).await?;
-        self.answer_as(&form, run).await
+        self.answer_as(&form, run, None).await
     }
 
     /// [`run`](Self::run), then the answer as a `T`, as [`send_as`](Self::send_as) reads
@@ -109,7 +111,32 @@ impl AgentSession {
     ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
         let run = self.run(text).await?;
-        self.answer_as(&form, run).await
+        self.answer_as(&form, run, None).await
+    }
+
+    /// [`send_with_cancellation`](Self::send_with_cancellation), then the answer as a `T`, as
+    /// [`send_as`](Self::send_as) reads it: `token` stops the answer's exchange too (the run
+    /// then ends with [`AgenticError::Cancelled`], the kept conversation as after the run).
+    pub async fn send_as_with_cancellation<T: JsonSchema + DeserializeOwned>(
+        &self,
+        text: impl Into<String>,
+        token: CancellationToken,
+    ) -> Result<TypedRun<T>, AgenticError> {
+        let form = self.answer_form::<T>()?;
+        let run = self.send_with_cancellation(text, token.clone()).await?;
+        self.answer_as(&form, run, Some(&token)).await
+    }
+
+    /// [`run_with_cancellation`](Self::run_with_cancellation), then the answer as a `T`, as
+    /// [`send_as_with_cancellation`](Self::send_as_with_cancellation) reads it.
+    pub async fn run_as_with_cancellation<T: JsonSchema + DeserializeOwned>(
+        &self,
+        text: impl Into<String>,
+        token: CancellationToken,
+    ) -> Result<TypedRun<T>, AgenticError> {
+        let form = self.answer_form::<T>()?;
+        let run = self.run_with_cancellation(text, token.clone()).await?;
+        self.answer_as(&form, run, Some(&token)).await
     }
 
     /// How a `T` is asked for, or why it cannot be: known before the run, so that nothing
@@ -129,11 +156,30 @@ impl AgentSession {
         })
     }
 
-    /// `run`'s answer as a `T`, asked for as the arguments of [`FINAL_ANSWER_TOOL`].
+    /// `run`'s answer as a `T`, asked for as the arguments of [`FINAL_ANSWER_TOOL`]; stopped
+    /// by the session's token, and by `caller`'s when given.
     async fn answer_as<T: DeserializeOwned>(
         &self,
         form: &AnswerForm,
+        run: AgentRun,
+        caller: Option<&CancellationToken>,
+    ) -> Result<TypedRun<T>, AgenticError> {
+        let cancel = self.cancellation.child_token();
+        match caller {
+            Some(token) => {
+                following(token, &cancel, self.exchange(form, run, &cancel, caller)).await
+            }
+            None => self.exchange(form, run, &cancel, None).await,
+        }
+    }
+
+    /// The answer's exchange: up to [`MAX_ANSWER_ATTEMPTS`] model calls under `cancel`.
+    async fn exchange<T: DeserializeOwned>(
+        &self,
+        form: &AnswerForm,
         mut run: AgentRun,
+        cancel: &CancellationToken,
+        caller: Option<&CancellationToken>,
     ) -> Result<TypedRun<T>, AgenticError> {
         let mut declared = ToolDeclarations::clone(&self.manager.offered_declarations());
         // A tool of that name registered since the check (the run's tools may register
@@ -158,7 +204,6 @@ impl AgentSession {
         };
         // Counted where the run's own calls were: in the run around this one, if any.
         let ledger = RunLedger::under(RunLedger::of_calling_run());
-        let cancel = self.cancellation.child_token();
         // The run's answer's: `run.text`'s, which the exchange does not replace.
         let stop_reason = run.stop_reason.clone();
         let mut problem = String::new();
@@ -166,7 +211,7 @@ impl AgentSession {
             // A paused session makes no model call, this exchange's included.
             if let Some(pause) = &self.pause
                 && pause.is_paused()
-                && !pause.wait_while_paused(&cancel).await
+                && !pause.wait_while_paused(cancel).await
             {
                 return Err(AgenticError::Cancelled { run: Box::new(run) });
             }
@@ -174,8 +219,8 @@ impl AgentSession {
                 .call_model(
                     &mut request,
                     ToolChoice::Tool(FINAL_ANSWER_TOOL.to_owned()),
-                    &cancel,
-                    (None, provider),
+                    cancel,
+                    (caller, provider),
                     (&mut run, &ledger),
                 )
                 .await

@@ -659,3 +659,58 @@ async fn a_typed_answer_asked_inside_a_tool_counts_in_the_calling_runs_child_usa
     // The child's run and its answer exchange, both.
     assert_eq!(run.child_usage, Usage::new(12, 4));
 }
+
+/// The caller's token stops the answer's exchange while the model is still answering, not
+/// once it has answered; the session's own token is untouched, for the next run.
+#[tokio::test]
+async fn a_callers_token_stops_the_answer_exchange_at_once() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Mild.").with_usage(Usage::new(10, 2)),
+        // An answer that would come long after the test gives up.
+        ScriptedTurn::call(FINAL_ANSWER_TOOL, json!({"city": "Paris", "celsius": 1}))
+            .with_delay(std::time::Duration::from_secs(600)),
+        ScriptedTurn::text("Still mild."),
+    ]);
+    let stop = toolsmith_core::CancellationToken::new();
+    let pressed = stop.clone();
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        // Pressed as the answer is asked for.
+        .with_event_handler(move |event: &AgentEvent| {
+            if let AgentEvent::ModelRequest { turn: 2, .. } = event {
+                pressed.cancel();
+            }
+        })
+        .build()
+        .unwrap();
+    let ended = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        session.send_as_with_cancellation::<Weather>("Weather?", stop),
+    )
+    .await
+    .expect("the stop ended the exchange while the model answered");
+    let err = ended.unwrap_err();
+    let AgenticError::Cancelled { run } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(run.model_calls, 2);
+    assert_eq!(run.text, "Mild.");
+    // The kept conversation is the run's; the session goes on.
+    assert_eq!(session.transcript().await.len(), 2);
+    assert!(!session.cancellation_token().is_cancelled());
+    assert_eq!(session.send("And now?").await.unwrap().text, "Still mild.");
+}
+
+#[tokio::test]
+async fn run_as_with_a_token_never_cancelled_reads_the_answer() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Mild."),
+        ScriptedTurn::call(FINAL_ANSWER_TOOL, json!({"city": "Paris", "celsius": 1})),
+    ]);
+    let typed = session(&model)
+        .run_as_with_cancellation::<Weather>("Weather?", toolsmith_core::CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(typed.value.city, "Paris");
+    assert_eq!(typed.run.model_calls, 2);
+}
