@@ -23,7 +23,7 @@ use toolsmith_core::CancellationToken;
 
 use super::error::McpError;
 use super::json_limits::DEFAULT_MAX_MESSAGE_BYTES;
-use super::rebinding_guard::{McpService, refuse_what_rmcp_refuses};
+use super::rebinding_guard::McpService;
 use super::server::McpServer;
 use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_past_cap};
 
@@ -460,23 +460,26 @@ pub fn router(
         options.max_sessions,
         options.session_idle_timeout,
     ));
+    let service: McpService = StreamableHttpService::new(
+        move || Ok(server.for_connection()),
+        Arc::clone(&sessions),
+        config,
+    );
     let cap = SessionCapState {
-        sessions: Arc::clone(&sessions),
+        sessions,
         max_body_bytes: options.max_body_bytes,
+        rmcp: service.clone(),
     };
-    let service: McpService =
-        StreamableHttpService::new(move || Ok(server.for_connection()), sessions, config);
     let body = BodyLimits {
         max_bytes: options.max_body_bytes,
         timeout: options.request_read_timeout,
     };
     // Route layers, so that a request to another path is still a plain 404. From the
     // outside in: the bearer check (below), so that nothing is read or told before the
-    // token is; rmcp's Host / Origin check, so that a foreign page learns nothing, not even
-    // that the server is full; the body's deadline, outside the cap, which may read the
-    // body too; the cap.
+    // token is; the body's deadline, outside the cap, which may read the body too; the cap,
+    // which asks rmcp's Host / Origin check before it refuses.
     let app = Router::new()
-        .route_service(&options.path, service.clone())
+        .route_service(&options.path, service)
         .route_layer(axum::middleware::from_fn_with_state(
             cap,
             refuse_sessions_past_cap,
@@ -484,10 +487,6 @@ pub fn router(
         .route_layer(axum::middleware::from_fn_with_state(
             body,
             read_body_in_time,
-        ))
-        .route_layer(axum::middleware::from_fn_with_state(
-            service,
-            refuse_what_rmcp_refuses,
         ));
     match &options.bearer_token {
         Some(token) => app.layer(axum::middleware::from_fn_with_state(

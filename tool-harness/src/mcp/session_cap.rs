@@ -28,6 +28,7 @@ use rmcp::transport::streamable_http_server::session::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::rebinding_guard::{McpService, rmcp_refusal};
 use super::session_idle::{SessionActivity, StreamTraffic};
 
 /// The JSON-RPC error code of a refused session: the range -32000 to -32099 is the
@@ -214,13 +215,16 @@ impl SessionManager for CappedSessionManager {
     // inner manager has no event store.
 }
 
-/// What the cap middleware needs: the sessions, and how much of a body it may read.
-#[derive(Debug, Clone)]
+/// What the cap middleware needs: the sessions, how much of a body it may read, and rmcp's
+/// service, whose `Host` / `Origin` check comes before the cap's refusal.
+#[derive(Clone)]
 pub(crate) struct SessionCapState {
     /// The sessions the cap is on.
     pub(crate) sessions: Arc<CappedSessionManager>,
     /// The options' largest request body (rmcp's own limit for the same body).
     pub(crate) max_body_bytes: usize,
+    /// rmcp's service, asked whether it refuses a request's head ([`rmcp_refusal`]).
+    pub(crate) rmcp: McpService,
 }
 
 /// The parts of a JSON-RPC message that say whether it opens a session.
@@ -250,6 +254,10 @@ pub(crate) async fn refuse_sessions_past_cap(
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
+    // A foreign page learns nothing, not even that the server is full.
+    if let Some(refusal) = rmcp_refusal(&cap.rmcp, &parts).await {
+        return refusal;
+    }
     let Ok(bytes) = axum::body::to_bytes(body, cap.max_body_bytes).await else {
         // Too long, or the client stopped sending (then no one reads this answer).
         return (
