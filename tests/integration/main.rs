@@ -17,6 +17,8 @@ mod bound_tools;
 mod debug_output;
 mod deep_nesting;
 mod dispatch_properties;
+#[cfg(feature = "harness")]
+mod examples;
 mod integer_bounds;
 mod macro_properties;
 mod macro_retries;

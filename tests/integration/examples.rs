@@ -1,0 +1,67 @@
+//! The examples that show the harness run to the end and print what they are there to show.
+//! `cargo test` builds the examples but runs none, so their sources are compiled in here and
+//! their `run` called with a buffer for what they print.
+
+#[cfg(feature = "mcp")]
+#[path = "../../examples/mcp.rs"]
+// Its `main` is the example's entry point, not called here.
+#[allow(dead_code)]
+mod mcp_example;
+
+#[path = "../../examples/typed_answers.rs"]
+#[allow(dead_code)]
+mod typed_answers_example;
+
+/// What `run` printed, every line of `expected` found in it.
+fn assert_prints(printed: Vec<u8>, expected: &[&str]) {
+    let printed = String::from_utf8(printed).expect("the example prints UTF-8");
+    for line in expected {
+        assert!(
+            printed.contains(line),
+            "the example's output lacks {line:?}:\n{printed}"
+        );
+    }
+}
+
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn the_mcp_example_serves_lists_calls_and_shuts_down() {
+    let mut printed = Vec::new();
+    mcp_example::run(&mut printed)
+        .await
+        .expect("the example runs to the end");
+    assert_prints(
+        printed,
+        &[
+            "MCP server at http://127.0.0.1:",
+            "  forecast: The weather forecast for a city",
+            "  celsius_to_fahrenheit: Convert degrees Celsius to degrees Fahrenheit.",
+            "forecast(Lisbon, 1) -> Lisbon, tomorrow: sunny",
+            // The server's validation, with the argument's path.
+            r#"/days_ahead: "tomorrow" is not of type "integer""#,
+            // The session called the remote tool and answered from its result.
+            r#"  forecast({"city":"Porto","days_ahead":0}) -> Porto, today: sunny"#,
+            "the session's answer: The forecast says: Porto, today: sunny",
+            "server shut down",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn the_typed_answers_example_mends_an_answer_and_prints_the_value() {
+    let mut printed = Vec::new();
+    typed_answers_example::run(&mut printed)
+        .await
+        .expect("the example runs to the end");
+    assert_prints(
+        printed,
+        &[
+            "the model's words: Tomorrow Lisbon gets 24 °C",
+            // The doc comments are the schema's descriptions.
+            r#""description": "The highest temperature, in degrees Celsius.""#,
+            r#"sent back to the model: Invalid arguments for tool 'final_answer': /celsius: "warm" is not of type "number""#,
+            "the answer: Lisbon tomorrow: 24 °C, Clear, 10 % chance of rain",
+            "3 model calls",
+        ],
+    );
+}
