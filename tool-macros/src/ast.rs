@@ -53,6 +53,40 @@ pub enum Param {
     Call { ty: Type },
 }
 
+/// A parameter of a tool function marked `#[ctx]` or `#[bind]`, as written: read whether or
+/// not the parameter is well-formed (a malformed one makes no [`Param`]). The error path's
+/// stand-in `new` takes one value for each, so that a call written for the function as the
+/// user meant it is no arity error of its own (`stand_in`).
+pub struct MarkedParam {
+    /// The parameter's type.
+    pub ty: Type,
+    /// `#[bind]` without `#[ctx]`: the tool is then surely no session constructor.
+    pub bound: bool,
+    /// `#[ctx]` without `#[bind]` on a `ToolCallContext`: read at each call, not given to `new`.
+    pub call: bool,
+    /// The parameter's `#[cfg]`s: a parameter compiled out of this build is none of `new`'s.
+    pub cfgs: Vec<Attribute>,
+}
+
+impl MarkedParam {
+    /// The parameter, if it is marked `#[ctx]` or `#[bind]`.
+    fn read(pat_ty: &syn::PatType) -> Option<Self> {
+        let marked = |name: &str| pat_ty.attrs.iter().any(|a| a.path().is_ident(name));
+        let (ctx, bind) = (marked("ctx"), marked("bind"));
+        (ctx || bind).then(|| Self {
+            ty: (*pat_ty.ty).clone(),
+            bound: bind && !ctx,
+            call: ctx && !bind && is_call_context(&pat_ty.ty),
+            cfgs: pat_ty
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("cfg"))
+                .cloned()
+                .collect(),
+        })
+    }
+}
+
 /// What a tool function returns.
 pub struct Output {
     /// The type after `->` (`()` when there is none).
@@ -75,6 +109,8 @@ pub struct ToolFn {
     pub name: Spanned<String>,
     pub description: Option<Description>,
     pub params: Vec<Param>,
+    /// The parameters marked `#[ctx]` or `#[bind]`, in order, malformed ones too.
+    pub marked: Vec<MarkedParam>,
     pub output: Output,
     /// The generated unit struct's name (`add_numbers` → `AddNumbers`).
     pub struct_ident: Ident,
@@ -493,6 +529,7 @@ impl ToolFn {
         }
         let doc = docs::fn_doc(&item.attrs, errors);
         let mut params = Vec::new();
+        let mut marked = Vec::new();
         for input in &sig.inputs {
             match input {
                 FnArg::Receiver(receiver) => errors.spanned(
@@ -500,6 +537,7 @@ impl ToolFn {
                     "`self` is not allowed on a free tool function; to keep state in `self`, put `#[tool_fn]` on the `impl` block (each method becomes a command)",
                 ),
                 FnArg::Typed(pat_ty) => {
+                    marked.extend(MarkedParam::read(pat_ty));
                     params.extend(parse_param(pat_ty, &doc.arguments, true, errors));
                 }
             }
@@ -564,6 +602,7 @@ impl ToolFn {
             name,
             description,
             params,
+            marked,
             output,
             struct_ident,
             struct_unnamed,

@@ -8,10 +8,10 @@
 //! reading, no check of the struct's name.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt as _;
 
-use crate::ast::{Param, ToolFn, ToolGroup};
+use crate::ast::{MarkedParam, ToolFn, ToolGroup};
 use crate::attr::CrateOverride;
 use crate::crate_path::{self, Home};
 
@@ -30,9 +30,24 @@ fn tool_impl_items() -> TokenStream {
 /// without `#[bind]`, `ToolConstructor`). Nothing when the struct's name or the crate's path
 /// is what could not be read.
 ///
-/// The struct is defined in a module of its own and glob-imported: a type of that name the
-/// module has already (the clash `struct_name` is for) then shadows it silently, instead of
-/// this error path adding a clash (E0428) the macro's error did not cause.
+/// `new` takes a value for each parameter marked `#[ctx]` or `#[bind]`, however malformed
+/// (a pattern, a `#[cfg]`, both markers), as the function will have it once the macro's error
+/// is fixed: but for a `ToolCallContext` (read at each call), and with the parameter's
+/// `#[cfg]`s. Both markers on one parameter leave unknown whether the tool is a session
+/// constructor, so it is one: the lenient guess lets every use through.
+///
+/// The struct is defined in a module of its own. Its type is glob-imported: a type of that
+/// name the module has already (the clash `struct_name` is for) then shadows it silently,
+/// instead of this error path adding a clash (E0428) the macro's error did not cause. Its
+/// value is a `const` of the module's own, an item as the success path's unit struct is: it
+/// shadows a glob import of the same name as that struct does (a glob-imported value would be
+/// ambiguous with it, E0659 at each use of the tool).
+///
+/// The limits, as no emission avoids both clashes, a macro seeing neither the module's items
+/// nor its imports: a glob import bringing a type of the struct's name makes a use of the name
+/// as a type ambiguous (`Remember::new(..)`, E0659); and a unit or tuple struct of the
+/// module's own of that name, also a value, clashes with the `const` (E0428, once, at the
+/// function's name, where the success path reports the same clash).
 pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     let attr = &tool.attr;
     if tool.struct_unnamed || attr.struct_name_unread || attr.krate_unread {
@@ -44,12 +59,15 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     let ident = &tool.struct_ident;
     let module = format_ident!("__toolsmith_stand_in_{}", ident.unraw());
     let path = quote!(#module::#ident);
-    let impls = if tool.has_ctx() {
-        let ctx_types = tool.params.iter().filter_map(|p| match p {
-            Param::Ctx { ty, .. } => Some(ty),
-            Param::Arg { .. } | Param::Call { .. } => None,
-        });
-        let session_impls = (!tool.has_bound()).then(|| {
+    let values: Vec<_> = tool.marked.iter().filter(|m| !m.call).collect();
+    let impls = if values.is_empty() {
+        let items = tool_impl_items();
+        quote!(impl __toolsmith::ToolImpl for #path { #items })
+    } else {
+        let values = values
+            .iter()
+            .map(|MarkedParam { ty, cfgs, .. }| quote!(#(#cfgs)* _: #ty));
+        let session_impls = (!tool.marked.iter().any(|m| m.bound)).then(|| {
             quote! {
                 impl __toolsmith::ToolConstructor for #path {
                     fn name(&self) -> ::std::string::String {
@@ -75,7 +93,7 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
                 pub fn definition(&self) -> __toolsmith::Tool {
                     ::core::unreachable!()
                 }
-                #vis fn new(#(_: #ctx_types),*)
+                #vis fn new(#(#values),*)
                     -> impl __toolsmith::ToolImpl + ::core::clone::Clone + 'static
                 {
                     ::core::unreachable!() as __toolsmith::UnbuiltTool
@@ -83,9 +101,11 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
             }
             #session_impls
         }
-    } else {
-        let items = tool_impl_items();
-        quote!(impl __toolsmith::ToolImpl for #path { #items })
+    };
+    // At the function's name, where the success path's struct is: a clash points there.
+    let value = quote_spanned! {ident.span()=>
+        #[allow(non_upper_case_globals, dead_code)]
+        #vis const #ident: #path = #path;
     };
     quote! {
         #[doc(hidden)]
@@ -96,6 +116,7 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         }
         #[allow(unused_imports)]
         #vis use #module::*;
+        #value
         const _: () = {
             #imports
             #impls
@@ -229,6 +250,52 @@ mod tests {
         // With a `#[bind]` value the success path is no session constructor either.
         assert!(!out.contains("ToolConstructor for"), "{out}");
         assert!(!out.contains("ToolImpl for"), "{out}");
+    }
+
+    #[test]
+    fn new_takes_a_value_for_each_marked_parameter_however_malformed() {
+        let out = fn_stand_ins(
+            quote!(),
+            quote!(
+                fn remember(
+                    #[ctx]
+                    #[bind]
+                    both: Both,
+                    #[bind] (a, b): (u8, u8),
+                    #[cfg(any())]
+                    #[ctx]
+                    gone: Gone,
+                    #[ctx] call: ToolCallContext,
+                    #[bind]
+                    #[ctx]
+                    call_too: ToolCallContext,
+                    fact: String,
+                ) {
+                }
+            ),
+        );
+        assert!(
+            out.contains(
+                "fn new (_ : Both , _ : (u8 , u8) , # [cfg (any ())] _ : Gone , _ : ToolCallContext)"
+            ),
+            "{out}"
+        );
+        // `#[bind]` alone says the tool is no session constructor.
+        assert!(!out.contains("ToolConstructor for"), "{out}");
+        // Both markers leave it unknown: the stand-in is one.
+        let both = fn_stand_ins(
+            quote!(),
+            quote!(
+                fn remember(
+                    #[ctx]
+                    #[bind]
+                    both: Both,
+                ) {
+                }
+            ),
+        );
+        assert!(both.contains("fn new (_ : Both)"), "{both}");
+        assert!(both.contains("ToolConstructor for"), "{both}");
     }
 
     #[test]
