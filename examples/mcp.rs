@@ -94,8 +94,9 @@ pub async fn run(out: &mut dyn Write) -> Result<(), Box<dyn Error>> {
     writeln!(out, "\nforecast(Lisbon, 1) -> {}", result.content.to_text())?;
 
     // The server checks the arguments against the tool's schema and says what was wrong,
-    // and where, without running the tool. (Called through a manager, as in the session
-    // below, the bridge's copy of that schema is checked here first.)
+    // and where, without running the tool: the bridge's error is `InvalidArguments`, named
+    // by the local tool, as a refusal here would be. (Called through a manager, as in the
+    // session below, the bridge's copy of that schema is checked here first.)
     let wrong = forecast
         .execute(ToolArguments::try_from(
             json!({"city": "Lisbon", "days_ahead": "tomorrow"}),

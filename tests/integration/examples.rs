@@ -37,8 +37,9 @@ async fn the_mcp_example_serves_lists_calls_and_shuts_down() {
             "  forecast: The weather forecast for a city",
             "  celsius_to_fahrenheit: Convert degrees Celsius to degrees Fahrenheit.",
             "forecast(Lisbon, 1) -> Lisbon, tomorrow: sunny",
-            // The server's validation, with the argument's path.
-            r#"/days_ahead: "tomorrow" is not of type "integer""#,
+            // The server's validation, with the argument's path, as invalid arguments of
+            // the local tool, named once.
+            r#"forecast with bad arguments -> error: Invalid arguments for tool 'forecast': /days_ahead: "tomorrow" is not of type "integer""#,
             // The session called the remote tool and answered from its result.
             r#"  forecast({"city":"Porto","days_ahead":0}) -> Porto, today: sunny"#,
             "the session's answer: The forecast says: Porto, today: sunny",

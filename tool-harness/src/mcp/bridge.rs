@@ -9,7 +9,7 @@ use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::{Peer, RoleClient};
 use toolsmith_core::{Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolError, ToolImpl};
 
-use super::call_result::from_mcp;
+use super::call_result::{from_mcp, refused_arguments};
 use super::server::cut;
 use super::tool_list::LiveToolList;
 use super::tool_mapping::definition_from_mcp;
@@ -23,9 +23,11 @@ use super::unreadable::unreadable_reason;
 /// wire. A result marked `isError` becomes [`ToolError::Execution`] with the server's
 /// message (without the "Tool 'name' failed: " a Toolsmith server writes before it, which
 /// the error says itself); structured content is kept as a JSON result. A server's "invalid
-/// params" error is [`ToolError::InvalidArguments`], unless the server says it has no such
-/// tool (or no longer lists it): then an execution error says there is no tool of that name
-/// on the server. A call dropped before its answer (cancelled, or past its time limit) is
+/// params" error, and a Toolsmith server's refusal of the arguments, is
+/// [`ToolError::InvalidArguments`] naming this tool (a Toolsmith server's reason without its
+/// frame and its request to call again, which the error and its rendering say themselves),
+/// unless the server says it has no such tool (or no longer lists it): then an execution
+/// error says there is no tool of that name on the server. A call dropped before its answer (cancelled, or past its time limit) is
 /// cancelled on the server too.
 ///
 /// Made by [`McpClient::tools`](super::McpClient::tools).
@@ -124,6 +126,29 @@ impl McpToolBridge {
         says_tool_unknown(message, &self.original)
     }
 
+    /// A server's "invalid params" answer (`-32602`) to a call, saying `message`: bad
+    /// arguments (a Toolsmith server's refusal as its reason alone, any other server's words
+    /// as they are), or no such tool on the server.
+    fn invalid_params(&self, message: &str) -> ToolError {
+        let name = self.name();
+        if let Some(reason) = refused_arguments(&self.original, message) {
+            return ToolError::invalid_arguments(name, reason);
+        }
+        if self.unknown_to_server(message) {
+            return ToolError::execution(
+                name,
+                format!(
+                    "no tool named '{}' on the MCP server {} (it said: {}); its tools may have \
+                     changed since they were listed",
+                    cut(&self.original),
+                    self.server,
+                    cut(message)
+                ),
+            );
+        }
+        ToolError::invalid_arguments(name, format!("the server said: {message}"))
+    }
+
     /// A call's failure as a Toolsmith error naming this tool.
     fn failure(&self, error: ServiceError) -> ToolError {
         let name = self.name();
@@ -138,23 +163,8 @@ impl McpToolBridge {
             );
         }
         match error {
-            ServiceError::McpError(data)
-                if data.code == ErrorCode::INVALID_PARAMS
-                    && self.unknown_to_server(&data.message) =>
-            {
-                ToolError::execution(
-                    name,
-                    format!(
-                        "no tool named '{}' on the MCP server {} (it said: {}); its tools may have \
-                         changed since they were listed",
-                        cut(&self.original),
-                        self.server,
-                        cut(&data.message)
-                    ),
-                )
-            }
             ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
-                ToolError::invalid_arguments(name, format!("the server said: {}", data.message))
+                self.invalid_params(&data.message)
             }
             ServiceError::McpError(data) => ToolError::execution(
                 name,

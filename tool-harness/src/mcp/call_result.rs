@@ -55,9 +55,10 @@ pub(crate) fn to_mcp(
 }
 
 /// An MCP result as the outcome of the bridged tool `local_name` (`remote_name` on its
-/// server): `isError` becomes [`ToolError::Execution`] with the server's message, structured
-/// content is kept as a JSON result, and anything else is the content's text (non-text blocks
-/// described in brackets).
+/// server): `isError` becomes [`ToolError::Execution`] with the server's message, or
+/// [`ToolError::InvalidArguments`] when it is a Toolsmith server's refusal of the arguments
+/// ([`refused_arguments`]); structured content is kept as a JSON result, and anything else is
+/// the content's text (non-text blocks described in brackets).
 pub(crate) fn from_mcp(
     local_name: &str,
     remote_name: &str,
@@ -65,6 +66,11 @@ pub(crate) fn from_mcp(
 ) -> Result<ToolCallResult, ToolError> {
     let text = content_text(&result.content);
     if result.is_error == Some(true) {
+        // The tool never ran: hooks, retry policies and the model must see bad arguments,
+        // named by the local tool, the one the model calls.
+        if let Some(reason) = refused_arguments(remote_name, &text) {
+            return Err(ToolError::invalid_arguments(local_name, reason));
+        }
         let message = if !text.is_empty() {
             // A Toolsmith server writes a failed call as `ToolError::Execution`'s text, which
             // already says "Tool 'name' failed: "; the error made here says it again. The
@@ -85,6 +91,27 @@ pub(crate) fn from_mcp(
         Some(value) => ToolCallResult::json(value),
         None => ToolCallResult::text(text),
     })
+}
+
+/// The reason in `text`, when `text` is how a Toolsmith server refuses the arguments of its
+/// tool `remote_name`: [`error_for_model`]'s rendering of [`ToolError::InvalidArguments`]
+/// ("Invalid arguments for tool 'x': REASON. Correct the arguments and call 'x' again."), or
+/// that error's own text without the request to call again. The frame is worked out from
+/// `error_for_model` itself, so that the two cannot drift apart; the full stop the rendering
+/// ends the reason with is dropped with the request (a local error's reason has none, and
+/// rendering it again adds it back). A refusal naming another tool is not this one's.
+pub(crate) fn refused_arguments<'a>(remote_name: &str, text: &'a str) -> Option<&'a str> {
+    // A reason that already ends a sentence, so that the rendering adds no full stop of its
+    // own; control characters, which no text a server writes holds by chance.
+    const MARK: &str = "\u{1}reason\u{2}.";
+    let rendered = error_for_model(&ToolError::invalid_arguments(remote_name, MARK), &[]);
+    let (prefix, suffix) = rendered.split_once(MARK)?;
+    let rest = text.strip_prefix(prefix)?;
+    let reason = match rest.strip_suffix(suffix) {
+        Some(reason) => reason.strip_suffix('.').unwrap_or(reason),
+        None => rest,
+    };
+    (!reason.trim().is_empty()).then_some(reason)
 }
 
 /// The content blocks as one text, one block a line.
@@ -189,6 +216,35 @@ mod tests {
         );
         let marked = to_mcp(Ok(ToolCallResult::error("no such row")), &shape(false));
         assert_eq!(marked.is_error, Some(true));
+    }
+
+    #[test]
+    fn a_served_refusal_of_the_arguments_comes_back_as_one() {
+        let long = "x".repeat(300);
+        for (remote, reason) in [
+            ("add", "/a: -1 is less than the minimum of 0"),
+            ("add", "is the path relative?"),
+            ("add", "/a: 1.5 is not of type \"integer\"; /b: missing"),
+            // The rendering cuts a long name; the frame is cut alike.
+            (long.as_str(), "/a: bad"),
+        ] {
+            let served = to_mcp(
+                Err(ToolError::invalid_arguments(remote, reason)),
+                &shape(false),
+            );
+            assert_eq!(
+                from_mcp("local_add", remote, served).unwrap_err(),
+                ToolError::invalid_arguments("local_add", reason)
+            );
+        }
+        // The error's own text, without the request to call again, is one too.
+        let text = ToolError::invalid_arguments("add", "/a: bad").to_string();
+        assert_eq!(refused_arguments("add", &text), Some("/a: bad"));
+        // Nothing after the frame, or another tool's frame, is not.
+        let empty = error_for_model(&ToolError::invalid_arguments("add", ""), &[]);
+        assert_eq!(refused_arguments("add", &empty), None);
+        assert_eq!(refused_arguments("sub", &text), None);
+        assert_eq!(refused_arguments("add", "Invalid arguments"), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod endless_lists;
 mod fake_http;
 mod http;
 mod malformed_lists;
+mod remote_refusals;
 mod server;
 mod slow_clients;
 mod unreadable_answers;
