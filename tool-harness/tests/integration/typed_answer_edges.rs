@@ -12,34 +12,10 @@ use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgenticError, FINAL_ANSWER_TOOL, MAX_ANSWER_ATTEMPTS,
 };
 use toolsmith_harness::model::{
-    ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn, StopReason, Usage,
+    ChatResponse, ModelError, ScriptedModel, ScriptedTurn, StopReason, Usage,
 };
 
-use crate::typed_answers::Weather;
-
-fn session(model: &ScriptedModel) -> AgentSession {
-    AgentSession::builder(model.clone())
-        .with_model("m")
-        .build()
-        .unwrap()
-}
-
-/// The results the model was shown in `message`: (tool, text, is error).
-fn results(message: &Message) -> Vec<(String, String, bool)> {
-    let Message::ToolResults { results } = message else {
-        panic!("not results: {message:?}");
-    };
-    results
-        .iter()
-        .map(|r| {
-            (
-                r.name.clone(),
-                r.result.content.to_text(),
-                r.result.is_error(),
-            )
-        })
-        .collect()
-}
+use crate::typed_answers::{Weather, results, session};
 
 /// The schema `final_answer` was declared with in `model`'s request `index`.
 fn declared_schema(model: &ScriptedModel, index: usize) -> Value {

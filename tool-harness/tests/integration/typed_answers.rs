@@ -19,7 +19,7 @@ pub(crate) struct Weather {
     pub(crate) celsius: f64,
 }
 
-fn session(model: &ScriptedModel) -> AgentSession {
+pub(crate) fn session(model: &ScriptedModel) -> AgentSession {
     AgentSession::builder(model.clone())
         .with_model("m")
         .build()
@@ -27,7 +27,7 @@ fn session(model: &ScriptedModel) -> AgentSession {
 }
 
 /// The results the model was shown in `message`, by tool name, as text.
-fn results(message: &Message) -> Vec<(String, String, bool)> {
+pub(crate) fn results(message: &Message) -> Vec<(String, String, bool)> {
     let Message::ToolResults { results } = message else {
         panic!("not results: {message:?}");
     };
