@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use toolsmith_core::provider::Provider;
+use toolsmith_core::{clone_value, free_value};
 
 use super::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ProviderTurn, StopReason, Usage,
@@ -39,13 +40,47 @@ enum Answer {
 
 /// A scripted call: its arguments as an object, or as raw text (read the way a provider's
 /// arguments string is, so unreadable JSON becomes a rejected call).
-#[derive(Debug, Clone)]
+///
+/// The arguments are a caller's value, which may nest deeper than serde_json's recursive
+/// copy and drop fit on a stack: they are copied and freed with core's loops instead.
 struct ScriptedCall {
     id: Option<String>,
     name: String,
     arguments: Value,
     /// A recorded call's Gemini signature, given back when it is replayed.
     thought_signature: Option<String>,
+}
+
+impl Clone for ScriptedCall {
+    fn clone(&self) -> Self {
+        Self {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            arguments: clone_value(&self.arguments),
+            thought_signature: self.thought_signature.clone(),
+        }
+    }
+}
+
+impl Drop for ScriptedCall {
+    fn drop(&mut self) {
+        free_value(std::mem::take(&mut self.arguments));
+    }
+}
+
+impl ScriptedCall {
+    /// The call as an OpenAI Chat `tool_calls` entry under `id`, its arguments copied
+    /// without recursion (a `json!` would serialise them, once per level).
+    fn to_openai(&self, id: String) -> Value {
+        let mut function = Map::new();
+        function.insert("name".to_owned(), Value::String(self.name.clone()));
+        function.insert("arguments".to_owned(), clone_value(&self.arguments));
+        let mut entry = Map::new();
+        entry.insert("id".to_owned(), Value::String(id));
+        entry.insert("type".to_owned(), Value::from("function"));
+        entry.insert("function".to_owned(), Value::Object(function));
+        Value::Object(entry)
+    }
 }
 
 impl ScriptedTurn {
@@ -230,13 +265,16 @@ impl ScriptedTurn {
                             .id
                             .clone()
                             .unwrap_or_else(|| format!("call-{turn}-{index}"));
-                        json!({"id": id, "type": "function", "function": {
-                            "name": call.name, "arguments": call.arguments}})
+                        call.to_openai(id)
                     })
                     .collect();
-                let mut parsed = Provider::OpenAiChat
-                    .parse_calls(&json!({ "tool_calls": tool_calls }))
-                    .map_err(|err| ModelError::Script(err.to_string()))?;
+                let mut message = Map::new();
+                message.insert("tool_calls".to_owned(), Value::Array(tool_calls));
+                let message = Value::Object(message);
+                // Arguments nested too deep are rejected here, as a provider's are.
+                let parsed = Provider::OpenAiChat.parse_calls(&message);
+                free_value(message);
+                let mut parsed = parsed.map_err(|err| ModelError::Script(err.to_string()))?;
                 for (parsed, call) in parsed.iter_mut().zip(calls) {
                     if let Ok(request) = parsed {
                         request
@@ -342,7 +380,7 @@ impl ScriptedModel {
                         arguments: call
                             .as_written
                             .clone()
-                            .map_or_else(|| call.arguments.as_value().clone(), Value::String),
+                            .map_or_else(|| clone_value(call.arguments.as_value()), Value::String),
                         thought_signature: call.thought_signature.clone(),
                     })
                     .collect();
