@@ -61,8 +61,20 @@ pub(crate) fn check_depth(value: &Value) -> Result<(), TooDeep> {
 /// Whether `value` nests arrays and objects no deeper than `max_depth`. A loop over the
 /// containers only, stopping at the first one too deep; scalars are never stacked, so a flat
 /// object of scalars costs one pass over its values and no allocation.
+///
+/// Public for code that holds a value it did not parse, to check it against
+/// [`MAX_JSON_DEPTH`] before anything copies, compares or prints it recursively.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::nests_within;
+///
+/// assert!(nests_within(&json!({"a": [1]}), 2));
+/// assert!(!nests_within(&json!({"a": [[1]]}), 2));
+/// assert!(nests_within(&json!([]), 1));
+/// ```
 #[inline]
-pub(crate) fn nests_within(value: &Value, max_depth: usize) -> bool {
+pub fn nests_within(value: &Value, max_depth: usize) -> bool {
     // The containers still to look into, with their depth (the root's is 1).
     let mut pending: Vec<(&Value, usize)> = Vec::new();
     let mut next = Some((value, 1));

@@ -2,11 +2,16 @@
 //! paths as values (a user's script, a transcript built or replayed): refused or passed on
 //! without a recursion once per level, which would overflow a 2 MiB stack and abort.
 
+use std::future::Future;
+
 use futures::executor::block_on;
-use serde_json::{Map, Value};
-use toolsmith_core::{MAX_JSON_DEPTH, ToolArguments};
+use serde_json::{Map, Value, json};
+use toolsmith_core::provider::Provider;
+use toolsmith_core::{MAX_JSON_DEPTH, ToolArguments, ToolCallResult, ToolShed, tool_fn};
+use toolsmith_harness::agent::{AgentSession, AgenticError};
 use toolsmith_harness::model::{
-    ChatModel, ChatRequest, Message, ModelCall, ScriptedModel, ScriptedTurn,
+    ChatModel, ChatRequest, ChatResponse, Message, ModelCall, ModelError, ProviderTurn,
+    ScriptedModel, ScriptedTurn,
 };
 
 /// Far past the limit, and far past what a recursive walk fits in 2 MiB.
@@ -76,5 +81,90 @@ fn a_replayed_call_nested_too_deep_is_rejected_as_a_providers_is() {
         ];
         let model = ScriptedModel::replaying(&transcript);
         assert_eq!(rejection(&model), too_deep_reason());
+    });
+}
+
+/// Answers with a JSON value nested `LEVELS` deep.
+#[tool_fn]
+async fn deep_result() -> ToolCallResult {
+    let mut deep = Value::from(1);
+    for _ in 0..LEVELS {
+        deep = Value::Array(vec![deep]);
+    }
+    ToolCallResult::json(deep)
+}
+
+/// Runs `test` on a current-thread runtime on a 2 MiB stack.
+fn on_small_runtime<F: Future<Output = ()> + 'static>(test: impl FnOnce() -> F + Send + 'static) {
+    on_small_stack(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(test());
+    });
+}
+
+// Bounded before this file's fixes too (the manager checks a result before the transcript
+// keeps it): kept so that it stays so.
+#[test]
+fn a_tool_result_nested_too_deep_reaches_the_model_as_an_error() {
+    on_small_runtime(|| async {
+        let model = ScriptedModel::new([
+            ScriptedTurn::call("deep_result", json!({})),
+            ScriptedTurn::text("Done."),
+        ]);
+        let session = AgentSession::builder(model.clone())
+            .with_model("m")
+            .with_toolshed(ToolShed::new().tool(DeepResult))
+            .build()
+            .expect("a session");
+        session.tool_manager().activate(&["deep_result".to_owned()]);
+        let run = session.send("Deep?").await.expect("a run");
+        let Message::ToolResults { results } = &run.transcript[2] else {
+            panic!("{:?}", run.transcript[2]);
+        };
+        assert!(results[0].result.is_error());
+        assert_eq!(
+            results[0].result.content.to_text(),
+            format!(
+                "Tool 'deep_result' failed: its result is nested deeper than {MAX_JSON_DEPTH} levels"
+            )
+        );
+    });
+}
+
+#[test]
+fn a_provider_turn_nested_too_deep_is_a_malformed_response() {
+    on_small_runtime(|| async {
+        // A client of the user's that built the provider's turn itself, from a stream.
+        let model = ScriptedModel::new([ScriptedTurn::respond(|_| {
+            let mut response = ChatResponse::text("Deep.");
+            response.provider_turn = Some(ProviderTurn {
+                provider: Provider::OpenAiChat,
+                entries: vec![json!({"role": "assistant"}), deep_arguments(LEVELS)],
+            });
+            Ok(response)
+        })]);
+        let session = AgentSession::builder(model.clone())
+            .with_model("m")
+            .build()
+            .expect("a session");
+        let err = session.send("Deep?").await.expect_err("a refused answer");
+        let AgenticError::Model { source, .. } = &err else {
+            panic!("{err}");
+        };
+        assert!(
+            matches!(source, ModelError::MalformedResponse { .. }),
+            "{source:?}"
+        );
+        assert!(
+            source.to_string().ends_with(&format!(
+                "malformed response: the answer's provider turn is nested deeper than {MAX_JSON_DEPTH} levels"
+            )),
+            "{source}"
+        );
+        // The conversation so far is kept, without the refused answer.
+        assert_eq!(err.run().map(|run| run.transcript.len()), Some(1));
     });
 }
