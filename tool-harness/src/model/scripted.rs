@@ -30,7 +30,7 @@ enum Answer {
     Reply {
         text: Option<String>,
         calls: Vec<ScriptedCall>,
-        provider_turn: Option<ProviderTurn>,
+        provider_turn: Option<KeptTurn>,
         /// The stop reason to report instead of the one the answer implies.
         stop_reason: Option<StopReason>,
     },
@@ -65,6 +65,32 @@ impl Clone for ScriptedCall {
 impl Drop for ScriptedCall {
     fn drop(&mut self) {
         free_value(std::mem::take(&mut self.arguments));
+    }
+}
+
+/// A provider's turn a script answers with: a caller's values, copied and freed with core's
+/// loops as a call's arguments are (an agent refuses one nested too deep as malformed).
+struct KeptTurn(ProviderTurn);
+
+impl Clone for KeptTurn {
+    fn clone(&self) -> Self {
+        Self(copy_turn(&self.0))
+    }
+}
+
+impl Drop for KeptTurn {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.0.entries)
+            .into_iter()
+            .for_each(free_value);
+    }
+}
+
+/// A copy of `turn`, its entries copied without recursion.
+fn copy_turn(turn: &ProviderTurn) -> ProviderTurn {
+    ProviderTurn {
+        provider: turn.provider,
+        entries: turn.entries.iter().map(clone_value).collect(),
     }
 }
 
@@ -190,7 +216,7 @@ impl ScriptedTurn {
             ..
         } = &mut self.answer
         {
-            *slot = Some(turn);
+            *slot = Some(KeptTurn(turn));
         }
         self
     }
@@ -284,7 +310,7 @@ impl ScriptedTurn {
                 }
                 let mut response = ChatResponse::calls(parsed);
                 response.text = text.clone();
-                response.provider_turn = provider_turn.clone();
+                response.provider_turn = provider_turn.as_ref().map(|kept| copy_turn(&kept.0));
                 if !response.has_calls() {
                     response.stop_reason = StopReason::EndTurn;
                 }
@@ -386,7 +412,7 @@ impl ScriptedModel {
                     .collect();
                 let mut turn = ScriptedTurn::reply(text.clone(), calls);
                 if let Some(provider_turn) = provider_turn {
-                    turn = turn.with_provider_turn(provider_turn.clone());
+                    turn = turn.with_provider_turn(copy_turn(provider_turn));
                 }
                 if let Some(reason) = stop_reason {
                     turn = turn.with_stop_reason(reason.clone());

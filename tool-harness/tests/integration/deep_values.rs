@@ -7,7 +7,9 @@ use std::future::Future;
 use futures::executor::block_on;
 use serde_json::{Map, Value, json};
 use toolsmith_core::provider::Provider;
-use toolsmith_core::{MAX_JSON_DEPTH, ToolArguments, ToolCallResult, ToolShed, tool_fn};
+use toolsmith_core::{
+    MAX_JSON_DEPTH, ToolArguments, ToolCallResult, ToolShed, free_value, tool_fn,
+};
 use toolsmith_harness::agent::{AgentSession, AgenticError};
 use toolsmith_harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelCall, ModelError, ProviderTurn,
@@ -166,5 +168,55 @@ fn a_provider_turn_nested_too_deep_is_a_malformed_response() {
         );
         // The conversation so far is kept, without the refused answer.
         assert_eq!(err.run().map(|run| run.transcript.len()), Some(1));
+    });
+}
+
+#[test]
+fn a_scripted_or_replayed_provider_turn_nested_too_deep_is_a_malformed_response() {
+    on_small_runtime(|| async {
+        let deep_turn = || ProviderTurn {
+            provider: Provider::OpenAiChat,
+            entries: vec![deep_arguments(LEVELS)],
+        };
+        let scripted = ScriptedTurn::text("Deep.").with_provider_turn(deep_turn());
+        let transcript = [
+            Message::user("Deep?"),
+            Message::Assistant {
+                text: Some("Deep.".to_owned()),
+                calls: Vec::new(),
+                provider_turn: Some(deep_turn()),
+                stop_reason: None,
+            },
+        ];
+        // A copy of the scripted turn, answered, and the turn itself dropped unused.
+        let models = [
+            ScriptedModel::new([scripted.clone(), scripted]),
+            ScriptedModel::replaying(&transcript),
+        ];
+        // The test's own transcript is dropped as the harness drops one.
+        let [_, Message::Assistant { provider_turn, .. }] = transcript else {
+            unreachable!()
+        };
+        provider_turn
+            .into_iter()
+            .flat_map(|turn| turn.entries)
+            .for_each(free_value);
+        for model in models {
+            let session = AgentSession::builder(model)
+                .with_model("m")
+                .build()
+                .expect("a session");
+            let err = session.send("Deep?").await.expect_err("a refused answer");
+            assert!(
+                matches!(
+                    &err,
+                    AgenticError::Model {
+                        source: ModelError::MalformedResponse { .. },
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+        }
     });
 }
