@@ -61,8 +61,20 @@ pub(crate) fn check_depth(value: &Value) -> Result<(), TooDeep> {
 /// Whether `value` nests arrays and objects no deeper than `max_depth`. A loop over the
 /// containers only, stopping at the first one too deep; scalars are never stacked, so a flat
 /// object of scalars costs one pass over its values and no allocation.
+///
+/// Public for code that holds a value it did not parse, to check it against
+/// [`MAX_JSON_DEPTH`] before anything copies, compares or prints it recursively.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::nests_within;
+///
+/// assert!(nests_within(&json!({"a": [1]}), 2));
+/// assert!(!nests_within(&json!({"a": [[1]]}), 2));
+/// assert!(nests_within(&json!([]), 1));
+/// ```
 #[inline]
-pub(crate) fn nests_within(value: &Value, max_depth: usize) -> bool {
+pub fn nests_within(value: &Value, max_depth: usize) -> bool {
     // The containers still to look into, with their depth (the root's is 1).
     let mut pending: Vec<(&Value, usize)> = Vec::new();
     let mut next = Some((value, 1));
@@ -184,8 +196,22 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
 /// drop for values Toolsmith owns that a caller may have built arbitrarily deep. A value
 /// whose children are all scalars (a call's usual arguments) is dropped as serde_json drops
 /// it, which goes one level down; only a value with nested containers is taken apart.
+///
+/// Public (as `free_value`) for code that holds a value it did not parse, which may be
+/// nested deeper than a stack can drop recursively.
+///
+/// ```
+/// use serde_json::Value;
+/// use toolsmith::free_value;
+///
+/// let mut deep = Value::from(1);
+/// for _ in 0..100_000 {
+///     deep = Value::Array(vec![deep]);
+/// }
+/// free_value(deep);
+/// ```
 #[inline]
-pub(crate) fn free(value: Value) {
+pub fn free(value: Value) {
     if is_shallow(&value) {
         drop(value);
     } else {
@@ -230,8 +256,24 @@ pub(crate) fn free_nested(value: Value) {
     }
 }
 
-/// A copy of `value`: serde_json's own (recursive) clone within the limit, a loop beyond it.
-pub(crate) fn clone_value(value: &Value) -> Value {
+/// A copy of `value` at any depth: serde_json's own (recursive) clone within
+/// [`MAX_JSON_DEPTH`], a loop beyond it. Free a copy that may be deep with
+/// [`free_value`](crate::free_value).
+///
+/// ```
+/// use serde_json::{Value, json};
+/// use toolsmith::{clone_value, free_value};
+///
+/// assert_eq!(clone_value(&json!({"a": [1]})), json!({"a": [1]}));
+/// let mut deep = Value::from(1);
+/// for _ in 0..100_000 {
+///     deep = Value::Array(vec![deep]);
+/// }
+/// let copy = clone_value(&deep);
+/// free_value(copy);
+/// free_value(deep);
+/// ```
+pub fn clone_value(value: &Value) -> Value {
     if check_depth(value).is_ok() {
         value.clone()
     } else {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 use toolsmith_core::{
-    BatchOptions, CancellationToken, ContextSearch, Embedder, MemoryAccess, SessionParts,
-    ToolCallManager, ToolRetryConfig, ToolShed,
+    BatchOptions, CancellationToken, ContextSearch, Embedder, MAX_JSON_DEPTH, MemoryAccess,
+    SessionParts, ToolCallManager, ToolRetryConfig, ToolShed, free_value, nests_within,
 };
 use tracing::Instrument as _;
 
@@ -548,6 +548,7 @@ impl AgentSession {
                 RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
             })?
         };
+        let answer = answer.and_then(|response| within_depth(response, provider));
         if is_cancelled(cancel, caller) {
             // The answer came with the cancellation: not used, but its tokens were spent (and
             // reported, so that a handler counting tokens by event, `check`'s, counts them).
@@ -571,6 +572,28 @@ impl AgentSession {
         self.emit_response(turn, &response);
         Ok(response)
     }
+}
+
+/// `response`, unless its provider turn nests deeper than [`MAX_JSON_DEPTH`]: a value a
+/// model client built itself (the harness's own clients parse theirs with a bounded depth),
+/// which the transcript would copy, compare and drop recursively, once per level, and
+/// overflow the stack. Refused as a malformed response, its entries freed without recursion.
+fn within_depth(mut response: ChatResponse, provider: &str) -> Result<ChatResponse, ModelError> {
+    let too_deep = response.provider_turn.as_ref().is_some_and(|turn| {
+        turn.entries
+            .iter()
+            .any(|entry| !nests_within(entry, MAX_JSON_DEPTH))
+    });
+    if !too_deep {
+        return Ok(response);
+    }
+    if let Some(turn) = response.provider_turn.take() {
+        turn.entries.into_iter().for_each(free_value);
+    }
+    Err(ModelError::MalformedResponse {
+        provider: provider.to_owned(),
+        reason: format!("the answer's provider turn is nested deeper than {MAX_JSON_DEPTH} levels"),
+    })
 }
 
 /// Abandons a run's ledger when dropped armed: a run's future dropped before it ended (a

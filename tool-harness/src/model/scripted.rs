@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use toolsmith_core::provider::Provider;
+use toolsmith_core::{clone_value, free_value};
 
 use super::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ProviderTurn, StopReason, Usage,
@@ -29,7 +30,7 @@ enum Answer {
     Reply {
         text: Option<String>,
         calls: Vec<ScriptedCall>,
-        provider_turn: Option<ProviderTurn>,
+        provider_turn: Option<KeptTurn>,
         /// The stop reason to report instead of the one the answer implies.
         stop_reason: Option<StopReason>,
     },
@@ -39,13 +40,73 @@ enum Answer {
 
 /// A scripted call: its arguments as an object, or as raw text (read the way a provider's
 /// arguments string is, so unreadable JSON becomes a rejected call).
-#[derive(Debug, Clone)]
+///
+/// The arguments are a caller's value, which may nest deeper than serde_json's recursive
+/// copy and drop fit on a stack: they are copied and freed with core's loops instead.
 struct ScriptedCall {
     id: Option<String>,
     name: String,
     arguments: Value,
     /// A recorded call's Gemini signature, given back when it is replayed.
     thought_signature: Option<String>,
+}
+
+impl Clone for ScriptedCall {
+    fn clone(&self) -> Self {
+        Self {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            arguments: clone_value(&self.arguments),
+            thought_signature: self.thought_signature.clone(),
+        }
+    }
+}
+
+impl Drop for ScriptedCall {
+    fn drop(&mut self) {
+        free_value(std::mem::take(&mut self.arguments));
+    }
+}
+
+/// A provider's turn a script answers with: a caller's values, copied and freed with core's
+/// loops as a call's arguments are (an agent refuses one nested too deep as malformed).
+struct KeptTurn(ProviderTurn);
+
+impl Clone for KeptTurn {
+    fn clone(&self) -> Self {
+        Self(copy_turn(&self.0))
+    }
+}
+
+impl Drop for KeptTurn {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.0.entries)
+            .into_iter()
+            .for_each(free_value);
+    }
+}
+
+/// A copy of `turn`, its entries copied without recursion.
+fn copy_turn(turn: &ProviderTurn) -> ProviderTurn {
+    ProviderTurn {
+        provider: turn.provider,
+        entries: turn.entries.iter().map(clone_value).collect(),
+    }
+}
+
+impl ScriptedCall {
+    /// The call as an OpenAI Chat `tool_calls` entry under `id`, its arguments copied
+    /// without recursion (a `json!` would serialise them, once per level).
+    fn to_openai(&self, id: String) -> Value {
+        let mut function = Map::new();
+        function.insert("name".to_owned(), Value::String(self.name.clone()));
+        function.insert("arguments".to_owned(), clone_value(&self.arguments));
+        let mut entry = Map::new();
+        entry.insert("id".to_owned(), Value::String(id));
+        entry.insert("type".to_owned(), Value::from("function"));
+        entry.insert("function".to_owned(), Value::Object(function));
+        Value::Object(entry)
+    }
 }
 
 impl ScriptedTurn {
@@ -155,7 +216,7 @@ impl ScriptedTurn {
             ..
         } = &mut self.answer
         {
-            *slot = Some(turn);
+            *slot = Some(KeptTurn(turn));
         }
         self
     }
@@ -230,13 +291,16 @@ impl ScriptedTurn {
                             .id
                             .clone()
                             .unwrap_or_else(|| format!("call-{turn}-{index}"));
-                        json!({"id": id, "type": "function", "function": {
-                            "name": call.name, "arguments": call.arguments}})
+                        call.to_openai(id)
                     })
                     .collect();
-                let mut parsed = Provider::OpenAiChat
-                    .parse_calls(&json!({ "tool_calls": tool_calls }))
-                    .map_err(|err| ModelError::Script(err.to_string()))?;
+                let mut message = Map::new();
+                message.insert("tool_calls".to_owned(), Value::Array(tool_calls));
+                let message = Value::Object(message);
+                // Arguments nested too deep are rejected here, as a provider's are.
+                let parsed = Provider::OpenAiChat.parse_calls(&message);
+                free_value(message);
+                let mut parsed = parsed.map_err(|err| ModelError::Script(err.to_string()))?;
                 for (parsed, call) in parsed.iter_mut().zip(calls) {
                     if let Ok(request) = parsed {
                         request
@@ -246,7 +310,7 @@ impl ScriptedTurn {
                 }
                 let mut response = ChatResponse::calls(parsed);
                 response.text = text.clone();
-                response.provider_turn = provider_turn.clone();
+                response.provider_turn = provider_turn.as_ref().map(|kept| copy_turn(&kept.0));
                 if !response.has_calls() {
                     response.stop_reason = StopReason::EndTurn;
                 }
@@ -342,13 +406,13 @@ impl ScriptedModel {
                         arguments: call
                             .as_written
                             .clone()
-                            .map_or_else(|| call.arguments.as_value().clone(), Value::String),
+                            .map_or_else(|| clone_value(call.arguments.as_value()), Value::String),
                         thought_signature: call.thought_signature.clone(),
                     })
                     .collect();
                 let mut turn = ScriptedTurn::reply(text.clone(), calls);
                 if let Some(provider_turn) = provider_turn {
-                    turn = turn.with_provider_turn(provider_turn.clone());
+                    turn = turn.with_provider_turn(copy_turn(provider_turn));
                 }
                 if let Some(reason) = stop_reason {
                     turn = turn.with_stop_reason(reason.clone());
