@@ -868,9 +868,12 @@ impl AgentSessionBuilder {
     ///
     /// A tool the model cannot be declared ([`ChatModel::check_declarations`]: for Gemini,
     /// one whose schema is recursive) is an [`AgenticError::Config`] naming it and the
-    /// model's reason, whether or not `shed` offers it at first. Tools registered later (a
-    /// sub-agent's, an MCP server's new list) are not checked here: a request declaring one
-    /// the model refuses fails with [`ModelError::InvalidRequest`], nothing sent.
+    /// model's reason, whether or not `shed` offers it at first. A sub-agent's session is
+    /// built, and so checked against its own model, when the sub-agent starts: a refusal is
+    /// that call's error. Tools registered in the manager after `build()` (an MCP server's
+    /// changed list, [`tool_manager`](AgentSession::tool_manager)`().register`) are not
+    /// checked: a request declaring one the model refuses fails with
+    /// [`ModelError::InvalidRequest`], nothing sent.
     pub fn build(self) -> Result<AgentSession, AgenticError> {
         static SESSIONS: AtomicU64 = AtomicU64::new(1);
         let model_name = self.model_name.filter(|n| !n.is_empty()).ok_or_else(|| {
