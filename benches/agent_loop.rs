@@ -12,6 +12,7 @@
 mod session_tools;
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -23,7 +24,7 @@ use toolsmith::harness::model::{
 };
 use toolsmith::{ToolArguments, ToolCallRequest, ToolShed};
 
-use session_tools::{Add, build_session_tools};
+use session_tools::{Add, build_session_tools, session_shed};
 
 /// The cheapest model: answers a user message with one prepared call, and tool results with
 /// text. It isolates the loop's own cost from a model's (`ScriptedModel` also records every
@@ -209,7 +210,34 @@ fn paired(bench: &Bench) {
 
 criterion_group!(benches, criterion_benches);
 
-/// `cargo bench --bench agent_loop -- --calls canned|canned-answer|scripted|scripted-answer|turn|session-build N` runs one variant N times
+/// An `AgentSession` of `model` and the four tools of `session-build`, built as each new
+/// conversation builds one: the tools' manager, then the model's check of every tool
+/// (`ChatModel::check_declarations`).
+fn build_agent_session(model: &Arc<dyn ChatModel>) -> AgentSession {
+    AgentSession::builder(Arc::clone(model))
+        .with_model("bench")
+        .with_toolshed(session_shed(|tool| tool))
+        .build()
+        .expect("the model takes the four tools")
+}
+
+/// The model whose session `agent-session-build` builds: `ScriptedModel` (which checks
+/// nothing), or with `gemini` a Gemini client (built once, never asked anything), whose check
+/// converts each tool's schema as its requests would.
+fn session_model(gemini: bool) -> Arc<dyn ChatModel> {
+    if gemini {
+        #[cfg(feature = "http-models")]
+        return Arc::new(
+            toolsmith::harness::model::http::GeminiModel::builder()
+                .base_url("http://127.0.0.1:9")
+                .build()
+                .expect("a Gemini client for a local base URL"),
+        );
+    }
+    Arc::new(ScriptedModel::default())
+}
+
+/// `cargo bench --bench agent_loop -- --calls canned|canned-answer|scripted|scripted-answer|turn|session-build|agent-session-build|agent-session-build-gemini N` runs one variant N times
 /// and exits, for callgrind (`valgrind --tool=callgrind target/release/deps/agent_loop-* --calls canned 1000`).
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -220,6 +248,7 @@ fn main() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(1000);
         let bench = Bench::new();
+        let model = session_model(variant == "agent-session-build-gemini");
         for _ in 0..n {
             match variant {
                 "scripted" => bench.run_with_call(),
@@ -227,6 +256,9 @@ fn main() {
                 "canned-answer" => bench.canned_run(false),
                 "turn" => bench.execute_turn(),
                 "session-build" => drop(black_box(build_session_tools())),
+                "agent-session-build" | "agent-session-build-gemini" => {
+                    drop(black_box(build_agent_session(&model)));
+                }
                 _ => bench.canned_run(true),
             }
         }

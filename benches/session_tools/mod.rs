@@ -64,13 +64,19 @@ fn convert_units(
     format!("{value} {from} in {to}")
 }
 
-/// The four tools, each wrapped by `wrap` (the identity for the session as it is built).
-pub fn session_tools(wrap: impl Fn(Arc<dyn ToolImpl>) -> Arc<dyn ToolImpl>) -> ToolCallManager {
+/// The shed of the four tools, each wrapped by `wrap` (the identity for the session as it is
+/// built).
+pub fn session_shed(wrap: impl Fn(Arc<dyn ToolImpl>) -> Arc<dyn ToolImpl>) -> ToolShed {
     ToolShed::new()
         .tool(wrap(Arc::new(Add)))
         .tool(wrap(Arc::new(SearchNotes)))
         .tool(wrap(Arc::new(BookMeeting)))
         .tool(wrap(Arc::new(ConvertUnits)))
+}
+
+/// The four tools, each wrapped by `wrap`, built into a session's manager.
+pub fn session_tools(wrap: impl Fn(Arc<dyn ToolImpl>) -> Arc<dyn ToolImpl>) -> ToolCallManager {
+    session_shed(wrap)
         .build(SessionParts::in_memory("bench"))
         .expect("the four tools make a session")
 }

@@ -498,9 +498,22 @@ impl ToolCallManager {
     }
 
     /// Runs `f` over every registered definition, in registration order, without holding up
-    /// changes: for work that needs no index kept in step with the registry (a `shed`
-    /// explanation), so that a registration never waits for a call.
-    pub(crate) fn definitions_in_order<R>(
+    /// changes and without copying them: for work that needs no index kept in step with the
+    /// registry (a `shed` explanation, a model client's check of what it can declare), so
+    /// that a registration never waits for it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    ///
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(FnTool::new("ping", "Answers pong.", Args::empty(),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("pong")) }))).unwrap();
+    /// let names: Vec<String> =
+    ///     manager.definitions_in_order(|tools| tools.map(|t| t.name().to_owned()).collect());
+    /// assert_eq!(names, ["ping"]);
+    /// ```
+    pub fn definitions_in_order<R>(
         &self,
         f: impl FnOnce(&mut dyn Iterator<Item = &Tool>) -> R,
     ) -> R {

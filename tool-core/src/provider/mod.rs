@@ -213,14 +213,7 @@ impl Provider {
         // Rendering copies and transforms schemas recursively: a schema nested too deep is
         // refused first (registered tools were checked already; these may not be).
         for tool in declarations.iter() {
-            if let Some(deep) = tool.deep_schema() {
-                return Err(RenderError {
-                    provider: self,
-                    tool: tool.name().to_owned(),
-                    path: String::new(),
-                    reason: deep.to_string(),
-                });
-            }
+            self.refuse_deep(tool)?;
         }
         let specs = declarations.iter().map(crate::Tool::function_spec);
         Ok(match self {
@@ -230,6 +223,64 @@ impl Provider {
             Self::Gemini => RenderedTools::all(gemini::render_tools(specs)?),
             Self::Text => RenderedTools::all(text::render_tools(specs)),
         })
+    }
+
+    /// Whether each of `tools` can be declared in this format: the error
+    /// [`render_tools`](Self::render_tools) would give for the first that cannot (named,
+    /// with the path and why), found by the same conversion, tool by tool, without rendering
+    /// a `tools` array. For a client to refuse before a run what its first request (or a
+    /// later one, once `shed` activates the tool) would.
+    ///
+    /// Only what no rendering can express fails: a schema nested deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), and for Gemini a recursive schema or a
+    /// name its API refuses. Strict mode never fails (a tool that cannot be strict is
+    /// declared non-strict), and limits of one request (how many tools) are not checked:
+    /// a request declares only the tools offered.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::{Args, Tool, ToolDefinition};
+    /// use toolsmith::provider::Provider;
+    ///
+    /// let tree = Tool::SingleCommand(ToolDefinition::new("plant", "Plant a tree.", Args::new(json!({
+    ///     "type": "object",
+    ///     "properties": {"root": {"$ref": "#/$defs/node"}},
+    ///     "$defs": {"node": {"type": "object", "properties": {
+    ///         "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}
+    /// }))));
+    /// assert!(Provider::OpenAiChat.check_tools([&tree]).is_ok());
+    /// let refused = Provider::Gemini.check_tools([&tree]).unwrap_err();
+    /// assert_eq!(refused.tool, "plant");
+    /// assert!(refused.reason.contains("recursi"), "{refused}");
+    /// ```
+    pub fn check_tools<'a>(
+        self,
+        tools: impl IntoIterator<Item = &'a crate::Tool>,
+    ) -> Result<(), RenderError> {
+        for tool in tools {
+            self.refuse_deep(tool)?;
+            match self {
+                // Its conversion of one tool is its conversion in a request.
+                Self::Gemini => drop(gemini::render_tools(std::iter::once(tool.function_spec()))?),
+                // These render every tool that is not too deep (`render_tools` returns no
+                // error of theirs): a tool that cannot be strict is declared non-strict.
+                Self::OpenAiChat | Self::OpenAiResponses | Self::Anthropic | Self::Text => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `tool` refused when a schema of it is nested deeper than rendering recurses.
+    fn refuse_deep(self, tool: &crate::Tool) -> Result<(), RenderError> {
+        match tool.deep_schema() {
+            Some(deep) => Err(RenderError {
+                provider: self,
+                tool: tool.name().to_owned(),
+                path: String::new(),
+                reason: deep.to_string(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Reads the tool calls of a provider response.

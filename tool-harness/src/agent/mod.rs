@@ -9,6 +9,7 @@
 //! `execute_tool`).
 
 mod children;
+mod declaration_check;
 mod error;
 mod events;
 mod hooks;

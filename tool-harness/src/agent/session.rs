@@ -12,6 +12,7 @@ use toolsmith_core::{
 };
 use tracing::Instrument as _;
 
+use super::declaration_check::check_declarations;
 use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::hooks::{ToolApproval, ToolHook};
@@ -887,6 +888,15 @@ impl AgentSessionBuilder {
     }
 
     /// Builds the session: its parts, then every tool of the shed from them.
+    ///
+    /// A tool the model cannot be declared ([`ChatModel::check_declarations`]: for Gemini,
+    /// one whose schema is recursive) is an [`AgenticError::Config`] naming it and the
+    /// model's reason, whether or not `shed` offers it at first. A sub-agent's session is
+    /// built, and so checked against its own model, when the sub-agent starts: a refusal is
+    /// that call's error. Tools registered in the manager after `build()` (an MCP server's
+    /// changed list, [`tool_manager`](AgentSession::tool_manager)`().register`) are not
+    /// checked: a request declaring one the model refuses fails with
+    /// [`ModelError::InvalidRequest`], nothing sent.
     pub fn build(self) -> Result<AgentSession, AgenticError> {
         static SESSIONS: AtomicU64 = AtomicU64::new(1);
         let model_name = self.model_name.filter(|n| !n.is_empty()).ok_or_else(|| {
@@ -918,6 +928,11 @@ impl AgentSessionBuilder {
             approval: self.approval.clone(),
         }));
         let manager = self.shed.build(parts.clone())?;
+        // Every registered tool, not only those offered first: `shed` activates the others
+        // later, and a tool the model cannot be sent should fail here, not in a run.
+        check_declarations(&*self.model, &manager, || {
+            "a tool of the session (registered in its shed)".to_owned()
+        })?;
         if let Some(policy) = self.retry_policy {
             manager.set_retry_policy(Some(policy));
         }

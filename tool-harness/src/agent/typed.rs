@@ -20,6 +20,7 @@ use toolsmith_core::{
     lenient, type_schema,
 };
 
+use super::declaration_check::check_declarations;
 use super::ledger::RunLedger;
 use super::session::following;
 use super::{AgentRun, AgentSession, AgenticError};
@@ -148,12 +149,21 @@ impl AgentSession {
                  `run_as`) is given with a `{FINAL_ANSWER_TOOL}` of its own; rename the tool"
             )));
         }
-        AnswerForm::of::<T>().map_err(|reason| {
+        let form = AnswerForm::of::<T>().map_err(|reason| {
             AgenticError::Config(format!(
                 "a typed answer cannot be asked for as `{}`: {reason}",
                 std::any::type_name::<T>()
             ))
-        })
+        })?;
+        // Its `final_answer` declared as the exchange will declare it: a model that cannot
+        // take it (Gemini and a recursive type) would otherwise fail only after the run.
+        check_declarations(&*self.model, &form.checker, || {
+            format!(
+                "a typed answer cannot be asked for as `{}`: its `{FINAL_ANSWER_TOOL}` tool",
+                std::any::type_name::<T>()
+            )
+        })?;
+        Ok(form)
     }
 
     /// `run`'s answer as a `T`, asked for as the arguments of [`FINAL_ANSWER_TOOL`]; stopped

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use toolsmith_core::Tool;
 
 use super::{ChatRequest, ChatResponse};
 
@@ -179,6 +180,26 @@ pub trait ChatModel: Send + Sync {
         }
         Ok(response)
     }
+
+    /// Whether every one of `tools` can be declared to this model, checked before a run
+    /// rather than when a request is built: an [`AgentSession`](crate::agent::AgentSession)
+    /// asks it at `build()` for every registered tool (those `shed` offers later too) and a
+    /// typed answer (`send_as`) for its `final_answer` tool, and reports a refusal as a
+    /// configuration error naming the tool. The default accepts everything: a client whose
+    /// format has no such limits need not implement it.
+    ///
+    /// The HTTP clients refuse what their request rendering would (for Gemini, a recursive
+    /// schema or a name its API refuses), with the same [`ModelError::InvalidRequest`] a
+    /// request declaring the tool fails with; that request-time error stays, for tools
+    /// registered after the session was built. Implement it for a client of your own whose
+    /// format cannot hold some schemas, with the same conversion its requests use.
+    ///
+    /// Takes the definitions lent, not copied: a session of thousands of tools builds
+    /// without cloning their schemas for a model that checks nothing.
+    fn check_declarations(&self, tools: &[&Tool]) -> Result<(), ModelError> {
+        let _ = tools;
+        Ok(())
+    }
 }
 
 /// A model's [`name`](ChatModel::name) for `Debug` output. `name()` is the user's code: one
@@ -201,6 +222,10 @@ impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
         (**self).name()
     }
 
+    fn check_declarations(&self, tools: &[&Tool]) -> Result<(), ModelError> {
+        (**self).check_declarations(tools)
+    }
+
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         (**self).complete(request).await
     }
@@ -218,6 +243,10 @@ impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
 impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
     fn name(&self) -> &str {
         (**self).name()
+    }
+
+    fn check_declarations(&self, tools: &[&Tool]) -> Result<(), ModelError> {
+        (**self).check_declarations(tools)
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {

@@ -3,6 +3,7 @@
 //! leaves 127.0.0.1.
 
 mod conversation;
+mod declarations;
 mod embeddings;
 mod endless;
 mod errors;

@@ -110,6 +110,15 @@ macro_rules! chat_model_over_api {
                 $provider.name()
             }
 
+            /// Refuses the tools its requests could not declare, by the same conversion
+            /// (`Provider::check_tools`), with the error such a request would fail with.
+            fn check_declarations(
+                &self,
+                tools: &[&toolsmith_core::Tool],
+            ) -> Result<(), $crate::model::ModelError> {
+                $crate::model::http::body::check_declarations($provider, tools)
+            }
+
             async fn complete(
                 &self,
                 request: &$crate::model::ChatRequest,

@@ -2,8 +2,8 @@
 //! each through `toolsmith_core::provider` (the wire formats live there, once).
 
 use serde_json::{Map, Value};
-use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderOptions};
-use toolsmith_core::{ToolCallResult, ToolError};
+use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderError, RenderOptions};
+use toolsmith_core::{Tool, ToolCallResult, ToolError};
 
 use crate::model::{
     ChatRequest, ChatResponse, Message, ModelCall, ModelError, ProviderTurn, ToolChoice, Usage,
@@ -66,6 +66,22 @@ pub(crate) fn fill_in(body: &mut Map<String, Value>, fields: &Map<String, Value>
     }
 }
 
+/// Whether `provider`'s requests can declare each of `tools`: the error a request declaring
+/// the first that cannot would fail with ([`tools`]), before any is sent.
+pub(crate) fn check_declarations(provider: Provider, tools: &[&Tool]) -> Result<(), ModelError> {
+    provider
+        .check_tools(tools.iter().copied())
+        .map_err(|err| unrenderable(provider, &err))
+}
+
+/// A tool `provider`'s format cannot express, as the request that declares it fails.
+fn unrenderable(provider: Provider, err: &RenderError) -> ModelError {
+    ModelError::InvalidRequest {
+        provider: provider.name().to_owned(),
+        reason: err.to_string(),
+    }
+}
+
 /// The declared tools as `provider`'s `tools` array, `None` when there are none (the APIs
 /// refuse an empty one). A tool that cannot be strict is declared non-strict, with a
 /// `tracing` warning naming it, the JSON path and why: the request goes on. A tool the
@@ -101,10 +117,7 @@ pub(crate) fn tools(
     };
     let rendered = provider
         .render_tools(&request.tools, &options)
-        .map_err(|err| ModelError::InvalidRequest {
-            provider: provider.name().to_owned(),
-            reason: err.to_string(),
-        })?;
+        .map_err(|err| unrenderable(provider, &err))?;
     for not_strict in &rendered.not_strict {
         tracing::warn!(
             provider = provider.name(),

@@ -1,0 +1,149 @@
+//! A tool an API cannot be declared is refused before the run (`ChatModel::check_declarations`):
+//! Gemini's function declarations cannot express recursion, so a session holding a recursive
+//! tool fails at `build()`, and a typed answer of a recursive type before its first request.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use toolsmith_core::{ToolShed, tool_fn};
+use toolsmith_harness::agent::{AgentSession, AgenticError, FINAL_ANSWER_TOOL};
+use toolsmith_harness::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
+
+use super::server::MockServer;
+use super::{Api, Client};
+
+/// A node of a tree: its schema refers to itself.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Node {
+    name: String,
+    children: Vec<Node>,
+}
+
+/// Plant a tree.
+#[tool_fn]
+fn plant_tree(
+    /// The tree.
+    root: Node,
+) -> String {
+    format!("{} with {} branches", root.name, root.children.len())
+}
+
+/// Count to three.
+#[tool_fn]
+fn count_to_three() -> u32 {
+    3
+}
+
+/// A session of `model` holding `count_to_three` and the recursive `plant_tree` (which
+/// `shed` does not offer until it is found).
+fn with_recursive_tool(
+    model: impl ChatModel + 'static,
+    name: &str,
+) -> Result<AgentSession, AgenticError> {
+    AgentSession::builder(model)
+        .with_model(name)
+        .with_toolshed(
+            ToolShed::new()
+                .tool(Arc::new(CountToThree))
+                .tool(Arc::new(PlantTree)),
+        )
+        .build()
+}
+
+#[tokio::test]
+async fn gemini_refuses_a_recursive_tool_at_build_naming_it() {
+    let server = MockServer::start([]).await;
+    let api = Api::Gemini;
+    let err = with_recursive_tool(
+        api.model(&server.base, &Client::default()),
+        api.model_name(),
+    )
+    .expect_err("a recursive tool cannot be declared to Gemini");
+    let AgenticError::Config(message) = &err else {
+        panic!("not a configuration error: {err:?}");
+    };
+    assert!(message.contains("'plant_tree'"), "{message}");
+    assert!(message.contains("gemini"), "{message}");
+    assert!(message.contains("recursion"), "{message}");
+    assert!(server.requests().is_empty());
+
+    // The other APIs declare it (non-strict where strict mode cannot hold it).
+    for api in [Api::Chat, Api::Responses, Api::Anthropic] {
+        with_recursive_tool(
+            api.model(&server.base, &Client::default()),
+            api.model_name(),
+        )
+        .unwrap_or_else(|err| panic!("{api:?}: {err}"));
+    }
+}
+
+#[tokio::test]
+async fn gemini_refuses_a_recursive_typed_answer_before_any_request() {
+    let server = MockServer::start([]).await;
+    let api = Api::Gemini;
+    let session = AgentSession::builder(api.model(&server.base, &Client::default()))
+        .with_model(api.model_name())
+        .build()
+        .unwrap();
+    let err = session.send_as::<Vec<Node>>("A tree?").await.unwrap_err();
+    let AgenticError::Config(message) = &err else {
+        panic!("not a configuration error: {err:?}");
+    };
+    assert!(message.contains("Vec<"), "{message}");
+    assert!(message.contains("Node>"), "{message}");
+    assert!(message.contains(FINAL_ANSWER_TOOL), "{message}");
+    assert!(message.contains("recursion"), "{message}");
+    assert!(server.requests().is_empty(), "no model call is made");
+    assert!(session.transcript().await.is_empty());
+}
+
+/// A client of the user's own, written before `check_declarations` existed: `name` and
+/// `complete` only.
+struct Plain;
+
+#[async_trait]
+impl ChatModel for Plain {
+    fn name(&self) -> &str {
+        "plain"
+    }
+
+    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        Ok(ChatResponse::text("Planted."))
+    }
+}
+
+#[tokio::test]
+async fn a_model_without_the_check_takes_every_tool() {
+    let session = with_recursive_tool(Plain, "plain").unwrap();
+    let run = session.send("Plant a tree.").await.unwrap();
+    assert_eq!(run.text, "Planted.");
+}
+
+/// A client whose check panics.
+struct PanickingCheck;
+
+#[async_trait]
+impl ChatModel for PanickingCheck {
+    fn name(&self) -> &str {
+        "panicking"
+    }
+
+    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        Ok(ChatResponse::text("unused"))
+    }
+
+    fn check_declarations(&self, _: &[&toolsmith_core::Tool]) -> Result<(), ModelError> {
+        panic!("the check broke")
+    }
+}
+
+#[tokio::test]
+async fn a_check_that_panics_is_a_configuration_error() {
+    let err = with_recursive_tool(PanickingCheck, "panicking")
+        .expect_err("the check's panic fails the build");
+    let AgenticError::Config(message) = &err else {
+        panic!("not a configuration error: {err:?}");
+    };
+    assert!(message.contains("panicked: the check broke"), "{message}");
+}
