@@ -16,8 +16,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use toolsmith_core::provider::ParsedCall;
 use toolsmith_core::{
-    Args, CancellationToken, FnTool, ToolCallManager, ToolCallResult, ToolDeclarations, ToolImpl,
-    lenient, type_schema,
+    Args, CancellationToken, FnTool, ToolArgs, ToolCallManager, ToolCallResult, ToolDeclarations,
+    ToolImpl, type_schema,
 };
 
 use super::declaration_check::check_declarations;
@@ -297,21 +297,17 @@ impl AnswerForm {
             by_call: vec![None; response.calls.len()],
             summary: format!("no call of `{FINAL_ANSWER_TOOL}` came"),
         };
-        let mut first_problem = None;
         for (index, call) in response.calls.iter().enumerate() {
             if id_and_name(call).1 != FINAL_ANSWER_TOOL {
                 continue;
             }
             match self.read_call(call) {
                 Ok(value) => return Ok(value),
-                Err(problem) => {
-                    first_problem.get_or_insert_with(|| problem.clone());
-                    wrong.by_call[index] = Some(problem);
-                }
+                Err(problem) => wrong.by_call[index] = Some(problem),
             }
         }
-        if let Some(problem) = first_problem {
-            wrong.summary = problem;
+        if let Some(first) = wrong.by_call.iter().flatten().next() {
+            wrong.summary.clone_from(first);
         }
         Err(wrong)
     }
@@ -327,26 +323,15 @@ impl AnswerForm {
             .checker
             .validate_arguments(FINAL_ANSWER_TOOL, &call.arguments)
             .map_err(|error| error.to_string())?;
-        // Read as a tool's arguments are: bounded in depth, and a failure names its path,
-        // the one the model wrote (under `answer` when wrapped).
-        let (value, prefix) = if self.wrapped {
-            let value = arguments.get(WRAPPED).unwrap_or(&Value::Null);
-            (value, format!("/{WRAPPED}"))
+        // Read as a tool's arguments are (bounded in depth, a failure naming its path, the
+        // one the model wrote: under `answer` when wrapped), by the same reader.
+        let args = ToolArgs::new(FINAL_ANSWER_TOOL, &arguments);
+        let value = if self.wrapped {
+            args.read_field(WRAPPED, arguments.get(WRAPPED).unwrap_or(&Value::Null))
         } else {
-            (arguments.as_value(), String::new())
+            args.parse::<T>()
         };
-        lenient::from_value::<T>(value).map_err(|error| {
-            let path = format!("{prefix}{}", error.path);
-            let place = if path.is_empty() {
-                String::new()
-            } else {
-                format!("{path}: ")
-            };
-            format!(
-                "Invalid arguments for tool '{FINAL_ANSWER_TOOL}': {place}{}",
-                error.message
-            )
-        })
+        value.map_err(|error| error.to_string())
     }
 }
 
