@@ -519,14 +519,7 @@ async fn read_body_in_time(
                 .await
         }
         // Too long, or the client went away (then no one reads this answer).
-        Ok(Err(_)) => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "Payload Too Large: request body exceeds {} bytes",
-                limits.max_bytes
-            ),
-        )
-            .into_response(),
+        Ok(Err(_)) => payload_too_large(limits.max_bytes),
         Err(_) => (
             StatusCode::REQUEST_TIMEOUT,
             [(header::CONNECTION, "close")],
@@ -537,6 +530,15 @@ async fn read_body_in_time(
         )
             .into_response(),
     }
+}
+
+/// The answer to a request body longer than `max_bytes`.
+pub(super) fn payload_too_large(max_bytes: usize) -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("Payload Too Large: request body exceeds {max_bytes} bytes"),
+    )
+        .into_response()
 }
 
 /// Refuses a request without the bearer token (compared in constant time); a blank token

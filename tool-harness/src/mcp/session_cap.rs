@@ -28,6 +28,7 @@ use rmcp::transport::streamable_http_server::session::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::http::payload_too_large;
 use super::rebinding_guard::{McpService, rmcp_refusal};
 use super::session_idle::{SessionActivity, StreamTraffic};
 
@@ -260,14 +261,7 @@ pub(crate) async fn refuse_sessions_past_cap(
     }
     let Ok(bytes) = axum::body::to_bytes(body, cap.max_body_bytes).await else {
         // Too long, or the client stopped sending (then no one reads this answer).
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "Payload Too Large: request body exceeds {} bytes",
-                cap.max_body_bytes
-            ),
-        )
-            .into_response();
+        return payload_too_large(cap.max_body_bytes);
     };
     match serde_json::from_slice::<MessageHead>(&bytes) {
         Ok(head) if head.method.as_deref() == Some("initialize") => {
