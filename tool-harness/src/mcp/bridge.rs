@@ -27,8 +27,8 @@ use super::unreadable::unreadable_reason;
 /// [`ToolError::InvalidArguments`] naming this tool (a Toolsmith server's reason without its
 /// frame and its request to call again, which the error and its rendering say themselves),
 /// unless the server says it has no such tool (or no longer lists it): then an execution
-/// error says there is no tool of that name on the server. A call dropped before its answer (cancelled, or past its time limit) is
-/// cancelled on the server too.
+/// error says there is no tool of that name on the server. A call dropped before its answer
+/// (cancelled, or past its time limit) is cancelled on the server too.
 ///
 /// Made by [`McpClient::tools`](super::McpClient::tools).
 ///
