@@ -92,6 +92,11 @@ impl Facts {
 /// refused, and so is a write that would make the file larger, so that it can be opened
 /// again.
 ///
+/// Reads ([`facts`](MemoryAccess::facts), [`version`](MemoryAccess::version)) never wait for
+/// a write's disk I/O: they see the state of the last write that reached the file. Writes
+/// wait for one another, off the async executor's threads, and reach the file in the order
+/// they apply.
+///
 /// ```
 /// use toolsmith::MemoryAccess;
 /// use toolsmith::harness::FileMemory;
@@ -113,7 +118,13 @@ impl Facts {
 #[derive(Debug, Clone)]
 pub struct FileMemory {
     path: Arc<PathBuf>,
-    facts: Arc<Mutex<Facts>>,
+    /// The facts as the file last had them, replaced whole once a write has reached the file:
+    /// a read takes the `Arc` under this short lock and waits on no write's disk I/O.
+    current: Arc<Mutex<Arc<Facts>>>,
+    /// Held by a write from reading `current` until its successor is in place, the file's
+    /// write included, so that writes reach the file in the order they apply, each from the
+    /// one before's result. Taken on the blocking pool only, never on an executor's thread.
+    writing: Arc<Mutex<()>>,
     /// Held while any clone lives; the write that replaces the file moves it to the new file.
     lock: Arc<WriterLock>,
     /// The most bytes the file may hold.
@@ -192,7 +203,8 @@ impl FileMemory {
         };
         Ok(Self {
             path: Arc::new(path),
-            facts: Arc::new(Mutex::new(facts)),
+            current: Arc::new(Mutex::new(Arc::new(facts))),
+            writing: Arc::new(Mutex::new(())),
             lock: Arc::new(lock),
             max_bytes,
         })
@@ -203,31 +215,48 @@ impl FileMemory {
         &self.path
     }
 
-    /// Applies `change` to a copy of the facts, writes the copy, and only then makes it the
-    /// current state: a failed write changes nothing. Returns what `change` did with the
-    /// version it made (the one it found if it changed nothing).
+    /// Applies `change` to a copy of the facts (once the writes before it are done), writes
+    /// the copy, and only then makes it the current state: a failed write changes nothing.
+    /// Returns what `change` did with the version it made (the one it found if it changed
+    /// nothing).
     async fn write<T: Send + 'static>(
         &self,
         change: impl FnOnce(&mut Facts) -> (T, bool) + Send + 'static,
     ) -> Result<Versioned<T>, ServiceError> {
+        self.write_pausing(change, || {}).await
+    }
+
+    /// [`write`](Self::write), calling `before_persist` once the change is made and just
+    /// before the file is written: a test stalls a write there, in its disk I/O.
+    async fn write_pausing<T: Send + 'static>(
+        &self,
+        change: impl FnOnce(&mut Facts) -> (T, bool) + Send + 'static,
+        before_persist: impl FnOnce() + Send + 'static,
+    ) -> Result<Versioned<T>, ServiceError> {
         let path = Arc::clone(&self.path);
-        let facts = Arc::clone(&self.facts);
+        let current = Arc::clone(&self.current);
+        let writing = Arc::clone(&self.writing);
         let lock = Arc::clone(&self.lock);
         let max_bytes = self.max_bytes;
         let shown_path = self.path.display().to_string();
         run_blocking(
             move || {
-                // Held across the write, so that writes reach the file in the order they apply.
-                let mut current = facts.lock().unwrap_or_else(PoisonError::into_inner);
-                let mut next = current.clone();
+                // Held until the next state is in place (see `writing`). A write that panicked
+                // holding it published nothing, so a poisoned lock still guards a whole state.
+                let _writing = writing.lock().unwrap_or_else(PoisonError::into_inner);
+                let found = Arc::clone(&current.lock().unwrap_or_else(PoisonError::into_inner));
+                let mut next = Facts::clone(&found);
                 let (value, changed) = change(&mut next);
-                if changed {
-                    persist(&path, &next, &lock, max_bytes).map_err(|err| {
-                        ServiceError::new("memory", format!("{}: {err}", path.display()))
-                    })?;
-                    *current = next;
+                if !changed {
+                    return Ok(found.versioned(value));
                 }
-                Ok(current.versioned(value))
+                before_persist();
+                persist(&path, &next, &lock, max_bytes).map_err(|err| {
+                    ServiceError::new("memory", format!("{}: {err}", path.display()))
+                })?;
+                let made = next.versioned(value);
+                *current.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
+                Ok(made)
             },
             |cancelled| ServiceError::new("memory", format!("{shown_path}: {cancelled}")),
         )
@@ -324,12 +353,9 @@ fn persist(path: &Path, facts: &Facts, lock: &WriterLock, max_bytes: u64) -> std
 #[async_trait]
 impl MemoryAccess for FileMemory {
     async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
-        Ok(self
-            .facts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .facts
-            .clone())
+        let current = Arc::clone(&self.current.lock().unwrap_or_else(PoisonError::into_inner));
+        // Copied outside the lock: a large memory keeps no other reader or write waiting.
+        Ok(current.facts.clone())
     }
 
     async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
@@ -369,9 +395,78 @@ impl MemoryAccess for FileMemory {
     }
 
     fn version(&self) -> u64 {
-        self.facts
+        self.current
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .version
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use toolsmith_core::MemoryAccess as _;
+
+    use super::FileMemory;
+
+    /// Far longer than a read that waits on nothing takes on any machine: reached only when
+    /// the read waits for the stalled write, that is when the test fails.
+    const NO_ANSWER: Duration = Duration::from_secs(30);
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_does_not_wait_for_a_write_stuck_writing_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = FileMemory::open(dir.path().join("memory.json")).unwrap();
+        memory.add("first".into()).await.unwrap();
+
+        let (stalled, is_stalled) = tokio::sync::oneshot::channel();
+        let (release, wait_for_release) = mpsc::channel::<()>();
+        let writer = tokio::spawn({
+            let memory = memory.clone();
+            async move {
+                memory
+                    .write_pausing(
+                        |facts| {
+                            let added = facts.add("second".into()).is_some();
+                            (added, added)
+                        },
+                        move || {
+                            stalled.send(()).unwrap();
+                            // Also let go if the test fails and drops `release`.
+                            let _ = wait_for_release.recv();
+                        },
+                    )
+                    .await
+            }
+        });
+        is_stalled.await.unwrap();
+
+        // Read on a worker, as the tools and the agent loop do: it answers at once, with the
+        // state from before the stalled write.
+        let reader = memory.clone();
+        let read = tokio::spawn(async move { (reader.facts().await, reader.version()) });
+        let (facts, version) = tokio::time::timeout(NO_ANSWER, read)
+            .await
+            .expect("the read waited for the write's disk I/O")
+            .unwrap();
+        let texts: Vec<String> = facts.unwrap().into_iter().map(|fact| fact.text).collect();
+        assert_eq!((texts, version), (vec!["first".to_owned()], 1));
+
+        release.send(()).unwrap();
+        let written = writer.await.unwrap().unwrap();
+        assert_eq!((written.value, written.version), (true, 2));
+        let texts: Vec<String> = memory
+            .facts()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|fact| fact.text)
+            .collect();
+        assert_eq!(
+            (texts, memory.version()),
+            (vec!["first".to_owned(), "second".to_owned()], 2)
+        );
     }
 }

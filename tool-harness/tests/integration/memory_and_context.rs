@@ -166,6 +166,79 @@ async fn parallel_adds_each_report_the_version_they_made() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_file_memory_writes_reach_the_file_once_each_in_version_order() {
+    const TASKS: u64 = 16;
+    const EACH: u64 = 6;
+    const ALL: u64 = TASKS * EACH;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let memory = FileMemory::open(&path).unwrap();
+    let writers: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let memory = memory.clone();
+            tokio::spawn(async move {
+                let mut made = Vec::new();
+                for n in 0..EACH {
+                    let added = memory.add(format!("task {task} fact {n}")).await.unwrap();
+                    made.push((added.value, added.version));
+                }
+                made
+            })
+        })
+        .collect();
+    // A reader meanwhile: the version only grows, and a read never shows a fact a version
+    // read after it does not count (only adds here: one fact a version).
+    let writing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let reader = tokio::spawn({
+        let memory = memory.clone();
+        let writing = Arc::clone(&writing);
+        async move {
+            let mut last = 0;
+            while writing.load(std::sync::atomic::Ordering::Acquire) {
+                let facts = memory.facts().await.unwrap();
+                let version = memory.version();
+                assert!(version >= last, "the version went from {last} to {version}");
+                assert!(
+                    facts.len() as u64 <= version,
+                    "{} facts at {version}",
+                    facts.len()
+                );
+                last = version;
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    let mut made = std::collections::HashMap::new();
+    for writer in writers {
+        for (fact, version) in writer.await.unwrap() {
+            assert!(made.insert(fact.id, (fact.text, version)).is_none());
+        }
+    }
+    writing.store(false, std::sync::atomic::Ordering::Release);
+    reader.await.unwrap();
+    assert_eq!(memory.version(), ALL);
+    drop(memory);
+
+    let reopened = FileMemory::open(&path).unwrap();
+    assert_eq!(reopened.version(), ALL);
+    let in_file = reopened.facts().await.unwrap();
+    // Every fact added is in the file once, as its add returned it.
+    let mut texts: Vec<&str> = in_file.iter().map(|fact| fact.text.as_str()).collect();
+    texts.sort_unstable();
+    let mut expected: Vec<String> = (0..TASKS)
+        .flat_map(|task| (0..EACH).map(move |n| format!("task {task} fact {n}")))
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(texts, expected);
+    for fact in &in_file {
+        assert_eq!(made[&fact.id].0, fact.text, "fact {}", fact.id);
+    }
+    // The file holds the facts in the order their adds' versions say, one version each.
+    let versions: Vec<u64> = in_file.iter().map(|fact| made[&fact.id].1).collect();
+    assert_eq!(versions, (1..=ALL).collect::<Vec<_>>());
+}
+
 #[tokio::test]
 async fn an_unknown_id_lists_the_first_known_ids_only() {
     let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
