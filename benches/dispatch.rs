@@ -9,8 +9,9 @@
 //! future is polled once in place, as an executor polls a task (each finishes on its first
 //! poll). For scale, the same run also measures the floor of any validated dispatch
 //! (`reference/validator_then_call`: a `jsonschema` validator compiled once for the tool, then
-//! the baseline; no registry, no panic containment, no result value). The synchronous tool is
-//! also called with a fresh request a call, through `execute_call` with a borrowed name, and
+//! the baseline; no registry, no panic containment, no result value). Both `#[tool_fn]` tools
+//! are also called with a fresh request a call (the synchronous one also with an id as long
+//! as a provider's), and the synchronous tool through `execute_call` with a borrowed name, and
 //! with its arguments out of the schema's order (`{"b": …, "a": …}`; models mostly follow
 //! the schema's order, which validation and reading take first).
 //!
@@ -33,8 +34,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group};
 use dispatch_shared::{
-    AddArgs, Calls, Contestant, add, baseline_call, dispatched_call, dispatched_calls,
-    fresh_request_calls,
+    AddArgs, Calls, Contestant, PROVIDER_CALL_ID, SHORT_CALL_ID, add, baseline_call,
+    dispatched_call, dispatched_calls, fresh_request_calls,
 };
 use serde_json::json;
 use toolsmith::{
@@ -208,7 +209,17 @@ impl Arena {
                 Contestant {
                     label: "execute_one/tool_fn_sync, a fresh request a call",
                     name: "sync_fresh_request",
-                    calls: fresh_request_calls(&self.manager, "add_sync"),
+                    calls: fresh_request_calls(&self.manager, "add_sync", SHORT_CALL_ID),
+                },
+                Contestant {
+                    label: "execute_one/tool_fn_async, a fresh request a call",
+                    name: "async_fresh_request",
+                    calls: fresh_request_calls(&self.manager, "add_async", SHORT_CALL_ID),
+                },
+                Contestant {
+                    label: "execute_one/tool_fn_sync, a fresh request a call, a provider's id",
+                    name: "sync_fresh_provider_id",
+                    calls: fresh_request_calls(&self.manager, "add_sync", PROVIDER_CALL_ID),
                 },
                 Contestant {
                     label: "execute_one/tool_fn_sync, arguments out of order",
