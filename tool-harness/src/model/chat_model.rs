@@ -1,5 +1,6 @@
 //! [`ChatModel`]: the one trait a model client implements, and [`ModelError`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -216,48 +217,108 @@ impl std::fmt::Debug for DebugName<'_> {
     }
 }
 
-#[async_trait]
-impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
+/// `impl ChatModel` for the pointer `$pointer<M>` to a model: every method, those with a
+/// default too, asks the model pointed to (a method left out would silently take the
+/// trait's default: a boxed Gemini client would accept every tool).
+macro_rules! chat_model_through_pointer {
+    ($pointer:ident) => {
+        #[async_trait]
+        impl<M: ChatModel + ?Sized> ChatModel for $pointer<M> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
 
-    fn check_declarations(&self, tools: &[&Tool]) -> Result<(), ModelError> {
-        (**self).check_declarations(tools)
-    }
+            fn check_declarations(&self, tools: &[&Tool]) -> Result<(), ModelError> {
+                (**self).check_declarations(tools)
+            }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).complete(request).await
-    }
+            async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+                (**self).complete(request).await
+            }
 
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        (**self).stream(request, on_delta).await
-    }
+            async fn stream(
+                &self,
+                request: &ChatRequest,
+                on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+            ) -> Result<ChatResponse, ModelError> {
+                (**self).stream(request, on_delta).await
+            }
+        }
+    };
 }
 
-#[async_trait]
-impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
-    fn name(&self) -> &str {
-        (**self).name()
+chat_model_through_pointer!(Box);
+chat_model_through_pointer!(Arc);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model each of whose methods answers differently from the trait's defaults, so that
+    /// a pointer that did not forward one would be seen.
+    struct Distinct;
+
+    #[async_trait]
+    impl ChatModel for Distinct {
+        fn name(&self) -> &str {
+            "distinct"
+        }
+
+        fn check_declarations(&self, _: &[&Tool]) -> Result<(), ModelError> {
+            Err(ModelError::InvalidRequest {
+                provider: "distinct".to_owned(),
+                reason: "refused".to_owned(),
+            })
+        }
+
+        async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+            Ok(ChatResponse::text("whole"))
+        }
+
+        async fn stream(
+            &self,
+            _: &ChatRequest,
+            on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        ) -> Result<ChatResponse, ModelError> {
+            on_delta(StreamDelta::Text("piece".to_owned()));
+            Ok(ChatResponse::text("streamed"))
+        }
     }
 
-    fn check_declarations(&self, tools: &[&Tool]) -> Result<(), ModelError> {
-        (**self).check_declarations(tools)
+    /// What `model` answers to each method.
+    fn answers(model: &dyn ChatModel) -> (String, bool, Option<String>, Option<String>, usize) {
+        let request = ChatRequest::default();
+        let mut deltas = 0;
+        let whole = futures::executor::block_on(model.complete(&request)).unwrap();
+        let streamed =
+            futures::executor::block_on(model.stream(&request, &mut |_| deltas += 1)).unwrap();
+        (
+            model.name().to_owned(),
+            model.check_declarations(&[]).is_err(),
+            whole.text,
+            streamed.text,
+            deltas,
+        )
     }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).complete(request).await
-    }
-
-    async fn stream(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, ModelError> {
-        (**self).stream(request, on_delta).await
+    #[test]
+    fn a_boxed_or_shared_model_answers_every_method_as_the_model() {
+        let direct = answers(&Distinct);
+        assert_eq!(
+            direct,
+            (
+                "distinct".to_owned(),
+                true,
+                Some("whole".to_owned()),
+                Some("streamed".to_owned()),
+                1
+            )
+        );
+        assert_eq!(answers(&Box::new(Distinct)), direct, "Box<M>");
+        assert_eq!(answers(&Arc::new(Distinct)), direct, "Arc<M>");
+        let boxed: Box<dyn ChatModel> = Box::new(Distinct);
+        assert_eq!(answers(&boxed), direct, "Box<dyn ChatModel>");
+        let shared: Arc<dyn ChatModel> = Arc::new(Distinct);
+        assert_eq!(answers(&shared), direct, "Arc<dyn ChatModel>");
     }
 }

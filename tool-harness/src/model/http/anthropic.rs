@@ -107,15 +107,10 @@ impl HttpApi for AnthropicModel {
     }
 
     fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
-        let mut body = Map::new();
-        body.insert(
-            "model".to_owned(),
-            json!(body::model_name(PROVIDER, request)?),
-        );
-        let max_tokens = request
-            .options
-            .max_output_tokens
-            .or(self.client.max_output_tokens)
+        let mut body = body::naming_model(PROVIDER, request)?;
+        let max_tokens = self
+            .client
+            .output_limit(request)
             .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
         body.insert("max_tokens".to_owned(), json!(max_tokens));
         if let Some(system) = &request.system {
@@ -125,18 +120,7 @@ impl HttpApi for AnthropicModel {
             "messages".to_owned(),
             Value::Array(body::conversation(PROVIDER, &request.messages)),
         );
-        if let Some(tools) = body::tools(PROVIDER, request)? {
-            body.insert("tools".to_owned(), tools);
-            let choice = match &request.options.tool_choice {
-                ToolChoice::Auto => None,
-                ToolChoice::None => Some(json!({"type": "none"})),
-                ToolChoice::Required => Some(json!({"type": "any"})),
-                ToolChoice::Tool(name) => Some(json!({"type": "tool", "name": name})),
-            };
-            if let Some(choice) = choice {
-                body.insert("tool_choice".to_owned(), choice);
-            }
-        }
+        body::declare_tools(PROVIDER, request, &mut body, "tool_choice", tool_choice)?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }
@@ -163,6 +147,16 @@ impl HttpApi for AnthropicModel {
             objects_as_inputs(turn);
         }
         Ok(response)
+    }
+}
+
+/// `choice` as the Messages API takes it, `None` for its default (`auto`).
+fn tool_choice(choice: &ToolChoice) -> Option<Value> {
+    match choice {
+        ToolChoice::Auto => None,
+        ToolChoice::None => Some(json!({"type": "none"})),
+        ToolChoice::Required => Some(json!({"type": "any"})),
+        ToolChoice::Tool(name) => Some(json!({"type": "tool", "name": name})),
     }
 }
 

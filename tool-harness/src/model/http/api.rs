@@ -33,6 +33,14 @@ impl std::fmt::Debug for HttpClient {
     }
 }
 
+impl HttpClient {
+    /// The output limit `request` is sent with: its own, else the client's (`None`: the
+    /// API's default, where it has one).
+    pub(crate) fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
+        request.options.max_output_tokens.or(self.max_output_tokens)
+    }
+}
+
 /// One API: where a request goes, what its body holds, how its stream reads and how its
 /// answer does. The requests themselves are [`complete`] and [`stream`].
 pub(crate) trait HttpApi: Sync {

@@ -136,6 +136,26 @@ pub(crate) fn tools(
         .then_some(tools))
 }
 
+/// The declared tools written into `body` as `tools` (see [`tools`]), and with them the
+/// request's tool choice as the API takes it: `tool_choice` writes it, `None` where the API
+/// needs nothing said ([`ToolChoice::Auto`], every API's default), and it goes under
+/// `choice_field`. Without tools, neither is written.
+pub(crate) fn declare_tools(
+    provider: Provider,
+    request: &ChatRequest,
+    body: &mut Map<String, Value>,
+    choice_field: &str,
+    tool_choice: impl FnOnce(&ToolChoice) -> Option<Value>,
+) -> Result<(), ModelError> {
+    if let Some(tools) = tools(provider, request)? {
+        body.insert("tools".to_owned(), tools);
+        if let Some(choice) = tool_choice(&request.options.tool_choice) {
+            body.insert(choice_field.to_owned(), choice);
+        }
+    }
+    Ok(())
+}
+
 /// The request's model name; an empty one is a [`ModelError::InvalidRequest`].
 pub(crate) fn model_name(provider: Provider, request: &ChatRequest) -> Result<&str, ModelError> {
     let model = request.model.trim();
@@ -146,6 +166,20 @@ pub(crate) fn model_name(provider: Provider, request: &ChatRequest) -> Result<&s
         });
     }
     Ok(model)
+}
+
+/// A body that names the request's model in its `model` field, its first (Gemini names
+/// the model in the path instead); an empty name is a [`ModelError::InvalidRequest`].
+pub(crate) fn naming_model(
+    provider: Provider,
+    request: &ChatRequest,
+) -> Result<Map<String, Value>, ModelError> {
+    let mut body = Map::new();
+    body.insert(
+        "model".to_owned(),
+        Value::String(model_name(provider, request)?.to_owned()),
+    );
+    Ok(body)
 }
 
 /// A sampling number as JSON, written as its shortest decimal (`0.2`, not

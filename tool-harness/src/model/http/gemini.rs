@@ -96,6 +96,17 @@ fn path(request: &ChatRequest, method: &str) -> Result<String, ModelError> {
     Ok(path)
 }
 
+/// `choice` as Gemini's `toolConfig` says it, `None` for its default (`AUTO`).
+fn tool_config(choice: &ToolChoice) -> Option<Value> {
+    let calling = match choice {
+        ToolChoice::Auto => return None,
+        ToolChoice::None => json!({"mode": "NONE"}),
+        ToolChoice::Required => json!({"mode": "ANY"}),
+        ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+    };
+    Some(json!({"functionCallingConfig": calling}))
+}
+
 impl HttpModelBuilder<GeminiModel> {
     /// The client; a bad base URL or header, or no key for the official API, is a
     /// [`ModelError::Config`].
@@ -138,32 +149,12 @@ impl HttpApi for GeminiModel {
             "contents".to_owned(),
             Value::Array(body::conversation(PROVIDER, &request.messages)),
         );
-        if let Some(tools) = body::tools(PROVIDER, request)? {
-            body.insert("tools".to_owned(), tools);
-            let calling = match &request.options.tool_choice {
-                ToolChoice::Auto => None,
-                ToolChoice::None => Some(json!({"mode": "NONE"})),
-                ToolChoice::Required => Some(json!({"mode": "ANY"})),
-                ToolChoice::Tool(name) => {
-                    Some(json!({"mode": "ANY", "allowedFunctionNames": [name]}))
-                }
-            };
-            if let Some(calling) = calling {
-                body.insert(
-                    "toolConfig".to_owned(),
-                    json!({"functionCallingConfig": calling}),
-                );
-            }
-        }
+        body::declare_tools(PROVIDER, request, &mut body, "toolConfig", tool_config)?;
         let mut generation = Map::new();
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             generation.insert("temperature".to_owned(), temperature);
         }
-        if let Some(tokens) = request
-            .options
-            .max_output_tokens
-            .or(self.client.max_output_tokens)
-        {
+        if let Some(tokens) = self.client.output_limit(request) {
             generation.insert("maxOutputTokens".to_owned(), json!(tokens));
         }
         if !generation.is_empty() {

@@ -71,6 +71,7 @@ mod body;
 mod builder;
 mod events;
 mod gemini;
+mod openai;
 mod openai_chat;
 mod openai_embeddings;
 mod openai_responses;

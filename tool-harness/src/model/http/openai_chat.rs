@@ -9,18 +9,14 @@ use toolsmith_core::provider::Provider;
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::openai;
 use super::streamed::openai_chat::ChatAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::OpenAiChat;
 
 impl super::builder::Configured for OpenAiChatModel {
-    const ENDPOINT: Endpoint = Endpoint {
-        name: PROVIDER.name(),
-        default_base_url: "https://api.openai.com/v1",
-        key_vars: &["OPENAI_API_KEY"],
-        base_url_var: "OPENAI_BASE_URL",
-    };
+    const ENDPOINT: Endpoint = openai::endpoint(PROVIDER.name());
 }
 
 /// A model behind OpenAI's Chat Completions API (`POST {base}/chat/completions`), which
@@ -106,10 +102,7 @@ impl HttpModelBuilder<OpenAiChatModel> {
     /// [`ModelError::Config`].
     pub fn build(self) -> Result<OpenAiChatModel, ModelError> {
         let legacy_max_tokens = self.settings.legacy_max_tokens;
-        let client = self.client(
-            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
-            &[],
-        )?;
+        let client = self.client(openai::bearer, &[])?;
         Ok(OpenAiChatModel {
             client,
             legacy_max_tokens,
@@ -134,39 +127,18 @@ impl HttpApi for OpenAiChatModel {
     }
 
     fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
-        let mut body = Map::new();
-        body.insert(
-            "model".to_owned(),
-            json!(body::model_name(PROVIDER, request)?),
-        );
+        let mut body = body::naming_model(PROVIDER, request)?;
         let mut messages = Vec::new();
         if let Some(system) = &request.system {
             messages.push(json!({"role": "system", "content": system}));
         }
         messages.extend(body::conversation(PROVIDER, &request.messages));
         body.insert("messages".to_owned(), Value::Array(messages));
-        if let Some(tools) = body::tools(PROVIDER, request)? {
-            body.insert("tools".to_owned(), tools);
-            let choice = match &request.options.tool_choice {
-                ToolChoice::Auto => None,
-                ToolChoice::None => Some(json!("none")),
-                ToolChoice::Required => Some(json!("required")),
-                ToolChoice::Tool(name) => {
-                    Some(json!({"type": "function", "function": {"name": name}}))
-                }
-            };
-            if let Some(choice) = choice {
-                body.insert("tool_choice".to_owned(), choice);
-            }
-        }
+        body::declare_tools(PROVIDER, request, &mut body, "tool_choice", tool_choice)?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }
-        if let Some(tokens) = request
-            .options
-            .max_output_tokens
-            .or(self.client.max_output_tokens)
-        {
+        if let Some(tokens) = self.client.output_limit(request) {
             let field = if self.legacy_max_tokens {
                 "max_tokens"
             } else {
@@ -194,5 +166,15 @@ impl HttpApi for OpenAiChatModel {
             cached_input_tokens: count(answer, "/usage/prompt_tokens_details/cached_tokens"),
         };
         body::answer(PROVIDER, answer, usage)
+    }
+}
+
+/// `choice` as Chat Completions takes it, `None` for its default (`auto`).
+fn tool_choice(choice: &ToolChoice) -> Option<Value> {
+    match choice {
+        ToolChoice::Auto => None,
+        ToolChoice::None => Some(json!("none")),
+        ToolChoice::Required => Some(json!("required")),
+        ToolChoice::Tool(name) => Some(json!({"type": "function", "function": {"name": name}})),
     }
 }

@@ -9,18 +9,14 @@ use toolsmith_core::{Embedder, ServiceError};
 use super::MAX_RESPONSE_BYTES;
 use super::body;
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::openai;
 use super::transport::Transport;
 use crate::model::ModelError;
 
 const NAME: &str = "openai_embeddings";
 
 impl super::builder::Configured for OpenAiEmbedder {
-    const ENDPOINT: Endpoint = Endpoint {
-        name: NAME,
-        default_base_url: "https://api.openai.com/v1",
-        key_vars: &["OPENAI_API_KEY"],
-        base_url_var: "OPENAI_BASE_URL",
-    };
+    const ENDPOINT: Endpoint = openai::endpoint(NAME);
 }
 
 /// Where requests go, under the base URL.
@@ -290,10 +286,7 @@ impl HttpModelBuilder<OpenAiEmbedder> {
                 "`concurrent_requests` is {concurrent_requests}: it must be 1 to 64"
             )));
         }
-        let client = self.client(
-            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
-            &[],
-        )?;
+        let client = self.client(openai::bearer, &[])?;
         Ok(OpenAiEmbedder {
             transport: client.transport,
             ask_dimensions: model.starts_with("text-embedding-3-")

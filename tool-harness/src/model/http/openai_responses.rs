@@ -8,6 +8,7 @@ use toolsmith_core::provider::Provider;
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::openai;
 use super::streamed::ReportedError;
 use super::streamed::openai_responses::ResponsesAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
@@ -15,12 +16,7 @@ use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoi
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
 impl super::builder::Configured for OpenAiResponsesModel {
-    const ENDPOINT: Endpoint = Endpoint {
-        name: PROVIDER.name(),
-        default_base_url: "https://api.openai.com/v1",
-        key_vars: &["OPENAI_API_KEY"],
-        base_url_var: "OPENAI_BASE_URL",
-    };
+    const ENDPOINT: Endpoint = openai::endpoint(PROVIDER.name());
 }
 
 /// A model behind OpenAI's Responses API (`POST {base}/responses`).
@@ -79,10 +75,7 @@ impl HttpModelBuilder<OpenAiResponsesModel> {
     /// The client; a bad base URL or header, or no key for the official API, is a
     /// [`ModelError::Config`].
     pub fn build(self) -> Result<OpenAiResponsesModel, ModelError> {
-        let client = self.client(
-            |key| vec![("authorization".to_owned(), format!("Bearer {key}"))],
-            &[],
-        )?;
+        let client = self.client(openai::bearer, &[])?;
         Ok(OpenAiResponsesModel { client })
     }
 }
@@ -106,11 +99,7 @@ impl HttpApi for OpenAiResponsesModel {
     }
 
     fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
-        let mut body = Map::new();
-        body.insert(
-            "model".to_owned(),
-            json!(body::model_name(PROVIDER, request)?),
-        );
+        let mut body = body::naming_model(PROVIDER, request)?;
         if let Some(system) = &request.system {
             body.insert("instructions".to_owned(), json!(system));
         }
@@ -118,26 +107,11 @@ impl HttpApi for OpenAiResponsesModel {
             "input".to_owned(),
             Value::Array(body::conversation(PROVIDER, &request.messages)),
         );
-        if let Some(tools) = body::tools(PROVIDER, request)? {
-            body.insert("tools".to_owned(), tools);
-            let choice = match &request.options.tool_choice {
-                ToolChoice::Auto => None,
-                ToolChoice::None => Some(json!("none")),
-                ToolChoice::Required => Some(json!("required")),
-                ToolChoice::Tool(name) => Some(json!({"type": "function", "name": name})),
-            };
-            if let Some(choice) = choice {
-                body.insert("tool_choice".to_owned(), choice);
-            }
-        }
+        body::declare_tools(PROVIDER, request, &mut body, "tool_choice", tool_choice)?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }
-        if let Some(tokens) = request
-            .options
-            .max_output_tokens
-            .or(self.client.max_output_tokens)
-        {
+        if let Some(tokens) = self.client.output_limit(request) {
             body.insert("max_output_tokens".to_owned(), json!(tokens));
         }
         body.insert("store".to_owned(), json!(false));
@@ -162,6 +136,16 @@ impl HttpApi for OpenAiResponsesModel {
         let mut response = body::answer(PROVIDER, answer, usage)?;
         response.provider_turn = response.provider_turn.and_then(stateless_turn);
         Ok(response)
+    }
+}
+
+/// `choice` as the Responses API takes it, `None` for its default (`auto`).
+fn tool_choice(choice: &ToolChoice) -> Option<Value> {
+    match choice {
+        ToolChoice::Auto => None,
+        ToolChoice::None => Some(json!("none")),
+        ToolChoice::Required => Some(json!("required")),
+        ToolChoice::Tool(name) => Some(json!({"type": "function", "name": name})),
     }
 }
 
