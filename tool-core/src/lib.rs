@@ -108,7 +108,7 @@ pub use tool::fn_tool::FnTool;
 pub use tool::json_text::JsonText;
 pub use tool::names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
 pub use tool::nesting::{
-    MAX_JSON_DEPTH, clone_value, free as free_value, json_text_too_deep, nests_within,
+    MAX_JSON_DEPTH, clone_value, free_value, json_text_too_deep, nests_within,
 };
 pub use tool::request::{ExecutionHint, ToolCallRequest};
 pub use tool::result::{ToolCallResult, UserModelContent};

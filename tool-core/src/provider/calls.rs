@@ -397,7 +397,7 @@ mod tests {
     #[test]
     fn arguments_nested_too_deep_are_rejected_unread() {
         use crate::tool::nesting::testing::{nested, on_small_stack};
-        use crate::tool::nesting::{MAX_JSON_DEPTH, free};
+        use crate::tool::nesting::{MAX_JSON_DEPTH, free_value};
         on_small_stack(|| {
             let text = format!("{{\"a\": {}1", "[".repeat(10_000));
             let twice = Value::String(text.clone()).to_string();
@@ -412,7 +412,7 @@ mod tests {
                         "Invalid arguments for tool 't': the arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them with less nesting"
                     )
                 );
-                free(arguments);
+                free_value(arguments);
             }
         });
     }

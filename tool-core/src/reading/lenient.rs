@@ -809,7 +809,7 @@ mod tests {
 
     #[test]
     fn values_nested_too_deep_are_refused_before_they_are_read() {
-        use crate::tool::nesting::free;
+        use crate::tool::nesting::free_value;
         use crate::tool::nesting::testing::{nested, on_small_stack};
         #[derive(Debug, Deserialize)]
         enum Holder {
@@ -836,8 +836,8 @@ mod tests {
             // Within the limit, read as before.
             let within = nested(crate::MAX_JSON_DEPTH);
             assert_eq!(from_value::<Value>(&within).unwrap(), within);
-            free(deep);
-            free(held);
+            free_value(deep);
+            free_value(held);
         });
     }
 }

@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn values_nested_too_deep_are_left_alone() {
-        use crate::tool::nesting::free;
+        use crate::tool::nesting::free_value;
         use crate::tool::nesting::testing::on_small_stack;
         on_small_stack(|| {
             // A whole float at the bottom is not looked for: the walk would recurse.
@@ -101,7 +101,7 @@ mod tests {
                 deep = Value::Array(vec![deep]);
             }
             assert_eq!(as_integers(&deep), None);
-            free(deep);
+            free_value(deep);
         });
     }
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tool::nesting::{check_depth, clone_value, free, values_equal};
+use crate::tool::nesting::{check_depth, clone_value, free_value, values_equal};
 
 /// A JSON Schema (draft 2020-12) value describing a tool's arguments or its result.
 ///
@@ -46,7 +46,7 @@ impl std::fmt::Debug for Args {
 
 impl Drop for Args {
     fn drop(&mut self) {
-        free(std::mem::take(&mut self.0));
+        free_value(std::mem::take(&mut self.0));
     }
 }
 

@@ -5,7 +5,7 @@
 //! thousands of levels deep, which would overflow a 2 MiB stack (a Tokio worker's) and abort
 //! the process. So every entry point measures nesting first, with the loops here (which keep
 //! their own stack on the heap), and refuses what is deeper than [`MAX_JSON_DEPTH`]; what
-//! Toolsmith owns and frees, copies or compares regardless of depth ([`free`],
+//! Toolsmith owns and frees, copies or compares regardless of depth ([`free_value`],
 //! [`clone_value`], [`values_equal`], [`values_identical`]) is handled without recursion too.
 
 use std::fmt;
@@ -197,7 +197,7 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
 /// whose children are all scalars (a call's usual arguments) is dropped as serde_json drops
 /// it, which goes one level down; only a value with nested containers is taken apart.
 ///
-/// Public (as `free_value`) for code that holds a value it did not parse, which may be
+/// Public for code that holds a value it did not parse, which may be
 /// nested deeper than a stack can drop recursively.
 ///
 /// ```
@@ -211,7 +211,7 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
 /// free_value(deep);
 /// ```
 #[inline]
-pub fn free(value: Value) {
+pub fn free_value(value: Value) {
     if is_shallow(&value) {
         drop(value);
     } else {
@@ -230,7 +230,7 @@ pub(crate) fn is_shallow(value: &Value) -> bool {
     }
 }
 
-/// [`free`] for a value with nested containers: taken apart with a heap stack.
+/// [`free_value`] for a value with nested containers: taken apart with a heap stack.
 #[inline(never)]
 pub(crate) fn free_nested(value: Value) {
     let mut pending: Vec<Value> = vec![value];
@@ -424,7 +424,7 @@ pub(crate) mod testing {
     use serde_json::Value;
 
     /// `levels` arrays around `1`, built without recursion (free it with
-    /// [`free`](super::free)).
+    /// [`free_value`](super::free_value)).
     pub(crate) fn nested(levels: usize) -> Value {
         let mut value = Value::from(1);
         for _ in 0..levels {
@@ -520,9 +520,9 @@ mod tests {
                 other["s"] = json!("y");
                 assert!(!values_equal(&value, &other));
                 assert!(!values_identical(&value, &other));
-                free(value);
-                free(copy);
-                free(other);
+                free_value(value);
+                free_value(copy);
+                free_value(other);
             }
         });
     }

@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn deep_values_are_freed_copied_and_compared_without_recursion() {
-        use crate::tool::nesting::free;
+        use crate::tool::nesting::free_value;
         use crate::tool::nesting::testing::{nested, on_small_stack};
         on_small_stack(|| {
             for levels in [10_000, 100_000] {
@@ -283,7 +283,7 @@ mod tests {
                 first.make_mut().as_array_mut().unwrap().push(json!(2));
                 assert!(first != second);
                 let third = second.clone();
-                free(second.into_inner());
+                free_value(second.into_inner());
                 drop((first, third));
             }
         });
