@@ -2,7 +2,9 @@
 //! schemas (`#[tool_fn]` with bounded integers, floats, enums, `Option`, `Vec`, maps and
 //! nested structs; a `#[derive(ToolArgs)]` command enum behind a command group; an `FnTool`
 //! with a hand-written schema) run through `ToolCallManager::execute_one`, and each judged
-//! by a reference validator (`jsonschema`, compiled once from the tool's own schema).
+//! by a reference validator (`jsonschema`, compiled once from the tool's own schema). The
+//! arguments are built from the fuzzer's bytes: members and edits (a value set or removed
+//! at a path) over nothing or over arguments the tool runs on.
 //!
 //! Asserts: arguments the reference accepts as sent run the tool; a tool that runs got
 //! arguments the reference accepts, and they differ from those sent only by Toolsmith's
@@ -240,10 +242,80 @@ fn object(members: &[(Key, Json)]) -> Map<String, Value> {
         .collect()
 }
 
+/// A change to a tool's valid example arguments: a value set, or removed, at a path.
+#[derive(Debug, Arbitrary)]
+struct Edit {
+    path: Vec<Step>,
+    set: Option<Json>,
+}
+
+/// One step of a path: a member of an object (made when missing), or an item of an array.
+#[derive(Debug, Arbitrary)]
+enum Step {
+    Member(Key),
+    Item(u8),
+}
+
 #[derive(Debug, Arbitrary)]
 struct Input {
     tool: u8,
+    /// Whether to start from the tool's valid example arguments (else from nothing).
+    example: bool,
     arguments: Vec<(Key, Json)>,
+    edits: Vec<Edit>,
+}
+
+/// Arguments each tool runs on, for edits to start from: arbitrary objects rarely hold
+/// every required argument of a nested schema.
+fn example(name: &str) -> Value {
+    match name {
+        "bounded" => json!({"count": 3, "delta": -2, "ratio": 0.5, "flag": true}),
+        "shapes" => json!({"mode": "fast", "tags": ["a"], "weights": {"w": 1.5},
+            "inner": {"depth": 1, "points": [{"x": 1, "y": 2}]}, "counts": {"c": 1}}),
+        "playlist" => json!({"command": "add", "title": "t", "position": 1}),
+        _ => json!({"size": 5, "scale": 1.5, "kind": "a", "items": ["x"], "opts": {"deep": true}}),
+    }
+}
+
+fn apply(value: &mut Value, path: &[Step], set: Option<Value>) {
+    let Some((last, path)) = path.split_last() else {
+        if let Some(set) = set {
+            *value = set;
+        }
+        return;
+    };
+    let mut place = value;
+    for step in path {
+        place = match (step, place) {
+            (Step::Member(key), Value::Object(members)) => {
+                members.entry(key.name()).or_insert(Value::Null)
+            }
+            (Step::Item(i), Value::Array(items)) if !items.is_empty() => {
+                let len = items.len();
+                &mut items[usize::from(*i) % len]
+            }
+            _ => return,
+        };
+    }
+    match (last, place, set) {
+        (Step::Member(key), Value::Object(members), Some(set)) => {
+            members.insert(key.name(), set);
+        }
+        (Step::Member(key), Value::Object(members), None) => {
+            members.shift_remove(&key.name());
+        }
+        (Step::Item(i), Value::Array(items), set) if !items.is_empty() => {
+            let index = usize::from(*i) % items.len();
+            match set {
+                Some(set) => items[index] = set,
+                None => {
+                    items.remove(index);
+                }
+            }
+        }
+        (Step::Item(_), Value::Array(items), Some(set)) => items.push(set),
+        _ => {}
+    }
 }
 
 struct Fixture {
@@ -369,7 +441,20 @@ fn depth(value: &Value) -> usize {
 fuzz_target!(|input: Input| {
     let fixture = &*FIXTURE;
     let name = TOOLS[usize::from(input.tool) % TOOLS.len()];
-    let sent = Value::Object(object(&input.arguments));
+    let mut sent = if input.example {
+        example(name)
+    } else {
+        Value::Object(Map::new())
+    };
+    if let Value::Object(members) = &mut sent {
+        members.extend(object(&input.arguments));
+    }
+    for edit in &input.edits {
+        apply(&mut sent, &edit.path, edit.set.as_ref().map(Json::value));
+    }
+    if !sent.is_object() {
+        return;
+    }
     let arguments = ToolArguments::try_from(sent.clone()).expect("an object");
     let request = ToolCallRequest::new("fuzz-1", name, arguments.clone());
     RAN.store(0, Ordering::SeqCst);
@@ -395,6 +480,11 @@ fuzz_target!(|input: Input| {
     }
     let reference = &fixture.reference[name];
     let accepted = reference.accepts(&sent);
+    // `FUZZ_SHOW=1 cargo fuzz run arguments corpus/arguments -- -runs=0` tells how often
+    // the corpus runs each tool, and how often beyond its schema.
+    if std::env::var_os("FUZZ_SHOW").is_some() {
+        eprintln!("{name} ran={ran} accepted={accepted}");
+    }
     assert_eq!(
         validated.is_ok(),
         ran,

@@ -1,5 +1,5 @@
-//! Streamed answers: a server-sent event stream (events built from arbitrary JSON and
-//! arbitrary bytes, with `\n`, `\r\n` or `\r` line ends) cut into arbitrary chunks, read by
+//! Streamed answers: a server-sent event stream (the API's own events edited, events built
+//! from arbitrary JSON, and arbitrary bytes, with `\n`, `\r\n` or `\r` line ends) cut into arbitrary chunks, read by
 //! the real HTTP clients (`ChatModel::stream` of each API) from an in-process server on
 //! 127.0.0.1 that sends each chunk as one HTTP chunk.
 //!
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Number, Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolsmith::harness::model::http::{
@@ -157,21 +157,143 @@ impl Json {
             Json::Object(members) => Value::Object(
                 members
                     .iter()
-                    .map(|(key, value)| {
-                        let key = match key {
-                            Key::Known(i) => KEYS[usize::from(*i) % KEYS.len()].to_owned(),
-                            Key::Other(name) => name.clone(),
-                        };
-                        (key, value.value())
-                    })
+                    .map(|(key, value)| (key.name(), value.value()))
                     .collect::<Map<_, _>>(),
             ),
         }
     }
 }
 
+/// Events each API sends (`event:` name, data), from its documented streams: arbitrary JSON
+/// alone rarely makes an event a client reads on, so most inputs edit these.
+fn templates(api: usize) -> Vec<(Option<&'static str>, Value)> {
+    let named = |name: &'static str, mut data: Value| {
+        data["type"] = json!(name);
+        (Some(name), data)
+    };
+    match api {
+        0 => [
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me "}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_add", "type": "function",
+                "function": {"name": "add", "arguments": "{\"a\":2,"}}]}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"b\":3}"}}]},
+                "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 40}}),
+        ]
+        .into_iter()
+        .map(|data| (None, data))
+        .collect(),
+        1 => vec![
+            named("response.created", json!({"response": {"id": "resp_1", "status": "in_progress", "output": []}})),
+            named("response.output_item.added", json!({"output_index": 0, "item": {"type": "message",
+                "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []}})),
+            named("response.output_text.delta", json!({"output_index": 0, "item_id": "msg_1",
+                "content_index": 0, "delta": "Let me "})),
+            named("response.output_item.added", json!({"output_index": 1, "item": {"type": "function_call",
+                "id": "fc_1", "call_id": "call_add", "name": "add", "arguments": "", "status": "in_progress"}})),
+            named("response.function_call_arguments.delta", json!({"output_index": 1, "item_id": "fc_1",
+                "delta": "{\"a\":2}"})),
+            named("response.completed", json!({"response": {"id": "resp_1", "status": "completed", "output": [
+                {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "Let me "}]},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_add", "name": "add", "arguments": "{\"a\":2}",
+                 "status": "completed"}], "usage": {"input_tokens": 10, "output_tokens": 5}}})),
+        ],
+        2 => vec![
+            named("message_start", json!({"message": {"id": "msg_1", "type": "message", "role": "assistant",
+                "content": [], "stop_reason": null, "usage": {"input_tokens": 56, "output_tokens": 1}}})),
+            named("content_block_start", json!({"index": 0, "content_block": {"type": "text", "text": ""}})),
+            named("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": "Let me "}})),
+            named("content_block_start", json!({"index": 1, "content_block": {"type": "tool_use",
+                "id": "toolu_add", "name": "add", "input": {}}})),
+            named("content_block_delta", json!({"index": 1, "delta": {"type": "input_json_delta",
+                "partial_json": "{\"a\":2}"}})),
+            named("content_block_stop", json!({"index": 1})),
+            named("message_delta", json!({"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 40}})),
+            named("message_stop", json!({})),
+            named("ping", json!({})),
+        ],
+        _ => [
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Let me "}]}, "index": 0}]}),
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "add",
+                "args": {"a": 2}}}]}, "index": 0}]}),
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP",
+                "index": 0}], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5}}),
+        ]
+        .into_iter()
+        .map(|data| (None, data))
+        .collect(),
+    }
+}
+
+/// A change to a template event: a value set, or removed, at a path.
+#[derive(Debug, Arbitrary)]
+struct Edit {
+    path: Vec<Step>,
+    set: Option<Json>,
+}
+
+/// One step of a path: a member of an object (made when missing), or an item of an array.
+#[derive(Debug, Arbitrary)]
+enum Step {
+    Member(Key),
+    Item(u8),
+}
+
+impl Key {
+    fn name(&self) -> String {
+        match self {
+            Key::Known(i) => KEYS[usize::from(*i) % KEYS.len()].to_owned(),
+            Key::Other(name) => name.clone(),
+        }
+    }
+}
+
+fn apply(value: &mut Value, path: &[Step], set: Option<Value>) {
+    let Some((last, path)) = path.split_last() else {
+        if let Some(set) = set {
+            *value = set;
+        }
+        return;
+    };
+    let mut place = value;
+    for step in path {
+        place = match (step, place) {
+            (Step::Member(key), Value::Object(members)) => {
+                members.entry(key.name()).or_insert(Value::Null)
+            }
+            (Step::Item(i), Value::Array(items)) if !items.is_empty() => {
+                let len = items.len();
+                &mut items[usize::from(*i) % len]
+            }
+            _ => return,
+        };
+    }
+    match (last, place, set) {
+        (Step::Member(key), Value::Object(members), Some(set)) => {
+            members.insert(key.name(), set);
+        }
+        (Step::Member(key), Value::Object(members), None) => {
+            members.shift_remove(&key.name());
+        }
+        (Step::Item(i), Value::Array(items), set) if !items.is_empty() => {
+            let index = usize::from(*i) % items.len();
+            match set {
+                Some(set) => items[index] = set,
+                None => {
+                    items.remove(index);
+                }
+            }
+        }
+        (Step::Item(_), Value::Array(items), Some(set)) => items.push(set),
+        _ => {}
+    }
+}
+
 #[derive(Debug, Arbitrary)]
 enum Event {
+    /// One of the API's own events, edited.
+    Template { index: u8, edits: Vec<Edit> },
     /// `event:` (when named) and `data:` lines, then a blank line.
     Data {
         name: Option<u8>,
@@ -194,10 +316,21 @@ struct Input {
     pieces: Vec<u8>,
 }
 
-fn body(events: &[Event]) -> Vec<u8> {
+fn body(api: usize, events: &[Event]) -> Vec<u8> {
+    let templates = templates(api);
     let mut body = Vec::new();
     for event in events {
         match event {
+            Event::Template { index, edits } => {
+                let (name, mut data) = templates[usize::from(*index) % templates.len()].clone();
+                for edit in edits {
+                    apply(&mut data, &edit.path, edit.set.as_ref().map(Json::value));
+                }
+                if let Some(name) = name {
+                    body.extend_from_slice(format!("event: {name}\n").as_bytes());
+                }
+                body.extend_from_slice(format!("data: {data}\n\n").as_bytes());
+            }
             Event::Data { name, data, ends } => {
                 let end: &[u8] = match ends % 3 {
                     0 => b"\n",
@@ -359,17 +492,24 @@ fn stream(
 
 fuzz_target!(|input: Input| {
     let fixture = &*FIXTURE;
-    let model = &*fixture.models[usize::from(input.api) % fixture.models.len()];
+    let api = usize::from(input.api) % fixture.models.len();
+    let model = &*fixture.models[api];
     let label = match input.label {
         0..=200 => Some("text/event-stream"),
         201..=240 => Some("application/json"),
         _ => None,
     };
-    let body = body(&input.events);
+    let body = body(api, &input.events);
     if body.len() > 1 << 16 {
         return;
     }
     let whole = stream(model, label, &[&body]);
+    // `FUZZ_SHOW=1 cargo fuzz run streamed_answers corpus/streamed_answers -- -runs=0`
+    // tells what the corpus's streams are read as.
+    if std::env::var_os("FUZZ_SHOW").is_some() {
+        let read: String = whole.1.chars().take(70).collect();
+        eprintln!("{} deltas: {read}", whole.0.len());
+    }
     let mut pieces: Vec<&[u8]> = Vec::new();
     let mut rest = &body[..];
     let mut sizes = input.pieces.iter().cycle();
