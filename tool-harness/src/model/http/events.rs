@@ -37,14 +37,20 @@ struct EventParser {
     data: Option<String>,
     /// The events read whole, oldest first.
     ready: VecDeque<Event>,
+    /// Why the stream cannot be read on (a line that is not UTF-8), found after the events
+    /// in `ready`: they are given first, so that what a stream gives does not depend on
+    /// where the network cut it. Nothing after it is read.
+    broken: Option<String>,
 }
 
 impl EventParser {
-    /// Reads `bytes`, the next piece of the stream.
-    fn feed(&mut self, mut bytes: &[u8]) -> Result<(), String> {
+    /// Reads `bytes`, the next piece of the stream: its events complete into `ready`, and a
+    /// line that cannot be read stops the reading there ([`next_event`](Self::next_event)
+    /// gives the error once the events before it are taken).
+    fn feed(&mut self, mut bytes: &[u8]) {
         // An empty piece says nothing, not even that a `\r` before it ended its line alone.
-        if bytes.is_empty() {
-            return Ok(());
+        if bytes.is_empty() || self.broken.is_some() {
+            return;
         }
         if self.after_cr && bytes.first() == Some(&b'\n') {
             bytes = &bytes[1..];
@@ -52,7 +58,10 @@ impl EventParser {
         self.after_cr = false;
         while let Some(end) = memchr::memchr2(b'\r', b'\n', bytes) {
             self.line.extend_from_slice(&bytes[..end]);
-            self.end_line()?;
+            if let Err(reason) = self.end_line() {
+                self.broken = Some(reason);
+                return;
+            }
             let crlf = bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n');
             let after = end + if crlf { 2 } else { 1 };
             // A `\r` alone at the end of the piece may be the first half of a `\r\n`; one
@@ -61,7 +70,15 @@ impl EventParser {
             bytes = &bytes[after..];
         }
         self.line.extend_from_slice(bytes);
-        Ok(())
+    }
+
+    /// The oldest event read whole, or, once every event before it was taken, why the
+    /// stream could not be read on; `None` while more bytes are needed.
+    fn next_event(&mut self) -> Option<Result<Event, String>> {
+        match self.ready.pop_front() {
+            Some(event) => Some(Ok(event)),
+            None => self.broken.clone().map(Err),
+        }
     }
 
     /// The line just read: a field of the event, or the blank line that ends it.
@@ -174,9 +191,7 @@ impl EventStream {
                 Some(_) => break,
             }
         }
-        self.parser
-            .feed(&opening)
-            .map_err(|reason| self.malformed(reason))?;
+        self.parser.feed(&opening);
         Ok(None)
     }
 
@@ -186,7 +201,8 @@ impl EventStream {
     /// specification says.
     pub(crate) async fn next(&mut self) -> Result<Option<(Option<String>, Value)>, ModelError> {
         loop {
-            if let Some(event) = self.parser.ready.pop_front() {
+            if let Some(event) = self.parser.next_event() {
+                let event = event.map_err(|reason| self.malformed(reason))?;
                 // An empty `data:` (a proxy's keep-alive) carries no chunk of the answer.
                 if event.data.trim().is_empty() {
                     continue;
@@ -204,10 +220,8 @@ impl EventStream {
             }
             let fed = self
                 .with_next_chunk(|stream, chunk| {
-                    stream
-                        .parser
-                        .feed(chunk)
-                        .map_err(|reason| stream.malformed(reason))
+                    stream.parser.feed(chunk);
+                    Ok(())
                 })
                 .await?;
             if fed.is_none() {
@@ -320,9 +334,12 @@ mod tests {
     fn events(text: &str, piece: usize) -> Result<Vec<Event>, String> {
         let mut parser = EventParser::default();
         for chunk in text.as_bytes().chunks(piece) {
-            parser.feed(chunk)?;
+            parser.feed(chunk);
         }
-        Ok(parser.ready.into_iter().collect())
+        match parser.broken {
+            Some(reason) => Err(reason),
+            None => Ok(parser.ready.into_iter().collect()),
+        }
     }
 
     fn event(name: Option<&str>, data: &str) -> Event {
@@ -352,11 +369,14 @@ mod tests {
             events("data: \u{0}\n\n", 4).unwrap(),
             [event(None, "\u{0}")]
         );
+        // The events before a bad line come first, then its error, and nothing after it.
         let mut parser = EventParser::default();
-        assert_eq!(
-            parser.feed(b"data: \xff\n"),
-            Err("a line of the event stream is not UTF-8".to_owned())
-        );
+        parser.feed(b"data: 1\n\ndata: \xff\n");
+        parser.feed(b"\ndata: 2\n\n");
+        assert_eq!(parser.next_event(), Some(Ok(event(None, "1"))));
+        let broken = Err("a line of the event stream is not UTF-8".to_owned());
+        assert_eq!(parser.next_event(), Some(broken.clone()));
+        assert_eq!(parser.next_event(), Some(broken));
     }
 
     #[test]
@@ -364,7 +384,7 @@ mod tests {
         // The `\n` opening the second piece is the blank line that ends the event.
         let mut parser = EventParser::default();
         for piece in ["data: 1\r\n", "\ndata: 2\r\n", "\n"] {
-            parser.feed(piece.as_bytes()).expect("UTF-8 lines");
+            parser.feed(piece.as_bytes());
         }
         assert_eq!(parser.ready, [event(None, "1"), event(None, "2")]);
     }
@@ -373,11 +393,11 @@ mod tests {
     fn an_empty_piece_between_cr_and_lf_ends_one_line() {
         let mut parser = EventParser::default();
         for piece in ["event: named\r", "", "\ndata: 1\r", "", "\n"] {
-            parser.feed(piece.as_bytes()).expect("UTF-8 lines");
+            parser.feed(piece.as_bytes());
         }
         // The event is not ended yet: no blank line came, and its name is kept.
         assert_eq!(parser.ready, []);
-        parser.feed(b"\r\n").expect("UTF-8 lines");
+        parser.feed(b"\r\n");
         assert_eq!(parser.ready, [event(Some("named"), "1")]);
     }
 
@@ -432,14 +452,14 @@ mod tests {
                 cuts.extend(std::iter::repeat_n(text.len(), cuts_after));
             }
             let mut whole = EventParser::default();
-            whole.feed(text.as_bytes()).expect("UTF-8 lines");
+            whole.feed(text.as_bytes());
             cuts.extend(offsets.iter().map(|at| at.index(text.len() + 1)));
             cuts.sort_unstable();
             let mut pieces = EventParser::default();
             let mut from = 0;
             // A repeated cut gives an empty piece.
             for at in cuts.into_iter().chain([text.len()]) {
-                pieces.feed(&text.as_bytes()[from..at]).expect("UTF-8 lines");
+                pieces.feed(&text.as_bytes()[from..at]);
                 from = at;
             }
             prop_assert_eq!(pieces.ready, whole.ready, "{:?}", text);

@@ -457,3 +457,40 @@ async fn a_blank_line_after_a_piece_ending_in_crlf_ends_the_event() {
     assert_eq!(answer.text.as_deref(), Some("Café"));
     assert_eq!(streamed.deltas, [StreamDelta::Text("Café".into())]);
 }
+
+#[tokio::test]
+async fn a_line_that_is_not_utf8_fails_the_stream_after_the_events_before_it() {
+    // Found by the `streamed_answers` fuzz target (docs/FUZZING.md): a line that is not
+    // UTF-8 failed the whole chunk it came in, so the events before it in that chunk were
+    // never read, and what the stream gave (its deltas, which error) depended on where the
+    // network cut it.
+    let event = sse_text([(
+        None,
+        json!({"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": null}]}),
+    )]);
+    let bad = b"data: \xff\n\n".to_vec();
+    let whole = [event.as_bytes(), &bad].concat();
+    for pieces in [vec![whole], vec![event.clone().into_bytes(), bad.clone()]] {
+        let count = pieces.len();
+        let reply = Reply::streamed(
+            pieces
+                .into_iter()
+                .map(|piece| (Duration::ZERO, piece))
+                .collect(),
+        );
+        let streamed = super::stream(Api::Chat, reply, &Client::default()).await;
+        assert_eq!(
+            streamed.deltas,
+            [StreamDelta::Text("Hi".into())],
+            "in {count} pieces"
+        );
+        assert_eq!(
+            streamed.answer.expect_err("a malformed stream"),
+            ModelError::MalformedResponse {
+                provider: "openai_chat".into(),
+                reason: "a line of the event stream is not UTF-8".into(),
+            },
+            "in {count} pieces"
+        );
+    }
+}

@@ -1,0 +1,517 @@
+//! Arguments against schemas, differential: arbitrary JSON arguments for tools of varied
+//! schemas (`#[tool_fn]` with bounded integers, floats, enums, `Option`, `Vec`, maps and
+//! nested structs; a `#[derive(ToolArgs)]` command enum behind a command group; an `FnTool`
+//! with a hand-written schema) run through `ToolCallManager::execute_one`, and each judged
+//! by a reference validator (`jsonschema`, compiled once from the tool's own schema). The
+//! arguments are built from the fuzzer's bytes: members and edits (a value set or removed
+//! at a path) over nothing or over arguments the tool runs on.
+//!
+//! Asserts: arguments the reference accepts as sent run the tool; a tool that runs got
+//! arguments the reference accepts, and they differ from those sent only by Toolsmith's
+//! documented leniencies (see `lenient_only`); `validate_arguments` accepts exactly the calls
+//! that run; a call that does not run fails with `InvalidArguments` naming the tool.
+
+#![no_main]
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use arbitrary::Arbitrary;
+use async_trait::async_trait;
+use libfuzzer_sys::fuzz_target;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Number, Value, json};
+use toolsmith::{
+    Args, FnTool, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
+    ToolCommands, ToolError, ToolImpl, tool_fn,
+};
+
+/// How many times a tool body ran (for the current input).
+static RAN: AtomicUsize = AtomicUsize::new(0);
+/// What the hand-written tool received.
+static RECEIVED: Mutex<Option<Value>> = Mutex::new(None);
+
+/// Adds, bounded by the integer types' ranges.
+#[tool_fn]
+fn bounded(
+    /// A small count.
+    count: u8,
+    /// A signed step.
+    delta: i16,
+    /// A ratio.
+    ratio: f32,
+    /// A label, if any.
+    label: Option<String>,
+    /// A flag.
+    flag: bool,
+) -> String {
+    RAN.fetch_add(1, Ordering::SeqCst);
+    format!("{count} {delta} {ratio} {label:?} {flag}")
+}
+
+/// A mode.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Mode {
+    /// Quickly.
+    Fast,
+    /// Slowly.
+    Slow,
+}
+
+/// A point.
+// Read only through `Debug`, into what the tool answers.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Point {
+    x: i32,
+    y: i32,
+}
+
+/// A nested argument.
+// Read only through `Debug`, into what the tool answers.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Inner {
+    depth: u16,
+    name: Option<String>,
+    points: Vec<Point>,
+}
+
+/// Takes every shape.
+#[tool_fn]
+fn shapes(
+    /// How.
+    mode: Mode,
+    /// Tags.
+    tags: Vec<String>,
+    /// Weights by name.
+    weights: HashMap<String, f64>,
+    /// Nested.
+    inner: Inner,
+    /// A limit.
+    limit: Option<u32>,
+    /// Ordered counts.
+    counts: Option<BTreeMap<String, u64>>,
+) -> usize {
+    RAN.fetch_add(1, Ordering::SeqCst);
+    format!("{mode:?} {tags:?} {weights:?} {inner:?} {limit:?} {counts:?}").len()
+}
+
+/// The commands of a playlist.
+// Read only through `Debug`, into what the tool answers.
+#[allow(dead_code)]
+#[derive(toolsmith::ToolArgs, Debug)]
+enum PlaylistCommand {
+    /// Add a song.
+    Add {
+        /// Its title.
+        title: String,
+        /// Where, from 0.
+        position: Option<u8>,
+    },
+    /// Remove a song.
+    Remove {
+        /// Its position.
+        position: usize,
+    },
+    /// Empty the list.
+    Clear,
+}
+
+/// A command group read by the derived enum.
+struct Playlist;
+
+#[async_trait]
+impl ToolImpl for Playlist {
+    fn definition(&self) -> Tool {
+        Tool::group("playlist", "Songs.", PlaylistCommand::command_definitions())
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let command: PlaylistCommand = ToolArgs::new("playlist", &arguments).parse()?;
+        RAN.fetch_add(1, Ordering::SeqCst);
+        Ok(ToolCallResult::text(format!("{command:?}")))
+    }
+}
+
+fn hand_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "size": {"type": "integer", "minimum": 1, "maximum": 100},
+            "scale": {"type": "number", "exclusiveMinimum": 0, "maximum": 10.5},
+            "kind": {"enum": ["a", "b", 3, null]},
+            "items": {"type": "array", "items": {"type": "string"}, "maxItems": 3, "uniqueItems": true},
+            "opts": {"type": "object", "properties": {"deep": {"type": "boolean"}},
+                     "required": ["deep"], "additionalProperties": false},
+            "name": {"type": ["string", "null"], "minLength": 1, "maxLength": 5},
+            "any": {}
+        },
+        "required": ["size"],
+        "additionalProperties": false
+    })
+}
+
+const TOOLS: [&str; 4] = ["bounded", "shapes", "playlist", "hand"];
+
+/// Every property name the tools know, so that arbitrary objects hit them often.
+const KEYS: &[&str] = &[
+    "count", "delta", "ratio", "label", "flag", "mode", "tags", "weights", "inner", "limit",
+    "counts", "depth", "name", "points", "x", "y", "command", "title", "position", "size", "scale",
+    "kind", "items", "opts", "deep", "any",
+];
+const WORDS: &[&str] = &[
+    "fast",
+    "slow",
+    "add",
+    "remove",
+    "clear",
+    "a",
+    "b",
+    "",
+    " 7 ",
+    "true",
+    "FALSE",
+    "1e3",
+    "5.0",
+    "-1",
+    "+4",
+    "NaN",
+    "inf",
+    "256",
+    "18446744073709551616",
+    "0x10",
+];
+
+/// A JSON value the fuzzer builds structurally.
+#[derive(Debug, Arbitrary)]
+enum Json {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Small(i8),
+    Unsigned(u64),
+    Float(f64),
+    Word(u8),
+    Text(String),
+    NumberText(i32),
+    Array(Vec<Json>),
+    Object(Vec<(Key, Json)>),
+}
+
+#[derive(Debug, Arbitrary)]
+enum Key {
+    Known(u8),
+    Other(String),
+}
+
+impl Key {
+    fn name(&self) -> String {
+        match self {
+            Key::Known(i) => KEYS[usize::from(*i) % KEYS.len()].to_owned(),
+            Key::Other(name) => name.clone(),
+        }
+    }
+}
+
+impl Json {
+    fn value(&self) -> Value {
+        match self {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Int(i) => Value::from(*i),
+            Json::Small(i) => Value::from(*i),
+            Json::Unsigned(u) => Value::from(*u),
+            Json::Float(f) => Number::from_f64(*f).map_or(Value::Null, Value::Number),
+            Json::Word(i) => Value::from(WORDS[usize::from(*i) % WORDS.len()]),
+            Json::Text(text) => Value::from(text.as_str()),
+            Json::NumberText(i) => Value::from(i.to_string()),
+            Json::Array(items) => Value::Array(items.iter().map(Json::value).collect()),
+            Json::Object(members) => Value::Object(object(members)),
+        }
+    }
+}
+
+fn object(members: &[(Key, Json)]) -> Map<String, Value> {
+    members
+        .iter()
+        .map(|(key, value)| (key.name(), value.value()))
+        .collect()
+}
+
+/// A change to a tool's valid example arguments: a value set, or removed, at a path.
+#[derive(Debug, Arbitrary)]
+struct Edit {
+    path: Vec<Step>,
+    set: Option<Json>,
+}
+
+/// One step of a path: a member of an object (made when missing), or an item of an array.
+#[derive(Debug, Arbitrary)]
+enum Step {
+    Member(Key),
+    Item(u8),
+}
+
+#[derive(Debug, Arbitrary)]
+struct Input {
+    tool: u8,
+    /// Whether to start from the tool's valid example arguments (else from nothing).
+    example: bool,
+    arguments: Vec<(Key, Json)>,
+    edits: Vec<Edit>,
+}
+
+/// Arguments each tool runs on, for edits to start from: arbitrary objects rarely hold
+/// every required argument of a nested schema.
+fn example(name: &str) -> Value {
+    match name {
+        "bounded" => json!({"count": 3, "delta": -2, "ratio": 0.5, "flag": true}),
+        "shapes" => json!({"mode": "fast", "tags": ["a"], "weights": {"w": 1.5},
+            "inner": {"depth": 1, "points": [{"x": 1, "y": 2}]}, "counts": {"c": 1}}),
+        "playlist" => json!({"command": "add", "title": "t", "position": 1}),
+        _ => json!({"size": 5, "scale": 1.5, "kind": "a", "items": ["x"], "opts": {"deep": true}}),
+    }
+}
+
+fn apply(value: &mut Value, path: &[Step], set: Option<Value>) {
+    let Some((last, path)) = path.split_last() else {
+        if let Some(set) = set {
+            *value = set;
+        }
+        return;
+    };
+    let mut place = value;
+    for step in path {
+        place = match (step, place) {
+            (Step::Member(key), Value::Object(members)) => {
+                members.entry(key.name()).or_insert(Value::Null)
+            }
+            (Step::Item(i), Value::Array(items)) if !items.is_empty() => {
+                let len = items.len();
+                &mut items[usize::from(*i) % len]
+            }
+            _ => return,
+        };
+    }
+    match (last, place, set) {
+        (Step::Member(key), Value::Object(members), Some(set)) => {
+            members.insert(key.name(), set);
+        }
+        (Step::Member(key), Value::Object(members), None) => {
+            members.shift_remove(&key.name());
+        }
+        (Step::Item(i), Value::Array(items), set) if !items.is_empty() => {
+            let index = usize::from(*i) % items.len();
+            match set {
+                Some(set) => items[index] = set,
+                None => {
+                    items.remove(index);
+                }
+            }
+        }
+        (Step::Item(_), Value::Array(items), Some(set)) => items.push(set),
+        _ => {}
+    }
+}
+
+struct Fixture {
+    runtime: tokio::runtime::Runtime,
+    manager: ToolCallManager,
+    /// Per tool: the reference validator, or per command of a group.
+    reference: HashMap<&'static str, Reference>,
+}
+
+enum Reference {
+    Single(jsonschema::Validator),
+    Commands(HashMap<String, jsonschema::Validator>),
+}
+
+static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
+    let manager = ToolCallManager::new("fuzz");
+    manager.register(Arc::new(Bounded)).unwrap();
+    manager.register(Arc::new(Shapes)).unwrap();
+    manager.register(Arc::new(Playlist)).unwrap();
+    manager
+        .register(Arc::new(FnTool::new(
+            "hand",
+            "A hand-written schema.",
+            Args::new(hand_schema()),
+            |args: ToolArgs<'_>| {
+                RAN.fetch_add(1, Ordering::SeqCst);
+                *RECEIVED.lock().unwrap() = Some(args.arguments().as_value().clone());
+                async move { Ok(ToolCallResult::text("ok")) }
+            },
+        )))
+        .unwrap();
+    let mut reference = HashMap::new();
+    for name in TOOLS {
+        let validator = match manager.get_def(name).expect("registered") {
+            Tool::SingleCommand(definition) => Reference::Single(
+                jsonschema::validator_for(definition.arguments.schema()).expect("a schema"),
+            ),
+            Tool::MultiCommands(_, commands) => Reference::Commands(
+                commands
+                    .iter()
+                    .map(|command| {
+                        // The group's documented contract: `command` names the command, and
+                        // the rest is checked against that command's schema.
+                        let mut schema = command.arguments.schema().clone();
+                        schema["properties"]["command"] = json!({"const": command.name});
+                        match schema.get_mut("required").and_then(Value::as_array_mut) {
+                            Some(required) => required.push(json!("command")),
+                            None => schema["required"] = json!(["command"]),
+                        }
+                        let validator = jsonschema::validator_for(&schema).expect("a schema");
+                        (command.name.clone(), validator)
+                    })
+                    .collect(),
+            ),
+        };
+        reference.insert(name, validator);
+    }
+    Fixture {
+        runtime: tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap(),
+        manager,
+        reference,
+    }
+});
+
+impl Reference {
+    fn accepts(&self, arguments: &Value) -> bool {
+        match self {
+            Reference::Single(validator) => validator.is_valid(arguments),
+            Reference::Commands(commands) => arguments
+                .get("command")
+                .and_then(Value::as_str)
+                .and_then(|name| commands.get(name))
+                .is_some_and(|validator| validator.is_valid(arguments)),
+        }
+    }
+}
+
+/// Whether `received` differs from `sent` only as Toolsmith documents it may (README,
+/// `schema/validation.rs`): a number or boolean spelled as a string (trimmed; booleans in
+/// any case) read as that number or boolean, and an object member sent as `null` left out
+/// (an optional argument).
+fn lenient_only(sent: &Value, received: &Value) -> bool {
+    match (sent, received) {
+        _ if sent == received => true,
+        (Value::String(text), Value::Bool(b)) => text.trim().eq_ignore_ascii_case(&b.to_string()),
+        (Value::String(text), Value::Number(n)) => {
+            let t = text.trim();
+            if let Some(i) = n.as_i64() {
+                t.parse::<i64>().ok() == Some(i) || t.parse::<f64>().ok() == Some(i as f64)
+            } else if let Some(u) = n.as_u64() {
+                t.parse::<u64>().ok() == Some(u) || t.parse::<f64>().ok() == Some(u as f64)
+            } else {
+                t.parse::<f64>().ok() == n.as_f64()
+            }
+        }
+        (Value::Array(sent), Value::Array(received)) => {
+            sent.len() == received.len()
+                && sent.iter().zip(received).all(|(s, r)| lenient_only(s, r))
+        }
+        (Value::Object(sent), Value::Object(received)) => {
+            received
+                .iter()
+                .all(|(key, r)| sent.get(key).is_some_and(|s| lenient_only(s, r)))
+                && sent
+                    .iter()
+                    .all(|(key, s)| received.contains_key(key) || s.is_null())
+        }
+        _ => false,
+    }
+}
+
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fuzz_target!(|input: Input| {
+    let fixture = &*FIXTURE;
+    let name = TOOLS[usize::from(input.tool) % TOOLS.len()];
+    let mut sent = if input.example {
+        example(name)
+    } else {
+        Value::Object(Map::new())
+    };
+    if let Value::Object(members) = &mut sent {
+        members.extend(object(&input.arguments));
+    }
+    for edit in &input.edits {
+        apply(&mut sent, &edit.path, edit.set.as_ref().map(Json::value));
+    }
+    if !sent.is_object() {
+        return;
+    }
+    let arguments = ToolArguments::try_from(sent.clone()).expect("an object");
+    let request = ToolCallRequest::new("fuzz-1", name, arguments.clone());
+    RAN.store(0, Ordering::SeqCst);
+    *RECEIVED.lock().unwrap() = None;
+    let result = fixture
+        .runtime
+        .block_on(fixture.manager.execute_one(&request));
+    let ran = RAN.load(Ordering::SeqCst);
+    assert!(ran <= 1, "{name} ran {ran} times");
+    let ran = ran == 1;
+    let validated = fixture.manager.validate_arguments(name, &arguments);
+    if !ran {
+        match &result {
+            Err(ToolError::InvalidArguments { tool, .. }) => assert_eq!(tool, name),
+            other => panic!("{name} did not run on {sent}, and said {other:?}"),
+        }
+    }
+    // Documented: arguments nested deeper than MAX_JSON_DEPTH are refused unread, whatever
+    // the schema says (and the reference, which recurses once per level, is not asked).
+    if depth(&sent) > toolsmith::MAX_JSON_DEPTH {
+        assert!(!ran, "{name} ran on arguments {} deep", depth(&sent));
+        return;
+    }
+    let reference = &fixture.reference[name];
+    let accepted = reference.accepts(&sent);
+    // `FUZZ_SHOW=1 cargo fuzz run arguments corpus/arguments -- -runs=0` tells how often
+    // the corpus runs each tool, and how often beyond its schema.
+    if std::env::var_os("FUZZ_SHOW").is_some() {
+        eprintln!("{name} ran={ran} accepted={accepted}");
+    }
+    assert_eq!(
+        validated.is_ok(),
+        ran,
+        "{name}: validate_arguments said {validated:?} but the tool ran: {ran} ({result:?}) on {sent}"
+    );
+    if accepted {
+        assert!(
+            ran,
+            "{name} refused arguments its schema accepts: {sent}: {result:?}"
+        );
+    }
+    if let Ok(received) = &validated {
+        let received = received.as_value();
+        assert!(
+            reference.accepts(received),
+            "{name} ran on invalid {received} (sent {sent})"
+        );
+        assert!(
+            lenient_only(&sent, received),
+            "{name}: {sent} was read as {received}, beyond the documented leniencies"
+        );
+        if name == "hand" {
+            assert_eq!(
+                RECEIVED.lock().unwrap().as_ref(),
+                Some(received),
+                "{name} got other arguments"
+            );
+        }
+    }
+});
