@@ -249,12 +249,8 @@ struct Edit {
     set: Option<Json>,
 }
 
-/// One step of a path: a member of an object (made when missing), or an item of an array.
-#[derive(Debug, Arbitrary)]
-enum Step {
-    Member(Key),
-    Item(u8),
-}
+/// One step of a path to edit (see `toolsmith_fuzz::apply`).
+type Step = toolsmith_fuzz::Step<Key>;
 
 #[derive(Debug, Arbitrary)]
 struct Input {
@@ -274,47 +270,6 @@ fn example(name: &str) -> Value {
             "inner": {"depth": 1, "points": [{"x": 1, "y": 2}]}, "counts": {"c": 1}}),
         "playlist" => json!({"command": "add", "title": "t", "position": 1}),
         _ => json!({"size": 5, "scale": 1.5, "kind": "a", "items": ["x"], "opts": {"deep": true}}),
-    }
-}
-
-fn apply(value: &mut Value, path: &[Step], set: Option<Value>) {
-    let Some((last, path)) = path.split_last() else {
-        if let Some(set) = set {
-            *value = set;
-        }
-        return;
-    };
-    let mut place = value;
-    for step in path {
-        place = match (step, place) {
-            (Step::Member(key), Value::Object(members)) => {
-                members.entry(key.name()).or_insert(Value::Null)
-            }
-            (Step::Item(i), Value::Array(items)) if !items.is_empty() => {
-                let len = items.len();
-                &mut items[usize::from(*i) % len]
-            }
-            _ => return,
-        };
-    }
-    match (last, place, set) {
-        (Step::Member(key), Value::Object(members), Some(set)) => {
-            members.insert(key.name(), set);
-        }
-        (Step::Member(key), Value::Object(members), None) => {
-            members.shift_remove(&key.name());
-        }
-        (Step::Item(i), Value::Array(items), set) if !items.is_empty() => {
-            let index = usize::from(*i) % items.len();
-            match set {
-                Some(set) => items[index] = set,
-                None => {
-                    items.remove(index);
-                }
-            }
-        }
-        (Step::Item(_), Value::Array(items), Some(set)) => items.push(set),
-        _ => {}
     }
 }
 
@@ -450,7 +405,12 @@ fuzz_target!(|input: Input| {
         members.extend(object(&input.arguments));
     }
     for edit in &input.edits {
-        apply(&mut sent, &edit.path, edit.set.as_ref().map(Json::value));
+        toolsmith_fuzz::apply(
+            &mut sent,
+            &edit.path,
+            edit.set.as_ref().map(Json::value),
+            Key::name,
+        );
     }
     if !sent.is_object() {
         return;

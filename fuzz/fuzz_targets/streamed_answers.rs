@@ -233,12 +233,8 @@ struct Edit {
     set: Option<Json>,
 }
 
-/// One step of a path: a member of an object (made when missing), or an item of an array.
-#[derive(Debug, Arbitrary)]
-enum Step {
-    Member(Key),
-    Item(u8),
-}
+/// One step of a path to edit (see `toolsmith_fuzz::apply`).
+type Step = toolsmith_fuzz::Step<Key>;
 
 impl Key {
     fn name(&self) -> String {
@@ -246,47 +242,6 @@ impl Key {
             Key::Known(i) => KEYS[usize::from(*i) % KEYS.len()].to_owned(),
             Key::Other(name) => name.clone(),
         }
-    }
-}
-
-fn apply(value: &mut Value, path: &[Step], set: Option<Value>) {
-    let Some((last, path)) = path.split_last() else {
-        if let Some(set) = set {
-            *value = set;
-        }
-        return;
-    };
-    let mut place = value;
-    for step in path {
-        place = match (step, place) {
-            (Step::Member(key), Value::Object(members)) => {
-                members.entry(key.name()).or_insert(Value::Null)
-            }
-            (Step::Item(i), Value::Array(items)) if !items.is_empty() => {
-                let len = items.len();
-                &mut items[usize::from(*i) % len]
-            }
-            _ => return,
-        };
-    }
-    match (last, place, set) {
-        (Step::Member(key), Value::Object(members), Some(set)) => {
-            members.insert(key.name(), set);
-        }
-        (Step::Member(key), Value::Object(members), None) => {
-            members.shift_remove(&key.name());
-        }
-        (Step::Item(i), Value::Array(items), set) if !items.is_empty() => {
-            let index = usize::from(*i) % items.len();
-            match set {
-                Some(set) => items[index] = set,
-                None => {
-                    items.remove(index);
-                }
-            }
-        }
-        (Step::Item(_), Value::Array(items), Some(set)) => items.push(set),
-        _ => {}
     }
 }
 
@@ -324,7 +279,12 @@ fn body(api: usize, events: &[Event]) -> Vec<u8> {
             Event::Template { index, edits } => {
                 let (name, mut data) = templates[usize::from(*index) % templates.len()].clone();
                 for edit in edits {
-                    apply(&mut data, &edit.path, edit.set.as_ref().map(Json::value));
+                    toolsmith_fuzz::apply(
+                        &mut data,
+                        &edit.path,
+                        edit.set.as_ref().map(Json::value),
+                        Key::name,
+                    );
                 }
                 if let Some(name) = name {
                     body.extend_from_slice(format!("event: {name}\n").as_bytes());
