@@ -197,8 +197,8 @@ pub(crate) fn check_text_depth(text: &str) -> Result<(), TooDeep> {
 /// whose children are all scalars (a call's usual arguments) is dropped as serde_json drops
 /// it, which goes one level down; only a value with nested containers is taken apart.
 ///
-/// Public for code that holds a value it did not parse, which may be
-/// nested deeper than a stack can drop recursively.
+/// Public for code that holds a value it did not parse, which may be nested deeper than a
+/// stack can drop recursively.
 ///
 /// ```
 /// use serde_json::Value;
