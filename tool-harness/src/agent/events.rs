@@ -120,6 +120,19 @@ pub enum AgentEvent {
         /// The result as the model sees it, as text.
         summary: String,
     },
+    /// The model said the request was longer than its context window, and the session's
+    /// [`ContextOverflow`](super::ContextOverflow) policy shortened the conversation: the
+    /// same model call is asked again as request `turn + 1`.
+    ContextShortened {
+        /// The model call (1-based) the model refused.
+        turn: usize,
+        /// How many times the policy has been asked for this model call (1 the first).
+        attempt: usize,
+        /// Messages removed from the conversation.
+        dropped: usize,
+        /// Tool results whose content was replaced by a placeholder.
+        emptied: usize,
+    },
     /// A model call's tool calls all ended and their results are in the transcript.
     TurnFinished {
         /// The model call's number.
@@ -213,6 +226,7 @@ impl AgentEvent {
             Self::ToolCallNotRun { .. } => "ToolCallNotRun",
             Self::ToolCallProgress(_) => "ToolCallProgress",
             Self::ToolCallFinished { .. } => "ToolCallFinished",
+            Self::ContextShortened { .. } => "ContextShortened",
             Self::TurnFinished { .. } => "TurnFinished",
         }
     }

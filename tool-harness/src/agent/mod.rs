@@ -9,6 +9,7 @@
 //! `execute_tool`).
 
 mod children;
+mod context_overflow;
 mod declaration_check;
 mod error;
 mod events;
@@ -24,6 +25,10 @@ mod typed;
 pub use children::{
     AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_ENDED_CHILDREN,
     MAX_RESULT_WAIT, SubAgentConfig,
+};
+pub use context_overflow::{
+    ContextOverflow, DROPPED_RESULT, DropOldestExchanges, MAX_OVERFLOW_ATTEMPTS, Overflow,
+    Shortened,
 };
 pub use error::AgenticError;
 pub use events::{AgentEvent, AgentEventHandler, DeniedBy, NotRunReason};

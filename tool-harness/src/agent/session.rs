@@ -12,6 +12,7 @@ use toolsmith_core::{
 };
 use tracing::Instrument as _;
 
+use super::context_overflow::{ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow};
 use super::declaration_check::check_declarations;
 use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler, deliver};
@@ -86,6 +87,7 @@ pub struct AgentSession {
     pub(super) cancellation: CancellationToken,
     conversation: tokio::sync::Mutex<Vec<Message>>,
     pub(super) pause: Option<PauseHandle>,
+    context_overflow: Option<Arc<dyn ContextOverflow>>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -300,6 +302,48 @@ impl AgentSession {
         self.conversation.lock().await.clear();
     }
 
+    /// Changes the conversation kept by [`send`](Self::send) with `edit`, which gets it
+    /// under the lock `send` holds while it runs (so it waits for a `send` under way, and a
+    /// `send` waits for it), and gives back what `edit` returns. The next `send` sends
+    /// what `edit` left, after the session's system prompt: to forget, summarise or redact
+    /// part of a long conversation. Keep an assistant message's tool calls and the
+    /// tool-results message after it together: every provider refuses one without the
+    /// other.
+    ///
+    /// ```
+    /// use toolsmith::harness::agent::AgentSession;
+    /// use toolsmith::harness::model::{ChatResponse, Message, ScriptedModel, ScriptedTurn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     ScriptedTurn::text("Noted: my card number is 4111 1111 1111 1111."),
+    ///     ScriptedTurn::respond(|request| {
+    ///         assert_eq!(request.messages[..2], [
+    ///             Message::user("We talked about a card."),
+    ///             Message::assistant("Noted."),
+    ///         ]);
+    ///         Ok(ChatResponse::text("Yes, we did."))
+    ///     }),
+    /// ]);
+    /// let session = AgentSession::builder(model).with_model("scripted").build().unwrap();
+    /// session.send("My card number is 4111 1111 1111 1111.").await.unwrap();
+    /// // Redact the exchange before the conversation goes on.
+    /// let removed = session
+    ///     .edit_transcript(|messages: &mut Vec<Message>| {
+    ///         let removed = messages.len();
+    ///         *messages = vec![Message::user("We talked about a card."), Message::assistant("Noted.")];
+    ///         removed
+    ///     })
+    ///     .await;
+    /// assert_eq!(removed, 2);
+    /// let run = session.send("Did we?").await.unwrap();
+    /// assert_eq!(run.text, "Yes, we did.");
+    /// # }
+    /// ```
+    pub async fn edit_transcript<R>(&self, edit: impl FnOnce(&mut Vec<Message>) -> R) -> R {
+        edit(&mut *self.conversation.lock().await)
+    }
+
     /// [`AgentEvent::ModelResponse`] for model call `turn`'s `response`, when a handler
     /// listens.
     fn emit_response(&self, turn: usize, response: &ChatResponse) {
@@ -425,7 +469,7 @@ impl AgentSession {
             if run.model_calls >= self.max_turns {
                 if self.final_answer_on_limit {
                     let response = self
-                        .call_model(
+                        .call_model_fitting(
                             request,
                             ToolChoice::None,
                             cancel,
@@ -443,7 +487,7 @@ impl AgentSession {
                 return Err(RunEnd::MaxTurns);
             }
             let response = self
-                .call_model(
+                .call_model_fitting(
                     request,
                     ToolChoice::Auto,
                     cancel,
@@ -480,6 +524,64 @@ impl AgentSession {
                 turn,
                 usage: run.usage,
             });
+        }
+    }
+
+    /// [`call_model`](Self::call_model), asked again each time the model says the request
+    /// is longer than its context window and the session's [`ContextOverflow`] policy
+    /// shortens the request's messages (at most [`MAX_OVERFLOW_ATTEMPTS`] times); each
+    /// request is counted as a model call.
+    async fn call_model_fitting(
+        &self,
+        request: &mut ChatRequest,
+        tool_choice: ToolChoice,
+        cancel: &CancellationToken,
+        (caller, provider): (Option<&CancellationToken>, &str),
+        (run, ledger): (&mut AgentRun, &RunLedger),
+    ) -> Result<ChatResponse, RunEnd> {
+        let mut attempt = 0;
+        loop {
+            let error = match self
+                .call_model(
+                    request,
+                    tool_choice.clone(),
+                    cancel,
+                    (caller, provider),
+                    (run, ledger),
+                )
+                .await
+            {
+                Err(RunEnd::Model(error @ ModelError::ContextTooLong { .. })) => error,
+                answered => return answered,
+            };
+            let Some(policy) = &self.context_overflow else {
+                return Err(RunEnd::Model(error));
+            };
+            if attempt == MAX_OVERFLOW_ATTEMPTS {
+                return Err(RunEnd::Model(error));
+            }
+            attempt += 1;
+            let turn = run.model_calls;
+            let overflow = Overflow::new(attempt, &error);
+            let shortened = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                policy.shorten(&mut request.messages, &overflow)
+            }))
+            .map_err(|payload| {
+                let during = format!("the context overflow policy (after request {turn})");
+                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+            })?;
+            if shortened.is_nothing() {
+                return Err(RunEnd::Model(error));
+            }
+            self.emit(AgentEvent::ContextShortened {
+                turn,
+                attempt,
+                dropped: shortened.dropped,
+                emptied: shortened.emptied,
+            });
+            if is_cancelled(cancel, caller) {
+                return Err(RunEnd::Cancelled);
+            }
         }
     }
 
@@ -717,6 +819,7 @@ pub struct AgentSessionBuilder {
     batch_deadline: Option<Duration>,
     cancellation: Option<CancellationToken>,
     pause: Option<PauseHandle>,
+    context_overflow: Option<Arc<dyn ContextOverflow>>,
 }
 
 impl std::fmt::Debug for AgentSessionBuilder {
@@ -731,6 +834,7 @@ impl std::fmt::Debug for AgentSessionBuilder {
             .field("hooks", &self.hooks.len())
             .field("approval", &self.approval.is_some())
             .field("event_handlers", &self.events.len())
+            .field("context_overflow", &self.context_overflow.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -757,6 +861,7 @@ impl AgentSessionBuilder {
             batch_deadline: None,
             cancellation: None,
             pause: None,
+            context_overflow: None,
         }
     }
 
@@ -865,6 +970,21 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// What to do when the model says the conversation is longer than its context window
+    /// ([`ModelError::ContextTooLong`]): `policy` shortens the request's messages
+    /// ([`DropOldestExchanges`](super::DropOldestExchanges) drops the oldest exchanges) and
+    /// the model call is asked again, at most [`MAX_OVERFLOW_ATTEMPTS`] times, each
+    /// shortening reported as an [`AgentEvent::ContextShortened`]; the kept conversation of
+    /// [`send`](AgentSession::send) is the shortened one. By default there is none: the run
+    /// ends with [`AgenticError::Model`] carrying the `ContextTooLong` and the run, and the
+    /// kept conversation is left for the caller to shorten
+    /// ([`edit_transcript`](AgentSession::edit_transcript)) or [`reset`](AgentSession::reset).
+    /// The answer of [`send_as`](AgentSession::send_as) is asked for without it.
+    pub fn with_context_overflow(mut self, policy: impl ContextOverflow + 'static) -> Self {
+        self.context_overflow = Some(Arc::new(policy));
+        self
+    }
+
     /// Runs pause between model calls while `pause` says so.
     pub fn with_pause(mut self, pause: PauseHandle) -> Self {
         self.pause = Some(pause);
@@ -953,6 +1073,7 @@ impl AgentSessionBuilder {
             cancellation,
             conversation: tokio::sync::Mutex::new(Vec::new()),
             pause: self.pause,
+            context_overflow: self.context_overflow,
         })
     }
 }

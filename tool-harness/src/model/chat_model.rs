@@ -35,6 +35,27 @@ pub enum ModelError {
         /// The API's error message.
         message: String,
     },
+    /// The request is longer than the model's context window (or, for Anthropic, than
+    /// the 32 MB a request may be): the API said so (OpenAI's `context_length_exceeded`,
+    /// Anthropic's "prompt is too long" or `request_too_large`, Gemini's "The input token
+    /// count (N) exceeds the maximum number of tokens allowed (M)"), with an error status
+    /// or inside a streamed answer. Not retried: the same request fails the same way. An
+    /// [`AgentSession`](crate::agent::AgentSession) built
+    /// [`with_context_overflow`](crate::agent::AgentSessionBuilder::with_context_overflow)
+    /// shortens its conversation and asks again.
+    #[error(
+        "{provider}: the request is longer than the model's context window (HTTP {status}): {message}"
+    )]
+    ContextTooLong {
+        /// The client, e.g. `anthropic`.
+        provider: String,
+        /// The HTTP status (400 or 413; for an error inside a streamed answer, the one it
+        /// stands for).
+        status: u16,
+        /// The API's error message, which often gives the counts (`209353 tokens > 199999
+        /// maximum`).
+        message: String,
+    },
     /// Still rate limited (HTTP 429) after the retries ran out.
     #[error("{provider}: rate limited (HTTP 429): {message}")]
     RateLimited {

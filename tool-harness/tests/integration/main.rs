@@ -10,6 +10,7 @@ mod agent_properties;
 mod agent_session;
 mod atomic_write;
 mod child_usage;
+mod context_overflow;
 mod deep_values;
 mod escape_suite;
 mod file_tools;

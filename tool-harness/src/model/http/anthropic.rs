@@ -8,6 +8,7 @@ use toolsmith_core::provider::Provider;
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::context_overflow::OverflowShape;
 use super::streamed::anthropic::AnthropicAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
 
@@ -19,6 +20,7 @@ impl super::builder::Configured for AnthropicModel {
         default_base_url: "https://api.anthropic.com",
         key_vars: &["ANTHROPIC_API_KEY"],
         base_url_var: "ANTHROPIC_BASE_URL",
+        overflow: OverflowShape::Anthropic,
     };
 }
 

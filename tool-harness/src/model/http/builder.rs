@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::api::HttpClient;
+use super::context_overflow::OverflowShape;
 use super::openai_embeddings::EmbeddingSettings;
 use super::transport::{Transport, TransportConfig};
 use super::{DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT};
@@ -80,6 +81,8 @@ pub struct Endpoint {
     pub(crate) key_vars: &'static [&'static str],
     /// The environment variable that may hold the base URL.
     pub(crate) base_url_var: &'static str,
+    /// How its errors say that a request is longer than the model's context window.
+    pub(crate) overflow: OverflowShape,
 }
 
 impl<M> Default for HttpModelBuilder<M> {
@@ -339,6 +342,7 @@ impl<M> HttpModelBuilder<M> {
         );
         Transport::new(TransportConfig {
             name: endpoint.name,
+            overflow: endpoint.overflow,
             base_url,
             headers,
             timeout: s.timeout,

@@ -9,6 +9,7 @@ use toolsmith_core::provider::Provider;
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::context_overflow::OverflowShape;
 use super::streamed::gemini::GeminiAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
@@ -20,6 +21,7 @@ impl super::builder::Configured for GeminiModel {
         default_base_url: "https://generativelanguage.googleapis.com",
         key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
         base_url_var: "GEMINI_BASE_URL",
+        overflow: OverflowShape::Gemini,
     };
 }
 

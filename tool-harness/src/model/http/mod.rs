@@ -49,7 +49,9 @@
 //!   [`ModelError::Auth`](super::ModelError::Auth), 429 after the retries
 //!   [`RateLimited`](super::ModelError::RateLimited), other statuses
 //!   [`Api`](super::ModelError::Api) (a 404's also names the URL asked, which is most often
-//!   a base URL missing its `/v1`); a body that is not the documented JSON (cut off,
+//!   a base URL missing its `/v1`), except a request the API says is longer than the
+//!   model's context window (in its own words, whole or in a stream; not retried):
+//!   [`ContextTooLong`](super::ModelError::ContextTooLong); a body that is not the documented JSON (cut off,
 //!   truncated, too deep, larger than [`MAX_RESPONSE_BYTES`]) is
 //!   [`MalformedResponse`](super::ModelError::MalformedResponse); no connection is
 //!   [`Connection`](super::ModelError::Connection), no answer in time
@@ -69,6 +71,7 @@ mod anthropic;
 pub(crate) mod api;
 mod body;
 mod builder;
+mod context_overflow;
 mod events;
 mod gemini;
 mod openai;

@@ -3,6 +3,7 @@
 //! sent.
 
 use super::builder::Endpoint;
+use super::context_overflow::OverflowShape;
 
 /// The official endpoint of an OpenAI API that errors call `name`, configured from
 /// `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
@@ -12,6 +13,7 @@ pub(super) const fn endpoint(name: &'static str) -> Endpoint {
         default_base_url: "https://api.openai.com/v1",
         key_vars: &["OPENAI_API_KEY"],
         base_url_var: "OPENAI_BASE_URL",
+        overflow: OverflowShape::OpenAi,
     }
 }
 

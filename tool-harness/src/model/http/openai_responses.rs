@@ -8,6 +8,7 @@ use toolsmith_core::provider::Provider;
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
+use super::context_overflow::OverflowShape;
 use super::openai;
 use super::streamed::ReportedError;
 use super::streamed::openai_responses::ResponsesAssembler;
@@ -126,7 +127,8 @@ impl HttpApi for OpenAiResponsesModel {
     /// API's error.
     fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {
         if answer.get("status").and_then(Value::as_str) == Some("failed") {
-            return Err(ReportedError::of_failed_response(answer).into_error(PROVIDER.name()));
+            let failed = ReportedError::of_failed_response(answer);
+            return Err(failed.into_error(PROVIDER.name(), OverflowShape::OpenAi));
         }
         let usage = Usage {
             input_tokens: count(answer, "/usage/input_tokens"),

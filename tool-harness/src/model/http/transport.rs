@@ -15,6 +15,7 @@ use reqwest::header::{
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
+use super::context_overflow::{ErrorSigns, OverflowShape, error_object};
 use super::events::EventStream;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
@@ -29,6 +30,8 @@ pub(crate) struct Transport {
     client: reqwest::Client,
     /// What errors call the API (`openai_chat`, `openai_embeddings`, …).
     name: &'static str,
+    /// How the API's errors say that a request is longer than the model's context.
+    overflow: OverflowShape,
     base_url: String,
     timeout: Duration,
     max_retries: u32,
@@ -52,6 +55,8 @@ impl fmt::Debug for Transport {
 pub(crate) struct TransportConfig {
     /// What errors call the API.
     pub(crate) name: &'static str,
+    /// How the API's errors say that a request is longer than the model's context.
+    pub(crate) overflow: OverflowShape,
     pub(crate) base_url: String,
     /// Headers sent with every request; `(name, value, sensitive)`.
     pub(crate) headers: Vec<(String, String, bool)>,
@@ -160,6 +165,7 @@ impl Transport {
         Ok(Self {
             client,
             name,
+            overflow: config.overflow,
             base_url,
             timeout: config.timeout,
             max_retries: config.max_retries,
@@ -171,6 +177,11 @@ impl Transport {
     /// The API's name, as errors give it.
     pub(crate) fn provider_name(&self) -> String {
         self.name.to_owned()
+    }
+
+    /// How the API's errors say that a request is longer than the model's context.
+    pub(crate) fn overflow(&self) -> OverflowShape {
+        self.overflow
     }
 
     /// POSTs `body` as JSON to `{base_url}{path}` and returns the answer's JSON, retrying
@@ -269,9 +280,13 @@ impl Transport {
                     body,
                 } => (status, retry_after, body),
             };
+            // Asked again, a request too long for the model fails the same way.
+            if let Some(too_long) = body.context_too_long(self, status) {
+                return Err(too_long);
+            }
             let quota_spent = status == StatusCode::TOO_MANY_REQUESTS && body.says_quota_spent();
             let Some(wait) = self.retry_wait(status, retry_after, quota_spent, *retries) else {
-                let message = body.into_text();
+                let message = body.text();
                 return Err(self.status_error(url, status, retry_after, message, quota_spent));
             };
             let wait = self.next_retry(
@@ -737,10 +752,37 @@ impl ErrorBody {
             .any(|key| body["error"][key] == "insufficient_quota")
     }
 
+    /// [`ModelError::ContextTooLong`] when the body (or, unread, the status alone) says in
+    /// the API's words (`transport`'s [`OverflowShape`]) that the request was longer than
+    /// the model's context window.
+    fn context_too_long(&self, transport: &Transport, status: StatusCode) -> Option<ModelError> {
+        let parsed = match self {
+            ErrorBody::Read(bytes) => serde_json::from_slice::<Value>(bytes).ok(),
+            ErrorBody::Unread(_) => None,
+        };
+        let signs = match &parsed {
+            Some(body) => ErrorSigns::of(status, error_object(body)),
+            None => ErrorSigns {
+                status,
+                code: None,
+                kind: None,
+                message: "",
+            },
+        };
+        transport
+            .overflow
+            .says_too_long(&signs)
+            .then(|| ModelError::ContextTooLong {
+                provider: transport.provider_name(),
+                status: status.as_u16(),
+                message: self.text(),
+            })
+    }
+
     /// The API's own words.
-    fn into_text(self) -> String {
+    fn text(&self) -> String {
         match self {
-            ErrorBody::Read(bytes) => api_message(&bytes),
+            ErrorBody::Read(bytes) => api_message(bytes),
             ErrorBody::Unread(reason) => format!("(the error body could not be read: {reason})"),
         }
     }
@@ -834,6 +876,7 @@ mod tests {
     fn transport() -> Transport {
         Transport::new(TransportConfig {
             name: "openai_chat",
+            overflow: OverflowShape::OpenAi,
             base_url: "http://127.0.0.1:9".to_owned(),
             headers: Vec::new(),
             timeout: Duration::from_secs(1),

@@ -12,6 +12,7 @@ mod reported_error;
 use serde_json::Value;
 
 pub(crate) use self::reported_error::ReportedError;
+use super::context_overflow::OverflowShape;
 use super::events::EventStream;
 use super::transport::{AnswerBody, Transport, quote, with_attempts};
 use crate::model::{ChatResponse, ModelError, StreamDelta};
@@ -85,7 +86,9 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
         };
         let attempt = match events.whole_answer().await {
             Ok(Some(bytes)) => return whole(&transport.parse_json(&bytes)?, on_delta, read),
-            Ok(None) => read_events(&mut events, A::default(), on_delta).await,
+            Ok(None) => {
+                read_events(&mut events, A::default(), on_delta, transport.overflow()).await
+            }
             Err(error) if events.was_cut_off() => Attempt::CutEarly(error),
             Err(error) => return Err(error),
         };
@@ -105,10 +108,15 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
                 continue;
             }
             Attempt::FailedEarly(reported) => {
-                let Some(wait) =
+                let overflow = transport.overflow();
+                // A request too long for the model fails the same way if asked again.
+                let wait = if reported.is_context_too_long(overflow) {
+                    None
+                } else {
                     transport.retry_wait(reported.status, None, reported.quota_spent, retries)
-                else {
-                    return Err(reported.into_error(events.provider()));
+                };
+                let Some(wait) = wait else {
+                    return Err(reported.into_error(events.provider(), overflow));
                 };
                 let wait = transport.next_retry(
                     wait,
@@ -143,18 +151,22 @@ fn whole(
 }
 
 /// Reads `events` to their end through `assembler`: the answer's body they make (`None`
-/// when they made none), or why they made none.
+/// when they made none), or why they made none (an error the API reported read in
+/// `overflow`'s words).
 async fn read_events<A: Assembler>(
     events: &mut EventStream,
     mut assembler: A,
     on_delta: OnDelta<'_>,
+    overflow: OverflowShape,
 ) -> Attempt {
     // Whether a delta reached `on_delta`: an error after that is not retried.
     let mut delivered = false;
     let failed = |events: &EventStream, delivered: bool, failed: Failed| match failed {
         Failed::Malformed(reason) => Attempt::Done(Err(events.malformed(reason))),
         Failed::Api(reported) if !delivered => Attempt::FailedEarly(reported),
-        Failed::Api(reported) => Attempt::Done(Err(reported.into_error(events.provider()))),
+        Failed::Api(reported) => {
+            Attempt::Done(Err(reported.into_error(events.provider(), overflow)))
+        }
     };
     loop {
         let (name, data) = match events.next().await {

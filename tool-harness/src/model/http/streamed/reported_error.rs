@@ -7,6 +7,7 @@
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use super::super::context_overflow::{ErrorSigns, OverflowShape};
 use super::super::transport::{MAX_QUOTED_CHARS, error_for_status, quote};
 use crate::model::ModelError;
 
@@ -21,6 +22,10 @@ pub(crate) struct ReportedError {
     /// Whether it says the account's quota is spent (OpenAI's `insufficient_quota`): a
     /// rate limit no wait ends.
     pub(crate) quota_spent: bool,
+    /// The error's `code`, when it is text.
+    pub(crate) code: Option<String>,
+    /// The error's `type`, else its `status` (Gemini).
+    pub(crate) kind: Option<String>,
 }
 
 /// The HTTP status each documented error name means.
@@ -49,6 +54,9 @@ const STATUS_OF_NAME: &[(&str, u16)] = &[
     ("too_many_requests", 429),
     ("insufficient_quota", 429),
     ("server_error", 500),
+    // The request is longer than the model's context window: the code of the 400 it
+    // answers unstreamed, and of a Responses stream's `response.failed`.
+    ("context_length_exceeded", 400),
     // A time-out on the server's side, searching a vector store.
     ("vector_store_timeout", 504),
     ("invalid_image", 400),
@@ -87,11 +95,14 @@ impl ReportedError {
             Some(message) => quote(message, MAX_QUOTED_CHARS),
             None => quote(&error.to_string(), MAX_QUOTED_CHARS),
         };
-        let names = ["code", "type"].map(|key| error.get(key).and_then(Value::as_str));
+        let status = status_of(error).unwrap_or(StatusCode::OK);
+        let signs = ErrorSigns::of(status, error);
         Self {
-            status: status_of(error).unwrap_or(StatusCode::OK),
+            status,
             message,
-            quota_spent: names.contains(&Some("insufficient_quota")),
+            quota_spent: [signs.code, signs.kind].contains(&Some("insufficient_quota")),
+            code: signs.code.map(str::to_owned),
+            kind: signs.kind.map(str::to_owned),
         }
     }
 
@@ -104,14 +115,25 @@ impl ReportedError {
                 status: StatusCode::OK,
                 message: "the response failed without a message".to_owned(),
                 quota_spent: false,
+                code: None,
+                kind: None,
             },
         }
     }
 
-    /// The [`ModelError`] an error status of this status and message is, from `provider`:
-    /// 401 and 403 [`Auth`](ModelError::Auth), 429 [`RateLimited`](ModelError::RateLimited)
-    /// (unless the quota is spent), any other [`Api`](ModelError::Api).
-    pub(crate) fn into_error(self, provider: &str) -> ModelError {
+    /// The [`ModelError`] an error status of this status and message is, from `provider`,
+    /// whose API says in `overflow`'s words that a request is too long:
+    /// [`ContextTooLong`](ModelError::ContextTooLong) when it says so, else 401 and 403
+    /// [`Auth`](ModelError::Auth), 429 [`RateLimited`](ModelError::RateLimited) (unless the
+    /// quota is spent), any other [`Api`](ModelError::Api).
+    pub(crate) fn into_error(self, provider: &str, overflow: OverflowShape) -> ModelError {
+        if self.is_context_too_long(overflow) {
+            return ModelError::ContextTooLong {
+                provider: provider.to_owned(),
+                status: self.status.as_u16(),
+                message: self.message,
+            };
+        }
         error_for_status(
             provider.to_owned(),
             self.status,
@@ -119,6 +141,19 @@ impl ReportedError {
             self.message,
             self.quota_spent,
         )
+    }
+}
+
+impl ReportedError {
+    /// Whether it says, in `overflow`'s words, that the request was longer than the
+    /// model's context window (not retried then, whatever its status).
+    pub(crate) fn is_context_too_long(&self, overflow: OverflowShape) -> bool {
+        overflow.says_too_long(&ErrorSigns {
+            status: self.status,
+            code: self.code.as_deref(),
+            kind: self.kind.as_deref(),
+            message: &self.message,
+        })
     }
 }
 
@@ -195,7 +230,9 @@ mod tests {
 
     #[test]
     fn each_status_becomes_the_error_an_error_status_is() {
-        let error = |value: Value| ReportedError::from_error(&value).into_error("anthropic");
+        let error = |value: Value| {
+            ReportedError::from_error(&value).into_error("anthropic", OverflowShape::Anthropic)
+        };
         assert!(matches!(
             error(json!({"type": "overloaded_error", "message": "Overloaded"})),
             ModelError::Api { status: 529, ref message, .. } if message == "Overloaded"

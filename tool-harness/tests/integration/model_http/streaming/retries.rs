@@ -247,7 +247,7 @@ async fn an_error_after_text_was_delivered_is_returned_not_retried() {
 #[tokio::test]
 async fn an_error_that_is_not_transient_is_not_retried() {
     let invalid = anthropic_events(&[json!({"type": "error",
-        "error": {"type": "invalid_request_error", "message": "prompt is too long"}})]);
+        "error": {"type": "invalid_request_error", "message": "messages: at least one message is required"}})]);
     let replies = vec![
         Reply::sse(&invalid, 13),
         Reply::sse(&text_stream(Api::Anthropic, "unused"), 13),
@@ -259,7 +259,7 @@ async fn an_error_that_is_not_transient_is_not_retried() {
         ModelError::Api {
             provider: "anthropic".into(),
             status: 400,
-            message: "prompt is too long".into(),
+            message: "messages: at least one message is required".into(),
         }
     );
     assert!(!error.is_transient());

@@ -1,0 +1,339 @@
+//! [`ContextOverflow`]: what a session does when the model says the conversation no longer
+//! fits its context window ([`ModelError::ContextTooLong`]), and the built-in
+//! [`DropOldestExchanges`].
+
+use toolsmith_core::{ToolCallResult, UserModelContent};
+
+use crate::model::{Message, ModelError};
+
+/// How many times a session asks its [`ContextOverflow`] policy to shorten the
+/// conversation for one model call; the call is asked again after each shortening, and
+/// after the last the run ends with the model's [`ModelError::ContextTooLong`].
+pub const MAX_OVERFLOW_ATTEMPTS: usize = 3;
+
+/// The content a tool result is given when [`DropOldestExchanges`] empties it.
+pub const DROPPED_RESULT: &str =
+    "[This tool result was dropped to fit the model's context window.]";
+
+/// What a [`ContextOverflow`] policy did to the conversation: how many messages it removed
+/// and how many tool results it emptied. Nothing of either means it could not shorten it,
+/// and the run ends with the model's error.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Shortened {
+    /// Messages removed from the conversation.
+    pub dropped: usize,
+    /// Tool results whose content was replaced by a short placeholder (each call keeps
+    /// its result, so that no call goes unanswered).
+    pub emptied: usize,
+}
+
+impl Shortened {
+    /// Nothing was shortened: the run ends with the model's error.
+    pub const NOTHING: Self = Self {
+        dropped: 0,
+        emptied: 0,
+    };
+
+    /// `dropped` messages removed and `emptied` tool results emptied.
+    pub fn new(dropped: usize, emptied: usize) -> Self {
+        Self { dropped, emptied }
+    }
+
+    /// Whether nothing was shortened.
+    pub fn is_nothing(&self) -> bool {
+        self.dropped == 0 && self.emptied == 0
+    }
+}
+
+/// Why a [`ContextOverflow`] policy is asked: the model's error, and how many times the
+/// policy has been asked for this model call (1 the first time).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Overflow<'a> {
+    /// 1 the first time the policy is asked for a model call, up to
+    /// [`MAX_OVERFLOW_ATTEMPTS`].
+    pub attempt: usize,
+    /// The model's [`ModelError::ContextTooLong`], whose message often gives the counts
+    /// ("prompt is too long: 209353 tokens > 199999 maximum").
+    pub error: &'a ModelError,
+}
+
+impl<'a> Overflow<'a> {
+    /// The `attempt`-th time the policy is asked, for `error` (to test a policy of one's
+    /// own).
+    pub fn new(attempt: usize, error: &'a ModelError) -> Self {
+        Self { attempt, error }
+    }
+}
+
+/// What an [`AgentSession`](super::AgentSession) built
+/// [`with_context_overflow`](super::AgentSessionBuilder::with_context_overflow) does when
+/// the model answers that the conversation is longer than its context window: shorten the
+/// conversation about to be sent, after which the same model call is asked again (at most
+/// [`MAX_OVERFLOW_ATTEMPTS`] times; then, or when the policy shortens nothing, the run ends
+/// with [`AgenticError::Model`](super::AgenticError::Model) carrying the
+/// [`ModelError::ContextTooLong`] and the run). The conversation of
+/// [`send`](super::AgentSession::send) is kept as shortened, so the next `send` starts
+/// from it.
+///
+/// `conversation` is every message of the request: the kept conversation, the user's new
+/// message and the run's messages so far; the system prompt is apart (the session's, sent
+/// with every request, never shortened). Every provider refuses a tool call without its
+/// result, or a result without its call: keep an assistant message with calls and the
+/// tool-results message after it together. A panic of the policy ends the run with
+/// [`AgenticError::Panicked`](super::AgenticError::Panicked), the conversation as the
+/// policy left it.
+///
+/// A closure `Fn(&mut Vec<Message>, &Overflow) -> Shortened` is a policy too (its
+/// parameters' types written out: `|messages: &mut Vec<Message>, _: &Overflow<'_>| …`).
+///
+/// ```
+/// use toolsmith::harness::agent::{AgentEvent, AgentSession, DropOldestExchanges};
+/// use toolsmith::harness::model::{ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let too_long = ModelError::ContextTooLong {
+///     provider: "anthropic".into(),
+///     status: 400,
+///     message: "prompt is too long: 209353 tokens > 199999 maximum".into(),
+/// };
+/// let model = ScriptedModel::new([
+///     ScriptedTurn::text("Paris."),
+///     // The second question no longer fits with the first exchange in the conversation.
+///     ScriptedTurn::error(too_long),
+///     ScriptedTurn::respond(|request| {
+///         // Asked again without the oldest exchange; the system prompt is kept.
+///         assert_eq!(request.messages, [Message::user("And of Italy?")]);
+///         assert_eq!(request.system.as_deref(), Some("Answer briefly."));
+///         Ok(ChatResponse::text("Rome."))
+///     }),
+/// ]);
+/// let session = AgentSession::builder(model)
+///     .with_model("scripted")
+///     .with_system_prompt("Answer briefly.")
+///     .with_context_overflow(DropOldestExchanges::new())
+///     .with_event_handler(|event: &AgentEvent| {
+///         if let AgentEvent::ContextShortened { dropped, .. } = event {
+///             assert_eq!(*dropped, 2);
+///         }
+///     })
+///     .build()
+///     .unwrap();
+/// session.send("What is the capital of France?").await.unwrap();
+/// let run = session.send("And of Italy?").await.unwrap();
+/// assert_eq!(run.text, "Rome.");
+/// // The kept conversation is the shortened one: the next `send` does not fail again.
+/// assert_eq!(session.transcript().await.len(), 2);
+/// # }
+/// ```
+pub trait ContextOverflow: Send + Sync {
+    /// Shortens `conversation`, the request's messages, for the `overflow.attempt`-th time
+    /// this model call; says what it did ([`Shortened::NOTHING`]: it could not).
+    fn shorten(&self, conversation: &mut Vec<Message>, overflow: &Overflow<'_>) -> Shortened;
+}
+
+impl<F> ContextOverflow for F
+where
+    F: Fn(&mut Vec<Message>, &Overflow<'_>) -> Shortened + Send + Sync,
+{
+    fn shorten(&self, conversation: &mut Vec<Message>, overflow: &Overflow<'_>) -> Shortened {
+        self(conversation, overflow)
+    }
+}
+
+/// A [`ContextOverflow`] policy that drops the oldest exchanges: each time it is asked,
+/// the older half (at least one) of the exchanges before the current one, an exchange
+/// being a user message and everything after it up to the next user message (messages
+/// before the first user message count as one). Whole exchanges go, so a call and its
+/// result always go together, and the conversation still begins with a user message.
+///
+/// The current exchange (from the latest user message on) is never dropped. When it is all
+/// that is left, the policy empties the older half (at least one) of its tool results not
+/// yet emptied, oldest first: each keeps its call id, its content replaced by
+/// [`DROPPED_RESULT`] (an error result stays one). When nothing is left to empty, it
+/// shortens nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DropOldestExchanges {
+    _private: (),
+}
+
+impl DropOldestExchanges {
+    /// The policy.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ContextOverflow for DropOldestExchanges {
+    fn shorten(&self, conversation: &mut Vec<Message>, _: &Overflow<'_>) -> Shortened {
+        let current = conversation
+            .iter()
+            .rposition(|message| matches!(message, Message::User { .. }))
+            .unwrap_or(0);
+        // Where each exchange before the current one begins.
+        let mut starts: Vec<usize> = (0..current)
+            .filter(|&at| at == 0 || matches!(conversation[at], Message::User { .. }))
+            .collect();
+        if !starts.is_empty() {
+            let dropped_exchanges = starts.len().div_ceil(2);
+            starts.push(current);
+            let end = starts[dropped_exchanges];
+            conversation.drain(..end);
+            return Shortened::new(end, 0);
+        }
+        Shortened::new(0, empty_oldest_results(&mut conversation[current..]))
+    }
+}
+
+/// Empties the older half (at least one) of the tool results in `messages` not yet
+/// emptied, oldest first: how many it emptied.
+fn empty_oldest_results(messages: &mut [Message]) -> usize {
+    let is_emptied = |result: &ToolCallResult| matches!(&result.content, UserModelContent::Text(text) if text == DROPPED_RESULT);
+    let left = messages
+        .iter()
+        .flat_map(Message::results)
+        .filter(|result| !is_emptied(&result.result))
+        .count();
+    let mut to_empty = left.div_ceil(2);
+    let emptied = to_empty;
+    for message in messages.iter_mut() {
+        let Message::ToolResults { results } = message else {
+            continue;
+        };
+        for result in results.iter_mut() {
+            if to_empty == 0 {
+                return emptied;
+            }
+            if is_emptied(&result.result) {
+                continue;
+            }
+            let error_detail = result
+                .result
+                .error_detail
+                .as_ref()
+                .map(|_| DROPPED_RESULT.to_owned());
+            result.result = ToolCallResult {
+                content: UserModelContent::Text(DROPPED_RESULT.to_owned()),
+                error_detail,
+            };
+            to_empty -= 1;
+        }
+    }
+    emptied
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolsmith_core::ToolArguments;
+
+    use super::*;
+    use crate::model::{ModelCall, ToolResultMessage};
+
+    fn error() -> ModelError {
+        ModelError::ContextTooLong {
+            provider: "p".into(),
+            status: 400,
+            message: "m".into(),
+        }
+    }
+
+    /// A user message, an answer calling `tool` (id `id`), its result, the final answer.
+    fn exchange(id: &str, question: &str) -> Vec<Message> {
+        let arguments = ToolArguments::try_from(json!({})).unwrap();
+        vec![
+            Message::user(question),
+            Message::assistant_calls(None, vec![ModelCall::new(id, "tool", arguments)]),
+            Message::ToolResults {
+                results: vec![ToolResultMessage {
+                    call_id: id.into(),
+                    name: "tool".into(),
+                    result: ToolCallResult::text(format!("a long result of {id}")),
+                }],
+            },
+            Message::assistant(format!("the answer to {question}")),
+        ]
+    }
+
+    fn shorten(conversation: &mut Vec<Message>) -> Shortened {
+        let error = error();
+        DropOldestExchanges::new().shorten(conversation, &Overflow::new(1, &error))
+    }
+
+    #[test]
+    fn drops_the_older_half_of_the_earlier_exchanges_whole() {
+        let mut conversation: Vec<Message> = ["a", "b", "c", "d"]
+            .into_iter()
+            .flat_map(|id| exchange(id, id))
+            .collect();
+        conversation.push(Message::user("now"));
+        // Four earlier exchanges: the two oldest go.
+        assert_eq!(shorten(&mut conversation), Shortened::new(8, 0));
+        assert_eq!(conversation[0], Message::user("c"));
+        assert_eq!(conversation.len(), 9);
+        // Two: one goes; one: it goes.
+        assert_eq!(shorten(&mut conversation), Shortened::new(4, 0));
+        assert_eq!(shorten(&mut conversation), Shortened::new(4, 0));
+        assert_eq!(conversation, [Message::user("now")]);
+        // Nothing but the latest user message: nothing to shorten.
+        assert_eq!(shorten(&mut conversation), Shortened::NOTHING);
+        assert_eq!(conversation, [Message::user("now")]);
+    }
+
+    #[test]
+    fn messages_before_the_first_user_message_are_one_exchange() {
+        let mut conversation = vec![Message::assistant("Hello, how can I help?")];
+        conversation.extend(exchange("a", "now"));
+        assert_eq!(shorten(&mut conversation), Shortened::new(1, 0));
+        assert_eq!(conversation[0], Message::user("now"));
+    }
+
+    #[test]
+    fn in_the_current_exchange_the_oldest_results_are_emptied_calls_kept() {
+        let mut conversation = exchange("a", "now");
+        conversation.pop();
+        conversation.extend(exchange("b", "unused").into_iter().skip(1).take(2));
+        conversation.extend(exchange("c", "unused").into_iter().skip(1).take(2));
+        let calls_before: Vec<_> = conversation
+            .iter()
+            .flat_map(Message::calls)
+            .cloned()
+            .collect();
+        // Three results: two are emptied, the oldest first; then the last.
+        assert_eq!(shorten(&mut conversation), Shortened::new(0, 2));
+        let texts = |conversation: &[Message]| -> Vec<String> {
+            conversation
+                .iter()
+                .flat_map(Message::results)
+                .map(|result| result.result.content.to_text())
+                .collect()
+        };
+        assert_eq!(
+            texts(&conversation),
+            [DROPPED_RESULT, DROPPED_RESULT, "a long result of c"]
+        );
+        assert_eq!(shorten(&mut conversation), Shortened::new(0, 1));
+        assert_eq!(texts(&conversation), [DROPPED_RESULT; 3]);
+        assert_eq!(shorten(&mut conversation), Shortened::NOTHING);
+        let calls_after: Vec<_> = conversation
+            .iter()
+            .flat_map(Message::calls)
+            .cloned()
+            .collect();
+        assert_eq!(calls_before, calls_after);
+        assert_eq!(conversation.len(), 7);
+    }
+
+    #[test]
+    fn an_emptied_error_result_stays_an_error() {
+        let mut conversation = exchange("a", "now");
+        if let Message::ToolResults { results } = &mut conversation[2] {
+            results[0].result = ToolCallResult::error("a long error");
+        }
+        assert_eq!(shorten(&mut conversation), Shortened::new(0, 1));
+        let result = &conversation[2].results()[0].result;
+        assert!(result.is_error());
+        assert_eq!(result.content.to_text(), DROPPED_RESULT);
+    }
+}
