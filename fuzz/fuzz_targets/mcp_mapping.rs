@@ -1,0 +1,282 @@
+//! MCP messages to Toolsmith's tools and results: the bytes are read as JSON by serde_json
+//! (depth bounded) as `{"tools": [..], "result": {..}}`; each item of `tools` that reads as
+//! rmcp's `Tool`, and `result` if it reads as rmcp's `CallToolResult`, are what a scripted
+//! streamable-HTTP MCP server on 127.0.0.1 answers `tools/list` and `tools/call` with. Two
+//! `McpClient`s connected to it once (sharing one `McpNames`; the second with the prefix
+//! `my.srv`, which is not provider-safe) list the tools again for each input, and the first
+//! tool of the first client is called.
+//!
+//! Asserts: nothing panics; every listed tool is given a bridge, named as our registry
+//! accepts (`ToolCallManager::register` refuses no name: not invalid, not `shed`, not taken)
+//! and distinct across both clients, standing for its original name; each bridge's input
+//! schema is the server's, and registration refuses a bridge's schema (naming the tool) only
+//! when the server's schema does not compile as core compiles schemas (session 29 found
+//! that the client keeps such a tool, which registration then refuses: docs/FUZZING.md);
+//! the call's result keeps the text of every text block (joined by lines) or the structured
+//! content, and a result marked `isError` is an error naming the local tool.
+
+#![no_main]
+
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use libfuzzer_sys::fuzz_target;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Value, json};
+use toolsmith::harness::mcp::{McpClient, McpClientOptions, McpNames, McpTransport};
+use toolsmith::{
+    RegistrationError, ToolArguments, ToolCallManager, ToolError, ToolImpl, UserModelContent,
+};
+
+/// Inputs nested deeper are passed over: the point is the mapping, not serde's recursion.
+const MAX_DEPTH: usize = 24;
+
+/// What the scripted server answers, set for each input.
+struct Script {
+    tools: Vec<Value>,
+    result: Value,
+}
+
+static SCRIPT: Mutex<Option<Script>> = Mutex::new(None);
+
+struct Fixture {
+    runtime: tokio::runtime::Runtime,
+    plain: McpClient,
+    prefixed: McpClient,
+}
+
+static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (plain, prefixed) = runtime.block_on(async {
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(answer)
+                .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+                .delete(|| async { StatusCode::OK }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let names = McpNames::new();
+        let options = || {
+            McpClientOptions::default()
+                .with_names(names.clone())
+                .with_call_timeout(Some(Duration::from_secs(5)))
+                .with_connect_timeout(Duration::from_secs(5))
+        };
+        let plain = McpClient::connect_with(McpTransport::http(url.clone()), options())
+            .await
+            .unwrap();
+        let prefixed =
+            McpClient::connect_with(McpTransport::http(url), options().with_prefix("my.srv"))
+                .await
+                .unwrap();
+        (plain, prefixed)
+    });
+    Fixture {
+        runtime,
+        plain,
+        prefixed,
+    }
+});
+
+/// The scripted server: the handshake, then the script's answers.
+async fn answer(body: String) -> axum::response::Response {
+    let message: Value = serde_json::from_str(&body).unwrap();
+    let Some(id) = message.get("id").cloned() else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let result = match message["method"].as_str().unwrap_or_default() {
+        "initialize" => json!({
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fuzz", "version": "1"},
+        }),
+        method => {
+            let script = SCRIPT.lock().unwrap();
+            match (method, script.as_ref()) {
+                ("tools/list", Some(script)) => json!({"tools": script.tools}),
+                ("tools/list", None) => json!({"tools": []}),
+                ("tools/call", Some(script)) => script.result.clone(),
+                _ => json!({}),
+            }
+        }
+    };
+    let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::HeaderName::from_static("mcp-session-id"), "s1"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Whether `schema` compiles as core's validator compiles argument schemas (formats asserted
+/// where known: `tool-core/src/schema/validation.rs`).
+fn compiles(schema: &serde_json::Map<String, Value>) -> bool {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(true)
+        .build(&Value::Object(schema.clone()))
+        .is_ok()
+}
+
+/// A provider-safe name: `^[a-zA-Z0-9_-]{1,64}$`.
+fn provider_safe(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The text blocks' text, one a line, as the bridge's result keeps it (other blocks are
+/// described in brackets; only text is compared).
+fn text_blocks(result: &CallToolResult) -> Vec<&str> {
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(input) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    if depth(&input) > MAX_DEPTH {
+        return;
+    }
+    let tools: Vec<Value> = input
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter(|tool| serde_json::from_value::<rmcp::model::Tool>((*tool).clone()).is_ok())
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let result_value = input
+        .get("result")
+        .filter(|r| serde_json::from_value::<CallToolResult>((*r).clone()).is_ok())
+        .cloned()
+        .unwrap_or_else(|| json!({"content": [{"type": "text", "text": "ok"}]}));
+    let result: CallToolResult = serde_json::from_value(result_value.clone()).unwrap();
+    // The server lists a name once: the first listing of a name is the tool.
+    let mut seen = HashSet::new();
+    let listed: Vec<rmcp::model::Tool> = tools
+        .iter()
+        .map(|tool| serde_json::from_value::<rmcp::model::Tool>(tool.clone()).unwrap())
+        .filter(|tool| seen.insert(tool.name.clone()))
+        .collect();
+    *SCRIPT.lock().unwrap() = Some(Script {
+        tools,
+        result: result_value,
+    });
+    let fixture = &*FIXTURE;
+    fixture.runtime.block_on(async {
+        let mut names = HashSet::new();
+        for client in [&fixture.plain, &fixture.prefixed] {
+            if let Err(error) = client.refresh_tools().await {
+                panic!("a listing of tools that each read as rmcp's failed: {error}");
+            }
+            let bridges = client.tools();
+            assert_eq!(
+                bridges.len(),
+                listed.len(),
+                "listed {} tools, bridged {}",
+                listed.len(),
+                bridges.len()
+            );
+            let manager = ToolCallManager::new("fuzz");
+            for (bridge, remote) in bridges.iter().zip(&listed) {
+                let name = bridge.name();
+                assert_eq!(bridge.original_name(), remote.name, "{name}");
+                assert!(provider_safe(name), "{name:?} is not provider-safe");
+                assert!(names.insert(name.to_owned()), "{name} given twice");
+                let definition = bridge.definition();
+                assert_eq!(
+                    definition.commands()[0].arguments.schema(),
+                    &Value::Object(remote.input_schema.as_ref().clone()),
+                    "{name}'s input schema is not the server's"
+                );
+                match manager.register(Arc::new(bridge.clone())) {
+                    Ok(()) => {}
+                    // The bridge keeps the server's schema as it is (its doc), and
+                    // registration refuses one that does not compile, naming the tool: only
+                    // when the server's own schema does not compile as core compiles it.
+                    Err(RegistrationError::InvalidSchema { tool, .. }) => {
+                        assert_eq!(tool, name);
+                        assert!(
+                            !compiles(&remote.input_schema),
+                            "{name}: the server's input schema compiles, the mapped one not"
+                        );
+                    }
+                    Err(RegistrationError::InvalidReturnsSchema { tool, .. }) => {
+                        assert_eq!(tool, name);
+                        assert!(
+                            remote.output_schema.as_ref().is_some_and(|s| !compiles(s)),
+                            "{name}: the server's output schema compiles, the mapped one not"
+                        );
+                    }
+                    Err(error) => panic!("{name} was refused: {error}"),
+                }
+            }
+        }
+        let Some(bridge) = fixture.plain.tools().into_iter().next() else {
+            return;
+        };
+        let local = bridge.name().to_owned();
+        let outcome = bridge.execute(ToolArguments::default()).await;
+        if result.is_error == Some(true) {
+            match outcome {
+                Err(
+                    ToolError::Execution { tool, .. } | ToolError::InvalidArguments { tool, .. },
+                ) => assert_eq!(tool, local),
+                other => panic!("{local}: an error came back as {other:?}"),
+            }
+            return;
+        }
+        let outcome = outcome.unwrap_or_else(|e| panic!("{local}: {e}"));
+        match (&result.structured_content, &outcome.content) {
+            (Some(value), UserModelContent::Json(kept)) => {
+                assert_eq!(value, kept, "{local}: structured content changed")
+            }
+            (None, UserModelContent::Text(text)) => {
+                let blocks = text_blocks(&result);
+                if blocks.len() == result.content.len() {
+                    assert_eq!(*text, blocks.join("\n"), "{local}: the text changed");
+                } else {
+                    let mut rest = text.as_str();
+                    for block in blocks {
+                        let at = rest
+                            .find(block)
+                            .unwrap_or_else(|| panic!("{local}: {block:?} lost from {text:?}"));
+                        rest = &rest[at + block.len()..];
+                    }
+                }
+            }
+            (expected, kept) => panic!("{local}: {expected:?} came back as {kept:?}"),
+        }
+    });
+});
