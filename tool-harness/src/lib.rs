@@ -39,12 +39,14 @@
 pub mod agent;
 #[cfg(any(feature = "http-models", feature = "mcp"))]
 mod error_causes;
+mod expired_limit;
 mod fs;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod memory;
 pub mod model;
 mod preset;
+mod readable_duration;
 pub mod retrieval;
 mod shell;
 #[cfg(any(feature = "http-models", feature = "mcp"))]

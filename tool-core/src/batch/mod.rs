@@ -465,6 +465,12 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
     /// Gives every call without an outcome one: stopped if its tool had started, not run if
     /// not.
     fn finish_stopped(&mut self, stop: Stop, attempts: &[AtomicU32]) {
+        if let Stop::DeadlinePassed(deadline) = stop {
+            tracing::info!(
+                deadline = ?deadline,
+                "a batch deadline passed: its unfinished calls are stopped or not run"
+            );
+        }
         let reason = stop.describe();
         let requests = self.workflow.requests();
         for index in 0..requests.len() {

@@ -9,6 +9,8 @@ pub(crate) mod execution_settings;
 pub(crate) mod registry;
 pub(crate) mod running_call;
 pub(crate) mod suggestion;
+#[cfg(test)]
+mod time_limit_events;
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -322,6 +324,9 @@ where
             if let Some(context) = attempt {
                 context.cancellation().cancel();
             }
+            // `ToolError::Timeout` names only the tool (its shape is the specification's):
+            // the log says which limit expired.
+            tracing::info!(tool = name, limit = ?limit, "a tool call timed out: its time limit expired");
             Err(ToolError::timeout(name))
         }
     }

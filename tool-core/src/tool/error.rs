@@ -39,6 +39,9 @@ pub enum ToolError {
         reason: String,
     },
     /// The tool did not finish within its time limit; its future was dropped.
+    ///
+    /// The variant names the tool only (the specification's shape): the manager's `tracing`
+    /// event for it names the limit, and so does the text an agent session shows the model.
     #[error("Tool '{tool}' timed out")]
     Timeout {
         /// The tool that timed out.

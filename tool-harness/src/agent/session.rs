@@ -964,7 +964,10 @@ impl AgentSessionBuilder {
     }
 
     /// A time limit for each model answer's tool calls together: calls still running then
-    /// end as cancelled, and the model is told so.
+    /// end as cancelled, and the model is told the limit ("Tool 'fetch' timed out after
+    /// 30 s (the turn's deadline)"; one that had not started: "not run: the turn's deadline
+    /// of 30 s passed"). A call that runs past its own time limit is told that one ("… (the
+    /// call's timeout)").
     pub fn with_turn_deadline(mut self, deadline: Duration) -> Self {
         self.batch_deadline = Some(deadline);
         self

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt as _, StreamExt as _};
+use tokio::time::Instant;
 use toolsmith_core::provider::{ParsedCall, error_for_model, repeated_id_reason, repeated_ids};
 use toolsmith_core::{
     BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallOutcome,
@@ -18,6 +19,7 @@ use super::events::{AgentEvent, DeniedBy, NotRunReason, deliver};
 use super::hooks::{ApprovalDecision, HookDecision};
 use super::ledger::RunLedger;
 use super::{AgentSession, ToolCallRecord};
+use crate::expired_limit::ExpiredLimit;
 use crate::model::ToolResultMessage;
 
 /// How a turn's calls ended.
@@ -349,13 +351,14 @@ impl<'s> TurnCalls<'s> {
         if running.is_empty() {
             return (finished, None);
         }
+        let deadline = TurnDeadline::start(self.options);
         if self.session.hooks.is_empty() {
             // Nothing to wait for: each call is finished in the batch's loop as it ends.
-            self.run_batches(running, |index, outcome| {
+            self.run_batches(running, deadline, |index, outcome, expired| {
                 let request = &running[index];
-                let result = self.shown_result(request, outcome.result, known);
-                finished[index] =
-                    Some(self.finished(request, result, outcome.attempts, outcome.elapsed));
+                let (attempts, elapsed) = (outcome.attempts, outcome.elapsed);
+                let result = self.shown_result(request, outcome, expired, known);
+                finished[index] = Some(self.finished(request, result, attempts, elapsed));
             })
             .await;
             return (finished, None);
@@ -364,15 +367,16 @@ impl<'s> TurnCalls<'s> {
         // hook that waits holds up neither the calls still running nor their timing. The
         // sender goes with the batch's future, which `join` drops when it is done.
         let (ended, mut to_finish) = futures::channel::mpsc::unbounded();
-        let run = self.run_batches(running, move |index, outcome| {
+        let run = self.run_batches(running, deadline, move |index, outcome, expired| {
             // The receiver lives until every outcome is in: a send cannot fail.
-            let _ = ended.unbounded_send((index, outcome));
+            let _ = ended.unbounded_send((index, outcome, expired));
         });
         let mut first_panic = None;
         let finish_each = async {
-            while let Some((index, outcome)) = to_finish.next().await {
+            while let Some((index, outcome, expired)) = to_finish.next().await {
                 let request = &running[index];
-                let result = self.shown_result(request, outcome.result, known);
+                let (attempts, elapsed) = (outcome.attempts, outcome.elapsed);
+                let result = self.shown_result(request, outcome, expired, known);
                 let (result, panicked) = self.after_tool(request, result).await;
                 if let Some(panic) = panicked
                     && first_panic.is_none()
@@ -382,8 +386,7 @@ impl<'s> TurnCalls<'s> {
                     self.cancel.cancel();
                     first_panic = Some(panic);
                 }
-                finished[index] =
-                    Some(self.finished(request, result, outcome.attempts, outcome.elapsed));
+                finished[index] = Some(self.finished(request, result, attempts, elapsed));
             }
         };
         futures::future::join(run, finish_each).await;
@@ -391,56 +394,89 @@ impl<'s> TurnCalls<'s> {
     }
 
     /// Runs `running` (the searches first when the answer mixes them with other calls),
-    /// handing each outcome to `ended` with the call's index as the call ends.
+    /// handing each outcome to `ended` with the call's index as the call ends, and the
+    /// turn's `deadline` when it had passed then (and the run was not cancelled).
     async fn run_batches(
         &self,
         running: &[ToolCallRequest],
-        mut ended: impl FnMut(usize, ToolCallOutcome),
+        deadline: Option<TurnDeadline>,
+        mut ended: impl FnMut(usize, ToolCallOutcome, Option<Duration>),
     ) {
         let manager = &self.session.manager;
+        // The turn's deadline is for the answer's calls together: every batch of them counts
+        // it from when the first started, as the results that name it do.
+        let counted;
+        let options = match deadline {
+            Some(deadline) => {
+                counted = self.options.clone().with_deadline_from(deadline.start);
+                &counted
+            }
+            None => self.options,
+        };
+        // Asked as each call ends, not when its result is written (an `after_tool` hook may
+        // hold that up past the deadline): the batch stops the calls still running when the
+        // deadline passes, and a cancellation wins a tie, as in the batch.
+        let expired = || {
+            deadline
+                .filter(|deadline| deadline.passed() && !self.cancelled())
+                .map(|deadline| deadline.length)
+        };
         let is_shed = |request: &ToolCallRequest| request.name == SHED_TOOL_NAME;
         let mixed = running.iter().any(is_shed) && !running.iter().all(is_shed);
         if !mixed {
-            let mut outcomes = pin!(manager.execute_batch_stream(running, self.options));
+            let mut outcomes = pin!(manager.execute_batch_stream(running, options));
             while let Some((index, outcome)) = outcomes.next().await {
-                ended(index, outcome);
+                ended(index, outcome, expired());
             }
             return;
         }
         let (searches, others): (Vec<_>, Vec<_>) =
             (0..running.len()).partition(|&index| is_shed(&running[index]));
-        // The turn's deadline is for the answer's calls together: both groups count it from
-        // the first one's start.
-        let options = self
-            .options
-            .clone()
-            .with_deadline_from(tokio::time::Instant::now());
         for group in [searches, others] {
             let requests: Vec<ToolCallRequest> =
                 group.iter().map(|&index| running[index].clone()).collect();
-            let mut outcomes = pin!(manager.execute_batch_stream(&requests, &options));
+            let mut outcomes = pin!(manager.execute_batch_stream(&requests, options));
             while let Some((index, outcome)) = outcomes.next().await {
-                ended(group[index], outcome);
+                ended(group[index], outcome, expired());
             }
         }
     }
 
-    /// The result the model is shown for a call of the batch that ended with `result`: its
-    /// tool's result checked against the tool's result schema, or an error written for the
-    /// model.
+    /// The result the model is shown for a call of the batch that ended as `outcome`, the
+    /// turn's deadline of length `expired` having passed by then: its tool's result checked
+    /// against the tool's result schema, or an error written for the model.
     fn shown_result(
         &self,
         request: &ToolCallRequest,
-        result: Result<ToolCallResult, ToolError>,
+        outcome: ToolCallOutcome,
+        expired: Option<Duration>,
         known: &KnownTools<'_>,
     ) -> ToolCallResult {
-        match result {
+        let error = match outcome.result {
             Ok(result) => match self.session.manager.check_result(&request.name, &result) {
-                Ok(()) => result,
-                Err(error) => ToolCallResult::error(known.error_text(&error)),
+                Ok(()) => return result,
+                Err(error) => error,
             },
-            Err(error) => ToolCallResult::error(known.error_text(&error)),
-        }
+            Err(error) => error,
+        };
+        // A time limit that ended the call is named, with its length, so that the model can
+        // ask for less: the call's own timeout, or the turn's deadline (which the batch
+        // reports as a cancellation, as the run's own cancellation is).
+        let text = match &error {
+            ToolError::Timeout { tool } => {
+                ExpiredLimit::of_call(&self.session.manager, tool, outcome.elapsed)
+                    .map(|limit| limit.timed_out(tool))
+            }
+            ToolError::Cancelled(_) => expired.map(|deadline| {
+                if outcome.attempts == 0 {
+                    ExpiredLimit::not_run(deadline)
+                } else {
+                    ExpiredLimit::Turn(deadline).timed_out(&request.name)
+                }
+            }),
+            _ => None,
+        };
+        ToolCallResult::error(text.unwrap_or_else(|| known.error_text(&error)))
     }
 
     /// `result` after every `after_tool` hook, and the first hook's panic. Every call that
@@ -649,6 +685,32 @@ pub(super) fn batch_options(
         options = options.with_deadline(deadline);
     }
     options
+}
+
+/// The turn's deadline, counted from when its first batch started.
+#[derive(Debug, Clone, Copy)]
+struct TurnDeadline {
+    start: Instant,
+    length: Duration,
+    /// When it passes; `None` when too far to represent (no deadline, as for the batch).
+    at: Option<Instant>,
+}
+
+impl TurnDeadline {
+    /// The deadline of `options`, if they have one, counted from now.
+    fn start(options: &BatchOptions) -> Option<Self> {
+        let start = Instant::now();
+        options.deadline().map(|length| Self {
+            start,
+            length,
+            at: start.checked_add(length),
+        })
+    }
+
+    /// Whether it has passed.
+    fn passed(&self) -> bool {
+        self.at.is_some_and(|at| Instant::now() >= at)
+    }
 }
 
 /// The names an error for the model may suggest ("did you mean"), listed only when a

@@ -6,6 +6,7 @@ use toolsmith_core::provider::error_for_model;
 use toolsmith_core::{ToolCallResult, ToolError, UserModelContent};
 
 use super::tool_mapping::OutputSchema;
+use crate::expired_limit::ExpiredLimit;
 
 /// How a served call's result is shaped for the client.
 pub(crate) struct ResultShape<'a> {
@@ -15,6 +16,8 @@ pub(crate) struct ResultShape<'a> {
     pub(crate) any_structured: bool,
     /// Names to suggest in errors ("did you mean …").
     pub(crate) known_tools: &'a [&'a str],
+    /// The time limit that ended the call, when one did: its error names it.
+    pub(crate) expired: Option<ExpiredLimit>,
 }
 
 /// A call's outcome as an MCP result: text as text, structured results as
@@ -28,7 +31,10 @@ pub(crate) fn to_mcp(
     let result = match outcome {
         Ok(result) => result,
         Err(error) => {
-            let message = error_for_model(&error, shape.known_tools);
+            let message = match (&error, shape.expired) {
+                (ToolError::Timeout { tool }, Some(limit)) => limit.timed_out(tool),
+                _ => error_for_model(&error, shape.known_tools),
+            };
             return CallToolResult::error(vec![ContentBlock::text(message)]);
         }
     };
@@ -159,6 +165,7 @@ mod tests {
             output: None,
             any_structured,
             known_tools: &[],
+            expired: None,
         }
     }
 

@@ -21,6 +21,7 @@ use super::call_result::{ResultShape, to_mcp};
 use super::pagination::{DEFAULT_PAGE_SIZE, page};
 use super::progress::ProgressForwarder;
 use super::tool_mapping::{is_stateless_revision, mcp_tool, output_schema};
+use crate::expired_limit::ExpiredLimit;
 
 /// How an [`McpServer`] serves its manager.
 ///
@@ -357,6 +358,7 @@ impl ServerHandler for McpServer {
         let stateless = is_stateless_revision(context.protocol_version().as_ref());
 
         let per_connection = self.per_connection(&context);
+        let started = tokio::time::Instant::now();
         let outcome =
             if per_connection && !is_shed && !self.offered_names().iter().any(|n| n == name) {
                 Err(ToolError::NotActive(name.to_owned()))
@@ -400,10 +402,17 @@ impl ServerHandler for McpServer {
             Vec::new()
         };
         let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let expired = match &outcome {
+            Err(ToolError::Timeout { tool }) => {
+                ExpiredLimit::of_call(&self.manager, tool, started.elapsed())
+            }
+            _ => None,
+        };
         let shape = ResultShape {
             output: output.as_ref(),
             any_structured: stateless,
             known_tools: &known,
+            expired,
         };
         Ok(to_mcp(outcome, &shape).into())
     }

@@ -390,11 +390,10 @@ async fn every_mistake_goes_back_to_the_model_and_the_run_goes_on() {
         "did you mean: {}",
         second[1].1
     );
-    assert!(second[2].1.contains("slow_job"), "{}", second[2].1);
-    assert!(
-        second[2].1.to_lowercase().contains("time"),
-        "{}",
-        second[2].1
+    // The model learns which limit it ran into (`#[tool_fn(timeout = "50ms")]`).
+    assert_eq!(
+        second[2].1,
+        "Tool 'slow_job' timed out after 50 ms (the call's timeout)"
     );
     assert!(second[3].1.contains("not valid JSON"), "{}", second[3].1);
     let records: Vec<u32> = run.tool_calls.iter().map(|c| c.attempts).collect();
@@ -1567,8 +1566,153 @@ async fn the_turn_deadline_covers_an_answer_that_searches_and_calls_together() {
     // answer's 400, not 400 of its own.
     assert!(!run.tool_calls[0].result.is_error(), "{run:?}");
     let nap = run.tool_calls[1].result.content.to_text();
-    assert!(nap.contains("deadline of 400ms"), "{nap}");
+    assert_eq!(
+        nap,
+        "Tool 'nap' timed out after 400 ms (the turn's deadline)"
+    );
     assert!(started.elapsed() < Duration::from_millis(500));
+}
+
+/// A destructive tool that sleeps 300 ms: such calls run one at a time.
+fn slow_delete(name: &str) -> FnTool {
+    FnTool::new(
+        name,
+        "Deletes something slowly.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(ToolCallResult::text("deleted"))
+        },
+    )
+    .with_annotations(ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_the_turn_deadline_stops_or_keeps_from_running_is_told_the_deadline() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::calls([
+            ("first", json!({})),
+            ("second", json!({})),
+            ("third", json!({})),
+        ]),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(
+            ToolShed::new()
+                .tool(slow_delete("first"))
+                .tool(slow_delete("second"))
+                .tool(slow_delete("third")),
+        )
+        .with_turn_deadline(Duration::from_millis(400))
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    let run = session.run("clean up").await.unwrap();
+    let texts: Vec<String> = run
+        .tool_calls
+        .iter()
+        .map(|call| call.result.content.to_text())
+        .collect();
+    // One at a time: the first ends at 300 ms, the second is stopped at 400 ms, the third
+    // never starts.
+    assert_eq!(
+        texts,
+        [
+            "deleted",
+            "Tool 'second' timed out after 400 ms (the turn's deadline)",
+            "not run: the turn's deadline of 400 ms passed",
+        ]
+    );
+    assert_eq!(results_of(&model.requests()[1])[2].1, texts[2]);
+}
+
+/// An `after_tool` hook that takes 500 ms over `first`'s result.
+struct SlowAfterFirst;
+
+#[async_trait]
+impl ToolHook for SlowAfterFirst {
+    async fn after_tool(&self, call: &ToolCallRequest, _: &mut ToolCallResult) {
+        if call.name == "first" {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_gives_up_before_the_turn_deadline_is_not_said_to_have_met_it() {
+    let first = counting_tool("first", Arc::new(AtomicUsize::new(0)));
+    // Gives up on its own at 100 ms, well before the deadline.
+    let quits = FnTool::new(
+        "quits",
+        "Gives up.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Err(ToolError::Cancelled("the service hung up".into()))
+        },
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::calls([("first", json!({})), ("quits", json!({}))]),
+        ScriptedTurn::text("done"),
+    ]);
+    // The hook over `first`'s result holds the turn past the 400 ms deadline, while
+    // `quits`'s outcome waits its turn to be written.
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(first).tool(quits))
+        .with_hook(SlowAfterFirst)
+        .with_turn_deadline(Duration::from_millis(400))
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    session.run("go").await.unwrap();
+    let results = results_of(&model.requests()[1]);
+    assert_eq!(results[0].1, "first ran");
+    assert_eq!(results[1].1, "Cancelled: the service hung up");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_call_is_told_its_own_limit_and_only_when_that_expired() {
+    // Read-only, so retried: each of its attempts has the 50 ms limit.
+    let lookup = FnTool::new(
+        "lookup",
+        "Looks something up.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok(ToolCallResult::text("found"))
+        },
+    )
+    .with_annotations(ToolAnnotations::read_only())
+    .with_timeout(Duration::from_millis(50));
+    // Reports a timeout of its own at once: its 10 s limit never expired.
+    let gauge = FnTool::new(
+        "gauge",
+        "Reads a gauge.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async { Err(ToolError::timeout("gauge")) },
+    )
+    .with_timeout(Duration::from_secs(10));
+    let model = ScriptedModel::new([
+        ScriptedTurn::calls([("lookup", json!({})), ("gauge", json!({}))]),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = active_session(&model, ToolShed::new().tool(lookup).tool(gauge));
+    let run = session.run("look it up").await.unwrap();
+    assert!(run.tool_calls[0].attempts > 1, "{:?}", run.tool_calls[0]);
+    let results = results_of(&model.requests()[1]);
+    assert_eq!(
+        results[0].1,
+        "Tool 'lookup' timed out after 50 ms (the call's timeout)"
+    );
+    assert_eq!(results[1].1, "Tool 'gauge' timed out");
 }
 
 #[tokio::test]

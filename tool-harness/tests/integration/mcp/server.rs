@@ -186,6 +186,23 @@ async fn progress_reports_become_notifications_before_the_result() {
 }
 
 #[tokio::test]
+async fn a_served_call_past_its_time_limit_is_an_error_naming_the_limit() {
+    let (manager, probe) = demo_manager();
+    manager
+        .set_timeout("slow", Some(Duration::from_millis(300)))
+        .unwrap();
+    let (client, _inbox, _server) = connect(manager, McpServerOptions::default()).await;
+    let result = client.call_tool(call("slow", json!({}))).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        text(&result),
+        "Tool 'slow' timed out after 300 ms (the call's timeout)"
+    );
+    assert!(probe.slow_dropped.load(Ordering::SeqCst));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_clients_cancellation_reaches_the_running_tool() {
     let (manager, probe) = demo_manager();
     let (client, _inbox, _server) = connect(manager, McpServerOptions::default()).await;
