@@ -299,6 +299,50 @@ async fn invalid_arguments_never_run_the_tool() {
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
+/// Validation asserts `format`, which the JSON Schema draft leaves an annotation: a tool that
+/// declares `uuid` or `date-time` reads a value of that form, so a malformed one is refused
+/// before it runs. A format the validator does not know is ignored.
+#[tokio::test]
+async fn string_formats_are_asserted_and_unknown_ones_ignored() {
+    let manager = ToolCallManager::new("s");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "format": "uuid"},
+            "when": {"type": "string", "format": "date-time"},
+            "tag": {"type": "string", "format": "no-such-format"}
+        },
+        "additionalProperties": false
+    });
+    manager
+        .register(counting("lookup", schema, runs.clone()))
+        .unwrap();
+    let err = manager
+        .execute_one(&call("lookup", json!({"id": "FALSE", "when": "yesterday"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(
+        err.to_string().contains("/id: \"FALSE\" is not a \"uuid\""),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("/when: \"yesterday\" is not a \"date-time\""),
+        "{err}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    let valid = json!({
+        "id": "67e55044-10b1-426f-9247-bb680e5fe0c8",
+        "when": "2026-12-05T07:30:00Z",
+        "tag": "anything at all"
+    });
+    manager.execute_one(&call("lookup", valid)).await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
 #[tokio::test]
 async fn unknown_tools_are_reported() {
     let manager = ToolCallManager::new("s");

@@ -206,7 +206,9 @@ impl StringSchema {
         self.keyword("enum", values)
     }
 
-    /// A `format` such as `date-time` or `uri`.
+    /// A `format` such as `date-time` or `uri`. Validation asserts it (the JSON Schema
+    /// draft makes `format` an annotation only): a value not of that form is refused before
+    /// the tool runs. A format the validator does not know is ignored.
     pub fn format(self, format: impl Into<String>) -> Self {
         self.keyword("format", format.into())
     }

@@ -5,6 +5,9 @@
 //! because a number or boolean came as a string (`"42"`), or because an optional argument was
 //! sent as `null` (as strict renderings make models do), the arguments are repaired in place
 //! and checked again. Valid calls take the fast path: one `is_valid` over the borrowed value.
+//!
+//! String `format`s are asserted, unknown ones ignored: a tool that declares `uuid` reads a
+//! UUID, so a malformed one is the model's mistake to correct, not the tool's to meet.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
