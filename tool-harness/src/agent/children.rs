@@ -16,6 +16,7 @@ use toolsmith_core::{
     CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, is_blank, tool_fn,
 };
 
+use super::context_overflow::{ContextOverflow, SessionContextOverflow};
 use super::events::AgentEvent;
 use super::ledger::RunLedger;
 use super::pause::PauseHandle;
@@ -63,6 +64,8 @@ pub struct SubAgentConfig {
     max_turns: usize,
     max_children: usize,
     max_depth: usize,
+    token_budget: Option<u64>,
+    context_overflow: Option<Arc<dyn ContextOverflow>>,
 }
 
 impl std::fmt::Debug for SubAgentConfig {
@@ -74,6 +77,8 @@ impl std::fmt::Debug for SubAgentConfig {
             .field("max_turns", &self.max_turns)
             .field("max_children", &self.max_children)
             .field("max_depth", &self.max_depth)
+            .field("token_budget", &self.token_budget)
+            .field("context_overflow", &self.context_overflow.is_some())
             .finish()
     }
 }
@@ -92,6 +97,8 @@ impl SubAgentConfig {
             max_turns: DEFAULT_CHILD_MAX_TURNS,
             max_children: DEFAULT_MAX_CHILDREN,
             max_depth: 1,
+            token_budget: None,
+            context_overflow: None,
         }
     }
 
@@ -114,6 +121,32 @@ impl SubAgentConfig {
     #[must_use]
     pub fn with_max_turns(mut self, max_turns: usize) -> Self {
         self.max_turns = max_turns.max(1);
+        self
+    }
+
+    /// The token budget of each child's run (at least 1), as
+    /// [`AgentSessionBuilder::with_token_budget`](super::AgentSessionBuilder::with_token_budget)
+    /// bounds a session's: a child that spends it ends failed, and its `result` says so. It
+    /// is the child's own: the parent session's budget is not inherited, and a child's
+    /// tokens count in the parent's run as they are spent, so the parent's budget check
+    /// before its next model call sees them. By default a child has none.
+    #[must_use]
+    pub fn with_token_budget(mut self, tokens: u64) -> Self {
+        self.token_budget = Some(tokens.max(1));
+        self
+    }
+
+    /// The children's [`ContextOverflow`] policy
+    /// ([`AgentSessionBuilder::with_context_overflow`](super::AgentSessionBuilder::with_context_overflow)).
+    /// Without one, children built with a session (the `agent` group of its shed,
+    /// [`ToolPreset::agent`](crate::ToolPreset::agent)) share the session's policy, if it
+    /// has one: a child's conversation outgrows the model's window as the parent's does,
+    /// and a child that fails on it loses its work. To keep a policy from the children,
+    /// give them one that shortens nothing
+    /// (`|_: &mut Vec<Message>, _: &Overflow<'_>| Shortened::NOTHING`).
+    #[must_use]
+    pub fn with_context_overflow(mut self, policy: impl ContextOverflow + 'static) -> Self {
+        self.context_overflow = Some(Arc::new(policy));
         self
     }
 
@@ -221,8 +254,8 @@ impl Drop for Children {
 /// so that the children stop with the session and pass its hooks and approval. A child's
 /// tokens count in the [`AgentRun::child_usage`](super::AgentRun::child_usage) of the run
 /// whose call started it, built either way, and that run stops it if it ends cancelled,
-/// stopped by a hook or by a panic, or is dropped before it ends (a run that ends otherwise
-/// leaves it running).
+/// stopped by a hook, by a panic or by its token budget, or is dropped before it ends (a run
+/// that ends otherwise leaves it running).
 #[derive(Clone)]
 pub struct AgentCommands {
     children: Arc<Children>,
@@ -259,9 +292,15 @@ impl AgentCommands {
         )
     }
 
-    /// The commands of the session `parts` belong to: cancelling it stops the children, and
-    /// its hooks and approval hold them.
-    pub(crate) fn for_session(config: SubAgentConfig, parts: &SessionParts) -> Self {
+    /// The commands of the session `parts` belong to: cancelling it stops the children, its
+    /// hooks and approval hold them, and its context overflow policy is theirs when `config`
+    /// has none.
+    pub(crate) fn for_session(mut config: SubAgentConfig, parts: &SessionParts) -> Self {
+        if config.context_overflow.is_none()
+            && let Some(session) = parts.state.get::<SessionContextOverflow>()
+        {
+            config.context_overflow = Some(Arc::clone(&session.0));
+        }
         let cancel = parts
             .state
             .get::<SessionCancellation>()
@@ -388,6 +427,7 @@ impl AgentCommands {
             .with_model(config.model_name.clone())
             .with_toolshed(shed)
             .with_max_turns(max_turns)
+            .with_shared_context_overflow(config.context_overflow.clone())
             .with_cancellation(cancel.clone())
             .with_pause(pause.clone())
             .with_guards(&self.children.guards)
@@ -417,6 +457,9 @@ impl AgentCommands {
             });
         if let Some(prompt) = &config.system_prompt {
             builder = builder.with_system_prompt(prompt.clone());
+        }
+        if let Some(tokens) = config.token_budget {
+            builder = builder.with_token_budget(tokens);
         }
         let session = builder.build().map_err(error)?;
         // A child's tools are few and chosen for it: all are offered from the start.

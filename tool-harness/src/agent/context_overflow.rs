@@ -2,6 +2,8 @@
 //! fits its context window ([`ModelError::ContextTooLong`]), and the built-in
 //! [`DropOldestExchanges`].
 
+use std::sync::Arc;
+
 use toolsmith_core::{ToolCallResult, UserModelContent};
 
 use crate::model::{Message, ModelError};
@@ -141,6 +143,10 @@ where
         self(conversation, overflow)
     }
 }
+
+/// A session's policy, kept in its [`SessionParts`](toolsmith_core::SessionParts) state for
+/// the `agent` group built with the session: its children inherit it.
+pub(crate) struct SessionContextOverflow(pub(crate) Arc<dyn ContextOverflow>);
 
 /// A [`ContextOverflow`] policy that drops the oldest exchanges: each time it is asked,
 /// the older half (at least one) of the exchanges before the current one, an exchange

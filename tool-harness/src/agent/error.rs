@@ -37,6 +37,22 @@ pub enum AgenticError {
         /// The run up to the limit.
         run: Box<AgentRun>,
     },
+    /// The run's token budget
+    /// ([`with_token_budget`](super::AgentSessionBuilder::with_token_budget)) was spent
+    /// before a model call: the call was not made. The conversation ends where the last
+    /// turn left it, every call the model made answered.
+    #[error(
+        "the agent run reached its token budget: {spent} tokens spent of {limit} before a \
+         model call"
+    )]
+    TokenBudget {
+        /// The budget, in tokens (input and output).
+        limit: u64,
+        /// The tokens the run and its sub-agents had spent when the call was refused.
+        spent: u64,
+        /// The run up to the budget.
+        run: Box<AgentRun>,
+    },
     /// The run's cancellation token fired.
     #[error("the agent run was cancelled")]
     Cancelled {
@@ -93,6 +109,7 @@ impl AgenticError {
         match self {
             Self::Model { run, .. }
             | Self::MaxTurns { run, .. }
+            | Self::TokenBudget { run, .. }
             | Self::Cancelled { run }
             | Self::Stopped { run, .. }
             | Self::Panicked { run, .. }

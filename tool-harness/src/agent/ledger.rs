@@ -22,9 +22,10 @@ pub(crate) struct RunLedger {
     descendants: Mutex<Usage>,
     /// The ledger of the run this one's run counts in, when it is a sub-agent's.
     parent: Option<Arc<RunLedger>>,
-    /// Fired when the run ends cancelled, stopped by a hook or by a panic, or is dropped:
-    /// the background sub-agents its calls started stop with it (one that ends with an
-    /// answer leaves them running, for a later run to collect).
+    /// Fired when the run ends cancelled, stopped by a hook, by a panic or by its token
+    /// budget (whose bound the children would pass otherwise), or is dropped: the
+    /// background sub-agents its calls started stop with it (one that ends with an answer
+    /// leaves them running, for a later run to collect).
     abandoned: Mutex<Abandoned>,
 }
 

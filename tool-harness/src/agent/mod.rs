@@ -8,6 +8,7 @@
 //! progress; spans follow OpenTelemetry's GenAI conventions (`invoke_agent`, `chat`,
 //! `execute_tool`).
 
+mod budget;
 mod children;
 mod context_overflow;
 mod declaration_check;

@@ -52,8 +52,8 @@ pub struct AgentRun {
     /// of its calls) and by theirs, counted apart. Only this run's: another run of the same
     /// session at the same time counts its own. A sub-agent still running when the run ends
     /// is not waited for; what it spends later shows in its `check` only. (A run cancelled,
-    /// stopped by a hook, ended by a panic or dropped before it ended stops the `agent`
-    /// children its calls started.)
+    /// stopped by a hook, ended by a panic or by its token budget, or dropped before it
+    /// ended stops the `agent` children its calls started.)
     pub child_usage: Usage,
     /// Why the model's last answer ended (`None` before any answer): a final text that is
     /// empty or partial says why here ([`StopReason::ContentFilter`] when the provider

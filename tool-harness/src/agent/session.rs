@@ -12,7 +12,9 @@ use toolsmith_core::{
 };
 use tracing::Instrument as _;
 
-use super::context_overflow::{ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow};
+use super::context_overflow::{
+    ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, SessionContextOverflow,
+};
 use super::declaration_check::check_declarations;
 use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler, deliver};
@@ -77,6 +79,7 @@ pub struct AgentSession {
     pub(super) manager: Arc<ToolCallManager>,
     parts: SessionParts,
     pub(super) max_turns: usize,
+    pub(super) token_budget: Option<u64>,
     final_answer_on_limit: bool,
     streaming: bool,
     pub(super) options: ChatOptions,
@@ -417,7 +420,10 @@ impl AgentSession {
         dropped.disarm();
         if matches!(
             ended,
-            Err(RunEnd::Cancelled | RunEnd::Stopped(_) | RunEnd::Panicked(_))
+            Err(RunEnd::Cancelled
+                | RunEnd::Stopped(_)
+                | RunEnd::Panicked(_)
+                | RunEnd::TokenBudget { .. })
         ) {
             ledger.abandon();
         }
@@ -466,7 +472,12 @@ impl AgentSession {
             }
             // The tools offered now: a turn's `shed` calls may have activated more.
             request.tools = self.manager.offered_declarations();
-            if run.model_calls >= self.max_turns {
+            let limit = if run.model_calls >= self.max_turns {
+                Some(RunEnd::MaxTurns)
+            } else {
+                self.budget_spent(run, ledger)
+            };
+            if let Some(limit) = limit {
                 if self.final_answer_on_limit {
                     let response = self
                         .call_model_fitting(
@@ -484,7 +495,7 @@ impl AgentSession {
                         return Ok(text);
                     }
                 }
-                return Err(RunEnd::MaxTurns);
+                return Err(limit);
             }
             let response = self
                 .call_model_fitting(
@@ -581,6 +592,10 @@ impl AgentSession {
             });
             if is_cancelled(cancel, caller) {
                 return Err(RunEnd::Cancelled);
+            }
+            // Asking again is a model call too.
+            if let Some(spent) = self.budget_spent(run, ledger) {
+                return Err(spent);
             }
         }
     }
@@ -779,6 +794,7 @@ pub(crate) struct SessionGuards {
 pub(super) enum RunEnd {
     Model(ModelError),
     MaxTurns,
+    TokenBudget { limit: u64, spent: u64 },
     Cancelled,
     Stopped(String),
     Panicked(CaughtPanic),
@@ -790,6 +806,7 @@ impl RunEnd {
         match self {
             Self::Model(source) => AgenticError::Model { source, run },
             Self::MaxTurns => AgenticError::MaxTurns { max_turns, run },
+            Self::TokenBudget { limit, spent } => AgenticError::TokenBudget { limit, spent, run },
             Self::Cancelled => AgenticError::Cancelled { run },
             Self::Stopped(reason) => AgenticError::Stopped { reason, run },
             Self::Panicked(panic) => panic.into_error(run),
@@ -809,6 +826,7 @@ pub struct AgentSessionBuilder {
     memory: Option<Arc<dyn MemoryAccess>>,
     context: Option<Arc<dyn ContextSearch>>,
     max_turns: usize,
+    pub(super) token_budget: Option<u64>,
     final_answer_on_limit: bool,
     streaming: bool,
     retry_policy: Option<ToolRetryConfig>,
@@ -830,6 +848,7 @@ impl std::fmt::Debug for AgentSessionBuilder {
             .field("session_id", &self.session_id)
             .field("tools", &self.shed.names())
             .field("max_turns", &self.max_turns)
+            .field("token_budget", &self.token_budget)
             .field("streaming", &self.streaming)
             .field("hooks", &self.hooks.len())
             .field("approval", &self.approval.is_some())
@@ -851,6 +870,7 @@ impl AgentSessionBuilder {
             memory: None,
             context: None,
             max_turns: DEFAULT_MAX_TURNS,
+            token_budget: None,
             final_answer_on_limit: false,
             streaming: false,
             retry_policy: None,
@@ -913,9 +933,10 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// With `true`, a run that reaches `max_turns` makes one more model call with tools
+    /// With `true`, a run that reaches `max_turns` (or its
+    /// [token budget](Self::with_token_budget)) makes one more model call with tools
     /// disabled ([`ToolChoice::None`]) and ends with its text; by default it ends with
-    /// [`AgenticError::MaxTurns`].
+    /// [`AgenticError::MaxTurns`] (or [`AgenticError::TokenBudget`]).
     pub fn with_final_answer_on_limit(mut self, final_answer: bool) -> Self {
         self.final_answer_on_limit = final_answer;
         self
@@ -983,8 +1004,21 @@ impl AgentSessionBuilder {
     /// kept conversation is left for the caller to shorten
     /// ([`edit_transcript`](AgentSession::edit_transcript)) or [`reset`](AgentSession::reset).
     /// The answer of [`send_as`](AgentSession::send_as) is asked for without it.
+    ///
+    /// The session's sub-agents (the `agent` group of its shed) inherit the policy, unless
+    /// their [`SubAgentConfig`](super::SubAgentConfig) has one of its own.
     pub fn with_context_overflow(mut self, policy: impl ContextOverflow + 'static) -> Self {
         self.context_overflow = Some(Arc::new(policy));
+        self
+    }
+
+    /// [`with_context_overflow`](Self::with_context_overflow) with a policy shared with
+    /// other sessions: a sub-agent's.
+    pub(crate) fn with_shared_context_overflow(
+        mut self,
+        policy: Option<Arc<dyn ContextOverflow>>,
+    ) -> Self {
+        self.context_overflow = policy;
         self
     }
 
@@ -1027,6 +1061,13 @@ impl AgentSessionBuilder {
                 "no model name: call `.with_model(\"...\")` on the builder".to_owned(),
             )
         })?;
+        if self.token_budget == Some(0) {
+            return Err(AgenticError::Config(
+                "a token budget of 0 allows no model call: give `.with_token_budget(..)` at \
+                 least 1"
+                    .to_owned(),
+            ));
+        }
         let session_id = self
             .session_id
             .unwrap_or_else(|| format!("session-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)));
@@ -1050,6 +1091,12 @@ impl AgentSessionBuilder {
             hooks: self.hooks.clone(),
             approval: self.approval.clone(),
         }));
+        // ... and let them shorten a conversation as the session does.
+        if let Some(policy) = &self.context_overflow {
+            parts
+                .state
+                .insert_arc(Arc::new(SessionContextOverflow(Arc::clone(policy))));
+        }
         let manager = self.shed.build(parts.clone())?;
         // Every registered tool, not only those offered first: `shed` activates the others
         // later, and a tool the model cannot be sent should fail here, not in a run.
@@ -1066,6 +1113,7 @@ impl AgentSessionBuilder {
             manager: Arc::new(manager),
             parts,
             max_turns: self.max_turns,
+            token_budget: self.token_budget,
             final_answer_on_limit: self.final_answer_on_limit,
             streaming: self.streaming,
             options: self.options,

@@ -13,12 +13,13 @@ use crate::model::StopReason;
 
 /// An agent as a tool (daimon's shape): one argument, `input`, the task; the result is the
 /// agent's final text. The agent runs a fresh conversation for each call. A failed run —
-/// the model's error, its `max_turns` reached, a stop, an answer left empty because the
-/// provider blocked it or the output limit cut it off — is an error result the calling model
-/// reads ([`ToolCallResult::error`]), never a failure of the caller's run; the caller's
-/// cancellation cancels the agent's run. Called by an agent's run, the tokens the agent
-/// spends (its sub-agents' too, and what it spent before it failed or was cancelled) count
-/// in that run's [`child_usage`](super::AgentRun::child_usage).
+/// the model's error, its `max_turns` or its token budget reached, a stop, an answer left
+/// empty because the provider blocked it or the output limit cut it off — is an error
+/// result the calling model reads ([`ToolCallResult::error`]), never a failure of the
+/// caller's run; the caller's cancellation cancels the agent's run. Called by an agent's
+/// run, the tokens the agent spends (its sub-agents' too, and what it spent before it
+/// failed or was cancelled) count in that run's
+/// [`child_usage`](super::AgentRun::child_usage), and so in the caller's token budget.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -142,6 +143,10 @@ pub(super) fn failure(agent: &str, error: &AgenticError) -> String {
         AgenticError::MaxTurns { max_turns, .. } => format!(
             "the agent '{agent}' stopped after {max_turns} model calls without an answer; \
              give it a smaller task"
+        ),
+        AgenticError::TokenBudget { limit, spent, .. } => format!(
+            "the agent '{agent}' spent its budget of {limit} tokens ({spent} spent) without an \
+             answer; give it a smaller task"
         ),
         other => format!("the agent '{agent}' failed: {other}"),
     }

@@ -225,6 +225,9 @@ impl AgentSession {
             {
                 return Err(AgenticError::Cancelled { run: Box::new(run) });
             }
+            if let Some(spent) = self.budget_spent(&run, &ledger) {
+                return Err(spent.into_error(run, self.max_turns));
+            }
             let response = match self
                 .call_model(
                     &mut request,

@@ -27,5 +27,6 @@ mod search_file_tool;
 mod shell_tool;
 mod subagent_endings;
 mod subagents;
+mod token_budget;
 mod typed_answer_edges;
 mod typed_answers;
