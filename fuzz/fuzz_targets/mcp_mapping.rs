@@ -8,11 +8,11 @@
 //!
 //! Asserts: nothing panics; every listed tool is given a bridge, named as our registry
 //! accepts (`ToolCallManager::register` refuses no name: not invalid, not `shed`, not taken)
-//! and distinct across both clients, standing for its original name; each bridge's input
-//! schema is the server's, and registration refuses a bridge's schema (naming the tool) only
-//! when the server's schema does not compile as core compiles schemas (session 29 found
-//! that the client keeps such a tool, which registration then refuses: docs/FUZZING.md);
-//! the call's result keeps the text of every text block (joined by lines) or the structured
+//! and distinct across both clients, standing for its original name, or is in
+//! `McpClient::left_out` (a name listed again, or a schema that does not compile as core
+//! compiles schemas, the refusal naming the tool: session 29 found that the client kept such
+//! a tool, which registration then refused, docs/FUZZING.md); each bridge's input schema is
+//! the server's, and every bridge registers; the call's result keeps the text of every text block (joined by lines) or the structured
 //! content, and a result marked `isError` is an error naming the local tool.
 
 #![no_main]
@@ -26,7 +26,7 @@ use axum::response::IntoResponse;
 use libfuzzer_sys::fuzz_target;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
-use toolsmith::harness::mcp::{McpClient, McpClientOptions, McpNames, McpTransport};
+use toolsmith::harness::mcp::{LeftOutReason, McpClient, McpClientOptions, McpNames, McpTransport};
 use toolsmith::{
     RegistrationError, ToolArguments, ToolCallManager, ToolError, ToolImpl, UserModelContent,
 };
@@ -189,6 +189,7 @@ fuzz_target!(|data: &[u8]| {
         .map(|tool| serde_json::from_value::<rmcp::model::Tool>(tool.clone()).unwrap())
         .filter(|tool| seen.insert(tool.name.clone()))
         .collect();
+    let listed_total = tools.len();
     *SCRIPT.lock().unwrap() = Some(Script {
         tools,
         result: result_value,
@@ -201,17 +202,54 @@ fuzz_target!(|data: &[u8]| {
                 panic!("a listing of tools that each read as rmcp's failed: {error}");
             }
             let bridges = client.tools();
+            let left_out = client.left_out();
             assert_eq!(
-                bridges.len(),
-                listed.len(),
-                "listed {} tools, bridged {}",
-                listed.len(),
+                left_out.len(),
+                listed_total - bridges.len(),
+                "listed {listed_total} tools, bridged {}, left out {left_out:?}",
                 bridges.len()
             );
+            let again = left_out
+                .iter()
+                .filter(|tool| tool.reason == LeftOutReason::ListedAgain)
+                .count();
+            assert_eq!(again, listed_total - listed.len(), "{left_out:?}");
             let manager = ToolCallManager::new("fuzz");
-            for (bridge, remote) in bridges.iter().zip(&listed) {
+            let mut bridges = bridges.iter();
+            let mut refused = left_out
+                .iter()
+                .filter(|tool| tool.reason != LeftOutReason::ListedAgain);
+            for remote in &listed {
+                // In the server's order: the tool's bridge, or its refusal.
+                let bridge = match bridges.as_slice().first() {
+                    Some(bridge) if bridge.original_name() == remote.name => bridges.next(),
+                    _ => None,
+                };
+                let Some(bridge) = bridge else {
+                    let tool = refused
+                        .next()
+                        .unwrap_or_else(|| panic!("{} neither bridged nor left out", remote.name));
+                    assert_eq!(tool.name, remote.name);
+                    // Left out only when the server's own schema does not compile as core
+                    // compiles it, the refusal naming the tool.
+                    match &tool.reason {
+                        LeftOutReason::Refused(RegistrationError::InvalidSchema { .. }) => assert!(
+                            !compiles(&remote.input_schema),
+                            "{}: the server's input schema compiles, the mapped one not",
+                            remote.name
+                        ),
+                        LeftOutReason::Refused(RegistrationError::InvalidReturnsSchema {
+                            ..
+                        }) => assert!(
+                            remote.output_schema.as_ref().is_some_and(|s| !compiles(s)),
+                            "{}: the server's output schema compiles, the mapped one not",
+                            remote.name
+                        ),
+                        other => panic!("{} was left out: {other}", remote.name),
+                    }
+                    continue;
+                };
                 let name = bridge.name();
-                assert_eq!(bridge.original_name(), remote.name, "{name}");
                 assert!(provider_safe(name), "{name:?} is not provider-safe");
                 assert!(names.insert(name.to_owned()), "{name} given twice");
                 let definition = bridge.definition();
@@ -220,28 +258,12 @@ fuzz_target!(|data: &[u8]| {
                     &Value::Object(remote.input_schema.as_ref().clone()),
                     "{name}'s input schema is not the server's"
                 );
-                match manager.register(Arc::new(bridge.clone())) {
-                    Ok(()) => {}
-                    // The bridge keeps the server's schema as it is (its doc), and
-                    // registration refuses one that does not compile, naming the tool: only
-                    // when the server's own schema does not compile as core compiles it.
-                    Err(RegistrationError::InvalidSchema { tool, .. }) => {
-                        assert_eq!(tool, name);
-                        assert!(
-                            !compiles(&remote.input_schema),
-                            "{name}: the server's input schema compiles, the mapped one not"
-                        );
-                    }
-                    Err(RegistrationError::InvalidReturnsSchema { tool, .. }) => {
-                        assert_eq!(tool, name);
-                        assert!(
-                            remote.output_schema.as_ref().is_some_and(|s| !compiles(s)),
-                            "{name}: the server's output schema compiles, the mapped one not"
-                        );
-                    }
-                    Err(error) => panic!("{name} was refused: {error}"),
+                if let Err(error) = manager.register(Arc::new(bridge.clone())) {
+                    panic!("{name} was refused: {error}");
                 }
             }
+            assert_eq!(bridges.len(), 0, "bridges of tools not listed");
+            assert_eq!(refused.next(), None, "tools not listed left out");
         }
         let Some(bridge) = fixture.plain.tools().into_iter().next() else {
             return;

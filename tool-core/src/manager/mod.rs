@@ -5,6 +5,7 @@
 
 pub(crate) mod activation;
 pub(crate) mod declarations;
+pub(crate) mod definition_check;
 pub(crate) mod execution_settings;
 pub(crate) mod registry;
 pub(crate) mod running_call;
@@ -34,7 +35,7 @@ use crate::shed::rendered_summary::RenderedSummary;
 use crate::tool::future_block::recycle;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallRequest, ToolCallResult,
-    ToolDeclarations, ToolError, ToolImpl, ToolRetryConfig, check_name,
+    ToolDeclarations, ToolError, ToolImpl, ToolRetryConfig,
 };
 
 /// Why a tool could not be registered.
@@ -111,49 +112,9 @@ impl RegisteredTool {
     /// [`shared_definition`](ToolImpl::shared_definition): the tool's own when it keeps one,
     /// so registering adds no copy of it.
     fn prepare(tool: Arc<dyn ToolImpl>, definition: Arc<Tool>) -> Result<Self, RegistrationError> {
-        let name = definition.name();
-        if name == SHED_TOOL_NAME {
-            return Err(RegistrationError::ReservedName(name.to_owned()));
-        }
-        let invalid = |name: &str, reason| RegistrationError::InvalidName {
-            name: name.to_owned(),
-            reason,
-        };
-        check_name(name).map_err(|reason| invalid(name, reason))?;
-        if let Tool::MultiCommands(group, commands) = &*definition {
-            if commands.is_empty() {
-                return Err(RegistrationError::NoCommands(group.clone()));
-            }
-            for (i, command) in commands.iter().enumerate() {
-                check_name(&command.name).map_err(|reason| invalid(&command.name, reason))?;
-                if commands[..i].iter().any(|c| c.name == command.name) {
-                    return Err(RegistrationError::DuplicateCommand {
-                        tool: group.clone(),
-                        command: command.name.clone(),
-                    });
-                }
-            }
-        }
-        // Compiling walks a schema recursively: one nested too deep is refused first.
-        if let Some(deep) = definition.deep_schema() {
-            let reason = deep.to_string();
-            return Err(if deep.returns {
-                RegistrationError::InvalidReturnsSchema {
-                    tool: name.to_owned(),
-                    reason,
-                }
-            } else {
-                RegistrationError::InvalidSchema {
-                    tool: name.to_owned(),
-                    command: deep.command,
-                    reason,
-                }
-            });
-        }
-        // Compiled only to refuse a schema that does not compile now, with the registration
-        // error that names it; the compiled forms are dropped, and made again on first use.
-        compile_arguments(&definition)?;
-        compile_returns(&definition)?;
+        // Every check that does not depend on the registry (the schemas compiled and dropped:
+        // they are compiled again on first use).
+        definition.check()?;
         Ok(Self {
             returns: CompiledOnFirstUse::default(),
             timeout: tool.timeout(),
@@ -423,7 +384,8 @@ impl ToolCallManager {
     ///
     /// Fails, leaving the registry as it was, when the name is taken (the first tool stays),
     /// reserved (`shed`), or not of the form providers accept (`^[a-zA-Z0-9_-]{1,64}$`, for
-    /// the tool and each command), or when a schema does not compile.
+    /// the tool and each command), or when a schema does not compile. All but the first are
+    /// [`Tool::check`], which tells beforehand whether a definition would be refused.
     pub fn register(&self, tool: Arc<dyn ToolImpl>) -> Result<(), RegistrationError> {
         let definition = tool.shared_definition();
         self.register_defined(tool, definition)

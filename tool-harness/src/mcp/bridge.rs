@@ -30,7 +30,8 @@ use super::unreadable::unreadable_reason;
 /// error says there is no tool of that name on the server. A call dropped before its answer
 /// (cancelled, or past its time limit) is cancelled on the server too.
 ///
-/// Made by [`McpClient::tools`](super::McpClient::tools).
+/// Made by [`McpClient::tools`](super::McpClient::tools), only for a tool whose definition
+/// passes [`Tool::check`]: every bridge registers (unless its name is taken).
 ///
 /// ```no_run
 /// use toolsmith::ToolImpl;

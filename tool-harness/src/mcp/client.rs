@@ -16,6 +16,7 @@ use super::bridge::McpToolBridge;
 use super::child::{ChildProcess, McpCommand};
 use super::error::McpError;
 use super::json_limits::JsonLimits;
+use super::left_out::LeftOutTool;
 use super::line_transport::LineTransport;
 use super::names::McpNames;
 use super::tool_list::{
@@ -420,9 +421,30 @@ impl McpClient {
         self.list.subscribe()
     }
 
-    /// The server's tools, as tools for a `ToolShed` or `ToolCallManager`.
+    /// The server's tools, as tools for a `ToolShed` or `ToolCallManager`: every tool of
+    /// the newest listing but those [`left_out`](Self::left_out), so that each registers
+    /// (unless a manager holds its name already).
     pub fn tools(&self) -> Vec<McpToolBridge> {
         self.list.tools()
+    }
+
+    /// The tools of the newest listing left out of [`tools`](Self::tools), in the server's
+    /// order, each with why: a name the server lists again (its first listing is the tool),
+    /// and a tool registration would refuse (a schema that does not compile, e.g. a `pattern`
+    /// that is no regular expression or a `$ref` to another document, which is never
+    /// fetched). Each is also logged as a warning, on every listing. Empty when every tool
+    /// listed is in `tools`; a listing after `list_changed` (or
+    /// [`refresh_tools`](Self::refresh_tools)) that has a tool fixed gives it a bridge.
+    ///
+    /// ```no_run
+    /// # async fn run(client: toolsmith::harness::mcp::McpClient) {
+    /// for tool in client.left_out() {
+    ///     eprintln!("not offered: {tool}");
+    /// }
+    /// # }
+    /// ```
+    pub fn left_out(&self) -> Vec<LeftOutTool> {
+        self.list.left_out()
     }
 
     /// The server's name and version, as it gave them.

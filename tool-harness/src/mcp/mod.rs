@@ -20,6 +20,7 @@ mod client;
 mod error;
 mod http;
 mod json_limits;
+mod left_out;
 mod line_transport;
 mod names;
 mod pagination;
@@ -44,6 +45,7 @@ pub use http::{
     McpHttpOptions, McpHttpServer, router,
 };
 pub use json_limits::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, JsonLimits};
+pub use left_out::{LeftOutReason, LeftOutTool};
 pub use line_transport::LineTransport;
 pub use names::{MAX_MCP_NAME_LEN, McpNames, provider_name};
 pub use pagination::DEFAULT_PAGE_SIZE;

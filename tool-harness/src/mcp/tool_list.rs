@@ -15,10 +15,12 @@ use rmcp::service::{NotificationContext, Peer, RoleClient};
 use serde_json::Value;
 use serde_path_to_error::Segment;
 use tokio::sync::{Notify, watch};
+use toolsmith_core::ToolImpl as _;
 
 use super::bridge::McpToolBridge;
 use super::error::McpError;
 use super::json_limits::serialized_len;
+use super::left_out::{LeftOutReason, LeftOutTool};
 use super::names::McpNames;
 use super::server::cut;
 
@@ -85,66 +87,83 @@ pub(crate) struct ToolLister {
 }
 
 impl ToolLister {
-    /// Lists the server's tools (every page). A name the server lists twice is one tool on
-    /// the wire: the first listing is kept, the others are left out with a warning (two
-    /// bridges would share one local name, and registering the second would fail).
+    /// Lists the server's tools (every page), as the server lists them.
     pub(crate) async fn list(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
-        let listed = tokio::time::timeout(self.list_timeout, self.pages())
+        tokio::time::timeout(self.list_timeout, self.pages())
             .await
             .map_err(|_| {
                 self.failure(format!(
                     "listing every page took longer than {:?}",
                     self.list_timeout
                 ))
-            })??;
-        let mut seen = HashSet::with_capacity(listed.len());
-        Ok(listed
-            .into_iter()
-            .filter(|tool| {
-                let first = seen.insert(tool.name.clone());
-                if !first {
-                    tracing::warn!(
-                        server = %self.label,
-                        tool = %tool.name,
-                        "the server lists this tool name more than once; the first is kept"
-                    );
-                }
-                first
-            })
-            .collect())
+            })?
     }
 
-    /// The bridges of `listed`, the server's newest listing, kept in `list`: a tool listed
-    /// before keeps its name, and the names of tools no longer listed are released.
+    /// The bridges of `listed`, the server's newest listing, kept in `list`, and the tools
+    /// left out of them: a tool listed before keeps its name, and the names of tools no
+    /// longer listed, or left out, are released.
+    ///
+    /// Left out, each with a warning, so that every bridge registers (but for a name a
+    /// manager holds already): a name the server lists again (one tool on the wire: the
+    /// first listing is kept), and a tool registration would refuse ([`Tool::check`]: a
+    /// schema that does not compile, or nested too deep).
     ///
     /// The new names are claimed first, so that a name released here is not given at once
-    /// to another tool of the same listing.
+    /// to another tool of the same listing. A tool checked is named as its bridge would be
+    /// (its refusal names it so), and its name is released with those of tools gone.
+    ///
+    /// [`Tool::check`]: toolsmith_core::Tool::check
     fn bridges(
         &self,
         listed: Vec<rmcp::model::Tool>,
         list: &Weak<LiveToolList>,
-    ) -> Vec<McpToolBridge> {
-        let bridges: Vec<McpToolBridge> = listed
-            .into_iter()
-            .map(|tool| {
-                let local =
-                    self.names
-                        .claim_with_prefix(self.owner, self.prefix.as_deref(), &tool.name);
-                McpToolBridge::new(
-                    self.peer.clone(),
-                    Arc::clone(&self.label),
-                    local,
-                    tool,
-                    &self.category,
-                    self.call_timeout,
-                    Weak::clone(list),
-                )
-            })
-            .collect();
+    ) -> (Vec<McpToolBridge>, Vec<LeftOutTool>) {
+        let mut seen = HashSet::with_capacity(listed.len());
+        let mut bridges = Vec::with_capacity(listed.len());
+        let mut left_out = Vec::new();
+        for tool in listed {
+            if !seen.insert(tool.name.clone()) {
+                left_out.push(self.leave_out(&tool.name, LeftOutReason::ListedAgain));
+                continue;
+            }
+            let local =
+                self.names
+                    .claim_with_prefix(self.owner, self.prefix.as_deref(), &tool.name);
+            let bridge = McpToolBridge::new(
+                self.peer.clone(),
+                Arc::clone(&self.label),
+                local,
+                tool,
+                &self.category,
+                self.call_timeout,
+                Weak::clone(list),
+            );
+            // Its schemas compiled and dropped, as registration does (under the list's lock:
+            // a listing costs what registering its tools costs).
+            match bridge.shared_definition().check() {
+                Ok(()) => bridges.push(bridge),
+                Err(refusal) => left_out
+                    .push(self.leave_out(bridge.original_name(), LeftOutReason::Refused(refusal))),
+            }
+        }
         let originals: HashSet<&str> = bridges.iter().map(McpToolBridge::original_name).collect();
         self.names
             .retain(self.owner, |original| originals.contains(original));
-        bridges
+        (bridges, left_out)
+    }
+
+    /// A tool of the server's listing left out of the bridges, with a warning.
+    fn leave_out(&self, name: &str, reason: LeftOutReason) -> LeftOutTool {
+        tracing::warn!(
+            server = %self.label,
+            tool = %name,
+            %reason,
+            "an MCP server's tool is left out of its client's tools"
+        );
+        LeftOutTool {
+            name: name.to_owned(),
+            reason,
+        }
     }
 
     /// Every page of the list, up to `max_tools` tools (and as many pages: a page may be
@@ -245,10 +264,18 @@ fn not_a_tool_list(page: Value) -> String {
     }
 }
 
+/// What one listing gave: the bridges, the tools left out, and the listing's ticket.
+#[derive(Default)]
+struct Listing {
+    bridges: Vec<McpToolBridge>,
+    left_out: Vec<LeftOutTool>,
+    ticket: u64,
+}
+
 /// The current bridges, and a counter of listings that subscribers watch.
 pub(crate) struct LiveToolList {
-    /// The bridges, and the ticket of the listing that found them.
-    tools: RwLock<(Vec<McpToolBridge>, u64)>,
+    /// The newest listing kept.
+    tools: RwLock<Listing>,
     version: watch::Sender<u64>,
     /// The last ticket given to a listing ([`start_listing`](Self::start_listing)).
     tickets: AtomicU64,
@@ -258,7 +285,7 @@ impl LiveToolList {
     /// An empty list, until a listing replaces it.
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Self {
-            tools: RwLock::new((Vec::new(), 0)),
+            tools: RwLock::new(Listing::default()),
             version: watch::Sender::new(0),
             tickets: AtomicU64::new(0),
         })
@@ -269,7 +296,7 @@ impl LiveToolList {
         self.tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .0
+            .bridges
             .iter()
             .any(|tool| tool.original_name() == original)
     }
@@ -278,7 +305,16 @@ impl LiveToolList {
         self.tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .0
+            .bridges
+            .clone()
+    }
+
+    /// The tools the newest listing left out of [`tools`](Self::tools).
+    pub(crate) fn left_out(&self) -> Vec<LeftOutTool> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .left_out
             .clone()
     }
 
@@ -307,10 +343,15 @@ impl LiveToolList {
         lister: &ToolLister,
     ) {
         let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
-        if ticket < current.1 {
+        if ticket < current.ticket {
             return;
         }
-        *current = (lister.bridges(listed, &Arc::downgrade(self)), ticket);
+        let (bridges, left_out) = lister.bridges(listed, &Arc::downgrade(self));
+        *current = Listing {
+            bridges,
+            left_out,
+            ticket,
+        };
         drop(current);
         self.version.send_modify(|version| *version += 1);
     }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod recorded_events;
+pub mod warnings;
 
 use async_trait::async_trait;
 use serde_json::Value;

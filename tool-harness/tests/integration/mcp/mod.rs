@@ -12,6 +12,7 @@ mod remote_refusals;
 mod server;
 mod slow_clients;
 mod unreadable_answers;
+mod unusable_schemas;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,56 +1,14 @@
 //! Strict mode through the clients: a tool that cannot be strict is sent non-strict, with a
 //! warning naming it, and never fails the request.
 
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
-
 use serde_json::json;
 use toolsmith_core::provider::StrictMode;
 use toolsmith_core::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
 use toolsmith_harness::model::{ChatOptions, ChatRequest, Message};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
 
 use super::server::{MockServer, Reply};
 use super::{Api, Client};
-
-/// Collects the `WARN` events of the thread it is the default subscriber of, as
-/// `message field=value …` lines.
-#[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
-
-struct Line(String);
-
-impl Visit for Line {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            let _ = write!(self.0, "{value:?}");
-        } else {
-            let _ = write!(self.0, " {}={value:?}", field.name());
-        }
-    }
-}
-
-impl Subscriber for Warnings {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        if *event.metadata().level() == Level::WARN {
-            let mut line = Line(String::new());
-            event.record(&mut line);
-            self.0.lock().unwrap().push(line.0);
-        }
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
+use crate::common::warnings::Warnings;
 
 /// `add` can be strict; `set_env` takes an open map, which strict mode cannot express.
 fn tools() -> ToolDeclarations {
@@ -126,7 +84,7 @@ async fn a_tool_that_cannot_be_strict_is_sent_non_strict_with_a_warning() {
             }
         }
     }
-    let warnings = warnings.0.lock().unwrap().clone();
+    let warnings = warnings.lines();
     // One warning per request of a format with a strict mode, naming tool, path and reason.
     assert_eq!(warnings.len(), 3, "{warnings:#?}");
     for (warning, provider) in warnings
