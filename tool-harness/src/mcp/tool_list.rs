@@ -1,7 +1,7 @@
 //! The client's copy of a server's tool list, listed again each time the server sends
 //! `notifications/tools/list_changed`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
@@ -112,12 +112,23 @@ impl ToolLister {
     /// to another tool of the same listing. A tool checked is named as its bridge would be
     /// (its refusal names it so), and its name is released with those of tools gone.
     ///
+    /// A tool `previous` (the listing before) bridged exactly as the server lists it now,
+    /// under the same name, is kept as it was, not checked again: a server that announces a
+    /// change re-lists every tool, and checking compiles each one's schemas (under the list's
+    /// lock), which would make every `list_changed` of a server with many tools cost what
+    /// registering all of them costs.
+    ///
     /// [`Tool::check`]: toolsmith_core::Tool::check
     fn bridges(
         &self,
         listed: Vec<rmcp::model::Tool>,
+        previous: &[McpToolBridge],
         list: &Weak<LiveToolList>,
     ) -> (Vec<McpToolBridge>, Vec<LeftOutTool>) {
+        let previous: HashMap<&str, &McpToolBridge> = previous
+            .iter()
+            .map(|bridge| (bridge.original_name(), bridge))
+            .collect();
         let mut seen = HashSet::with_capacity(listed.len());
         let mut bridges = Vec::with_capacity(listed.len());
         let mut left_out = Vec::new();
@@ -129,6 +140,13 @@ impl ToolLister {
             let local =
                 self.names
                     .claim_with_prefix(self.owner, self.prefix.as_deref(), &tool.name);
+            if let Some(&unchanged) = previous.get(tool.name.as_ref())
+                && unchanged.name() == local
+                && *unchanged.remote() == tool
+            {
+                bridges.push(unchanged.clone());
+                continue;
+            }
             let bridge = McpToolBridge::new(
                 self.peer.clone(),
                 Arc::clone(&self.label),
@@ -346,7 +364,7 @@ impl LiveToolList {
         if ticket < current.ticket {
             return;
         }
-        let (bridges, left_out) = lister.bridges(listed, &Arc::downgrade(self));
+        let (bridges, left_out) = lister.bridges(listed, &current.bridges, &Arc::downgrade(self));
         *current = Listing {
             bridges,
             left_out,

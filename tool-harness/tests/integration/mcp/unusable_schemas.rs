@@ -8,20 +8,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolsmith_core::{RegistrationError, ToolCallManager};
+use toolsmith_core::{RegistrationError, ToolCallManager, ToolImpl as _};
 use toolsmith_harness::mcp::{LeftOutReason, McpClient, McpClientOptions, McpNames, McpTransport};
 
 use super::fake_http::{FakeAnswer, FakeHttpServer};
 use super::original_names;
 use crate::common::warnings::Warnings;
 
-/// The first listing: `good`, `bad_pattern` (its input schema's `pattern` is no regular
-/// expression), `bad_output` (its output schema refers to another document, which is never
-/// fetched) and `good` again. Later listings have `bad_pattern` fixed.
+/// The first listing: `good`, `changing`, `bad_pattern` (its input schema's `pattern` is no
+/// regular expression), `bad_output` (its output schema refers to another document, which is
+/// never fetched) and `good` again. Later listings have `bad_pattern` fixed and `changing`
+/// described otherwise.
 fn listing(generation: usize) -> Value {
     let pattern = if generation == 0 { "(" } else { "^[a-z]+$" };
+    let changing = if generation == 0 { "First." } else { "Second." };
     json!({"tools": [
         {"name": "good", "description": "Fine.", "inputSchema": {"type": "object"}},
+        {"name": "changing", "description": changing, "inputSchema": {"type": "object"}},
         {"name": "bad_pattern", "inputSchema": {
             "type": "object", "properties": {"q": {"type": "string", "pattern": pattern}}}},
         {"name": "bad_output", "inputSchema": {"type": "object"}, "outputSchema": {
@@ -67,7 +70,7 @@ async fn tools_with_schemas_that_do_not_compile_are_left_out_until_fixed() {
         .await
         .unwrap();
 
-    assert_eq!(original_names(&client), ["good"]);
+    assert_eq!(original_names(&client), ["good", "changing"]);
     // As the client's documentation registers them: every one, without a refusal.
     let manager = ToolCallManager::new("consumer");
     let registered: Result<(), RegistrationError> = client
@@ -75,7 +78,7 @@ async fn tools_with_schemas_that_do_not_compile_are_left_out_until_fixed() {
         .into_iter()
         .try_for_each(|tool| manager.register(Arc::new(tool)));
     assert_eq!(registered, Ok(()));
-    assert_eq!(manager.names(), ["good"]);
+    assert_eq!(manager.names(), ["good", "changing"]);
 
     let left = left_out(&client);
     let left_names: Vec<&str> = left.iter().map(|(name, _)| name.as_str()).collect();
@@ -105,7 +108,7 @@ async fn tools_with_schemas_that_do_not_compile_are_left_out_until_fixed() {
     ));
     assert_eq!(typed[2].reason, LeftOutReason::ListedAgain);
     // No name is held for a tool left out.
-    assert_eq!(names.len(), 1);
+    assert_eq!(names.len(), 2);
     assert_eq!(names.original("bad_pattern"), None);
     assert_eq!(names.original("bad_output"), None);
 
@@ -120,6 +123,14 @@ async fn tools_with_schemas_that_do_not_compile_are_left_out_until_fixed() {
 
     // The server fixes `bad_pattern` and says its list changed: it comes back in.
     let mut updates = client.tool_list_updates();
+    let definition_of = |client: &McpClient, name: &str| {
+        let tool = client.tools().into_iter().find(|tool| tool.name() == name);
+        tool.expect("bridged").shared_definition()
+    };
+    let (good_before, changing_before) = (
+        definition_of(&client, "good"),
+        definition_of(&client, "changing"),
+    );
     let good = manager.get("good").unwrap();
     good.execute(Default::default()).await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), updates.changed())
@@ -127,7 +138,13 @@ async fn tools_with_schemas_that_do_not_compile_are_left_out_until_fixed() {
         .expect("the list is refreshed after list_changed")
         .unwrap();
     assert_eq!(listings.load(Ordering::SeqCst), 2);
-    assert_eq!(original_names(&client), ["good", "bad_pattern"]);
+    assert_eq!(original_names(&client), ["good", "changing", "bad_pattern"]);
+    // A tool listed as before is kept as it was (not built and checked again); one the
+    // server changed is bridged anew, as the server lists it now.
+    assert!(Arc::ptr_eq(&good_before, &definition_of(&client, "good")));
+    let changing_after = definition_of(&client, "changing");
+    assert!(!Arc::ptr_eq(&changing_before, &changing_after));
+    assert_eq!(changing_after.description(), "Second.");
     let left = left_out(&client);
     let left_names: Vec<&str> = left.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(left_names, ["bad_output", "good"], "{left:#?}");
@@ -136,7 +153,7 @@ async fn tools_with_schemas_that_do_not_compile_are_left_out_until_fixed() {
             manager.register(Arc::new(tool)).unwrap();
         }
     }
-    assert_eq!(manager.names(), ["good", "bad_pattern"]);
+    assert_eq!(manager.names(), ["good", "changing", "bad_pattern"]);
     // Warned again on the new listing, for what is still left out.
     let logged = warnings.lines();
     assert_eq!(logged.len(), 5, "{logged:#?}");
