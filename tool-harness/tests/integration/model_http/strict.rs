@@ -18,7 +18,7 @@ use super::{Api, Client};
 /// Collects the `WARN` events of the thread it is the default subscriber of, as
 /// `message field=value …` lines.
 #[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
+pub(super) struct Warnings(pub(super) Arc<Mutex<Vec<String>>>);
 
 struct Line(String);
 
@@ -53,7 +53,7 @@ impl Subscriber for Warnings {
 }
 
 /// `add` can be strict; `set_env` takes an open map, which strict mode cannot express.
-fn tools() -> ToolDeclarations {
+pub(super) fn tools() -> ToolDeclarations {
     let add = ToolDefinition::new(
         "add",
         "Add two integers.",
