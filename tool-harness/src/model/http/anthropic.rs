@@ -2,13 +2,14 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::context_overflow::OverflowShape;
+use super::request_body::RequestBody;
 use super::streamed::anthropic::AnthropicAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
 
@@ -108,7 +109,7 @@ impl HttpApi for AnthropicModel {
         &self.client
     }
 
-    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
+    fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError> {
         let mut body = body::naming_model(PROVIDER, request)?;
         let max_tokens = self
             .client
@@ -122,7 +123,14 @@ impl HttpApi for AnthropicModel {
             "messages".to_owned(),
             Value::Array(body::conversation(PROVIDER, &request.messages)),
         );
-        body::declare_tools(PROVIDER, request, &mut body, "tool_choice", tool_choice)?;
+        body::declare_tools(
+            PROVIDER,
+            request,
+            &self.client.rendered,
+            &mut body,
+            "tool_choice",
+            tool_choice,
+        )?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }

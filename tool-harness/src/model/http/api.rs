@@ -3,10 +3,13 @@
 //! ([`complete`]) and streamed ([`stream`]), written once for every API.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::body;
+use super::rendered_sets::RenderedSets;
+use super::request_body::RequestBody;
 use super::streamed::{self, Assembler, OnDelta};
 use super::transport::Transport;
 use crate::model::{ChatRequest, ChatResponse, ModelError};
@@ -20,6 +23,9 @@ pub(crate) struct HttpClient {
     pub(crate) max_output_tokens: Option<u32>,
     /// Fields every request body carries, where the client writes none of its own.
     pub(crate) body_fields: Map<String, Value>,
+    /// The `tools` arrays of the sets of declarations asked with lately, shared by the
+    /// client's clones.
+    pub(crate) rendered: Arc<RenderedSets>,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -29,7 +35,7 @@ impl std::fmt::Debug for HttpClient {
             .field("transport", &self.transport)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("body_fields", &self.body_fields.keys().collect::<Vec<_>>())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -52,7 +58,7 @@ pub(crate) trait HttpApi: Sync {
 
     /// The request body for `request`, before the [body fields](HttpClient::body_fields)
     /// fill it in.
-    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError>;
+    fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError>;
 
     /// Where `request` goes under the base URL, streamed or not.
     fn path(request: &ChatRequest, streamed: bool) -> Result<Cow<'static, str>, ModelError>;
@@ -102,9 +108,9 @@ pub(crate) async fn stream<A: HttpApi>(
 }
 
 /// `body` with the client's body fields filled in, as the request sends it.
-fn filled_in<A: HttpApi>(api: &A, mut body: Map<String, Value>) -> Value {
+fn filled_in<A: HttpApi>(api: &A, mut body: RequestBody) -> RequestBody {
     body::fill_in(&mut body, &api.client().body_fields);
-    Value::Object(body)
+    body
 }
 
 /// `impl ChatModel` for an HTTP client `$client` of the provider `$provider`: `name` is the

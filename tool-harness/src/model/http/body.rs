@@ -1,9 +1,15 @@
 //! The parts of a request body and of an answer that the four clients read the same way,
 //! each through `toolsmith_core::provider` (the wire formats live there, once).
 
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderError, RenderOptions};
-use toolsmith_core::{Tool, ToolCallResult, ToolError};
+use toolsmith_core::{Tool, ToolCallResult, ToolDeclarations, ToolError};
+
+use super::rendered_sets::RenderedSets;
+use super::request_body::RequestBody;
 
 use crate::model::{
     ChatRequest, ChatResponse, Message, ModelCall, ModelError, ProviderTurn, ToolChoice, Usage,
@@ -67,7 +73,7 @@ pub(crate) fn fill_in(body: &mut Map<String, Value>, fields: &Map<String, Value>
 }
 
 /// Whether `provider`'s requests can declare each of `tools`: the error a request declaring
-/// the first that cannot would fail with ([`tools`]), before any is sent.
+/// the first that cannot would fail with ([`render_tools`]), before any is sent.
 pub(crate) fn check_declarations(provider: Provider, tools: &[&Tool]) -> Result<(), ModelError> {
     provider
         .check_tools(tools.iter().copied())
@@ -82,19 +88,10 @@ fn unrenderable(provider: Provider, err: &RenderError) -> ModelError {
     }
 }
 
-/// The declared tools as `provider`'s `tools` array, `None` when there are none (the APIs
-/// refuse an empty one). A tool that cannot be strict is declared non-strict, with a
-/// `tracing` warning naming it, the JSON path and why: the request goes on. A tool the
-/// format cannot express at all (recursion for Gemini) is a [`ModelError::InvalidRequest`]
-/// naming it.
-///
 /// A [`ToolChoice`] that forces a call no declared tool can answer (`Required` with no tool
-/// declared, `Tool` naming one not declared) is a [`ModelError::InvalidRequest`] too: the
-/// APIs refuse it with a message that names neither.
-pub(crate) fn tools(
-    provider: Provider,
-    request: &ChatRequest,
-) -> Result<Option<Value>, ModelError> {
+/// declared, `Tool` naming one not declared) is a [`ModelError::InvalidRequest`]: the APIs
+/// refuse it with a message that names neither.
+fn check_choice(provider: Provider, request: &ChatRequest) -> Result<(), ModelError> {
     let unanswerable = match &request.options.tool_choice {
         ToolChoice::Required if request.tools.is_empty() => {
             Some("the tool choice requires a tool call, but no tool is declared".to_owned())
@@ -106,17 +103,27 @@ pub(crate) fn tools(
         }
         _ => None,
     };
-    if let Some(reason) = unanswerable {
-        return Err(ModelError::InvalidRequest {
+    match unanswerable {
+        Some(reason) => Err(ModelError::InvalidRequest {
             provider: provider.name().to_owned(),
             reason,
-        });
+        }),
+        None => Ok(()),
     }
-    let options = RenderOptions {
-        strict: request.options.strict,
-    };
+}
+
+/// The declared tools as `provider`'s `tools` array, `None` when there are none (the APIs
+/// refuse an empty one). A tool that cannot be strict is declared non-strict, with a
+/// `tracing` warning naming it, the JSON path and why: the request goes on. A tool the
+/// format cannot express at all (recursion for Gemini) is a [`ModelError::InvalidRequest`]
+/// naming it.
+pub(crate) fn render_tools(
+    provider: Provider,
+    declarations: &ToolDeclarations,
+    options: &RenderOptions,
+) -> Result<Option<Value>, ModelError> {
     let rendered = provider
-        .render_tools(&request.tools, &options)
+        .render_tools(declarations, options)
         .map_err(|err| unrenderable(provider, &err))?;
     for not_strict in &rendered.not_strict {
         tracing::warn!(
@@ -136,19 +143,52 @@ pub(crate) fn tools(
         .then_some(tools))
 }
 
-/// The declared tools written into `body` as `tools` (see [`tools`]), and with them the
-/// request's tool choice as the API takes it: `tool_choice` writes it, `None` where the API
-/// needs nothing said ([`ToolChoice::Auto`], every API's default), and it goes under
-/// `choice_field`. Without tools, neither is written.
+/// [`render_tools`] as JSON text, to be written into bodies as it is.
+fn render_raw(
+    provider: Provider,
+    declarations: &ToolDeclarations,
+    options: &RenderOptions,
+) -> Result<Option<Arc<RawValue>>, ModelError> {
+    let Some(tools) = render_tools(provider, declarations, options)? else {
+        return Ok(None);
+    };
+    let raw =
+        serde_json::value::to_raw_value(&tools).map_err(|err| ModelError::InvalidRequest {
+            provider: provider.name().to_owned(),
+            reason: format!("the declared tools cannot be written as JSON: {err}"),
+        })?;
+    Ok(Some(Arc::from(raw)))
+}
+
+/// The declared tools written into `body` as `tools` ([`render_tools`], once a set of
+/// declarations for this client: `rendered` keeps them, and logs a set's warnings once),
+/// and with them the request's tool choice as the API takes it: `tool_choice` writes it,
+/// `None` where the API needs nothing said ([`ToolChoice::Auto`], every API's default), and
+/// it goes under `choice_field`. Without tools, neither is written. A tool choice no
+/// declared tool answers is refused first (see [`check_choice`]).
 pub(crate) fn declare_tools(
     provider: Provider,
     request: &ChatRequest,
-    body: &mut Map<String, Value>,
+    rendered: &RenderedSets,
+    body: &mut RequestBody,
     choice_field: &str,
     tool_choice: impl FnOnce(&ToolChoice) -> Option<Value>,
 ) -> Result<(), ModelError> {
-    if let Some(tools) = tools(provider, request)? {
-        body.insert("tools".to_owned(), tools);
+    check_choice(provider, request)?;
+    let options = RenderOptions {
+        strict: request.options.strict,
+    };
+    // A request without tools (often a new empty set each time) would only crowd out the
+    // sets worth keeping.
+    let tools = if request.tools.is_empty() {
+        None
+    } else {
+        rendered.tools(&request.tools, provider, options, |set| {
+            render_raw(provider, set, &options)
+        })?
+    };
+    if let Some(tools) = tools {
+        body.declare_tools(tools);
         if let Some(choice) = tool_choice(&request.options.tool_choice) {
             body.insert(choice_field.to_owned(), choice);
         }
@@ -173,8 +213,8 @@ pub(crate) fn model_name(provider: Provider, request: &ChatRequest) -> Result<&s
 pub(crate) fn naming_model(
     provider: Provider,
     request: &ChatRequest,
-) -> Result<Map<String, Value>, ModelError> {
-    let mut body = Map::new();
+) -> Result<RequestBody, ModelError> {
+    let mut body = RequestBody::default();
     body.insert(
         "model".to_owned(),
         Value::String(model_name(provider, request)?.to_owned()),

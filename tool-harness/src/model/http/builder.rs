@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -290,6 +291,7 @@ impl<M> HttpModelBuilder<M> {
             transport,
             max_output_tokens: self.settings.max_output_tokens,
             body_fields: self.settings.body_fields,
+            rendered: Arc::default(),
         })
     }
 

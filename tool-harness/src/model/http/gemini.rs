@@ -10,6 +10,7 @@ use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::context_overflow::OverflowShape;
+use super::request_body::RequestBody;
 use super::streamed::gemini::GeminiAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
@@ -139,8 +140,8 @@ impl HttpApi for GeminiModel {
         &self.client
     }
 
-    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
-        let mut body = Map::new();
+    fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError> {
+        let mut body = RequestBody::default();
         if let Some(system) = &request.system {
             body.insert(
                 "systemInstruction".to_owned(),
@@ -151,7 +152,14 @@ impl HttpApi for GeminiModel {
             "contents".to_owned(),
             Value::Array(body::conversation(PROVIDER, &request.messages)),
         );
-        body::declare_tools(PROVIDER, request, &mut body, "toolConfig", tool_config)?;
+        body::declare_tools(
+            PROVIDER,
+            request,
+            &self.client.rendered,
+            &mut body,
+            "toolConfig",
+            tool_config,
+        )?;
         let mut generation = Map::new();
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             generation.insert("temperature".to_owned(), temperature);

@@ -60,6 +60,12 @@
 //!   [`ChatOptions::strict`](super::ChatOptions::strict) says; one that cannot be strict is
 //!   declared non-strict and logged as a `tracing` warning naming the tool, the JSON path
 //!   and why: the request is sent all the same.
+//! - **Declarations rendered once a set.** A client renders a request's tools into its API's
+//!   `tools` array once for each `Arc<ToolDeclarations>` (and strictness) it is asked with,
+//!   and reuses the array while later requests carry the same `Arc`, as an agent session's
+//!   do until its registry or active set changes; a set's warnings are logged once. It keeps
+//!   the last 16 sets, by the identity of their `Arc` (held as a `Weak`): an equal set in a
+//!   new `Arc` is rendered again.
 //! - **TLS** through rustls with the `ring` provider, verified against the system's root
 //!   certificates; HTTP/1.1 only; redirects are not followed (they would carry the key).
 //!
@@ -78,6 +84,8 @@ mod openai;
 mod openai_chat;
 mod openai_embeddings;
 mod openai_responses;
+mod rendered_sets;
+mod request_body;
 mod streamed;
 mod transport;
 

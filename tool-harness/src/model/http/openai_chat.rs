@@ -10,6 +10,7 @@ use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::openai;
+use super::request_body::RequestBody;
 use super::streamed::openai_chat::ChatAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
 
@@ -126,7 +127,7 @@ impl HttpApi for OpenAiChatModel {
         &self.client
     }
 
-    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
+    fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError> {
         let mut body = body::naming_model(PROVIDER, request)?;
         let mut messages = Vec::new();
         if let Some(system) = &request.system {
@@ -134,7 +135,14 @@ impl HttpApi for OpenAiChatModel {
         }
         messages.extend(body::conversation(PROVIDER, &request.messages));
         body.insert("messages".to_owned(), Value::Array(messages));
-        body::declare_tools(PROVIDER, request, &mut body, "tool_choice", tool_choice)?;
+        body::declare_tools(
+            PROVIDER,
+            request,
+            &self.client.rendered,
+            &mut body,
+            "tool_choice",
+            tool_choice,
+        )?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }

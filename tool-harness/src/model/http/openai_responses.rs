@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 
 use super::api::{self, HttpApi, HttpClient};
@@ -10,6 +10,7 @@ use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
 use super::context_overflow::OverflowShape;
 use super::openai;
+use super::request_body::RequestBody;
 use super::streamed::ReportedError;
 use super::streamed::openai_responses::ResponsesAssembler;
 use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
@@ -99,7 +100,7 @@ impl HttpApi for OpenAiResponsesModel {
         &self.client
     }
 
-    fn body(&self, request: &ChatRequest) -> Result<Map<String, Value>, ModelError> {
+    fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError> {
         let mut body = body::naming_model(PROVIDER, request)?;
         if let Some(system) = &request.system {
             body.insert("instructions".to_owned(), json!(system));
@@ -108,7 +109,14 @@ impl HttpApi for OpenAiResponsesModel {
             "input".to_owned(),
             Value::Array(body::conversation(PROVIDER, &request.messages)),
         );
-        body::declare_tools(PROVIDER, request, &mut body, "tool_choice", tool_choice)?;
+        body::declare_tools(
+            PROVIDER,
+            request,
+            &self.client.rendered,
+            &mut body,
+            "tool_choice",
+            tool_choice,
+        )?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }

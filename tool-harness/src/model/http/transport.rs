@@ -12,6 +12,7 @@ use reqwest::StatusCode;
 use reqwest::header::{
     ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, RETRY_AFTER, USER_AGENT,
 };
+use serde::Serialize;
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
@@ -194,7 +195,11 @@ impl Transport {
     /// retry would have it generate, and bill, the answer twice), and the attempt already
     /// took the whole time limit the caller set, which retries would multiply.
     /// [`ModelError::is_transient`] tells a caller that it may ask again.
-    pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ModelError> {
+    pub(crate) async fn post_json(
+        &self,
+        path: &str,
+        body: &(impl Serialize + Sync),
+    ) -> Result<Value, ModelError> {
         self.check_runtime()?;
         let url = format!("{}{}", self.base_url, path);
         self.with_retries(&url, &mut 0, || self.attempt(&url, body))
@@ -210,7 +215,7 @@ impl Transport {
     pub(crate) async fn post_for_events(
         &self,
         path: &str,
-        body: &Value,
+        body: &(impl Serialize + Sync),
         retries: &mut u32,
     ) -> Result<AnswerBody, ModelError> {
         self.check_runtime()?;
@@ -355,7 +360,7 @@ impl Transport {
     }
 
     /// One request, its time limit covering the connection, the answer and its whole body.
-    async fn attempt(&self, url: &str, body: &Value) -> Result<Value, Failure> {
+    async fn attempt(&self, url: &str, body: &(impl Serialize + Sync)) -> Result<Value, Failure> {
         let bytes = self
             .within_limit(async {
                 let response = self.successful(self.send(url, body, false).await?).await?;
@@ -367,7 +372,11 @@ impl Transport {
 
     /// One request whose answer is read later: its time limit covers the connection and
     /// the answer's head, and the body of an error status or of a whole answer.
-    async fn attempt_head(&self, url: &str, body: &Value) -> Result<Head, Failure> {
+    async fn attempt_head(
+        &self,
+        url: &str,
+        body: &(impl Serialize + Sync),
+    ) -> Result<Head, Failure> {
         self.within_limit(async {
             let response = self.successful(self.send(url, body, true).await?).await?;
             if !is_json(response.headers()) {
@@ -384,7 +393,7 @@ impl Transport {
     async fn send(
         &self,
         url: &str,
-        body: &Value,
+        body: &(impl Serialize + Sync),
         events: bool,
     ) -> Result<reqwest::Response, Failure> {
         let mut request = self.client.post(url);

@@ -11,7 +11,7 @@ use super::{Api, Client};
 use crate::common::warnings::Warnings;
 
 /// `add` can be strict; `set_env` takes an open map, which strict mode cannot express.
-fn tools() -> ToolDeclarations {
+pub(super) fn tools() -> ToolDeclarations {
     let add = ToolDefinition::new(
         "add",
         "Add two integers.",

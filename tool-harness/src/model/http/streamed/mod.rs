@@ -9,6 +9,7 @@ pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 mod reported_error;
 
+use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) use self::reported_error::ReportedError;
@@ -74,7 +75,7 @@ enum Attempt {
 pub(crate) async fn request_answer<A: Assembler + Default>(
     transport: &Transport,
     path: &str,
-    body: &Value,
+    body: &(impl Serialize + Sync),
     on_delta: OnDelta<'_>,
     read: impl FnOnce(&Value) -> Result<ChatResponse, ModelError>,
 ) -> Result<ChatResponse, ModelError> {
