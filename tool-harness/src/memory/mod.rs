@@ -155,7 +155,7 @@ impl FileMemory {
         max_bytes: u64,
     ) -> Result<Self, ServiceError> {
         let path = std::path::absolute(path.as_ref()).map_err(|err| {
-            ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
+            ServiceError::with_source("memory", format!("{}: {err}", path.as_ref().display()), err)
         })?;
         let path = linked_file(path)?;
         // Taken before the file is read: the facts read are the ones no other writer changes.
@@ -169,8 +169,10 @@ impl FileMemory {
         let read = lock.read_file(|file| read_at_most(file, max_bytes));
         let facts = match read {
             Some(Ok(bytes)) => {
-                let mut facts: Facts =
-                    serde_json::from_slice(&bytes).map_err(|err| not_a_memory(&err))?;
+                let mut facts: Facts = serde_json::from_slice(&bytes).map_err(|err| {
+                    let error = not_a_memory(&err);
+                    ServiceError::with_source(error.service, error.reason, err)
+                })?;
                 // Ids stay stable and distinct whoever wrote the file: one given twice is
                 // refused, and the next one is above every id there.
                 let mut ids = std::collections::HashSet::with_capacity(facts.facts.len());
@@ -195,9 +197,10 @@ impl FileMemory {
                 ));
             }
             Some(Err(ReadError::Io(err))) => {
-                return Err(ServiceError::new(
+                return Err(ServiceError::with_source(
                     "memory",
                     format!("{}: {err}", path.display()),
+                    err,
                 ));
             }
         };
@@ -252,7 +255,7 @@ impl FileMemory {
                 }
                 before_persist();
                 persist(&path, &next, &lock, max_bytes).map_err(|err| {
-                    ServiceError::new("memory", format!("{}: {err}", path.display()))
+                    ServiceError::with_source("memory", format!("{}: {err}", path.display()), err)
                 })?;
                 let made = next.versioned(value);
                 *current.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
@@ -278,8 +281,9 @@ fn linked_file(mut path: PathBuf) -> Result<PathBuf, ServiceError> {
         if !is_link {
             return Ok(path);
         }
-        let failed =
-            |err: std::io::Error| ServiceError::new("memory", format!("{}: {err}", path.display()));
+        let failed = |err: std::io::Error| {
+            ServiceError::with_source("memory", format!("{}: {err}", path.display()), err)
+        };
         let target = std::fs::read_link(&path).map_err(failed)?;
         // A relative target is read from the link's directory; `absolute` leaves an
         // absolute one as it is.
