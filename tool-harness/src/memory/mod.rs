@@ -161,26 +161,19 @@ impl FileMemory {
         // Taken before the file is read: the facts read are the ones no other writer changes.
         let lock = WriterLock::take(&path)?;
         let not_a_memory = |reason: &dyn std::fmt::Display| {
-            ServiceError::new(
-                "memory",
-                format!("{} is not a memory file: {reason}", path.display()),
-            )
+            format!("{} is not a memory file: {reason}", path.display())
         };
         let read = lock.read_file(|file| read_at_most(file, max_bytes));
         let facts = match read {
             Some(Ok(bytes)) => {
-                let mut facts: Facts = serde_json::from_slice(&bytes).map_err(|err| {
-                    let error = not_a_memory(&err);
-                    ServiceError::with_source(error.service, error.reason, err)
-                })?;
+                let mut facts: Facts = serde_json::from_slice(&bytes)
+                    .map_err(|err| ServiceError::with_source("memory", not_a_memory(&err), err))?;
                 // Ids stay stable and distinct whoever wrote the file: one given twice is
                 // refused, and the next one is above every id there.
                 let mut ids = std::collections::HashSet::with_capacity(facts.facts.len());
                 if let Some(fact) = facts.facts.iter().find(|fact| !ids.insert(fact.id)) {
-                    return Err(not_a_memory(&format_args!(
-                        "two facts have the id {}",
-                        fact.id
-                    )));
+                    let reason = not_a_memory(&format_args!("two facts have the id {}", fact.id));
+                    return Err(ServiceError::new("memory", reason));
                 }
                 facts.next_id = ids.into_iter().max().unwrap_or(0).max(facts.next_id);
                 facts
