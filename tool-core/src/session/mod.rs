@@ -21,13 +21,40 @@ use async_trait::async_trait;
 pub use embedding::{Embedder, check_embeddings, check_finite_embeddings, unit_vector};
 
 /// A failure of a session service (an embedder, a context store, a memory).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{service}: {reason}")]
+///
+/// It shows as `"{service}: {reason}"`. A service that failed because of a typed error
+/// (a model client's, an I/O error) keeps it as the [`source`](std::error::Error::source),
+/// so that a caller can tell the causes apart without reading the text: split a document
+/// too long for the embedding model, retry after a rate limit.
+///
+/// Equality compares the service and the reason only: the source is an opaque error
+/// (`dyn Error`, which has no equality), and the reason already says it in words.
+///
+/// ```
+/// use std::error::Error as _;
+/// use toolsmith_core::ServiceError;
+///
+/// let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file");
+/// let error = ServiceError::with_source("memory", "facts.json: read-only file", io);
+/// assert_eq!(error.to_string(), "memory: facts.json: read-only file");
+/// // The cause, as its own type:
+/// let cause = error.source().and_then(|e| e.downcast_ref::<std::io::Error>());
+/// assert_eq!(cause.map(|e| e.kind()), Some(std::io::ErrorKind::PermissionDenied));
+/// // A clone shares it; equality looks at the service and the reason only.
+/// assert!(error.clone().source().is_some());
+/// assert_eq!(error, ServiceError::new("memory", "facts.json: read-only file"));
+/// // Without one, there is none to find.
+/// assert!(ServiceError::new("memory", "read-only").source().is_none());
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServiceError {
     /// The service that failed ("embedder", "context", "memory").
     pub service: String,
     /// What went wrong.
     pub reason: String,
+    /// The typed error it failed of, if any: shared, so that the error stays `Clone`.
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
 impl ServiceError {
@@ -36,9 +63,52 @@ impl ServiceError {
         Self {
             service: service.into(),
             reason: reason.to_string(),
+            source: None,
+        }
+    }
+
+    /// A failure of `service` because of `source`, which
+    /// [`Error::source`](std::error::Error::source) gives back (to downcast to its type).
+    /// `reason` is the whole text shown (the source is not appended to it), so it usually
+    /// says what the source says, and where.
+    pub fn with_source<E>(
+        service: impl Into<String>,
+        reason: impl std::fmt::Display,
+        source: E,
+    ) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Self {
+            source: Some(Arc::new(source)),
+            ..Self::new(service, reason)
         }
     }
 }
+
+impl std::fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.service, self.reason)
+    }
+}
+
+impl std::error::Error for ServiceError {
+    // Written out, not derived: thiserror would give the `Arc` itself as the source, and a
+    // downcast to the cause's type would find an `Arc`, not it.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl PartialEq for ServiceError {
+    fn eq(&self, other: &Self) -> bool {
+        self.service == other.service && self.reason == other.reason
+    }
+}
+
+impl Eq for ServiceError {}
 
 /// One hit of a [`ContextSearch`].
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -155,30 +155,25 @@ impl FileMemory {
         max_bytes: u64,
     ) -> Result<Self, ServiceError> {
         let path = std::path::absolute(path.as_ref()).map_err(|err| {
-            ServiceError::new("memory", format!("{}: {err}", path.as_ref().display()))
+            ServiceError::with_source("memory", format!("{}: {err}", path.as_ref().display()), err)
         })?;
         let path = linked_file(path)?;
         // Taken before the file is read: the facts read are the ones no other writer changes.
         let lock = WriterLock::take(&path)?;
         let not_a_memory = |reason: &dyn std::fmt::Display| {
-            ServiceError::new(
-                "memory",
-                format!("{} is not a memory file: {reason}", path.display()),
-            )
+            format!("{} is not a memory file: {reason}", path.display())
         };
         let read = lock.read_file(|file| read_at_most(file, max_bytes));
         let facts = match read {
             Some(Ok(bytes)) => {
-                let mut facts: Facts =
-                    serde_json::from_slice(&bytes).map_err(|err| not_a_memory(&err))?;
+                let mut facts: Facts = serde_json::from_slice(&bytes)
+                    .map_err(|err| ServiceError::with_source("memory", not_a_memory(&err), err))?;
                 // Ids stay stable and distinct whoever wrote the file: one given twice is
                 // refused, and the next one is above every id there.
                 let mut ids = std::collections::HashSet::with_capacity(facts.facts.len());
                 if let Some(fact) = facts.facts.iter().find(|fact| !ids.insert(fact.id)) {
-                    return Err(not_a_memory(&format_args!(
-                        "two facts have the id {}",
-                        fact.id
-                    )));
+                    let reason = not_a_memory(&format_args!("two facts have the id {}", fact.id));
+                    return Err(ServiceError::new("memory", reason));
                 }
                 facts.next_id = ids.into_iter().max().unwrap_or(0).max(facts.next_id);
                 facts
@@ -195,9 +190,10 @@ impl FileMemory {
                 ));
             }
             Some(Err(ReadError::Io(err))) => {
-                return Err(ServiceError::new(
+                return Err(ServiceError::with_source(
                     "memory",
                     format!("{}: {err}", path.display()),
+                    err,
                 ));
             }
         };
@@ -252,7 +248,7 @@ impl FileMemory {
                 }
                 before_persist();
                 persist(&path, &next, &lock, max_bytes).map_err(|err| {
-                    ServiceError::new("memory", format!("{}: {err}", path.display()))
+                    ServiceError::with_source("memory", format!("{}: {err}", path.display()), err)
                 })?;
                 let made = next.versioned(value);
                 *current.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
@@ -278,8 +274,9 @@ fn linked_file(mut path: PathBuf) -> Result<PathBuf, ServiceError> {
         if !is_link {
             return Ok(path);
         }
-        let failed =
-            |err: std::io::Error| ServiceError::new("memory", format!("{}: {err}", path.display()));
+        let failed = |err: std::io::Error| {
+            ServiceError::with_source("memory", format!("{}: {err}", path.display()), err)
+        };
         let target = std::fs::read_link(&path).map_err(failed)?;
         // A relative target is read from the link's directory; `absolute` leaves an
         // absolute one as it is.

@@ -65,13 +65,14 @@ impl WriterLock {
     pub(crate) fn take(path: &Path) -> Result<Self, ServiceError> {
         let lock_path = lock_path_of(path)?;
         let failed = |err: std::io::Error| {
-            ServiceError::new(
+            ServiceError::with_source(
                 "memory",
                 format!(
                     "{}: could not lock it ({}): {err}",
                     path.display(),
                     lock_path.display()
                 ),
+                err,
             )
         };
         if let Some(dir) = lock_path.parent() {
@@ -97,9 +98,10 @@ impl WriterLock {
         let by_identity = match File::open(path) {
             Ok(file) => {
                 let failed = |err: std::io::Error| {
-                    ServiceError::new(
+                    ServiceError::with_source(
                         "memory",
                         format!("{}: could not lock it: {err}", path.display()),
+                        err,
                     )
                 };
                 let Some(lock) = Flock::try_lock(file).map_err(failed)? else {
@@ -117,9 +119,10 @@ impl WriterLock {
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => {
-                return Err(ServiceError::new(
+                return Err(ServiceError::with_source(
                     "memory",
                     format!("{}: {err}", path.display()),
+                    err,
                 ));
             }
         };

@@ -66,7 +66,11 @@ impl EmbeddingRetriever {
 
     /// Embeds and adds documents, each `(content, metadata)`. Fails, adding none, when the
     /// embedder fails or does not return one vector of its dimension, of finite numbers, per
-    /// text.
+    /// text. The embedder's failure is given as it is, its
+    /// [`source`](std::error::Error::source) kept: an `OpenAiEmbedder`'s (feature
+    /// `http-models`) is its [`ModelError`](crate::model::ModelError)
+    /// (`ContextTooLong` for a document too long for the model, to split), and it names the
+    /// text (the document's place in `documents`) when it sent them in several requests.
     pub async fn add_with_metadata(
         &self,
         documents: impl IntoIterator<Item = (String, Map<String, Value>)>,

@@ -316,6 +316,36 @@ async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_fail
     assert!(memory.facts().await.unwrap().is_empty());
 }
 
+/// The error of type `E` a memory failure keeps as its cause, if any.
+fn cause_of<E: std::error::Error + 'static>(error: &ServiceError) -> Option<&E> {
+    std::error::Error::source(error).and_then(|source| source.downcast_ref::<E>())
+}
+
+#[tokio::test]
+async fn a_file_memory_failure_keeps_the_error_it_failed_of() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file that is not JSON: the parser's error.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "not json").unwrap();
+    let err = FileMemory::open(&bad).unwrap_err();
+    let cause = cause_of::<serde_json::Error>(&err).expect("the parser's error");
+    assert!(cause.is_syntax(), "{cause}");
+    // A directory that is a file: the I/O error of making it, the text unchanged.
+    std::fs::write(dir.path().join("plain"), "a file").unwrap();
+    let err = FileMemory::open(dir.path().join("plain/memory.json")).unwrap_err();
+    let cause = cause_of::<std::io::Error>(&err).expect("an I/O error");
+    assert!(err.to_string().ends_with(&cause.to_string()), "{err}");
+    // A write that fails (the directory replaced by a file once open): its I/O error.
+    let memory = FileMemory::open(dir.path().join("blocker/memory.json")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("blocker")).unwrap();
+    std::fs::write(dir.path().join("blocker"), "a file").unwrap();
+    let err = memory.add("lost?".into()).await.unwrap_err();
+    assert!(cause_of::<std::io::Error>(&err).is_some(), "{err:?}");
+    // A failure of no typed error has no cause.
+    let err = FileMemory::open(dir.path().join("..")).unwrap_err();
+    assert!(std::error::Error::source(&err).is_none(), "{err:?}");
+}
+
 #[tokio::test]
 async fn a_memory_file_has_one_writer_at_a_time() {
     let dir = tempfile::tempdir().unwrap();

@@ -195,7 +195,9 @@ impl OpenAiEmbedder {
                         first + sent - 1
                     ),
                 };
-                ServiceError::new("embedder", reason)
+                // The client's error stays the cause, for a caller to tell a text too long
+                // (`ContextTooLong`) from a rate limit or a refused key by its type.
+                ServiceError::with_source("embedder", reason, error)
             })?;
         read_vectors(&answer, first, texts.len(), self.dimensions)
             .map_err(|reason| ServiceError::new("embedder", format!("{NAME}: {reason}")))

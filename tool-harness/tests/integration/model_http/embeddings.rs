@@ -403,3 +403,93 @@ async fn the_shed_finds_a_tool_by_meaning_through_the_embedder() {
     assert_eq!(result, ToolCallResult::text("clear over Lyon"));
     server.abort();
 }
+
+/// OpenAI's 400 for an embedding input longer than the model's context, as the API answers
+/// it (no `code`; the message is the sign).
+fn input_too_long() -> Reply {
+    Reply::json(
+        400,
+        &json!({"error": {"message": "This model's maximum context length is 8192 tokens, however you requested 9000 tokens (9000 in your prompt; 0 for the completion). Please reduce your prompt; or completion length.",
+            "type": "invalid_request_error", "param": null, "code": null}}),
+    )
+}
+
+/// The model client's error a failed `embed` keeps as its source.
+fn cause(error: &toolsmith_core::ServiceError) -> Option<&ModelError> {
+    std::error::Error::source(error).and_then(|source| source.downcast_ref::<ModelError>())
+}
+
+#[tokio::test]
+async fn an_input_too_long_is_a_typed_cause_a_caller_can_act_on() {
+    let server = MockServer::start([input_too_long(), input_too_long()]).await;
+    let embedder = embedder(&server.base, "text-embedding-3-small");
+    let error = embedder
+        .embed(&texts(&["a", "a very long document"]))
+        .await
+        .unwrap_err();
+    // The text is what it was.
+    assert_eq!(
+        error.to_string(),
+        "embedder: openai_embeddings: the request is longer than the model's context window \
+         (HTTP 400): This model's maximum context length is 8192 tokens, however you requested \
+         9000 tokens (9000 in your prompt; 0 for the completion). Please reduce your prompt; or \
+         completion length."
+    );
+    match cause(&error) {
+        Some(ModelError::ContextTooLong {
+            provider,
+            status,
+            message,
+        }) => {
+            assert_eq!(provider, "openai_embeddings");
+            assert_eq!(*status, 400);
+            assert!(
+                message.contains("however you requested 9000 tokens"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Not asked again: the same input fails the same way.
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_rate_limit_after_the_retries_is_a_typed_cause() {
+    let slow_down = || {
+        Reply::json(
+            429,
+            &json!({"error": {"message": "Rate limit reached for text-embedding-3-small",
+                "type": "requests", "param": null, "code": "rate_limit_exceeded"}}),
+        )
+        .header("retry-after", "0")
+    };
+    // The first try and DEFAULT_MAX_RETRIES (2) more, each refused.
+    let server = MockServer::start([slow_down(), slow_down(), slow_down()]).await;
+    let embedder = embedder(&server.base, "text-embedding-3-small");
+    let error = embedder.embed(&texts(&["a"])).await.unwrap_err();
+    assert!(
+        error.to_string().starts_with(
+            "embedder: openai_embeddings: rate limited (HTTP 429): Rate limit reached"
+        ),
+        "{error}"
+    );
+    assert!(
+        matches!(cause(&error), Some(ModelError::RateLimited { provider, .. }) if provider == "openai_embeddings"),
+        "{:?}",
+        cause(&error)
+    );
+    // Retried before giving up.
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_wrong_answer_has_no_model_error_for_a_cause() {
+    // The request succeeded; the answer is wrong: no client error to give.
+    let server = MockServer::start([answer(&[vec![1.0, 0.0]])]).await;
+    let error = embedder(&server.base, "nomic-embed-text")
+        .embed(&texts(&["a", "b"]))
+        .await
+        .unwrap_err();
+    assert!(cause(&error).is_none(), "{error:?}");
+}
