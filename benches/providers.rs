@@ -10,43 +10,27 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use toolsmith::provider::{Declared, Provider, RenderOptions, StrictMode};
-use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult, scheme};
+use toolsmith::{FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+
+mod declared_tools;
 
 const TOOLS: usize = 1_000;
 
-/// 1,000 tools with a realistic argument schema; one in four declares a `returns` schema and
-/// so is rendered strict.
+/// 1,000 tools of `declared_tools` (one in four declares a `returns` schema, and so is
+/// rendered strict).
 fn manager() -> ToolCallManager {
     let manager = ToolCallManager::new("bench");
     for i in 0..TOOLS {
-        let mut tool = FnTool::new(
-            format!("tool_{i}"),
-            format!("Tool number {i}: does one thing well."),
-            Args::new(
-                scheme::object()
-                    .required(
-                        "query",
-                        scheme::string().min_len(1).describe("What to look for."),
-                    )
-                    .optional("limit", scheme::integer().minimum(1).maximum(100))
-                    .optional("tags", scheme::array(scheme::string()).max_items(10))
-                    .optional(
-                        "scope",
-                        scheme::object()
-                            .required("root", scheme::string())
-                            .optional("depth", scheme::integer()),
-                    )
-                    .build(),
-            ),
+        let tool = FnTool::new(
+            declared_tools::name(i),
+            declared_tools::description(i),
+            declared_tools::arguments(),
             |_: ToolArgs<'_>| async { Ok(ToolCallResult::empty()) },
         );
-        if i % 4 == 0 {
-            tool = tool.with_returns(Args::new(
-                scheme::object()
-                    .required("hits", scheme::array(scheme::string()))
-                    .build(),
-            ));
-        }
+        let tool = match declared_tools::returns(i) {
+            Some(returns) => tool.with_returns(returns),
+            None => tool,
+        };
         manager.register(Arc::new(tool)).expect("registers");
     }
     manager

@@ -24,45 +24,28 @@ use serde_json::json;
 use toolsmith::harness::model::http::{AnthropicModel, GeminiModel, OpenAiChatModel};
 use toolsmith::harness::model::{ChatModel, ChatOptions, ChatRequest, Message};
 use toolsmith::provider::StrictMode;
-use toolsmith::{Args, Tool, ToolDeclarations, ToolDefinition, scheme};
+use toolsmith::{Tool, ToolDeclarations, ToolDefinition};
+
+mod declared_tools;
 
 const TOOLS: usize = 200;
 /// More sets than a client keeps rendered, so that each `new_set` request renders.
 const SETS: usize = 64;
 
-/// `count` tools with the argument schema of the `providers` bench; one in four declares a
-/// `returns` schema and so is rendered strict (where the format has a strict mode).
+/// `count` tools of `declared_tools`, as the `providers` bench renders them (one in four
+/// declares a `returns` schema, and so is rendered strict where the format has a strict mode).
 fn declarations(count: usize) -> ToolDeclarations {
     let tools = (0..count)
         .map(|i| {
-            let mut tool = ToolDefinition::new(
-                format!("tool_{i}"),
-                format!("Tool number {i}: does one thing well."),
-                Args::new(
-                    scheme::object()
-                        .required(
-                            "query",
-                            scheme::string().min_len(1).describe("What to look for."),
-                        )
-                        .optional("limit", scheme::integer().minimum(1).maximum(100))
-                        .optional("tags", scheme::array(scheme::string()).max_items(10))
-                        .optional(
-                            "scope",
-                            scheme::object()
-                                .required("root", scheme::string())
-                                .optional("depth", scheme::integer()),
-                        )
-                        .build(),
-                ),
+            let tool = ToolDefinition::new(
+                declared_tools::name(i),
+                declared_tools::description(i),
+                declared_tools::arguments(),
             );
-            if i % 4 == 0 {
-                tool = tool.with_returns(Args::new(
-                    scheme::object()
-                        .required("hits", scheme::array(scheme::string()))
-                        .build(),
-                ));
-            }
-            Tool::SingleCommand(tool)
+            Tool::SingleCommand(match declared_tools::returns(i) {
+                Some(returns) => tool.with_returns(returns),
+                None => tool,
+            })
         })
         .collect();
     ToolDeclarations { shed: None, tools }
