@@ -142,9 +142,7 @@ impl ReportedError {
             self.quota_spent,
         )
     }
-}
 
-impl ReportedError {
     /// Whether it says, in `overflow`'s words, that the request was longer than the
     /// model's context window (not retried then, whatever its status).
     pub(crate) fn is_context_too_long(&self, overflow: OverflowShape) -> bool {
