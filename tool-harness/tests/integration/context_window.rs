@@ -7,10 +7,10 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolsmith_core::{ToolArguments, ToolCallRequest, ToolShed};
+use toolsmith_core::{ToolArguments, ToolCallRequest, ToolShed, tool_fn};
 use toolsmith_harness::ToolPreset;
 use toolsmith_harness::agent::{
-    AgentEvent, AgentSession, AgentSessionBuilder, AgenticError, ContextEstimate,
+    AgentEvent, AgentSession, AgentSessionBuilder, AgenticError, ContextEstimate, DROPPED_RESULT,
     DropOldestExchanges, FINAL_ANSWER_TOOL, Overflow, OverflowCause, Shortened, SubAgentConfig,
 };
 use toolsmith_harness::model::{
@@ -247,20 +247,35 @@ fn asks_for_the_answer(messages: &[Message]) -> bool {
         .is_some_and(|text| text.contains(FINAL_ANSWER_TOOL))
 }
 
+/// Look up the weather of a city.
+#[tool_fn]
+fn forecast(
+    /// The city.
+    city: String,
+) -> String {
+    format!("21 °C in {city}, a long report")
+}
+
 #[tokio::test]
 async fn send_as_whose_exchange_is_refused_is_shortened_with_the_question_kept() {
     let model = ScriptedModel::new([
-        ScriptedTurn::text("Sunny."),
+        ScriptedTurn::call("forecast", json!({"city": "Paris"})),
         ScriptedTurn::text("It is 21 °C in Paris."),
         // The answer's exchange no longer fits.
         ScriptedTurn::error(too_long()),
         ScriptedTurn::respond(|request| {
-            // The older exchange went; the question, the run's answer and the request for
-            // the typed answer stayed.
-            assert_eq!(request.messages.len(), 3, "{:?}", request.messages);
-            assert_eq!(request.messages[0], Message::user("Weather in Paris?"));
-            assert_eq!(request.messages[1].text(), Some("It is 21 °C in Paris."));
-            assert!(asks_for_the_answer(&request.messages));
+            // The question's exchange is the current one: kept, its tool result emptied
+            // (not dropped whole as an exchange before the request for the answer).
+            let messages = &request.messages;
+            assert_eq!(messages.len(), 5, "{messages:?}");
+            assert_eq!(messages[0], Message::user("Weather in Paris?"));
+            assert_eq!(messages[1].calls()[0].name, "forecast");
+            assert_eq!(
+                messages[2].results()[0].result.content.to_text(),
+                DROPPED_RESULT
+            );
+            assert_eq!(messages[3].text(), Some("It is 21 °C in Paris."));
+            assert!(asks_for_the_answer(messages));
             Ok(ChatResponse::calls(vec![Ok(ToolCallRequest::new(
                 "a1",
                 FINAL_ANSWER_TOOL,
@@ -270,17 +285,25 @@ async fn send_as_whose_exchange_is_refused_is_shortened_with_the_question_kept()
     ]);
     let session = AgentSession::builder(model.clone())
         .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Forecast))
         .with_context_overflow(DropOldestExchanges::new())
         .build()
         .unwrap();
-    session.send("Weather in London?").await.unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
     let typed = session
         .send_as::<Weather>("Weather in Paris?")
         .await
         .unwrap();
     assert_eq!(typed.value.city, "Paris");
     // The refused request and the one asked again count.
-    assert_eq!(typed.run.model_calls, 3);
+    assert_eq!(typed.run.model_calls, 4);
+    // The run's transcript, and the kept conversation, keep the result.
+    let kept = session.transcript().await;
+    assert_eq!(
+        kept[2].results()[0].result.content.to_text(),
+        "21 °C in Paris, a long report"
+    );
     model.assert_complete();
 }
 
