@@ -307,6 +307,21 @@ mod tests {
         sent.messages.drain(..2);
         estimate.forget();
         assert_eq!(estimate.estimate(&sent), 10 + PART_OVERHEAD_TOKENS);
+        // Shortened without dropping a message (a result emptied): only forgetting the
+        // count tells.
+        let mut emptied = request(vec![
+            Message::user("x".repeat(30)),
+            result(&"r".repeat(3000)),
+        ]);
+        estimate.measured(&emptied, Usage::new(1010, 20));
+        if let Message::ToolResults { results } = &mut emptied.messages[1] {
+            results[0].result = ToolCallResult::text("");
+        }
+        estimate.forget();
+        assert_eq!(
+            estimate.estimate(&emptied),
+            10 + PART_OVERHEAD_TOKENS + 2 + 2 * PART_OVERHEAD_TOKENS
+        );
         // Fewer messages than were counted: not a continuation, estimated whole, even
         // unforgotten.
         estimate.measured(
