@@ -467,3 +467,67 @@ async fn a_child_s_window_without_any_policy_fails_its_start_saying_so() {
         result.content.to_text()
     );
 }
+
+/// Read `size` bytes.
+#[tool_fn]
+fn read(
+    /// How many.
+    size: usize,
+) -> String {
+    "r".repeat(size)
+}
+
+#[tokio::test]
+async fn after_shortening_the_request_is_estimated_again_from_what_is_left() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("read", json!({"size": 2400})).with_usage(Usage::new(50, 5)),
+        // The count of the request with the long result (50, the call and some 800 of
+        // the result's bytes: it was sent): 990 of 1000.
+        ScriptedTurn::call("read", json!({"size": 300})).with_usage(Usage::new(990, 5)),
+        ScriptedTurn::respond(|request| {
+            // 990 and the new call and result pass the window: the long result was
+            // emptied, and what is left (estimated whole, the count being of the long
+            // result) fits: the newer result is whole.
+            let results: Vec<String> = request
+                .messages
+                .iter()
+                .flat_map(Message::results)
+                .map(|result| result.result.content.to_text())
+                .collect();
+            assert_eq!(results, [DROPPED_RESULT.to_owned(), "r".repeat(300)]);
+            Ok(ChatResponse::text("done"))
+        }),
+    ]);
+    let shortenings = Shortenings::default();
+    let seen = Arc::clone(&shortenings);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Read))
+        .with_context_overflow(DropOldestExchanges::new())
+        .with_context_window(1000)
+        .with_event_handler(move |event: &AgentEvent| {
+            if matches!(event, AgentEvent::ContextShortened { .. }) {
+                seen.lock().unwrap().push(event.clone());
+            }
+        })
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    assert_eq!(session.run("Read twice.").await.unwrap().text, "done");
+    let shortenings = shortenings.lock().unwrap().clone();
+    assert_eq!(shortenings.len(), 1, "{shortenings:?}");
+    assert!(
+        matches!(
+            shortenings[0],
+            AgentEvent::ContextShortened {
+                turn: 3,
+                emptied: 1,
+                estimate: Some(_),
+                ..
+            }
+        ),
+        "{shortenings:?}"
+    );
+    model.assert_complete();
+}
