@@ -118,15 +118,21 @@ async fn under_the_window_nothing_is_shortened() {
 
 #[tokio::test]
 async fn a_first_request_is_estimated_whole_from_its_bytes() {
-    // No count yet: the kept conversation, set by hand, and the question are estimated by
-    // their bytes (204 + 204 + 6 = 414 > 300).
-    let model = ScriptedModel::new([ScriptedTurn::respond(|request| {
-        assert_eq!(request.messages, [Message::user("Now?")]);
-        Ok(ChatResponse::text("Now."))
-    })]);
+    // No count that holds: the kept conversation, set by hand (the count of the first
+    // request no longer begins it), and the question are estimated by their bytes
+    // (204 + 204 + 6 = 414 > 300).
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Hi.").with_usage(Usage::new(10, 1)),
+        ScriptedTurn::respond(|request| {
+            assert_eq!(request.messages, [Message::user("Now?")]);
+            Ok(ChatResponse::text("Now."))
+        }),
+    ]);
     let (session, shortenings) = guarded(&model, 300, None);
+    session.send("Hello").await.unwrap();
     session
         .edit_transcript(|messages| {
+            messages.clear();
             messages.push(Message::user("q".repeat(600)));
             messages.push(Message::assistant("a".repeat(600)));
         })
