@@ -66,6 +66,7 @@ pub struct SubAgentConfig {
     max_depth: usize,
     token_budget: Option<u64>,
     context_overflow: Option<Arc<dyn ContextOverflow>>,
+    context_window: Option<u64>,
 }
 
 impl std::fmt::Debug for SubAgentConfig {
@@ -79,6 +80,7 @@ impl std::fmt::Debug for SubAgentConfig {
             .field("max_depth", &self.max_depth)
             .field("token_budget", &self.token_budget)
             .field("context_overflow", &self.context_overflow.is_some())
+            .field("context_window", &self.context_window)
             .finish()
     }
 }
@@ -99,6 +101,7 @@ impl SubAgentConfig {
             max_depth: 1,
             token_budget: None,
             context_overflow: None,
+            context_window: None,
         }
     }
 
@@ -147,6 +150,19 @@ impl SubAgentConfig {
     #[must_use]
     pub fn with_context_overflow(mut self, policy: impl ContextOverflow + 'static) -> Self {
         self.context_overflow = Some(Arc::new(policy));
+        self
+    }
+
+    /// The children's model's context window, in tokens
+    /// ([`AgentSessionBuilder::with_context_window`](super::AgentSessionBuilder::with_context_window)):
+    /// a child's request estimated to pass it is shortened by the children's policy before
+    /// it is sent. Without one, children built with a session share the session's window
+    /// (with its policy), if it has one; give them their own when their model's window is
+    /// not the session's model's. A window needs a policy, the config's or the session's:
+    /// without either, a child's `start` fails, saying so.
+    #[must_use]
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
         self
     }
 
@@ -293,13 +309,16 @@ impl AgentCommands {
     }
 
     /// The commands of the session `parts` belong to: cancelling it stops the children, its
-    /// hooks and approval hold them, and its context overflow policy is theirs when `config`
-    /// has none.
+    /// hooks and approval hold them, and its context overflow policy and window are theirs
+    /// when `config` has none.
     pub(crate) fn for_session(mut config: SubAgentConfig, parts: &SessionParts) -> Self {
-        if config.context_overflow.is_none()
-            && let Some(session) = parts.state.get::<SessionContextOverflow>()
-        {
-            config.context_overflow = Some(Arc::clone(&session.0));
+        if let Some(session) = parts.state.get::<SessionContextOverflow>() {
+            if config.context_overflow.is_none() {
+                config.context_overflow = Some(Arc::clone(&session.policy));
+            }
+            if config.context_window.is_none() {
+                config.context_window = session.window;
+            }
         }
         let cancel = parts
             .state
@@ -427,7 +446,7 @@ impl AgentCommands {
             .with_model(config.model_name.clone())
             .with_toolshed(shed)
             .with_max_turns(max_turns)
-            .with_shared_context_overflow(config.context_overflow.clone())
+            .with_shared_context_overflow(config.context_overflow.clone(), config.context_window)
             .with_cancellation(cancel.clone())
             .with_pause(pause.clone())
             .with_guards(&self.children.guards)

@@ -1,6 +1,6 @@
-//! [`ContextOverflow`]: what a session does when the model says the conversation no longer
-//! fits its context window ([`ModelError::ContextTooLong`]), and the built-in
-//! [`DropOldestExchanges`].
+//! [`ContextOverflow`]: what a session does when the conversation no longer fits the model's
+//! context window (the model says so, [`ModelError::ContextTooLong`], or the session's
+//! estimate does), and the built-in [`DropOldestExchanges`].
 
 use std::sync::Arc;
 
@@ -48,33 +48,109 @@ impl Shortened {
     }
 }
 
-/// Why a [`ContextOverflow`] policy is asked: the model's error, and how many times the
-/// policy has been asked for this model call (1 the first time).
+/// Why a [`ContextOverflow`] policy is asked, and how many times the policy has been asked
+/// for this model call (1 the first time).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct Overflow<'a> {
     /// 1 the first time the policy is asked for a model call, up to
-    /// [`MAX_OVERFLOW_ATTEMPTS`].
+    /// [`MAX_OVERFLOW_ATTEMPTS`] (the estimate's askings and the model's refusals
+    /// together).
     pub attempt: usize,
-    /// The model's [`ModelError::ContextTooLong`], whose message often gives the counts
-    /// ("prompt is too long: 209353 tokens > 199999 maximum").
-    pub error: &'a ModelError,
+    /// What says the conversation does not fit: the model's refusal, or the session's
+    /// estimate before sending.
+    pub cause: OverflowCause<'a>,
 }
 
 impl<'a> Overflow<'a> {
-    /// The `attempt`-th time the policy is asked, for `error` (to test a policy of one's
-    /// own).
+    /// The `attempt`-th time the policy is asked, for the model's `error` (to test a policy
+    /// of one's own).
     pub fn new(attempt: usize, error: &'a ModelError) -> Self {
-        Self { attempt, error }
+        Self {
+            attempt,
+            cause: OverflowCause::Refused(error),
+        }
+    }
+
+    /// The `attempt`-th time the policy is asked, for the session's `estimate` (to test a
+    /// policy of one's own).
+    pub fn estimated(attempt: usize, estimate: ContextEstimate) -> Self {
+        Self {
+            attempt,
+            cause: OverflowCause::Estimated(estimate),
+        }
+    }
+
+    /// The model's error, when the model refused the request.
+    pub fn error(&self) -> Option<&'a ModelError> {
+        match self.cause {
+            OverflowCause::Refused(error) => Some(error),
+            OverflowCause::Estimated(_) => None,
+        }
+    }
+}
+
+/// What says the conversation does not fit the model's context window ([`Overflow`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum OverflowCause<'a> {
+    /// The model refused the request: its [`ModelError::ContextTooLong`], whose message
+    /// often gives the counts ("prompt is too long: 209353 tokens > 199999 maximum";
+    /// Anthropic's "input length and `max_tokens` exceed context limit: 199759 + 8192 >
+    /// 200000" counts the output the request reserved too).
+    Refused(&'a ModelError),
+    /// Nothing was sent: the session's estimate of the request, with the output it
+    /// reserves, passes the window given
+    /// [`with_context_window`](super::AgentSessionBuilder::with_context_window).
+    Estimated(ContextEstimate),
+}
+
+/// A request's estimate against the model's context window, in tokens: what made the
+/// session shorten the conversation before sending it
+/// ([`with_context_window`](super::AgentSessionBuilder::with_context_window)).
+///
+/// The input is the input tokens the provider reported for the run's previous request
+/// (whose messages the request continues), plus the messages and tool declarations added
+/// since at one token per 3 bytes of their text and JSON; with no such report (the first
+/// request of a run, a provider that reports none, a conversation shortened since), the
+/// whole request is counted that way. Tokenizers average about 4 characters a token in
+/// English, so the estimate errs long: the window is rather kept too well than passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ContextEstimate {
+    /// The request's estimated input tokens.
+    pub input_tokens: u64,
+    /// The output the request reserves: its `options.max_output_tokens`, 0 when unset.
+    pub reserved_output: u64,
+    /// The model's context window, as the session was given it.
+    pub window: u64,
+}
+
+impl ContextEstimate {
+    /// `input_tokens` and `reserved_output` against `window`.
+    pub fn new(input_tokens: u64, reserved_output: u64, window: u64) -> Self {
+        Self {
+            input_tokens,
+            reserved_output,
+            window,
+        }
+    }
+
+    /// Whether the input and the reserved output together pass the window.
+    pub fn exceeds_window(&self) -> bool {
+        self.input_tokens.saturating_add(self.reserved_output) > self.window
     }
 }
 
 /// What an [`AgentSession`](super::AgentSession) built
 /// [`with_context_overflow`](super::AgentSessionBuilder::with_context_overflow) does when
-/// the model answers that the conversation is longer than its context window: shorten the
-/// conversation about to be sent, after which the same model call is asked again (at most
-/// [`MAX_OVERFLOW_ATTEMPTS`] times; then, or when the policy shortens nothing, the run ends
-/// with [`AgenticError::Model`](super::AgenticError::Model) carrying the
+/// the model answers that the conversation is longer than its context window, or (built
+/// [`with_context_window`](super::AgentSessionBuilder::with_context_window) too) when the
+/// session estimates, before sending, that it will ([`Overflow::cause`]): shorten the
+/// conversation about to be sent, after which the same model call is estimated or asked
+/// again (at most [`MAX_OVERFLOW_ATTEMPTS`] times a model call; then, or when the policy
+/// shortens nothing, the request is sent as it is and a refusal ends the run with
+/// [`AgenticError::Model`](super::AgenticError::Model) carrying the
 /// [`ModelError::ContextTooLong`] and the run). The conversation of
 /// [`send`](super::AgentSession::send) is kept as shortened, so the next `send` starts
 /// from it.
@@ -83,7 +159,12 @@ impl<'a> Overflow<'a> {
 /// message and the run's messages so far; the system prompt is apart (the session's, sent
 /// with every request, never shortened). Every provider refuses a tool call without its
 /// result, or a result without its call: keep an assistant message with calls and the
-/// tool-results message after it together. A panic of the policy ends the run with
+/// tool-results message after it together, and the latest user message: it is the question
+/// being answered. For the answer of [`send_as`](super::AgentSession::send_as) and
+/// [`run_as`](super::AgentSession::run_as), `conversation` is the run's, up to that
+/// exchange's own request (the instruction to call `final_answer`, and answers sent back to
+/// mend), which is never shortened; a policy that removes the run's latest user message
+/// there has it put back, first. A panic of the policy ends the run with
 /// [`AgenticError::Panicked`](super::AgenticError::Panicked), the conversation as the
 /// policy left it.
 ///
@@ -144,9 +225,13 @@ where
     }
 }
 
-/// A session's policy, kept in its [`SessionParts`](toolsmith_core::SessionParts) state for
-/// the `agent` group built with the session: its children inherit it.
-pub(crate) struct SessionContextOverflow(pub(crate) Arc<dyn ContextOverflow>);
+/// A session's policy and context window, kept in its
+/// [`SessionParts`](toolsmith_core::SessionParts) state for the `agent` group built with the
+/// session: its children inherit them.
+pub(crate) struct SessionContextOverflow {
+    pub(crate) policy: Arc<dyn ContextOverflow>,
+    pub(crate) window: Option<u64>,
+}
 
 /// A [`ContextOverflow`] policy that drops the oldest exchanges: each time it is asked,
 /// the older half (at least one) of the exchanges before the current one, an exchange

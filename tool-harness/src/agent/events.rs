@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use toolsmith_core::{Progress, panic_message};
 
+use super::context_overflow::ContextEstimate;
 use crate::model::{StopReason, Usage};
 
 /// Something that happened in a run. Handlers get them in order, on the run's task.
@@ -120,11 +121,15 @@ pub enum AgentEvent {
         /// The result as the model sees it, as text.
         summary: String,
     },
-    /// The model said the request was longer than its context window, and the session's
-    /// [`ContextOverflow`](super::ContextOverflow) policy shortened the conversation: the
-    /// same model call is asked again as request `turn + 1`.
+    /// The session's [`ContextOverflow`](super::ContextOverflow) policy shortened the
+    /// conversation: either the model said the request was longer than its context window
+    /// (`estimate` is `None`), and the same model call is asked again as request
+    /// `turn + 1`; or the session's estimate of request `turn`, not yet sent, passed the
+    /// window it was given
+    /// ([`with_context_window`](super::AgentSessionBuilder::with_context_window)), and
+    /// the request goes out shortened (or is estimated again) under the same number.
     ContextShortened {
-        /// The model call (1-based) the model refused.
+        /// The model call (1-based) the model refused, or the one about to be sent.
         turn: usize,
         /// How many times the policy has been asked for this model call (1 the first).
         attempt: usize,
@@ -132,6 +137,9 @@ pub enum AgentEvent {
         dropped: usize,
         /// Tool results whose content was replaced by a placeholder.
         emptied: usize,
+        /// The estimate that passed the window, when it was the estimate (not the model's
+        /// refusal) that had the conversation shortened.
+        estimate: Option<ContextEstimate>,
     },
     /// A model call's tool calls all ended and their results are in the transcript.
     TurnFinished {

@@ -19,6 +19,7 @@ mod ledger;
 mod pause;
 mod run;
 mod session;
+mod token_estimate;
 mod tool;
 mod turn;
 mod typed;
@@ -28,8 +29,8 @@ pub use children::{
     MAX_RESULT_WAIT, SubAgentConfig,
 };
 pub use context_overflow::{
-    ContextOverflow, DROPPED_RESULT, DropOldestExchanges, MAX_OVERFLOW_ATTEMPTS, Overflow,
-    Shortened,
+    ContextEstimate, ContextOverflow, DROPPED_RESULT, DropOldestExchanges, MAX_OVERFLOW_ATTEMPTS,
+    Overflow, OverflowCause, Shortened,
 };
 pub use error::AgenticError;
 pub use events::{AgentEvent, AgentEventHandler, DeniedBy, NotRunReason};

@@ -13,7 +13,8 @@ use toolsmith_core::{
 use tracing::Instrument as _;
 
 use super::context_overflow::{
-    ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, SessionContextOverflow,
+    ContextEstimate, ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, SessionContextOverflow,
+    Shortened,
 };
 use super::declaration_check::check_declarations;
 use super::error::CaughtPanic;
@@ -21,6 +22,7 @@ use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::hooks::{ToolApproval, ToolHook};
 use super::ledger::RunLedger;
 use super::pause::PauseHandle;
+use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
 use super::{AgentRun, AgenticError};
 use crate::model::{
@@ -88,9 +90,18 @@ pub struct AgentSession {
     pub(super) events: Arc<[Arc<dyn AgentEventHandler>]>,
     pub(super) batch_deadline: Option<Duration>,
     pub(super) cancellation: CancellationToken,
-    conversation: tokio::sync::Mutex<Vec<Message>>,
+    conversation: tokio::sync::Mutex<Kept>,
     pub(super) pause: Option<PauseHandle>,
     context_overflow: Option<Arc<dyn ContextOverflow>>,
+    context_window: Option<u64>,
+}
+
+/// The conversation kept by [`AgentSession::send`], and the estimate of its last request:
+/// the next `send` continues it.
+#[derive(Default)]
+struct Kept {
+    messages: Vec<Message>,
+    estimate: TokenEstimate,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -138,7 +149,7 @@ impl AgentSession {
 
     /// The conversation kept by [`send`](Self::send).
     pub async fn transcript(&self) -> Vec<Message> {
-        self.conversation.lock().await.clone()
+        self.conversation.lock().await.messages.clone()
     }
 
     /// Runs a new conversation that starts with `text` (the kept conversation of
@@ -164,7 +175,23 @@ impl AgentSession {
             new_conversation(text),
             self.cancellation.child_token(),
             None,
-            parent,
+            (parent, &mut TokenEstimate::default()),
+        )
+        .await
+    }
+
+    /// [`run`](Self::run), its last request's estimate left in `estimate`: for the typed
+    /// answer's exchange, which continues it.
+    pub(super) async fn run_estimated(
+        &self,
+        text: impl Into<String>,
+        estimate: &mut TokenEstimate,
+    ) -> Result<AgentRun, AgenticError> {
+        self.drive(
+            new_conversation(text),
+            self.cancellation.child_token(),
+            None,
+            (RunLedger::of_calling_run(), estimate),
         )
         .await
     }
@@ -177,14 +204,32 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.drive_following(new_conversation(text), &token).await
+        self.drive_following(
+            new_conversation(text),
+            &token,
+            &mut TokenEstimate::default(),
+        )
+        .await
+    }
+
+    /// [`run_with_cancellation`](Self::run_with_cancellation), its last request's estimate
+    /// left in `estimate`.
+    pub(super) async fn run_with_cancellation_estimated(
+        &self,
+        text: impl Into<String>,
+        token: &CancellationToken,
+        estimate: &mut TokenEstimate,
+    ) -> Result<AgentRun, AgenticError> {
+        self.drive_following(new_conversation(text), token, estimate)
+            .await
     }
 
     /// Continues the session's conversation with `text`; the conversation (with this run's
     /// messages, whether it succeeded or not) is kept for the next `send`. A `send` dropped
     /// before it ends leaves the conversation as it was.
     pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(text, None).await
+        self.continue_conversation(text, None, &mut TokenEstimate::default())
+            .await
     }
 
     /// [`send`](Self::send), stopped when `token` (or the session's token) is cancelled, as
@@ -241,30 +286,35 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(text, Some(&token)).await
+        self.continue_conversation(text, Some(&token), &mut TokenEstimate::default())
+            .await
     }
 
     /// The kept conversation with `text` added, run (stopped by `caller` too, when given),
-    /// and kept again as the run left it.
-    async fn continue_conversation(
+    /// and kept again as the run left it, with the estimate of its last request (also left
+    /// in `estimate`, for the typed answer's exchange).
+    pub(super) async fn continue_conversation(
         &self,
         text: impl Into<String>,
         caller: Option<&CancellationToken>,
+        estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
-        let mut conversation = self.conversation.lock().await;
+        let mut kept = self.conversation.lock().await;
         // The run works on a copy: were it dropped midway, the kept conversation would
         // otherwise go with it.
-        let mut messages = Vec::with_capacity(conversation.len() + 4);
-        messages.extend(conversation.iter().cloned());
+        let mut messages = Vec::with_capacity(kept.messages.len() + 4);
+        messages.extend(kept.messages.iter().cloned());
         messages.push(Message::user(text));
+        // The kept conversation's last request is the first of this run's.
+        estimate.clone_from(&kept.estimate);
         let ended = match caller {
-            Some(token) => self.drive_following(messages, token).await,
+            Some(token) => self.drive_following(messages, token, estimate).await,
             None => {
                 self.drive(
                     messages,
                     self.cancellation.child_token(),
                     None,
-                    RunLedger::of_calling_run(),
+                    (RunLedger::of_calling_run(), estimate),
                 )
                 .await
             }
@@ -274,7 +324,8 @@ impl AgentSession {
             Ok(run) => Some(run),
             Err(error) => error.run(),
         } {
-            conversation.clone_from(&run.transcript);
+            kept.messages.clone_from(&run.transcript);
+            kept.estimate.clone_from(estimate);
         }
         ended
     }
@@ -285,6 +336,7 @@ impl AgentSession {
         &self,
         conversation: Vec<Message>,
         token: &CancellationToken,
+        estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
         let run_token = self.cancellation.child_token();
         following(
@@ -294,7 +346,7 @@ impl AgentSession {
                 conversation,
                 run_token.clone(),
                 Some(token),
-                RunLedger::of_calling_run(),
+                (RunLedger::of_calling_run(), estimate),
             ),
         )
         .await
@@ -302,7 +354,9 @@ impl AgentSession {
 
     /// Clears the conversation kept by [`send`](Self::send).
     pub async fn reset(&self) {
-        self.conversation.lock().await.clear();
+        let mut kept = self.conversation.lock().await;
+        kept.messages.clear();
+        kept.estimate.forget();
     }
 
     /// Changes the conversation kept by [`send`](Self::send) with `edit`, which gets it
@@ -344,7 +398,10 @@ impl AgentSession {
     /// # }
     /// ```
     pub async fn edit_transcript<R>(&self, edit: impl FnOnce(&mut Vec<Message>) -> R) -> R {
-        edit(&mut *self.conversation.lock().await)
+        let mut kept = self.conversation.lock().await;
+        // What was counted last may no longer begin the conversation.
+        kept.estimate.forget();
+        edit(&mut kept.messages)
     }
 
     /// [`AgentEvent::ModelResponse`] for model call `turn`'s `response`, when a handler
@@ -366,7 +423,9 @@ impl AgentSession {
 
     /// The loop: a model call, its tool calls, their results, until an answer without calls.
     /// `cancel` is the run's token; `caller`, a token of the caller's that also stops it
-    /// (see [`is_cancelled`]); `parent`, the ledger of the run this one counts in.
+    /// (see [`is_cancelled`]); `parent`, the ledger of the run this one counts in;
+    /// `estimate`, of the request the conversation continues, if any, and left with the
+    /// run's last.
     ///
     /// The conversation moves into one [`ChatRequest`] for the whole run: each turn appends
     /// to it and the model borrows it, so no message is copied per turn.
@@ -375,7 +434,7 @@ impl AgentSession {
         conversation: Vec<Message>,
         cancel: CancellationToken,
         caller: Option<&CancellationToken>,
-        parent: Option<Arc<RunLedger>>,
+        (parent, estimate): (Option<Arc<RunLedger>>, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
         let provider = match self.provider_name() {
             Ok(name) => name,
@@ -410,7 +469,7 @@ impl AgentSession {
         let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self
             .turns(
-                &mut request,
+                (&mut request, estimate),
                 &turn::batch_options(self, (cancel, caller), &ledger),
                 (caller, provider),
                 (&mut run, &ledger),
@@ -449,7 +508,7 @@ impl AgentSession {
 
     async fn turns(
         &self,
-        request: &mut ChatRequest,
+        (request, estimate): (&mut ChatRequest, &mut TokenEstimate),
         batch_options: &BatchOptions,
         (caller, provider): (Option<&CancellationToken>, &str),
         (run, ledger): (&mut AgentRun, &RunLedger),
@@ -481,7 +540,7 @@ impl AgentSession {
                 if self.final_answer_on_limit {
                     let response = self
                         .call_model_fitting(
-                            request,
+                            (request, estimate, 0),
                             ToolChoice::None,
                             cancel,
                             (caller, provider),
@@ -499,7 +558,7 @@ impl AgentSession {
             }
             let response = self
                 .call_model_fitting(
-                    request,
+                    (request, estimate, 0),
                     ToolChoice::Auto,
                     cancel,
                     (caller, provider),
@@ -538,20 +597,63 @@ impl AgentSession {
         }
     }
 
-    /// [`call_model`](Self::call_model), asked again each time the model says the request
-    /// is longer than its context window and the session's [`ContextOverflow`] policy
-    /// shortens the request's messages (at most [`MAX_OVERFLOW_ATTEMPTS`] times); each
-    /// request is counted as a model call.
-    async fn call_model_fitting(
+    /// [`call_model`](Self::call_model) under the session's [`ContextOverflow`] policy:
+    /// before sending, while the session's [`TokenEstimate`] of the request (with the
+    /// output it reserves) passes its context window, the policy shortens the request's
+    /// messages; after, each time the model says the request is longer than its window,
+    /// the policy shortens them and the call is asked again. At most
+    /// [`MAX_OVERFLOW_ATTEMPTS`] shortenings a call, either way; each request is counted as
+    /// a model call, and the answered one's usage left in `estimate`. The last
+    /// `protected` messages (the typed answer's own request) are not shown to the policy,
+    /// and the latest user message before them is kept.
+    pub(super) async fn call_model_fitting(
         &self,
-        request: &mut ChatRequest,
+        (request, estimate, protected): (&mut ChatRequest, &mut TokenEstimate, usize),
         tool_choice: ToolChoice,
         cancel: &CancellationToken,
         (caller, provider): (Option<&CancellationToken>, &str),
         (run, ledger): (&mut AgentRun, &RunLedger),
     ) -> Result<ChatResponse, RunEnd> {
         let mut attempt = 0;
+        // The policy shortened nothing on an estimate: the estimate is not asked again,
+        // the model decides.
+        let mut estimate_spent = false;
         loop {
+            if let (Some(window), Some(policy)) = (self.context_window, &self.context_overflow) {
+                let reserved = request.options.max_output_tokens.map_or(0, u64::from);
+                while !estimate_spent && attempt < MAX_OVERFLOW_ATTEMPTS {
+                    let estimated =
+                        ContextEstimate::new(estimate.estimate(request), reserved, window);
+                    if !estimated.exceeds_window() {
+                        break;
+                    }
+                    attempt += 1;
+                    let turn = run.model_calls + 1;
+                    let overflow = Overflow::estimated(attempt, estimated);
+                    let during = format!("the context overflow policy (before request {turn})");
+                    let shortened =
+                        shorten(policy.as_ref(), &mut request.messages, &overflow, protected)
+                            .map_err(|payload| {
+                                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+                            })?;
+                    if shortened.is_nothing() {
+                        estimate_spent = true;
+                        break;
+                    }
+                    // What the provider counted began with messages now gone.
+                    estimate.forget();
+                    self.emit(AgentEvent::ContextShortened {
+                        turn,
+                        attempt,
+                        dropped: shortened.dropped,
+                        emptied: shortened.emptied,
+                        estimate: Some(estimated),
+                    });
+                    if is_cancelled(cancel, caller) {
+                        return Err(RunEnd::Cancelled);
+                    }
+                }
+            }
             let error = match self
                 .call_model(
                     request,
@@ -562,8 +664,12 @@ impl AgentSession {
                 )
                 .await
             {
+                Ok(response) => {
+                    estimate.measured(request, response.usage);
+                    return Ok(response);
+                }
                 Err(RunEnd::Model(error @ ModelError::ContextTooLong { .. })) => error,
-                answered => return answered,
+                Err(end) => return Err(end),
             };
             let Some(policy) = &self.context_overflow else {
                 return Err(RunEnd::Model(error));
@@ -574,21 +680,21 @@ impl AgentSession {
             attempt += 1;
             let turn = run.model_calls;
             let overflow = Overflow::new(attempt, &error);
-            let shortened = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                policy.shorten(&mut request.messages, &overflow)
-            }))
-            .map_err(|payload| {
-                let during = format!("the context overflow policy (after request {turn})");
+            let during = format!("the context overflow policy (after request {turn})");
+            let shortened = shorten(policy.as_ref(), &mut request.messages, &overflow, protected)
+                .map_err(|payload| {
                 RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
             })?;
             if shortened.is_nothing() {
                 return Err(RunEnd::Model(error));
             }
+            estimate.forget();
             self.emit(AgentEvent::ContextShortened {
                 turn,
                 attempt,
                 dropped: shortened.dropped,
                 emptied: shortened.emptied,
+                estimate: None,
             });
             if is_cancelled(cancel, caller) {
                 return Err(RunEnd::Cancelled);
@@ -712,6 +818,40 @@ fn within_depth(mut response: ChatResponse, provider: &str) -> Result<ChatRespon
         provider: provider.to_owned(),
         reason: format!("the answer's provider turn is nested deeper than {MAX_JSON_DEPTH} levels"),
     })
+}
+
+/// `messages` shortened by `policy` for `overflow`, its last `protected` messages not shown
+/// to it; when some are protected (the typed answer's own request), the latest user message
+/// before them, the question being answered, is put back if the policy removed it: first
+/// (a policy drops from the front, and a conversation begins with a user message). A panic of the policy is caught, its payload given back, `messages` whole again
+/// (as far as the policy left them).
+fn shorten(
+    policy: &dyn ContextOverflow,
+    messages: &mut Vec<Message>,
+    overflow: &Overflow<'_>,
+    protected: usize,
+) -> Result<Shortened, Box<dyn std::any::Any + Send>> {
+    let tail = messages.split_off(messages.len().saturating_sub(protected));
+    let question = (protected > 0)
+        .then(|| {
+            messages
+                .iter()
+                .rfind(|message| matches!(message, Message::User { .. }))
+                .cloned()
+        })
+        .flatten();
+    let shortened =
+        std::panic::catch_unwind(AssertUnwindSafe(|| policy.shorten(messages, overflow)));
+    if let Some(question) = question
+        && messages
+            .iter()
+            .rfind(|message| matches!(message, Message::User { .. }))
+            != Some(&question)
+    {
+        messages.insert(0, question);
+    }
+    messages.extend(tail);
+    shortened
 }
 
 /// Abandons a run's ledger when dropped armed: a run's future dropped before it ended (a
@@ -838,6 +978,7 @@ pub struct AgentSessionBuilder {
     cancellation: Option<CancellationToken>,
     pause: Option<PauseHandle>,
     context_overflow: Option<Arc<dyn ContextOverflow>>,
+    context_window: Option<u64>,
 }
 
 impl std::fmt::Debug for AgentSessionBuilder {
@@ -854,6 +995,7 @@ impl std::fmt::Debug for AgentSessionBuilder {
             .field("approval", &self.approval.is_some())
             .field("event_handlers", &self.events.len())
             .field("context_overflow", &self.context_overflow.is_some())
+            .field("context_window", &self.context_window)
             .finish_non_exhaustive()
     }
 }
@@ -882,6 +1024,7 @@ impl AgentSessionBuilder {
             cancellation: None,
             pause: None,
             context_overflow: None,
+            context_window: None,
         }
     }
 
@@ -1003,7 +1146,12 @@ impl AgentSessionBuilder {
     /// ends with [`AgenticError::Model`] carrying the `ContextTooLong` and the run, and the
     /// kept conversation is left for the caller to shorten
     /// ([`edit_transcript`](AgentSession::edit_transcript)) or [`reset`](AgentSession::reset).
-    /// The answer of [`send_as`](AgentSession::send_as) is asked for without it.
+    /// The answer of [`send_as`](AgentSession::send_as) and [`run_as`](AgentSession::run_as)
+    /// is asked for under it too, the question being answered and the request for the
+    /// answer never shortened; what it shortens there is for that exchange only (the run's
+    /// transcript, and the kept conversation, are as the run left them). With
+    /// [`with_context_window`](Self::with_context_window), the policy is also asked before
+    /// a request the session estimates too long is sent.
     ///
     /// The session's sub-agents (the `agent` group of its shed) inherit the policy, unless
     /// their [`SubAgentConfig`](super::SubAgentConfig) has one of its own.
@@ -1013,12 +1161,76 @@ impl AgentSessionBuilder {
     }
 
     /// [`with_context_overflow`](Self::with_context_overflow) with a policy shared with
-    /// other sessions: a sub-agent's.
+    /// other sessions, and the window of
+    /// [`with_context_window`](Self::with_context_window): a sub-agent's.
     pub(crate) fn with_shared_context_overflow(
         mut self,
         policy: Option<Arc<dyn ContextOverflow>>,
+        window: Option<u64>,
     ) -> Self {
         self.context_overflow = policy;
+        self.context_window = window;
+        self
+    }
+
+    /// The model's context window, in tokens: before each model call, the session
+    /// estimates the request's input tokens and, when they and the output the request
+    /// reserves (`options.max_output_tokens`, if set; a client's own default is not known
+    /// here) pass `tokens`, has its [`ContextOverflow`] policy shorten the conversation
+    /// before sending it, so that the model is not asked a request it would refuse (each
+    /// refusal costs a round trip, and on some APIs money). Each shortening is an
+    /// [`AgentEvent::ContextShortened`] whose `estimate` says so; the same bound
+    /// [`MAX_OVERFLOW_ATTEMPTS`] holds, counting the refusals of the same call; and when the
+    /// policy shortens nothing, the request is sent as it is, and the model decides.
+    ///
+    /// The estimate ([`ContextEstimate`]) is the input tokens the provider reported for
+    /// the previous request the conversation continues, exact, plus what was added since
+    /// at one token per 3 bytes of text and JSON (tokenizers average about 4 characters a
+    /// token: the estimate errs long); the first request, or one after a shortening or an
+    /// [`edit_transcript`](AgentSession::edit_transcript), is counted whole that way. The
+    /// model's refusal ([`ModelError::ContextTooLong`]) is still answered as
+    /// [`with_context_overflow`](Self::with_context_overflow) says, should the estimate
+    /// fall short.
+    ///
+    /// A window needs a policy, which decides what the conversation loses: `build()` fails
+    /// with [`AgenticError::Config`] naming both when there is none (no policy is chosen
+    /// silently). A window of 0 is refused too. The session's sub-agents inherit the window
+    /// with the policy, unless their [`SubAgentConfig`](super::SubAgentConfig) has one of
+    /// its own (give it one when their model's window differs).
+    ///
+    /// ```
+    /// use toolsmith::harness::agent::{AgentEvent, AgentSession, DropOldestExchanges};
+    /// use toolsmith::harness::model::{ChatResponse, Message, ScriptedModel, ScriptedTurn, Usage};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     // The provider counts 900 tokens of a window of 1000.
+    ///     ScriptedTurn::text("Paris.").with_usage(Usage::new(900, 2)),
+    ///     ScriptedTurn::respond(|request| {
+    ///         // The next question (600 bytes: at least 200 tokens) would pass it: sent
+    ///         // without the first exchange, never refused.
+    ///         assert_eq!(request.messages.len(), 1);
+    ///         Ok(ChatResponse::text("Rome."))
+    ///     }),
+    /// ]);
+    /// let session = AgentSession::builder(model)
+    ///     .with_model("scripted")
+    ///     .with_context_overflow(DropOldestExchanges::new())
+    ///     .with_context_window(1000)
+    ///     .with_event_handler(|event: &AgentEvent| {
+    ///         if let AgentEvent::ContextShortened { estimate, .. } = event {
+    ///             assert!(estimate.is_some_and(|e| e.input_tokens > 1000));
+    ///         }
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// session.send("What is the capital of France?").await.unwrap();
+    /// let question = format!("{} And of Italy?", " ".repeat(600));
+    /// assert_eq!(session.send(question).await.unwrap().text, "Rome.");
+    /// # }
+    /// ```
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
         self
     }
 
@@ -1068,6 +1280,23 @@ impl AgentSessionBuilder {
                     .to_owned(),
             ));
         }
+        match (self.context_window, &self.context_overflow) {
+            (Some(0), _) => {
+                return Err(AgenticError::Config(
+                    "a context window of 0 tokens fits no request: give \
+                     `.with_context_window(..)` the model's window"
+                        .to_owned(),
+                ));
+            }
+            (Some(window), None) => {
+                return Err(AgenticError::Config(format!(
+                    "`.with_context_window({window})` needs a policy to shorten the \
+                     conversation with: add `.with_context_overflow(..)` (e.g. \
+                     `DropOldestExchanges::new()`)"
+                )));
+            }
+            _ => {}
+        }
         let session_id = self
             .session_id
             .unwrap_or_else(|| format!("session-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)));
@@ -1093,9 +1322,10 @@ impl AgentSessionBuilder {
         }));
         // ... and let them shorten a conversation as the session does.
         if let Some(policy) = &self.context_overflow {
-            parts
-                .state
-                .insert_arc(Arc::new(SessionContextOverflow(Arc::clone(policy))));
+            parts.state.insert_arc(Arc::new(SessionContextOverflow {
+                policy: Arc::clone(policy),
+                window: self.context_window,
+            }));
         }
         let manager = self.shed.build(parts.clone())?;
         // Every registered tool, not only those offered first: `shed` activates the others
@@ -1122,9 +1352,10 @@ impl AgentSessionBuilder {
             events: self.events.into(),
             batch_deadline: self.batch_deadline,
             cancellation,
-            conversation: tokio::sync::Mutex::new(Vec::new()),
+            conversation: tokio::sync::Mutex::new(Kept::default()),
             pause: self.pause,
             context_overflow: self.context_overflow,
+            context_window: self.context_window,
         })
     }
 }

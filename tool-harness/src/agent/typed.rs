@@ -8,6 +8,8 @@
 //! back with what was wrong, argument path and all, for the model to mend, up to
 //! [`MAX_ANSWER_ATTEMPTS`] answers. A tool call is the one way every API (and a local
 //! model's template) takes a schema, and it leaves the run's own answer free of format rules.
+//! The exchange is under the session's context overflow policy as the run was, its own
+//! request (and the question it answers) never shortened.
 
 use std::sync::Arc;
 
@@ -23,6 +25,7 @@ use toolsmith_core::{
 use super::declaration_check::check_declarations;
 use super::ledger::RunLedger;
 use super::session::following;
+use super::token_estimate::TokenEstimate;
 use super::{AgentRun, AgentSession, AgenticError};
 use crate::model::{ChatRequest, ChatResponse, Message, ToolChoice, ToolResultMessage};
 
@@ -100,8 +103,11 @@ impl AgentSession {
         text: impl Into<String>,
     ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
-        let run = self.send(text).await?;
-        self.answer_as(&form, run, None).await
+        let mut estimate = TokenEstimate::default();
+        let run = self
+            .continue_conversation(text, None, &mut estimate)
+            .await?;
+        self.answer_as(&form, (run, estimate), None).await
     }
 
     /// [`run`](Self::run), then the answer as a `T`, as [`send_as`](Self::send_as) reads
@@ -111,8 +117,9 @@ impl AgentSession {
         text: impl Into<String>,
     ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
-        let run = self.run(text).await?;
-        self.answer_as(&form, run, None).await
+        let mut estimate = TokenEstimate::default();
+        let run = self.run_estimated(text, &mut estimate).await?;
+        self.answer_as(&form, (run, estimate), None).await
     }
 
     /// [`send_with_cancellation`](Self::send_with_cancellation), then the answer as a `T`, as
@@ -124,8 +131,11 @@ impl AgentSession {
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
-        let run = self.send_with_cancellation(text, token.clone()).await?;
-        self.answer_as(&form, run, Some(&token)).await
+        let mut estimate = TokenEstimate::default();
+        let run = self
+            .continue_conversation(text, Some(&token), &mut estimate)
+            .await?;
+        self.answer_as(&form, (run, estimate), Some(&token)).await
     }
 
     /// [`run_with_cancellation`](Self::run_with_cancellation), then the answer as a `T`, as
@@ -136,8 +146,11 @@ impl AgentSession {
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
-        let run = self.run_with_cancellation(text, token.clone()).await?;
-        self.answer_as(&form, run, Some(&token)).await
+        let mut estimate = TokenEstimate::default();
+        let run = self
+            .run_with_cancellation_estimated(text, &token, &mut estimate)
+            .await?;
+        self.answer_as(&form, (run, estimate), Some(&token)).await
     }
 
     /// How a `T` is asked for, or why it cannot be: known before the run, so that nothing
@@ -167,11 +180,12 @@ impl AgentSession {
     }
 
     /// `run`'s answer as a `T`, asked for as the arguments of [`FINAL_ANSWER_TOOL`]; stopped
-    /// by the session's token, and by `caller`'s when given.
+    /// by the session's token, and by `caller`'s when given. `run` comes with the estimate
+    /// of its last request, which the exchange continues.
     async fn answer_as<T: DeserializeOwned>(
         &self,
         form: &AnswerForm,
-        run: AgentRun,
+        run: (AgentRun, TokenEstimate),
         caller: Option<&CancellationToken>,
     ) -> Result<TypedRun<T>, AgenticError> {
         let cancel = self.cancellation.child_token();
@@ -183,11 +197,13 @@ impl AgentSession {
         }
     }
 
-    /// The answer's exchange: up to [`MAX_ANSWER_ATTEMPTS`] model calls under `cancel`.
+    /// The answer's exchange: up to [`MAX_ANSWER_ATTEMPTS`] answers under `cancel`, each
+    /// asked under the session's context overflow policy, which is not shown the
+    /// exchange's own request (from the first [`ASK`] on) and keeps the run's question.
     async fn exchange<T: DeserializeOwned>(
         &self,
         form: &AnswerForm,
-        mut run: AgentRun,
+        (mut run, mut estimate): (AgentRun, TokenEstimate),
         cancel: &CancellationToken,
         caller: Option<&CancellationToken>,
     ) -> Result<TypedRun<T>, AgenticError> {
@@ -207,6 +223,8 @@ impl AgentSession {
             tools: Arc::new(declared),
             options: self.options.clone(),
         };
+        // The exchange's own request starts here; the messages before it are the run's.
+        let mut run_part = request.messages.len();
         request.messages.push(Message::user(ASK));
         let provider = match self.provider_name() {
             Ok(name) => name,
@@ -228,16 +246,19 @@ impl AgentSession {
             if let Some(spent) = self.budget_spent(&run, &ledger) {
                 return Err(spent.into_error(run, self.max_turns));
             }
-            let response = match self
-                .call_model(
-                    &mut request,
+            let protected = request.messages.len() - run_part;
+            let answered = self
+                .call_model_fitting(
+                    (&mut request, &mut estimate, protected),
                     ToolChoice::Tool(FINAL_ANSWER_TOOL.to_owned()),
                     cancel,
                     (caller, provider),
                     (&mut run, &ledger),
                 )
-                .await
-            {
+                .await;
+            // The policy shortened the run's part only.
+            run_part = request.messages.len() - protected;
+            let response = match answered {
                 Ok(response) => response,
                 Err(end) => return Err(end.into_error(run, self.max_turns)),
             };

@@ -121,7 +121,8 @@ async fn the_oldest_exchange_is_dropped_whole_and_the_call_asked_again() {
             turn: 1,
             attempt: 1,
             dropped: 6,
-            emptied: 0
+            emptied: 0,
+            estimate: None,
         }]
     );
     // The kept conversation is the shortened one, with the answer.
@@ -164,7 +165,8 @@ async fn within_the_current_exchange_the_oldest_results_are_emptied_not_their_ca
             turn: 3,
             attempt: 1,
             dropped: 0,
-            emptied: 1
+            emptied: 1,
+            estimate: None,
         }]
     );
 }

@@ -76,8 +76,15 @@ impl OverflowShape {
             // Anthropic (https://docs.claude.com/en/api/errors): 413 `request_too_large`
             // ("Request exceeds the maximum size": the body passed 32 MB); 400
             // `invalid_request_error` "prompt is too long: 209353 tokens > 199999
-            // maximum", or "input length and `max_tokens` exceed context limit: 189136 +
-            // 20000 > 204648, …"; and "Request size exceeds model context window".
+            // maximum", or "input length and `max_tokens` exceed context limit: 199759 +
+            // 8192 > 200000, decrease input length or `max_tokens` and try again"; and
+            // "Request size exceeds model context window". The `max_tokens` one stays too
+            // long, though a lower `max_tokens` alone would also do: the input is what a
+            // session's policy can shorten (the request's `max_tokens` is the caller's), and
+            // the input alone past the window is the "prompt is too long" error, so the
+            // input shortened by the difference is sent. An output limit past the model's
+            // own is another error ("max_tokens: 10000 > 4096, which is the maximum
+            // allowed…"), not read as too long. The policy sees the counts in the message.
             Self::Anthropic => {
                 signs.status == StatusCode::PAYLOAD_TOO_LARGE
                     || signs.kind == Some("request_too_large")
@@ -122,6 +129,11 @@ mod tests {
         let anthropic = json!({"type": "error", "error": {"type": "invalid_request_error",
             "message": "prompt is too long: 209353 tokens > 199999 maximum"}});
         assert!(too_long(OverflowShape::Anthropic, 400, &anthropic));
+        // The input and the output reserved together: too long as well (the policy can
+        // shorten the input).
+        let with_output = json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"}});
+        assert!(too_long(OverflowShape::Anthropic, 400, &with_output));
         let size = json!({"error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}});
         assert!(too_long(OverflowShape::Anthropic, 413, &size));
         let tokens = json!({"type": "error", "error": {"type": "invalid_request_error",

@@ -1,0 +1,357 @@
+//! [`TokenEstimate`]: how many input tokens a request is estimated to take, for the context
+//! window guard of a session built
+//! [`with_context_window`](super::AgentSessionBuilder::with_context_window).
+
+use std::io;
+use std::sync::Arc;
+
+use serde::Serialize;
+use toolsmith_core::{ToolDeclarations, UserModelContent};
+
+use crate::model::{ChatRequest, Message, Usage};
+
+/// UTF-8 bytes counted as one token where no provider count is known. Tokenizers of the
+/// common APIs average about 4 characters of English (or of JSON) a token; 3 counts more
+/// tokens than that, so a request is rather shortened once too often than sent to be
+/// refused. Bytes, not characters: a script written with 3 bytes a character (Chinese,
+/// Japanese) is counted about a token a character, as its tokenizers take it, where
+/// characters / 3 would count a third of that.
+pub(crate) const BYTES_PER_TOKEN: u64 = 3;
+
+/// Tokens counted for each message, tool call and tool result besides its content: the
+/// role and framing tokens every format adds (OpenAI documents 3 or 4 a message).
+pub(crate) const PART_OVERHEAD_TOKENS: u64 = 4;
+
+/// The estimate of a run's requests: the input tokens the provider reported for the last
+/// request answered (exact), and how much its request had, so that a later request whose
+/// messages begin with that one's counts only what was added since by
+/// [`BYTES_PER_TOKEN`]. Without a report (the run's first request, a provider that
+/// reports no input tokens, or a conversation shortened since), the whole request is
+/// counted so: its system prompt, messages and tool declarations.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TokenEstimate {
+    measured: Option<Measured>,
+}
+
+/// The last request the provider counted.
+#[derive(Debug, Clone)]
+struct Measured {
+    /// Its input tokens, as the provider reported them.
+    input_tokens: u64,
+    /// How many messages it had: the first of a later request are the same.
+    messages: usize,
+    /// The tools it declared (the same `Arc` means no change), and their estimate.
+    tools: Arc<ToolDeclarations>,
+    tools_tokens: u64,
+}
+
+impl TokenEstimate {
+    /// The input tokens `request` is estimated to take.
+    pub(crate) fn estimate(&self, request: &ChatRequest) -> u64 {
+        let Some(measured) = self
+            .measured
+            .as_ref()
+            .filter(|measured| measured.messages <= request.messages.len())
+        else {
+            return whole_request(request);
+        };
+        let added: u64 = request.messages[measured.messages..]
+            .iter()
+            .map(message_tokens)
+            .sum();
+        // Tools declared since count; tools no longer declared are not taken off, the
+        // estimate errs on the long side.
+        let tools = if Arc::ptr_eq(&measured.tools, &request.tools) {
+            0
+        } else {
+            tools_tokens(&request.tools).saturating_sub(measured.tools_tokens)
+        };
+        measured
+            .input_tokens
+            .saturating_add(added)
+            .saturating_add(tools)
+    }
+
+    /// `request` was answered with `usage`: later requests that continue it are estimated
+    /// from its count. A usage of no input tokens is a provider that reports none.
+    pub(crate) fn measured(&mut self, request: &ChatRequest, usage: Usage) {
+        self.measured = (usage.input_tokens > 0).then(|| Measured {
+            input_tokens: usage.input_tokens,
+            messages: request.messages.len(),
+            tools: Arc::clone(&request.tools),
+            tools_tokens: tools_tokens(&request.tools),
+        });
+    }
+
+    /// The conversation was shortened (or edited): the messages of the request counted
+    /// last are no longer the first of the next, which is estimated whole.
+    pub(crate) fn forget(&mut self) {
+        self.measured = None;
+    }
+}
+
+/// The whole of `request` by [`BYTES_PER_TOKEN`]: system prompt, messages and tools.
+fn whole_request(request: &ChatRequest) -> u64 {
+    let system = request.system.as_deref().map_or(0, |system| {
+        bytes_tokens(system.len() as u64).saturating_add(PART_OVERHEAD_TOKENS)
+    });
+    request
+        .messages
+        .iter()
+        .map(message_tokens)
+        .fold(system, u64::saturating_add)
+        .saturating_add(tools_tokens(&request.tools))
+}
+
+/// `bytes` as tokens, rounded up.
+fn bytes_tokens(bytes: u64) -> u64 {
+    bytes.div_ceil(BYTES_PER_TOKEN)
+}
+
+/// The declared tools' JSON as tokens, each with its overhead.
+fn tools_tokens(tools: &ToolDeclarations) -> u64 {
+    tools.iter().fold(0, |tokens, tool| {
+        tokens
+            .saturating_add(bytes_tokens(json_bytes(tool)))
+            .saturating_add(PART_OVERHEAD_TOKENS)
+    })
+}
+
+/// One message as tokens: its text, its calls' names, ids and arguments, its results'
+/// contents, and the overhead of each part.
+fn message_tokens(message: &Message) -> u64 {
+    let (bytes, parts) = match message {
+        Message::User { text } => (text.len() as u64, 1),
+        Message::Assistant {
+            text,
+            calls,
+            provider_turn,
+            ..
+        } => {
+            let written =
+                calls
+                    .iter()
+                    .fold(text.as_deref().map_or(0, str::len) as u64, |bytes, call| {
+                        let arguments = call.as_written.as_deref().map_or_else(
+                            || json_bytes(&call.arguments),
+                            |written| written.len() as u64,
+                        );
+                        bytes
+                            + (call.id.len() + call.name.len()) as u64
+                            + call.thought_signature.as_deref().map_or(0, str::len) as u64
+                            + arguments
+                    });
+            // The provider that wrote the turn is sent its entries instead (thinking
+            // included); another provider, the text and calls: the larger counts.
+            let entries = provider_turn
+                .as_ref()
+                .map_or(0, |turn| json_bytes(&turn.entries));
+            (written.max(entries), 1 + calls.len() as u64)
+        }
+        Message::ToolResults { results } => {
+            let bytes = results.iter().fold(0, |bytes, result| {
+                let content = match &result.result.content {
+                    UserModelContent::Text(text) => text.len() as u64,
+                    UserModelContent::JsonText(text) => text.as_str().len() as u64,
+                    // JSON, and whatever a later kind is: as it serialises.
+                    other => json_bytes(other),
+                };
+                let detail = result.result.error_detail.as_deref().map_or(0, str::len);
+                bytes + (result.call_id.len() + result.name.len() + detail) as u64 + content
+            });
+            (bytes, 1 + results.len() as u64)
+        }
+    };
+    bytes_tokens(bytes).saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
+}
+
+/// How many bytes `value` takes as compact JSON, counted without building the text. A
+/// value that cannot be written (none of the harness's can fail) counts what was written.
+fn json_bytes(value: &impl Serialize) -> u64 {
+    let mut counter = ByteCount(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+/// A writer that only counts.
+struct ByteCount(u64);
+
+impl io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolsmith_core::{Args, ToolArguments, ToolCallResult, ToolDefinition};
+
+    use super::*;
+    use crate::model::{ModelCall, ToolResultMessage};
+
+    fn request(messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            model: "m".into(),
+            messages,
+            ..ChatRequest::default()
+        }
+    }
+
+    /// A tool-results message with one result of `content`.
+    fn result(content: &str) -> Message {
+        Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c1".into(),
+                name: "read".into(),
+                result: ToolCallResult::text(content),
+            }],
+        }
+    }
+
+    #[test]
+    fn without_a_count_the_whole_request_is_counted_by_bytes() {
+        let mut request = request(vec![Message::user("x".repeat(300))]);
+        request.system = Some("s".repeat(30));
+        // 300 bytes: 100 tokens, 30: 10, and each part's overhead.
+        assert_eq!(
+            TokenEstimate::default().estimate(&request),
+            100 + 10 + 2 * PART_OVERHEAD_TOKENS
+        );
+        // Rounded up: one byte is a token.
+        let one = self::request(vec![Message::user("x")]);
+        assert_eq!(
+            TokenEstimate::default().estimate(&one),
+            1 + PART_OVERHEAD_TOKENS
+        );
+        // A script of three bytes a character: a token a character.
+        let japanese = self::request(vec![Message::user("日本語")]);
+        assert_eq!(
+            TokenEstimate::default().estimate(&japanese),
+            3 + PART_OVERHEAD_TOKENS
+        );
+    }
+
+    #[test]
+    fn calls_results_and_tools_count_by_their_json() {
+        let arguments = ToolArguments::try_from(json!({"path": "a.txt"})).unwrap();
+        let call = Message::assistant_calls(None, vec![ModelCall::new("c1", "read", arguments)]);
+        // `{"path":"a.txt"}` (16 bytes), `c1`, `read`: 22 bytes, 8 tokens; the message
+        // and its call.
+        assert_eq!(
+            TokenEstimate::default().estimate(&request(vec![call])),
+            8 + 2 * PART_OVERHEAD_TOKENS
+        );
+        // `c1`, `read` and 294 bytes: 100 tokens; the message and its result.
+        let content = "r".repeat(294);
+        assert_eq!(
+            TokenEstimate::default().estimate(&request(vec![result(&content)])),
+            100 + 2 * PART_OVERHEAD_TOKENS
+        );
+        let mut with_tool = request(Vec::new());
+        let definition = ToolDefinition::new("read", "Read a file.", Args::empty());
+        with_tool.tools = Arc::new(ToolDeclarations {
+            shed: None,
+            tools: vec![toolsmith_core::Tool::SingleCommand(definition)],
+        });
+        let json = serde_json::to_string(&with_tool.tools.tools[0]).unwrap();
+        assert_eq!(
+            TokenEstimate::default().estimate(&with_tool),
+            (json.len() as u64).div_ceil(3) + PART_OVERHEAD_TOKENS
+        );
+    }
+
+    #[test]
+    fn after_a_count_only_what_was_added_is_estimated() {
+        let mut sent = request(vec![Message::user("x".repeat(3000))]);
+        let mut estimate = TokenEstimate::default();
+        estimate.measured(&sent, Usage::new(700, 20));
+        // The same request: the provider's count, not the bytes' 1000.
+        assert_eq!(estimate.estimate(&sent), 700);
+        // The answer and a result added: counted by their bytes on top.
+        sent.messages.push(Message::assistant("y".repeat(30)));
+        sent.messages.push(result(&"r".repeat(294)));
+        assert_eq!(
+            estimate.estimate(&sent),
+            700 + 10 + 100 + 3 * PART_OVERHEAD_TOKENS
+        );
+        // Tools declared since count too.
+        let definition = ToolDefinition::new("read", "Read a file.", Args::empty());
+        let tools = Arc::new(ToolDeclarations {
+            shed: None,
+            tools: vec![toolsmith_core::Tool::SingleCommand(definition)],
+        });
+        let added = tools_tokens(&tools);
+        sent.tools = tools;
+        assert_eq!(
+            estimate.estimate(&sent),
+            700 + 10 + 100 + 3 * PART_OVERHEAD_TOKENS + added
+        );
+    }
+
+    #[test]
+    fn a_shortened_conversation_is_estimated_whole_again() {
+        let mut sent = request(vec![
+            Message::user("x".repeat(3000)),
+            Message::assistant("y".repeat(30)),
+            Message::user("z".repeat(30)),
+        ]);
+        let mut estimate = TokenEstimate::default();
+        estimate.measured(&sent, Usage::new(700, 20));
+        // Shortened: the count no longer holds (it was of the dropped messages too).
+        sent.messages.drain(..2);
+        estimate.forget();
+        assert_eq!(estimate.estimate(&sent), 10 + PART_OVERHEAD_TOKENS);
+        // Shortened without dropping a message (a result emptied): only forgetting the
+        // count tells.
+        let mut emptied = request(vec![
+            Message::user("x".repeat(30)),
+            result(&"r".repeat(3000)),
+        ]);
+        estimate.measured(&emptied, Usage::new(1010, 20));
+        if let Message::ToolResults { results } = &mut emptied.messages[1] {
+            results[0].result = ToolCallResult::text("");
+        }
+        estimate.forget();
+        assert_eq!(
+            estimate.estimate(&emptied),
+            10 + PART_OVERHEAD_TOKENS + 2 + 2 * PART_OVERHEAD_TOKENS
+        );
+        // Fewer messages than were counted: not a continuation, estimated whole, even
+        // unforgotten.
+        estimate.measured(
+            &request(vec![Message::user("a"), Message::user("b")]),
+            Usage::new(9, 1),
+        );
+        assert_eq!(estimate.estimate(&sent), 10 + PART_OVERHEAD_TOKENS);
+    }
+
+    #[test]
+    fn a_provider_that_reports_no_input_tokens_leaves_the_bytes_to_count() {
+        let sent = request(vec![Message::user("x".repeat(300))]);
+        let mut estimate = TokenEstimate::default();
+        estimate.measured(&sent, Usage::default());
+        assert_eq!(estimate.estimate(&sent), 100 + PART_OVERHEAD_TOKENS);
+    }
+
+    #[test]
+    fn an_answer_kept_in_its_provider_s_words_counts_the_larger_form() {
+        let mut answer = Message::assistant("short");
+        if let Message::Assistant { provider_turn, .. } = &mut answer {
+            *provider_turn = Some(crate::model::ProviderTurn {
+                provider: toolsmith_core::provider::Provider::Anthropic,
+                entries: vec![json!({"type": "thinking", "thinking": "t".repeat(600)})],
+            });
+        }
+        let entries = r#"[{"type":"thinking","thinking":""}]"#.len() as u64 + 600;
+        assert_eq!(
+            TokenEstimate::default().estimate(&request(vec![answer])),
+            entries.div_ceil(3) + PART_OVERHEAD_TOKENS
+        );
+    }
+}
