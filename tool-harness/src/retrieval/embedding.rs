@@ -70,7 +70,9 @@ impl EmbeddingRetriever {
     /// [`source`](std::error::Error::source) kept: an `OpenAiEmbedder`'s (feature
     /// `http-models`) is its [`ModelError`](crate::model::ModelError)
     /// (`ContextTooLong` for a document too long for the model, to split), and it names the
-    /// text (the document's place in `documents`) when it sent them in several requests.
+    /// text (the document's place in `documents`) when it sent several; a document too long
+    /// is named even when the server's refusal does not say which it was (see
+    /// `OpenAiEmbedder`'s `embed`).
     pub async fn add_with_metadata(
         &self,
         documents: impl IntoIterator<Item = (String, Map<String, Value>)>,

@@ -13,6 +13,8 @@ use super::openai;
 use super::transport::Transport;
 use crate::model::ModelError;
 
+mod too_long_text;
+
 const NAME: &str = "openai_embeddings";
 
 impl super::builder::Configured for OpenAiEmbedder {
@@ -180,11 +182,13 @@ impl OpenAiEmbedder {
         texts: &[String],
         all: usize,
     ) -> Result<Vec<Vec<f32>>, ServiceError> {
-        let answer = self
-            .transport
-            .post_json(PATH, &self.body(texts))
-            .await
-            .map_err(|error| {
+        let answer = match self.transport.post_json(PATH, &self.body(texts)).await {
+            Ok(answer) => answer,
+            // Of several texts, which one: the refusal does not say.
+            Err(error @ ModelError::ContextTooLong { .. }) if texts.len() > 1 => {
+                return Err(self.too_long_text(first, texts, all, error).await);
+            }
+            Err(error) => {
                 // One request of several: which texts it carried, to find the one a server
                 // refuses (too long for the model, empty).
                 let reason = match (texts.len(), all) {
@@ -197,8 +201,9 @@ impl OpenAiEmbedder {
                 };
                 // The client's error stays the cause, for a caller to tell a text too long
                 // (`ContextTooLong`) from a rate limit or a refused key by its type.
-                ServiceError::with_source("embedder", reason, error)
-            })?;
+                return Err(ServiceError::with_source("embedder", reason, error));
+            }
+        };
         read_vectors(&answer, first, texts.len(), self.dimensions)
             .map_err(|reason| ServiceError::new("embedder", format!("{NAME}: {reason}")))
     }
@@ -310,7 +315,11 @@ type BatchFuture<'a> =
 impl Embedder for OpenAiEmbedder {
     /// The vectors of `texts`, in their order, asked for in requests of at most the
     /// builder's batch size, a few at once. No text, no request; the first failed request
-    /// fails the whole.
+    /// fails the whole. A request of several texts refused as longer than the model's
+    /// context ([`ModelError::ContextTooLong`], kept as the error's source) is asked again in
+    /// halves until the text too long is found, and the error names it (its place in
+    /// `texts`, its length); texts each accepted alone but refused together are named as a
+    /// request too long, to be sent in smaller batches.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
         // Boxed: a stream of the futures themselves trips the compiler's `Send` check of
         // `async_trait`'s future (a closure over borrowed batches is not general enough).

@@ -424,7 +424,7 @@ async fn an_input_too_long_is_a_typed_cause_a_caller_can_act_on() {
     let server = MockServer::start([input_too_long(), input_too_long()]).await;
     let embedder = embedder(&server.base, "text-embedding-3-small");
     let error = embedder
-        .embed(&texts(&["a", "a very long document"]))
+        .embed(&texts(&["a very long document"]))
         .await
         .unwrap_err();
     // The text is what it was.
@@ -492,4 +492,147 @@ async fn a_wrong_answer_has_no_model_error_for_a_cause() {
         .await
         .unwrap_err();
     assert!(cause(&error).is_none(), "{error:?}");
+}
+
+/// A server of a model that takes texts of at most `longest` bytes, and requests of at most
+/// `most` bytes of texts in all, refusing others with OpenAI's 400 for an input too long;
+/// and the texts of each request it was sent.
+async fn bounded_server(
+    longest: usize,
+    most: usize,
+) -> (
+    String,
+    tokio::task::JoinHandle<()>,
+    Arc<std::sync::Mutex<Vec<Vec<String>>>>,
+) {
+    let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&requests);
+    let app = axum::Router::new().route(
+        "/v1/embeddings",
+        post(move |Json(body): Json<Value>| async move {
+            let inputs: Vec<String> = body["input"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|text| text.as_str().unwrap_or_default().to_owned())
+                .collect();
+            seen.lock().unwrap().push(inputs.clone());
+            let total: usize = inputs.iter().map(String::len).sum();
+            if inputs.iter().any(|text| text.len() > longest) || total > most {
+                return (
+                    axum::http::StatusCode::BAD_REQUEST,
+                    Json(json!({"error": {"message": "This model's maximum context length is 8192 tokens, however you requested 9000 tokens (9000 in your prompt; 0 for the completion). Please reduce your prompt; or completion length.",
+                        "type": "invalid_request_error", "param": null, "code": null}})),
+                );
+            }
+            let data: Vec<Value> = (0..inputs.len())
+                .map(|index| json!({"index": index, "embedding": [1.0, 0.0]}))
+                .collect();
+            (axum::http::StatusCode::OK, Json(json!({"object": "list", "data": data})))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, task, requests)
+}
+
+fn batched_embedder(base: &str, batch: usize) -> OpenAiEmbedder {
+    OpenAiEmbedder::builder("text-embedding-3-small")
+        .api_key(KEY)
+        .base_url(format!("{base}/v1"))
+        .dimensions(2)
+        .batch_size(batch)
+        .concurrent_requests(1)
+        .build()
+        .expect("an embedder")
+}
+
+#[tokio::test]
+async fn the_text_too_long_is_named_though_the_refusal_of_its_request_does_not_say() {
+    let (base, server, requests) = bounded_server(10, 1_000).await;
+    let embedder = batched_embedder(&base, 8);
+    // Texts 0 to 7 in the first request, 8 to 11 in the second; text 9 is too long.
+    let mut all: Vec<String> = (0..12).map(|i| format!("text {i}")).collect();
+    all[9] = "a document far too long".to_owned();
+    let error = embedder.embed(&all).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .ends_with("(text 9 of 12, 23 bytes, is too long for the model: split it)"),
+        "{error}"
+    );
+    assert!(
+        matches!(
+            cause(&error),
+            Some(ModelError::ContextTooLong { status: 400, .. })
+        ),
+        "{error:?}"
+    );
+    // The first request, the second, then its halves until one text is left: texts 8 and 9
+    // (refused), then text 8 (embedded), then text 9 (refused).
+    let sent = requests.lock().unwrap().clone();
+    let firsts: Vec<Vec<String>> = sent.iter().skip(1).cloned().collect();
+    assert_eq!(
+        firsts,
+        [
+            all[8..12].to_vec(),
+            all[8..10].to_vec(),
+            all[8..9].to_vec(),
+            all[9..10].to_vec(),
+        ]
+    );
+    server.abort();
+}
+
+#[tokio::test]
+async fn texts_each_accepted_but_too_long_together_are_told_to_go_in_smaller_requests() {
+    // Every text passes alone; four of them do not fit in one request.
+    let (base, server, requests) = bounded_server(100, 60).await;
+    let embedder = batched_embedder(&base, 4);
+    let all: Vec<String> = (0..4)
+        .map(|i| format!("a text of twenty bytes {i}"))
+        .collect();
+    let error = embedder.embed(&all).await.unwrap_err();
+    assert!(
+        error.to_string().ends_with(
+            "(texts 0 to 3 of 4 are accepted one by one but not in one request: send fewer \
+             texts a request, `batch_size`)"
+        ),
+        "{error}"
+    );
+    assert!(
+        matches!(cause(&error), Some(ModelError::ContextTooLong { .. })),
+        "{error:?}"
+    );
+    // The request, then its two halves, each accepted.
+    assert_eq!(requests.lock().unwrap().len(), 3);
+    server.abort();
+}
+
+#[tokio::test]
+async fn a_search_for_the_text_too_long_that_fails_otherwise_says_so_and_keeps_the_refusal() {
+    let server = MockServer::start([
+        input_too_long(),
+        Reply::json(
+            401,
+            &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+        ),
+    ])
+    .await;
+    let embedder = embedder(&server.base, "text-embedding-3-small");
+    let error = embedder.embed(&texts(&["a", "b"])).await.unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("(the request of texts 0 to 1 of 2; asking again to find which text is too long failed: "),
+        "{text}"
+    );
+    assert!(text.contains("Incorrect API key provided"), "{text}");
+    assert!(
+        matches!(cause(&error), Some(ModelError::ContextTooLong { .. })),
+        "{error:?}"
+    );
+    assert_eq!(server.requests().len(), 2);
 }
