@@ -22,7 +22,7 @@ use super::hooks::{ToolApproval, ToolHook};
 use super::ledger::RunLedger;
 use super::pause::PauseHandle;
 use super::turn::{self, CallsEnded, TurnCalls};
-use super::{AgentRun, AgenticError};
+use super::{AgentRun, AgenticError, UserInput};
 use crate::model::{
     ChatModel, ChatOptions, ChatRequest, ChatResponse, DebugName, Message, ModelError, StopReason,
     StreamDelta, ToolChoice,
@@ -184,7 +184,22 @@ impl AgentSession {
     /// messages, whether it succeeded or not) is kept for the next `send`. A `send` dropped
     /// before it ends leaves the conversation as it was.
     pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(text, None).await
+        self.continue_conversation(UserInput::new(text), None).await
+    }
+
+    /// [`send`](Self::send) of text with images (a [`UserInput`]; text alone converts into
+    /// one).
+    pub async fn send_input(&self, input: impl Into<UserInput>) -> Result<AgentRun, AgenticError> {
+        self.continue_conversation(input.into(), None).await
+    }
+
+    /// [`send_with_cancellation`](Self::send_with_cancellation) of text with images.
+    pub async fn send_input_with_cancellation(
+        &self,
+        input: impl Into<UserInput>,
+        token: CancellationToken,
+    ) -> Result<AgentRun, AgenticError> {
+        self.continue_conversation(input.into(), Some(&token)).await
     }
 
     /// [`send`](Self::send), stopped when `token` (or the session's token) is cancelled, as
@@ -241,14 +256,15 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(text, Some(&token)).await
+        self.continue_conversation(UserInput::new(text), Some(&token))
+            .await
     }
 
-    /// The kept conversation with `text` added, run (stopped by `caller` too, when given),
+    /// The kept conversation with `input` added, run (stopped by `caller` too, when given),
     /// and kept again as the run left it.
     async fn continue_conversation(
         &self,
-        text: impl Into<String>,
+        input: UserInput,
         caller: Option<&CancellationToken>,
     ) -> Result<AgentRun, AgenticError> {
         let mut conversation = self.conversation.lock().await;
@@ -256,7 +272,7 @@ impl AgentSession {
         // otherwise go with it.
         let mut messages = Vec::with_capacity(conversation.len() + 4);
         messages.extend(conversation.iter().cloned());
-        messages.push(Message::user(text));
+        messages.push(input.into_message());
         let ended = match caller {
             Some(token) => self.drive_following(messages, token).await,
             None => {
