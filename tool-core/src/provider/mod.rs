@@ -592,6 +592,13 @@ mod tests {
             written.contains("The page:\\n[image: image/png, 8 bytes; not shown: this model's text format carries no images]"),
             "{written}"
         );
+        // Parts with nothing to show are an empty text, never an empty array the APIs
+        // would refuse.
+        let empty = Ok(ToolCallResult::parts([ContentPart::text("")]));
+        let anthropic = Provider::Anthropic.render_results([("c1", "shot", &empty)]);
+        assert_eq!(anthropic[0]["content"][0]["content"], "");
+        let responses = Provider::OpenAiResponses.render_results([("c1", "shot", &empty)]);
+        assert_eq!(responses[0]["output"], "");
         let user = Provider::Text.render_user_with_images("Look:", &[image]);
         assert_eq!(
             user["content"],

@@ -10,16 +10,18 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The longest base64 text an [`Image`] holds: 5 MiB.
 ///
-/// Anthropic refuses an image over 5 MB, the lowest cap of the providers (OpenAI takes 50 MB
-/// a request, Gemini 20 MB a request inline). The bound is on the base64 text, the larger
-/// of the two measures, so that an image within it is within the cap whichever a provider
-/// applies. It is checked when an image is made (and read back from a transcript): a tool
+/// Anthropic refuses an image over 5 MB (docs.claude.com, "Vision"), the lowest cap of the
+/// providers (OpenAI: 20 MB an image and 50 MB of images a request, platform.openai.com
+/// "Images and vision"; Gemini: 20 MB a request of inline data). The bound is on the base64
+/// text, the larger of the two measures, so that an image within it is within the cap
+/// whichever a provider applies. It is checked when an image is made (and read back from a transcript): a tool
 /// or a caller that makes one too large learns it there, naming the image, rather than
 /// from a whole request refused later with the provider's message.
 pub const MAX_IMAGE_BASE64_LEN: usize = 5 * 1024 * 1024;
 
 /// The media types an [`Image`] may have: those every provider's API takes (Anthropic,
-/// OpenAI and Gemini all take PNG, JPEG, GIF and WebP).
+/// OpenAI and Gemini all take PNG, JPEG, GIF and WebP; OpenAI reads only a GIF's first
+/// frame's worth: "non-animated GIF").
 pub const IMAGE_MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// The types of [`IMAGE_MEDIA_TYPES`], each with how its files begin.
