@@ -390,7 +390,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     if replies.is_empty() {
         return Vec::new();
     }
-    let parts: Vec<Value> = replies
+    let mut parts: Vec<Value> = replies
         .iter()
         .map(|reply| {
             // Gemini reads `output` as the function's result and `error` as its failure.
@@ -412,7 +412,6 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             json!({ "functionResponse": function_response })
         })
         .collect();
-    let mut parts = parts;
     // Images go in the same user turn, as `inlineData` parts after the `functionResponse`
     // parts (each result's introduced by a text part naming its call). The newer API also
     // takes them inside a `functionResponse` (its `parts`), but only Gemini 3 models read
