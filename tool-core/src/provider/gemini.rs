@@ -390,7 +390,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     if replies.is_empty() {
         return Vec::new();
     }
-    let mut parts: Vec<Value> = replies
+    let parts: Vec<Value> = replies
         .iter()
         .map(|reply| {
             // Gemini reads `output` as the function's result and `error` as its failure.
@@ -412,10 +412,12 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             json!({ "functionResponse": function_response })
         })
         .collect();
-    // Images go in the same user turn, as `inlineData` parts after the `functionResponse`
-    // parts (each result's introduced by a text part naming its call). The newer API also
-    // takes them inside a `functionResponse` (its `parts`), but only Gemini 3 models read
-    // them there; parts of the turn every model reads.
+    let mut contents = vec![json!({"role": "user", "parts": parts})];
+    // Images follow in a user content of their own: `inlineData` parts (each result's
+    // introduced by a text part naming its call). The API refuses a content that mixes
+    // `inlineData` with `functionResponse` parts, and takes images inside a
+    // `functionResponse` (its `parts`) from Gemini 3 models only (2.5 refuses the field).
+    let mut image_parts = Vec::new();
     for reply in replies {
         let mut images = reply.body.images().peekable();
         if images.peek().is_none() {
@@ -426,16 +428,20 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
         } else {
             format!("{} ({})", echoed_name(reply.name), reply.id)
         };
-        parts.push(json!({"text": format!("The images of the result of {call}:")}));
-        parts.extend(images.map(inline_data));
+        image_parts.push(json!({"text": format!("The images of the result of {call}:")}));
+        image_parts.extend(images.map(inline_data));
     }
-    vec![json!({"role": "user", "parts": parts})]
+    if !image_parts.is_empty() {
+        contents.push(json!({"role": "user", "parts": image_parts}));
+    }
+    contents
 }
 
-/// Where a result's image is in its `functionResponse`: in the parts after the responses.
+/// Where a result's image is in its `functionResponse`: in the user content after the
+/// responses.
 fn placed_after(image: &Image) -> String {
     format!(
-        "[image: {}, {} bytes; shown in the parts after these function responses]",
+        "[image: {}, {} bytes; shown in the user content after these function responses]",
         image.media_type(),
         image.byte_len()
     )

@@ -315,7 +315,7 @@ impl Provider {
     /// A result's images ([`UserModelContent::Parts`](crate::UserModelContent::Parts)) go
     /// where each API takes them: Anthropic `image` blocks in the `tool_result`'s content,
     /// Responses `input_image` items in the `function_call_output`'s output, Gemini
-    /// `inlineData` parts after the `functionResponse` parts of the same content, and for
+    /// `inlineData` parts in a user content after the `functionResponse` content, and for
     /// OpenAI Chat (whose `tool` messages are text only) one user message of `image_url`
     /// parts after the `tool` messages. The text format carries no images: each is a
     /// placeholder saying it is not shown.

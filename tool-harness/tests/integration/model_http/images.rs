@@ -1,7 +1,7 @@
 //! Images reach the model through every client: a user's images and a tool result's images
 //! are in each request body in the API's own shape (Anthropic `image` blocks, Responses
 //! `input_image` items, Chat `image_url` parts in a user message after the tool messages,
-//! Gemini `inlineData` parts after the function responses).
+//! Gemini `inlineData` parts in a user content after the function responses).
 
 use serde_json::{Value, json};
 use toolsmith_core::{ContentPart, Image, ToolArguments, ToolCallResult};
@@ -117,7 +117,7 @@ async fn chat_sends_result_images_in_a_user_message_after_the_tool_messages() {
 }
 
 #[tokio::test]
-async fn gemini_sends_inline_data_after_the_function_responses() {
+async fn gemini_sends_inline_data_in_a_user_content_after_the_function_responses() {
     let body = sent(Api::Gemini).await;
     let contents = body["contents"].as_array().unwrap();
     assert_eq!(
@@ -131,11 +131,17 @@ async fn gemini_sends_inline_data_after_the_function_responses() {
         contents[2],
         json!({"role": "user", "parts": [
             {"functionResponse": {"id": "call_1", "name": "shot", "response": {"output":
-                "The page:\n[image: image/gif, 10 bytes; shown in the parts after these function responses]"}}},
+                "The page:\n[image: image/gif, 10 bytes; shown in the user content after these function responses]"}}}
+        ]})
+    );
+    assert_eq!(
+        contents[3],
+        json!({"role": "user", "parts": [
             {"text": "The images of the result of shot (call_1):"},
             {"inlineData": {"mimeType": "image/gif", "data": GIF_BASE64}}
         ]})
     );
+    assert_eq!(contents.len(), 4);
 }
 
 #[tokio::test]
