@@ -42,7 +42,7 @@ impl ChatModel for Canned {
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         Ok(match request.messages.last() {
-            Some(Message::User { text }) if text.starts_with("add") => self.call.clone(),
+            Some(Message::User { text, .. }) if text.starts_with("add") => self.call.clone(),
             _ => self.answer.clone(),
         })
     }

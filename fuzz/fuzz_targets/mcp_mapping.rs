@@ -316,6 +316,15 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
             }
+            // Content with an image comes back as parts, one a block, in order.
+            (None, UserModelContent::Parts(parts)) => {
+                assert_eq!(parts.len(), result.content.len(), "{local}: blocks lost");
+                for (block, part) in result.content.iter().zip(parts) {
+                    if let ContentBlock::Text(text) = block {
+                        assert_eq!(part.to_text(), text.text, "{local}: the text changed");
+                    }
+                }
+            }
             (expected, kept) => panic!("{local}: {expected:?} came back as {kept:?}"),
         }
     });

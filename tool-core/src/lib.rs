@@ -102,9 +102,11 @@ pub use tool::args::Args;
 pub use tool::arguments::{NotAnObject, ToolArguments};
 pub use tool::call_context::{Progress, ProgressSink, ToolCallContext};
 pub use tool::commands::ToolCommands;
+pub use tool::content_part::ContentPart;
 pub use tool::definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
 pub use tool::error::{ToolError, ToolErrorKind, panic_message};
 pub use tool::fn_tool::FnTool;
+pub use tool::image::{IMAGE_MEDIA_TYPES, Image, ImageError, MAX_IMAGE_BASE64_LEN};
 pub use tool::json_text::JsonText;
 pub use tool::names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
 pub use tool::nesting::{

@@ -11,11 +11,11 @@
 use serde_json::{Map, Value, json};
 
 use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
-use super::reply::Reply;
+use super::reply::{Body, Reply};
 use super::strict::{SchemaError, StrictDialect, StrictSchema, transform};
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderOptions, RenderedTools, ResponseError};
-use crate::ToolFunctionSpec;
+use crate::{ContentPart, Image, ToolFunctionSpec};
 
 /// Strict tools allowed in one request.
 pub(crate) const MAX_STRICT_TOOLS: usize = 20;
@@ -167,10 +167,24 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     let blocks: Vec<Value> = replies
         .iter()
         .map(|reply| {
+            let content = match &reply.body {
+                // A `tool_result`'s `content` may be an array of `text` and `image` blocks
+                // (Messages API, "tool_result" content block).
+                Body::Parts(parts) => {
+                    let items: Vec<Value> = parts.iter().filter_map(part_block).collect();
+                    // Parts of empty text alone: an empty text, as an empty result is.
+                    if items.is_empty() {
+                        Value::String(String::new())
+                    } else {
+                        Value::Array(items)
+                    }
+                }
+                body => Value::String(body.text()),
+            };
             let mut block = json!({
                 "type": "tool_result",
                 "tool_use_id": reply.id,
-                "content": reply.body.text(),
+                "content": content,
             });
             if reply.body.is_error() {
                 block["is_error"] = Value::Bool(true);
@@ -183,6 +197,37 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
 
 pub(crate) fn render_user(text: &str) -> Value {
     json!({"role": "user", "content": text})
+}
+
+/// A user message of images and text: the images first, as Anthropic's vision guide
+/// advises ("Claude works best when images come before text").
+pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
+    let blocks: Vec<Value> = images
+        .iter()
+        .map(image_block)
+        .chain(text_block(text))
+        .collect();
+    json!({"role": "user", "content": blocks})
+}
+
+/// An image as a Messages API content block:
+/// `{"type": "image", "source": {"type": "base64", "media_type": …, "data": …}}`.
+fn image_block(image: &Image) -> Value {
+    json!({"type": "image", "source": {
+        "type": "base64", "media_type": image.media_type(), "data": image.data()}})
+}
+
+/// Text as a content block; none for empty text, which the API refuses in a block
+/// ("text content blocks must be non-empty").
+fn text_block(text: &str) -> Option<Value> {
+    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+fn part_block(part: &ContentPart) -> Option<Value> {
+    match part {
+        ContentPart::Image(image) => Some(image_block(image)),
+        other => text_block(&other.to_text()),
+    }
 }
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {

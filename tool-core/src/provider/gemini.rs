@@ -19,7 +19,7 @@ use super::strict::{
 };
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, ResponseError};
-use crate::ToolFunctionSpec;
+use crate::{Image, ToolFunctionSpec};
 
 /// Keywords of the OpenAPI subset that apply to every type.
 const COMMON_KEYWORDS: [&str; 4] = ["title", "default", "example", "propertyOrdering"];
@@ -399,6 +399,9 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
                 Body::JsonText(text) => json!({ "output": text.to_value() }),
                 Body::Text(text) => json!({ "output": text }),
                 Body::Error(text) => json!({ "error": text }),
+                body @ Body::Parts(_) => {
+                    json!({ "output": body.text_placing_images(placed_after) })
+                }
             };
             let mut function_response = Map::new();
             if !reply.id.starts_with(GENERATED_CALL_ID_PREFIX) {
@@ -409,11 +412,55 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             json!({ "functionResponse": function_response })
         })
         .collect();
-    vec![json!({"role": "user", "parts": parts})]
+    let mut contents = vec![json!({"role": "user", "parts": parts})];
+    // Images follow in a user content of their own: `inlineData` parts (each result's
+    // introduced by a text part naming its call). The API refuses a content that mixes
+    // `inlineData` with `functionResponse` parts, and takes images inside a
+    // `functionResponse` (its `parts`) from Gemini 3 models only (2.5 refuses the field).
+    let mut image_parts = Vec::new();
+    for reply in replies {
+        let mut images = reply.body.images().peekable();
+        if images.peek().is_none() {
+            continue;
+        }
+        let call = if reply.id.starts_with(GENERATED_CALL_ID_PREFIX) {
+            echoed_name(reply.name).to_owned()
+        } else {
+            format!("{} ({})", echoed_name(reply.name), reply.id)
+        };
+        image_parts.push(json!({"text": format!("The images of the result of {call}:")}));
+        image_parts.extend(images.map(inline_data));
+    }
+    if !image_parts.is_empty() {
+        contents.push(json!({"role": "user", "parts": image_parts}));
+    }
+    contents
+}
+
+/// Where a result's image is in its `functionResponse`: in the user content after the
+/// responses.
+fn placed_after(image: &Image) -> String {
+    format!(
+        "[image: {}, {} bytes; shown in the user content after these function responses]",
+        image.media_type(),
+        image.byte_len()
+    )
+}
+
+/// An image as an `inlineData` part: `{"inlineData": {"mimeType": …, "data": <base64>}}`.
+fn inline_data(image: &Image) -> Value {
+    json!({"inlineData": {"mimeType": image.media_type(), "data": image.data()}})
 }
 
 pub(crate) fn render_user(text: &str) -> Value {
     json!({"role": "user", "parts": [{"text": text}]})
+}
+
+/// A user content of `inlineData` parts and the text, as a text part after them.
+pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
+    let text_part = (!text.is_empty()).then(|| json!({ "text": text }));
+    let parts: Vec<Value> = images.iter().map(inline_data).chain(text_part).collect();
+    json!({"role": "user", "parts": parts})
 }
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {

@@ -312,6 +312,14 @@ impl Provider {
     /// Gemini user content of `functionResponse` parts, one text user message of
     /// `<tool_response>` blocks.
     ///
+    /// A result's images ([`UserModelContent::Parts`](crate::UserModelContent::Parts)) go
+    /// where each API takes them: Anthropic `image` blocks in the `tool_result`'s content,
+    /// Responses `input_image` items in the `function_call_output`'s output, Gemini
+    /// `inlineData` parts in a user content after the `functionResponse` content, and for
+    /// OpenAI Chat (whose `tool` messages are text only) one user message of `image_url`
+    /// parts after the `tool` messages. The text format carries no images: each is a
+    /// placeholder saying it is not shown.
+    ///
     /// Errors are written for the model to correct itself. Rendering through
     /// [`ToolCallManager::render_results`](crate::ToolCallManager::render_results) also checks
     /// results against their tools' `returns` schemas and suggests the closest names for an
@@ -559,6 +567,43 @@ mod tests {
                 assert_eq!(echoed, expected, "{provider}");
             }
         });
+    }
+
+    #[test]
+    fn images_in_results_reach_every_format_that_takes_them() {
+        use crate::{ContentPart, Image, ToolCallResult};
+        use serde_json::json;
+
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let result = Ok(ToolCallResult::parts([
+            ContentPart::text("The page:"),
+            image.clone().into(),
+        ]));
+        let rendered = |provider: Provider| provider.render_results([("c1", "shot", &result)]);
+        let anthropic = rendered(Provider::Anthropic);
+        assert_eq!(
+            anthropic[0]["content"][0]["content"],
+            json!([{"type": "text", "text": "The page:"}, {"type": "image", "source":
+                {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}])
+        );
+        let text = rendered(Provider::Text);
+        let written = text[0]["content"].as_str().unwrap();
+        assert!(
+            written.contains("The page:\\n[image: image/png, 8 bytes; not shown: this model's text format carries no images]"),
+            "{written}"
+        );
+        // Parts with nothing to show are an empty text, never an empty array the APIs
+        // would refuse.
+        let empty = Ok(ToolCallResult::parts([ContentPart::text("")]));
+        let anthropic = Provider::Anthropic.render_results([("c1", "shot", &empty)]);
+        assert_eq!(anthropic[0]["content"][0]["content"], "");
+        let responses = Provider::OpenAiResponses.render_results([("c1", "shot", &empty)]);
+        assert_eq!(responses[0]["output"], "");
+        let user = Provider::Text.render_user_with_images("Look:", &[image]);
+        assert_eq!(
+            user["content"],
+            "Look:\n[image: image/png, 8 bytes; not shown: this model's text format carries no images]"
+        );
     }
 
     #[test]

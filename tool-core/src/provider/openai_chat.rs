@@ -11,7 +11,7 @@ use super::reply::Reply;
 use super::strict::{StrictDialect, transform};
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, RenderOptions, RenderedTools, ResponseError};
-use crate::ToolFunctionSpec;
+use crate::{Image, ToolFunctionSpec};
 
 /// The `{name, description, parameters, strict}` of one function, as both OpenAI APIs
 /// declare it; `parameters` made strict when the tool is to be rendered strict and can be.
@@ -121,21 +121,66 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .collect())
 }
 
+/// Where a result's image is in its `tool` message: in the user message after the results.
+fn placed_below(image: &Image) -> String {
+    format!(
+        "[image: {}, {} bytes; shown in the user message after these results]",
+        image.media_type(),
+        image.byte_len()
+    )
+}
+
 pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
-    replies
+    let mut messages: Vec<Value> = replies
         .iter()
         .map(|reply| {
+            let content = match reply.body.images().next() {
+                Some(_) => reply.body.text_placing_images(placed_below),
+                None => reply.body.text_marking_errors(),
+            };
             json!({
                 "role": "tool",
                 "tool_call_id": reply.id,
-                "content": reply.body.text_marking_errors(),
+                "content": content,
             })
         })
-        .collect()
+        .collect();
+    // A `tool` message's content is text only (its content parts may only be `text`), and
+    // the API wants every call of a turn answered by the `tool` messages right after it; so
+    // the results' images follow, in one user message (`image_url` parts, each result's
+    // introduced by a text part naming its call), which the API takes after tool messages.
+    let mut parts = Vec::new();
+    for reply in replies {
+        let mut images = reply.body.images().peekable();
+        if images.peek().is_none() {
+            continue;
+        }
+        parts.push(json!({"type": "text", "text": format!(
+            "The images of the result of call {} ({}):", reply.id, reply.name)}));
+        parts.extend(images.map(image_part));
+    }
+    if !parts.is_empty() {
+        messages.push(json!({"role": "user", "content": parts}));
+    }
+    messages
 }
 
 pub(crate) fn render_user(text: &str) -> Value {
     json!({"role": "user", "content": text})
+}
+
+/// A user message of `image_url` parts (data URLs) and the text, as a `text` part after
+/// them.
+pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
+    let text_part = (!text.is_empty()).then(|| json!({"type": "text", "text": text}));
+    let parts: Vec<Value> = images.iter().map(image_part).chain(text_part).collect();
+    json!({"role": "user", "content": parts})
+}
+
+/// An image as a Chat Completions content part:
+/// `{"type": "image_url", "image_url": {"url": "data:image/png;base64,…"}}`.
+fn image_part(image: &Image) -> Value {
+    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
 }
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {

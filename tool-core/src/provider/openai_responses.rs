@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
 use super::openai_chat::function_fields;
-use super::reply::Reply;
+use super::reply::{Body, Reply};
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderOptions, RenderedTools, ResponseError};
-use crate::ToolFunctionSpec;
+use crate::{ContentPart, Image, ToolFunctionSpec};
 
 pub(crate) fn render_tools(
     specs: impl Iterator<Item = ToolFunctionSpec>,
@@ -95,10 +95,24 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     replies
         .iter()
         .map(|reply| {
+            let output = match &reply.body {
+                // `output` is "a string or a list of output content": `input_text`,
+                // `input_image` (with `image_url` a data URL) and `input_file` items.
+                Body::Parts(parts) => {
+                    let items: Vec<Value> = parts.iter().filter_map(part_item).collect();
+                    // Parts of empty text alone: an empty text, as an empty result is.
+                    if items.is_empty() {
+                        Value::String(String::new())
+                    } else {
+                        Value::Array(items)
+                    }
+                }
+                body => Value::String(body.text_marking_errors()),
+            };
             json!({
                 "type": "function_call_output",
                 "call_id": reply.id,
-                "output": reply.body.text_marking_errors(),
+                "output": output,
             })
         })
         .collect()
@@ -106,6 +120,33 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
 
 pub(crate) fn render_user(text: &str) -> Value {
     json!({"role": "user", "content": text})
+}
+
+/// A user input message of `input_image` items (data URLs) and the text, as an
+/// `input_text` item after them.
+pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
+    let content: Vec<Value> = images
+        .iter()
+        .map(image_item)
+        .chain(text_item(text))
+        .collect();
+    json!({"role": "user", "content": content})
+}
+
+fn image_item(image: &Image) -> Value {
+    json!({"type": "input_image", "image_url": image.data_url()})
+}
+
+/// Text as an `input_text` item; none for empty text.
+fn text_item(text: &str) -> Option<Value> {
+    (!text.is_empty()).then(|| json!({"type": "input_text", "text": text}))
+}
+
+fn part_item(part: &ContentPart) -> Option<Value> {
+    match part {
+        ContentPart::Image(image) => Some(image_item(image)),
+        other => text_item(&other.to_text()),
+    }
 }
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {

@@ -6,7 +6,8 @@ use super::Provider;
 use super::feedback::error_for_model;
 use crate::tool::nesting::check_depth;
 use crate::{
-    JsonText, SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError, UserModelContent,
+    ContentPart, Image, JsonText, SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError,
+    UserModelContent,
 };
 
 /// One call's answer to render: the call's id, the tool's name, and what the call ended in.
@@ -74,6 +75,8 @@ pub(crate) enum Body {
     JsonText(JsonText),
     /// A failure, written for the model.
     Error(String),
+    /// Text and images: each format gives the model the images where its API takes them.
+    Parts(Vec<ContentPart>),
 }
 
 impl Body {
@@ -83,7 +86,33 @@ impl Body {
             Self::Text(text) | Self::Error(text) => text.clone(),
             Self::Json(value) => value.to_string(),
             Self::JsonText(text) => text.as_str().to_owned(),
+            Self::Parts(_) => self.text_placing_images(Image::placeholder),
         }
+    }
+
+    /// The content as one text, each image written by `placeholder` (where a format puts
+    /// images elsewhere, or cannot carry them, the text says so).
+    pub(crate) fn text_placing_images(&self, placeholder: impl Fn(&Image) -> String) -> String {
+        match self {
+            Self::Parts(parts) => parts
+                .iter()
+                .map(|part| match part {
+                    ContentPart::Image(image) => placeholder(image),
+                    other => other.to_text(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => other.text(),
+        }
+    }
+
+    /// The images of the content, in order.
+    pub(crate) fn images(&self) -> impl Iterator<Item = &Image> {
+        let parts = match self {
+            Self::Parts(parts) => parts.as_slice(),
+            _ => &[],
+        };
+        parts.iter().filter_map(ContentPart::as_image)
     }
 
     /// The structured content as a value (written text parsed), for formats that embed it;
@@ -92,7 +121,7 @@ impl Body {
         match self {
             Self::Json(value) => Some(value.clone()),
             Self::JsonText(text) => Some(text.to_value()),
-            Self::Text(_) | Self::Error(_) => None,
+            Self::Text(_) | Self::Error(_) | Self::Parts(_) => None,
         }
     }
 
@@ -153,6 +182,8 @@ fn body_of(name: &str, result: &ToolCallResult) -> Body {
         },
         // Checked to parse (and so to nest within the bound) when it was made.
         UserModelContent::JsonText(text) => Body::JsonText(text.clone()),
+        // Each image was checked (type, base64, size) when it was made.
+        UserModelContent::Parts(parts) => Body::Parts(parts.clone()),
     }
 }
 

@@ -19,7 +19,7 @@ use super::turns::{AssistantCall, StopReason};
 use super::{Provider, ResponseError};
 use crate::tool::arguments::json_type_name;
 use crate::tool::nesting::check_depth;
-use crate::{ToolError, ToolFunctionSpec};
+use crate::{Image, ToolError, ToolFunctionSpec};
 
 const OPEN_TAG: &str = "<tool_call>";
 const CLOSE_TAG: &str = "</tool_call>";
@@ -510,7 +510,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             response.insert("name".to_owned(), json!(reply.name));
             let content = match reply.body.json_value() {
                 Some(value) => value,
-                None => Value::String(reply.body.text()),
+                None => Value::String(reply.body.text_placing_images(not_carried)),
             };
             response.insert("content".to_owned(), content);
             if reply.body.is_error() {
@@ -527,6 +527,27 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
 
 pub(crate) fn render_user(text: &str) -> Value {
     json!({"role": "user", "content": text})
+}
+
+/// A user message with images: the format carries text only, so each image is a line
+/// saying it was left out, after the text.
+pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
+    let lines: Vec<String> = (!text.is_empty())
+        .then(|| text.to_owned())
+        .into_iter()
+        .chain(images.iter().map(not_carried))
+        .collect();
+    json!({"role": "user", "content": lines.join("\n")})
+}
+
+/// An image where the text format has only text: a placeholder saying it is not shown,
+/// so that neither the model nor a reader of the request takes it as dropped by mistake.
+fn not_carried(image: &Image) -> String {
+    format!(
+        "[image: {}, {} bytes; not shown: this model's text format carries no images]",
+        image.media_type(),
+        image.byte_len()
+    )
 }
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {

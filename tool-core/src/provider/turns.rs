@@ -150,6 +150,42 @@ impl Provider {
         }
     }
 
+    /// Renders a user's text with images as one entry of this provider's conversation, the
+    /// images first (Anthropic's advice for vision; the others take any order), then the
+    /// text (left out when empty): Anthropic `image` blocks (base64 source), Responses
+    /// `input_image` items and OpenAI Chat `image_url` parts (data URLs), Gemini
+    /// `inlineData` parts. The text format carries no images: each is a line saying so.
+    /// Without images, this is [`render_user`](Self::render_user).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::Image;
+    /// use toolsmith::provider::Provider;
+    ///
+    /// let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+    /// let images = [image];
+    /// assert_eq!(
+    ///     Provider::OpenAiChat.render_user_with_images("What is this?", &images),
+    ///     json!({"role": "user", "content": [
+    ///         {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ///         {"type": "text", "text": "What is this?"}
+    ///     ]})
+    /// );
+    /// assert_eq!(Provider::Gemini.render_user_with_images("Hi", &[]), Provider::Gemini.render_user("Hi"));
+    /// ```
+    pub fn render_user_with_images(self, text: &str, images: &[crate::Image]) -> Value {
+        if images.is_empty() {
+            return self.render_user(text);
+        }
+        match self {
+            Self::OpenAiChat => super::openai_chat::render_user_with_images(text, images),
+            Self::OpenAiResponses => super::openai_responses::render_user_with_images(text, images),
+            Self::Anthropic => super::anthropic::render_user_with_images(text, images),
+            Self::Gemini => super::gemini::render_user_with_images(text, images),
+            Self::Text => super::text::render_user_with_images(text, images),
+        }
+    }
+
     /// Renders one of the model's earlier turns (its text, its tool calls, or both) as the
     /// entries to append to the conversation, so that the results that follow answer calls
     /// the provider has seen: an OpenAI Chat assistant message with `tool_calls` (arguments as

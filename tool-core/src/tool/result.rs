@@ -5,14 +5,15 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::JsonText;
 use crate::tool::nesting::check_depth;
+use crate::{ContentPart, Image, JsonText};
 
 /// The content of a tool's result.
 ///
 /// Serialized as `{"type": "text", "value": "…"}` or `{"type": "json", "value": …}`; a
 /// [`JsonText`](Self::JsonText) is serialized as the `json` it is, and so reads back as
-/// [`Json`](Self::Json).
+/// [`Json`](Self::Json). [`Parts`](Self::Parts) (text and images) is
+/// `{"type": "parts", "value": [<ContentPart>, …]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -28,12 +29,18 @@ pub enum UserModelContent {
     /// [`json_value`](Self::json_value)s to compare the values.
     #[serde(rename = "json", skip_deserializing)]
     JsonText(JsonText),
+    /// Text and images, in order (a screenshot with its caption, a page read as pictures):
+    /// every provider format that takes images is given them; where only text can go (the
+    /// text format, [`to_text`](Self::to_text)), each image is a
+    /// [placeholder](Image::placeholder) saying it is there.
+    Parts(Vec<ContentPart>),
 }
 
 impl UserModelContent {
     /// The content as text: the text itself, the JSON serialised compactly, or the JSON
     /// text as it is (JSON nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is
-    /// not serialised: the text says it is "nested deeper than 128 levels").
+    /// not serialised: the text says it is "nested deeper than 128 levels"); parts one a
+    /// line, each image as its [placeholder](Image::placeholder).
     pub fn to_text(&self) -> String {
         match self {
             Self::Text(text) => text.clone(),
@@ -42,7 +49,21 @@ impl UserModelContent {
                 Err(too_deep) => format!("(a JSON value {too_deep})"),
             },
             Self::JsonText(text) => text.as_str().to_owned(),
+            Self::Parts(parts) => parts
+                .iter()
+                .map(ContentPart::to_text)
+                .collect::<Vec<_>>()
+                .join("\n"),
         }
+    }
+
+    /// The images the content holds, in order (none but in [`Parts`](Self::Parts)).
+    pub fn images(&self) -> impl Iterator<Item = &Image> {
+        let parts = match self {
+            Self::Parts(parts) => parts.as_slice(),
+            _ => &[],
+        };
+        parts.iter().filter_map(ContentPart::as_image)
     }
 
     /// Whether the content is structured: [`Json`](Self::Json) or
@@ -66,7 +87,7 @@ impl UserModelContent {
     /// ```
     pub fn json_value(&self) -> Option<Cow<'_, Value>> {
         match self {
-            Self::Text(_) => None,
+            Self::Text(_) | Self::Parts(_) => None,
             Self::Json(value) => Some(Cow::Borrowed(value)),
             Self::JsonText(text) => Some(Cow::Owned(text.to_value())),
         }
@@ -123,6 +144,36 @@ impl ToolCallResult {
         }
     }
 
+    /// A result of one image (a screenshot, a picture read from a file).
+    ///
+    /// ```
+    /// use toolsmith::{Image, ToolCallResult};
+    ///
+    /// let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+    /// let result = ToolCallResult::image(image.clone());
+    /// assert_eq!(result.content.images().collect::<Vec<_>>(), [&image]);
+    /// assert_eq!(result.content.to_text(), "[image: image/png, 8 bytes]");
+    /// ```
+    pub fn image(image: Image) -> Self {
+        Self::parts([ContentPart::Image(image)])
+    }
+
+    /// A result of text and images, in order.
+    ///
+    /// ```
+    /// use toolsmith::{ContentPart, Image, ToolCallResult};
+    ///
+    /// let shot = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+    /// let result = ToolCallResult::parts([ContentPart::text("The login page:"), shot.into()]);
+    /// assert_eq!(result.content.to_text(), "The login page:\n[image: image/png, 8 bytes]");
+    /// ```
+    pub fn parts(parts: impl IntoIterator<Item = ContentPart>) -> Self {
+        Self {
+            content: UserModelContent::Parts(parts.into_iter().collect()),
+            error_detail: None,
+        }
+    }
+
     /// A structured result from any serialisable value.
     pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
         serde_json::to_value(value).map(Self::json)
@@ -165,7 +216,7 @@ mod tests {
     use serde_json::json;
 
     use super::{ToolCallResult, UserModelContent};
-    use crate::JsonText;
+    use crate::{ContentPart, Image, JsonText};
 
     #[test]
     fn json_text_serializes_as_the_json_it_is() {
@@ -182,5 +233,27 @@ mod tests {
         assert!(text.content.is_json() && value.content.is_json());
         assert!(!UserModelContent::Text("{}".into()).is_json());
         assert_eq!(text.content.to_text(), value.content.to_text());
+    }
+
+    #[test]
+    fn parts_round_trip_and_the_other_variants_are_written_as_before() {
+        let image = Image::from_bytes("image/gif", b"GIF89a\x01\0").unwrap();
+        let result = ToolCallResult::parts([ContentPart::text("a dot:"), image.into()]);
+        let written = serde_json::to_value(&result).unwrap();
+        assert_eq!(
+            written,
+            json!({"content": {"type": "parts", "value": [
+                {"type": "text", "text": "a dot:"},
+                {"type": "image", "media_type": "image/gif", "data": "R0lGODlhAQA="}
+            ]}})
+        );
+        let back: ToolCallResult = serde_json::from_value(written).unwrap();
+        assert_eq!(back, result);
+        assert!(!result.content.is_json());
+        assert_eq!(result.content.json_value(), None);
+        assert_eq!(
+            serde_json::to_string(&ToolCallResult::text("hi")).unwrap(),
+            r#"{"content":{"type":"text","value":"hi"}}"#
+        );
     }
 }

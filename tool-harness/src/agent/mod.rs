@@ -23,6 +23,7 @@ mod token_estimate;
 mod tool;
 mod turn;
 mod typed;
+mod user_input;
 
 pub use children::{
     AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_ENDED_CHILDREN,
@@ -40,3 +41,4 @@ pub use run::{AgentRun, ToolCallRecord};
 pub use session::{AgentSession, AgentSessionBuilder, DEFAULT_MAX_TURNS};
 pub use tool::AgentTool;
 pub use typed::{FINAL_ANSWER_TOOL, MAX_ANSWER_ATTEMPTS, TypedRun};
+pub use user_input::UserInput;

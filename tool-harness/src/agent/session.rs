@@ -24,7 +24,7 @@ use super::ledger::RunLedger;
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
-use super::{AgentRun, AgenticError};
+use super::{AgentRun, AgenticError, UserInput};
 use crate::model::{
     ChatModel, ChatOptions, ChatRequest, ChatResponse, DebugName, Message, ModelError, StopReason,
     StreamDelta, ToolChoice,
@@ -228,7 +228,24 @@ impl AgentSession {
     /// messages, whether it succeeded or not) is kept for the next `send`. A `send` dropped
     /// before it ends leaves the conversation as it was.
     pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(text, None, &mut TokenEstimate::default())
+        self.continue_conversation(UserInput::new(text), None, &mut TokenEstimate::default())
+            .await
+    }
+
+    /// [`send`](Self::send) of text with images (a [`UserInput`]; text alone converts into
+    /// one).
+    pub async fn send_input(&self, input: impl Into<UserInput>) -> Result<AgentRun, AgenticError> {
+        self.continue_conversation(input.into(), None, &mut TokenEstimate::default())
+            .await
+    }
+
+    /// [`send_with_cancellation`](Self::send_with_cancellation) of text with images.
+    pub async fn send_input_with_cancellation(
+        &self,
+        input: impl Into<UserInput>,
+        token: CancellationToken,
+    ) -> Result<AgentRun, AgenticError> {
+        self.continue_conversation(input.into(), Some(&token), &mut TokenEstimate::default())
             .await
     }
 
@@ -286,16 +303,20 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(text, Some(&token), &mut TokenEstimate::default())
-            .await
+        self.continue_conversation(
+            UserInput::new(text),
+            Some(&token),
+            &mut TokenEstimate::default(),
+        )
+        .await
     }
 
-    /// The kept conversation with `text` added, run (stopped by `caller` too, when given),
+    /// The kept conversation with `input` added, run (stopped by `caller` too, when given),
     /// and kept again as the run left it, with the estimate of its last request (also left
     /// in `estimate`, for the typed answer's exchange).
     pub(super) async fn continue_conversation(
         &self,
-        text: impl Into<String>,
+        input: UserInput,
         caller: Option<&CancellationToken>,
         estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
@@ -304,7 +325,7 @@ impl AgentSession {
         // otherwise go with it.
         let mut messages = Vec::with_capacity(kept.messages.len() + 4);
         messages.extend(kept.messages.iter().cloned());
-        messages.push(Message::user(text));
+        messages.push(input.into_message());
         // The kept conversation's last request is the first of this run's.
         estimate.clone_from(&kept.estimate);
         let ended = match caller {
@@ -1186,7 +1207,8 @@ impl AgentSessionBuilder {
     /// The estimate ([`ContextEstimate`]) is the input tokens the provider reported for
     /// the previous request the conversation continues, exact, plus what was added since
     /// at one token per 3 bytes of text and JSON (tokenizers average about 4 characters a
-    /// token: the estimate errs long); the first request, or one after a shortening or an
+    /// token: the estimate errs long) and 1,600 tokens an image (at or above what each
+    /// provider counts for one, whatever its base64 length); the first request, or one after a shortening or an
     /// [`edit_transcript`](AgentSession::edit_transcript), is counted whole that way. The
     /// model's refusal ([`ModelError::ContextTooLong`]) is still answered as
     /// [`with_context_overflow`](Self::with_context_overflow) says, should the estimate

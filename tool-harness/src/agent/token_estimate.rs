@@ -6,7 +6,7 @@ use std::io;
 use std::sync::Arc;
 
 use serde::Serialize;
-use toolsmith_core::{ToolDeclarations, UserModelContent};
+use toolsmith_core::{ContentPart, ToolDeclarations, UserModelContent};
 
 use crate::model::{ChatRequest, Message, Usage};
 
@@ -21,6 +21,13 @@ pub(crate) const BYTES_PER_TOKEN: u64 = 3;
 /// Tokens counted for each message, tool call and tool result besides its content: the
 /// role and framing tokens every format adds (OpenAI documents 3 or 4 a message).
 pub(crate) const PART_OVERHEAD_TOKENS: u64 = 4;
+
+/// Tokens counted for each image, whatever its size: its base64 text says nothing of what
+/// the model reads. Anthropic counts about width × height / 750 tokens an image and scales
+/// larger ones down to about 1,600; OpenAI's high detail costs at most about 1,100 and
+/// Gemini 258 a 768-pixel tile: 1,600 is at or above each for an image as the providers
+/// take it.
+pub(crate) const IMAGE_TOKENS: u64 = 1_600;
 
 /// The estimate of a run's requests: the input tokens the provider reported for the last
 /// request answered (exact), and how much its request had, so that a later request whose
@@ -121,7 +128,12 @@ fn tools_tokens(tools: &ToolDeclarations) -> u64 {
 /// contents, and the overhead of each part.
 fn message_tokens(message: &Message) -> u64 {
     let (bytes, parts) = match message {
-        Message::User { text } => (text.len() as u64, 1),
+        Message::User { text, images } => {
+            let pictures = (images.len() as u64).saturating_mul(IMAGE_TOKENS);
+            return bytes_tokens(text.len() as u64)
+                .saturating_add(PART_OVERHEAD_TOKENS)
+                .saturating_add(pictures);
+        }
         Message::Assistant {
             text,
             calls,
@@ -149,17 +161,32 @@ fn message_tokens(message: &Message) -> u64 {
             (written.max(entries), 1 + calls.len() as u64)
         }
         Message::ToolResults { results } => {
+            let mut pictures = 0_u64;
             let bytes = results.iter().fold(0, |bytes, result| {
                 let content = match &result.result.content {
                     UserModelContent::Text(text) => text.len() as u64,
                     UserModelContent::JsonText(text) => text.as_str().len() as u64,
+                    UserModelContent::Parts(parts) => {
+                        parts.iter().fold(0, |bytes, part| match part {
+                            ContentPart::Text { text } => bytes + text.len() as u64,
+                            ContentPart::Image(_) => {
+                                pictures = pictures.saturating_add(IMAGE_TOKENS);
+                                bytes
+                            }
+                            // A later kind: as it serialises.
+                            other => bytes + json_bytes(other),
+                        })
+                    }
                     // JSON, and whatever a later kind is: as it serialises.
                     other => json_bytes(other),
                 };
                 let detail = result.result.error_detail.as_deref().map_or(0, str::len);
                 bytes + (result.call_id.len() + result.name.len() + detail) as u64 + content
             });
-            (bytes, 1 + results.len() as u64)
+            let parts = 1 + results.len() as u64;
+            return bytes_tokens(bytes)
+                .saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
+                .saturating_add(pictures);
         }
     };
     bytes_tokens(bytes).saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
@@ -234,6 +261,36 @@ mod tests {
         assert_eq!(
             TokenEstimate::default().estimate(&japanese),
             3 + PART_OVERHEAD_TOKENS
+        );
+    }
+
+    #[test]
+    fn an_image_counts_a_fixed_number_of_tokens_not_its_base64() {
+        // A PNG of 300 kB: 400,000 bytes of base64, which by bytes would be 133,334 tokens.
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.resize(300_000, 0);
+        let image = toolsmith_core::Image::from_bytes("image/png", &png).unwrap();
+        let asked = Message::user_with_images("what is this?", vec![image.clone()]);
+        // "what is this?": 13 bytes, 5 tokens.
+        assert_eq!(
+            TokenEstimate::default().estimate(&request(vec![asked])),
+            5 + PART_OVERHEAD_TOKENS + IMAGE_TOKENS
+        );
+        let shown = Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c1".into(),
+                name: "read".into(),
+                result: ToolCallResult::parts(vec![
+                    toolsmith_core::ContentPart::text("r".repeat(294)),
+                    toolsmith_core::ContentPart::Image(image.clone()),
+                    toolsmith_core::ContentPart::Image(image),
+                ]),
+            }],
+        };
+        // `c1`, `read` and 294 bytes: 100 tokens; the message, its result, two images.
+        assert_eq!(
+            TokenEstimate::default().estimate(&request(vec![shown])),
+            100 + 2 * PART_OVERHEAD_TOKENS + 2 * IMAGE_TOKENS
         );
     }
 

@@ -26,7 +26,7 @@ use super::declaration_check::check_declarations;
 use super::ledger::RunLedger;
 use super::session::following;
 use super::token_estimate::TokenEstimate;
-use super::{AgentRun, AgentSession, AgenticError};
+use super::{AgentRun, AgentSession, AgenticError, UserInput};
 use crate::model::{ChatRequest, ChatResponse, Message, ToolChoice, ToolResultMessage};
 
 /// The tool the model gives a typed answer with.
@@ -105,7 +105,7 @@ impl AgentSession {
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .continue_conversation(text, None, &mut estimate)
+            .continue_conversation(UserInput::new(text), None, &mut estimate)
             .await?;
         self.answer_as(&form, (run, estimate), None).await
     }
@@ -133,7 +133,7 @@ impl AgentSession {
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .continue_conversation(text, Some(&token), &mut estimate)
+            .continue_conversation(UserInput::new(text), Some(&token), &mut estimate)
             .await?;
         self.answer_as(&form, (run, estimate), Some(&token)).await
     }

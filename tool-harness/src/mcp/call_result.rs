@@ -3,7 +3,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use toolsmith_core::provider::error_for_model;
-use toolsmith_core::{ToolCallResult, ToolError, UserModelContent};
+use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolError, UserModelContent};
 
 use super::tool_mapping::OutputSchema;
 use crate::expired_limit::ExpiredLimit;
@@ -21,7 +21,8 @@ pub(crate) struct ResultShape<'a> {
 }
 
 /// A call's outcome as an MCP result: text as text, structured results as
-/// `structuredContent` mirrored as text, and every failure (a result the tool marked as an
+/// `structuredContent` mirrored as text, text and images as `text` and `image` content
+/// blocks in order, and every failure (a result the tool marked as an
 /// error, invalid arguments, a failed, timed-out or cancelled call) as `isError: true` with
 /// the message a model can act on.
 pub(crate) fn to_mcp(
@@ -48,6 +49,9 @@ pub(crate) fn to_mcp(
         UserModelContent::Json(value) => value,
         // Structured content is a value in MCP: text written beforehand is parsed here.
         UserModelContent::JsonText(text) => text.to_value(),
+        UserModelContent::Parts(parts) => {
+            return CallToolResult::success(parts.iter().map(content_block).collect());
+        }
         // `UserModelContent` may grow: anything else is served as its text.
         other => return CallToolResult::success(vec![ContentBlock::text(other.to_text())]),
     };
@@ -60,11 +64,22 @@ pub(crate) fn to_mcp(
     }
 }
 
+/// A content part as an MCP content block: an image as an `image` block (base64 `data`
+/// and `mimeType`, as MCP's `ImageContent` has them).
+fn content_block(part: &ContentPart) -> ContentBlock {
+    match part {
+        ContentPart::Image(image) => ContentBlock::image(image.data(), image.media_type()),
+        other => ContentBlock::text(other.to_text()),
+    }
+}
+
 /// An MCP result as the outcome of the bridged tool `local_name` (`remote_name` on its
 /// server): `isError` becomes [`ToolError::Execution`] with the server's message, or
 /// [`ToolError::InvalidArguments`] when it is a Toolsmith server's refusal of the arguments
-/// ([`refused_arguments`]); structured content is kept as a JSON result, and anything else is
-/// the content's text (non-text blocks described in brackets).
+/// ([`refused_arguments`]); structured content is kept as a JSON result; content with an
+/// image is a result of [parts](ToolCallResult::parts), each image block an image (one the
+/// model could not be given, a text saying why, naming the tool); anything else is the
+/// content's text (other non-text blocks described in brackets).
 pub(crate) fn from_mcp(
     local_name: &str,
     remote_name: &str,
@@ -95,6 +110,23 @@ pub(crate) fn from_mcp(
     }
     Ok(match result.structured_content {
         Some(value) => ToolCallResult::json(value),
+        None if result
+            .content
+            .iter()
+            .any(|block| matches!(block, ContentBlock::Image(_))) =>
+        {
+            ToolCallResult::parts(result.content.iter().map(|block| match block {
+                ContentBlock::Image(image) => {
+                    match Image::from_base64(&image.mime_type, image.data.as_str()) {
+                        Ok(image) => ContentPart::Image(image),
+                        Err(err) => ContentPart::text(format!(
+                            "[an image from tool '{local_name}' that cannot be shown: {err}]"
+                        )),
+                    }
+                }
+                other => ContentPart::text(block_text(other)),
+            }))
+        }
         None => ToolCallResult::text(text),
     })
 }
@@ -122,36 +154,37 @@ pub(crate) fn refused_arguments<'a>(remote_name: &str, text: &'a str) -> Option<
 
 /// The content blocks as one text, one block a line.
 fn content_text(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .map(|block| match block {
-            ContentBlock::Text(text) => text.text.clone(),
-            ContentBlock::Image(image) => {
-                format!(
-                    "[image: {}, {} bytes of base64]",
-                    image.mime_type,
-                    image.data.len()
-                )
-            }
-            ContentBlock::Audio(audio) => {
-                format!(
-                    "[audio: {}, {} bytes of base64]",
-                    audio.mime_type,
-                    audio.data.len()
-                )
-            }
-            ContentBlock::Resource(embedded) => match &embedded.resource {
-                ResourceContents::TextResourceContents { text, .. } => text.clone(),
-                ResourceContents::BlobResourceContents { uri, .. } => format!("[resource: {uri}]"),
-                #[allow(unreachable_patterns)]
-                _ => "[resource]".to_owned(),
-            },
-            ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
+    blocks.iter().map(block_text).collect::<Vec<_>>().join("\n")
+}
+
+/// A content block as text: its text, or a non-text block described in brackets.
+fn block_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => {
+            format!(
+                "[image: {}, {} bytes of base64]",
+                image.mime_type,
+                image.data.len()
+            )
+        }
+        ContentBlock::Audio(audio) => {
+            format!(
+                "[audio: {}, {} bytes of base64]",
+                audio.mime_type,
+                audio.data.len()
+            )
+        }
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents { text, .. } => text.clone(),
+            ResourceContents::BlobResourceContents { uri, .. } => format!("[resource: {uri}]"),
             #[allow(unreachable_patterns)]
-            _ => "[content]".to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+            _ => "[resource]".to_owned(),
+        },
+        ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
+        #[allow(unreachable_patterns)]
+        _ => "[content]".to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -269,18 +302,54 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok, ToolCallResult::json(json!({"sum": 3})));
-        let text = from_mcp(
-            "pic",
-            "pic",
+        let audio = from_mcp(
+            "say",
+            "say",
             CallToolResult::success(vec![
-                ContentBlock::text("a picture:"),
-                ContentBlock::image("AAAA", "image/png"),
+                ContentBlock::text("a sound:"),
+                ContentBlock::audio("AAAA", "audio/wav"),
             ]),
         )
         .unwrap();
         assert_eq!(
-            text.content.to_text(),
-            "a picture:\n[image: image/png, 4 bytes of base64]"
+            audio.content.to_text(),
+            "a sound:\n[audio: audio/wav, 4 bytes of base64]"
+        );
+    }
+
+    #[test]
+    fn images_cross_both_ways() {
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let served = to_mcp(
+            Ok(ToolCallResult::parts([
+                ContentPart::text("a picture:"),
+                image.clone().into(),
+            ])),
+            &shape(false),
+        );
+        assert_eq!(
+            served.content,
+            [
+                ContentBlock::text("a picture:"),
+                ContentBlock::image("iVBORw0KGgo=", "image/png")
+            ]
+        );
+        let back = from_mcp("pic", "pic", served).unwrap();
+        assert_eq!(
+            back,
+            ToolCallResult::parts([ContentPart::text("a picture:"), image.into()])
+        );
+        // An image the providers would refuse reaches the model as a text saying why.
+        let bad = from_mcp(
+            "pic",
+            "pic",
+            CallToolResult::success(vec![ContentBlock::image("AAAA", "image/png")]),
+        )
+        .unwrap();
+        assert_eq!(bad.content.images().count(), 0);
+        assert_eq!(
+            bad.content.to_text(),
+            "[an image from tool 'pic' that cannot be shown: the image's data is not image/png: its bytes begin as no supported image type]"
         );
     }
 }

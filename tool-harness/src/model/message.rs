@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolsmith_core::provider::{ParsedCall, Provider, RejectedCall, StopReason};
-use toolsmith_core::{ToolArguments, ToolCallRequest, ToolCallResult};
+use toolsmith_core::{Image, ToolArguments, ToolCallRequest, ToolCallResult};
 
 /// A tool call as the model made it: the id it gave, the tool it named and the arguments it
 /// sent (an object; for a call whose arguments could not be read, an empty object, with the
@@ -121,10 +121,15 @@ pub struct ToolResultMessage {
 #[serde(tag = "role", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Message {
-    /// What the user said.
+    /// What the user said, and the images they gave with it
+    /// ([`user_with_images`](Self::user_with_images)).
     User {
         /// The text.
         text: String,
+        /// The images, shown to the model before the text; absent from a transcript
+        /// written without any (and so from every transcript saved before images were).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     /// What the model answered: text, tool calls, or both.
     Assistant {
@@ -158,7 +163,26 @@ pub enum Message {
 impl Message {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
-        Self::User { text: text.into() }
+        Self::user_with_images(text, Vec::new())
+    }
+
+    /// A user message with images: each HTTP client sends them in its API's shape (see
+    /// [`Provider::render_user_with_images`]).
+    ///
+    /// ```
+    /// use toolsmith::Image;
+    /// use toolsmith::harness::model::Message;
+    ///
+    /// let photo = Image::from_bytes("image/jpeg", b"\xFF\xD8\xFF\xE0").unwrap();
+    /// let asked = Message::user_with_images("What is in this photo?", vec![photo]);
+    /// assert_eq!(asked.text(), Some("What is in this photo?"));
+    /// assert_eq!(asked.images()[0].media_type(), "image/jpeg");
+    /// ```
+    pub fn user_with_images(text: impl Into<String>, images: Vec<Image>) -> Self {
+        Self::User {
+            text: text.into(),
+            images,
+        }
     }
 
     /// An assistant message with text only.
@@ -184,9 +208,17 @@ impl Message {
     /// The message's text: a user's or an assistant's.
     pub fn text(&self) -> Option<&str> {
         match self {
-            Self::User { text } => Some(text),
+            Self::User { text, .. } => Some(text),
             Self::Assistant { text, .. } => text.as_deref(),
             Self::ToolResults { .. } => None,
+        }
+    }
+
+    /// The images of a user message (empty for the others).
+    pub fn images(&self) -> &[Image] {
+        match self {
+            Self::User { images, .. } => images,
+            _ => &[],
         }
     }
 
@@ -204,5 +236,50 @@ impl Message {
             Self::ToolResults { results } => results,
             _ => &[],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolsmith_core::{ContentPart, Image, ToolCallResult};
+
+    use super::{Message, ToolResultMessage};
+
+    #[test]
+    fn a_transcript_with_images_reads_back_and_one_without_reads_as_before() {
+        let photo = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let transcript = vec![
+            Message::user_with_images("What is this?", vec![photo.clone()]),
+            Message::ToolResults {
+                results: vec![ToolResultMessage {
+                    call_id: "c1".into(),
+                    name: "shot".into(),
+                    result: ToolCallResult::parts([ContentPart::text("Here:"), photo.into()]),
+                }],
+            },
+        ];
+        let written = serde_json::to_value(&transcript).unwrap();
+        assert_eq!(
+            written[0],
+            json!({"role": "user", "text": "What is this?",
+                "images": [{"media_type": "image/png", "data": "iVBORw0KGgo="}]})
+        );
+        let back: Vec<Message> = serde_json::from_value(written).unwrap();
+        assert_eq!(back, transcript);
+
+        // Saved before images were: no `images` field, and none is written for a message
+        // without images.
+        let old: Message = serde_json::from_value(json!({"role": "user", "text": "Hi"})).unwrap();
+        assert_eq!(old, Message::user("Hi"));
+        assert_eq!(
+            serde_json::to_value(&old).unwrap(),
+            json!({"role": "user", "text": "Hi"})
+        );
+        // An image edited into something the providers would refuse is refused on reading.
+        let edited = json!({"role": "user", "text": "Hi",
+            "images": [{"media_type": "image/png", "data": "AAAA"}]});
+        let err = serde_json::from_value::<Message>(edited).unwrap_err();
+        assert!(err.to_string().contains("not image/png"), "{err}");
     }
 }

@@ -966,7 +966,9 @@ fn render(provider: Provider, transcript: &[Message]) -> Vec<Value> {
     let mut rendered = Vec::new();
     for message in transcript {
         match message {
-            Message::User { text } => rendered.push(provider.render_user(text)),
+            Message::User { text, images } => {
+                rendered.push(provider.render_user_with_images(text, images))
+            }
             Message::Assistant { text, calls, .. } => {
                 rendered.extend(provider.render_assistant(
                     text.as_deref(),

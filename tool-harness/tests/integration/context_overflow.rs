@@ -68,7 +68,7 @@ fn questions(messages: &[Message]) -> Vec<&str> {
     messages
         .iter()
         .filter_map(|message| match message {
-            Message::User { text } => Some(text.as_str()),
+            Message::User { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect()

@@ -5,6 +5,7 @@
 mod common;
 
 mod agent_events;
+mod agent_images;
 mod agent_panics;
 mod agent_properties;
 mod agent_session;

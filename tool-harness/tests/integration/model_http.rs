@@ -8,6 +8,7 @@ mod declarations;
 mod embeddings;
 mod endless;
 mod errors;
+mod images;
 mod rendered_once;
 mod server;
 mod streaming;

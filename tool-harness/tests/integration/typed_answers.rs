@@ -86,7 +86,7 @@ async fn an_answer_that_fits_is_read_and_the_conversation_kept_ends_with_the_tex
         "Degrees Celsius."
     );
     assert!(
-        matches!(asked.messages.last(), Some(Message::User { text }) if text.contains("final_answer"))
+        matches!(asked.messages.last(), Some(Message::User { text, .. }) if text.contains("final_answer"))
     );
     model.assert_complete();
 }
@@ -191,7 +191,7 @@ async fn a_text_answer_is_asked_again_and_a_type_that_is_no_object_comes_under_a
     // After the text answer, the request again, as a user message.
     assert!(matches!(
         &requests[2].messages[requests[2].messages.len() - 2..],
-        [Message::Assistant { .. }, Message::User { text }] if text.contains("final_answer")
+        [Message::Assistant { .. }, Message::User { text, .. }] if text.contains("final_answer")
     ));
     // `run_as` keeps no conversation.
     assert!(session.transcript().await.is_empty());

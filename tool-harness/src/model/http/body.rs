@@ -31,7 +31,9 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
     let mut rendered = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
-            Message::User { text } => rendered.push(provider.render_user(text)),
+            Message::User { text, images } => {
+                rendered.push(provider.render_user_with_images(text, images));
+            }
             Message::Assistant {
                 provider_turn: Some(turn),
                 ..

@@ -7,6 +7,7 @@ mod client;
 mod endless_lists;
 mod fake_http;
 mod http;
+mod images;
 mod malformed_lists;
 mod remote_refusals;
 mod server;
