@@ -8,6 +8,7 @@ mod declarations;
 mod embeddings;
 mod endless;
 mod errors;
+mod prompt_caching;
 mod rendered_once;
 mod server;
 mod streaming;
