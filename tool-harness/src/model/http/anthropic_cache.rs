@@ -26,9 +26,10 @@ use serde_json::{Value, json};
 /// The field a marked block carries.
 pub(crate) const CACHE_CONTROL: &str = "cache_control";
 
-/// The beta that introduced the one-hour lifetime: sent with [`PromptCaching::OneHour`],
-/// since servers that still gate it answer the `ttl` with a refusal or quietly keep five
-/// minutes without it, and those that do not ignore it.
+/// The beta that introduced the one-hour lifetime, named in `anthropic-beta` with
+/// [`PromptCaching::OneHour`]: a server that still gates the lifetime behind it refuses the
+/// `ttl` without it, or quietly keeps five minutes (as reported by users of the API); one
+/// that no longer does ignores the header.
 pub const EXTENDED_CACHE_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
 
 /// Whether and how an [`AnthropicModel`](super::AnthropicModel) asks Anthropic to cache the
