@@ -18,7 +18,7 @@ use toolsmith::harness::mcp::{
 };
 use toolsmith::harness::model::http::{
     AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiEmbedder,
-    OpenAiResponsesModel,
+    OpenAiResponsesModel, PromptCaching,
 };
 use toolsmith::harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, StreamDelta,
@@ -114,6 +114,7 @@ fn shared_types() {
     shareable::<OpenAiChatModel>();
     shareable::<OpenAiResponsesModel>();
     shareable::<AnthropicModel>();
+    shareable::<PromptCaching>();
     shareable::<GeminiModel>();
     shareable::<OpenAiEmbedder>();
     shareable::<HttpModelBuilder<OpenAiChatModel>>();

@@ -9,6 +9,7 @@ mod embeddings;
 mod endless;
 mod errors;
 mod images;
+mod prompt_caching;
 mod rendered_once;
 mod server;
 mod streaming;

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 
+use super::anthropic_cache::{self, CACHE_CONTROL, EXTENDED_CACHE_TTL_BETA, PromptCaching};
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
@@ -40,7 +41,9 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
 /// answered ([`ProviderTurn`](crate::model::ProviderTurn): `thinking` blocks with their
 /// signatures included, which extended thinking with tools requires); calls of messages
 /// made elsewhere are echoed as `tool_use` blocks, results sent as `tool_result` blocks
-/// (with `is_error`), rendered by `toolsmith_core::provider`. Usage
+/// (with `is_error`), rendered by `toolsmith_core::provider`. Requests are marked for
+/// Anthropic's prompt cache ([`PromptCaching`], on by default with the five-minute
+/// lifetime): the last tool, the system prompt and the last message's last block. Usage
 /// counts every input token (`input_tokens` plus `cache_read_input_tokens` and
 /// `cache_creation_input_tokens`; cached: `cache_read_input_tokens`) and `output_tokens`.
 ///
@@ -64,6 +67,7 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
 #[derive(Debug, Clone)]
 pub struct AnthropicModel {
     client: HttpClient,
+    caching: PromptCaching,
 }
 
 impl AnthropicModel {
@@ -81,14 +85,36 @@ impl AnthropicModel {
 }
 
 impl HttpModelBuilder<AnthropicModel> {
+    /// Whether and how requests are marked for Anthropic's prompt cache (default
+    /// [`PromptCaching::FiveMinutes`]; see [`PromptCaching`] for where the marks go and
+    /// why it is on).
+    ///
+    /// ```
+    /// use toolsmith::harness::model::http::{AnthropicModel, PromptCaching};
+    ///
+    /// let model = AnthropicModel::builder()
+    ///     .api_key("sk-ant-test")
+    ///     .prompt_caching(PromptCaching::Off)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = model;
+    /// ```
+    #[must_use]
+    pub fn prompt_caching(mut self, caching: PromptCaching) -> Self {
+        self.settings.prompt_caching = caching;
+        self
+    }
+
     /// The client; a bad base URL or header, or no key for the official API, is a
     /// [`ModelError::Config`].
     pub fn build(self) -> Result<AnthropicModel, ModelError> {
-        let client = self.client(
-            |key| vec![("x-api-key".to_owned(), key.to_owned())],
-            &[("anthropic-version", ANTHROPIC_VERSION)],
-        )?;
-        Ok(AnthropicModel { client })
+        let caching = self.settings.prompt_caching;
+        let mut fixed = vec![("anthropic-version", ANTHROPIC_VERSION)];
+        if caching == PromptCaching::OneHour {
+            fixed.push(("anthropic-beta", EXTENDED_CACHE_TTL_BETA));
+        }
+        let client = self.client(|key| vec![("x-api-key".to_owned(), key.to_owned())], &fixed)?;
+        Ok(AnthropicModel { client, caching })
     }
 }
 
@@ -116,13 +142,17 @@ impl HttpApi for AnthropicModel {
             .output_limit(request)
             .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
         body.insert("max_tokens".to_owned(), json!(max_tokens));
+        // At most three marks, under the API's limit of four.
+        let mark = self.caching.mark();
         if let Some(system) = &request.system {
-            body.insert("system".to_owned(), json!(system));
+            let system = anthropic_cache::system(system, mark.as_ref());
+            body.insert("system".to_owned(), system);
         }
-        body.insert(
-            "messages".to_owned(),
-            Value::Array(body::conversation(PROVIDER, &request.messages)),
-        );
+        let mut messages = body::conversation(PROVIDER, &request.messages);
+        if let Some(mark) = &mark {
+            anthropic_cache::mark_last_block(&mut messages, mark);
+        }
+        body.insert("messages".to_owned(), Value::Array(messages));
         body::declare_tools(
             PROVIDER,
             request,
@@ -130,6 +160,7 @@ impl HttpApi for AnthropicModel {
             &mut body,
             "tool_choice",
             tool_choice,
+            mark.as_ref().map(|mark| (CACHE_CONTROL, mark)),
         )?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);

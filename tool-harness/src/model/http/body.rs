@@ -145,15 +145,26 @@ pub(crate) fn render_tools(
         .then_some(tools))
 }
 
-/// [`render_tools`] as JSON text, to be written into bodies as it is.
+/// [`render_tools`] as JSON text, to be written into bodies as it is, the last tool
+/// given `last_tool_field` (a name and its value) where one is.
 fn render_raw(
     provider: Provider,
     declarations: &ToolDeclarations,
     options: &RenderOptions,
+    last_tool_field: Option<(&str, &Value)>,
 ) -> Result<Option<Arc<RawValue>>, ModelError> {
-    let Some(tools) = render_tools(provider, declarations, options)? else {
+    let Some(mut tools) = render_tools(provider, declarations, options)? else {
         return Ok(None);
     };
+    if let Some((name, value)) = last_tool_field {
+        let last = tools
+            .as_array_mut()
+            .and_then(|tools| tools.last_mut())
+            .and_then(Value::as_object_mut);
+        if let Some(last) = last {
+            last.insert(name.to_owned(), value.clone());
+        }
+    }
     let raw =
         serde_json::value::to_raw_value(&tools).map_err(|err| ModelError::InvalidRequest {
             provider: provider.name().to_owned(),
@@ -167,7 +178,9 @@ fn render_raw(
 /// and with them the request's tool choice as the API takes it: `tool_choice` writes it,
 /// `None` where the API needs nothing said ([`ToolChoice::Auto`], every API's default), and
 /// it goes under `choice_field`. Without tools, neither is written. A tool choice no
-/// declared tool answers is refused first (see [`check_choice`]).
+/// declared tool answers is refused first (see [`check_choice`]). `last_tool_field` is a
+/// field the last tool declaration carries (Anthropic's cache mark), rendered with the set:
+/// a client gives the same one on every request, as `rendered` is the client's own.
 pub(crate) fn declare_tools(
     provider: Provider,
     request: &ChatRequest,
@@ -175,6 +188,7 @@ pub(crate) fn declare_tools(
     body: &mut RequestBody,
     choice_field: &str,
     tool_choice: impl FnOnce(&ToolChoice) -> Option<Value>,
+    last_tool_field: Option<(&str, &Value)>,
 ) -> Result<(), ModelError> {
     check_choice(provider, request)?;
     let options = RenderOptions {
@@ -186,7 +200,7 @@ pub(crate) fn declare_tools(
         None
     } else {
         rendered.tools(&request.tools, provider, options, |set| {
-            render_raw(provider, set, &options)
+            render_raw(provider, set, &options, last_tool_field)
         })?
     };
     if let Some(tools) = tools {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::anthropic_cache::PromptCaching;
 use super::api::HttpClient;
 use super::context_overflow::OverflowShape;
 use super::openai_embeddings::EmbeddingSettings;
@@ -60,6 +61,8 @@ pub(crate) struct Settings {
     pub(crate) body_fields: Map<String, Value>,
     /// OpenAI Chat only: send `max_tokens` rather than `max_completion_tokens`.
     pub(crate) legacy_max_tokens: bool,
+    /// Anthropic only: the prompt-cache marks its requests carry.
+    pub(crate) prompt_caching: PromptCaching,
     /// Embedders only: the model and its vectors.
     pub(crate) embedding: EmbeddingSettings,
 }
@@ -100,6 +103,7 @@ impl<M> Default for HttpModelBuilder<M> {
                 headers: Vec::new(),
                 body_fields: Map::new(),
                 legacy_max_tokens: false,
+                prompt_caching: PromptCaching::default(),
                 embedding: EmbeddingSettings::default(),
             },
             model: PhantomData,

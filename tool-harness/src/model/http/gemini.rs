@@ -159,6 +159,7 @@ impl HttpApi for GeminiModel {
             &mut body,
             "toolConfig",
             tool_config,
+            None,
         )?;
         let mut generation = Map::new();
         if let Some(temperature) = request.options.temperature.and_then(body::number) {

@@ -74,6 +74,7 @@
 //! feature (on by default).
 
 mod anthropic;
+mod anthropic_cache;
 pub(crate) mod api;
 mod body;
 mod builder;
@@ -92,6 +93,7 @@ mod transport;
 use std::time::Duration;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicModel, DEFAULT_ANTHROPIC_MAX_TOKENS};
+pub use anthropic_cache::{EXTENDED_CACHE_TTL_BETA, PromptCaching};
 pub use builder::{ChatClient, HttpModelBuilder};
 pub use gemini::GeminiModel;
 pub use openai_chat::OpenAiChatModel;

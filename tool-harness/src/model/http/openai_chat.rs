@@ -142,6 +142,7 @@ impl HttpApi for OpenAiChatModel {
             &mut body,
             "tool_choice",
             tool_choice,
+            None,
         )?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);

@@ -116,6 +116,7 @@ impl HttpApi for OpenAiResponsesModel {
             &mut body,
             "tool_choice",
             tool_choice,
+            None,
         )?;
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);

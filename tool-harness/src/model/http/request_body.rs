@@ -80,6 +80,7 @@ mod tests {
     use super::super::api::HttpApi;
     use super::super::{
         AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
+        PromptCaching,
     };
     use crate::model::http::body::render_tools;
     use crate::model::{ChatOptions, ChatRequest, Message, ToolChoice};
@@ -116,8 +117,14 @@ mod tests {
 
     /// The bytes of the body `api` sends for `request` (asked twice: the second time its
     /// tools come from the rendered set) are the bytes of the same body holding the tools
-    /// rendered as a value, as every body did before sets were rendered once.
-    fn sends_the_body_of_old(api: &impl HttpApi, provider: Provider, request: &ChatRequest) {
+    /// rendered as a value, as every body did before sets were rendered once, its last
+    /// tool given `mark` as its `cache_control` where there is one (Anthropic's).
+    fn sends_the_body_of_old(
+        api: &impl HttpApi,
+        provider: Provider,
+        request: &ChatRequest,
+        mark: Option<serde_json::Value>,
+    ) {
         for asked in ["first", "again"] {
             let body = api.body(request).unwrap();
             let sent = serde_json::to_vec(&body).unwrap();
@@ -125,8 +132,14 @@ mod tests {
                 strict: request.options.strict,
             };
             let mut old = body.fields.clone();
-            let tools = render_tools(provider, &request.tools, &options).unwrap();
-            old.insert("tools".to_owned(), tools.unwrap());
+            let mut tools = render_tools(provider, &request.tools, &options)
+                .unwrap()
+                .unwrap();
+            if let Some(mark) = &mark {
+                let last = tools.as_array_mut().unwrap().last_mut().unwrap();
+                last["cache_control"] = mark.clone();
+            }
+            old.insert("tools".to_owned(), tools);
             let old = serde_json::to_vec(&serde_json::Value::Object(old)).unwrap();
             assert_eq!(
                 String::from_utf8(sent).unwrap(),
@@ -153,13 +166,27 @@ mod tests {
                 },
             };
             let chat = local(OpenAiChatModel::builder()).build().unwrap();
-            sends_the_body_of_old(&chat, Provider::OpenAiChat, &request);
+            sends_the_body_of_old(&chat, Provider::OpenAiChat, &request, None);
             let responses = local(OpenAiResponsesModel::builder()).build().unwrap();
-            sends_the_body_of_old(&responses, Provider::OpenAiResponses, &request);
+            sends_the_body_of_old(&responses, Provider::OpenAiResponses, &request, None);
+            // Marked for the prompt cache by default, its set rendered with the mark; not
+            // marked when caching is off.
             let anthropic = local(AnthropicModel::builder()).build().unwrap();
-            sends_the_body_of_old(&anthropic, Provider::Anthropic, &request);
+            let mark = json!({"type": "ephemeral"});
+            sends_the_body_of_old(&anthropic, Provider::Anthropic, &request, Some(mark));
+            let one_hour = local(AnthropicModel::builder())
+                .prompt_caching(PromptCaching::OneHour)
+                .build()
+                .unwrap();
+            let mark = json!({"type": "ephemeral", "ttl": "1h"});
+            sends_the_body_of_old(&one_hour, Provider::Anthropic, &request, Some(mark));
+            let uncached = local(AnthropicModel::builder())
+                .prompt_caching(PromptCaching::Off)
+                .build()
+                .unwrap();
+            sends_the_body_of_old(&uncached, Provider::Anthropic, &request, None);
             let gemini = local(GeminiModel::builder()).build().unwrap();
-            sends_the_body_of_old(&gemini, Provider::Gemini, &request);
+            sends_the_body_of_old(&gemini, Provider::Gemini, &request, None);
         }
     }
 }

@@ -391,14 +391,26 @@ async fn anthropic_conversation() {
         &conversation.requests[0].body,
         &conversation.requests[1].body,
     ];
+    // Marked for the prompt cache (on by default): the system prompt as a marked block,
+    // the last message's last block, the last tool.
+    let mark = json!({"type": "ephemeral"});
     assert_eq!(
         first["system"],
-        "You are a careful calculator. Use the tools."
+        json!([{"type": "text", "text": "You are a careful calculator. Use the tools.",
+            "cache_control": mark}])
     );
     assert_eq!(first["max_tokens"], 512);
     assert_eq!(
         first["messages"],
-        json!([{"role": "user", "content": "What is 2 + 3, and 1 / 0?"}])
+        json!([{"role": "user", "content": [{"type": "text",
+            "text": "What is 2 + 3, and 1 / 0?", "cache_control": mark}]}])
+    );
+    let tools = first["tools"].as_array().expect("tools");
+    assert_eq!(tools.last().unwrap()["cache_control"], mark);
+    assert!(
+        tools[..tools.len() - 1]
+            .iter()
+            .all(|t| t.get("cache_control").is_none())
     );
     assert_eq!(first["tools"][0]["name"], "add");
     assert_eq!(
@@ -414,13 +426,21 @@ async fn anthropic_conversation() {
         {"type": "tool_use", "id": "toolu_add", "name": "add", "input": {"a": 2, "b": 3}},
         {"type": "tool_use", "id": "toolu_div", "name": "divide", "input": {"a": 1, "b": 0}}]})
     );
+    // The breakpoint moved: the first message is a string again (the same prefix), the
+    // last result carries the mark.
+    assert_eq!(
+        messages[0],
+        json!({"role": "user", "content": "What is 2 + 3, and 1 / 0?"})
+    );
     assert_eq!(
         messages[2],
         json!({"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_add", "content": r#"{"sum":5}"#},
         {"type": "tool_result", "tool_use_id": "toolu_div",
-         "content": "Division by zero: `b` must not be 0.", "is_error": true}]})
+         "content": "Division by zero: `b` must not be 0.", "is_error": true,
+         "cache_control": mark}]})
     );
+    assert_eq!(second["tools"], first["tools"]);
     check_golden(api, &conversation.requests);
 }
 

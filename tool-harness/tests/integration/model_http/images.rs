@@ -66,7 +66,9 @@ async fn anthropic_sends_image_blocks() {
         json!({"type": "tool_result", "tool_use_id": "call_1", "content": [
             {"type": "text", "text": "The page:"},
             {"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": GIF_BASE64}}
-        ]})
+        ],
+        // The last message's last block carries the prompt cache's mark (on by default).
+        "cache_control": {"type": "ephemeral"}})
     );
 }
 
@@ -163,6 +165,11 @@ async fn a_user_message_without_images_is_sent_as_before() {
         };
         let expected = match api {
             Api::Gemini => json!({"role": "user", "parts": [{"text": "Hello"}]}),
+            // As before the images, with the prompt cache's mark on the last message's
+            // block (on by default).
+            Api::Anthropic => json!({"role": "user", "content": [
+                {"type": "text", "text": "Hello", "cache_control": {"type": "ephemeral"}}
+            ]}),
             _ => json!({"role": "user", "content": "Hello"}),
         };
         assert_eq!(first, &expected, "{api:?}");
