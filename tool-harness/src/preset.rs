@@ -64,11 +64,31 @@ impl ToolPreset {
         self
     }
 
-    /// `read`, `write` and `edit` over `fs`.
+    /// `read`, `write` and `edit` over `fs`. `read` shows an image file (PNG, JPEG, GIF,
+    /// WebP) to the model as the image; for a model without vision, turn that off with
+    /// [`files_with`](Self::files_with).
     #[must_use]
     pub fn files(fs: Arc<dyn FileSystem>) -> Self {
+        Self::files_with(fs, ReadLimits::default())
+    }
+
+    /// [`files`](Self::files) with `read` showing what `limits` say: how much text at once,
+    /// and whether images are shown ([`ReadLimits::images`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::harness::{InMemoryFileSystem, ToolPreset};
+    /// use toolsmith::harness::tools::ReadLimits;
+    ///
+    /// // A model without vision: `read` refuses an image, saying so.
+    /// let text_only = ReadLimits { images: false, ..ReadLimits::default() };
+    /// let preset = ToolPreset::files_with(Arc::new(InMemoryFileSystem::new()), text_only);
+    /// assert_eq!(preset.names(), ["read", "write", "edit"]);
+    /// ```
+    #[must_use]
+    pub fn files_with(fs: Arc<dyn FileSystem>, limits: ReadLimits) -> Self {
         Self::new()
-            .with(ReadTool::new(Arc::clone(&fs), ReadLimits::default()))
+            .with(ReadTool::new(Arc::clone(&fs), limits))
             .with(WriteTool::new(Arc::clone(&fs)))
             .with(EditTool::new(fs))
     }

@@ -161,6 +161,20 @@ impl Image {
         Self::from_bytes(kind.media_type(), bytes)
     }
 
+    /// The media type `bytes` begin as by their signature, when it is one an image may have
+    /// (`image/png`, `image/jpeg`, `image/gif`, `image/webp`): a file's type told without
+    /// encoding it, before deciding what to do with it.
+    ///
+    /// ```
+    /// use toolsmith::Image;
+    ///
+    /// assert_eq!(Image::media_type_of(b"GIF89a\x01\0\x01\0"), Some("image/gif"));
+    /// assert_eq!(Image::media_type_of(b"%PDF-1.7"), None);
+    /// ```
+    pub fn media_type_of(bytes: &[u8]) -> Option<&'static str> {
+        Kind::of_bytes(bytes).map(Kind::media_type)
+    }
+
     /// An image of `media_type` from base64 text (standard alphabet, padded, no line
     /// breaks), checked to decode into an image of that type.
     pub fn from_base64(media_type: &str, data: impl Into<Arc<str>>) -> Result<Self, ImageError> {

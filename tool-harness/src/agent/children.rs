@@ -606,7 +606,7 @@ impl AgentCommands {
                 std::future::pending::<()>().await;
             };
             // A panic in the child's model or tools ends it as failed, not running for ever.
-            let run = AssertUnwindSafe(session.run_under(task, calling_run)).catch_unwind();
+            let run = AssertUnwindSafe(session.run_under(task.into(), calling_run)).catch_unwind();
             let outcome = tokio::select! {
                 outcome = run => outcome,
                 () = follow_parent_run => unreachable!("following the parent's run never ends"),

@@ -159,8 +159,55 @@ impl AgentSession {
     /// Run inside a tool call of another run (an [`AgentTool`](super::AgentTool)'s, or any
     /// tool's), its tokens count in that run's [`child_usage`](AgentRun::child_usage); so
     /// for [`run_with_cancellation`](Self::run_with_cancellation) and [`send`](Self::send).
+    ///
+    /// Text alone; the forms that take images with it (a [`UserInput`]) are
+    /// [`run_input`](Self::run_input), [`send_input`](Self::send_input), their
+    /// `_with_cancellation` forms, and the typed [`run_input_as`](Self::run_input_as) and
+    /// [`send_input_as`](Self::send_input_as).
     pub async fn run(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.run_under(text, RunLedger::of_calling_run()).await
+        self.run_under(UserInput::new(text), RunLedger::of_calling_run())
+            .await
+    }
+
+    /// [`run`](Self::run) of text with images (a [`UserInput`]; text alone converts into
+    /// one).
+    ///
+    /// ```
+    /// use toolsmith::Image;
+    /// use toolsmith::harness::agent::{AgentSession, UserInput};
+    /// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let session = AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("A chart.")]))
+    ///     .with_model("scripted")
+    ///     .build()
+    ///     .unwrap();
+    /// let chart = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+    /// let run = session
+    ///     .run_input(UserInput::new("What is this?").image(chart.clone()))
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(run.transcript[0].images(), [chart]);
+    /// assert!(session.transcript().await.is_empty()); // a run keeps nothing for `send`
+    /// # }
+    /// ```
+    pub async fn run_input(&self, input: impl Into<UserInput>) -> Result<AgentRun, AgenticError> {
+        self.run_under(input.into(), RunLedger::of_calling_run())
+            .await
+    }
+
+    /// [`run_with_cancellation`](Self::run_with_cancellation) of text with images.
+    pub async fn run_input_with_cancellation(
+        &self,
+        input: impl Into<UserInput>,
+        token: CancellationToken,
+    ) -> Result<AgentRun, AgenticError> {
+        self.drive_following(
+            new_conversation(input.into()),
+            &token,
+            &mut TokenEstimate::default(),
+        )
+        .await
     }
 
     /// [`run`](Self::run), its tokens counted in the run whose ledger `parent` is: for a
@@ -168,11 +215,11 @@ impl AgentSession {
     /// context.
     pub(super) async fn run_under(
         &self,
-        text: impl Into<String>,
+        input: UserInput,
         parent: Option<Arc<RunLedger>>,
     ) -> Result<AgentRun, AgenticError> {
         self.drive(
-            new_conversation(text),
+            new_conversation(input),
             self.cancellation.child_token(),
             None,
             (parent, &mut TokenEstimate::default()),
@@ -184,11 +231,11 @@ impl AgentSession {
     /// answer's exchange, which continues it.
     pub(super) async fn run_estimated(
         &self,
-        text: impl Into<String>,
+        input: UserInput,
         estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
         self.drive(
-            new_conversation(text),
+            new_conversation(input),
             self.cancellation.child_token(),
             None,
             (RunLedger::of_calling_run(), estimate),
@@ -205,7 +252,7 @@ impl AgentSession {
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
         self.drive_following(
-            new_conversation(text),
+            new_conversation(UserInput::new(text)),
             &token,
             &mut TokenEstimate::default(),
         )
@@ -216,11 +263,11 @@ impl AgentSession {
     /// left in `estimate`.
     pub(super) async fn run_with_cancellation_estimated(
         &self,
-        text: impl Into<String>,
+        input: UserInput,
         token: &CancellationToken,
         estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
-        self.drive_following(new_conversation(text), token, estimate)
+        self.drive_following(new_conversation(input), token, estimate)
             .await
     }
 
@@ -929,12 +976,12 @@ pub(super) async fn following<F: Future>(
     }
 }
 
-/// A conversation that starts with the user's `text`.
-fn new_conversation(text: impl Into<String>) -> Vec<Message> {
+/// A conversation that starts with the user's `input`.
+fn new_conversation(input: UserInput) -> Vec<Message> {
     // Room for the user's message, one tool turn (the model's calls and their results) and
     // the answer: most runs never grow the conversation after this.
     let mut conversation = Vec::with_capacity(4);
-    conversation.push(Message::user(text));
+    conversation.push(input.into_message());
     conversation
 }
 

@@ -1,5 +1,5 @@
 //! Typed answers: a run's answer read as a Rust type ([`AgentSession::send_as`],
-//! [`AgentSession::run_as`]).
+//! [`AgentSession::run_as`], and their `_input_` forms, which take images with the text).
 //!
 //! The run goes as any other, tools and all, to the model's answer in its own words. Then the
 //! model is asked once more, with [`FINAL_ANSWER_TOOL`] declared and forced
@@ -102,10 +102,19 @@ impl AgentSession {
         &self,
         text: impl Into<String>,
     ) -> Result<TypedRun<T>, AgenticError> {
+        self.send_input_as(UserInput::new(text)).await
+    }
+
+    /// [`send_as`](Self::send_as) of text with images (a [`UserInput`], as
+    /// [`send_input`](Self::send_input) takes).
+    pub async fn send_input_as<T: JsonSchema + DeserializeOwned>(
+        &self,
+        input: impl Into<UserInput>,
+    ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .continue_conversation(UserInput::new(text), None, &mut estimate)
+            .continue_conversation(input.into(), None, &mut estimate)
             .await?;
         self.answer_as(&form, (run, estimate), None).await
     }
@@ -116,9 +125,18 @@ impl AgentSession {
         &self,
         text: impl Into<String>,
     ) -> Result<TypedRun<T>, AgenticError> {
+        self.run_input_as(UserInput::new(text)).await
+    }
+
+    /// [`run_as`](Self::run_as) of text with images (a [`UserInput`], as
+    /// [`run_input`](Self::run_input) takes).
+    pub async fn run_input_as<T: JsonSchema + DeserializeOwned>(
+        &self,
+        input: impl Into<UserInput>,
+    ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
-        let run = self.run_estimated(text, &mut estimate).await?;
+        let run = self.run_estimated(input.into(), &mut estimate).await?;
         self.answer_as(&form, (run, estimate), None).await
     }
 
@@ -130,10 +148,20 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
+        self.send_input_as_with_cancellation(UserInput::new(text), token)
+            .await
+    }
+
+    /// [`send_as_with_cancellation`](Self::send_as_with_cancellation) of text with images.
+    pub async fn send_input_as_with_cancellation<T: JsonSchema + DeserializeOwned>(
+        &self,
+        input: impl Into<UserInput>,
+        token: CancellationToken,
+    ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .continue_conversation(UserInput::new(text), Some(&token), &mut estimate)
+            .continue_conversation(input.into(), Some(&token), &mut estimate)
             .await?;
         self.answer_as(&form, (run, estimate), Some(&token)).await
     }
@@ -145,10 +173,20 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
+        self.run_input_as_with_cancellation(UserInput::new(text), token)
+            .await
+    }
+
+    /// [`run_as_with_cancellation`](Self::run_as_with_cancellation) of text with images.
+    pub async fn run_input_as_with_cancellation<T: JsonSchema + DeserializeOwned>(
+        &self,
+        input: impl Into<UserInput>,
+        token: CancellationToken,
+    ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .run_with_cancellation_estimated(text, &token, &mut estimate)
+            .run_with_cancellation_estimated(input.into(), &token, &mut estimate)
             .await?;
         self.answer_as(&form, (run, estimate), Some(&token)).await
     }

@@ -1,17 +1,24 @@
-//! The `read` tool: a text file's lines, numbered, a window at a time.
+//! The `read` tool: a text file's lines, numbered, a window at a time; an image file as the
+//! image.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use toolsmith_core::{ToolError, tool_fn};
+use toolsmith_core::{
+    ContentPart, Image, MAX_IMAGE_BASE64_LEN, ToolCallResult, ToolError, tool_fn,
+};
 
 use crate::FileSystem;
 
 /// The tool's name.
 pub const READ_TOOL: &str = "read";
 
-/// How much `read` shows at once.
+/// The largest image file `read` shows: the most bytes whose base64 fits in
+/// [`MAX_IMAGE_BASE64_LEN`] (3,932,160 bytes, 3.75 MiB).
+pub const MAX_READ_IMAGE_BYTES: usize = MAX_IMAGE_BASE64_LEN / 4 * 3;
+
+/// What `read` shows, and how much at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadLimits {
     /// Lines shown when the call gives no `limit`.
@@ -20,6 +27,10 @@ pub struct ReadLimits {
     pub max_output_bytes: usize,
     /// The most characters shown of one line; the rest is replaced by a marker.
     pub max_line_chars: usize,
+    /// Whether an image file (PNG, JPEG, GIF or WebP, told by its bytes) is shown to the
+    /// model as the image (default `true`). Turn it off for a model without vision: an
+    /// image is then refused with an error saying so, as other binary files are.
+    pub images: bool,
 }
 
 impl Default for ReadLimits {
@@ -28,6 +39,7 @@ impl Default for ReadLimits {
             default_lines: 2000,
             max_output_bytes: 100 * 1024,
             max_line_chars: 2000,
+            images: true,
         }
     }
 }
@@ -139,8 +151,17 @@ pub fn render_lines(
     Ok(out)
 }
 
-/// The `read` tool's logic: reads the file through `fs` and renders the requested window.
-/// The tool is `ReadTool::new(fs, limits)`.
+/// The `read` tool's logic: reads the file through `fs`, then shows an image file as the
+/// image (when `limits.images`), anything else as [`render_lines`] renders the requested
+/// window. The tool is `ReadTool::new(fs, limits)`.
+///
+/// The file is read within the file system's own limit (a [`LocalFileSystem`]'s
+/// [`with_max_read_bytes`], 64 MiB by default, checked from the file's size before it is
+/// read), whatever it holds; an image is then refused past [`MAX_READ_IMAGE_BYTES`], before
+/// it is encoded.
+///
+/// [`LocalFileSystem`]: crate::LocalFileSystem
+/// [`with_max_read_bytes`]: crate::LocalFileSystem::with_max_read_bytes
 ///
 /// ```
 /// use std::sync::Arc;
@@ -155,29 +176,98 @@ pub fn render_lines(
 /// let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
 /// assert_eq!(result.content.to_text(), "     1\thi\n     2\tthere");
 /// ```
+///
+/// An image, told by its bytes whatever its name, comes back as a short text naming it and
+/// the image itself (`offset` and `limit` do not apply: it is shown whole):
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::{Image, ToolArguments, ToolCallManager, ToolCallRequest};
+/// use toolsmith::harness::{InMemoryFileSystem, tools::{ReadLimits, ReadTool}};
+/// use serde_json::json;
+///
+/// let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+/// let fs = Arc::new(InMemoryFileSystem::new().with_file("docs/diagram.png", png));
+/// let manager = ToolCallManager::new("demo");
+/// manager.register(Arc::new(ReadTool::new(fs, ReadLimits::default()))).unwrap();
+/// let call = ToolCallRequest::new("1", "read", ToolArguments::from_iter([("path", json!("docs/diagram.png"))]));
+/// let result = futures::executor::block_on(manager.execute_one(&call)).unwrap();
+/// let images: Vec<&Image> = result.content.images().collect();
+/// assert_eq!(images, [&Image::from_bytes("image/png", png).unwrap()]);
+/// assert_eq!(
+///     result.content.to_text(),
+///     "\"docs/diagram.png\": an image/png image, 16 bytes\n[image: image/png, 16 bytes]"
+/// );
+/// ```
 #[tool_fn(
     name = "read",
     category = "read",
     read_only,
     destructive = false,
     idempotent,
-    description = "Read a text file of the workspace. Lines come numbered (`cat -n` style); use \
-                   `offset` and `limit` to page through a long file. Binary files are refused."
+    description = "Read a file of the workspace. A text file's lines come numbered (`cat -n` \
+                   style); use `offset` and `limit` to page through a long one. An image file \
+                   (PNG, JPEG, GIF or WebP) comes back as the image itself, whole (unless image \
+                   reading is turned off). Other binary files are refused."
 )]
 pub async fn read_tool(
     #[bind] fs: Arc<dyn FileSystem>,
     #[bind] limits: ReadLimits,
     /// The file to read, relative to the workspace root.
     path: String,
-    /// The 1-based line to start at (default 1; 0 is read as 1).
+    /// The 1-based line to start at (default 1; 0 is read as 1). Text files only: an image
+    /// is shown whole.
     offset: Option<usize>,
-    /// How many lines to show at most (default 2000).
+    /// How many lines to show at most (default 2000). Text files only.
     limit: Option<usize>,
-) -> Result<String, ToolError> {
+) -> Result<ToolCallResult, ToolError> {
     let contents = fs
         .read(Path::new(&path))
         .await
         .map_err(|err| ToolError::execution(READ_TOOL, err))?;
-    render_lines(&path, &contents, offset, limit, &limits)
-        .map_err(|reason| ToolError::execution(READ_TOOL, reason))
+    let shown = match Image::media_type_of(&contents) {
+        Some(media_type) => {
+            let paged = offset.is_some() || limit.is_some();
+            read_image(&path, media_type, &contents, paged, &limits)
+        }
+        None => render_lines(&path, &contents, offset, limit, &limits).map(ToolCallResult::text),
+    };
+    shown.map_err(|reason| ToolError::execution(READ_TOOL, reason))
+}
+
+/// An image file's result: a line naming the file, its type and size, then the image. Its
+/// size is checked before it is encoded. `paged` (an `offset` or `limit` given) is answered
+/// with a note rather than an error: a model that pages every file by habit still gets the
+/// image, and learns that the window was not applied.
+fn read_image(
+    path: &str,
+    media_type: &'static str,
+    contents: &[u8],
+    paged: bool,
+    limits: &ReadLimits,
+) -> Result<ToolCallResult, String> {
+    let size = contents.len();
+    if !limits.images {
+        return Err(format!(
+            "refused {path:?}: it is an {media_type} image ({size} bytes), and this read tool \
+             shows text files only"
+        ));
+    }
+    if size > MAX_READ_IMAGE_BYTES {
+        return Err(format!(
+            "refused {path:?}: it is an {media_type} image of {size} bytes, more than the \
+             {MAX_READ_IMAGE_BYTES} bytes an image may be (5 MiB as base64, the most every \
+             provider takes); make it smaller"
+        ));
+    }
+    let image = Image::from_bytes(media_type, contents)
+        .map_err(|err| format!("refused {path:?}: {err}"))?;
+    let mut caption = format!("{path:?}: an {media_type} image, {size} bytes");
+    if paged {
+        caption.push_str(" (shown whole: offset and limit apply to text files only)");
+    }
+    Ok(ToolCallResult::parts([
+        ContentPart::text(caption),
+        image.into(),
+    ]))
 }

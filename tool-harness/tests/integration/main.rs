@@ -23,6 +23,7 @@ mod memory_and_context;
 mod model_http;
 mod paths_and_globs;
 mod presets;
+mod read_images;
 mod retrieval;
 mod runtime_shutdown;
 mod search_file_tool;
