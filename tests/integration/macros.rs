@@ -302,6 +302,51 @@ fn stats(text: String) -> TextStats {
     }
 }
 
+/// The opening of a PNG file: enough for its type to be checked.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+/// Takes a screenshot.
+#[tool_fn]
+async fn screenshot() -> Result<toolsmith::Image, String> {
+    toolsmith::Image::from_bytes("image/png", PNG).map_err(|err| err.to_string())
+}
+
+/// Shows a captioned picture.
+#[tool_fn]
+fn captioned(caption: String) -> Vec<toolsmith::ContentPart> {
+    let image = toolsmith::Image::from_bytes("image/png", PNG).expect("a PNG");
+    vec![
+        toolsmith::ContentPart::text(caption),
+        toolsmith::ContentPart::Image(image),
+    ]
+}
+
+#[tokio::test]
+async fn an_image_returned_is_shown_as_the_image_not_sent_as_its_json() {
+    let manager = manager_with(vec![Arc::new(Screenshot), Arc::new(Captioned)]);
+    let image = toolsmith::Image::from_bytes("image/png", PNG).unwrap();
+    let shot = manager
+        .execute_one(&call("screenshot", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(shot, ToolCallResult::image(image.clone()));
+    let shown = manager
+        .execute_one(&call("captioned", json!({"caption": "The login page"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        shown,
+        ToolCallResult::parts([
+            toolsmith::ContentPart::text("The login page"),
+            toolsmith::ContentPart::Image(image),
+        ])
+    );
+    // No result schema: the model is shown the image, not a JSON value to check.
+    for tool in [&Screenshot as &dyn ToolImpl, &Captioned] {
+        assert!(tool.definition().commands()[0].returns.is_none());
+    }
+}
+
 /// Returns raw JSON.
 #[tool_fn]
 fn raw() -> Value {

@@ -112,7 +112,8 @@ use errors::Errors;
 /// description is `///` text or `#[arg(description = "...")]`.
 ///
 /// **Result.** `String`/`&str` become text, `ToolCallResult` is kept, `()` is an empty
-/// success, any other `T: Serialize` becomes structured JSON (and, when `T: JsonSchema`, the
+/// success, an `Image` or a `Vec<ContentPart>` is shown to the model as images and text
+/// (not sent as their JSON), any other `T: Serialize` becomes structured JSON (and, when `T: JsonSchema`, the
 /// definition's `returns` schema). A `Result<T, E>` unwraps `Ok` that way; `Err` becomes a
 /// `ToolError` (kept when `E` is `ToolError`, converted when `E: Into<ToolError>`, otherwise
 /// `ToolError::Execution` with `E`'s `Display` text).

@@ -30,9 +30,10 @@ pub use crate::{
 pub mod kinds {
     pub use crate::generated::result_conversion::{
         AsIsKind as __ToolsmithAsIsKind, DisplayErrorKind as __ToolsmithDisplayErrorKind,
-        EmptyKind as __ToolsmithEmptyKind, IntoToolErrorKind as __ToolsmithIntoToolErrorKind,
-        JsonKind as __ToolsmithJsonKind, KeepErrorKind as __ToolsmithKeepErrorKind,
-        NoSchemaKind as __ToolsmithNoSchemaKind, SchemaKind as __ToolsmithSchemaKind,
+        EmptyKind as __ToolsmithEmptyKind, ImageKind as __ToolsmithImageKind,
+        IntoToolErrorKind as __ToolsmithIntoToolErrorKind, JsonKind as __ToolsmithJsonKind,
+        KeepErrorKind as __ToolsmithKeepErrorKind, NoSchemaKind as __ToolsmithNoSchemaKind,
+        PartsKind as __ToolsmithPartsKind, SchemaKind as __ToolsmithSchemaKind,
         SplitKind as __ToolsmithSplitKind, SuccessSchemaKind as __ToolsmithSuccessSchemaKind,
         TextKind as __ToolsmithTextKind, UnknownSchemaKind as __ToolsmithUnknownSchemaKind,
         WholeKind as __ToolsmithWholeKind,

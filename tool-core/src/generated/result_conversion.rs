@@ -13,7 +13,8 @@
 //!   `ToolError`, converted when `E: Into<ToolError>`, otherwise
 //!   [`ToolError::Execution`] carrying `e`'s `Display` text), `Ok(v)` goes on;
 //! - `ToolCallResult` is kept, `String` / `&str` / `Cow<str>` become text, `()` an empty
-//!   success, and any other `T: Serialize` structured JSON.
+//!   success, an `Image` or a `Vec<ContentPart>` a result the model sees as images and
+//!   text, and any other `T: Serialize` structured JSON.
 //!
 //! The generated code, for a return type `O`:
 //!
@@ -39,7 +40,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::schema::type_schema;
-use crate::{Args, ToolCallResult, ToolError};
+use crate::{Args, ContentPart, Image, ToolCallResult, ToolError};
 
 /// A return type, as a value to pick its tags with (it holds nothing).
 pub struct Returned<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
@@ -216,6 +217,28 @@ pub trait AsIsKind {
 }
 impl AsIsKind for &Returned<ToolCallResult> {}
 
+/// Picks an image result, for an [`Image`]: shown to the model as the image (as
+/// [`ToolCallResult::image`]), not sent as its JSON (megabytes of base64 text).
+pub trait ImageKind {
+    /// The converter.
+    #[inline]
+    fn result_kind(&self) -> OkConverter<Image> {
+        OkConverter(|image, _tool| Ok(ToolCallResult::image(image)))
+    }
+}
+impl ImageKind for &Returned<Image> {}
+
+/// Picks a result of text and images, for a `Vec<ContentPart>` (as
+/// [`ToolCallResult::parts`]), not sent as its JSON.
+pub trait PartsKind {
+    /// The converter.
+    #[inline]
+    fn result_kind(&self) -> OkConverter<Vec<ContentPart>> {
+        OkConverter(|parts, _tool| Ok(ToolCallResult::parts(parts)))
+    }
+}
+impl PartsKind for &Returned<Vec<ContentPart>> {}
+
 /// Picks a text result.
 pub trait TextKind<T> {
     /// The converter.
@@ -265,7 +288,7 @@ fn json_result<T: StructuredResult>(value: T, tool: &str) -> Result<ToolCallResu
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's result",
     label = "this return type",
-    note = "a tool returns `String`, `&str`, `()`, `ToolCallResult`, or a type that implements `serde::Serialize` (sent as JSON), optionally inside a `Result` whose error implements `Display`"
+    note = "a tool returns `String`, `&str`, `()`, `ToolCallResult`, an `Image`, a `Vec<ContentPart>`, or a type that implements `serde::Serialize` (sent as JSON), optionally inside a `Result` whose error implements `Display`"
 )]
 pub trait StructuredResult {
     /// The value as JSON.
@@ -303,6 +326,8 @@ impl Unschematic for &str {}
 impl Unschematic for Cow<'_, str> {}
 impl Unschematic for () {}
 impl Unschematic for ToolCallResult {}
+impl Unschematic for Image {}
+impl Unschematic for Vec<ContentPart> {}
 impl Unschematic for serde_json::Value {}
 
 /// No result schema (kinds 1 and 3 of [`ReturnType`]).
