@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use toolsmith_core::{ToolCallResult, UserModelContent};
 
+use super::refused_counts::RefusedCounts;
+use super::token_estimate::{estimate_message_tokens, results_tokens};
 use crate::model::{Message, ModelError};
 
 /// How many times a session asks its [`ContextOverflow`] policy to shorten the
@@ -138,7 +140,15 @@ impl ContextEstimate {
 
     /// Whether the input and the reserved output together pass the window.
     pub fn exceeds_window(&self) -> bool {
-        self.input_tokens.saturating_add(self.reserved_output) > self.window
+        self.excess() > 0
+    }
+
+    /// How many tokens the input and the reserved output together pass the window by: what
+    /// a policy sheds, in [`estimate_message_tokens`], to fit it. 0 when they fit.
+    pub fn excess(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.reserved_output)
+            .saturating_sub(self.window)
     }
 }
 
@@ -233,17 +243,40 @@ pub(crate) struct SessionContextOverflow {
     pub(crate) window: Option<u64>,
 }
 
-/// A [`ContextOverflow`] policy that drops the oldest exchanges: each time it is asked,
-/// the older half (at least one) of the exchanges before the current one, an exchange
-/// being a user message and everything after it up to the next user message (messages
-/// before the first user message count as one). Whole exchanges go, so a call and its
-/// result always go together, and the conversation still begins with a user message.
+/// A [`ContextOverflow`] policy that drops the oldest exchanges, as few as the overflow
+/// calls for. An exchange is a user message and everything after it up to the next user
+/// message (messages before the first user message count as one); whole exchanges go, so
+/// a call and its result always go together, and the conversation still begins with a user
+/// message. The current exchange (from the latest user message on) is never dropped.
 ///
-/// The current exchange (from the latest user message on) is never dropped. When it is all
-/// that is left, the policy empties the older half (at least one) of its tool results not
-/// yet emptied, oldest first: each keeps its call id, its content replaced by
-/// [`DROPPED_RESULT`] (an error result stays one). When nothing is left to empty, it
-/// shortens nothing.
+/// How much to shed, in the guard's per-message estimate ([`estimate_message_tokens`]):
+///
+/// - asked because of the session's estimate ([`OverflowCause::Estimated`]): as many
+///   tokens as the estimate and the reserved output pass the window
+///   ([`ContextEstimate::excess`]);
+/// - asked because the model refused ([`OverflowCause::Refused`]) with a message that
+///   states the request's count and the window (Anthropic's "prompt is too long: 209353
+///   tokens > 199999 maximum" or "input length and `max_tokens` exceed context limit:
+///   199759 + 8192 > 200000", OpenAI's "maximum context length is 8192 tokens. However,
+///   you requested 9000 tokens", Gemini's "The input token count (N) exceeds the maximum
+///   number of tokens allowed (M)"): the excess, and half as much again
+///   ([`REFUSED_MARGIN_PERCENT`]). The excess is in the provider's tokens, and the estimate
+///   counts a token per 3 bytes where tokenizers read about 4 bytes of English a token: a
+///   message estimated at 4/3 of its tokens takes 4/3 of the excess to shed it; the margin
+///   above that covers text sparser still. Too little comes back as another refusal, sized
+///   again; too much loses a little more of the conversation than needed.
+///
+/// The policy drops the fewest oldest exchanges whose estimate reaches that; when dropping
+/// every earlier exchange is not enough, it drops them all and empties the fewest oldest
+/// tool results of the current exchange (each keeps its call id, its content replaced by
+/// [`DROPPED_RESULT`]; an error result stays one; a result the placeholder would not
+/// shorten is left) that make up the rest.
+///
+/// A refusal without such counts (OpenAI's Responses, Anthropic's 413) is met by halving:
+/// the older half (at least one) of the earlier exchanges, or, when the current exchange is
+/// all that is left, the older half (at least one) of its tool results not yet emptied.
+///
+/// When nothing is left to drop or empty, it shortens nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DropOldestExchanges {
     _private: (),
@@ -256,59 +289,146 @@ impl DropOldestExchanges {
     }
 }
 
+/// How much more than a refusal's excess [`DropOldestExchanges`] sheds, in percent of the
+/// excess: 150 (see there why).
+pub const REFUSED_MARGIN_PERCENT: u64 = 150;
+
 impl ContextOverflow for DropOldestExchanges {
-    fn shorten(&self, conversation: &mut Vec<Message>, _: &Overflow<'_>) -> Shortened {
+    fn shorten(&self, conversation: &mut Vec<Message>, overflow: &Overflow<'_>) -> Shortened {
         let current = conversation
             .iter()
             .rposition(|message| matches!(message, Message::User { .. }))
             .unwrap_or(0);
-        // Where each exchange before the current one begins.
+        // Where each exchange before the current one begins, and the current one.
         let mut starts: Vec<usize> = (0..current)
             .filter(|&at| at == 0 || matches!(conversation[at], Message::User { .. }))
             .collect();
-        if !starts.is_empty() {
-            let dropped_exchanges = starts.len().div_ceil(2);
-            starts.push(current);
-            let end = starts[dropped_exchanges];
-            conversation.drain(..end);
-            return Shortened::new(end, 0);
+        starts.push(current);
+        match tokens_to_shed(overflow) {
+            Some(tokens) => shed(conversation, &starts, tokens),
+            None => halve(conversation, &starts),
         }
-        Shortened::new(0, empty_oldest_results(&mut conversation[current..]))
     }
 }
 
-/// Empties the older half (at least one) of the tool results in `messages` not yet
-/// emptied, oldest first: how many it emptied.
-fn empty_oldest_results(messages: &mut [Message]) -> usize {
+/// How many tokens of the per-message estimate `overflow` calls to shed; `None` when it
+/// cannot be told (a refusal stating no counts).
+fn tokens_to_shed(overflow: &Overflow<'_>) -> Option<u64> {
+    match overflow.cause {
+        OverflowCause::Estimated(estimate) => Some(estimate.excess()),
+        OverflowCause::Refused(ModelError::ContextTooLong { message, .. }) => {
+            let excess = RefusedCounts::read(message)?.excess();
+            Some(excess.saturating_mul(REFUSED_MARGIN_PERCENT).div_ceil(100))
+        }
+        OverflowCause::Refused(_) => None,
+    }
+}
+
+/// Drops the fewest oldest exchanges (each beginning at one of `starts`, the last being the
+/// current one's) whose estimate reaches `tokens`; when all of them do not, drops them all
+/// and empties the fewest oldest results of the current exchange that make up the rest.
+fn shed(conversation: &mut Vec<Message>, starts: &[usize], tokens: u64) -> Shortened {
+    if tokens == 0 {
+        return Shortened::NOTHING;
+    }
+    let mut shed = 0_u64;
+    let mut end = 0;
+    for bounds in starts.windows(2) {
+        if shed >= tokens {
+            break;
+        }
+        shed = conversation[bounds[0]..bounds[1]]
+            .iter()
+            .map(estimate_message_tokens)
+            .fold(shed, u64::saturating_add);
+        end = bounds[1];
+    }
+    conversation.drain(..end);
+    let emptied = if shed < tokens {
+        empty_oldest_results(conversation, ToEmpty::Tokens(tokens - shed))
+    } else {
+        0
+    };
+    Shortened::new(end, emptied)
+}
+
+/// Drops the older half (at least one) of the exchanges before the current one (each
+/// beginning at one of `starts`, the last being the current one's); without any, empties
+/// the older half of the current exchange's results.
+fn halve(conversation: &mut Vec<Message>, starts: &[usize]) -> Shortened {
+    let earlier = starts.len() - 1;
+    if earlier == 0 {
+        let current = starts[0];
+        return Shortened::new(
+            0,
+            empty_oldest_results(&mut conversation[current..], ToEmpty::Half),
+        );
+    }
+    let end = starts[earlier.div_ceil(2)];
+    conversation.drain(..end);
+    Shortened::new(end, 0)
+}
+
+/// How many tool results [`empty_oldest_results`] empties.
+#[derive(Debug, Clone, Copy)]
+enum ToEmpty {
+    /// The older half (at least one) of those not yet emptied.
+    Half,
+    /// The fewest oldest whose emptying takes this many tokens off the estimate; results
+    /// the placeholder would not shorten are left.
+    Tokens(u64),
+}
+
+/// Empties the oldest tool results in `messages` not yet emptied, oldest first, as many as
+/// `to_empty` says: how many it emptied.
+fn empty_oldest_results(messages: &mut [Message], to_empty: ToEmpty) -> usize {
     let is_emptied = |result: &ToolCallResult| matches!(&result.content, UserModelContent::Text(text) if text == DROPPED_RESULT);
-    let left = messages
-        .iter()
-        .flat_map(Message::results)
-        .filter(|result| !is_emptied(&result.result))
-        .count();
-    let mut to_empty = left.div_ceil(2);
-    let emptied = to_empty;
+    let (mut count_left, mut tokens_left) = match to_empty {
+        ToEmpty::Half => {
+            let left = messages
+                .iter()
+                .flat_map(Message::results)
+                .filter(|result| !is_emptied(&result.result))
+                .count();
+            (left.div_ceil(2), u64::MAX)
+        }
+        ToEmpty::Tokens(tokens) => (usize::MAX, tokens),
+    };
+    let mut emptied = 0;
     for message in messages.iter_mut() {
         let Message::ToolResults { results } = message else {
             continue;
         };
-        for result in results.iter_mut() {
-            if to_empty == 0 {
+        // The message's estimate as it stands, so that each result emptied is counted by
+        // what it takes off the message's, as the guard counts it.
+        let mut tokens = results_tokens(results);
+        for at in 0..results.len() {
+            if count_left == 0 || tokens_left == 0 {
                 return emptied;
             }
-            if is_emptied(&result.result) {
+            if is_emptied(&results[at].result) {
                 continue;
             }
-            let error_detail = result
+            let error_detail = results[at]
                 .result
                 .error_detail
                 .as_ref()
                 .map(|_| DROPPED_RESULT.to_owned());
-            result.result = ToolCallResult {
+            let placeholder = ToolCallResult {
                 content: UserModelContent::Text(DROPPED_RESULT.to_owned()),
                 error_detail,
             };
-            to_empty -= 1;
+            let kept = std::mem::replace(&mut results[at].result, placeholder);
+            let after = results_tokens(results);
+            if matches!(to_empty, ToEmpty::Tokens(_)) && after >= tokens {
+                // The placeholder is no shorter: emptying it would shed nothing.
+                results[at].result = kept;
+                continue;
+            }
+            tokens_left = tokens_left.saturating_sub(tokens.saturating_sub(after));
+            tokens = after;
+            count_left -= 1;
+            emptied += 1;
         }
     }
     emptied
@@ -347,9 +467,198 @@ mod tests {
         ]
     }
 
+    /// Shortened for a refusal stating no counts: halved.
     fn shorten(conversation: &mut Vec<Message>) -> Shortened {
         let error = error();
         DropOldestExchanges::new().shorten(conversation, &Overflow::new(1, &error))
+    }
+
+    /// Shortened for an estimate passing the window by `excess` tokens.
+    fn shorten_by(conversation: &mut Vec<Message>, excess: u64) -> Shortened {
+        // 100 reserved for the output, in a window of 1000.
+        let estimate = ContextEstimate::new(900 + excess, 100, 1000);
+        assert_eq!(estimate.excess(), excess);
+        DropOldestExchanges::new().shorten(conversation, &Overflow::estimated(1, estimate))
+    }
+
+    /// Shortened for the model's refusal saying `message`.
+    fn refused(conversation: &mut Vec<Message>, message: String) -> Shortened {
+        let error = ModelError::ContextTooLong {
+            provider: "p".into(),
+            status: 400,
+            message,
+        };
+        DropOldestExchanges::new().shorten(conversation, &Overflow::new(1, &error))
+    }
+
+    /// `ids`' exchanges and then the latest user message, "now".
+    fn conversation(ids: &[&str]) -> Vec<Message> {
+        let mut conversation: Vec<Message> = ids.iter().flat_map(|id| exchange(id, id)).collect();
+        conversation.push(Message::user("now"));
+        conversation
+    }
+
+    /// The guard's estimate of `messages`.
+    fn tokens(messages: &[Message]) -> u64 {
+        messages.iter().map(estimate_message_tokens).sum()
+    }
+
+    #[test]
+    fn asked_by_the_estimate_the_fewest_oldest_exchanges_that_fit_are_dropped() {
+        // Each exchange is estimated alike (ids of one byte).
+        let one = tokens(&exchange("a", "a"));
+        assert_eq!(one, tokens(&exchange("b", "b")));
+        // One token over: the oldest exchange is enough.
+        let mut shortened = conversation(&["a", "b", "c", "d"]);
+        assert_eq!(shorten_by(&mut shortened, 1), Shortened::new(4, 0));
+        assert_eq!(shortened, conversation(&["b", "c", "d"]));
+        // Exactly one exchange over: still one.
+        let mut shortened = conversation(&["a", "b", "c", "d"]);
+        assert_eq!(shorten_by(&mut shortened, one), Shortened::new(4, 0));
+        assert_eq!(shortened, conversation(&["b", "c", "d"]));
+        // A token more than one exchange: two; more than three: all four, and nothing
+        // left to empty in the current exchange.
+        let mut shortened = conversation(&["a", "b", "c", "d"]);
+        assert_eq!(shorten_by(&mut shortened, one + 1), Shortened::new(8, 0));
+        assert_eq!(shortened, conversation(&["c", "d"]));
+        let mut shortened = conversation(&["a", "b", "c", "d"]);
+        assert_eq!(
+            shorten_by(&mut shortened, 3 * one + 1),
+            Shortened::new(16, 0)
+        );
+        assert_eq!(shortened, conversation(&[]));
+        // Within the window: nothing to shed.
+        let mut shortened = conversation(&["a", "b"]);
+        assert_eq!(shorten_by(&mut shortened, 0), Shortened::NOTHING);
+        assert_eq!(shortened, conversation(&["a", "b"]));
+    }
+
+    /// An earlier exchange "e", then the current one: "now", calls of a, b and c with their
+    /// results of `size` bytes each.
+    fn with_results(size: usize) -> Vec<Message> {
+        let mut messages = exchange("e", "e");
+        messages.push(Message::user("now"));
+        for id in ["a", "b", "c"] {
+            let mut call = exchange(id, "unused");
+            if let Message::ToolResults { results } = &mut call[2] {
+                results[0].result = ToolCallResult::text("r".repeat(size));
+            }
+            messages.extend(call.into_iter().skip(1).take(2));
+        }
+        messages
+    }
+
+    fn texts(conversation: &[Message]) -> Vec<String> {
+        conversation
+            .iter()
+            .flat_map(Message::results)
+            .map(|result| result.result.content.to_text())
+            .collect()
+    }
+
+    #[test]
+    fn when_every_earlier_exchange_is_not_enough_the_fewest_oldest_results_are_emptied() {
+        let long = "r".repeat(3000);
+        let earlier = tokens(&exchange("e", "e"));
+        // Emptying one result of 3000 bytes takes 1000 tokens off, less the placeholder's.
+        let mut one_emptied = with_results(3000);
+        let before = tokens(&one_emptied);
+        assert_eq!(
+            empty_oldest_results(&mut one_emptied[4..], ToEmpty::Tokens(1)),
+            1
+        );
+        let per_result = before - tokens(&one_emptied);
+        assert!(per_result > 900, "{per_result}");
+        // The earlier exchange and one result more than one result's worth: the earlier
+        // exchange goes and two results are emptied, the oldest; the third stays whole.
+        let mut shortened = with_results(3000);
+        assert_eq!(
+            shorten_by(&mut shortened, earlier + per_result + 1),
+            Shortened::new(4, 2)
+        );
+        assert_eq!(shortened[0], Message::user("now"));
+        assert_eq!(texts(&shortened), [DROPPED_RESULT, DROPPED_RESULT, &long]);
+        // Asked again for a token: the last one; then nothing is left.
+        assert_eq!(shorten_by(&mut shortened, 1), Shortened::new(0, 1));
+        assert_eq!(texts(&shortened), [DROPPED_RESULT; 3]);
+        assert_eq!(shorten_by(&mut shortened, 1), Shortened::NOTHING);
+        // Results shorter than the placeholder are not "emptied" into longer ones.
+        let mut short = with_results(3);
+        assert_eq!(shorten_by(&mut short, earlier + 1), Shortened::new(4, 0));
+        assert_eq!(texts(&short), ["rrr"; 3]);
+    }
+
+    #[test]
+    fn a_refusal_s_counts_size_the_cut_with_its_margin_in_each_provider_s_words() {
+        let one = tokens(&exchange("a", "a"));
+        // Four fifths of an exchange over: the margin (half as much again) makes it more
+        // than one exchange, so two go.
+        let excess = one * 4 / 5;
+        assert!(excess < one && excess * REFUSED_MARGIN_PERCENT / 100 > one);
+        let limit = 200_000;
+        let requested = limit + excess;
+        let messages = [
+            format!("prompt is too long: {requested} tokens > {limit} maximum"),
+            format!(
+                "input length and `max_tokens` exceed context limit: {} + 8192 > {limit}, \
+                 decrease input length or `max_tokens` and try again",
+                requested - 8192
+            ),
+            format!(
+                "This model's maximum context length is {limit} tokens. However, your messages \
+                 resulted in {requested} tokens. Please reduce the length of the messages."
+            ),
+            format!(
+                "This model's maximum context length is {limit} tokens. However, you requested \
+                 {requested} tokens ({} in the messages, 512 in the completion). Please reduce \
+                 the length of the messages or completion.",
+                requested - 512
+            ),
+            format!(
+                "The input token count ({requested}) exceeds the maximum number of tokens \
+                 allowed ({limit})."
+            ),
+        ];
+        for message in messages {
+            let mut shortened = conversation(&["a", "b", "c", "d"]);
+            assert_eq!(
+                refused(&mut shortened, message.clone()),
+                Shortened::new(8, 0),
+                "{message}"
+            );
+            assert_eq!(shortened, conversation(&["c", "d"]), "{message}");
+        }
+        // A refusal by a few tokens: the oldest exchange alone.
+        let mut shortened = conversation(&["a", "b", "c", "d"]);
+        let message = format!("prompt is too long: {} tokens > {limit} maximum", limit + 3);
+        assert_eq!(refused(&mut shortened, message), Shortened::new(4, 0));
+        assert_eq!(shortened, conversation(&["b", "c", "d"]));
+    }
+
+    #[test]
+    fn a_refusal_without_counts_halves_as_before() {
+        for message in [
+            "Your input exceeds the context window of this model. Please adjust your input and \
+             try again.",
+            "Request exceeds the maximum size",
+        ] {
+            let mut shortened = conversation(&["a", "b", "c", "d"]);
+            assert_eq!(
+                refused(&mut shortened, message.to_owned()),
+                Shortened::new(8, 0),
+                "{message}"
+            );
+            assert_eq!(shortened, conversation(&["c", "d"]), "{message}");
+        }
+        // Another error than `ContextTooLong` (a policy of one's own asked by hand): halved.
+        let other = ModelError::Api {
+            provider: "p".into(),
+            status: 400,
+            message: "prompt is too long: 200003 tokens > 200000 maximum".into(),
+        };
+        let mut shortened = conversation(&["a", "b"]);
+        let done = DropOldestExchanges::new().shorten(&mut shortened, &Overflow::new(1, &other));
+        assert_eq!(done, Shortened::new(4, 0));
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod events;
 mod hooks;
 mod ledger;
 mod pause;
+mod refused_counts;
 mod run;
 mod session;
 mod token_estimate;
@@ -31,7 +32,7 @@ pub use children::{
 };
 pub use context_overflow::{
     ContextEstimate, ContextOverflow, DROPPED_RESULT, DropOldestExchanges, MAX_OVERFLOW_ATTEMPTS,
-    Overflow, OverflowCause, Shortened,
+    Overflow, OverflowCause, REFUSED_MARGIN_PERCENT, Shortened,
 };
 pub use error::AgenticError;
 pub use events::{AgentEvent, AgentEventHandler, DeniedBy, NotRunReason};
@@ -39,6 +40,7 @@ pub use hooks::{ApprovalDecision, HookDecision, ToolApproval, ToolHook};
 pub use pause::PauseHandle;
 pub use run::{AgentRun, ToolCallRecord};
 pub use session::{AgentSession, AgentSessionBuilder, DEFAULT_MAX_TURNS};
+pub use token_estimate::estimate_message_tokens;
 pub use tool::AgentTool;
 pub use typed::{FINAL_ANSWER_TOOL, MAX_ANSWER_ATTEMPTS, TypedRun};
 pub use user_input::UserInput;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use toolsmith_core::{ContentPart, ToolDeclarations, UserModelContent};
 
-use crate::model::{ChatRequest, Message, Usage};
+use crate::model::{ChatRequest, Message, ToolResultMessage, Usage};
 
 /// UTF-8 bytes counted as one token where no provider count is known. Tokenizers of the
 /// common APIs average about 4 characters of English (or of JSON) a token; 3 counts more
@@ -64,7 +64,7 @@ impl TokenEstimate {
         };
         let added: u64 = request.messages[measured.messages..]
             .iter()
-            .map(message_tokens)
+            .map(estimate_message_tokens)
             .sum();
         // Tools declared since count; tools no longer declared are not taken off, the
         // estimate errs on the long side.
@@ -105,7 +105,7 @@ fn whole_request(request: &ChatRequest) -> u64 {
     request
         .messages
         .iter()
-        .map(message_tokens)
+        .map(estimate_message_tokens)
         .fold(system, u64::saturating_add)
         .saturating_add(tools_tokens(&request.tools))
 }
@@ -124,9 +124,16 @@ fn tools_tokens(tools: &ToolDeclarations) -> u64 {
     })
 }
 
-/// One message as tokens: its text, its calls' names, ids and arguments, its results'
-/// contents, and the overhead of each part.
-fn message_tokens(message: &Message) -> u64 {
+/// The tokens the context window guard of a session built
+/// [`with_context_window`](super::AgentSessionBuilder::with_context_window) counts for
+/// `message`: its text, its calls' names, ids and arguments (or, for an answer kept in its
+/// provider's words, those words when larger) and its results' contents at one token per 3
+/// UTF-8 bytes, 1,600 tokens an image whatever its size, and 4 for the message and each of
+/// its calls and results. It is what removing `message` takes off the guard's estimate of a
+/// request counted by its bytes ([`ContextEstimate`](super::ContextEstimate)), so that a
+/// [`ContextOverflow`](super::ContextOverflow) policy can shorten by as much as the estimate
+/// passes the window. Tokenizers read about 4 bytes of English a token: the count errs long.
+pub fn estimate_message_tokens(message: &Message) -> u64 {
     let (bytes, parts) = match message {
         Message::User { text, images } => {
             let pictures = (images.len() as u64).saturating_mul(IMAGE_TOKENS);
@@ -160,36 +167,41 @@ fn message_tokens(message: &Message) -> u64 {
                 .map_or(0, |turn| json_bytes(&turn.entries));
             (written.max(entries), 1 + calls.len() as u64)
         }
-        Message::ToolResults { results } => {
-            let mut pictures = 0_u64;
-            let bytes = results.iter().fold(0, |bytes, result| {
-                let content = match &result.result.content {
-                    UserModelContent::Text(text) => text.len() as u64,
-                    UserModelContent::JsonText(text) => text.as_str().len() as u64,
-                    UserModelContent::Parts(parts) => {
-                        parts.iter().fold(0, |bytes, part| match part {
-                            ContentPart::Text { text } => bytes + text.len() as u64,
-                            ContentPart::Image(_) => {
-                                pictures = pictures.saturating_add(IMAGE_TOKENS);
-                                bytes
-                            }
-                            // A later kind: as it serialises.
-                            other => bytes + json_bytes(other),
-                        })
-                    }
-                    // JSON, and whatever a later kind is: as it serialises.
-                    other => json_bytes(other),
-                };
-                let detail = result.result.error_detail.as_deref().map_or(0, str::len);
-                bytes + (result.call_id.len() + result.name.len() + detail) as u64 + content
-            });
-            let parts = 1 + results.len() as u64;
-            return bytes_tokens(bytes)
-                .saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
-                .saturating_add(pictures);
-        }
+        Message::ToolResults { results } => return results_tokens(results),
     };
     bytes_tokens(bytes).saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
+}
+
+/// A tool-results message of `results` as tokens, as [`estimate_message_tokens`] counts it:
+/// each result's call id, name, error detail and content, its images at
+/// [`IMAGE_TOKENS`], and the overhead of the message and of each result.
+pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
+    let mut pictures = 0_u64;
+    let bytes = results.iter().fold(0, |bytes, result| {
+        let content = match &result.result.content {
+            UserModelContent::Text(text) => text.len() as u64,
+            UserModelContent::JsonText(text) => text.as_str().len() as u64,
+            UserModelContent::Parts(parts) => {
+                parts.iter().fold(0, |bytes, part| match part {
+                    ContentPart::Text { text } => bytes + text.len() as u64,
+                    ContentPart::Image(_) => {
+                        pictures = pictures.saturating_add(IMAGE_TOKENS);
+                        bytes
+                    }
+                    // A later kind: as it serialises.
+                    other => bytes + json_bytes(other),
+                })
+            }
+            // JSON, and whatever a later kind is: as it serialises.
+            other => json_bytes(other),
+        };
+        let detail = result.result.error_detail.as_deref().map_or(0, str::len);
+        bytes + (result.call_id.len() + result.name.len() + detail) as u64 + content
+    });
+    let parts = 1 + results.len() as u64;
+    bytes_tokens(bytes)
+        .saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
+        .saturating_add(pictures)
 }
 
 /// How many bytes `value` takes as compact JSON, counted without building the text. A
@@ -220,7 +232,7 @@ mod tests {
     use toolsmith_core::{Args, ToolArguments, ToolCallResult, ToolDefinition};
 
     use super::*;
-    use crate::model::{ModelCall, ToolResultMessage};
+    use crate::model::ModelCall;
 
     fn request(messages: Vec<Message>) -> ChatRequest {
         ChatRequest {

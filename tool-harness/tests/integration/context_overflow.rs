@@ -30,11 +30,13 @@ fn add(
 
 const SYSTEM: &str = "You add numbers.";
 
+/// A refusal by 10 tokens: `DropOldestExchanges` sheds 15 of its estimate (the margin),
+/// about one small exchange of these conversations.
 fn too_long() -> ModelError {
     ModelError::ContextTooLong {
         provider: "anthropic".into(),
         status: 400,
-        message: "prompt is too long: 209353 tokens > 199999 maximum".into(),
+        message: "prompt is too long: 200010 tokens > 200000 maximum".into(),
     }
 }
 

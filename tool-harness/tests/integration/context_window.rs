@@ -100,6 +100,55 @@ async fn the_guard_shortens_before_sending_when_the_count_and_the_added_text_pas
 }
 
 #[tokio::test]
+async fn the_guard_drops_only_the_exchanges_the_window_calls_for() {
+    // Four exchanges of a question of 300 bytes (100 + 4) and "Answer N." (3 + 4): 111
+    // each; no provider count, so every request is estimated whole by its bytes.
+    let questions: Vec<String> = (1..=5).map(|n| format!("{n}{}", question(299))).collect();
+    let model = ScriptedModel::new(
+        (1..=5)
+            .map(|n| ScriptedTurn::text(format!("Answer {n}.")))
+            .collect::<Vec<_>>(),
+    );
+    // The fourth request (3 × 111 + 104 = 437) fits 500; the fifth (4 × 111 + 104 = 548)
+    // passes it by 48, which the oldest exchange alone sheds.
+    let (session, shortenings) = guarded(&model, 500, None);
+    for question in &questions {
+        session.send(question.clone()).await.unwrap();
+    }
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(requests[3].messages.len(), 7);
+    // Sent without the first exchange only: the second, third and fourth are kept (halving
+    // the earlier exchanges would have dropped the second too).
+    let sent = &requests[4].messages;
+    let asked: Vec<&str> = sent.iter().filter_map(Message::text).collect();
+    assert_eq!(
+        asked,
+        [
+            questions[1].as_str(),
+            "Answer 2.",
+            &questions[2],
+            "Answer 3.",
+            &questions[3],
+            "Answer 4.",
+            &questions[4],
+        ]
+    );
+    assert_eq!(
+        *shortenings.lock().unwrap(),
+        [AgentEvent::ContextShortened {
+            turn: 1,
+            attempt: 1,
+            dropped: 2,
+            emptied: 0,
+            estimate: Some(ContextEstimate::new(548, 0, 500)),
+        }]
+    );
+    assert_eq!(session.transcript().await.len(), 8);
+    model.assert_complete();
+}
+
+#[tokio::test]
 async fn under_the_window_nothing_is_shortened() {
     let model = ScriptedModel::new([
         ScriptedTurn::text("Paris.").with_usage(Usage::new(800, 2)),
@@ -259,8 +308,13 @@ fn forecast(
     /// The city.
     city: String,
 ) -> String {
-    format!("21 °C in {city}, a long report")
+    format!("21 °C in {city}, {}", REPORT)
 }
+
+/// The long part of `forecast`'s report: longer than `DROPPED_RESULT`, so that emptying it
+/// shortens the request.
+const REPORT: &str = "a long report of the wind, the rain and the clouds, hour by hour, for the \
+                      whole of the coming week";
 
 #[tokio::test]
 async fn send_as_whose_exchange_is_refused_is_shortened_with_the_question_kept() {
@@ -308,7 +362,7 @@ async fn send_as_whose_exchange_is_refused_is_shortened_with_the_question_kept()
     let kept = session.transcript().await;
     assert_eq!(
         kept[2].results()[0].result.content.to_text(),
-        "21 °C in Paris, a long report"
+        format!("21 °C in Paris, {REPORT}")
     );
     model.assert_complete();
 }

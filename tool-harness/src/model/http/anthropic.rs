@@ -5,7 +5,9 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 
-use super::anthropic_cache::{self, CACHE_CONTROL, EXTENDED_CACHE_TTL_BETA, PromptCaching};
+use super::anthropic_cache::{
+    self, CACHE_CONTROL, EXTENDED_CACHE_TTL_BETA, MAX_MARKS, PromptCaching,
+};
 use super::api::{self, HttpApi, HttpClient};
 use super::body::{self, count};
 use super::builder::{Endpoint, HttpModelBuilder};
@@ -142,17 +144,16 @@ impl HttpApi for AnthropicModel {
             .output_limit(request)
             .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
         body.insert("max_tokens".to_owned(), json!(max_tokens));
-        // At most three marks, under the API's limit of four.
+        // At most four marks, the API's limit, those of the body fields counted.
         let mark = self.caching.mark();
         if let Some(system) = &request.system {
             let system = anthropic_cache::system(system, mark.as_ref());
             body.insert("system".to_owned(), system);
         }
-        let mut messages = body::conversation(PROVIDER, &request.messages);
-        if let Some(mark) = &mark {
-            anthropic_cache::mark_last_block(&mut messages, mark);
-        }
-        body.insert("messages".to_owned(), Value::Array(messages));
+        body.insert(
+            "messages".to_owned(),
+            Value::Array(body::conversation(PROVIDER, &request.messages)),
+        );
         body::declare_tools(
             PROVIDER,
             request,
@@ -162,6 +163,25 @@ impl HttpApi for AnthropicModel {
             tool_choice,
             mark.as_ref().map(|mark| (CACHE_CONTROL, mark)),
         )?;
+        if let Some(mark) = &mark {
+            // The declared tools (rendered apart, `null` in the map) carry one on their last;
+            // the system prompt, when it is blocks, one on its block.
+            let tools = usize::from(body.contains_key("tools"));
+            let system = body
+                .get("system")
+                .and_then(Value::as_array)
+                .map_or(0, |blocks| {
+                    blocks
+                        .iter()
+                        .filter(|block| block.get(CACHE_CONTROL).is_some())
+                        .count()
+                });
+            let spent = tools + system + anthropic_cache::marks_in_fields(&self.client.body_fields);
+            if let Some(Value::Array(messages)) = body.get_mut("messages") {
+                let marks = MAX_MARKS.saturating_sub(spent);
+                anthropic_cache::mark_conversation(messages, mark, marks);
+            }
+        }
         if let Some(temperature) = request.options.temperature.and_then(body::number) {
             body.insert("temperature".to_owned(), temperature);
         }

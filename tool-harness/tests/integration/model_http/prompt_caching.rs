@@ -1,6 +1,7 @@
 //! Anthropic's prompt cache through the Anthropic client: each request, whole or streamed,
 //! carries the `cache_control` marks `PromptCaching` says (the last tool, the system prompt,
-//! the last message's last block; never more than the API's four; none when off), a set of
+//! the last message's last block, and the previous request's end when a turn added more
+//! blocks than the lookback; never more than the API's four; none when off), a set of
 //! declarations is rendered once with its mark, and the usage counts cache reads and writes.
 
 use std::sync::Arc;
@@ -340,4 +341,139 @@ async fn cache_reads_and_writes_are_counted_as_input_streamed_or_not() {
     let model = model(&server.base, None);
     let answer = ask(&model, &first_request(&set, None), true).await;
     assert_eq!(answer.usage, expected);
+}
+
+/// The request after one answer of `calls` parallel calls of `add` (after the text
+/// "Adding." when `text`), with their results: the turn adds `calls` results and the answer's
+/// blocks.
+fn after_parallel_calls(set: &Arc<ToolDeclarations>, text: bool, calls: usize) -> ChatRequest {
+    let mut request = first_request(set, Some(SYSTEM));
+    let arguments = || toolsmith_core::ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap();
+    let calls: Vec<ModelCall> = (0..calls)
+        .map(|n| ModelCall::new(format!("toolu_{n}"), "add", arguments()))
+        .collect();
+    let results = calls
+        .iter()
+        .map(|call| ToolResultMessage {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            result: ToolCallResult::json(json!({"sum": 5})),
+        })
+        .collect();
+    request.messages.push(Message::assistant_calls(
+        text.then(|| "Adding.".to_owned()),
+        calls,
+    ));
+    request.messages.push(Message::ToolResults { results });
+    request
+}
+
+/// The bodies `requests` are sent as by a client of the default caching with `fields`.
+async fn sent(requests: &[ChatRequest], fields: &[(&str, Value)]) -> Vec<Value> {
+    let usage = json!({"input_tokens": 10, "output_tokens": 5});
+    let server = MockServer::start(requests.iter().map(|_| reply(false, &usage))).await;
+    let builder = fields.iter().fold(
+        AnthropicModel::builder()
+            .api_key(KEY)
+            .base_url(&server.base)
+            .max_retries(0),
+        |builder, (name, value)| builder.body_field(*name, value.clone()),
+    );
+    let model = builder.build().expect("the client");
+    for request in requests {
+        ask(&model, request, false).await;
+    }
+    let recorded = server.requests();
+    for request in &recorded {
+        Api::Anthropic.check_request(request);
+    }
+    recorded.into_iter().map(|request| request.body).collect()
+}
+
+#[tokio::test]
+async fn a_turn_past_the_lookback_marks_the_previous_request_s_end_too() {
+    let set = Arc::new(tools());
+    // 12 calls at once: "Adding.", 12 `tool_use` and 12 `tool_result` blocks, 25 after the
+    // question the previous request ended with (and marked); 10 calls without the text:
+    // 20, the question just out of the lookback of the last result's mark; 9 calls and the
+    // text: 19, within it.
+    let bodies = sent(
+        &[
+            after_parallel_calls(&set, true, 12),
+            after_parallel_calls(&set, false, 10),
+            after_parallel_calls(&set, true, 9),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        marks(&bodies[0]),
+        [
+            "/system/0/cache_control",
+            "/messages/0/content/0/cache_control",
+            "/messages/2/content/11/cache_control",
+            "/tools/1/cache_control"
+        ]
+    );
+    assert_eq!(
+        bodies[0]["messages"][0]["content"],
+        json!([{"type": "text", "text": "What is 2 + 3?", "cache_control": {"type": "ephemeral"}}])
+    );
+    assert_eq!(
+        bodies[0]["messages"][1]["content"]
+            .as_array()
+            .unwrap()
+            .len(),
+        13
+    );
+    assert_eq!(
+        marks(&bodies[1]),
+        [
+            "/system/0/cache_control",
+            "/messages/0/content/0/cache_control",
+            "/messages/2/content/9/cache_control",
+            "/tools/1/cache_control"
+        ]
+    );
+    assert_eq!(
+        marks(&bodies[2]),
+        [
+            "/system/0/cache_control",
+            "/messages/2/content/8/cache_control",
+            "/tools/1/cache_control"
+        ]
+    );
+    assert_eq!(bodies[2]["messages"][0]["content"], "What is 2 + 3?");
+    for body in &bodies {
+        assert!(marks(body).len() <= MAX_MARKS);
+    }
+}
+
+#[tokio::test]
+async fn a_mark_of_the_body_fields_leaves_the_fourth_out_never_more_than_four() {
+    let set = Arc::new(tools());
+    // Anthropic's automatic caching asked through a body field: a mark of its own.
+    let automatic = ("cache_control", json!({"type": "ephemeral"}));
+    let bodies = sent(&[after_parallel_calls(&set, true, 12)], &[automatic]).await;
+    assert_eq!(
+        marks(&bodies[0]),
+        [
+            "/system/0/cache_control",
+            "/messages/2/content/11/cache_control",
+            "/tools/1/cache_control",
+            "/cache_control"
+        ]
+    );
+    // Without tools or a system prompt, the previous end's mark is the second.
+    let none = Arc::new(ToolDeclarations::default());
+    let mut request = after_parallel_calls(&none, true, 12);
+    request.system = None;
+    let bodies = sent(&[request], &[]).await;
+    assert_eq!(
+        marks(&bodies[0]),
+        [
+            "/messages/0/content/0/cache_control",
+            "/messages/2/content/11/cache_control"
+        ]
+    );
 }
