@@ -21,6 +21,7 @@ use super::events::AgentEvent;
 use super::ledger::RunLedger;
 use super::pause::PauseHandle;
 use super::session::{SessionCancellation, SessionGuards};
+use super::token_estimate::TokenEstimate;
 use super::tool::{answer, failure};
 use super::{AgentSession, AgenticError};
 use crate::model::{ChatModel, DebugName, Message, Usage};
@@ -606,7 +607,9 @@ impl AgentCommands {
                 std::future::pending::<()>().await;
             };
             // A panic in the child's model or tools ends it as failed, not running for ever.
-            let run = AssertUnwindSafe(session.run_under(task.into(), calling_run)).catch_unwind();
+            let mut estimate = TokenEstimate::default();
+            let run = AssertUnwindSafe(session.run_under(task.into(), calling_run, &mut estimate))
+                .catch_unwind();
             let outcome = tokio::select! {
                 outcome = run => outcome,
                 () = follow_parent_run => unreachable!("following the parent's run never ends"),

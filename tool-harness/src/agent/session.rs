@@ -165,8 +165,7 @@ impl AgentSession {
     /// `_with_cancellation` forms, and the typed [`run_input_as`](Self::run_input_as) and
     /// [`send_input_as`](Self::send_input_as).
     pub async fn run(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.run_under(UserInput::new(text), RunLedger::of_calling_run())
-            .await
+        self.run_input(UserInput::new(text)).await
     }
 
     /// [`run`](Self::run) of text with images (a [`UserInput`]; text alone converts into
@@ -192,7 +191,8 @@ impl AgentSession {
     /// # }
     /// ```
     pub async fn run_input(&self, input: impl Into<UserInput>) -> Result<AgentRun, AgenticError> {
-        self.run_under(input.into(), RunLedger::of_calling_run())
+        let mut estimate = TokenEstimate::default();
+        self.run_under(input.into(), RunLedger::of_calling_run(), &mut estimate)
             .await
     }
 
@@ -202,43 +202,26 @@ impl AgentSession {
         input: impl Into<UserInput>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.drive_following(
-            new_conversation(input.into()),
-            &token,
-            &mut TokenEstimate::default(),
-        )
-        .await
+        let mut estimate = TokenEstimate::default();
+        self.run_with_cancellation_estimated(input.into(), &token, &mut estimate)
+            .await
     }
 
-    /// [`run`](Self::run), its tokens counted in the run whose ledger `parent` is: for a
-    /// sub-agent started by a call, which runs on a task of its own, outside the call's
-    /// context.
+    /// [`run`](Self::run), its tokens counted in the run whose ledger `parent` is (a
+    /// sub-agent started by a call runs on a task of its own, outside the call's context),
+    /// and its last request's estimate left in `estimate` (the typed answer's exchange
+    /// continues it).
     pub(super) async fn run_under(
         &self,
         input: UserInput,
         parent: Option<Arc<RunLedger>>,
-    ) -> Result<AgentRun, AgenticError> {
-        self.drive(
-            new_conversation(input),
-            self.cancellation.child_token(),
-            None,
-            (parent, &mut TokenEstimate::default()),
-        )
-        .await
-    }
-
-    /// [`run`](Self::run), its last request's estimate left in `estimate`: for the typed
-    /// answer's exchange, which continues it.
-    pub(super) async fn run_estimated(
-        &self,
-        input: UserInput,
         estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
         self.drive(
             new_conversation(input),
             self.cancellation.child_token(),
             None,
-            (RunLedger::of_calling_run(), estimate),
+            (parent, estimate),
         )
         .await
     }
@@ -251,12 +234,8 @@ impl AgentSession {
         text: impl Into<String>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.drive_following(
-            new_conversation(UserInput::new(text)),
-            &token,
-            &mut TokenEstimate::default(),
-        )
-        .await
+        self.run_input_with_cancellation(UserInput::new(text), token)
+            .await
     }
 
     /// [`run_with_cancellation`](Self::run_with_cancellation), its last request's estimate

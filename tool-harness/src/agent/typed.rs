@@ -136,7 +136,9 @@ impl AgentSession {
     ) -> Result<TypedRun<T>, AgenticError> {
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
-        let run = self.run_estimated(input.into(), &mut estimate).await?;
+        let run = self
+            .run_under(input.into(), RunLedger::of_calling_run(), &mut estimate)
+            .await?;
         self.answer_as(&form, (run, estimate), None).await
     }
 
