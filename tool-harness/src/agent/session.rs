@@ -675,7 +675,9 @@ impl AgentSession {
     /// [`MAX_OVERFLOW_ATTEMPTS`] shortenings a call, either way; each request is counted as
     /// a model call, and the answered one's usage left in `estimate`. The last
     /// `protected` messages (the typed answer's own request) are not shown to the policy,
-    /// and the latest user message before them is kept.
+    /// and the latest user message before them is kept. A refusal for an unreadable image
+    /// ([`ModelError::ImageRefused`]) has the request's images replaced by notes and the
+    /// call asked again, once, unless the session was built without it.
     pub(super) async fn call_model_fitting(
         &self,
         (request, estimate, protected): (&mut ChatRequest, &mut TokenEstimate, usize),
