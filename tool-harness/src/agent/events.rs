@@ -141,6 +141,20 @@ pub enum AgentEvent {
         /// refusal) that had the conversation shortened.
         estimate: Option<ContextEstimate>,
     },
+    /// The model refused request `turn` because it could not read one of its images
+    /// ([`ModelError::ImageRefused`](crate::model::ModelError::ImageRefused)): every image of
+    /// the request was replaced by a note naming its media type and size, and the same
+    /// model call is asked again as request `turn + 1` (once: a second refusal ends the
+    /// run). Not sent by a session built
+    /// [`with_unreadable_images_removed(false)`](super::AgentSessionBuilder::with_unreadable_images_removed).
+    ImagesRemoved {
+        /// The model call (1-based) the model refused.
+        turn: usize,
+        /// How many images were replaced.
+        removed: usize,
+        /// The API's message, as the refusal quoted it.
+        reason: String,
+    },
     /// A model call's tool calls all ended and their results are in the transcript.
     TurnFinished {
         /// The model call's number.
@@ -235,6 +249,7 @@ impl AgentEvent {
             Self::ToolCallProgress(_) => "ToolCallProgress",
             Self::ToolCallFinished { .. } => "ToolCallFinished",
             Self::ContextShortened { .. } => "ContextShortened",
+            Self::ImagesRemoved { .. } => "ImagesRemoved",
             Self::TurnFinished { .. } => "TurnFinished",
         }
     }

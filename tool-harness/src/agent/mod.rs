@@ -24,6 +24,7 @@ mod token_estimate;
 mod tool;
 mod turn;
 mod typed;
+mod unreadable_images;
 mod user_input;
 
 pub use children::{

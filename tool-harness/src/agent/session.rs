@@ -24,6 +24,7 @@ use super::ledger::RunLedger;
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
+use super::unreadable_images::remove_images;
 use super::{AgentRun, AgenticError, UserInput};
 use crate::model::{
     ChatModel, ChatOptions, ChatRequest, ChatResponse, DebugName, Message, ModelError, StopReason,
@@ -94,6 +95,7 @@ pub struct AgentSession {
     pub(super) pause: Option<PauseHandle>,
     context_overflow: Option<Arc<dyn ContextOverflow>>,
     context_window: Option<u64>,
+    unreadable_images_removed: bool,
 }
 
 /// The conversation kept by [`AgentSession::send`], and the estimate of its last request:
@@ -652,7 +654,9 @@ impl AgentSession {
     /// [`MAX_OVERFLOW_ATTEMPTS`] shortenings a call, either way; each request is counted as
     /// a model call, and the answered one's usage left in `estimate`. The last
     /// `protected` messages (the typed answer's own request) are not shown to the policy,
-    /// and the latest user message before them is kept.
+    /// and the latest user message before them is kept. A refusal for an unreadable image
+    /// ([`ModelError::ImageRefused`]) has the request's images replaced by notes and the
+    /// call asked again, once, unless the session was built without it.
     pub(super) async fn call_model_fitting(
         &self,
         (request, estimate, protected): (&mut ChatRequest, &mut TokenEstimate, usize),
@@ -665,6 +669,8 @@ impl AgentSession {
         // The policy shortened nothing on an estimate: the estimate is not asked again,
         // the model decides.
         let mut estimate_spent = false;
+        // The request's images were removed after a refusal: a second one is final.
+        let mut images_removed = false;
         loop {
             if let (Some(window), Some(policy)) = (self.context_window, &self.context_overflow) {
                 let reserved = request.options.max_output_tokens.map_or(0, u64::from);
@@ -716,6 +722,36 @@ impl AgentSession {
                     return Ok(response);
                 }
                 Err(RunEnd::Model(error @ ModelError::ContextTooLong { .. })) => error,
+                Err(RunEnd::Model(ModelError::ImageRefused {
+                    provider,
+                    status,
+                    message,
+                })) if self.unreadable_images_removed && !images_removed => {
+                    let removed = remove_images(&mut request.messages);
+                    if removed == 0 {
+                        return Err(RunEnd::Model(ModelError::ImageRefused {
+                            provider,
+                            status,
+                            message,
+                        }));
+                    }
+                    images_removed = true;
+                    // What the provider counted, if anything, held the images.
+                    estimate.forget();
+                    self.emit(AgentEvent::ImagesRemoved {
+                        turn: run.model_calls,
+                        removed,
+                        reason: message,
+                    });
+                    if is_cancelled(cancel, caller) {
+                        return Err(RunEnd::Cancelled);
+                    }
+                    // Asking again is a model call too.
+                    if let Some(spent) = self.budget_spent(run, ledger) {
+                        return Err(spent);
+                    }
+                    continue;
+                }
                 Err(end) => return Err(end),
             };
             let Some(policy) = &self.context_overflow else {
@@ -1026,6 +1062,7 @@ pub struct AgentSessionBuilder {
     pause: Option<PauseHandle>,
     context_overflow: Option<Arc<dyn ContextOverflow>>,
     context_window: Option<u64>,
+    unreadable_images_removed: bool,
 }
 
 impl std::fmt::Debug for AgentSessionBuilder {
@@ -1043,6 +1080,7 @@ impl std::fmt::Debug for AgentSessionBuilder {
             .field("event_handlers", &self.events.len())
             .field("context_overflow", &self.context_overflow.is_some())
             .field("context_window", &self.context_window)
+            .field("unreadable_images_removed", &self.unreadable_images_removed)
             .finish_non_exhaustive()
     }
 }
@@ -1072,6 +1110,7 @@ impl AgentSessionBuilder {
             pause: None,
             context_overflow: None,
             context_window: None,
+            unreadable_images_removed: true,
         }
     }
 
@@ -1282,6 +1321,73 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// What to do when the model refuses a request because it cannot read one of its images
+    /// ([`ModelError::ImageRefused`]: a file that begins as a PNG but is corrupt, an
+    /// animated GIF, an image too large in pixels). With `true`, the default, every image
+    /// of the request (a user message's, a tool result's) is replaced by a note naming its
+    /// media type and size ("[image removed: the model could not read it (image/png, 1234
+    /// bytes)]"; a user message keeps its text, a tool result its call id and text parts),
+    /// reported as an [`AgentEvent::ImagesRemoved`], and the same model call is asked again,
+    /// once: a second refusal ends the run with [`AgenticError::Model`] carrying the
+    /// `ImageRefused` and the run. The kept conversation of [`send`](AgentSession::send) is
+    /// the one without the images, so the next `send` does not fail the same way. A
+    /// request without images is not asked again. The typed answer's exchange
+    /// ([`send_as`](AgentSession::send_as)) is asked under it too.
+    ///
+    /// All the request's images, not only the one refused: the providers that say which
+    /// (Anthropic's `messages.3.content.0.image…`) count in their own rendering of the
+    /// request, and the others do not say.
+    ///
+    /// On by default because the image stays in the conversation: without removing it,
+    /// every later request carries it and is refused the same way, and the session cannot
+    /// go on at all. With `false`, the run ends with the refusal at once, and the kept
+    /// conversation is left for the caller to mend
+    /// ([`edit_transcript`](AgentSession::edit_transcript)). A sub-agent's session has its
+    /// own setting (the default).
+    ///
+    /// ```
+    /// use toolsmith::Image;
+    /// use toolsmith::harness::agent::{AgentEvent, AgentSession, UserInput};
+    /// use toolsmith::harness::model::{ChatResponse, ModelError, ScriptedModel, ScriptedTurn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     ScriptedTurn::error(ModelError::ImageRefused {
+    ///         provider: "anthropic".into(),
+    ///         status: 400,
+    ///         message: "Could not process image".into(),
+    ///     }),
+    ///     ScriptedTurn::respond(|request| {
+    ///         // Asked again without the image, its text kept.
+    ///         assert!(request.messages[0].images().is_empty());
+    ///         assert!(request.messages[0].text().unwrap().ends_with("What is this?"));
+    ///         Ok(ChatResponse::text("I could not see the image."))
+    ///     }),
+    /// ]);
+    /// let session = AgentSession::builder(model)
+    ///     .with_model("scripted")
+    ///     .with_event_handler(|event: &AgentEvent| {
+    ///         if let AgentEvent::ImagesRemoved { removed, .. } = event {
+    ///             assert_eq!(*removed, 1);
+    ///         }
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let broken = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n(cut off)").unwrap();
+    /// let run = session
+    ///     .send_input(UserInput::new("What is this?").image(broken))
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(run.text, "I could not see the image.");
+    /// // The kept conversation has no image left to refuse.
+    /// assert!(session.transcript().await[0].images().is_empty());
+    /// # }
+    /// ```
+    pub fn with_unreadable_images_removed(mut self, remove: bool) -> Self {
+        self.unreadable_images_removed = remove;
+        self
+    }
+
     /// Runs pause between model calls while `pause` says so.
     pub fn with_pause(mut self, pause: PauseHandle) -> Self {
         self.pause = Some(pause);
@@ -1404,6 +1510,7 @@ impl AgentSessionBuilder {
             pause: self.pause,
             context_overflow: self.context_overflow,
             context_window: self.context_window,
+            unreadable_images_removed: self.unreadable_images_removed,
         })
     }
 }

@@ -56,6 +56,28 @@ pub enum ModelError {
         /// maximum`).
         message: String,
     },
+    /// The API could not read, or will not take, an image of the request (a file that
+    /// begins as a PNG but is corrupt, an animated GIF OpenAI refuses, an image too large
+    /// in pixels or bytes), and so refused the whole request: OpenAI's `invalid_image`,
+    /// `image_parse_error`, `invalid_image_format`…, Anthropic's "Could not process image"
+    /// or "Image does not match the provided media type", Gemini's "Unable to process input
+    /// image", with an error status or inside a streamed answer. Not retried: the same
+    /// request fails the same way. An [`AgentSession`](crate::agent::AgentSession)
+    /// replaces the request's images with a note and asks again, unless built
+    /// [`with_unreadable_images_removed(false)`](crate::agent::AgentSessionBuilder::with_unreadable_images_removed).
+    #[error(
+        "{provider}: the model could not read an image of the request (HTTP {status}): {message}"
+    )]
+    ImageRefused {
+        /// The client, e.g. `anthropic`.
+        provider: String,
+        /// The HTTP status (400; for an error inside a streamed answer, the one it stands
+        /// for).
+        status: u16,
+        /// The API's error message, which may locate the image in the API's own request
+        /// (Anthropic's `messages.3.content.0.image.source.base64.data: …`).
+        message: String,
+    },
     /// Still rate limited (HTTP 429) after the retries ran out.
     #[error("{provider}: rate limited (HTTP 429): {message}")]
     RateLimited {

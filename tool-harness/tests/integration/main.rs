@@ -33,3 +33,4 @@ mod subagents;
 mod token_budget;
 mod typed_answer_edges;
 mod typed_answers;
+mod unreadable_images;

@@ -8,6 +8,7 @@ mod declarations;
 mod embeddings;
 mod endless;
 mod errors;
+mod image_refused;
 mod images;
 mod prompt_caching;
 mod rendered_once;

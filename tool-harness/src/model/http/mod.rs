@@ -51,7 +51,8 @@
 //!   [`Api`](super::ModelError::Api) (a 404's also names the URL asked, which is most often
 //!   a base URL missing its `/v1`), except a request the API says is longer than the
 //!   model's context window (in its own words, whole or in a stream; not retried):
-//!   [`ContextTooLong`](super::ModelError::ContextTooLong); a body that is not the documented JSON (cut off,
+//!   [`ContextTooLong`](super::ModelError::ContextTooLong), and one whose image the API says
+//!   it cannot read or take (the same way): [`ImageRefused`](super::ModelError::ImageRefused); a body that is not the documented JSON (cut off,
 //!   truncated, too deep, larger than [`MAX_RESPONSE_BYTES`]) is
 //!   [`MalformedResponse`](super::ModelError::MalformedResponse); no connection is
 //!   [`Connection`](super::ModelError::Connection), no answer in time
@@ -81,6 +82,7 @@ mod builder;
 mod context_overflow;
 mod events;
 mod gemini;
+mod image_refusal;
 mod openai;
 mod openai_chat;
 mod openai_embeddings;

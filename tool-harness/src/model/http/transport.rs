@@ -285,9 +285,10 @@ impl Transport {
                     body,
                 } => (status, retry_after, body),
             };
-            // Asked again, a request too long for the model fails the same way.
-            if let Some(too_long) = body.context_too_long(self, status) {
-                return Err(too_long);
+            // Asked again, a request too long for the model, or with an image it cannot
+            // read, fails the same way.
+            if let Some(refused) = body.refusal(self, status) {
+                return Err(refused);
             }
             let quota_spent = status == StatusCode::TOO_MANY_REQUESTS && body.says_quota_spent();
             let Some(wait) = self.retry_wait(status, retry_after, quota_spent, *retries) else {
@@ -763,8 +764,9 @@ impl ErrorBody {
 
     /// [`ModelError::ContextTooLong`] when the body (or, unread, the status alone) says in
     /// the API's words (`transport`'s [`OverflowShape`]) that the request was longer than
-    /// the model's context window.
-    fn context_too_long(&self, transport: &Transport, status: StatusCode) -> Option<ModelError> {
+    /// the model's context window; [`ModelError::ImageRefused`] when it says that an image
+    /// of the request could not be read or is not taken. Either way, asking again is no use.
+    fn refusal(&self, transport: &Transport, status: StatusCode) -> Option<ModelError> {
         let parsed = match self {
             ErrorBody::Read(bytes) => serde_json::from_slice::<Value>(bytes).ok(),
             ErrorBody::Unread(_) => None,
@@ -778,12 +780,20 @@ impl ErrorBody {
                 message: "",
             },
         };
+        let (provider, status) = (transport.provider_name(), status.as_u16());
+        if transport.overflow.says_too_long(&signs) {
+            return Some(ModelError::ContextTooLong {
+                provider,
+                status,
+                message: self.text(),
+            });
+        }
         transport
             .overflow
-            .says_too_long(&signs)
-            .then(|| ModelError::ContextTooLong {
-                provider: transport.provider_name(),
-                status: status.as_u16(),
+            .says_image_refused(&signs)
+            .then(|| ModelError::ImageRefused {
+                provider,
+                status,
                 message: self.text(),
             })
     }

@@ -110,8 +110,11 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
             }
             Attempt::FailedEarly(reported) => {
                 let overflow = transport.overflow();
-                // A request too long for the model fails the same way if asked again.
-                let wait = if reported.is_context_too_long(overflow) {
+                // A request too long for the model, or with an image it cannot read, fails
+                // the same way if asked again.
+                let wait = if reported.is_context_too_long(overflow)
+                    || reported.is_image_refused(overflow)
+                {
                     None
                 } else {
                     transport.retry_wait(reported.status, None, reported.quota_spent, retries)

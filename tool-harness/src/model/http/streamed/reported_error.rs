@@ -122,13 +122,21 @@ impl ReportedError {
     }
 
     /// The [`ModelError`] an error status of this status and message is, from `provider`,
-    /// whose API says in `overflow`'s words that a request is too long:
-    /// [`ContextTooLong`](ModelError::ContextTooLong) when it says so, else 401 and 403
+    /// whose API says in `overflow`'s words that a request is too long or that it cannot
+    /// read an image: [`ContextTooLong`](ModelError::ContextTooLong) or
+    /// [`ImageRefused`](ModelError::ImageRefused) when it says so, else 401 and 403
     /// [`Auth`](ModelError::Auth), 429 [`RateLimited`](ModelError::RateLimited) (unless the
     /// quota is spent), any other [`Api`](ModelError::Api).
     pub(crate) fn into_error(self, provider: &str, overflow: OverflowShape) -> ModelError {
         if self.is_context_too_long(overflow) {
             return ModelError::ContextTooLong {
+                provider: provider.to_owned(),
+                status: self.status.as_u16(),
+                message: self.message,
+            };
+        }
+        if self.is_image_refused(overflow) {
+            return ModelError::ImageRefused {
                 provider: provider.to_owned(),
                 status: self.status.as_u16(),
                 message: self.message,
@@ -146,12 +154,23 @@ impl ReportedError {
     /// Whether it says, in `overflow`'s words, that the request was longer than the
     /// model's context window (not retried then, whatever its status).
     pub(crate) fn is_context_too_long(&self, overflow: OverflowShape) -> bool {
-        overflow.says_too_long(&ErrorSigns {
+        overflow.says_too_long(&self.signs())
+    }
+
+    /// Whether it says, in `overflow`'s words, that an image of the request could not be
+    /// read or is not taken (not retried then, whatever its status).
+    pub(crate) fn is_image_refused(&self, overflow: OverflowShape) -> bool {
+        overflow.says_image_refused(&self.signs())
+    }
+
+    /// What it says about itself.
+    fn signs(&self) -> ErrorSigns<'_> {
+        ErrorSigns {
             status: self.status,
             code: self.code.as_deref(),
             kind: self.kind.as_deref(),
             message: &self.message,
-        })
+        }
     }
 }
 
