@@ -122,7 +122,8 @@ pub enum OverflowCause<'a> {
 pub struct ContextEstimate {
     /// The request's estimated input tokens.
     pub input_tokens: u64,
-    /// The output the request reserves: its `options.max_output_tokens`, 0 when unset.
+    /// The output the model will ask for ([`ChatModel::output_limit`](crate::model::ChatModel::output_limit):
+    /// the request's `max_output_tokens`, else the client's own), 0 when neither says.
     pub reserved_output: u64,
     /// The model's context window, as the session was given it.
     pub window: u64,

@@ -673,7 +673,17 @@ impl AgentSession {
         let mut images_removed = false;
         loop {
             if let (Some(window), Some(policy)) = (self.context_window, &self.context_overflow) {
-                let reserved = request.options.max_output_tokens.map_or(0, u64::from);
+                // The model's own code: a panic ends the run as one, as a policy's does.
+                let reserved =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| self.model.output_limit(request)))
+                        .map_err(|payload| {
+                            let during = format!(
+                                "the model's output_limit (before request {})",
+                                run.model_calls + 1
+                            );
+                            RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+                        })?
+                        .map_or(0, u64::from);
                 while !estimate_spent && attempt < MAX_OVERFLOW_ATTEMPTS {
                     let estimated =
                         ContextEstimate::new(estimate.estimate(request), reserved, window);
@@ -1260,9 +1270,10 @@ impl AgentSessionBuilder {
     }
 
     /// The model's context window, in tokens: before each model call, the session
-    /// estimates the request's input tokens and, when they and the output the request
-    /// reserves (`options.max_output_tokens`, if set; a client's own default is not known
-    /// here) pass `tokens`, has its [`ContextOverflow`] policy shorten the conversation
+    /// estimates the request's input tokens and, when they and the output the model will
+    /// ask for ([`ChatModel::output_limit`](crate::model::ChatModel::output_limit): the
+    /// request's `max_output_tokens`, else the client's own, such as the `max_tokens`
+    /// Anthropic's client always sends) pass `tokens`, has its [`ContextOverflow`] policy shorten the conversation
     /// before sending it, so that the model is not asked a request it would refuse (each
     /// refusal costs a round trip, and on some APIs money). Each shortening is an
     /// [`AgentEvent::ContextShortened`] whose `estimate` says so; the same bound

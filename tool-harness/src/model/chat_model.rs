@@ -244,6 +244,21 @@ pub trait ChatModel: Send + Sync {
         let _ = tools;
         Ok(())
     }
+
+    /// The most output tokens this client asks for with `request`: the request's own
+    /// [`max_output_tokens`](crate::model::ChatOptions::max_output_tokens), else the
+    /// client's default where it sends one (`None`: the API's own, unknown here). An
+    /// [`AgentSession`](crate::agent::AgentSession) built
+    /// [`with_context_window`](crate::agent::AgentSessionBuilder::with_context_window)
+    /// reserves it in the window: a provider counts the output asked for against the
+    /// context (Anthropic refuses "input length and `max_tokens` exceed context limit").
+    ///
+    /// The default is the request's own. The HTTP clients add theirs: the builder's
+    /// `max_output_tokens`, and Anthropic's `max_tokens` it always sends
+    /// (`DEFAULT_ANTHROPIC_MAX_TOKENS` when nothing else is set).
+    fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
+        request.options.max_output_tokens
+    }
 }
 
 /// A model's [`name`](ChatModel::name) for `Debug` output. `name()` is the user's code: one
@@ -273,6 +288,10 @@ macro_rules! chat_model_through_pointer {
 
             fn check_declarations(&self, tools: &[&Tool]) -> Result<(), ModelError> {
                 (**self).check_declarations(tools)
+            }
+
+            fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
+                (**self).output_limit(request)
             }
 
             async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
@@ -314,6 +333,10 @@ mod tests {
             })
         }
 
+        fn output_limit(&self, _: &ChatRequest) -> Option<u32> {
+            Some(77)
+        }
+
         async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
             Ok(ChatResponse::text("whole"))
         }
@@ -329,7 +352,16 @@ mod tests {
     }
 
     /// What `model` answers to each method.
-    fn answers(model: &dyn ChatModel) -> (String, bool, Option<String>, Option<String>, usize) {
+    fn answers(
+        model: &dyn ChatModel,
+    ) -> (
+        String,
+        bool,
+        Option<u32>,
+        Option<String>,
+        Option<String>,
+        usize,
+    ) {
         let request = ChatRequest::default();
         let mut deltas = 0;
         let whole = futures::executor::block_on(model.complete(&request)).unwrap();
@@ -338,6 +370,7 @@ mod tests {
         (
             model.name().to_owned(),
             model.check_declarations(&[]).is_err(),
+            model.output_limit(&request),
             whole.text,
             streamed.text,
             deltas,
@@ -352,6 +385,7 @@ mod tests {
             (
                 "distinct".to_owned(),
                 true,
+                Some(77),
                 Some("whole".to_owned()),
                 Some("streamed".to_owned()),
                 1

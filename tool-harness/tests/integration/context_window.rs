@@ -591,3 +591,91 @@ async fn after_shortening_the_request_is_estimated_again_from_what_is_left() {
     );
     model.assert_complete();
 }
+
+/// `ScriptedModel` answering as it does, with an output limit of its own (as an HTTP
+/// client's builder default, or Anthropic's `max_tokens` it always sends).
+struct LimitedOutput {
+    model: ScriptedModel,
+    limit: u32,
+}
+
+#[async_trait::async_trait]
+impl toolsmith_harness::model::ChatModel for LimitedOutput {
+    fn name(&self) -> &str {
+        "limited"
+    }
+
+    fn output_limit(&self, request: &toolsmith_harness::model::ChatRequest) -> Option<u32> {
+        Some(request.options.max_output_tokens.unwrap_or(self.limit))
+    }
+
+    async fn complete(
+        &self,
+        request: &toolsmith_harness::model::ChatRequest,
+    ) -> Result<ChatResponse, ModelError> {
+        toolsmith_harness::model::ChatModel::complete(&self.model, request).await
+    }
+}
+
+#[tokio::test]
+async fn the_model_s_own_output_limit_is_reserved_when_the_request_sets_none() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Paris.").with_usage(Usage::new(800, 2)),
+        ScriptedTurn::text("Rome."),
+    ]);
+    // No `max_output_tokens` in the options: the model's own 100 is reserved. 800 counted,
+    // "Paris." (2 + 4) and the question (30 + 4) added: 840, and 100: 940 < 1000; a
+    // question of 300 bytes: 1010 > 1000.
+    let session = AgentSession::builder(LimitedOutput {
+        model: model.clone(),
+        limit: 100,
+    })
+    .with_model("m")
+    .with_context_overflow(DropOldestExchanges::new())
+    .with_context_window(1000)
+    .build()
+    .unwrap();
+    session
+        .send("What is the capital of France?")
+        .await
+        .unwrap();
+    let run = session.send(question(300)).await.unwrap();
+    assert_eq!(run.text, "Rome.");
+    // Shortened before sending: the first exchange is gone.
+    assert_eq!(model.requests()[1].messages, [Message::user(question(300))]);
+}
+
+#[cfg(feature = "http-models")]
+#[test]
+fn the_http_clients_say_the_output_limit_they_send() {
+    use toolsmith_harness::model::ChatModel as _;
+    use toolsmith_harness::model::ChatRequest;
+    use toolsmith_harness::model::http::{
+        AnthropicModel, DEFAULT_ANTHROPIC_MAX_TOKENS, OpenAiChatModel,
+    };
+    let local = "http://127.0.0.1:1";
+    let unset = ChatRequest::default();
+    let set = ChatRequest {
+        options: ChatOptions {
+            max_output_tokens: Some(64),
+            ..ChatOptions::default()
+        },
+        ..ChatRequest::default()
+    };
+    let anthropic = AnthropicModel::builder().base_url(local).build().unwrap();
+    assert_eq!(
+        anthropic.output_limit(&unset),
+        Some(DEFAULT_ANTHROPIC_MAX_TOKENS)
+    );
+    assert_eq!(anthropic.output_limit(&set), Some(64));
+    let chat = OpenAiChatModel::builder().base_url(local).build().unwrap();
+    assert_eq!(chat.output_limit(&unset), None);
+    assert_eq!(chat.output_limit(&set), Some(64));
+    let bounded = OpenAiChatModel::builder()
+        .base_url(local)
+        .max_output_tokens(512)
+        .build()
+        .unwrap();
+    assert_eq!(bounded.output_limit(&unset), Some(512));
+    assert_eq!(bounded.output_limit(&set), Some(64));
+}

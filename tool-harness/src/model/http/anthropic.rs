@@ -137,12 +137,19 @@ impl HttpApi for AnthropicModel {
         &self.client
     }
 
+    /// Always one: the API requires `max_tokens`.
+    fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
+        Some(
+            self.client
+                .output_limit(request)
+                .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS),
+        )
+    }
+
     fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError> {
         let mut body = body::naming_model(PROVIDER, request)?;
-        let max_tokens = self
-            .client
-            .output_limit(request)
-            .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
+        let max_tokens =
+            HttpApi::output_limit(self, request).unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
         body.insert("max_tokens".to_owned(), json!(max_tokens));
         // At most four marks, the API's limit, those of the body fields counted.
         let mark = self.caching.mark();

@@ -60,6 +60,12 @@ pub(crate) trait HttpApi: Sync {
     /// fill it in.
     fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError>;
 
+    /// The output limit `request` is sent with (see [`HttpClient::output_limit`]); an API
+    /// that always sends one says which.
+    fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
+        self.client().output_limit(request)
+    }
+
     /// Where `request` goes under the base URL, streamed or not.
     fn path(request: &ChatRequest, streamed: bool) -> Result<Cow<'static, str>, ModelError>;
 
@@ -131,6 +137,12 @@ macro_rules! chat_model_over_api {
                 tools: &[&toolsmith_core::Tool],
             ) -> Result<(), $crate::model::ModelError> {
                 $crate::model::http::body::check_declarations($provider, tools)
+            }
+
+            /// The request's own, else the builder's `max_output_tokens` (Anthropic:
+            /// else the `max_tokens` it always sends).
+            fn output_limit(&self, request: &$crate::model::ChatRequest) -> Option<u32> {
+                $crate::model::http::api::HttpApi::output_limit(self, request)
             }
 
             async fn complete(
