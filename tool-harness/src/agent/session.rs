@@ -13,8 +13,8 @@ use toolsmith_core::{
 use tracing::Instrument as _;
 
 use super::context_overflow::{
-    ContextEstimate, ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, SessionContextOverflow,
-    Shortened,
+    ContextEstimate, ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, OverflowCause,
+    SessionContextOverflow, Shortened,
 };
 use super::declaration_check::check_declarations;
 use super::error::CaughtPanic;
@@ -691,27 +691,18 @@ impl AgentSession {
                         break;
                     }
                     attempt += 1;
-                    let turn = run.model_calls + 1;
                     let overflow = Overflow::estimated(attempt, estimated);
-                    let during = format!("the context overflow policy (before request {turn})");
-                    let shortened =
-                        shorten(policy.as_ref(), &mut request.messages, &overflow, protected)
-                            .map_err(|payload| {
-                                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
-                            })?;
+                    let turn = run.model_calls + 1;
+                    let shortened = self.shorten_request(
+                        policy.as_ref(),
+                        (request, estimate, protected),
+                        &overflow,
+                        turn,
+                    )?;
                     if shortened.is_nothing() {
                         estimate_spent = true;
                         break;
                     }
-                    // What the provider counted began with messages now gone.
-                    estimate.forget();
-                    self.emit(AgentEvent::ContextShortened {
-                        turn,
-                        attempt,
-                        dropped: shortened.dropped,
-                        emptied: shortened.emptied,
-                        estimate: Some(estimated),
-                    });
                     if is_cancelled(cancel, caller) {
                         return Err(RunEnd::Cancelled);
                     }
@@ -771,24 +762,16 @@ impl AgentSession {
                 return Err(RunEnd::Model(error));
             }
             attempt += 1;
-            let turn = run.model_calls;
             let overflow = Overflow::new(attempt, &error);
-            let during = format!("the context overflow policy (after request {turn})");
-            let shortened = shorten(policy.as_ref(), &mut request.messages, &overflow, protected)
-                .map_err(|payload| {
-                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
-            })?;
+            let shortened = self.shorten_request(
+                policy.as_ref(),
+                (request, estimate, protected),
+                &overflow,
+                run.model_calls,
+            )?;
             if shortened.is_nothing() {
                 return Err(RunEnd::Model(error));
             }
-            estimate.forget();
-            self.emit(AgentEvent::ContextShortened {
-                turn,
-                attempt,
-                dropped: shortened.dropped,
-                emptied: shortened.emptied,
-                estimate: None,
-            });
             if is_cancelled(cancel, caller) {
                 return Err(RunEnd::Cancelled);
             }
@@ -797,6 +780,45 @@ impl AgentSession {
                 return Err(spent);
             }
         }
+    }
+
+    /// `request`'s messages shortened by `policy` for `overflow` (its last `protected` kept
+    /// from it, see [`shorten`]), about model call `turn`: the one about to be sent for an
+    /// estimate, the one refused for a refusal. A shortening forgets `estimate`'s count (it
+    /// began with messages now gone) and is reported as an [`AgentEvent::ContextShortened`];
+    /// a panic of the policy ends the run as one.
+    fn shorten_request(
+        &self,
+        policy: &dyn ContextOverflow,
+        (request, estimate, protected): (&mut ChatRequest, &mut TokenEstimate, usize),
+        overflow: &Overflow<'_>,
+        turn: usize,
+    ) -> Result<Shortened, RunEnd> {
+        let estimated = match overflow.cause {
+            OverflowCause::Estimated(estimated) => Some(estimated),
+            OverflowCause::Refused(_) => None,
+        };
+        let shortened =
+            shorten(policy, &mut request.messages, overflow, protected).map_err(|payload| {
+                let when = if estimated.is_some() {
+                    "before"
+                } else {
+                    "after"
+                };
+                let during = format!("the context overflow policy ({when} request {turn})");
+                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+            })?;
+        if !shortened.is_nothing() {
+            estimate.forget();
+            self.emit(AgentEvent::ContextShortened {
+                turn,
+                attempt: overflow.attempt,
+                dropped: shortened.dropped,
+                emptied: shortened.emptied,
+                estimate: estimated,
+            });
+        }
+        Ok(shortened)
     }
 
     /// One model call with the tools `request` declares, counted and its usage added to
@@ -916,8 +938,9 @@ fn within_depth(mut response: ChatResponse, provider: &str) -> Result<ChatRespon
 /// `messages` shortened by `policy` for `overflow`, its last `protected` messages not shown
 /// to it; when some are protected (the typed answer's own request), the latest user message
 /// before them, the question being answered, is put back if the policy removed it: first
-/// (a policy drops from the front, and a conversation begins with a user message). A panic of the policy is caught, its payload given back, `messages` whole again
-/// (as far as the policy left them).
+/// (a policy drops from the front, and a conversation begins with a user message). A panic
+/// of the policy is caught, its payload given back, `messages` whole again (as far as the
+/// policy left them).
 fn shorten(
     policy: &dyn ContextOverflow,
     messages: &mut Vec<Message>,
@@ -1273,19 +1296,21 @@ impl AgentSessionBuilder {
     /// estimates the request's input tokens and, when they and the output the model will
     /// ask for ([`ChatModel::output_limit`](crate::model::ChatModel::output_limit): the
     /// request's `max_output_tokens`, else the client's own, such as the `max_tokens`
-    /// Anthropic's client always sends) pass `tokens`, has its [`ContextOverflow`] policy shorten the conversation
-    /// before sending it, so that the model is not asked a request it would refuse (each
-    /// refusal costs a round trip, and on some APIs money). Each shortening is an
-    /// [`AgentEvent::ContextShortened`] whose `estimate` says so; the same bound
-    /// [`MAX_OVERFLOW_ATTEMPTS`] holds, counting the refusals of the same call; and when the
-    /// policy shortens nothing, the request is sent as it is, and the model decides.
+    /// Anthropic's client always sends) pass `tokens`, has its [`ContextOverflow`] policy
+    /// shorten the conversation before sending it, so that the model is not asked a
+    /// request it would refuse (each refusal costs a round trip, and on some APIs money).
+    /// Each shortening is an [`AgentEvent::ContextShortened`] whose `estimate` says so;
+    /// the same bound [`MAX_OVERFLOW_ATTEMPTS`] holds, counting the refusals of the same
+    /// call; and when the policy shortens nothing, the request is sent as it is, and the
+    /// model decides.
     ///
     /// The estimate ([`ContextEstimate`]) is the input tokens the provider reported for
     /// the previous request the conversation continues, exact, plus what was added since
     /// at one token per 3 bytes of text and JSON (tokenizers average about 4 characters a
     /// token: the estimate errs long) and 1,600 tokens an image (at or above what each
-    /// provider counts for one, whatever its base64 length); the first request, or one after a shortening or an
-    /// [`edit_transcript`](AgentSession::edit_transcript), is counted whole that way. The
+    /// provider counts for one, whatever its base64 length); the first request, or one
+    /// after a shortening or an [`edit_transcript`](AgentSession::edit_transcript), is
+    /// counted whole that way. The
     /// model's refusal ([`ModelError::ContextTooLong`]) is still answered as
     /// [`with_context_overflow`](Self::with_context_overflow) says, should the estimate
     /// fall short.
