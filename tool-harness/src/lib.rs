@@ -48,6 +48,7 @@ pub mod model;
 mod preset;
 mod readable_duration;
 pub mod retrieval;
+mod serialized_len;
 mod shell;
 #[cfg(any(feature = "http-models", feature = "mcp"))]
 mod tls;

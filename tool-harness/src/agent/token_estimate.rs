@@ -2,13 +2,12 @@
 //! window guard of a session built
 //! [`with_context_window`](super::AgentSessionBuilder::with_context_window).
 
-use std::io;
 use std::sync::Arc;
 
-use serde::Serialize;
 use toolsmith_core::{ContentPart, ToolDeclarations, UserModelContent};
 
 use crate::model::{ChatRequest, Message, ToolResultMessage, Usage};
+use crate::serialized_len::serialized_len;
 
 /// UTF-8 bytes counted as one token where no provider count is known. Tokenizers of the
 /// common APIs average about 4 characters of English (or of JSON) a token; 3 counts more
@@ -119,7 +118,7 @@ fn bytes_tokens(bytes: u64) -> u64 {
 fn tools_tokens(tools: &ToolDeclarations) -> u64 {
     tools.iter().fold(0, |tokens, tool| {
         tokens
-            .saturating_add(bytes_tokens(json_bytes(tool)))
+            .saturating_add(bytes_tokens(serialized_len(tool) as u64))
             .saturating_add(PART_OVERHEAD_TOKENS)
     })
 }
@@ -152,7 +151,7 @@ pub fn estimate_message_tokens(message: &Message) -> u64 {
                     .iter()
                     .fold(text.as_deref().map_or(0, str::len) as u64, |bytes, call| {
                         let arguments = call.as_written.as_deref().map_or_else(
-                            || json_bytes(&call.arguments),
+                            || serialized_len(&call.arguments) as u64,
                             |written| written.len() as u64,
                         );
                         bytes
@@ -164,7 +163,7 @@ pub fn estimate_message_tokens(message: &Message) -> u64 {
             // included); another provider, the text and calls: the larger counts.
             let entries = provider_turn
                 .as_ref()
-                .map_or(0, |turn| json_bytes(&turn.entries));
+                .map_or(0, |turn| serialized_len(&turn.entries) as u64);
             (written.max(entries), 1 + calls.len() as u64)
         }
         Message::ToolResults { results } => return results_tokens(results),
@@ -189,11 +188,11 @@ pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
                         bytes
                     }
                     // A later kind: as it serialises.
-                    other => bytes + json_bytes(other),
+                    other => bytes + serialized_len(other) as u64,
                 })
             }
             // JSON, and whatever a later kind is: as it serialises.
-            other => json_bytes(other),
+            other => serialized_len(other) as u64,
         };
         let detail = result.result.error_detail.as_deref().map_or(0, str::len);
         bytes + (result.call_id.len() + result.name.len() + detail) as u64 + content
@@ -202,28 +201,6 @@ pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
     bytes_tokens(bytes)
         .saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
         .saturating_add(pictures)
-}
-
-/// How many bytes `value` takes as compact JSON, counted without building the text. A
-/// value that cannot be written (none of the harness's can fail) counts what was written.
-fn json_bytes(value: &impl Serialize) -> u64 {
-    let mut counter = ByteCount(0);
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
-}
-
-/// A writer that only counts.
-struct ByteCount(u64);
-
-impl io::Write for ByteCount {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -66,38 +66,9 @@ impl JsonLimits {
     }
 }
 
-/// How many bytes `value` takes written as JSON, counted without writing it anywhere.
-pub(crate) fn serialized_len(value: &impl serde::Serialize) -> usize {
-    /// A writer that only counts.
-    struct ByteCount(usize);
-
-    impl std::io::Write for ByteCount {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    let mut count = ByteCount(0);
-    // Writing to a counter fails only if `value` cannot be serialized; rmcp's model types
-    // always can (a map with non-string keys cannot come from JSON).
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn serialized_lengths_are_those_of_the_json_text() {
-        let value = serde_json::json!({"name": "é", "list": [1, 2.5, null]});
-        assert_eq!(serialized_len(&value), value.to_string().len());
-    }
 
     #[test]
     fn depth_counts_only_structure() {

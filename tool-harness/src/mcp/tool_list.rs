@@ -19,10 +19,10 @@ use toolsmith_core::ToolImpl as _;
 
 use super::bridge::McpToolBridge;
 use super::error::McpError;
-use super::json_limits::serialized_len;
 use super::left_out::{LeftOutReason, LeftOutTool};
 use super::names::McpNames;
 use super::server::cut;
+use crate::serialized_len::serialized_len;
 
 /// rmcp's client handler of an [`McpClient`](super::McpClient): its identity, and a signal
 /// when the server's tool list changed.
