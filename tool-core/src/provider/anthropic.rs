@@ -170,15 +170,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             let content = match &reply.body {
                 // A `tool_result`'s `content` may be an array of `text` and `image` blocks
                 // (Messages API, "tool_result" content block).
-                Body::Parts(parts) => {
-                    let items: Vec<Value> = parts.iter().filter_map(part_block).collect();
-                    // Parts of empty text alone: an empty text, as an empty result is.
-                    if items.is_empty() {
-                        Value::String(String::new())
-                    } else {
-                        Value::Array(items)
-                    }
-                }
+                Body::Parts(parts) => Body::parts_content(parts, part_block),
                 body => Value::String(body.text()),
             };
             let mut block = json!({

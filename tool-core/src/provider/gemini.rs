@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, call_id, echoed_name, read_call};
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
-use super::reply::{Body, Reply};
+use super::reply::{Body, Reply, images_after_results};
 use super::strict::{
     InlineBudget, META_KEYWORDS, SchemaError, escape, keep, set_description, split_types,
 };
@@ -417,20 +417,15 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     // introduced by a text part naming its call). The API refuses a content that mixes
     // `inlineData` with `functionResponse` parts, and takes images inside a
     // `functionResponse` (its `parts`) from Gemini 3 models only (2.5 refuses the field).
-    let mut image_parts = Vec::new();
-    for reply in replies {
-        let mut images = reply.body.images().peekable();
-        if images.peek().is_none() {
-            continue;
-        }
+    let intro = |reply: &Reply<'_>| {
         let call = if reply.id.starts_with(GENERATED_CALL_ID_PREFIX) {
             echoed_name(reply.name).to_owned()
         } else {
             format!("{} ({})", echoed_name(reply.name), reply.id)
         };
-        image_parts.push(json!({"text": format!("The images of the result of {call}:")}));
-        image_parts.extend(images.map(inline_data));
-    }
+        json!({"text": format!("The images of the result of {call}:")})
+    };
+    let image_parts = images_after_results(replies, intro, inline_data);
     if !image_parts.is_empty() {
         contents.push(json!({"role": "user", "parts": image_parts}));
     }
@@ -440,11 +435,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
 /// Where a result's image is in its `functionResponse`: in the user content after the
 /// responses.
 fn placed_after(image: &Image) -> String {
-    format!(
-        "[image: {}, {} bytes; shown in the user content after these function responses]",
-        image.media_type(),
-        image.byte_len()
-    )
+    image.placeholder_noting("shown in the user content after these function responses")
 }
 
 /// An image as an `inlineData` part: `{"inlineData": {"mimeType": …, "data": <base64>}}`.

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::calls::{ParsedCall, call_id, echoed_name, generated_id, read_call};
-use super::reply::Reply;
+use super::reply::{Reply, images_after_results};
 use super::strict::{StrictDialect, transform};
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, RenderOptions, RenderedTools, ResponseError};
@@ -123,11 +123,7 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
 
 /// Where a result's image is in its `tool` message: in the user message after the results.
 fn placed_below(image: &Image) -> String {
-    format!(
-        "[image: {}, {} bytes; shown in the user message after these results]",
-        image.media_type(),
-        image.byte_len()
-    )
+    image.placeholder_noting("shown in the user message after these results")
 }
 
 pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
@@ -149,16 +145,14 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     // the API wants every call of a turn answered by the `tool` messages right after it; so
     // the results' images follow, in one user message (`image_url` parts, each result's
     // introduced by a text part naming its call), which the API takes after tool messages.
-    let mut parts = Vec::new();
-    for reply in replies {
-        let mut images = reply.body.images().peekable();
-        if images.peek().is_none() {
-            continue;
-        }
-        parts.push(json!({"type": "text", "text": format!(
-            "The images of the result of call {} ({}):", reply.id, reply.name)}));
-        parts.extend(images.map(image_part));
-    }
+    let intro = |reply: &Reply<'_>| {
+        let text = format!(
+            "The images of the result of call {} ({}):",
+            reply.id, reply.name
+        );
+        json!({"type": "text", "text": text})
+    };
+    let parts = images_after_results(replies, intro, image_part);
     if !parts.is_empty() {
         messages.push(json!({"role": "user", "content": parts}));
     }

@@ -98,15 +98,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             let output = match &reply.body {
                 // `output` is "a string or a list of output content": `input_text`,
                 // `input_image` (with `image_url` a data URL) and `input_file` items.
-                Body::Parts(parts) => {
-                    let items: Vec<Value> = parts.iter().filter_map(part_item).collect();
-                    // Parts of empty text alone: an empty text, as an empty result is.
-                    if items.is_empty() {
-                        Value::String(String::new())
-                    } else {
-                        Value::Array(items)
-                    }
-                }
+                Body::Parts(parts) => Body::parts_content(parts, part_item),
                 body => Value::String(body.text_marking_errors()),
             };
             json!({

@@ -106,6 +106,21 @@ impl Body {
         }
     }
 
+    /// Parts as a result's `content` where an API takes a list of text and image items
+    /// (`item` makes one; `None` for an empty text, which the APIs refuse as an item), an
+    /// empty text when nothing is left, as an empty result is (never an empty list).
+    pub(crate) fn parts_content(
+        parts: &[ContentPart],
+        item: impl Fn(&ContentPart) -> Option<Value>,
+    ) -> Value {
+        let items: Vec<Value> = parts.iter().filter_map(item).collect();
+        if items.is_empty() {
+            Value::String(String::new())
+        } else {
+            Value::Array(items)
+        }
+    }
+
     /// The images of the content, in order.
     pub(crate) fn images(&self) -> impl Iterator<Item = &Image> {
         let parts = match self {
@@ -155,6 +170,25 @@ impl<'a> Reply<'a> {
             body,
         }
     }
+}
+
+/// The images of `replies`' results as the items of one entry after the results, for a
+/// format whose results cannot hold images: each result's images introduced by `intro`
+/// (an item naming its call), each made an item by `item`. Empty when no result has one.
+pub(crate) fn images_after_results(
+    replies: &[Reply<'_>],
+    intro: impl Fn(&Reply<'_>) -> Value,
+    item: impl Fn(&Image) -> Value,
+) -> Vec<Value> {
+    let mut items = Vec::new();
+    for reply in replies {
+        let mut images = reply.body.images().peekable();
+        if images.peek().is_some() {
+            items.push(intro(reply));
+            items.extend(images.map(&item));
+        }
+    }
+    items
 }
 
 /// The body of a result of the tool `name`. A structured result nested deeper than

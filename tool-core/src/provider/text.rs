@@ -543,11 +543,7 @@ pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
 /// An image where the text format has only text: a placeholder saying it is not shown,
 /// so that neither the model nor a reader of the request takes it as dropped by mistake.
 fn not_carried(image: &Image) -> String {
-    format!(
-        "[image: {}, {} bytes; not shown: this model's text format carries no images]",
-        image.media_type(),
-        image.byte_len()
-    )
+    image.placeholder_noting("not shown: this model's text format carries no images")
 }
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {

@@ -218,6 +218,16 @@ impl Image {
     pub fn placeholder(&self) -> String {
         format!("[image: {}, {} bytes]", self.media_type(), self.byte_len())
     }
+
+    /// [`placeholder`](Self::placeholder) with a note of where the image is, or why it is
+    /// not shown: `[image: image/png, 1234 bytes; {note}]`.
+    pub(crate) fn placeholder_noting(&self, note: &str) -> String {
+        format!(
+            "[image: {}, {} bytes; {note}]",
+            self.media_type(),
+            self.byte_len()
+        )
+    }
 }
 
 fn named(media_type: &str) -> Result<Kind, ImageError> {
