@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::Provider;
 use super::feedback::error_for_model;
+use crate::tool::content_part::{images_of, joined_text};
 use crate::tool::nesting::check_depth;
 use crate::{
     ContentPart, Image, JsonText, SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError,
@@ -94,14 +95,7 @@ impl Body {
     /// images elsewhere, or cannot carry them, the text says so).
     pub(crate) fn text_placing_images(&self, placeholder: impl Fn(&Image) -> String) -> String {
         match self {
-            Self::Parts(parts) => parts
-                .iter()
-                .map(|part| match part {
-                    ContentPart::Image(image) => placeholder(image),
-                    other => other.to_text(),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Self::Parts(parts) => joined_text(parts, placeholder),
             other => other.text(),
         }
     }
@@ -123,11 +117,10 @@ impl Body {
 
     /// The images of the content, in order.
     pub(crate) fn images(&self) -> impl Iterator<Item = &Image> {
-        let parts = match self {
-            Self::Parts(parts) => parts.as_slice(),
+        images_of(match self {
+            Self::Parts(parts) => parts,
             _ => &[],
-        };
-        parts.iter().filter_map(ContentPart::as_image)
+        })
     }
 
     /// The structured content as a value (written text parsed), for formats that embed it;

@@ -70,3 +70,21 @@ impl From<&str> for ContentPart {
         Self::text(text)
     }
 }
+
+/// `parts` as one text, a part a line, each image written by `placeholder` (its
+/// [`placeholder`](Image::placeholder), or one saying where a format put it).
+pub(crate) fn joined_text(parts: &[ContentPart], placeholder: impl Fn(&Image) -> String) -> String {
+    parts
+        .iter()
+        .map(|part| match part {
+            ContentPart::Image(image) => placeholder(image),
+            other => other.to_text(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The images among `parts`, in order.
+pub(crate) fn images_of(parts: &[ContentPart]) -> impl Iterator<Item = &Image> {
+    parts.iter().filter_map(ContentPart::as_image)
+}

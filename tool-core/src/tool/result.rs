@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tool::content_part::{images_of, joined_text};
 use crate::tool::nesting::check_depth;
 use crate::{ContentPart, Image, JsonText};
 
@@ -49,21 +50,16 @@ impl UserModelContent {
                 Err(too_deep) => format!("(a JSON value {too_deep})"),
             },
             Self::JsonText(text) => text.as_str().to_owned(),
-            Self::Parts(parts) => parts
-                .iter()
-                .map(ContentPart::to_text)
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Self::Parts(parts) => joined_text(parts, Image::placeholder),
         }
     }
 
     /// The images the content holds, in order (none but in [`Parts`](Self::Parts)).
     pub fn images(&self) -> impl Iterator<Item = &Image> {
-        let parts = match self {
-            Self::Parts(parts) => parts.as_slice(),
+        images_of(match self {
+            Self::Parts(parts) => parts,
             _ => &[],
-        };
-        parts.iter().filter_map(ContentPart::as_image)
+        })
     }
 
     /// Whether the content is structured: [`Json`](Self::Json) or
