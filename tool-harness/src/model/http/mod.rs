@@ -87,6 +87,7 @@ mod openai;
 mod openai_chat;
 mod openai_embeddings;
 mod openai_responses;
+mod refusal;
 mod rendered_sets;
 mod request_body;
 mod streamed;

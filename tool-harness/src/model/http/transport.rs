@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::MAX_RESPONSE_BYTES;
 use super::context_overflow::{ErrorSigns, OverflowShape, error_object};
 use super::events::EventStream;
+use super::refusal::Refusal;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
 use crate::url_userinfo::without_userinfo;
@@ -780,22 +781,9 @@ impl ErrorBody {
                 message: "",
             },
         };
-        let (provider, status) = (transport.provider_name(), status.as_u16());
-        if transport.overflow.says_too_long(&signs) {
-            return Some(ModelError::ContextTooLong {
-                provider,
-                status,
-                message: self.text(),
-            });
-        }
-        transport
-            .overflow
-            .says_image_refused(&signs)
-            .then(|| ModelError::ImageRefused {
-                provider,
-                status,
-                message: self.text(),
-            })
+        Refusal::of(transport.overflow, &signs).map(|refusal| {
+            refusal.into_error(transport.provider_name(), status.as_u16(), self.text())
+        })
     }
 
     /// The API's own words.

@@ -112,9 +112,7 @@ pub(crate) async fn request_answer<A: Assembler + Default>(
                 let overflow = transport.overflow();
                 // A request too long for the model, or with an image it cannot read, fails
                 // the same way if asked again.
-                let wait = if reported.is_context_too_long(overflow)
-                    || reported.is_image_refused(overflow)
-                {
+                let wait = if reported.refusal(overflow).is_some() {
                     None
                 } else {
                     transport.retry_wait(reported.status, None, reported.quota_spent, retries)

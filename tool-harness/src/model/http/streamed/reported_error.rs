@@ -8,6 +8,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use super::super::context_overflow::{ErrorSigns, OverflowShape};
+use super::super::refusal::Refusal;
 use super::super::transport::{MAX_QUOTED_CHARS, error_for_status, quote};
 use crate::model::ModelError;
 
@@ -128,19 +129,8 @@ impl ReportedError {
     /// [`Auth`](ModelError::Auth), 429 [`RateLimited`](ModelError::RateLimited) (unless the
     /// quota is spent), any other [`Api`](ModelError::Api).
     pub(crate) fn into_error(self, provider: &str, overflow: OverflowShape) -> ModelError {
-        if self.is_context_too_long(overflow) {
-            return ModelError::ContextTooLong {
-                provider: provider.to_owned(),
-                status: self.status.as_u16(),
-                message: self.message,
-            };
-        }
-        if self.is_image_refused(overflow) {
-            return ModelError::ImageRefused {
-                provider: provider.to_owned(),
-                status: self.status.as_u16(),
-                message: self.message,
-            };
+        if let Some(refusal) = self.refusal(overflow) {
+            return refusal.into_error(provider.to_owned(), self.status.as_u16(), self.message);
         }
         error_for_status(
             provider.to_owned(),
@@ -151,16 +141,11 @@ impl ReportedError {
         )
     }
 
-    /// Whether it says, in `overflow`'s words, that the request was longer than the
-    /// model's context window (not retried then, whatever its status).
-    pub(crate) fn is_context_too_long(&self, overflow: OverflowShape) -> bool {
-        overflow.says_too_long(&self.signs())
-    }
-
-    /// Whether it says, in `overflow`'s words, that an image of the request could not be
-    /// read or is not taken (not retried then, whatever its status).
-    pub(crate) fn is_image_refused(&self, overflow: OverflowShape) -> bool {
-        overflow.says_image_refused(&self.signs())
+    /// What it says, in `overflow`'s words, of the request itself: longer than the model's
+    /// context window, or with an image it cannot read (not retried then, whatever its
+    /// status).
+    pub(crate) fn refusal(&self, overflow: OverflowShape) -> Option<Refusal> {
+        Refusal::of(overflow, &self.signs())
     }
 
     /// What it says about itself.
