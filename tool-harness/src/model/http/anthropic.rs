@@ -70,6 +70,8 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 4096;
 pub struct AnthropicModel {
     client: HttpClient,
     caching: PromptCaching,
+    /// The cache marks the client's body fields carry: fixed at `build()`, counted once.
+    field_marks: usize,
 }
 
 impl AnthropicModel {
@@ -116,7 +118,12 @@ impl HttpModelBuilder<AnthropicModel> {
             fixed.push(("anthropic-beta", EXTENDED_CACHE_TTL_BETA));
         }
         let client = self.client(|key| vec![("x-api-key".to_owned(), key.to_owned())], &fixed)?;
-        Ok(AnthropicModel { client, caching })
+        let field_marks = anthropic_cache::marks_in_fields(&client.body_fields);
+        Ok(AnthropicModel {
+            client,
+            caching,
+            field_marks,
+        })
     }
 }
 
@@ -153,8 +160,11 @@ impl HttpApi for AnthropicModel {
         body.insert("max_tokens".to_owned(), json!(max_tokens));
         // At most four marks, the API's limit, those of the body fields counted.
         let mark = self.caching.mark();
+        let mut marks_spent = self.field_marks;
         if let Some(system) = &request.system {
             let system = anthropic_cache::system(system, mark.as_ref());
+            // Blocks only when marked.
+            marks_spent += usize::from(system.is_array());
             body.insert("system".to_owned(), system);
         }
         body.insert(
@@ -171,21 +181,10 @@ impl HttpApi for AnthropicModel {
             mark.as_ref().map(|mark| (CACHE_CONTROL, mark)),
         )?;
         if let Some(mark) = &mark {
-            // The declared tools (rendered apart, `null` in the map) carry one on their last;
-            // the system prompt, when it is blocks, one on its block.
-            let tools = usize::from(body.contains_key("tools"));
-            let system = body
-                .get("system")
-                .and_then(Value::as_array)
-                .map_or(0, |blocks| {
-                    blocks
-                        .iter()
-                        .filter(|block| block.get(CACHE_CONTROL).is_some())
-                        .count()
-                });
-            let spent = tools + system + anthropic_cache::marks_in_fields(&self.client.body_fields);
+            // The declared tools (rendered apart, `null` in the map) carry one on their last.
+            marks_spent += usize::from(body.contains_key("tools"));
             if let Some(Value::Array(messages)) = body.get_mut("messages") {
-                let marks = MAX_MARKS.saturating_sub(spent);
+                let marks = MAX_MARKS.saturating_sub(marks_spent);
                 anthropic_cache::mark_conversation(messages, mark, marks);
             }
         }
