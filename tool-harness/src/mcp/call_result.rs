@@ -85,8 +85,8 @@ pub(crate) fn from_mcp(
     remote_name: &str,
     result: CallToolResult,
 ) -> Result<ToolCallResult, ToolError> {
-    let text = content_text(&result.content);
     if result.is_error == Some(true) {
+        let text = content_text(&result.content);
         // The tool never ran: hooks, retry policies and the model must see bad arguments,
         // named by the local tool, the one the model calls.
         if let Some(reason) = refused_arguments(remote_name, &text) {
@@ -127,7 +127,7 @@ pub(crate) fn from_mcp(
                 other => ContentPart::text(block_text(other)),
             }))
         }
-        None => ToolCallResult::text(text),
+        None => ToolCallResult::text(content_text(&result.content)),
     })
 }
 
