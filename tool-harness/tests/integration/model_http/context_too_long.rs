@@ -5,9 +5,9 @@
 use serde_json::{Value, json};
 use toolsmith_harness::model::ModelError;
 
-use super::conversation::first_request;
-use super::server::{MockServer, Reply, sse_text};
-use super::{Api, Client};
+use super::Api;
+use super::conversation::first_request_answered;
+use super::server::{Reply, sse_text};
 
 /// The message each API gives a request too long for its model.
 fn too_long_message(api: Api) -> &'static str {
@@ -102,21 +102,6 @@ fn too_long_stream(api: Api) -> String {
     }
 }
 
-/// What `api`'s client gives for `reply` (streamed or not), and how many requests it made.
-async fn ask(api: Api, reply: Reply, streamed: bool) -> (Result<(), ModelError>, usize) {
-    // Spare answers: a retry would get one, and succeed.
-    let spare = Reply::json(200, &api.text_answer("unused"));
-    let server = MockServer::start([reply, spare.clone(), spare]).await;
-    let model = api.model(&server.base, &Client::default());
-    let request = first_request(api);
-    let answer = if streamed {
-        model.stream(&request, &mut |_| {}).await
-    } else {
-        model.complete(&request).await
-    };
-    (answer.map(drop), server.requests().len())
-}
-
 fn expect_too_long(api: Api, answer: Result<(), ModelError>, status: u16, message: &str) {
     match answer {
         Err(ModelError::ContextTooLong {
@@ -137,7 +122,7 @@ async fn each_api_s_too_long_answer_is_context_too_long_and_not_retried() {
     for api in Api::ALL {
         for streamed in [false, true] {
             let reply = Reply::json(400, &too_long_body(api));
-            let (answer, requests) = ask(api, reply, streamed).await;
+            let (answer, requests) = first_request_answered(api, reply, streamed).await;
             expect_too_long(api, answer, 400, too_long_message(api));
             assert_eq!(requests, 1, "{api:?} (streamed: {streamed})");
         }
@@ -150,7 +135,8 @@ async fn anthropic_s_413_request_too_large_is_context_too_long() {
     let body = json!({"error": {"type": "request_too_large",
         "message": "Request exceeds the maximum size"}});
     for streamed in [false, true] {
-        let (answer, requests) = ask(Api::Anthropic, Reply::json(413, &body), streamed).await;
+        let (answer, requests) =
+            first_request_answered(Api::Anthropic, Reply::json(413, &body), streamed).await;
         expect_too_long(
             Api::Anthropic,
             answer,
@@ -164,7 +150,8 @@ async fn anthropic_s_413_request_too_large_is_context_too_long() {
 #[tokio::test]
 async fn each_api_s_too_long_error_inside_a_stream_is_context_too_long() {
     for api in Api::ALL {
-        let (answer, requests) = ask(api, Reply::sse(&too_long_stream(api), 17), true).await;
+        let (answer, requests) =
+            first_request_answered(api, Reply::sse(&too_long_stream(api), 17), true).await;
         expect_too_long(api, answer, 400, too_long_message(api));
         assert_eq!(requests, 1, "{api:?}");
     }
@@ -179,7 +166,7 @@ async fn a_responses_error_event_saying_so_is_context_too_long() {
         json!({"type": "error", "sequence_number": 0, "code": "context_length_exceeded",
             "message": message, "param": "input"}),
     )]);
-    let (answer, _) = ask(Api::Responses, Reply::sse(&stream, 11), true).await;
+    let (answer, _) = first_request_answered(Api::Responses, Reply::sse(&stream, 11), true).await;
     expect_too_long(Api::Responses, answer, 400, message);
 }
 
@@ -187,7 +174,8 @@ async fn a_responses_error_event_saying_so_is_context_too_long() {
 async fn another_400_stays_an_api_error() {
     for api in Api::ALL {
         for streamed in [false, true] {
-            let (answer, requests) = ask(api, Reply::json(400, &other_400(api)), streamed).await;
+            let (answer, requests) =
+                first_request_answered(api, Reply::json(400, &other_400(api)), streamed).await;
             assert!(
                 matches!(answer, Err(ModelError::Api { status: 400, .. })),
                 "{api:?} (streamed: {streamed}): {answer:?}"

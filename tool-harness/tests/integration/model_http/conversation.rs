@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use toolsmith_core::{Args, Tool, ToolCallResult, ToolDeclarations, ToolDefinition, scheme};
 use toolsmith_harness::model::{
-    ChatOptions, ChatRequest, ChatResponse, Message, ModelCall, StopReason, ToolChoice,
-    ToolResultMessage, Usage,
+    ChatModel as _, ChatOptions, ChatRequest, ChatResponse, Message, ModelCall, ModelError,
+    StopReason, ToolChoice, ToolResultMessage, Usage,
 };
 
 use super::server::{MockServer, Recorded, Reply};
@@ -59,6 +59,26 @@ pub(super) fn first_request(api: Api) -> ChatRequest {
             ..ChatOptions::default()
         },
     }
+}
+
+/// What `api`'s client gives for [`first_request`] (streamed or not) when the server
+/// answers `reply`, and how many requests it made: the error cases' shared probe (spare
+/// answers follow, so that a retry would succeed and show).
+pub(super) async fn first_request_answered(
+    api: Api,
+    reply: Reply,
+    streamed: bool,
+) -> (Result<(), ModelError>, usize) {
+    let spare = Reply::json(200, &api.text_answer("unused"));
+    let server = MockServer::start([reply, spare.clone(), spare]).await;
+    let model = api.model(&server.base, &Client::default());
+    let request = first_request(api);
+    let answer = if streamed {
+        model.stream(&request, &mut |_| {}).await
+    } else {
+        model.complete(&request).await
+    };
+    (answer.map(drop), server.requests().len())
 }
 
 /// The model's first answer: a sentence and two calls, in the API's format. Gemini gives no

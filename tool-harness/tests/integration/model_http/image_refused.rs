@@ -6,9 +6,9 @@
 use serde_json::{Value, json};
 use toolsmith_harness::model::ModelError;
 
-use super::conversation::first_request;
-use super::server::{MockServer, Reply, sse_text};
-use super::{Api, Client};
+use super::Api;
+use super::conversation::first_request_answered;
+use super::server::{Reply, sse_text};
 
 /// The message each API gives a request with an image it cannot read.
 fn refusal_message(api: Api) -> &'static str {
@@ -84,21 +84,6 @@ fn refusal_stream(api: Api) -> String {
     }
 }
 
-/// What `api`'s client gives for `reply` (streamed or not), and how many requests it made.
-async fn ask(api: Api, reply: Reply, streamed: bool) -> (Result<(), ModelError>, usize) {
-    // Spare answers: a retry would get one, and succeed.
-    let spare = Reply::json(200, &api.text_answer("unused"));
-    let server = MockServer::start([reply, spare.clone(), spare]).await;
-    let model = api.model(&server.base, &Client::default());
-    let request = first_request(api);
-    let answer = if streamed {
-        model.stream(&request, &mut |_| {}).await
-    } else {
-        model.complete(&request).await
-    };
-    (answer.map(drop), server.requests().len())
-}
-
 fn expect_refused(api: Api, answer: Result<(), ModelError>, message: &str) {
     match answer {
         Err(ModelError::ImageRefused {
@@ -118,7 +103,8 @@ fn expect_refused(api: Api, answer: Result<(), ModelError>, message: &str) {
 async fn each_api_s_image_refusal_is_image_refused_and_not_retried() {
     for api in Api::ALL {
         for streamed in [false, true] {
-            let (answer, requests) = ask(api, Reply::json(400, &refusal_body(api)), streamed).await;
+            let (answer, requests) =
+                first_request_answered(api, Reply::json(400, &refusal_body(api)), streamed).await;
             expect_refused(api, answer, refusal_message(api));
             assert_eq!(requests, 1, "{api:?} (streamed: {streamed})");
         }
@@ -128,7 +114,8 @@ async fn each_api_s_image_refusal_is_image_refused_and_not_retried() {
 #[tokio::test]
 async fn each_api_s_image_refusal_inside_a_stream_is_image_refused() {
     for api in Api::ALL {
-        let (answer, requests) = ask(api, Reply::sse(&refusal_stream(api), 17), true).await;
+        let (answer, requests) =
+            first_request_answered(api, Reply::sse(&refusal_stream(api), 17), true).await;
         expect_refused(api, answer, refusal_message(api));
         assert_eq!(requests, 1, "{api:?}");
     }
@@ -144,7 +131,7 @@ async fn openai_s_image_codes_are_read_whatever_the_message() {
         for api in [Api::Chat, Api::Responses] {
             let body = json!({"error": {"message": "m", "type": "invalid_request_error",
                 "param": null, "code": code}});
-            let (answer, _) = ask(api, Reply::json(400, &body), false).await;
+            let (answer, _) = first_request_answered(api, Reply::json(400, &body), false).await;
             expect_refused(api, answer, "m");
         }
     }
@@ -164,7 +151,7 @@ async fn another_400_stays_an_api_error_and_too_long_stays_too_long() {
             Api::Gemini => json!({"error": {"code": 400,
                 "message": "Request contains an invalid argument.", "status": "INVALID_ARGUMENT"}}),
         };
-        let (answer, requests) = ask(api, Reply::json(400, &other), false).await;
+        let (answer, requests) = first_request_answered(api, Reply::json(400, &other), false).await;
         assert!(
             matches!(answer, Err(ModelError::Api { status: 400, .. })),
             "{api:?}: {answer:?}"
@@ -173,7 +160,8 @@ async fn another_400_stays_an_api_error_and_too_long_stays_too_long() {
     }
     let too_long = json!({"type": "error", "error": {"type": "invalid_request_error",
         "message": "prompt is too long: 209353 tokens > 199999 maximum"}});
-    let (answer, _) = ask(Api::Anthropic, Reply::json(400, &too_long), false).await;
+    let (answer, _) =
+        first_request_answered(Api::Anthropic, Reply::json(400, &too_long), false).await;
     assert!(
         matches!(answer, Err(ModelError::ContextTooLong { .. })),
         "{answer:?}"
