@@ -3,20 +3,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::common::{error, text};
+use crate::common::{error, file_systems, text};
 use serde_json::json;
 use toolsmith_core::{Tool, ToolCallManager, ToolErrorKind};
 use toolsmith_harness::tools::{ReadLimits, ReadTool};
 use toolsmith_harness::{FileSystem, InMemoryFileSystem, LocalFileSystem, ToolPreset};
-
-fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
-    let dir = tempfile::tempdir().unwrap();
-    let local: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
-    vec![
-        ("local", local, Some(dir)),
-        ("memory", Arc::new(InMemoryFileSystem::new()), None),
-    ]
-}
 
 fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
     ToolPreset::files(fs).into_manager("files").unwrap()
@@ -24,7 +15,7 @@ fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
 
 #[tokio::test]
 async fn write_then_read_then_edit() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         let m = manager(Arc::clone(&fs));
         assert_eq!(
             text(
@@ -70,7 +61,7 @@ async fn write_then_read_then_edit() {
 
 #[tokio::test]
 async fn read_pages_with_offset_and_limit_and_says_how_to_go_on() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         let body: String = (1..=10).map(|i| format!("line {i}\n")).collect();
         fs.write(Path::new("ten.txt"), body.into_bytes())
             .await
@@ -148,7 +139,7 @@ async fn read_cuts_at_the_size_cap_with_a_clear_message() {
 
 #[tokio::test]
 async fn read_refuses_binary_files_and_reports_missing_ones() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("app.bin"), b"\x7fELF\x02\x01\x01\0\0\0".to_vec())
             .await
             .unwrap();
@@ -179,7 +170,7 @@ async fn read_refuses_binary_files_and_reports_missing_ones() {
 
 #[tokio::test]
 async fn edit_requires_a_unique_match_unless_replace_all() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("f.txt"), b"a = 1\nb = 1\nc = 2\n".to_vec())
             .await
             .unwrap();
@@ -273,7 +264,7 @@ async fn invalid_arguments_never_reach_the_tool() {
 
 #[tokio::test]
 async fn writes_refuse_directories_and_files_in_the_way() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("dir/file.txt"), b"x".to_vec())
             .await
             .unwrap();
@@ -371,7 +362,7 @@ fn definitions_keep_their_behaviour_hints() {
 
 #[tokio::test]
 async fn edit_counts_overlapping_occurrences_and_reads_crlf_files_as_read_shows_them() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         let m = manager(Arc::clone(&fs));
         // `}\n}` occurs twice in `}\n}\n}`, the two sharing a brace: which one is unknown.
         fs.write(Path::new("f.rs"), b"    }\n}\n}\n".to_vec())

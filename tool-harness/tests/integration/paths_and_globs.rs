@@ -6,21 +6,12 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::common::{error, text};
+use crate::common::{error, file_systems, text};
 use serde_json::json;
 use toolsmith_core::{ToolCallManager, ToolErrorKind};
 use toolsmith_harness::{
-    FileSystem, FsError, InMemoryFileSystem, LocalFileSystem, SearchError, SearchQuery, ToolPreset,
+    FileSystem, FsError, LocalFileSystem, SearchError, SearchQuery, ToolPreset,
 };
-
-fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
-    let dir = tempfile::tempdir().unwrap();
-    let local: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
-    vec![
-        ("local", local, Some(dir)),
-        ("memory", Arc::new(InMemoryFileSystem::new()), None),
-    ]
-}
 
 fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
     (ToolPreset::files(Arc::clone(&fs)) + ToolPreset::file_search(fs))
@@ -32,7 +23,7 @@ fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
 
 #[tokio::test]
 async fn a_path_ending_in_a_slash_is_not_a_file() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("notes.txt"), b"text\n".to_vec())
             .await
             .unwrap();
@@ -159,7 +150,7 @@ async fn write_and_edit_refuse_a_fifo_and_leave_it() {
 
 #[tokio::test]
 async fn globs_that_leave_the_search_root_are_refused() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("src/lib.rs"), b"fn alpha() {}\n".to_vec())
             .await
             .unwrap();
@@ -413,7 +404,7 @@ async fn a_search_from_a_link_to_the_root_searches_the_root() {
 
 #[tokio::test]
 async fn a_long_name_within_name_max_is_written_whatever_its_characters() {
-    for (kind, fs, dir) in both() {
+    for (kind, fs, dir) in file_systems() {
         // 244 bytes, 124 characters: within the 255 bytes a name may have.
         let name = format!("{}.txt", "é".repeat(120));
         if let Some(dir) = &dir {
@@ -439,7 +430,7 @@ async fn a_long_name_within_name_max_is_written_whatever_its_characters() {
 async fn a_long_refused_argument_is_quoted_cut() {
     // The model wrote it, and reads the answer: 100,000 characters are not echoed back.
     let long = "a".repeat(100_000);
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("a.txt"), b"x\n".to_vec()).await.unwrap();
         let m = manager(fs);
         let cases = [

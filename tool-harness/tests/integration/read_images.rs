@@ -17,7 +17,7 @@ use toolsmith_harness::model::{Message, ScriptedModel, ScriptedTurn};
 use toolsmith_harness::tools::{ReadLimits, ReadTool};
 use toolsmith_harness::{FileSystem, InMemoryFileSystem, LocalFileSystem, ToolPreset};
 
-use crate::common::{call, error, text};
+use crate::common::{call, error, file_systems, text};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
 const JPEG: &[u8] = b"\xFF\xD8\xFF\xE0\0\x10JFIF\0\x01\x01\0\0\x01\0\x01\0\0";
@@ -26,15 +26,6 @@ const WEBP: &[u8] = b"RIFF\x24\0\0\0WEBPVP8 \x18\0\0\0\x30\x01\0\x9d\x01\x2a";
 
 /// The largest file whose base64 fits in an image.
 const MAX_IMAGE_FILE_BYTES: usize = MAX_IMAGE_BASE64_LEN / 4 * 3;
-
-fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
-    let dir = tempfile::tempdir().unwrap();
-    let local: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(dir.path()).unwrap());
-    vec![
-        ("local", local, Some(dir)),
-        ("memory", Arc::new(InMemoryFileSystem::new()), None),
-    ]
-}
 
 fn manager(fs: Arc<dyn FileSystem>) -> toolsmith_core::ToolCallManager {
     ToolPreset::files(fs).into_manager("files").unwrap()
@@ -52,7 +43,7 @@ async fn read(
 
 #[tokio::test]
 async fn read_shows_each_image_type_as_an_image_found_by_its_bytes() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         // The last one's name says nothing of an image: its bytes do.
         let files: [(&str, &str, &[u8]); 5] = [
             ("shots/login.png", "image/png", PNG),
@@ -89,7 +80,7 @@ async fn read_shows_each_image_type_as_an_image_found_by_its_bytes() {
 
 #[tokio::test]
 async fn text_and_other_binary_files_read_as_before_whatever_their_names() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         // Named as images, they are not: the bytes decide.
         fs.write(Path::new("notes.png"), b"not a picture\n".to_vec())
             .await
@@ -126,7 +117,7 @@ async fn text_and_other_binary_files_read_as_before_whatever_their_names() {
 
 #[tokio::test]
 async fn an_image_past_the_cap_is_refused_naming_the_file_its_size_and_the_limit() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         let mut fits = PNG.to_vec();
         fits.resize(MAX_IMAGE_FILE_BYTES, 0);
         fs.write(Path::new("fits.png"), fits.clone()).await.unwrap();
@@ -213,7 +204,7 @@ async fn images_outside_the_sandbox_are_refused_as_text_files_are() {
 
 #[tokio::test]
 async fn offset_and_limit_do_not_apply_to_an_image_and_the_result_says_so() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("chart.gif"), GIF.to_vec())
             .await
             .unwrap();

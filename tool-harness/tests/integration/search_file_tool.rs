@@ -4,11 +4,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::common::{error, text};
+use crate::common::{error, file_systems, text};
 use serde_json::json;
 use toolsmith_core::{ToolCallManager, ToolErrorKind};
 use toolsmith_harness::tools::SearchFileTool;
-use toolsmith_harness::{FileSystem, InMemoryFileSystem, LocalFileSystem, ToolPreset};
+use toolsmith_harness::{FileSystem, InMemoryFileSystem, ToolPreset};
 
 async fn tree(fs: &dyn FileSystem) {
     for (path, content) in [
@@ -28,25 +28,13 @@ async fn tree(fs: &dyn FileSystem) {
     }
 }
 
-fn both() -> Vec<(&'static str, Arc<dyn FileSystem>, Option<tempfile::TempDir>)> {
-    let dir = tempfile::tempdir().unwrap();
-    vec![
-        (
-            "local",
-            Arc::new(LocalFileSystem::new(dir.path()).unwrap()) as Arc<dyn FileSystem>,
-            Some(dir),
-        ),
-        ("memory", Arc::new(InMemoryFileSystem::new()), None),
-    ]
-}
-
 fn manager(fs: Arc<dyn FileSystem>) -> ToolCallManager {
     ToolPreset::file_search(fs).into_manager("search").unwrap()
 }
 
 #[tokio::test]
 async fn respects_gitignore_hidden_and_binary_files() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         tree(&*fs).await;
         let m = manager(fs);
         assert_eq!(
@@ -63,7 +51,7 @@ async fn respects_gitignore_hidden_and_binary_files() {
 
 #[tokio::test]
 async fn narrows_by_path_and_glob() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         tree(&*fs).await;
         let m = manager(fs);
         assert_eq!(
@@ -109,7 +97,7 @@ async fn narrows_by_path_and_glob() {
 
 #[tokio::test]
 async fn results_are_capped_with_a_note() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         for i in 0..30 {
             fs.write(Path::new(&format!("f{i:02}.txt")), b"hit\nhit\n".to_vec())
                 .await
@@ -134,7 +122,7 @@ async fn results_are_capped_with_a_note() {
 
 #[tokio::test]
 async fn bad_patterns_globs_and_paths_are_reported() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         tree(&*fs).await;
         let m = manager(fs);
         let err = error(&m, "search_file", json!({"pattern": "fn ("})).await;
@@ -176,7 +164,7 @@ async fn bad_patterns_globs_and_paths_are_reported() {
 
 #[tokio::test]
 async fn the_ignore_files_above_a_searched_directory_apply() {
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new(".gitignore"), b"*.log\nsrc/generated/\n".to_vec())
             .await
             .unwrap();
@@ -232,7 +220,7 @@ async fn globs_mean_the_same_on_both_file_systems() {
         ("*.rs", Some("src"), &["src/a.rs", "src/deep/c.rs"]),
         ("deep/*", Some("src"), &["src/deep/c.rs", "src/deep/d.log"]),
     ];
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         for file in [
             "a.rs",
             "b.log",
@@ -265,7 +253,7 @@ async fn globs_mean_the_same_on_both_file_systems() {
 #[tokio::test]
 async fn a_file_searched_by_its_path_is_searched_whatever_ignore_files_and_globs_say() {
     // As ripgrep searches a file named on its command line.
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         for (path, content) in [
             (".gitignore", &b"*.log\nsecret.txt\n"[..]),
             ("logs/app.log", b"alpha in a log\n"),
@@ -305,7 +293,7 @@ async fn a_file_searched_by_its_path_is_searched_whatever_ignore_files_and_globs
 async fn a_subdirectory_searched_keeps_what_its_own_ignore_file_lets_back_in() {
     // The deepest ignore file that has a say decides, also when the search starts below the
     // one that ignores.
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         for (path, content) in [
             (".gitignore", &b"*.log\n"[..]),
             ("sub/.gitignore", b"!keep.log\n"),
@@ -361,7 +349,7 @@ async fn an_invalid_pattern_is_shown_as_written_with_the_caret_at_the_fault() {
 async fn a_directory_named_as_the_path_is_searched_though_an_ignore_file_names_it() {
     // As ripgrep searches a directory it is given (`rg alpha target`): what is below it still
     // answers to the ignore files.
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         for (path, content) in [
             (".gitignore", &b"target/\n*.log\n"[..]),
             ("target/debug/out.rs", b"alpha out\n"),
@@ -389,7 +377,7 @@ async fn a_directory_named_as_the_path_is_searched_though_an_ignore_file_names_i
 #[tokio::test]
 async fn a_backslash_in_a_name_is_shown_as_it_is() {
     // On Unix `\` is a character of a name, not a separator: the path shown must read back.
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         fs.write(Path::new("dir\\name.txt"), b"alpha\n".to_vec())
             .await
             .unwrap();
@@ -414,7 +402,7 @@ async fn a_backslash_in_a_name_is_shown_as_it_is() {
 #[tokio::test]
 async fn a_glob_starting_with_dot_slash_means_the_directory_searched() {
     // Accepted as staying below the directory searched, so it must match there.
-    for (kind, fs, _dir) in both() {
+    for (kind, fs, _dir) in file_systems() {
         for file in ["src/a.rs", "src/sub/b.rs", "c.rs", "src/d.log"] {
             fs.write(Path::new(file), b"alpha\n".to_vec())
                 .await

@@ -10,6 +10,26 @@ use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, ToolCallRe
 use toolsmith_harness::agent::{HookDecision, ToolHook};
 use toolsmith_harness::model::Message;
 
+/// Each file system the file tools run on, named: a local one on a new temporary directory
+/// (kept alive by the third field) and an in-memory one, so that a test runs on both.
+pub fn file_systems() -> Vec<(
+    &'static str,
+    std::sync::Arc<dyn toolsmith_harness::FileSystem>,
+    Option<tempfile::TempDir>,
+)> {
+    let dir = tempfile::tempdir().unwrap();
+    let local: std::sync::Arc<dyn toolsmith_harness::FileSystem> =
+        std::sync::Arc::new(toolsmith_harness::LocalFileSystem::new(dir.path()).unwrap());
+    vec![
+        ("local", local, Some(dir)),
+        (
+            "memory",
+            std::sync::Arc::new(toolsmith_harness::InMemoryFileSystem::new()),
+            None,
+        ),
+    ]
+}
+
 /// Runs one call through the manager's validated path.
 pub async fn call(
     manager: &ToolCallManager,
