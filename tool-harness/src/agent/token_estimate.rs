@@ -46,9 +46,9 @@ struct Measured {
     input_tokens: u64,
     /// How many messages it had: the first of a later request are the same.
     messages: usize,
-    /// The tools it declared (the same `Arc` means no change), and their estimate.
+    /// The tools it declared (the same `Arc` means no change; counted only when a later
+    /// request declares another set).
     tools: Arc<ToolDeclarations>,
-    tools_tokens: u64,
 }
 
 impl TokenEstimate {
@@ -70,7 +70,7 @@ impl TokenEstimate {
         let tools = if Arc::ptr_eq(&measured.tools, &request.tools) {
             0
         } else {
-            tools_tokens(&request.tools).saturating_sub(measured.tools_tokens)
+            tools_tokens(&request.tools).saturating_sub(tools_tokens(&measured.tools))
         };
         measured
             .input_tokens
@@ -79,13 +79,14 @@ impl TokenEstimate {
     }
 
     /// `request` was answered with `usage`: later requests that continue it are estimated
-    /// from its count. A usage of no input tokens is a provider that reports none.
+    /// from its count. A usage of no input tokens is a provider that reports none. Kept on
+    /// every answer of every session, so nothing is counted here (a session without a
+    /// window never estimates).
     pub(crate) fn measured(&mut self, request: &ChatRequest, usage: Usage) {
         self.measured = (usage.input_tokens > 0).then(|| Measured {
             input_tokens: usage.input_tokens,
             messages: request.messages.len(),
             tools: Arc::clone(&request.tools),
-            tools_tokens: tools_tokens(&request.tools),
         });
     }
 
