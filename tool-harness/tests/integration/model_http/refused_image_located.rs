@@ -12,7 +12,7 @@ use toolsmith_core::{
 use toolsmith_harness::agent::{AgentEvent, AgentSession, AgenticError, UserInput};
 use toolsmith_harness::model::{ChatRequest, Message, ModelCall, ModelError, ToolResultMessage};
 
-use super::server::{MockServer, Recorded, Reply};
+use super::server::{MockServer, Recorded, Reply, sse_text};
 use super::{Api, Client};
 
 /// A distinct image: a PNG signature and `name` (all `Image` checks is the signature).
@@ -24,14 +24,37 @@ fn png(name: &str) -> Image {
     .unwrap()
 }
 
-/// Anthropic's 400 for the image at `path` of the body it was sent.
+/// Anthropic's error for the image at `path` of the body it was sent.
+fn refusal_error(path: &str) -> Value {
+    json!({"type": "invalid_request_error",
+        "message": format!("{path}: Image does not match the provided media type image/png")})
+}
+
+/// Anthropic's 400 for the image at `path`.
 fn refusal(path: &str) -> Reply {
     Reply::json(
         400,
-        &json!({"type": "error", "error": {"type": "invalid_request_error",
-            "message": format!("{path}: Image does not match the provided media type image/png")},
+        &json!({"type": "error", "error": refusal_error(path),
             "request_id": "req_011CV6WfUDyhWK5bmewu1Tnq"}),
     )
+}
+
+/// Anthropic's stream reporting, after its `200`, the refusal of the image at `path`.
+fn refusal_in_stream(path: &str) -> Reply {
+    let stream = sse_text([
+        (
+            Some("message_start"),
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+                "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+                "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            Some("error"),
+            json!({"type": "error", "error": refusal_error(path)}),
+        ),
+    ]);
+    Reply::sse(&stream, 64)
 }
 
 /// The paths of the three images of a request after the `shot_a`, `shot_b` calls: the
@@ -72,12 +95,17 @@ fn three_images() -> ChatRequest {
     }
 }
 
-/// What the Anthropic client gives for [`three_images`] refused at `path`, whole and
-/// streamed: the refused image's index, or `None`.
-async fn located(path: &str) -> [Option<usize>; 2] {
-    let mut found = [None; 2];
-    for (streamed, slot) in [false, true].into_iter().zip(&mut found) {
-        let server = MockServer::start([refusal(path)]).await;
+/// What the Anthropic client gives for [`three_images`] refused at `path`, whole,
+/// streamed, and inside a stream: the refused image's index, or `None`.
+async fn located(path: &str) -> [Option<usize>; 3] {
+    let mut found = [None; 3];
+    let replies = [
+        (false, refusal(path)),
+        (true, refusal(path)),
+        (true, refusal_in_stream(path)),
+    ];
+    for ((streamed, reply), slot) in replies.into_iter().zip(&mut found) {
+        let server = MockServer::start([reply]).await;
         let model = Api::Anthropic.model(&server.base, &Client::default());
         let request = three_images();
         let answer = if streamed {
@@ -99,9 +127,9 @@ async fn located(path: &str) -> [Option<usize>; 2] {
 
 #[tokio::test]
 async fn the_anthropic_client_maps_the_path_back_to_the_request_s_image() {
-    assert_eq!(located(PAGE_A).await, [Some(1); 2]);
-    assert_eq!(located(PHOTO).await, [Some(0); 2]);
-    assert_eq!(located(PAGE_B).await, [Some(2); 2]);
+    assert_eq!(located(PAGE_A).await, [Some(1); 3]);
+    assert_eq!(located(PHOTO).await, [Some(0); 3]);
+    assert_eq!(located(PAGE_B).await, [Some(2); 3]);
 }
 
 #[tokio::test]
@@ -119,7 +147,7 @@ async fn a_path_that_names_no_image_of_the_request_is_none() {
         "Could not process image",
         "system.0.image.source.base64.data",
     ] {
-        assert_eq!(located(path).await, [None; 2], "{path}");
+        assert_eq!(located(path).await, [None; 3], "{path}");
     }
 }
 
