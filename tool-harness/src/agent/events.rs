@@ -142,9 +142,10 @@ pub enum AgentEvent {
         estimate: Option<ContextEstimate>,
     },
     /// The model refused request `turn` because it could not read one of its images
-    /// ([`ModelError::ImageRefused`](crate::model::ModelError::ImageRefused)): every image of
-    /// the request was replaced by a note naming its media type and size, and the same
-    /// model call is asked again as request `turn + 1` (once: a second refusal ends the
+    /// ([`ModelError::ImageRefused`](crate::model::ModelError::ImageRefused)): the image the
+    /// refusal named (`image`), or every image of the request where it named none, was
+    /// replaced by a note naming its media type and size, and the same model call is asked
+    /// again as request `turn + 1` (after every image was removed, a refusal ends the
     /// run). Not sent by a session built
     /// [`with_unreadable_images_removed(false)`](super::AgentSessionBuilder::with_unreadable_images_removed).
     ImagesRemoved {
@@ -152,6 +153,10 @@ pub enum AgentEvent {
         turn: usize,
         /// How many images were replaced.
         removed: usize,
+        /// The one replaced, when the refusal said which: its index among request
+        /// `turn`'s images ([`ModelError::ImageRefused`](crate::model::ModelError::ImageRefused)'s
+        /// `image`); `None` when every image was.
+        image: Option<usize>,
         /// The API's message, as the refusal quoted it.
         reason: String,
     },

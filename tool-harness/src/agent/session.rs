@@ -24,7 +24,7 @@ use super::ledger::RunLedger;
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
-use super::unreadable_images::remove_images;
+use super::unreadable_images::{remove_image, remove_images};
 use super::{AgentRun, AgenticError, UserInput};
 use crate::model::{
     ChatModel, ChatOptions, ChatRequest, ChatResponse, DebugName, Message, ModelError, StopReason,
@@ -655,8 +655,9 @@ impl AgentSession {
     /// a model call, and the answered one's usage left in `estimate`. The last
     /// `protected` messages (the typed answer's own request) are not shown to the policy,
     /// and the latest user message before them is kept. A refusal for an unreadable image
-    /// ([`ModelError::ImageRefused`]) has the request's images replaced by notes and the
-    /// call asked again, once, unless the session was built without it.
+    /// ([`ModelError::ImageRefused`]) has the image it names, else every image, replaced
+    /// by a note and the call asked again (after every image went, a refusal is final),
+    /// unless the session was built without it.
     pub(super) async fn call_model_fitting(
         &self,
         (request, estimate, protected): (&mut ChatRequest, &mut TokenEstimate, usize),
@@ -669,7 +670,9 @@ impl AgentSession {
         // The policy shortened nothing on an estimate: the estimate is not asked again,
         // the model decides.
         let mut estimate_spent = false;
-        // The request's images were removed after a refusal: a second one is final.
+        // Every image of the request was removed after a refusal: another one is final. A
+        // refusal naming one image removes that one alone, which, each time one image
+        // fewer, can happen only as many times as the request has images.
         let mut images_removed = false;
         loop {
             if let (Some(window), Some(policy)) = (self.context_window, &self.context_overflow) {
@@ -727,21 +730,32 @@ impl AgentSession {
                     provider,
                     status,
                     message,
+                    image,
                 })) if self.unreadable_images_removed && !images_removed => {
-                    let removed = remove_images(&mut request.messages);
+                    // The one named, where the refusal says which and it is there; else all.
+                    let (removed, named) = match image {
+                        Some(index) if remove_image(&mut request.messages, index) => {
+                            (1, Some(index))
+                        }
+                        _ => {
+                            images_removed = true;
+                            (remove_images(&mut request.messages), None)
+                        }
+                    };
                     if removed == 0 {
                         return Err(RunEnd::Model(ModelError::ImageRefused {
                             provider,
                             status,
                             message,
+                            image,
                         }));
                     }
-                    images_removed = true;
                     // What the provider counted, if anything, held the images.
                     estimate.forget();
                     self.emit(AgentEvent::ImagesRemoved {
                         turn: run.model_calls,
                         removed,
+                        image: named,
                         reason: message,
                     });
                     if is_cancelled(cancel, caller) {
@@ -1359,20 +1373,20 @@ impl AgentSessionBuilder {
 
     /// What to do when the model refuses a request because it cannot read one of its images
     /// ([`ModelError::ImageRefused`]: a file that begins as a PNG but is corrupt, an
-    /// animated GIF, an image too large in pixels). With `true`, the default, every image
-    /// of the request (a user message's, a tool result's) is replaced by a note naming its
-    /// media type and size ("[image removed: the model could not read it (image/png, 1234
-    /// bytes)]"; a user message keeps its text, a tool result its call id and text parts),
-    /// reported as an [`AgentEvent::ImagesRemoved`], and the same model call is asked again,
-    /// once: a second refusal ends the run with [`AgenticError::Model`] carrying the
-    /// `ImageRefused` and the run. The kept conversation of [`send`](AgentSession::send) is
-    /// the one without the images, so the next `send` does not fail the same way. A
+    /// animated GIF, an image too large in pixels). With `true`, the default, the image the
+    /// refusal names (its `image`: Anthropic says which, in a path its client maps back to
+    /// the request) is replaced by a note naming its media type and size ("[image removed:
+    /// the model could not read it (image/png, 1234 bytes)]"; a user message keeps its
+    /// text, after the note, a tool result its call id and other parts), reported as an
+    /// [`AgentEvent::ImagesRemoved`], and the same model call is asked again; a refusal
+    /// naming another image has that one removed too, each time one image fewer. A refusal
+    /// that names none (OpenAI, Gemini) has every image of the request (a user message's,
+    /// a tool result's) replaced so, and is asked again once: a refusal after that ends the
+    /// run with [`AgenticError::Model`] carrying the `ImageRefused` and the run, as does one
+    /// when no image is left. The kept conversation of [`send`](AgentSession::send) is the
+    /// one without the removed images, so the next `send` does not fail the same way. A
     /// request without images is not asked again. The typed answer's exchange
     /// ([`send_as`](AgentSession::send_as)) is asked under it too.
-    ///
-    /// All the request's images, not only the one refused: the providers that say which
-    /// (Anthropic's `messages.3.content.0.image…`) count in their own rendering of the
-    /// request, and the others do not say.
     ///
     /// On by default because the image stays in the conversation: without removing it,
     /// every later request carries it and is refused the same way, and the session cannot
@@ -1392,6 +1406,7 @@ impl AgentSessionBuilder {
     ///         provider: "anthropic".into(),
     ///         status: 400,
     ///         message: "Could not process image".into(),
+    ///         image: None,
     ///     }),
     ///     ScriptedTurn::respond(|request| {
     ///         // Asked again without the image, its text kept.

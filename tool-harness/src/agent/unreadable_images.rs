@@ -1,10 +1,11 @@
 //! A request's images replaced by a short note, when the model refused the request because
 //! it could not read one of them ([`ModelError::ImageRefused`](crate::model::ModelError::ImageRefused)):
-//! the conversation goes on without them rather than failing the same way at every call.
+//! the one it named where it said which, else all of them, so that the conversation goes
+//! on without them rather than failing the same way at every call.
 
 use toolsmith_core::{ContentPart, Image, UserModelContent};
 
-use crate::model::Message;
+use crate::model::{ImagePlace, Message, image_places};
 
 /// What the model is shown in place of a removed image: its media type and size, so that
 /// the model (and a reader of the transcript) knows what was there and why it is gone.
@@ -21,40 +22,55 @@ pub(super) fn removed_image_note(image: &Image) -> String {
 /// keeps its call id and its text parts, each image part becoming a text part. Gives how
 /// many images were removed.
 ///
-/// Every image, not the one the provider refused: the providers that locate it (Anthropic's
-/// `messages.3.content.0.image…`) count in their own rendering of the request (its system
-/// prompt apart, a turn sometimes split or merged), not in these messages, and the others
-/// do not say which.
+/// For a refusal that does not say which image ([`remove_image`] is for one that does).
 pub(super) fn remove_images(messages: &mut [Message]) -> usize {
-    let mut removed = 0;
-    for message in messages {
-        match message {
-            Message::User { text, images } if !images.is_empty() => {
-                let mut notes: Vec<String> = images.iter().map(removed_image_note).collect();
-                removed += images.len();
-                images.clear();
-                if !text.is_empty() {
-                    notes.push(std::mem::take(text));
-                }
-                *text = notes.join("\n");
+    let places: Vec<ImagePlace> = image_places(messages).map(|(place, _)| place).collect();
+    // Last first: each note goes before a user message's text, so the notes end in the
+    // images' order, and the places before it stay where they were.
+    for &place in places.iter().rev() {
+        replace_image(messages, place);
+    }
+    places.len()
+}
+
+/// Replaces the `index`-th image of `messages` (counted as
+/// [`ModelError::ImageRefused`](crate::model::ModelError::ImageRefused)'s `image` is) with
+/// its [note](removed_image_note), as [`remove_images`] does each; `false` when there is
+/// no such image. A user message's note goes before its text and any earlier notes.
+pub(super) fn remove_image(messages: &mut [Message], index: usize) -> bool {
+    let Some((place, _)) = image_places(messages).nth(index) else {
+        return false;
+    };
+    replace_image(messages, place);
+    true
+}
+
+/// The image at `place` (one of `image_places(messages)`) replaced by its note.
+fn replace_image(messages: &mut [Message], place: ImagePlace) {
+    match place {
+        ImagePlace::User { message, image } => {
+            if let Message::User { text, images } = &mut messages[message] {
+                let note = removed_image_note(&images.remove(image));
+                *text = if text.is_empty() {
+                    note
+                } else {
+                    format!("{note}\n{text}")
+                };
             }
-            Message::ToolResults { results } => {
-                for result in results {
-                    let UserModelContent::Parts(parts) = &mut result.result.content else {
-                        continue;
-                    };
-                    for part in parts.iter_mut() {
-                        if let ContentPart::Image(image) = part {
-                            *part = ContentPart::text(removed_image_note(image));
-                            removed += 1;
-                        }
-                    }
-                }
+        }
+        ImagePlace::Result {
+            message,
+            result,
+            part,
+        } => {
+            if let Message::ToolResults { results } = &mut messages[message]
+                && let UserModelContent::Parts(parts) = &mut results[result].result.content
+                && let ContentPart::Image(image) = &parts[part]
+            {
+                parts[part] = ContentPart::text(removed_image_note(image));
             }
-            _ => {}
         }
     }
-    removed
 }
 
 #[cfg(test)]
@@ -102,5 +118,49 @@ mod tests {
         assert_eq!(messages[2], Message::user("Thanks."));
         // Nothing left to remove.
         assert_eq!(remove_images(&mut messages), 0);
+    }
+
+    #[test]
+    fn only_the_named_image_becomes_a_note() {
+        let png = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+        let gif = Image::from_bytes("image/gif", b"GIF89a\x01\0\x01\0").unwrap();
+        let mut messages = vec![
+            Message::user_with_images("What is this?", vec![png.clone(), gif.clone()]),
+            Message::ToolResults {
+                results: vec![ToolResultMessage {
+                    call_id: "c1".into(),
+                    name: "shot".into(),
+                    result: ToolCallResult::parts([gif.clone().into(), png.clone().into()]),
+                }],
+            },
+        ];
+        // The third image: the result's first part.
+        assert!(remove_image(&mut messages, 2));
+        assert_eq!(
+            messages[0],
+            Message::user_with_images("What is this?", vec![png.clone(), gif.clone()])
+        );
+        assert_eq!(
+            messages[1].results()[0].result.content,
+            UserModelContent::Parts(vec![
+                ContentPart::text(
+                    "[image removed: the model could not read it (image/gif, 10 bytes)]"
+                ),
+                png.clone().into(),
+            ])
+        );
+        // The user's second image: its note goes before the text, the first image stays.
+        assert!(remove_image(&mut messages, 1));
+        assert_eq!(
+            messages[0],
+            Message::user_with_images(
+                "[image removed: the model could not read it (image/gif, 10 bytes)]\n\
+                 What is this?",
+                vec![png.clone()]
+            )
+        );
+        // Two left: no third.
+        assert!(!remove_image(&mut messages, 2));
+        assert_eq!(remove_images(&mut messages), 2);
     }
 }

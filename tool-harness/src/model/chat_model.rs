@@ -62,8 +62,10 @@ pub enum ModelError {
     /// `image_parse_error`, `invalid_image_format`…, Anthropic's "Could not process image"
     /// or "Image does not match the provided media type", Gemini's "Unable to process input
     /// image", with an error status or inside a streamed answer. Not retried: the same
-    /// request fails the same way. An [`AgentSession`](crate::agent::AgentSession)
-    /// replaces the request's images with a note and asks again, unless built
+    /// request fails the same way. Where the API says which image it was (Anthropic),
+    /// `image` gives it. An [`AgentSession`](crate::agent::AgentSession) replaces that
+    /// image (without `image`, every image of the request) with a note and asks again,
+    /// unless built
     /// [`with_unreadable_images_removed(false)`](crate::agent::AgentSessionBuilder::with_unreadable_images_removed).
     #[error(
         "{provider}: the model could not read an image of the request (HTTP {status}): {message}"
@@ -77,6 +79,14 @@ pub enum ModelError {
         /// The API's error message, which may locate the image in the API's own request
         /// (Anthropic's `messages.3.content.0.image.source.base64.data: …`).
         message: String,
+        /// Which image was refused, when the API says so: its index among the request's
+        /// images, counted in the order of its messages (a user message's images in
+        /// order; a tool-results message's results in order, each result's image parts
+        /// in order; an error result's images counted too, though no API is sent them).
+        /// The Anthropic client reads it from the path its message starts with, mapped
+        /// back through the body it sent; `None` when the API does not say (OpenAI,
+        /// Gemini) or the path names no image of the request.
+        image: Option<usize>,
     },
     /// Still rate limited (HTTP 429) after the retries ran out.
     #[error("{provider}: rate limited (HTTP 429): {message}")]

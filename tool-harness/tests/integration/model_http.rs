@@ -11,6 +11,7 @@ mod errors;
 mod image_refused;
 mod images;
 mod prompt_caching;
+mod refused_image_located;
 mod rendered_once;
 mod server;
 mod streaming;

@@ -23,6 +23,7 @@ fn refusal() -> ModelError {
         provider: "anthropic".into(),
         status: 400,
         message: "Could not process image".into(),
+        image: None,
     }
 }
 
@@ -87,6 +88,7 @@ fn removed_events(events: &Mutex<Vec<AgentEvent>>) -> Vec<(usize, usize, String)
                 turn,
                 removed,
                 reason,
+                ..
             } => Some((*turn, *removed, reason.clone())),
             _ => None,
         })
@@ -219,4 +221,68 @@ async fn the_typed_answer_s_exchange_is_asked_again_without_the_images() {
         removed_events(&events),
         [(2, 1, "Could not process image".to_owned())]
     );
+}
+
+/// The refusal of a model that says which image: `image`'s index among the request's.
+fn located_refusal(image: usize) -> ModelError {
+    ModelError::ImageRefused {
+        provider: "anthropic".into(),
+        status: 400,
+        message: "messages.0.content.0.image.source.base64.data: Could not process image".into(),
+        image: Some(image),
+    }
+}
+
+#[tokio::test]
+async fn a_model_naming_an_image_again_and_again_is_asked_once_per_image_then_the_run_ends() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::error(located_refusal(0)),
+        ScriptedTurn::error(located_refusal(0)),
+        ScriptedTurn::error(located_refusal(0)),
+        ScriptedTurn::text("unused"),
+    ]);
+    let (session, events) = session(&model, |b| b);
+    let other = Image::from_bytes("image/gif", b"GIF89a\x01\0\x01\0").unwrap();
+    let ended = session
+        .send_input(
+            UserInput::new("What are these?")
+                .image(other)
+                .image(broken_png()),
+        )
+        .await;
+    let Err(AgenticError::Model { source, run }) = ended else {
+        panic!("expected the model's error, got {ended:?}");
+    };
+    // Two images, two removals, one at a time; the third refusal has none left to name.
+    assert_eq!(source, located_refusal(0));
+    assert_eq!(run.model_calls, 3);
+    let requests = model.requests();
+    assert_eq!(image_count(&requests[0].messages), 2);
+    assert_eq!(requests[1].messages[0].images(), [broken_png()]);
+    assert_eq!(image_count(&requests[2].messages), 0);
+    assert_eq!(
+        requests[2].messages[0],
+        Message::user(format!(
+            "{NOTE}\n[image removed: the model could not read it (image/gif, 10 bytes)]\n\
+             What are these?"
+        ))
+    );
+    assert_eq!(removed_events(&events).len(), 2);
+    assert_eq!(image_count(&session.transcript().await), 0);
+}
+
+#[tokio::test]
+async fn an_image_named_past_the_request_s_images_has_them_all_removed() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::error(located_refusal(5)),
+        ScriptedTurn::text("I could not read them."),
+    ]);
+    let (session, events) = session(&model, |b| b);
+    let run = session
+        .send_input(UserInput::new("What is this?").image(broken_png()))
+        .await
+        .unwrap();
+    assert_eq!(run.text, "I could not read them.");
+    assert_eq!(image_count(&model.requests()[1].messages), 0);
+    assert_eq!(removed_events(&events).len(), 1);
 }

@@ -198,6 +198,16 @@ impl HttpApi for AnthropicModel {
         Ok(Cow::Borrowed("/v1/messages"))
     }
 
+    /// The image the path a refusal's message starts with names
+    /// (`messages.2.content.0.tool_result.content.1.image.source.base64: …`), see
+    /// [`refused_image`](super::anthropic_image_path::refused_image).
+    fn refused_image(request: &ChatRequest, body: &RequestBody, message: &str) -> Option<usize> {
+        let Some(Value::Array(messages)) = body.get("messages") else {
+            return None;
+        };
+        super::anthropic_image_path::refused_image(message, messages, &request.messages)
+    }
+
     /// The answer, with its usage: every input token counted (cache reads and
     /// writes included), cache reads as cached.
     fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError> {

@@ -77,6 +77,13 @@ pub(crate) trait HttpApi: Sync {
 
     /// The answer in a whole answer's body, with its usage.
     fn read_answer(answer: &Value) -> Result<ChatResponse, ModelError>;
+
+    /// Which of `request`'s images (see [`ModelError::ImageRefused`]'s `image`) the API's
+    /// refusal `message` names, read against the `body` it was sent; `None` for an API
+    /// whose refusals do not say (the default).
+    fn refused_image(_request: &ChatRequest, _body: &RequestBody, _message: &str) -> Option<usize> {
+        None
+    }
 }
 
 /// `request` asked of `api`, answered whole.
@@ -89,7 +96,8 @@ pub(crate) async fn complete<A: HttpApi>(
         .client()
         .transport
         .post_json(&A::path(request, false)?, &body)
-        .await?;
+        .await
+        .map_err(|error| locating_refused_image::<A>(error, request, &body))?;
     A::read_answer(&answer)
 }
 
@@ -111,6 +119,35 @@ pub(crate) async fn stream<A: HttpApi>(
         A::read_answer,
     )
     .await
+    .map_err(|error| locating_refused_image::<A>(error, request, &body))
+}
+
+/// `error` with the refused image's index filled in, for an
+/// [`ImageRefused`](ModelError::ImageRefused) whose message `A` can map back through the
+/// `body` sent for `request` (where the body is known: the refusal is classified from the
+/// answer alone).
+fn locating_refused_image<A: HttpApi>(
+    error: ModelError,
+    request: &ChatRequest,
+    body: &RequestBody,
+) -> ModelError {
+    match error {
+        ModelError::ImageRefused {
+            provider,
+            status,
+            message,
+            image: None,
+        } => {
+            let image = A::refused_image(request, body, &message);
+            ModelError::ImageRefused {
+                provider,
+                status,
+                message,
+                image,
+            }
+        }
+        other => other,
+    }
 }
 
 /// `body` with the client's body fields filled in, as the request sends it.

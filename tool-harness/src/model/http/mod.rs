@@ -76,6 +76,7 @@
 
 mod anthropic;
 mod anthropic_cache;
+mod anthropic_image_path;
 pub(crate) mod api;
 mod body;
 mod builder;

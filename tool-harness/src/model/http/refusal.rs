@@ -39,10 +39,13 @@ impl Refusal {
                 status,
                 message,
             },
+            // Which image, where the API says, is read by its client, which knows the
+            // body it sent (`HttpApi::refused_image`).
             Self::ImageRefused => ModelError::ImageRefused {
                 provider,
                 status,
                 message,
+                image: None,
             },
         }
     }

@@ -90,6 +90,7 @@ fn expect_refused(api: Api, answer: Result<(), ModelError>, message: &str) {
             provider,
             status,
             message: quoted,
+            ..
         }) => {
             assert_eq!(provider, api.name(), "{api:?}");
             assert_eq!(status, 400, "{api:?}");

@@ -1,0 +1,137 @@
+//! Where each image of a conversation's messages is, in the one order a request's images
+//! are counted: [`ModelError::ImageRefused`](super::ModelError::ImageRefused)'s `image`
+//! counts in it, the client that reads it from the API's words maps back to it, and the
+//! session that removes the image finds it by it.
+
+use toolsmith_core::{ContentPart, Image, UserModelContent};
+
+use super::Message;
+
+/// Where one image sits among a conversation's messages (indices into them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ImagePlace {
+    /// The `image`-th image of the user message `message`.
+    User {
+        /// The message's index.
+        message: usize,
+        /// The image's index among the message's images.
+        image: usize,
+    },
+    /// The `part`-th part of the `result`-th result of the tool-results message `message`.
+    Result {
+        /// The message's index.
+        message: usize,
+        /// The result's index among the message's results.
+        result: usize,
+        /// The part's index among the result's parts.
+        part: usize,
+    },
+}
+
+/// Each image of `messages` with its place, in order: message by message; a user
+/// message's images in order; a tool-results message's results in order, each result's
+/// image parts in order (an error result's too: they are the conversation's, though the
+/// formats send an error's text alone).
+pub(crate) fn image_places(messages: &[Message]) -> impl Iterator<Item = (ImagePlace, &Image)> {
+    messages
+        .iter()
+        .enumerate()
+        .flat_map(|(message, entry)| -> Box<dyn Iterator<Item = _> + '_> {
+            match entry {
+                Message::User { images, .. } => Box::new(
+                    images
+                        .iter()
+                        .enumerate()
+                        .map(move |(image, found)| (ImagePlace::User { message, image }, found)),
+                ),
+                Message::ToolResults { results } => {
+                    Box::new(results.iter().enumerate().flat_map(move |(result, reply)| {
+                        let parts: &[ContentPart] = match &reply.result.content {
+                            UserModelContent::Parts(parts) => parts,
+                            _ => &[],
+                        };
+                        parts.iter().enumerate().filter_map(move |(part, content)| {
+                            let found = content.as_image()?;
+                            Some((
+                                ImagePlace::Result {
+                                    message,
+                                    result,
+                                    part,
+                                },
+                                found,
+                            ))
+                        })
+                    }))
+                }
+                Message::Assistant { .. } => Box::new(std::iter::empty()),
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use toolsmith_core::ToolCallResult;
+
+    use super::*;
+    use crate::model::ToolResultMessage;
+
+    #[test]
+    fn images_are_counted_message_by_message_result_by_result_part_by_part() {
+        let image = |name: &str| {
+            Image::from_bytes(
+                "image/png",
+                &[b"\x89PNG\r\n\x1a\n", name.as_bytes()].concat(),
+            )
+            .unwrap()
+        };
+        let result = |id: &str, content: ToolCallResult| ToolResultMessage {
+            call_id: id.into(),
+            name: "shot".into(),
+            result: content,
+        };
+        let messages = vec![
+            Message::user("No image."),
+            Message::user_with_images("Two:", vec![image("u0"), image("u1")]),
+            Message::assistant("Looking."),
+            Message::ToolResults {
+                results: vec![
+                    result("c1", ToolCallResult::text("none")),
+                    result(
+                        "c2",
+                        ToolCallResult::parts([
+                            image("r0").into(),
+                            ContentPart::text("between"),
+                            image("r1").into(),
+                        ]),
+                    ),
+                    result(
+                        "c3",
+                        ToolCallResult {
+                            error_detail: Some("failed".into()),
+                            ..ToolCallResult::image(image("r2"))
+                        },
+                    ),
+                ],
+            },
+        ];
+        let places: Vec<(ImagePlace, Image)> = image_places(&messages)
+            .map(|(place, found)| (place, found.clone()))
+            .collect();
+        let user = |message, i| ImagePlace::User { message, image: i };
+        let part = |result, part| ImagePlace::Result {
+            message: 3,
+            result,
+            part,
+        };
+        assert_eq!(
+            places,
+            [
+                (user(1, 0), image("u0")),
+                (user(1, 1), image("u1")),
+                (part(1, 0), image("r0")),
+                (part(1, 2), image("r1")),
+                (part(2, 0), image("r2")),
+            ]
+        );
+    }
+}
