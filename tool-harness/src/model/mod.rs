@@ -6,6 +6,7 @@
 mod chat_model;
 #[cfg(feature = "http-models")]
 pub mod http;
+mod image_limits;
 mod message;
 mod request;
 mod response;
@@ -13,6 +14,7 @@ mod scripted;
 
 pub(crate) use chat_model::DebugName;
 pub use chat_model::{ChatModel, ModelError, StreamDelta};
+pub use image_limits::ImageLimits;
 pub use message::{Message, ModelCall, ProviderTurn, ToolResultMessage};
 pub use request::{ChatOptions, ChatRequest, ToolChoice};
 pub use response::{ChatResponse, Usage};
