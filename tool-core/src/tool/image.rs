@@ -8,6 +8,8 @@ use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::image_header::{self, ImageHeader};
+
 /// The longest base64 text an [`Image`] holds: 5 MiB.
 ///
 /// Anthropic refuses an image over 5 MB (docs.claude.com, "Vision"), the lowest cap of the
@@ -42,6 +44,16 @@ impl Kind {
             Self::Jpeg => "image/jpeg",
             Self::Gif => "image/gif",
             Self::Webp => "image/webp",
+        }
+    }
+
+    /// What the header of `bytes`, a file of this kind, says of its size and frames.
+    fn header(self, bytes: &[u8]) -> Option<ImageHeader> {
+        match self {
+            Self::Png => image_header::png(bytes),
+            Self::Jpeg => image_header::jpeg(bytes),
+            Self::Gif => image_header::gif(bytes),
+            Self::Webp => image_header::webp(bytes),
         }
     }
 
@@ -117,8 +129,13 @@ pub enum ImageError {
 /// cloned: a conversation is copied on every run).
 ///
 /// Every image was checked when made: a supported type, valid base64, bytes of that type,
-/// and at most [`MAX_IMAGE_BASE64_LEN`] of base64. Serialized as
-/// `{"media_type": "image/png", "data": "<base64>"}`, and checked again when read.
+/// and at most [`MAX_IMAGE_BASE64_LEN`] of base64. Its header is read then too: its size in
+/// pixels ([`dimensions`](Self::dimensions)) and whether it is animated
+/// ([`is_animated`](Self::is_animated)), which a model's limits on images are checked
+/// against before a request is sent. A header that cannot be read (a file cut short, a
+/// made-up one of a test) leaves the size unknown; the image is still taken, as its
+/// signature is the type's. Serialized as `{"media_type": "image/png", "data":
+/// "<base64>"}`, and checked (its header read) again when read.
 ///
 /// ```
 /// use toolsmith::{Image, ImageError};
@@ -137,6 +154,8 @@ pub enum ImageError {
 pub struct Image {
     kind: Kind,
     data: Arc<str>,
+    /// Read from the bytes when made: equal data, equal header.
+    header: Option<ImageHeader>,
 }
 
 impl Image {
@@ -149,6 +168,7 @@ impl Image {
         Ok(Self {
             kind,
             data: Arc::from(BASE64_STANDARD.encode(bytes)),
+            header: kind.header(bytes),
         })
     }
 
@@ -189,12 +209,40 @@ impl Image {
                     reason: err.to_string(),
                 })?;
         check_kind(kind, &bytes)?;
-        Ok(Self { kind, data })
+        let header = kind.header(&bytes);
+        Ok(Self { kind, data, header })
     }
 
     /// The media type: `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
     pub fn media_type(&self) -> &'static str {
         self.kind.media_type()
+    }
+
+    /// The image's width and height in pixels, as its header says (a PNG's IHDR, a GIF's
+    /// logical screen, a JPEG's start of frame, a WebP's `VP8X`, `VP8L` or `VP8 ` chunk):
+    /// `None` when the header could not be read.
+    ///
+    /// ```
+    /// use toolsmith::Image;
+    ///
+    /// // A GIF's logical screen: 640 x 480, one image, the trailer.
+    /// let mut gif = b"GIF89a\x80\x02\xe0\x01\0\0\0".to_vec();
+    /// gif.extend_from_slice(b"\x2c\0\0\0\0\x01\0\x01\0\0\x02\x01\0\0\x3b");
+    /// let image = Image::from_bytes("image/gif", &gif).unwrap();
+    /// assert_eq!(image.dimensions(), Some((640, 480)));
+    /// assert!(!image.is_animated());
+    /// // Only a signature: taken, its size unknown.
+    /// assert_eq!(Image::from_bytes("image/gif", b"GIF89a").unwrap().dimensions(), None);
+    /// ```
+    pub fn dimensions(&self) -> Option<(u32, u32)> {
+        self.header.map(|header| (header.width, header.height))
+    }
+
+    /// Whether the image has more than one frame: a GIF of more than one image, an APNG
+    /// whose `acTL` counts more than one frame, a WebP whose `VP8X` flags animation (a
+    /// JPEG never is). `false` when the header could not be read.
+    pub fn is_animated(&self) -> bool {
+        self.header.is_some_and(|header| header.animated)
     }
 
     /// The image as base64 text (standard alphabet, padded).
@@ -260,10 +308,17 @@ fn check_kind(kind: Kind, bytes: &[u8]) -> Result<(), ImageError> {
 impl fmt::Debug for Image {
     /// The type and size, not the data (megabytes of base64 in a log help no one).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Image")
+        let mut debug = f.debug_struct("Image");
+        debug
             .field("media_type", &self.media_type())
-            .field("bytes", &self.byte_len())
-            .finish()
+            .field("bytes", &self.byte_len());
+        if let Some((width, height)) = self.dimensions() {
+            debug.field("pixels", &format_args!("{width}x{height}"));
+        }
+        if self.is_animated() {
+            debug.field("animated", &true);
+        }
+        debug.finish()
     }
 }
 

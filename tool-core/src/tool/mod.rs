@@ -17,6 +17,7 @@ pub(crate) mod error;
 pub(crate) mod fn_tool;
 pub(crate) mod future_block;
 pub(crate) mod image;
+pub(crate) mod image_header;
 pub(crate) mod interned_definitions;
 pub(crate) mod json_text;
 pub(crate) mod names;

@@ -160,6 +160,22 @@ pub enum AgentEvent {
         /// The API's message, as the refusal quoted it.
         reason: String,
     },
+    /// Before request `turn` was sent, the images of the conversation that the model's
+    /// [`ImageLimits`](crate::model::ImageLimits) refuse
+    /// ([`ChatModel::image_limits`](crate::model::ChatModel::image_limits): too many pixels
+    /// a side, animated where the model takes none, past the most images a request, or too
+    /// large for a request of many images) were replaced by a note saying why, in the
+    /// request and in the conversation the session keeps, so that each is removed once.
+    /// Sent apart from [`ImagesRemoved`](Self::ImagesRemoved), which follows the model's
+    /// own refusal. Not sent by a session built
+    /// [`with_unreadable_images_removed(false)`](super::AgentSessionBuilder::with_unreadable_images_removed).
+    ImagesOverLimits {
+        /// The model call (1-based) about to be sent.
+        turn: usize,
+        /// The note that replaced each removed image, oldest image first, each saying why
+        /// ("[image removed: 9000x4000 px, more than the 8000 px a side the model takes]").
+        removed: Vec<String>,
+    },
     /// A model call's tool calls all ended and their results are in the transcript.
     TurnFinished {
         /// The model call's number.
@@ -255,6 +271,7 @@ impl AgentEvent {
             Self::ToolCallFinished { .. } => "ToolCallFinished",
             Self::ContextShortened { .. } => "ContextShortened",
             Self::ImagesRemoved { .. } => "ImagesRemoved",
+            Self::ImagesOverLimits { .. } => "ImagesOverLimits",
             Self::TurnFinished { .. } => "TurnFinished",
         }
     }

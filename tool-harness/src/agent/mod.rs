@@ -15,6 +15,7 @@ mod declaration_check;
 mod error;
 mod events;
 mod hooks;
+mod images_over_limits;
 mod ledger;
 mod pause;
 mod refused_counts;

@@ -20,6 +20,7 @@ use super::declaration_check::check_declarations;
 use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::hooks::{ToolApproval, ToolHook};
+use super::images_over_limits::remove_images_over_limits;
 use super::ledger::RunLedger;
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
@@ -654,10 +655,11 @@ impl AgentSession {
     /// [`MAX_OVERFLOW_ATTEMPTS`] shortenings a call, either way; each request is counted as
     /// a model call, and the answered one's usage left in `estimate`. The last
     /// `protected` messages (the typed answer's own request) are not shown to the policy,
-    /// and the latest user message before them is kept. A refusal for an unreadable image
-    /// ([`ModelError::ImageRefused`]) has the image it names, else every image, replaced
-    /// by a note and the call asked again (after every image went, a refusal is final),
-    /// unless the session was built without it.
+    /// and the latest user message before them is kept. Before all that, the images the
+    /// model's limits refuse are replaced by notes ([`remove_images_over_limits`]); a
+    /// refusal for an unreadable image ([`ModelError::ImageRefused`]) has the image it
+    /// names, else every image, replaced by a note and the call asked again (after every
+    /// image went, a refusal is final); both unless the session was built without them.
     pub(super) async fn call_model_fitting(
         &self,
         (request, estimate, protected): (&mut ChatRequest, &mut TokenEstimate, usize),
@@ -674,6 +676,9 @@ impl AgentSession {
         // refusal naming one image removes that one alone, which, each time one image
         // fewer, can happen only as many times as the request has images.
         let mut images_removed = false;
+        if self.unreadable_images_removed {
+            self.remove_images_over_limits(request, estimate, run.model_calls + 1)?;
+        }
         loop {
             if let (Some(window), Some(policy)) = (self.context_window, &self.context_overflow) {
                 // The model's own code: a panic ends the run as one, as a policy's does.
@@ -794,6 +799,35 @@ impl AgentSession {
                 return Err(spent);
             }
         }
+    }
+
+    /// Replaces the images of `request` that the model's [`ImageLimits`] refuse by notes, in
+    /// place (so in the conversation the run keeps too: each is removed once), before
+    /// request `turn` is sent; reported as an [`AgentEvent::ImagesOverLimits`]. The
+    /// estimate's count held the images, and is forgotten. A panic of the model's
+    /// `image_limits` ends the run as one.
+    ///
+    /// [`ImageLimits`]: crate::model::ImageLimits
+    fn remove_images_over_limits(
+        &self,
+        request: &mut ChatRequest,
+        estimate: &mut TokenEstimate,
+        turn: usize,
+    ) -> Result<(), RunEnd> {
+        let limits = std::panic::catch_unwind(AssertUnwindSafe(|| self.model.image_limits()))
+            .map_err(|payload| {
+                let during = format!("the model's image_limits (before request {turn})");
+                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+            })?;
+        if limits.is_none() {
+            return Ok(());
+        }
+        let removed = remove_images_over_limits(&mut request.messages, &limits);
+        if !removed.is_empty() {
+            estimate.forget();
+            self.emit(AgentEvent::ImagesOverLimits { turn, removed });
+        }
+        Ok(())
     }
 
     /// `request`'s messages shortened by `policy` for `overflow` (its last `protected` kept
@@ -1053,11 +1087,23 @@ pub(crate) struct SessionCancellation(pub(crate) CancellationToken);
 
 /// A session's hooks and approval, kept in its [`SessionParts`] state for the tools built
 /// with the session: its sub-agents' calls pass them too, so that a child cannot do what the
-/// parent's hooks deny or its approval refuses.
-#[derive(Default)]
+/// parent's hooks deny or its approval refuses. With them, whether the session removes the
+/// images its model refuses, which its sub-agents follow.
 pub(crate) struct SessionGuards {
     pub(crate) hooks: Vec<Arc<dyn ToolHook>>,
     pub(crate) approval: Option<Arc<dyn ToolApproval>>,
+    pub(crate) unreadable_images_removed: bool,
+}
+
+impl Default for SessionGuards {
+    /// No hooks, no approval, and a session's default for images (removed).
+    fn default() -> Self {
+        Self {
+            hooks: Vec::new(),
+            approval: None,
+            unreadable_images_removed: true,
+        }
+    }
 }
 
 /// Why the loop ended without an answer.
@@ -1371,9 +1417,24 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// What to do when the model refuses a request because it cannot read one of its images
+    /// What to do with the images the model will not take, before a request and after a
+    /// refusal.
+    ///
+    /// Before each request, with `true` (the default), the images the model's
+    /// [`ImageLimits`](crate::model::ImageLimits) refuse
+    /// ([`ChatModel::image_limits`]: more pixels a side than it takes, animated where it
+    /// takes none, past the most images a request, too large for a request of many images)
+    /// are replaced by a note saying why ("[image removed: 9000x4000 px, more than the 8000
+    /// px a side the model takes]"), reported as an [`AgentEvent::ImagesOverLimits`]. Of a
+    /// request past the most images, the oldest go; of a request past the many-images
+    /// rule (Anthropic's 2000 px a side beyond 20 images), the oldest of the images too
+    /// large for it, until the request is within the rule or none is left too large: the
+    /// latest screenshots stay. The notes are kept in the conversation, so each image is
+    /// removed once and a prompt cache's prefix stays as it was.
+    ///
+    /// When the model refuses a request because it cannot read one of its images
     /// ([`ModelError::ImageRefused`]: a file that begins as a PNG but is corrupt, an
-    /// animated GIF, an image too large in pixels). With `true`, the default, the image the
+    /// animated GIF, an image too large in pixels), with `true` the image the
     /// refusal names (its `image`: Anthropic says which, in a path its client maps back to
     /// the request) is replaced by a note naming its media type and size ("[image removed:
     /// the model could not read it (image/png, 1234 bytes)]"; a user message keeps its
@@ -1390,10 +1451,11 @@ impl AgentSessionBuilder {
     ///
     /// On by default because the image stays in the conversation: without removing it,
     /// every later request carries it and is refused the same way, and the session cannot
-    /// go on at all. With `false`, the run ends with the refusal at once, and the kept
-    /// conversation is left for the caller to mend
-    /// ([`edit_transcript`](AgentSession::edit_transcript)). A sub-agent's session has its
-    /// own setting (the default).
+    /// go on at all. With `false`, nothing is removed before sending either: an image over
+    /// the model's limits is sent, and the provider's refusal is the caller's to see; the
+    /// run ends with the refusal at once, and the kept conversation is left for the caller
+    /// to mend ([`edit_transcript`](AgentSession::edit_transcript)). The sub-agents of the
+    /// session ([`ToolPreset::agent`](crate::ToolPreset::agent)) follow its setting.
     ///
     /// ```
     /// use toolsmith::Image;
@@ -1445,13 +1507,14 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// A parent session's hooks, run before this session's own, and its approval where this
-    /// session has none: a sub-agent's.
+    /// A parent session's hooks, run before this session's own, its approval where this
+    /// session has none, and its setting for images: a sub-agent's.
     pub(crate) fn with_guards(mut self, guards: &SessionGuards) -> Self {
         self.hooks.splice(0..0, guards.hooks.iter().cloned());
         if self.approval.is_none() {
             self.approval.clone_from(&guards.approval);
         }
+        self.unreadable_images_removed = guards.unreadable_images_removed;
         self
     }
 
@@ -1524,6 +1587,7 @@ impl AgentSessionBuilder {
         parts.state.insert_arc(Arc::new(SessionGuards {
             hooks: self.hooks.clone(),
             approval: self.approval.clone(),
+            unreadable_images_removed: self.unreadable_images_removed,
         }));
         // ... and let them shorten a conversation as the session does.
         if let Some(policy) = &self.context_overflow {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use toolsmith_core::Tool;
 
-use super::{ChatRequest, ChatResponse};
+use super::{ChatRequest, ChatResponse, ImageLimits};
 
 /// Why a model call failed. Each variant quotes what the API said, where it said anything.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -269,6 +269,21 @@ pub trait ChatModel: Send + Sync {
     fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
         request.options.max_output_tokens
     }
+
+    /// What images this model takes in one request: the largest side in pixels (and the
+    /// smaller one when a request carries many images), the most images a request, whether
+    /// an animated one is taken. An [`AgentSession`](crate::agent::AgentSession) asks it
+    /// before each request and replaces the images it refuses by a note
+    /// ([`AgentEvent::ImagesOverLimits`](crate::agent::AgentEvent::ImagesOverLimits)),
+    /// rather than have the provider refuse the whole request.
+    ///
+    /// The default is [`ImageLimits::none`]. The HTTP clients give their API's documented
+    /// limits (Anthropic: 8000 px, 2000 px beyond 20 images, 100 images; OpenAI: no
+    /// animated image, 500 images; Gemini: 900 images), which their builders'
+    /// `image_limits` replaces (a server that speaks the API with limits of its own).
+    fn image_limits(&self) -> ImageLimits {
+        ImageLimits::none()
+    }
 }
 
 /// A model's [`name`](ChatModel::name) for `Debug` output. `name()` is the user's code: one
@@ -302,6 +317,10 @@ macro_rules! chat_model_through_pointer {
 
             fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
                 (**self).output_limit(request)
+            }
+
+            fn image_limits(&self) -> ImageLimits {
+                (**self).image_limits()
             }
 
             async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
@@ -347,6 +366,10 @@ mod tests {
             Some(77)
         }
 
+        fn image_limits(&self) -> ImageLimits {
+            ImageLimits::none().with_max_images(3)
+        }
+
         async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
             Ok(ChatResponse::text("whole"))
         }
@@ -368,6 +391,7 @@ mod tests {
         String,
         bool,
         Option<u32>,
+        ImageLimits,
         Option<String>,
         Option<String>,
         usize,
@@ -381,6 +405,7 @@ mod tests {
             model.name().to_owned(),
             model.check_declarations(&[]).is_err(),
             model.output_limit(&request),
+            model.image_limits(),
             whole.text,
             streamed.text,
             deltas,
@@ -396,6 +421,7 @@ mod tests {
                 "distinct".to_owned(),
                 true,
                 Some(77),
+                ImageLimits::none().with_max_images(3),
                 Some("whole".to_owned()),
                 Some("streamed".to_owned()),
                 1

@@ -12,7 +12,8 @@ use toolsmith_core::provider::Provider;
 use toolsmith_core::{clone_value, free_value};
 
 use super::{
-    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ProviderTurn, StopReason, Usage,
+    ChatModel, ChatRequest, ChatResponse, ImageLimits, Message, ModelError, ProviderTurn,
+    StopReason, Usage,
 };
 
 type Responder = Arc<dyn Fn(&ChatRequest) -> Result<ChatResponse, ModelError> + Send + Sync>;
@@ -362,6 +363,8 @@ impl fmt::Debug for ScriptedTurn {
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedModel {
     state: Arc<Mutex<ScriptState>>,
+    /// What [`ChatModel::image_limits`] answers.
+    image_limits: ImageLimits,
 }
 
 #[derive(Debug, Default)]
@@ -378,7 +381,24 @@ impl ScriptedModel {
                 turns: turns.into_iter().collect(),
                 requests: Vec::new(),
             })),
+            image_limits: ImageLimits::none(),
         }
+    }
+
+    /// The model with `limits` as its [`image_limits`](ChatModel::image_limits) (by
+    /// default [`ImageLimits::none`]), to test what a session sends a model that refuses
+    /// some images. The script and the requests stay shared with the model's clones.
+    ///
+    /// ```
+    /// use toolsmith::harness::model::{ChatModel, ImageLimits, ScriptedModel};
+    ///
+    /// let model = ScriptedModel::default().with_image_limits(ImageLimits::none().with_max_side(8000));
+    /// assert_eq!(model.image_limits().max_side, Some(8000));
+    /// ```
+    #[must_use]
+    pub fn with_image_limits(mut self, limits: ImageLimits) -> Self {
+        self.image_limits = limits;
+        self
     }
 
     /// A model that answers as the assistant did in `transcript` (a recorded
@@ -463,6 +483,10 @@ impl ScriptedModel {
 impl ChatModel for ScriptedModel {
     fn name(&self) -> &str {
         "scripted"
+    }
+
+    fn image_limits(&self) -> ImageLimits {
+        self.image_limits
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {

@@ -16,6 +16,7 @@ mod context_window;
 mod deep_values;
 mod escape_suite;
 mod file_tools;
+mod images_over_limits;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod memory_and_context;

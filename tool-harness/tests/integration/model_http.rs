@@ -10,6 +10,7 @@ mod endless;
 mod errors;
 mod image_refused;
 mod images;
+mod images_over_limits;
 mod prompt_caching;
 mod refused_image_located;
 mod rendered_once;

@@ -12,7 +12,7 @@ use super::rendered_sets::RenderedSets;
 use super::request_body::RequestBody;
 use super::streamed::{self, Assembler, OnDelta};
 use super::transport::Transport;
-use crate::model::{ChatRequest, ChatResponse, ModelError};
+use crate::model::{ChatRequest, ChatResponse, ImageLimits, ModelError};
 
 /// The parts every HTTP client holds, made by
 /// [`HttpModelBuilder::client`](super::HttpModelBuilder).
@@ -21,6 +21,8 @@ pub(crate) struct HttpClient {
     pub(crate) transport: Transport,
     /// The output limit of requests whose options set none.
     pub(crate) max_output_tokens: Option<u32>,
+    /// The builder's limits on images, in place of the API's.
+    pub(crate) image_limits: Option<ImageLimits>,
     /// Fields every request body carries, where the client writes none of its own.
     pub(crate) body_fields: Map<String, Value>,
     /// The `tools` arrays of the sets of declarations asked with lately, shared by the
@@ -34,6 +36,7 @@ impl std::fmt::Debug for HttpClient {
         f.debug_struct("HttpClient")
             .field("transport", &self.transport)
             .field("max_output_tokens", &self.max_output_tokens)
+            .field("image_limits", &self.image_limits)
             .field("body_fields", &self.body_fields.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -64,6 +67,14 @@ pub(crate) trait HttpApi: Sync {
     /// that always sends one says which.
     fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
         self.client().output_limit(request)
+    }
+
+    /// The API's documented limits on a request's images (each client cites its source).
+    const IMAGE_LIMITS: ImageLimits;
+
+    /// The limits the client reports: the builder's, else the API's.
+    fn image_limits(&self) -> ImageLimits {
+        self.client().image_limits.unwrap_or(Self::IMAGE_LIMITS)
     }
 
     /// Where `request` goes under the base URL, streamed or not.
@@ -180,6 +191,11 @@ macro_rules! chat_model_over_api {
             /// else the `max_tokens` it always sends).
             fn output_limit(&self, request: &$crate::model::ChatRequest) -> Option<u32> {
                 $crate::model::http::api::HttpApi::output_limit(self, request)
+            }
+
+            /// The API's documented limits on images, unless the builder gave others.
+            fn image_limits(&self) -> $crate::model::ImageLimits {
+                $crate::model::http::api::HttpApi::image_limits(self)
             }
 
             async fn complete(

@@ -13,7 +13,7 @@ use super::context_overflow::OverflowShape;
 use super::openai_embeddings::EmbeddingSettings;
 use super::transport::{Transport, TransportConfig};
 use super::{DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT};
-use crate::model::ModelError;
+use crate::model::{ImageLimits, ModelError};
 
 /// The first wait before retrying, when the API does not say how long to wait.
 const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(500);
@@ -56,6 +56,8 @@ pub(crate) struct Settings {
     pub(crate) retry_delay: Duration,
     pub(crate) max_retry_wait: Duration,
     pub(crate) max_output_tokens: Option<u32>,
+    /// The limits on images the client reports in place of its API's.
+    pub(crate) image_limits: Option<ImageLimits>,
     pub(crate) headers: Vec<(String, String)>,
     /// Fields every request body carries, where the client writes none of its own.
     pub(crate) body_fields: Map<String, Value>,
@@ -100,6 +102,7 @@ impl<M> Default for HttpModelBuilder<M> {
                 retry_delay: DEFAULT_RETRY_DELAY,
                 max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
                 max_output_tokens: None,
+                image_limits: None,
                 headers: Vec::new(),
                 body_fields: Map::new(),
                 legacy_max_tokens: false,
@@ -136,6 +139,7 @@ impl<M> fmt::Debug for HttpModelBuilder<M> {
             .field("retry_delay", &s.retry_delay)
             .field("max_retry_wait", &s.max_retry_wait)
             .field("max_output_tokens", &s.max_output_tokens)
+            .field("image_limits", &s.image_limits)
             .field(
                 "headers",
                 &s.headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
@@ -294,6 +298,7 @@ impl<M> HttpModelBuilder<M> {
         Ok(HttpClient {
             transport,
             max_output_tokens: self.settings.max_output_tokens,
+            image_limits: self.settings.image_limits,
             body_fields: self.settings.body_fields,
             rendered: Arc::default(),
         })
@@ -365,6 +370,33 @@ impl<M: ChatClient> HttpModelBuilder<M> {
     #[must_use]
     pub fn max_output_tokens(mut self, tokens: u32) -> Self {
         self.settings.max_output_tokens = Some(tokens);
+        self
+    }
+
+    /// The limits on images the client reports
+    /// ([`ChatModel::image_limits`](crate::model::ChatModel::image_limits)) in place of its
+    /// API's documented ones: for a server that speaks the API with limits of its own (a
+    /// local model behind the OpenAI Chat API), or a model whose own are other
+    /// ([`ImageLimits::none`] checks nothing before sending).
+    ///
+    /// ```
+    /// use toolsmith::harness::model::{ChatModel, ImageLimits};
+    /// use toolsmith::harness::model::http::AnthropicModel;
+    ///
+    /// // A model of a larger context window, which takes 600 images a request.
+    /// let limits = AnthropicModel::builder().api_key("sk-ant-test").build().unwrap().image_limits()
+    ///     .with_max_images(600);
+    /// let model = AnthropicModel::builder()
+    ///     .api_key("sk-ant-test")
+    ///     .image_limits(limits)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(model.image_limits().max_images, Some(600));
+    /// assert_eq!(model.image_limits().max_side, Some(8000));
+    /// ```
+    #[must_use]
+    pub fn image_limits(mut self, limits: ImageLimits) -> Self {
+        self.settings.image_limits = Some(limits);
         self
     }
 }

@@ -12,7 +12,7 @@ use super::builder::{Endpoint, HttpModelBuilder};
 use super::context_overflow::OverflowShape;
 use super::request_body::RequestBody;
 use super::streamed::gemini::GeminiAssembler;
-use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+use crate::model::{ChatRequest, ChatResponse, ImageLimits, ModelError, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::Gemini;
 
@@ -135,6 +135,12 @@ api::chat_model_over_api!(
 
 impl HttpApi for GeminiModel {
     type Assembler = GeminiAssembler;
+
+    /// At most 900 images a prompt (Gemini 3 Pro; 3,000 for Gemini 2.5 Pro and Flash: the
+    /// lower, which every model takes), and no limit on pixels: "larger images are scaled
+    /// down" (cloud.google.com, Vertex AI "Image understanding", "Supported models"; the
+    /// Gemini API serves the same models).
+    const IMAGE_LIMITS: ImageLimits = ImageLimits::none().with_max_images(900);
 
     fn client(&self) -> &HttpClient {
         &self.client

@@ -12,7 +12,7 @@ use super::builder::{Endpoint, HttpModelBuilder};
 use super::openai;
 use super::request_body::RequestBody;
 use super::streamed::openai_chat::ChatAssembler;
-use crate::model::{ChatRequest, ChatResponse, ModelError, ToolChoice, Usage};
+use crate::model::{ChatRequest, ChatResponse, ImageLimits, ModelError, ToolChoice, Usage};
 
 const PROVIDER: Provider = Provider::OpenAiChat;
 
@@ -122,6 +122,8 @@ api::chat_model_over_api!(
 
 impl HttpApi for OpenAiChatModel {
     type Assembler = ChatAssembler;
+
+    const IMAGE_LIMITS: ImageLimits = openai::IMAGE_LIMITS;
 
     fn client(&self) -> &HttpClient {
         &self.client

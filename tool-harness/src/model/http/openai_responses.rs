@@ -13,7 +13,9 @@ use super::openai;
 use super::request_body::RequestBody;
 use super::streamed::ReportedError;
 use super::streamed::openai_responses::ResponsesAssembler;
-use crate::model::{ChatRequest, ChatResponse, ModelError, ProviderTurn, ToolChoice, Usage};
+use crate::model::{
+    ChatRequest, ChatResponse, ImageLimits, ModelError, ProviderTurn, ToolChoice, Usage,
+};
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
@@ -95,6 +97,8 @@ api::chat_model_over_api!(
 
 impl HttpApi for OpenAiResponsesModel {
     type Assembler = ResponsesAssembler;
+
+    const IMAGE_LIMITS: ImageLimits = openai::IMAGE_LIMITS;
 
     fn client(&self) -> &HttpClient {
         &self.client

@@ -1,6 +1,7 @@
 //! Helpers shared by the harness's integration tests.
 #![allow(dead_code)]
 
+pub mod image_files;
 pub mod recorded_events;
 pub mod warnings;
 

@@ -1,0 +1,93 @@
+//! [`ImageLimits`]: what images a model takes in one request, so that the ones it would
+//! refuse are found before the request is sent.
+
+/// What images a model takes in one request: how large a side may be, how many images a
+/// request may carry, and whether an animated one is taken. A provider refuses the whole
+/// request when one image breaks a limit; an [`AgentSession`](crate::agent::AgentSession)
+/// asks [`ChatModel::image_limits`](super::ChatModel::image_limits) before each request and
+/// replaces the images these limits refuse by a note saying why
+/// ([`AgentEvent::ImagesOverLimits`](crate::agent::AgentEvent::ImagesOverLimits)).
+///
+/// Only what an [`Image`](toolsmith_core::Image) knows is checked: an image whose header
+/// could not be read ([`Image::dimensions`](toolsmith_core::Image::dimensions) is `None`)
+/// passes the size limits.
+///
+/// ```
+/// use toolsmith::harness::model::ImageLimits;
+///
+/// // Anthropic's: 8000 px a side, 2000 px when a request has more than 20 images, 100
+/// // images a request.
+/// let limits = ImageLimits::none()
+///     .with_max_side(8000)
+///     .with_max_side_beyond(20, 2000)
+///     .with_max_images(100);
+/// assert_eq!(limits.max_side, Some(8000));
+/// assert!(limits.animated);
+/// assert_eq!(ImageLimits::default(), ImageLimits::none());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ImageLimits {
+    /// The largest width or height, in pixels, the model takes (`None`: no limit).
+    pub max_side: Option<u32>,
+    /// The largest side the model takes when a request carries more images than a number:
+    /// (that number, the side in pixels). Anthropic's "more than 20 images: 2000 px".
+    pub max_side_beyond: Option<(usize, u32)>,
+    /// The most images one request may carry (`None`: no limit).
+    pub max_images: Option<usize>,
+    /// Whether an animated image (more than one frame) is taken.
+    pub animated: bool,
+}
+
+impl ImageLimits {
+    /// No limits: what a model that does not say takes (the default).
+    #[must_use]
+    pub const fn none() -> Self {
+        Self {
+            max_side: None,
+            max_side_beyond: None,
+            max_images: None,
+            animated: true,
+        }
+    }
+
+    /// With the largest side, in pixels, of any image.
+    #[must_use]
+    pub const fn with_max_side(mut self, pixels: u32) -> Self {
+        self.max_side = Some(pixels);
+        self
+    }
+
+    /// With the largest side, in pixels, of an image in a request of more than `images`
+    /// images.
+    #[must_use]
+    pub const fn with_max_side_beyond(mut self, images: usize, pixels: u32) -> Self {
+        self.max_side_beyond = Some((images, pixels));
+        self
+    }
+
+    /// With the most images a request may carry.
+    #[must_use]
+    pub const fn with_max_images(mut self, images: usize) -> Self {
+        self.max_images = Some(images);
+        self
+    }
+
+    /// With whether animated images are taken.
+    #[must_use]
+    pub const fn with_animated(mut self, taken: bool) -> Self {
+        self.animated = taken;
+        self
+    }
+
+    /// Whether these limits refuse no image at all, so that a request need not be walked.
+    pub(crate) fn is_none(&self) -> bool {
+        *self == Self::none()
+    }
+}
+
+impl Default for ImageLimits {
+    fn default() -> Self {
+        Self::none()
+    }
+}
