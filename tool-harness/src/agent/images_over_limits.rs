@@ -3,9 +3,9 @@
 //! not take, and the session would then have to remove every image
 //! ([`unreadable_images`](super::unreadable_images)).
 
-use toolsmith_core::{ContentPart, Image, UserModelContent};
+use toolsmith_core::Image;
 
-use crate::model::{ImageLimits, Message};
+use crate::model::{ImageLimits, ImagePlace, Message, image_places, replace_image};
 
 /// What is known of one image of the request, in conversation order.
 struct Seen {
@@ -50,7 +50,9 @@ pub(super) fn remove_images_over_limits(
     messages: &mut [Message],
     limits: &ImageLimits,
 ) -> Vec<String> {
-    let seen: Vec<Seen> = images(messages).map(Seen::of).collect();
+    let (places, seen): (Vec<ImagePlace>, Vec<Seen>) = image_places(messages)
+        .map(|(place, image)| (place, Seen::of(image)))
+        .unzip();
     let mut notes: Vec<Option<String>> = seen.iter().map(|_| None).collect();
     for (image, note) in seen.iter().zip(&mut notes) {
         if image.animated && !limits.animated {
@@ -98,71 +100,11 @@ pub(super) fn remove_images_over_limits(
             }
         }
     }
-    if notes.iter().all(Option::is_none) {
-        return Vec::new();
-    }
-    replace(messages, &notes);
-    notes.into_iter().flatten().collect()
-}
-
-/// The images of `messages`, in conversation order: a user message's, a tool result's parts.
-fn images(messages: &[Message]) -> impl Iterator<Item = &Image> {
-    messages.iter().flat_map(|message| {
-        let (user, results): (&[Image], &[_]) = match message {
-            Message::User { images, .. } => (images, &[]),
-            Message::ToolResults { results } => (&[], results),
-            Message::Assistant { .. } => (&[], &[]),
-        };
-        user.iter().chain(results.iter().flat_map(|result| {
-            let parts: &[ContentPart] = match &result.result.content {
-                UserModelContent::Parts(parts) => parts,
-                _ => &[],
-            };
-            parts.iter().filter_map(|part| match part {
-                ContentPart::Image(image) => Some(image),
-                _ => None,
-            })
-        }))
-    })
-}
-
-/// Replaces the images of `messages` whose entry of `notes` (one an image, in the order of
-/// [`images`]) is a note by that note.
-fn replace(messages: &mut [Message], notes: &[Option<String>]) {
-    let mut notes = notes.iter();
-    for message in messages {
-        match message {
-            Message::User { text, images } if !images.is_empty() => {
-                let mut written = Vec::new();
-                images.retain(|_| match notes.next() {
-                    Some(Some(note)) => {
-                        written.push(note.clone());
-                        false
-                    }
-                    _ => true,
-                });
-                if !written.is_empty() {
-                    if !text.is_empty() {
-                        written.push(std::mem::take(text));
-                    }
-                    *text = written.join("\n");
-                }
-            }
-            Message::ToolResults { results } => {
-                for result in results {
-                    let UserModelContent::Parts(parts) = &mut result.result.content else {
-                        continue;
-                    };
-                    for part in parts.iter_mut() {
-                        if matches!(part, ContentPart::Image(_))
-                            && let Some(Some(note)) = notes.next()
-                        {
-                            *part = ContentPart::text(note.clone());
-                        }
-                    }
-                }
-            }
-            _ => {}
+    // Last first, as `replace_image` asks, so that a message's notes keep its images' order.
+    for (&place, note) in places.iter().zip(&notes).rev() {
+        if let Some(note) = note {
+            replace_image(messages, place, |_| note.clone());
         }
     }
+    notes.into_iter().flatten().collect()
 }

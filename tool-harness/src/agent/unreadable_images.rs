@@ -3,9 +3,9 @@
 //! the one it named where it said which, else all of them, so that the conversation goes
 //! on without them rather than failing the same way at every call.
 
-use toolsmith_core::{ContentPart, Image, UserModelContent};
+use toolsmith_core::Image;
 
-use crate::model::{ImagePlace, Message, image_places};
+use crate::model::{ImagePlace, Message, image_places, replace_image};
 
 /// What the model is shown in place of a removed image: its media type and size, so that
 /// the model (and a reader of the transcript) knows what was there and why it is gone.
@@ -28,7 +28,7 @@ pub(super) fn remove_images(messages: &mut [Message]) -> usize {
     // Last first: each note goes before a user message's text, so the notes end in the
     // images' order, and the places before it stay where they were.
     for &place in places.iter().rev() {
-        replace_image(messages, place);
+        replace_image(messages, place, removed_image_note);
     }
     places.len()
 }
@@ -41,41 +41,13 @@ pub(super) fn remove_image(messages: &mut [Message], index: usize) -> bool {
     let Some((place, _)) = image_places(messages).nth(index) else {
         return false;
     };
-    replace_image(messages, place);
+    replace_image(messages, place, removed_image_note);
     true
-}
-
-/// The image at `place` (one of `image_places(messages)`) replaced by its note.
-fn replace_image(messages: &mut [Message], place: ImagePlace) {
-    match place {
-        ImagePlace::User { message, image } => {
-            if let Message::User { text, images } = &mut messages[message] {
-                let note = removed_image_note(&images.remove(image));
-                *text = if text.is_empty() {
-                    note
-                } else {
-                    format!("{note}\n{text}")
-                };
-            }
-        }
-        ImagePlace::Result {
-            message,
-            result,
-            part,
-        } => {
-            if let Message::ToolResults { results } = &mut messages[message]
-                && let UserModelContent::Parts(parts) = &mut results[result].result.content
-                && let ContentPart::Image(image) = &parts[part]
-            {
-                parts[part] = ContentPart::text(removed_image_note(image));
-            }
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use toolsmith_core::ToolCallResult;
+    use toolsmith_core::{ContentPart, ToolCallResult, UserModelContent};
 
     use super::*;
     use crate::model::ToolResultMessage;

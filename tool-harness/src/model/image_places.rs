@@ -1,7 +1,8 @@
 //! Where each image of a conversation's messages is, in the one order a request's images
 //! are counted: [`ModelError::ImageRefused`](super::ModelError::ImageRefused)'s `image`
 //! counts in it, the client that reads it from the API's words maps back to it, and the
-//! session that removes the image finds it by it.
+//! session that removes the image finds it by it, and replaces it by a note
+//! ([`replace_image`]).
 
 use toolsmith_core::{ContentPart, Image, UserModelContent};
 
@@ -33,39 +34,69 @@ pub(crate) enum ImagePlace {
 /// image parts in order (an error result's too: they are the conversation's, though the
 /// formats send an error's text alone).
 pub(crate) fn image_places(messages: &[Message]) -> impl Iterator<Item = (ImagePlace, &Image)> {
-    messages
-        .iter()
-        .enumerate()
-        .flat_map(|(message, entry)| -> Box<dyn Iterator<Item = _> + '_> {
-            match entry {
-                Message::User { images, .. } => Box::new(
-                    images
-                        .iter()
-                        .enumerate()
-                        .map(move |(image, found)| (ImagePlace::User { message, image }, found)),
-                ),
-                Message::ToolResults { results } => {
-                    Box::new(results.iter().enumerate().flat_map(move |(result, reply)| {
-                        let parts: &[ContentPart] = match &reply.result.content {
-                            UserModelContent::Parts(parts) => parts,
-                            _ => &[],
-                        };
-                        parts.iter().enumerate().filter_map(move |(part, content)| {
-                            let found = content.as_image()?;
-                            Some((
-                                ImagePlace::Result {
-                                    message,
-                                    result,
-                                    part,
-                                },
-                                found,
-                            ))
-                        })
-                    }))
-                }
-                Message::Assistant { .. } => Box::new(std::iter::empty()),
+    messages.iter().enumerate().flat_map(|(message, entry)| {
+        // One of the two is empty: no iterator boxed a message (a session walks every
+        // message before each request).
+        let (images, results): (&[Image], &[_]) = match entry {
+            Message::User { images, .. } => (images, &[]),
+            Message::ToolResults { results } => (&[], results),
+            Message::Assistant { .. } => (&[], &[]),
+        };
+        let users = images
+            .iter()
+            .enumerate()
+            .map(move |(image, found)| (ImagePlace::User { message, image }, found));
+        let parts = results.iter().enumerate().flat_map(move |(result, reply)| {
+            let parts: &[ContentPart] = match &reply.result.content {
+                UserModelContent::Parts(parts) => parts,
+                _ => &[],
+            };
+            parts.iter().enumerate().filter_map(move |(part, content)| {
+                let place = ImagePlace::Result {
+                    message,
+                    result,
+                    part,
+                };
+                Some((place, content.as_image()?))
+            })
+        });
+        users.chain(parts)
+    })
+}
+
+/// The image at `place` (one of `image_places(messages)`) replaced by the text `note` makes
+/// of it: a user message's note goes before its text and any earlier notes (so replacing a
+/// message's images last first leaves their notes in the images' order, and the places
+/// before stay where they were); a tool result's image part becomes a text part.
+pub(crate) fn replace_image(
+    messages: &mut [Message],
+    place: ImagePlace,
+    note: impl FnOnce(&Image) -> String,
+) {
+    match place {
+        ImagePlace::User { message, image } => {
+            if let Message::User { text, images } = &mut messages[message] {
+                let note = note(&images.remove(image));
+                *text = if text.is_empty() {
+                    note
+                } else {
+                    format!("{note}\n{text}")
+                };
             }
-        })
+        }
+        ImagePlace::Result {
+            message,
+            result,
+            part,
+        } => {
+            if let Message::ToolResults { results } = &mut messages[message]
+                && let UserModelContent::Parts(parts) = &mut results[result].result.content
+                && let ContentPart::Image(image) = &parts[part]
+            {
+                parts[part] = ContentPart::text(note(image));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

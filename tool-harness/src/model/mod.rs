@@ -6,8 +6,8 @@
 mod chat_model;
 #[cfg(feature = "http-models")]
 pub mod http;
-mod image_places;
 mod image_limits;
+mod image_places;
 mod message;
 mod request;
 mod response;
@@ -15,8 +15,8 @@ mod scripted;
 
 pub(crate) use chat_model::DebugName;
 pub use chat_model::{ChatModel, ModelError, StreamDelta};
-pub(crate) use image_places::{ImagePlace, image_places};
 pub use image_limits::ImageLimits;
+pub(crate) use image_places::{ImagePlace, image_places, replace_image};
 pub use message::{Message, ModelCall, ProviderTurn, ToolResultMessage};
 pub use request::{ChatOptions, ChatRequest, ToolChoice};
 pub use response::{ChatResponse, Usage};
