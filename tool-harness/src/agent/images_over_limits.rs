@@ -42,7 +42,8 @@ impl Seen {
 /// (a user message keeps its other images, and its text after the notes; a tool result's
 /// image part becomes a text part), and gives the notes, oldest image first.
 ///
-/// In turn: an animated image where none is taken, an image over the largest side; then,
+/// In turn: an image of a type the model does not take, an animated image where none is
+/// taken, an image over the largest side; then,
 /// past the most images a request, the oldest of the others; then, while the request has
 /// more images than the many-images rule allows and some are over its smaller side, the
 /// oldest of those, so that as few go as the rule needs and the latest stay.
@@ -55,7 +56,13 @@ pub(super) fn remove_images_over_limits(
         .unzip();
     let mut notes: Vec<Option<String>> = seen.iter().map(|_| None).collect();
     for (image, note) in seen.iter().zip(&mut notes) {
-        if image.animated && !limits.animated {
+        if !limits.media_types.contains(&image.media_type) {
+            *note = Some(format!(
+                "[image removed: an {}, a type the model does not take (it takes {})]",
+                image.media_type,
+                limits.media_types.join(", ")
+            ));
+        } else if image.animated && !limits.animated {
             *note = Some(format!(
                 "[image removed: an animated {}, which the model does not take]",
                 image.media_type

@@ -1,6 +1,8 @@
 //! [`ImageLimits`]: what images a model takes in one request, so that the ones it would
 //! refuse are found before the request is sent.
 
+use toolsmith_core::IMAGE_MEDIA_TYPES;
+
 /// What images a model takes in one request: how large a side may be, how many images a
 /// request may carry, and whether an animated one is taken. A provider refuses the whole
 /// request when one image breaks a limit; an [`AgentSession`](crate::agent::AgentSession)
@@ -37,6 +39,9 @@ pub struct ImageLimits {
     pub max_images: Option<usize>,
     /// Whether an animated image (more than one frame) is taken.
     pub animated: bool,
+    /// The media types taken, of [`IMAGE_MEDIA_TYPES`] (all of them by default; Gemini
+    /// takes no GIF).
+    pub media_types: &'static [&'static str],
 }
 
 impl ImageLimits {
@@ -48,6 +53,7 @@ impl ImageLimits {
             max_side_beyond: None,
             max_images: None,
             animated: true,
+            media_types: &IMAGE_MEDIA_TYPES,
         }
     }
 
@@ -77,6 +83,13 @@ impl ImageLimits {
     #[must_use]
     pub const fn with_animated(mut self, taken: bool) -> Self {
         self.animated = taken;
+        self
+    }
+
+    /// With the media types taken (an image of another type is removed before sending).
+    #[must_use]
+    pub const fn with_media_types(mut self, media_types: &'static [&'static str]) -> Self {
+        self.media_types = media_types;
         self
     }
 

@@ -140,7 +140,16 @@ impl HttpApi for GeminiModel {
     /// lower, which every model takes), and no limit on pixels: "larger images are scaled
     /// down" (cloud.google.com, Vertex AI "Image understanding", "Supported models"; the
     /// Gemini API serves the same models).
-    const IMAGE_LIMITS: ImageLimits = ImageLimits::none().with_max_images(900);
+    ///
+    /// Of the image types an `Image` may be, PNG, JPEG and WebP: "MIME type must be
+    /// image/png, image/jpeg, image/webp, image/heic, or image/heif" (the API's own 400,
+    /// as reported in EvanZhouDev/gemini-ai#3; ai.google.dev "Image understanding",
+    /// "Supported image formats"), a GIF refused as "Unsupported MIME type: image/gif".
+    const IMAGE_LIMITS: ImageLimits = ImageLimits::none().with_max_images(900).with_media_types(&[
+        "image/png",
+        "image/jpeg",
+        "image/webp",
+    ]);
 
     fn client(&self) -> &HttpClient {
         &self.client

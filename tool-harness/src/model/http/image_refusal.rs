@@ -81,11 +81,16 @@ impl OverflowShape {
             // Gemini's 400 `INVALID_ARGUMENT`: "Unable to process input image. Please retry
             // or report in https://developers.generativeai.google/guide/troubleshooting"
             // (google-gemini/gemini-cli#5064), and "Provided image is not valid"
-            // (AmberSahdev/Open-Interface#64).
+            // (AmberSahdev/Open-Interface#64); an image of a type it does not take: "…
+            // inline_data.mime_type: MIME type must be image/png, image/jpeg, …"
+            // (EvanZhouDev/gemini-ai#3) or "Unsupported MIME type: image/gif"
+            // (Mai-with-u/MaiBot#1435).
             Self::Gemini => {
                 signs.status == StatusCode::BAD_REQUEST
                     && (message.contains("unable to process input image")
-                        || message.contains("provided image is not valid"))
+                        || message.contains("provided image is not valid")
+                        || message.contains("mime_type: mime type must be image/")
+                        || message.contains("unsupported mime type: image/"))
             }
         }
     }
@@ -145,6 +150,12 @@ mod tests {
         assert!(refused(OverflowShape::Gemini, 400, &gemini));
         let not_valid = json!({"error": {"code": 400, "message": "Provided image is not valid", "status": "INVALID_ARGUMENT"}});
         assert!(refused(OverflowShape::Gemini, 400, &not_valid));
+        let mime = json!({"error": {"code": 400, "message": "* GenerateContentRequest.contents[0].parts[1].inline_data.mime_type: MIME type must be image/png, image/jpeg, image/webp, image/heic, or image/heif.\n", "status": "INVALID_ARGUMENT"}});
+        assert!(refused(OverflowShape::Gemini, 400, &mime));
+        let gif = json!({"error": {"code": 400, "message": "Unsupported MIME type: image/gif", "status": "INVALID_ARGUMENT"}});
+        assert!(refused(OverflowShape::Gemini, 400, &gif));
+        let pdf = json!({"error": {"code": 400, "message": "Unsupported MIME type: application/x-foo", "status": "INVALID_ARGUMENT"}});
+        assert!(!refused(OverflowShape::Gemini, 400, &pdf));
         let key = json!({"error": {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}});
         assert!(!refused(OverflowShape::Gemini, 400, &key));
         // Another API's words are not this one's.

@@ -32,7 +32,11 @@ fn each_client_gives_its_api_s_limits_and_the_builder_others() {
     }
     assert_eq!(
         limits(Api::Gemini),
-        ImageLimits::none().with_max_images(900)
+        ImageLimits::none().with_max_images(900).with_media_types(&[
+            "image/png",
+            "image/jpeg",
+            "image/webp"
+        ])
     );
     let local = toolsmith_harness::model::http::OpenAiChatModel::builder()
         .base_url(server)
@@ -94,6 +98,23 @@ async fn openai_chat_is_sent_no_animated_gif() {
     assert!(sent.contains(&still.data_url()), "{sent}");
     assert!(
         sent.contains("[image removed: an animated image/gif, which the model does not take]"),
+        "{sent}"
+    );
+}
+
+#[tokio::test]
+async fn gemini_is_sent_no_gif() {
+    let (still, photo) = (gif(1), png(640, 480));
+    let body = sent_body(Api::Gemini, vec![still.clone(), photo.clone()]).await;
+    let sent = body.to_string();
+    assert!(!sent.contains(still.data()), "{sent}");
+    assert!(!sent.contains(r#""mimeType":"image/gif""#), "{sent}");
+    assert!(sent.contains(photo.data()), "{sent}");
+    assert!(
+        sent.contains(
+            "[image removed: an image/gif, a type the model does not take (it takes \
+             image/png, image/jpeg, image/webp)]"
+        ),
         "{sent}"
     );
 }
