@@ -57,6 +57,52 @@ impl ImageLimits {
         }
     }
 
+    /// Anthropic's Messages API: "The maximal dimensions per image are 8000x8000 px. If you
+    /// submit more than 20 images in one API request, this limit is reduced to 2000x2000
+    /// px", and at most 100 images a request for a model of a 200k-token window (600 for
+    /// the others): the lower count, which every model takes (docs.claude.com, "Vision",
+    /// "General limits"). Its refusals: "At least one of the image dimensions exceed max
+    /// allowed size: 8000 pixels" and "… for many-image requests: 2000 pixels". Animated
+    /// images are not refused: Claude reads a GIF's first frame. What
+    /// [`AnthropicModel`](crate::model::http::AnthropicModel) reports unless told otherwise.
+    #[must_use]
+    pub const fn anthropic() -> Self {
+        Self::none()
+            .with_max_side(8000)
+            .with_max_side_beyond(20, 2000)
+            .with_max_images(100)
+    }
+
+    /// OpenAI's Chat Completions and Responses APIs: PNG, JPEG, WebP and "non-animated
+    /// GIF", "up to 500 individual images per request", and no limit on pixels (a large
+    /// image is scaled down) (platform.openai.com, "Images and vision", "Image input
+    /// requirements"); an animated GIF is refused as `invalid_image_format`. What
+    /// [`OpenAiChatModel`](crate::model::http::OpenAiChatModel) and
+    /// [`OpenAiResponsesModel`](crate::model::http::OpenAiResponsesModel) report unless told
+    /// otherwise.
+    #[must_use]
+    pub const fn openai() -> Self {
+        Self::none().with_max_images(500).with_animated(false)
+    }
+
+    /// Google's Gemini API: at most 900 images a prompt (Gemini 3 Pro; 3,000 for Gemini 2.5
+    /// Pro and Flash: the lower, which every model takes), no limit on pixels ("larger
+    /// images are scaled down"; cloud.google.com, Vertex AI "Image understanding",
+    /// "Supported models"; the Gemini API serves the same models), and of the types an
+    /// [`Image`](toolsmith_core::Image) may be, PNG, JPEG and WebP: "MIME type must be
+    /// image/png, image/jpeg, image/webp, image/heic, or image/heif" (the API's own 400,
+    /// as reported in EvanZhouDev/gemini-ai#3; ai.google.dev "Image understanding",
+    /// "Supported image formats"), a GIF refused as "Unsupported MIME type: image/gif".
+    /// What [`GeminiModel`](crate::model::http::GeminiModel) reports unless told otherwise.
+    #[must_use]
+    pub const fn gemini() -> Self {
+        Self::none().with_max_images(900).with_media_types(&[
+            "image/png",
+            "image/jpeg",
+            "image/webp",
+        ])
+    }
+
     /// With the largest side, in pixels, of any image.
     #[must_use]
     pub const fn with_max_side(mut self, pixels: u32) -> Self {

@@ -142,17 +142,8 @@ api::chat_model_over_api!(
 impl HttpApi for AnthropicModel {
     type Assembler = AnthropicAssembler;
 
-    /// "The maximal dimensions per image are 8000x8000 px. If you submit more than 20
-    /// images in one API request, this limit is reduced to 2000x2000 px", and at most 100
-    /// images a request for a model of a 200k-token window (600 for the others): the lower
-    /// count, which every model takes (docs.claude.com, "Vision", "General limits"). Its
-    /// refusals: "At least one of the image dimensions exceed max allowed size: 8000 pixels"
-    /// and "… for many-image requests: 2000 pixels" (see `image_refusal.rs`). Animated
-    /// images are not refused: Claude reads a GIF's first frame.
-    const IMAGE_LIMITS: ImageLimits = ImageLimits::none()
-        .with_max_side(8000)
-        .with_max_side_beyond(20, 2000)
-        .with_max_images(100);
+    /// [`ImageLimits::anthropic`]: its refusals are read in `image_refusal.rs`.
+    const IMAGE_LIMITS: ImageLimits = ImageLimits::anthropic();
 
     fn client(&self) -> &HttpClient {
         &self.client

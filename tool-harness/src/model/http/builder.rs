@@ -383,15 +383,14 @@ impl<M: ChatClient> HttpModelBuilder<M> {
     /// use toolsmith::harness::model::{ChatModel, ImageLimits};
     /// use toolsmith::harness::model::http::AnthropicModel;
     ///
-    /// // A model of a larger context window, which takes 600 images a request.
-    /// let limits = AnthropicModel::builder().api_key("sk-ant-test").build().unwrap().image_limits()
-    ///     .with_max_images(600);
+    /// // A computer-use agent that sends only its latest 10 screenshots (fewer tokens a
+    /// // turn); the older ones become notes in the conversation.
     /// let model = AnthropicModel::builder()
     ///     .api_key("sk-ant-test")
-    ///     .image_limits(limits)
+    ///     .image_limits(ImageLimits::anthropic().with_max_images(10))
     ///     .build()
     ///     .unwrap();
-    /// assert_eq!(model.image_limits().max_images, Some(600));
+    /// assert_eq!(model.image_limits().max_images, Some(10));
     /// assert_eq!(model.image_limits().max_side, Some(8000));
     /// ```
     #[must_use]

@@ -136,20 +136,8 @@ api::chat_model_over_api!(
 impl HttpApi for GeminiModel {
     type Assembler = GeminiAssembler;
 
-    /// At most 900 images a prompt (Gemini 3 Pro; 3,000 for Gemini 2.5 Pro and Flash: the
-    /// lower, which every model takes), and no limit on pixels: "larger images are scaled
-    /// down" (cloud.google.com, Vertex AI "Image understanding", "Supported models"; the
-    /// Gemini API serves the same models).
-    ///
-    /// Of the image types an `Image` may be, PNG, JPEG and WebP: "MIME type must be
-    /// image/png, image/jpeg, image/webp, image/heic, or image/heif" (the API's own 400,
-    /// as reported in EvanZhouDev/gemini-ai#3; ai.google.dev "Image understanding",
-    /// "Supported image formats"), a GIF refused as "Unsupported MIME type: image/gif".
-    const IMAGE_LIMITS: ImageLimits = ImageLimits::none().with_max_images(900).with_media_types(&[
-        "image/png",
-        "image/jpeg",
-        "image/webp",
-    ]);
+    /// [`ImageLimits::gemini`]: its refusals are read in `image_refusal.rs`.
+    const IMAGE_LIMITS: ImageLimits = ImageLimits::gemini();
 
     fn client(&self) -> &HttpClient {
         &self.client

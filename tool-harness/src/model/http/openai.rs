@@ -4,15 +4,6 @@
 
 use super::builder::Endpoint;
 use super::context_overflow::OverflowShape;
-use crate::model::ImageLimits;
-
-/// The images Chat Completions and Responses take: PNG, JPEG, WebP and "non-animated GIF",
-/// "up to 500 individual images per request", and no limit on pixels (a large image is
-/// scaled down) (platform.openai.com, "Images and vision", "Image input requirements").
-/// An animated GIF is refused as `invalid_image_format` (see `image_refusal.rs`).
-pub(super) const IMAGE_LIMITS: ImageLimits = ImageLimits::none()
-    .with_max_images(500)
-    .with_animated(false);
 
 /// The official endpoint of an OpenAI API that errors call `name`, configured from
 /// `OPENAI_API_KEY` and `OPENAI_BASE_URL`.

@@ -123,7 +123,7 @@ api::chat_model_over_api!(
 impl HttpApi for OpenAiChatModel {
     type Assembler = ChatAssembler;
 
-    const IMAGE_LIMITS: ImageLimits = openai::IMAGE_LIMITS;
+    const IMAGE_LIMITS: ImageLimits = ImageLimits::openai();
 
     fn client(&self) -> &HttpClient {
         &self.client

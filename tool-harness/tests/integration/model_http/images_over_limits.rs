@@ -38,6 +38,10 @@ fn each_client_gives_its_api_s_limits_and_the_builder_others() {
             "image/webp"
         ])
     );
+    // The same facts, as a builder starts from them.
+    assert_eq!(limits(Api::Anthropic), ImageLimits::anthropic());
+    assert_eq!(limits(Api::Chat), ImageLimits::openai());
+    assert_eq!(limits(Api::Gemini), ImageLimits::gemini());
     let local = toolsmith_harness::model::http::OpenAiChatModel::builder()
         .base_url(server)
         .image_limits(ImageLimits::none())
