@@ -43,10 +43,16 @@ impl Seen {
 /// image part becomes a text part), and gives the notes, oldest image first.
 ///
 /// In turn: an image of a type the model does not take, an animated image where none is
-/// taken, an image over the largest side; then,
-/// past the most images a request, the oldest of the others; then, while the request has
-/// more images than the many-images rule allows and some are over its smaller side, the
-/// oldest of those, so that as few go as the rule needs and the latest stay.
+/// taken, an image over the largest side; then, past the most images a request, the oldest
+/// of the others; then, while the request has more images than the many-images rule
+/// allows and some are over its smaller side, the oldest of those, the latest kept.
+///
+/// A count rule, once it removes any, removes a [`headroom`] more (the oldest, never one of
+/// the newest it leaves): a conversation that gains a screenshot a turn then crosses the
+/// rule again only every few turns. Each removal changes an old message, which a provider's
+/// prompt cache reads as a new prompt from there on (the whole conversation written to the
+/// cache again, at 1.25 times the price of input on Anthropic): once a turn, the cache
+/// would never be read past the oldest image.
 pub(super) fn remove_images_over_limits(
     messages: &mut [Message],
     limits: &ImageLimits,
@@ -80,21 +86,28 @@ pub(super) fn remove_images_over_limits(
     if let Some(max) = limits.max_images
         && kept > max
     {
-        let had = kept;
+        let (had, down_to) = (kept, max - headroom(max));
         for note in notes.iter_mut().filter(|note| note.is_none()) {
-            if kept == max {
+            if kept == down_to {
                 break;
             }
             *note = Some(format!(
                 "[image removed: the request had {had} images, more than the {max} the \
-                 model takes; the oldest were removed]"
+                 model takes; the oldest went, down to {down_to}]"
             ));
             kept -= 1;
         }
     }
-    if let Some((above, max)) = limits.max_side_beyond {
-        for (image, note) in seen.iter().zip(&mut notes) {
-            if kept <= above {
+    if let Some((above, max)) = limits.max_side_beyond
+        && kept > above
+    {
+        // The newest images the headroom leaves are never taken for it: only the rule
+        // itself may remove one of them.
+        let down_to = above - headroom(above);
+        let newest_from = kept_positions(&notes).nth_back(down_to.saturating_sub(1));
+        for (position, (image, note)) in seen.iter().zip(&mut notes).enumerate() {
+            let within_rule = kept <= above;
+            if kept <= down_to || within_rule && newest_from.is_none_or(|from| position >= from) {
                 break;
             }
             if note.is_none() && image.over(max) {
@@ -114,4 +127,86 @@ pub(super) fn remove_images_over_limits(
         }
     }
     notes.into_iter().flatten().collect()
+}
+
+/// How many images a count rule of `limit` removes beyond what it needs: a quarter of it.
+fn headroom(limit: usize) -> usize {
+    limit / 4
+}
+
+/// The positions (among all images) of the images `notes` leaves, oldest first.
+fn kept_positions(notes: &[Option<String>]) -> impl DoubleEndedIterator<Item = usize> + '_ {
+    notes
+        .iter()
+        .enumerate()
+        .filter(|(_, note)| note.is_none())
+        .map(|(position, _)| position)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PNG whose header says `width` x `height` (no pixels: only the header is read).
+    fn png(width: u32, height: u32) -> Image {
+        let mut file = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        file.extend_from_slice(&width.to_be_bytes());
+        file.extend_from_slice(&height.to_be_bytes());
+        file.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        Image::from_bytes("image/png", &file).unwrap()
+    }
+
+    #[test]
+    fn a_screenshot_a_turn_crosses_the_many_images_rule_every_few_turns_not_every_turn() {
+        let mut messages = Vec::new();
+        let mut removing_turns = Vec::new();
+        for turn in 1..=40 {
+            messages.push(Message::user_with_images(
+                format!("shot {turn}"),
+                vec![png(2560, 1440)],
+            ));
+            messages.push(Message::assistant("Seen."));
+            let removed = remove_images_over_limits(&mut messages, &ImageLimits::anthropic());
+            if !removed.is_empty() {
+                removing_turns.push((turn, removed.len()));
+            }
+            let left: Vec<usize> = messages
+                .iter()
+                .step_by(2)
+                .enumerate()
+                .filter(|(_, message)| !message.images().is_empty())
+                .map(|(shot, _)| shot + 1)
+                .collect();
+            assert!(left.len() <= 20, "turn {turn}: {} images", left.len());
+            assert_eq!(left.last(), Some(&turn), "the latest screenshot stays");
+        }
+        // At 21 images, the oldest 6 go (down to 15), and the cache's prefix holds until
+        // the next 6 screenshots: 5 removals in 40 turns, not one a turn from the 21st.
+        assert_eq!(removing_turns, [(21, 6), (27, 6), (33, 6), (39, 6)]);
+    }
+
+    #[test]
+    fn past_the_most_images_the_oldest_go_down_to_the_headroom() {
+        let mut messages: Vec<Message> = (0..12)
+            .map(|shot| Message::user_with_images(format!("shot {shot}"), vec![png(100, 100)]))
+            .collect();
+        let removed =
+            remove_images_over_limits(&mut messages, &ImageLimits::none().with_max_images(10));
+        assert_eq!(
+            removed,
+            vec![
+                "[image removed: the request had 12 images, more than the 10 the model takes; \
+                 the oldest went, down to 8]"
+                    .to_owned();
+                4
+            ]
+        );
+        let kept: Vec<bool> = messages.iter().map(|m| !m.images().is_empty()).collect();
+        assert_eq!(kept, [[false; 4].as_slice(), &[true; 8]].concat());
+        // Within the limit: nothing more goes.
+        assert!(
+            remove_images_over_limits(&mut messages, &ImageLimits::none().with_max_images(10))
+                .is_empty()
+        );
+    }
 }

@@ -1429,8 +1429,11 @@ impl AgentSessionBuilder {
     /// request past the most images, the oldest go; of a request past the many-images
     /// rule (Anthropic's 2000 px a side beyond 20 images), the oldest of the images too
     /// large for it, until the request is within the rule or none is left too large: the
-    /// latest screenshots stay. The notes are kept in the conversation, so each image is
-    /// removed once and a prompt cache's prefix stays as it was.
+    /// latest screenshots stay. A count rule that removes any removes a quarter of its
+    /// limit more, the oldest, never one of the newest it leaves (20 screenshots: down to
+    /// 15), so that a conversation gaining one a turn crosses it every few turns: each
+    /// removal changes an old message, and a prompt cache is read only up to it. The notes
+    /// are kept in the conversation, so each image is removed once.
     ///
     /// When the model refuses a request because it cannot read one of its images
     /// ([`ModelError::ImageRefused`]: a file that begins as a PNG but is corrupt, an

@@ -128,10 +128,11 @@ async fn send_after(sizes: &[(u32, u32)]) -> (Vec<usize>, Vec<String>) {
 #[tokio::test]
 async fn many_images_lose_the_oldest_over_the_smaller_limit_and_no_more() {
     const BEYOND: &str = "[image removed: 2560x1440 px, more than the 2000 px a side the model takes in a request of more than 20 images]";
-    // 25 screenshots of 2560x1440: the 5 oldest go, 20 stay.
+    // 25 screenshots of 2560x1440: the 5 oldest go for the rule, and 5 more for the
+    // headroom (a quarter of 20), so that the next 5 turns' screenshots remove none: 15 stay.
     let (removed, notes) = send_after(&[(2560, 1440); 25]).await;
-    assert_eq!(removed, [0, 1, 2, 3, 4]);
-    assert_eq!(notes, vec![BEYOND.to_owned(); 5]);
+    assert_eq!(removed, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(notes, vec![BEYOND.to_owned(); 10]);
 
     // 25 where only 3 are over 2000 px: those 3, though 22 images stay.
     let mut sizes = [(1280, 720); 25];
@@ -142,7 +143,8 @@ async fn many_images_lose_the_oldest_over_the_smaller_limit_and_no_more() {
     assert_eq!(removed, [3, 10, 20]);
     assert_eq!(notes.len(), 3);
 
-    // 21 with the oldest and the latest large: the oldest alone brings it to 20.
+    // 21 with the oldest and the latest large: the oldest alone brings it to 20, and the
+    // headroom never takes one of the newest 15.
     let mut sizes = [(1280, 720); 21];
     sizes[0] = (2560, 1440);
     sizes[20] = (2560, 1440);
@@ -160,10 +162,11 @@ async fn past_the_most_images_a_request_the_oldest_go() {
     let conversation = screenshots(&[(100, 100); 12]);
     session.edit_transcript(|kept| *kept = conversation).await;
     session.send("Next?").await.unwrap();
-    assert_eq!(removed_shots(&model.requests()[0].messages), [0, 1]);
+    // The 2 past the limit, and 2 more of headroom (a quarter of 10).
+    assert_eq!(removed_shots(&model.requests()[0].messages), [0, 1, 2, 3]);
     let note = "[image removed: the request had 12 images, more than the 10 the model takes; \
-                the oldest were removed]";
-    assert_eq!(over_limits(&events), [(1, vec![note.to_owned(); 2])]);
+                the oldest went, down to 8]";
+    assert_eq!(over_limits(&events), [(1, vec![note.to_owned(); 4])]);
     assert_eq!(
         model.requests()[0].messages[0],
         Message::user(format!("{note}\nshot 0"))
