@@ -2,7 +2,8 @@
 //! tool's image result goes back to it as an image, kept in the conversation for the next
 //! `send`.
 
-use toolsmith_core::{Args, ContentPart, FnTool, Image, ToolArgs, ToolCallResult, ToolShed};
+use super::common::image_files::screenshot_tool;
+use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolShed};
 use toolsmith_harness::agent::{AgentSession, UserInput};
 use toolsmith_harness::model::{Message, ScriptedModel, ScriptedTurn};
 
@@ -21,16 +22,9 @@ async fn a_users_images_and_a_tools_image_reach_the_model() {
         ScriptedTurn::text("The page shows the same cat."),
         ScriptedTurn::text("Still a cat."),
     ]);
-    let tool = FnTool::new(
+    let tool = screenshot_tool(
         "screenshot",
-        "Take a screenshot.",
-        Args::empty(),
-        |_: ToolArgs<'_>| async {
-            Ok(ToolCallResult::parts([
-                ContentPart::text("The page:"),
-                screenshot().into(),
-            ]))
-        },
+        ToolCallResult::parts([ContentPart::text("The page:"), screenshot().into()]),
     );
     let session = AgentSession::builder(model.clone())
         .with_model("scripted")

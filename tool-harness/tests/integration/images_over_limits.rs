@@ -6,14 +6,14 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolsmith_core::{Args, ContentPart, FnTool, Image, ToolArgs, ToolCallResult, ToolShed};
+use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolShed};
 use toolsmith_harness::ToolPreset;
 use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgentSessionBuilder, SubAgentConfig, UserInput,
 };
 use toolsmith_harness::model::{ImageLimits, Message, ScriptedModel, ScriptedTurn};
 
-use super::common::image_files::png;
+use super::common::image_files::{png, screenshot_tool};
 
 const OVER_8000: &str =
     "[image removed: 9000x4000 px, more than the 8000 px a side the model takes]";
@@ -175,16 +175,9 @@ async fn past_the_most_images_a_request_the_oldest_go() {
 
 #[tokio::test]
 async fn a_tool_result_s_image_over_the_limit_becomes_a_text_part() {
-    let tool = FnTool::new(
+    let tool = screenshot_tool(
         "screenshot",
-        "Take a screenshot.",
-        Args::empty(),
-        |_: ToolArgs<'_>| async {
-            Ok(ToolCallResult::parts([
-                ContentPart::text("The screen:"),
-                png(9000, 4000).into(),
-            ]))
-        },
+        ToolCallResult::parts([ContentPart::text("The screen:"), png(9000, 4000).into()]),
     );
     let model = ScriptedModel::new([
         ScriptedTurn::call("screenshot", json!({})),
@@ -247,12 +240,7 @@ async fn off_nothing_is_removed_before_sending() {
 /// What the child's second request carried of its `screenshot` result (a 9000 px image),
 /// under a parent built with `remove`.
 async fn child_sent(remove: bool) -> ContentPart {
-    let screenshot = FnTool::new(
-        "screenshot",
-        "Take a screenshot.",
-        Args::empty(),
-        |_: ToolArgs<'_>| async { Ok(ToolCallResult::image(png(9000, 4000))) },
-    );
+    let screenshot = screenshot_tool("screenshot", ToolCallResult::image(png(9000, 4000)));
     let child_model = ScriptedModel::new([
         ScriptedTurn::call("screenshot", json!({})),
         ScriptedTurn::text("done"),

@@ -2,10 +2,11 @@
 //! images with a note and asks the same model call again, once; the kept conversation goes
 //! on without them. Off, or refused twice, the run ends with the refusal.
 
+use super::common::image_files::screenshot_tool;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolsmith_core::{Args, ContentPart, FnTool, Image, ToolArgs, ToolCallResult, ToolShed};
+use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolShed};
 use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgentSessionBuilder, AgenticError, FINAL_ANSWER_TOOL, UserInput,
 };
@@ -36,16 +37,9 @@ fn session(
     model: &ScriptedModel,
     configure: impl FnOnce(AgentSessionBuilder) -> AgentSessionBuilder,
 ) -> (AgentSession, Arc<Mutex<Vec<AgentEvent>>>) {
-    let tool = FnTool::new(
+    let tool = screenshot_tool(
         "screenshot",
-        "Take a screenshot.",
-        Args::empty(),
-        |_: ToolArgs<'_>| async {
-            Ok(ToolCallResult::parts([
-                ContentPart::text("The page:"),
-                broken_png().into(),
-            ]))
-        },
+        ToolCallResult::parts([ContentPart::text("The page:"), broken_png().into()]),
     );
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);

@@ -35,3 +35,20 @@ pub fn gif(frames: usize) -> Image {
     file.push(0x3B);
     Image::from_bytes("image/gif", &file).unwrap()
 }
+
+/// A tool `name` ("Take a screenshot.", no arguments) answering every call with `result`:
+/// the screenshot tool of the image tests, each with its own picture and caption.
+pub fn screenshot_tool(
+    name: &'static str,
+    result: toolsmith_core::ToolCallResult,
+) -> toolsmith_core::FnTool {
+    toolsmith_core::FnTool::new(
+        name,
+        "Take a screenshot.",
+        toolsmith_core::Args::empty(),
+        move |_: toolsmith_core::ToolArgs<'_>| {
+            let result = result.clone();
+            async move { Ok(result) }
+        },
+    )
+}

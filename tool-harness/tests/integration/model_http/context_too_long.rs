@@ -7,7 +7,7 @@ use toolsmith_harness::model::ModelError;
 
 use super::Api;
 use super::conversation::first_request_answered;
-use super::server::{Reply, sse_text};
+use super::server::{Reply, error_stream, sse_text};
 
 /// The message each API gives a request too long for its model.
 fn too_long_message(api: Api) -> &'static str {
@@ -58,48 +58,14 @@ fn other_400(api: Api) -> Value {
 /// `api`'s stream reporting, after its `200`, that the request is too long.
 fn too_long_stream(api: Api) -> String {
     let message = too_long_message(api);
-    match api {
-        // A server that speaks Chat Completions reports an error in the stream as a chunk
-        // carrying OpenAI's error object.
-        Api::Chat => sse_text([(
-            None,
-            json!({"error": {"message": message, "type": "invalid_request_error",
-                "param": "messages", "code": "context_length_exceeded"}}),
-        )]),
-        // Responses: the created response, then `response.failed` with the error.
-        Api::Responses => sse_text([
-            (
-                Some("response.created"),
-                json!({"type": "response.created", "sequence_number": 0,
-                    "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
-            ),
-            (
-                Some("response.failed"),
-                json!({"type": "response.failed", "sequence_number": 1,
-                    "response": {"id": "resp_1", "object": "response", "status": "failed",
-                        "error": {"code": "context_length_exceeded", "message": message},
-                        "output": []}}),
-            ),
-        ]),
-        Api::Anthropic => sse_text([
-            (
-                Some("message_start"),
-                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
-                    "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-                    "stop_reason": null, "stop_sequence": null,
-                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-            ),
-            (
-                Some("error"),
-                json!({"type": "error", "error": {"type": "invalid_request_error",
-                    "message": message}}),
-            ),
-        ]),
-        Api::Gemini => sse_text([(
-            None,
-            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}),
-        )]),
-    }
+    let error = match api {
+        Api::Chat => json!({"message": message, "type": "invalid_request_error",
+            "param": "messages", "code": "context_length_exceeded"}),
+        Api::Responses => json!({"code": "context_length_exceeded", "message": message}),
+        Api::Anthropic => json!({"type": "invalid_request_error", "message": message}),
+        Api::Gemini => json!({"code": 400, "message": message, "status": "INVALID_ARGUMENT"}),
+    };
+    error_stream(api, error)
 }
 
 fn expect_too_long(api: Api, answer: Result<(), ModelError>, status: u16, message: &str) {

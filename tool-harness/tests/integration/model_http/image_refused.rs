@@ -8,7 +8,7 @@ use toolsmith_harness::model::ModelError;
 
 use super::Api;
 use super::conversation::first_request_answered;
-use super::server::{Reply, sse_text};
+use super::server::{Reply, error_stream};
 
 /// The message each API gives a request with an image it cannot read.
 fn refusal_message(api: Api) -> &'static str {
@@ -53,35 +53,11 @@ fn refusal_body(api: Api) -> Value {
 
 /// `api`'s stream reporting, after its `200`, that it cannot read the image.
 fn refusal_stream(api: Api) -> String {
-    let error = refusal_error(api);
-    match api {
-        Api::Chat => sse_text([(None, json!({"error": error}))]),
-        Api::Responses => sse_text([
-            (
-                Some("response.created"),
-                json!({"type": "response.created", "sequence_number": 0,
-                    "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
-            ),
-            (
-                Some("response.failed"),
-                json!({"type": "response.failed", "sequence_number": 1,
-                    "response": {"id": "resp_1", "object": "response", "status": "failed",
-                        "error": {"code": "image_parse_error", "message": refusal_message(api)},
-                        "output": []}}),
-            ),
-        ]),
-        Api::Anthropic => sse_text([
-            (
-                Some("message_start"),
-                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
-                    "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-                    "stop_reason": null, "stop_sequence": null,
-                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-            ),
-            (Some("error"), json!({"type": "error", "error": error})),
-        ]),
-        Api::Gemini => sse_text([(None, json!({"error": error}))]),
-    }
+    let error = match api {
+        Api::Responses => json!({"code": "image_parse_error", "message": refusal_message(api)}),
+        _ => refusal_error(api),
+    };
+    error_stream(api, error)
 }
 
 fn expect_refused(api: Api, answer: Result<(), ModelError>, message: &str) {

@@ -3,16 +3,15 @@
 //! session replaces that image alone, asking again while refusals name other images and
 //! ending with the refusal once none is left.
 
+use crate::common::image_files::screenshot_tool;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use toolsmith_core::{
-    Args, ContentPart, FnTool, Image, ToolArgs, ToolArguments, ToolCallResult, ToolShed,
-};
+use toolsmith_core::{ContentPart, FnTool, Image, ToolArguments, ToolCallResult, ToolShed};
 use toolsmith_harness::agent::{AgentEvent, AgentSession, AgenticError, UserInput};
 use toolsmith_harness::model::{ChatRequest, Message, ModelCall, ModelError, ToolResultMessage};
 
-use super::server::{MockServer, Recorded, Reply, sse_text};
+use super::server::{MockServer, Recorded, Reply, error_stream};
 use super::{Api, Client};
 
 /// A distinct image: a PNG signature and `name` (all `Image` checks is the signature).
@@ -41,19 +40,7 @@ fn refusal(path: &str) -> Reply {
 
 /// Anthropic's stream reporting, after its `200`, the refusal of the image at `path`.
 fn refusal_in_stream(path: &str) -> Reply {
-    let stream = sse_text([
-        (
-            Some("message_start"),
-            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
-                "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-                "stop_reason": null, "stop_sequence": null,
-                "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-        ),
-        (
-            Some("error"),
-            json!({"type": "error", "error": refusal_error(path)}),
-        ),
-    ]);
+    let stream = error_stream(Api::Anthropic, refusal_error(path));
     Reply::sse(&stream, 64)
 }
 
@@ -163,16 +150,9 @@ fn calls_answer() -> Value {
 
 /// A tool returning a caption and `png(page)`.
 fn shot(name: &'static str, page: &'static str) -> FnTool {
-    FnTool::new(
+    screenshot_tool(
         name,
-        "Take a screenshot.",
-        Args::empty(),
-        move |_: ToolArgs<'_>| async move {
-            Ok(ToolCallResult::parts([
-                ContentPart::text(format!("Page {page}:")),
-                png(page).into(),
-            ]))
-        },
+        ToolCallResult::parts([ContentPart::text(format!("Page {page}:")), png(page).into()]),
     )
 }
 

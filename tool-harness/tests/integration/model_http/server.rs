@@ -41,6 +41,40 @@ pub fn sse_text<'a>(events: impl IntoIterator<Item = (Option<&'a str>, Value)>) 
         .collect()
 }
 
+/// `api`'s stream reporting, after its `200`, the error object `error` (what the API puts
+/// under `error`): a Chat Completions chunk or a Gemini element carrying it, Responses'
+/// `response.failed` after `response.created`, Anthropic's `error` event after
+/// `message_start`.
+pub fn error_stream(api: super::Api, error: Value) -> String {
+    use serde_json::json;
+    match api {
+        super::Api::Chat | super::Api::Gemini => sse_text([(None, json!({"error": error}))]),
+        super::Api::Responses => sse_text([
+            (
+                Some("response.created"),
+                json!({"type": "response.created", "sequence_number": 0,
+                    "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+            ),
+            (
+                Some("response.failed"),
+                json!({"type": "response.failed", "sequence_number": 1,
+                    "response": {"id": "resp_1", "object": "response", "status": "failed",
+                        "error": error, "output": []}}),
+            ),
+        ]),
+        super::Api::Anthropic => sse_text([
+            (
+                Some("message_start"),
+                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+                    "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+                    "stop_reason": null, "stop_sequence": null,
+                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ),
+            (Some("error"), json!({"type": "error", "error": error})),
+        ]),
+    }
+}
+
 impl Reply {
     /// `value` as a JSON body with `status`.
     pub fn json(status: u16, value: &Value) -> Self {
