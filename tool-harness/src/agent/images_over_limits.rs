@@ -14,6 +14,8 @@ struct Seen {
     dimensions: Option<(u32, u32)>,
     animated: bool,
     media_type: &'static str,
+    /// Its length as base64, as it is sent.
+    len: usize,
 }
 
 impl Seen {
@@ -24,6 +26,7 @@ impl Seen {
             dimensions,
             animated: image.is_animated(),
             media_type: image.media_type(),
+            len: image.data().len(),
         }
     }
 
@@ -44,7 +47,7 @@ impl Seen {
 ///
 /// In turn: an image of a type the model does not take, an animated image where none is
 /// taken, an image over the largest side; then, past the most images a request, the oldest
-/// of the others; then, while the request has more images than the many-images rule
+/// of the others; then, past the most bytes of images, the oldest; then, while the request has more images than the many-images rule
 /// allows and some are over its smaller side, the oldest of those, the latest kept.
 ///
 /// A count rule, once it removes any, removes a [`headroom`] more (the oldest, never one of
@@ -96,6 +99,29 @@ pub(super) fn remove_images_over_limits(
                  model takes; the oldest went, down to {down_to}]"
             ));
             kept -= 1;
+        }
+    }
+    if let Some(max) = limits.max_image_bytes {
+        let had: usize = kept_positions(&notes)
+            .map(|position| seen[position].len)
+            .sum();
+        if had > max {
+            let down_to = max - headroom(max);
+            let mut left = had;
+            for (image, note) in seen.iter().zip(&mut notes) {
+                if left <= down_to {
+                    break;
+                }
+                if note.is_none() {
+                    *note = Some(format!(
+                        "[image removed: the request's images came to {had} bytes as base64, \
+                         more than the {max} the model takes; the oldest went, down to \
+                         {down_to}]"
+                    ));
+                    left -= image.len;
+                    kept -= 1;
+                }
+            }
         }
     }
     if let Some((above, max)) = limits.max_side_beyond
@@ -208,5 +234,34 @@ mod tests {
             remove_images_over_limits(&mut messages, &ImageLimits::none().with_max_images(10))
                 .is_empty()
         );
+    }
+
+    /// A PNG of `len` bytes whose header says 1280x720 (its IDAT chunk makes up the rest).
+    fn png_of_len(len: usize) -> Image {
+        let mut file = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        file.extend_from_slice(&1280u32.to_be_bytes());
+        file.extend_from_slice(&720u32.to_be_bytes());
+        file.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        file.resize(len, 0);
+        Image::from_bytes("image/png", &file).unwrap()
+    }
+
+    #[test]
+    fn past_the_most_bytes_of_images_the_oldest_go_down_to_the_headroom() {
+        // Ten images of 3,000,000 bytes, 4,000,000 as base64: 40,000,000 in all.
+        let mut messages: Vec<Message> = (0..10)
+            .map(|shot| {
+                Message::user_with_images(format!("shot {shot}"), vec![png_of_len(3_000_000)])
+            })
+            .collect();
+        let limits = ImageLimits::none().with_max_image_bytes(30_000_000);
+        let removed = remove_images_over_limits(&mut messages, &limits);
+        // Down to 22,500,000 (three quarters of the limit): 5 images of 4,000,000 stay.
+        let note = "[image removed: the request's images came to 40000000 bytes as base64, \
+                    more than the 30000000 the model takes; the oldest went, down to 22500000]";
+        assert_eq!(removed, vec![note.to_owned(); 5]);
+        let kept: Vec<bool> = messages.iter().map(|m| !m.images().is_empty()).collect();
+        assert_eq!(kept, [[false; 5].as_slice(), &[true; 5]].concat());
+        assert!(remove_images_over_limits(&mut messages, &limits).is_empty());
     }
 }

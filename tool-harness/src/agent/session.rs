@@ -1422,11 +1422,12 @@ impl AgentSessionBuilder {
     ///
     /// Before each request, with `true` (the default), the images the model's
     /// [`ImageLimits`](crate::model::ImageLimits) refuse
-    /// ([`ChatModel::image_limits`]: more pixels a side than it takes, animated where it
-    /// takes none, past the most images a request, too large for a request of many images)
-    /// are replaced by a note saying why ("[image removed: 9000x4000 px, more than the 8000
-    /// px a side the model takes]"), reported as an [`AgentEvent::ImagesOverLimits`]. Of a
-    /// request past the most images, the oldest go; of a request past the many-images
+    /// ([`ChatModel::image_limits`]: a type it does not take, more pixels a side than it
+    /// takes, animated where it takes none, past the most images or the most bytes of
+    /// images a request, too large for a request of many images) are replaced by a note
+    /// saying why ("[image removed: 9000x4000 px, more than the 8000 px a side the model
+    /// takes]"), reported as an [`AgentEvent::ImagesOverLimits`]. Of a request past the
+    /// most images or the most bytes, the oldest go; of a request past the many-images
     /// rule (Anthropic's 2000 px a side beyond 20 images), the oldest of the images too
     /// large for it, until the request is within the rule or none is left too large: the
     /// latest screenshots stay. A count rule that removes any removes a quarter of its

@@ -37,6 +37,10 @@ pub struct ImageLimits {
     pub max_side_beyond: Option<(usize, u32)>,
     /// The most images one request may carry (`None`: no limit).
     pub max_images: Option<usize>,
+    /// The most bytes of images one request may carry, counted as the base64 text they are
+    /// sent as (`None`: no limit): a provider's bound on a request's whole body, less room
+    /// for its text.
+    pub max_image_bytes: Option<usize>,
     /// Whether an animated image (more than one frame) is taken.
     pub animated: bool,
     /// The media types taken, of [`IMAGE_MEDIA_TYPES`] (all of them by default; Gemini
@@ -52,6 +56,7 @@ impl ImageLimits {
             max_side: None,
             max_side_beyond: None,
             max_images: None,
+            max_image_bytes: None,
             animated: true,
             media_types: &IMAGE_MEDIA_TYPES,
         }
@@ -63,7 +68,9 @@ impl ImageLimits {
     /// the others): the lower count, which every model takes (docs.claude.com, "Vision",
     /// "General limits"). Its refusals: "At least one of the image dimensions exceed max
     /// allowed size: 8000 pixels" and "… for many-image requests: 2000 pixels". Animated
-    /// images are not refused: Claude reads a GIF's first frame. What
+    /// images are not refused: Claude reads a GIF's first frame. A request is at most 32 MB
+    /// (413 `request_too_large` past it; docs.claude.com, "Errors", "Request size limits"):
+    /// its images at most 30,000,000 bytes of base64, 2 MB left for the rest. What
     /// [`AnthropicModel`](crate::model::http::AnthropicModel) reports unless told otherwise.
     #[must_use]
     pub const fn anthropic() -> Self {
@@ -71,18 +78,24 @@ impl ImageLimits {
             .with_max_side(8000)
             .with_max_side_beyond(20, 2000)
             .with_max_images(100)
+            .with_max_image_bytes(30_000_000)
     }
 
     /// OpenAI's Chat Completions and Responses APIs: PNG, JPEG, WebP and "non-animated
-    /// GIF", "up to 500 individual images per request", and no limit on pixels (a large
-    /// image is scaled down) (platform.openai.com, "Images and vision", "Image input
-    /// requirements"); an animated GIF is refused as `invalid_image_format`. What
+    /// GIF", "up to 500 individual images per request", "up to 50 MB total payload size per
+    /// request" (its images at most 48,000,000 bytes of base64, 2 MB left for the rest),
+    /// and no limit on pixels (a large image is scaled down) (platform.openai.com, "Images
+    /// and vision", "Image input requirements"); an animated GIF is refused as
+    /// `invalid_image_format`. What
     /// [`OpenAiChatModel`](crate::model::http::OpenAiChatModel) and
     /// [`OpenAiResponsesModel`](crate::model::http::OpenAiResponsesModel) report unless told
     /// otherwise.
     #[must_use]
     pub const fn openai() -> Self {
-        Self::none().with_max_images(500).with_animated(false)
+        Self::none()
+            .with_max_images(500)
+            .with_max_image_bytes(48_000_000)
+            .with_animated(false)
     }
 
     /// Google's Gemini API: at most 900 images a prompt (Gemini 3 Pro; 3,000 for Gemini 2.5
@@ -93,14 +106,16 @@ impl ImageLimits {
     /// image/png, image/jpeg, image/webp, image/heic, or image/heif" (the API's own 400,
     /// as reported in EvanZhouDev/gemini-ai#3; ai.google.dev "Image understanding",
     /// "Supported image formats"), a GIF refused as "Unsupported MIME type: image/gif".
+    /// Inline data is at most 100 MB a request, as base64 (raised from 20 MB; blog.google,
+    /// "Increased file size limits and expanded inputs support in Gemini API", January
+    /// 2026): its images at most 98,000,000 bytes, 2 MB left for the rest.
     /// What [`GeminiModel`](crate::model::http::GeminiModel) reports unless told otherwise.
     #[must_use]
     pub const fn gemini() -> Self {
-        Self::none().with_max_images(900).with_media_types(&[
-            "image/png",
-            "image/jpeg",
-            "image/webp",
-        ])
+        Self::none()
+            .with_max_images(900)
+            .with_max_image_bytes(98_000_000)
+            .with_media_types(&["image/png", "image/jpeg", "image/webp"])
     }
 
     /// With the largest side, in pixels, of any image.
@@ -122,6 +137,13 @@ impl ImageLimits {
     #[must_use]
     pub const fn with_max_images(mut self, images: usize) -> Self {
         self.max_images = Some(images);
+        self
+    }
+
+    /// With the most bytes of images (as base64) a request may carry.
+    #[must_use]
+    pub const fn with_max_image_bytes(mut self, bytes: usize) -> Self {
+        self.max_image_bytes = Some(bytes);
         self
     }
 

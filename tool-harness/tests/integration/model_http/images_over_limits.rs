@@ -20,23 +20,24 @@ fn each_client_gives_its_api_s_limits_and_the_builder_others() {
             .with_max_side(8000)
             .with_max_side_beyond(20, 2000)
             .with_max_images(100)
+            .with_max_image_bytes(30_000_000)
     );
     for api in [Api::Chat, Api::Responses] {
         assert_eq!(
             limits(api),
             ImageLimits::none()
                 .with_max_images(500)
+                .with_max_image_bytes(48_000_000)
                 .with_animated(false),
             "{api:?}"
         );
     }
     assert_eq!(
         limits(Api::Gemini),
-        ImageLimits::none().with_max_images(900).with_media_types(&[
-            "image/png",
-            "image/jpeg",
-            "image/webp"
-        ])
+        ImageLimits::none()
+            .with_max_images(900)
+            .with_max_image_bytes(98_000_000)
+            .with_media_types(&["image/png", "image/jpeg", "image/webp"])
     );
     // The same facts, as a builder starts from them.
     assert_eq!(limits(Api::Anthropic), ImageLimits::anthropic());
