@@ -3,6 +3,10 @@
 
 use toolsmith_core::IMAGE_MEDIA_TYPES;
 
+/// The default list of media types, one address for every `ImageLimits::none()`, so that
+/// [`ImageLimits::is_none`] knows it without comparing strings.
+static EVERY_MEDIA_TYPE: [&str; 4] = IMAGE_MEDIA_TYPES;
+
 /// What images a model takes in one request: how large a side may be, how many images a
 /// request may carry, and whether an animated one is taken. A provider refuses the whole
 /// request when one image breaks a limit; an [`AgentSession`](crate::agent::AgentSession)
@@ -58,7 +62,7 @@ impl ImageLimits {
             max_images: None,
             max_image_bytes: None,
             animated: true,
-            media_types: &IMAGE_MEDIA_TYPES,
+            media_types: &EVERY_MEDIA_TYPE,
         }
     }
 
@@ -162,13 +166,67 @@ impl ImageLimits {
     }
 
     /// Whether these limits refuse no image at all, so that a request need not be walked.
+    /// Asked before every request: the media types are compared by address first (the
+    /// default's list), by content only when the list is another.
     pub(crate) fn is_none(&self) -> bool {
-        *self == Self::none()
+        let Self {
+            max_side,
+            max_side_beyond,
+            max_images,
+            max_image_bytes,
+            animated,
+            media_types,
+        } = *self;
+        max_side.is_none()
+            && max_side_beyond.is_none()
+            && max_images.is_none()
+            && max_image_bytes.is_none()
+            && animated
+            && (std::ptr::eq(media_types, EVERY_MEDIA_TYPE.as_slice())
+                || IMAGE_MEDIA_TYPES
+                    .iter()
+                    .all(|media_type| media_types.contains(media_type)))
     }
 }
 
 impl Default for ImageLimits {
     fn default() -> Self {
         Self::none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_limits_that_refuse_nothing_are_none() {
+        assert!(ImageLimits::none().is_none());
+        assert!(ImageLimits::default().is_none());
+        // Every type taken, listed otherwise: still none.
+        let all = ImageLimits::none().with_media_types(&[
+            "image/webp",
+            "image/gif",
+            "image/jpeg",
+            "image/png",
+        ]);
+        assert!(all.is_none());
+        assert!(
+            !ImageLimits::none()
+                .with_media_types(&["image/png"])
+                .is_none()
+        );
+        assert!(!ImageLimits::none().with_animated(false).is_none());
+        assert!(!ImageLimits::none().with_max_side(8000).is_none());
+        assert!(!ImageLimits::none().with_max_side_beyond(20, 2000).is_none());
+        assert!(!ImageLimits::none().with_max_images(10).is_none());
+        assert!(!ImageLimits::none().with_max_image_bytes(1).is_none());
+        for provider in [
+            ImageLimits::anthropic(),
+            ImageLimits::openai(),
+            ImageLimits::gemini(),
+        ] {
+            assert!(!provider.is_none(), "{provider:?}");
+        }
     }
 }
