@@ -270,17 +270,17 @@ pub trait ChatModel: Send + Sync {
         request.options.max_output_tokens
     }
 
-    /// What images this model takes in one request: the largest side in pixels (and the
-    /// smaller one when a request carries many images), the most images a request, whether
-    /// an animated one is taken. An [`AgentSession`](crate::agent::AgentSession) asks it
+    /// What images this model takes in one request: the media types, the largest side in
+    /// pixels (and the smaller one when a request carries many images), the most images and
+    /// the most bytes of images a request, whether an animated one is taken. An [`AgentSession`](crate::agent::AgentSession) asks it
     /// before each request and replaces the images it refuses by a note
     /// ([`AgentEvent::ImagesOverLimits`](crate::agent::AgentEvent::ImagesOverLimits)),
     /// rather than have the provider refuse the whole request.
     ///
     /// The default is [`ImageLimits::none`]. The HTTP clients give their API's documented
-    /// limits (Anthropic: 8000 px, 2000 px beyond 20 images, 100 images; OpenAI: no
-    /// animated image, 500 images; Gemini: 900 images), which their builders'
-    /// `image_limits` replaces (a server that speaks the API with limits of its own).
+    /// limits ([`ImageLimits::anthropic`], [`ImageLimits::openai`],
+    /// [`ImageLimits::gemini`]), which their builders' `image_limits` replaces (a server
+    /// that speaks the API with limits of its own, or fewer images for fewer tokens).
     fn image_limits(&self) -> ImageLimits {
         ImageLimits::none()
     }
