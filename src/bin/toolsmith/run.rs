@@ -111,7 +111,7 @@ impl Screen {
                 self.cancel.cancel();
             }
             _ => {
-                if let Some(line) = self.call_line(event) {
+                for line in self.call_line(event).into_iter().chain(image_lines(event)) {
                     output::note(line);
                 }
             }
@@ -162,6 +162,27 @@ impl Screen {
             output::line("")?;
         }
         Ok(())
+    }
+}
+
+/// The stderr lines of images taken out of the conversation: before a request, by the
+/// model's limits (each note says why), or after the model refused one it could not read.
+/// Else a picture the `read` tool showed would vanish unseen.
+fn image_lines(event: &AgentEvent) -> Vec<String> {
+    match event {
+        AgentEvent::ImagesOverLimits { removed, .. } => {
+            removed.iter().map(|note| preview(note)).collect()
+        }
+        AgentEvent::ImagesRemoved {
+            removed, reason, ..
+        } => {
+            let images = if *removed == 1 { "image" } else { "images" };
+            vec![format!(
+                "[{removed} {images} removed: the model could not read it] {}",
+                preview(reason)
+            )]
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -380,6 +401,30 @@ mod tests {
             Some("[\\u{1b}[2Jx: ok in 3.0ms] ?")
         );
         assert_eq!(screen.call_line(&AgentEvent::TextDelta("hi".into())), None);
+    }
+
+    #[test]
+    fn images_taken_out_of_the_conversation_are_shown() {
+        let note = "[image removed: 9000x4000 px, more than the 8000 px a side the model takes]";
+        assert_eq!(
+            image_lines(&AgentEvent::ImagesOverLimits {
+                turn: 2,
+                removed: vec![note.to_owned(), note.to_owned()],
+            }),
+            [note, note]
+        );
+        assert_eq!(
+            image_lines(&AgentEvent::ImagesRemoved {
+                turn: 3,
+                removed: 1,
+                image: Some(0),
+                reason: "messages.0.content.0.image.source.base64.data: Could not\nprocess image"
+                    .to_owned(),
+            }),
+            ["[1 image removed: the model could not read it] \
+              messages.0.content.0.image.source.base64.data: Could not process image"]
+        );
+        assert!(image_lines(&AgentEvent::TextDelta("hi".into())).is_empty());
     }
 
     #[test]
