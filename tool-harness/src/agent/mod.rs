@@ -9,6 +9,7 @@
 //! `execute_tool`).
 
 mod budget;
+mod builder;
 mod children;
 mod context_overflow;
 mod declaration_check;
@@ -28,6 +29,7 @@ mod typed;
 mod unreadable_images;
 mod user_input;
 
+pub use builder::AgentSessionBuilder;
 pub use children::{
     AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_ENDED_CHILDREN,
     MAX_RESULT_WAIT, SubAgentConfig,
@@ -41,7 +43,7 @@ pub use events::{AgentEvent, AgentEventHandler, DeniedBy, NotRunReason};
 pub use hooks::{ApprovalDecision, HookDecision, ToolApproval, ToolHook};
 pub use pause::PauseHandle;
 pub use run::{AgentRun, ToolCallRecord};
-pub use session::{AgentSession, AgentSessionBuilder, DEFAULT_MAX_TURNS};
+pub use session::{AgentSession, DEFAULT_MAX_TURNS};
 pub use token_estimate::estimate_message_tokens;
 pub use tool::AgentTool;
 pub use typed::{FINAL_ANSWER_TOOL, MAX_ANSWER_ATTEMPTS, TypedRun};
