@@ -227,7 +227,11 @@ impl ModelError {
     ///     message: "Overloaded".into(),
     /// };
     /// assert!(overloaded.is_provider_side());
-    /// let bad_request = ModelError::Api { status: 400, ..overloaded };
+    /// let bad_request = ModelError::Api {
+    ///     provider: "anthropic".into(),
+    ///     status: 400,
+    ///     message: "max_tokens: Field required".into(),
+    /// };
     /// assert!(!bad_request.is_provider_side());
     /// ```
     pub fn is_provider_side(&self) -> bool {
