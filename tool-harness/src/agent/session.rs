@@ -728,15 +728,23 @@ impl AgentSession {
                     estimate.measured(request, response.usage);
                     return Ok(response);
                 }
-                Err(RunEnd::Model(error @ ModelError::ContextTooLong { .. })) => error,
-                Err(RunEnd::Model(ModelError::ImageRefused {
-                    provider,
-                    status,
-                    message,
-                    image,
-                })) if self.unreadable_images_removed && !images_removed => {
+                // By the error that ended the call: a fallback's last model's
+                // (`ModelError::AllFailed`).
+                Err(RunEnd::Model(error))
+                    if matches!(error.last_error(), ModelError::ContextTooLong { .. }) =>
+                {
+                    error
+                }
+                Err(RunEnd::Model(error))
+                    if self.unreadable_images_removed
+                        && !images_removed
+                        && matches!(error.last_error(), ModelError::ImageRefused { .. }) =>
+                {
+                    let ModelError::ImageRefused { message, image, .. } = error.last_error() else {
+                        return Err(RunEnd::Model(error));
+                    };
                     // The one named, where the refusal says which and it is there; else all.
-                    let (removed, named) = match image {
+                    let (removed, named) = match *image {
                         Some(index) if remove_image(&mut request.messages, index) => {
                             (1, Some(index))
                         }
@@ -746,12 +754,7 @@ impl AgentSession {
                         }
                     };
                     if removed == 0 {
-                        return Err(RunEnd::Model(ModelError::ImageRefused {
-                            provider,
-                            status,
-                            message,
-                            image,
-                        }));
+                        return Err(RunEnd::Model(error));
                     }
                     // What the provider counted, if anything, held the images.
                     estimate.forget();
@@ -759,7 +762,7 @@ impl AgentSession {
                         turn: run.model_calls,
                         removed,
                         image: named,
-                        reason: message,
+                        reason: message.clone(),
                     });
                     if is_cancelled(cancel, caller) {
                         return Err(RunEnd::Cancelled);
@@ -779,7 +782,7 @@ impl AgentSession {
                 return Err(RunEnd::Model(error));
             }
             attempt += 1;
-            let overflow = Overflow::new(attempt, &error);
+            let overflow = Overflow::new(attempt, error.last_error());
             let shortened = self.shorten_request(
                 policy.as_ref(),
                 (request, estimate, protected),

@@ -142,12 +142,44 @@ pub enum ModelError {
         /// What is wrong, naming the tool or field.
         reason: String,
     },
+    /// Every model a [`FallbackModel`](super::FallbackModel) asked failed, each error but the
+    /// last one [provider-side](Self::is_provider_side) (or what its own predicate moves on
+    /// for): the last is the error that ended the call, the last model's or one not to move
+    /// on for. What the call failed with is that last error
+    /// ([`last_error`](Self::last_error)): an [`AgentSession`](crate::agent::AgentSession)
+    /// shortens its conversation for a last [`ContextTooLong`](Self::ContextTooLong) and
+    /// removes an image for a last [`ImageRefused`](Self::ImageRefused), as for the error
+    /// alone; [`is_transient`](Self::is_transient) and
+    /// [`is_provider_side`](Self::is_provider_side) answer for it. The message gives every
+    /// error, in the order the models were asked.
+    #[error("every model asked failed: {}", FailedInTurn(errors))]
+    AllFailed {
+        /// Each model asked, as its [`name`](ChatModel::name) (with the model name it was
+        /// sent, for one added with [`or_as`](super::FallbackModel::or_as)), and its error,
+        /// in the order asked. Never empty.
+        errors: Vec<(String, ModelError)>,
+    },
     /// A [`ScriptedModel`](super::ScriptedModel) has no turn left, or was scripted to fail.
     #[error("scripted model: {0}")]
     Script(String),
     /// A failure of a custom client.
     #[error("{0}")]
     Other(String),
+}
+
+/// The errors of [`ModelError::AllFailed`] written one after the other, each after its model.
+struct FailedInTurn<'a>(&'a [(String, ModelError)]);
+
+impl std::fmt::Display for FailedInTurn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (at, (model, error)) in self.0.iter().enumerate() {
+            if at > 0 {
+                f.write_str("; then ")?;
+            }
+            write!(f, "{model} -> {error}")?;
+        }
+        Ok(())
+    }
 }
 
 impl ModelError {
@@ -158,8 +190,10 @@ impl ModelError {
     /// The HTTP clients (`model::http`) have already retried what they could within their
     /// `max_retries`: error statuses and requests that got no answer. A time-out, which
     /// they do not retry, is for the caller to ask again if it will.
+    ///
+    /// For [`AllFailed`](Self::AllFailed), whether its last error is.
     pub fn is_transient(&self) -> bool {
-        match self {
+        match self.last_error() {
             Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,
             // 501: the server does not do this at all.
             Self::Api { status, .. } => {
@@ -167,6 +201,77 @@ impl ModelError {
             }
             _ => false,
         }
+    }
+
+    /// Whether another provider may well answer the request this one failed: the failure
+    /// is the provider's state, not the request's. Rate limits (after the client's
+    /// retries), time-outs, connection failures, and [`Api`](Self::Api) errors of a 5xx
+    /// status (Anthropic's 529 `overloaded_error` included, and 501: another server may do
+    /// what this one does not), 408 or 409. Not the request's own faults, which every
+    /// provider would meet or which are the caller's to fix: [`Auth`](Self::Auth), another
+    /// 4xx (a spent quota's 429 too), [`InvalidRequest`](Self::InvalidRequest),
+    /// [`ContextTooLong`](Self::ContextTooLong), [`ImageRefused`](Self::ImageRefused),
+    /// [`MalformedResponse`](Self::MalformedResponse), [`Config`](Self::Config),
+    /// [`Script`](Self::Script), [`Other`](Self::Other). For
+    /// [`AllFailed`](Self::AllFailed), whether its last error is.
+    ///
+    /// What a [`FallbackModel`](super::FallbackModel) moves on to its next model for, unless
+    /// given a predicate of its own.
+    ///
+    /// ```
+    /// use toolsmith::harness::model::ModelError;
+    ///
+    /// let overloaded = ModelError::Api {
+    ///     provider: "anthropic".into(),
+    ///     status: 529,
+    ///     message: "Overloaded".into(),
+    /// };
+    /// assert!(overloaded.is_provider_side());
+    /// let bad_request = ModelError::Api {
+    ///     provider: "anthropic".into(),
+    ///     status: 400,
+    ///     message: "max_tokens: Field required".into(),
+    /// };
+    /// assert!(!bad_request.is_provider_side());
+    /// ```
+    pub fn is_provider_side(&self) -> bool {
+        match self.last_error() {
+            Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,
+            Self::Api { status, .. } => matches!(status, 408 | 409 | 500..=599),
+            _ => false,
+        }
+    }
+
+    /// The error that ended the call: for [`AllFailed`](Self::AllFailed), its last error
+    /// (and that one's last, for a fallback of fallbacks), else the error itself. What to
+    /// match on to tell why a call failed.
+    ///
+    /// ```
+    /// use toolsmith::harness::model::ModelError;
+    ///
+    /// let too_long = ModelError::ContextTooLong {
+    ///     provider: "openai_chat".into(),
+    ///     status: 400,
+    ///     message: "context_length_exceeded".into(),
+    /// };
+    /// let all = ModelError::AllFailed {
+    ///     errors: vec![
+    ///         ("anthropic".into(), ModelError::Other("overloaded".into())),
+    ///         ("openai_chat".into(), too_long.clone()),
+    ///     ],
+    /// };
+    /// assert_eq!(all.last_error(), &too_long);
+    /// assert_eq!(too_long.last_error(), &too_long);
+    /// ```
+    pub fn last_error(&self) -> &ModelError {
+        let mut error = self;
+        while let Self::AllFailed { errors } = error {
+            match errors.last() {
+                Some((_, last)) => error = last,
+                None => break,
+            }
+        }
+        error
     }
 }
 

@@ -165,6 +165,51 @@ impl ImageLimits {
         self
     }
 
+    /// What both `self` and `other` take: the tighter of each limit (the smaller count and
+    /// side, the smaller number of images past which the smaller side applies), an animated
+    /// image only if both take one, the media types both take (of [`IMAGE_MEDIA_TYPES`], the only types an
+    /// [`Image`](toolsmith_core::Image) has, in its order). What a
+    /// request that may go to either model must keep to
+    /// ([`FallbackModel`](super::FallbackModel)).
+    ///
+    /// Two "more than N images: S pixels" rules combine into the stricter of both: more than
+    /// the smaller N, the smaller S. That refuses a little more than the two would (an image
+    /// of a side between the two S in a request between the two N), never less.
+    ///
+    /// ```
+    /// use toolsmith::harness::model::ImageLimits;
+    ///
+    /// let both = ImageLimits::anthropic().intersect(ImageLimits::gemini());
+    /// assert_eq!(both.max_side, Some(8000));
+    /// assert_eq!(both.max_images, Some(100));
+    /// assert_eq!(both.media_types, ["image/png", "image/jpeg", "image/webp"]);
+    /// assert!(!ImageLimits::anthropic().intersect(ImageLimits::openai()).animated);
+    /// ```
+    #[must_use]
+    pub fn intersect(self, other: Self) -> Self {
+        /// The smaller of two limits, `None` being none.
+        fn tighter<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        }
+        let max_side_beyond = match (self.max_side_beyond, other.max_side_beyond) {
+            (Some((images, side)), Some((other_images, other_side))) => {
+                Some((images.min(other_images), side.min(other_side)))
+            }
+            (one, another) => one.or(another),
+        };
+        Self {
+            max_side: tighter(self.max_side, other.max_side),
+            max_side_beyond,
+            max_images: tighter(self.max_images, other.max_images),
+            max_image_bytes: tighter(self.max_image_bytes, other.max_image_bytes),
+            animated: self.animated && other.animated,
+            media_types: media_types_of_both(self.media_types, other.media_types),
+        }
+    }
+
     /// Whether these limits refuse no image at all, so that a request need not be walked.
     /// Asked before every request: the media types are compared by address first (the
     /// default's list), by content only when the list is another.
@@ -187,6 +232,43 @@ impl ImageLimits {
                     .iter()
                     .all(|media_type| media_types.contains(media_type)))
     }
+}
+
+/// Every subset of [`IMAGE_MEDIA_TYPES`], in its order, indexed by the bit mask of the types
+/// it holds (bit `i`: `IMAGE_MEDIA_TYPES[i]`), with its length: the intersection of two
+/// lists of media types is one of these, so a `'static` list without allocating.
+static MEDIA_TYPE_SUBSETS: [([&str; 4], usize); 16] = {
+    let mut subsets = [([""; 4], 0); 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let mut at = 0;
+        while at < 4 {
+            if mask & (1 << at) != 0 {
+                subsets[mask].0[subsets[mask].1] = IMAGE_MEDIA_TYPES[at];
+                subsets[mask].1 += 1;
+            }
+            at += 1;
+        }
+        mask += 1;
+    }
+    subsets
+};
+
+/// The media types of [`IMAGE_MEDIA_TYPES`] both `one` and `other` list.
+fn media_types_of_both(
+    one: &'static [&'static str],
+    other: &'static [&'static str],
+) -> &'static [&'static str] {
+    if std::ptr::eq(one, other) {
+        return one;
+    }
+    let mask = IMAGE_MEDIA_TYPES
+        .iter()
+        .enumerate()
+        .filter(|(_, media_type)| one.contains(media_type) && other.contains(media_type))
+        .fold(0, |mask, (at, _)| mask | (1 << at));
+    let (types, len) = &MEDIA_TYPE_SUBSETS[mask];
+    &types[..*len]
 }
 
 impl Default for ImageLimits {
@@ -228,5 +310,39 @@ mod tests {
         ] {
             assert!(!provider.is_none(), "{provider:?}");
         }
+    }
+
+    #[test]
+    fn limits_of_both_are_the_tighter_of_each() {
+        let one = ImageLimits::none()
+            .with_max_side(8000)
+            .with_max_side_beyond(20, 2000)
+            .with_max_images(100)
+            .with_media_types(&["image/gif", "image/png", "image/webp"]);
+        let other = ImageLimits::none()
+            .with_max_side_beyond(50, 1000)
+            .with_max_images(500)
+            .with_max_image_bytes(48)
+            .with_animated(false)
+            .with_media_types(&["image/webp", "image/jpeg", "image/png"]);
+        let expected = ImageLimits::none()
+            .with_max_side(8000)
+            .with_max_side_beyond(20, 1000)
+            .with_max_images(100)
+            .with_max_image_bytes(48)
+            .with_animated(false);
+        for both in [one.intersect(other), other.intersect(one)] {
+            assert_eq!(both.media_types, ["image/png", "image/webp"]);
+            assert_eq!(
+                both.with_media_types(expected.media_types),
+                expected,
+                "{both:?}"
+            );
+        }
+        assert!(ImageLimits::none().intersect(ImageLimits::none()).is_none());
+        let nothing_in_common = ImageLimits::none()
+            .with_media_types(&["image/gif"])
+            .intersect(ImageLimits::gemini());
+        assert!(nothing_in_common.media_types.is_empty());
     }
 }

@@ -15,6 +15,7 @@ mod context_overflow;
 mod context_window;
 mod deep_values;
 mod escape_suite;
+mod fallback;
 mod file_tools;
 mod images_over_limits;
 #[cfg(feature = "mcp")]

@@ -8,6 +8,7 @@ mod declarations;
 mod embeddings;
 mod endless;
 mod errors;
+mod fallback;
 mod image_refused;
 mod images;
 mod images_over_limits;
