@@ -90,6 +90,24 @@ impl Fallback {
             _ => Cow::Borrowed(request),
         }
     }
+
+    /// `request`'s settings as this model is sent them, for what it reads of a request
+    /// before one is sent ([`ChatModel::output_limit`]): under its own model name, if it has
+    /// one, with the options and tools but not the conversation, which a limit does not
+    /// depend on (a session asks before every request: copying a long conversation with
+    /// its images each time would cost more than the answer is worth).
+    fn settings<'a>(&self, request: &'a ChatRequest) -> Cow<'a, ChatRequest> {
+        match &self.model_name {
+            Some(model_name) if *model_name != request.model => Cow::Owned(ChatRequest {
+                model: model_name.clone(),
+                system: None,
+                messages: Vec::new(),
+                tools: std::sync::Arc::clone(&request.tools),
+                options: request.options.clone(),
+            }),
+            _ => Cow::Borrowed(request),
+        }
+    }
 }
 
 impl FallbackModel {
@@ -313,7 +331,9 @@ impl ChatModel for FallbackModel {
             .try_for_each(|fallback| fallback.model.check_declarations(tools))
     }
 
-    /// The largest any model would ask for with `request` (`None` when none says): a
+    /// The largest any model would ask for with `request` (each asked with the request's
+    /// settings under its own model name, without the conversation; `None` when none
+    /// says): a
     /// session reserves it before knowing which model answers, and the model that answers
     /// must find its output's room in the window. The smaller one of the primary would
     /// leave a fallback asking more to be refused as too long, the moment the primary is
@@ -321,7 +341,7 @@ impl ChatModel for FallbackModel {
     fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
         self.models
             .iter()
-            .filter_map(|fallback| fallback.model.output_limit(&fallback.request(request)))
+            .filter_map(|fallback| fallback.model.output_limit(&fallback.settings(request)))
             .max()
     }
 
