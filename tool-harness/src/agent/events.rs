@@ -162,9 +162,10 @@ pub enum AgentEvent {
     },
     /// Before request `turn` was sent, the images of the conversation that the model's
     /// [`ImageLimits`](crate::model::ImageLimits) refuse
-    /// ([`ChatModel::image_limits`](crate::model::ChatModel::image_limits): too many pixels
-    /// a side, animated where the model takes none, past the most images a request, or too
-    /// large for a request of many images) were replaced by a note saying why, in the
+    /// ([`ChatModel::image_limits`](crate::model::ChatModel::image_limits): a type the model
+    /// does not take, too many pixels a side, animated where the model takes none, past the
+    /// most images or the most bytes of images a request, or too large for a request of
+    /// many images) were replaced by a note saying why, in the
     /// request and in the conversation the session keeps, so that each is removed once.
     /// Sent apart from [`ImagesRemoved`](Self::ImagesRemoved), which follows the model's
     /// own refusal. Not sent by a session built
