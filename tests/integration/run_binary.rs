@@ -514,3 +514,56 @@ async fn what_the_model_and_its_api_wrote_reaches_the_terminal_escaped() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+#[tokio::test]
+async fn a_fallback_answers_when_the_model_is_down_and_not_for_a_bad_request() {
+    let root = tempfile::tempdir().unwrap();
+    let unavailable = || {
+        (
+            503,
+            json!({"error": {"message": "The server is overloaded", "type": "server_error"}}),
+        )
+    };
+    // The first model's server is down for the request and the client's two retries.
+    let down = ChatServer::start([unavailable(), unavailable(), unavailable()]).await;
+    let backup = ChatServer::start([text("Hello from the backup.")]).await;
+    let fallback = format!("openai-chat:backup-model@{}", backup.base);
+    let output = run(root.path(), &down, &["--fallback", &fallback], "Say hello.").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Hello from the backup.\n"
+    );
+    assert_eq!(down.requests().len(), 3);
+    let asked = backup.requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["model"], "backup-model");
+    assert_eq!(asked[0]["messages"][0]["content"], "Say hello.");
+
+    // A request the first model's API refuses as bad is not another's to answer.
+    let refusing = ChatServer::start([(
+        400,
+        json!({"error": {"message": "Unknown parameter: 'foo'"}}),
+    )])
+    .await;
+    let backup = ChatServer::start([text("unused")]).await;
+    let fallback = format!("openai-chat:backup-model@{}", backup.base);
+    let output = run(
+        root.path(),
+        &refusing,
+        &["--fallback", &fallback],
+        "Say hello.",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Unknown parameter: 'foo'"), "{stderr}");
+    assert!(backup.requests().is_empty());
+
+    // A fallback the command cannot read is a usage error naming it.
+    let output = run(root.path(), &down, &["--fallback", "bedrock:claude"], "Hi").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown API \"bedrock\""), "{stderr}");
+}

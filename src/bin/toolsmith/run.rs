@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use toolsmith::harness::agent::{AgentEvent, AgentSession, AgenticError};
-use toolsmith::harness::model::ChatModel;
 use toolsmith::harness::model::http::{
     AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
 };
+use toolsmith::harness::model::{ChatModel, FallbackModel};
 use toolsmith::{CancellationToken, ToolCallRequest, ToolShed};
 
 use crate::cli::{ModelApi, RunArgs};
@@ -20,7 +20,20 @@ use crate::{Failure, output, presets};
 /// failure; a reader of stdout that goes away stops the run.
 pub async fn run(args: RunArgs) -> Result<(), Failure> {
     let preset = presets::preset(&args.preset)?;
-    let model = model(args.api, args.base_url.as_deref())?;
+    let mut model = model(args.api, args.base_url.as_deref())?;
+    if let Some((first, rest)) = args.fallback.split_first() {
+        let mut fallback = FallbackModel::new(model).or_as(
+            self::model(first.api, first.base_url.as_deref())?,
+            &first.model,
+        );
+        for next in rest {
+            fallback = fallback.or_as(
+                self::model(next.api, next.base_url.as_deref())?,
+                &next.model,
+            );
+        }
+        model = Box::new(fallback);
+    }
     let yes = args.yes;
     let cancel = CancellationToken::new();
     let screen = Arc::new(Screen::new(cancel.clone()));
