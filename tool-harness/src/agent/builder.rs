@@ -256,8 +256,9 @@ impl AgentSessionBuilder {
     /// The estimate ([`ContextEstimate`](super::ContextEstimate)) is the input tokens the provider reported for
     /// the previous request the conversation continues, exact, plus what was added since
     /// at one token per 3 bytes of text and JSON (tokenizers average about 4 characters a
-    /// token: the estimate errs long) and 1,600 tokens an image (at or above what each
-    /// provider counts for one, whatever its base64 length); the first request, or one
+    /// token: the estimate errs long) and an image at the most any provider counts for its
+    /// size in pixels, at most 1,600 tokens (1,600 when its size is unknown; never by its
+    /// base64 length); the first request, or one
     /// after a shortening or an [`edit_transcript`](AgentSession::edit_transcript), is
     /// counted whole that way. The
     /// model's refusal ([`ModelError::ContextTooLong`](crate::model::ModelError::ContextTooLong)) is still answered as

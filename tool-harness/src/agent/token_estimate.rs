@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use toolsmith_core::{ContentPart, ToolDeclarations, UserModelContent};
+use toolsmith_core::{ContentPart, Image, ToolDeclarations, UserModelContent};
 
 use crate::model::{ChatRequest, Message, ToolResultMessage, Usage};
 use crate::serialized_len::serialized_len;
@@ -21,12 +21,46 @@ pub(crate) const BYTES_PER_TOKEN: u64 = 3;
 /// role and framing tokens every format adds (OpenAI documents 3 or 4 a message).
 pub(crate) const PART_OVERHEAD_TOKENS: u64 = 4;
 
-/// Tokens counted for each image, whatever its size: its base64 text says nothing of what
-/// the model reads. Anthropic counts about width × height / 750 tokens an image and scales
-/// larger ones down to about 1,600; OpenAI's high detail costs at most about 1,100 and
-/// Gemini 258 a 768-pixel tile: 1,600 is at or above each for an image as the providers
-/// take it.
+/// Tokens counted for an image of unknown size, and the most counted for any: its base64
+/// text says nothing of what the model reads. Anthropic counts about width × height / 750
+/// tokens an image and scales larger ones down to about 1,600; OpenAI's high detail costs
+/// at most about 1,100 and Gemini 258 a 768-pixel tile: 1,600 is at or above each for an
+/// image as the providers take it.
 pub(crate) const IMAGE_TOKENS: u64 = 1_600;
+
+/// The tokens counted for `image`: for a size its header gave, the most any provider counts
+/// for it, at most [`IMAGE_TOKENS`] — Anthropic's width × height / 750 once scaled within
+/// 1,568 px a side and 1.15 megapixels; OpenAI's high detail, 85 and 170 a 512-pixel tile
+/// once scaled within 2,048 px and then to 768 px its shorter side; Gemini's 258 within 384
+/// px, else 258 a 768-pixel tile (docs.claude.com "Vision", platform.openai.com "Images and
+/// vision", ai.google.dev "Token counting") — so that an icon counts a few hundred tokens,
+/// not 1,600; [`IMAGE_TOKENS`] for an image of unknown size.
+pub(crate) fn image_tokens(image: &Image) -> u64 {
+    let Some((width, height)) = image.dimensions() else {
+        return IMAGE_TOKENS;
+    };
+    let (width, height) = (f64::from(width), f64::from(height));
+    let anthropic = {
+        let scale = (1_568.0 / width.max(height))
+            .min((1_150_000.0 / (width * height)).sqrt())
+            .min(1.0);
+        (width * scale) * (height * scale) / 750.0
+    };
+    let openai = {
+        let fit = (2_048.0 / width.max(height)).min(1.0);
+        let (width, height) = (width * fit, height * fit);
+        let shorter = (768.0 / width.min(height)).min(1.0);
+        let tiles = (width * shorter / 512.0).ceil() * (height * shorter / 512.0).ceil();
+        85.0 + 170.0 * tiles
+    };
+    let gemini = if width <= 384.0 && height <= 384.0 {
+        258.0
+    } else {
+        (width / 768.0).ceil() * (height / 768.0).ceil() * 258.0
+    };
+    // As an integer, at most IMAGE_TOKENS (a float past u64 saturates in the cast).
+    (anthropic.max(openai).max(gemini).ceil() as u64).min(IMAGE_TOKENS)
+}
 
 /// The estimate of a run's requests: the input tokens the provider reported for the last
 /// request answered (exact), and how much its request had, so that a later request whose
@@ -128,7 +162,8 @@ fn tools_tokens(tools: &ToolDeclarations) -> u64 {
 /// [`with_context_window`](super::AgentSessionBuilder::with_context_window) counts for
 /// `message`: its text, its calls' names, ids and arguments (or, for an answer kept in its
 /// provider's words, those words when larger) and its results' contents at one token per 3
-/// UTF-8 bytes, 1,600 tokens an image whatever its size, and 4 for the message and each of
+/// UTF-8 bytes, an image at the most any provider counts for its size (at most 1,600; 1,600
+/// when its size is unknown), and 4 for the message and each of
 /// its calls and results. It is what removing `message` takes off the guard's estimate of a
 /// request counted by its bytes ([`ContextEstimate`](super::ContextEstimate)), so that a
 /// [`ContextOverflow`](super::ContextOverflow) policy can shorten by as much as the estimate
@@ -136,7 +171,9 @@ fn tools_tokens(tools: &ToolDeclarations) -> u64 {
 pub fn estimate_message_tokens(message: &Message) -> u64 {
     let (bytes, parts) = match message {
         Message::User { text, images } => {
-            let pictures = (images.len() as u64).saturating_mul(IMAGE_TOKENS);
+            let pictures = images.iter().fold(0_u64, |tokens, image| {
+                tokens.saturating_add(image_tokens(image))
+            });
             return bytes_tokens(text.len() as u64)
                 .saturating_add(PART_OVERHEAD_TOKENS)
                 .saturating_add(pictures);
@@ -174,7 +211,7 @@ pub fn estimate_message_tokens(message: &Message) -> u64 {
 
 /// A tool-results message of `results` as tokens, as [`estimate_message_tokens`] counts it:
 /// each result's call id, name, error detail and content, its images at
-/// [`IMAGE_TOKENS`], and the overhead of the message and of each result.
+/// [`image_tokens`], and the overhead of the message and of each result.
 pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
     let mut pictures = 0_u64;
     let bytes = results.iter().fold(0, |bytes, result| {
@@ -184,8 +221,8 @@ pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
             UserModelContent::Parts(parts) => {
                 parts.iter().fold(0, |bytes, part| match part {
                     ContentPart::Text { text } => bytes + text.len() as u64,
-                    ContentPart::Image(_) => {
-                        pictures = pictures.saturating_add(IMAGE_TOKENS);
+                    ContentPart::Image(image) => {
+                        pictures = pictures.saturating_add(image_tokens(image));
                         bytes
                     }
                     // A later kind: as it serialises.
@@ -281,6 +318,36 @@ mod tests {
         assert_eq!(
             TokenEstimate::default().estimate(&request(vec![shown])),
             100 + 2 * PART_OVERHEAD_TOKENS + 2 * IMAGE_TOKENS
+        );
+    }
+
+    /// A PNG whose header says `width` x `height` (no pixels: only the header is read).
+    fn png(width: u32, height: u32) -> toolsmith_core::Image {
+        let mut file = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        file.extend_from_slice(&width.to_be_bytes());
+        file.extend_from_slice(&height.to_be_bytes());
+        file.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        toolsmith_core::Image::from_bytes("image/png", &file).unwrap()
+    }
+
+    #[test]
+    fn an_image_of_known_size_counts_the_most_a_provider_counts_for_it() {
+        // An icon: Anthropic 53, OpenAI one tile 255, Gemini 258.
+        assert_eq!(image_tokens(&png(200, 200)), 258);
+        // 1000 x 800: Anthropic 1,067; OpenAI 4 tiles 765; Gemini 4 tiles 1,032.
+        assert_eq!(image_tokens(&png(1000, 800)), 1_067);
+        // A screenshot: Gemini's 8 tiles (2,064) pass the bound, which stays the most.
+        assert_eq!(image_tokens(&png(2560, 1440)), IMAGE_TOKENS);
+        // A thin strip: Anthropic 492 (1568 x 235), OpenAI 4 tiles 765, Gemini 6 tiles 1,548.
+        assert_eq!(image_tokens(&png(4000, 600)), 1_548);
+        // A size unknown: the bound.
+        let unknown = toolsmith_core::Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        assert_eq!(image_tokens(&unknown), IMAGE_TOKENS);
+        // In a message, each image by its own size.
+        let asked = Message::user_with_images("hi", vec![png(200, 200), png(1000, 800)]);
+        assert_eq!(
+            estimate_message_tokens(&asked),
+            1 + PART_OVERHEAD_TOKENS + 258 + 1_067
         );
     }
 
