@@ -40,6 +40,8 @@ pub(crate) struct ChatAssembler {
     function_call: Option<CallPieces>,
     finish_reason: Option<Value>,
     usage: Option<Value>,
+    /// The `model` the chunks name (each names it; the last one given is kept).
+    model: Option<Value>,
 }
 
 impl ChatAssembler {
@@ -100,6 +102,9 @@ impl Assembler for ChatAssembler {
         self.began = true;
         if let Some(usage) = data.get("usage").filter(|usage| usage.is_object()) {
             self.usage = Some(usage.clone());
+        }
+        if let Some(model) = data.get("model").filter(|model| model.is_string()) {
+            self.model = Some(model.clone());
         }
         let choices = data.get("choices").and_then(Value::as_array);
         let Some(choice) = choices.and_then(|choices| first_of(choices)) else {
@@ -241,6 +246,9 @@ impl Assembler for ChatAssembler {
         }]});
         if let Some(usage) = self.usage {
             answer["usage"] = usage;
+        }
+        if let Some(model) = self.model {
+            answer["model"] = model;
         }
         Ok(Some(answer))
     }
