@@ -265,8 +265,8 @@ fn answering_model(provider: Provider, body: &Value) -> Option<String> {
 }
 
 /// The answer in `body`: calls, text, stop reason and answering model read by `provider`'s
-/// format, with `usage`. A body of the wrong shape is a [`ModelError::MalformedResponse`] (quoting an
-/// `error` the body carries, for servers that answer errors with a 200).
+/// format, with `usage`. A body of the wrong shape is a [`ModelError::MalformedResponse`]
+/// (quoting an `error` the body carries, for servers that answer errors with a 200).
 pub(crate) fn answer(
     provider: Provider,
     body: &Value,

@@ -2,9 +2,9 @@
 //! `data:` chunks whose first choice's `delta` (`index` 0) carries pieces of `content`,
 //! `refusal` and `tool_calls` (each by its `index`, or by its id from servers that send no
 //! index; the id and name in its first piece), the `finish_reason` on the last, the usage on
-//! a chunk of its own; `data: [DONE]` ends it. A piece that opens a call (it names the tool)
-//! under an index holding a call of another id or tool begins a new call: some servers send
-//! every call under index 0. What `complete` reads of older or looser servers is read too:
+//! a chunk of its own, the answering `model` on each; `data: [DONE]` ends it. A piece that
+//! opens a call (it names the tool) under an index holding a call of another id or tool
+//! begins a new call: some servers send every call under index 0. What `complete` reads of older or looser servers is read too:
 //! `content` written as parts, the deprecated single `function_call`, arguments written as
 //! an object.
 

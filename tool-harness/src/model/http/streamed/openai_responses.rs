@@ -3,7 +3,8 @@
 //! arguments as `response.function_call_arguments.delta` after the call's
 //! `response.output_item.added`; the last event, `response.completed` (or
 //! `response.incomplete`, `response.failed`), carries the whole response, which is the
-//! answer. An `error` event ends the stream with the API's message.
+//! answer (named by `response.created`'s model where it names none). An `error` event ends
+//! the stream with the API's message.
 
 use std::collections::HashMap;
 
@@ -100,8 +101,8 @@ impl Assembler for ResponsesAssembler {
                 }
                 self.response = Some(response.clone());
             }
-            // The response's beginning, reasoning summaries, items done, and the rest: the
-            // last event carries them all.
+            // Reasoning summaries, items done, and the rest: the last event carries them
+            // all.
             _ => {}
         }
         Ok(())
