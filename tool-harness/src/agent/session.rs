@@ -903,6 +903,7 @@ impl AgentSession {
             gen_ai.usage.input_tokens = tracing::field::Empty,
             gen_ai.usage.output_tokens = tracing::field::Empty,
             gen_ai.response.finish_reasons = tracing::field::Empty,
+            gen_ai.response.model = tracing::field::Empty,
         );
         let answer = {
             // Through the `dyn` directly: `self.model.stream` would pick the forwarding impl
@@ -954,6 +955,9 @@ impl AgentSession {
             "gen_ai.response.finish_reasons",
             tracing::field::debug(&response.stop_reason),
         );
+        if let Some(model) = &response.model {
+            span.record("gen_ai.response.model", model.as_str());
+        }
         run.usage += response.usage;
         ledger.spent(response.usage);
         run.stop_reason = Some(response.stop_reason.clone());

@@ -91,6 +91,17 @@ impl Fallback {
         }
     }
 
+    /// `response`, naming the model it was asked under (this model's own name, else
+    /// `request`'s) when its client did not say which answered: a fallback's caller can
+    /// always tell.
+    fn named(&self, request: &ChatRequest, mut response: ChatResponse) -> ChatResponse {
+        if response.model.is_none() {
+            let asked = self.model_name.as_deref().unwrap_or(&request.model).trim();
+            response.model = (!asked.is_empty()).then(|| asked.to_owned());
+        }
+        response
+    }
+
     /// `request`'s settings as this model is sent them, for what it reads of a request
     /// before one is sent ([`ChatModel::output_limit`]): under its own model name, if it has
     /// one, with the options and tools but not the conversation, which a limit does not
@@ -272,7 +283,7 @@ impl ChatModel for FallbackModel {
         let mut fallback = &self.models[0];
         loop {
             let error = match fallback.model.complete(&fallback.request(request)).await {
-                Ok(response) => return Ok(response),
+                Ok(response) => return Ok(fallback.named(request, response)),
                 Err(error) => error,
             };
             let next = self.next_after(at, &error);
@@ -308,7 +319,7 @@ impl ChatModel for FallbackModel {
                     .await
             };
             let error = match answer {
-                Ok(response) => return Ok(response),
+                Ok(response) => return Ok(fallback.named(request, response)),
                 Err(error) => error,
             };
             let next = if delivered {

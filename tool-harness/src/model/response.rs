@@ -81,6 +81,9 @@ pub struct ChatResponse {
     /// The answer as its provider wrote it, to send back verbatim
     /// ([`ProviderTurn`]); `None` where the format keeps none.
     pub provider_turn: Option<ProviderTurn>,
+    /// The model that answered, as the API names it (which may be a dated version of the
+    /// one asked for); `None` when the API did not say.
+    pub model: Option<String>,
 }
 
 impl ChatResponse {
@@ -92,6 +95,7 @@ impl ChatResponse {
             usage: Usage::default(),
             stop_reason: StopReason::EndTurn,
             provider_turn: None,
+            model: None,
         }
     }
 
@@ -103,6 +107,7 @@ impl ChatResponse {
             usage: Usage::default(),
             stop_reason: StopReason::ToolCalls,
             provider_turn: None,
+            model: None,
         }
     }
 

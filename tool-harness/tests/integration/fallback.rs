@@ -15,6 +15,8 @@ use toolsmith_harness::model::{
     ModelError, ScriptedModel, ScriptedTurn, StreamDelta,
 };
 
+use crate::common::span_fields::SpanFields;
+
 fn rate_limited() -> ModelError {
     ModelError::RateLimited {
         provider: "anthropic".into(),
@@ -63,6 +65,41 @@ async fn a_rate_limited_primary_is_followed_by_the_next_model_under_its_own_name
     assert_eq!(sent[0].messages, request().messages);
     primary.assert_complete();
     secondary.assert_complete();
+}
+
+#[tokio::test]
+async fn a_fallback_s_answer_names_the_model_it_was_asked_under() {
+    // Scripted answers name no model: the fallback names the one it asked.
+    let primary = ScriptedModel::new([ScriptedTurn::error(rate_limited())]);
+    let secondary = ScriptedModel::new([ScriptedTurn::text("Hi from the second")]);
+    let model = FallbackModel::new(primary).or_as(secondary, "gpt-x");
+    let answer = model.complete(&request()).await.unwrap();
+    assert_eq!(answer.model.as_deref(), Some("gpt-x"));
+
+    let primary = ScriptedModel::new([ScriptedTurn::error(overloaded())]);
+    let secondary = ScriptedModel::new([ScriptedTurn::text("Hi from the second")]);
+    let model = FallbackModel::new(primary).or_as(secondary, "gpt-x");
+    let answer = model.stream(&request(), &mut |_| {}).await.unwrap();
+    assert_eq!(answer.model.as_deref(), Some("gpt-x"));
+
+    // A model without a name of its own was asked under the request's.
+    let primary = ScriptedModel::new([ScriptedTurn::text("Hi from the first")]);
+    let model = FallbackModel::new(primary).or_as(ScriptedModel::new([]), "gpt-x");
+    let answer = model.complete(&request()).await.unwrap();
+    assert_eq!(answer.model.as_deref(), Some("claude-sonnet-4-5"));
+}
+
+#[tokio::test]
+async fn a_fallback_keeps_the_model_an_answer_names() {
+    let primary = ScriptedModel::new([ScriptedTurn::error(rate_limited())]);
+    let secondary = ScriptedModel::new([ScriptedTurn::respond(|_| {
+        let mut named = ChatResponse::text("Hi");
+        named.model = Some("gpt-x-2025-01-01".into());
+        Ok(named)
+    })]);
+    let model = FallbackModel::new(primary).or_as(secondary, "gpt-x");
+    let answer = model.complete(&request()).await.unwrap();
+    assert_eq!(answer.model.as_deref(), Some("gpt-x-2025-01-01"));
 }
 
 #[tokio::test]
@@ -526,4 +563,37 @@ async fn a_session_removes_an_unreadable_image_when_the_fallback_s_last_error_re
     let asked = primary.requests();
     assert_eq!(asked[0].messages[0].images().len(), 1);
     assert!(asked[1].messages[0].images().is_empty());
+}
+
+/// The session's `chat` span says which model answered (`gen_ai.response.model`): behind a
+/// fallback, the one that did; an answer that names none records none.
+#[tokio::test]
+async fn the_chat_span_names_the_model_that_answered() {
+    let traced = SpanFields::default();
+    // A test runs on its own thread: the subscriber is this test's only.
+    let _default = tracing::subscriber::set_default(traced.clone());
+    let primary = ScriptedModel::new([ScriptedTurn::error(rate_limited())]);
+    let secondary = ScriptedModel::new([ScriptedTurn::text("Hi from the second")]);
+    let model = FallbackModel::new(primary).or_as(secondary, "gpt-x");
+    let session = AgentSession::builder(model)
+        .with_model("claude-sonnet-4-5")
+        .build()
+        .unwrap();
+    session.run("Hello?").await.unwrap();
+    let unnamed = ScriptedModel::new([ScriptedTurn::text("Hi")]);
+    let session = AgentSession::builder(unnamed)
+        .with_model("m")
+        .build()
+        .unwrap();
+    session.run("Hello?").await.unwrap();
+
+    let answered = |fields: &Vec<(String, String)>| {
+        fields
+            .iter()
+            .find(|(name, _)| name == "gen_ai.response.model")
+            .map(|(_, value)| value.clone())
+    };
+    let mut models: Vec<_> = traced.named("chat").iter().map(answered).collect();
+    models.sort();
+    assert_eq!(models, [None, Some(r#""gpt-x""#.to_owned())]);
 }

@@ -250,9 +250,23 @@ pub(crate) fn count(body: &Value, pointer: &str) -> u64 {
     body.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
 }
 
-/// The answer in `body`: calls, text and stop reason read by `provider`'s format, with
-/// `usage`. A body of the wrong shape is a [`ModelError::MalformedResponse`] (quoting an
-/// `error` the body carries, for servers that answer errors with a 200).
+/// The model an answer in `provider`'s format says answered: Gemini's `modelVersion`, the
+/// others' `model`; `None` where it is missing, empty or not a string.
+fn answering_model(provider: Provider, body: &Value) -> Option<String> {
+    let key = match provider {
+        Provider::Gemini => "modelVersion",
+        _ => "model",
+    };
+    body.get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|model| !model.is_empty())
+        .map(str::to_owned)
+}
+
+/// The answer in `body`: calls, text, stop reason and answering model read by `provider`'s
+/// format, with `usage`. A body of the wrong shape is a [`ModelError::MalformedResponse`]
+/// (quoting an `error` the body carries, for servers that answer errors with a 200).
 pub(crate) fn answer(
     provider: Provider,
     body: &Value,
@@ -280,6 +294,7 @@ pub(crate) fn answer(
         stop_reason: answer.stop_reason,
         usage,
         provider_turn,
+        model: answering_model(provider, body),
     })
 }
 

@@ -3,6 +3,7 @@
 
 pub mod image_files;
 pub mod recorded_events;
+pub mod span_fields;
 pub mod warnings;
 
 use async_trait::async_trait;

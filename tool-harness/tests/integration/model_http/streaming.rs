@@ -144,12 +144,13 @@ fn chat_chunk(index: u32, delta: Value, finish: Value) -> (Option<&'static str>,
         json!({"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}),
     )
 }
-/// A Chat stream of `pieces` that ends as the first answer's does: the calls finished, the
-/// answer's usage, `[DONE]`.
+/// A Chat stream of `pieces` that ends as the first answer's does: the calls finished by
+/// the model that answered, the answer's usage, `[DONE]`.
 fn first_answer_stream(pieces: impl IntoIterator<Item = (Option<&'static str>, Value)>) -> String {
     let finished = (
         None,
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+        json!({"model": "gpt-4.1-mini",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
         "usage": {"prompt_tokens": 120, "completion_tokens": 40,
             "prompt_tokens_details": {"cached_tokens": 64}}}),
     );

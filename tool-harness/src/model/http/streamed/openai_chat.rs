@@ -2,9 +2,9 @@
 //! `data:` chunks whose first choice's `delta` (`index` 0) carries pieces of `content`,
 //! `refusal` and `tool_calls` (each by its `index`, or by its id from servers that send no
 //! index; the id and name in its first piece), the `finish_reason` on the last, the usage on
-//! a chunk of its own; `data: [DONE]` ends it. A piece that opens a call (it names the tool)
-//! under an index holding a call of another id or tool begins a new call: some servers send
-//! every call under index 0. What `complete` reads of older or looser servers is read too:
+//! a chunk of its own, the answering `model` on each; `data: [DONE]` ends it. A piece that
+//! opens a call (it names the tool) under an index holding a call of another id or tool
+//! begins a new call: some servers send every call under index 0. What `complete` reads of older or looser servers is read too:
 //! `content` written as parts, the deprecated single `function_call`, arguments written as
 //! an object.
 
@@ -40,6 +40,8 @@ pub(crate) struct ChatAssembler {
     function_call: Option<CallPieces>,
     finish_reason: Option<Value>,
     usage: Option<Value>,
+    /// The `model` the chunks name (each names it; the last one given is kept).
+    model: Option<Value>,
 }
 
 impl ChatAssembler {
@@ -100,6 +102,9 @@ impl Assembler for ChatAssembler {
         self.began = true;
         if let Some(usage) = data.get("usage").filter(|usage| usage.is_object()) {
             self.usage = Some(usage.clone());
+        }
+        if let Some(model) = data.get("model").filter(|model| model.is_string()) {
+            self.model = Some(model.clone());
         }
         let choices = data.get("choices").and_then(Value::as_array);
         let Some(choice) = choices.and_then(|choices| first_of(choices)) else {
@@ -241,6 +246,9 @@ impl Assembler for ChatAssembler {
         }]});
         if let Some(usage) = self.usage {
             answer["usage"] = usage;
+        }
+        if let Some(model) = self.model {
+            answer["model"] = model;
         }
         Ok(Some(answer))
     }

@@ -3,7 +3,8 @@
 //! arguments as `response.function_call_arguments.delta` after the call's
 //! `response.output_item.added`; the last event, `response.completed` (or
 //! `response.incomplete`, `response.failed`), carries the whole response, which is the
-//! answer. An `error` event ends the stream with the API's message.
+//! answer (named by `response.created`'s model where it names none). An `error` event ends
+//! the stream with the API's message.
 
 use std::collections::HashMap;
 
@@ -20,6 +21,9 @@ pub(crate) struct ResponsesAssembler {
     /// The calls' positions among the answer's calls, by their output index.
     calls: HashMap<u64, usize>,
     response: Option<Value>,
+    /// The `model` of `response.created`'s response: the answer's, if the last event's
+    /// response does not name it.
+    model: Option<Value>,
 }
 
 impl Assembler for ResponsesAssembler {
@@ -81,6 +85,10 @@ impl Assembler for ResponsesAssembler {
                     fragment: delta(),
                 });
             }
+            "response.created" => {
+                let model = data.pointer("/response/model").filter(|m| m.is_string());
+                self.model = model.cloned();
+            }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 let response = data
                     .get("response")
@@ -93,8 +101,8 @@ impl Assembler for ResponsesAssembler {
                 }
                 self.response = Some(response.clone());
             }
-            // The response's beginning, reasoning summaries, items done, and the rest: the
-            // last event carries them all.
+            // Reasoning summaries, items done, and the rest: the last event carries them
+            // all.
             _ => {}
         }
         Ok(())
@@ -102,7 +110,15 @@ impl Assembler for ResponsesAssembler {
 
     fn finish(self) -> Result<Option<Value>, Failed> {
         match self.response {
-            Some(response) => Ok(Some(response)),
+            Some(mut response) => {
+                if let (Some(model), Some(fields)) = (self.model, response.as_object_mut()) {
+                    let named = fields.get("model").is_some_and(Value::is_string);
+                    if !named {
+                        fields.insert("model".to_owned(), model);
+                    }
+                }
+                Ok(Some(response))
+            }
             // Cut off before its last event, the answer may be cut too (a call's arguments
             // closed by repair would run on half their text): no answer.
             None if self.began => Err(Failed::Malformed(
