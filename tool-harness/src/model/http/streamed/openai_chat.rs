@@ -4,9 +4,9 @@
 //! index; the id and name in its first piece), the `finish_reason` on the last, the usage on
 //! a chunk of its own, the answering `model` on each; `data: [DONE]` ends it. A piece that
 //! opens a call (it names the tool) under an index holding a call of another id or tool
-//! begins a new call: some servers send every call under index 0. What `complete` reads of older or looser servers is read too:
-//! `content` written as parts, the deprecated single `function_call`, arguments written as
-//! an object.
+//! begins a new call: some servers send every call under index 0. What `complete` reads of
+//! older or looser servers is read too: `content` written as parts, the deprecated single
+//! `function_call`, arguments written as an object.
 
 use std::collections::HashMap;
 
