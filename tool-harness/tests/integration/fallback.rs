@@ -90,6 +90,30 @@ async fn a_fallback_s_answer_names_the_model_it_was_asked_under() {
 }
 
 #[tokio::test]
+async fn each_move_to_the_next_model_is_a_warning_naming_both_and_the_error() {
+    let warnings = crate::common::warnings::Warnings::default();
+    let _default = tracing::subscriber::set_default(warnings.clone());
+    let primary = ScriptedModel::new([ScriptedTurn::error(rate_limited())]);
+    let secondary = ScriptedModel::new([ScriptedTurn::text("Hi from the second")]);
+    let model = FallbackModel::new(primary).or_as(secondary, "gpt-x");
+    model.complete(&request()).await.unwrap();
+    let lines = warnings.lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with(
+            "a model failed: asking the next failed=scripted next=scripted (gpt-x) error="
+        ),
+        "{lines:?}"
+    );
+    assert!(lines[0].contains(&rate_limited().to_string()), "{lines:?}");
+    // An error that does not move on is not a move: no warning.
+    let model = FallbackModel::new(ScriptedModel::new([ScriptedTurn::error(bad_request())]))
+        .or(ScriptedModel::new([]));
+    model.complete(&request()).await.unwrap_err();
+    assert_eq!(warnings.lines().len(), 1);
+}
+
+#[tokio::test]
 async fn a_fallback_keeps_the_model_an_answer_names() {
     let primary = ScriptedModel::new([ScriptedTurn::error(rate_limited())]);
     let secondary = ScriptedModel::new([ScriptedTurn::respond(|_| {
