@@ -2,10 +2,11 @@
 //! tool's image result goes back to it as an image, kept in the conversation for the next
 //! `send`.
 
-use super::common::image_files::screenshot_tool;
 use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolShed};
 use toolsmith_harness::agent::{AgentSession, UserInput};
 use toolsmith_harness::model::{Message, ScriptedModel, ScriptedTurn};
+
+use super::common::image_files::screenshot_tool;
 
 fn photo() -> Image {
     Image::from_bytes("image/jpeg", b"\xFF\xD8\xFF\xE0\0\x10JFIF").unwrap()

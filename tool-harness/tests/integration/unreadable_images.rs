@@ -2,16 +2,17 @@
 //! images with a note and asks the same model call again, once; the kept conversation goes
 //! on without them. Off, or refused twice, the run ends with the refusal.
 
-use super::common::image_files::screenshot_tool;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolShed};
 use toolsmith_harness::agent::{
-    AgentEvent, AgentSession, AgentSessionBuilder, AgenticError, FINAL_ANSWER_TOOL, UserInput,
+    AgentEvent, AgentRun, AgentSession, AgentSessionBuilder, AgenticError, FINAL_ANSWER_TOOL,
+    UserInput,
 };
 use toolsmith_harness::model::{Message, ModelError, ScriptedModel, ScriptedTurn};
 
+use super::common::image_files::screenshot_tool;
 use super::typed_answers::Weather;
 
 /// A file that begins as a PNG: the signature is all `Image` checks.
@@ -137,6 +138,18 @@ async fn the_images_are_replaced_the_call_asked_again_and_the_kept_conversation_
     model.assert_complete();
 }
 
+/// `session` asked about a broken image, its run ending on the model's error: that error
+/// and the run.
+async fn ended_on_the_model(session: &AgentSession) -> (ModelError, Box<AgentRun>) {
+    let ended = session
+        .send_input(UserInput::new("What is this?").image(broken_png()))
+        .await;
+    let Err(AgenticError::Model { source, run }) = ended else {
+        panic!("expected the model's error, got {ended:?}");
+    };
+    (source, run)
+}
+
 #[tokio::test]
 async fn a_second_refusal_ends_the_run_with_the_typed_error_and_the_run() {
     let model = ScriptedModel::new([
@@ -144,12 +157,7 @@ async fn a_second_refusal_ends_the_run_with_the_typed_error_and_the_run() {
         ScriptedTurn::error(refusal()),
     ]);
     let (session, events) = session(&model, |b| b);
-    let ended = session
-        .send_input(UserInput::new("What is this?").image(broken_png()))
-        .await;
-    let Err(AgenticError::Model { source, run }) = ended else {
-        panic!("expected the model's error, got {ended:?}");
-    };
+    let (source, run) = ended_on_the_model(&session).await;
     assert_eq!(source, refusal());
     assert_eq!(run.model_calls, 2);
     assert_eq!(image_count(&run.transcript), 0);
@@ -162,12 +170,7 @@ async fn a_second_refusal_ends_the_run_with_the_typed_error_and_the_run() {
 async fn switched_off_the_refusal_ends_the_run_at_once() {
     let model = ScriptedModel::new([ScriptedTurn::error(refusal())]);
     let (session, events) = session(&model, |b| b.with_unreadable_images_removed(false));
-    let ended = session
-        .send_input(UserInput::new("What is this?").image(broken_png()))
-        .await;
-    let Err(AgenticError::Model { source, run }) = ended else {
-        panic!("expected the model's error, got {ended:?}");
-    };
+    let (source, run) = ended_on_the_model(&session).await;
     assert_eq!(source, refusal());
     assert_eq!(run.model_calls, 1);
     assert_eq!(image_count(&run.transcript), 1);

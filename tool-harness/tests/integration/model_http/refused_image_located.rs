@@ -3,7 +3,6 @@
 //! session replaces that image alone, asking again while refusals name other images and
 //! ending with the refusal once none is left.
 
-use crate::common::image_files::screenshot_tool;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -13,6 +12,7 @@ use toolsmith_harness::model::{ChatRequest, Message, ModelCall, ModelError, Tool
 
 use super::server::{MockServer, Recorded, Reply, error_stream};
 use super::{Api, Client};
+use crate::common::image_files::screenshot_tool;
 
 /// A distinct image: a PNG signature and `name` (all `Image` checks is the signature).
 fn png(name: &str) -> Image {
