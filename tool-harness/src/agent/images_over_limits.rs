@@ -7,38 +7,17 @@ use toolsmith_core::Image;
 
 use crate::model::{ImageLimits, ImagePlace, Message, image_places, replace_image};
 
-/// What is known of one image of the request, in conversation order.
-struct Seen {
-    /// The longer side, when the header was read.
-    side: Option<u32>,
-    dimensions: Option<(u32, u32)>,
-    animated: bool,
-    media_type: &'static str,
-    /// Its length as base64, as it is sent.
-    len: usize,
+/// Whether `image`'s longer side, when its header gave its size, is over `pixels`.
+fn over(image: &Image, pixels: u32) -> bool {
+    image
+        .dimensions()
+        .is_some_and(|(width, height)| width.max(height) > pixels)
 }
 
-impl Seen {
-    fn of(image: &Image) -> Self {
-        let dimensions = image.dimensions();
-        Self {
-            side: dimensions.map(|(width, height)| width.max(height)),
-            dimensions,
-            animated: image.is_animated(),
-            media_type: image.media_type(),
-            len: image.data().len(),
-        }
-    }
-
-    /// `WIDTHxHEIGHT px` (only asked of an image whose size is known).
-    fn size(&self) -> String {
-        let (width, height) = self.dimensions.unwrap_or_default();
-        format!("{width}x{height} px")
-    }
-
-    fn over(&self, pixels: u32) -> bool {
-        self.side.is_some_and(|side| side > pixels)
-    }
+/// `WIDTHxHEIGHT px` (only asked of an image whose size is known).
+fn size(image: &Image) -> String {
+    let (width, height) = image.dimensions().unwrap_or_default();
+    format!("{width}x{height} px")
 }
 
 /// Replaces, in place, the images of `messages` that `limits` refuse by a note saying why
@@ -60,28 +39,27 @@ pub(super) fn remove_images_over_limits(
     messages: &mut [Message],
     limits: &ImageLimits,
 ) -> Vec<String> {
-    let (places, seen): (Vec<ImagePlace>, Vec<Seen>) = image_places(messages)
-        .map(|(place, image)| (place, Seen::of(image)))
-        .unzip();
+    // The images are read while the notes are decided, and replaced only after.
+    let (places, seen): (Vec<ImagePlace>, Vec<&Image>) = image_places(messages).unzip();
     let mut notes: Vec<Option<String>> = seen.iter().map(|_| None).collect();
     for (image, note) in seen.iter().zip(&mut notes) {
-        if !limits.media_types.contains(&image.media_type) {
+        if !limits.media_types.contains(&image.media_type()) {
             *note = Some(format!(
                 "[image removed: an {}, a type the model does not take (it takes {})]",
-                image.media_type,
+                image.media_type(),
                 limits.media_types.join(", ")
             ));
-        } else if image.animated && !limits.animated {
+        } else if image.is_animated() && !limits.animated {
             *note = Some(format!(
                 "[image removed: an animated {}, which the model does not take]",
-                image.media_type
+                image.media_type()
             ));
         } else if let Some(max) = limits.max_side
-            && image.over(max)
+            && over(image, max)
         {
             *note = Some(format!(
                 "[image removed: {}, more than the {max} px a side the model takes]",
-                image.size()
+                size(image)
             ));
         }
     }
@@ -103,7 +81,7 @@ pub(super) fn remove_images_over_limits(
     }
     if let Some(max) = limits.max_image_bytes {
         let had: usize = kept_positions(&notes)
-            .map(|position| seen[position].len)
+            .map(|position| seen[position].data().len())
             .sum();
         if had > max {
             let down_to = max - headroom(max);
@@ -118,7 +96,7 @@ pub(super) fn remove_images_over_limits(
                          more than the {max} the model takes; the oldest went, down to \
                          {down_to}]"
                     ));
-                    left -= image.len;
+                    left -= image.data().len();
                     kept -= 1;
                 }
             }
@@ -136,11 +114,11 @@ pub(super) fn remove_images_over_limits(
             if kept <= down_to || within_rule && newest_from.is_none_or(|from| position >= from) {
                 break;
             }
-            if note.is_none() && image.over(max) {
+            if note.is_none() && over(image, max) {
                 *note = Some(format!(
                     "[image removed: {}, more than the {max} px a side the model takes in a \
                      request of more than {above} images]",
-                    image.size()
+                    size(image)
                 ));
                 kept -= 1;
             }
