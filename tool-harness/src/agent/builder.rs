@@ -11,6 +11,7 @@ use toolsmith_core::{
 };
 
 use super::AgenticError;
+use super::compaction::Compaction;
 use super::context_overflow::{ContextOverflow, SessionContextOverflow};
 use super::declaration_check::check_declarations;
 use super::events::AgentEventHandler;
@@ -44,6 +45,7 @@ pub struct AgentSessionBuilder {
     pause: Option<PauseHandle>,
     context_overflow: Option<Arc<dyn ContextOverflow>>,
     context_window: Option<u64>,
+    compaction: Option<Arc<Compaction>>,
     unreadable_images_removed: bool,
 }
 
@@ -62,6 +64,7 @@ impl std::fmt::Debug for AgentSessionBuilder {
             .field("event_handlers", &self.events.len())
             .field("context_overflow", &self.context_overflow.is_some())
             .field("context_window", &self.context_window)
+            .field("compaction", &self.compaction)
             .field("unreadable_images_removed", &self.unreadable_images_removed)
             .finish_non_exhaustive()
     }
@@ -92,6 +95,7 @@ impl AgentSessionBuilder {
             pause: None,
             context_overflow: None,
             context_window: None,
+            compaction: None,
             unreadable_images_removed: true,
         }
     }
@@ -228,16 +232,30 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// [`with_context_overflow`](Self::with_context_overflow) with a policy shared with
-    /// other sessions, and the window of
-    /// [`with_context_window`](Self::with_context_window): a sub-agent's.
+    /// [`with_context_overflow`](Self::with_context_overflow) and
+    /// [`with_compaction`](Self::with_compaction) shared with other sessions, and the window
+    /// of [`with_context_window`](Self::with_context_window): a sub-agent's.
     pub(crate) fn with_shared_context_overflow(
         mut self,
         policy: Option<Arc<dyn ContextOverflow>>,
+        compaction: Option<Arc<Compaction>>,
         window: Option<u64>,
     ) -> Self {
         self.context_overflow = policy;
+        self.compaction = compaction;
         self.context_window = window;
+        self
+    }
+
+    /// Summarises the older part of the conversation with the model before a request that
+    /// nears the [context window](Self::with_context_window) (which it needs), instead of
+    /// waiting for a [`ContextOverflow`] policy to cut it: see [`Compaction`] for when and
+    /// what. The policy, if any, stays the backstop past the window.
+    ///
+    /// The session's sub-agents inherit it, unless their
+    /// [`SubAgentConfig`](super::SubAgentConfig) has one of its own.
+    pub fn with_compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = Some(Arc::new(compaction));
         self
     }
 
@@ -265,8 +283,9 @@ impl AgentSessionBuilder {
     /// [`with_context_overflow`](Self::with_context_overflow) says, should the estimate
     /// fall short.
     ///
-    /// A window needs a policy, which decides what the conversation loses: `build()` fails
-    /// with [`AgenticError::Config`] naming both when there is none (no policy is chosen
+    /// A window needs a policy, which decides what the conversation loses, or a
+    /// [`with_compaction`](Self::with_compaction): `build()` fails with
+    /// [`AgenticError::Config`] naming them when there is neither (none is chosen
     /// silently). A window of 0 is refused too. The session's sub-agents inherit the window
     /// with the policy, unless their [`SubAgentConfig`](super::SubAgentConfig) has one of
     /// its own (give it one when their model's window differs).
@@ -442,7 +461,10 @@ impl AgentSessionBuilder {
                     .to_owned(),
             ));
         }
-        match (self.context_window, &self.context_overflow) {
+        match (
+            self.context_window,
+            self.context_overflow.is_some() || self.compaction.is_some(),
+        ) {
             (Some(0), _) => {
                 return Err(AgenticError::Config(
                     "a context window of 0 tokens fits no request: give \
@@ -450,14 +472,26 @@ impl AgentSessionBuilder {
                         .to_owned(),
                 ));
             }
-            (Some(window), None) => {
+            (Some(window), false) => {
                 return Err(AgenticError::Config(format!(
                     "`.with_context_window({window})` needs a policy to shorten the \
                      conversation with: add `.with_context_overflow(..)` (e.g. \
-                     `DropOldestExchanges::new()`)"
+                     `DropOldestExchanges::new()`) or `.with_compaction(Compaction::new())`"
                 )));
             }
             _ => {}
+        }
+        if let Some(compaction) = &self.compaction {
+            if self.context_window.is_none() {
+                return Err(AgenticError::Config(
+                    "`.with_compaction(..)` starts at a share of the model's context window: \
+                     add `.with_context_window(..)`"
+                        .to_owned(),
+                ));
+            }
+            if let Some(problem) = compaction.problem() {
+                return Err(AgenticError::Config(problem));
+            }
         }
         let session_id = self
             .session_id
@@ -484,9 +518,10 @@ impl AgentSessionBuilder {
             unreadable_images_removed: self.unreadable_images_removed,
         }));
         // ... and let them shorten a conversation as the session does.
-        if let Some(policy) = &self.context_overflow {
+        if self.context_overflow.is_some() || self.compaction.is_some() {
             parts.state.insert_arc(Arc::new(SessionContextOverflow {
-                policy: Arc::clone(policy),
+                policy: self.context_overflow.clone(),
+                compaction: self.compaction.clone(),
                 window: self.context_window,
             }));
         }
@@ -519,6 +554,7 @@ impl AgentSessionBuilder {
             pause: self.pause,
             context_overflow: self.context_overflow,
             context_window: self.context_window,
+            compaction: self.compaction,
             unreadable_images_removed: self.unreadable_images_removed,
         })
     }

@@ -16,6 +16,7 @@ use toolsmith_core::{
     CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, is_blank, tool_fn,
 };
 
+use super::compaction::Compaction;
 use super::context_overflow::{ContextOverflow, SessionContextOverflow};
 use super::events::AgentEvent;
 use super::ledger::RunLedger;
@@ -68,6 +69,7 @@ pub struct SubAgentConfig {
     token_budget: Option<u64>,
     context_overflow: Option<Arc<dyn ContextOverflow>>,
     context_window: Option<u64>,
+    compaction: Option<Arc<Compaction>>,
 }
 
 impl std::fmt::Debug for SubAgentConfig {
@@ -82,6 +84,7 @@ impl std::fmt::Debug for SubAgentConfig {
             .field("token_budget", &self.token_budget)
             .field("context_overflow", &self.context_overflow.is_some())
             .field("context_window", &self.context_window)
+            .field("compaction", &self.compaction)
             .finish()
     }
 }
@@ -103,6 +106,7 @@ impl SubAgentConfig {
             token_budget: None,
             context_overflow: None,
             context_window: None,
+            compaction: None,
         }
     }
 
@@ -159,11 +163,21 @@ impl SubAgentConfig {
     /// a child's request estimated to pass it is shortened by the children's policy before
     /// it is sent. Without one, children built with a session share the session's window
     /// (with its policy), if it has one; give them their own when their model's window is
-    /// not the session's model's. A window needs a policy, the config's or the session's:
-    /// without either, a child's `start` fails, saying so.
+    /// not the session's model's. A window needs a policy or a [`Compaction`], the config's
+    /// or the session's: without any, a child's `start` fails, saying so.
     #[must_use]
     pub fn with_context_window(mut self, tokens: u64) -> Self {
         self.context_window = Some(tokens);
+        self
+    }
+
+    /// The children's [`Compaction`]
+    /// ([`AgentSessionBuilder::with_compaction`](super::AgentSessionBuilder::with_compaction)),
+    /// which needs a window, the config's or the session's. Without one, children built with
+    /// a session share the session's, if it has one.
+    #[must_use]
+    pub fn with_compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = Some(Arc::new(compaction));
         self
     }
 
@@ -315,7 +329,10 @@ impl AgentCommands {
     pub(crate) fn for_session(mut config: SubAgentConfig, parts: &SessionParts) -> Self {
         if let Some(session) = parts.state.get::<SessionContextOverflow>() {
             if config.context_overflow.is_none() {
-                config.context_overflow = Some(Arc::clone(&session.policy));
+                config.context_overflow.clone_from(&session.policy);
+            }
+            if config.compaction.is_none() {
+                config.compaction.clone_from(&session.compaction);
             }
             if config.context_window.is_none() {
                 config.context_window = session.window;
@@ -447,7 +464,11 @@ impl AgentCommands {
             .with_model(config.model_name.clone())
             .with_toolshed(shed)
             .with_max_turns(max_turns)
-            .with_shared_context_overflow(config.context_overflow.clone(), config.context_window)
+            .with_shared_context_overflow(
+                config.context_overflow.clone(),
+                config.compaction.clone(),
+                config.context_window,
+            )
             .with_cancellation(cancel.clone())
             .with_pause(pause.clone())
             .with_guards(&self.children.guards)

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use toolsmith_core::{ToolCallResult, UserModelContent};
 
+use super::compaction::Compaction;
 use super::refused_counts::RefusedCounts;
 use super::token_estimate::{estimate_message_tokens, results_tokens};
 use crate::model::{Message, ModelError};
@@ -236,11 +237,12 @@ where
     }
 }
 
-/// A session's policy and context window, kept in its
+/// A session's policy, compaction and context window, kept in its
 /// [`SessionParts`](toolsmith_core::SessionParts) state for the `agent` group built with the
 /// session: its children inherit them.
 pub(crate) struct SessionContextOverflow {
-    pub(crate) policy: Arc<dyn ContextOverflow>,
+    pub(crate) policy: Option<Arc<dyn ContextOverflow>>,
+    pub(crate) compaction: Option<Arc<Compaction>>,
     pub(crate) window: Option<u64>,
 }
 

@@ -141,6 +141,18 @@ pub enum AgentEvent {
         /// refusal) that had the conversation shortened.
         estimate: Option<ContextEstimate>,
     },
+    /// The older part of the conversation was summarised by the model before request
+    /// `turn` ([`Compaction`](super::Compaction)): `summarized` messages replaced by one
+    /// user message holding the summary and the user's latest message. The summary's own
+    /// model call is the one before `turn`.
+    ContextCompacted {
+        /// The model call (1-based) about to be sent with the compacted conversation.
+        turn: usize,
+        /// Messages replaced by the summary's message.
+        summarized: usize,
+        /// The estimate that passed the compaction's share of the window.
+        estimate: ContextEstimate,
+    },
     /// The model refused request `turn` because it could not read one of its images
     /// ([`ModelError::ImageRefused`](crate::model::ModelError::ImageRefused)): the image the
     /// refusal named (`image`), or every image of the request where it named none, was
@@ -271,6 +283,7 @@ impl AgentEvent {
             Self::ToolCallProgress(_) => "ToolCallProgress",
             Self::ToolCallFinished { .. } => "ToolCallFinished",
             Self::ContextShortened { .. } => "ContextShortened",
+            Self::ContextCompacted { .. } => "ContextCompacted",
             Self::ImagesRemoved { .. } => "ImagesRemoved",
             Self::ImagesOverLimits { .. } => "ImagesOverLimits",
             Self::TurnFinished { .. } => "TurnFinished",

@@ -11,6 +11,7 @@
 mod budget;
 mod builder;
 mod children;
+mod compaction;
 mod context_overflow;
 mod declaration_check;
 mod error;
@@ -33,6 +34,10 @@ pub use builder::AgentSessionBuilder;
 pub use children::{
     AGENT_TOOL, AgentCommands, DEFAULT_CHILD_MAX_TURNS, DEFAULT_MAX_CHILDREN, MAX_ENDED_CHILDREN,
     MAX_RESULT_WAIT, SubAgentConfig,
+};
+pub use compaction::{
+    Compaction, DEFAULT_COMPACTION_INSTRUCTIONS, DEFAULT_COMPACTION_KEEP_PERCENT,
+    DEFAULT_COMPACTION_START_PERCENT, SUMMARIZED_QUESTION_HEADING, SUMMARY_HEADING,
 };
 pub use context_overflow::{
     ContextEstimate, ContextOverflow, DROPPED_RESULT, DropOldestExchanges, MAX_OVERFLOW_ATTEMPTS,

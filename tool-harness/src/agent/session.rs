@@ -12,6 +12,7 @@ use toolsmith_core::{
 use tracing::Instrument as _;
 
 use super::builder::AgentSessionBuilder;
+use super::compaction::Compaction;
 use super::context_overflow::{
     ContextEstimate, ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, OverflowCause, Shortened,
 };
@@ -94,6 +95,7 @@ pub struct AgentSession {
     pub(super) pause: Option<PauseHandle>,
     pub(super) context_overflow: Option<Arc<dyn ContextOverflow>>,
     pub(super) context_window: Option<u64>,
+    pub(super) compaction: Option<Arc<Compaction>>,
     pub(super) unreadable_images_removed: bool,
 }
 
@@ -677,19 +679,26 @@ impl AgentSession {
         if self.unreadable_images_removed {
             self.remove_images_over_limits(request, estimate, run.model_calls + 1)?;
         }
+        // The output the request reserves, for a session that knows its window.
+        let reserved = match self.context_window {
+            Some(_) => self.reserved_output(request, run.model_calls + 1)?,
+            None => 0,
+        };
+        if let (Some(window), Some(compaction), 0) =
+            (self.context_window, &self.compaction, protected)
+        {
+            let estimated = ContextEstimate::new(estimate.estimate(request), reserved, window);
+            self.compact(
+                compaction,
+                (request, estimate, estimated),
+                cancel,
+                (caller, provider),
+                (run, ledger),
+            )
+            .await?;
+        }
         loop {
             if let (Some(window), Some(policy)) = (self.context_window, &self.context_overflow) {
-                // The model's own code: a panic ends the run as one, as a policy's does.
-                let reserved =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| self.model.output_limit(request)))
-                        .map_err(|payload| {
-                            let during = format!(
-                                "the model's output_limit (before request {})",
-                                run.model_calls + 1
-                            );
-                            RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
-                        })?
-                        .map_or(0, u64::from);
                 while !estimate_spent && attempt < MAX_OVERFLOW_ATTEMPTS {
                     let estimated =
                         ContextEstimate::new(estimate.estimate(request), reserved, window);
@@ -718,6 +727,7 @@ impl AgentSession {
                 .call_model(
                     request,
                     tool_choice.clone(),
+                    true,
                     cancel,
                     (caller, provider),
                     (run, ledger),
@@ -802,6 +812,18 @@ impl AgentSession {
         }
     }
 
+    /// The output `request` reserves ([`ChatModel::output_limit`](crate::model::ChatModel::output_limit)),
+    /// 0 when it says none, before request `turn`: the model's own code, whose panic ends
+    /// the run as one, as a policy's does.
+    fn reserved_output(&self, request: &ChatRequest, turn: usize) -> Result<u64, RunEnd> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.model.output_limit(request)))
+            .map(|limit| limit.map_or(0, u64::from))
+            .map_err(|payload| {
+                let during = format!("the model's output_limit (before request {turn})");
+                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+            })
+    }
+
     /// Replaces the images of `request` that the model's [`ImageLimits`] refuse by notes, in
     /// place (so in the conversation the run keeps too: each is removed once), before
     /// request `turn` is sent; reported as an [`AgentEvent::ImagesOverLimits`]. The
@@ -871,11 +893,14 @@ impl AgentSession {
     }
 
     /// One model call with the tools `request` declares, counted and its usage added to
-    /// `run` (and, through its `ledger`, to the runs above it).
+    /// `run` (and, through its `ledger`, to the runs above it); streamed, in a session built
+    /// [`with_streaming`](AgentSessionBuilder::with_streaming), when `streamed` (a summary
+    /// of the conversation is not the answer being written).
     pub(super) async fn call_model(
         &self,
         request: &mut ChatRequest,
         tool_choice: ToolChoice,
+        streamed: bool,
         cancel: &CancellationToken,
         (caller, provider): (Option<&CancellationToken>, &str),
         (run, ledger): (&mut AgentRun, &RunLedger),
@@ -913,7 +938,7 @@ impl AgentSession {
             // `run`. Caught inside the `async` block, so that a client whose method panics
             // before it returns its future is caught too.
             let call = AssertUnwindSafe(async {
-                if self.streaming {
+                if self.streaming && streamed {
                     let mut on_delta = |delta: StreamDelta| {
                         if let StreamDelta::Text(text) = delta {
                             self.emit(AgentEvent::TextDelta(text));

@@ -11,6 +11,7 @@ mod agent_properties;
 mod agent_session;
 mod atomic_write;
 mod child_usage;
+mod compaction;
 mod context_overflow;
 mod context_window;
 mod deep_values;

@@ -1,0 +1,611 @@
+//! [`Compaction`]: the older part of a conversation summarised by the model once a request
+//! nears the context window, so that a long run goes on from what it learned instead of
+//! losing it to a [`ContextOverflow`](super::ContextOverflow) policy's cuts.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use toolsmith_core::{CancellationToken, ToolDeclarations};
+
+use super::context_overflow::ContextEstimate;
+use super::events::AgentEvent;
+use super::ledger::RunLedger;
+use super::session::RunEnd;
+use super::token_estimate::{TokenEstimate, estimate_message_tokens};
+use super::{AgentRun, AgentSession};
+use crate::model::{ChatRequest, Message, ToolChoice};
+
+/// How full the window gets, in percent, before [`Compaction`] summarises
+/// ([`Compaction::starting_at_percent`]).
+pub const DEFAULT_COMPACTION_START_PERCENT: u8 = 80;
+
+/// How much of the window, in percent, the newest messages kept word for word may take
+/// ([`Compaction::keeping_recent_percent`]).
+pub const DEFAULT_COMPACTION_KEEP_PERCENT: u8 = 20;
+
+/// What the model is asked to do with the older part of the conversation (its system
+/// prompt for the summary): keep what the rest of the work needs, since the summary is all
+/// that will be left of it.
+pub const DEFAULT_COMPACTION_INSTRUCTIONS: &str = "\
+You condense the earlier part of a conversation between a user and an AI assistant that \
+uses tools. The conversation will go on from your summary alone, so keep everything the \
+rest of the work needs: what the user asked for and every constraint they set; decisions \
+made and why; facts found, with the names, paths, numbers, identifiers and error messages \
+exactly as they were; what was done, what failed, and what is left to do. Leave out \
+greetings, repetition and tool output that no longer matters. Write the summary only, in \
+plain prose or short lists.";
+
+/// The line a summary message begins with: how a later compaction (and a reader of the
+/// transcript) knows it.
+pub const SUMMARY_HEADING: &str = "[Summary of the earlier conversation, written by the model \
+                                   when it grew too long for the context window]";
+
+/// The line before the user's latest message where a summary message repeats it word for
+/// word.
+pub const SUMMARIZED_QUESTION_HEADING: &str = "[The user's latest message, as they wrote it]";
+
+/// Summarising by the model before a request that nears the context window
+/// ([`AgentSessionBuilder::with_compaction`](super::AgentSessionBuilder::with_compaction),
+/// which needs [`with_context_window`](super::AgentSessionBuilder::with_context_window)).
+///
+/// Before each model call of a run, when the session's estimate of the request and the
+/// output it reserves passes [`starting_at_percent`](Self::starting_at_percent) of the
+/// window, the session sends the model the conversation's older messages as a text
+/// transcript, asking for a summary ([`DEFAULT_COMPACTION_INSTRUCTIONS`], or
+/// [`with_instructions`](Self::with_instructions)), and replaces them by one user message:
+/// [`SUMMARY_HEADING`], the summary, then (after [`SUMMARIZED_QUESTION_HEADING`]) the
+/// user's latest message word for word, with its images, so that the task is never known
+/// only by its summary. The newest messages, up to
+/// [`keeping_recent_percent`](Self::keeping_recent_percent) of the window, are kept as they
+/// were; a tool call and its result stay together. The summary is a model call of the run
+/// (counted in its model calls, usage and budget, not streamed), reported by an
+/// [`AgentEvent::ContextCompacted`]; the conversation kept by
+/// [`send`](AgentSession::send) is the compacted one.
+///
+/// A summary that fails (the model's error, or an empty answer) leaves the conversation as
+/// it was, with a `tracing` warning: the request still fits the window (the threshold is
+/// below it), and past the window the session's
+/// [`ContextOverflow`](super::ContextOverflow) policy, if any, still shortens it. The typed
+/// answer's exchange ([`send_as`](AgentSession::send_as)) is not compacted: it is short,
+/// and under the policy.
+///
+/// ```
+/// use toolsmith::harness::agent::{AgentEvent, AgentSession, Compaction, SUMMARY_HEADING};
+/// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn, Usage};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let long_answer = "Paris is the capital of France. ".repeat(50);
+/// let model = ScriptedModel::new([
+///     ScriptedTurn::text(long_answer).with_usage(Usage::new(900, 500)),
+///     // 900 tokens counted, the answer and the new question: past 80% of the window of
+///     // 1,000. The older messages go to the model as a transcript, to summarise.
+///     ScriptedTurn::text("The user asked for France's capital: Paris."),
+///     ScriptedTurn::text("Rome."),
+/// ]);
+/// let session = AgentSession::builder(model.clone())
+///     .with_model("m")
+///     .with_context_window(1_000)
+///     .with_compaction(Compaction::new())
+///     .build()
+///     .unwrap();
+/// session.send("The capital of France?").await.unwrap();
+/// let run = session.send("And of Italy?").await.unwrap();
+/// assert_eq!(run.text, "Rome.");
+/// let kept = session.transcript().await;
+/// assert!(kept[0].text().unwrap().starts_with(SUMMARY_HEADING));
+/// assert!(kept[0].text().unwrap().contains("And of Italy?"));
+/// assert_eq!(kept[1].text(), Some("Rome."));
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    start_percent: u8,
+    keep_percent: u8,
+    instructions: String,
+}
+
+impl Default for Compaction {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Compaction {
+    /// Summarising from [`DEFAULT_COMPACTION_START_PERCENT`] of the window, keeping
+    /// [`DEFAULT_COMPACTION_KEEP_PERCENT`] of it word for word, with
+    /// [`DEFAULT_COMPACTION_INSTRUCTIONS`].
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            start_percent: DEFAULT_COMPACTION_START_PERCENT,
+            keep_percent: DEFAULT_COMPACTION_KEEP_PERCENT,
+            instructions: DEFAULT_COMPACTION_INSTRUCTIONS.to_owned(),
+        }
+    }
+
+    /// Summarises once a request and its reserved output pass `percent` of the window
+    /// (1 to 100; checked when the session is built).
+    #[must_use]
+    pub fn starting_at_percent(mut self, percent: u8) -> Self {
+        self.start_percent = percent;
+        self
+    }
+
+    /// Keeps the newest messages word for word up to `percent` of the window (below the
+    /// starting percent, so that a compaction brings the request under it; 0 summarises
+    /// everything but the user's latest message; checked when the session is built).
+    #[must_use]
+    pub fn keeping_recent_percent(mut self, percent: u8) -> Self {
+        self.keep_percent = percent;
+        self
+    }
+
+    /// What the model is told to do with the older messages, instead of
+    /// [`DEFAULT_COMPACTION_INSTRUCTIONS`] (e.g. what a domain's summaries must keep).
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = instructions.into();
+        self
+    }
+
+    /// Why these settings cannot work, if they cannot: the builder's check.
+    pub(crate) fn problem(&self) -> Option<String> {
+        if !(1..=100).contains(&self.start_percent) {
+            return Some(format!(
+                "`Compaction::starting_at_percent({})` must be 1 to 100",
+                self.start_percent
+            ));
+        }
+        if self.keep_percent >= self.start_percent {
+            return Some(format!(
+                "`Compaction::keeping_recent_percent({})` must be below the starting percent \
+                 ({}): a compaction would not bring the request under it",
+                self.keep_percent, self.start_percent
+            ));
+        }
+        if self.instructions.trim().is_empty() {
+            return Some("`Compaction::with_instructions` was given no text".to_owned());
+        }
+        None
+    }
+
+    /// Whether `estimated` passes this compaction's share of its window.
+    fn is_due(&self, estimated: &ContextEstimate) -> bool {
+        let total = estimated
+            .input_tokens
+            .saturating_add(estimated.reserved_output);
+        // u128: a window near u64::MAX times 100 would overflow.
+        u128::from(total) * 100 > u128::from(estimated.window) * u128::from(self.start_percent)
+    }
+
+    /// The tokens of the newest messages kept word for word in `window`.
+    fn kept_tokens(&self, window: u64) -> u64 {
+        (u128::from(window) * u128::from(self.keep_percent) / 100) as u64
+    }
+}
+
+/// Where a conversation is cut for its summary.
+#[derive(Debug, PartialEq, Eq)]
+struct Cut {
+    /// `messages[..at]` are summarised.
+    at: usize,
+    /// The user's latest message as of the cut, repeated after the summary: the one at `at`
+    /// (taken into the summary's message, so that two user messages do not follow each
+    /// other), or the latest before it.
+    question: Option<usize>,
+}
+
+/// Where to cut `messages` so that the newest, up to `keep` tokens (the guard's estimate),
+/// stay as they are: never before a tool-results message (its calls would be summarised
+/// away), and not at all when nothing but an earlier summary would be summarised.
+fn cut(messages: &[Message], keep: u64) -> Option<Cut> {
+    let mut at = messages.len();
+    let mut kept = 0_u64;
+    while at > 0 {
+        let tokens = estimate_message_tokens(&messages[at - 1]);
+        if kept.saturating_add(tokens) > keep {
+            break;
+        }
+        kept += tokens;
+        at -= 1;
+    }
+    while matches!(messages.get(at), Some(Message::ToolResults { .. })) {
+        at += 1;
+    }
+    if at == 0 || (at == 1 && is_summary(&messages[0])) {
+        return None;
+    }
+    let question = match messages.get(at) {
+        Some(Message::User { .. }) => Some(at),
+        _ => messages[..at]
+            .iter()
+            .rposition(|message| matches!(message, Message::User { .. })),
+    };
+    Some(Cut { at, question })
+}
+
+/// Whether `message` is a summary a compaction wrote.
+fn is_summary(message: &Message) -> bool {
+    matches!(message, Message::User { text, .. } if text.starts_with(SUMMARY_HEADING))
+}
+
+/// `messages` with the cut part replaced by `summary`, with the user's latest message
+/// repeated after it (from an earlier summary, the message that one repeated); how many
+/// messages were replaced.
+fn compacted(messages: &mut Vec<Message>, cut: &Cut, summary: &str) -> usize {
+    let mut text = format!("{SUMMARY_HEADING}\n\n{}", summary.trim());
+    let mut images = Vec::new();
+    if let Some(
+        question @ Message::User {
+            text: asked,
+            images: shown,
+        },
+    ) = cut.question.map(|index| &messages[index])
+    {
+        let asked = if is_summary(question) {
+            asked
+                .split_once(SUMMARIZED_QUESTION_HEADING)
+                .map(|(_, asked)| asked.trim_start())
+        } else {
+            Some(asked.as_str())
+        };
+        if let Some(asked) = asked {
+            let _ = write!(text, "\n\n{SUMMARIZED_QUESTION_HEADING}\n\n{asked}");
+            images.clone_from(shown);
+        }
+    }
+    // The user's message at the cut goes into the summary's: one user message, not two.
+    let replaced = if cut.question == Some(cut.at) {
+        cut.at + 1
+    } else {
+        cut.at
+    };
+    messages.splice(..replaced, [Message::User { text, images }]);
+    replaced
+}
+
+/// `messages` as a transcript in text for the model to summarise: each message headed by
+/// its role, calls with their arguments, results with their content, images as stand-ins.
+fn transcript_text(messages: &[Message]) -> String {
+    let mut text = String::new();
+    for message in messages {
+        match message {
+            Message::User { text: said, images } => {
+                text.push_str("## User\n");
+                for image in images {
+                    push_line(&mut text, &image.placeholder());
+                }
+                push_line(&mut text, said);
+            }
+            Message::Assistant {
+                text: said, calls, ..
+            } => {
+                text.push_str("## Assistant\n");
+                if let Some(said) = said.as_deref().filter(|said| !said.is_empty()) {
+                    push_line(&mut text, said);
+                }
+                for call in calls {
+                    let arguments = call.as_written.clone().unwrap_or_else(|| {
+                        serde_json::to_string(&call.arguments).unwrap_or_default()
+                    });
+                    let _ = writeln!(
+                        text,
+                        "Called `{}` (call {}) with {arguments}",
+                        call.name, call.id
+                    );
+                }
+            }
+            Message::ToolResults { results } => {
+                text.push_str("## Tool results\n");
+                for result in results {
+                    let how = if result.result.is_error() {
+                        "failed"
+                    } else {
+                        "returned"
+                    };
+                    let _ = writeln!(text, "`{}` (call {}) {how}:", result.name, result.call_id);
+                    push_line(&mut text, &result.result.content.to_text());
+                }
+            }
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// `line` and a line break.
+fn push_line(text: &mut String, line: &str) {
+    text.push_str(line);
+    text.push('\n');
+}
+
+/// The summary request: `instructions` as its system prompt, the transcript as its one
+/// message, no tools (the transcript is text: every API takes it, whatever the calls in it).
+fn summary_request(
+    request: &ChatRequest,
+    summarized: &[Message],
+    instructions: &str,
+) -> ChatRequest {
+    let asked = format!(
+        "The conversation so far, to summarise:\n\n<conversation>\n{}</conversation>",
+        transcript_text(summarized)
+    );
+    ChatRequest {
+        model: request.model.clone(),
+        system: Some(instructions.to_owned()),
+        messages: vec![Message::user(asked)],
+        tools: Arc::new(ToolDeclarations::default()),
+        options: request.options.clone(),
+    }
+}
+
+impl AgentSession {
+    /// `request`'s older messages summarised by the model when `estimated` passes
+    /// `compaction`'s threshold (see [`Compaction`]); the estimate forgotten and an
+    /// [`AgentEvent::ContextCompacted`] sent when they were. A failed summary leaves the
+    /// request as it was; a cancellation or a panic of the model ends the run.
+    pub(super) async fn compact(
+        &self,
+        compaction: &Compaction,
+        (request, estimate, estimated): (&mut ChatRequest, &mut TokenEstimate, ContextEstimate),
+        cancel: &CancellationToken,
+        (caller, provider): (Option<&CancellationToken>, &str),
+        (run, ledger): (&mut AgentRun, &RunLedger),
+    ) -> Result<(), RunEnd> {
+        if !compaction.is_due(&estimated) {
+            return Ok(());
+        }
+        let Some(cut) = cut(&request.messages, compaction.kept_tokens(estimated.window)) else {
+            return Ok(());
+        };
+        let mut asked = summary_request(
+            request,
+            &request.messages[..cut.at],
+            &compaction.instructions,
+        );
+        let summary = match self
+            .call_model(
+                &mut asked,
+                ToolChoice::Auto,
+                false,
+                cancel,
+                (caller, provider),
+                (run, ledger),
+            )
+            .await
+        {
+            Ok(response) => response.text.unwrap_or_default(),
+            Err(RunEnd::Model(error)) => {
+                tracing::warn!(
+                    model = %self.model_name,
+                    %error,
+                    "the conversation could not be summarised; it goes on as it was"
+                );
+                return Ok(());
+            }
+            Err(end) => return Err(end),
+        };
+        if summary.trim().is_empty() {
+            tracing::warn!(
+                model = %self.model_name,
+                "the model's summary of the conversation was empty; it goes on as it was"
+            );
+            return Ok(());
+        }
+        let summarized = compacted(&mut request.messages, &cut, &summary);
+        estimate.forget();
+        self.emit(AgentEvent::ContextCompacted {
+            turn: run.model_calls + 1,
+            summarized,
+            estimate: estimated,
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolsmith_core::{Image, ToolArguments, ToolCallResult};
+
+    use super::*;
+    use crate::model::{ModelCall, ToolResultMessage};
+
+    fn call(id: &str) -> Message {
+        let arguments = ToolArguments::try_from(json!({"path": "a.txt"})).unwrap();
+        Message::assistant_calls(None, vec![ModelCall::new(id, "read", arguments)])
+    }
+
+    fn result(id: &str, text: &str) -> Message {
+        Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: id.to_owned(),
+                name: "read".to_owned(),
+                result: ToolCallResult::text(text),
+            }],
+        }
+    }
+
+    /// An image by its signature alone: the transcript shows its type and size.
+    fn chart() -> Image {
+        Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\nchart").unwrap()
+    }
+
+    fn tokens(messages: &[Message]) -> u64 {
+        messages.iter().map(estimate_message_tokens).sum()
+    }
+
+    #[test]
+    fn the_cut_keeps_the_newest_messages_that_fit_and_never_starts_at_results() {
+        let messages = vec![
+            Message::user("Read the files."),
+            call("c1"),
+            result("c1", &"x".repeat(3_000)),
+            call("c2"),
+            result("c2", "short"),
+        ];
+        // The last two fit: kept, from the call on.
+        let keep = tokens(&messages[3..]);
+        assert_eq!(
+            cut(&messages, keep),
+            Some(Cut {
+                at: 3,
+                question: Some(0)
+            })
+        );
+        // Only the last result fits: it cannot start the kept part without its call.
+        let keep = tokens(&messages[4..]);
+        assert_eq!(
+            cut(&messages, keep),
+            Some(Cut {
+                at: 5,
+                question: Some(0)
+            })
+        );
+        // Everything fits: nothing to summarise.
+        assert_eq!(cut(&messages, tokens(&messages)), None);
+    }
+
+    #[test]
+    fn a_user_message_at_the_cut_is_the_question_and_an_earlier_summary_alone_is_not_cut() {
+        let messages = vec![
+            Message::user("First."),
+            Message::assistant("One."),
+            Message::user("Second."),
+            Message::assistant("Two."),
+        ];
+        let keep = tokens(&messages[2..]);
+        assert_eq!(
+            cut(&messages, keep),
+            Some(Cut {
+                at: 2,
+                question: Some(2)
+            })
+        );
+        let summarized = vec![
+            Message::user(format!("{SUMMARY_HEADING}\n\nEarlier.")),
+            Message::assistant("y".repeat(3_000)),
+        ];
+        assert_eq!(cut(&summarized, tokens(&summarized[1..])), None);
+    }
+
+    #[test]
+    fn the_summary_replaces_the_cut_part_and_repeats_the_question_with_its_images() {
+        let chart = chart();
+        let mut messages = vec![
+            Message::user_with_images("Explain this chart.", vec![chart.clone()]),
+            call("c1"),
+            result("c1", "data"),
+            call("c2"),
+            result("c2", "more"),
+        ];
+        let cut = Cut {
+            at: 3,
+            question: Some(0),
+        };
+        assert_eq!(compacted(&mut messages, &cut, " It shows sales. "), 3);
+        assert_eq!(messages.len(), 3);
+        assert_eq!(
+            messages[0].text(),
+            Some(
+                format!(
+                    "{SUMMARY_HEADING}\n\nIt shows sales.\n\n{SUMMARIZED_QUESTION_HEADING}\n\n\
+                     Explain this chart."
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(messages[0].images(), std::slice::from_ref(&chart));
+        assert_eq!(messages[1].calls()[0].id, "c2");
+
+        // Compacted again: the question comes from the summary, not the summary twice.
+        let again = Cut {
+            at: 1,
+            question: Some(0),
+        };
+        messages.push(Message::assistant("Done."));
+        compacted(&mut messages, &again, "Sales, read twice.");
+        let text = messages[0].text().unwrap();
+        assert_eq!(text.matches(SUMMARY_HEADING).count(), 1, "{text}");
+        assert!(text.ends_with("Explain this chart."), "{text}");
+        assert!(!text.contains("It shows sales."), "{text}");
+        assert_eq!(messages[0].images(), [chart]);
+    }
+
+    #[test]
+    fn a_user_message_at_the_cut_is_taken_into_the_summary_message() {
+        let mut messages = vec![
+            Message::user("First."),
+            Message::assistant("One."),
+            Message::user("Second."),
+            Message::assistant("Two."),
+        ];
+        let cut = Cut {
+            at: 2,
+            question: Some(2),
+        };
+        assert_eq!(compacted(&mut messages, &cut, "First was one."), 3);
+        assert_eq!(messages.len(), 2);
+        assert!(messages[0].text().unwrap().ends_with("\n\nSecond."));
+        assert_eq!(messages[1].text(), Some("Two."));
+    }
+
+    #[test]
+    fn the_transcript_shows_roles_calls_results_errors_and_image_stand_ins() {
+        let failed = Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c2".to_owned(),
+                name: "read".to_owned(),
+                result: ToolCallResult::error("no such file"),
+            }],
+        };
+        let text = transcript_text(&[
+            Message::user_with_images("Look.", vec![chart()]),
+            call("c1"),
+            result("c1", "contents"),
+            failed,
+            Message::assistant("It is missing."),
+        ]);
+        assert!(text.starts_with("## User\n[image: image/png, "), "{text}");
+        assert!(
+            text.contains("Called `read` (call c1) with {\"path\":\"a.txt\"}\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`read` (call c1) returned:\ncontents\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`read` (call c2) failed:\nno such file\n"),
+            "{text}"
+        );
+        assert!(text.contains("## Assistant\nIt is missing.\n"), "{text}");
+    }
+
+    #[test]
+    fn settings_that_cannot_work_are_named() {
+        assert_eq!(Compaction::new().problem(), None);
+        let too_high = Compaction::new()
+            .starting_at_percent(101)
+            .problem()
+            .unwrap();
+        assert!(too_high.contains("starting_at_percent(101)"), "{too_high}");
+        let keep = Compaction::new()
+            .starting_at_percent(50)
+            .keeping_recent_percent(50)
+            .problem()
+            .unwrap();
+        assert!(keep.contains("keeping_recent_percent(50)"), "{keep}");
+        assert!(Compaction::new().with_instructions(" ").problem().is_some());
+    }
+
+    #[test]
+    fn due_past_the_starting_share_of_the_window() {
+        let compaction = Compaction::new();
+        assert!(!compaction.is_due(&ContextEstimate::new(700, 100, 1_000)));
+        assert!(compaction.is_due(&ContextEstimate::new(701, 100, 1_000)));
+        assert!(compaction.is_due(&ContextEstimate::new(u64::MAX, u64::MAX, u64::MAX)));
+        assert_eq!(compaction.kept_tokens(1_000), 200);
+        assert_eq!(compaction.kept_tokens(u64::MAX), 3_689_348_814_741_910_323);
+    }
+}
