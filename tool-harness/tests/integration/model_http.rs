@@ -3,6 +3,7 @@
 //! leaves 127.0.0.1.
 
 mod answering_model;
+mod compaction;
 mod context_too_long;
 mod conversation;
 mod declarations;
