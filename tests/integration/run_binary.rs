@@ -567,3 +567,66 @@ async fn a_fallback_answers_when_the_model_is_down_and_not_for_a_bad_request() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("unknown API \"bedrock\""), "{stderr}");
 }
+
+#[tokio::test]
+async fn with_a_context_window_a_long_run_is_summarised_and_goes_on() {
+    let root = tempfile::tempdir().unwrap();
+    // Some 2,000 tokens of file: with the request before it, past 80% of a window of 2,000.
+    let line = format!("{}\n", "x".repeat(59));
+    std::fs::write(root.path().join("big.txt"), line.repeat(100)).unwrap();
+    let server = ChatServer::start([
+        call("c1", "shed", json!({"description": "select:read"})),
+        call("c2", "read", json!({"path": "big.txt"})),
+        text("big.txt holds 100 lines of x."),
+        text("The file is all x."),
+    ])
+    .await;
+    let output = run(
+        root.path(),
+        &server,
+        &["--context-window", "2000"],
+        "What is in big.txt?",
+    )
+    .await;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(output.status.success(), "{stderr}");
+    // The summary is not the answer: it is not printed.
+    assert_eq!(stdout, "The file is all x.\n");
+    assert!(
+        stderr.contains("[conversation summarised: 5 messages replaced by the model's summary"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The summary request: no tools, not streamed, the transcript with the file.
+    let summary = &requests[2];
+    assert_eq!(summary.get("tools"), None, "{summary}");
+    assert_ne!(summary["stream"], true, "{summary}");
+    assert!(summary.to_string().contains(&"x".repeat(59)));
+    // The request after it: the summary and the question, the tools again.
+    let next = &requests[3];
+    let messages = next["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{next}");
+    let first = messages[0]["content"].as_str().unwrap();
+    assert!(first.contains("big.txt holds 100 lines of x."), "{first}");
+    assert!(first.ends_with("What is in big.txt?"), "{first}");
+    assert!(
+        next["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.len() == 2)
+    );
+}
+
+#[tokio::test]
+async fn a_context_window_of_zero_is_a_usage_error() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([]).await;
+    let output = run(root.path(), &server, &["--context-window", "0"], "Hi").await;
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--context-window"), "{stderr}");
+    assert!(server.requests().is_empty());
+}

@@ -187,6 +187,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TURNS as u32,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
+    /// The model's context window, in tokens. From 80% of it, the conversation's older
+    /// part is summarised by the model (the newest 20% and the question kept word for
+    /// word); past it, the oldest exchanges are dropped. Without it, a run that outgrows
+    /// the window ends with the model's error.
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub context_window: Option<u64>,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
     /// each such call is asked about on the terminal, or refused when stdin is not one.
     #[arg(long)]

@@ -5,7 +5,9 @@ use std::io::{BufRead, IsTerminal as _, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use toolsmith::harness::agent::{AgentEvent, AgentSession, AgenticError};
+use toolsmith::harness::agent::{
+    AgentEvent, AgentSession, AgenticError, Compaction, DropOldestExchanges,
+};
 use toolsmith::harness::model::http::{
     AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
 };
@@ -48,6 +50,12 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         .with_approval(move |call: &ToolCallRequest| approve(call, yes));
     if let Some(system) = args.system {
         builder = builder.with_system_prompt(system);
+    }
+    if let Some(window) = args.context_window {
+        builder = builder
+            .with_context_window(window)
+            .with_compaction(Compaction::new())
+            .with_context_overflow(DropOldestExchanges::new());
     }
     let session = builder.build()?;
     let run = match session.run(&args.prompt).await {
@@ -124,7 +132,11 @@ impl Screen {
                 self.cancel.cancel();
             }
             _ => {
-                for line in self.call_line(event).into_iter().chain(image_lines(event)) {
+                for line in self
+                    .call_line(event)
+                    .into_iter()
+                    .chain(conversation_lines(event))
+                {
                     output::note(line);
                 }
             }
@@ -178,18 +190,38 @@ impl Screen {
     }
 }
 
-/// The stderr lines of images taken out of the conversation: before a request, by the
-/// model's limits (each note says why), or after the model refused one it could not read.
-/// Else a picture the `read` tool showed would vanish unseen.
-fn image_lines(event: &AgentEvent) -> Vec<String> {
+/// The stderr lines of what was taken out of the conversation: images, before a request by
+/// the model's limits (each note says why) or after the model refused one it could not
+/// read; older messages summarised or dropped to fit the context window. Else a picture the
+/// `read` tool showed, or a file read early in the run, would vanish unseen.
+fn conversation_lines(event: &AgentEvent) -> Vec<String> {
     match event {
+        AgentEvent::ContextCompacted {
+            summarized,
+            estimate,
+            ..
+        } => vec![format!(
+            "[conversation summarised: {summarized} {} replaced by the model's summary; the \
+             request was about {} tokens of a window of {}]",
+            plural(*summarized, "message", "messages"),
+            estimate.input_tokens,
+            estimate.window
+        )],
+        AgentEvent::ContextShortened {
+            dropped, emptied, ..
+        } => vec![format!(
+            "[conversation shortened to fit the context window: {dropped} {} dropped, \
+             {emptied} tool {} emptied]",
+            plural(*dropped, "message", "messages"),
+            plural(*emptied, "result", "results")
+        )],
         AgentEvent::ImagesOverLimits { removed, .. } => {
             removed.iter().map(|note| preview(note)).collect()
         }
         AgentEvent::ImagesRemoved {
             removed, reason, ..
         } => {
-            let images = if *removed == 1 { "image" } else { "images" };
+            let images = plural(*removed, "image", "images");
             vec![format!(
                 "[{removed} {images} removed: the model could not read it] {}",
                 preview(reason)
@@ -197,6 +229,11 @@ fn image_lines(event: &AgentEvent) -> Vec<String> {
         }
         _ => Vec::new(),
     }
+}
+
+/// `one` for a count of 1, else `many`.
+fn plural(count: usize, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 { one } else { many }
 }
 
 /// How a call is named on the terminal: its number in the run, when it has one, and its
@@ -420,14 +457,14 @@ mod tests {
     fn images_taken_out_of_the_conversation_are_shown() {
         let note = "[image removed: 9000x4000 px, more than the 8000 px a side the model takes]";
         assert_eq!(
-            image_lines(&AgentEvent::ImagesOverLimits {
+            conversation_lines(&AgentEvent::ImagesOverLimits {
                 turn: 2,
                 removed: vec![note.to_owned(), note.to_owned()],
             }),
             [note, note]
         );
         assert_eq!(
-            image_lines(&AgentEvent::ImagesRemoved {
+            conversation_lines(&AgentEvent::ImagesRemoved {
                 turn: 3,
                 removed: 1,
                 image: Some(0),
@@ -437,7 +474,36 @@ mod tests {
             ["[1 image removed: the model could not read it] \
               messages.0.content.0.image.source.base64.data: Could not process image"]
         );
-        assert!(image_lines(&AgentEvent::TextDelta("hi".into())).is_empty());
+        assert!(conversation_lines(&AgentEvent::TextDelta("hi".into())).is_empty());
+    }
+
+    #[test]
+    fn summaries_and_shortenings_are_shown() {
+        let estimate = toolsmith::harness::agent::ContextEstimate::new(1_700, 100, 2_000);
+        assert_eq!(
+            conversation_lines(&AgentEvent::ContextCompacted {
+                turn: 4,
+                summarized: 5,
+                estimate,
+            }),
+            [
+                "[conversation summarised: 5 messages replaced by the model's summary; the \
+              request was about 1700 tokens of a window of 2000]"
+            ]
+        );
+        assert_eq!(
+            conversation_lines(&AgentEvent::ContextShortened {
+                turn: 2,
+                attempt: 1,
+                dropped: 1,
+                emptied: 2,
+                estimate: Some(estimate),
+            }),
+            [
+                "[conversation shortened to fit the context window: 1 message dropped, 2 tool \
+              results emptied]"
+            ]
+        );
     }
 
     #[test]
