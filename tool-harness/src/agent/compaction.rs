@@ -12,7 +12,7 @@ use super::events::AgentEvent;
 use super::ledger::RunLedger;
 use super::session::RunEnd;
 use super::token_estimate::{TokenEstimate, estimate_message_tokens};
-use super::{AgentRun, AgentSession};
+use super::{AgentRun, AgentSession, AgenticError};
 use crate::model::{ChatRequest, Message, ToolChoice};
 
 /// How full the window gets, in percent, before [`Compaction`] summarises
@@ -196,9 +196,10 @@ struct Cut {
 }
 
 /// Where to cut `messages` so that the newest, up to `keep` tokens (the guard's estimate),
-/// stay as they are: never before a tool-results message (its calls would be summarised
-/// away), and not at all when nothing but an earlier summary would be summarised.
-fn cut(messages: &[Message], keep: u64) -> Option<Cut> {
+/// and every message from `kept_from` on, stay as they are: never before a tool-results
+/// message (its calls would be summarised away), and not at all when nothing but earlier
+/// summaries and the user's latest message (which the summary repeats) would be summarised.
+fn cut(messages: &[Message], keep: u64, kept_from: usize) -> Option<Cut> {
     let mut at = messages.len();
     let mut kept = 0_u64;
     while at > 0 {
@@ -209,11 +210,9 @@ fn cut(messages: &[Message], keep: u64) -> Option<Cut> {
         kept += tokens;
         at -= 1;
     }
+    at = at.min(kept_from);
     while matches!(messages.get(at), Some(Message::ToolResults { .. })) {
         at += 1;
-    }
-    if at == 0 || (at == 1 && is_summary(&messages[0])) {
-        return None;
     }
     let question = match messages.get(at) {
         Some(Message::User { .. }) => Some(at),
@@ -221,7 +220,12 @@ fn cut(messages: &[Message], keep: u64) -> Option<Cut> {
             .iter()
             .rposition(|message| matches!(message, Message::User { .. })),
     };
-    Some(Cut { at, question })
+    // Only earlier summaries and the question, which is repeated anyway: nothing to gain.
+    let worth_it = messages[..at]
+        .iter()
+        .enumerate()
+        .any(|(index, message)| !is_summary(message) && question != Some(index));
+    worth_it.then_some(Cut { at, question })
 }
 
 /// Whether `message` is a summary a compaction wrote.
@@ -319,12 +323,13 @@ fn push_line(text: &mut String, line: &str) {
     text.push('\n');
 }
 
-/// The summary request: `instructions` as its system prompt, the transcript as its one
-/// message, no tools (the transcript is text: every API takes it, whatever the calls in it).
+/// The summary request, with `request`'s model and options: `compaction`'s instructions as
+/// its system prompt, the transcript as its one message, no tools (the transcript is text:
+/// every API takes it, whatever the calls in it).
 fn summary_request(
     request: &ChatRequest,
     summarized: &[Message],
-    instructions: &str,
+    compaction: &Compaction,
 ) -> ChatRequest {
     let asked = format!(
         "The conversation so far, to summarise:\n\n<conversation>\n{}</conversation>",
@@ -332,7 +337,7 @@ fn summary_request(
     );
     ChatRequest {
         model: request.model.clone(),
-        system: Some(instructions.to_owned()),
+        system: Some(compaction.instructions.clone()),
         messages: vec![Message::user(asked)],
         tools: Arc::new(ToolDeclarations::default()),
         options: request.options.clone(),
@@ -344,7 +349,7 @@ impl AgentSession {
     /// `compaction`'s threshold (see [`Compaction`]); the estimate forgotten and an
     /// [`AgentEvent::ContextCompacted`] sent when they were. A failed summary leaves the
     /// request as it was; a cancellation or a panic of the model ends the run.
-    pub(super) async fn compact(
+    pub(super) async fn compact_if_due(
         &self,
         compaction: &Compaction,
         (request, estimate, estimated): (&mut ChatRequest, &mut TokenEstimate, ContextEstimate),
@@ -355,26 +360,16 @@ impl AgentSession {
         if !compaction.is_due(&estimated) {
             return Ok(());
         }
-        let Some(cut) = cut(&request.messages, compaction.kept_tokens(estimated.window)) else {
+        let keep = compaction.kept_tokens(estimated.window);
+        let Some(cut) = cut(&request.messages, keep, request.messages.len()) else {
             return Ok(());
         };
-        let mut asked = summary_request(
-            request,
-            &request.messages[..cut.at],
-            &compaction.instructions,
-        );
+        let asked = summary_request(request, &request.messages[..cut.at], compaction);
         let summary = match self
-            .call_model(
-                &mut asked,
-                ToolChoice::Auto,
-                false,
-                cancel,
-                (caller, provider),
-                (run, ledger),
-            )
+            .summarise(asked, cancel, (caller, provider), (run, ledger))
             .await
         {
-            Ok(response) => response.text.unwrap_or_default(),
+            Ok(summary) => summary,
             Err(RunEnd::Model(error)) => {
                 tracing::warn!(
                     model = %self.model_name,
@@ -400,6 +395,115 @@ impl AgentSession {
             estimate: estimated,
         });
         Ok(())
+    }
+
+    /// Summarises the conversation kept by [`send`](Self::send) now, as a [`Compaction`]
+    /// does before a request that nears the window (a chat's "compact" command): the older
+    /// messages replaced by one user message holding the summary and the user's latest
+    /// message; kept word for word, the model's last answer (and what follows it), and with
+    /// a [context window](super::AgentSessionBuilder::with_context_window) the newest
+    /// messages up to the compaction's share of it. With the session's
+    /// [`with_compaction`](super::AgentSessionBuilder::with_compaction) settings, else
+    /// [`Compaction::new`]'s. Waits for a `send` under way, as a `send` waits for it.
+    ///
+    /// Gives the summary's run: its `text` the summary, its `transcript` the kept
+    /// conversation as it now is, its model call and usage the summary's (no model call when
+    /// there was nothing to summarise; an empty summary changes nothing). A model error is
+    /// [`AgenticError::Model`], the conversation unchanged.
+    ///
+    /// ```
+    /// use toolsmith::harness::agent::{AgentSession, SUMMARY_HEADING};
+    /// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     ScriptedTurn::text("Paris."),
+    ///     ScriptedTurn::text("Rome."),
+    ///     ScriptedTurn::text("The user asked for two capitals: Paris, then Rome."),
+    /// ]);
+    /// let session = AgentSession::builder(model).with_model("m").build().unwrap();
+    /// session.send("The capital of France?").await.unwrap();
+    /// session.send("And of Italy?").await.unwrap();
+    /// let summary = session.compact_conversation().await.unwrap();
+    /// assert_eq!(summary.model_calls, 1);
+    /// let kept = session.transcript().await;
+    /// assert_eq!(kept.len(), 2); // the summary (with the latest question), the last answer
+    /// assert!(kept[0].text().unwrap().starts_with(SUMMARY_HEADING));
+    /// assert!(kept[0].text().unwrap().ends_with("And of Italy?"));
+    /// assert_eq!(kept[1].text(), Some("Rome."));
+    /// # }
+    /// ```
+    pub async fn compact_conversation(&self) -> Result<AgentRun, AgenticError> {
+        let default = Compaction::new();
+        let compaction = self.compaction.as_deref().unwrap_or(&default);
+        let keep = self
+            .context_window
+            .map_or(0, |window| compaction.kept_tokens(window));
+        let mut kept = self.conversation.lock().await;
+        let mut run = AgentRun::default();
+        // The model's last answer stays: the next `send` follows it, as it would have.
+        let last_answer = kept
+            .messages
+            .iter()
+            .rposition(|message| matches!(message, Message::Assistant { .. }))
+            .unwrap_or(kept.messages.len());
+        let Some(cut) = cut(&kept.messages, keep, last_answer) else {
+            run.transcript.clone_from(&kept.messages);
+            return Ok(run);
+        };
+        let provider = match self.provider_name() {
+            Ok(name) => name,
+            Err(panic) => return Err(panic.into_error(Box::new(run))),
+        };
+        let request = ChatRequest {
+            model: self.model_name.clone(),
+            system: None,
+            messages: Vec::new(),
+            tools: Arc::new(ToolDeclarations::default()),
+            options: self.options.clone(),
+        };
+        let asked = summary_request(&request, &kept.messages[..cut.at], compaction);
+        let ledger = RunLedger::under(RunLedger::of_calling_run());
+        let cancel = self.cancellation.child_token();
+        let summarised = self
+            .summarise(asked, &cancel, (None, provider), (&mut run, &ledger))
+            .await;
+        let summary = match summarised {
+            Ok(summary) => summary,
+            Err(end) => {
+                run.transcript.clone_from(&kept.messages);
+                return Err(end.into_error(run, self.max_turns));
+            }
+        };
+        if !summary.trim().is_empty() {
+            compacted(&mut kept.messages, &cut, &summary);
+            kept.estimate.forget();
+        }
+        run.transcript.clone_from(&kept.messages);
+        run.text = summary;
+        Ok(run)
+    }
+
+    /// The model's summary of `asked`'s transcript (empty when it wrote none), a model call
+    /// of `run`, not streamed: a summary is not the answer being written.
+    async fn summarise(
+        &self,
+        mut asked: ChatRequest,
+        cancel: &CancellationToken,
+        (caller, provider): (Option<&CancellationToken>, &str),
+        (run, ledger): (&mut AgentRun, &RunLedger),
+    ) -> Result<String, RunEnd> {
+        let response = self
+            .call_model(
+                &mut asked,
+                ToolChoice::Auto,
+                false,
+                cancel,
+                (caller, provider),
+                (run, ledger),
+            )
+            .await?;
+        Ok(response.text.unwrap_or_default())
     }
 }
 
@@ -447,7 +551,7 @@ mod tests {
         // The last two fit: kept, from the call on.
         let keep = tokens(&messages[3..]);
         assert_eq!(
-            cut(&messages, keep),
+            cut(&messages, keep, messages.len()),
             Some(Cut {
                 at: 3,
                 question: Some(0)
@@ -456,14 +560,14 @@ mod tests {
         // Only the last result fits: it cannot start the kept part without its call.
         let keep = tokens(&messages[4..]);
         assert_eq!(
-            cut(&messages, keep),
+            cut(&messages, keep, messages.len()),
             Some(Cut {
                 at: 5,
                 question: Some(0)
             })
         );
         // Everything fits: nothing to summarise.
-        assert_eq!(cut(&messages, tokens(&messages)), None);
+        assert_eq!(cut(&messages, tokens(&messages), messages.len()), None);
     }
 
     #[test]
@@ -476,7 +580,7 @@ mod tests {
         ];
         let keep = tokens(&messages[2..]);
         assert_eq!(
-            cut(&messages, keep),
+            cut(&messages, keep, messages.len()),
             Some(Cut {
                 at: 2,
                 question: Some(2)
@@ -486,7 +590,21 @@ mod tests {
             Message::user(format!("{SUMMARY_HEADING}\n\nEarlier.")),
             Message::assistant("y".repeat(3_000)),
         ];
-        assert_eq!(cut(&summarized, tokens(&summarized[1..])), None);
+        assert_eq!(
+            cut(&summarized, tokens(&summarized[1..]), summarized.len()),
+            None
+        );
+        // The question alone before the model's last answer, which is kept: nothing to gain.
+        let answered = [Message::user("Hi?"), Message::assistant("Hello.")];
+        assert_eq!(cut(&answered, 0, 1), None);
+        // Everything before the last answer, however little is kept by tokens.
+        assert_eq!(
+            cut(&messages, 0, 3),
+            Some(Cut {
+                at: 3,
+                question: Some(2)
+            })
+        );
     }
 
     #[test]

@@ -103,8 +103,8 @@ pub struct AgentSession {
 /// the next `send` continues it.
 #[derive(Default)]
 pub(super) struct Kept {
-    messages: Vec<Message>,
-    estimate: TokenEstimate,
+    pub(super) messages: Vec<Message>,
+    pub(super) estimate: TokenEstimate,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -688,7 +688,7 @@ impl AgentSession {
             (self.context_window, &self.compaction, protected)
         {
             let estimated = ContextEstimate::new(estimate.estimate(request), reserved, window);
-            self.compact(
+            self.compact_if_due(
                 compaction,
                 (request, estimate, estimated),
                 cancel,

@@ -427,3 +427,124 @@ async fn a_typed_answer_s_exchange_is_not_summarised() {
     assert!(compactions(&events).is_empty());
     model.assert_complete();
 }
+
+#[tokio::test]
+async fn compacting_on_demand_with_nothing_to_summarise_makes_no_model_call() {
+    let model = ScriptedModel::new([ScriptedTurn::text("Hello.")]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .build()
+        .unwrap();
+    let empty = session.compact_conversation().await.unwrap();
+    assert_eq!((empty.model_calls, empty.transcript.len()), (0, 0));
+    session.send("Hi?").await.unwrap();
+    // The question and the answer after it: the question would only be repeated.
+    let answered = session.compact_conversation().await.unwrap();
+    assert_eq!(answered.model_calls, 0);
+    assert_eq!(answered.transcript, session.transcript().await);
+    assert_eq!(answered.transcript.len(), 2);
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn compacting_on_demand_keeps_the_last_answer_and_the_next_send_follows_it() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Paris."),
+        ScriptedTurn::text("Rome."),
+        ScriptedTurn::text("Two capitals asked: Paris and Rome.").with_usage(Usage::new(40, 9)),
+        ScriptedTurn::respond(|request| {
+            // The summary with the question it repeats, the last answer, the new question.
+            assert_eq!(request.messages.len(), 3, "{:?}", request.messages);
+            assert!(
+                request.messages[0]
+                    .text()
+                    .unwrap()
+                    .ends_with("And of Italy?")
+            );
+            assert_eq!(request.messages[1].text(), Some("Rome."));
+            assert_eq!(request.messages[2], Message::user("And of Spain?"));
+            Ok(ChatResponse::text("Madrid."))
+        }),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_system_prompt("Answer briefly.")
+        .build()
+        .unwrap();
+    session.send("The capital of France?").await.unwrap();
+    session.send("And of Italy?").await.unwrap();
+    let summary = session.compact_conversation().await.unwrap();
+    assert_eq!(summary.text, "Two capitals asked: Paris and Rome.");
+    assert_eq!((summary.model_calls, summary.usage.input_tokens), (1, 40));
+    assert_eq!(summary.transcript, session.transcript().await);
+    // The summary request: the compaction's instructions, not the session's prompt.
+    let asked = &model.requests()[2];
+    assert_eq!(
+        asked.system.as_deref(),
+        Some(DEFAULT_COMPACTION_INSTRUCTIONS)
+    );
+    let transcript = asked.messages[0].text().unwrap();
+    assert!(
+        transcript.contains("## Assistant\nParis.\n"),
+        "{transcript}"
+    );
+    assert!(!transcript.contains("Rome."), "{transcript}");
+    assert_eq!(session.send("And of Spain?").await.unwrap().text, "Madrid.");
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn compacting_on_demand_with_a_window_keeps_the_newest_share_of_it() {
+    let long = "w".repeat(900);
+    let model = ScriptedModel::new([
+        ScriptedTurn::text(long.clone()),
+        ScriptedTurn::text("Two."),
+        ScriptedTurn::text("Three."),
+        ScriptedTurn::text("The first answer was all w."),
+    ]);
+    // A window of 1,000: the newest 200 tokens are kept, which the long answer is not.
+    let (session, _) = compacting(&model, false);
+    for question in ["One?", "Two?", "Three?"] {
+        session.send(question).await.unwrap();
+    }
+    session.compact_conversation().await.unwrap();
+    let kept = session.transcript().await;
+    let texts: Vec<Option<&str>> = kept.iter().map(Message::text).collect();
+    assert_eq!(
+        texts[1..],
+        [Some("Two."), Some("Three?"), Some("Three.")],
+        "{kept:?}"
+    );
+    assert!(kept[0].text().unwrap().ends_with("\n\nTwo?"), "{kept:?}");
+    assert!(!kept[0].text().unwrap().contains(&long));
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn compacting_on_demand_fails_with_the_model_s_error_and_changes_nothing() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Paris."),
+        ScriptedTurn::text("Rome."),
+        ScriptedTurn::error(ModelError::Api {
+            provider: "scripted".into(),
+            status: 503,
+            message: "overloaded".into(),
+        }),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .build()
+        .unwrap();
+    session.send("The capital of France?").await.unwrap();
+    session.send("And of Italy?").await.unwrap();
+    let before = session.transcript().await;
+    let failed = session.compact_conversation().await;
+    let Err(AgenticError::Model { source, run }) = failed else {
+        panic!("expected the model's error: {failed:?}");
+    };
+    assert!(source.to_string().contains("overloaded"), "{source}");
+    assert_eq!(run.model_calls, 1);
+    assert_eq!(run.transcript, before);
+    assert_eq!(session.transcript().await, before);
+    model.assert_complete();
+}
