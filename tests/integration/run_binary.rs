@@ -630,3 +630,51 @@ async fn a_context_window_of_zero_is_a_usage_error() {
     assert!(stderr.contains("--context-window"), "{stderr}");
     assert!(server.requests().is_empty());
 }
+
+/// A fallback's URL may carry a user and a key (`https://user:key@host/v1`): it is read as
+/// the URL (not as part of the model's name, sent to another API and quoted in errors),
+/// and the key is never printed, whether the value is taken or refused.
+#[tokio::test]
+async fn a_fallback_s_url_with_a_key_is_its_url_and_the_key_is_never_printed() {
+    const KEY: &str = "sk-SECRET-in-the-url";
+    let root = tempfile::tempdir().unwrap();
+    let unavailable = || {
+        (
+            503,
+            json!({"error": {"message": "The server is overloaded"}}),
+        )
+    };
+    let down = ChatServer::start([unavailable(), unavailable(), unavailable()]).await;
+    let backup = ChatServer::start([text("Hello from the backup.")]).await;
+    let with_key = backup
+        .base
+        .replace("http://", &format!("http://user:{KEY}@"));
+    let fallback = format!("openai-chat:backup-model@{with_key}");
+    let output = run(root.path(), &down, &["--fallback", &fallback], "Say hello.").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(backup.requests()[0]["model"], "backup-model");
+    assert!(!stderr.contains(KEY), "{stderr}");
+
+    // Values the command cannot read: a usage error saying why, the key left out.
+    for (value, says) in [
+        (
+            "bedrock:m@https://user:KEY@host/v1",
+            "unknown API \"bedrock\"",
+        ),
+        (
+            "openai-chat:m@ftp://user:KEY@host/v1",
+            "http:// or https://",
+        ),
+        ("openai-chat:m@", "no URL after"),
+        ("openai-chat:m@not a url", "no spaces"),
+        (":m", "unknown API \"\""),
+    ] {
+        let value = value.replace("KEY", KEY);
+        let output = run(root.path(), &down, &["--fallback", &value], "Hi").await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{value}: {stderr}");
+        assert!(stderr.contains(says), "{value}: {stderr}");
+        assert!(!stderr.contains(KEY), "{value}: {stderr}");
+    }
+}

@@ -3,8 +3,9 @@
 
 use std::borrow::Cow;
 
-/// `url` without a user name or password in it; a URL that has neither, or that does not
-/// parse, as it is.
+/// `url` without a user name or password in it; a URL that has neither as it is. A URL that
+/// does not parse (the very one a refusal quotes) loses what its authority (after the
+/// first `://`, up to a `/`, `?` or `#`) holds before its last `@`.
 pub(crate) fn without_userinfo(url: &str) -> Cow<'_, str> {
     match reqwest::Url::parse(url) {
         Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
@@ -12,7 +13,21 @@ pub(crate) fn without_userinfo(url: &str) -> Cow<'_, str> {
             let _ = parsed.set_password(None);
             Cow::Owned(parsed.to_string())
         }
-        _ => Cow::Borrowed(url),
+        Ok(_) => Cow::Borrowed(url),
+        Err(_) => {
+            let Some(scheme_end) = url.find("://") else {
+                return Cow::Borrowed(url);
+            };
+            let start = scheme_end + 3;
+            let authority = url[start..]
+                .split(['/', '?', '#'])
+                .next()
+                .unwrap_or_default();
+            match authority.rfind('@') {
+                Some(at) => Cow::Owned(format!("{}{}", &url[..start], &url[start + at + 1..])),
+                None => Cow::Borrowed(url),
+            }
+        }
     }
 }
 
@@ -35,5 +50,14 @@ mod tests {
             "http://127.0.0.1:8080/mcp"
         );
         assert_eq!(without_userinfo("not a url"), "not a url");
+        // A URL that does not parse, as a refusal quotes it.
+        assert_eq!(
+            without_userinfo("https://user:s3cret@host name/v1"),
+            "https://host name/v1"
+        );
+        assert_eq!(
+            without_userinfo("ftp://user:s3@cret@[::1/v1?a=b@c"),
+            "ftp://[::1/v1?a=b@c"
+        );
     }
 }

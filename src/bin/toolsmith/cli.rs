@@ -7,6 +7,8 @@ use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use toolsmith::harness::agent::DEFAULT_MAX_TURNS;
 
+use crate::fallback_arg::{Fallback, FallbackParser};
+
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
 /// call one, give them to a model with a question, or list a remote MCP server's tools.
 #[derive(Debug, Parser)]
@@ -178,7 +180,7 @@ pub struct RunArgs {
     /// `API:MODEL`, or `API:MODEL@URL` at a base URL (`openai-chat:gpt-4.1-mini`,
     /// `anthropic:claude-haiku-4-5`, `openai-chat:llama3:8b@http://localhost:11434/v1`).
     /// Repeat it for more, asked in turn; its key comes from its API's variable.
-    #[arg(long, value_name = "API:MODEL[@URL]", value_parser = parse_fallback)]
+    #[arg(long, value_name = "API:MODEL[@URL]", value_parser = FallbackParser)]
     pub fallback: Vec<Fallback>,
     /// The system prompt.
     #[arg(long)]
@@ -214,43 +216,6 @@ pub enum ModelApi {
     Gemini,
 }
 
-/// A model of `run --fallback`: its API, the model's name, and a base URL if given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fallback {
-    /// The API the model is asked through.
-    pub api: ModelApi,
-    /// The model's name, as its API names it.
-    pub model: String,
-    /// The API's base URL, when not its own (or its `*_BASE_URL` variable's).
-    pub base_url: Option<String>,
-}
-
-/// `API:MODEL` or `API:MODEL@URL`: the API is before the first `:` (a model's name may hold
-/// more, as Ollama's `llama3:8b`), the URL after the last `@` when it starts with `http://`
-/// or `https://`.
-fn parse_fallback(text: &str) -> Result<Fallback, String> {
-    let apis = "openai-chat, openai-responses, anthropic or gemini";
-    let Some((api, rest)) = text.split_once(':') else {
-        return Err(format!("expected API:MODEL (API: {apis}), got {text:?}"));
-    };
-    let api = ModelApi::from_str(api, true)
-        .map_err(|_| format!("unknown API {api:?} in {text:?}: expected {apis}"))?;
-    let (model, base_url) = match rest.rsplit_once('@') {
-        Some((model, url)) if url.starts_with("http://") || url.starts_with("https://") => {
-            (model, Some(url.to_owned()))
-        }
-        _ => (rest, None),
-    };
-    if model.trim().is_empty() {
-        return Err(format!("no model named after the API in {text:?}"));
-    }
-    Ok(Fallback {
-        api,
-        model: model.to_owned(),
-        base_url,
-    })
-}
-
 /// `toolsmith mcp …`.
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
@@ -267,44 +232,4 @@ pub enum McpCommand {
         #[arg(last = true, required_unless_present = "url")]
         command: Vec<OsString>,
     },
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_fallback_is_an_api_a_model_and_perhaps_a_url() {
-        let read = |text: &str| parse_fallback(text);
-        assert_eq!(
-            read("openai-chat:gpt-4.1-mini"),
-            Ok(Fallback {
-                api: ModelApi::OpenaiChat,
-                model: "gpt-4.1-mini".into(),
-                base_url: None,
-            })
-        );
-        // A model's name may hold `:` and `@`; only a URL after the last `@` is one.
-        assert_eq!(
-            read("OpenAI-Chat:llama3:8b@http://localhost:11434/v1"),
-            Ok(Fallback {
-                api: ModelApi::OpenaiChat,
-                model: "llama3:8b".into(),
-                base_url: Some("http://localhost:11434/v1".into()),
-            })
-        );
-        assert_eq!(
-            read("anthropic:team@model").map(|fallback| fallback.model),
-            Ok("team@model".to_owned())
-        );
-        for (wrong, says) in [
-            ("gpt-4.1-mini", "expected API:MODEL"),
-            ("bedrock:claude", "unknown API \"bedrock\""),
-            ("gemini:", "no model named"),
-            ("gemini: @https://example.test", "no model named"),
-        ] {
-            let error = read(wrong).unwrap_err();
-            assert!(error.contains(says), "{wrong:?}: {error}");
-        }
-    }
 }

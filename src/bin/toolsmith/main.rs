@@ -7,6 +7,7 @@
 
 mod call;
 mod cli;
+mod fallback_arg;
 mod output;
 mod presets;
 mod remote;

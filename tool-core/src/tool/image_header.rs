@@ -426,6 +426,40 @@ mod tests {
         assert_eq!((bare.dimensions(), bare.is_animated()), (None, false));
     }
 
+    #[test]
+    fn headers_that_stretch_the_format_read_as_they_say() {
+        // A side past PNG's 2^31 - 1: the size said, for the limits to refuse.
+        assert_eq!(
+            read("image/png", &png_file(1 << 31, u32::MAX, None)),
+            (Some((1 << 31, u32::MAX)), false)
+        );
+        // An `acTL` after the first `IDAT` is not read by a decoder: one picture.
+        let mut late = png_file(8, 8, None);
+        let iend = late.len() - 12;
+        late.splice(iend..iend, chunk(b"acTL", &[0, 0, 0, 5, 0, 0, 0, 0]));
+        assert_eq!(read("image/png", &late), (Some((8, 8)), false));
+        // A GIF of no image at all, and one whose first image's data is cut off: a screen
+        // of its size, not animated.
+        assert_eq!(
+            read("image/gif", &gif_file(30, 20, 0)),
+            (Some((30, 20)), false)
+        );
+        let cut = gif_file(30, 20, 2);
+        assert_eq!(read("image/gif", &cut[..33]), (Some((30, 20)), false));
+        // A JPEG whose segments end before any frame: no size.
+        assert_eq!(
+            read(
+                "image/jpeg",
+                &[0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 0, 0, 0xFF, 0xD9]
+            )
+            .0,
+            None
+        );
+        // A WebP `VP8X` cut within its canvas size: no size.
+        let extended = webp_file(b"VP8X", &vp8x(300, 200, 0x02));
+        assert_eq!(read("image/webp", &extended[..27]), (None, false));
+    }
+
     proptest! {
         /// Any bytes behind any type's signature: read without a panic, by the reader and
         /// by `Image` (which takes them, of whatever size the header says, or none).

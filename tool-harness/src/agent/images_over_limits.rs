@@ -22,7 +22,8 @@ fn size(image: &Image) -> String {
 
 /// Replaces, in place, the images of `messages` that `limits` refuse by a note saying why
 /// (a user message keeps its other images, and its text after the notes; a tool result's
-/// image part becomes a text part), and gives the notes, oldest image first.
+/// image part becomes a text part), and gives the notes, oldest image first. The images
+/// of an error result, which no format sends, are neither counted nor removed.
 ///
 /// In turn: an image of a type the model does not take, an animated image where none is
 /// taken, an image over the largest side; then, past the most images a request, the oldest
@@ -40,14 +41,18 @@ pub(super) fn remove_images_over_limits(
     limits: &ImageLimits,
 ) -> Vec<String> {
     // The images are read while the notes are decided, and replaced only after.
-    let (places, seen): (Vec<ImagePlace>, Vec<&Image>) = image_places(messages).unzip();
+    // An error result's images are not sent (its text alone is): not counted, not removed.
+    let (places, seen): (Vec<ImagePlace>, Vec<&Image>) = image_places(messages)
+        .filter(|(place, _)| place.is_sent(messages))
+        .unzip();
     let mut notes: Vec<Option<String>> = seen.iter().map(|_| None).collect();
+    let taken = limits.taken_media_types();
     for (image, note) in seen.iter().zip(&mut notes) {
-        if !limits.media_types.contains(&image.media_type()) {
+        if !taken.contains(&image.media_type()) {
             *note = Some(format!(
                 "[image removed: an {}, a type the model does not take (it takes {})]",
                 image.media_type(),
-                limits.media_types.join(", ")
+                taken.join(", ")
             ));
         } else if image.is_animated() && !limits.animated {
             *note = Some(format!(

@@ -295,9 +295,10 @@ impl ChatModel for FallbackModel {
         }
     }
 
-    /// As [`complete`](Self::complete), but a model that has delivered any delta is not
-    /// followed by another: its error is the call's, or the caller would see the answer
-    /// begin twice.
+    /// As [`complete`](Self::complete), but a model that has delivered any delta (but an
+    /// empty text, which shows nothing) is not followed by another: its error is the
+    /// call's, or the caller would see the answer begin twice. A tool call's delta counts,
+    /// its name and id alone too: a caller may show that a call began.
     async fn stream(
         &self,
         request: &ChatRequest,
@@ -310,7 +311,8 @@ impl ChatModel for FallbackModel {
             let mut delivered = false;
             let answer = {
                 let mut forward = |delta: StreamDelta| {
-                    delivered = true;
+                    // An empty text shows nothing: no answer began.
+                    delivered |= !matches!(&delta, StreamDelta::Text(text) if text.is_empty());
                     on_delta(delta);
                 };
                 fallback

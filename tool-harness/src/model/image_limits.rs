@@ -48,7 +48,9 @@ pub struct ImageLimits {
     /// Whether an animated image (more than one frame) is taken.
     pub animated: bool,
     /// The media types taken, of [`IMAGE_MEDIA_TYPES`] (all of them by default; Gemini
-    /// takes no GIF).
+    /// takes no GIF). Read as an [`Image`](toolsmith_core::Image) reads a media type: in
+    /// any case, spaces around ignored (`image/PNG` takes a PNG); a name of no type an
+    /// image may have (`image/jpg`, `image/tiff`) takes nothing.
     pub media_types: &'static [&'static str],
 }
 
@@ -228,10 +230,42 @@ impl ImageLimits {
             && max_image_bytes.is_none()
             && animated
             && (std::ptr::eq(media_types, EVERY_MEDIA_TYPE.as_slice())
-                || IMAGE_MEDIA_TYPES
-                    .iter()
-                    .all(|media_type| media_types.contains(media_type)))
+                || mask_of(media_types) == EVERY_TYPE_MASK)
     }
+
+    /// The media types taken, as an [`Image`](toolsmith_core::Image) names them (of
+    /// [`IMAGE_MEDIA_TYPES`], in its order): [`media_types`](Self::media_types) read in any
+    /// case. What an image's [`media_type`](toolsmith_core::Image::media_type) is looked
+    /// up in, and a note names.
+    pub(crate) fn taken_media_types(&self) -> &'static [&'static str] {
+        if std::ptr::eq(self.media_types, EVERY_MEDIA_TYPE.as_slice()) {
+            return self.media_types;
+        }
+        subset(mask_of(self.media_types))
+    }
+}
+
+/// The bit mask of every type of [`IMAGE_MEDIA_TYPES`].
+const EVERY_TYPE_MASK: usize = (1 << IMAGE_MEDIA_TYPES.len()) - 1;
+
+/// The bit mask (bit `i`: `IMAGE_MEDIA_TYPES[i]`) of the types `media_types` names, in any
+/// case and spaces around ignored, as an [`Image`](toolsmith_core::Image) reads a name.
+fn mask_of(media_types: &[&str]) -> usize {
+    IMAGE_MEDIA_TYPES
+        .iter()
+        .enumerate()
+        .filter(|(_, known)| {
+            media_types
+                .iter()
+                .any(|named| named.trim().eq_ignore_ascii_case(known))
+        })
+        .fold(0, |mask, (at, _)| mask | (1 << at))
+}
+
+/// The types of `mask` (see [`mask_of`]), in [`IMAGE_MEDIA_TYPES`]' order.
+fn subset(mask: usize) -> &'static [&'static str] {
+    let (types, len) = &MEDIA_TYPE_SUBSETS[mask];
+    &types[..*len]
 }
 
 /// Every subset of [`IMAGE_MEDIA_TYPES`], in its order, indexed by the bit mask of the types
@@ -254,7 +288,7 @@ static MEDIA_TYPE_SUBSETS: [([&str; 4], usize); 16] = {
     subsets
 };
 
-/// The media types of [`IMAGE_MEDIA_TYPES`] both `one` and `other` list.
+/// The media types of [`IMAGE_MEDIA_TYPES`] both `one` and `other` list (in any case).
 fn media_types_of_both(
     one: &'static [&'static str],
     other: &'static [&'static str],
@@ -262,13 +296,7 @@ fn media_types_of_both(
     if std::ptr::eq(one, other) {
         return one;
     }
-    let mask = IMAGE_MEDIA_TYPES
-        .iter()
-        .enumerate()
-        .filter(|(_, media_type)| one.contains(media_type) && other.contains(media_type))
-        .fold(0, |mask, (at, _)| mask | (1 << at));
-    let (types, len) = &MEDIA_TYPE_SUBSETS[mask];
-    &types[..*len]
+    subset(mask_of(one) & mask_of(other))
 }
 
 impl Default for ImageLimits {
@@ -279,7 +307,71 @@ impl Default for ImageLimits {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    #[test]
+    fn media_types_are_read_in_any_case() {
+        let shouting = ImageLimits::none().with_media_types(&["IMAGE/PNG", " image/Gif "]);
+        assert_eq!(shouting.taken_media_types(), ["image/png", "image/gif"]);
+        assert_eq!(
+            shouting.intersect(ImageLimits::none()).media_types,
+            ["image/png", "image/gif"]
+        );
+        assert_eq!(
+            shouting.intersect(ImageLimits::gemini()).media_types,
+            ["image/png"]
+        );
+        let every = ImageLimits::none().with_media_types(&[
+            "image/WEBP",
+            "image/GIF",
+            "image/JPEG",
+            "image/PNG",
+        ]);
+        assert!(every.is_none());
+        // A name of no type an image may have takes nothing.
+        let aliased = ImageLimits::none().with_media_types(&["image/jpg"]);
+        assert!(aliased.taken_media_types().is_empty());
+    }
+
+    /// Any limits, their media types one of the subsets of [`IMAGE_MEDIA_TYPES`] in its
+    /// order (as `intersect` gives them).
+    fn any_limits() -> impl Strategy<Value = ImageLimits> {
+        (
+            proptest::option::of(0u32..10),
+            proptest::option::of((0usize..10, 0u32..10)),
+            proptest::option::of(0usize..10),
+            proptest::option::of(0usize..10),
+            any::<bool>(),
+            0usize..16,
+        )
+            .prop_map(
+                |(max_side, max_side_beyond, max_images, max_image_bytes, animated, types)| {
+                    ImageLimits {
+                        max_side,
+                        max_side_beyond,
+                        max_images,
+                        max_image_bytes,
+                        animated,
+                        media_types: subset(types),
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        /// `intersect` is what both take, whatever the order or grouping: commutative,
+        /// associative, idempotent, `none()` its identity.
+        #[test]
+        fn intersect_is_a_meet(a in any_limits(), b in any_limits(), c in any_limits()) {
+            prop_assert_eq!(a.intersect(b), b.intersect(a));
+            prop_assert_eq!(a.intersect(b).intersect(c), a.intersect(b.intersect(c)));
+            prop_assert_eq!(a.intersect(a), a);
+            prop_assert_eq!(a.intersect(ImageLimits::none()), a);
+            prop_assert_eq!(ImageLimits::none().intersect(a), a);
+        }
+    }
 
     #[test]
     fn only_limits_that_refuse_nothing_are_none() {

@@ -29,6 +29,25 @@ pub(crate) enum ImagePlace {
     },
 }
 
+impl ImagePlace {
+    /// Whether the image here is sent to the model: not one of an error result, whose text
+    /// alone the formats send (`toolsmith_core::provider`), though it is counted among the
+    /// request's images.
+    pub(crate) fn is_sent(self, messages: &[Message]) -> bool {
+        match self {
+            Self::User { .. } => true,
+            Self::Result {
+                message, result, ..
+            } => match messages.get(message) {
+                Some(Message::ToolResults { results }) => results
+                    .get(result)
+                    .is_some_and(|reply| !reply.result.is_error()),
+                _ => false,
+            },
+        }
+    }
+}
+
 /// Each image of `messages` with its place, in order: message by message; a user
 /// message's images in order; a tool-results message's results in order, each result's
 /// image parts in order (an error result's too: they are the conversation's, though the

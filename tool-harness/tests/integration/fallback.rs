@@ -621,3 +621,44 @@ async fn the_chat_span_names_the_model_that_answered() {
     models.sort();
     assert_eq!(models, [None, Some(r#""gpt-x""#.to_owned())]);
 }
+
+#[tokio::test]
+async fn a_stream_failing_after_only_empty_text_is_followed_by_the_next_model() {
+    // An empty piece shows nothing: no answer began, and the next model may give one.
+    let primary = Streams::new(vec![""], Some(overloaded()));
+    let secondary = Streams::new(vec!["Hel", "lo"], None);
+    let model = FallbackModel::new(Arc::clone(&primary)).or(Arc::clone(&secondary));
+    let (deltas, answer) = streamed(&model).await;
+    assert_eq!(deltas.concat(), "Hello");
+    assert_eq!(answer.unwrap().text.as_deref(), Some("Hello"));
+    assert_eq!(secondary.calls.load(Ordering::SeqCst), 1);
+}
+
+/// A model whose every way of answering panics, as a bug in a client of one's own would.
+struct Panics;
+
+#[async_trait]
+impl ChatModel for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+
+    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        panic!("a bug in the client")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_model_is_a_bug_not_an_outage_its_panic_ends_the_session_s_run() {
+    // A panic is not an error to move on for: the session catches it and names the model.
+    let secondary = ScriptedModel::new([ScriptedTurn::text("unused")]);
+    let session = AgentSession::builder(FallbackModel::new(Panics).or(secondary.clone()))
+        .with_model("claude-sonnet-4-5")
+        .build()
+        .unwrap();
+    let error = session.run("Hello?").await.unwrap_err();
+    let shown = error.to_string();
+    assert!(shown.contains("fallback(panics, scripted)"), "{shown}");
+    assert!(shown.contains("a bug in the client"), "{shown}");
+    assert!(secondary.requests().is_empty());
+}

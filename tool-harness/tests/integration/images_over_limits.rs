@@ -6,12 +6,14 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolShed};
+use toolsmith_core::{ContentPart, Image, ToolArguments, ToolCallResult, ToolShed};
 use toolsmith_harness::ToolPreset;
 use toolsmith_harness::agent::{
     AgentEvent, AgentSession, AgentSessionBuilder, SubAgentConfig, UserInput,
 };
-use toolsmith_harness::model::{ImageLimits, Message, ScriptedModel, ScriptedTurn};
+use toolsmith_harness::model::{
+    ImageLimits, Message, ModelCall, ScriptedModel, ScriptedTurn, ToolResultMessage,
+};
 
 use super::common::image_files::{png, screenshot_tool};
 
@@ -281,4 +283,72 @@ async fn sub_agents_follow_their_parent_s_setting() {
         sent.as_image().map(Image::dimensions),
         Some(Some((9000, 4000)))
     );
+}
+
+/// An error result's images are not sent (a format sends its text alone): they count
+/// toward no limit, and are not replaced by a note, so that the images sent are not
+/// removed for them (and the old message is left as it was).
+#[tokio::test]
+async fn an_error_result_s_images_count_toward_no_limit() {
+    let model = ScriptedModel::new([ScriptedTurn::text("Seen.")])
+        .with_image_limits(ImageLimits::none().with_max_images(10).with_max_side(8000));
+    let (session, events) = session(&model, |b| b);
+    // 8 screenshots sent, and 4 calls that failed with a picture of the failure (one of
+    // them over 8000 px): 12 images in the conversation, 8 of them sent.
+    let mut conversation = screenshots(&[(100, 100); 8]);
+    let calls = (0..4)
+        .map(|i| ModelCall::new(format!("c{i}"), "screenshot", ToolArguments::new()))
+        .collect();
+    conversation.push(Message::assistant_calls(None, calls));
+    let failed = |i: usize| ToolResultMessage {
+        call_id: format!("c{i}"),
+        name: "screenshot".into(),
+        result: ToolCallResult {
+            error_detail: Some("the window closed".into()),
+            ..ToolCallResult::parts([
+                ContentPart::text("Failed at:"),
+                if i == 0 {
+                    png(9000, 4000)
+                } else {
+                    png(100, 100)
+                }
+                .into(),
+            ])
+        },
+    };
+    conversation.push(Message::ToolResults {
+        results: (0..4).map(failed).collect(),
+    });
+    conversation.push(Message::assistant("It failed."));
+    let kept = conversation.clone();
+    session.edit_transcript(|messages| *messages = kept).await;
+    session.send("Next?").await.unwrap();
+    assert_eq!(over_limits(&events), []);
+    let sent = &model.requests()[0].messages;
+    assert_eq!(sent[..conversation.len()], conversation[..]);
+}
+
+/// A model's media types are matched as an image's are named, in any case: a model
+/// that lists `image/PNG` takes a PNG.
+#[tokio::test]
+async fn media_types_are_taken_in_any_case() {
+    let model = ScriptedModel::new([ScriptedTurn::text("Seen.")])
+        .with_image_limits(ImageLimits::none().with_media_types(&["image/PNG", " Image/Jpeg "]));
+    let (session, events) = session(&model, |b| b);
+    let shot = png(800, 600);
+    session
+        .send_input(
+            UserInput::new("Which?")
+                .image(shot.clone())
+                .image(super::common::image_files::gif(1)),
+        )
+        .await
+        .unwrap();
+    let note = "[image removed: an image/gif, a type the model does not take (it takes \
+                image/png, image/jpeg)]";
+    assert_eq!(
+        model.requests()[0].messages[0],
+        Message::user_with_images(format!("{note}\nWhich?"), vec![shot])
+    );
+    assert_eq!(over_limits(&events), [(1, vec![note.to_owned()])]);
 }

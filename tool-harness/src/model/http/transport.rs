@@ -122,13 +122,18 @@ impl Transport {
         };
         let base_url = config.base_url.trim().trim_end_matches('/').to_owned();
         let https = base_url.starts_with("https://");
+        // Quoted without the user and key it may carry: the error is printed and logged.
         if !https && !base_url.starts_with("http://") {
             return Err(bad(format!(
-                "the base URL {base_url:?} does not start with http:// or https://"
+                "the base URL {:?} does not start with http:// or https://",
+                without_userinfo(&base_url)
             )));
         }
         if reqwest::Url::parse(&base_url).is_err() {
-            return Err(bad(format!("the base URL {base_url:?} is not a valid URL")));
+            return Err(bad(format!(
+                "the base URL {:?} is not a valid URL",
+                without_userinfo(&base_url)
+            )));
         }
         let mut headers = HeaderMap::new();
         for (name, value, sensitive) in &config.headers {

@@ -442,6 +442,26 @@ fn builders_refuse_what_cannot_work() {
     assert!(!bad_key.to_string().contains("sk-secret"), "{bad_key}");
 }
 
+/// A base URL refused as one quotes it without the user and key it carries: the error is
+/// printed and logged.
+#[test]
+fn a_refused_base_url_is_quoted_without_its_user_and_key() {
+    for (url, says) in [
+        ("https://me:sk-in-url@host name/v1", "is not a valid URL"),
+        ("ftp://me:sk-in-url@host/v1", "http:// or https://"),
+        ("https://me:sk-in-url@[::1/v1", "is not a valid URL"),
+    ] {
+        let refused = OpenAiChatModel::builder()
+            .api_key(KEY)
+            .base_url(url)
+            .build()
+            .unwrap_err();
+        let shown = refused.to_string();
+        assert!(shown.contains(says), "{url}: {shown}");
+        assert!(!shown.contains("sk-in-url"), "{url}: {shown}");
+    }
+}
+
 #[test]
 fn builders_refuse_body_fields_that_decide_whether_the_answer_streams() {
     fn refused<M: std::fmt::Debug>(built: Result<M, ModelError>, field: &str) {
