@@ -58,6 +58,9 @@ mod url_userinfo;
 
 pub use toolsmith_core as core;
 
+#[cfg(any(feature = "http-models", feature = "mcp"))]
+pub use url_userinfo::without_userinfo;
+
 pub use fs::FileSystem;
 pub use fs::error::FsError;
 pub use fs::in_memory::InMemoryFileSystem;

@@ -3,18 +3,31 @@
 
 use std::borrow::Cow;
 
-/// `url` without a user name or password in it; a URL that has neither as it is. A URL that
-/// does not parse (the very one a refusal quotes) loses what its authority (after the
-/// first `://`, up to a `/`, `?` or `#`) holds before its last `@`.
-pub(crate) fn without_userinfo(url: &str) -> Cow<'_, str> {
+/// `url` without the user name and password it may carry (`https://user:key@host/v1` as
+/// `https://host/v1`), for an error, a log line or `Debug` output; a URL that has neither as
+/// it is. Text that is not one URL (a URL that does not parse, or a value holding one, as
+/// `openai-chat:model@https://user:key@host/v1`) loses what follows its first `://` up to
+/// the last `@` before the next `/`, `?` or `#`.
+///
+/// ```
+/// use toolsmith::harness::without_userinfo;
+///
+/// assert_eq!(without_userinfo("https://me:sk-1@api.test/v1"), "https://api.test/v1");
+/// assert_eq!(
+///     without_userinfo("openai-chat:llama3@http://me:sk-1@localhost:11434/v1"),
+///     "openai-chat:llama3@http://localhost:11434/v1"
+/// );
+/// assert_eq!(without_userinfo("https://api.test/v1?to=a@b"), "https://api.test/v1?to=a@b");
+/// ```
+pub fn without_userinfo(url: &str) -> Cow<'_, str> {
     match reqwest::Url::parse(url) {
         Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
             let _ = parsed.set_username("");
             let _ = parsed.set_password(None);
             Cow::Owned(parsed.to_string())
         }
-        Ok(_) => Cow::Borrowed(url),
-        Err(_) => {
+        // A value that parses as a URL of its own scheme may still hold one with a key.
+        _ => {
             let Some(scheme_end) = url.find("://") else {
                 return Cow::Borrowed(url);
             };

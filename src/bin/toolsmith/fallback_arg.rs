@@ -2,13 +2,13 @@
 //! command line names it. Its URL may carry a user and a key (`https://user:key@host/v1`),
 //! which no message of the command quotes.
 
-use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fmt;
 
 use clap::ValueEnum as _;
 use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
+use toolsmith::harness::without_userinfo;
 
 use crate::cli::ModelApi;
 
@@ -130,24 +130,6 @@ fn url_at(rest: &str) -> Option<usize> {
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
         })
     })
-}
-
-/// `text` with the user and key of the URL in it left out (`https://user:key@host/v1`
-/// shown as `https://host/v1`): what follows its first `://` up to the next `/`, `?` or
-/// `#` is the URL's authority, and what the authority holds before its last `@` goes.
-fn without_userinfo(text: &str) -> Cow<'_, str> {
-    let Some(scheme_end) = text.find("://") else {
-        return Cow::Borrowed(text);
-    };
-    let start = scheme_end + 3;
-    let authority = text[start..]
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or_default();
-    match authority.rfind('@') {
-        Some(at) => Cow::Owned(format!("{}{}", &text[..start], &text[start + at + 1..])),
-        None => Cow::Borrowed(text),
-    }
 }
 
 #[cfg(test)]
