@@ -173,13 +173,19 @@ impl EventStream {
     /// first. Asked before [`next`](Self::next).
     pub(crate) async fn whole_answer(&mut self) -> Result<Option<Vec<u8>>, ModelError> {
         let mut opening = Vec::new();
+        // How much of `opening` is known to be blank: each chunk's bytes are looked at once
+        // (looking at the whole opening again for each made a body of blanks quadratic).
+        let mut blank = 0;
         while self
             .with_next_chunk(appending_to(&mut opening))
             .await?
             .is_some()
         {
-            match opening.iter().find(|byte| !byte.is_ascii_whitespace()) {
-                None => {}
+            match opening[blank..]
+                .iter()
+                .find(|byte| !byte.is_ascii_whitespace())
+            {
+                None => blank = opening.len(),
                 Some(b'{' | b'[') => {
                     while self
                         .with_next_chunk(appending_to(&mut opening))
