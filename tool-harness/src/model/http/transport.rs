@@ -299,7 +299,7 @@ impl Transport {
             let wait = self.next_retry(
                 wait,
                 retries,
-                format_args!("HTTP {} from {url}", status.as_u16()),
+                format_args!("HTTP {} from {}", status.as_u16(), without_userinfo(url)),
             );
             wait.await;
         }
