@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
+use super::bounded_json;
 use super::transport::quote;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
@@ -218,8 +219,8 @@ impl EventStream {
                     self.response = None;
                     return Ok(None);
                 }
-                // serde_json's recursion limit bounds the depth, as for a whole answer.
-                let data = serde_json::from_str(&event.data).map_err(|err| {
+                // Bounded in depth and in values, as a whole answer is.
+                let data = bounded_json::from_str(&event.data).map_err(|err| {
                     self.malformed(format!("an event's data is not JSON ({err})"))
                 })?;
                 return Ok(Some((event.name, data)));
