@@ -14,6 +14,7 @@ mod fallback;
 mod image_refused;
 mod images;
 mod images_over_limits;
+mod many_values;
 mod prompt_caching;
 mod refused_image_located;
 mod rendered_once;

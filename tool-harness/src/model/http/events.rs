@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
+use super::bounded_json;
 use super::transport::quote;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
@@ -173,13 +174,19 @@ impl EventStream {
     /// first. Asked before [`next`](Self::next).
     pub(crate) async fn whole_answer(&mut self) -> Result<Option<Vec<u8>>, ModelError> {
         let mut opening = Vec::new();
+        // How much of `opening` is known to be blank: each chunk's bytes are looked at once
+        // (looking at the whole opening again for each made a body of blanks quadratic).
+        let mut blank = 0;
         while self
             .with_next_chunk(appending_to(&mut opening))
             .await?
             .is_some()
         {
-            match opening.iter().find(|byte| !byte.is_ascii_whitespace()) {
-                None => {}
+            match opening[blank..]
+                .iter()
+                .find(|byte| !byte.is_ascii_whitespace())
+            {
+                None => blank = opening.len(),
                 Some(b'{' | b'[') => {
                     while self
                         .with_next_chunk(appending_to(&mut opening))
@@ -212,8 +219,8 @@ impl EventStream {
                     self.response = None;
                     return Ok(None);
                 }
-                // serde_json's recursion limit bounds the depth, as for a whole answer.
-                let data = serde_json::from_str(&event.data).map_err(|err| {
+                // Bounded in depth and in values, as a whole answer is.
+                let data = bounded_json::from_str(&event.data).map_err(|err| {
                     self.malformed(format!("an event's data is not JSON ({err})"))
                 })?;
                 return Ok(Some((event.name, data)));

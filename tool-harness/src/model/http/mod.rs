@@ -53,7 +53,8 @@
 //!   model's context window (in its own words, whole or in a stream; not retried):
 //!   [`ContextTooLong`](super::ModelError::ContextTooLong), and one whose image the API says
 //!   it cannot read or take (the same way): [`ImageRefused`](super::ModelError::ImageRefused); a body that is not the documented JSON (cut off,
-//!   truncated, too deep, larger than [`MAX_RESPONSE_BYTES`]) is
+//!   truncated, too deep, larger than [`MAX_RESPONSE_BYTES`], holding more than
+//!   [`MAX_JSON_VALUES`] values) is
 //!   [`MalformedResponse`](super::ModelError::MalformedResponse); no connection is
 //!   [`Connection`](super::ModelError::Connection), no answer in time
 //!   [`Timeout`](super::ModelError::Timeout).
@@ -79,6 +80,7 @@ mod anthropic_cache;
 mod anthropic_image_path;
 pub(crate) mod api;
 mod body;
+mod bounded_json;
 mod builder;
 mod context_overflow;
 mod events;
@@ -116,3 +118,12 @@ pub const DEFAULT_MAX_RETRIES: u32 = 2;
 /// The largest response body a client reads (32 MiB); a larger one is a
 /// [`MalformedResponse`](super::ModelError::MalformedResponse).
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
+/// The most JSON values (arrays, objects, strings, numbers, booleans and nulls, each counted
+/// once wherever it nests) a client reads in one body or one streamed event: about 170 MB
+/// once read, since each takes 80 bytes or more however short its text (32 MiB of
+/// `[0,0,0,…]` would take 1.2 GB). More is a
+/// [`MalformedResponse`](super::ModelError::MalformedResponse). The largest embeddings answer
+/// a client asks for (its batch times the vector length, within [`MAX_RESPONSE_BYTES`])
+/// holds about 1.3 million.
+pub const MAX_JSON_VALUES: usize = 2 * 1024 * 1024;

@@ -127,3 +127,14 @@ async fn an_endless_error_body_ends_at_the_bound() {
     }
     assert_eq!(requests, 1);
 }
+
+#[tokio::test]
+async fn an_endless_blank_opening_ends_at_the_bound() {
+    // Blanks before the first byte tell a whole answer from events: a body of nothing else
+    // comes in many small chunks, each of which must not have the client look at all the
+    // blanks again (32 MiB in 1 KiB chunks took minutes; any other endless line, under 1 s).
+    let reply = Reply::endless(Some("text/event-stream"), b"", &[b' '; 1024]);
+    let (error, requests) = error_of(Api::Chat, reply, true).await;
+    assert_malformed(Api::Chat, &error, LONGER);
+    assert_eq!(requests, 1);
+}

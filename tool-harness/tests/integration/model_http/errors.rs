@@ -672,6 +672,36 @@ async fn a_password_in_the_base_url_is_not_shown() {
 }
 
 #[tokio::test]
+async fn a_password_in_the_base_url_is_not_logged_with_a_retry() {
+    // A retried error status is logged (at `debug`) with the URL asked.
+    let server = MockServer::start([
+        Reply::json(503, &Api::Chat.error_body(503, "busy")),
+        Reply::json(200, &Api::Chat.text_answer("fine")),
+    ])
+    .await;
+    let base = server.base.replace("http://", "http://user:PASSWORD123@");
+    let model = OpenAiChatModel::builder()
+        .api_key(KEY)
+        .base_url(format!("{base}/v1"))
+        .retry_delay(Duration::from_millis(1))
+        .build()
+        .expect("a client");
+    let (answer, lines) =
+        crate::common::log_records::log_records(model.complete(&request(Api::Chat))).await;
+    assert_eq!(answer.unwrap().text.as_deref(), Some("fine"));
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("HTTP 503 from http://127.0.0.1:")
+                && line.contains("retry 1 of 2")),
+        "{lines:#?}"
+    );
+    for line in &lines {
+        assert!(!line.contains("PASSWORD123"), "{line}");
+    }
+}
+
+#[tokio::test]
 async fn a_408_or_409_is_retried_and_an_answer_that_is_no_object_is_malformed() {
     let api = Api::Chat;
     for status in [408, 409] {
