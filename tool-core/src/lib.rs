@@ -100,6 +100,7 @@ pub use shed::{ShedResult, ToolDiscovery, ToolShed, ToolShedError, ToolSummary};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::args::Args;
 pub use tool::arguments::{NotAnObject, ToolArguments};
+pub use tool::bounded_json::{MAX_JSON_VALUES, value_from_slice, value_from_str};
 pub use tool::call_context::{Progress, ProgressSink, ToolCallContext};
 pub use tool::commands::ToolCommands;
 pub use tool::content_part::ContentPart;

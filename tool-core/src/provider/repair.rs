@@ -12,10 +12,13 @@
 //!
 //! Text nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is refused before any
 //! repair: serde_json stops at its own recursion limit, but the JSON5 reader recurses once
-//! per level with no limit, and deep enough text would overflow the stack.
+//! per level with no limit, and deep enough text would overflow the stack. Text of more
+//! than [`MAX_JSON_VALUES`](crate::MAX_JSON_VALUES) values is refused by either reader, as
+//! it reads: each value takes 80 bytes or more as a `Value` however short its text.
 
 use serde_json::Value;
 
+use crate::tool::bounded_json::{BoundedValue, value_from_str};
 use crate::tool::nesting::{TooDeep, check_text_depth};
 
 /// JSON that could not be read even after repair; the message is the parser's, for the
@@ -63,9 +66,9 @@ impl From<TooDeep> for BrokenJson {
 /// assert_eq!(err.to_string(), "nested deeper than 128 levels");
 /// ```
 pub fn repair_json(text: &str) -> Result<Value, BrokenJson> {
-    let original = match serde_json::from_str::<Value>(text) {
+    let original = match value_from_str(text) {
         // serde_json refuses text deeper than its recursion limit, so this value is within
-        // MAX_JSON_DEPTH.
+        // MAX_JSON_DEPTH; and holding more than MAX_JSON_VALUES values.
         Ok(value) => return Ok(value),
         Err(err) => err,
     };
@@ -89,85 +92,11 @@ pub fn repair_json(text: &str) -> Result<Value, BrokenJson> {
 }
 
 fn parse_lenient(text: &str) -> Option<Value> {
-    serde_json::from_str(text)
-        .ok()
-        .or_else(|| json5::from_str::<Json5Value>(text).ok().map(|read| read.0))
-}
-
-/// A value read by the JSON5 reader, refused when it holds a number JSON cannot hold
-/// (`NaN`, `Infinity`, `1e400`): read into a `serde_json::Value` as such, each would become
-/// `null`, and a tool would run on a value the model did not write.
-struct Json5Value(Value);
-
-impl<'de> serde::Deserialize<'de> for Json5Value {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(Json5Visitor).map(Json5Value)
-    }
-}
-
-/// Builds a [`Value`] as `serde_json`'s own visitor does, but for a non-finite number.
-struct Json5Visitor;
-
-impl<'de> serde::de::Visitor<'de> for Json5Visitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
-    }
-
-    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<Value, E> {
-        serde_json::Number::from_f64(value)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom(format!("{value} is not a number JSON can hold")))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::String(value.to_owned()))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Value, E> {
-        Ok(Value::String(value))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_some<D: serde::Deserializer<'de>>(self, inner: D) -> Result<Value, D::Error> {
-        inner.deserialize_any(self)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(Json5Value(item)) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut fields = serde_json::Map::new();
-        while let Some((key, Json5Value(value))) = map.next_entry::<String, Json5Value>()? {
-            fields.insert(key, value);
-        }
-        Ok(Value::Object(fields))
-    }
+    value_from_str(text).ok().or_else(|| {
+        json5::from_str::<BoundedValue>(text)
+            .ok()
+            .map(|read| read.0)
+    })
 }
 
 /// The content of a Markdown code fence (```` ```json … ``` ````), or the text itself. An
@@ -314,6 +243,26 @@ mod tests {
             let err = repair_json(r#"{"a": }"#).unwrap_err();
             assert!(!err.too_deep);
         });
+    }
+
+    #[test]
+    fn refuses_more_values_than_the_bound_in_either_reader() {
+        use crate::MAX_JSON_VALUES;
+        let zeros = "0,".repeat(MAX_JSON_VALUES);
+        // Well formed: serde_json's reading stops at the bound.
+        let error = repair_json(&format!("[{zeros}0]")).unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with("the JSON holds more than 2097152 values"),
+            "{}",
+            error.message
+        );
+        // A trailing comma and unquoted key: the JSON5 reader's stops there too.
+        assert!(repair_json(&format!("{{a: [{zeros}],}}")).is_err());
+        // Within it, both read.
+        let within = "0,".repeat(1_000);
+        assert!(repair_json(&format!("{{a: [{within}],}}")).is_ok());
     }
 
     #[test]

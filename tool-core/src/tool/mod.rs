@@ -7,6 +7,7 @@
 
 pub(crate) mod args;
 pub(crate) mod arguments;
+pub(crate) mod bounded_json;
 pub(crate) mod call_annotations;
 pub(crate) mod call_context;
 pub(crate) mod commands;

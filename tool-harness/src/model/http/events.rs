@@ -10,9 +10,9 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde_json::Value;
+use toolsmith_core::value_from_str;
 
 use super::MAX_RESPONSE_BYTES;
-use super::bounded_json;
 use super::transport::quote;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
@@ -220,7 +220,7 @@ impl EventStream {
                     return Ok(None);
                 }
                 // Bounded in depth and in values, as a whole answer is.
-                let data = bounded_json::from_str(&event.data).map_err(|err| {
+                let data = value_from_str(&event.data).map_err(|err| {
                     self.malformed(format!("an event's data is not JSON ({err})"))
                 })?;
                 return Ok(Some((event.name, data)));

@@ -80,7 +80,6 @@ mod anthropic_cache;
 mod anthropic_image_path;
 pub(crate) mod api;
 mod body;
-mod bounded_json;
 mod builder;
 mod context_overflow;
 mod events;
@@ -119,11 +118,8 @@ pub const DEFAULT_MAX_RETRIES: u32 = 2;
 /// [`MalformedResponse`](super::ModelError::MalformedResponse).
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
-/// The most JSON values (arrays, objects, strings, numbers, booleans and nulls, each counted
-/// once wherever it nests) a client reads in one body or one streamed event: about 170 MB
-/// once read, since each takes 80 bytes or more however short its text (32 MiB of
-/// `[0,0,0,…]` would take 1.2 GB). More is a
-/// [`MalformedResponse`](super::ModelError::MalformedResponse). The largest embeddings answer
-/// a client asks for (its batch times the vector length, within [`MAX_RESPONSE_BYTES`])
-/// holds about 1.3 million.
-pub const MAX_JSON_VALUES: usize = 2 * 1024 * 1024;
+/// The most JSON values a client reads in one body or one streamed event (and a model's
+/// tool-call arguments may hold): more is a
+/// [`MalformedResponse`](super::ModelError::MalformedResponse). See core's
+/// [`MAX_JSON_VALUES`](toolsmith_core::MAX_JSON_VALUES).
+pub use toolsmith_core::MAX_JSON_VALUES;

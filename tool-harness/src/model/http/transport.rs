@@ -14,9 +14,9 @@ use reqwest::header::{
 };
 use serde::Serialize;
 use serde_json::Value;
+use toolsmith_core::value_from_slice;
 
 use super::MAX_RESPONSE_BYTES;
-use super::bounded_json;
 use super::context_overflow::{ErrorSigns, OverflowShape, error_object};
 use super::events::EventStream;
 use super::refusal::Refusal;
@@ -494,11 +494,11 @@ impl Transport {
     }
 
     /// The body as a JSON object, as every API answers (serde_json's recursion limit bounds
-    /// its depth, [`bounded_json`] how many values it holds). An array or a scalar is no answer: the formats' parsers also take the
+    /// its depth, [`value_from_slice`] how many values it holds). An array or a scalar is no answer: the formats' parsers also take the
     /// part of an answer that holds the calls, and would read `[]` as an empty one.
     pub(crate) fn parse_json(&self, bytes: &[u8]) -> Result<Value, ModelError> {
         let begins = || quote(&String::from_utf8_lossy(bytes), 200);
-        let reason = match bounded_json::from_slice(bytes) {
+        let reason = match value_from_slice(bytes) {
             Ok(value) if value.is_object() => return Ok(value),
             Ok(_) => format!(
                 "the response body is not a JSON object; it begins: {}",
@@ -761,7 +761,7 @@ impl ErrorBody {
         let ErrorBody::Read(bytes) = self else {
             return false;
         };
-        let Ok(body) = bounded_json::from_slice(bytes) else {
+        let Ok(body) = value_from_slice(bytes) else {
             return false;
         };
         ["code", "type"]
@@ -775,7 +775,7 @@ impl ErrorBody {
     /// of the request could not be read or is not taken. Either way, asking again is no use.
     fn refusal(&self, transport: &Transport, status: StatusCode) -> Option<ModelError> {
         let parsed = match self {
-            ErrorBody::Read(bytes) => bounded_json::from_slice(bytes).ok(),
+            ErrorBody::Read(bytes) => value_from_slice(bytes).ok(),
             ErrorBody::Unread(_) => None,
         };
         let signs = match &parsed {
@@ -805,7 +805,7 @@ impl ErrorBody {
 /// sometimes wraps it in an array), a bare `error` string (Ollama, llama.cpp), `message` or
 /// `detail`; else the body itself, shortened.
 pub(crate) fn api_message(body: &[u8]) -> String {
-    let Ok(value) = bounded_json::from_slice(body) else {
+    let Ok(value) = value_from_slice(body) else {
         let text = String::from_utf8_lossy(body);
         return if text.trim().is_empty() {
             "(empty body)".to_owned()

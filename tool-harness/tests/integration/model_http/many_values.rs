@@ -57,3 +57,43 @@ async fn an_event_of_too_many_values_is_refused() {
         assert!(deltas.is_empty(), "{api:?}");
     }
 }
+
+/// A call's arguments, written as JSON text (OpenAI's formats), of more values than a client
+/// reads: one string in the body, so the body passes; the call is refused, saying why, and
+/// its text kept to echo back.
+#[tokio::test]
+async fn a_call_whose_arguments_hold_too_many_values_is_refused() {
+    let arguments = format!("{{\"a\": [{}0]}}", "0,".repeat(VALUES - 1));
+    for api in [Api::Chat, Api::Responses] {
+        let answer = match api {
+            Api::Chat => serde_json::json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 1,
+                "model": "gpt-4.1-mini",
+                "choices": [{"index": 0, "finish_reason": "tool_calls",
+                    "message": {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_1", "type": "function",
+                         "function": {"name": "add", "arguments": arguments}}]}}]
+            }),
+            _ => serde_json::json!({
+                "id": "resp_1", "object": "response", "status": "completed",
+                "model": "gpt-4.1-mini",
+                "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                    "name": "add", "arguments": arguments, "status": "completed"}]
+            }),
+        };
+        let server = MockServer::start([Reply::json(200, &answer)]).await;
+        let model = api.model(&server.base, &Client::default());
+        let response = model.complete(&first_request(api)).await.unwrap();
+        let Err(rejected) = &response.calls[0] else {
+            panic!("{api:?}: the call was read");
+        };
+        assert_eq!(rejected.name, "add", "{api:?}");
+        let error = rejected.error.to_string();
+        assert!(
+            error.contains("the JSON holds more than 2097152 values"),
+            "{api:?}: {}",
+            &error[..error.len().min(300)]
+        );
+        assert_eq!(rejected.as_written.as_deref(), Some(arguments.as_str()));
+    }
+}
