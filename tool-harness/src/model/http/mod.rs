@@ -120,6 +120,5 @@ pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
 /// The most JSON values a client reads in one body or one streamed event (and a model's
 /// tool-call arguments may hold): more is a
-/// [`MalformedResponse`](super::ModelError::MalformedResponse). See core's
-/// [`MAX_JSON_VALUES`](toolsmith_core::MAX_JSON_VALUES).
+/// [`MalformedResponse`](super::ModelError::MalformedResponse).
 pub use toolsmith_core::MAX_JSON_VALUES;
