@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use toolsmith_core::{CancellationToken, ToolDeclarations};
+use toolsmith_core::{CancellationToken, Image, ToolDeclarations};
 
 use super::context_overflow::ContextEstimate;
 use super::events::AgentEvent;
@@ -36,7 +36,8 @@ greetings, repetition and tool output that no longer matters. Write the summary 
 plain prose or short lists.";
 
 /// The line a summary message begins with: how a later compaction (and a reader of the
-/// transcript) knows it.
+/// transcript) knows it. A compaction puts its summary first in the conversation; a user's
+/// message elsewhere that begins with this line is the user's, repeated whole.
 pub const SUMMARY_HEADING: &str = "[Summary of the earlier conversation, written by the model \
                                    when it grew too long for the context window]";
 
@@ -221,42 +222,56 @@ fn cut(messages: &[Message], keep: u64, kept_from: usize) -> Option<Cut> {
             .rposition(|message| matches!(message, Message::User { .. })),
     };
     // Only earlier summaries and the question, which is repeated anyway: nothing to gain.
-    let worth_it = messages[..at]
-        .iter()
-        .enumerate()
-        .any(|(index, message)| !is_summary(message) && question != Some(index));
+    let worth_it = (0..at).any(|index| !is_summary(messages, index) && question != Some(index));
     worth_it.then_some(Cut { at, question })
 }
 
-/// Whether `message` is a summary a compaction wrote.
-fn is_summary(message: &Message) -> bool {
-    matches!(message, Message::User { text, .. } if text.starts_with(SUMMARY_HEADING))
+/// Whether `messages[index]` is a summary a compaction wrote: a compaction puts its summary
+/// first, so a user message elsewhere that begins with [`SUMMARY_HEADING`] (one a user
+/// pasted) is the user's.
+fn is_summary(messages: &[Message], index: usize) -> bool {
+    index == 0
+        && matches!(messages.first(), Some(Message::User { text, .. }) if text.starts_with(SUMMARY_HEADING))
+}
+
+/// What a summary message puts between the summary and the user's message it repeats.
+fn question_separator() -> String {
+    format!("\n\n{SUMMARIZED_QUESTION_HEADING}\n\n")
+}
+
+/// The user's words in `messages[index]`, a user message: as written, or, for an earlier
+/// summary that is summarised now, the message it repeated (after its first separator:
+/// the summary before it never holds one, see [`compacted`]).
+fn asked_in(messages: &[Message], index: usize, summarised: bool) -> Option<(&str, &[Image])> {
+    let Message::User { text, images } = &messages[index] else {
+        return None;
+    };
+    if summarised
+        && is_summary(messages, index)
+        && let Some((_, asked)) = text.split_once(&question_separator())
+    {
+        return Some((asked, images));
+    }
+    Some((text, images))
 }
 
 /// `messages` with the cut part replaced by `summary`, with the user's latest message
 /// repeated after it (from an earlier summary, the message that one repeated); how many
-/// messages were replaced.
+/// messages were replaced. The summary's own copies of [`SUMMARIZED_QUESTION_HEADING`]
+/// (a model that read an earlier summary may echo it) are taken out, so that the first
+/// separator of a summary message is always the one before the user's words.
 fn compacted(messages: &mut Vec<Message>, cut: &Cut, summary: &str) -> usize {
+    let summary = summary.replace(SUMMARIZED_QUESTION_HEADING, "");
     let mut text = format!("{SUMMARY_HEADING}\n\n{}", summary.trim());
     let mut images = Vec::new();
-    if let Some(
-        question @ Message::User {
-            text: asked,
-            images: shown,
-        },
-    ) = cut.question.map(|index| &messages[index])
-    {
-        let asked = if is_summary(question) {
-            asked
-                .split_once(SUMMARIZED_QUESTION_HEADING)
-                .map(|(_, asked)| asked.trim_start())
-        } else {
-            Some(asked.as_str())
-        };
-        if let Some(asked) = asked {
-            let _ = write!(text, "\n\n{SUMMARIZED_QUESTION_HEADING}\n\n{asked}");
-            images.clone_from(shown);
-        }
+    // The user's message at the cut is not summarised: all of it is repeated, whatever it
+    // begins with.
+    let asked = cut
+        .question
+        .and_then(|index| asked_in(messages, index, index < cut.at));
+    if let Some((asked, shown)) = asked {
+        let _ = write!(text, "{}{asked}", question_separator());
+        images = shown.to_vec();
     }
     // The user's message at the cut goes into the summary's: one user message, not two.
     let replaced = if cut.question == Some(cut.at) {

@@ -548,3 +548,84 @@ async fn compacting_on_demand_fails_with_the_model_s_error_and_changes_nothing()
     assert_eq!(session.transcript().await, before);
     model.assert_complete();
 }
+
+#[tokio::test]
+async fn a_user_message_that_begins_with_the_summary_heading_is_still_repeated_whole() {
+    // A user who pastes a summary's first line (from another session, say): without a
+    // question heading of its own, the message is the user's question as it stands.
+    let asked = format!("{SUMMARY_HEADING}\n\nThose were my notes. Read the logs.");
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        ScriptedTurn::text("The first log was all r."),
+        ScriptedTurn::text("Both read."),
+    ]);
+    let (session, events) = compacting(&model, false);
+    session.send(asked.clone()).await.unwrap();
+    assert_eq!(compactions(&events).len(), 1);
+    let sent = model.requests()[3].messages[0].text().unwrap().to_owned();
+    assert!(
+        sent.ends_with(&format!("\n\n{SUMMARIZED_QUESTION_HEADING}\n\n{asked}")),
+        "the user's message is lost: {sent}"
+    );
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_user_message_at_the_cut_shaped_like_a_summary_loses_nothing() {
+    // The user's message, taken into the summary's at the cut, is written as they wrote
+    // it: none of it is read as an earlier summary's (it was not summarised).
+    let pasted = format!(
+        "{SUMMARY_HEADING}\n\nNotes from yesterday: the key is 42.\n\n\
+         {SUMMARIZED_QUESTION_HEADING}\n\nGo on from there."
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Paris is the capital of France. ".repeat(50))
+            .with_usage(Usage::new(900, 500)),
+        ScriptedTurn::text("The user asked for France's capital: Paris."),
+        ScriptedTurn::text("Going on."),
+    ]);
+    let (session, events) = compacting(&model, false);
+    session.send("The capital of France?").await.unwrap();
+    session.send(pasted.clone()).await.unwrap();
+    assert_eq!(compactions(&events).len(), 1);
+    let sent = model.requests()[2].messages[0].text().unwrap().to_owned();
+    assert!(
+        sent.contains("the key is 42"),
+        "the pasted notes are lost: {sent}"
+    );
+    assert!(sent.ends_with(&pasted), "{sent}");
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_summary_that_quotes_the_question_heading_does_not_blur_the_question_later() {
+    // The model sees the heading in the transcript of an earlier summary and may write it
+    // in its own: a later compaction still repeats the user's message alone.
+    let echoed =
+        format!("Read two logs.\n\n{SUMMARIZED_QUESTION_HEADING}\n\nSomething else entirely.");
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        ScriptedTurn::text(echoed),
+        // After the first compaction: another 1,500 bytes, past 800 again.
+        ScriptedTurn::call("read", json!({"size": 1500})).with_usage(Usage::new(300, 5)),
+        ScriptedTurn::text("Three logs read."),
+        ScriptedTurn::text("All read."),
+    ]);
+    let (session, events) = compacting(&model, false);
+    let run = session.send("Read the logs.").await.unwrap();
+    assert_eq!(run.text, "All read.");
+    assert_eq!(compactions(&events).len(), 2);
+    let kept = run.transcript[0].text().unwrap().to_owned();
+    assert!(
+        kept.ends_with(&format!(
+            "\n\n{SUMMARIZED_QUESTION_HEADING}\n\nRead the logs."
+        )),
+        "{kept}"
+    );
+    assert!(!kept.contains("Something else entirely."), "{kept}");
+    model.assert_complete();
+}
