@@ -10,10 +10,10 @@ use toolsmith_core::{CancellationToken, Image, ToolDeclarations};
 use super::context_overflow::ContextEstimate;
 use super::events::AgentEvent;
 use super::ledger::RunLedger;
-use super::session::RunEnd;
+use super::session::{RunEnd, is_cancelled};
 use super::token_estimate::{TokenEstimate, estimate_message_tokens};
 use super::{AgentRun, AgentSession, AgenticError};
-use crate::model::{ChatRequest, Message, ToolChoice};
+use crate::model::{ChatOptions, ChatRequest, Message, ToolChoice};
 
 /// How full the window gets, in percent, before [`Compaction`] summarises
 /// ([`Compaction::starting_at_percent`]).
@@ -62,6 +62,17 @@ pub const SUMMARIZED_QUESTION_HEADING: &str = "[The user's latest message, as th
 /// (counted in its model calls, usage and budget, not streamed), reported by an
 /// [`AgentEvent::ContextCompacted`]; the conversation kept by
 /// [`send`](AgentSession::send) is the compacted one.
+///
+/// The newest messages kept are fewer, down to none, where keeping that share would leave
+/// the request (its system prompt, tools and reserved output counted) past the threshold,
+/// due again at the next call. No summary is asked for when even that would not bring it
+/// under (the user's latest message, which the summary repeats, or the reserved output
+/// takes that much; a `tracing` warning says so): it would cost a model call at every
+/// turn. Nor when the call about to be made is the run's last under
+/// [`with_max_turns`](super::AgentSessionBuilder::with_max_turns), or one past its limits
+/// (its final answer): the summary would take it. After a summary, the run's token budget,
+/// cancellation and [`PauseHandle`](super::PauseHandle) are heeded before the next call,
+/// as before any.
 ///
 /// A summary that fails (the model's error, or an empty answer) leaves the conversation as
 /// it was, with a `tracing` warning: the request still fits the window (the threshold is
@@ -196,6 +207,18 @@ struct Cut {
     question: Option<usize>,
 }
 
+impl Cut {
+    /// How many messages the summary's message replaces: the user's message at the cut
+    /// goes into it (one user message, not two).
+    fn replaced(&self) -> usize {
+        if self.question == Some(self.at) {
+            self.at + 1
+        } else {
+            self.at
+        }
+    }
+}
+
 /// Where to cut `messages` so that the newest, up to `keep` tokens (the guard's estimate),
 /// and every message from `kept_from` on, stay as they are: never before a tool-results
 /// message (its calls would be summarised away), and not at all when nothing but earlier
@@ -261,6 +284,15 @@ fn asked_in(messages: &[Message], index: usize, summarised: bool) -> Option<(&st
 /// (a model that read an earlier summary may echo it) are taken out, so that the first
 /// separator of a summary message is always the one before the user's words.
 fn compacted(messages: &mut Vec<Message>, cut: &Cut, summary: &str) -> usize {
+    let message = summary_message(messages, cut, summary);
+    let replaced = cut.replaced();
+    messages.splice(..replaced, [message]);
+    replaced
+}
+
+/// The message that replaces `messages[..cut.replaced()]`: [`SUMMARY_HEADING`], `summary`
+/// (without [`SUMMARIZED_QUESTION_HEADING`]), and the user's latest message.
+fn summary_message(messages: &[Message], cut: &Cut, summary: &str) -> Message {
     let summary = summary.replace(SUMMARIZED_QUESTION_HEADING, "");
     let mut text = format!("{SUMMARY_HEADING}\n\n{}", summary.trim());
     let mut images = Vec::new();
@@ -273,14 +305,19 @@ fn compacted(messages: &mut Vec<Message>, cut: &Cut, summary: &str) -> usize {
         let _ = write!(text, "{}{asked}", question_separator());
         images = shown.to_vec();
     }
-    // The user's message at the cut goes into the summary's: one user message, not two.
-    let replaced = if cut.question == Some(cut.at) {
-        cut.at + 1
-    } else {
-        cut.at
-    };
-    messages.splice(..replaced, [Message::User { text, images }]);
-    replaced
+    Message::User { text, images }
+}
+
+/// The estimate of `messages` once compacted at `cut` (with a summary of no words): what a
+/// compaction there cannot go below.
+fn tokens_after(messages: &[Message], cut: &Cut) -> u64 {
+    messages[cut.replaced()..]
+        .iter()
+        .map(estimate_message_tokens)
+        .fold(
+            estimate_message_tokens(&summary_message(messages, cut, "")),
+            u64::saturating_add,
+        )
 }
 
 /// `messages` as a transcript in text for the model to summarise: each message headed by
@@ -375,10 +412,53 @@ impl AgentSession {
         if !compaction.is_due(&estimated) {
             return Ok(());
         }
+        // The call about to be made is the run's last (or the answer asked for past its
+        // limit): a summary would take it, or go past the limit.
+        if run.model_calls.saturating_add(1) >= self.max_turns
+            || self.budget_spent(run, ledger).is_some()
+        {
+            return Ok(());
+        }
+        // What every request carries besides its messages (system prompt, tools), counted
+        // as the estimate after a compaction counts it: by its bytes.
+        let fixed = TokenEstimate::default().estimate(&ChatRequest {
+            model: String::new(),
+            system: request.system.clone(),
+            messages: Vec::new(),
+            tools: Arc::clone(&request.tools),
+            options: ChatOptions::default(),
+        });
+        let messages = &request.messages;
+        let under_threshold = |cut: &Cut| {
+            let after = ContextEstimate::new(
+                fixed.saturating_add(tokens_after(messages, cut)),
+                estimated.reserved_output,
+                estimated.window,
+            );
+            !compaction.is_due(&after)
+        };
         let keep = compaction.kept_tokens(estimated.window);
-        let Some(cut) = cut(&request.messages, keep, request.messages.len()) else {
+        let Some(mut cut) = cut(messages, keep, messages.len()) else {
             return Ok(());
         };
+        if !under_threshold(&cut) {
+            // Keeping the newest share would leave the request past the threshold, due
+            // again at the next call: fewer are kept, down to none.
+            match self::cut(messages, 0, messages.len()) {
+                Some(fewer) if under_threshold(&fewer) => cut = fewer,
+                _ => {
+                    tracing::warn!(
+                        model = %self.model_name,
+                        input_tokens = estimated.input_tokens,
+                        reserved_output = estimated.reserved_output,
+                        window = estimated.window,
+                        "the conversation is not summarised: the user's latest message and \
+                         what every request carries pass the compaction's threshold alone"
+                    );
+                    return Ok(());
+                }
+            }
+        }
         let asked = summary_request(request, &request.messages[..cut.at], compaction);
         let summary = match self
             .summarise(asked, cancel, (caller, provider), (run, ledger))
@@ -400,15 +480,29 @@ impl AgentSession {
                 model = %self.model_name,
                 "the model's summary of the conversation was empty; it goes on as it was"
             );
-            return Ok(());
+        } else {
+            let summarized = compacted(&mut request.messages, &cut, &summary);
+            estimate.forget();
+            self.emit(AgentEvent::ContextCompacted {
+                turn: run.model_calls + 1,
+                summarized,
+                estimate: estimated,
+            });
         }
-        let summarized = compacted(&mut request.messages, &cut, &summary);
-        estimate.forget();
-        self.emit(AgentEvent::ContextCompacted {
-            turn: run.model_calls + 1,
-            summarized,
-            estimate: estimated,
-        });
+        // The summary was a model call: the run's limits and its pause hold after it as
+        // before any other.
+        if let Some(spent) = self.budget_spent(run, ledger) {
+            return Err(spent);
+        }
+        if is_cancelled(cancel, caller) {
+            return Err(RunEnd::Cancelled);
+        }
+        if let Some(pause) = &self.pause
+            && pause.is_paused()
+            && !pause.wait_while_paused(cancel).await
+        {
+            return Err(RunEnd::Cancelled);
+        }
         Ok(())
     }
 

@@ -629,3 +629,137 @@ async fn a_summary_that_quotes_the_question_heading_does_not_blur_the_question_l
     assert!(!kept.contains("Something else entirely."), "{kept}");
     model.assert_complete();
 }
+
+/// A session as [`compacting`]'s, changed by `build` first.
+fn compacting_with(
+    model: &ScriptedModel,
+    build: impl FnOnce(
+        toolsmith_harness::agent::AgentSessionBuilder,
+    ) -> toolsmith_harness::agent::AgentSessionBuilder,
+) -> (AgentSession, Events) {
+    let events = Events::default();
+    let seen = Arc::clone(&events);
+    let builder = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Read))
+        .with_context_window(1_000)
+        .with_compaction(Compaction::new())
+        .with_event_handler(move |event: &AgentEvent| seen.lock().unwrap().push(event.clone()));
+    let session = build(builder).build().unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    (session, events)
+}
+
+#[tokio::test]
+async fn a_summary_that_spends_the_token_budget_ends_the_run_before_another_call() {
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        // 810 spent before it; the summary's 1,300 pass the budget of 2,000.
+        ScriptedTurn::text("The first log was all r.").with_usage(Usage::new(1_200, 100)),
+    ]);
+    let (session, _) = compacting_with(&model, |builder| builder.with_token_budget(2_000));
+    let ended = session.send("Read the logs.").await;
+    let Err(AgenticError::TokenBudget { limit, spent, run }) = ended else {
+        panic!("expected the budget to end the run: {ended:?}");
+    };
+    assert_eq!((limit, spent), (2_000, 2_110));
+    // The summary was the last call, and the conversation is the compacted one.
+    assert_eq!(run.model_calls, 3);
+    assert!(
+        run.transcript[0]
+            .text()
+            .unwrap()
+            .starts_with(SUMMARY_HEADING)
+    );
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_summary_does_not_take_the_run_past_its_max_turns() {
+    // Three calls allowed: the third is the answer's, which a summary would push to a
+    // fourth. The request goes as it is, under the window.
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        ScriptedTurn::respond(|request| {
+            assert_eq!(request.messages.len(), 5, "{:?}", request.messages);
+            Ok(ChatResponse::text("Both read."))
+        }),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder.with_max_turns(3));
+    let run = session.send("Read the logs.").await.unwrap();
+    assert_eq!(run.text, "Both read.");
+    assert_eq!(run.model_calls, 3);
+    assert!(compactions(&events).is_empty());
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_question_that_alone_passes_the_threshold_is_not_summarised_at_every_call() {
+    // The user's message is some 900 tokens of the 1,000: past 800 whatever is summarised,
+    // since the summary repeats it. Summarising would only cost a model call each turn.
+    // Each read of 300 bytes: the newest two no longer fit the 200 kept, so there would be
+    // something to summarise from the third request on.
+    let question = format!("Read the logs. {}", "Context: ".repeat(300));
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("read", json!({"size": 300})).with_usage(Usage::new(920, 5)),
+        ScriptedTurn::call("read", json!({"size": 300})).with_usage(Usage::new(1_040, 5)),
+        ScriptedTurn::call("read", json!({"size": 300})).with_usage(Usage::new(1_160, 5)),
+        ScriptedTurn::text("All read.").with_usage(Usage::new(1_280, 5)),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder);
+    let warnings = Warnings::default();
+    let run = {
+        let _guard = tracing::subscriber::set_default(warnings.clone());
+        session.send(question).await.unwrap()
+    };
+    assert_eq!(run.text, "All read.");
+    assert_eq!(run.model_calls, 4);
+    assert!(compactions(&events).is_empty());
+    let lines = warnings.lines();
+    assert!(
+        lines.iter().any(|line| line.contains("not summarised")),
+        "{lines:?}"
+    );
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_pause_during_the_summary_holds_the_next_model_call() {
+    let pause = toolsmith_harness::agent::PauseHandle::new();
+    let pressed = pause.clone();
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        // Paused while the model writes the summary: the next call waits for the resume.
+        ScriptedTurn::respond(move |_| {
+            pressed.pause();
+            Ok(ChatResponse::text("The first log was all r."))
+        }),
+        ScriptedTurn::text("Both read."),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder.with_pause(pause.clone()));
+    let session = Arc::new(session);
+    let running = {
+        let session = Arc::clone(&session);
+        tokio::spawn(async move { session.send("Read the logs.").await })
+    };
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(
+        model.requests().len(),
+        3,
+        "a model call was made while paused"
+    );
+    assert_eq!(compactions(&events).len(), 1);
+    pause.resume();
+    let run = running.await.unwrap().unwrap();
+    assert_eq!(run.text, "Both read.");
+    model.assert_complete();
+}
