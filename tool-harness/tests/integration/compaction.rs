@@ -763,3 +763,76 @@ async fn a_pause_during_the_summary_holds_the_next_model_call() {
     assert_eq!(run.text, "Both read.");
     model.assert_complete();
 }
+
+/// The guard's estimate of `request` by its bytes: what a request sent whole is counted.
+fn whole_estimate(request: &toolsmith_harness::model::ChatRequest) -> u64 {
+    let system = request
+        .system
+        .as_deref()
+        .map_or(0, |system| system.len() as u64 / 3 + 5);
+    request
+        .messages
+        .iter()
+        .map(toolsmith_harness::agent::estimate_message_tokens)
+        .sum::<u64>()
+        + system
+}
+
+#[tokio::test]
+async fn a_summarised_part_larger_than_the_window_is_shortened_to_fit_the_summary_request() {
+    // One result of 9,000 bytes, some 3,000 tokens: three windows. Sent whole, the summary
+    // request would be refused as too long, and the conversation never compacted.
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("read", json!({"size": 9000})).with_usage(Usage::new(100, 5)),
+        ScriptedTurn::respond(|request| {
+            let estimated = whole_estimate(request);
+            assert!(
+                estimated <= 1_000,
+                "the summary request is {estimated} tokens"
+            );
+            let transcript = request.messages[0].text().unwrap();
+            // Both ends of the long result are kept, and the cut says how much went.
+            assert!(
+                transcript.contains("## User\nRead the logs.\n"),
+                "{transcript}"
+            );
+            assert!(transcript.contains("{\"size\":9000}"), "{transcript}");
+            assert!(transcript.contains("bytes left out"), "{transcript}");
+            assert!(transcript.contains(&"r".repeat(500)), "{transcript}");
+            Ok(ChatResponse::text("The log was all r."))
+        }),
+        ScriptedTurn::text("Read."),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder);
+    let run = session.send("Read the logs.").await.unwrap();
+    assert_eq!(run.text, "Read.");
+    assert_eq!(compactions(&events).len(), 1);
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn compacting_on_demand_shortens_the_transcript_to_the_window_too() {
+    let model = ScriptedModel::new([ScriptedTurn::respond(|request| {
+        let estimated = whole_estimate(request);
+        assert!(
+            estimated <= 1_000,
+            "the summary request is {estimated} tokens"
+        );
+        Ok(ChatResponse::text("A long answer of w."))
+    })]);
+    let (session, _) = compacting_with(&model, |builder| builder);
+    // A conversation of three windows, as an application restores one.
+    session
+        .edit_transcript(|messages: &mut Vec<Message>| {
+            *messages = vec![
+                Message::user("One?"),
+                Message::assistant("w".repeat(9_000)),
+                Message::user("Two?"),
+                Message::assistant("Two."),
+            ];
+        })
+        .await;
+    let summary = session.compact_conversation().await.unwrap();
+    assert_eq!(summary.text, "A long answer of w.");
+    model.assert_complete();
+}
