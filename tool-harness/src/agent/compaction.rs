@@ -2,18 +2,19 @@
 //! nears the context window, so that a long run goes on from what it learned instead of
 //! losing it to a [`ContextOverflow`](super::ContextOverflow) policy's cuts.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use toolsmith_core::{CancellationToken, ToolDeclarations};
+use toolsmith_core::{CancellationToken, Image, ToolDeclarations};
 
 use super::context_overflow::ContextEstimate;
 use super::events::AgentEvent;
 use super::ledger::RunLedger;
-use super::session::RunEnd;
-use super::token_estimate::{TokenEstimate, estimate_message_tokens};
+use super::session::{RunEnd, is_cancelled};
+use super::token_estimate::{BYTES_PER_TOKEN, TokenEstimate, estimate_message_tokens};
 use super::{AgentRun, AgentSession, AgenticError};
-use crate::model::{ChatRequest, Message, ToolChoice};
+use crate::model::{ChatOptions, ChatRequest, Message, ToolChoice};
 
 /// How full the window gets, in percent, before [`Compaction`] summarises
 /// ([`Compaction::starting_at_percent`]).
@@ -36,7 +37,8 @@ greetings, repetition and tool output that no longer matters. Write the summary 
 plain prose or short lists.";
 
 /// The line a summary message begins with: how a later compaction (and a reader of the
-/// transcript) knows it.
+/// transcript) knows it. A compaction puts its summary first in the conversation; a user's
+/// message elsewhere that begins with this line is the user's, repeated whole.
 pub const SUMMARY_HEADING: &str = "[Summary of the earlier conversation, written by the model \
                                    when it grew too long for the context window]";
 
@@ -61,6 +63,21 @@ pub const SUMMARIZED_QUESTION_HEADING: &str = "[The user's latest message, as th
 /// (counted in its model calls, usage and budget, not streamed), reported by an
 /// [`AgentEvent::ContextCompacted`]; the conversation kept by
 /// [`send`](AgentSession::send) is the compacted one.
+///
+/// The transcript is made to fit the window with the summary request's instructions and
+/// reserved output: past it, its longest texts, arguments and tool results are cut in the
+/// middle to one length, each cut saying how many bytes went.
+///
+/// The newest messages kept are fewer, down to none, where keeping that share would leave
+/// the request (its system prompt, tools and reserved output counted) past the threshold,
+/// due again at the next call. No summary is asked for when even that would not bring it
+/// under (the user's latest message, which the summary repeats, or the reserved output
+/// takes that much; a `tracing` warning says so): it would cost a model call at every
+/// turn. Nor when the call about to be made is the run's last under
+/// [`with_max_turns`](super::AgentSessionBuilder::with_max_turns), or one past its limits
+/// (its final answer): the summary would take it. After a summary, the run's token budget,
+/// cancellation and [`PauseHandle`](super::PauseHandle) are heeded before the next call,
+/// as before any.
 ///
 /// A summary that fails (the model's error, or an empty answer) leaves the conversation as
 /// it was, with a `tracing` warning: the request still fits the window (the threshold is
@@ -195,6 +212,18 @@ struct Cut {
     question: Option<usize>,
 }
 
+impl Cut {
+    /// How many messages the summary's message replaces: the user's message at the cut
+    /// goes into it (one user message, not two).
+    fn replaced(&self) -> usize {
+        if self.question == Some(self.at) {
+            self.at + 1
+        } else {
+            self.at
+        }
+    }
+}
+
 /// Where to cut `messages` so that the newest, up to `keep` tokens (the guard's estimate),
 /// and every message from `kept_from` on, stay as they are: never before a tool-results
 /// message (its calls would be summarised away), and not at all when nothing but earlier
@@ -221,127 +250,268 @@ fn cut(messages: &[Message], keep: u64, kept_from: usize) -> Option<Cut> {
             .rposition(|message| matches!(message, Message::User { .. })),
     };
     // Only earlier summaries and the question, which is repeated anyway: nothing to gain.
-    let worth_it = messages[..at]
-        .iter()
-        .enumerate()
-        .any(|(index, message)| !is_summary(message) && question != Some(index));
+    let worth_it = (0..at).any(|index| !is_summary(messages, index) && question != Some(index));
     worth_it.then_some(Cut { at, question })
 }
 
-/// Whether `message` is a summary a compaction wrote.
-fn is_summary(message: &Message) -> bool {
-    matches!(message, Message::User { text, .. } if text.starts_with(SUMMARY_HEADING))
+/// Whether `messages[index]` is a summary a compaction wrote: a compaction puts its summary
+/// first, so a user message elsewhere that begins with [`SUMMARY_HEADING`] (one a user
+/// pasted) is the user's.
+fn is_summary(messages: &[Message], index: usize) -> bool {
+    index == 0
+        && matches!(messages.first(), Some(Message::User { text, .. }) if text.starts_with(SUMMARY_HEADING))
+}
+
+/// What a summary message puts between the summary and the user's message it repeats.
+fn question_separator() -> String {
+    format!("\n\n{SUMMARIZED_QUESTION_HEADING}\n\n")
+}
+
+/// The user's words in `messages[index]`, a user message: as written, or, for an earlier
+/// summary that is summarised now, the message it repeated (after its first separator:
+/// the summary before it never holds one, see [`compacted`]).
+fn asked_in(messages: &[Message], index: usize, summarised: bool) -> Option<(&str, &[Image])> {
+    let Message::User { text, images } = &messages[index] else {
+        return None;
+    };
+    if summarised
+        && is_summary(messages, index)
+        && let Some((_, asked)) = text.split_once(&question_separator())
+    {
+        return Some((asked, images));
+    }
+    Some((text, images))
 }
 
 /// `messages` with the cut part replaced by `summary`, with the user's latest message
 /// repeated after it (from an earlier summary, the message that one repeated); how many
-/// messages were replaced.
+/// messages were replaced. The summary's own copies of [`SUMMARIZED_QUESTION_HEADING`]
+/// (a model that read an earlier summary may echo it) are taken out, so that the first
+/// separator of a summary message is always the one before the user's words.
 fn compacted(messages: &mut Vec<Message>, cut: &Cut, summary: &str) -> usize {
+    let message = summary_message(messages, cut, summary);
+    let replaced = cut.replaced();
+    messages.splice(..replaced, [message]);
+    replaced
+}
+
+/// The message that replaces `messages[..cut.replaced()]`: [`SUMMARY_HEADING`], `summary`
+/// (without [`SUMMARIZED_QUESTION_HEADING`]), and the user's latest message.
+fn summary_message(messages: &[Message], cut: &Cut, summary: &str) -> Message {
+    let summary = summary.replace(SUMMARIZED_QUESTION_HEADING, "");
     let mut text = format!("{SUMMARY_HEADING}\n\n{}", summary.trim());
     let mut images = Vec::new();
-    if let Some(
-        question @ Message::User {
-            text: asked,
-            images: shown,
-        },
-    ) = cut.question.map(|index| &messages[index])
-    {
-        let asked = if is_summary(question) {
-            asked
-                .split_once(SUMMARIZED_QUESTION_HEADING)
-                .map(|(_, asked)| asked.trim_start())
-        } else {
-            Some(asked.as_str())
-        };
-        if let Some(asked) = asked {
-            let _ = write!(text, "\n\n{SUMMARIZED_QUESTION_HEADING}\n\n{asked}");
-            images.clone_from(shown);
-        }
+    // The user's message at the cut is not summarised: all of it is repeated, whatever it
+    // begins with.
+    let asked = cut
+        .question
+        .and_then(|index| asked_in(messages, index, index < cut.at));
+    if let Some((asked, shown)) = asked {
+        let _ = write!(text, "{}{asked}", question_separator());
+        images = shown.to_vec();
     }
-    // The user's message at the cut goes into the summary's: one user message, not two.
-    let replaced = if cut.question == Some(cut.at) {
-        cut.at + 1
-    } else {
-        cut.at
-    };
-    messages.splice(..replaced, [Message::User { text, images }]);
-    replaced
+    Message::User { text, images }
+}
+
+/// The estimate of `messages` once compacted at `cut` (with a summary of no words): what a
+/// compaction there cannot go below.
+fn tokens_after(messages: &[Message], cut: &Cut) -> u64 {
+    messages[cut.replaced()..]
+        .iter()
+        .map(estimate_message_tokens)
+        .fold(
+            estimate_message_tokens(&summary_message(messages, cut, "")),
+            u64::saturating_add,
+        )
+}
+
+/// The bytes a shortened piece of a transcript gains besides the bytes it keeps: the note
+/// of how many bytes were left out (with a 20-digit count, the longest there is).
+const LEFT_OUT_NOTE_BYTES: usize = 48;
+
+/// A transcript being written: its framing (roles, call names and ids) kept as it is, and
+/// what was said or returned (texts, arguments, results), which may be shortened.
+#[derive(Default)]
+struct Transcript<'a> {
+    /// Framing and said text in turn: `(framing before, said)`.
+    pieces: Vec<(String, Cow<'a, str>)>,
+    /// Framing after the last said text.
+    frame: String,
+}
+
+impl<'a> Transcript<'a> {
+    /// `said`, then a line break.
+    fn said(&mut self, said: impl Into<Cow<'a, str>>) {
+        self.pieces
+            .push((std::mem::take(&mut self.frame), said.into()));
+        self.frame.push('\n');
+    }
+
+    /// The transcript, at most `max_bytes` long where its framing allows: the said texts
+    /// longer than one length cut to it in the middle (the longest length that fits).
+    fn written(self, max_bytes: Option<usize>) -> String {
+        let framing = self
+            .pieces
+            .iter()
+            .map(|(frame, _)| frame.len())
+            .sum::<usize>()
+            + self.frame.len();
+        let bytes_at = |most: usize| {
+            self.pieces.iter().fold(framing, |bytes, (_, said)| {
+                bytes.saturating_add(if said.len() <= most {
+                    said.len()
+                } else {
+                    most + LEFT_OUT_NOTE_BYTES
+                })
+            })
+        };
+        let longest = self.pieces.iter().map(|(_, said)| said.len()).max();
+        let most = match (max_bytes, longest) {
+            (Some(max_bytes), Some(longest)) if bytes_at(longest) > max_bytes => {
+                // The longest length that fits, by halving: the bytes grow with it.
+                let (mut fits, mut over) = (0, longest);
+                while over - fits > 1 {
+                    let middle = fits + (over - fits) / 2;
+                    if bytes_at(middle) <= max_bytes {
+                        fits = middle;
+                    } else {
+                        over = middle;
+                    }
+                }
+                fits
+            }
+            _ => usize::MAX,
+        };
+        let mut text = String::with_capacity(bytes_at(most));
+        for (frame, said) in &self.pieces {
+            text.push_str(frame);
+            if said.len() <= most {
+                text.push_str(said);
+                continue;
+            }
+            let head = floor_boundary(said, most / 2);
+            let tail = ceil_boundary(said, said.len() - (most - most / 2));
+            let _ = write!(
+                text,
+                "{}\n[… {} bytes left out …]\n{}",
+                &said[..head],
+                tail - head,
+                &said[tail..]
+            );
+        }
+        text.push_str(&self.frame);
+        text
+    }
+}
+
+/// The char boundary of `text` at or before `at`.
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The char boundary of `text` at or after `at`.
+fn ceil_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
 }
 
 /// `messages` as a transcript in text for the model to summarise: each message headed by
 /// its role, calls with their arguments, results with their content, images as stand-ins.
-fn transcript_text(messages: &[Message]) -> String {
-    let mut text = String::new();
+/// Longer than `max_bytes`, the longest texts, arguments and results are cut in the middle
+/// to one length, the longest that brings it under (each cut says how many bytes went), so
+/// that the summary request fits the window.
+fn transcript_text(messages: &[Message], max_bytes: Option<usize>) -> String {
+    let mut transcript = Transcript::default();
     for message in messages {
         match message {
             Message::User { text: said, images } => {
-                text.push_str("## User\n");
+                transcript.frame.push_str("## User\n");
                 for image in images {
-                    push_line(&mut text, &image.placeholder());
+                    transcript.frame.push_str(&image.placeholder());
+                    transcript.frame.push('\n');
                 }
-                push_line(&mut text, said);
+                transcript.said(said.as_str());
             }
             Message::Assistant {
                 text: said, calls, ..
             } => {
-                text.push_str("## Assistant\n");
+                transcript.frame.push_str("## Assistant\n");
                 if let Some(said) = said.as_deref().filter(|said| !said.is_empty()) {
-                    push_line(&mut text, said);
+                    transcript.said(said);
                 }
                 for call in calls {
-                    let arguments = call.as_written.clone().unwrap_or_else(|| {
-                        serde_json::to_string(&call.arguments).unwrap_or_default()
-                    });
-                    let _ = writeln!(
-                        text,
-                        "Called `{}` (call {}) with {arguments}",
+                    let _ = write!(
+                        transcript.frame,
+                        "Called `{}` (call {}) with ",
                         call.name, call.id
                     );
+                    match call.as_written.as_deref() {
+                        Some(written) => transcript.said(written),
+                        None => transcript
+                            .said(serde_json::to_string(&call.arguments).unwrap_or_default()),
+                    }
                 }
             }
             Message::ToolResults { results } => {
-                text.push_str("## Tool results\n");
+                transcript.frame.push_str("## Tool results\n");
                 for result in results {
                     let how = if result.result.is_error() {
                         "failed"
                     } else {
                         "returned"
                     };
-                    let _ = writeln!(text, "`{}` (call {}) {how}:", result.name, result.call_id);
-                    push_line(&mut text, &result.result.content.to_text());
+                    let _ = writeln!(
+                        transcript.frame,
+                        "`{}` (call {}) {how}:",
+                        result.name, result.call_id
+                    );
+                    transcript.said(result.result.content.to_text());
                 }
             }
         }
-        text.push('\n');
+        transcript.frame.push('\n');
     }
-    text
-}
-
-/// `line` and a line break.
-fn push_line(text: &mut String, line: &str) {
-    text.push_str(line);
-    text.push('\n');
+    transcript.written(max_bytes)
 }
 
 /// The summary request, with `request`'s model and options: `compaction`'s instructions as
 /// its system prompt, the transcript as its one message, no tools (the transcript is text:
-/// every API takes it, whatever the calls in it).
+/// every API takes it, whatever the calls in it). With the `(window, reserved output)` of
+/// the session, the transcript is shortened so that the request's estimate fits the window
+/// (see [`transcript_text`]): a summarised part larger than the window would have the
+/// summary refused as too long, at every call.
 fn summary_request(
     request: &ChatRequest,
     summarized: &[Message],
     compaction: &Compaction,
+    fitting: Option<(u64, u64)>,
 ) -> ChatRequest {
-    let asked = format!(
-        "The conversation so far, to summarise:\n\n<conversation>\n{}</conversation>",
-        transcript_text(summarized)
-    );
-    ChatRequest {
+    let asked = |transcript: &str| {
+        format!(
+            "The conversation so far, to summarise:\n\n<conversation>\n{transcript}</conversation>"
+        )
+    };
+    let mut summary = ChatRequest {
         model: request.model.clone(),
         system: Some(compaction.instructions.clone()),
-        messages: vec![Message::user(asked)],
+        messages: vec![Message::user(asked(""))],
         tools: Arc::new(ToolDeclarations::default()),
         options: request.options.clone(),
-    }
+    };
+    let max_bytes = fitting.map(|(window, reserved)| {
+        let around = TokenEstimate::default().estimate(&summary);
+        let tokens = window.saturating_sub(reserved).saturating_sub(around);
+        usize::try_from(tokens.saturating_mul(BYTES_PER_TOKEN)).unwrap_or(usize::MAX)
+    });
+    summary.messages = vec![Message::user(asked(&transcript_text(
+        summarized, max_bytes,
+    )))];
+    summary
 }
 
 impl AgentSession {
@@ -360,11 +530,55 @@ impl AgentSession {
         if !compaction.is_due(&estimated) {
             return Ok(());
         }
+        // The call about to be made is the run's last (or the answer asked for past its
+        // limit): a summary would take it, or go past the limit.
+        if run.model_calls.saturating_add(1) >= self.max_turns
+            || self.budget_spent(run, ledger).is_some()
+        {
+            return Ok(());
+        }
+        // What every request carries besides its messages (system prompt, tools), counted
+        // as the estimate after a compaction counts it: by its bytes.
+        let fixed = TokenEstimate::default().estimate(&ChatRequest {
+            model: String::new(),
+            system: request.system.clone(),
+            messages: Vec::new(),
+            tools: Arc::clone(&request.tools),
+            options: ChatOptions::default(),
+        });
+        let messages = &request.messages;
+        let under_threshold = |cut: &Cut| {
+            let after = ContextEstimate::new(
+                fixed.saturating_add(tokens_after(messages, cut)),
+                estimated.reserved_output,
+                estimated.window,
+            );
+            !compaction.is_due(&after)
+        };
         let keep = compaction.kept_tokens(estimated.window);
-        let Some(cut) = cut(&request.messages, keep, request.messages.len()) else {
+        let Some(mut cut) = cut(messages, keep, messages.len()) else {
             return Ok(());
         };
-        let asked = summary_request(request, &request.messages[..cut.at], compaction);
+        if !under_threshold(&cut) {
+            // Keeping the newest share would leave the request past the threshold, due
+            // again at the next call: fewer are kept, down to none.
+            match self::cut(messages, 0, messages.len()) {
+                Some(fewer) if under_threshold(&fewer) => cut = fewer,
+                _ => {
+                    tracing::warn!(
+                        model = %self.model_name,
+                        input_tokens = estimated.input_tokens,
+                        reserved_output = estimated.reserved_output,
+                        window = estimated.window,
+                        "the conversation is not summarised: the user's latest message and \
+                         what every request carries pass the compaction's threshold alone"
+                    );
+                    return Ok(());
+                }
+            }
+        }
+        let fitting = Some((estimated.window, estimated.reserved_output));
+        let asked = summary_request(request, &request.messages[..cut.at], compaction, fitting);
         let summary = match self
             .summarise(asked, cancel, (caller, provider), (run, ledger))
             .await
@@ -385,15 +599,29 @@ impl AgentSession {
                 model = %self.model_name,
                 "the model's summary of the conversation was empty; it goes on as it was"
             );
-            return Ok(());
+        } else {
+            let summarized = compacted(&mut request.messages, &cut, &summary);
+            estimate.forget();
+            self.emit(AgentEvent::ContextCompacted {
+                turn: run.model_calls + 1,
+                summarized,
+                estimate: estimated,
+            });
         }
-        let summarized = compacted(&mut request.messages, &cut, &summary);
-        estimate.forget();
-        self.emit(AgentEvent::ContextCompacted {
-            turn: run.model_calls + 1,
-            summarized,
-            estimate: estimated,
-        });
+        // The summary was a model call: the run's limits and its pause hold after it as
+        // before any other.
+        if let Some(spent) = self.budget_spent(run, ledger) {
+            return Err(spent);
+        }
+        if is_cancelled(cancel, caller) {
+            return Err(RunEnd::Cancelled);
+        }
+        if let Some(pause) = &self.pause
+            && pause.is_paused()
+            && !pause.wait_while_paused(cancel).await
+        {
+            return Err(RunEnd::Cancelled);
+        }
         Ok(())
     }
 
@@ -462,7 +690,17 @@ impl AgentSession {
             tools: Arc::new(ToolDeclarations::default()),
             options: self.options.clone(),
         };
-        let asked = summary_request(&request, &kept.messages[..cut.at], compaction);
+        let fitting = match self.context_window {
+            Some(window) => match self.reserved_output(&request, 1) {
+                Ok(reserved) => Some((window, reserved)),
+                Err(end) => {
+                    run.transcript.clone_from(&kept.messages);
+                    return Err(end.into_error(run, self.max_turns));
+                }
+            },
+            None => None,
+        };
+        let asked = summary_request(&request, &kept.messages[..cut.at], compaction, fitting);
         let ledger = RunLedger::under(RunLedger::of_calling_run());
         let cancel = self.cancellation.child_token();
         let summarised = self
@@ -677,13 +915,16 @@ mod tests {
                 result: ToolCallResult::error("no such file"),
             }],
         };
-        let text = transcript_text(&[
-            Message::user_with_images("Look.", vec![chart()]),
-            call("c1"),
-            result("c1", "contents"),
-            failed,
-            Message::assistant("It is missing."),
-        ]);
+        let text = transcript_text(
+            &[
+                Message::user_with_images("Look.", vec![chart()]),
+                call("c1"),
+                result("c1", "contents"),
+                failed,
+                Message::assistant("It is missing."),
+            ],
+            None,
+        );
         assert!(text.starts_with("## User\n[image: image/png, "), "{text}");
         assert!(
             text.contains("Called `read` (call c1) with {\"path\":\"a.txt\"}\n"),
@@ -698,6 +939,34 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("## Assistant\nIt is missing.\n"), "{text}");
+    }
+
+    #[test]
+    fn a_transcript_past_its_bytes_cuts_the_longest_texts_in_the_middle_to_one_length() {
+        let messages = [
+            Message::user("Read both."),
+            call("c1"),
+            result("c1", &format!("{}{}", "a".repeat(4_000), "é".repeat(1_000))),
+            call("c2"),
+            result("c2", &"b".repeat(300)),
+        ];
+        let whole = transcript_text(&messages, None);
+        assert_eq!(transcript_text(&messages, Some(whole.len())), whole);
+        let text = transcript_text(&messages, Some(2_000));
+        assert!(text.len() <= 2_000, "{}", text.len());
+        // The short things said stay whole; the long result keeps both its ends.
+        assert!(text.starts_with("## User\nRead both.\n"), "{text}");
+        assert!(text.contains(&"b".repeat(300)), "{text}");
+        assert!(text.contains("\naaaa") && text.contains("éé\n"), "{text}");
+        let note = text.split("[… ").nth(1).unwrap();
+        let left_out: usize = note.split(' ').next().unwrap().parse().unwrap();
+        assert!(left_out > 5_000 - 2_000, "{note}");
+        // Framing alone past the bytes: every text cut to nothing, the framing kept.
+        let framing = transcript_text(&messages, Some(10));
+        assert!(
+            framing.contains("Called `read` (call c2) with "),
+            "{framing}"
+        );
     }
 
     #[test]

@@ -815,7 +815,11 @@ impl AgentSession {
     /// The output `request` reserves ([`ChatModel::output_limit`](crate::model::ChatModel::output_limit)),
     /// 0 when it says none, before request `turn`: the model's own code, whose panic ends
     /// the run as one, as a policy's does.
-    fn reserved_output(&self, request: &ChatRequest, turn: usize) -> Result<u64, RunEnd> {
+    pub(super) fn reserved_output(
+        &self,
+        request: &ChatRequest,
+        turn: usize,
+    ) -> Result<u64, RunEnd> {
         std::panic::catch_unwind(AssertUnwindSafe(|| self.model.output_limit(request)))
             .map(|limit| limit.map_or(0, u64::from))
             .map_err(|payload| {

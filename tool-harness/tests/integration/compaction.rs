@@ -548,3 +548,291 @@ async fn compacting_on_demand_fails_with_the_model_s_error_and_changes_nothing()
     assert_eq!(session.transcript().await, before);
     model.assert_complete();
 }
+
+#[tokio::test]
+async fn a_user_message_that_begins_with_the_summary_heading_is_still_repeated_whole() {
+    // A user who pastes a summary's first line (from another session, say): without a
+    // question heading of its own, the message is the user's question as it stands.
+    let asked = format!("{SUMMARY_HEADING}\n\nThose were my notes. Read the logs.");
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        ScriptedTurn::text("The first log was all r."),
+        ScriptedTurn::text("Both read."),
+    ]);
+    let (session, events) = compacting(&model, false);
+    session.send(asked.clone()).await.unwrap();
+    assert_eq!(compactions(&events).len(), 1);
+    let sent = model.requests()[3].messages[0].text().unwrap().to_owned();
+    assert!(
+        sent.ends_with(&format!("\n\n{SUMMARIZED_QUESTION_HEADING}\n\n{asked}")),
+        "the user's message is lost: {sent}"
+    );
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_user_message_at_the_cut_shaped_like_a_summary_loses_nothing() {
+    // The user's message, taken into the summary's at the cut, is written as they wrote
+    // it: none of it is read as an earlier summary's (it was not summarised).
+    let pasted = format!(
+        "{SUMMARY_HEADING}\n\nNotes from yesterday: the key is 42.\n\n\
+         {SUMMARIZED_QUESTION_HEADING}\n\nGo on from there."
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Paris is the capital of France. ".repeat(50))
+            .with_usage(Usage::new(900, 500)),
+        ScriptedTurn::text("The user asked for France's capital: Paris."),
+        ScriptedTurn::text("Going on."),
+    ]);
+    let (session, events) = compacting(&model, false);
+    session.send("The capital of France?").await.unwrap();
+    session.send(pasted.clone()).await.unwrap();
+    assert_eq!(compactions(&events).len(), 1);
+    let sent = model.requests()[2].messages[0].text().unwrap().to_owned();
+    assert!(
+        sent.contains("the key is 42"),
+        "the pasted notes are lost: {sent}"
+    );
+    assert!(sent.ends_with(&pasted), "{sent}");
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_summary_that_quotes_the_question_heading_does_not_blur_the_question_later() {
+    // The model sees the heading in the transcript of an earlier summary and may write it
+    // in its own: a later compaction still repeats the user's message alone.
+    let echoed =
+        format!("Read two logs.\n\n{SUMMARIZED_QUESTION_HEADING}\n\nSomething else entirely.");
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        ScriptedTurn::text(echoed),
+        // After the first compaction: another 1,500 bytes, past 800 again.
+        ScriptedTurn::call("read", json!({"size": 1500})).with_usage(Usage::new(300, 5)),
+        ScriptedTurn::text("Three logs read."),
+        ScriptedTurn::text("All read."),
+    ]);
+    let (session, events) = compacting(&model, false);
+    let run = session.send("Read the logs.").await.unwrap();
+    assert_eq!(run.text, "All read.");
+    assert_eq!(compactions(&events).len(), 2);
+    let kept = run.transcript[0].text().unwrap().to_owned();
+    assert!(
+        kept.ends_with(&format!(
+            "\n\n{SUMMARIZED_QUESTION_HEADING}\n\nRead the logs."
+        )),
+        "{kept}"
+    );
+    assert!(!kept.contains("Something else entirely."), "{kept}");
+    model.assert_complete();
+}
+
+/// A session as [`compacting`]'s, changed by `build` first.
+fn compacting_with(
+    model: &ScriptedModel,
+    build: impl FnOnce(
+        toolsmith_harness::agent::AgentSessionBuilder,
+    ) -> toolsmith_harness::agent::AgentSessionBuilder,
+) -> (AgentSession, Events) {
+    let events = Events::default();
+    let seen = Arc::clone(&events);
+    let builder = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Read))
+        .with_context_window(1_000)
+        .with_compaction(Compaction::new())
+        .with_event_handler(move |event: &AgentEvent| seen.lock().unwrap().push(event.clone()));
+    let session = build(builder).build().unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    (session, events)
+}
+
+#[tokio::test]
+async fn a_summary_that_spends_the_token_budget_ends_the_run_before_another_call() {
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        // 810 spent before it; the summary's 1,300 pass the budget of 2,000.
+        ScriptedTurn::text("The first log was all r.").with_usage(Usage::new(1_200, 100)),
+    ]);
+    let (session, _) = compacting_with(&model, |builder| builder.with_token_budget(2_000));
+    let ended = session.send("Read the logs.").await;
+    let Err(AgenticError::TokenBudget { limit, spent, run }) = ended else {
+        panic!("expected the budget to end the run: {ended:?}");
+    };
+    assert_eq!((limit, spent), (2_000, 2_110));
+    // The summary was the last call, and the conversation is the compacted one.
+    assert_eq!(run.model_calls, 3);
+    assert!(
+        run.transcript[0]
+            .text()
+            .unwrap()
+            .starts_with(SUMMARY_HEADING)
+    );
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_summary_does_not_take_the_run_past_its_max_turns() {
+    // Three calls allowed: the third is the answer's, which a summary would push to a
+    // fourth. The request goes as it is, under the window.
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        ScriptedTurn::respond(|request| {
+            assert_eq!(request.messages.len(), 5, "{:?}", request.messages);
+            Ok(ChatResponse::text("Both read."))
+        }),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder.with_max_turns(3));
+    let run = session.send("Read the logs.").await.unwrap();
+    assert_eq!(run.text, "Both read.");
+    assert_eq!(run.model_calls, 3);
+    assert!(compactions(&events).is_empty());
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_question_that_alone_passes_the_threshold_is_not_summarised_at_every_call() {
+    // The user's message is some 900 tokens of the 1,000: past 800 whatever is summarised,
+    // since the summary repeats it. Summarising would only cost a model call each turn.
+    // Each read of 300 bytes: the newest two no longer fit the 200 kept, so there would be
+    // something to summarise from the third request on.
+    let question = format!("Read the logs. {}", "Context: ".repeat(300));
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("read", json!({"size": 300})).with_usage(Usage::new(920, 5)),
+        ScriptedTurn::call("read", json!({"size": 300})).with_usage(Usage::new(1_040, 5)),
+        ScriptedTurn::call("read", json!({"size": 300})).with_usage(Usage::new(1_160, 5)),
+        ScriptedTurn::text("All read.").with_usage(Usage::new(1_280, 5)),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder);
+    let warnings = Warnings::default();
+    let run = {
+        let _guard = tracing::subscriber::set_default(warnings.clone());
+        session.send(question).await.unwrap()
+    };
+    assert_eq!(run.text, "All read.");
+    assert_eq!(run.model_calls, 4);
+    assert!(compactions(&events).is_empty());
+    let lines = warnings.lines();
+    assert!(
+        lines.iter().any(|line| line.contains("not summarised")),
+        "{lines:?}"
+    );
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn a_pause_during_the_summary_holds_the_next_model_call() {
+    let pause = toolsmith_harness::agent::PauseHandle::new();
+    let pressed = pause.clone();
+    let [first, second] = two_reads();
+    let model = ScriptedModel::new([
+        first,
+        second,
+        // Paused while the model writes the summary: the next call waits for the resume.
+        ScriptedTurn::respond(move |_| {
+            pressed.pause();
+            Ok(ChatResponse::text("The first log was all r."))
+        }),
+        ScriptedTurn::text("Both read."),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder.with_pause(pause.clone()));
+    let session = Arc::new(session);
+    let running = {
+        let session = Arc::clone(&session);
+        tokio::spawn(async move { session.send("Read the logs.").await })
+    };
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(
+        model.requests().len(),
+        3,
+        "a model call was made while paused"
+    );
+    assert_eq!(compactions(&events).len(), 1);
+    pause.resume();
+    let run = running.await.unwrap().unwrap();
+    assert_eq!(run.text, "Both read.");
+    model.assert_complete();
+}
+
+/// The guard's estimate of `request` by its bytes: what a request sent whole is counted.
+fn whole_estimate(request: &toolsmith_harness::model::ChatRequest) -> u64 {
+    let system = request
+        .system
+        .as_deref()
+        .map_or(0, |system| system.len() as u64 / 3 + 5);
+    request
+        .messages
+        .iter()
+        .map(toolsmith_harness::agent::estimate_message_tokens)
+        .sum::<u64>()
+        + system
+}
+
+#[tokio::test]
+async fn a_summarised_part_larger_than_the_window_is_shortened_to_fit_the_summary_request() {
+    // One result of 9,000 bytes, some 3,000 tokens: three windows. Sent whole, the summary
+    // request would be refused as too long, and the conversation never compacted.
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("read", json!({"size": 9000})).with_usage(Usage::new(100, 5)),
+        ScriptedTurn::respond(|request| {
+            let estimated = whole_estimate(request);
+            assert!(
+                estimated <= 1_000,
+                "the summary request is {estimated} tokens"
+            );
+            let transcript = request.messages[0].text().unwrap();
+            // Both ends of the long result are kept, and the cut says how much went.
+            assert!(
+                transcript.contains("## User\nRead the logs.\n"),
+                "{transcript}"
+            );
+            assert!(transcript.contains("{\"size\":9000}"), "{transcript}");
+            assert!(transcript.contains("bytes left out"), "{transcript}");
+            assert!(transcript.contains(&"r".repeat(500)), "{transcript}");
+            Ok(ChatResponse::text("The log was all r."))
+        }),
+        ScriptedTurn::text("Read."),
+    ]);
+    let (session, events) = compacting_with(&model, |builder| builder);
+    let run = session.send("Read the logs.").await.unwrap();
+    assert_eq!(run.text, "Read.");
+    assert_eq!(compactions(&events).len(), 1);
+    model.assert_complete();
+}
+
+#[tokio::test]
+async fn compacting_on_demand_shortens_the_transcript_to_the_window_too() {
+    let model = ScriptedModel::new([ScriptedTurn::respond(|request| {
+        let estimated = whole_estimate(request);
+        assert!(
+            estimated <= 1_000,
+            "the summary request is {estimated} tokens"
+        );
+        Ok(ChatResponse::text("A long answer of w."))
+    })]);
+    let (session, _) = compacting_with(&model, |builder| builder);
+    // A conversation of three windows, as an application restores one.
+    session
+        .edit_transcript(|messages: &mut Vec<Message>| {
+            *messages = vec![
+                Message::user("One?"),
+                Message::assistant("w".repeat(9_000)),
+                Message::user("Two?"),
+                Message::assistant("Two."),
+            ];
+        })
+        .await;
+    let summary = session.compact_conversation().await.unwrap();
+    assert_eq!(summary.text, "A long answer of w.");
+    model.assert_complete();
+}

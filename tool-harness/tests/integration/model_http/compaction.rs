@@ -6,6 +6,7 @@
 use serde_json::Value;
 use toolsmith_core::{ToolShed, tool_fn};
 use toolsmith_harness::agent::{AgentSession, Compaction, SUMMARY_HEADING};
+use toolsmith_harness::model::ChatOptions;
 
 use super::server::{MockServer, Reply};
 use super::{Api, Client};
@@ -38,6 +39,12 @@ async fn every_api_is_sent_the_summary_request_without_tools_and_then_the_summar
             .with_model(api.model_name())
             .with_toolshed(ToolShed::new().tool(Echo))
             .with_context_window(1_000)
+            // Anthropic's client reserves 4,096 by default, more than the whole window: no
+            // compaction could bring a request under its threshold.
+            .with_options(ChatOptions {
+                max_output_tokens: Some(100),
+                ..ChatOptions::default()
+            })
             .with_compaction(Compaction::new())
             .build()
             .unwrap();
