@@ -187,7 +187,7 @@ impl Compaction {
     }
 
     /// Whether `estimated` passes this compaction's share of its window.
-    fn is_due(&self, estimated: &ContextEstimate) -> bool {
+    pub(super) fn is_due(&self, estimated: &ContextEstimate) -> bool {
         let total = estimated
             .input_tokens
             .saturating_add(estimated.reserved_output);

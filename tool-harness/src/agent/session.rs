@@ -688,14 +688,18 @@ impl AgentSession {
             (self.context_window, &self.compaction, protected)
         {
             let estimated = ContextEstimate::new(estimate.estimate(request), reserved, window);
-            self.compact_if_due(
-                compaction,
-                (request, estimate, estimated),
-                cancel,
-                (caller, provider),
-                (run, ledger),
-            )
-            .await?;
+            // Boxed, and only when due: its future (a model call's) would otherwise double
+            // the size of every call's, which each call moves.
+            if compaction.is_due(&estimated) {
+                Box::pin(self.compact_if_due(
+                    compaction,
+                    (request, estimate, estimated),
+                    cancel,
+                    (caller, provider),
+                    (run, ledger),
+                ))
+                .await?;
+            }
         }
         loop {
             if let (Some(window), Some(policy)) = (self.context_window, &self.context_overflow) {
