@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use serde_json::{Value, json};
 use tokio::sync::Notify;
-use toolsmith_core::{CancellationToken, ToolShed};
-use toolsmith_harness::agent::{AgentSession, AgenticError};
+use toolsmith_core::{CancellationToken, ToolCallManager, ToolCallRequest, ToolError, ToolShed};
+use toolsmith_harness::agent::{AgentCommands, AgentSession, AgenticError, SubAgentConfig};
 use toolsmith_harness::model::{ChatModel, ChatRequest, ChatResponse, Message, ModelError};
 
 /// A model that says on `asked` that a request came, then answers it only once `open` is
@@ -109,4 +110,74 @@ async fn a_send_waiting_its_turn_ends_when_its_token_is_cancelled() {
         "the queued send asked nothing"
     );
     assert_eq!(texts(&session.transcript().await), ["first", "re: first"]);
+}
+
+/// A child's model, which never answers: a child runs until it is stopped.
+struct NeverAnswers;
+
+#[async_trait]
+impl ChatModel for NeverAnswers {
+    fn name(&self) -> &str {
+        "never"
+    }
+
+    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        std::future::pending().await
+    }
+}
+
+/// Calls `agent` with `arguments` on `manager`, as the model would.
+async fn agent(manager: &ToolCallManager, arguments: Value) -> Result<String, ToolError> {
+    let request = ToolCallRequest::new("c", "agent", arguments.try_into().expect("an object"));
+    manager
+        .execute_one(&request)
+        .await
+        .map(|result| result.content.to_text())
+}
+
+fn manager_with(commands: AgentCommands) -> ToolCallManager {
+    let manager = ToolCallManager::new("parent");
+    manager.register(Arc::new(commands)).unwrap();
+    manager
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime")
+}
+
+/// A child whose task went with its Tokio runtime (a sync caller that makes a runtime per
+/// call, a test's runtime) is not left "running" for ever: it ends failed, saying why, and
+/// frees its place for the next `start`, on the next runtime.
+#[test]
+fn a_child_whose_runtime_shut_down_ends_failed_and_frees_its_place() {
+    let config = SubAgentConfig::new(NeverAnswers, "m").with_max_children(1);
+    let manager = manager_with(AgentCommands::new(config));
+    let first = runtime();
+    let started = first
+        .block_on(agent(&manager, json!({"command": "start", "task": "wait"})))
+        .unwrap();
+    assert!(started.contains("agent-1"), "{started}");
+    drop(first);
+
+    let second = runtime();
+    second.block_on(async {
+        let report: Value = serde_json::from_str(
+            &agent(&manager, json!({"command": "check", "id": "agent-1"}))
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(report["status"], "failed", "{report}");
+        let err = agent(&manager, json!({"command": "result", "id": "agent-1"}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("runtime"), "{err}");
+        let again = agent(&manager, json!({"command": "start", "task": "wait again"}))
+            .await
+            .expect("the ended child's place is free");
+        assert!(again.contains("agent-2"), "{again}");
+    });
 }
