@@ -1,6 +1,7 @@
 //! One session shared by many callers at once (`Arc<AgentSession>`), and torn down mid-flight:
 //! sends that take turns on the kept conversation, runs beside them, a send stopped or given
-//! up on while it waits, children whose runtime shut down, starts past `max_children` at once.
+//! up on while it waits, children whose runtime shut down, starts past `max_children` at once,
+//! a pause made while the model answers.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,10 +12,12 @@ use futures::FutureExt as _;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use toolsmith_core::{
-    Args, CancellationToken, FnTool, ToolArgs, ToolCallManager, ToolCallRequest, ToolCallResult,
-    ToolError, ToolShed, scheme,
+    Args, CancellationToken, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+    ToolCallResult, ToolError, ToolShed, scheme,
 };
-use toolsmith_harness::agent::{AgentCommands, AgentSession, AgenticError, SubAgentConfig};
+use toolsmith_harness::agent::{
+    AgentCommands, AgentSession, AgenticError, PauseHandle, SubAgentConfig,
+};
 use toolsmith_harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
 };
@@ -423,4 +426,76 @@ async fn a_result_waiting_long_ends_when_the_parent_run_is_cancelled() {
     .await
     .unwrap();
     assert!(check.contains("\"running\""), "{check}");
+}
+
+/// A pause made while the run waits on the model holds the run before its next model call
+/// (the answer's tool still runs); resuming twice is resuming once; a cancellation ends a
+/// paused run at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_during_a_model_call_holds_the_next_and_a_cancellation_ends_it() {
+    let pause = PauseHandle::new();
+    let pressed = pause.clone();
+    let model = ScriptedModel::new([
+        ScriptedTurn::respond(move |_| {
+            // Paused while the model is answering.
+            pressed.pause();
+            let call = ToolCallRequest::new("c1", "wait", ToolArguments::new());
+            Ok(ChatResponse::calls(vec![Ok(call)]))
+        }),
+        ScriptedTurn::text("Resumed."),
+    ]);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_pause(pause.clone())
+        .with_toolshed(ToolShed::new().tool(counting("wait", &ran)))
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["wait".to_owned()]);
+    let run = session.run("go");
+    tokio::pin!(run);
+    // The run goes as far as the pause lets it.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), &mut run)
+            .await
+            .is_err()
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "the answer's tool ran");
+    assert_eq!(model.requests().len(), 1, "no model call while paused");
+    pause.resume();
+    pause.resume();
+    let run = tokio::time::timeout(Duration::from_secs(2), run)
+        .await
+        .expect("the run went on when resumed")
+        .unwrap();
+    assert_eq!(run.text, "Resumed.");
+
+    pause.pause();
+    let stop = CancellationToken::new();
+    let (ended, ()) = tokio::join!(
+        session.run_with_cancellation("again", stop.clone()),
+        async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            stop.cancel();
+        }
+    );
+    assert!(
+        matches!(ended, Err(AgenticError::Cancelled { .. })),
+        "{ended:?}"
+    );
+    assert_eq!(model.requests().len(), 2, "nothing asked while paused");
+}
+
+/// A tool `name` that counts its runs in `ran`.
+fn counting(name: &str, ran: &Arc<AtomicUsize>) -> FnTool {
+    let ran = Arc::clone(ran);
+    FnTool::new(
+        name,
+        "Counts its runs.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            ran.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ToolCallResult::text("counted")) }
+        },
+    )
 }
