@@ -286,7 +286,10 @@ impl Drop for Children {
 /// tokens count in the [`AgentRun::child_usage`](super::AgentRun::child_usage) of the run
 /// whose call started it, built either way, and that run stops it if it ends cancelled,
 /// stopped by a hook, by a panic or by its token budget, or is dropped before it ends (a run
-/// that ends otherwise leaves it running).
+/// that ends otherwise leaves it running). A child runs on a task of the Tokio runtime its
+/// `start` was called on: when that runtime shuts down before the child ends, the child ends
+/// failed (its `result` says why) and frees its place, so that a session kept across
+/// runtimes starts children on the next one.
 #[derive(Clone)]
 pub struct AgentCommands {
     children: Arc<Children>,
@@ -520,6 +523,33 @@ fn number_of(id: &str) -> Option<u64> {
     canonical.then(|| digits.parse().ok()).flatten()
 }
 
+/// Ends a child as failed when its task is dropped armed, before its run ended: the Tokio
+/// runtime it ran on shut down (a runtime made per call, a test's). It would otherwise be
+/// "running" for ever, and hold its place among the `max_children`.
+struct UnfinishedTask(Option<(watch::Sender<ChildState>, String)>);
+
+impl UnfinishedTask {
+    /// The run ended: its outcome says how the child did, in the state given back with the
+    /// child's id.
+    fn disarm(mut self) -> (watch::Sender<ChildState>, String) {
+        self.0.take().expect("armed until disarmed")
+    }
+}
+
+impl Drop for UnfinishedTask {
+    fn drop(&mut self) {
+        if let Some((state, name)) = &self.0 {
+            state.send_modify(|s| {
+                s.status = Status::Failed;
+                s.failure = Some(format!(
+                    "sub-agent '{name}' ended unfinished: the Tokio runtime it ran on shut \
+                     down (or its task was dropped) before it answered"
+                ));
+            });
+        }
+    }
+}
+
 /// Lets the oldest ended children go, so that one more may end with at most
 /// [`MAX_ENDED_CHILDREN`] kept: a long session would otherwise keep every transcript.
 fn forget_oldest_ended(agents: &mut HashMap<String, Child>) {
@@ -611,7 +641,9 @@ impl AgentCommands {
         // Taken once the child is made: every id below `next_id` named a child, so one not
         // kept was let go (see `unknown`).
         let id = format!("agent-{}", children.next_id.fetch_add(1, Ordering::Relaxed));
-        let (ended, name) = (state.clone(), id.clone());
+        // A task dropped before its run ended, polled or not (its runtime shut down), ends
+        // the child as failed.
+        let unfinished = UnfinishedTask(Some((state.clone(), id.clone())));
         // The child runs on a task of its own, outside this call: it is told the run it
         // counts in, the one whose call this is.
         let calling_run = RunLedger::of_calling_run();
@@ -635,6 +667,7 @@ impl AgentCommands {
                 outcome = run => outcome,
                 () = follow_parent_run => unreachable!("following the parent's run never ends"),
             };
+            let (ended, name) = unfinished.disarm();
             ended.send_modify(|s| match outcome {
                 Err(panic) => {
                     s.status = Status::Failed;

@@ -245,6 +245,12 @@ pub enum NotRunReason {
 /// while the tool runs; the model's text, while it streams), so a run that ended there
 /// would leave calls without results. A handler that must stop the run on some event can
 /// cancel the run's token instead.
+///
+/// Handlers are called on the run's task, and the run waits for each to return: a handler
+/// that blocks holds the run up (and, on a current-thread runtime, every other task), so
+/// slow work goes to a channel. The runs of one session that go on at once (from tasks
+/// sharing an `Arc<AgentSession>`) send their events to the same handlers, interleaved,
+/// with nothing telling the runs apart: where that matters, give each caller a session.
 pub trait AgentEventHandler: Send + Sync {
     /// Called for each event; keep it short (send it to a channel for slow work).
     fn on_event(&self, event: &AgentEvent);

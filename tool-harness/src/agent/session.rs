@@ -150,7 +150,9 @@ impl AgentSession {
         &self.cancellation
     }
 
-    /// The conversation kept by [`send`](Self::send).
+    /// The conversation kept by [`send`](Self::send). Read under the lock a `send` holds
+    /// while it runs: it waits for a `send` under way, and gives the conversation as that
+    /// send left it (a run's messages as they come are in its [`AgentEvent`]s).
     pub async fn transcript(&self) -> Vec<Message> {
         self.conversation.lock().await.messages.clone()
     }
@@ -256,6 +258,14 @@ impl AgentSession {
     /// Continues the session's conversation with `text`; the conversation (with this run's
     /// messages, whether it succeeded or not) is kept for the next `send`. A `send` dropped
     /// before it ends leaves the conversation as it was.
+    ///
+    /// Sends take turns on the kept conversation: one made while another is under way (from
+    /// another task sharing the session) waits for it to end, then continues the
+    /// conversation that one left; a [`run`](Self::run) does not wait. A send that waits
+    /// its turn ends at once with [`AgenticError::Cancelled`] when the session's token (or,
+    /// for [`send_with_cancellation`](Self::send_with_cancellation), the caller's) is
+    /// cancelled: its message was never sent and is not kept, and the error's run holds
+    /// that message alone.
     pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
         self.continue_conversation(UserInput::new(text), None, &mut TokenEstimate::default())
             .await
@@ -349,7 +359,26 @@ impl AgentSession {
         caller: Option<&CancellationToken>,
         estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
-        let mut kept = self.conversation.lock().await;
+        // Sends take turns: one queued behind another ends when it is cancelled, without
+        // waiting for the other to end (its message never sent, nothing kept).
+        let waited = tokio::select! {
+            biased;
+            kept = self.conversation.lock() => Ok(kept),
+            () = self.cancellation.cancelled() => Err(()),
+            () = async {
+                match caller {
+                    Some(token) => token.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            } => Err(()),
+        };
+        let Ok(mut kept) = waited else {
+            let run = AgentRun {
+                transcript: vec![input.into_message()],
+                ..AgentRun::default()
+            };
+            return Err(AgenticError::Cancelled { run: Box::new(run) });
+        };
         // The run works on a copy: were it dropped midway, the kept conversation would
         // otherwise go with it.
         let mut messages = Vec::with_capacity(kept.messages.len() + 4);

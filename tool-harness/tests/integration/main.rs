@@ -30,6 +30,7 @@ mod read_images;
 mod retrieval;
 mod runtime_shutdown;
 mod search_file_tool;
+mod session_concurrency;
 mod shell_tool;
 mod subagent_endings;
 mod subagents;
