@@ -17,7 +17,9 @@ use super::declaration_check::check_declarations;
 use super::events::AgentEventHandler;
 use super::hooks::{ToolApproval, ToolHook};
 use super::pause::PauseHandle;
-use super::session::{AgentSession, DEFAULT_MAX_TURNS, Kept, SessionCancellation, SessionGuards};
+use super::session::{
+    AgentSession, DEFAULT_MAX_TURNS, Kept, SessionCancellation, SessionGuards, SessionPause,
+};
 use crate::model::{ChatModel, ChatOptions, DebugName};
 
 /// Builds an [`AgentSession`]; see [`AgentSession::builder`].
@@ -414,7 +416,9 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// Runs pause between model calls while `pause` says so.
+    /// Runs pause between model calls while `pause` says so. The session's sub-agents (the
+    /// `agent` group of its shed) are held with it: a child makes no model call while the
+    /// session is paused (its status stays `running`; the group's `pause` pauses one alone).
     pub fn with_pause(mut self, pause: PauseHandle) -> Self {
         self.pause = Some(pause);
         self
@@ -511,6 +515,12 @@ impl AgentSessionBuilder {
         parts
             .state
             .insert_arc(Arc::new(SessionCancellation(cancellation.clone())));
+        // ... and pause with it.
+        if let Some(pause) = &self.pause {
+            parts
+                .state
+                .insert_arc(Arc::new(SessionPause(pause.clone())));
+        }
         // ... and hold their children to the session's hooks and approval.
         parts.state.insert_arc(Arc::new(SessionGuards {
             hooks: self.hooks.clone(),

@@ -21,7 +21,7 @@ use super::context_overflow::{ContextOverflow, SessionContextOverflow};
 use super::events::AgentEvent;
 use super::ledger::RunLedger;
 use super::pause::PauseHandle;
-use super::session::{SessionCancellation, SessionGuards};
+use super::session::{SessionCancellation, SessionGuards, SessionPause};
 use super::token_estimate::TokenEstimate;
 use super::tool::{answer, failure};
 use super::{AgentSession, AgenticError};
@@ -259,6 +259,9 @@ struct Children {
     depth: usize,
     /// The token of the session these are the children of: cancelling it stops them.
     parent_cancel: CancellationToken,
+    /// The pause handle of the session these are the children of, if it has one: pausing
+    /// it holds them too.
+    parent_pause: Option<PauseHandle>,
     /// The hooks and approval of the session these are the children of (and of its
     /// ancestors), which every call of theirs passes.
     guards: Arc<SessionGuards>,
@@ -321,7 +324,7 @@ impl AgentCommands {
         Self::at_depth(
             Arc::new(config),
             0,
-            CancellationToken::new(),
+            (CancellationToken::new(), None),
             Arc::default(),
         )
     }
@@ -345,14 +348,18 @@ impl AgentCommands {
             .state
             .get::<SessionCancellation>()
             .map_or_else(CancellationToken::new, |session| session.0.clone());
+        let pause = parts
+            .state
+            .get::<SessionPause>()
+            .map(|session| session.0.clone());
         let guards = parts.state.get::<SessionGuards>().unwrap_or_default();
-        Self::at_depth(Arc::new(config), 0, cancel, guards)
+        Self::at_depth(Arc::new(config), 0, (cancel, pause), guards)
     }
 
     fn at_depth(
         config: Arc<SubAgentConfig>,
         depth: usize,
-        parent_cancel: CancellationToken,
+        (parent_cancel, parent_pause): (CancellationToken, Option<PauseHandle>),
         guards: Arc<SessionGuards>,
     ) -> Self {
         Self {
@@ -360,6 +367,7 @@ impl AgentCommands {
                 config,
                 depth,
                 parent_cancel,
+                parent_pause,
                 guards,
                 next_id: AtomicU64::new(1),
                 agents: Mutex::new(HashMap::new()),
@@ -406,12 +414,13 @@ impl AgentCommands {
         }
     }
 
-    /// The tools a child whose token is `cancel` gets: the configured ones, narrowed to
-    /// `names`, and the `agent` commands one level deeper when the depth allows.
+    /// The tools a child whose token is `cancel` and pause handle `pause` gets: the
+    /// configured ones, narrowed to `names`, and the `agent` commands one level deeper when
+    /// the depth allows.
     fn child_tools(
         &self,
         names: Option<&[String]>,
-        cancel: &CancellationToken,
+        (cancel, pause): (&CancellationToken, &PauseHandle),
     ) -> Result<Vec<Arc<dyn ToolImpl>>, ToolError> {
         let children = &self.children;
         let mut tools = children.config.tools.clone();
@@ -419,7 +428,7 @@ impl AgentCommands {
             tools.push(Arc::new(Self::at_depth(
                 Arc::clone(&children.config),
                 children.depth + 1,
-                cancel.clone(),
+                (cancel.clone(), Some(pause.clone())),
                 Arc::clone(&children.guards),
             )));
         }
@@ -609,7 +618,12 @@ impl AgentCommands {
         };
         // A child of a cancelled session is stopped with it, grandchildren too.
         let cancel = children.parent_cancel.child_token();
-        let tools = self.child_tools(tools.as_deref(), &cancel)?;
+        // ... and paused with it.
+        let pause = children
+            .parent_pause
+            .as_ref()
+            .map_or_else(PauseHandle::new, PauseHandle::following);
+        let tools = self.child_tools(tools.as_deref(), (&cancel, &pause))?;
         // The model may ask for fewer turns than the configured limit, never more.
         let max_turns = max_turns.map_or(children.config.max_turns, |n| {
             (n as usize).clamp(1, children.config.max_turns)
@@ -634,7 +648,6 @@ impl AgentCommands {
             failure: None,
             transcript: Vec::new(),
         });
-        let pause = PauseHandle::new();
         let session = self.child_session(tools, max_turns, &state, &pause, &cancel)?;
         // Only a child that will run takes an ended one's place.
         forget_oldest_ended(&mut agents);

@@ -1152,6 +1152,10 @@ fn new_conversation(input: UserInput) -> Vec<Message> {
 /// with the session (sub-agents: cancelling the session stops its children).
 pub(crate) struct SessionCancellation(pub(crate) CancellationToken);
 
+/// A session's [`PauseHandle`], kept in its [`SessionParts`] state for the tools built with
+/// the session: its sub-agents are paused with it.
+pub(crate) struct SessionPause(pub(crate) PauseHandle);
+
 /// A session's hooks and approval, kept in its [`SessionParts`] state for the tools built
 /// with the session: its sub-agents' calls pass them too, so that a child cannot do what the
 /// parent's hooks deny or its approval refuses. With them, whether the session removes the

@@ -975,3 +975,55 @@ async fn a_child_s_calls_pass_its_parent_s_hooks_and_approval() {
     assert!(results[1].contains("no summaries here"), "{results:?}");
     assert_eq!(results[2], "3 hits");
 }
+
+#[tokio::test]
+async fn pausing_the_session_holds_its_children_too() {
+    let (gate, started) = (Arc::new(tokio::sync::Notify::new()), Arc::default());
+    let tool = gated_tool_telling(Arc::clone(&gate), Arc::default(), Arc::clone(&started));
+    let child = ScriptedModel::new([
+        ScriptedTurn::call("wait_for_gate", json!({})),
+        ScriptedTurn::text("child done"),
+    ]);
+    let config = SubAgentConfig::new(child.clone(), "child").with_tools(vec![tool]);
+    let parent = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "wait"})),
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 10_000}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    let pause = toolsmith_harness::agent::PauseHandle::new();
+    let session = AgentSession::builder(parent)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .with_pause(pause.clone())
+        .build()
+        .unwrap();
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    let session = Arc::new(session);
+    let running = tokio::spawn({
+        let session = Arc::clone(&session);
+        async move { session.run("delegate").await }
+    });
+    wait_started(&started).await;
+    // The session is paused while its child is in a tool call: the child's next model call
+    // waits, as the session's would.
+    pause.pause();
+    gate.notify_one();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        child.requests().len(),
+        1,
+        "the child asked its model while paused"
+    );
+    pause.resume();
+    let run = tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("the run ends once resumed")
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.tool_calls[1].result.content.to_text(), "child done");
+    child.assert_complete();
+}
