@@ -21,8 +21,9 @@ pub const DROPPED_RESULT: &str =
     "[This tool result was dropped to fit the model's context window.]";
 
 /// What a [`ContextOverflow`] policy did to the conversation: how many messages it removed
-/// and how many tool results it emptied. Nothing of either means it could not shorten it,
-/// and the run ends with the model's error.
+/// and how many tool results it emptied. Nothing of either means it could not shorten it:
+/// after the model's refusal the run ends with the model's error; on the session's estimate
+/// the request is sent as it is, and the model decides.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Shortened {
@@ -34,7 +35,8 @@ pub struct Shortened {
 }
 
 impl Shortened {
-    /// Nothing was shortened: the run ends with the model's error.
+    /// Nothing was shortened: the run ends with the model's error (on an estimate, the
+    /// request is sent as it is).
     pub const NOTHING: Self = Self {
         dropped: 0,
         emptied: 0,
