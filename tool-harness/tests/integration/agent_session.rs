@@ -1948,3 +1948,31 @@ async fn a_final_answer_without_text_at_the_limit_ends_with_the_limit() {
         model.assert_complete();
     }
 }
+
+/// A session built without `with_session_id` is named `session-<n>`, as the builder's doc
+/// says, each its own `n`; `with_session_id` names it as given.
+#[test]
+fn a_session_without_an_id_is_numbered() {
+    let ids: Vec<String> = (0..2)
+        .map(|_| {
+            let session = AgentSession::builder(ScriptedModel::default())
+                .with_model("m")
+                .build()
+                .unwrap();
+            session.session_id().to_owned()
+        })
+        .collect();
+    for id in &ids {
+        let number = id
+            .strip_prefix("session-")
+            .unwrap_or_else(|| panic!("{id}"));
+        assert!(number.parse::<u64>().is_ok(), "{id}");
+    }
+    assert_ne!(ids[0], ids[1]);
+    let named = AgentSession::builder(ScriptedModel::default())
+        .with_model("m")
+        .with_session_id("chat-7")
+        .build()
+        .unwrap();
+    assert_eq!(named.session_id(), "chat-7");
+}
