@@ -114,11 +114,13 @@ pub enum OverflowCause<'a> {
 /// session shorten the conversation before sending it
 /// ([`with_context_window`](super::AgentSessionBuilder::with_context_window)).
 ///
-/// The input is the input tokens the provider reported for the run's previous request
-/// (whose messages the request continues), plus the messages and tool declarations added
-/// since at one token per 3 bytes of their text and JSON; with no such report (the first
-/// request of a run, a provider that reports none, a conversation shortened since), the
-/// whole request is counted that way. Tokenizers average about 4 characters a token in
+/// The input is the input tokens the provider reported for the previous request (whose
+/// messages the request continues: the run's, or, for the first request of a
+/// [`send`](super::AgentSession::send), the kept conversation's last), plus the messages
+/// and tool declarations added since at one token per 3 bytes of their text and JSON (an
+/// image at most 1,600 tokens); with no such report (a conversation's first request, a
+/// provider that reports none, a conversation shortened, edited or stripped of images
+/// since), the whole request is counted that way. Tokenizers average about 4 characters a token in
 /// English, so the estimate errs long: the window is rather kept too well than passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
