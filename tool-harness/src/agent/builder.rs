@@ -153,7 +153,9 @@ impl AgentSessionBuilder {
     /// With `true`, a run that reaches `max_turns` (or its
     /// [token budget](Self::with_token_budget)) makes one more model call with tools
     /// disabled ([`ToolChoice::None`](crate::model::ToolChoice::None)) and ends with its text; by default it ends with
-    /// [`AgenticError::MaxTurns`] (or [`AgenticError::TokenBudget`]).
+    /// [`AgenticError::MaxTurns`] (or [`AgenticError::TokenBudget`]). An answer without text
+    /// (calls alone, or blank text) ends the run with that error all the same, the answer
+    /// not kept: an empty answer would read as the model's last word.
     pub fn with_final_answer_on_limit(mut self, final_answer: bool) -> Self {
         self.final_answer_on_limit = final_answer;
         self

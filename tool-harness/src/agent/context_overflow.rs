@@ -21,8 +21,9 @@ pub const DROPPED_RESULT: &str =
     "[This tool result was dropped to fit the model's context window.]";
 
 /// What a [`ContextOverflow`] policy did to the conversation: how many messages it removed
-/// and how many tool results it emptied. Nothing of either means it could not shorten it,
-/// and the run ends with the model's error.
+/// and how many tool results it emptied. Nothing of either means it could not shorten it:
+/// after the model's refusal the run ends with the model's error; on the session's estimate
+/// the request is sent as it is, and the model decides.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Shortened {
@@ -34,7 +35,8 @@ pub struct Shortened {
 }
 
 impl Shortened {
-    /// Nothing was shortened: the run ends with the model's error.
+    /// Nothing was shortened: the run ends with the model's error (on an estimate, the
+    /// request is sent as it is).
     pub const NOTHING: Self = Self {
         dropped: 0,
         emptied: 0,
@@ -112,11 +114,13 @@ pub enum OverflowCause<'a> {
 /// session shorten the conversation before sending it
 /// ([`with_context_window`](super::AgentSessionBuilder::with_context_window)).
 ///
-/// The input is the input tokens the provider reported for the run's previous request
-/// (whose messages the request continues), plus the messages and tool declarations added
-/// since at one token per 3 bytes of their text and JSON; with no such report (the first
-/// request of a run, a provider that reports none, a conversation shortened since), the
-/// whole request is counted that way. Tokenizers average about 4 characters a token in
+/// The input is the input tokens the provider reported for the previous request (whose
+/// messages the request continues: the run's, or, for the first request of a
+/// [`send`](super::AgentSession::send), the kept conversation's last), plus the messages
+/// and tool declarations added since at one token per 3 bytes of their text and JSON (an
+/// image at most 1,600 tokens); with no such report (a conversation's first request, a
+/// provider that reports none, a conversation shortened, edited or stripped of images
+/// since), the whole request is counted that way. Tokenizers average about 4 characters a token in
 /// English, so the estimate errs long: the window is rather kept too well than passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -68,7 +68,9 @@ pub enum AgenticError {
         run: Box<AgentRun>,
     },
     /// The user's code panicked: a `before_tool` or `after_tool` hook, the approval
-    /// callback, or the model client (`complete` / `stream`). The panic is caught and the run
+    /// callback, the [context overflow policy](super::ContextOverflow), or the model client
+    /// (`complete` / `stream`, and the `name`, `output_limit` and `image_limits` a run asks
+    /// before a request). The panic is caught and the run
     /// ends as a stop does: every call the model made has its result in the transcript (so
     /// a session can run again from it), calls still running are cancelled, and each call
     /// reported started is reported finished. What becomes of each call is in the
@@ -80,7 +82,8 @@ pub enum AgenticError {
         /// What panicked, and during which call or request: "the before_tool hook #1 of
         /// call c1 (read_file)", "the approval of call c2 (bash)", "the after_tool hook #2
         /// of call c3 (write)", "the model (openai) answering request 4", "the model's
-        /// name()".
+        /// name()", "the model's output_limit (before request 2)", "the context overflow
+        /// policy (after request 3)".
         during: String,
         /// The panic's message (the text `panic!` was given).
         message: String,

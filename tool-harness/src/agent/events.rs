@@ -193,7 +193,8 @@ pub enum AgentEvent {
     TurnFinished {
         /// The model call's number.
         turn: usize,
-        /// Tokens used by the run so far.
+        /// Tokens used by the run's own model calls so far (its sub-agents' are apart, in
+        /// [`AgentRun::child_usage`](super::AgentRun::child_usage) once the run ends).
         usage: Usage,
     },
 }

@@ -65,8 +65,9 @@ pub(crate) fn image_tokens(image: &Image) -> u64 {
 /// The estimate of a run's requests: the input tokens the provider reported for the last
 /// request answered (exact), and how much its request had, so that a later request whose
 /// messages begin with that one's counts only what was added since by
-/// [`BYTES_PER_TOKEN`]. Without a report (the run's first request, a provider that
-/// reports no input tokens, or a conversation shortened since), the whole request is
+/// [`BYTES_PER_TOKEN`] (a `send` starts from the kept conversation's). Without a report (a
+/// conversation's first request, a provider that reports no input tokens, or a
+/// conversation shortened, edited or stripped of images since), the whole request is
 /// counted so: its system prompt, messages and tool declarations.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TokenEstimate {

@@ -142,10 +142,10 @@ pub enum ModelError {
         /// What is wrong, naming the tool or field.
         reason: String,
     },
-    /// Every model a [`FallbackModel`](super::FallbackModel) asked failed, each error but the
-    /// last one [provider-side](Self::is_provider_side) (or what its own predicate moves on
-    /// for): the last is the error that ended the call, the last model's or one not to move
-    /// on for. What the call failed with is that last error
+    /// Every model a [`FallbackModel`](super::FallbackModel) asked failed, two or more (a
+    /// primary that alone was asked fails with its own error), each error but the last one
+    /// [provider-side](Self::is_provider_side) (or what its own predicate moves on for): the
+    /// last is the error that ended the call, the last model's or one not to move on for. What the call failed with is that last error
     /// ([`last_error`](Self::last_error)): an [`AgentSession`](crate::agent::AgentSession)
     /// shortens its conversation for a last [`ContextTooLong`](Self::ContextTooLong) and
     /// removes an image for a last [`ImageRefused`](Self::ImageRefused), as for the error

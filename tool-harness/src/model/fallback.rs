@@ -24,9 +24,10 @@ type FallsBack = Box<dyn Fn(&ModelError) -> bool + Send + Sync>;
 /// turns of its own provider verbatim and the others' text and calls
 /// ([`ProviderTurn`](super::ProviderTurn)).
 ///
-/// When every model asked failed, the call fails with [`ModelError::AllFailed`], whose
-/// message gives each error and whose [`last_error`](ModelError::last_error) is what ended
-/// it. Each move to the next model is logged as a `tracing` warning naming both models and
+/// When the primary fails with an error not to move on for, the call fails with that error
+/// as it is. When more models were asked and each failed, it fails with
+/// [`ModelError::AllFailed`], whose message gives each error and whose
+/// [`last_error`](ModelError::last_error) is what ended it. Each move to the next model is logged as a `tracing` warning naming both models and
 /// the error.
 ///
 /// ```

@@ -439,3 +439,67 @@ async fn a_panicking_event_handler_is_contained_and_the_run_goes_on() {
         ]
     );
 }
+
+/// A scripted model whose `output_limit` or `image_limits` (as `which` says) panics.
+struct PanickingLimit(ScriptedModel, &'static str);
+
+#[async_trait]
+impl ChatModel for PanickingLimit {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn output_limit(&self, request: &ChatRequest) -> Option<u32> {
+        if self.1 == "output_limit" {
+            panic!("no output limit");
+        }
+        request.options.max_output_tokens
+    }
+
+    fn image_limits(&self) -> toolsmith_harness::model::ImageLimits {
+        if self.1 == "image_limits" {
+            panic!("no image limits");
+        }
+        toolsmith_harness::model::ImageLimits::none()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.0.complete(request).await
+    }
+}
+
+/// `AgenticError::Panicked` covers the model's other methods a run asks before a request, as
+/// its doc says: `output_limit` (asked in a session that knows its window) and
+/// `image_limits` end the run before the request is sent, naming the method and the request.
+#[tokio::test]
+async fn a_model_whose_limits_panic_ends_the_run_before_the_request() {
+    for (which, during, message) in [
+        (
+            "output_limit",
+            "the model's output_limit (before request 1)",
+            "no output limit",
+        ),
+        (
+            "image_limits",
+            "the model's image_limits (before request 1)",
+            "no image limits",
+        ),
+    ] {
+        let model = ScriptedModel::new([ScriptedTurn::text("never asked")]);
+        let session = AgentSession::builder(PanickingLimit(model.clone(), which))
+            .with_model("m")
+            .with_context_window(100_000)
+            .with_context_overflow(toolsmith_harness::agent::DropOldestExchanges::new())
+            .build()
+            .unwrap();
+        let (seen, panic, run) = panicked(session.send("go").await);
+        assert_eq!(
+            (seen.as_str(), panic.as_str()),
+            (during, message),
+            "{which}"
+        );
+        assert_eq!(run.model_calls, 0, "{which}");
+        assert!(model.requests().is_empty(), "{which}");
+        assert_eq!(session.transcript().await, [Message::user("go")], "{which}");
+    }
+}

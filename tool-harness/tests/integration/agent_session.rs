@@ -1892,3 +1892,87 @@ async fn a_send_stopped_before_it_starts_asks_nothing_and_the_session_token_stop
     assert!(matches!(err, AgenticError::Cancelled { .. }), "{err}");
     assert!(model.requests().is_empty());
 }
+
+/// `with_max_turns(0)` is raised to 1, as its doc says: a run makes one model call, and the
+/// error names the limit it ran under.
+#[tokio::test]
+async fn a_turn_limit_of_0_allows_one_model_call() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("add", json!({"a": 1, "b": 1})),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(Add))
+        .with_max_turns(0)
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["add".into()]);
+    let error = session.run("add").await.unwrap_err();
+    let AgenticError::MaxTurns { max_turns, run } = &error else {
+        panic!("expected MaxTurns, got {error:?}");
+    };
+    assert_eq!((*max_turns, run.model_calls), (1, 1));
+    assert_eq!(model.remaining(), 1);
+}
+
+/// The final answer asked for at the limit ends the run with its text only when it has one:
+/// an answer of calls alone, or of blank text, ends it with the limit's error, the answer
+/// not kept, as without `with_final_answer_on_limit`.
+#[tokio::test]
+async fn a_final_answer_without_text_at_the_limit_ends_with_the_limit() {
+    for last in [
+        ScriptedTurn::call("add", json!({"a": 3, "b": 4})),
+        ScriptedTurn::text(" \n"),
+    ] {
+        let model = ScriptedModel::new([ScriptedTurn::call("add", json!({"a": 1, "b": 2})), last]);
+        let session = AgentSession::builder(model.clone())
+            .with_model("m")
+            .with_toolshed(ToolShed::new().tool(Add))
+            .with_max_turns(1)
+            .with_final_answer_on_limit(true)
+            .build()
+            .unwrap();
+        session.tool_manager().activate(&["add".into()]);
+        let error = session.run("add").await.unwrap_err();
+        let AgenticError::MaxTurns { max_turns, run } = &error else {
+            panic!("expected MaxTurns, got {error:?}");
+        };
+        assert_eq!((*max_turns, run.model_calls), (1, 2));
+        assert_eq!(run.text, "");
+        assert_eq!(run.tool_calls.len(), 1);
+        assert!(matches!(
+            run.transcript.last(),
+            Some(Message::ToolResults { .. })
+        ));
+        model.assert_complete();
+    }
+}
+
+/// A session built without `with_session_id` is named `session-<n>`, as the builder's doc
+/// says, each its own `n`; `with_session_id` names it as given.
+#[test]
+fn a_session_without_an_id_is_numbered() {
+    let ids: Vec<String> = (0..2)
+        .map(|_| {
+            let session = AgentSession::builder(ScriptedModel::default())
+                .with_model("m")
+                .build()
+                .unwrap();
+            session.session_id().to_owned()
+        })
+        .collect();
+    for id in &ids {
+        let number = id
+            .strip_prefix("session-")
+            .unwrap_or_else(|| panic!("{id}"));
+        assert!(number.parse::<u64>().is_ok(), "{id}");
+    }
+    assert_ne!(ids[0], ids[1]);
+    let named = AgentSession::builder(ScriptedModel::default())
+        .with_model("m")
+        .with_session_id("chat-7")
+        .build()
+        .unwrap();
+    assert_eq!(named.session_id(), "chat-7");
+}

@@ -292,3 +292,38 @@ async fn a_failed_or_cancelled_agent_tool_run_still_counts_what_it_spent() {
     assert_eq!(run.usage, Usage::new(1, 1));
     assert_eq!(run.child_usage, Usage::new(7, 7));
 }
+
+/// `AgentEvent::TurnFinished`'s `usage` is the run's own model calls so far, as its doc says:
+/// the tokens of an `AgentTool` called in that turn are not in it (they are the run's
+/// `child_usage`).
+#[tokio::test]
+async fn turn_finished_counts_the_runs_own_tokens_not_its_sub_agents() {
+    use std::sync::Mutex;
+    use toolsmith_harness::agent::AgentEvent;
+
+    let child = session(
+        ScriptedModel::new([ScriptedTurn::text("found").with_usage(Usage::new(100, 10))]),
+        ToolShed::new(),
+    );
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("research", json!({"input": "look"})).with_usage(Usage::new(5, 1)),
+        ScriptedTurn::text("done").with_usage(Usage::new(7, 2)),
+    ]);
+    let finished = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&finished);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(vec![agent_tool(child, "research")]))
+        .with_event_handler(move |event: &AgentEvent| {
+            if let AgentEvent::TurnFinished { turn, usage } = event {
+                sink.lock().unwrap().push((*turn, *usage));
+            }
+        })
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["research".into()]);
+    let run = parent.run("go").await.unwrap();
+    assert_eq!(*finished.lock().unwrap(), [(1, Usage::new(5, 1))]);
+    assert_eq!(run.usage, Usage::new(12, 3));
+    assert_eq!(run.child_usage, Usage::new(100, 10));
+}
