@@ -602,10 +602,12 @@ impl AgentCommands {
         max_turns: Option<u32>,
     ) -> Result<Value, ToolError> {
         let children = &self.children;
+        // Only the session's own group can be at the limit: a child gets the group one level
+        // deeper only below it. So it is the session that may start none.
         if children.depth >= children.config.max_depth {
             return Err(error(format!(
-                "sub-agents at depth {} cannot start their own (the limit is {})",
-                children.depth, children.config.max_depth
+                "no sub-agent can be started here: the nesting limit is {}",
+                children.config.max_depth
             )));
         }
         if is_blank(&task) {

@@ -360,7 +360,7 @@ async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
         .unwrap_err();
     assert!(
         err.to_string()
-            .contains("cannot start their own (the limit is 0)"),
+            .contains("no sub-agent can be started here: the nesting limit is 0"),
         "{err}"
     );
 
