@@ -515,11 +515,12 @@ fn summary_request(
 }
 
 impl AgentSession {
-    /// `request`'s older messages summarised by the model when `estimated` passes
-    /// `compaction`'s threshold (see [`Compaction`]); the estimate forgotten and an
-    /// [`AgentEvent::ContextCompacted`] sent when they were. A failed summary leaves the
-    /// request as it was; a cancellation or a panic of the model ends the run.
-    pub(super) async fn compact_if_due(
+    /// `request`'s older messages summarised by the model, `estimated` having passed
+    /// `compaction`'s threshold ([`Compaction::is_due`], asked by the caller: see
+    /// [`Compaction`]); the estimate forgotten and an [`AgentEvent::ContextCompacted`] sent
+    /// when they were. A failed summary leaves the request as it was; a cancellation or a
+    /// panic of the model ends the run.
+    pub(super) async fn compact(
         &self,
         compaction: &Compaction,
         (request, estimate, estimated): (&mut ChatRequest, &mut TokenEstimate, ContextEstimate),
@@ -527,9 +528,6 @@ impl AgentSession {
         (caller, provider): (Option<&CancellationToken>, &str),
         (run, ledger): (&mut AgentRun, &RunLedger),
     ) -> Result<(), RunEnd> {
-        if !compaction.is_due(&estimated) {
-            return Ok(());
-        }
         // The call about to be made is the run's last (or the answer asked for past its
         // limit): a summary would take it, or go past the limit.
         if run.model_calls.saturating_add(1) >= self.max_turns

@@ -720,7 +720,7 @@ impl AgentSession {
             // Boxed, and only when due: its future (a model call's) would otherwise double
             // the size of every call's, which each call moves.
             if compaction.is_due(&estimated) {
-                Box::pin(self.compact_if_due(
+                Box::pin(self.compact(
                     compaction,
                     (request, estimate, estimated),
                     cancel,
