@@ -614,13 +614,7 @@ impl AgentSession {
         if is_cancelled(cancel, caller) {
             return Err(RunEnd::Cancelled);
         }
-        if let Some(pause) = &self.pause
-            && pause.is_paused()
-            && !pause.wait_while_paused(cancel).await
-        {
-            return Err(RunEnd::Cancelled);
-        }
-        Ok(())
+        self.wait_if_paused(cancel).await
     }
 
     /// Summarises the conversation kept by [`send`](Self::send) now, as a [`Compaction`]

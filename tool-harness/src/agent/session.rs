@@ -578,6 +578,17 @@ impl AgentSession {
         }
     }
 
+    /// Waits while the session is paused (a model call is about to be made), cancelled by
+    /// `cancel`.
+    pub(super) async fn wait_if_paused(&self, cancel: &CancellationToken) -> Result<(), RunEnd> {
+        match &self.pause {
+            Some(pause) if pause.is_paused() && !pause.wait_while_paused(cancel).await => {
+                Err(RunEnd::Cancelled)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The client's name, for each request's span and a panic's error: read once a run, and
     /// caught as the model's other methods are, since it is the user's code too.
     pub(super) fn provider_name(&self) -> Result<&str, CaughtPanic> {
@@ -602,12 +613,7 @@ impl AgentSession {
             if is_cancelled(cancel, caller) {
                 return Err(RunEnd::Cancelled);
             }
-            if let Some(pause) = &self.pause
-                && pause.is_paused()
-                && !pause.wait_while_paused(cancel).await
-            {
-                return Err(RunEnd::Cancelled);
-            }
+            self.wait_if_paused(cancel).await?;
             // The tools offered now: a turn's `shed` calls may have activated more.
             request.tools = self.manager.offered_declarations();
             let limit = if run.model_calls >= self.max_turns {

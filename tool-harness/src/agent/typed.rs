@@ -277,10 +277,7 @@ impl AgentSession {
         let mut problem = String::new();
         for _ in 0..MAX_ANSWER_ATTEMPTS {
             // A paused session makes no model call, this exchange's included.
-            if let Some(pause) = &self.pause
-                && pause.is_paused()
-                && !pause.wait_while_paused(cancel).await
-            {
+            if self.wait_if_paused(cancel).await.is_err() {
                 return Err(AgenticError::Cancelled { run: Box::new(run) });
             }
             if let Some(spent) = self.budget_spent(&run, &ledger) {
