@@ -284,15 +284,29 @@ fn call_prints_the_result_and_fails_on_a_tool_error() {
     assert_eq!(invalid.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&invalid.stderr).contains("Invalid arguments for tool 'read'"));
 
-    let not_json = run(&["call", "--root", root_arg, "read", "{path"]);
-    assert_eq!(not_json.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&not_json.stderr).contains("the arguments are not JSON"));
+    // Arguments that cannot be read, and a tool the preset does not have, are the command
+    // line's fault: usage errors (exit code 2), naming the tool and where the JSON is wrong.
+    for (json, says) in [
+        (
+            "{path",
+            "the arguments of 'read' are not JSON: key must be a string at line 1 column 2",
+        ),
+        (
+            "[1]",
+            "the arguments of 'read' are not usable: tool arguments must be a JSON object",
+        ),
+    ] {
+        let wrong = run(&["call", "--root", root_arg, "read", json]);
+        let stderr = String::from_utf8_lossy(&wrong.stderr);
+        assert_eq!(wrong.status.code(), Some(2), "{json}: {stderr}");
+        assert!(stderr.contains(says), "{json}: {stderr}");
+    }
 
     // A mistyped name is told the closest and every name of the preset.
     let unknown = run(&[
         "call", "--root", root_arg, "--preset", "files", "reed", "{}",
     ]);
-    assert_eq!(unknown.status.code(), Some(1));
+    assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&unknown.stderr),
         "toolsmith: Unknown tool 'reed': did you mean 'read'? \

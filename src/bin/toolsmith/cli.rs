@@ -44,8 +44,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print the tool declarations a provider would receive for a preset.
     Tools(ToolsArgs),
-    /// Run one tool call locally and print its result (exit code 1 on a tool error; a bash
-    /// command's own exit code is in its result, `[exit code: N]`).
+    /// Run one tool call locally and print its result (exit code 1 on a tool error, 2 when
+    /// the arguments are not a JSON object or the preset has no such tool; a bash command's
+    /// own exit code is in its result, `[exit code: N]`).
     Call(CallArgs),
     /// Ask a model a question with a preset's tools: the answer streams to stdout, each tool
     /// call to stderr. The model finds its tools through `shed`.

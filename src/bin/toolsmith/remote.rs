@@ -23,7 +23,7 @@ pub async fn list(
                 .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
             {
                 // Quoted without its user and key, which may be a secret.
-                return Err(Failure(format!(
+                return Err(Failure::new(format!(
                     "--url {:?} does not start with http:// or https://",
                     without_userinfo(&url)
                 )));
@@ -37,8 +37,8 @@ pub async fn list(
         None => {
             let mut parts = command.into_iter();
             let Some(program) = parts.next() else {
-                return Err(Failure(
-                    "give the server's command after `--`, or --url".into(),
+                return Err(Failure::usage(
+                    "give the server's command after `--`, or --url",
                 ));
             };
             McpTransport::child(McpCommand::new(program).args(parts))
