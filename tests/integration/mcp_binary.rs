@@ -573,3 +573,15 @@ fn serve_refuses_an_unusable_http_setting_as_a_usage_error() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("Address already in use"), "{stderr}");
 }
+
+#[test]
+fn the_commands_help_says_what_the_command_does() {
+    // It showed the library's description ("Turn annotated async Rust functions into …").
+    let help = run(&["--help"]);
+    assert!(help.status.success());
+    let shown = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        shown.starts_with("Toolsmith's tools from the command line: serve them over MCP"),
+        "{shown}"
+    );
+}

@@ -14,7 +14,7 @@ use crate::fallback_arg::{Fallback, FallbackParser};
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
 /// call one, give them to a model with a question, or list a remote MCP server's tools.
 #[derive(Debug, Parser)]
-#[command(name = "toolsmith", version, about)]
+#[command(name = "toolsmith", version)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
