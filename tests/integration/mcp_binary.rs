@@ -284,15 +284,29 @@ fn call_prints_the_result_and_fails_on_a_tool_error() {
     assert_eq!(invalid.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&invalid.stderr).contains("Invalid arguments for tool 'read'"));
 
-    let not_json = run(&["call", "--root", root_arg, "read", "{path"]);
-    assert_eq!(not_json.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&not_json.stderr).contains("the arguments are not JSON"));
+    // Arguments that cannot be read, and a tool the preset does not have, are the command
+    // line's fault: usage errors (exit code 2), naming the tool and where the JSON is wrong.
+    for (json, says) in [
+        (
+            "{path",
+            "the arguments of 'read' are not JSON: key must be a string at line 1 column 2",
+        ),
+        (
+            "[1]",
+            "the arguments of 'read' are not usable: tool arguments must be a JSON object",
+        ),
+    ] {
+        let wrong = run(&["call", "--root", root_arg, "read", json]);
+        let stderr = String::from_utf8_lossy(&wrong.stderr);
+        assert_eq!(wrong.status.code(), Some(2), "{json}: {stderr}");
+        assert!(stderr.contains(says), "{json}: {stderr}");
+    }
 
     // A mistyped name is told the closest and every name of the preset.
     let unknown = run(&[
         "call", "--root", root_arg, "--preset", "files", "reed", "{}",
     ]);
-    assert_eq!(unknown.status.code(), Some(1));
+    assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&unknown.stderr),
         "toolsmith: Unknown tool 'reed': did you mean 'read'? \
@@ -493,4 +507,81 @@ fn serve_over_http_takes_the_hosts_it_is_given_and_refuses_an_empty_token() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("the bearer token is empty"), "{stderr}");
+}
+
+#[test]
+fn mcp_list_never_prints_the_key_of_a_url() {
+    // Refused before any connection, and refused by a server that is down: both quote the
+    // URL, neither its user and key.
+    for url in [
+        "ftp://me:sk-secret@host/mcp",
+        "http://me:sk-secret@127.0.0.1:1/mcp",
+    ] {
+        let out = run(&["mcp", "list", "--url", url]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{url}: {stderr}");
+        assert!(!stderr.contains("sk-secret"), "{url}: {stderr}");
+        assert!(stderr.contains("://host/mcp") || stderr.contains("://127.0.0.1:1/mcp"));
+    }
+}
+
+/// `toolsmith serve ARGS` with stdin closed, ended after 10 s if it has not exited.
+fn serve_bounded(args: &[&str]) -> (Option<i32>, String) {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--root"])
+        .arg(root.path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn serve_refuses_an_unusable_http_setting_as_a_usage_error() {
+    // A cap of 0 sessions would serve nothing but 503s; an address that is not one is a
+    // mistyped value: both are usage errors (exit code 2), said before anything starts.
+    for (args, says) in [
+        (
+            &["--http", "0", "--max-sessions", "0"][..],
+            "--max-sessions",
+        ),
+        (&["--http", "99999"][..], "--http"),
+        (&["--http", "localhost:8080"][..], "--http"),
+        (&["--http", ""][..], "--http"),
+    ] {
+        let (code, stderr) = serve_bounded(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    // A port in use is no usage error: the command failed.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let (code, stderr) = serve_bounded(&["--http", &port]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("Address already in use"), "{stderr}");
+}
+
+#[test]
+fn the_commands_help_says_what_the_command_does() {
+    // It showed the library's description ("Turn annotated async Rust functions into …").
+    let help = run(&["--help"]);
+    assert!(help.status.success());
+    let shown = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        shown.starts_with("Toolsmith's tools from the command line: serve them over MCP"),
+        "{shown}"
+    );
 }

@@ -8,26 +8,31 @@ use crate::cli::CallArgs;
 use crate::presets;
 use crate::{Failure, output};
 
-/// Runs the call: its result on stdout; a tool error on stderr, as a failure.
+/// Runs the call: its result on stdout; a tool error on stderr, as a failure. Arguments
+/// that cannot be read and a name the preset has no tool by are usage errors: the command
+/// line is wrong, not the tool.
 pub async fn run(args: CallArgs) -> Result<(), Failure> {
     let manager = presets::manager(&args.preset)?;
-    let value: Value = serde_json::from_str(&args.json)
-        .map_err(|error| Failure(format!("the arguments are not JSON: {error}")))?;
-    let arguments = ToolArguments::try_from(value)
-        .map_err(|error| Failure(format!("the arguments are not usable: {error}")))?;
-    let result = match manager.execute_call(&args.name, &arguments).await {
+    let name = &args.name;
+    let value: Value = serde_json::from_str(&args.json).map_err(|error| {
+        Failure::usage(format!("the arguments of '{name}' are not JSON: {error}"))
+    })?;
+    let arguments = ToolArguments::try_from(value).map_err(|error| {
+        Failure::usage(format!("the arguments of '{name}' are not usable: {error}"))
+    })?;
+    let result = match manager.execute_call(name, &arguments).await {
         Ok(result) => result,
         // A mistyped name: say which names are close and which the preset has.
         Err(error @ ToolError::UnknownTool(_)) => {
             let names = manager.names();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            return Err(Failure(error_for_model(&error, &names)));
+            return Err(Failure::usage(error_for_model(&error, &names)));
         }
         Err(error) => return Err(error.into()),
     };
     manager.check_result(&args.name, &result)?;
     if result.is_error() {
-        return Err(Failure(format!(
+        return Err(Failure::new(format!(
             "tool '{}' reported an error: {}",
             args.name,
             result.content.to_text()

@@ -1,8 +1,10 @@
 //! The command line, as clap reads it.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use clap::builder::RangedU64ValueParser;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use toolsmith::harness::agent::DEFAULT_MAX_TURNS;
@@ -12,7 +14,7 @@ use crate::fallback_arg::{Fallback, FallbackParser};
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
 /// call one, give them to a model with a question, or list a remote MCP server's tools.
 #[derive(Debug, Parser)]
-#[command(name = "toolsmith", version, about)]
+#[command(name = "toolsmith", version)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -42,8 +44,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print the tool declarations a provider would receive for a preset.
     Tools(ToolsArgs),
-    /// Run one tool call locally and print its result (exit code 1 on a tool error; a bash
-    /// command's own exit code is in its result, `[exit code: N]`).
+    /// Run one tool call locally and print its result (exit code 1 on a tool error, 2 when
+    /// the arguments are not a JSON object or the preset has no such tool; a bash command's
+    /// own exit code is in its result, `[exit code: N]`).
     Call(CallArgs),
     /// Ask a model a question with a preset's tools: the answer streams to stdout, each tool
     /// call to stderr. The model finds its tools through `shed`.
@@ -89,8 +92,8 @@ pub struct ServeArgs {
     pub preset: PresetArgs,
     /// Serve streamable HTTP on ADDR (`127.0.0.1:8080`, or a port alone for 127.0.0.1)
     /// instead of stdio; MCP is at /mcp.
-    #[arg(long, value_name = "ADDR")]
-    pub http: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_addr)]
+    pub http: Option<SocketAddr>,
     /// Offer only `shed` at first; the tools it finds are added to the client's list.
     #[arg(long)]
     pub shed: bool,
@@ -106,8 +109,10 @@ pub struct ServeArgs {
     /// loopback names are accepted without it.
     #[arg(long, value_name = "HOST")]
     pub allow_host: Vec<String>,
-    /// With --http: the most MCP sessions open at once; past it, a new client gets 503.
-    #[arg(long, value_name = "N", default_value_t = toolsmith::harness::mcp::DEFAULT_MAX_SESSIONS)]
+    /// With --http: the most MCP sessions open at once (at least 1); past it, a new client
+    /// gets 503.
+    #[arg(long, value_name = "N", default_value_t = toolsmith::harness::mcp::DEFAULT_MAX_SESSIONS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_sessions: usize,
     /// With --http: end a session after SECONDS idle, with no call running and no message
     /// passing (0: never). A running call keeps its session, however long it runs.

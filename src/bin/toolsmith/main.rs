@@ -19,13 +19,37 @@ use std::process::ExitCode;
 
 use cli::{Cli, Command, McpCommand};
 
-/// Why a subcommand failed: shown on stderr, exit code 1.
+/// Why a subcommand failed: shown on stderr, exit code 1, or 2 when the command line asked
+/// for what cannot be (a value clap could not check: `call`'s JSON, its tool's name).
 #[derive(Debug)]
-pub struct Failure(pub String);
+pub struct Failure {
+    /// What failed, one line.
+    pub message: String,
+    /// The command line is at fault: exit code 2, as for clap's own usage errors.
+    pub usage: bool,
+}
+
+impl Failure {
+    /// A failure of the command: exit code 1.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            usage: false,
+        }
+    }
+
+    /// A usage error found after clap read the command line: exit code 2.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            usage: true,
+        }
+    }
+}
 
 impl<E: std::fmt::Display> From<E> for Failure {
     fn from(error: E) -> Self {
-        Self(error.to_string())
+        Self::new(error.to_string())
     }
 }
 
@@ -73,10 +97,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // Its reader stopped reading (`| head`): what it wanted was printed.
         Err(failure) if output::is_closed_stdout(&failure) => ExitCode::SUCCESS,
-        Err(Failure(message)) => {
+        Err(Failure { message, usage }) => {
             // One line: what failed may quote a server, a model or a tool.
             output::note(format_args!("toolsmith: {}", output::escaped(&message)));
-            ExitCode::FAILURE
+            if usage {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -27,7 +27,7 @@ pub fn piece(text: impl Display) -> Result<(), Failure> {
             CLOSED.store(true, Ordering::Relaxed);
             Err(reader_gone())
         }
-        Err(error) => Err(Failure(format!("cannot write to stdout: {error}"))),
+        Err(error) => Err(Failure::new(format!("cannot write to stdout: {error}"))),
     }
 }
 
@@ -49,13 +49,13 @@ pub fn closed() -> bool {
 /// The failure of a command stopped because stdout's reader went away: not reported, and
 /// the command ends with success ([`is_closed_stdout`]).
 pub fn reader_gone() -> Failure {
-    Failure(CLOSED_MESSAGE.to_owned())
+    Failure::new(CLOSED_MESSAGE.to_owned())
 }
 
 /// Whether `failure` is only that stdout's reader went away: what it wanted was printed,
 /// and the command ends quietly. Any other failure is still one.
 pub fn is_closed_stdout(failure: &Failure) -> bool {
-    closed() && failure.0 == CLOSED_MESSAGE
+    closed() && failure.message == CLOSED_MESSAGE
 }
 
 /// `text` as a terminal may be shown it: its control characters (escape sequences that

@@ -19,13 +19,13 @@ pub fn manager(args: &PresetArgs) -> Result<ToolCallManager, Failure> {
 /// The preset's tools, sandboxed to `--root`.
 pub fn preset(args: &PresetArgs) -> Result<ToolPreset, Failure> {
     let root = std::fs::canonicalize(&args.root).map_err(|error| {
-        Failure(format!(
+        Failure::new(format!(
             "cannot use {} as the root: {error}",
             args.root.display()
         ))
     })?;
     let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(&root).map_err(|error| {
-        Failure(format!(
+        Failure::new(format!(
             "cannot use {} as the root: {error}",
             root.display()
         ))

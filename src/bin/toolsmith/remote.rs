@@ -4,6 +4,7 @@ use std::ffi::OsString;
 
 use toolsmith::ToolImpl as _;
 use toolsmith::harness::mcp::{McpClient, McpCommand, McpTransport};
+use toolsmith::harness::without_userinfo;
 
 use crate::{Failure, output};
 
@@ -21,8 +22,10 @@ pub async fn list(
             if !scheme
                 .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
             {
-                return Err(Failure(format!(
-                    "--url {url:?} does not start with http:// or https://"
+                // Quoted without its user and key, which may be a secret.
+                return Err(Failure::new(format!(
+                    "--url {:?} does not start with http:// or https://",
+                    without_userinfo(&url)
                 )));
             }
             let transport = McpTransport::http(url);
@@ -34,8 +37,8 @@ pub async fn list(
         None => {
             let mut parts = command.into_iter();
             let Some(program) = parts.next() else {
-                return Err(Failure(
-                    "give the server's command after `--`, or --url".into(),
+                return Err(Failure::usage(
+                    "give the server's command after `--`, or --url",
                 ));
             };
             McpTransport::child(McpCommand::new(program).args(parts))

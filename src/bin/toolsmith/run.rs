@@ -67,7 +67,7 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
     };
     screen.end_line()?;
     if run.text.trim().is_empty() {
-        return Err(Failure(format!(
+        return Err(Failure::new(format!(
             "the model gave no answer (it stopped: {})",
             run.stop_reason
                 .as_ref()
@@ -510,6 +510,10 @@ mod tests {
     fn a_base_url_is_used_and_a_bad_one_refused() {
         assert!(model(ModelApi::Anthropic, Some("http://127.0.0.1:1")).is_ok());
         let error = model(ModelApi::Gemini, Some("localhost:1")).err().unwrap();
-        assert!(error.0.contains("http:// or https://"), "{}", error.0);
+        assert!(
+            error.message.contains("http:// or https://"),
+            "{}",
+            error.message
+        );
     }
 }

@@ -30,7 +30,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             let idle = (args.session_idle_timeout > 0)
                 .then(|| std::time::Duration::from_secs(args.session_idle_timeout));
             let mut options = McpHttpOptions::default()
-                .with_addr(parse_addr(&addr)?)
+                .with_addr(addr)
                 .with_max_sessions(args.max_sessions)
                 .with_session_idle_timeout(idle);
             if let Some(token) = args.token {
@@ -46,15 +46,16 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     }
 }
 
-/// `127.0.0.1:8080`, `[::1]:8080`, `:8080` or `8080` (the last two on 127.0.0.1).
-fn parse_addr(text: &str) -> Result<SocketAddr, Failure> {
+/// Reads `--http`: `127.0.0.1:8080`, `[::1]:8080`, `:8080` or `8080` (the last two on
+/// 127.0.0.1). Read by clap, so that an address that is not one is a usage error.
+pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     let port_only = text.strip_prefix(':').unwrap_or(text);
     if let Ok(port) = port_only.parse::<u16>() {
         return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
     }
     text.parse().map_err(|_| {
-        Failure(format!(
-            "--http {text:?} is not an address: give IP:PORT (e.g. 127.0.0.1:8080) or a port"
-        ))
+        "not an address: give IP:PORT (e.g. 127.0.0.1:8080) or a port (names such as \
+         localhost are not looked up)"
+            .to_owned()
     })
 }
