@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::common::assert_every_call_answered;
+use crate::common::stalled::NeverAnswers;
 use async_trait::async_trait;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -859,20 +860,6 @@ async fn check_on_runtime(case: &Case) {
         later.ran.is_empty() && later.before.is_empty() && later.happenings.is_empty(),
         "the second send ran nothing"
     );
-}
-
-/// A sub-agent's model, which never answers: a child runs until it is stopped.
-struct NeverAnswers;
-
-#[async_trait]
-impl ChatModel for NeverAnswers {
-    fn name(&self) -> &str {
-        "never"
-    }
-
-    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        std::future::pending().await
-    }
 }
 
 /// Runs the `agent` command `arguments` on `session`'s manager, as the model would.

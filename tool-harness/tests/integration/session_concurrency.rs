@@ -22,6 +22,8 @@ use toolsmith_harness::model::{
     ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
 };
 
+use crate::common::stalled::{NeverAnswers, waits_for_ever};
+
 /// A model that says on `asked` which question it was asked (a request's last user text),
 /// then answers "re: " and the question once the test lets that question through.
 #[derive(Clone)]
@@ -158,20 +160,6 @@ async fn a_send_waiting_its_turn_ends_when_its_token_is_cancelled() {
     assert_eq!(texts(&session.transcript().await), ["first", "re: first"]);
 }
 
-/// A child's model, which never answers: a child runs until it is stopped.
-struct NeverAnswers;
-
-#[async_trait]
-impl ChatModel for NeverAnswers {
-    fn name(&self) -> &str {
-        "never"
-    }
-
-    async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        std::future::pending().await
-    }
-}
-
 /// Calls `agent` with `arguments` on `manager`, as the model would.
 async fn agent(manager: &ToolCallManager, arguments: Value) -> Result<String, ToolError> {
     let request = ToolCallRequest::new("c", "agent", arguments.try_into().expect("an object"));
@@ -273,34 +261,6 @@ async fn two_sends_at_once_take_turns_and_a_run_beside_them_does_not_wait() {
         texts(&second.transcript)
     );
     assert_eq!(gate.calls(), 3);
-}
-
-/// Counts its drops: a tool future's end, whichever way it ends.
-struct Probe(Arc<AtomicUsize>);
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// A tool `wait` that says on `started` it began, then waits for ever; `dropped` counts its
-/// futures dropped.
-fn waits_for_ever(started: Arc<Notify>, dropped: Arc<AtomicUsize>) -> FnTool {
-    FnTool::new(
-        "wait",
-        "Waits for ever.",
-        Args::new(scheme::object().build()),
-        move |_: ToolArgs<'_>| {
-            let probe = Probe(Arc::clone(&dropped));
-            started.notify_one();
-            async move {
-                std::future::pending::<()>().await;
-                drop(probe);
-                Ok(ToolCallResult::text("never"))
-            }
-        },
-    )
 }
 
 /// A send given up on while its tool runs (its caller's request aborted) drops that tool at

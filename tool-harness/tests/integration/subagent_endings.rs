@@ -17,6 +17,8 @@ use toolsmith_harness::agent::{
 };
 use toolsmith_harness::model::{ScriptedModel, ScriptedTurn, Usage};
 
+use crate::common::stalled::waits_for_ever;
+
 /// A tool that answers `answer`, or panics when `answer` is `None`.
 fn tool(name: &str, answer: Option<&'static str>) -> Arc<dyn ToolImpl> {
     Arc::new(FnTool::new(
@@ -27,34 +29,6 @@ fn tool(name: &str, answer: Option<&'static str>) -> Arc<dyn ToolImpl> {
             match answer {
                 Some(answer) => Ok(ToolCallResult::text(answer)),
                 None => panic!("the tool broke"),
-            }
-        },
-    ))
-}
-
-/// A tool that says on `started` it has begun, then waits for ever; `dropped` counts its
-/// futures dropped.
-fn waits_for_ever(
-    started: Arc<tokio::sync::Notify>,
-    dropped: Arc<AtomicUsize>,
-) -> Arc<dyn ToolImpl> {
-    struct Probe(Arc<AtomicUsize>);
-    impl Drop for Probe {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-    Arc::new(FnTool::new(
-        "wait",
-        "Waits for ever.",
-        Args::new(scheme::object().build()),
-        move |_: ToolArgs<'_>| {
-            let probe = Probe(Arc::clone(&dropped));
-            started.notify_one();
-            async move {
-                std::future::pending::<()>().await;
-                drop(probe);
-                Ok(ToolCallResult::text("never"))
             }
         },
     ))
@@ -168,7 +142,10 @@ async fn a_paused_child_keeps_its_place() {
     let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
     let config = SubAgentConfig::new(child_model, "m")
         .with_max_children(1)
-        .with_tools(vec![waits_for_ever(Arc::clone(&started), Arc::default())]);
+        .with_tools(vec![Arc::new(waits_for_ever(
+            Arc::clone(&started),
+            Arc::default(),
+        ))]);
     let (parent, _) = parent_of(config, None);
     let manager = parent.tool_manager();
     let call = |arguments: serde_json::Value| {
@@ -223,10 +200,10 @@ async fn an_agent_tool_whose_caller_is_cancelled_mid_call_cancels_its_inner_run(
     ]);
     let inner = AgentSession::builder(inner_model.clone())
         .with_model("m")
-        .with_toolshed(ToolShed::new().tools(vec![waits_for_ever(
+        .with_toolshed(ToolShed::new().tools(vec![Arc::new(waits_for_ever(
             Arc::clone(&started),
             Arc::clone(&dropped),
-        )]))
+        ))]))
         .build()
         .unwrap();
     inner.tool_manager().activate(&["wait".into()]);
@@ -297,10 +274,10 @@ fn parent_of_a_waiting_child(
     let dropped = Arc::new(AtomicUsize::new(0));
     let child_model =
         ScriptedModel::new([ScriptedTurn::call("wait", json!({})).with_usage(Usage::new(10, 5))]);
-    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![waits_for_ever(
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
         Arc::clone(started),
         Arc::clone(&dropped),
-    )]);
+    ))]);
     let parent_model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
         ScriptedTurn::call(
@@ -389,8 +366,10 @@ async fn a_run_stopped_by_a_hook_stops_the_children_it_started() {
 async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
     let started = Arc::new(tokio::sync::Notify::new());
     let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
-    let config = SubAgentConfig::new(child_model, "m")
-        .with_tools(vec![waits_for_ever(Arc::clone(&started), Arc::default())]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
+        Arc::clone(&started),
+        Arc::default(),
+    ))]);
     let parent_model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
         ScriptedTurn::text("started"),
@@ -414,8 +393,10 @@ async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
 #[tokio::test]
 async fn a_run_ended_by_a_panic_stops_the_children_it_started() {
     let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
-    let config = SubAgentConfig::new(child_model, "m")
-        .with_tools(vec![waits_for_ever(Arc::default(), Arc::default())]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
+        Arc::default(),
+        Arc::default(),
+    ))]);
     let parent_model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
         ScriptedTurn::respond(|_| panic!("the parent's model broke")),

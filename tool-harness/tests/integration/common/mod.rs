@@ -5,6 +5,7 @@ pub mod image_files;
 pub mod log_records;
 pub mod recorded_events;
 pub mod span_fields;
+pub mod stalled;
 pub mod warnings;
 
 use async_trait::async_trait;
