@@ -47,19 +47,19 @@ mod memory;
 pub mod model;
 mod preset;
 mod readable_duration;
+#[cfg(any(feature = "http-models", feature = "mcp"))]
+mod redacted_url;
 pub mod retrieval;
 mod serialized_len;
 mod shell;
 #[cfg(any(feature = "http-models", feature = "mcp"))]
 mod tls;
 pub mod tools;
-#[cfg(any(feature = "http-models", feature = "mcp"))]
-mod url_userinfo;
 
 pub use toolsmith_core as core;
 
 #[cfg(any(feature = "http-models", feature = "mcp"))]
-pub use url_userinfo::without_userinfo;
+pub use redacted_url::redacted_url;
 
 pub use fs::FileSystem;
 pub use fs::error::FsError;

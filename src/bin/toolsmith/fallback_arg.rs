@@ -8,7 +8,7 @@ use std::fmt;
 use clap::ValueEnum as _;
 use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
-use toolsmith::harness::without_userinfo;
+use toolsmith::harness::redacted_url;
 
 use crate::cli::ModelApi;
 
@@ -29,7 +29,7 @@ impl fmt::Debug for Fallback {
         f.debug_struct("Fallback")
             .field("api", &self.api)
             .field("model", &self.model)
-            .field("base_url", &self.base_url.as_deref().map(without_userinfo))
+            .field("base_url", &self.base_url.as_deref().map(redacted_url))
             .finish()
     }
 }
@@ -69,7 +69,7 @@ impl TypedValueParser for FallbackParser {
 /// the user and key of its URL.
 fn parse_fallback(text: &str) -> Result<Fallback, String> {
     let apis = "openai-chat, openai-responses, anthropic or gemini";
-    let shown = without_userinfo(text);
+    let shown = redacted_url(text);
     let Some((api, rest)) = text.split_once(':') else {
         return Err(format!("expected API:MODEL (API: {apis}), got {shown:?}"));
     };
@@ -206,10 +206,10 @@ mod tests {
             debug.contains("https://host/v1") && !debug.contains("sk-1"),
             "{debug}"
         );
-        assert_eq!(without_userinfo("no URL at all"), "no URL at all");
+        assert_eq!(redacted_url("no URL at all"), "no URL at all");
         assert_eq!(
-            without_userinfo("x@http://u:k@h:8080?q=a@b"),
-            "x@http://h:8080?q=a@b"
+            redacted_url("x@http://u:k@h:8080?q=a@b"),
+            "x@http://h:8080?q=…"
         );
     }
 }

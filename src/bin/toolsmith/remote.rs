@@ -4,7 +4,7 @@ use std::ffi::OsString;
 
 use toolsmith::ToolImpl as _;
 use toolsmith::harness::mcp::{McpClient, McpCommand, McpTransport};
-use toolsmith::harness::without_userinfo;
+use toolsmith::harness::redacted_url;
 
 use crate::{Failure, output};
 
@@ -25,7 +25,7 @@ pub async fn list(
                 // Quoted without its user and key, which may be a secret.
                 return Err(Failure::new(format!(
                     "--url {:?} does not start with http:// or https://",
-                    without_userinfo(&url)
+                    redacted_url(&url)
                 )));
             }
             let transport = McpTransport::http(url);

@@ -23,7 +23,7 @@ use super::tool_list::{
     DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_TOOLS, ListChangeListener, LiveToolList, ToolLister,
 };
 use crate::error_causes::with_causes;
-use crate::url_userinfo::without_userinfo;
+use crate::redacted_url::{redacted_url, with_url_redacted};
 
 /// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
 /// otherwise.
@@ -97,7 +97,7 @@ impl std::fmt::Debug for McpTransport {
             Self::ChildProcess(command) => f.debug_tuple("ChildProcess").field(command).finish(),
             Self::Http { url, bearer_token } => f
                 .debug_struct("Http")
-                .field("url", &without_userinfo(url))
+                .field("url", &redacted_url(url))
                 .field("bearer_token", &bearer_token.as_ref().map(|_| "<redacted>"))
                 .finish(),
         }
@@ -109,7 +109,7 @@ impl std::fmt::Display for McpTransport {
         match self {
             Self::ChildProcess(command) => write!(f, "`{command}`"),
             // Errors show it, and are logged: never a password in the URL.
-            Self::Http { url, .. } => f.write_str(&without_userinfo(url)),
+            Self::Http { url, .. } => f.write_str(&redacted_url(url)),
         }
     }
 }
@@ -530,7 +530,7 @@ fn http_client(url: &str) -> Result<reqwest::Client, McpError> {
         .map_err(|error| {
             McpError::Config(format!(
                 "cannot build the HTTP client for {}: {error}",
-                without_userinfo(url)
+                redacted_url(url)
             ))
         })
 }
@@ -544,8 +544,11 @@ fn handshake_reason(error: &rmcp::service::ClientInitializeError) -> String {
         rmcp::service::ClientInitializeError::TransportError { error, context } => {
             let failure = error.error.as_ref();
             // The HTTP client's own error keeps its causes; rmcp's wrapper around it does not.
+            // reqwest's message quotes the URL it was asked: its query's values hidden.
             let causes = match failure.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-                Some(StreamableHttpError::Client(client)) => with_causes(client),
+                Some(StreamableHttpError::Client(client)) => {
+                    with_url_redacted(with_causes(client), client.url().map(reqwest::Url::as_str))
+                }
                 _ => with_causes(failure),
             };
             format!("{causes} (rmcp: {context})")

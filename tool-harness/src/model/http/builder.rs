@@ -130,9 +130,7 @@ impl<M> fmt::Debug for HttpModelBuilder<M> {
             .field("api_key", &s.api_key.as_ref().map(|_| "<redacted>"))
             .field(
                 "base_url",
-                &s.base_url
-                    .as_deref()
-                    .map(crate::url_userinfo::without_userinfo),
+                &s.base_url.as_deref().map(crate::redacted_url::redacted_url),
             )
             .field("timeout", &s.timeout)
             .field("max_retries", &s.max_retries)

@@ -22,7 +22,7 @@ use super::events::EventStream;
 use super::refusal::Refusal;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
-use crate::url_userinfo::without_userinfo;
+use crate::redacted_url::{redacted_url, with_url_redacted};
 
 /// The most of an API's error message (or of an unreadable body) an error quotes.
 pub(super) const MAX_QUOTED_CHARS: usize = 2_000;
@@ -47,7 +47,7 @@ impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Transport")
             .field("api", &self.name)
-            .field("base_url", &without_userinfo(&self.base_url))
+            .field("base_url", &redacted_url(&self.base_url))
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .finish_non_exhaustive()
@@ -127,13 +127,13 @@ impl Transport {
         if !https && !base_url.starts_with("http://") {
             return Err(bad(format!(
                 "the base URL {:?} does not start with http:// or https://",
-                without_userinfo(&base_url)
+                redacted_url(&base_url)
             )));
         }
         if reqwest::Url::parse(&base_url).is_err() {
             return Err(bad(format!(
                 "the base URL {:?} is not a valid URL",
-                without_userinfo(&base_url)
+                redacted_url(&base_url)
             )));
         }
         let mut headers = HeaderMap::new();
@@ -281,7 +281,7 @@ impl Transport {
                     let wait = self.next_retry(
                         wait,
                         retries,
-                        format_args!("no answer from {} ({error})", without_userinfo(url)),
+                        format_args!("no answer from {} ({error})", redacted_url(url)),
                     );
                     wait.await;
                     continue;
@@ -305,7 +305,7 @@ impl Transport {
             let wait = self.next_retry(
                 wait,
                 retries,
-                format_args!("HTTP {} from {}", status.as_u16(), without_userinfo(url)),
+                format_args!("HTTP {} from {}", status.as_u16(), redacted_url(url)),
             );
             wait.await;
         }
@@ -524,16 +524,18 @@ impl Transport {
                 after: self.timeout,
             };
         }
+        // reqwest's message quotes the URL it was asked: its query's values hidden.
+        let causes = with_url_redacted(with_causes(err), err.url().map(reqwest::Url::as_str));
         if err.is_body() || err.is_decode() {
             return ModelError::MalformedResponse {
                 provider: self.provider_name(),
-                reason: format!("the response could not be read: {}", with_causes(err)),
+                reason: format!("the response could not be read: {causes}"),
             };
         }
         ModelError::Connection {
             provider: self.provider_name(),
-            url: without_userinfo(url).into_owned(),
-            reason: with_causes(err),
+            url: redacted_url(url).into_owned(),
+            reason: causes,
         }
     }
 
@@ -544,7 +546,7 @@ impl Transport {
         let message = match headers.get(LOCATION).map(|to| to.to_str()) {
             Some(Ok(to)) => format!(
                 "the server redirected the request to {} (redirects are not followed: they would carry the key elsewhere); set the base URL to where the API is",
-                quote(&without_userinfo(to.trim()), 200)
+                quote(&redacted_url(to.trim()), 200)
             ),
             _ => "the server answered with a redirect (not followed: it would carry the key elsewhere) that names no readable `Location`; check the base URL".to_owned(),
         };
@@ -583,7 +585,7 @@ impl Transport {
         if status == StatusCode::NOT_FOUND {
             message.push_str(&format!(
                 " (POST {}: check the base URL and the model name)",
-                without_userinfo(url)
+                redacted_url(url)
             ));
         }
         error_for_status(

@@ -582,3 +582,28 @@ async fn a_password_in_the_url_is_in_no_error() {
         assert!(!shown.contains("agent:"), "{shown}");
     }
 }
+
+/// A key in the URL's query (`?api_key=…`): the error, the transport's `Display` and
+/// `Debug` show the parameter's name, never its value, though the HTTP client's own
+/// message quotes the URL it was asked.
+#[tokio::test]
+async fn a_key_in_the_url_s_query_is_in_no_error() {
+    let unlistened = tokio::net::TcpSocket::new_v4().unwrap();
+    unlistened.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = unlistened.local_addr().unwrap().port();
+    let transport = McpTransport::http(format!(
+        "http://127.0.0.1:{port}/mcp?api_key=sk-query-secret&team=ops"
+    ));
+    assert_eq!(
+        transport.to_string(),
+        format!("http://127.0.0.1:{port}/mcp?api_key=…&team=…")
+    );
+    assert!(!format!("{transport:?}").contains("sk-query-secret"));
+    let err = McpClient::connect(transport)
+        .await
+        .expect_err("nothing listens there");
+    for shown in [err.to_string(), format!("{err:?}")] {
+        assert!(!shown.contains("sk-query-secret"), "{shown}");
+        assert!(shown.contains("api_key="), "{shown}");
+    }
+}
