@@ -314,6 +314,86 @@ fn call_prints_the_result_and_fails_on_a_tool_error() {
     );
 }
 
+/// `toolsmith call` with `args`, `input` written to its stdin (from a thread of its own: a
+/// command that stops reading must not block the test).
+fn call_with_stdin(args: &[&str], input: Vec<u8>) -> std::process::Output {
+    let mut child = Command::new(BIN)
+        .arg("call")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // A command that refuses early closes its end: the write then fails, as it should.
+    let writer = std::thread::spawn(move || _ = stdin.write_all(&input));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+#[test]
+fn call_reads_its_arguments_from_stdin_with_dash() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "hello\n").unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let ok = call_with_stdin(
+        &["--root", root_arg, "read", "-"],
+        b"{\"path\": \"a.txt\"}\n".to_vec(),
+    );
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "     1\thello\n");
+
+    // Stdin's JSON is checked as an argument's is.
+    let wrong = call_with_stdin(&["--root", root_arg, "read", "-"], b"[1]".to_vec());
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the arguments of 'read' are not usable: tool arguments must be a JSON object"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn call_refuses_stdin_over_16_mib_or_not_utf8_and_runs_no_tool() {
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let limit = 16 * 1024 * 1024;
+    // A write of big.txt whose JSON is one byte over the limit.
+    let mut json = br#"{"path": "big.txt", "content": ""#.to_vec();
+    let end = br#""}"#;
+    json.resize(limit + 1 - end.len(), b'x');
+    json.extend_from_slice(end);
+    assert_eq!(json.len(), limit + 1);
+    let over = call_with_stdin(&["--root", root_arg, "write", "-"], json);
+    let stderr = String::from_utf8_lossy(&over.stderr);
+    assert_eq!(over.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "toolsmith: the arguments of 'write' on stdin: more than 16777216 bytes, \
+         the most `-` reads\n"
+    );
+    assert!(!root.path().join("big.txt").exists());
+
+    let mut invalid = br#"{"path": "bad.txt", "content": "caf"#.to_vec();
+    invalid.extend_from_slice(b"\xe9\"}");
+    let invalid = call_with_stdin(&["--root", root_arg, "write", "-"], invalid);
+    let stderr = String::from_utf8_lossy(&invalid.stderr);
+    assert_eq!(invalid.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the arguments of 'write' on stdin: not UTF-8 at byte 35"),
+        "{stderr}"
+    );
+    assert!(!root.path().join("bad.txt").exists());
+}
+
 /// What a tool read reaches the terminal without the control characters that would drive
 /// it; its lines and tabs are kept.
 #[test]

@@ -335,6 +335,156 @@ async fn a_destructive_call_runs_only_with_yes() {
     );
 }
 
+/// `toolsmith run -` as [`command`] makes it, `prompt` written to its stdin, run to its end.
+async fn run_from_stdin(
+    root: &std::path::Path,
+    server: &ChatServer,
+    extra: &[&str],
+    prompt: &'static [u8],
+) -> Output {
+    let mut command = command(root, server, extra, "-");
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // A command that refuses early closes its end: the write may then fail.
+        let writer = std::thread::spawn(move || _ = std::io::Write::write_all(&mut stdin, prompt));
+        let output = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        output
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_prompt_from_stdin_reaches_the_model_and_no_call_is_asked_about() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([
+        call("c1", "shed", json!({"description": "select:write"})),
+        call(
+            "c2",
+            "write",
+            json!({"path": "out.txt", "content": "written\n"}),
+        ),
+        text("Done."),
+    ])
+    .await;
+    let output = run_from_stdin(root.path(), &server, &[], b"Write out.txt\nplease.\n").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let requests = server.requests();
+    // All of stdin, its trailing newline trimmed.
+    assert_eq!(
+        requests[0]["messages"][0]["content"],
+        "Write out.txt\nplease."
+    );
+    // Stdin held the prompt: it cannot answer a question, so the call is refused.
+    assert!(
+        stderr.contains("[write: refused; `toolsmith run --yes`"),
+        "{stderr}"
+    );
+    assert!(!root.path().join("out.txt").exists());
+    assert!(tool_results(&requests[2])[1].contains("did not approve"));
+
+    // An empty prompt, or one that is not UTF-8, is a usage error: no model is asked.
+    let server = ChatServer::start([text("Hello.")]).await;
+    for (prompt, says) in [
+        (&b"\n"[..], "toolsmith: the prompt is empty\n"),
+        (
+            &b"caf\xe9?"[..],
+            "toolsmith: the prompt on stdin: not UTF-8 at byte 3\n",
+        ),
+    ] {
+        let refused = run_from_stdin(root.path(), &server, &[], prompt).await;
+        assert_eq!(refused.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&refused.stderr), says);
+    }
+    // So is an empty prompt given as an argument.
+    let empty = run(root.path(), &server, &[], " ").await;
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(server.requests().is_empty());
+}
+
+/// A pseudo-terminal: its controlling end, and the end a command takes as its stdin.
+#[cfg(target_os = "linux")]
+fn terminal() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd as _;
+    let (mut controller, mut terminal) = (0, 0);
+    // SAFETY: `openpty` writes two new descriptors to the integers it is given; the null name,
+    // settings and size are allowed (none wanted).
+    let made = unsafe {
+        libc::openpty(
+            &mut controller,
+            &mut terminal,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened, and are owned by nothing else.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(controller),
+            std::fs::File::from_raw_fd(terminal),
+        )
+    }
+}
+
+/// A prompt typed on a terminal, ended by Ctrl-D: the terminal is not asked about the
+/// destructive call after it (its next read would wait for the user, who has said all).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_prompt_typed_on_the_terminal_leaves_no_question_to_ask() {
+    use std::io::Write as _;
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([
+        call("c1", "shed", json!({"description": "select:write"})),
+        call("c2", "write", json!({"path": "out.txt", "content": "x"})),
+        text("Done."),
+    ])
+    .await;
+    let (mut controller, stdin) = terminal();
+    let mut command = command(root.path(), &server, &[], "-");
+    command
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    drop(command);
+    // A line, then Ctrl-D at the start of the next: the end of the input.
+    controller.write_all(b"Write out.txt\n\x04").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let ended = loop {
+        if child.try_wait().unwrap().is_some() {
+            break true;
+        }
+        if std::time::Instant::now() >= deadline {
+            child.kill().unwrap();
+            break false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(ended, "the command waited for an answer: {stderr}");
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("Allow write"), "{stderr}");
+    assert!(
+        stderr.contains("[write: refused; `toolsmith run --yes`"),
+        "{stderr}"
+    );
+    assert_eq!(
+        server.requests()[0]["messages"][0]["content"],
+        "Write out.txt"
+    );
+    assert!(!root.path().join("out.txt").exists());
+}
+
 #[tokio::test]
 async fn the_key_comes_from_the_environment_with_a_base_url_given() {
     let root = tempfile::tempdir().unwrap();

@@ -1,10 +1,11 @@
-//! `toolsmith call NAME JSON`: one call, run here.
+//! `toolsmith call NAME JSON`: one call, run here (`-` for JSON: read from stdin).
 
 use serde_json::Value;
 use toolsmith::provider::error_for_model;
 use toolsmith::{ToolArguments, ToolError};
 
 use crate::cli::CallArgs;
+use crate::from_stdin::{self, STDIN};
 use crate::presets;
 use crate::{Failure, output};
 
@@ -14,7 +15,12 @@ use crate::{Failure, output};
 pub async fn run(args: CallArgs) -> Result<(), Failure> {
     let manager = presets::manager(&args.preset)?;
     let name = &args.name;
-    let value: Value = serde_json::from_str(&args.json).map_err(|error| {
+    let json = if args.json == STDIN {
+        from_stdin::read(format!("the arguments of '{name}'")).await?
+    } else {
+        args.json
+    };
+    let value: Value = serde_json::from_str(&json).map_err(|error| {
         Failure::usage(format!("the arguments of '{name}' are not JSON: {error}"))
     })?;
     let arguments = ToolArguments::try_from(value).map_err(|error| {

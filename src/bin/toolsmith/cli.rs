@@ -157,7 +157,7 @@ pub struct CallArgs {
     pub preset: PresetArgs,
     /// The tool to call.
     pub name: String,
-    /// The arguments, a JSON object.
+    /// The arguments, a JSON object; `-` reads them from stdin (16 MiB at most).
     #[arg(default_value = "{}")]
     pub json: String,
 }
@@ -201,10 +201,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
     pub context_window: Option<u64>,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
-    /// each such call is asked about on the terminal, or refused when stdin is not one.
+    /// each such call is asked about on the terminal, or refused when stdin is not one or
+    /// held the prompt (`-`).
     #[arg(long)]
     pub yes: bool,
-    /// The question.
+    /// The question; `-` reads it from stdin (16 MiB at most; destructive calls are then
+    /// refused without --yes, stdin being spent).
     pub prompt: String,
 }
 

@@ -8,6 +8,7 @@
 mod call;
 mod cli;
 mod fallback_arg;
+mod from_stdin;
 mod output;
 mod presets;
 mod remote;

@@ -1,4 +1,5 @@
-//! `toolsmith run PROMPT`: one agent run over a preset's tools, against a model API.
+//! `toolsmith run PROMPT`: one agent run over a preset's tools, against a model API (`-`
+//! for PROMPT: read from stdin).
 
 use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal as _, Write};
@@ -15,12 +16,22 @@ use toolsmith::harness::model::{ChatModel, FallbackModel};
 use toolsmith::{CancellationToken, ToolCallRequest, ToolShed};
 
 use crate::cli::{ModelApi, RunArgs};
+use crate::from_stdin::{self, STDIN};
 use crate::{Failure, output, presets};
 
 /// Runs the agent: the model's text streamed to stdout (each turn's on lines of its own),
 /// each tool call and the run's usage on stderr. A run that ends without an answer is a
 /// failure; a reader of stdout that goes away stops the run.
 pub async fn run(args: RunArgs) -> Result<(), Failure> {
+    // Stdin that held the prompt is spent: no question about a call can be read from it.
+    let (prompt, can_ask) = if args.prompt == STDIN {
+        (from_stdin::read("the prompt".to_owned()).await?, false)
+    } else {
+        (args.prompt, std::io::stdin().is_terminal())
+    };
+    if prompt.trim().is_empty() {
+        return Err(Failure::usage("the prompt is empty"));
+    }
     let preset = presets::preset(&args.preset)?;
     let mut model = model(args.api, args.base_url.as_deref())?;
     if let Some((first, rest)) = args.fallback.split_first() {
@@ -47,7 +58,7 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         .with_streaming(true)
         .with_cancellation(cancel)
         .with_event_handler(move |event: &AgentEvent| shown.show(event))
-        .with_approval(move |call: &ToolCallRequest| approve(call, yes));
+        .with_approval(move |call: &ToolCallRequest| approve(call, yes, can_ask));
     if let Some(system) = args.system {
         builder = builder.with_system_prompt(system);
     }
@@ -58,7 +69,7 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
             .with_context_overflow(DropOldestExchanges::new());
     }
     let session = builder.build()?;
-    let run = match session.run(&args.prompt).await {
+    let run = match session.run(&prompt).await {
         // The reader went away, and the run was stopped for it: nothing more to say.
         Err(AgenticError::Cancelled { .. }) if output::closed() => {
             return Err(output::reader_gone());
@@ -299,12 +310,12 @@ fn preview(result: &str) -> String {
 }
 
 /// Whether a destructive call may run: with `--yes`, always; else as the user answers on
-/// the terminal; without one, never.
-fn approve(call: &ToolCallRequest, yes: bool) -> bool {
+/// the terminal, when stdin is one that `can_ask` (not spent on the prompt); else never.
+fn approve(call: &ToolCallRequest, yes: bool, can_ask: bool) -> bool {
     if yes {
         return true;
     }
-    if !std::io::stdin().is_terminal() {
+    if !can_ask {
         output::note(format_args!(
             "[{}: refused; `toolsmith run --yes` lets the model run destructive tools]",
             output::escaped(&call.name)
