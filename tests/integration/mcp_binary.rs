@@ -394,6 +394,27 @@ fn call_refuses_stdin_over_16_mib_or_not_utf8_and_runs_no_tool() {
     assert!(!root.path().join("bad.txt").exists());
 }
 
+/// Arguments on stdin within the byte limit but of more JSON values than a model's may hold
+/// (short values take some 40 times their text once read) are refused unread, as a model's.
+#[test]
+fn call_refuses_stdin_arguments_of_too_many_values() {
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().to_str().unwrap();
+    let json = format!(
+        "{{\"path\": \"a.txt\", \"n\": [{}0]}}",
+        "0,".repeat(3_000_000)
+    );
+    let out = call_with_stdin(&["--root", root_arg, "read", "-"], json.into_bytes());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the arguments of 'read' are not JSON: the JSON holds more than 2097152 values"
+        ),
+        "{stderr}"
+    );
+}
+
 /// What a tool read reaches the terminal without the control characters that would drive
 /// it; its lines and tabs are kept.
 #[test]

@@ -1,8 +1,7 @@
 //! `toolsmith call NAME JSON`: one call, run here (`-` for JSON: read from stdin).
 
-use serde_json::Value;
 use toolsmith::provider::error_for_model;
-use toolsmith::{ToolArguments, ToolError};
+use toolsmith::{ToolArguments, ToolError, value_from_str};
 
 use crate::cli::CallArgs;
 use crate::from_stdin::{self, STDIN};
@@ -20,7 +19,9 @@ pub async fn run(args: CallArgs) -> Result<(), Failure> {
     } else {
         args.json
     };
-    let value: Value = serde_json::from_str(&json).map_err(|error| {
+    // Read as a model's arguments are: 16 MiB of stdin would otherwise be a `Value` of
+    // some 40 times its size.
+    let value = value_from_str(&json).map_err(|error| {
         Failure::usage(format!("the arguments of '{name}' are not JSON: {error}"))
     })?;
     let arguments = ToolArguments::try_from(value).map_err(|error| {
