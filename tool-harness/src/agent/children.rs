@@ -19,7 +19,7 @@ use toolsmith_core::{
 use super::compaction::Compaction;
 use super::context_overflow::{ContextOverflow, SessionContextOverflow};
 use super::events::AgentEvent;
-use super::ledger::RunLedger;
+use super::ledger::{RunLedger, RunOrigin};
 use super::pause::PauseHandle;
 use super::session::{SessionCancellation, SessionGuards, SessionPause};
 use super::token_estimate::TokenEstimate;
@@ -677,7 +677,8 @@ impl AgentCommands {
             };
             // A panic in the child's model or tools ends it as failed, not running for ever.
             let mut estimate = TokenEstimate::default();
-            let run = AssertUnwindSafe(session.run_under(task.into(), calling_run, &mut estimate))
+            let origin = RunOrigin::under(calling_run);
+            let run = AssertUnwindSafe(session.run_under(task.into(), origin, &mut estimate))
                 .catch_unwind();
             let outcome = tokio::select! {
                 outcome = run => outcome,

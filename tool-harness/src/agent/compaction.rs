@@ -10,7 +10,7 @@ use toolsmith_core::{CancellationToken, Image, ToolDeclarations};
 
 use super::context_overflow::ContextEstimate;
 use super::events::AgentEvent;
-use super::ledger::RunLedger;
+use super::ledger::{RunLedger, RunOrigin};
 use super::session::{RunEnd, is_cancelled};
 use super::token_estimate::{BYTES_PER_TOKEN, TokenEstimate, estimate_message_tokens};
 use super::{AgentRun, AgentSession, AgenticError};
@@ -600,11 +600,14 @@ impl AgentSession {
         } else {
             let summarized = compacted(&mut request.messages, &cut, &summary);
             estimate.forget();
-            self.emit(AgentEvent::ContextCompacted {
-                turn: run.model_calls + 1,
-                summarized,
-                estimate: estimated,
-            });
+            self.emit(
+                ledger,
+                AgentEvent::ContextCompacted {
+                    turn: run.model_calls + 1,
+                    summarized,
+                    estimate: estimated,
+                },
+            );
         }
         // The summary was a model call: the run's limits and its pause hold after it as
         // before any other.
@@ -693,7 +696,7 @@ impl AgentSession {
             None => None,
         };
         let asked = summary_request(&request, &kept.messages[..cut.at], compaction, fitting);
-        let ledger = RunLedger::under(RunLedger::of_calling_run());
+        let ledger = RunLedger::from_origin(RunOrigin::here(self));
         let cancel = self.cancellation.child_token();
         let summarised = self
             .summarise(asked, &cancel, (None, provider), (&mut run, &ledger))

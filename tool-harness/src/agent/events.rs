@@ -251,7 +251,8 @@ pub enum NotRunReason {
 /// that blocks holds the run up (and, on a current-thread runtime, every other task), so
 /// slow work goes to a channel. The runs of one session that go on at once (from tasks
 /// sharing an `Arc<AgentSession>`) send their events to the same handlers, interleaved,
-/// with nothing telling the runs apart: where that matters, give each caller a session.
+/// with nothing telling the runs apart: where that matters, read each run's events from
+/// a stream of its own ([`AgentSession::events_of`](super::AgentSession::events_of)).
 pub trait AgentEventHandler: Send + Sync {
     /// Called for each event; keep it short (send it to a channel for slow work).
     fn on_event(&self, event: &AgentEvent);

@@ -1,9 +1,13 @@
-//! [`RunLedger`]: the tokens a run's sub-agents spend, counted in the run that caused them.
+//! [`RunLedger`]: the tokens a run's sub-agents spend, counted in the run that caused them;
+//! with it, the run's own event stream, if its caller asked for one.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
 
+use super::AgentSession;
+use super::events::AgentEvent;
+use super::run_events::EventStream;
 use crate::model::Usage;
 
 /// The tokens of one run's descendants: the runs its tool calls made or started (an
@@ -27,6 +31,38 @@ pub(crate) struct RunLedger {
     /// background sub-agents its calls started stop with it (one that ends with an answer
     /// leaves them running, for a later run to collect).
     abandoned: Mutex<Abandoned>,
+    /// Where the run's events go besides the session's handlers, when its caller asked for
+    /// them ([`AgentSession::events_of`]).
+    events: Option<EventStream>,
+}
+
+/// Where a run starts from: the run whose tool call it is made in, if any (its tokens count
+/// there), and the event stream its caller offered it, if any.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunOrigin {
+    pub(crate) parent: Option<Arc<RunLedger>>,
+    pub(crate) events: Option<EventStream>,
+}
+
+impl RunOrigin {
+    /// The origin of a run of `session` starting on this task: the run whose call is
+    /// running here, and the stream a [`RunEvents`](super::RunEvents) polling here offers
+    /// the session's runs (taken: a run typed or not takes it once, at its start).
+    pub(crate) fn here(session: &AgentSession) -> Self {
+        Self {
+            parent: RunLedger::of_calling_run(),
+            events: EventStream::claim(session),
+        }
+    }
+
+    /// The origin of a run that counts in `parent`'s run and streams nowhere (a sub-agent
+    /// started on a task of its own).
+    pub(crate) fn under(parent: Option<Arc<RunLedger>>) -> Self {
+        Self {
+            parent,
+            events: None,
+        }
+    }
 }
 
 /// The token a run's background children follow, made when the first one starts: most runs
@@ -39,12 +75,25 @@ struct Abandoned {
 }
 
 impl RunLedger {
-    /// The ledger of a run that counts in `parent`'s run, if it has one.
-    pub(crate) fn under(parent: Option<Arc<Self>>) -> Self {
+    /// The ledger of a run that starts from `origin`.
+    pub(crate) fn from_origin(origin: RunOrigin) -> Self {
         Self {
             descendants: Mutex::default(),
-            parent,
+            parent: origin.parent,
             abandoned: Mutex::default(),
+            events: origin.events,
+        }
+    }
+
+    /// Whether the run's caller reads its events from a stream of their own.
+    pub(crate) fn streams_events(&self) -> bool {
+        self.events.is_some()
+    }
+
+    /// `event` sent to the run's own stream, when it has one.
+    pub(crate) fn stream_event(&self, event: AgentEvent) {
+        if let Some(events) = &self.events {
+            events.send(event);
         }
     }
 

@@ -5,7 +5,8 @@
 //! `run(..)` or `send(..)` drives the loop until the model answers, and gives an
 //! [`AgentRun`]: the answer, the transcript, every tool call, the model calls and the tokens
 //! used. [`ToolHook`]s and a [`ToolApproval`] callback see every call; [`AgentEvent`]s report
-//! progress; spans follow OpenTelemetry's GenAI conventions (`invoke_agent`, `chat`,
+//! progress, to the session's handlers or, one run's alone, as a stream
+//! ([`AgentSession::events_of`]); spans follow OpenTelemetry's GenAI conventions (`invoke_agent`, `chat`,
 //! `execute_tool`).
 
 mod budget;
@@ -22,6 +23,7 @@ mod ledger;
 mod pause;
 mod refused_counts;
 mod run;
+mod run_events;
 mod session;
 mod token_estimate;
 mod tool;
@@ -48,6 +50,7 @@ pub use events::{AgentEvent, AgentEventHandler, DeniedBy, NotRunReason};
 pub use hooks::{ApprovalDecision, HookDecision, ToolApproval, ToolHook};
 pub use pause::PauseHandle;
 pub use run::{AgentRun, ToolCallRecord};
+pub use run_events::RunEvents;
 pub use session::{AgentSession, DEFAULT_MAX_TURNS};
 pub use token_estimate::estimate_message_tokens;
 pub use tool::AgentTool;

@@ -20,7 +20,7 @@ use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::hooks::{ToolApproval, ToolHook};
 use super::images_over_limits::remove_images_over_limits;
-use super::ledger::RunLedger;
+use super::ledger::{RunLedger, RunOrigin};
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
@@ -197,7 +197,7 @@ impl AgentSession {
     /// ```
     pub async fn run_input(&self, input: impl Into<UserInput>) -> Result<AgentRun, AgenticError> {
         let mut estimate = TokenEstimate::default();
-        self.run_under(input.into(), RunLedger::of_calling_run(), &mut estimate)
+        self.run_under(input.into(), RunOrigin::here(self), &mut estimate)
             .await
     }
 
@@ -208,25 +208,29 @@ impl AgentSession {
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
         let mut estimate = TokenEstimate::default();
-        self.run_with_cancellation_estimated(input.into(), &token, &mut estimate)
-            .await
+        self.run_with_cancellation_estimated(
+            input.into(),
+            &token,
+            (RunOrigin::here(self), &mut estimate),
+        )
+        .await
     }
 
-    /// [`run`](Self::run), its tokens counted in the run whose ledger `parent` is (a
-    /// sub-agent started by a call runs on a task of its own, outside the call's context),
-    /// and its last request's estimate left in `estimate` (the typed answer's exchange
-    /// continues it).
+    /// [`run`](Self::run) from `origin`: its tokens counted in the run whose ledger is its
+    /// parent (a sub-agent started by a call runs on a task of its own, outside the call's
+    /// context), its events streamed where it says; its last request's estimate left in
+    /// `estimate` (the typed answer's exchange continues it).
     pub(super) async fn run_under(
         &self,
         input: UserInput,
-        parent: Option<Arc<RunLedger>>,
+        origin: RunOrigin,
         estimate: &mut TokenEstimate,
     ) -> Result<AgentRun, AgenticError> {
         self.drive(
             new_conversation(input),
             self.cancellation.child_token(),
             None,
-            (parent, estimate),
+            (origin, estimate),
         )
         .await
     }
@@ -243,15 +247,15 @@ impl AgentSession {
             .await
     }
 
-    /// [`run_with_cancellation`](Self::run_with_cancellation), its last request's estimate
-    /// left in `estimate`.
+    /// [`run_with_cancellation`](Self::run_with_cancellation) from `origin`, its last
+    /// request's estimate left in `estimate`.
     pub(super) async fn run_with_cancellation_estimated(
         &self,
         input: UserInput,
         token: &CancellationToken,
-        estimate: &mut TokenEstimate,
+        (origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
-        self.drive_following(new_conversation(input), token, estimate)
+        self.drive_following(new_conversation(input), token, (origin, estimate))
             .await
     }
 
@@ -267,15 +271,23 @@ impl AgentSession {
     /// cancelled: its message was never sent and is not kept, and the error's run holds
     /// that message alone.
     pub async fn send(&self, text: impl Into<String>) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(UserInput::new(text), None, &mut TokenEstimate::default())
-            .await
+        self.continue_conversation(
+            UserInput::new(text),
+            None,
+            (RunOrigin::here(self), &mut TokenEstimate::default()),
+        )
+        .await
     }
 
     /// [`send`](Self::send) of text with images (a [`UserInput`]; text alone converts into
     /// one).
     pub async fn send_input(&self, input: impl Into<UserInput>) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(input.into(), None, &mut TokenEstimate::default())
-            .await
+        self.continue_conversation(
+            input.into(),
+            None,
+            (RunOrigin::here(self), &mut TokenEstimate::default()),
+        )
+        .await
     }
 
     /// [`send_with_cancellation`](Self::send_with_cancellation) of text with images.
@@ -284,8 +296,12 @@ impl AgentSession {
         input: impl Into<UserInput>,
         token: CancellationToken,
     ) -> Result<AgentRun, AgenticError> {
-        self.continue_conversation(input.into(), Some(&token), &mut TokenEstimate::default())
-            .await
+        self.continue_conversation(
+            input.into(),
+            Some(&token),
+            (RunOrigin::here(self), &mut TokenEstimate::default()),
+        )
+        .await
     }
 
     /// [`send`](Self::send), stopped when `token` (or the session's token) is cancelled, as
@@ -345,19 +361,19 @@ impl AgentSession {
         self.continue_conversation(
             UserInput::new(text),
             Some(&token),
-            &mut TokenEstimate::default(),
+            (RunOrigin::here(self), &mut TokenEstimate::default()),
         )
         .await
     }
 
-    /// The kept conversation with `input` added, run (stopped by `caller` too, when given),
-    /// and kept again as the run left it, with the estimate of its last request (also left
-    /// in `estimate`, for the typed answer's exchange).
+    /// The kept conversation with `input` added, run from `origin` (stopped by `caller` too,
+    /// when given), and kept again as the run left it, with the estimate of its last request
+    /// (also left in `estimate`, for the typed answer's exchange).
     pub(super) async fn continue_conversation(
         &self,
         input: UserInput,
         caller: Option<&CancellationToken>,
-        estimate: &mut TokenEstimate,
+        (origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
         // Sends take turns: one queued behind another ends when it is cancelled, without
         // waiting for the other to end (its message never sent, nothing kept).
@@ -387,13 +403,16 @@ impl AgentSession {
         // The kept conversation's last request is the first of this run's.
         estimate.clone_from(&kept.estimate);
         let ended = match caller {
-            Some(token) => self.drive_following(messages, token, estimate).await,
+            Some(token) => {
+                self.drive_following(messages, token, (origin, &mut *estimate))
+                    .await
+            }
             None => {
                 self.drive(
                     messages,
                     self.cancellation.child_token(),
                     None,
-                    (RunLedger::of_calling_run(), estimate),
+                    (origin, &mut *estimate),
                 )
                 .await
             }
@@ -409,13 +428,13 @@ impl AgentSession {
         ended
     }
 
-    /// Runs `conversation` under a token of its own, which the session's token cancels, and
-    /// so does the caller's `token`.
+    /// Runs `conversation` from `origin` under a token of its own, which the session's token
+    /// cancels, and so does the caller's `token`.
     async fn drive_following(
         &self,
         conversation: Vec<Message>,
         token: &CancellationToken,
-        estimate: &mut TokenEstimate,
+        (origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
         let run_token = self.cancellation.child_token();
         following(
@@ -425,7 +444,7 @@ impl AgentSession {
                 conversation,
                 run_token.clone(),
                 Some(token),
-                (RunLedger::of_calling_run(), estimate),
+                (origin, estimate),
             ),
         )
         .await
@@ -484,27 +503,40 @@ impl AgentSession {
     }
 
     /// [`AgentEvent::ModelResponse`] for model call `turn`'s `response`, when a handler
-    /// listens.
-    fn emit_response(&self, turn: usize, response: &ChatResponse) {
-        if !self.events.is_empty() {
-            self.emit(AgentEvent::ModelResponse {
-                turn,
-                calls: response.calls.len(),
-                stop_reason: response.stop_reason.clone(),
-                usage: response.usage,
-            });
+    /// or the run's stream listens.
+    fn emit_response(&self, ledger: &RunLedger, turn: usize, response: &ChatResponse) {
+        if self.listened(ledger) {
+            self.emit(
+                ledger,
+                AgentEvent::ModelResponse {
+                    turn,
+                    calls: response.calls.len(),
+                    stop_reason: response.stop_reason.clone(),
+                    usage: response.usage,
+                },
+            );
         }
     }
 
-    pub(super) fn emit(&self, event: AgentEvent) {
+    /// Whether anyone hears the events of the run whose ledger is `ledger`: a handler of the
+    /// session's, or the run's own stream ([`AgentSession::events_of`]). An event nobody
+    /// hears is not built.
+    pub(super) fn listened(&self, ledger: &RunLedger) -> bool {
+        !self.events.is_empty() || ledger.streams_events()
+    }
+
+    /// Sends `event` of the run whose ledger is `ledger` to the session's handlers, then to
+    /// the run's own stream.
+    pub(super) fn emit(&self, ledger: &RunLedger, event: AgentEvent) {
         deliver(&self.events, &event);
+        ledger.stream_event(event);
     }
 
     /// The loop: a model call, its tool calls, their results, until an answer without calls.
     /// `cancel` is the run's token; `caller`, a token of the caller's that also stops it
-    /// (see [`is_cancelled`]); `parent`, the ledger of the run this one counts in;
-    /// `estimate`, of the request the conversation continues, if any, and left with the
-    /// run's last.
+    /// (see [`is_cancelled`]); `origin`, the ledger of the run this one counts in and the
+    /// stream its events go to; `estimate`, of the request the conversation continues, if
+    /// any, and left with the run's last.
     ///
     /// The conversation moves into one [`ChatRequest`] for the whole run: each turn appends
     /// to it and the model borrows it, so no message is copied per turn.
@@ -513,7 +545,7 @@ impl AgentSession {
         conversation: Vec<Message>,
         cancel: CancellationToken,
         caller: Option<&CancellationToken>,
-        (parent, estimate): (Option<Arc<RunLedger>>, &mut TokenEstimate),
+        (origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
         let provider = match self.provider_name() {
             Ok(name) => name,
@@ -543,7 +575,7 @@ impl AgentSession {
         };
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
-        let ledger = Arc::new(RunLedger::under(parent));
+        let ledger = Arc::new(RunLedger::from_origin(origin));
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self
@@ -662,7 +694,7 @@ impl AgentSession {
             }
             request.messages.push(response.to_message());
             let turn = run.model_calls;
-            let ended = TurnCalls::new(self, turn, (cancel, caller), batch_options)
+            let ended = TurnCalls::new(self, turn, (cancel, caller), (batch_options, ledger))
                 .cut_off(response.stop_reason == StopReason::MaxTokens)
                 .run(response.calls, &mut run.tool_calls)
                 .await;
@@ -675,10 +707,13 @@ impl AgentSession {
                 CallsEnded::Cancelled => return Err(RunEnd::Cancelled),
                 CallsEnded::Panicked(panic) => return Err(RunEnd::Panicked(panic)),
             }
-            self.emit(AgentEvent::TurnFinished {
-                turn,
-                usage: run.usage,
-            });
+            self.emit(
+                ledger,
+                AgentEvent::TurnFinished {
+                    turn,
+                    usage: run.usage,
+                },
+            );
         }
     }
 
@@ -712,7 +747,7 @@ impl AgentSession {
         // fewer, can happen only as many times as the request has images.
         let mut images_removed = false;
         if self.unreadable_images_removed {
-            self.remove_images_over_limits(request, estimate, run.model_calls + 1)?;
+            self.remove_images_over_limits((request, estimate), run.model_calls + 1, ledger)?;
         }
         // The output the request reserves, for a session that knows its window.
         let reserved = match self.context_window {
@@ -751,7 +786,7 @@ impl AgentSession {
                         policy.as_ref(),
                         (request, estimate, protected),
                         &overflow,
-                        turn,
+                        (turn, ledger),
                     )?;
                     if shortened.is_nothing() {
                         estimate_spent = true;
@@ -807,12 +842,15 @@ impl AgentSession {
                     }
                     // What the provider counted, if anything, held the images.
                     estimate.forget();
-                    self.emit(AgentEvent::ImagesRemoved {
-                        turn: run.model_calls,
-                        removed,
-                        image: named,
-                        reason: message.clone(),
-                    });
+                    self.emit(
+                        ledger,
+                        AgentEvent::ImagesRemoved {
+                            turn: run.model_calls,
+                            removed,
+                            image: named,
+                            reason: message.clone(),
+                        },
+                    );
                     if is_cancelled(cancel, caller) {
                         return Err(RunEnd::Cancelled);
                     }
@@ -836,7 +874,7 @@ impl AgentSession {
                 policy.as_ref(),
                 (request, estimate, protected),
                 &overflow,
-                run.model_calls,
+                (run.model_calls, ledger),
             )?;
             if shortened.is_nothing() {
                 return Err(RunEnd::Model(error));
@@ -876,9 +914,9 @@ impl AgentSession {
     /// [`ImageLimits`]: crate::model::ImageLimits
     fn remove_images_over_limits(
         &self,
-        request: &mut ChatRequest,
-        estimate: &mut TokenEstimate,
+        (request, estimate): (&mut ChatRequest, &mut TokenEstimate),
         turn: usize,
+        ledger: &RunLedger,
     ) -> Result<(), RunEnd> {
         let limits = std::panic::catch_unwind(AssertUnwindSafe(|| self.model.image_limits()))
             .map_err(|payload| {
@@ -891,7 +929,7 @@ impl AgentSession {
         let removed = remove_images_over_limits(&mut request.messages, &limits);
         if !removed.is_empty() {
             estimate.forget();
-            self.emit(AgentEvent::ImagesOverLimits { turn, removed });
+            self.emit(ledger, AgentEvent::ImagesOverLimits { turn, removed });
         }
         Ok(())
     }
@@ -906,7 +944,7 @@ impl AgentSession {
         policy: &dyn ContextOverflow,
         (request, estimate, protected): (&mut ChatRequest, &mut TokenEstimate, usize),
         overflow: &Overflow<'_>,
-        turn: usize,
+        (turn, ledger): (usize, &RunLedger),
     ) -> Result<Shortened, RunEnd> {
         let estimated = match overflow.cause {
             OverflowCause::Estimated(estimated) => Some(estimated),
@@ -924,13 +962,16 @@ impl AgentSession {
             })?;
         if !shortened.is_nothing() {
             estimate.forget();
-            self.emit(AgentEvent::ContextShortened {
-                turn,
-                attempt: overflow.attempt,
-                dropped: shortened.dropped,
-                emptied: shortened.emptied,
-                estimate: estimated,
-            });
+            self.emit(
+                ledger,
+                AgentEvent::ContextShortened {
+                    turn,
+                    attempt: overflow.attempt,
+                    dropped: shortened.dropped,
+                    emptied: shortened.emptied,
+                    estimate: estimated,
+                },
+            );
         }
         Ok(shortened)
     }
@@ -952,15 +993,18 @@ impl AgentSession {
         let request = &*request;
         run.model_calls += 1;
         let turn = run.model_calls;
-        if !self.events.is_empty() {
-            self.emit(AgentEvent::ModelRequest {
-                turn,
-                tools: request
-                    .tool_names()
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect(),
-            });
+        if self.listened(ledger) {
+            self.emit(
+                ledger,
+                AgentEvent::ModelRequest {
+                    turn,
+                    tools: request
+                        .tool_names()
+                        .into_iter()
+                        .map(str::to_owned)
+                        .collect(),
+                },
+            );
         }
         let span = tracing::info_span!(
             "chat",
@@ -984,7 +1028,7 @@ impl AgentSession {
                 if self.streaming && streamed {
                     let mut on_delta = |delta: StreamDelta| {
                         if let StreamDelta::Text(text) = delta {
-                            self.emit(AgentEvent::TextDelta(text));
+                            self.emit(ledger, AgentEvent::TextDelta(text));
                         }
                     };
                     model.stream(request, &mut on_delta).await
@@ -1012,7 +1056,7 @@ impl AgentSession {
             if let Ok(response) = &answer {
                 run.usage += response.usage;
                 ledger.spent(response.usage);
-                self.emit_response(turn, response);
+                self.emit_response(ledger, turn, response);
             }
             return Err(RunEnd::Cancelled);
         }
@@ -1029,7 +1073,7 @@ impl AgentSession {
         run.usage += response.usage;
         ledger.spent(response.usage);
         run.stop_reason = Some(response.stop_reason.clone());
-        self.emit_response(turn, &response);
+        self.emit_response(ledger, turn, &response);
         Ok(response)
     }
 }

@@ -64,6 +64,8 @@ pub(super) struct TurnCalls<'s> {
     /// too.
     caller: Option<&'s CancellationToken>,
     options: &'s BatchOptions,
+    /// The run's ledger, which says where its events go besides the session's handlers.
+    ledger: &'s RunLedger,
     /// The answer was cut off at the output token limit: its calls may be cut short too.
     cut_off: bool,
 }
@@ -73,7 +75,7 @@ impl<'s> TurnCalls<'s> {
         session: &'s AgentSession,
         turn: usize,
         (cancel, caller): (&'s CancellationToken, Option<&'s CancellationToken>),
-        options: &'s BatchOptions,
+        (options, ledger): (&'s BatchOptions, &'s RunLedger),
     ) -> Self {
         Self {
             session,
@@ -81,6 +83,7 @@ impl<'s> TurnCalls<'s> {
             cancel,
             caller,
             options,
+            ledger,
             cut_off: false,
         }
     }
@@ -244,12 +247,15 @@ impl<'s> TurnCalls<'s> {
             self.hold_batch(&mut batch, &mut slots, stop);
         }
 
-        if !session.events.is_empty() {
+        if session.listened(self.ledger) {
             for request in &batch {
-                session.emit(AgentEvent::ToolCallStarted {
-                    call_id: request.id.clone(),
-                    name: request.name.clone(),
-                });
+                session.emit(
+                    self.ledger,
+                    AgentEvent::ToolCallStarted {
+                        call_id: request.id.clone(),
+                        name: request.name.clone(),
+                    },
+                );
             }
         }
         // An event handler, a hook or the approval may have cancelled the caller's token:
@@ -520,14 +526,17 @@ impl<'s> TurnCalls<'s> {
         duration: Duration,
     ) -> FinishedCall {
         let session = self.session;
-        if !session.events.is_empty() {
-            session.emit(AgentEvent::ToolCallFinished {
-                call_id: request.id.clone(),
-                name: request.name.clone(),
-                duration,
-                is_error: result.is_error(),
-                summary: result.content.to_text(),
-            });
+        if session.listened(self.ledger) {
+            session.emit(
+                self.ledger,
+                AgentEvent::ToolCallFinished {
+                    call_id: request.id.clone(),
+                    name: request.name.clone(),
+                    duration,
+                    is_error: result.is_error(),
+                    summary: result.content.to_text(),
+                },
+            );
             // A handler may have cancelled the caller's token: the calls not started yet
             // (an answer's other calls run after its searches) do not start.
             self.cancelled();
@@ -543,13 +552,16 @@ impl<'s> TurnCalls<'s> {
     /// and the event handlers hear of it now, when it is decided.
     fn denied(&self, request: &ToolCallRequest, by: DeniedBy, reason: String) -> Admission {
         let session = self.session;
-        if !session.events.is_empty() {
-            session.emit(AgentEvent::ToolCallDenied {
-                call_id: request.id.clone(),
-                name: request.name.clone(),
-                by,
-                reason: reason.clone(),
-            });
+        if session.listened(self.ledger) {
+            session.emit(
+                self.ledger,
+                AgentEvent::ToolCallDenied {
+                    call_id: request.id.clone(),
+                    name: request.name.clone(),
+                    by,
+                    reason: reason.clone(),
+                },
+            );
         }
         let text = format!("The call was not run: {reason}");
         Admission::Answered(ToolCallResult::error(text), Some(reason))
@@ -565,13 +577,16 @@ impl<'s> TurnCalls<'s> {
         result: ToolCallResult,
     ) -> Admission {
         let session = self.session;
-        if !session.events.is_empty() {
-            session.emit(AgentEvent::ToolCallNotRun {
-                call_id: call_id.to_owned(),
-                name: name.to_owned(),
-                why,
-                summary: result.content.to_text(),
-            });
+        if session.listened(self.ledger) {
+            session.emit(
+                self.ledger,
+                AgentEvent::ToolCallNotRun {
+                    call_id: call_id.to_owned(),
+                    name: name.to_owned(),
+                    why,
+                    summary: result.content.to_text(),
+                },
+            );
         }
         Admission::Answered(result, None)
     }
@@ -658,7 +673,7 @@ fn hook_panic(
 
 /// How a run's batches run: offered tools only, stopped by the run's token (`cancel`, and
 /// the caller's, `caller`), the run's `ledger` lent to each call, progress reported as events
-/// when a handler listens, the session's deadline. Made once a run; it owns the run's token.
+/// when a handler or the run's stream listens, the session's deadline. Made once a run; it owns the run's token.
 pub(super) fn batch_options(
     session: &AgentSession,
     (cancel, caller): (CancellationToken, Option<&CancellationToken>),
@@ -667,13 +682,16 @@ pub(super) fn batch_options(
     let mut options = BatchOptions::new()
         .with_offer_check(true)
         .with_call_values(ledger.call_values());
-    if !session.events.is_empty() {
+    if session.listened(ledger) {
         let events = Arc::clone(&session.events);
+        let run_events = Arc::clone(ledger);
         // A handler may cancel the caller's token while the batch goes on without waiting:
         // passed on at once (see `TurnCalls::cancelled`), so that no call starts after it.
         let follow = caller.map(|caller| (cancel.clone(), caller.clone()));
         let progress = move |progress: Progress| {
-            deliver(&events, &AgentEvent::ToolCallProgress(progress));
+            let event = AgentEvent::ToolCallProgress(progress);
+            deliver(&events, &event);
+            run_events.stream_event(event);
             if let Some((run, caller)) = &follow {
                 super::session::is_cancelled(run, Some(caller));
             }

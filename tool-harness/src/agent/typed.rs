@@ -23,7 +23,7 @@ use toolsmith_core::{
 };
 
 use super::declaration_check::check_declarations;
-use super::ledger::RunLedger;
+use super::ledger::{RunLedger, RunOrigin};
 use super::session::following;
 use super::token_estimate::TokenEstimate;
 use super::{AgentRun, AgentSession, AgenticError, UserInput};
@@ -111,12 +111,13 @@ impl AgentSession {
         &self,
         input: impl Into<UserInput>,
     ) -> Result<TypedRun<T>, AgenticError> {
+        let origin = RunOrigin::here(self);
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .continue_conversation(input.into(), None, &mut estimate)
+            .continue_conversation(input.into(), None, (origin.clone(), &mut estimate))
             .await?;
-        self.answer_as(&form, (run, estimate), None).await
+        self.answer_as(&form, (run, estimate), (None, origin)).await
     }
 
     /// [`run`](Self::run), then the answer as a `T`, as [`send_as`](Self::send_as) reads
@@ -134,12 +135,13 @@ impl AgentSession {
         &self,
         input: impl Into<UserInput>,
     ) -> Result<TypedRun<T>, AgenticError> {
+        let origin = RunOrigin::here(self);
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .run_under(input.into(), RunLedger::of_calling_run(), &mut estimate)
+            .run_under(input.into(), origin.clone(), &mut estimate)
             .await?;
-        self.answer_as(&form, (run, estimate), None).await
+        self.answer_as(&form, (run, estimate), (None, origin)).await
     }
 
     /// [`send_with_cancellation`](Self::send_with_cancellation), then the answer as a `T`, as
@@ -160,12 +162,14 @@ impl AgentSession {
         input: impl Into<UserInput>,
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
+        let origin = RunOrigin::here(self);
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .continue_conversation(input.into(), Some(&token), &mut estimate)
+            .continue_conversation(input.into(), Some(&token), (origin.clone(), &mut estimate))
             .await?;
-        self.answer_as(&form, (run, estimate), Some(&token)).await
+        self.answer_as(&form, (run, estimate), (Some(&token), origin))
+            .await
     }
 
     /// [`run_with_cancellation`](Self::run_with_cancellation), then the answer as a `T`, as
@@ -185,12 +189,14 @@ impl AgentSession {
         input: impl Into<UserInput>,
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
+        let origin = RunOrigin::here(self);
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
-            .run_with_cancellation_estimated(input.into(), &token, &mut estimate)
+            .run_with_cancellation_estimated(input.into(), &token, (origin.clone(), &mut estimate))
             .await?;
-        self.answer_as(&form, (run, estimate), Some(&token)).await
+        self.answer_as(&form, (run, estimate), (Some(&token), origin))
+            .await
     }
 
     /// How a `T` is asked for, or why it cannot be: known before the run, so that nothing
@@ -220,20 +226,22 @@ impl AgentSession {
     }
 
     /// `run`'s answer as a `T`, asked for as the arguments of [`FINAL_ANSWER_TOOL`]; stopped
-    /// by the session's token, and by `caller`'s when given. `run` comes with the estimate
-    /// of its last request, which the exchange continues.
+    /// by the session's token, and by `caller`'s when given; from the run's `origin` (its
+    /// tokens counted and its events streamed where the run's were). `run` comes with the
+    /// estimate of its last request, which the exchange continues.
     async fn answer_as<T: DeserializeOwned>(
         &self,
         form: &AnswerForm,
         run: (AgentRun, TokenEstimate),
-        caller: Option<&CancellationToken>,
+        (caller, origin): (Option<&CancellationToken>, RunOrigin),
     ) -> Result<TypedRun<T>, AgenticError> {
         let cancel = self.cancellation.child_token();
         match caller {
             Some(token) => {
-                following(token, &cancel, self.exchange(form, run, &cancel, caller)).await
+                let exchange = self.exchange(form, run, (&cancel, caller), origin);
+                following(token, &cancel, exchange).await
             }
-            None => self.exchange(form, run, &cancel, None).await,
+            None => self.exchange(form, run, (&cancel, None), origin).await,
         }
     }
 
@@ -244,8 +252,8 @@ impl AgentSession {
         &self,
         form: &AnswerForm,
         (mut run, mut estimate): (AgentRun, TokenEstimate),
-        cancel: &CancellationToken,
-        caller: Option<&CancellationToken>,
+        (cancel, caller): (&CancellationToken, Option<&CancellationToken>),
+        origin: RunOrigin,
     ) -> Result<TypedRun<T>, AgenticError> {
         let mut declared = ToolDeclarations::clone(&self.manager.offered_declarations());
         // A tool of that name registered since the check (the run's tools may register
@@ -270,8 +278,9 @@ impl AgentSession {
             Ok(name) => name,
             Err(panic) => return Err(panic.into_error(Box::new(run))),
         };
-        // Counted where the run's own calls were: in the run around this one, if any.
-        let ledger = RunLedger::under(RunLedger::of_calling_run());
+        // Counted where the run's own calls were (in the run around this one, if any), its
+        // events streamed where the run's were.
+        let ledger = RunLedger::from_origin(origin);
         // The run's answer's: `run.text`'s, which the exchange does not replace.
         let stop_reason = run.stop_reason.clone();
         let mut problem = String::new();

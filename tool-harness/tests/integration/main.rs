@@ -28,6 +28,7 @@ mod paths_and_globs;
 mod presets;
 mod read_images;
 mod retrieval;
+mod run_events;
 mod runtime_shutdown;
 mod search_file_tool;
 mod session_concurrency;

@@ -1,0 +1,213 @@
+//! [`RunEvents`]: one run's [`AgentEvent`]s as a stream, apart from every other run of the
+//! session.
+//!
+//! A session's [`AgentEventHandler`](super::AgentEventHandler)s hear every run of the
+//! session, interleaved: a server that shares one session among its users could not tell
+//! whose run an event is. [`AgentSession::events_of`] wraps one run's future; while the
+//! wrapper polls it, it offers a channel on this thread, and the first run of that session
+//! to start there takes it. Nothing else can: a run started later, or inside one of the
+//! run's tool calls (an `AgentTool`'s sub-agent), or by another session, finds the offer
+//! taken or not meant for it.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::AgentSession;
+use super::events::AgentEvent;
+
+thread_local! {
+    /// The stream a [`RunEvents`] offers while it polls its run on this thread, until a run
+    /// of its session takes it.
+    static OFFERED: RefCell<Option<Offer>> = const { RefCell::new(None) };
+}
+
+/// A stream offered to the runs of one session.
+struct Offer {
+    /// The session's address: only its runs take the offer.
+    session: usize,
+    sender: EventStream,
+}
+
+/// Where one run's events go besides the session's handlers: the channel of the
+/// [`RunEvents`] that started it.
+#[derive(Debug, Clone)]
+pub(crate) struct EventStream(UnboundedSender<AgentEvent>);
+
+impl EventStream {
+    /// The stream a [`RunEvents`] polling on this thread offers `session`'s runs, taken: so
+    /// one run has it, the first of the session to start under the wrapper.
+    pub(crate) fn claim(session: &AgentSession) -> Option<Self> {
+        OFFERED.with(|offered| {
+            let mut offered = offered.borrow_mut();
+            match &*offered {
+                Some(offer) if offer.session == address(session) => {
+                    offered.take().map(|offer| offer.sender)
+                }
+                _ => None,
+            }
+        })
+    }
+
+    /// Sends `event` to the stream; a stream no longer read (its wrapper dropped or
+    /// finishing) drops it.
+    pub(crate) fn send(&self, event: AgentEvent) {
+        let _ = self.0.send(event);
+    }
+}
+
+fn address(session: &AgentSession) -> usize {
+    std::ptr::from_ref(session) as usize
+}
+
+/// One run's events as a [`Stream`], then its outcome by [`finish`](Self::finish): made by
+/// [`AgentSession::events_of`].
+///
+/// The run goes on only while this is polled (a stream read, or `finish` awaited): events
+/// wait in it for the reader, and a reader that stops reading holds the run at its next
+/// event, as a slow [`AgentEventHandler`](super::AgentEventHandler) does (a running tool's
+/// progress, sent from the tool's own task, still queues). Dropped before the run ends, it
+/// drops the run, as a dropped `send` is: the run stops and its calls are dropped.
+///
+/// The stream ends when the run has ended and every event it sent has been read; the
+/// session's handlers hear the same events as ever.
+#[must_use = "a run's events do nothing unless read, or the run awaited with `finish`"]
+pub struct RunEvents<F: Future> {
+    /// The run, until it has ended.
+    run: Option<Pin<Box<F>>>,
+    /// The stream offered to it, until it takes it.
+    offer: Option<Offer>,
+    receiver: UnboundedReceiver<AgentEvent>,
+    /// The run's outcome, once it has ended, until [`finish`](Self::finish) takes it.
+    output: Option<F::Output>,
+}
+
+// No field is pinned in place: the run is boxed, the outcome only moved.
+impl<F: Future> Unpin for RunEvents<F> {}
+
+impl<F: Future> std::fmt::Debug for RunEvents<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunEvents")
+            .field("running", &self.run.is_some())
+            .field("started", &self.offer.is_none())
+            .field("queued", &self.receiver.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentSession {
+    /// The events of one run of this session, as a stream of its own: `run` is a future of
+    /// this session's (`session.send(..)`, `run_with_cancellation(..)`, `send_as::<T>(..)`,
+    /// any of them), and the stream has the events of that run alone, however many other
+    /// runs of the session go on at once. The events are the ones the session's
+    /// [`AgentEventHandler`](super::AgentEventHandler)s get, which still get them; await
+    /// [`RunEvents::finish`] for the run's outcome.
+    ///
+    /// The run that takes the stream is the first of this session that `run` starts (a
+    /// future that starts none has an empty stream); the runs its tool calls make (an
+    /// [`AgentTool`](super::AgentTool)'s sub-agent) are their sessions' own.
+    ///
+    /// ```
+    /// use futures::StreamExt as _;
+    /// use serde_json::json;
+    /// use toolsmith::{ToolShed, tool_fn};
+    /// use toolsmith::harness::agent::{AgentEvent, AgentSession};
+    /// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
+    ///
+    /// /// Add two integers.
+    /// #[tool_fn]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     ScriptedTurn::call("shed", json!({"description": "add numbers"})),
+    ///     ScriptedTurn::call("add", json!({"a": 2, "b": 3})),
+    ///     ScriptedTurn::text("5"),
+    /// ]);
+    /// let session = AgentSession::builder(model)
+    ///     .with_model("scripted")
+    ///     .with_toolshed(ToolShed::new().tool(Add))
+    ///     .build()
+    ///     .unwrap();
+    /// let mut events = session.events_of(session.send("What is 2 + 3?"));
+    /// let mut finished = Vec::new();
+    /// while let Some(event) = events.next().await {
+    ///     if let AgentEvent::ToolCallFinished { name, summary, .. } = event {
+    ///         finished.push(format!("{name}: {summary}"));
+    ///     }
+    /// }
+    /// let run = events.finish().await.unwrap();
+    /// assert_eq!(run.text, "5");
+    /// assert_eq!(finished[1], "add: 5");
+    /// # }
+    /// ```
+    pub fn events_of<F: Future>(&self, run: F) -> RunEvents<F> {
+        let (sender, receiver) = unbounded_channel();
+        RunEvents {
+            run: Some(Box::pin(run)),
+            offer: Some(Offer {
+                session: address(self),
+                sender: EventStream(sender),
+            }),
+            receiver,
+            output: None,
+        }
+    }
+}
+
+impl<F: Future> RunEvents<F> {
+    /// The run's outcome, once it has ended: awaits the rest of the run, the events not read
+    /// by then left unread.
+    pub async fn finish(mut self) -> F::Output {
+        // Not read any more: the rest of the run's events are dropped as they are sent.
+        self.receiver.close();
+        std::future::poll_fn(|cx| self.poll_run(cx)).await;
+        self.output
+            .take()
+            .expect("a run that ended left its outcome")
+    }
+
+    /// Polls the run, the stream offered to it meanwhile on this thread (the offer of a
+    /// wrapper polled inside this one's run put back after); ready once it has ended.
+    fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(run) = &mut self.run else {
+            return Poll::Ready(());
+        };
+        let outer = OFFERED.with(|offered| offered.replace(self.offer.take()));
+        let polled = run.as_mut().poll(cx);
+        self.offer = OFFERED.with(|offered| offered.replace(outer));
+        match polled {
+            Poll::Ready(output) => {
+                self.output = Some(output);
+                self.run = None;
+                // A run that never took the stream leaves nothing to offer.
+                self.offer = None;
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<F: Future> Stream for RunEvents<F> {
+    type Item = AgentEvent;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        let this = self.get_mut();
+        // Events sent already come first; polling the receiver also wakes this task for a
+        // tool's progress sent from another task.
+        if let Poll::Ready(Some(event)) = this.receiver.poll_recv(cx) {
+            return Poll::Ready(Some(event));
+        }
+        let ended = this.poll_run(cx).is_ready();
+        match this.receiver.try_recv() {
+            Ok(event) => Poll::Ready(Some(event)),
+            Err(_) if ended => Poll::Ready(None),
+            Err(_) => Poll::Pending,
+        }
+    }
+}
