@@ -67,11 +67,11 @@ fn address(session: &AgentSession) -> usize {
 /// One run's events as a [`Stream`], then its outcome by [`finish`](Self::finish): made by
 /// [`AgentSession::events_of`].
 ///
-/// The run goes on only while this is polled (a stream read, or `finish` awaited): events
-/// wait in it for the reader, and a reader that stops reading holds the run at its next
-/// event, as a slow [`AgentEventHandler`](super::AgentEventHandler) does (a running tool's
-/// progress, sent from the tool's own task, still queues). Dropped before the run ends, it
-/// drops the run, as a dropped `send` is: the run stops and its calls are dropped.
+/// The run is polled by this stream, as any future is by its caller: it goes on while the
+/// stream is read (or `finish` awaited) and waits, its tool calls with it, while nobody
+/// reads; so the events never pile up unread (what a tool spawned on a task of its own
+/// reports as progress meanwhile still queues). Dropped before the run ends, it drops the
+/// run, as a dropped `send` is: the run stops and its calls are dropped.
 ///
 /// The stream ends when the run has ended and every event it sent has been read; the
 /// session's handlers hear the same events as ever.
