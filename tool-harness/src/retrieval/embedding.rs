@@ -1,6 +1,7 @@
 //! [`EmbeddingRetriever`]: documents ranked by the cosine similarity of their embeddings to
 //! the query's, through the session's [`Embedder`].
 
+use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
@@ -13,6 +14,10 @@ use super::{Document, Retriever};
 
 /// Documents embedded with an [`Embedder`] (a session's, or any) and ranked by cosine
 /// similarity to the query's embedding.
+///
+/// Documents are added as they are ([`add`](Self::add)), or under ids of your own
+/// ([`upsert`](Self::upsert)), which a later `upsert` replaces and [`remove`](Self::remove)
+/// takes away: an index kept in step with files or records that change.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -29,11 +34,51 @@ use super::{Document, Retriever};
 pub struct EmbeddingRetriever {
     name: String,
     embedder: Arc<dyn Embedder>,
-    documents: RwLock<Vec<Embedded>>,
+    store: RwLock<Store>,
 }
 
-/// A stored document: its unit-length embedding, its text and its metadata.
-type Embedded = (Box<[f32]>, String, Map<String, Value>);
+/// The documents, and where the ones with ids are.
+#[derive(Default)]
+struct Store {
+    documents: Vec<Embedded>,
+    by_id: HashMap<String, usize>,
+}
+
+/// A stored document: its id if it has one, its unit-length embedding, its text and its
+/// metadata.
+struct Embedded {
+    id: Option<String>,
+    vector: Box<[f32]>,
+    content: String,
+    metadata: Map<String, Value>,
+}
+
+impl Store {
+    /// Adds `document`, in the place of the one with its id if there is one.
+    fn put(&mut self, document: Embedded) {
+        match document.id.as_ref().and_then(|id| self.by_id.get(id)) {
+            Some(&at) => self.documents[at] = document,
+            None => {
+                if let Some(id) = &document.id {
+                    self.by_id.insert(id.clone(), self.documents.len());
+                }
+                self.documents.push(document);
+            }
+        }
+    }
+
+    /// Removes the document `id`, the last one moved into its place.
+    fn remove(&mut self, id: &str) -> bool {
+        let Some(at) = self.by_id.remove(id) else {
+            return false;
+        };
+        self.documents.swap_remove(at);
+        if let Some(moved) = self.documents.get(at).and_then(|d| d.id.as_ref()) {
+            self.by_id.insert(moved.clone(), at);
+        }
+        true
+    }
+}
 
 impl std::fmt::Debug for EmbeddingRetriever {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,7 +95,7 @@ impl EmbeddingRetriever {
         Self {
             name: name.into(),
             embedder,
-            documents: RwLock::new(Vec::new()),
+            store: RwLock::default(),
         }
     }
 
@@ -77,28 +122,105 @@ impl EmbeddingRetriever {
         &self,
         documents: impl IntoIterator<Item = (String, Map<String, Value>)>,
     ) -> Result<(), ServiceError> {
-        let documents: Vec<(String, Map<String, Value>)> = documents.into_iter().collect();
-        let texts: Vec<String> = documents.iter().map(|(text, _)| text.clone()).collect();
+        self.embed_and_store(
+            documents
+                .into_iter()
+                .map(|(content, metadata)| (None, content, metadata)),
+        )
+        .await
+    }
+
+    /// Embeds and adds documents under ids, each `(id, content)`: one with the id of a
+    /// document held already takes its place (in one call, the last of an id is kept). Its
+    /// metadata holds `id`. Fails, changing nothing, as [`add`](Self::add) does.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::in_memory::HashingEmbedder;
+    /// use toolsmith::harness::retrieval::{EmbeddingRetriever, Retriever};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
+    /// docs.upsert([("a.md", "The cat sat on the mat."), ("b.md", "Prices fell.")]).await.unwrap();
+    /// // a.md changed: embedded again, in the old one's place.
+    /// docs.upsert([("a.md", "The cat sleeps by the door.")]).await.unwrap();
+    /// assert_eq!(docs.len(), 2);
+    /// let found = docs.retrieve("where does the cat sleep", 1).await.unwrap();
+    /// assert_eq!(found[0].content, "The cat sleeps by the door.");
+    /// assert_eq!(found[0].metadata["id"], "a.md");
+    /// assert!(docs.remove("b.md"));
+    /// assert_eq!(docs.len(), 1);
+    /// # });
+    /// ```
+    pub async fn upsert<I, K, S>(&self, documents: I) -> Result<(), ServiceError>
+    where
+        I: IntoIterator<Item = (K, S)>,
+        K: Into<String>,
+        S: Into<String>,
+    {
+        self.upsert_with_metadata(
+            documents
+                .into_iter()
+                .map(|(id, content)| (id.into(), content.into(), Map::new())),
+        )
+        .await
+    }
+
+    /// [`upsert`](Self::upsert) with metadata of your own, each `(id, content, metadata)`;
+    /// `id` is added to the metadata unless it has an `id` already.
+    pub async fn upsert_with_metadata(
+        &self,
+        documents: impl IntoIterator<Item = (String, String, Map<String, Value>)>,
+    ) -> Result<(), ServiceError> {
+        self.embed_and_store(documents.into_iter().map(|(id, content, mut metadata)| {
+            metadata
+                .entry("id")
+                .or_insert_with(|| Value::String(id.clone()));
+            (Some(id), content, metadata)
+        }))
+        .await
+    }
+
+    /// Removes the document `id`; `false` when there was none. Documents added without an
+    /// id are kept until the retriever is dropped.
+    pub fn remove(&self, id: &str) -> bool {
+        self.store
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id)
+    }
+
+    /// Embeds `documents`, each `(id, content, metadata)`, and stores them if the embedder
+    /// gave one good vector a text; else stores none.
+    async fn embed_and_store(
+        &self,
+        documents: impl Iterator<Item = (Option<String>, String, Map<String, Value>)>,
+    ) -> Result<(), ServiceError> {
+        let documents: Vec<_> = documents.collect();
+        let texts: Vec<String> = documents.iter().map(|(_, text, _)| text.clone()).collect();
         let vectors = self.embedder.embed(&texts).await?;
         // A vector of another length would match no query: the document would never be found.
         self.check(&vectors, &texts)?;
-        let mut stored = self
-            .documents
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        for (vector, (text, metadata)) in vectors.into_iter().zip(documents) {
-            // A vector with no direction (every number zero) is kept empty, as tool discovery
-            // keeps one: no query's length is its, so it matches nothing.
-            stored.push((unit_vector(vector).unwrap_or_default(), text, metadata));
+        let mut store = self.store.write().unwrap_or_else(PoisonError::into_inner);
+        for (vector, (id, content, metadata)) in vectors.into_iter().zip(documents) {
+            store.put(Embedded {
+                id,
+                // A vector with no direction (every number zero) is kept empty, as tool
+                // discovery keeps one: no query's length is its, so it matches nothing.
+                vector: unit_vector(vector).unwrap_or_default(),
+                content,
+                metadata,
+            });
         }
         Ok(())
     }
 
     /// How many documents it holds.
     pub fn len(&self) -> usize {
-        self.documents
+        self.store
             .read()
             .unwrap_or_else(PoisonError::into_inner)
+            .documents
             .len()
     }
 
@@ -123,6 +245,9 @@ impl Retriever for EmbeddingRetriever {
         &self.name
     }
 
+    /// The `top_k` documents most similar to `query` (the cosine of their embeddings), most
+    /// similar first (equal scores in the order the documents are held); a document of no positive
+    /// similarity (unrelated, or opposed) is not given, however few the others.
     async fn retrieve(&self, query: &str, top_k: usize) -> Result<Vec<Document>, ServiceError> {
         let query = [query.to_owned()];
         let mut vectors = self.embedder.embed(&query).await?;
@@ -130,27 +255,36 @@ impl Retriever for EmbeddingRetriever {
         self.check(&vectors, &query)?;
         // Of no direction, empty: of no document's length, it finds nothing.
         let query = unit_vector(vectors.swap_remove(0)).unwrap_or_default();
-        let documents = self
+        let store = self.store.read().unwrap_or_else(PoisonError::into_inner);
+        let mut scored: Vec<(f32, usize)> = store
             .documents
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut scored: Vec<(f32, usize)> = documents
             .iter()
             .enumerate()
-            .filter(|(_, (vector, ..))| vector.len() == query.len())
-            .map(|(i, (vector, ..))| (vector.iter().zip(query.iter()).map(|(a, b)| a * b).sum(), i))
+            .filter(|(_, document)| document.vector.len() == query.len())
+            .map(|(i, document)| {
+                let cosine = document.vector.iter().zip(query.iter()).map(|(a, b)| a * b);
+                (cosine.sum(), i)
+            })
             .filter(|(score, _)| *score > 0.0)
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let best_first =
+            |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        // The best `top_k` picked first: only they are sorted, however many match.
+        if top_k == 0 {
+            scored.clear();
+        } else if scored.len() > top_k {
+            scored.select_nth_unstable_by(top_k - 1, best_first);
+            scored.truncate(top_k);
+        }
+        scored.sort_unstable_by(best_first);
         Ok(scored
             .into_iter()
-            .take(top_k)
             .map(|(score, i)| {
-                let (_, content, metadata) = &documents[i];
+                let document = &store.documents[i];
                 Document {
-                    content: content.clone(),
+                    content: document.content.clone(),
                     score: f64::from(score),
-                    metadata: metadata.clone(),
+                    metadata: document.metadata.clone(),
                 }
             })
             .collect())

@@ -538,3 +538,148 @@ async fn the_lexical_retriever_finds_a_word_however_unicode_spells_it() {
     assert!(found_ids(&docs, "cafe").await.is_empty());
     assert_eq!(found_ids(&docs, "api").await, ["wide"]);
 }
+
+/// The contents the retriever finds for `query`, best first.
+async fn contents(docs: &EmbeddingRetriever, query: &str, top_k: usize) -> Vec<String> {
+    let found = docs.retrieve(query, top_k).await.unwrap();
+    found.into_iter().map(|d| d.content).collect()
+}
+
+#[tokio::test]
+async fn the_embedding_retrievers_upsert_replaces_a_document_of_the_same_id() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
+    docs.upsert([
+        ("a", "The cat sat on the mat."),
+        ("b", "Quarterly revenue grew."),
+    ])
+    .await
+    .unwrap();
+    docs.upsert([("a", "The dog slept by the door.")])
+        .await
+        .unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(contents(&docs, "cat mat", 5).await, Vec::<String>::new());
+    let found = docs.retrieve("dog door", 5).await.unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].content, "The dog slept by the door.");
+    assert_eq!(found[0].metadata["id"], "a");
+    // In one call, the last document of an id is kept.
+    docs.upsert([("c", "first cat"), ("c", "second cat")])
+        .await
+        .unwrap();
+    assert_eq!(docs.len(), 3);
+    assert_eq!(contents(&docs, "cat", 5).await, ["second cat"]);
+}
+
+#[tokio::test]
+async fn the_embedding_retriever_removes_by_id_and_keeps_the_others_findable() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
+    docs.add(["an anonymous note about cats"]).await.unwrap();
+    docs.upsert([
+        ("a", "apples grow on trees"),
+        ("b", "bananas are yellow"),
+        ("c", "cherries are red"),
+    ])
+    .await
+    .unwrap();
+    assert!(docs.remove("a"));
+    assert!(!docs.remove("a"));
+    assert!(!docs.remove("nobody"));
+    assert_eq!(docs.len(), 3);
+    // The document moved into the removed one's place is still replaced and removed by its
+    // id, not held twice.
+    docs.upsert([("c", "cherries are dark red")]).await.unwrap();
+    assert_eq!(docs.len(), 3);
+    assert_eq!(
+        contents(&docs, "cherries", 5).await,
+        ["cherries are dark red"]
+    );
+    assert!(docs.remove("c"));
+    assert!(docs.remove("b"));
+    assert_eq!(
+        contents(&docs, "cats note", 5).await,
+        ["an anonymous note about cats"]
+    );
+    assert_eq!(docs.len(), 1);
+}
+
+/// Embeds as [`HashingEmbedder`] does, but fails on a text that says "boom".
+struct FailsOnBoom;
+
+#[async_trait]
+impl Embedder for FailsOnBoom {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        if texts.iter().any(|text| text.contains("boom")) {
+            return Err(ServiceError::new("embedder", "cannot embed \"boom\""));
+        }
+        HashingEmbedder::default().embed(texts).await
+    }
+
+    fn dimensions(&self) -> usize {
+        HashingEmbedder::default().dimensions()
+    }
+}
+
+#[tokio::test]
+async fn a_failed_upsert_changes_nothing() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(FailsOnBoom));
+    docs.upsert([("a", "the cat sat")]).await.unwrap();
+    let err = docs
+        .upsert([("a", "the dog ran"), ("b", "boom")])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot embed"), "{err}");
+    assert_eq!(docs.len(), 1);
+    assert_eq!(contents(&docs, "cat", 5).await, ["the cat sat"]);
+}
+
+#[tokio::test]
+async fn upsert_with_metadata_keeps_an_id_of_its_own() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("id".into(), json!(42));
+    metadata.insert("page".into(), json!(7));
+    docs.upsert_with_metadata([("doc-42".to_owned(), "the cat sat".to_owned(), metadata)])
+        .await
+        .unwrap();
+    docs.upsert_with_metadata([(
+        "doc-43".to_owned(),
+        "the cat ran".to_owned(),
+        serde_json::Map::new(),
+    )])
+    .await
+    .unwrap();
+    let found = docs.retrieve("cat sat", 1).await.unwrap();
+    assert_eq!(found[0].metadata["id"], 42);
+    assert_eq!(found[0].metadata["page"], 7);
+    let found = docs.retrieve("cat ran", 1).await.unwrap();
+    assert_eq!(found[0].metadata["id"], "doc-43");
+    assert!(docs.remove("doc-42"));
+}
+
+#[tokio::test]
+async fn the_embedding_retrievers_best_few_are_the_head_of_its_whole_ranking() {
+    let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
+    let words = ["cat", "mat", "dog", "door", "sun", "tree", "river", "stone"];
+    let texts: Vec<String> = (0..200)
+        .map(|i| {
+            let pick = |k: usize| words[(i * k + i / 3) % words.len()];
+            format!("{} {} {} {}", pick(1), pick(3), pick(5), pick(7))
+        })
+        .collect();
+    docs.add(texts).await.unwrap();
+    let all = docs
+        .retrieve("cat on the mat by the door", 1_000)
+        .await
+        .unwrap();
+    assert!(all.len() > 20, "{}", all.len());
+    assert!(all.windows(2).all(|w| w[0].score >= w[1].score));
+    for top_k in [1, 2, 5, 13] {
+        let few = docs
+            .retrieve("cat on the mat by the door", top_k)
+            .await
+            .unwrap();
+        assert_eq!(few, all[..top_k], "top {top_k}");
+    }
+    assert!(docs.retrieve("cat", 0).await.unwrap().is_empty());
+}
