@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::SessionState;
 
 /// One progress report of a running call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Progress {
     /// The id of the call reporting.
     pub call_id: String,

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use toolsmith_core::{ToolCallResult, UserModelContent};
 
 use super::compaction::Compaction;
@@ -122,7 +124,7 @@ pub enum OverflowCause<'a> {
 /// provider that reports none, a conversation shortened, edited or stripped of images
 /// since), the whole request is counted that way. Tokenizers average about 4 characters a token in
 /// English, so the estimate errs long: the window is rather kept too well than passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ContextEstimate {
     /// The request's estimated input tokens.

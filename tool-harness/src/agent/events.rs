@@ -4,13 +4,31 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use toolsmith_core::{Progress, panic_message};
 
 use super::context_overflow::ContextEstimate;
 use crate::model::{StopReason, Usage};
 
 /// Something that happened in a run. Handlers get them in order, on the run's task.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized (for a server that sends a run's events on, [`AgentSession::events_of`](super::AgentSession::events_of))
+/// as `{"type": "<variant in snake_case>", "data": <its fields>}`:
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::harness::agent::AgentEvent;
+///
+/// let event = AgentEvent::ToolCallStarted { call_id: "c1".into(), name: "add".into() };
+/// assert_eq!(
+///     serde_json::to_value(&event).unwrap(),
+///     json!({"type": "tool_call_started", "data": {"call_id": "c1", "name": "add"}})
+/// );
+/// let delta = AgentEvent::TextDelta("Hel".into());
+/// assert_eq!(serde_json::to_value(&delta).unwrap(), json!({"type": "text_delta", "data": "Hel"}));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum AgentEvent {
     /// A request is about to be sent to the model.
@@ -200,7 +218,8 @@ pub enum AgentEvent {
 }
 
 /// Who denied a tool call ([`AgentEvent::ToolCallDenied`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum DeniedBy {
     /// A [`ToolHook::before_tool`](super::ToolHook::before_tool) answered
@@ -213,7 +232,8 @@ pub enum DeniedBy {
 
 /// Why a call was not run ([`AgentEvent::ToolCallNotRun`]), when no hook or approval denied
 /// it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum NotRunReason {
     /// Its arguments (or the call itself) could not be read, e.g. JSON that does not parse,

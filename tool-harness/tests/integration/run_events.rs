@@ -423,3 +423,99 @@ async fn a_runs_stream_is_read_on_a_task_of_its_own() {
     assert_eq!(kinds(&events), ["request", "response"]);
     assert_eq!(session.transcript().await.len(), 2);
 }
+
+#[test]
+fn every_event_goes_through_json_and_back_the_same() {
+    use std::time::Duration;
+    use toolsmith_core::Progress;
+    use toolsmith_harness::agent::{ContextEstimate, DeniedBy, NotRunReason};
+    use toolsmith_harness::model::{StopReason, Usage};
+
+    let estimate = ContextEstimate::new(900, 100, 1_000);
+    let events = [
+        AgentEvent::ModelRequest {
+            turn: 1,
+            tools: vec!["shed".into()],
+        },
+        AgentEvent::TextDelta("Hel".into()),
+        AgentEvent::ModelResponse {
+            turn: 1,
+            calls: 2,
+            stop_reason: StopReason::Other("pause_turn".into()),
+            usage: Usage::new(10, 3),
+        },
+        AgentEvent::ToolCallStarted {
+            call_id: "c1".into(),
+            name: "add".into(),
+        },
+        AgentEvent::ToolCallDenied {
+            call_id: "c2".into(),
+            name: "wipe".into(),
+            by: DeniedBy::Approval,
+            reason: "not now".into(),
+        },
+        AgentEvent::ToolCallNotRun {
+            call_id: "c3".into(),
+            name: String::new(),
+            why: NotRunReason::RepeatedId,
+            summary: "repeated".into(),
+        },
+        AgentEvent::ToolCallProgress(Progress {
+            call_id: "c1".into(),
+            tool: "add".into(),
+            done: 0.5,
+            total: Some(1.0),
+            message: None,
+        }),
+        AgentEvent::ToolCallFinished {
+            call_id: "c1".into(),
+            name: "add".into(),
+            duration: Duration::from_micros(1_500),
+            is_error: false,
+            summary: "5".into(),
+        },
+        AgentEvent::ContextShortened {
+            turn: 2,
+            attempt: 1,
+            dropped: 4,
+            emptied: 0,
+            estimate: Some(estimate),
+        },
+        AgentEvent::ContextCompacted {
+            turn: 3,
+            summarized: 6,
+            estimate,
+        },
+        AgentEvent::ImagesRemoved {
+            turn: 2,
+            removed: 1,
+            image: Some(0),
+            reason: "unreadable".into(),
+        },
+        AgentEvent::ImagesOverLimits {
+            turn: 2,
+            removed: vec!["[image removed]".into()],
+        },
+        AgentEvent::TurnFinished {
+            turn: 1,
+            usage: Usage::new(10, 3),
+        },
+    ];
+    for event in events {
+        let text = serde_json::to_string(&event).unwrap();
+        let back: AgentEvent = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, event, "{text}");
+    }
+    let denied = serde_json::to_value(AgentEvent::ToolCallDenied {
+        call_id: "c2".into(),
+        name: "wipe".into(),
+        by: DeniedBy::Hook,
+        reason: "no".into(),
+    })
+    .unwrap();
+    assert_eq!(
+        denied,
+        json!({"type": "tool_call_denied",
+               "data": {"call_id": "c2", "name": "wipe", "by": "hook", "reason": "no"}})
+    );
+}
