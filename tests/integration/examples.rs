@@ -8,6 +8,10 @@
 #[allow(dead_code)]
 mod mcp_example;
 
+#[path = "../../examples/agent_server.rs"]
+#[allow(dead_code)]
+mod agent_server_example;
+
 #[path = "../../examples/typed_answers.rs"]
 #[allow(dead_code)]
 mod typed_answers_example;
@@ -65,4 +69,52 @@ async fn the_typed_answers_example_mends_an_answer_and_prints_the_value() {
             "3 model calls",
         ],
     );
+}
+
+#[tokio::test]
+async fn the_agent_server_example_streams_each_client_its_own_run() {
+    let mut printed = Vec::new();
+    agent_server_example::run(&mut printed)
+        .await
+        .expect("the example runs to the end");
+    let printed = String::from_utf8(printed).expect("UTF-8");
+    let lines = |client: &str| -> Vec<serde_json::Value> {
+        printed
+            .lines()
+            .filter_map(|line| line.strip_prefix(client))
+            .map(|json| serde_json::from_str(json).expect("a JSON line"))
+            .collect()
+    };
+    let (first, second) = (lines("client 1: "), lines("client 2: "));
+    // Each client's run alone: its own call, its own answer, last.
+    for (read, call, answer) in [
+        (
+            &first,
+            "count-22",
+            "\"Is this the real life?\" has 5 words.",
+        ),
+        (
+            &second,
+            "count-21",
+            "\"Is this just fantasy?\" has 4 words.",
+        ),
+    ] {
+        let types: Vec<&str> = read.iter().map(|l| l["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            [
+                "model_request",
+                "model_response",
+                "tool_call_started",
+                "tool_call_finished",
+                "turn_finished",
+                "model_request",
+                "model_response",
+                "answer"
+            ],
+            "{printed}"
+        );
+        assert_eq!(read[2]["data"]["call_id"], call, "{printed}");
+        assert_eq!(read[7]["data"], answer, "{printed}");
+    }
 }
