@@ -124,6 +124,8 @@ pub struct Command {
     pub method: Ident,
     pub name: Spanned<String>,
     pub description: Option<Description>,
+    /// `#[command(description = ..)]` was given but could not be read (an error says so).
+    pub description_unread: bool,
     pub fields: Vec<ArgField>,
     /// Which arguments are `&str` (read as `String` and lent), by index into `fields`.
     pub borrowed_str: Vec<bool>,
@@ -852,6 +854,7 @@ fn parse_command(
             value: method_name,
             span: sig.ident.span(),
         }),
+        description_unread: attr.description_unread,
         description: attr
             .description
             .map(|d| Description::Text(d.value))

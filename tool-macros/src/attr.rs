@@ -88,6 +88,9 @@ impl Annotations {
 pub struct ToolAttr {
     pub name: Option<Spanned<String>>,
     pub description: Option<Spanned<String>>,
+    /// `description` was given but could not be read (an error says so): the tool is not
+    /// also reported as having none.
+    pub description_unread: bool,
     pub category: Option<Spanned<String>>,
     /// `struct_name = "..."`: the generated struct's name, instead of the function's name in
     /// PascalCase.
@@ -106,9 +109,25 @@ pub struct ToolAttr {
     pub annotations: Annotations,
 }
 
-fn string_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Spanned<String>> {
-    let lit: LitStr = meta.value()?.parse()?;
+fn string_value(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<Spanned<String>> {
+    let lit = quoted(meta, example)?;
     Ok(Spanned::from_lit(&lit))
+}
+
+/// The string literal of `key = "..."`. A value without quotes (`category = math`,
+/// `timeout = 10`) is an error naming the key and what to write, `example`: syn's own said
+/// only "expected string literal".
+fn quoted(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<LitStr> {
+    let input = meta.value()?;
+    if input.peek(LitStr) {
+        return input.parse();
+    }
+    let path = &meta.path;
+    let key = quote::quote!(#path).to_string().replace(' ', "");
+    Err(syn::Error::new(
+        input.span(),
+        format!("`{key}` takes a string in quotes, e.g. `{key} = \"{example}\"`"),
+    ))
 }
 
 fn duplicate(meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
@@ -135,13 +154,14 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
     let mut local = Errors::default();
     let parser = syn::meta::parser(each_key(&mut local, |meta, local| {
         if meta.path.is_ident("name") {
-            let value = string_value(meta)?;
+            let value = string_value(meta, "get_weather")?;
             set(&mut attr.name, value, meta, local);
         } else if meta.path.is_ident("description") {
-            let value = string_value(meta)?;
+            let value = string_value(meta, "What the tool does.")
+                .inspect_err(|_| attr.description_unread = true)?;
             set(&mut attr.description, value, meta, local);
         } else if meta.path.is_ident("category") {
-            let value = string_value(meta)?;
+            let value = string_value(meta, "math")?;
             set(&mut attr.category, value, meta, local);
         } else if meta.path.is_ident("struct_name") {
             let ident = struct_name_value(meta).inspect_err(|_| attr.struct_name_unread = true)?;
@@ -157,7 +177,7 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
                 attr.krate = Some(path);
             }
         } else if meta.path.is_ident("timeout") {
-            let lit: LitStr = meta.value()?.parse()?;
+            let lit = quoted(meta, "10s")?;
             let millis = duration::parse_millis(&lit.value())
                 .map_err(|reason| syn::Error::new(lit.span(), reason))?;
             let millis = Spanned {
@@ -189,7 +209,7 @@ pub fn parse_tool_attr(args: TokenStream, errors: &mut Errors) -> ToolAttr {
 
 /// The identifier of `struct_name = "..."`.
 fn struct_name_value(meta: &ParseNestedMeta<'_>) -> syn::Result<syn::Ident> {
-    let lit: LitStr = meta.value()?.parse()?;
+    let lit = quoted(meta, "ConstrainedTool")?;
     lit.parse::<syn::Ident>().map_err(|_| {
         syn::Error::new(
             lit.span(),
@@ -228,7 +248,7 @@ fn crate_key(meta: &ParseNestedMeta<'_>) -> Option<&'static str> {
 
 /// The path of `crate = "..."` / `crate_path = "..."`.
 fn crate_value(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<syn::Path> {
-    let lit: LitStr = meta.value()?.parse()?;
+    let lit = quoted(meta, "::my_tools::toolsmith")?;
     lit.parse::<syn::Path>().map_err(|_| {
         syn::Error::new(
             lit.span(),
@@ -250,7 +270,15 @@ pub(crate) fn default_key(meta: &ParseNestedMeta<'_>) -> syn::Result<Spanned<Fie
             span,
         });
     }
-    let lit: LitStr = meta.value()?.parse()?;
+    let value = meta.value()?;
+    if !value.peek(LitStr) {
+        return Err(syn::Error::new(
+            value.span(),
+            "`default` takes a function's name in quotes, e.g. `default = \"default_limit\"`, \
+             or no value (`default` alone) for the type's `Default`",
+        ));
+    }
+    let lit: LitStr = value.parse()?;
     let path = lit.parse::<syn::Path>().map_err(|_| {
         syn::Error::new(
             lit.span(),
@@ -376,10 +404,10 @@ pub fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
         let mut local = Errors::default();
         let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
             if meta.path.is_ident("rename") {
-                let value = string_value(meta)?;
+                let value = string_value(meta, "query")?;
                 set(&mut out.rename, value, meta, local);
             } else if meta.path.is_ident("description") {
-                let value = string_value(meta)?;
+                let value = string_value(meta, "What the argument is.")?;
                 set(&mut out.description, value, meta, local);
             } else if meta.path.is_ident("default") {
                 let default = default_key(meta)?.value;
@@ -402,6 +430,8 @@ pub fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
 pub struct CommandAttr {
     pub name: Option<Spanned<String>>,
     pub description: Option<Spanned<String>>,
+    /// As [`ToolAttr::description_unread`].
+    pub description_unread: bool,
     pub skip: bool,
     pub annotations: Annotations,
 }
@@ -413,10 +443,11 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
         let mut local = Errors::default();
         let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
             if meta.path.is_ident("name") {
-                let value = string_value(meta)?;
+                let value = string_value(meta, "add")?;
                 set(&mut out.name, value, meta, local);
             } else if meta.path.is_ident("description") {
-                let value = string_value(meta)?;
+                let value = string_value(meta, "What the command does.")
+                    .inspect_err(|_| out.description_unread = true)?;
                 set(&mut out.description, value, meta, local);
             } else if meta.path.is_ident("skip") {
                 out.skip = true;

@@ -70,7 +70,7 @@ fn check_arguments<'a>(
 pub fn tool_fn(tool: &ToolFn, errors: &mut Errors) {
     check_name(&tool.name, errors);
     check_description(
-        tool.description.as_ref().is_some_and(|d| !d.is_blank()),
+        tool.attr.description_unread || tool.description.as_ref().is_some_and(|d| !d.is_blank()),
         &format!("tool `{}`", tool.name.value),
         "tool_fn",
         tool.item.sig.ident.span(),
@@ -104,7 +104,8 @@ pub fn tool_group(group: &ToolGroup, errors: &mut Errors) {
     for command in &group.commands {
         check_name(&command.name, errors);
         check_description(
-            command.description.as_ref().is_some_and(|d| !d.is_blank()),
+            command.description_unread
+                || command.description.as_ref().is_some_and(|d| !d.is_blank()),
             &format!("command `{}`", command.name.value),
             "command",
             command.method.span(),

@@ -126,6 +126,37 @@ impl AgentSession {
     }
 
     /// The session's tools.
+    ///
+    /// The model is offered `shed` and the tools it has found. To declare tools from the
+    /// first request, without a search, activate them here once the session is built:
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::{ToolShed, tool_fn};
+    /// use toolsmith::harness::agent::AgentSession;
+    /// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
+    ///
+    /// /// Add two integers.
+    /// #[tool_fn]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     ScriptedTurn::call("add", json!({"a": 2, "b": 3})),
+    ///     ScriptedTurn::text("5"),
+    /// ]);
+    /// let session = AgentSession::builder(model.clone())
+    ///     .with_model("scripted")
+    ///     .with_toolshed(ToolShed::new().tool(Add))
+    ///     .build()
+    ///     .unwrap();
+    /// let unknown = session.tool_manager().activate(&["add".to_owned(), "sub".to_owned()]);
+    /// assert_eq!(unknown, ["sub"]);
+    /// let run = session.run("2 + 3?").await.unwrap();
+    /// assert_eq!(run.tool_calls[0].result.content.to_text(), "5");
+    /// assert_eq!(model.requests()[0].tool_names(), ["shed", "add"]);
+    /// # }
+    /// ```
     pub fn tool_manager(&self) -> &Arc<ToolCallManager> {
         &self.manager
     }

@@ -237,7 +237,9 @@ impl ScriptedTurn {
         self
     }
 
-    /// The same turn reporting `usage`.
+    /// The same turn reporting `usage`. Without it a turn reports none (all zeros), so
+    /// a session's [token budget](crate::agent::AgentSessionBuilder::with_token_budget)
+    /// never ends a scripted run.
     #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = usage;
