@@ -55,6 +55,9 @@ pub struct McpToolBridge {
     /// Always one command; shared with the managers the tool is registered with.
     definition: Arc<Tool>,
     remote: Arc<rmcp::model::Tool>,
+    /// The server wraps results in `{"result": …}` and says so in the output schema: the
+    /// value itself is given back.
+    wrapped: bool,
     timeout: Option<Duration>,
     /// The client's list of the server's tools, to tell a call to a tool the server no
     /// longer lists (held weakly: the list holds its bridges).
@@ -81,13 +84,14 @@ impl McpToolBridge {
         timeout: Option<Duration>,
         listing: Weak<LiveToolList>,
     ) -> Self {
-        let definition = definition_from_mcp(&local, &remote, category);
+        let (definition, wrapped) = definition_from_mcp(&local, &remote, category);
         Self {
             peer,
             server,
             original: Arc::from(remote.name.as_ref()),
             definition: Arc::new(Tool::SingleCommand(definition)),
             remote: Arc::new(remote),
+            wrapped,
             timeout,
             listing,
         }
@@ -236,7 +240,7 @@ impl ToolImpl for McpToolBridge {
             None => call.await,
         };
         match outcome {
-            Ok(result) => from_mcp(self.name(), &self.original, result),
+            Ok(result) => from_mcp((self.name(), &self.original), result, self.wrapped),
             Err(error) => Err(self.failure(error)),
         }
     }

@@ -2,10 +2,11 @@
 //! MCP `CallToolResult` as a Toolsmith result or [`ToolError`].
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::Value;
 use toolsmith_core::provider::error_for_model;
 use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolError, UserModelContent};
 
-use super::tool_mapping::OutputSchema;
+use super::tool_mapping::{OutputSchema, WRAPPED_RESULT_KEY};
 use crate::expired_limit::ExpiredLimit;
 
 /// How a served call's result is shaped for the client.
@@ -79,11 +80,13 @@ fn content_block(part: &ContentPart) -> ContentBlock {
 /// ([`refused_arguments`]); structured content is kept as a JSON result; content with an
 /// image is a result of [parts](ToolCallResult::parts), each image block an image (one the
 /// model could not be given, a text saying why, naming the tool); anything else is the
-/// content's text (other non-text blocks described in brackets).
+/// content's text (other non-text blocks described in brackets). `wrapped`: the tool's
+/// output schema says its structured results come as `{"result": …}`
+/// ([`WRAPPED_RESULT_MARKER`](super::WRAPPED_RESULT_MARKER)), and the value is given back.
 pub(crate) fn from_mcp(
-    local_name: &str,
-    remote_name: &str,
+    (local_name, remote_name): (&str, &str),
     result: CallToolResult,
+    wrapped: bool,
 ) -> Result<ToolCallResult, ToolError> {
     if result.is_error == Some(true) {
         let text = content_text(&result.content);
@@ -109,6 +112,11 @@ pub(crate) fn from_mcp(
         return Err(ToolError::execution(local_name, message));
     }
     Ok(match result.structured_content {
+        Some(Value::Object(mut wrapper))
+            if wrapped && wrapper.len() == 1 && wrapper.contains_key(WRAPPED_RESULT_KEY) =>
+        {
+            ToolCallResult::json(wrapper.remove(WRAPPED_RESULT_KEY).unwrap_or_default())
+        }
         Some(value) => ToolCallResult::json(value),
         None if result
             .content
@@ -273,7 +281,7 @@ mod tests {
                 &shape(false),
             );
             assert_eq!(
-                from_mcp("local_add", remote, served).unwrap_err(),
+                from_mcp(("local_add", remote), served, false).unwrap_err(),
                 ToolError::invalid_arguments("local_add", reason)
             );
         }
@@ -290,25 +298,47 @@ mod tests {
     #[test]
     fn remote_results_come_back() {
         let err = from_mcp(
-            "fs_read",
-            "read",
+            ("fs_read", "read"),
             CallToolResult::error(vec![ContentBlock::text("gone")]),
+            false,
         );
         assert_eq!(err.unwrap_err(), ToolError::execution("fs_read", "gone"));
         let ok = from_mcp(
-            "calc",
-            "calc",
+            ("calc", "calc"),
             CallToolResult::structured(json!({"sum": 3})),
+            false,
         )
         .unwrap();
         assert_eq!(ok, ToolCallResult::json(json!({"sum": 3})));
+        // A marked wrapper's value is given back; an object that is more than the wrapper,
+        // or a tool whose schema is not marked, keeps what came.
+        let wrapped = |value: Value, marked: bool| {
+            from_mcp(
+                ("count", "count"),
+                CallToolResult::structured(value),
+                marked,
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            wrapped(json!({"result": 3}), true),
+            ToolCallResult::json(json!(3))
+        );
+        assert_eq!(
+            wrapped(json!({"result": 3, "more": 1}), true),
+            ToolCallResult::json(json!({"result": 3, "more": 1}))
+        );
+        assert_eq!(
+            wrapped(json!({"result": 3}), false),
+            ToolCallResult::json(json!({"result": 3}))
+        );
         let audio = from_mcp(
-            "say",
-            "say",
+            ("say", "say"),
             CallToolResult::success(vec![
                 ContentBlock::text("a sound:"),
                 ContentBlock::audio("AAAA", "audio/wav"),
             ]),
+            false,
         )
         .unwrap();
         assert_eq!(
@@ -334,16 +364,16 @@ mod tests {
                 ContentBlock::image("iVBORw0KGgo=", "image/png")
             ]
         );
-        let back = from_mcp("pic", "pic", served).unwrap();
+        let back = from_mcp(("pic", "pic"), served, false).unwrap();
         assert_eq!(
             back,
             ToolCallResult::parts([ContentPart::text("a picture:"), image.into()])
         );
         // An image the providers would refuse reaches the model as a text saying why.
         let bad = from_mcp(
-            "pic",
-            "pic",
+            ("pic", "pic"),
             CallToolResult::success(vec![ContentBlock::image("AAAA", "image/png")]),
+            false,
         )
         .unwrap();
         assert_eq!(bad.content.images().count(), 0);

@@ -52,7 +52,7 @@ pub use pagination::DEFAULT_PAGE_SIZE;
 pub use server::{McpServer, McpServerOptions};
 pub use stdio::{serve_io, serve_stdio, serve_until_closed};
 pub use tool_list::{DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_TOOLS};
-pub use tool_mapping::{STATELESS_REVISION, WRAPPED_RESULT_KEY};
+pub use tool_mapping::{STATELESS_REVISION, WRAPPED_RESULT_KEY, WRAPPED_RESULT_MARKER};
 
 // rmcp is not re-exported: it re-exports serde and schemars, and compiler messages about
 // any user type then named those traits through it. Depend on `rmcp` directly for what

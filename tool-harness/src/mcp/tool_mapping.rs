@@ -11,6 +11,13 @@ use toolsmith_core::{Args, Tool, ToolAnnotations, ToolDefinition};
 /// before 2026-07-28 (whose `outputSchema` and `structuredContent` must be objects).
 pub const WRAPPED_RESULT_KEY: &str = "result";
 
+/// The keyword that marks an output schema as a wrapper made by [`WRAPPED_RESULT_KEY`]
+/// (`"x-fastmcp-wrap-result": true`, as FastMCP writes and reads it), so that a client can
+/// give back the value itself: a Toolsmith server marks its wrappers, and a Toolsmith client
+/// unwraps the results of tools whose schema is marked (the results of others, the Python
+/// SDK's unmarked wrappers among them, are kept as they come).
+pub const WRAPPED_RESULT_MARKER: &str = "x-fastmcp-wrap-result";
+
 /// The first protocol revision that accepts results other than objects as structured
 /// content, and that serves every client the same tool list.
 pub const STATELESS_REVISION: &str = "2026-07-28";
@@ -64,8 +71,9 @@ pub(crate) fn output_schema(tool: &Tool, objects_only: bool) -> Option<OutputSch
     })
 }
 
-/// `{"type": "object", "properties": {"result": schema}, "required": ["result"]}`, with the
-/// schema's `$defs` / `definitions` moved to the new root so its `$ref`s still resolve.
+/// `{"type": "object", "properties": {"result": schema}, "required": ["result"]}`, marked
+/// ([`WRAPPED_RESULT_MARKER`]), with the schema's `$defs` / `definitions` moved to the new
+/// root so its `$ref`s still resolve.
 fn wrap_schema(mut schema: Value) -> Map<String, Value> {
     let mut root = Map::new();
     if let Value::Object(inner) = &mut schema {
@@ -82,7 +90,31 @@ fn wrap_schema(mut schema: Value) -> Map<String, Value> {
     );
     root.insert("required".to_owned(), json!([WRAPPED_RESULT_KEY]));
     root.insert("additionalProperties".to_owned(), json!(false));
+    root.insert(WRAPPED_RESULT_MARKER.to_owned(), json!(true));
     root
+}
+
+/// The schema a marked wrapper ([`WRAPPED_RESULT_MARKER`]) wraps, its `$defs` /
+/// `definitions` moved back into it; `None` when `output` is not a marked wrapper of one
+/// property, [`WRAPPED_RESULT_KEY`], which it requires.
+fn unwrapped_schema(output: &Map<String, Value>) -> Option<Value> {
+    let marked = output.get(WRAPPED_RESULT_MARKER) == Some(&Value::Bool(true));
+    let properties = output.get("properties").and_then(Value::as_object)?;
+    let required = output.get("required").and_then(Value::as_array)?;
+    let wraps_one =
+        properties.len() == 1 && required.len() == 1 && required[0] == WRAPPED_RESULT_KEY;
+    if !marked || !wraps_one || output.get("type") != Some(&json!("object")) {
+        return None;
+    }
+    let mut inner = properties.get(WRAPPED_RESULT_KEY)?.clone();
+    if let Value::Object(inner) = &mut inner {
+        for key in ["$schema", "$defs", "definitions"] {
+            if let (Some(value), false) = (output.get(key), inner.contains_key(key)) {
+                inner.insert(key.to_owned(), value.clone());
+            }
+        }
+    }
+    Some(inner)
 }
 
 /// The annotations of a tool as one set: a single command's own; for a command group, what
@@ -162,12 +194,14 @@ pub(crate) fn mcp_tool(tool: &Tool, objects_only: bool) -> mcp::Tool {
 }
 
 /// An MCP tool as a Toolsmith definition named `local_name`, in `category`: the server's
-/// description (or its title, or its name), input and output schemas, and annotation hints.
+/// description (or its title, or its name), input and output schemas, and annotation hints;
+/// with whether its results come wrapped ([`WRAPPED_RESULT_MARKER`]), the definition then
+/// declaring the wrapped value's schema.
 pub(crate) fn definition_from_mcp(
     local_name: &str,
     tool: &mcp::Tool,
     category: &str,
-) -> ToolDefinition {
+) -> (ToolDefinition, bool) {
     let description = tool
         .description
         .as_deref()
@@ -182,8 +216,16 @@ pub(crate) fn definition_from_mcp(
         Args::new(Value::Object(tool.input_schema.as_ref().clone())),
     )
     .with_category(category);
+    let mut wrapped = false;
     if let Some(output) = &tool.output_schema {
-        definition = definition.with_returns(Args::new(Value::Object(output.as_ref().clone())));
+        let returns = match unwrapped_schema(output) {
+            Some(inner) => {
+                wrapped = true;
+                inner
+            }
+            None => Value::Object(output.as_ref().clone()),
+        };
+        definition = definition.with_returns(Args::new(returns));
     }
     if let Some(hints) = &tool.annotations {
         definition = definition.with_annotations(ToolAnnotations {
@@ -193,7 +235,7 @@ pub(crate) fn definition_from_mcp(
             open_world: hints.open_world_hint,
         });
     }
-    definition
+    (definition, wrapped)
 }
 
 #[cfg(test)]
@@ -224,10 +266,25 @@ mod tests {
                 "type": "object",
                 "properties": {"result": {"$ref": "#/$defs/N"}},
                 "required": ["result"],
-                "additionalProperties": false
+                "additionalProperties": false,
+                "x-fastmcp-wrap-result": true
             })
         );
         assert_eq!(old.structured(json!(3)), json!({"result": 3}));
+        // A client reads the marked wrapper back as the schema it wraps, `$defs` in place.
+        assert_eq!(
+            unwrapped_schema(&old.schema),
+            Some(json!({"$ref": "#/$defs/N", "$defs": {"N": {"type": "integer"}}}))
+        );
+        let mut unmarked = old.schema.clone();
+        unmarked.remove(WRAPPED_RESULT_MARKER);
+        assert_eq!(unwrapped_schema(&unmarked), None);
+        let mut two = old.schema.clone();
+        two["properties"]
+            .as_object_mut()
+            .unwrap()
+            .insert("more".into(), json!({}));
+        assert_eq!(unwrapped_schema(&two), None);
         let new = output_schema(&tool, false).unwrap();
         assert!(!new.wrapped);
         assert_eq!(new.structured(json!(3)), json!(3));
@@ -330,7 +387,8 @@ mod tests {
             ),
         )
         .with_annotations(mcp::ToolAnnotations::new().read_only(true));
-        let local = definition_from_mcp("fs_read", &remote, "mcp");
+        let (local, wrapped) = definition_from_mcp("fs_read", &remote, "mcp");
+        assert!(!wrapped);
         assert_eq!(local.name, "fs_read");
         assert_eq!(local.description, "Read a file.");
         assert_eq!(local.annotations.read_only, Some(true));

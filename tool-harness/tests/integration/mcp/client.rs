@@ -56,21 +56,23 @@ async fn bridges_carry_the_servers_tools_into_a_manager_and_a_shed() {
         definition.arguments.schema()["properties"]["a"]["minimum"],
         0
     );
+    // The server wrapped the integer result for this revision, and marked it: the bridge
+    // declares the integer, as the tool itself does.
     assert_eq!(
-        definition.returns.as_ref().unwrap().schema()["properties"]["result"]["type"],
-        "integer"
+        definition.returns.as_ref().unwrap().schema(),
+        &json!({"type": "integer"})
     );
 
     let manager = ToolCallManager::new("consumer");
     for tool in &tools {
         manager.register(Arc::new(tool.clone())).unwrap();
     }
-    // Structured content is kept.
+    // Structured content is kept, a marked wrapper's value given back.
     let sum = manager
         .execute_one(&request("add", json!({"a": 2, "b": 3})))
         .await
         .unwrap();
-    assert_eq!(sum, ToolCallResult::json(json!({"result": 5})));
+    assert_eq!(sum, ToolCallResult::json(json!(5)));
     manager.check_result("add", &sum).unwrap();
     let echoed = manager
         .execute_one(&request("echo", json!({"text": "hi"})))
@@ -527,7 +529,7 @@ async fn a_servers_list_changed_refreshes_the_bridges() {
         .execute_one(&request("add", json!({"a": 4, "b": 5})))
         .await
         .unwrap();
-    assert_eq!(sum, ToolCallResult::json(json!({"result": 9})));
+    assert_eq!(sum, ToolCallResult::json(json!(9)));
     assert_eq!(probe.add_runs.load(Ordering::SeqCst), 1);
 
     // An explicit refresh lists again and ticks too.

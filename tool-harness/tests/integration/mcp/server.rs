@@ -52,7 +52,8 @@ async fn lists_every_tool_with_its_schemas_and_hints() {
     assert_eq!(
         Value::Object(add.output_schema.as_deref().unwrap().clone()),
         json!({"type": "object", "properties": {"result": {"type": "integer"}},
-               "required": ["result"], "additionalProperties": false})
+               "required": ["result"], "additionalProperties": false,
+               "x-fastmcp-wrap-result": true})
     );
     let stats = &tools[1];
     assert_eq!(stats.output_schema.as_ref().unwrap()["type"], "object");
