@@ -174,10 +174,18 @@ impl CompiledSchema {
                 out.push_str(path);
                 out.push_str(": ");
             }
-            let message = error.to_string();
-            out.push_str(&cut_to(&message, MAX_VIOLATION_CHARS));
-            if let Some(wanted) = choice_detail(&error) {
-                let _ = write!(out, " ({wanted})");
+            match choice_detail(&error) {
+                // A choice of constants says so as an `enum` does, not as a `oneOf`.
+                Some(Choice::NotOneOf(message)) => out.push_str(&message),
+                Some(Choice::Closest(wanted)) => {
+                    let message = error.to_string();
+                    out.push_str(&cut_to(&message, MAX_VIOLATION_CHARS));
+                    let _ = write!(out, " ({wanted})");
+                }
+                None => {
+                    let message = error.to_string();
+                    out.push_str(&cut_to(&message, MAX_VIOLATION_CHARS));
+                }
             }
             if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
                 let hint = crate::manager::suggestion::unexpected_properties_hint(
@@ -245,10 +253,19 @@ fn branch_errors<'e>(
 }
 
 /// What a failed `anyOf` / `oneOf` wanted, which its own message ("not valid under any of the
-/// schemas") does not say: the values allowed when each branch is a constant (an enum whose
-/// variants have descriptions), else the violations of the one branch closest to the value
-/// (a tagged enum's variant whose tag matched).
-fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
+/// schemas") does not say.
+enum Choice {
+    /// Each branch is a constant (an enum whose variants have descriptions): the message
+    /// that replaces it, worded as an `enum`'s ("\"medium\" is not one of \"fast\" or
+    /// \"slow\"").
+    NotOneOf(String),
+    /// The violations of the one branch closest to the value (a tagged enum's variant whose
+    /// tag matched), to follow the message.
+    Closest(String),
+}
+
+/// What the failed choice `error` wanted, when that can be told ([`Choice`]).
+fn choice_detail(error: &ValidationError<'_>) -> Option<Choice> {
     let branches = branches(error);
     if branches.is_empty() {
         return None;
@@ -267,9 +284,21 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
                 .find_map(constant)
         })
         .collect();
-    if let Some(values) = values.filter(|v| !v.is_empty()) {
-        let listed = format!("expected one of {}", values.join(", "));
-        return Some(cut_to(&listed, MAX_VIOLATION_CHARS).into_owned());
+    if let Some(mut values) = values.filter(|v| !v.is_empty()) {
+        let last = values.pop().unwrap_or_default();
+        let listed = if values.is_empty() {
+            last
+        } else {
+            format!("{} or {last}", values.join(", "))
+        };
+        let instance = error.instance().to_string();
+        let message = format!(
+            "{} is not one of {listed}",
+            cut_to(&instance, MAX_VIOLATION_CHARS / 2)
+        );
+        return Some(Choice::NotOneOf(
+            cut_to(&message, MAX_VIOLATION_CHARS).into_owned(),
+        ));
     }
     // The branches whose constants all matched (a tagged variant whose tag did); of several,
     // the ones that failed only inside the value (an externally tagged variant whose key did).
@@ -304,7 +333,10 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<String> {
             format!("{}: {message}", e.instance_path().as_str())
         })
         .collect();
-    Some(format!("as the closest of them: {}", listed.join("; ")))
+    Some(Choice::Closest(format!(
+        "as the closest of them: {}",
+        listed.join("; ")
+    )))
 }
 
 fn collect_repairs(error: &ValidationError<'_>, repairs: &mut IndexSet<Repair>) {
@@ -676,11 +708,14 @@ mod tests {
             "either": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}
         }}));
         let err = s.check(&args(json!({"mode": "medium"}))).unwrap_err();
-        assert_eq!(
-            err,
-            "/mode: \"medium\" is not valid under any of the schemas listed in the 'oneOf' keyword \
-             (expected one of \"fast\", \"slow\")"
-        );
+        assert_eq!(err, "/mode: \"medium\" is not one of \"fast\" or \"slow\"");
+        let many = compiled(json!({"type": "object", "properties": {"level": {"oneOf": [
+            {"const": 1, "description": "Low."},
+            {"const": 2, "description": "Middle."},
+            {"const": 3, "description": "High."}
+        ]}}}));
+        let err = many.check(&args(json!({"level": 4}))).unwrap_err();
+        assert_eq!(err, "/level: 4 is not one of 1, 2 or 3");
         let err = s
             .check(&args(json!({"shape": {"kind": "A", "n": 11}})))
             .unwrap_err();
