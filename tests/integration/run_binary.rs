@@ -828,3 +828,76 @@ async fn a_fallback_s_url_with_a_key_is_its_url_and_the_key_is_never_printed() {
         assert!(!stderr.contains(KEY), "{value}: {stderr}");
     }
 }
+
+/// Each line of `stdout`, read as JSON.
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+#[tokio::test]
+async fn with_json_the_run_is_printed_as_json_lines_then_its_answer() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("note.txt"), "the meeting is at noon\n").unwrap();
+    let server = ChatServer::start([
+        call("c1", "shed", json!({"description": "select:read"})),
+        call("c2", "read", json!({"path": "note.txt"})),
+        text("At noon."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &["--json"], "When is the meeting?").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr, "");
+    let lines = json_lines(&output.stdout);
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    let started: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_call_started")
+        .map(|l| &l["data"]["name"])
+        .collect();
+    assert_eq!(started, [&json!("shed"), &json!("read")], "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "model_request").count(), 3);
+    assert!(kinds.contains(&"text_delta"), "{kinds:?}");
+    let finished = lines
+        .iter()
+        .find(|l| l["type"] == "tool_call_finished" && l["data"]["name"] == "read")
+        .unwrap();
+    assert!(
+        finished["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("the meeting is at noon"),
+        "{finished}"
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        &json!({"type": "answer", "data": {
+            "text": "At noon.",
+            "model_calls": 3,
+            "tool_calls": 2,
+            "usage": {"input_tokens": 320, "output_tokens": 28, "cached_input_tokens": 0}
+        }})
+    );
+}
+
+#[tokio::test]
+async fn with_json_a_failed_run_ends_with_an_error_line() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([(
+        401,
+        json!({"error": {"message": "Incorrect API key provided"}}),
+    )])
+    .await;
+    let output = run(root.path(), &server, &["--json"], "Hello").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines = json_lines(&output.stdout);
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "error", "{lines:?}");
+    let message = last["data"].as_str().unwrap();
+    assert!(message.contains("Incorrect API key provided"), "{message}");
+    assert!(stderr.contains(message), "{stderr}");
+}

@@ -200,6 +200,13 @@ pub struct RunArgs {
     /// the window ends with the model's error.
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
     pub context_window: Option<u64>,
+    /// Print the run on stdout as JSON lines, for a program to read: each event as
+    /// `{"type": "tool_call_started", "data": {..}}` (the model's text as `text_delta`s),
+    /// then `{"type": "answer", "data": {"text", "model_calls", "tool_calls", "usage"}}`, or
+    /// `{"type": "error", "data": "<message>"}` when the run fails (exit code 1, the message
+    /// on stderr too). Nothing else is printed but the questions about destructive calls.
+    #[arg(long)]
+    pub json: bool,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
     /// each such call is asked about on the terminal, or refused when stdin is not one or
     /// held the prompt (`-`).

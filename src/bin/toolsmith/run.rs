@@ -6,6 +6,7 @@ use std::io::{BufRead, IsTerminal as _, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde_json::json;
 use toolsmith::harness::agent::{
     AgentEvent, AgentSession, AgenticError, Compaction, DropOldestExchanges,
 };
@@ -51,13 +52,21 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
     let cancel = CancellationToken::new();
     let screen = Arc::new(Screen::new(cancel.clone()));
     let shown = Arc::clone(&screen);
+    let json = args.json;
+    let reader_gone = cancel.clone();
     let mut builder = AgentSession::builder(model)
         .with_model(args.model)
         .with_toolshed(ToolShed::new().tools(preset))
         .with_max_turns(args.max_turns as usize)
         .with_streaming(true)
         .with_cancellation(cancel)
-        .with_event_handler(move |event: &AgentEvent| shown.show(event))
+        .with_event_handler(move |event: &AgentEvent| {
+            if !json {
+                shown.show(event);
+            } else if output::line(event_line(event)).is_err() {
+                reader_gone.cancel();
+            }
+        })
         .with_approval(move |call: &ToolCallRequest| approve(call, yes, can_ask));
     if let Some(system) = args.system {
         builder = builder.with_system_prompt(system);
@@ -74,8 +83,22 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         Err(AgenticError::Cancelled { .. }) if output::closed() => {
             return Err(output::reader_gone());
         }
+        Err(error) if json => {
+            let failure = Failure::from(error);
+            output::line(json!({"type": "error", "data": failure.message}))?;
+            return Err(failure);
+        }
         outcome => outcome?,
     };
+    if json {
+        let answer = json!({"type": "answer", "data": {
+            "text": run.text,
+            "model_calls": run.model_calls,
+            "tool_calls": run.tool_calls.len(),
+            "usage": run.total_usage(),
+        }});
+        return output::line(answer);
+    }
     screen.end_line()?;
     if run.text.trim().is_empty() {
         return Err(Failure::new(format!(
@@ -94,6 +117,15 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         usage.output_tokens
     ));
     Ok(())
+}
+
+/// `event` as one line of JSON (serde's, which escapes every control character: nothing in
+/// it can move a terminal's cursor).
+fn event_line(event: &AgentEvent) -> String {
+    serde_json::to_string(event).unwrap_or_else(|error| {
+        json!({"type": "error", "data": format!("an event could not be written: {error}")})
+            .to_string()
+    })
 }
 
 /// What the run shows as it goes: the model's text on stdout, a turn's text ended by a
