@@ -15,6 +15,7 @@ use toolsmith_core::{
 use toolsmith_harness::agent::{AgentEvent, AgentRun, AgentSession, AgentTool, RunEvents};
 use toolsmith_harness::model::{ChatRequest, ChatResponse, Message, ScriptedModel, ScriptedTurn};
 
+use crate::common::recorded_events::Recorded;
 use crate::common::stalled::waits_for_ever;
 
 /// What a stream had, then the run's outcome.
@@ -70,24 +71,6 @@ fn one_call_per_task(tool: &'static str, runs: usize) -> ScriptedModel {
     ScriptedModel::new((0..runs * 2).map(|_| turn()))
 }
 
-/// A session of `model` with `shed`'s tools all offered, its events recorded in `recorded`.
-fn session(
-    model: ScriptedModel,
-    shed: ToolShed,
-    recorded: &Arc<Mutex<Vec<AgentEvent>>>,
-) -> AgentSession {
-    let sink = Arc::clone(recorded);
-    let session = AgentSession::builder(model)
-        .with_model("m")
-        .with_toolshed(shed)
-        .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
-        .build()
-        .unwrap();
-    let names = session.tool_manager().names();
-    session.tool_manager().activate(&names);
-    session
-}
-
 #[tokio::test]
 async fn two_runs_of_one_session_at_once_each_stream_their_own_events() {
     // Each run's call waits for the other's: the two runs are under way together.
@@ -105,11 +88,10 @@ async fn two_runs_of_one_session_at_once_each_stream_their_own_events() {
             }
         },
     );
-    let recorded = Arc::default();
-    let session = session(
-        one_call_per_task("meet", 2),
+    let recorded = Recorded::default();
+    let session = recorded.session_over(
+        AgentSession::builder(one_call_per_task("meet", 2)),
         ToolShed::new().tool(meet),
-        &recorded,
     );
     let ((a, ran_a), (b, ran_b)) = tokio::join!(
         read_all(session.events_of(session.run("A"))),
@@ -138,7 +120,7 @@ async fn two_runs_of_one_session_at_once_each_stream_their_own_events() {
         assert_eq!(finished.as_deref(), Some(&*format!("met {task}")));
     }
     // The handlers heard both, interleaved: the two calls started before either ended.
-    let heard = kinds(&recorded.lock().unwrap());
+    let heard = kinds(&recorded.0.lock().unwrap());
     assert_eq!(heard.len(), 14, "{heard:?}");
     let position = |kind: &str| heard.iter().position(|k| k == kind).unwrap();
     assert!(
@@ -167,19 +149,14 @@ async fn a_runs_stream_has_the_events_its_handlers_heard_in_their_order() {
         ScriptedTurn::call("crawl", json!({})),
         ScriptedTurn::text("All crawled."),
     ]);
-    let recorded = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&recorded);
-    let session = AgentSession::builder(model)
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tool(crawl))
-        .with_streaming(true)
-        .with_event_handler(move |event: &AgentEvent| sink.lock().unwrap().push(event.clone()))
-        .build()
-        .unwrap();
-    session.tool_manager().activate(&["crawl".to_owned()]);
+    let recorded = Recorded::default();
+    let session = recorded.session_over(
+        AgentSession::builder(model).with_streaming(true),
+        ToolShed::new().tool(crawl),
+    );
     let (streamed, ran) = read_all(session.events_of(session.send("Crawl."))).await;
     assert_eq!(ran.unwrap().text, "All crawled.");
-    assert_eq!(streamed, *recorded.lock().unwrap());
+    assert_eq!(streamed, *recorded.0.lock().unwrap());
     assert_eq!(
         kinds(&streamed),
         [
@@ -271,13 +248,12 @@ async fn runs_made_inside_a_call_stream_to_their_own_wrapper_not_the_callers() {
         ScriptedTurn::call("ask", json!({})).and_call("research", json!({"input": "look"})),
         ScriptedTurn::text("outer answer"),
     ]);
-    let recorded = Arc::default();
-    let outer = session(
-        model,
+    let recorded = Recorded::default();
+    let outer = recorded.session_over(
+        AgentSession::builder(model),
         ToolShed::new()
             .tool(ask)
             .tool(Arc::new(research) as Arc<dyn ToolImpl>),
-        &recorded,
     );
     let (streamed, ran) = read_all(outer.events_of(outer.run("outer task"))).await;
     let ran: AgentRun = ran.unwrap();
@@ -293,7 +269,7 @@ async fn runs_made_inside_a_call_stream_to_their_own_wrapper_not_the_callers() {
         ["request", "started call-1-0", "started call-1-1", "request"],
         "{streamed:?}"
     );
-    assert_eq!(streamed, *recorded.lock().unwrap());
+    assert_eq!(streamed, *recorded.0.lock().unwrap());
 }
 
 #[tokio::test]
@@ -347,16 +323,15 @@ async fn only_the_first_run_a_future_starts_takes_the_stream() {
 
 #[tokio::test]
 async fn finish_alone_runs_to_the_end_and_the_handlers_still_hear() {
-    let recorded = Arc::default();
-    let session = session(
-        one_call_per_task("ping", 1),
+    let recorded = Recorded::default();
+    let session = recorded.session_over(
+        AgentSession::builder(one_call_per_task("ping", 1)),
         ToolShed::new().tool(ping()),
-        &recorded,
     );
     let ran = session.events_of(session.run("P")).finish().await.unwrap();
     assert_eq!(ran.text, "done P");
     assert_eq!(ran.tool_calls[0].result.content.to_text(), "pong");
-    assert_eq!(recorded.lock().unwrap().len(), 7);
+    assert_eq!(recorded.0.lock().unwrap().len(), 7);
 }
 
 fn ping() -> FnTool {
@@ -377,11 +352,10 @@ async fn a_stream_dropped_midway_drops_its_send_and_the_conversation_stays_as_it
         ScriptedTurn::call("wait", json!({})),
         ScriptedTurn::text("third answer"),
     ]);
-    let recorded = Arc::default();
-    let session = session(
-        model,
+    let recorded = Recorded::default();
+    let session = recorded.session_over(
+        AgentSession::builder(model),
         ToolShed::new().tool(waits_for_ever(started, Arc::clone(&dropped))),
-        &recorded,
     );
     session.send("first").await.unwrap();
     let mut events = session.events_of(session.send("second"));

@@ -39,7 +39,6 @@ impl Recorded {
         runs: &Arc<AtomicUsize>,
         extra: Option<FnTool>,
     ) -> AgentSession {
-        let sink = Arc::clone(&self.0);
         let wipe = counting_tool("wipe", runs).with_annotations(ToolAnnotations {
             destructive: Some(true),
             ..ToolAnnotations::default()
@@ -48,6 +47,13 @@ impl Recorded {
         if let Some(extra) = extra {
             shed = shed.tool(extra);
         }
+        self.session_over(builder, shed)
+    }
+
+    /// `builder` with the recorder as an event handler and `shed`'s tools, all of them
+    /// offered.
+    pub fn session_over(&self, builder: AgentSessionBuilder, shed: ToolShed) -> AgentSession {
+        let sink = Arc::clone(&self.0);
         let session = builder
             .with_model("m")
             .with_toolshed(shed)
