@@ -3,7 +3,8 @@
 //!
 //! Unlike a transport that drops what it cannot read, a server-side `LineTransport` answers
 //! it, as JSON-RPC asks, and keeps serving: a line that is not JSON gets `-32700` (parse
-//! error), one too large or too deep gets `-32600` or `-32700` naming the limit, and JSON that
+//! error), one too large, too deep or holding too many values gets `-32600` (too large, too
+//! many values) or `-32700` (too deep) naming the limit, and JSON that
 //! is not a message gets `-32600` (invalid request), with the request's id when it can be
 //! read. A client-side one gives the call that an unreadable answer answers an error naming
 //! the problem, rather than leaving the call to wait for its time limit, and answers an
@@ -18,6 +19,7 @@ use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+use toolsmith_core::JsonTextExcess;
 
 use super::json_limits::JsonLimits;
 use super::unreadable::{Envelope, is_request_id, unreadable_answer};
@@ -251,12 +253,24 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], limits: &JsonLimits) -> Pa
     if body.iter().all(u8::is_ascii_whitespace) {
         return Parsed::Skip;
     }
-    if let Err(too_deep) = limits.check_depth(body) {
-        return Parsed::Answer {
-            id: Value::Null,
-            code: PARSE_ERROR,
-            message: format!("Parse error: {too_deep}"),
-        };
+    // Before rmcp's reader, which recurses once per level and buffers every value.
+    match limits.excess(body) {
+        Some(too_deep @ JsonTextExcess::TooDeep { .. }) => {
+            return Parsed::Answer {
+                id: Value::Null,
+                code: PARSE_ERROR,
+                message: format!("Parse error: the message {too_deep}"),
+            };
+        }
+        // As a message over the byte limit is: within JSON's syntax, past what is read.
+        Some(too_many @ JsonTextExcess::TooManyValues { .. }) => {
+            return Parsed::Answer {
+                id: Value::Null,
+                code: INVALID_REQUEST,
+                message: format!("Invalid Request: the message {too_many}"),
+            };
+        }
+        None => {}
     }
     let error = match serde_json::from_slice::<T>(body) {
         Ok(message) => return Parsed::Message(message),

@@ -24,7 +24,11 @@ fn options() -> McpClientOptions {
     McpClientOptions::default()
         .with_names(McpNames::new())
         .with_call_timeout(Some(CALL_TIMEOUT))
-        .with_limits(JsonLimits::default().with_max_bytes(4096))
+        .with_limits(
+            JsonLimits::default()
+                .with_max_bytes(4096)
+                .with_max_values(500),
+        )
 }
 
 fn nested(levels: usize) -> String {
@@ -32,7 +36,8 @@ fn nested(levels: usize) -> String {
 }
 
 /// A server on stdio that answers its tools' calls, in turn: too deep for the client's
-/// limit (64), over its size limit (4096 bytes), not JSON, then as it should.
+/// limit (64), over its size limit (4096 bytes), not JSON, of more values than its limit
+/// (500) within its size, then as it should.
 fn misbehaving_stdio_server() -> McpCommand {
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[],"structuredContent":{{"x":{}}}}}}}"#,
@@ -41,6 +46,10 @@ fn misbehaving_stdio_server() -> McpCommand {
     let large = format!(
         r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
         "x".repeat(10_000)
+    );
+    let many = format!(
+        r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[],"structuredContent":{{"x":[{}0]}}}}}}"#,
+        "0,".repeat(1000)
     );
     let script = format!(
         r#"
@@ -59,6 +68,7 @@ while IFS= read -r line; do
         1) printf '{deep}\n' "$id" ;;
         2) printf '{large}\n' "$id" ;;
         3) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"content": tru}}}}\n' "$id" ;;
+        4) printf '{many}\n' "$id" ;;
         *) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"content":[{{"type":"text","text":"ok"}}]}}}}\n' "$id" ;;
       esac ;;
   esac
@@ -97,6 +107,8 @@ async fn over_stdio_an_unreadable_answer_fails_its_call_at_once() {
     );
     let garbage = failing_call(&tool).await;
     assert!(garbage.contains("Parse error"), "{garbage}");
+    let many = failing_call(&tool).await;
+    assert!(many.contains("more than 500 values"), "{many}");
 
     let fine = tool.execute(ToolArguments::new()).await.unwrap();
     assert_eq!(fine.content.to_text(), "ok");
