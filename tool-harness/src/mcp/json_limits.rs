@@ -3,6 +3,11 @@
 
 use toolsmith_core::JsonTextExcess;
 
+/// The JSON-RPC error code of a message that is not JSON (or nests too deeply to be read).
+pub(crate) const PARSE_ERROR: i64 = -32700;
+/// The JSON-RPC error code of JSON that is not a message (or is too large to be read).
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+
 /// The largest message read from a peer unless configured otherwise: 8 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
@@ -100,15 +105,25 @@ impl JsonLimits {
     ///
     /// [`json_text_excess`]: toolsmith_core::json_text_excess
     pub fn check(&self, json: &[u8]) -> Result<(), String> {
-        match self.excess(json) {
+        match toolsmith_core::json_text_excess(json, self.max_depth, self.max_values) {
             Some(excess) => Err(format!("the message {excess}")),
             None => Ok(()),
         }
     }
 
-    /// The limit `json` goes past first, if any (what [`check`](Self::check) says).
-    pub(crate) fn excess(&self, json: &[u8]) -> Option<JsonTextExcess> {
-        toolsmith_core::json_text_excess(json, self.max_depth, self.max_values)
+    /// The JSON-RPC error (code and message) for `json` when it goes past a limit of depth
+    /// or values: `-32700` (parse error) too deep, as serde_json's own recursion limit is;
+    /// `-32600` (invalid request) of too many values, as a message too large is.
+    pub(crate) fn refusal(&self, json: &[u8]) -> Option<(i64, String)> {
+        match toolsmith_core::json_text_excess(json, self.max_depth, self.max_values)? {
+            too_deep @ JsonTextExcess::TooDeep { .. } => {
+                Some((PARSE_ERROR, format!("Parse error: the message {too_deep}")))
+            }
+            too_many @ JsonTextExcess::TooManyValues { .. } => Some((
+                INVALID_REQUEST,
+                format!("Invalid Request: the message {too_many}"),
+            )),
+        }
     }
 }
 

@@ -19,14 +19,9 @@ use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
-use toolsmith_core::JsonTextExcess;
 
-use super::json_limits::JsonLimits;
+use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
 use super::unreadable::{Envelope, is_request_id, unreadable_answer};
-
-/// JSON-RPC error codes this transport answers with.
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
 
 /// How much of a line over the size limit is kept to read its envelope (the id comes first
 /// in what rmcp and the Python SDK write).
@@ -254,23 +249,12 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], limits: &JsonLimits) -> Pa
         return Parsed::Skip;
     }
     // Before rmcp's reader, which recurses once per level and buffers every value.
-    match limits.excess(body) {
-        Some(too_deep @ JsonTextExcess::TooDeep { .. }) => {
-            return Parsed::Answer {
-                id: Value::Null,
-                code: PARSE_ERROR,
-                message: format!("Parse error: the message {too_deep}"),
-            };
-        }
-        // As a message over the byte limit is: within JSON's syntax, past what is read.
-        Some(too_many @ JsonTextExcess::TooManyValues { .. }) => {
-            return Parsed::Answer {
-                id: Value::Null,
-                code: INVALID_REQUEST,
-                message: format!("Invalid Request: the message {too_many}"),
-            };
-        }
-        None => {}
+    if let Some((code, message)) = limits.refusal(body) {
+        return Parsed::Answer {
+            id: Value::Null,
+            code,
+            message,
+        };
     }
     let error = match serde_json::from_slice::<T>(body) {
         Ok(message) => return Parsed::Message(message),
