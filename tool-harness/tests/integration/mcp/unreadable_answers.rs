@@ -115,9 +115,17 @@ async fn over_stdio_an_unreadable_answer_fails_its_call_at_once() {
     client.close().await;
 }
 
+/// An answer to call `id` of some 10,000 bytes.
+fn large_answer(id: impl std::fmt::Display) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
+        "x".repeat(10_000)
+    )
+}
+
 /// A streamable-HTTP server whose first `tools/call` answer nests 200 levels (past rmcp's
-/// reader), whose second is an event stream of text that is not JSON, and whose others are
-/// right.
+/// reader), whose second is an event stream of text that is not JSON, whose third and
+/// fourth (a body, an event) are over the client's size limit, and whose others are right.
 async fn misbehaving_http_server() -> FakeHttpServer {
     let calls = Arc::new(AtomicUsize::new(0));
     FakeHttpServer::start(move |method, id| match method {
@@ -133,6 +141,12 @@ async fn misbehaving_http_server() -> FakeHttpServer {
                 "application/json",
             ),
             1 => FakeAnswer::Raw("event: message\ndata: not json {\n\n".into(), "text/event-stream"),
+            // Over the client's 4096 bytes, in a body and in an event.
+            2 => FakeAnswer::Raw(large_answer(id), "application/json"),
+            3 => FakeAnswer::Raw(
+                format!("event: message\ndata: {}\n\n", large_answer(id)),
+                "text/event-stream",
+            ),
             _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
         },
         _ => FakeAnswer::Result(json!({})),
@@ -159,6 +173,19 @@ async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
             .to_string()
             .contains("ended the answer's stream without an answer it could read"),
         "{garbage}"
+    );
+
+    // The client's byte limit is rmcp's for bodies and events (16 MiB of its own).
+    let large = failing_call(&tool).await;
+    assert!(large.contains("maximum size of 4096 bytes"), "{large}");
+    let large_event = tool.execute(ToolArguments::new()).await.unwrap_err();
+    // As for the event that is not JSON: rmcp drops it and ends the stream.
+    assert_eq!(large_event.kind(), ToolErrorKind::Network, "{large_event}");
+    assert!(
+        large_event
+            .to_string()
+            .contains("ended the answer's stream without an answer it could read"),
+        "{large_event}"
     );
 
     let fine = tool.execute(ToolArguments::new()).await.unwrap();
