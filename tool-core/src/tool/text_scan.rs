@@ -105,7 +105,13 @@ pub fn json_text_excess(
             State::Str(quote, false) => match byte {
                 b'\\' => State::Str(quote, true),
                 _ if byte == quote => State::Json,
-                _ => state,
+                _ => {
+                    // Straight to the string's next quote or backslash: strings are most of
+                    // a message's bytes (a tool's text result), and byte by byte this scan
+                    // took longer than serde_json's parse of them.
+                    at += memchr::memchr2(quote, b'\\', &bytes[at..]).unwrap_or(bytes.len() - at);
+                    state
+                }
             },
             // The line terminators of JSON5: `\n`, `\r`, U+2028 and U+2029.
             State::LineComment if matches!(byte, b'\n' | b'\r') => State::Json,
