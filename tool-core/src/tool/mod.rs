@@ -26,6 +26,7 @@ pub(crate) mod nesting;
 pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod shared_value;
+pub(crate) mod text_scan;
 pub(crate) mod tool_impl;
 
 use serde::{Deserialize, Serialize};

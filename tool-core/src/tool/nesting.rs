@@ -12,6 +12,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::tool::text_scan::{JsonTextExcess, json_text_excess};
+
 /// The deepest nesting of arrays and objects Toolsmith reads, validates or renders.
 ///
 /// `1` and `"a"` nest 0 levels, `[1]` and `{"a": 1}` one, `{"a": [1]}` two. Arguments,
@@ -122,65 +124,11 @@ fn stack_containers<'a>(
 /// very text the reader is given: a quote before it (say, in a Markdown fence's language
 /// tag) would hide the brackets after it.
 pub fn json_text_too_deep(text: &[u8], max_depth: usize) -> Option<usize> {
-    #[derive(Clone, Copy)]
-    enum State {
-        Json,
-        /// In a string opened by this quote; `true` right after a backslash.
-        Str(u8, bool),
-        LineComment,
-        /// In a block comment; `true` right after a `*` that may close it.
-        BlockComment(bool),
+    // The one scan, with no bound on values (it counts them all the same: a branch per `,`).
+    match json_text_excess(text, max_depth, usize::MAX) {
+        Some(JsonTextExcess::TooDeep { at, .. }) => Some(at),
+        _ => None,
     }
-    let bytes = text;
-    let mut depth = 0usize;
-    let mut state = State::Json;
-    let mut at = 0;
-    while let Some(&byte) = bytes.get(at) {
-        at += 1;
-        state = match state {
-            State::Str(quote, true) => State::Str(quote, false),
-            State::Str(quote, false) => match byte {
-                b'\\' => State::Str(quote, true),
-                _ if byte == quote => State::Json,
-                _ => state,
-            },
-            // The line terminators of JSON5: `\n`, `\r`, U+2028 and U+2029.
-            State::LineComment if matches!(byte, b'\n' | b'\r') => State::Json,
-            State::LineComment
-                if byte == 0xE2 && matches!(bytes.get(at..at + 2), Some([0x80, 0xA8 | 0xA9])) =>
-            {
-                at += 2;
-                State::Json
-            }
-            State::LineComment => state,
-            State::BlockComment(true) if byte == b'/' => State::Json,
-            State::BlockComment(_) => State::BlockComment(byte == b'*'),
-            State::Json => match byte {
-                b'"' | b'\'' => State::Str(byte, false),
-                b'/' if bytes.get(at) == Some(&b'/') => {
-                    at += 1;
-                    State::LineComment
-                }
-                b'/' if bytes.get(at) == Some(&b'*') => {
-                    at += 1;
-                    State::BlockComment(false)
-                }
-                b'[' | b'{' => {
-                    depth += 1;
-                    if depth > max_depth {
-                        return Some(at - 1);
-                    }
-                    state
-                }
-                b']' | b'}' => {
-                    depth = depth.saturating_sub(1);
-                    state
-                }
-                _ => state,
-            },
-        };
-    }
-    None
 }
 
 /// Whether `text` (JSON, or the JSON5 a model may write) nests no deeper than

@@ -191,7 +191,11 @@ impl McpClientOptions {
         self
     }
 
-    /// Limits on the messages read from a child process.
+    /// Limits on the messages read from the server (default [`JsonLimits::default`]). From a
+    /// child process, all of them, checked before rmcp reads a message. Over streamable HTTP,
+    /// rmcp reads each body and event itself, and only `max_bytes` bounds them (past it the
+    /// call fails naming it); their depth is bounded by serde_json's 128 levels, their values
+    /// by nothing but the bytes.
     #[must_use]
     pub fn with_limits(mut self, limits: JsonLimits) -> Self {
         self.limits = limits;
@@ -348,7 +352,11 @@ impl McpClient {
                 (service, Some(child))
             }
             McpTransport::Http { url, bearer_token } => {
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                // rmcp reads the bodies and events itself (16 MiB each by default): the byte
+                // limit is all of `limits` that can be put before its reader.
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .max_json_response_size(options.limits.max_bytes)
+                    .max_sse_event_size(options.limits.max_bytes);
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token);
                 }

@@ -22,10 +22,11 @@ use tokio::task::JoinHandle;
 use toolsmith_core::CancellationToken;
 
 use super::error::McpError;
-use super::json_limits::DEFAULT_MAX_MESSAGE_BYTES;
+use super::json_limits::JsonLimits;
 use super::rebinding_guard::McpService;
 use super::server::McpServer;
 use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_past_cap};
+use super::unreadable::Envelope;
 
 /// How many MCP sessions an [`McpHttpServer`] keeps open at once by default
 /// ([`McpHttpOptions::with_max_sessions`]).
@@ -63,7 +64,7 @@ pub struct McpHttpOptions {
     bearer_token: Option<String>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
-    max_body_bytes: usize,
+    limits: JsonLimits,
     max_sessions: usize,
     session_idle_timeout: Option<Duration>,
     request_read_timeout: Duration,
@@ -85,7 +86,7 @@ impl std::fmt::Debug for McpHttpOptions {
             )
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
-            .field("max_body_bytes", &self.max_body_bytes)
+            .field("limits", &self.limits)
             .field("max_sessions", &self.max_sessions)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("request_read_timeout", &self.request_read_timeout)
@@ -102,7 +103,7 @@ impl Default for McpHttpOptions {
             bearer_token: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
-            max_body_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            limits: JsonLimits::default(),
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
             request_read_timeout: DEFAULT_REQUEST_READ_TIMEOUT,
@@ -162,10 +163,21 @@ impl McpHttpOptions {
         self
     }
 
-    /// The largest request body accepted (413 beyond).
+    /// The largest request body accepted (413 beyond; default 8 MiB, the `max_bytes` of
+    /// [`with_limits`](Self::with_limits)).
     #[must_use]
     pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes.max(1);
+        self.limits = self.limits.with_max_bytes(bytes);
+        self
+    }
+
+    /// Limits on each request body (default [`JsonLimits::default`]): past `max_bytes` it is
+    /// answered `413`; nested deeper than `max_depth`, or holding more than `max_values`
+    /// values, `400` with a JSON-RPC error naming the limit (`-32700`, `-32600`; with the
+    /// request's id when it can be read), before rmcp reads it.
+    #[must_use]
+    pub fn with_limits(mut self, limits: JsonLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -255,7 +267,7 @@ impl McpHttpOptions {
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
             .enforce_origin_validation()
-            .with_max_request_body_bytes(self.max_body_bytes)
+            .with_max_request_body_bytes(self.limits.max_bytes)
             .with_cancellation_token(shutdown)
     }
 }
@@ -467,11 +479,11 @@ pub fn router(
     );
     let cap = SessionCapState {
         sessions,
-        max_body_bytes: options.max_body_bytes,
+        max_body_bytes: options.limits.max_bytes,
         rmcp: service.clone(),
     };
     let body = BodyLimits {
-        max_bytes: options.max_body_bytes,
+        json: options.limits,
         timeout: options.request_read_timeout,
     };
     // Route layers, so that a request to another path is still a plain 404. From the
@@ -497,29 +509,34 @@ pub fn router(
     }
 }
 
-/// How much of a request body is read, and for how long.
+/// How much of a request body is read, how deep and with how many values, and for how long.
 #[derive(Debug, Clone, Copy)]
 struct BodyLimits {
-    max_bytes: usize,
+    json: JsonLimits,
     timeout: Duration,
 }
 
 /// Reads the request's body before passing it on, answering `408` when it has not all come
 /// within the timeout (rmcp reads it with no time limit: a client sending a byte a second held
-/// the request for ever) and `413` past the size limit.
+/// the request for ever), `413` past the size limit, and `400` past the depth or the number
+/// of values (rmcp would read it into a buffer of 80 bytes or more a value).
 async fn read_body_in_time(
     State(limits): State<BodyLimits>,
     request: Request,
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    match tokio::time::timeout(limits.timeout, axum::body::to_bytes(body, limits.max_bytes)).await {
-        Ok(Ok(bytes)) => {
-            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-                .await
-        }
+    let max_bytes = limits.json.max_bytes;
+    match tokio::time::timeout(limits.timeout, axum::body::to_bytes(body, max_bytes)).await {
+        Ok(Ok(bytes)) => match limits.json.refusal(&bytes) {
+            Some((code, message)) => unreadable_body(&bytes, code, &message),
+            None => {
+                next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                    .await
+            }
+        },
         // Too long, or the client went away (then no one reads this answer).
-        Ok(Err(_)) => payload_too_large(limits.max_bytes),
+        Ok(Err(_)) => payload_too_large(max_bytes),
         Err(_) => (
             StatusCode::REQUEST_TIMEOUT,
             [(header::CONNECTION, "close")],
@@ -530,6 +547,27 @@ async fn read_body_in_time(
         )
             .into_response(),
     }
+}
+
+/// The answer to a body past the limits of depth or values: `400` with a JSON-RPC error, under
+/// the request's id when its envelope shows one (read without reading the rest).
+fn unreadable_body(body: &[u8], code: i64, message: &str) -> Response {
+    let envelope = Envelope::of(body);
+    let id = match envelope.id {
+        Some(id) if envelope.has_method => id,
+        _ => serde_json::Value::Null,
+    };
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    });
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        answer.to_string(),
+    )
+        .into_response()
 }
 
 /// The answer to a request body longer than `max_bytes`.

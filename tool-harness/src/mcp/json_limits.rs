@@ -1,5 +1,12 @@
-//! Bounds on untrusted JSON: how large one message may be and how deeply it may nest,
-//! checked before it is parsed.
+//! Bounds on untrusted JSON: how large one message may be, how deeply it may nest and how
+//! many values it may hold, checked before it is parsed.
+
+use toolsmith_core::JsonTextExcess;
+
+/// The JSON-RPC error code of a message that is not JSON (or nests too deeply to be read).
+pub(crate) const PARSE_ERROR: i64 = -32700;
+/// The JSON-RPC error code of JSON that is not a message (or is too large to be read).
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// The largest message read from a peer unless configured otherwise: 8 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
@@ -26,13 +33,20 @@ pub struct JsonLimits {
     pub max_bytes: usize,
     /// The deepest nesting of arrays and objects.
     pub max_depth: usize,
+    /// The most values (arrays, objects, strings, numbers, booleans and nulls; not an
+    /// object's keys) in one message.
+    pub max_values: usize,
 }
 
 impl Default for JsonLimits {
+    /// 8 MiB ([`DEFAULT_MAX_MESSAGE_BYTES`]), 64 levels ([`DEFAULT_MAX_DEPTH`]) and
+    /// [`MAX_JSON_VALUES`](toolsmith_core::MAX_JSON_VALUES) values (2,097,152), the bound on
+    /// what Toolsmith reads from a model.
     fn default() -> Self {
         Self {
             max_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_depth: DEFAULT_MAX_DEPTH,
+            max_values: toolsmith_core::MAX_JSON_VALUES,
         }
     }
 }
@@ -52,16 +66,63 @@ impl JsonLimits {
         self
     }
 
+    /// These limits with another number of values per message.
+    ///
+    /// A byte bound alone does not bound what a message takes once read: each value is 80
+    /// bytes or more, however short its text, and rmcp reads a message through serde's
+    /// buffer first, so 8 MiB of `[0,0,0,…]` took some 950 MB (measured) in a server.
+    ///
+    /// ```
+    /// use toolsmith::harness::mcp::JsonLimits;
+    ///
+    /// // An object, an array, `1`, `"x,y"` and `{}`: five values.
+    /// let limits = JsonLimits::default().with_max_values(5);
+    /// assert!(limits.check(br#"{"a": [1, "x,y"], "b": {}}"#).is_ok());
+    /// assert_eq!(
+    ///     limits.check(br#"{"a": [1, 2, 3, 4]}"#).unwrap_err(),
+    ///     "the message holds more than 5 values (at byte 18)"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_max_values(mut self, max_values: usize) -> Self {
+        self.max_values = max_values.max(1);
+        self
+    }
+
     /// Checks that `json` nests no deeper than allowed, in one pass over its bytes (brackets
     /// inside strings do not count; core's scan, the one a model's arguments go through).
     /// Says where it went too deep.
     pub fn check_depth(&self, json: &[u8]) -> Result<(), String> {
-        match toolsmith_core::json_text_too_deep(json, self.max_depth) {
-            Some(at) => Err(format!(
-                "the message nests deeper than {} levels (at byte {at})",
-                self.max_depth
-            )),
+        match toolsmith_core::json_text_excess(json, self.max_depth, usize::MAX) {
+            Some(excess) => Err(format!("the message {excess}")),
             None => Ok(()),
+        }
+    }
+
+    /// Checks that `json` nests no deeper, and holds no more values, than allowed: one pass
+    /// over its bytes that builds nothing ([`json_text_excess`]), for a message about to be
+    /// handed to a parser. Says which limit it went past, and where.
+    ///
+    /// [`json_text_excess`]: toolsmith_core::json_text_excess
+    pub fn check(&self, json: &[u8]) -> Result<(), String> {
+        match toolsmith_core::json_text_excess(json, self.max_depth, self.max_values) {
+            Some(excess) => Err(format!("the message {excess}")),
+            None => Ok(()),
+        }
+    }
+
+    /// The JSON-RPC error (code and message) for `json` when it goes past a limit of depth
+    /// or values: `-32700` (parse error) too deep, as serde_json's own recursion limit is;
+    /// `-32600` (invalid request) of too many values, as a message too large is.
+    pub(crate) fn refusal(&self, json: &[u8]) -> Option<(i64, String)> {
+        match toolsmith_core::json_text_excess(json, self.max_depth, self.max_values)? {
+            too_deep @ JsonTextExcess::TooDeep { .. } => {
+                Some((PARSE_ERROR, format!("Parse error: the message {too_deep}")))
+            }
+            too_many @ JsonTextExcess::TooManyValues { .. } => Some((
+                INVALID_REQUEST,
+                format!("Invalid Request: the message {too_many}"),
+            )),
         }
     }
 }
@@ -77,5 +138,21 @@ mod tests {
         assert!(limits.check_depth(b"[[[[]]]]").is_err());
         let deep = "[".repeat(10_000);
         assert!(JsonLimits::default().check_depth(deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn values_are_counted_in_the_same_pass() {
+        let limits = JsonLimits::default().with_max_values(4).with_max_depth(2);
+        assert!(limits.check(br#"[1, "a,b,c", []]"#).is_ok());
+        assert_eq!(
+            limits.check(b"[1, 2, 3, 4]").unwrap_err(),
+            "the message holds more than 4 values (at byte 11)"
+        );
+        assert_eq!(
+            limits.check(b"[[[1]]]").unwrap_err(),
+            "the message nests deeper than 2 levels (at byte 2)"
+        );
+        // The depth check alone counts no values.
+        assert!(limits.check_depth(b"[1, 2, 3, 4]").is_ok());
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Unlike a transport that drops what it cannot read, a server-side `LineTransport` answers
 //! it, as JSON-RPC asks, and keeps serving: a line that is not JSON gets `-32700` (parse
-//! error), one too large or too deep gets `-32600` or `-32700` naming the limit, and JSON that
+//! error), one too large, too deep or holding too many values gets `-32600` (too large, too
+//! many values) or `-32700` (too deep) naming the limit, and JSON that
 //! is not a message gets `-32600` (invalid request), with the request's id when it can be
 //! read. A client-side one gives the call that an unreadable answer answers an error naming
 //! the problem, rather than leaving the call to wait for its time limit, and answers an
@@ -19,12 +20,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use super::json_limits::JsonLimits;
+use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
 use super::unreadable::{Envelope, is_request_id, unreadable_answer};
-
-/// JSON-RPC error codes this transport answers with.
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
 
 /// How much of a line over the size limit is kept to read its envelope (the id comes first
 /// in what rmcp and the Python SDK write).
@@ -251,11 +248,12 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], limits: &JsonLimits) -> Pa
     if body.iter().all(u8::is_ascii_whitespace) {
         return Parsed::Skip;
     }
-    if let Err(too_deep) = limits.check_depth(body) {
+    // Before rmcp's reader, which recurses once per level and buffers every value.
+    if let Some((code, message)) = limits.refusal(body) {
         return Parsed::Answer {
             id: Value::Null,
-            code: PARSE_ERROR,
-            message: format!("Parse error: {too_deep}"),
+            code,
+            message,
         };
     }
     let error = match serde_json::from_slice::<T>(body) {

@@ -1,4 +1,5 @@
-//! Bad input on the line transport: garbage, oversized and deeply nested messages, and a
+//! Bad input on the line transport: garbage, oversized and deeply nested messages, messages
+//! of too many values, and a
 //! wrong type in every field of `tools/call`, each answered with an error while the server
 //! keeps serving. Nothing panics and nothing hangs.
 
@@ -223,6 +224,41 @@ async fn oversized_and_deep_messages_are_refused_with_the_limit_named() {
     assert_eq!(answer["id"], 2);
     let (code, _) = error_of(&answer);
     assert_eq!(code, -32700);
+    raw.still_serving().await;
+}
+
+/// A message of many small values, within the byte limit, is refused before rmcp reads it
+/// (which would buffer each value at 80 bytes or more), with the request's id, and the server
+/// goes on serving.
+#[tokio::test]
+async fn messages_of_too_many_values_are_refused_with_the_limit_named() {
+    let call = |id: u32, values: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":[{}0]}}}}}}"#,
+            "0,".repeat(values - 1)
+        )
+    };
+    let mut raw = Raw::start(JsonLimits::default().with_max_values(1000)).await;
+    raw.send(&call(3, 1000)).await;
+    let answer = raw.next().await;
+    assert_eq!(answer["id"], 3, "{answer}");
+    let (code, message) = error_of(&answer);
+    assert_eq!(code, -32600, "{message}");
+    assert!(
+        message.starts_with("Invalid Request: the message holds more than 1000 values (at byte "),
+        "{message}"
+    );
+    raw.still_serving().await;
+
+    // The default is core's bound on what is read from a model: 2,097,152 values, here in
+    // some 4 MiB (of the 8 MiB a message may take).
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    raw.send(&call(4, toolsmith_core::MAX_JSON_VALUES)).await;
+    let answer = raw.next().await;
+    assert_eq!(answer["id"], 4, "{answer}");
+    let (code, message) = error_of(&answer);
+    assert_eq!(code, -32600, "{message}");
+    assert!(message.contains("more than 2097152 values"), "{message}");
     raw.still_serving().await;
 }
 

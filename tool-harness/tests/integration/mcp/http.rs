@@ -1,5 +1,6 @@
 //! Our server over streamable HTTP on 127.0.0.1, under rmcp's client: calls, the bearer
-//! token, the Host / Origin checks against DNS rebinding, and the cap on open sessions.
+//! token, the Host / Origin checks against DNS rebinding, the cap on open sessions, and the
+//! limits on a body's depth and values.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -497,5 +498,83 @@ async fn a_call_longer_than_the_idle_timeout_keeps_its_session() {
     );
     next.cancel().await.unwrap();
     drop(client);
+    server.shutdown().await.unwrap();
+}
+
+/// A raw POST of `body` to `server`: the answer's status and body.
+async fn raw_post(server: &McpHttpServer, body: &str) -> (u16, String) {
+    let addr = server.local_addr();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer[9..12].parse().unwrap();
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// A body of too many values (or nested too deeply) is answered `400` with a JSON-RPC error
+/// naming the limit before rmcp reads it (which would buffer each value at 80 bytes or
+/// more), and the server goes on serving.
+#[tokio::test]
+async fn bodies_past_the_json_limits_are_refused_before_rmcp_reads_them() {
+    use toolsmith_harness::mcp::JsonLimits;
+
+    let call = |id: u32, arguments: String| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{arguments},"b":1}}}}}}"#
+        )
+    };
+    let zeros = |count: usize| format!("[{}0]", "0,".repeat(count - 1));
+    let server = start(
+        McpHttpOptions::default().with_limits(
+            JsonLimits::default()
+                .with_max_values(1000)
+                .with_max_depth(16),
+        ),
+    )
+    .await;
+    let (status, body) = raw_post(&server, &call(7, zeros(1000))).await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Invalid Request: the message holds more than 1000 values"),
+        "{message}"
+    );
+    let deep = format!("{}1{}", "[".repeat(20), "]".repeat(20));
+    let (status, body) = raw_post(&server, &call(8, deep)).await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 8, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("deeper than 16 levels"), "{message}");
+    let client = working_client(&server).await;
+    client.cancel().await.unwrap();
+    server.shutdown().await.unwrap();
+
+    // By default: core's bound on what is read from a model, 2,097,152 values.
+    let server = start(McpHttpOptions::default()).await;
+    let (status, body) = raw_post(&server, &call(9, zeros(toolsmith_core::MAX_JSON_VALUES))).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("more than 2097152 values"), "{body}");
+    let client = working_client(&server).await;
+    client.cancel().await.unwrap();
     server.shutdown().await.unwrap();
 }

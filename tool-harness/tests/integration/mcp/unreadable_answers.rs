@@ -24,7 +24,11 @@ fn options() -> McpClientOptions {
     McpClientOptions::default()
         .with_names(McpNames::new())
         .with_call_timeout(Some(CALL_TIMEOUT))
-        .with_limits(JsonLimits::default().with_max_bytes(4096))
+        .with_limits(
+            JsonLimits::default()
+                .with_max_bytes(4096)
+                .with_max_values(500),
+        )
 }
 
 fn nested(levels: usize) -> String {
@@ -32,7 +36,8 @@ fn nested(levels: usize) -> String {
 }
 
 /// A server on stdio that answers its tools' calls, in turn: too deep for the client's
-/// limit (64), over its size limit (4096 bytes), not JSON, then as it should.
+/// limit (64), over its size limit (4096 bytes), not JSON, of more values than its limit
+/// (500) within its size, then as it should.
 fn misbehaving_stdio_server() -> McpCommand {
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[],"structuredContent":{{"x":{}}}}}}}"#,
@@ -41,6 +46,10 @@ fn misbehaving_stdio_server() -> McpCommand {
     let large = format!(
         r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
         "x".repeat(10_000)
+    );
+    let many = format!(
+        r#"{{"jsonrpc":"2.0","id":%s,"result":{{"content":[],"structuredContent":{{"x":[{}0]}}}}}}"#,
+        "0,".repeat(1000)
     );
     let script = format!(
         r#"
@@ -59,6 +68,7 @@ while IFS= read -r line; do
         1) printf '{deep}\n' "$id" ;;
         2) printf '{large}\n' "$id" ;;
         3) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"content": tru}}}}\n' "$id" ;;
+        4) printf '{many}\n' "$id" ;;
         *) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"content":[{{"type":"text","text":"ok"}}]}}}}\n' "$id" ;;
       esac ;;
   esac
@@ -97,15 +107,25 @@ async fn over_stdio_an_unreadable_answer_fails_its_call_at_once() {
     );
     let garbage = failing_call(&tool).await;
     assert!(garbage.contains("Parse error"), "{garbage}");
+    let many = failing_call(&tool).await;
+    assert!(many.contains("more than 500 values"), "{many}");
 
     let fine = tool.execute(ToolArguments::new()).await.unwrap();
     assert_eq!(fine.content.to_text(), "ok");
     client.close().await;
 }
 
+/// An answer to call `id` of some 10,000 bytes.
+fn large_answer(id: impl std::fmt::Display) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
+        "x".repeat(10_000)
+    )
+}
+
 /// A streamable-HTTP server whose first `tools/call` answer nests 200 levels (past rmcp's
-/// reader), whose second is an event stream of text that is not JSON, and whose others are
-/// right.
+/// reader), whose second is an event stream of text that is not JSON, whose third and
+/// fourth (a body, an event) are over the client's size limit, and whose others are right.
 async fn misbehaving_http_server() -> FakeHttpServer {
     let calls = Arc::new(AtomicUsize::new(0));
     FakeHttpServer::start(move |method, id| match method {
@@ -121,6 +141,12 @@ async fn misbehaving_http_server() -> FakeHttpServer {
                 "application/json",
             ),
             1 => FakeAnswer::Raw("event: message\ndata: not json {\n\n".into(), "text/event-stream"),
+            // Over the client's 4096 bytes, in a body and in an event.
+            2 => FakeAnswer::Raw(large_answer(id), "application/json"),
+            3 => FakeAnswer::Raw(
+                format!("event: message\ndata: {}\n\n", large_answer(id)),
+                "text/event-stream",
+            ),
             _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
         },
         _ => FakeAnswer::Result(json!({})),
@@ -147,6 +173,19 @@ async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
             .to_string()
             .contains("ended the answer's stream without an answer it could read"),
         "{garbage}"
+    );
+
+    // The client's byte limit is rmcp's for bodies and events (16 MiB of its own).
+    let large = failing_call(&tool).await;
+    assert!(large.contains("maximum size of 4096 bytes"), "{large}");
+    let large_event = tool.execute(ToolArguments::new()).await.unwrap_err();
+    // As for the event that is not JSON: rmcp drops it and ends the stream.
+    assert_eq!(large_event.kind(), ToolErrorKind::Network, "{large_event}");
+    assert!(
+        large_event
+            .to_string()
+            .contains("ended the answer's stream without an answer it could read"),
+        "{large_event}"
     );
 
     let fine = tool.execute(ToolArguments::new()).await.unwrap();
