@@ -901,3 +901,24 @@ async fn with_json_a_failed_run_ends_with_an_error_line() {
     assert!(message.contains("Incorrect API key provided"), "{message}");
     assert!(stderr.contains(message), "{stderr}");
 }
+
+#[tokio::test]
+async fn with_json_no_answer_is_a_failure_and_an_error_line_as_without() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([text("  ")]).await;
+    let output = run(root.path(), &server, &["--json"], "Q?").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines = json_lines(&output.stdout);
+    let last = lines.last().unwrap();
+    assert_eq!(
+        last,
+        &json!({"type": "error", "data": "the model gave no answer (it stopped: EndTurn)"}),
+        "{lines:?}"
+    );
+    assert!(
+        stderr.contains("toolsmith: the model gave no answer (it stopped: EndTurn)"),
+        "{stderr}"
+    );
+    assert_eq!(lines.iter().filter(|l| l["type"] == "answer").count(), 0);
+}

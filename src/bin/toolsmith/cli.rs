@@ -203,8 +203,8 @@ pub struct RunArgs {
     /// Print the run on stdout as JSON lines, for a program to read: each event as
     /// `{"type": "tool_call_started", "data": {..}}` (the model's text as `text_delta`s),
     /// then `{"type": "answer", "data": {"text", "model_calls", "tool_calls", "usage"}}`, or
-    /// `{"type": "error", "data": "<message>"}` when the run fails (exit code 1, the message
-    /// on stderr too). Nothing else is printed but the questions about destructive calls.
+    /// `{"type": "error", "data": "<message>"}` when the run fails or ends without an answer
+    /// (exit code 1, the message on stderr too). Nothing else is printed but the questions about destructive calls.
     #[arg(long)]
     pub json: bool,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise

@@ -83,13 +83,22 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         Err(AgenticError::Cancelled { .. }) if output::closed() => {
             return Err(output::reader_gone());
         }
-        Err(error) if json => {
-            let failure = Failure::from(error);
-            output::line(json!({"type": "error", "data": failure.message}))?;
-            return Err(failure);
-        }
+        Err(error) if json => return Err(error_line(Failure::from(error))?),
         outcome => outcome?,
     };
+    if !json {
+        screen.end_line()?;
+    }
+    if run.text.trim().is_empty() {
+        let failure = Failure::new(format!(
+            "the model gave no answer (it stopped: {})",
+            run.stop_reason
+                .as_ref()
+                .map_or_else(|| "without a reason".to_owned(), |r| format!("{r:?}"))
+        ));
+        // A program reading the lines learns of the failure as it would of any other.
+        return Err(if json { error_line(failure)? } else { failure });
+    }
     if json {
         let answer = json!({"type": "answer", "data": {
             "text": run.text,
@@ -98,15 +107,6 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
             "usage": run.total_usage(),
         }});
         return output::line(answer);
-    }
-    screen.end_line()?;
-    if run.text.trim().is_empty() {
-        return Err(Failure::new(format!(
-            "the model gave no answer (it stopped: {})",
-            run.stop_reason
-                .as_ref()
-                .map_or_else(|| "without a reason".to_owned(), |r| format!("{r:?}"))
-        )));
     }
     let usage = run.total_usage();
     output::note(format_args!(
@@ -117,6 +117,13 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         usage.output_tokens
     ));
     Ok(())
+}
+
+/// `failure` printed as `--json`'s last line, `{"type": "error", "data": "<message>"}`, then
+/// given back to be reported on stderr too (or the failure to print it).
+fn error_line(failure: Failure) -> Result<Failure, Failure> {
+    output::line(json!({"type": "error", "data": failure.message}))?;
+    Ok(failure)
 }
 
 /// `event` as one line of JSON (serde's, which escapes every control character: nothing in

@@ -271,20 +271,7 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<Choice> {
         return None;
     }
     let at = error.instance_path().as_str();
-    let constant = |e: &ValidationError<'_>| match e.kind() {
-        ValidationErrorKind::Constant { expected_value } => Some(expected_value.to_string()),
-        _ => None,
-    };
-    let values: Option<Vec<String>> = branches
-        .iter()
-        .map(|errors| {
-            errors
-                .iter()
-                .filter(|e| e.instance_path().as_str() == at)
-                .find_map(constant)
-        })
-        .collect();
-    if let Some(mut values) = values.filter(|v| !v.is_empty()) {
+    if let Some(mut values) = allowed_values(error).filter(|v| !v.is_empty()) {
         let last = values.pop().unwrap_or_default();
         let listed = if values.is_empty() {
             last
@@ -337,6 +324,41 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<Choice> {
         "as the closest of them: {}",
         listed.join("; ")
     )))
+}
+
+/// The values a failed `anyOf` / `oneOf` allows, when each of its branches is a constant,
+/// `null`, or a choice of such: an enum whose variants have descriptions, and an `Option` of
+/// one (its choice through a `$ref`, or null), whose failure said nothing of either.
+fn allowed_values(error: &ValidationError<'_>) -> Option<Vec<String>> {
+    let at = error.instance_path().as_str();
+    let mut values = Vec::new();
+    for errors in branches(error) {
+        let here = || errors.iter().filter(|e| e.instance_path().as_str() == at);
+        let allowed = here()
+            .find_map(|e| match e.kind() {
+                ValidationErrorKind::Constant { expected_value } => {
+                    Some(vec![expected_value.to_string()])
+                }
+                _ => None,
+            })
+            .or_else(|| {
+                here().find_map(|e| match e.kind() {
+                    ValidationErrorKind::AnyOf { .. }
+                    | ValidationErrorKind::OneOfNotValid { .. } => allowed_values(e),
+                    _ => None,
+                })
+            })
+            .or_else(|| {
+                here().find_map(|e| match e.kind() {
+                    ValidationErrorKind::Type {
+                        kind: TypeKind::Single(JsonType::Null),
+                    } => Some(vec!["null".to_owned()]),
+                    _ => None,
+                })
+            })?;
+        values.extend(allowed);
+    }
+    Some(values)
 }
 
 fn collect_repairs(error: &ValidationError<'_>, repairs: &mut IndexSet<Repair>) {
@@ -716,6 +738,26 @@ mod tests {
         ]}}}));
         let err = many.check(&args(json!({"level": 4}))).unwrap_err();
         assert_eq!(err, "/level: 4 is not one of 1, 2 or 3");
+        // An optional such enum (`Option<Unit>`: its choice, or null) lists null too.
+        let unit = json!({"oneOf": [
+            {"const": "celsius", "description": "C."},
+            {"const": "fahrenheit", "description": "F."}
+        ]});
+        let optional = compiled(json!({"type": "object",
+            "properties": {"unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]}},
+            "$defs": {"Unit": unit}}));
+        let err = optional
+            .check(&args(json!({"unit": "kelvin"})))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "/unit: \"kelvin\" is not one of \"celsius\", \"fahrenheit\" or null"
+        );
+        let plain = compiled(json!({"type": "object", "properties": {"unit": {"anyOf": [
+            {"const": "c"}, {"const": "f"}, {"type": "null"}
+        ]}}}));
+        let err = plain.check(&args(json!({"unit": 3}))).unwrap_err();
+        assert_eq!(err, "/unit: 3 is not one of \"c\", \"f\" or null");
         let err = s
             .check(&args(json!({"shape": {"kind": "A", "n": 11}})))
             .unwrap_err();

@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use sync_wrapper::SyncWrapper;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::AgentSession;
@@ -77,13 +78,15 @@ fn address(session: &AgentSession) -> usize {
 /// session's handlers hear the same events as ever.
 #[must_use = "a run's events do nothing unless read, or the run awaited with `finish`"]
 pub struct RunEvents<F: Future> {
-    /// The run, until it has ended.
-    run: Option<Pin<Box<F>>>,
+    /// The run, until it has ended. Only ever reached through `&mut self`: so the stream is
+    /// `Sync` (a server may keep it behind a shared reference) though a run's future is not.
+    run: Option<SyncWrapper<Pin<Box<F>>>>,
     /// The stream offered to it, until it takes it.
     offer: Option<Offer>,
     receiver: UnboundedReceiver<AgentEvent>,
-    /// The run's outcome, once it has ended, until [`finish`](Self::finish) takes it.
-    output: Option<F::Output>,
+    /// The run's outcome, once it has ended, until [`finish`](Self::finish) takes it (as the
+    /// run, reached through `&mut self` only).
+    output: Option<SyncWrapper<F::Output>>,
 }
 
 // No field is pinned in place: the run is boxed, the outcome only moved.
@@ -148,7 +151,7 @@ impl AgentSession {
     pub fn events_of<F: Future>(&self, run: F) -> RunEvents<F> {
         let (sender, receiver) = unbounded_channel();
         RunEvents {
-            run: Some(Box::pin(run)),
+            run: Some(SyncWrapper::new(Box::pin(run))),
             offer: Some(Offer {
                 session: address(self),
                 sender: EventStream(sender),
@@ -169,6 +172,7 @@ impl<F: Future> RunEvents<F> {
         self.output
             .take()
             .expect("a run that ended left its outcome")
+            .into_inner()
     }
 
     /// Polls the run, the stream offered to it meanwhile on this thread (the offer of a
@@ -177,18 +181,53 @@ impl<F: Future> RunEvents<F> {
         let Some(run) = &mut self.run else {
             return Poll::Ready(());
         };
-        let outer = OFFERED.with(|offered| offered.replace(self.offer.take()));
-        let polled = run.as_mut().poll(cx);
-        self.offer = OFFERED.with(|offered| offered.replace(outer));
+        let offered = Offered::put(self.offer.take());
+        let polled = run.get_mut().as_mut().poll(cx);
+        self.offer = offered.withdraw();
         match polled {
             Poll::Ready(output) => {
-                self.output = Some(output);
+                self.output = Some(SyncWrapper::new(output));
                 self.run = None;
                 // A run that never took the stream leaves nothing to offer.
                 self.offer = None;
                 Poll::Ready(())
             }
             Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// This wrapper's offer on the thread while its run is polled, the offer found there (a
+/// wrapper's whose run polls this one) put back after: by [`withdraw`](Self::withdraw), or
+/// on drop when the poll panics, so that no offer outlives its poll there, for an unrelated
+/// run polled later on the thread (a tokio worker goes on after a task's panic) to take.
+struct Offered {
+    /// The offer found on the thread, until it is put back.
+    outer: Option<Option<Offer>>,
+}
+
+impl Offered {
+    /// `offer` put on the thread for the length of a poll.
+    fn put(offer: Option<Offer>) -> Self {
+        Self {
+            outer: Some(OFFERED.with(|offered| offered.replace(offer))),
+        }
+    }
+
+    /// The offer found on the thread put back; this wrapper's given back, unless a run took
+    /// it.
+    fn withdraw(mut self) -> Option<Offer> {
+        let outer = self.outer.take().flatten();
+        OFFERED.with(|offered| offered.replace(outer))
+    }
+}
+
+impl Drop for Offered {
+    fn drop(&mut self) {
+        if let Some(outer) = self.outer.take() {
+            // Unwinding: this wrapper's offer, if still there, goes with its run. A thread
+            // tearing down its locals has no offer left to restore.
+            let _ = OFFERED.try_with(|offered| offered.replace(outer));
         }
     }
 }

@@ -493,3 +493,68 @@ fn every_event_goes_through_json_and_back_the_same() {
                "data": {"call_id": "c2", "name": "wipe", "by": "hook", "reason": "no"}})
     );
 }
+
+#[tokio::test]
+async fn a_panic_in_a_wrapper_polled_inside_another_leaves_the_outer_stream_offered() {
+    use futures::FutureExt as _;
+    use std::panic::AssertUnwindSafe;
+
+    let recorded = Arc::default();
+    let a = session(
+        ScriptedModel::new([ScriptedTurn::text("a's answer")]),
+        ToolShed::new(),
+        &recorded,
+    );
+    let b = AgentSession::builder(ScriptedModel::new([]))
+        .with_model("m")
+        .build()
+        .unwrap();
+    let outer = a.events_of(async {
+        // A wrapper of another session whose future panics before it starts a run, the
+        // panic caught here as a `catch_unwind` (or tokio's task) catches it.
+        let inner = b.events_of(async { panic!("before any run") });
+        let caught = AssertUnwindSafe(inner.finish()).catch_unwind().await;
+        assert!(caught.is_err());
+        a.send("hello").await
+    });
+    let (events, ran) = read_all(outer).await;
+    assert_eq!(ran.unwrap().text, "a's answer");
+    assert_eq!(kinds(&events), ["request", "response"]);
+}
+
+#[tokio::test]
+async fn a_panic_before_a_run_starts_leaves_no_offer_on_the_thread() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::task::{Context, Waker};
+
+    let a = AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("plain")]))
+        .with_model("m")
+        .build()
+        .unwrap();
+    // The stream outlives the panic of its run's poll, caught by its caller.
+    let mut events = a.events_of(async { panic!("before any run") });
+    let mut cx = Context::from_waker(Waker::noop());
+    let caught = catch_unwind(AssertUnwindSafe(|| events.poll_next_unpin(&mut cx)));
+    assert!(caught.is_err());
+    // A run of the session outside any wrapper, later on the same thread, is nobody's.
+    assert_eq!(a.send("hello").await.unwrap().text, "plain");
+    let debug = format!("{events:?}");
+    assert!(debug.contains("queued: 0"), "{debug}");
+}
+
+/// A server moves a run's stream to a task (`Send`) and may share it behind a lock (`Sync`).
+#[test]
+fn a_runs_stream_is_send_and_sync() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    let session = Arc::new(
+        AgentSession::builder(ScriptedModel::new([]))
+            .with_model("m")
+            .build()
+            .unwrap(),
+    );
+    let owned = Arc::clone(&session);
+    let events = session.events_of(async move { owned.send("hello").await });
+    send_sync(&events);
+    let typed = session.events_of(session.run_as::<String>("hello"));
+    send_sync(&typed);
+}
