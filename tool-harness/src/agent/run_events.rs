@@ -15,7 +15,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use sync_wrapper::SyncWrapper;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::AgentSession;
@@ -78,15 +77,13 @@ fn address(session: &AgentSession) -> usize {
 /// session's handlers hear the same events as ever.
 #[must_use = "a run's events do nothing unless read, or the run awaited with `finish`"]
 pub struct RunEvents<F: Future> {
-    /// The run, until it has ended. Only ever reached through `&mut self`: so the stream is
-    /// `Sync` (a server may keep it behind a shared reference) though a run's future is not.
-    run: Option<SyncWrapper<Pin<Box<F>>>>,
+    /// The run, until it has ended.
+    run: Option<Pin<Box<F>>>,
     /// The stream offered to it, until it takes it.
     offer: Option<Offer>,
     receiver: UnboundedReceiver<AgentEvent>,
-    /// The run's outcome, once it has ended, until [`finish`](Self::finish) takes it (as the
-    /// run, reached through `&mut self` only).
-    output: Option<SyncWrapper<F::Output>>,
+    /// The run's outcome, once it has ended, until [`finish`](Self::finish) takes it.
+    output: Option<F::Output>,
 }
 
 // No field is pinned in place: the run is boxed, the outcome only moved.
@@ -151,7 +148,7 @@ impl AgentSession {
     pub fn events_of<F: Future>(&self, run: F) -> RunEvents<F> {
         let (sender, receiver) = unbounded_channel();
         RunEvents {
-            run: Some(SyncWrapper::new(Box::pin(run))),
+            run: Some(Box::pin(run)),
             offer: Some(Offer {
                 session: address(self),
                 sender: EventStream(sender),
@@ -172,7 +169,6 @@ impl<F: Future> RunEvents<F> {
         self.output
             .take()
             .expect("a run that ended left its outcome")
-            .into_inner()
     }
 
     /// Polls the run, the stream offered to it meanwhile on this thread (the offer of a
@@ -182,11 +178,11 @@ impl<F: Future> RunEvents<F> {
             return Poll::Ready(());
         };
         let offered = Offered::put(self.offer.take());
-        let polled = run.get_mut().as_mut().poll(cx);
+        let polled = run.as_mut().poll(cx);
         self.offer = offered.withdraw();
         match polled {
             Poll::Ready(output) => {
-                self.output = Some(SyncWrapper::new(output));
+                self.output = Some(output);
                 self.run = None;
                 // A run that never took the stream leaves nothing to offer.
                 self.offer = None;

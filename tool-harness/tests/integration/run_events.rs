@@ -499,11 +499,9 @@ async fn a_panic_in_a_wrapper_polled_inside_another_leaves_the_outer_stream_offe
     use futures::FutureExt as _;
     use std::panic::AssertUnwindSafe;
 
-    let recorded = Arc::default();
-    let a = session(
-        ScriptedModel::new([ScriptedTurn::text("a's answer")]),
+    let a = Recorded::default().session_over(
+        AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("a's answer")])),
         ToolShed::new(),
-        &recorded,
     );
     let b = AgentSession::builder(ScriptedModel::new([]))
         .with_model("m")
@@ -542,10 +540,10 @@ async fn a_panic_before_a_run_starts_leaves_no_offer_on_the_thread() {
     assert!(debug.contains("queued: 0"), "{debug}");
 }
 
-/// A server moves a run's stream to a task (`Send`) and may share it behind a lock (`Sync`).
+/// A server moves a run's stream to a task, or shares it behind a lock: both need `Send`.
 #[test]
-fn a_runs_stream_is_send_and_sync() {
-    fn send_sync<T: Send + Sync>(_: &T) {}
+fn a_runs_stream_is_send() {
+    fn send<T: Send>(_: &T) {}
     let session = Arc::new(
         AgentSession::builder(ScriptedModel::new([]))
             .with_model("m")
@@ -554,7 +552,7 @@ fn a_runs_stream_is_send_and_sync() {
     );
     let owned = Arc::clone(&session);
     let events = session.events_of(async move { owned.send("hello").await });
-    send_sync(&events);
+    send(&events);
     let typed = session.events_of(session.run_as::<String>("hello"));
-    send_sync(&typed);
+    send(&typed);
 }
