@@ -271,21 +271,14 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<Choice> {
         return None;
     }
     let at = error.instance_path().as_str();
-    if let Some(mut values) = allowed_values(error).filter(|v| !v.is_empty()) {
-        let last = values.pop().unwrap_or_default();
-        let listed = if values.is_empty() {
-            last
-        } else {
-            format!("{} or {last}", values.join(", "))
-        };
+    if let Some(values) = allowed_values(error).filter(|v| !v.is_empty()) {
         let instance = error.instance().to_string();
-        let message = format!(
-            "{} is not one of {listed}",
+        let start = format!(
+            "{} is not one of ",
             cut_to(&instance, MAX_VIOLATION_CHARS / 2)
         );
-        return Some(Choice::NotOneOf(
-            cut_to(&message, MAX_VIOLATION_CHARS).into_owned(),
-        ));
+        let listed = listed_whole(&values, MAX_VIOLATION_CHARS.saturating_sub(start.len()));
+        return Some(Choice::NotOneOf(start + &listed));
     }
     // The branches whose constants all matched (a tagged variant whose tag did); of several,
     // the ones that failed only inside the value (an externally tagged variant whose key did).
@@ -324,6 +317,38 @@ fn choice_detail(error: &ValidationError<'_>) -> Option<Choice> {
         "as the closest of them: {}",
         listed.join("; ")
     )))
+}
+
+/// `values` as "a, b or c" within about `room` characters: whole values, as many as fit, then
+/// "or N more" (a value cut in its middle would read as one the schema allows).
+fn listed_whole(values: &[String], room: usize) -> String {
+    let Some((last, first)) = values.split_last() else {
+        return String::new();
+    };
+    let all = if first.is_empty() {
+        last.clone()
+    } else {
+        format!("{} or {last}", first.join(", "))
+    };
+    if all.len() <= room {
+        return all;
+    }
+    let mut listed = String::new();
+    let mut shown = 0;
+    for value in values {
+        let more = format!(" or {} more", values.len() - shown - 1);
+        if shown > 0 && listed.len() + 2 + value.len() + more.len() > room {
+            break;
+        }
+        if shown > 0 {
+            listed.push_str(", ");
+        }
+        // The first value is shown however long, cut as any quoted value is.
+        listed.push_str(&cut_to(value, room / 2));
+        shown += 1;
+    }
+    let _ = write!(listed, " or {} more", values.len() - shown);
+    listed
 }
 
 /// The values a failed `anyOf` / `oneOf` allows, when each of its branches is a constant,
@@ -738,6 +763,21 @@ mod tests {
         ]}}}));
         let err = many.check(&args(json!({"level": 4}))).unwrap_err();
         assert_eq!(err, "/level: 4 is not one of 1, 2 or 3");
+        // Too many to list within a violation's length: whole values, then how many more.
+        let long: Vec<Value> = (0..40)
+            .map(|n| json!({"const": format!("value_number_{n}"), "description": "A value."}))
+            .collect();
+        let long = compiled(json!({"type": "object", "properties": {"v": {"oneOf": long}}}));
+        let err = long.check(&args(json!({"v": "other"}))).unwrap_err();
+        let listed = err.strip_prefix("/v: \"other\" is not one of ").unwrap();
+        let (shown, more) = listed.rsplit_once(" or ").unwrap();
+        let shown: Vec<&str> = shown.split(", ").collect();
+        assert!(shown.len() > 5, "{err}");
+        for (n, value) in shown.iter().enumerate() {
+            assert_eq!(*value, format!("\"value_number_{n}\""), "{err}");
+        }
+        assert_eq!(more, format!("{} more", 40 - shown.len()), "{err}");
+        assert!(err.len() <= MAX_VIOLATION_CHARS + 10, "{}", err.len());
         // An optional such enum (`Option<Unit>`: its choice, or null) lists null too.
         let unit = json!({"oneOf": [
             {"const": "celsius", "description": "C."},

@@ -134,6 +134,11 @@ impl EmbeddingRetriever {
     /// document held already takes its place (in one call, the last of an id is kept). Its
     /// metadata holds `id`. Fails, changing nothing, as [`add`](Self::add) does.
     ///
+    /// The documents are stored once embedded: of two upserts of one id at once, the one
+    /// whose embedding ends last is kept, and a [`remove`](Self::remove) of the id while an
+    /// upsert of it is embedding is undone when that upsert stores it (await the upsert
+    /// first where the order matters).
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use toolsmith::in_memory::HashingEmbedder;
@@ -167,15 +172,14 @@ impl EmbeddingRetriever {
     }
 
     /// [`upsert`](Self::upsert) with metadata of your own, each `(id, content, metadata)`;
-    /// `id` is added to the metadata unless it has an `id` already.
+    /// the metadata's `id` is set to the document's (the id a found document is removed
+    /// by: keep an `id` of your own under another key).
     pub async fn upsert_with_metadata(
         &self,
         documents: impl IntoIterator<Item = (String, String, Map<String, Value>)>,
     ) -> Result<(), ServiceError> {
         self.embed_and_store(documents.into_iter().map(|(id, content, mut metadata)| {
-            metadata
-                .entry("id")
-                .or_insert_with(|| Value::String(id.clone()));
+            metadata.insert("id".to_owned(), Value::String(id.clone()));
             (Some(id), content, metadata)
         }))
         .await

@@ -634,7 +634,7 @@ async fn a_failed_upsert_changes_nothing() {
 }
 
 #[tokio::test]
-async fn upsert_with_metadata_keeps_an_id_of_its_own() {
+async fn upsert_with_metadata_sets_the_id_a_document_is_removed_by() {
     let docs = EmbeddingRetriever::new("notes", Arc::new(HashingEmbedder::default()));
     let mut metadata = serde_json::Map::new();
     metadata.insert("id".into(), json!(42));
@@ -650,7 +650,7 @@ async fn upsert_with_metadata_keeps_an_id_of_its_own() {
     .await
     .unwrap();
     let found = docs.retrieve("cat sat", 1).await.unwrap();
-    assert_eq!(found[0].metadata["id"], 42);
+    assert_eq!(found[0].metadata["id"], "doc-42");
     assert_eq!(found[0].metadata["page"], 7);
     let found = docs.retrieve("cat ran", 1).await.unwrap();
     assert_eq!(found[0].metadata["id"], "doc-43");
