@@ -115,6 +115,7 @@ pub use tool::nesting::{
 };
 pub use tool::request::{ExecutionHint, ToolCallRequest};
 pub use tool::result::{ToolCallResult, UserModelContent};
+pub use tool::serde_private_keys::SERDE_JSON_PRIVATE_KEYS;
 pub use tool::text_scan::{JsonTextExcess, json_text_excess};
 pub use tool::tool_impl::{ToolFuture, ToolImpl};
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};

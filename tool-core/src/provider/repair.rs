@@ -279,4 +279,16 @@ mod tests {
             assert!(err.message.contains("line 1"), "{text}: {err}");
         }
     }
+
+    #[test]
+    fn serde_jsons_private_keys_are_not_read_as_other_json() {
+        // serde_json would read the string as the arguments' value: `{"data": [1]}`, which
+        // the model did not write; also written as JSON5, which is read by the same visitor.
+        for text in [
+            r#"{"data": {"$serde_json::private::RawValue": "[1]"}}"#,
+            r#"{data: {'$serde_json::private::RawValue': '[1]'}}"#,
+        ] {
+            assert!(repair_json(text).is_err(), "{text}");
+        }
+    }
 }

@@ -551,7 +551,8 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     // read with the arguments it was written with (as JSON where they are, else as text).
     let blocks = calls.iter().map(|call| {
         let arguments = match call.as_written {
-            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
+            // Read within bounds: what the model wrote.
+            Some(text) => crate::value_from_str(text).unwrap_or_else(|_| json!(text)),
             None => call.echoed_arguments(),
         };
         let written = json!({"name": call.name, "arguments": arguments});

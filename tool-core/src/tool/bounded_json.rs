@@ -10,6 +10,8 @@ use std::fmt;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::serde_private_keys::is_private_key;
+
 /// The most JSON values (arrays, objects, strings, numbers, booleans and nulls, each counted
 /// once wherever it nests) [`value_from_slice`] reads, and the most a model's tool-call
 /// arguments may hold ([`repair_json`](crate::provider::repair_json)): about 170 MB once
@@ -157,6 +159,12 @@ impl<'de> Visitor<'de> for Counted<'_> {
         self.take()?;
         let mut object = Map::new();
         while let Some(key) = entries.next_key::<String>()? {
+            if is_private_key(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "the JSON holds the key `{key}`, which serde_json keeps for itself (it \
+                     would read the key's string as JSON of its own)"
+                )));
+            }
             let value = entries.next_value_seed(self)?;
             // A key given twice keeps its first place and its last value, as serde_json's
             // own `Value` does.
@@ -211,5 +219,25 @@ mod tests {
         let deep = "[".repeat(100_000) + &"]".repeat(100_000);
         let error = value_from_str(&deep).unwrap_err().to_string();
         assert!(error.contains("recursion limit"), "{error}");
+    }
+
+    #[test]
+    fn refuses_serde_jsons_private_keys_however_written() {
+        // serde_json's own `Value` reads the string as JSON of its own, a new recursion
+        // limit and all: here `{"a": [[1]]}`, which nobody sent.
+        let sent = r#"{"a": {"$serde_json::private::RawValue": "[[1]]"}}"#;
+        for text in [
+            sent,
+            r#"{"a": {"\u0024serde_json::private::RawValue": "[[1]]"}}"#,
+            r#"[{"$serde_json::private::Number": "1e5"}]"#,
+        ] {
+            let error = value_from_str(text).unwrap_err().to_string();
+            assert!(error.contains("serde_json keeps for itself"), "{error}");
+        }
+        // As a value, the key's text is a string like any.
+        assert_eq!(
+            value_from_str(r#"["$serde_json::private::RawValue"]"#).unwrap(),
+            json!(["$serde_json::private::RawValue"])
+        );
     }
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::MAX_JSON_DEPTH;
 use crate::tool::nesting::{check_depth, json_text_too_deep};
+use crate::tool::text_scan::{JsonTextExcess, json_text_excess};
 
 /// The deepest nesting serde_json reads into a [`Value`] (its recursion limit stops at the
 /// 128th level).
@@ -45,16 +46,19 @@ fn too_deep() -> serde_json::Error {
 pub struct JsonText(Arc<str>);
 
 impl JsonText {
-    /// `text`, once checked to be one JSON value that serde_json reads back.
+    /// `text`, once checked to be one JSON value that serde_json reads back (as the
+    /// value it says: none of serde_json's private keys, which it would read as other JSON,
+    /// [`SERDE_JSON_PRIVATE_KEYS`](crate::SERDE_JSON_PRIVATE_KEYS)).
     pub fn new(text: impl Into<Arc<str>>) -> Result<Self, serde_json::Error> {
         let text = text.into();
         // Reads the text as a `Value` would be read, without building one; nesting is
         // bounded by a byte scan.
         serde_json::from_str::<Readable>(&text)?;
-        if json_text_too_deep(text.as_bytes(), READABLE_DEPTH).is_some() {
-            return Err(too_deep());
+        match json_text_excess(text.as_bytes(), READABLE_DEPTH, usize::MAX) {
+            None => Ok(Self(text)),
+            Some(JsonTextExcess::TooDeep { .. }) => Err(too_deep()),
+            Some(other) => Err(serde_json::Error::custom(format_args!("the JSON {other}"))),
         }
-        Ok(Self(text))
     }
 
     /// The text of `value`, written compactly (as `value.to_string()`); an error when it
@@ -272,5 +276,14 @@ mod tests {
         assert_eq!(serde_json::to_value(&text).unwrap(), text.to_value());
         let back: JsonText = serde_json::from_str(r#" {"b": 1, "a": [true, null]} "#).unwrap();
         assert_eq!(back, JsonText::new(r#"{"b":1,"a":[true,null]}"#).unwrap());
+    }
+
+    #[test]
+    fn refuses_serde_jsons_private_keys() {
+        let error = JsonText::new(r#"{"$serde_json::private::RawValue": "[1]"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("keeps for itself"), "{error}");
+        assert!(JsonText::new(r#"{"serde": "[1]"}"#).is_ok());
     }
 }

@@ -25,6 +25,7 @@ pub(crate) mod names;
 pub(crate) mod nesting;
 pub(crate) mod request;
 pub(crate) mod result;
+pub(crate) mod serde_private_keys;
 pub(crate) mod shared_value;
 pub(crate) mod text_scan;
 pub(crate) mod tool_impl;

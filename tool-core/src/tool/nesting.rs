@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::tool::text_scan::{JsonTextExcess, json_text_excess};
+use crate::tool::text_scan::{JsonTextExcess, scan};
 
 /// The deepest nesting of arrays and objects Toolsmith reads, validates or renders.
 ///
@@ -125,7 +125,7 @@ fn stack_containers<'a>(
 /// tag) would hide the brackets after it.
 pub fn json_text_too_deep(text: &[u8], max_depth: usize) -> Option<usize> {
     // The one scan, with no bound on values (it counts them all the same: a branch per `,`).
-    match json_text_excess(text, max_depth, usize::MAX) {
+    match scan(text, max_depth, usize::MAX, false) {
         Some(JsonTextExcess::TooDeep { at, .. }) => Some(at),
         _ => None,
     }

@@ -10,8 +10,11 @@
 
 use std::fmt;
 
+use super::serde_private_keys::is_written_private_key;
+
 /// The first bound JSON text goes past, found by [`json_text_excess`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JsonTextExcess {
     /// Brackets nest deeper than `max_depth`; `at` is the byte offset of the first bracket
     /// too deep.
@@ -29,6 +32,15 @@ pub enum JsonTextExcess {
         /// The bound it went past.
         max_values: usize,
     },
+    /// A string is one of serde_json's private keys ([`SERDE_JSON_PRIVATE_KEYS`]), which
+    /// serde_json would read as JSON text of its own, beyond both bounds; `at` is the byte
+    /// offset of its opening quote.
+    ///
+    /// [`SERDE_JSON_PRIVATE_KEYS`]: crate::SERDE_JSON_PRIVATE_KEYS
+    PrivateKey {
+        /// The byte offset of the string's opening quote.
+        at: usize,
+    },
 }
 
 impl fmt::Display for JsonTextExcess {
@@ -40,6 +52,11 @@ impl fmt::Display for JsonTextExcess {
             Self::TooManyValues { at, max_values } => {
                 write!(f, "holds more than {max_values} values (at byte {at})")
             }
+            Self::PrivateKey { at } => write!(
+                f,
+                "holds a key serde_json keeps for itself, `$serde_json::private::…` (at byte \
+                 {at}), which it would read as JSON of its own"
+            ),
         }
     }
 }
@@ -47,7 +64,11 @@ impl fmt::Display for JsonTextExcess {
 impl std::error::Error for JsonTextExcess {}
 
 /// Where JSON (or JSON5) text first goes past `max_depth` levels of nesting or `max_values`
-/// values, or `None` when it stays within both: one scan of its bytes, building nothing.
+/// values, or holds a string that is one of serde_json's private keys (which serde_json
+/// would read as JSON of its own, beyond both: [`SERDE_JSON_PRIVATE_KEYS`]), or `None`: one
+/// scan of its bytes, building nothing.
+///
+/// [`SERDE_JSON_PRIVATE_KEYS`]: crate::SERDE_JSON_PRIVATE_KEYS
 ///
 /// Values are counted as [`value_from_slice`](crate::value_from_slice) counts them (arrays,
 /// objects, strings, numbers, booleans and nulls, each once wherever it nests; an object's
@@ -80,6 +101,17 @@ pub fn json_text_excess(
     max_depth: usize,
     max_values: usize,
 ) -> Option<JsonTextExcess> {
+    scan(text, max_depth, max_values, true)
+}
+
+/// [`json_text_excess`], private keys looked for only when `private_keys` (the depth alone
+/// is asked by [`json_text_too_deep`](crate::json_text_too_deep)).
+pub(crate) fn scan(
+    text: &[u8],
+    max_depth: usize,
+    max_values: usize,
+    private_keys: bool,
+) -> Option<JsonTextExcess> {
     #[derive(Clone, Copy)]
     enum State {
         Json,
@@ -97,14 +129,28 @@ pub fn json_text_excess(
     // container closed then is empty, and was counted as a value where it stands.
     let mut just_opened = false;
     let mut state = State::Json;
+    // The string being read: where its text starts, and whether it holds a backslash.
+    let mut string_start = 0;
+    let mut string_escaped = false;
     let mut at = 0;
     while let Some(&byte) = bytes.get(at) {
         at += 1;
         state = match state {
             State::Str(quote, true) => State::Str(quote, false),
             State::Str(quote, false) => match byte {
-                b'\\' => State::Str(quote, true),
-                _ if byte == quote => State::Json,
+                b'\\' => {
+                    string_escaped = true;
+                    State::Str(quote, true)
+                }
+                _ if byte == quote => {
+                    let raw = &bytes[string_start..at - 1];
+                    if private_keys && is_written_private_key(raw, string_escaped) {
+                        return Some(JsonTextExcess::PrivateKey {
+                            at: string_start - 1,
+                        });
+                    }
+                    State::Json
+                }
                 _ => {
                     // Straight to the string's next quote or backslash: strings are most of
                     // a message's bytes (a tool's text result), and byte by byte this scan
@@ -127,6 +173,8 @@ pub fn json_text_excess(
             State::Json => match byte {
                 b'"' | b'\'' => {
                     just_opened = false;
+                    string_start = at;
+                    string_escaped = false;
                     State::Str(byte, false)
                 }
                 b'/' if bytes.get(at) == Some(&b'/') => {
@@ -271,5 +319,39 @@ mod tests {
                 max_depth: 2
             })
         );
+    }
+
+    #[test]
+    fn finds_serde_jsons_private_keys_however_written() {
+        // Strings nested in strings, each read anew by serde_json: the brackets the scan
+        // counts never pass the bound, however deep the value serde_json would build.
+        let mut text = "1".to_owned();
+        for _ in 0..12 {
+            let quoted = serde_json::to_string(&text).unwrap();
+            text = format!(
+                "{}{{\"$serde_json::private::RawValue\":{quoted}}}{}",
+                "[".repeat(60),
+                "]".repeat(60)
+            );
+        }
+        assert_eq!(
+            json_text_excess(text.as_bytes(), 64, usize::MAX),
+            Some(JsonTextExcess::PrivateKey { at: 61 })
+        );
+        let escaped = br#"{"a": 1, "\u0024serde_json::private::Number": "1"}"#;
+        assert_eq!(
+            json_text_excess(escaped, 64, 100),
+            Some(JsonTextExcess::PrivateKey { at: 9 })
+        );
+        // Not a key of serde_json's: a longer or shorter string, or one cut by the text's end.
+        for text in [
+            &br#"{"$serde_json::private::RawValue2": 1}"#[..],
+            br#"{"serde_json::private::RawValue": 1}"#,
+            br#"["$serde_json::private::RawValue"#,
+        ] {
+            assert_eq!(json_text_excess(text, 64, 100), None);
+        }
+        // The depth alone, as `json_text_too_deep` asks it, does not look for them.
+        assert_eq!(crate::json_text_too_deep(escaped, 64), None);
     }
 }

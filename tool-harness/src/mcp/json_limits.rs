@@ -90,8 +90,10 @@ impl JsonLimits {
     }
 
     /// Checks that `json` nests no deeper than allowed, in one pass over its bytes (brackets
-    /// inside strings do not count; core's scan, the one a model's arguments go through).
-    /// Says where it went too deep.
+    /// inside strings do not count; core's scan, the one a model's arguments go through),
+    /// and holds none of serde_json's private keys (which it would read as JSON of its own,
+    /// at any depth: [`SERDE_JSON_PRIVATE_KEYS`](toolsmith_core::SERDE_JSON_PRIVATE_KEYS)).
+    /// Says where it went too deep, or where the key is.
     pub fn check_depth(&self, json: &[u8]) -> Result<(), String> {
         match toolsmith_core::json_text_excess(json, self.max_depth, usize::MAX) {
             Some(excess) => Err(format!("the message {excess}")),
@@ -99,9 +101,10 @@ impl JsonLimits {
         }
     }
 
-    /// Checks that `json` nests no deeper, and holds no more values, than allowed: one pass
-    /// over its bytes that builds nothing ([`json_text_excess`]), for a message about to be
-    /// handed to a parser. Says which limit it went past, and where.
+    /// Checks that `json` nests no deeper, and holds no more values, than allowed, and holds
+    /// none of serde_json's private keys: one pass over its bytes that builds nothing
+    /// ([`json_text_excess`]), for a message about to be handed to a parser. Says which
+    /// limit it went past, and where.
     ///
     /// [`json_text_excess`]: toolsmith_core::json_text_excess
     pub fn check(&self, json: &[u8]) -> Result<(), String> {
@@ -113,15 +116,16 @@ impl JsonLimits {
 
     /// The JSON-RPC error (code and message) for `json` when it goes past a limit of depth
     /// or values: `-32700` (parse error) too deep, as serde_json's own recursion limit is;
-    /// `-32600` (invalid request) of too many values, as a message too large is.
+    /// `-32600` (invalid request) of too many values, as a message too large is, or holding
+    /// one of serde_json's private keys.
     pub(crate) fn refusal(&self, json: &[u8]) -> Option<(i64, String)> {
         match toolsmith_core::json_text_excess(json, self.max_depth, self.max_values)? {
             too_deep @ JsonTextExcess::TooDeep { .. } => {
                 Some((PARSE_ERROR, format!("Parse error: the message {too_deep}")))
             }
-            too_many @ JsonTextExcess::TooManyValues { .. } => Some((
+            other => Some((
                 INVALID_REQUEST,
-                format!("Invalid Request: the message {too_many}"),
+                format!("Invalid Request: the message {other}"),
             )),
         }
     }

@@ -262,6 +262,34 @@ async fn messages_of_too_many_values_are_refused_with_the_limit_named() {
     raw.still_serving().await;
 }
 
+/// serde_json reads an object keyed `$serde_json::private::RawValue` as the JSON its string
+/// holds, with a recursion limit of its own: nested in strings, past any depth (a few KB
+/// overflowed a 2 MiB stack), and even once, arguments the client never sent (`echo` would
+/// run on `{"text": "hi"}`). Refused before rmcp reads the message, however it is escaped.
+#[tokio::test]
+async fn serde_jsons_private_keys_are_refused_before_rmcp_reads_them() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    for (id, key) in [
+        (5, "$serde_json::private::RawValue"),
+        (6, "\\u0024serde_json::private::RawValue"),
+        (7, "$serde_json::private::Number"),
+    ] {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{{"{key}":"\"hi\""}}}}}}}}"#
+        ))
+        .await;
+        let answer = raw.next().await;
+        assert_eq!(answer["id"], id, "{answer}");
+        let (code, message) = error_of(&answer);
+        assert_eq!(code, -32600, "{message}");
+        assert!(
+            message.contains("a key serde_json keeps for itself"),
+            "{message}"
+        );
+    }
+    raw.still_serving().await;
+}
+
 #[tokio::test]
 async fn a_wrong_type_in_any_field_of_tools_call_is_an_error() {
     let mut raw = Raw::start(JsonLimits::default()).await;

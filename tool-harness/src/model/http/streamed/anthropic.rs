@@ -60,8 +60,9 @@ impl BlockPieces {
             let input = if text.trim().is_empty() {
                 json!({})
             } else {
-                // serde_json's recursion limit bounds the depth, as for a whole answer.
-                serde_json::from_str(&text).unwrap_or(Value::String(text))
+                // Read as a whole answer is: within serde_json's recursion limit and core's
+                // bound on values, serde_json's private keys refused.
+                toolsmith_core::value_from_str(&text).unwrap_or(Value::String(text))
             };
             self.block.insert("input".to_owned(), input);
         }
