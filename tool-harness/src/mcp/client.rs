@@ -12,6 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::bounded_http_client::BoundedHttpClient;
 use super::bridge::McpToolBridge;
 use super::child::{ChildProcess, McpCommand};
 use super::error::McpError;
@@ -191,11 +192,11 @@ impl McpClientOptions {
         self
     }
 
-    /// Limits on the messages read from the server (default [`JsonLimits::default`]). From a
-    /// child process, all of them, checked before rmcp reads a message. Over streamable HTTP,
-    /// rmcp reads each body and event itself, and only `max_bytes` bounds them (past it the
-    /// call fails naming it); their depth is bounded by serde_json's 128 levels, their values
-    /// by nothing but the bytes.
+    /// Limits on the messages read from the server (default [`JsonLimits::default`]), all of
+    /// them checked before rmcp reads a message: each line from a child process, each body
+    /// and each event over streamable HTTP. An answer past one fails its call at once, naming
+    /// the limit (but for an event past `max_bytes`, which ends its stream, and with it the
+    /// call it would answer); any other message past one is dropped, and logged.
     #[must_use]
     pub fn with_limits(mut self, limits: JsonLimits) -> Self {
         self.limits = limits;
@@ -352,16 +353,16 @@ impl McpClient {
                 (service, Some(child))
             }
             McpTransport::Http { url, bearer_token } => {
-                // rmcp reads the bodies and events itself (16 MiB each by default): the byte
-                // limit is all of `limits` that can be put before its reader.
+                // Bodies and events are checked against all of `limits` by our HTTP client
+                // before rmcp reads them; rmcp passes these byte limits back to it.
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .max_json_response_size(options.limits.max_bytes)
                     .max_sse_event_size(options.limits.max_bytes);
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token);
                 }
-                let transport =
-                    StreamableHttpClientTransport::with_client(http_client(&url)?, config);
+                let client = BoundedHttpClient::new(http_client(&url)?, options.limits);
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 let service = listener.serve(transport).await.map_err(handshake)?;
                 (service, None)
             }

@@ -10,15 +10,16 @@
 //! `ToolShed` or a `ToolCallManager` like any tool. [`McpNames`] keeps their names
 //! provider-safe and distinct.
 //!
-//! Limits: what a peer sends is bounded before rmcp reads it ([`JsonLimits`]: bytes, depth
-//! and values, one scan over the bytes), on the line transport both ways and in the HTTP
-//! server's bodies; a message past one is answered with a JSON-RPC error naming the limit,
-//! or fails the call it answers. The HTTP client bounds bodies and events in bytes only
-//! (rmcp reads them itself).
+//! Limits: what a peer sends is bounded before rmcp reads it ([`JsonLimits`]: bytes, depth,
+//! values and serde_json's private keys, one scan over the bytes), on the line transport
+//! both ways, in the HTTP server's bodies and in the HTTP client's bodies and events; a
+//! message past one is answered with a JSON-RPC error naming the limit, or fails the call
+//! it answers.
 //!
 //! [`ToolCallManager`]: toolsmith_core::ToolCallManager
 //! [`ToolImpl`]: toolsmith_core::ToolImpl
 
+mod bounded_http_client;
 mod bridge;
 mod call_result;
 mod child;

@@ -123,8 +123,8 @@ fn large_answer(id: impl std::fmt::Display) -> String {
     )
 }
 
-/// A streamable-HTTP server whose first `tools/call` answer nests 200 levels (past rmcp's
-/// reader), whose second is an event stream of text that is not JSON, whose third and
+/// A streamable-HTTP server whose first `tools/call` answer nests 200 levels (past the
+/// client's limit, and serde_json's), whose second is an event stream of text that is not JSON, whose third and
 /// fourth (a body, an event) are over the client's size limit, and whose others are right.
 async fn misbehaving_http_server() -> FakeHttpServer {
     let calls = Arc::new(AtomicUsize::new(0));
@@ -163,7 +163,7 @@ async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
     let tool = client.tools().into_iter().next().unwrap();
 
     let deep = failing_call(&tool).await;
-    assert!(deep.contains("recursion limit"), "{deep}");
+    assert!(deep.contains("deeper than 64 levels"), "{deep}");
     // rmcp drops an event it cannot read and reports the stream's end without its cause:
     // not an unreadable answer, but not a closed connection either.
     let garbage = tool.execute(ToolArguments::new()).await.unwrap_err();
@@ -175,11 +175,11 @@ async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
         "{garbage}"
     );
 
-    // The client's byte limit is rmcp's for bodies and events (16 MiB of its own).
+    // The client's byte limit bounds bodies and events (rmcp's own would be 16 MiB).
     let large = failing_call(&tool).await;
     assert!(large.contains("maximum size of 4096 bytes"), "{large}");
     let large_event = tool.execute(ToolArguments::new()).await.unwrap_err();
-    // As for the event that is not JSON: rmcp drops it and ends the stream.
+    // As for the event that is not JSON: the stream ends without the answer.
     assert_eq!(large_event.kind(), ToolErrorKind::Network, "{large_event}");
     assert!(
         large_event
@@ -187,6 +187,76 @@ async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
             .contains("ended the answer's stream without an answer it could read"),
         "{large_event}"
     );
+
+    let fine = tool.execute(ToolArguments::new()).await.unwrap();
+    assert_eq!(fine.content.to_text(), "ok");
+    client.close().await;
+}
+
+/// `{"v": {"$serde_json::private::RawValue": "\"x\""}}`: serde_json (with `raw_value`, which
+/// axum turns on) reads it as `{"v": "x"}`, a value the server never wrote.
+const PRIVATE_KEY_CONTENT: &str = r#"{"v": {"$serde_json::private::RawValue": "\"x\""}}"#;
+
+/// An answer to call `id` whose structured content is `structured` (JSON text).
+fn structured_answer(id: impl std::fmt::Display, structured: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{structured}}}}}"#
+    )
+}
+
+/// A streamable-HTTP server whose `tools/call` answers go past the client's limits other
+/// than bytes, in turn: serde_json's private key in a body and in an event, a body and an
+/// event nested past 64 levels (within serde_json's 128), a body and an event of more than
+/// 500 values (within 4096 bytes); then right answers.
+async fn unbounded_http_server() -> FakeHttpServer {
+    let calls = Arc::new(AtomicUsize::new(0));
+    FakeHttpServer::start(move |method, id| {
+        let json = |body: String| FakeAnswer::Raw(body, "application/json");
+        let event = |body: String| {
+            FakeAnswer::Raw(
+                format!("event: message\ndata: {body}\n\n"),
+                "text/event-stream",
+            )
+        };
+        let many = format!("[{}0]", "0,".repeat(1000));
+        match method {
+            "tools/list" => FakeAnswer::Result(json!({"tools": [
+                {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
+            ]})),
+            "tools/call" => match calls.fetch_add(1, Ordering::SeqCst) {
+                0 => json(structured_answer(id, PRIVATE_KEY_CONTENT)),
+                1 => event(structured_answer(id, PRIVATE_KEY_CONTENT)),
+                2 => json(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
+                3 => event(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
+                4 => json(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
+                5 => event(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
+                _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
+            },
+            _ => FakeAnswer::Result(json!({})),
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn over_http_answers_are_bounded_in_depth_values_and_keys_before_they_are_read() {
+    let server = unbounded_http_server().await;
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
+        .await
+        .unwrap();
+    let tool = client.tools().into_iter().next().unwrap();
+
+    for (what, expected) in [
+        ("a body", "$serde_json::private::"),
+        ("an event", "$serde_json::private::"),
+        ("a body", "deeper than 64 levels"),
+        ("an event", "deeper than 64 levels"),
+        ("a body", "more than 500 values"),
+        ("an event", "more than 500 values"),
+    ] {
+        let text = failing_call(&tool).await;
+        assert!(text.contains(expected), "{what}: {text}");
+    }
 
     let fine = tool.execute(ToolArguments::new()).await.unwrap();
     assert_eq!(fine.content.to_text(), "ok");
