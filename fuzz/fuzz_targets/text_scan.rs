@@ -73,7 +73,10 @@ fn values(value: &Value) -> usize {
 
 fn at(excess: JsonTextExcess) -> usize {
     match excess {
-        JsonTextExcess::TooDeep { at, .. } | JsonTextExcess::TooManyValues { at, .. } => at,
+        JsonTextExcess::TooDeep { at, .. }
+        | JsonTextExcess::TooManyValues { at, .. }
+        | JsonTextExcess::PrivateKey { at } => at,
+        other => panic!("an excess this target does not know: {other:?}"),
     }
 }
 
