@@ -172,9 +172,10 @@ impl McpHttpOptions {
     }
 
     /// Limits on each request body (default [`JsonLimits::default`]): past `max_bytes` it is
-    /// answered `413`; nested deeper than `max_depth`, or holding more than `max_values`
-    /// values, `400` with a JSON-RPC error naming the limit (`-32700`, `-32600`; with the
-    /// request's id when it can be read), before rmcp reads it.
+    /// answered `413`; nested deeper than `max_depth`, holding more than `max_values` values
+    /// or one of serde_json's private keys, `400` with a JSON-RPC error naming the limit
+    /// (`-32700` too deep, else `-32600`; with the request's id when it can be read), before
+    /// rmcp reads it.
     #[must_use]
     pub fn with_limits(mut self, limits: JsonLimits) -> Self {
         self.limits = limits;
@@ -519,7 +520,8 @@ struct BodyLimits {
 /// Reads the request's body before passing it on, answering `408` when it has not all come
 /// within the timeout (rmcp reads it with no time limit: a client sending a byte a second held
 /// the request for ever), `413` past the size limit, and `400` past the depth or the number
-/// of values (rmcp would read it into a buffer of 80 bytes or more a value).
+/// of values (rmcp would read it into a buffer of 80 bytes or more a value) or holding one of
+/// serde_json's private keys (which it would read as JSON of its own).
 async fn read_body_in_time(
     State(limits): State<BodyLimits>,
     request: Request,
@@ -549,7 +551,8 @@ async fn read_body_in_time(
     }
 }
 
-/// The answer to a body past the limits of depth or values: `400` with a JSON-RPC error, under
+/// The answer to a body past the limits of depth or values, or holding one of serde_json's
+/// private keys: `400` with a JSON-RPC error, under
 /// the request's id when its envelope shows one (read without reading the rest).
 fn unreadable_body(body: &[u8], code: i64, message: &str) -> Response {
     let envelope = Envelope::of(body);

@@ -3,8 +3,9 @@
 //!
 //! Unlike a transport that drops what it cannot read, a server-side `LineTransport` answers
 //! it, as JSON-RPC asks, and keeps serving: a line that is not JSON gets `-32700` (parse
-//! error), one too large, too deep or holding too many values gets `-32600` (too large, too
-//! many values) or `-32700` (too deep) naming the limit, and JSON that
+//! error), one too large, too deep, holding too many values or one of serde_json's private
+//! keys gets `-32600` (too large, too many values, a private key) or `-32700` (too deep)
+//! naming the limit, and JSON that
 //! is not a message gets `-32600` (invalid request), with the request's id when it can be
 //! read. A client-side one gives the call that an unreadable answer answers an error naming
 //! the problem, rather than leaving the call to wait for its time limit, and answers an
