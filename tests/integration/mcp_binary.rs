@@ -203,6 +203,43 @@ fn stdout_carries_only_json_rpc_and_garbage_does_not_stop_the_server() {
     assert_eq!(rest, "", "stdout carried more after the last answer");
 }
 
+/// `serve` on stdio bounds a client's messages as a server does (`JsonLimits::for_server`):
+/// one of more values than that is refused with the limit named, before rmcp reads it, and
+/// the server goes on serving; one just within it runs the tool.
+#[test]
+fn serve_on_stdio_refuses_a_message_of_more_values_than_a_server_reads() {
+    use toolsmith::harness::mcp::DEFAULT_SERVER_MAX_VALUES;
+    let root = tempfile::tempdir().unwrap();
+    let mut serve = RawServe::initialized(root.path());
+    // `bash`'s command as an array of zeros: the tool refuses it, but only after the message
+    // was read. The message holds its envelope's values besides the array's.
+    let call = |id: u32, zeros: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"bash","arguments":{{"command":[{}0]}}}}}}"#,
+            "0,".repeat(zeros - 1)
+        )
+    };
+    serve.send(&call(2, DEFAULT_SERVER_MAX_VALUES));
+    let refused = serve.next();
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("more than {DEFAULT_SERVER_MAX_VALUES} values")),
+        "{message}"
+    );
+
+    serve.send(&call(3, DEFAULT_SERVER_MAX_VALUES - 10));
+    let read = serve.next();
+    assert_eq!(read["id"], 3, "{read}");
+    // Read, then refused by the tool's own schema (a string is wanted), naming the argument.
+    let text = read["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(read["result"]["isError"], true, "{read}");
+    assert!(text.contains("command"), "{text}");
+}
+
 /// A client that closes stdin without reading the answers it asked for (more than a pipe
 /// holds): the server's write waits for ever, yet the process exits, within rmcp's drain and
 /// the transport's bound on closing.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt as _};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::{ExponentialBackoff, SseRetryPolicy};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -25,6 +26,18 @@ use super::tool_list::{
 };
 use crate::error_causes::with_causes;
 use crate::redacted_url::{redacted_url, with_url_redacted};
+
+/// The longest wait between two attempts to open a streamable HTTP server's event stream
+/// again ([`McpTransport::http`]).
+pub const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(30);
+
+/// How the event streams of an HTTP server are opened again: rmcp's backoff from 1 s,
+/// doubling, capped at [`MAX_RECONNECT_DELAY`].
+fn reconnect_policy() -> Arc<dyn SseRetryPolicy> {
+    let mut backoff = ExponentialBackoff::default();
+    backoff.max_delay = Some(MAX_RECONNECT_DELAY);
+    Arc::new(backoff)
+}
 
 /// The time limit of a bridged call unless [`McpClientOptions::with_call_timeout`] says
 /// otherwise.
@@ -70,6 +83,11 @@ impl McpTransport {
 
     /// A server at `url` over streamable HTTP (`http://`, or `https://` verified against the
     /// system's root certificates).
+    ///
+    /// The server's event stream, when it ends or fails, is opened again after 1 s, then
+    /// after twice as long each time it fails again, but never more than
+    /// [`MAX_RECONNECT_DELAY`] apart: a server back after an hour's outage is heard from
+    /// within half a minute (rmcp's own policy doubles without end).
     #[must_use]
     pub fn http(url: impl Into<String>) -> Self {
         Self::Http {
@@ -358,6 +376,7 @@ impl McpClient {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .max_json_response_size(options.limits.max_bytes)
                     .max_sse_event_size(options.limits.max_bytes);
+                config.retry_config = reconnect_policy();
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token);
                 }
@@ -563,5 +582,35 @@ fn handshake_reason(error: &rmcp::service::ClientInitializeError) -> String {
             format!("{causes} (rmcp: {context})")
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{MAX_RECONNECT_DELAY, reconnect_policy};
+
+    /// rmcp's backoff doubles without end (after ten failures a stream waited 17 minutes,
+    /// after twenty, twelve days); ours stops at half a minute.
+    #[test]
+    fn reconnects_back_off_to_half_a_minute_at_most() {
+        let policy = reconnect_policy();
+        let waits: Vec<_> = (0..7).map(|times| policy.retry(times)).collect();
+        let seconds = |s| Some(Duration::from_secs(s));
+        assert_eq!(
+            waits,
+            [
+                seconds(1),
+                seconds(2),
+                seconds(4),
+                seconds(8),
+                seconds(16),
+                seconds(30),
+                seconds(30)
+            ]
+        );
+        assert_eq!(policy.retry(40), Some(MAX_RECONNECT_DELAY));
+        assert_eq!(policy.retry(usize::MAX), Some(MAX_RECONNECT_DELAY));
     }
 }

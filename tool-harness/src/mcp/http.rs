@@ -103,7 +103,7 @@ impl Default for McpHttpOptions {
             bearer_token: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
-            limits: JsonLimits::default(),
+            limits: JsonLimits::for_server(),
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
             request_read_timeout: DEFAULT_REQUEST_READ_TIMEOUT,
@@ -171,7 +171,7 @@ impl McpHttpOptions {
         self
     }
 
-    /// Limits on each request body (default [`JsonLimits::default`]): past `max_bytes` it is
+    /// Limits on each request body (default [`JsonLimits::for_server`]): past `max_bytes` it is
     /// answered `413`; nested deeper than `max_depth`, holding more than `max_values` values
     /// or one of serde_json's private keys, `400` with a JSON-RPC error naming the limit
     /// (`-32700` too deep, else `-32600`; with the request's id when it can be read), before

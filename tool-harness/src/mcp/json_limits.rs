@@ -15,6 +15,17 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 /// (Tool schemas nest a few levels; serde_json itself stops at 128.)
 pub const DEFAULT_MAX_DEPTH: usize = 64;
 
+/// The most values a server reads in one message from a client unless configured otherwise:
+/// 131,072 ([`JsonLimits::for_server`]).
+///
+/// A client's messages to a server are mostly `tools/call` arguments, and a model's
+/// arguments hold fewer values than its answer holds tokens. Each value a server reads takes
+/// some 240 bytes on the way through rmcp (measured: 8 MiB of `[0,0,…]` took some 950 MB),
+/// so this bound holds one message to about 30 MB where the client bound,
+/// [`MAX_JSON_VALUES`](toolsmith_core::MAX_JSON_VALUES), allows some 480 MB, and a server
+/// reads from many clients at once.
+pub const DEFAULT_SERVER_MAX_VALUES: usize = 128 * 1024;
+
 /// Limits on the JSON read from a peer.
 ///
 /// ```
@@ -52,6 +63,25 @@ impl Default for JsonLimits {
 }
 
 impl JsonLimits {
+    /// The limits a server puts on its clients' messages unless configured otherwise: the
+    /// default's bytes and depth, and [`DEFAULT_SERVER_MAX_VALUES`] values (a client reading
+    /// a server's listing of many tools needs more).
+    ///
+    /// ```
+    /// use toolsmith::harness::mcp::{DEFAULT_SERVER_MAX_VALUES, JsonLimits};
+    ///
+    /// let limits = JsonLimits::for_server();
+    /// assert_eq!(limits.max_values, DEFAULT_SERVER_MAX_VALUES);
+    /// assert_eq!(limits.max_bytes, JsonLimits::default().max_bytes);
+    /// // A tool that takes long arrays of numbers: raise it.
+    /// let roomy = JsonLimits::for_server().with_max_values(1 << 20);
+    /// # assert_eq!(roomy.max_values, 1 << 20);
+    /// ```
+    #[must_use]
+    pub fn for_server() -> Self {
+        Self::default().with_max_values(DEFAULT_SERVER_MAX_VALUES)
+    }
+
     /// These limits with another message size.
     #[must_use]
     pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {

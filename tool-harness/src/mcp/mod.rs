@@ -44,14 +44,17 @@ mod unreadable;
 pub use bridge::McpToolBridge;
 pub use child::McpCommand;
 pub use client::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpClient, McpClientOptions, McpTransport,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, MAX_RECONNECT_DELAY, McpClient,
+    McpClientOptions, McpTransport,
 };
 pub use error::McpError;
 pub use http::{
     DEFAULT_MAX_SESSIONS, DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
     McpHttpOptions, McpHttpServer, router,
 };
-pub use json_limits::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, JsonLimits};
+pub use json_limits::{
+    DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SERVER_MAX_VALUES, JsonLimits,
+};
 pub use left_out::{LeftOutReason, LeftOutTool};
 pub use line_transport::LineTransport;
 pub use names::{MAX_MCP_NAME_LEN, McpNames, provider_name};

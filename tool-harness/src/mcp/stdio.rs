@@ -10,7 +10,8 @@ use super::server::McpServer;
 
 /// Serves `server` on this process's stdin and stdout until the client closes stdin (or the
 /// connection fails). Stdout carries only JSON-RPC messages; nothing else may write to it
-/// while this runs (log to stderr).
+/// while this runs (log to stderr). Each message is bounded by [`JsonLimits::for_server`]
+/// ([`serve_until_closed`] takes other limits).
 ///
 /// Returns `Ok(())` when the client closed the connection, before or after the handshake.
 /// Answers still being written then get a few seconds (rmcp drains them for up to five, the
@@ -21,7 +22,7 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), McpError> {
         server,
         tokio::io::stdin(),
         tokio::io::stdout(),
-        JsonLimits::default(),
+        JsonLimits::for_server(),
     )
     .await
 }

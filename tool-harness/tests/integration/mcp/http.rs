@@ -11,7 +11,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use toolsmith_harness::mcp::{McpHttpOptions, McpHttpServer, McpServer};
+use toolsmith_harness::mcp::{DEFAULT_SERVER_MAX_VALUES, McpHttpOptions, McpHttpServer, McpServer};
 
 use super::demo_manager;
 
@@ -569,11 +569,11 @@ async fn bodies_past_the_json_limits_are_refused_before_rmcp_reads_them() {
     client.cancel().await.unwrap();
     server.shutdown().await.unwrap();
 
-    // By default: core's bound on what is read from a model, 2,097,152 values.
+    // By default: a server's bound, 131,072 values (`JsonLimits::for_server`).
     let server = start(McpHttpOptions::default()).await;
-    let (status, body) = raw_post(&server, &call(9, zeros(toolsmith_core::MAX_JSON_VALUES))).await;
+    let (status, body) = raw_post(&server, &call(9, zeros(DEFAULT_SERVER_MAX_VALUES))).await;
     assert_eq!(status, 400, "{body}");
-    assert!(body.contains("more than 2097152 values"), "{body}");
+    assert!(body.contains("more than 131072 values"), "{body}");
     let client = working_client(&server).await;
     client.cancel().await.unwrap();
     server.shutdown().await.unwrap();
