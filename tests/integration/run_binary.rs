@@ -200,6 +200,40 @@ async fn the_model_finds_a_tool_calls_it_and_its_answer_is_printed() {
     assert!(results[1].contains("the meeting is at noon"), "{results:?}");
 }
 
+/// `--every-tool`: the preset's tools declared from the first request, no `shed`, and a tool
+/// called with no search first.
+#[tokio::test]
+async fn with_every_tool_the_model_calls_a_tool_without_searching() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("note.txt"), "the meeting is at noon\n").unwrap();
+    let server = ChatServer::start([
+        call("c1", "read", json!({"path": "note.txt"})),
+        text("At noon."),
+    ])
+    .await;
+    let output = run(
+        root.path(),
+        &server,
+        &["--every-tool"],
+        "When is the meeting?",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "At noon.\n");
+    let requests = server.requests();
+    let declared: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(declared.contains(&"read"), "{declared:?}");
+    assert!(!declared.contains(&"shed"), "{declared:?}");
+    let results = tool_results(&requests[1]);
+    assert!(results[0].contains("the meeting is at noon"), "{results:?}");
+}
+
 #[tokio::test]
 async fn two_calls_to_one_tool_are_told_apart_by_their_numbers() {
     // Two reads in one answer run side by side and may end in either order: each call's

@@ -263,6 +263,77 @@ async fn only_shed_is_offered_until_it_returns_tools() {
     );
 }
 
+/// A session of a few tools can declare them all and no `shed`: each is offered, active and
+/// callable with no search first, tools registered later too, the offer's shared
+/// declarations follow the switch both ways, and `shed` still answers a model that calls it.
+#[tokio::test]
+async fn every_tool_can_be_declared_without_shed() {
+    let manager = manager_with(catalogue());
+    let before = manager.offered_declarations();
+    assert!(before.shed.is_some() && before.tools.is_empty());
+
+    manager.set_every_tool_declared(true);
+    assert!(manager.declares_every_tool());
+    let offered = manager.offered_declarations();
+    assert!(offered.shed.is_none(), "{offered:?}");
+    let declared: Vec<&str> = offered.tools.iter().map(Tool::name).collect();
+    let catalogue_names: Vec<String> = catalogue()
+        .iter()
+        .map(|t| t.definition().name().to_owned())
+        .collect();
+    assert_eq!(declared, catalogue_names);
+    assert_eq!(manager.active_definitions().len(), catalogue_names.len());
+    assert!(manager.is_active("send_email"));
+    assert!(!manager.is_active("no_such_tool"));
+    assert!(manager.check_offered("send_email").is_ok());
+    assert_eq!(
+        manager.check_offered("no_such_tool"),
+        Err(ToolError::UnknownTool("no_such_tool".into()))
+    );
+    // The batch path's offer check lets it run.
+    let call = ToolCallRequest::new("c", "send_email", ToolArguments::new());
+    let ran = manager
+        .execute_batch_with(
+            &[call],
+            &toolsmith::BatchOptions::new().with_offer_check(true),
+        )
+        .await;
+    assert_eq!(
+        ran[0].result.as_ref().unwrap().content.to_text(),
+        "send_email ran"
+    );
+
+    // A tool registered later is declared on the next request.
+    manager
+        .register(Arc::new(tool(
+            "late_tool",
+            "Registered after the session began.",
+        )))
+        .unwrap();
+    let offered = manager.offered_declarations();
+    assert_eq!(offered.tools.last().map(Tool::name), Some("late_tool"));
+
+    // `shed` still answers, though not declared.
+    let found = shed(
+        &manager,
+        json!({"description": "weather in Oslo", "limit": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(&found), ["get_weather"]);
+
+    // Back to the specification's offer: `shed` and what it returned.
+    manager.set_every_tool_declared(false);
+    let offered = manager.offered_declarations();
+    assert!(offered.shed.is_some());
+    let active: Vec<&str> = offered.tools.iter().map(Tool::name).collect();
+    assert_eq!(active, ["get_weather"]);
+    assert_eq!(
+        manager.check_offered("send_email").unwrap_err().kind(),
+        ToolErrorKind::NotActive
+    );
+}
+
 #[tokio::test]
 async fn select_activates_exact_names_and_reports_unknown_ones() {
     let manager = manager_with(catalogue());

@@ -200,6 +200,10 @@ pub struct RunArgs {
     /// the window ends with the model's error.
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
     pub context_window: Option<u64>,
+    /// Declare every tool of the preset on every request, and no `shed`: the model calls
+    /// them without searching first (a turn saved for a preset of a few tools).
+    #[arg(long)]
+    pub every_tool: bool,
     /// Print the run on stdout as JSON lines, for a program to read: each event as
     /// `{"type": "tool_call_started", "data": {..}}` (the model's text as `text_delta`s),
     /// then `{"type": "answer", "data": {"text", "model_calls", "tool_calls", "usage"}}`, or

@@ -59,6 +59,7 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         .with_toolshed(ToolShed::new().tools(preset))
         .with_max_turns(args.max_turns as usize)
         .with_streaming(true)
+        .with_every_tool_declared(args.every_tool)
         .with_cancellation(cancel)
         .with_event_handler(move |event: &AgentEvent| {
             if !json {

@@ -17,6 +17,9 @@ type Hasher = foldhash::fast::RandomState;
 #[derive(Debug, Default)]
 pub(crate) struct ActiveSet {
     names: RwLock<ActiveNames>,
+    /// Every registered tool counts as active and `shed` is not offered
+    /// ([`ToolCallManager::set_every_tool_declared`]).
+    every_tool: AtomicBool,
 }
 
 /// The active names and their order.
@@ -166,18 +169,57 @@ impl ToolCallManager {
         }
     }
 
-    /// Whether the tool `name` is active.
+    /// Whether the tool `name` is active: `shed` returned it, it was activated by hand, or
+    /// every tool is declared ([`set_every_tool_declared`](Self::set_every_tool_declared)).
     pub fn is_active(&self, name: &str) -> bool {
-        self.active.contains(name) && self.contains(name)
+        (self.declares_every_tool() || self.active.contains(name)) && self.contains(name)
     }
 
-    /// The definitions of the active tools, in activation order.
+    /// The definitions of the active tools, in activation order; when every tool is declared,
+    /// every registered tool's, in registration order.
     pub fn active_definitions(&self) -> Vec<Tool> {
+        if self.declares_every_tool() {
+            return self.all_declarations().tools;
+        }
         self.active
             .ordered()
             .iter()
             .filter_map(|name| self.get_def(name))
             .collect()
+    }
+
+    /// With `true`, every registered tool is declared to the model on every request, and
+    /// `shed` is not ([`offered_tools`](Self::offered_tools)): for a session of a few tools,
+    /// where a search first would cost the model a turn and the declarations little. Every
+    /// registered tool is then active (tools registered later too); `shed` still answers a
+    /// model that calls it. With `false` (the default), the model is offered `shed` and the
+    /// tools it returned, as the specification says.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    ///
+    /// let manager = ToolCallManager::new("small");
+    /// manager.register(Arc::new(FnTool::new("ping", "Answer pong.", Args::empty(),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("pong")) }))).unwrap();
+    /// assert!(manager.check_offered("ping").is_err());
+    ///
+    /// manager.set_every_tool_declared(true);
+    /// let offered = manager.offered_tools();
+    /// assert!(offered.shed.is_none());
+    /// assert_eq!(offered.tools[0].name(), "ping");
+    /// assert!(manager.check_offered("ping").is_ok());
+    /// ```
+    pub fn set_every_tool_declared(&self, every: bool) {
+        if self.active.every_tool.swap(every, Ordering::AcqRel) != every {
+            self.renders.invalidate();
+        }
+    }
+
+    /// Whether every registered tool is declared, `shed` not
+    /// ([`set_every_tool_declared`](Self::set_every_tool_declared)).
+    pub fn declares_every_tool(&self) -> bool {
+        self.active.every_tool.load(Ordering::Acquire)
     }
 
     /// Checks that a call may be made: the tool is registered and active (the built-in `shed`
@@ -189,7 +231,7 @@ impl ToolCallManager {
         if !self.contains(name) {
             return Err(ToolError::UnknownTool(name.to_owned()));
         }
-        if !self.active.contains(name) {
+        if !self.declares_every_tool() && !self.active.contains(name) {
             return Err(ToolError::NotActive(name.to_owned()));
         }
         Ok(())

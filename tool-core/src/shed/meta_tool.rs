@@ -259,8 +259,10 @@ fn closest_tools(wanted: &str, directory: &NameDirectory, cap: usize) -> Vec<Str
 }
 
 impl ToolCallManager {
-    /// What to declare to the model on the next request: `shed` and the active tools, or
-    /// nothing at all when no tool is registered.
+    /// What to declare to the model on the next request: `shed` and the active tools (every
+    /// registered tool and no `shed` where
+    /// [`set_every_tool_declared`](Self::set_every_tool_declared) says so), or nothing at all
+    /// when no tool is registered.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -279,6 +281,9 @@ impl ToolCallManager {
     pub fn offered_tools(&self) -> ToolDeclarations {
         if self.is_empty() {
             return ToolDeclarations::default();
+        }
+        if self.declares_every_tool() {
+            return self.all_declarations();
         }
         ToolDeclarations {
             shed: Some(shed_tool()),

@@ -37,6 +37,7 @@ pub struct AgentSessionBuilder {
     pub(super) token_budget: Option<u64>,
     final_answer_on_limit: bool,
     streaming: bool,
+    every_tool_declared: bool,
     retry_policy: Option<ToolRetryConfig>,
     options: ChatOptions,
     hooks: Vec<Arc<dyn ToolHook>>,
@@ -61,6 +62,7 @@ impl std::fmt::Debug for AgentSessionBuilder {
             .field("max_turns", &self.max_turns)
             .field("token_budget", &self.token_budget)
             .field("streaming", &self.streaming)
+            .field("every_tool_declared", &self.every_tool_declared)
             .field("hooks", &self.hooks.len())
             .field("approval", &self.approval.is_some())
             .field("event_handlers", &self.events.len())
@@ -87,6 +89,7 @@ impl AgentSessionBuilder {
             token_budget: None,
             final_answer_on_limit: false,
             streaming: false,
+            every_tool_declared: false,
             retry_policy: None,
             options: ChatOptions::default(),
             hooks: Vec::new(),
@@ -167,6 +170,48 @@ impl AgentSessionBuilder {
     /// (the HTTP clients assemble a streamed answer into the one they would have read whole).
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
+        self
+    }
+
+    /// With `true`, every tool of the session is declared to the model on every request and
+    /// `shed` is not ([`ToolCallManager::set_every_tool_declared`]): for a session of a few
+    /// tools, where searching first costs the model a turn. By default (`false`) the model is
+    /// offered `shed` alone at first and finds the rest through it, so that a session of
+    /// hundreds of tools does not send them all with every request.
+    ///
+    /// ```
+    /// use toolsmith::harness::agent::AgentSession;
+    /// use toolsmith::harness::model::{ScriptedModel, ScriptedTurn};
+    /// use toolsmith::{ToolShed, tool_fn};
+    ///
+    /// /// Adds two numbers.
+    /// #[tool_fn]
+    /// fn add(a: i64, b: i64) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     ScriptedTurn::call("add", serde_json::json!({"a": 2, "b": 3})),
+    ///     ScriptedTurn::text("5"),
+    /// ]);
+    /// let session = AgentSession::builder(model.clone())
+    ///     .with_model("m")
+    ///     .with_toolshed(ToolShed::new().tool(Add))
+    ///     .with_every_tool_declared(true)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(session.send("2 + 3?").await.unwrap().text, "5");
+    /// // The model was sent `add` itself, and no `shed`.
+    /// let declared = &model.requests()[0].tools;
+    /// assert!(declared.shed.is_none());
+    /// assert_eq!(declared.tools[0].name(), "add");
+    /// # }
+    /// ```
+    ///
+    /// [`ToolCallManager::set_every_tool_declared`]: toolsmith_core::ToolCallManager::set_every_tool_declared
+    pub fn with_every_tool_declared(mut self, every: bool) -> Self {
+        self.every_tool_declared = every;
         self
     }
 
@@ -546,6 +591,7 @@ impl AgentSessionBuilder {
         if let Some(policy) = self.retry_policy {
             manager.set_retry_policy(Some(policy));
         }
+        manager.set_every_tool_declared(self.every_tool_declared);
         Ok(AgentSession {
             model: self.model,
             model_name,

@@ -259,6 +259,39 @@ async fn shed_comes_first_and_unfound_tools_are_not_active() {
     model.assert_complete();
 }
 
+/// `with_every_tool_declared(true)`: every tool is declared on the first request, `shed`
+/// not, and the model calls them with no search first; a tool registered on the session's
+/// manager after the build is declared too.
+#[tokio::test]
+async fn every_tool_declared_needs_no_search_first() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("get_weather", json!({"city": "Paris"}))
+            .and_call("add", json!({"a": 1, "b": 2})),
+        ScriptedTurn::text("Sunny, and 3."),
+    ]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let session = AgentSession::builder(model.clone())
+        .with_model("test-model")
+        .with_toolshed(ToolShed::new().tool(GetWeather).tool(Add))
+        .with_every_tool_declared(true)
+        .build()
+        .unwrap();
+    session
+        .tool_manager()
+        .register(Arc::new(counting_tool("late", Arc::clone(&runs))))
+        .unwrap();
+    let run = session.run("Weather in Paris, and 1 + 2?").await.unwrap();
+    assert_eq!(run.text, "Sunny, and 3.");
+    let requests = model.requests();
+    assert_eq!(requests[0].tool_names(), ["get_weather", "add", "late"]);
+    assert!(requests[0].tools.shed.is_none());
+    let results = results_of(&requests[1]);
+    assert_eq!(results[0].1, "Sunny in Paris");
+    assert_eq!(results[1].1, "3");
+    assert!(run.tool_calls.iter().all(|call| !call.result.is_error()));
+    model.assert_complete();
+}
+
 // 4.
 #[tokio::test]
 async fn calls_of_one_answer_run_concurrently_destructive_ones_alone() {
