@@ -42,7 +42,7 @@ const LAST_CALLS: usize = 5;
 pub const MAX_ENDED_CHILDREN: usize = 32;
 /// How long `stop` waits for the child's run to end (it ends at its next await).
 const STOP_WAIT: Duration = Duration::from_secs(5);
-/// How many characters of an id or a tool name the model sent an error quotes.
+/// How many characters of an id or a tool name a model sent an error (or `check`) quotes.
 const MAX_QUOTED_CHARS: usize = 240;
 
 /// How sub-agents are made: their model, system prompt and tools, and the limits on them.
@@ -502,7 +502,9 @@ impl AgentCommands {
                         s.last_calls.pop_front();
                     }
                     s.last_calls.push_back(CallSummary {
-                        tool: name.clone(),
+                        // The child's model names its calls: a made-up name of any length
+                        // would reach the parent's model whole.
+                        tool: quoted(name).into_owned(),
                         is_error: *is_error,
                         result: summary.chars().take(200).collect(),
                     });

@@ -42,6 +42,9 @@ pub struct EmbeddingRetriever {
 struct Store {
     documents: Vec<Embedded>,
     by_id: HashMap<String, usize>,
+    /// How many numbers the embedder gave each document held (a vector of no direction is
+    /// kept empty, so it is kept here); `None` while none is held.
+    dimensions: Option<usize>,
 }
 
 /// A stored document: its id if it has one, its unit-length embedding, its text and its
@@ -73,6 +76,9 @@ impl Store {
             return false;
         };
         self.documents.swap_remove(at);
+        if self.documents.is_empty() {
+            self.dimensions = None;
+        }
         if let Some(moved) = self.documents.get(at).and_then(|d| d.id.as_ref()) {
             self.by_id.insert(moved.clone(), at);
         }
@@ -111,7 +117,8 @@ impl EmbeddingRetriever {
 
     /// Embeds and adds documents, each `(content, metadata)`. Fails, adding none, when the
     /// embedder fails or does not return one vector of its dimension, of finite numbers, per
-    /// text. The embedder's failure is given as it is, its
+    /// text, or when its dimension is not that of the documents held (it changed since they
+    /// were embedded). The embedder's failure is given as it is, its
     /// [`source`](std::error::Error::source) kept: an `OpenAiEmbedder`'s (feature
     /// `http-models`) is its [`ModelError`](crate::model::ModelError)
     /// (`ContextTooLong` for a document too long for the model, to split), and it names the
@@ -206,6 +213,12 @@ impl EmbeddingRetriever {
         // A vector of another length would match no query: the document would never be found.
         self.check(&vectors, &texts)?;
         let mut store = self.store.write().unwrap_or_else(PoisonError::into_inner);
+        // Checked under the lock that stores them: two adds at once of two dimensions
+        // cannot both pass.
+        if let Some(vector) = vectors.first() {
+            self.check_held(&store, vector.len())?;
+            store.dimensions = Some(vector.len());
+        }
         for (vector, (id, content, metadata)) in vectors.into_iter().zip(documents) {
             store.put(Embedded {
                 id,
@@ -241,6 +254,23 @@ impl EmbeddingRetriever {
             .and_then(|()| check_finite_embeddings(vectors, texts))
             .map_err(|error| ServiceError::new(&self.name, error))
     }
+
+    /// Whether vectors of `dimensions` numbers go with the documents `store` holds. An
+    /// embedder's dimension may change between calls (another model, a fallback): its
+    /// vectors would match none held, and "nothing found" would hide why.
+    fn check_held(&self, store: &Store, dimensions: usize) -> Result<(), ServiceError> {
+        match store.dimensions {
+            Some(held) if held != dimensions => Err(ServiceError::new(
+                &self.name,
+                format!(
+                    "the embedder's vectors have {dimensions} numbers, but the documents \
+                     held were embedded with {held} (has its model changed?); embed them \
+                     again into a new retriever"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 #[async_trait]
@@ -251,15 +281,17 @@ impl Retriever for EmbeddingRetriever {
 
     /// The `top_k` documents most similar to `query` (the cosine of their embeddings), most
     /// similar first (equal scores in the order the documents are held); a document of no positive
-    /// similarity (unrelated, or opposed) is not given, however few the others.
+    /// similarity (unrelated, or opposed) is not given, however few the others. A query
+    /// vector of another dimension than the documents held is an error saying so.
     async fn retrieve(&self, query: &str, top_k: usize) -> Result<Vec<Document>, ServiceError> {
         let query = [query.to_owned()];
         let mut vectors = self.embedder.embed(&query).await?;
         // Of another length, it would match no document: "nothing found" would hide why.
         self.check(&vectors, &query)?;
+        let store = self.store.read().unwrap_or_else(PoisonError::into_inner);
+        self.check_held(&store, vectors[0].len())?;
         // Of no direction, empty: of no document's length, it finds nothing.
         let query = unit_vector(vectors.swap_remove(0)).unwrap_or_default();
-        let store = self.store.read().unwrap_or_else(PoisonError::into_inner);
         let mut scored: Vec<(f32, usize)> = store
             .documents
             .iter()

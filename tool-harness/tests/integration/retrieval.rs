@@ -390,6 +390,56 @@ async fn the_embedding_retriever_refuses_vectors_not_of_the_embedder_s_dimension
     );
 }
 
+/// An embedder whose dimension is what the test sets (an embedder that changed model, or
+/// fell back to another): every text's vector is that many ones.
+struct Switching(std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl Embedder for Switching {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        Ok(texts.iter().map(|_| vec![1.0; self.dimensions()]).collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[tokio::test]
+async fn the_embedding_retriever_refuses_an_embedder_whose_dimension_changed() {
+    let embedder = Arc::new(Switching(3.into()));
+    let docs = EmbeddingRetriever::new("notes", embedder.clone());
+    docs.add(["one", "two"]).await.unwrap();
+    embedder.0.store(4, std::sync::atomic::Ordering::SeqCst);
+    // Every document held is of 3 numbers: a query of 4 matched none of them, and said only
+    // "nothing found"; a document of 4 was kept and matched no query of 3.
+    let err = docs.retrieve("one", 5).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "notes: the embedder's vectors have 4 numbers, but the documents held were \
+         embedded with 3 (has its model changed?); embed them again into a new retriever"
+    );
+    let err = docs.add(["three"]).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "notes: the embedder's vectors have 4 numbers, but the documents held were \
+         embedded with 3 (has its model changed?); embed them again into a new retriever"
+    );
+    assert_eq!(docs.len(), 2);
+    embedder.0.store(3, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(contents(&docs, "one", 5).await, ["one", "two"]);
+    // Once it holds nothing, a retriever takes vectors of any dimension again.
+    docs.upsert([("a", "a")]).await.unwrap();
+    assert!(docs.remove("a"));
+    assert_eq!(docs.len(), 2);
+    let empty = EmbeddingRetriever::new("empty", embedder.clone());
+    empty.upsert([("a", "a")]).await.unwrap();
+    assert!(empty.remove("a"));
+    embedder.0.store(5, std::sync::atomic::Ordering::SeqCst);
+    empty.add(["five"]).await.unwrap();
+    assert_eq!(contents(&empty, "five", 5).await, ["five"]);
+}
+
 /// A retriever that finds the same documents for every query.
 struct Fixed(Vec<Document>);
 

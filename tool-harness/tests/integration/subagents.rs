@@ -827,6 +827,23 @@ async fn an_id_or_tool_name_of_any_length_is_quoted_cut() {
 }
 
 #[tokio::test]
+async fn check_quotes_a_tool_name_the_child_made_up_cut() {
+    // The child's model names its tools as it likes: five calls of a tool named with 100,000
+    // characters made `check` give the parent's model half a megabyte.
+    let long = "x".repeat(100_000);
+    let child_model = ScriptedModel::new([
+        ScriptedTurn::call(&long, json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(child_model, "m")));
+    let id = start(&manager, json!({"command": "start", "task": "t"})).await;
+    let report = wait_for_status(&manager, &id, "finished").await;
+    let tool = report["last_calls"][0]["tool"].as_str().unwrap();
+    assert_eq!(tool, format!("{}…", "x".repeat(240)));
+    assert_eq!(report["last_calls"][0]["is_error"], true);
+}
+
+#[tokio::test]
 async fn a_sub_agents_answer_left_empty_by_a_block_or_the_output_limit_is_a_failure() {
     use toolsmith_harness::model::StopReason;
     let left_empty = |reason: StopReason| ScriptedTurn::text("").with_stop_reason(reason);
