@@ -12,6 +12,7 @@ use toolsmith_core::{
 };
 
 use super::{Document, Retriever};
+use crate::serialized_len::serialized_len;
 
 /// How many documents a call returns when it does not say.
 pub const DEFAULT_TOP_K: usize = 5;
@@ -19,7 +20,7 @@ pub const DEFAULT_TOP_K: usize = 5;
 pub const MAX_TOP_K: usize = 50;
 /// The `note` of a call that found nothing.
 pub const NO_DOCUMENTS: &str = "No relevant documents found.";
-/// How many characters of documents' content one call returns unless
+/// How many characters of documents (content and metadata) one call returns unless
 /// [`with_max_result_chars`](RetrieverTool::with_max_result_chars) says otherwise: about ten
 /// thousand tokens, so that `top_k` whole files cannot fill the model's context.
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 40_000;
@@ -39,7 +40,7 @@ struct Retrieved<'a> {
 /// the result is the documents found with their content, score and metadata, as structured
 /// JSON under a `returns` schema; when none is found, no documents and the `note`
 /// [`NO_DOCUMENTS`] (structured too: an MCP client validates every result of a tool that
-/// declares an output schema). The documents' content is bounded
+/// declares an output schema). The documents' content and metadata are bounded
 /// ([`DEFAULT_MAX_RESULT_CHARS`], or [`with_max_result_chars`](Self::with_max_result_chars)):
 /// documents past the bound are left out, the first one alone past it is cut, and the `note`
 /// says so. A retriever's failure is a tool error naming the retriever.
@@ -105,10 +106,12 @@ impl RetrieverTool {
         self
     }
 
-    /// How many characters of documents' content one call returns at most (at least 1;
-    /// default [`DEFAULT_MAX_RESULT_CHARS`]). Documents are kept whole, most relevant first,
-    /// while they fit; the rest are left out, and a first document that does not fit alone is
-    /// cut. The result's `note` says what was cut or left out.
+    /// How many characters of documents one call returns at most, their content and their
+    /// metadata (its JSON text) counted (at least 1; default [`DEFAULT_MAX_RESULT_CHARS`]).
+    /// Documents are kept whole, most relevant first, while they fit; the rest are left out,
+    /// and a first document that does not fit alone is cut (its metadata kept if it leaves
+    /// room for some content, else left out too). The result's `note` says what was cut or
+    /// left out.
     #[must_use]
     pub fn with_max_result_chars(mut self, max_chars: usize) -> Self {
         self.max_result_chars = max_chars.max(1);
@@ -123,7 +126,11 @@ impl RetrieverTool {
         let whole = documents
             .iter()
             .take_while(|document| {
-                let chars = document.content.chars().count();
+                let chars = document
+                    .content
+                    .chars()
+                    .count()
+                    .saturating_add(metadata_len(document));
                 let fits = chars <= remaining;
                 remaining = remaining.saturating_sub(chars);
                 fits
@@ -147,17 +154,37 @@ impl RetrieverTool {
             return (Cow::Borrowed(&documents[..whole]), Some(note));
         }
         // The most relevant document does not fit alone: its beginning is better than nothing.
+        // Its metadata (a source, a title) goes with it where it leaves room for some content;
+        // a retriever's metadata of more than the bound would otherwise pass it unchecked.
         let first = &documents[0];
-        let mut cut = Document::new(cut_to(&first.content, max), first.score);
-        cut.metadata = first.metadata.clone();
+        let metadata = metadata_len(first);
+        let (content, metadata_note) = if metadata < max {
+            (max - metadata, "")
+        } else {
+            (max, " (its metadata left out)")
+        };
+        let mut cut = Document::new(cut_to(&first.content, content), first.score);
+        if metadata_note.is_empty() {
+            cut.metadata = first.metadata.clone();
+        }
         let note = match documents.len() - 1 {
-            0 => format!("The document was cut after {max} characters: {bound}"),
+            0 => format!("The document was cut after {content} characters{metadata_note}: {bound}"),
             left_out => format!(
-                "The first document was cut after {max} characters and {left_out} more left \
-                 out: {bound}"
+                "The first document was cut after {content} characters{metadata_note} and \
+                 {left_out} more left out: {bound}"
             ),
         };
         (Cow::Owned(vec![cut]), Some(note))
+    }
+}
+
+/// The characters a document's metadata takes in a result (its JSON text; none when it has
+/// none, as it is then not written).
+fn metadata_len(document: &Document) -> usize {
+    if document.metadata.is_empty() {
+        0
+    } else {
+        serialized_len(&document.metadata)
     }
 }
 

@@ -519,8 +519,9 @@ async fn a_result_keeps_whole_documents_within_its_bound_and_says_what_it_left_o
 async fn a_first_document_past_the_bound_is_cut_between_characters_keeping_its_metadata() {
     let first = Document::new("ééééé", 0.9).with_metadata("source", json!("a.md"));
     let retriever = Arc::new(Fixed(vec![first, Document::new("b", 0.5)]));
+    // The metadata's JSON text, `{"source":"a.md"}`, takes 17 of the 20 characters.
     let tool =
-        RetrieverTool::new(retriever.clone(), "search_docs", "Search.").with_max_result_chars(3);
+        RetrieverTool::new(retriever.clone(), "search_docs", "Search.").with_max_result_chars(20);
     let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
     let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
     assert_eq!(
@@ -528,7 +529,7 @@ async fn a_first_document_past_the_bound_is_cut_between_characters_keeping_its_m
         json!({
             "documents": [{"content": "ééé…", "score": 0.9, "metadata": {"source": "a.md"}}],
             "note": "The first document was cut after 3 characters and 1 more left out: a \
-                     result holds at most 3 characters of documents"
+                     result holds at most 20 characters of documents"
         })
     );
 
@@ -545,6 +546,44 @@ async fn a_first_document_past_the_bound_is_cut_between_characters_keeping_its_m
             "The document was cut after 40000 characters: a result holds at most 40000 \
              characters of documents"
         )
+    );
+}
+
+/// Metadata counts toward the bound as content does: a retriever's large metadata (a
+/// summary, a whole title field) left out with its document, and a first document's
+/// metadata of more than the whole bound left out, its content cut to the bound (a 1 MB
+/// summary made a 3 MB result when only content was counted).
+#[tokio::test]
+async fn metadata_counts_toward_the_bound_and_is_left_out_past_it() {
+    let summary = "s".repeat(30_000);
+    let documents = vec![
+        Document::new("first", 1.0).with_metadata("summary", json!(summary)),
+        Document::new("second", 0.9).with_metadata("summary", json!(summary)),
+    ];
+    let tool = RetrieverTool::new(Arc::new(Fixed(documents)), "search_docs", "Search.");
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents, ["first"]);
+    assert!(
+        note.as_deref()
+            .is_some_and(|note| note.starts_with("1 more document was left out")),
+        "{note:?}"
+    );
+    assert!(result.content.to_text().len() < DEFAULT_MAX_RESULT_CHARS + 1_000);
+
+    let huge =
+        Document::new("x".repeat(100), 1.0).with_metadata("summary", json!("m".repeat(1 << 20)));
+    let tool = RetrieverTool::new(Arc::new(Fixed(vec![huge])), "search_docs", "Search.")
+        .with_max_result_chars(50);
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "documents": [{"content": format!("{}…", "x".repeat(50)), "score": 1.0}],
+            "note": "The document was cut after 50 characters (its metadata left out): a \
+                     result holds at most 50 characters of documents"
+        })
     );
 }
 
