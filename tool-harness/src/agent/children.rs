@@ -668,6 +668,8 @@ impl AgentCommands {
         // A run cancelled or stopped stops the children its calls started.
         let abandoned = calling_run.as_ref().map(|ledger| ledger.abandoned());
         let child_cancel = cancel.clone();
+        // The name the parent run's events give the child's ([`AgentEvent::SubAgent`]).
+        let child_id = id.clone();
         let task = runtime.spawn(async move {
             let follow_parent_run = async {
                 match abandoned {
@@ -679,7 +681,7 @@ impl AgentCommands {
             };
             // A panic in the child's model or tools ends it as failed, not running for ever.
             let mut estimate = TokenEstimate::default();
-            let origin = RunOrigin::under(calling_run);
+            let origin = RunOrigin::under(calling_run, &child_id);
             let run = AssertUnwindSafe(session.run_under(task.into(), origin, &mut estimate))
                 .catch_unwind();
             let outcome = tokio::select! {
