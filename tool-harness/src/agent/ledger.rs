@@ -126,6 +126,13 @@ struct Abandoned {
 impl RunLedger {
     /// The ledger of a run that starts from `origin`.
     pub(crate) fn from_origin(origin: RunOrigin) -> Self {
+        Self::lent(origin, None)
+    }
+
+    /// The ledger of a run that starts from `origin` and lends it to its calls, its
+    /// sub-agents' events heard by `handlers` (its session's; kept only when there are
+    /// some). Built in place: a ledger is made every run.
+    pub(crate) fn lent(origin: RunOrigin, handlers: Option<&Handlers>) -> Self {
         let heard_above = origin
             .parent
             .as_ref()
@@ -136,18 +143,11 @@ impl RunLedger {
             abandoned: Mutex::default(),
             events: origin.events,
             streaming: AtomicBool::new(true),
-            handlers: None,
+            handlers: handlers
+                .filter(|handlers| !handlers.is_empty())
+                .map(Arc::clone),
             heard_above,
         }
-    }
-
-    /// The same ledger, its sub-agents' events heard by `handlers` (its session's): for a
-    /// run that lends the ledger to its calls. Kept only when there are some.
-    pub(crate) fn with_handlers(mut self, handlers: &Handlers) -> Self {
-        if !handlers.is_empty() {
-            self.handlers = Some(Arc::clone(handlers));
-        }
-        self
     }
 
     /// Whether the run's events go anywhere besides its session's handlers: a stream of the

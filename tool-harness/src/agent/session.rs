@@ -605,7 +605,7 @@ impl AgentSession {
         };
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
-        let ledger = Arc::new(RunLedger::from_origin(origin).with_handlers(&self.events));
+        let ledger = Arc::new(RunLedger::lent(origin, Some(&self.events)));
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self

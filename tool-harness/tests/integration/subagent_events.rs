@@ -144,6 +144,23 @@ async fn a_started_childs_events_reach_the_parents_handlers_and_its_runs_stream(
 }
 
 #[tokio::test]
+async fn children_built_streaming_send_their_text_deltas_to_the_parent() {
+    let child = ScriptedModel::new([ScriptedTurn::text("found")]);
+    let config = SubAgentConfig::new(child.clone(), "m").with_streaming(true);
+    let parent = session(
+        AgentSession::builder(starts_and_collects()),
+        ToolShed::new().tools(ToolPreset::agent(config)),
+    );
+    let (streamed, ran) = read_all(parent.events_of(parent.run("delegate"))).await;
+    assert_eq!(ran.unwrap().tool_calls[1].result.content.to_text(), "found");
+    assert_eq!(
+        sub_agent_words(&streamed),
+        of("agent-1", &["request", "delta found", "response"])
+    );
+    child.assert_complete();
+}
+
+#[tokio::test]
 async fn an_agent_tools_events_reach_the_caller_under_the_calls_id_text_deltas_too() {
     let research = session(
         AgentSession::builder(ScriptedModel::new([
