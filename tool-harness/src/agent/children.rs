@@ -70,6 +70,7 @@ pub struct SubAgentConfig {
     context_overflow: Option<Arc<dyn ContextOverflow>>,
     context_window: Option<u64>,
     compaction: Option<Arc<Compaction>>,
+    streaming: bool,
 }
 
 impl std::fmt::Debug for SubAgentConfig {
@@ -85,6 +86,7 @@ impl std::fmt::Debug for SubAgentConfig {
             .field("context_overflow", &self.context_overflow.is_some())
             .field("context_window", &self.context_window)
             .field("compaction", &self.compaction)
+            .field("streaming", &self.streaming)
             .finish()
     }
 }
@@ -107,6 +109,7 @@ impl SubAgentConfig {
             context_overflow: None,
             context_window: None,
             compaction: None,
+            streaming: false,
         }
     }
 
@@ -178,6 +181,17 @@ impl SubAgentConfig {
     #[must_use]
     pub fn with_compaction(mut self, compaction: Compaction) -> Self {
         self.compaction = Some(Arc::new(compaction));
+        self
+    }
+
+    /// Whether the children stream their model's answers
+    /// ([`AgentSessionBuilder::with_streaming`](super::AgentSessionBuilder::with_streaming)),
+    /// so that their text comes as it is written, each piece an
+    /// [`AgentEvent::TextDelta`] that reaches the parent's handlers and its run's stream as
+    /// an [`AgentEvent::SubAgent`]. Off by default: only a UI showing a child's text needs it.
+    #[must_use]
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
         self
     }
 
@@ -477,6 +491,7 @@ impl AgentCommands {
             .with_model(config.model_name.clone())
             .with_toolshed(shed)
             .with_max_turns(max_turns)
+            .with_streaming(config.streaming)
             .with_shared_context_overflow(
                 config.context_overflow.clone(),
                 config.compaction.clone(),
@@ -668,6 +683,8 @@ impl AgentCommands {
         // A run cancelled or stopped stops the children its calls started.
         let abandoned = calling_run.as_ref().map(|ledger| ledger.abandoned());
         let child_cancel = cancel.clone();
+        // The name the parent run's events give the child's ([`AgentEvent::SubAgent`]).
+        let child_id = id.clone();
         let task = runtime.spawn(async move {
             let follow_parent_run = async {
                 match abandoned {
@@ -679,7 +696,7 @@ impl AgentCommands {
             };
             // A panic in the child's model or tools ends it as failed, not running for ever.
             let mut estimate = TokenEstimate::default();
-            let origin = RunOrigin::under(calling_run);
+            let origin = RunOrigin::under(calling_run, &child_id);
             let run = AssertUnwindSafe(session.run_under(task.into(), origin, &mut estimate))
                 .catch_unwind();
             let outcome = tokio::select! {

@@ -10,7 +10,8 @@ use toolsmith_core::{Progress, panic_message};
 use super::context_overflow::ContextEstimate;
 use crate::model::{StopReason, Usage};
 
-/// Something that happened in a run. Handlers get them in order, on the run's task.
+/// Something that happened in a run. Handlers get them in order, on the run's task (a
+/// sub-agent's events, [`SubAgent`](Self::SubAgent), on the sub-agent's).
 ///
 /// Serialized (for a server that sends a run's events on, [`AgentSession::events_of`](super::AgentSession::events_of))
 /// as `{"type": "<variant in snake_case>", "data": <its fields>}`:
@@ -215,6 +216,47 @@ pub enum AgentEvent {
         /// [`AgentRun::child_usage`](super::AgentRun::child_usage) once the run ends).
         usage: Usage,
     },
+    /// An event of a sub-agent's run: a run made or started by one of this run's tool calls
+    /// (the `agent` group's `start`, an [`AgentTool`](super::AgentTool) call, any session
+    /// run inside a call), whose tokens count in this run's
+    /// [`child_usage`](super::AgentRun::child_usage). Every event the sub-agent's run
+    /// reports comes so, in its order, wrapped once a level: a grandchild's event is a
+    /// `SubAgent` of the child holding a `SubAgent` of the grandchild.
+    ///
+    /// The session's handlers get them whenever the sub-agent reports them, from the
+    /// sub-agent's task: a background sub-agent (`agent start`) goes on after the run that
+    /// started it has ended, and its later events still reach the handlers. The stream of
+    /// [`AgentSession::events_of`](super::AgentSession::events_of) gets them while the run
+    /// that started the sub-agent lasts, and not after: a stream that has ended stays ended,
+    /// and a run that collects the sub-agent's `result` later does not stream its events
+    /// (it did not start it).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::harness::agent::AgentEvent;
+    ///
+    /// let event = AgentEvent::SubAgent {
+    ///     agent: "agent-1".into(),
+    ///     event: Box::new(AgentEvent::TextDelta("Hel".into())),
+    /// };
+    /// assert_eq!(
+    ///     serde_json::to_value(&event).unwrap(),
+    ///     json!({"type": "sub_agent", "data": {
+    ///         "agent": "agent-1",
+    ///         "event": {"type": "text_delta", "data": "Hel"}
+    ///     }})
+    /// );
+    /// ```
+    SubAgent {
+        /// The sub-agent, as this run's model knows it: the id `agent start` gave
+        /// (`"agent-1"`) for a child of the `agent` group; the id of the tool call it runs in
+        /// (as in this run's [`ToolCallStarted`](Self::ToolCallStarted)) for an
+        /// [`AgentTool`](super::AgentTool)'s, or any run made inside a call.
+        agent: String,
+        /// The sub-agent's event (itself a `SubAgent` when it is of the sub-agent's own
+        /// sub-agent).
+        event: Box<AgentEvent>,
+    },
 }
 
 /// Who denied a tool call ([`AgentEvent::ToolCallDenied`]).
@@ -273,6 +315,9 @@ pub enum NotRunReason {
 /// sharing an `Arc<AgentSession>`) send their events to the same handlers, interleaved,
 /// with nothing telling the runs apart: where that matters, read each run's events from
 /// a stream of its own ([`AgentSession::events_of`](super::AgentSession::events_of)).
+/// The events of a session's sub-agents ([`AgentEvent::SubAgent`]) are sent from the
+/// sub-agent's run: a background sub-agent's (the `agent` group's) from its own task, at
+/// the same time as the events of the run that started it.
 pub trait AgentEventHandler: Send + Sync {
     /// Called for each event; keep it short (send it to a channel for slow work).
     fn on_event(&self, event: &AgentEvent);
@@ -315,6 +360,7 @@ impl AgentEvent {
             Self::ImagesRemoved { .. } => "ImagesRemoved",
             Self::ImagesOverLimits { .. } => "ImagesOverLimits",
             Self::TurnFinished { .. } => "TurnFinished",
+            Self::SubAgent { .. } => "SubAgent",
         }
     }
 }

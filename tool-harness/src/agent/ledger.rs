@@ -1,14 +1,19 @@
 //! [`RunLedger`]: the tokens a run's sub-agents spend, counted in the run that caused them;
-//! with it, the run's own event stream, if its caller asked for one.
+//! with it, where the run's events go besides its session's handlers: the run's own event
+//! stream, if its caller asked for one, and the runs above it, if it is a sub-agent's.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
 
 use super::AgentSession;
-use super::events::AgentEvent;
+use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::run_events::EventStream;
 use crate::model::Usage;
+
+/// A session's event handlers, shared by its runs.
+pub(crate) type Handlers = Arc<[Arc<dyn AgentEventHandler>]>;
 
 /// The tokens of one run's descendants: the runs its tool calls made or started (an
 /// [`AgentTool`](super::AgentTool) call, a sub-agent of the `agent` group, any session run
@@ -21,11 +26,14 @@ use crate::model::Usage;
 /// run whose call caused them and in no other (two runs of one session at once each count
 /// their own), a failed, stopped or dropped sub-agent counts what it spent, and the tokens
 /// of a run made by a call of a call count in every run above it.
-#[derive(Debug, Default)]
+///
+/// The same link carries the sub-agent's events up ([`send`](Self::send)): each run above
+/// gets them as [`AgentEvent::SubAgent`], wrapped once a level, through its session's
+/// handlers and, while it lasts, its own stream.
 pub(crate) struct RunLedger {
     descendants: Mutex<Usage>,
-    /// The ledger of the run this one's run counts in, when it is a sub-agent's.
-    parent: Option<Arc<RunLedger>>,
+    /// The run this one's run counts in, when it is a sub-agent's.
+    parent: Option<ParentRun>,
     /// Fired when the run ends cancelled, stopped by a hook, by a panic or by its token
     /// budget (whose bound the children would pass otherwise), or is dropped: the
     /// background sub-agents its calls started stop with it (one that ends with an answer
@@ -34,32 +42,73 @@ pub(crate) struct RunLedger {
     /// Where the run's events go besides the session's handlers, when its caller asked for
     /// them ([`AgentSession::events_of`]).
     events: Option<EventStream>,
+    /// Whether the run is still going on: once it has ended, its stream takes no more of
+    /// its sub-agents' events (a background one may outlive it; the stream ends with the
+    /// run, and a stream kept unread would otherwise queue them for ever).
+    streaming: AtomicBool,
+    /// The handlers of the run's session, which hear its sub-agents' events; `None` when it
+    /// has none (and for a run that lends nothing to calls, so is nobody's parent).
+    handlers: Option<Handlers>,
+    /// Whether a run above this one hears its events: someone listens there (handlers or a
+    /// stream), or further up. Nothing is built or sent up otherwise.
+    heard_above: bool,
+}
+
+impl std::fmt::Debug for RunLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunLedger")
+            .field("descendants", &self.descendants)
+            .field("parent", &self.parent)
+            .field("streams", &self.events.is_some())
+            .field("handlers", &self.handlers.as_ref().map_or(0, |h| h.len()))
+            .field("heard_above", &self.heard_above)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The run a sub-agent's run counts in, and the name it knows the sub-agent by.
+#[derive(Debug, Clone)]
+pub(crate) struct ParentRun {
+    ledger: Arc<RunLedger>,
+    /// The sub-agent's name in the parent run's events ([`AgentEvent::SubAgent`]'s `agent`).
+    agent: Arc<str>,
 }
 
 /// Where a run starts from: the run whose tool call it is made in, if any (its tokens count
-/// there), and the event stream its caller offered it, if any.
+/// there, its events go up there), and the event stream its caller offered it, if any.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunOrigin {
-    pub(crate) parent: Option<Arc<RunLedger>>,
+    pub(crate) parent: Option<ParentRun>,
     pub(crate) events: Option<EventStream>,
 }
 
 impl RunOrigin {
     /// The origin of a run of `session` starting on this task: the run whose call is
-    /// running here, and the stream a [`RunEvents`](super::RunEvents) polling here offers
-    /// the session's runs (taken: a run typed or not takes it once, at its start).
+    /// running here, which knows it by the call's id, and the stream a
+    /// [`RunEvents`](super::RunEvents) polling here offers the session's runs (taken: a run
+    /// typed or not takes it once, at its start).
     pub(crate) fn here(session: &AgentSession) -> Self {
+        let parent = ToolCallContext::current().and_then(|context| {
+            let ledger = context.value::<RunLedger>()?;
+            Some(ParentRun {
+                ledger,
+                agent: Arc::from(context.call_id()),
+            })
+        });
         Self {
-            parent: RunLedger::of_calling_run(),
+            parent,
             events: EventStream::claim(session),
         }
     }
 
-    /// The origin of a run that counts in `parent`'s run and streams nowhere (a sub-agent
-    /// started on a task of its own).
-    pub(crate) fn under(parent: Option<Arc<RunLedger>>) -> Self {
+    /// The origin of a run that counts in `parent`'s run, which knows it as `agent`, and
+    /// streams nowhere of its own (a sub-agent started on a task of its own).
+    pub(crate) fn under(parent: Option<Arc<RunLedger>>, agent: &str) -> Self {
         Self {
-            parent,
+            parent: parent.map(|ledger| ParentRun {
+                ledger,
+                agent: Arc::from(agent),
+            }),
             events: None,
         }
     }
@@ -77,23 +126,83 @@ struct Abandoned {
 impl RunLedger {
     /// The ledger of a run that starts from `origin`.
     pub(crate) fn from_origin(origin: RunOrigin) -> Self {
+        Self::lent(origin, None)
+    }
+
+    /// The ledger of a run that starts from `origin` and lends it to its calls, its
+    /// sub-agents' events heard by `handlers` (its session's; kept only when there are
+    /// some). Built in place: a ledger is made every run.
+    pub(crate) fn lent(origin: RunOrigin, handlers: Option<&Handlers>) -> Self {
+        let heard_above = origin
+            .parent
+            .as_ref()
+            .is_some_and(|parent| parent.ledger.heard());
         Self {
             descendants: Mutex::default(),
             parent: origin.parent,
             abandoned: Mutex::default(),
             events: origin.events,
+            streaming: AtomicBool::new(true),
+            handlers: handlers
+                .filter(|handlers| !handlers.is_empty())
+                .map(Arc::clone),
+            heard_above,
         }
     }
 
-    /// Whether the run's caller reads its events from a stream of their own.
-    pub(crate) fn streams_events(&self) -> bool {
-        self.events.is_some()
+    /// Whether the run's events go anywhere besides its session's handlers: a stream of the
+    /// caller's own, or a run above it that listens.
+    pub(crate) fn heard_elsewhere(&self) -> bool {
+        self.events.is_some() || self.heard_above
     }
 
-    /// `event` sent to the run's own stream, when it has one.
-    pub(crate) fn stream_event(&self, event: AgentEvent) {
+    /// Whether the events of a sub-agent of this ledger's run are heard: by the run's
+    /// session's handlers, its stream, or a run above.
+    fn heard(&self) -> bool {
+        self.handlers.is_some() || self.heard_elsewhere()
+    }
+
+    /// `event` of this ledger's run sent to `handlers` (its session's), then to the runs
+    /// above it, then to its own stream.
+    pub(crate) fn send(&self, handlers: &[Arc<dyn AgentEventHandler>], event: AgentEvent) {
+        deliver(handlers, &event);
+        if self.heard_above {
+            self.send_up(&event);
+        }
         if let Some(events) = &self.events {
             events.send(event);
+        }
+    }
+
+    /// `event` passed to each run above this one, wrapped once more a level (a loop, as
+    /// [`spent`](Self::spent) is): each run's handlers hear it, and its stream while the run
+    /// lasts.
+    #[inline(never)]
+    fn send_up(&self, event: &AgentEvent) {
+        let mut wrapped = event.clone();
+        let mut child = self;
+        while let Some(parent) = child.parent.as_ref().filter(|_| child.heard_above) {
+            wrapped = AgentEvent::SubAgent {
+                agent: parent.agent.to_string(),
+                event: Box::new(wrapped),
+            };
+            let ledger = &parent.ledger;
+            if let Some(handlers) = &ledger.handlers {
+                deliver(handlers, &wrapped);
+            }
+            if let Some(events) = &ledger.events
+                && ledger.streaming.load(Ordering::Acquire)
+            {
+                events.send(wrapped.clone());
+            }
+            child = ledger;
+        }
+    }
+
+    /// This ledger's run has ended (or was dropped): its stream takes no more events.
+    pub(crate) fn run_ended(&self) {
+        if self.events.is_some() {
+            self.streaming.store(false, Ordering::Release);
         }
     }
 
@@ -113,13 +222,14 @@ impl RunLedger {
     /// This ledger's run spent `usage` on a model call of its own: it counts in every run
     /// above it (a loop, not recursion: `AgentTool`s may nest as deep as their callers go).
     pub(crate) fn spent(&self, usage: Usage) {
-        let mut ancestor = self.parent.as_deref();
-        while let Some(ledger) = ancestor {
-            *ledger
+        let mut ancestor = self.parent.as_ref();
+        while let Some(parent) = ancestor {
+            *parent
+                .ledger
                 .descendants
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) += usage;
-            ancestor = ledger.parent.as_deref();
+            ancestor = parent.ledger.parent.as_ref();
         }
     }
 

@@ -7,7 +7,9 @@
 //! wrapper polls it, it offers a channel on this thread, and the first run of that session
 //! to start there takes it. Nothing else can: a run started later, or inside one of the
 //! run's tool calls (an `AgentTool`'s sub-agent), or by another session, finds the offer
-//! taken or not meant for it.
+//! taken or not meant for it. A sub-agent's events still come to the stream of the run whose
+//! call made or started it, as [`AgentEvent::SubAgent`], through the run's ledger (the link
+//! its tokens count by), while that run lasts.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -70,7 +72,8 @@ fn address(session: &AgentSession) -> usize {
 /// The run is polled by this stream, as any future is by its caller: it goes on while the
 /// stream is read (or `finish` awaited) and waits, its tool calls with it, while nobody
 /// reads; so the events never pile up unread (what a tool spawned on a task of its own
-/// reports as progress meanwhile still queues). Dropped before the run ends, it drops the
+/// reports as progress meanwhile still queues, as do the events of a background sub-agent,
+/// which runs on a task of its own, until the run ends). Dropped before the run ends, it drops the
 /// run, as a dropped `send` is: the run stops and its calls are dropped.
 ///
 /// The stream ends when the run has ended and every event it sent has been read; the
@@ -108,8 +111,10 @@ impl AgentSession {
     /// [`RunEvents::finish`] for the run's outcome.
     ///
     /// The run that takes the stream is the first of this session that `run` starts (a
-    /// future that starts none has an empty stream); the runs its tool calls make (an
-    /// [`AgentTool`](super::AgentTool)'s sub-agent) are their sessions' own.
+    /// future that starts none has an empty stream); the runs its tool calls make or start
+    /// (an [`AgentTool`](super::AgentTool)'s sub-agent, the `agent` group's children) do not
+    /// take it, but their events come to it, each wrapped as [`AgentEvent::SubAgent`], until
+    /// the run ends: a background child's later events reach the session's handlers only.
     ///
     /// ```
     /// use futures::StreamExt as _;

@@ -17,7 +17,7 @@ use super::context_overflow::{
     ContextEstimate, ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, OverflowCause, Shortened,
 };
 use super::error::CaughtPanic;
-use super::events::{AgentEvent, AgentEventHandler, deliver};
+use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
 use super::images_over_limits::remove_images_over_limits;
 use super::ledger::{RunLedger, RunOrigin};
@@ -550,17 +550,16 @@ impl AgentSession {
     }
 
     /// Whether anyone hears the events of the run whose ledger is `ledger`: a handler of the
-    /// session's, or the run's own stream ([`AgentSession::events_of`]). An event nobody
-    /// hears is not built.
+    /// session's, the run's own stream ([`AgentSession::events_of`]), or a run above it
+    /// (when it is a sub-agent's). An event nobody hears is not built.
     pub(super) fn listened(&self, ledger: &RunLedger) -> bool {
-        !self.events.is_empty() || ledger.streams_events()
+        !self.events.is_empty() || ledger.heard_elsewhere()
     }
 
     /// Sends `event` of the run whose ledger is `ledger` to the session's handlers, then to
-    /// the run's own stream.
+    /// the runs above it, then to the run's own stream.
     pub(super) fn emit(&self, ledger: &RunLedger, event: AgentEvent) {
-        deliver(&self.events, &event);
-        ledger.stream_event(event);
+        ledger.send(&self.events, event);
     }
 
     /// The loop: a model call, its tool calls, their results, until an answer without calls.
@@ -606,7 +605,7 @@ impl AgentSession {
         };
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
-        let ledger = Arc::new(RunLedger::from_origin(origin));
+        let ledger = Arc::new(RunLedger::lent(origin, Some(&self.events)));
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self
@@ -619,6 +618,7 @@ impl AgentSession {
             .instrument(span.clone())
             .await;
         dropped.disarm();
+        ledger.run_ended();
         if matches!(
             ended,
             Err(RunEnd::Cancelled
@@ -1181,6 +1181,7 @@ impl AbandonedIfDropped<'_> {
 impl Drop for AbandonedIfDropped<'_> {
     fn drop(&mut self) {
         if let Some(ledger) = self.0 {
+            ledger.run_ended();
             ledger.abandon();
         }
     }

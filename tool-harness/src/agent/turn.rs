@@ -15,7 +15,7 @@ use toolsmith_core::{
 };
 
 use super::error::CaughtPanic;
-use super::events::{AgentEvent, DeniedBy, NotRunReason, deliver};
+use super::events::{AgentEvent, DeniedBy, NotRunReason};
 use super::hooks::{ApprovalDecision, HookDecision};
 use super::ledger::RunLedger;
 use super::{AgentSession, ToolCallRecord};
@@ -689,9 +689,7 @@ pub(super) fn batch_options(
         // passed on at once (see `TurnCalls::cancelled`), so that no call starts after it.
         let follow = caller.map(|caller| (cancel.clone(), caller.clone()));
         let progress = move |progress: Progress| {
-            let event = AgentEvent::ToolCallProgress(progress);
-            deliver(&events, &event);
-            run_events.stream_event(event);
+            run_events.send(&events, AgentEvent::ToolCallProgress(progress));
             if let Some((run, caller)) = &follow {
                 super::session::is_cancelled(run, Some(caller));
             }

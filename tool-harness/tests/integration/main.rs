@@ -34,6 +34,7 @@ mod search_file_tool;
 mod session_concurrency;
 mod shell_tool;
 mod subagent_endings;
+mod subagent_events;
 mod subagents;
 mod token_budget;
 mod typed_answer_edges;

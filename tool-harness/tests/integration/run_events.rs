@@ -207,9 +207,10 @@ async fn a_typed_runs_stream_has_its_answers_exchange_too() {
 }
 
 #[tokio::test]
-async fn runs_made_inside_a_call_stream_to_their_own_wrapper_not_the_callers() {
+async fn runs_made_inside_a_call_stream_to_their_own_wrapper_and_to_the_callers_wrapped() {
     // `ask` reads another session's run as a stream of its own, inside the outer run's call;
-    // `research` is an agent tool, whose session's run nobody asked a stream of.
+    // `research` is an agent tool, whose session's run nobody asked a stream of. The caller's
+    // stream has both runs' events as its sub-agents', under their calls' ids.
     let inner = Arc::new(
         AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("inner answer")]))
             .with_model("inner")
@@ -269,6 +270,16 @@ async fn runs_made_inside_a_call_stream_to_their_own_wrapper_not_the_callers() {
         ["request", "started call-1-0", "started call-1-1", "request"],
         "{streamed:?}"
     );
+    for call in ["call-1-0", "call-1-1"] {
+        let of_call: Vec<String> = streamed
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::SubAgent { agent, event } if agent == call => Some(kind(event)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(of_call, ["request", "response"], "{call}: {streamed:?}");
+    }
     assert_eq!(streamed, *recorded.0.lock().unwrap());
 }
 
@@ -474,6 +485,16 @@ fn every_event_goes_through_json_and_back_the_same() {
             turn: 1,
             usage: Usage::new(10, 3),
         },
+        AgentEvent::SubAgent {
+            agent: "agent-1".into(),
+            event: Box::new(AgentEvent::SubAgent {
+                agent: "call-2".into(),
+                event: Box::new(AgentEvent::TurnFinished {
+                    turn: 2,
+                    usage: Usage::new(1, 1),
+                }),
+            }),
+        },
     ];
     for event in events {
         let text = serde_json::to_string(&event).unwrap();
@@ -491,6 +512,20 @@ fn every_event_goes_through_json_and_back_the_same() {
         denied,
         json!({"type": "tool_call_denied",
                "data": {"call_id": "c2", "name": "wipe", "by": "hook", "reason": "no"}})
+    );
+    let grandchilds = serde_json::to_value(AgentEvent::SubAgent {
+        agent: "agent-1".into(),
+        event: Box::new(AgentEvent::SubAgent {
+            agent: "agent-2".into(),
+            event: Box::new(AgentEvent::TextDelta("Hel".into())),
+        }),
+    })
+    .unwrap();
+    assert_eq!(
+        grandchilds,
+        json!({"type": "sub_agent", "data": {"agent": "agent-1", "event":
+               {"type": "sub_agent", "data": {"agent": "agent-2", "event":
+                {"type": "text_delta", "data": "Hel"}}}}})
     );
 }
 
