@@ -26,9 +26,14 @@ impl AgentSessionBuilder {
     /// one provider to the next, and not every API reports them, so the bound is the same
     /// whichever model runs.
     ///
+    /// The budget bounds the run's sub-agents too: before each of their model calls, the
+    /// same count is made for the run above them, and once it has spent its budget their
+    /// call is not made either (they end with
+    /// [`AgenticError::CallerTokenBudget`](super::AgenticError::CallerTokenBudget), which
+    /// their caller's model is told), also after the run that started them has ended.
+    ///
     /// The check comes before each call, so a run ends past its budget by what the call
-    /// that crossed it spent, and by what that turn's sub-agents spent (each bound by its
-    /// own limits); with [`with_final_answer_on_limit`](Self::with_final_answer_on_limit) a
+    /// that crossed it spent, and by what its sub-agents' calls under way spent; with [`with_final_answer_on_limit`](Self::with_final_answer_on_limit) a
     /// run at its budget makes one more call, without tools, for its answer, which may pass
     /// it by that call's tokens too. A request asked again after the
     /// [context overflow policy](Self::with_context_overflow) shortened the conversation,
@@ -81,9 +86,17 @@ impl AgentSession {
     /// `run`'s own calls and of its descendants (`run.child_usage`, set once a run has
     /// ended, for the answer requests of `send_as` that follow it; and what `ledger`, the
     /// ledger of the calls under way, has counted so far), input and output.
+    ///
+    /// A sub-agent's run also ends when the budget of a run above it is spent
+    /// ([`RunLedger::caller_over_budget`]), whatever its own.
     pub(super) fn budget_spent(&self, run: &AgentRun, ledger: &RunLedger) -> Option<RunEnd> {
-        let limit = self.token_budget?;
-        let spent = (run.total_usage() + ledger.descendants()).total_tokens();
-        (spent >= limit).then_some(RunEnd::TokenBudget { limit, spent })
+        if let Some(limit) = self.token_budget {
+            let spent = (run.total_usage() + ledger.descendants()).total_tokens();
+            if spent >= limit {
+                return Some(RunEnd::TokenBudget { limit, spent });
+            }
+        }
+        let (limit, spent) = ledger.caller_over_budget()?;
+        Some(RunEnd::CallerTokenBudget { limit, spent })
     }
 }

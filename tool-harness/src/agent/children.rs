@@ -138,9 +138,11 @@ impl SubAgentConfig {
     /// The token budget of each child's run (at least 1), as
     /// [`AgentSessionBuilder::with_token_budget`](super::AgentSessionBuilder::with_token_budget)
     /// bounds a session's: a child that spends it ends failed, and its `result` says so. It
-    /// is the child's own: the parent session's budget is not inherited, and a child's
-    /// tokens count in the parent's run as they are spent, so the parent's budget check
-    /// before its next model call sees them. By default a child has none.
+    /// is the child's own. The parent's budget bounds it too: a child's tokens count in the
+    /// run that started it as they are spent, and a child's model call is not made once
+    /// that run (or one above it) has spent its budget, even after that run has ended (the
+    /// child ends failed, [`AgenticError::CallerTokenBudget`](super::AgenticError::CallerTokenBudget)).
+    /// By default a child has no budget of its own.
     #[must_use]
     pub fn with_token_budget(mut self, tokens: u64) -> Self {
         self.token_budget = Some(tokens.max(1));

@@ -53,6 +53,24 @@ pub enum AgenticError {
         /// The run up to the budget.
         run: Box<AgentRun>,
     },
+    /// The token budget of a run above this one was spent before a model call of this one:
+    /// this run is a sub-agent's (an [`AgentTool`](super::AgentTool) call's, a child of the
+    /// `agent` group, theirs), and the run whose tool call made or started it, or a run
+    /// above that, has spent its budget
+    /// ([`with_token_budget`](super::AgentSessionBuilder::with_token_budget)), its
+    /// sub-agents' tokens counted. The call was not made.
+    #[error(
+        "the run that started this agent reached its token budget: {spent} tokens spent of \
+         {limit} before a model call"
+    )]
+    CallerTokenBudget {
+        /// The budget of the run above, in tokens (input and output).
+        limit: u64,
+        /// The tokens that run and its sub-agents had spent when the call was refused.
+        spent: u64,
+        /// This run up to the budget.
+        run: Box<AgentRun>,
+    },
     /// The run's cancellation token fired.
     #[error("the agent run was cancelled")]
     Cancelled {
@@ -113,6 +131,7 @@ impl AgenticError {
             Self::Model { run, .. }
             | Self::MaxTurns { run, .. }
             | Self::TokenBudget { run, .. }
+            | Self::CallerTokenBudget { run, .. }
             | Self::Cancelled { run }
             | Self::Stopped { run, .. }
             | Self::Panicked { run, .. }

@@ -2,7 +2,7 @@
 //! with it, where the run's events go besides its session's handlers: the run's own event
 //! stream, if its caller asked for one, and the runs above it, if it is a sub-agent's.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
@@ -52,6 +52,12 @@ pub(crate) struct RunLedger {
     /// Whether a run above this one hears its events: someone listens there (handlers or a
     /// stream), or further up. Nothing is built or sent up otherwise.
     heard_above: bool,
+    /// The run's token budget, when its session has one: it bounds the runs below it too
+    /// ([`caller_over_budget`](Self::caller_over_budget)).
+    budget: Option<u64>,
+    /// The tokens of the run's own model calls so far, counted only under a budget (its
+    /// sub-agents compare it with the budget; the run itself counts in its `AgentRun`).
+    own_tokens: AtomicU64,
 }
 
 impl std::fmt::Debug for RunLedger {
@@ -126,13 +132,18 @@ struct Abandoned {
 impl RunLedger {
     /// The ledger of a run that starts from `origin`.
     pub(crate) fn from_origin(origin: RunOrigin) -> Self {
-        Self::lent(origin, None)
+        Self::lent(origin, None, None)
     }
 
     /// The ledger of a run that starts from `origin` and lends it to its calls, its
     /// sub-agents' events heard by `handlers` (its session's; kept only when there are
-    /// some). Built in place: a ledger is made every run.
-    pub(crate) fn lent(origin: RunOrigin, handlers: Option<&Handlers>) -> Self {
+    /// some), their tokens bounded by the run's `budget` as its own are. Built in place: a
+    /// ledger is made every run.
+    pub(crate) fn lent(
+        origin: RunOrigin,
+        handlers: Option<&Handlers>,
+        budget: Option<u64>,
+    ) -> Self {
         let heard_above = origin
             .parent
             .as_ref()
@@ -147,6 +158,8 @@ impl RunLedger {
                 .filter(|handlers| !handlers.is_empty())
                 .map(Arc::clone),
             heard_above,
+            budget,
+            own_tokens: AtomicU64::new(0),
         }
     }
 
@@ -222,6 +235,10 @@ impl RunLedger {
     /// This ledger's run spent `usage` on a model call of its own: it counts in every run
     /// above it (a loop, not recursion: `AgentTool`s may nest as deep as their callers go).
     pub(crate) fn spent(&self, usage: Usage) {
+        if self.budget.is_some() {
+            self.own_tokens
+                .fetch_add(usage.total_tokens(), Ordering::Relaxed);
+        }
         let mut ancestor = self.parent.as_ref();
         while let Some(parent) = ancestor {
             *parent
@@ -231,6 +248,28 @@ impl RunLedger {
                 .unwrap_or_else(PoisonError::into_inner) += usage;
             ancestor = parent.ledger.parent.as_ref();
         }
+    }
+
+    /// The budget and the tokens spent of the nearest run above this one whose budget is
+    /// spent, if any: its own model calls' tokens and all its sub-agents', this run's
+    /// included. A sub-agent stops there as its caller would, rather than spending on while
+    /// the caller waits for it (or after the caller has ended: what it spends counts there).
+    pub(crate) fn caller_over_budget(&self) -> Option<(u64, u64)> {
+        let mut ancestor = self.parent.as_ref();
+        while let Some(parent) = ancestor {
+            let ledger = &parent.ledger;
+            if let Some(limit) = ledger.budget {
+                let spent = ledger
+                    .own_tokens
+                    .load(Ordering::Relaxed)
+                    .saturating_add(ledger.descendants().total_tokens());
+                if spent >= limit {
+                    return Some((limit, spent));
+                }
+            }
+            ancestor = ledger.parent.as_ref();
+        }
+        None
     }
 
     /// The tokens this ledger's run's descendants have spent so far.

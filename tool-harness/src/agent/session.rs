@@ -605,7 +605,11 @@ impl AgentSession {
         };
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
-        let ledger = Arc::new(RunLedger::lent(origin, Some(&self.events)));
+        let ledger = Arc::new(RunLedger::lent(
+            origin,
+            Some(&self.events),
+            self.token_budget,
+        ));
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self
@@ -624,7 +628,8 @@ impl AgentSession {
             Err(RunEnd::Cancelled
                 | RunEnd::Stopped(_)
                 | RunEnd::Panicked(_)
-                | RunEnd::TokenBudget { .. })
+                | RunEnd::TokenBudget { .. }
+                | RunEnd::CallerTokenBudget { .. })
         ) {
             ledger.abandon();
         }
@@ -685,7 +690,9 @@ impl AgentSession {
                 self.budget_spent(run, ledger)
             };
             if let Some(limit) = limit {
-                if self.final_answer_on_limit {
+                // A caller's budget spent is no run's own limit: its answer would spend on.
+                if self.final_answer_on_limit && !matches!(limit, RunEnd::CallerTokenBudget { .. })
+                {
                     let response = self
                         .call_model_fitting(
                             (request, estimate, 0),
@@ -1263,7 +1270,15 @@ impl Default for SessionGuards {
 pub(super) enum RunEnd {
     Model(ModelError),
     MaxTurns,
-    TokenBudget { limit: u64, spent: u64 },
+    TokenBudget {
+        limit: u64,
+        spent: u64,
+    },
+    /// The budget of a run above this sub-agent's run is spent.
+    CallerTokenBudget {
+        limit: u64,
+        spent: u64,
+    },
     Cancelled,
     Stopped(String),
     Panicked(CaughtPanic),
@@ -1276,6 +1291,9 @@ impl RunEnd {
             Self::Model(source) => AgenticError::Model { source, run },
             Self::MaxTurns => AgenticError::MaxTurns { max_turns, run },
             Self::TokenBudget { limit, spent } => AgenticError::TokenBudget { limit, spent, run },
+            Self::CallerTokenBudget { limit, spent } => {
+                AgenticError::CallerTokenBudget { limit, spent, run }
+            }
             Self::Cancelled => AgenticError::Cancelled { run },
             Self::Stopped(reason) => AgenticError::Stopped { reason, run },
             Self::Panicked(panic) => panic.into_error(run),

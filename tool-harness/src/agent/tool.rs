@@ -148,6 +148,10 @@ pub(super) fn failure(agent: &str, error: &AgenticError) -> String {
             "the agent '{agent}' spent its budget of {limit} tokens ({spent} spent) without an \
              answer; give it a smaller task"
         ),
+        AgenticError::CallerTokenBudget { limit, .. } => format!(
+            "the agent '{agent}' stopped without an answer: the budget of {limit} tokens of \
+             the run that started it is spent"
+        ),
         other => format!("the agent '{agent}' failed: {other}"),
     }
 }

@@ -204,14 +204,16 @@ async fn an_agent_tools_tokens_count_in_the_callers_budget() {
 }
 
 #[tokio::test]
-async fn a_sub_agents_tokens_count_in_the_parents_budget_and_the_parents_is_not_its() {
-    // The child spends 200 in two calls: the parent's budget of 100 does not hold it. It
-    // begins once the parent waits for its result.
+async fn a_sub_agents_tokens_count_in_the_parents_budget_which_stops_the_sub_agent_too() {
+    // The child would spend 200 in two calls; after its first, the parent's run has spent
+    // 110 of its 100 (10 or 20 of its own, and the child's 100): the child's second call is
+    // not made, and the parent's next is not either. The child begins once the parent waits
+    // for its result.
     let child = ScriptedModel::new([
         ScriptedTurn::call("ping", json!({}))
             .with_usage(Usage::new(90, 10))
             .with_delay(Duration::from_millis(50)),
-        ScriptedTurn::text("child done").with_usage(Usage::new(90, 10)),
+        ScriptedTurn::text("never asked").with_usage(Usage::new(90, 10)),
     ]);
     let config = SubAgentConfig::new(child.clone(), "m").with_tools(vec![ping()]);
     let model = ScriptedModel::new([
@@ -229,10 +231,85 @@ async fn a_sub_agents_tokens_count_in_the_parents_budget_and_the_parents_is_not_
     let AgenticError::TokenBudget { spent, run, .. } = &error else {
         panic!("expected the budget's error, got {error:?}");
     };
-    assert_eq!(run.tool_calls[1].result.content.to_text(), "child done");
-    assert_eq!(*spent, 220);
+    let result = &run.tool_calls[1].result;
+    assert!(result.is_error());
+    assert_eq!(
+        result.content.to_text(),
+        "Tool 'agent' failed: the agent 'agent-1' stopped without an answer: the budget of 100 \
+         tokens of the run that started it is spent"
+    );
+    assert_eq!(*spent, 120);
+    assert_eq!(run.child_usage, Usage::new(90, 10));
     assert_eq!(model.remaining(), 1);
-    child.assert_complete();
+    assert_eq!(child.remaining(), 1);
+}
+
+/// An `AgentTool`'s run stops at its caller's budget as its caller would, and says so; a
+/// background child goes on after the run that started it answered, its tokens counting
+/// there, until that run's budget is spent.
+#[tokio::test]
+async fn a_callers_budget_stops_an_agent_tool_and_a_child_that_outlived_its_run() {
+    let researcher = build(builder(
+        &pinging(&[Usage::new(40, 5), Usage::new(40, 5), Usage::new(40, 5)]),
+        vec![ping()],
+    ));
+    let research: Arc<dyn ToolImpl> = Arc::new(AgentTool::new(
+        Arc::new(researcher),
+        "research",
+        "Researches.",
+    ));
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("research", json!({"input": "find out"})).with_usage(Usage::new(8, 2)),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let session = build(builder(&model, vec![research]).with_token_budget(100));
+    let error = session.run("go").await.unwrap_err();
+    let AgenticError::TokenBudget { spent, run, .. } = &error else {
+        panic!("expected the budget's error, got {error:?}");
+    };
+    // 10 of its own and two of the researcher's calls; its third was not made.
+    assert_eq!(*spent, 100);
+    assert_eq!(
+        run.tool_calls[0].result.content.to_text(),
+        "the agent 'research' stopped without an answer: the budget of 100 tokens of the run \
+         that started it is spent"
+    );
+
+    // The run answers at once, leaving its child to work: the child's calls count there,
+    // and its third finds the budget spent (20 + 50 + 50).
+    let child = ScriptedModel::new(
+        [
+            ScriptedTurn::call("ping", json!({})).with_usage(Usage::new(45, 5)),
+            ScriptedTurn::call("ping", json!({})).with_usage(Usage::new(45, 5)),
+            ScriptedTurn::text("never asked"),
+        ]
+        .map(|turn| turn.with_delay(Duration::from_millis(20))),
+    );
+    let config = SubAgentConfig::new(child.clone(), "m").with_tools(vec![ping()]);
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "work"}))
+            .with_usage(Usage::new(5, 5)),
+        ScriptedTurn::text("started").with_usage(Usage::new(5, 5)),
+    ]);
+    let session = build(builder(&model, ToolPreset::agent(config)).with_token_budget(100));
+    assert_eq!(session.run("delegate").await.unwrap().text, "started");
+    let waited = tokio::time::timeout(
+        Duration::from_secs(5),
+        crate::common::error(
+            session.tool_manager(),
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+    )
+    .await
+    .expect("the child ends");
+    assert!(
+        waited
+            .to_string()
+            .contains("the budget of 100 tokens of the run that started it is spent"),
+        "{waited}"
+    );
+    assert_eq!(child.remaining(), 1);
 }
 
 #[tokio::test]
@@ -242,9 +319,14 @@ async fn a_run_ended_by_its_budget_stops_the_children_it_started() {
         .with_usage(Usage::new(500, 0))
         .with_delay(Duration::from_secs(30))]);
     let config = SubAgentConfig::new(child, "m");
+    // The child starts its call (60 of 100 spent), then the run spends the rest.
     let model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "work"}))
-            .with_usage(Usage::new(90, 10)),
+            .with_usage(Usage::new(50, 10)),
+        ScriptedTurn::call("agent", json!({"command": "check", "id": "agent-1"}))
+            .with_usage(Usage::new(30, 10))
+            // Time for the child's task to begin its call (microseconds, unloaded).
+            .with_delay(Duration::from_millis(300)),
         ScriptedTurn::text("never asked"),
     ]);
     let session = build(builder(&model, ToolPreset::agent(config)).with_token_budget(100));
