@@ -254,7 +254,16 @@ impl RunLedger {
     /// spent, if any: its own model calls' tokens and all its sub-agents', this run's
     /// included. A sub-agent stops there as its caller would, rather than spending on while
     /// the caller waits for it (or after the caller has ended: what it spends counts there).
+    #[inline]
     pub(crate) fn caller_over_budget(&self) -> Option<(u64, u64)> {
+        // Checked before each model call of every run: most have no run above.
+        self.parent.as_ref()?;
+        self.ancestor_over_budget()
+    }
+
+    /// [`caller_over_budget`](Self::caller_over_budget) for a run that has one above.
+    #[inline(never)]
+    fn ancestor_over_budget(&self) -> Option<(u64, u64)> {
         let mut ancestor = self.parent.as_ref();
         while let Some(parent) = ancestor {
             let ledger = &parent.ledger;
