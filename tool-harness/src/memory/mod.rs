@@ -137,8 +137,8 @@ impl FileMemory {
     /// facts, read whole on every open.
     pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
-    /// Opens the memory kept at `path`: its facts if the file exists, none otherwise (the file
-    /// is created by the first write; its directory and lock file now). A file that is not a
+    /// Opens the memory kept at `path`: its facts if the file exists, none if it does not or
+    /// is empty (the file is created by the first write; its directory and lock file now). A file that is not a
     /// memory is an error, and so is a file another `FileMemory` has open (see above), and a
     /// file larger than [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES). A `path` that is a
     /// symbolic link opens the file it links to (its [`path`](Self::path)), and the link
@@ -165,6 +165,10 @@ impl FileMemory {
         };
         let read = lock.read_file(|file| read_at_most(file, max_bytes));
         let facts = match read {
+            // An empty file (made with `touch`, or by a program that creates it before the
+            // first write) holds no facts yet, as a missing one does. Our writes never leave
+            // one: each replaces the file whole.
+            Some(Ok(bytes)) if bytes.iter().all(u8::is_ascii_whitespace) => Facts::default(),
             Some(Ok(bytes)) => {
                 let mut facts: Facts = serde_json::from_slice(&bytes)
                     .map_err(|err| ServiceError::with_source("memory", not_a_memory(&err), err))?;

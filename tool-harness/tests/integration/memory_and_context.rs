@@ -290,6 +290,25 @@ async fn file_memory_survives_a_reopen_and_writes_whole_files() {
     assert_eq!(reopened.version(), 4);
 }
 
+/// An empty file (`touch memory.json`) is a memory with no facts yet, as a missing one is,
+/// and its first write makes it one.
+#[tokio::test]
+async fn file_memory_takes_an_empty_file_as_a_memory_with_no_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, content) in [("empty.json", ""), ("blank.json", " \n")] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let memory = FileMemory::open(&path).unwrap();
+        assert!(memory.facts().await.unwrap().is_empty());
+        assert_eq!(memory.version(), 0);
+        memory.add("first".into()).await.unwrap();
+        drop(memory);
+        let reopened = FileMemory::open(&path).unwrap();
+        let facts = reopened.facts().await.unwrap();
+        assert_eq!((facts.len(), facts[0].id, reopened.version()), (1, 1, 1));
+    }
+}
+
 #[tokio::test]
 async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_failed_writes() {
     let dir = tempfile::tempdir().unwrap();
