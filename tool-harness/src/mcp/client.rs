@@ -195,7 +195,11 @@ impl McpClientOptions {
     }
 
     /// The time limit of each call (`None`: none of its own; a manager's limit still
-    /// applies). A call past it is dropped and the server told to cancel it.
+    /// applies). A call past it is dropped and the server told to cancel it. It is each
+    /// bridged tool's own time limit, kept by the [`ToolCallManager`] that runs the call, as
+    /// every tool's is: a bridge's `execute` called directly, outside a manager, has none.
+    ///
+    /// [`ToolCallManager`]: toolsmith_core::ToolCallManager
     #[must_use]
     pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.call_timeout = timeout;

@@ -7,9 +7,11 @@
 //! keys gets `-32600` (too large, too many values, a private key) or `-32700` (too deep)
 //! naming the limit, and JSON that
 //! is not a message gets `-32600` (invalid request), with the request's id when it can be
-//! read. A client-side one gives the call that an unreadable answer answers an error naming
-//! the problem, rather than leaving the call to wait for its time limit, and answers an
-//! unreadable request of the server's (one whose id it can read) as a server does.
+//! read; an answer of the client's it cannot read (a `result` or an `error` under an id, no
+//! `method`) is logged, not answered, as JSON-RPC never answers an answer. A client-side one
+//! gives the call that an unreadable answer answers an error naming the problem, rather than
+//! leaving the call to wait for its time limit, and answers an unreadable request of the
+//! server's (one whose id it can read) as a server does.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -167,9 +169,10 @@ where
     }
 
     /// What becomes of an unreadable message (`id` is the one read with it, if any). A server
-    /// answers it, with the request's id when its envelope shows one. A client gives the
-    /// request it answers an error saying why (the message to return from `receive`),
-    /// answers it as a server does when it is a request with an id, and logs anything else.
+    /// answers it, with the request's id when its envelope shows one, but for an answer of
+    /// the client's (logged only). A client gives the request it answers an error saying why
+    /// (the message to return from `receive`), answers it as a server does when it is a
+    /// request with an id, and logs anything else.
     fn unreadable(
         &self,
         id: Value,
@@ -197,6 +200,13 @@ where
                 tracing::warn!(code, %message, "an unreadable message from the server, neither an answer nor a request");
                 return None;
             }
+        }
+        // JSON-RPC never answers an answer: one of the client's that the server cannot read
+        // is only logged, as rmcp drops an answer to no request of its own. An error under
+        // its id would answer the client's own request of that id.
+        if envelope.answered_request().is_some() {
+            tracing::warn!(code, %message, "an unreadable answer from the client, not answered");
+            return None;
         }
         let id = match (id, &envelope.id) {
             (Value::Null, Some(request)) if envelope.has_method => request.clone(),

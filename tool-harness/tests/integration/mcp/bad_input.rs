@@ -290,6 +290,30 @@ async fn serde_jsons_private_keys_are_refused_before_rmcp_reads_them() {
     raw.still_serving().await;
 }
 
+/// An answer of the client's that the server cannot read (an id past rmcp's integers, a
+/// result or an error of the wrong type) is not answered: JSON-RPC never answers an answer,
+/// and an error under its id would answer the client's own request of that id (found by
+/// the `mcp_peer` fuzz target).
+#[tokio::test]
+async fn an_unreadable_answer_of_the_clients_is_not_answered() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    for answer in [
+        r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":5}"#,
+        r#"{"jsonrpc":"2.0","id":"s1","error":"no"}"#,
+        r#"{"jsonrpc":"1.0","id":8,"result":{}}"#,
+    ] {
+        raw.send(answer).await;
+        // The next line is the ping's answer: nothing came for the answer before it.
+        let pong = raw
+            .ask(json!({"jsonrpc": "2.0", "id": "after", "method": "ping"}))
+            .await;
+        assert_eq!(pong["id"], "after", "{answer} was answered: {pong}");
+        assert!(pong.get("result").is_some(), "{pong}");
+    }
+    raw.still_serving().await;
+}
+
 #[tokio::test]
 async fn a_wrong_type_in_any_field_of_tools_call_is_an_error() {
     let mut raw = Raw::start(JsonLimits::default()).await;
