@@ -10,6 +10,7 @@ use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt as _};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::{ExponentialBackoff, SseRetryPolicy};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -358,12 +359,87 @@ impl McpClient {
         }
     }
 
+    /// Connects to a server over `read` and `write`, one JSON-RPC message a line: a socket,
+    /// a pipe, one end of [`tokio::io::duplex`] whose other end an [`McpServer`] serves
+    /// ([`serve_until_closed`], [`serve_io`]) in this process, in a test say. As [`connect_with`](Self::connect_with)
+    /// otherwise: the handshake and the first listing within the connect timeout, the
+    /// server's messages checked against the options' [`JsonLimits`] before rmcp reads them.
+    /// `peer` names the server in errors and in the bridges' descriptions.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::harness::mcp::{
+    ///     JsonLimits, McpClient, McpClientOptions, McpServer, serve_until_closed,
+    /// };
+    /// use toolsmith::{ToolCallManager, ToolImpl as _, tool_fn};
+    ///
+    /// /// Adds two numbers.
+    /// #[tool_fn]
+    /// fn add(a: i64, b: i64) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let manager = Arc::new(ToolCallManager::new("served"));
+    /// manager.register(Arc::new(Add)).unwrap();
+    /// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    /// let (server_read, server_write) = tokio::io::split(server_end);
+    /// let serving = tokio::spawn(serve_until_closed(
+    ///     McpServer::new(manager),
+    ///     server_read,
+    ///     server_write,
+    ///     JsonLimits::for_server(),
+    /// ));
+    ///
+    /// let (read, write) = tokio::io::split(client_end);
+    /// let client = McpClient::connect_io("in-process", read, write, McpClientOptions::default())
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(client.tools()[0].definition().name(), "add");
+    /// // Closing the connection ends the server's side too.
+    /// client.close().await;
+    /// serving.await.unwrap().unwrap();
+    /// # }
+    /// ```
+    ///
+    /// [`McpServer`]: super::McpServer
+    /// [`serve_io`]: super::serve_io
+    /// [`serve_until_closed`]: super::serve_until_closed
+    pub async fn connect_io<R, W>(
+        peer: impl Into<String>,
+        read: R,
+        write: W,
+        options: McpClientOptions,
+    ) -> Result<Self, McpError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let label = peer.into();
+        let limit = options.connect_timeout;
+        let opened = async {
+            let (listener, changed) = ListChangeListener::new(client_config());
+            let transport =
+                LineTransport::<RoleClient, _, _>::new(read, write).with_limits(options.limits);
+            let service = listener
+                .serve(transport)
+                .await
+                .map_err(|error| handshake_error(&label, &error))?;
+            Self::listing(service, None, changed, label.clone(), &options).await
+        };
+        match tokio::time::timeout(limit, opened).await {
+            Ok(opened) => opened,
+            Err(_) => Err(McpError::Timeout {
+                what: format!("connecting to the MCP server {label}"),
+                after: limit,
+            }),
+        }
+    }
+
     async fn open(transport: McpTransport, options: &McpClientOptions) -> Result<Self, McpError> {
         let label = transport.to_string();
-        let handshake = |error: rmcp::service::ClientInitializeError| McpError::Handshake {
-            peer: label.clone(),
-            reason: handshake_reason(&error),
-        };
+        let handshake =
+            |error: rmcp::service::ClientInitializeError| handshake_error(&label, &error);
         let (listener, changed) = ListChangeListener::new(client_config());
         let (service, child) = match transport {
             McpTransport::ChildProcess(command) => {
@@ -390,6 +466,17 @@ impl McpClient {
                 (service, None)
             }
         };
+        Self::listing(service, child, changed, label, options).await
+    }
+
+    /// The client of a connection whose handshake is done, once its first listing is.
+    async fn listing(
+        service: RunningService<RoleClient, ListChangeListener>,
+        child: Option<ChildProcess>,
+        changed: Arc<tokio::sync::Notify>,
+        label: String,
+        options: &McpClientOptions,
+    ) -> Result<Self, McpError> {
         let server = service
             .peer()
             .peer_info()
@@ -540,6 +627,14 @@ impl Drop for McpClient {
 }
 
 /// What this client tells servers about itself.
+/// A failed handshake with the server `label`.
+fn handshake_error(label: &str, error: &rmcp::service::ClientInitializeError) -> McpError {
+    McpError::Handshake {
+        peer: label.to_owned(),
+        reason: handshake_reason(error),
+    }
+}
+
 fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),

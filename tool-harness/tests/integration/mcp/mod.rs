@@ -8,6 +8,7 @@ mod endless_lists;
 mod fake_http;
 mod http;
 mod images;
+mod io_client;
 mod malformed_lists;
 mod remote_refusals;
 mod server;
