@@ -12,6 +12,18 @@ use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::run_events::EventStream;
 use crate::model::Usage;
 
+/// How many runs a run may be nested under (a run made by a tool call of a run made by a
+/// tool call of ..., or a sub-agent started by one): a run deeper than this is refused before
+/// its first model call ([`AgenticError::NestedTooDeep`](super::AgenticError::NestedTooDeep)).
+///
+/// An [`AgentTool`](super::AgentTool) runs its agent inside the caller's call, polled on the
+/// caller's stack: a model that calls an agent that can reach itself (or a long chain of
+/// them) nests runs as deep as it likes, and a few dozen levels overflowed the stack (the
+/// process aborted; in a debug build, about 200 KB a level). The bound also keeps a
+/// sub-agent's [`AgentEvent::SubAgent`] nesting, and what each of its events and tokens walks
+/// up, short.
+pub const MAX_NESTED_RUNS: usize = 8;
+
 /// A session's event handlers, shared by its runs.
 pub(crate) type Handlers = Arc<[Arc<dyn AgentEventHandler>]>;
 
@@ -58,6 +70,8 @@ pub(crate) struct RunLedger {
     /// The tokens of the run's own model calls so far, counted only under a budget (its
     /// sub-agents compare it with the budget; the run itself counts in its `AgentRun`).
     own_tokens: AtomicU64,
+    /// How many runs this one is nested under (0: none).
+    depth: usize,
 }
 
 impl std::fmt::Debug for RunLedger {
@@ -89,6 +103,13 @@ pub(crate) struct RunOrigin {
 }
 
 impl RunOrigin {
+    /// How many runs a run starting from here is nested under.
+    pub(crate) fn depth(&self) -> usize {
+        self.parent
+            .as_ref()
+            .map_or(0, |parent| parent.ledger.depth + 1)
+    }
+
     /// The origin of a run of `session` starting on this task: the run whose call is
     /// running here, which knows it by the call's id, and the stream a
     /// [`RunEvents`](super::RunEvents) polling here offers the session's runs (taken: a run
@@ -148,6 +169,7 @@ impl RunLedger {
             .parent
             .as_ref()
             .is_some_and(|parent| parent.ledger.heard());
+        let depth = origin.depth();
         Self {
             descendants: Mutex::default(),
             parent: origin.parent,
@@ -160,6 +182,7 @@ impl RunLedger {
             heard_above,
             budget,
             own_tokens: AtomicU64::new(0),
+            depth,
         }
     }
 

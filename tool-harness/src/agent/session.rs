@@ -20,7 +20,7 @@ use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
 use super::images_over_limits::remove_images_over_limits;
-use super::ledger::{RunLedger, RunOrigin};
+use super::ledger::{MAX_NESTED_RUNS, RunLedger, RunOrigin};
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
@@ -577,6 +577,16 @@ impl AgentSession {
         caller: Option<&CancellationToken>,
         (origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
+        if origin.depth() > MAX_NESTED_RUNS {
+            let run = AgentRun {
+                transcript: conversation,
+                ..AgentRun::default()
+            };
+            return Err(AgenticError::NestedTooDeep {
+                limit: MAX_NESTED_RUNS,
+                run: Box::new(run),
+            });
+        }
         let provider = match self.provider_name() {
             Ok(name) => name,
             Err(panic) => {
