@@ -3,7 +3,7 @@
 //! stream, if its caller asked for one, and the runs above it, if it is a sub-agent's.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
 
@@ -100,6 +100,9 @@ pub(crate) struct ParentRun {
 pub(crate) struct RunOrigin {
     pub(crate) parent: Option<ParentRun>,
     pub(crate) events: Option<EventStream>,
+    /// Where the run leaves its ledger for the typed answer's exchange that follows it
+    /// ([`leaving_its_ledger`](Self::leaving_its_ledger)).
+    left: Option<Arc<OnceLock<Arc<RunLedger>>>>,
 }
 
 impl RunOrigin {
@@ -125,7 +128,28 @@ impl RunOrigin {
         Self {
             parent,
             events: EventStream::claim(session),
+            left: None,
         }
+    }
+
+    /// This origin, its run leaving its ledger behind ([`ledger_slot`](Self::ledger_slot)) for the
+    /// typed answer's exchange that follows it (`send_as`): the exchange's model calls are
+    /// the run's, counted where the run's sub-agents look for its budget (a child left
+    /// working after the run's text would spend on past the budget the exchange spent).
+    pub(crate) fn leaving_its_ledger(mut self) -> Self {
+        self.left = Some(Arc::default());
+        self
+    }
+
+    /// Where a run starting from this origin is to leave its ledger, if it is: taken out
+    /// before the ledger is built from the origin, and filled with it once built.
+    pub(crate) fn ledger_slot(&mut self) -> Option<Arc<OnceLock<Arc<RunLedger>>>> {
+        self.left.take()
+    }
+
+    /// The ledger the run from this origin left, if it asked to and has started.
+    pub(crate) fn left_ledger(&self) -> Option<Arc<RunLedger>> {
+        self.left.as_ref()?.get().cloned()
     }
 
     /// The origin of a run that counts in `parent`'s run, which knows it as `agent`, and
@@ -137,6 +161,7 @@ impl RunOrigin {
                 agent: Arc::from(agent),
             }),
             events: None,
+            left: None,
         }
     }
 }

@@ -575,7 +575,7 @@ impl AgentSession {
         conversation: Vec<Message>,
         cancel: CancellationToken,
         caller: Option<&CancellationToken>,
-        (origin, estimate): (RunOrigin, &mut TokenEstimate),
+        (mut origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
         if origin.depth() > MAX_NESTED_RUNS {
             let run = AgentRun {
@@ -615,11 +615,16 @@ impl AgentSession {
         };
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
+        let slot = origin.ledger_slot();
         let ledger = Arc::new(RunLedger::lent(
             origin,
             Some(&self.events),
             self.token_budget,
         ));
+        if let Some(slot) = slot {
+            // Filled once: the slot is this run's alone.
+            let _ = slot.set(Arc::clone(&ledger));
+        }
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self
