@@ -83,15 +83,16 @@ impl AgentSessionBuilder {
 
 impl AgentSession {
     /// How the run ends when its budget is spent before its next model call: the tokens of
-    /// `run`'s own calls and of its descendants (`run.child_usage`, set once a run has
-    /// ended, for the answer requests of `send_as` that follow it; and what `ledger`, the
-    /// ledger of the calls under way, has counted so far), input and output.
+    /// `run`'s own calls and of its descendants (what `ledger`, the run's, has counted so
+    /// far: also for the answer requests of `send_as` that follow the run, which go on in
+    /// its ledger, so `run.child_usage`, a copy of it, is not counted again), input and
+    /// output.
     ///
     /// A sub-agent's run also ends when the budget of a run above it is spent
     /// ([`RunLedger::caller_over_budget`]), whatever its own.
     pub(super) fn budget_spent(&self, run: &AgentRun, ledger: &RunLedger) -> Option<RunEnd> {
         if let Some(limit) = self.token_budget {
-            let spent = (run.total_usage() + ledger.descendants()).total_tokens();
+            let spent = (run.usage + ledger.descendants()).total_tokens();
             if spent >= limit {
                 return Some(RunEnd::TokenBudget { limit, spent });
             }

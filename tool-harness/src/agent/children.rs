@@ -206,7 +206,9 @@ impl SubAgentConfig {
 
     /// How deep sub-agents may nest: 1 (the default) lets the session start children that
     /// cannot start their own; 2 lets those start one more level; and so on. 0 lets it start
-    /// none: every `start` is refused, saying the limit.
+    /// none: every `start` is refused, saying the limit. Past
+    /// [`MAX_NESTED_RUNS`](super::MAX_NESTED_RUNS) runs above it (the session's own run among
+    /// them), a child fails before its first model call whatever this says.
     #[must_use]
     pub fn with_max_depth(mut self, max_depth: usize) -> Self {
         self.max_depth = max_depth;

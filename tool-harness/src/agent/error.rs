@@ -71,6 +71,21 @@ pub enum AgenticError {
         /// This run up to the budget.
         run: Box<AgentRun>,
     },
+    /// The run was to be nested under more than [`MAX_NESTED_RUNS`](super::MAX_NESTED_RUNS)
+    /// runs (an [`AgentTool`](super::AgentTool) called inside an `AgentTool`'s run, and so
+    /// on, or a sub-agent of the `agent` group that deep): it made no model call. An
+    /// `AgentTool` whose agent can reach itself lets a model recurse without end, each level
+    /// on the caller's stack.
+    #[error(
+        "the agent run would be nested under {limit} runs already (agents called inside \
+         agents' tool calls), the most allowed: it was not run"
+    )]
+    NestedTooDeep {
+        /// The bound, [`MAX_NESTED_RUNS`](super::MAX_NESTED_RUNS).
+        limit: usize,
+        /// The run, empty but for its conversation.
+        run: Box<AgentRun>,
+    },
     /// The run's cancellation token fired.
     #[error("the agent run was cancelled")]
     Cancelled {
@@ -132,6 +147,7 @@ impl AgenticError {
             | Self::MaxTurns { run, .. }
             | Self::TokenBudget { run, .. }
             | Self::CallerTokenBudget { run, .. }
+            | Self::NestedTooDeep { run, .. }
             | Self::Cancelled { run }
             | Self::Stopped { run, .. }
             | Self::Panicked { run, .. }

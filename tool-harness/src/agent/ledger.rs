@@ -3,7 +3,7 @@
 //! stream, if its caller asked for one, and the runs above it, if it is a sub-agent's.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use toolsmith_core::{CancellationToken, SessionState, ToolCallContext};
 
@@ -11,6 +11,18 @@ use super::AgentSession;
 use super::events::{AgentEvent, AgentEventHandler, deliver};
 use super::run_events::EventStream;
 use crate::model::Usage;
+
+/// How many runs a run may be nested under (a run made by a tool call of a run made by a
+/// tool call of ..., or a sub-agent started by one): a run deeper than this is refused before
+/// its first model call ([`AgenticError::NestedTooDeep`](super::AgenticError::NestedTooDeep)).
+///
+/// An [`AgentTool`](super::AgentTool) runs its agent inside the caller's call, polled on the
+/// caller's stack: a model that calls an agent that can reach itself (or a long chain of
+/// them) nests runs as deep as it likes, and a few dozen levels overflowed the stack (the
+/// process aborted; in a debug build, about 200 KB a level). The bound also keeps a
+/// sub-agent's [`AgentEvent::SubAgent`] nesting, and what each of its events and tokens walks
+/// up, short.
+pub const MAX_NESTED_RUNS: usize = 8;
 
 /// A session's event handlers, shared by its runs.
 pub(crate) type Handlers = Arc<[Arc<dyn AgentEventHandler>]>;
@@ -58,6 +70,8 @@ pub(crate) struct RunLedger {
     /// The tokens of the run's own model calls so far, counted only under a budget (its
     /// sub-agents compare it with the budget; the run itself counts in its `AgentRun`).
     own_tokens: AtomicU64,
+    /// How many runs this one is nested under (0: none).
+    depth: usize,
 }
 
 impl std::fmt::Debug for RunLedger {
@@ -86,9 +100,19 @@ pub(crate) struct ParentRun {
 pub(crate) struct RunOrigin {
     pub(crate) parent: Option<ParentRun>,
     pub(crate) events: Option<EventStream>,
+    /// Where the run leaves its ledger for the typed answer's exchange that follows it
+    /// ([`leaving_its_ledger`](Self::leaving_its_ledger)).
+    left: Option<Arc<OnceLock<Arc<RunLedger>>>>,
 }
 
 impl RunOrigin {
+    /// How many runs a run starting from here is nested under.
+    pub(crate) fn depth(&self) -> usize {
+        self.parent
+            .as_ref()
+            .map_or(0, |parent| parent.ledger.depth + 1)
+    }
+
     /// The origin of a run of `session` starting on this task: the run whose call is
     /// running here, which knows it by the call's id, and the stream a
     /// [`RunEvents`](super::RunEvents) polling here offers the session's runs (taken: a run
@@ -104,7 +128,28 @@ impl RunOrigin {
         Self {
             parent,
             events: EventStream::claim(session),
+            left: None,
         }
+    }
+
+    /// This origin, its run leaving its ledger behind ([`ledger_slot`](Self::ledger_slot)) for the
+    /// typed answer's exchange that follows it (`send_as`): the exchange's model calls are
+    /// the run's, counted where the run's sub-agents look for its budget (a child left
+    /// working after the run's text would spend on past the budget the exchange spent).
+    pub(crate) fn leaving_its_ledger(mut self) -> Self {
+        self.left = Some(Arc::default());
+        self
+    }
+
+    /// Where a run starting from this origin is to leave its ledger, if it is: taken out
+    /// before the ledger is built from the origin, and filled with it once built.
+    pub(crate) fn ledger_slot(&mut self) -> Option<Arc<OnceLock<Arc<RunLedger>>>> {
+        self.left.take()
+    }
+
+    /// The ledger the run from this origin left, if it asked to and has started.
+    pub(crate) fn left_ledger(&self) -> Option<Arc<RunLedger>> {
+        self.left.as_ref()?.get().cloned()
     }
 
     /// The origin of a run that counts in `parent`'s run, which knows it as `agent`, and
@@ -116,6 +161,7 @@ impl RunOrigin {
                 agent: Arc::from(agent),
             }),
             events: None,
+            left: None,
         }
     }
 }
@@ -148,6 +194,7 @@ impl RunLedger {
             .parent
             .as_ref()
             .is_some_and(|parent| parent.ledger.heard());
+        let depth = origin.depth();
         Self {
             descendants: Mutex::default(),
             parent: origin.parent,
@@ -160,6 +207,7 @@ impl RunLedger {
             heard_above,
             budget,
             own_tokens: AtomicU64::new(0),
+            depth,
         }
     }
 

@@ -48,6 +48,7 @@ pub use context_overflow::{
 pub use error::AgenticError;
 pub use events::{AgentEvent, AgentEventHandler, DeniedBy, NotRunReason};
 pub use hooks::{ApprovalDecision, HookDecision, ToolApproval, ToolHook};
+pub use ledger::MAX_NESTED_RUNS;
 pub use pause::PauseHandle;
 pub use run::{AgentRun, ToolCallRecord};
 pub use run_events::RunEvents;

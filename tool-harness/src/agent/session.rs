@@ -20,7 +20,7 @@ use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
 use super::images_over_limits::remove_images_over_limits;
-use super::ledger::{RunLedger, RunOrigin};
+use super::ledger::{MAX_NESTED_RUNS, RunLedger, RunOrigin};
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
@@ -575,8 +575,18 @@ impl AgentSession {
         conversation: Vec<Message>,
         cancel: CancellationToken,
         caller: Option<&CancellationToken>,
-        (origin, estimate): (RunOrigin, &mut TokenEstimate),
+        (mut origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
+        if origin.depth() > MAX_NESTED_RUNS {
+            let run = AgentRun {
+                transcript: conversation,
+                ..AgentRun::default()
+            };
+            return Err(AgenticError::NestedTooDeep {
+                limit: MAX_NESTED_RUNS,
+                run: Box::new(run),
+            });
+        }
         let provider = match self.provider_name() {
             Ok(name) => name,
             Err(panic) => {
@@ -605,11 +615,16 @@ impl AgentSession {
         };
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
+        let slot = origin.ledger_slot();
         let ledger = Arc::new(RunLedger::lent(
             origin,
             Some(&self.events),
             self.token_budget,
         ));
+        if let Some(slot) = slot {
+            // Filled once: the slot is this run's alone.
+            let _ = slot.set(Arc::clone(&ledger));
+        }
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
         let ended = self

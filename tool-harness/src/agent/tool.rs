@@ -152,6 +152,10 @@ pub(super) fn failure(agent: &str, error: &AgenticError) -> String {
             "the agent '{agent}' stopped without an answer: the budget of {limit} tokens of \
              the run that started it is spent"
         ),
+        AgenticError::NestedTooDeep { limit, .. } => format!(
+            "the agent '{agent}' was not run: it would be nested under {limit} agents' runs, \
+             the most allowed; do the task without calling agents deeper"
+        ),
         other => format!("the agent '{agent}' failed: {other}"),
     }
 }

@@ -111,7 +111,7 @@ impl AgentSession {
         &self,
         input: impl Into<UserInput>,
     ) -> Result<TypedRun<T>, AgenticError> {
-        let origin = RunOrigin::here(self);
+        let origin = RunOrigin::here(self).leaving_its_ledger();
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
@@ -135,7 +135,7 @@ impl AgentSession {
         &self,
         input: impl Into<UserInput>,
     ) -> Result<TypedRun<T>, AgenticError> {
-        let origin = RunOrigin::here(self);
+        let origin = RunOrigin::here(self).leaving_its_ledger();
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
@@ -162,7 +162,7 @@ impl AgentSession {
         input: impl Into<UserInput>,
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
-        let origin = RunOrigin::here(self);
+        let origin = RunOrigin::here(self).leaving_its_ledger();
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
@@ -189,7 +189,7 @@ impl AgentSession {
         input: impl Into<UserInput>,
         token: CancellationToken,
     ) -> Result<TypedRun<T>, AgenticError> {
-        let origin = RunOrigin::here(self);
+        let origin = RunOrigin::here(self).leaving_its_ledger();
         let form = self.answer_form::<T>()?;
         let mut estimate = TokenEstimate::default();
         let run = self
@@ -278,9 +278,12 @@ impl AgentSession {
             Ok(name) => name,
             Err(panic) => return Err(panic.into_error(Box::new(run))),
         };
-        // Counted where the run's own calls were (in the run around this one, if any), its
-        // events streamed where the run's were.
-        let ledger = RunLedger::from_origin(origin);
+        // The run's own ledger: the exchange's calls count as the run's did (in the run
+        // around it, if any, and toward the budget the run's children stop at), its events
+        // streamed where the run's were.
+        let ledger = origin
+            .left_ledger()
+            .unwrap_or_else(|| Arc::new(RunLedger::from_origin(origin)));
         // The run's answer's: `run.text`'s, which the exchange does not replace.
         let stop_reason = run.stop_reason.clone();
         let mut problem = String::new();

@@ -83,7 +83,9 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
     Role: 'static,
 {
-    /// A transport reading `read` and writing `write`, within the default [`JsonLimits`].
+    /// A transport reading `read` and writing `write`, within its role's default limits: a
+    /// server's [`JsonLimits::for_server`] (its clients' messages are mostly tool arguments,
+    /// and it reads from many at once), a client's [`JsonLimits::default`].
     pub fn new(read: R, write: W) -> Self {
         Self {
             reader: BufReader::new(read),
@@ -91,7 +93,11 @@ where
             line: Vec::new(),
             discarding: false,
             head: Vec::new(),
-            limits: JsonLimits::default(),
+            limits: if Role::IS_CLIENT {
+                JsonLimits::default()
+            } else {
+                JsonLimits::for_server()
+            },
             _role: PhantomData,
         }
     }
@@ -459,6 +465,23 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     use super::*;
+
+    /// A server's transport made without limits reads within a server's (as `serve_stdio`
+    /// does), a client's within a client's: a server built on `LineTransport::new` read
+    /// 16 times the values in a message that a server's default allows.
+    #[test]
+    fn a_transports_default_limits_are_its_roles() {
+        let (server, client) = tokio::io::duplex(64);
+        let (read, write) = tokio::io::split(server);
+        let serving: LineTransport<rmcp::RoleServer, _, _> = LineTransport::new(read, write);
+        assert_eq!(
+            serving.limits.max_values,
+            JsonLimits::for_server().max_values
+        );
+        let (read, write) = tokio::io::split(client);
+        let calling: LineTransport<RoleClient, _, _> = LineTransport::new(read, write);
+        assert_eq!(calling.limits.max_values, JsonLimits::default().max_values);
+    }
 
     /// A request of the server's that the client cannot read is answered with an error
     /// under its id, as the server answers the client's: the server does not wait for ever.

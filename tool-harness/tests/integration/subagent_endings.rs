@@ -437,3 +437,62 @@ async fn a_send_dropped_midway_stops_the_children_its_run_started() {
     // A dropped send leaves the kept conversation as it was.
     assert!(parent.transcript().await.is_empty());
 }
+
+/// The depth a recursing run was asked at: its task, `d<N>`.
+fn depth_asked(request: &toolsmith_harness::model::ChatRequest) -> usize {
+    let task = request.messages[0].text().unwrap_or_default();
+    task.trim_start_matches('d').parse().unwrap()
+}
+
+#[tokio::test]
+async fn an_agent_tool_that_reaches_itself_is_refused_past_the_nesting_bound_not_a_stack_overflow()
+{
+    use toolsmith_harness::agent::MAX_NESTED_RUNS;
+    use toolsmith_harness::model::{ChatResponse, Message};
+    // A hostile model: every run of the session calls the session again, a level deeper,
+    // and answers with what the level below said. Each nested run is polled inside its
+    // caller's, on one stack: unbounded, a few dozen levels overflowed it (the process
+    // aborted).
+    let model = ScriptedModel::new((0..200).map(|_| {
+        ScriptedTurn::respond(|request| {
+            let depth = depth_asked(request);
+            Ok(match request.messages.last() {
+                Some(Message::ToolResults { results }) => {
+                    ChatResponse::text(results[0].result.content.to_text())
+                }
+                _ => ChatResponse::calls(vec![Ok(toolsmith_core::ToolCallRequest::new(
+                    format!("c{depth}"),
+                    "recurse",
+                    toolsmith_core::ToolArguments::try_from(
+                        json!({"input": format!("d{}", depth + 1)}),
+                    )
+                    .unwrap(),
+                ))]),
+            })
+        })
+    }));
+    let session = Arc::new(
+        AgentSession::builder(model.clone())
+            .with_model("m")
+            .build()
+            .unwrap(),
+    );
+    let recurse = AgentTool::new(Arc::clone(&session), "recurse", "Runs this agent again.");
+    session.tool_manager().register(Arc::new(recurse)).unwrap();
+    session.tool_manager().activate(&["recurse".to_owned()]);
+    let run = session.run("d0").await.unwrap();
+    assert!(
+        run.text.contains(&format!(
+            "not run: it would be nested under {MAX_NESTED_RUNS}"
+        )),
+        "{}",
+        run.text
+    );
+    // Runs d0 to d{MAX_NESTED_RUNS} each asked twice (a call, then an answer); the one
+    // below them none.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2 * (MAX_NESTED_RUNS + 1));
+    assert!(requests.iter().all(|r| depth_asked(r) <= MAX_NESTED_RUNS));
+    // The session holds the tool that holds it: broken by hand, as its user would.
+    session.tool_manager().deregister("recurse");
+}

@@ -538,3 +538,51 @@ fn the_config_shows_its_budget_and_policy() {
     assert!(shown.contains("token_budget: Some(1)"), "{shown}");
     assert!(shown.contains("context_overflow: true"), "{shown}");
 }
+
+/// A typed answer's exchange is part of the run: a child left working after the run
+/// answered finds the budget spent once the exchange's call has spent it (20 + 80).
+#[tokio::test]
+async fn a_typed_answers_exchange_counts_in_the_budget_its_runs_children_stop_at() {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Done {
+        #[allow(dead_code)]
+        ok: bool,
+    }
+    // The child's calls come after the exchange has answered (its task runs once the
+    // parent's waits; each is slow): they find the budget spent.
+    let child = ScriptedModel::new(
+        [
+            ScriptedTurn::call("ping", json!({})).with_usage(Usage::new(1, 1)),
+            ScriptedTurn::text("never asked"),
+        ]
+        .map(|turn| turn.with_delay(Duration::from_millis(50))),
+    );
+    let config = SubAgentConfig::new(child.clone(), "m").with_tools(vec![ping()]);
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "work"}))
+            .with_usage(Usage::new(5, 5)),
+        ScriptedTurn::text("started").with_usage(Usage::new(5, 5)),
+        ScriptedTurn::call("final_answer", json!({"ok": true})).with_usage(Usage::new(70, 10)),
+    ]);
+    let session = build(builder(&model, ToolPreset::agent(config)).with_token_budget(100));
+    let typed = session.send_as::<Done>("delegate").await.unwrap();
+    assert_eq!(typed.run.usage.total_tokens(), 100);
+    let waited = tokio::time::timeout(
+        Duration::from_secs(5),
+        crate::common::error(
+            session.tool_manager(),
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+    )
+    .await
+    .expect("the child ends");
+    assert!(
+        waited
+            .to_string()
+            .contains("the budget of 100 tokens of the run that started it is spent"),
+        "{waited}"
+    );
+    // Spent unbounded, the child answered "never asked".
+    assert!(child.remaining() >= 1);
+}
