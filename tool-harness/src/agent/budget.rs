@@ -83,16 +83,21 @@ impl AgentSessionBuilder {
 
 impl AgentSession {
     /// How the run ends when its budget is spent before its next model call: the tokens of
-    /// `run`'s own calls and of its descendants (what `ledger`, the run's, has counted so
-    /// far: also for the answer requests of `send_as` that follow the run, which go on in
-    /// its ledger, so `run.child_usage`, a copy of it, is not counted again), input and
-    /// output.
+    /// `run`'s own calls and of its descendants, input and output. The descendants' are what
+    /// `ledger`, the run's, has counted so far (the answer requests of `send_as` that follow
+    /// the run go on in its ledger), or `run.child_usage`, the count when the run ended, if
+    /// that is more (a ledger not the run's starts at none): the two are one count, never
+    /// added.
     ///
     /// A sub-agent's run also ends when the budget of a run above it is spent
     /// ([`RunLedger::caller_over_budget`]), whatever its own.
     pub(super) fn budget_spent(&self, run: &AgentRun, ledger: &RunLedger) -> Option<RunEnd> {
         if let Some(limit) = self.token_budget {
-            let spent = (run.usage + ledger.descendants()).total_tokens();
+            let descendants = ledger.descendants().total_tokens();
+            let spent = run
+                .usage
+                .total_tokens()
+                .saturating_add(descendants.max(run.child_usage.total_tokens()));
             if spent >= limit {
                 return Some(RunEnd::TokenBudget { limit, spent });
             }

@@ -74,8 +74,7 @@ pub enum AgenticError {
     /// The run was to be nested under more than [`MAX_NESTED_RUNS`](super::MAX_NESTED_RUNS)
     /// runs (an [`AgentTool`](super::AgentTool) called inside an `AgentTool`'s run, and so
     /// on, or a sub-agent of the `agent` group that deep): it made no model call. An
-    /// `AgentTool` whose agent can reach itself lets a model recurse without end, each level
-    /// on the caller's stack.
+    /// `AgentTool` whose agent can reach itself lets a model recurse without end.
     #[error(
         "the agent run would be nested under {limit} runs already (agents called inside \
          agents' tool calls), the most allowed: it was not run"

@@ -16,12 +16,12 @@ use crate::model::Usage;
 /// tool call of ..., or a sub-agent started by one): a run deeper than this is refused before
 /// its first model call ([`AgenticError::NestedTooDeep`](super::AgenticError::NestedTooDeep)).
 ///
-/// An [`AgentTool`](super::AgentTool) runs its agent inside the caller's call, polled on the
-/// caller's stack: a model that calls an agent that can reach itself (or a long chain of
-/// them) nests runs as deep as it likes, and a few dozen levels overflowed the stack (the
-/// process aborted; in a debug build, about 200 KB a level). The bound also keeps a
-/// sub-agent's [`AgentEvent::SubAgent`] nesting, and what each of its events and tokens walks
-/// up, short.
+/// A model that calls an [`AgentTool`](super::AgentTool) whose agent can reach itself (or a
+/// long chain of them) would nest runs as deep as it likes, each level a model call's cost
+/// at least, and the caller waiting on all of them. (Each nested run is on a task of its own,
+/// so the depth costs no stack: polled inside their callers', ten levels overflowed a 2 MB
+/// thread in a debug build.) The bound also keeps a sub-agent's [`AgentEvent::SubAgent`]
+/// nesting, and what each of its events and tokens walks up, short.
 pub const MAX_NESTED_RUNS: usize = 8;
 
 /// A session's event handlers, shared by its runs.

@@ -16,7 +16,9 @@ use crate::model::StopReason;
 /// the model's error, its `max_turns` or its token budget reached, a stop, an answer left
 /// empty because the provider blocked it or the output limit cut it off — is an error
 /// result the calling model reads ([`ToolCallResult::error`]), never a failure of the
-/// caller's run; the caller's cancellation cancels the agent's run. Called by an agent's
+/// caller's run; the caller's cancellation cancels the agent's run. The run goes on a task
+/// of its own (a Tokio runtime's), aborted if the call is dropped: nested agents take no
+/// stack from their callers. Called by an agent's
 /// run, the tokens the agent spends (its sub-agents' too, and what it spent before it
 /// failed or was cancelled) count in that run's
 /// [`child_usage`](super::AgentRun::child_usage), and so in the caller's token budget.
@@ -107,16 +109,54 @@ impl ToolImpl for AgentTool {
                 "/input: the input is empty",
             ));
         }
-        let token = ToolCallContext::current()
+        let context = ToolCallContext::current();
+        let token = context
+            .as_ref()
             .map(|context| context.cancellation().child_token())
             .unwrap_or_default();
-        Ok(match self.agent.run_with_cancellation(input, token).await {
+        let agent = Arc::clone(&self.agent);
+        let run = async move { agent.run_with_cancellation(input, token).await };
+        // The agent's run goes on a task of its own, under this call's context (which tells
+        // it the run it counts in): polled inside the caller's, each nested level took the
+        // stack of every poll above it (about 200 KB in a debug build), and an agent that
+        // can reach itself overflowed a thread's 2 MB in ten levels.
+        let running = OnTaskOfItsOwn(match context {
+            Some(context) => tokio::spawn(context.scope(run)),
+            None => tokio::spawn(run),
+        });
+        let outcome = match running.finish().await {
+            Ok(outcome) => outcome,
+            // The run catches its own code's panics and the user's; what is left is a bug.
+            Err(ended) => {
+                return Err(ToolError::execution(
+                    &self.name,
+                    format!("the agent's run ended without an outcome: {ended}"),
+                ));
+            }
+        };
+        Ok(match outcome {
             Ok(run) => match answer(&self.name, &run) {
                 Ok(()) => ToolCallResult::text(run.text),
                 Err(failed) => ToolCallResult::error(failed),
             },
             Err(error) => ToolCallResult::error(failure(&self.name, &error)),
         })
+    }
+}
+
+/// A run spawned for a call, aborted if the call is dropped before it ends: the caller gave
+/// up, and the run (its children with it) stops as it would have, polled by the caller.
+struct OnTaskOfItsOwn<T>(tokio::task::JoinHandle<T>);
+
+impl<T> OnTaskOfItsOwn<T> {
+    async fn finish(mut self) -> Result<T, tokio::task::JoinError> {
+        (&mut self.0).await
+    }
+}
+
+impl<T> Drop for OnTaskOfItsOwn<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -307,6 +307,12 @@ impl AgentSession {
                 .await;
             // The policy shortened the run's part only.
             run_part = request.messages.len() - protected;
+            // What the run's children spent meanwhile is the run's too (a ledger not the
+            // run's, which starts at none, counts less).
+            let descendants = ledger.descendants();
+            if descendants.total_tokens() > run.child_usage.total_tokens() {
+                run.child_usage = descendants;
+            }
             let response = match answered {
                 Ok(response) => response,
                 Err(end) => return Err(end.into_error(run, self.max_turns)),

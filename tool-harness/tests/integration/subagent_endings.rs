@@ -171,6 +171,75 @@ async fn a_paused_child_keeps_its_place() {
     );
 }
 
+/// An inner session whose model calls `wait` (a tool that waits for ever, counting its
+/// start and its drop), then would answer "never"; and its model.
+fn inner_waiting(
+    started: &Arc<tokio::sync::Notify>,
+    dropped: &Arc<AtomicUsize>,
+) -> (AgentSession, ScriptedModel) {
+    let inner_model = ScriptedModel::new([
+        ScriptedTurn::call("wait", json!({})),
+        ScriptedTurn::text("never"),
+    ]);
+    let inner = AgentSession::builder(inner_model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(vec![Arc::new(waits_for_ever(
+            Arc::clone(started),
+            Arc::clone(dropped),
+        ))]))
+        .build()
+        .unwrap();
+    inner.tool_manager().activate(&["wait".into()]);
+    (inner, inner_model)
+}
+
+/// Waits up to 5 s for `count` to reach `expected`.
+async fn reaches(count: &AtomicUsize, expected: usize) -> bool {
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while count.load(Ordering::SeqCst) != expected {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// An `AgentTool` call dropped midway (its caller gave up, no token fired) takes the inner
+/// run with it, though that runs on a task of its own: called by a parent's run, and by a
+/// manager directly.
+#[tokio::test]
+async fn an_agent_tools_inner_run_ends_when_its_call_is_dropped() {
+    let (started, dropped) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (parent, _parent_model) = parent_calling(inner_waiting(&started, &dropped).0);
+    tokio::select! {
+        _ = parent.run("go") => panic!("the parent's run ended"),
+        () = started.notified() => {}
+    }
+    assert!(reaches(&dropped, 1).await, "the inner tool was dropped");
+
+    let manager = toolsmith_core::ToolCallManager::new("calls");
+    manager
+        .register(Arc::new(AgentTool::new(
+            Arc::new(inner_waiting(&started, &dropped).0),
+            "research",
+            "Research.",
+        )))
+        .unwrap();
+    let call = ToolCallRequest::new(
+        "c1",
+        "research",
+        toolsmith_core::ToolArguments::try_from(json!({"input": "go"})).unwrap(),
+    );
+    tokio::select! {
+        _ = manager.execute_one(&call) => panic!("the call ended"),
+        () = started.notified() => {}
+    }
+    assert!(reaches(&dropped, 2).await, "the inner tool was dropped");
+}
+
 /// `inner` as the tool `research` of a parent that calls it once, then answers "done".
 fn parent_calling(inner: AgentSession) -> (AgentSession, ScriptedModel) {
     let parent_model = ScriptedModel::new([
@@ -194,19 +263,7 @@ async fn an_agent_tool_whose_caller_is_cancelled_mid_call_cancels_its_inner_run(
         Arc::new(tokio::sync::Notify::new()),
         Arc::new(AtomicUsize::new(0)),
     );
-    let inner_model = ScriptedModel::new([
-        ScriptedTurn::call("wait", json!({})),
-        ScriptedTurn::text("never"),
-    ]);
-    let inner = AgentSession::builder(inner_model.clone())
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tools(vec![Arc::new(waits_for_ever(
-            Arc::clone(&started),
-            Arc::clone(&dropped),
-        ))]))
-        .build()
-        .unwrap();
-    inner.tool_manager().activate(&["wait".into()]);
+    let (inner, inner_model) = inner_waiting(&started, &dropped);
     let (parent, parent_model) = parent_calling(inner);
     let stop = toolsmith_core::CancellationToken::new();
     let stopper = stop.clone();
@@ -220,11 +277,9 @@ async fn an_agent_tool_whose_caller_is_cancelled_mid_call_cancels_its_inner_run(
         matches!(ended, Err(AgenticError::Cancelled { .. })),
         "{ended:?}"
     );
-    assert_eq!(
-        dropped.load(Ordering::SeqCst),
-        1,
-        "the inner tool was dropped"
-    );
+    // The inner run is on a task of its own, aborted as the call is dropped: its tool is
+    // dropped when the runtime next gets to it, not before the parent's run returns.
+    assert!(reaches(&dropped, 1).await, "the inner tool was dropped");
     assert_eq!(inner_model.requests().len(), 1);
     assert_eq!(parent_model.requests().len(), 1);
 }
@@ -444,15 +499,29 @@ fn depth_asked(request: &toolsmith_harness::model::ChatRequest) -> usize {
     task.trim_start_matches('d').parse().unwrap()
 }
 
-#[tokio::test]
-async fn an_agent_tool_that_reaches_itself_is_refused_past_the_nesting_bound_not_a_stack_overflow()
-{
+/// Each nested run is on a task of its own, so the runs up to the bound fit a thread of
+/// 1 MB (polled inside their callers', about 200 KB each in a debug build, they overflowed
+/// it: the process aborted), and the run past it is refused.
+#[test]
+fn an_agent_tool_that_reaches_itself_is_refused_past_the_nesting_bound_not_a_stack_overflow() {
+    let thread = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(agent_reaching_itself());
+        })
+        .unwrap();
+    thread.join().unwrap();
+}
+
+async fn agent_reaching_itself() {
     use toolsmith_harness::agent::MAX_NESTED_RUNS;
     use toolsmith_harness::model::{ChatResponse, Message};
     // A hostile model: every run of the session calls the session again, a level deeper,
-    // and answers with what the level below said. Each nested run is polled inside its
-    // caller's, on one stack: unbounded, a few dozen levels overflowed it (the process
-    // aborted).
+    // and answers with what the level below said.
     let model = ScriptedModel::new((0..200).map(|_| {
         ScriptedTurn::respond(|request| {
             let depth = depth_asked(request);

@@ -586,3 +586,32 @@ async fn a_typed_answers_exchange_counts_in_the_budget_its_runs_children_stop_at
     // Spent unbounded, the child answered "never asked".
     assert!(child.remaining() >= 1);
 }
+
+/// What a run's children spend while its typed answer's exchange waits for the model counts
+/// in the typed run's `child_usage`, as what they spent during the run does.
+#[tokio::test]
+async fn a_typed_runs_child_usage_counts_what_its_children_spent_during_the_exchange() {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Done {
+        #[allow(dead_code)]
+        ok: bool,
+    }
+    // The child's one call (2 tokens) comes 100 ms after its start: after the run has
+    // answered "started", before the exchange's answer (300 ms).
+    let child = ScriptedModel::new([
+        ScriptedTurn::call("ping", json!({}))
+            .with_usage(Usage::new(1, 1))
+            .with_delay(Duration::from_millis(100)),
+        ScriptedTurn::text("done"),
+    ]);
+    let config = SubAgentConfig::new(child.clone(), "m").with_tools(vec![ping()]);
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "work"})),
+        ScriptedTurn::text("started"),
+        ScriptedTurn::call("final_answer", json!({"ok": true}))
+            .with_delay(Duration::from_millis(300)),
+    ]);
+    let session = build(builder(&model, ToolPreset::agent(config)));
+    let typed = session.send_as::<Done>("delegate").await.unwrap();
+    assert_eq!(typed.run.child_usage.total_tokens(), 2);
+}
