@@ -24,7 +24,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Sse, SseStream};
 
 use super::json_limits::JsonLimits;
-use super::unreadable::{Envelope, unreadable_answer};
+use super::unreadable::{Envelope, unreadable_answer, unreadable_request};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 type Events = BoxStream<'static, Result<Sse, SseError>>;
@@ -66,9 +66,11 @@ impl BoundedHttpClient {
 
     /// Each event's data checked before rmcp reads it. An answer that fails (its request's
     /// id read from its envelope) becomes an error for the call it answers, naming the
-    /// limit, as on the line transport; any other event that fails is dropped (and logged),
-    /// as rmcp drops an event that is not JSON: failing its stream would have rmcp open it
-    /// again, to the same event.
+    /// limit, as on the line transport; a request of the server's that fails becomes a
+    /// stand-in ([`unreadable_request`]) that the client's handler answers with an error
+    /// under its id, as the line transport answers it; any other event that fails is
+    /// dropped (and logged), as rmcp drops an event that is not JSON: failing its stream
+    /// would have rmcp open it again, to the same event.
     fn checked_events(&self, events: Events) -> Events {
         let limits = self.limits;
         events
@@ -80,17 +82,17 @@ impl BoundedHttpClient {
                 let Some((code, reason)) = limits.refusal(data.as_bytes()) else {
                     return Ok(Some(event));
                 };
-                match Envelope::of(data.as_bytes()).answered_request() {
-                    Some(id) => {
-                        let error = unreadable_answer(id.clone(), code, &reason);
-                        event.data = Some(error.to_string());
-                        Ok(Some(event))
-                    }
-                    None => {
-                        tracing::warn!(%reason, "dropped an unreadable event from the MCP server, not an answer to a request");
-                        Ok(None)
-                    }
-                }
+                let envelope = Envelope::of(data.as_bytes());
+                let stand_in = if let Some(id) = envelope.answered_request() {
+                    unreadable_answer(id.clone(), code, &reason)
+                } else if let Some(id) = envelope.request() {
+                    unreadable_request(id.clone(), code, &reason)
+                } else {
+                    tracing::warn!(%reason, "dropped an unreadable event from the MCP server, neither an answer nor a request");
+                    return Ok(None);
+                };
+                event.data = Some(stand_in.to_string());
+                Ok(Some(event))
             })
             .filter_map(|event| std::future::ready(event.transpose()))
             .boxed()

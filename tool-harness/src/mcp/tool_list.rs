@@ -9,9 +9,10 @@ use std::time::Duration;
 use rmcp::ClientHandler;
 use rmcp::ServiceError;
 use rmcp::model::{
-    ClientConfig, ClientRequest, ListToolsRequest, ListToolsResult, PaginatedRequestParams,
+    ClientConfig, ClientRequest, CustomRequest, CustomResult, ErrorCode, ErrorData,
+    ListToolsRequest, ListToolsResult, PaginatedRequestParams,
 };
-use rmcp::service::{NotificationContext, Peer, RoleClient};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleClient};
 use serde_json::Value;
 use serde_path_to_error::Segment;
 use tokio::sync::{Notify, watch};
@@ -22,6 +23,7 @@ use super::error::McpError;
 use super::left_out::{LeftOutReason, LeftOutTool};
 use super::names::McpNames;
 use super::server::cut;
+use super::unreadable::UNREADABLE_REQUEST;
 use crate::serialized_len::serialized_len;
 
 /// rmcp's client handler of an [`McpClient`](super::McpClient): its identity, and a signal
@@ -46,6 +48,35 @@ impl ClientHandler for ListChangeListener {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         // A stored permit: a notification that comes while a listing runs is not lost.
         self.changed.notify_one();
+    }
+
+    /// The stand-in for a request of the server's that the transport could not read
+    /// ([`unreadable_request`](super::unreadable::unreadable_request)) is answered with the
+    /// error it carries; any other method is not known.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != UNREADABLE_REQUEST {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or_default();
+        let code = params
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|code| i32::try_from(code).ok())
+            .unwrap_or(ErrorCode::INVALID_REQUEST.0);
+        let message = params
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the request could not be read")
+            .to_owned();
+        Err(ErrorData::new(ErrorCode(code), message, None))
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -69,6 +69,14 @@ impl Envelope {
         }
     }
 
+    /// The id of this message when it is a request (a `method`, no `result` or `error`)
+    /// whose id could be read: a request the peer waits to have answered.
+    pub(crate) fn request(&self) -> Option<&Value> {
+        (self.has_method && !self.has_outcome)
+            .then_some(self.id.as_ref())
+            .flatten()
+    }
+
     /// The id of the request this message answers, when it is an answer (a `result` or an
     /// `error`, no `method`) whose id could be read.
     pub(crate) fn answered_request(&self) -> Option<&Value> {
@@ -157,6 +165,23 @@ pub(crate) fn unreadable_answer(id: Value, code: i64, message: &str) -> Value {
     })
 }
 
+/// The method of the stand-in [`unreadable_request`]: a request of the server's this client
+/// could not read, which its handler answers with the error its params carry.
+pub(crate) const UNREADABLE_REQUEST: &str = "toolsmith/unreadable_request";
+
+/// A readable stand-in for a request of the server's (of id `id`) that this client could not
+/// read: over streamable HTTP the client answers requests through rmcp, which answers only
+/// what it has read; its handler answers this one with `code` and `message`, under `id`.
+/// Dropped, the request would go unanswered and the server would wait for it.
+pub(crate) fn unreadable_request(id: Value, code: i64, message: &str) -> Value {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": UNREADABLE_REQUEST,
+        "params": {"code": code, "message": message},
+    })
+}
+
 /// Why a call's answer could not be read, when `error` says it could not: an answer that
 /// this client's transport could not read (stdio: [`unreadable_answer`]; streamable HTTP:
 /// a body or event that is too large, too deep, not JSON or not a message), rather than a
@@ -239,9 +264,18 @@ mod tests {
         let request =
             br#"{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"arguments":[[[[[["#;
         let envelope = Envelope::of(request);
+        assert_eq!(envelope.request(), Some(&json!("r1")));
+        assert_eq!(envelope.answered_request(), None);
         assert_eq!(
             (envelope.id, envelope.has_method),
             (Some(json!("r1")), true)
         );
+        // Neither a request nor an answer: both members, or a notification.
+        for text in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":1}"#[..],
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"#,
+        ] {
+            assert_eq!(Envelope::of(text).request(), None);
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! A scripted streamable-HTTP MCP server on 127.0.0.1, for servers that misbehave in ways our
 //! own server never does: it does the handshake, and a test's function answers each request.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -21,22 +21,33 @@ pub enum FakeAnswer {
 pub struct FakeHttpServer {
     url: String,
     serving: tokio::task::JoinHandle<()>,
+    /// The client's answers to the server's requests, as they came.
+    answers: Arc<Mutex<Vec<Value>>>,
 }
 
 impl FakeHttpServer {
     /// Serves on a free port; `answer(method, id)` answers every request but `initialize`.
+    /// The client's answers (to requests of the server's sent in `answer`'s events) are
+    /// kept, for [`answers`](Self::answers).
     pub async fn start<F>(answer: F) -> Self
     where
         F: Fn(&str, &Value) -> FakeAnswer + Send + Sync + 'static,
     {
         let answer = Arc::new(answer);
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&answers);
         let post = move |body: String| {
             let answer = Arc::clone(&answer);
+            let kept = Arc::clone(&kept);
             async move {
                 let message: Value = serde_json::from_str(&body).unwrap();
                 let Some(id) = message.get("id").cloned() else {
                     return StatusCode::ACCEPTED.into_response();
                 };
+                if message.get("method").is_none() {
+                    kept.lock().unwrap().push(message);
+                    return StatusCode::ACCEPTED.into_response();
+                }
                 let method = message["method"].as_str().unwrap_or_default();
                 let answer = if method == "initialize" {
                     FakeAnswer::Result(json!({
@@ -61,11 +72,20 @@ impl FakeHttpServer {
         let serving = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
-        Self { url, serving }
+        Self {
+            url,
+            serving,
+            answers,
+        }
     }
 
     pub fn url(&self) -> String {
         self.url.clone()
+    }
+
+    /// The client's answers to the server's requests so far.
+    pub fn answers(&self) -> Vec<Value> {
+        self.answers.lock().unwrap().clone()
     }
 }
 

@@ -262,3 +262,57 @@ async fn over_http_answers_are_bounded_in_depth_values_and_keys_before_they_are_
     assert_eq!(fine.content.to_text(), "ok");
     client.close().await;
 }
+
+/// A request of the server's that the client cannot read, sent among a call's events, is
+/// answered with an error under its id that names the limit (unanswered, the server would
+/// wait for it); a request of a method the client does not know is refused as such; the
+/// call's own answer still comes through.
+#[tokio::test]
+async fn over_http_an_unreadable_request_of_the_servers_is_answered_with_an_error() {
+    let server = FakeHttpServer::start(|method, id| match method {
+        "tools/list" => FakeAnswer::Result(json!({"tools": [
+            {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
+        ]})),
+        "tools/call" => FakeAnswer::Raw(
+            format!(
+                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"roots/list\",\"params\":{{\"x\":{}}}}}\n\n\
+                 event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":\"s2\",\"method\":\"x/unknown\"}}\n\n\
+                 event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"ok\"}}]}}}}\n\n",
+                nested(200)
+            ),
+            "text/event-stream",
+        ),
+        _ => FakeAnswer::Result(json!({})),
+    })
+    .await;
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
+        .await
+        .unwrap();
+    let tool = client.tools().into_iter().next().unwrap();
+    let result = tool.execute(ToolArguments::new()).await.unwrap();
+    assert_eq!(result.content.to_text(), "ok");
+    // The client answers on a POST of its own, which may come just after the call's answer.
+    let answer_to = |id: &'static str| {
+        let server = &server;
+        async move {
+            tokio::time::timeout(Duration::from_secs(5), async {
+                loop {
+                    if let Some(answer) = server.answers().into_iter().find(|a| a["id"] == id) {
+                        return answer;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the server's request {id} was not answered"))
+        }
+    };
+    let unreadable = answer_to("s1").await;
+    assert!(unreadable.get("result").is_none(), "{unreadable}");
+    let message = unreadable["error"]["message"].as_str().unwrap();
+    assert!(message.contains("deeper than 64 levels"), "{unreadable}");
+    let unknown = answer_to("s2").await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    assert_eq!(server.answers().len(), 2);
+    client.close().await;
+}
