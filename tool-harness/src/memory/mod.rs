@@ -348,6 +348,13 @@ fn persist(path: &Path, facts: &Facts, lock: &WriterLock, max_bytes: u64) -> std
     WriterLock::lock_new_file(temp.as_file())?;
     let file = temp.persist(path).map_err(|err| err.error)?;
     lock.hold(file);
+    // The rename is the directory's change: until the directory is synced, a crash could
+    // bring back the file before it (the new content was synced above, under the old name).
+    #[cfg(unix)]
+    if let Err(error) = std::fs::File::open(dir).and_then(|dir| dir.sync_all()) {
+        // Written and renamed: the memory holds it; only its durability is in doubt.
+        tracing::warn!(%error, path = %path.display(), "the memory's directory could not be synced after a write");
+    }
     Ok(())
 }
 
