@@ -48,6 +48,38 @@ fn build(builder: AgentSessionBuilder) -> AgentSession {
     session
 }
 
+/// A typed answer of `{"ok": true}`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Done {
+    #[allow(dead_code)]
+    ok: bool,
+}
+
+/// Waits for `session`'s sub-agent `agent-1` to end; the error its `result` gives.
+async fn childs_failure(session: &AgentSession) -> String {
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        crate::common::error(
+            session.tool_manager(),
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+    )
+    .await
+    .expect("the child ends")
+    .to_string()
+}
+
+/// Waits for `session`'s sub-agent `agent-1` to end, and asserts it was stopped by the
+/// budget (of 100 tokens) of the run that started it.
+async fn child_stopped_by_the_callers_budget(session: &AgentSession) {
+    let waited = childs_failure(session).await;
+    assert!(
+        waited.contains("the budget of 100 tokens of the run that started it is spent"),
+        "{waited}"
+    );
+}
+
 /// A model answering with `ping` calls spending `usage` each, then "done".
 fn pinging(usages: &[Usage]) -> ScriptedModel {
     ScriptedModel::new(
@@ -293,22 +325,7 @@ async fn a_callers_budget_stops_an_agent_tool_and_a_child_that_outlived_its_run(
     ]);
     let session = build(builder(&model, ToolPreset::agent(config)).with_token_budget(100));
     assert_eq!(session.run("delegate").await.unwrap().text, "started");
-    let waited = tokio::time::timeout(
-        Duration::from_secs(5),
-        crate::common::error(
-            session.tool_manager(),
-            "agent",
-            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
-        ),
-    )
-    .await
-    .expect("the child ends");
-    assert!(
-        waited
-            .to_string()
-            .contains("the budget of 100 tokens of the run that started it is spent"),
-        "{waited}"
-    );
+    child_stopped_by_the_callers_budget(&session).await;
     assert_eq!(child.remaining(), 1);
 }
 
@@ -335,17 +352,8 @@ async fn a_run_ended_by_its_budget_stops_the_children_it_started() {
         matches!(error, AgenticError::TokenBudget { .. }),
         "{error:?}"
     );
-    let waited = tokio::time::timeout(
-        Duration::from_secs(5),
-        crate::common::error(
-            session.tool_manager(),
-            "agent",
-            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
-        ),
-    )
-    .await
-    .expect("the child ends");
-    assert!(waited.to_string().contains("was stopped"), "{waited}");
+    let waited = childs_failure(&session).await;
+    assert!(waited.contains("was stopped"), "{waited}");
 }
 
 #[tokio::test]
@@ -543,11 +551,6 @@ fn the_config_shows_its_budget_and_policy() {
 /// answered finds the budget spent once the exchange's call has spent it (20 + 80).
 #[tokio::test]
 async fn a_typed_answers_exchange_counts_in_the_budget_its_runs_children_stop_at() {
-    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-    struct Done {
-        #[allow(dead_code)]
-        ok: bool,
-    }
     // The child's calls come after the exchange has answered (its task runs once the
     // parent's waits; each is slow): they find the budget spent.
     let child = ScriptedModel::new(
@@ -567,22 +570,7 @@ async fn a_typed_answers_exchange_counts_in_the_budget_its_runs_children_stop_at
     let session = build(builder(&model, ToolPreset::agent(config)).with_token_budget(100));
     let typed = session.send_as::<Done>("delegate").await.unwrap();
     assert_eq!(typed.run.usage.total_tokens(), 100);
-    let waited = tokio::time::timeout(
-        Duration::from_secs(5),
-        crate::common::error(
-            session.tool_manager(),
-            "agent",
-            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
-        ),
-    )
-    .await
-    .expect("the child ends");
-    assert!(
-        waited
-            .to_string()
-            .contains("the budget of 100 tokens of the run that started it is spent"),
-        "{waited}"
-    );
+    child_stopped_by_the_callers_budget(&session).await;
     // Spent unbounded, the child answered "never asked".
     assert!(child.remaining() >= 1);
 }
@@ -591,11 +579,6 @@ async fn a_typed_answers_exchange_counts_in_the_budget_its_runs_children_stop_at
 /// in the typed run's `child_usage`, as what they spent during the run does.
 #[tokio::test]
 async fn a_typed_runs_child_usage_counts_what_its_children_spent_during_the_exchange() {
-    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-    struct Done {
-        #[allow(dead_code)]
-        ok: bool,
-    }
     // The child's one call (2 tokens) comes 100 ms after its start: after the run has
     // answered "started", before the exchange's answer (300 ms).
     let child = ScriptedModel::new([
