@@ -493,6 +493,8 @@ enum Way {
     Http,
     /// A server to the client, over streamable HTTP.
     Client,
+    /// A server to the client, over the line transport (`McpClient::connect_io`).
+    ClientLines,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -651,12 +653,38 @@ struct Fixture {
     server: McpServer,
     limits: JsonLimits,
     app: axum::Router,
+    /// The client of the scripted server over streamable HTTP.
+    http: ClientSide,
+    /// The client of the scripted server over the line transport.
+    lines: ClientSide,
+    call_timeout: Duration,
+}
+
+/// A client of the scripted server, and its bridge.
+struct ClientSide {
     client: McpClient,
     /// Holds the client's first bridge: the manager enforces its time limit.
     calls: ToolCallManager,
     /// The bridge's local name.
     local: String,
-    call_timeout: Duration,
+}
+
+impl ClientSide {
+    fn new(client: McpClient) -> Self {
+        let bridge = client
+            .tools()
+            .into_iter()
+            .next()
+            .expect("the scripted tool");
+        let local = bridge.name().to_owned();
+        let calls = ToolCallManager::new("client");
+        calls.register(Arc::new(bridge)).unwrap();
+        Self {
+            client,
+            calls,
+            local,
+        }
+    }
 }
 
 /// What the scripted server answers the client's requests with, set for each input.
@@ -712,7 +740,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
             .and_then(|ms| ms.parse().ok())
             .unwrap_or(500),
     );
-    let (app, client, bridge) = runtime.block_on(async {
+    let (app, http, lines) = runtime.block_on(async {
         let app = router(
             server.clone(),
             &McpHttpOptions::default().with_limits(limits),
@@ -728,53 +756,47 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, scripted).await.unwrap() });
-        let client = McpClient::connect_with(
-            McpTransport::http(url),
+        let names = McpNames::new();
+        let options = || {
             McpClientOptions::default()
-                .with_names(McpNames::new())
+                .with_names(names.clone())
                 .with_limits(limits)
                 .with_call_timeout(Some(call_timeout))
-                .with_connect_timeout(call_timeout.max(Duration::from_millis(100))),
-        )
-        .await
-        .unwrap();
-        let bridge = client
-            .tools()
-            .into_iter()
-            .next()
-            .expect("the scripted tool");
-        (app, client, bridge)
+                .with_connect_timeout(call_timeout.max(Duration::from_millis(100)))
+        };
+        let http = McpClient::connect_with(McpTransport::http(url), options())
+            .await
+            .unwrap();
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        tokio::spawn(scripted_lines(server_end));
+        let (read, write) = tokio::io::split(client_end);
+        let lines = McpClient::connect_io("the scripted server", read, write, options())
+            .await
+            .unwrap();
+        (app, ClientSide::new(http), ClientSide::new(lines))
     });
-    let local = bridge.name().to_owned();
-    let calls = ToolCallManager::new("client");
-    calls.register(Arc::new(bridge)).unwrap();
     Fixture {
         runtime,
         server,
         limits,
         app,
-        client,
-        calls,
-        local,
+        http,
+        lines,
         call_timeout,
     }
 });
 
-/// The scripted server (the client way): the handshake and the first listing valid, then,
-/// to each request, the script's events and answer with the request's id where they have
-/// `Id::Pending`.
-async fn scripted_answer(body: axum::body::Bytes) -> axum::response::Response {
-    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+/// What the scripted server answers `request` (a readable request) with: its events, then
+/// its answer; `None` for anything else (a notification, an answer of the client's).
+fn scripted(message: &Value) -> Option<(Vec<Vec<u8>>, Vec<u8>)> {
     let (Some(id), Some(method)) = (
         message.get("id").cloned(),
         message.get("method").and_then(Value::as_str),
     ) else {
-        // A notification, or the client's answer to a request of the script's.
-        return StatusCode::ACCEPTED.into_response();
+        return None;
     };
-    let session = (header::HeaderName::from_static("mcp-session-id"), "s1");
     let script = SCRIPT.lock().unwrap();
-    let (events, answer) = match (method, script.as_ref()) {
+    Some(match (method, script.as_ref()) {
         ("initialize", _) => (
             Vec::new(),
             json!({"jsonrpc": "2.0", "id": id, "result": {
@@ -795,7 +817,38 @@ async fn scripted_answer(body: axum::body::Bytes) -> axum::response::Response {
             .to_string()
             .into_bytes(),
         ),
+    })
+}
+
+/// The scripted server over the line transport (the `ClientLines` way): each message a line.
+async fn scripted_lines(end: tokio::io::DuplexStream) {
+    let (read, mut write) = tokio::io::split(end);
+    let mut lines = BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        let Some((events, answer)) = scripted(&message) else {
+            continue;
+        };
+        for message in events.into_iter().chain([answer]) {
+            if write.write_all(&message).await.is_err() || write.write_all(b"\n").await.is_err()
+            {
+                return;
+            }
+        }
+    }
+}
+
+/// The scripted server (the client way): the handshake and the first listing valid, then,
+/// to each request, the script's events and answer with the request's id where they have
+/// `Id::Pending`.
+async fn scripted_answer(body: axum::body::Bytes) -> axum::response::Response {
+    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    // A notification, or the client's answer to a request of the script's.
+    let Some((events, answer)) = scripted(&message) else {
+        return StatusCode::ACCEPTED.into_response();
     };
+    let session = (header::HeaderName::from_static("mcp-session-id"), "s1");
+    let script = SCRIPT.lock().unwrap();
     if script.as_ref().is_some_and(|s| s.json_body) {
         return (
             [(header::CONTENT_TYPE, "application/json"), session],
@@ -1066,7 +1119,7 @@ fn text_blocks(result: &CallToolResult) -> Vec<&str> {
 
 /// The fuzzer as a server to `McpClient`: to a listing (when asked) and to a call, its
 /// messages as events, then its answer.
-async fn as_server(fixture: &Fixture, input: &Input) {
+async fn as_server(fixture: &Fixture, side: &ClientSide, input: &Input) {
     *SCRIPT.lock().unwrap() = Some(Script {
         events: input.messages.clone(),
         answer: input.answer.clone(),
@@ -1074,15 +1127,15 @@ async fn as_server(fixture: &Fixture, input: &Input) {
     });
     let limit = fixture.call_timeout + Duration::from_secs(3);
     if input.list_too
-        && tokio::time::timeout(limit, fixture.client.refresh_tools())
+        && tokio::time::timeout(limit, side.client.refresh_tools())
             .await
             .is_err()
     {
         panic!("a listing took over {limit:?}");
     }
-    let local = fixture.local.clone();
+    let local = side.local.clone();
     let request = ToolCallRequest::new("fuzz-call", &local, ToolArguments::default());
-    let outcome = tokio::time::timeout(limit, fixture.calls.execute_one(&request))
+    let outcome = tokio::time::timeout(limit, side.calls.execute_one(&request))
         .await
         .unwrap_or_else(|_| panic!("a call took over {limit:?}"));
     if let Err(error) = &outcome {
@@ -1105,7 +1158,9 @@ async fn as_server(fixture: &Fixture, input: &Input) {
     else {
         return;
     };
-    let answered_before = !input.json_body
+    // Over HTTP a JSON body holds the answer alone; lines always carry the events first.
+    let answer_alone = input.json_body && std::ptr::eq(side, &fixture.http);
+    let answered_before = !answer_alone
         && input.messages.iter().any(|m| match m {
             Message::Result { id, .. } | Message::Call { id, .. } | Message::Error { id, .. } => {
                 matches!(id, Id::Pending)
@@ -1165,7 +1220,8 @@ fuzz_target!(|data: &[u8]| {
         match input.way {
             Way::Lines => over_lines(fixture, &input).await,
             Way::Http => over_http(fixture, &input).await,
-            Way::Client => as_server(fixture, &input).await,
+            Way::Client => as_server(fixture, &fixture.http, &input).await,
+            Way::ClientLines => as_server(fixture, &fixture.lines, &input).await,
         }
     });
     if std::env::var_os("FUZZ_TIME").is_some() {
