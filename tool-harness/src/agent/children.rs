@@ -121,7 +121,8 @@ impl SubAgentConfig {
     }
 
     /// The tools every child gets (a `start` may narrow them), e.g.
-    /// `ToolPreset::minimal_sub_agent(fs).as_child_tools()?`.
+    /// `ToolPreset::minimal_sub_agent(fs).as_child_tools()?`. A child's model is sent each of
+    /// them from its first call, and no `shed`.
     #[must_use]
     pub fn with_tools(mut self, tools: Vec<Arc<dyn ToolImpl>>) -> Self {
         self.tools = tools;
@@ -494,6 +495,9 @@ impl AgentCommands {
         let mut builder = AgentSession::builder(Arc::clone(&config.model))
             .with_model(config.model_name.clone())
             .with_toolshed(shed)
+            // A child's tools are few and chosen for it: each is declared from the start,
+            // and no `shed` (which could find only them) takes a place beside them.
+            .with_every_tool_declared(true)
             .with_max_turns(max_turns)
             .with_streaming(config.streaming)
             .with_shared_context_overflow(
@@ -536,11 +540,7 @@ impl AgentCommands {
         if let Some(tokens) = config.token_budget {
             builder = builder.with_token_budget(tokens);
         }
-        let session = builder.build().map_err(error)?;
-        // A child's tools are few and chosen for it: all are offered from the start.
-        let names = session.tool_manager().names();
-        session.tool_manager().activate(&names);
-        Ok(session)
+        builder.build().map_err(error)
     }
 }
 

@@ -163,11 +163,12 @@ async fn a_parent_session_starts_checks_and_collects_a_child() {
         .map(|c| c["tool"].as_str().unwrap())
         .collect();
     assert_eq!(tools, ["lookup", "summarize"]);
-    // The child saw its own system prompt and task, and its tools without `agent` (depth 1).
+    // The child saw its own system prompt and task, and its tools without `agent` (depth 1),
+    // each declared from the start: no `shed`, which could find only them.
     let first = &child_model.requests()[0];
     assert_eq!(first.system.as_deref(), Some("Do the task."));
     assert_eq!(first.messages[0].text(), Some("find and summarize"));
-    assert_eq!(first.tool_names(), ["shed", "lookup", "summarize"]);
+    assert_eq!(first.tool_names(), ["lookup", "summarize"]);
     // The child's tokens roll up into the parent's run, counted apart.
     assert_eq!(run.child_usage, Usage::new(30, 12));
     assert_eq!(run.total_usage(), run.usage + Usage::new(30, 12));
@@ -419,7 +420,7 @@ async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
         .iter()
         .find(|r| r.messages[0].text() == Some("grandchild task"))
         .expect("the grandchild ran");
-    assert_eq!(child.tool_names(), ["shed", "agent"]);
+    assert_eq!(child.tool_names(), ["agent"]);
     assert!(grandchild.tools.is_empty(), "{:?}", grandchild.tool_names());
 }
 
