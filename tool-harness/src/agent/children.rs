@@ -764,7 +764,8 @@ impl AgentCommands {
         Ok(report(&id, &state))
     }
 
-    /// A sub-agent's final answer, waiting up to `wait_ms` for it to finish.
+    /// A sub-agent's final answer, waiting up to `wait_ms` for it to finish (a paused one is
+    /// not waited for: it cannot finish until resumed).
     #[command(read_only)]
     pub async fn result(
         &self,
@@ -776,8 +777,13 @@ impl AgentCommands {
         let mut state = self.state(&id)?;
         let wait = Duration::from_millis(wait_ms.unwrap_or(0)).min(MAX_RESULT_WAIT);
         if !wait.is_zero() {
-            // Ended or not, the state below says what there is.
-            let _ = tokio::time::timeout(wait, state.wait_for(|s| !s.status.is_live())).await;
+            // Ended or not, the state below says what there is. A paused child makes no
+            // model call, so waiting for its answer would wait out the whole time.
+            let _ = tokio::time::timeout(
+                wait,
+                state.wait_for(|s| !s.status.is_live() || s.status == Status::Paused),
+            )
+            .await;
         }
         let state = state.borrow();
         match state.status {
@@ -788,7 +794,13 @@ impl AgentCommands {
                  transcript of {} messages is kept)",
                 state.transcript.len()
             ))),
-            status @ (Status::Running | Status::Paused) => Err(error(format!(
+            Status::Paused => Err(error(format!(
+                "sub-agent '{id}' has not finished (paused after {} model calls): it makes \
+                 no model call until `resume`d; resume it, then call `result` with a \
+                 `wait_ms`",
+                state.turns
+            ))),
+            status @ Status::Running => Err(error(format!(
                 "sub-agent '{id}' has not finished ({} after {} model calls); call `result` \
                  again with a `wait_ms`, or `check` on it",
                 serde_json::to_value(status)

@@ -207,13 +207,23 @@ async fn pause_holds_the_child_between_turns_and_resume_lets_it_go_on() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("is paused, not running"), "{err}");
-    let err = agent(&manager, json!({"command": "result", "id": "agent-1"}))
-        .await
-        .unwrap_err();
+    // A wait for a paused child's answer ends at once: it cannot finish until resumed.
+    let err = tokio::time::timeout(
+        Duration::from_secs(5),
+        agent(
+            &manager,
+            json!({"command": "result", "id": "agent-1", "wait_ms": 60000}),
+        ),
+    )
+    .await
+    .expect("the wait ended at once")
+    .unwrap_err();
     assert!(
-        err.to_string().contains("has not finished (paused"),
+        err.to_string()
+            .contains("has not finished (paused after 1 model calls)"),
         "{err}"
     );
+    assert!(err.to_string().contains("resume it"), "{err}");
 
     agent(&manager, json!({"command": "resume", "id": "agent-1"}))
         .await
