@@ -116,10 +116,11 @@ struct RawServe {
 }
 
 impl RawServe {
-    fn start(root: &std::path::Path) -> Self {
+    fn start(root: &std::path::Path, extra: &[&str]) -> Self {
         let mut child = Command::new(BIN)
             .args(["serve", "--preset", "minimal", "--root"])
             .arg(root)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -131,7 +132,12 @@ impl RawServe {
 
     /// A server started in `root`, past the handshake (initialize, then `initialized`).
     fn initialized(root: &std::path::Path) -> Self {
-        let mut serve = Self::start(root);
+        Self::initialized_with(root, &[])
+    }
+
+    /// The same, `serve` given the arguments `extra` too.
+    fn initialized_with(root: &std::path::Path, extra: &[&str]) -> Self {
+        let mut serve = Self::start(root, extra);
         let init = serve.ask(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -240,6 +246,48 @@ fn serve_on_stdio_refuses_a_message_of_more_values_than_a_server_reads() {
     assert!(text.contains("command"), "{text}");
 }
 
+/// `--max-message-bytes` and `--max-values` set the limits a client's messages are read
+/// within: past either, a message is refused with the limit named, and a message within
+/// both runs its tool.
+#[test]
+fn serve_reads_within_the_limits_its_flags_set() {
+    let root = tempfile::tempdir().unwrap();
+    let mut serve = RawServe::initialized_with(
+        root.path(),
+        &["--max-message-bytes", "2048", "--max-values", "100"],
+    );
+    let call = |id: u32, command: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "bash", "arguments": {"command": command}}})
+        .to_string()
+    };
+    serve.send(&call(2, json!("x".repeat(3000))));
+    let large = serve.next();
+    assert_eq!(large["id"], 2, "{large}");
+    let message = large["error"]["message"].as_str().unwrap();
+    assert!(message.contains("2048 bytes"), "{message}");
+
+    serve.send(&call(3, json!(vec![0; 150])));
+    let many = serve.next();
+    assert_eq!(many["id"], 3, "{many}");
+    let message = many["error"]["message"].as_str().unwrap();
+    assert!(message.contains("more than 100 values"), "{message}");
+
+    serve.send(&call(4, json!("echo within")));
+    let ran = serve.next();
+    assert_eq!(ran["id"], 4, "{ran}");
+    let text = ran["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("within"), "{text}");
+
+    // Refused by clap, as any value out of range.
+    let zero = run(&["serve", "--max-message-bytes", "0"]);
+    assert!(!zero.status.success());
+    assert!(
+        String::from_utf8_lossy(&zero.stderr).contains("--max-message-bytes"),
+        "{zero:?}"
+    );
+}
+
 /// A client that closes stdin without reading the answers it asked for (more than a pipe
 /// holds): the server's write waits for ever, yet the process exits, within rmcp's drain and
 /// the transport's bound on closing.
@@ -265,7 +313,7 @@ fn a_client_that_never_reads_cannot_keep_the_server_from_exiting() {
 #[test]
 fn closing_stdin_before_the_handshake_exits_cleanly() {
     let root = tempfile::tempdir().unwrap();
-    let mut serve = RawServe::start(root.path());
+    let mut serve = RawServe::start(root.path(), &[]);
     drop(serve.child.stdin.take());
     let status = serve.child.wait().unwrap();
     assert!(status.success(), "{status}");

@@ -118,6 +118,16 @@ pub struct ServeArgs {
     /// passing (0: never). A running call keeps its session, however long it runs.
     #[arg(long, value_name = "SECONDS", default_value_t = toolsmith::harness::mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs())]
     pub session_idle_timeout: u64,
+    /// The largest message read from a client, in bytes (a `write` of a large file needs
+    /// more); a larger one is refused with the limit named, and serving goes on.
+    #[arg(long, value_name = "BYTES", default_value_t = toolsmith::harness::mcp::DEFAULT_MAX_MESSAGE_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_message_bytes: usize,
+    /// The most JSON values (each string, number, array, object...) read in one message from
+    /// a client; a message of more is refused with the limit named.
+    #[arg(long, value_name = "N", default_value_t = toolsmith::harness::mcp::DEFAULT_SERVER_MAX_VALUES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_values: usize,
 }
 
 /// `toolsmith tools`.

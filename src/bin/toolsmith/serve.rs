@@ -4,7 +4,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use toolsmith::harness::mcp::{
-    McpHttpOptions, McpHttpServer, McpServer, McpServerOptions, serve_stdio,
+    JsonLimits, McpHttpOptions, McpHttpServer, McpServer, McpServerOptions, serve_until_closed,
 };
 
 use crate::Failure;
@@ -17,6 +17,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let options =
         McpServerOptions::new("toolsmith", env!("CARGO_PKG_VERSION")).with_shed(args.shed);
     let server = McpServer::with_options(manager, options);
+    let limits = JsonLimits::for_server()
+        .with_max_bytes(args.max_message_bytes)
+        .with_max_values(args.max_values);
     match args.http {
         None => {
             if (args.token.is_some() && !args.token_from_env) || !args.allow_host.is_empty() {
@@ -24,7 +27,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
                     "toolsmith: --token and --allow-host apply to --http only; ignored on stdio"
                 ));
             }
-            serve_stdio(server).await.map_err(Failure::from)
+            serve_until_closed(server, tokio::io::stdin(), tokio::io::stdout(), limits)
+                .await
+                .map_err(Failure::from)
         }
         Some(addr) => {
             let idle = (args.session_idle_timeout > 0)
@@ -32,7 +37,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             let mut options = McpHttpOptions::default()
                 .with_addr(addr)
                 .with_max_sessions(args.max_sessions)
-                .with_session_idle_timeout(idle);
+                .with_session_idle_timeout(idle)
+                .with_limits(limits);
             if let Some(token) = args.token {
                 options = options.with_bearer_token(token);
             }
