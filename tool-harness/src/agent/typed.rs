@@ -24,7 +24,7 @@ use toolsmith_core::{
 
 use super::declaration_check::check_declarations;
 use super::ledger::{RunLedger, RunOrigin};
-use super::session::{AbandonedIfDropped, RunEnd, following};
+use super::session::{AbandonedIfDropped, RunEnd, following, is_cancelled};
 use super::token_estimate::TokenEstimate;
 use super::{AgentRun, AgentSession, AgenticError, UserInput};
 use crate::model::{ChatRequest, ChatResponse, Message, ToolChoice, ToolResultMessage};
@@ -315,6 +315,12 @@ impl AgentSession {
         let stop_reason = run.stop_reason.clone();
         let mut problem = String::new();
         for _ in 0..MAX_ANSWER_ATTEMPTS {
+            // Looked at before each request, as the run's loop does: the model call below
+            // polls the model first, so a token cancelled already (a stop pressed as the
+            // run answered) would not keep it from being asked.
+            if is_cancelled(cancel, caller) {
+                return Err(self.ended_in_exchange(RunEnd::Cancelled, run, ledger));
+            }
             // A paused session makes no model call, this exchange's included.
             if let Err(end) = self.wait_if_paused(cancel).await {
                 return Err(self.ended_in_exchange(end, run, ledger));
