@@ -284,8 +284,13 @@ impl RunLedger {
     /// above it (a loop, not recursion: `AgentTool`s may nest as deep as their callers go).
     pub(crate) fn spent(&self, usage: Usage) {
         if self.budget.is_some() {
-            self.own_tokens
-                .fetch_add(usage.total_tokens(), Ordering::Relaxed);
+            // Saturating, as `Usage` adds: a wrapped count (a model's absurd usage) would
+            // read as a budget barely touched to the run's sub-agents.
+            let _ = self
+                .own_tokens
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |spent| {
+                    Some(spent.saturating_add(usage.total_tokens()))
+                });
         }
         let mut ancestor = self.parent.as_ref();
         while let Some(parent) = ancestor {
