@@ -616,6 +616,8 @@ impl AgentSession {
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
         let slot = origin.ledger_slot();
+        // A typed answer's exchange follows the run in its ledger: that ends it.
+        let exchange_follows = slot.is_some();
         let ledger = Arc::new(RunLedger::lent(
             origin,
             Some(&self.events),
@@ -637,7 +639,11 @@ impl AgentSession {
             .instrument(span.clone())
             .await;
         dropped.disarm();
-        ledger.run_ended();
+        // A run that answers and leaves its ledger to the typed answer's exchange goes on
+        // there (its stream hears its children until the exchange ends); any other ends.
+        if !exchange_follows || ended.is_err() {
+            ledger.run_ended();
+        }
         if ended.as_ref().is_err_and(RunEnd::stops_children) {
             ledger.abandon();
         }

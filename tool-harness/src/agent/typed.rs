@@ -249,7 +249,8 @@ impl AgentSession {
 
     /// The answer's exchange, in the run's ledger: the exchange is the typed run's last
     /// part, so one cancelled, stopped, ended by a panic or a budget, or dropped, stops the
-    /// background children the run's calls started, as the run ending so would have.
+    /// background children the run's calls started, as the run ending so would have; and
+    /// the run's stream hears those children until it ends.
     async fn exchange<T: DeserializeOwned>(
         &self,
         form: &AnswerForm,
@@ -266,6 +267,9 @@ impl AgentSession {
         let dropped = AbandonedIfDropped(Some(&ledger));
         let answered = self.ask_for_answer(form, run, tokens, &ledger).await;
         dropped.disarm();
+        // The typed run ends here, not where its text came: its stream, which heard the
+        // run's children until now, takes no more of them.
+        ledger.run_ended();
         answered
     }
 
