@@ -54,9 +54,10 @@ pub(crate) struct RunLedger {
     /// Where the run's events go besides the session's handlers, when its caller asked for
     /// them ([`AgentSession::events_of`]).
     events: Option<EventStream>,
-    /// Whether the run is still going on: once it has ended, its stream takes no more of
-    /// its sub-agents' events (a background one may outlive it; the stream ends with the
-    /// run, and a stream kept unread would otherwise queue them for ever).
+    /// Whether the run is still going on: once it has ended, its stream takes no more
+    /// events, its sub-agents' or its tools' (a background child, or a tool's work on a task
+    /// of its own, may outlive it; the stream ends with the run, and a stream kept unread
+    /// would otherwise queue them for ever).
     streaming: AtomicBool,
     /// The handlers of the run's session, which hear its sub-agents' events; `None` when it
     /// has none (and for a run that lends nothing to calls, so is nobody's parent).
@@ -224,13 +225,16 @@ impl RunLedger {
     }
 
     /// `event` of this ledger's run sent to `handlers` (its session's), then to the runs
-    /// above it, then to its own stream.
+    /// above it, then to its own stream while the run lasts (a tool's work handed to a task
+    /// of its own may report progress after the run ended: the stream had ended).
     pub(crate) fn send(&self, handlers: &[Arc<dyn AgentEventHandler>], event: AgentEvent) {
         deliver(handlers, &event);
         if self.heard_above {
             self.send_up(&event);
         }
-        if let Some(events) = &self.events {
+        if let Some(events) = &self.events
+            && self.streaming.load(Ordering::Acquire)
+        {
             events.send(event);
         }
     }
@@ -284,8 +288,13 @@ impl RunLedger {
     /// above it (a loop, not recursion: `AgentTool`s may nest as deep as their callers go).
     pub(crate) fn spent(&self, usage: Usage) {
         if self.budget.is_some() {
-            self.own_tokens
-                .fetch_add(usage.total_tokens(), Ordering::Relaxed);
+            // Saturating, as `Usage` adds: a wrapped count (a model's absurd usage) would
+            // read as a budget barely touched to the run's sub-agents.
+            let _ = self
+                .own_tokens
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |spent| {
+                    Some(spent.saturating_add(usage.total_tokens()))
+                });
         }
         let mut ancestor = self.parent.as_ref();
         while let Some(parent) = ancestor {

@@ -114,7 +114,8 @@ impl AgentSession {
     /// future that starts none has an empty stream); the runs its tool calls make or start
     /// (an [`AgentTool`](super::AgentTool)'s sub-agent, the `agent` group's children) do not
     /// take it, but their events come to it, each wrapped as [`AgentEvent::SubAgent`], until
-    /// the run ends: a background child's later events reach the session's handlers only.
+    /// the run ends (a typed run's, `send_as`'s, once its answer's exchange has): a
+    /// background child's later events reach the session's handlers only.
     ///
     /// ```
     /// use futures::StreamExt as _;

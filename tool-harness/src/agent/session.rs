@@ -616,6 +616,8 @@ impl AgentSession {
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
         let slot = origin.ledger_slot();
+        // A typed answer's exchange follows the run in its ledger: that ends it.
+        let exchange_follows = slot.is_some();
         let ledger = Arc::new(RunLedger::lent(
             origin,
             Some(&self.events),
@@ -637,15 +639,12 @@ impl AgentSession {
             .instrument(span.clone())
             .await;
         dropped.disarm();
-        ledger.run_ended();
-        if matches!(
-            ended,
-            Err(RunEnd::Cancelled
-                | RunEnd::Stopped(_)
-                | RunEnd::Panicked(_)
-                | RunEnd::TokenBudget { .. }
-                | RunEnd::CallerTokenBudget { .. })
-        ) {
+        // A run that answers and leaves its ledger to the typed answer's exchange goes on
+        // there (its stream hears its children until the exchange ends); any other ends.
+        if !exchange_follows || ended.is_err() {
+            ledger.run_ended();
+        }
+        if ended.as_ref().is_err_and(RunEnd::stops_children) {
             ledger.abandon();
         }
         run.child_usage = ledger.descendants();
@@ -1191,11 +1190,11 @@ fn shorten(
 /// Abandons a run's ledger when dropped armed: a run's future dropped before it ended (a
 /// `send` its caller gave up on) stops the sub-agents its calls started, as a cancelled run
 /// does.
-struct AbandonedIfDropped<'a>(Option<&'a RunLedger>);
+pub(super) struct AbandonedIfDropped<'a>(pub(super) Option<&'a RunLedger>);
 
 impl AbandonedIfDropped<'_> {
     /// The run ended: what becomes of its children is decided by how.
-    fn disarm(mut self) {
+    pub(super) fn disarm(mut self) {
         self.0 = None;
     }
 }
@@ -1300,6 +1299,20 @@ pub(super) enum RunEnd {
 }
 
 impl RunEnd {
+    /// Whether a run that ends so stops the background children its calls started: one
+    /// cancelled, stopped by a hook, by a panic or by a token budget. One that fails
+    /// otherwise (the model's error, its turns spent) leaves them, as an answer does.
+    pub(super) fn stops_children(&self) -> bool {
+        matches!(
+            self,
+            Self::Cancelled
+                | Self::Stopped(_)
+                | Self::Panicked(_)
+                | Self::TokenBudget { .. }
+                | Self::CallerTokenBudget { .. }
+        )
+    }
+
     pub(super) fn into_error(self, run: AgentRun, max_turns: usize) -> AgenticError {
         let run = Box::new(run);
         match self {

@@ -18,9 +18,9 @@ use crate::model::StopReason;
 /// result the calling model reads ([`ToolCallResult::error`]), never a failure of the
 /// caller's run; the caller's cancellation cancels the agent's run. The run goes on a task
 /// of its own (a Tokio runtime's), aborted if the call is dropped: nested agents take no
-/// stack from their callers. Called by an agent's
-/// run, the tokens the agent spends (its sub-agents' too, and what it spent before it
-/// failed or was cancelled) count in that run's
+/// stack from their callers; called where no Tokio runtime runs, the call fails, saying so.
+/// Called by an agent's run, the tokens the agent spends (its sub-agents' too, and what it
+/// spent before it failed or was cancelled) count in that run's
 /// [`child_usage`](super::AgentRun::child_usage), and so in the caller's token budget.
 ///
 /// ```
@@ -109,6 +109,14 @@ impl ToolImpl for AgentTool {
                 "/input: the input is empty",
             ));
         }
+        // Checked, not assumed: `tokio::spawn` below panics on any other executor.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return Err(ToolError::execution(
+                &self.name,
+                "the agent needs a Tokio runtime: its run goes on a task of its own, and no \
+                 Tokio runtime runs this call",
+            ));
+        };
         let context = ToolCallContext::current();
         let token = context
             .as_ref()
@@ -121,8 +129,8 @@ impl ToolImpl for AgentTool {
         // stack of every poll above it (about 200 KB in a debug build), and an agent that
         // can reach itself overflowed a thread's 2 MB in ten levels.
         let running = OnTaskOfItsOwn(match context {
-            Some(context) => tokio::spawn(context.scope(run)),
-            None => tokio::spawn(run),
+            Some(context) => runtime.spawn(context.scope(run)),
+            None => runtime.spawn(run),
         });
         let outcome = match running.finish().await {
             Ok(outcome) => outcome,

@@ -24,7 +24,7 @@ use toolsmith_core::{
 
 use super::declaration_check::check_declarations;
 use super::ledger::{RunLedger, RunOrigin};
-use super::session::following;
+use super::session::{AbandonedIfDropped, RunEnd, following, is_cancelled};
 use super::token_estimate::TokenEstimate;
 use super::{AgentRun, AgentSession, AgenticError, UserInput};
 use crate::model::{ChatRequest, ChatResponse, Message, ToolChoice, ToolResultMessage};
@@ -146,7 +146,9 @@ impl AgentSession {
 
     /// [`send_with_cancellation`](Self::send_with_cancellation), then the answer as a `T`, as
     /// [`send_as`](Self::send_as) reads it: `token` stops the answer's exchange too (the run
-    /// then ends with [`AgenticError::Cancelled`], the kept conversation as after the run).
+    /// then ends with [`AgenticError::Cancelled`], the kept conversation as after the run,
+    /// and the `agent` children the run's calls started are stopped, as for a run cancelled
+    /// before its answer).
     pub async fn send_as_with_cancellation<T: JsonSchema + DeserializeOwned>(
         &self,
         text: impl Into<String>,
@@ -245,15 +247,50 @@ impl AgentSession {
         }
     }
 
-    /// The answer's exchange: up to [`MAX_ANSWER_ATTEMPTS`] answers under `cancel`, each
+    /// The answer's exchange, in the run's ledger: the exchange is the typed run's last
+    /// part, so one cancelled, stopped, ended by a panic or a budget, or dropped, stops the
+    /// background children the run's calls started, as the run ending so would have; and
+    /// the run's stream hears those children until it ends.
+    async fn exchange<T: DeserializeOwned>(
+        &self,
+        form: &AnswerForm,
+        run: (AgentRun, TokenEstimate),
+        tokens: (&CancellationToken, Option<&CancellationToken>),
+        origin: RunOrigin,
+    ) -> Result<TypedRun<T>, AgenticError> {
+        // The run's own ledger: the exchange's calls count as the run's did (in the run
+        // around it, if any, and toward the budget the run's children stop at), its events
+        // streamed where the run's were.
+        let ledger = origin
+            .left_ledger()
+            .unwrap_or_else(|| Arc::new(RunLedger::from_origin(origin)));
+        let dropped = AbandonedIfDropped(Some(&ledger));
+        let answered = self.ask_for_answer(form, run, tokens, &ledger).await;
+        dropped.disarm();
+        // The typed run ends here, not where its text came: its stream, which heard the
+        // run's children until now, takes no more of them.
+        ledger.run_ended();
+        answered
+    }
+
+    /// The run's error for `end`, having stopped the run's children first when an end so
+    /// stops them ([`RunEnd::stops_children`]).
+    fn ended_in_exchange(&self, end: RunEnd, run: AgentRun, ledger: &RunLedger) -> AgenticError {
+        if end.stops_children() {
+            ledger.abandon();
+        }
+        end.into_error(run, self.max_turns)
+    }
+
+    /// Asks for the answer: up to [`MAX_ANSWER_ATTEMPTS`] answers under `cancel`, each
     /// asked under the session's context overflow policy, which is not shown the
     /// exchange's own request (from the first [`ASK`] on) and keeps the run's question.
-    async fn exchange<T: DeserializeOwned>(
+    async fn ask_for_answer<T: DeserializeOwned>(
         &self,
         form: &AnswerForm,
         (mut run, mut estimate): (AgentRun, TokenEstimate),
         (cancel, caller): (&CancellationToken, Option<&CancellationToken>),
-        origin: RunOrigin,
+        ledger: &RunLedger,
     ) -> Result<TypedRun<T>, AgenticError> {
         let mut declared = ToolDeclarations::clone(&self.manager.offered_declarations());
         // A tool of that name registered since the check (the run's tools may register
@@ -276,24 +313,24 @@ impl AgentSession {
         request.messages.push(Message::user(ASK));
         let provider = match self.provider_name() {
             Ok(name) => name,
-            Err(panic) => return Err(panic.into_error(Box::new(run))),
+            Err(panic) => return Err(self.ended_in_exchange(RunEnd::Panicked(panic), run, ledger)),
         };
-        // The run's own ledger: the exchange's calls count as the run's did (in the run
-        // around it, if any, and toward the budget the run's children stop at), its events
-        // streamed where the run's were.
-        let ledger = origin
-            .left_ledger()
-            .unwrap_or_else(|| Arc::new(RunLedger::from_origin(origin)));
         // The run's answer's: `run.text`'s, which the exchange does not replace.
         let stop_reason = run.stop_reason.clone();
         let mut problem = String::new();
         for _ in 0..MAX_ANSWER_ATTEMPTS {
-            // A paused session makes no model call, this exchange's included.
-            if self.wait_if_paused(cancel).await.is_err() {
-                return Err(AgenticError::Cancelled { run: Box::new(run) });
+            // Looked at before each request, as the run's loop does: the model call below
+            // polls the model first, so a token cancelled already (a stop pressed as the
+            // run answered) would not keep it from being asked.
+            if is_cancelled(cancel, caller) {
+                return Err(self.ended_in_exchange(RunEnd::Cancelled, run, ledger));
             }
-            if let Some(spent) = self.budget_spent(&run, &ledger) {
-                return Err(spent.into_error(run, self.max_turns));
+            // A paused session makes no model call, this exchange's included.
+            if let Err(end) = self.wait_if_paused(cancel).await {
+                return Err(self.ended_in_exchange(end, run, ledger));
+            }
+            if let Some(spent) = self.budget_spent(&run, ledger) {
+                return Err(self.ended_in_exchange(spent, run, ledger));
             }
             let protected = request.messages.len() - run_part;
             let answered = self
@@ -302,7 +339,7 @@ impl AgentSession {
                     ToolChoice::Tool(FINAL_ANSWER_TOOL.to_owned()),
                     cancel,
                     (caller, provider),
-                    (&mut run, &ledger),
+                    (&mut run, ledger),
                 )
                 .await;
             // The policy shortened the run's part only.
@@ -315,7 +352,7 @@ impl AgentSession {
             }
             let response = match answered {
                 Ok(response) => response,
-                Err(end) => return Err(end.into_error(run, self.max_turns)),
+                Err(end) => return Err(self.ended_in_exchange(end, run, ledger)),
             };
             run.stop_reason.clone_from(&stop_reason);
             match form.read::<T>(&response) {

@@ -591,3 +591,56 @@ fn a_runs_stream_is_send() {
     let typed = session.events_of(session.run_as::<String>("hello"));
     send(&typed);
 }
+
+/// A tool that answers "started" at once and reports progress 50 ms later, from a task it
+/// handed its call's context to.
+fn reports_late() -> FnTool {
+    FnTool::new(
+        "index",
+        "Indexes in the background.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async {
+            let context = ToolCallContext::current().expect("a call's context");
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                context.progress(1.0, None, "late");
+            });
+            Ok(ToolCallResult::text("started"))
+        },
+    )
+}
+
+/// A stream ends with its run: progress a tool's work reports after the run ended reaches
+/// the session's handlers, not the ended run's stream (kept unread, it would queue them).
+#[tokio::test]
+async fn progress_reported_after_the_run_ended_reaches_the_handlers_not_the_ended_stream() {
+    let recorded = Recorded::default();
+    let session = recorded.session_over(
+        AgentSession::builder(ScriptedModel::new([
+            ScriptedTurn::call("index", json!({})),
+            ScriptedTurn::text("indexing"),
+        ])),
+        ToolShed::new().tool(reports_late()),
+    );
+    session.tool_manager().activate(&["index".to_owned()]);
+    let mut events = session.events_of(session.run("index it"));
+    while events.next().await.is_some() {}
+    let heard_late = || {
+        recorded
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|event| matches!(event, AgentEvent::ToolCallProgress(_)))
+    };
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while !heard_late() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the handlers never heard the late progress");
+    let after_the_end = events.next().await;
+    assert!(after_the_end.is_none(), "{after_the_end:?}");
+    assert_eq!(events.finish().await.unwrap().text, "indexing");
+}

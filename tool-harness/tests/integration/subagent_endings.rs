@@ -565,3 +565,76 @@ async fn agent_reaching_itself() {
     // The session holds the tool that holds it: broken by hand, as its user would.
     session.tool_manager().deregister("recurse");
 }
+
+/// A typed answer of `{"ok": true}`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Done {
+    #[allow(dead_code)]
+    ok: bool,
+}
+
+/// A parent whose run starts a child that waits for ever and answers "started"; its typed
+/// answer's exchange is cancelled by `stop` as it is asked for (when given), its answer
+/// coming long after the test gives up. The count says the child's tool was dropped.
+fn parent_asked_for_a_typed_answer(
+    stop: Option<toolsmith_core::CancellationToken>,
+) -> (AgentSession, Arc<AtomicUsize>) {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let child_model =
+        ScriptedModel::new([ScriptedTurn::call("wait", json!({})).with_usage(Usage::new(10, 5))]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
+        Arc::default(),
+        Arc::clone(&dropped),
+    ))]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::text("started"),
+        ScriptedTurn::call("final_answer", json!({"ok": true}))
+            .with_delay(Duration::from_secs(600)),
+    ]);
+    let mut builder = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)));
+    if let Some(stop) = stop {
+        builder =
+            builder.with_event_handler(move |event: &toolsmith_harness::agent::AgentEvent| {
+                if let toolsmith_harness::agent::AgentEvent::ModelRequest { turn: 3, .. } = event {
+                    stop.cancel();
+                }
+            });
+    }
+    let parent = builder.build().unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    (parent, dropped)
+}
+
+/// A typed run is cancelled whole, its answer's exchange included: one cancelled while its
+/// answer is asked for ends cancelled, and stops the children its run's calls started, as a
+/// run cancelled before its answer does.
+#[tokio::test]
+async fn a_typed_run_cancelled_while_its_answer_is_asked_for_stops_the_children_it_started() {
+    let stop = toolsmith_core::CancellationToken::new();
+    let (parent, _) = parent_asked_for_a_typed_answer(Some(stop.clone()));
+    let ended = tokio::time::timeout(
+        Duration::from_secs(60),
+        parent.send_as_with_cancellation::<Done>("go", stop),
+    )
+    .await
+    .expect("the stop ended the exchange");
+    assert!(
+        matches!(ended, Err(AgenticError::Cancelled { .. })),
+        "{ended:?}"
+    );
+    assert_result_says_stopped(&parent).await;
+}
+
+/// A typed run dropped while its answer is asked for stops the children its run's calls
+/// started, as a run dropped before its answer does.
+#[tokio::test]
+async fn a_typed_run_dropped_while_its_answer_is_asked_for_stops_the_children_it_started() {
+    let (parent, _) = parent_asked_for_a_typed_answer(None);
+    let asked =
+        tokio::time::timeout(Duration::from_millis(200), parent.send_as::<Done>("go")).await;
+    assert!(asked.is_err(), "the exchange's answer came: {asked:?}");
+    assert_result_says_stopped(&parent).await;
+}

@@ -450,3 +450,37 @@ async fn a_child_that_outlives_its_run_reaches_the_handlers_and_not_the_ended_st
     assert_eq!(events.finish().await.unwrap().text, "started it");
     child.assert_complete();
 }
+
+/// A typed answer of `{"ok": true}`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Done {
+    #[allow(dead_code)]
+    ok: bool,
+}
+
+/// A typed run's stream lasts to the end of its answer's exchange, which is the run's: what
+/// a child it started does meanwhile comes to it, as it would have during the run.
+#[tokio::test]
+async fn a_typed_runs_stream_hears_its_child_while_its_answer_is_asked_for() {
+    // The child answers 100 ms after it starts: after the run's text, before the typed
+    // answer (300 ms).
+    let child =
+        ScriptedModel::new([ScriptedTurn::text("found").with_delay(Duration::from_millis(100))]);
+    let config = SubAgentConfig::new(child.clone(), "m");
+    let parent = session(
+        AgentSession::builder(ScriptedModel::new([
+            ScriptedTurn::call("agent", json!({"command": "start", "task": "find"})),
+            ScriptedTurn::text("started it"),
+            ScriptedTurn::call("final_answer", json!({"ok": true}))
+                .with_delay(Duration::from_millis(300)),
+        ])),
+        ToolShed::new().tools(ToolPreset::agent(config)),
+    );
+    let (streamed, typed) = read_all(parent.events_of(parent.send_as::<Done>("delegate"))).await;
+    typed.unwrap();
+    child.assert_complete();
+    assert!(
+        sub_agent_words(&streamed).contains(&"agent-1: response".to_owned()),
+        "{streamed:?}"
+    );
+}

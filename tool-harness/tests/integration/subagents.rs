@@ -1055,3 +1055,33 @@ async fn pausing_the_session_holds_its_children_too() {
     assert_eq!(run.tool_calls[1].result.content.to_text(), "child done");
     child.assert_complete();
 }
+
+/// An `AgentTool` called where no Tokio runtime runs (a caller on another executor) is an
+/// error result naming the tool and what it needs, not a panic.
+#[test]
+fn an_agent_tool_called_without_a_tokio_runtime_says_it_needs_one() {
+    let inner = AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("never asked")]))
+        .with_model("m")
+        .build()
+        .unwrap();
+    let manager = ToolCallManager::new("outer");
+    manager
+        .register(Arc::new(AgentTool::new(
+            Arc::new(inner),
+            "research",
+            "Researches.",
+        )))
+        .unwrap();
+    let call = ToolCallRequest::new(
+        "1",
+        "research",
+        ToolArguments::try_from(json!({"input": "Rust's age?"})).unwrap(),
+    );
+    let error = futures::executor::block_on(manager.execute_one(&call)).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("'research'") && message.contains("needs a Tokio runtime"),
+        "{message}"
+    );
+    assert!(!message.contains("panicked"), "{message}");
+}

@@ -598,3 +598,40 @@ async fn a_typed_runs_child_usage_counts_what_its_children_spent_during_the_exch
     let typed = session.send_as::<Done>("delegate").await.unwrap();
     assert_eq!(typed.run.child_usage.total_tokens(), 2);
 }
+
+/// The count a sub-agent compares with its caller's budget stops at the largest count
+/// rather than wrapping past it: a model that reports an absurd usage (a broken or hostile
+/// provider) must not give the run's children a budget afresh.
+#[tokio::test]
+async fn a_callers_budget_spent_by_an_absurd_usage_stays_spent_for_its_children() {
+    // The child's first call starts while the parent's second waits (10 of 100 spent); its
+    // second comes after the parent's run answered, having spent more than any count holds.
+    let child = ScriptedModel::new([
+        ScriptedTurn::call("ping", json!({}))
+            .with_usage(Usage::new(1, 1))
+            .with_delay(Duration::from_millis(200)),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let config = SubAgentConfig::new(child.clone(), "m").with_tools(vec![ping()]);
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "work"}))
+            .with_usage(Usage::new(5, 5)),
+        ScriptedTurn::call("ping", json!({}))
+            .with_usage(Usage::new(u64::MAX - 20, 0))
+            .with_delay(Duration::from_millis(50)),
+        // Asked without tools at the budget; its 30 tokens would wrap a count that adds
+        // without bound round to 19.
+        ScriptedTurn::text("started").with_usage(Usage::new(30, 0)),
+    ]);
+    let session = build(
+        builder(
+            &model,
+            ToolPreset::agent(config).into_iter().chain([ping().into()]),
+        )
+        .with_token_budget(100)
+        .with_final_answer_on_limit(true),
+    );
+    assert_eq!(session.run("delegate").await.unwrap().text, "started");
+    child_stopped_by_the_callers_budget(&session).await;
+    assert_eq!(child.remaining(), 1);
+}

@@ -690,3 +690,35 @@ async fn run_as_with_a_token_never_cancelled_reads_the_answer() {
     assert_eq!(typed.value.city, "Paris");
     assert_eq!(typed.run.model_calls, 2);
 }
+
+/// A caller's token cancelled as the run answers (its stop pressed as the text came) ends
+/// the typed run cancelled before the answer is asked for: the model is not called again.
+#[tokio::test]
+async fn a_callers_token_cancelled_as_the_run_answers_asks_the_model_for_no_typed_answer() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::text("Mild.").with_usage(Usage::new(10, 2)),
+        ScriptedTurn::call(FINAL_ANSWER_TOOL, json!({"city": "Paris", "celsius": 1}))
+            .with_usage(Usage::new(20, 3)),
+    ]);
+    let stop = toolsmith_core::CancellationToken::new();
+    let pressed = stop.clone();
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_event_handler(move |event: &AgentEvent| {
+            if let AgentEvent::ModelResponse { turn: 1, .. } = event {
+                pressed.cancel();
+            }
+        })
+        .build()
+        .unwrap();
+    let err = session
+        .run_as_with_cancellation::<Weather>("Weather?", stop)
+        .await
+        .unwrap_err();
+    let AgenticError::Cancelled { run } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(model.remaining(), 1, "the answer was asked for");
+    assert_eq!(run.model_calls, 1);
+    assert_eq!(run.usage, Usage::new(10, 2));
+}
