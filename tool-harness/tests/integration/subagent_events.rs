@@ -206,35 +206,29 @@ async fn an_agent_tools_events_reach_the_caller_under_the_calls_id_text_deltas_t
     );
 }
 
+/// A session whose model calls `agent` as the `AgentTool` `name` (call id `id`), then
+/// answers `answer`.
+fn calling(agent: AgentSession, (id, name): (&str, &str), answer: &str) -> AgentSession {
+    session(
+        AgentSession::builder(ScriptedModel::new([
+            call_as(id, name, json!({"input": "go on"})),
+            ScriptedTurn::text(answer),
+        ])),
+        ToolShed::new().tools(vec![
+            Arc::new(AgentTool::new(Arc::new(agent), name, "An agent.")) as Arc<dyn ToolImpl>,
+        ]),
+    )
+}
+
 #[tokio::test]
 async fn a_grandchilds_events_are_wrapped_twice_and_a_stream_alone_hears_them() {
     let checker = session(
         AgentSession::builder(ScriptedModel::new([ScriptedTurn::text("checked")])),
         ToolShed::new(),
     );
-    let research = session(
-        AgentSession::builder(ScriptedModel::new([
-            call_as("f1", "fact_check", json!({"input": "is it so?"})),
-            ScriptedTurn::text("researched"),
-        ])),
-        ToolShed::new().tools(vec![Arc::new(AgentTool::new(
-            Arc::new(checker),
-            "fact_check",
-            "Checks.",
-        )) as Arc<dyn ToolImpl>]),
-    );
+    let research = calling(checker, ("f1", "fact_check"), "researched");
     // No handler anywhere: the top run's stream is the only listener.
-    let top = session(
-        AgentSession::builder(ScriptedModel::new([
-            call_as("r1", "research", json!({"input": "find out"})),
-            ScriptedTurn::text("done"),
-        ])),
-        ToolShed::new().tools(vec![Arc::new(AgentTool::new(
-            Arc::new(research),
-            "research",
-            "Researches.",
-        )) as Arc<dyn ToolImpl>]),
-    );
+    let top = calling(research, ("r1", "research"), "done");
     let (streamed, ran) = read_all(top.events_of(top.run("go"))).await;
     assert_eq!(ran.unwrap().text, "done");
     assert_eq!(

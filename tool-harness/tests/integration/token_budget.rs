@@ -55,6 +55,24 @@ struct Done {
     ok: bool,
 }
 
+/// A session with a budget of 100 tokens whose model calls `research` (an `AgentTool` over
+/// `researcher`, with `ping`) once, spending 10 tokens, then would answer "never asked";
+/// and its model.
+fn calling_research(researcher: &ScriptedModel) -> (AgentSession, ScriptedModel) {
+    let researcher = build(builder(researcher, vec![ping()]));
+    let research: Arc<dyn ToolImpl> = Arc::new(AgentTool::new(
+        Arc::new(researcher),
+        "research",
+        "Researches.",
+    ));
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("research", json!({"input": "find out"})).with_usage(Usage::new(8, 2)),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let session = build(builder(&model, vec![research]).with_token_budget(100));
+    (session, model)
+}
+
 /// Waits for `session`'s sub-agent `agent-1` to end; the error its `result` gives.
 async fn childs_failure(session: &AgentSession) -> String {
     tokio::time::timeout(
@@ -207,23 +225,10 @@ async fn send_keeps_the_conversation_the_budget_ended_and_the_next_send_has_a_wh
 
 #[tokio::test]
 async fn an_agent_tools_tokens_count_in_the_callers_budget() {
-    let researcher = build(builder(
-        &ScriptedModel::new([
-            ScriptedTurn::call("ping", json!({})).with_usage(Usage::new(40, 5)),
-            ScriptedTurn::text("found").with_usage(Usage::new(45, 5)),
-        ]),
-        vec![ping()],
-    ));
-    let research: Arc<dyn ToolImpl> = Arc::new(AgentTool::new(
-        Arc::new(researcher),
-        "research",
-        "Researches.",
-    ));
-    let model = ScriptedModel::new([
-        ScriptedTurn::call("research", json!({"input": "find out"})).with_usage(Usage::new(8, 2)),
-        ScriptedTurn::text("never asked"),
-    ]);
-    let session = build(builder(&model, vec![research]).with_token_budget(100));
+    let (session, model) = calling_research(&ScriptedModel::new([
+        ScriptedTurn::call("ping", json!({})).with_usage(Usage::new(40, 5)),
+        ScriptedTurn::text("found").with_usage(Usage::new(45, 5)),
+    ]));
     let error = session.run("go").await.unwrap_err();
     let AgenticError::TokenBudget { spent, run, .. } = &error else {
         panic!("expected the budget's error, got {error:?}");
@@ -281,20 +286,11 @@ async fn a_sub_agents_tokens_count_in_the_parents_budget_which_stops_the_sub_age
 /// there, until that run's budget is spent.
 #[tokio::test]
 async fn a_callers_budget_stops_an_agent_tool_and_a_child_that_outlived_its_run() {
-    let researcher = build(builder(
-        &pinging(&[Usage::new(40, 5), Usage::new(40, 5), Usage::new(40, 5)]),
-        vec![ping()],
-    ));
-    let research: Arc<dyn ToolImpl> = Arc::new(AgentTool::new(
-        Arc::new(researcher),
-        "research",
-        "Researches.",
-    ));
-    let model = ScriptedModel::new([
-        ScriptedTurn::call("research", json!({"input": "find out"})).with_usage(Usage::new(8, 2)),
-        ScriptedTurn::text("never asked"),
-    ]);
-    let session = build(builder(&model, vec![research]).with_token_budget(100));
+    let (session, model) = calling_research(&pinging(&[
+        Usage::new(40, 5),
+        Usage::new(40, 5),
+        Usage::new(40, 5),
+    ]));
     let error = session.run("go").await.unwrap_err();
     let AgenticError::TokenBudget { spent, run, .. } = &error else {
         panic!("expected the budget's error, got {error:?}");
