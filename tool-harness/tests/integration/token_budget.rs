@@ -302,6 +302,8 @@ async fn a_callers_budget_stops_an_agent_tool_and_a_child_that_outlived_its_run(
         "the agent 'research' stopped without an answer: the budget of 100 tokens of the run \
          that started it is spent"
     );
+    // Nor was the caller's model asked again.
+    assert_eq!(model.remaining(), 1);
 
     // The run answers at once, leaving its child to work: the child's calls count there,
     // and its third finds the budget spent (20 + 50 + 50).
