@@ -38,7 +38,8 @@ pub struct SearchQuery {
     pub pattern: String,
     /// The directory (or file) to search, relative to the root; the root when `None`.
     pub path: Option<PathBuf>,
-    /// A glob the searched files must match (`*.rs`, `src/**/*.toml`), as ripgrep's `-g`.
+    /// A glob the searched files must match (`*.rs`, `src/**/*.toml`), as ripgrep's `-g`,
+    /// except that it lets back in no file the ignore files or a hidden name leave out.
     pub glob: Option<String>,
     /// The most matches to return; more are counted as [`SearchReport::capped`].
     pub max_matches: usize,
@@ -412,20 +413,14 @@ pub(crate) fn search_local(
         Some(glob) => Some(glob_overrides(&walk_root, glob)?),
         None => None,
     };
-    let judged_by_glob = glob_overrides.clone();
     walk.filter_entry(move |entry| {
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        // A glob that names the entry decides before the ignore files, as ripgrep's `-g`
-        // does (the walk has applied it).
-        if judged_by_glob
-            .as_ref()
-            .is_some_and(|glob| glob.matched(entry.path(), is_dir).is_whitelist())
-        {
-            return true;
-        }
-        // The walk's start, named by the caller, is not judged (as ripgrep searches what it
-        // is given); each directory below it was judged as the walk entered it.
-        !rules.ignores(entry.path(), is_dir)
+        // Whatever the glob says, as in memory: the walk skips no hidden name the glob
+        // matches (ripgrep's `-g` overrides that), so it is left out here. The walk's start,
+        // named by the caller, is not judged (as ripgrep searches what it is given); each
+        // directory below it was judged as the walk entered it.
+        let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
+        !hidden && !rules.ignores(entry.path(), is_dir)
     });
     if let Some(overrides) = glob_overrides {
         walk.overrides(overrides);

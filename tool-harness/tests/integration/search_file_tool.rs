@@ -534,3 +534,36 @@ async fn ignore_files_are_read_beneath_the_root_only_and_within_a_size() {
         .unwrap();
     assert_eq!(report.matches.len(), 2);
 }
+
+#[tokio::test]
+async fn a_glob_does_not_bring_back_what_ignore_files_and_hidden_names_leave_out() {
+    // On disk, a glob that matched a file the ignore files or a hidden name left out let it
+    // back in when the root was searched (ripgrep's `-g` overrides them); in memory, and
+    // below the root on disk, it did not.
+    for (kind, fs, _dir) in file_systems() {
+        for (path, content) in [
+            (".gitignore", &b"*.log\n"[..]),
+            ("a.log", b"alpha\n"),
+            (".a.rs", b"alpha\n"),
+            ("a.rs", b"alpha\n"),
+            ("sub/b.log", b"alpha\n"),
+            ("sub/.b.rs", b"alpha\n"),
+            ("sub/b.rs", b"alpha\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        for (path, glob, expected) in [
+            (None, "*.log", &[][..]),
+            (Some("sub"), "*.log", &[]),
+            (None, "*.rs", &["a.rs", "sub/b.rs"]),
+            (Some("sub"), "*.rs", &["sub/b.rs"]),
+            (None, "**/*", &["a.rs", "sub/b.rs"]),
+        ] {
+            let mut query = SearchQuery::new("alpha").with_glob(glob);
+            query.path = path.map(Into::into);
+            let report = fs.search(query).await.unwrap();
+            let found: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
+            assert_eq!(found, expected, "{kind}: {glob} in {path:?}");
+        }
+    }
+}
