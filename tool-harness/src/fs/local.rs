@@ -31,7 +31,10 @@ const MAX_LINK_HOPS: usize = 40;
 /// than 40 links with [`FsError::SymlinkLoop`]. Paths are checked before that for NUL bytes,
 /// non-UTF-8 names and length, and a path to read or write must not end in `/`. Only regular
 /// files are read or written (a FIFO, a device or a socket is refused). Writes are atomic (a
-/// temporary file in the same directory, then a rename).
+/// temporary file in the same directory, then a rename). `search` reads the ignore files
+/// (`.gitignore`, `.ignore`, `.git/info/exclude`) through the same handle: one that is a link
+/// leading out of the root, anything but a regular file, or larger than 1 MiB is taken as
+/// absent.
 ///
 /// What it does not stop: see the crate's README ("What the sandbox protects against").
 ///

@@ -3,16 +3,17 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cap_std::fs::Dir;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
-use ignore::gitignore::Gitignore;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use toolsmith_core::provider::cut_to;
 
 use crate::FsError;
@@ -37,7 +38,8 @@ pub struct SearchQuery {
     pub pattern: String,
     /// The directory (or file) to search, relative to the root; the root when `None`.
     pub path: Option<PathBuf>,
-    /// A glob the searched files must match (`*.rs`, `src/**/*.toml`), as ripgrep's `-g`.
+    /// A glob the searched files must match (`*.rs`, `src/**/*.toml`), as ripgrep's `-g`,
+    /// except that it lets back in no file the ignore files or a hidden name leave out.
     pub glob: Option<String>,
     /// The most matches to return; more are counted as [`SearchReport::capped`].
     pub max_matches: usize,
@@ -392,70 +394,36 @@ pub(crate) fn search_local(
     let mut walk = ignore::WalkBuilder::new(&walk_root);
     walk.follow_links(false)
         .hidden(true)
-        .git_ignore(true)
-        .ignore(true)
-        .git_exclude(true)
-        // Stay inside the root: no ignore files from above it, no global git config.
+        // The walk would open the ignore files itself, by path: a FIFO there stalls it, a link
+        // out of the root is followed (to `/dev/zero`, read without end). They are read
+        // through the root's handle instead (`IgnoreRules`), and judged in `filter_entry`.
+        .git_ignore(false)
+        .ignore(false)
+        .git_exclude(false)
         .parents(false)
-        .git_global(false)
-        // `.gitignore` counts even where the tree is not a git repository.
-        .require_git(false);
-    // The walk reads the ignore files from `start` down; those of the directories above it,
-    // up to the root, still apply (ripgrep reads them too).
-    let ancestors = ancestor_ignores(dir, root, start);
-    if !ancestors.is_empty() {
-        let dir = dir.try_clone().map_err(|err| {
-            FsError::from_io(
-                &shown(query.path.as_deref().unwrap_or(Path::new("."))),
-                &err,
-            )
-        })?;
-        let root = root.to_owned();
-        let walk_root = walk_root.clone();
-        // The ignore rules of the directories from `start` down, read when first needed.
-        let below: Mutex<HashMap<PathBuf, Option<Gitignore>>> = Mutex::default();
-        walk.filter_entry(move |entry| {
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            // The deepest file that has a say decides, as in git. The entry is judged alone:
-            // each directory below `start` was judged as the walk entered it, and `start`
-            // itself, named by the caller, is searched (as ripgrep searches what it is given).
-            let ignored_above = ancestors
-                .iter()
-                .rev()
-                .map(|ignore| ignore.matched(entry.path(), is_dir))
-                .find(|verdict| !verdict.is_none())
-                .is_some_and(|verdict| verdict.is_ignore());
-            if !ignored_above {
-                return true;
-            }
-            // The files from `start` down are the walk's own: what they ignore, it leaves out
-            // anyway. One of them that lets the entry back in (`!keep.log`) is deeper than
-            // those above, and decides.
-            let mut below = below.lock().unwrap_or_else(|p| p.into_inner());
-            entry
-                .path()
-                .ancestors()
-                .skip(1)
-                .take_while(|directory| directory.starts_with(&walk_root))
-                .any(|directory| {
-                    let rules = below.entry(directory.to_owned()).or_insert_with(|| {
-                        let relative = directory.strip_prefix(&root).unwrap_or(directory);
-                        directory_ignore(&dir, &root, relative)
-                    });
-                    rules
-                        .as_ref()
-                        .is_some_and(|rules| rules.matched(entry.path(), is_dir).is_whitelist())
-                })
-        });
-    }
-    if let Some(glob) = &query.glob {
-        let mut overrides = ignore::overrides::OverrideBuilder::new(&walk_root);
-        let invalid = |err: ignore::Error| SearchError::InvalidGlob {
-            glob: glob.clone(),
-            reason: err.to_string(),
-        };
-        overrides.add(&anchored_glob(glob)).map_err(invalid)?;
-        walk.overrides(overrides.build().map_err(invalid)?);
+        .git_global(false);
+    let handle = dir.try_clone().map_err(|err| {
+        FsError::from_io(
+            &shown(query.path.as_deref().unwrap_or(Path::new("."))),
+            &err,
+        )
+    })?;
+    let rules = IgnoreRules::new(handle, root.to_owned());
+    let glob_overrides = match &query.glob {
+        Some(glob) => Some(glob_overrides(&walk_root, glob)?),
+        None => None,
+    };
+    walk.filter_entry(move |entry| {
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        // Whatever the glob says, as in memory: the walk skips no hidden name the glob
+        // matches (ripgrep's `-g` overrides that), so it is left out here. The walk's start,
+        // named by the caller, is not judged (as ripgrep searches what it is given); each
+        // directory below it was judged as the walk entered it.
+        let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
+        !hidden && !rules.ignores(entry.path(), is_dir)
+    });
+    if let Some(overrides) = glob_overrides {
+        walk.overrides(overrides);
     }
     let collector = Collector::new(query.max_matches);
     walk.build_parallel().run(|| {
@@ -492,32 +460,130 @@ pub(crate) fn search_local(
     Ok(collector.finish())
 }
 
-/// The `.gitignore` and `.ignore` rules of the directories from the root down to `start`'s
-/// parent (read through the root's handle, so a link that leads out is not read), the root's
-/// first; none when `start` is the root.
-fn ancestor_ignores(dir: &Dir, root: &Path, start: &Path) -> Vec<Gitignore> {
-    let mut ignores = Vec::new();
-    let mut ancestor = PathBuf::new();
-    for component in start.components() {
-        ignores.extend(directory_ignore(dir, root, &ancestor));
-        ancestor.push(component);
-    }
-    ignores
+/// `glob` as the walk's override matcher, rooted at the directory searched.
+fn glob_overrides(
+    walk_root: &Path,
+    glob: &str,
+) -> Result<ignore::overrides::Override, SearchError> {
+    let invalid = |err: ignore::Error| SearchError::InvalidGlob {
+        glob: glob.to_owned(),
+        reason: err.to_string(),
+    };
+    let mut overrides = ignore::overrides::OverrideBuilder::new(walk_root);
+    overrides.add(&anchored_glob(glob)).map_err(invalid)?;
+    overrides.build().map_err(invalid)
 }
 
-/// The rules of the `.gitignore` and `.ignore` files of `directory` (relative to the root,
-/// read through the root's handle), or `None` when it has none.
-fn directory_ignore(dir: &Dir, root: &Path, directory: &Path) -> Option<Gitignore> {
-    let mut builder = ignore::gitignore::GitignoreBuilder::new(root.join(directory));
-    for name in [".gitignore", ".ignore"] {
-        if let Ok(text) = dir.read_to_string(directory.join(name)) {
-            for line in text.lines() {
-                // A line that is no pattern is passed over, as git does.
-                let _ = builder.add_line(None, line);
-            }
+/// The largest ignore file read, in bytes: tens of thousands of patterns. A larger one is
+/// taken as absent, as git takes one past its own limit (100 MiB); read whole, and compiled,
+/// it would cost memory and time out of all proportion.
+pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
+
+/// The ignore files of a local tree, read through the root's handle when the walk first needs
+/// a directory's, and what they say about an entry.
+struct IgnoreRules {
+    dir: Dir,
+    root: PathBuf,
+    /// Each directory's rules, by its path relative to the root.
+    read: Mutex<HashMap<PathBuf, Arc<DirectoryRules>>>,
+}
+
+/// The rules of one directory, kept apart by kind: anywhere up the tree, an `.ignore` file's
+/// say comes before a `.gitignore` file's, and theirs before `.git/info/exclude`'s, as in
+/// ripgrep.
+struct DirectoryRules {
+    ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+    exclude: Option<Gitignore>,
+}
+
+impl IgnoreRules {
+    fn new(dir: Dir, root: PathBuf) -> Self {
+        Self {
+            dir,
+            root,
+            read: Mutex::default(),
         }
     }
-    builder.build().ok().filter(|ignore| !ignore.is_empty())
+
+    /// Whether the ignore files of the directories above `path` (absolute, beneath the root)
+    /// leave it out: of each kind, the deepest file that has a say decides, as in git.
+    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.root) else {
+            return false;
+        };
+        let directories: Vec<Arc<DirectoryRules>> = relative
+            .ancestors()
+            .skip(1)
+            .map(|directory| self.rules_of(directory))
+            .collect();
+        let verdict = |kind: fn(&DirectoryRules) -> Option<&Gitignore>| {
+            directories
+                .iter()
+                .filter_map(|rules| kind(rules))
+                .map(|rules| rules.matched(path, is_dir))
+                .find(|verdict| !verdict.is_none())
+                .unwrap_or(ignore::Match::None)
+        };
+        verdict(|rules| rules.ignore.as_ref())
+            .or(verdict(|rules| rules.gitignore.as_ref()))
+            .or(verdict(|rules| rules.exclude.as_ref()))
+            .is_ignore()
+    }
+
+    /// The rules of `directory` (relative to the root), read once.
+    fn rules_of(&self, directory: &Path) -> Arc<DirectoryRules> {
+        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        let rules = read.entry(directory.to_owned()).or_insert_with(|| {
+            let rules_in = |names: &[&str]| {
+                let mut builder = GitignoreBuilder::new(self.root.join(directory));
+                let mut any = false;
+                for name in names {
+                    if let Some(text) = read_ignore_file(&self.dir, &directory.join(name)) {
+                        any = true;
+                        for line in text.lines() {
+                            // A line that is no pattern is passed over, as git does.
+                            let _ = builder.add_line(None, line);
+                        }
+                    }
+                }
+                any.then(|| builder.build().ok())
+                    .flatten()
+                    .filter(|rules| !rules.is_empty())
+            };
+            Arc::new(DirectoryRules {
+                ignore: rules_in(&[".ignore"]),
+                gitignore: rules_in(&[".gitignore"]),
+                exclude: rules_in(&[".git/info/exclude"]),
+            })
+        });
+        Arc::clone(rules)
+    }
+}
+
+/// The text of the ignore file at `path` (relative to the root's handle `dir`), or `None` when
+/// there is none to read: missing, a link that leads out of the root (refused by the handle),
+/// anything but a regular file (opened without blocking, so a FIFO does not stall the
+/// search), or larger than [`MAX_IGNORE_FILE_BYTES`].
+fn read_ignore_file(dir: &Dir, path: &Path) -> Option<String> {
+    use cap_std::fs::OpenOptionsExt as _;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    options.custom_flags(libc::O_NONBLOCK);
+    let file = dir.open_with(path, &options).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.into_std()
+        .take(MAX_IGNORE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
 //! `search_file` over both file systems: .gitignore, hidden and binary files skipped, globs,
 //! paths, caps and errors.
 
+use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::common::{error, file_systems, text};
 use serde_json::json;
 use toolsmith_core::{ToolCallManager, ToolErrorKind};
 use toolsmith_harness::tools::SearchFileTool;
-use toolsmith_harness::{FileSystem, InMemoryFileSystem, ToolPreset};
+use toolsmith_harness::{FileSystem, InMemoryFileSystem, LocalFileSystem, SearchQuery, ToolPreset};
 
 async fn tree(fs: &dyn FileSystem) {
     for (path, content) in [
@@ -423,6 +425,145 @@ async fn a_glob_starting_with_dot_slash_means_the_directory_searched() {
                 format!("1 match in 1 file (1 file searched)\n{expected}"),
                 "{kind}: {glob} in {path:?}"
             );
+        }
+    }
+}
+
+/// A directory on disk holding `root` and, beside it, `outside`, with a local file system on
+/// `root`.
+fn root_and_outside() -> (tempfile::TempDir, std::path::PathBuf, Arc<dyn FileSystem>) {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().canonicalize().unwrap().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(base.path().join("outside")).unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem::new(&root).unwrap());
+    (base, root, fs)
+}
+
+#[test]
+fn an_ignore_file_that_is_a_fifo_does_not_stall_the_search() {
+    // The walk opened each `.gitignore` and `.ignore` it met with a blocking open: a FIFO in
+    // their place (`mkfifo .gitignore`) stalled the search, and its blocking thread kept
+    // the runtime from shutting down, for as long as no writer came.
+    let (_base, root, fs) = root_and_outside();
+    for directory in ["sub", "other"] {
+        std::fs::create_dir_all(root.join(directory)).unwrap();
+        std::fs::write(root.join(directory).join("a.txt"), "alpha\n").unwrap();
+    }
+    let fifos = [root.join("sub/.gitignore"), root.join("other/.ignore")];
+    for fifo in &fifos {
+        rustix::fs::mkfifoat(rustix::fs::CWD, fifo, rustix::fs::Mode::from(0o644)).unwrap();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcomes: Vec<_> = [None, Some("sub/a.txt"), Some("other")]
+        .into_iter()
+        .map(|path| {
+            let mut query = SearchQuery::new("alpha");
+            query.path = path.map(Into::into);
+            let outcome = runtime.block_on(async {
+                tokio::time::timeout(Duration::from_secs(10), fs.search(query)).await
+            });
+            (path, outcome.map(|report| report.map(|r| r.matches.len())))
+        })
+        .collect();
+    // Let a stalled open go on (a writer opens the FIFO and leaves: the reader sees its
+    // end), so that a failure does not leave a thread behind.
+    for fifo in &fifos {
+        let unblock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(fifo);
+        drop(unblock);
+    }
+    runtime.shutdown_background();
+    for (path, outcome) in outcomes {
+        let expected = if path.is_none() { 2 } else { 1 };
+        assert_eq!(
+            outcome.expect("the search stalled on a FIFO").unwrap(),
+            expected,
+            "{path:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn ignore_files_are_read_beneath_the_root_only_and_within_a_size() {
+    // The walk read `.gitignore` files ambiently: one that is a link out of the root was
+    // followed (a link to `/dev/zero` is read without end), and one of any size read whole.
+    let (base, root, fs) = root_and_outside();
+    let outside_rules = base.path().join("outside/rules");
+    std::fs::write(&outside_rules, "*.txt\n").unwrap();
+    for directory in ["absolute", "relative", "inside", "huge"] {
+        std::fs::create_dir_all(root.join(directory)).unwrap();
+        std::fs::write(root.join(directory).join("a.txt"), "alpha\n").unwrap();
+        std::fs::write(root.join(directory).join("b.log"), "alpha\n").unwrap();
+    }
+    symlink(&outside_rules, root.join("absolute/.gitignore")).unwrap();
+    symlink("../../outside/rules", root.join("relative/.gitignore")).unwrap();
+    // A link that stays beneath the root is still followed.
+    std::fs::write(root.join("log-rules"), "*.log\n").unwrap();
+    symlink("../log-rules", root.join("inside/.gitignore")).unwrap();
+    // Thousands of lines past its rule, an ignore file is too large to be read.
+    let mut huge = b"*.txt\n".to_vec();
+    huge.resize(2 << 20, b'\n');
+    std::fs::write(root.join("huge/.ignore"), huge).unwrap();
+
+    let report = fs.search(SearchQuery::new("alpha")).await.unwrap();
+    let mut found: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
+    found.sort_unstable();
+    assert_eq!(
+        found,
+        [
+            "absolute/a.txt",
+            "absolute/b.log",
+            "huge/a.txt",
+            "huge/b.log",
+            "inside/a.txt",
+            "relative/a.txt",
+            "relative/b.log",
+        ]
+    );
+    // The same holds for the ignore file of the directory searched.
+    let report = fs
+        .search(SearchQuery::new("alpha").in_path("relative"))
+        .await
+        .unwrap();
+    assert_eq!(report.matches.len(), 2);
+}
+
+#[tokio::test]
+async fn a_glob_does_not_bring_back_what_ignore_files_and_hidden_names_leave_out() {
+    // On disk, a glob that matched a file the ignore files or a hidden name left out let it
+    // back in when the root was searched (ripgrep's `-g` overrides them); in memory, and
+    // below the root on disk, it did not.
+    for (kind, fs, _dir) in file_systems() {
+        for (path, content) in [
+            (".gitignore", &b"*.log\n"[..]),
+            ("a.log", b"alpha\n"),
+            (".a.rs", b"alpha\n"),
+            ("a.rs", b"alpha\n"),
+            ("sub/b.log", b"alpha\n"),
+            ("sub/.b.rs", b"alpha\n"),
+            ("sub/b.rs", b"alpha\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        for (path, glob, expected) in [
+            (None, "*.log", &[][..]),
+            (Some("sub"), "*.log", &[]),
+            (None, "*.rs", &["a.rs", "sub/b.rs"]),
+            (Some("sub"), "*.rs", &["sub/b.rs"]),
+            (None, "**/*", &["a.rs", "sub/b.rs"]),
+        ] {
+            let mut query = SearchQuery::new("alpha").with_glob(glob);
+            query.path = path.map(Into::into);
+            let report = fs.search(query).await.unwrap();
+            let found: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
+            assert_eq!(found, expected, "{kind}: {glob} in {path:?}");
         }
     }
 }
