@@ -534,6 +534,11 @@ impl IgnoreRules {
     /// The rules of `directory` (relative to the root), read once.
     fn rules_of(&self, directory: &Path) -> Arc<DirectoryRules> {
         let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        // Asked once an entry for each directory above it: most are known by then, and a
+        // look-up by reference allocates nothing.
+        if let Some(rules) = read.get(directory) {
+            return Arc::clone(rules);
+        }
         let rules = read.entry(directory.to_owned()).or_insert_with(|| {
             let rules_in = |names: &[&str]| {
                 let mut builder = GitignoreBuilder::new(self.root.join(directory));
