@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use cap_std::fs::Dir;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -484,9 +484,14 @@ pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
 struct IgnoreRules {
     dir: Dir,
     root: PathBuf,
-    /// Each directory's rules, by its path relative to the root.
-    read: Mutex<HashMap<PathBuf, Arc<DirectoryRules>>>,
+    /// For each directory met (by its path relative to the root), the rules of it and of the
+    /// directories above it that have any, the deepest first: an entry's judgement takes one
+    /// look-up, of its parent's.
+    chains: RwLock<HashMap<PathBuf, RulesChain>>,
 }
+
+/// The rules that bear on the entries of one directory, the deepest first.
+type RulesChain = Arc<[Arc<DirectoryRules>]>;
 
 /// The rules of one directory, kept apart by kind: anywhere up the tree, an `.ignore` file's
 /// say comes before a `.gitignore` file's, and theirs before `.git/info/exclude`'s, as in
@@ -502,23 +507,19 @@ impl IgnoreRules {
         Self {
             dir,
             root,
-            read: Mutex::default(),
+            chains: RwLock::default(),
         }
     }
 
     /// Whether the ignore files of the directories above `path` (absolute, beneath the root)
     /// leave it out: of each kind, the deepest file that has a say decides, as in git.
     fn ignores(&self, path: &Path, is_dir: bool) -> bool {
-        let Ok(relative) = path.strip_prefix(&self.root) else {
+        let Some(parent) = path.strip_prefix(&self.root).ok().and_then(Path::parent) else {
             return false;
         };
-        let directories: Vec<Arc<DirectoryRules>> = relative
-            .ancestors()
-            .skip(1)
-            .map(|directory| self.rules_of(directory))
-            .collect();
+        let chain = self.chain_of(parent);
         let verdict = |kind: fn(&DirectoryRules) -> Option<&Gitignore>| {
-            directories
+            chain
                 .iter()
                 .filter_map(|rules| kind(rules))
                 .map(|rules| rules.matched(path, is_dir))
@@ -531,38 +532,67 @@ impl IgnoreRules {
             .is_ignore()
     }
 
-    /// The rules of `directory` (relative to the root), read once.
-    fn rules_of(&self, directory: &Path) -> Arc<DirectoryRules> {
-        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
-        // Asked once an entry for each directory above it: most are known by then, and a
-        // look-up by reference allocates nothing.
-        if let Some(rules) = read.get(directory) {
-            return Arc::clone(rules);
+    /// The chain of `directory` (relative to the root), made from its parent's the first time
+    /// (the walk enters a directory after its parent, so that one is known; a loop, not
+    /// recursion, for the first directory judged below the root).
+    fn chain_of(&self, directory: &Path) -> RulesChain {
+        if let Some(chain) = self
+            .chains
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(directory)
+        {
+            return Arc::clone(chain);
         }
-        let rules = read.entry(directory.to_owned()).or_insert_with(|| {
-            let rules_in = |names: &[&str]| {
-                let mut builder = GitignoreBuilder::new(self.root.join(directory));
-                let mut any = false;
-                for name in names {
-                    if let Some(text) = read_ignore_file(&self.dir, &directory.join(name)) {
-                        any = true;
-                        for line in text.lines() {
-                            // A line that is no pattern is passed over, as git does.
-                            let _ = builder.add_line(None, line);
-                        }
-                    }
-                }
-                any.then(|| builder.build().ok())
-                    .flatten()
-                    .filter(|rules| !rules.is_empty())
-            };
-            Arc::new(DirectoryRules {
-                ignore: rules_in(&[".ignore"]),
-                gitignore: rules_in(&[".gitignore"]),
-                exclude: rules_in(&[".git/info/exclude"]),
-            })
-        });
-        Arc::clone(rules)
+        // The directories from the nearest known one down to `directory`.
+        let mut unknown: Vec<&Path> = Vec::new();
+        let mut chain: RulesChain = Arc::from([]);
+        for ancestor in directory.ancestors() {
+            let known = self
+                .chains
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(ancestor)
+                .cloned();
+            if let Some(known) = known {
+                chain = known;
+                break;
+            }
+            unknown.push(ancestor);
+        }
+        for directory in unknown.into_iter().rev() {
+            // Read outside the lock: reading ignore files keeps no other thread waiting.
+            if let Some(own) = self.rules_in(directory) {
+                chain = std::iter::once(Arc::new(own))
+                    .chain(chain.iter().cloned())
+                    .collect();
+            }
+            let mut chains = self.chains.write().unwrap_or_else(PoisonError::into_inner);
+            // Another thread may have made it meanwhile: the same rules, either will do.
+            chain = Arc::clone(chains.entry(directory.to_owned()).or_insert(chain));
+        }
+        chain
+    }
+
+    /// The rules of the ignore files of `directory` (relative to the root), or `None` when it
+    /// has none.
+    fn rules_in(&self, directory: &Path) -> Option<DirectoryRules> {
+        let rules_in = |name: &str| {
+            let text = read_ignore_file(&self.dir, &directory.join(name))?;
+            let mut builder = GitignoreBuilder::new(self.root.join(directory));
+            for line in text.lines() {
+                // A line that is no pattern is passed over, as git does.
+                let _ = builder.add_line(None, line);
+            }
+            builder.build().ok().filter(|rules| !rules.is_empty())
+        };
+        let rules = DirectoryRules {
+            ignore: rules_in(".ignore"),
+            gitignore: rules_in(".gitignore"),
+            exclude: rules_in(".git/info/exclude"),
+        };
+        (rules.ignore.is_some() || rules.gitignore.is_some() || rules.exclude.is_some())
+            .then_some(rules)
     }
 }
 
