@@ -67,7 +67,8 @@ pub use fs::in_memory::InMemoryFileSystem;
 pub use fs::local::{DEFAULT_MAX_READ_BYTES, LocalFileSystem};
 pub use fs::sandbox_path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 pub use fs::search::{
-    DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, SearchError, SearchMatch, SearchQuery, SearchReport,
+    DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, MAX_SEARCHED_LINE_BYTES, MAX_UNSEARCHED_LISTED,
+    SearchError, SearchMatch, SearchQuery, SearchReport,
 };
 pub use memory::FileMemory;
 pub use preset::{ToolPreset, register_file_tools, register_shell_tool};

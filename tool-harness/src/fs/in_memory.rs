@@ -10,7 +10,9 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
-use crate::fs::search::{Collector, anchored_glob, check_glob, match_path, matcher, searcher};
+use crate::fs::search::{
+    Collector, MAX_SEARCHED_LINE_BYTES, anchored_glob, check_glob, match_path, matcher, searcher,
+};
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
 const GLOB_ROOT: &str = "/";
@@ -232,7 +234,17 @@ impl FileSystem for InMemoryFileSystem {
             }
             let shown_path = match_path(path);
             collector.search_one(&shown_path, |sink| {
-                searcher.search_slice(&matcher, contents, sink)
+                // A slice is searched in place, with no buffer for the heap limit to bound:
+                // its lines up to one past the limit are searched, then it fails, as a file
+                // on disk does (the same report from either file system).
+                let within = within_line_limit(contents);
+                searcher.search_slice(&matcher, within, sink)?;
+                if within.len() < contents.len() {
+                    return Err(std::io::Error::other(format!(
+                        "a line longer than {MAX_SEARCHED_LINE_BYTES} bytes"
+                    )));
+                }
+                Ok(())
             });
             if collector.is_full() {
                 break;
@@ -240,4 +252,17 @@ impl FileSystem for InMemoryFileSystem {
         }
         Ok(collector.finish())
     }
+}
+
+/// `contents` up to the first line longer than [`MAX_SEARCHED_LINE_BYTES`] (all of it when
+/// there is none).
+fn within_line_limit(contents: &[u8]) -> &[u8] {
+    let mut start = 0;
+    for line in contents.split_inclusive(|byte| *byte == b'\n') {
+        if line.len() > MAX_SEARCHED_LINE_BYTES {
+            break;
+        }
+        start += line.len();
+    }
+    &contents[..start]
 }

@@ -100,7 +100,21 @@ pub struct SearchReport {
     pub files_searched: usize,
     /// Whether more matches existed than were returned (the search stopped early).
     pub capped: bool,
+    /// How many files could not be searched to their end: unreadable (a permission, a file
+    /// gone meanwhile), or with a line longer than [`MAX_SEARCHED_LINE_BYTES`]. Matches found
+    /// in one before it stopped are kept; it is not counted in `files_searched`.
+    pub files_unsearched: usize,
+    /// The first [`MAX_UNSEARCHED_LISTED`] of those files (relative to the root, sorted).
+    pub unsearched: Vec<String>,
 }
+
+/// The longest line a search reads, in bytes: a file with a longer one (a gigabyte of
+/// minified text on one line) is left unsearched from there on, and said to be
+/// ([`SearchReport::unsearched`]), rather than read whole into memory.
+pub const MAX_SEARCHED_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// How many of the files a search could not search its report names.
+pub const MAX_UNSEARCHED_LISTED: usize = 20;
 
 /// Why a search could not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -296,6 +310,9 @@ pub(crate) fn searcher() -> Searcher {
         .line_number(true)
         // As ripgrep: a NUL byte means a binary file, which is skipped.
         .binary_detection(BinaryDetection::quit(0))
+        // The buffer holds a line at least: without a bound, one line without end (a FIFO
+        // is refused, but a huge file is not) is read whole.
+        .heap_limit(Some(MAX_SEARCHED_LINE_BYTES))
         .build()
 }
 
@@ -306,6 +323,8 @@ pub(crate) struct Collector {
     files: AtomicUsize,
     full: AtomicBool,
     matches: Mutex<Vec<SearchMatch>>,
+    /// The files that could not be searched to their end: how many, and the first few.
+    unsearched: Mutex<(usize, Vec<String>)>,
 }
 
 impl Collector {
@@ -316,6 +335,7 @@ impl Collector {
             files: AtomicUsize::new(0),
             full: AtomicBool::new(false),
             matches: Mutex::new(Vec::new()),
+            unsearched: Mutex::default(),
         }
     }
 
@@ -334,7 +354,6 @@ impl Collector {
         if self.is_full() {
             return;
         }
-        self.files.fetch_add(1, Ordering::Relaxed);
         let mut found = Vec::new();
         let mut on_match = |line: u64, text: &str| {
             let text = text.trim_end_matches(['\n', '\r']);
@@ -357,8 +376,15 @@ impl Collector {
             Ok(true)
         };
         let mut sink = Lossy(&mut on_match as &mut dyn FnMut(u64, &str) -> std::io::Result<bool>);
-        // A file that cannot be read is skipped, as ripgrep does (it reports, then goes on).
-        let _ = search(&mut sink);
+        // A file that cannot be read (or has a line past the limit) is skipped, and said to
+        // be, as ripgrep reports it, then goes on.
+        if search(&mut sink).is_ok() {
+            self.files.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let mut unsearched = self.unsearched.lock().unwrap_or_else(|p| p.into_inner());
+            unsearched.0 += 1;
+            unsearched.1.push(path.to_owned());
+        }
         if !found.is_empty() {
             let mut matches = self.matches.lock().unwrap_or_else(|p| p.into_inner());
             matches.extend(found);
@@ -370,10 +396,18 @@ impl Collector {
         matches.sort();
         let capped = self.full.load(Ordering::Relaxed) || matches.len() > self.max;
         matches.truncate(self.max);
+        let (files_unsearched, mut unsearched) = self
+            .unsearched
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        unsearched.sort();
+        unsearched.truncate(MAX_UNSEARCHED_LISTED);
         SearchReport {
             matches,
             files_searched: self.files.load(Ordering::Relaxed),
             capped,
+            files_unsearched,
+            unsearched,
         }
     }
 }

@@ -7,13 +7,14 @@ use toolsmith_core::{ToolError, tool_fn};
 #[cfg(doc)]
 use crate::DEFAULT_MAX_MATCHES;
 use crate::fs::search::quoted;
-use crate::{FileSystem, SearchError, SearchQuery, SearchReport};
+use crate::{FileSystem, MAX_SEARCHED_LINE_BYTES, SearchError, SearchQuery, SearchReport};
 
 /// The tool's name.
 pub const SEARCH_FILE_TOOL: &str = "search_file";
 
 /// Renders a search's result as `search_file` shows it: a summary line, then one
-/// `path:line: text` line per match, and a note when the results were capped.
+/// `path:line: text` line per match, a note when the results were capped, and one naming
+/// the files that could not be searched.
 ///
 /// ```
 /// use toolsmith::harness::{SearchMatch, SearchReport, tools::render_report};
@@ -21,17 +22,18 @@ pub const SEARCH_FILE_TOOL: &str = "search_file";
 /// let report = SearchReport {
 ///     matches: vec![SearchMatch { path: "src/lib.rs".into(), line: 3, text: "fn main() {}".into() }],
 ///     files_searched: 2,
-///     capped: false,
+///     ..SearchReport::default()
 /// };
 /// assert_eq!(render_report("main", &report), "1 match in 1 file (2 files searched)\nsrc/lib.rs:3: fn main() {}");
 /// ```
 pub fn render_report(pattern: &str, report: &SearchReport) -> String {
     if report.matches.is_empty() {
         return format!(
-            "No matches for {} ({} file{} searched)",
+            "No matches for {} ({} file{} searched){}",
             quoted(pattern),
             report.files_searched,
-            plural(report.files_searched)
+            plural(report.files_searched),
+            unsearched_note(report)
         );
     }
     let mut files: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
@@ -56,7 +58,26 @@ pub fn render_report(pattern: &str, report: &SearchReport) -> String {
             report.matches.len()
         ));
     }
+    text.push_str(&unsearched_note(report));
     text
+}
+
+/// The note naming the files a search could not search, on a line of its own; empty when
+/// there are none.
+fn unsearched_note(report: &SearchReport) -> String {
+    if report.files_unsearched == 0 {
+        return String::new();
+    }
+    let mut listed = report.unsearched.join(", ");
+    if report.files_unsearched > report.unsearched.len() {
+        listed.push_str(", …");
+    }
+    format!(
+        "\n[{} file{} could not be searched (unreadable, or a line over {} MiB): {listed}]",
+        report.files_unsearched,
+        plural(report.files_unsearched),
+        MAX_SEARCHED_LINE_BYTES / (1024 * 1024),
+    )
 }
 
 fn plural(n: usize) -> &'static str {

@@ -122,6 +122,36 @@ async fn results_are_capped_with_a_note() {
     }
 }
 
+/// A file with a line past `MAX_SEARCHED_LINE_BYTES` is not read whole: it is left
+/// unsearched, named in the report and in the tool's note, and the other files' matches
+/// come as they would.
+#[tokio::test]
+async fn a_file_with_a_line_past_the_limit_is_left_unsearched_and_named() {
+    use toolsmith_harness::MAX_SEARCHED_LINE_BYTES;
+    for (kind, fs, _dir) in file_systems() {
+        let mut huge = b"alpha ".to_vec();
+        huge.resize(MAX_SEARCHED_LINE_BYTES + 1024, b'x');
+        fs.write(Path::new("dist/app.min.js"), huge).await.unwrap();
+        fs.write(Path::new("src/lib.rs"), b"fn alpha() {}\n".to_vec())
+            .await
+            .unwrap();
+        let report = fs.search(SearchQuery::new("alpha")).await.unwrap();
+        let found: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
+        assert_eq!(found, ["src/lib.rs"], "{kind}");
+        assert_eq!(report.files_searched, 1, "{kind}");
+        assert_eq!(report.files_unsearched, 1, "{kind}");
+        assert_eq!(report.unsearched, ["dist/app.min.js"], "{kind}");
+
+        let shown = text(&manager(fs), "search_file", json!({"pattern": "alpha"})).await;
+        assert_eq!(
+            shown,
+            "1 match in 1 file (1 file searched)\nsrc/lib.rs:1: fn alpha() {}\n\
+             [1 file could not be searched (unreadable, or a line over 8 MiB): dist/app.min.js]",
+            "{kind}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn bad_patterns_globs_and_paths_are_reported() {
     for (kind, fs, _dir) in file_systems() {
