@@ -103,13 +103,13 @@ pub(crate) async fn complete<A: HttpApi>(
     request: &ChatRequest,
 ) -> Result<ChatResponse, ModelError> {
     let body = filled_in(api, api.body(request)?);
-    let answer = api
-        .client()
-        .transport
+    let transport = &api.client().transport;
+    let answer = transport
         .post_json(&A::path(request, false)?, &body)
         .await
-        .map_err(|error| locating_refused_image::<A>(error, request, &body))?;
-    A::read_answer(&answer)
+        .map_err(|error| locating_refused_image::<A>(error, request, &body))
+        .map_err(|error| transport.hiding_key(error))?;
+    A::read_answer(&answer).map_err(|error| transport.hiding_key(error))
 }
 
 /// `request` asked of `api` for a streamed answer, its pieces reported to `on_delta`; the
@@ -131,6 +131,7 @@ pub(crate) async fn stream<A: HttpApi>(
     )
     .await
     .map_err(|error| locating_refused_image::<A>(error, request, &body))
+    .map_err(|error| api.client().transport.hiding_key(error))
 }
 
 /// `error` with the refused image's index filled in, for an

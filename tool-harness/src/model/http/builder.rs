@@ -358,6 +358,12 @@ impl<M> HttpModelBuilder<M> {
             max_retries: s.max_retries,
             retry_delay: s.retry_delay,
             max_retry_wait: s.max_retry_wait,
+            api_key: s
+                .api_key
+                .as_deref()
+                .map(str::trim)
+                .filter(|key| !key.is_empty())
+                .map(str::to_owned),
         })
     }
 }

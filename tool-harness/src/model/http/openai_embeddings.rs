@@ -182,7 +182,8 @@ impl OpenAiEmbedder {
         texts: &[String],
         all: usize,
     ) -> Result<Vec<Vec<f32>>, ServiceError> {
-        let answer = match self.transport.post_json(PATH, &self.body(texts)).await {
+        let answered = self.transport.post_json(PATH, &self.body(texts)).await;
+        let answer = match answered.map_err(|error| self.transport.hiding_key(error)) {
             Ok(answer) => answer,
             // Of several texts, which one: the refusal does not say.
             Err(error @ ModelError::ContextTooLong { .. }) if texts.len() > 1 => {

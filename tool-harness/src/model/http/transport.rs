@@ -40,7 +40,17 @@ pub(crate) struct Transport {
     max_retries: u32,
     retry_delay: Duration,
     max_retry_wait: Duration,
+    /// The API key, hidden wherever an error quotes the server (see
+    /// [`hiding_key`](Self::hiding_key)).
+    hidden_key: Option<String>,
 }
+
+/// What an error shows in place of the API key.
+const HIDDEN_KEY: &str = "<API key>";
+
+/// The fewest characters a key must have to be hidden: a shorter one is a placeholder
+/// (a local server takes any key), and hiding it would garble the server's messages.
+const MIN_HIDDEN_KEY_CHARS: usize = 8;
 
 impl fmt::Debug for Transport {
     // No headers: they hold the key.
@@ -67,6 +77,8 @@ pub(crate) struct TransportConfig {
     pub(crate) max_retries: u32,
     pub(crate) retry_delay: Duration,
     pub(crate) max_retry_wait: Duration,
+    /// The API key, if any, to hide in errors.
+    pub(crate) api_key: Option<String>,
 }
 
 /// One attempt's failure, before the retry policy decides what it becomes.
@@ -179,7 +191,89 @@ impl Transport {
             max_retries: config.max_retries,
             retry_delay: config.retry_delay,
             max_retry_wait: config.max_retry_wait,
+            hidden_key: config
+                .api_key
+                .filter(|key| key.chars().count() >= MIN_HIDDEN_KEY_CHARS),
         })
+    }
+
+    /// `error` with the API key, wherever its message quotes it, shown as `<API key>`. A
+    /// server's words are quoted as they are, and a server (or a proxy before it) may echo
+    /// the header it refused: the error is printed and logged, which the key must not be.
+    pub(crate) fn hiding_key(&self, error: ModelError) -> ModelError {
+        let Some(key) = self.hidden_key.as_deref() else {
+            return error;
+        };
+        let hide = |text: String| {
+            if text.contains(key) {
+                text.replace(key, HIDDEN_KEY)
+            } else {
+                text
+            }
+        };
+        match error {
+            ModelError::Auth {
+                provider,
+                status,
+                message,
+            } => ModelError::Auth {
+                provider,
+                status,
+                message: hide(message),
+            },
+            ModelError::Api {
+                provider,
+                status,
+                message,
+            } => ModelError::Api {
+                provider,
+                status,
+                message: hide(message),
+            },
+            ModelError::ContextTooLong {
+                provider,
+                status,
+                message,
+            } => ModelError::ContextTooLong {
+                provider,
+                status,
+                message: hide(message),
+            },
+            ModelError::ImageRefused {
+                provider,
+                status,
+                message,
+                image,
+            } => ModelError::ImageRefused {
+                provider,
+                status,
+                message: hide(message),
+                image,
+            },
+            ModelError::RateLimited {
+                provider,
+                retry_after,
+                message,
+            } => ModelError::RateLimited {
+                provider,
+                retry_after,
+                message: hide(message),
+            },
+            ModelError::Connection {
+                provider,
+                url,
+                reason,
+            } => ModelError::Connection {
+                provider,
+                url,
+                reason: hide(reason),
+            },
+            ModelError::MalformedResponse { provider, reason } => ModelError::MalformedResponse {
+                provider,
+                reason: hide(reason),
+            },
+            other => other,
+        }
     }
 
     /// The API's name, as errors give it.
@@ -888,8 +982,8 @@ mod tests {
         assert_eq!(retry_after(&headers), Some(Duration::MAX));
     }
 
-    fn transport() -> Transport {
-        Transport::new(TransportConfig {
+    fn config() -> TransportConfig {
+        TransportConfig {
             name: "openai_chat",
             overflow: OverflowShape::OpenAi,
             base_url: "http://127.0.0.1:9".to_owned(),
@@ -898,8 +992,12 @@ mod tests {
             max_retries: 2,
             retry_delay: Duration::from_millis(100),
             max_retry_wait: Duration::from_secs(1),
-        })
-        .unwrap()
+            api_key: None,
+        }
+    }
+
+    fn transport() -> Transport {
+        Transport::new(config()).unwrap()
     }
 
     #[test]
@@ -909,6 +1007,30 @@ mod tests {
             matches!(&error, Err(ModelError::Config { reason, .. }) if reason.contains("Tokio runtime")),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn a_key_is_hidden_unless_it_is_a_placeholder() {
+        let with_key = |key: &str| {
+            Transport::new(TransportConfig {
+                api_key: Some(key.to_owned()),
+                ..config()
+            })
+            .unwrap()
+        };
+        let refused = |key: &str| ModelError::Api {
+            provider: "openai_chat".to_owned(),
+            status: 400,
+            message: format!("key {key} refused; key {key}"),
+        };
+        let hidden = with_key("sk-1234567").hiding_key(refused("sk-1234567"));
+        assert_eq!(
+            hidden.to_string(),
+            "openai_chat: API error (HTTP 400): key <API key> refused; key <API key>"
+        );
+        // A local server's placeholder hides nothing: every `x` of the message would go.
+        let placeholder = with_key("x").hiding_key(refused("x"));
+        assert_eq!(placeholder, refused("x"));
     }
 
     #[test]

@@ -636,3 +636,18 @@ async fn a_search_for_the_text_too_long_that_fails_otherwise_says_so_and_keeps_t
     );
     assert_eq!(server.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn a_key_the_server_echoes_is_hidden_in_the_embedder_s_error() {
+    let echoed = format!("Incorrect API key provided: {KEY}.");
+    let refused = || Reply::json(401, &json!({"error": {"message": echoed}}));
+    let server = MockServer::start([refused(), refused()]).await;
+    let embedder = embedder(&server.base, "nomic-embed-text");
+    let error = embedder.embed(&texts(&["a", "b"])).await.unwrap_err();
+    let shown = format!("{error} {error:?}");
+    assert!(!shown.contains(KEY), "{shown}");
+    assert!(
+        shown.contains("Incorrect API key provided: <API key>."),
+        "{shown}"
+    );
+}

@@ -725,3 +725,35 @@ async fn a_408_or_409_is_retried_and_an_answer_that_is_no_object_is_malformed() 
         );
     }
 }
+
+#[tokio::test]
+async fn a_key_the_server_echoes_is_hidden_in_the_error() {
+    // A server (or a proxy) quoting the header it refused: the error is printed and logged,
+    // which the key must not be.
+    let echoed = format!("Incorrect API key provided: {KEY}.");
+    for api in Api::ALL {
+        let refused = Reply::json(401, &api.error_body(401, &echoed));
+        let (error, _) = fail(api, &Client::default(), vec![refused]).await;
+        // The body of a 200 that is no answer is quoted too.
+        let quoted = Reply::json(200, &json!({"error": {"message": echoed}, "key": KEY}));
+        let (malformed, _) = fail(api, &Client::default(), vec![quoted]).await;
+        let server = MockServer::start([Reply::sse(
+            &super::server::error_stream(api, json!({"code": 401, "message": echoed})),
+            64,
+        )])
+        .await;
+        let streamed = api
+            .model(&server.base, &Client::default())
+            .stream(&request(api), &mut |_| {})
+            .await
+            .expect_err("the stream's error");
+        for error in [error, malformed, streamed] {
+            let shown = format!("{error} {error:?}");
+            assert!(!shown.contains(KEY), "{api:?}: {shown}");
+            assert!(
+                shown.contains("Incorrect API key provided: <API key>."),
+                "{api:?}: {shown}"
+            );
+        }
+    }
+}

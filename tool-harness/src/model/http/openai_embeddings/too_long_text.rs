@@ -78,7 +78,8 @@ impl OpenAiEmbedder {
     /// Whether the server embeds `texts` in one request or refuses them as too long; any
     /// other failure is the error.
     async fn answer(&self, texts: &[String]) -> Result<Answer, ModelError> {
-        match self.transport.post_json(PATH, &self.body(texts)).await {
+        let answered = self.transport.post_json(PATH, &self.body(texts)).await;
+        match answered.map_err(|error| self.transport.hiding_key(error)) {
             Ok(_) => Ok(Answer::Embedded),
             Err(error @ ModelError::ContextTooLong { .. }) => Ok(Answer::TooLong(error)),
             Err(error) => Err(error),

@@ -60,8 +60,14 @@ impl Assembler for ResponsesAssembler {
                         "a `response.output_item.added` has no `output_index`".to_owned(),
                     )
                 })?;
+                // A second announcement would take the next call's index among the
+                // deltas, which the call after it is then reported under too.
                 let index = self.calls.len();
-                self.calls.insert(output_index, index);
+                if self.calls.insert(output_index, index).is_some() {
+                    return Err(Failed::Malformed(format!(
+                        "the stream announced the call at output {output_index} twice"
+                    )));
+                }
                 let field = |key: &str| text(item, key).map(str::to_owned);
                 on_delta(StreamDelta::ToolCallArguments {
                     index,

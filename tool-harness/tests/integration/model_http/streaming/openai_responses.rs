@@ -182,3 +182,42 @@ async fn events_named_only_by_their_sse_name_are_read_and_empty_pieces_not_repor
         )]
     );
 }
+
+#[tokio::test]
+async fn a_call_announced_twice_at_one_output_index_is_malformed() {
+    // The second announcement of output 1 took the next call's place among the deltas, and
+    // the call at output 2 was then reported under the same index: two calls' names and
+    // arguments pieced into one.
+    let call = |index: u64, call_id: &str, name: &str| {
+        event(
+            "response.output_item.added",
+            json!({"output_index": index, "item": {"type": "function_call",
+                "call_id": call_id, "name": name, "arguments": ""}}),
+        )
+    };
+    let text = sse_text([
+        call(1, "call_add", "add"),
+        call(1, "call_add", "add"),
+        call(2, "call_div", "divide"),
+        event(
+            "response.completed",
+            json!({"response": calls_answer(Api::Responses)}),
+        ),
+    ]);
+    let streamed = stream(Api::Responses, Reply::sse(&text, 64), &Client::default()).await;
+    let error = streamed.answer.expect_err("malformed");
+    assert!(
+        matches!(&error, ModelError::MalformedResponse { reason, .. }
+            if reason.contains("output 1") && reason.contains("twice")),
+        "{error}"
+    );
+    let indexes: Vec<usize> = streamed
+        .deltas
+        .iter()
+        .filter_map(|delta| match delta {
+            toolsmith_harness::model::StreamDelta::ToolCallArguments { index, .. } => Some(*index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(indexes, [0], "{:?}", streamed.deltas);
+}
