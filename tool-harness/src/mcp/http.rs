@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use toolsmith_core::CancellationToken;
 
 use super::error::McpError;
-use super::json_limits::JsonLimits;
+use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
 use super::rebinding_guard::McpService;
 use super::server::McpServer;
 use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_past_cap};
@@ -521,7 +521,8 @@ struct BodyLimits {
 /// within the timeout (rmcp reads it with no time limit: a client sending a byte a second held
 /// the request for ever), `413` past the size limit, and `400` past the depth or the number
 /// of values (rmcp would read it into a buffer of 80 bytes or more a value) or holding one of
-/// serde_json's private keys (which it would read as JSON of its own).
+/// serde_json's private keys (which it would read as JSON of its own). A JSON body that rmcp
+/// then cannot read as a message is answered `400` with a JSON-RPC error, not rmcp's `415`.
 async fn read_body_in_time(
     State(limits): State<BodyLimits>,
     request: Request,
@@ -533,8 +534,19 @@ async fn read_body_in_time(
         Ok(Ok(bytes)) => match limits.json.refusal(&bytes) {
             Some((code, message)) => unreadable_body(&bytes, code, &message),
             None => {
-                next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-                    .await
+                let json_body = has_json_content_type(&parts.headers);
+                let answer = next
+                    .run(Request::from_parts(
+                        parts,
+                        axum::body::Body::from(bytes.clone()),
+                    ))
+                    .await;
+                // rmcp answers a JSON body it cannot read as a message `415 Unsupported Media
+                // Type` in plain text, which tells the client its `Content-Type` is wrong.
+                if json_body && answer.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+                    return unreadable_message(&bytes);
+                }
+                answer
             }
         },
         // Too long, or the client went away (then no one reads this answer).
@@ -548,6 +560,29 @@ async fn read_body_in_time(
             ),
         )
             .into_response(),
+    }
+}
+
+/// Whether the request says its body is JSON (`application/json`, any parameters, any case).
+fn has_json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The answer to a JSON body that is not a JSON-RPC message: `400` with a JSON-RPC error,
+/// `-32700` naming where the text stops being JSON, else `-32600`.
+fn unreadable_message(body: &[u8]) -> Response {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(error) => unreadable_body(body, PARSE_ERROR, &format!("Parse error: {error}")),
+        Ok(_) => unreadable_body(
+            body,
+            INVALID_REQUEST,
+            "Invalid Request: the body is JSON but not a JSON-RPC request, notification or \
+             response",
+        ),
     }
 }
 

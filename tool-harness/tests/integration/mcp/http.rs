@@ -578,3 +578,44 @@ async fn bodies_past_the_json_limits_are_refused_before_rmcp_reads_them() {
     client.cancel().await.unwrap();
     server.shutdown().await.unwrap();
 }
+
+/// A JSON body that is not a JSON-RPC message is `400` with a JSON-RPC error saying what is
+/// wrong (`-32700` not JSON, `-32600` not a message, under its id when it shows one), as on
+/// the line transport: rmcp answered `415 Unsupported Media Type`, which blames the
+/// `Content-Type`, in plain text. A wrong `Content-Type` is still `415`.
+#[tokio::test]
+async fn a_body_that_is_no_message_is_a_json_rpc_error() {
+    let server = start(McpHttpOptions::default()).await;
+    let (status, body) = raw_post(&server, "{garbage").await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("line 1 column 2"), "{message}");
+
+    let (status, body) = raw_post(
+        &server,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}"#,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 4, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+
+    let addr = server.local_addr();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 8\r\n\
+         Connection: close\r\n\r\n{{garbage"
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 415"), "{answer}");
+    let client = working_client(&server).await;
+    client.cancel().await.unwrap();
+    server.shutdown().await.unwrap();
+}
