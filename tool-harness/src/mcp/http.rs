@@ -212,7 +212,8 @@ impl McpHttpOptions {
     }
 
     /// How long a client may take to send a request's head (its request line and headers),
-    /// and then its body (default [`DEFAULT_REQUEST_READ_TIMEOUT`]; at least a millisecond).
+    /// and then its body (default [`DEFAULT_REQUEST_READ_TIMEOUT`]; at least a millisecond;
+    /// a century or more, such as `Duration::MAX`, is no limit).
     ///
     /// Past it, a head is dropped with its connection and a body answered `408 Request
     /// Timeout`, so that a client sending a byte a second (or stopping half-way) cannot hold
@@ -430,7 +431,7 @@ async fn serve_connections(
             builder
                 .http1()
                 .timer(TokioTimer::new())
-                .header_read_timeout(head_timeout);
+                .header_read_timeout(head_limit(head_timeout));
             let connection =
                 builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
             let mut connection = std::pin::pin!(connection);
@@ -447,6 +448,17 @@ async fn serve_connections(
     drop(open);
     let _ = all_ended.recv().await;
     Ok(())
+}
+
+/// A read timeout at least this long is no limit: hyper adds the head's timeout to the clock
+/// unchecked (`Duration::MAX` panicked in each connection's task), and a century is far
+/// inside what the clock holds.
+const NO_READ_LIMIT_FROM: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// The limit on a request head's reading to give hyper for `timeout`: none past
+/// [`NO_READ_LIMIT_FROM`].
+fn head_limit(timeout: Duration) -> Option<Duration> {
+    (timeout < NO_READ_LIMIT_FROM).then_some(timeout)
 }
 
 /// Whether an error accepting a connection is that one connection's (it was reset or aborted
