@@ -619,3 +619,24 @@ async fn a_body_that_is_no_message_is_a_json_rpc_error() {
     client.cancel().await.unwrap();
     server.shutdown().await.unwrap();
 }
+
+/// At the cap, only a real `initialize` request is told the server is full: one whose id is
+/// not a request id (an object, an array, none) is no request, and gets the answer it gets
+/// below the cap (`400`), not `503` with its malformed id echoed.
+#[tokio::test]
+async fn a_malformed_initialize_at_the_cap_is_answered_as_below_it() {
+    let full = start(McpHttpOptions::default().with_max_sessions(0)).await;
+    let open = start(McpHttpOptions::default()).await;
+    let params = r#""params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}"#;
+    for id in [r#""id":{"x":1},"#, r#""id":[1],"#, ""] {
+        let body = format!(r#"{{"jsonrpc":"2.0",{id}"method":"initialize",{params}}}"#);
+        let (status, answer) = raw_post(&full, &body).await;
+        assert_eq!(status, 400, "{id}: {answer}");
+        assert_eq!((status, answer), raw_post(&open, &body).await, "{id}");
+    }
+    // A well-formed one is still refused for the cap.
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize",{params}}}"#);
+    assert_eq!(raw_post(&full, &body).await.0, 503);
+    full.shutdown().await.unwrap();
+    open.shutdown().await.unwrap();
+}
