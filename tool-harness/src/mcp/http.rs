@@ -317,6 +317,12 @@ impl McpHttpServer {
                     .to_owned(),
             ));
         }
+        if let Some(problem) = path_problem(&options.path) {
+            return Err(McpError::Config(format!(
+                "the MCP path {:?} {problem}",
+                options.path
+            )));
+        }
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|e| McpError::io(format!("binding {}", options.addr), e))?;
@@ -461,6 +467,24 @@ fn head_limit(timeout: Duration) -> Option<Duration> {
     (timeout < NO_READ_LIMIT_FROM).then_some(timeout)
 }
 
+/// What keeps `path` from being served as it is written, if anything: a character a request's
+/// path cannot hold unencoded (RFC 3986: a space, a brace, ...), which axum also reads as a
+/// capture, or a segment starting with `:` or `*` (axum's old capture syntax, which it
+/// refuses with a panic).
+fn path_problem(path: &str) -> Option<String> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@%/".contains(c);
+    if let Some(bad) = path.chars().find(|&c| !path_char(c)) {
+        return Some(format!(
+            "holds {bad:?}, which a request's path cannot (percent-encode it)"
+        ));
+    }
+    path.split('/')
+        .find(|segment| segment.starts_with([':', '*']))
+        .map(|segment| {
+            format!("has a segment {segment:?} starting with ':' or '*', which axum refuses")
+        })
+}
+
 /// Whether an error accepting a connection is that one connection's (it was reset or aborted
 /// before it was accepted), not the listener's.
 fn is_connection_error(error: &std::io::Error) -> bool {
@@ -474,6 +498,12 @@ fn is_connection_error(error: &std::io::Error) -> bool {
 
 /// The axum router serving `server` at `options.path()`, for mounting in an application of
 /// your own; `bound` is the address it is reached at (its host is accepted in `Host`).
+///
+/// # Panics
+///
+/// As axum's `Router::route_service` does, when the path is not one axum can route (a brace,
+/// a segment starting with `:` or `*`); [`McpHttpServer::start`] refuses such a path with
+/// [`McpError::Config`] instead.
 pub fn router(
     server: McpServer,
     options: &McpHttpOptions,

@@ -640,3 +640,30 @@ async fn a_malformed_initialize_at_the_cap_is_answered_as_below_it() {
     full.shutdown().await.unwrap();
     open.shutdown().await.unwrap();
 }
+
+/// A path axum cannot route (a brace, a segment of its old capture syntax) is a
+/// configuration error of `start`, naming the path, not a panic.
+#[tokio::test]
+async fn a_path_that_cannot_be_routed_is_a_config_error() {
+    let (manager, _) = demo_manager();
+    for path in ["/mcp/{", "/a/{b}", "/a/*rest", "/a/:id", "/a b"] {
+        let started = McpHttpServer::start(
+            McpServer::new(Arc::clone(&manager)),
+            McpHttpOptions::default().with_path(path),
+        );
+        let error = tokio::spawn(started)
+            .await
+            .unwrap_or_else(|panic| panic!("{path}: {panic}"))
+            .unwrap_err();
+        assert!(error.to_string().contains(path), "{path}: {error}");
+    }
+    for path in ["/", "/tools/v1.2", "/a%20b/x:y"] {
+        let server = McpHttpServer::start(
+            McpServer::new(Arc::clone(&manager)),
+            McpHttpOptions::default().with_path(path),
+        )
+        .await
+        .unwrap();
+        server.shutdown().await.unwrap();
+    }
+}
