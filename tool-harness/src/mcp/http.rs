@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use toolsmith_core::CancellationToken;
 
 use super::error::McpError;
-use super::json_limits::JsonLimits;
+use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
 use super::rebinding_guard::McpService;
 use super::server::McpServer;
 use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_past_cap};
@@ -212,7 +212,8 @@ impl McpHttpOptions {
     }
 
     /// How long a client may take to send a request's head (its request line and headers),
-    /// and then its body (default [`DEFAULT_REQUEST_READ_TIMEOUT`]; at least a millisecond).
+    /// and then its body (default [`DEFAULT_REQUEST_READ_TIMEOUT`]; at least a millisecond;
+    /// a century or more, such as `Duration::MAX`, is no limit).
     ///
     /// Past it, a head is dropped with its connection and a body answered `408 Request
     /// Timeout`, so that a client sending a byte a second (or stopping half-way) cannot hold
@@ -315,6 +316,12 @@ impl McpHttpServer {
                  machine by"
                     .to_owned(),
             ));
+        }
+        if let Some(problem) = path_problem(&options.path) {
+            return Err(McpError::Config(format!(
+                "the MCP path {:?} {problem}",
+                options.path
+            )));
         }
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
@@ -430,7 +437,7 @@ async fn serve_connections(
             builder
                 .http1()
                 .timer(TokioTimer::new())
-                .header_read_timeout(head_timeout);
+                .header_read_timeout(head_limit(head_timeout));
             let connection =
                 builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
             let mut connection = std::pin::pin!(connection);
@@ -449,6 +456,35 @@ async fn serve_connections(
     Ok(())
 }
 
+/// A read timeout at least this long is no limit: hyper adds the head's timeout to the clock
+/// unchecked (`Duration::MAX` panicked in each connection's task), and a century is far
+/// inside what the clock holds.
+const NO_READ_LIMIT_FROM: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// The limit on a request head's reading to give hyper for `timeout`: none past
+/// [`NO_READ_LIMIT_FROM`].
+fn head_limit(timeout: Duration) -> Option<Duration> {
+    (timeout < NO_READ_LIMIT_FROM).then_some(timeout)
+}
+
+/// What keeps `path` from being served as it is written, if anything: a character a request's
+/// path cannot hold unencoded (RFC 3986: a space, a brace, ...), which axum also reads as a
+/// capture, or a segment starting with `:` or `*` (axum's old capture syntax, which it
+/// refuses with a panic).
+fn path_problem(path: &str) -> Option<String> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@%/".contains(c);
+    if let Some(bad) = path.chars().find(|&c| !path_char(c)) {
+        return Some(format!(
+            "holds {bad:?}, which a request's path cannot (percent-encode it)"
+        ));
+    }
+    path.split('/')
+        .find(|segment| segment.starts_with([':', '*']))
+        .map(|segment| {
+            format!("has a segment {segment:?} starting with ':' or '*', which axum refuses")
+        })
+}
+
 /// Whether an error accepting a connection is that one connection's (it was reset or aborted
 /// before it was accepted), not the listener's.
 fn is_connection_error(error: &std::io::Error) -> bool {
@@ -462,6 +498,12 @@ fn is_connection_error(error: &std::io::Error) -> bool {
 
 /// The axum router serving `server` at `options.path()`, for mounting in an application of
 /// your own; `bound` is the address it is reached at (its host is accepted in `Host`).
+///
+/// # Panics
+///
+/// As axum's `Router::route_service` does, when the path is not one axum can route (a brace,
+/// a segment starting with `:` or `*`); [`McpHttpServer::start`] refuses such a path with
+/// [`McpError::Config`] instead.
 pub fn router(
     server: McpServer,
     options: &McpHttpOptions,
@@ -521,7 +563,8 @@ struct BodyLimits {
 /// within the timeout (rmcp reads it with no time limit: a client sending a byte a second held
 /// the request for ever), `413` past the size limit, and `400` past the depth or the number
 /// of values (rmcp would read it into a buffer of 80 bytes or more a value) or holding one of
-/// serde_json's private keys (which it would read as JSON of its own).
+/// serde_json's private keys (which it would read as JSON of its own). A JSON body that rmcp
+/// then cannot read as a message is answered `400` with a JSON-RPC error, not rmcp's `415`.
 async fn read_body_in_time(
     State(limits): State<BodyLimits>,
     request: Request,
@@ -533,8 +576,19 @@ async fn read_body_in_time(
         Ok(Ok(bytes)) => match limits.json.refusal(&bytes) {
             Some((code, message)) => unreadable_body(&bytes, code, &message),
             None => {
-                next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-                    .await
+                let json_body = has_json_content_type(&parts.headers);
+                let answer = next
+                    .run(Request::from_parts(
+                        parts,
+                        axum::body::Body::from(bytes.clone()),
+                    ))
+                    .await;
+                // rmcp answers a JSON body it cannot read as a message `415 Unsupported Media
+                // Type` in plain text, which tells the client its `Content-Type` is wrong.
+                if json_body && answer.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+                    return unreadable_message(&bytes);
+                }
+                answer
             }
         },
         // Too long, or the client went away (then no one reads this answer).
@@ -548,6 +602,29 @@ async fn read_body_in_time(
             ),
         )
             .into_response(),
+    }
+}
+
+/// Whether the request says its body is JSON (`application/json`, any parameters, any case).
+fn has_json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The answer to a JSON body that is not a JSON-RPC message: `400` with a JSON-RPC error,
+/// `-32700` naming where the text stops being JSON, else `-32600`.
+fn unreadable_message(body: &[u8]) -> Response {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(error) => unreadable_body(body, PARSE_ERROR, &format!("Parse error: {error}")),
+        Ok(_) => unreadable_body(
+            body,
+            INVALID_REQUEST,
+            "Invalid Request: the body is JSON but not a JSON-RPC request, notification or \
+             response",
+        ),
     }
 }
 

@@ -24,6 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
+use super::server::cut;
 use super::unreadable::{Envelope, is_request_id, unreadable_answer};
 
 /// How much of a line over the size limit is kept to read its envelope (the id comes first
@@ -310,7 +311,8 @@ fn envelope_problem(message: &Value) -> Option<String> {
         Value::Null => "null".to_owned(),
         Value::Bool(_) => "a boolean".to_owned(),
         Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {s:?}"),
+        // Cut: the client's string may be megabytes long.
+        Value::String(s) => format!("the string {:?}", cut(s)),
         Value::Array(_) => "an array".to_owned(),
         Value::Object(_) => "an object".to_owned(),
     };

@@ -445,7 +445,7 @@ impl ServerHandler for McpServer {
             )),
             None => Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                format!("method not found: {method}"),
+                format!("method not found: {}", cut(&method)),
                 None,
             )),
         }
@@ -468,12 +468,23 @@ fn describe<T: serde::de::DeserializeOwned>(params: Option<serde_json::Value>) -
     match serde_path_to_error::deserialize::<_, T>(params) {
         Err(error) => {
             let path = error.path().to_string();
+            let problem = quoted_cut(&error.inner().to_string());
             if path == "." {
-                format!("params: {}", error.inner())
+                format!("params: {problem}")
             } else {
-                format!("params.{path}: {}", error.inner())
+                format!("params.{}: {problem}", cut(&path))
             }
         }
         Ok(_) => "the request does not match the method's schema".to_owned(),
+    }
+}
+
+/// serde's message `message` with the client's value it quotes cut, and what was expected
+/// kept: `invalid type: string "xxx…", expected a map`. The expectation is the last
+/// `, expected ` (the value quoted before it may hold the same words).
+fn quoted_cut(message: &str) -> String {
+    match message.rsplit_once(", expected ") {
+        Some((found, expected)) => format!("{}, expected {}", cut(found), cut(expected)),
+        None => cut(message).into_owned(),
     }
 }

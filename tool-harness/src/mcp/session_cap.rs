@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 use super::http::payload_too_large;
 use super::rebinding_guard::{McpService, rmcp_refusal};
 use super::session_idle::{SessionActivity, StreamTraffic};
+use super::unreadable::is_request_id;
 
 /// The JSON-RPC error code of a refused session: the range -32000 to -32099 is the
 /// implementation's own ("server error").
@@ -237,8 +238,8 @@ struct MessageHead {
     method: Option<String>,
 }
 
-/// Answers `503` with a JSON-RPC error to an `initialize` that would open a session past the
-/// cap; passes everything else on, untouched.
+/// Answers `503` with a JSON-RPC error to an `initialize` request (its id a string or an
+/// integer) that would open a session past the cap; passes everything else on, untouched.
 ///
 /// Only a `POST` without `Mcp-Session-Id` can open a session, and only while the cap is
 /// reached is its body read: a request of the stateless revision (2026-07-28) opens none
@@ -264,7 +265,9 @@ pub(crate) async fn refuse_sessions_past_cap(
         return payload_too_large(cap.max_body_bytes);
     };
     match serde_json::from_slice::<MessageHead>(&bytes) {
-        Ok(head) if head.method.as_deref() == Some("initialize") => {
+        // Only a request (its id a string or an integer) opens a session: anything else is
+        // malformed, and rmcp says so as it does below the cap.
+        Ok(head) if head.method.as_deref() == Some("initialize") && is_request_id(&head.id) => {
             too_many_sessions(head.id, cap.sessions.max_sessions())
         }
         // Anything else is rmcp's to answer, from the same bytes.

@@ -564,3 +564,43 @@ async fn a_client_that_stops_reading_cannot_hold_the_server_at_shutdown() {
     );
     drop(from_server);
 }
+
+/// A client's text in a malformed request (an unknown method's name, a value of the wrong
+/// type) is quoted cut, as a tool name or a cursor is: a name of 100,000 characters is not
+/// echoed whole.
+#[tokio::test]
+async fn long_client_text_in_a_malformed_request_is_quoted_cut() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    let long = "x".repeat(100_000);
+    for (case, request) in [
+        (
+            "an unknown method",
+            json!({"jsonrpc": "2.0", "id": 1, "method": long.clone(), "params": {}}),
+        ),
+        (
+            "arguments of the wrong type",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "echo", "arguments": long.clone()}}),
+        ),
+        (
+            "params of the wrong type",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": long.clone()}),
+        ),
+    ] {
+        let answer = raw.ask(request).await;
+        let (_, message) = error_of(&answer);
+        assert!(
+            message.contains("xxx"),
+            "{case}: not quoted at all: {message}"
+        );
+        if case == "arguments of the wrong type" {
+            assert!(message.contains("expected"), "{case}: {message}");
+        }
+        assert!(
+            answer.to_string().len() < 2_000,
+            "{case}: {} bytes",
+            answer.to_string().len()
+        );
+        raw.still_serving().await;
+    }
+}

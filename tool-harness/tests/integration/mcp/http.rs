@@ -578,3 +578,92 @@ async fn bodies_past_the_json_limits_are_refused_before_rmcp_reads_them() {
     client.cancel().await.unwrap();
     server.shutdown().await.unwrap();
 }
+
+/// A JSON body that is not a JSON-RPC message is `400` with a JSON-RPC error saying what is
+/// wrong (`-32700` not JSON, `-32600` not a message, under its id when it shows one), as on
+/// the line transport: rmcp answered `415 Unsupported Media Type`, which blames the
+/// `Content-Type`, in plain text. A wrong `Content-Type` is still `415`.
+#[tokio::test]
+async fn a_body_that_is_no_message_is_a_json_rpc_error() {
+    let server = start(McpHttpOptions::default()).await;
+    let (status, body) = raw_post(&server, "{garbage").await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("line 1 column 2"), "{message}");
+
+    let (status, body) = raw_post(
+        &server,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}"#,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 4, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+
+    let addr = server.local_addr();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 8\r\n\
+         Connection: close\r\n\r\n{{garbage"
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 415"), "{answer}");
+    let client = working_client(&server).await;
+    client.cancel().await.unwrap();
+    server.shutdown().await.unwrap();
+}
+
+/// At the cap, only a real `initialize` request is told the server is full: one whose id is
+/// not a request id (an object, an array, none) is no request, and gets the answer it gets
+/// below the cap (`400`), not `503` with its malformed id echoed.
+#[tokio::test]
+async fn a_malformed_initialize_at_the_cap_is_answered_as_below_it() {
+    let full = start(McpHttpOptions::default().with_max_sessions(0)).await;
+    let open = start(McpHttpOptions::default()).await;
+    let params = r#""params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}"#;
+    for id in [r#""id":{"x":1},"#, r#""id":[1],"#, ""] {
+        let body = format!(r#"{{"jsonrpc":"2.0",{id}"method":"initialize",{params}}}"#);
+        let (status, answer) = raw_post(&full, &body).await;
+        assert_eq!(status, 400, "{id}: {answer}");
+        assert_eq!((status, answer), raw_post(&open, &body).await, "{id}");
+    }
+    // A well-formed one is still refused for the cap.
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize",{params}}}"#);
+    assert_eq!(raw_post(&full, &body).await.0, 503);
+    full.shutdown().await.unwrap();
+    open.shutdown().await.unwrap();
+}
+
+/// A path axum cannot route (a brace, a segment of its old capture syntax) is a
+/// configuration error of `start`, naming the path, not a panic.
+#[tokio::test]
+async fn a_path_that_cannot_be_routed_is_a_config_error() {
+    let (manager, _) = demo_manager();
+    for path in ["/mcp/{", "/a/{b}", "/a/*rest", "/a/:id", "/a b"] {
+        let started = McpHttpServer::start(
+            McpServer::new(Arc::clone(&manager)),
+            McpHttpOptions::default().with_path(path),
+        );
+        let error = tokio::spawn(started)
+            .await
+            .unwrap_or_else(|panic| panic!("{path}: {panic}"))
+            .unwrap_err();
+        assert!(error.to_string().contains(path), "{path}: {error}");
+    }
+    for path in ["/", "/tools/v1.2", "/a%20b/x:y"] {
+        let server = McpHttpServer::start(
+            McpServer::new(Arc::clone(&manager)),
+            McpHttpOptions::default().with_path(path),
+        )
+        .await
+        .unwrap();
+        server.shutdown().await.unwrap();
+    }
+}

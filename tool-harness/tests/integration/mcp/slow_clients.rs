@@ -67,3 +67,31 @@ async fn a_body_that_stops_midway_is_answered_408() {
     assert!(answer.contains("within 1s"), "{answer}");
     server.shutdown().await.unwrap();
 }
+
+/// A read timeout no instant reaches (`Duration::MAX`: "never") serves requests with no limit
+/// on their reading. Adding it to the clock panicked in each connection's task, which served
+/// nothing.
+#[tokio::test]
+async fn a_read_timeout_past_the_clock_means_no_limit() {
+    use rmcp::model::ClientConfig;
+    use rmcp::service::ServiceExt as _;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let (manager, _) = demo_manager();
+    let options = McpHttpOptions::default().with_request_read_timeout(Duration::MAX);
+    let server = McpHttpServer::start(McpServer::new(manager), options)
+        .await
+        .unwrap();
+    #[allow(deprecated)]
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = tokio::time::timeout(
+        PATIENCE,
+        ClientConfig::default().serve(StreamableHttpClientTransport::from_uri(server.url())),
+    )
+    .await
+    .expect("no answer")
+    .unwrap();
+    assert!(!client.list_all_tools().await.unwrap().is_empty());
+    client.cancel().await.unwrap();
+    server.shutdown().await.unwrap();
+}
