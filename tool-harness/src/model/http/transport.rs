@@ -724,7 +724,8 @@ pub(super) fn error_for_status(
 
 /// How long the API asked to wait: `retry-after-ms` (OpenAI), else `Retry-After` in seconds
 /// or as an HTTP date. A wait too long to hold in a `Duration` is `Duration::MAX` (longer
-/// than any retry waits, so not retried); a negative or unreadable one is no wait asked.
+/// than any retry waits, so not retried); a negative or unreadable one is no wait asked (a
+/// `retry-after-ms` so leaves the word to `Retry-After`).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     let seconds = |seconds: f64| match Duration::try_from_secs_f64(seconds) {
@@ -732,8 +733,11 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         Err(_) if seconds > 0.0 => Some(Duration::MAX),
         Err(_) => None,
     };
-    if let Some(ms) = text("retry-after-ms").and_then(|t| t.parse::<f64>().ok()) {
-        return seconds(ms / 1000.0);
+    if let Some(wait) = text("retry-after-ms")
+        .and_then(|t| t.parse::<f64>().ok())
+        .and_then(|ms| seconds(ms / 1000.0))
+    {
+        return Some(wait);
     }
     let value = text(RETRY_AFTER.as_str())?;
     if let Ok(number) = value.parse::<f64>() {
@@ -966,6 +970,15 @@ mod tests {
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
         headers.insert("retry-after-ms", HeaderValue::from_static("150"));
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+        // A `retry-after-ms` that asks for no wait it can say leaves it to `Retry-After`.
+        for unusable in ["-5", "NaN", "soon"] {
+            headers.insert("retry-after-ms", HeaderValue::from_static(unusable));
+            assert_eq!(
+                retry_after(&headers),
+                Some(Duration::from_secs(2)),
+                "{unusable}"
+            );
+        }
         headers.remove("retry-after-ms");
         headers.insert(
             RETRY_AFTER,
