@@ -183,6 +183,75 @@ impl std::fmt::Display for FailedInTurn<'_> {
 }
 
 impl ModelError {
+    /// This error with `f` applied to the text it quotes: the API's message (`Auth`, `Api`,
+    /// `ContextTooLong`, `ImageRefused`, `RateLimited`) or what went wrong reaching or
+    /// reading it (`Connection`, `MalformedResponse`); any other error as it is.
+    pub(crate) fn map_quoted(self, f: impl FnOnce(String) -> String) -> Self {
+        match self {
+            Self::Auth {
+                provider,
+                status,
+                message,
+            } => Self::Auth {
+                provider,
+                status,
+                message: f(message),
+            },
+            Self::Api {
+                provider,
+                status,
+                message,
+            } => Self::Api {
+                provider,
+                status,
+                message: f(message),
+            },
+            Self::ContextTooLong {
+                provider,
+                status,
+                message,
+            } => Self::ContextTooLong {
+                provider,
+                status,
+                message: f(message),
+            },
+            Self::ImageRefused {
+                provider,
+                status,
+                message,
+                image,
+            } => Self::ImageRefused {
+                provider,
+                status,
+                message: f(message),
+                image,
+            },
+            Self::RateLimited {
+                provider,
+                retry_after,
+                message,
+            } => Self::RateLimited {
+                provider,
+                retry_after,
+                message: f(message),
+            },
+            Self::Connection {
+                provider,
+                url,
+                reason,
+            } => Self::Connection {
+                provider,
+                url,
+                reason: f(reason),
+            },
+            Self::MalformedResponse { provider, reason } => Self::MalformedResponse {
+                provider,
+                reason: f(reason),
+            },
+            other => other,
+        }
+    }
+
     /// Whether trying the same request again may succeed: rate limits, 408, 409, 5xx
     /// statuses (but 501), time-outs and connection failures. A spent quota (a 429 saying
     /// `insufficient_quota`) is an [`Api`](Self::Api) error, not a rate limit.

@@ -204,76 +204,13 @@ impl Transport {
         let Some(key) = self.hidden_key.as_deref() else {
             return error;
         };
-        let hide = |text: String| {
+        error.map_quoted(|text| {
             if text.contains(key) {
                 text.replace(key, HIDDEN_KEY)
             } else {
                 text
             }
-        };
-        match error {
-            ModelError::Auth {
-                provider,
-                status,
-                message,
-            } => ModelError::Auth {
-                provider,
-                status,
-                message: hide(message),
-            },
-            ModelError::Api {
-                provider,
-                status,
-                message,
-            } => ModelError::Api {
-                provider,
-                status,
-                message: hide(message),
-            },
-            ModelError::ContextTooLong {
-                provider,
-                status,
-                message,
-            } => ModelError::ContextTooLong {
-                provider,
-                status,
-                message: hide(message),
-            },
-            ModelError::ImageRefused {
-                provider,
-                status,
-                message,
-                image,
-            } => ModelError::ImageRefused {
-                provider,
-                status,
-                message: hide(message),
-                image,
-            },
-            ModelError::RateLimited {
-                provider,
-                retry_after,
-                message,
-            } => ModelError::RateLimited {
-                provider,
-                retry_after,
-                message: hide(message),
-            },
-            ModelError::Connection {
-                provider,
-                url,
-                reason,
-            } => ModelError::Connection {
-                provider,
-                url,
-                reason: hide(reason),
-            },
-            ModelError::MalformedResponse { provider, reason } => ModelError::MalformedResponse {
-                provider,
-                reason: hide(reason),
-            },
-            other => other,
-        }
+        })
     }
 
     /// The API's name, as errors give it.
@@ -784,21 +721,10 @@ pub(crate) fn with_attempts(error: ModelError, attempts: u32) -> ModelError {
     if attempts < 2 {
         return error;
     }
-    let tried = |reason: String| format!("{reason} (after {attempts} attempts)");
     match error {
-        ModelError::Connection {
-            provider,
-            url,
-            reason,
-        } => ModelError::Connection {
-            provider,
-            url,
-            reason: tried(reason),
-        },
-        ModelError::MalformedResponse { provider, reason } => ModelError::MalformedResponse {
-            provider,
-            reason: tried(reason),
-        },
+        error @ (ModelError::Connection { .. } | ModelError::MalformedResponse { .. }) => {
+            error.map_quoted(|reason| format!("{reason} (after {attempts} attempts)"))
+        }
         other => other,
     }
 }
