@@ -800,13 +800,9 @@ impl AgentCommands {
                  `wait_ms`",
                 state.turns
             ))),
-            status @ Status::Running => Err(error(format!(
-                "sub-agent '{id}' has not finished ({} after {} model calls); call `result` \
-                 again with a `wait_ms`, or `check` on it",
-                serde_json::to_value(status)
-                    .unwrap_or_default()
-                    .as_str()
-                    .unwrap_or("running"),
+            Status::Running => Err(error(format!(
+                "sub-agent '{id}' has not finished (running after {} model calls); call \
+                 `result` again with a `wait_ms`, or `check` on it",
                 state.turns
             ))),
         }

@@ -264,6 +264,15 @@ async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
     .await
     .unwrap();
     wait_started(&started).await;
+    // Running, in its tool call: no result yet, and the error says where it is.
+    let err = agent(&manager, json!({"command": "result", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("has not finished (running after 1 model calls)"),
+        "{err}"
+    );
     let stopped: Value = serde_json::from_str(
         &agent(&manager, json!({"command": "stop", "id": "agent-1"}))
             .await
