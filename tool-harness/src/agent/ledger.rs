@@ -232,9 +232,7 @@ impl RunLedger {
         if self.heard_above {
             self.send_up(&event);
         }
-        if let Some(events) = &self.events
-            && self.streaming.load(Ordering::Acquire)
-        {
+        if let Some(events) = self.open_stream() {
             events.send(event);
         }
     }
@@ -255,13 +253,18 @@ impl RunLedger {
             if let Some(handlers) = &ledger.handlers {
                 deliver(handlers, &wrapped);
             }
-            if let Some(events) = &ledger.events
-                && ledger.streaming.load(Ordering::Acquire)
-            {
+            if let Some(events) = ledger.open_stream() {
                 events.send(wrapped.clone());
             }
             child = ledger;
         }
+    }
+
+    /// The run's own stream, while the run lasts: none once it has ended.
+    fn open_stream(&self) -> Option<&EventStream> {
+        self.events
+            .as_ref()
+            .filter(|_| self.streaming.load(Ordering::Acquire))
     }
 
     /// This ledger's run has ended (or was dropped): its stream takes no more events.
