@@ -105,7 +105,8 @@ impl McpServerOptions {
 /// - `tools/call`: runs [`ToolCallManager::execute_call`] under a [`ToolCallContext`] whose
 ///   token the client's `notifications/cancelled` fires (the call's future is dropped) and
 ///   whose progress reports become `notifications/progress` when the client sent a progress
-///   token. Text comes back as text, structured results as `structuredContent` mirrored as
+///   token (at most 64 wait to be sent; a report made when they are that many replaces the
+///   last one waiting, so a tool reporting faster than the client reads holds no more). Text comes back as text, structured results as `structuredContent` mirrored as
 ///   text, and every failure (invalid arguments — the tool does not run —, a failed,
 ///   timed-out or panicking tool, a result breaking its `returns` schema) as `isError: true`
 ///   with the message a model can act on. An unknown tool, or a malformed request, is a

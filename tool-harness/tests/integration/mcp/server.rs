@@ -186,6 +186,54 @@ async fn progress_reports_become_notifications_before_the_result() {
     client.cancel().await.unwrap();
 }
 
+/// A tool reporting faster than the client takes notifications does not queue every report:
+/// at most 64 wait (the newest replacing the last waiting one when full), in order, the last
+/// report always among them. (Unbounded, a tool reporting in a loop to a client that reads
+/// slowly held every report in memory.)
+#[tokio::test]
+async fn progress_reports_faster_than_sent_are_bounded_and_end_on_the_last() {
+    const REPORTS: u32 = 20_000;
+    let manager = toolsmith_core::ToolCallManager::new("burst");
+    manager
+        .register(std::sync::Arc::new(toolsmith_core::FnTool::new(
+            "burst",
+            "Report progress many times without waiting.",
+            toolsmith_core::Args::new(toolsmith_core::scheme::object().build()),
+            |_| async {
+                let context = toolsmith_core::ToolCallContext::current().expect("served");
+                // No await between reports: the forwarding task cannot keep up.
+                for done in 1..=REPORTS {
+                    context.progress(f64::from(done), Some(f64::from(REPORTS)), "bursting");
+                }
+                Ok(toolsmith_core::ToolCallResult::text("burst done"))
+            },
+        )))
+        .unwrap();
+    let (client, mut inbox, _server) =
+        connect(std::sync::Arc::new(manager), McpServerOptions::default()).await;
+    let result = client.call_tool(call("burst", json!({}))).await.unwrap();
+    assert_eq!(text(&result), "burst done");
+    let mut seen = Vec::new();
+    while let Ok(progress) = inbox.progress.try_recv() {
+        seen.push(progress.progress);
+    }
+    assert!(
+        !seen.is_empty() && seen.len() <= 64,
+        "{} reports sent",
+        seen.len()
+    );
+    assert!(
+        seen.windows(2).all(|pair| pair[0] < pair[1]),
+        "in order: {seen:?}"
+    );
+    assert_eq!(
+        seen.last(),
+        Some(&f64::from(REPORTS)),
+        "the last report is sent"
+    );
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_served_call_past_its_time_limit_is_an_error_naming_the_limit() {
     let (manager, probe) = demo_manager();
