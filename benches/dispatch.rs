@@ -20,6 +20,9 @@
 //! speed drifts (a shared VM) moves both sides of each ratio alike; then the same with two
 //! threads calling at once, where the dispatched calls share one manager. Run with
 //! `cargo bench --bench dispatch`; the figures are recorded in `docs/PERFORMANCE.md`.
+//! Last, the fresh-request variants are paired with the baseline given the same parsed call
+//! (an id and a name made and dropped, the name matched; `parsed_call_baseline`), as any
+//! dispatcher of a provider's calls receives them.
 //! `--calls <variant> <n>` runs only calls, for counting instructions (see `counted_calls`).
 //!
 //! The two `#[tool_fn]` tools, the baseline, the paired runner and `counted_calls` are in
@@ -35,7 +38,7 @@ use async_trait::async_trait;
 use criterion::{Criterion, criterion_group};
 use dispatch_shared::{
     AddArgs, Calls, Contestant, PROVIDER_CALL_ID, SHORT_CALL_ID, add, baseline_call,
-    dispatched_call, dispatched_calls, fresh_request_calls,
+    dispatched_call, dispatched_calls, fresh_request_calls, parsed_call_baseline,
 };
 use serde_json::json;
 use toolsmith::{
@@ -231,9 +234,51 @@ impl Arena {
                     name: "sync_borrowed_call",
                     calls: borrowed_calls(&self.manager, "add_sync"),
                 },
+                Contestant {
+                    label: "the baseline given a parsed call",
+                    name: "parsed_call_baseline",
+                    calls: Box::new(|calls| {
+                        for _ in 0..calls {
+                            black_box(parsed_call_baseline(SHORT_CALL_ID, "add_sync"));
+                        }
+                    }),
+                },
                 reference,
             ])
             .collect()
+    }
+
+    /// The fresh-request calls against the baseline given the same parsed call (its id and
+    /// name made and dropped), the id short and then a provider's.
+    fn fresh_requests_over_parsed_calls(&self) {
+        for (id, tools) in [
+            (SHORT_CALL_ID, &["add_sync", "add_async"][..]),
+            (PROVIDER_CALL_ID, &["add_sync"][..]),
+        ] {
+            let contestants: Vec<Contestant<'_>> = tools
+                .iter()
+                .map(|&tool| Contestant {
+                    label: if tool == "add_sync" {
+                        "execute_one/tool_fn_sync, a fresh request a call"
+                    } else {
+                        "execute_one/tool_fn_async, a fresh request a call"
+                    },
+                    name: tool,
+                    calls: fresh_request_calls(&self.manager, tool, id),
+                })
+                .collect();
+            let baseline = move |calls: usize| {
+                for _ in 0..calls {
+                    black_box(parsed_call_baseline(id, "add_sync"));
+                }
+            };
+            dispatch_shared::paired_ratios_over(
+                &baseline,
+                &format!("the baseline given a parsed call (id {id:?})"),
+                &contestants,
+                1,
+            );
+        }
     }
 }
 
@@ -253,5 +298,6 @@ fn main() {
     if !quick {
         dispatch_shared::paired_ratios(&contestants, 1);
         dispatch_shared::paired_ratios(&contestants, 2);
+        arena.fresh_requests_over_parsed_calls();
     }
 }

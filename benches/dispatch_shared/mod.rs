@@ -59,6 +59,39 @@ pub fn baseline_call() -> i64 {
     add(args)
 }
 
+/// A model's call as a provider's parser hands it over: its id, the tool's name, the
+/// arguments.
+struct ParsedCall {
+    id: String,
+    name: String,
+    arguments: serde_json::Value,
+}
+
+/// The bare baseline given what a fresh request is made from: a parsed call, whose id and
+/// name are made (as parsing a provider's answer makes them) and dropped, whose name picks
+/// the function, then `from_value` and the call. The fresh-request contestants do the same
+/// and validate, look up, contain panics and return a result value; against this baseline
+/// their ratio shows the dispatch's cost apart from making the call's strings, which any
+/// dispatcher receiving a provider's call pays.
+pub fn parsed_call_baseline(id: &str, tool: &str) -> Option<i64> {
+    let call = ParsedCall {
+        id: black_box(id).to_owned(),
+        name: black_box(tool).to_owned(),
+        arguments: json!({"a": black_box(20), "b": black_box(22)}),
+    };
+    let ParsedCall {
+        id,
+        name,
+        arguments,
+    } = call;
+    let sum = match name.as_str() {
+        "add_sync" | "add_async" => add(serde_json::from_value(arguments).ok()?),
+        _ => return None,
+    };
+    black_box(&id);
+    Some(sum)
+}
+
 pub fn dispatched_call(manager: &ToolCallManager, request: &mut ToolCallRequest) -> ToolCallResult {
     let value = json!({"a": black_box(20), "b": black_box(22)});
     request.arguments = ToolArguments::try_from(value).expect("an object");
@@ -176,6 +209,16 @@ fn time(calls: &(dyn Fn(usize) + Sync), threads: usize, depth: usize) -> f64 {
 /// sides of each ratio alike. With `threads` above one, every run is that many threads
 /// calling at once (the baseline's threads share nothing; the contestants' share their state).
 pub fn paired_ratios(contestants: &[Contestant<'_>], threads: usize) {
+    paired_ratios_over(&baseline_calls, "the baseline", contestants, threads);
+}
+
+/// [`paired_ratios`] over the baseline `baseline`, named `baseline_label` in the heading.
+pub fn paired_ratios_over(
+    baseline: &(dyn Fn(usize) + Sync),
+    baseline_label: &str,
+    contestants: &[Contestant<'_>],
+    threads: usize,
+) {
     let mut ratios = vec![Vec::with_capacity(ROUNDS); contestants.len()];
     let mut rng = fastrand::Rng::with_seed(7);
     for _ in 0..ROUNDS {
@@ -183,13 +226,13 @@ pub fn paired_ratios(contestants: &[Contestant<'_>], threads: usize) {
         rng.shuffle(&mut order);
         for index in order {
             let depth = rng.usize(0..256);
-            let baseline = time(&baseline_calls, threads, depth);
+            let baseline = time(baseline, threads, depth);
             let measured = time(&*contestants[index].calls, threads, depth);
             ratios[index].push(measured / baseline);
         }
     }
     println!(
-        "\npaired ratios over the baseline ({ROUNDS} rounds of {CALLS_PER_RUN} calls{}):",
+        "\npaired ratios over {baseline_label} ({ROUNDS} rounds of {CALLS_PER_RUN} calls{}):",
         if threads == 1 {
             String::new()
         } else {
