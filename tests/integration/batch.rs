@@ -837,3 +837,51 @@ async fn dropping_a_batch_stream_cancels_the_calls_still_running() {
         "the dropped stream gave up on the call"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_whose_tool_turns_destructive_while_it_waits_still_runs_alone() {
+    // "swap" is an ordinary tool when the stage is admitted, and is replaced by a destructive
+    // one while its call waits for a slot: re-admitted, the call is destructive, and waits
+    // for the destructive call already running.
+    let probe = Probe::new();
+    let destructive_runs = Probe::new();
+    let manager = Arc::new(ToolCallManager::new("batch-tests"));
+    let destructive = ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    };
+    for (name, annotations, probe) in [
+        ("wipe", destructive, &destructive_runs),
+        ("work", ToolAnnotations::default(), &probe),
+        ("swap", ToolAnnotations::default(), &probe),
+    ] {
+        manager
+            .register(Arc::new(probe_tool(name, annotations, probe)))
+            .unwrap();
+    }
+    let requests = [
+        call("wipe", "wipe", json!({"ms": 20})),
+        call("work", "work", json!({"ms": 10})),
+        call("swap", "swap", json!({"ms": 10})),
+    ];
+    let replacer = Arc::clone(&manager);
+    let replaced_by = Arc::clone(&destructive_runs);
+    tokio::spawn(async move {
+        tokio::time::sleep(5 * MS).await;
+        replacer.deregister("swap");
+        replacer
+            .register(Arc::new(probe_tool("swap", destructive, &replaced_by)))
+            .unwrap();
+    });
+    let options = BatchOptions::new().with_concurrency_limit(2);
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    assert!(outcomes.iter().all(|o| o.result.is_ok()), "{outcomes:?}");
+    assert_eq!(destructive_runs.started_tags(), ["wipe", "swap"]);
+    assert_eq!(
+        destructive_runs.max_running(),
+        1,
+        "two destructive calls ran at once: {:?}",
+        destructive_runs.starts()
+    );
+    assert_eq!(destructive_runs.starts()[1].1, 20 * MS);
+}

@@ -628,3 +628,45 @@ async fn a_custom_jitter_that_panics_waits_the_backoff_and_loses_no_outcome() {
         Err(ToolError::network("plain", "connection reset"))
     );
 }
+
+/// A tool whose own retry config panics as it is asked for.
+struct ConfigPanics(FnTool);
+
+#[async_trait]
+impl ToolImpl for ConfigPanics {
+    fn definition(&self) -> Tool {
+        self.0.definition()
+    }
+
+    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        self.0.execute(arguments).await
+    }
+
+    fn retry_config(&self) -> Option<ToolRetryConfig> {
+        panic!("no config today")
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_config_that_panics_fails_its_call_only() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    let tool = probe_tool("moody", ToolAnnotations::default(), &probe);
+    manager.register(Arc::new(ConfigPanics(tool))).unwrap();
+    let requests = [call("a", "moody", json!({})), call("b", "plain", json!({}))];
+    // The panic is the call's, as a panic of the tool's own code while it runs is: the
+    // batch still gives every call its outcome.
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(
+        outcomes[0].result,
+        Err(ToolError::execution("moody", "panicked: no config today"))
+    );
+    assert_eq!(outcomes[0].attempts, 0);
+    assert_eq!(outcomes[1].result.as_ref().unwrap().content.to_text(), "b");
+    let outcome = manager.execute_with_retry(&requests[0]).await;
+    assert_eq!(
+        outcome.result,
+        Err(ToolError::execution("moody", "panicked: no config today"))
+    );
+    assert_eq!(probe.started_tags(), ["b"]);
+}

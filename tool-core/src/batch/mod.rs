@@ -398,11 +398,19 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
                     }
                     continue;
                 };
+                let is_destructive = call.annotations.destructive == Some(true) && limit > 1;
+                if is_destructive && running_destructive.is_some() {
+                    // Admitted again from the ordinary queue, its tool replaced by a
+                    // destructive one meanwhile: it waits its turn among the destructive
+                    // calls (admitted again then, the registry having moved).
+                    let at = self.destructive.partition_point(|&(d, _)| d < index);
+                    self.destructive.insert(at, (index, None));
+                    continue;
+                }
                 // Checked before each start, since a call's first poll runs right here.
                 if let Some(stop) = self.stop_now() {
                     return Err(stop);
                 }
-                let is_destructive = call.annotations.destructive == Some(true) && limit > 1;
                 self.started[index] = Some(Instant::now());
                 // Polled once here: a call that finishes on its first poll (most quick tools)
                 // never needs a slot in `in_flight`. One that does not is polled again by

@@ -504,24 +504,30 @@ impl ToolCallManager {
     }
 
     /// The retry config that applies to a call of `entry` to a command with `annotations`.
+    /// The tool's own [`retry_config`](crate::ToolImpl::retry_config) is its code, asked
+    /// per call: a panic there is the call's execution error, as a panic while it runs is,
+    /// rather than an unwind through the batch that loses every outcome.
     fn call_retry_config(
         &self,
         name: &str,
         entry: &RegisteredTool,
         annotations: ToolAnnotations,
-    ) -> Option<Arc<ToolRetryConfig>> {
+    ) -> Result<Option<Arc<ToolRetryConfig>>, ToolError> {
         if let Some(config) = self.execution.retry_config(name) {
-            return Some(config);
+            return Ok(Some(config));
         }
-        if let Some(config) = entry.tool.retry_config() {
-            return Some(Arc::new(config));
+        let tool = &*entry.tool;
+        let own = std::panic::catch_unwind(AssertUnwindSafe(|| tool.retry_config()))
+            .map_err(|payload| ToolError::panicked(name, payload.as_ref()))?;
+        if let Some(config) = own {
+            return Ok(Some(Arc::new(config)));
         }
         if let Some(policy) = self.execution.retry_policy() {
-            return Some(policy);
+            return Ok(Some(policy));
         }
         let safe_to_repeat =
             annotations.read_only == Some(true) || annotations.idempotent == Some(true);
-        safe_to_repeat.then(|| self.execution.default_retry())
+        Ok(safe_to_repeat.then(|| self.execution.default_retry()))
     }
 
     /// Looks the tool up, validates the arguments and picks the retry config: everything a
@@ -545,7 +551,7 @@ impl ToolCallManager {
             .check_arguments(&request.name, &request.arguments)?
             .into_owned();
         let annotations = call_annotations(&entry.definition, &arguments);
-        let policy = self.call_retry_config(&request.name, &entry, annotations);
+        let policy = self.call_retry_config(&request.name, &entry, annotations)?;
         Ok(PreparedCall {
             target: CallTarget::Tool(entry),
             arguments,
