@@ -384,6 +384,27 @@ async fn command_groups_validate_the_chosen_command() {
         "Invalid arguments for tool 'memory': /command: unknown command \"forget\"; valid commands are 'add', 'remove'"
     );
     let err = manager
+        .execute_one(&call("memory", json!({"command": 3})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'memory': /command: expected a command name, got 3; choose one of 'add', 'remove'"
+    );
+    // Too deep to print: the error names the place instead.
+    let mut deep = json!("add");
+    for _ in 0..200 {
+        deep = json!([deep]);
+    }
+    let err = manager
+        .execute_one(&call("memory", json!({"command": deep})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Invalid arguments for tool 'memory': the arguments are nested deeper than 128 levels, in '/command'; send them with less nesting"
+    );
+    let err = manager
         .execute_one(&call("memory", json!({"command": "remove", "text": "x"})))
         .await
         .unwrap_err();

@@ -270,7 +270,7 @@ fn read_arguments(arguments: Option<&Value>) -> Result<ToolArguments, String> {
             )
         })?,
         Some(value) => {
-            check_depth(value).map_err(TooDeep::in_arguments)?;
+            check_depth(value).map_err(|too_deep| too_deep.in_arguments_at(value))?;
             value.clone()
         }
     };
@@ -404,12 +404,17 @@ mod tests {
             let mut object = serde_json::Map::new();
             object.insert("a".to_owned(), nested(10_000));
             let value = Value::Object(object);
-            for arguments in [Value::String(text), Value::String(twice), value] {
+            // Text refused unparsed names no argument; a value names the one too deep.
+            for (arguments, place) in [
+                (Value::String(text), ""),
+                (Value::String(twice), ""),
+                (value, ", in '/a'"),
+            ] {
                 let err = read_call("1".into(), Some("t"), Some(&arguments)).unwrap_err();
                 assert_eq!(
                     err.error.to_string(),
                     format!(
-                        "Invalid arguments for tool 't': the arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them with less nesting"
+                        "Invalid arguments for tool 't': the arguments are nested deeper than {MAX_JSON_DEPTH} levels{place}; send them with less nesting"
                     )
                 );
                 free_value(arguments);

@@ -81,7 +81,7 @@ impl CompiledSchema {
     #[inline(never)]
     fn check_thoroughly(&self, arguments: &ToolArguments) -> Result<Option<ToolArguments>, String> {
         let value = arguments.as_value();
-        check_depth(value).map_err(TooDeep::in_arguments)?;
+        check_depth(value).map_err(|too_deep| too_deep.in_arguments_at(value))?;
         if self.validator.is_valid(value) {
             return Ok(None);
         }
@@ -583,7 +583,10 @@ impl ArgumentValidator {
                     Some(Value::String(name)) => name,
                     // Not printed below when it is too deep to print.
                     Some(other) if check_depth(other).is_err() => {
-                        return Err(ToolError::invalid_arguments(tool, TooDeep.in_arguments()));
+                        return Err(ToolError::invalid_arguments(
+                            tool,
+                            TooDeep.in_arguments_at(arguments.as_value()),
+                        ));
                     }
                     Some(other) => {
                         let other = other.to_string();
@@ -897,9 +900,20 @@ mod tests {
                 json!({"type": "object", "properties": {"x": {"type": "array"}}}),
             ] {
                 let s = compiled(schema);
-                let deep = ToolArguments::from_iter([("x", nested(10_000))]);
+                let deep = ToolArguments::from_iter([("n", json!(1)), ("x", nested(10_000))]);
                 let err = s.check(&deep).unwrap_err();
-                assert!(err.contains("nested deeper than 128 levels"), "{err}");
+                assert_eq!(
+                    err,
+                    "the arguments are nested deeper than 128 levels, in '/x'; send them with less nesting"
+                );
+                // The argument's name as a pointer names it; one level within the bound
+                // (the arguments object is the first) names none.
+                let odd = ToolArguments::from_iter([("a/b~", nested(128))]);
+                assert!(s.check(&odd).unwrap_err().contains("in '/a~1b~0';"));
+                assert!(
+                    s.check(&ToolArguments::from_iter([("x", nested(127))]))
+                        .is_ok()
+                );
                 assert!(s.verify(deep.as_value()).is_err());
                 // Within the limit, checked as before.
                 let within = ToolArguments::from_iter([("x", nested(100))]);

@@ -47,6 +47,26 @@ impl TooDeep {
     pub(crate) fn in_arguments(self) -> String {
         format!("the arguments are {self}; send them with less nesting")
     }
+
+    /// [`in_arguments`](Self::in_arguments) for arguments at hand, naming the first argument
+    /// too deep within them ("…, in '/data'; …"), so that a caller with many arguments knows
+    /// which one to send with less nesting. Only for arguments [`check_depth`] refused.
+    pub(crate) fn in_arguments_at(self, arguments: &Value) -> String {
+        let deepest = match arguments {
+            // The arguments object is the first level: each argument has one fewer.
+            Value::Object(map) => map
+                .iter()
+                .find(|(_, value)| !nests_within(value, MAX_JSON_DEPTH - 1)),
+            _ => None,
+        };
+        match deepest {
+            Some((name, _)) => format!(
+                "the arguments are {self}, in '/{}'; send them with less nesting",
+                crate::reading::tool_args::escape_pointer(name)
+            ),
+            None => self.in_arguments(),
+        }
+    }
 }
 
 /// Whether `value` nests arrays and objects no deeper than [`MAX_JSON_DEPTH`] (see

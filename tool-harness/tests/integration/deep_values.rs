@@ -43,10 +43,10 @@ fn deep_arguments(levels: usize) -> Value {
     Value::Object(object)
 }
 
-/// The reason a call's arguments nested too deep are refused with.
+/// The reason a call's arguments nested too deep are refused with: it names the argument.
 fn too_deep_reason() -> String {
     format!(
-        "Invalid arguments for tool 't': the arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them with less nesting"
+        "Invalid arguments for tool 't': the arguments are nested deeper than {MAX_JSON_DEPTH} levels, in '/a'; send them with less nesting"
     )
 }
 
