@@ -784,6 +784,51 @@ async fn with_an_embedder_shed_searches_by_meaning_and_fills_lexically() {
     );
 }
 
+/// Embeds as real models do: every text, whatever it says, shares one direction (the first
+/// dimension) besides its concepts, so that any two texts are somewhat similar.
+struct SharedDirectionEmbedder;
+
+#[async_trait]
+impl Embedder for SharedDirectionEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        let by_concept = ConceptEmbedder.embed(texts).await?;
+        Ok(by_concept
+            .into_iter()
+            .map(|concepts| std::iter::once(1.0).chain(concepts).collect())
+            .collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        1 + CONCEPTS.len()
+    }
+}
+
+#[tokio::test]
+async fn a_blank_description_is_refused_not_searched() {
+    let manager = ToolShed::new()
+        .tools(catalogue())
+        .build(SessionParts::in_memory("s").with_embedder(Arc::new(SharedDirectionEmbedder)))
+        .unwrap();
+    // Spaces and zero-width characters pass the schema's `minLength`; by embedding, they
+    // found (and activated) the tools nearest to nothing.
+    for blank in [" ", "  \n\t", "\u{200B}", "\u{FEFF} \u{2060}"] {
+        let error = shed(&manager, json!({"description": blank}))
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{blank:?}");
+        assert!(
+            error.to_string().contains("/description: is blank"),
+            "{blank:?}: {error}"
+        );
+        assert!(manager.active_definitions().is_empty(), "{blank:?}");
+    }
+    // A description that says something still searches by embedding.
+    let found = shed(&manager, json!({"description": "forecast"}))
+        .await
+        .unwrap();
+    assert_eq!(names(&found)[0], "get_weather");
+}
+
 #[tokio::test]
 async fn tools_registered_later_are_embedded_and_deregistered_ones_dropped() {
     let manager = ToolCallManager::new("s");

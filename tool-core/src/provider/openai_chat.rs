@@ -87,9 +87,10 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
     let calls = match message {
         Value::Array(calls) => calls,
         Value::Object(fields) => match fields.get("tool_calls") {
-            Some(Value::Array(calls)) => calls,
-            Some(Value::Null) | None => {
-                // The deprecated single `function_call` of older chat completions.
+            Some(Value::Array(calls)) if !calls.is_empty() => calls,
+            tool_calls @ (Some(Value::Array(_) | Value::Null) | None) => {
+                // The deprecated single `function_call` of older chat completions (beside
+                // the empty `tool_calls` some compatible servers write on every message).
                 if let Some(call) = fields.get("function_call").filter(|c| c.is_object()) {
                     return Ok(vec![read_call(
                         generated_id(0),
@@ -97,7 +98,8 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
                         call.get("arguments"),
                     )]);
                 }
-                if fields.contains_key("role") || fields.contains_key("content") {
+                let empty_calls = matches!(tool_calls, Some(Value::Array(_)));
+                if empty_calls || fields.contains_key("role") || fields.contains_key("content") {
                     return Ok(Vec::new());
                 }
                 return Err(shape());
@@ -279,6 +281,34 @@ mod tests {
 
     fn completion(message: Value, finish_reason: &str) -> Value {
         json!({"choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]})
+    }
+
+    #[test]
+    fn a_legacy_function_call_beside_an_empty_tool_calls_array_is_read() {
+        // Compatible servers may write `tool_calls: []` on every message: the call was
+        // dropped, while the stop reason counted it.
+        let message = json!({"role": "assistant", "content": null, "tool_calls": [],
+            "function_call": {"name": "add", "arguments": "{\"a\": 1}"}});
+        let response = completion(message.clone(), "function_call");
+        for read in [&response, &message] {
+            let calls = parse_calls(read).unwrap();
+            assert_eq!(calls.len(), 1, "{read}");
+            let call = calls[0].as_ref().unwrap();
+            assert_eq!(
+                (call.name.as_str(), call.arguments.as_value()),
+                ("add", &json!({"a": 1}))
+            );
+            assert_eq!(parse_stop_reason(read).unwrap(), StopReason::ToolCalls);
+        }
+        // An empty `tool_calls` alone is still no call, not a malformed message.
+        assert!(parse_calls(&json!({"tool_calls": []})).unwrap().is_empty());
+        // Calls in `tool_calls` are the calls.
+        let both = json!({"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "b", "arguments": "{}"}}],
+            "function_call": {"name": "add", "arguments": "{}"}});
+        let calls = parse_calls(&both).unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].as_ref().unwrap().name, "b");
     }
 
     #[test]

@@ -371,13 +371,13 @@ impl StringScan {
 }
 
 /// Reads one block's call(s) into `calls`. A block that is not JSON counts as a broken call
-/// when it was explicitly tagged as one or mentions a `name`; otherwise it is ignored (prose,
-/// a code sample).
+/// when it was explicitly tagged as one or [looks like a broken call](looks_like_broken_call);
+/// otherwise it is ignored (prose, a code sample).
 fn read_block(block: &str, tagged: bool, calls: &mut Vec<ParsedCall>) {
     let value = match repair_json(block) {
         Ok(value) => value,
         Err(err) => {
-            if tagged || block.contains("\"name\"") {
+            if tagged || looks_like_broken_call(block) {
                 let index = calls.len();
                 let name = name_in(block).unwrap_or_default();
                 let reason = if err.too_deep {
@@ -456,6 +456,16 @@ fn looks_like_call(fields: &Map<String, Value>) -> bool {
             || fields
                 .keys()
                 .all(|key| matches!(key.as_str(), "name" | "id" | "type")))
+}
+
+/// Whether a block outside `<tool_call>` tags that is not JSON was meant as a call: it
+/// starts as JSON does and names both a tool and its arguments, as [`looks_like_call`] asks
+/// of a block that is JSON. A code sample that mentions a `"name"` (a Python dict, a
+/// JavaScript object, broken JSON data) is the answer's, not a call to answer.
+fn looks_like_broken_call(block: &str) -> bool {
+    block.trim_start().starts_with(['{', '['])
+        && block.contains("\"name\"")
+        && (block.contains("\"arguments\"") || block.contains("\"parameters\""))
 }
 
 /// `{"function": {"name", "arguments"}, "id"}` (OpenAI's shape, as some models write it) as
@@ -656,6 +666,34 @@ mod tests {
             )),
             ["Ada"]
         );
+    }
+
+    #[test]
+    fn an_untagged_code_sample_that_is_no_json_is_no_call_though_it_has_a_name() {
+        // An answer's code: not JSON, and no call (it names no tool's arguments). It was a
+        // rejected call, so the answer lost its code and the turn did not end.
+        for text in [
+            "Send it like this:\n```python\npayload = {\"name\": \"Ada\", \"age\": 36}\nrequests.post(url, json=payload)\n```",
+            "```js\nconst user = {\"name\": \"Ada\"};\n```",
+            "```json\n{\"name\": \"Ada\", \"age\": }\n```",
+            "{\"name\": \"Ada\", \"age\": }",
+        ] {
+            assert!(parse_text_calls(text).is_empty(), "{text}");
+            assert_eq!(prose(text), text);
+            assert_eq!(
+                parse_stop_reason(&json!(text)).unwrap(),
+                StopReason::EndTurn,
+                "{text}"
+            );
+        }
+        // A broken call, fenced or bare, is still a rejected call.
+        for text in [
+            "```json\n{\"name\": \"add\", \"arguments\": {\"a\": }}\n```",
+            "```\n[{\"name\": \"add\", \"parameters\": {\"a\": 1}} {}]\n```",
+            "{\"function\": {\"name\": \"add\", \"arguments\": {\"a\": }}}",
+        ] {
+            assert_eq!(names(&parse_text_calls(text)), ["!add"], "{text}");
+        }
     }
 
     #[test]

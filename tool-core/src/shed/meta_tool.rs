@@ -15,7 +15,7 @@ use crate::schema::validation::ArgumentValidator;
 use crate::tool::echo::echoed;
 use crate::{
     Args, Embedder, JsonText, SHED_TOOL_NAME, Tool, ToolArgs, ToolArguments, ToolCallManager,
-    ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, scheme,
+    ToolCallResult, ToolDeclarations, ToolDefinition, ToolError, is_blank, scheme,
 };
 
 /// How many tools `shed` returns when the model gives no `limit`.
@@ -486,6 +486,17 @@ impl ToolCallManager {
         let arguments = SHED_VALIDATOR.check(SHED_TOOL_NAME, arguments)?;
         let args = ToolArgs::new(SHED_TOOL_NAME, &arguments);
         let description = args.str("description")?;
+        // Spaces and zero-width characters pass the schema's `minLength`, and describe no
+        // task: by embedding, they would find (and activate) the tools nearest to nothing.
+        if is_blank(description) {
+            return Err(ToolError::invalid_arguments(
+                SHED_TOOL_NAME,
+                format!(
+                    "/description: is blank; describe the task in a few words, or enable tools \
+                     by exact name with `{SELECT_PREFIX}name1,name2`"
+                ),
+            ));
+        }
         // An integer of at least 1 (checked above); one past what `usize` holds (1e20) is
         // capped as any larger limit is.
         let limit = args
