@@ -16,6 +16,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
@@ -24,9 +25,9 @@ use toolsmith_core::CancellationToken;
 use super::error::McpError;
 use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
 use super::rebinding_guard::McpService;
-use super::server::McpServer;
+use super::server::{McpServer, cut};
 use super::session_cap::{CappedSessionManager, SessionCapState, refuse_sessions_past_cap};
-use super::unreadable::Envelope;
+use super::unreadable::{Envelope, envelope_problem};
 
 /// How many MCP sessions an [`McpHttpServer`] keeps open at once by default
 /// ([`McpHttpOptions::with_max_sessions`]).
@@ -615,16 +616,28 @@ fn has_json_content_type(headers: &axum::http::HeaderMap) -> bool {
 }
 
 /// The answer to a JSON body that is not a JSON-RPC message: `400` with a JSON-RPC error,
-/// `-32700` naming where the text stops being JSON, else `-32600`.
+/// `-32700` naming where the text stops being JSON, else `-32600` naming what is wrong (the
+/// envelope's member at fault, else why the message does not fit its method), as the line
+/// transport names it. The body is within the limits of depth and values (checked first).
 fn unreadable_message(body: &[u8]) -> Response {
-    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+    match serde_json::from_slice::<serde_json::Value>(body) {
         Err(error) => unreadable_body(body, PARSE_ERROR, &format!("Parse error: {error}")),
-        Ok(_) => unreadable_body(
-            body,
-            INVALID_REQUEST,
-            "Invalid Request: the body is JSON but not a JSON-RPC request, notification or \
-             response",
-        ),
+        Ok(message) => {
+            let problem =
+                envelope_problem(&message).unwrap_or_else(|| {
+                    match serde_json::from_value::<ClientJsonRpcMessage>(message) {
+                        Err(error) => cut(&error.to_string()).into_owned(),
+                        Ok(_) => "the body is JSON but not a JSON-RPC request, notification or \
+                              response"
+                            .to_owned(),
+                    }
+                });
+            unreadable_body(
+                body,
+                INVALID_REQUEST,
+                &format!("Invalid Request: {problem}"),
+            )
+        }
     }
 }
 

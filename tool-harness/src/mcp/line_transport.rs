@@ -24,8 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
-use super::server::cut;
-use super::unreadable::{Envelope, is_request_id, unreadable_answer};
+use super::unreadable::{Envelope, envelope_problem, is_request_id, unreadable_answer};
 
 /// How much of a line over the size limit is kept to read its envelope (the id comes first
 /// in what rmcp and the Python SDK write).
@@ -303,57 +302,6 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], limits: &JsonLimits) -> Pa
             }
         }
     }
-}
-
-/// What is wrong with a JSON-RPC message's envelope, field by field, if anything.
-fn envelope_problem(message: &Value) -> Option<String> {
-    let kind = |value: &Value| match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(_) => "a boolean".to_owned(),
-        Value::Number(n) => format!("the number {n}"),
-        // Cut: the client's string may be megabytes long.
-        Value::String(s) => format!("the string {:?}", cut(s)),
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
-    };
-    let Some(object) = message.as_object() else {
-        return Some(format!(
-            "a message must be an object, not {}",
-            kind(message)
-        ));
-    };
-    match object.get("jsonrpc") {
-        Some(Value::String(version)) if version == "2.0" => {}
-        Some(other) => return Some(format!("`jsonrpc` must be \"2.0\", not {}", kind(other))),
-        None => return Some("`jsonrpc` is missing (it must be \"2.0\")".to_owned()),
-    }
-    if let Some(id) = object.get("id")
-        && !is_request_id(id)
-    {
-        return Some(format!(
-            "`id` must be a string or an integer, not {}",
-            kind(id)
-        ));
-    }
-    if let Some(method) = object.get("method")
-        && !method.is_string()
-    {
-        return Some(format!("`method` must be a string, not {}", kind(method)));
-    }
-    if let Some(params) = object.get("params") {
-        if !params.is_object() {
-            return Some(format!("`params` must be an object, not {}", kind(params)));
-        }
-        if let Some(meta) = params.get("_meta")
-            && !meta.is_object()
-        {
-            return Some(format!(
-                "`params._meta` must be an object, not {}",
-                kind(meta)
-            ));
-        }
-    }
-    None
 }
 
 /// The line without its `\r\n` / `\n` and a leading UTF-8 byte order mark.

@@ -7,6 +7,8 @@ use rmcp::model::ErrorData;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use serde_json::Value;
 
+use super::server::cut;
+
 /// The key, in an error's `data`, that marks an answer this side could not read (the error
 /// was made here, not sent by the peer).
 pub(crate) const UNREADABLE_ANSWER: &str = "toolsmith_unreadable_answer";
@@ -144,6 +146,67 @@ fn request_id(text: &[u8]) -> Option<Value> {
     // A string or a number: no nesting for serde_json to descend into.
     let value: Value = serde_json::from_slice(text).ok()?;
     is_request_id(&value).then_some(value)
+}
+
+/// What is wrong with a JSON-RPC message's envelope, field by field, if anything.
+pub(crate) fn envelope_problem(message: &Value) -> Option<String> {
+    let kind = |value: &Value| match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(_) => "a boolean".to_owned(),
+        Value::Number(n) => format!("the number {n}"),
+        // Cut: the client's string may be megabytes long.
+        Value::String(s) => format!("the string {:?}", cut(s)),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    };
+    let Some(object) = message.as_object() else {
+        return Some(format!(
+            "a message must be an object, not {}",
+            kind(message)
+        ));
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(version)) if version == "2.0" => {}
+        Some(other) => return Some(format!("`jsonrpc` must be \"2.0\", not {}", kind(other))),
+        None => return Some("`jsonrpc` is missing (it must be \"2.0\")".to_owned()),
+    }
+    if let Some(id) = object.get("id")
+        && !is_request_id(id)
+    {
+        return Some(format!(
+            "`id` must be a string or an integer, not {}",
+            kind(id)
+        ));
+    }
+    if let Some(method) = object.get("method")
+        && !method.is_string()
+    {
+        return Some(format!("`method` must be a string, not {}", kind(method)));
+    }
+    if !["method", "result", "error"]
+        .iter()
+        .any(|member| object.contains_key(*member))
+    {
+        return Some(
+            "a message needs a `method` (a request or a notification), or a `result` or an \
+             `error` (a response)"
+                .to_owned(),
+        );
+    }
+    if let Some(params) = object.get("params") {
+        if !params.is_object() {
+            return Some(format!("`params` must be an object, not {}", kind(params)));
+        }
+        if let Some(meta) = params.get("_meta")
+            && !meta.is_object()
+        {
+            return Some(format!(
+                "`params._meta` must be an object, not {}",
+                kind(meta)
+            ));
+        }
+    }
+    None
 }
 
 /// Whether `id` has a JSON-RPC request id's type: a string or an integer.

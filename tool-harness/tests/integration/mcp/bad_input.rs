@@ -332,6 +332,12 @@ async fn a_wrong_type_in_any_field_of_tools_call_is_an_error() {
         ("id: 1.5", call(&|m| m["id"] = json!(1.5))),
         ("method: 5", call(&|m| m["method"] = json!(5))),
         ("method: null", call(&|m| m["method"] = Value::Null)),
+        (
+            "method missing",
+            call(&|m| {
+                m.as_object_mut().unwrap().remove("method");
+            }),
+        ),
         ("params: \"x\"", call(&|m| m["params"] = json!("x"))),
         ("params: []", call(&|m| m["params"] = json!([]))),
         ("params: null", call(&|m| m["params"] = Value::Null)),

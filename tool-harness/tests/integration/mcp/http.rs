@@ -603,6 +603,22 @@ async fn a_body_that_is_no_message_is_a_json_rpc_error() {
     let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["id"], 4, "{answer}");
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    // What is wrong, named as the line transport names it.
+    assert_eq!(
+        answer["error"]["message"],
+        "Invalid Request: `params` must be an object, not the string \"x\"",
+        "{answer}"
+    );
+    // Neither a request nor a response.
+    let (status, body) = raw_post(&server, r#"{"jsonrpc":"2.0","id":5}"#).await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).expect(&body);
+    assert_eq!(
+        answer["error"]["message"],
+        "Invalid Request: a message needs a `method` (a request or a notification), or a \
+         `result` or an `error` (a response)",
+        "{answer}"
+    );
 
     let addr = server.local_addr();
     let request = format!(
