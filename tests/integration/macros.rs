@@ -995,6 +995,43 @@ fn a_documented_group_describes_its_rendered_function() {
     );
 }
 
+/// A group with a command named like the `shed` meta-tool: only a tool may not be named so.
+struct Garden;
+
+/// The garden.
+#[tool_fn]
+impl Garden {
+    /// Open the shed.
+    fn shed(&self) -> String {
+        "the shed is open".to_owned()
+    }
+}
+
+/// Commands of a derived enum, one named like the `shed` meta-tool.
+#[derive(ToolArgs, Debug, PartialEq)]
+enum GardenCommand {
+    /// Open the shed.
+    Shed,
+}
+
+#[tokio::test]
+async fn a_command_may_be_named_shed() {
+    let manager = manager_with(vec![Arc::new(Garden)]);
+    let result = manager
+        .execute_one(&call("garden", json!({"command": "shed"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "the shed is open");
+    let names: Vec<String> = GardenCommand::command_definitions()
+        .into_iter()
+        .map(|definition| definition.name)
+        .collect();
+    assert_eq!(names, ["shed"]);
+    let arguments = ToolArguments::try_from(json!({"command": "shed"})).unwrap();
+    let command: GardenCommand = ToolArgs::new("garden", &arguments).parse().unwrap();
+    assert_eq!(command, GardenCommand::Shed);
+}
+
 // ---- #[derive(ToolArgs)] ----
 
 #[derive(toolsmith::ToolArgs, Debug, PartialEq)]

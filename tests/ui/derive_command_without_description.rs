@@ -4,7 +4,7 @@ use toolsmith::ToolArgs;
 enum Command {
     Add { text: String },
     /// Forget everything.
-    #[arg(rename = "shed")]
+    #[arg(rename = "wipe all")]
     Clear,
 }
 

@@ -684,6 +684,7 @@ impl ToolGroup {
             let ImplItem::Fn(method) = impl_item else {
                 continue;
             };
+            refuse_nested_tool_fn(method, errors);
             let command_attr = attr::parse_command_attrs(&method.attrs, errors);
             let commanded = method.attrs.iter().any(|a| a.path().is_ident("command"));
             attr::misplaced_helpers(&method.attrs, &["command"], "a method", errors);
@@ -758,6 +759,28 @@ impl ToolGroup {
             commands,
         }
     }
+}
+
+/// Reports and removes a `#[tool_fn]` on a function of a command group's block. Left there,
+/// it would expand inside the block, where the items it generates cannot go, and read a
+/// method's `self` as a free function's: a dozen errors, none saying what to do.
+fn refuse_nested_tool_fn(method: &mut syn::ImplItemFn, errors: &mut Errors) {
+    let is_tool_fn = |attr: &Attribute| {
+        attr.path()
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "tool_fn" || segment.ident == "core_tool_fn")
+    };
+    let Some(nested) = method.attrs.iter().find(|attr| is_tool_fn(attr)) else {
+        return;
+    };
+    let message = if method.sig.receiver().is_some() {
+        "`#[tool_fn]` goes on the `impl` block alone: each `&self` method of a command group is a command already; name it or give it hints with `#[command(...)]`"
+    } else {
+        "`#[tool_fn]` cannot go on a function inside an `impl` block: a tool function is a free function; move it out of the block (in a command group, each `&self` method is a command)"
+    };
+    errors.spanned(nested, message);
+    method.attrs.retain(|attr| !is_tool_fn(attr));
 }
 
 /// Replaces `Self` with the impl's type: argument structs and definitions are generated

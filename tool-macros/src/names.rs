@@ -6,14 +6,32 @@ pub const RESERVED: &str = "shed";
 /// The argument that picks a command in a command group.
 pub const COMMAND_ARGUMENT: &str = "command";
 
-/// Checks a tool or command name against `^[a-zA-Z0-9_-]{1,64}$` and the reserved name.
+/// Checks a tool's name against `^[a-zA-Z0-9_-]{1,64}$` and the reserved name.
 pub fn check(name: &str) -> Result<(), String> {
+    check_pattern(name, "tool")?;
+    if name == RESERVED {
+        return Err(format!(
+            "the name `{RESERVED}` is reserved for the built-in meta-tool; choose another name"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a command's name against `^[a-zA-Z0-9_-]{1,64}$`. The reserved name is a tool's
+/// only: the manager registers a group with a command `shed`, which the call names beside
+/// the group's own name.
+pub fn check_command(name: &str) -> Result<(), String> {
+    check_pattern(name, "command")
+}
+
+/// Checks the name of a `what` (a tool, a command) against `^[a-zA-Z0-9_-]{1,64}$`.
+fn check_pattern(name: &str, what: &str) -> Result<(), String> {
     if name.is_empty() {
-        return Err("a tool name must not be empty".to_owned());
+        return Err(format!("a {what} name must not be empty"));
     }
     if name.len() > 64 {
         return Err(format!(
-            "tool name `{name}` is {} bytes long; providers accept at most 64 (^[a-zA-Z0-9_-]{{1,64}}$)",
+            "{what} name `{name}` is {} bytes long; providers accept at most 64 (^[a-zA-Z0-9_-]{{1,64}}$)",
             name.len()
         ));
     }
@@ -22,12 +40,7 @@ pub fn check(name: &str) -> Result<(), String> {
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
     {
         return Err(format!(
-            "tool name `{name}` contains {c:?}; providers accept only letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{{1,64}}$)"
-        ));
-    }
-    if name == RESERVED {
-        return Err(format!(
-            "the name `{RESERVED}` is reserved for the built-in meta-tool; choose another name"
+            "{what} name `{name}` contains {c:?}; providers accept only letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{{1,64}}$)"
         ));
     }
     Ok(())
@@ -121,5 +134,11 @@ mod tests {
         assert!(check("shed").unwrap_err().contains("reserved"));
         assert!(check("a.b").unwrap_err().contains("'.'"));
         assert!(check(&"a".repeat(65)).unwrap_err().contains("65 bytes"));
+        assert_eq!(check_command("shed"), Ok(()));
+        assert!(
+            check_command("a.b")
+                .unwrap_err()
+                .starts_with("command name")
+        );
     }
 }

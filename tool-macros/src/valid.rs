@@ -15,6 +15,12 @@ fn check_name(name: &Spanned<String>, errors: &mut Errors) {
     }
 }
 
+fn check_command_name(name: &Spanned<String>, errors: &mut Errors) {
+    if let Err(reason) = names::check_command(&name.value) {
+        errors.at(name.span, reason);
+    }
+}
+
 /// `attribute` is where a `description = "..."` key would go for this item (`tool_fn`,
 /// `command`, `arg`): a bare `description = "..."` left a newcomer guessing which one.
 fn check_description(
@@ -102,7 +108,7 @@ pub fn tool_group(group: &ToolGroup, errors: &mut Errors) {
     check_name(&group.name, errors);
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for command in &group.commands {
-        check_name(&command.name, errors);
+        check_command_name(&command.name, errors);
         check_description(
             command.description_unread
                 || command.description.as_ref().is_some_and(|d| !d.is_blank()),
@@ -135,7 +141,7 @@ pub fn args_struct(fields: &[ArgField], errors: &mut Errors) {
 pub fn command_enum(commands: &CommandEnum, errors: &mut Errors) {
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for variant in &commands.variants {
-        check_name(&variant.name, errors);
+        check_command_name(&variant.name, errors);
         check_description(
             variant
                 .description
