@@ -419,6 +419,72 @@ fn a_struct_default_is_built_once_for_every_field_left_out_and_not_for_none() {
     assert_eq!(COUNTED_DEFAULTS.load(Ordering::SeqCst), before);
 }
 
+/// Commands whose names hold an underscore already, under the kebab cases: serde makes
+/// every underscore a hyphen (`Foo_Bar` is `foo--bar`), so the command names must too.
+#[allow(non_camel_case_types)]
+#[derive(ToolArgs, Debug, PartialEq)]
+#[serde(tag = "command", rename_all = "kebab-case")]
+enum KebabCommand {
+    /// One.
+    Add_Fact {},
+    /// Two.
+    Tag_fact {},
+}
+
+#[allow(non_camel_case_types)]
+#[derive(ToolArgs, Debug, PartialEq)]
+#[serde(tag = "command", rename_all = "SCREAMING-KEBAB-CASE")]
+enum ScreamingKebabCommand {
+    /// One.
+    Add_Fact {},
+    /// Two.
+    Tag_fact {},
+}
+
+/// The same variants' names as serde writes them.
+#[allow(non_camel_case_types)]
+#[derive(Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum KebabNames {
+    Add_Fact,
+    Tag_fact,
+}
+
+#[allow(non_camel_case_types)]
+#[derive(Serialize)]
+#[serde(rename_all = "SCREAMING-KEBAB-CASE")]
+enum ScreamingKebabNames {
+    Add_Fact,
+    Tag_fact,
+}
+
+#[test]
+fn kebab_cases_name_commands_with_underscores_as_serde_does() {
+    let names = |definitions: Vec<toolsmith::ToolDefinition>| -> Vec<String> {
+        definitions.into_iter().map(|d| d.name).collect()
+    };
+    let serde_names = |values: [serde_json::Value; 2]| -> Vec<String> {
+        values
+            .into_iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let kebab = serde_names([
+        serde_json::to_value(KebabNames::Add_Fact).unwrap(),
+        serde_json::to_value(KebabNames::Tag_fact).unwrap(),
+    ]);
+    assert_eq!(kebab, ["add--fact", "tag-fact"]);
+    assert_eq!(names(KebabCommand::command_definitions()), kebab);
+    let screaming = serde_names([
+        serde_json::to_value(ScreamingKebabNames::Add_Fact).unwrap(),
+        serde_json::to_value(ScreamingKebabNames::Tag_fact).unwrap(),
+    ]);
+    assert_eq!(
+        names(ScreamingKebabCommand::command_definitions()),
+        screaming
+    );
+}
+
 /// Not a command the model can send.
 #[derive(Debug, PartialEq)]
 struct Internal;

@@ -71,8 +71,12 @@ impl RenameRule {
             Self::Camel => lower_first(variant),
             Self::Snake => words_split(variant, '_'),
             Self::ScreamingSnake => words_split(variant, '_').to_ascii_uppercase(),
-            Self::Kebab => words_split(variant, '-'),
-            Self::ScreamingKebab => words_split(variant, '-').to_ascii_uppercase(),
+            // serde turns the snake case's every underscore into a hyphen, those the name
+            // had too (`Add_Fact` is `add--fact`).
+            Self::Kebab => words_split(variant, '_').replace('_', "-"),
+            Self::ScreamingKebab => words_split(variant, '_')
+                .to_ascii_uppercase()
+                .replace('_', "-"),
         }
     }
 }
@@ -156,6 +160,11 @@ mod tests {
             assert_eq!(rule.apply_to_variant("AddFact"), expected, "{name}");
         }
         assert_eq!(RenameRule::Snake.apply_to_variant("GetURL"), "get_u_r_l");
+        assert_eq!(RenameRule::Kebab.apply_to_variant("Add_Fact"), "add--fact");
+        assert_eq!(
+            RenameRule::ScreamingKebab.apply_to_variant("Add_fact"),
+            "ADD-FACT"
+        );
     }
 
     #[test]
