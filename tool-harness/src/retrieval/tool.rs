@@ -12,7 +12,7 @@ use toolsmith_core::{
 };
 
 use super::{Document, Retriever};
-use crate::serialized_len::serialized_len;
+use crate::serialized_len::serialized_chars;
 
 /// How many documents a call returns when it does not say.
 pub const DEFAULT_TOP_K: usize = 5;
@@ -178,13 +178,13 @@ impl RetrieverTool {
     }
 }
 
-/// The characters a document's metadata takes in a result (its JSON text; none when it has
-/// none, as it is then not written).
+/// The characters a document's metadata takes in a result (its JSON text, counted in
+/// characters as content is; none when it has none, as it is then not written).
 fn metadata_len(document: &Document) -> usize {
     if document.metadata.is_empty() {
         0
     } else {
-        serialized_len(&document.metadata)
+        serialized_chars(&document.metadata)
     }
 }
 

@@ -587,6 +587,44 @@ async fn metadata_counts_toward_the_bound_and_is_left_out_past_it() {
     );
 }
 
+/// Metadata counts as the characters of its JSON text, as content does, not its bytes: a
+/// title in Chinese took three times its length of the bound, and documents that fit were
+/// left out or cut.
+#[tokio::test]
+async fn metadata_counts_its_characters_toward_the_bound_not_its_bytes() {
+    // `{"title":"東京の天気"}`: 17 characters (29 bytes); with "晴れ", 19 of the 20.
+    let documents = vec![
+        Document::new("晴れ", 1.0).with_metadata("title", json!("東京の天気")),
+        Document::new("b", 0.5),
+    ];
+    let tool = RetrieverTool::new(Arc::new(Fixed(documents)), "search_docs", "Search.")
+        .with_max_result_chars(20);
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    assert_eq!(
+        value,
+        json!({"documents": [
+            {"content": "晴れ", "score": 1.0, "metadata": {"title": "東京の天気"}},
+            {"content": "b", "score": 0.5},
+        ]})
+    );
+
+    // Cut, the content keeps what the metadata's characters leave: 20 - 17.
+    let first = Document::new("晴れのち曇り", 1.0).with_metadata("title", json!("東京の天気"));
+    let tool = RetrieverTool::new(Arc::new(Fixed(vec![first])), "search_docs", "Search.")
+        .with_max_result_chars(20);
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents, ["晴れの…"]);
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "The document was cut after 3 characters: a result holds at most 20 characters \
+             of documents"
+        )
+    );
+}
+
 /// The ids of the documents `docs` finds for `query`, best first.
 async fn found_ids(docs: &LexicalRetriever, query: &str) -> Vec<String> {
     docs.retrieve(query, 10)
