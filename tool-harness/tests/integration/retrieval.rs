@@ -587,6 +587,45 @@ async fn metadata_counts_toward_the_bound_and_is_left_out_past_it() {
     );
 }
 
+/// A first document whose metadata alone passes the bound loses its metadata; its content,
+/// within the bound, is whole, and the note says only what was left out (it said the
+/// document was cut after the bound's characters: a model would take it for a beginning).
+#[tokio::test]
+async fn a_first_document_that_loses_only_its_metadata_is_not_said_to_be_cut() {
+    let documents = vec![
+        Document::new("whole content", 1.0).with_metadata("summary", json!("m".repeat(100))),
+        Document::new("b", 0.5),
+    ];
+    let tool = |documents: Vec<Document>| {
+        RetrieverTool::new(Arc::new(Fixed(documents)), "search_docs", "Search.")
+            .with_max_result_chars(50)
+    };
+    let result = retrieve(tool(documents.clone()), json!({"query": "anything"}))
+        .await
+        .unwrap();
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "documents": [{"content": "whole content", "score": 1.0}],
+            "note": "The first document's metadata and 1 more document were left out: a \
+                     result holds at most 50 characters of documents"
+        })
+    );
+    let result = retrieve(tool(documents[..1].to_vec()), json!({"query": "anything"}))
+        .await
+        .unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents, ["whole content"]);
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "The document's metadata was left out: a result holds at most 50 characters of \
+             documents"
+        )
+    );
+}
+
 /// Metadata counts as the characters of its JSON text, as content does, not its bytes: a
 /// title in Chinese took three times its length of the bound, and documents that fit were
 /// left out or cut.
