@@ -117,6 +117,39 @@ async fn the_embedding_retriever_refuses_vectors_with_numbers_that_are_not_finit
     );
 }
 
+/// An embedder that is down: every call fails, and is counted.
+#[derive(Default)]
+struct Down(std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl Embedder for Down {
+    async fn embed(&self, _texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Err(ServiceError::new("embedder", "connection refused"))
+    }
+
+    fn dimensions(&self) -> usize {
+        3
+    }
+}
+
+/// A search of a retriever that holds no document asks the embedder nothing: it embedded
+/// the query, a paid request for nothing, and failed the search when the embedder was down
+/// although its answer was known.
+#[tokio::test]
+async fn the_embedding_retriever_embeds_no_query_when_it_can_find_nothing() {
+    let embedder = Arc::new(Down::default());
+    let docs = EmbeddingRetriever::new("notes", embedder.clone());
+    assert_eq!(docs.retrieve("anything", 5).await.unwrap(), []);
+    let tool = RetrieverTool::new(Arc::new(docs), "search_docs", "Search.");
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    assert_eq!(
+        contents_and_note(&result),
+        (vec![], Some(NO_DOCUMENTS.to_owned()))
+    );
+    assert_eq!(embedder.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
 fn corpus() -> Arc<LexicalRetriever> {
     let docs = Arc::new(LexicalRetriever::new("handbook"));
     docs.add(
