@@ -282,8 +282,14 @@ impl Retriever for EmbeddingRetriever {
     /// The `top_k` documents most similar to `query` (the cosine of their embeddings), most
     /// similar first (equal scores in the order the documents are held); a document of no positive
     /// similarity (unrelated, or opposed) is not given, however few the others. A query
-    /// vector of another dimension than the documents held is an error saying so.
+    /// vector of another dimension than the documents held is an error saying so. While it
+    /// holds no document, it finds none without embedding the query.
     async fn retrieve(&self, query: &str, top_k: usize) -> Result<Vec<Document>, ServiceError> {
+        // Nothing to find: the query is not embedded (a request paid for nothing, and an
+        // embedder that is down would fail a search whose answer is known).
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
         let query = [query.to_owned()];
         let mut vectors = self.embedder.embed(&query).await?;
         // Of another length, it would match no document: "nothing found" would hide why.

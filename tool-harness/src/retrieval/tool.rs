@@ -12,7 +12,7 @@ use toolsmith_core::{
 };
 
 use super::{Document, Retriever};
-use crate::serialized_len::serialized_len;
+use crate::serialized_len::serialized_chars;
 
 /// How many documents a call returns when it does not say.
 pub const DEFAULT_TOP_K: usize = 5;
@@ -110,8 +110,8 @@ impl RetrieverTool {
     /// metadata (its JSON text) counted (at least 1; default [`DEFAULT_MAX_RESULT_CHARS`]).
     /// Documents are kept whole, most relevant first, while they fit; the rest are left out,
     /// and a first document that does not fit alone is cut (its metadata kept if it leaves
-    /// room for some content, else left out too). The result's `note` says what was cut or
-    /// left out.
+    /// room for some content, else left out, and the content cut only if it is still too
+    /// long). The result's `note` says what was cut or left out.
     #[must_use]
     pub fn with_max_result_chars(mut self, max_chars: usize) -> Self {
         self.max_result_chars = max_chars.max(1);
@@ -163,28 +163,46 @@ impl RetrieverTool {
         } else {
             (max, " (its metadata left out)")
         };
-        let mut cut = Document::new(cut_to(&first.content, content), first.score);
+        let text = cut_to(&first.content, content);
+        // Its metadata left out, its content may fit whole (`cut_to` then borrows it): it is
+        // not said to be cut then, or the model would take the whole for a beginning.
+        let cut_content = matches!(text, Cow::Owned(_));
+        let mut cut = Document::new(text, first.score);
         if metadata_note.is_empty() {
             cut.metadata = first.metadata.clone();
         }
-        let note = match documents.len() - 1 {
-            0 => format!("The document was cut after {content} characters{metadata_note}: {bound}"),
-            left_out => format!(
+        let note = match (documents.len() - 1, cut_content) {
+            (0, true) => {
+                format!("The document was cut after {content} characters{metadata_note}: {bound}")
+            }
+            (0, false) => format!("The document's metadata was left out: {bound}"),
+            (left_out, true) => format!(
                 "The first document was cut after {content} characters{metadata_note} and \
                  {left_out} more left out: {bound}"
             ),
+            (left_out, false) => {
+                let more = if left_out == 1 {
+                    "document"
+                } else {
+                    "documents"
+                };
+                format!(
+                    "The first document's metadata and {left_out} more {more} were left out: \
+                     {bound}"
+                )
+            }
         };
         (Cow::Owned(vec![cut]), Some(note))
     }
 }
 
-/// The characters a document's metadata takes in a result (its JSON text; none when it has
-/// none, as it is then not written).
+/// The characters a document's metadata takes in a result (its JSON text, counted in
+/// characters as content is; none when it has none, as it is then not written).
 fn metadata_len(document: &Document) -> usize {
     if document.metadata.is_empty() {
         0
     } else {
-        serialized_len(&document.metadata)
+        serialized_chars(&document.metadata)
     }
 }
 

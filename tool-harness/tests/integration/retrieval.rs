@@ -117,6 +117,39 @@ async fn the_embedding_retriever_refuses_vectors_with_numbers_that_are_not_finit
     );
 }
 
+/// An embedder that is down: every call fails, and is counted.
+#[derive(Default)]
+struct Down(std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl Embedder for Down {
+    async fn embed(&self, _texts: &[String]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Err(ServiceError::new("embedder", "connection refused"))
+    }
+
+    fn dimensions(&self) -> usize {
+        3
+    }
+}
+
+/// A search of a retriever that holds no document asks the embedder nothing: it embedded
+/// the query, a paid request for nothing, and failed the search when the embedder was down
+/// although its answer was known.
+#[tokio::test]
+async fn the_embedding_retriever_embeds_no_query_when_it_can_find_nothing() {
+    let embedder = Arc::new(Down::default());
+    let docs = EmbeddingRetriever::new("notes", embedder.clone());
+    assert_eq!(docs.retrieve("anything", 5).await.unwrap(), []);
+    let tool = RetrieverTool::new(Arc::new(docs), "search_docs", "Search.");
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    assert_eq!(
+        contents_and_note(&result),
+        (vec![], Some(NO_DOCUMENTS.to_owned()))
+    );
+    assert_eq!(embedder.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
 fn corpus() -> Arc<LexicalRetriever> {
     let docs = Arc::new(LexicalRetriever::new("handbook"));
     docs.add(
@@ -584,6 +617,83 @@ async fn metadata_counts_toward_the_bound_and_is_left_out_past_it() {
             "note": "The document was cut after 50 characters (its metadata left out): a \
                      result holds at most 50 characters of documents"
         })
+    );
+}
+
+/// A first document whose metadata alone passes the bound loses its metadata; its content,
+/// within the bound, is whole, and the note says only what was left out (it said the
+/// document was cut after the bound's characters: a model would take it for a beginning).
+#[tokio::test]
+async fn a_first_document_that_loses_only_its_metadata_is_not_said_to_be_cut() {
+    let documents = vec![
+        Document::new("whole content", 1.0).with_metadata("summary", json!("m".repeat(100))),
+        Document::new("b", 0.5),
+    ];
+    let tool = |documents: Vec<Document>| {
+        RetrieverTool::new(Arc::new(Fixed(documents)), "search_docs", "Search.")
+            .with_max_result_chars(50)
+    };
+    let result = retrieve(tool(documents.clone()), json!({"query": "anything"}))
+        .await
+        .unwrap();
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "documents": [{"content": "whole content", "score": 1.0}],
+            "note": "The first document's metadata and 1 more document were left out: a \
+                     result holds at most 50 characters of documents"
+        })
+    );
+    let result = retrieve(tool(documents[..1].to_vec()), json!({"query": "anything"}))
+        .await
+        .unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents, ["whole content"]);
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "The document's metadata was left out: a result holds at most 50 characters of \
+             documents"
+        )
+    );
+}
+
+/// Metadata counts as the characters of its JSON text, as content does, not its bytes: a
+/// title in Chinese took three times its length of the bound, and documents that fit were
+/// left out or cut.
+#[tokio::test]
+async fn metadata_counts_its_characters_toward_the_bound_not_its_bytes() {
+    // `{"title":"東京の天気"}`: 17 characters (29 bytes); with "晴れ", 19 of the 20.
+    let documents = vec![
+        Document::new("晴れ", 1.0).with_metadata("title", json!("東京の天気")),
+        Document::new("b", 0.5),
+    ];
+    let tool = RetrieverTool::new(Arc::new(Fixed(documents)), "search_docs", "Search.")
+        .with_max_result_chars(20);
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let value: Value = serde_json::from_str(&result.content.to_text()).unwrap();
+    assert_eq!(
+        value,
+        json!({"documents": [
+            {"content": "晴れ", "score": 1.0, "metadata": {"title": "東京の天気"}},
+            {"content": "b", "score": 0.5},
+        ]})
+    );
+
+    // Cut, the content keeps what the metadata's characters leave: 20 - 17.
+    let first = Document::new("晴れのち曇り", 1.0).with_metadata("title", json!("東京の天気"));
+    let tool = RetrieverTool::new(Arc::new(Fixed(vec![first])), "search_docs", "Search.")
+        .with_max_result_chars(20);
+    let result = retrieve(tool, json!({"query": "anything"})).await.unwrap();
+    let (contents, note) = contents_and_note(&result);
+    assert_eq!(contents, ["晴れの…"]);
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "The document was cut after 3 characters: a result holds at most 20 characters \
+             of documents"
+        )
     );
 }
 
