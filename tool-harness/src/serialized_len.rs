@@ -7,23 +7,7 @@
 /// it failed; the harness's types always can (a map with non-string keys cannot come from
 /// JSON).
 pub(crate) fn serialized_len(value: &impl serde::Serialize) -> usize {
-    /// A writer that only counts.
-    struct ByteCount(usize);
-
-    impl std::io::Write for ByteCount {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    let mut count = ByteCount(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
+    counted(value, <[u8]>::len)
 }
 
 /// How many characters `value` takes written as compact JSON, counted without writing it
@@ -31,13 +15,24 @@ pub(crate) fn serialized_len(value: &impl serde::Serialize) -> usize {
 /// continuation bytes of UTF-8, which a character of more than one byte adds. A value that
 /// cannot be serialized counts what was written before it failed, as [`serialized_len`].
 pub(crate) fn serialized_chars(value: &impl serde::Serialize) -> usize {
-    /// A writer that only counts the bytes that begin a character.
-    struct CharCount(usize);
+    // Counted byte by byte: a write may end inside a character.
+    counted(value, |bytes| {
+        bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count()
+    })
+}
 
-    impl std::io::Write for CharCount {
+/// The sum of `measure` over the pieces of `value`'s compact JSON text as serde_json writes
+/// them.
+fn counted(value: &impl serde::Serialize, measure: impl Fn(&[u8]) -> usize) -> usize {
+    /// A writer that only counts.
+    struct Count<M> {
+        total: usize,
+        measure: M,
+    }
+
+    impl<M: Fn(&[u8]) -> usize> std::io::Write for Count<M> {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            // Counted byte by byte: a write may end inside a character.
-            self.0 += bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+            self.total += (self.measure)(bytes);
             Ok(bytes.len())
         }
 
@@ -46,9 +41,9 @@ pub(crate) fn serialized_chars(value: &impl serde::Serialize) -> usize {
         }
     }
 
-    let mut count = CharCount(0);
+    let mut count = Count { total: 0, measure };
     let _ = serde_json::to_writer(&mut count, value);
-    count.0
+    count.total
 }
 
 #[cfg(test)]
