@@ -102,6 +102,7 @@ impl MemoryTool {
     }
 
     /// Replace the text of a fact, by its id.
+    #[command(destructive)]
     pub async fn replace(
         &self,
         /// The id of the fact to change.

@@ -580,6 +580,13 @@ fn memory_is_a_command_group() {
     assert_eq!(name, "memory");
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["add", "remove", "replace"]);
+    // Removing or replacing a fact destroys its text (as `write` and `edit` a file's):
+    // approval hooks ask for both, and a batch runs them one at a time.
+    let destructive: Vec<Option<bool>> = commands
+        .iter()
+        .map(|c| c.annotations.destructive)
+        .collect();
+    assert_eq!(destructive, [None, Some(true), Some(true)]);
     let spec = definition.function_spec();
     assert_eq!(
         spec.parameters["properties"]["command"]["enum"],
