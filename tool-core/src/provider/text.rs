@@ -114,7 +114,9 @@ pub(crate) fn parse_response(response: &Value) -> Result<Vec<ParsedCall>, Respon
 /// read too); broken JSON is [repaired](super::repair_json) where that is safe. Outside
 /// `<tool_call>` tags, an object with a `name` is a call only when it has `arguments` (or
 /// `parameters`) or nothing else but an id: JSON data that has a `name` field is an answer.
-/// Calls without an id get one starting with
+/// A tag written about rather than as a call (in inline code, `` `<tool_call>` ``, or
+/// unclosed and followed by words) is the answer's text. Calls without an id get one
+/// starting with
 /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX).
 ///
 /// A text with no call (a plain answer) gives none; a block that looks like a call but cannot
@@ -244,6 +246,10 @@ fn tagged_parts(text: &str) -> Vec<TaggedPart<'_>> {
             &mut may_look_past,
         );
         let closed = after[end..].starts_with(CLOSE_TAG);
+        if is_mention(&text[..start], &after[..end], closed) {
+            from = content_start;
+            continue;
+        }
         parts.push(TaggedPart {
             start,
             content: &after[..end],
@@ -252,6 +258,18 @@ fn tagged_parts(text: &str) -> Vec<TaggedPart<'_>> {
         from = parts.last().map_or(text.len(), |part| part.resume);
     }
     parts
+}
+
+/// Whether an open tag, with the text `before` it and the `content` of its block, is written
+/// about rather than written as a call: in inline code (`` `<tool_call>` ``), or unclosed
+/// with words after it ("I call tools with <tool_call> tags."), where a call, even one cut
+/// short, starts with JSON or a fence. An empty unclosed block (a call cut off at its tag)
+/// is a call.
+fn is_mention(before: &str, content: &str, closed: bool) -> bool {
+    let in_inline_code = before.ends_with('`') && content.starts_with('`');
+    let content = content.trim_start();
+    let words_after = !closed && !content.is_empty() && !content.starts_with(['{', '[', '`']);
+    in_inline_code || words_after
 }
 
 /// The Markdown code fences of `text`, in order: where each starts, its content (after the
@@ -694,6 +712,36 @@ mod tests {
         ] {
             assert_eq!(names(&parse_text_calls(text)), ["!add"], "{text}");
         }
+    }
+
+    #[test]
+    fn a_tag_mentioned_in_prose_is_no_call() {
+        // In inline code, or unclosed and followed by words: the answer talks about the
+        // format. Each was a rejected call (and hid the fenced call after it).
+        for text in [
+            "Put `<tool_call>` and `</tool_call>` around the JSON.",
+            "I can call tools with <tool_call> tags when needed.",
+            "The tag is `<tool_call>`.",
+        ] {
+            assert!(parse_text_calls(text).is_empty(), "{text}");
+            assert_eq!(prose(text), text);
+        }
+        let text = "Write `<tool_call>` tags, or a fence:\n```json\n{\"name\": \"a\", \"arguments\": {}}\n```";
+        assert_eq!(names(&parse_text_calls(text)), ["a"]);
+        let text =
+            "Using `<tool_call>`:\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>";
+        assert_eq!(names(&parse_text_calls(text)), ["b"]);
+        assert_eq!(prose(text), "Using `<tool_call>`:");
+        // A call cut short, or not JSON inside closed tags, is still a (rejected) call.
+        assert_eq!(
+            names(&parse_text_calls("<tool_call>{\"name\": \"c\", \"argu")),
+            ["!c"]
+        );
+        assert_eq!(
+            names(&parse_text_calls("<tool_call>get_time()</tool_call>")),
+            ["!"]
+        );
+        assert_eq!(names(&parse_text_calls("Calling.<tool_call>")), ["!"]);
     }
 
     #[test]

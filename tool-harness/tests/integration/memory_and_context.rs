@@ -582,10 +582,8 @@ fn memory_is_a_command_group() {
     assert_eq!(names, ["add", "remove", "replace"]);
     // Removing or replacing a fact destroys its text (as `write` and `edit` a file's):
     // approval hooks ask for both, and a batch runs them one at a time.
-    let destructive: Vec<Option<bool>> = commands
-        .iter()
-        .map(|c| c.annotations.destructive)
-        .collect();
+    let destructive: Vec<Option<bool>> =
+        commands.iter().map(|c| c.annotations.destructive).collect();
     assert_eq!(destructive, [None, Some(true), Some(true)]);
     let spec = definition.function_spec();
     assert_eq!(
