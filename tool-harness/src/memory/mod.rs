@@ -170,7 +170,10 @@ impl FileMemory {
             // one: each replaces the file whole.
             Some(Ok(bytes)) if bytes.iter().all(u8::is_ascii_whitespace) => Facts::default(),
             Some(Ok(bytes)) => {
-                let mut facts: Facts = serde_json::from_slice(&bytes)
+                // Editors that save UTF-8 with a byte order mark (which JSON does not allow)
+                // leave the facts readable after it.
+                let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+                let mut facts: Facts = serde_json::from_slice(text)
                     .map_err(|err| ServiceError::with_source("memory", not_a_memory(&err), err))?;
                 // Ids stay stable and distinct whoever wrote the file: one given twice is
                 // refused, and the next one is above every id there.

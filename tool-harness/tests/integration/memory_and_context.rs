@@ -309,6 +309,23 @@ async fn file_memory_takes_an_empty_file_as_a_memory_with_no_facts() {
     }
 }
 
+/// A memory file saved by an editor that starts files with a UTF-8 byte order mark is read
+/// as the memory it holds (it was "not a memory file: expected value at line 1 column 1").
+#[tokio::test]
+async fn file_memory_reads_a_file_that_starts_with_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let memory = FileMemory::open(&path).unwrap();
+    memory.add("kept".into()).await.unwrap();
+    drop(memory);
+    let written = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("\u{feff}{written}")).unwrap();
+    let reopened = FileMemory::open(&path).unwrap();
+    assert_eq!(fact_texts(&reopened).await, ["kept"]);
+    reopened.add("more".into()).await.unwrap();
+    assert_eq!(fact_texts(&reopened).await, ["kept", "more"]);
+}
+
 #[tokio::test]
 async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_failed_writes() {
     let dir = tempfile::tempdir().unwrap();
