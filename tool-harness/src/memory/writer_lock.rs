@@ -2,6 +2,7 @@
 //! this process or any other, under any of the file's names.
 
 use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -95,7 +96,12 @@ impl WriterLock {
                 ),
             ));
         };
-        let by_identity = match File::open(path) {
+        // Without waiting: a named pipe there would hold the open until a writer came.
+        let opened = File::options()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        let by_identity = match opened {
             Ok(file) => {
                 let failed = |err: std::io::Error| {
                     ServiceError::with_source(
@@ -104,6 +110,15 @@ impl WriterLock {
                         err,
                     )
                 };
+                if !file.metadata().map_err(failed)?.is_file() {
+                    return Err(ServiceError::new(
+                        "memory",
+                        format!(
+                            "{} is not a regular file; a memory file must be one",
+                            path.display()
+                        ),
+                    ));
+                }
                 let Some(lock) = Flock::try_lock(file).map_err(failed)? else {
                     return Err(ServiceError::new(
                         "memory",

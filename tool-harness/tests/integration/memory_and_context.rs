@@ -326,6 +326,32 @@ async fn file_memory_reads_a_file_that_starts_with_a_byte_order_mark() {
     assert_eq!(fact_texts(&reopened).await, ["kept", "more"]);
 }
 
+/// A named pipe where the memory file should be is refused at once: opening it to read
+/// waited for a writer that never came.
+#[test]
+fn file_memory_refuses_a_named_pipe_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let opening = path.clone();
+    std::thread::spawn(move || {
+        let _ = sender.send(FileMemory::open(&opening).map(drop));
+    });
+    let opened = receiver
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("FileMemory::open returned");
+    let err = opened.unwrap_err().to_string();
+    assert!(
+        err.ends_with("memory.json is not a regular file; a memory file must be one"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_failed_writes() {
     let dir = tempfile::tempdir().unwrap();
