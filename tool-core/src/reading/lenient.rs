@@ -320,7 +320,19 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
         match self.value {
             Value::Array(items) => {
                 self.check_nesting()?;
-                visitor.visit_seq(LenientSeq(items.iter()))
+                let mut seq = LenientSeq(items.iter());
+                let read = visitor.visit_seq(&mut seq)?;
+                // A tuple, an array or a struct stops at its length: elements left over
+                // would be dropped unread (`[1, 2, 3]` as `(1, 2)`), so, as serde_json
+                // says, the array is too long.
+                if seq.0.len() == 0 {
+                    Ok(read)
+                } else {
+                    Err(de::Error::invalid_length(
+                        items.len(),
+                        &"fewer elements in array",
+                    ))
+                }
             }
             Value::Object(map) => {
                 self.check_nesting()?;
@@ -797,6 +809,42 @@ mod tests {
         let err =
             from_value::<Tagged>(&json!({"kind": "Count", "n": 1.5, "extra": 1})).unwrap_err();
         assert!(err.message.contains("floating point `1.5`"), "{err}");
+    }
+
+    #[test]
+    fn an_array_longer_than_its_type_is_refused_as_serde_json_refuses_it() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Point(f64, f64);
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Named {
+            x: u8,
+            y: u8,
+        }
+        let three = json!([1, 2, 3]);
+        let refusals = [
+            from_value::<(u8, u8)>(&three).unwrap_err(),
+            from_value::<[u8; 2]>(&three).unwrap_err(),
+            from_value::<Point>(&three).unwrap_err(),
+            from_value::<Named>(&three).unwrap_err(),
+            from_value::<Shape>(&json!({"Pair": [1, 2, 3]})).unwrap_err(),
+        ];
+        for err in refusals {
+            assert!(
+                err.message
+                    .contains("invalid length 3, expected fewer elements in array"),
+                "{err}"
+            );
+        }
+        // Named where it is.
+        let err = from_value::<Vec<(u8, u8)>>(&json!([[1, 2], ["3", 4, 5]])).unwrap_err();
+        assert_eq!(err.path, "/1");
+        // As many as the type reads, or a sequence of any length: read as before.
+        assert_eq!(from_value::<(u8, u8)>(&json!(["1", 2.0])), Ok((1, 2)));
+        assert_eq!(from_value::<Vec<u8>>(&three), Ok(vec![1, 2, 3]));
+        assert_eq!(
+            from_value::<Shape>(&json!({"Pair": [1, 2]})),
+            Ok(Shape::Pair(1, 2))
+        );
     }
 
     #[test]
