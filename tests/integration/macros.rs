@@ -347,6 +347,48 @@ async fn an_image_returned_is_shown_as_the_image_not_sent_as_its_json() {
     }
 }
 
+/// Takes a screenshot of each screen.
+#[tool_fn]
+fn screens(count: usize) -> Vec<toolsmith::Image> {
+    let image = toolsmith::Image::from_bytes("image/png", PNG).expect("a PNG");
+    vec![image; count]
+}
+
+/// Takes a screenshot of the window, if there is one.
+#[tool_fn]
+async fn window_shot(open: bool) -> Result<Option<toolsmith::Image>, String> {
+    Ok(open.then(|| toolsmith::Image::from_bytes("image/png", PNG).expect("a PNG")))
+}
+
+#[tokio::test]
+async fn images_returned_in_a_vec_or_an_option_are_shown_not_sent_as_their_json() {
+    let manager = manager_with(vec![Arc::new(Screens), Arc::new(WindowShot)]);
+    let image = toolsmith::Image::from_bytes("image/png", PNG).unwrap();
+    let run = |name: &'static str, arguments: Value| {
+        let manager = &manager;
+        async move { manager.execute_one(&call(name, arguments)).await.unwrap() }
+    };
+    assert_eq!(
+        run("screens", json!({"count": 2})).await,
+        ToolCallResult::parts([
+            toolsmith::ContentPart::Image(image.clone()),
+            toolsmith::ContentPart::Image(image.clone()),
+        ])
+    );
+    assert_eq!(
+        run("window_shot", json!({"open": true})).await,
+        ToolCallResult::image(image)
+    );
+    // No image: `null`, as any other `Option` returned.
+    assert_eq!(
+        run("window_shot", json!({"open": false})).await,
+        ToolCallResult::json(Value::Null)
+    );
+    for tool in [&Screens as &dyn ToolImpl, &WindowShot] {
+        assert!(tool.definition().commands()[0].returns.is_none());
+    }
+}
+
 /// Returns raw JSON.
 #[tool_fn]
 fn raw() -> Value {

@@ -31,8 +31,9 @@ pub mod kinds {
     pub use crate::generated::result_conversion::{
         AsIsKind as __ToolsmithAsIsKind, DisplayErrorKind as __ToolsmithDisplayErrorKind,
         EmptyKind as __ToolsmithEmptyKind, ImageKind as __ToolsmithImageKind,
-        IntoToolErrorKind as __ToolsmithIntoToolErrorKind, JsonKind as __ToolsmithJsonKind,
-        KeepErrorKind as __ToolsmithKeepErrorKind, NoSchemaKind as __ToolsmithNoSchemaKind,
+        ImagesKind as __ToolsmithImagesKind, IntoToolErrorKind as __ToolsmithIntoToolErrorKind,
+        JsonKind as __ToolsmithJsonKind, KeepErrorKind as __ToolsmithKeepErrorKind,
+        NoSchemaKind as __ToolsmithNoSchemaKind, OptionalImageKind as __ToolsmithOptionalImageKind,
         PartsKind as __ToolsmithPartsKind, SchemaKind as __ToolsmithSchemaKind,
         SplitKind as __ToolsmithSplitKind, SuccessSchemaKind as __ToolsmithSuccessSchemaKind,
         TextKind as __ToolsmithTextKind, UnknownSchemaKind as __ToolsmithUnknownSchemaKind,

@@ -13,8 +13,9 @@
 //!   `ToolError`, converted when `E: Into<ToolError>`, otherwise
 //!   [`ToolError::Execution`] carrying `e`'s `Display` text), `Ok(v)` goes on;
 //! - `ToolCallResult` is kept, `String` / `&str` / `Cow<str>` become text, `()` an empty
-//!   success, an `Image` or a `Vec<ContentPart>` a result the model sees as images and
-//!   text, and any other `T: Serialize` structured JSON.
+//!   success, an `Image`, a `Vec<Image>`, an `Option<Image>` (`None` is `null`) or a
+//!   `Vec<ContentPart>` a result the model sees as images and text (never their JSON:
+//!   megabytes of base64 text), and any other `T: Serialize` structured JSON.
 //!
 //! The generated code, for a return type `O`:
 //!
@@ -228,6 +229,37 @@ pub trait ImageKind {
 }
 impl ImageKind for &Returned<Image> {}
 
+/// Picks a result of images, for a `Vec<Image>`: shown to the model as the images, in
+/// order, not sent as their JSON.
+pub trait ImagesKind {
+    /// The converter.
+    #[inline]
+    fn result_kind(&self) -> OkConverter<Vec<Image>> {
+        OkConverter(|images, _tool| {
+            Ok(ToolCallResult::parts(
+                images.into_iter().map(ContentPart::Image),
+            ))
+        })
+    }
+}
+impl ImagesKind for &Returned<Vec<Image>> {}
+
+/// Picks an image result or none, for an `Option<Image>`: the image shown as an [`Image`]
+/// is; `None` is `null`, as any other `Option` returned is.
+pub trait OptionalImageKind {
+    /// The converter.
+    #[inline]
+    fn result_kind(&self) -> OkConverter<Option<Image>> {
+        OkConverter(|image, _tool| {
+            Ok(match image {
+                Some(image) => ToolCallResult::image(image),
+                None => ToolCallResult::json(serde_json::Value::Null),
+            })
+        })
+    }
+}
+impl OptionalImageKind for &Returned<Option<Image>> {}
+
 /// Picks a result of text and images, for a `Vec<ContentPart>` (as
 /// [`ToolCallResult::parts`]), not sent as its JSON.
 pub trait PartsKind {
@@ -288,7 +320,7 @@ fn json_result<T: StructuredResult>(value: T, tool: &str) -> Result<ToolCallResu
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's result",
     label = "this return type",
-    note = "a tool returns `String`, `&str`, `()`, `ToolCallResult`, an `Image`, a `Vec<ContentPart>`, or a type that implements `serde::Serialize` (sent as JSON), optionally inside a `Result` whose error implements `Display`"
+    note = "a tool returns `String`, `&str`, `()`, `ToolCallResult`, an `Image` (or a `Vec` or `Option` of them), a `Vec<ContentPart>`, or a type that implements `serde::Serialize` (sent as JSON), optionally inside a `Result` whose error implements `Display`"
 )]
 pub trait StructuredResult {
     /// The value as JSON.
@@ -327,6 +359,8 @@ impl Unschematic for Cow<'_, str> {}
 impl Unschematic for () {}
 impl Unschematic for ToolCallResult {}
 impl Unschematic for Image {}
+impl Unschematic for Vec<Image> {}
+impl Unschematic for Option<Image> {}
 impl Unschematic for Vec<ContentPart> {}
 impl Unschematic for serde_json::Value {}
 

@@ -236,13 +236,44 @@ impl<'de> Lenient<'de> {
     /// [`float`](Self::float) of anything but a JSON number an `f64` holds.
     #[inline(never)]
     fn float_otherwise<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.value {
-            Value::String(s) => match s.trim().parse::<f64>() {
-                Ok(f) if f.is_finite() => visitor.visit_f64(f),
-                _ => Err(self.invalid(&visitor)),
-            },
-            _ => Err(self.invalid(&visitor)),
+        match finite_number(self.value) {
+            Some(f) => visitor.visit_f64(f),
+            None => Err(self.invalid(&visitor)),
         }
+    }
+
+    /// The value as an `f32`: as [`float`](Self::float) reads it, and within `f32`'s range.
+    /// A finite number beyond it (`1e39`) is an error, not the infinity serde's `f32` makes
+    /// of it (`as f32`): a tool would get an infinity the model never sent, where the reader
+    /// refuses one spelled out (`"inf"`).
+    #[inline]
+    fn single_float<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        if let Value::Number(n) = self.value
+            && let Some(f) = n.as_f64()
+            && (f as f32).is_finite()
+        {
+            return visitor.visit_f64(f);
+        }
+        self.single_float_otherwise(visitor)
+    }
+
+    /// [`single_float`](Self::single_float) of anything but a JSON number in `f32`'s range.
+    #[inline(never)]
+    fn single_float_otherwise<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match finite_number(self.value) {
+            Some(f) if (f as f32).is_finite() => visitor.visit_f64(f),
+            Some(f) => Err(de::Error::invalid_value(de::Unexpected::Float(f), &visitor)),
+            None => Err(self.invalid(&visitor)),
+        }
+    }
+}
+
+/// The finite number `value` is: a JSON number, or a string holding one (`" 2.5 "`).
+fn finite_number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
     }
 }
 
@@ -320,7 +351,19 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
         match self.value {
             Value::Array(items) => {
                 self.check_nesting()?;
-                visitor.visit_seq(LenientSeq(items.iter()))
+                let mut seq = LenientSeq(items.iter());
+                let read = visitor.visit_seq(&mut seq)?;
+                // A tuple, an array or a struct stops at its length: elements left over
+                // would be dropped unread (`[1, 2, 3]` as `(1, 2)`), so, as serde_json
+                // says, the array is too long.
+                if seq.0.len() == 0 {
+                    Ok(read)
+                } else {
+                    Err(de::Error::invalid_length(
+                        items.len(),
+                        &"fewer elements in array",
+                    ))
+                }
             }
             Value::Object(map) => {
                 self.check_nesting()?;
@@ -338,7 +381,7 @@ impl<'de> de::Deserializer<'de> for Lenient<'de> {
 
     #[inline]
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.float(visitor)
+        self.single_float(visitor)
     }
 
     #[inline]
@@ -797,6 +840,67 @@ mod tests {
         let err =
             from_value::<Tagged>(&json!({"kind": "Count", "n": 1.5, "extra": 1})).unwrap_err();
         assert!(err.message.contains("floating point `1.5`"), "{err}");
+    }
+
+    #[test]
+    fn a_finite_number_beyond_f32_is_refused_rather_than_read_as_infinity() {
+        for sent in [json!(1e39), json!(-1e39), json!("3.5e38"), json!(1e300)] {
+            let err = from_value::<f32>(&sent).unwrap_err();
+            assert!(err.message.contains("expected f32"), "{sent}: {err}");
+            assert!(err.message.starts_with("invalid value"), "{sent}: {err}");
+        }
+        let err = from_value::<Vec<f32>>(&json!([1, "1e39"])).unwrap_err();
+        assert_eq!(err.path, "/1");
+        // Within the range, its ends included (a number rounding to them too), and whatever
+        // an `f64` holds.
+        assert_eq!(from_value::<f32>(&json!(f64::from(f32::MAX))), Ok(f32::MAX));
+        assert_eq!(
+            from_value::<f32>(&json!(-f64::from(f32::MAX))),
+            Ok(f32::MIN)
+        );
+        assert_eq!(
+            from_value::<f32>(&json!(f64::from(f32::MAX) * (1.0 + 1e-9))),
+            Ok(f32::MAX)
+        );
+        assert_eq!(from_value::<f32>(&json!(" 2.5 ")), Ok(2.5));
+        assert_eq!(from_value::<f32>(&json!(1e-50)), Ok(0.0));
+        assert_eq!(from_value::<f64>(&json!(1e300)), Ok(1e300));
+    }
+
+    #[test]
+    fn an_array_longer_than_its_type_is_refused_as_serde_json_refuses_it() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Point(f64, f64);
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Named {
+            x: u8,
+            y: u8,
+        }
+        let three = json!([1, 2, 3]);
+        let refusals = [
+            from_value::<(u8, u8)>(&three).unwrap_err(),
+            from_value::<[u8; 2]>(&three).unwrap_err(),
+            from_value::<Point>(&three).unwrap_err(),
+            from_value::<Named>(&three).unwrap_err(),
+            from_value::<Shape>(&json!({"Pair": [1, 2, 3]})).unwrap_err(),
+        ];
+        for err in refusals {
+            assert!(
+                err.message
+                    .contains("invalid length 3, expected fewer elements in array"),
+                "{err}"
+            );
+        }
+        // Named where it is.
+        let err = from_value::<Vec<(u8, u8)>>(&json!([[1, 2], ["3", 4, 5]])).unwrap_err();
+        assert_eq!(err.path, "/1");
+        // As many as the type reads, or a sequence of any length: read as before.
+        assert_eq!(from_value::<(u8, u8)>(&json!(["1", 2.0])), Ok((1, 2)));
+        assert_eq!(from_value::<Vec<u8>>(&three), Ok(vec![1, 2, 3]));
+        assert_eq!(
+            from_value::<Shape>(&json!({"Pair": [1, 2]})),
+            Ok(Shape::Pair(1, 2))
+        );
     }
 
     #[test]
