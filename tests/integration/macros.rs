@@ -405,6 +405,33 @@ fn divide(a: i64, b: i64) -> Result<i64, String> {
     }
 }
 
+/// An error that shows its cause only in its alternate form (`{:#}`), as `anyhow::Error`
+/// does: "reading config: file not found" where `{}` gives "reading config".
+#[derive(Debug)]
+struct WithCause;
+
+impl std::fmt::Display for WithCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("reading config")?;
+        if f.alternate() {
+            f.write_str(": file not found")?;
+        }
+        Ok(())
+    }
+}
+
+/// Fails with an error that has a cause.
+#[tool_fn]
+fn load_config() -> Result<String, WithCause> {
+    Err(WithCause)
+}
+
+/// Fails with an error whose text is blank.
+#[tool_fn]
+fn fail_silently() -> Result<String, String> {
+    Err(" ".to_owned())
+}
+
 /// Always fails with a network error.
 #[tool_fn]
 async fn flaky() -> Result<String, ToolError> {
@@ -497,6 +524,8 @@ async fn each_result_kind() {
         Arc::new(Stats),
         Arc::new(Raw),
         Arc::new(Divide),
+        Arc::new(LoadConfig),
+        Arc::new(FailSilently),
         Arc::new(Flaky),
         Arc::new(Quota),
     ]);
@@ -547,6 +576,18 @@ async fn each_result_kind() {
     );
     let err = run("divide", json!({"a": 1, "b": 0})).await.unwrap_err();
     assert_eq!(err, ToolError::execution("divide", "division by zero"));
+    // The cause an error shows in its alternate form reaches the model too.
+    let err = run("load_config", json!({})).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Tool 'load_config' failed: reading config: file not found"
+    );
+    // A blank error says so rather than ending the message on nothing.
+    let err = run("fail_silently", json!({})).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Tool 'fail_silently' failed: its error gave no message"
+    );
 
     // A ToolError is kept as it is (a network error stays retryable).
     let err = run("flaky", json!({})).await.unwrap_err();

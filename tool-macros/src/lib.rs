@@ -117,7 +117,8 @@ use errors::Errors;
 /// any other `T: Serialize` becomes structured JSON (and, when `T: JsonSchema`, the
 /// definition's `returns` schema). A `Result<T, E>` unwraps `Ok` that way; `Err` becomes a
 /// `ToolError` (kept when `E` is `ToolError`, converted when `E: Into<ToolError>`, otherwise
-/// `ToolError::Execution` with `E`'s `Display` text).
+/// `ToolError::Execution` with `E`'s `Display` text, in its alternate form `{:#}`, which
+/// shows an `anyhow::Error`'s causes).
 ///
 /// # Attributes of `#[tool_fn(...)]`
 ///

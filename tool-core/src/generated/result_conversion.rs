@@ -11,7 +11,7 @@
 //!
 //! - a `Result<T, E>` is split: `Err(e)` becomes a [`ToolError`] (kept as is when `E` is
 //!   `ToolError`, converted when `E: Into<ToolError>`, otherwise
-//!   [`ToolError::Execution`] carrying `e`'s `Display` text), `Ok(v)` goes on;
+//!   [`ToolError::Execution`] carrying `e`'s `Display` text, `{:#}`), `Ok(v)` goes on;
 //! - `ToolCallResult` is kept, `String` / `&str` / `Cow<str>` become text, `()` an empty
 //!   success, an `Image`, a `Vec<Image>`, an `Option<Image>` (`None` is `null`) or a
 //!   `Vec<ContentPart>` a result the model sees as images and text (never their JSON:
@@ -185,10 +185,20 @@ pub trait DisplayErrorKind<E> {
     where
         E: FailureMessage,
     {
-        ErrConverter(|error, tool| ToolError::execution(tool, error.failure_message()))
+        ErrConverter(|error, tool| failed_with(tool, error.failure_message()))
     }
 }
 impl<E> DisplayErrorKind<E> for Returned<E> {}
+
+/// [`ToolError::Execution`] with `message`, or with a note that there was none: "Tool 'x'
+/// failed: " told a model nothing, not even that the tool said nothing.
+fn failed_with(tool: &str, message: String) -> ToolError {
+    if message.trim().is_empty() {
+        ToolError::execution(tool, "its error gave no message")
+    } else {
+        ToolError::execution(tool, message)
+    }
+}
 
 /// An error a tool function may return: anything with a `Display` text.
 #[diagnostic::on_unimplemented(
@@ -201,8 +211,11 @@ pub trait FailureMessage {
     fn failure_message(&self) -> String;
 }
 impl<E: Display> FailureMessage for E {
+    /// The alternate form (`{:#}`): the same text for most errors, and for those that keep
+    /// their causes there (`anyhow::Error`: "reading config: file not found" where `{}`
+    /// gives "reading config"), the whole chain, which a model needs to act on.
     fn failure_message(&self) -> String {
-        self.to_string()
+        format!("{self:#}")
     }
 }
 
