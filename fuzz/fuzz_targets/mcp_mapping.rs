@@ -9,9 +9,10 @@
 //! Asserts: nothing panics; every listed tool is given a bridge, named as our registry
 //! accepts (`ToolCallManager::register` refuses no name: not invalid, not `shed`, not taken)
 //! and distinct across both clients, standing for its original name, or is in
-//! `McpClient::left_out` (a name listed again, or a schema that does not compile as core
-//! compiles schemas, the refusal naming the tool: session 29 found that the client kept such
-//! a tool, which registration then refused, docs/FUZZING.md); each bridge's input schema is
+//! `McpClient::left_out` (a name listed again, an input schema whose root `type` is not
+//! `object`, or a schema that does not compile as core compiles schemas, the refusal naming
+//! the tool: session 29 found that the client kept such a tool, which registration then
+//! refused, docs/FUZZING.md); each bridge's input schema is
 //! the server's, and every bridge registers; the call's result keeps the text of every text block (joined by lines) or the structured
 //! content, and a result marked `isError` is an error naming the local tool.
 
@@ -251,6 +252,17 @@ fuzz_target!(|data: &[u8]| {
                         }) => assert!(
                             remote.output_schema.as_ref().is_some_and(|s| !compiles(s)),
                             "{}: the server's output schema compiles, the mapped one not",
+                            remote.name
+                        ),
+                        // Or when its input schema's root is typed other than `object`,
+                        // which no call's arguments (an object) can match.
+                        LeftOutReason::InputNotAnObject(_) => assert!(
+                            match remote.input_schema.get("type") {
+                                Some(Value::String(name)) => name != "object",
+                                Some(Value::Array(names)) => !names.iter().any(|n| n == "object"),
+                                _ => false,
+                            },
+                            "{}: left out as not an object, but its input schema accepts one",
                             remote.name
                         ),
                         other => panic!("{} was left out: {other}", remote.name),

@@ -18,7 +18,9 @@ use super::unreadable::unreadable_reason;
 /// A tool of an MCP server, callable like any Toolsmith tool.
 ///
 /// Its definition is the server's: description, input schema (which the manager validates
-/// calls against before anything is sent), output schema and annotation hints, under a
+/// calls against before anything is sent), output schema and annotation hints (a hint the
+/// server leaves out is MCP's default: a tool not said to be read-only or non-destructive is
+/// destructive, so approval is asked for it and a batch runs it alone), under a
 /// provider-safe name ([`McpNames`](super::McpNames)); the server's own name is used on the
 /// wire. A result marked `isError` becomes [`ToolError::Execution`] with the server's
 /// message (without the "Tool 'name' failed: " a Toolsmith server writes before it, which

@@ -194,7 +194,8 @@ pub(crate) fn mcp_tool(tool: &Tool, objects_only: bool) -> mcp::Tool {
 }
 
 /// An MCP tool as a Toolsmith definition named `local_name`, in `category`: the server's
-/// description (or its title, or its name), input and output schemas, and annotation hints;
+/// description (or its title, or its name), input and output schemas, and annotation hints
+/// (those it leaves out as MCP's defaults: [`remote_hints`]);
 /// with whether its results come wrapped ([`WRAPPED_RESULT_MARKER`]), the definition then
 /// declaring the wrapped value's schema.
 pub(crate) fn definition_from_mcp(
@@ -227,15 +228,38 @@ pub(crate) fn definition_from_mcp(
         };
         definition = definition.with_returns(Args::new(returns));
     }
-    if let Some(hints) = &tool.annotations {
-        definition = definition.with_annotations(ToolAnnotations {
-            read_only: hints.read_only_hint,
-            destructive: hints.destructive_hint,
-            idempotent: hints.idempotent_hint,
-            open_world: hints.open_world_hint,
-        });
+    (definition.with_annotations(remote_hints(tool)), wrapped)
+}
+
+/// The root `type` of a remote tool's `inputSchema`, as JSON, when it cannot be `object`: a
+/// type name other than `object`, or a list of names without it. `None` when the root
+/// accepts objects as far as `type` goes (no `type`, `object`, or a list holding it); a
+/// `type` that is neither a name nor a list of them is for the schema compiler to refuse.
+pub(crate) fn input_type_refusing_objects(input: &Map<String, Value>) -> Option<String> {
+    let declared = input.get("type")?;
+    let allows_object = match declared {
+        Value::String(name) => name == "object",
+        Value::Array(names) => names.iter().any(|name| name == "object"),
+        _ => return None,
+    };
+    (!allows_object).then(|| super::server::cut(&declared.to_string()).into_owned())
+}
+
+/// The hints of a remote tool as MCP defines them: a hint the server leaves out (or all of
+/// them, without `annotations`) is MCP's default, not "not said". MCP's defaults are
+/// `readOnlyHint: false`, `destructiveHint: true`, `idempotentHint: false`,
+/// `openWorldHint: true`: a tool a server says nothing about may destroy, and approval and
+/// batching must treat it so (a read-only tool destroys nothing). Only hints a server gives
+/// say otherwise; they are the server's word, as untrusted as the server.
+fn remote_hints(tool: &mcp::Tool) -> ToolAnnotations {
+    let hints = tool.annotations.as_ref();
+    let read_only = hints.and_then(|h| h.read_only_hint).unwrap_or(false);
+    ToolAnnotations {
+        read_only: Some(read_only),
+        destructive: Some(hints.and_then(|h| h.destructive_hint).unwrap_or(!read_only)),
+        idempotent: Some(hints.and_then(|h| h.idempotent_hint).unwrap_or(false)),
+        open_world: Some(hints.and_then(|h| h.open_world_hint).unwrap_or(true)),
     }
-    (definition, wrapped)
 }
 
 #[cfg(test)]

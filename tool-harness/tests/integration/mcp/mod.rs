@@ -10,6 +10,7 @@ mod http;
 mod images;
 mod io_client;
 mod malformed_lists;
+mod remote_definitions;
 mod remote_refusals;
 mod server;
 mod slow_clients;
