@@ -256,7 +256,9 @@ fuzz_target!(|data: &[u8]| {
                         ),
                         // Or when its input schema's root is typed other than `object`,
                         // which no call's arguments (an object) can match.
-                        LeftOutReason::InputNotAnObject(_) => assert!(
+                        LeftOutReason::Refused(RegistrationError::ArgumentsNotAnObject {
+                            ..
+                        }) => assert!(
                             match remote.input_schema.get("type") {
                                 Some(Value::String(name)) => name != "object",
                                 Some(Value::Array(names)) => !names.iter().any(|n| n == "object"),

@@ -217,6 +217,52 @@ fn schemas_that_do_not_compile_are_refused_at_register() {
     assert!(!manager.contains("broken"));
 }
 
+/// An argument schema whose root refuses objects: every call would be refused (arguments
+/// are a JSON object), so registration refuses it, naming the tool (and the command) and the
+/// type. Roots that allow an object register.
+#[test]
+fn argument_schemas_whose_root_is_not_an_object_are_refused_at_register() {
+    let manager = ToolCallManager::new("s");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let err = manager
+        .register(counting("stringy", json!({"type": "string"}), runs.clone()))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistrationError::ArgumentsNotAnObject {
+            tool: "stringy".into(),
+            command: None,
+            declared: "\"string\"".into(),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "the argument schema of tool 'stringy' has the root `\"type\": \"string\"`, which no \
+         call's arguments (a JSON object) can match; write `\"type\": \"object\"`"
+    );
+    let err = manager
+        .register(counting(
+            "either",
+            json!({"type": ["string", "number"]}),
+            runs.clone(),
+        ))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(r#"`"type": ["string","number"]`"#),
+        "{err}"
+    );
+    assert!(manager.is_empty());
+    for (name, schema) in [
+        ("nullable", json!({"type": ["object", "null"]})),
+        ("untyped", json!({"properties": {"q": {"type": "string"}}})),
+    ] {
+        manager
+            .register(counting(name, schema, runs.clone()))
+            .unwrap();
+    }
+    assert_eq!(manager.len(), 2);
+}
+
 /// A tool's schema is compiled on its first call. Concurrent first calls (of every shape:
 /// valid, repaired, invalid) each get the verdict a compiled schema gives, and the tool runs
 /// only for the valid ones.

@@ -3,7 +3,11 @@
 //! offers it (an MCP client leaves out a remote tool that would not).
 
 use crate::manager::{RegistrationError, compile_arguments, compile_returns};
+use crate::provider::cut_to;
 use crate::{SHED_TOOL_NAME, Tool, check_name};
+
+/// How much of a refused root `type` an error quotes (a list of names may be long).
+const MAX_DECLARED_TYPE_CHARS: usize = 120;
 
 impl Tool {
     /// Checks the definition as [`ToolCallManager::register`](crate::ToolCallManager::register)
@@ -14,6 +18,7 @@ impl Tool {
     /// Refuses, with the error `register` gives: the name `shed`; a tool or command name
     /// providers reject (`^[a-zA-Z0-9_-]{1,64}$`); a command group without commands, or with
     /// two of one name; a schema nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH);
+    /// an argument schema whose root `type` refuses objects (a call's arguments are one);
     /// an argument schema or a `returns` schema that does not compile as JSON Schema (a
     /// `pattern` that is not a regular expression, a `$ref` to another document, which is
     /// never fetched).
@@ -71,6 +76,16 @@ impl Tool {
                     reason,
                 }
             });
+        }
+        let group = matches!(self, Tool::MultiCommands(..));
+        for command in self.commands() {
+            if let Some(declared) = command.arguments.root_type_refusing_objects() {
+                return Err(RegistrationError::ArgumentsNotAnObject {
+                    tool: name.to_owned(),
+                    command: group.then(|| command.name.clone()),
+                    declared: cut_to(&declared.to_string(), MAX_DECLARED_TYPE_CHARS).into_owned(),
+                });
+            }
         }
         // Compiled only to refuse a schema that does not compile now, with the error that
         // names it; the compiled forms are dropped (a registered tool compiles them on its

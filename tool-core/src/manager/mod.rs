@@ -67,6 +67,20 @@ pub enum RegistrationError {
     /// A command group without commands.
     #[error("tool '{0}' is a command group with no commands")]
     NoCommands(String),
+    /// An argument schema whose root `type` refuses every object
+    /// ([`Args::root_type_refusing_objects`](crate::Args::root_type_refusing_objects)): a
+    /// call's arguments are always a JSON object, so no call could pass it (and providers
+    /// refuse a function whose parameters are not an object).
+    #[error("the argument schema of tool '{tool}'{} has the root `\"type\": {declared}`, which no call's arguments (a JSON object) can match; write `\"type\": \"object\"`",
+        .command.as_ref().map(|c| format!(" (command '{c}')")).unwrap_or_default())]
+    ArgumentsNotAnObject {
+        /// The tool.
+        tool: String,
+        /// The command whose schema it is, for a command group.
+        command: Option<String>,
+        /// The root's `type`, as JSON (cut when long).
+        declared: String,
+    },
     /// An argument schema that does not compile as JSON Schema.
     #[error("the argument schema of tool '{tool}'{} is not a valid JSON Schema: {reason}",
         .command.as_ref().map(|c| format!(" (command '{c}')")).unwrap_or_default())]

@@ -66,6 +66,34 @@ impl Args {
         &self.0
     }
 
+    /// The root `type` of the schema when it refuses every object: a type name other than
+    /// `object`, or a list of names without it (`"string"`, `["string", "number"]`). A
+    /// call's arguments are always a JSON object, so no call could pass such a schema, and
+    /// registration refuses it ([`RegistrationError::ArgumentsNotAnObject`]). `None` when the
+    /// root's `type` allows objects or says nothing usable (none, `object`, a list holding
+    /// it; a `type` of another shape is the schema compiler's to refuse).
+    ///
+    /// ```
+    /// use toolsmith::Args;
+    /// use serde_json::json;
+    ///
+    /// assert_eq!(Args::new(json!({"type": "string"})).root_type_refusing_objects(),
+    ///     Some(&json!("string")));
+    /// assert_eq!(Args::new(json!({"type": ["object", "null"]})).root_type_refusing_objects(), None);
+    /// assert_eq!(Args::new(json!({"properties": {}})).root_type_refusing_objects(), None);
+    /// ```
+    ///
+    /// [`RegistrationError::ArgumentsNotAnObject`]: crate::RegistrationError::ArgumentsNotAnObject
+    pub fn root_type_refusing_objects(&self) -> Option<&Value> {
+        let declared = self.0.get("type")?;
+        let allows_object = match declared {
+            Value::String(name) => name == "object",
+            Value::Array(names) => names.iter().any(|name| name == "object"),
+            _ => return None,
+        };
+        (!allows_object).then_some(declared)
+    }
+
     /// The schema value, mutably (for transforms that adjust a schema in place).
     pub fn schema_mut(&mut self) -> &mut Value {
         &mut self.0

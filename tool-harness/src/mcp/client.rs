@@ -549,10 +549,10 @@ impl McpClient {
 
     /// The tools of the newest listing left out of [`tools`](Self::tools), in the server's
     /// order, each with why: a name the server lists again (its first listing is the tool),
-    /// a tool whose `inputSchema` root is typed other than `object` (no call's arguments
-    /// could pass it), and a tool registration would refuse (a schema that does not compile,
-    /// e.g. a `pattern` that is no regular expression or a `$ref` to another document, which
-    /// is never fetched). Each is also logged as a warning, on every listing. Empty when every tool
+    /// and a tool registration would refuse (a schema that does not compile, e.g. a `pattern`
+    /// that is no regular expression or a `$ref` to another document, which is never
+    /// fetched; an `inputSchema` whose root is typed other than `object`, which no call's
+    /// arguments could pass). Each is also logged as a warning, on every listing. Empty when every tool
     /// listed is in `tools`; a listing after `list_changed` (or
     /// [`refresh_tools`](Self::refresh_tools)) that has a tool fixed gives it a bridge.
     ///

@@ -35,13 +35,4 @@ pub enum LeftOutReason {
     /// tool by the local name it would have had.
     #[error("{0}")]
     Refused(RegistrationError),
-    /// The tool's `inputSchema` declares a root `type` that is not `object` (nor a list of
-    /// types holding it): a call's arguments are always a JSON object, so no call could pass
-    /// it, and providers refuse a function whose parameters are not an object. MCP requires
-    /// `"type": "object"`. Holds the `type` as the server wrote it, as JSON.
-    #[error(
-        "its inputSchema's root is `\"type\": {0}`, which no call's arguments (a JSON object) \
-         can match; MCP requires `\"type\": \"object\"`"
-    )]
-    InputNotAnObject(String),
 }

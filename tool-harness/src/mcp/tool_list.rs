@@ -23,7 +23,6 @@ use super::error::McpError;
 use super::left_out::{LeftOutReason, LeftOutTool};
 use super::names::McpNames;
 use super::server::cut;
-use super::tool_mapping::input_type_refusing_objects;
 use super::unreadable::UNREADABLE_REQUEST;
 use crate::serialized_len::serialized_len;
 
@@ -137,9 +136,9 @@ impl ToolLister {
     ///
     /// Left out, each with a warning, so that every bridge registers (but for a name a
     /// manager holds already): a name the server lists again (one tool on the wire: the
-    /// first listing is kept), a tool whose `inputSchema` declares a root `type` that is not
-    /// `object` (no call's arguments could pass it), and a tool registration would refuse
-    /// ([`Tool::check`]: a schema that does not compile, or nested too deep).
+    /// first listing is kept), and a tool registration would refuse ([`Tool::check`]: a
+    /// schema that does not compile, or nested too deep, or an `inputSchema` whose root
+    /// `type` is not `object`, which no call's arguments could pass).
     ///
     /// The new names are claimed first, so that a name released here is not given at once
     /// to another tool of the same listing. A tool checked is named as its bridge would be
@@ -168,11 +167,6 @@ impl ToolLister {
         for tool in listed {
             if !seen.insert(tool.name.clone()) {
                 left_out.push(self.leave_out(&tool.name, LeftOutReason::ListedAgain));
-                continue;
-            }
-            if let Some(declared) = input_type_refusing_objects(&tool.input_schema) {
-                let reason = LeftOutReason::InputNotAnObject(declared);
-                left_out.push(self.leave_out(&tool.name, reason));
                 continue;
             }
             let local =

@@ -231,20 +231,6 @@ pub(crate) fn definition_from_mcp(
     (definition.with_annotations(remote_hints(tool)), wrapped)
 }
 
-/// The root `type` of a remote tool's `inputSchema`, as JSON, when it cannot be `object`: a
-/// type name other than `object`, or a list of names without it. `None` when the root
-/// accepts objects as far as `type` goes (no `type`, `object`, or a list holding it); a
-/// `type` that is neither a name nor a list of them is for the schema compiler to refuse.
-pub(crate) fn input_type_refusing_objects(input: &Map<String, Value>) -> Option<String> {
-    let declared = input.get("type")?;
-    let allows_object = match declared {
-        Value::String(name) => name == "object",
-        Value::Array(names) => names.iter().any(|name| name == "object"),
-        _ => return None,
-    };
-    (!allows_object).then(|| super::server::cut(&declared.to_string()).into_owned())
-}
-
 /// The hints of a remote tool as MCP defines them: a hint the server leaves out (or all of
 /// them, without `annotations`) is MCP's default, not "not said". MCP's defaults are
 /// `readOnlyHint: false`, `destructiveHint: true`, `idempotentHint: false`,

@@ -110,7 +110,7 @@ async fn a_tool_whose_arguments_cannot_be_an_object_is_left_out_naming_its_type(
         r#""type": "array""#,
         r#""type": ["string","number"]"#,
     ]) {
-        assert!(line.contains("inputSchema"), "{line}");
+        assert!(line.contains("argument schema"), "{line}");
         assert!(line.contains(declared), "{line}");
         assert!(line.contains(r#""type": "object""#), "{line}");
     }
