@@ -21,7 +21,7 @@ use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Semaphore};
 
 use super::json_limits::{INVALID_REQUEST, JsonLimits, PARSE_ERROR};
 use super::unreadable::{Envelope, envelope_problem, is_request_id, unreadable_answer};
@@ -35,6 +35,18 @@ const HEAD_BYTES: usize = 4096;
 /// leaves a write waiting for ever, and it holds the writer: closing would wait for it, and
 /// serving would never end. A peer that reads gets what is left well within it.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// How many answers to unreadable messages may wait to be written. Each waits in a task of
+/// its own; a peer that sends unreadable requests and never reads (its input pipe full)
+/// would otherwise have one task held for each line it sends, two bytes (`x` and a newline)
+/// buying a task and its answer. At the bound, reading waits for an answer to go out (as
+/// rmcp's own answers hold its reading), at most [`ANSWERS_STALLED`]: past that the peer is
+/// taken not to read, and answers are not made (logged) until one goes out, so that its
+/// end of input is still seen.
+const MAX_WAITING_ANSWERS: usize = 64;
+
+/// How long reading waits, with [`MAX_WAITING_ANSWERS`] answers waiting, for one to go out.
+const ANSWERS_STALLED: Duration = Duration::from_secs(2);
 
 /// Newline-delimited JSON-RPC over a reader and a writer.
 ///
@@ -57,6 +69,11 @@ pub struct LineTransport<Role, R, W> {
     discarding: bool,
     /// The first [`HEAD_BYTES`] of the last line that went over the limit.
     head: Vec<u8>,
+    /// A permit for each answer to an unreadable message that may wait to be written.
+    waiting_answers: Arc<Semaphore>,
+    /// The answers waiting stayed at their bound for [`ANSWERS_STALLED`]: reading no longer
+    /// waits on them (until one goes out).
+    answers_stalled: bool,
     limits: JsonLimits,
     _role: PhantomData<fn() -> Role>,
 }
@@ -93,6 +110,8 @@ where
             line: Vec::new(),
             discarding: false,
             head: Vec::new(),
+            waiting_answers: Arc::new(Semaphore::new(MAX_WAITING_ANSWERS)),
+            answers_stalled: false,
             limits: if Role::IS_CLIENT {
                 JsonLimits::default()
             } else {
@@ -222,6 +241,27 @@ where
         None
     }
 
+    /// With [`MAX_WAITING_ANSWERS`] answers waiting, waits for one to go out, at most
+    /// [`ANSWERS_STALLED`] (then not again until one has gone out): a peer that reads takes
+    /// them at once (a burst of lines read from the buffer outpaces their writing), one that
+    /// does not holds no more.
+    async fn wait_for_answers_to_go_out(&mut self) {
+        if self.waiting_answers.available_permits() > 0 {
+            self.answers_stalled = false;
+            return;
+        }
+        if self.answers_stalled {
+            return;
+        }
+        let one_out = tokio::time::timeout(ANSWERS_STALLED, self.waiting_answers.acquire()).await;
+        if one_out.is_err() {
+            tracing::warn!(
+                "{MAX_WAITING_ANSWERS} answers to unreadable messages have waited {ANSWERS_STALLED:?} for the peer to read them: not answering more until it does"
+            );
+            self.answers_stalled = true;
+        }
+    }
+
     /// Answers an unreadable message. The answer is written by a task of its own: `receive`
     /// is polled in a `select!` and may be dropped at any await, which must not lose the
     /// answer or cut it in half.
@@ -232,12 +272,21 @@ where
             "id": id,
             "error": {"code": code, "message": message},
         });
+        let Ok(permit) = Arc::clone(&self.waiting_answers).try_acquire_owned() else {
+            tracing::debug!(
+                code,
+                %message,
+                "not answering an unreadable message: {MAX_WAITING_ANSWERS} answers wait for the peer to read them"
+            );
+            return;
+        };
         let bytes = serde_json::to_vec(&reply).unwrap_or_default();
         let writer = Arc::clone(&self.writer);
         let write = async move {
             if let Err(error) = Self::write_line(&writer, bytes).await {
                 tracing::debug!(%error, "could not answer an unreadable message");
             }
+            drop(permit);
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn(write)),
@@ -342,6 +391,8 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
+            // Before the line is read, so that a `receive` dropped here loses nothing.
+            self.wait_for_answers_to_go_out().await;
             let (id, code, message, envelope) = match self.read_line().await {
                 Ok(LineRead::Line) => {
                     let line = std::mem::take(&mut self.line);

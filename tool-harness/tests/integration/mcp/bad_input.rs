@@ -571,6 +571,71 @@ async fn a_client_that_stops_reading_cannot_hold_the_server_at_shutdown() {
     drop(from_server);
 }
 
+/// A burst of unreadable lines, written at once, from a client that reads: every line is
+/// answered, though the server reads them from its buffer faster than it writes answers
+/// (the bound on answers waiting lets them be written as it reads on), on one thread and
+/// with every write suspending once.
+#[tokio::test]
+async fn a_burst_of_garbage_from_a_reading_client_is_answered_line_by_line() {
+    const LINES: usize = 1_000;
+    for slow_writes in [false, true] {
+        let mut raw = Raw::start_with(JsonLimits::default(), slow_writes).await;
+        raw.send(&"not json\n".repeat(LINES)).await;
+        for _ in 0..LINES {
+            let (code, _) = error_of(&raw.next().await);
+            assert_eq!(code, -32700);
+        }
+        raw.still_serving().await;
+    }
+}
+
+/// A client that sends unreadable lines and reads none of the answers holds no more than a
+/// bounded number of them (each waits in a task of its own): past the bound the rest are not
+/// made. Each line was answered by a task that waited for ever, two bytes of input buying a
+/// task. A client that reads gets an answer to every line (`garbage_amid_busy_output_…`).
+#[tokio::test(start_paused = true)]
+async fn a_client_sending_garbage_and_reading_nothing_holds_a_bounded_number_of_answers() {
+    const LINES: usize = 10_000;
+    let (manager, _) = demo_manager();
+    let (mut to_server, server_input) = tokio::io::duplex(1 << 16);
+    // Room for a few answers only.
+    let (server_output, from_server) = tokio::io::duplex(1024);
+    let server = tokio::spawn(async move {
+        let server = McpServer::with_options(manager, McpServerOptions::default());
+        serve_until_closed(server, server_input, server_output, JsonLimits::default()).await
+    });
+    to_server
+        .write_all("not json\n".repeat(LINES).as_bytes())
+        .await
+        .unwrap();
+    // Every line read (the clock is paused: tokio moves it on once every task waits).
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    drop(to_server);
+    // Then the answers that were made, read at last: the bound's, and what the pipe held.
+    let mut from_server = BufReader::new(from_server);
+    let mut answers = 0;
+    let mut line = String::new();
+    while let Ok(Ok(read)) =
+        tokio::time::timeout(Duration::from_secs(5), from_server.read_line(&mut line)).await
+    {
+        if read == 0 {
+            break;
+        }
+        assert!(line.contains("-32700"), "{line}");
+        answers += 1;
+        line.clear();
+    }
+    assert!(
+        (64..=64 + 20).contains(&answers),
+        "{answers} of {LINES} lines answered"
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(60), server)
+        .await
+        .expect("the server ended")
+        .unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+}
+
 /// A client's text in a malformed request (an unknown method's name, a value of the wrong
 /// type) is quoted cut, as a tool name or a cursor is: a name of 100,000 characters is not
 /// echoed whole.
