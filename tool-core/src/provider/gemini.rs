@@ -15,7 +15,7 @@ use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, call_id, echoed_name, r
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::reply::{Body, Reply, images_after_results};
 use super::strict::{
-    InlineBudget, META_KEYWORDS, SchemaError, escape, keep, set_description, split_types,
+    InlineBudget, META_KEYWORDS, SchemaError, escape, json_type, keep, set_description, split_types,
 };
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, ResponseError};
@@ -177,6 +177,12 @@ impl Converter<'_, '_> {
             values.retain(|v| !v.is_null());
         }
 
+        if !m.contains_key("type")
+            && !m.contains_key("anyOf")
+            && let Some(ty) = implied_type(&m)
+        {
+            m.insert("type".to_owned(), json!(ty));
+        }
         let mut out = if let Some(Value::Array(branches)) = m.shift_remove("anyOf") {
             self.any_of(branches, &mut m, path, &mut nullable)?
         } else {
@@ -309,6 +315,30 @@ impl Converter<'_, '_> {
         }
         Ok(out)
     }
+}
+
+/// The type an untyped schema's keywords say: `object` for `properties`, `array` for
+/// `items`, the type every `enum` value shares (an integer is a number too). Gemini refuses
+/// a schema without `type`, and its conversion keeps `properties` and `items` only under
+/// theirs. `None` when they say none, or `enum` values of several types.
+fn implied_type(m: &Map<String, Value>) -> Option<&'static str> {
+    if m.contains_key("properties") {
+        return Some("object");
+    }
+    if m.get("items").is_some_and(Value::is_object) {
+        return Some("array");
+    }
+    let values = m.get("enum")?.as_array()?;
+    let mut implied: Option<&'static str> = None;
+    for ty in values.iter().map(json_type) {
+        implied = match (implied, ty) {
+            (None, ty) => Some(ty),
+            (Some(seen), ty) if seen == ty => Some(ty),
+            (Some("integer" | "number"), "integer" | "number") => Some("number"),
+            _ => return None,
+        };
+    }
+    implied
 }
 
 fn keep_format(m: &mut Map<String, Value>, out: &mut Map<String, Value>, supported: &[&str]) {
@@ -549,11 +579,36 @@ mod tests {
                     "when": {"type": "string", "format": "date-time", "nullable": true},
                     "site": {"type": "string", "description": "(format: uri)"},
                     "mode": {"type": "string", "enum": ["fast"], "nullable": true},
-                    "level": {"description": "(enum: [1,2])"},
+                    "level": {"type": "integer", "description": "(enum: [1,2])"},
                     "place": {"type": "object", "properties": {"lat": {"type": "number", "description": "(exclusiveMinimum: -90)"}}, "description": "Where."},
                     "tags": {"type": "object", "description": "(additionalProperties: {\"type\":\"string\"})"}
                 },
                 "required": ["place"]
+            })
+        );
+    }
+
+    #[test]
+    fn an_untyped_schema_takes_the_type_its_keywords_say() {
+        // Gemini refuses a schema without `type` ("must be specified when not using one_of,
+        // any_of or all_of fields"); `properties` moved to the description hid the object's
+        // structure from the model.
+        let out = openapi_schema(&json!({"type": "object", "properties": {
+            "filter": {"properties": {"name": {"type": "string"}}, "required": ["name"]},
+            "ids": {"items": {"type": "integer"}, "maxItems": 3},
+            "ratio": {"enum": [1, 2.5]},
+            "flag": {"const": true},
+            "mixed": {"enum": ["a", 1]}
+        }}))
+        .unwrap();
+        assert_eq!(
+            out["properties"],
+            json!({
+                "filter": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                "ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
+                "ratio": {"type": "number", "description": "(enum: [1,2.5])"},
+                "flag": {"type": "boolean", "description": "(enum: [true])"},
+                "mixed": {"description": "(enum: [\"a\",1])"}
             })
         );
     }

@@ -616,3 +616,59 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod parameter_roots {
+    use super::{Provider, RenderOptions};
+    use crate::{Args, Tool, ToolDeclarations, ToolDefinition};
+    use serde_json::{Value, json};
+
+    /// The parameter schema `provider` is given for a tool whose arguments are `schema`.
+    fn declared(provider: Provider, schema: Value) -> Value {
+        let tool = Tool::SingleCommand(ToolDefinition::new("t", "A tool.", Args::new(schema)));
+        let declarations = ToolDeclarations {
+            shed: None,
+            tools: vec![tool],
+        };
+        let rendered = provider
+            .render_tools(&declarations, &RenderOptions::default())
+            .unwrap();
+        let tool = &rendered.tools[0];
+        match provider {
+            Provider::OpenAiChat => tool["function"]["parameters"].clone(),
+            Provider::OpenAiResponses | Provider::Text => tool["parameters"].clone(),
+            Provider::Anthropic => tool["input_schema"].clone(),
+            _ => tool["functionDeclarations"][0]["parameters"].clone(),
+        }
+    }
+
+    #[test]
+    fn a_root_that_names_no_type_or_no_properties_is_declared_as_an_object() {
+        // OpenAI refuses `{"type": "object"}` ("object schema missing properties"), as MCP
+        // servers write tools without arguments.
+        for provider in [Provider::OpenAiChat, Provider::OpenAiResponses] {
+            assert_eq!(
+                declared(provider, json!({"type": "object"})),
+                json!({"type": "object", "properties": {}}),
+                "{provider}"
+            );
+        }
+        // A root without `type` (OpenAI and Anthropic refuse it; Gemini's conversion dropped
+        // its properties, declaring a tool without arguments) or with a list of types.
+        let search = json!({"type": "string"});
+        for root in [
+            json!({"properties": {"q": search}, "required": ["q"]}),
+            json!({"type": ["object", "null"], "properties": {"q": search}, "required": ["q"]}),
+        ] {
+            for provider in Provider::ALL {
+                let parameters = declared(provider, root.clone());
+                assert_eq!(parameters["type"], "object", "{provider}: {parameters}");
+                assert_eq!(
+                    parameters["properties"]["q"]["type"], "string",
+                    "{provider}: {parameters}"
+                );
+                assert_eq!(parameters["required"], json!(["q"]), "{provider}");
+            }
+        }
+    }
+}

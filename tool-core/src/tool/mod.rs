@@ -234,6 +234,10 @@ impl Tool {
 
     /// Renders the tool as one function.
     ///
+    /// A [`SingleCommand`](Self::SingleCommand) tool's parameters are its argument schema,
+    /// its root typed `object` (when it names no type, or a list holding `object`) and given
+    /// `properties` (empty when it has none): the form every provider takes.
+    ///
     /// A [`MultiCommands`](Self::MultiCommands) tool becomes an object whose `command`
     /// property (an `enum` of the command names) picks the command, and whose other
     /// properties are the union of the commands' properties, each described with the commands
@@ -245,7 +249,7 @@ impl Tool {
             Self::SingleCommand(def) => ToolFunctionSpec {
                 name: def.name.clone(),
                 description: def.description.clone(),
-                parameters: def.arguments.schema().clone(),
+                parameters: object_root(def.arguments.schema()),
                 returns: def.returns.as_ref().map(|r| r.schema().clone()),
             },
             Self::MultiCommands(name, commands) => ToolFunctionSpec {
@@ -256,6 +260,29 @@ impl Tool {
             },
         }
     }
+}
+
+/// `schema` as a function's parameters: typed `object` at the root, with `properties`. A
+/// root that names no type, or a list of types holding `object`, accepts every object a call
+/// can carry, but OpenAI and Anthropic refuse it (and Gemini's subset has no untyped object);
+/// OpenAI refuses an object schema without `properties`, as MCP servers write a tool without
+/// arguments. Neither change lets through a call the schema refused.
+fn object_root(schema: &Value) -> Value {
+    let mut parameters = schema.clone();
+    if let Value::Object(root) = &mut parameters {
+        let object_type = match root.get("type") {
+            None => true,
+            Some(Value::Array(types)) => types.iter().any(|ty| ty == "object"),
+            Some(_) => false,
+        };
+        if object_type {
+            root.insert("type".to_owned(), json!("object"));
+        }
+        if root.get("type").is_some_and(|ty| ty == "object") && !root.contains_key("properties") {
+            root.insert("properties".to_owned(), json!({}));
+        }
+    }
+    parameters
 }
 
 /// Appends a command's summary, its description's first paragraph on one line: a doc
