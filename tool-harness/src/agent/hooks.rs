@@ -105,6 +105,11 @@ pub trait ToolHook: Send + Sync {
     }
 
     /// Called after a call ended, with the result the model will be shown; may change it.
+    ///
+    /// Once the run is cancelled, a hook is not waited for: it runs until it first waits,
+    /// the result is kept as it left it, and the next hooks are still asked, so that a hook
+    /// that changes the result without waiting (one that redacts it) does so even after an
+    /// earlier one that waits.
     async fn after_tool(&self, call: &ToolCallRequest, result: &mut ToolCallResult) {
         let _ = (call, result);
     }

@@ -500,12 +500,15 @@ impl<'s> TurnCalls<'s> {
         let mut first_panic = None;
         for (number, hook) in self.session.hooks.iter().enumerate() {
             let before = result.clone();
-            // Not waited for past the run's cancellation: the result is kept as is.
+            // Not waited for past the run's cancellation: the result is kept as the hook left
+            // it, and the next hooks are still asked (a hook that does not wait, one that
+            // redacts, still changes it): one that waits must not keep a later one from
+            // redacting what the kept conversation sends the model next.
             let ran = tokio::select! {
                 biased;
                 ran = AssertUnwindSafe(async { hook.after_tool(request, &mut result).await })
                     .catch_unwind() => ran,
-                () = self.cancel.cancelled() => break,
+                () = self.cancel.cancelled() => continue,
             };
             if let Err(payload) = ran {
                 result = before;

@@ -2009,3 +2009,69 @@ fn a_session_without_an_id_is_numbered() {
         .unwrap();
     assert_eq!(named.session_id(), "chat-7");
 }
+
+/// Read the vault.
+#[tool_fn]
+fn read_vault() -> String {
+    "the password is hunter2".to_owned()
+}
+
+/// An `after_tool` hook that stops the run (the user pressing "stop") and then waits, as an
+/// audit hook waiting on a remote log would.
+struct StopsAndWaits(CancellationToken);
+
+#[async_trait]
+impl ToolHook for StopsAndWaits {
+    async fn after_tool(&self, _call: &ToolCallRequest, _result: &mut ToolCallResult) {
+        self.0.cancel();
+        std::future::pending::<()>().await;
+    }
+}
+
+/// An `after_tool` hook that takes the password out of every result.
+struct Redacts;
+
+#[async_trait]
+impl ToolHook for Redacts {
+    async fn after_tool(&self, _call: &ToolCallRequest, result: &mut ToolCallResult) {
+        let text = result.content.to_text().replace("hunter2", "[redacted]");
+        *result = ToolCallResult::text(text);
+    }
+}
+
+#[tokio::test]
+async fn a_run_stopped_while_an_after_tool_hook_waits_still_has_the_next_hooks_redact_the_result() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("read_vault", json!({})),
+        ScriptedTurn::text("unreachable"),
+    ]);
+    let stop = CancellationToken::new();
+    let session = AgentSession::builder(model.clone())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(ReadVault))
+        .with_hook(StopsAndWaits(stop.clone()))
+        .with_hook(Redacts)
+        .build()
+        .unwrap();
+    session.tool_manager().activate(&["read_vault".into()]);
+    let ended = tokio::time::timeout(
+        Duration::from_secs(10),
+        session.send_with_cancellation("Read the vault.", stop),
+    )
+    .await
+    .expect("the waiting hook is not waited for past the cancellation");
+    let Err(AgenticError::Cancelled { run }) = ended else {
+        panic!("expected Cancelled, got {ended:?}");
+    };
+    assert_eq!(
+        run.tool_calls[0].result.content.to_text(),
+        "the password is [redacted]"
+    );
+    // The conversation kept for the next `send` holds the redacted result, not the password.
+    let kept = session.transcript().await;
+    let results = kept.last().unwrap().results();
+    assert_eq!(
+        results[0].result.content.to_text(),
+        "the password is [redacted]"
+    );
+}
