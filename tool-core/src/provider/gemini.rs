@@ -286,11 +286,24 @@ impl Converter<'_, '_> {
                 keep(m, &mut out, "maxProperties");
             }
             Some("array") => {
-                if let Some(items) = m.shift_remove("items").filter(Value::is_object) {
+                if let Some(items) = m.shift_remove_entry("items").and_then(|(key, items)| {
+                    if items.is_object() {
+                        Some(items)
+                    } else {
+                        // A tuple's `items` (or `true`) goes to the description.
+                        m.insert(key, items);
+                        None
+                    }
+                }) {
                     out.insert(
                         "items".to_owned(),
                         self.node(items, &format!("{path}/items"))?,
                     );
+                } else {
+                    // Gemini refuses an array without `items` ("items: missing field"): its
+                    // elements, of any type (or a tuple's, described), are declared as
+                    // strings, which validation reads as the schema says.
+                    out.insert("items".to_owned(), json!({"type": "string"}));
                 }
                 keep(m, &mut out, "minItems");
                 keep(m, &mut out, "maxItems");
@@ -586,6 +599,33 @@ mod tests {
                 "required": ["place"]
             })
         );
+    }
+
+    #[test]
+    fn an_array_without_an_items_schema_declares_items() {
+        // Gemini refuses an array without `items` ("items: missing field"), and a whole
+        // request with it. A tuple's `items` went nowhere, not even the description.
+        let out = openapi_schema(&json!({"type": "object", "properties": {
+            "any": {"type": "array"},
+            "open": {"type": "array", "items": true},
+            "pair": {"type": "array", "items": [{"type": "number"}, {"type": "number"}]},
+            "named": {"type": "array", "items": {"type": "integer"}}
+        }}))
+        .unwrap();
+        let p = &out["properties"];
+        assert_eq!(
+            p["any"],
+            json!({"type": "array", "items": {"type": "string"}})
+        );
+        assert_eq!(p["open"]["items"], json!({"type": "string"}));
+        assert_eq!(p["pair"]["items"], json!({"type": "string"}));
+        assert!(
+            p["pair"]["description"]
+                .as_str()
+                .is_some_and(|d| d.contains(r#"{"type":"number"}"#)),
+            "{p}"
+        );
+        assert_eq!(p["named"]["items"], json!({"type": "integer"}));
     }
 
     #[test]
