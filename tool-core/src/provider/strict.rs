@@ -8,8 +8,9 @@
 //! them), type arrays and `oneOf` become `anyOf`, `const` becomes a one-value `enum`, a `$ref`
 //! never has siblings, arrays have typed `items`, the root is a plain object. What cannot be
 //! made strict (open maps, untyped values, tuples, recursion where it is not supported, a
-//! schema past OpenAI's limits of 10 nested levels and 5000 properties) is an error naming the
-//! JSON path.
+//! schema past OpenAI's limits of 10 nested levels, 5000 properties, 1000 enum values, 15,000
+//! characters for an enum of more than 250 values and 120,000 characters of names and enum
+//! values) is an error naming the JSON path.
 
 use serde_json::{Map, Value, json};
 
@@ -31,6 +32,15 @@ pub(crate) enum StrictDialect {
 const OPENAI_MAX_DEPTH: usize = 10;
 /// The most object properties, counted over the whole schema, OpenAI's strict mode accepts.
 const OPENAI_MAX_PROPERTIES: usize = 5000;
+/// The most `enum` values, counted over the whole schema, OpenAI's strict mode accepts.
+const OPENAI_MAX_ENUM_VALUES: usize = 1000;
+/// Past this many values, one `enum`'s strings may hold at most
+/// [`OPENAI_MAX_LARGE_ENUM_CHARS`] characters in all.
+const OPENAI_LARGE_ENUM: usize = 250;
+const OPENAI_MAX_LARGE_ENUM_CHARS: usize = 15_000;
+/// The most characters of property names, definition names and `enum` strings (`const`
+/// made one) a schema may hold in all.
+const OPENAI_MAX_NAME_AND_VALUE_CHARS: usize = 120_000;
 
 /// String formats OpenAI's strict mode accepts.
 const OPENAI_FORMATS: [&str; 9] = [
@@ -260,11 +270,77 @@ pub(crate) fn transform(
             ),
         ));
     }
+    if dialect == StrictDialect::OpenAi {
+        check_openai_sizes(&out)?;
+    }
     Ok(StrictSchema {
         schema: out,
         optional: transform.optional,
         unions: transform.unions,
     })
+}
+
+/// OpenAI's limits on a strict schema's `enum`s and names ([`OPENAI_MAX_ENUM_VALUES`],
+/// [`OPENAI_MAX_LARGE_ENUM_CHARS`], [`OPENAI_MAX_NAME_AND_VALUE_CHARS`]), checked on the
+/// transformed schema (`$ref`s inlined, `const` made `enum`): past them OpenAI refuses the
+/// request. A loop with its own stack: the schema may be as deep as
+/// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH).
+fn check_openai_sizes(schema: &Value) -> Result<(), SchemaError> {
+    let chars = |value: &Value| value.as_str().map_or(0, |s| s.chars().count());
+    let (mut enum_values, mut name_chars) = (0_usize, 0_usize);
+    let mut pending = vec![schema];
+    while let Some(node) = pending.pop() {
+        match node {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(members) => {
+                for (key, value) in members {
+                    match (key.as_str(), value) {
+                        ("enum", Value::Array(values)) => {
+                            enum_values += values.len();
+                            let strings: usize = values.iter().map(chars).sum();
+                            name_chars += strings;
+                            if values.len() > OPENAI_LARGE_ENUM
+                                && strings > OPENAI_MAX_LARGE_ENUM_CHARS
+                            {
+                                return Err(SchemaError::new(
+                                    "",
+                                    format!(
+                                        "OpenAI's strict mode allows an enum of more than {OPENAI_LARGE_ENUM} values at most {OPENAI_MAX_LARGE_ENUM_CHARS} characters of strings; one has {} values of {strings}",
+                                        values.len()
+                                    ),
+                                ));
+                            }
+                        }
+                        ("properties" | "$defs" | "definitions", Value::Object(named)) => {
+                            name_chars +=
+                                named.keys().map(|name| name.chars().count()).sum::<usize>();
+                            pending.extend(named.values());
+                        }
+                        (_, Value::Array(_) | Value::Object(_)) => pending.push(value),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if enum_values > OPENAI_MAX_ENUM_VALUES {
+        return Err(SchemaError::new(
+            "",
+            format!(
+                "OpenAI's strict mode allows at most {OPENAI_MAX_ENUM_VALUES} enum values in one schema; this one has {enum_values}"
+            ),
+        ));
+    }
+    if name_chars > OPENAI_MAX_NAME_AND_VALUE_CHARS {
+        return Err(SchemaError::new(
+            "",
+            format!(
+                "OpenAI's strict mode allows at most {OPENAI_MAX_NAME_AND_VALUE_CHARS} characters of property names, definition names and enum values in one schema; this one has {name_chars}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 struct Transform<'d, 'a> {
@@ -947,6 +1023,41 @@ mod tests {
         );
         let err = openai(deep).unwrap_err();
         assert!(err.reason.contains("10 levels"), "{}", err.reason);
+    }
+
+    #[test]
+    fn enums_and_names_past_openai_limits_are_errors() {
+        let strings = |n: usize, len: usize| -> Vec<Value> {
+            (0..n).map(|i| json!(format!("{i:0len$}"))).collect()
+        };
+        let schema = |properties: Value| json!({"type": "object", "properties": properties});
+        // 1,000 values over two enums pass; 1,001 do not (a `const` counts as one).
+        let fine = schema(json!({"a": {"enum": strings(600, 3)}, "b": {"enum": strings(400, 3)}}));
+        assert!(openai(fine).is_ok());
+        let over = schema(
+            json!({"a": {"enum": strings(600, 3)}, "b": {"enum": strings(400, 3)},
+            "c": {"const": "x"}}),
+        );
+        let err = openai(over).unwrap_err();
+        assert!(
+            err.reason.contains("at most 1000 enum values"),
+            "{}",
+            err.reason
+        );
+        // More than 250 values of more than 15,000 characters in all.
+        let long = schema(json!({"a": {"enum": strings(251, 60)}}));
+        let err = openai(long).unwrap_err();
+        assert!(err.reason.contains("15000 characters"), "{}", err.reason);
+        assert!(openai(schema(json!({"a": {"enum": strings(250, 60)}}))).is_ok());
+        // Names and values past 120,000 characters in all.
+        let names: Map<String, Value> = (0..200)
+            .map(|i| (format!("{i:0700}"), json!({"type": "boolean"})))
+            .collect();
+        let err = openai(schema(Value::Object(names))).unwrap_err();
+        assert!(err.reason.contains("120000 characters"), "{}", err.reason);
+        // Anthropic states no such limits.
+        let over = schema(json!({"a": {"enum": strings(1001, 3)}}));
+        assert!(anthropic(over).is_ok());
     }
 
     #[test]
