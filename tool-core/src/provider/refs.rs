@@ -1,6 +1,7 @@
 //! Local `$ref`s of a schema: resolving them against the root's `$defs` / `definitions`, and
 //! finding the ones that make the schema recursive.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
@@ -61,13 +62,25 @@ impl<'a> Definitions<'a> {
 
     /// Whether following `reference` can lead back to it.
     pub(crate) fn is_recursive(&self, reference: &str) -> bool {
-        self.recursive.contains(reference)
+        self.recursive.contains(&*decoded(reference))
     }
 }
 
 fn resolve_pointer<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
     let pointer = reference.strip_prefix('#')?;
-    root.pointer(pointer)
+    root.pointer(&decoded(pointer))
+}
+
+/// A reference with its percent-encoding undone: a `$ref` is a URI, whose fragment writes a
+/// definition named `My Place` as `My%20Place` (the validator resolves it so). A `%` that
+/// starts no escape, or escapes that make no UTF-8, are read as written.
+fn decoded(reference: &str) -> Cow<'_, str> {
+    if !reference.contains('%') {
+        return Cow::Borrowed(reference);
+    }
+    percent_encoding::percent_decode_str(reference)
+        .decode_utf8()
+        .unwrap_or(Cow::Borrowed(reference))
 }
 
 /// The `$ref`s inside `schema`, not descending into the root's definitions (they are nodes
@@ -78,7 +91,7 @@ fn collect_refs(schema: &Value, is_root: bool, out: &mut BTreeSet<String>) {
             for (key, value) in map {
                 if key == "$ref" {
                     if let Some(reference) = value.as_str() {
-                        out.insert(reference.to_owned());
+                        out.insert(decoded(reference).into_owned());
                     }
                 } else if !(is_root && DEFINITION_KEYWORDS.contains(&key.as_str())) {
                     collect_refs(value, false, out);
@@ -203,6 +216,36 @@ pub(crate) fn merge_all_of(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn percent_encoded_references_resolve_as_the_validator_resolves_them() {
+        // A `$ref` is a URI: its fragment may be percent-encoded (a definition named with a
+        // space, `%` itself). Validation resolved it; rendering found nothing there.
+        let schema = json!({
+            "type": "object",
+            "properties": {"place": {"$ref": "#/$defs/My%20Place"}},
+            "$defs": {
+                "My Place": {"type": "object", "properties": {"next": {"$ref": "#/$defs/My%20Place"}}},
+                "100%": {"type": "string"}
+            }
+        });
+        let defs = Definitions::of(&schema);
+        assert_eq!(
+            defs.resolve("#/$defs/My%20Place"),
+            schema["$defs"].get("My Place")
+        );
+        assert!(defs.is_recursive("#/$defs/My%20Place"));
+        assert!(defs.is_recursive("#/$defs/My Place"));
+        assert_eq!(
+            defs.resolve("#/$defs/100%25"),
+            Some(&json!({"type": "string"}))
+        );
+        // A `%` not followed by two hex digits is read as written.
+        assert_eq!(
+            defs.resolve("#/$defs/100%"),
+            Some(&json!({"type": "string"}))
+        );
+    }
 
     #[test]
     fn finds_recursive_references() {
