@@ -1,4 +1,4 @@
-//! The `memory` tool: commands `add`, `remove` and `replace` over a [`MemoryAccess`].
+//! The `memory` tool: commands `add`, `list`, `remove` and `replace` over a [`MemoryAccess`].
 
 use std::sync::Arc;
 
@@ -41,6 +41,9 @@ impl std::fmt::Debug for MemoryTool {
 /// memory holds.
 const MAX_LISTED_IDS: usize = 20;
 
+/// How many bytes of facts `list` shows: the result goes into the conversation.
+const MAX_LISTED_BYTES: usize = 16 * 1024;
+
 fn failed(err: impl std::fmt::Display) -> ToolError {
     ToolError::execution(MEMORY_TOOL, err)
 }
@@ -80,6 +83,37 @@ impl MemoryTool {
         Ok(format!(
             "Remembered fact {} (memory version {})",
             added.value.id, added.version
+        ))
+    }
+
+    /// List the facts remembered, with their ids, oldest first.
+    #[command(read_only)]
+    pub async fn list(&self) -> Result<String, ToolError> {
+        let facts = self.memory.facts().await.map_err(failed)?;
+        if facts.is_empty() {
+            return Ok(format!(
+                "The memory is empty (memory version {})",
+                self.memory.version()
+            ));
+        }
+        let mut listed = String::new();
+        for (shown, fact) in facts.iter().enumerate() {
+            let line = format!("{}: {}\n", fact.id, fact.text);
+            if listed.len() + line.len() > MAX_LISTED_BYTES {
+                listed.push_str(&format!(
+                    "… and {} more facts not shown (the list stops at {MAX_LISTED_BYTES} bytes; \
+                     remove facts no longer needed)\n",
+                    facts.len() - shown
+                ));
+                break;
+            }
+            listed.push_str(&line);
+        }
+        Ok(format!(
+            "{} facts (memory version {}):\n{}",
+            facts.len(),
+            self.memory.version(),
+            listed.trim_end()
         ))
     }
 

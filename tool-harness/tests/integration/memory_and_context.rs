@@ -59,6 +59,12 @@ async fn memory_commands_bump_the_version_and_report_errors() {
             .await,
             "Replaced fact 1 (memory version 3)"
         );
+        // What was remembered can be read back (else a model writes facts it never sees).
+        assert_eq!(
+            text(&m, "memory", json!({"command": "list"})).await,
+            "2 facts (memory version 3):\n1: uses spaces\n2: deploys on Friday",
+            "{kind}"
+        );
         assert_eq!(
             text(&m, "memory", json!({"command": "remove", "id": 2})).await,
             "Forgot fact 2 (memory version 4)"
@@ -85,7 +91,7 @@ async fn memory_commands_bump_the_version_and_report_errors() {
         assert_eq!((facts[0].id, facts[0].text.as_str()), (1, "uses spaces"));
 
         for bad in [
-            json!({"command": "list"}),
+            json!({"command": "forget"}),
             json!({"command": "add"}),
             json!({"command": "remove", "id": "two"}),
             json!({"text": "no command"}),
@@ -307,6 +313,40 @@ async fn file_memory_takes_an_empty_file_as_a_memory_with_no_facts() {
         let facts = reopened.facts().await.unwrap();
         assert_eq!((facts.len(), facts[0].id, reopened.version()), (1, 1, 1));
     }
+}
+
+/// `list` on an empty memory says so; a memory too long to show whole is listed up to the
+/// bound, saying how many facts are not shown.
+#[tokio::test]
+async fn memory_lists_an_empty_memory_and_cuts_a_long_one() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let m = manager(Arc::clone(&memory));
+    assert_eq!(
+        text(&m, "memory", json!({"command": "list"})).await,
+        "The memory is empty (memory version 0)"
+    );
+    for i in 0..100 {
+        memory
+            .add(format!("{i:03} {}", "x".repeat(500)))
+            .await
+            .unwrap();
+    }
+    let listed = text(&m, "memory", json!({"command": "list"})).await;
+    assert!(
+        listed.starts_with("100 facts (memory version 100):\n1: 000 x"),
+        "{}",
+        &listed[..80]
+    );
+    assert!(listed.len() < 17 * 1024, "{}", listed.len());
+    let shown = listed.lines().filter(|line| line.contains(" xxx")).count();
+    assert!(
+        listed.ends_with(&format!(
+            "… and {} more facts not shown (the list stops at 16384 bytes; remove facts no longer needed)",
+            100 - shown
+        )),
+        "{}",
+        &listed[listed.len() - 120..]
+    );
 }
 
 /// A memory file saved by an editor that starts files with a UTF-8 byte order mark is read
@@ -622,16 +662,18 @@ fn memory_is_a_command_group() {
     };
     assert_eq!(name, "memory");
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["add", "remove", "replace"]);
+    assert_eq!(names, ["add", "list", "remove", "replace"]);
     // Removing or replacing a fact destroys its text (as `write` and `edit` a file's):
-    // approval hooks ask for both, and a batch runs them one at a time.
+    // approval hooks ask for both, and a batch runs them one at a time. Listing reads only.
     let destructive: Vec<Option<bool>> =
         commands.iter().map(|c| c.annotations.destructive).collect();
-    assert_eq!(destructive, [None, Some(true), Some(true)]);
+    assert_eq!(destructive[2..], [Some(true), Some(true)]);
+    assert_ne!(destructive[1], Some(true));
+    assert_eq!(commands[1].annotations.read_only, Some(true));
     let spec = definition.function_spec();
     assert_eq!(
         spec.parameters["properties"]["command"]["enum"],
-        json!(["add", "remove", "replace"])
+        json!(["add", "list", "remove", "replace"])
     );
     assert!(
         spec.description
