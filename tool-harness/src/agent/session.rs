@@ -38,9 +38,11 @@ pub const DEFAULT_MAX_TURNS: usize = 25;
 /// the model's tool calls until it answers.
 ///
 /// Each request declares what the model may call ([`ToolCallManager::offered_tools`]: `shed`
-/// and the tools it has returned); the model's calls are checked against that offer, run
-/// concurrently where their annotations allow (destructive tools one at a time), retried as
-/// configured, and their results go back under their call ids. Whatever the model gets
+/// and the tools it has returned, or every tool and no `shed` for a session built
+/// [`with_every_tool_declared(true)`](AgentSessionBuilder::with_every_tool_declared)); the
+/// model's calls are checked against that offer, run concurrently where their annotations
+/// allow (destructive tools one at a time), retried as configured, and their results go back
+/// under their call ids. Whatever the model gets
 /// wrong — invalid arguments, an unknown or inactive tool, a tool's error, a timeout — goes
 /// back to it as an error result it can act on, and the run goes on.
 ///
