@@ -209,10 +209,10 @@ fn image_block(image: &Image) -> Value {
         "type": "base64", "media_type": image.media_type(), "data": image.data()}})
 }
 
-/// Text as a content block; none for empty text, which the API refuses in a block
-/// ("text content blocks must be non-empty").
+/// Text as a content block; none for text of whitespace alone, which the API refuses in a
+/// block ("text content blocks must contain non-whitespace text") and which says nothing.
 fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
 }
 
 fn part_block(part: &ContentPart) -> Option<Value> {
