@@ -264,3 +264,29 @@ async fn body_fields_fill_in_what_the_clients_leave_out() {
     assert_eq!(config["maxOutputTokens"], 16_000);
     assert_eq!(config["thinkingConfig"], json!({"thinkingBudget": 0}));
 }
+
+#[tokio::test]
+async fn gemini_sends_no_system_instruction_for_an_empty_system_prompt() {
+    // Gemini refuses a part of empty text ("Unable to submit request because it has an
+    // empty text parameter"), the request with it; an empty system prompt says nothing.
+    for (system, sent) in [
+        ("", None),
+        (" \n", None),
+        ("Be brief.", Some(json!({"parts": [{"text": "Be brief."}]}))),
+    ] {
+        let server = MockServer::start([Reply::json(200, &Api::Gemini.text_answer("5"))]).await;
+        let request = ChatRequest {
+            model: Api::Gemini.model_name().to_owned(),
+            system: Some(system.to_owned()),
+            messages: vec![Message::user(QUESTION)],
+            ..ChatRequest::default()
+        };
+        Api::Gemini
+            .model(&server.base, &Client::default())
+            .complete(&request)
+            .await
+            .expect("answers");
+        let body = &server.requests()[0].body;
+        assert_eq!(body.get("systemInstruction"), sent.as_ref(), "{system:?}");
+    }
+}
