@@ -160,6 +160,29 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .collect())
 }
 
+/// `id` as Anthropic takes a `tool_use` id (and the `tool_use_id` answering it): as it is
+/// when it matches `^[a-zA-Z0-9_-]+$`, else each other character made `_` and a hash of
+/// the whole id appended, so that ids that differ still differ. A call made by another
+/// provider may have one the API refuses, and the request with it ("String should match
+/// pattern"): an OpenAI-compatible server for Kimi writes `functions.add:0`, a text model
+/// writes what it likes. Anthropic's own ids all match, so its turns go back unchanged.
+fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !id.is_empty() && id.chars().all(allowed) {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    // FNV-1a: stable across runs and builds, so a conversation's ids render the same on
+    // every request (and its cached prefix stays the same).
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let kept: String = id
+        .chars()
+        .map(|c| if allowed(c) { c } else { '_' })
+        .collect();
+    std::borrow::Cow::Owned(format!("{kept}_{hash:016x}"))
+}
+
 pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
     if replies.is_empty() {
         return Vec::new();
@@ -175,7 +198,7 @@ pub(crate) fn render_results(replies: &[Reply<'_>]) -> Vec<Value> {
             };
             let mut block = json!({
                 "type": "tool_result",
-                "tool_use_id": reply.id,
+                "tool_use_id": wire_id(reply.id),
                 "content": content,
             });
             if reply.body.is_error() {
@@ -209,10 +232,10 @@ fn image_block(image: &Image) -> Value {
         "type": "base64", "media_type": image.media_type(), "data": image.data()}})
 }
 
-/// Text as a content block; none for empty text, which the API refuses in a block
-/// ("text content blocks must be non-empty").
+/// Text as a content block; none for text of whitespace alone, which the API refuses in a
+/// block ("text content blocks must contain non-whitespace text") and which says nothing.
 fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
 }
 
 fn part_block(part: &ContentPart) -> Option<Value> {
@@ -227,7 +250,7 @@ pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) 
     let blocks: Vec<Value> = text_block
         .into_iter()
         .chain(calls.iter().map(|call| {
-            json!({"type": "tool_use", "id": call.id, "name": echoed_name(call.name), "input": call.echoed_arguments()})
+            json!({"type": "tool_use", "id": wire_id(call.id), "name": echoed_name(call.name), "input": call.echoed_arguments()})
         }))
         .collect();
     if blocks.is_empty() {

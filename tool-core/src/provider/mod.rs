@@ -310,7 +310,9 @@ impl Provider {
     /// keeping each call's id: OpenAI Chat `role: tool` messages, Responses
     /// `function_call_output` items, one Anthropic user message of `tool_result` blocks, one
     /// Gemini user content of `functionResponse` parts, one text user message of
-    /// `<tool_response>` blocks.
+    /// `<tool_response>` blocks. An id Anthropic refuses (outside `^[a-zA-Z0-9_-]+$`, made
+    /// by another provider) is rewritten as [`render_assistant`](Self::render_assistant)
+    /// rewrites it for the call.
     ///
     /// A result's images ([`UserModelContent::Parts`](crate::UserModelContent::Parts)) go
     /// where each API takes them: Anthropic `image` blocks in the `tool_result`'s content,

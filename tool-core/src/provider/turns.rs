@@ -196,7 +196,10 @@ impl Provider {
     ///
     /// Call ids are kept, except generated ones (prefix
     /// [`GENERATED_CALL_ID_PREFIX`](super::GENERATED_CALL_ID_PREFIX)) where Gemini matches by
-    /// name. Text of whitespace alone counts as none. A turn with neither text nor calls
+    /// name, and ids Anthropic refuses (a character outside `[a-zA-Z0-9_-]`, as in another
+    /// provider's `functions.add:0`), sent to it with each such character made `_` and a
+    /// hash of the id appended (the same in the results, and distinct ids stay distinct).
+    /// Text of whitespace alone counts as none. A turn with neither text nor calls
     /// gives no entry where the format has no empty message (Responses, Anthropic, Gemini)
     /// and an empty message elsewhere. Arguments
     /// nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) (which no provider's call

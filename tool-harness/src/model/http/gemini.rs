@@ -29,7 +29,8 @@ impl super::builder::Configured for GeminiModel {
 /// A model behind the Gemini API (`POST {base}/v1beta/models/{model}:generateContent`;
 /// streamed, `:streamGenerateContent?alt=sse`).
 ///
-/// The key goes in `x-goog-api-key`. The system prompt is `systemInstruction`; temperature
+/// The key goes in `x-goog-api-key`. The system prompt is `systemInstruction` (left out
+/// when it is empty or whitespace: Gemini refuses a part of empty text); temperature
 /// and the output limit go in `generationConfig`; tools are `functionDeclarations` in the
 /// OpenAPI subset Gemini reads; the model's turns go back as the parts it answered
 /// ([`ProviderTurn`](crate::model::ProviderTurn): thoughts and thought signatures
@@ -145,7 +146,10 @@ impl HttpApi for GeminiModel {
 
     fn body(&self, request: &ChatRequest) -> Result<RequestBody, ModelError> {
         let mut body = RequestBody::default();
-        if let Some(system) = &request.system {
+        // Gemini refuses a part of empty text, and the request with it ("it has an empty
+        // text parameter"); an empty system prompt says nothing, and is left out.
+        let system = request.system.as_deref().filter(|s| !s.trim().is_empty());
+        if let Some(system) = system {
             body.insert(
                 "systemInstruction".to_owned(),
                 json!({"parts": [{"text": system}]}),

@@ -175,3 +175,48 @@ async fn a_user_message_without_images_is_sent_as_before() {
         assert_eq!(first, &expected, "{api:?}");
     }
 }
+
+#[tokio::test]
+async fn anthropic_sends_no_text_block_of_whitespace_beside_images() {
+    // Anthropic refuses the whole request for a text block of whitespace alone ("text
+    // content blocks must contain non-whitespace text"): a user's blank caption, or a
+    // newline a tool puts between its images, goes no further than the images.
+    let photo = Image::from_bytes("image/png", PNG).unwrap();
+    let shot = Image::from_bytes("image/gif", GIF).unwrap();
+    let call = ModelCall::new("call_1", "shot", ToolArguments::new());
+    let request = ChatRequest {
+        model: Api::Anthropic.model_name().to_owned(),
+        messages: vec![
+            Message::user_with_images(" \n", vec![photo]),
+            Message::assistant_calls(None, vec![call]),
+            Message::ToolResults {
+                results: vec![ToolResultMessage {
+                    call_id: "call_1".to_owned(),
+                    name: "shot".to_owned(),
+                    result: ToolCallResult::parts([
+                        ContentPart::text("Before:"),
+                        shot.clone().into(),
+                        ContentPart::text("\n"),
+                        shot.into(),
+                    ]),
+                }],
+            },
+        ],
+        ..ChatRequest::default()
+    };
+    let server = MockServer::start([Reply::json(200, &Api::Anthropic.text_answer("Two."))]).await;
+    let model = Api::Anthropic.model(&server.base, &Client::default());
+    model.complete(&request).await.unwrap();
+    let body = &server.requests()[0].body;
+    let gif = json!({"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": GIF_BASE64}});
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}}
+        ]})
+    );
+    assert_eq!(
+        body["messages"][2]["content"][0]["content"],
+        json!([{"type": "text", "text": "Before:"}, gif, gif])
+    );
+}

@@ -264,3 +264,100 @@ async fn body_fields_fill_in_what_the_clients_leave_out() {
     assert_eq!(config["maxOutputTokens"], 16_000);
     assert_eq!(config["thinkingConfig"], json!({"thinkingBudget": 0}));
 }
+
+#[tokio::test]
+async fn gemini_sends_no_system_instruction_for_an_empty_system_prompt() {
+    // Gemini refuses a part of empty text ("Unable to submit request because it has an
+    // empty text parameter"), the request with it; an empty system prompt says nothing.
+    for (system, sent) in [
+        ("", None),
+        (" \n", None),
+        ("Be brief.", Some(json!({"parts": [{"text": "Be brief."}]}))),
+    ] {
+        let server = MockServer::start([Reply::json(200, &Api::Gemini.text_answer("5"))]).await;
+        let request = ChatRequest {
+            model: Api::Gemini.model_name().to_owned(),
+            system: Some(system.to_owned()),
+            messages: vec![Message::user(QUESTION)],
+            ..ChatRequest::default()
+        };
+        Api::Gemini
+            .model(&server.base, &Client::default())
+            .complete(&request)
+            .await
+            .expect("answers");
+        let body = &server.requests()[0].body;
+        assert_eq!(body.get("systemInstruction"), sent.as_ref(), "{system:?}");
+    }
+}
+
+#[tokio::test]
+async fn anthropic_is_sent_call_ids_it_takes_from_a_conversation_made_elsewhere() {
+    use toolsmith_core::{ToolArguments, ToolCallResult};
+    use toolsmith_harness::model::{ModelCall, ToolResultMessage};
+
+    // Ids as an OpenAI-compatible server for Kimi writes them, and as a text model may:
+    // Anthropic refuses the request for an id outside `^[a-zA-Z0-9_-]+$` ("tool_use.id:
+    // String should match pattern"). Ids it takes go as they are.
+    let ids = [
+        "functions.add:0",
+        "functions_add_0",
+        "functions:add.0",
+        "toolu_01A",
+    ];
+    let calls: Vec<ModelCall> = ids
+        .iter()
+        .map(|id| ModelCall::new(*id, "add", ToolArguments::new()))
+        .collect();
+    let results = ids
+        .iter()
+        .map(|id| ToolResultMessage {
+            call_id: (*id).to_owned(),
+            name: "add".to_owned(),
+            result: ToolCallResult::text("5"),
+        })
+        .collect();
+    let request = ChatRequest {
+        model: Api::Anthropic.model_name().to_owned(),
+        messages: vec![
+            Message::user(QUESTION),
+            Message::assistant_calls(None, calls),
+            Message::ToolResults { results },
+        ],
+        ..ChatRequest::default()
+    };
+    let server = MockServer::start([Reply::json(200, &Api::Anthropic.text_answer("5"))]).await;
+    Api::Anthropic
+        .model(&server.base, &Client::default())
+        .complete(&request)
+        .await
+        .expect("answers");
+    let body = &server.requests()[0].body;
+    let uses: Vec<&str> = body["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["id"].as_str().unwrap())
+        .collect();
+    let answered: Vec<&str> = body["messages"][2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(uses, answered);
+    for id in &uses {
+        assert!(
+            !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "{id}"
+        );
+    }
+    let distinct: std::collections::HashSet<&&str> = uses.iter().collect();
+    assert_eq!(distinct.len(), uses.len(), "{uses:?}");
+    // Valid ids are kept, and an id rewritten is no id of the conversation already.
+    assert_eq!(uses[1], "functions_add_0");
+    assert_eq!(uses[3], "toolu_01A");
+}
