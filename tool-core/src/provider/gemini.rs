@@ -497,18 +497,28 @@ pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
     json!({"role": "user", "parts": parts})
 }
 
+/// The signature Google documents for a function call Gemini did not make (a conversation
+/// carried over from another model): it passes Gemini 3's check that the first call of each
+/// model turn is signed.
+const SIGNATURE_PLACEHOLDER: &str = "skip_thought_signature_validator";
+
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
     let text_part = text.map(|text| json!({"text": text}));
+    // Gemini 3 refuses a turn's first call without a signature; a turn none of whose calls
+    // is signed (made by another provider, or edited) has its first call carry the
+    // placeholder Google documents for such turns.
+    let unsigned = calls.iter().all(|call| call.thought_signature.is_none());
     let parts: Vec<Value> = text_part
         .into_iter()
-        .chain(calls.iter().map(|call| {
+        .chain(calls.iter().enumerate().map(|(index, call)| {
+            let placeholder = (unsigned && index == 0).then_some(SIGNATURE_PLACEHOLDER);
             let mut function_call = Map::new();
             if !call.id.starts_with(GENERATED_CALL_ID_PREFIX) {
                 function_call.insert("id".to_owned(), json!(call.id));
             }
             function_call.insert("name".to_owned(), json!(echoed_name(call.name)));
             function_call.insert("args".to_owned(), call.echoed_arguments());
-            match call.thought_signature {
+            match call.thought_signature.or(placeholder) {
                 Some(signature) => {
                     json!({ "functionCall": function_call, "thoughtSignature": signature })
                 }
@@ -774,15 +784,26 @@ mod tests {
             ..given
         };
         let turn = render_assistant(Some("Adding."), &[given, generated]);
+        // No call of the turn signed (it was not Gemini's, or was edited): the first is given
+        // the placeholder Google documents, without which Gemini 3 refuses the request.
         assert_eq!(
             turn,
             vec![json!({"role": "model", "parts": [
                 {"text": "Adding."},
-                {"functionCall": {"id": "fc_1", "name": "add", "args": {"a": 2}}},
+                {"functionCall": {"id": "fc_1", "name": "add", "args": {"a": 2}},
+                 "thoughtSignature": "skip_thought_signature_validator"},
                 {"functionCall": {"name": "add", "args": {"a": 2}}},
             ]})]
         );
         assert_eq!(parse_calls(&turn[0]).unwrap().len(), 2);
+        // A signed turn is sent as signed, nothing added.
+        let signed = AssistantCall {
+            thought_signature: Some("SIG"),
+            ..given
+        };
+        let turn = render_assistant(None, &[signed, generated]);
+        assert_eq!(turn[0]["parts"][0]["thoughtSignature"], "SIG");
+        assert_eq!(turn[0]["parts"][1].get("thoughtSignature"), None);
         assert!(render_assistant(None, &[]).is_empty());
         assert_eq!(
             render_user("Hi"),
