@@ -284,9 +284,11 @@ static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 /// A connection to an MCP server, whose tools it offers as Toolsmith tools.
 ///
 /// [`connect`](Self::connect) starts the server (or reaches it over HTTP), runs the MCP
-/// handshake and lists every tool; [`tools`](Self::tools) gives them as
-/// [`McpToolBridge`]s, which implement `ToolImpl` and so go into a `ToolShed` or a
-/// `ToolCallManager` like any tool (and `shed` finds them).
+/// handshake and lists the server's tools (within the options' bounds on tools and bytes);
+/// [`tools`](Self::tools) gives them as [`McpToolBridge`]s, which implement `ToolImpl` and
+/// so go into a `ToolShed` or a `ToolCallManager` like any tool (and `shed` finds them).
+/// A tool registration would refuse, or a name listed twice, is left out of them, with a
+/// warning; [`left_out`](Self::left_out) says which and why.
 ///
 /// A server in a child process never outlives its client: dropping the client (or a failed
 /// or timed-out connect) kills the server's whole process group and reaps it;
