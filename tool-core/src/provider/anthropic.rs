@@ -15,6 +15,8 @@ use super::reply::{Body, Reply};
 use super::strict::{SchemaError, StrictDialect, StrictSchema, transform};
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderOptions, RenderedTools, ResponseError};
+use crate::tool::names::is_name_char;
+use crate::tool::stable_hash::fnv1a;
 use crate::{ContentPart, Image, ToolFunctionSpec};
 
 /// Strict tools allowed in one request.
@@ -167,18 +169,15 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
 /// pattern"): an OpenAI-compatible server for Kimi writes `functions.add:0`, a text model
 /// writes what it likes. Anthropic's own ids all match, so its turns go back unchanged.
 fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if !id.is_empty() && id.chars().all(allowed) {
+    if !id.is_empty() && id.chars().all(is_name_char) {
         return std::borrow::Cow::Borrowed(id);
     }
-    // FNV-1a: stable across runs and builds, so a conversation's ids render the same on
-    // every request (and its cached prefix stays the same).
-    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
+    // Stable across runs and builds, so a conversation's ids render the same on every
+    // request (and its cached prefix stays the same).
+    let hash = fnv1a(id.as_bytes());
     let kept: String = id
         .chars()
-        .map(|c| if allowed(c) { c } else { '_' })
+        .map(|c| if is_name_char(c) { c } else { '_' })
         .collect();
     std::borrow::Cow::Owned(format!("{kept}_{hash:016x}"))
 }

@@ -27,6 +27,7 @@ pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod serde_private_keys;
 pub(crate) mod shared_value;
+pub(crate) mod stable_hash;
 pub(crate) mod text_scan;
 pub(crate) mod tool_impl;
 

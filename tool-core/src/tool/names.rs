@@ -28,15 +28,18 @@ pub fn check_name(name: &str) -> Result<(), String> {
             name.len()
         ));
     }
-    if let Some((at, c)) = name
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
+    if let Some((at, c)) = name.char_indices().find(|&(_, c)| !is_name_char(c)) {
         return Err(format!(
             "'{name}' is not a valid tool name: {c:?} at byte {at} is not allowed (use letters, digits, '_' and '-')"
         ));
     }
     Ok(())
+}
+
+/// Whether `c` may stand in a tool name as providers take it (`[a-zA-Z0-9_-]`; Anthropic
+/// takes call ids of the same characters).
+pub(crate) fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
 /// Whether two names (of tools, commands or arguments) are equal. Names are mostly a word or

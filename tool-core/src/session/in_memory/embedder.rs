@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 
 use crate::shed::analyze;
+use crate::tool::stable_hash::fnv1a;
 use crate::{Embedder, ServiceError};
 
 /// Embeds a text as its analysed words hashed into a fixed number of dimensions (the
@@ -50,13 +51,6 @@ impl Default for HashingEmbedder {
     fn default() -> Self {
         Self::new(256)
     }
-}
-
-/// FNV-1a: stable across platforms and releases, unlike `std`'s hasher.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[async_trait]
