@@ -50,6 +50,16 @@ impl Drop for Args {
     }
 }
 
+/// Whether a schema's `type` (a name, or a list of names) names `object`; `None` for a
+/// `type` of another shape.
+pub(crate) fn type_names_object(declared: &Value) -> Option<bool> {
+    match declared {
+        Value::String(name) => Some(name == "object"),
+        Value::Array(names) => Some(names.iter().any(|name| name == "object")),
+        _ => None,
+    }
+}
+
 impl Args {
     /// Wraps a JSON Schema value.
     pub fn new(schema: impl Into<Value>) -> Self {
@@ -86,12 +96,7 @@ impl Args {
     /// [`RegistrationError::ArgumentsNotAnObject`]: crate::RegistrationError::ArgumentsNotAnObject
     pub fn root_type_refusing_objects(&self) -> Option<&Value> {
         let declared = self.0.get("type")?;
-        let allows_object = match declared {
-            Value::String(name) => name == "object",
-            Value::Array(names) => names.iter().any(|name| name == "object"),
-            _ => return None,
-        };
-        (!allows_object).then_some(declared)
+        (type_names_object(declared) == Some(false)).then_some(declared)
     }
 
     /// The schema value, mutably (for transforms that adjust a schema in place).

@@ -37,6 +37,7 @@ use serde_json::{Map, Value, json};
 use crate::ToolDefinition;
 use crate::provider::refs::DEFINITION_KEYWORDS;
 use crate::reading::tool_args::escape_pointer;
+use crate::tool::args::type_names_object;
 
 /// The name of the argument that selects a command of a [`Tool::MultiCommands`] tool.
 pub const COMMAND_ARGUMENT: &str = "command";
@@ -271,11 +272,9 @@ impl Tool {
 fn object_root(schema: &Value) -> Value {
     let mut parameters = schema.clone();
     if let Value::Object(root) = &mut parameters {
-        let object_type = match root.get("type") {
-            None => true,
-            Some(Value::Array(types)) => types.iter().any(|ty| ty == "object"),
-            Some(_) => false,
-        };
+        let object_type = root
+            .get("type")
+            .is_none_or(|declared| type_names_object(declared) == Some(true));
         if object_type {
             root.insert("type".to_owned(), json!("object"));
         }
