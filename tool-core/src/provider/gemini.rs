@@ -286,15 +286,10 @@ impl Converter<'_, '_> {
                 keep(m, &mut out, "maxProperties");
             }
             Some("array") => {
-                if let Some(items) = m.shift_remove_entry("items").and_then(|(key, items)| {
-                    if items.is_object() {
-                        Some(items)
-                    } else {
-                        // A tuple's `items` (or `true`) goes to the description.
-                        m.insert(key, items);
-                        None
-                    }
-                }) {
+                // Only an object is converted; a tuple's `items` (or `true`) stays for the
+                // description.
+                let object_items = m.get("items").is_some_and(Value::is_object);
+                if let Some(items) = object_items.then(|| m.shift_remove("items")).flatten() {
                     out.insert(
                         "items".to_owned(),
                         self.node(items, &format!("{path}/items"))?,
