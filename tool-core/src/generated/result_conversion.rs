@@ -193,7 +193,7 @@ impl<E> DisplayErrorKind<E> for Returned<E> {}
 /// [`ToolError::Execution`] with `message`, or with a note that there was none: "Tool 'x'
 /// failed: " told a model nothing, not even that the tool said nothing.
 fn failed_with(tool: &str, message: String) -> ToolError {
-    if message.trim().is_empty() {
+    if crate::is_blank(&message) {
         ToolError::execution(tool, "its error gave no message")
     } else {
         ToolError::execution(tool, message)
