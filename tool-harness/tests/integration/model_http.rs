@@ -28,12 +28,12 @@ mod unanswered;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolsmith_harness::model::ChatModel;
 use toolsmith_harness::model::http::{
     AnthropicModel, GeminiModel, HttpModelBuilder, OpenAiChatModel, OpenAiResponsesModel,
 };
+use toolsmith_harness::model::{ChatModel, ChatRequest};
 
-use server::Recorded;
+use server::{MockServer, Recorded, Reply};
 
 /// The key every test client sends.
 pub const KEY: &str = "test-key-123";
@@ -188,6 +188,16 @@ impl Api {
                 json!({"error": {"code": status, "message": message, "status": kind}})
             }
         }
+    }
+
+    /// The body a new client of this API sends for `request`, answered with a text.
+    pub async fn body_sent(self, request: &ChatRequest) -> Value {
+        let server = MockServer::start([Reply::json(200, &self.text_answer("done"))]).await;
+        self.model(&server.base, &Client::default())
+            .complete(request)
+            .await
+            .unwrap_or_else(|err| panic!("{self:?}: {err}"));
+        server.requests().remove(0).body
     }
 
     /// A successful answer of `text`, with small usage counts.

@@ -204,10 +204,7 @@ async fn anthropic_sends_no_text_block_of_whitespace_beside_images() {
         ],
         ..ChatRequest::default()
     };
-    let server = MockServer::start([Reply::json(200, &Api::Anthropic.text_answer("Two."))]).await;
-    let model = Api::Anthropic.model(&server.base, &Client::default());
-    model.complete(&request).await.unwrap();
-    let body = &server.requests()[0].body;
+    let body = &Api::Anthropic.body_sent(&request).await;
     let gif = json!({"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": GIF_BASE64}});
     assert_eq!(
         body["messages"][0],

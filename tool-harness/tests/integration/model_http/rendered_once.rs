@@ -39,17 +39,6 @@ fn request(
     }
 }
 
-/// The body a new client (which has rendered no set yet) sends for `request`.
-async fn fresh_body(api: Api, request: &ChatRequest) -> Value {
-    let server = MockServer::start([Reply::json(200, &api.text_answer("done"))]).await;
-    let model = api.model(&server.base, &Client::default());
-    model
-        .complete(request)
-        .await
-        .unwrap_or_else(|err| panic!("{api:?}: {err}"));
-    server.requests().remove(0).body
-}
-
 /// The warnings logged while `run` runs, on this thread.
 async fn warnings_of<F: std::future::Future<Output = ()>>(run: F) -> Vec<String> {
     let warnings = Warnings::default();
@@ -152,7 +141,7 @@ async fn another_set_other_options_or_another_client_render_again() {
         // Each body is the one a client that never saw a set sends.
         let sent: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
         for (request, body) in sequence.iter().zip(&sent) {
-            let fresh = fresh_body(api, request).await;
+            let fresh = api.body_sent(request).await;
             assert_eq!(body, &fresh, "{api:?}: {:?}", request.options.strict);
         }
         assert_ne!(sent[1]["tools"], sent[2]["tools"], "{api:?}: strict or not");

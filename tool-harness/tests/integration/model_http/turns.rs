@@ -274,19 +274,13 @@ async fn gemini_sends_no_system_instruction_for_an_empty_system_prompt() {
         (" \n", None),
         ("Be brief.", Some(json!({"parts": [{"text": "Be brief."}]}))),
     ] {
-        let server = MockServer::start([Reply::json(200, &Api::Gemini.text_answer("5"))]).await;
         let request = ChatRequest {
             model: Api::Gemini.model_name().to_owned(),
             system: Some(system.to_owned()),
             messages: vec![Message::user(QUESTION)],
             ..ChatRequest::default()
         };
-        Api::Gemini
-            .model(&server.base, &Client::default())
-            .complete(&request)
-            .await
-            .expect("answers");
-        let body = &server.requests()[0].body;
+        let body = &Api::Gemini.body_sent(&request).await;
         assert_eq!(body.get("systemInstruction"), sent.as_ref(), "{system:?}");
     }
 }
@@ -326,13 +320,7 @@ async fn anthropic_is_sent_call_ids_it_takes_from_a_conversation_made_elsewhere(
         ],
         ..ChatRequest::default()
     };
-    let server = MockServer::start([Reply::json(200, &Api::Anthropic.text_answer("5"))]).await;
-    Api::Anthropic
-        .model(&server.base, &Client::default())
-        .complete(&request)
-        .await
-        .expect("answers");
-    let body = &server.requests()[0].body;
+    let body = &Api::Anthropic.body_sent(&request).await;
     let uses: Vec<&str> = body["messages"][1]["content"]
         .as_array()
         .unwrap()
