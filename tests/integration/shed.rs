@@ -830,6 +830,58 @@ async fn a_blank_description_is_refused_not_searched() {
 }
 
 #[tokio::test]
+async fn selecting_shed_itself_says_it_needs_no_selecting() {
+    let manager = ToolShed::new()
+        .tools(catalogue())
+        .build(SessionParts::in_memory("s"))
+        .unwrap();
+    let found = manager.shed("select:shed", None).await;
+    assert!(found.tools.is_empty());
+    assert!(found.unknown.is_empty(), "{:?}", found.unknown);
+    let hint = found.hint.unwrap();
+    assert!(
+        hint.starts_with("`shed` is this tool, offered all along: it needs no selecting. "),
+        "{hint}"
+    );
+    assert!(!hint.contains("Not tools of this session"), "{hint}");
+
+    // Beside other names, those are selected (or named unknown) as ever.
+    let found = manager.shed("select:shed,get_weather,nope", None).await;
+    let names: Vec<&str> = found.tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(names, ["get_weather"]);
+    assert_eq!(found.unknown, ["nope"]);
+    let hint = found.hint.unwrap();
+    assert!(
+        hint.starts_with("Not tools of this session: 'nope'. `shed` is this tool"),
+        "{hint}"
+    );
+}
+
+#[tokio::test]
+async fn a_blank_query_finds_nothing_through_the_api_either() {
+    let manager = ToolShed::new()
+        .tools(catalogue())
+        .build(SessionParts::in_memory("s").with_embedder(Arc::new(SharedDirectionEmbedder)))
+        .unwrap();
+    for blank in [" ", "  \n\t", "\u{200B}", "\u{FEFF} \u{2060}"] {
+        // `shed` activates nothing, and its hint says what was wrong.
+        let found = manager.shed(blank, None).await;
+        assert!(found.tools.is_empty(), "{blank:?}: {:?}", found.tools);
+        let hint = found.hint.unwrap();
+        assert!(hint.starts_with("The description is blank."), "{hint}");
+        assert!(manager.active_definitions().is_empty(), "{blank:?}");
+        // The searches that activate nothing find nothing either.
+        assert!(manager.search_tools(blank, 5).await.is_empty(), "{blank:?}");
+        assert!(manager.discovery().search(blank, 5).await.is_empty());
+        assert!(manager.discovery().search_lexical(blank, 5).is_empty());
+    }
+    assert_eq!(
+        manager.search_tools("forecast", 5).await[0].name,
+        "get_weather"
+    );
+}
+
+#[tokio::test]
 async fn tools_registered_later_are_embedded_and_deregistered_ones_dropped() {
     let manager = ToolCallManager::new("s");
     manager

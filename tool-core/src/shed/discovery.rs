@@ -277,7 +277,7 @@ impl ToolDiscovery {
 
     /// The best `limit` tools for `query`, best first: the tool named exactly `query` (if
     /// any), then by embedding when an embedder is set, the rest (or all, without an embedder
-    /// or when it fails) from the lexical index.
+    /// or when it fails) from the lexical index. A blank query finds nothing.
     pub async fn search(&self, query: &str, limit: usize) -> Vec<DiscoveryHit> {
         self.find(query, limit)
             .await
@@ -289,7 +289,9 @@ impl ToolDiscovery {
     /// What [`search`](Self::search) finds, each lexical hit with the registration the
     /// tool was indexed with.
     pub(crate) async fn find(&self, query: &str, limit: usize) -> Vec<FoundTool> {
-        if limit == 0 {
+        // A blank query describes nothing: by embedding it would find the tools nearest to
+        // nothing (a zero vector ranks every tool alike).
+        if limit == 0 || crate::is_blank(query) {
             return Vec::new();
         }
         let embedder = self

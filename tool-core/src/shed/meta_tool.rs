@@ -341,7 +341,8 @@ impl ToolCallManager {
     /// [`ShedResult::unknown`]. When no tool is found, or a name is unknown, the result also
     /// gives the closest tool names, the categories of the session's tools and a hint
     /// ([`ShedResult::closest`], [`categories`](ShedResult::categories),
-    /// [`hint`](ShedResult::hint)).
+    /// [`hint`](ShedResult::hint)). A blank description (spaces, zero-width characters)
+    /// finds nothing, and the hint says it is blank.
     pub async fn shed(&self, description: &str, limit: Option<usize>) -> ShedResult {
         self.find_and_activate(description, limit)
             .await
@@ -361,6 +362,11 @@ impl ToolCallManager {
             Some(selected) => {
                 found.left_out = selected.left_out;
                 for name in selected.names {
+                    // Never registered (the name is reserved), and offered all along.
+                    if name == SHED_TOOL_NAME {
+                        found.selected_itself = true;
+                        continue;
+                    }
                     match self.entry(&name) {
                         Some(entry) => {
                             found.tools.push(entry);
@@ -382,7 +388,11 @@ impl ToolCallManager {
                 }
             }
         }
-        if found.tools.is_empty() || !found.unknown.is_empty() || found.left_out.is_some() {
+        if found.tools.is_empty()
+            || !found.unknown.is_empty()
+            || found.left_out.is_some()
+            || found.selected_itself
+        {
             found.explanation = self.explain(description, select, &found);
         }
         // Each came with its registration, so it is activated without a look-up by name (and
@@ -428,12 +438,19 @@ impl ToolCallManager {
                 "Not tools of this session: {}.",
                 echoed(&unknown.join(", "))
             ));
-        } else if select && found.tools.is_empty() {
+        } else if select && found.tools.is_empty() && !found.selected_itself {
             hint.push_str(&format!("`{SELECT_PREFIX}` named no tool."));
+        } else if !select && is_blank(description) {
+            hint.push_str("The description is blank.");
         } else if !select {
             hint.push_str(&format!(
                 "No tool matched {:?}.",
                 echoed(description.trim())
+            ));
+        }
+        if found.selected_itself {
+            hint.push_str(&format!(
+                " `{SHED_TOOL_NAME}` is this tool, offered all along: it needs no selecting."
             ));
         }
         if let Some(left_out) = &found.left_out {
@@ -522,6 +539,8 @@ struct ShedFound {
     unknown: Vec<String>,
     /// The names of a `select:` query past [`MAX_SELECTED`], not looked up.
     left_out: Option<LeftOut>,
+    /// Whether a `select:` query named `shed` itself.
+    selected_itself: bool,
     explanation: Explanation,
 }
 
