@@ -885,3 +885,33 @@ async fn a_call_whose_tool_turns_destructive_while_it_waits_still_runs_alone() {
     );
     assert_eq!(destructive_runs.starts()[1].1, 20 * MS);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_time_limit_set_during_a_batch_reaches_the_calls_still_waiting() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    // Two at a time: the third call is checked with the others up front, then waits.
+    manager.set_concurrency_limit(2);
+    let requests = [
+        call("first", "work", json!({"ms": 20})),
+        call("second", "work", json!({"ms": 20})),
+        call("third", "work", json!({"ms": 20})),
+    ];
+    let set_limit = async {
+        tokio::time::sleep(5 * MS).await;
+        manager.set_timeout("work", Some(10 * MS)).unwrap();
+    };
+    let (outcomes, ()) = tokio::join!(manager.execute_batch(&requests), set_limit);
+    // The running calls keep the limit they started with; the waiting one gets the new one.
+    assert_eq!(
+        outcomes[0].result.as_ref().unwrap().content.to_text(),
+        "first"
+    );
+    assert_eq!(
+        outcomes[1].result.as_ref().unwrap().content.to_text(),
+        "second"
+    );
+    let error = outcomes[2].result.as_ref().unwrap_err();
+    assert_eq!(error.kind(), ToolErrorKind::Timeout, "{error}");
+    assert_eq!(outcomes[2].elapsed, 10 * MS);
+}

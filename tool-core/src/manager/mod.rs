@@ -520,8 +520,8 @@ impl ToolCallManager {
         self.registry.entry(name)
     }
 
-    /// How many times tools have been registered or removed so far: a call prepared at one
-    /// number is still to the registered tool while it has not moved.
+    /// How many times tools have been registered, changed or removed so far: a call
+    /// prepared at one number is still to the registered tool while it has not moved.
     pub(crate) fn registry_generation(&self) -> u64 {
         self.registry.generation()
     }

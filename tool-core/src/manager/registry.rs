@@ -34,8 +34,8 @@ pub(crate) struct Registry {
     /// and so that indexes kept beside the registry change in the registry's order. Holds the
     /// number the next registered tool gets (listings sort by it).
     changes: Mutex<u64>,
-    /// Counts the changes of the set of names (registrations and removals), for what is
-    /// built from the names and kept until they change.
+    /// Counts the changes of the registry (registrations, removals, a tool's settings
+    /// changed), for what is built from it and kept until it changes.
     generation: AtomicU64,
 }
 
@@ -156,6 +156,8 @@ impl RegistryChange<'_> {
         edit(&mut updated);
         let updated = Arc::new(updated);
         self.tools.insert(Arc::from(name), Arc::clone(&updated));
+        // A batch's calls checked against the old entry and still waiting take the new one.
+        self.generation.fetch_add(1, Ordering::Release);
         Some(updated)
     }
 
@@ -216,8 +218,8 @@ impl Registry {
         self.in_order(|entries| f(&mut entries.map(|entry| &*entry.definition)))
     }
 
-    /// The number of changes made so far to the set of names: what is built from the names
-    /// at one number holds until it moves.
+    /// The number of changes made so far to the registry: what is built from it at one
+    /// number holds until it moves.
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
