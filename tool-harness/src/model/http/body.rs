@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderError, RenderOptions};
 use toolsmith_core::{Tool, ToolCallResult, ToolDeclarations, ToolError};
 
+use super::call_ids::{self, DistinctCallIds};
 use super::rendered_sets::RenderedSets;
 use super::request_body::RequestBody;
 
@@ -26,9 +27,11 @@ impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
 }
 
 /// The conversation's messages in `provider`'s format (the system prompt aside: each API
-/// has its own place for it).
+/// has its own place for it). For an API that refuses a call id used twice, a repeated id
+/// is sent with a suffix, and its result with it ([`DistinctCallIds`]).
 pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Value> {
     let mut rendered = Vec::with_capacity(messages.len());
+    let mut distinct_ids = call_ids::refuses_repeated_ids(provider).then(DistinctCallIds::default);
     for message in messages {
         match message {
             Message::User { text, images } => {
@@ -37,21 +40,34 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
             Message::Assistant {
                 provider_turn: Some(turn),
                 ..
-            } if turn.provider == provider => rendered.extend(turn.entries.iter().cloned()),
+            } if turn.provider == provider => {
+                if let Some(ids) = &mut distinct_ids {
+                    ids.verbatim_turn(provider, &turn.entries);
+                }
+                rendered.extend(turn.entries.iter().cloned());
+            }
             Message::Assistant { text, calls, .. } => {
+                let sent_ids = distinct_ids.as_mut().map(|ids| ids.calls(calls));
+                let calls = calls.iter().enumerate().map(|(index, call)| AssistantCall {
+                    id: sent_ids.as_ref().map_or(&call.id, |ids| &ids[index]),
+                    ..AssistantCall::from(call)
+                });
                 rendered.extend(provider.render_assistant(text.as_deref(), calls));
             }
             Message::ToolResults { results } => {
+                let sent_ids = distinct_ids.as_mut().map(|ids| ids.results(results));
                 // Errors were already written for the model as error results.
                 let outcomes: Vec<Result<ToolCallResult, ToolError>> =
                     results.iter().map(|r| Ok(r.result.clone())).collect();
-                rendered.extend(provider.render_results(results.iter().zip(&outcomes).map(
-                    |(r, result)| CallReply {
-                        id: &r.call_id,
-                        name: &r.name,
-                        result,
-                    },
-                )));
+                rendered.extend(
+                    provider.render_results(results.iter().zip(&outcomes).enumerate().map(
+                        |(index, (r, result))| CallReply {
+                            id: sent_ids.as_ref().map_or(&r.call_id, |ids| &ids[index]),
+                            name: &r.name,
+                            result,
+                        },
+                    )),
+                );
             }
         }
     }
