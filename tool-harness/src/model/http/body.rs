@@ -74,6 +74,42 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
     rendered
 }
 
+/// A user message with no text but whitespace and no image, which `provider` refuses (the
+/// whole request with it), as a [`ModelError::InvalidRequest`] naming its index in
+/// `messages`, before anything is sent: Anthropic ("all messages must have non-empty
+/// content except for the optional final assistant message"; whitespace alone too, "text
+/// content blocks must contain non-whitespace text") and Gemini (a part of empty text).
+///
+/// Refused rather than left out: a message said nothing only where it is not the one the
+/// model is to answer, and without the last user message the model would answer the turn
+/// before again, or, for Anthropic, carry on an assistant message the conversation would
+/// end with. An assistant message without text or calls is left out by the rendering
+/// ([`Provider::render_assistant`]): the user messages either side then go in a row, which
+/// both APIs take.
+pub(crate) fn check_user_messages(
+    provider: Provider,
+    messages: &[Message],
+) -> Result<(), ModelError> {
+    if !matches!(provider, Provider::Anthropic | Provider::Gemini) {
+        // OpenAI takes a user message of empty content.
+        return Ok(());
+    }
+    let empty = messages.iter().position(|message| {
+        matches!(message, Message::User { text, images } if images.is_empty() && text.trim().is_empty())
+    });
+    match empty {
+        Some(index) => Err(ModelError::InvalidRequest {
+            provider: provider.name().to_owned(),
+            reason: format!(
+                "messages[{index}], a user message, is empty (no text but whitespace, and no \
+                 image), and {provider} refuses a request with an empty message: give it text, \
+                 or leave it out"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// `fields` written into `body` where the client wrote nothing
 /// ([`HttpModelBuilder::body_field`](super::HttpModelBuilder::body_field)): a key the body
 /// lacks is added, an object both hold is filled the same way, key by key, and any other

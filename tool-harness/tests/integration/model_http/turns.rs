@@ -426,3 +426,74 @@ async fn anthropic_is_sent_each_call_id_once_when_another_provider_repeated_them
         "functions.add:0"
     );
 }
+
+#[tokio::test]
+async fn an_empty_user_message_is_refused_before_sending_where_the_api_refuses_it() {
+    use toolsmith_core::Image;
+    use toolsmith_harness::model::ModelError;
+
+    // Anthropic ("all messages must have non-empty content except for the optional final
+    // assistant message") and Gemini (a part of empty text) refuse the whole request; the
+    // caller is told which message, before anything is sent. OpenAI takes it.
+    for text in ["", " \n"] {
+        let messages = vec![
+            Message::user(QUESTION),
+            Message::assistant("5"),
+            Message::user(text),
+        ];
+        for api in Api::ALL {
+            let request = ChatRequest {
+                model: api.model_name().to_owned(),
+                messages: messages.clone(),
+                ..ChatRequest::default()
+            };
+            if matches!(api, Api::Chat | Api::Responses) {
+                let body = api.body_sent(&request).await;
+                let key = if api == Api::Chat {
+                    "messages"
+                } else {
+                    "input"
+                };
+                assert_eq!(body[key][2], json!({"role": "user", "content": text}));
+                continue;
+            }
+            let server = MockServer::start([]).await;
+            let model = api.model(&server.base, &Client::default());
+            let error = model.complete(&request).await.unwrap_err();
+            let ModelError::InvalidRequest { provider, reason } = &error else {
+                panic!("{api:?}: {error:?}");
+            };
+            assert_eq!(provider, api.name());
+            assert!(
+                reason.starts_with("messages[2], a user message, is empty"),
+                "{reason}"
+            );
+            assert!(reason.contains(api.name()), "{reason}");
+            assert!(server.requests().is_empty(), "{api:?}");
+        }
+    }
+
+    // Images alone are content; an assistant message without text or calls is left out,
+    // as it was (it says nothing, and both APIs take two user messages in a row).
+    let photo = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+    for api in [Api::Anthropic, Api::Gemini] {
+        let request = ChatRequest {
+            model: api.model_name().to_owned(),
+            messages: vec![
+                Message::user(QUESTION),
+                Message::assistant_calls(Some(" ".to_owned()), Vec::new()),
+                Message::user_with_images(" ", vec![photo.clone()]),
+            ],
+            ..ChatRequest::default()
+        };
+        let body = api.body_sent(&request).await;
+        let key = if api == Api::Anthropic {
+            "messages"
+        } else {
+            "contents"
+        };
+        let sent = body[key].as_array().unwrap();
+        assert_eq!(sent.len(), 2, "{api:?}: {body}");
+        assert_eq!(sent[1]["role"], "user", "{api:?}");
+    }
+}
