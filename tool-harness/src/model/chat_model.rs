@@ -134,7 +134,8 @@ pub enum ModelError {
         reason: String,
     },
     /// The request cannot be sent in the provider's format (a tool schema the format cannot
-    /// express, no model name). Nothing was sent.
+    /// express, no model name, a user message without content for an API that refuses one,
+    /// naming its index). Nothing was sent.
     #[error("{provider}: cannot send the request: {reason}")]
     InvalidRequest {
         /// The client.

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use toolsmith_core::provider::{AssistantCall, CallReply, Provider, RenderError, RenderOptions};
 use toolsmith_core::{Tool, ToolCallResult, ToolDeclarations, ToolError};
 
+use super::call_ids::{self, DistinctCallIds};
 use super::rendered_sets::RenderedSets;
 use super::request_body::RequestBody;
 
@@ -26,9 +27,11 @@ impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
 }
 
 /// The conversation's messages in `provider`'s format (the system prompt aside: each API
-/// has its own place for it).
+/// has its own place for it). For an API that refuses a call id used twice, a repeated id
+/// is sent with a suffix, and its result with it ([`DistinctCallIds`]).
 pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Value> {
     let mut rendered = Vec::with_capacity(messages.len());
+    let mut distinct_ids = call_ids::refuses_repeated_ids(provider).then(DistinctCallIds::default);
     for message in messages {
         match message {
             Message::User { text, images } => {
@@ -37,25 +40,74 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
             Message::Assistant {
                 provider_turn: Some(turn),
                 ..
-            } if turn.provider == provider => rendered.extend(turn.entries.iter().cloned()),
+            } if turn.provider == provider => {
+                if let Some(ids) = &mut distinct_ids {
+                    ids.verbatim_turn(provider, &turn.entries);
+                }
+                rendered.extend(turn.entries.iter().cloned());
+            }
             Message::Assistant { text, calls, .. } => {
+                let sent_ids = distinct_ids.as_mut().map(|ids| ids.calls(calls));
+                let calls = calls.iter().enumerate().map(|(index, call)| AssistantCall {
+                    id: sent_ids.as_ref().map_or(&call.id, |ids| &ids[index]),
+                    ..AssistantCall::from(call)
+                });
                 rendered.extend(provider.render_assistant(text.as_deref(), calls));
             }
             Message::ToolResults { results } => {
+                let sent_ids = distinct_ids.as_mut().map(|ids| ids.results(results));
                 // Errors were already written for the model as error results.
                 let outcomes: Vec<Result<ToolCallResult, ToolError>> =
                     results.iter().map(|r| Ok(r.result.clone())).collect();
-                rendered.extend(provider.render_results(results.iter().zip(&outcomes).map(
-                    |(r, result)| CallReply {
-                        id: &r.call_id,
-                        name: &r.name,
-                        result,
-                    },
-                )));
+                rendered.extend(
+                    provider.render_results(results.iter().zip(&outcomes).enumerate().map(
+                        |(index, (r, result))| CallReply {
+                            id: sent_ids.as_ref().map_or(&r.call_id, |ids| &ids[index]),
+                            name: &r.name,
+                            result,
+                        },
+                    )),
+                );
             }
         }
     }
     rendered
+}
+
+/// A user message with no text but whitespace and no image, which `provider` refuses (the
+/// whole request with it), as a [`ModelError::InvalidRequest`] naming its index in
+/// `messages`, before anything is sent: Anthropic ("all messages must have non-empty
+/// content except for the optional final assistant message"; whitespace alone too, "text
+/// content blocks must contain non-whitespace text") and Gemini (a part of empty text).
+///
+/// Refused rather than left out: a message said nothing only where it is not the one the
+/// model is to answer, and without the last user message the model would answer the turn
+/// before again, or, for Anthropic, carry on an assistant message the conversation would
+/// end with. An assistant message without text or calls is left out by the rendering
+/// ([`Provider::render_assistant`]): the user messages either side then go in a row, which
+/// both APIs take.
+pub(crate) fn check_user_messages(
+    provider: Provider,
+    messages: &[Message],
+) -> Result<(), ModelError> {
+    if !matches!(provider, Provider::Anthropic | Provider::Gemini) {
+        // OpenAI takes a user message of empty content.
+        return Ok(());
+    }
+    let empty = messages.iter().position(|message| {
+        matches!(message, Message::User { text, images } if images.is_empty() && text.trim().is_empty())
+    });
+    match empty {
+        Some(index) => Err(ModelError::InvalidRequest {
+            provider: provider.name().to_owned(),
+            reason: format!(
+                "messages[{index}], a user message, is empty (no text but whitespace, and no \
+                 image), and {provider} refuses a request with an empty message: give it text, \
+                 or leave it out"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// `fields` written into `body` where the client wrote nothing

@@ -155,6 +155,7 @@ impl HttpApi for GeminiModel {
                 json!({"parts": [{"text": system}]}),
             );
         }
+        body::check_user_messages(PROVIDER, &request.messages)?;
         body.insert(
             "contents".to_owned(),
             Value::Array(body::conversation(PROVIDER, &request.messages)),

@@ -81,6 +81,7 @@ mod anthropic_image_path;
 pub(crate) mod api;
 mod body;
 mod builder;
+mod call_ids;
 mod context_overflow;
 mod events;
 mod gemini;

@@ -349,3 +349,151 @@ async fn anthropic_is_sent_call_ids_it_takes_from_a_conversation_made_elsewhere(
     assert_eq!(uses[1], "functions_add_0");
     assert_eq!(uses[3], "toolu_01A");
 }
+
+#[tokio::test]
+async fn anthropic_is_sent_each_call_id_once_when_another_provider_repeated_them() {
+    use toolsmith_core::{ToolArguments, ToolCallResult};
+    use toolsmith_harness::model::{ModelCall, ToolResultMessage};
+
+    // An OpenAI-compatible server for Kimi numbers each turn's calls from 0: after a
+    // fallback to Anthropic, the conversation holds `functions.add:0` in two turns, and
+    // Anthropic refuses it ("`tool_use` ids must be unique"). The third turn also repeats
+    // an id within itself, as a model may; its second call was answered without running.
+    let turns: [&[&str]; 3] = [
+        &["functions.add:0"],
+        &["functions.add:0", "functions.add:1"],
+        &["functions.add:1", "functions.add:1"],
+    ];
+    let mut messages = vec![Message::user(QUESTION)];
+    for (turn, ids) in turns.iter().enumerate() {
+        let calls = ids
+            .iter()
+            .map(|id| ModelCall::new(*id, "add", ToolArguments::new()))
+            .collect();
+        messages.push(Message::assistant_calls(None, calls));
+        // Each result says which call it answers: turn and place.
+        let results = ids
+            .iter()
+            .enumerate()
+            .map(|(place, id)| ToolResultMessage {
+                call_id: (*id).to_owned(),
+                name: "add".to_owned(),
+                result: ToolCallResult::text(format!("{turn}.{place}")),
+            })
+            .collect();
+        messages.push(Message::ToolResults { results });
+    }
+    let request = ChatRequest {
+        model: Api::Anthropic.model_name().to_owned(),
+        messages,
+        ..ChatRequest::default()
+    };
+    let body = Api::Anthropic.body_sent(&request).await;
+    let mut every_use = std::collections::HashSet::new();
+    for (turn, ids) in turns.iter().enumerate() {
+        let uses = body["messages"][1 + 2 * turn]["content"]
+            .as_array()
+            .unwrap();
+        let results = body["messages"][2 + 2 * turn]["content"]
+            .as_array()
+            .unwrap();
+        assert_eq!(uses.len(), ids.len());
+        for (place, (call, result)) in uses.iter().zip(results).enumerate() {
+            let id = call["id"].as_str().unwrap();
+            assert!(every_use.insert(id.to_owned()), "{id} sent twice: {body}");
+            assert_eq!(result["tool_use_id"], id, "{body}");
+            assert_eq!(result["content"], format!("{turn}.{place}"));
+        }
+    }
+    // A conversation renders its ids the same on every request: the cached prefix holds.
+    assert_eq!(Api::Anthropic.body_sent(&request).await, body);
+    // The first turn is sent as before, its id the one the call-id rewrite gives alone.
+    let alone = ChatRequest {
+        messages: request.messages[..3].to_vec(),
+        ..request.clone()
+    };
+    let first = Api::Anthropic.body_sent(&alone).await;
+    assert_eq!(first["messages"][1], body["messages"][1]);
+
+    // OpenAI's APIs document no such refusal: their ids go as they are.
+    let to_chat = ChatRequest {
+        model: Api::Chat.model_name().to_owned(),
+        ..request.clone()
+    };
+    let chat = Api::Chat.body_sent(&to_chat).await;
+    assert_eq!(
+        chat["messages"][3]["tool_calls"][0]["id"],
+        "functions.add:0"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_user_message_is_refused_before_sending_where_the_api_refuses_it() {
+    use toolsmith_core::Image;
+    use toolsmith_harness::model::ModelError;
+
+    // Anthropic ("all messages must have non-empty content except for the optional final
+    // assistant message") and Gemini (a part of empty text) refuse the whole request; the
+    // caller is told which message, before anything is sent. OpenAI takes it.
+    for text in ["", " \n"] {
+        let messages = vec![
+            Message::user(QUESTION),
+            Message::assistant("5"),
+            Message::user(text),
+        ];
+        for api in Api::ALL {
+            let request = ChatRequest {
+                model: api.model_name().to_owned(),
+                messages: messages.clone(),
+                ..ChatRequest::default()
+            };
+            if matches!(api, Api::Chat | Api::Responses) {
+                let body = api.body_sent(&request).await;
+                let key = if api == Api::Chat {
+                    "messages"
+                } else {
+                    "input"
+                };
+                assert_eq!(body[key][2], json!({"role": "user", "content": text}));
+                continue;
+            }
+            let server = MockServer::start([]).await;
+            let model = api.model(&server.base, &Client::default());
+            let error = model.complete(&request).await.unwrap_err();
+            let ModelError::InvalidRequest { provider, reason } = &error else {
+                panic!("{api:?}: {error:?}");
+            };
+            assert_eq!(provider, api.name());
+            assert!(
+                reason.starts_with("messages[2], a user message, is empty"),
+                "{reason}"
+            );
+            assert!(reason.contains(api.name()), "{reason}");
+            assert!(server.requests().is_empty(), "{api:?}");
+        }
+    }
+
+    // Images alone are content; an assistant message without text or calls is left out,
+    // as it was (it says nothing, and both APIs take two user messages in a row).
+    let photo = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+    for api in [Api::Anthropic, Api::Gemini] {
+        let request = ChatRequest {
+            model: api.model_name().to_owned(),
+            messages: vec![
+                Message::user(QUESTION),
+                Message::assistant_calls(Some(" ".to_owned()), Vec::new()),
+                Message::user_with_images(" ", vec![photo.clone()]),
+            ],
+            ..ChatRequest::default()
+        };
+        let body = api.body_sent(&request).await;
+        let key = if api == Api::Anthropic {
+            "messages"
+        } else {
+            "contents"
+        };
+        let sent = body[key].as_array().unwrap();
+        assert_eq!(sent.len(), 2, "{api:?}: {body}");
+        assert_eq!(sent[1]["role"], "user", "{api:?}");
+    }
+}
