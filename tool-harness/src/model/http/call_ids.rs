@@ -10,14 +10,16 @@ use crate::model::{ModelCall, ToolResultMessage};
 
 /// Whether `provider` refuses a request in which two calls have one id.
 ///
-/// Anthropic does: "`tool_use` ids must be unique", for the whole conversation. A
-/// conversation carried over from a provider whose ids restart every turn (an
-/// OpenAI-compatible server for Kimi writes `functions.add:0` on each) or from a model that
-/// gives none (each turn's first call is `toolsmith-call-0`) has such ids. OpenAI (Chat and
-/// Responses) documents no such refusal, and Gemini matches a result to its call by name
-/// and order: their ids go as they are.
+/// Anthropic does: "`tool_use` ids must be unique", for the whole conversation. OpenAI's
+/// Responses API does too ("Duplicate function_call_output for call_id …: each
+/// function_call must have exactly one matching function_call_output", as reported from
+/// agents whose stored histories repeat an id). A conversation carried over from a provider
+/// whose ids restart every turn (an OpenAI-compatible server for Kimi writes
+/// `functions.add:0` on each) or from a model that gives none (each turn's first call is
+/// `toolsmith-call-0`) has such ids. OpenAI Chat documents no such refusal, and Gemini
+/// matches a result to its call by name and order: their ids go as they are.
 pub(crate) fn refuses_repeated_ids(provider: Provider) -> bool {
-    provider == Provider::Anthropic
+    matches!(provider, Provider::Anthropic | Provider::OpenAiResponses)
 }
 
 /// The ids a conversation's calls are sent with, made one by one from its first turn on:
@@ -66,6 +68,20 @@ impl DistinctCallIds {
     /// `provider` reads an answer's, are sent, and answered as they are.
     pub(crate) fn verbatim_turn(&mut self, provider: Provider, entries: &[Value]) {
         self.last_turn.clear();
+        if provider == Provider::OpenAiResponses {
+            // Its entries are the answer's output items, which `parse_calls` reads only
+            // inside the whole answer: the ids are read from the items themselves.
+            for item in entries {
+                if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                    continue;
+                }
+                let id = item.get("call_id").or_else(|| item.get("id"));
+                if let Some(id) = id.and_then(Value::as_str) {
+                    self.sent_verbatim(id);
+                }
+            }
+            return;
+        }
         for entry in entries {
             let Ok(calls) = provider.parse_calls(entry) else {
                 continue;
@@ -75,14 +91,19 @@ impl DistinctCallIds {
                     Ok(request) => &request.id,
                     Err(rejected) => &rejected.id,
                 };
-                self.sent.insert(id.clone());
-                self.last_turn.push(LastTurnCall {
-                    id: id.clone(),
-                    sent_as: id.clone(),
-                    answered: false,
-                });
+                self.sent_verbatim(id);
             }
         }
+    }
+
+    /// A call of a verbatim turn, sent with its own `id`.
+    fn sent_verbatim(&mut self, id: &str) {
+        self.sent.insert(id.to_owned());
+        self.last_turn.push(LastTurnCall {
+            id: id.to_owned(),
+            sent_as: id.to_owned(),
+            answered: false,
+        });
     }
 
     /// The ids to send `results` with, in order: each its call's, or its own where the turn
@@ -171,5 +192,18 @@ mod tests {
         ids.verbatim_turn(Provider::Anthropic, &[turn]);
         assert_eq!(ids.results(&results(&["toolu_1"])), ["toolu_1"]);
         assert_eq!(ids.calls(&calls(&["toolu_1"])), ["toolu_1-2"]);
+    }
+
+    #[test]
+    fn a_responses_turn_sent_verbatim_keeps_its_call_ids_and_takes_them() {
+        let mut ids = DistinctCallIds::default();
+        let items = [
+            serde_json::json!({"type": "reasoning", "id": "rs_1", "summary": []}),
+            serde_json::json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                "name": "add", "arguments": "{}"}),
+        ];
+        ids.verbatim_turn(Provider::OpenAiResponses, &items);
+        assert_eq!(ids.results(&results(&["call_1"])), ["call_1"]);
+        assert_eq!(ids.calls(&calls(&["call_1", "rs_1"])), ["call_1-2", "rs_1"]);
     }
 }

@@ -351,7 +351,7 @@ async fn anthropic_is_sent_call_ids_it_takes_from_a_conversation_made_elsewhere(
 }
 
 #[tokio::test]
-async fn anthropic_is_sent_each_call_id_once_when_another_provider_repeated_them() {
+async fn anthropic_and_responses_are_sent_each_call_id_once_when_another_provider_repeated_them() {
     use toolsmith_core::{ToolArguments, ToolCallResult};
     use toolsmith_harness::model::{ModelCall, ToolResultMessage};
 
@@ -415,7 +415,36 @@ async fn anthropic_is_sent_each_call_id_once_when_another_provider_repeated_them
     let first = Api::Anthropic.body_sent(&alone).await;
     assert_eq!(first["messages"][1], body["messages"][1]);
 
-    // OpenAI's APIs document no such refusal: their ids go as they are.
+    // OpenAI's Responses API refuses a repeated `call_id` too: each goes once, its output
+    // with it.
+    let to_responses = ChatRequest {
+        model: Api::Responses.model_name().to_owned(),
+        ..request.clone()
+    };
+    let responses = Api::Responses.body_sent(&to_responses).await;
+    let items = responses["input"].as_array().unwrap();
+    let call_ids: Vec<&str> = items
+        .iter()
+        .filter(|item| item["type"] == "function_call")
+        .map(|item| item["call_id"].as_str().unwrap())
+        .collect();
+    let output_ids: Vec<&str> = items
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| item["call_id"].as_str().unwrap())
+        .collect();
+    let distinct: std::collections::HashSet<&&str> = call_ids.iter().collect();
+    assert_eq!(distinct.len(), 5, "{call_ids:?}");
+    assert_eq!(call_ids, output_ids);
+    assert_eq!(call_ids[0], "functions.add:0", "the first use keeps its id");
+    let outputs: Vec<&str> = items
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| item["output"].as_str().unwrap())
+        .collect();
+    assert_eq!(outputs, ["0.0", "1.0", "1.1", "2.0", "2.1"]);
+
+    // OpenAI Chat documents no such refusal: its ids go as they are.
     let to_chat = ChatRequest {
         model: Api::Chat.model_name().to_owned(),
         ..request.clone()
