@@ -1,5 +1,6 @@
 //! [`McpToolBridge`]: one tool of an MCP server as a Toolsmith [`ToolImpl`].
 
+use std::borrow::Cow;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -15,6 +16,17 @@ use super::tool_list::LiveToolList;
 use super::tool_mapping::definition_from_mcp;
 use super::unreadable::unreadable_reason;
 
+/// The most characters of a server's own text (its error's message, a transport's account of
+/// its answer) that a call's error repeats to the model: room for a Toolsmith server's
+/// refusal naming eight violations (up to 240 characters each, with their paths and hints),
+/// not for the 8 MiB one message may hold.
+const MAX_SERVER_TEXT_CHARS: usize = 4_096;
+
+/// `text`, a server's, cut after [`MAX_SERVER_TEXT_CHARS`] characters (marked with `…`).
+fn server_text(text: &str) -> Cow<'_, str> {
+    toolsmith_core::provider::cut_to(text, MAX_SERVER_TEXT_CHARS)
+}
+
 /// A tool of an MCP server, callable like any Toolsmith tool.
 ///
 /// Its definition is the server's: description, input schema (which the manager validates
@@ -29,7 +41,9 @@ use super::unreadable::unreadable_reason;
 /// [`ToolError::InvalidArguments`] naming this tool (a Toolsmith server's reason without its
 /// frame and its request to call again, which the error and its rendering say themselves),
 /// unless the server says it has no such tool (or no longer lists it): then an execution
-/// error says there is no tool of that name on the server. A call dropped before its answer
+/// error says there is no tool of that name on the server. A server's error message (and
+/// a transport's account of an answer) is repeated up to 4,096 characters, cut with `…`
+/// after. A call dropped before its answer
 /// (cancelled, or past its time limit) is cancelled on the server too.
 ///
 /// Made by [`McpClient::tools`](super::McpClient::tools), only for a tool whose definition
@@ -139,7 +153,7 @@ impl McpToolBridge {
     fn invalid_params(&self, message: &str) -> ToolError {
         let name = self.name();
         if let Some(reason) = refused_arguments(&self.original, message) {
-            return ToolError::invalid_arguments(name, reason);
+            return ToolError::invalid_arguments(name, server_text(reason));
         }
         if self.unknown_to_server(message) {
             return ToolError::execution(
@@ -153,10 +167,11 @@ impl McpToolBridge {
                 ),
             );
         }
-        ToolError::invalid_arguments(name, format!("the server said: {message}"))
+        ToolError::invalid_arguments(name, format!("the server said: {}", server_text(message)))
     }
 
-    /// A call's failure as a Toolsmith error naming this tool.
+    /// A call's failure as a Toolsmith error naming this tool, the server's texts in it cut
+    /// ([`server_text`]).
     fn failure(&self, error: ServiceError) -> ToolError {
         let name = self.name();
         if let Some(reason) = unreadable_reason(&error) {
@@ -164,8 +179,9 @@ impl McpToolBridge {
             return ToolError::execution(
                 name,
                 format!(
-                    "the answer of the MCP server {} could not be read: {reason}",
-                    self.server
+                    "the answer of the MCP server {} could not be read: {}",
+                    self.server,
+                    server_text(&reason)
                 ),
             );
         }
@@ -177,7 +193,9 @@ impl McpToolBridge {
                 name,
                 format!(
                     "the server {} answered with error {}: {}",
-                    self.server, data.code.0, data.message
+                    self.server,
+                    data.code.0,
+                    server_text(&data.message)
                 ),
             ),
             // rmcp says "closed" also when a streamed answer ended without the answer (its
@@ -199,15 +217,25 @@ impl McpToolBridge {
                 name,
                 format!(
                     "the request to the MCP server {} failed: {}",
-                    self.server, error.error
+                    self.server,
+                    server_text(&error.error.to_string())
                 ),
             ),
             ServiceError::Timeout { .. } => ToolError::timeout(name),
             ServiceError::Cancelled { reason } => ToolError::Cancelled(format!(
                 "the call to '{name}' was cancelled{}",
-                reason.map(|r| format!(": {r}")).unwrap_or_default()
+                reason
+                    .map(|r| format!(": {}", server_text(&r)))
+                    .unwrap_or_default()
             )),
-            other => ToolError::execution(name, format!("the MCP server {}: {other}", self.server)),
+            other => ToolError::execution(
+                name,
+                format!(
+                    "the MCP server {}: {}",
+                    self.server,
+                    server_text(&other.to_string())
+                ),
+            ),
         }
     }
 }

@@ -287,8 +287,9 @@ static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 /// handshake and lists the server's tools (within the options' bounds on tools and bytes);
 /// [`tools`](Self::tools) gives them as [`McpToolBridge`]s, which implement `ToolImpl` and
 /// so go into a `ToolShed` or a `ToolCallManager` like any tool (and `shed` finds them).
-/// A tool registration would refuse, or a name listed twice, is left out of them, with a
-/// warning; [`left_out`](Self::left_out) says which and why.
+/// A tool registration would refuse, a tool whose definition does not read, or a name listed
+/// twice, is left out of them, with a warning; [`left_out`](Self::left_out) says which and
+/// why.
 ///
 /// A server in a child process never outlives its client: dropping the client (or a failed
 /// or timed-out connect) kills the server's whole process group and reaps it;
@@ -550,11 +551,14 @@ impl McpClient {
     }
 
     /// The tools of the newest listing left out of [`tools`](Self::tools), in the server's
-    /// order, each with why: a name the server lists again (its first listing is the tool),
-    /// and a tool registration would refuse (a schema that does not compile, e.g. a `pattern`
-    /// that is no regular expression or a `$ref` to another document, which is never
-    /// fetched; an `inputSchema` whose root is typed other than `object`, which no call's
-    /// arguments could pass). Each is also logged as a warning, on every listing. Empty when every tool
+    /// order, each with why: a tool whose definition does not read as an MCP tool (no
+    /// `name`, an `inputSchema` that is not an object, a hint that is not a boolean: named
+    /// by its place in the listing when it has no string name, with the field that is
+    /// wrong), a name the server lists again (its first listing is the tool), and a tool
+    /// registration would refuse (a schema that does not compile, e.g. a `pattern` that is no
+    /// regular expression or a `$ref` to another document, which is never fetched; an
+    /// `inputSchema` whose root is typed other than `object`, which no call's arguments could
+    /// pass). Each is also logged as a warning, on every listing. Empty when every tool
     /// listed is in `tools`; a listing after `list_changed` (or
     /// [`refresh_tools`](Self::refresh_tools)) that has a tool fixed gives it a bridge.
     ///

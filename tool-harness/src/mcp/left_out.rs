@@ -9,7 +9,9 @@ use toolsmith_core::RegistrationError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LeftOutTool {
-    /// The tool's name on the server (no local name is given to a tool left out).
+    /// The tool's name on the server (no local name is given to a tool left out); for a
+    /// tool that does not read ([`LeftOutReason::Unreadable`]) and has no string `name`,
+    /// its place in the listing instead ("tool 3 of page 1", counted from 1).
     pub name: String,
     /// Why it is left out.
     pub reason: LeftOutReason,
@@ -35,4 +37,31 @@ pub enum LeftOutReason {
     /// tool by the local name it would have had.
     #[error("{0}")]
     Refused(RegistrationError),
+    /// The tool's definition does not read as an MCP tool (an `inputSchema` that is not an
+    /// object, no `name`, an `annotations` hint that is not a boolean, an entry of `tools`
+    /// that is not an object): the rest of the listing is kept. A listing whose page is not
+    /// a tool list (no `tools` array, a `nextCursor` that is not a string) still fails.
+    #[error(
+        "its definition does not read as an MCP tool: {}{problem}",
+        at_field(field)
+    )]
+    Unreadable {
+        /// The path of the field that does not read, within the tool
+        /// (`inputSchema`, `annotations.readOnlyHint`); empty when the fault is the tool's
+        /// as a whole (a field missing, or not an object).
+        field: String,
+        /// What was wrong there, as serde says it, the value it quotes cut
+        /// ("invalid type: integer `5`, expected a map").
+        problem: String,
+    },
+}
+
+/// `field` as the start of a [`LeftOutReason::Unreadable`]'s message: "`field`: ", or
+/// nothing for the tool as a whole.
+fn at_field(field: &str) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!("`{field}`: ")
+    }
 }

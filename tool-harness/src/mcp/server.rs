@@ -480,10 +480,10 @@ fn describe<T: serde::de::DeserializeOwned>(params: Option<serde_json::Value>) -
     }
 }
 
-/// serde's message `message` with the client's value it quotes cut, and what was expected
+/// serde's message `message` with the peer's value it quotes cut, and what was expected
 /// kept: `invalid type: string "xxx…", expected a map`. The expectation is the last
 /// `, expected ` (the value quoted before it may hold the same words).
-fn quoted_cut(message: &str) -> String {
+pub(crate) fn quoted_cut(message: &str) -> String {
     match message.rsplit_once(", expected ") {
         Some((found, expected)) => format!("{}, expected {}", cut(found), cut(expected)),
         None => cut(message).into_owned(),

@@ -9,12 +9,12 @@ use std::time::Duration;
 use rmcp::ClientHandler;
 use rmcp::ServiceError;
 use rmcp::model::{
-    ClientConfig, ClientRequest, CustomRequest, CustomResult, ErrorCode, ErrorData,
+    ClientConfig, ClientRequest, Cursor, CustomRequest, CustomResult, ErrorCode, ErrorData,
     ListToolsRequest, ListToolsResult, PaginatedRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleClient};
+use serde::Deserialize as _;
 use serde_json::Value;
-use serde_path_to_error::Segment;
 use tokio::sync::{Notify, watch};
 use toolsmith_core::ToolImpl as _;
 
@@ -22,7 +22,7 @@ use super::bridge::McpToolBridge;
 use super::error::McpError;
 use super::left_out::{LeftOutReason, LeftOutTool};
 use super::names::McpNames;
-use super::server::cut;
+use super::server::{cut, quoted_cut};
 use super::unreadable::UNREADABLE_REQUEST;
 use crate::serialized_len::serialized_len;
 
@@ -98,6 +98,40 @@ pub const DEFAULT_MAX_TOOLS: usize = 10_000;
 /// few kilobytes (well under 2 MiB); 32 MiB leaves room for ten thousand tools of 3 KB.
 pub const DEFAULT_MAX_LISTING_BYTES: usize = 32 * 1024 * 1024;
 
+/// One tool of a server's listing, as read.
+pub(crate) enum ListedTool {
+    /// Read as rmcp's `Tool`.
+    Read(rmcp::model::Tool),
+    /// A tool whose definition does not read as one: left out of the bridges, the rest of
+    /// its page kept.
+    Unreadable {
+        /// Its `name` when that is a string, else its place ("tool 3 of page 1").
+        name: String,
+        /// [`LeftOutReason::Unreadable`]: the field that does not read, and why.
+        reason: LeftOutReason,
+        /// Its size as sent (JSON), counted against the listing's byte bound.
+        bytes: usize,
+    },
+}
+
+impl ListedTool {
+    /// The tool's name on the server (a place for an unreadable tool without one).
+    fn name(&self) -> &str {
+        match self {
+            Self::Read(tool) => &tool.name,
+            Self::Unreadable { name, .. } => name,
+        }
+    }
+
+    /// The bytes of the tool as JSON, which the listing's byte bound counts.
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Read(tool) => serialized_len(tool),
+            Self::Unreadable { bytes, .. } => *bytes,
+        }
+    }
+}
+
 /// How a server's tools become bridges: names claimed for this client, its category and
 /// time limit, and the bounds on reading its list.
 #[derive(Clone)]
@@ -118,8 +152,9 @@ pub(crate) struct ToolLister {
 }
 
 impl ToolLister {
-    /// Lists the server's tools (every page), as the server lists them.
-    pub(crate) async fn list(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    /// Lists the server's tools (every page), as the server lists them: each read, or left
+    /// out as [`Unreadable`](ListedTool::Unreadable).
+    pub(crate) async fn list(&self) -> Result<Vec<ListedTool>, McpError> {
         tokio::time::timeout(self.list_timeout, self.pages())
             .await
             .map_err(|_| {
@@ -135,8 +170,9 @@ impl ToolLister {
     /// longer listed, or left out, are released.
     ///
     /// Left out, each with a warning, so that every bridge registers (but for a name a
-    /// manager holds already): a name the server lists again (one tool on the wire: the
-    /// first listing is kept), and a tool registration would refuse ([`Tool::check`]: a
+    /// manager holds already): a tool whose definition did not read
+    /// ([`ListedTool::Unreadable`]), a name the server lists again (one tool on the wire:
+    /// the first listing is kept), and a tool registration would refuse ([`Tool::check`]: a
     /// schema that does not compile, or nested too deep, or an `inputSchema` whose root
     /// `type` is not `object`, which no call's arguments could pass).
     ///
@@ -153,7 +189,7 @@ impl ToolLister {
     /// [`Tool::check`]: toolsmith_core::Tool::check
     fn bridges(
         &self,
-        listed: Vec<rmcp::model::Tool>,
+        listed: Vec<ListedTool>,
         previous: &[McpToolBridge],
         list: &Weak<LiveToolList>,
     ) -> (Vec<McpToolBridge>, Vec<LeftOutTool>) {
@@ -165,6 +201,13 @@ impl ToolLister {
         let mut bridges = Vec::with_capacity(listed.len());
         let mut left_out = Vec::new();
         for tool in listed {
+            let tool = match tool {
+                ListedTool::Read(tool) => tool,
+                ListedTool::Unreadable { name, reason, .. } => {
+                    left_out.push(self.leave_out(&name, reason));
+                    continue;
+                }
+            };
             if !seen.insert(tool.name.clone()) {
                 left_out.push(self.leave_out(&tool.name, LeftOutReason::ListedAgain));
                 continue;
@@ -217,22 +260,27 @@ impl ToolLister {
     }
 
     /// Every page of the list, up to `max_tools` tools (and as many pages: a page may be
-    /// empty, a list may not go on for ever) and `max_listing_bytes` bytes of them.
-    async fn pages(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    /// empty, a list may not go on for ever) and `max_listing_bytes` bytes of them; tools
+    /// that do not read count as the others do.
+    async fn pages(&self) -> Result<Vec<ListedTool>, McpError> {
         let mut tools = Vec::new();
         let mut cursor = None;
         let mut bytes = 0_usize;
-        for _ in 0..=self.max_tools {
+        for page_number in 1..=self.max_tools.saturating_add(1) {
             let params = PaginatedRequestParams::default().with_cursor(cursor);
-            let page = match self.peer.list_tools(Some(params.clone())).await {
-                Ok(page) => page,
-                Err(ServiceError::UnexpectedResponse) => {
-                    return Err(self.failure(self.unreadable_page(params).await));
-                }
+            let (page, next_cursor) = match self.peer.list_tools(Some(params.clone())).await {
+                Ok(page) => (
+                    page.tools.into_iter().map(ListedTool::Read).collect(),
+                    page.next_cursor,
+                ),
+                Err(ServiceError::UnexpectedResponse) => self
+                    .unreadable_page(params, page_number)
+                    .await
+                    .map_err(|reason| self.failure(reason))?,
                 Err(error) => return Err(self.failure(error.to_string())),
             };
-            for tool in page.tools {
-                let size = serialized_len(&tool);
+            for tool in page {
+                let size = tool.bytes();
                 bytes = bytes.saturating_add(size);
                 if bytes > self.max_listing_bytes {
                     return Err(self.failure(format!(
@@ -240,7 +288,7 @@ impl ToolLister {
                          description and schemas, after {} bytes of {} tools before it; \
                          McpClientOptions::with_max_listing_bytes)",
                         self.max_listing_bytes,
-                        cut(&tool.name),
+                        cut(tool.name()),
                         bytes - size,
                         tools.len(),
                     )));
@@ -250,7 +298,7 @@ impl ToolLister {
             if tools.len() > self.max_tools {
                 break;
             }
-            match page.next_cursor {
+            match next_cursor {
                 Some(next) => cursor = Some(next),
                 None => return Ok(tools),
             }
@@ -261,18 +309,23 @@ impl ToolLister {
         )))
     }
 
-    /// Why a page that rmcp could not read as a tool list (it says only "Unexpected response
-    /// type") is not one, from the same page asked for again as it is sent: the field, and the
-    /// tool it is in.
-    async fn unreadable_page(&self, params: PaginatedRequestParams) -> String {
+    /// A page that rmcp could not read as a tool list (it says only "Unexpected response
+    /// type"), asked for again as it is sent and read one tool at a time ([`read_page`]): its
+    /// tools and its next cursor, or why the page itself is not a tool list.
+    async fn unreadable_page(
+        &self,
+        params: PaginatedRequestParams,
+        page_number: usize,
+    ) -> Result<(Vec<ListedTool>, Option<Cursor>), String> {
         let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-        match self.peer.send_request(request).await {
-            Ok(answer) => match serde_json::to_value(&answer) {
-                Ok(value) => not_a_tool_list(value),
-                Err(error) => format!("the answer is not a tool list: {error}"),
-            },
-            Err(error) => format!("the answer is not a tool list; asked again: {error}"),
-        }
+        let answer = self
+            .peer
+            .send_request(request)
+            .await
+            .map_err(|error| format!("the answer is not a tool list; asked again: {error}"))?;
+        let page = serde_json::to_value(&answer)
+            .map_err(|error| format!("the answer is not a tool list: {error}"))?;
+        read_page(page, page_number)
     }
 
     fn failure(&self, reason: String) -> McpError {
@@ -284,31 +337,88 @@ impl ToolLister {
     }
 }
 
-/// Why `page`, a server's answer to `tools/list`, does not read as a tool list: the path of
-/// the field that does not read and what was expected there, with the name of the tool it is
-/// in when that tool has one.
-fn not_a_tool_list(page: Value) -> String {
-    let tool_at = |index: usize| {
-        page.get("tools")
-            .and_then(|tools| tools.get(index))
-            .and_then(|tool| tool.get("name"))
-            .and_then(Value::as_str)
-            .map(|name| format!(" (the tool `{}`)", cut(name)))
-            .unwrap_or_default()
+/// `page`, a server's answer to `tools/list` (page `page_number`, from 1) that rmcp could not
+/// read, read one tool at a time: each entry of `tools` that reads as rmcp's `Tool` is kept,
+/// each that does not is [`ListedTool::Unreadable`], named by its `name` when that is a
+/// string, else by its place. Fails, saying why ([`not_a_tool_list`]), only when the page
+/// itself is not a tool list: not an object, no `tools` array, or another of its fields
+/// (`nextCursor`) that does not read.
+///
+/// The page was read from the transport within its bounds (bytes, depth, values); each
+/// tool's size is counted against the listing's by [`ToolLister::pages`].
+fn read_page(page: Value, page_number: usize) -> Result<(Vec<ListedTool>, Option<Cursor>), String> {
+    let Value::Object(mut fields) = page else {
+        // Not read as `ListToolsResult`, which serde would read from an array field by field.
+        let problem = serde_json::Map::<String, Value>::deserialize(&page)
+            .err()
+            .map_or_else(|| "not an object".to_owned(), |error| error.to_string());
+        return Err(format!(
+            "the answer is not a tool list: {}",
+            quoted_cut(&problem)
+        ));
     };
-    match serde_path_to_error::deserialize::<_, ListToolsResult>(&page) {
+    let Some(Value::Array(tools)) = fields.get_mut("tools") else {
+        return Err(not_a_tool_list(&Value::Object(fields)));
+    };
+    let tools = std::mem::take(tools);
+    // The page with its tools taken out: what does not read now is the page's own.
+    let rest = Value::Object(fields);
+    let next_cursor = match ListToolsResult::deserialize(&rest) {
+        Ok(read) => read.next_cursor,
+        Err(_) => return Err(not_a_tool_list(&rest)),
+    };
+    let listed = tools
+        .into_iter()
+        .enumerate()
+        .map(|(index, tool)| read_tool(tool, index, page_number))
+        .collect();
+    Ok((listed, next_cursor))
+}
+
+/// `tool`, the entry `index` (from 0) of page `page_number`'s `tools`, read as rmcp's `Tool`,
+/// or why not: the path of the field that does not read and what was wrong there, cut.
+fn read_tool(tool: Value, index: usize, page_number: usize) -> ListedTool {
+    let error = match serde_path_to_error::deserialize::<_, rmcp::model::Tool>(&tool) {
+        Ok(read) => return ListedTool::Read(read),
+        Err(error) => error,
+    };
+    let name = match tool.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        _ => format!("tool {} of page {page_number}", index.saturating_add(1)),
+    };
+    // serde_path_to_error writes the tool itself as ".".
+    let field = match error.path().to_string() {
+        path if path == "." => String::new(),
+        path => cut(&path).into_owned(),
+    };
+    ListedTool::Unreadable {
+        name,
+        reason: LeftOutReason::Unreadable {
+            field,
+            // serde quotes the value it could not read: a string schema of megabytes is cut.
+            problem: quoted_cut(&error.inner().to_string()),
+        },
+        bytes: serialized_len(&tool),
+    }
+}
+
+/// Why `page`, a server's answer to `tools/list`, is not a tool list (read without its
+/// tools, [`read_page`]): the path of the field that does not read and what was expected
+/// there.
+fn not_a_tool_list(page: &Value) -> String {
+    match serde_path_to_error::deserialize::<_, ListToolsResult>(page) {
         // Read here but not by rmcp: nothing more precise to say.
         Ok(_) => "the answer is not a tool list".to_owned(),
         Err(error) => {
-            let tool = match error.path().iter().nth(1) {
-                Some(Segment::Seq { index }) => tool_at(*index),
-                _ => String::new(),
+            // serde_path_to_error writes the page itself as ".".
+            let field = match error.path().to_string() {
+                path if path == "." => String::new(),
+                path => format!("{}: ", cut(&path)),
             };
-            // serde quotes the value it could not read: a string schema of megabytes is cut.
+            // serde quotes the value it could not read: a cursor of megabytes is cut.
             format!(
-                "the answer is not a tool list: {}{tool}: {}",
-                error.path(),
-                cut(&error.inner().to_string())
+                "the answer is not a tool list: {field}{}",
+                quoted_cut(&error.inner().to_string())
             )
         }
     }
@@ -389,7 +499,7 @@ impl LiveToolList {
     pub(crate) fn replace(
         self: &Arc<Self>,
         ticket: u64,
-        listed: Vec<rmcp::model::Tool>,
+        listed: Vec<ListedTool>,
         lister: &ToolLister,
     ) {
         let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);

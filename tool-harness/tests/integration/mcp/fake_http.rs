@@ -33,6 +33,15 @@ impl FakeHttpServer {
     where
         F: Fn(&str, &Value) -> FakeAnswer + Send + Sync + 'static,
     {
+        Self::start_with_params(move |method, id, _| answer(method, id)).await
+    }
+
+    /// [`start`](Self::start), with `answer(method, id, params)` also given each request's
+    /// `params` (`null` when it has none), e.g. to answer `tools/list` by its cursor.
+    pub async fn start_with_params<F>(answer: F) -> Self
+    where
+        F: Fn(&str, &Value, &Value) -> FakeAnswer + Send + Sync + 'static,
+    {
         let answer = Arc::new(answer);
         let answers = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&answers);
@@ -56,7 +65,7 @@ impl FakeHttpServer {
                         "serverInfo": {"name": "fake", "version": "1"},
                     }))
                 } else {
-                    answer(method, &id)
+                    answer(method, &id, message.get("params").unwrap_or(&Value::Null))
                 };
                 respond(&id, answer).await
             }

@@ -1,7 +1,8 @@
 //! A remote server's refusal of a call's arguments comes back as
 //! `ToolError::InvalidArguments` naming the local tool, its reason written once: from a
 //! Toolsmith server (`isError` with its own wording) and from any server (JSON-RPC's
-//! `-32602`). Any other failure stays an execution error.
+//! `-32602`). Any other failure stays an execution error. A server's error text of megabytes
+//! is cut before the model reads it.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -192,6 +193,61 @@ async fn invalid_params_from_any_server_name_the_local_tool_once() {
     assert_eq!(
         error,
         ToolError::execution("fs_read", "no such file: /tmp/x")
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_server_s_long_error_text_is_cut_before_the_model_reads_it() {
+    let answer = Arc::new(Mutex::new(json!({})));
+    let server = fake_server(Arc::clone(&answer)).await;
+    let client = McpClient::connect_with(
+        McpTransport::http(server.url()),
+        McpClientOptions::default().with_names(McpNames::new()),
+    )
+    .await
+    .unwrap();
+    let read = bridge(&client, "read");
+    let call = |message: serde_json::Value| {
+        *answer.lock().unwrap() = message;
+        let read = read.clone();
+        async move { read.execute(arguments(json!({}))).await.unwrap_err() }
+    };
+    let error_answer = |code: i64, message: &str| json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
+    // A megabyte of text, within the 8 MiB a message may hold.
+    let long = format!("{}{}", "x".repeat(1 << 20), "the end");
+
+    let error = call(error_answer(-32603, &long)).await;
+    assert_eq!(error.kind(), ToolErrorKind::Execution, "{error}");
+    let text = error.to_string();
+    assert!(text.contains("answered with error -32603: xxx"), "{text}");
+    assert!(text.ends_with("x…"), "{}", &text[text.len() - 20..]);
+    assert!(text.len() < 5_000, "{} bytes", text.len());
+
+    let error = call(error_answer(-32602, &long)).await;
+    assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
+    let text = error.to_string();
+    assert!(text.contains("the server said: xxx"), "{text}");
+    assert!(text.len() < 5_000, "{} bytes", text.len());
+
+    // A Toolsmith server's refusal of a megabyte: its reason, cut.
+    let toolsmith = error_for_model(&ToolError::invalid_arguments("read", &long), &[]);
+    let error = call(error_answer(-32602, &toolsmith)).await;
+    let ToolError::InvalidArguments { reason, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert!(
+        reason.starts_with("xxx") && reason.ends_with("x…"),
+        "{error}"
+    );
+    assert_eq!(reason.chars().count(), 4_097);
+
+    // A refusal of a few thousand characters (eight violations) is kept whole.
+    let violations = vec![format!("/a: {}", "y".repeat(300)); 8].join("; ");
+    let error = call(error_answer(-32602, &violations)).await;
+    assert_eq!(
+        error,
+        ToolError::invalid_arguments("read", format!("the server said: {violations}"))
     );
     client.close().await;
 }
