@@ -402,11 +402,12 @@ impl AgentCommands {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The state of the child `id`, or an error naming the ids there are.
-    fn state(&self, id: &str) -> Result<watch::Receiver<ChildState>, ToolError> {
+    /// The state of the child `id` and its pause handle, or an error naming the ids there
+    /// are.
+    fn state(&self, id: &str) -> Result<(watch::Receiver<ChildState>, PauseHandle), ToolError> {
         let agents = self.agents();
         match agents.get(id) {
-            Some(child) => Ok(child.state.subscribe()),
+            Some(child) => Ok((child.state.subscribe(), child.pause.clone())),
             None => Err(self.unknown(id, &agents)),
         }
     }
@@ -598,10 +599,20 @@ fn forget_oldest_ended(agents: &mut HashMap<String, Child>) {
     }
 }
 
-fn report(id: &str, state: &ChildState) -> Value {
+/// The status a child is reported with: a running one held by a paused session above it
+/// (its pause handle follows the session's) makes no model call, so it is paused too.
+fn reported(state: &ChildState, pause: &PauseHandle) -> Status {
+    if state.status == Status::Running && pause.is_paused() {
+        Status::Paused
+    } else {
+        state.status
+    }
+}
+
+fn report(id: &str, state: &ChildState, pause: &PauseHandle) -> Value {
     json!({
         "id": id,
-        "status": state.status,
+        "status": reported(state, pause),
         "turns": state.turns,
         "usage": {"input_tokens": state.usage.input_tokens, "output_tokens": state.usage.output_tokens},
         "last_calls": state.last_calls,
@@ -759,9 +770,9 @@ impl AgentCommands {
         /// The sub-agent's id, as `start` gave it.
         id: String,
     ) -> Result<Value, ToolError> {
-        let state = self.state(&id)?;
+        let (state, pause) = self.state(&id)?;
         let state = state.borrow();
-        Ok(report(&id, &state))
+        Ok(report(&id, &state, &pause))
     }
 
     /// A sub-agent's final answer, waiting up to `wait_ms` for it to finish (a paused one is
@@ -774,11 +785,13 @@ impl AgentCommands {
         /// How long to wait for it to finish, in milliseconds (default 0: do not wait).
         wait_ms: Option<u64>,
     ) -> Result<String, ToolError> {
-        let mut state = self.state(&id)?;
+        let (mut state, pause) = self.state(&id)?;
         let wait = Duration::from_millis(wait_ms.unwrap_or(0)).min(MAX_RESULT_WAIT);
         if !wait.is_zero() {
             // Ended or not, the state below says what there is. A paused child makes no
-            // model call, so waiting for its answer would wait out the whole time.
+            // model call, so waiting for its answer would wait out the whole time. One held
+            // by its paused session is waited for: this call is that session's, and goes on
+            // when the session resumes, the child with it.
             let _ = tokio::time::timeout(
                 wait,
                 state.wait_for(|s| !s.status.is_live() || s.status == Status::Paused),
@@ -786,13 +799,18 @@ impl AgentCommands {
             .await;
         }
         let state = state.borrow();
-        match state.status {
+        match reported(&state, &pause) {
             Status::Finished => Ok(state.answer.clone().unwrap_or_default()),
             Status::Failed => Err(error(state.failure.clone().unwrap_or_default())),
             Status::Stopped => Err(error(format!(
                 "sub-agent '{id}' was stopped before it finished; it has no result (its \
                  transcript of {} messages is kept)",
                 state.transcript.len()
+            ))),
+            Status::Paused if state.status == Status::Running => Err(error(format!(
+                "sub-agent '{id}' has not finished (paused after {} model calls): its parent \
+                 session is paused, and it makes no model call until that session is resumed",
+                state.turns
             ))),
             Status::Paused => Err(error(format!(
                 "sub-agent '{id}' has not finished (paused after {} model calls): it makes \
@@ -835,7 +853,7 @@ impl AgentCommands {
         /// The sub-agent's id.
         id: String,
     ) -> Result<Value, ToolError> {
-        let mut state = {
+        let (mut state, pause) = {
             let agents = self.agents();
             let Some(child) = agents.get(&id) else {
                 return Err(self.unknown(&id, &agents));
@@ -851,11 +869,11 @@ impl AgentCommands {
                 )));
             }
             child.cancel.cancel();
-            child.state.subscribe()
+            (child.state.subscribe(), child.pause.clone())
         };
         let _ = tokio::time::timeout(STOP_WAIT, state.wait_for(|s| !s.status.is_live())).await;
         let state = state.borrow();
-        Ok(report(&id, &state))
+        Ok(report(&id, &state, &pause))
     }
 }
 
@@ -883,6 +901,15 @@ impl AgentCommands {
         });
         if !moved {
             let status = child.state.borrow().status;
+            // Not paused itself, but held by its session.
+            if from == Status::Paused
+                && reported(&child.state.borrow(), &child.pause) == Status::Paused
+            {
+                return Err(error(format!(
+                    "sub-agent '{id}' is held by its parent session, which is paused: it goes \
+                     on when that session is resumed"
+                )));
+            }
             let name = |s: Status| {
                 serde_json::to_value(s)
                     .ok()
@@ -896,6 +923,6 @@ impl AgentCommands {
             )));
         }
         act(child);
-        Ok(report(id, &child.state.borrow()))
+        Ok(report(id, &child.state.borrow(), &child.pause))
     }
 }

@@ -171,6 +171,61 @@ async fn a_paused_child_keeps_its_place() {
     );
 }
 
+/// A child held because its parent session is paused reports "paused" to `check`, and
+/// `result` and `resume` say why it is held; once the session resumes, it is running again.
+#[tokio::test]
+async fn a_child_held_by_its_paused_session_is_reported_paused() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
+        Arc::clone(&started),
+        Arc::default(),
+    ))]);
+    let pause = toolsmith_harness::agent::PauseHandle::new();
+    let parent = AgentSession::builder(ScriptedModel::default())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .with_pause(pause.clone())
+        .build()
+        .unwrap();
+    agent_command(&parent, json!({"command": "start", "task": "t"}))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), started.notified())
+        .await
+        .expect("the child's tool never started");
+    pause.pause();
+    let check = agent_command(&parent, json!({"command": "check", "id": "agent-1"}))
+        .await
+        .unwrap()
+        .content
+        .to_text();
+    assert!(check.contains("\"status\":\"paused\""), "{check}");
+    let result = agent_command(&parent, json!({"command": "result", "id": "agent-1"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        result.contains("(paused after 1 model calls): its parent session is paused"),
+        "{result}"
+    );
+    let resume = agent_command(&parent, json!({"command": "resume", "id": "agent-1"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        resume.contains("is held by its parent session, which is paused"),
+        "{resume}"
+    );
+    pause.resume();
+    let check = agent_command(&parent, json!({"command": "check", "id": "agent-1"}))
+        .await
+        .unwrap()
+        .content
+        .to_text();
+    assert!(check.contains("\"status\":\"running\""), "{check}");
+}
+
 /// An inner session whose model calls `wait` (a tool that waits for ever, counting its
 /// start and its drop), then would answer "never"; and its model.
 fn inner_waiting(
