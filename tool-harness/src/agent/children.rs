@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -289,6 +289,44 @@ struct Children {
     agents: Mutex<HashMap<String, Child>>,
 }
 
+impl Children {
+    /// Stops every child still running or paused (its grandchildren with it, whose tokens
+    /// follow its token); how many were.
+    fn stop_live(&self) -> usize {
+        let agents = self.agents.lock().unwrap_or_else(PoisonError::into_inner);
+        agents
+            .values()
+            .filter(|child| child.state.borrow().status.is_live())
+            .inspect(|child| child.cancel.cancel())
+            .count()
+    }
+}
+
+/// The `agent` groups built with a session ([`AgentCommands::for_session`]), for
+/// [`AgentSession::stop_sub_agents`]. Weak: the groups live with the session's tools.
+#[derive(Default)]
+pub(crate) struct SessionSubAgents(Mutex<Vec<Weak<Children>>>);
+
+impl SessionSubAgents {
+    fn register(&self, children: &Arc<Children>) {
+        let mut groups = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        groups.retain(|group| group.strong_count() > 0);
+        groups.push(Arc::downgrade(children));
+    }
+
+    /// Stops every running or paused child of these groups; how many were.
+    pub(crate) fn stop_all(&self) -> usize {
+        let groups: Vec<Arc<Children>> = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        groups.iter().map(|group| group.stop_live()).sum()
+    }
+}
+
 impl Drop for Children {
     fn drop(&mut self) {
         let agents = self
@@ -308,8 +346,12 @@ impl Drop for Children {
 /// so that the children stop with the session and pass its hooks and approval. A child's
 /// tokens count in the [`AgentRun::child_usage`](super::AgentRun::child_usage) of the run
 /// whose call started it, built either way, and that run stops it if it ends cancelled,
-/// stopped by a hook, by a panic or by its token budget, or is dropped before it ends (a run
-/// that ends otherwise leaves it running). A child runs on a task of the Tokio runtime its
+/// stopped by a hook, by a panic or by its token budget, or is dropped before it ends. A run
+/// that ends otherwise (with an answer, its model's error, its turns spent) leaves it
+/// running: a `send` that continues the conversation (a retry after a passing error)
+/// collects what the model started, and the children are bounded by their own turns and
+/// the run's budget; [`AgentSession::stop_sub_agents`] stops those no run will collect. A
+/// child runs on a task of the Tokio runtime its
 /// `start` was called on: when that runtime shuts down before the child ends, the child ends
 /// failed (its `result` says why) and frees its place, so that a session kept across
 /// runtimes starts children on the next one.
@@ -373,7 +415,11 @@ impl AgentCommands {
             .get::<SessionPause>()
             .map(|session| session.0.clone());
         let guards = parts.state.get::<SessionGuards>().unwrap_or_default();
-        Self::at_depth(Arc::new(config), 0, (cancel, pause), guards)
+        let commands = Self::at_depth(Arc::new(config), 0, (cancel, pause), guards);
+        if let Some(groups) = parts.state.get::<SessionSubAgents>() {
+            groups.register(&commands.children);
+        }
+        commands
     }
 
     fn at_depth(
