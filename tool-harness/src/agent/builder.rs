@@ -11,6 +11,7 @@ use toolsmith_core::{
 };
 
 use super::AgenticError;
+use super::children::SessionSubAgents;
 use super::compaction::Compaction;
 use super::context_overflow::{ContextOverflow, SessionContextOverflow};
 use super::declaration_check::check_declarations;
@@ -568,6 +569,10 @@ impl AgentSessionBuilder {
                 .state
                 .insert_arc(Arc::new(SessionPause(pause.clone())));
         }
+        // ... and are found by `stop_sub_agents`.
+        parts
+            .state
+            .insert_arc(Arc::new(SessionSubAgents::default()));
         // ... and hold their children to the session's hooks and approval.
         parts.state.insert_arc(Arc::new(SessionGuards {
             hooks: self.hooks.clone(),

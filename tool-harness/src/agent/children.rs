@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -289,6 +289,44 @@ struct Children {
     agents: Mutex<HashMap<String, Child>>,
 }
 
+impl Children {
+    /// Stops every child still running or paused (its grandchildren with it, whose tokens
+    /// follow its token); how many were.
+    fn stop_live(&self) -> usize {
+        let agents = self.agents.lock().unwrap_or_else(PoisonError::into_inner);
+        agents
+            .values()
+            .filter(|child| child.state.borrow().status.is_live())
+            .inspect(|child| child.cancel.cancel())
+            .count()
+    }
+}
+
+/// The `agent` groups built with a session ([`AgentCommands::for_session`]), for
+/// [`AgentSession::stop_sub_agents`]. Weak: the groups live with the session's tools.
+#[derive(Default)]
+pub(crate) struct SessionSubAgents(Mutex<Vec<Weak<Children>>>);
+
+impl SessionSubAgents {
+    fn register(&self, children: &Arc<Children>) {
+        let mut groups = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        groups.retain(|group| group.strong_count() > 0);
+        groups.push(Arc::downgrade(children));
+    }
+
+    /// Stops every running or paused child of these groups; how many were.
+    pub(crate) fn stop_all(&self) -> usize {
+        let groups: Vec<Arc<Children>> = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        groups.iter().map(|group| group.stop_live()).sum()
+    }
+}
+
 impl Drop for Children {
     fn drop(&mut self) {
         let agents = self
@@ -308,8 +346,12 @@ impl Drop for Children {
 /// so that the children stop with the session and pass its hooks and approval. A child's
 /// tokens count in the [`AgentRun::child_usage`](super::AgentRun::child_usage) of the run
 /// whose call started it, built either way, and that run stops it if it ends cancelled,
-/// stopped by a hook, by a panic or by its token budget, or is dropped before it ends (a run
-/// that ends otherwise leaves it running). A child runs on a task of the Tokio runtime its
+/// stopped by a hook, by a panic or by its token budget, or is dropped before it ends. A run
+/// that ends otherwise (with an answer, its model's error, its turns spent) leaves it
+/// running: a `send` that continues the conversation (a retry after a passing error)
+/// collects what the model started, and the children are bounded by their own turns and
+/// the run's budget; [`AgentSession::stop_sub_agents`] stops those no run will collect. A
+/// child runs on a task of the Tokio runtime its
 /// `start` was called on: when that runtime shuts down before the child ends, the child ends
 /// failed (its `result` says why) and frees its place, so that a session kept across
 /// runtimes starts children on the next one.
@@ -373,7 +415,11 @@ impl AgentCommands {
             .get::<SessionPause>()
             .map(|session| session.0.clone());
         let guards = parts.state.get::<SessionGuards>().unwrap_or_default();
-        Self::at_depth(Arc::new(config), 0, (cancel, pause), guards)
+        let commands = Self::at_depth(Arc::new(config), 0, (cancel, pause), guards);
+        if let Some(groups) = parts.state.get::<SessionSubAgents>() {
+            groups.register(&commands.children);
+        }
+        commands
     }
 
     fn at_depth(
@@ -402,11 +448,12 @@ impl AgentCommands {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The state of the child `id`, or an error naming the ids there are.
-    fn state(&self, id: &str) -> Result<watch::Receiver<ChildState>, ToolError> {
+    /// The state of the child `id` and its pause handle, or an error naming the ids there
+    /// are.
+    fn state(&self, id: &str) -> Result<(watch::Receiver<ChildState>, PauseHandle), ToolError> {
         let agents = self.agents();
         match agents.get(id) {
-            Some(child) => Ok(child.state.subscribe()),
+            Some(child) => Ok((child.state.subscribe(), child.pause.clone())),
             None => Err(self.unknown(id, &agents)),
         }
     }
@@ -598,10 +645,20 @@ fn forget_oldest_ended(agents: &mut HashMap<String, Child>) {
     }
 }
 
-fn report(id: &str, state: &ChildState) -> Value {
+/// The status a child is reported with: a running one held by a paused session above it
+/// (its pause handle follows the session's) makes no model call, so it is paused too.
+fn reported(state: &ChildState, pause: &PauseHandle) -> Status {
+    if state.status == Status::Running && pause.is_paused() {
+        Status::Paused
+    } else {
+        state.status
+    }
+}
+
+fn report(id: &str, state: &ChildState, pause: &PauseHandle) -> Value {
     json!({
         "id": id,
-        "status": state.status,
+        "status": reported(state, pause),
         "turns": state.turns,
         "usage": {"input_tokens": state.usage.input_tokens, "output_tokens": state.usage.output_tokens},
         "last_calls": state.last_calls,
@@ -759,9 +816,9 @@ impl AgentCommands {
         /// The sub-agent's id, as `start` gave it.
         id: String,
     ) -> Result<Value, ToolError> {
-        let state = self.state(&id)?;
+        let (state, pause) = self.state(&id)?;
         let state = state.borrow();
-        Ok(report(&id, &state))
+        Ok(report(&id, &state, &pause))
     }
 
     /// A sub-agent's final answer, waiting up to `wait_ms` for it to finish (a paused one is
@@ -774,11 +831,13 @@ impl AgentCommands {
         /// How long to wait for it to finish, in milliseconds (default 0: do not wait).
         wait_ms: Option<u64>,
     ) -> Result<String, ToolError> {
-        let mut state = self.state(&id)?;
+        let (mut state, pause) = self.state(&id)?;
         let wait = Duration::from_millis(wait_ms.unwrap_or(0)).min(MAX_RESULT_WAIT);
         if !wait.is_zero() {
             // Ended or not, the state below says what there is. A paused child makes no
-            // model call, so waiting for its answer would wait out the whole time.
+            // model call, so waiting for its answer would wait out the whole time. One held
+            // by its paused session is waited for: this call is that session's, and goes on
+            // when the session resumes, the child with it.
             let _ = tokio::time::timeout(
                 wait,
                 state.wait_for(|s| !s.status.is_live() || s.status == Status::Paused),
@@ -786,13 +845,18 @@ impl AgentCommands {
             .await;
         }
         let state = state.borrow();
-        match state.status {
+        match reported(&state, &pause) {
             Status::Finished => Ok(state.answer.clone().unwrap_or_default()),
             Status::Failed => Err(error(state.failure.clone().unwrap_or_default())),
             Status::Stopped => Err(error(format!(
                 "sub-agent '{id}' was stopped before it finished; it has no result (its \
                  transcript of {} messages is kept)",
                 state.transcript.len()
+            ))),
+            Status::Paused if state.status == Status::Running => Err(error(format!(
+                "sub-agent '{id}' has not finished (paused after {} model calls): its parent \
+                 session is paused, and it makes no model call until that session is resumed",
+                state.turns
             ))),
             Status::Paused => Err(error(format!(
                 "sub-agent '{id}' has not finished (paused after {} model calls): it makes \
@@ -835,7 +899,7 @@ impl AgentCommands {
         /// The sub-agent's id.
         id: String,
     ) -> Result<Value, ToolError> {
-        let mut state = {
+        let (mut state, pause) = {
             let agents = self.agents();
             let Some(child) = agents.get(&id) else {
                 return Err(self.unknown(&id, &agents));
@@ -851,11 +915,11 @@ impl AgentCommands {
                 )));
             }
             child.cancel.cancel();
-            child.state.subscribe()
+            (child.state.subscribe(), child.pause.clone())
         };
         let _ = tokio::time::timeout(STOP_WAIT, state.wait_for(|s| !s.status.is_live())).await;
         let state = state.borrow();
-        Ok(report(&id, &state))
+        Ok(report(&id, &state, &pause))
     }
 }
 
@@ -883,6 +947,15 @@ impl AgentCommands {
         });
         if !moved {
             let status = child.state.borrow().status;
+            // Not paused itself, but held by its session.
+            if from == Status::Paused
+                && reported(&child.state.borrow(), &child.pause) == Status::Paused
+            {
+                return Err(error(format!(
+                    "sub-agent '{id}' is held by its parent session, which is paused: it goes \
+                     on when that session is resumed"
+                )));
+            }
             let name = |s: Status| {
                 serde_json::to_value(s)
                     .ok()
@@ -896,6 +969,6 @@ impl AgentCommands {
             )));
         }
         act(child);
-        Ok(report(id, &child.state.borrow()))
+        Ok(report(id, &child.state.borrow(), &child.pause))
     }
 }

@@ -12,6 +12,7 @@ use toolsmith_core::{
 use tracing::Instrument as _;
 
 use super::builder::AgentSessionBuilder;
+use super::children::SessionSubAgents;
 use super::compaction::Compaction;
 use super::context_overflow::{
     ContextEstimate, ContextOverflow, MAX_OVERFLOW_ATTEMPTS, Overflow, OverflowCause, Shortened,
@@ -181,6 +182,21 @@ impl AgentSession {
     /// The session's token: cancelling it cancels every run of the session, now and later.
     pub fn cancellation_token(&self) -> &CancellationToken {
         &self.cancellation
+    }
+
+    /// Stops every sub-agent of the session's `agent` group (built with it by
+    /// [`ToolPreset::agent`](crate::ToolPreset::agent)) still running or paused, and theirs;
+    /// gives how many of the session's own children were. Each ends stopped at its next
+    /// await, its transcript kept (`agent result` says it was stopped); the session and its
+    /// later runs go on. For the children no run will collect: a run that ends with an
+    /// answer, its model's error or its turns spent leaves them working, for a `send` that
+    /// continues the conversation; one cancelled, stopped, ended by its budget or dropped
+    /// stops its own already.
+    pub fn stop_sub_agents(&self) -> usize {
+        self.parts
+            .state
+            .get::<SessionSubAgents>()
+            .map_or(0, |groups| groups.stop_all())
     }
 
     /// The conversation kept by [`send`](Self::send). Read under the lock a `send` holds
@@ -1303,7 +1319,9 @@ pub(super) enum RunEnd {
 impl RunEnd {
     /// Whether a run that ends so stops the background children its calls started: one
     /// cancelled, stopped by a hook, by a panic or by a token budget. One that fails
-    /// otherwise (the model's error, its turns spent) leaves them, as an answer does.
+    /// otherwise (the model's error, its turns spent) leaves them, as an answer does: a
+    /// `send` continuing the conversation may collect them
+    /// ([`AgentSession::stop_sub_agents`] stops them otherwise).
     pub(super) fn stops_children(&self) -> bool {
         matches!(
             self,

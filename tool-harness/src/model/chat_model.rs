@@ -106,6 +106,23 @@ pub enum ModelError {
         /// The timeout.
         after: Duration,
     },
+    /// A streamed answer that did not end within the client's stream deadline (the HTTP
+    /// clients' `stream_deadline`, 30 min by default): its bytes kept coming, each wait
+    /// for more within the client's [`Timeout`](Self::Timeout), but the whole took longer
+    /// (a server sending keep-alives without an end, or an answer slower than allowed).
+    #[error(
+        "{provider}: the streamed answer of model '{model}' did not end within {} (the \
+         client's stream deadline)",
+        crate::readable_duration::ReadableDuration(*after)
+    )]
+    StreamDeadline {
+        /// The client.
+        provider: String,
+        /// The model the request asked for.
+        model: String,
+        /// The deadline.
+        after: Duration,
+    },
     /// The connection failed (refused, reset, DNS).
     #[error("{provider}: cannot reach {url}: {reason}")]
     Connection {
@@ -264,7 +281,10 @@ impl ModelError {
     /// For [`AllFailed`](Self::AllFailed), whether its last error is.
     pub fn is_transient(&self) -> bool {
         match self.last_error() {
-            Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,
+            Self::RateLimited { .. }
+            | Self::Timeout { .. }
+            | Self::StreamDeadline { .. }
+            | Self::Connection { .. } => true,
             // 501: the server does not do this at all.
             Self::Api { status, .. } => {
                 matches!(status, 408 | 409) || (*status >= 500 && *status != 501)
@@ -306,7 +326,10 @@ impl ModelError {
     /// ```
     pub fn is_provider_side(&self) -> bool {
         match self.last_error() {
-            Self::RateLimited { .. } | Self::Timeout { .. } | Self::Connection { .. } => true,
+            Self::RateLimited { .. }
+            | Self::Timeout { .. }
+            | Self::StreamDeadline { .. }
+            | Self::Connection { .. } => true,
             Self::Api { status, .. } => matches!(status, 408 | 409 | 500..=599),
             _ => false,
         }

@@ -54,6 +54,8 @@ pub struct Client {
     pub max_retries: u32,
     pub retry_delay: Duration,
     pub max_retry_wait: Duration,
+    /// The time limit of a whole streamed answer; `None`: the client's default.
+    pub stream_deadline: Option<Duration>,
 }
 
 impl Default for Client {
@@ -63,18 +65,23 @@ impl Default for Client {
             max_retries: 2,
             retry_delay: Duration::from_millis(10),
             max_retry_wait: Duration::from_secs(5),
+            stream_deadline: None,
         }
     }
 }
 
 fn configure<M>(builder: HttpModelBuilder<M>, base: &str, client: &Client) -> HttpModelBuilder<M> {
-    builder
+    let builder = builder
         .api_key(KEY)
         .base_url(base)
         .timeout(client.timeout)
         .max_retries(client.max_retries)
         .retry_delay(client.retry_delay)
-        .max_retry_wait(client.max_retry_wait)
+        .max_retry_wait(client.max_retry_wait);
+    match client.stream_deadline {
+        Some(deadline) => builder.stream_deadline(deadline),
+        None => builder,
+    }
 }
 
 impl Api {

@@ -15,7 +15,7 @@ use toolsmith_harness::ToolPreset;
 use toolsmith_harness::agent::{
     AgentRun, AgentSession, AgentTool, AgenticError, HookDecision, SubAgentConfig, ToolHook,
 };
-use toolsmith_harness::model::{ScriptedModel, ScriptedTurn, Usage};
+use toolsmith_harness::model::{ModelError, ScriptedModel, ScriptedTurn, Usage};
 
 use crate::common::stalled::waits_for_ever;
 
@@ -169,6 +169,61 @@ async fn a_paused_child_keeps_its_place() {
             .contains("1 sub-agents are already running"),
         "{refused}"
     );
+}
+
+/// A child held because its parent session is paused reports "paused" to `check`, and
+/// `result` and `resume` say why it is held; once the session resumes, it is running again.
+#[tokio::test]
+async fn a_child_held_by_its_paused_session_is_reported_paused() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
+        Arc::clone(&started),
+        Arc::default(),
+    ))]);
+    let pause = toolsmith_harness::agent::PauseHandle::new();
+    let parent = AgentSession::builder(ScriptedModel::default())
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .with_pause(pause.clone())
+        .build()
+        .unwrap();
+    agent_command(&parent, json!({"command": "start", "task": "t"}))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), started.notified())
+        .await
+        .expect("the child's tool never started");
+    pause.pause();
+    let check = agent_command(&parent, json!({"command": "check", "id": "agent-1"}))
+        .await
+        .unwrap()
+        .content
+        .to_text();
+    assert!(check.contains("\"status\":\"paused\""), "{check}");
+    let result = agent_command(&parent, json!({"command": "result", "id": "agent-1"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        result.contains("(paused after 1 model calls): its parent session is paused"),
+        "{result}"
+    );
+    let resume = agent_command(&parent, json!({"command": "resume", "id": "agent-1"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        resume.contains("is held by its parent session, which is paused"),
+        "{resume}"
+    );
+    pause.resume();
+    let check = agent_command(&parent, json!({"command": "check", "id": "agent-1"}))
+        .await
+        .unwrap()
+        .content
+        .to_text();
+    assert!(check.contains("\"status\":\"running\""), "{check}");
 }
 
 /// An inner session whose model calls `wait` (a tool that waits for ever, counting its
@@ -443,6 +498,57 @@ async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
         .await
         .unwrap();
     assert!(check.content.to_text().contains("\"running\""), "{check:?}");
+}
+
+/// A run that ends on its model's error leaves its children working, for a `send` that
+/// continues the conversation to collect; `stop_sub_agents` stops them when none will.
+#[tokio::test]
+async fn a_run_ended_by_a_model_error_leaves_its_children_which_stop_sub_agents_stops() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
+        Arc::clone(&started),
+        Arc::clone(&dropped),
+    ))]);
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
+        ScriptedTurn::error(ModelError::Api {
+            provider: "p".into(),
+            status: 500,
+            message: "the parent's model is down".into(),
+        }),
+    ]);
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    let ended = parent.send("go").await;
+    assert!(
+        matches!(ended, Err(AgenticError::Model { .. })),
+        "{ended:?}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), started.notified())
+        .await
+        .expect("the child's tool never started");
+    let check = agent_command(&parent, json!({"command": "check", "id": "agent-1"}))
+        .await
+        .unwrap()
+        .content
+        .to_text();
+    assert!(check.contains("\"running\""), "{check}");
+    assert_eq!(parent.stop_sub_agents(), 1);
+    assert_result_says_stopped(&parent).await;
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the child's tool was dropped"
+    );
+    // Nothing is left to stop, and the session goes on.
+    assert_eq!(parent.stop_sub_agents(), 0);
+    assert!(!parent.cancellation_token().is_cancelled());
 }
 
 #[tokio::test]

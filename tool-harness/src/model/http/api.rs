@@ -122,16 +122,24 @@ pub(crate) async fn stream<A: HttpApi>(
     let mut body = api.body(request)?;
     A::ask_to_stream(&mut body);
     let body = filled_in(api, body);
-    streamed::request_answer::<A::Assembler>(
-        &api.client().transport,
-        &A::path(request, true)?,
-        &body,
-        on_delta,
-        A::read_answer,
-    )
-    .await
-    .map_err(|error| locating_refused_image::<A>(error, request, &body))
-    .map_err(|error| api.client().transport.hiding_key(error))
+    let transport = &api.client().transport;
+    // Each wait for more of the stream has the client's time limit; this bounds the whole,
+    // which a server sending keep-alives without an end would otherwise hold for ever.
+    let deadline = transport.stream_deadline();
+    let path = A::path(request, true)?;
+    let answer =
+        streamed::request_answer::<A::Assembler>(transport, &path, &body, on_delta, A::read_answer);
+    tokio::time::timeout(deadline, answer)
+        .await
+        .unwrap_or_else(|_| {
+            Err(ModelError::StreamDeadline {
+                provider: transport.provider_name(),
+                model: request.model.clone(),
+                after: deadline,
+            })
+        })
+        .map_err(|error| locating_refused_image::<A>(error, request, &body))
+        .map_err(|error| transport.hiding_key(error))
 }
 
 /// `error` with the refused image's index filled in, for an

@@ -12,7 +12,7 @@ use super::api::HttpClient;
 use super::context_overflow::OverflowShape;
 use super::openai_embeddings::EmbeddingSettings;
 use super::transport::{Transport, TransportConfig};
-use super::{DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT};
+use super::{DEFAULT_MAX_RETRIES, DEFAULT_STREAM_DEADLINE, DEFAULT_TIMEOUT};
 use crate::model::{ImageLimits, ModelError};
 
 /// The first wait before retrying, when the API does not say how long to wait.
@@ -52,6 +52,7 @@ pub(crate) struct Settings {
     pub(crate) api_key: Option<String>,
     pub(crate) base_url: Option<String>,
     pub(crate) timeout: Duration,
+    pub(crate) stream_deadline: Duration,
     pub(crate) max_retries: u32,
     pub(crate) retry_delay: Duration,
     pub(crate) max_retry_wait: Duration,
@@ -98,6 +99,7 @@ impl<M> Default for HttpModelBuilder<M> {
                 api_key: None,
                 base_url: None,
                 timeout: DEFAULT_TIMEOUT,
+                stream_deadline: DEFAULT_STREAM_DEADLINE,
                 max_retries: DEFAULT_MAX_RETRIES,
                 retry_delay: DEFAULT_RETRY_DELAY,
                 max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
@@ -133,6 +135,7 @@ impl<M> fmt::Debug for HttpModelBuilder<M> {
                 &s.base_url.as_deref().map(crate::redacted_url::redacted_url),
             )
             .field("timeout", &s.timeout)
+            .field("stream_deadline", &s.stream_deadline)
             .field("max_retries", &s.max_retries)
             .field("retry_delay", &s.retry_delay)
             .field("max_retry_wait", &s.max_retry_wait)
@@ -169,6 +172,21 @@ impl<M> HttpModelBuilder<M> {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.settings.timeout = timeout;
+        self
+    }
+
+    /// The time limit of a whole streamed answer
+    /// ([`ChatModel::stream`](crate::model::ChatModel::stream)), from the request's sending to
+    /// the answer's last event, its retries included (default 30 min,
+    /// [`DEFAULT_STREAM_DEADLINE`](super::DEFAULT_STREAM_DEADLINE)). The
+    /// [`timeout`](Self::timeout) bounds each wait for more of a stream, so a server whose
+    /// bytes keep coming (a keep-alive comment every few seconds) never passes it; past this
+    /// deadline the stream is dropped and the call fails with
+    /// [`ModelError::StreamDeadline`](crate::model::ModelError::StreamDeadline), naming the
+    /// model and the deadline. It is not retried, as a time-out is not.
+    #[must_use]
+    pub fn stream_deadline(mut self, deadline: Duration) -> Self {
+        self.settings.stream_deadline = deadline;
         self
     }
 
@@ -355,6 +373,7 @@ impl<M> HttpModelBuilder<M> {
             base_url,
             headers,
             timeout: s.timeout,
+            stream_deadline: s.stream_deadline,
             max_retries: s.max_retries,
             retry_delay: s.retry_delay,
             max_retry_wait: s.max_retry_wait,

@@ -33,7 +33,10 @@
 //! - **Time limit.** Each attempt, from connecting to the last byte of the answer, has
 //!   [`timeout`](HttpModelBuilder::timeout) ([`DEFAULT_TIMEOUT`]). A streamed answer
 //!   ([`ChatModel::stream`](super::ChatModel::stream)) has it until its head arrives, then
-//!   for each wait for more: a long answer may take longer as long as it keeps coming.
+//!   for each wait for more: a long answer may take longer as long as it keeps coming,
+//!   up to the [`stream_deadline`](HttpModelBuilder::stream_deadline)
+//!   ([`DEFAULT_STREAM_DEADLINE`]) of the whole, retries included, past which it is
+//!   [`StreamDeadline`](super::ModelError::StreamDeadline).
 //! - **Streaming.** `stream` reads the API's server-sent events, reports text and
 //!   call-argument pieces as [`StreamDelta`](super::StreamDelta)s, and assembles the
 //!   events into the answer the API would have sent whole, read as `complete` reads it:
@@ -110,6 +113,12 @@ pub use openai_responses::OpenAiResponsesModel;
 
 /// The time limit of one attempt unless the builder sets another.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The time limit of a whole streamed answer unless the builder sets another
+/// ([`HttpModelBuilder::stream_deadline`]): long enough for a long answer at a slow model's
+/// pace, short enough that a server which keeps a stream alive without ending it (a
+/// keep-alive comment every few seconds) cannot hold a turn for ever.
+pub const DEFAULT_STREAM_DEADLINE: Duration = Duration::from_secs(30 * 60);
 
 /// How many times a request is retried (after a 429 or 5xx answer, or no answer at all)
 /// unless the builder says otherwise.

@@ -37,6 +37,8 @@ pub(crate) struct Transport {
     overflow: OverflowShape,
     base_url: String,
     timeout: Duration,
+    /// The time limit of a whole streamed answer, retries included.
+    stream_deadline: Duration,
     max_retries: u32,
     retry_delay: Duration,
     max_retry_wait: Duration,
@@ -59,6 +61,7 @@ impl fmt::Debug for Transport {
             .field("api", &self.name)
             .field("base_url", &redacted_url(&self.base_url))
             .field("timeout", &self.timeout)
+            .field("stream_deadline", &self.stream_deadline)
             .field("max_retries", &self.max_retries)
             .finish_non_exhaustive()
     }
@@ -74,6 +77,8 @@ pub(crate) struct TransportConfig {
     /// Headers sent with every request; `(name, value, sensitive)`.
     pub(crate) headers: Vec<(String, String, bool)>,
     pub(crate) timeout: Duration,
+    /// The time limit of a whole streamed answer, retries included.
+    pub(crate) stream_deadline: Duration,
     pub(crate) max_retries: u32,
     pub(crate) retry_delay: Duration,
     pub(crate) max_retry_wait: Duration,
@@ -188,6 +193,7 @@ impl Transport {
             overflow: config.overflow,
             base_url,
             timeout: config.timeout,
+            stream_deadline: config.stream_deadline,
             max_retries: config.max_retries,
             retry_delay: config.retry_delay,
             max_retry_wait: config.max_retry_wait,
@@ -216,6 +222,11 @@ impl Transport {
     /// The API's name, as errors give it.
     pub(crate) fn provider_name(&self) -> String {
         self.name.to_owned()
+    }
+
+    /// The time limit of a whole streamed answer, retries included.
+    pub(crate) fn stream_deadline(&self) -> Duration {
+        self.stream_deadline
     }
 
     /// How the API's errors say that a request is longer than the model's context.
@@ -928,6 +939,7 @@ mod tests {
             base_url: "http://127.0.0.1:9".to_owned(),
             headers: Vec::new(),
             timeout: Duration::from_secs(1),
+            stream_deadline: Duration::from_secs(1),
             max_retries: 2,
             retry_delay: Duration::from_millis(100),
             max_retry_wait: Duration::from_secs(1),

@@ -672,6 +672,48 @@ async fn a_stream_that_stops_coming_times_out_and_a_slow_one_does_not() {
     );
 }
 
+/// A server that keeps a stream alive without ending it (a keep-alive comment every
+/// [`SLOW_GAP`], each wait within the client's time limit) is cut off at the client's stream
+/// deadline, with an error naming the API, the model and the deadline, and not asked again.
+#[tokio::test]
+async fn a_stream_kept_alive_without_an_end_is_cut_off_at_its_deadline() {
+    const DEADLINE: Duration = Duration::from_millis(1500);
+    let client = Client {
+        timeout: SLOW_LIMIT,
+        stream_deadline: Some(DEADLINE),
+        ..Client::default()
+    };
+    for api in Api::ALL {
+        // 20 s of keep-alives, far past the deadline.
+        let trickle = Reply::streamed(vec![(SLOW_GAP, b": keep-alive\n\n".to_vec()); 100]);
+        let started = std::time::Instant::now();
+        let streamed = tokio::time::timeout(Duration::from_secs(10), stream(api, trickle, &client))
+            .await
+            .unwrap_or_else(|_| panic!("{api:?}: still streaming 10 s into a 1.5 s deadline"));
+        assert!(started.elapsed() >= DEADLINE, "{api:?}");
+        let error = streamed.answer.expect_err("cut off");
+        assert_eq!(
+            error,
+            ModelError::StreamDeadline {
+                provider: api.name().into(),
+                model: api.model_name().into(),
+                after: DEADLINE,
+            },
+            "{api:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}: the streamed answer of model '{}' did not end within 1.5 s (the \
+                 client's stream deadline)",
+                api.name(),
+                api.model_name()
+            )
+        );
+        assert!(error.is_transient());
+    }
+}
+
 #[tokio::test]
 async fn an_error_status_before_the_stream_is_retried_then_quoted() {
     let server = MockServer::start([
