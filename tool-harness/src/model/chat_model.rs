@@ -204,6 +204,7 @@ impl ModelError {
     /// This error with `f` applied to the text it quotes: the API's message (`Auth`, `Api`,
     /// `ContextTooLong`, `ImageRefused`, `RateLimited`) or what went wrong reaching or
     /// reading it (`Connection`, `MalformedResponse`); any other error as it is.
+    #[cfg(feature = "http-models")]
     pub(crate) fn map_quoted(self, f: impl FnOnce(String) -> String) -> Self {
         match self {
             Self::Auth {
