@@ -501,6 +501,33 @@ async fn nothing_matching_returns_no_tools() {
     assert!(manager.active_definitions().is_empty());
 }
 
+/// The names `shed` finds for `description` among `tools` (the catalogue's and these).
+async fn found_among(tools: Vec<FnTool>, description: &str) -> Vec<String> {
+    let mut all = catalogue();
+    all.extend(tools);
+    let manager = manager_with(all);
+    let found = shed(&manager, json!({"description": description}))
+        .await
+        .unwrap();
+    names(&found).into_iter().map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn a_tool_described_in_thai_is_found_by_one_word_of_its_description() {
+    // Thai puts no space between words: its sentence was one term, found only whole.
+    let thai = || {
+        vec![
+            // "Convert currency at today's exchange rate." / "Book a hotel room."
+            tool("thai_currency", "แปลงสกุลเงินตามอัตราแลกเปลี่ยนปัจจุบัน"),
+            tool("thai_hotel", "จองห้องพักโรงแรม"),
+        ]
+    };
+    // "money", "hotel"; "weather" is in neither.
+    assert_eq!(found_among(thai(), "เงิน").await, ["thai_currency"]);
+    assert_eq!(found_among(thai(), "โรงแรม").await, ["thai_hotel"]);
+    assert!(found_among(thai(), "อากาศ").await.is_empty());
+}
+
 fn categorised(name: &str, description: &str, category: &str) -> FnTool {
     tool(name, description).with_category(category)
 }

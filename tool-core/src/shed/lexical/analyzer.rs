@@ -69,8 +69,12 @@ fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
 /// before the last capital of an acronym followed by lower case (`HTTPServer` → `http`,
 /// `server`) and between letters and digits (`base64` → `base`, `64`). Each Chinese or
 /// Japanese ideograph and each hiragana is a word by itself: those scripts put no space
-/// between words, and a sentence would otherwise be one term. Pieces are lower-cased; stop
-/// words are dropped; the rest are stemmed.
+/// between words, and a sentence would otherwise be one term. A run of Thai, Lao, Khmer or
+/// Myanmar letters (scripts that put no space between words either, with words of several
+/// letters) is split off from letters of other scripts and becomes its overlapping pairs of
+/// letters, as search engines without a dictionary index such text: a word of the query
+/// then meets the same pairs inside the tool's sentence (see [`emit_pairs`]). Other pieces
+/// are lower-cased; stop words are dropped; the rest are stemmed.
 pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
     if text.is_ascii() {
         analyze_ascii(text, &mut emit);
@@ -137,9 +141,12 @@ fn ascii_str(bytes: &[u8]) -> &str {
 /// [`analyze`] for any text (ASCII text is its own NFKC).
 fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
     let mut piece = String::new();
-    let mut emit_piece = |piece: &mut String| {
+    // The script of the piece's letters, when they are read in pairs: a piece is of one
+    // script or none, as a change of script ends it.
+    let mut paired: Option<PairedScript> = None;
+    let mut emit_piece = |piece: &mut String, paired: Option<PairedScript>| {
         if !piece.is_empty() {
-            term_of(piece, &mut *emit);
+            emit_word(piece, paired, &mut *emit);
             piece.clear();
         }
     };
@@ -156,17 +163,18 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
             continue;
         }
         if !c.is_alphanumeric() {
-            emit_piece(&mut piece);
+            emit_piece(&mut piece, paired);
             prev = Some(c);
             continue;
         }
         if is_word_by_itself(c) {
-            emit_piece(&mut piece);
+            emit_piece(&mut piece, paired);
             piece.push(c);
-            emit_piece(&mut piece);
+            emit_piece(&mut piece, None);
             prev = Some(c);
             continue;
         }
+        let script = paired_script(c);
         if let Some(prev) = prev
             && prev.is_alphanumeric()
         {
@@ -174,10 +182,14 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
                 || (prev.is_uppercase()
                     && c.is_uppercase()
                     && chars.peek().is_some_and(|next| next.is_lowercase()))
-                || (prev.is_numeric() != c.is_numeric());
+                || (prev.is_numeric() != c.is_numeric())
+                || paired_script(prev) != script;
             if boundary {
-                emit_piece(&mut piece);
+                emit_piece(&mut piece, paired);
             }
+        }
+        if piece.is_empty() {
+            paired = script;
         }
         if c.is_ascii() {
             // Most text is ASCII: one byte, without the general case's iterator.
@@ -187,7 +199,66 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
         }
         prev = Some(c);
     }
-    emit_piece(&mut piece);
+    emit_piece(&mut piece, paired);
+}
+
+/// Hands the terms of one word (a piece of the text, lower-cased) to `emit`: its pairs of
+/// letters when it is of a script read in pairs, else its term.
+fn emit_word(word: &str, paired: Option<PairedScript>, emit: &mut impl FnMut(&str)) {
+    if paired.is_some() {
+        emit_pairs(word, emit);
+    } else {
+        term_of(word, emit);
+    }
+}
+
+/// Hands each two neighbouring letters of `word` to `emit`, in order ("แปลง" → "แป", "ปล",
+/// "ลง"), or `word` itself when it is one letter. A letter keeps the combining marks after
+/// it (Thai vowel and tone marks, Myanmar vowel signs), which are not letters of their own.
+///
+/// A word of the query is then found inside a sentence of the tool's: its pairs are among
+/// the sentence's, while a query of another word shares few or none. The pairs are not
+/// stemmed or checked for stop words, which are English.
+fn emit_pairs(word: &str, emit: &mut impl FnMut(&str)) {
+    let mut starts = word
+        .char_indices()
+        .filter(|&(_, c)| !is_combining_mark(c))
+        .map(|(i, _)| i);
+    // A piece starts with a letter, never a mark.
+    let (Some(mut first), Some(mut second)) = (starts.next(), starts.next()) else {
+        emit(word);
+        return;
+    };
+    for third in starts {
+        emit(&word[first..third]);
+        (first, second) = (second, third);
+    }
+    emit(&word[first..]);
+}
+
+/// Scripts whose runs of letters are read as overlapping pairs of letters (see
+/// [`emit_pairs`]), each a piece of its own: a change of script within a run ends a piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PairedScript {
+    Thai,
+    Lao,
+    Khmer,
+    Myanmar,
+}
+
+/// The script `c` is read in pairs as, if any. Digits are not: a number stays whole, as it
+/// does in any script.
+fn paired_script(c: char) -> Option<PairedScript> {
+    if c.is_ascii() || c.is_numeric() {
+        return None;
+    }
+    match u32::from(c) {
+        0x0E00..=0x0E7F => Some(PairedScript::Thai),
+        0x0E80..=0x0EFF => Some(PairedScript::Lao),
+        0x1000..=0x109F | 0xA9E0..=0xA9FF | 0xAA60..=0xAA7F => Some(PairedScript::Myanmar),
+        0x1780..=0x17FF | 0x19E0..=0x19FF => Some(PairedScript::Khmer),
+        _ => None,
+    }
 }
 
 /// Whether `c` is a Chinese or Japanese ideograph (CJK ideographs, their iteration marks and
@@ -249,7 +320,9 @@ mod tests {
         let mut piece = String::new();
         let mut emit_piece = |piece: &mut String| {
             if !piece.is_empty() {
-                super::term_of(piece, &mut |term: &str| out.push(term.to_owned()));
+                // The script of its first letter, which all of its letters share.
+                let script = piece.chars().next().and_then(super::paired_script);
+                super::emit_word(piece, script, &mut |term: &str| out.push(term.to_owned()));
                 piece.clear();
             }
         };
@@ -283,7 +356,8 @@ mod tests {
                     || (prev.is_uppercase()
                         && c.is_uppercase()
                         && next.is_some_and(char::is_lowercase))
-                    || (prev.is_numeric() != c.is_numeric());
+                    || (prev.is_numeric() != c.is_numeric())
+                    || super::paired_script(prev) != super::paired_script(c);
                 if boundary {
                     emit_piece(&mut piece);
                 }
@@ -306,7 +380,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のタＡﬁ]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のタＡﬁกงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -339,6 +413,21 @@ mod tests {
         assert_eq!(terms("東京タワー"), ["東", "京", "タワー"]);
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         assert_eq!(terms("Rust言語"), ["rust", "言", "語"]);
+    }
+
+    #[test]
+    fn thai_lao_khmer_and_myanmar_runs_are_read_in_pairs_of_letters() {
+        // "Convert currency": a sentence of words without spaces, once one term.
+        assert_eq!(terms("แปลงสกุล"), ["แป", "ปล", "ลง", "งส", "สกุ", "กุล"]);
+        // A vowel or tone mark stays with its letter; a word of one letter is itself.
+        assert_eq!(terms("เงิน"), ["เงิ", "งิน"]);
+        assert_eq!(terms("ก"), ["ก"]);
+        // A change of script, or a number, ends a run.
+        assert_eq!(terms("APIของเงิน"), ["api", "ขอ", "อง", "งเ", "เงิ", "งิน"]);
+        assert_eq!(terms("ราคา๒๕"), ["รา", "าค", "คา", "๒๕"]);
+        assert_eq!(terms("ສະບາຍດີ"), ["ສະ", "ະບ", "ບາ", "າຍ", "ຍດີ"]);
+        assert_eq!(terms("ភាសាខ្មែរ"), ["ភាសា", "សាខ្", "ខ្មែ", "មែរ"]);
+        assert_eq!(terms("မြန်မာ"), ["မြန်", "န်မာ"]);
     }
 
     #[test]

@@ -83,6 +83,25 @@ mod tests {
     }
 
     #[test]
+    fn finds_a_thai_tool_by_one_word_of_its_description() {
+        // Thai puts no space between words: the sentence was one term, found only whole.
+        let mut index = sample();
+        // "Convert currency at today's exchange rate." / "See the weather of a city."
+        index.insert(&tool(
+            "convert_currency",
+            "แปลงสกุลเงินตามอัตราแลกเปลี่ยนปัจจุบัน",
+            &[],
+        ));
+        index.insert(&tool("city_weather", "ดูสภาพอากาศของเมือง", &[]));
+        // "money", "exchange", "weather".
+        assert_eq!(names(&index, "เงิน", 5), ["convert_currency"]);
+        assert_eq!(names(&index, "แลกเปลี่ยน", 5), ["convert_currency"]);
+        assert_eq!(names(&index, "อากาศ", 5), ["city_weather"]);
+        // "hotel" is in neither.
+        assert!(names(&index, "โรงแรม", 5).is_empty());
+    }
+
+    #[test]
     fn a_word_in_the_name_outweighs_one_in_an_argument_description() {
         let mut index = LexicalIndex::default();
         index.insert(&tool(
