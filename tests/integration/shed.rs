@@ -528,6 +528,23 @@ async fn a_tool_described_in_thai_is_found_by_one_word_of_its_description() {
     assert!(found_among(thai(), "อากาศ").await.is_empty());
 }
 
+#[tokio::test]
+async fn a_tool_described_in_korean_is_found_by_a_word_written_there_with_a_particle() {
+    // Korean writes a particle onto its word: "날씨를" (weather + object particle) was one
+    // term, and the query "날씨" missed it.
+    let korean = || {
+        vec![
+            // "Tells the weather of Seoul." / "Books a hotel room."
+            tool("korean_weather", "서울의 날씨를 알려줍니다"),
+            tool("korean_hotel", "호텔 객실을 예약합니다"),
+        ]
+    };
+    assert_eq!(found_among(korean(), "날씨").await, ["korean_weather"]);
+    assert_eq!(found_among(korean(), "객실").await, ["korean_hotel"]);
+    // "exchange rate" is in neither.
+    assert!(found_among(korean(), "환율").await.is_empty());
+}
+
 fn categorised(name: &str, description: &str, category: &str) -> FnTool {
     tool(name, description).with_category(category)
 }

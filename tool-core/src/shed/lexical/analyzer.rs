@@ -73,8 +73,10 @@ fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
 /// Myanmar letters (scripts that put no space between words either, with words of several
 /// letters) is split off from letters of other scripts and becomes its overlapping pairs of
 /// letters, as search engines without a dictionary index such text: a word of the query
-/// then meets the same pairs inside the tool's sentence (see [`emit_pairs`]). Other pieces
-/// are lower-cased; stop words are dropped; the rest are stemmed.
+/// then meets the same pairs inside the tool's sentence (see [`emit_pairs`]). So does a run
+/// of Hangul, whose words carry their particles ("서울은", "Seoul" and a topic particle,
+/// meets "서울"). Other pieces are lower-cased; stop words are dropped; the rest are
+/// stemmed.
 pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
     if text.is_ascii() {
         analyze_ascii(text, &mut emit);
@@ -244,6 +246,7 @@ enum PairedScript {
     Lao,
     Khmer,
     Myanmar,
+    Hangul,
 }
 
 /// The script `c` is read in pairs as, if any. Digits are not: a number stays whole, as it
@@ -257,13 +260,18 @@ fn paired_script(c: char) -> Option<PairedScript> {
         0x0E80..=0x0EFF => Some(PairedScript::Lao),
         0x1000..=0x109F | 0xA9E0..=0xA9FF | 0xAA60..=0xAA7F => Some(PairedScript::Myanmar),
         0x1780..=0x17FF | 0x19E0..=0x19FF => Some(PairedScript::Khmer),
+        // Syllables and the jamo they are made of.
+        0x1100..=0x11FF | 0x3130..=0x318F | 0xA960..=0xA97F | 0xAC00..=0xD7FF => {
+            Some(PairedScript::Hangul)
+        }
         _ => None,
     }
 }
 
 /// Whether `c` is a Chinese or Japanese ideograph (CJK ideographs, their iteration marks and
 /// numerals) or a hiragana: a word by itself, as those scripts separate no words. Katakana
-/// (mostly loanwords) and Hangul (written with spaces) stay in runs, as letters do.
+/// (mostly loanwords) stays in runs, as letters do; Hangul is read in pairs
+/// ([`paired_script`]).
 fn is_word_by_itself(c: char) -> bool {
     matches!(
         u32::from(c),
@@ -380,7 +388,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のタＡﬁกงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のタＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -409,7 +417,7 @@ mod tests {
     fn each_chinese_or_japanese_ideograph_and_hiragana_is_a_word() {
         assert_eq!(terms("東京の天気"), ["東", "京", "の", "天", "気"]);
         assert_eq!(terms("我喜欢苹果"), ["我", "喜", "欢", "苹", "果"]);
-        // Katakana and Hangul keep their runs; a Latin word beside an ideograph is split off.
+        // Katakana keeps its runs; a Latin word beside an ideograph is split off.
         assert_eq!(terms("東京タワー"), ["東", "京", "タワー"]);
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         assert_eq!(terms("Rust言語"), ["rust", "言", "語"]);
@@ -428,6 +436,15 @@ mod tests {
         assert_eq!(terms("ສະບາຍດີ"), ["ສະ", "ະບ", "ບາ", "າຍ", "ຍດີ"]);
         assert_eq!(terms("ភាសាខ្មែរ"), ["ភាសា", "សាខ្", "ខ្មែ", "មែរ"]);
         assert_eq!(terms("မြန်မာ"), ["မြန်", "န်မာ"]);
+    }
+
+    #[test]
+    fn hangul_runs_are_read_in_pairs_of_syllables() {
+        // A particle stays on its word: "Seoul" with a topic particle was one term.
+        assert_eq!(terms("서울은"), ["서울", "울은"]);
+        assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
+        assert_eq!(terms("물"), ["물"]);
+        assert_eq!(terms("KTX열차"), ["ktx", "열차"]);
     }
 
     #[test]

@@ -102,6 +102,22 @@ mod tests {
     }
 
     #[test]
+    fn finds_a_korean_tool_by_a_word_its_description_writes_with_a_particle() {
+        // Korean writes a particle onto its word: "날씨를" (weather + object particle) was
+        // one term, and the query "날씨" missed it.
+        let mut index = sample();
+        // "Tells the weather of Seoul." / "Books a hotel room."
+        index.insert(&tool("seoul_weather", "서울의 날씨를 알려줍니다", &[]));
+        index.insert(&tool("book_room", "호텔 객실을 예약합니다", &[]));
+        assert_eq!(names(&index, "날씨", 5), ["seoul_weather"]);
+        assert_eq!(names(&index, "서울", 5), ["seoul_weather"]);
+        assert_eq!(names(&index, "객실", 5), ["book_room"]);
+        // "money" is in neither.
+        assert!(names(&index, "돈", 5).is_empty());
+        assert!(names(&index, "환율", 5).is_empty());
+    }
+
+    #[test]
     fn a_word_in_the_name_outweighs_one_in_an_argument_description() {
         let mut index = LexicalIndex::default();
         index.insert(&tool(
