@@ -545,6 +545,22 @@ async fn a_tool_described_in_korean_is_found_by_a_word_written_there_with_a_part
     assert!(found_among(korean(), "환율").await.is_empty());
 }
 
+#[tokio::test]
+async fn a_tool_is_found_by_a_katakana_word_inside_a_longer_one() {
+    // A run of katakana was one term: "データ" (data) missed "データベース" (database).
+    let japanese = || {
+        vec![
+            // "Send a query to the database." / "Book a hotel room."
+            tool("japanese_db", "データベースにクエリを送る"),
+            tool("japanese_hotel", "ホテルの部屋を予約する"),
+        ]
+    };
+    assert_eq!(found_among(japanese(), "データ").await, ["japanese_db"]);
+    assert_eq!(found_among(japanese(), "ホテル").await, ["japanese_hotel"]);
+    // "Server" is in neither.
+    assert!(found_among(japanese(), "サーバー").await.is_empty());
+}
+
 fn categorised(name: &str, description: &str, category: &str) -> FnTool {
     tool(name, description).with_category(category)
 }

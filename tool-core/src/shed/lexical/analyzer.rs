@@ -75,8 +75,9 @@ fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
 /// letters, as search engines without a dictionary index such text: a word of the query
 /// then meets the same pairs inside the tool's sentence (see [`emit_pairs`]). So does a run
 /// of Hangul, whose words carry their particles ("서울은", "Seoul" and a topic particle,
-/// meets "서울"). Other pieces are lower-cased; stop words are dropped; the rest are
-/// stemmed.
+/// meets "서울"), and of katakana, whose words are written together ("データベース",
+/// "database", meets "データ"). Other pieces are lower-cased; stop words are dropped; the
+/// rest are stemmed.
 pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
     if text.is_ascii() {
         analyze_ascii(text, &mut emit);
@@ -247,6 +248,7 @@ enum PairedScript {
     Khmer,
     Myanmar,
     Hangul,
+    Katakana,
 }
 
 /// The script `c` is read in pairs as, if any. Digits are not: a number stays whole, as it
@@ -264,14 +266,16 @@ fn paired_script(c: char) -> Option<PairedScript> {
         0x1100..=0x11FF | 0x3130..=0x318F | 0xA960..=0xA97F | 0xAC00..=0xD7FF => {
             Some(PairedScript::Hangul)
         }
+        // With the prolonged sound mark "ー" and the iteration marks (NFKC makes half-width
+        // katakana full-width).
+        0x30A1..=0x30FF | 0x31F0..=0x31FF => Some(PairedScript::Katakana),
         _ => None,
     }
 }
 
 /// Whether `c` is a Chinese or Japanese ideograph (CJK ideographs, their iteration marks and
 /// numerals) or a hiragana: a word by itself, as those scripts separate no words. Katakana
-/// (mostly loanwords) stays in runs, as letters do; Hangul is read in pairs
-/// ([`paired_script`]).
+/// and Hangul are read in pairs ([`paired_script`]).
 fn is_word_by_itself(c: char) -> bool {
     matches!(
         u32::from(c),
@@ -388,7 +392,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のタＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -417,8 +421,8 @@ mod tests {
     fn each_chinese_or_japanese_ideograph_and_hiragana_is_a_word() {
         assert_eq!(terms("東京の天気"), ["東", "京", "の", "天", "気"]);
         assert_eq!(terms("我喜欢苹果"), ["我", "喜", "欢", "苹", "果"]);
-        // Katakana keeps its runs; a Latin word beside an ideograph is split off.
-        assert_eq!(terms("東京タワー"), ["東", "京", "タワー"]);
+        // Katakana is read in pairs; a Latin word beside an ideograph is split off.
+        assert_eq!(terms("東京タワー"), ["東", "京", "タワ", "ワー"]);
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         assert_eq!(terms("Rust言語"), ["rust", "言", "語"]);
     }
@@ -445,6 +449,19 @@ mod tests {
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         assert_eq!(terms("물"), ["물"]);
         assert_eq!(terms("KTX열차"), ["ktx", "열차"]);
+    }
+
+    #[test]
+    fn katakana_runs_are_read_in_pairs() {
+        // "Database" was one term, which the query "データ" (data) did not meet.
+        assert_eq!(
+            terms("データベース"),
+            ["デー", "ータ", "タベ", "ベー", "ース"]
+        );
+        assert_eq!(terms("データ"), ["デー", "ータ"]);
+        // Half-width katakana is full-width; a hiragana or an ideograph ends a run.
+        assert_eq!(terms("ﾃﾞｰﾀ"), terms("データ"));
+        assert_eq!(terms("データを送る"), ["デー", "ータ", "を", "送", "る"]);
     }
 
     #[test]

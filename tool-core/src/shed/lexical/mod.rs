@@ -118,6 +118,20 @@ mod tests {
     }
 
     #[test]
+    fn finds_a_katakana_word_inside_a_longer_one() {
+        // A run of katakana was one term: "データ" (data) missed "データベース" (database).
+        let mut index = sample();
+        // "Send a query to the database." / "Book a hotel room."
+        index.insert(&tool("query_db", "データベースにクエリを送る", &[]));
+        index.insert(&tool("book_room", "ホテルの部屋を予約する", &[]));
+        assert_eq!(names(&index, "データ", 5), ["query_db"]);
+        assert_eq!(names(&index, "クエリ", 5), ["query_db"]);
+        assert_eq!(names(&index, "ホテル", 5), ["book_room"]);
+        // "Server" is in neither.
+        assert!(names(&index, "サーバー", 5).is_empty());
+    }
+
+    #[test]
     fn a_word_in_the_name_outweighs_one_in_an_argument_description() {
         let mut index = LexicalIndex::default();
         index.insert(&tool(
