@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization as _;
-use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::char::{decompose_canonical, is_combining_mark};
 
 use super::small_str::SmallStr;
 use super::stop_words::is_stop_word;
@@ -160,7 +160,7 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
         if is_combining_mark(c) {
             // A mark NFKC did not compose (no letter has it built in) belongs to the word of
             // the letter before it; `prev` stays that letter, for the case rules.
-            if !piece.is_empty() {
+            if !piece.is_empty() && prev.is_none_or(keeps_marks) {
                 piece.push(c);
             }
             continue;
@@ -198,11 +198,35 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
             // Most text is ASCII: one byte, without the general case's iterator.
             piece.push(c.to_ascii_lowercase());
         } else {
-            piece.extend(c.to_lowercase());
+            push_lower(&mut piece, c);
         }
         prev = Some(c);
     }
     emit_piece(&mut piece, paired);
+}
+
+/// Appends `c` lower-cased to `piece`. A Greek letter also loses its accents and
+/// breathings, and a final sigma is a sigma: Greek written in capitals has neither ("ΚΑΦΕΣ"
+/// is "καφές"), so a query in capitals would otherwise miss a tool in lower case, and the
+/// other way round.
+fn push_lower(piece: &mut String, c: char) {
+    if keeps_marks(c) {
+        piece.extend(c.to_lowercase());
+        return;
+    }
+    for lower in c.to_lowercase() {
+        decompose_canonical(lower, |part| {
+            if !is_combining_mark(part) {
+                piece.push(if part == 'ς' { 'σ' } else { part });
+            }
+        });
+    }
+}
+
+/// Whether the combining marks of the letter `c` (built in, or after it) are part of its
+/// word: all but a Greek letter's (see [`push_lower`]).
+fn keeps_marks(c: char) -> bool {
+    !matches!(u32::from(c), 0x0370..=0x03FF | 0x1F00..=0x1FFF)
 }
 
 /// Hands the terms of one word (a piece of the text, lower-cased) to `emit`: its pairs of
@@ -342,8 +366,10 @@ mod tests {
         use unicode_normalization::char::is_combining_mark;
         let chars: Vec<char> = text.nfkc().collect();
         for (i, &c) in chars.iter().enumerate() {
+            // The letter before, past the marks that belong to it.
+            let before = chars[..i].iter().rev().find(|&&p| !is_combining_mark(p));
             if is_combining_mark(c) {
-                if !piece.is_empty() {
+                if !piece.is_empty() && before.is_none_or(|&p| super::keeps_marks(p)) {
                     piece.push(c);
                 }
                 continue;
@@ -358,8 +384,6 @@ mod tests {
                 emit_piece(&mut piece);
                 continue;
             }
-            // The letter before, past the marks that belong to it.
-            let before = chars[..i].iter().rev().find(|&&p| !is_combining_mark(p));
             if let Some(&prev) = before
                 && prev.is_alphanumeric()
             {
@@ -374,7 +398,7 @@ mod tests {
                     emit_piece(&mut piece);
                 }
             }
-            piece.extend(c.to_lowercase());
+            super::push_lower(&mut piece, c);
         }
         emit_piece(&mut piece);
         out
@@ -392,7 +416,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσςΆἈ\u{301}\u{345}\u{307}東のターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -425,6 +449,21 @@ mod tests {
         assert_eq!(terms("東京タワー"), ["東", "京", "タワ", "ワー"]);
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         assert_eq!(terms("Rust言語"), ["rust", "言", "語"]);
+    }
+
+    #[test]
+    fn greek_in_capitals_meets_greek_in_lower_case() {
+        // Capitals are written without accents, and a final sigma is a sigma.
+        assert_eq!(terms("ΚΑΦΕΣ"), terms("καφές"));
+        assert_eq!(terms("ΟΔΟΣ"), ["οδοσ"]);
+        assert_eq!(terms("Ά"), terms("α"));
+        assert_eq!(terms("ΐ"), ["ι"]);
+        // Polytonic breathings and a mark no letter has built in go as well.
+        assert_eq!(terms("ἈΛΉΘΕΙΑ"), terms("αλήθεια"));
+        assert_eq!(terms("ᾳ"), ["α"]);
+        assert_eq!(terms("α\u{304}\u{301}"), ["α"]);
+        // A Latin letter keeps its accent.
+        assert_eq!(terms("Café"), ["café"]);
     }
 
     #[test]

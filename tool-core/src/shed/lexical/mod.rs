@@ -132,6 +132,19 @@ mod tests {
     }
 
     #[test]
+    fn finds_a_greek_tool_by_a_query_in_capitals() {
+        // Capitals are written without accents and with no final sigma: "ΝΟΜΙΣΜΑΤΟΣ" did
+        // not meet "νομίσματος".
+        let mut index = sample();
+        // "Currency conversion." / "Weather forecast."
+        index.insert(&tool("greek_currency", "Μετατροπή νομίσματος", &[]));
+        index.insert(&tool("greek_weather", "Πρόγνωση καιρού", &[]));
+        assert_eq!(names(&index, "ΝΟΜΙΣΜΑΤΟΣ", 5), ["greek_currency"]);
+        assert_eq!(names(&index, "ΚΑΙΡΟΥ", 5), ["greek_weather"]);
+        assert!(names(&index, "ΞΕΝΟΔΟΧΕΙΟ", 5).is_empty());
+    }
+
+    #[test]
     fn a_word_in_the_name_outweighs_one_in_an_argument_description() {
         let mut index = LexicalIndex::default();
         index.insert(&tool(
