@@ -156,12 +156,17 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
     // One pass with one character of lookahead: the acronym rule needs the next one.
     let mut chars = text.nfkc().peekable();
     let mut prev: Option<char> = None;
+    // Where the piece's last letter, lower-cased, starts.
+    let mut letter_start = 0;
     while let Some(c) = chars.next() {
         if is_combining_mark(c) {
             // A mark NFKC did not compose (no letter has it built in) belongs to the word of
             // the letter before it; `prev` stays that letter, for the case rules.
             if !piece.is_empty() && prev.is_none_or(keeps_marks) {
                 piece.push(c);
+                if prev.is_some_and(char::is_uppercase) {
+                    compose_from(&mut piece, letter_start);
+                }
             }
             continue;
         }
@@ -194,6 +199,7 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
         if piece.is_empty() {
             paired = script;
         }
+        letter_start = piece.len();
         if c.is_ascii() {
             // Most text is ASCII: one byte, without the general case's iterator.
             piece.push(c.to_ascii_lowercase());
@@ -205,11 +211,25 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
     emit_piece(&mut piece, paired);
 }
 
+/// Writes `piece[start..]` (a lower-cased capital and the marks after it) in NFC: a capital
+/// with a mark may have no form built in that its lower case has ("W" and a ring above,
+/// lower-cased, is "ẘ"), and a query or tool written in lower case has that form.
+fn compose_from(piece: &mut String, start: usize) {
+    let composed: String = piece[start..].nfc().collect();
+    piece.truncate(start);
+    piece.push_str(&composed);
+}
+
 /// Appends `c` lower-cased to `piece`. A Greek letter also loses its accents and
 /// breathings, and a final sigma is a sigma: Greek written in capitals has neither ("ΚΑΦΕΣ"
 /// is "καφές"), so a query in capitals would otherwise miss a tool in lower case, and the
-/// other way round.
+/// other way round. The capital "İ" is "i": its dot is the one "i" has (Unicode's lower
+/// case, "i" and a combining dot, would keep "İstanbul" from "istanbul").
 fn push_lower(piece: &mut String, c: char) {
+    if c == 'İ' {
+        piece.push('i');
+        return;
+    }
     if keeps_marks(c) {
         piece.extend(c.to_lowercase());
         return;
@@ -358,6 +378,10 @@ mod tests {
             if !piece.is_empty() {
                 // The script of its first letter, which all of its letters share.
                 let script = piece.chars().next().and_then(super::paired_script);
+                // A lower-cased capital and its marks may have a form built in.
+                if piece.chars().any(is_combining_mark) {
+                    *piece = piece.nfc().collect();
+                }
                 super::emit_word(piece, script, &mut |term: &str| out.push(term.to_owned()));
                 piece.clear();
             }
@@ -416,7 +440,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσςΆἈ\u{301}\u{345}\u{307}東のターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσςΆἈ\u{301}\u{345}\u{30a}\u{30c}\u{307}東のターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -464,6 +488,20 @@ mod tests {
         assert_eq!(terms("α\u{304}\u{301}"), ["α"]);
         // A Latin letter keeps its accent.
         assert_eq!(terms("Café"), ["café"]);
+    }
+
+    #[test]
+    fn a_capital_with_a_mark_meets_its_lower_case_letter() {
+        // "W" and "J" have no form built in with these marks; "w" and "j" have.
+        assert_eq!(terms("W\u{30a}"), terms("\u{1e98}"));
+        assert_eq!(terms("J\u{30c}ONES"), terms("\u{1f0}ones"));
+        assert_eq!(terms("J\u{30c}"), ["\u{1f0}"]);
+        // The dot of "İ" is the one "i" has.
+        assert_eq!(terms("İstanbul"), terms("istanbul"));
+        assert_eq!(terms("İSTANBUL"), terms("istanbul"));
+        // A lower-case letter's mark stays as it was.
+        assert_eq!(terms("q\u{307}x"), ["q\u{307}x"]);
+        assert_eq!(terms("Q\u{307}X"), ["q\u{307}x"]);
     }
 
     #[test]
