@@ -501,6 +501,66 @@ async fn nothing_matching_returns_no_tools() {
     assert!(manager.active_definitions().is_empty());
 }
 
+/// The names `shed` finds for `description` among `tools` (the catalogue's and these).
+async fn found_among(tools: Vec<FnTool>, description: &str) -> Vec<String> {
+    let mut all = catalogue();
+    all.extend(tools);
+    let manager = manager_with(all);
+    let found = shed(&manager, json!({"description": description}))
+        .await
+        .unwrap();
+    names(&found).into_iter().map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn a_tool_described_in_thai_is_found_by_one_word_of_its_description() {
+    // Thai puts no space between words: its sentence was one term, found only whole.
+    let thai = || {
+        vec![
+            // "Convert currency at today's exchange rate." / "Book a hotel room."
+            tool("thai_currency", "แปลงสกุลเงินตามอัตราแลกเปลี่ยนปัจจุบัน"),
+            tool("thai_hotel", "จองห้องพักโรงแรม"),
+        ]
+    };
+    // "money", "hotel"; "weather" is in neither.
+    assert_eq!(found_among(thai(), "เงิน").await, ["thai_currency"]);
+    assert_eq!(found_among(thai(), "โรงแรม").await, ["thai_hotel"]);
+    assert!(found_among(thai(), "อากาศ").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_tool_described_in_korean_is_found_by_a_word_written_there_with_a_particle() {
+    // Korean writes a particle onto its word: "날씨를" (weather + object particle) was one
+    // term, and the query "날씨" missed it.
+    let korean = || {
+        vec![
+            // "Tells the weather of Seoul." / "Books a hotel room."
+            tool("korean_weather", "서울의 날씨를 알려줍니다"),
+            tool("korean_hotel", "호텔 객실을 예약합니다"),
+        ]
+    };
+    assert_eq!(found_among(korean(), "날씨").await, ["korean_weather"]);
+    assert_eq!(found_among(korean(), "객실").await, ["korean_hotel"]);
+    // "exchange rate" is in neither.
+    assert!(found_among(korean(), "환율").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_tool_is_found_by_a_katakana_word_inside_a_longer_one() {
+    // A run of katakana was one term: "データ" (data) missed "データベース" (database).
+    let japanese = || {
+        vec![
+            // "Send a query to the database." / "Book a hotel room."
+            tool("japanese_db", "データベースにクエリを送る"),
+            tool("japanese_hotel", "ホテルの部屋を予約する"),
+        ]
+    };
+    assert_eq!(found_among(japanese(), "データ").await, ["japanese_db"]);
+    assert_eq!(found_among(japanese(), "ホテル").await, ["japanese_hotel"]);
+    // "Server" is in neither.
+    assert!(found_among(japanese(), "サーバー").await.is_empty());
+}
+
 fn categorised(name: &str, description: &str, category: &str) -> FnTool {
     tool(name, description).with_category(category)
 }

@@ -718,7 +718,7 @@ async fn the_lexical_retriever_finds_a_word_inside_chinese_and_japanese_text() {
     assert_eq!(found_ids(&docs, "東京").await, ["tokyo"]);
     assert_eq!(found_ids(&docs, "天気はどう").await, ["tokyo"]);
     assert_eq!(found_ids(&docs, "苹果").await, ["apples"]);
-    // Katakana words stay whole, as a run of letters does.
+    // A katakana word is found by its pairs of letters; one letter of it is not a word.
     docs.add("tower", "", "東京タワーに行く");
     assert_eq!(found_ids(&docs, "タワー").await, ["tower"]);
     assert!(found_ids(&docs, "タ").await.is_empty());

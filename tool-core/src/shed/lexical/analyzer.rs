@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization as _;
-use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::char::{decompose_canonical, is_combining_mark};
 
 use super::small_str::SmallStr;
 use super::stop_words::is_stop_word;
@@ -69,8 +69,15 @@ fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
 /// before the last capital of an acronym followed by lower case (`HTTPServer` → `http`,
 /// `server`) and between letters and digits (`base64` → `base`, `64`). Each Chinese or
 /// Japanese ideograph and each hiragana is a word by itself: those scripts put no space
-/// between words, and a sentence would otherwise be one term. Pieces are lower-cased; stop
-/// words are dropped; the rest are stemmed.
+/// between words, and a sentence would otherwise be one term. A run of Thai, Lao, Khmer or
+/// Myanmar letters (scripts that put no space between words either, with words of several
+/// letters) is split off from letters of other scripts and becomes its overlapping pairs of
+/// letters, as search engines without a dictionary index such text: a word of the query
+/// then meets the same pairs inside the tool's sentence (see [`emit_pairs`]). So does a run
+/// of Hangul, whose words carry their particles ("서울은", "Seoul" and a topic particle,
+/// meets "서울"), and of katakana, whose words are written together ("データベース",
+/// "database", meets "データ"). Other pieces are lower-cased; stop words are dropped; the
+/// rest are stemmed.
 pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
     if text.is_ascii() {
         analyze_ascii(text, &mut emit);
@@ -137,36 +144,45 @@ fn ascii_str(bytes: &[u8]) -> &str {
 /// [`analyze`] for any text (ASCII text is its own NFKC).
 fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
     let mut piece = String::new();
-    let mut emit_piece = |piece: &mut String| {
+    // The script of the piece's letters, when they are read in pairs: a piece is of one
+    // script or none, as a change of script ends it.
+    let mut paired: Option<PairedScript> = None;
+    let mut emit_piece = |piece: &mut String, paired: Option<PairedScript>| {
         if !piece.is_empty() {
-            term_of(piece, &mut *emit);
+            emit_word(piece, paired, &mut *emit);
             piece.clear();
         }
     };
     // One pass with one character of lookahead: the acronym rule needs the next one.
     let mut chars = text.nfkc().peekable();
     let mut prev: Option<char> = None;
+    // Where the piece's last letter, lower-cased, starts.
+    let mut letter_start = 0;
     while let Some(c) = chars.next() {
         if is_combining_mark(c) {
             // A mark NFKC did not compose (no letter has it built in) belongs to the word of
             // the letter before it; `prev` stays that letter, for the case rules.
-            if !piece.is_empty() {
+            if !piece.is_empty() && prev.is_none_or(keeps_marks) {
                 piece.push(c);
+                if prev.is_some_and(char::is_uppercase) {
+                    compose_from(&mut piece, letter_start);
+                }
             }
             continue;
         }
         if !c.is_alphanumeric() {
-            emit_piece(&mut piece);
+            emit_piece(&mut piece, paired);
             prev = Some(c);
             continue;
         }
         if is_word_by_itself(c) {
-            emit_piece(&mut piece);
+            emit_piece(&mut piece, paired);
             piece.push(c);
-            emit_piece(&mut piece);
+            emit_piece(&mut piece, None);
             prev = Some(c);
             continue;
         }
+        let script = paired_script(c);
         if let Some(prev) = prev
             && prev.is_alphanumeric()
         {
@@ -174,25 +190,136 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
                 || (prev.is_uppercase()
                     && c.is_uppercase()
                     && chars.peek().is_some_and(|next| next.is_lowercase()))
-                || (prev.is_numeric() != c.is_numeric());
+                || (prev.is_numeric() != c.is_numeric())
+                || paired_script(prev) != script;
             if boundary {
-                emit_piece(&mut piece);
+                emit_piece(&mut piece, paired);
             }
         }
+        if piece.is_empty() {
+            paired = script;
+        }
+        letter_start = piece.len();
         if c.is_ascii() {
             // Most text is ASCII: one byte, without the general case's iterator.
             piece.push(c.to_ascii_lowercase());
         } else {
-            piece.extend(c.to_lowercase());
+            push_lower(&mut piece, c);
         }
         prev = Some(c);
     }
-    emit_piece(&mut piece);
+    emit_piece(&mut piece, paired);
+}
+
+/// Writes `piece[start..]` (a lower-cased capital and the marks after it) in NFC: a capital
+/// with a mark may have no form built in that its lower case has ("W" and a ring above,
+/// lower-cased, is "ẘ"), and a query or tool written in lower case has that form.
+fn compose_from(piece: &mut String, start: usize) {
+    let composed: String = piece[start..].nfc().collect();
+    piece.truncate(start);
+    piece.push_str(&composed);
+}
+
+/// Appends `c` lower-cased to `piece`. A Greek letter also loses its accents and
+/// breathings, and a final sigma is a sigma: Greek written in capitals has neither ("ΚΑΦΕΣ"
+/// is "καφές"), so a query in capitals would otherwise miss a tool in lower case, and the
+/// other way round. The capital "İ" is "i": its dot is the one "i" has (Unicode's lower
+/// case, "i" and a combining dot, would keep "İstanbul" from "istanbul").
+fn push_lower(piece: &mut String, c: char) {
+    if c == 'İ' {
+        piece.push('i');
+        return;
+    }
+    if keeps_marks(c) {
+        piece.extend(c.to_lowercase());
+        return;
+    }
+    for lower in c.to_lowercase() {
+        decompose_canonical(lower, |part| {
+            if !is_combining_mark(part) {
+                piece.push(if part == 'ς' { 'σ' } else { part });
+            }
+        });
+    }
+}
+
+/// Whether the combining marks of the letter `c` (built in, or after it) are part of its
+/// word: all but a Greek letter's (see [`push_lower`]).
+fn keeps_marks(c: char) -> bool {
+    !matches!(u32::from(c), 0x0370..=0x03FF | 0x1F00..=0x1FFF)
+}
+
+/// Hands the terms of one word (a piece of the text, lower-cased) to `emit`: its pairs of
+/// letters when it is of a script read in pairs, else its term.
+fn emit_word(word: &str, paired: Option<PairedScript>, emit: &mut impl FnMut(&str)) {
+    if paired.is_some() {
+        emit_pairs(word, emit);
+    } else {
+        term_of(word, emit);
+    }
+}
+
+/// Hands each two neighbouring letters of `word` to `emit`, in order ("แปลง" → "แป", "ปล",
+/// "ลง"), or `word` itself when it is one letter. A letter keeps the combining marks after
+/// it (Thai vowel and tone marks, Myanmar vowel signs), which are not letters of their own.
+///
+/// A word of the query is then found inside a sentence of the tool's: its pairs are among
+/// the sentence's, while a query of another word shares few or none. The pairs are not
+/// stemmed or checked for stop words, which are English.
+fn emit_pairs(word: &str, emit: &mut impl FnMut(&str)) {
+    let mut starts = word
+        .char_indices()
+        .filter(|&(_, c)| !is_combining_mark(c))
+        .map(|(i, _)| i);
+    // A piece starts with a letter, never a mark.
+    let (Some(mut first), Some(mut second)) = (starts.next(), starts.next()) else {
+        emit(word);
+        return;
+    };
+    for third in starts {
+        emit(&word[first..third]);
+        (first, second) = (second, third);
+    }
+    emit(&word[first..]);
+}
+
+/// Scripts whose runs of letters are read as overlapping pairs of letters (see
+/// [`emit_pairs`]), each a piece of its own: a change of script within a run ends a piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PairedScript {
+    Thai,
+    Lao,
+    Khmer,
+    Myanmar,
+    Hangul,
+    Katakana,
+}
+
+/// The script `c` is read in pairs as, if any. Digits are not: a number stays whole, as it
+/// does in any script.
+fn paired_script(c: char) -> Option<PairedScript> {
+    if c.is_ascii() || c.is_numeric() {
+        return None;
+    }
+    match u32::from(c) {
+        0x0E00..=0x0E7F => Some(PairedScript::Thai),
+        0x0E80..=0x0EFF => Some(PairedScript::Lao),
+        0x1000..=0x109F | 0xA9E0..=0xA9FF | 0xAA60..=0xAA7F => Some(PairedScript::Myanmar),
+        0x1780..=0x17FF | 0x19E0..=0x19FF => Some(PairedScript::Khmer),
+        // Syllables and the jamo they are made of.
+        0x1100..=0x11FF | 0x3130..=0x318F | 0xA960..=0xA97F | 0xAC00..=0xD7FF => {
+            Some(PairedScript::Hangul)
+        }
+        // With the prolonged sound mark "ー" and the iteration marks (NFKC makes half-width
+        // katakana full-width).
+        0x30A1..=0x30FF | 0x31F0..=0x31FF => Some(PairedScript::Katakana),
+        _ => None,
+    }
 }
 
 /// Whether `c` is a Chinese or Japanese ideograph (CJK ideographs, their iteration marks and
 /// numerals) or a hiragana: a word by itself, as those scripts separate no words. Katakana
-/// (mostly loanwords) and Hangul (written with spaces) stay in runs, as letters do.
+/// and Hangul are read in pairs ([`paired_script`]).
 fn is_word_by_itself(c: char) -> bool {
     matches!(
         u32::from(c),
@@ -249,7 +376,13 @@ mod tests {
         let mut piece = String::new();
         let mut emit_piece = |piece: &mut String| {
             if !piece.is_empty() {
-                super::term_of(piece, &mut |term: &str| out.push(term.to_owned()));
+                // The script of its first letter, which all of its letters share.
+                let script = piece.chars().next().and_then(super::paired_script);
+                // A lower-cased capital and its marks may have a form built in.
+                if piece.chars().any(is_combining_mark) {
+                    *piece = piece.nfc().collect();
+                }
+                super::emit_word(piece, script, &mut |term: &str| out.push(term.to_owned()));
                 piece.clear();
             }
         };
@@ -257,8 +390,10 @@ mod tests {
         use unicode_normalization::char::is_combining_mark;
         let chars: Vec<char> = text.nfkc().collect();
         for (i, &c) in chars.iter().enumerate() {
+            // The letter before, past the marks that belong to it.
+            let before = chars[..i].iter().rev().find(|&&p| !is_combining_mark(p));
             if is_combining_mark(c) {
-                if !piece.is_empty() {
+                if !piece.is_empty() && before.is_none_or(|&p| super::keeps_marks(p)) {
                     piece.push(c);
                 }
                 continue;
@@ -273,8 +408,6 @@ mod tests {
                 emit_piece(&mut piece);
                 continue;
             }
-            // The letter before, past the marks that belong to it.
-            let before = chars[..i].iter().rev().find(|&&p| !is_combining_mark(p));
             if let Some(&prev) = before
                 && prev.is_alphanumeric()
             {
@@ -283,12 +416,13 @@ mod tests {
                     || (prev.is_uppercase()
                         && c.is_uppercase()
                         && next.is_some_and(char::is_lowercase))
-                    || (prev.is_numeric() != c.is_numeric());
+                    || (prev.is_numeric() != c.is_numeric())
+                    || super::paired_script(prev) != super::paired_script(c);
                 if boundary {
                     emit_piece(&mut piece);
                 }
             }
-            piece.extend(c.to_lowercase());
+            super::push_lower(&mut piece, c);
         }
         emit_piece(&mut piece);
         out
@@ -306,7 +440,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσ\u{301}\u{307}東のタＡﬁ]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσςΆἈ\u{301}\u{345}\u{30a}\u{30c}\u{307}東のターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -335,10 +469,76 @@ mod tests {
     fn each_chinese_or_japanese_ideograph_and_hiragana_is_a_word() {
         assert_eq!(terms("東京の天気"), ["東", "京", "の", "天", "気"]);
         assert_eq!(terms("我喜欢苹果"), ["我", "喜", "欢", "苹", "果"]);
-        // Katakana and Hangul keep their runs; a Latin word beside an ideograph is split off.
-        assert_eq!(terms("東京タワー"), ["東", "京", "タワー"]);
+        // Katakana is read in pairs; a Latin word beside an ideograph is split off.
+        assert_eq!(terms("東京タワー"), ["東", "京", "タワ", "ワー"]);
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         assert_eq!(terms("Rust言語"), ["rust", "言", "語"]);
+    }
+
+    #[test]
+    fn greek_in_capitals_meets_greek_in_lower_case() {
+        // Capitals are written without accents, and a final sigma is a sigma.
+        assert_eq!(terms("ΚΑΦΕΣ"), terms("καφές"));
+        assert_eq!(terms("ΟΔΟΣ"), ["οδοσ"]);
+        assert_eq!(terms("Ά"), terms("α"));
+        assert_eq!(terms("ΐ"), ["ι"]);
+        // Polytonic breathings and a mark no letter has built in go as well.
+        assert_eq!(terms("ἈΛΉΘΕΙΑ"), terms("αλήθεια"));
+        assert_eq!(terms("ᾳ"), ["α"]);
+        assert_eq!(terms("α\u{304}\u{301}"), ["α"]);
+        // A Latin letter keeps its accent.
+        assert_eq!(terms("Café"), ["café"]);
+    }
+
+    #[test]
+    fn a_capital_with_a_mark_meets_its_lower_case_letter() {
+        // "W" and "J" have no form built in with these marks; "w" and "j" have.
+        assert_eq!(terms("W\u{30a}"), terms("\u{1e98}"));
+        assert_eq!(terms("J\u{30c}ONES"), terms("\u{1f0}ones"));
+        assert_eq!(terms("J\u{30c}"), ["\u{1f0}"]);
+        // The dot of "İ" is the one "i" has.
+        assert_eq!(terms("İstanbul"), terms("istanbul"));
+        assert_eq!(terms("İSTANBUL"), terms("istanbul"));
+        // A lower-case letter's mark stays as it was.
+        assert_eq!(terms("q\u{307}x"), ["q\u{307}x"]);
+        assert_eq!(terms("Q\u{307}X"), ["q\u{307}x"]);
+    }
+
+    #[test]
+    fn thai_lao_khmer_and_myanmar_runs_are_read_in_pairs_of_letters() {
+        // "Convert currency": a sentence of words without spaces, once one term.
+        assert_eq!(terms("แปลงสกุล"), ["แป", "ปล", "ลง", "งส", "สกุ", "กุล"]);
+        // A vowel or tone mark stays with its letter; a word of one letter is itself.
+        assert_eq!(terms("เงิน"), ["เงิ", "งิน"]);
+        assert_eq!(terms("ก"), ["ก"]);
+        // A change of script, or a number, ends a run.
+        assert_eq!(terms("APIของเงิน"), ["api", "ขอ", "อง", "งเ", "เงิ", "งิน"]);
+        assert_eq!(terms("ราคา๒๕"), ["รา", "าค", "คา", "๒๕"]);
+        assert_eq!(terms("ສະບາຍດີ"), ["ສະ", "ະບ", "ບາ", "າຍ", "ຍດີ"]);
+        assert_eq!(terms("ភាសាខ្មែរ"), ["ភាសា", "សាខ្", "ខ្មែ", "មែរ"]);
+        assert_eq!(terms("မြန်မာ"), ["မြန်", "န်မာ"]);
+    }
+
+    #[test]
+    fn hangul_runs_are_read_in_pairs_of_syllables() {
+        // A particle stays on its word: "Seoul" with a topic particle was one term.
+        assert_eq!(terms("서울은"), ["서울", "울은"]);
+        assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
+        assert_eq!(terms("물"), ["물"]);
+        assert_eq!(terms("KTX열차"), ["ktx", "열차"]);
+    }
+
+    #[test]
+    fn katakana_runs_are_read_in_pairs() {
+        // "Database" was one term, which the query "データ" (data) did not meet.
+        assert_eq!(
+            terms("データベース"),
+            ["デー", "ータ", "タベ", "ベー", "ース"]
+        );
+        assert_eq!(terms("データ"), ["デー", "ータ"]);
+        // Half-width katakana is full-width; a hiragana or an ideograph ends a run.
+        assert_eq!(terms("ﾃﾞｰﾀ"), terms("データ"));
+        assert_eq!(terms("データを送る"), ["デー", "ータ", "を", "送", "る"]);
     }
 
     #[test]

@@ -83,6 +83,68 @@ mod tests {
     }
 
     #[test]
+    fn finds_a_thai_tool_by_one_word_of_its_description() {
+        // Thai puts no space between words: the sentence was one term, found only whole.
+        let mut index = sample();
+        // "Convert currency at today's exchange rate." / "See the weather of a city."
+        index.insert(&tool(
+            "convert_currency",
+            "แปลงสกุลเงินตามอัตราแลกเปลี่ยนปัจจุบัน",
+            &[],
+        ));
+        index.insert(&tool("city_weather", "ดูสภาพอากาศของเมือง", &[]));
+        // "money", "exchange", "weather".
+        assert_eq!(names(&index, "เงิน", 5), ["convert_currency"]);
+        assert_eq!(names(&index, "แลกเปลี่ยน", 5), ["convert_currency"]);
+        assert_eq!(names(&index, "อากาศ", 5), ["city_weather"]);
+        // "hotel" is in neither.
+        assert!(names(&index, "โรงแรม", 5).is_empty());
+    }
+
+    #[test]
+    fn finds_a_korean_tool_by_a_word_its_description_writes_with_a_particle() {
+        // Korean writes a particle onto its word: "날씨를" (weather + object particle) was
+        // one term, and the query "날씨" missed it.
+        let mut index = sample();
+        // "Tells the weather of Seoul." / "Books a hotel room."
+        index.insert(&tool("seoul_weather", "서울의 날씨를 알려줍니다", &[]));
+        index.insert(&tool("book_room", "호텔 객실을 예약합니다", &[]));
+        assert_eq!(names(&index, "날씨", 5), ["seoul_weather"]);
+        assert_eq!(names(&index, "서울", 5), ["seoul_weather"]);
+        assert_eq!(names(&index, "객실", 5), ["book_room"]);
+        // "money" is in neither.
+        assert!(names(&index, "돈", 5).is_empty());
+        assert!(names(&index, "환율", 5).is_empty());
+    }
+
+    #[test]
+    fn finds_a_katakana_word_inside_a_longer_one() {
+        // A run of katakana was one term: "データ" (data) missed "データベース" (database).
+        let mut index = sample();
+        // "Send a query to the database." / "Book a hotel room."
+        index.insert(&tool("query_db", "データベースにクエリを送る", &[]));
+        index.insert(&tool("book_room", "ホテルの部屋を予約する", &[]));
+        assert_eq!(names(&index, "データ", 5), ["query_db"]);
+        assert_eq!(names(&index, "クエリ", 5), ["query_db"]);
+        assert_eq!(names(&index, "ホテル", 5), ["book_room"]);
+        // "Server" is in neither.
+        assert!(names(&index, "サーバー", 5).is_empty());
+    }
+
+    #[test]
+    fn finds_a_greek_tool_by_a_query_in_capitals() {
+        // Capitals are written without accents and with no final sigma: "ΝΟΜΙΣΜΑΤΟΣ" did
+        // not meet "νομίσματος".
+        let mut index = sample();
+        // "Currency conversion." / "Weather forecast."
+        index.insert(&tool("greek_currency", "Μετατροπή νομίσματος", &[]));
+        index.insert(&tool("greek_weather", "Πρόγνωση καιρού", &[]));
+        assert_eq!(names(&index, "ΝΟΜΙΣΜΑΤΟΣ", 5), ["greek_currency"]);
+        assert_eq!(names(&index, "ΚΑΙΡΟΥ", 5), ["greek_weather"]);
+        assert!(names(&index, "ΞΕΝΟΔΟΧΕΙΟ", 5).is_empty());
+    }
+
+    #[test]
     fn a_word_in_the_name_outweighs_one_in_an_argument_description() {
         let mut index = LexicalIndex::default();
         index.insert(&tool(
