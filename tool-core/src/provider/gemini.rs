@@ -485,9 +485,10 @@ pub(crate) fn render_user(text: &str) -> Value {
     json!({"role": "user", "parts": [{"text": text}]})
 }
 
-/// A user content of `inlineData` parts and the text, as a text part after them.
+/// A user content of `inlineData` parts and the text, as a text part after them (none for
+/// blank text, which says nothing, as Anthropic's rendering leaves it out).
 pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
-    let text_part = (!text.is_empty()).then(|| json!({ "text": text }));
+    let text_part = (!text.trim().is_empty()).then(|| json!({ "text": text }));
     let parts: Vec<Value> = images.iter().map(inline_data).chain(text_part).collect();
     json!({"role": "user", "parts": parts})
 }
@@ -498,7 +499,11 @@ pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
 const SIGNATURE_PLACEHOLDER: &str = "skip_thought_signature_validator";
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
-    let text_part = text.map(|text| json!({"text": text}));
+    // Blank text (an OpenAI-compatible server's "" or "\n\n" beside its calls, carried
+    // over) is no part: Gemini refuses an empty text part.
+    let text_part = text
+        .filter(|text| !text.trim().is_empty())
+        .map(|text| json!({"text": text}));
     // Gemini 3 refuses a turn's first call without a signature; a turn none of whose calls
     // is signed (made by another provider, or edited) has its first call carry the
     // placeholder Google documents for such turns.
@@ -804,6 +809,26 @@ mod tests {
             render_user("Hi"),
             json!({"role": "user", "parts": [{"text": "Hi"}]})
         );
+    }
+
+    #[test]
+    fn an_assistant_turn_s_blank_text_is_no_part() {
+        // Gemini refuses an empty text part ("empty text parameter"), which a turn carried
+        // over from an OpenAI-compatible server ("" beside its calls) would hold.
+        let arguments = json!({"a": 2});
+        let call = AssistantCall::new("fc_1", "add", &arguments);
+        for blank in ["", "\n\n", " "] {
+            assert_eq!(
+                render_assistant(Some(blank), &[call]),
+                render_assistant(None, &[call]),
+                "{blank:?}"
+            );
+            assert!(render_assistant(Some(blank), &[]).is_empty(), "{blank:?}");
+        }
+        // Beside images, a blank caption is no part either.
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let content = render_user_with_images(" ", std::slice::from_ref(&image));
+        assert_eq!(content["parts"].as_array().unwrap().len(), 1, "{content}");
     }
 
     #[test]
