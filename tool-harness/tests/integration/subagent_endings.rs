@@ -377,6 +377,27 @@ impl ToolHook for StopsOnceTheChildWorks {
 
 /// A parent (stopped by `hook` when given) whose child spends 10 + 5 tokens on a call of a
 /// tool that waits for ever; the notify says the tool started, the count that it was dropped.
+/// A sub-agent whose one call waits for ever: `started` is told when it starts, `dropped`
+/// counts its drops.
+fn waiting_child(started: &Arc<tokio::sync::Notify>, dropped: &Arc<AtomicUsize>) -> SubAgentConfig {
+    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
+    SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
+        Arc::clone(started),
+        Arc::clone(dropped),
+    ))])
+}
+
+/// A session of `parent_model` with the `agent` group of `config`, active.
+fn parent_session(parent_model: ScriptedModel, config: SubAgentConfig) -> AgentSession {
+    let parent = AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    parent
+}
+
 fn parent_of_a_waiting_child(
     started: &Arc<tokio::sync::Notify>,
     hook: Option<StopsOnceTheChildWorks>,
@@ -475,21 +496,12 @@ async fn a_run_stopped_by_a_hook_stops_the_children_it_started() {
 #[tokio::test]
 async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
     let started = Arc::new(tokio::sync::Notify::new());
-    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
-    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
-        Arc::clone(&started),
-        Arc::default(),
-    ))]);
+    let config = waiting_child(&started, &Arc::default());
     let parent_model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
         ScriptedTurn::text("started"),
     ]);
-    let parent = AgentSession::builder(parent_model)
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
-        .build()
-        .unwrap();
-    parent.tool_manager().activate(&["agent".into()]);
+    let parent = parent_session(parent_model, config);
     parent.run("go").await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), started.notified())
         .await
@@ -506,11 +518,7 @@ async fn a_run_that_answers_leaves_its_children_working_for_a_later_run() {
 async fn a_run_ended_by_a_model_error_leaves_its_children_which_stop_sub_agents_stops() {
     let started = Arc::new(tokio::sync::Notify::new());
     let dropped = Arc::new(AtomicUsize::new(0));
-    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
-    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
-        Arc::clone(&started),
-        Arc::clone(&dropped),
-    ))]);
+    let config = waiting_child(&started, &dropped);
     let parent_model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
         ScriptedTurn::error(ModelError::Api {
@@ -519,12 +527,7 @@ async fn a_run_ended_by_a_model_error_leaves_its_children_which_stop_sub_agents_
             message: "the parent's model is down".into(),
         }),
     ]);
-    let parent = AgentSession::builder(parent_model)
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
-        .build()
-        .unwrap();
-    parent.tool_manager().activate(&["agent".into()]);
+    let parent = parent_session(parent_model, config);
     let ended = parent.send("go").await;
     assert!(
         matches!(ended, Err(AgenticError::Model { .. })),
@@ -553,21 +556,12 @@ async fn a_run_ended_by_a_model_error_leaves_its_children_which_stop_sub_agents_
 
 #[tokio::test]
 async fn a_run_ended_by_a_panic_stops_the_children_it_started() {
-    let child_model = ScriptedModel::new([ScriptedTurn::call("wait", json!({}))]);
-    let config = SubAgentConfig::new(child_model, "m").with_tools(vec![Arc::new(waits_for_ever(
-        Arc::default(),
-        Arc::default(),
-    ))]);
+    let config = waiting_child(&Arc::default(), &Arc::default());
     let parent_model = ScriptedModel::new([
         ScriptedTurn::call("agent", json!({"command": "start", "task": "t"})),
         ScriptedTurn::respond(|_| panic!("the parent's model broke")),
     ]);
-    let parent = AgentSession::builder(parent_model)
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
-        .build()
-        .unwrap();
-    parent.tool_manager().activate(&["agent".into()]);
+    let parent = parent_session(parent_model, config);
     let ended = parent.run("go").await;
     assert!(
         matches!(ended, Err(AgenticError::Panicked { .. })),
