@@ -35,6 +35,7 @@ mod provider_round_trip;
 mod retry;
 #[cfg(feature = "cli")]
 mod run_binary;
+mod schema_agreement;
 mod serde_attributes;
 mod shed;
 mod strict_mode;
