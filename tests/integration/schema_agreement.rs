@@ -646,3 +646,23 @@ fn a_duration_past_its_range_is_refused_by_the_reader_at_its_path() {
         "Invalid arguments for tool 't': /value: overflow deserializing Duration"
     );
 }
+
+/// An `f32` beyond its range: validation lets it by (a bound in every `f32`'s schema would be
+/// two numbers of 39 digits in every declaration a model reads, for a mistake no model makes
+/// on purpose), and the reader refuses it, naming the argument, rather than read infinity.
+#[test]
+fn an_f32_past_its_range_is_refused_by_the_reader_at_its_path() {
+    let probe = Probe::<f32>::new();
+    for sent in [json!(1e39), json!(-1e39)] {
+        let arguments = ToolArguments::try_from(json!({ "value": sent })).unwrap();
+        assert!(probe.manager.validate_arguments("t", &arguments).is_ok());
+        let err = probe.call(&sent).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            toolsmith::ToolErrorKind::InvalidArguments,
+            "{err}"
+        );
+        assert!(err.to_string().contains("/value"), "{err}");
+    }
+    assert_eq!(probe.call(&json!(3.4028235e38)).unwrap(), f32::MAX);
+}
