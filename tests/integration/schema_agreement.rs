@@ -610,6 +610,29 @@ fn scalar_near_misses_agree() {
     check_near_misses::<HashMap<String, u8>>(&[json!({}), json!({"a": 1}), json!({"a": 300})]);
 }
 
+/// A `null` entry of a map is no absent argument, as a `null` for an optional property is:
+/// the entry is refused at its path, not dropped (the tool read `{}` for `{"a": null}`).
+#[test]
+fn a_null_entry_of_a_map_is_refused_not_dropped() {
+    fn refused_at<T: Arg>(sent: Value, at: &str) {
+        let probe = Probe::<T>::new();
+        let err = probe.call(&sent).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            toolsmith::ToolErrorKind::InvalidArguments,
+            "{err}"
+        );
+        assert!(err.to_string().contains(at), "{sent}: {err}");
+    }
+    refused_at::<HashMap<String, u8>>(json!({"a": null}), "/value/a");
+    refused_at::<HashMap<String, u8>>(json!({"a": 1, "b": null}), "/value/b");
+    refused_at::<BTreeMap<String, Vec<u8>>>(json!({"a": null}), "/value/a");
+    // A map of optional values takes `null` as it is.
+    let probe = Probe::<HashMap<String, Option<u8>>>::new();
+    let read = probe.call(&json!({"a": null})).unwrap();
+    assert_eq!(read, HashMap::from([("a".to_owned(), None)]));
+}
+
 /// Spellings serde reads that the schema does not offer: validation refuses them, naming the
 /// argument, and the model is shown the one spelling the schema has. None of these is the only
 /// way to send its value.

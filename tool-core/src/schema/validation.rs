@@ -404,7 +404,11 @@ fn collect_repairs(error: &ValidationError<'_>, repairs: &mut IndexSet<Repair>) 
                 push(Repair::RemoveNull(format!("{path}/{key}")));
             }
         }
-        (_, Value::Null) if !path.is_empty() => push(Repair::RemoveNull(path.to_owned())),
+        // A `null` for a declared property (not an entry of a map, which has no absent
+        // entries to mean) is the property absent.
+        (_, Value::Null) if !path.is_empty() && at_declared_property(error) => {
+            push(Repair::RemoveNull(path.to_owned()));
+        }
         (ValidationErrorKind::Type { kind }, Value::String(text)) => {
             let wants = |ty: JsonType| match kind {
                 TypeKind::Single(single) => *single == ty,
@@ -419,6 +423,38 @@ fn collect_repairs(error: &ValidationError<'_>, repairs: &mut IndexSet<Repair>) 
     for inner in branch_errors(error) {
         collect_repairs(inner, repairs);
     }
+}
+
+/// Whether the schema that `error` is about is a property's that `properties` declares:
+/// the last step of its evaluation path into a part of the instance is `properties/<name>`, not
+/// `additionalProperties` or `patternProperties` (a map's entries) nor an array's items.
+fn at_declared_property(error: &ValidationError<'_>) -> bool {
+    // The path as evaluated (through each `$ref`), not the keyword's place in the document.
+    let path = error.evaluation_path();
+    let mut segments = path.as_str().split('/').skip(1);
+    let mut last_step = None;
+    while let Some(segment) = segments.next() {
+        match segment {
+            // The next segment is a name or a pattern, never a keyword.
+            "properties" | "patternProperties" | "prefixItems" => {
+                last_step = Some(segment);
+                segments.next();
+            }
+            "additionalProperties"
+            | "unevaluatedProperties"
+            | "items"
+            | "additionalItems"
+            | "unevaluatedItems"
+            | "contains" => last_step = Some(segment),
+            // Branches and definitions are named by an index or a name: skipped so that a
+            // property called `items` is not taken for the keyword.
+            "anyOf" | "oneOf" | "allOf" | "$defs" | "definitions" | "dependentSchemas" => {
+                segments.next();
+            }
+            _ => {}
+        }
+    }
+    last_step == Some("properties")
 }
 
 /// The paths of the properties that `required` errors (here or in branches) say are missing.
