@@ -359,3 +359,24 @@ async fn the_in_memory_file_system_refuses_the_same_paths() {
     }
     assert_eq!(fs.files(), [PathBuf::from("inside.txt")]);
 }
+
+#[tokio::test]
+async fn a_socket_is_refused_as_not_a_regular_file() {
+    // Opening a socket fails (ENXIO, "No such device or address"): that was the message, an
+    // I/O failure, where the kind is what is wrong.
+    let fx = Fixture::new();
+    let _listener = std::os::unix::net::UnixListener::bind(fx.root.join("sock")).unwrap();
+    symlink("sock", fx.root.join("sock_link")).unwrap();
+    let fs = LocalFileSystem::new(&fx.root).unwrap();
+    for path in ["sock", "sock_link"] {
+        let err = fs.read(Path::new(path)).await.unwrap_err();
+        assert!(
+            matches!(&err, FsError::NotARegularFile { kind, .. } if kind == "a socket"),
+            "{path}: {err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("refused {path:?}: it is not a regular file (a socket)")
+        );
+    }
+}
