@@ -242,8 +242,26 @@ impl Inner {
                 path: shown_path.to_owned(),
             });
         }
-        // Non-blocking, so that opening a FIFO does not hang; anything not a regular file is
-        // refused once open.
+        // Judged before it is opened: opening a socket fails (ENXIO) as if an I/O error, and
+        // opening a device may act on it.
+        match self.dir.symlink_metadata(&relative) {
+            Ok(metadata) if metadata.is_dir() => {
+                return Err(FsError::IsADirectory {
+                    path: shown_path.to_owned(),
+                });
+            }
+            Ok(metadata) if !metadata.is_file() && !metadata.file_type().is_symlink() => {
+                return Err(FsError::NotARegularFile {
+                    path: shown_path.to_owned(),
+                    kind: file_kind(&metadata.file_type()).to_owned(),
+                });
+            }
+            // A link swapped in since the lookup is resolved beneath the root by the open.
+            Ok(_) => {}
+            Err(err) => return Err(io(err)),
+        }
+        // Non-blocking, so that opening a FIFO swapped in meanwhile does not hang; anything
+        // not a regular file is refused once open too.
         let mut options = OpenOptions::new();
         options.read(true);
         #[cfg(unix)]

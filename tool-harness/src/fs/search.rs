@@ -479,9 +479,10 @@ pub(crate) fn search_local(
             };
             let shown = match_path(relative);
             // Opened through the root's handle, so a file swapped for a link that leads out
-            // between the walk and the open is refused rather than read.
+            // between the walk and the open is refused rather than read; and as a regular file
+            // only, so a FIFO swapped in does not stall the search.
             collector.search_one(&shown, |sink| {
-                let file = dir.open(relative)?.into_std();
+                let file = open_regular_file(dir, relative)?;
                 searcher.search_file(&matcher, &file, sink)
             });
             if collector.is_full() {
@@ -630,23 +631,30 @@ impl IgnoreRules {
     }
 }
 
-/// The text of the ignore file at `path` (relative to the root's handle `dir`), or `None` when
-/// there is none to read: missing, a link that leads out of the root (refused by the handle),
-/// anything but a regular file (opened without blocking, so a FIFO does not stall the
-/// search), or larger than [`MAX_IGNORE_FILE_BYTES`].
-fn read_ignore_file(dir: &Dir, path: &Path) -> Option<String> {
+/// The regular file at `path` (relative to the root's handle `dir`), opened to read. It is
+/// opened without blocking, so that a FIFO there (swapped in since the walk listed a file)
+/// does not wait for a writer, and anything but a regular file is refused once open.
+fn open_regular_file(dir: &Dir, path: &Path) -> std::io::Result<std::fs::File> {
     use cap_std::fs::OpenOptionsExt as _;
     let mut options = cap_std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     options.custom_flags(libc::O_NONBLOCK);
-    let file = dir.open_with(path, &options).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
+    let file = dir.open_with(path, &options)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
     }
+    Ok(file.into_std())
+}
+
+/// The text of the ignore file at `path` (relative to the root's handle `dir`), or `None` when
+/// there is none to read: missing, a link that leads out of the root (refused by the handle),
+/// anything but a regular file (opened without blocking, so a FIFO does not stall the
+/// search), or larger than [`MAX_IGNORE_FILE_BYTES`].
+fn read_ignore_file(dir: &Dir, path: &Path) -> Option<String> {
+    let file = open_regular_file(dir, path).ok()?;
     let mut bytes = Vec::new();
-    file.into_std()
-        .take(MAX_IGNORE_FILE_BYTES + 1)
+    file.take(MAX_IGNORE_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .ok()?;
     if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {

@@ -1,10 +1,19 @@
 //! [`ShellEnvironment`]: which of the process's environment variables `bash`'s commands see.
 //! The commands are the model's: a key in the environment is a key the model can print, and
-//! so send to its provider, or anywhere the network reaches.
+//! so send to its provider, or anywhere the network reaches. Leaving a variable out hides it
+//! from `$NAME` only: a command can read the environment the process started with from
+//! `/proc/$PPID/environ` (see [`ShellEnvironment`]).
 
 use std::ffi::OsString;
 
 /// Which environment variables a command run by `bash` gets from the process.
+///
+/// This keeps a variable out of a command's own environment, not out of its reach: a command
+/// runs as the process's user and can read the environment the process started with from
+/// `/proc/<pid>/environ` (its parent's, `$PPID`), under Landlock too, and removing a variable
+/// from the process later does not change that file. A key the model must not see must not
+/// be in the starting environment of the process that runs `bash`: read it from a file, or
+/// run `bash` in another process or as another user.
 ///
 /// ```
 /// use toolsmith::harness::ShellEnvironment;

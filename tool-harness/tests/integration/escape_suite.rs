@@ -3,6 +3,7 @@
 //! the root read or written.
 
 use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -358,4 +359,83 @@ async fn the_in_memory_file_system_refuses_the_same_paths() {
         }
     }
     assert_eq!(fs.files(), [PathBuf::from("inside.txt")]);
+}
+
+#[tokio::test]
+async fn a_socket_is_refused_as_not_a_regular_file() {
+    // Opening a socket fails (ENXIO, "No such device or address"): that was the message, an
+    // I/O failure, where the kind is what is wrong.
+    let fx = Fixture::new();
+    let _listener = std::os::unix::net::UnixListener::bind(fx.root.join("sock")).unwrap();
+    symlink("sock", fx.root.join("sock_link")).unwrap();
+    let fs = LocalFileSystem::new(&fx.root).unwrap();
+    for path in ["sock", "sock_link"] {
+        let err = fs.read(Path::new(path)).await.unwrap_err();
+        assert!(
+            matches!(&err, FsError::NotARegularFile { kind, .. } if kind == "a socket"),
+            "{path}: {err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("refused {path:?}: it is not a regular file (a socket)")
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_swapped_in_for_a_file_during_a_search_does_not_stall_it() {
+    // The walk tells a file from a FIFO when it lists the directory; another process can
+    // swap one for the other before the file is opened. A FIFO opened to be searched waited
+    // for a writer that never came: the search never ended.
+    let fx = Fixture::new();
+    let dir = fx.root.join("many");
+    std::fs::create_dir_all(dir.join(".keep")).unwrap();
+    for i in 0..500 {
+        std::fs::write(dir.join(format!("f{i:03}.txt")), "text\n").unwrap();
+    }
+    // The FIFO lives on under a hidden name (not searched), so that a search stuck opening
+    // it can be released.
+    let fifo = dir.join(".keep/fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, dir, fifo) = (Arc::clone(&stop), dir.clone(), fifo.clone());
+        std::thread::spawn(move || {
+            let swapped = dir.join("f250.txt");
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_file(dir.join(".to_fifo"));
+                std::fs::hard_link(&fifo, dir.join(".to_fifo")).unwrap();
+                std::fs::rename(dir.join(".to_fifo"), &swapped).unwrap();
+                std::fs::write(dir.join(".to_file"), "text\n").unwrap();
+                std::fs::rename(dir.join(".to_file"), &swapped).unwrap();
+            }
+        })
+    };
+    let fs = LocalFileSystem::new(&fx.root).unwrap();
+    let mut stalled = false;
+    for _ in 0..200 {
+        let search = fs.search(SearchQuery::new("never-there").in_path("many"));
+        if tokio::time::timeout(std::time::Duration::from_secs(10), search)
+            .await
+            .is_err()
+        {
+            stalled = true;
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    // Release whatever is stuck opening the FIFO, so that the runtime can shut down.
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo);
+    drop(writer);
+    assert!(!stalled, "a search stalled opening a FIFO");
 }
