@@ -14,6 +14,7 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use toolsmith_core::CancellationToken;
 use toolsmith_core::provider::cut_to;
 
 use crate::FsError;
@@ -412,17 +413,91 @@ impl Collector {
     }
 }
 
+/// When a search on disk should stop: no one waits for it any more (the future awaiting it
+/// was dropped, by a time limit or a cancelled batch or run), or the call it runs for was
+/// cancelled. The walk runs on a blocking thread, which nothing else stops: it checks this
+/// before each entry it judges or visits, and each read of a file searched does.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchStop {
+    dropped: Arc<AtomicBool>,
+    call: Option<CancellationToken>,
+    /// How many files the walk went on to search: how far a stopped walk got.
+    #[cfg(test)]
+    pub(crate) files_started: Arc<AtomicUsize>,
+}
+
+impl SearchStop {
+    /// A stop for a search run by the call whose token is `call` (if any).
+    pub(crate) fn for_call(call: Option<CancellationToken>) -> Self {
+        Self {
+            call,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the search should stop.
+    pub(crate) fn is_set(&self) -> bool {
+        self.dropped.load(Ordering::Relaxed)
+            || self
+                .call
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// A guard that sets the stop when dropped: the future awaiting the search holds it.
+    pub(crate) fn set_on_drop(&self) -> SetStopOnDrop {
+        SetStopOnDrop(Arc::clone(&self.dropped))
+    }
+}
+
+/// Sets a [`SearchStop`] when dropped.
+pub(crate) struct SetStopOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetStopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A file's reads, refused once its search should stop: one large file's search ends with
+/// the rest of the walk.
+struct StoppableRead<'a, R> {
+    inner: R,
+    stop: &'a SearchStop,
+}
+
+impl<R: std::io::Read> std::io::Read for StoppableRead<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.is_set() {
+            return Err(std::io::Error::other("the search was stopped"));
+        }
+        self.inner.read(buf)
+    }
+}
+
 /// Searches below `start` (relative to the root, already resolved beneath it) of the local
-/// tree at `root`, whose handle is `dir`.
+/// tree at `root`, whose handle is `dir`, until `stop` is set: then the walk ends soon, and
+/// the search is an error rather than a report of part of the tree.
 pub(crate) fn search_local(
     dir: &Dir,
     root: &Path,
     start: &Path,
     query: &SearchQuery,
+    stop: &SearchStop,
 ) -> Result<SearchReport, SearchError> {
     let matcher = matcher(&query.pattern)?;
     if let Some(glob) = &query.glob {
         check_glob(glob)?;
+    }
+    let stopped = || {
+        SearchError::from(FsError::Io {
+            path: shown(query.path.as_deref().unwrap_or(Path::new("."))),
+            reason: "not done: the search was stopped (its call was cancelled or timed out)"
+                .to_owned(),
+        })
+    };
+    if stop.is_set() {
+        return Err(stopped());
     }
     let walk_root = root.join(start);
     let mut walk = ignore::WalkBuilder::new(&walk_root);
@@ -447,7 +522,13 @@ pub(crate) fn search_local(
         Some(glob) => Some(glob_overrides(&walk_root, glob)?),
         None => None,
     };
+    let filter_stop = stop.clone();
     walk.filter_entry(move |entry| {
+        // A stopped walk lists what is left of a directory without judging (so without
+        // reading ignore files) or queueing any of it.
+        if filter_stop.is_set() {
+            return false;
+        }
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
         // Whatever the glob says, as in memory: the walk skips no hidden name the glob
         // matches (ripgrep's `-g` overrides that), so it is left out here. The walk's start,
@@ -465,7 +546,7 @@ pub(crate) fn search_local(
         let collector = &collector;
         let mut searcher = searcher();
         Box::new(move |entry| {
-            if collector.is_full() {
+            if collector.is_full() || stop.is_set() {
                 return WalkState::Quit;
             }
             let Ok(entry) = entry else {
@@ -478,12 +559,15 @@ pub(crate) fn search_local(
                 return WalkState::Continue;
             };
             let shown = match_path(relative);
+            #[cfg(test)]
+            stop.files_started.fetch_add(1, Ordering::Relaxed);
             // Opened through the root's handle, so a file swapped for a link that leads out
             // between the walk and the open is refused rather than read; and as a regular file
             // only, so a FIFO swapped in does not stall the search.
             collector.search_one(&shown, |sink| {
                 let file = open_regular_file(dir, relative)?;
-                searcher.search_file(&matcher, &file, sink)
+                let reads = StoppableRead { inner: &file, stop };
+                searcher.search_reader(&matcher, reads, sink)
             });
             if collector.is_full() {
                 WalkState::Quit
@@ -492,6 +576,9 @@ pub(crate) fn search_local(
             }
         })
     });
+    if stop.is_set() {
+        return Err(stopped());
+    }
     Ok(collector.finish())
 }
 
@@ -666,6 +753,21 @@ fn read_ignore_file(dir: &Dir, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_being_searched_is_read_no_further_once_the_search_stops() {
+        use std::io::Read as _;
+        let stop = SearchStop::default();
+        let mut reads = StoppableRead {
+            inner: &b"first read"[..],
+            stop: &stop,
+        };
+        let mut buf = [0u8; 5];
+        assert_eq!(reads.read(&mut buf).unwrap(), 5);
+        drop(stop.set_on_drop());
+        let err = reads.read(&mut buf).unwrap_err();
+        assert_eq!(err.to_string(), "the search was stopped");
+    }
 
     #[test]
     fn globs_that_stay_below_are_accepted() {
