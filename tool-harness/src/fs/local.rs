@@ -36,8 +36,9 @@ const MAX_LINK_HOPS: usize = 40;
 /// files are read or written (a FIFO, a device or a socket is refused). Writes are atomic (a
 /// temporary file in the same directory, then a rename). `search` reads the ignore files
 /// (`.gitignore`, `.ignore`, `.git/info/exclude`) through the same handle: one that is a link
-/// leading out of the root, anything but a regular file, or larger than 1 MiB is taken as
-/// absent. A search walks on a blocking thread, and stops soon after its future is dropped
+/// leading out of the root, anything but a regular file, larger than 256 KiB or holding more
+/// than 5,000 patterns is taken as absent, and so are those met once the search has compiled
+/// 20,000 patterns (or 2 MiB of them) from the others. A search walks on a blocking thread, and stops soon after its future is dropped
 /// (a time limit, a cancelled batch or run) or its call's
 /// [token](toolsmith_core::ToolCallContext::cancellation) is cancelled: then, if awaited
 /// still, it is an error ([`FsError::Io`], "not done: the search was stopped").
