@@ -7,11 +7,12 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
 use ignore::Match;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::gitignore::Gitignore;
 
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::{
-    Collector, MAX_SEARCHED_LINE_BYTES, anchored_glob, check_glob, match_path, matcher, searcher,
+    Collector, IgnoreBudget, MAX_IGNORE_FILE_BYTES, MAX_SEARCHED_LINE_BYTES, anchored_glob,
+    check_glob, match_path, matcher, searcher,
 };
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
@@ -27,7 +28,8 @@ enum Node {
 /// A [`FileSystem`] held in memory: same path rules as the local one (no `..` above the
 /// root, no absolute paths, no NUL bytes, bounded lengths), writes that replace whole
 /// contents at once, and `search_file` with the same regex engine, honouring `.gitignore`
-/// files in the tree and skipping hidden names.
+/// files in the tree (within the bounds [`LocalFileSystem`](crate::LocalFileSystem) keeps
+/// to) and skipping hidden names.
 ///
 /// Cloning shares the tree.
 ///
@@ -106,8 +108,10 @@ impl InMemoryFileSystem {
         Ok(previous.is_none())
     }
 
-    /// The `.gitignore` matchers of the tree, by the directory they sit in.
-    fn gitignores(nodes: &BTreeMap<PathBuf, Node>) -> BTreeMap<PathBuf, Gitignore> {
+    /// The `.gitignore` matchers that bear on a search of `start`, by the directory they sit
+    /// in: those above it and below it, within the bounds a search on disk keeps to.
+    fn gitignores(nodes: &BTreeMap<PathBuf, Node>, start: &Path) -> BTreeMap<PathBuf, Gitignore> {
+        let budget = IgnoreBudget::new();
         let mut found = BTreeMap::new();
         for (path, node) in nodes {
             let Node::File(contents) = node else { continue };
@@ -115,12 +119,14 @@ impl InMemoryFileSystem {
                 continue;
             }
             let dir = path.parent().unwrap_or(Path::new("")).to_owned();
-            let mut builder = GitignoreBuilder::new(Path::new("/").join(&dir));
-            for line in String::from_utf8_lossy(contents).lines() {
-                // A malformed line is skipped, as git does.
-                let _ = builder.add_line(None, line);
+            if !dir.starts_with(start) && !start.starts_with(&dir) {
+                continue;
             }
-            if let Ok(gitignore) = builder.build() {
+            if contents.len() as u64 > MAX_IGNORE_FILE_BYTES {
+                continue;
+            }
+            let text = String::from_utf8_lossy(contents);
+            if let Some(gitignore) = budget.compile(&Path::new("/").join(&dir), &text) {
                 found.insert(dir, gitignore);
             }
         }
@@ -202,7 +208,7 @@ impl FileSystem for InMemoryFileSystem {
             let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
             return Err(FsError::NotFound { path: shown_start }.into());
         }
-        let gitignores = Self::gitignores(&nodes);
+        let gitignores = Self::gitignores(&nodes, &start);
         let collector = Collector::new(query.max_matches);
         let mut searcher = searcher();
         for (path, node) in nodes.range(start.clone()..) {

@@ -10,8 +10,11 @@ use async_trait::async_trait;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 
+use toolsmith_core::ToolCallContext;
+
 use crate::fs::blocking::run_blocking;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
+use crate::fs::search::SearchStop;
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 /// The largest file [`LocalFileSystem::read`](FileSystem::read) reads by default: 64 MiB.
@@ -33,8 +36,12 @@ const MAX_LINK_HOPS: usize = 40;
 /// files are read or written (a FIFO, a device or a socket is refused). Writes are atomic (a
 /// temporary file in the same directory, then a rename). `search` reads the ignore files
 /// (`.gitignore`, `.ignore`, `.git/info/exclude`) through the same handle: one that is a link
-/// leading out of the root, anything but a regular file, or larger than 1 MiB is taken as
-/// absent.
+/// leading out of the root, anything but a regular file, larger than 256 KiB or holding more
+/// than 5,000 patterns is taken as absent, and so are those met once the search has compiled
+/// 20,000 patterns (or 2 MiB of them) from the others. A search walks on a blocking thread, and stops soon after its future is dropped
+/// (a time limit, a cancelled batch or run) or its call's
+/// [token](toolsmith_core::ToolCallContext::cancellation) is cancelled: then, if awaited
+/// still, it is an error ([`FsError::Io`], "not done: the search was stopped").
 ///
 /// What it does not stop: see the crate's README ("What the sandbox protects against").
 ///
@@ -477,6 +484,21 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
+        let call = ToolCallContext::current().map(|context| context.cancellation().clone());
+        self.search_until(query, SearchStop::for_call(call)).await
+    }
+}
+
+impl LocalFileSystem {
+    /// [`search`](FileSystem::search), whose walk stops soon after `stop` is set, or after
+    /// this future is dropped (it sets `stop` then): the walk runs on a blocking thread,
+    /// which the future's end would not stop.
+    async fn search_until(
+        &self,
+        query: SearchQuery,
+        stop: SearchStop,
+    ) -> Result<SearchReport, SearchError> {
+        let _stop_when_dropped = stop.set_on_drop();
         let start = match &query.path {
             Some(path) => self.relative(path)?,
             None => PathBuf::new(),
@@ -500,7 +522,7 @@ impl FileSystem for LocalFileSystem {
                     }
                     resolved
                 };
-                crate::fs::search::search_local(dir, &inner.root, &start, &query)
+                crate::fs::search::search_local(dir, &inner.root, &start, &query, &stop)
             },
             |cancelled| FsError::cancelled(cancelled_path, cancelled).into(),
         )
@@ -511,6 +533,73 @@ impl FileSystem for LocalFileSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::time::{Duration, Instant};
+
+    use toolsmith_core::CancellationToken;
+
+    /// A tree of `files` files that do not match "never-there", in directories of 100.
+    fn tree_of(files: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "a line of text that the pattern does not match\n".repeat(40);
+        for n in 0..files {
+            let directory = dir.path().join(format!("d{}", n / 100));
+            std::fs::create_dir_all(&directory).unwrap();
+            std::fs::write(directory.join(format!("f{n}.txt")), &text).unwrap();
+        }
+        dir
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_search_stops_its_walk() {
+        // The walk ran on a blocking thread with nothing to stop it: a search dropped by a
+        // time limit went on through the whole tree, holding that thread.
+        const FILES: usize = 4000;
+        let dir = tree_of(FILES);
+        let fs = LocalFileSystem::new(dir.path()).unwrap();
+        let stop = SearchStop::default();
+        let search = fs.search_until(SearchQuery::new("never-there"), stop.clone());
+        let outcome = tokio::time::timeout(Duration::from_millis(5), search).await;
+        assert!(
+            outcome.is_err(),
+            "searched {FILES} files in 5 ms: the tree is too small"
+        );
+        // The blocking work holds a handle on the file system until it ends.
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while Arc::strong_count(&fs.inner) > 1 {
+            assert!(Instant::now() < deadline, "the walk is still going");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let started = stop.files_started.load(Ordering::Relaxed);
+        assert!(
+            started < FILES,
+            "the walk searched all {started} files after its search was dropped"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_whose_call_is_cancelled_stops_with_an_error() {
+        // The call's token was not looked at: a cancelled call's search went on to the end
+        // (and reported the whole tree) for as long as its future was awaited.
+        let dir = tree_of(4000);
+        let fs = LocalFileSystem::new(dir.path()).unwrap();
+        let token = CancellationToken::new();
+        let context = ToolCallContext::new("call-1", "search_file", token.clone());
+        let search = context.scope(fs.search(SearchQuery::new("never-there")));
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            token.cancel();
+        });
+        let outcome = tokio::time::timeout(Duration::from_secs(300), search)
+            .await
+            .expect("the search is still going");
+        canceller.await.unwrap();
+        let err = outcome.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\".\": not done: the search was stopped (its call was cancelled or timed out)"
+        );
+    }
 
     #[test]
     fn a_file_grown_past_the_limit_after_its_check_is_refused_as_too_large() {

@@ -14,6 +14,7 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use toolsmith_core::CancellationToken;
 use toolsmith_core::provider::cut_to;
 
 use crate::FsError;
@@ -412,17 +413,91 @@ impl Collector {
     }
 }
 
+/// When a search on disk should stop: no one waits for it any more (the future awaiting it
+/// was dropped, by a time limit or a cancelled batch or run), or the call it runs for was
+/// cancelled. The walk runs on a blocking thread, which nothing else stops: it checks this
+/// before each entry it judges or visits, and each read of a file searched does.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchStop {
+    dropped: Arc<AtomicBool>,
+    call: Option<CancellationToken>,
+    /// How many files the walk went on to search: how far a stopped walk got.
+    #[cfg(test)]
+    pub(crate) files_started: Arc<AtomicUsize>,
+}
+
+impl SearchStop {
+    /// A stop for a search run by the call whose token is `call` (if any).
+    pub(crate) fn for_call(call: Option<CancellationToken>) -> Self {
+        Self {
+            call,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the search should stop.
+    pub(crate) fn is_set(&self) -> bool {
+        self.dropped.load(Ordering::Relaxed)
+            || self
+                .call
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// A guard that sets the stop when dropped: the future awaiting the search holds it.
+    pub(crate) fn set_on_drop(&self) -> SetStopOnDrop {
+        SetStopOnDrop(Arc::clone(&self.dropped))
+    }
+}
+
+/// Sets a [`SearchStop`] when dropped.
+pub(crate) struct SetStopOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetStopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A file's reads, refused once its search should stop: one large file's search ends with
+/// the rest of the walk.
+struct StoppableRead<'a, R> {
+    inner: R,
+    stop: &'a SearchStop,
+}
+
+impl<R: std::io::Read> std::io::Read for StoppableRead<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.is_set() {
+            return Err(std::io::Error::other("the search was stopped"));
+        }
+        self.inner.read(buf)
+    }
+}
+
 /// Searches below `start` (relative to the root, already resolved beneath it) of the local
-/// tree at `root`, whose handle is `dir`.
+/// tree at `root`, whose handle is `dir`, until `stop` is set: then the walk ends soon, and
+/// the search is an error rather than a report of part of the tree.
 pub(crate) fn search_local(
     dir: &Dir,
     root: &Path,
     start: &Path,
     query: &SearchQuery,
+    stop: &SearchStop,
 ) -> Result<SearchReport, SearchError> {
     let matcher = matcher(&query.pattern)?;
     if let Some(glob) = &query.glob {
         check_glob(glob)?;
+    }
+    let stopped = || {
+        SearchError::from(FsError::Io {
+            path: shown(query.path.as_deref().unwrap_or(Path::new("."))),
+            reason: "not done: the search was stopped (its call was cancelled or timed out)"
+                .to_owned(),
+        })
+    };
+    if stop.is_set() {
+        return Err(stopped());
     }
     let walk_root = root.join(start);
     let mut walk = ignore::WalkBuilder::new(&walk_root);
@@ -447,7 +522,13 @@ pub(crate) fn search_local(
         Some(glob) => Some(glob_overrides(&walk_root, glob)?),
         None => None,
     };
+    let filter_stop = stop.clone();
     walk.filter_entry(move |entry| {
+        // A stopped walk lists what is left of a directory without judging (so without
+        // reading ignore files) or queueing any of it.
+        if filter_stop.is_set() {
+            return false;
+        }
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
         // Whatever the glob says, as in memory: the walk skips no hidden name the glob
         // matches (ripgrep's `-g` overrides that), so it is left out here. The walk's start,
@@ -465,7 +546,7 @@ pub(crate) fn search_local(
         let collector = &collector;
         let mut searcher = searcher();
         Box::new(move |entry| {
-            if collector.is_full() {
+            if collector.is_full() || stop.is_set() {
                 return WalkState::Quit;
             }
             let Ok(entry) = entry else {
@@ -478,12 +559,15 @@ pub(crate) fn search_local(
                 return WalkState::Continue;
             };
             let shown = match_path(relative);
+            #[cfg(test)]
+            stop.files_started.fetch_add(1, Ordering::Relaxed);
             // Opened through the root's handle, so a file swapped for a link that leads out
             // between the walk and the open is refused rather than read; and as a regular file
             // only, so a FIFO swapped in does not stall the search.
             collector.search_one(&shown, |sink| {
                 let file = open_regular_file(dir, relative)?;
-                searcher.search_file(&matcher, &file, sink)
+                let reads = StoppableRead { inner: &file, stop };
+                searcher.search_reader(&matcher, reads, sink)
             });
             if collector.is_full() {
                 WalkState::Quit
@@ -492,6 +576,9 @@ pub(crate) fn search_local(
             }
         })
     });
+    if stop.is_set() {
+        return Err(stopped());
+    }
     Ok(collector.finish())
 }
 
@@ -509,10 +596,74 @@ fn glob_overrides(
     overrides.build().map_err(invalid)
 }
 
-/// The largest ignore file read, in bytes: tens of thousands of patterns. A larger one is
-/// taken as absent, as git takes one past its own limit (100 MiB); read whole, and compiled,
-/// it would cost memory and time out of all proportion.
-pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
+/// The largest ignore file read, in bytes: the largest real ones are tens of KiB. A larger
+/// one is taken as absent, as git takes one past its own limit (100 MiB); read whole, and
+/// compiled, it would cost memory and time out of all proportion.
+pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 256 << 10;
+
+/// The most patterns an ignore file may hold and be applied: real ones hold at most a few
+/// thousand. Compiling costs by the pattern (for one anchored to a directory, `/src/x/*.o`,
+/// about 10 µs in a release build and 0.7 ms in a debug one): a file with more is taken as
+/// absent.
+pub(crate) const MAX_IGNORE_FILE_PATTERNS: usize = 5_000;
+
+/// The most patterns one search compiles from all the ignore files it meets together (a tree
+/// can hold one in every directory); the files met past it are taken as absent.
+pub(crate) const MAX_IGNORE_PATTERNS_PER_SEARCH: usize = 20_000;
+
+/// The most bytes of patterns one search compiles from all the ignore files it meets
+/// together (a long pattern costs by its length); the files met past it are taken as absent.
+pub(crate) const MAX_IGNORE_PATTERN_BYTES_PER_SEARCH: usize = 2 << 20;
+
+/// What one search may still compile of the ignore files it meets: each one is applied whole
+/// or taken as absent, so a tree that holds more (or a file larger) than the bounds above
+/// costs no more than they allow. Past the budget, which files are applied depends on the
+/// order the walk meets them in.
+pub(crate) struct IgnoreBudget {
+    /// Patterns, and bytes of patterns, still to spend.
+    left: Mutex<(usize, usize)>,
+}
+
+impl IgnoreBudget {
+    pub(crate) fn new() -> Self {
+        Self {
+            left: Mutex::new((
+                MAX_IGNORE_PATTERNS_PER_SEARCH,
+                MAX_IGNORE_PATTERN_BYTES_PER_SEARCH,
+            )),
+        }
+    }
+
+    /// The rules of an ignore file's `text`, rooted at the directory `base` it sits in; `None`
+    /// when it has none that compile, or more than [`MAX_IGNORE_FILE_PATTERNS`] or than what
+    /// is left of the budget (which it is taken from otherwise).
+    pub(crate) fn compile(&self, base: &Path, text: &str) -> Option<Gitignore> {
+        // As the matcher reads a line: `#` starts a comment, and a blank line is no pattern.
+        let (patterns, bytes) = text
+            .lines()
+            .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+            .fold((0usize, 0usize), |(count, bytes), line| {
+                (count + 1, bytes + line.len())
+            });
+        if patterns == 0 || patterns > MAX_IGNORE_FILE_PATTERNS {
+            return None;
+        }
+        {
+            let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
+            if patterns > left.0 || bytes > left.1 {
+                return None;
+            }
+            left.0 -= patterns;
+            left.1 -= bytes;
+        }
+        let mut builder = GitignoreBuilder::new(base);
+        for line in text.lines() {
+            // A line that is no pattern is passed over, as git does.
+            let _ = builder.add_line(None, line);
+        }
+        builder.build().ok().filter(|rules| !rules.is_empty())
+    }
+}
 
 /// The ignore files of a local tree, read through the root's handle when the walk first needs
 /// a directory's, and what they say about an entry.
@@ -523,6 +674,7 @@ struct IgnoreRules {
     /// directories above it that have any, the deepest first: an entry's judgement takes one
     /// look-up, of its parent's.
     chains: RwLock<HashMap<PathBuf, RulesChain>>,
+    budget: IgnoreBudget,
 }
 
 /// The rules that bear on the entries of one directory, the deepest first.
@@ -543,6 +695,7 @@ impl IgnoreRules {
             dir,
             root,
             chains: RwLock::default(),
+            budget: IgnoreBudget::new(),
         }
     }
 
@@ -614,12 +767,7 @@ impl IgnoreRules {
     fn rules_in(&self, directory: &Path) -> Option<DirectoryRules> {
         let rules_in = |name: &str| {
             let text = read_ignore_file(&self.dir, &directory.join(name))?;
-            let mut builder = GitignoreBuilder::new(self.root.join(directory));
-            for line in text.lines() {
-                // A line that is no pattern is passed over, as git does.
-                let _ = builder.add_line(None, line);
-            }
-            builder.build().ok().filter(|rules| !rules.is_empty())
+            self.budget.compile(&self.root.join(directory), &text)
         };
         let rules = DirectoryRules {
             ignore: rules_in(".ignore"),
@@ -666,6 +814,127 @@ fn read_ignore_file(dir: &Dir, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_being_searched_is_read_no_further_once_the_search_stops() {
+        use std::io::Read as _;
+        let stop = SearchStop::default();
+        let mut reads = StoppableRead {
+            inner: &b"first read"[..],
+            stop: &stop,
+        };
+        let mut buf = [0u8; 5];
+        assert_eq!(reads.read(&mut buf).unwrap(), 5);
+        drop(stop.set_on_drop());
+        let err = reads.read(&mut buf).unwrap_err();
+        assert_eq!(err.to_string(), "the search was stopped");
+    }
+
+    /// The `.log` files a search of the whole tree of `files` finds for "alpha", on disk and
+    /// in memory.
+    async fn logs_found(files: &[(String, String)]) -> [(&'static str, usize); 2] {
+        use crate::{FileSystem as _, InMemoryFileSystem, LocalFileSystem};
+        let dir = tempfile::tempdir().unwrap();
+        let mut in_memory = InMemoryFileSystem::new();
+        for (path, content) in files {
+            let on_disk = dir.path().join(path);
+            std::fs::create_dir_all(on_disk.parent().unwrap()).unwrap();
+            std::fs::write(on_disk, content).unwrap();
+            in_memory = in_memory.with_file(path, content.as_str());
+        }
+        let local = LocalFileSystem::new(dir.path()).unwrap();
+        let logs = |report: SearchReport| {
+            report
+                .matches
+                .iter()
+                .filter(|found| found.path.ends_with(".log"))
+                .count()
+        };
+        [
+            (
+                "local",
+                logs(local.search(SearchQuery::new("alpha")).await.unwrap()),
+            ),
+            (
+                "in memory",
+                logs(in_memory.search(SearchQuery::new("alpha")).await.unwrap()),
+            ),
+        ]
+    }
+
+    /// An ignore file in `directory` that leaves out `*.log`, with `patterns` patterns in all,
+    /// each of the others `pattern_bytes` long (at least 8), and a log file it leaves out.
+    fn ignored_log(
+        directory: &str,
+        patterns: usize,
+        pattern_bytes: usize,
+    ) -> [(String, String); 2] {
+        let mut rules = String::from("*.log\n");
+        for n in 1..patterns {
+            rules.push_str(&format!("{n:0pattern_bytes$}\n"));
+        }
+        [
+            (format!("{directory}/.gitignore"), rules),
+            (format!("{directory}/a.log"), "alpha\n".to_owned()),
+        ]
+    }
+
+    #[tokio::test]
+    async fn an_ignore_file_with_too_many_patterns_is_taken_as_absent() {
+        // An ignore file up to 1 MiB was compiled whatever it held: tens of thousands of
+        // patterns, seconds to compile, in each directory of the tree.
+        let within = ignored_log("within", MAX_IGNORE_FILE_PATTERNS, 8);
+        assert_eq!(logs_found(&within).await, [("local", 0), ("in memory", 0)]);
+        let past = ignored_log("past", MAX_IGNORE_FILE_PATTERNS + 1, 8);
+        assert_eq!(logs_found(&past).await, [("local", 1), ("in memory", 1)]);
+    }
+
+    #[tokio::test]
+    async fn an_ignore_file_past_its_size_is_taken_as_absent() {
+        let pad = |rules: &mut String, to: u64| {
+            let comment = format!("#{}\n", "x".repeat(99));
+            while (rules.len() + comment.len()) as u64 <= to {
+                rules.push_str(&comment);
+            }
+        };
+        let mut within = String::from("*.log\n");
+        pad(&mut within, MAX_IGNORE_FILE_BYTES);
+        let mut past = within.clone();
+        past.push_str(&"#".repeat((MAX_IGNORE_FILE_BYTES + 1) as usize - past.len()));
+        for (rules, logs) in [(within, 0), (past, 1)] {
+            let files = [
+                ("d/.gitignore".to_owned(), rules),
+                ("d/a.log".to_owned(), "alpha\n".to_owned()),
+            ];
+            assert_eq!(
+                logs_found(&files).await,
+                [("local", logs), ("in memory", logs)]
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_search_compiles_ignore_files_within_a_budget_of_patterns() {
+        // A directory each, every ignore file within its own bounds: one more file than the
+        // budget holds is taken as absent.
+        let files = MAX_IGNORE_PATTERNS_PER_SEARCH / MAX_IGNORE_FILE_PATTERNS + 1;
+        let tree: Vec<(String, String)> = (0..files)
+            .flat_map(|n| ignored_log(&format!("d{n}"), MAX_IGNORE_FILE_PATTERNS, 8))
+            .collect();
+        assert_eq!(logs_found(&tree).await, [("local", 1), ("in memory", 1)]);
+    }
+
+    #[tokio::test]
+    async fn a_search_compiles_ignore_files_within_a_budget_of_bytes() {
+        let (patterns, pattern_bytes) = (1_000, 200);
+        let file_bytes = "*.log".len() + (patterns - 1) * pattern_bytes;
+        let files = MAX_IGNORE_PATTERN_BYTES_PER_SEARCH / file_bytes + 1;
+        assert!(files * patterns <= MAX_IGNORE_PATTERNS_PER_SEARCH);
+        let tree: Vec<(String, String)> = (0..files)
+            .flat_map(|n| ignored_log(&format!("d{n}"), patterns, pattern_bytes))
+            .collect();
+        assert_eq!(logs_found(&tree).await, [("local", 1), ("in memory", 1)]);
+    }
 
     #[test]
     fn globs_that_stay_below_are_accepted() {
