@@ -38,10 +38,10 @@ const MAX_LINK_HOPS: usize = 40;
 /// (`.gitignore`, `.ignore`, `.git/info/exclude`) through the same handle: one that is a link
 /// leading out of the root, anything but a regular file, larger than 256 KiB or holding more
 /// than 5,000 patterns is taken as absent, and so are those met once the search has compiled
-/// 20,000 patterns (or 2 MiB of them) from the others. A search walks on a blocking thread, and stops soon after its future is dropped
-/// (a time limit, a cancelled batch or run) or its call's
-/// [token](toolsmith_core::ToolCallContext::cancellation) is cancelled: then, if awaited
-/// still, it is an error ([`FsError::Io`], "not done: the search was stopped").
+/// 20,000 patterns (or 2 MiB of them) from the others. A search walks on a blocking thread,
+/// and stops soon after its future is dropped (a time limit, a cancelled batch or run) or its
+/// call's [token](toolsmith_core::ToolCallContext::cancellation) is cancelled: then, if
+/// awaited still, it is an error ([`FsError::Io`], "not done: the search was stopped").
 ///
 /// What it does not stop: see the crate's README ("What the sandbox protects against").
 ///
