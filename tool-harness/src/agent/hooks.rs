@@ -17,7 +17,8 @@
 //! 3. the approval callback, only for tools (or commands) annotated destructive; a denial is
 //!    shown to the model (and reported as a `ToolCallDenied` too). It is asked once the hooks have seen every call of the answer (so
 //!    nothing is asked in a turn a hook stops, nor for a tool only a search the hooks denied
-//!    could have given);
+//!    could have given: such a destructive call is refused then, not offered, even if
+//!    another run of the session offers the tool before the answer's calls start);
 //! 4. the call runs with the turn's other admitted calls (offer check, validation, retries);
 //! 5. every `after_tool` hook, in order, with the result the model will be shown, as soon
 //!    as the call has ended, while the answer's other calls still run. One call's hooks
