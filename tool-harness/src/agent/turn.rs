@@ -156,6 +156,7 @@ impl<'s> TurnCalls<'s> {
                 continue;
             }
             let mut request = request;
+            self.as_the_tool_reads(&mut request);
             // A hook may wait on a person: the run's cancellation ends the wait.
             let decided = tokio::select! {
                 biased;
@@ -623,6 +624,24 @@ impl<'s> TurnCalls<'s> {
             );
         }
         Admission::Answered(result, None)
+    }
+
+    /// `request`'s arguments as its tool will read them, when a hook or the approval is to
+    /// judge them: the spellings validation repairs (a boolean or number sent as a string,
+    /// an optional argument sent as `null`) repaired, so that `"recursive": "true"` is seen
+    /// as the `true` the tool gets, not passed as a string no check matches. Arguments that
+    /// do not validate are left as sent: the batch refuses them.
+    fn as_the_tool_reads(&self, request: &mut ToolCallRequest) {
+        let session = self.session;
+        if session.hooks.is_empty() && session.approval.is_none() {
+            return;
+        }
+        if let Ok(arguments) = session
+            .manager
+            .validate_arguments(&request.name, &request.arguments)
+        {
+            request.arguments = arguments;
+        }
     }
 
     /// The `before_tool` hooks (which may rewrite `request`): whether the arguments were

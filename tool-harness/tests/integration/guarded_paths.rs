@@ -712,3 +712,74 @@ async fn a_redacted_result_is_kept_nowhere_unredacted_a_child_s_included() {
         );
     }
 }
+
+/// A `before_tool` hook that denies a recursive `delete`, reading the argument as the tool's
+/// schema declares it: a boolean.
+struct NoRecursiveDelete;
+
+#[async_trait]
+impl ToolHook for NoRecursiveDelete {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        if call.name == "delete" && call.arguments.get("recursive") == Some(&json!(true)) {
+            HookDecision::Deny("no recursive deletes".into())
+        } else {
+            HookDecision::Allow
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_hook_sees_the_arguments_the_tool_will_read_not_a_spelling_validation_repairs() {
+    // The model spells the boolean as a string: validation repairs it to `true`, which the
+    // tool reads. The hook must see it as the tool will, or the model walks past it.
+    let recursive_deletes = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&recursive_deletes);
+    let delete = FnTool::new(
+        "delete",
+        "Deletes a path.",
+        Args::new(
+            scheme::object()
+                .required("path", scheme::string())
+                .optional("recursive", scheme::boolean())
+                .build(),
+        ),
+        move |args: ToolArgs<'_>| {
+            let recursive = args.opt_bool("recursive").ok().flatten() == Some(true);
+            if recursive {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            async move {
+                Ok(ToolCallResult::text(format!(
+                    "deleted (recursive: {recursive})"
+                )))
+            }
+        },
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("delete", json!({"path": "/", "recursive": "true"})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(delete))
+        .with_every_tool_declared(true)
+        .with_hook(NoRecursiveDelete)
+        .build()
+        .unwrap();
+    let run = session.run("delete everything").await.unwrap();
+    assert_eq!(
+        recursive_deletes.load(Ordering::SeqCst),
+        0,
+        "the hook let a recursive delete through: {:?}",
+        run.tool_calls[0]
+    );
+    assert_eq!(
+        run.tool_calls[0].denied.as_deref(),
+        Some("no recursive deletes")
+    );
+    // The record holds the arguments as the hook saw them.
+    assert_eq!(
+        run.tool_calls[0].arguments.as_value(),
+        &json!({"path": "/", "recursive": true})
+    );
+}
