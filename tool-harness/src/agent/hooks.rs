@@ -7,7 +7,10 @@
 //!    the output token limit); the event handlers get an
 //!    [`AgentEvent::ToolCallNotRun`](super::AgentEvent::ToolCallNotRun), as they do for each
 //!    call a stop or the run's cancellation keeps from running;
-//! 2. every `before_tool` hook, in the order they were added: the first that does not
+//! 2. every `before_tool` hook, in the order they were added, with the arguments as the tool
+//!    will read them (a boolean or number the model sent as a string, `"true"`, given as
+//!    the `true` validation makes of it; an optional argument sent as `null` left out;
+//!    arguments that do not validate as sent): the first that does not
 //!    [`Allow`](HookDecision::Allow) decides ([`Deny`](HookDecision::Deny): the model gets
 //!    the reason as an error result, the event handlers an
 //!    [`AgentEvent::ToolCallDenied`](super::AgentEvent::ToolCallDenied);
@@ -17,7 +20,8 @@
 //! 3. the approval callback, only for tools (or commands) annotated destructive; a denial is
 //!    shown to the model (and reported as a `ToolCallDenied` too). It is asked once the hooks have seen every call of the answer (so
 //!    nothing is asked in a turn a hook stops, nor for a tool only a search the hooks denied
-//!    could have given);
+//!    could have given: such a destructive call is refused then, not offered, even if
+//!    another run of the session offers the tool before the answer's calls start);
 //! 4. the call runs with the turn's other admitted calls (offer check, validation, retries);
 //! 5. every `after_tool` hook, in order, with the result the model will be shown, as soon
 //!    as the call has ended, while the answer's other calls still run. One call's hooks

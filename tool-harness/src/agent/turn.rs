@@ -156,6 +156,7 @@ impl<'s> TurnCalls<'s> {
                 continue;
             }
             let mut request = request;
+            self.as_the_tool_reads(&mut request);
             // A hook may wait on a person: the run's cancellation ends the wait.
             let decided = tokio::select! {
                 biased;
@@ -196,6 +197,9 @@ impl<'s> TurnCalls<'s> {
             });
         let mut slots: Vec<(Slot, bool, Admission)> = Vec::with_capacity(admitted.len());
         let mut batch: Vec<ToolCallRequest> = Vec::with_capacity(admitted.len());
+        // The calls of the batch refused already, by their index in it (see
+        // `Approval::NotOffered`).
+        let mut refused: Vec<(usize, ToolError)> = Vec::new();
         for admitted in admitted {
             let (request, rewritten) = match admitted {
                 Admitted::Settled(slot, rewritten, admission) => {
@@ -226,12 +230,15 @@ impl<'s> TurnCalls<'s> {
                         stop = Some(ended);
                         self.not_run(id, name, why, result)
                     }
-                    Some(Ok(ApprovalDecision::Deny(reason))) => {
+                    Some(Ok(Approval::Decided(ApprovalDecision::Deny(reason)))) => {
                         self.denied(&request, DeniedBy::Approval, reason)
                     }
-                    Some(Ok(ApprovalDecision::Approve)) => {
+                    Some(Ok(approval)) => {
                         batch.push(request);
                         let index = batch.len() - 1;
+                        if let Approval::NotOffered(error) = approval {
+                            refused.push((index, error));
+                        }
                         slots.push((Slot::Batched(index), rewritten, Admission::Runs(index)));
                         continue;
                     }
@@ -245,6 +252,7 @@ impl<'s> TurnCalls<'s> {
             // The approval of a later call panicked: the calls approved before it do not run
             // either.
             self.hold_batch(&mut batch, &mut slots, stop);
+            refused.clear();
         }
 
         if session.listened(self.ledger) {
@@ -261,7 +269,7 @@ impl<'s> TurnCalls<'s> {
         // An event handler, a hook or the approval may have cancelled the caller's token:
         // the batch's calls then end cancelled, as with the run's own token.
         self.cancelled();
-        let (mut finished, after_tool_panic) = self.execute(&batch, &known).await;
+        let (mut finished, after_tool_panic) = self.execute(&batch, refused, &known).await;
 
         let mut results = Vec::with_capacity(slots.len());
         for (slot, rewritten, admission) in slots {
@@ -346,10 +354,12 @@ impl<'s> TurnCalls<'s> {
     /// each, in their order, and the first panic of an `after_tool` hook (which cancels the
     /// calls still running: the run ends). When the answer both searches (`shed`) and calls
     /// other tools, the searches run first, so that a tool they find is offered to the
-    /// calls after them in the same answer.
+    /// calls after them in the same answer. The calls `refused` (by index, with why) end
+    /// so without going to the batch.
     async fn execute(
         &self,
         running: &[ToolCallRequest],
+        refused: Vec<(usize, ToolError)>,
         known: &KnownTools<'_>,
     ) -> (Vec<Option<FinishedCall>>, Option<CaughtPanic>) {
         let mut finished: Vec<Option<FinishedCall>> = Vec::new();
@@ -360,7 +370,7 @@ impl<'s> TurnCalls<'s> {
         let deadline = TurnDeadline::start(self.options);
         if self.session.hooks.is_empty() {
             // Nothing to wait for: each call is finished in the batch's loop as it ends.
-            self.run_batches(running, deadline, |index, outcome, expired| {
+            self.run_batches((running, refused), deadline, |index, outcome, expired| {
                 let request = &running[index];
                 let (attempts, elapsed) = (outcome.attempts, outcome.elapsed);
                 let result = self.shown_result(request, outcome, expired, known);
@@ -373,10 +383,14 @@ impl<'s> TurnCalls<'s> {
         // hook that waits holds up neither the calls still running nor their timing. The
         // sender goes with the batch's future, which `join` drops when it is done.
         let (ended, mut to_finish) = futures::channel::mpsc::unbounded();
-        let run = self.run_batches(running, deadline, move |index, outcome, expired| {
-            // The receiver lives until every outcome is in: a send cannot fail.
-            let _ = ended.unbounded_send((index, outcome, expired));
-        });
+        let run = self.run_batches(
+            (running, refused),
+            deadline,
+            move |index, outcome, expired| {
+                // The receiver lives until every outcome is in: a send cannot fail.
+                let _ = ended.unbounded_send((index, outcome, expired));
+            },
+        );
         let mut first_panic = None;
         let finish_each = async {
             while let Some((index, outcome, expired)) = to_finish.next().await {
@@ -401,10 +415,11 @@ impl<'s> TurnCalls<'s> {
 
     /// Runs `running` (the searches first when the answer mixes them with other calls),
     /// handing each outcome to `ended` with the call's index as the call ends, and the
-    /// turn's `deadline` when it had passed then (and the run was not cancelled).
+    /// turn's `deadline` when it had passed then (and the run was not cancelled). The calls
+    /// `refused` do not go to the manager: each ends at once, not run, with its error.
     async fn run_batches(
         &self,
-        running: &[ToolCallRequest],
+        (running, refused): (&[ToolCallRequest], Vec<(usize, ToolError)>),
         deadline: Option<TurnDeadline>,
         mut ended: impl FnMut(usize, ToolCallOutcome, Option<Duration>),
     ) {
@@ -429,16 +444,33 @@ impl<'s> TurnCalls<'s> {
         };
         let is_shed = |request: &ToolCallRequest| request.name == SHED_TOOL_NAME;
         let mixed = running.iter().any(is_shed) && !running.iter().all(is_shed);
-        if !mixed {
+        if !mixed && refused.is_empty() {
             let mut outcomes = pin!(manager.execute_batch_stream(running, options));
             while let Some((index, outcome)) = outcomes.next().await {
                 ended(index, outcome, expired());
             }
             return;
         }
-        let (searches, others): (Vec<_>, Vec<_>) =
-            (0..running.len()).partition(|&index| is_shed(&running[index]));
+        let mut runs = vec![true; running.len()];
+        for (index, error) in refused {
+            runs[index] = false;
+            let request = &running[index];
+            let outcome = ToolCallOutcome {
+                id: request.id.clone(),
+                name: request.name.clone(),
+                result: Err(error),
+                attempts: 0,
+                elapsed: Duration::ZERO,
+            };
+            ended(index, outcome, None);
+        }
+        let (searches, others): (Vec<_>, Vec<_>) = (0..running.len())
+            .filter(|&index| runs[index])
+            .partition(|&index| mixed && is_shed(&running[index]));
         for group in [searches, others] {
+            if group.is_empty() {
+                continue;
+            }
             let requests: Vec<ToolCallRequest> =
                 group.iter().map(|&index| running[index].clone()).collect();
             let mut outcomes = pin!(manager.execute_batch_stream(&requests, options));
@@ -594,6 +626,24 @@ impl<'s> TurnCalls<'s> {
         Admission::Answered(result, None)
     }
 
+    /// `request`'s arguments as its tool will read them, when a hook or the approval is to
+    /// judge them: the spellings validation repairs (a boolean or number sent as a string,
+    /// an optional argument sent as `null`) repaired, so that `"recursive": "true"` is seen
+    /// as the `true` the tool gets, not passed as a string no check matches. Arguments that
+    /// do not validate are left as sent: the batch refuses them.
+    fn as_the_tool_reads(&self, request: &mut ToolCallRequest) {
+        let session = self.session;
+        if session.hooks.is_empty() && session.approval.is_none() {
+            return;
+        }
+        if let Ok(arguments) = session
+            .manager
+            .validate_arguments(&request.name, &request.arguments)
+        {
+            request.arguments = arguments;
+        }
+    }
+
     /// The `before_tool` hooks (which may rewrite `request`): whether the arguments were
     /// rewritten, and the decision. A hook's panic stops the turn.
     async fn hooks(&self, request: &mut ToolCallRequest) -> (bool, Decision) {
@@ -628,27 +678,31 @@ impl<'s> TurnCalls<'s> {
     }
 
     /// The approval of `request` when it is destructive, or the approval's panic. Nobody is
-    /// asked about a call the batch will refuse: a tool `shed` has not given, unless a
-    /// search of this answer that runs (`searches`) may give it.
+    /// asked about a call the batch would refuse: a tool `shed` has not given, unless a
+    /// search of this answer that runs (`searches`) may give it. Such a call is refused
+    /// here ([`Approval::NotOffered`]), not left to the batch's check.
     async fn approval(
         &self,
         request: &ToolCallRequest,
         searches: bool,
-    ) -> Result<ApprovalDecision, CaughtPanic> {
+    ) -> Result<Approval, CaughtPanic> {
         let session = self.session;
         let Some(approval) = &session.approval else {
-            return Ok(ApprovalDecision::Approve);
+            return Ok(Approval::Decided(ApprovalDecision::Approve));
         };
-        let offered = searches || session.manager.check_offered(&request.name).is_ok();
         let destructive = session.manager.get_def(&request.name).is_some_and(|tool| {
             tool.call_annotations(&request.arguments).destructive == Some(true)
         });
-        if !(offered && destructive) {
-            return Ok(ApprovalDecision::Approve);
+        if !destructive {
+            return Ok(Approval::Decided(ApprovalDecision::Approve));
+        }
+        if !searches && let Err(not_offered) = session.manager.check_offered(&request.name) {
+            return Ok(Approval::NotOffered(not_offered));
         }
         AssertUnwindSafe(async { approval.approve(request).await })
             .catch_unwind()
             .await
+            .map(Approval::Decided)
             .map_err(|payload| {
                 let during = format!("the approval of call {} ({})", request.id, request.name);
                 CaughtPanic::new(during, payload.as_ref())
@@ -785,6 +839,18 @@ struct FinishedCall {
     result: ToolCallResult,
     attempts: u32,
     duration: Duration,
+}
+
+/// What the approval step decided for a call the hooks let run.
+enum Approval {
+    /// The approval's answer, or `Approve` for a call it is not asked about.
+    Decided(ApprovalDecision),
+    /// A destructive call to a tool not offered when its approval was due, which no search
+    /// of the answer could offer: nobody was asked, so it must not run even when the tool
+    /// is offered by the time the batch would start it (another run of the session may
+    /// find it meanwhile, while an approval waits on a person). It ends with this error,
+    /// the one the batch's offer check gives, as it would have then.
+    NotOffered(ToolError),
 }
 
 /// What the hooks decided for a call.

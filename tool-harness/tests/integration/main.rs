@@ -18,6 +18,7 @@ mod deep_values;
 mod escape_suite;
 mod fallback;
 mod file_tools;
+mod guarded_paths;
 mod images_over_limits;
 #[cfg(feature = "mcp")]
 mod mcp;
