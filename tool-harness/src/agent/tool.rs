@@ -23,6 +23,13 @@ use crate::model::StopReason;
 /// spent before it failed or was cancelled) count in that run's
 /// [`child_usage`](super::AgentRun::child_usage), and so in the caller's token budget.
 ///
+/// The agent's own calls are held by its own session's hooks and approval, not the
+/// caller's: the caller's hooks see the call of this tool (its `input`, and its answer), not
+/// the tools the agent calls, whose results reach the caller's event handlers as
+/// [`AgentEvent::SubAgent`](super::AgentEvent::SubAgent) events unredacted by the caller's
+/// hooks. Give the agent's session the hooks it needs (`ToolPreset::agent`'s sub-agents, by
+/// contrast, pass the parent session's).
+///
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
