@@ -125,10 +125,11 @@ fn is_type(block: &Value, kind: &str) -> bool {
 }
 
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
-    // A text block of whitespace alone (the model may write one before its calls) is
-    // refused when sent back: "text content blocks must contain non-whitespace text".
-    let content: Vec<&Value> = content_of(response)?
+    let mut tool_uses = 0;
+    let content: Vec<Value> = content_of(response)?
         .iter()
+        // A text block of whitespace alone (the model may write one before its calls) is
+        // refused when sent back: "text content blocks must contain non-whitespace text".
         .filter(|block| {
             !(is_type(block, "text")
                 && block
@@ -136,8 +137,34 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
                     .and_then(Value::as_str)
                     .is_some_and(|text| text.trim().is_empty()))
         })
+        .map(|block| {
+            if !is_type(block, "tool_use") {
+                return block.clone();
+            }
+            // The id its result is sent with (`render_results`): an id the API refuses
+            // (another server's `functions.add:0`, an empty one) or none went back as it
+            // was, and the result named a call the turn did not have.
+            let id = tool_use_id(block, tool_uses);
+            tool_uses += 1;
+            let sent_as = wire_id(&id);
+            if block.get("id").and_then(Value::as_str) == Some(sent_as.as_ref()) {
+                return block.clone();
+            }
+            let mut block = block.clone();
+            block["id"] = Value::String(sent_as.into_owned());
+            block
+        })
         .collect();
     Ok((!content.is_empty()).then(|| vec![json!({"role": "assistant", "content": content})]))
+}
+
+/// The id of a `tool_use` block, the `index`-th of its answer: as written, even empty (the
+/// results name it as the turn sends it, `wire_id`), or a generated one where it has none.
+fn tool_use_id(block: &Value, index: usize) -> String {
+    block
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| generated_id(index), str::to_owned)
 }
 
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
@@ -147,14 +174,8 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .filter(|block| is_type(block, "tool_use"))
         .enumerate()
         .map(|(index, block)| {
-            // Taken as written, even empty: the turn goes back verbatim
-            // (`parse_turn_entries`), and its results must name the ids it has.
-            let id = block
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| generated_id(index), str::to_owned);
             read_call(
-                id,
+                tool_use_id(block, index),
                 block.get("name").and_then(Value::as_str),
                 block.get("input"),
             )
@@ -404,6 +425,51 @@ mod tests {
         assert_eq!(stop("pause_turn"), StopReason::Other("pause_turn".into()));
         assert_eq!(parse_text(&json!({"content": []})).unwrap(), None);
         assert!(parse_stop_reason(&json!({"stop_reason": "end_turn"})).is_err());
+    }
+
+    #[test]
+    fn a_turn_sent_back_has_the_call_ids_its_results_are_sent_with() {
+        use crate::provider::CallReply;
+
+        // An Anthropic-compatible server may write ids the API refuses, or none; the turn
+        // went back with them as written while its results went with `wire_id`'s, so each
+        // result named a call the turn did not have.
+        let answer = json!({"content": [
+            {"type": "tool_use", "id": "functions.add:0", "name": "add", "input": {}},
+            {"type": "tool_use", "id": "", "name": "add", "input": {}},
+            {"type": "tool_use", "name": "add", "input": {}},
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}]});
+        let entries = parse_turn_entries(&answer).unwrap().unwrap();
+        let turn_ids: Vec<&Value> = entries[0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|block| &block["id"])
+            .collect();
+        let outcome = Ok(crate::ToolCallResult::text("5"));
+        let call_ids: Vec<String> = parse_calls(&answer)
+            .unwrap()
+            .into_iter()
+            .map(|call| call.unwrap().id)
+            .collect();
+        let results = Provider::Anthropic.render_results(call_ids.iter().map(|id| CallReply {
+            id,
+            name: "add",
+            result: &outcome,
+        }));
+        let result_ids: Vec<&Value> = results[0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|block| &block["tool_use_id"])
+            .collect();
+        assert_eq!(turn_ids, result_ids);
+        // Anthropic's own ids go back unchanged.
+        assert_eq!(turn_ids[3], "toolu_1");
+        assert!(turn_ids.iter().all(|id| {
+            id.as_str()
+                .is_some_and(|id| !id.is_empty() && id.chars().all(is_name_char))
+        }));
     }
 
     #[test]
