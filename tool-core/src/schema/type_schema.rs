@@ -20,6 +20,7 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value};
 
+use crate::schema::subschemas::each_schema_mut;
 use crate::{Args, lenient};
 
 fn generator() -> SchemaGenerator {
@@ -313,18 +314,6 @@ fn strip_optional_nulls(schema: &mut Value) {
     }
 }
 
-/// Keywords whose values map names to schemas: [`bound_integers`] reads every one.
-const SCHEMA_MAPS: [&str; 5] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-
-/// Keywords whose values are instances, not schemas: [`bound_integers`] does not look inside.
-const INSTANCE_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
-
 /// The lowest and highest values of the integer type schemars names by `format` (`int` and
 /// `uint` are `isize` and `usize`); `None` for any other format, and for the 128-bit ones,
 /// whose bounds a JSON number read by `serde_json` cannot carry.
@@ -351,36 +340,21 @@ fn format_range(format: &str) -> Option<(Number, Number)> {
 /// `maximum`, at any depth; a bound already there that is tighter (`NonZeroU32`'s
 /// `minimum: 1`, a `#[schemars(range(..))]`) is kept.
 fn bound_integers(schema: &mut Value) {
-    match schema {
-        Value::Object(object) => {
-            let integer = match object.get("type") {
-                Some(Value::String(ty)) => ty == "integer",
-                Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
-                _ => false,
-            };
-            let range = object
-                .get("format")
-                .and_then(Value::as_str)
-                .and_then(format_range);
-            if let (true, Some((min, max))) = (integer, range) {
-                tighten(object, "minimum", min, std::cmp::Ordering::Greater);
-                tighten(object, "maximum", max, std::cmp::Ordering::Less);
-            }
-            for (key, value) in object.iter_mut() {
-                if SCHEMA_MAPS.contains(&key.as_str()) {
-                    // Keyed by names (a property may be called `default`): every value is
-                    // a schema.
-                    if let Value::Object(schemas) = value {
-                        schemas.values_mut().for_each(bound_integers);
-                    }
-                } else if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
-                    bound_integers(value);
-                }
-            }
+    each_schema_mut(schema, &mut |object| {
+        let integer = match object.get("type") {
+            Some(Value::String(ty)) => ty == "integer",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+            _ => false,
+        };
+        let range = object
+            .get("format")
+            .and_then(Value::as_str)
+            .and_then(format_range);
+        if let (true, Some((min, max))) = (integer, range) {
+            tighten(object, "minimum", min, std::cmp::Ordering::Greater);
+            tighten(object, "maximum", max, std::cmp::Ordering::Less);
         }
-        Value::Array(items) => items.iter_mut().for_each(bound_integers),
-        _ => {}
-    }
+    });
 }
 
 /// Sets `keyword` to `bound`, unless the value already there compares to it as `tighter`

@@ -20,6 +20,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use serde_json::Value;
 
+use crate::schema::f32_range::with_f32_range;
 use crate::schema::flat_schema::FlatSchema;
 use crate::tool::echo::cut_to;
 use crate::tool::nesting::{TooDeep, check_depth};
@@ -42,14 +43,18 @@ pub(crate) struct CompiledSchema {
 
 impl CompiledSchema {
     /// Compiles `schema`; the error says why it is not a usable JSON Schema.
+    ///
+    /// An `f32` is checked against its range ([`with_f32_range`]), which the reader keeps
+    /// and the declared schema does not say.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        let checked = with_f32_range(schema);
         jsonschema::options()
             .should_validate_formats(true)
             .should_ignore_unknown_formats(true)
-            .build(schema)
+            .build(&checked)
             .map(|validator| Self {
                 validator: Arc::new(validator),
-                flat: FlatSchema::compile(schema).map(Arc::new),
+                flat: FlatSchema::compile(&checked).map(Arc::new),
                 schema: Arc::new(schema.clone()),
             })
             .map_err(|err| err.to_string())
@@ -695,6 +700,35 @@ mod tests {
 
     fn args(v: Value) -> ToolArguments {
         ToolArguments::try_from(v).unwrap()
+    }
+
+    #[test]
+    fn an_f32_past_its_range_is_refused_as_the_reader_refuses_it() {
+        // The declared schema (schemars': `format: float`) says no range; the reader refuses
+        // a number that would round to an infinite `f32`, so validation does too.
+        let schema = compiled(json!({"type": "object", "properties": {
+            "ratio": {"type": "number", "format": "float"},
+            "weights": {"type": "array", "items": {"type": ["number", "null"], "format": "float"}},
+            "ranged": {"type": "number", "format": "float", "minimum": 0.5, "maximum": 2},
+            "wide": {"type": "number", "format": "double"}}}));
+        for (sent, at) in [
+            (json!({"ratio": 1e39}), "/ratio"),
+            (json!({"ratio": -1e39}), "/ratio"),
+            (json!({"weights": [1.0, null, 3.5e38]}), "/weights/2"),
+            (json!({"ranged": 3}), "/ranged"),
+        ] {
+            let err = schema.check(&args(sent.clone())).unwrap_err();
+            assert!(err.contains(at), "{sent}: {err}");
+        }
+        // `f32::MAX` as serde writes it, the last number below the limit, and `f64`s pass.
+        for sent in [
+            json!({"ratio": 3.4028235e38}),
+            json!({"ratio": -340_282_356_779_733_623_858_607_532_500_980_858_880.0}),
+            json!({"weights": [null, 1.5]}),
+            json!({"wide": 1e300}),
+        ] {
+            assert!(schema.check(&args(sent.clone())).is_ok(), "{sent}");
+        }
     }
 
     #[test]
