@@ -375,8 +375,6 @@ impl ToolHook for StopsOnceTheChildWorks {
     }
 }
 
-/// A parent (stopped by `hook` when given) whose child spends 10 + 5 tokens on a call of a
-/// tool that waits for ever; the notify says the tool started, the count that it was dropped.
 /// A sub-agent whose one call waits for ever: `started` is told when it starts, `dropped`
 /// counts its drops.
 fn waiting_child(started: &Arc<tokio::sync::Notify>, dropped: &Arc<AtomicUsize>) -> SubAgentConfig {
@@ -398,6 +396,8 @@ fn parent_session(parent_model: ScriptedModel, config: SubAgentConfig) -> AgentS
     parent
 }
 
+/// A parent (stopped by `hook` when given) whose child spends 10 + 5 tokens on a call of a
+/// tool that waits for ever; the notify says the tool started, the count that it was dropped.
 fn parent_of_a_waiting_child(
     started: &Arc<tokio::sync::Notify>,
     hook: Option<StopsOnceTheChildWorks>,
