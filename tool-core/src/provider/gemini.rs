@@ -499,11 +499,7 @@ pub(crate) fn render_user_with_images(text: &str, images: &[Image]) -> Value {
 const SIGNATURE_PLACEHOLDER: &str = "skip_thought_signature_validator";
 
 pub(crate) fn render_assistant(text: Option<&str>, calls: &[AssistantCall<'_>]) -> Vec<Value> {
-    // Blank text (an OpenAI-compatible server's "" or "\n\n" beside its calls, carried
-    // over) is no part: Gemini refuses an empty text part.
-    let text_part = text
-        .filter(|text| !text.trim().is_empty())
-        .map(|text| json!({"text": text}));
+    let text_part = text.map(|text| json!({"text": text}));
     // Gemini 3 refuses a turn's first call without a signature; a turn none of whose calls
     // is signed (made by another provider, or edited) has its first call carry the
     // placeholder Google documents for such turns.
@@ -812,20 +808,9 @@ mod tests {
     }
 
     #[test]
-    fn an_assistant_turn_s_blank_text_is_no_part() {
-        // Gemini refuses an empty text part ("empty text parameter"), which a turn carried
-        // over from an OpenAI-compatible server ("" beside its calls) would hold.
-        let arguments = json!({"a": 2});
-        let call = AssistantCall::new("fc_1", "add", &arguments);
-        for blank in ["", "\n\n", " "] {
-            assert_eq!(
-                render_assistant(Some(blank), &[call]),
-                render_assistant(None, &[call]),
-                "{blank:?}"
-            );
-            assert!(render_assistant(Some(blank), &[]).is_empty(), "{blank:?}");
-        }
-        // Beside images, a blank caption is no part either.
+    fn a_blank_caption_beside_images_is_no_part() {
+        // Gemini refuses an empty text part; whitespace says nothing (Anthropic's rendering
+        // leaves it out too).
         let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
         let content = render_user_with_images(" ", std::slice::from_ref(&image));
         assert_eq!(content["parts"].as_array().unwrap().len(), 1, "{content}");
