@@ -189,7 +189,7 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
 /// provider may have one the API refuses, and the request with it ("String should match
 /// pattern"): an OpenAI-compatible server for Kimi writes `functions.add:0`, a text model
 /// writes what it likes. Anthropic's own ids all match, so its turns go back unchanged.
-fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
     if !id.is_empty() && id.chars().all(is_name_char) {
         return std::borrow::Cow::Borrowed(id);
     }

@@ -186,6 +186,30 @@ impl Provider {
         }
     }
 
+    /// The id a call (and the result answering it) is sent to this provider with, given the
+    /// id it has: for Anthropic, an id outside `^[a-zA-Z0-9_-]+$` (another provider's
+    /// `functions.add:0`, an empty one) with each other character made `_` and a hash of the
+    /// id appended, as [`render_assistant`](Self::render_assistant) and
+    /// [`render_results`](Self::render_results) send it; for the others, the id as it is. An
+    /// id already as sent is sent as it is, so a caller that renames ids (to keep them
+    /// distinct in a conversation) can compare them in this form.
+    ///
+    /// ```
+    /// use toolsmith::provider::Provider;
+    ///
+    /// assert_eq!(Provider::Anthropic.call_id_as_sent("toolu_1"), "toolu_1");
+    /// let sent = Provider::Anthropic.call_id_as_sent("functions.add:0");
+    /// assert!(sent.starts_with("functions_add_0_"));
+    /// assert_eq!(Provider::Anthropic.call_id_as_sent(&sent), sent);
+    /// assert_eq!(Provider::OpenAiResponses.call_id_as_sent("functions.add:0"), "functions.add:0");
+    /// ```
+    pub fn call_id_as_sent(self, id: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::Anthropic => super::anthropic::wire_id(id),
+            _ => std::borrow::Cow::Borrowed(id),
+        }
+    }
+
     /// Renders one of the model's earlier turns (its text, its tool calls, or both) as the
     /// entries to append to the conversation, so that the results that follow answer calls
     /// the provider has seen: an OpenAI Chat assistant message with `tool_calls` (arguments as

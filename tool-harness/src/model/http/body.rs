@@ -31,7 +31,8 @@ impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
 /// is sent with a suffix, and its result with it ([`DistinctCallIds`]).
 pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Value> {
     let mut rendered = Vec::with_capacity(messages.len());
-    let mut distinct_ids = call_ids::refuses_repeated_ids(provider).then(DistinctCallIds::default);
+    let mut distinct_ids =
+        call_ids::refuses_repeated_ids(provider).then(|| DistinctCallIds::new(provider));
     for message in messages {
         match message {
             Message::User { text, images } => {
@@ -40,12 +41,10 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
             Message::Assistant {
                 provider_turn: Some(turn),
                 ..
-            } if turn.provider == provider => {
-                if let Some(ids) = &mut distinct_ids {
-                    ids.verbatim_turn(provider, &turn.entries);
-                }
-                rendered.extend(turn.entries.iter().cloned());
-            }
+            } if turn.provider == provider => match &mut distinct_ids {
+                Some(ids) => rendered.extend(ids.verbatim_turn(&turn.entries)),
+                None => rendered.extend(turn.entries.iter().cloned()),
+            },
             Message::Assistant { text, calls, .. } => {
                 let sent_ids = distinct_ids.as_mut().map(|ids| ids.calls(calls));
                 let calls = calls.iter().enumerate().map(|(index, call)| AssistantCall {

@@ -23,18 +23,22 @@ pub(crate) fn refuses_repeated_ids(provider: Provider) -> bool {
 }
 
 /// The ids a conversation's calls are sent with, made one by one from its first turn on:
-/// each call's own id, unless an earlier call of the conversation (or of its turn) was sent
-/// with it, then the id with `-2` appended (or `-3`, …: the first not sent yet). An id
-/// depends only on the turns before it, so every request of a conversation sends its turns
-/// with the same ids (its cached prefix stays the same). Each result is sent with the id
-/// its call was sent with: the call of the turn just before that has its id, the first not
-/// answered yet (results come in call order).
-#[derive(Debug, Default)]
+/// each call's own id as the provider is sent it ([`Provider::call_id_as_sent`]), unless
+/// an earlier call of the conversation (or of its turn) was sent with it, then that id with
+/// `-2` appended (or `-3`, …: the first not sent yet). Turns sent as the provider wrote them
+/// are held to it too, their repeated ids renamed in their entries. An id depends only on
+/// the turns before it, so every request of a conversation sends its turns with the same ids
+/// (its cached prefix stays the same). Each result is sent with the id its call was sent
+/// with: the call of the turn just before that has its id, the first not answered yet
+/// (results come in call order). Ids are compared as sent: two ids the provider would be
+/// sent alike are one.
+#[derive(Debug)]
 pub(crate) struct DistinctCallIds {
+    provider: Provider,
     /// Every id sent so far.
     sent: HashSet<String>,
-    /// The last assistant turn's calls: the id the call has, the id it was sent with, and
-    /// whether a result has answered it.
+    /// The last assistant turn's calls: the id the call has (as sent), the id it was sent
+    /// with, and whether a result has answered it.
     last_turn: Vec<LastTurnCall>,
 }
 
@@ -46,76 +50,61 @@ struct LastTurnCall {
 }
 
 impl DistinctCallIds {
+    /// The ids of a conversation sent to `provider`.
+    pub(crate) fn new(provider: Provider) -> Self {
+        Self {
+            provider,
+            sent: HashSet::new(),
+            last_turn: Vec::new(),
+        }
+    }
+
     /// The ids to send the calls of an assistant turn with, in call order.
     pub(crate) fn calls(&mut self, calls: &[ModelCall]) -> Vec<String> {
         self.last_turn.clear();
-        calls
-            .iter()
-            .map(|call| {
-                let sent_as = self.unsent(&call.id);
-                self.sent.insert(sent_as.clone());
-                self.last_turn.push(LastTurnCall {
-                    id: call.id.clone(),
-                    sent_as: sent_as.clone(),
-                    answered: false,
-                });
-                sent_as
-            })
-            .collect()
+        calls.iter().map(|call| self.send(&call.id)).collect()
     }
 
-    /// A turn sent as the provider wrote it (its ids kept): the ids of its calls, read as
-    /// `provider` reads an answer's, are sent, and answered as they are.
-    pub(crate) fn verbatim_turn(&mut self, provider: Provider, entries: &[Value]) {
+    /// A turn the provider wrote (`entries`, in its format), as it is sent: an id of its
+    /// calls that an earlier call was sent with renamed in a copy of its entries, as
+    /// [`calls`](Self::calls) renames a rebuilt turn's. The entries are Anthropic assistant
+    /// messages (`tool_use` blocks' `id`) or Responses output items (`function_call` items'
+    /// `call_id`).
+    pub(crate) fn verbatim_turn(&mut self, entries: &[Value]) -> Vec<Value> {
         self.last_turn.clear();
-        if provider == Provider::OpenAiResponses {
-            // Its entries are the answer's output items, which `parse_calls` reads only
-            // inside the whole answer: the ids are read from the items themselves.
-            for item in entries {
-                if item.get("type").and_then(Value::as_str) != Some("function_call") {
-                    continue;
+        let mut entries = entries.to_vec();
+        for entry in &mut entries {
+            match self.provider {
+                Provider::Anthropic => {
+                    let blocks = entry.get_mut("content").and_then(Value::as_array_mut);
+                    for block in blocks.into_iter().flatten() {
+                        if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                            self.send_in(block, "id");
+                        }
+                    }
                 }
-                let id = item.get("call_id").or_else(|| item.get("id"));
-                if let Some(id) = id.and_then(Value::as_str) {
-                    self.sent_verbatim(id);
+                Provider::OpenAiResponses => {
+                    if entry.get("type").and_then(Value::as_str) == Some("function_call") {
+                        self.send_in(entry, "call_id");
+                    }
                 }
-            }
-            return;
-        }
-        for entry in entries {
-            let Ok(calls) = provider.parse_calls(entry) else {
-                continue;
-            };
-            for call in &calls {
-                let id = match call {
-                    Ok(request) => &request.id,
-                    Err(rejected) => &rejected.id,
-                };
-                self.sent_verbatim(id);
+                _ => {}
             }
         }
+        entries
     }
 
-    /// A call of a verbatim turn, sent with its own `id`.
-    fn sent_verbatim(&mut self, id: &str) {
-        self.sent.insert(id.to_owned());
-        self.last_turn.push(LastTurnCall {
-            id: id.to_owned(),
-            sent_as: id.to_owned(),
-            answered: false,
-        });
-    }
-
-    /// The ids to send `results` with, in order: each its call's, or its own where the turn
-    /// before has no call of that id (the API will say so).
+    /// The ids to send `results` with, in order: each its call's, or its own (as sent) where
+    /// the turn before has no call of that id (the API will say so).
     pub(crate) fn results(&mut self, results: &[ToolResultMessage]) -> Vec<String> {
         results
             .iter()
             .map(|result| {
+                let id = self.provider.call_id_as_sent(&result.call_id);
                 let unanswered = self
                     .last_turn
                     .iter_mut()
-                    .find(|call| call.id == result.call_id && !call.answered);
+                    .find(|call| call.id == id && !call.answered);
                 match unanswered {
                     Some(call) => {
                         call.answered = true;
@@ -125,11 +114,38 @@ impl DistinctCallIds {
                     None => self
                         .last_turn
                         .iter()
-                        .find(|call| call.id == result.call_id)
-                        .map_or_else(|| result.call_id.clone(), |call| call.sent_as.clone()),
+                        .find(|call| call.id == id)
+                        .map_or_else(|| id.into_owned(), |call| call.sent_as.clone()),
                 }
             })
             .collect()
+    }
+
+    /// The id a call whose own id is `id` is sent with (see the type's rules), taken.
+    fn send(&mut self, id: &str) -> String {
+        let id = self.provider.call_id_as_sent(id).into_owned();
+        let sent_as = self.unsent(&id);
+        self.sent.insert(sent_as.clone());
+        self.last_turn.push(LastTurnCall {
+            id,
+            sent_as: sent_as.clone(),
+            answered: false,
+        });
+        sent_as
+    }
+
+    /// The call whose id is `item`'s string `key` (a missing one counts as empty), sent:
+    /// `item` renamed when its id must be.
+    fn send_in(&mut self, item: &mut Value, key: &str) {
+        let id = item
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let sent_as = self.send(&id);
+        if sent_as != id {
+            item[key] = Value::String(sent_as);
+        }
     }
 
     /// `id`, or `id` with the first suffix `-2`, `-3`, … that makes it an id not sent yet.
@@ -172,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_repeated_id_gets_the_first_free_suffix_and_its_result_the_same() {
-        let mut ids = DistinctCallIds::default();
+        let mut ids = DistinctCallIds::new(Provider::OpenAiResponses);
         assert_eq!(ids.calls(&calls(&["c", "c-2"])), ["c", "c-2"]);
         assert_eq!(ids.results(&results(&["c-2", "c"])), ["c-2", "c"]);
         // `c` and `c-2` are taken: the next `c` is `c-3`, and a repeat in the turn `c-4`.
@@ -184,26 +200,81 @@ mod tests {
     }
 
     #[test]
+    fn anthropic_ids_are_compared_as_anthropic_is_sent_them() {
+        let mut ids = DistinctCallIds::new(Provider::Anthropic);
+        let sent = Provider::Anthropic
+            .call_id_as_sent("functions.add:0")
+            .into_owned();
+        assert_eq!(ids.calls(&calls(&["functions.add:0"])), [sent.clone()]);
+        assert_eq!(ids.results(&results(&["functions.add:0"])), [sent.clone()]);
+        // The same id in its sent form is the same id: renamed.
+        let again = format!("{sent}-2");
+        assert_eq!(ids.calls(&calls(&[&sent])), [again.clone()]);
+        assert_eq!(ids.results(&results(&[&sent])), [again]);
+    }
+
+    #[test]
     fn a_turn_sent_verbatim_keeps_its_ids_and_takes_them() {
-        let mut ids = DistinctCallIds::default();
+        let mut ids = DistinctCallIds::new(Provider::Anthropic);
         let turn = serde_json::json!({"role": "assistant", "content": [
             {"type": "text", "text": "Adding."},
             {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}]});
-        ids.verbatim_turn(Provider::Anthropic, &[turn]);
+        assert_eq!(ids.verbatim_turn(std::slice::from_ref(&turn)), [turn]);
         assert_eq!(ids.results(&results(&["toolu_1"])), ["toolu_1"]);
         assert_eq!(ids.calls(&calls(&["toolu_1"])), ["toolu_1-2"]);
     }
 
     #[test]
+    fn a_verbatim_turn_repeating_an_id_is_sent_renamed_and_so_are_its_results() {
+        // An Anthropic-compatible server numbering each turn's calls from 0, or leaving the
+        // ids empty: its turns go back as it wrote them (ids as sent), each repeating ids.
+        let mut ids = DistinctCallIds::new(Provider::Anthropic);
+        let sent = Provider::Anthropic
+            .call_id_as_sent("functions.add:0")
+            .into_owned();
+        let empty = Provider::Anthropic.call_id_as_sent("").into_owned();
+        let turn = serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": sent, "name": "add", "input": {}},
+            {"type": "tool_use", "id": empty, "name": "add", "input": {}},
+            {"type": "tool_use", "id": empty, "name": "add", "input": {}}]});
+        let first = ids.verbatim_turn(std::slice::from_ref(&turn));
+        let sent_ids = |entries: &[Value]| -> Vec<String> {
+            entries[0]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|block| block["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let (again, empty_again) = (format!("{sent}-2"), format!("{empty}-2"));
+        assert_eq!(
+            sent_ids(&first),
+            [sent.clone(), empty.clone(), empty_again.clone()]
+        );
+        // Results name the calls by the ids the model gave them.
+        assert_eq!(
+            ids.results(&results(&["functions.add:0", "", ""])),
+            [sent.clone(), empty.clone(), empty_again]
+        );
+        let second = ids.verbatim_turn(std::slice::from_ref(&turn));
+        assert_eq!(sent_ids(&second)[0], again);
+        assert_eq!(ids.results(&results(&["functions.add:0"])), [again]);
+    }
+
+    #[test]
     fn a_responses_turn_sent_verbatim_keeps_its_call_ids_and_takes_them() {
-        let mut ids = DistinctCallIds::default();
+        let mut ids = DistinctCallIds::new(Provider::OpenAiResponses);
         let items = [
             serde_json::json!({"type": "reasoning", "id": "rs_1", "summary": []}),
             serde_json::json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
                 "name": "add", "arguments": "{}"}),
         ];
-        ids.verbatim_turn(Provider::OpenAiResponses, &items);
+        assert_eq!(ids.verbatim_turn(&items), items);
         assert_eq!(ids.results(&results(&["call_1"])), ["call_1"]);
         assert_eq!(ids.calls(&calls(&["call_1", "rs_1"])), ["call_1-2", "rs_1"]);
+        // Its repeat, verbatim too, is renamed in the item.
+        let renamed = ids.verbatim_turn(&items);
+        assert_eq!(renamed[1]["call_id"], "call_1-3");
+        assert_eq!(renamed[1]["id"], "fc_1");
     }
 }

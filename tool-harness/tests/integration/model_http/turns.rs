@@ -526,3 +526,52 @@ async fn an_empty_user_message_is_refused_before_sending_where_the_api_refuses_i
         assert_eq!(sent[1]["role"], "user", "{api:?}");
     }
 }
+
+#[tokio::test]
+async fn turns_sent_back_as_written_are_sent_each_call_id_once_too() {
+    use toolsmith_core::{ToolArguments, ToolCallResult};
+    use toolsmith_harness::model::{ModelCall, ProviderTurn, ToolResultMessage};
+
+    // An Anthropic-compatible server numbering each turn's calls from 0: its turns go back
+    // as it wrote them, to it or, after a fallback, to Anthropic, which refuses a repeat.
+    let answer = json!({"content": [
+        {"type": "tool_use", "id": "functions.add:0", "name": "add", "input": {}}]});
+    let entries = Provider::Anthropic
+        .parse_turn_entries(&answer)
+        .unwrap()
+        .unwrap();
+    let mut messages = vec![Message::user(QUESTION)];
+    for turn in 0..2 {
+        messages.push(Message::Assistant {
+            text: None,
+            calls: vec![ModelCall::new(
+                "functions.add:0",
+                "add",
+                ToolArguments::new(),
+            )],
+            provider_turn: Some(ProviderTurn {
+                provider: Provider::Anthropic,
+                entries: entries.clone(),
+            }),
+            stop_reason: None,
+        });
+        messages.push(Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "functions.add:0".to_owned(),
+                name: "add".to_owned(),
+                result: ToolCallResult::text(format!("{turn}")),
+            }],
+        });
+    }
+    let request = ChatRequest {
+        model: Api::Anthropic.model_name().to_owned(),
+        messages,
+        ..ChatRequest::default()
+    };
+    let body = Api::Anthropic.body_sent(&request).await;
+    let id_of = |at: usize, key: &str| body["messages"][at]["content"][0][key].clone();
+    assert_ne!(id_of(1, "id"), id_of(3, "id"), "{body}");
+    assert_eq!(id_of(1, "id"), id_of(2, "tool_use_id"));
+    assert_eq!(id_of(3, "id"), id_of(4, "tool_use_id"));
+    assert_eq!(body["messages"][4]["content"][0]["content"], "1");
+}
