@@ -1,8 +1,8 @@
 //! [`each_schema_mut`] and [`any_schema`]: every schema object inside a JSON Schema, at any
 //! depth, for the passes that give schemas what serde's reading implies (integer bounds, an
-//! `f32`'s range). Values that are data (`const`, `enum`, `default`, `examples`) are not
-//! looked inside; maps of names to schemas (`properties`, `$defs`, …) are read whole, so a
-//! property may be called `default`.
+//! `f32`'s range). Values that are data (`const`, `enum`, `default`, `examples`) and
+//! conditions (`not`, `if`) are not looked inside; maps of names to schemas (`properties`,
+//! `$defs`, …) are read whole, so a property may be called `default`.
 
 use serde_json::{Map, Value};
 
@@ -15,8 +15,12 @@ const SCHEMA_MAPS: [&str; 5] = [
     "dependentSchemas",
 ];
 
-/// Keywords whose values are instances, not schemas.
-const INSTANCE_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "example"];
+/// Keywords whose values are not looked inside: instances, not schemas; and conditions
+/// (`not`, `if`), where a bound added would change what the condition says rather than what
+/// a value may be.
+const SKIPPED_KEYWORDS: [&str; 7] = [
+    "const", "enum", "default", "examples", "example", "not", "if",
+];
 
 /// Calls `visit` on every schema object in `schema` (itself first, then those inside it).
 pub(crate) fn each_schema_mut(schema: &mut Value, visit: &mut impl FnMut(&mut Map<String, Value>)) {
@@ -28,7 +32,7 @@ pub(crate) fn each_schema_mut(schema: &mut Value, visit: &mut impl FnMut(&mut Ma
                     if let Value::Object(schemas) = value {
                         schemas.values_mut().for_each(|s| each_schema_mut(s, visit));
                     }
-                } else if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
+                } else if !SKIPPED_KEYWORDS.contains(&key.as_str()) {
                     each_schema_mut(value, visit);
                 }
             }
@@ -49,7 +53,7 @@ pub(crate) fn any_schema(schema: &Value, test: &impl Fn(&Map<String, Value>) -> 
                             .as_object()
                             .is_some_and(|schemas| schemas.values().any(|s| any_schema(s, test)))
                     } else {
-                        !INSTANCE_KEYWORDS.contains(&key.as_str()) && any_schema(value, test)
+                        !SKIPPED_KEYWORDS.contains(&key.as_str()) && any_schema(value, test)
                     }
                 })
         }
@@ -69,7 +73,8 @@ mod tests {
         let mut schema = json!({"type": "object", "properties": {
             "default": {"type": "integer"},
             "list": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
-            "fixed": {"const": {"type": "integer"}, "default": {"type": "integer"}}},
+            "fixed": {"const": {"type": "integer"}, "default": {"type": "integer"}},
+            "odd": {"not": {"type": "integer"}}},
             "$defs": {"D": {"type": "integer"}}});
         let mut integers = 0;
         each_schema_mut(&mut schema, &mut |object| {
@@ -81,6 +86,7 @@ mod tests {
         assert_eq!(integers, 3, "{schema}");
         assert_eq!(schema["properties"]["default"]["seen"], true);
         assert_eq!(schema["properties"]["fixed"]["const"].get("seen"), None);
+        assert_eq!(schema["properties"]["odd"]["not"].get("seen"), None);
         let seen = |object: &Map<String, Value>| object.contains_key("seen");
         assert!(any_schema(&schema, &seen));
         let floats = |object: &Map<String, Value>| object.get("format") == Some(&json!("float"));

@@ -17,8 +17,11 @@ pub struct ToolCallRecord {
     pub call_id: String,
     /// The tool called.
     pub name: String,
-    /// The arguments the tool was run with (after a hook's rewrite); shared with the
-    /// request, not copied. Empty for a call whose arguments could not be read.
+    /// The arguments of the call: in a session with hooks or an approval, as the tool reads
+    /// them (the spellings validation repairs repaired, then a hook's rewrite), which the
+    /// hooks saw; in a session without, as the model sent them (the tool reads them
+    /// repaired). Shared with the request, not copied. Empty for a call whose arguments
+    /// could not be read.
     pub arguments: ToolArguments,
     /// Whether a `before_tool` hook rewrote the arguments.
     pub rewritten: bool,
