@@ -83,10 +83,10 @@ impl DistinctCallIds {
                         }
                     }
                 }
-                Provider::OpenAiResponses => {
-                    if entry.get("type").and_then(Value::as_str) == Some("function_call") {
-                        self.send_in(entry, "call_id");
-                    }
+                Provider::OpenAiResponses
+                    if entry.get("type").and_then(Value::as_str) == Some("function_call") =>
+                {
+                    self.send_in(entry, "call_id");
                 }
                 _ => {}
             }
@@ -205,11 +205,11 @@ mod tests {
         let sent = Provider::Anthropic
             .call_id_as_sent("functions.add:0")
             .into_owned();
-        assert_eq!(ids.calls(&calls(&["functions.add:0"])), [sent.clone()]);
-        assert_eq!(ids.results(&results(&["functions.add:0"])), [sent.clone()]);
+        assert_eq!(ids.calls(&calls(&["functions.add:0"])), [sent.as_str()]);
+        assert_eq!(ids.results(&results(&["functions.add:0"])), [sent.as_str()]);
         // The same id in its sent form is the same id: renamed.
         let again = format!("{sent}-2");
-        assert_eq!(ids.calls(&calls(&[&sent])), [again.clone()]);
+        assert_eq!(ids.calls(&calls(&[&sent])), [again.as_str()]);
         assert_eq!(ids.results(&results(&[&sent])), [again]);
     }
 
