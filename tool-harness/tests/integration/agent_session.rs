@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::DecideFor;
+use crate::common::recorded_events::tool_saying_it_ran;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::in_memory::{HashingEmbedder, InMemoryContext, InMemoryMemory};
@@ -81,20 +82,6 @@ fn results_of(request: &ChatRequest) -> Vec<(String, String)> {
         .collect()
 }
 
-fn counting_tool(name: &str, runs: Arc<AtomicUsize>) -> FnTool {
-    let answer = format!("{name} ran");
-    FnTool::new(
-        name,
-        format!("A tool named {name}."),
-        Args::new(scheme::object().build()),
-        move |_: ToolArgs<'_>| {
-            runs.fetch_add(1, Ordering::SeqCst);
-            let answer = answer.clone();
-            async move { Ok(ToolCallResult::text(answer)) }
-        },
-    )
-}
-
 /// Spec 01 §2: a shed that cannot be built fails `build()` with the shed's error, as an
 /// `AgenticError`.
 #[test]
@@ -112,19 +99,19 @@ fn a_shed_that_cannot_be_built_fails_the_session_build() {
         Ok(_) => panic!("the session was built"),
     };
     let twice = ToolShed::new()
-        .tool(counting_tool("a", Arc::clone(&runs)))
-        .tool(counting_tool("a", Arc::clone(&runs)));
+        .tool(tool_saying_it_ran("a", Arc::clone(&runs)))
+        .tool(tool_saying_it_ran("a", Arc::clone(&runs)));
     assert_eq!(
         shed_error(build(twice)),
         ToolShedError::DuplicateTool("a".into())
     );
-    let reserved = ToolShed::new().tool(counting_tool("shed", Arc::clone(&runs)));
+    let reserved = ToolShed::new().tool(tool_saying_it_ran("shed", Arc::clone(&runs)));
     assert_eq!(
         shed_error(build(reserved)),
         ToolShedError::ReservedName("shed".into())
     );
     let misnamed = ToolShed::new().tool(tool_fn("notes", move |_| {
-        Arc::new(counting_tool("memo", Arc::clone(&runs))) as Arc<dyn ToolImpl>
+        Arc::new(tool_saying_it_ran("memo", Arc::clone(&runs))) as Arc<dyn ToolImpl>
     }));
     assert_eq!(
         shed_error(build(misnamed)).to_string(),
@@ -150,7 +137,7 @@ fn constructors_get_the_session_s_own_parts() {
             Arc::clone(&parts.context),
             parts.embedder.clone(),
         ));
-        Arc::new(counting_tool("notes", Arc::default())) as Arc<dyn ToolImpl>
+        Arc::new(tool_saying_it_ran("notes", Arc::default())) as Arc<dyn ToolImpl>
     }));
     let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
     let context: Arc<dyn ContextSearch> = Arc::new(InMemoryContext::new());
@@ -212,7 +199,7 @@ async fn a_tool_call_round_trip_keeps_its_call_id() {
     ]);
     let session = active_session(
         &model,
-        ToolShed::new().tool(counting_tool("ping", Arc::clone(&runs))),
+        ToolShed::new().tool(tool_saying_it_ran("ping", Arc::clone(&runs))),
     );
     let run = session.run("ping it").await.unwrap();
     assert_eq!(run.text, "pinged");
@@ -278,7 +265,7 @@ async fn every_tool_declared_needs_no_search_first() {
         .unwrap();
     session
         .tool_manager()
-        .register(Arc::new(counting_tool("late", Arc::clone(&runs))))
+        .register(Arc::new(tool_saying_it_ran("late", Arc::clone(&runs))))
         .unwrap();
     let run = session.run("Weather in Paris, and 1 + 2?").await.unwrap();
     assert_eq!(run.text, "Sunny, and 3.");
@@ -609,11 +596,11 @@ impl ToolApproval for Refuse {
 async fn hooks_deny_rewrite_and_stop_and_approval_is_asked_for_destructive_tools_only() {
     let deletes = Arc::new(AtomicUsize::new(0));
     let delete =
-        counting_tool("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
+        tool_saying_it_ran("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
             destructive: Some(true),
             ..ToolAnnotations::default()
         });
-    let shutdown = counting_tool("shutdown", Arc::new(AtomicUsize::new(0)));
+    let shutdown = tool_saying_it_ran("shutdown", Arc::new(AtomicUsize::new(0)));
     let asked = Arc::new(Mutex::new(Vec::new()));
     let after = Arc::new(AtomicUsize::new(0));
     let model = ScriptedModel::new([
@@ -682,10 +669,12 @@ async fn hooks_deny_rewrite_and_stop_and_approval_is_asked_for_destructive_tools
     let session = AgentSession::builder(model.clone())
         .with_model("m")
         .with_toolshed(ToolShed::new().tool(
-            counting_tool("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
-                destructive: Some(true),
-                ..ToolAnnotations::default()
-            }),
+            tool_saying_it_ran("delete_all", Arc::clone(&deletes)).with_annotations(
+                ToolAnnotations {
+                    destructive: Some(true),
+                    ..ToolAnnotations::default()
+                },
+            ),
         ))
         .with_approval(|call: &ToolCallRequest| call.name == "delete_all")
         .build()
@@ -699,7 +688,7 @@ async fn hooks_deny_rewrite_and_stop_and_approval_is_asked_for_destructive_tools
 async fn a_denied_call_is_reported_once_by_who_denied_it_and_an_allowed_one_is_not() {
     let deletes = Arc::new(AtomicUsize::new(0));
     let delete =
-        counting_tool("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
+        tool_saying_it_ran("delete_all", Arc::clone(&deletes)).with_annotations(ToolAnnotations {
             destructive: Some(true),
             ..ToolAnnotations::default()
         });
@@ -878,7 +867,7 @@ async fn each_call_of_a_turn_finishes_as_it_ends_while_the_others_run() {
             }
         },
     );
-    let quick = counting_tool("quick", Arc::new(AtomicUsize::new(0)));
+    let quick = tool_saying_it_ran("quick", Arc::new(AtomicUsize::new(0)));
     let model = ScriptedModel::new([
         ScriptedTurn::text("")
             .and_call_with_id("c1", "gated", json!({}))
@@ -1309,11 +1298,14 @@ async fn cancellation_ends_a_wait_for_approval_and_asks_nothing_for_calls_that_c
         .with_model("m")
         .with_toolshed(
             ToolShed::new()
-                .tool(destructive(counting_tool(
+                .tool(destructive(tool_saying_it_ran(
                     "delete_all",
                     Arc::clone(&deletes),
                 )))
-                .tool(destructive(counting_tool("hidden", Arc::clone(&deletes)))),
+                .tool(destructive(tool_saying_it_ran(
+                    "hidden",
+                    Arc::clone(&deletes),
+                ))),
         )
         .with_approval(NeverAnswers {
             count: Arc::clone(&asked),
@@ -1449,7 +1441,7 @@ async fn a_repeated_call_id_keeps_only_that_call_from_running() {
     ]);
     let session = active_session(
         &model,
-        ToolShed::new().tool(counting_tool("ping", Arc::clone(&runs))),
+        ToolShed::new().tool(tool_saying_it_ran("ping", Arc::clone(&runs))),
     );
     let run = session.run("ping").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);
@@ -1497,7 +1489,7 @@ async fn calls_of_an_answer_cut_off_at_the_token_limit_do_not_run() {
     ]);
     let session = active_session(
         &model,
-        ToolShed::new().tool(counting_tool("ping", Arc::clone(&runs))),
+        ToolShed::new().tool(tool_saying_it_ran("ping", Arc::clone(&runs))),
     );
     let run = session.run("ping").await.unwrap();
     // The cut-off answer's call was answered, not run; the next answer's call ran.
@@ -1537,7 +1529,7 @@ async fn a_tool_found_by_shed_runs_in_the_same_answer_and_is_still_approved() {
         .with_toolshed(
             ToolShed::new()
                 .tool(GetWeather)
-                .tool(destructive(counting_tool(
+                .tool(destructive(tool_saying_it_ran(
                     "delete_all",
                     Arc::clone(&deletes),
                 ))),
@@ -1679,7 +1671,7 @@ impl ToolHook for SlowAfterFirst {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_that_gives_up_before_the_turn_deadline_is_not_said_to_have_met_it() {
-    let first = counting_tool("first", Arc::new(AtomicUsize::new(0)));
+    let first = tool_saying_it_ran("first", Arc::new(AtomicUsize::new(0)));
     // Gives up on its own at 100 ms, well before the deadline.
     let quits = FnTool::new(
         "quits",
@@ -1760,7 +1752,7 @@ async fn no_approval_is_asked_for_a_tool_only_a_denied_search_could_give() {
     let counter = Arc::clone(&asked);
     let session = AgentSession::builder(model.clone())
         .with_model("m")
-        .with_toolshed(ToolShed::new().tool(destructive(counting_tool(
+        .with_toolshed(ToolShed::new().tool(destructive(tool_saying_it_ran(
             "delete_all",
             Arc::clone(&deletes),
         ))))

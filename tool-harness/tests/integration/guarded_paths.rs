@@ -20,21 +20,7 @@ use toolsmith_harness::agent::{
 use toolsmith_harness::model::{Message, ModelError, ScriptedModel, ScriptedTurn};
 
 use crate::common::DecideFor;
-
-/// A tool counting its runs in `runs`, answering `"<name> ran"`.
-fn counting(name: &str, runs: &Arc<AtomicUsize>) -> FnTool {
-    let (runs, answer) = (Arc::clone(runs), format!("{name} ran"));
-    FnTool::new(
-        name,
-        format!("A tool named {name}."),
-        Args::new(scheme::object().build()),
-        move |_: ToolArgs<'_>| {
-            runs.fetch_add(1, Ordering::SeqCst);
-            let answer = answer.clone();
-            async move { Ok(ToolCallResult::text(answer)) }
-        },
-    )
-}
+use crate::common::recorded_events::tool_saying_it_ran;
 
 fn destructive(tool: FnTool) -> FnTool {
     tool.with_annotations(ToolAnnotations {
@@ -91,8 +77,8 @@ async fn a_batch_of_destructive_calls_asks_for_each_and_runs_only_those_approved
         .with_model("m")
         .with_toolshed(
             ToolShed::new()
-                .tool(destructive(counting("wipe", &runs)))
-                .tool(counting("ping", &runs)),
+                .tool(destructive(tool_saying_it_ran("wipe", Arc::clone(&runs))))
+                .tool(tool_saying_it_ran("ping", Arc::clone(&runs))),
         )
         .with_every_tool_declared(true)
         .with_hook(DecideFor {
@@ -171,7 +157,10 @@ async fn a_retried_call_is_approved_once_and_a_denied_one_is_never_tried() {
     let runs_again = Arc::new(AtomicUsize::new(0));
     let session = AgentSession::builder(model)
         .with_model("m")
-        .with_toolshed(ToolShed::new().tool(destructive(counting("upload", &runs_again))))
+        .with_toolshed(ToolShed::new().tool(destructive(tool_saying_it_ran(
+            "upload",
+            Arc::clone(&runs_again),
+        ))))
         .with_every_tool_declared(true)
         .with_retry_policy(ToolRetryConfig::fixed(
             2,
@@ -277,8 +266,14 @@ async fn a_tool_another_run_finds_while_the_approval_waits_is_not_run_unapproved
         .with_model("m")
         .with_toolshed(
             ToolShed::new()
-                .tool(destructive(counting("hidden", &hidden_runs)))
-                .tool(destructive(counting("wipe", &wipe_runs))),
+                .tool(destructive(tool_saying_it_ran(
+                    "hidden",
+                    Arc::clone(&hidden_runs),
+                )))
+                .tool(destructive(tool_saying_it_ran(
+                    "wipe",
+                    Arc::clone(&wipe_runs),
+                ))),
         )
         .with_approval(WaitsOnWipe {
             asking: Arc::clone(&asking),
@@ -313,7 +308,7 @@ async fn a_tool_another_run_finds_while_the_approval_waits_is_not_run_unapproved
 
 /// A tool that destroys, counting its runs in `runs`.
 fn erase(runs: &Arc<AtomicUsize>) -> Arc<dyn ToolImpl> {
-    Arc::new(destructive(counting("erase", runs)))
+    Arc::new(destructive(tool_saying_it_ran("erase", Arc::clone(&runs))))
 }
 
 #[tokio::test]
@@ -457,7 +452,9 @@ fn wipe_session(
 ) -> toolsmith_harness::agent::AgentSessionBuilder {
     AgentSession::builder(model.clone())
         .with_model("m")
-        .with_toolshed(ToolShed::new().tool(destructive(counting("wipe", runs))))
+        .with_toolshed(
+            ToolShed::new().tool(destructive(tool_saying_it_ran("wipe", Arc::clone(&runs)))),
+        )
         .with_every_tool_declared(true)
         .with_approval(deny.clone())
 }
@@ -546,15 +543,15 @@ async fn a_remote_tool_said_nothing_about_is_put_to_the_approval_and_does_not_ru
     let (purged, peeked) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let served = Arc::new(ToolCallManager::new("remote"));
     served
-        .register(Arc::new(counting("purge", &purged)))
+        .register(Arc::new(tool_saying_it_ran("purge", Arc::clone(&purged))))
         .unwrap();
     served
-        .register(Arc::new(counting("peek", &peeked).with_annotations(
-            ToolAnnotations {
+        .register(Arc::new(
+            tool_saying_it_ran("peek", Arc::clone(&peeked)).with_annotations(ToolAnnotations {
                 read_only: Some(true),
                 ..ToolAnnotations::default()
-            },
-        )))
+            }),
+        ))
         .unwrap();
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_end);

@@ -21,6 +21,21 @@ pub fn counting_tool(name: &str, runs: &Arc<AtomicUsize>) -> FnTool {
     )
 }
 
+/// A tool that counts its runs in `runs` and answers "<name> ran".
+pub fn tool_saying_it_ran(name: &str, runs: Arc<AtomicUsize>) -> FnTool {
+    let answer = format!("{name} ran");
+    FnTool::new(
+        name,
+        format!("A tool named {name}."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            let answer = answer.clone();
+            async move { Ok(ToolCallResult::text(answer)) }
+        },
+    )
+}
+
 /// The events a session sent, in order.
 #[derive(Clone, Default)]
 pub struct Recorded(pub Arc<Mutex<Vec<AgentEvent>>>);
