@@ -308,7 +308,7 @@ async fn a_tool_another_run_finds_while_the_approval_waits_is_not_run_unapproved
 
 /// A tool that destroys, counting its runs in `runs`.
 fn erase(runs: &Arc<AtomicUsize>) -> Arc<dyn ToolImpl> {
-    Arc::new(destructive(tool_saying_it_ran("erase", Arc::clone(&runs))))
+    Arc::new(destructive(tool_saying_it_ran("erase", Arc::clone(runs))))
 }
 
 #[tokio::test]
@@ -453,7 +453,7 @@ fn wipe_session(
     AgentSession::builder(model.clone())
         .with_model("m")
         .with_toolshed(
-            ToolShed::new().tool(destructive(tool_saying_it_ran("wipe", Arc::clone(&runs)))),
+            ToolShed::new().tool(destructive(tool_saying_it_ran("wipe", Arc::clone(runs)))),
         )
         .with_every_tool_declared(true)
         .with_approval(deny.clone())
