@@ -6,4 +6,4 @@ pub(crate) mod blank;
 pub mod lenient;
 mod struct_fields;
 pub(crate) mod tool_args;
-mod whole_floats;
+pub(crate) mod whole_floats;

@@ -123,6 +123,27 @@ impl ToolArguments {
     pub fn into_value(self) -> Value {
         self.0.into_inner()
     }
+
+    /// A copy with each whole float (`0.0`, `2e3`) within 64 bits written as the integer it
+    /// is, or `None` when there is none (or the arguments nest deeper than
+    /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH)). A tool reads `0.0` where it takes an
+    /// integer as 0, and validation passes it as one; code that judges calls (a hook reading
+    /// `as_i64()`, or comparing with `json!(0)`) sees it so too. Reading a float from an
+    /// integer gives the same number.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::ToolArguments;
+    ///
+    /// let sent = ToolArguments::try_from(json!({"depth": 0.0, "scale": 1.5})).unwrap();
+    /// let read = sent.with_whole_floats_as_integers().unwrap();
+    /// assert_eq!(read.as_value(), &json!({"depth": 0, "scale": 1.5}));
+    /// assert!(read.with_whole_floats_as_integers().is_none());
+    /// ```
+    pub fn with_whole_floats_as_integers(&self) -> Option<ToolArguments> {
+        crate::reading::whole_floats::as_integers(self.as_value())
+            .map(|value| Self(SharedValue::new(value)))
+    }
 }
 
 impl Default for ToolArguments {

@@ -9,8 +9,9 @@
 //!    call a stop or the run's cancellation keeps from running;
 //! 2. every `before_tool` hook, in the order they were added, with the arguments as the tool
 //!    will read them (a boolean or number the model sent as a string, `"true"`, given as
-//!    the `true` validation makes of it; an optional argument sent as `null` left out;
-//!    arguments that do not validate as sent): the first that does not
+//!    the `true` validation makes of it; an optional argument sent as `null` left out; a
+//!    whole float, `0.0`, as the integer 0; arguments that do not validate as sent): the
+//!    first that does not
 //!    [`Allow`](HookDecision::Allow) decides ([`Deny`](HookDecision::Deny): the model gets
 //!    the reason as an error result, the event handlers an
 //!    [`AgentEvent::ToolCallDenied`](super::AgentEvent::ToolCallDenied);

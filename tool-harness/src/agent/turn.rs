@@ -629,8 +629,9 @@ impl<'s> TurnCalls<'s> {
     /// `request`'s arguments as its tool will read them, when a hook or the approval is to
     /// judge them: the spellings validation repairs (a boolean or number sent as a string,
     /// an optional argument sent as `null`) repaired, so that `"recursive": "true"` is seen
-    /// as the `true` the tool gets, not passed as a string no check matches. Arguments that
-    /// do not validate are left as sent: the batch refuses them.
+    /// as the `true` the tool gets, not passed as a string no check matches; and whole
+    /// floats as integers (`0.0` as the 0 the tool reads). Arguments that do not validate
+    /// are left as sent: the batch refuses them.
     fn as_the_tool_reads(&self, request: &mut ToolCallRequest) {
         let session = self.session;
         if session.hooks.is_empty() && session.approval.is_none() {
@@ -640,7 +641,9 @@ impl<'s> TurnCalls<'s> {
             .manager
             .validate_arguments(&request.name, &request.arguments)
         {
-            request.arguments = arguments;
+            request.arguments = arguments
+                .with_whole_floats_as_integers()
+                .unwrap_or(arguments);
         }
     }
 

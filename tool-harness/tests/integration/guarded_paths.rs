@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::json;
+use serde_json::{Value, json};
 use toolsmith_core::{
     Args, FnTool, ToolAnnotations, ToolArgs, ToolCallRequest, ToolCallResult, ToolError, ToolImpl,
     ToolRetryConfig, ToolShed, scheme,
@@ -778,5 +778,67 @@ async fn a_hook_sees_the_arguments_the_tool_will_read_not_a_spelling_validation_
     assert_eq!(
         run.tool_calls[0].arguments.as_value(),
         &json!({"path": "/", "recursive": true})
+    );
+}
+
+/// Denies a `resize` to a depth of 0, judged as a hook naturally reads an integer.
+struct NoDepthZero;
+
+#[async_trait]
+impl ToolHook for NoDepthZero {
+    async fn before_tool(&self, call: &ToolCallRequest) -> HookDecision {
+        let depth = call.arguments.get("depth").and_then(Value::as_i64);
+        if call.name == "resize" && depth == Some(0) {
+            HookDecision::Deny("not to depth 0".into())
+        } else {
+            HookDecision::Allow
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_hook_sees_a_whole_float_as_the_integer_the_tool_reads() {
+    // `0.0` validates as an integer and the tool reads it as 0; a hook reading the integer
+    // (`as_i64`, or comparing with `json!(0)`) saw a float and let it by.
+    let zero_depths = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&zero_depths);
+    let resize = FnTool::new(
+        "resize",
+        "Resizes to a depth.",
+        Args::new(
+            scheme::object()
+                .required("depth", scheme::integer())
+                .optional("scale", scheme::number())
+                .build(),
+        ),
+        move |args: ToolArgs<'_>| {
+            if args.i64("depth").ok() == Some(0) {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            async move { Ok(ToolCallResult::text("resized")) }
+        },
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("resize", json!({"depth": 0.0, "scale": 2.0})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model)
+        .with_model("m")
+        .with_toolshed(ToolShed::new().tool(resize))
+        .with_every_tool_declared(true)
+        .with_hook(NoDepthZero)
+        .build()
+        .unwrap();
+    let run = session.run("flatten it").await.unwrap();
+    assert_eq!(
+        zero_depths.load(Ordering::SeqCst),
+        0,
+        "{:?}",
+        run.tool_calls[0]
+    );
+    assert_eq!(run.tool_calls[0].denied.as_deref(), Some("not to depth 0"));
+    assert_eq!(
+        run.tool_calls[0].arguments.as_value(),
+        &json!({"depth": 0, "scale": 2})
     );
 }
