@@ -9,21 +9,15 @@ use toolsmith_harness::agent::{AgentEvent, AgentSession, AgentSessionBuilder, No
 
 /// A tool that counts its runs in `runs` and answers "ran".
 pub fn counting_tool(name: &str, runs: &Arc<AtomicUsize>) -> FnTool {
-    let runs = Arc::clone(runs);
-    FnTool::new(
-        name,
-        format!("A tool named {name}."),
-        Args::new(scheme::object().build()),
-        move |_: ToolArgs<'_>| {
-            runs.fetch_add(1, Ordering::SeqCst);
-            async { Ok(ToolCallResult::text("ran")) }
-        },
-    )
+    counting_tool_answering(name, Arc::clone(runs), "ran".to_owned())
 }
 
 /// A tool that counts its runs in `runs` and answers "<name> ran".
 pub fn tool_saying_it_ran(name: &str, runs: Arc<AtomicUsize>) -> FnTool {
-    let answer = format!("{name} ran");
+    counting_tool_answering(name, runs, format!("{name} ran"))
+}
+
+fn counting_tool_answering(name: &str, runs: Arc<AtomicUsize>, answer: String) -> FnTool {
     FnTool::new(
         name,
         format!("A tool named {name}."),
