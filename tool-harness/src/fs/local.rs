@@ -13,6 +13,7 @@ use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 use toolsmith_core::ToolCallContext;
 
 use crate::fs::blocking::run_blocking;
+use crate::fs::read_open::open_to_read;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::SearchStop;
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
@@ -269,11 +270,7 @@ impl Inner {
         }
         // Non-blocking, so that opening a FIFO swapped in meanwhile does not hang; anything
         // not a regular file is refused once open too.
-        let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        options.custom_flags(libc::O_NONBLOCK);
-        let file = self.dir.open_with(&relative, &options).map_err(io)?;
+        let file = open_to_read(&self.dir, &relative).map_err(io)?;
         let metadata = file.metadata().map_err(io)?;
         if metadata.is_dir() {
             return Err(FsError::IsADirectory {

@@ -8,6 +8,7 @@ pub(crate) mod blocking;
 pub(crate) mod error;
 pub(crate) mod in_memory;
 pub(crate) mod local;
+pub(crate) mod read_open;
 pub(crate) mod sandbox_path;
 pub(crate) mod search;
 

@@ -783,12 +783,7 @@ impl IgnoreRules {
 /// opened without blocking, so that a FIFO there (swapped in since the walk listed a file)
 /// does not wait for a writer, and anything but a regular file is refused once open.
 fn open_regular_file(dir: &Dir, path: &Path) -> std::io::Result<std::fs::File> {
-    use cap_std::fs::OpenOptionsExt as _;
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    options.custom_flags(libc::O_NONBLOCK);
-    let file = dir.open_with(path, &options)?;
+    let file = crate::fs::read_open::open_to_read(dir, path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
