@@ -172,10 +172,9 @@ impl HttpApi for AnthropicModel {
             marks_spent += usize::from(system.is_array());
             body.insert("system".to_owned(), system);
         }
-        body::check_user_messages(PROVIDER, &request.messages)?;
         body.insert(
             "messages".to_owned(),
-            Value::Array(body::conversation(PROVIDER, &request.messages)),
+            Value::Array(body::conversation(PROVIDER, &request.messages)?),
         );
         body::declare_tools(
             PROVIDER,

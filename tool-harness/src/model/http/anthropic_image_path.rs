@@ -197,7 +197,7 @@ mod tests {
                 ],
             },
         ];
-        let rendered = body::conversation(Provider::Anthropic, &request);
+        let rendered = body::conversation(Provider::Anthropic, &request).unwrap();
         let message = |path: &str| format!("{path}: Could not process image");
         assert_eq!(
             refused_image(

@@ -28,8 +28,13 @@ impl<'a> From<&'a ModelCall> for AssistantCall<'a> {
 
 /// The conversation's messages in `provider`'s format (the system prompt aside: each API
 /// has its own place for it). For an API that refuses a call id used twice, a repeated id
-/// is sent with a suffix, and its result with it ([`DistinctCallIds`]).
-pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Value> {
+/// is sent with a suffix, and its result with it ([`DistinctCallIds`]); a user message an
+/// API refuses as empty is an error before anything is rendered ([`check_user_messages`]).
+pub(crate) fn conversation(
+    provider: Provider,
+    messages: &[Message],
+) -> Result<Vec<Value>, ModelError> {
+    check_user_messages(provider, messages)?;
     let mut rendered = Vec::with_capacity(messages.len());
     let mut distinct_ids =
         call_ids::refuses_repeated_ids(provider).then(|| DistinctCallIds::new(provider));
@@ -70,7 +75,7 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
             }
         }
     }
-    rendered
+    Ok(rendered)
 }
 
 /// A user message with no text but whitespace and no image, which `provider` refuses (the
@@ -85,10 +90,7 @@ pub(crate) fn conversation(provider: Provider, messages: &[Message]) -> Vec<Valu
 /// end with. An assistant message without text or calls is left out by the rendering
 /// ([`Provider::render_assistant`]): the user messages either side then go in a row, which
 /// both APIs take.
-pub(crate) fn check_user_messages(
-    provider: Provider,
-    messages: &[Message],
-) -> Result<(), ModelError> {
+fn check_user_messages(provider: Provider, messages: &[Message]) -> Result<(), ModelError> {
     if !matches!(provider, Provider::Anthropic | Provider::Gemini) {
         // OpenAI takes a user message of empty content.
         return Ok(());

@@ -155,10 +155,9 @@ impl HttpApi for GeminiModel {
                 json!({"parts": [{"text": system}]}),
             );
         }
-        body::check_user_messages(PROVIDER, &request.messages)?;
         body.insert(
             "contents".to_owned(),
-            Value::Array(body::conversation(PROVIDER, &request.messages)),
+            Value::Array(body::conversation(PROVIDER, &request.messages)?),
         );
         body::declare_tools(
             PROVIDER,

@@ -135,7 +135,7 @@ impl HttpApi for OpenAiChatModel {
         if let Some(system) = &request.system {
             messages.push(json!({"role": "system", "content": system}));
         }
-        messages.extend(body::conversation(PROVIDER, &request.messages));
+        messages.extend(body::conversation(PROVIDER, &request.messages)?);
         body.insert("messages".to_owned(), Value::Array(messages));
         body::declare_tools(
             PROVIDER,

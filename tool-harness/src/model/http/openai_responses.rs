@@ -111,7 +111,7 @@ impl HttpApi for OpenAiResponsesModel {
         }
         body.insert(
             "input".to_owned(),
-            Value::Array(body::conversation(PROVIDER, &request.messages)),
+            Value::Array(body::conversation(PROVIDER, &request.messages)?),
         );
         body::declare_tools(
             PROVIDER,
