@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Number, Value};
 
 use super::subschemas::{any_schema, each_schema_mut};
+use crate::tool::args::type_names;
 
 /// The least magnitude that rounds to an infinite `f32`: 2^128 − 2^103, half a unit in the
 /// last place above `f32::MAX` (a tie, which rounds to even: up). Every number of smaller
@@ -44,11 +45,10 @@ pub(crate) fn with_f32_range(schema: &Value) -> Cow<'_, Value> {
 
 /// Whether `object` is an `f32`'s schema.
 fn is_f32(object: &Map<String, Value>) -> bool {
-    let number = match object.get("type") {
-        Some(Value::String(ty)) => ty == "number",
-        Some(Value::Array(types)) => types.iter().any(|ty| ty == "number"),
-        _ => false,
-    };
+    let number = object
+        .get("type")
+        .and_then(|declared| type_names(declared, "number"))
+        == Some(true);
     number && object.get("format").and_then(Value::as_str) == Some("float")
 }
 

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value};
 
 use crate::schema::subschemas::each_schema_mut;
+use crate::tool::args::type_names;
 use crate::{Args, lenient};
 
 fn generator() -> SchemaGenerator {
@@ -341,11 +342,10 @@ fn format_range(format: &str) -> Option<(Number, Number)> {
 /// `minimum: 1`, a `#[schemars(range(..))]`) is kept.
 fn bound_integers(schema: &mut Value) {
     each_schema_mut(schema, &mut |object| {
-        let integer = match object.get("type") {
-            Some(Value::String(ty)) => ty == "integer",
-            Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
-            _ => false,
-        };
+        let integer = object
+            .get("type")
+            .and_then(|declared| type_names(declared, "integer"))
+            == Some(true);
         let range = object
             .get("format")
             .and_then(Value::as_str)

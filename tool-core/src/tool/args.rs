@@ -50,12 +50,12 @@ impl Drop for Args {
     }
 }
 
-/// Whether a schema's `type` (a name, or a list of names) names `object`; `None` for a
+/// Whether a schema's `type` (a name, or a list of names) names `wanted`; `None` for a
 /// `type` of another shape.
-pub(crate) fn type_names_object(declared: &Value) -> Option<bool> {
+pub(crate) fn type_names(declared: &Value, wanted: &str) -> Option<bool> {
     match declared {
-        Value::String(name) => Some(name == "object"),
-        Value::Array(names) => Some(names.iter().any(|name| name == "object")),
+        Value::String(name) => Some(name == wanted),
+        Value::Array(names) => Some(names.iter().any(|name| name == wanted)),
         _ => None,
     }
 }
@@ -96,7 +96,7 @@ impl Args {
     /// [`RegistrationError::ArgumentsNotAnObject`]: crate::RegistrationError::ArgumentsNotAnObject
     pub fn root_type_refusing_objects(&self) -> Option<&Value> {
         let declared = self.0.get("type")?;
-        (type_names_object(declared) == Some(false)).then_some(declared)
+        (type_names(declared, "object") == Some(false)).then_some(declared)
     }
 
     /// The schema value, mutably (for transforms that adjust a schema in place).

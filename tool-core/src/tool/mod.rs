@@ -37,7 +37,7 @@ use serde_json::{Map, Value, json};
 use crate::ToolDefinition;
 use crate::provider::refs::DEFINITION_KEYWORDS;
 use crate::reading::tool_args::escape_pointer;
-use crate::tool::args::type_names_object;
+use crate::tool::args::type_names;
 
 /// The name of the argument that selects a command of a [`Tool::MultiCommands`] tool.
 pub const COMMAND_ARGUMENT: &str = "command";
@@ -274,7 +274,7 @@ fn object_root(schema: &Value) -> Value {
     if let Value::Object(root) = &mut parameters {
         let object_type = root
             .get("type")
-            .is_none_or(|declared| type_names_object(declared) == Some(true));
+            .is_none_or(|declared| type_names(declared, "object") == Some(true));
         if object_type {
             root.insert("type".to_owned(), json!("object"));
         }
