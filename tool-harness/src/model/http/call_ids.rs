@@ -1,7 +1,7 @@
 //! [`DistinctCallIds`]: the ids a conversation's calls and results are sent with, for an
 //! API that refuses a call id used twice in one request.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use toolsmith_core::provider::Provider;
@@ -37,6 +37,10 @@ pub(crate) struct DistinctCallIds {
     provider: Provider,
     /// Every id sent so far.
     sent: HashSet<String>,
+    /// For each id repeated so far, the suffix to try first on its next repeat: those below
+    /// it are taken, so a long conversation repeating one id does not count up from `-2`
+    /// at each repeat.
+    next_suffix: HashMap<String, u64>,
     /// The last assistant turn's calls: the id the call has (as sent), the id it was sent
     /// with, and whether a result has answered it.
     last_turn: Vec<LastTurnCall>,
@@ -55,6 +59,7 @@ impl DistinctCallIds {
         Self {
             provider,
             sent: HashSet::new(),
+            next_suffix: HashMap::new(),
             last_turn: Vec::new(),
         }
     }
@@ -149,17 +154,17 @@ impl DistinctCallIds {
     }
 
     /// `id`, or `id` with the first suffix `-2`, `-3`, … that makes it an id not sent yet.
-    fn unsent(&self, id: &str) -> String {
+    fn unsent(&mut self, id: &str) -> String {
         if !self.sent.contains(id) {
             return id.to_owned();
         }
-        let mut n = 2_u64;
+        let next = self.next_suffix.entry(id.to_owned()).or_insert(2);
         loop {
-            let candidate = format!("{id}-{n}");
+            let candidate = format!("{id}-{next}");
+            *next += 1;
             if !self.sent.contains(&candidate) {
                 return candidate;
             }
-            n += 1;
         }
     }
 }
