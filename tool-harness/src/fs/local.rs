@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
+use cap_std::fs::{Dir, FileType, OpenOptions, OpenOptionsExt as _};
 
 use toolsmith_core::ToolCallContext;
 
@@ -250,38 +250,33 @@ impl Inner {
                 path: shown_path.to_owned(),
             });
         }
+        // What is there when it is not a regular file: a directory, or what kind it is.
+        let refused = |file_type: FileType| {
+            if file_type.is_dir() {
+                FsError::IsADirectory {
+                    path: shown_path.to_owned(),
+                }
+            } else {
+                FsError::NotARegularFile {
+                    path: shown_path.to_owned(),
+                    kind: file_kind(&file_type).to_owned(),
+                }
+            }
+        };
         // Judged before it is opened: opening a socket fails (ENXIO) as if an I/O error, and
         // opening a device may act on it.
         match self.dir.symlink_metadata(&relative) {
-            Ok(metadata) if metadata.is_dir() => {
-                return Err(FsError::IsADirectory {
-                    path: shown_path.to_owned(),
-                });
-            }
-            Ok(metadata) if !metadata.is_file() && !metadata.file_type().is_symlink() => {
-                return Err(FsError::NotARegularFile {
-                    path: shown_path.to_owned(),
-                    kind: file_kind(&metadata.file_type()).to_owned(),
-                });
-            }
             // A link swapped in since the lookup is resolved beneath the root by the open.
-            Ok(_) => {}
+            Ok(metadata) if metadata.is_file() || metadata.file_type().is_symlink() => {}
+            Ok(metadata) => return Err(refused(metadata.file_type())),
             Err(err) => return Err(io(err)),
         }
         // Non-blocking, so that opening a FIFO swapped in meanwhile does not hang; anything
         // not a regular file is refused once open too.
         let file = open_to_read(&self.dir, &relative).map_err(io)?;
         let metadata = file.metadata().map_err(io)?;
-        if metadata.is_dir() {
-            return Err(FsError::IsADirectory {
-                path: shown_path.to_owned(),
-            });
-        }
         if !metadata.is_file() {
-            return Err(FsError::NotARegularFile {
-                path: shown_path.to_owned(),
-                kind: file_kind(&metadata.file_type()).to_owned(),
-            });
+            return Err(refused(metadata.file_type()));
         }
         if metadata.len() > limit {
             return Err(FsError::TooLarge {
