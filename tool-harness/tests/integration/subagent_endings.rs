@@ -17,6 +17,7 @@ use toolsmith_harness::agent::{
 };
 use toolsmith_harness::model::{ModelError, ScriptedModel, ScriptedTurn, Usage};
 
+use crate::common::parent_session;
 use crate::common::stalled::waits_for_ever;
 
 /// A tool that answers `answer`, or panics when `answer` is `None`.
@@ -383,17 +384,6 @@ fn waiting_child(started: &Arc<tokio::sync::Notify>, dropped: &Arc<AtomicUsize>)
         Arc::clone(started),
         Arc::clone(dropped),
     ))])
-}
-
-/// A session of `parent_model` with the `agent` group of `config`, active.
-fn parent_session(parent_model: ScriptedModel, config: SubAgentConfig) -> AgentSession {
-    let parent = AgentSession::builder(parent_model)
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
-        .build()
-        .unwrap();
-    parent.tool_manager().activate(&["agent".into()]);
-    parent
 }
 
 /// A parent (stopped by `hook` when given) whose child spends 10 + 5 tokens on a call of a

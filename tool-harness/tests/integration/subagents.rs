@@ -458,12 +458,7 @@ async fn parent_with_a_waiting_child() -> (AgentSession, Arc<AtomicUsize>) {
         ScriptedTurn::call("agent", json!({"command": "start", "task": "wait"})),
         ScriptedTurn::text("started it"),
     ]);
-    let parent = AgentSession::builder(parent_model)
-        .with_model("m")
-        .with_toolshed(ToolShed::new().tools(ToolPreset::agent(config)))
-        .build()
-        .unwrap();
-    parent.tool_manager().activate(&["agent".into()]);
+    let parent = crate::common::parent_session(parent_model, config);
     parent.run("start a child").await.unwrap();
     wait_started(&started).await;
     assert_eq!(

@@ -14,6 +14,22 @@ use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, ToolCallRe
 use toolsmith_harness::agent::{HookDecision, ToolHook};
 use toolsmith_harness::model::Message;
 
+/// A session of `parent_model` (model name "m") with the `agent` group of `config`, active.
+pub fn parent_session(
+    parent_model: toolsmith_harness::model::ScriptedModel,
+    config: toolsmith_harness::agent::SubAgentConfig,
+) -> toolsmith_harness::agent::AgentSession {
+    let parent = toolsmith_harness::agent::AgentSession::builder(parent_model)
+        .with_model("m")
+        .with_toolshed(
+            toolsmith_core::ToolShed::new().tools(toolsmith_harness::ToolPreset::agent(config)),
+        )
+        .build()
+        .unwrap();
+    parent.tool_manager().activate(&["agent".into()]);
+    parent
+}
+
 /// Each file system the file tools run on, named: a local one on a new temporary directory
 /// (kept alive by the third field) and an in-memory one, so that a test runs on both.
 pub fn file_systems() -> Vec<(
