@@ -19,9 +19,10 @@ pub struct ToolCallRecord {
     pub name: String,
     /// The arguments of the call: in a session with hooks or an approval, as the tool reads
     /// them (the spellings validation repairs repaired, then a hook's rewrite), which the
-    /// hooks saw; in a session without, as the model sent them (the tool reads them
-    /// repaired). Shared with the request, not copied. Empty for a call whose arguments
-    /// could not be read.
+    /// hooks saw, except that the hooks saw whole floats as integers, and a call that ran
+    /// keeps them as the tool was given them (as sent); in a session without, as the model
+    /// sent them (the tool reads them repaired). Shared with the request, not copied. Empty
+    /// for a call whose arguments could not be read.
     pub arguments: ToolArguments,
     /// Whether a `before_tool` hook rewrote the arguments.
     pub rewritten: bool,

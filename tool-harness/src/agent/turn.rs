@@ -44,7 +44,9 @@ pub(super) struct TurnOutcome {
 /// approval still to come.
 enum Admitted {
     Settled(Slot, bool, Admission),
-    Pending(ToolCallRequest, bool),
+    /// A call the hooks let run, whether they rewrote it, and the arguments the tool is given
+    /// when they did not and the hooks saw them with whole floats as integers.
+    Pending(ToolCallRequest, bool, Option<ToolArguments>),
 }
 
 /// What became of one call before the batch.
@@ -156,7 +158,7 @@ impl<'s> TurnCalls<'s> {
                 continue;
             }
             let mut request = request;
-            self.as_the_tool_reads(&mut request);
+            let as_repaired = self.as_the_tool_reads(&mut request);
             // A hook may wait on a person: the run's cancellation ends the wait.
             let decided = tokio::select! {
                 biased;
@@ -174,7 +176,7 @@ impl<'s> TurnCalls<'s> {
                 continue;
             };
             admitted.push(match decision {
-                Decision::Run => Admitted::Pending(request, rewritten),
+                Decision::Run => Admitted::Pending(request, rewritten, as_repaired),
                 Decision::Deny(reason) => {
                     let answer = self.denied(&request, DeniedBy::Hook, reason);
                     Admitted::Settled(Slot::Held(request), rewritten, answer)
@@ -193,7 +195,7 @@ impl<'s> TurnCalls<'s> {
         // that runs moves into the batch, and its slot keeps the index (no copy of it).
         let searches = stop.is_none()
             && admitted.iter().any(|admitted| {
-                matches!(admitted, Admitted::Pending(request, _) if request.name == SHED_TOOL_NAME)
+                matches!(admitted, Admitted::Pending(request, ..) if request.name == SHED_TOOL_NAME)
             });
         let mut slots: Vec<(Slot, bool, Admission)> = Vec::with_capacity(admitted.len());
         let mut batch: Vec<ToolCallRequest> = Vec::with_capacity(admitted.len());
@@ -201,12 +203,14 @@ impl<'s> TurnCalls<'s> {
         // `Approval::NotOffered`).
         let mut refused: Vec<(usize, ToolError)> = Vec::new();
         for admitted in admitted {
-            let (request, rewritten) = match admitted {
+            let (mut request, rewritten, as_repaired) = match admitted {
                 Admitted::Settled(slot, rewritten, admission) => {
                     slots.push((slot, rewritten, admission));
                     continue;
                 }
-                Admitted::Pending(request, rewritten) => (request, rewritten),
+                Admitted::Pending(request, rewritten, as_repaired) => {
+                    (request, rewritten, as_repaired)
+                }
             };
             let (id, name) = (&request.id, &request.name);
             let admission = if let Some(stop) = &stop {
@@ -234,6 +238,11 @@ impl<'s> TurnCalls<'s> {
                         self.denied(&request, DeniedBy::Approval, reason)
                     }
                     Some(Ok(approval)) => {
+                        // The tool gets its whole floats as the model sent them, as in a
+                        // session without hooks; only a hook's rewrite changes what it gets.
+                        if let Some(arguments) = as_repaired.filter(|_| !rewritten) {
+                            request.arguments = arguments;
+                        }
                         batch.push(request);
                         let index = batch.len() - 1;
                         if let Approval::NotOffered(error) = approval {
@@ -632,18 +641,27 @@ impl<'s> TurnCalls<'s> {
     /// as the `true` the tool gets, not passed as a string no check matches; and whole
     /// floats as integers (`0.0` as the 0 the tool reads). Arguments that do not validate
     /// are left as sent: the batch refuses them.
-    fn as_the_tool_reads(&self, request: &mut ToolCallRequest) {
+    ///
+    /// Returns the repaired arguments with their floats as sent when that form differs, for
+    /// the tool: a `Value` argument keeps `2.0`, as in a session without hooks.
+    fn as_the_tool_reads(&self, request: &mut ToolCallRequest) -> Option<ToolArguments> {
         let session = self.session;
         if session.hooks.is_empty() && session.approval.is_none() {
-            return;
+            return None;
         }
-        if let Ok(arguments) = session
+        let arguments = session
             .manager
             .validate_arguments(&request.name, &request.arguments)
-        {
-            request.arguments = arguments
-                .with_whole_floats_as_integers()
-                .unwrap_or(arguments);
+            .ok()?;
+        match arguments.with_whole_floats_as_integers() {
+            Some(judged) => {
+                request.arguments = judged;
+                Some(arguments)
+            }
+            None => {
+                request.arguments = arguments;
+                None
+            }
         }
     }
 

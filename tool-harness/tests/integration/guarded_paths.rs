@@ -842,3 +842,58 @@ async fn a_hook_sees_a_whole_float_as_the_integer_the_tool_reads() {
         &json!({"depth": 0, "scale": 2})
     );
 }
+
+#[tokio::test]
+async fn a_call_the_hooks_let_run_reaches_its_tool_with_its_floats_as_sent() {
+    // The hooks judge `2.0` as the integer 2, but the tool is given what a session without
+    // hooks gives it: a free-form argument keeps the float the model wrote.
+    let given = Arc::new(Mutex::new(Vec::new()));
+    let store = || {
+        let kept = Arc::clone(&given);
+        FnTool::new(
+            "store",
+            "Stores a raw value at a depth.",
+            Args::new(
+                scheme::object()
+                    .required("depth", scheme::integer())
+                    .required("raw", json!({}))
+                    .build(),
+            ),
+            move |args: ToolArgs<'_>| {
+                kept.lock()
+                    .unwrap()
+                    .push(args.arguments().as_value().clone());
+                async move { Ok(ToolCallResult::text("stored")) }
+            },
+        )
+    };
+    let arguments = json!({"depth": 1.0, "raw": 2.0});
+    for hooked in [false, true] {
+        let model = ScriptedModel::new([
+            ScriptedTurn::call("store", arguments.clone()),
+            ScriptedTurn::text("done"),
+        ]);
+        let mut builder = AgentSession::builder(model)
+            .with_model("m")
+            .with_toolshed(ToolShed::new().tool(store()))
+            .with_every_tool_declared(true);
+        if hooked {
+            builder = builder.with_hook(NoDepthZero);
+        }
+        let run = builder.build().unwrap().run("store it").await.unwrap();
+        assert_eq!(run.tool_calls[0].denied, None);
+        assert_eq!(
+            run.tool_calls[0].arguments.as_value(),
+            &arguments,
+            "hooked: {hooked}"
+        );
+    }
+    let given = given.lock().unwrap();
+    assert_eq!(given.len(), 2);
+    assert_eq!(given[0], arguments);
+    assert_eq!(
+        given[1], arguments,
+        "the hooked session's tool got {}",
+        given[1]
+    );
+}
