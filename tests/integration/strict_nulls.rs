@@ -438,3 +438,37 @@ proptest! {
         }
     }
 }
+
+fn some_five() -> Option<u32> {
+    Some(5)
+}
+
+/// An optional value whose default is not `None`.
+#[tool_fn]
+fn defaulted_to_some(
+    /// How many, 5 unless said.
+    #[arg(default = "some_five")]
+    count: Option<u32>,
+) -> String {
+    format!("{count:?}")
+}
+
+/// A `null` is read as left out, whatever the default: an `Option` defaulting to `Some`
+/// takes its default for `null` (as a strict model means it), not serde's `None`. The schema
+/// declared to models does not admit `null` for it, so a model is not told otherwise.
+#[test]
+fn a_null_takes_the_default_even_where_it_is_some() {
+    let manager = ToolCallManager::new("defaulted-to-some");
+    manager.register(Arc::new(DefaultedToSome)).unwrap();
+    let sent = |arguments: Value| run(&manager, "defaulted_to_some", arguments);
+    assert_eq!(sent(json!({"count": null})).as_deref(), Ok("Some(5)"));
+    assert_eq!(sent(json!({})).as_deref(), Ok("Some(5)"));
+    assert_eq!(sent(json!({"count": 2})).as_deref(), Ok("Some(2)"));
+    let Tool::SingleCommand(declared) = manager.get_def("defaulted_to_some").unwrap() else {
+        panic!("one command");
+    };
+    assert_eq!(
+        declared.arguments.schema()["properties"]["count"]["type"],
+        json!("integer")
+    );
+}

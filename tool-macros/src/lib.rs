@@ -192,7 +192,7 @@ use errors::Errors;
 /// | `/// text` | the argument's description |
 /// | `#[arg(rename = "...")]` | the argument's name (default: the parameter's) |
 /// | `#[arg(description = "...")]` | the description, instead of the doc comment |
-/// | `#[arg(default)]`, `#[arg(default = "path")]` | not required; `Default::default()` or `path()` when left out |
+/// | `#[arg(default)]`, `#[arg(default = "path")]` | not required; `Default::default()` or `path()` when left out (a `null` sent counts as left out, as strict models send it: an `Option` whose default is `Some` cannot be set to `None`) |
 /// | `#[ctx]` | not an argument: the value is taken from the session (below) |
 /// | `#[bind]` | not an argument: the value is given to the generated `new(..)` (below) |
 ///
@@ -522,7 +522,7 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// | `/// text` | field, variant | the description (a variant must have one) |
 /// | `#[arg(rename = "...")]` | field, variant | the argument's or command's name |
 /// | `#[arg(description = "...")]` | field, variant | the description, instead of the doc comment |
-/// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out |
+/// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out (or sent as `null`, as with `#[tool_fn]`) |
 /// | `#[toolsmith(crate = "path")]` (or `crate_path`) | type | where the Toolsmith API is (default: the crate the derive was used from, `::toolsmith` or `::toolsmith_core`) |
 ///
 /// # `#[serde(...)]`
