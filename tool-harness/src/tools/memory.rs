@@ -44,6 +44,19 @@ const MAX_LISTED_IDS: usize = 20;
 /// How many bytes of facts `list` shows: the result goes into the conversation.
 const MAX_LISTED_BYTES: usize = 16 * 1024;
 
+/// The fewest bytes of a fact's text `list` shows cut: with less room left, the fact is
+/// counted among those not shown.
+const MIN_CUT_FACT_BYTES: usize = 256;
+
+/// The char boundary of `text` at or before `at` (its end if `at` is past it).
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 fn failed(err: impl std::fmt::Display) -> ToolError {
     ToolError::execution(MEMORY_TOOL, err)
 }
@@ -99,12 +112,29 @@ impl MemoryTool {
         let mut listed = String::new();
         for (shown, fact) in facts.iter().enumerate() {
             let line = format!("{}: {}\n", fact.id, fact.text);
-            if listed.len() + line.len() > MAX_LISTED_BYTES {
-                listed.push_str(&format!(
-                    "… and {} more facts not shown (the list stops at {MAX_LISTED_BYTES} bytes; \
-                     remove facts no longer needed)\n",
-                    facts.len() - shown
-                ));
+            let room = MAX_LISTED_BYTES.saturating_sub(listed.len());
+            if line.len() > room {
+                // The fact that does not fit is shown cut where there is room for some of it:
+                // skipped, one long fact would hide itself and every fact after it, the
+                // whole list when it is the first.
+                let head = format!("{}: ", fact.id);
+                let text_room = room.saturating_sub(head.len());
+                let mut not_shown = facts.len() - shown;
+                if text_room >= MIN_CUT_FACT_BYTES {
+                    let end = floor_char_boundary(&fact.text, text_room);
+                    listed.push_str(&format!(
+                        "{head}{}… (cut: the fact is {} bytes)\n",
+                        &fact.text[..end],
+                        fact.text.len()
+                    ));
+                    not_shown -= 1;
+                }
+                if not_shown > 0 {
+                    listed.push_str(&format!(
+                        "… and {not_shown} more facts not shown (the list stops at \
+                         {MAX_LISTED_BYTES} bytes; remove facts no longer needed)\n"
+                    ));
+                }
                 break;
             }
             listed.push_str(&line);

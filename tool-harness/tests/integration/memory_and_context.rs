@@ -349,6 +349,34 @@ async fn memory_lists_an_empty_memory_and_cuts_a_long_one() {
     );
 }
 
+/// A fact longer than what `list` shows is shown cut, not hidden: `list` showed no fact at
+/// all when the first was longer than 16 KiB, the short ones after it and every id included.
+#[tokio::test]
+async fn memory_lists_a_fact_longer_than_the_list_cut_rather_than_none() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let m = manager(Arc::clone(&memory));
+    // Two-byte characters, so that a cut at a byte count could fall inside one.
+    memory.add("é".repeat(20_000)).await.unwrap();
+    memory.add("short".into()).await.unwrap();
+    let listed = text(&m, "memory", json!({"command": "list"})).await;
+    let mut lines = listed.lines();
+    assert_eq!(lines.next(), Some("2 facts (memory version 2):"));
+    let first = lines.next().unwrap();
+    assert!(first.starts_with("1: éééé"), "{:?}", first.get(..40));
+    assert!(
+        first.ends_with("é… (cut: the fact is 40000 bytes)"),
+        "{:?}",
+        first.get(first.len() - 80..)
+    );
+    assert!(listed.len() < 17 * 1024, "{}", listed.len());
+    assert_eq!(
+        lines.collect::<Vec<_>>(),
+        [
+            "… and 1 more facts not shown (the list stops at 16384 bytes; remove facts no longer needed)"
+        ]
+    );
+}
+
 /// A memory file saved by an editor that starts files with a UTF-8 byte order mark is read
 /// as the memory it holds (it was "not a memory file: expected value at line 1 column 1").
 #[tokio::test]
