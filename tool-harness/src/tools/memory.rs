@@ -37,6 +37,11 @@ impl std::fmt::Debug for MemoryTool {
     }
 }
 
+/// The most bytes of text a fact may hold (4 KiB), as `add` and `replace` take it: at least
+/// three such facts fit in what `list` shows, so a fact the model writes is one it can read
+/// back whole.
+pub const MAX_FACT_BYTES: usize = 4 * 1024;
+
 /// How many ids an unknown id's error lists: the message goes to the model, whatever the
 /// memory holds.
 const MAX_LISTED_IDS: usize = 20;
@@ -61,14 +66,24 @@ fn failed(err: impl std::fmt::Display) -> ToolError {
     ToolError::execution(MEMORY_TOOL, err)
 }
 
-/// Refuses a fact with nothing visible in it (spaces, zero-width characters): the schema's
-/// length counts them, and such a fact would take an id and a place in every prompt while
-/// saying nothing.
-fn visible(text: String) -> Result<String, ToolError> {
+/// `text` as a fact: refused with nothing visible in it (spaces, zero-width characters), as
+/// such a fact would take an id and a place in every list while saying nothing, and refused
+/// longer than [`MAX_FACT_BYTES`].
+fn fact_text(text: String) -> Result<String, ToolError> {
     if is_blank(&text) {
         return Err(ToolError::invalid_arguments(
             MEMORY_TOOL,
             "/text: the fact is empty; write it as one self-contained statement",
+        ));
+    }
+    if text.len() > MAX_FACT_BYTES {
+        return Err(ToolError::invalid_arguments(
+            MEMORY_TOOL,
+            format!(
+                "/text: the fact is {} bytes, more than the {MAX_FACT_BYTES} a fact may hold; \
+                 write it shorter, or as several facts",
+                text.len()
+            ),
         ));
     }
     Ok(text)
@@ -89,10 +104,10 @@ impl MemoryTool {
     /// Remember a new working fact; returns its id.
     pub async fn add(
         &self,
-        /// The fact to remember, one self-contained statement.
+        /// The fact to remember, one self-contained statement (at most 4096 bytes).
         text: String,
     ) -> Result<String, ToolError> {
-        let added = self.memory.add(visible(text)?).await.map_err(failed)?;
+        let added = self.memory.add(fact_text(text)?).await.map_err(failed)?;
         Ok(format!(
             "Remembered fact {} (memory version {})",
             added.value.id, added.version
@@ -171,12 +186,12 @@ impl MemoryTool {
         &self,
         /// The id of the fact to change.
         id: u64,
-        /// Its new text.
+        /// Its new text (at most 4096 bytes).
         text: String,
     ) -> Result<String, ToolError> {
         let replaced = self
             .memory
-            .replace(id, visible(text)?)
+            .replace(id, fact_text(text)?)
             .await
             .map_err(failed)?;
         if replaced.value {

@@ -9,7 +9,7 @@ use serde_json::json;
 use toolsmith_core::{
     ContextHit, ContextSearch, MemoryAccess, ServiceError, Tool, ToolCallManager, ToolErrorKind,
 };
-use toolsmith_harness::tools::{MemoryTool, SearchContextTool};
+use toolsmith_harness::tools::{MAX_FACT_BYTES, MemoryTool, SearchContextTool};
 use toolsmith_harness::{FileMemory, InMemoryMemory};
 
 fn manager(memory: Arc<dyn MemoryAccess>) -> ToolCallManager {
@@ -123,6 +123,50 @@ async fn memory_commands_bump_the_version_and_report_errors() {
         }
         assert_eq!(memory.version(), 4, "{kind}: a refused fact is no version");
     }
+}
+
+/// A fact longer than `list` can show whole is refused, naming its length and the limit:
+/// any length was kept, and a fact `list` cuts is one the model can never read back.
+#[tokio::test]
+async fn a_fact_longer_than_a_fact_may_be_is_refused_naming_the_limit() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let m = manager(Arc::clone(&memory));
+    let longest = "é".repeat(MAX_FACT_BYTES / 2);
+    assert_eq!(
+        text(&m, "memory", json!({"command": "add", "text": longest})).await,
+        "Remembered fact 1 (memory version 1)"
+    );
+    let too_long = format!("{longest}x");
+    for bad in [
+        json!({"command": "add", "text": too_long}),
+        json!({"command": "replace", "id": 1, "text": too_long}),
+    ] {
+        let err = error(&m, "memory", bad).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+        assert!(
+            err.to_string().contains(&format!(
+                "/text: the fact is {} bytes, more than the {MAX_FACT_BYTES} a fact may hold",
+                MAX_FACT_BYTES + 1
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(memory.version(), 1, "a refused fact is no version");
+    assert_eq!(memory.facts().await.unwrap()[0].text, longest);
+    // The longest fact is listed whole.
+    let listed = text(&m, "memory", json!({"command": "list"})).await;
+    assert_eq!(listed, format!("1 facts (memory version 1):\n1: {longest}"));
+    // The schema tells the model the limit.
+    let tool = MemoryTool::new(memory);
+    let spec = toolsmith_core::ToolImpl::definition(&tool).function_spec();
+    let described = spec.parameters["properties"]["text"]["description"].to_string();
+    assert_eq!(
+        described
+            .matches(&format!("(at most {MAX_FACT_BYTES} bytes)"))
+            .count(),
+        2,
+        "{described}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
