@@ -490,6 +490,34 @@ async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_fail
     assert!(memory.facts().await.unwrap().is_empty());
 }
 
+/// A path ending in `/` names a directory: refused when opened, where the open succeeded and
+/// every write then failed ("Not a directory"), each a failed call of the model's.
+#[tokio::test]
+async fn file_memory_refuses_a_path_ending_in_a_separator() {
+    let dir = tempfile::tempdir().unwrap();
+    let slashed = format!("{}/memory.json/", dir.path().display());
+    let err = FileMemory::open(&slashed).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "memory: {slashed} ends with /, so it names a directory; a memory is kept in a \
+             file (write its path without the final /)"
+        )
+    );
+    // Through a symbolic link whose target ends with `/` too.
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink("memory.json/", &link).unwrap();
+    let err = FileMemory::open(&link).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("memory.json/ ends with /, so it names a directory"),
+        "{err}"
+    );
+    // Written without it, the same file opens and keeps facts.
+    let memory = FileMemory::open(dir.path().join("memory.json")).unwrap();
+    memory.add("kept".into()).await.unwrap();
+}
+
 /// The error of type `E` a memory failure keeps as its cause, if any.
 fn cause_of<E: std::error::Error + 'static>(error: &ServiceError) -> Option<&E> {
     std::error::Error::source(error).and_then(|source| source.downcast_ref::<E>())
