@@ -114,7 +114,8 @@ impl MemoryTool {
         ))
     }
 
-    /// List the facts remembered, with their ids, oldest first.
+    /// List the facts remembered, with their ids, oldest first (a fact's lines after its
+    /// first indented).
     #[command(read_only)]
     pub async fn list(&self) -> Result<String, ToolError> {
         let facts = self.memory.facts().await.map_err(failed)?;
@@ -126,20 +127,23 @@ impl MemoryTool {
         }
         let mut listed = String::new();
         for (shown, fact) in facts.iter().enumerate() {
-            let line = format!("{}: {}\n", fact.id, fact.text);
+            let head = format!("{}: ", fact.id);
+            // A fact's lines after its first are indented: as they are, a line of it such as
+            // `1: build` would read as fact 1.
+            let text = fact.text.lines().collect::<Vec<_>>().join("\n    ");
+            let line = format!("{head}{text}\n");
             let room = MAX_LISTED_BYTES.saturating_sub(listed.len());
             if line.len() > room {
                 // The fact that does not fit is shown cut where there is room for some of it:
                 // skipped, one long fact would hide itself and every fact after it, the
                 // whole list when it is the first.
-                let head = format!("{}: ", fact.id);
                 let text_room = room.saturating_sub(head.len());
                 let mut not_shown = facts.len() - shown;
                 if text_room >= MIN_CUT_FACT_BYTES {
-                    let end = floor_char_boundary(&fact.text, text_room);
+                    let end = floor_char_boundary(&text, text_room);
                     listed.push_str(&format!(
                         "{head}{}… (cut: the fact is {} bytes)\n",
-                        &fact.text[..end],
+                        &text[..end],
                         fact.text.len()
                     ));
                     not_shown -= 1;

@@ -421,6 +421,24 @@ async fn memory_lists_a_fact_longer_than_the_list_cut_rather_than_none() {
     );
 }
 
+/// A fact of several lines is listed with its lines after the first indented: written as
+/// they are, a line of the fact that began with a number and `:` read as another fact, its
+/// id a wrong one (here, `1: build` as the text of fact 1).
+#[tokio::test]
+async fn memory_lists_a_fact_of_several_lines_so_that_no_line_reads_as_another_fact() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let m = manager(Arc::clone(&memory));
+    memory.add("uses tabs".into()).await.unwrap();
+    memory
+        .add("deploy steps:\n1: build\r\n2: test".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&m, "memory", json!({"command": "list"})).await,
+        "2 facts (memory version 2):\n1: uses tabs\n2: deploy steps:\n    1: build\n    2: test"
+    );
+}
+
 /// A memory file saved by an editor that starts files with a UTF-8 byte order mark is read
 /// as the memory it holds (it was "not a memory file: expected value at line 1 column 1").
 #[tokio::test]
