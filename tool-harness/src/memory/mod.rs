@@ -138,11 +138,11 @@ impl FileMemory {
     pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
     /// Opens the memory kept at `path`: its facts if the file exists, none if it does not or
-    /// is empty (the file is created by the first write; its directory and lock file now). A file that is not a
-    /// memory is an error, and so is a file another `FileMemory` has open (see above), and a
-    /// file larger than [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES). A `path` that is a
-    /// symbolic link opens the file it links to (its [`path`](Self::path)), and the link
-    /// stays.
+    /// is empty (the file is created by the first write; its directory and lock file now). A
+    /// file that is not a memory is an error, and so is a file another `FileMemory` has open
+    /// (see above), a file larger than [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES), and a
+    /// `path` that names no file (ending in `/` or `..`). A `path` that is a symbolic link
+    /// opens the file it links to (its [`path`](Self::path)), and the link stays.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
         Self::open_with_max_bytes(path, Self::DEFAULT_MAX_BYTES)
     }

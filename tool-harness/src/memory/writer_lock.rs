@@ -174,7 +174,10 @@ impl WriterLock {
     }
 }
 
-/// The lock file of the memory file at `path`: `NAME.lock` beside it.
+/// The lock file of the memory file at `path`: `NAME.lock` beside it. Refused for a path
+/// that names no file: one ending in `..` or `/` (which `file_name` reads past, so that the
+/// lock would be taken and every write would fail, the rename onto a name that must be a
+/// directory).
 fn lock_path_of(path: &Path) -> Result<PathBuf, ServiceError> {
     let Some(name) = path.file_name() else {
         return Err(ServiceError::new(
@@ -182,6 +185,16 @@ fn lock_path_of(path: &Path) -> Result<PathBuf, ServiceError> {
             format!("{} names no file to keep a memory in", path.display()),
         ));
     };
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(ServiceError::new(
+            "memory",
+            format!(
+                "{} ends with /, so it names a directory; a memory is kept in a file (write \
+                 its path without the final /)",
+                path.display()
+            ),
+        ));
+    }
     let mut lock_name = name.to_owned();
     lock_name.push(".lock");
     Ok(path.with_file_name(lock_name))

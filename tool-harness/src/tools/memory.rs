@@ -37,6 +37,11 @@ impl std::fmt::Debug for MemoryTool {
     }
 }
 
+/// The most bytes of text a fact may hold (4 KiB), as `add` and `replace` take it: at least
+/// three such facts fit in what `list` shows, so a fact the model writes is one it can read
+/// back whole.
+pub const MAX_FACT_BYTES: usize = 4 * 1024;
+
 /// How many ids an unknown id's error lists: the message goes to the model, whatever the
 /// memory holds.
 const MAX_LISTED_IDS: usize = 20;
@@ -44,18 +49,41 @@ const MAX_LISTED_IDS: usize = 20;
 /// How many bytes of facts `list` shows: the result goes into the conversation.
 const MAX_LISTED_BYTES: usize = 16 * 1024;
 
+/// The fewest bytes of a fact's text `list` shows cut: with less room left, the fact is
+/// counted among those not shown.
+const MIN_CUT_FACT_BYTES: usize = 256;
+
+/// The char boundary of `text` at or before `at` (its end if `at` is past it).
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 fn failed(err: impl std::fmt::Display) -> ToolError {
     ToolError::execution(MEMORY_TOOL, err)
 }
 
-/// Refuses a fact with nothing visible in it (spaces, zero-width characters): the schema's
-/// length counts them, and such a fact would take an id and a place in every prompt while
-/// saying nothing.
-fn visible(text: String) -> Result<String, ToolError> {
+/// `text` as a fact: refused with nothing visible in it (spaces, zero-width characters), as
+/// such a fact would take an id and a place in every list while saying nothing, and refused
+/// longer than [`MAX_FACT_BYTES`].
+fn fact_text(text: String) -> Result<String, ToolError> {
     if is_blank(&text) {
         return Err(ToolError::invalid_arguments(
             MEMORY_TOOL,
             "/text: the fact is empty; write it as one self-contained statement",
+        ));
+    }
+    if text.len() > MAX_FACT_BYTES {
+        return Err(ToolError::invalid_arguments(
+            MEMORY_TOOL,
+            format!(
+                "/text: the fact is {} bytes, more than the {MAX_FACT_BYTES} a fact may hold; \
+                 write it shorter, or as several facts",
+                text.len()
+            ),
         ));
     }
     Ok(text)
@@ -76,17 +104,18 @@ impl MemoryTool {
     /// Remember a new working fact; returns its id.
     pub async fn add(
         &self,
-        /// The fact to remember, one self-contained statement.
+        /// The fact to remember, one self-contained statement (at most 4096 bytes).
         text: String,
     ) -> Result<String, ToolError> {
-        let added = self.memory.add(visible(text)?).await.map_err(failed)?;
+        let added = self.memory.add(fact_text(text)?).await.map_err(failed)?;
         Ok(format!(
             "Remembered fact {} (memory version {})",
             added.value.id, added.version
         ))
     }
 
-    /// List the facts remembered, with their ids, oldest first.
+    /// List the facts remembered, with their ids, oldest first (a fact's lines after its
+    /// first indented).
     #[command(read_only)]
     pub async fn list(&self) -> Result<String, ToolError> {
         let facts = self.memory.facts().await.map_err(failed)?;
@@ -98,13 +127,33 @@ impl MemoryTool {
         }
         let mut listed = String::new();
         for (shown, fact) in facts.iter().enumerate() {
-            let line = format!("{}: {}\n", fact.id, fact.text);
-            if listed.len() + line.len() > MAX_LISTED_BYTES {
-                listed.push_str(&format!(
-                    "… and {} more facts not shown (the list stops at {MAX_LISTED_BYTES} bytes; \
-                     remove facts no longer needed)\n",
-                    facts.len() - shown
-                ));
+            let head = format!("{}: ", fact.id);
+            // A fact's lines after its first are indented: as they are, a line of it such as
+            // `1: build` would read as fact 1.
+            let text = fact.text.lines().collect::<Vec<_>>().join("\n    ");
+            let line = format!("{head}{text}\n");
+            let room = MAX_LISTED_BYTES.saturating_sub(listed.len());
+            if line.len() > room {
+                // The fact that does not fit is shown cut where there is room for some of it:
+                // skipped, one long fact would hide itself and every fact after it, the
+                // whole list when it is the first.
+                let text_room = room.saturating_sub(head.len());
+                let mut not_shown = facts.len() - shown;
+                if text_room >= MIN_CUT_FACT_BYTES {
+                    let end = floor_char_boundary(&text, text_room);
+                    listed.push_str(&format!(
+                        "{head}{}… (cut: the fact is {} bytes)\n",
+                        &text[..end],
+                        fact.text.len()
+                    ));
+                    not_shown -= 1;
+                }
+                if not_shown > 0 {
+                    listed.push_str(&format!(
+                        "… and {not_shown} more facts not shown (the list stops at \
+                         {MAX_LISTED_BYTES} bytes; remove facts no longer needed)\n"
+                    ));
+                }
                 break;
             }
             listed.push_str(&line);
@@ -141,12 +190,12 @@ impl MemoryTool {
         &self,
         /// The id of the fact to change.
         id: u64,
-        /// Its new text.
+        /// Its new text (at most 4096 bytes).
         text: String,
     ) -> Result<String, ToolError> {
         let replaced = self
             .memory
-            .replace(id, visible(text)?)
+            .replace(id, fact_text(text)?)
             .await
             .map_err(failed)?;
         if replaced.value {

@@ -15,7 +15,7 @@ mod write;
 
 pub use bash::{BASH_TOOL, BashCall, BashTimeoutMs, BashTool, MAX_BASH_TIMEOUT_MS, bash_call};
 pub use edit::{EDIT_TOOL, EditTool, edit_tool, replace_unique};
-pub use memory::{MEMORY_TOOL, MemoryTool};
+pub use memory::{MAX_FACT_BYTES, MEMORY_TOOL, MemoryTool};
 pub use read::{MAX_READ_IMAGE_BYTES, READ_TOOL, ReadLimits, ReadTool, read_tool, render_lines};
 pub use search_context::{
     ContextHitLimit, DEFAULT_CONTEXT_HITS, MAX_CONTEXT_HITS, SEARCH_CONTEXT_TOOL,

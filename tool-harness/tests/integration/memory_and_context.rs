@@ -9,7 +9,7 @@ use serde_json::json;
 use toolsmith_core::{
     ContextHit, ContextSearch, MemoryAccess, ServiceError, Tool, ToolCallManager, ToolErrorKind,
 };
-use toolsmith_harness::tools::{MemoryTool, SearchContextTool};
+use toolsmith_harness::tools::{MAX_FACT_BYTES, MemoryTool, SearchContextTool};
 use toolsmith_harness::{FileMemory, InMemoryMemory};
 
 fn manager(memory: Arc<dyn MemoryAccess>) -> ToolCallManager {
@@ -123,6 +123,50 @@ async fn memory_commands_bump_the_version_and_report_errors() {
         }
         assert_eq!(memory.version(), 4, "{kind}: a refused fact is no version");
     }
+}
+
+/// A fact longer than `list` can show whole is refused, naming its length and the limit:
+/// any length was kept, and a fact `list` cuts is one the model can never read back.
+#[tokio::test]
+async fn a_fact_longer_than_a_fact_may_be_is_refused_naming_the_limit() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let m = manager(Arc::clone(&memory));
+    let longest = "é".repeat(MAX_FACT_BYTES / 2);
+    assert_eq!(
+        text(&m, "memory", json!({"command": "add", "text": longest})).await,
+        "Remembered fact 1 (memory version 1)"
+    );
+    let too_long = format!("{longest}x");
+    for bad in [
+        json!({"command": "add", "text": too_long}),
+        json!({"command": "replace", "id": 1, "text": too_long}),
+    ] {
+        let err = error(&m, "memory", bad).await;
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments, "{err}");
+        assert!(
+            err.to_string().contains(&format!(
+                "/text: the fact is {} bytes, more than the {MAX_FACT_BYTES} a fact may hold",
+                MAX_FACT_BYTES + 1
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(memory.version(), 1, "a refused fact is no version");
+    assert_eq!(memory.facts().await.unwrap()[0].text, longest);
+    // The longest fact is listed whole.
+    let listed = text(&m, "memory", json!({"command": "list"})).await;
+    assert_eq!(listed, format!("1 facts (memory version 1):\n1: {longest}"));
+    // The schema tells the model the limit.
+    let tool = MemoryTool::new(memory);
+    let spec = toolsmith_core::ToolImpl::definition(&tool).function_spec();
+    let described = spec.parameters["properties"]["text"]["description"].to_string();
+    assert_eq!(
+        described
+            .matches(&format!("(at most {MAX_FACT_BYTES} bytes)"))
+            .count(),
+        2,
+        "{described}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -349,6 +393,52 @@ async fn memory_lists_an_empty_memory_and_cuts_a_long_one() {
     );
 }
 
+/// A fact longer than what `list` shows is shown cut, not hidden: `list` showed no fact at
+/// all when the first was longer than 16 KiB, the short ones after it and every id included.
+#[tokio::test]
+async fn memory_lists_a_fact_longer_than_the_list_cut_rather_than_none() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let m = manager(Arc::clone(&memory));
+    // Two-byte characters, so that a cut at a byte count could fall inside one.
+    memory.add("é".repeat(20_000)).await.unwrap();
+    memory.add("short".into()).await.unwrap();
+    let listed = text(&m, "memory", json!({"command": "list"})).await;
+    let mut lines = listed.lines();
+    assert_eq!(lines.next(), Some("2 facts (memory version 2):"));
+    let first = lines.next().unwrap();
+    assert!(first.starts_with("1: éééé"), "{:?}", first.get(..40));
+    assert!(
+        first.ends_with("é… (cut: the fact is 40000 bytes)"),
+        "{:?}",
+        first.get(first.len() - 80..)
+    );
+    assert!(listed.len() < 17 * 1024, "{}", listed.len());
+    assert_eq!(
+        lines.collect::<Vec<_>>(),
+        [
+            "… and 1 more facts not shown (the list stops at 16384 bytes; remove facts no longer needed)"
+        ]
+    );
+}
+
+/// A fact of several lines is listed with its lines after the first indented: written as
+/// they are, a line of the fact that began with a number and `:` read as another fact, its
+/// id a wrong one (here, `1: build` as the text of fact 1).
+#[tokio::test]
+async fn memory_lists_a_fact_of_several_lines_so_that_no_line_reads_as_another_fact() {
+    let memory: Arc<dyn MemoryAccess> = Arc::new(InMemoryMemory::new());
+    let m = manager(Arc::clone(&memory));
+    memory.add("uses tabs".into()).await.unwrap();
+    memory
+        .add("deploy steps:\n1: build\r\n2: test".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&m, "memory", json!({"command": "list"})).await,
+        "2 facts (memory version 2):\n1: uses tabs\n2: deploy steps:\n    1: build\n    2: test"
+    );
+}
+
 /// A memory file saved by an editor that starts files with a UTF-8 byte order mark is read
 /// as the memory it holds (it was "not a memory file: expected value at line 1 column 1").
 #[tokio::test]
@@ -416,6 +506,34 @@ async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_fail
     assert!(err.to_string().starts_with("memory: "), "{err}");
     assert_eq!(memory.version(), 0);
     assert!(memory.facts().await.unwrap().is_empty());
+}
+
+/// A path ending in `/` names a directory: refused when opened, where the open succeeded and
+/// every write then failed ("Not a directory"), each a failed call of the model's.
+#[tokio::test]
+async fn file_memory_refuses_a_path_ending_in_a_separator() {
+    let dir = tempfile::tempdir().unwrap();
+    let slashed = format!("{}/memory.json/", dir.path().display());
+    let err = FileMemory::open(&slashed).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "memory: {slashed} ends with /, so it names a directory; a memory is kept in a \
+             file (write its path without the final /)"
+        )
+    );
+    // Through a symbolic link whose target ends with `/` too.
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink("memory.json/", &link).unwrap();
+    let err = FileMemory::open(&link).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("memory.json/ ends with /, so it names a directory"),
+        "{err}"
+    );
+    // Written without it, the same file opens and keeps facts.
+    let memory = FileMemory::open(dir.path().join("memory.json")).unwrap();
+    memory.add("kept".into()).await.unwrap();
 }
 
 /// The error of type `E` a memory failure keeps as its cause, if any.
