@@ -53,15 +53,6 @@ const MAX_LISTED_BYTES: usize = 16 * 1024;
 /// counted among those not shown.
 const MIN_CUT_FACT_BYTES: usize = 256;
 
-/// The char boundary of `text` at or before `at` (its end if `at` is past it).
-fn floor_char_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
 fn failed(err: impl std::fmt::Display) -> ToolError {
     ToolError::execution(MEMORY_TOOL, err)
 }
@@ -140,7 +131,12 @@ impl MemoryTool {
                 let text_room = room.saturating_sub(head.len());
                 let mut not_shown = facts.len() - shown;
                 if text_room >= MIN_CUT_FACT_BYTES {
-                    let end = floor_char_boundary(&text, text_room);
+                    // The last char boundary within the room (`str::floor_char_boundary`
+                    // is newer than the crate's Rust version).
+                    let end = (0..=text_room.min(text.len()))
+                        .rev()
+                        .find(|&at| text.is_char_boundary(at))
+                        .unwrap_or(0);
                     listed.push_str(&format!(
                         "{head}{}… (cut: the fact is {} bytes)\n",
                         &text[..end],
@@ -159,8 +155,9 @@ impl MemoryTool {
             listed.push_str(&line);
         }
         Ok(format!(
-            "{} facts (memory version {}):\n{}",
+            "{} fact{} (memory version {}):\n{}",
             facts.len(),
+            if facts.len() == 1 { "" } else { "s" },
             self.memory.version(),
             listed.trim_end()
         ))

@@ -155,7 +155,7 @@ async fn a_fact_longer_than_a_fact_may_be_is_refused_naming_the_limit() {
     assert_eq!(memory.facts().await.unwrap()[0].text, longest);
     // The longest fact is listed whole.
     let listed = text(&m, "memory", json!({"command": "list"})).await;
-    assert_eq!(listed, format!("1 facts (memory version 1):\n1: {longest}"));
+    assert_eq!(listed, format!("1 fact (memory version 1):\n1: {longest}"));
     // The schema tells the model the limit.
     let tool = MemoryTool::new(memory);
     let spec = toolsmith_core::ToolImpl::definition(&tool).function_spec();
