@@ -331,7 +331,8 @@ fn persist(path: &Path, facts: &Facts, lock: &WriterLock, max_bytes: u64) -> std
     if bytes.len() as u64 > max_bytes {
         return Err(std::io::Error::other(format!(
             "the memory would be {} bytes, more than the {max_bytes} its file may hold \
-             (FileMemory::open_with_max_bytes sets the limit); nothing was written",
+             (FileMemory::open_with_max_bytes sets the limit); nothing was written: remove \
+             facts no longer needed to make room",
             bytes.len()
         )));
     }

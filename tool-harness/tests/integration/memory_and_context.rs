@@ -673,7 +673,8 @@ async fn a_memory_file_past_its_limit_is_refused_and_no_write_makes_one() {
         err.starts_with(&format!("memory: {}: the memory would be ", path.display()))
             && err.ends_with(&format!(
                 "bytes, more than the {size} its file may hold \
-                 (FileMemory::open_with_max_bytes sets the limit); nothing was written"
+                 (FileMemory::open_with_max_bytes sets the limit); nothing was written: \
+                 remove facts no longer needed to make room"
             )),
         "{err}"
     );
