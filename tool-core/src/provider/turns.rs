@@ -324,11 +324,15 @@ impl Provider {
     /// `redacted_thinking` blocks (required back when extended thinking uses tools), and
     /// Gemini's thought parts and signatures.
     ///
-    /// The entries are: the Responses `output` items; one Anthropic assistant message of the
+    /// The entries are: the Responses `output` items, each `function_call` with the
+    /// `call_id` its result is sent with (a missing one the item's `id`, else generated);
+    /// one Anthropic assistant message of the
     /// `content` blocks, less any text block of whitespace alone (which Anthropic refuses),
     /// each `tool_use` with the id its results are sent with (an id outside
     /// `[a-zA-Z0-9_-]+`, which only another server writes, rewritten as
-    /// [`render_assistant`](Self::render_assistant) does; a missing one generated);
+    /// [`render_assistant`](Self::render_assistant) does; a missing one generated). Those
+    /// are the ids [`parse_calls`](Self::parse_calls) gives the calls, a generated id
+    /// another call also has made distinct the same way;
     /// one Gemini `model` content of the candidate's parts. `None` for an
     /// answer with nothing in it (the APIs refuse an empty turn), and for the formats whose
     /// answers are rebuilt from text and calls: OpenAI Chat (its message holds nothing the

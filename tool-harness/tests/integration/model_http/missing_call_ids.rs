@@ -1,0 +1,65 @@
+//! Calls a server gave no id, or an id of the form given to calls without one: the turn
+//! that goes back as the server wrote it carries the ids its results are sent with.
+
+use serde_json::{Value, json};
+
+use super::Api;
+use super::turns::{responses_answer, run_with};
+
+/// The ids of `items` of `kind`, read at `key`; a missing one is `None`.
+fn ids_of<'a>(items: &'a [Value], kind: &str, key: &str) -> Vec<Option<&'a str>> {
+    items
+        .iter()
+        .filter(|item| item["type"] == kind)
+        .map(|item| item.get(key).and_then(Value::as_str))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_responses_turn_sent_back_verbatim_carries_the_call_ids_its_outputs_name() {
+    // A reasoning item sends the turn back as its output items; a compatible server left
+    // out `call_id`, once with the item's own `id` (which does not go back), once without.
+    let output = json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-1"},
+        {"type": "function_call", "id": "fc_1", "name": "add",
+         "arguments": "{\"a\":2,\"b\":3}", "status": "completed"},
+        {"type": "function_call", "name": "add", "arguments": "{\"a\":1,\"b\":1}"}]);
+    let (_, requests) = run_with(Api::Responses, responses_answer(output)).await;
+    let input = requests[1].body["input"].as_array().unwrap();
+    let calls = ids_of(input, "function_call", "call_id");
+    let outputs = ids_of(input, "function_call_output", "call_id");
+    assert_eq!(calls.len(), 2, "{input:?}");
+    assert!(calls.iter().all(Option::is_some), "{input:?}");
+    assert_eq!(calls, outputs, "{input:?}");
+    assert_ne!(calls[0], calls[1], "{input:?}");
+    let answers: Vec<&Value> = input
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| &item["output"])
+        .collect();
+    assert_eq!(answers, [&json!("5"), &json!("2")]);
+}
+
+#[tokio::test]
+async fn an_anthropic_turn_sent_back_verbatim_carries_the_ids_its_results_name() {
+    // A call without an id is given `toolsmith-call-0`, and one the model wrote with that
+    // id is left it: the generated one is made distinct, in the turn as in its result.
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+        "content": [
+            {"type": "tool_use", "name": "add", "input": {"a": 2, "b": 3}},
+            {"type": "tool_use", "id": "toolsmith-call-0", "name": "add",
+             "input": {"a": 1, "b": 1}}],
+        "usage": {"input_tokens": 50, "output_tokens": 80}});
+    let (_, requests) = run_with(Api::Anthropic, answer).await;
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let uses = ids_of(messages[1]["content"].as_array().unwrap(), "tool_use", "id");
+    let results = messages[2]["content"].as_array().unwrap();
+    let answered = ids_of(results, "tool_result", "tool_use_id");
+    assert_eq!(uses.len(), 2, "{messages:?}");
+    assert!(uses.iter().all(Option::is_some), "{messages:?}");
+    assert_eq!(uses, answered, "{messages:?}");
+    assert_ne!(uses[0], uses[1], "{messages:?}");
+    let contents: Vec<&Value> = results.iter().map(|result| &result["content"]).collect();
+    assert_eq!(contents, [&json!("5"), &json!("2")]);
+}
