@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, distinct_generated_call_ids, echoed_name, generated_id, read_call};
+use super::calls::{ParsedCall, call_id, distinct_generated_call_ids, echoed_name, read_call};
 use super::reply::{Body, Reply};
 use super::strict::{SchemaError, StrictDialect, StrictSchema, transform};
 use super::turns::{AssistantCall, StopReason};
@@ -169,13 +169,11 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
     Ok((!content.is_empty()).then(|| vec![json!({"role": "assistant", "content": content})]))
 }
 
-/// The id of a `tool_use` block, the `index`-th of its answer: as written, even empty (the
-/// results name it as the turn sends it, `wire_id`), or a generated one where it has none.
+/// The id of a `tool_use` block, the `index`-th of its answer: as written, or a generated
+/// one where it has none or an empty one (which every such call would share, so that only
+/// the first would run); the turn goes back with it (`parse_turn_entries`).
 fn tool_use_id(block: &Value, index: usize) -> String {
-    block
-        .get("id")
-        .and_then(Value::as_str)
-        .map_or_else(|| generated_id(index), str::to_owned)
+    call_id(block.get("id"), index)
 }
 
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {

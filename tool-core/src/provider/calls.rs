@@ -172,8 +172,9 @@ pub(crate) fn generated_id(index: usize) -> String {
 
 /// The id the provider gave the `index`-th call, or a generated one when it gave none: no
 /// id, or an empty one (as some OpenAI-compatible servers send), which every such call of
-/// the answer would share, so that only the first would run. For the formats whose answers
-/// are echoed as rendered (OpenAI Chat, Gemini, text), so that the echo has the new id.
+/// the answer would share, so that only the first would run. The echo of the turn has the
+/// new id: rendered, or, for the turns sent back as written (Anthropic, Responses), written
+/// into their entries.
 pub(crate) fn call_id(given: Option<&Value>, index: usize) -> String {
     given
         .and_then(Value::as_str)

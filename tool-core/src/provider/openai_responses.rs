@@ -91,12 +91,17 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
 }
 
 /// The id of the `index`-th `function_call` item: its `call_id`, which results refer to, or
-/// else its own `id`, or else a generated one. Taken as written, even empty: the item goes
-/// back with it (`parse_turn_entries`), and its results name it.
+/// else its own `id`, or else a generated one. An empty id counts as none: every call of
+/// the answer without one would share it, and only the first would run. The item goes back
+/// with the id (`parse_turn_entries`), as its results name it.
 fn call_id(item: &Value, index: usize) -> String {
-    item.get("call_id")
-        .or_else(|| item.get("id"))
-        .and_then(Value::as_str)
+    let given = |key: &str| {
+        item.get(key)
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+    };
+    given("call_id")
+        .or_else(|| given("id"))
         .map_or_else(|| generated_id(index), str::to_owned)
 }
 

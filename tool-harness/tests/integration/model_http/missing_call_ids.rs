@@ -63,3 +63,44 @@ async fn an_anthropic_turn_sent_back_verbatim_carries_the_ids_its_results_name()
     let contents: Vec<&Value> = results.iter().map(|result| &result["content"]).collect();
     assert_eq!(contents, [&json!("5"), &json!("2")]);
 }
+
+#[tokio::test]
+async fn calls_with_empty_ids_each_run_and_go_back_with_ids_of_their_own() {
+    // Compatible servers that write `""` for ids: every such call of an answer had the one
+    // id, so that only the first ran and the others were answered "an earlier call of this
+    // answer has the id ''", as OpenAI Chat's and Gemini's are not.
+    let responses = responses_answer(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-1"},
+        {"type": "function_call", "call_id": "", "name": "add", "arguments": "{\"a\":2,\"b\":3}"},
+        {"type": "function_call", "call_id": "", "name": "add", "arguments": "{\"a\":1,\"b\":1}"}]));
+    let (_, requests) = run_with(Api::Responses, responses).await;
+    let input = requests[1].body["input"].as_array().unwrap();
+    let calls = ids_of(input, "function_call", "call_id");
+    assert_eq!(calls, ids_of(input, "function_call_output", "call_id"));
+    assert!(
+        calls.iter().all(|id| id.is_some_and(|id| !id.is_empty())),
+        "{input:?}"
+    );
+    assert_ne!(calls[0], calls[1], "{input:?}");
+    let answers: Vec<&Value> = input
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| &item["output"])
+        .collect();
+    assert_eq!(answers, [&json!("5"), &json!("2")]);
+
+    let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+        "content": [
+            {"type": "tool_use", "id": "", "name": "add", "input": {"a": 2, "b": 3}},
+            {"type": "tool_use", "id": "", "name": "add", "input": {"a": 1, "b": 1}}],
+        "usage": {"input_tokens": 50, "output_tokens": 80}});
+    let (_, requests) = run_with(Api::Anthropic, anthropic).await;
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let uses = ids_of(messages[1]["content"].as_array().unwrap(), "tool_use", "id");
+    let results = messages[2]["content"].as_array().unwrap();
+    assert_eq!(uses, ids_of(results, "tool_result", "tool_use_id"));
+    assert_ne!(uses[0], uses[1], "{messages:?}");
+    let contents: Vec<&Value> = results.iter().map(|result| &result["content"]).collect();
+    assert_eq!(contents, [&json!("5"), &json!("2")]);
+}
