@@ -10,7 +10,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, call_id, distinct_generated_call_ids, echoed_name, read_call};
+use super::calls::{
+    ParsedCall, call_id, distinct_generated_call_ids, echoed_name, named_as_echoed, read_call,
+};
 use super::reply::{Body, Reply};
 use super::strict::{SchemaError, StrictDialect, StrictSchema, transform};
 use super::turns::{AssistantCall, StopReason};
@@ -158,11 +160,12 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
                 return block.clone();
             };
             let sent_as = wire_id(&id);
-            if block.get("id").and_then(Value::as_str) == Some(sent_as.as_ref()) {
-                return block.clone();
-            }
             let mut block = block.clone();
-            block["id"] = Value::String(sent_as.into_owned());
+            if block.get("id").and_then(Value::as_str) != Some(sent_as.as_ref()) {
+                block["id"] = Value::String(sent_as.into_owned());
+            }
+            // A `tool_use` requires a name: the call goes back as it is rendered.
+            named_as_echoed(&mut block, "name");
             block
         })
         .collect();

@@ -29,6 +29,19 @@ pub(crate) fn echoed_name(name: &str) -> &str {
     }
 }
 
+/// `call`, a call of a turn sent back as its provider wrote it, under the name it is echoed
+/// and its result sent with: [`UNNAMED_CALL_NAME`] where its `key` holds no name (missing,
+/// empty, not a string), which the APIs refuse in a conversation. `call` is an object.
+pub(crate) fn named_as_echoed(call: &mut Value, key: &str) {
+    let named = call
+        .get(key)
+        .and_then(Value::as_str)
+        .is_some_and(|name| !name.is_empty());
+    if !named && call.is_object() {
+        call[key] = Value::String(UNNAMED_CALL_NAME.to_owned());
+    }
+}
+
 /// One call of a response: a request ready to run, or a call that could not be read.
 pub type ParsedCall = Result<ToolCallRequest, RejectedCall>;
 

@@ -7,7 +7,9 @@
 
 use serde_json::{Value, json};
 
-use super::calls::{ParsedCall, distinct_generated_call_ids, echoed_name, generated_id, read_call};
+use super::calls::{
+    ParsedCall, distinct_generated_call_ids, echoed_name, generated_id, named_as_echoed, read_call,
+};
 use super::openai_chat::function_fields;
 use super::reply::{Body, Reply};
 use super::turns::{AssistantCall, StopReason};
@@ -65,7 +67,8 @@ fn is_type(item: &Value, kind: &str) -> bool {
 /// The output items, each `function_call` with the `call_id` its result is sent with (the
 /// id [`parse_calls`] gives the call): a compatible server may leave `call_id` out, and the
 /// item would go back without one (its `id` does not go back, see the harness's stateless
-/// turns) while its output named the id the call was given.
+/// turns) while its output named the id the call was given. A call without a name goes
+/// back under [`UNNAMED_CALL_NAME`](super::UNNAMED_CALL_NAME), as it is rendered.
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
     let output = output_of(response)?;
     if output.is_empty() {
@@ -86,6 +89,7 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
         if item.get("call_id").and_then(Value::as_str) != Some(id.as_str()) {
             item["call_id"] = Value::String(id);
         }
+        named_as_echoed(item, "name");
     }
     Ok(Some(entries))
 }

@@ -333,7 +333,9 @@ impl Provider {
     /// [`render_assistant`](Self::render_assistant) does; a missing one generated). Those
     /// are the ids [`parse_calls`](Self::parse_calls) gives the calls, a generated id
     /// another call also has made distinct the same way;
-    /// one Gemini `model` content of the candidate's parts. `None` for an
+    /// one Gemini `model` content of the candidate's parts. A call that names no tool is
+    /// given the name it is rendered with, [`UNNAMED_CALL_NAME`](super::UNNAMED_CALL_NAME)
+    /// (each API refuses a conversation holding a call without a name). `None` for an
     /// answer with nothing in it (the APIs refuse an empty turn), and for the formats whose
     /// answers are rebuilt from text and calls: OpenAI Chat (its message holds nothing the
     /// rendering loses, and compatible servers differ in the extra fields they take back)

@@ -104,3 +104,56 @@ async fn calls_with_empty_ids_each_run_and_go_back_with_ids_of_their_own() {
     let contents: Vec<&Value> = results.iter().map(|result| &result["content"]).collect();
     assert_eq!(contents, [&json!("5"), &json!("2")]);
 }
+
+#[tokio::test]
+async fn a_call_that_named_no_tool_goes_back_verbatim_under_the_name_its_result_has() {
+    use toolsmith_core::provider::UNNAMED_CALL_NAME;
+
+    // Each API requires a call's name: a conversation holding a call without one has every
+    // later request refused. The call is answered "did not name a tool", under the name
+    // the rendering echoes it with; the turn sent back as written carries that name too.
+    let responses = responses_answer(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-1"},
+        {"type": "function_call", "call_id": "call_1", "name": "", "arguments": "{}"},
+        {"type": "function_call", "call_id": "call_2", "arguments": "{}"}]));
+    let (_, requests) = run_with(Api::Responses, responses).await;
+    let input = requests[1].body["input"].as_array().unwrap();
+    let names: Vec<&Value> = input
+        .iter()
+        .filter(|item| item["type"] == "function_call")
+        .map(|item| &item["name"])
+        .collect();
+    assert_eq!(names, [UNNAMED_CALL_NAME, UNNAMED_CALL_NAME], "{input:?}");
+
+    let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "", "input": {}},
+            {"type": "tool_use", "id": "toolu_2", "input": {}}],
+        "usage": {"input_tokens": 50, "output_tokens": 80}});
+    let (_, requests) = run_with(Api::Anthropic, anthropic).await;
+    let uses = &requests[1].body["messages"][1]["content"];
+    assert_eq!(uses[0]["name"], UNNAMED_CALL_NAME, "{uses}");
+    assert_eq!(uses[1]["name"], UNNAMED_CALL_NAME, "{uses}");
+
+    // Gemini matches a result to its call by name.
+    let gemini = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"name": "", "args": {}}, "thoughtSignature": "SIG"},
+            {"functionCall": {"args": {}}}]},
+        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 20}});
+    let (_, requests) = run_with(Api::Gemini, gemini).await;
+    let contents = &requests[1].body["contents"];
+    for place in 0..2 {
+        let call = &contents[1]["parts"][place];
+        assert_eq!(
+            call["functionCall"]["name"], UNNAMED_CALL_NAME,
+            "{contents}"
+        );
+        assert_eq!(
+            contents[2]["parts"][place]["functionResponse"]["name"],
+            UNNAMED_CALL_NAME
+        );
+    }
+    assert_eq!(contents[1]["parts"][0]["thoughtSignature"], "SIG");
+}
