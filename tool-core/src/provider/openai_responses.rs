@@ -68,7 +68,8 @@ fn is_type(item: &Value, kind: &str) -> bool {
 /// id [`parse_calls`] gives the call): a compatible server may leave `call_id` out, and the
 /// item would go back without one (its `id` does not go back, see the harness's stateless
 /// turns) while its output named the id the call was given. A call without a name goes
-/// back under [`UNNAMED_CALL_NAME`](super::UNNAMED_CALL_NAME), as it is rendered.
+/// back under [`UNNAMED_CALL_NAME`](super::UNNAMED_CALL_NAME), as it is rendered, and its
+/// arguments as text ([`arguments_as_text`]).
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
     let output = output_of(response)?;
     if output.is_empty() {
@@ -90,8 +91,21 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
             item["call_id"] = Value::String(id);
         }
         named_as_echoed(item, "name");
+        arguments_as_text(item);
     }
     Ok(Some(entries))
+}
+
+/// `item`'s `arguments` as the API takes them back, JSON text: a compatible server may
+/// write an object (read as the call's arguments, and sent as their text) or none (`{}`).
+/// Text, even text that is not JSON, stays as the model wrote it.
+fn arguments_as_text(item: &mut Value) {
+    let text = match item.get("arguments") {
+        Some(Value::String(_)) => return,
+        Some(Value::Null) | None => "{}".to_owned(),
+        Some(other) => other.to_string(),
+    };
+    item["arguments"] = Value::String(text);
 }
 
 /// The id of the `index`-th `function_call` item: its `call_id`, which results refer to, or

@@ -1,5 +1,7 @@
-//! Calls a server gave no id, or an id of the form given to calls without one: the turn
-//! that goes back as the server wrote it carries the ids its results are sent with.
+//! Calls a server wrote with a part missing or empty (an id, a name, the arguments), or
+//! with an id of the form given to calls without one: the turn that goes back as the
+//! server wrote it carries the ids and names its results are sent with, in the form the
+//! API takes.
 
 use serde_json::{Value, json};
 
@@ -156,4 +158,36 @@ async fn a_call_that_named_no_tool_goes_back_verbatim_under_the_name_its_result_
         );
     }
     assert_eq!(contents[1]["parts"][0]["thoughtSignature"], "SIG");
+}
+
+#[tokio::test]
+async fn a_call_goes_back_verbatim_with_its_arguments_in_the_form_the_api_requires() {
+    // A Responses-compatible server writing `arguments` as an object (as Chat-style servers
+    // sometimes do) or not at all: the API takes back a string only. The call is read
+    // from the object, and goes back with it as JSON text.
+    let responses = responses_answer(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-1"},
+        {"type": "function_call", "call_id": "call_1", "name": "add", "arguments": {"a": 2, "b": 3}},
+        {"type": "function_call", "call_id": "call_2", "name": "add"}]));
+    let (_, requests) = run_with(Api::Responses, responses).await;
+    let input = requests[1].body["input"].as_array().unwrap();
+    let calls: Vec<&Value> = input
+        .iter()
+        .filter(|item| item["type"] == "function_call")
+        .collect();
+    let sent: Value = serde_json::from_str(calls[0]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(sent, json!({"a": 2, "b": 3}));
+    assert_eq!(calls[1]["arguments"], "{}", "{input:?}");
+    assert_eq!(input[4]["output"], "5");
+
+    // An Anthropic `tool_use` without `input`, which the API requires: `{}`.
+    let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "add"}],
+        "usage": {"input_tokens": 50, "output_tokens": 80}});
+    let (_, requests) = run_with(Api::Anthropic, anthropic).await;
+    assert_eq!(
+        requests[1].body["messages"][1]["content"][0]["input"],
+        json!({})
+    );
 }
