@@ -10,7 +10,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
+use super::calls::{
+    ParsedCall, call_id, distinct_generated_call_ids, echoed_name, named_as_echoed, read_call,
+};
 use super::reply::{Body, Reply};
 use super::strict::{SchemaError, StrictDialect, StrictSchema, transform};
 use super::turns::{AssistantCall, StopReason};
@@ -125,8 +127,20 @@ fn is_type(block: &Value, kind: &str) -> bool {
 }
 
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
-    let mut tool_uses = 0;
-    let content: Vec<Value> = content_of(response)?
+    let blocks = content_of(response)?;
+    // The ids its results are sent with (`render_results`), those `parse_calls` gives: an id
+    // the API refuses (another server's `functions.add:0`, an empty one), none, or a
+    // generated one made distinct went back as it was, and the result named a call the
+    // turn did not have.
+    let mut ids: Vec<String> = blocks
+        .iter()
+        .filter(|block| is_type(block, "tool_use"))
+        .enumerate()
+        .map(|(index, block)| tool_use_id(block, index))
+        .collect();
+    distinct_generated_call_ids(&mut ids.iter_mut().collect::<Vec<_>>());
+    let mut ids = ids.into_iter();
+    let content: Vec<Value> = blocks
         .iter()
         // A text block of whitespace alone (the model may write one before its calls) is
         // refused when sent back: "text content blocks must contain non-whitespace text".
@@ -141,30 +155,28 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
             if !is_type(block, "tool_use") {
                 return block.clone();
             }
-            // The id its result is sent with (`render_results`): an id the API refuses
-            // (another server's `functions.add:0`, an empty one) or none went back as it
-            // was, and the result named a call the turn did not have.
-            let id = tool_use_id(block, tool_uses);
-            tool_uses += 1;
-            let sent_as = wire_id(&id);
-            if block.get("id").and_then(Value::as_str) == Some(sent_as.as_ref()) {
+            // One id was read for each `tool_use` block.
+            let Some(id) = ids.next() else {
                 return block.clone();
-            }
+            };
+            let sent_as = wire_id(&id);
             let mut block = block.clone();
-            block["id"] = Value::String(sent_as.into_owned());
+            if block.get("id").and_then(Value::as_str) != Some(sent_as.as_ref()) {
+                block["id"] = Value::String(sent_as.into_owned());
+            }
+            // A `tool_use` requires a name: the call goes back as it is rendered.
+            named_as_echoed(&mut block, "name");
             block
         })
         .collect();
     Ok((!content.is_empty()).then(|| vec![json!({"role": "assistant", "content": content})]))
 }
 
-/// The id of a `tool_use` block, the `index`-th of its answer: as written, even empty (the
-/// results name it as the turn sends it, `wire_id`), or a generated one where it has none.
+/// The id of a `tool_use` block, the `index`-th of its answer: as written, or a generated
+/// one where it has none or an empty one (which every such call would share, so that only
+/// the first would run); the turn goes back with it (`parse_turn_entries`).
 fn tool_use_id(block: &Value, index: usize) -> String {
-    block
-        .get("id")
-        .and_then(Value::as_str)
-        .map_or_else(|| generated_id(index), str::to_owned)
+    call_id(block.get("id"), index)
 }
 
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {

@@ -29,6 +29,19 @@ pub(crate) fn echoed_name(name: &str) -> &str {
     }
 }
 
+/// `call`, a call of a turn sent back as its provider wrote it, under the name it is echoed
+/// and its result sent with: [`UNNAMED_CALL_NAME`] where its `key` holds no name (missing,
+/// empty, not a string), which the APIs refuse in a conversation. `call` is an object.
+pub(crate) fn named_as_echoed(call: &mut Value, key: &str) {
+    let named = call
+        .get(key)
+        .and_then(Value::as_str)
+        .is_some_and(|name| !name.is_empty());
+    if !named && call.is_object() {
+        call[key] = Value::String(UNNAMED_CALL_NAME.to_owned());
+    }
+}
+
 /// One call of a response: a request ready to run, or a call that could not be read.
 pub type ParsedCall = Result<ToolCallRequest, RejectedCall>;
 
@@ -172,8 +185,9 @@ pub(crate) fn generated_id(index: usize) -> String {
 
 /// The id the provider gave the `index`-th call, or a generated one when it gave none: no
 /// id, or an empty one (as some OpenAI-compatible servers send), which every such call of
-/// the answer would share, so that only the first would run. For the formats whose answers
-/// are echoed as rendered (OpenAI Chat, Gemini, text), so that the echo has the new id.
+/// the answer would share, so that only the first would run. The echo of the turn has the
+/// new id: rendered, or, for the turns sent back as written (Anthropic, Responses), written
+/// into their entries.
 pub(crate) fn call_id(given: Option<&Value>, index: usize) -> String {
     given
         .and_then(Value::as_str)
@@ -186,25 +200,33 @@ pub(crate) fn call_id(given: Option<&Value>, index: usize) -> String {
 /// ids of that form itself, copying them from an earlier turn, and two calls with one id
 /// could not be told apart (a batch refuses both).
 pub(crate) fn distinct_generated_ids(calls: &mut [ParsedCall]) {
-    fn id(call: &ParsedCall) -> &str {
-        match call {
-            Ok(request) => &request.id,
-            Err(rejected) => &rejected.id,
-        }
-    }
-    if !repeated_ids(calls).contains(&true) {
+    let mut ids: Vec<&mut String> = calls
+        .iter_mut()
+        .map(|call| match call {
+            Ok(request) => &mut request.id,
+            Err(rejected) => &mut rejected.id,
+        })
+        .collect();
+    distinct_generated_call_ids(&mut ids);
+}
+
+/// [`distinct_generated_ids`] on the ids of a response's calls, in call order: the ids a
+/// turn sent back as the provider wrote it must carry, those its results are sent with.
+pub(crate) fn distinct_generated_call_ids(ids: &mut [&mut String]) {
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    if ids.iter().all(|id| seen.insert(id.as_str())) {
         return;
     }
     // How many calls have each id, counted once: looking each one up again in every call
     // would be quadratic in the calls of an answer.
     let mut counts: std::collections::HashMap<String, usize> =
-        std::collections::HashMap::with_capacity(calls.len());
-    for call in calls.iter() {
-        *counts.entry(id(call).to_owned()).or_default() += 1;
+        std::collections::HashMap::with_capacity(ids.len());
+    for id in ids.iter() {
+        *counts.entry((**id).clone()).or_default() += 1;
     }
-    for (index, call) in calls.iter_mut().enumerate() {
+    for (index, id) in ids.iter_mut().enumerate() {
         let generated = generated_id(index);
-        let shared = id(call) == generated && counts.get(&generated) > Some(&1);
+        let shared = **id == generated && counts.get(&generated) > Some(&1);
         if !shared {
             continue;
         }
@@ -216,10 +238,7 @@ pub(crate) fn distinct_generated_ids(calls: &mut [ParsedCall]) {
         if let Some(count) = counts.get_mut(&generated) {
             *count -= 1;
         }
-        match call {
-            Ok(request) => request.id = unique,
-            Err(rejected) => rejected.id = unique,
-        }
+        **id = unique;
     }
 }
 

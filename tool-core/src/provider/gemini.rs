@@ -11,7 +11,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::calls::{GENERATED_CALL_ID_PREFIX, ParsedCall, call_id, echoed_name, read_call};
+use super::calls::{
+    GENERATED_CALL_ID_PREFIX, ParsedCall, call_id, echoed_name, named_as_echoed, read_call,
+};
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::reply::{Body, Reply, images_after_results};
 use super::strict::{
@@ -395,9 +397,22 @@ fn parts_of(response: &Value) -> Result<&[Value], ResponseError> {
     }
 }
 
+/// The model content of the parts, each `functionCall` without a name under the name its
+/// `functionResponse` has ([`UNNAMED_CALL_NAME`](super::UNNAMED_CALL_NAME)): a call's
+/// name is required, and Gemini matches a response to its call by name.
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
     let parts = parts_of(response)?;
-    Ok((!parts.is_empty()).then(|| vec![json!({"role": "model", "parts": parts})]))
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    let mut parts = parts.to_vec();
+    for call in parts
+        .iter_mut()
+        .filter_map(|part| part.get_mut("functionCall"))
+    {
+        named_as_echoed(call, "name");
+    }
+    Ok(Some(vec![json!({"role": "model", "parts": parts})]))
 }
 
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {

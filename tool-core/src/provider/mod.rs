@@ -504,9 +504,24 @@ mod tests {
         use super::repeated_ids;
         use serde_json::json;
 
-        // Gemini's and LM Studio's OpenAI-compatible endpoints send `"id": ""`. (Responses
-        // and Anthropic turns go back verbatim, so their ids are taken as written.)
+        // Gemini's and LM Studio's OpenAI-compatible endpoints send `"id": ""`, and
+        // compatible servers of the other formats may too. (Responses and Anthropic turns go
+        // back as written, with these ids written into them.)
         let responses = [
+            (
+                Provider::OpenAiResponses,
+                json!([
+                    {"type": "function_call", "call_id": "", "name": "a", "arguments": "{}"},
+                    {"type": "function_call", "call_id": "", "id": "", "name": "b", "arguments": "{}"}
+                ]),
+            ),
+            (
+                Provider::Anthropic,
+                json!({"content": [
+                    {"type": "tool_use", "id": "", "name": "a", "input": {}},
+                    {"type": "tool_use", "id": "", "name": "b", "input": {}}
+                ]}),
+            ),
             (
                 Provider::OpenAiChat,
                 json!({"role": "assistant", "tool_calls": [

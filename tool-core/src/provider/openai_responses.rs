@@ -7,7 +7,9 @@
 
 use serde_json::{Value, json};
 
-use super::calls::{ParsedCall, echoed_name, generated_id, read_call};
+use super::calls::{
+    ParsedCall, distinct_generated_call_ids, echoed_name, generated_id, named_as_echoed, read_call,
+};
 use super::openai_chat::function_fields;
 use super::reply::{Body, Reply};
 use super::turns::{AssistantCall, StopReason};
@@ -62,28 +64,74 @@ fn is_type(item: &Value, kind: &str) -> bool {
     item.get("type").and_then(Value::as_str) == Some(kind)
 }
 
+/// The output items, each `function_call` with the `call_id` its result is sent with (the
+/// id [`parse_calls`] gives the call): a compatible server may leave `call_id` out, and the
+/// item would go back without one (its `id` does not go back, see the harness's stateless
+/// turns) while its output named the id the call was given. A call without a name goes
+/// back under [`UNNAMED_CALL_NAME`](super::UNNAMED_CALL_NAME), as it is rendered, and its
+/// arguments as text ([`arguments_as_text`]).
 pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>, ResponseError> {
     let output = output_of(response)?;
-    Ok((!output.is_empty()).then(|| output.clone()))
+    if output.is_empty() {
+        return Ok(None);
+    }
+    let mut entries = output.clone();
+    let mut ids: Vec<String> = entries
+        .iter()
+        .filter(|item| is_type(item, "function_call"))
+        .enumerate()
+        .map(|(index, item)| call_id(item, index))
+        .collect();
+    distinct_generated_call_ids(&mut ids.iter_mut().collect::<Vec<_>>());
+    let calls = entries
+        .iter_mut()
+        .filter(|item| is_type(item, "function_call"));
+    for (item, id) in calls.zip(ids) {
+        if item.get("call_id").and_then(Value::as_str) != Some(id.as_str()) {
+            item["call_id"] = Value::String(id);
+        }
+        named_as_echoed(item, "name");
+        arguments_as_text(item);
+    }
+    Ok(Some(entries))
+}
+
+/// `item`'s `arguments` as the API takes them back, JSON text: a compatible server may
+/// write an object (read as the call's arguments, and sent as their text) or none (`{}`).
+/// Text, even text that is not JSON, stays as the model wrote it.
+fn arguments_as_text(item: &mut Value) {
+    let text = match item.get("arguments") {
+        Some(Value::String(_)) => return,
+        Some(Value::Null) | None => "{}".to_owned(),
+        Some(other) => other.to_string(),
+    };
+    item["arguments"] = Value::String(text);
+}
+
+/// The id of the `index`-th `function_call` item: its `call_id`, which results refer to, or
+/// else its own `id`, or else a generated one. An empty id counts as none: every call of
+/// the answer without one would share it, and only the first would run. The item goes back
+/// with the id (`parse_turn_entries`), as its results name it.
+fn call_id(item: &Value, index: usize) -> String {
+    let given = |key: &str| {
+        item.get(key)
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+    };
+    given("call_id")
+        .or_else(|| given("id"))
+        .map_or_else(|| generated_id(index), str::to_owned)
 }
 
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
     let output = output_of(response)?;
     Ok(output
         .iter()
-        .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        .filter(|item| is_type(item, "function_call"))
         .enumerate()
         .map(|(index, item)| {
-            // Results refer to `call_id`; `id` is the output item's own id.
-            // Taken as written, even empty: the turn goes back verbatim
-            // (`parse_turn_entries`), and its results must name the ids it has.
-            let id = item
-                .get("call_id")
-                .or_else(|| item.get("id"))
-                .and_then(Value::as_str)
-                .map_or_else(|| generated_id(index), str::to_owned);
             read_call(
-                id,
+                call_id(item, index),
                 item.get("name").and_then(Value::as_str),
                 item.get("arguments"),
             )

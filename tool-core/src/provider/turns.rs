@@ -324,12 +324,18 @@ impl Provider {
     /// `redacted_thinking` blocks (required back when extended thinking uses tools), and
     /// Gemini's thought parts and signatures.
     ///
-    /// The entries are: the Responses `output` items; one Anthropic assistant message of the
+    /// The entries are: the Responses `output` items, each `function_call` with the
+    /// `call_id` its result is sent with (a missing one the item's `id`, else generated);
+    /// one Anthropic assistant message of the
     /// `content` blocks, less any text block of whitespace alone (which Anthropic refuses),
     /// each `tool_use` with the id its results are sent with (an id outside
     /// `[a-zA-Z0-9_-]+`, which only another server writes, rewritten as
-    /// [`render_assistant`](Self::render_assistant) does; a missing one generated);
-    /// one Gemini `model` content of the candidate's parts. `None` for an
+    /// [`render_assistant`](Self::render_assistant) does; a missing one generated). Those
+    /// are the ids [`parse_calls`](Self::parse_calls) gives the calls, a generated id
+    /// another call also has made distinct the same way;
+    /// one Gemini `model` content of the candidate's parts. A call that names no tool is
+    /// given the name it is rendered with, [`UNNAMED_CALL_NAME`](super::UNNAMED_CALL_NAME)
+    /// (each API refuses a conversation holding a call without a name). `None` for an
     /// answer with nothing in it (the APIs refuse an empty turn), and for the formats whose
     /// answers are rebuilt from text and calls: OpenAI Chat (its message holds nothing the
     /// rendering loses, and compatible servers differ in the extra fields they take back)

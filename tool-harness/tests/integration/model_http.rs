@@ -15,6 +15,7 @@ mod image_refused;
 mod images;
 mod images_over_limits;
 mod many_values;
+mod missing_call_ids;
 mod prompt_caching;
 mod refused_image_located;
 mod rendered_once;

@@ -242,9 +242,10 @@ fn tool_choice(choice: &ToolChoice) -> Option<Value> {
     }
 }
 
-/// The turn with every `tool_use` input an object, as the API takes one back: a call cut
-/// off while streaming keeps the text it was cut at as its `input` (so that the call is
-/// rejected with it), and goes back with `{}`, its rejection answering it.
+/// The turn with every `tool_use` input an object, as the API takes one back (it requires
+/// one): a call cut off while streaming keeps the text it was cut at as its `input` (so that
+/// the call is rejected with it), and a compatible server may write none; either goes back
+/// with `{}`, its rejection answering it.
 fn objects_as_inputs(turn: &mut ProviderTurn) {
     let blocks = turn
         .entries
@@ -253,7 +254,7 @@ fn objects_as_inputs(turn: &mut ProviderTurn) {
         .flatten();
     for block in blocks {
         if block.get("type").and_then(Value::as_str) == Some("tool_use")
-            && block.get("input").is_some_and(|input| !input.is_object())
+            && !block.get("input").is_some_and(Value::is_object)
         {
             block["input"] = json!({});
         }

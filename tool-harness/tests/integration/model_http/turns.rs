@@ -21,7 +21,7 @@ fn add(a: i64, b: i64) -> i64 {
 const QUESTION: &str = "What is 2 + 3?";
 
 /// A session of `model` with `add` active.
-fn session(model: Box<dyn ChatModel>, api: Api) -> AgentSession {
+pub(super) fn session(model: Box<dyn ChatModel>, api: Api) -> AgentSession {
     let session = AgentSession::builder(model)
         .with_model(api.model_name())
         .with_toolshed(ToolShed::new().tool(Add))
@@ -32,7 +32,7 @@ fn session(model: Box<dyn ChatModel>, api: Api) -> AgentSession {
 }
 
 /// A run of `api`'s client against a server that answers `first`, then "5"; what it sent.
-async fn run_with(api: Api, first: Value) -> (AgentRun, Vec<Recorded>) {
+pub(super) async fn run_with(api: Api, first: Value) -> (AgentRun, Vec<Recorded>) {
     let server = MockServer::start([
         Reply::json(200, &first),
         Reply::json(200, &api.text_answer("5")),
@@ -48,7 +48,7 @@ async fn run_with(api: Api, first: Value) -> (AgentRun, Vec<Recorded>) {
     (run, requests)
 }
 
-fn responses_answer(output: Value) -> Value {
+pub(super) fn responses_answer(output: Value) -> Value {
     json!({"id": "resp_1", "object": "response", "status": "completed", "model": "o4-mini",
         "output": output,
         "usage": {"input_tokens": 50, "output_tokens": 80,
