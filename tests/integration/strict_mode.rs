@@ -425,6 +425,83 @@ fn tools_with_returns_that_cannot_be_strict_are_reported_by_default() {
     assert_eq!(rendered.tools[1]["function"].get("strict"), None);
 }
 
+/// A command group whose every command declares a `returns` schema declares the group's
+/// result schema (any of theirs): strict by default, and shown to text backends. One command
+/// without leaves the group without, as its results are then not all described.
+#[test]
+fn a_group_whose_every_command_declares_returns_is_strict_by_default() {
+    let with_returns = |every: bool| {
+        let Tool::MultiCommands(name, commands) = memory_group() else {
+            unreachable!("memory_group is a group");
+        };
+        let commands = commands
+            .into_iter()
+            .enumerate()
+            .map(|(index, command)| {
+                if every || index > 0 {
+                    command.with_returns(Args::new(
+                        scheme::object().required("id", scheme::integer()).build(),
+                    ))
+                } else {
+                    command
+                }
+            })
+            .collect();
+        Tool::MultiCommands(name, commands)
+    };
+
+    let group = with_returns(true);
+    let result_schema = group.result_schema().expect("every command declares one");
+    assert_eq!(group.function_spec().returns, Some(result_schema.clone()));
+    let declarations = ToolDeclarations {
+        shed: None,
+        tools: vec![group],
+    };
+    for provider in [Provider::OpenAiChat, Provider::Anthropic] {
+        let rendered = provider
+            .render_tools(&declarations, &RenderOptions::default())
+            .unwrap();
+        assert!(
+            rendered.not_strict.is_empty(),
+            "{provider}: {:?}",
+            rendered.not_strict
+        );
+        assert_eq!(
+            strict_flag(provider, &rendered.tools, 0),
+            Some(true),
+            "{provider}"
+        );
+    }
+    let text = Provider::Text
+        .render_tools(&declarations, &RenderOptions::default())
+        .unwrap();
+    let description = text.tools[0]["description"].as_str().unwrap();
+    assert!(
+        description.ends_with(&format!("\n\nReturns: {result_schema}")),
+        "{description}"
+    );
+
+    let partly = with_returns(false);
+    assert_eq!(partly.function_spec().returns, None);
+    let declarations = ToolDeclarations {
+        shed: None,
+        tools: vec![partly],
+    };
+    let rendered = Provider::OpenAiChat
+        .render_tools(&declarations, &RenderOptions::default())
+        .unwrap();
+    assert_eq!(strict_flag(Provider::OpenAiChat, &rendered.tools, 0), None);
+    let text = Provider::Text
+        .render_tools(&declarations, &RenderOptions::default())
+        .unwrap();
+    assert!(
+        !text.tools[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("Returns:")
+    );
+}
+
 fn optional_strings(tool_name: &str, count: usize) -> Tool {
     let mut object = scheme::object();
     for i in 0..count {

@@ -7,7 +7,7 @@
 //! - [`FileSystem`] is the handle the file tools work through: [`LocalFileSystem`] (a
 //!   directory on disk, confined with `cap-std`) or [`InMemoryFileSystem`].
 //! - The tools (module [`tools`]): `read`, `write`, `edit`, `search_file`, `bash`, `memory`
-//!   (`add` / `remove` / `replace`) and `search_context`.
+//!   (`add` / `list` / `remove` / `replace`) and `search_context`.
 //! - [`ToolPreset`] bundles them: `files(fs)`, `shell()`, `memory(h)`, `session_memory()`,
 //!   `search_context()`, `minimal_sub_agent(fs)`, `standard(fs)`.
 //! - With the `mcp` feature, module `mcp` serves any manager's tools over MCP and turns an

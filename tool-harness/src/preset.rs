@@ -112,7 +112,7 @@ impl ToolPreset {
         Self::new().with(BashTool::new(config))
     }
 
-    /// `memory` (`add`, `remove`, `replace`) over the given memory.
+    /// `memory` (`add`, `list`, `remove`, `replace`) over the given memory.
     #[must_use]
     pub fn memory(memory: Arc<dyn MemoryAccess>) -> Self {
         Self::new().with(MemoryTool::new(memory))

@@ -510,6 +510,7 @@ fn check_return_type(output: &ReturnType, errors: &mut Errors) {
 impl ToolFn {
     /// Reads a function; problems go to `errors`.
     pub fn parse(attr: ToolAttr, mut item: ItemFn, body: FnBody, errors: &mut Errors) -> Self {
+        refuse_repeated_tool_fn(&mut item.attrs, errors);
         let sig = &item.sig;
         refuse_generics(
             &sig.generics,
@@ -645,6 +646,7 @@ impl ToolFn {
 impl ToolGroup {
     /// Reads an impl block; problems go to `errors`.
     pub fn parse(attr: ToolAttr, mut item: ItemImpl, errors: &mut Errors) -> Self {
+        refuse_repeated_tool_fn(&mut item.attrs, errors);
         refuse_generics(
             &item.generics,
             "a command group's `impl` block",
@@ -765,12 +767,6 @@ impl ToolGroup {
 /// it would expand inside the block, where the items it generates cannot go, and read a
 /// method's `self` as a free function's: a dozen errors, none saying what to do.
 fn refuse_nested_tool_fn(method: &mut syn::ImplItemFn, errors: &mut Errors) {
-    let is_tool_fn = |attr: &Attribute| {
-        attr.path()
-            .segments
-            .last()
-            .is_some_and(|segment| segment.ident == "tool_fn" || segment.ident == "core_tool_fn")
-    };
     let Some(nested) = method.attrs.iter().find(|attr| is_tool_fn(attr)) else {
         return;
     };
@@ -781,6 +777,28 @@ fn refuse_nested_tool_fn(method: &mut syn::ImplItemFn, errors: &mut Errors) {
     };
     errors.spanned(nested, message);
     method.attrs.retain(|attr| !is_tool_fn(attr));
+}
+
+/// Whether `attr` is `#[tool_fn]` (by its last path segment: `#[toolsmith::tool_fn]` too).
+fn is_tool_fn(attr: &Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "tool_fn" || segment.ident == "core_tool_fn")
+}
+
+/// Refuses a second `#[tool_fn]` on the item being expanded, and removes it: left in the
+/// emitted item it would expand again, and the user would read rustc's errors about a struct
+/// or `ToolImpl` defined twice instead of the cause (the keys of one attribute written as
+/// several).
+fn refuse_repeated_tool_fn(attrs: &mut Vec<Attribute>, errors: &mut Errors) {
+    for repeated in attrs.iter().filter(|attr| is_tool_fn(attr)) {
+        errors.spanned(
+            repeated,
+            "`#[tool_fn]` given twice: put all keys in one, e.g. `#[tool_fn(name = \"...\", description = \"...\")]`",
+        );
+    }
+    attrs.retain(|attr| !is_tool_fn(attr));
 }
 
 /// Replaces `Self` with the impl's type: argument structs and definitions are generated

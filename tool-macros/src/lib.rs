@@ -134,6 +134,10 @@ use errors::Errors;
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | set that hint in `ToolDefinition.annotations` (`read_only = false` states the opposite; left out, a hint is unknown) |
 /// | `crate = "path"` (or `crate_path = "path"`) | where the Toolsmith API is (default: the crate the macro was used from, `::toolsmith` or `::toolsmith_core`; set it when your `Cargo.toml` renames the dependency) |
 ///
+/// All keys go in one attribute: `#[tool_fn(name = "search_docs", description = "...")]`.
+/// A second `#[tool_fn(...)]` on the same item is an error at it ("`#[tool_fn]` given
+/// twice").
+///
 /// ```
 /// use toolsmith::{tool_fn, ToolImpl};
 ///

@@ -246,6 +246,11 @@ impl Tool {
     /// it belongs to. Providers reject a root-level `oneOf`/`anyOf`, so the exact
     /// per-command requirements are left to validation, which checks the chosen command's own
     /// schema.
+    ///
+    /// `returns` is the tool's [`result_schema`](Self::result_schema): for a group, any of its
+    /// commands' when every command declares one (so the group is strict under
+    /// [`StrictMode::WhenReturnsDeclared`](crate::provider::StrictMode::WhenReturnsDeclared),
+    /// as a single command with `returns` is), `None` otherwise.
     pub fn function_spec(&self) -> ToolFunctionSpec {
         match self {
             Self::SingleCommand(def) => ToolFunctionSpec {
@@ -258,7 +263,7 @@ impl Tool {
                 name: name.clone(),
                 description: self.description(),
                 parameters: multi_command_parameters(commands),
-                returns: None,
+                returns: self.result_schema(),
             },
         }
     }
