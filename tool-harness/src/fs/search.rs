@@ -413,10 +413,11 @@ impl Collector {
     }
 }
 
-/// When a search on disk should stop: no one waits for it any more (the future awaiting it
-/// was dropped, by a time limit or a cancelled batch or run), or the call it runs for was
-/// cancelled. The walk runs on a blocking thread, which nothing else stops: it checks this
-/// before each entry it judges or visits, and each read of a file searched does.
+/// When a search should stop: no one waits for it any more (the future awaiting it was
+/// dropped, by a time limit or a cancelled batch or run), or the call it runs for was
+/// cancelled. A search runs on a blocking thread, which nothing else stops: the walk on disk
+/// checks this before each entry it judges or visits, the one in memory before each file,
+/// and each read of a file searched does.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SearchStop {
     dropped: Arc<AtomicBool>,
@@ -448,6 +449,15 @@ impl SearchStop {
     pub(crate) fn set_on_drop(&self) -> SetStopOnDrop {
         SetStopOnDrop(Arc::clone(&self.dropped))
     }
+
+    /// The error of a search of `query` that was stopped before its end.
+    pub(crate) fn stopped(query: &SearchQuery) -> SearchError {
+        SearchError::from(FsError::Io {
+            path: shown(query.path.as_deref().unwrap_or(Path::new("."))),
+            reason: "not done: the search was stopped (its call was cancelled or timed out)"
+                .to_owned(),
+        })
+    }
 }
 
 /// Sets a [`SearchStop`] when dropped.
@@ -461,9 +471,9 @@ impl Drop for SetStopOnDrop {
 
 /// A file's reads, refused once its search should stop: one large file's search ends with
 /// the rest of the walk.
-struct StoppableRead<'a, R> {
-    inner: R,
-    stop: &'a SearchStop,
+pub(crate) struct StoppableRead<'a, R> {
+    pub(crate) inner: R,
+    pub(crate) stop: &'a SearchStop,
 }
 
 impl<R: std::io::Read> std::io::Read for StoppableRead<'_, R> {
@@ -489,15 +499,8 @@ pub(crate) fn search_local(
     if let Some(glob) = &query.glob {
         check_glob(glob)?;
     }
-    let stopped = || {
-        SearchError::from(FsError::Io {
-            path: shown(query.path.as_deref().unwrap_or(Path::new("."))),
-            reason: "not done: the search was stopped (its call was cancelled or timed out)"
-                .to_owned(),
-        })
-    };
     if stop.is_set() {
-        return Err(stopped());
+        return Err(SearchStop::stopped(query));
     }
     let walk_root = root.join(start);
     let mut walk = ignore::WalkBuilder::new(&walk_root);
@@ -577,7 +580,7 @@ pub(crate) fn search_local(
         })
     });
     if stop.is_set() {
-        return Err(stopped());
+        return Err(SearchStop::stopped(query));
     }
     Ok(collector.finish())
 }
