@@ -1,24 +1,24 @@
 //! [`InMemoryFileSystem`]: a file tree held in memory, for tests and for agents that must not
 //! touch the disk.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
-use ignore::Match;
-use ignore::gitignore::Gitignore;
 use toolsmith_core::ToolCallContext;
 
 use crate::fs::blocking::run_blocking;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::{
-    Collector, IgnoreBudget, MAX_IGNORE_FILE_BYTES, SearchStop, StoppableRead, anchored_glob,
-    check_glob, match_path, matcher, searcher,
+    Collector, IgnoreFiles, IgnoreRules, MAX_IGNORE_FILE_BYTES, SearchStop, StoppableRead,
+    anchored_glob, check_glob, match_path, matcher, searcher,
 };
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
 const GLOB_ROOT: &str = "/";
+/// The tree's root as the ignore files' rules see it (they match absolute paths).
+const RULES_ROOT: &str = "/";
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 #[derive(Debug, Clone)]
@@ -29,9 +29,10 @@ enum Node {
 
 /// A [`FileSystem`] held in memory: same path rules as the local one (no `..` above the
 /// root, no absolute paths, no NUL bytes, bounded lengths), writes that replace whole
-/// contents at once, and `search_file` with the same regex engine, honouring `.gitignore`
-/// files in the tree (within the bounds [`LocalFileSystem`](crate::LocalFileSystem) keeps
-/// to) and skipping hidden names. A search runs on Tokio's blocking pool (inline without a
+/// contents at once, and `search_file` with the same regex engine, honouring the ignore files
+/// in the tree (`.gitignore`, `.ignore`, `.git/info/exclude`) as
+/// [`LocalFileSystem`](crate::LocalFileSystem) does (those of the directories its walk
+/// enters, within the same bounds) and skipping hidden names. A search runs on Tokio's blocking pool (inline without a
 /// runtime), and stops soon after its future is dropped or its call's
 /// [token](toolsmith_core::ToolCallContext::cancellation) is cancelled, as a local one does:
 /// then, if awaited still, it is an error ([`FsError::Io`], "not done: the search was
@@ -112,56 +113,6 @@ impl InMemoryFileSystem {
         }
         let previous = nodes.insert(relative.to_owned(), Node::File(Arc::from(contents)));
         Ok(previous.is_none())
-    }
-
-    /// The `.gitignore` matchers that bear on a search of `start`, by the directory they sit
-    /// in: those above it and below it, within the bounds a search on disk keeps to.
-    fn gitignores(nodes: &BTreeMap<PathBuf, Node>, start: &Path) -> BTreeMap<PathBuf, Gitignore> {
-        let budget = IgnoreBudget::new();
-        let mut found = BTreeMap::new();
-        for (path, node) in nodes {
-            let Node::File(contents) = node else { continue };
-            if path.file_name().is_none_or(|name| name != ".gitignore") {
-                continue;
-            }
-            let dir = path.parent().unwrap_or(Path::new("")).to_owned();
-            if !dir.starts_with(start) && !start.starts_with(&dir) {
-                continue;
-            }
-            if contents.len() as u64 > MAX_IGNORE_FILE_BYTES {
-                continue;
-            }
-            let text = String::from_utf8_lossy(contents);
-            if let Some(gitignore) = budget.compile(&Path::new("/").join(&dir), &text) {
-                found.insert(dir, gitignore);
-            }
-        }
-        found
-    }
-
-    /// Whether a walk from `start` leaves out the file at `path`: it, or a directory between
-    /// `start` and it, is ignored. `start` and the directories above it are not judged: a
-    /// directory searched by name is searched, as ripgrep searches one it is given.
-    fn ignored(gitignores: &BTreeMap<PathBuf, Gitignore>, start: &Path, path: &Path) -> bool {
-        path.ancestors()
-            .take_while(|below| *below != start)
-            .any(|below| Self::ignores(gitignores, below, below != path))
-    }
-
-    /// Whether the `.gitignore` files above `path` ignore it (a directory when `is_dir`).
-    fn ignores(gitignores: &BTreeMap<PathBuf, Gitignore>, path: &Path, is_dir: bool) -> bool {
-        let absolute = Path::new("/").join(path);
-        // The deepest `.gitignore` that has a say decides, as in git.
-        for dir in path.ancestors().skip(1) {
-            if let Some(gitignore) = gitignores.get(dir) {
-                match gitignore.matched(&absolute, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
-                }
-            }
-        }
-        false
     }
 }
 
@@ -248,7 +199,12 @@ fn search_tree(
         let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
         return Err(FsError::NotFound { path: shown_start }.into());
     }
-    let gitignores = InMemoryFileSystem::gitignores(nodes, &start);
+    let mut walk = TreeWalk {
+        rules: IgnoreRules::new(IgnoreFilesInMemory(nodes), PathBuf::from(RULES_ROOT)),
+        glob,
+        start: &start,
+        entered: HashMap::new(),
+    };
     let collector = Collector::new(query.max_matches);
     let mut searcher = searcher();
     for (path, node) in nodes.range(start.clone()..) {
@@ -259,27 +215,10 @@ fn search_tree(
             break;
         }
         let Node::File(contents) = node else { continue };
-        let below = path.strip_prefix(&start).unwrap_or(path);
         // A file searched by its own path is searched whatever ignore files, hidden names and
         // the glob say, as on disk (and as ripgrep searches a file it is given).
-        let named = below.as_os_str().is_empty();
-        let hidden = below
-            .components()
-            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-        if !named && (hidden || InMemoryFileSystem::ignored(&gitignores, &start, path)) {
+        if path != &start && !walk.meets(path) {
             continue;
-        }
-        if let Some(glob) = glob.as_ref().filter(|_| !named) {
-            let subject = Path::new(GLOB_ROOT).join(below);
-            // A directory the glob excludes is not entered, as the walk does not.
-            let excluded_directory = subject
-                .ancestors()
-                .skip(1)
-                .take_while(|ancestor| *ancestor != Path::new(GLOB_ROOT))
-                .any(|directory| glob.matched(directory, true).is_ignore());
-            if excluded_directory || glob.matched(&subject, false).is_ignore() {
-                continue;
-            }
         }
         let shown_path = match_path(path);
         #[cfg(test)]
@@ -302,6 +241,73 @@ fn search_tree(
         return Err(SearchStop::stopped(query));
     }
     Ok(collector.finish())
+}
+
+/// The ignore files of a tree in memory.
+struct IgnoreFilesInMemory<'a>(&'a BTreeMap<PathBuf, Node>);
+
+impl IgnoreFiles for IgnoreFilesInMemory<'_> {
+    fn read(&self, path: &Path) -> Option<String> {
+        match self.0.get(path) {
+            Some(Node::File(contents)) if contents.len() as u64 <= MAX_IGNORE_FILE_BYTES => {
+                Some(String::from_utf8_lossy(contents).into_owned())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What a walk of a tree in memory from `start` meets, judged as the walk on disk judges:
+/// each entry below `start` (`start` itself is not judged: a directory searched by name is
+/// searched, as ripgrep searches one it is given), from the top down, by the glob, then its
+/// name (hidden or not), then the ignore files of the directories above it. A directory left
+/// out is not entered, so its ignore files are never read, as on disk.
+struct TreeWalk<'a> {
+    rules: IgnoreRules<IgnoreFilesInMemory<'a>>,
+    glob: Option<ignore::overrides::Override>,
+    start: &'a Path,
+    /// The directories judged so far, and whether the walk enters them.
+    entered: HashMap<PathBuf, bool>,
+}
+
+impl TreeWalk<'_> {
+    /// Whether the walk meets the file at `path` (below `start`).
+    fn meets(&mut self, path: &Path) -> bool {
+        let mut levels: Vec<&Path> = path
+            .ancestors()
+            .take_while(|level| *level != self.start)
+            .collect();
+        levels.reverse();
+        levels.into_iter().all(|level| {
+            if level == path {
+                return self.judge(level, false);
+            }
+            if let Some(&entered) = self.entered.get(level) {
+                return entered;
+            }
+            let entered = self.judge(level, true);
+            self.entered.insert(level.to_owned(), entered);
+            entered
+        })
+    }
+
+    /// Whether the walk keeps the entry at `path`, whose parent it entered.
+    fn judge(&self, path: &Path, is_dir: bool) -> bool {
+        let below = path.strip_prefix(self.start).unwrap_or(path);
+        // Matched as ripgrep's `-g` matches, below the directory searched.
+        let glob_excludes = self.glob.as_ref().is_some_and(|glob| {
+            glob.matched(Path::new(GLOB_ROOT).join(below), is_dir)
+                .is_ignore()
+        });
+        let hidden = path
+            .file_name()
+            .is_some_and(|name| name.as_encoded_bytes().starts_with(b"."));
+        !glob_excludes
+            && !hidden
+            && !self
+                .rules
+                .ignores(&Path::new(RULES_ROOT).join(path), is_dir)
+    }
 }
 
 #[cfg(test)]

@@ -520,7 +520,7 @@ pub(crate) fn search_local(
             &err,
         )
     })?;
-    let rules = IgnoreRules::new(handle, root.to_owned());
+    let rules = IgnoreRules::new(IgnoreFilesOnDisk(handle), root.to_owned());
     let glob_overrides = match &query.glob {
         Some(glob) => Some(glob_overrides(&walk_root, glob)?),
         None => None,
@@ -668,10 +668,29 @@ impl IgnoreBudget {
     }
 }
 
-/// The ignore files of a local tree, read through the root's handle when the walk first needs
-/// a directory's, and what they say about an entry.
-struct IgnoreRules {
-    dir: Dir,
+/// Where a search reads the ignore files of a tree from.
+pub(crate) trait IgnoreFiles {
+    /// The text of the ignore file at `path` (relative to the root), or `None` when there is
+    /// none to read or it is larger than [`MAX_IGNORE_FILE_BYTES`].
+    fn read(&self, path: &Path) -> Option<String>;
+}
+
+/// The ignore files of a tree on disk, read through the root's handle.
+struct IgnoreFilesOnDisk(Dir);
+
+impl IgnoreFiles for IgnoreFilesOnDisk {
+    fn read(&self, path: &Path) -> Option<String> {
+        read_ignore_file(&self.0, path)
+    }
+}
+
+/// The ignore files of a tree (on disk or in memory), read when the walk first needs a
+/// directory's, and what they say about an entry. Both file systems judge through this, so
+/// that they read the same ignore files, of the directories a walk enters (not those of a
+/// hidden or ignored directory, nor of one whose entries are all hidden or left out by the
+/// glob), and spend the same budget on them.
+pub(crate) struct IgnoreRules<F> {
+    files: F,
     root: PathBuf,
     /// For each directory met (by its path relative to the root), the rules of it and of the
     /// directories above it that have any, the deepest first: an entry's judgement takes one
@@ -692,10 +711,12 @@ struct DirectoryRules {
     exclude: Option<Gitignore>,
 }
 
-impl IgnoreRules {
-    fn new(dir: Dir, root: PathBuf) -> Self {
+impl<F: IgnoreFiles> IgnoreRules<F> {
+    /// The rules of the ignore files of the tree at `root` (an absolute path, which the paths
+    /// judged start with), read from `files`.
+    pub(crate) fn new(files: F, root: PathBuf) -> Self {
         Self {
-            dir,
+            files,
             root,
             chains: RwLock::default(),
             budget: IgnoreBudget::new(),
@@ -703,8 +724,9 @@ impl IgnoreRules {
     }
 
     /// Whether the ignore files of the directories above `path` (absolute, beneath the root)
-    /// leave it out: of each kind, the deepest file that has a say decides, as in git.
-    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+    /// leave it out: of each kind, the deepest file that has a say decides, as in git. The
+    /// first judgement of an entry of a directory reads its ignore files, and those above.
+    pub(crate) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
         let Some(parent) = path.strip_prefix(&self.root).ok().and_then(Path::parent) else {
             return false;
         };
@@ -769,7 +791,7 @@ impl IgnoreRules {
     /// has none.
     fn rules_in(&self, directory: &Path) -> Option<DirectoryRules> {
         let rules_in = |name: &str| {
-            let text = read_ignore_file(&self.dir, &directory.join(name))?;
+            let text = self.files.read(&directory.join(name))?;
             self.budget.compile(&self.root.join(directory), &text)
         };
         let rules = DirectoryRules {
@@ -932,6 +954,42 @@ mod tests {
             .flat_map(|n| ignored_log(&format!("d{n}"), patterns, pattern_bytes))
             .collect();
         assert_eq!(logs_found(&tree).await, [("local", 1), ("in memory", 1)]);
+    }
+
+    #[tokio::test]
+    async fn only_the_ignore_files_of_directories_the_walk_enters_spend_the_budget() {
+        // In memory, every `.gitignore` in the tree was compiled, those of hidden and ignored
+        // directories too, which the walk on disk never enters: with them filling the budget,
+        // the one leaving out `d/a.log` was past it in memory only.
+        let full = |directory: &str| ignored_log(directory, MAX_IGNORE_FILE_PATTERNS, 8);
+        let hidden: Vec<(String, String)> = (0..4).flat_map(|n| full(&format!(".h{n}"))).collect();
+        // The root's rule takes one pattern of the budget: these leave it three.
+        let ignored: Vec<(String, String)> = (0..4)
+            .flat_map(|n| ignored_log(&format!("b/{n}"), MAX_IGNORE_FILE_PATTERNS - 1, 8))
+            .chain([(".gitignore".to_owned(), "/b/\n".to_owned())])
+            .collect();
+        // A directory whose entries are all hidden is entered, but none is judged.
+        let only_hidden: Vec<(String, String)> = (0..4)
+            .map(|n| {
+                (format!("c{n}/.gitignore"), {
+                    let [(_, rules), _] = full("");
+                    rules
+                })
+            })
+            .collect();
+        for (case, tree) in [
+            ("hidden directories", hidden),
+            ("an ignored directory", ignored),
+            ("directories of hidden entries", only_hidden),
+        ] {
+            let tree: Vec<(String, String)> =
+                tree.into_iter().chain(ignored_log("d", 10, 8)).collect();
+            assert_eq!(
+                logs_found(&tree).await,
+                [("local", 0), ("in memory", 0)],
+                "{case}"
+            );
+        }
     }
 
     #[test]

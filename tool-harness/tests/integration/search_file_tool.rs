@@ -597,3 +597,30 @@ async fn a_glob_does_not_bring_back_what_ignore_files_and_hidden_names_leave_out
         }
     }
 }
+
+#[tokio::test]
+async fn ignore_and_exclude_files_apply_on_both_file_systems() {
+    // In memory only `.gitignore` files were read: what `.ignore` and `.git/info/exclude`
+    // leave out on disk was searched there.
+    for (kind, fs, _dir) in file_systems() {
+        for (path, content) in [
+            (".gitignore", &b"*.md\n"[..]),
+            // An `.ignore` file's say comes before a `.gitignore` file's.
+            (".ignore", b"*.tmp\n!notes.md\n"),
+            (".git/info/exclude", b"*.bak\n"),
+            ("sub/.ignore", b"!keep.tmp\n"),
+            ("a.rs", b"alpha\n"),
+            ("a.tmp", b"alpha\n"),
+            ("a.bak", b"alpha\n"),
+            ("notes.md", b"alpha\n"),
+            ("other.md", b"alpha\n"),
+            ("sub/keep.tmp", b"alpha\n"),
+            ("sub/drop.tmp", b"alpha\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let report = fs.search(SearchQuery::new("alpha")).await.unwrap();
+        let found: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
+        assert_eq!(found, ["a.rs", "notes.md", "sub/keep.tmp"], "{kind}");
+    }
+}
