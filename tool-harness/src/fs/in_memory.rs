@@ -240,19 +240,22 @@ fn search_tree(
     if stop.is_set() {
         return Err(SearchStop::stopped(query));
     }
-    Ok(collector.finish())
+    let mut report = collector.finish();
+    walk.rules.note_skipped(&mut report);
+    Ok(report)
 }
 
 /// The ignore files of a tree in memory.
 struct IgnoreFilesInMemory<'a>(&'a BTreeMap<PathBuf, Node>);
 
 impl IgnoreFiles for IgnoreFilesInMemory<'_> {
-    fn read(&self, path: &Path) -> Option<String> {
+    fn read(&self, path: &Path) -> Option<Vec<u8>> {
         match self.0.get(path) {
-            Some(Node::File(contents)) if contents.len() as u64 <= MAX_IGNORE_FILE_BYTES => {
-                Some(String::from_utf8_lossy(contents).into_owned())
+            Some(Node::File(contents)) => {
+                let enough = usize::try_from(MAX_IGNORE_FILE_BYTES + 1).unwrap_or(usize::MAX);
+                Some(contents[..contents.len().min(enough)].to_vec())
             }
-            _ => None,
+            Some(Node::Dir) | None => None,
         }
     }
 }
