@@ -67,8 +67,10 @@ pub use fs::in_memory::InMemoryFileSystem;
 pub use fs::local::{DEFAULT_MAX_READ_BYTES, LocalFileSystem};
 pub use fs::sandbox_path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 pub use fs::search::{
-    DEFAULT_MAX_MATCHES, MAX_MATCH_LINE_CHARS, MAX_SEARCHED_LINE_BYTES, MAX_UNSEARCHED_LISTED,
-    SearchError, SearchMatch, SearchQuery, SearchReport,
+    DEFAULT_MAX_MATCHES, IgnoreFileSkip, MAX_IGNORE_FILE_BYTES, MAX_IGNORE_FILE_PATTERNS,
+    MAX_IGNORE_PATTERN_BYTES_PER_SEARCH, MAX_IGNORE_PATTERNS_PER_SEARCH, MAX_MATCH_LINE_CHARS,
+    MAX_SEARCHED_LINE_BYTES, MAX_SKIPPED_IGNORE_FILES_LISTED, MAX_UNSEARCHED_LISTED, SearchError,
+    SearchMatch, SearchQuery, SearchReport, SkippedIgnoreFile,
 };
 pub use memory::FileMemory;
 pub use preset::{ToolPreset, register_file_tools, register_shell_tool};

@@ -1,22 +1,24 @@
 //! [`InMemoryFileSystem`]: a file tree held in memory, for tests and for agents that must not
 //! touch the disk.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
-use ignore::Match;
-use ignore::gitignore::Gitignore;
+use toolsmith_core::ToolCallContext;
 
+use crate::fs::blocking::run_blocking;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::{
-    Collector, IgnoreBudget, MAX_IGNORE_FILE_BYTES, MAX_SEARCHED_LINE_BYTES, anchored_glob,
-    check_glob, match_path, matcher, searcher,
+    Collector, IgnoreFiles, IgnoreRules, MAX_IGNORE_FILE_BYTES, SearchStop, StoppableRead,
+    anchored_glob, check_glob, match_path, matcher, searcher,
 };
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
 const GLOB_ROOT: &str = "/";
+/// The tree's root as the ignore files' rules see it (they match absolute paths).
+const RULES_ROOT: &str = "/";
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
 #[derive(Debug, Clone)]
@@ -27,9 +29,14 @@ enum Node {
 
 /// A [`FileSystem`] held in memory: same path rules as the local one (no `..` above the
 /// root, no absolute paths, no NUL bytes, bounded lengths), writes that replace whole
-/// contents at once, and `search_file` with the same regex engine, honouring `.gitignore`
-/// files in the tree (within the bounds [`LocalFileSystem`](crate::LocalFileSystem) keeps
-/// to) and skipping hidden names.
+/// contents at once, and `search_file` with the same regex engine, honouring the ignore files
+/// in the tree (`.gitignore`, `.ignore`, `.git/info/exclude`) as
+/// [`LocalFileSystem`](crate::LocalFileSystem) does (those of the directories its walk
+/// enters, within the same bounds) and skipping hidden names. A search runs on Tokio's blocking pool (inline without a
+/// runtime), and stops soon after its future is dropped or its call's
+/// [token](toolsmith_core::ToolCallContext::cancellation) is cancelled, as a local one does:
+/// then, if awaited still, it is an error ([`FsError::Io`], "not done: the search was
+/// stopped").
 ///
 /// Cloning shares the tree.
 ///
@@ -107,56 +114,6 @@ impl InMemoryFileSystem {
         let previous = nodes.insert(relative.to_owned(), Node::File(Arc::from(contents)));
         Ok(previous.is_none())
     }
-
-    /// The `.gitignore` matchers that bear on a search of `start`, by the directory they sit
-    /// in: those above it and below it, within the bounds a search on disk keeps to.
-    fn gitignores(nodes: &BTreeMap<PathBuf, Node>, start: &Path) -> BTreeMap<PathBuf, Gitignore> {
-        let budget = IgnoreBudget::new();
-        let mut found = BTreeMap::new();
-        for (path, node) in nodes {
-            let Node::File(contents) = node else { continue };
-            if path.file_name().is_none_or(|name| name != ".gitignore") {
-                continue;
-            }
-            let dir = path.parent().unwrap_or(Path::new("")).to_owned();
-            if !dir.starts_with(start) && !start.starts_with(&dir) {
-                continue;
-            }
-            if contents.len() as u64 > MAX_IGNORE_FILE_BYTES {
-                continue;
-            }
-            let text = String::from_utf8_lossy(contents);
-            if let Some(gitignore) = budget.compile(&Path::new("/").join(&dir), &text) {
-                found.insert(dir, gitignore);
-            }
-        }
-        found
-    }
-
-    /// Whether a walk from `start` leaves out the file at `path`: it, or a directory between
-    /// `start` and it, is ignored. `start` and the directories above it are not judged: a
-    /// directory searched by name is searched, as ripgrep searches one it is given.
-    fn ignored(gitignores: &BTreeMap<PathBuf, Gitignore>, start: &Path, path: &Path) -> bool {
-        path.ancestors()
-            .take_while(|below| *below != start)
-            .any(|below| Self::ignores(gitignores, below, below != path))
-    }
-
-    /// Whether the `.gitignore` files above `path` ignore it (a directory when `is_dir`).
-    fn ignores(gitignores: &BTreeMap<PathBuf, Gitignore>, path: &Path, is_dir: bool) -> bool {
-        let absolute = Path::new("/").join(path);
-        // The deepest `.gitignore` that has a say decides, as in git.
-        for dir in path.ancestors().skip(1) {
-            if let Some(gitignore) = gitignores.get(dir) {
-                match gitignore.matched(&absolute, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
-                }
-            }
-        }
-        false
-    }
 }
 
 #[async_trait]
@@ -180,95 +137,246 @@ impl FileSystem for InMemoryFileSystem {
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
-        let matcher = matcher(&query.pattern)?;
-        if let Some(glob) = &query.glob {
-            check_glob(glob)?;
-        }
-        let start = match &query.path {
-            Some(path) => relative_to_root(path, None)?,
-            None => PathBuf::new(),
-        };
-        // Matched as ripgrep's `-g` matches, below the directory searched (as the local
-        // search does): `!` excludes, `*` stays within a name, a glob without `/` matches a
-        // name at any depth.
-        let glob = match &query.glob {
-            Some(glob) => {
-                let invalid = |err: ignore::Error| SearchError::InvalidGlob {
-                    glob: glob.clone(),
-                    reason: err.to_string(),
-                };
-                let mut overrides = ignore::overrides::OverrideBuilder::new(GLOB_ROOT);
-                overrides.add(&anchored_glob(glob)).map_err(invalid)?;
-                Some(overrides.build().map_err(invalid)?)
-            }
-            None => None,
-        };
-        let nodes = self.nodes.read().unwrap_or_else(PoisonError::into_inner);
-        if !start.as_os_str().is_empty() && !nodes.contains_key(&start) {
-            let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
-            return Err(FsError::NotFound { path: shown_start }.into());
-        }
-        let gitignores = Self::gitignores(&nodes, &start);
-        let collector = Collector::new(query.max_matches);
-        let mut searcher = searcher();
-        for (path, node) in nodes.range(start.clone()..) {
-            if !path.starts_with(&start) {
-                break;
-            }
-            let Node::File(contents) = node else { continue };
-            let below = path.strip_prefix(&start).unwrap_or(path);
-            // A file searched by its own path is searched whatever ignore files, hidden names
-            // and the glob say, as on disk (and as ripgrep searches a file it is given).
-            let named = below.as_os_str().is_empty();
-            let hidden = below
-                .components()
-                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-            if !named && (hidden || Self::ignored(&gitignores, &start, path)) {
-                continue;
-            }
-            if let Some(glob) = glob.as_ref().filter(|_| !named) {
-                let subject = Path::new(GLOB_ROOT).join(below);
-                // A directory the glob excludes is not entered, as the walk does not.
-                let excluded_directory = subject
-                    .ancestors()
-                    .skip(1)
-                    .take_while(|ancestor| *ancestor != Path::new(GLOB_ROOT))
-                    .any(|directory| glob.matched(directory, true).is_ignore());
-                if excluded_directory || glob.matched(&subject, false).is_ignore() {
-                    continue;
-                }
-            }
-            let shown_path = match_path(path);
-            collector.search_one(&shown_path, |sink| {
-                // A slice is searched in place, with no buffer for the heap limit to bound:
-                // its lines up to one past the limit are searched, then it fails, as a file
-                // on disk does (the same report from either file system).
-                let within = within_line_limit(contents);
-                searcher.search_slice(&matcher, within, sink)?;
-                if within.len() < contents.len() {
-                    return Err(std::io::Error::other(format!(
-                        "a line longer than {MAX_SEARCHED_LINE_BYTES} bytes"
-                    )));
-                }
-                Ok(())
-            });
-            if collector.is_full() {
-                break;
-            }
-        }
-        Ok(collector.finish())
+        let call = ToolCallContext::current().map(|context| context.cancellation().clone());
+        self.search_until(query, SearchStop::for_call(call)).await
     }
 }
 
-/// `contents` up to the first line longer than [`MAX_SEARCHED_LINE_BYTES`] (all of it when
-/// there is none).
-fn within_line_limit(contents: &[u8]) -> &[u8] {
-    let mut start = 0;
-    for line in contents.split_inclusive(|byte| *byte == b'\n') {
-        if line.len() > MAX_SEARCHED_LINE_BYTES {
+impl InMemoryFileSystem {
+    /// [`search`](FileSystem::search), which stops soon after `stop` is set, or after this
+    /// future is dropped (it sets `stop` then): the search runs on a blocking thread (a large
+    /// tree with a costly pattern takes seconds), which the future's end would not stop.
+    async fn search_until(
+        &self,
+        query: SearchQuery,
+        stop: SearchStop,
+    ) -> Result<SearchReport, SearchError> {
+        let _stop_when_dropped = stop.set_on_drop();
+        let nodes = Arc::clone(&self.nodes);
+        let cancelled_path = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+        run_blocking(
+            move || {
+                let nodes = nodes.read().unwrap_or_else(PoisonError::into_inner);
+                search_tree(&nodes, &query, &stop)
+            },
+            |cancelled| FsError::cancelled(cancelled_path, cancelled).into(),
+        )
+        .await
+    }
+}
+
+/// Searches the tree `nodes` as `query` asks, until `stop` is set: then the search ends soon,
+/// and is an error rather than a report of part of the tree.
+fn search_tree(
+    nodes: &BTreeMap<PathBuf, Node>,
+    query: &SearchQuery,
+    stop: &SearchStop,
+) -> Result<SearchReport, SearchError> {
+    let matcher = matcher(&query.pattern)?;
+    if let Some(glob) = &query.glob {
+        check_glob(glob)?;
+    }
+    let start = match &query.path {
+        Some(path) => relative_to_root(path, None)?,
+        None => PathBuf::new(),
+    };
+    // Matched as ripgrep's `-g` matches, below the directory searched (as the local search
+    // does): `!` excludes, `*` stays within a name, a glob without `/` matches a name at any
+    // depth.
+    let glob = match &query.glob {
+        Some(glob) => {
+            let invalid = |err: ignore::Error| SearchError::InvalidGlob {
+                glob: glob.clone(),
+                reason: err.to_string(),
+            };
+            let mut overrides = ignore::overrides::OverrideBuilder::new(GLOB_ROOT);
+            overrides.add(&anchored_glob(glob)).map_err(invalid)?;
+            Some(overrides.build().map_err(invalid)?)
+        }
+        None => None,
+    };
+    if !start.as_os_str().is_empty() && !nodes.contains_key(&start) {
+        let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+        return Err(FsError::NotFound { path: shown_start }.into());
+    }
+    let mut walk = TreeWalk {
+        rules: IgnoreRules::new(IgnoreFilesInMemory(nodes), PathBuf::from(RULES_ROOT)),
+        glob,
+        start: &start,
+        entered: HashMap::new(),
+    };
+    let collector = Collector::new(query.max_matches);
+    let mut searcher = searcher();
+    for (path, node) in nodes.range(start.clone()..) {
+        if stop.is_set() {
+            return Err(SearchStop::stopped(query));
+        }
+        if !path.starts_with(&start) {
             break;
         }
-        start += line.len();
+        let Node::File(contents) = node else { continue };
+        // A file searched by its own path is searched whatever ignore files, hidden names and
+        // the glob say, as on disk (and as ripgrep searches a file it is given).
+        if path != &start && !walk.meets(path) {
+            continue;
+        }
+        let shown_path = match_path(path);
+        #[cfg(test)]
+        stop.files_started
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Read as a file on disk is (in a buffer bounded by the longest line searched, each
+        // read refused once the search should stop), so that both report the same.
+        collector.search_one(&shown_path, |sink| {
+            let reads = StoppableRead {
+                inner: &contents[..],
+                stop,
+            };
+            searcher.search_reader(&matcher, reads, sink)
+        });
+        if collector.is_full() {
+            break;
+        }
     }
-    &contents[..start]
+    if stop.is_set() {
+        return Err(SearchStop::stopped(query));
+    }
+    let mut report = collector.finish();
+    walk.rules.note_skipped(&mut report);
+    Ok(report)
+}
+
+/// The ignore files of a tree in memory.
+struct IgnoreFilesInMemory<'a>(&'a BTreeMap<PathBuf, Node>);
+
+impl IgnoreFiles for IgnoreFilesInMemory<'_> {
+    fn read(&self, path: &Path) -> Option<Vec<u8>> {
+        match self.0.get(path) {
+            Some(Node::File(contents)) => {
+                let enough = usize::try_from(MAX_IGNORE_FILE_BYTES + 1).unwrap_or(usize::MAX);
+                Some(contents[..contents.len().min(enough)].to_vec())
+            }
+            Some(Node::Dir) | None => None,
+        }
+    }
+}
+
+/// What a walk of a tree in memory from `start` meets, judged as the walk on disk judges:
+/// each entry below `start` (`start` itself is not judged: a directory searched by name is
+/// searched, as ripgrep searches one it is given), from the top down, by the glob, then its
+/// name (hidden or not), then the ignore files of the directories above it. A directory left
+/// out is not entered, so its ignore files are never read, as on disk.
+struct TreeWalk<'a> {
+    rules: IgnoreRules<IgnoreFilesInMemory<'a>>,
+    glob: Option<ignore::overrides::Override>,
+    start: &'a Path,
+    /// The directories judged so far, and whether the walk enters them.
+    entered: HashMap<PathBuf, bool>,
+}
+
+impl TreeWalk<'_> {
+    /// Whether the walk meets the file at `path` (below `start`).
+    fn meets(&mut self, path: &Path) -> bool {
+        let mut levels: Vec<&Path> = path
+            .ancestors()
+            .take_while(|level| *level != self.start)
+            .collect();
+        levels.reverse();
+        levels.into_iter().all(|level| {
+            if level == path {
+                return self.judge(level, false);
+            }
+            if let Some(&entered) = self.entered.get(level) {
+                return entered;
+            }
+            let entered = self.judge(level, true);
+            self.entered.insert(level.to_owned(), entered);
+            entered
+        })
+    }
+
+    /// Whether the walk keeps the entry at `path`, whose parent it entered.
+    fn judge(&self, path: &Path, is_dir: bool) -> bool {
+        let below = path.strip_prefix(self.start).unwrap_or(path);
+        // Matched as ripgrep's `-g` matches, below the directory searched.
+        let glob_excludes = self.glob.as_ref().is_some_and(|glob| {
+            glob.matched(Path::new(GLOB_ROOT).join(below), is_dir)
+                .is_ignore()
+        });
+        let hidden = path
+            .file_name()
+            .is_some_and(|name| name.as_encoded_bytes().starts_with(b"."));
+        !glob_excludes
+            && !hidden
+            && !self
+                .rules
+                .ignores(&Path::new(RULES_ROOT).join(path), is_dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    use toolsmith_core::CancellationToken;
+
+    const FILES: usize = 4000;
+
+    /// A tree of [`FILES`] files that do not match "never-there", in directories of 100.
+    fn tree() -> InMemoryFileSystem {
+        let text = "a line of text that the pattern does not match\n".repeat(40);
+        (0..FILES).fold(InMemoryFileSystem::new(), |fs, n| {
+            fs.with_file(format!("d{}/f{n}.txt", n / 100), &text)
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_search_stops() {
+        // The search ran to its end inside one poll, whatever became of its future: a search
+        // dropped by a time limit went on through the whole tree, holding the thread.
+        let fs = tree();
+        let stop = SearchStop::default();
+        let search = {
+            let (fs, stop) = (fs.clone(), stop.clone());
+            tokio::spawn(
+                async move { fs.search_until(SearchQuery::new("never-there"), stop).await },
+            )
+        };
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while stop.files_started.load(Ordering::Relaxed) == 0 && !search.is_finished() {
+            assert!(Instant::now() < deadline, "the search never started");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        search.abort();
+        let _ = search.await;
+        // The blocking work holds a handle on the tree until it ends.
+        while Arc::strong_count(&fs.nodes) > 1 {
+            assert!(Instant::now() < deadline, "the search is still going");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let started = stop.files_started.load(Ordering::Relaxed);
+        assert!(
+            started < FILES,
+            "the search went through all {started} files after it was dropped"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_search_whose_call_is_cancelled_is_an_error() {
+        // The call's token was not looked at: a cancelled call's search went on to the end.
+        let fs = tree();
+        let token = CancellationToken::new();
+        token.cancel();
+        let context = ToolCallContext::new("call-1", "search_file", token);
+        let err = context
+            .scope(fs.search(SearchQuery::new("never-there").in_path("d1")))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\"d1\": not done: the search was stopped (its call was cancelled or timed out)"
+        );
+    }
 }

@@ -58,8 +58,8 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError>;
 
     /// Searches the files below `query.path` (the root when absent) for lines matching a
-    /// regular expression, skipping what `.gitignore` files and hidden names exclude (whatever
-    /// the glob says). A file named by `query.path` itself is searched whatever they and the
+    /// regular expression, skipping what ignore files (`.gitignore`, `.ignore`,
+    /// `.git/info/exclude`) and hidden names exclude (whatever the glob says). A file named by `query.path` itself is searched whatever they and the
     /// glob say, as ripgrep searches a file it is given. A glob with a `..` segment or a
     /// leading `/` would match nothing below `query.path` and is refused
     /// ([`SearchError::InvalidGlob`]).

@@ -2,7 +2,7 @@
 //! `.gitignore`, `grep-regex` and `grep-searcher` to match), with a cap on results.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -92,7 +92,10 @@ pub struct SearchMatch {
 }
 
 /// What a search found.
+///
+/// Built with [`Default`] and then its fields set (it is `#[non_exhaustive]`: more may come).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SearchReport {
     /// The matches, ordered by path and line, at most `max_matches` of them (when capped on
     /// disk, which ones depends on the order the parallel walk met the files in).
@@ -107,7 +110,51 @@ pub struct SearchReport {
     pub files_unsearched: usize,
     /// The first [`MAX_UNSEARCHED_LISTED`] of those files (relative to the root, sorted).
     pub unsearched: Vec<String>,
+    /// How many ignore files the search met but did not apply (too large, too many patterns,
+    /// or past the search's budget): what they would leave out was searched.
+    pub ignore_files_skipped: usize,
+    /// The first [`MAX_SKIPPED_IGNORE_FILES_LISTED`] of those files (sorted by path), and why
+    /// each was skipped.
+    pub skipped_ignore_files: Vec<SkippedIgnoreFile>,
 }
+
+/// An ignore file a search met but did not apply, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub struct SkippedIgnoreFile {
+    /// The file, relative to the root, with `/` separators (`src/.gitignore`).
+    pub path: String,
+    /// Why it was not applied.
+    pub reason: IgnoreFileSkip,
+}
+
+/// Why a search did not apply an ignore file (it is then taken as absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum IgnoreFileSkip {
+    /// It is larger than [`MAX_IGNORE_FILE_BYTES`].
+    TooLarge,
+    /// It holds more than [`MAX_IGNORE_FILE_PATTERNS`] patterns.
+    TooManyPatterns,
+    /// The search had compiled, from the ignore files met before it, so many patterns that
+    /// this one's would pass [`MAX_IGNORE_PATTERNS_PER_SEARCH`] (or
+    /// [`MAX_IGNORE_PATTERN_BYTES_PER_SEARCH`] bytes of them). On disk, which files those
+    /// are depends on the order the parallel walk meets them in.
+    PastSearchBudget,
+}
+
+impl std::fmt::Display for IgnoreFileSkip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TooLarge => write!(f, "over {} KiB", MAX_IGNORE_FILE_BYTES >> 10),
+            Self::TooManyPatterns => write!(f, "over {MAX_IGNORE_FILE_PATTERNS} patterns"),
+            Self::PastSearchBudget => f.write_str("past the search's budget of patterns"),
+        }
+    }
+}
+
+/// How many of the ignore files a search skipped its report names.
+pub const MAX_SKIPPED_IGNORE_FILES_LISTED: usize = 20;
 
 /// The longest line a search reads, in bytes: a file with a longer one (a gigabyte of
 /// minified text on one line) is left unsearched from there on, and said to be
@@ -409,14 +456,16 @@ impl Collector {
             capped,
             files_unsearched,
             unsearched,
+            ..SearchReport::default()
         }
     }
 }
 
-/// When a search on disk should stop: no one waits for it any more (the future awaiting it
-/// was dropped, by a time limit or a cancelled batch or run), or the call it runs for was
-/// cancelled. The walk runs on a blocking thread, which nothing else stops: it checks this
-/// before each entry it judges or visits, and each read of a file searched does.
+/// When a search should stop: no one waits for it any more (the future awaiting it was
+/// dropped, by a time limit or a cancelled batch or run), or the call it runs for was
+/// cancelled. A search runs on a blocking thread, which nothing else stops: the walk on disk
+/// checks this before each entry it judges or visits, the one in memory before each file,
+/// and each read of a file searched does.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SearchStop {
     dropped: Arc<AtomicBool>,
@@ -448,6 +497,15 @@ impl SearchStop {
     pub(crate) fn set_on_drop(&self) -> SetStopOnDrop {
         SetStopOnDrop(Arc::clone(&self.dropped))
     }
+
+    /// The error of a search of `query` that was stopped before its end.
+    pub(crate) fn stopped(query: &SearchQuery) -> SearchError {
+        SearchError::from(FsError::Io {
+            path: shown(query.path.as_deref().unwrap_or(Path::new("."))),
+            reason: "not done: the search was stopped (its call was cancelled or timed out)"
+                .to_owned(),
+        })
+    }
 }
 
 /// Sets a [`SearchStop`] when dropped.
@@ -461,9 +519,9 @@ impl Drop for SetStopOnDrop {
 
 /// A file's reads, refused once its search should stop: one large file's search ends with
 /// the rest of the walk.
-struct StoppableRead<'a, R> {
-    inner: R,
-    stop: &'a SearchStop,
+pub(crate) struct StoppableRead<'a, R> {
+    pub(crate) inner: R,
+    pub(crate) stop: &'a SearchStop,
 }
 
 impl<R: std::io::Read> std::io::Read for StoppableRead<'_, R> {
@@ -489,15 +547,8 @@ pub(crate) fn search_local(
     if let Some(glob) = &query.glob {
         check_glob(glob)?;
     }
-    let stopped = || {
-        SearchError::from(FsError::Io {
-            path: shown(query.path.as_deref().unwrap_or(Path::new("."))),
-            reason: "not done: the search was stopped (its call was cancelled or timed out)"
-                .to_owned(),
-        })
-    };
     if stop.is_set() {
-        return Err(stopped());
+        return Err(SearchStop::stopped(query));
     }
     let walk_root = root.join(start);
     let mut walk = ignore::WalkBuilder::new(&walk_root);
@@ -517,7 +568,8 @@ pub(crate) fn search_local(
             &err,
         )
     })?;
-    let rules = IgnoreRules::new(handle, root.to_owned());
+    let rules = Arc::new(IgnoreRules::new(IgnoreFilesOnDisk(handle), root.to_owned()));
+    let filter_rules = Arc::clone(&rules);
     let glob_overrides = match &query.glob {
         Some(glob) => Some(glob_overrides(&walk_root, glob)?),
         None => None,
@@ -535,7 +587,7 @@ pub(crate) fn search_local(
         // named by the caller, is not judged (as ripgrep searches what it is given); each
         // directory below it was judged as the walk entered it.
         let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
-        !hidden && !rules.ignores(entry.path(), is_dir)
+        !hidden && !filter_rules.ignores(entry.path(), is_dir)
     });
     if let Some(overrides) = glob_overrides {
         walk.overrides(overrides);
@@ -577,9 +629,11 @@ pub(crate) fn search_local(
         })
     });
     if stop.is_set() {
-        return Err(stopped());
+        return Err(SearchStop::stopped(query));
     }
-    Ok(collector.finish())
+    let mut report = collector.finish();
+    rules.note_skipped(&mut report);
+    Ok(report)
 }
 
 /// `glob` as the walk's override matcher, rooted at the directory searched.
@@ -599,45 +653,54 @@ fn glob_overrides(
 /// The largest ignore file read, in bytes: the largest real ones are tens of KiB. A larger
 /// one is taken as absent, as git takes one past its own limit (100 MiB); read whole, and
 /// compiled, it would cost memory and time out of all proportion.
-pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 256 << 10;
+pub const MAX_IGNORE_FILE_BYTES: u64 = 256 << 10;
 
 /// The most patterns an ignore file may hold and be applied: real ones hold at most a few
 /// thousand. Compiling costs by the pattern (for one anchored to a directory, `/src/x/*.o`,
 /// about 10 µs in a release build and 0.7 ms in a debug one): a file with more is taken as
 /// absent.
-pub(crate) const MAX_IGNORE_FILE_PATTERNS: usize = 5_000;
+pub const MAX_IGNORE_FILE_PATTERNS: usize = 5_000;
 
 /// The most patterns one search compiles from all the ignore files it meets together (a tree
 /// can hold one in every directory); the files met past it are taken as absent.
-pub(crate) const MAX_IGNORE_PATTERNS_PER_SEARCH: usize = 20_000;
+pub const MAX_IGNORE_PATTERNS_PER_SEARCH: usize = 20_000;
 
 /// The most bytes of patterns one search compiles from all the ignore files it meets
 /// together (a long pattern costs by its length); the files met past it are taken as absent.
-pub(crate) const MAX_IGNORE_PATTERN_BYTES_PER_SEARCH: usize = 2 << 20;
+pub const MAX_IGNORE_PATTERN_BYTES_PER_SEARCH: usize = 2 << 20;
 
 /// What one search may still compile of the ignore files it meets: each one is applied whole
 /// or taken as absent, so a tree that holds more (or a file larger) than the bounds above
 /// costs no more than they allow. Past the budget, which files are applied depends on the
 /// order the walk meets them in.
-pub(crate) struct IgnoreBudget {
+struct IgnoreBudget {
     /// Patterns, and bytes of patterns, still to spend.
     left: Mutex<(usize, usize)>,
+    /// The files not applied: how many, and the first few by path.
+    skipped: Mutex<(usize, BTreeSet<SkippedIgnoreFile>)>,
 }
 
 impl IgnoreBudget {
-    pub(crate) fn new() -> Self {
+    fn new() -> Self {
         Self {
             left: Mutex::new((
                 MAX_IGNORE_PATTERNS_PER_SEARCH,
                 MAX_IGNORE_PATTERN_BYTES_PER_SEARCH,
             )),
+            skipped: Mutex::default(),
         }
     }
 
-    /// The rules of an ignore file's `text`, rooted at the directory `base` it sits in; `None`
-    /// when it has none that compile, or more than [`MAX_IGNORE_FILE_PATTERNS`] or than what
-    /// is left of the budget (which it is taken from otherwise).
-    pub(crate) fn compile(&self, base: &Path, text: &str) -> Option<Gitignore> {
+    /// The rules of the ignore file at `path` (relative to the root) holding `bytes`, rooted
+    /// at the directory `base` it sits in; `None` when it has none that compile, or when it
+    /// is skipped (noted): larger than [`MAX_IGNORE_FILE_BYTES`], with more patterns than
+    /// [`MAX_IGNORE_FILE_PATTERNS`] or than what is left of the budget (which it is taken
+    /// from otherwise).
+    fn compile(&self, path: &Path, base: &Path, bytes: &[u8]) -> Option<Gitignore> {
+        if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {
+            return self.skip(path, IgnoreFileSkip::TooLarge);
+        }
+        let text = String::from_utf8_lossy(bytes);
         // As the matcher reads a line: `#` starts a comment, and a blank line is no pattern.
         let (patterns, bytes) = text
             .lines()
@@ -645,13 +708,17 @@ impl IgnoreBudget {
             .fold((0usize, 0usize), |(count, bytes), line| {
                 (count + 1, bytes + line.len())
             });
-        if patterns == 0 || patterns > MAX_IGNORE_FILE_PATTERNS {
+        if patterns == 0 {
             return None;
+        }
+        if patterns > MAX_IGNORE_FILE_PATTERNS {
+            return self.skip(path, IgnoreFileSkip::TooManyPatterns);
         }
         {
             let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
             if patterns > left.0 || bytes > left.1 {
-                return None;
+                drop(left);
+                return self.skip(path, IgnoreFileSkip::PastSearchBudget);
             }
             left.0 -= patterns;
             left.1 -= bytes;
@@ -663,12 +730,47 @@ impl IgnoreBudget {
         }
         builder.build().ok().filter(|rules| !rules.is_empty())
     }
+
+    /// Notes that the ignore file at `path` was skipped for `reason`.
+    fn skip(&self, path: &Path, reason: IgnoreFileSkip) -> Option<Gitignore> {
+        let mut skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
+        skipped.0 += 1;
+        skipped.1.insert(SkippedIgnoreFile {
+            path: match_path(path),
+            reason,
+        });
+        // Only the first few by path are listed: a tree of many files keeps no more.
+        if skipped.1.len() > MAX_SKIPPED_IGNORE_FILES_LISTED {
+            skipped.1.pop_last();
+        }
+        None
+    }
 }
 
-/// The ignore files of a local tree, read through the root's handle when the walk first needs
-/// a directory's, and what they say about an entry.
-struct IgnoreRules {
-    dir: Dir,
+/// Where a search reads the ignore files of a tree from.
+pub(crate) trait IgnoreFiles {
+    /// The bytes of the ignore file at `path` (relative to the root), up to one past
+    /// [`MAX_IGNORE_FILE_BYTES`] (enough to tell one too large), or `None` when there is none
+    /// to read.
+    fn read(&self, path: &Path) -> Option<Vec<u8>>;
+}
+
+/// The ignore files of a tree on disk, read through the root's handle.
+struct IgnoreFilesOnDisk(Dir);
+
+impl IgnoreFiles for IgnoreFilesOnDisk {
+    fn read(&self, path: &Path) -> Option<Vec<u8>> {
+        read_ignore_file(&self.0, path)
+    }
+}
+
+/// The ignore files of a tree (on disk or in memory), read when the walk first needs a
+/// directory's, and what they say about an entry. Both file systems judge through this, so
+/// that they read the same ignore files, of the directories a walk enters (not those of a
+/// hidden or ignored directory, nor of one whose entries are all hidden or left out by the
+/// glob), and spend the same budget on them.
+pub(crate) struct IgnoreRules<F> {
+    files: F,
     root: PathBuf,
     /// For each directory met (by its path relative to the root), the rules of it and of the
     /// directories above it that have any, the deepest first: an entry's judgement takes one
@@ -689,10 +791,12 @@ struct DirectoryRules {
     exclude: Option<Gitignore>,
 }
 
-impl IgnoreRules {
-    fn new(dir: Dir, root: PathBuf) -> Self {
+impl<F: IgnoreFiles> IgnoreRules<F> {
+    /// The rules of the ignore files of the tree at `root` (an absolute path, which the paths
+    /// judged start with), read from `files`.
+    pub(crate) fn new(files: F, root: PathBuf) -> Self {
         Self {
-            dir,
+            files,
             root,
             chains: RwLock::default(),
             budget: IgnoreBudget::new(),
@@ -700,8 +804,9 @@ impl IgnoreRules {
     }
 
     /// Whether the ignore files of the directories above `path` (absolute, beneath the root)
-    /// leave it out: of each kind, the deepest file that has a say decides, as in git.
-    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+    /// leave it out: of each kind, the deepest file that has a say decides, as in git. The
+    /// first judgement of an entry of a directory reads its ignore files, and those above.
+    pub(crate) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
         let Some(parent) = path.strip_prefix(&self.root).ok().and_then(Path::parent) else {
             return false;
         };
@@ -762,12 +867,27 @@ impl IgnoreRules {
         chain
     }
 
+    /// Notes in `report` the ignore files read so far but not applied.
+    pub(crate) fn note_skipped(&self, report: &mut SearchReport) {
+        let (count, listed) = std::mem::take(
+            &mut *self
+                .budget
+                .skipped
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        report.ignore_files_skipped = count;
+        report.skipped_ignore_files = listed.into_iter().collect();
+    }
+
     /// The rules of the ignore files of `directory` (relative to the root), or `None` when it
     /// has none.
     fn rules_in(&self, directory: &Path) -> Option<DirectoryRules> {
         let rules_in = |name: &str| {
-            let text = read_ignore_file(&self.dir, &directory.join(name))?;
-            self.budget.compile(&self.root.join(directory), &text)
+            let path = directory.join(name);
+            let bytes = self.files.read(&path)?;
+            self.budget
+                .compile(&path, &self.root.join(directory), &bytes)
         };
         let rules = DirectoryRules {
             ignore: rules_in(".ignore"),
@@ -790,20 +910,17 @@ fn open_regular_file(dir: &Dir, path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file.into_std())
 }
 
-/// The text of the ignore file at `path` (relative to the root's handle `dir`), or `None` when
-/// there is none to read: missing, a link that leads out of the root (refused by the handle),
-/// anything but a regular file (opened without blocking, so a FIFO does not stall the
-/// search), or larger than [`MAX_IGNORE_FILE_BYTES`].
-fn read_ignore_file(dir: &Dir, path: &Path) -> Option<String> {
+/// The bytes of the ignore file at `path` (relative to the root's handle `dir`), up to one
+/// past [`MAX_IGNORE_FILE_BYTES`], or `None` when there is none to read: missing, a link that
+/// leads out of the root (refused by the handle), or anything but a regular file (opened
+/// without blocking, so a FIFO does not stall the search).
+fn read_ignore_file(dir: &Dir, path: &Path) -> Option<Vec<u8>> {
     let file = open_regular_file(dir, path).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_IGNORE_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .ok()?;
-    if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {
-        return None;
-    }
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Some(bytes)
 }
 
 #[cfg(test)]
@@ -929,6 +1046,153 @@ mod tests {
             .flat_map(|n| ignored_log(&format!("d{n}"), patterns, pattern_bytes))
             .collect();
         assert_eq!(logs_found(&tree).await, [("local", 1), ("in memory", 1)]);
+    }
+
+    #[tokio::test]
+    async fn only_the_ignore_files_of_directories_the_walk_enters_spend_the_budget() {
+        // In memory, every `.gitignore` in the tree was compiled, those of hidden and ignored
+        // directories too, which the walk on disk never enters: with them filling the budget,
+        // the one leaving out `d/a.log` was past it in memory only.
+        let full = |directory: &str| ignored_log(directory, MAX_IGNORE_FILE_PATTERNS, 8);
+        let hidden: Vec<(String, String)> = (0..4).flat_map(|n| full(&format!(".h{n}"))).collect();
+        // The root's rule takes one pattern of the budget: these leave it three.
+        let ignored: Vec<(String, String)> = (0..4)
+            .flat_map(|n| ignored_log(&format!("b/{n}"), MAX_IGNORE_FILE_PATTERNS - 1, 8))
+            .chain([(".gitignore".to_owned(), "/b/\n".to_owned())])
+            .collect();
+        // A directory whose entries are all hidden is entered, but none is judged.
+        let only_hidden: Vec<(String, String)> = (0..4)
+            .map(|n| {
+                (format!("c{n}/.gitignore"), {
+                    let [(_, rules), _] = full("");
+                    rules
+                })
+            })
+            .collect();
+        for (case, tree) in [
+            ("hidden directories", hidden),
+            ("an ignored directory", ignored),
+            ("directories of hidden entries", only_hidden),
+        ] {
+            let tree: Vec<(String, String)> =
+                tree.into_iter().chain(ignored_log("d", 10, 8)).collect();
+            assert_eq!(
+                logs_found(&tree).await,
+                [("local", 0), ("in memory", 0)],
+                "{case}"
+            );
+        }
+    }
+
+    /// The skipped ignore files a search of the whole tree of `files` reports, on disk and in
+    /// memory: how many, and those listed.
+    async fn skipped_reported(
+        files: &[(String, String)],
+    ) -> [(&'static str, usize, Vec<SkippedIgnoreFile>); 2] {
+        use crate::{FileSystem as _, InMemoryFileSystem, LocalFileSystem};
+        let dir = tempfile::tempdir().unwrap();
+        let mut in_memory = InMemoryFileSystem::new();
+        for (path, content) in files {
+            let on_disk = dir.path().join(path);
+            std::fs::create_dir_all(on_disk.parent().unwrap()).unwrap();
+            std::fs::write(on_disk, content).unwrap();
+            in_memory = in_memory.with_file(path, content.as_str());
+        }
+        let local = LocalFileSystem::new(dir.path()).unwrap();
+        let local = local.search(SearchQuery::new("alpha")).await.unwrap();
+        let in_memory = in_memory.search(SearchQuery::new("alpha")).await.unwrap();
+        [
+            (
+                "local",
+                local.ignore_files_skipped,
+                local.skipped_ignore_files,
+            ),
+            (
+                "in memory",
+                in_memory.ignore_files_skipped,
+                in_memory.skipped_ignore_files,
+            ),
+        ]
+    }
+
+    fn skipped(path: &str, reason: IgnoreFileSkip) -> SkippedIgnoreFile {
+        SkippedIgnoreFile {
+            path: path.to_owned(),
+            reason,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_ignore_files_not_applied_are_reported_with_why() {
+        // A search that took an ignore file as absent said nothing of it: a model saw the
+        // files it leaves out searched, and could not tell why.
+        let mut too_large = String::from("*.log\n");
+        too_large.push_str(&"#".repeat(MAX_IGNORE_FILE_BYTES as usize));
+        let tree: Vec<(String, String)> = [
+            ("big/.gitignore".to_owned(), too_large.clone()),
+            ("big/a.log".to_owned(), "alpha\n".to_owned()),
+            // Never read: a hidden directory, and one the root's rule leaves out.
+            (".h/.gitignore".to_owned(), too_large.clone()),
+            ("out/.gitignore".to_owned(), too_large),
+            ("out/a.log".to_owned(), "alpha\n".to_owned()),
+            (".gitignore".to_owned(), "/out/\n".to_owned()),
+        ]
+        .into_iter()
+        .chain(ignored_log("many", MAX_IGNORE_FILE_PATTERNS + 1, 8))
+        // One past what the budget holds, less the root's pattern.
+        .chain(
+            (0..MAX_IGNORE_PATTERNS_PER_SEARCH / 1000)
+                .flat_map(|n| ignored_log(&format!("d{n:02}"), 1000 - usize::from(n == 0), 8)),
+        )
+        .chain(ignored_log("d99", 1, 8))
+        .collect();
+        for (kind, count, listed) in skipped_reported(&tree).await {
+            assert_eq!(count, 3, "{kind}: {listed:?}");
+            // Which file is past the budget depends on the walk's order on disk.
+            let past = listed
+                .iter()
+                .find(|file| file.reason == IgnoreFileSkip::PastSearchBudget)
+                .map_or("none", |file| file.path.as_str());
+            assert!(past.starts_with('d'), "{kind}: {listed:?}");
+            assert_eq!(
+                listed,
+                [
+                    skipped("big/.gitignore", IgnoreFileSkip::TooLarge),
+                    skipped(past, IgnoreFileSkip::PastSearchBudget),
+                    skipped("many/.gitignore", IgnoreFileSkip::TooManyPatterns),
+                ],
+                "{kind}"
+            );
+        }
+        assert_eq!(
+            skipped_reported(&tree).await[1].2[1].path,
+            "d99/.gitignore",
+            "in memory, the files are met in order"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_ignore_files_not_applied_are_listed_up_to_a_cap_by_path() {
+        let tree: Vec<(String, String)> = (0..=MAX_SKIPPED_IGNORE_FILES_LISTED)
+            .rev()
+            .flat_map(|n| ignored_log(&format!("d{n:02}"), MAX_IGNORE_FILE_PATTERNS + 1, 1))
+            .collect();
+        let first: Vec<SkippedIgnoreFile> = (0..MAX_SKIPPED_IGNORE_FILES_LISTED)
+            .map(|n| {
+                skipped(
+                    &format!("d{n:02}/.gitignore"),
+                    IgnoreFileSkip::TooManyPatterns,
+                )
+            })
+            .collect();
+        let expected = MAX_SKIPPED_IGNORE_FILES_LISTED + 1;
+        assert_eq!(
+            skipped_reported(&tree).await,
+            [
+                ("local", expected, first.clone()),
+                ("in memory", expected, first)
+            ]
+        );
     }
 
     #[test]

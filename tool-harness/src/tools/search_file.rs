@@ -13,27 +13,26 @@ use crate::{FileSystem, MAX_SEARCHED_LINE_BYTES, SearchError, SearchQuery, Searc
 pub const SEARCH_FILE_TOOL: &str = "search_file";
 
 /// Renders a search's result as `search_file` shows it: a summary line, then one
-/// `path:line: text` line per match, a note when the results were capped, and one naming
-/// the files that could not be searched.
+/// `path:line: text` line per match, a note when the results were capped, one naming the
+/// files that could not be searched, and one naming the ignore files not applied.
 ///
 /// ```
 /// use toolsmith::harness::{SearchMatch, SearchReport, tools::render_report};
 ///
-/// let report = SearchReport {
-///     matches: vec![SearchMatch { path: "src/lib.rs".into(), line: 3, text: "fn main() {}".into() }],
-///     files_searched: 2,
-///     ..SearchReport::default()
-/// };
+/// let mut report = SearchReport::default();
+/// report.matches = vec![SearchMatch { path: "src/lib.rs".into(), line: 3, text: "fn main() {}".into() }];
+/// report.files_searched = 2;
 /// assert_eq!(render_report("main", &report), "1 match in 1 file (2 files searched)\nsrc/lib.rs:3: fn main() {}");
 /// ```
 pub fn render_report(pattern: &str, report: &SearchReport) -> String {
     if report.matches.is_empty() {
         return format!(
-            "No matches for {} ({} file{} searched){}",
+            "No matches for {} ({} file{} searched){}{}",
             quoted(pattern),
             report.files_searched,
             plural(report.files_searched),
-            unsearched_note(report)
+            unsearched_note(report),
+            skipped_ignore_files_note(report),
         );
     }
     let mut files: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
@@ -59,6 +58,7 @@ pub fn render_report(pattern: &str, report: &SearchReport) -> String {
         ));
     }
     text.push_str(&unsearched_note(report));
+    text.push_str(&skipped_ignore_files_note(report));
     text
 }
 
@@ -77,6 +77,33 @@ fn unsearched_note(report: &SearchReport) -> String {
         report.files_unsearched,
         plural(report.files_unsearched),
         MAX_SEARCHED_LINE_BYTES / (1024 * 1024),
+    )
+}
+
+/// The note naming the ignore files a search did not apply, and why, on a line of its own;
+/// empty when there are none.
+fn skipped_ignore_files_note(report: &SearchReport) -> String {
+    if report.ignore_files_skipped == 0 {
+        return String::new();
+    }
+    let mut listed: Vec<String> = report
+        .skipped_ignore_files
+        .iter()
+        .map(|skipped| format!("{} ({})", skipped.path, skipped.reason))
+        .collect();
+    if report.ignore_files_skipped > listed.len() {
+        listed.push("…".to_owned());
+    }
+    format!(
+        "\n[{} ignore file{} not applied, so what {} would leave out was searched: {}]",
+        report.ignore_files_skipped,
+        plural(report.ignore_files_skipped),
+        if report.ignore_files_skipped == 1 {
+            "it"
+        } else {
+            "they"
+        },
+        listed.join(", "),
     )
 }
 

@@ -597,3 +597,88 @@ async fn a_glob_does_not_bring_back_what_ignore_files_and_hidden_names_leave_out
         }
     }
 }
+
+#[tokio::test]
+async fn ignore_and_exclude_files_apply_on_both_file_systems() {
+    // In memory only `.gitignore` files were read: what `.ignore` and `.git/info/exclude`
+    // leave out on disk was searched there.
+    for (kind, fs, _dir) in file_systems() {
+        for (path, content) in [
+            (".gitignore", &b"*.md\n"[..]),
+            // An `.ignore` file's say comes before a `.gitignore` file's.
+            (".ignore", b"*.tmp\n!notes.md\n"),
+            (".git/info/exclude", b"*.bak\n"),
+            ("sub/.ignore", b"!keep.tmp\n"),
+            ("a.rs", b"alpha\n"),
+            ("a.tmp", b"alpha\n"),
+            ("a.bak", b"alpha\n"),
+            ("notes.md", b"alpha\n"),
+            ("other.md", b"alpha\n"),
+            ("sub/keep.tmp", b"alpha\n"),
+            ("sub/drop.tmp", b"alpha\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let report = fs.search(SearchQuery::new("alpha")).await.unwrap();
+        let found: Vec<&str> = report.matches.iter().map(|m| m.path.as_str()).collect();
+        assert_eq!(found, ["a.rs", "notes.md", "sub/keep.tmp"], "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn the_tool_names_the_ignore_files_it_did_not_apply() {
+    // A model saw the files an ignore file leaves out searched, with nothing to say that the
+    // file was too large (or held too many patterns) to be applied.
+    use toolsmith_harness::{IgnoreFileSkip, MAX_IGNORE_FILE_BYTES, MAX_IGNORE_FILE_PATTERNS};
+    let mut too_large = b"*.log\n".to_vec();
+    too_large.resize(MAX_IGNORE_FILE_BYTES as usize + 1, b'\n');
+    let mut too_many = b"*.log\n".to_vec();
+    for n in 0..MAX_IGNORE_FILE_PATTERNS {
+        too_many.extend_from_slice(format!("{n}.tmp\n").as_bytes());
+    }
+    for (kind, fs, _dir) in file_systems() {
+        for (path, content) in [
+            ("big/.gitignore", &too_large[..]),
+            ("big/a.log", b"alpha\n"),
+            ("many/.gitignore", &too_many),
+            ("many/a.log", b"alpha\n"),
+            ("ok/.gitignore", b"*.log\n"),
+            ("ok/a.log", b"alpha\n"),
+        ] {
+            fs.write(Path::new(path), content.to_vec()).await.unwrap();
+        }
+        let report = fs.search(SearchQuery::new("alpha")).await.unwrap();
+        assert_eq!(report.ignore_files_skipped, 2, "{kind}");
+        let reasons: Vec<(&str, IgnoreFileSkip)> = report
+            .skipped_ignore_files
+            .iter()
+            .map(|file| (file.path.as_str(), file.reason))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                ("big/.gitignore", IgnoreFileSkip::TooLarge),
+                ("many/.gitignore", IgnoreFileSkip::TooManyPatterns)
+            ],
+            "{kind}"
+        );
+
+        let m = manager(fs);
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "alpha"})).await,
+            "2 matches in 2 files (2 files searched)\n\
+             big/a.log:1: alpha\n\
+             many/a.log:1: alpha\n\
+             [2 ignore files not applied, so what they would leave out was searched: \
+             big/.gitignore (over 256 KiB), many/.gitignore (over 5000 patterns)]",
+            "{kind}"
+        );
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "zeta", "path": "big"})).await,
+            "No matches for \"zeta\" (1 file searched)\n\
+             [1 ignore file not applied, so what it would leave out was searched: \
+             big/.gitignore (over 256 KiB)]",
+            "{kind}"
+        );
+    }
+}
