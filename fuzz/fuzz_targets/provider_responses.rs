@@ -3,10 +3,11 @@
 //!
 //! Asserts, beyond "no panic": `parse_answer` is what `parse_calls`, `parse_text` and
 //! `parse_stop_reason` read apart (or the first of their errors), as its doc promises; every
-//! call has a non-empty id (but where `takes_ids_as_written`) and a readable call's
-//! arguments are an object; a call whose id is the generated one of its place
-//! (`toolsmith-call-N`) shares it with no other call of the answer
-//! (`distinct_generated_ids`).
+//! call has a non-empty id and a readable call's arguments are an object; a call whose id is
+//! the generated one of its place (`toolsmith-call-N`) shares it with no other call of the
+//! answer (`distinct_generated_ids`); a turn sent back as the provider wrote it (Anthropic,
+//! Responses, Gemini) holds its calls under the ids their results are sent with, in order,
+//! each with a name.
 
 #![no_main]
 
@@ -28,9 +29,12 @@ fn check(provider: Provider, response: &Value) {
     let text = provider.parse_text(response);
     let stop = provider.parse_stop_reason(response);
     let answer = provider.parse_answer(response);
-    let _ = provider.parse_turn_entries(response);
+    let entries = provider.parse_turn_entries(response);
     if let Ok(calls) = &calls {
         check_calls(provider, calls);
+        if let Ok(Some(entries)) = &entries {
+            check_turn(provider, calls, entries, response);
+        }
     }
     match (answer, calls, text, stop) {
         (Ok(answer), Ok(calls), Ok(text), Ok(stop)) => {
@@ -69,7 +73,7 @@ fn check_calls(provider: Provider, calls: &[ParsedCall]) {
         .collect();
     for (index, call) in calls.iter().enumerate() {
         assert!(
-            !ids[index].is_empty() || takes_ids_as_written(provider),
+            !ids[index].is_empty(),
             "{provider}: call {index} has an empty id"
         );
         if let Ok(request) = call {
@@ -93,10 +97,64 @@ fn check_calls(provider: Provider, calls: &[ParsedCall]) {
     }
 }
 
-/// Whether `provider` keeps a call's id as the answer wrote it, even empty: Anthropic and
-/// OpenAI Responses turns go back verbatim, and their results must name the ids the turn
-/// has (`calls_with_empty_ids_get_ids_of_their_own` in core's `provider/mod.rs`). The other
-/// formats give an empty id a generated one.
-fn takes_ids_as_written(provider: Provider) -> bool {
-    matches!(provider, Provider::Anthropic | Provider::OpenAiResponses)
+/// The calls of a turn sent back as written, by (id, name): Anthropic's `tool_use` blocks,
+/// Responses' `function_call` items, Gemini's `functionCall` parts (which carry no id of
+/// their own to check).
+fn turn_calls(provider: Provider, entries: &[Value]) -> Vec<(Option<String>, Option<String>)> {
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    match provider {
+        Provider::Anthropic => entries
+            .iter()
+            .filter_map(|entry| entry.get("content").and_then(Value::as_array))
+            .flatten()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+            .map(|block| (text(block.get("id")), text(block.get("name"))))
+            .collect(),
+        Provider::OpenAiResponses => entries
+            .iter()
+            .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+            .map(|item| (text(item.get("call_id")), text(item.get("name"))))
+            .collect(),
+        Provider::Gemini => entries
+            .iter()
+            .filter_map(|entry| entry.get("parts").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|part| part.get("functionCall"))
+            .map(|call| (None, text(call.get("name"))))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn check_turn(provider: Provider, calls: &[ParsedCall], entries: &[Value], response: &Value) {
+    let in_turn = turn_calls(provider, entries);
+    if !matches!(
+        provider,
+        Provider::Anthropic | Provider::OpenAiResponses | Provider::Gemini
+    ) {
+        return;
+    }
+    assert_eq!(
+        in_turn.len(),
+        calls.len(),
+        "{provider}: the turn holds another number of calls than were read from {response}"
+    );
+    for (index, ((id, name), call)) in in_turn.iter().zip(calls).enumerate() {
+        let call_id = match call {
+            Ok(request) => &request.id,
+            Err(rejected) => &rejected.id,
+        };
+        if provider != Provider::Gemini {
+            let sent = provider.call_id_as_sent(call_id);
+            assert_eq!(
+                id.as_deref(),
+                Some(sent.as_ref()),
+                "{provider}: call {index} of the turn of {response}"
+            );
+        }
+        assert!(
+            name.as_deref().is_some_and(|name| !name.is_empty()),
+            "{provider}: call {index} of the turn has no name: {response}"
+        );
+    }
 }
