@@ -7,6 +7,9 @@
 //! the `shed` meta-tool with `limit` 10, exactly as a model's would be. The last line printed
 //! is `R@1=… R@5=… R@10=… hit@1=… hit@5=… MRR=…`, averaged over the queries; `--misses`
 //! also prints, to stderr, each query whose expected tools are not all in the top 10.
+//!
+//! Copied into a crate of your own, it needs `futures = "0.3"` besides the dependencies the
+//! README lists.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
