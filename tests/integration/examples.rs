@@ -17,6 +17,10 @@ mod agent_server_example;
 #[allow(dead_code)]
 mod quickstart_example;
 
+#[path = "../../examples/shed_eval.rs"]
+#[allow(dead_code)]
+mod shed_eval_example;
+
 #[path = "../../examples/typed_answers.rs"]
 #[allow(dead_code)]
 mod typed_answers_example;
@@ -165,4 +169,26 @@ fn the_quickstart_names_the_variables_it_cannot_use_instead_of_panicking() {
         quickstart_model(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")]),
         Ok(Some(("openai_chat".to_owned(), "gpt-4.1-mini".to_owned())))
     );
+}
+
+#[test]
+fn shed_eval_refuses_a_second_set_or_an_unknown_option_rather_than_ignore_it() {
+    let parse =
+        |args: &[&str]| shed_eval_example::parse_options(args.iter().map(|arg| (*arg).to_owned()));
+    assert_eq!(
+        parse(&["data/bfcl", "--misses"]),
+        Ok(shed_eval_example::Options {
+            dir: "data/bfcl".into(),
+            show_misses: true,
+        })
+    );
+    assert_eq!(
+        parse(&["data/bfcl", "data/seal"]),
+        Err(r#"one DIR a run: given "data/bfcl" and "data/seal""#.to_owned())
+    );
+    assert_eq!(
+        parse(&["data/bfcl", "--miss"]),
+        Err(r#"unknown option "--miss""#.to_owned())
+    );
+    assert_eq!(parse(&["--misses"]), Err("no DIR given".to_owned()));
 }
