@@ -10,6 +10,15 @@
 //! `AgentEvent` as serde writes it (`{"type": "tool_call_started", "data": {..}}`), then
 //! `{"type": "answer", "data": "<text>"}` or `{"type": "error", "data": "<message>"}`. A
 //! client that hangs up stops its run (the stream is dropped, and the run with it).
+//!
+//! Copied into a crate of your own, it needs, besides the dependencies the README lists:
+//!
+//! ```toml
+//! axum = { version = "0.8", default-features = false, features = ["http1", "tokio"] }
+//! futures = "0.3"
+//! reqwest = { version = "0.13", default-features = false }
+//! rustls = { version = "0.23", default-features = false, features = ["ring"] }
+//! ```
 
 use std::convert::Infallible;
 use std::io::Write;

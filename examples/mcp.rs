@@ -7,8 +7,9 @@
 //! The same over stdio, a server in a child process (nothing of it runs here):
 //!
 //! - serving: in the server program's `main`, `serve_stdio(McpServer::new(manager)).await?`
-//!   (stdout then carries only JSON-RPC: log to stderr); `serve_io(server, read, write,
-//!   JsonLimits::default())` does the same over any reader and writer. The `toolsmith`
+//!   (stdout then carries only JSON-RPC: log to stderr); `serve_until_closed(server, read,
+//!   write, JsonLimits::for_server())` does the same over any reader and writer (`serve_io`
+//!   returns the running service instead of waiting for its end). The `toolsmith`
 //!   command serves its presets this way: `toolsmith serve --root DIR --preset files`.
 //! - consuming: `McpClient::connect(McpTransport::child(McpCommand::new("toolsmith")
 //!   .args(["serve", "--preset", "files"]))).await?`, after which `client.tools()` is as

@@ -1,7 +1,8 @@
 //! `ToolPreset::standard` over a temporary directory: a few calls of each tool, and an escape
 //! attempt that the sandbox refuses.
 //!
-//! Run with `cargo run --example presets`.
+//! Run with `cargo run --example presets`. Copied into a crate of your own, it needs
+//! `tempfile = "3"` besides the dependencies the README lists.
 
 use std::sync::Arc;
 

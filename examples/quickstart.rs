@@ -6,7 +6,9 @@
 //!
 //! With `OPENAI_API_KEY` (or `OPENAI_BASE_URL`, for a local OpenAI-compatible server such as
 //! llama.cpp's, vLLM or Ollama) or `ANTHROPIC_API_KEY` set, the same session runs against
-//! that model instead (`OPENAI_MODEL` / `ANTHROPIC_MODEL` pick the model).
+//! that model instead (`OPENAI_MODEL` / `ANTHROPIC_MODEL` pick the model, and
+//! `ANTHROPIC_BASE_URL` another server). Set but unusable (a base URL without `http://`, say),
+//! they are named in an error, and the example exits with code 2.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,30 +104,57 @@ fn trace(event: &AgentEvent) {
     }
 }
 
-/// A real model when the environment names one, with the model name to request.
-fn model_from_env() -> Option<(Arc<dyn ChatModel>, String)> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() {
-        let model = OpenAiChatModel::from_env().unwrap_or_else(|err| panic!("{err}"));
+/// A model client, and the model to request of it.
+pub type NamedModel = (Arc<dyn ChatModel>, String);
+
+/// A real model when `var` (the environment, in `main`) names one, with the model name to
+/// request; `Ok(None)` when it names none. Variables set but unusable (a base URL that is not
+/// one, say) are an error naming them, for `main` to print.
+pub fn model_from_env(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<NamedModel>, String> {
+    // Blank counts as unset, as for the clients' own `from_env`.
+    let var = |name: &str| var(name).filter(|value| !value.trim().is_empty());
+    let (key, base_url) = (var("OPENAI_API_KEY"), var("OPENAI_BASE_URL"));
+    if key.is_some() || base_url.is_some() {
+        let mut builder = OpenAiChatModel::builder();
+        if let Some(key) = key {
+            builder = builder.api_key(key);
+        }
+        if let Some(url) = base_url {
+            builder = builder.base_url(url);
+        }
+        let model = builder
+            .build()
+            .map_err(|err| format!("OPENAI_API_KEY / OPENAI_BASE_URL: {err}"))?;
         let name = var("OPENAI_MODEL").unwrap_or_else(|| "gpt-4.1-mini".to_owned());
-        return Some((Arc::new(model), name));
+        return Ok(Some((Arc::new(model), name)));
     }
-    if var("ANTHROPIC_API_KEY").is_some() {
-        let model = AnthropicModel::from_env().unwrap_or_else(|err| panic!("{err}"));
+    if let Some(key) = var("ANTHROPIC_API_KEY") {
+        let mut builder = AnthropicModel::builder().api_key(key);
+        if let Some(url) = var("ANTHROPIC_BASE_URL") {
+            builder = builder.base_url(url);
+        }
+        let model = builder
+            .build()
+            .map_err(|err| format!("ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL: {err}"))?;
         let name = var("ANTHROPIC_MODEL").unwrap_or_else(|| "claude-sonnet-4-5".to_owned());
-        return Some((Arc::new(model), name));
+        return Ok(Some((Arc::new(model), name)));
     }
-    None
+    Ok(None)
 }
 
 #[tokio::main]
 async fn main() {
-    let (model, name) = model_from_env().unwrap_or_else(|| {
-        (
+    let (model, name) = match model_from_env(&|name| std::env::var(name).ok()) {
+        Ok(Some(named)) => named,
+        Ok(None) => (
             Arc::new(scripted_model()) as Arc<dyn ChatModel>,
             "scripted".to_owned(),
-        )
-    });
+        ),
+        Err(err) => {
+            eprintln!("quickstart: the model the environment names cannot be used: {err}");
+            std::process::exit(2);
+        }
+    };
     println!("model: {} ({name})", model.name());
     let session = AgentSession::builder(model)
         .with_model(name)

@@ -81,7 +81,10 @@ fn shed_of_tools() -> ToolShed {
                     format!("{does} {what}."),
                     Args::new(
                         scheme::object()
-                            .required(*key, scheme::string().describe(format!("Which {what}")))
+                            .required(
+                                *key,
+                                scheme::string().describe(format!("Identifies {what}.")),
+                            )
                             .build(),
                     ),
                     move |_: ToolArgs<'_>| {

@@ -7,6 +7,9 @@
 //! the `shed` meta-tool with `limit` 10, exactly as a model's would be. The last line printed
 //! is `R@1=… R@5=… R@10=… hit@1=… hit@5=… MRR=…`, averaged over the queries; `--misses`
 //! also prints, to stderr, each query whose expected tools are not all in the top 10.
+//!
+//! Copied into a crate of your own, it needs `futures = "0.3"` besides the dependencies the
+//! README lists.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -170,20 +173,51 @@ async fn evaluate(dir: &Path, show_misses: bool) -> Result<String, String> {
     Ok(metrics.line())
 }
 
-fn main() -> ExitCode {
-    let mut dir = None;
+/// What the command line asks for: the data set's directory and whether to show the misses.
+#[derive(Debug, PartialEq)]
+pub struct Options {
+    /// The directory holding `tools.jsonl` and `queries.jsonl`.
+    pub dir: PathBuf,
+    /// `--misses`: print each query whose expected tools are not all found.
+    pub show_misses: bool,
+}
+
+const USAGE: &str = "usage: shed_eval DIR [--misses]  (DIR holds tools.jsonl and queries.jsonl)";
+
+/// Reads the arguments after the program's name. A second directory or an option other than
+/// `--misses` is refused: taken silently, the figures printed would be another set's than
+/// the reader thinks.
+pub fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+    let mut dir: Option<PathBuf> = None;
     let mut show_misses = false;
-    for arg in std::env::args().skip(1) {
+    for arg in args {
         match arg.as_str() {
             "--misses" => show_misses = true,
-            _ => dir = Some(PathBuf::from(arg)),
+            option if option.starts_with("--") => {
+                return Err(format!("unknown option {option:?}"));
+            }
+            _ => {
+                if let Some(first) = &dir {
+                    let first = first.display().to_string();
+                    return Err(format!("one DIR a run: given {first:?} and {arg:?}"));
+                }
+                dir = Some(PathBuf::from(arg));
+            }
         }
     }
-    let Some(dir) = dir else {
-        eprintln!("usage: shed_eval DIR [--misses]  (DIR holds tools.jsonl and queries.jsonl)");
-        return ExitCode::FAILURE;
+    let dir = dir.ok_or("no DIR given")?;
+    Ok(Options { dir, show_misses })
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(err) => {
+            eprintln!("shed_eval: {err}\n{USAGE}");
+            return ExitCode::FAILURE;
+        }
     };
-    match futures::executor::block_on(evaluate(&dir, show_misses)) {
+    match futures::executor::block_on(evaluate(&options.dir, options.show_misses)) {
         Ok(line) => {
             println!("{line}");
             ExitCode::SUCCESS

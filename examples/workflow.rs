@@ -3,7 +3,8 @@
 //! cancelled), and a flaky lookup succeeds on its third attempt. Then the same plan again as
 //! a stream, each outcome shown as its call ends.
 //!
-//! Run with `cargo run --example workflow`.
+//! Run with `cargo run --example workflow`. Copied into a crate of your own, it needs
+//! `futures = "0.3"` (for `StreamExt::next`) besides the dependencies the README lists.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

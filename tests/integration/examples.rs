@@ -12,6 +12,15 @@ mod mcp_example;
 #[allow(dead_code)]
 mod agent_server_example;
 
+#[cfg(feature = "http-models")]
+#[path = "../../examples/quickstart.rs"]
+#[allow(dead_code)]
+mod quickstart_example;
+
+#[path = "../../examples/shed_eval.rs"]
+#[allow(dead_code)]
+mod shed_eval_example;
+
 #[path = "../../examples/typed_answers.rs"]
 #[allow(dead_code)]
 mod typed_answers_example;
@@ -117,4 +126,69 @@ async fn the_agent_server_example_streams_each_client_its_own_run() {
         assert_eq!(read[2]["data"]["call_id"], call, "{printed}");
         assert_eq!(read[7]["data"], answer, "{printed}");
     }
+}
+
+/// What the quickstart makes of an environment given as `(name, value)` pairs: the model's
+/// and the requested model's names, or the error it prints.
+#[cfg(feature = "http-models")]
+fn quickstart_model(environment: &[(&str, &str)]) -> Result<Option<(String, String)>, String> {
+    let var = |name: &str| {
+        environment
+            .iter()
+            .find(|(set, _)| *set == name)
+            .map(|(_, value)| (*value).to_owned())
+    };
+    quickstart_example::model_from_env(&var)
+        .map(|named| named.map(|(model, requested)| (model.name().to_owned(), requested)))
+}
+
+#[cfg(feature = "http-models")]
+#[test]
+fn the_quickstart_names_the_variables_it_cannot_use_instead_of_panicking() {
+    let refused = quickstart_model(&[("OPENAI_BASE_URL", "not a url")])
+        .expect_err("a base URL that is not one is refused");
+    assert!(
+        refused.starts_with("OPENAI_API_KEY / OPENAI_BASE_URL: ")
+            && refused.contains("\"not a url\""),
+        "{refused}"
+    );
+    let refused = quickstart_model(&[
+        ("ANTHROPIC_API_KEY", "sk-ant-test"),
+        ("ANTHROPIC_BASE_URL", "ftp://localhost"),
+    ])
+    .expect_err("a base URL that is not HTTP is refused");
+    assert!(
+        refused.starts_with("ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL: ")
+            && refused.contains("\"ftp://localhost\""),
+        "{refused}"
+    );
+    // Blank is unset, as for the clients' `from_env`: the scripted model runs.
+    assert_eq!(quickstart_model(&[("OPENAI_API_KEY", "  ")]), Ok(None));
+    assert_eq!(quickstart_model(&[]), Ok(None));
+    assert_eq!(
+        quickstart_model(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")]),
+        Ok(Some(("openai_chat".to_owned(), "gpt-4.1-mini".to_owned())))
+    );
+}
+
+#[test]
+fn shed_eval_refuses_a_second_set_or_an_unknown_option_rather_than_ignore_it() {
+    let parse =
+        |args: &[&str]| shed_eval_example::parse_options(args.iter().map(|arg| (*arg).to_owned()));
+    assert_eq!(
+        parse(&["data/bfcl", "--misses"]),
+        Ok(shed_eval_example::Options {
+            dir: "data/bfcl".into(),
+            show_misses: true,
+        })
+    );
+    assert_eq!(
+        parse(&["data/bfcl", "data/seal"]),
+        Err(r#"one DIR a run: given "data/bfcl" and "data/seal""#.to_owned())
+    );
+    assert_eq!(
+        parse(&["data/bfcl", "--miss"]),
+        Err(r#"unknown option "--miss""#.to_owned())
+    );
+    assert_eq!(parse(&["--misses"]), Err("no DIR given".to_owned()));
 }
