@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
-use toolsmith::harness::agent::{AgentEvent, AgentSession};
+use toolsmith::harness::agent::{AgentEvent, AgentRun, AgentSession, AgenticError};
 use toolsmith::harness::model::http::{AnthropicModel, OpenAiChatModel};
 use toolsmith::harness::model::{ChatModel, ScriptedModel, ScriptedTurn, Usage};
 use toolsmith::{ToolShed, tool_fn};
@@ -42,7 +42,7 @@ fn to_fahrenheit(
 }
 
 /// The model's side of the conversation, scripted: what a model does on this task.
-fn scripted_model() -> ScriptedModel {
+pub fn scripted_model() -> ScriptedModel {
     let usage = Usage::new(120, 20);
     ScriptedModel::new([
         // It sees only `shed`, and looks for what it needs.
@@ -142,6 +142,21 @@ pub fn model_from_env(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Nam
     Ok(None)
 }
 
+/// The session of the two tools on `model` (asking for the model `name`), asked the
+/// question, its trace printed as it runs.
+pub async fn ask(model: Arc<dyn ChatModel>, name: String) -> Result<AgentRun, AgenticError> {
+    let session = AgentSession::builder(model)
+        .with_model(name)
+        .with_system_prompt("You answer questions about the weather.")
+        .with_toolshed(ToolShed::new().tool(GetWeather).tool(ToFahrenheit))
+        .with_event_handler(trace)
+        .with_streaming(true)
+        .build()?;
+    let question = "What is the weather in Paris and Rome, in Fahrenheit?";
+    println!("user: {question}");
+    session.run(question).await
+}
+
 #[tokio::main]
 async fn main() {
     let (model, name) = match model_from_env(&|name| std::env::var(name).ok()) {
@@ -156,18 +171,7 @@ async fn main() {
         }
     };
     println!("model: {} ({name})", model.name());
-    let session = AgentSession::builder(model)
-        .with_model(name)
-        .with_system_prompt("You answer questions about the weather.")
-        .with_toolshed(ToolShed::new().tool(GetWeather).tool(ToFahrenheit))
-        .with_event_handler(trace)
-        .with_streaming(true)
-        .build()
-        .expect("the session builds");
-
-    let question = "What is the weather in Paris and Rome, in Fahrenheit?";
-    println!("user: {question}");
-    let run = match session.run(question).await {
+    let run = match ask(model, name).await {
         Ok(run) => run,
         Err(err) => {
             eprintln!("the run failed: {err}");

@@ -171,6 +171,48 @@ fn the_quickstart_names_the_variables_it_cannot_use_instead_of_panicking() {
     );
 }
 
+/// The README's first command: the quickstart's session, on its scripted model, finds both
+/// tools, recovers from the wrong argument and answers.
+#[cfg(feature = "http-models")]
+#[tokio::test]
+async fn the_quickstart_runs_to_its_answer() {
+    let model = std::sync::Arc::new(quickstart_example::scripted_model());
+    let run = quickstart_example::ask(model, "scripted".to_owned())
+        .await
+        .expect("the quickstart's run ends with an answer");
+    assert_eq!(
+        run.text,
+        "Paris: 64.4 °F and cloudy. Rome: 75.2 °F and sunny."
+    );
+    assert_eq!(run.model_calls, 5);
+    let calls: Vec<(&str, bool)> = run
+        .tool_calls
+        .iter()
+        .map(|call| (call.name.as_str(), call.result.is_error()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("shed", false),
+            ("get_weather", false),
+            // `town` for `city`: refused, and corrected the next turn.
+            ("get_weather", true),
+            ("get_weather", false),
+            ("to_fahrenheit", false),
+            ("to_fahrenheit", false),
+        ]
+    );
+    let results: Vec<String> = run.tool_calls[3..]
+        .iter()
+        .map(|call| call.result.content.to_text())
+        .collect();
+    assert_eq!(results, ["24 °C, sunny", "64.4", "75.2"]);
+    assert_eq!(
+        (run.usage.input_tokens, run.usage.output_tokens),
+        (600, 100)
+    );
+}
+
 #[test]
 fn shed_eval_refuses_a_second_set_or_an_unknown_option_rather_than_ignore_it() {
     let parse =
