@@ -815,6 +815,39 @@ async fn a_context_window_of_zero_is_a_usage_error() {
     assert!(server.requests().is_empty());
 }
 
+#[tokio::test]
+async fn a_blank_model_name_is_a_usage_error_naming_the_flag() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([]).await;
+    // From the flag, and from the variable (which `command` removes).
+    let blank = |model: Option<&str>| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["run", "--base-url", &server.base, "--root"])
+            .arg(root.path())
+            .env("TOOLSMITH_MODEL", "")
+            .stdin(Stdio::null());
+        if let Some(model) = model {
+            command.args(["--model", model]);
+        }
+        command.arg("Hi");
+        command
+    };
+    for mut command in [blank(Some(" ")), blank(None)] {
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        // It failed (1) in the session's builder: "call `.with_model("...")` on the builder".
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("--model") && stderr.contains("the model's name is empty"),
+            "{stderr}"
+        );
+    }
+    assert!(server.requests().is_empty());
+}
+
 /// A fallback's URL may carry a user and a key (`https://user:key@host/v1`): it is read as
 /// the URL (not as part of the model's name, sent to another API and quoted in errors),
 /// and the key is never printed, whether the value is taken or refused.

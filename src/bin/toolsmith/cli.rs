@@ -184,7 +184,7 @@ pub struct RunArgs {
     pub api: ModelApi,
     /// The model to ask (`gpt-4.1-mini`, `claude-sonnet-4-5`, `gemini-2.5-flash`, a local
     /// server's model).
-    #[arg(long, env = "TOOLSMITH_MODEL")]
+    #[arg(long, env = "TOOLSMITH_MODEL", value_parser = model_name)]
     pub model: String,
     /// The API's base URL, for a local server or a proxy (`http://localhost:11434/v1` for
     /// Ollama); default: the API's own, or its `*_BASE_URL` variable.
@@ -229,6 +229,17 @@ pub struct RunArgs {
     /// The question; `-` reads it from stdin (16 MiB at most; destructive calls are then
     /// refused without --yes, stdin being spent).
     pub prompt: String,
+}
+
+/// Reads `--model` (or `TOOLSMITH_MODEL`): a blank name, which no API serves, is a usage
+/// error naming the flag, rather than a failure of the agent session's builder.
+fn model_name(text: &str) -> Result<String, String> {
+    if toolsmith::is_blank(text) {
+        return Err(
+            "the model's name is empty: give one with --model or TOOLSMITH_MODEL".to_owned(),
+        );
+    }
+    Ok(text.to_owned())
 }
 
 /// The model APIs `run` can ask.
