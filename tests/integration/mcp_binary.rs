@@ -711,6 +711,57 @@ fn mcp_list_never_prints_the_key_of_a_url() {
     }
 }
 
+/// What `toolsmith serve --http ARGS` says on stderr up to and with its "serving MCP at"
+/// line; the server is then ended.
+fn serve_http_announcement(args: &[&str]) -> String {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--preset", "shell", "--root"])
+        .arg(root.path())
+        .arg("--http")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("serving MCP at") {
+        if stderr.read_line(&mut said).unwrap() == 0 {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    said
+}
+
+#[test]
+fn serve_warns_on_stderr_when_its_tools_are_open_to_the_network() {
+    // The library's warnings had no subscriber to show them: `bash` was served to every
+    // address without a token, and nothing said so.
+    let open = serve_http_announcement(&["0.0.0.0:0"]);
+    assert!(
+        open.contains("toolsmith: warning: serving MCP beyond this machine without a bearer token"),
+        "{open}"
+    );
+    assert!(open.contains("(toolsmith serve --allow-host)"), "{open}");
+    assert!(open.contains("serving MCP at http://0.0.0.0:"), "{open}");
+    // With a token and the hosts clients use, nothing to warn of.
+    let guarded = serve_http_announcement(&[
+        "0.0.0.0:0",
+        "--token",
+        "s3cret",
+        "--allow-host",
+        "tools.lan",
+    ]);
+    assert!(
+        guarded.starts_with("toolsmith: serving MCP at "),
+        "{guarded}"
+    );
+}
+
 /// `toolsmith serve ARGS` with stdin closed, ended after 10 s if it has not exited.
 fn serve_bounded(args: &[&str]) -> (Option<i32>, String) {
     let root = tempfile::tempdir().unwrap();
