@@ -970,6 +970,39 @@ async fn with_json_a_failed_run_ends_with_an_error_line() {
 }
 
 #[tokio::test]
+async fn with_json_a_model_that_cannot_be_set_up_ends_with_an_error_line() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([]).await;
+    // A fallback with no key for its API's own server: the run fails before it starts.
+    let mut command = command(
+        root.path(),
+        &server,
+        &["--json", "--fallback", "gemini:m"],
+        "Q?",
+    );
+    command
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("GOOGLE_API_KEY");
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    // Its stdout was empty: a program reading the lines saw the command end with no error.
+    let lines = json_lines(&output.stdout);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["type"], "error", "{lines:?}");
+    let message = lines[0]["data"].as_str().unwrap();
+    assert!(message.contains("no API key"), "{message}");
+    assert!(stderr.contains(message), "{stderr}");
+    assert!(server.requests().is_empty());
+    // A usage error is the command line's, not the run's: no line, as without --json.
+    let blank = run(root.path(), &server, &["--json"], " ").await;
+    assert_eq!(blank.status.code(), Some(2));
+    assert!(blank.stdout.is_empty());
+}
+
+#[tokio::test]
 async fn with_json_no_answer_is_a_failure_and_an_error_line_as_without() {
     let root = tempfile::tempdir().unwrap();
     let server = ChatServer::start([text("  ")]).await;
