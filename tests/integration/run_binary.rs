@@ -951,6 +951,35 @@ async fn with_json_the_run_is_printed_as_json_lines_then_its_answer() {
 }
 
 #[tokio::test]
+async fn with_json_stdout_is_json_lines_and_stderr_what_the_help_says() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([
+        call(
+            "call_1",
+            "write",
+            json!({"path": "out.txt", "content": "x"}),
+        ),
+        text("Not written."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &["--json", "--every-tool"], "Write").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(json_lines(&output.stdout).last().unwrap()["type"], "answer");
+    // A refused call is noted on stderr, which the help said nothing but questions reached.
+    assert_eq!(
+        stderr,
+        "[write: refused; `toolsmith run --yes` lets the model run destructive tools]\n"
+    );
+    let help = Command::new(BIN).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("on stderr, only failures, warnings, and the questions about destructive calls (or, where none can be asked, that one was refused)"),
+        "{help}"
+    );
+}
+
+#[tokio::test]
 async fn with_json_a_failed_run_ends_with_an_error_line() {
     let root = tempfile::tempdir().unwrap();
     let server = ChatServer::start([(

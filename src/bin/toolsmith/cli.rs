@@ -218,7 +218,9 @@ pub struct RunArgs {
     /// `{"type": "tool_call_started", "data": {..}}` (the model's text as `text_delta`s),
     /// then `{"type": "answer", "data": {"text", "model_calls", "tool_calls", "usage"}}`, or
     /// `{"type": "error", "data": "<message>"}` when the run fails or ends without an answer
-    /// (exit code 1, the message on stderr too). Nothing else is printed but the questions about destructive calls.
+    /// (exit code 1, the message on stderr too). Nothing else is printed on stdout; on stderr,
+    /// only failures, warnings, and the questions about destructive calls (or, where none
+    /// can be asked, that one was refused).
     #[arg(long)]
     pub json: bool,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
