@@ -712,10 +712,20 @@ fn mcp_list_never_prints_the_key_of_a_url() {
 }
 
 /// What `toolsmith serve --http ARGS` says on stderr up to and with its "serving MCP at"
-/// line; the server is then ended.
+/// line, with `RUST_LOG` unset; the server is then ended.
 fn serve_http_announcement(args: &[&str]) -> String {
+    serve_http_announcement_logging(args, None)
+}
+
+/// As [`serve_http_announcement`], with `RUST_LOG` set to `filter` (unset for `None`).
+fn serve_http_announcement_logging(args: &[&str], filter: Option<&str>) -> String {
     let root = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    match filter {
+        Some(filter) => command.env("RUST_LOG", filter),
+        None => command.env_remove("RUST_LOG"),
+    };
+    let mut child = command
         .args(["serve", "--preset", "shell", "--root"])
         .arg(root.path())
         .arg("--http")
@@ -759,6 +769,32 @@ fn serve_warns_on_stderr_when_its_tools_are_open_to_the_network() {
     assert!(
         guarded.starts_with("toolsmith: serving MCP at "),
         "{guarded}"
+    );
+}
+
+#[test]
+fn rust_log_chooses_what_of_the_library_log_is_shown() {
+    // RUST_LOG replaces the default filter, as it does for other Rust commands: `off`
+    // silences the warning of a server open to the network.
+    let silenced = serve_http_announcement_logging(&["0.0.0.0:0"], Some("off"));
+    assert!(
+        silenced.starts_with("toolsmith: serving MCP at http://0.0.0.0:"),
+        "{silenced}"
+    );
+    let kept = serve_http_announcement_logging(&["0.0.0.0:0"], Some("toolsmith=warn,rmcp=off"));
+    assert!(
+        kept.contains("toolsmith: warning: serving MCP beyond this machine"),
+        "{kept}"
+    );
+    // A filter that cannot be read is said to be so, and the default one is used.
+    let unread = serve_http_announcement_logging(&["0.0.0.0:0"], Some("toolsmith=loud"));
+    assert!(
+        unread.starts_with("toolsmith: warning: RUST_LOG is not a filter ("),
+        "{unread}"
+    );
+    assert!(
+        unread.contains("toolsmith: warning: serving MCP beyond this machine"),
+        "{unread}"
     );
 }
 

@@ -14,12 +14,19 @@ use crate::fallback_arg::{Fallback, FallbackParser};
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
 /// call one, give them to a model with a question, or list a remote MCP server's tools.
 #[derive(Debug, Parser)]
-#[command(name = "toolsmith", version)]
+#[command(name = "toolsmith", version, after_long_help = LOG_HELP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// What `--help` says of the library's log on stderr and `RUST_LOG`.
+const LOG_HELP: &str = "\
+Environment:
+  RUST_LOG  Which of the library's log events are shown on stderr, as a tracing filter
+            (`toolsmith=info`, `toolsmith_harness::mcp=debug`, `off`); by default the
+            toolsmith crates' warnings and errors (`toolsmith=warn`).";
 
 impl Cli {
     /// Reads the command line (exiting with clap's message and code 2 on a usage error),

@@ -9,7 +9,7 @@ mod call;
 mod cli;
 mod fallback_arg;
 mod from_stdin;
-mod library_warnings;
+mod library_log;
 mod output;
 mod presets;
 mod remote;
@@ -62,7 +62,7 @@ const INTERRUPTED_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn main() -> ExitCode {
     let cli = Cli::read();
-    library_warnings::show_on_stderr();
+    library_log::show_on_stderr();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
