@@ -702,6 +702,8 @@ fn mcp_list_never_prints_the_key_of_a_url() {
     for url in [
         "ftp://me:sk-secret@host/mcp",
         "http://me:sk-secret@127.0.0.1:1/mcp",
+        // A `/` in the password: the URL does not parse, and was quoted whole.
+        "http://me:sk-secret/1@127.0.0.1:1/mcp",
     ] {
         let out = run(&["mcp", "list", "--url", url]);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -896,6 +896,41 @@ async fn a_fallback_s_url_with_a_key_is_its_url_and_the_key_is_never_printed() {
     }
 }
 
+/// A URL whose password holds an unencoded `/` does not parse; the refusal quoted it whole,
+/// the user's password with it. Now it is quoted from after its last `@`.
+#[test]
+fn a_url_whose_password_holds_a_slash_is_never_printed() {
+    const URL: &str = "http://user:sk-SECRET/in-the-url@127.0.0.1:1/v1";
+    let root = tempfile::tempdir().unwrap();
+    let fallback = format!("openai-chat:backup@{URL}");
+    // The first model at a server of its own (no key needed), its fallback at the URL.
+    let with_fallback = [
+        "--base-url",
+        "http://127.0.0.1:2/v1",
+        "--fallback",
+        &fallback,
+    ];
+    for args in [&["--base-url", URL][..], &with_fallback] {
+        let output = Command::new(BIN)
+            .args(["run", "--preset", "files", "--model", "m", "--root"])
+            .arg(root.path())
+            .args(args)
+            .arg("Hi")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("http://127.0.0.1:1/v1"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("SECRET"), "{args:?}: {stderr}");
+    }
+}
+
 /// Each line of `stdout`, read as JSON.
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
