@@ -691,8 +691,56 @@ fn serve_over_http_takes_the_hosts_it_is_given_and_refuses_an_empty_token() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("the bearer token is empty"), "{stderr}");
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--token: the bearer token is empty"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_host_or_token_no_request_could_meet_as_a_usage_error() {
+    // They were taken, and every request refused (403, 401) for ever after.
+    for (flag, value, says) in [
+        (
+            "--allow-host",
+            "a b",
+            "--allow-host: the allowed host \"a b\" is not a host name",
+        ),
+        (
+            "--allow-host",
+            "http://x",
+            "--allow-host: the allowed host \"http://x\" is a URL",
+        ),
+        (
+            "--token",
+            "sec\nret",
+            "--token: the bearer token holds a control character (\\n)",
+        ),
+        (
+            "--token",
+            "sécret",
+            "--token: the bearer token holds a character that is not ASCII",
+        ),
+    ] {
+        let (code, stderr) = serve_bounded(&["--http", "127.0.0.1:0", flag, value]);
+        assert_eq!(code, Some(2), "{value:?}: {stderr}");
+        assert!(stderr.contains(says), "{value:?}: {stderr}");
+        assert!(!stderr.contains("serving MCP"), "{stderr}");
+        if flag == "--token" {
+            assert!(!stderr.contains("ret"), "the token is quoted: {stderr}");
+        }
+    }
+    // From the environment, the variable is named.
+    let (code, stderr) = serve_bounded_with(
+        &["--http", "127.0.0.1:0"],
+        &[("TOOLSMITH_MCP_TOKEN", "a\u{7}b")],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TOOLSMITH_MCP_TOKEN: the bearer token holds"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -802,8 +850,14 @@ fn rust_log_chooses_what_of_the_library_log_is_shown() {
 
 /// `toolsmith serve ARGS` with stdin closed, ended after 10 s if it has not exited.
 fn serve_bounded(args: &[&str]) -> (Option<i32>, String) {
+    serve_bounded_with(args, &[])
+}
+
+/// As [`serve_bounded`], with the variables `env` set.
+fn serve_bounded_with(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let root = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
+        .envs(env.iter().copied())
         .args(["serve", "--root"])
         .arg(root.path())
         .args(args)
