@@ -225,7 +225,8 @@ pub struct RunArgs {
     /// `{"type": "tool_call_started", "data": {..}}` (the model's text as `text_delta`s),
     /// then `{"type": "answer", "data": {"text", "model_calls", "tool_calls", "usage"}}`, or
     /// `{"type": "error", "data": "<message>"}` when the run fails or ends without an answer
-    /// (exit code 1, the message on stderr too). Nothing else is printed on stdout; on stderr,
+    /// (exit code 1, the message on stderr too) or is interrupted (`interrupted by SIGINT
+    /// (Ctrl-C)`, exit code 130; 143 for SIGTERM). Nothing else is printed on stdout; on stderr,
     /// only failures, warnings, and the questions about destructive calls (or, where none
     /// can be asked, that one was refused).
     #[arg(long)]

@@ -133,7 +133,7 @@ async fn run_agent(args: RunArgs) -> Result<(), Failure> {
 
 /// `failure` printed as `--json`'s last line, `{"type": "error", "data": "<message>"}`, then
 /// given back to be reported on stderr too (or the failure to print it).
-fn error_line(failure: Failure) -> Result<Failure, Failure> {
+pub fn error_line(failure: Failure) -> Result<Failure, Failure> {
     output::line(json!({"type": "error", "data": failure.message}))?;
     Ok(failure)
 }
