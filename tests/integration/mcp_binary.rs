@@ -761,6 +761,39 @@ fn mcp_list_never_prints_the_key_of_a_url() {
     }
 }
 
+#[test]
+fn mcp_list_with_no_server_names_both_ways_to_give_one() {
+    // clap's error named only the command ("required arguments were not provided:
+    // <COMMAND>..."), as if --url were no answer.
+    for args in [&["mcp", "list"][..], &["mcp", "list", "--"]] {
+        let out = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("give a server command"), "{stderr}");
+        assert!(stderr.contains("or --url URL"), "{stderr}");
+    }
+    let help = String::from_utf8_lossy(&run(&["mcp", "list", "--help"]).stdout).into_owned();
+    assert!(
+        help.contains("toolsmith mcp list [OPTIONS] --url <URL>"),
+        "{help}"
+    );
+    assert!(
+        help.contains("toolsmith mcp list [OPTIONS] -- <COMMAND>..."),
+        "{help}"
+    );
+    // Both at once are still refused by clap.
+    let both = run(&[
+        "mcp",
+        "list",
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--",
+        "server",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+}
+
 /// What `toolsmith serve --http ARGS` says on stderr up to and with its "serving MCP at"
 /// line, with `RUST_LOG` unset; the server is then ended.
 fn serve_http_announcement(args: &[&str]) -> String {

@@ -270,6 +270,12 @@ pub enum ModelApi {
 pub enum McpCommand {
     /// List a server's tools as Toolsmith sees them (the names a model is given), through
     /// the MCP bridge: `toolsmith mcp list -- CMD ARGS..` or `toolsmith mcp list --url URL`.
+    // Neither a command nor --url is refused by `remote::list`, which names both: clap's own
+    // error named the command alone. The usage shows the two forms.
+    #[command(
+        override_usage = "toolsmith mcp list [OPTIONS] -- <COMMAND>...\n       \
+                                toolsmith mcp list [OPTIONS] --url <URL>"
+    )]
     List {
         /// The server's streamable HTTP endpoint, instead of a command.
         #[arg(long, conflicts_with = "command")]
@@ -278,7 +284,7 @@ pub enum McpCommand {
         #[arg(long, env = "TOOLSMITH_MCP_TOKEN", hide_env_values = true)]
         token: Option<String>,
         /// The command that starts the server, after `--`.
-        #[arg(last = true, required_unless_present = "url")]
+        #[arg(last = true)]
         command: Vec<OsString>,
     },
 }
