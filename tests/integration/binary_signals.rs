@@ -188,3 +188,66 @@ fn a_signal_ignored_at_start_stays_ignored() {
     let status = exit_of(&mut serve);
     assert_eq!(status.code(), Some(143), "{status}");
 }
+
+/// `run --json` stopped by a signal ends, as any other failure, with its error line: a
+/// program reading the lines could not tell an interrupted run from a cut pipe.
+#[test]
+fn a_signal_during_run_json_ends_with_an_error_line() {
+    use std::io::Read as _;
+    use std::net::TcpListener;
+    for (signal, code, says) in [
+        ("INT", 130, "interrupted by SIGINT"),
+        ("TERM", 143, "interrupted by SIGTERM"),
+    ] {
+        // A model server that takes the request and never answers it.
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base_url = format!("http://{}/v1", server.local_addr().unwrap());
+        let root = tempfile::tempdir().unwrap();
+        let mut run = Command::new(BIN)
+            .args([
+                "run", "--json", "--preset", "files", "--model", "m", "--root",
+            ])
+            .arg(root.path())
+            .args(["--base-url", &base_url, "Hi"])
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The run is in its model call once the server has its connection.
+        server.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + PATIENCE;
+        let _connection = loop {
+            match server.accept() {
+                Ok((connection, _)) => break connection,
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Some(status) = run.try_wait().unwrap() {
+                        panic!("the run ended before its model call: {status}");
+                    }
+                    assert!(Instant::now() < deadline, "the run never called its model");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(error) => panic!("{error}"),
+            }
+        };
+        send(signal, run.id());
+        let status = exit_of(&mut run);
+        assert_eq!(status.code(), Some(code), "SIG{signal}: {status}");
+        let mut stdout = String::new();
+        run.stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout)
+            .unwrap();
+        let last: serde_json::Value =
+            serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_default();
+        assert_eq!(last["type"], "error", "SIG{signal}: {stdout}");
+        assert_eq!(
+            last["data"].as_str().unwrap_or_default().split(" (").next(),
+            Some(says),
+            "{stdout}"
+        );
+    }
+}

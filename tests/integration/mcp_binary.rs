@@ -691,8 +691,56 @@ fn serve_over_http_takes_the_hosts_it_is_given_and_refuses_an_empty_token() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("the bearer token is empty"), "{stderr}");
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--token: the bearer token is empty"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_host_or_token_no_request_could_meet_as_a_usage_error() {
+    // They were taken, and every request refused (403, 401) for ever after.
+    for (flag, value, says) in [
+        (
+            "--allow-host",
+            "a b",
+            "--allow-host: the allowed host \"a b\" is not a host name",
+        ),
+        (
+            "--allow-host",
+            "http://x",
+            "--allow-host: the allowed host \"http://x\" is a URL",
+        ),
+        (
+            "--token",
+            "sec\nret",
+            "--token: the bearer token holds a control character (\\n)",
+        ),
+        (
+            "--token",
+            "sécret",
+            "--token: the bearer token holds a character that is not ASCII",
+        ),
+    ] {
+        let (code, stderr) = serve_bounded(&["--http", "127.0.0.1:0", flag, value]);
+        assert_eq!(code, Some(2), "{value:?}: {stderr}");
+        assert!(stderr.contains(says), "{value:?}: {stderr}");
+        assert!(!stderr.contains("serving MCP"), "{stderr}");
+        if flag == "--token" {
+            assert!(!stderr.contains("ret"), "the token is quoted: {stderr}");
+        }
+    }
+    // From the environment, the variable is named.
+    let (code, stderr) = serve_bounded_with(
+        &["--http", "127.0.0.1:0"],
+        &[("TOOLSMITH_MCP_TOKEN", "a\u{7}b")],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TOOLSMITH_MCP_TOKEN: the bearer token holds"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -702,6 +750,8 @@ fn mcp_list_never_prints_the_key_of_a_url() {
     for url in [
         "ftp://me:sk-secret@host/mcp",
         "http://me:sk-secret@127.0.0.1:1/mcp",
+        // A `/` in the password: the URL does not parse, and was quoted whole.
+        "http://me:sk-secret/1@127.0.0.1:1/mcp",
     ] {
         let out = run(&["mcp", "list", "--url", url]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -711,10 +761,136 @@ fn mcp_list_never_prints_the_key_of_a_url() {
     }
 }
 
+#[test]
+fn mcp_list_with_no_server_names_both_ways_to_give_one() {
+    // clap's error named only the command ("required arguments were not provided:
+    // <COMMAND>..."), as if --url were no answer.
+    for args in [&["mcp", "list"][..], &["mcp", "list", "--"]] {
+        let out = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("give a server command"), "{stderr}");
+        assert!(stderr.contains("or --url URL"), "{stderr}");
+    }
+    let help = String::from_utf8_lossy(&run(&["mcp", "list", "--help"]).stdout).into_owned();
+    assert!(
+        help.contains("toolsmith mcp list [OPTIONS] --url <URL>"),
+        "{help}"
+    );
+    assert!(
+        help.contains("toolsmith mcp list [OPTIONS] -- <COMMAND>..."),
+        "{help}"
+    );
+    // Both at once are still refused by clap.
+    let both = run(&[
+        "mcp",
+        "list",
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--",
+        "server",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+}
+
+/// What `toolsmith serve --http ARGS` says on stderr up to and with its "serving MCP at"
+/// line, with `RUST_LOG` unset; the server is then ended.
+fn serve_http_announcement(args: &[&str]) -> String {
+    serve_http_announcement_logging(args, None)
+}
+
+/// As [`serve_http_announcement`], with `RUST_LOG` set to `filter` (unset for `None`).
+fn serve_http_announcement_logging(args: &[&str], filter: Option<&str>) -> String {
+    let root = tempfile::tempdir().unwrap();
+    let mut command = Command::new(BIN);
+    match filter {
+        Some(filter) => command.env("RUST_LOG", filter),
+        None => command.env_remove("RUST_LOG"),
+    };
+    let mut child = command
+        .args(["serve", "--preset", "shell", "--root"])
+        .arg(root.path())
+        .arg("--http")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("serving MCP at") {
+        if stderr.read_line(&mut said).unwrap() == 0 {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    said
+}
+
+#[test]
+fn serve_warns_on_stderr_when_its_tools_are_open_to_the_network() {
+    // The library's warnings had no subscriber to show them: `bash` was served to every
+    // address without a token, and nothing said so.
+    let open = serve_http_announcement(&["0.0.0.0:0"]);
+    assert!(
+        open.contains("toolsmith: warning: serving MCP beyond this machine without a bearer token"),
+        "{open}"
+    );
+    assert!(open.contains("(toolsmith serve --allow-host)"), "{open}");
+    assert!(open.contains("serving MCP at http://0.0.0.0:"), "{open}");
+    // With a token and the hosts clients use, nothing to warn of.
+    let guarded = serve_http_announcement(&[
+        "0.0.0.0:0",
+        "--token",
+        "s3cret",
+        "--allow-host",
+        "tools.lan",
+    ]);
+    assert!(
+        guarded.starts_with("toolsmith: serving MCP at "),
+        "{guarded}"
+    );
+}
+
+#[test]
+fn rust_log_chooses_what_of_the_library_log_is_shown() {
+    // RUST_LOG replaces the default filter, as it does for other Rust commands: `off`
+    // silences the warning of a server open to the network.
+    let silenced = serve_http_announcement_logging(&["0.0.0.0:0"], Some("off"));
+    assert!(
+        silenced.starts_with("toolsmith: serving MCP at http://0.0.0.0:"),
+        "{silenced}"
+    );
+    let kept = serve_http_announcement_logging(&["0.0.0.0:0"], Some("toolsmith=warn,rmcp=off"));
+    assert!(
+        kept.contains("toolsmith: warning: serving MCP beyond this machine"),
+        "{kept}"
+    );
+    // A filter that cannot be read is said to be so, and the default one is used.
+    let unread = serve_http_announcement_logging(&["0.0.0.0:0"], Some("toolsmith=loud"));
+    assert!(
+        unread.starts_with("toolsmith: warning: RUST_LOG is not a filter ("),
+        "{unread}"
+    );
+    assert!(
+        unread.contains("toolsmith: warning: serving MCP beyond this machine"),
+        "{unread}"
+    );
+}
+
 /// `toolsmith serve ARGS` with stdin closed, ended after 10 s if it has not exited.
 fn serve_bounded(args: &[&str]) -> (Option<i32>, String) {
+    serve_bounded_with(args, &[])
+}
+
+/// As [`serve_bounded`], with the variables `env` set.
+fn serve_bounded_with(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let root = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
+        .envs(env.iter().copied())
         .args(["serve", "--root"])
         .arg(root.path())
         .args(args)

@@ -815,6 +815,39 @@ async fn a_context_window_of_zero_is_a_usage_error() {
     assert!(server.requests().is_empty());
 }
 
+#[tokio::test]
+async fn a_blank_model_name_is_a_usage_error_naming_the_flag() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([]).await;
+    // From the flag, and from the variable (which `command` removes).
+    let blank = |model: Option<&str>| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["run", "--base-url", &server.base, "--root"])
+            .arg(root.path())
+            .env("TOOLSMITH_MODEL", "")
+            .stdin(Stdio::null());
+        if let Some(model) = model {
+            command.args(["--model", model]);
+        }
+        command.arg("Hi");
+        command
+    };
+    for mut command in [blank(Some(" ")), blank(None)] {
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        // It failed (1) in the session's builder: "call `.with_model("...")` on the builder".
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("--model") && stderr.contains("the model's name is empty"),
+            "{stderr}"
+        );
+    }
+    assert!(server.requests().is_empty());
+}
+
 /// A fallback's URL may carry a user and a key (`https://user:key@host/v1`): it is read as
 /// the URL (not as part of the model's name, sent to another API and quoted in errors),
 /// and the key is never printed, whether the value is taken or refused.
@@ -860,6 +893,41 @@ async fn a_fallback_s_url_with_a_key_is_its_url_and_the_key_is_never_printed() {
         assert_eq!(output.status.code(), Some(2), "{value}: {stderr}");
         assert!(stderr.contains(says), "{value}: {stderr}");
         assert!(!stderr.contains(KEY), "{value}: {stderr}");
+    }
+}
+
+/// A URL whose password holds an unencoded `/` does not parse; the refusal quoted it whole,
+/// the user's password with it. Now it is quoted from after its last `@`.
+#[test]
+fn a_url_whose_password_holds_a_slash_is_never_printed() {
+    const URL: &str = "http://user:sk-SECRET/in-the-url@127.0.0.1:1/v1";
+    let root = tempfile::tempdir().unwrap();
+    let fallback = format!("openai-chat:backup@{URL}");
+    // The first model at a server of its own (no key needed), its fallback at the URL.
+    let with_fallback = [
+        "--base-url",
+        "http://127.0.0.1:2/v1",
+        "--fallback",
+        &fallback,
+    ];
+    for args in [&["--base-url", URL][..], &with_fallback] {
+        let output = Command::new(BIN)
+            .args(["run", "--preset", "files", "--model", "m", "--root"])
+            .arg(root.path())
+            .args(args)
+            .arg("Hi")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("http://127.0.0.1:1/v1"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("SECRET"), "{args:?}: {stderr}");
     }
 }
 
@@ -918,6 +986,35 @@ async fn with_json_the_run_is_printed_as_json_lines_then_its_answer() {
 }
 
 #[tokio::test]
+async fn with_json_stdout_is_json_lines_and_stderr_what_the_help_says() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([
+        call(
+            "call_1",
+            "write",
+            json!({"path": "out.txt", "content": "x"}),
+        ),
+        text("Not written."),
+    ])
+    .await;
+    let output = run(root.path(), &server, &["--json", "--every-tool"], "Write").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(json_lines(&output.stdout).last().unwrap()["type"], "answer");
+    // A refused call is noted on stderr, which the help said nothing but questions reached.
+    assert_eq!(
+        stderr,
+        "[write: refused; `toolsmith run --yes` lets the model run destructive tools]\n"
+    );
+    let help = Command::new(BIN).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("on stderr, only failures, warnings, and the questions about destructive calls (or, where none can be asked, that one was refused)"),
+        "{help}"
+    );
+}
+
+#[tokio::test]
 async fn with_json_a_failed_run_ends_with_an_error_line() {
     let root = tempfile::tempdir().unwrap();
     let server = ChatServer::start([(
@@ -934,6 +1031,39 @@ async fn with_json_a_failed_run_ends_with_an_error_line() {
     let message = last["data"].as_str().unwrap();
     assert!(message.contains("Incorrect API key provided"), "{message}");
     assert!(stderr.contains(message), "{stderr}");
+}
+
+#[tokio::test]
+async fn with_json_a_model_that_cannot_be_set_up_ends_with_an_error_line() {
+    let root = tempfile::tempdir().unwrap();
+    let server = ChatServer::start([]).await;
+    // A fallback with no key for its API's own server: the run fails before it starts.
+    let mut command = command(
+        root.path(),
+        &server,
+        &["--json", "--fallback", "gemini:m"],
+        "Q?",
+    );
+    command
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("GOOGLE_API_KEY");
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    // Its stdout was empty: a program reading the lines saw the command end with no error.
+    let lines = json_lines(&output.stdout);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["type"], "error", "{lines:?}");
+    let message = lines[0]["data"].as_str().unwrap();
+    assert!(message.contains("no API key"), "{message}");
+    assert!(stderr.contains(message), "{stderr}");
+    assert!(server.requests().is_empty());
+    // A usage error is the command line's, not the run's: no line, as without --json.
+    let blank = run(root.path(), &server, &["--json"], " ").await;
+    assert_eq!(blank.status.code(), Some(2));
+    assert!(blank.stdout.is_empty());
 }
 
 #[tokio::test]

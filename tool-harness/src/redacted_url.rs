@@ -10,9 +10,13 @@ const HIDDEN: &str = "…";
 /// `url` without the user name and password it may carry (`https://user:key@host/v1` as
 /// `https://host/v1`) and with its query's values hidden (`?key=sk-1&v=2` as `?key=…&v=…`),
 /// for an error, a log line or `Debug` output; a URL that has none of them as it is. Text
-/// that is not one URL (a URL that does not parse, or a value holding one, as
-/// `openai-chat:model@https://user:key@host/v1`) loses what follows its first `://` up to
-/// the last `@` before the next `/`, `?` or `#`, and the values of the query after it.
+/// holding a URL (`openai-chat:model@https://user:key@host/v1`) loses what follows its
+/// first `://` up to the last `@` before the next `?` or `#`, and the values of the query
+/// after it; an `@` that starts a path's segment (`https://host/@team/mcp`) ends no
+/// password. A password may hold an unencoded `/` (`http://u:pass/word@host/v1`), which
+/// cannot be told from a path by its text: an `@` after a `/` ends it too, and such a path
+/// is shown from after its `@`. A URL that does not parse (`http://u:se?cret@host`, whose
+/// password holds a `?`) loses everything up to its last `@`.
 ///
 /// ```
 /// use toolsmith::harness::redacted_url;
@@ -30,13 +34,10 @@ pub fn redacted_url(url: &str) -> Cow<'_, str> {
         return Cow::Borrowed(url);
     };
     let start = scheme_end + 3;
-    let authority_end = url[start..]
+    let host_start = password_end(url, scheme_end).map_or(start, |at| at + 1);
+    let authority_end = url[host_start..]
         .find(['/', '?', '#'])
-        .map_or(url.len(), |end| start + end);
-    // The user and password: what the authority holds before its last `@`.
-    let host_start = url[start..authority_end]
-        .rfind('@')
-        .map_or(start, |at| start + at + 1);
+        .map_or(url.len(), |end| host_start + end);
     // The query: after the first `?` before any `#`, up to the `#`.
     let fragment = url[authority_end..]
         .find('#')
@@ -72,6 +73,29 @@ pub fn redacted_url(url: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// Where the user and password of the URL whose scheme ends at `scheme_end` (its `://`)
+/// end: the `@` after them, if any. A URL's text cannot say where an unencoded `/`, `?` or
+/// `#` in a password ends it, so this errs towards hiding: the last `@` before the query
+/// that does not start a path's segment, or in text that does not parse as a URL the last
+/// `@` of all.
+fn password_end(text: &str, scheme_end: usize) -> Option<usize> {
+    let start = scheme_end + 3;
+    // The scheme: the letters, digits, `+`, `-` and `.` before the `://`.
+    let scheme_start = text[..scheme_end]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .map_or(0, |at| at + 1);
+    if reqwest::Url::parse(&text[scheme_start..]).is_err() {
+        return text[start..].rfind('@').map(|at| start + at);
+    }
+    let before_query = text[start..]
+        .find(['?', '#'])
+        .map_or(text.len(), |at| start + at);
+    text[start..before_query]
+        .match_indices('@')
+        .map(|(at, _)| start + at)
+        .rfind(|&at| !text[..at].ends_with('/'))
+}
+
 /// `text`, an error's that quotes `url` (as `reqwest`'s do: "error sending request for url
 /// (…)"), with `url` shown as [`redacted_url`] shows it.
 pub(crate) fn with_url_redacted(text: String, url: Option<&str>) -> String {
@@ -105,9 +129,44 @@ mod tests {
             redacted_url("https://user:s3cret@host name/v1"),
             "https://host name/v1"
         );
+        // One that does not parse, up to its last `@`: where its password ends cannot be
+        // known (it may hold a `?`).
+        assert_eq!(redacted_url("ftp://user:s3@cret@[::1/v1?a=b@c"), "ftp://c");
+    }
+
+    #[test]
+    fn a_password_holding_a_slash_a_question_mark_or_a_hash_is_left_out() {
+        // The user and password were taken to end at the first `/`, `?` or `#`: a URL whose
+        // password held one (unencoded) was quoted whole.
+        for (url, shown) in [
+            // Does not parse (the port would be `secret`).
+            ("http://u:secret/pw@127.0.0.1:1/v1", "http://127.0.0.1:1/v1"),
+            // Parses, with `u` its host and `1234` its port.
+            ("http://u:1234/pw@api.test/v1?k=s", "http://api.test/v1?k=…"),
+            ("https://t0k/en/x@api.test/v1", "https://api.test/v1"),
+            ("http://u:se?cret@127.0.0.1:1/v1", "http://127.0.0.1:1/v1"),
+            ("http://u:se#cret@127.0.0.1:1/v1", "http://127.0.0.1:1/v1"),
+            (
+                "openai-chat:m@http://u:secret/pw@h:1/v1",
+                "openai-chat:m@http://h:1/v1",
+            ),
+        ] {
+            assert_eq!(redacted_url(url), shown, "{url}");
+        }
+    }
+
+    #[test]
+    fn an_at_sign_starting_a_path_segment_or_in_the_query_is_kept() {
+        for url in [
+            "https://server.test/@team/tools/mcp",
+            "https://server.test/@team/tools/mcp?v=",
+            "http://127.0.0.1:8080/@me/mcp#a@b",
+        ] {
+            assert_eq!(redacted_url(url), url);
+        }
         assert_eq!(
-            redacted_url("ftp://user:s3@cret@[::1/v1?a=b@c"),
-            "ftp://[::1/v1?a=…"
+            redacted_url("https://u:p@server.test/@team/mcp?to=a@b"),
+            "https://server.test/@team/mcp?to=…"
         );
     }
 

@@ -14,12 +14,19 @@ use crate::fallback_arg::{Fallback, FallbackParser};
 /// Toolsmith's tools from the command line: serve them over MCP, show their declarations,
 /// call one, give them to a model with a question, or list a remote MCP server's tools.
 #[derive(Debug, Parser)]
-#[command(name = "toolsmith", version)]
+#[command(name = "toolsmith", version, after_long_help = LOG_HELP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// What `--help` says of the library's log on stderr and `RUST_LOG`.
+const LOG_HELP: &str = "\
+Environment:
+  RUST_LOG  Which of the library's log events are shown on stderr, as a tracing filter
+            (`toolsmith=info`, `toolsmith_harness::mcp=debug`, `off`); by default the
+            toolsmith crates' warnings and errors (`toolsmith=warn`).";
 
 impl Cli {
     /// Reads the command line (exiting with clap's message and code 2 on a usage error),
@@ -184,7 +191,7 @@ pub struct RunArgs {
     pub api: ModelApi,
     /// The model to ask (`gpt-4.1-mini`, `claude-sonnet-4-5`, `gemini-2.5-flash`, a local
     /// server's model).
-    #[arg(long, env = "TOOLSMITH_MODEL")]
+    #[arg(long, env = "TOOLSMITH_MODEL", value_parser = model_name)]
     pub model: String,
     /// The API's base URL, for a local server or a proxy (`http://localhost:11434/v1` for
     /// Ollama); default: the API's own, or its `*_BASE_URL` variable.
@@ -218,7 +225,10 @@ pub struct RunArgs {
     /// `{"type": "tool_call_started", "data": {..}}` (the model's text as `text_delta`s),
     /// then `{"type": "answer", "data": {"text", "model_calls", "tool_calls", "usage"}}`, or
     /// `{"type": "error", "data": "<message>"}` when the run fails or ends without an answer
-    /// (exit code 1, the message on stderr too). Nothing else is printed but the questions about destructive calls.
+    /// (exit code 1, the message on stderr too) or is interrupted (`interrupted by SIGINT
+    /// (Ctrl-C)`, exit code 130; 143 for SIGTERM). Nothing else is printed on stdout; on stderr,
+    /// only failures, warnings, and the questions about destructive calls (or, where none
+    /// can be asked, that one was refused).
     #[arg(long)]
     pub json: bool,
     /// Let the model run destructive tools (write, edit, bash) without asking. Otherwise
@@ -229,6 +239,17 @@ pub struct RunArgs {
     /// The question; `-` reads it from stdin (16 MiB at most; destructive calls are then
     /// refused without --yes, stdin being spent).
     pub prompt: String,
+}
+
+/// Reads `--model` (or `TOOLSMITH_MODEL`): a blank name, which no API serves, is a usage
+/// error naming the flag, rather than a failure of the agent session's builder.
+fn model_name(text: &str) -> Result<String, String> {
+    if toolsmith::is_blank(text) {
+        return Err(
+            "the model's name is empty: give one with --model or TOOLSMITH_MODEL".to_owned(),
+        );
+    }
+    Ok(text.to_owned())
 }
 
 /// The model APIs `run` can ask.
@@ -249,6 +270,12 @@ pub enum ModelApi {
 pub enum McpCommand {
     /// List a server's tools as Toolsmith sees them (the names a model is given), through
     /// the MCP bridge: `toolsmith mcp list -- CMD ARGS..` or `toolsmith mcp list --url URL`.
+    // Neither a command nor --url is refused by `remote::list`, which names both: clap's own
+    // error named the command alone. The usage shows the two forms.
+    #[command(
+        override_usage = "toolsmith mcp list [OPTIONS] -- <COMMAND>...\n       \
+                                toolsmith mcp list [OPTIONS] --url <URL>"
+    )]
     List {
         /// The server's streamable HTTP endpoint, instead of a command.
         #[arg(long, conflicts_with = "command")]
@@ -257,7 +284,7 @@ pub enum McpCommand {
         #[arg(long, env = "TOOLSMITH_MCP_TOKEN", hide_env_values = true)]
         token: Option<String>,
         /// The command that starts the server, after `--`.
-        #[arg(last = true, required_unless_present = "url")]
+        #[arg(last = true)]
         command: Vec<OsString>,
     },
 }

@@ -9,6 +9,7 @@ mod call;
 mod cli;
 mod fallback_arg;
 mod from_stdin;
+mod library_log;
 mod output;
 mod presets;
 mod remote;
@@ -61,6 +62,7 @@ const INTERRUPTED_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn main() -> ExitCode {
     let cli = Cli::read();
+    library_log::show_on_stderr();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -74,6 +76,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // `run --json` ends every failure with its error line, an interruption too: a program
+    // reading the lines can tell it from a cut pipe.
+    let json_lines = matches!(&cli.command, Command::Run(args) if args.json);
     let outcome = runtime.block_on(async {
         // Installed before the command starts anything.
         let interrupted = interruption();
@@ -89,6 +94,15 @@ fn main() -> ExitCode {
             // `serve`) are dropped as the runtime shuts down. Each ends its child as it is
             // dropped: a child leads a process group of its own, which the signal missed.
             runtime.shutdown_timeout(INTERRUPTED_WAIT);
+            // After the shutdown, so that no task of the run prints a line after it. A
+            // reader gone or a stdout that cannot be written changes nothing: the exit code
+            // says the signal.
+            if json_lines {
+                let _ = run::error_line(Failure::new(format!(
+                    "interrupted by {}",
+                    signal_name(signal)
+                )));
+            }
             return ExitCode::from(128 + signal);
         }
     };
@@ -168,6 +182,22 @@ fn interruption() -> impl std::future::Future<Output = u8> {
             () = received(terminate.as_mut()) => libc::SIGTERM as u8,
         }
     }
+}
+
+/// The name of `signal`, one [`interruption`] gives.
+#[cfg(unix)]
+fn signal_name(signal: u8) -> String {
+    match libc::c_int::from(signal) {
+        libc::SIGINT => "SIGINT (Ctrl-C)".to_owned(),
+        libc::SIGTERM => "SIGTERM".to_owned(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// The name of `signal`, one [`interruption`] gives: Ctrl-C.
+#[cfg(not(unix))]
+fn signal_name(_: u8) -> String {
+    "Ctrl-C".to_owned()
 }
 
 /// Whether `signal`'s action is "ignore" (`SIG_IGN`), as the process was started with it.

@@ -38,7 +38,8 @@ pub async fn list(
             let mut parts = command.into_iter();
             let Some(program) = parts.next() else {
                 return Err(Failure::usage(
-                    "give the server's command after `--`, or --url",
+                    "mcp list: give a server command (after `--`: mcp list -- CMD ARGS..), \
+                     or --url URL",
                 ));
             };
             McpTransport::child(McpCommand::new(program).args(parts))

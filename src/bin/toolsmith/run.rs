@@ -22,8 +22,21 @@ use crate::{Failure, output, presets};
 
 /// Runs the agent: the model's text streamed to stdout (each turn's on lines of its own),
 /// each tool call and the run's usage on stderr. A run that ends without an answer is a
-/// failure; a reader of stdout that goes away stops the run.
+/// failure; a reader of stdout that goes away stops the run. With `--json`, a failure of
+/// the command (not of its command line) is also its last line, wherever it happened: a
+/// model that cannot be set up fails the run as one that cannot be reached does.
 pub async fn run(args: RunArgs) -> Result<(), Failure> {
+    let json = args.json;
+    match run_agent(args).await {
+        Err(failure) if json && !failure.usage && !output::is_closed_stdout(&failure) => {
+            Err(error_line(failure)?)
+        }
+        outcome => outcome,
+    }
+}
+
+/// [`run`] but for `--json`'s error line.
+async fn run_agent(args: RunArgs) -> Result<(), Failure> {
     // Stdin that held the prompt is spent: no question about a call can be read from it.
     let (prompt, can_ask) = if args.prompt == STDIN {
         (from_stdin::read("the prompt".to_owned()).await?, false)
@@ -84,21 +97,19 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
         Err(AgenticError::Cancelled { .. }) if output::closed() => {
             return Err(output::reader_gone());
         }
-        Err(error) if json => return Err(error_line(Failure::from(error))?),
         outcome => outcome?,
     };
     if !json {
         screen.end_line()?;
     }
     if run.text.trim().is_empty() {
-        let failure = Failure::new(format!(
+        // With `--json`, an error line as for any other failure ([`run`]).
+        return Err(Failure::new(format!(
             "the model gave no answer (it stopped: {})",
             run.stop_reason
                 .as_ref()
                 .map_or_else(|| "without a reason".to_owned(), |r| format!("{r:?}"))
-        ));
-        // A program reading the lines learns of the failure as it would of any other.
-        return Err(if json { error_line(failure)? } else { failure });
+        )));
     }
     if json {
         let answer = json!({"type": "answer", "data": {
@@ -122,7 +133,7 @@ pub async fn run(args: RunArgs) -> Result<(), Failure> {
 
 /// `failure` printed as `--json`'s last line, `{"type": "error", "data": "<message>"}`, then
 /// given back to be reported on stderr too (or the failure to print it).
-fn error_line(failure: Failure) -> Result<Failure, Failure> {
+pub fn error_line(failure: Failure) -> Result<Failure, Failure> {
     output::line(json!({"type": "error", "data": failure.message}))?;
     Ok(failure)
 }

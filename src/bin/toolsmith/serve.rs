@@ -4,7 +4,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use toolsmith::harness::mcp::{
-    JsonLimits, McpHttpOptions, McpHttpServer, McpServer, McpServerOptions, serve_until_closed,
+    JsonLimits, McpError, McpHttpOptions, McpHttpServer, McpServer, McpServerOptions,
+    serve_until_closed,
 };
 
 use crate::Failure;
@@ -32,6 +33,18 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
                 .map_err(Failure::from)
         }
         Some(addr) => {
+            // Values no request could meet are the command line's mistake, said as such.
+            if let Some(token) = &args.token {
+                let from = if args.token_from_env {
+                    "TOOLSMITH_MCP_TOKEN"
+                } else {
+                    "--token"
+                };
+                refused_as_usage(McpHttpOptions::default().with_bearer_token(token), from)?;
+            }
+            for host in &args.allow_host {
+                refused_as_usage(McpHttpOptions::default().allow_host(host), "--allow-host")?;
+            }
             let idle = (args.session_idle_timeout > 0)
                 .then(|| std::time::Duration::from_secs(args.session_idle_timeout));
             let mut options = McpHttpOptions::default()
@@ -50,6 +63,14 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             http.wait().await.map_err(Failure::from)
         }
     }
+}
+
+/// A usage error naming `flag` when `options` (holding its value alone) are refused.
+fn refused_as_usage(options: McpHttpOptions, flag: &str) -> Result<(), Failure> {
+    options.validate().map_err(|error| match error {
+        McpError::Config(reason) => Failure::usage(format!("{flag}: {reason}")),
+        other => Failure::usage(format!("{flag}: {other}")),
+    })
 }
 
 /// Reads `--http`: `127.0.0.1:8080`, `[::1]:8080`, `:8080` or `8080` (the last two on

@@ -139,8 +139,10 @@ impl McpHttpOptions {
 
     /// Requires `Authorization: Bearer <token>` on every request (the scheme in any case, as
     /// RFC 9110 has it). Spaces around `token` are not part of it (HTTP trims a header's
-    /// value, so no client could send them). An empty or blank token is refused: [`McpHttpServer::start`] fails
-    /// with [`McpError::Config`], and a [`router`] with one refuses every request, rather than
+    /// value, so no client could send them). An empty or blank token, or one holding a
+    /// character no header can carry (a line break, a character that is not ASCII), is
+    /// refused: [`McpHttpServer::start`] (and [`validate`](Self::validate)) fails with
+    /// [`McpError::Config`], and a [`router`] with one refuses every request, rather than
     /// take the token a request without `Authorization` presents (none) for it.
     #[must_use]
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
@@ -148,8 +150,9 @@ impl McpHttpOptions {
         self
     }
 
-    /// Also accepts requests whose `Host` is `host` (a name, or `name:port`). An empty or
-    /// blank one, which no request's `Host` is, is refused by [`McpHttpServer::start`].
+    /// Also accepts requests whose `Host` is `host` (a name or address, or `name:port`). One
+    /// that no request's `Host` could be (empty, `a b`, a URL such as `http://x`) is refused
+    /// by [`McpHttpServer::start`] (and [`validate`](Self::validate)).
     #[must_use]
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
         self.allowed_hosts.push(host.into());
@@ -242,11 +245,42 @@ impl McpHttpOptions {
         self.max_sessions
     }
 
-    /// Whether a token was given that is empty or blank.
-    fn blank_token(&self) -> bool {
-        self.bearer_token
-            .as_deref()
-            .is_some_and(|token| token.trim().is_empty())
+    /// Checks what [`McpHttpServer::start`] checks before it binds: settings no request could
+    /// ever meet, refused rather than served with every request refused.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Config`] naming the setting: a bearer token that is empty or blank, or
+    /// holds a character an HTTP header cannot carry (a control character such as a line
+    /// break, or one that is not ASCII; the token itself is not quoted); an allowed host
+    /// that is empty or blank, or is not a host name or address with perhaps a port (`a b`,
+    /// `http://x`, `x/y`, `user@x`); a path a request cannot have.
+    ///
+    /// ```
+    /// use toolsmith::harness::mcp::McpHttpOptions;
+    ///
+    /// assert!(McpHttpOptions::default().allow_host("tools.lan:8080").validate().is_ok());
+    /// assert!(McpHttpOptions::default().allow_host("http://tools.lan").validate().is_err());
+    /// assert!(McpHttpOptions::default().with_bearer_token("s3\ncret").validate().is_err());
+    /// ```
+    pub fn validate(&self) -> Result<(), McpError> {
+        if let Some(token) = &self.bearer_token {
+            token_problem(token).map_or(Ok(()), |problem| {
+                Err(McpError::Config(format!("the bearer token {problem}")))
+            })?;
+        }
+        for host in &self.allowed_hosts {
+            if let Some(problem) = host_problem(host) {
+                return Err(McpError::Config(problem));
+            }
+        }
+        match path_problem(&self.path) {
+            Some(problem) => Err(McpError::Config(format!(
+                "the MCP path {:?} {problem}",
+                self.path
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// rmcp's configuration for these options, once bound to `bound`.
@@ -302,28 +336,7 @@ impl McpHttpServer {
     /// Binds `options.addr()` and serves `server` there (one [`McpServer::for_connection`]
     /// per MCP session), in a task of the current runtime.
     pub async fn start(server: McpServer, options: McpHttpOptions) -> Result<Self, McpError> {
-        if options.blank_token() {
-            return Err(McpError::Config(
-                "the bearer token is empty: give a token, or none to serve without one".to_owned(),
-            ));
-        }
-        if options
-            .allowed_hosts
-            .iter()
-            .any(|host| host.trim().is_empty())
-        {
-            return Err(McpError::Config(
-                "an allowed host is empty: give the name (or name:port) clients reach this \
-                 machine by"
-                    .to_owned(),
-            ));
-        }
-        if let Some(problem) = path_problem(&options.path) {
-            return Err(McpError::Config(format!(
-                "the MCP path {:?} {problem}",
-                options.path
-            )));
-        }
+        options.validate()?;
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|e| McpError::io(format!("binding {}", options.addr), e))?;
@@ -472,6 +485,65 @@ fn head_limit(timeout: Duration) -> Option<Duration> {
 /// path cannot hold unencoded (RFC 3986: a space, a brace, ...), which axum also reads as a
 /// capture, or a segment starting with `:` or `*` (axum's old capture syntax, which it
 /// refuses with a panic).
+/// Why no request could present `token` as its bearer token, if none could. A request's
+/// `Authorization` is read as visible ASCII, spaces and tabs (what else a header may hold is
+/// not read as text), and the spaces around the token are not part of it.
+fn token_problem(token: &str) -> Option<String> {
+    let token = token.trim();
+    if token.is_empty() {
+        return Some("is empty: give a token, or none to serve without one".to_owned());
+    }
+    let (at, bad) = token
+        .chars()
+        .enumerate()
+        .find(|&(_, c)| !matches!(c, ' '..='~' | '\t'))?;
+    // The token is a secret: only the offending character is shown, and only a control one.
+    let what = if bad.is_ascii_control() {
+        format!("a control character ({})", bad.escape_default())
+    } else {
+        "a character that is not ASCII".to_owned()
+    };
+    Some(format!(
+        "holds {what} at character {}, which an HTTP header cannot carry: no request could \
+         present it",
+        at + 1
+    ))
+}
+
+/// Why no request's `Host` could be `host`, if none could: rmcp reads a `Host` as an
+/// authority (`name`, `name:port`, `[v6]:port`), and compares an allowed host read the same
+/// way, or as it is (an IPv6 address without brackets, as `::1`).
+fn host_problem(host: &str) -> Option<String> {
+    let trimmed = host.trim();
+    if trimmed.is_empty() {
+        return Some(
+            "an allowed host is empty: give the name (or name:port) clients reach this machine \
+             by"
+            .to_owned(),
+        );
+    }
+    if trimmed.parse::<std::net::Ipv6Addr>().is_ok() {
+        return None;
+    }
+    let why = match axum::http::uri::Authority::try_from(trimmed) {
+        Ok(_) if trimmed.contains('@') => "names a user (`user@`), which a Host never does",
+        // Read with no port, it would match the name on every port.
+        Ok(authority) if authority.port_u16().is_none() && authority.host() != trimmed => {
+            "has a port that is not one (0 to 65535)"
+        }
+        Ok(_) => return None,
+        Err(_) if trimmed.contains("://") => {
+            "is a URL: give its host alone (`name` or `name:port`)"
+        }
+        Err(_) => {
+            "is not a host name or address, with perhaps a port (`name`, `name:port`, `[::1]:8080`)"
+        }
+    };
+    Some(format!(
+        "the allowed host {host:?} {why}: no request's Host could match it"
+    ))
+}
+
 fn path_problem(path: &str) -> Option<String> {
     let path_char = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@%/".contains(c);
     if let Some(bad) = path.chars().find(|&c| !path_char(c)) {
@@ -716,6 +788,61 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_no_request_could_send_is_refused_and_the_others_kept() {
+        for host in [
+            "tools.lan",
+            "tools.lan:8080",
+            " Tools.LAN ",
+            "192.168.1.5",
+            "10.0.0.1:80",
+            "[::1]:8080",
+            "::1",
+            "fe80::1",
+        ] {
+            assert_eq!(host_problem(host), None, "{host:?}");
+        }
+        for (host, says) in [
+            ("a b", "is not a host name or address"),
+            ("http://x", "is a URL"),
+            ("https://tools.lan:8080/mcp", "is a URL"),
+            ("x/y", "is not a host name"),
+            ("x:99999", "a port that is not one"),
+            ("x:", "a port that is not one"),
+            ("tools\n.lan", "is not a host name"),
+            ("user@x", "names a user"),
+            (" ", "is empty"),
+        ] {
+            let problem = host_problem(host).unwrap_or_default();
+            assert!(problem.contains(says), "{host:?}: {problem}");
+            if !host.trim().is_empty() {
+                assert!(problem.contains(&format!("{host:?}")), "{problem}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_no_header_could_carry_is_refused_without_being_quoted() {
+        for token in ["s3cret", "a b", " padded ", "tab\tinside", "~!@#$%^&*()"] {
+            assert_eq!(token_problem(token), None, "{token:?}");
+        }
+        for (token, says) in [
+            ("sec\nret", "a control character (\\n) at character 4"),
+            ("sec\rret", "a control character (\\r)"),
+            ("sec\u{0}ret", "a control character (\\u{0})"),
+            ("sécret", "not ASCII at character 2"),
+            ("", "is empty"),
+        ] {
+            let problem = token_problem(token).unwrap_or_default();
+            assert!(problem.contains(says), "{token:?}: {problem}");
+            assert!(!problem.contains("ret"), "{problem}");
+        }
+        let options = McpHttpOptions::default().with_bearer_token("a\nb");
+        assert!(
+            matches!(options.validate(), Err(McpError::Config(reason)) if reason.starts_with("the bearer token holds"))
+        );
+    }
 
     #[test]
     fn the_bearer_scheme_is_read_in_any_case() {

@@ -196,6 +196,22 @@ async fn an_empty_bearer_token_is_refused_not_taken_for_none() {
             "{error}"
         );
     }
+    // A host no request's `Host` could be, and a token no header could carry.
+    for (options, says) in [
+        (
+            McpHttpOptions::default().allow_host("http://tools.lan"),
+            "the allowed host \"http://tools.lan\" is a URL",
+        ),
+        (
+            McpHttpOptions::default().with_bearer_token("s3\r\ncret"),
+            "the bearer token holds a control character (\\r)",
+        ),
+    ] {
+        let error = McpHttpServer::start(McpServer::new(Arc::clone(&manager)), options)
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains(says), "{error}");
+    }
     // A router mounted with one refuses every request, with or without a header.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let bound = listener.local_addr().unwrap();
