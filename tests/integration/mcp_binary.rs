@@ -629,7 +629,8 @@ fn mcp_list_refuses_a_url_that_is_not_http() {
     for url in ["localhost:8080/mcp", "ftp://host/mcp", ""] {
         let out = run(&["mcp", "list", "--url", url]);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{url}: {stderr}");
+        // A usage error, as clap's own are.
+        assert_eq!(out.status.code(), Some(2), "{url}: {stderr}");
         // It said "builder error", after the name of the transport's worker type.
         assert_eq!(
             stderr,

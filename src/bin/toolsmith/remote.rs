@@ -23,7 +23,7 @@ pub async fn list(
                 .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
             {
                 // Quoted without its user and key, which may be a secret.
-                return Err(Failure::new(format!(
+                return Err(Failure::usage(format!(
                     "--url {:?} does not start with http:// or https://",
                     redacted_url(&url)
                 )));
