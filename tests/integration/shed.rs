@@ -1363,8 +1363,10 @@ async fn fixture_queries_find_their_tools() {
 /// test: near neighbours share characters (天气 "weather", 今天 "today" and 天然气 "natural
 /// gas"; 文件 "file", 文件夹 "folder" and 邮件 "mail"; 数据库 "database" and 数据 "data"),
 /// so a query read one ideograph at a time meets the wrong tools. The figures are floors at
-/// what the analyzer measured (docs/PERFORMANCE.md, "Retrieval quality"); one query of 96 is
-/// .0104 of R@1, so losing one fails. Each query has one right tool.
+/// what the analyzer measured with ideograph runs read as their letters and pairs (.927 /
+/// .979 / .955; one ideograph a term measured .896 / .969 / .936: docs/PERFORMANCE.md,
+/// "Retrieval quality"); one query of 96 is .0104 of R@1, so losing one fails. Each query
+/// has one right tool.
 #[tokio::test]
 async fn chinese_and_japanese_queries_find_their_tools() {
     let (manager, queries) = fixture_set("tool-retrieval-cjk");
@@ -1391,7 +1393,7 @@ async fn chinese_and_japanese_queries_find_their_tools() {
     let (at_1, at_3, mrr) = (at_1 / n, at_3 / n, reciprocal_rank / n);
     eprintln!("R@1={at_1:.3} R@3={at_3:.3} MRR={mrr:.3}");
     assert!(
-        at_1 >= 0.895 && at_3 >= 0.968 && mrr >= 0.935,
+        at_1 >= 0.927 && at_3 >= 0.979 && mrr >= 0.955,
         "R@1={at_1:.3} R@3={at_3:.3} MRR={mrr:.3}"
     );
 }
