@@ -67,17 +67,19 @@ fn term_of(word: &str, emit: &mut impl FnMut(&str)) {
 /// break at anything that is not a letter, digit or combining mark (so snake_case,
 /// kebab-case, dotted and path-like names split), at a lower-to-upper change (`getWeather`),
 /// before the last capital of an acronym followed by lower case (`HTTPServer` → `http`,
-/// `server`) and between letters and digits (`base64` → `base`, `64`). Each Chinese or
-/// Japanese ideograph and each hiragana is a word by itself: those scripts put no space
-/// between words, and a sentence would otherwise be one term. A run of Thai, Lao, Khmer or
-/// Myanmar letters (scripts that put no space between words either, with words of several
+/// `server`) and between letters and digits (`base64` → `base`, `64`). A run of Thai, Lao,
+/// Khmer or Myanmar letters (scripts that put no space between words, with words of several
 /// letters) is split off from letters of other scripts and becomes its overlapping pairs of
 /// letters, as search engines without a dictionary index such text: a word of the query
 /// then meets the same pairs inside the tool's sentence (see [`emit_pairs`]). So does a run
 /// of Hangul, whose words carry their particles ("서울은", "Seoul" and a topic particle,
-/// meets "서울"), and of katakana, whose words are written together ("データベース",
-/// "database", meets "データ"). Other pieces are lower-cased; stop words are dropped; the
-/// rest are stemmed.
+/// meets "서울"), of katakana, whose words are written together ("データベース",
+/// "database", meets "データ"), and of hiragana, Japanese's particles and inflections,
+/// which ends a run of ideographs as a particle ends a word. A run of Chinese or Japanese
+/// ideographs becomes its overlapping pairs and each ideograph too (see
+/// [`emit_pairs_and_letters`]): "天气" (weather) then meets "天气预报" (weather forecast)
+/// more than "今天" (today), and a word of one ideograph still meets a longer one. Other
+/// pieces are lower-cased; stop words are dropped; the rest are stemmed.
 pub(crate) fn analyze(text: &str, mut emit: impl FnMut(&str)) {
     if text.is_ascii() {
         analyze_ascii(text, &mut emit);
@@ -175,13 +177,6 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
             prev = Some(c);
             continue;
         }
-        if is_word_by_itself(c) {
-            emit_piece(&mut piece, paired);
-            piece.push(c);
-            emit_piece(&mut piece, None);
-            prev = Some(c);
-            continue;
-        }
         let script = paired_script(c);
         if let Some(prev) = prev
             && prev.is_alphanumeric()
@@ -190,7 +185,8 @@ fn analyze_unicode(text: &str, emit: &mut impl FnMut(&str)) {
                 || (prev.is_uppercase()
                     && c.is_uppercase()
                     && chars.peek().is_some_and(|next| next.is_lowercase()))
-                || (prev.is_numeric() != c.is_numeric())
+                // A numeral ideograph ("〇") is numeric and an ideograph: it stays in its run.
+                || (script.is_none() && prev.is_numeric() != c.is_numeric())
                 || paired_script(prev) != script;
             if boundary {
                 emit_piece(&mut piece, paired);
@@ -250,13 +246,47 @@ fn keeps_marks(c: char) -> bool {
 }
 
 /// Hands the terms of one word (a piece of the text, lower-cased) to `emit`: its pairs of
-/// letters when it is of a script read in pairs, else its term.
+/// letters when it is of a script read in pairs (and its letters too for ideographs), else
+/// its term.
 fn emit_word(word: &str, paired: Option<PairedScript>, emit: &mut impl FnMut(&str)) {
-    if paired.is_some() {
-        emit_pairs(word, emit);
-    } else {
-        term_of(word, emit);
+    match paired {
+        Some(PairedScript::Ideographs) => emit_pairs_and_letters(word, emit),
+        Some(_) => emit_pairs(word, emit),
+        None => term_of(word, emit),
     }
+}
+
+/// Hands each letter of `word` and each two neighbouring letters to `emit`, in order
+/// ("天气预报" → "天", "天气", "气", "气预", "预", "预报", "报"), as Lucene's CJK bigrams with
+/// unigrams do. A word of one ideograph is itself.
+///
+/// The pairs find a word of the query inside the tool's sentence and keep it from meeting a
+/// sentence that only shares its letters ("天气", weather, against "今天", today, and
+/// "空气", air); the letters find a query that is one ideograph, or whose words the tool
+/// writes with other neighbours ("歌", song, in "歌曲", "歌手"). Measured on
+/// tests/fixtures/tool-retrieval-cjk, pairs without the letters lost more than they won
+/// (docs/PERFORMANCE.md, "Retrieval quality").
+fn emit_pairs_and_letters(word: &str, emit: &mut impl FnMut(&str)) {
+    let mut starts = letter_starts(word).peekable();
+    while let Some(start) = starts.next() {
+        let Some(&next) = starts.peek() else {
+            emit(&word[start..]);
+            return;
+        };
+        emit(&word[start..next]);
+        let after_next = letter_starts(&word[next..])
+            .nth(1)
+            .map_or(word.len(), |end| next + end);
+        emit(&word[start..after_next]);
+    }
+}
+
+/// Where each letter of `word` starts: a combining mark after a letter (a variation
+/// selector after an ideograph, a Thai tone mark) is part of it.
+fn letter_starts(word: &str) -> impl Iterator<Item = usize> + '_ {
+    word.char_indices()
+        .filter(|&(_, c)| !is_combining_mark(c))
+        .map(|(i, _)| i)
 }
 
 /// Hands each two neighbouring letters of `word` to `emit`, in order ("แปลง" → "แป", "ปล",
@@ -267,10 +297,7 @@ fn emit_word(word: &str, paired: Option<PairedScript>, emit: &mut impl FnMut(&st
 /// the sentence's, while a query of another word shares few or none. The pairs are not
 /// stemmed or checked for stop words, which are English.
 fn emit_pairs(word: &str, emit: &mut impl FnMut(&str)) {
-    let mut starts = word
-        .char_indices()
-        .filter(|&(_, c)| !is_combining_mark(c))
-        .map(|(i, _)| i);
+    let mut starts = letter_starts(word);
     // A piece starts with a letter, never a mark.
     let (Some(mut first), Some(mut second)) = (starts.next(), starts.next()) else {
         emit(word);
@@ -284,7 +311,8 @@ fn emit_pairs(word: &str, emit: &mut impl FnMut(&str)) {
 }
 
 /// Scripts whose runs of letters are read as overlapping pairs of letters (see
-/// [`emit_pairs`]), each a piece of its own: a change of script within a run ends a piece.
+/// [`emit_pairs`], and [`emit_pairs_and_letters`] for ideographs), each a piece of its own:
+/// a change of script within a run ends a piece.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PairedScript {
     Thai,
@@ -293,12 +321,21 @@ enum PairedScript {
     Myanmar,
     Hangul,
     Katakana,
+    Hiragana,
+    /// Chinese and Japanese ideographs (Han), with their iteration marks and numerals.
+    Ideographs,
 }
 
 /// The script `c` is read in pairs as, if any. Digits are not: a number stays whole, as it
-/// does in any script.
+/// does in any script. Ideographs are, numerals among them ("〇", "〡").
 fn paired_script(c: char) -> Option<PairedScript> {
-    if c.is_ascii() || c.is_numeric() {
+    if c.is_ascii() {
+        return None;
+    }
+    if is_ideograph(c) {
+        return Some(PairedScript::Ideographs);
+    }
+    if c.is_numeric() {
         return None;
     }
     match u32::from(c) {
@@ -313,20 +350,19 @@ fn paired_script(c: char) -> Option<PairedScript> {
         // With the prolonged sound mark "ー" and the iteration marks (NFKC makes half-width
         // katakana full-width).
         0x30A1..=0x30FF | 0x31F0..=0x31FF => Some(PairedScript::Katakana),
+        0x3040..=0x309F => Some(PairedScript::Hiragana),
         _ => None,
     }
 }
 
-/// Whether `c` is a Chinese or Japanese ideograph (CJK ideographs, their iteration marks and
-/// numerals) or a hiragana: a word by itself, as those scripts separate no words. Katakana
-/// and Hangul are read in pairs ([`paired_script`]).
-fn is_word_by_itself(c: char) -> bool {
+/// Whether `c` is a Chinese or Japanese ideograph (CJK ideographs, compatibility ideographs,
+/// their iteration marks and numerals).
+fn is_ideograph(c: char) -> bool {
     matches!(
         u32::from(c),
         0x3005..=0x3007
             | 0x3021..=0x3029
             | 0x3038..=0x303B
-            | 0x3040..=0x309F
             | 0x3400..=0x4DBF
             | 0x4E00..=0x9FFF
             | 0xF900..=0xFAFF
@@ -402,12 +438,6 @@ mod tests {
                 emit_piece(&mut piece);
                 continue;
             }
-            if super::is_word_by_itself(c) {
-                emit_piece(&mut piece);
-                piece.push(c);
-                emit_piece(&mut piece);
-                continue;
-            }
             if let Some(&prev) = before
                 && prev.is_alphanumeric()
             {
@@ -416,7 +446,7 @@ mod tests {
                     || (prev.is_uppercase()
                         && c.is_uppercase()
                         && next.is_some_and(char::is_lowercase))
-                    || (prev.is_numeric() != c.is_numeric())
+                    || (super::paired_script(c).is_none() && prev.is_numeric() != c.is_numeric())
                     || super::paired_script(prev) != super::paired_script(c);
                 if boundary {
                     emit_piece(&mut piece);
@@ -440,7 +470,7 @@ mod tests {
 
         #[test]
         fn streaming_splits_as_indexing_did(
-            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσςΆἈ\u{301}\u{345}\u{30a}\u{30c}\u{307}東のターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
+            text in "[a-zA-Z0-9_ .\\-éÉßİǅ²٣ΣΑσςΆἈ\u{301}\u{345}\u{30a}\u{30c}\u{307}東京〇々のるターＡﬁ서울กงเ\u{e34}\u{e49}๑ວက\u{102c}ក]{0,40}"
         ) {
             proptest::prop_assert_eq!(terms(&text), terms_by_index(&text));
         }
@@ -466,13 +496,40 @@ mod tests {
     }
 
     #[test]
-    fn each_chinese_or_japanese_ideograph_and_hiragana_is_a_word() {
-        assert_eq!(terms("東京の天気"), ["東", "京", "の", "天", "気"]);
-        assert_eq!(terms("我喜欢苹果"), ["我", "喜", "欢", "苹", "果"]);
-        // Katakana is read in pairs; a Latin word beside an ideograph is split off.
-        assert_eq!(terms("東京タワー"), ["東", "京", "タワ", "ワー"]);
-        assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
-        assert_eq!(terms("Rust言語"), ["rust", "言", "語"]);
+    fn ideograph_runs_are_read_as_their_letters_and_pairs() {
+        // "Weather forecast": each ideograph was a term alone, so "天气" met "今天" (today).
+        assert_eq!(
+            terms("天气预报"),
+            ["天", "天气", "气", "气预", "预", "预报", "报"]
+        );
+        assert_eq!(terms("天气"), ["天", "天气", "气"]);
+        // A word of one ideograph is itself; a Latin word or katakana beside one is split
+        // off.
+        assert_eq!(terms("歌"), ["歌"]);
+        assert_eq!(terms("Rust言語"), ["rust", "言", "言語", "語"]);
+        assert_eq!(terms("東京タワー"), ["東", "東京", "京", "タワ", "ワー"]);
+        // The iteration mark "々" and the numeral "〇" stay in their run.
+        assert_eq!(terms("時々"), ["時", "時々", "々"]);
+        assert_eq!(terms("二〇二"), ["二", "二〇", "〇", "〇二", "二"]);
+        // A variation selector stays with its ideograph.
+        assert_eq!(
+            terms("葛\u{e0100}城"),
+            ["葛\u{e0100}", "葛\u{e0100}城", "城"]
+        );
+    }
+
+    #[test]
+    fn hiragana_ends_an_ideograph_run_and_is_read_in_pairs() {
+        // Particles ("の", "を") and inflections ("します") are hiragana between the
+        // ideographs of Japanese words.
+        assert_eq!(
+            terms("東京の天気"),
+            ["東", "東京", "京", "の", "天", "天気", "気"]
+        );
+        assert_eq!(terms("検索します"), ["検", "検索", "索", "しま", "ます"]);
+        // A word written in hiragana meets itself inside a longer run.
+        assert_eq!(terms("ごみの"), ["ごみ", "みの"]);
+        assert_eq!(terms("ごみ"), ["ごみ"]);
     }
 
     #[test]

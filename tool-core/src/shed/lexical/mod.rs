@@ -132,6 +132,23 @@ mod tests {
     }
 
     #[test]
+    fn finds_a_chinese_tool_by_a_word_before_one_that_shares_its_letters() {
+        // Each ideograph was a term: "天气" (weather) met "天然气" (natural gas) as well as it
+        // met "天气", and the shorter description came first.
+        let mut index = sample();
+        // "Look up a city's weather forecast." / "Look up the price of natural gas." /
+        // "Today's schedule."
+        index.insert(&tool("city_forecast", "查询城市的天气预报", &[]));
+        index.insert(&tool("gas_price", "查询天然气价格", &[]));
+        index.insert(&tool("today_schedule", "今天的日程", &[]));
+        assert_eq!(names(&index, "天气", 1), ["city_forecast"]);
+        assert_eq!(names(&index, "天然气", 1), ["gas_price"]);
+        assert_eq!(names(&index, "今天", 1), ["today_schedule"]);
+        // A query of one ideograph still meets it inside a word.
+        assert_eq!(names(&index, "程", 5), ["today_schedule"]);
+    }
+
+    #[test]
     fn finds_a_greek_tool_by_a_query_in_capitals() {
         // Capitals are written without accents and with no final sigma: "ΝΟΜΙΣΜΑΤΟΣ" did
         // not meet "νομίσματος".
