@@ -748,15 +748,16 @@ fn serve_refuses_a_host_or_token_no_request_could_meet_as_a_usage_error() {
 fn mcp_list_never_prints_the_key_of_a_url() {
     // Refused before any connection, and refused by a server that is down: both quote the
     // URL, neither its user and key.
-    for url in [
-        "ftp://me:sk-secret@host/mcp",
-        "http://me:sk-secret@127.0.0.1:1/mcp",
+    for (url, code) in [
+        // A usage error.
+        ("ftp://me:sk-secret@host/mcp", 2),
+        ("http://me:sk-secret@127.0.0.1:1/mcp", 1),
         // A `/` in the password: the URL does not parse, and was quoted whole.
-        "http://me:sk-secret/1@127.0.0.1:1/mcp",
+        ("http://me:sk-secret/1@127.0.0.1:1/mcp", 1),
     ] {
         let out = run(&["mcp", "list", "--url", url]);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{url}: {stderr}");
+        assert_eq!(out.status.code(), Some(code), "{url}: {stderr}");
         assert!(!stderr.contains("sk-secret"), "{url}: {stderr}");
         assert!(stderr.contains("://host/mcp") || stderr.contains("://127.0.0.1:1/mcp"));
     }
