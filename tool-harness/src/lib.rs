@@ -37,6 +37,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod agent;
+mod char_boundary;
 #[cfg(any(feature = "http-models", feature = "mcp"))]
 mod error_causes;
 mod expired_limit;

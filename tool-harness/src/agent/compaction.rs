@@ -14,6 +14,7 @@ use super::ledger::{RunLedger, RunOrigin};
 use super::session::{RunEnd, is_cancelled};
 use super::token_estimate::{BYTES_PER_TOKEN, TokenEstimate, estimate_message_tokens};
 use super::{AgentRun, AgentSession, AgenticError};
+use crate::char_boundary::{ceil_char_boundary, floor_char_boundary};
 use crate::model::{ChatOptions, ChatRequest, Message, ToolChoice};
 
 /// How full the window gets, in percent, before [`Compaction`] summarises
@@ -389,8 +390,8 @@ impl<'a> Transcript<'a> {
                 text.push_str(said);
                 continue;
             }
-            let head = floor_boundary(said, most / 2);
-            let tail = ceil_boundary(said, said.len() - (most - most / 2));
+            let head = floor_char_boundary(said, most / 2);
+            let tail = ceil_char_boundary(said, said.len() - (most - most / 2));
             let _ = write!(
                 text,
                 "{}\n[… {} bytes left out …]\n{}",
@@ -402,22 +403,6 @@ impl<'a> Transcript<'a> {
         text.push_str(&self.frame);
         text
     }
-}
-
-/// The char boundary of `text` at or before `at`.
-fn floor_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The char boundary of `text` at or after `at`.
-fn ceil_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 /// `messages` as a transcript in text for the model to summarise: each message headed by

@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use toolsmith_core::{MemoryAccess, ToolError, is_blank, tool_fn};
 
+use crate::char_boundary::floor_char_boundary;
+
 /// The tool's name.
 pub const MEMORY_TOOL: &str = "memory";
 
@@ -37,9 +39,10 @@ impl std::fmt::Debug for MemoryTool {
     }
 }
 
-/// The most bytes of text a fact may hold (4 KiB), as `add` and `replace` take it: at least
-/// three such facts fit in what `list` shows, so a fact the model writes is one it can read
-/// back whole.
+/// The most bytes of text a fact may hold (4 KiB), as `add` and `replace` take it: such a
+/// fact fits whole in what `list` shows (16 KiB) even with its lines indented there (a line
+/// of one character takes five bytes listed), so a fact the model writes is one it can read
+/// back whole; three of a few lines each fit together.
 pub const MAX_FACT_BYTES: usize = 4 * 1024;
 
 /// How many ids an unknown id's error lists: the message goes to the model, whatever the
@@ -131,12 +134,7 @@ impl MemoryTool {
                 let text_room = room.saturating_sub(head.len());
                 let mut not_shown = facts.len() - shown;
                 if text_room >= MIN_CUT_FACT_BYTES {
-                    // The last char boundary within the room (`str::floor_char_boundary`
-                    // is newer than the crate's Rust version).
-                    let end = (0..=text_room.min(text.len()))
-                        .rev()
-                        .find(|&at| text.is_char_boundary(at))
-                        .unwrap_or(0);
+                    let end = floor_char_boundary(&text, text_room);
                     listed.push_str(&format!(
                         "{head}{}… (cut: the fact is {} bytes)\n",
                         &text[..end],
@@ -146,8 +144,9 @@ impl MemoryTool {
                 }
                 if not_shown > 0 {
                     listed.push_str(&format!(
-                        "… and {not_shown} more facts not shown (the list stops at \
-                         {MAX_LISTED_BYTES} bytes; remove facts no longer needed)\n"
+                        "… and {not_shown} more fact{} not shown (the list stops at \
+                         {MAX_LISTED_BYTES} bytes; remove facts no longer needed)\n",
+                        if not_shown == 1 { "" } else { "s" },
                     ));
                 }
                 break;

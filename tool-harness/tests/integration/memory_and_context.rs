@@ -416,7 +416,7 @@ async fn memory_lists_a_fact_longer_than_the_list_cut_rather_than_none() {
     assert_eq!(
         lines.collect::<Vec<_>>(),
         [
-            "… and 1 more facts not shown (the list stops at 16384 bytes; remove facts no longer needed)"
+            "… and 1 more fact not shown (the list stops at 16384 bytes; remove facts no longer needed)"
         ]
     );
 }
@@ -510,6 +510,7 @@ async fn file_memory_refuses_a_file_that_is_not_a_memory_and_keeps_state_on_fail
 
 /// A path ending in `/` names a directory: refused when opened, where the open succeeded and
 /// every write then failed ("Not a directory"), each a failed call of the model's.
+#[cfg(unix)]
 #[tokio::test]
 async fn file_memory_refuses_a_path_ending_in_a_separator() {
     let dir = tempfile::tempdir().unwrap();
