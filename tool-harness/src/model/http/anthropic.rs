@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use serde_json::{Value, json};
-use toolsmith_core::provider::Provider;
+use toolsmith_core::provider::{ParsedCall, Provider};
 
 use super::anthropic_cache::{
     self, CACHE_CONTROL, EXTENDED_CACHE_TTL_BETA, MAX_MARKS, PromptCaching,
@@ -226,7 +226,7 @@ impl HttpApi for AnthropicModel {
         };
         let mut response = body::answer(PROVIDER, answer, usage)?;
         if let Some(turn) = &mut response.provider_turn {
-            objects_as_inputs(turn);
+            objects_as_inputs(turn, &response.calls);
         }
         Ok(response)
     }
@@ -243,20 +243,28 @@ fn tool_choice(choice: &ToolChoice) -> Option<Value> {
 }
 
 /// The turn with every `tool_use` input an object, as the API takes one back (it requires
-/// one): a call cut off while streaming keeps the text it was cut at as its `input` (so that
-/// the call is rejected with it), and a compatible server may write none; either goes back
-/// with `{}`, its rejection answering it.
-fn objects_as_inputs(turn: &mut ProviderTurn) {
-    let blocks = turn
+/// one). An input a compatible server wrote as JSON text, which `calls` (the answer's calls,
+/// one a `tool_use` block, in order) read and ran, goes back as the object the call ran
+/// with. One that is no object and was not read (a call cut off while streaming keeps the
+/// text it was cut at, so that the call is rejected with it), or none, goes back as `{}`,
+/// its rejection answering it.
+fn objects_as_inputs(turn: &mut ProviderTurn, calls: &[ParsedCall]) {
+    let blocks: Vec<&mut Value> = turn
         .entries
         .iter_mut()
         .filter_map(|entry| entry.get_mut("content").and_then(Value::as_array_mut))
-        .flatten();
-    for block in blocks {
-        if block.get("type").and_then(Value::as_str) == Some("tool_use")
-            && !block.get("input").is_some_and(Value::is_object)
-        {
-            block["input"] = json!({});
+        .flatten()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .collect();
+    // Each block is its call only when the two agree in number.
+    let read = blocks.len() == calls.len();
+    for (index, block) in blocks.into_iter().enumerate() {
+        if block.get("input").is_some_and(Value::is_object) {
+            continue;
         }
+        block["input"] = match calls.get(index).filter(|_| read) {
+            Some(Ok(call)) => call.arguments.as_value().clone(),
+            _ => json!({}),
+        };
     }
 }

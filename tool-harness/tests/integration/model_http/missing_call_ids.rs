@@ -191,3 +191,33 @@ async fn a_call_goes_back_verbatim_with_its_arguments_in_the_form_the_api_requir
         json!({})
     );
 }
+
+#[tokio::test]
+async fn an_anthropic_input_written_as_json_text_goes_back_as_the_object_the_call_ran_with() {
+    // A compatible server writing `input` as JSON text: the call is read from it and runs
+    // with a = 2, b = 3; its turn went back with `{}`, a history the model's result does
+    // not match.
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "add", "input": "{\"a\": 2, \"b\": 3}"},
+            {"type": "tool_use", "id": "toolu_2", "name": "add", "input": "not json at all {"}],
+        "usage": {"input_tokens": 50, "output_tokens": 80}});
+    let (_, requests) = run_with(Api::Anthropic, answer).await;
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let inputs: Vec<&Value> = messages[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| &block["input"])
+        .collect();
+    // The text that does not read goes back as `{}`, its call refused.
+    assert_eq!(
+        inputs,
+        [&json!({"a": 2, "b": 3}), &json!({})],
+        "{messages:?}"
+    );
+    let results = messages[2]["content"].as_array().unwrap();
+    assert_eq!(results[0]["content"], json!("5"), "{results:?}");
+    assert_eq!(results[1]["is_error"], json!(true), "{results:?}");
+}
