@@ -325,8 +325,9 @@ impl Provider {
     /// Gemini's thought parts and signatures.
     ///
     /// The entries are: the Responses `output` items, each `function_call` with the
-    /// `call_id` its result is sent with (a missing one the item's `id`, else generated);
-    /// one Anthropic assistant message of the
+    /// `call_id` its result is sent with (a missing one the item's `id`, else generated)
+    /// and its `arguments` as JSON text, as the API takes them back (an object written out,
+    /// none as `"{}"`); one Anthropic assistant message of the
     /// `content` blocks, less any text block of whitespace alone (which Anthropic refuses),
     /// each `tool_use` with the id its results are sent with (an id outside
     /// `[a-zA-Z0-9_-]+`, which only another server writes, rewritten as
