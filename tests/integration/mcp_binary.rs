@@ -639,6 +639,18 @@ fn mcp_list_refuses_a_url_that_is_not_http() {
     }
 }
 
+#[test]
+fn mcp_list_quotes_a_url_with_a_multi_byte_character_before_its_scheme() {
+    // Redacting it for the refusal panicked (a slice inside `é`).
+    let out = run(&["mcp", "list", "--url", "éhttp://me:sk-secret@host/mcp"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "toolsmith: --url \"éhttp://host/mcp\" does not start with http:// or https://\n"
+    );
+}
+
 #[tokio::test]
 async fn serve_over_http_keeps_to_its_session_cap() {
     let root = tempfile::tempdir().unwrap();

@@ -80,10 +80,12 @@ pub fn redacted_url(url: &str) -> Cow<'_, str> {
 /// `@` of all.
 fn password_end(text: &str, scheme_end: usize) -> Option<usize> {
     let start = scheme_end + 3;
-    // The scheme: the letters, digits, `+`, `-` and `.` before the `://`.
+    // The scheme: the letters, digits, `+`, `-` and `.` before the `://`. It starts after
+    // the character before them, which may take several bytes (`éhttp://`).
     let scheme_start = text[..scheme_end]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-        .map_or(0, |at| at + 1);
+        .char_indices()
+        .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .map_or(0, |(at, c)| at + c.len_utf8());
     if reqwest::Url::parse(&text[scheme_start..]).is_err() {
         return text[start..].rfind('@').map(|at| start + at);
     }
@@ -167,6 +169,17 @@ mod tests {
         assert_eq!(
             redacted_url("https://u:p@server.test/@team/mcp?to=a@b"),
             "https://server.test/@team/mcp?to=…"
+        );
+    }
+
+    #[test]
+    fn text_with_a_multi_byte_character_before_the_scheme_is_read_without_a_panic() {
+        // The scheme's start was taken one byte after the character before it: inside `é`.
+        assert_eq!(redacted_url("éhttp://u:p@h/v1"), "éhttp://h/v1");
+        assert_eq!(redacted_url("éhttp://x"), "éhttp://x");
+        assert_eq!(
+            redacted_url("modèle→http://u:p@h/v1?k=1"),
+            "modèle→http://h/v1?k=…"
         );
     }
 
