@@ -251,3 +251,76 @@ fn a_signal_during_run_json_ends_with_an_error_line() {
         );
     }
 }
+
+/// `run --json` stopped by a signal while its stdout's reader reads nothing (the pipe full,
+/// a write of the run's blocked) still exits, with the signal's code. The run wrote on the
+/// thread that waits for the signal, which then never heard it; and its error line, written
+/// after the run's tasks were dropped, would wait for ever for the stdout a blocked write
+/// holds.
+#[test]
+fn a_signal_during_run_json_exits_though_stdout_is_never_read() {
+    use std::io::{BufRead as _, BufReader, Read as _};
+    use std::net::TcpListener;
+    // A model server answering one request with an answer far larger than a pipe holds.
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", server.local_addr().unwrap());
+    let answered = std::thread::spawn(move || {
+        let (connection, _) = server.accept().unwrap();
+        let mut reader = BufReader::new(connection.try_clone().unwrap());
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        reader.read_exact(&mut vec![0; length]).unwrap();
+        let body = json!({"choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "x".repeat(4 << 20)}}]})
+        .to_string();
+        let mut connection = connection;
+        let _ = write!(
+            connection,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        connection
+    });
+    let root = tempfile::tempdir().unwrap();
+    let mut run = Command::new(BIN)
+        .args([
+            "run", "--json", "--preset", "files", "--model", "m", "--root",
+        ])
+        .arg(root.path())
+        .args(["--base-url", &base_url, "Hi"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _connection = answered.join().unwrap();
+    // Signalled once a thread of it is blocked writing to the pipe (where Linux says so).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !writing_to_a_pipe(run.id()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    send("TERM", run.id());
+    let status = exit_of(&mut run);
+    assert_eq!(status.code(), Some(143), "{status}");
+}
+
+/// Whether a thread of process `pid` waits in a write to a full pipe.
+fn writing_to_a_pipe(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+        tasks.flatten().any(|task| {
+            std::fs::read_to_string(task.path().join("wchan"))
+                .is_ok_and(|wchan| wchan.contains("pipe_write"))
+        })
+    })
+}
