@@ -726,6 +726,12 @@ fn serve_refuses_a_host_or_token_no_request_could_meet_as_a_usage_error() {
             "--allow-host: the allowed host \"http://x\" is a URL",
         ),
         (
+            "--allow-host",
+            "*.tools.lan",
+            "--allow-host: the allowed host \"*.tools.lan\" holds a `*`: hosts are compared \
+             exactly, with no wildcards",
+        ),
+        (
             "--token",
             "sec\nret",
             "--token: the bearer token holds a control character (\\n)",

@@ -112,8 +112,8 @@ pub struct ServeArgs {
     #[arg(skip)]
     pub token_from_env: bool,
     /// With --http: also accept requests whose Host is HOST (a name or address clients reach
-    /// this machine by, `name:port` for one port); repeatable. Bound to 0.0.0.0, only the
-    /// loopback names are accepted without it.
+    /// this machine by, `name:port` for one port; compared exactly, no wildcards);
+    /// repeatable. Bound to 0.0.0.0, only the loopback names are accepted without it.
     #[arg(long, value_name = "HOST")]
     pub allow_host: Vec<String>,
     /// With --http: the most MCP sessions open at once (at least 1); past it, a new client
