@@ -877,8 +877,8 @@ fn serve_warns_on_stderr_when_its_tools_are_open_to_the_network() {
 
 #[test]
 fn rust_log_chooses_what_of_the_library_log_is_shown() {
-    // RUST_LOG replaces the default filter, as it does for other Rust commands: `off`
-    // silences the warning of a server open to the network.
+    // RUST_LOG chooses the filter, as it does for other Rust commands: `off`, a level for
+    // every target, silences the warning of a server open to the network.
     let silenced = serve_http_announcement_logging(&["0.0.0.0:0"], Some("off"));
     assert!(
         silenced.starts_with("toolsmith: serving MCP at http://0.0.0.0:"),
@@ -889,6 +889,15 @@ fn rust_log_chooses_what_of_the_library_log_is_shown() {
         kept.contains("toolsmith: warning: serving MCP beyond this machine"),
         "{kept}"
     );
+    // One naming other crates alone keeps the toolsmith crates' warnings: the default
+    // applied only to an empty filter, and `hyper=debug` hid this one.
+    for filter in ["hyper=debug", "rmcp=off"] {
+        let other = serve_http_announcement_logging(&["0.0.0.0:0"], Some(filter));
+        assert!(
+            other.contains("toolsmith: warning: serving MCP beyond this machine"),
+            "{filter}: {other}"
+        );
+    }
     // A filter that cannot be read is said to be so, and the default one is used.
     let unread = serve_http_announcement_logging(&["0.0.0.0:0"], Some("toolsmith=loud"));
     assert!(

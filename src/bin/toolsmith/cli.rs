@@ -26,7 +26,8 @@ const LOG_HELP: &str = "\
 Environment:
   RUST_LOG  Which of the library's log events are shown on stderr, as a tracing filter
             (`toolsmith=info`, `toolsmith_harness::mcp=debug`, `off`); by default the
-            toolsmith crates' warnings and errors (`toolsmith=warn`).";
+            toolsmith crates' warnings and errors (`toolsmith=warn`), which a filter
+            naming neither a toolsmith target nor a level for all (`hyper=debug`) keeps.";
 
 impl Cli {
     /// Reads the command line (exiting with clap's message and code 2 on a usage error),
