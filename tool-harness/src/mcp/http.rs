@@ -484,10 +484,6 @@ fn head_limit(timeout: Duration) -> Option<Duration> {
     (timeout < NO_READ_LIMIT_FROM).then_some(timeout)
 }
 
-/// What keeps `path` from being served as it is written, if anything: a character a request's
-/// path cannot hold unencoded (RFC 3986: a space, a brace, ...), which axum also reads as a
-/// capture, or a segment starting with `:` or `*` (axum's old capture syntax, which it
-/// refuses with a panic).
 /// Why no request could present `token` as its bearer token, if none could. A request's
 /// `Authorization` is read as visible ASCII, spaces and tabs (what else a header may hold is
 /// not read as text), and the spaces around the token are not part of it.
@@ -555,6 +551,10 @@ fn host_problem(host: &str) -> Option<String> {
     ))
 }
 
+/// What keeps `path` from being served as it is written, if anything: a character a request's
+/// path cannot hold unencoded (RFC 3986: a space, a brace, ...), which axum also reads as a
+/// capture, or a segment starting with `:` or `*` (axum's old capture syntax, which it
+/// refuses with a panic).
 fn path_problem(path: &str) -> Option<String> {
     let path_char = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@%/".contains(c);
     if let Some(bad) = path.chars().find(|&c| !path_char(c)) {
