@@ -8,9 +8,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::binary::{BIN, toolsmith};
 use serde_json::json;
-
-const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
 
 /// How long a step may take before the test gives up: far longer than any of them needs.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -83,7 +82,7 @@ const SLEEPER: &str = "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 300";
 fn a_signal_during_call_ends_its_bash_command_and_the_command() {
     for (signal, code) in [("TERM", 143), ("INT", 130)] {
         let root = tempfile::tempdir().unwrap();
-        let mut command = Command::new(BIN)
+        let mut command = toolsmith()
             .args(["call", "--preset", "shell", "--root"])
             .arg(root.path())
             .args(["bash", &json!({ "command": SLEEPER }).to_string()])
@@ -102,7 +101,7 @@ fn a_signal_during_call_ends_its_bash_command_and_the_command() {
 #[test]
 fn a_signal_during_serve_ends_a_clients_running_call() {
     let root = tempfile::tempdir().unwrap();
-    let mut serve = Command::new(BIN)
+    let mut serve = toolsmith()
         .args(["serve", "--preset", "shell", "--root"])
         .arg(root.path())
         .stdin(Stdio::piped())
@@ -132,7 +131,7 @@ fn a_signal_during_serve_ends_a_clients_running_call() {
 #[test]
 fn a_signal_during_mcp_list_ends_the_server_it_started() {
     let root = tempfile::tempdir().unwrap();
-    let mut list = Command::new(BIN)
+    let mut list = toolsmith()
         .args(["mcp", "list", "--", "sh", "-c"])
         .arg(format!("cd '{}' && {SLEEPER}", root.path().display()))
         .stdout(Stdio::null())
@@ -203,14 +202,13 @@ fn a_signal_during_run_json_ends_with_an_error_line() {
         let server = TcpListener::bind("127.0.0.1:0").unwrap();
         let base_url = format!("http://{}/v1", server.local_addr().unwrap());
         let root = tempfile::tempdir().unwrap();
-        let mut run = Command::new(BIN)
+        let mut run = toolsmith()
             .args([
                 "run", "--json", "--preset", "files", "--model", "m", "--root",
             ])
             .arg(root.path())
             .args(["--base-url", &base_url, "Hi"])
             .env_remove("OPENAI_API_KEY")
-            .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -291,14 +289,13 @@ fn a_signal_during_run_json_exits_though_stdout_is_never_read() {
         connection
     });
     let root = tempfile::tempdir().unwrap();
-    let mut run = Command::new(BIN)
+    let mut run = toolsmith()
         .args([
             "run", "--json", "--preset", "files", "--model", "m", "--root",
         ])
         .arg(root.path())
         .args(["--base-url", &base_url, "Hi"])
         .env_remove("OPENAI_API_KEY")
-        .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
