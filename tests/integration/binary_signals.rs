@@ -8,9 +8,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::binary::{BIN, toolsmith};
 use serde_json::json;
-
-const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
 
 /// How long a step may take before the test gives up: far longer than any of them needs.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -83,7 +82,7 @@ const SLEEPER: &str = "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 300";
 fn a_signal_during_call_ends_its_bash_command_and_the_command() {
     for (signal, code) in [("TERM", 143), ("INT", 130)] {
         let root = tempfile::tempdir().unwrap();
-        let mut command = Command::new(BIN)
+        let mut command = toolsmith()
             .args(["call", "--preset", "shell", "--root"])
             .arg(root.path())
             .args(["bash", &json!({ "command": SLEEPER }).to_string()])
@@ -102,7 +101,7 @@ fn a_signal_during_call_ends_its_bash_command_and_the_command() {
 #[test]
 fn a_signal_during_serve_ends_a_clients_running_call() {
     let root = tempfile::tempdir().unwrap();
-    let mut serve = Command::new(BIN)
+    let mut serve = toolsmith()
         .args(["serve", "--preset", "shell", "--root"])
         .arg(root.path())
         .stdin(Stdio::piped())
@@ -132,7 +131,7 @@ fn a_signal_during_serve_ends_a_clients_running_call() {
 #[test]
 fn a_signal_during_mcp_list_ends_the_server_it_started() {
     let root = tempfile::tempdir().unwrap();
-    let mut list = Command::new(BIN)
+    let mut list = toolsmith()
         .args(["mcp", "list", "--", "sh", "-c"])
         .arg(format!("cd '{}' && {SLEEPER}", root.path().display()))
         .stdout(Stdio::null())
@@ -203,14 +202,13 @@ fn a_signal_during_run_json_ends_with_an_error_line() {
         let server = TcpListener::bind("127.0.0.1:0").unwrap();
         let base_url = format!("http://{}/v1", server.local_addr().unwrap());
         let root = tempfile::tempdir().unwrap();
-        let mut run = Command::new(BIN)
+        let mut run = toolsmith()
             .args([
                 "run", "--json", "--preset", "files", "--model", "m", "--root",
             ])
             .arg(root.path())
             .args(["--base-url", &base_url, "Hi"])
             .env_remove("OPENAI_API_KEY")
-            .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -250,4 +248,76 @@ fn a_signal_during_run_json_ends_with_an_error_line() {
             "{stdout}"
         );
     }
+}
+
+/// `run --json` stopped by a signal while its stdout's reader reads nothing (the pipe full,
+/// a write of the run's blocked) still exits, with the signal's code. The run wrote on the
+/// thread that waits for the signal, which then never heard it; and its error line, written
+/// after the run's tasks were dropped, would wait for ever for the stdout a blocked write
+/// holds.
+#[test]
+fn a_signal_during_run_json_exits_though_stdout_is_never_read() {
+    use std::io::{BufRead as _, BufReader, Read as _};
+    use std::net::TcpListener;
+    // A model server answering one request with an answer far larger than a pipe holds.
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", server.local_addr().unwrap());
+    let answered = std::thread::spawn(move || {
+        let (connection, _) = server.accept().unwrap();
+        let mut reader = BufReader::new(connection.try_clone().unwrap());
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        reader.read_exact(&mut vec![0; length]).unwrap();
+        let body = json!({"choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "x".repeat(4 << 20)}}]})
+        .to_string();
+        let mut connection = connection;
+        let _ = write!(
+            connection,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        connection
+    });
+    let root = tempfile::tempdir().unwrap();
+    let mut run = toolsmith()
+        .args([
+            "run", "--json", "--preset", "files", "--model", "m", "--root",
+        ])
+        .arg(root.path())
+        .args(["--base-url", &base_url, "Hi"])
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _connection = answered.join().unwrap();
+    // Signalled once a thread of it is blocked writing to the pipe (where Linux says so).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !writing_to_a_pipe(run.id()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    send("TERM", run.id());
+    let status = exit_of(&mut run);
+    assert_eq!(status.code(), Some(143), "{status}");
+}
+
+/// Whether a thread of process `pid` waits in a write to a full pipe.
+fn writing_to_a_pipe(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+        tasks.flatten().any(|task| {
+            std::fs::read_to_string(task.path().join("wchan"))
+                .is_ok_and(|wchan| wchan.contains("pipe_write"))
+        })
+    })
 }

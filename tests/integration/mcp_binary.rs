@@ -3,18 +3,19 @@
 //! closes, no process left behind a dropped client; `call`, `tools` and `mcp list`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::binary::{BIN, toolsmith};
 use serde_json::{Value, json};
 use toolsmith::harness::mcp::{McpClient, McpClientOptions, McpCommand, McpNames, McpTransport};
 use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, ToolImpl};
 
-const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
-
 fn serve_command(root: &std::path::Path, extra: &[&str]) -> McpCommand {
+    // An empty `RUST_LOG` is none: the server's stderr as without one.
     McpCommand::new(BIN)
+        .env("RUST_LOG", "")
         .args(["serve", "--root"])
         .arg(root)
         .args(extra.iter().copied())
@@ -117,7 +118,7 @@ struct RawServe {
 
 impl RawServe {
     fn start(root: &std::path::Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
+        let mut child = toolsmith()
             .args(["serve", "--preset", "minimal", "--root"])
             .arg(root)
             .args(extra)
@@ -325,7 +326,7 @@ fn closing_stdin_before_the_handshake_exits_cleanly() {
 fn serve_on_stdio_notes_a_given_token_but_not_an_exported_one() {
     let root = tempfile::tempdir().unwrap();
     let serve = |token_flag: bool| {
-        let mut command = Command::new(BIN);
+        let mut command = toolsmith();
         command.args(["serve", "--root"]).arg(root.path());
         if token_flag {
             command
@@ -348,7 +349,7 @@ fn serve_on_stdio_notes_a_given_token_but_not_an_exported_one() {
 }
 
 fn run(args: &[&str]) -> std::process::Output {
-    Command::new(BIN).args(args).output().unwrap()
+    toolsmith().args(args).output().unwrap()
 }
 
 #[test]
@@ -402,7 +403,7 @@ fn call_prints_the_result_and_fails_on_a_tool_error() {
 /// `toolsmith call` with `args`, `input` written to its stdin (from a thread of its own: a
 /// command that stops reading must not block the test).
 fn call_with_stdin(args: &[&str], input: Vec<u8>) -> std::process::Output {
-    let mut child = Command::new(BIN)
+    let mut child = toolsmith()
         .arg("call")
         .args(args)
         .stdin(Stdio::piped())
@@ -518,7 +519,7 @@ fn call_prints_a_result_without_terminal_controls() {
 #[test]
 fn a_reader_that_stops_early_ends_the_command_quietly() {
     let root = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
+    let mut child = toolsmith()
         .args(["tools", "--root", root.path().to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -542,7 +543,7 @@ fn a_stderr_that_cannot_be_written_keeps_the_exit_code() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let refused = Command::new(BIN)
+    let refused = toolsmith()
         .args(["call", "--root", root.path().to_str().unwrap()])
         .args(["read", r#"{"path": "../x"}"#])
         .stderr(full)
@@ -639,6 +640,18 @@ fn mcp_list_refuses_a_url_that_is_not_http() {
     }
 }
 
+#[test]
+fn mcp_list_quotes_a_url_with_a_multi_byte_character_before_its_scheme() {
+    // Redacting it for the refusal panicked (a slice inside `é`).
+    let out = run(&["mcp", "list", "--url", "éhttp://me:sk-secret@host/mcp"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "toolsmith: --url \"éhttp://host/mcp\" does not start with http:// or https://\n"
+    );
+}
+
 #[tokio::test]
 async fn serve_over_http_keeps_to_its_session_cap() {
     let root = tempfile::tempdir().unwrap();
@@ -685,7 +698,7 @@ fn serve_over_http_takes_the_hosts_it_is_given_and_refuses_an_empty_token() {
     assert_ne!(status_with_host(&serve.1, "tools.example"), "403");
     assert_eq!(status_with_host(&serve.1, "other.example"), "403");
 
-    let refused = Command::new(BIN)
+    let refused = toolsmith()
         .args(["serve", "--http", "127.0.0.1:0", "--token", "", "--root"])
         .arg(root.path())
         .stdin(Stdio::null())
@@ -712,6 +725,12 @@ fn serve_refuses_a_host_or_token_no_request_could_meet_as_a_usage_error() {
             "--allow-host",
             "http://x",
             "--allow-host: the allowed host \"http://x\" is a URL",
+        ),
+        (
+            "--allow-host",
+            "*.tools.lan",
+            "--allow-host: the allowed host \"*.tools.lan\" holds a `*`: hosts are compared \
+             exactly, with no wildcards",
         ),
         (
             "--token",
@@ -805,11 +824,10 @@ fn serve_http_announcement(args: &[&str]) -> String {
 /// As [`serve_http_announcement`], with `RUST_LOG` set to `filter` (unset for `None`).
 fn serve_http_announcement_logging(args: &[&str], filter: Option<&str>) -> String {
     let root = tempfile::tempdir().unwrap();
-    let mut command = Command::new(BIN);
-    match filter {
-        Some(filter) => command.env("RUST_LOG", filter),
-        None => command.env_remove("RUST_LOG"),
-    };
+    let mut command = toolsmith();
+    if let Some(filter) = filter {
+        command.env("RUST_LOG", filter);
+    }
     let mut child = command
         .args(["serve", "--preset", "shell", "--root"])
         .arg(root.path())
@@ -859,8 +877,8 @@ fn serve_warns_on_stderr_when_its_tools_are_open_to_the_network() {
 
 #[test]
 fn rust_log_chooses_what_of_the_library_log_is_shown() {
-    // RUST_LOG replaces the default filter, as it does for other Rust commands: `off`
-    // silences the warning of a server open to the network.
+    // RUST_LOG chooses the filter, as it does for other Rust commands: `off`, a level for
+    // every target, silences the warning of a server open to the network.
     let silenced = serve_http_announcement_logging(&["0.0.0.0:0"], Some("off"));
     assert!(
         silenced.starts_with("toolsmith: serving MCP at http://0.0.0.0:"),
@@ -871,6 +889,15 @@ fn rust_log_chooses_what_of_the_library_log_is_shown() {
         kept.contains("toolsmith: warning: serving MCP beyond this machine"),
         "{kept}"
     );
+    // One naming other crates alone keeps the toolsmith crates' warnings: the default
+    // applied only to an empty filter, and `hyper=debug` hid this one.
+    for filter in ["hyper=debug", "rmcp=off"] {
+        let other = serve_http_announcement_logging(&["0.0.0.0:0"], Some(filter));
+        assert!(
+            other.contains("toolsmith: warning: serving MCP beyond this machine"),
+            "{filter}: {other}"
+        );
+    }
     // A filter that cannot be read is said to be so, and the default one is used.
     let unread = serve_http_announcement_logging(&["0.0.0.0:0"], Some("toolsmith=loud"));
     assert!(
@@ -891,7 +918,7 @@ fn serve_bounded(args: &[&str]) -> (Option<i32>, String) {
 /// As [`serve_bounded`], with the variables `env` set.
 fn serve_bounded_with(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let root = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
+    let mut child = toolsmith()
         .envs(env.iter().copied())
         .args(["serve", "--root"])
         .arg(root.path())

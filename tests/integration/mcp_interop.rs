@@ -11,11 +11,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::binary::{BIN, toolsmith};
 use serde_json::json;
 use toolsmith::harness::mcp::{McpClient, McpClientOptions, McpCommand, McpNames, McpTransport};
 use toolsmith::{ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult, ToolError};
-
-const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
 
 fn scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_interop")
@@ -79,7 +78,7 @@ pub(crate) struct HttpServe(std::process::Child, pub(crate) String);
 impl HttpServe {
     /// The server on `root`, with `extra` arguments.
     pub(crate) fn start(root: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
+        let mut child = toolsmith()
             .args([
                 "serve",
                 "--preset",

@@ -7,13 +7,12 @@ use std::collections::VecDeque;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
+use crate::support::binary::toolsmith;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use serde_json::{Value, json};
-
-const BIN: &str = env!("CARGO_BIN_EXE_toolsmith");
 
 /// The answers a [`ChatServer`] has left, and the requests it saw (each with its
 /// `Authorization` header).
@@ -108,7 +107,7 @@ fn text(text: &str) -> (u16, Value) {
 
 /// `toolsmith run` over the files preset in `root` against `server`, stdin not a terminal.
 fn command(root: &std::path::Path, server: &ChatServer, extra: &[&str], prompt: &str) -> Command {
-    let mut command = Command::new(BIN);
+    let mut command = toolsmith();
     command
         .args([
             "run",
@@ -821,7 +820,7 @@ async fn a_blank_model_name_is_a_usage_error_naming_the_flag() {
     let server = ChatServer::start([]).await;
     // From the flag, and from the variable (which `command` removes).
     let blank = |model: Option<&str>| {
-        let mut command = Command::new(BIN);
+        let mut command = toolsmith();
         command
             .args(["run", "--base-url", &server.base, "--root"])
             .arg(root.path())
@@ -911,7 +910,7 @@ fn a_url_whose_password_holds_a_slash_is_never_printed() {
         &fallback,
     ];
     for args in [&["--base-url", URL][..], &with_fallback] {
-        let output = Command::new(BIN)
+        let output = toolsmith()
             .args(["run", "--preset", "files", "--model", "m", "--root"])
             .arg(root.path())
             .args(args)
@@ -1006,7 +1005,7 @@ async fn with_json_stdout_is_json_lines_and_stderr_what_the_help_says() {
         stderr,
         "[write: refused; `toolsmith run --yes` lets the model run destructive tools]\n"
     );
-    let help = Command::new(BIN).args(["run", "--help"]).output().unwrap();
+    let help = toolsmith().args(["run", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(
         help.contains("on stderr, only failures, warnings, and the questions about destructive calls (or, where none can be asked, that one was refused)"),

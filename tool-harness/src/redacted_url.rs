@@ -11,12 +11,18 @@ const HIDDEN: &str = "…";
 /// `https://host/v1`) and with its query's values hidden (`?key=sk-1&v=2` as `?key=…&v=…`),
 /// for an error, a log line or `Debug` output; a URL that has none of them as it is. Text
 /// holding a URL (`openai-chat:model@https://user:key@host/v1`) loses what follows its
-/// first `://` up to the last `@` before the next `?` or `#`, and the values of the query
-/// after it; an `@` that starts a path's segment (`https://host/@team/mcp`) ends no
-/// password. A password may hold an unencoded `/` (`http://u:pass/word@host/v1`), which
-/// cannot be told from a path by its text: an `@` after a `/` ends it too, and such a path
-/// is shown from after its `@`. A URL that does not parse (`http://u:se?cret@host`, whose
-/// password holds a `?`) loses everything up to its last `@`.
+/// first `://` up to the `@` that ends the password, and the values of the query after it.
+///
+/// A password may hold an unencoded `/` (`http://u:1234/word@host/v1`), which its text
+/// cannot tell from a path; a path may hold an `@` (`https://host/@team/mcp`,
+/// `…/models/claude-sonnet-4@20250514:rawPredict`). In a URL that parses, the password ends
+/// at the last `@` of its first path segment, else at the last `@` before the path. An
+/// `@` starting that segment ends it only after a port and a name that is no address
+/// (`http://u:1234/@host` loses `u:1234/@`; `https://host/@team/mcp`,
+/// `http://localhost:8080/@team/mcp` and `https://api.test:8443/@team/mcp` are kept); an `@`
+/// in a later segment never does. A password holding two `/` is shown. A URL that does not
+/// parse (`http://u:se?cret@host`, whose password holds a `?`; `http://u:pass/word@host`,
+/// whose port would be `pass`) loses everything up to its last `@`.
 ///
 /// ```
 /// use toolsmith::harness::redacted_url;
@@ -74,26 +80,52 @@ pub fn redacted_url(url: &str) -> Cow<'_, str> {
 }
 
 /// Where the user and password of the URL whose scheme ends at `scheme_end` (its `://`)
-/// end: the `@` after them, if any. A URL's text cannot say where an unencoded `/`, `?` or
-/// `#` in a password ends it, so this errs towards hiding: the last `@` before the query
-/// that does not start a path's segment, or in text that does not parse as a URL the last
-/// `@` of all.
+/// end: the `@` after them, if any, by the rule [`redacted_url`] gives. A URL's text cannot
+/// say where an unencoded `/`, `?` or `#` in a password ends it; the rule hides the forms
+/// that parse with such a password (`u:1234/pw@host`) while keeping the `@` of real paths.
 fn password_end(text: &str, scheme_end: usize) -> Option<usize> {
     let start = scheme_end + 3;
-    // The scheme: the letters, digits, `+`, `-` and `.` before the `://`.
+    // The scheme: the letters, digits, `+`, `-` and `.` before the `://`. It starts after
+    // the character before them, which may take several bytes (`éhttp://`).
     let scheme_start = text[..scheme_end]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-        .map_or(0, |at| at + 1);
+        .char_indices()
+        .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .map_or(0, |(at, c)| at + c.len_utf8());
     if reqwest::Url::parse(&text[scheme_start..]).is_err() {
         return text[start..].rfind('@').map(|at| start + at);
     }
     let before_query = text[start..]
         .find(['?', '#'])
         .map_or(text.len(), |at| start + at);
-    text[start..before_query]
-        .match_indices('@')
-        .map(|(at, _)| start + at)
-        .rfind(|&at| !text[..at].ends_with('/'))
+    let authority_end = text[start..before_query]
+        .find('/')
+        .map_or(before_query, |at| start + at);
+    let in_authority = text[start..authority_end].rfind('@').map(|at| start + at);
+    if authority_end == before_query {
+        return in_authority;
+    }
+    let segment_start = authority_end + 1;
+    let segment_end = text[segment_start..before_query]
+        .find('/')
+        .map_or(before_query, |at| segment_start + at);
+    let host = &text[in_authority.map_or(start, |at| at + 1)..authority_end];
+    match text[segment_start..segment_end].rfind('@') {
+        Some(at) if at > 0 || port_after_no_address(host) => Some(segment_start + at),
+        _ => in_authority,
+    }
+}
+
+/// Whether `authority` (a URL's host and port) reads as a user name and the digits that
+/// start a password: a port after a name that is no address. A name with a `.`, an IP
+/// address in brackets or `localhost` is taken for the host it names.
+fn port_after_no_address(authority: &str) -> bool {
+    let Some((name, port)) = authority.rsplit_once(':') else {
+        return false;
+    };
+    port.bytes().all(|b| b.is_ascii_digit())
+        && !name.is_empty()
+        && !name.contains(['.', '[', ']'])
+        && !name.eq_ignore_ascii_case("localhost")
 }
 
 /// `text`, an error's that quotes `url` (as `reqwest`'s do: "error sending request for url
@@ -143,7 +175,10 @@ mod tests {
             ("http://u:secret/pw@127.0.0.1:1/v1", "http://127.0.0.1:1/v1"),
             // Parses, with `u` its host and `1234` its port.
             ("http://u:1234/pw@api.test/v1?k=s", "http://api.test/v1?k=…"),
-            ("https://t0k/en/x@api.test/v1", "https://api.test/v1"),
+            ("https://t0k/en@api.test/v1", "https://api.test/v1"),
+            // Parses too: `u` its host, `1234` its port, `@host` its path.
+            ("http://u:1234/@host/v1", "http://host/v1"),
+            ("http://a@u:1234/@host/v1", "http://host/v1"),
             ("http://u:se?cret@127.0.0.1:1/v1", "http://127.0.0.1:1/v1"),
             ("http://u:se#cret@127.0.0.1:1/v1", "http://127.0.0.1:1/v1"),
             (
@@ -167,6 +202,42 @@ mod tests {
         assert_eq!(
             redacted_url("https://u:p@server.test/@team/mcp?to=a@b"),
             "https://server.test/@team/mcp?to=…"
+        );
+    }
+
+    #[test]
+    fn an_at_sign_after_the_first_path_segment_is_kept() {
+        // A model's version on Vertex AI: the URL was shown as `https://20250514:rawPredict`.
+        let vertex = "https://x-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/\
+                      anthropic/models/claude-sonnet-4@20250514:rawPredict";
+        assert_eq!(redacted_url(vertex), vertex);
+        assert_eq!(
+            redacted_url(&vertex.replacen("https://", "https://u:p@", 1)),
+            vertex
+        );
+        for url in [
+            "http://localhost:8080/v1/models/claude@20250514:rawPredict",
+            "https://server.smithery.ai/@owner/name/mcp",
+            "http://localhost:8080/@owner/name/mcp",
+            "http://10.0.0.1:8080/@owner/name/mcp",
+            "https://server.test:8443/@owner/name/mcp",
+        ] {
+            assert_eq!(redacted_url(url), url);
+        }
+        assert_eq!(
+            redacted_url("http://u:p@localhost:8080/@owner/mcp"),
+            "http://localhost:8080/@owner/mcp"
+        );
+    }
+
+    #[test]
+    fn text_with_a_multi_byte_character_before_the_scheme_is_read_without_a_panic() {
+        // The scheme's start was taken one byte after the character before it: inside `é`.
+        assert_eq!(redacted_url("éhttp://u:p@h/v1"), "éhttp://h/v1");
+        assert_eq!(redacted_url("éhttp://x"), "éhttp://x");
+        assert_eq!(
+            redacted_url("modèle→http://u:p@h/v1?k=1"),
+            "modèle→http://h/v1?k=…"
         );
     }
 

@@ -26,7 +26,8 @@ const LOG_HELP: &str = "\
 Environment:
   RUST_LOG  Which of the library's log events are shown on stderr, as a tracing filter
             (`toolsmith=info`, `toolsmith_harness::mcp=debug`, `off`); by default the
-            toolsmith crates' warnings and errors (`toolsmith=warn`).";
+            toolsmith crates' warnings and errors (`toolsmith=warn`), which a filter
+            naming neither a toolsmith target nor a level for all (`hyper=debug`) keeps.";
 
 impl Cli {
     /// Reads the command line (exiting with clap's message and code 2 on a usage error),
@@ -112,8 +113,8 @@ pub struct ServeArgs {
     #[arg(skip)]
     pub token_from_env: bool,
     /// With --http: also accept requests whose Host is HOST (a name or address clients reach
-    /// this machine by, `name:port` for one port); repeatable. Bound to 0.0.0.0, only the
-    /// loopback names are accepted without it.
+    /// this machine by, `name:port` for one port; compared exactly, no wildcards);
+    /// repeatable. Bound to 0.0.0.0, only the loopback names are accepted without it.
     #[arg(long, value_name = "HOST")]
     pub allow_host: Vec<String>,
     /// With --http: the most MCP sessions open at once (at least 1); past it, a new client

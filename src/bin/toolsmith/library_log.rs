@@ -1,8 +1,10 @@
 //! The library's log on stderr: its `tracing` events, through `tracing-subscriber`. By
 //! default the toolsmith crates' warnings and errors (`serve --http` open to the network
 //! without a token, a fallback model taking over, a summary of the conversation that
-//! failed); `RUST_LOG` chooses others, as for other Rust commands.
+//! failed); `RUST_LOG` chooses others, as for other Rust commands, and keeps those warnings
+//! unless it says what of toolsmith's to show.
 
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use tracing::{Event, Level, Subscriber};
@@ -14,24 +16,30 @@ use tracing_subscriber::registry::LookupSpan;
 
 use crate::output;
 
-/// The variable that replaces the default filter, as `tracing-subscriber` reads it.
+/// The variable that chooses the filter, as `tracing-subscriber` names it.
 const FILTER_VARIABLE: &str = EnvFilter::DEFAULT_ENV;
 
-/// Shows the library's log on stderr from now on: the events `RUST_LOG` picks, or by
-/// default the toolsmith crates' warnings and errors. Other crates' (rmcp's, hyper's) are
-/// left out by default: what of theirs matters reaches the user as the library's own error
-/// or warning.
+/// Shows the library's log on stderr from now on: the events `RUST_LOG` picks
+/// ([`filter_read_from`]), or by default the toolsmith crates' warnings and errors. Other
+/// crates' (rmcp's, hyper's) are left out by default: what of theirs matters reaches the
+/// user as the library's own error or warning.
 pub fn show_on_stderr() {
-    let builder = EnvFilter::builder().with_default_directive(default_directive());
-    let filter = builder.from_env().unwrap_or_else(|error| {
-        // `from_env_lossy` would say so with `eprintln!`, which panics on a stderr that
-        // cannot be written (`2>/dev/full`).
-        output::note(format_args!(
-            "toolsmith: warning: {FILTER_VARIABLE} is not a filter ({}): the default, {DEFAULT_FILTER}, is used",
-            output::escaped(&error.to_string())
-        ));
-        builder.parse_lossy("")
-    });
+    let given = match std::env::var(FILTER_VARIABLE) {
+        Ok(given) => given,
+        Err(std::env::VarError::NotPresent) => String::new(),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            unread_filter("it is not UTF-8");
+            String::new()
+        }
+    };
+    let filter = EnvFilter::builder()
+        .parse(filter_read_from(&given))
+        .unwrap_or_else(|error| {
+            unread_filter(&error.to_string());
+            EnvFilter::builder()
+                .with_default_directive(default_directive())
+                .parse_lossy("")
+        });
     let subscriber = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -42,6 +50,36 @@ pub fn show_on_stderr() {
         .finish();
     // Fails only when a subscriber is already set, which then shows them its own way.
     let _ = tracing::subscriber::set_global_default(subscriber);
+}
+
+/// Says that `RUST_LOG` is not a filter, and why. `from_env_lossy` would say so with
+/// `eprintln!`, which panics on a stderr that cannot be written (`2>/dev/full`).
+fn unread_filter(why: &str) {
+    output::note(format_args!(
+        "toolsmith: warning: {FILTER_VARIABLE} is not a filter ({}): the default, {DEFAULT_FILTER}, is used",
+        output::escaped(why)
+    ));
+}
+
+/// The filter read from `RUST_LOG`'s value `given`: [`DEFAULT_FILTER`] added to it unless
+/// it names a toolsmith target or sets a level for every target (`off`, `debug`).
+/// `tracing-subscriber` applies a default only to an empty filter, so `RUST_LOG=hyper=debug`
+/// hid the toolsmith crates' warnings, such as that of a server open to the network.
+fn filter_read_from(given: &str) -> Cow<'_, str> {
+    let mut directives = given.split(',').map(str::trim).filter(|d| !d.is_empty());
+    if !directives
+        .clone()
+        .any(|d| d.contains("toolsmith") || d.parse::<LevelFilter>().is_ok())
+    {
+        return match directives.next() {
+            None => Cow::Borrowed(DEFAULT_FILTER),
+            Some(_) => Cow::Owned(format!(
+                "{},{DEFAULT_FILTER}",
+                given.trim_end_matches([',', ' '])
+            )),
+        };
+    }
+    Cow::Borrowed(given)
 }
 
 /// The filter without `RUST_LOG`: the toolsmith crates' (`toolsmith`, `toolsmith_harness`,
@@ -152,6 +190,34 @@ mod tests {
             .finish();
         tracing::subscriber::with_default(subscriber, events);
         String::from_utf8(written.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_filter_naming_other_crates_alone_keeps_the_toolsmith_warnings() {
+        // `tracing-subscriber` applies the default only to an empty filter: `hyper=debug`
+        // hid the warning of a server open to the network.
+        for (given, read) in [
+            ("", "toolsmith=warn"),
+            ("  ", "toolsmith=warn"),
+            ("hyper=debug", "hyper=debug,toolsmith=warn"),
+            ("rmcp=off,hyper", "rmcp=off,hyper,toolsmith=warn"),
+            ("[run]=debug", "[run]=debug,toolsmith=warn"),
+            // What names toolsmith, or every target, is the user's choice.
+            (
+                "toolsmith_harness::mcp=debug",
+                "toolsmith_harness::mcp=debug",
+            ),
+            ("off", "off"),
+            ("rmcp=debug, ERROR", "rmcp=debug, ERROR"),
+            ("hyper=debug,trace", "hyper=debug,trace"),
+        ] {
+            assert_eq!(filter_read_from(given), read, "{given:?}");
+        }
+        let said = shown(&filter_read_from("hyper=debug"), || {
+            tracing::warn!(target: "toolsmith_harness::mcp", "open");
+            tracing::info!(target: "toolsmith_harness::agent", "an info");
+        });
+        assert_eq!(said, "toolsmith: warning: open\n");
     }
 
     #[test]

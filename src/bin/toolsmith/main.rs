@@ -79,29 +79,38 @@ fn main() -> ExitCode {
     // `run --json` ends every failure with its error line, an interruption too: a program
     // reading the lines can tell it from a cut pipe.
     let json_lines = matches!(&cli.command, Command::Run(args) if args.json);
+    // Installed before the command starts anything.
+    let interrupted = signal_watch();
+    // The command runs on the runtime's workers, not on this thread: a write of its that
+    // blocks (a reader of stdout that reads nothing) must not keep this thread from
+    // hearing the signal and ending the process.
+    let mut command = runtime.spawn(run(cli.command));
     let outcome = runtime.block_on(async {
-        // Installed before the command starts anything.
-        let interrupted = interruption();
         tokio::select! {
-            outcome = run(cli.command) => Ok(outcome),
-            signal = interrupted => Err(signal),
+            joined = &mut command => Ok(joined),
+            Ok(signal) = interrupted => Err(signal),
         }
     });
     let outcome = match outcome {
-        Ok(outcome) => outcome,
+        Ok(Ok(outcome)) => outcome,
+        // The command panicked: the panic was reported where it happened; end as it would
+        // have ended on this thread.
+        Ok(Err(error)) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        Ok(Err(error)) => Err(Failure::new(format!("the command was stopped: {error}"))),
         Err(signal) => {
-            // The command's future is dropped; the tasks it spawned (a client's call under
-            // `serve`) are dropped as the runtime shuts down. Each ends its child as it is
-            // dropped: a child leads a process group of its own, which the signal missed.
+            // The command's task and those it spawned (a client's call under `serve`) are
+            // dropped as the runtime shuts down. Each ends its child as it is dropped: a
+            // child leads a process group of its own, which the signal missed.
+            command.abort();
             runtime.shutdown_timeout(INTERRUPTED_WAIT);
             // After the shutdown, so that no task of the run prints a line after it. A
             // reader gone or a stdout that cannot be written changes nothing: the exit code
             // says the signal.
             if json_lines {
-                let _ = run::error_line(Failure::new(format!(
-                    "interrupted by {}",
-                    signal_name(signal)
-                )));
+                let message = format!("interrupted by {}", signal_name(signal));
+                write_within(INTERRUPTED_WAIT, move || {
+                    let _ = run::error_line(Failure::new(message));
+                });
             }
             return ExitCode::from(128 + signal);
         }
@@ -139,6 +148,52 @@ async fn run(command: Command) -> Result<(), Failure> {
                     command,
                 },
         } => remote::list(url, token, command).await,
+    }
+}
+
+/// The number of the first SIGINT (Ctrl-C) or SIGTERM the process receives, heard on a
+/// thread of its own with a runtime of its own: the command's runtime may have every worker
+/// blocked in a write to stdout, where no task is woken. Returns once the handlers are
+/// installed ([`interruption`]); where they cannot be, the receiver is closed and the
+/// signals end the process as they would have.
+fn signal_watch() -> tokio::sync::oneshot::Receiver<u8> {
+    let (signalled, interrupted) = tokio::sync::oneshot::channel();
+    let (installed, handlers_installed) = std::sync::mpsc::channel();
+    let watch = std::thread::Builder::new()
+        .name("signals".to_owned())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                let signal = interruption();
+                let _ = installed.send(());
+                let _ = signalled.send(signal.await);
+            });
+        });
+    if watch.is_ok() {
+        // An error: the thread ended without installing them.
+        let _ = handlers_installed.recv();
+    }
+    interrupted
+}
+
+/// Runs `write` (a last line on stdout) on a thread of its own and waits for it at most
+/// `wait`: a write of the command's, blocked on a stdout nobody reads, holds stdout's lock,
+/// and the process must exit all the same.
+fn write_within(wait: std::time::Duration, write: impl FnOnce() + Send + 'static) {
+    let (written, done) = std::sync::mpsc::channel();
+    let writer = std::thread::Builder::new()
+        .name("last line".to_owned())
+        .spawn(move || {
+            write();
+            let _ = written.send(());
+        });
+    if writer.is_ok() {
+        let _ = done.recv_timeout(wait);
     }
 }
 

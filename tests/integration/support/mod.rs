@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod binary;
 pub mod deep;
 pub mod json_calls;
 pub mod probe;

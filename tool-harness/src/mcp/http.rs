@@ -150,9 +150,10 @@ impl McpHttpOptions {
         self
     }
 
-    /// Also accepts requests whose `Host` is `host` (a name or address, or `name:port`). One
-    /// that no request's `Host` could be (empty, `a b`, a URL such as `http://x`) is refused
-    /// by [`McpHttpServer::start`] (and [`validate`](Self::validate)).
+    /// Also accepts requests whose `Host` is `host` (a name or address, or `name:port`),
+    /// compared exactly: no wildcards. One that no request's `Host` could be (empty, `a b`,
+    /// a URL such as `http://x`, `*.example.com`, port 0) is refused by
+    /// [`McpHttpServer::start`] (and [`validate`](Self::validate)).
     #[must_use]
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
         self.allowed_hosts.push(host.into());
@@ -254,7 +255,9 @@ impl McpHttpOptions {
     /// holds a character an HTTP header cannot carry (a control character such as a line
     /// break, or one that is not ASCII; the token itself is not quoted); an allowed host
     /// that is empty or blank, or is not a host name or address with perhaps a port (`a b`,
-    /// `http://x`, `x/y`, `user@x`); a path a request cannot have.
+    /// `http://x`, `x/y`, `user@x`), or one no `Host` is compared equal to: a wildcard
+    /// (`*`, `*.example.com`; hosts are compared exactly) or port 0 (`x:0`); a path a
+    /// request cannot have.
     ///
     /// ```
     /// use toolsmith::harness::mcp::McpHttpOptions;
@@ -481,10 +484,6 @@ fn head_limit(timeout: Duration) -> Option<Duration> {
     (timeout < NO_READ_LIMIT_FROM).then_some(timeout)
 }
 
-/// What keeps `path` from being served as it is written, if anything: a character a request's
-/// path cannot hold unencoded (RFC 3986: a space, a brace, ...), which axum also reads as a
-/// capture, or a segment starting with `:` or `*` (axum's old capture syntax, which it
-/// refuses with a panic).
 /// Why no request could present `token` as its bearer token, if none could. A request's
 /// `Authorization` is read as visible ASCII, spaces and tabs (what else a header may hold is
 /// not read as text), and the spaces around the token are not part of it.
@@ -511,8 +510,9 @@ fn token_problem(token: &str) -> Option<String> {
 }
 
 /// Why no request's `Host` could be `host`, if none could: rmcp reads a `Host` as an
-/// authority (`name`, `name:port`, `[v6]:port`), and compares an allowed host read the same
-/// way, or as it is (an IPv6 address without brackets, as `::1`).
+/// authority (`name`, `name:port`, `[v6]:port`), and compares it exactly (no wildcards)
+/// with an allowed host read the same way, or as it is (an IPv6 address without brackets,
+/// as `::1`, which matches it on any port).
 fn host_problem(host: &str) -> Option<String> {
     let trimmed = host.trim();
     if trimmed.is_empty() {
@@ -527,6 +527,13 @@ fn host_problem(host: &str) -> Option<String> {
     }
     let why = match axum::http::uri::Authority::try_from(trimmed) {
         Ok(_) if trimmed.contains('@') => "names a user (`user@`), which a Host never does",
+        Ok(_) if trimmed.contains('*') => {
+            "holds a `*`: hosts are compared exactly, with no wildcards (name each host)"
+        }
+        Ok(authority) if authority.port_u16() == Some(0) => {
+            "has port 0, which is no port a request names (give the port clients reach, or \
+             none for any)"
+        }
         // Read with no port, it would match the name on every port.
         Ok(authority) if authority.port_u16().is_none() && authority.host() != trimmed => {
             "has a port that is not one (0 to 65535)"
@@ -544,6 +551,10 @@ fn host_problem(host: &str) -> Option<String> {
     ))
 }
 
+/// What keeps `path` from being served as it is written, if anything: a character a request's
+/// path cannot hold unencoded (RFC 3986: a space, a brace, ...), which axum also reads as a
+/// capture, or a segment starting with `:` or `*` (axum's old capture syntax, which it
+/// refuses with a panic).
 fn path_problem(path: &str) -> Option<String> {
     let path_char = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@%/".contains(c);
     if let Some(bad) = path.chars().find(|&c| !path_char(c)) {
@@ -800,6 +811,8 @@ mod tests {
             "[::1]:8080",
             "::1",
             "fe80::1",
+            // An IPv6 address (`::1:8080`), which rmcp reads so: it matches `Host: [::1:8080]`.
+            "::1:8080",
         ] {
             assert_eq!(host_problem(host), None, "{host:?}");
         }
@@ -813,6 +826,12 @@ mod tests {
             ("tools\n.lan", "is not a host name"),
             ("user@x", "names a user"),
             (" ", "is empty"),
+            // rmcp compares a request's Host with each allowed host exactly.
+            ("*", "no wildcards"),
+            ("*.example.com", "no wildcards"),
+            ("tools.*:8080", "no wildcards"),
+            ("x:0", "port 0"),
+            ("[::1]:0", "port 0"),
         ] {
             let problem = host_problem(host).unwrap_or_default();
             assert!(problem.contains(says), "{host:?}: {problem}");
