@@ -473,6 +473,10 @@ pub(crate) struct SearchStop {
     /// How many files the walk went on to search: how far a stopped walk got.
     #[cfg(test)]
     pub(crate) files_started: Arc<AtomicUsize>,
+    /// Holds the walk before each file while a test holds it: a search that cannot end
+    /// before the test lets it, whatever the machine's load.
+    #[cfg(test)]
+    pub(crate) gate: Arc<FileGate>,
 }
 
 impl SearchStop {
@@ -498,6 +502,13 @@ impl SearchStop {
         SetStopOnDrop(Arc::clone(&self.dropped))
     }
 
+    /// Notes that the walk goes on to search a file, once the test's gate lets it.
+    #[cfg(test)]
+    pub(crate) fn starting_file(&self) {
+        self.files_started.fetch_add(1, Ordering::Relaxed);
+        self.gate.pass();
+    }
+
     /// The error of a search of `query` that was stopped before its end.
     pub(crate) fn stopped(query: &SearchQuery) -> SearchError {
         SearchError::from(FsError::Io {
@@ -505,6 +516,40 @@ impl SearchStop {
             reason: "not done: the search was stopped (its call was cancelled or timed out)"
                 .to_owned(),
         })
+    }
+}
+
+/// A gate a test closes to hold a search's walk before its next file, and opens to let it go
+/// on.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct FileGate {
+    closed: Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+#[cfg(test)]
+impl FileGate {
+    /// The longest a walk waits at a closed gate: a test whose code under test blocks the
+    /// thread that would open it fails then, rather than hanging.
+    const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+    pub(crate) fn close(&self) {
+        *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    }
+
+    pub(crate) fn open(&self) {
+        *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        self.opened.notify_all();
+    }
+
+    /// Waits while the gate is closed, up to [`Self::MAX_WAIT`].
+    fn pass(&self) {
+        let closed = self.closed.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = self
+            .opened
+            .wait_timeout_while(closed, Self::MAX_WAIT, |closed| *closed)
+            .unwrap_or_else(PoisonError::into_inner);
     }
 }
 
@@ -612,7 +657,7 @@ pub(crate) fn search_local(
             };
             let shown = match_path(relative);
             #[cfg(test)]
-            stop.files_started.fetch_add(1, Ordering::Relaxed);
+            stop.starting_file();
             // Opened through the root's handle, so a file swapped for a link that leads out
             // between the walk and the open is refused rather than read; and as a regular file
             // only, so a FIFO swapped in does not stall the search.
