@@ -36,7 +36,8 @@ enum Node {
 /// runtime), and stops soon after its future is dropped or its call's
 /// [token](toolsmith_core::ToolCallContext::cancellation) is cancelled, as a local one does:
 /// then, if awaited still, it is an error ([`FsError::Io`], "not done: the search was
-/// stopped").
+/// stopped"). A search reads the tree as it was when it began: writes meanwhile do not wait
+/// for it, and it does not see them.
 ///
 /// Cloning shares the tree.
 ///
@@ -156,8 +157,10 @@ impl InMemoryFileSystem {
         let cancelled_path = shown(query.path.as_deref().unwrap_or(Path::new(".")));
         run_blocking(
             move || {
-                let nodes = nodes.read().unwrap_or_else(PoisonError::into_inner);
-                search_tree(&nodes, &query, &stop)
+                // A copy (paths, and contents shared by `Arc`) taken under the lock and
+                // searched after it: a write waits for the copy, not for the whole search.
+                let snapshot = nodes.read().unwrap_or_else(PoisonError::into_inner).clone();
+                search_tree(&snapshot, &query, &stop)
             },
             |cancelled| FsError::cancelled(cancelled_path, cancelled).into(),
         )
@@ -358,9 +361,9 @@ mod tests {
         search.abort();
         let _ = search.await;
         stop.gate.open();
-        // The blocking work holds a handle on the tree until it ends.
+        // The blocking work holds the search's stop (a clone of it) until it ends.
         let deadline = Instant::now() + Duration::from_secs(300);
-        while Arc::strong_count(&fs.nodes) > 1 {
+        while Arc::strong_count(&stop.files_started) > 1 {
             assert!(Instant::now() < deadline, "the search is still going");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -368,6 +371,39 @@ mod tests {
         assert_eq!(
             started, 1,
             "the search went on to {started} files of {FILES} after it was dropped"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_write_during_a_search_does_not_wait_for_it() {
+        // The search held the tree's read lock to its end, and a write waited for it on the
+        // runtime's thread: on a current-thread runtime nothing else ran meanwhile, not even
+        // the time limit that would have stopped the search.
+        let fs = tree();
+        let stop = SearchStop::default();
+        stop.gate.close();
+        let search = {
+            let (fs, stop) = (fs.clone(), stop.clone());
+            tokio::spawn(
+                async move { fs.search_until(SearchQuery::new("never-there"), stop).await },
+            )
+        };
+        first_file_started(&stop).await;
+        let created = fs
+            .write(Path::new("written.txt"), b"never-there\n".to_vec())
+            .await
+            .unwrap();
+        assert!(created);
+        let started = stop.files_started.load(Ordering::Relaxed);
+        assert_eq!(started, 1, "the write waited for the search to go on");
+        stop.gate.open();
+        // The search reads the tree as it was when it began.
+        let report = search.await.unwrap().unwrap();
+        assert_eq!((report.files_searched, report.matches.len()), (FILES, 0));
+        let report = fs.search(SearchQuery::new("never-there")).await.unwrap();
+        assert_eq!(
+            (report.files_searched, report.matches.len()),
+            (FILES + 1, 1)
         );
     }
 

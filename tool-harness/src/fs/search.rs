@@ -530,8 +530,8 @@ pub(crate) struct FileGate {
 
 #[cfg(test)]
 impl FileGate {
-    /// The longest a walk waits at a closed gate: a test whose code under test blocks the
-    /// thread that would open it fails then, rather than hanging.
+    /// The longest a walk waits at a closed gate, which then opens for good: a test whose
+    /// code under test blocks the thread that would open it fails, rather than hanging.
     const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
     pub(crate) fn close(&self) {
@@ -546,10 +546,11 @@ impl FileGate {
     /// Waits while the gate is closed, up to [`Self::MAX_WAIT`].
     fn pass(&self) {
         let closed = self.closed.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = self
+        let (mut closed, _) = self
             .opened
             .wait_timeout_while(closed, Self::MAX_WAIT, |closed| *closed)
             .unwrap_or_else(PoisonError::into_inner);
+        *closed = false;
     }
 }
 
