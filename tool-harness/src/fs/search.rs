@@ -119,6 +119,19 @@ pub struct SearchReport {
 }
 
 /// An ignore file a search met but did not apply, and why.
+///
+/// A [`FileSystem`](crate::FileSystem) of your own reports one as the built-in ones do:
+///
+/// ```
+/// use toolsmith::harness::{IgnoreFileSkip, SearchReport, SkippedIgnoreFile};
+///
+/// let mut report = SearchReport::default();
+/// report.ignore_files_skipped = 1;
+/// report
+///     .skipped_ignore_files
+///     .push(SkippedIgnoreFile::new("vendor/.gitignore", IgnoreFileSkip::TooLarge));
+/// assert_eq!(report.skipped_ignore_files[0].path, "vendor/.gitignore");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub struct SkippedIgnoreFile {
@@ -126,6 +139,18 @@ pub struct SkippedIgnoreFile {
     pub path: String,
     /// Why it was not applied.
     pub reason: IgnoreFileSkip,
+}
+
+impl SkippedIgnoreFile {
+    /// The ignore file at `path` (relative to the root, with `/` separators), not applied
+    /// for `reason`.
+    #[must_use]
+    pub fn new(path: impl Into<String>, reason: IgnoreFileSkip) -> Self {
+        Self {
+            path: path.into(),
+            reason,
+        }
+    }
 }
 
 /// Why a search did not apply an ignore file (it is then taken as absent).
@@ -781,10 +806,9 @@ impl IgnoreBudget {
     fn skip(&self, path: &Path, reason: IgnoreFileSkip) -> Option<Gitignore> {
         let mut skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
         skipped.0 += 1;
-        skipped.1.insert(SkippedIgnoreFile {
-            path: match_path(path),
-            reason,
-        });
+        skipped
+            .1
+            .insert(SkippedIgnoreFile::new(match_path(path), reason));
         // Only the first few by path are listed: a tree of many files keeps no more.
         if skipped.1.len() > MAX_SKIPPED_IGNORE_FILES_LISTED {
             skipped.1.pop_last();
@@ -1161,13 +1185,6 @@ mod tests {
         ]
     }
 
-    fn skipped(path: &str, reason: IgnoreFileSkip) -> SkippedIgnoreFile {
-        SkippedIgnoreFile {
-            path: path.to_owned(),
-            reason,
-        }
-    }
-
     #[tokio::test]
     async fn the_ignore_files_not_applied_are_reported_with_why() {
         // A search that took an ignore file as absent said nothing of it: a model saw the
@@ -1203,9 +1220,9 @@ mod tests {
             assert_eq!(
                 listed,
                 [
-                    skipped("big/.gitignore", IgnoreFileSkip::TooLarge),
-                    skipped(past, IgnoreFileSkip::PastSearchBudget),
-                    skipped("many/.gitignore", IgnoreFileSkip::TooManyPatterns),
+                    SkippedIgnoreFile::new("big/.gitignore", IgnoreFileSkip::TooLarge),
+                    SkippedIgnoreFile::new(past, IgnoreFileSkip::PastSearchBudget),
+                    SkippedIgnoreFile::new("many/.gitignore", IgnoreFileSkip::TooManyPatterns),
                 ],
                 "{kind}"
             );
@@ -1225,8 +1242,8 @@ mod tests {
             .collect();
         let first: Vec<SkippedIgnoreFile> = (0..MAX_SKIPPED_IGNORE_FILES_LISTED)
             .map(|n| {
-                skipped(
-                    &format!("d{n:02}/.gitignore"),
+                SkippedIgnoreFile::new(
+                    format!("d{n:02}/.gitignore"),
                     IgnoreFileSkip::TooManyPatterns,
                 )
             })
