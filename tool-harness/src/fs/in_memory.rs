@@ -6,13 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
-use toolsmith_core::ToolCallContext;
 
 use crate::fs::blocking::run_blocking;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::{
-    Collector, IgnoreFiles, IgnoreRules, MAX_IGNORE_FILE_BYTES, SearchStop, StoppableRead,
-    anchored_glob, check_glob, match_path, matcher, searcher,
+    Collector, IgnoreFiles, IgnoreRules, MAX_IGNORE_FILE_BYTES, QueryMatchers, SearchStop,
+    StoppableRead, match_path, searcher,
 };
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
@@ -138,8 +137,8 @@ impl FileSystem for InMemoryFileSystem {
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
-        let call = ToolCallContext::current().map(|context| context.cancellation().clone());
-        self.search_until(query, SearchStop::for_call(call)).await
+        self.search_until(query, SearchStop::for_current_call())
+            .await
     }
 }
 
@@ -175,28 +174,14 @@ fn search_tree(
     query: &SearchQuery,
     stop: &SearchStop,
 ) -> Result<SearchReport, SearchError> {
-    let matcher = matcher(&query.pattern)?;
-    if let Some(glob) = &query.glob {
-        check_glob(glob)?;
-    }
+    // The glob is matched below the directory searched, as on disk.
+    let QueryMatchers {
+        pattern: matcher,
+        glob,
+    } = QueryMatchers::new(query, Path::new(GLOB_ROOT))?;
     let start = match &query.path {
         Some(path) => relative_to_root(path, None)?,
         None => PathBuf::new(),
-    };
-    // Matched as ripgrep's `-g` matches, below the directory searched (as the local search
-    // does): `!` excludes, `*` stays within a name, a glob without `/` matches a name at any
-    // depth.
-    let glob = match &query.glob {
-        Some(glob) => {
-            let invalid = |err: ignore::Error| SearchError::InvalidGlob {
-                glob: glob.clone(),
-                reason: err.to_string(),
-            };
-            let mut overrides = ignore::overrides::OverrideBuilder::new(GLOB_ROOT);
-            overrides.add(&anchored_glob(glob)).map_err(invalid)?;
-            Some(overrides.build().map_err(invalid)?)
-        }
-        None => None,
     };
     if !start.as_os_str().is_empty() && !nodes.contains_key(&start) {
         let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
@@ -322,7 +307,7 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
-    use toolsmith_core::CancellationToken;
+    use toolsmith_core::{CancellationToken, ToolCallContext};
 
     const FILES: usize = 4000;
 

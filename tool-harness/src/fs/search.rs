@@ -14,8 +14,8 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use toolsmith_core::CancellationToken;
 use toolsmith_core::provider::cut_to;
+use toolsmith_core::{CancellationToken, ToolCallContext};
 
 use crate::FsError;
 use crate::fs::sandbox_path::shown;
@@ -257,7 +257,31 @@ fn quoting_cut(reason: &str, text: &str) -> String {
 const PATTERN_SIZE_LIMIT: usize = 10 << 20;
 const PATTERN_DFA_SIZE_LIMIT: usize = 2 << 20;
 
-pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
+/// What a search matches with: its pattern's matcher, and its glob's when it has one.
+pub(crate) struct QueryMatchers {
+    pub(crate) pattern: RegexMatcher,
+    pub(crate) glob: Option<ignore::overrides::Override>,
+}
+
+impl QueryMatchers {
+    /// `query`'s pattern and glob compiled, the glob matching the paths below `glob_root`
+    /// (the directory searched) as ripgrep's `-g` matches them (`!` excludes, `*` stays
+    /// within a name, a glob without `/` matches a name at any depth); an error names the
+    /// pattern, or else the glob, when it is invalid.
+    pub(crate) fn new(query: &SearchQuery, glob_root: &Path) -> Result<Self, SearchError> {
+        let pattern = matcher(&query.pattern)?;
+        let glob = match &query.glob {
+            Some(glob) => {
+                check_glob(glob)?;
+                Some(glob_overrides(glob_root, glob)?)
+            }
+            None => None,
+        };
+        Ok(Self { pattern, glob })
+    }
+}
+
+fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
     RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .size_limit(PATTERN_SIZE_LIMIT)
@@ -284,7 +308,7 @@ pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
 /// Refuses a glob that could only match paths outside the directory searched: one with a
 /// `..` segment, or one that starts with `/`, in any of its `{a,b}` alternatives and after a
 /// leading `!`. Such a glob matches nothing beneath, so the search would quietly find nothing.
-pub(crate) fn check_glob(glob: &str) -> Result<(), SearchError> {
+fn check_glob(glob: &str) -> Result<(), SearchError> {
     let refuse = |reason: &str| {
         Err(SearchError::InvalidGlob {
             glob: glob.to_owned(),
@@ -363,7 +387,7 @@ pub(crate) fn match_path(relative: &Path) -> String {
 /// `glob` as the override matcher reads it: a leading `./` (after a `!`) means the directory
 /// searched, as the `/` that anchors a glob there does (the matcher has no `.` segment, so
 /// `./src/*.rs` matched nothing).
-pub(crate) fn anchored_glob(glob: &str) -> String {
+fn anchored_glob(glob: &str) -> String {
     let (negation, body) = match glob.strip_prefix('!') {
         Some(body) => ("!", body),
         None => ("", glob),
@@ -505,10 +529,11 @@ pub(crate) struct SearchStop {
 }
 
 impl SearchStop {
-    /// A stop for a search run by the call whose token is `call` (if any).
-    pub(crate) fn for_call(call: Option<CancellationToken>) -> Self {
+    /// A stop for a search run by the tool call now running (if any): set when its token
+    /// is cancelled.
+    pub(crate) fn for_current_call() -> Self {
         Self {
-            call,
+            call: ToolCallContext::current().map(|context| context.cancellation().clone()),
             ..Self::default()
         }
     }
@@ -614,14 +639,14 @@ pub(crate) fn search_local(
     query: &SearchQuery,
     stop: &SearchStop,
 ) -> Result<SearchReport, SearchError> {
-    let matcher = matcher(&query.pattern)?;
-    if let Some(glob) = &query.glob {
-        check_glob(glob)?;
-    }
+    let walk_root = root.join(start);
+    let QueryMatchers {
+        pattern: matcher,
+        glob: glob_overrides,
+    } = QueryMatchers::new(query, &walk_root)?;
     if stop.is_set() {
         return Err(SearchStop::stopped(query));
     }
-    let walk_root = root.join(start);
     let mut walk = ignore::WalkBuilder::new(&walk_root);
     walk.follow_links(false)
         .hidden(true)
@@ -641,10 +666,6 @@ pub(crate) fn search_local(
     })?;
     let rules = Arc::new(IgnoreRules::new(IgnoreFilesOnDisk(handle), root.to_owned()));
     let filter_rules = Arc::clone(&rules);
-    let glob_overrides = match &query.glob {
-        Some(glob) => Some(glob_overrides(&walk_root, glob)?),
-        None => None,
-    };
     let filter_stop = stop.clone();
     walk.filter_entry(move |entry| {
         // A stopped walk lists what is left of a directory without judging (so without
