@@ -20,6 +20,8 @@ const GLOB_ROOT: &str = "/";
 const RULES_ROOT: &str = "/";
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
+/// An entry of the tree. A directory is held only as an ancestor of a file (nothing makes
+/// an empty one or removes a file): the search's walk relies on it ([`TreeWalk`]).
 #[derive(Debug, Clone)]
 enum Node {
     File(Arc<[u8]>),
@@ -252,6 +254,12 @@ impl IgnoreFiles for IgnoreFilesInMemory<'_> {
 /// searched, as ripgrep searches one it is given), from the top down, by the glob, then its
 /// name (hidden or not), then the ignore files of the directories above it. A directory left
 /// out is not entered, so its ignore files are never read, as on disk.
+///
+/// A directory is judged on the way to the first file below it: every directory has one
+/// ([`Node`]), so every entry of a directory entered is judged, as on disk, and the same
+/// ignore files are read. Only the order differs: here by path, depth first; on disk as the
+/// parallel walk goes. That decides which files are past the search's budget of patterns
+/// (see [`IgnoreFileSkip::PastSearchBudget`](crate::IgnoreFileSkip::PastSearchBudget)).
 struct TreeWalk<'a> {
     rules: IgnoreRules<IgnoreFilesInMemory<'a>>,
     glob: Option<ignore::overrides::Override>,
