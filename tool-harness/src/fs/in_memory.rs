@@ -6,13 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
-use toolsmith_core::ToolCallContext;
 
 use crate::fs::blocking::run_blocking;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::{
-    Collector, IgnoreFiles, IgnoreRules, MAX_IGNORE_FILE_BYTES, SearchStop, StoppableRead,
-    anchored_glob, check_glob, match_path, matcher, searcher,
+    Collector, IgnoreFiles, IgnoreRules, MAX_IGNORE_FILE_BYTES, QueryMatchers, SearchStop,
+    StoppableRead, match_path, searcher,
 };
 
 /// Where a glob is rooted: the directory searched, as a path of its own.
@@ -21,6 +20,8 @@ const GLOB_ROOT: &str = "/";
 const RULES_ROOT: &str = "/";
 use crate::{FileSystem, FsError, SearchError, SearchQuery, SearchReport};
 
+/// An entry of the tree. A directory is held only as an ancestor of a file (nothing makes
+/// an empty one or removes a file): the search's walk relies on it ([`TreeWalk`]).
 #[derive(Debug, Clone)]
 enum Node {
     File(Arc<[u8]>),
@@ -36,7 +37,8 @@ enum Node {
 /// runtime), and stops soon after its future is dropped or its call's
 /// [token](toolsmith_core::ToolCallContext::cancellation) is cancelled, as a local one does:
 /// then, if awaited still, it is an error ([`FsError::Io`], "not done: the search was
-/// stopped").
+/// stopped"). A search reads the tree as it was when it began: writes meanwhile do not wait
+/// for it, and it does not see them.
 ///
 /// Cloning shares the tree.
 ///
@@ -137,8 +139,8 @@ impl FileSystem for InMemoryFileSystem {
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
-        let call = ToolCallContext::current().map(|context| context.cancellation().clone());
-        self.search_until(query, SearchStop::for_call(call)).await
+        self.search_until(query, SearchStop::for_current_call())
+            .await
     }
 }
 
@@ -156,8 +158,10 @@ impl InMemoryFileSystem {
         let cancelled_path = shown(query.path.as_deref().unwrap_or(Path::new(".")));
         run_blocking(
             move || {
-                let nodes = nodes.read().unwrap_or_else(PoisonError::into_inner);
-                search_tree(&nodes, &query, &stop)
+                // A copy (paths, and contents shared by `Arc`) taken under the lock and
+                // searched after it: a write waits for the copy, not for the whole search.
+                let snapshot = nodes.read().unwrap_or_else(PoisonError::into_inner).clone();
+                search_tree(&snapshot, &query, &stop)
             },
             |cancelled| FsError::cancelled(cancelled_path, cancelled).into(),
         )
@@ -172,28 +176,14 @@ fn search_tree(
     query: &SearchQuery,
     stop: &SearchStop,
 ) -> Result<SearchReport, SearchError> {
-    let matcher = matcher(&query.pattern)?;
-    if let Some(glob) = &query.glob {
-        check_glob(glob)?;
-    }
+    // The glob is matched below the directory searched, as on disk.
+    let QueryMatchers {
+        pattern: matcher,
+        glob,
+    } = QueryMatchers::new(query, Path::new(GLOB_ROOT))?;
     let start = match &query.path {
         Some(path) => relative_to_root(path, None)?,
         None => PathBuf::new(),
-    };
-    // Matched as ripgrep's `-g` matches, below the directory searched (as the local search
-    // does): `!` excludes, `*` stays within a name, a glob without `/` matches a name at any
-    // depth.
-    let glob = match &query.glob {
-        Some(glob) => {
-            let invalid = |err: ignore::Error| SearchError::InvalidGlob {
-                glob: glob.clone(),
-                reason: err.to_string(),
-            };
-            let mut overrides = ignore::overrides::OverrideBuilder::new(GLOB_ROOT);
-            overrides.add(&anchored_glob(glob)).map_err(invalid)?;
-            Some(overrides.build().map_err(invalid)?)
-        }
-        None => None,
     };
     if !start.as_os_str().is_empty() && !nodes.contains_key(&start) {
         let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
@@ -222,8 +212,7 @@ fn search_tree(
         }
         let shown_path = match_path(path);
         #[cfg(test)]
-        stop.files_started
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        stop.starting_file();
         // Read as a file on disk is (in a buffer bounded by the longest line searched, each
         // read refused once the search should stop), so that both report the same.
         collector.search_one(&shown_path, |sink| {
@@ -265,6 +254,12 @@ impl IgnoreFiles for IgnoreFilesInMemory<'_> {
 /// searched, as ripgrep searches one it is given), from the top down, by the glob, then its
 /// name (hidden or not), then the ignore files of the directories above it. A directory left
 /// out is not entered, so its ignore files are never read, as on disk.
+///
+/// A directory is judged on the way to the first file below it: every directory has one
+/// ([`Node`]), so every entry of a directory entered is judged, as on disk, and the same
+/// ignore files are read. Only the order differs: here by path, depth first; on disk as the
+/// parallel walk goes. That decides which files are past the search's budget of patterns
+/// (see [`IgnoreFileSkip::PastSearchBudget`](crate::IgnoreFileSkip::PastSearchBudget)).
 struct TreeWalk<'a> {
     rules: IgnoreRules<IgnoreFilesInMemory<'a>>,
     glob: Option<ignore::overrides::Override>,
@@ -320,7 +315,7 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
-    use toolsmith_core::CancellationToken;
+    use toolsmith_core::{CancellationToken, ToolCallContext};
 
     const FILES: usize = 4000;
 
@@ -332,34 +327,76 @@ mod tests {
         })
     }
 
+    /// Waits (on the runtime) until the search of `stop` has gone on to its first file.
+    async fn first_file_started(stop: &SearchStop) {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while stop.files_started.load(Ordering::Relaxed) == 0 {
+            assert!(Instant::now() < deadline, "the search never started");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_dropped_search_stops() {
         // The search ran to its end inside one poll, whatever became of its future: a search
         // dropped by a time limit went on through the whole tree, holding the thread.
         let fs = tree();
         let stop = SearchStop::default();
+        // Held at its first file until dropped, so that it cannot end first on a busy machine.
+        stop.gate.close();
         let search = {
             let (fs, stop) = (fs.clone(), stop.clone());
             tokio::spawn(
                 async move { fs.search_until(SearchQuery::new("never-there"), stop).await },
             )
         };
-        let deadline = Instant::now() + Duration::from_secs(300);
-        while stop.files_started.load(Ordering::Relaxed) == 0 && !search.is_finished() {
-            assert!(Instant::now() < deadline, "the search never started");
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        first_file_started(&stop).await;
         search.abort();
         let _ = search.await;
-        // The blocking work holds a handle on the tree until it ends.
-        while Arc::strong_count(&fs.nodes) > 1 {
+        stop.gate.open();
+        // The blocking work holds the search's stop (a clone of it) until it ends.
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while Arc::strong_count(&stop.files_started) > 1 {
             assert!(Instant::now() < deadline, "the search is still going");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let started = stop.files_started.load(Ordering::Relaxed);
-        assert!(
-            started < FILES,
-            "the search went through all {started} files after it was dropped"
+        assert_eq!(
+            started, 1,
+            "the search went on to {started} files of {FILES} after it was dropped"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_write_during_a_search_does_not_wait_for_it() {
+        // The search held the tree's read lock to its end, and a write waited for it on the
+        // runtime's thread: on a current-thread runtime nothing else ran meanwhile, not even
+        // the time limit that would have stopped the search.
+        let fs = tree();
+        let stop = SearchStop::default();
+        stop.gate.close();
+        let search = {
+            let (fs, stop) = (fs.clone(), stop.clone());
+            tokio::spawn(
+                async move { fs.search_until(SearchQuery::new("never-there"), stop).await },
+            )
+        };
+        first_file_started(&stop).await;
+        let created = fs
+            .write(Path::new("written.txt"), b"never-there\n".to_vec())
+            .await
+            .unwrap();
+        assert!(created);
+        let started = stop.files_started.load(Ordering::Relaxed);
+        assert_eq!(started, 1, "the write waited for the search to go on");
+        stop.gate.open();
+        // The search reads the tree as it was when it began.
+        let report = search.await.unwrap().unwrap();
+        assert_eq!((report.files_searched, report.matches.len()), (FILES, 0));
+        let report = fs.search(SearchQuery::new("never-there")).await.unwrap();
+        assert_eq!(
+            (report.files_searched, report.matches.len()),
+            (FILES + 1, 1)
         );
     }
 

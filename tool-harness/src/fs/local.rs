@@ -10,8 +10,6 @@ use async_trait::async_trait;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, FileType, OpenOptions, OpenOptionsExt as _};
 
-use toolsmith_core::ToolCallContext;
-
 use crate::fs::blocking::run_blocking;
 use crate::fs::read_open::open_to_read;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
@@ -476,8 +474,8 @@ impl FileSystem for LocalFileSystem {
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
-        let call = ToolCallContext::current().map(|context| context.cancellation().clone());
-        self.search_until(query, SearchStop::for_call(call)).await
+        self.search_until(query, SearchStop::for_current_call())
+            .await
     }
 }
 
@@ -528,7 +526,7 @@ mod tests {
 
     use std::time::{Duration, Instant};
 
-    use toolsmith_core::CancellationToken;
+    use toolsmith_core::{CancellationToken, ToolCallContext};
 
     /// A tree of `files` files that do not match "never-there", in directories of 100.
     fn tree_of(files: usize) -> tempfile::TempDir {

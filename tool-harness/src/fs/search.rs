@@ -14,8 +14,8 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use toolsmith_core::CancellationToken;
 use toolsmith_core::provider::cut_to;
+use toolsmith_core::{CancellationToken, ToolCallContext};
 
 use crate::FsError;
 use crate::fs::sandbox_path::shown;
@@ -119,6 +119,19 @@ pub struct SearchReport {
 }
 
 /// An ignore file a search met but did not apply, and why.
+///
+/// A [`FileSystem`](crate::FileSystem) of your own reports one as the built-in ones do:
+///
+/// ```
+/// use toolsmith::harness::{IgnoreFileSkip, SearchReport, SkippedIgnoreFile};
+///
+/// let mut report = SearchReport::default();
+/// report.ignore_files_skipped = 1;
+/// report
+///     .skipped_ignore_files
+///     .push(SkippedIgnoreFile::new("vendor/.gitignore", IgnoreFileSkip::TooLarge));
+/// assert_eq!(report.skipped_ignore_files[0].path, "vendor/.gitignore");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub struct SkippedIgnoreFile {
@@ -126,6 +139,18 @@ pub struct SkippedIgnoreFile {
     pub path: String,
     /// Why it was not applied.
     pub reason: IgnoreFileSkip,
+}
+
+impl SkippedIgnoreFile {
+    /// The ignore file at `path` (relative to the root, with `/` separators), not applied
+    /// for `reason`.
+    #[must_use]
+    pub fn new(path: impl Into<String>, reason: IgnoreFileSkip) -> Self {
+        Self {
+            path: path.into(),
+            reason,
+        }
+    }
 }
 
 /// Why a search did not apply an ignore file (it is then taken as absent).
@@ -232,7 +257,31 @@ fn quoting_cut(reason: &str, text: &str) -> String {
 const PATTERN_SIZE_LIMIT: usize = 10 << 20;
 const PATTERN_DFA_SIZE_LIMIT: usize = 2 << 20;
 
-pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
+/// What a search matches with: its pattern's matcher, and its glob's when it has one.
+pub(crate) struct QueryMatchers {
+    pub(crate) pattern: RegexMatcher,
+    pub(crate) glob: Option<ignore::overrides::Override>,
+}
+
+impl QueryMatchers {
+    /// `query`'s pattern and glob compiled, the glob matching the paths below `glob_root`
+    /// (the directory searched) as ripgrep's `-g` matches them (`!` excludes, `*` stays
+    /// within a name, a glob without `/` matches a name at any depth); an error names the
+    /// pattern, or else the glob, when it is invalid.
+    pub(crate) fn new(query: &SearchQuery, glob_root: &Path) -> Result<Self, SearchError> {
+        let pattern = matcher(&query.pattern)?;
+        let glob = match &query.glob {
+            Some(glob) => {
+                check_glob(glob)?;
+                Some(glob_overrides(glob_root, glob)?)
+            }
+            None => None,
+        };
+        Ok(Self { pattern, glob })
+    }
+}
+
+fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
     RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .size_limit(PATTERN_SIZE_LIMIT)
@@ -259,7 +308,7 @@ pub(crate) fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
 /// Refuses a glob that could only match paths outside the directory searched: one with a
 /// `..` segment, or one that starts with `/`, in any of its `{a,b}` alternatives and after a
 /// leading `!`. Such a glob matches nothing beneath, so the search would quietly find nothing.
-pub(crate) fn check_glob(glob: &str) -> Result<(), SearchError> {
+fn check_glob(glob: &str) -> Result<(), SearchError> {
     let refuse = |reason: &str| {
         Err(SearchError::InvalidGlob {
             glob: glob.to_owned(),
@@ -338,7 +387,7 @@ pub(crate) fn match_path(relative: &Path) -> String {
 /// `glob` as the override matcher reads it: a leading `./` (after a `!`) means the directory
 /// searched, as the `/` that anchors a glob there does (the matcher has no `.` segment, so
 /// `./src/*.rs` matched nothing).
-pub(crate) fn anchored_glob(glob: &str) -> String {
+fn anchored_glob(glob: &str) -> String {
     let (negation, body) = match glob.strip_prefix('!') {
         Some(body) => ("!", body),
         None => ("", glob),
@@ -473,13 +522,18 @@ pub(crate) struct SearchStop {
     /// How many files the walk went on to search: how far a stopped walk got.
     #[cfg(test)]
     pub(crate) files_started: Arc<AtomicUsize>,
+    /// Holds the walk before each file while a test holds it: a search that cannot end
+    /// before the test lets it, whatever the machine's load.
+    #[cfg(test)]
+    pub(crate) gate: Arc<FileGate>,
 }
 
 impl SearchStop {
-    /// A stop for a search run by the call whose token is `call` (if any).
-    pub(crate) fn for_call(call: Option<CancellationToken>) -> Self {
+    /// A stop for a search run by the tool call now running (if any): set when its token
+    /// is cancelled.
+    pub(crate) fn for_current_call() -> Self {
         Self {
-            call,
+            call: ToolCallContext::current().map(|context| context.cancellation().clone()),
             ..Self::default()
         }
     }
@@ -498,6 +552,13 @@ impl SearchStop {
         SetStopOnDrop(Arc::clone(&self.dropped))
     }
 
+    /// Notes that the walk goes on to search a file, once the test's gate lets it.
+    #[cfg(test)]
+    pub(crate) fn starting_file(&self) {
+        self.files_started.fetch_add(1, Ordering::Relaxed);
+        self.gate.pass();
+    }
+
     /// The error of a search of `query` that was stopped before its end.
     pub(crate) fn stopped(query: &SearchQuery) -> SearchError {
         SearchError::from(FsError::Io {
@@ -505,6 +566,41 @@ impl SearchStop {
             reason: "not done: the search was stopped (its call was cancelled or timed out)"
                 .to_owned(),
         })
+    }
+}
+
+/// A gate a test closes to hold a search's walk before its next file, and opens to let it go
+/// on.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct FileGate {
+    closed: Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+#[cfg(test)]
+impl FileGate {
+    /// The longest a walk waits at a closed gate, which then opens for good: a test whose
+    /// code under test blocks the thread that would open it fails, rather than hanging.
+    const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+    pub(crate) fn close(&self) {
+        *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    }
+
+    pub(crate) fn open(&self) {
+        *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        self.opened.notify_all();
+    }
+
+    /// Waits while the gate is closed, up to [`Self::MAX_WAIT`].
+    fn pass(&self) {
+        let closed = self.closed.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut closed, _) = self
+            .opened
+            .wait_timeout_while(closed, Self::MAX_WAIT, |closed| *closed)
+            .unwrap_or_else(PoisonError::into_inner);
+        *closed = false;
     }
 }
 
@@ -543,14 +639,14 @@ pub(crate) fn search_local(
     query: &SearchQuery,
     stop: &SearchStop,
 ) -> Result<SearchReport, SearchError> {
-    let matcher = matcher(&query.pattern)?;
-    if let Some(glob) = &query.glob {
-        check_glob(glob)?;
-    }
+    let walk_root = root.join(start);
+    let QueryMatchers {
+        pattern: matcher,
+        glob: glob_overrides,
+    } = QueryMatchers::new(query, &walk_root)?;
     if stop.is_set() {
         return Err(SearchStop::stopped(query));
     }
-    let walk_root = root.join(start);
     let mut walk = ignore::WalkBuilder::new(&walk_root);
     walk.follow_links(false)
         .hidden(true)
@@ -570,10 +666,6 @@ pub(crate) fn search_local(
     })?;
     let rules = Arc::new(IgnoreRules::new(IgnoreFilesOnDisk(handle), root.to_owned()));
     let filter_rules = Arc::clone(&rules);
-    let glob_overrides = match &query.glob {
-        Some(glob) => Some(glob_overrides(&walk_root, glob)?),
-        None => None,
-    };
     let filter_stop = stop.clone();
     walk.filter_entry(move |entry| {
         // A stopped walk lists what is left of a directory without judging (so without
@@ -612,7 +704,7 @@ pub(crate) fn search_local(
             };
             let shown = match_path(relative);
             #[cfg(test)]
-            stop.files_started.fetch_add(1, Ordering::Relaxed);
+            stop.starting_file();
             // Opened through the root's handle, so a file swapped for a link that leads out
             // between the walk and the open is refused rather than read; and as a regular file
             // only, so a FIFO swapped in does not stall the search.
@@ -735,10 +827,9 @@ impl IgnoreBudget {
     fn skip(&self, path: &Path, reason: IgnoreFileSkip) -> Option<Gitignore> {
         let mut skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
         skipped.0 += 1;
-        skipped.1.insert(SkippedIgnoreFile {
-            path: match_path(path),
-            reason,
-        });
+        skipped
+            .1
+            .insert(SkippedIgnoreFile::new(match_path(path), reason));
         // Only the first few by path are listed: a tree of many files keeps no more.
         if skipped.1.len() > MAX_SKIPPED_IGNORE_FILES_LISTED {
             skipped.1.pop_last();
@@ -1115,13 +1206,6 @@ mod tests {
         ]
     }
 
-    fn skipped(path: &str, reason: IgnoreFileSkip) -> SkippedIgnoreFile {
-        SkippedIgnoreFile {
-            path: path.to_owned(),
-            reason,
-        }
-    }
-
     #[tokio::test]
     async fn the_ignore_files_not_applied_are_reported_with_why() {
         // A search that took an ignore file as absent said nothing of it: a model saw the
@@ -1157,9 +1241,9 @@ mod tests {
             assert_eq!(
                 listed,
                 [
-                    skipped("big/.gitignore", IgnoreFileSkip::TooLarge),
-                    skipped(past, IgnoreFileSkip::PastSearchBudget),
-                    skipped("many/.gitignore", IgnoreFileSkip::TooManyPatterns),
+                    SkippedIgnoreFile::new("big/.gitignore", IgnoreFileSkip::TooLarge),
+                    SkippedIgnoreFile::new(past, IgnoreFileSkip::PastSearchBudget),
+                    SkippedIgnoreFile::new("many/.gitignore", IgnoreFileSkip::TooManyPatterns),
                 ],
                 "{kind}"
             );
@@ -1179,8 +1263,8 @@ mod tests {
             .collect();
         let first: Vec<SkippedIgnoreFile> = (0..MAX_SKIPPED_IGNORE_FILES_LISTED)
             .map(|n| {
-                skipped(
-                    &format!("d{n:02}/.gitignore"),
+                SkippedIgnoreFile::new(
+                    format!("d{n:02}/.gitignore"),
                     IgnoreFileSkip::TooManyPatterns,
                 )
             })
