@@ -176,11 +176,8 @@ fn search_tree(
     query: &SearchQuery,
     stop: &SearchStop,
 ) -> Result<SearchReport, SearchError> {
-    // The glob is matched below the directory searched, as on disk.
-    let QueryMatchers {
-        pattern: matcher,
-        glob,
-    } = QueryMatchers::new(query, Path::new(GLOB_ROOT))?;
+    // The path first, then the pattern and glob, as on disk: the same call is refused for
+    // the same reason by both.
     let start = match &query.path {
         Some(path) => relative_to_root(path, None)?,
         None => PathBuf::new(),
@@ -189,6 +186,11 @@ fn search_tree(
         let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
         return Err(FsError::NotFound { path: shown_start }.into());
     }
+    // The glob is matched below the directory searched, as on disk.
+    let QueryMatchers {
+        pattern: matcher,
+        glob,
+    } = QueryMatchers::new(query, Path::new(GLOB_ROOT))?;
     let mut walk = TreeWalk {
         rules: IgnoreRules::new(IgnoreFilesInMemory(nodes), PathBuf::from(RULES_ROOT)),
         glob,

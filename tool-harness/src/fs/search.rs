@@ -1065,6 +1065,28 @@ mod tests {
         ]
     }
 
+    #[tokio::test]
+    async fn both_file_systems_refuse_a_missing_directory_before_a_bad_pattern() {
+        // In memory, the pattern and glob were checked first: a bad pattern in a missing
+        // directory was `InvalidPattern` there and `NotFound` on disk.
+        use crate::{FileSystem as _, InMemoryFileSystem, LocalFileSystem};
+        let dir = tempfile::tempdir().unwrap();
+        let local = LocalFileSystem::new(dir.path()).unwrap();
+        let in_memory = InMemoryFileSystem::new().with_file("a.txt", "alpha");
+        for (pattern, glob) in [("(", None), ("alpha", Some("[z"))] {
+            let mut query = SearchQuery::new(pattern);
+            query.path = Some(PathBuf::from("missing"));
+            query.glob = glob.map(str::to_owned);
+            let on_disk = local.search(query.clone()).await.unwrap_err();
+            let in_mem = in_memory.search(query).await.unwrap_err();
+            assert!(
+                matches!(&on_disk, SearchError::Fs(FsError::NotFound { .. })),
+                "{on_disk:?}"
+            );
+            assert_eq!(on_disk, in_mem, "{pattern} {glob:?}");
+        }
+    }
+
     /// An ignore file in `directory` that leaves out `*.log`, with `patterns` patterns in all,
     /// each of the others `pattern_bytes` long (at least 8), and a log file it leaves out.
     fn ignored_log(
