@@ -202,18 +202,7 @@ fn a_signal_during_run_json_ends_with_an_error_line() {
         let server = TcpListener::bind("127.0.0.1:0").unwrap();
         let base_url = format!("http://{}/v1", server.local_addr().unwrap());
         let root = tempfile::tempdir().unwrap();
-        let mut run = toolsmith()
-            .args([
-                "run", "--json", "--preset", "files", "--model", "m", "--root",
-            ])
-            .arg(root.path())
-            .args(["--base-url", &base_url, "Hi"])
-            .env_remove("OPENAI_API_KEY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut run = run_json(&base_url, root.path());
         // The run is in its model call once the server has its connection.
         server.set_nonblocking(true).unwrap();
         let deadline = Instant::now() + PATIENCE;
@@ -289,18 +278,7 @@ fn a_signal_during_run_json_exits_though_stdout_is_never_read() {
         connection
     });
     let root = tempfile::tempdir().unwrap();
-    let mut run = toolsmith()
-        .args([
-            "run", "--json", "--preset", "files", "--model", "m", "--root",
-        ])
-        .arg(root.path())
-        .args(["--base-url", &base_url, "Hi"])
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut run = run_json(&base_url, root.path());
     let _connection = answered.join().unwrap();
     // Signalled once a thread of it is blocked writing to the pipe (where Linux says so).
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -320,4 +298,21 @@ fn writing_to_a_pipe(pid: u32) -> bool {
                 .is_ok_and(|wchan| wchan.contains("pipe_write"))
         })
     })
+}
+
+/// `toolsmith run --json` of the `files` preset over `root`, asking the model server at
+/// `base_url`, its stdout piped (for the test to read, or not), its stderr dropped.
+fn run_json(base_url: &str, root: &std::path::Path) -> std::process::Child {
+    toolsmith()
+        .args([
+            "run", "--json", "--preset", "files", "--model", "m", "--root",
+        ])
+        .arg(root)
+        .args(["--base-url", base_url, "Hi"])
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }

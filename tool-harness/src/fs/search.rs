@@ -1033,19 +1033,32 @@ mod tests {
         assert_eq!(err.to_string(), "the search was stopped");
     }
 
-    /// The `.log` files a search of the whole tree of `files` finds for "alpha", on disk and
-    /// in memory.
-    async fn logs_found(files: &[(String, String)]) -> [(&'static str, usize); 2] {
-        use crate::{FileSystem as _, InMemoryFileSystem, LocalFileSystem};
+    /// The tree of `files` (paths relative to the root, and contents) on disk, in a
+    /// directory kept as long as the first value, and in memory.
+    fn both_trees(
+        files: &[(String, String)],
+    ) -> (
+        tempfile::TempDir,
+        crate::LocalFileSystem,
+        crate::InMemoryFileSystem,
+    ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut in_memory = InMemoryFileSystem::new();
+        let mut in_memory = crate::InMemoryFileSystem::new();
         for (path, content) in files {
             let on_disk = dir.path().join(path);
             std::fs::create_dir_all(on_disk.parent().unwrap()).unwrap();
             std::fs::write(on_disk, content).unwrap();
             in_memory = in_memory.with_file(path, content.as_str());
         }
-        let local = LocalFileSystem::new(dir.path()).unwrap();
+        let local = crate::LocalFileSystem::new(dir.path()).unwrap();
+        (dir, local, in_memory)
+    }
+
+    /// The `.log` files a search of the whole tree of `files` finds for "alpha", on disk and
+    /// in memory.
+    async fn logs_found(files: &[(String, String)]) -> [(&'static str, usize); 2] {
+        use crate::FileSystem as _;
+        let (_dir, local, in_memory) = both_trees(files);
         let logs = |report: SearchReport| {
             report
                 .matches
@@ -1202,16 +1215,8 @@ mod tests {
     async fn skipped_reported(
         files: &[(String, String)],
     ) -> [(&'static str, usize, Vec<SkippedIgnoreFile>); 2] {
-        use crate::{FileSystem as _, InMemoryFileSystem, LocalFileSystem};
-        let dir = tempfile::tempdir().unwrap();
-        let mut in_memory = InMemoryFileSystem::new();
-        for (path, content) in files {
-            let on_disk = dir.path().join(path);
-            std::fs::create_dir_all(on_disk.parent().unwrap()).unwrap();
-            std::fs::write(on_disk, content).unwrap();
-            in_memory = in_memory.with_file(path, content.as_str());
-        }
-        let local = LocalFileSystem::new(dir.path()).unwrap();
+        use crate::FileSystem as _;
+        let (_dir, local, in_memory) = both_trees(files);
         let local = local.search(SearchQuery::new("alpha")).await.unwrap();
         let in_memory = in_memory.search(SearchQuery::new("alpha")).await.unwrap();
         [
