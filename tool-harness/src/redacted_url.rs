@@ -268,4 +268,22 @@ mod tests {
             "no url here"
         );
     }
+
+    proptest::proptest! {
+        /// Any text, URLs built of the characters that matter to the reading (`:`, `/`,
+        /// `@`, `?`, `#`, `&`, `=`, digits, letters of several bytes) among them: no panic,
+        /// and a password placed in a URL never shows.
+        #[test]
+        fn no_text_panics_and_no_password_shows(
+            text in "\\PC{0,40}",
+            before in "[a-zé.+-]{0,4}",
+            user in "[a-z0-9]{0,4}",
+            path in "[a-z0-9/@:?#&=é.]{0,16}",
+        ) {
+            let _ = redacted_url(&text);
+            let url = format!("{before}http://{user}:pW9zQ@host.test:8080/{path}");
+            let shown = redacted_url(&url);
+            proptest::prop_assert!(!shown.contains("pW9zQ"), "{url} shown as {shown}");
+        }
+    }
 }
