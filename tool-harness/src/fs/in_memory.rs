@@ -155,7 +155,7 @@ impl InMemoryFileSystem {
     ) -> Result<SearchReport, SearchError> {
         let _stop_when_dropped = stop.set_on_drop();
         let nodes = Arc::clone(&self.nodes);
-        let cancelled_path = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+        let cancelled_path = query.shown_path();
         run_blocking(
             move || {
                 // A copy (paths, and contents shared by `Arc`) taken under the lock and
@@ -183,7 +183,7 @@ fn search_tree(
         None => PathBuf::new(),
     };
     if !start.as_os_str().is_empty() && !nodes.contains_key(&start) {
-        let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+        let shown_start = query.shown_path();
         return Err(FsError::NotFound { path: shown_start }.into());
     }
     // The glob is matched below the directory searched, as on disk.
@@ -329,22 +329,16 @@ mod tests {
         })
     }
 
-    /// Waits (on the runtime) until the search of `stop` has gone on to its first file.
-    async fn first_file_started(stop: &SearchStop) {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        while stop.files_started.load(Ordering::Relaxed) == 0 {
-            assert!(Instant::now() < deadline, "the search never started");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_dropped_search_stops() {
-        // The search ran to its end inside one poll, whatever became of its future: a search
-        // dropped by a time limit went on through the whole tree, holding the thread.
-        let fs = tree();
+    /// A search of `fs` for what no file holds, on a task of its own, held at its first file
+    /// by its stop's closed gate (so that it cannot end first on a busy machine): the stop,
+    /// and the task.
+    async fn held_search(
+        fs: &InMemoryFileSystem,
+    ) -> (
+        SearchStop,
+        tokio::task::JoinHandle<Result<SearchReport, SearchError>>,
+    ) {
         let stop = SearchStop::default();
-        // Held at its first file until dropped, so that it cannot end first on a busy machine.
         stop.gate.close();
         let search = {
             let (fs, stop) = (fs.clone(), stop.clone());
@@ -352,7 +346,17 @@ mod tests {
                 async move { fs.search_until(SearchQuery::new("never-there"), stop).await },
             )
         };
-        first_file_started(&stop).await;
+        stop.first_file_started().await;
+        (stop, search)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_search_stops() {
+        // The search ran to its end inside one poll, whatever became of its future: a search
+        // dropped by a time limit went on through the whole tree, holding the thread.
+        let fs = tree();
+        // Held at its first file until dropped.
+        let (stop, search) = held_search(&fs).await;
         search.abort();
         let _ = search.await;
         stop.gate.open();
@@ -375,15 +379,7 @@ mod tests {
         // runtime's thread: on a current-thread runtime nothing else ran meanwhile, not even
         // the time limit that would have stopped the search.
         let fs = tree();
-        let stop = SearchStop::default();
-        stop.gate.close();
-        let search = {
-            let (fs, stop) = (fs.clone(), stop.clone());
-            tokio::spawn(
-                async move { fs.search_until(SearchQuery::new("never-there"), stop).await },
-            )
-        };
-        first_file_started(&stop).await;
+        let (stop, search) = held_search(&fs).await;
         let created = fs
             .write(Path::new("written.txt"), b"never-there\n".to_vec())
             .await

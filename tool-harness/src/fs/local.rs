@@ -494,7 +494,7 @@ impl LocalFileSystem {
             None => PathBuf::new(),
         };
         let inner = Arc::clone(&self.inner);
-        let cancelled_path = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+        let cancelled_path = query.shown_path();
         run_blocking(
             move || {
                 let dir = &inner.dir;
@@ -503,7 +503,7 @@ impl LocalFileSystem {
                 let start = if start.as_os_str().is_empty() {
                     start
                 } else {
-                    let shown_start = shown(query.path.as_deref().unwrap_or(Path::new(".")));
+                    let shown_start = query.shown_path();
                     let resolved = inner.resolve(&shown_start, &start, true)?;
                     // A link to the root itself resolves to the root: nothing to look up.
                     if !resolved.as_os_str().is_empty() {
@@ -548,12 +548,15 @@ mod tests {
         let dir = tree_of(FILES);
         let fs = LocalFileSystem::new(dir.path()).unwrap();
         let stop = SearchStop::default();
+        // Held at its first file until dropped, so that it cannot end first on a busy machine.
+        stop.gate.close();
         let search = fs.search_until(SearchQuery::new("never-there"), stop.clone());
-        let outcome = tokio::time::timeout(Duration::from_millis(5), search).await;
-        assert!(
-            outcome.is_err(),
-            "searched {FILES} files in 5 ms: the tree is too small"
-        );
+        tokio::select! {
+            _ = search => panic!("the search ended though held at its first file"),
+            () = stop.first_file_started() => {}
+        }
+        // Dropped: the walk goes on from the gate only to see that it is to stop.
+        stop.gate.open();
         // The blocking work holds a handle on the file system until it ends.
         let deadline = Instant::now() + Duration::from_secs(300);
         while Arc::strong_count(&fs.inner) > 1 {

@@ -78,6 +78,11 @@ impl SearchQuery {
         self.max_matches = max;
         self
     }
+
+    /// The path searched as errors show it (`.` for the root).
+    pub(crate) fn shown_path(&self) -> String {
+        shown(self.path.as_deref().unwrap_or(Path::new(".")))
+    }
 }
 
 /// One matching line.
@@ -559,10 +564,23 @@ impl SearchStop {
         self.gate.pass();
     }
 
+    /// Waits (on the runtime) until the search of this stop has gone on to its first file.
+    #[cfg(test)]
+    pub(crate) async fn first_file_started(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        while self.files_started.load(Ordering::Relaxed) == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the search never started"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// The error of a search of `query` that was stopped before its end.
     pub(crate) fn stopped(query: &SearchQuery) -> SearchError {
         SearchError::from(FsError::Io {
-            path: shown(query.path.as_deref().unwrap_or(Path::new("."))),
+            path: query.shown_path(),
             reason: "not done: the search was stopped (its call was cancelled or timed out)"
                 .to_owned(),
         })
@@ -658,12 +676,9 @@ pub(crate) fn search_local(
         .git_exclude(false)
         .parents(false)
         .git_global(false);
-    let handle = dir.try_clone().map_err(|err| {
-        FsError::from_io(
-            &shown(query.path.as_deref().unwrap_or(Path::new("."))),
-            &err,
-        )
-    })?;
+    let handle = dir
+        .try_clone()
+        .map_err(|err| FsError::from_io(&query.shown_path(), &err))?;
     let rules = Arc::new(IgnoreRules::new(IgnoreFilesOnDisk(handle), root.to_owned()));
     let filter_rules = Arc::clone(&rules);
     let filter_stop = stop.clone();
