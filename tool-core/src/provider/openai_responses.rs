@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::calls::{
-    ParsedCall, distinct_generated_call_ids, echoed_name, generated_id, named_as_echoed, read_call,
+    ParsedCall, call_id, distinct_generated_call_ids, echoed_name, named_as_echoed, read_call,
 };
 use super::openai_chat::function_fields;
 use super::reply::{Body, Reply};
@@ -80,7 +80,7 @@ pub(crate) fn parse_turn_entries(response: &Value) -> Result<Option<Vec<Value>>,
         .iter()
         .filter(|item| is_type(item, "function_call"))
         .enumerate()
-        .map(|(index, item)| call_id(item, index))
+        .map(|(index, item)| function_call_id(item, index))
         .collect();
     distinct_generated_call_ids(&mut ids.iter_mut().collect::<Vec<_>>());
     let calls = entries
@@ -109,18 +109,14 @@ fn arguments_as_text(item: &mut Value) {
 }
 
 /// The id of the `index`-th `function_call` item: its `call_id`, which results refer to, or
-/// else its own `id`, or else a generated one. An empty id counts as none: every call of
-/// the answer without one would share it, and only the first would run. The item goes back
-/// with the id (`parse_turn_entries`), as its results name it.
-fn call_id(item: &Value, index: usize) -> String {
-    let given = |key: &str| {
+/// else its own `id`, or else a generated one ([`call_id`]: an empty id counts as none).
+/// The item goes back with the id (`parse_turn_entries`), as its results name it.
+fn function_call_id(item: &Value, index: usize) -> String {
+    let named = |key: &str| {
         item.get(key)
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
+            .filter(|id| id.as_str().is_some_and(|id| !id.is_empty()))
     };
-    given("call_id")
-        .or_else(|| given("id"))
-        .map_or_else(|| generated_id(index), str::to_owned)
+    call_id(named("call_id").or_else(|| named("id")), index)
 }
 
 pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseError> {
@@ -131,7 +127,7 @@ pub(crate) fn parse_calls(response: &Value) -> Result<Vec<ParsedCall>, ResponseE
         .enumerate()
         .map(|(index, item)| {
             read_call(
-                call_id(item, index),
+                function_call_id(item, index),
                 item.get("name").and_then(Value::as_str),
                 item.get("arguments"),
             )
