@@ -9,7 +9,7 @@ use std::fmt::{self, Write as _};
 
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::filter::{Directive, LevelFilter};
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
@@ -36,9 +36,7 @@ pub fn show_on_stderr() {
         .parse(filter_read_from(&given))
         .unwrap_or_else(|error| {
             unread_filter(&error.to_string());
-            EnvFilter::builder()
-                .with_default_directive(default_directive())
-                .parse_lossy("")
+            EnvFilter::new(DEFAULT_FILTER)
         });
     let subscriber = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -85,14 +83,6 @@ fn filter_read_from(given: &str) -> Cow<'_, str> {
 /// The filter without `RUST_LOG`: the toolsmith crates' (`toolsmith`, `toolsmith_harness`,
 /// …: a target in a filter is a prefix) warnings and errors.
 const DEFAULT_FILTER: &str = "toolsmith=warn";
-
-/// [`DEFAULT_FILTER`], read.
-fn default_directive() -> Directive {
-    DEFAULT_FILTER
-        .parse()
-        // Never taken: the filter is a constant that parses (a test reads it).
-        .unwrap_or_else(|_| LevelFilter::WARN.into())
-}
 
 /// Each event as one line in the command's voice: `toolsmith: warning: MESSAGE FIELDS`.
 /// Below WARN (asked for with `RUST_LOG`, to see what happened) its target and spans too.
@@ -175,14 +165,13 @@ mod tests {
         }
     }
 
-    /// What `events` logged, as the command shows it with `filter`.
+    /// What `events` logged, as the command shows it with `RUST_LOG` set to `filter`.
     fn shown(filter: &str, events: impl FnOnce()) -> String {
         let written = Written::default();
         let subscriber = tracing_subscriber::fmt()
             .with_env_filter(
                 EnvFilter::builder()
-                    .with_default_directive(default_directive())
-                    .parse(filter)
+                    .parse(filter_read_from(filter))
                     .unwrap(),
             )
             .with_writer(written.clone())
@@ -213,7 +202,7 @@ mod tests {
         ] {
             assert_eq!(filter_read_from(given), read, "{given:?}");
         }
-        let said = shown(&filter_read_from("hyper=debug"), || {
+        let said = shown("hyper=debug", || {
             tracing::warn!(target: "toolsmith_harness::mcp", "open");
             tracing::info!(target: "toolsmith_harness::agent", "an info");
         });
@@ -222,7 +211,12 @@ mod tests {
 
     #[test]
     fn the_default_filter_parses() {
-        assert!(DEFAULT_FILTER.parse::<Directive>().is_ok());
+        // `EnvFilter::new` would drop a directive that does not parse, in silence.
+        assert!(
+            DEFAULT_FILTER
+                .parse::<tracing_subscriber::filter::Directive>()
+                .is_ok()
+        );
     }
 
     #[test]
