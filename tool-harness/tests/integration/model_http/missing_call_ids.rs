@@ -17,6 +17,49 @@ fn ids_of<'a>(items: &'a [Value], kind: &str, key: &str) -> Vec<Option<&'a str>>
         .collect()
 }
 
+/// Asserts that the second request's Responses `input` holds two calls, each with an id of
+/// its own (not empty), answered under those ids by the outputs "5" and "2" in order.
+fn assert_responses_calls_answered(input: &[Value]) {
+    let calls = ids_of(input, "function_call", "call_id");
+    assert_eq!(calls.len(), 2, "{input:?}");
+    assert!(
+        calls.iter().all(|id| id.is_some_and(|id| !id.is_empty())),
+        "{input:?}"
+    );
+    assert_eq!(
+        calls,
+        ids_of(input, "function_call_output", "call_id"),
+        "{input:?}"
+    );
+    assert_ne!(calls[0], calls[1], "{input:?}");
+    let answers: Vec<&Value> = input
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| &item["output"])
+        .collect();
+    assert_eq!(answers, [&json!("5"), &json!("2")]);
+}
+
+/// Asserts that the second request's Anthropic `messages` hold a turn of two `tool_use`
+/// blocks, each with an id of its own, answered under those ids by "5" and "2" in order.
+fn assert_anthropic_calls_answered(messages: &[Value]) {
+    let uses = ids_of(messages[1]["content"].as_array().unwrap(), "tool_use", "id");
+    let results = messages[2]["content"].as_array().unwrap();
+    assert_eq!(uses.len(), 2, "{messages:?}");
+    assert!(
+        uses.iter().all(|id| id.is_some_and(|id| !id.is_empty())),
+        "{messages:?}"
+    );
+    assert_eq!(
+        uses,
+        ids_of(results, "tool_result", "tool_use_id"),
+        "{messages:?}"
+    );
+    assert_ne!(uses[0], uses[1], "{messages:?}");
+    let contents: Vec<&Value> = results.iter().map(|result| &result["content"]).collect();
+    assert_eq!(contents, [&json!("5"), &json!("2")]);
+}
+
 #[tokio::test]
 async fn a_responses_turn_sent_back_verbatim_carries_the_call_ids_its_outputs_name() {
     // A reasoning item sends the turn back as its output items; a compatible server left
@@ -27,19 +70,7 @@ async fn a_responses_turn_sent_back_verbatim_carries_the_call_ids_its_outputs_na
          "arguments": "{\"a\":2,\"b\":3}", "status": "completed"},
         {"type": "function_call", "name": "add", "arguments": "{\"a\":1,\"b\":1}"}]);
     let (_, requests) = run_with(Api::Responses, responses_answer(output)).await;
-    let input = requests[1].body["input"].as_array().unwrap();
-    let calls = ids_of(input, "function_call", "call_id");
-    let outputs = ids_of(input, "function_call_output", "call_id");
-    assert_eq!(calls.len(), 2, "{input:?}");
-    assert!(calls.iter().all(Option::is_some), "{input:?}");
-    assert_eq!(calls, outputs, "{input:?}");
-    assert_ne!(calls[0], calls[1], "{input:?}");
-    let answers: Vec<&Value> = input
-        .iter()
-        .filter(|item| item["type"] == "function_call_output")
-        .map(|item| &item["output"])
-        .collect();
-    assert_eq!(answers, [&json!("5"), &json!("2")]);
+    assert_responses_calls_answered(requests[1].body["input"].as_array().unwrap());
 }
 
 #[tokio::test]
@@ -54,16 +85,7 @@ async fn an_anthropic_turn_sent_back_verbatim_carries_the_ids_its_results_name()
              "input": {"a": 1, "b": 1}}],
         "usage": {"input_tokens": 50, "output_tokens": 80}});
     let (_, requests) = run_with(Api::Anthropic, answer).await;
-    let messages = requests[1].body["messages"].as_array().unwrap();
-    let uses = ids_of(messages[1]["content"].as_array().unwrap(), "tool_use", "id");
-    let results = messages[2]["content"].as_array().unwrap();
-    let answered = ids_of(results, "tool_result", "tool_use_id");
-    assert_eq!(uses.len(), 2, "{messages:?}");
-    assert!(uses.iter().all(Option::is_some), "{messages:?}");
-    assert_eq!(uses, answered, "{messages:?}");
-    assert_ne!(uses[0], uses[1], "{messages:?}");
-    let contents: Vec<&Value> = results.iter().map(|result| &result["content"]).collect();
-    assert_eq!(contents, [&json!("5"), &json!("2")]);
+    assert_anthropic_calls_answered(requests[1].body["messages"].as_array().unwrap());
 }
 
 #[tokio::test]
@@ -76,20 +98,7 @@ async fn calls_with_empty_ids_each_run_and_go_back_with_ids_of_their_own() {
         {"type": "function_call", "call_id": "", "name": "add", "arguments": "{\"a\":2,\"b\":3}"},
         {"type": "function_call", "call_id": "", "name": "add", "arguments": "{\"a\":1,\"b\":1}"}]));
     let (_, requests) = run_with(Api::Responses, responses).await;
-    let input = requests[1].body["input"].as_array().unwrap();
-    let calls = ids_of(input, "function_call", "call_id");
-    assert_eq!(calls, ids_of(input, "function_call_output", "call_id"));
-    assert!(
-        calls.iter().all(|id| id.is_some_and(|id| !id.is_empty())),
-        "{input:?}"
-    );
-    assert_ne!(calls[0], calls[1], "{input:?}");
-    let answers: Vec<&Value> = input
-        .iter()
-        .filter(|item| item["type"] == "function_call_output")
-        .map(|item| &item["output"])
-        .collect();
-    assert_eq!(answers, [&json!("5"), &json!("2")]);
+    assert_responses_calls_answered(requests[1].body["input"].as_array().unwrap());
 
     let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant",
         "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
@@ -98,13 +107,7 @@ async fn calls_with_empty_ids_each_run_and_go_back_with_ids_of_their_own() {
             {"type": "tool_use", "id": "", "name": "add", "input": {"a": 1, "b": 1}}],
         "usage": {"input_tokens": 50, "output_tokens": 80}});
     let (_, requests) = run_with(Api::Anthropic, anthropic).await;
-    let messages = requests[1].body["messages"].as_array().unwrap();
-    let uses = ids_of(messages[1]["content"].as_array().unwrap(), "tool_use", "id");
-    let results = messages[2]["content"].as_array().unwrap();
-    assert_eq!(uses, ids_of(results, "tool_result", "tool_use_id"));
-    assert_ne!(uses[0], uses[1], "{messages:?}");
-    let contents: Vec<&Value> = results.iter().map(|result| &result["content"]).collect();
-    assert_eq!(contents, [&json!("5"), &json!("2")]);
+    assert_anthropic_calls_answered(requests[1].body["messages"].as_array().unwrap());
 }
 
 #[tokio::test]
