@@ -54,7 +54,10 @@ enum Node {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct InMemoryFileSystem {
-    nodes: Arc<RwLock<BTreeMap<PathBuf, Node>>>,
+    /// The tree, shared with the searches running on it: a search holds the tree as it was
+    /// when it began, and a write meanwhile copies it first (`Arc::make_mut`), so neither
+    /// waits for the other and a search copies nothing.
+    nodes: Arc<RwLock<Arc<BTreeMap<PathBuf, Node>>>>,
 }
 
 impl InMemoryFileSystem {
@@ -90,7 +93,8 @@ impl InMemoryFileSystem {
                 path: shown_path.to_owned(),
             });
         }
-        let mut nodes = self.nodes.write().unwrap_or_else(PoisonError::into_inner);
+        let mut tree = self.nodes.write().unwrap_or_else(PoisonError::into_inner);
+        let nodes = Arc::make_mut(&mut tree);
         let mut ancestors: Vec<&Path> = relative
             .ancestors()
             .skip(1)
@@ -154,15 +158,11 @@ impl InMemoryFileSystem {
         stop: SearchStop,
     ) -> Result<SearchReport, SearchError> {
         let _stop_when_dropped = stop.set_on_drop();
-        let nodes = Arc::clone(&self.nodes);
+        // The tree as it is now, held, not copied: a write meanwhile copies it first.
+        let nodes = Arc::clone(&self.nodes.read().unwrap_or_else(PoisonError::into_inner));
         let cancelled_path = query.shown_path();
         run_blocking(
-            move || {
-                // A copy (paths, and contents shared by `Arc`) taken under the lock and
-                // searched after it: a write waits for the copy, not for the whole search.
-                let snapshot = nodes.read().unwrap_or_else(PoisonError::into_inner).clone();
-                search_tree(&snapshot, &query, &stop)
-            },
+            move || search_tree(&nodes, &query, &stop),
             |cancelled| FsError::cancelled(cancelled_path, cancelled).into(),
         )
         .await
