@@ -320,32 +320,59 @@ fn closing_stdin_before_the_handshake_exits_cleanly() {
     assert!(status.success(), "{status}");
 }
 
-/// `--token` on stdio gets a note that it is ignored; a token exported for HTTP use
-/// (`TOOLSMITH_MCP_TOKEN`) does not.
+/// Flags that only `--http` reads, given on stdio, get a note naming each of them; a token
+/// exported for HTTP use (`TOOLSMITH_MCP_TOKEN`) and the defaults do not.
 #[test]
-fn serve_on_stdio_notes_a_given_token_but_not_an_exported_one() {
+fn serve_on_stdio_notes_the_http_flags_given_but_not_an_exported_token() {
     let root = tempfile::tempdir().unwrap();
-    let serve = |token_flag: bool| {
+    let serve = |flags: &[&str], exported_token: bool| {
         let mut command = toolsmith();
-        command.args(["serve", "--root"]).arg(root.path());
-        if token_flag {
-            command
-                .args(["--token", "secret"])
-                .env_remove("TOOLSMITH_MCP_TOKEN");
-        } else {
+        command
+            .args(["serve", "--root"])
+            .arg(root.path())
+            .args(flags);
+        if exported_token {
             command.env("TOOLSMITH_MCP_TOKEN", "secret");
+        } else {
+            command.env_remove("TOOLSMITH_MCP_TOKEN");
         }
         let output = command.stdin(Stdio::null()).output().unwrap();
         assert!(output.status.success(), "{output:?}");
         String::from_utf8(output.stderr).unwrap()
     };
-    let given = serve(true);
+    let given = serve(&["--token", "secret"], false);
     assert!(
-        given.contains("--token and --allow-host apply to --http only"),
+        given.contains("toolsmith: --token applies to --http only; ignored on stdio"),
         "{given}"
     );
-    let exported = serve(false);
-    assert!(!exported.contains("--token"), "{exported}");
+    let all = serve(
+        &[
+            "--session-idle-timeout",
+            "5",
+            "--token",
+            "secret",
+            "--max-sessions",
+            "3",
+            "--allow-host",
+            "tools.lan",
+        ],
+        false,
+    );
+    assert!(
+        all.contains(
+            "toolsmith: --token, --allow-host, --max-sessions and --session-idle-timeout \
+             apply to --http only; ignored on stdio"
+        ),
+        "{all}"
+    );
+    let sessions = serve(&["--max-sessions", "3"], false);
+    assert!(
+        sessions.contains("toolsmith: --max-sessions applies to --http only"),
+        "{sessions}"
+    );
+    for quiet in [serve(&[], true), serve(&[], false)] {
+        assert!(!quiet.contains("--http only"), "{quiet}");
+    }
 }
 
 fn run(args: &[&str]) -> std::process::Output {

@@ -39,10 +39,24 @@ impl Cli {
             (&mut cli.command, matches.subcommand_matches("serve"))
         {
             args.token_from_env = serve.value_source("token") == Some(ValueSource::EnvVariable);
+            args.http_only_flags_given = HTTP_ONLY_FLAGS
+                .iter()
+                .filter(|(id, _)| serve.value_source(id) == Some(ValueSource::CommandLine))
+                .map(|&(_, flag)| flag)
+                .collect();
         }
         cli
     }
 }
+
+/// `serve`'s flags that mean something with `--http` only (clap's id, the flag), noted as
+/// ignored when given on stdio.
+const HTTP_ONLY_FLAGS: [(&str, &str); 4] = [
+    ("token", "--token"),
+    ("allow_host", "--allow-host"),
+    ("max_sessions", "--max-sessions"),
+    ("session_idle_timeout", "--session-idle-timeout"),
+];
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -112,6 +126,10 @@ pub struct ServeArgs {
     /// token is for the HTTP servers and clients it is meant for, not worth a note on stdio.
     #[arg(skip)]
     pub token_from_env: bool,
+    /// The flags of those for `--http` alone that the command line gave (not an environment
+    /// variable, not a default), in the order of `--help`: on stdio they are noted as ignored.
+    #[arg(skip)]
+    pub http_only_flags_given: Vec<&'static str>,
     /// With --http: also accept requests whose Host is HOST (a name or address clients reach
     /// this machine by, `name:port` for one port; compared exactly, no wildcards);
     /// repeatable. Bound to 0.0.0.0, only the loopback names are accepted without it.

@@ -23,10 +23,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         .with_max_values(args.max_values);
     match args.http {
         None => {
-            if (args.token.is_some() && !args.token_from_env) || !args.allow_host.is_empty() {
-                output::note(format_args!(
-                    "toolsmith: --token and --allow-host apply to --http only; ignored on stdio"
-                ));
+            if let Some(note) = ignored_on_stdio(&args.http_only_flags_given) {
+                output::note(format_args!("{note}"));
             }
             serve_until_closed(server, tokio::io::stdin(), tokio::io::stdout(), limits)
                 .await
@@ -63,6 +61,19 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             http.wait().await.map_err(Failure::from)
         }
     }
+}
+
+/// The note for flags that only `--http` reads, given on stdio; `None` when none was.
+fn ignored_on_stdio(flags: &[&str]) -> Option<String> {
+    let (last, rest) = flags.split_last()?;
+    let (named, verb) = if rest.is_empty() {
+        (last.to_string(), "applies")
+    } else {
+        (format!("{} and {last}", rest.join(", ")), "apply")
+    };
+    Some(format!(
+        "toolsmith: {named} {verb} to --http only; ignored on stdio"
+    ))
 }
 
 /// A usage error naming `flag` when `options` (holding its value alone) are refused.
