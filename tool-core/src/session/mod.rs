@@ -164,7 +164,49 @@ pub trait MemoryAccess: Send + Sync {
     async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError>;
     /// The number of writes so far.
     fn version(&self) -> u64;
+
+    /// Every fact, oldest first, with the version they are at: read together, so that a
+    /// caller showing both never pairs facts with a version a parallel write made after
+    /// them (reading [`facts`](Self::facts), then [`version`](Self::version), can).
+    ///
+    /// The provided method reads the version before and after the facts, and reads again
+    /// while a write came in between (at most eight reads, then the facts of the last with
+    /// the version read after them). An implementation that holds both
+    /// under one lock, as [`InMemoryMemory`](crate::in_memory::InMemoryMemory) and the
+    /// harness's `FileMemory` do, overrides it to read them there.
+    ///
+    /// ```
+    /// use toolsmith::MemoryAccess;
+    /// use toolsmith::in_memory::InMemoryMemory;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let memory = InMemoryMemory::new();
+    /// memory.add("the user prefers metric units".into()).await.unwrap();
+    /// let listed = memory.facts_with_version().await.unwrap();
+    /// assert_eq!((listed.value.len(), listed.version), (1, 1));
+    /// # });
+    /// ```
+    async fn facts_with_version(&self) -> Result<Versioned<Vec<MemoryFact>>, ServiceError> {
+        let mut before = self.version();
+        let mut reads = 1;
+        loop {
+            let facts = self.facts().await?;
+            let after = self.version();
+            if after == before || reads >= MAX_SNAPSHOT_READS {
+                return Ok(Versioned {
+                    value: facts,
+                    version: after,
+                });
+            }
+            before = after;
+            reads += 1;
+        }
+    }
 }
+
+/// How many times [`MemoryAccess::facts_with_version`]'s provided method reads the facts
+/// while writes keep coming in between: a memory written without pause still gets an answer.
+const MAX_SNAPSHOT_READS: usize = 8;
 
 /// Values looked up by type: the user values registered on a shed
 /// ([`SessionParts::state`]), or the values a batch lends each of its calls

@@ -370,6 +370,15 @@ impl MemoryAccess for FileMemory {
         Ok(current.facts.clone())
     }
 
+    async fn facts_with_version(&self) -> Result<Versioned<Vec<MemoryFact>>, ServiceError> {
+        let current = Arc::clone(&self.current.lock().unwrap_or_else(PoisonError::into_inner));
+        // The facts and their version are one value, replaced whole by each write.
+        Ok(Versioned {
+            value: current.facts.clone(),
+            version: current.version,
+        })
+    }
+
     async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
         let Versioned { value, version } = self
             .write(|facts| {

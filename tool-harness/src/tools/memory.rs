@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use toolsmith_core::{MemoryAccess, ToolError, is_blank, tool_fn};
+use toolsmith_core::{MemoryAccess, ToolError, Versioned, is_blank, tool_fn};
 
 use crate::char_boundary::floor_char_boundary;
 
@@ -112,12 +112,14 @@ impl MemoryTool {
     /// first indented).
     #[command(read_only)]
     pub async fn list(&self) -> Result<String, ToolError> {
-        let facts = self.memory.facts().await.map_err(failed)?;
+        // The facts and the version read together: a write landing between two reads
+        // would show these facts under a version that counts a fact not among them.
+        let Versioned {
+            value: facts,
+            version,
+        } = self.memory.facts_with_version().await.map_err(failed)?;
         if facts.is_empty() {
-            return Ok(format!(
-                "The memory is empty (memory version {})",
-                self.memory.version()
-            ));
+            return Ok(format!("The memory is empty (memory version {version})"));
         }
         let mut listed = String::new();
         for (shown, fact) in facts.iter().enumerate() {
@@ -157,7 +159,7 @@ impl MemoryTool {
             "{} fact{} (memory version {}):\n{}",
             facts.len(),
             if facts.len() == 1 { "" } else { "s" },
-            self.memory.version(),
+            version,
             listed.trim_end()
         ))
     }

@@ -7,7 +7,8 @@ use crate::common::{error, text};
 use async_trait::async_trait;
 use serde_json::json;
 use toolsmith_core::{
-    ContextHit, ContextSearch, MemoryAccess, ServiceError, Tool, ToolCallManager, ToolErrorKind,
+    ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, Tool, ToolCallManager,
+    ToolErrorKind, Versioned,
 };
 use toolsmith_harness::tools::{MAX_FACT_BYTES, MemoryTool, SearchContextTool};
 use toolsmith_harness::{FileMemory, InMemoryMemory};
@@ -391,6 +392,88 @@ async fn memory_lists_an_empty_memory_and_cuts_a_long_one() {
         "{}",
         &listed[listed.len() - 120..]
     );
+}
+
+/// A memory whose first `facts()` lets a parallel write land right after the facts were
+/// read (as another session's `add` can), and whose version reads count it.
+struct WrittenWhileRead {
+    inner: InMemoryMemory,
+    writes_left: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait]
+impl MemoryAccess for WrittenWhileRead {
+    async fn facts(&self) -> Result<Vec<MemoryFact>, ServiceError> {
+        let facts = self.inner.facts().await?;
+        let write = self.writes_left.fetch_update(
+            std::sync::atomic::Ordering::AcqRel,
+            std::sync::atomic::Ordering::Acquire,
+            |left| left.checked_sub(1),
+        );
+        if write.is_ok() {
+            self.inner.add("written in between".into()).await?;
+        }
+        Ok(facts)
+    }
+    async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
+        self.inner.add(text).await
+    }
+    async fn remove(&self, id: u64) -> Result<Versioned<bool>, ServiceError> {
+        self.inner.remove(id).await
+    }
+    async fn replace(&self, id: u64, text: String) -> Result<Versioned<bool>, ServiceError> {
+        self.inner.replace(id, text).await
+    }
+    fn version(&self) -> u64 {
+        self.inner.version()
+    }
+}
+
+/// `list` shows facts with the version they are at: it read the facts, then the version, so
+/// a write landing between showed one fact under version 2, which counts a fact not shown.
+#[tokio::test]
+async fn memory_lists_facts_with_the_version_they_are_at_when_a_write_lands_between() {
+    let memory = Arc::new(WrittenWhileRead {
+        inner: InMemoryMemory::new(),
+        writes_left: 0.into(),
+    });
+    memory.add("first".into()).await.unwrap();
+    memory
+        .writes_left
+        .store(1, std::sync::atomic::Ordering::Release);
+    let m = manager(memory.clone());
+    assert_eq!(
+        text(&m, "memory", json!({"command": "list"})).await,
+        "2 facts (memory version 2):\n1: first\n2: written in between"
+    );
+
+    // A memory written on every read still gets an answer: the last read's facts, with the
+    // version read after them.
+    memory
+        .writes_left
+        .store(usize::MAX, std::sync::atomic::Ordering::Release);
+    let listed = memory.facts_with_version().await.unwrap();
+    assert_eq!((listed.value.len(), listed.version), (9, 10));
+}
+
+/// The stores shipped read their facts and version together.
+#[tokio::test]
+async fn the_memories_read_facts_and_version_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores: Vec<Arc<dyn MemoryAccess>> = vec![
+        Arc::new(InMemoryMemory::new()),
+        Arc::new(FileMemory::open(dir.path().join("memory.json")).unwrap()),
+    ];
+    for memory in stores {
+        let empty = memory.facts_with_version().await.unwrap();
+        assert_eq!((empty.value.len(), empty.version), (0, 0));
+        let first = memory.add("first".into()).await.unwrap().value;
+        memory.add("second".into()).await.unwrap();
+        memory.remove(first.id).await.unwrap();
+        let listed = memory.facts_with_version().await.unwrap();
+        let texts: Vec<_> = listed.value.iter().map(|fact| fact.text.as_str()).collect();
+        assert_eq!((texts, listed.version), (vec!["second"], 3));
+    }
 }
 
 /// A fact longer than what `list` shows is shown cut, not hidden: `list` showed no fact at

@@ -62,6 +62,15 @@ impl MemoryAccess for InMemoryMemory {
             .clone())
     }
 
+    async fn facts_with_version(&self) -> Result<Versioned<Vec<MemoryFact>>, ServiceError> {
+        // Writes bump the version under the facts' lock, so under it the two agree.
+        let guard = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(Versioned {
+            value: guard.0.clone(),
+            version: self.version(),
+        })
+    }
+
     async fn add(&self, text: String) -> Result<Versioned<MemoryFact>, ServiceError> {
         let mut guard = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
         let (facts, next_id) = &mut *guard;
