@@ -2,6 +2,7 @@
 //! [`FileMemory`] at a time over a file (`writer_lock`). The in-memory store is the core's
 //! [`InMemoryMemory`](toolsmith_core::in_memory::InMemoryMemory).
 
+mod write_temporaries;
 mod writer_lock;
 
 use std::fs::File;
@@ -142,7 +143,9 @@ impl FileMemory {
     /// file that is not a memory is an error, and so is a file another `FileMemory` has open
     /// (see above), a file larger than [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES), and a
     /// `path` that names no file (ending in `/` or `..`). A `path` that is a symbolic link
-    /// opens the file it links to (its [`path`](Self::path)), and the link stays.
+    /// opens the file it links to (its [`path`](Self::path)), and the link stays. Temporary
+    /// files that writes cut short by a crash left beside it (`.NAME.XXXXXX.tmp`, each write's
+    /// new file before it takes the name) are removed.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ServiceError> {
         Self::open_with_max_bytes(path, Self::DEFAULT_MAX_BYTES)
     }
@@ -160,6 +163,7 @@ impl FileMemory {
         let path = linked_file(path)?;
         // Taken before the file is read: the facts read are the ones no other writer changes.
         let lock = WriterLock::take(&path)?;
+        write_temporaries::remove_left_by_crashes(&path);
         let not_a_memory = |reason: &dyn std::fmt::Display| {
             format!("{} is not a memory file: {reason}", path.display())
         };
@@ -343,7 +347,7 @@ fn persist(path: &Path, facts: &Facts, lock: &WriterLock, max_bytes: u64) -> std
         .transpose()?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut temp = write_temporaries::new_temporary(path, dir)?;
     temp.write_all(&bytes)?;
     if let Some(permissions) = permissions {
         temp.as_file().set_permissions(permissions)?;

@@ -476,6 +476,52 @@ async fn the_memories_read_facts_and_version_together() {
     }
 }
 
+/// A write's new file is made beside the memory file and renamed over it: a crash between
+/// left it there for good, one more at every crash. Opening the memory removes its own (and
+/// only its own).
+#[tokio::test]
+async fn opening_a_memory_file_removes_the_temporary_files_crashed_writes_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.json");
+    {
+        let memory = FileMemory::open(&path).unwrap();
+        memory.add("kept".into()).await.unwrap();
+    }
+    let left = [".memory.json.Ab12Cd.tmp", ".memory.json.zzzzzz.tmp"];
+    let foreign = [
+        ".tmpAb12Cd",
+        ".other.json.Ab12Cd.tmp",
+        ".memory.json.notes.tmp",
+    ];
+    for name in left.iter().chain(&foreign) {
+        std::fs::write(dir.path().join(name), "{\"version\": 9").unwrap();
+    }
+    // A directory of such a name is not a file a write made.
+    std::fs::create_dir(dir.path().join(".memory.json.dir123.tmp")).unwrap();
+
+    let memory = FileMemory::open(&path).unwrap();
+    assert_eq!(fact_texts(&memory).await, ["kept"]);
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".memory.json.dir123.tmp",
+            ".memory.json.notes.tmp",
+            ".other.json.Ab12Cd.tmp",
+            ".tmpAb12Cd",
+            "memory.json",
+            "memory.json.lock"
+        ]
+    );
+    // Writes go on making (and renaming) their temporaries.
+    memory.add("second".into()).await.unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 6);
+}
+
 /// A fact longer than what `list` shows is shown cut, not hidden: `list` showed no fact at
 /// all when the first was longer than 16 KiB, the short ones after it and every id included.
 #[tokio::test]
