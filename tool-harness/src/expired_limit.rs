@@ -7,9 +7,22 @@
 
 use std::time::Duration;
 
-use toolsmith_core::{ToolCallManager, ToolError};
+use toolsmith_core::{ToolArguments, ToolCallManager, ToolError};
 
 use crate::readable_duration::ReadableDuration;
+
+/// Whether a call of `tool` with `arguments` changes nothing, by its annotations (the
+/// command's, for a command group): only then is a stopped call known to have left nothing
+/// behind.
+pub(crate) fn changes_nothing(
+    manager: &ToolCallManager,
+    tool: &str,
+    arguments: &ToolArguments,
+) -> bool {
+    manager
+        .get_def(tool)
+        .is_some_and(|definition| definition.call_annotations(arguments).read_only == Some(true))
+}
 
 /// A time limit that ended a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,11 +50,12 @@ impl ExpiredLimit {
     }
 
     /// The text for a call of `tool` this limit stopped: "Tool 'x' timed out after 2 s (the
-    /// call's timeout)".
-    pub(crate) fn timed_out(self, tool: &str) -> String {
+    /// call's timeout)", and unless the call `changes_nothing` ([`changes_nothing`]), that
+    /// what it did before it was stopped may stand.
+    pub(crate) fn timed_out(self, tool: &str, changes_nothing: bool) -> String {
         // The error's own words first, so that the two cannot drift apart.
         let timed_out = ToolError::timeout(tool);
-        match self {
+        let text = match self {
             Self::Call(limit) => format!(
                 "{timed_out} after {} (the call's timeout)",
                 ReadableDuration(limit)
@@ -50,7 +64,16 @@ impl ExpiredLimit {
                 "{timed_out} after {} (the turn's deadline)",
                 ReadableDuration(deadline)
             ),
+        };
+        if changes_nothing {
+            return text;
         }
+        // A stopped call is not undone: work it handed off (a file written on another thread,
+        // a request sent) goes on. Told only "timed out", a model calls again and does the
+        // change twice.
+        format!(
+            "{text}; what it did before it was stopped may have taken effect: check before calling it again"
+        )
     }
 
     /// The text for a call the turn's `deadline` kept from starting.
@@ -69,16 +92,37 @@ mod tests {
     #[test]
     fn each_limit_is_named_with_its_length() {
         assert_eq!(
-            ExpiredLimit::Call(Duration::from_secs(2)).timed_out("fetch"),
+            ExpiredLimit::Call(Duration::from_secs(2)).timed_out("fetch", true),
             "Tool 'fetch' timed out after 2 s (the call's timeout)"
         );
         assert_eq!(
-            ExpiredLimit::Turn(Duration::from_millis(1500)).timed_out("fetch"),
+            ExpiredLimit::Turn(Duration::from_millis(1500)).timed_out("fetch", true),
             "Tool 'fetch' timed out after 1.5 s (the turn's deadline)"
+        );
+        assert_eq!(
+            ExpiredLimit::Call(Duration::from_secs(2)).timed_out("save", false),
+            "Tool 'save' timed out after 2 s (the call's timeout); what it did before it was \
+             stopped may have taken effect: check before calling it again"
         );
         assert_eq!(
             ExpiredLimit::not_run(Duration::from_secs(60)),
             "not run: the turn's deadline of 1 min passed"
         );
+    }
+
+    #[test]
+    fn a_call_changes_nothing_only_when_its_command_is_read_only() {
+        use std::sync::Arc;
+        let manager = ToolCallManager::new("limits");
+        let memory = Arc::new(toolsmith_core::in_memory::InMemoryMemory::new());
+        manager
+            .register(Arc::new(crate::tools::MemoryTool::new(memory)))
+            .unwrap();
+        let call = |arguments: serde_json::Value| ToolArguments::try_from(arguments).unwrap();
+        let list = call(serde_json::json!({"command": "list"}));
+        assert!(changes_nothing(&manager, "memory", &list));
+        let add = call(serde_json::json!({"command": "add", "text": "x"}));
+        assert!(!changes_nothing(&manager, "memory", &add));
+        assert!(!changes_nothing(&manager, "no_such_tool", &list));
     }
 }

@@ -19,7 +19,7 @@ use super::events::{AgentEvent, DeniedBy, NotRunReason};
 use super::hooks::{ApprovalDecision, HookDecision};
 use super::ledger::RunLedger;
 use super::{AgentSession, ToolCallRecord};
-use crate::expired_limit::ExpiredLimit;
+use crate::expired_limit::{ExpiredLimit, changes_nothing};
 use crate::model::ToolResultMessage;
 
 /// How a turn's calls ended.
@@ -509,16 +509,16 @@ impl<'s> TurnCalls<'s> {
         // A time limit that ended the call is named, with its length, so that the model can
         // ask for less: the call's own timeout, or the turn's deadline (which the batch
         // reports as a cancellation, as the run's own cancellation is).
+        let manager = &self.session.manager;
+        let changes_nothing = || changes_nothing(manager, &request.name, &request.arguments);
         let text = match &error {
-            ToolError::Timeout { tool } => {
-                ExpiredLimit::of_call(&self.session.manager, tool, outcome.elapsed)
-                    .map(|limit| limit.timed_out(tool))
-            }
+            ToolError::Timeout { tool } => ExpiredLimit::of_call(manager, tool, outcome.elapsed)
+                .map(|limit| limit.timed_out(tool, changes_nothing())),
             ToolError::Cancelled(_) => expired.map(|deadline| {
                 if outcome.attempts == 0 {
                     ExpiredLimit::not_run(deadline)
                 } else {
-                    ExpiredLimit::Turn(deadline).timed_out(&request.name)
+                    ExpiredLimit::Turn(deadline).timed_out(&request.name, changes_nothing())
                 }
             }),
             _ => None,

@@ -17,8 +17,9 @@ pub(crate) struct ResultShape<'a> {
     pub(crate) any_structured: bool,
     /// Names to suggest in errors ("did you mean …").
     pub(crate) known_tools: &'a [&'a str],
-    /// The time limit that ended the call, when one did: its error names it.
-    pub(crate) expired: Option<ExpiredLimit>,
+    /// The time limit that ended the call, when one did (its error names it), and whether
+    /// the call changes nothing (else its error says what it did may stand).
+    pub(crate) expired: Option<(ExpiredLimit, bool)>,
 }
 
 /// A call's outcome as an MCP result: text as text, structured results as
@@ -34,7 +35,9 @@ pub(crate) fn to_mcp(
         Ok(result) => result,
         Err(error) => {
             let message = match (&error, shape.expired) {
-                (ToolError::Timeout { tool }, Some(limit)) => limit.timed_out(tool),
+                (ToolError::Timeout { tool }, Some((limit, changes_nothing))) => {
+                    limit.timed_out(tool, changes_nothing)
+                }
                 _ => error_for_model(&error, shape.known_tools),
             };
             return CallToolResult::error(vec![ContentBlock::text(message)]);

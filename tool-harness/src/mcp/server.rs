@@ -21,7 +21,7 @@ use super::call_result::{ResultShape, to_mcp};
 use super::pagination::{DEFAULT_PAGE_SIZE, page};
 use super::progress::ProgressForwarder;
 use super::tool_mapping::{is_stateless_revision, mcp_tool, output_schema};
-use crate::expired_limit::ExpiredLimit;
+use crate::expired_limit::{ExpiredLimit, changes_nothing};
 
 /// How an [`McpServer`] serves its manager.
 ///
@@ -360,11 +360,11 @@ impl ServerHandler for McpServer {
 
         let per_connection = self.per_connection(&context);
         let started = tokio::time::Instant::now();
+        let arguments = ToolArguments::from(request.arguments.unwrap_or_default());
         let outcome =
             if per_connection && !is_shed && !self.offered_names().iter().any(|n| n == name) {
                 Err(ToolError::NotActive(name.to_owned()))
             } else {
-                let arguments = ToolArguments::from(request.arguments.unwrap_or_default());
                 self.run_call(name, &arguments, &context).await
             };
 
@@ -406,6 +406,7 @@ impl ServerHandler for McpServer {
         let expired = match &outcome {
             Err(ToolError::Timeout { tool }) => {
                 ExpiredLimit::of_call(&self.manager, tool, started.elapsed())
+                    .map(|limit| (limit, changes_nothing(&self.manager, tool, &arguments)))
             }
             _ => None,
         };

@@ -413,7 +413,7 @@ async fn every_mistake_goes_back_to_the_model_and_the_run_goes_on() {
     // The model learns which limit it ran into (`#[tool_fn(timeout = "50ms")]`).
     assert_eq!(
         second[2].1,
-        "Tool 'slow_job' timed out after 50 ms (the call's timeout)"
+        "Tool 'slow_job' timed out after 50 ms (the call's timeout); what it did before it was stopped may have taken effect: check before calling it again"
     );
     assert!(second[3].1.contains("not valid JSON"), "{}", second[3].1);
     let records: Vec<u32> = run.tool_calls.iter().map(|c| c.attempts).collect();
@@ -1593,7 +1593,7 @@ async fn the_turn_deadline_covers_an_answer_that_searches_and_calls_together() {
     let nap = run.tool_calls[1].result.content.to_text();
     assert_eq!(
         nap,
-        "Tool 'nap' timed out after 400 ms (the turn's deadline)"
+        "Tool 'nap' timed out after 400 ms (the turn's deadline); what it did before it was stopped may have taken effect: check before calling it again"
     );
     assert!(started.elapsed() < Duration::from_millis(500));
 }
@@ -1650,7 +1650,7 @@ async fn a_call_the_turn_deadline_stops_or_keeps_from_running_is_told_the_deadli
         texts,
         [
             "deleted",
-            "Tool 'second' timed out after 400 ms (the turn's deadline)",
+            "Tool 'second' timed out after 400 ms (the turn's deadline); what it did before it was stopped may have taken effect: check before calling it again",
             "not run: the turn's deadline of 400 ms passed",
         ]
     );

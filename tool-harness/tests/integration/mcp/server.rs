@@ -245,7 +245,7 @@ async fn a_served_call_past_its_time_limit_is_an_error_naming_the_limit() {
     assert_eq!(result.is_error, Some(true));
     assert_eq!(
         text(&result),
-        "Tool 'slow' timed out after 300 ms (the call's timeout)"
+        "Tool 'slow' timed out after 300 ms (the call's timeout); what it did before it was stopped may have taken effect: check before calling it again"
     );
     assert!(probe.slow_dropped.load(Ordering::SeqCst));
     client.cancel().await.unwrap();
