@@ -2,6 +2,7 @@
 //! that records what they send and answers in each API's documented format. Nothing here
 //! leaves 127.0.0.1.
 
+mod agent_runs;
 mod answering_model;
 mod compaction;
 mod context_too_long;

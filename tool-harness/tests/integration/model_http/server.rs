@@ -168,10 +168,14 @@ impl Recorded {
     }
 }
 
+/// Picks the reply for a request before the script does: `Some` answers it out of turn.
+pub type OutOfTurn = Arc<dyn Fn(&Recorded) -> Option<Reply> + Send + Sync>;
+
 #[derive(Default)]
 struct Script {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    out_of_turn: Option<OutOfTurn>,
 }
 
 type Shared = Arc<Mutex<Script>>;
@@ -194,6 +198,7 @@ impl MockServer {
         let script: Shared = Arc::new(Mutex::new(Script {
             replies: replies.into_iter().collect(),
             requests: Vec::new(),
+            out_of_turn: None,
         }));
         let app = Router::new()
             .fallback(handle)
@@ -209,6 +214,16 @@ impl MockServer {
             let _ = axum::serve(listener, app).await;
         });
         Self { base, script, task }
+    }
+
+    /// Has `pick` look at each request first: a request it gives a reply for is answered
+    /// with that one, the script left as it was (a summary request, which comes whenever
+    /// the conversation grows long enough).
+    pub fn answer_out_of_turn(
+        &self,
+        pick: impl Fn(&Recorded) -> Option<Reply> + Send + Sync + 'static,
+    ) {
+        lock(&self.script).out_of_turn = Some(Arc::new(pick));
     }
 
     /// Adds `reply` to the end of the script: one server for many requests decided as
@@ -263,8 +278,9 @@ async fn handle(
     };
     let reply = {
         let mut script = lock(&script);
+        let out_of_turn = script.out_of_turn.as_ref().and_then(|pick| pick(&recorded));
         script.requests.push(recorded);
-        script.replies.pop_front()
+        out_of_turn.or_else(|| script.replies.pop_front())
     };
     let reply = reply.unwrap_or_else(|| {
         Reply::raw(
