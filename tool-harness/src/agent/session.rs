@@ -737,7 +737,20 @@ impl AgentSession {
                     // Calls in an answer asked for without tools are not run; its text is
                     // the answer.
                     if let Some(text) = response.text.filter(|text| !text.trim().is_empty()) {
-                        request.messages.push(Message::assistant(text.clone()));
+                        let message = if response.calls.is_empty() {
+                            // Kept as any answer is: the provider's turn (its reasoning
+                            // items, signatures) goes back with the next question.
+                            Message::Assistant {
+                                text: Some(text.clone()),
+                                calls: Vec::new(),
+                                provider_turn: response.provider_turn,
+                                stop_reason: Some(response.stop_reason),
+                            }
+                        } else {
+                            // Its provider turn would send back calls no result answers.
+                            Message::assistant(text.clone())
+                        };
+                        request.messages.push(message);
                         return Ok(text);
                     }
                 }

@@ -470,6 +470,19 @@ async fn max_turns_stops_an_endless_script_and_keeps_the_transcript() {
         requests[2].options.tool_choice,
         toolsmith_harness::model::ToolChoice::None
     );
+    // The answer is kept as any answer is, its stop reason with it.
+    assert!(
+        matches!(
+            run.transcript.last(),
+            Some(Message::Assistant {
+                text: Some(text),
+                stop_reason: Some(toolsmith_harness::model::StopReason::EndTurn),
+                ..
+            }) if text == "gave up"
+        ),
+        "{:?}",
+        run.transcript.last()
+    );
 }
 
 /// Records whether the call's context was cancelled when its future was dropped.
