@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::batch::DropContained;
 use crate::manager::RegisteredTool;
 use crate::tool::call_annotations::call_annotations;
-use crate::tool::error::panic_message;
+use crate::tool::error::{drop_panic_payload, panic_message, panicked_with};
 use crate::{
     SHED_TOOL_NAME, ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome,
     ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind,
@@ -97,6 +97,7 @@ impl<'a> JitterState<'a> {
                             "a custom retry jitter panicked; this call's retries wait the \
                              backoff without jitter"
                         );
+                        drop_panic_payload(panic);
                         *self = Self::Fixed;
                         backoff
                     }
@@ -518,7 +519,7 @@ impl ToolCallManager {
         }
         let tool = &*entry.tool;
         let own = std::panic::catch_unwind(AssertUnwindSafe(|| tool.retry_config()))
-            .map_err(|payload| ToolError::panicked(name, payload.as_ref()))?;
+            .map_err(|payload| panicked_with(name, payload))?;
         if let Some(config) = own {
             return Ok(Some(Arc::new(config)));
         }
