@@ -9,8 +9,8 @@ use crate::support::{Probe, call, probe_tool};
 use serde_json::json;
 use tokio::time::Instant;
 use toolsmith::{
-    BatchOptions, CancellationToken, ExecutionHint, ToolAnnotations, ToolCallManager,
-    ToolCallOutcome, ToolCallRequest, ToolError, ToolErrorKind,
+    BatchOptions, CancellationToken, ExecutionHint, Jitter, ToolAnnotations, ToolCallManager,
+    ToolCallOutcome, ToolCallRequest, ToolError, ToolErrorKind, ToolRetryConfig,
 };
 
 fn manager_with(probe: &Arc<Probe>) -> ToolCallManager {
@@ -914,4 +914,48 @@ async fn a_time_limit_set_during_a_batch_reaches_the_calls_still_waiting() {
     let error = outcomes[2].result.as_ref().unwrap_err();
     assert_eq!(error.kind(), ToolErrorKind::Timeout, "{error}");
     assert_eq!(outcomes[2].elapsed, 10 * MS);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_config_set_during_a_batch_reaches_the_calls_still_waiting() {
+    // For the tool, and as the manager's policy.
+    let setters: [fn(&ToolCallManager, ToolRetryConfig); 2] = [
+        |manager, config| manager.set_retry_config("work", config).unwrap(),
+        |manager, config| manager.set_retry_policy(Some(config)),
+    ];
+    for set in setters {
+        let probe = Probe::new();
+        let manager = manager_with(&probe);
+        // Two at a time: the third call is checked with the others up front, then waits.
+        manager.set_concurrency_limit(2);
+        let fails_once = json!({"ms": 20, "fail": "network", "fail_times": 1});
+        let requests = [
+            call("first", "work", fails_once.clone()),
+            call("second", "work", json!({"ms": 20})),
+            call("third", "work", fails_once),
+        ];
+        let set_config = async {
+            tokio::time::sleep(5 * MS).await;
+            set(
+                &manager,
+                ToolRetryConfig::fixed(2, 10 * MS).with_jitter(Jitter::None),
+            );
+        };
+        let (outcomes, ()) = tokio::join!(manager.execute_batch(&requests), set_config);
+        // The running call keeps the config it started with (none: `work` is not retried by
+        // default); the waiting one gets the new one, and its retry succeeds.
+        assert_eq!(
+            outcomes[0].result,
+            Err(ToolError::network("work", "connection reset"))
+        );
+        assert_eq!(outcomes[0].attempts, 1);
+        assert_eq!(
+            outcomes[2].result.as_ref().map(|r| r.content.to_text()),
+            Ok("third".to_owned()),
+            "{:?}",
+            outcomes[2]
+        );
+        assert_eq!(outcomes[2].attempts, 2);
+        assert_eq!(outcomes[2].elapsed, 50 * MS);
+    }
 }

@@ -519,10 +519,14 @@ impl ToolCallManager {
         self.registry.entry(name)
     }
 
-    /// How many times tools have been registered, changed or removed so far: a call
-    /// prepared at one number is still to the registered tool while it has not moved.
-    pub(crate) fn registry_generation(&self) -> u64 {
-        self.registry.generation()
+    /// How many times tools have been registered, changed or removed, and retry settings
+    /// changed, so far: a call prepared at one pair is still to the registered tool, with
+    /// the retry config that applies to it, while the pair has not moved.
+    pub(crate) fn preparation_generation(&self) -> (u64, u64) {
+        (
+            self.registry.generation(),
+            self.execution.retry_generation(),
+        )
     }
 
     fn entry_or_unknown(&self, name: &str) -> Result<Arc<RegisteredTool>, ToolError> {
