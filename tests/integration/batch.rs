@@ -959,3 +959,59 @@ async fn a_retry_config_set_during_a_batch_reaches_the_calls_still_waiting() {
         assert_eq!(outcomes[2].elapsed, 50 * MS);
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn ten_thousand_calls_keep_their_order_their_limit_and_destructive_ones_alone() {
+    let (work, wipe) = (Probe::new(), Probe::new());
+    let manager = ToolCallManager::new("batch-tests");
+    manager
+        .register(Arc::new(probe_tool(
+            "work",
+            ToolAnnotations::default(),
+            &work,
+        )))
+        .unwrap();
+    let destructive = ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    };
+    manager
+        .register(Arc::new(probe_tool("wipe", destructive, &wipe)))
+        .unwrap();
+    // Every 100th call destructive (and slower, to overlap if it could), every third one
+    // depending on the call before it.
+    let requests: Vec<ToolCallRequest> = (0..10_000)
+        .map(|i| {
+            let (tool, ms) = if i % 100 == 7 {
+                ("wipe", 5)
+            } else {
+                ("work", 1)
+            };
+            let request = call(&format!("c{i}"), tool, json!({"ms": ms}));
+            if i % 3 == 1 {
+                request.depends_on([format!("c{}", i - 1)])
+            } else {
+                request
+            }
+        })
+        .collect();
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(outcomes.len(), requests.len());
+    for (i, outcome) in outcomes.iter().enumerate() {
+        assert_eq!(outcome.id, format!("c{i}"));
+        assert_eq!(outcome.attempts, 1, "{outcome:?}");
+        assert_eq!(
+            outcome.result.as_ref().map(|r| r.content.to_text()),
+            Ok(outcome.id.clone())
+        );
+    }
+    assert_eq!(wipe.total_runs(), 100);
+    assert_eq!(wipe.max_running(), 1, "wipe overlapped");
+    // The limit counts a running destructive call too: at most one slot is a wipe's.
+    let limit = toolsmith::DEFAULT_CONCURRENCY_LIMIT;
+    assert!(
+        (limit - 1..=limit).contains(&work.max_running()),
+        "{}",
+        work.max_running()
+    );
+}

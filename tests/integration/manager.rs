@@ -1707,3 +1707,47 @@ async fn a_panic_whose_payload_panics_as_it_is_dropped_is_still_the_calls_error(
         ))
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_time_limit_of_zero_or_of_duration_max_is_applied_as_given() {
+    let manager = ToolCallManager::new("s");
+    let nap = |name: &str, limit| {
+        FnTool::new(
+            name,
+            "Naps 10 ms.",
+            Args::empty(),
+            |_: ToolArgs<'_>| async {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                Ok(ToolCallResult::text("woke"))
+            },
+        )
+        .with_timeout(limit)
+    };
+    let at_once = FnTool::new(
+        "at_once",
+        "Answers.",
+        Args::empty(),
+        |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("here")) },
+    )
+    .with_timeout(Duration::ZERO);
+    manager
+        .register(Arc::new(nap("zero", Duration::ZERO)))
+        .unwrap();
+    manager
+        .register(Arc::new(nap("max", Duration::MAX)))
+        .unwrap();
+    manager.register(Arc::new(at_once)).unwrap();
+    let started = tokio::time::Instant::now();
+    let err = manager
+        .execute_one(&call("zero", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::timeout("zero"));
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    // A call that takes no time is not longer than no time.
+    let here = manager.execute_one(&call("at_once", json!({}))).await;
+    assert_eq!(here.unwrap().content.to_text(), "here");
+    // A limit too far to reach is no limit (no overflow, no panic).
+    let woke = manager.execute_one(&call("max", json!({}))).await;
+    assert_eq!(woke.unwrap().content.to_text(), "woke");
+}
