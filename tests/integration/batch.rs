@@ -9,8 +9,8 @@ use crate::support::{Probe, call, probe_tool};
 use serde_json::json;
 use tokio::time::Instant;
 use toolsmith::{
-    BatchOptions, CancellationToken, ExecutionHint, ToolAnnotations, ToolCallManager,
-    ToolCallOutcome, ToolCallRequest, ToolError, ToolErrorKind,
+    BatchOptions, CancellationToken, ExecutionHint, Jitter, ToolAnnotations, ToolCallManager,
+    ToolCallOutcome, ToolCallRequest, ToolError, ToolErrorKind, ToolRetryConfig,
 };
 
 fn manager_with(probe: &Arc<Probe>) -> ToolCallManager {
@@ -914,4 +914,104 @@ async fn a_time_limit_set_during_a_batch_reaches_the_calls_still_waiting() {
     let error = outcomes[2].result.as_ref().unwrap_err();
     assert_eq!(error.kind(), ToolErrorKind::Timeout, "{error}");
     assert_eq!(outcomes[2].elapsed, 10 * MS);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_config_set_during_a_batch_reaches_the_calls_still_waiting() {
+    // For the tool, and as the manager's policy.
+    let setters: [fn(&ToolCallManager, ToolRetryConfig); 2] = [
+        |manager, config| manager.set_retry_config("work", config).unwrap(),
+        |manager, config| manager.set_retry_policy(Some(config)),
+    ];
+    for set in setters {
+        let probe = Probe::new();
+        let manager = manager_with(&probe);
+        // Two at a time: the third call is checked with the others up front, then waits.
+        manager.set_concurrency_limit(2);
+        let fails_once = json!({"ms": 20, "fail": "network", "fail_times": 1});
+        let requests = [
+            call("first", "work", fails_once.clone()),
+            call("second", "work", json!({"ms": 20})),
+            call("third", "work", fails_once),
+        ];
+        let set_config = async {
+            tokio::time::sleep(5 * MS).await;
+            set(
+                &manager,
+                ToolRetryConfig::fixed(2, 10 * MS).with_jitter(Jitter::None),
+            );
+        };
+        let (outcomes, ()) = tokio::join!(manager.execute_batch(&requests), set_config);
+        // The running call keeps the config it started with (none: `work` is not retried by
+        // default); the waiting one gets the new one, and its retry succeeds.
+        assert_eq!(
+            outcomes[0].result,
+            Err(ToolError::network("work", "connection reset"))
+        );
+        assert_eq!(outcomes[0].attempts, 1);
+        assert_eq!(
+            outcomes[2].result.as_ref().map(|r| r.content.to_text()),
+            Ok("third".to_owned()),
+            "{:?}",
+            outcomes[2]
+        );
+        assert_eq!(outcomes[2].attempts, 2);
+        assert_eq!(outcomes[2].elapsed, 50 * MS);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn ten_thousand_calls_keep_their_order_their_limit_and_destructive_ones_alone() {
+    let (work, wipe) = (Probe::new(), Probe::new());
+    let manager = ToolCallManager::new("batch-tests");
+    manager
+        .register(Arc::new(probe_tool(
+            "work",
+            ToolAnnotations::default(),
+            &work,
+        )))
+        .unwrap();
+    let destructive = ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    };
+    manager
+        .register(Arc::new(probe_tool("wipe", destructive, &wipe)))
+        .unwrap();
+    // Every 100th call destructive (and slower, to overlap if it could), every third one
+    // depending on the call before it.
+    let requests: Vec<ToolCallRequest> = (0..10_000)
+        .map(|i| {
+            let (tool, ms) = if i % 100 == 7 {
+                ("wipe", 5)
+            } else {
+                ("work", 1)
+            };
+            let request = call(&format!("c{i}"), tool, json!({"ms": ms}));
+            if i % 3 == 1 {
+                request.depends_on([format!("c{}", i - 1)])
+            } else {
+                request
+            }
+        })
+        .collect();
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(outcomes.len(), requests.len());
+    for (i, outcome) in outcomes.iter().enumerate() {
+        assert_eq!(outcome.id, format!("c{i}"));
+        assert_eq!(outcome.attempts, 1, "{outcome:?}");
+        assert_eq!(
+            outcome.result.as_ref().map(|r| r.content.to_text()),
+            Ok(outcome.id.clone())
+        );
+    }
+    assert_eq!(wipe.total_runs(), 100);
+    assert_eq!(wipe.max_running(), 1, "wipe overlapped");
+    // The limit counts a running destructive call too: at most one slot is a wipe's.
+    let limit = toolsmith::DEFAULT_CONCURRENCY_LIMIT;
+    assert!(
+        (limit - 1..=limit).contains(&work.max_running()),
+        "{}",
+        work.max_running()
+    );
 }

@@ -1609,3 +1609,145 @@ async fn execute_call_answers_as_execute_one_does() {
         ToolError::timeout("nap")
     );
 }
+
+/// A panic payload whose own drop panics: what a hostile tool can hand `panic_any`.
+struct PayloadThatPanicsOnDrop;
+
+impl Drop for PayloadThatPanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("the panic payload panicked as it was dropped");
+    }
+}
+
+/// A tool that panics with a [`PayloadThatPanicsOnDrop`] at the given step: 0 on its first
+/// poll, 1 after suspending once, 2 as its future is dropped when its call is stopped, 3 as
+/// it makes its future.
+fn hostile_payload_at(name: &str, step: u8) -> FnTool {
+    /// Panics with the hostile payload when dropped.
+    struct Armed;
+    impl Drop for Armed {
+        fn drop(&mut self) {
+            std::panic::panic_any(PayloadThatPanicsOnDrop);
+        }
+    }
+    FnTool::new(
+        name,
+        "Panics with a payload that panics.",
+        Args::empty(),
+        move |_: ToolArgs<'_>| {
+            if step == 3 {
+                std::panic::panic_any(PayloadThatPanicsOnDrop);
+            }
+            async move {
+                if step == 2 {
+                    let _armed = Armed;
+                    std::future::pending::<()>().await;
+                }
+                if step > 0 {
+                    tokio::task::yield_now().await;
+                }
+                std::panic::panic_any(PayloadThatPanicsOnDrop)
+            }
+        },
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_whose_payload_panics_as_it_is_dropped_is_still_the_calls_error() {
+    let manager = ToolCallManager::new("s");
+    let limit = Duration::from_secs(60);
+    let steps = [("at_start", 3), ("first", 0), ("later", 1)];
+    for (name, step) in steps {
+        manager
+            .register(Arc::new(hostile_payload_at(name, step)))
+            .unwrap();
+        let timed = hostile_payload_at(&format!("timed_{name}"), step).with_timeout(limit);
+        manager.register(Arc::new(timed)).unwrap();
+    }
+    let names = manager.names();
+    let expected =
+        |name: &str| ToolError::execution(name, "panicked: a panic with a non-text payload");
+    for name in &names {
+        let request = call(name, json!({}));
+        let ran = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+            manager.execute_one(&request),
+        ))
+        .await;
+        let result =
+            ran.unwrap_or_else(|_| panic!("{name}: the panic reached execute_one's caller"));
+        assert_eq!(result.unwrap_err(), expected(name));
+        let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+            manager.execute_with_retry(&request),
+        ))
+        .await
+        .unwrap_or_else(|_| panic!("{name}: the panic reached execute_with_retry's caller"));
+        assert_eq!(outcome.result.unwrap_err(), expected(name));
+    }
+    let mut requests: Vec<ToolCallRequest> = names
+        .iter()
+        .map(|name| ToolCallRequest::new(name, name, ToolArguments::new()))
+        .collect();
+    manager
+        .register(Arc::new(hostile_payload_at("armed", 2)))
+        .unwrap();
+    requests.push(ToolCallRequest::new("armed", "armed", ToolArguments::new()));
+    let options = toolsmith::BatchOptions::new().with_deadline(Duration::from_secs(1));
+    let outcomes = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+        manager.execute_batch_with(&requests, &options),
+    ))
+    .await
+    .expect("the panic reached the batch's caller");
+    for (outcome, name) in outcomes.iter().zip(&names) {
+        assert_eq!(outcome.result, Err(expected(name)), "{name}");
+    }
+    assert_eq!(
+        outcomes[names.len()].result,
+        Err(ToolError::Cancelled(
+            "stopped: the batch deadline of 1s passed".into()
+        ))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_time_limit_of_zero_or_of_duration_max_is_applied_as_given() {
+    let manager = ToolCallManager::new("s");
+    let nap = |name: &str, limit| {
+        FnTool::new(
+            name,
+            "Naps 10 ms.",
+            Args::empty(),
+            |_: ToolArgs<'_>| async {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                Ok(ToolCallResult::text("woke"))
+            },
+        )
+        .with_timeout(limit)
+    };
+    let at_once = FnTool::new(
+        "at_once",
+        "Answers.",
+        Args::empty(),
+        |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("here")) },
+    )
+    .with_timeout(Duration::ZERO);
+    manager
+        .register(Arc::new(nap("zero", Duration::ZERO)))
+        .unwrap();
+    manager
+        .register(Arc::new(nap("max", Duration::MAX)))
+        .unwrap();
+    manager.register(Arc::new(at_once)).unwrap();
+    let started = tokio::time::Instant::now();
+    let err = manager
+        .execute_one(&call("zero", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::timeout("zero"));
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    // A call that takes no time is not longer than no time.
+    let here = manager.execute_one(&call("at_once", json!({}))).await;
+    assert_eq!(here.unwrap().content.to_text(), "here");
+    // A limit too far to reach is no limit (no overflow, no panic).
+    let woke = manager.execute_one(&call("max", json!({}))).await;
+    assert_eq!(woke.unwrap().content.to_text(), "woke");
+}

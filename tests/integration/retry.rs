@@ -670,3 +670,31 @@ async fn a_retry_config_that_panics_fails_its_call_only() {
     );
     assert_eq!(probe.started_tags(), ["b"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn endless_retries_with_an_overflowing_backoff_end_at_the_batch_deadline() {
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    // Every bound as large as it goes: the second backoff overflows every representation.
+    let endless = ToolRetryConfig {
+        max_retries: u32::MAX,
+        initial_backoff: SECOND,
+        backoff_multiplier: f64::MAX,
+        max_backoff: Duration::MAX,
+        ..ToolRetryConfig::default()
+    }
+    .with_jitter(Jitter::None);
+    manager.set_retry_config("plain", endless).unwrap();
+    let requests = [call("c", "plain", json!({"fail": "network"}))];
+    let options = toolsmith::BatchOptions::new().with_deadline(Duration::from_secs(60));
+    let started = Instant::now();
+    let outcomes = manager.execute_batch_with(&requests, &options).await;
+    // Retried after 1 s; the next wait (capped at Duration::MAX) cannot end before the
+    // deadline, so the call ends at once with its own error rather than a cancellation.
+    assert_eq!(
+        outcomes[0].result,
+        Err(ToolError::network("plain", "connection reset"))
+    );
+    assert_eq!(outcomes[0].attempts, 2);
+    assert_eq!(started.elapsed(), SECOND);
+}

@@ -343,8 +343,8 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
             StageMode::Sequential { fail_fast } => (1, fail_fast),
             StageMode::Parallel { .. } => (self.limit, false),
         };
-        // The registry's generation when the stage's calls were admitted.
-        let mut admitted_at = 0;
+        // The registry's and retry settings' generations when the stage's calls were admitted.
+        let mut admitted_at = (0, 0);
         if limit == 1 {
             // One at a time, so each call is admitted just before it runs: a failure before
             // it cancels it instead.
@@ -353,7 +353,7 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
         } else {
             // Admitted up front (dependencies cannot change within the stage) to know which
             // calls are destructive.
-            admitted_at = self.manager.registry_generation();
+            admitted_at = self.manager.preparation_generation();
             for &index in stage.calls() {
                 if let Some(call) = self.admit(index) {
                     let queue = if call.annotations.destructive == Some(true) {
@@ -388,10 +388,11 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
                     self.record_not_run(index, ToolError::Cancelled(reason));
                     continue;
                 }
-                // A call that waited for a slot while tools were registered or removed is
-                // admitted again: its tool may be gone (or its offer withdrawn).
+                // A call that waited for a slot while tools were registered or removed, or
+                // retry settings changed, is admitted again: its tool may be gone (or its
+                // offer withdrawn), its retry config another.
                 let prepared =
-                    prepared.filter(|_| self.manager.registry_generation() == admitted_at);
+                    prepared.filter(|_| self.manager.preparation_generation() == admitted_at);
                 let Some(call) = prepared.or_else(|| self.admit(index)) else {
                     if fail_fast {
                         stopped_by = Some(index);

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::batch::DropContained;
 use crate::manager::RegisteredTool;
 use crate::tool::call_annotations::call_annotations;
-use crate::tool::error::panic_message;
+use crate::tool::error::{drop_panic_payload, panic_message, panicked_with};
 use crate::{
     SHED_TOOL_NAME, ToolAnnotations, ToolArguments, ToolCallManager, ToolCallOutcome,
     ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind,
@@ -97,6 +97,7 @@ impl<'a> JitterState<'a> {
                             "a custom retry jitter panicked; this call's retries wait the \
                              backoff without jitter"
                         );
+                        drop_panic_payload(panic);
                         *self = Self::Fixed;
                         backoff
                     }
@@ -120,6 +121,12 @@ impl<'a> JitterState<'a> {
 /// say; a tool without one is retried with the manager's default config only when it is
 /// annotated read-only or idempotent, since running anything else twice may do its effect
 /// twice.
+///
+/// A call takes its config as it starts, and keeps it for all its retries. A retry setting
+/// changed while a batch runs reaches the batch's calls that have not started yet (those of
+/// later stages, and those waiting for a slot), as a time limit set with
+/// [`set_timeout`](ToolCallManager::set_timeout) does; a call already running, or waiting
+/// between its retries, goes on with the config it started with.
 ///
 /// ```
 /// use std::time::Duration;
@@ -373,6 +380,9 @@ impl ToolCallManager {
     /// Sets the retry config of the tool `name`, overriding the tool's own and its
     /// annotations, for as long as the tool is registered ([`deregister`](Self::deregister)
     /// drops it). Fails with [`ToolError::UnknownTool`] when no such tool is registered.
+    ///
+    /// Set while a batch runs, it reaches the calls that have not started yet; a call
+    /// already running keeps the config it started with (see [`ToolRetryConfig`]).
     pub fn set_retry_config(&self, name: &str, config: ToolRetryConfig) -> Result<(), ToolError> {
         if self.set_registered_retry_config(name, config) {
             Ok(())
@@ -382,7 +392,8 @@ impl ToolCallManager {
     }
 
     /// Removes the retry config set for `name` with
-    /// [`set_retry_config`](Self::set_retry_config).
+    /// [`set_retry_config`](Self::set_retry_config), from the calls that have not started
+    /// yet on (see [`ToolRetryConfig`]).
     pub fn clear_retry_config(&self, name: &str) {
         self.execution.set_retry_config(name, None);
     }
@@ -403,7 +414,8 @@ impl ToolCallManager {
         })
     }
 
-    /// Sets the config used for read-only and idempotent tools that have none of their own.
+    /// Sets the config used for read-only and idempotent tools that have none of their own,
+    /// from the calls that have not started yet on (see [`ToolRetryConfig`]).
     pub fn set_default_retry_config(&self, config: ToolRetryConfig) {
         self.execution.set_default_retry(config);
     }
@@ -421,7 +433,8 @@ impl ToolCallManager {
     /// ([`ToolImpl::retry_config`](crate::ToolImpl::retry_config), `#[tool_fn(retries = ..)]`),
     /// still takes precedence. `None` removes it: tools without a config of their own are
     /// then retried by the [default](Self::default_retry_config) config when their
-    /// annotations say it is safe to.
+    /// annotations say it is safe to. Set while a batch runs, it reaches the calls that have
+    /// not started yet; a call already running keeps the config it started with.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -518,7 +531,7 @@ impl ToolCallManager {
         }
         let tool = &*entry.tool;
         let own = std::panic::catch_unwind(AssertUnwindSafe(|| tool.retry_config()))
-            .map_err(|payload| ToolError::panicked(name, payload.as_ref()))?;
+            .map_err(|payload| panicked_with(name, payload))?;
         if let Some(config) = own {
             return Ok(Some(Arc::new(config)));
         }

@@ -2,7 +2,7 @@
 //! configurations, kept beside the registry so that the registry stays as it is.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::ToolRetryConfig;
@@ -23,6 +23,9 @@ pub(crate) struct ExecutionSettings {
     retry_configs: RwLock<HashMap<String, Arc<ToolRetryConfig>>>,
     /// Whether `retry_configs` may hold anything: lets the common case skip its lock.
     any_retry_config: AtomicBool,
+    /// How many times a retry setting has changed: a batch's call prepared at one number
+    /// still has the config that applies to it while the number has not moved.
+    retry_generation: AtomicU64,
 }
 
 impl Default for ExecutionSettings {
@@ -33,6 +36,7 @@ impl Default for ExecutionSettings {
             retry_policy: RwLock::default(),
             retry_configs: RwLock::default(),
             any_retry_config: AtomicBool::new(false),
+            retry_generation: AtomicU64::new(0),
         }
     }
 }
@@ -61,6 +65,7 @@ impl ExecutionSettings {
             .default_retry
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
+        self.retry_changed();
     }
 
     pub(crate) fn retry_policy(&self) -> Option<Arc<ToolRetryConfig>> {
@@ -75,6 +80,7 @@ impl ExecutionSettings {
             .retry_policy
             .write()
             .unwrap_or_else(PoisonError::into_inner) = policy.map(Arc::new);
+        self.retry_changed();
     }
 
     pub(crate) fn retry_config(&self, name: &str) -> Option<Arc<ToolRetryConfig>> {
@@ -99,5 +105,17 @@ impl ExecutionSettings {
         };
         self.any_retry_config
             .store(!configs.is_empty(), Ordering::Release);
+        self.retry_changed();
+    }
+
+    /// How many times a retry setting has changed so far.
+    pub(crate) fn retry_generation(&self) -> u64 {
+        self.retry_generation.load(Ordering::Acquire)
+    }
+
+    /// Counts a change, after it is stored: whoever reads the new number reads the new
+    /// setting.
+    fn retry_changed(&self) {
+        self.retry_generation.fetch_add(1, Ordering::Release);
     }
 }

@@ -32,6 +32,7 @@ use crate::schema::validation::{ArgumentValidator, CompiledSchema};
 use crate::shed::ToolDiscovery;
 use crate::shed::name_directory::{NameDirectory, NameDirectoryCache};
 use crate::shed::rendered_summary::RenderedSummary;
+use crate::tool::error::panicked_with;
 use crate::tool::future_block::recycle;
 use crate::{
     SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallRequest, ToolCallResult,
@@ -191,7 +192,7 @@ impl RegisteredTool {
         // call's, as a panic while it ran is.
         match std::panic::catch_unwind(AssertUnwindSafe(|| recycle(future))) {
             Ok(()) => result,
-            Err(payload) => Err(ToolError::panicked(name, payload.as_ref())),
+            Err(payload) => Err(panicked_with(name, payload)),
         }
     }
 
@@ -212,7 +213,7 @@ impl RegisteredTool {
             std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(arguments, answer)))
         {
             // Whatever the tool wrote before it panicked, the panic is the call's answer.
-            *answer = Some(Err(ToolError::panicked(name, payload.as_ref())));
+            *answer = Some(Err(panicked_with(name, payload)));
         }
     }
 
@@ -235,7 +236,7 @@ impl RegisteredTool {
             Some(context) => context.clone().enter(start),
             None => start(),
         }
-        .map_err(|payload| ToolError::panicked(name, payload.as_ref()))?;
+        .map_err(|payload| panicked_with(name, payload))?;
         Ok(match self.timeout {
             None => future,
             // Boxed so that the timer's state does not grow every call's future.
@@ -292,9 +293,7 @@ where
         None => futures::future::Either::Right(future),
     };
     match tokio::time::timeout(limit, future).await {
-        Ok(finished) => {
-            finished.unwrap_or_else(|payload| Err(ToolError::panicked(name, payload.as_ref())))
-        }
+        Ok(finished) => finished.unwrap_or_else(|payload| Err(panicked_with(name, payload))),
         Err(_) => {
             if let Some(context) = attempt {
                 context.cancellation().cancel();
@@ -520,10 +519,14 @@ impl ToolCallManager {
         self.registry.entry(name)
     }
 
-    /// How many times tools have been registered, changed or removed so far: a call
-    /// prepared at one number is still to the registered tool while it has not moved.
-    pub(crate) fn registry_generation(&self) -> u64 {
-        self.registry.generation()
+    /// How many times tools have been registered, changed or removed, and retry settings
+    /// changed, so far: a call prepared at one pair is still to the registered tool, with
+    /// the retry config that applies to it, while the pair has not moved.
+    pub(crate) fn preparation_generation(&self) -> (u64, u64) {
+        (
+            self.registry.generation(),
+            self.execution.retry_generation(),
+        )
     }
 
     fn entry_or_unknown(&self, name: &str) -> Result<Arc<RegisteredTool>, ToolError> {
@@ -743,9 +746,7 @@ impl ToolCallManager {
                 keep_or_recycle(entry, future, poll.is_pending(), suspended);
                 poll
             }))
-            .unwrap_or_else(|payload| {
-                Poll::Ready(Err(ToolError::panicked(name, payload.as_ref())))
-            });
+            .unwrap_or_else(|payload| Poll::Ready(Err(panicked_with(name, payload))));
         }
         let mut future = match entry.start(&arguments) {
             Ok(future) => future,
@@ -846,7 +847,7 @@ impl<'a, C: CallParts<'a>> CallFuture<'a, C> {
     ) -> Result<ToolCallResult, ToolError> {
         match std::panic::catch_unwind(AssertUnwindSafe(|| self.state.finish())) {
             Ok(()) => result,
-            Err(payload) => Err(ToolError::panicked(self.call.name(), payload.as_ref())),
+            Err(payload) => Err(panicked_with(self.call.name(), payload)),
         }
     }
 

@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 
 use crate::generated::call::ToolFuture;
 use crate::manager::RegisteredTool;
+use crate::tool::error::panicked_with;
 use crate::{ToolCallResult, ToolError};
 
 /// A suspended call and the tool it runs on.
@@ -57,5 +58,5 @@ pub(crate) fn poll_contained(
     cx: &mut Context<'_>,
 ) -> Poll<Result<ToolCallResult, ToolError>> {
     std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
-        .unwrap_or_else(|payload| Poll::Ready(Err(ToolError::panicked(name, payload.as_ref()))))
+        .unwrap_or_else(|payload| Poll::Ready(Err(panicked_with(name, payload))))
 }

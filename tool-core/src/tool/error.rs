@@ -202,6 +202,27 @@ pub(crate) fn drop_stopped_call(drop_it: impl FnOnce()) {
             panic = %panic_message(panic.as_ref()),
             "a stopped tool call panicked as it was dropped"
         );
+        drop_panic_payload(panic);
+    }
+}
+
+/// [`ToolError::panicked`] for a payload the caller owns, which is dropped here with
+/// [`drop_panic_payload`]: for every place that contains a tool's panic.
+#[cold]
+#[inline(never)]
+pub(crate) fn panicked_with(tool: &str, payload: Box<dyn std::any::Any + Send>) -> ToolError {
+    let error = ToolError::panicked(tool, payload.as_ref());
+    drop_panic_payload(payload);
+    error
+}
+
+/// Drops a caught panic's payload. The payload is the tool's own value (`panic_any`), whose
+/// drop may panic in turn: that second panic would unwind out of the code that contained
+/// the first, into the batch's caller, losing every outcome. It is caught too, and its own
+/// payload leaked rather than dropped, so that nothing can unwind from here.
+pub(crate) fn drop_panic_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(payload))) {
+        std::mem::forget(again);
     }
 }
 
