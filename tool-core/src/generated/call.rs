@@ -15,6 +15,8 @@ use crate::{
     ToolImpl,
 };
 
+use crate::tool::error::panicked_with;
+
 pub use crate::ToolFuture;
 
 pub use crate::generated::result_conversion::Conversion;
@@ -107,6 +109,8 @@ where
         };
         match runtime.spawn_blocking(call).await {
             Ok(output) => conversion.apply(output, tool),
+            // Worded as any tool's panic, and its payload dropped where a panic is caught.
+            Err(error) if error.is_panic() => Err(panicked_with(tool, error.into_panic())),
             Err(error) => Err(ToolError::execution(tool, error)),
         }
     })

@@ -610,6 +610,12 @@ impl ToolCallManager {
 
     /// Sets the time limit of the tool `name` (replacing its own); a call that takes longer
     /// is [`ToolError::Timeout`] and its future is dropped.
+    ///
+    /// The limit is checked when the call's future yields: a tool that blocks its thread
+    /// (a long computation or a blocking read inside an `async fn`, with no `.await`) is not
+    /// stopped mid-way, and a result it finishes with before it yields is kept, however
+    /// late. Such work belongs in `#[tool_fn(blocking)]` or `tokio::task::spawn_blocking`,
+    /// whose waiting the limit does end (the blocking work itself runs on to its end).
     pub fn set_timeout(&self, name: &str, timeout: Option<Duration>) -> Result<(), ToolError> {
         let mut change = self.registry.change();
         match change.update(name, |entry| entry.timeout = timeout) {
