@@ -76,6 +76,13 @@ impl Raw {
 
     /// With `slow_writes`, every write of the server suspends once.
     async fn start_with(limits: JsonLimits, slow_writes: bool) -> Self {
+        let mut raw = Self::connect(limits, slow_writes).await;
+        raw.handshake().await;
+        raw
+    }
+
+    /// A server not yet initialized.
+    async fn connect(limits: JsonLimits, slow_writes: bool) -> Self {
         let (manager, _) = demo_manager();
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let server = tokio::spawn(async move {
@@ -96,12 +103,16 @@ impl Raw {
             }
         });
         let (read, write) = tokio::io::split(client_end);
-        let mut raw = Self {
+        Self {
             read: BufReader::new(read),
             write,
             server,
-        };
-        let init = raw
+        }
+    }
+
+    /// Initializes, as a client does first.
+    async fn handshake(&mut self) {
+        let init = self
             .ask(
                 json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": "2025-06-18", "capabilities": {},
@@ -109,9 +120,8 @@ impl Raw {
             )
             .await;
         assert!(init.get("result").is_some(), "{init}");
-        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
             .await;
-        raw
     }
 
     async fn send(&mut self, line: &str) {
@@ -672,6 +682,26 @@ async fn long_client_text_in_a_malformed_request_is_quoted_cut() {
             "{case}: {} bytes",
             answer.to_string().len()
         );
+        raw.still_serving().await;
+    }
+}
+
+/// A notification or an answer sent before `initialize` is not answered (JSON-RPC answers
+/// neither) and ends nothing: rmcp's handshake took it for a broken handshake and ended the
+/// connection (on stdio, the process), so the `initialize` that followed went unanswered.
+#[tokio::test]
+async fn a_notification_or_an_answer_before_initialize_is_ignored() {
+    for early in [
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 0}}),
+        json!({"jsonrpc": "2.0", "method": "no/such_notification"}),
+        json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -1, "message": "no"}}),
+    ] {
+        let mut raw = Raw::connect(JsonLimits::default(), false).await;
+        raw.send(&early.to_string()).await;
+        raw.handshake().await;
         raw.still_serving().await;
     }
 }
