@@ -324,6 +324,30 @@ async fn an_unreadable_answer_of_the_clients_is_not_answered() {
     raw.still_serving().await;
 }
 
+/// A request whose id is an integer past rmcp's (beyond -2^63..2^63-1) is refused naming
+/// `id` and the range, under the id as sent: it was "unrecognized JSON-RPC message", which
+/// names nothing.
+#[tokio::test]
+async fn a_request_id_past_rmcps_integers_is_refused_naming_the_id() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    for id in ["18446744073709551615", "9223372036854775808"] {
+        raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
+            .await;
+        let answer = raw.next().await;
+        assert_eq!(answer["id"].to_string(), id, "{answer}");
+        let (code, message) = error_of(&answer);
+        assert_eq!(code, -32600, "{message}");
+        assert_eq!(
+            message,
+            format!(
+                "Invalid Request: `id` must be a string or an integer from \
+                 -9223372036854775808 to 9223372036854775807, not the number {id}"
+            )
+        );
+    }
+    raw.still_serving().await;
+}
+
 #[tokio::test]
 async fn a_wrong_type_in_any_field_of_tools_call_is_an_error() {
     let mut raw = Raw::start(JsonLimits::default()).await;
