@@ -348,6 +348,49 @@ async fn a_request_id_past_rmcps_integers_is_refused_naming_the_id() {
     raw.still_serving().await;
 }
 
+/// A progress token that is an integer past rmcp's (beyond i64) is refused naming it, as a
+/// token of another type is: it was taken, and the call ran with its progress dropped
+/// without a word (rmcp could not read the token to send progress under). The largest
+/// token rmcp reads gets its progress.
+#[tokio::test]
+async fn a_progress_token_past_rmcps_integers_is_refused_naming_it() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    let call = |id: &str, token: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "progress", "arguments": {"steps": 2}, "_meta": {"progressToken": token}}})
+    };
+    let answer = raw
+        .ask(call("past", json!(9_223_372_036_854_775_808_u64)))
+        .await;
+    let (code, message) = error_of(&answer);
+    assert_eq!(code, -32602, "{message}");
+    assert!(
+        message.contains(
+            "params._meta.progressToken must be a string or an integer from \
+             -9223372036854775808 to 9223372036854775807, got 9223372036854775808"
+        ),
+        "{message}"
+    );
+    raw.send(&call("largest", json!(i64::MAX)).to_string())
+        .await;
+    let mut reports = 0;
+    loop {
+        let message = raw.next().await;
+        if message["id"] == "largest" {
+            break;
+        }
+        assert_eq!(message["method"], "notifications/progress", "{message}");
+        assert_eq!(
+            message["params"]["progressToken"],
+            json!(i64::MAX),
+            "{message}"
+        );
+        reports += 1;
+    }
+    assert!(reports > 0, "no progress under the largest token");
+    raw.still_serving().await;
+}
+
 #[tokio::test]
 async fn a_wrong_type_in_any_field_of_tools_call_is_an_error() {
     let mut raw = Raw::start(JsonLimits::default()).await;
