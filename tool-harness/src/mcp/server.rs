@@ -353,7 +353,8 @@ impl ServerHandler for McpServer {
             };
             return Err(ErrorData::invalid_params(
                 format!(
-                    "invalid tools/call request: params._meta.progressToken must be a string or an integer{integers}, got {token}"
+                    "invalid tools/call request: params._meta.progressToken must be a string or an integer{integers}, got {}",
+                    cut(&token.to_string())
                 ),
                 None,
             ));

@@ -734,6 +734,12 @@ async fn long_client_text_in_a_malformed_request_is_quoted_cut() {
             "params of the wrong type",
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": long.clone()}),
         ),
+        (
+            "a progress token of the wrong type",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": "x"},
+                "_meta": {"progressToken": [long.clone()]}}}),
+        ),
     ] {
         let answer = raw.ask(request).await;
         let (_, message) = error_of(&answer);
