@@ -12,11 +12,17 @@
 //! gives the call that an unreadable answer answers an error naming the problem, rather than
 //! leaving the call to wait for its time limit, and answers an unreadable request of the
 //! server's (one whose id it can read) as a server does.
+//!
+//! A server-side one also keeps from rmcp's handshake what it would end the connection over:
+//! a notification or an answer of the client's before the lifecycle opens (`initialize`, or
+//! a request carrying the 2026-07-28 revision's metadata) is logged and dropped, as JSON-RPC
+//! answers neither, rather than end serving (on stdio, the process).
 
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::model::{ProtocolVersion, RequestMetaObject};
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
@@ -74,6 +80,9 @@ pub struct LineTransport<Role, R, W> {
     /// The answers waiting stayed at their bound for [`ANSWERS_STALLED`]: reading no longer
     /// waits on them (until one goes out).
     answers_stalled: bool,
+    /// A server's lifecycle has not opened yet: rmcp's handshake still reads, and takes
+    /// anything but a request for a broken handshake ([`opening_effect`]).
+    opening: bool,
     limits: JsonLimits,
     _role: PhantomData<fn() -> Role>,
 }
@@ -112,6 +121,7 @@ where
             head: Vec::new(),
             waiting_answers: Arc::new(Semaphore::new(MAX_WAITING_ANSWERS)),
             answers_stalled: false,
+            opening: !Role::IS_CLIENT,
             limits: if Role::IS_CLIENT {
                 JsonLimits::default()
             } else {
@@ -241,6 +251,26 @@ where
         None
     }
 
+    /// Whether a message read (`body`) goes to rmcp: always, once a server's lifecycle has
+    /// opened; before, not a notification or an answer, which rmcp's handshake would end the
+    /// connection over (JSON-RPC answers neither, so it is only logged).
+    fn hand_over(&mut self, body: &[u8]) -> bool {
+        if !self.opening {
+            return true;
+        }
+        match opening_effect(body) {
+            OpeningEffect::Wait => true,
+            OpeningEffect::Open => {
+                self.opening = false;
+                true
+            }
+            OpeningEffect::Ignore(what) => {
+                tracing::warn!("ignoring {what} of the client's sent before `initialize`");
+                false
+            }
+        }
+    }
+
     /// With [`MAX_WAITING_ANSWERS`] answers waiting, waits for one to go out, at most
     /// [`ANSWERS_STALLED`] (then not again until one has gone out): a peer that reads takes
     /// them at once (a burst of lines read from the buffer outpaces their writing), one that
@@ -353,6 +383,69 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], limits: &JsonLimits) -> Pa
     }
 }
 
+/// What a message read before a server's lifecycle opened does to rmcp's handshake.
+#[derive(Debug, PartialEq)]
+enum OpeningEffect {
+    /// Read by the handshake, which goes on waiting: a `ping`, a `server/discover`, or a
+    /// request rmcp answers with an error (without the 2026-07-28 revision's metadata).
+    Wait,
+    /// Opens the lifecycle: `initialize`, or a request carrying the 2026-07-28 revision's
+    /// metadata (which rmcp serves inline; one of a revision it refuses counts too, so that
+    /// no message is dropped once the lifecycle may have opened).
+    Open,
+    /// A notification or an answer, which the handshake takes for a broken one and ends the
+    /// connection over: not handed to rmcp.
+    Ignore(&'static str),
+}
+
+/// The members of a message that say what it does to rmcp's handshake.
+#[derive(serde::Deserialize)]
+struct OpeningHead {
+    #[serde(default)]
+    id: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<OpeningParams>,
+}
+
+#[derive(serde::Deserialize)]
+struct OpeningParams {
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMetaObject>,
+}
+
+/// What the message `body` (read as a message already) does to rmcp's handshake, as its
+/// `serve_server` reads it: a ping or a discovery is answered and waited past, `initialize`
+/// opens the lifecycle, another request opens it when its `_meta` has what the 2026-07-28
+/// revision requires (else it is answered with an error and waited past), and anything else
+/// ends the connection.
+fn opening_effect(body: &[u8]) -> OpeningEffect {
+    let Ok(head) = serde_json::from_slice::<OpeningHead>(body) else {
+        return OpeningEffect::Wait;
+    };
+    match (head.method.as_deref(), head.id.is_some()) {
+        (None, _) => OpeningEffect::Ignore("an answer"),
+        (Some(_), false) => OpeningEffect::Ignore("a notification"),
+        (Some("initialize"), true) => OpeningEffect::Open,
+        (Some("ping" | "server/discover"), true) => OpeningEffect::Wait,
+        (Some(_), true) => {
+            let meta = head
+                .params
+                .and_then(|params| params.meta)
+                .unwrap_or_default();
+            if meta
+                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty()
+            {
+                OpeningEffect::Open
+            } else {
+                OpeningEffect::Wait
+            }
+        }
+    }
+}
+
 /// The line without its `\r\n` / `\n` and a leading UTF-8 byte order mark.
 fn trimmed(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
@@ -398,7 +491,8 @@ where
                     let line = std::mem::take(&mut self.line);
                     let body = trimmed(&line);
                     let unreadable = match parse::<RxJsonRpcMessage<Role>>(body, &self.limits) {
-                        Parsed::Message(message) => Ok(message),
+                        Parsed::Message(message) if self.hand_over(body) => Ok(message),
+                        Parsed::Message(_) => Err(None),
                         Parsed::Skip => Err(None),
                         Parsed::Answer { id, code, message } => {
                             Err(Some((id, code, message, Envelope::of(body))))
@@ -482,6 +576,66 @@ mod tests {
         let (read, write) = tokio::io::split(client);
         let calling: LineTransport<RoleClient, _, _> = LineTransport::new(read, write);
         assert_eq!(calling.limits.max_values, JsonLimits::default().max_values);
+    }
+
+    /// Before the lifecycle opens, only what rmcp's handshake would end the connection over
+    /// is kept from it; `initialize`, or a request with the 2026-07-28 revision's metadata,
+    /// opens it (after which a cancellation of that request must reach rmcp).
+    #[test]
+    fn only_what_would_break_the_handshake_is_kept_from_it() {
+        let effect = |message: Value| opening_effect(message.to_string().as_bytes());
+        let inline_meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        assert_eq!(
+            effect(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})),
+            OpeningEffect::Open
+        );
+        assert_eq!(
+            effect(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                "params": {"_meta": inline_meta}})),
+            OpeningEffect::Open
+        );
+        for waited_past in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover",
+                "params": {"_meta": inline_meta}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}),
+        ] {
+            assert_eq!(
+                effect(waited_past.clone()),
+                OpeningEffect::Wait,
+                "{waited_past}"
+            );
+        }
+        for (ignored, what) in [
+            (
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                "a notification",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 1, "_meta": inline_meta}}),
+                "a notification",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+                "an answer",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "x"}}),
+                "an answer",
+            ),
+        ] {
+            assert_eq!(
+                effect(ignored.clone()),
+                OpeningEffect::Ignore(what),
+                "{ignored}"
+            );
+        }
     }
 
     /// A request of the server's that the client cannot read is answered with an error

@@ -342,12 +342,19 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
+        // An integer past i64 is one rmcp cannot read back to send progress under.
         if let Some(token) = context.meta.get("progressToken")
-            && !(token.is_string() || token.is_i64() || token.is_u64())
+            && !(token.is_string() || token.is_i64())
         {
+            let integers = if token.is_u64() {
+                format!(" from {} to {}", i64::MIN, i64::MAX)
+            } else {
+                String::new()
+            };
             return Err(ErrorData::invalid_params(
                 format!(
-                    "invalid tools/call request: params._meta.progressToken must be a string or an integer, got {token}"
+                    "invalid tools/call request: params._meta.progressToken must be a string or an integer{integers}, got {}",
+                    cut(&token.to_string())
                 ),
                 None,
             ));

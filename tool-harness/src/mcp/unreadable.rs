@@ -170,13 +170,22 @@ pub(crate) fn envelope_problem(message: &Value) -> Option<String> {
         Some(other) => return Some(format!("`jsonrpc` must be \"2.0\", not {}", kind(other))),
         None => return Some("`jsonrpc` is missing (it must be \"2.0\")".to_owned()),
     }
-    if let Some(id) = object.get("id")
-        && !is_request_id(id)
-    {
-        return Some(format!(
-            "`id` must be a string or an integer, not {}",
-            kind(id)
-        ));
+    if let Some(id) = object.get("id") {
+        if !is_request_id(id) {
+            return Some(format!(
+                "`id` must be a string or an integer, not {}",
+                kind(id)
+            ));
+        }
+        // An integer past i64 is an id to answer under, but not one rmcp reads.
+        if id.is_u64() && !id.is_i64() {
+            return Some(format!(
+                "`id` must be a string or an integer from {} to {}, not {}",
+                i64::MIN,
+                i64::MAX,
+                kind(id)
+            ));
+        }
     }
     if let Some(method) = object.get("method")
         && !method.is_string()

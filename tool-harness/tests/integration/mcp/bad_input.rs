@@ -76,6 +76,13 @@ impl Raw {
 
     /// With `slow_writes`, every write of the server suspends once.
     async fn start_with(limits: JsonLimits, slow_writes: bool) -> Self {
+        let mut raw = Self::connect(limits, slow_writes).await;
+        raw.handshake().await;
+        raw
+    }
+
+    /// A server not yet initialized.
+    async fn connect(limits: JsonLimits, slow_writes: bool) -> Self {
         let (manager, _) = demo_manager();
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let server = tokio::spawn(async move {
@@ -96,12 +103,16 @@ impl Raw {
             }
         });
         let (read, write) = tokio::io::split(client_end);
-        let mut raw = Self {
+        Self {
             read: BufReader::new(read),
             write,
             server,
-        };
-        let init = raw
+        }
+    }
+
+    /// Initializes, as a client does first.
+    async fn handshake(&mut self) {
+        let init = self
             .ask(
                 json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": "2025-06-18", "capabilities": {},
@@ -109,9 +120,8 @@ impl Raw {
             )
             .await;
         assert!(init.get("result").is_some(), "{init}");
-        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
             .await;
-        raw
     }
 
     async fn send(&mut self, line: &str) {
@@ -311,6 +321,73 @@ async fn an_unreadable_answer_of_the_clients_is_not_answered() {
         assert_eq!(pong["id"], "after", "{answer} was answered: {pong}");
         assert!(pong.get("result").is_some(), "{pong}");
     }
+    raw.still_serving().await;
+}
+
+/// A request whose id is an integer past rmcp's (beyond -2^63..2^63-1) is refused naming
+/// `id` and the range, under the id as sent: it was "unrecognized JSON-RPC message", which
+/// names nothing.
+#[tokio::test]
+async fn a_request_id_past_rmcps_integers_is_refused_naming_the_id() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    for id in ["18446744073709551615", "9223372036854775808"] {
+        raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
+            .await;
+        let answer = raw.next().await;
+        assert_eq!(answer["id"].to_string(), id, "{answer}");
+        let (code, message) = error_of(&answer);
+        assert_eq!(code, -32600, "{message}");
+        assert_eq!(
+            message,
+            format!(
+                "Invalid Request: `id` must be a string or an integer from \
+                 -9223372036854775808 to 9223372036854775807, not the number {id}"
+            )
+        );
+    }
+    raw.still_serving().await;
+}
+
+/// A progress token that is an integer past rmcp's (beyond i64) is refused naming it, as a
+/// token of another type is: it was taken, and the call ran with its progress dropped
+/// without a word (rmcp could not read the token to send progress under). The largest
+/// token rmcp reads gets its progress.
+#[tokio::test]
+async fn a_progress_token_past_rmcps_integers_is_refused_naming_it() {
+    let mut raw = Raw::start(JsonLimits::default()).await;
+    let call = |id: &str, token: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "progress", "arguments": {"steps": 2}, "_meta": {"progressToken": token}}})
+    };
+    let answer = raw
+        .ask(call("past", json!(9_223_372_036_854_775_808_u64)))
+        .await;
+    let (code, message) = error_of(&answer);
+    assert_eq!(code, -32602, "{message}");
+    assert!(
+        message.contains(
+            "params._meta.progressToken must be a string or an integer from \
+             -9223372036854775808 to 9223372036854775807, got 9223372036854775808"
+        ),
+        "{message}"
+    );
+    raw.send(&call("largest", json!(i64::MAX)).to_string())
+        .await;
+    let mut reports = 0;
+    loop {
+        let message = raw.next().await;
+        if message["id"] == "largest" {
+            break;
+        }
+        assert_eq!(message["method"], "notifications/progress", "{message}");
+        assert_eq!(
+            message["params"]["progressToken"],
+            json!(i64::MAX),
+            "{message}"
+        );
+        reports += 1;
+    }
+    assert!(reports > 0, "no progress under the largest token");
     raw.still_serving().await;
 }
 
@@ -657,6 +734,12 @@ async fn long_client_text_in_a_malformed_request_is_quoted_cut() {
             "params of the wrong type",
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": long.clone()}),
         ),
+        (
+            "a progress token of the wrong type",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": "x"},
+                "_meta": {"progressToken": [long.clone()]}}}),
+        ),
     ] {
         let answer = raw.ask(request).await;
         let (_, message) = error_of(&answer);
@@ -672,6 +755,26 @@ async fn long_client_text_in_a_malformed_request_is_quoted_cut() {
             "{case}: {} bytes",
             answer.to_string().len()
         );
+        raw.still_serving().await;
+    }
+}
+
+/// A notification or an answer sent before `initialize` is not answered (JSON-RPC answers
+/// neither) and ends nothing: rmcp's handshake took it for a broken handshake and ended the
+/// connection (on stdio, the process), so the `initialize` that followed went unanswered.
+#[tokio::test]
+async fn a_notification_or_an_answer_before_initialize_is_ignored() {
+    for early in [
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 0}}),
+        json!({"jsonrpc": "2.0", "method": "no/such_notification"}),
+        json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -1, "message": "no"}}),
+    ] {
+        let mut raw = Raw::connect(JsonLimits::default(), false).await;
+        raw.send(&early.to_string()).await;
+        raw.handshake().await;
         raw.still_serving().await;
     }
 }

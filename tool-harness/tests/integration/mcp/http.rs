@@ -625,6 +625,20 @@ async fn a_body_that_is_no_message_is_a_json_rpc_error() {
         "Invalid Request: `params` must be an object, not the string \"x\"",
         "{answer}"
     );
+    // An integer id past rmcp's.
+    let (status, body) = raw_post(
+        &server,
+        r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).expect(&body);
+    assert_eq!(
+        answer["error"]["message"],
+        "Invalid Request: `id` must be a string or an integer from -9223372036854775808 to \
+         9223372036854775807, not the number 18446744073709551615",
+        "{answer}"
+    );
     // Neither a request nor a response.
     let (status, body) = raw_post(&server, r#"{"jsonrpc":"2.0","id":5}"#).await;
     assert_eq!(status, 400, "{body}");
