@@ -1513,6 +1513,31 @@ async fn ctx_state_present_and_missing() {
     assert!(err.to_string().contains("Greeting"), "{err}");
 }
 
+/// A value given to `with_state` as an `Arc` is kept as an `Arc<T>`, which `State<T>` does
+/// not read: the error says so, where it only said to use `with_state`, already used.
+#[tokio::test]
+async fn ctx_state_added_as_an_arc_is_named_as_such() {
+    let mut state = SessionState::new();
+    state.insert(Arc::new(Greeting("hi".into())));
+    let tool = Box::<dyn ToolConstructor>::from(Recall)
+        .construct(&parts(Arc::new(VecMemory::default()), state));
+    let manager = manager_with(vec![tool]);
+    let err = manager
+        .execute_one(&call("recall", json!({"query": "rust"})))
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    let greeting = std::any::type_name::<Greeting>();
+    assert!(
+        message.ends_with(&format!(
+            "no state of type `{greeting}` was added to the shed (use `ToolShed::with_state`): \
+             an `Arc<{greeting}>` was, which `State<{greeting}>` does not read; give \
+             `with_state` the value itself (`State` shares it), or take `State<Arc<{greeting}>>`"
+        )),
+        "{message}"
+    );
+}
+
 // ---- `crate = "..."` ----
 
 mod renamed {

@@ -45,6 +45,10 @@ impl FromSessionParts for Option<Arc<dyn Embedder>> {
 }
 
 /// A user value registered on the shed (`ToolShed::with_state`), extracted by its type.
+///
+/// The type must be the one given: `with_state(Arc::new(value))` adds an `Arc<T>`, read as
+/// `State<Arc<T>>`, not as `State<T>`. `State` holds its value in an `Arc` already, so
+/// `with_state(value)` is enough to share it.
 #[derive(Debug)]
 pub struct State<T>(pub Arc<T>);
 
@@ -65,10 +69,20 @@ impl<T> std::ops::Deref for State<T> {
 impl<T: Send + Sync + 'static> FromSessionParts for State<T> {
     fn from_session_parts(parts: &SessionParts) -> Result<Self, String> {
         parts.state.get::<T>().map(State).ok_or_else(|| {
-            format!(
-                "no state of type `{}` was added to the shed (use `ToolShed::with_state`)",
-                std::any::type_name::<T>()
-            )
+            let name = std::any::type_name::<T>();
+            let mut reason = format!(
+                "no state of type `{name}` was added to the shed (use `ToolShed::with_state`)"
+            );
+            // `with_state(Arc::new(value))` keeps an `Arc<T>`, a type of its own: the likely
+            // slip of a caller who did use `with_state`, and told only to use it.
+            if parts.state.get::<Arc<T>>().is_some() {
+                reason.push_str(&format!(
+                    ": an `Arc<{name}>` was, which `State<{name}>` does not read; give \
+                     `with_state` the value itself (`State` shares it), or take \
+                     `State<Arc<{name}>>`"
+                ));
+            }
+            reason
         })
     }
 }

@@ -237,13 +237,46 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// The approval callback asked before each call to a destructive tool.
+    /// The approval callback asked before each call to a destructive tool: a
+    /// [`ToolApproval`], or a closure `Fn(&ToolCallRequest) -> bool` (`false` denies).
+    ///
+    /// A closure's parameter needs its type written, `|call: &ToolCallRequest| ..`: Rust does
+    /// not infer it through the trait, and `|call| ..` fails to compile ("type annotations
+    /// needed", or "implementation of `FnOnce` is not general enough").
+    ///
+    /// ```
+    /// use toolsmith::ToolCallRequest;
+    /// use toolsmith::harness::agent::AgentSession;
+    /// use toolsmith::harness::model::ScriptedModel;
+    ///
+    /// let session = AgentSession::builder(ScriptedModel::new([]))
+    ///     .with_model("scripted")
+    ///     .with_approval(|call: &ToolCallRequest| call.name != "delete_everything")
+    ///     .build()
+    ///     .unwrap();
+    /// ```
     pub fn with_approval(mut self, approval: impl ToolApproval + 'static) -> Self {
         self.approval = Some(Arc::new(approval));
         self
     }
 
-    /// A receiver of the session's [`AgentEvent`](super::AgentEvent)s (any number, called in order).
+    /// A receiver of the session's [`AgentEvent`](super::AgentEvent)s (any number, called in
+    /// order): an [`AgentEventHandler`], or a closure `Fn(&AgentEvent)`.
+    ///
+    /// A closure's parameter needs its type written, `|event: &AgentEvent| ..`: Rust does
+    /// not infer it through the trait, and `|event| ..` fails to compile ("implementation of
+    /// `FnOnce` is not general enough", or "type annotations needed").
+    ///
+    /// ```
+    /// use toolsmith::harness::agent::{AgentEvent, AgentSession};
+    /// use toolsmith::harness::model::ScriptedModel;
+    ///
+    /// let session = AgentSession::builder(ScriptedModel::new([]))
+    ///     .with_model("scripted")
+    ///     .with_event_handler(|event: &AgentEvent| eprintln!("{event:?}"))
+    ///     .build()
+    ///     .unwrap();
+    /// ```
     pub fn with_event_handler(mut self, handler: impl AgentEventHandler + 'static) -> Self {
         self.events.push(Arc::new(handler));
         self

@@ -421,6 +421,28 @@ async fn every_mistake_goes_back_to_the_model_and_the_run_goes_on() {
     model.assert_complete();
 }
 
+/// A session without tools offers nothing, `shed` included: a call to `shed` (or to any
+/// name) is unknown, and the error lists no tool to call instead. It listed `shed`, which
+/// the model had just been told was unknown.
+#[tokio::test]
+async fn a_session_without_tools_lists_no_tool_to_call() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("shed", json!({"description": "add"})).and_call("add", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("scripted")
+        .build()
+        .unwrap();
+    session.run("go").await.unwrap();
+    let requests = model.requests();
+    assert!(requests[0].tool_names().is_empty());
+    let results = results_of(&requests[1]);
+    assert_eq!(results[0].1, "Unknown tool 'shed'.");
+    assert_eq!(results[1].1, "Unknown tool 'add'.");
+    model.assert_complete();
+}
+
 // 7.
 #[tokio::test]
 async fn max_turns_stops_an_endless_script_and_keeps_the_transcript() {
