@@ -5,12 +5,13 @@
 //! required, optional properties made nullable as `anyOf [T, {"type": "null"}]`; Anthropic:
 //! objects closed, `required` kept as given. For both: keywords the mode does not support are
 //! moved into the description (so the model still reads them, and validation still enforces
-//! them), type arrays and `oneOf` become `anyOf`, `const` becomes a one-value `enum`, a `$ref`
-//! never has siblings, arrays have typed `items`, the root is a plain object. What cannot be
-//! made strict (open maps, untyped values, tuples, recursion where it is not supported, a
-//! schema past OpenAI's limits of 10 nested levels, 5000 properties, 1000 enum values, 15,000
-//! characters for an enum of more than 250 values and 120,000 characters of names and enum
-//! values) is an error naming the JSON path.
+//! them), as is an Anthropic `pattern` outside its regex subset; type arrays and `oneOf`
+//! become `anyOf`, `const` becomes a one-value `enum`, a `$ref` never has siblings, arrays
+//! have typed `items`, the root is a plain object. What cannot be made strict (open maps,
+//! untyped values, tuples, recursion where it is not supported, a schema past OpenAI's limits
+//! of 10 nested levels, 5000 properties, 1000 enum values, 15,000 characters for an enum of
+//! more than 250 values and 120,000 characters of names and enum values) is an error naming
+//! the JSON path.
 
 use serde_json::{Map, Value, json};
 
@@ -479,7 +480,18 @@ impl Transform<'_, '_> {
             "object" => self.object(&mut m, &mut out, path, depth, is_root)?,
             "array" => self.array(&mut m, &mut out, path, depth)?,
             "string" => {
-                keep(&mut m, &mut out, "pattern");
+                // Anthropic refuses the request for a pattern outside its regex subset: such
+                // a pattern moves to the description (validation still enforces it).
+                let takes_pattern = match self.dialect {
+                    StrictDialect::OpenAi => true,
+                    StrictDialect::Anthropic => m
+                        .get("pattern")
+                        .and_then(Value::as_str)
+                        .is_some_and(anthropic_takes_pattern),
+                };
+                if takes_pattern {
+                    keep(&mut m, &mut out, "pattern");
+                }
                 let formats: &[&str] = match self.dialect {
                     StrictDialect::OpenAi => &OPENAI_FORMATS,
                     StrictDialect::Anthropic => &ANTHROPIC_FORMATS,
@@ -726,6 +738,34 @@ impl Transform<'_, '_> {
         set_description(&mut out, description, siblings);
         Ok(Value::Object(out))
     }
+}
+
+/// Whether Anthropic's strict mode compiles `pattern`: its regular expressions have no
+/// backreferences (`\1`, `\k<name>`), lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) or word
+/// boundaries (`\b`, `\B`). Read without parsing classes, so `[(?=]` or `[\b]` count too:
+/// a pattern wrongly refused here is only described instead.
+fn anthropic_takes_pattern(pattern: &str) -> bool {
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if matches!(chars.next(), Some('1'..='9' | 'k' | 'b' | 'B')) {
+                    return false;
+                }
+            }
+            '(' => {
+                let rest = chars.as_str();
+                if ["?=", "?!", "?<=", "?<!"]
+                    .iter()
+                    .any(|lookaround| rest.starts_with(lookaround))
+                {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
 }
 
 fn untyped(path: &str) -> SchemaError {
@@ -1101,6 +1141,48 @@ mod tests {
             let err = transform(StrictDialect::Anthropic, &doubling).unwrap_err();
             assert!(err.reason.contains("inlined"), "{}", err.reason);
         });
+    }
+
+    #[test]
+    fn anthropic_moves_patterns_it_cannot_compile_to_the_description() {
+        let with_pattern = |pattern: &str| {
+            json!({"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}},
+                "required": ["s"]})
+        };
+        // Anthropic's regular expressions have no lookaround, backreferences or word
+        // boundaries: such a pattern would have the request refused.
+        for pattern in [
+            r"^(?!-)[a-z-]+$",
+            r"^[a-z]+(?=\d)\w*$",
+            r"^(?<=x)y$",
+            r"^(?<!x)y$",
+            r"^(a)\1$",
+            r"^(?<q>a)\k<q>$",
+            r"\bword\b",
+            r"^a\Bb$",
+        ] {
+            let out = anthropic(with_pattern(pattern)).unwrap().schema;
+            assert_eq!(
+                out["properties"]["s"],
+                json!({"type": "string", "description": format!("(pattern: {pattern})")}),
+                "{pattern}"
+            );
+        }
+        // Patterns within its subset stay; an escaped backslash before `b` or a digit is no
+        // word boundary or backreference.
+        for pattern in [
+            r"^[a-z]+\d{2,4}$",
+            r"^\\b\\1$",
+            r"^(?:ab)+(c|d)?$",
+            r"^[\w.-]+@[\w.-]+$",
+        ] {
+            let out = anthropic(with_pattern(pattern)).unwrap().schema;
+            assert_eq!(
+                out["properties"]["s"],
+                json!({"type": "string", "pattern": pattern}),
+                "{pattern}"
+            );
+        }
     }
 
     #[test]
