@@ -183,7 +183,7 @@ async fn edit_requires_a_unique_match_unless_replace_all() {
         .await;
         assert_eq!(
             err.to_string(),
-            "Tool 'edit' failed: in \"f.txt\": old_string occurs 2 times; add surrounding lines to make it unique, or set replace_all to replace all 2",
+            "Tool 'edit' failed: in \"f.txt\": old_string occurs 2 times (on lines 1 and 2); add surrounding lines to make it unique, or set replace_all to replace all 2",
             "{kind}"
         );
         let err = error(
@@ -452,4 +452,63 @@ async fn concurrent_edits_of_one_file_are_all_kept() {
         String::from_utf8(fs.read(Path::new("f.txt")).await.unwrap()).unwrap(),
         expected
     );
+}
+
+#[tokio::test]
+async fn an_ambiguous_edit_says_on_which_lines_old_string_occurs() {
+    // The error said how many times, not where: the model had to search for them to choose
+    // the surrounding lines that make its text unique.
+    for (kind, fs, _dir) in file_systems() {
+        let m = manager(Arc::clone(&fs));
+        fs.write(
+            Path::new("dup.txt"),
+            b"x = 1\ny = 2\nx = 1\n\nx = 1 x = 1\n".to_vec(),
+        )
+        .await
+        .unwrap();
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "dup.txt", "old_string": "x = 1", "new_string": "x = 3"}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: in \"dup.txt\": old_string occurs 4 times (on lines 1, 3 and 5); add surrounding lines to make it unique, or set replace_all to replace all 4",
+            "{kind}"
+        );
+        // Many: the first lines are listed, then an ellipsis.
+        let many: String = (0..30).map(|_| "same\n").collect();
+        fs.write(Path::new("many.txt"), many.into_bytes())
+            .await
+            .unwrap();
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "many.txt", "old_string": "same", "new_string": "other"}),
+        )
+        .await;
+        assert!(
+            err.to_string().contains(
+                "old_string occurs 30 times (on lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …);"
+            ),
+            "{kind}: {err}"
+        );
+        // Overlapping occurrences refused for replace_all are placed too; in a CRLF file,
+        // text spanning lines is found with the file's line ends, and placed the same.
+        fs.write(Path::new("w.txt"), b"}\r\n}\r\n}\r\n".to_vec())
+            .await
+            .unwrap();
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "}\n}", "new_string": "X", "replace_all": true}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: in \"w.txt\": old_string occurs 2 times (on lines 1 and 2), some of them overlapping, so replacing all of them is ambiguous; add surrounding lines to make it unique (the file's lines end in CRLF)",
+            "{kind}"
+        );
+    }
 }
