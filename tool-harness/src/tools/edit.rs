@@ -155,9 +155,18 @@ fn occurrences(text: &str, needle: &str, mut found: impl FnMut(usize)) -> usize 
     count
 }
 
+/// Whether `text` has line ends, and each is CRLF (none a `\n` alone).
+fn ends_every_line_in_crlf(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut newlines = memchr::memchr_iter(b'\n', bytes).peekable();
+    newlines.peek().is_some() && newlines.all(|at| at > 0 && bytes[at - 1] == b'\r')
+}
+
 /// The `edit` tool's logic: reads the file, replaces the match, writes it back atomically.
 /// Edits and writes of one file (through these tools, in this process) wait for each other,
-/// so that none is lost. The tool is `EditTool::new(fs)`.
+/// so that none is lost. In a file whose lines all end in CRLF, the `\n`s of `new_string`
+/// are written as CRLF, and an `old_string` spanning lines with `\n` (as `read` shows them)
+/// is found with the file's line ends. The tool is `EditTool::new(fs)`.
 #[tool_fn(
     name = "edit",
     category = "write",
@@ -207,10 +216,17 @@ pub async fn edit_tool(
             format!("refused {path:?}: it is not UTF-8 text; edit works on text files only"),
         )
     })?;
-    let replaced = replace_unique(&text, &old_string, &new_string, replace_all);
     // `read` shows a CRLF file's lines without their `\r`: text copied from it spans lines
     // with `\n` alone. Tried again with the file's line ends, it matches what the model saw.
     let crlf = |text: &str| text.replace("\r\n", "\n").replace('\n', "\r\n");
+    // Lines added to a file whose every line ends in CRLF end so too, not in the `\n` a
+    // model writes: its line ends stay the same throughout.
+    let new_string = if ends_every_line_in_crlf(&text) {
+        crlf(&new_string)
+    } else {
+        new_string
+    };
+    let replaced = replace_unique(&text, &old_string, &new_string, replace_all);
     let replaced = match replaced {
         Err(_)
             if text.contains("\r\n")

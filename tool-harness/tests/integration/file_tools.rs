@@ -512,3 +512,67 @@ async fn an_ambiguous_edit_says_on_which_lines_old_string_occurs() {
         );
     }
 }
+
+#[tokio::test]
+async fn lines_an_edit_adds_to_a_crlf_file_end_in_crlf() {
+    // A model writes `\n`: lines added by a one-line old_string went in with `\n` alone, and
+    // the file's line ends were mixed from then on (which `read` does not show).
+    for (kind, fs, _dir) in file_systems() {
+        let m = manager(Arc::clone(&fs));
+        fs.write(Path::new("w.txt"), b"one\r\ntwo\r\nthree\r\n".to_vec())
+            .await
+            .unwrap();
+        text(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "two", "new_string": "two\nhalf"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("w.txt")).await.unwrap(),
+            b"one\r\ntwo\r\nhalf\r\nthree\r\n",
+            "{kind}"
+        );
+        // Line ends already given as CRLF stay as they are.
+        text(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "half", "new_string": "half\r\nmore"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("w.txt")).await.unwrap(),
+            b"one\r\ntwo\r\nhalf\r\nmore\r\nthree\r\n",
+            "{kind}"
+        );
+        // A file whose line ends are mixed, or `\n`, gets the text as given.
+        fs.write(Path::new("mixed.txt"), b"a\r\nb\nc\n".to_vec())
+            .await
+            .unwrap();
+        text(
+            &m,
+            "edit",
+            json!({"path": "mixed.txt", "old_string": "b", "new_string": "b\nx"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("mixed.txt")).await.unwrap(),
+            b"a\r\nb\nx\nc\n",
+            "{kind}"
+        );
+        fs.write(Path::new("lf.txt"), b"a\nb\n".to_vec())
+            .await
+            .unwrap();
+        text(
+            &m,
+            "edit",
+            json!({"path": "lf.txt", "old_string": "a", "new_string": "a\r\nz"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("lf.txt")).await.unwrap(),
+            b"a\r\nz\nb\n",
+            "{kind}"
+        );
+    }
+}
