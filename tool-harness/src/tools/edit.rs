@@ -11,9 +11,14 @@ use crate::tools::file_lock::lock_file;
 /// The tool's name.
 pub const EDIT_TOOL: &str = "edit";
 
+/// The most bytes one edit may add to a file: 64 MiB. Past it, [`replace_unique`] refuses
+/// before it builds the result (`replace_all` of a short text by a long one multiplies).
+pub const MAX_EDIT_GROWTH_BYTES: usize = 64 * 1024 * 1024;
+
 /// Replaces `old` by `new` in `text`: exactly one occurrence, or all with `replace_all`.
 /// The error says how many occurrences there were and on which lines (1-based, as `read`
-/// numbers them; the first ten of them), or that `old` is empty.
+/// numbers them; the first ten of them), or that `old` is empty. A replacement that would add
+/// more than [`MAX_EDIT_GROWTH_BYTES`] to `text` is refused before it is made.
 ///
 /// ```
 /// use toolsmith::harness::tools::replace_unique;
@@ -44,9 +49,15 @@ pub fn replace_unique(
              whitespace and indentation included"
                 .to_owned(),
         ),
-        1 => Ok((text.replacen(old, new, 1), 1)),
+        1 => {
+            within_growth_limit(text, old, new, 1)?;
+            Ok((text.replacen(old, new, 1), 1))
+        }
         // All of them, when none overlaps (counted apart, they are as many).
-        n if replace_all && n == text.matches(old).count() => Ok((text.replace(old, new), n)),
+        n if replace_all && n == text.matches(old).count() => {
+            within_growth_limit(text, old, new, n)?;
+            Ok((text.replace(old, new), n))
+        }
         n if replace_all => Err(format!(
             "old_string occurs {n} times ({lines}), some of them overlapping, so replacing all \
              of them is ambiguous; add surrounding lines to make it unique"
@@ -56,6 +67,24 @@ pub fn replace_unique(
              set replace_all to replace all {n}"
         )),
     }
+}
+
+/// Refuses replacing `count` occurrences of `old` in `text` by `new` when that would add
+/// more than [`MAX_EDIT_GROWTH_BYTES`] to it, saying how large the file would be.
+fn within_growth_limit(text: &str, old: &str, new: &str, count: usize) -> Result<(), String> {
+    let growth = count.saturating_mul(new.len().saturating_sub(old.len()));
+    if growth <= MAX_EDIT_GROWTH_BYTES {
+        return Ok(());
+    }
+    let occurrences = match count {
+        1 => "the occurrence".to_owned(),
+        n => format!("the {n} occurrences"),
+    };
+    Err(format!(
+        "replacing {occurrences} would make the file {} bytes, {growth} more than it is; an \
+         edit adds at most {MAX_EDIT_GROWTH_BYTES} bytes",
+        text.len().saturating_add(growth)
+    ))
 }
 
 /// The most line numbers an error about several occurrences lists.

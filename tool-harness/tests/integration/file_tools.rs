@@ -576,3 +576,47 @@ async fn lines_an_edit_adds_to_a_crlf_file_end_in_crlf() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_edit_that_would_grow_a_file_past_the_limit_is_refused_before_it_is_made() {
+    // replace_all built the whole result, however large: a file of a million `a`s and a
+    // new_string of a kilobyte asked for a gigabyte, and more aborted the process.
+    use toolsmith_harness::tools::MAX_EDIT_GROWTH_BYTES;
+    assert_eq!(MAX_EDIT_GROWTH_BYTES, 64 * 1024 * 1024);
+    for (kind, fs, _dir) in file_systems() {
+        let m = manager(Arc::clone(&fs));
+        let original = "a".repeat(64 * 1024);
+        fs.write(Path::new("a.txt"), original.clone().into_bytes())
+            .await
+            .unwrap();
+        // Each of the 65,536 occurrences grows the file by 1,025 bytes: past the limit.
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "a.txt", "old_string": "a", "new_string": "b".repeat(1026), "replace_all": true}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: in \"a.txt\": replacing the 65536 occurrences would make the \
+             file 67239936 bytes, 67174400 more than it is; an edit adds at most 67108864 bytes",
+            "{kind}"
+        );
+        assert_eq!(
+            fs.read(Path::new("a.txt")).await.unwrap(),
+            original.as_bytes(),
+            "{kind}"
+        );
+        // Grown by the limit exactly, it is made (past what a local `read` reads by default).
+        assert_eq!(
+            text(
+                &m,
+                "edit",
+                json!({"path": "a.txt", "old_string": "a", "new_string": "b".repeat(1025), "replace_all": true}),
+            )
+            .await,
+            "Edited \"a.txt\": replaced 65536 occurrences",
+            "{kind}"
+        );
+    }
+}
