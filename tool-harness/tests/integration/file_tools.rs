@@ -620,3 +620,45 @@ async fn an_edit_that_would_grow_a_file_past_the_limit_is_refused_before_it_is_m
         );
     }
 }
+
+#[tokio::test]
+async fn a_path_through_a_file_is_refused_alike_by_both_file_systems() {
+    // On disk the error was the OS's ("Not a directory (os error 20)"); in memory a read said
+    // the path did not exist, a write named the file in the way.
+    for (kind, fs, _dir) in file_systems() {
+        fs.write(Path::new("dir/file.txt"), b"x\n".to_vec())
+            .await
+            .unwrap();
+        let m = ToolPreset::files(Arc::clone(&fs))
+            .merge(ToolPreset::file_search(Arc::clone(&fs)))
+            .into_manager("files")
+            .unwrap();
+        for path in ["dir/file.txt/x", "dir/file.txt/x/y.txt"] {
+            for (tool, arguments, failed) in [
+                ("read", json!({"path": path}), "Tool 'read' failed"),
+                (
+                    "write",
+                    json!({"path": path, "content": "y"}),
+                    "Tool 'write' failed",
+                ),
+                (
+                    "edit",
+                    json!({"path": path, "old_string": "x", "new_string": "y"}),
+                    "Tool 'edit' failed",
+                ),
+                (
+                    "search_file",
+                    json!({"pattern": "x", "path": path}),
+                    "Tool 'search_file' failed",
+                ),
+            ] {
+                let err = error(&m, tool, arguments).await;
+                assert_eq!(
+                    err.to_string(),
+                    format!("{failed}: {path:?}: dir/file.txt is a file, not a directory"),
+                    "{kind}"
+                );
+            }
+        }
+    }
+}
