@@ -1,6 +1,7 @@
 //! [`FsError`]: why a file-system operation was refused or failed, always naming the path.
 
 use std::io;
+use std::path::Path;
 
 use crate::fs::blocking::BlockingCancelled;
 use crate::fs::sandbox_path::MAX_PATH_BYTES;
@@ -103,6 +104,15 @@ fn quoted(path: &str) -> String {
         .nth(240)
         .map_or(path.len(), |(at, _)| at);
     format!("{:?}… ({} bytes)", &path[..end], path.len())
+}
+
+/// The error for `shown_path`, whose ancestor `file` (relative to the root) is a file, so
+/// that nothing can be below it: worded alike by both file systems.
+pub(crate) fn file_in_the_way(shown_path: &str, file: &Path) -> FsError {
+    FsError::Io {
+        path: shown_path.to_owned(),
+        reason: format!("{} is a file, not a directory", file.display()),
+    }
 }
 
 impl FsError {

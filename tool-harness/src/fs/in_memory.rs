@@ -8,6 +8,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use async_trait::async_trait;
 
 use crate::fs::blocking::run_blocking;
+use crate::fs::error::file_in_the_way;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::{
     Collector, IgnoreFiles, IgnoreRules, MAX_IGNORE_FILE_BYTES, QueryMatchers, SearchStop,
@@ -95,31 +96,36 @@ impl InMemoryFileSystem {
         }
         let mut tree = self.nodes.write().unwrap_or_else(PoisonError::into_inner);
         let nodes = Arc::make_mut(&mut tree);
-        let mut ancestors: Vec<&Path> = relative
-            .ancestors()
-            .skip(1)
-            .filter(|p| !p.as_os_str().is_empty())
-            .collect();
-        ancestors.reverse();
-        for ancestor in &ancestors {
-            if let Some(Node::File(_)) = nodes.get(*ancestor) {
-                return Err(FsError::Io {
-                    path: shown_path.to_owned(),
-                    reason: format!("{} is a file, not a directory", ancestor.display()),
-                });
-            }
+        if let Some(file) = file_above(nodes, relative) {
+            return Err(file_in_the_way(shown_path, file));
         }
         if let Some(Node::Dir) = nodes.get(relative) {
             return Err(FsError::IsADirectory {
                 path: shown_path.to_owned(),
             });
         }
-        for ancestor in ancestors {
-            nodes.insert(ancestor.to_owned(), Node::Dir);
+        for ancestor in relative.ancestors().skip(1) {
+            if !ancestor.as_os_str().is_empty() {
+                nodes.insert(ancestor.to_owned(), Node::Dir);
+            }
         }
         let previous = nodes.insert(relative.to_owned(), Node::File(Arc::from(contents)));
         Ok(previous.is_none())
     }
+}
+
+/// The file among the ancestors of `relative` (the first from the root), which leaves no
+/// room for anything at `relative`.
+fn file_above<'a>(nodes: &BTreeMap<PathBuf, Node>, relative: &'a Path) -> Option<&'a Path> {
+    let mut ancestors: Vec<&Path> = relative
+        .ancestors()
+        .skip(1)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    ancestors.reverse();
+    ancestors
+        .into_iter()
+        .find(|ancestor| matches!(nodes.get(*ancestor), Some(Node::File(_))))
 }
 
 #[async_trait]
@@ -133,7 +139,10 @@ impl FileSystem for InMemoryFileSystem {
             None if relative.as_os_str().is_empty() => {
                 Err(FsError::IsADirectory { path: shown(path) })
             }
-            None => Err(FsError::NotFound { path: shown(path) }),
+            None => Err(match file_above(&nodes, &relative) {
+                Some(file) => file_in_the_way(&shown(path), file),
+                None => FsError::NotFound { path: shown(path) },
+            }),
         }
     }
 
@@ -184,7 +193,11 @@ fn search_tree(
     };
     if !start.as_os_str().is_empty() && !nodes.contains_key(&start) {
         let shown_start = query.shown_path();
-        return Err(FsError::NotFound { path: shown_start }.into());
+        return Err(match file_above(nodes, &start) {
+            Some(file) => file_in_the_way(&shown_start, file),
+            None => FsError::NotFound { path: shown_start },
+        }
+        .into());
     }
     // The glob is matched below the directory searched, as on disk.
     let QueryMatchers {

@@ -11,6 +11,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, FileType, OpenOptions, OpenOptionsExt as _};
 
 use crate::fs::blocking::run_blocking;
+use crate::fs::error::file_in_the_way;
 use crate::fs::read_open::open_to_read;
 use crate::fs::sandbox_path::{file_relative_to_root, relative_to_root, shown};
 use crate::fs::search::SearchStop;
@@ -207,7 +208,8 @@ impl Inner {
                     missing = true;
                     false
                 }
-                Err(err) => return Err(io(err)),
+                // Each name of `resolved` was looked up on the way: the last is in the way.
+                Err(err) => return Err(self.lookup_error(shown_path, &resolved, &err)),
             };
             if !is_link {
                 resolved = candidate;
@@ -310,8 +312,28 @@ impl Inner {
             }),
             Ok(_) => Ok(path),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(path),
-            Err(err) => Err(io(err)),
+            Err(err) => {
+                Err(self.lookup_error(shown_path, path.parent().unwrap_or(Path::new("")), &err))
+            }
         }
+    }
+
+    /// The error of a lookup beneath `parent` (relative to the root, each name of it looked
+    /// up): when `parent` is a file, one naming it, as an [`InMemoryFileSystem`]'s does; the
+    /// OS's word otherwise.
+    ///
+    /// [`InMemoryFileSystem`]: crate::InMemoryFileSystem
+    fn lookup_error(&self, shown_path: &str, parent: &Path, err: &std::io::Error) -> FsError {
+        if err.kind() == std::io::ErrorKind::NotADirectory
+            && !parent.as_os_str().is_empty()
+            && self
+                .dir
+                .symlink_metadata(parent)
+                .is_ok_and(|metadata| metadata.is_file())
+        {
+            return file_in_the_way(shown_path, parent);
+        }
+        FsError::from_io(shown_path, err)
     }
 
     fn write(&self, shown_path: &str, relative: &Path, contents: &[u8]) -> Result<bool, FsError> {

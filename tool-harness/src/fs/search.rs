@@ -288,6 +288,11 @@ impl QueryMatchers {
 
 fn matcher(pattern: &str) -> Result<RegexMatcher, SearchError> {
     RegexMatcherBuilder::new()
+        // `^` and `$` at a line's ends, a CRLF line's too (never between its `\r` and `\n`),
+        // as `read` shows its lines; lines are still split at `\n`, and no match spans one.
+        // In this order: `crlf` sets the line terminator too.
+        .multi_line(true)
+        .crlf(true)
         .line_terminator(Some(b'\n'))
         .size_limit(PATTERN_SIZE_LIMIT)
         .dfa_size_limit(PATTERN_DFA_SIZE_LIMIT)

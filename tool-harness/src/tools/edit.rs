@@ -11,15 +11,21 @@ use crate::tools::file_lock::lock_file;
 /// The tool's name.
 pub const EDIT_TOOL: &str = "edit";
 
+/// The most bytes one edit may add to a file: 64 MiB. Past it, [`replace_unique`] refuses
+/// before it builds the result (`replace_all` of a short text by a long one multiplies).
+pub const MAX_EDIT_GROWTH_BYTES: usize = 64 * 1024 * 1024;
+
 /// Replaces `old` by `new` in `text`: exactly one occurrence, or all with `replace_all`.
-/// The error says how many occurrences there were (or that `old` is empty).
+/// The error says how many occurrences there were and on which lines (1-based, as `read`
+/// numbers them; the first ten of them), or that `old` is empty. A replacement that would add
+/// more than [`MAX_EDIT_GROWTH_BYTES`] to `text` is refused before it is made.
 ///
 /// ```
 /// use toolsmith::harness::tools::replace_unique;
 ///
 /// assert_eq!(replace_unique("a b a", "b", "c", false).unwrap(), ("a c a".to_owned(), 1));
 /// assert_eq!(replace_unique("a b a", "a", "x", true).unwrap(), ("x b x".to_owned(), 2));
-/// assert!(replace_unique("a b a", "a", "x", false).unwrap_err().contains("occurs 2 times"));
+/// assert!(replace_unique("a\nb\na", "a", "x", false).unwrap_err().contains("occurs 2 times (on lines 1 and 3)"));
 /// assert!(replace_unique("a b a", "z", "x", false).unwrap_err().contains("was not found"));
 /// // Overlapping occurrences count: which one was meant is not known.
 /// assert!(replace_unique("}\n}\n}\n", "}\n}", "x", false).unwrap_err().contains("occurs 2 times"));
@@ -35,32 +41,114 @@ pub fn replace_unique(
     }
     // Every occurrence, overlapping ones included: `}\n}` occurs twice in `}\n}\n}`, and
     // replacing "the" one would be a guess.
-    let count = occurrences(text, old);
+    let mut lines = OccurrenceLines::new(text);
+    let count = occurrences(text, old, |start| lines.add(start));
     match count {
         0 => Err(
             "old_string was not found (0 matches); read the file and copy the text exactly, \
              whitespace and indentation included"
                 .to_owned(),
         ),
-        1 => Ok((text.replacen(old, new, 1), 1)),
+        1 => {
+            within_growth_limit(text, old, new, 1)?;
+            Ok((text.replacen(old, new, 1), 1))
+        }
         // All of them, when none overlaps (counted apart, they are as many).
-        n if replace_all && n == text.matches(old).count() => Ok((text.replace(old, new), n)),
+        n if replace_all && n == text.matches(old).count() => {
+            within_growth_limit(text, old, new, n)?;
+            Ok((text.replace(old, new), n))
+        }
         n if replace_all => Err(format!(
-            "old_string occurs {n} times, some of them overlapping, so replacing all of them is \
-             ambiguous; add surrounding lines to make it unique"
+            "old_string occurs {n} times ({lines}), some of them overlapping, so replacing all \
+             of them is ambiguous; add surrounding lines to make it unique"
         )),
         n => Err(format!(
-            "old_string occurs {n} times; add surrounding lines to make it unique, or set \
-             replace_all to replace all {n}"
+            "old_string occurs {n} times ({lines}); add surrounding lines to make it unique, or \
+             set replace_all to replace all {n}"
         )),
+    }
+}
+
+/// Refuses replacing `count` occurrences of `old` in `text` by `new` when that would add
+/// more than [`MAX_EDIT_GROWTH_BYTES`] to it, saying how large the file would be.
+fn within_growth_limit(text: &str, old: &str, new: &str, count: usize) -> Result<(), String> {
+    let growth = count.saturating_mul(new.len().saturating_sub(old.len()));
+    if growth <= MAX_EDIT_GROWTH_BYTES {
+        return Ok(());
+    }
+    let occurrences = match count {
+        1 => "the occurrence".to_owned(),
+        n => format!("the {n} occurrences"),
+    };
+    Err(format!(
+        "replacing {occurrences} would make the file {} bytes, {growth} more than it is; an \
+         edit adds at most {MAX_EDIT_GROWTH_BYTES} bytes",
+        text.len().saturating_add(growth)
+    ))
+}
+
+/// The most line numbers an error about several occurrences lists.
+const MAX_LINES_LISTED: usize = 10;
+
+/// The lines on which occurrences start, for an error: the first [`MAX_LINES_LISTED`]
+/// distinct ones, and whether there are more. Fed starts in increasing order, it counts the
+/// newlines between them once, so the whole costs one pass over the text.
+struct OccurrenceLines<'a> {
+    text: &'a [u8],
+    /// Where the newlines were counted to, and the line there (1-based).
+    counted_to: usize,
+    line: usize,
+    listed: Vec<usize>,
+    more: bool,
+}
+
+impl<'a> OccurrenceLines<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text: text.as_bytes(),
+            counted_to: 0,
+            line: 1,
+            listed: Vec::new(),
+            more: false,
+        }
+    }
+
+    fn add(&mut self, start: usize) {
+        if self.more {
+            return;
+        }
+        self.line += memchr::memchr_iter(b'\n', &self.text[self.counted_to..start]).count();
+        self.counted_to = start;
+        if self.listed.last() == Some(&self.line) {
+            return;
+        }
+        if self.listed.len() == MAX_LINES_LISTED {
+            self.more = true;
+        } else {
+            self.listed.push(self.line);
+        }
+    }
+}
+
+impl std::fmt::Display for OccurrenceLines<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let numbers: Vec<String> = self.listed.iter().map(ToString::to_string).collect();
+        match numbers.as_slice() {
+            [one] => write!(f, "on line {one}"),
+            [first @ .., last] if !self.more => {
+                write!(f, "on lines {} and {last}", first.join(", "))
+            }
+            all => write!(f, "on lines {}, …", all.join(", ")),
+        }
     }
 }
 
 /// How many times `needle` (not empty) occurs in `text`, overlapping occurrences included,
 /// in one pass over each (Knuth–Morris–Pratt): a search from each occurrence in turn compared
 /// the whole needle again, quadratic on a long run of one character. Bytes are compared; an
-/// occurrence of UTF-8 in UTF-8 starts at a character either way.
-fn occurrences(text: &str, needle: &str) -> usize {
+/// occurrence of UTF-8 in UTF-8 starts at a character either way. `found` is given each
+/// occurrence's start (a byte offset), in increasing order.
+fn occurrences(text: &str, needle: &str, mut found: impl FnMut(usize)) -> usize {
     let (text, needle) = (text.as_bytes(), needle.as_bytes());
     if needle.is_empty() {
         return 0;
@@ -80,7 +168,7 @@ fn occurrences(text: &str, needle: &str) -> usize {
     }
     let mut count = 0;
     let mut matched = 0;
-    for &byte in text {
+    for (at, &byte) in text.iter().enumerate() {
         while matched > 0 && byte != needle[matched] {
             matched = border[matched - 1];
         }
@@ -89,15 +177,25 @@ fn occurrences(text: &str, needle: &str) -> usize {
         }
         if matched == needle.len() {
             count += 1;
+            found(at + 1 - needle.len());
             matched = border[matched - 1];
         }
     }
     count
 }
 
+/// Whether `text` has line ends, and each is CRLF (none a `\n` alone).
+fn ends_every_line_in_crlf(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut newlines = memchr::memchr_iter(b'\n', bytes).peekable();
+    newlines.peek().is_some() && newlines.all(|at| at > 0 && bytes[at - 1] == b'\r')
+}
+
 /// The `edit` tool's logic: reads the file, replaces the match, writes it back atomically.
 /// Edits and writes of one file (through these tools, in this process) wait for each other,
-/// so that none is lost. The tool is `EditTool::new(fs)`.
+/// so that none is lost. In a file whose lines all end in CRLF, the `\n`s of `new_string`
+/// are written as CRLF, and an `old_string` spanning lines with `\n` (as `read` shows them)
+/// is found with the file's line ends. The tool is `EditTool::new(fs)`.
 #[tool_fn(
     name = "edit",
     category = "write",
@@ -147,10 +245,17 @@ pub async fn edit_tool(
             format!("refused {path:?}: it is not UTF-8 text; edit works on text files only"),
         )
     })?;
-    let replaced = replace_unique(&text, &old_string, &new_string, replace_all);
     // `read` shows a CRLF file's lines without their `\r`: text copied from it spans lines
     // with `\n` alone. Tried again with the file's line ends, it matches what the model saw.
     let crlf = |text: &str| text.replace("\r\n", "\n").replace('\n', "\r\n");
+    // Lines added to a file whose every line ends in CRLF end so too, not in the `\n` a
+    // model writes: its line ends stay the same throughout.
+    let new_string = if ends_every_line_in_crlf(&text) {
+        crlf(&new_string)
+    } else {
+        new_string
+    };
+    let replaced = replace_unique(&text, &old_string, &new_string, replace_all);
     let replaced = match replaced {
         Err(_)
             if text.contains("\r\n")
@@ -184,7 +289,7 @@ mod tests {
         let text = "a".repeat(1 << 20);
         let needle = "a".repeat(2000);
         let started = cpu_time::ThreadTime::now();
-        assert_eq!(occurrences(&text, &needle), (1 << 20) - 2000 + 1);
+        assert_eq!(occurrences(&text, &needle, |_| {}), (1 << 20) - 2000 + 1);
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
@@ -199,7 +304,11 @@ mod tests {
             ("aabaabaaab", "aab", 3),
             ("€€", "\u{82}", 0),
         ] {
-            assert_eq!(occurrences(text, needle), count, "{needle:?} in {text:?}");
+            assert_eq!(
+                occurrences(text, needle, |_| {}),
+                count,
+                "{needle:?} in {text:?}"
+            );
         }
     }
 

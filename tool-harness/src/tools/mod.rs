@@ -14,7 +14,7 @@ mod search_file;
 mod write;
 
 pub use bash::{BASH_TOOL, BashCall, BashTimeoutMs, BashTool, MAX_BASH_TIMEOUT_MS, bash_call};
-pub use edit::{EDIT_TOOL, EditTool, edit_tool, replace_unique};
+pub use edit::{EDIT_TOOL, EditTool, MAX_EDIT_GROWTH_BYTES, edit_tool, replace_unique};
 pub use memory::{MAX_FACT_BYTES, MEMORY_TOOL, MemoryTool};
 pub use read::{MAX_READ_IMAGE_BYTES, READ_TOOL, ReadLimits, ReadTool, read_tool, render_lines};
 pub use search_context::{

@@ -183,7 +183,7 @@ async fn edit_requires_a_unique_match_unless_replace_all() {
         .await;
         assert_eq!(
             err.to_string(),
-            "Tool 'edit' failed: in \"f.txt\": old_string occurs 2 times; add surrounding lines to make it unique, or set replace_all to replace all 2",
+            "Tool 'edit' failed: in \"f.txt\": old_string occurs 2 times (on lines 1 and 2); add surrounding lines to make it unique, or set replace_all to replace all 2",
             "{kind}"
         );
         let err = error(
@@ -452,4 +452,213 @@ async fn concurrent_edits_of_one_file_are_all_kept() {
         String::from_utf8(fs.read(Path::new("f.txt")).await.unwrap()).unwrap(),
         expected
     );
+}
+
+#[tokio::test]
+async fn an_ambiguous_edit_says_on_which_lines_old_string_occurs() {
+    // The error said how many times, not where: the model had to search for them to choose
+    // the surrounding lines that make its text unique.
+    for (kind, fs, _dir) in file_systems() {
+        let m = manager(Arc::clone(&fs));
+        fs.write(
+            Path::new("dup.txt"),
+            b"x = 1\ny = 2\nx = 1\n\nx = 1 x = 1\n".to_vec(),
+        )
+        .await
+        .unwrap();
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "dup.txt", "old_string": "x = 1", "new_string": "x = 3"}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: in \"dup.txt\": old_string occurs 4 times (on lines 1, 3 and 5); add surrounding lines to make it unique, or set replace_all to replace all 4",
+            "{kind}"
+        );
+        // Many: the first lines are listed, then an ellipsis.
+        let many: String = (0..30).map(|_| "same\n").collect();
+        fs.write(Path::new("many.txt"), many.into_bytes())
+            .await
+            .unwrap();
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "many.txt", "old_string": "same", "new_string": "other"}),
+        )
+        .await;
+        assert!(
+            err.to_string().contains(
+                "old_string occurs 30 times (on lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …);"
+            ),
+            "{kind}: {err}"
+        );
+        // Overlapping occurrences refused for replace_all are placed too; in a CRLF file,
+        // text spanning lines is found with the file's line ends, and placed the same.
+        fs.write(Path::new("w.txt"), b"}\r\n}\r\n}\r\n".to_vec())
+            .await
+            .unwrap();
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "}\n}", "new_string": "X", "replace_all": true}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: in \"w.txt\": old_string occurs 2 times (on lines 1 and 2), some of them overlapping, so replacing all of them is ambiguous; add surrounding lines to make it unique (the file's lines end in CRLF)",
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn lines_an_edit_adds_to_a_crlf_file_end_in_crlf() {
+    // A model writes `\n`: lines added by a one-line old_string went in with `\n` alone, and
+    // the file's line ends were mixed from then on (which `read` does not show).
+    for (kind, fs, _dir) in file_systems() {
+        let m = manager(Arc::clone(&fs));
+        fs.write(Path::new("w.txt"), b"one\r\ntwo\r\nthree\r\n".to_vec())
+            .await
+            .unwrap();
+        text(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "two", "new_string": "two\nhalf"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("w.txt")).await.unwrap(),
+            b"one\r\ntwo\r\nhalf\r\nthree\r\n",
+            "{kind}"
+        );
+        // Line ends already given as CRLF stay as they are.
+        text(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "half", "new_string": "half\r\nmore"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("w.txt")).await.unwrap(),
+            b"one\r\ntwo\r\nhalf\r\nmore\r\nthree\r\n",
+            "{kind}"
+        );
+        // A file whose line ends are mixed, or `\n`, gets the text as given.
+        fs.write(Path::new("mixed.txt"), b"a\r\nb\nc\n".to_vec())
+            .await
+            .unwrap();
+        text(
+            &m,
+            "edit",
+            json!({"path": "mixed.txt", "old_string": "b", "new_string": "b\nx"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("mixed.txt")).await.unwrap(),
+            b"a\r\nb\nx\nc\n",
+            "{kind}"
+        );
+        fs.write(Path::new("lf.txt"), b"a\nb\n".to_vec())
+            .await
+            .unwrap();
+        text(
+            &m,
+            "edit",
+            json!({"path": "lf.txt", "old_string": "a", "new_string": "a\r\nz"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("lf.txt")).await.unwrap(),
+            b"a\r\nz\nb\n",
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_edit_that_would_grow_a_file_past_the_limit_is_refused_before_it_is_made() {
+    // replace_all built the whole result, however large: a file of a million `a`s and a
+    // new_string of a kilobyte asked for a gigabyte, and more aborted the process.
+    use toolsmith_harness::tools::MAX_EDIT_GROWTH_BYTES;
+    assert_eq!(MAX_EDIT_GROWTH_BYTES, 64 * 1024 * 1024);
+    for (kind, fs, _dir) in file_systems() {
+        let m = manager(Arc::clone(&fs));
+        let original = "a".repeat(64 * 1024);
+        fs.write(Path::new("a.txt"), original.clone().into_bytes())
+            .await
+            .unwrap();
+        // Each of the 65,536 occurrences grows the file by 1,025 bytes: past the limit.
+        let err = error(
+            &m,
+            "edit",
+            json!({"path": "a.txt", "old_string": "a", "new_string": "b".repeat(1026), "replace_all": true}),
+        )
+        .await;
+        assert_eq!(
+            err.to_string(),
+            "Tool 'edit' failed: in \"a.txt\": replacing the 65536 occurrences would make the \
+             file 67239936 bytes, 67174400 more than it is; an edit adds at most 67108864 bytes",
+            "{kind}"
+        );
+        assert_eq!(
+            fs.read(Path::new("a.txt")).await.unwrap(),
+            original.as_bytes(),
+            "{kind}"
+        );
+        // Grown by the limit exactly, it is made (past what a local `read` reads by default).
+        assert_eq!(
+            text(
+                &m,
+                "edit",
+                json!({"path": "a.txt", "old_string": "a", "new_string": "b".repeat(1025), "replace_all": true}),
+            )
+            .await,
+            "Edited \"a.txt\": replaced 65536 occurrences",
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_path_through_a_file_is_refused_alike_by_both_file_systems() {
+    // On disk the error was the OS's ("Not a directory (os error 20)"); in memory a read said
+    // the path did not exist, a write named the file in the way.
+    for (kind, fs, _dir) in file_systems() {
+        fs.write(Path::new("dir/file.txt"), b"x\n".to_vec())
+            .await
+            .unwrap();
+        let m = ToolPreset::files(Arc::clone(&fs))
+            .merge(ToolPreset::file_search(Arc::clone(&fs)))
+            .into_manager("files")
+            .unwrap();
+        for path in ["dir/file.txt/x", "dir/file.txt/x/y.txt"] {
+            for (tool, arguments, failed) in [
+                ("read", json!({"path": path}), "Tool 'read' failed"),
+                (
+                    "write",
+                    json!({"path": path, "content": "y"}),
+                    "Tool 'write' failed",
+                ),
+                (
+                    "edit",
+                    json!({"path": path, "old_string": "x", "new_string": "y"}),
+                    "Tool 'edit' failed",
+                ),
+                (
+                    "search_file",
+                    json!({"pattern": "x", "path": path}),
+                    "Tool 'search_file' failed",
+                ),
+            ] {
+                let err = error(&m, tool, arguments).await;
+                assert_eq!(
+                    err.to_string(),
+                    format!("{failed}: {path:?}: dir/file.txt is a file, not a directory"),
+                    "{kind}"
+                );
+            }
+        }
+    }
 }

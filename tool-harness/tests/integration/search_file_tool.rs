@@ -682,3 +682,25 @@ async fn the_tool_names_the_ignore_files_it_did_not_apply() {
         );
     }
 }
+
+#[tokio::test]
+async fn line_anchors_match_at_the_ends_of_crlf_lines() {
+    // `read` shows a CRLF file's lines without their `\r`, but `$` matched only before `\n`:
+    // `one$` found nothing in a file whose line visibly ends in "one".
+    for (kind, fs, _dir) in file_systems() {
+        fs.write(Path::new("w.txt"), b"one\r\ntwo\r\nthree one\n".to_vec())
+            .await
+            .unwrap();
+        let m = manager(fs);
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "one$"})).await,
+            "2 matches in 1 file (1 file searched)\nw.txt:1: one\nw.txt:3: three one",
+            "{kind}"
+        );
+        assert_eq!(
+            text(&m, "search_file", json!({"pattern": "^two$"})).await,
+            "1 match in 1 file (1 file searched)\nw.txt:2: two",
+            "{kind}"
+        );
+    }
+}
