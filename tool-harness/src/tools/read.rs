@@ -218,7 +218,7 @@ pub async fn read_tool(
     /// The 1-based line to start at (default 1; 0 is read as 1). Text files only: an image
     /// is shown whole.
     offset: Option<usize>,
-    /// How many lines to show at most (default 2000). Text files only.
+    /// How many lines to show at most (default 2000; 0 is read as 1). Text files only.
     limit: Option<usize>,
 ) -> Result<ToolCallResult, ToolError> {
     let contents = fs

@@ -38,9 +38,13 @@ pub async fn write_tool(
         .write(Path::new(&path), content.into_bytes())
         .await
         .map_err(|err| ToolError::execution(WRITE_TOOL, err))?;
+    let size = match bytes {
+        1 => "1 byte".to_owned(),
+        n => format!("{n} bytes"),
+    };
     Ok(if created {
-        format!("Created {path:?} ({bytes} bytes)")
+        format!("Created {path:?} ({size})")
     } else {
-        format!("Replaced the content of {path:?} ({bytes} bytes)")
+        format!("Replaced the content of {path:?} ({size})")
     })
 }

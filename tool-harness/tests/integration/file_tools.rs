@@ -56,6 +56,11 @@ async fn write_then_read_then_edit() {
             text(&m, "read", json!({"path": "src/main.rs"})).await,
             "\"src/main.rs\" is empty (0 bytes)"
         );
+        assert_eq!(
+            text(&m, "write", json!({"path": "src/main.rs", "content": "x"})).await,
+            "Replaced the content of \"src/main.rs\" (1 byte)",
+            "{kind}"
+        );
     }
 }
 
