@@ -16,11 +16,19 @@ pub struct UnbuiltTool {
 }
 
 impl UnbuiltTool {
-    /// A tool with `definition` that fails every call because of `reason`.
+    /// A tool with `definition` that fails every call because of `reason`. Logged as a
+    /// warning naming the tool and the reason: the session builds all the same, so without
+    /// it the first sign of a missing value would be a model's failed call.
     pub fn new(definition: Tool, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        tracing::warn!(
+            tool = definition.name(),
+            reason = %reason,
+            "a tool could not be built for its session: each call of it fails with the reason"
+        );
         Self {
             definition: Arc::new(definition),
-            reason: reason.into(),
+            reason,
         }
     }
 

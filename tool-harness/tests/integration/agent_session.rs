@@ -2102,3 +2102,50 @@ async fn a_run_stopped_while_an_after_tool_hook_waits_still_has_the_next_hooks_r
         "the password is [redacted]"
     );
 }
+
+/// What `greet_in_house_style` needs from the session.
+struct HouseStyle(&'static str);
+
+/// Greet someone in the house style.
+#[tool_fn]
+async fn greet_in_house_style(
+    #[ctx] style: toolsmith_core::State<HouseStyle>,
+    /// Who to greet.
+    name: String,
+) -> String {
+    format!("{} {name}", style.0.0)
+}
+
+/// A tool that could not be built for its session (its `State` not added) still leaves the
+/// session built, as documented, but says so when the session is built: before, the first
+/// sign was a model's failed call.
+#[tokio::test]
+async fn a_tool_the_session_cannot_build_is_logged_when_the_session_is_built() {
+    let warnings = crate::common::warnings::Warnings::default();
+    let built = {
+        let _guard = tracing::subscriber::set_default(warnings.clone());
+        session(
+            &ScriptedModel::new([]),
+            ToolShed::new().tool(GreetInHouseStyle),
+        )
+    };
+    assert!(built.tool_manager().contains("greet_in_house_style"));
+    let lines = warnings.lines();
+    assert!(
+        lines.iter().any(|line| line.contains("could not be built")
+            && line.contains("tool=\"greet_in_house_style\"")
+            && line.contains("HouseStyle")),
+        "{lines:?}"
+    );
+
+    // Given the state, it builds quietly.
+    let warnings = crate::common::warnings::Warnings::default();
+    let _guard = tracing::subscriber::set_default(warnings.clone());
+    let _session = session(
+        &ScriptedModel::new([]),
+        ToolShed::new()
+            .tool(GreetInHouseStyle)
+            .with_state(HouseStyle("Hello,")),
+    );
+    assert_eq!(warnings.lines(), Vec::<String>::new());
+}
