@@ -414,7 +414,7 @@ async fn a_long_name_within_name_max_is_written_whatever_its_characters() {
         let m = manager(fs);
         assert_eq!(
             text(&m, "write", json!({"path": name, "content": "x"})).await,
-            format!("Created {name:?} (1 bytes)"),
+            format!("Created {name:?} (1 byte)"),
             "{kind}"
         );
         text(
