@@ -42,6 +42,10 @@
 //! module has the ready tool presets, the agent session
 //! ([`harness::agent::AgentSession`]) and the model clients ([`harness::model`]).
 //!
+//! A tool whose arguments are one struct takes it whole as a parameter marked `#[args]`, the
+//! struct deriving [`ToolArgs`](derive@ToolArgs): the tool's schema is the struct's
+//! ([`#[tool_fn]`](macro@tool_fn)'s page, "`#[args]`").
+//!
 //! A tool can also be written by hand ([`ToolImpl`], whose page has an example) or from a
 //! closure ([`FnTool`]). Its async methods take the [`async_trait`](macro@async_trait)
 //! attribute, which the crate re-exports, so no `async-trait` dependency of your own is

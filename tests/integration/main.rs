@@ -40,4 +40,5 @@ mod serde_attributes;
 mod shed;
 mod strict_mode;
 mod strict_nulls;
+mod whole_args;
 mod workflow_properties;

@@ -51,6 +51,19 @@ pub enum Param {
     /// A `#[ctx]` parameter of type `ToolCallContext`: the running call's context, read when
     /// each call starts rather than from the session.
     Call { ty: Type },
+    /// An `#[args]` parameter: the call's whole arguments, read into its type.
+    Whole(WholeArgs),
+}
+
+/// An `#[args]` parameter: its type (deriving `ToolArgs`) is the tool's or command's whole
+/// arguments, its schema theirs (`ArgsSchema`), read as `ToolArgs::parse` reads it.
+pub struct WholeArgs {
+    /// The parameter's name.
+    pub ident: Ident,
+    /// The type the arguments are read into.
+    pub ty: Type,
+    /// The `#[args]` attribute, where an error about the parameter points.
+    pub marker: Attribute,
 }
 
 /// A parameter of a tool function marked `#[ctx]` or `#[bind]`, as written: read whether or
@@ -129,6 +142,8 @@ pub struct Command {
     pub fields: Vec<ArgField>,
     /// Which arguments are `&str` (read as `String` and lent), by index into `fields`.
     pub borrowed_str: Vec<bool>,
+    /// The `#[args]` parameters (one at most, and then no `fields`: `valid` says so).
+    pub whole: Vec<WholeArgs>,
     pub output: Output,
     pub is_async: bool,
     pub annotations: Annotations,
@@ -263,7 +278,7 @@ fn parse_param(
     };
     attr::misplaced_helpers(
         &pat_ty.attrs,
-        &["arg", "ctx", "bind"],
+        &["arg", "ctx", "bind", "args"],
         "a parameter",
         errors,
     );
@@ -278,6 +293,20 @@ fn parse_param(
     }
     let ctx = attr::ctx_attr(&pat_ty.attrs, errors);
     let bind = attr::bind_attr(&pat_ty.attrs, errors);
+    let whole = attr::args_attr(&pat_ty.attrs, errors);
+    if let (Some(whole), Some(_)) = (whole, ctx.or(bind)) {
+        let key = if ctx.is_some() { "ctx" } else { "bind" };
+        errors.spanned(
+            whole,
+            format!(
+                "a parameter is either `#[args]` (the call's whole arguments) or `#[{key}]` (not an argument), not both"
+            ),
+        );
+        return None;
+    }
+    if let Some(whole) = whole {
+        return parse_whole_args(pat_ty, ident, whole, errors);
+    }
     if let (Some(_), Some(bind)) = (ctx, bind) {
         errors.spanned(
             bind,
@@ -353,6 +382,42 @@ fn parse_param(
         },
         borrowed_str,
     })
+}
+
+/// Reads an `#[args]` parameter (`marker` its attribute).
+fn parse_whole_args(
+    pat_ty: &syn::PatType,
+    ident: Ident,
+    marker: &Attribute,
+    errors: &mut Errors,
+) -> Option<Param> {
+    // The arguments are the type's fields, named and described there.
+    if let Some(arg) = pat_ty.attrs.iter().find(|a| a.path().is_ident("arg")) {
+        errors.spanned(
+            arg,
+            "`#[arg]` has no effect on an `#[args]` parameter: the arguments are its type's fields; put `#[arg(...)]` on those",
+        );
+    }
+    if let Type::Reference(reference) = &*pat_ty.ty {
+        let owned = reference
+            .elem
+            .to_token_stream()
+            .to_string()
+            .replace(' ', "");
+        errors.spanned(
+            &pat_ty.ty,
+            format!(
+                "an `#[args]` parameter takes its value: the call's arguments are read into a new value of its type (write `{owned}`, not `&{owned}`)"
+            ),
+        );
+        return None;
+    }
+    check_param_type(&pat_ty.ty, errors);
+    Some(Param::Whole(WholeArgs {
+        ident,
+        ty: (*pat_ty.ty).clone(),
+        marker: marker.clone(),
+    }))
 }
 
 /// The names of a function's typed parameters (`#[ctx]` and `#[bind]` ones too), without
@@ -545,7 +610,17 @@ impl ToolFn {
                 }
             }
         }
-        docs::check_arguments_list(&item.attrs, &doc.arguments, &param_names(sig), errors);
+        let whole_ty = params.iter().find_map(|param| match param {
+            Param::Whole(args) => Some(&args.ty),
+            _ => None,
+        });
+        docs::check_arguments_list(
+            &item.attrs,
+            &doc.arguments,
+            &param_names(sig),
+            whole_ty,
+            errors,
+        );
         check_return_type(&sig.output, errors);
         let output = Output::parse(&sig.output, sig.ident.span());
         // An async or blocking call owns its arguments and drops them when it ends: what it
@@ -622,11 +697,20 @@ impl ToolFn {
         quote!(#(#attrs)* #vis #sig #body)
     }
 
-    /// The arguments the model sends (the parameters without `#[ctx]`).
+    /// The arguments the model sends one by one (the parameters without `#[ctx]`, `#[bind]`
+    /// or `#[args]`).
     pub fn arg_fields(&self) -> impl Iterator<Item = &ArgField> {
         self.params.iter().filter_map(|p| match p {
             Param::Arg { field, .. } => Some(field),
-            Param::Ctx { .. } | Param::Call { .. } => None,
+            Param::Ctx { .. } | Param::Call { .. } | Param::Whole(_) => None,
+        })
+    }
+
+    /// The `#[args]` parameters (one at most, and then no other argument: `valid` says so).
+    pub fn whole_args(&self) -> impl Iterator<Item = &WholeArgs> {
+        self.params.iter().filter_map(|p| match p {
+            Param::Whole(args) => Some(args),
+            Param::Arg { .. } | Param::Ctx { .. } | Param::Call { .. } => None,
         })
     }
 
@@ -869,21 +953,37 @@ fn parse_command(
     let doc = docs::fn_doc(&method.attrs, errors);
     let mut fields = Vec::new();
     let mut borrowed = Vec::new();
+    let mut whole = Vec::new();
     for input in sig.inputs.iter().skip(1) {
-        if let FnArg::Typed(pat_ty) = input
-            && let Some(Param::Arg {
+        let FnArg::Typed(pat_ty) = input else {
+            continue;
+        };
+        match parse_param(pat_ty, &doc.arguments, false, errors) {
+            Some(Param::Arg {
                 field,
                 borrowed_str,
-            }) = parse_param(pat_ty, &doc.arguments, false, errors)
-        {
-            fields.push(field);
-            borrowed.push(borrowed_str);
+            }) => {
+                fields.push(field);
+                borrowed.push(borrowed_str);
+            }
+            Some(Param::Whole(args)) => whole.push(args),
+            // Refused by `parse_param` (`allow_ctx` is false).
+            Some(Param::Ctx { .. } | Param::Call { .. }) | None => {}
         }
     }
-    docs::check_arguments_list(&method.attrs, &doc.arguments, &param_names(sig), errors);
+    docs::check_arguments_list(
+        &method.attrs,
+        &doc.arguments,
+        &param_names(sig),
+        whole.first().map(|args| &args.ty),
+        errors,
+    );
     let mut replace_self = ReplaceSelf(self_ty);
     for field in &mut fields {
         syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut field.ty);
+    }
+    for args in &mut whole {
+        syn::visit_mut::VisitMut::visit_type_mut(&mut replace_self, &mut args.ty);
     }
     check_return_type(&sig.output, errors);
     let mut output = Output::parse(&sig.output, sig.ident.span());
@@ -902,6 +1002,7 @@ fn parse_command(
             .or(doc.description),
         fields,
         borrowed_str: borrowed,
+        whole,
         output,
         is_async: sig.asyncness.is_some(),
         annotations: attr.annotations,

@@ -1,4 +1,5 @@
-//! The macros' attributes: `#[tool_fn(...)]`, `#[arg(...)]`, `#[command(...)]`, `#[ctx]`.
+//! The macros' attributes: `#[tool_fn(...)]`, `#[arg(...)]`, `#[command(...)]`, `#[ctx]`,
+//! `#[bind]`, `#[args]`.
 
 use proc_macro2::{Span, TokenStream};
 use syn::meta::ParseNestedMeta;
@@ -488,6 +489,18 @@ pub fn bind_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a 
     Some(attr)
 }
 
+/// The `#[args]` attribute among `attrs`, if any; `#[args]` takes no arguments.
+pub fn args_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a Attribute> {
+    let attr = attrs.iter().find(|a| a.path().is_ident("args"))?;
+    if !matches!(attr.meta, syn::Meta::Path(_)) {
+        errors.spanned(
+            attr,
+            "`#[args]` takes no arguments: the parameter's type (deriving `ToolArgs`) says what the arguments are",
+        );
+    }
+    Some(attr)
+}
+
 /// Reports each helper attribute of the macros in `attrs` that does not go on `place` (not
 /// named in `allowed`): it would be taken out, or passed over, having no effect there.
 pub fn misplaced_helpers(attrs: &[Attribute], allowed: &[&str], place: &str, errors: &mut Errors) {
@@ -499,6 +512,10 @@ pub fn misplaced_helpers(attrs: &[Attribute], allowed: &[&str], place: &str, err
             ),
             ("ctx", "a parameter of a tool function"),
             ("bind", "a parameter of a tool function"),
+            (
+                "args",
+                "a parameter of a tool function or command, whose type derives `ToolArgs`",
+            ),
             (
                 "command",
                 "a method of a command group (with a `self` receiver)",
@@ -519,7 +536,7 @@ pub fn misplaced_helpers(attrs: &[Attribute], allowed: &[&str], place: &str, err
 
 /// Whether an attribute is one of the macros' own helper attributes (removed from output).
 pub fn is_helper(attr: &Attribute) -> bool {
-    ["arg", "ctx", "bind", "command"]
+    ["arg", "ctx", "bind", "args", "command"]
         .iter()
         .any(|name| attr.path().is_ident(name))
 }

@@ -299,10 +299,13 @@ fn argument_item(item: &str) -> Option<(String, String)> {
 /// Reports each item of a function's `# Arguments` list that names none of its parameters
 /// (`parameters`, by their names without `r#`): its text is left out of the description and
 /// describes nothing, so the model would never read it. Pointed at the doc line naming it.
+/// With an `#[args]` parameter (of type `whole`), whose type's fields are the arguments, the
+/// error says where their descriptions go.
 pub fn check_arguments_list(
     attrs: &[Attribute],
     arguments: &[(String, String)],
     parameters: &[String],
+    whole: Option<&syn::Type>,
     errors: &mut Errors,
 ) {
     for (name, _) in arguments {
@@ -331,9 +334,15 @@ pub fn check_arguments_list(
                 _ => false,
             })
         });
-        let message = format!(
-            "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; name a parameter, or move the text out of the list"
-        );
+        let message = match whole {
+            Some(whole) => format!(
+                "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; the arguments are the fields of the `#[args]` parameter's type `{}`, described by their own doc comments (or `#[arg(description = \"...\")]`): move the text there",
+                whole.to_token_stream().to_string().replace(' ', "")
+            ),
+            None => format!(
+                "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; name a parameter, or move the text out of the list"
+            ),
+        };
         match line {
             Some(line) => errors.spanned(line, message),
             None => errors.spanned(attrs.first(), message),

@@ -196,6 +196,8 @@ struct Call<'a> {
     target: TokenStream,
     /// The arguments read.
     fields: &'a [ArgField],
+    /// The `#[args]` parameter's type, read from the whole arguments instead of `fields`.
+    whole: Option<&'a syn::Type>,
     /// The call's arguments in order.
     call_args: Vec<CallArg>,
     /// The statements binding the `CallArg::Local`s, run once the arguments are read.
@@ -210,6 +212,26 @@ enum CallArg {
     Field { index: usize, borrowed: bool },
     /// A local of that name (a `#[ctx]` value or the call's context).
     Local(Ident),
+    /// The value of the `#[args]` parameter.
+    Whole,
+}
+
+/// The local holding the value of the `#[args]` parameter once read.
+fn whole_local() -> Ident {
+    Ident::new("__toolsmith_whole", Span::mixed_site())
+}
+
+/// The schema of the arguments: the `#[args]` type's, or else `fields`'.
+fn arguments_schema(
+    krate: &TokenStream,
+    whole: Option<&syn::Type>,
+    fields: &[ArgField],
+) -> TokenStream {
+    match whole {
+        // Spanned at the type, so that a type without the derive is blamed.
+        Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::ArgsSchema>::args_schema()),
+        None => args::schema_expr(krate, fields),
+    }
 }
 
 /// The call: the arguments read in place (no struct of their own, whose impls every tool
@@ -232,6 +254,10 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
                 }
             }
             CallArg::Local(ident) => quote!(#ident),
+            CallArg::Whole => {
+                let whole = whole_local();
+                quote!(#whole)
+            }
         });
         let call_target = quote!(#target(#(#call_args),*));
         let run = match call.runner {
@@ -260,6 +286,25 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
         Runner::Sync => answer_now(quote!(#krate::Some(#krate::Err(#error)))),
         Runner::Async | Runner::Blocking => quote!(#krate::finished(#krate::Err(#error))),
     };
+    if let Some(ty) = call.whole {
+        // Read as `ToolArgs::parse` reads it: the type's own `FromToolArgs`.
+        let (whole, error) = (
+            whole_local(),
+            Ident::new("__toolsmith_error", Span::mixed_site()),
+        );
+        let read = quote_spanned! {ty.span()=>
+            <#ty as #krate::FromToolArgs>::from_tool_args(
+                &#krate::ToolArgs::new(#name, __toolsmith_arguments),
+            )
+        };
+        let (run, misread) = (finish(&[]), misread(quote!(#error)));
+        return quote! {
+            match #read {
+                #krate::Ok(#whole) => #run,
+                #krate::Err(#error) => #misread,
+            }
+        };
+    }
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
     let read = args::read_expr(krate, &reader, call.fields, None, finish, misread);
     if call.fields.is_empty() {
@@ -373,12 +418,13 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         .as_ref()
         .map_or(DEFAULT_CATEGORY.to_owned(), |c| c.value.clone());
     let fields: Vec<ArgField> = tool.arg_fields().map(clone_field).collect();
+    let whole = tool.whole_args().next().map(|args| &args.ty);
     let definition = definition_expr(
         &krate,
         name,
         &description,
         &category,
-        args::schema_expr(&krate, &fields),
+        arguments_schema(&krate, whole, &fields),
         Some(&tool.output),
         &tool.attr.annotations,
     );
@@ -424,6 +470,7 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
                     });
                     CallArg::Local(local)
                 }
+                Param::Whole(_) => CallArg::Whole,
             }
         })
         .collect();
@@ -431,6 +478,7 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         name,
         target: quote!(#fn_ident),
         fields: &fields,
+        whole,
         call_args,
         locals: quote!(#(#bindings)*),
         runner,
@@ -491,7 +539,7 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         .iter()
         .filter_map(|p| match p {
             Param::Ctx { ident, ty, .. } => Some((ident, ty)),
-            Param::Arg { .. } | Param::Call { .. } => None,
+            Param::Arg { .. } | Param::Call { .. } | Param::Whole(_) => None,
         })
         .collect();
     let bound = tool.has_bound();
@@ -634,24 +682,33 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
                 .as_ref()
                 .unwrap_or(&Description::Text(String::new())),
             &category,
-            args::schema_expr(&krate, &command.fields),
+            arguments_schema(
+                &krate,
+                command.whole.first().map(|args| &args.ty),
+                &command.fields,
+            ),
             Some(&command.output),
             &annotations,
         ));
         let method = &command.method;
+        let whole = command.whole.first().map(|args| &args.ty);
         let call = Call {
             name,
             target: quote!(self.#method),
             fields: &command.fields,
-            call_args: command
-                .borrowed_str
-                .iter()
-                .enumerate()
-                .map(|(index, borrowed)| CallArg::Field {
-                    index,
-                    borrowed: *borrowed,
-                })
-                .collect(),
+            whole,
+            call_args: match whole {
+                Some(_) => vec![CallArg::Whole],
+                None => command
+                    .borrowed_str
+                    .iter()
+                    .enumerate()
+                    .map(|(index, borrowed)| CallArg::Field {
+                        index,
+                        borrowed: *borrowed,
+                    })
+                    .collect(),
+            },
             locals: TokenStream::new(),
             runner: if command.is_async {
                 Runner::Async

@@ -95,11 +95,12 @@ use errors::Errors;
 /// both, with their serde attributes honoured), and `&str`. A type without a schema fails to
 /// compile with "`Point` has no JSON Schema: derive `schemars::JsonSchema` (schemars 1.x,
 /// `schemars = "1"`)" (the bound is `HasJsonSchema`). A type deriving [`derive@ToolArgs`] is
-/// not a parameter type: it is read as a tool's whole arguments (`ToolArgs::parse`,
-/// `FnTool`), so as a parameter it has no schema either (the error's notes say so), and
-/// deriving `Deserialize` beside `ToolArgs` conflicts (E0119); to take such a type as one
-/// parameter, derive `serde::Deserialize` and `schemars::JsonSchema` on it instead of
-/// `ToolArgs`. A parameter whose type reads from
+/// not a parameter type: it is a tool's whole arguments, taken by a parameter marked
+/// [`#[args]`](#args-the-whole-arguments-as-one-type) (below), so as a plain parameter it has
+/// no schema (the error's notes say so), and deriving `Deserialize` beside `ToolArgs`
+/// conflicts (E0119); to take such a type as one argument among others, derive
+/// `serde::Deserialize` and `schemars::JsonSchema` on it instead of `ToolArgs`. A parameter
+/// whose type reads from
 /// `null` (`Option<T>`, `serde_json::Value`) may be left out and is not `required`. Arguments
 /// are read leniently (`"42"` for 42, `"true"` for true); an error names the argument's path.
 /// A rustdoc `# Arguments` list (`` * `a` - The first number ``) in the function's doc also
@@ -199,6 +200,7 @@ use errors::Errors;
 /// | `#[arg(default)]`, `#[arg(default = "path")]` | not required; `Default::default()` or `path()` when left out (a `null` sent counts as left out, as strict models send it: an `Option` whose default is `Some` cannot be set to `None`) |
 /// | `#[ctx]` | not an argument: the value is taken from the session (below) |
 /// | `#[bind]` | not an argument: the value is given to the generated `new(..)` (below) |
+/// | `#[args]` | the whole arguments, read into the parameter's `ToolArgs` type (below) |
 ///
 /// ```
 /// use toolsmith::{tool_fn, ToolImpl};
@@ -309,6 +311,61 @@ use errors::Errors;
 /// assert_eq!(tool.definition().commands()[0].arguments.schema()["required"], serde_json::json!(["name"]));
 /// ```
 ///
+/// # `#[args]`: the whole arguments as one type
+///
+/// A parameter marked `#[args]` takes the call's whole arguments, read into its type, which
+/// derives [`derive@ToolArgs`] on a struct (any type implementing `ArgsSchema` and
+/// `FromToolArgs` does). The tool's schema is the type's (`T::args_schema()`), so a call is
+/// validated against it before the function runs, and the arguments are read as
+/// `ToolArgs::parse::<T>()` reads them: leniently, the type's `#[serde]` and `#[arg]`
+/// attributes (`rename_all`, defaults, `Option` fields) honoured, an error naming the
+/// argument's path. The function's result is converted as any tool's, `timeout`, `retries`
+/// and `blocking` apply, and a command of a group (below) may take one too.
+///
+/// ```
+/// use toolsmith::{ArgsSchema, ToolArgs, ToolArguments, ToolCallContext, ToolImpl, tool_fn};
+///
+/// #[derive(ToolArgs)]
+/// #[serde(rename_all = "camelCase")]
+/// struct SearchArgs {
+///     /// What to look for.
+///     search_text: String,
+///     /// At most this many hits.
+///     #[serde(default)]
+///     max_hits: u32,
+/// }
+///
+/// /// Searches the notes.
+/// #[tool_fn(read_only)]
+/// async fn search(#[args] args: SearchArgs, #[ctx] call: ToolCallContext) -> String {
+///     format!("{} {} ({})", args.search_text, args.max_hits, call.call_id())
+/// }
+///
+/// assert_eq!(Search.definition().commands()[0].arguments, SearchArgs::args_schema());
+/// let arguments = ToolArguments::try_from(serde_json::json!({"searchText": "tides", "maxHits": "5"})).unwrap();
+/// let result = futures::executor::block_on(Search.execute(arguments)).unwrap();
+/// assert_eq!(result.content.to_text(), "tides 5 ()");
+/// ```
+///
+/// A function has one `#[args]` parameter at most, and then no other argument: beside it go
+/// only `#[ctx]` and `#[bind]` parameters and the call's `ToolCallContext`. A second
+/// `#[args]`, an argument parameter beside it, `#[args]` together with `#[ctx]`, `#[bind]` or
+/// `#[arg]` (the type's fields are named and described in the type), and a borrowed type are
+/// compile errors pointing at the parameter. The arguments are described by the doc comments
+/// of the type's fields: a doc comment on the `#[args]` parameter itself is dropped, as on a
+/// `#[ctx]` one, and a `# Arguments` list in the function's doc may name the parameter (its
+/// text, as every `# Arguments` list, is left out of the description) but naming one of the
+/// type's fields is an error saying to move the text to the field.
+///
+/// A type without the derive fails to compile with "`Query` has no schema of a tool's whole
+/// arguments: derive `ToolArgs` on it". That includes a command enum deriving `ToolArgs`:
+/// its derive gives commands (`ToolCommands`), not one object of arguments; write a command
+/// group for it (below), or its `ToolImpl` (`Tool::group` with `T::command_definitions()`,
+/// `ToolArgs::parse`). What the macro cannot see is left to registration: an `ArgsSchema`
+/// written by hand whose root is not an object schema is refused there
+/// (`RegistrationError::ArgumentsNotAnObject`), as is a group command's type with a field
+/// named `command` (the argument that picks the command).
+///
 /// # On an `impl` block: a command group
 ///
 /// Each method with a `&self` receiver is a command (`Tool::MultiCommands`); the call picks
@@ -318,7 +375,8 @@ use errors::Errors;
 /// list of commands (`Tool::group`, `Tool::group_description`); each command is described by
 /// its method's doc comment. A group without either is described by its commands alone.
 /// A method takes no `#[ctx]` or `#[bind]` parameter (a compile error says so): what it
-/// needs is in `self`, and its call's context is `ToolCallContext::current()`. A `timeout`
+/// needs is in `self`, and its call's context is `ToolCallContext::current()`. It may take
+/// its command's whole arguments as one `#[args]` parameter (above). A `timeout`
 /// on the block limits its `async` commands; a sync command answers inline on the caller's
 /// thread, where no limit can stop it (the group has no `blocking`), so slow work belongs in
 /// an `async` command.

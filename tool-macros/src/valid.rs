@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use proc_macro2::Span;
 
-use crate::ast::{ArgField, CommandEnum, ToolFn, ToolGroup};
+use crate::ast::{ArgField, CommandEnum, ToolFn, ToolGroup, WholeArgs};
 use crate::attr::Spanned;
 use crate::errors::Errors;
 use crate::names;
@@ -72,6 +72,47 @@ fn check_arguments<'a>(
     }
 }
 
+/// A type as written, for a message (`Vec < u8 >` without its spaces).
+fn spelled(ty: &syn::Type) -> String {
+    quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace(' ', "")
+}
+
+/// An `#[args]` parameter takes the whole arguments: a second one, or an argument parameter
+/// beside it, would be read from the same object as it (each error at that parameter).
+fn check_whole_args<'a>(
+    whole: &[&WholeArgs],
+    fields: impl IntoIterator<Item = &'a ArgField>,
+    errors: &mut Errors,
+) {
+    let Some(first) = whole.first() else {
+        return;
+    };
+    for repeated in &whole[1..] {
+        errors.spanned(
+            &repeated.marker,
+            format!(
+                "a second `#[args]` parameter: `{}` takes the call's whole arguments already; make the fields of `{}` fields of `{}`",
+                first.ident,
+                spelled(&repeated.ty),
+                spelled(&first.ty)
+            ),
+        );
+    }
+    for field in fields {
+        errors.spanned(
+            &field.member,
+            format!(
+                "`{}` is an argument beside the `#[args]` parameter `{}`, which takes the call's whole arguments: make it a field of `{}`, or drop `#[args]`",
+                field.member,
+                first.ident,
+                spelled(&first.ty)
+            ),
+        );
+    }
+}
+
 /// Checks a tool function.
 pub fn tool_fn(tool: &ToolFn, errors: &mut Errors) {
     check_name(&tool.name, errors);
@@ -83,6 +124,11 @@ pub fn tool_fn(tool: &ToolFn, errors: &mut Errors) {
         errors,
     );
     check_arguments(tool.arg_fields(), false, errors);
+    check_whole_args(
+        &tool.whole_args().collect::<Vec<_>>(),
+        tool.arg_fields(),
+        errors,
+    );
     // A sync function runs inline, on the caller's thread: nothing can stop it at a limit.
     if let Some(timeout) = &tool.attr.timeout_millis
         && tool.attr.blocking.is_none()
@@ -129,6 +175,11 @@ pub fn tool_group(group: &ToolGroup, errors: &mut Errors) {
             seen.insert(&command.name.value, command.name.span);
         }
         check_arguments(&command.fields, true, errors);
+        check_whole_args(
+            &command.whole.iter().collect::<Vec<_>>(),
+            &command.fields,
+            errors,
+        );
     }
 }
 

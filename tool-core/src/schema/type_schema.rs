@@ -40,8 +40,9 @@ fn generator() -> SchemaGenerator {
 /// An argument type of `#[tool_fn]`, `#[derive(ToolArgs)]` or [`ArgsObject::field`] must be
 /// one: derive `schemars::JsonSchema` on it, from schemars 1.x (`schemars = "1"` in
 /// `Cargo.toml`). schemars 0.8's `JsonSchema` is another trait and does not count.
-/// A type deriving `ToolArgs` is not one: it is read as a tool's whole arguments, and a type
-/// taken as one argument derives `serde::Deserialize` and `schemars::JsonSchema` instead.
+/// A type deriving `ToolArgs` is not one: it is read as a tool's whole arguments (a
+/// `#[tool_fn]` parameter marked `#[args]`), and a type taken as one argument derives
+/// `serde::Deserialize` and `schemars::JsonSchema` instead.
 ///
 /// ```
 /// use toolsmith::HasJsonSchema;
@@ -58,7 +59,7 @@ fn generator() -> SchemaGenerator {
     label = "this argument's type needs a JSON Schema",
     note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`, with `schemars = \"1\"` in Cargo.toml: the `JsonSchema` of schemars 0.8 is a different trait and does not count",
     note = "for a type of another crate, enable that crate's schemars 1 feature if it has one, or wrap the type in one of yours",
-    note = "a type deriving `toolsmith::ToolArgs` is read as a tool's whole arguments (`ToolArgs::parse`, `FnTool`), not as one of them: to take `{Self}` as one argument (a `#[tool_fn]` parameter, a field), derive `serde::Deserialize` and `schemars::JsonSchema` for it instead of `ToolArgs`"
+    note = "a type deriving `toolsmith::ToolArgs` is read as a tool's whole arguments (`ToolArgs::parse`, `FnTool`), not as one of them: mark the `#[tool_fn]` parameter `#[args]` to take `{Self}` as the whole arguments; to take it as one argument (a parameter beside others, a field), derive `serde::Deserialize` and `schemars::JsonSchema` for it instead of `ToolArgs`"
 )]
 pub trait HasJsonSchema: JsonSchema {}
 

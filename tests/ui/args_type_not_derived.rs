@@ -1,0 +1,39 @@
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolsmith::{ToolArgs, tool_fn};
+
+/// Deserialized, with a schema, but not `ToolArgs`.
+#[derive(Deserialize, JsonSchema)]
+struct Query {
+    /// The text.
+    text: String,
+}
+
+/// Searches the notes.
+#[tool_fn]
+fn search(#[args] query: Query) -> String {
+    query.text
+}
+
+/// Commands, not one object of arguments.
+#[derive(ToolArgs)]
+enum Playlist {
+    /// Add a song.
+    Add {
+        /// The song.
+        title: String,
+    },
+    /// Empty the playlist.
+    Clear,
+}
+
+/// Plays songs.
+#[tool_fn]
+fn play(#[args] command: Playlist) -> String {
+    match command {
+        Playlist::Add { title } => title,
+        Playlist::Clear => String::new(),
+    }
+}
+
+fn main() {}
