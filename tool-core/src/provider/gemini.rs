@@ -8,6 +8,18 @@
 //! error), no `additionalProperties`, `nullable: true` instead of type unions with `null`,
 //! `enum` for strings only, and a few `format`s. Other keywords are moved into the
 //! description.
+//!
+//! A tool whose arguments the subset cannot say (a map, `additionalProperties` with a schema
+//! or `true`; a value of any type, a schema with no `type`; an array whose items are of any
+//! type, or a tuple) is declared with `parametersJsonSchema` instead, which Gemini documents
+//! as the parameters "in JSON Schema format", mutually exclusive with `parameters`. There the
+//! schema keeps the keywords Gemini documents for its JSON Schema fields (`type`, `format`,
+//! `title`, `description`, `enum` of strings and numbers, `items`, `prefixItems`,
+//! `minItems`, `maxItems`, `minimum`, `maximum`, `anyOf`, `properties`,
+//! `additionalProperties`, `required`, `propertyOrdering`): `$ref`s are inlined as for the
+//! subset (recursion is still an error), a union with `null` is an `anyOf` with
+//! `{"type": "null"}`, and other keywords are moved into the description. Every other tool
+//! is declared with `parameters`, as before.
 
 use serde_json::{Map, Value, json};
 
@@ -22,9 +34,6 @@ use super::strict::{
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, ResponseError};
 use crate::{Image, ToolFunctionSpec};
-
-/// Keywords of the OpenAPI subset that apply to every type.
-const COMMON_KEYWORDS: [&str; 4] = ["title", "default", "example", "propertyOrdering"];
 
 pub(crate) fn render_tools(
     specs: impl Iterator<Item = ToolFunctionSpec>,
@@ -46,19 +55,30 @@ pub(crate) fn render_tools(
                 path: String::new(),
             });
         }
-        let parameters = openapi_schema(&spec.parameters)
-            .map_err(|err| err.into_render_error(Provider::Gemini, &spec.name))?;
-        let mut declaration = Map::new();
-        declaration.insert("name".to_owned(), Value::String(spec.name));
-        declaration.insert("description".to_owned(), Value::String(spec.description));
+        let refused = |err: SchemaError| err.into_render_error(Provider::Gemini, &spec.name);
+        let subset = convert(&spec.parameters, Dialect::OpenApi).map_err(refused)?;
         // Gemini refuses an object schema with no properties: a tool without arguments
         // declares no `parameters`.
-        let has_properties = parameters
+        let has_properties = subset
+            .schema
             .get("properties")
             .and_then(Value::as_object)
             .is_some_and(|p| !p.is_empty());
-        if has_properties {
-            declaration.insert("parameters".to_owned(), parameters);
+        let parameters = match (has_properties, subset.lossy) {
+            (false, _) => None,
+            (true, false) => Some(("parameters", subset.schema)),
+            (true, true) => Some((
+                "parametersJsonSchema",
+                convert(&spec.parameters, Dialect::JsonSchema)
+                    .map_err(refused)?
+                    .schema,
+            )),
+        };
+        let mut declaration = Map::new();
+        declaration.insert("name".to_owned(), Value::String(spec.name));
+        declaration.insert("description".to_owned(), Value::String(spec.description));
+        if let Some((field, schema)) = parameters {
+            declaration.insert(field.to_owned(), schema);
         }
         declarations.push(Value::Object(declaration));
     }
@@ -68,28 +88,64 @@ pub(crate) fn render_tools(
     Ok(json!([{ "functionDeclarations": declarations }]))
 }
 
-/// A JSON Schema as Gemini's OpenAPI subset.
-pub(crate) fn openapi_schema(schema: &Value) -> Result<Value, SchemaError> {
+/// The schema language of a function declaration's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// `parameters`: Gemini's OpenAPI subset.
+    OpenApi,
+    /// `parametersJsonSchema`: the JSON Schema keywords Gemini documents for it.
+    JsonSchema,
+}
+
+impl Dialect {
+    /// The keywords that apply to every type, kept where they are.
+    fn common_keywords(self) -> &'static [&'static str] {
+        match self {
+            Self::OpenApi => &["title", "default", "example", "propertyOrdering"],
+            Self::JsonSchema => &["title", "propertyOrdering"],
+        }
+    }
+}
+
+/// A converted schema, and whether the OpenAPI subset lost part of what it says.
+struct Converted {
+    schema: Value,
+    /// A map, a value of any type or an array of them, or a tuple: the subset declared
+    /// something narrower or wider than the schema, or nothing the model can read.
+    lossy: bool,
+}
+
+/// A JSON Schema as `dialect`.
+fn convert(schema: &Value, dialect: Dialect) -> Result<Converted, SchemaError> {
     let defs = Definitions::of(schema);
     let mut root = schema.clone();
     // The root's title names the argument type; the tool's own name and description say more.
     if let Some(root) = root.as_object_mut() {
         root.shift_remove("title");
     }
-    Converter {
+    let mut converter = Converter {
         defs: &defs,
+        dialect,
         expanding: Vec::new(),
         budget: InlineBudget::default(),
-    }
-    .node(root, "")
+        lossy: false,
+    };
+    let schema = converter.node(root, "")?;
+    Ok(Converted {
+        schema,
+        lossy: converter.lossy,
+    })
 }
 
 struct Converter<'d, 'a> {
     defs: &'d Definitions<'a>,
+    dialect: Dialect,
     /// The `$ref`s being inlined, outermost first: meeting one again is recursion.
     expanding: Vec<String>,
     /// How deep the conversion is and how much it wrote, `$ref`s inlined.
     budget: InlineBudget,
+    /// Whether the OpenAPI subset could not say part of the schema.
+    lossy: bool,
 }
 
 impl Converter<'_, '_> {
@@ -105,7 +161,10 @@ impl Converter<'_, '_> {
     fn convert(&mut self, schema: Value, path: &str) -> Result<Value, SchemaError> {
         let mut m = match schema {
             Value::Object(map) => map,
-            Value::Bool(true) => return Ok(json!({})),
+            Value::Bool(true) => {
+                self.lossy = true;
+                return Ok(json!({}));
+            }
             _ => return Err(SchemaError::new(path, "not a usable JSON Schema")),
         };
         for keyword in DEFINITION_KEYWORDS.iter().chain(&META_KEYWORDS) {
@@ -190,13 +249,28 @@ impl Converter<'_, '_> {
         } else {
             self.typed(&mut m, path)?
         };
-        if nullable {
-            out.insert("nullable".to_owned(), Value::Bool(true));
+        if !out.contains_key("type") && !out.contains_key("anyOf") {
+            // A value of any type: the subset has no schema for it.
+            self.lossy = true;
         }
         let description = m
             .shift_remove("description")
             .or_else(|| out.shift_remove("description"));
-        set_description(&mut out, description, m);
+        match self.dialect {
+            Dialect::OpenApi => {
+                if nullable {
+                    out.insert("nullable".to_owned(), Value::Bool(true));
+                }
+                set_description(&mut out, description, m);
+            }
+            Dialect::JsonSchema => {
+                // The description is the whole value's, outside the union with `null`.
+                if nullable && !out.is_empty() {
+                    out = or_null(out);
+                }
+                set_description(&mut out, description, m);
+            }
+        }
         Ok(Value::Object(out))
     }
 
@@ -214,16 +288,23 @@ impl Converter<'_, '_> {
                 continue;
             }
             let mut branch = self.node(branch, &format!("{path}/anyOf/{i}"))?;
-            if branch.get("nullable") == Some(&Value::Bool(true)) {
-                *nullable = true;
-                if let Some(b) = branch.as_object_mut() {
-                    b.shift_remove("nullable");
+            if let Some(b) = branch.as_object_mut() {
+                let null_branch = match self.dialect {
+                    Dialect::OpenApi => b.get("nullable") == Some(&Value::Bool(true)),
+                    Dialect::JsonSchema => is_or_null(b),
+                };
+                if null_branch {
+                    *nullable = true;
+                    match self.dialect {
+                        Dialect::OpenApi => drop(b.shift_remove("nullable")),
+                        Dialect::JsonSchema => *b = without_null(std::mem::take(b)),
+                    }
                 }
             }
             converted.push(branch);
         }
-        for keyword in COMMON_KEYWORDS {
-            m.shift_remove(keyword);
+        for keyword in self.dialect.common_keywords() {
+            m.shift_remove(*keyword);
         }
         match converted.len() {
             1 => Ok(converted
@@ -249,15 +330,22 @@ impl Converter<'_, '_> {
             m.shift_remove("type");
             out.insert("type".to_owned(), json!(ty));
         }
-        for keyword in COMMON_KEYWORDS {
+        for keyword in self.dialect.common_keywords() {
             keep(m, &mut out, keyword);
         }
-        if let Some(values) = m.get("enum").and_then(Value::as_array)
-            && values.iter().all(Value::is_string)
-            && matches!(ty.as_deref(), None | Some("string"))
-        {
-            out.insert("type".to_owned(), json!("string"));
-            keep(m, &mut out, "enum");
+        if let Some(values) = m.get("enum").and_then(Value::as_array) {
+            let strings = values.iter().all(Value::is_string)
+                && matches!(ty.as_deref(), None | Some("string"));
+            // JSON Schema's `enum` is documented for strings and numbers.
+            let numbers = self.dialect == Dialect::JsonSchema
+                && values.iter().all(Value::is_number)
+                && matches!(ty.as_deref(), Some("number" | "integer"));
+            if strings {
+                out.insert("type".to_owned(), json!("string"));
+            }
+            if strings || numbers {
+                keep(m, &mut out, "enum");
+            }
         }
         match ty.as_deref() {
             Some("object") => {
@@ -281,35 +369,48 @@ impl Converter<'_, '_> {
                         out.insert("required".to_owned(), Value::Array(required));
                     }
                 }
-                if m.get("additionalProperties") == Some(&Value::Bool(false)) {
-                    m.shift_remove("additionalProperties");
+                match (self.dialect, m.shift_remove("additionalProperties")) {
+                    (_, None) => {}
+                    // A closed object: what the subset says by listing the properties.
+                    (Dialect::OpenApi, Some(Value::Bool(false))) => {}
+                    (Dialect::OpenApi, Some(other)) => {
+                        // A map: the subset has no keyword for its values.
+                        self.lossy = true;
+                        m.insert("additionalProperties".to_owned(), other);
+                    }
+                    (Dialect::JsonSchema, Some(Value::Object(values))) => {
+                        let values = self.node(
+                            Value::Object(values),
+                            &format!("{path}/additionalProperties"),
+                        )?;
+                        out.insert("additionalProperties".to_owned(), values);
+                    }
+                    (Dialect::JsonSchema, Some(other)) => {
+                        out.insert("additionalProperties".to_owned(), other);
+                    }
                 }
-                keep(m, &mut out, "minProperties");
-                keep(m, &mut out, "maxProperties");
+                if self.dialect == Dialect::OpenApi {
+                    keep(m, &mut out, "minProperties");
+                    keep(m, &mut out, "maxProperties");
+                }
             }
             Some("array") => {
-                // Only an object is converted; a tuple's `items` (or `true`) stays for the
-                // description.
-                let object_items = m.get("items").is_some_and(Value::is_object);
-                if let Some(items) = object_items.then(|| m.shift_remove("items")).flatten() {
-                    out.insert(
-                        "items".to_owned(),
-                        self.node(items, &format!("{path}/items"))?,
-                    );
-                } else {
-                    // Gemini refuses an array without `items` ("items: missing field"): its
-                    // elements, of any type (or a tuple's, described), are declared as
-                    // strings, which validation reads as the schema says.
-                    out.insert("items".to_owned(), json!({"type": "string"}));
+                match self.dialect {
+                    Dialect::OpenApi => self.openapi_items(m, &mut out, path)?,
+                    Dialect::JsonSchema => self.json_schema_items(m, &mut out, path)?,
                 }
                 keep(m, &mut out, "minItems");
                 keep(m, &mut out, "maxItems");
             }
             Some("string") => {
-                keep(m, &mut out, "minLength");
-                keep(m, &mut out, "maxLength");
-                keep(m, &mut out, "pattern");
-                keep_format(m, &mut out, &["enum", "date-time"]);
+                if self.dialect == Dialect::OpenApi {
+                    keep(m, &mut out, "minLength");
+                    keep(m, &mut out, "maxLength");
+                    keep(m, &mut out, "pattern");
+                    keep_format(m, &mut out, &["enum", "date-time"]);
+                } else {
+                    keep_format(m, &mut out, &["date-time"]);
+                }
             }
             Some("number") => {
                 keep(m, &mut out, "minimum");
@@ -324,6 +425,113 @@ impl Converter<'_, '_> {
             _ => {}
         }
         Ok(out)
+    }
+
+    /// An array's `items` in the subset, which requires one schema for every element.
+    fn openapi_items(
+        &mut self,
+        m: &mut Map<String, Value>,
+        out: &mut Map<String, Value>,
+        path: &str,
+    ) -> Result<(), SchemaError> {
+        // Only an object is converted; a tuple's `items` (or `true`) stays for the
+        // description.
+        let object_items = m.get("items").is_some_and(Value::is_object);
+        if let Some(items) = object_items.then(|| m.shift_remove("items")).flatten() {
+            out.insert(
+                "items".to_owned(),
+                self.node(items, &format!("{path}/items"))?,
+            );
+        } else {
+            // Gemini refuses an array without `items` ("items: missing field"): its
+            // elements, of any type (or a tuple's, described), are declared as strings,
+            // which validation reads as the schema says.
+            self.lossy = true;
+            out.insert("items".to_owned(), json!({"type": "string"}));
+        }
+        if m.contains_key("prefixItems") {
+            self.lossy = true;
+        }
+        Ok(())
+    }
+
+    /// An array's `items` and `prefixItems` in JSON Schema: a tuple's list of `items`
+    /// (before 2020-12) is its `prefixItems`; elements of any type need no `items`.
+    fn json_schema_items(
+        &mut self,
+        m: &mut Map<String, Value>,
+        out: &mut Map<String, Value>,
+        path: &str,
+    ) -> Result<(), SchemaError> {
+        let (prefix, prefix_keyword) = match m.get("items") {
+            Some(Value::Array(_)) if !m.contains_key("prefixItems") => {
+                (m.shift_remove("items"), "items")
+            }
+            _ => (m.shift_remove("prefixItems"), "prefixItems"),
+        };
+        if let Some(Value::Array(schemas)) = prefix {
+            let mut converted = Vec::new();
+            for (i, schema) in schemas.into_iter().enumerate() {
+                converted.push(self.node(schema, &format!("{path}/{prefix_keyword}/{i}"))?);
+            }
+            out.insert("prefixItems".to_owned(), Value::Array(converted));
+        }
+        match m.shift_remove("items") {
+            Some(items @ Value::Object(_)) => {
+                let items = self.node(items, &format!("{path}/items"))?;
+                out.insert("items".to_owned(), items);
+            }
+            // Any element: what no `items` says.
+            Some(Value::Bool(true)) | None => {}
+            // `false` after a tuple (no more elements), or not a schema: described.
+            Some(other) => {
+                m.insert("items".to_owned(), other);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `schema` accepting `null` too, as an `anyOf` (one more branch when it is one).
+fn or_null(mut schema: Map<String, Value>) -> Map<String, Value> {
+    let null_schema = json!({"type": "null"});
+    if let Some(Value::Array(branches)) = schema.get_mut("anyOf") {
+        if !branches.contains(&null_schema) {
+            branches.push(null_schema);
+        }
+        return schema;
+    }
+    let mut union = Map::new();
+    union.insert(
+        "anyOf".to_owned(),
+        json!([Value::Object(schema), null_schema]),
+    );
+    union
+}
+
+/// Whether a converted JSON Schema is a union with `null` ([`or_null`]'s form).
+fn is_or_null(schema: &Map<String, Value>) -> bool {
+    schema
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|branches| branches.contains(&json!({"type": "null"})))
+}
+
+/// [`or_null`]'s union without its `null` branch: a lone branch is the schema itself.
+fn without_null(mut schema: Map<String, Value>) -> Map<String, Value> {
+    let Some(Value::Array(mut branches)) = schema.shift_remove("anyOf") else {
+        return schema;
+    };
+    branches.retain(|b| b != &json!({"type": "null"}));
+    match (branches.len(), schema.is_empty()) {
+        (1, true) => branches
+            .pop()
+            .and_then(|b| b.as_object().cloned())
+            .unwrap_or_default(),
+        _ => {
+            schema.insert("anyOf".to_owned(), Value::Array(branches));
+            schema
+        }
     }
 }
 
@@ -587,6 +795,11 @@ pub(crate) fn parse_stop_reason(response: &Value) -> Result<StopReason, Response
 mod tests {
     use super::*;
 
+    /// A JSON Schema as Gemini's OpenAPI subset.
+    fn openapi_schema(schema: &Value) -> Result<Value, SchemaError> {
+        convert(schema, Dialect::OpenApi).map(|converted| converted.schema)
+    }
+
     #[test]
     fn converts_to_the_openapi_subset() {
         let out = openapi_schema(&json!({
@@ -620,6 +833,132 @@ mod tests {
                 "required": ["place"]
             })
         );
+    }
+
+    fn spec(name: &str, parameters: Value) -> ToolFunctionSpec {
+        ToolFunctionSpec {
+            name: name.to_owned(),
+            description: "A tool.".to_owned(),
+            parameters,
+            returns: None,
+        }
+    }
+
+    #[test]
+    fn a_map_or_an_untyped_value_is_declared_in_json_schema() {
+        // The subset has no `additionalProperties` (a map was an object without
+        // `properties`, which Gemini refuses) and no schema without `type` (which Gemini
+        // refuses too): such a tool is declared with `parametersJsonSchema`.
+        let map = spec(
+            "set_env",
+            json!({"type": "object", "properties": {
+                "vars": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
+                "scope": {"type": ["string", "null"], "enum": ["user", "system", null]}
+            }, "required": ["vars"]}),
+        );
+        let untyped = spec(
+            "store",
+            json!({"type": "object", "properties": {
+                "key": {"type": "string"},
+                "value": {"description": "Any JSON."},
+                "open": {"type": "object", "additionalProperties": true}
+            }, "required": ["key", "value"]}),
+        );
+        let plain = spec(
+            "add",
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        );
+        let rendered = render_tools([map, untyped, plain].into_iter()).unwrap();
+        let declarations = &rendered[0]["functionDeclarations"];
+        assert_eq!(
+            declarations[0],
+            json!({"name": "set_env", "description": "A tool.", "parametersJsonSchema": {
+                "type": "object",
+                "properties": {
+                    "vars": {"type": "object", "additionalProperties":
+                        {"type": "string", "description": "(minLength: 1)"}},
+                    "scope": {"anyOf": [
+                        {"type": "string", "enum": ["user", "system"]}, {"type": "null"}]}
+                },
+                "required": ["vars"]
+            }})
+        );
+        assert_eq!(
+            declarations[1]["parametersJsonSchema"],
+            json!({
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string"},
+                    "value": {"description": "Any JSON."},
+                    "open": {"type": "object", "additionalProperties": true}
+                },
+                "required": ["key", "value"]
+            })
+        );
+        assert_eq!(declarations[1].get("parameters"), None);
+        // A tool the subset says whole is declared in it, as before.
+        assert_eq!(
+            declarations[2],
+            json!({"name": "add", "description": "A tool.", "parameters":
+                {"type": "object", "properties": {"a": {"type": "integer"}}}})
+        );
+    }
+
+    #[test]
+    fn json_schema_declarations_keep_the_keywords_gemini_documents() {
+        let tool = spec(
+            "plot",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "title": "PlotArgs",
+                "type": "object",
+                "properties": {
+                    "point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "items": false},
+                    "pair": {"type": "array", "items": [{"type": "integer"}, {"type": "string"}]},
+                    "values": {"type": "array", "items": true, "maxItems": 3},
+                    "style": {"$ref": "#/$defs/Style"},
+                    "level": {"enum": [1, 2], "default": 1},
+                    "maybe": {"anyOf": [{"type": "integer", "exclusiveMinimum": 0}, {"type": "null"}], "description": "Or none."}
+                },
+                "additionalProperties": false,
+                "$defs": {"Style": {"type": "object", "properties": {
+                    "color": {"type": "string", "pattern": "^#"}}, "minProperties": 1}}
+            }),
+        );
+        let rendered = render_tools([tool].into_iter()).unwrap();
+        assert_eq!(
+            rendered[0]["functionDeclarations"][0]["parametersJsonSchema"],
+            json!({
+                "type": "object",
+                "properties": {
+                    "point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}],
+                        "description": "(items: false)"},
+                    "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+                    "values": {"type": "array", "maxItems": 3},
+                    "style": {"type": "object", "properties": {
+                        "color": {"type": "string", "description": "(pattern: ^#)"}},
+                        "description": "(minProperties: 1)"},
+                    "level": {"type": "integer", "enum": [1, 2], "description": "(default: 1)"},
+                    "maybe": {"anyOf": [
+                        {"type": "integer", "description": "(exclusiveMinimum: 0)"}, {"type": "null"}],
+                        "description": "Or none."}
+                },
+                "additionalProperties": false
+            })
+        );
+        // Recursion is still refused: the documented unrolling of cycles holds only where
+        // the property is optional.
+        let tree = spec(
+            "plant",
+            json!({"type": "object", "properties": {
+                "root": {"$ref": "#/$defs/Node"},
+                "meta": {"type": "object", "additionalProperties": {"type": "string"}}
+            }, "$defs": {"Node": {"type": "object", "properties": {
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}}),
+        );
+        let err = render_tools([tree].into_iter()).unwrap_err();
+        assert_eq!(err.tool, "plant");
+        assert!(err.reason.contains("recursion"), "{}", err.reason);
     }
 
     #[test]

@@ -158,7 +158,10 @@ impl Provider {
     /// Tools are rendered strict (OpenAI `strict: true` with the
     /// [strict transform](strict_schema), Anthropic `strict: true`) as `options` say: by
     /// default ([`StrictMode::WhenReturnsDeclared`]) those that declare a `returns` schema.
-    /// Gemini and text backends have no strict mode.
+    /// Gemini and text backends have no strict mode. Gemini declares a tool's parameters in
+    /// its OpenAPI subset (`parameters`), or, for a tool whose arguments the subset cannot say
+    /// (a map, a value of any type, an array of any elements, a tuple), in the JSON Schema
+    /// keywords it documents (`parametersJsonSchema`).
     ///
     /// A tool that cannot be strict (an open map, an untyped value, a tuple, recursion where
     /// the provider forbids it, a schema past OpenAI's size limits, or one strict tool too

@@ -1,7 +1,10 @@
 //! A tool an API cannot be declared is refused before the run (`ChatModel::check_declarations`):
 //! Gemini's function declarations cannot express recursion, so a session holding a recursive
 //! tool fails at `build()`, and a typed answer of a recursive type before its first request.
+//! A tool Gemini's OpenAPI subset cannot say (a map, a value of any type) is declared to it in
+//! JSON Schema.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -10,7 +13,7 @@ use toolsmith_core::{ToolShed, tool_fn};
 use toolsmith_harness::agent::{AgentSession, AgenticError, FINAL_ANSWER_TOOL};
 use toolsmith_harness::model::{ChatModel, ChatRequest, ChatResponse, ModelError};
 
-use super::server::MockServer;
+use super::server::{MockServer, Reply};
 use super::{Api, Client};
 
 /// A node of a tree: its schema refers to itself.
@@ -33,6 +36,84 @@ fn plant_tree(
 #[tool_fn]
 fn count_to_three() -> u32 {
     3
+}
+
+/// Set environment variables.
+#[tool_fn]
+fn set_env(
+    /// The variables, by name.
+    vars: HashMap<String, String>,
+    /// A note of any shape, kept with them.
+    note: serde_json::Value,
+) -> String {
+    format!("{} set ({note})", vars.len())
+}
+
+/// Repeat a text.
+#[tool_fn]
+fn repeat(
+    /// The text.
+    text: String,
+    /// How many times.
+    times: u32,
+) -> String {
+    text.repeat(times as usize)
+}
+
+#[tokio::test]
+async fn gemini_is_sent_a_map_and_an_untyped_value_in_json_schema() {
+    let api = Api::Gemini;
+    let server = MockServer::start([Reply::json(200, &api.text_answer("Done."))]).await;
+    let session = AgentSession::builder(api.model(&server.base, &Client::default()))
+        .with_model(api.model_name())
+        .with_toolshed(
+            ToolShed::new()
+                .tool(Arc::new(SetEnv))
+                .tool(Arc::new(Repeat)),
+        )
+        .with_every_tool_declared(true)
+        .build()
+        .unwrap();
+    let run = session.send("Set HOME to /root.").await.unwrap();
+    assert_eq!(run.text, "Done.");
+    let requests = server.requests();
+    let declarations = requests[0].body["tools"][0]["functionDeclarations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let declared = |name: &str| {
+        declarations
+            .iter()
+            .find(|d| d["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not declared: {declarations:#?}"))
+    };
+    // The subset has no keyword for a map's values, nor a schema without `type`.
+    let set_env = declared("set_env");
+    assert_eq!(set_env.get("parameters"), None, "{set_env:#}");
+    assert_eq!(
+        set_env["parametersJsonSchema"],
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "vars": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string"},
+                    "description": "The variables, by name."
+                },
+                "note": {"description": "A note of any shape, kept with them."}
+            },
+            "required": ["vars"],
+            "additionalProperties": false
+        })
+    );
+    // A tool the subset says whole is declared in it, beside.
+    let repeat = declared("repeat");
+    assert_eq!(repeat.get("parametersJsonSchema"), None, "{repeat:#}");
+    assert_eq!(
+        repeat["parameters"]["properties"]["times"]["type"], "integer",
+        "{repeat:#}"
+    );
 }
 
 /// A session of `model` holding `count_to_three` and the recursive `plant_tree` (which
