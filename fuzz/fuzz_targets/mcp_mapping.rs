@@ -330,6 +330,21 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
             }
+            // Structured content beside an image: the value's text, then one part an image.
+            (Some(value), UserModelContent::Parts(parts)) => {
+                let images = result
+                    .content
+                    .iter()
+                    .filter(|block| matches!(block, ContentBlock::Image(_)))
+                    .count();
+                assert!(images > 0, "{local}: parts without an image");
+                assert_eq!(parts.len(), 1 + images, "{local}: images lost");
+                assert_eq!(
+                    parts[0].to_text(),
+                    value.to_string(),
+                    "{local}: the value changed"
+                );
+            }
             // Content with an image comes back as parts, one a block, in order.
             (None, UserModelContent::Parts(parts)) => {
                 assert_eq!(parts.len(), result.content.len(), "{local}: blocks lost");

@@ -47,12 +47,17 @@ pub(super) fn remove_images_over_limits(
         .unzip();
     let mut notes: Vec<Option<String>> = seen.iter().map(|_| None).collect();
     let taken = limits.taken_media_types();
+    // Two models of no type in common take none: the note says so, not "(it takes )".
+    let takes = if taken.is_empty() {
+        "no image".to_owned()
+    } else {
+        taken.join(", ")
+    };
     for (image, note) in seen.iter().zip(&mut notes) {
         if !taken.contains(&image.media_type()) {
             *note = Some(format!(
-                "[image removed: an {}, a type the model does not take (it takes {})]",
+                "[image removed: an {}, a type the model does not take (it takes {takes})]",
                 image.media_type(),
-                taken.join(", ")
             ));
         } else if image.is_animated() && !limits.animated {
             *note = Some(format!(
@@ -216,6 +221,20 @@ mod tests {
         assert!(
             remove_images_over_limits(&mut messages, &ImageLimits::none().with_max_images(10))
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_model_that_takes_no_type_is_said_to_take_none() {
+        // Two models of no type in common (a fallback of a GIF-only model and Gemini).
+        let limits = ImageLimits::none()
+            .with_media_types(&["image/gif"])
+            .intersect(ImageLimits::gemini());
+        let mut messages = vec![Message::user_with_images("Look.", vec![png(10, 10)])];
+        let removed = remove_images_over_limits(&mut messages, &limits);
+        assert_eq!(
+            removed,
+            ["[image removed: an image/png, a type the model does not take (it takes no image)]"]
         );
     }
 

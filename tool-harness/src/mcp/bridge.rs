@@ -36,7 +36,8 @@ fn server_text(text: &str) -> Cow<'_, str> {
 /// provider-safe name ([`McpNames`](super::McpNames)); the server's own name is used on the
 /// wire. A result marked `isError` becomes [`ToolError::Execution`] with the server's
 /// message (without the "Tool 'name' failed: " a Toolsmith server writes before it, which
-/// the error says itself); structured content is kept as a JSON result. A server's "invalid
+/// the error says itself); structured content is kept as a JSON result (beside `image`
+/// blocks, as the value's JSON text then the images, a result of parts). A server's "invalid
 /// params" error, and a Toolsmith server's refusal of the arguments, is
 /// [`ToolError::InvalidArguments`] naming this tool (a Toolsmith server's reason without its
 /// frame and its request to call again, which the error and its rendering say themselves),

@@ -82,9 +82,10 @@ fn content_block(part: &ContentPart) -> ContentBlock {
 /// [`ToolError::InvalidArguments`] when it is a Toolsmith server's refusal of the arguments
 /// ([`refused_arguments`]); structured content is kept as a JSON result; content with an
 /// image is a result of [parts](ToolCallResult::parts), each image block an image (one the
-/// model could not be given, a text saying why, naming the tool); anything else is the
-/// content's text (other non-text blocks described in brackets). `wrapped`: the tool's
-/// output schema says its structured results come as `{"result": …}`
+/// model could not be given, a text saying why, naming the tool), and beside structured
+/// content, the value's JSON text then the content's images (its text mirrors the value);
+/// anything else is the content's text (other non-text blocks described in brackets).
+/// `wrapped`: the tool's output schema says its structured results come as `{"result": …}`
 /// ([`WRAPPED_RESULT_MARKER`](super::WRAPPED_RESULT_MARKER)), and the value is given back.
 pub(crate) fn from_mcp(
     (local_name, remote_name): (&str, &str),
@@ -114,30 +115,43 @@ pub(crate) fn from_mcp(
         };
         return Err(ToolError::execution(local_name, message));
     }
-    Ok(match result.structured_content {
-        Some(Value::Object(mut wrapper))
+    let structured = result.structured_content.map(|value| match value {
+        Value::Object(mut wrapper)
             if wrapped && wrapper.len() == 1 && wrapper.contains_key(WRAPPED_RESULT_KEY) =>
         {
-            ToolCallResult::json(wrapper.remove(WRAPPED_RESULT_KEY).unwrap_or_default())
+            wrapper.remove(WRAPPED_RESULT_KEY).unwrap_or_default()
         }
+        value => value,
+    });
+    let has_image = result
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::Image(_)));
+    let part_of = |block: &ContentBlock| match block {
+        ContentBlock::Image(image) => {
+            match Image::from_base64(&image.mime_type, image.data.as_str()) {
+                Ok(image) => ContentPart::Image(image),
+                Err(err) => ContentPart::text(format!(
+                    "[an image from tool '{local_name}' that cannot be shown: {err}]"
+                )),
+            }
+        }
+        other => ContentPart::text(block_text(other)),
+    };
+    Ok(match structured {
+        // The content's text mirrors the value (MCP asks a server to): the value, then the
+        // images, which a structured result alone would drop.
+        Some(value) if has_image => ToolCallResult::parts(
+            std::iter::once(ContentPart::text(value.to_string())).chain(
+                result
+                    .content
+                    .iter()
+                    .filter(|block| matches!(block, ContentBlock::Image(_)))
+                    .map(part_of),
+            ),
+        ),
         Some(value) => ToolCallResult::json(value),
-        None if result
-            .content
-            .iter()
-            .any(|block| matches!(block, ContentBlock::Image(_))) =>
-        {
-            ToolCallResult::parts(result.content.iter().map(|block| match block {
-                ContentBlock::Image(image) => {
-                    match Image::from_base64(&image.mime_type, image.data.as_str()) {
-                        Ok(image) => ContentPart::Image(image),
-                        Err(err) => ContentPart::text(format!(
-                            "[an image from tool '{local_name}' that cannot be shown: {err}]"
-                        )),
-                    }
-                }
-                other => ContentPart::text(block_text(other)),
-            }))
-        }
+        None if has_image => ToolCallResult::parts(result.content.iter().map(part_of)),
         None => ToolCallResult::text(content_text(&result.content)),
     })
 }
@@ -384,5 +398,35 @@ mod tests {
             bad.content.to_text(),
             "[an image from tool 'pic' that cannot be shown: the image's data is not image/png: its bytes begin as no supported image type]"
         );
+    }
+
+    #[test]
+    fn a_structured_result_keeps_the_images_beside_it() {
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let with_image = |value: Value| {
+            let mut served = CallToolResult::structured(value);
+            served
+                .content
+                .push(ContentBlock::image(image.data(), image.media_type()));
+            served
+                .content
+                .push(ContentBlock::image("AAAA", "image/png"));
+            served
+        };
+        let back = from_mcp(("shot", "shot"), with_image(json!({"width": 800})), false).unwrap();
+        assert_eq!(
+            back,
+            ToolCallResult::parts([
+                ContentPart::text(r#"{"width":800}"#),
+                image.clone().into(),
+                ContentPart::text(
+                    "[an image from tool 'shot' that cannot be shown: the image's data is not image/png: its bytes begin as no supported image type]"
+                ),
+            ])
+        );
+        // A marked wrapper's value is the text given.
+        let wrapped = from_mcp(("shot", "shot"), with_image(json!({"result": 3})), true).unwrap();
+        assert_eq!(wrapped.content.to_text().lines().next(), Some("3"));
+        assert_eq!(wrapped.content.images().collect::<Vec<_>>(), [&image]);
     }
 }
