@@ -1,6 +1,7 @@
 //! The macros: a function tool, a command group, a derived argument type, a derived command
-//! enum behind a hand-written group, a `#[ctx]` parameter, a `#[bind]` parameter and
-//! `retries = N`, with the schemas they produce, then a few calls through a manager.
+//! enum taken whole by a function (a command group), a `#[ctx]` parameter, a `#[bind]`
+//! parameter and `retries = N`, with the schemas they produce, then a few calls through a
+//! manager.
 //!
 //! Run with `cargo run --example macros`.
 
@@ -13,8 +14,8 @@ use serde_json::json;
 use toolsmith::async_trait;
 use toolsmith::{
     ArgsSchema, ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts,
-    SessionState, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
-    ToolCommands, ToolConstructor, ToolError, ToolImpl, Versioned, tool_fn,
+    SessionState, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolConstructor,
+    ToolError, ToolImpl, Versioned, tool_fn,
 };
 
 // ---- A function tool ----
@@ -109,7 +110,7 @@ struct SearchArgs {
     limit: u32,
 }
 
-// ---- A derived command enum, behind a hand-written command group ----
+// ---- A derived command enum, taken whole: a command group ----
 
 /// The commands of the playlist tool: each variant a command, its fields the arguments.
 #[derive(toolsmith::ToolArgs, Debug)]
@@ -128,52 +129,38 @@ enum PlaylistCommand {
     Clear,
 }
 
-/// A playlist: `ToolImpl` written by hand, the commands read by the derived enum.
-#[derive(Default)]
-struct Playlist {
-    songs: Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl ToolImpl for Playlist {
-    fn definition(&self) -> Tool {
-        let commands = PlaylistCommand::command_definitions()
-            .into_iter()
-            .map(|command| command.with_category("music"))
-            .collect();
-        Tool::group("playlist", "The songs to play next, in order.", commands)
-    }
-
-    async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
-        let command: PlaylistCommand = ToolArgs::new("playlist", &arguments).parse()?;
-        let mut songs = self.songs.lock().unwrap();
-        let answer = match command {
-            PlaylistCommand::Add { title } => {
-                songs.push(title);
-                match songs.len() {
-                    1 => "1 song queued".to_owned(),
-                    n => format!("{n} songs queued"),
-                }
+/// The songs to play next, in order.
+#[tool_fn(category = "music")]
+async fn playlist(
+    #[bind] songs: Arc<Mutex<Vec<String>>>,
+    #[args] command: PlaylistCommand,
+) -> Result<String, ToolError> {
+    let mut songs = songs.lock().unwrap();
+    Ok(match command {
+        PlaylistCommand::Add { title } => {
+            songs.push(title);
+            match songs.len() {
+                1 => "1 song queued".to_owned(),
+                n => format!("{n} songs queued"),
             }
-            PlaylistCommand::Remove { position } if position < songs.len() => {
-                format!("removed {:?}", songs.remove(position))
-            }
-            PlaylistCommand::Remove { position } => {
-                return Err(ToolError::execution(
-                    "playlist",
-                    format!(
-                        "there is no song at {position}: the playlist has {}",
-                        songs.len()
-                    ),
-                ));
-            }
-            PlaylistCommand::Clear => {
-                songs.clear();
-                "the playlist is empty".to_owned()
-            }
-        };
-        Ok(ToolCallResult::text(answer))
-    }
+        }
+        PlaylistCommand::Remove { position } if position < songs.len() => {
+            format!("removed {:?}", songs.remove(position))
+        }
+        PlaylistCommand::Remove { position } => {
+            return Err(ToolError::execution(
+                "playlist",
+                format!(
+                    "there is no song at {position}: the playlist has {}",
+                    songs.len()
+                ),
+            ));
+        }
+        PlaylistCommand::Clear => {
+            songs.clear();
+            "the playlist is empty".to_owned()
+        }
+    })
 }
 
 // ---- A `#[bind]` parameter: state the tool is built with ----
@@ -309,7 +296,8 @@ async fn main() {
     let tools: Vec<Arc<dyn ToolImpl>> = vec![
         Arc::new(ConvertTemperature),
         Arc::new(Todo::default()),
-        Arc::new(Playlist::default()),
+        // `#[args]` with a command enum: one command per variant, the function matches.
+        Arc::new(Playlist::new(Arc::default())),
         // `#[bind]`: the generated `new` takes the bound values, in parameter order.
         Arc::new(Shorten::new(12)),
         Arc::new(Define),

@@ -43,7 +43,8 @@
 //! ([`harness::agent::AgentSession`]) and the model clients ([`harness::model`]).
 //!
 //! A tool whose arguments are one struct takes it whole as a parameter marked `#[args]`, the
-//! struct deriving [`ToolArgs`](derive@ToolArgs): the tool's schema is the struct's
+//! struct deriving [`ToolArgs`](derive@ToolArgs): the tool's schema is the struct's. A command
+//! enum deriving it, taken so, makes the function a command group, one command per variant
 //! ([`#[tool_fn]`](macro@tool_fn)'s page, "`#[args]`").
 //!
 //! A tool can also be written by hand ([`ToolImpl`], whose page has an example) or from a

@@ -13,6 +13,7 @@ mod batch;
 #[cfg(all(feature = "cli", target_os = "linux"))]
 mod binary_signals;
 mod bound_tools;
+mod command_enum_args;
 #[cfg(all(feature = "mcp", feature = "http-models"))]
 mod debug_output;
 mod deep_nesting;

@@ -15,7 +15,7 @@ fn search(#[args] query: Query) -> String {
     query.text
 }
 
-/// Commands, not one object of arguments.
+/// Commands, not one object of arguments: a function's whole arguments, not a command's.
 #[derive(ToolArgs)]
 enum Playlist {
     /// Add a song.
@@ -27,12 +27,18 @@ enum Playlist {
     Clear,
 }
 
-/// Plays songs.
+#[derive(Default)]
+struct Radio;
+
+/// A radio: a group, whose command takes one object of arguments, not commands.
 #[tool_fn]
-fn play(#[args] command: Playlist) -> String {
-    match command {
-        Playlist::Add { title } => title,
-        Playlist::Clear => String::new(),
+impl Radio {
+    /// Plays songs.
+    fn play(&self, #[args] command: Playlist) -> String {
+        match command {
+            Playlist::Add { title } => title,
+            Playlist::Clear => String::new(),
+        }
     }
 }
 

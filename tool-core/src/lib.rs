@@ -102,7 +102,7 @@ pub use tool::args::Args;
 pub use tool::arguments::{NotAnObject, ToolArguments};
 pub use tool::bounded_json::{MAX_JSON_VALUES, value_from_slice, value_from_str};
 pub use tool::call_context::{Progress, ProgressSink, ToolCallContext};
-pub use tool::commands::ToolCommands;
+pub use tool::commands::{ToolCommands, ToolShape};
 pub use tool::content_part::ContentPart;
 pub use tool::definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
 pub use tool::error::{ToolError, ToolErrorKind, panic_message};

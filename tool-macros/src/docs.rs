@@ -336,7 +336,7 @@ pub fn check_arguments_list(
         });
         let message = match whole {
             Some(whole) => format!(
-                "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; the arguments are the fields of the `#[args]` parameter's type `{}`, described by their own doc comments (or `#[arg(description = \"...\")]`): move the text there",
+                "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; the arguments are the fields of the `#[args]` parameter's type `{}` (of its variants, for a command enum), described by their own doc comments (or `#[arg(description = \"...\")]`): move the text there",
                 whole.to_token_stream().to_string().replace(' ', "")
             ),
             None => format!(

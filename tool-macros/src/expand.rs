@@ -419,16 +419,35 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         .map_or(DEFAULT_CATEGORY.to_owned(), |c| c.value.clone());
     let fields: Vec<ArgField> = tool.arg_fields().map(clone_field).collect();
     let whole = tool.whole_args().next().map(|args| &args.ty);
-    let definition = definition_expr(
-        &krate,
-        name,
-        &description,
-        &category,
-        arguments_schema(&krate, whole, &fields),
-        Some(&tool.output),
-        &tool.attr.annotations,
-    );
-    let definition = quote!(#krate::Tool::SingleCommand(#definition));
+    let definition = match whole {
+        // The type says what the tool is (one command, or a group for a command enum): the
+        // function's definition without arguments is what it builds on.
+        Some(ty) => {
+            let function = definition_expr(
+                &krate,
+                name,
+                &description,
+                &category,
+                quote!(#krate::Args::empty()),
+                Some(&tool.output),
+                &tool.attr.annotations,
+            );
+            // Spanned at the type, so that a type without the derive is blamed.
+            quote_spanned!(ty.span()=> <#ty as #krate::ToolShape>::tool(#function))
+        }
+        None => {
+            let definition = definition_expr(
+                &krate,
+                name,
+                &description,
+                &category,
+                args::schema_expr(&krate, &fields),
+                Some(&tool.output),
+                &tool.attr.annotations,
+            );
+            quote!(#krate::Tool::SingleCommand(#definition))
+        }
+    };
 
     let runner = if tool.attr.blocking.is_some() {
         Runner::Blocking
@@ -897,6 +916,17 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
             impl #krate::ToolCommands for #ident {
                 fn command_definitions() -> ::std::vec::Vec<#krate::ToolDefinition> {
                     ::std::vec![#(#definitions),*]
+                }
+            }
+
+            // A `#[tool_fn]` function taking the enum whole (`#[args]`) is a command group.
+            #[automatically_derived]
+            impl #krate::ToolShape for #ident {
+                fn tool(function: #krate::ToolDefinition) -> #krate::Tool {
+                    #krate::command_group(
+                        function,
+                        <Self as #krate::ToolCommands>::command_definitions(),
+                    )
                 }
             }
         };

@@ -315,7 +315,8 @@ use errors::Errors;
 ///
 /// A parameter marked `#[args]` takes the call's whole arguments, read into its type, which
 /// derives [`derive@ToolArgs`] on a struct (any type implementing `ArgsSchema` and
-/// `FromToolArgs` does). The tool's schema is the type's (`T::args_schema()`), so a call is
+/// `FromToolArgs` does) or on an enum of commands (below). The type says which tool the
+/// function is (its `ToolShape`). The tool's schema is the struct's (`T::args_schema()`), so a call is
 /// validated against it before the function runs, and the arguments are read as
 /// `ToolArgs::parse::<T>()` reads them: leniently, the type's `#[serde]` and `#[arg]`
 /// attributes (`rename_all`, defaults, `Option` fields) honoured, an error naming the
@@ -357,14 +358,71 @@ use errors::Errors;
 /// text, as every `# Arguments` list, is left out of the description) but naming one of the
 /// type's fields is an error saying to move the text to the field.
 ///
-/// A type without the derive fails to compile with "`Query` has no schema of a tool's whole
-/// arguments: derive `ToolArgs` on it". That includes a command enum deriving `ToolArgs`:
-/// its derive gives commands (`ToolCommands`), not one object of arguments; write a command
-/// group for it (below), or its `ToolImpl` (`Tool::group` with `T::command_definitions()`,
-/// `ToolArgs::parse`). What the macro cannot see is left to registration: an `ArgsSchema`
-/// written by hand whose root is not an object schema is refused there
-/// (`RegistrationError::ArgumentsNotAnObject`), as is a group command's type with a field
-/// named `command` (the argument that picks the command).
+/// A command enum deriving `ToolArgs` makes the function a command group
+/// (`Tool::MultiCommands`): one command per variant, as `T::command_definitions()` gives
+/// them (the variant's name in snake_case unless renamed, its doc comment the command's
+/// description, its fields the command's arguments). The function's doc comment is the
+/// group's description; its `category`, result schema and annotations (`read_only`,
+/// `destructive`, ...) are each command's, as a variant says none of its own. A call is
+/// validated against the schema of the command its `command` argument names, then read into
+/// that variant (`ToolArgs::parse::<T>()`: an unknown command is an error listing the valid
+/// ones), and the function `match`es on it. `timeout`, `retries` and `blocking` apply to the
+/// whole tool.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use toolsmith::{Tool, ToolArgs, ToolArguments, ToolError, ToolImpl, tool_fn};
+///
+/// /// The commands of the playlist.
+/// #[derive(ToolArgs)]
+/// enum PlaylistCommand {
+///     /// Add a song at the end.
+///     Add {
+///         /// The song's title.
+///         title: String,
+///     },
+///     /// Empty the playlist.
+///     Clear,
+/// }
+///
+/// /// The songs to play next, in order.
+/// #[tool_fn(category = "music", idempotent)]
+/// fn playlist(
+///     #[bind] songs: Arc<Mutex<Vec<String>>>,
+///     #[args] command: PlaylistCommand,
+/// ) -> Result<String, ToolError> {
+///     let mut songs = songs.lock().unwrap();
+///     Ok(match command {
+///         PlaylistCommand::Add { title } => {
+///             songs.push(title);
+///             format!("{} songs queued", songs.len())
+///         }
+///         PlaylistCommand::Clear => {
+///             songs.clear();
+///             "the playlist is empty".to_owned()
+///         }
+///     })
+/// }
+///
+/// let tool = Playlist::new(Arc::default());
+/// let definition = tool.definition();
+/// assert!(matches!(&definition, Tool::MultiCommands(name, _) if name == "playlist"));
+/// assert_eq!(definition.group_description(), Some("The songs to play next, in order."));
+/// for command in definition.commands() {
+///     assert_eq!((command.category.as_str(), command.annotations.idempotent), ("music", Some(true)));
+/// }
+/// let add = ToolArguments::try_from(serde_json::json!({"command": "add", "title": "So What"})).unwrap();
+/// let result = futures::executor::block_on(tool.execute(add)).unwrap();
+/// assert_eq!(result.content.to_text(), "1 songs queued");
+/// ```
+///
+/// A type without the derive fails to compile with "`Query` is not a tool's whole arguments:
+/// derive `ToolArgs` on it" (the bound is `ToolShape`). A command of a group (below) takes a
+/// struct only: a command enum there fails with "`T` has no schema of a tool's whole
+/// arguments" (`ArgsSchema`), a group having no commands within commands. What the macro
+/// cannot see is left to registration: an `ArgsSchema` written by hand whose root is not an
+/// object schema is refused there (`RegistrationError::ArgumentsNotAnObject`), as is a group
+/// command's type with a field named `command` (the argument that picks the command).
 ///
 /// # On an `impl` block: a command group
 ///

@@ -146,7 +146,8 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
 }
 
 /// The stand-ins of `#[derive(ToolArgs)]`, generics kept: `FromToolArgs` and `ArgsSchema`
-/// for a struct, `FromToolArgs` and `ToolCommands` for an enum. Nothing for a union, or when
+/// for a struct (whose `ToolShape` follows), `FromToolArgs`, `ToolCommands` and `ToolShape`
+/// for an enum. Nothing for a union, or when
 /// the crate's path could not be read.
 pub fn tool_args(input: &syn::DeriveInput, krate: &CrateOverride, home: Home) -> TokenStream {
     if krate.unread {
@@ -165,6 +166,11 @@ pub fn tool_args(input: &syn::DeriveInput, krate: &CrateOverride, home: Home) ->
         syn::Data::Enum(_) => quote! {
             impl #impl_generics __toolsmith::ToolCommands for #ident #ty_generics #where_clause {
                 fn command_definitions() -> ::std::vec::Vec<__toolsmith::ToolDefinition> {
+                    ::core::unreachable!()
+                }
+            }
+            impl #impl_generics __toolsmith::ToolShape for #ident #ty_generics #where_clause {
+                fn tool(_: __toolsmith::ToolDefinition) -> __toolsmith::Tool {
                     ::core::unreachable!()
                 }
             }
@@ -377,6 +383,8 @@ mod tests {
             }
         ));
         assert!(commands.contains("ToolCommands for Command"), "{commands}");
+        // Taken whole by a `#[tool_fn]` (`#[args]`), it is asked for its shape.
+        assert!(commands.contains("ToolShape for Command"), "{commands}");
         assert_eq!(derive_stand_ins(quote!(union Bits { a: u32 })), "");
     }
 

@@ -11,8 +11,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::{
-    Args, ToolArgs, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition, ToolError,
-    ToolImpl,
+    Args, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition,
+    ToolError, ToolImpl,
 };
 
 use crate::tool::error::panicked_with;
@@ -132,6 +132,43 @@ pub fn definition(
     }
 }
 
+/// The single-command tool of a function taking its whole arguments as one struct (an
+/// `#[args]` parameter): `function` with the struct's `arguments`.
+pub fn single_command(function: ToolDefinition, arguments: Args) -> Tool {
+    Tool::SingleCommand(ToolDefinition {
+        arguments,
+        ..function
+    })
+}
+
+/// The command group of a function taking its whole arguments as one command enum (an
+/// `#[args]` parameter): named after `function` and described by its description (when it
+/// has one), each of `commands` in its category, and with its result schema and each of its
+/// annotations where the command sets none.
+pub fn command_group(function: ToolDefinition, commands: Vec<ToolDefinition>) -> Tool {
+    let shared = &function;
+    let commands = commands
+        .into_iter()
+        .map(|mut command| {
+            command.category.clone_from(&shared.category);
+            if command.returns.is_none() {
+                command.returns.clone_from(&shared.returns);
+            }
+            let (own, tool) = (&mut command.annotations, shared.annotations);
+            own.read_only = own.read_only.or(tool.read_only);
+            own.destructive = own.destructive.or(tool.destructive);
+            own.idempotent = own.idempotent.or(tool.idempotent);
+            own.open_world = own.open_world.or(tool.open_world);
+            command
+        })
+        .collect();
+    if function.description.trim().is_empty() {
+        Tool::MultiCommands(function.name, commands)
+    } else {
+        Tool::group(function.name, function.description, commands)
+    }
+}
+
 /// The `command` argument of a call to a command group.
 pub fn command_name(tool: &str, arguments: &ToolArguments) -> Result<String, ToolError> {
     ToolArgs::new(tool, arguments).field(crate::COMMAND_ARGUMENT)
@@ -165,4 +202,75 @@ pub fn finished<'a>(result: Result<ToolCallResult, ToolError>) -> ToolFuture<'a>
 pub fn call_context(tool: &str) -> crate::ToolCallContext {
     crate::ToolCallContext::current()
         .unwrap_or_else(|| crate::ToolCallContext::new("", tool, crate::CancellationToken::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolAnnotations;
+
+    fn annotations(read_only: Option<bool>, destructive: Option<bool>) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only,
+            destructive,
+            ..ToolAnnotations::default()
+        }
+    }
+
+    #[test]
+    fn a_group_takes_the_functions_category_result_and_unset_annotations() {
+        let function = definition("store", "A store.", "storage", Args::empty(), None)
+            .with_returns(Args::empty())
+            .with_annotations(annotations(Some(true), Some(false)));
+        let own_result = Args::new(serde_json::json!({"type": "object", "properties": {}}));
+        let commands = vec![
+            ToolDefinition::new("get", "Reads.", Args::empty()),
+            // A command that says its own (a hand-written `ToolCommands`) keeps it.
+            ToolDefinition::new("put", "Writes.", Args::empty())
+                .with_returns(own_result.clone())
+                .with_annotations(annotations(Some(false), None)),
+        ];
+        let tool = command_group(function, commands);
+        assert_eq!(tool.name(), "store");
+        assert_eq!(tool.group_description(), Some("A store."));
+        let [get, put] = tool.commands() else {
+            panic!("two commands")
+        };
+        assert_eq!(
+            (get.category.as_str(), put.category.as_str()),
+            ("storage", "storage")
+        );
+        assert_eq!(get.returns, Some(Args::empty()));
+        assert_eq!(put.returns, Some(own_result));
+        assert_eq!(get.annotations, annotations(Some(true), Some(false)));
+        assert_eq!(put.annotations, annotations(Some(false), Some(false)));
+    }
+
+    #[test]
+    fn a_group_without_a_description_has_none_of_its_own() {
+        let function = definition("store", "  ", "storage", Args::empty(), None);
+        let tool = command_group(
+            function,
+            vec![ToolDefinition::new("get", "Reads.", Args::empty())],
+        );
+        assert!(matches!(&tool, Tool::MultiCommands(name, _) if name == "store"));
+        assert_eq!(tool.group_description(), None);
+    }
+
+    #[test]
+    fn a_single_command_gets_the_structs_arguments() {
+        let function = definition("add", "Adds.", "math", Args::empty(), None);
+        let arguments = Args::new(serde_json::json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+        }));
+        let Tool::SingleCommand(command) = single_command(function, arguments.clone()) else {
+            panic!("one command")
+        };
+        assert_eq!(
+            (command.name.as_str(), command.category.as_str()),
+            ("add", "math")
+        );
+        assert_eq!(command.arguments, arguments);
+    }
 }

@@ -13,7 +13,7 @@ pub use ::core::result::Result::{self, Err, Ok};
 pub use crate::{__toolsmith_conversion as conversion, __toolsmith_execute as execute};
 
 pub use crate::generated::call::{
-    call_context, command_name, definition, finished, run_now, start, start_blocking,
+    call_context, command_group, command_name, definition, finished, run_now, start, start_blocking,
 };
 pub use crate::generated::read::{Misreads, slots};
 pub use crate::generated::result_conversion::{ReturnType, Returned};
@@ -21,7 +21,7 @@ pub use crate::schema::validation::unknown_command;
 pub use crate::{
     Args, ArgsObject, ArgsSchema, FromSessionParts, FromToolArgs, SessionParts, Tool,
     ToolAnnotations, ToolArgs, ToolArguments, ToolCallResult, ToolCommands, ToolConstructor,
-    ToolDefinition, ToolError, ToolFuture, ToolImpl, ToolRetryConfig, UnbuiltTool,
+    ToolDefinition, ToolError, ToolFuture, ToolImpl, ToolRetryConfig, ToolShape, UnbuiltTool,
 };
 
 /// The traits that pick a return value's conversion and schema (autoref specialisation:

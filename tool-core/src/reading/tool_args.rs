@@ -92,13 +92,15 @@ impl ToolArgs<'_> {
 }
 
 /// An argument type that knows its own schema: implemented by `#[derive(ToolArgs)]` on a
-/// struct, and asked of the type of a `#[tool_fn]` parameter marked `#[args]`.
+/// struct, and asked of the type of an `#[args]` parameter of a command of a `#[tool_fn]`
+/// group (a function's `#[args]` type is asked for its [`ToolShape`](crate::ToolShape),
+/// which every `ArgsSchema` type has).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no schema of a tool's whole arguments: derive `ToolArgs` on it",
     label = "this type needs `#[derive(ToolArgs)]` (on a struct with named fields)",
     note = "`#[derive(toolsmith::ToolArgs)]` on a struct gives the schema of its fields as a tool's arguments (`ArgsSchema`) and their reading (`FromToolArgs`)",
     note = "a type deriving `serde::Deserialize` and `schemars::JsonSchema` is one argument, not the whole arguments: a `#[tool_fn]` parameter without `#[args]` takes it so",
-    note = "a command enum deriving `ToolArgs` has commands (`ToolCommands`), not one object of arguments: make a command group instead (`#[tool_fn]` on an `impl` block, a method per command), or write its `ToolImpl` (`Tool::group`, `ToolArgs::parse`)"
+    note = "a command enum deriving `ToolArgs` has commands (`ToolCommands`), not one object of arguments: it can be the whole arguments of a `#[tool_fn]` function, which it makes a command group, but not of one command of a group"
 )]
 pub trait ArgsSchema {
     /// The JSON Schema of the arguments (an object schema).

@@ -1,0 +1,431 @@
+//! `#[args]` with a `#[derive(ToolArgs)]` command enum: the `#[tool_fn]` function is a
+//! command group (one command per variant), run through `ToolCallManager::execute_one`.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Value, json};
+use toolsmith::{
+    ArgsSchema, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCallManager, ToolCallRequest,
+    ToolCommands, ToolError, ToolErrorKind, ToolImpl, ToolRetryConfig, UserModelContent, tool_fn,
+};
+
+fn call(name: &str, arguments: Value) -> ToolCallRequest {
+    ToolCallRequest::new(
+        "call-1",
+        name,
+        ToolArguments::try_from(arguments).expect("an object"),
+    )
+}
+
+fn manager_with(tools: Vec<Arc<dyn ToolImpl>>) -> ToolCallManager {
+    let manager = ToolCallManager::new("test");
+    for tool in tools {
+        manager.register(tool).expect("registers");
+    }
+    manager
+}
+
+/// The commands of the playlist: each variant a command, its fields the arguments.
+#[derive(ToolArgs, Debug, PartialEq)]
+enum PlaylistCommand {
+    /// Add a song at the end.
+    Add {
+        /// The song's title.
+        title: String,
+        /// How many times to queue it.
+        #[arg(default)]
+        times: u32,
+    },
+    /// Remove a song by its position.
+    Remove {
+        /// Its position, from 0.
+        position: usize,
+    },
+    /// Exchange two songs.
+    #[arg(rename = "swap")]
+    Exchange {
+        /// One position.
+        first: usize,
+        /// The other.
+        second: usize,
+    },
+    /// Empty the playlist.
+    Clear,
+}
+
+/// How many times `playlist` ran.
+static PLAYLIST_RUNS: AtomicU32 = AtomicU32::new(0);
+
+/// The songs to play next, in order.
+#[tool_fn(category = "music")]
+async fn playlist(
+    #[bind] songs: Arc<Mutex<Vec<String>>>,
+    #[args] command: PlaylistCommand,
+) -> Result<String, ToolError> {
+    PLAYLIST_RUNS.fetch_add(1, Ordering::SeqCst);
+    let mut songs = songs.lock().unwrap();
+    match command {
+        PlaylistCommand::Add { title, times } => {
+            for _ in 0..times.max(1) {
+                songs.push(title.clone());
+            }
+        }
+        PlaylistCommand::Remove { position } if position < songs.len() => {
+            songs.remove(position);
+        }
+        PlaylistCommand::Remove { position } => {
+            return Err(ToolError::execution(
+                "playlist",
+                format!("there is no song at {position}"),
+            ));
+        }
+        PlaylistCommand::Exchange { first, second } => songs.swap(first, second),
+        PlaylistCommand::Clear => songs.clear(),
+    }
+    Ok(songs.join(", "))
+}
+
+#[test]
+fn the_definition_is_the_hand_written_group() {
+    // What a hand-written `ToolImpl` of the same group declared.
+    let hand_written = Tool::group(
+        "playlist",
+        "The songs to play next, in order.",
+        PlaylistCommand::command_definitions()
+            .into_iter()
+            .map(|command| command.with_category("music"))
+            .collect(),
+    );
+    let tool = Playlist::new(Arc::default());
+    assert_eq!(tool.definition(), hand_written);
+    // The constructor gives the same, before any tool is built.
+    assert_eq!(Playlist.definition(), hand_written);
+    let names: Vec<_> = hand_written
+        .commands()
+        .iter()
+        .map(|command| command.name.as_str())
+        .collect();
+    assert_eq!(names, ["add", "remove", "swap", "clear"]);
+}
+
+#[tokio::test]
+async fn each_command_is_called_with_its_variant() {
+    let songs = Arc::new(Mutex::new(Vec::new()));
+    let manager = manager_with(vec![Arc::new(Playlist::new(Arc::clone(&songs)))]);
+    let run = async |arguments: Value| {
+        manager
+            .execute_one(&call("playlist", arguments))
+            .await
+            .map(|result| result.content.to_text())
+    };
+    assert_eq!(
+        run(json!({"command": "add", "title": "So What"})).await,
+        Ok("So What".to_owned())
+    );
+    // Lenient, as `ToolArgs::parse`: a number as a string.
+    assert_eq!(
+        run(json!({"command": "add", "title": "Blue in Green", "times": "2"})).await,
+        Ok("So What, Blue in Green, Blue in Green".to_owned())
+    );
+    assert_eq!(
+        run(json!({"command": "swap", "first": 0, "second": 2})).await,
+        Ok("Blue in Green, Blue in Green, So What".to_owned())
+    );
+    assert_eq!(
+        run(json!({"command": "remove", "position": 1})).await,
+        Ok("Blue in Green, So What".to_owned())
+    );
+    let err = run(json!({"command": "remove", "position": 9}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ToolError::execution("playlist", "there is no song at 9")
+    );
+    assert_eq!(run(json!({"command": "clear"})).await, Ok(String::new()));
+    assert!(songs.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_unknown_command_is_refused_listing_the_valid_ones() {
+    let tool = Playlist::new(Arc::default());
+    let manager = manager_with(vec![Arc::new(tool.clone())]);
+    let runs = PLAYLIST_RUNS.load(Ordering::SeqCst);
+    let listed = "valid commands are 'add', 'remove', 'swap', 'clear'";
+
+    let err = manager
+        .execute_one(&call("playlist", json!({"command": "shuffle"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains("\"shuffle\""), "{err}");
+    assert!(err.to_string().contains(listed), "{err}");
+    // The variant's Rust name is not the command's.
+    let err = manager
+        .execute_one(&call("playlist", json!({"command": "exchange"})))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains(listed), "{err}");
+    let err = manager
+        .execute_one(&call("playlist", json!({"title": "So What"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains("command"), "{err}");
+
+    // Without the manager's validation in front: the reading refuses it the same way.
+    let arguments = ToolArguments::try_from(json!({"command": "shuffle"})).unwrap();
+    let err = tool.execute(arguments).await.unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains(listed), "{err}");
+
+    assert_eq!(PLAYLIST_RUNS.load(Ordering::SeqCst), runs);
+}
+
+#[tokio::test]
+async fn bad_arguments_of_a_command_are_refused_naming_their_path() {
+    let tool = Playlist::new(Arc::default());
+    let manager = manager_with(vec![Arc::new(tool.clone())]);
+    let runs = PLAYLIST_RUNS.load(Ordering::SeqCst);
+
+    let err = manager
+        .execute_one(&call(
+            "playlist",
+            json!({"command": "remove", "position": "first"}),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains("/position"), "{err}");
+    let err = manager
+        .execute_one(&call("playlist", json!({"command": "add"})))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("\"title\" is a required property"),
+        "{err}"
+    );
+    // Another command's argument is not this one's.
+    let err = manager
+        .execute_one(&call(
+            "playlist",
+            json!({"command": "clear", "position": 1}),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+    assert!(err.to_string().contains("position"), "{err}");
+
+    // The reading alone: the error `ToolArgs::parse` gives, naming the argument.
+    let arguments =
+        ToolArguments::try_from(json!({"command": "swap", "first": 0, "second": [1]})).unwrap();
+    let expected = ToolArgs::new("playlist", &arguments)
+        .parse::<PlaylistCommand>()
+        .unwrap_err();
+    let err = tool.execute(arguments).await.unwrap_err();
+    assert_eq!(err.to_string(), expected.to_string());
+    assert!(err.to_string().contains("second"), "{err}");
+
+    assert_eq!(PLAYLIST_RUNS.load(Ordering::SeqCst), runs);
+}
+
+/// The commands of a remote store.
+#[derive(ToolArgs)]
+enum StoreCommand {
+    /// Reads a key.
+    Get {
+        /// The key.
+        key: String,
+    },
+    /// Waits, then reads nothing.
+    Wait {
+        /// How long, in milliseconds.
+        millis: u64,
+    },
+}
+
+/// What the store answers.
+#[derive(Serialize, JsonSchema)]
+struct Entry {
+    /// The key read.
+    key: String,
+    /// On which run it was read.
+    run: u32,
+}
+
+/// How many times `store` ran.
+static STORE_RUNS: AtomicU32 = AtomicU32::new(0);
+
+/// A remote store, unreachable on its first two runs.
+#[tool_fn(
+    category = "storage",
+    read_only,
+    open_world,
+    retries = 2,
+    timeout = "1s"
+)]
+async fn store(#[args] command: StoreCommand) -> Result<Entry, ToolError> {
+    match command {
+        StoreCommand::Get { key } => {
+            let run = STORE_RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+            if run < 3 {
+                return Err(ToolError::network("store", "connection reset"));
+            }
+            Ok(Entry { key, run })
+        }
+        StoreCommand::Wait { millis } => {
+            tokio::time::sleep(Duration::from_millis(millis)).await;
+            Ok(Entry {
+                key: String::new(),
+                run: 0,
+            })
+        }
+    }
+}
+
+#[test]
+fn the_tools_category_result_and_annotations_are_each_commands() {
+    let definition = Store.definition();
+    let commands = definition.commands();
+    assert_eq!(commands.len(), 2);
+    for command in commands {
+        assert_eq!(command.category, "storage");
+        assert_eq!(command.annotations.read_only, Some(true));
+        assert_eq!(command.annotations.open_world, Some(true));
+        assert_eq!(command.annotations.destructive, None);
+        let returns = command
+            .returns
+            .as_ref()
+            .expect("the function's result schema");
+        assert!(returns.property_names().eq(["key", "run"]));
+    }
+    assert_eq!(Store.retry_config(), Some(ToolRetryConfig::exponential(2)));
+    assert_eq!(Store.timeout(), Some(Duration::from_secs(1)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_and_the_time_limit_apply_to_the_commands() {
+    let manager = manager_with(vec![Arc::new(Store)]);
+    let outcome = manager
+        .execute_with_retry(&call("store", json!({"command": "get", "key": "k"})))
+        .await;
+    assert_eq!(
+        outcome.result.unwrap().content,
+        UserModelContent::Json(json!({"key": "k", "run": 3}))
+    );
+    assert_eq!(outcome.attempts, 3);
+
+    let err = manager
+        .execute_one(&call("store", json!({"command": "wait", "millis": 5000})))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ToolError::timeout("store"));
+}
+
+/// The commands of a counter.
+#[derive(ToolArgs)]
+#[serde(rename_all = "kebab-case")]
+enum CounterCommand {
+    /// Adds to the count.
+    AddTo {
+        /// How much.
+        amount: u32,
+    },
+    /// Names the call.
+    WhichCall,
+}
+
+/// Counts.
+#[tool_fn]
+fn counter(#[args] command: CounterCommand, #[ctx] call: ToolCallContext) -> String {
+    match command {
+        CounterCommand::AddTo { amount } => (amount + 1).to_string(),
+        CounterCommand::WhichCall => call.call_id().to_owned(),
+    }
+}
+
+/// Counts, on the blocking pool.
+#[tool_fn(blocking, destructive)]
+fn count_slowly(#[args] command: CounterCommand) -> u32 {
+    match command {
+        CounterCommand::AddTo { amount } => amount * 2,
+        CounterCommand::WhichCall => 0,
+    }
+}
+
+#[tokio::test]
+async fn sync_and_blocking_groups_beside_the_call_context() {
+    let definition = Counter.definition();
+    assert!(matches!(&definition, Tool::MultiCommands(name, _) if name == "counter"));
+    assert_eq!(definition.group_description(), Some("Counts."));
+    let names: Vec<_> = definition
+        .commands()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["add-to", "which-call"]);
+    assert_eq!(
+        CountSlowly.definition().group_description(),
+        Some("Counts, on the blocking pool.")
+    );
+    assert!(
+        CountSlowly
+            .definition()
+            .commands()
+            .iter()
+            .all(|c| c.annotations.destructive == Some(true))
+    );
+
+    let manager = manager_with(vec![Arc::new(Counter), Arc::new(CountSlowly)]);
+    let outcomes = manager
+        .execute_batch(&[call("counter", json!({"command": "which-call"}))])
+        .await;
+    assert_eq!(
+        outcomes[0].result.as_ref().unwrap().content.to_text(),
+        "call-1"
+    );
+    let result = manager
+        .execute_one(&call("counter", json!({"command": "add-to", "amount": 4})))
+        .await
+        .unwrap();
+    assert_eq!(result.content.to_text(), "5");
+    let err = manager
+        .execute_one(&call("counter", json!({"command": "add-to", "amount": -4})))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("/amount"), "{err}");
+    let result = manager
+        .execute_one(&call(
+            "count_slowly",
+            json!({"command": "add-to", "amount": 4}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(result.content, UserModelContent::Json(json!(8)));
+}
+
+#[test]
+fn a_struct_stays_one_command() {
+    /// A rectangle.
+    #[derive(ToolArgs)]
+    struct Rectangle {
+        /// Its width.
+        width: f64,
+        /// Its height.
+        height: f64,
+    }
+    /// Its area.
+    #[tool_fn]
+    fn area(#[args] rectangle: Rectangle) -> f64 {
+        rectangle.width * rectangle.height
+    }
+    let Tool::SingleCommand(command) = Area.definition() else {
+        panic!("a single command")
+    };
+    assert_eq!(command.arguments, Rectangle::args_schema());
+    assert_eq!(command.description, "Its area.");
+}
