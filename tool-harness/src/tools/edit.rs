@@ -248,24 +248,29 @@ pub async fn edit_tool(
     // `read` shows a CRLF file's lines without their `\r`: text copied from it spans lines
     // with `\n` alone. Tried again with the file's line ends, it matches what the model saw.
     let crlf = |text: &str| text.replace("\r\n", "\n").replace('\n', "\r\n");
-    // Lines added to a file whose every line ends in CRLF end so too, not in the `\n` a
-    // model writes: its line ends stay the same throughout.
-    let new_string = if ends_every_line_in_crlf(&text) {
-        crlf(&new_string)
+    let in_crlf = |reason: String| format!("{reason} (the file's lines end in CRLF)");
+    let replaced = if ends_every_line_in_crlf(&text) {
+        // Both with the file's line ends: lines added end in CRLF too, not in the `\n` a
+        // model writes; and an `old_string` that starts with `\n`, found as it is, would
+        // leave the `\r` before it beside the new text's own.
+        replace_unique(&text, &crlf(&old_string), &crlf(&new_string), replace_all).map_err(
+            |reason| match old_string.contains('\n') {
+                true => in_crlf(reason),
+                false => reason,
+            },
+        )
     } else {
-        new_string
-    };
-    let replaced = replace_unique(&text, &old_string, &new_string, replace_all);
-    let replaced = match replaced {
-        Err(_)
-            if text.contains("\r\n")
-                && old_string.contains('\n')
-                && !text.contains(old_string.as_str()) =>
-        {
-            replace_unique(&text, &crlf(&old_string), &crlf(&new_string), replace_all)
-                .map_err(|reason| format!("{reason} (the file's lines end in CRLF)"))
+        match replace_unique(&text, &old_string, &new_string, replace_all) {
+            Err(_)
+                if text.contains("\r\n")
+                    && old_string.contains('\n')
+                    && !text.contains(old_string.as_str()) =>
+            {
+                replace_unique(&text, &crlf(&old_string), &crlf(&new_string), replace_all)
+                    .map_err(in_crlf)
+            }
+            other => other,
         }
-        other => other,
     };
     let (edited, count) = replaced
         .map_err(|reason| ToolError::execution(EDIT_TOOL, format!("in {path:?}: {reason}")))?;

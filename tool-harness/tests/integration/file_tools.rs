@@ -550,6 +550,30 @@ async fn lines_an_edit_adds_to_a_crlf_file_end_in_crlf() {
             b"one\r\ntwo\r\nhalf\r\nmore\r\nthree\r\n",
             "{kind}"
         );
+        // An old_string that starts (or ends) with a line's end takes the `\r` before it
+        // along: found as written, it left that `\r` beside the new text's own CRLF.
+        text(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "\nmore\r\nthree", "new_string": "\nMORE\nTHREE"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("w.txt")).await.unwrap(),
+            b"one\r\ntwo\r\nhalf\r\nMORE\r\nTHREE\r\n",
+            "{kind}"
+        );
+        text(
+            &m,
+            "edit",
+            json!({"path": "w.txt", "old_string": "two\n", "new_string": "2\n"}),
+        )
+        .await;
+        assert_eq!(
+            fs.read(Path::new("w.txt")).await.unwrap(),
+            b"one\r\n2\r\nhalf\r\nMORE\r\nTHREE\r\n",
+            "{kind}"
+        );
         // A file whose line ends are mixed, or `\n`, gets the text as given.
         fs.write(Path::new("mixed.txt"), b"a\r\nb\nc\n".to_vec())
             .await
