@@ -398,7 +398,9 @@ enum OpeningEffect {
     Ignore(&'static str),
 }
 
-/// The members of a message that say what it does to rmcp's handshake.
+/// The members of a message that say what it does to rmcp's handshake. `params` is read as
+/// any value: a notification's or answer's params of a shape of its own must not keep it
+/// from being told apart (it would be handed to the handshake, which ends over it).
 #[derive(serde::Deserialize)]
 struct OpeningHead {
     #[serde(default)]
@@ -406,13 +408,7 @@ struct OpeningHead {
     #[serde(default)]
     method: Option<String>,
     #[serde(default)]
-    params: Option<OpeningParams>,
-}
-
-#[derive(serde::Deserialize)]
-struct OpeningParams {
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMetaObject>,
+    params: Option<Value>,
 }
 
 /// What the message `body` (read as a message already) does to rmcp's handshake, as its
@@ -430,9 +426,11 @@ fn opening_effect(body: &[u8]) -> OpeningEffect {
         (Some("initialize"), true) => OpeningEffect::Open,
         (Some("ping" | "server/discover"), true) => OpeningEffect::Wait,
         (Some(_), true) => {
+            // Metadata that does not read as such is missing what the revision requires.
             let meta = head
                 .params
-                .and_then(|params| params.meta)
+                .and_then(|mut params| params.get_mut("_meta").map(Value::take))
+                .and_then(|meta| serde_json::from_value::<RequestMetaObject>(meta).ok())
                 .unwrap_or_default();
             if meta
                 .missing_required_keys(&ProtocolVersion::V_2026_07_28)
@@ -624,6 +622,16 @@ mod tests {
             (
                 json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
                 "an answer",
+            ),
+            // Params of shapes of their own still leave it a notification.
+            (
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized",
+                    "params": {"_meta": 5}}),
+                "a notification",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "method": "notifications/custom", "params": [1, 2]}),
+                "a notification",
             ),
             (
                 json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "x"}}),
