@@ -10,8 +10,9 @@
 //! description.
 //!
 //! A tool whose arguments the subset cannot say (a map, `additionalProperties` with a schema
-//! or `true`; a value of any type, a schema with no `type`; an array whose items are of any
-//! type, or a tuple) is declared with `parametersJsonSchema` instead, which Gemini documents
+//! or `true`; an object of no properties below the root, which Gemini refuses in the subset;
+//! a value of any type, a schema with no `type`; an array whose items are of any type, or a
+//! tuple) is declared with `parametersJsonSchema` instead, which Gemini documents
 //! as the parameters "in JSON Schema format", mutually exclusive with `parameters`. There the
 //! schema keeps the keywords Gemini documents for its JSON Schema fields (`type`, `format`,
 //! `title`, `description`, `enum` of strings and numbers, `items`, `prefixItems`,
@@ -65,14 +66,15 @@ pub(crate) fn render_tools(
             .and_then(Value::as_object)
             .is_some_and(|p| !p.is_empty());
         let parameters = match (has_properties, subset.lossy) {
-            (false, _) => None,
-            (true, false) => Some(("parameters", subset.schema)),
-            (true, true) => Some((
+            // A root the subset cannot say (a map of arguments) needs JSON Schema too.
+            (_, true) => Some((
                 "parametersJsonSchema",
                 convert(&spec.parameters, Dialect::JsonSchema)
                     .map_err(refused)?
                     .schema,
             )),
+            (false, false) => None,
+            (true, false) => Some(("parameters", subset.schema)),
         };
         let mut declaration = Map::new();
         declaration.insert("name".to_owned(), Value::String(spec.name));
@@ -392,6 +394,16 @@ impl Converter<'_, '_> {
                 if self.dialect == Dialect::OpenApi {
                     keep(m, &mut out, "minProperties");
                     keep(m, &mut out, "maxProperties");
+                    // Gemini refuses an object of no properties ("should be non-empty for
+                    // OBJECT type"): below the root (where it is a tool without arguments), the
+                    // subset cannot declare one, open (`{"type": "object"}`) or empty.
+                    let no_properties = out
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .is_none_or(Map::is_empty);
+                    if !path.is_empty() && no_properties {
+                        self.lossy = true;
+                    }
                 }
             }
             Some("array") => {
@@ -901,6 +913,48 @@ mod tests {
             declarations[2],
             json!({"name": "add", "description": "A tool.", "parameters":
                 {"type": "object", "properties": {"a": {"type": "integer"}}}})
+        );
+    }
+
+    #[test]
+    fn an_object_of_no_properties_below_the_root_is_declared_in_json_schema() {
+        // Gemini refuses an object of no properties: an open one (`{"type": "object"}`, a
+        // free-form value in many MCP schemas) or an empty one, below the root.
+        for (nested, declared) in [
+            (json!({"type": "object"}), json!({"type": "object"})),
+            (
+                json!({"type": "object", "properties": {}, "additionalProperties": false}),
+                json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            ),
+        ] {
+            let tool = spec(
+                "configure",
+                json!({"type": "object", "properties": {"name": {"type": "string"}, "extra": nested},
+                    "required": ["name"]}),
+            );
+            let rendered = render_tools([tool].into_iter()).unwrap();
+            let declaration = &rendered[0]["functionDeclarations"][0];
+            assert_eq!(declaration.get("parameters"), None, "{declaration}");
+            assert_eq!(
+                declaration["parametersJsonSchema"]["properties"]["extra"],
+                declared
+            );
+        }
+        // A root of no properties is a tool without arguments; a root map is declared.
+        let none = spec("ping", json!({"type": "object", "properties": {}}));
+        let map = spec(
+            "set_all",
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+        );
+        let rendered = render_tools([none, map].into_iter()).unwrap();
+        let declarations = &rendered[0]["functionDeclarations"];
+        assert_eq!(
+            declarations[0],
+            json!({"name": "ping", "description": "A tool."})
+        );
+        assert_eq!(
+            declarations[1]["parametersJsonSchema"],
+            json!({"type": "object", "additionalProperties": {"type": "string"}})
         );
     }
 
