@@ -171,7 +171,9 @@ pub trait MemoryAccess: Send + Sync {
     ///
     /// The provided method reads the version before and after the facts, and reads again
     /// while a write came in between (at most eight reads, then the facts of the last with
-    /// the version read after them). An implementation that holds both
+    /// the version read after them). It holds for a memory whose writes change the facts
+    /// before they count the version (as the stores here do, under their lock): one that
+    /// counts first can be read between the two, its new version with the facts before. An implementation that holds both
     /// under one lock, as [`InMemoryMemory`](crate::in_memory::InMemoryMemory) and the
     /// harness's `FileMemory` do, overrides it to read them there.
     ///
