@@ -9,25 +9,12 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 use toolsmith::{
-    ArgsSchema, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCallManager, ToolCallRequest,
-    ToolCommands, ToolError, ToolErrorKind, ToolImpl, ToolRetryConfig, UserModelContent, tool_fn,
+    ArgsSchema, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCommands, ToolError,
+    ToolErrorKind, ToolImpl, ToolRetryConfig, UserModelContent, tool_fn,
 };
 
-fn call(name: &str, arguments: Value) -> ToolCallRequest {
-    ToolCallRequest::new(
-        "call-1",
-        name,
-        ToolArguments::try_from(arguments).expect("an object"),
-    )
-}
-
-fn manager_with(tools: Vec<Arc<dyn ToolImpl>>) -> ToolCallManager {
-    let manager = ToolCallManager::new("test");
-    for tool in tools {
-        manager.register(tool).expect("registers");
-    }
-    manager
-}
+use crate::support::json_calls::call;
+use crate::support::registered::manager_with;
 
 /// The commands of the playlist: each variant a command, its fields the arguments.
 #[derive(ToolArgs, Debug, PartialEq)]

@@ -11,26 +11,13 @@ use serde_json::{Value, json};
 use toolsmith::async_trait;
 use toolsmith::{
     ArgsSchema, ContextHit, ContextSearch, MemoryAccess, MemoryFact, ServiceError, SessionParts,
-    SessionState, State, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-    ToolCallResult, ToolCommands, ToolConstructor, ToolError, ToolErrorKind, ToolImpl,
-    UserModelContent, Versioned, tool_fn,
+    SessionState, State, Tool, ToolArgs, ToolArguments, ToolCallManager, ToolCallResult,
+    ToolCommands, ToolConstructor, ToolError, ToolErrorKind, ToolImpl, UserModelContent, Versioned,
+    tool_fn,
 };
 
-fn call(name: &str, arguments: Value) -> ToolCallRequest {
-    ToolCallRequest::new(
-        "call-1",
-        name,
-        ToolArguments::try_from(arguments).expect("an object"),
-    )
-}
-
-fn manager_with(tools: Vec<Arc<dyn ToolImpl>>) -> ToolCallManager {
-    let manager = ToolCallManager::new("test");
-    for tool in tools {
-        manager.register(tool).expect("registers");
-    }
-    manager
-}
+use crate::support::json_calls::call;
+use crate::support::registered::manager_with;
 
 // ---- Function tools ----
 

@@ -6,28 +6,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolsmith::{
-    ArgsSchema, State, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCallManager,
-    ToolCallRequest, ToolConstructor, ToolError, ToolErrorKind, ToolImpl, UserModelContent,
-    tool_fn,
+    ArgsSchema, State, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolConstructor, ToolError,
+    ToolErrorKind, ToolImpl, UserModelContent, tool_fn,
 };
 
-fn call(name: &str, arguments: Value) -> ToolCallRequest {
-    ToolCallRequest::new(
-        "call-1",
-        name,
-        ToolArguments::try_from(arguments).expect("an object"),
-    )
-}
-
-fn manager_with(tools: Vec<Arc<dyn ToolImpl>>) -> ToolCallManager {
-    let manager = ToolCallManager::new("test");
-    for tool in tools {
-        manager.register(tool).expect("registers");
-    }
-    manager
-}
+use crate::support::json_calls::call;
+use crate::support::registered::manager_with;
 
 fn max_hits() -> u32 {
     10

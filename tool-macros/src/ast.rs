@@ -14,6 +14,7 @@ use crate::errors::Errors;
 use crate::names;
 use crate::rename_rule::RenameRule;
 use crate::serde_attr::{self, Place};
+use crate::spelled::spelled;
 
 /// One argument of a tool or command: a field of an argument struct or a parameter of a tool
 /// function. Both are read and described by the same generator (`args.rs`).
@@ -399,11 +400,7 @@ fn parse_whole_args(
         );
     }
     if let Type::Reference(reference) = &*pat_ty.ty {
-        let owned = reference
-            .elem
-            .to_token_stream()
-            .to_string()
-            .replace(' ', "");
+        let owned = spelled(&reference.elem);
         errors.spanned(
             &pat_ty.ty,
             format!(

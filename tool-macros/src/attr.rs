@@ -9,6 +9,7 @@ use syn::{Attribute, LitStr};
 
 use crate::duration;
 use crate::errors::Errors;
+use crate::spelled::spelled;
 
 /// The keys `#[tool_fn(...)]` accepts.
 const TOOL_KEYS: &str = "name, description, category, struct_name, crate (or crate_path), timeout, retries, blocking, read_only, destructive, idempotent, open_world";
@@ -124,7 +125,7 @@ fn quoted(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<LitStr> {
         return input.parse();
     }
     let path = &meta.path;
-    let key = quote::quote!(#path).to_string().replace(' ', "");
+    let key = spelled(path);
     Err(syn::Error::new(
         input.span(),
         format!("`{key}` takes a string in quotes, e.g. `{key} = \"{example}\"`"),
@@ -312,7 +313,7 @@ pub(crate) fn each_key<'e>(
 
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
     let path = &meta.path;
-    let key = quote::quote!(#path).to_string().replace(' ', "");
+    let key = spelled(path);
     let hint = key_hint(&key, attribute, valid);
     meta.error(format!(
         "unknown attribute key `{key}` in {attribute}{hint}; the valid keys are: {valid}"
@@ -389,10 +390,7 @@ impl FieldDefault {
             | Self::FromStruct(Spanned {
                 value: Some(path), ..
             }) => {
-                format!(
-                    "default = \"{}\"",
-                    quote::quote!(#path).to_string().replace(' ', "")
-                )
+                format!("default = \"{}\"", spelled(path))
             }
         }
     }

@@ -5,6 +5,7 @@ use quote::{ToTokens, quote};
 use syn::{Attribute, Expr, Lit, LitStr, Meta};
 
 use crate::errors::Errors;
+use crate::spelled::spelled;
 
 /// A tool's, a command's or a group's description as the generated code writes it.
 #[derive(Clone)]
@@ -337,7 +338,7 @@ pub fn check_arguments_list(
         let message = match whole {
             Some(whole) => format!(
                 "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; the arguments are the fields of the `#[args]` parameter's type `{}` (of its variants, for a command enum), described by their own doc comments (or `#[arg(description = \"...\")]`): move the text there",
-                whole.to_token_stream().to_string().replace(' ', "")
+                spelled(whole)
             ),
             None => format!(
                 "the `# Arguments` list describes `{name}`, which is no parameter of this function: the description would reach the model nowhere; name a parameter, or move the text out of the list"

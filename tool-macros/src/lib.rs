@@ -21,6 +21,7 @@ mod names;
 mod rename_rule;
 mod returns;
 mod serde_attr;
+mod spelled;
 mod stand_in;
 mod valid;
 

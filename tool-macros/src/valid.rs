@@ -8,6 +8,7 @@ use crate::ast::{ArgField, CommandEnum, ToolFn, ToolGroup, WholeArgs};
 use crate::attr::Spanned;
 use crate::errors::Errors;
 use crate::names;
+use crate::spelled::spelled;
 
 fn check_name(name: &Spanned<String>, errors: &mut Errors) {
     if let Err(reason) = names::check(&name.value) {
@@ -70,13 +71,6 @@ fn check_arguments<'a>(
             );
         }
     }
-}
-
-/// A type as written, for a message (`Vec < u8 >` without its spaces).
-fn spelled(ty: &syn::Type) -> String {
-    quote::ToTokens::to_token_stream(ty)
-        .to_string()
-        .replace(' ', "")
 }
 
 /// An `#[args]` parameter takes the whole arguments: a second one, or an argument parameter

@@ -6,6 +6,7 @@ pub mod deep;
 pub mod json_calls;
 pub mod probe;
 pub mod provider_tools;
+pub mod registered;
 pub mod strict_rules;
 
 #[allow(unused_imports)]
