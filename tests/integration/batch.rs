@@ -957,7 +957,47 @@ async fn a_retry_config_set_during_a_batch_reaches_the_calls_still_waiting() {
         );
         assert_eq!(outcomes[2].attempts, 2);
         assert_eq!(outcomes[2].elapsed, 50 * MS);
+        assert_eq!(
+            outcomes[1].result.as_ref().map(|r| r.content.to_text()),
+            Ok("second".to_owned())
+        );
     }
+
+    // Cleared during the batch: the running call keeps its retries, the waiting one has none.
+    let probe = Probe::new();
+    let manager = manager_with(&probe);
+    manager.set_concurrency_limit(2);
+    manager
+        .set_retry_config(
+            "work",
+            ToolRetryConfig::fixed(2, 10 * MS).with_jitter(Jitter::None),
+        )
+        .unwrap();
+    let fails_once = json!({"ms": 20, "fail": "network", "fail_times": 1});
+    let requests = [
+        call("first", "work", fails_once.clone()),
+        call("second", "work", json!({"ms": 20})),
+        call("third", "work", fails_once),
+    ];
+    let clear = async {
+        tokio::time::sleep(5 * MS).await;
+        manager.clear_retry_config("work");
+    };
+    let (outcomes, ()) = tokio::join!(manager.execute_batch(&requests), clear);
+    assert_eq!(
+        (
+            outcomes[0].result.as_ref().map(|r| r.content.to_text()),
+            outcomes[0].attempts
+        ),
+        (Ok("first".to_owned()), 2)
+    );
+    assert_eq!(
+        (
+            outcomes[2].result.clone().map(|r| r.content.to_text()),
+            outcomes[2].attempts
+        ),
+        (Err(ToolError::network("work", "connection reset")), 1)
+    );
 }
 
 #[tokio::test(start_paused = true)]
