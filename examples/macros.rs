@@ -112,7 +112,8 @@ struct SearchArgs {
 
 // ---- A derived command enum, taken whole: a command group ----
 
-/// The commands of the playlist tool: each variant a command, its fields the arguments.
+/// The commands of the playlist tool: each variant a command, its fields the arguments, and
+/// `#[command(..)]` its hints (which the function's own fill where a variant gives none).
 #[derive(toolsmith::ToolArgs, Debug)]
 enum PlaylistCommand {
     /// Add a song at the end.
@@ -125,7 +126,11 @@ enum PlaylistCommand {
         /// Its position, from 0.
         position: usize,
     },
+    /// List the songs, in order.
+    #[command(read_only)]
+    List,
     /// Empty the playlist.
+    #[command(destructive)]
     Clear,
 }
 
@@ -156,6 +161,8 @@ async fn playlist(
                 ),
             ));
         }
+        PlaylistCommand::List if songs.is_empty() => "the playlist is empty".to_owned(),
+        PlaylistCommand::List => songs.join(", "),
         PlaylistCommand::Clear => {
             songs.clear();
             "the playlist is empty".to_owned()
@@ -339,6 +346,7 @@ async fn main() {
             json!({"command": "add", "title": "Blue in Green"}),
         ),
         ("playlist", json!({"command": "remove", "position": 3})),
+        ("playlist", json!({"command": "list"})),
         ("playlist", json!({"command": "clear"})),
         (
             "shorten",

@@ -8,12 +8,14 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
+use tokio::time::Instant;
 use toolsmith::{
-    ArgsSchema, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCommands, ToolError,
-    ToolErrorKind, ToolImpl, ToolRetryConfig, UserModelContent, tool_fn,
+    ArgsSchema, Tool, ToolAnnotations, ToolArgs, ToolArguments, ToolCallContext, ToolCommands,
+    ToolError, ToolErrorKind, ToolImpl, ToolRetryConfig, UserModelContent, tool_fn,
 };
 
 use crate::support::json_calls::call;
+use crate::support::probe::{Probe, call as tagged};
 use crate::support::registered::manager_with;
 
 /// The commands of the playlist: each variant a command, its fields the arguments.
@@ -415,4 +417,212 @@ fn a_struct_stays_one_command() {
     };
     assert_eq!(command.arguments, Rectangle::args_schema());
     assert_eq!(command.description, "Its area.");
+}
+
+/// The commands of a shelf in a remote library: two say with `#[command(..)]` what they do
+/// to the books, `put` leaves it to the tool's own hints.
+#[derive(ToolArgs)]
+enum ShelfCommand {
+    /// Look a book up.
+    #[command(read_only)]
+    Find {
+        /// Which call this is.
+        tag: String,
+        /// How long it takes, in milliseconds.
+        #[arg(default)]
+        ms: u64,
+        /// How many of this tag's first runs fail as a lost connection does.
+        #[arg(default)]
+        failures: u32,
+    },
+    /// Put a book back.
+    Put {
+        /// Which call this is.
+        tag: String,
+        /// How long it takes, in milliseconds.
+        #[arg(default)]
+        ms: u64,
+        /// How many of this tag's first runs fail as a lost connection does.
+        #[arg(default)]
+        failures: u32,
+    },
+    /// Take every book off the shelf.
+    #[command(destructive, idempotent = false)]
+    Empty {
+        /// Which call this is.
+        tag: String,
+        /// How long it takes, in milliseconds.
+        #[arg(default)]
+        ms: u64,
+        /// How many of this tag's first runs fail as a lost connection does.
+        #[arg(default)]
+        failures: u32,
+    },
+}
+
+/// Runs a shelf's command: `tag`'s run, failing its first `failures` runs.
+async fn shelve(probe: &Arc<Probe>, command: ShelfCommand) -> Result<String, ToolError> {
+    let (ShelfCommand::Find { tag, ms, failures }
+    | ShelfCommand::Put { tag, ms, failures }
+    | ShelfCommand::Empty { tag, ms, failures }) = command;
+    let (run, _running) = probe.start(&tag);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    if run <= failures {
+        return Err(ToolError::network("shelf", "connection reset"));
+    }
+    Ok(tag)
+}
+
+/// A shelf of books, kept by a remote library.
+#[tool_fn(open_world)]
+async fn shelf(
+    #[bind] probe: Arc<Probe>,
+    #[args] command: ShelfCommand,
+) -> Result<String, ToolError> {
+    shelve(&probe, command).await
+}
+
+/// A shelf whose every command is safe to repeat, unless it says otherwise.
+#[tool_fn(idempotent, open_world = false)]
+async fn steady_shelf(
+    #[bind] probe: Arc<Probe>,
+    #[args] command: ShelfCommand,
+) -> Result<String, ToolError> {
+    shelve(&probe, command).await
+}
+
+#[test]
+fn a_variants_hints_are_its_commands_and_the_function_gives_the_rest() {
+    let hints = |read_only, destructive, idempotent, open_world| ToolAnnotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    };
+    // The derive's own definitions: each variant's hints alone.
+    let own: Vec<_> = ShelfCommand::command_definitions()
+        .into_iter()
+        .map(|command| (command.name, command.annotations))
+        .collect();
+    assert_eq!(
+        own,
+        [
+            ("find".to_owned(), hints(Some(true), None, None, None)),
+            ("put".to_owned(), ToolAnnotations::default()),
+            (
+                "empty".to_owned(),
+                hints(None, Some(true), Some(false), None)
+            ),
+        ]
+    );
+    // In a tool: the function's hints where the variant gives none.
+    let in_tool = |definition: Tool| -> Vec<(String, ToolAnnotations)> {
+        definition
+            .commands()
+            .iter()
+            .map(|command| (command.name.clone(), command.annotations))
+            .collect()
+    };
+    assert_eq!(
+        in_tool(Shelf.definition()),
+        [
+            ("find".to_owned(), hints(Some(true), None, None, Some(true))),
+            ("put".to_owned(), hints(None, None, None, Some(true))),
+            (
+                "empty".to_owned(),
+                hints(None, Some(true), Some(false), Some(true))
+            ),
+        ]
+    );
+    // The variant's `idempotent = false` wins over the function's `idempotent`.
+    assert_eq!(
+        in_tool(SteadyShelf.definition()),
+        [
+            (
+                "find".to_owned(),
+                hints(Some(true), None, Some(true), Some(false))
+            ),
+            ("put".to_owned(), hints(None, None, Some(true), Some(false))),
+            (
+                "empty".to_owned(),
+                hints(None, Some(true), Some(false), Some(false))
+            ),
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_destructive_commands_calls_run_one_at_a_time_beside_read_only_ones() {
+    let probe = Probe::new();
+    let manager = manager_with(vec![Arc::new(Shelf::new(Arc::clone(&probe)))]);
+    let requests: Vec<_> = (0..3)
+        .flat_map(|i| {
+            [
+                tagged(
+                    &format!("empty{i}"),
+                    "shelf",
+                    json!({"command": "empty", "ms": 10}),
+                ),
+                tagged(
+                    &format!("find{i}"),
+                    "shelf",
+                    json!({"command": "find", "ms": 10}),
+                ),
+            ]
+        })
+        .collect();
+    let started = Instant::now();
+    let outcomes = manager.execute_batch(&requests).await;
+    assert!(outcomes.iter().all(|o| o.result.is_ok()), "{outcomes:?}");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(30),
+        "three destructive calls, one after another"
+    );
+    let starts = probe.starts();
+    let at = |tag: String| starts.iter().find(|(t, _)| *t == tag).unwrap().1;
+    for i in 0..3u32 {
+        assert_eq!(at(format!("empty{i}")), Duration::from_millis(10) * i);
+        assert_eq!(
+            at(format!("find{i}")),
+            Duration::ZERO,
+            "read-only calls run alongside"
+        );
+    }
+}
+
+/// The attempts of each of a shelf's commands, each failing its first run as a lost
+/// connection does, run through `execute_with_retry` (the manager's default config only).
+async fn attempts_of_each_command(tool: Arc<dyn ToolImpl>) -> [u32; 3] {
+    let name = tool.definition().name().to_owned();
+    let manager = manager_with(vec![tool]);
+    let mut attempts = [0; 3];
+    for (command, attempts) in ["find", "put", "empty"].into_iter().zip(&mut attempts) {
+        let outcome = manager
+            .execute_with_retry(&tagged(
+                command,
+                &name,
+                json!({"command": command, "failures": 1}),
+            ))
+            .await;
+        *attempts = outcome.attempts;
+        match outcome.attempts {
+            1 => assert_eq!(
+                outcome.result.unwrap_err(),
+                ToolError::network("shelf", "connection reset")
+            ),
+            _ => assert_eq!(outcome.result.unwrap().content.to_text(), command),
+        }
+    }
+    attempts
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_command_is_retried_by_default_as_its_hints_say() {
+    // `find` is read-only: retried; the others have no hint that makes them safe to repeat.
+    let attempts = attempts_of_each_command(Arc::new(Shelf::new(Probe::new()))).await;
+    assert_eq!(attempts, [2, 1, 1]);
+    // The function's `idempotent` makes `put` safe too; `empty`'s `idempotent = false` wins.
+    let attempts = attempts_of_each_command(Arc::new(SteadyShelf::new(Probe::new()))).await;
+    assert_eq!(attempts, [2, 2, 1]);
 }

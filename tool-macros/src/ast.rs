@@ -178,6 +178,9 @@ pub struct CommandVariant {
     /// The fields `#[serde(skip)]` leaves out of the command's arguments.
     pub skipped: Vec<SkippedField>,
     pub unit: bool,
+    /// The command's own hints (`#[command(read_only)]`, ..); the function taking the enum
+    /// gives those it leaves unset.
+    pub annotations: Annotations,
 }
 
 /// `#[derive(ToolArgs)]` on an enum.
@@ -1063,12 +1066,16 @@ fn field_default(
     own.or_else(|| rules.struct_default.clone())
 }
 
-/// Reports an `#[arg]` on a field or variant that `#[serde(skip)]` leaves out.
-fn arg_on_skipped(attrs: &[Attribute], what: &str, errors: &mut Errors) {
-    if let Some(arg) = attrs.iter().find(|a| a.path().is_ident("arg")) {
+/// Reports each of the helper attributes `helpers` (`arg`, and on a variant `command`) on a
+/// field or variant that `#[serde(skip)]` leaves out.
+fn helpers_on_skipped(attrs: &[Attribute], helpers: &[&str], what: &str, errors: &mut Errors) {
+    for attr in attrs {
+        let Some(name) = helpers.iter().find(|name| attr.path().is_ident(name)) else {
+            continue;
+        };
         errors.spanned(
-            arg,
-            format!("`#[arg]` has no effect on a {what} that `#[serde(skip)]` leaves out; remove one of them"),
+            attr,
+            format!("`#[{name}]` has no effect on a {what} that `#[serde(skip)]` leaves out; remove one of them"),
         );
     }
 }
@@ -1091,7 +1098,7 @@ fn parse_fields(
         let serde = serde_attr::parse(&field.attrs, Place::Field, errors);
         let default = field_default(arg.default, serde.default, rules, errors);
         if serde.skip {
-            arg_on_skipped(&field.attrs, "field", errors);
+            helpers_on_skipped(&field.attrs, &["arg"], "field", errors);
             skipped.push(SkippedField {
                 member: ident,
                 ty: field.ty.clone(),
@@ -1183,14 +1190,20 @@ impl DeriveInput {
                 let mut variants = Vec::new();
                 let mut skipped_variants = 0;
                 for variant in &data.variants {
-                    attr::misplaced_helpers(&variant.attrs, &["arg"], "a variant", errors);
+                    attr::misplaced_helpers(
+                        &variant.attrs,
+                        &["arg", "command"],
+                        "a variant",
+                        errors,
+                    );
                     let arg = attr::parse_arg_attrs(&variant.attrs, errors);
+                    let annotations = attr::parse_variant_command_attrs(&variant.attrs, errors);
                     if arg.default.is_some() {
                         errors.spanned(&variant.ident, "`default` is for fields, not commands");
                     }
                     let variant_serde = serde_attr::parse(&variant.attrs, Place::Variant, errors);
                     if variant_serde.skip {
-                        arg_on_skipped(&variant.attrs, "variant", errors);
+                        helpers_on_skipped(&variant.attrs, &["arg", "command"], "variant", errors);
                         skipped_variants += 1;
                         continue;
                     }
@@ -1232,6 +1245,7 @@ impl DeriveInput {
                         fields,
                         skipped,
                         unit,
+                        annotations,
                     });
                 }
                 if data.variants.is_empty() {

@@ -18,6 +18,9 @@ const ARG_KEYS: &str = "rename, description, default";
 /// The keys `#[command(...)]` accepts.
 const COMMAND_KEYS: &str =
     "name, description, skip, read_only, destructive, idempotent, open_world";
+/// The keys `#[command(...)]` accepts on a variant of a command enum: the hints alone (a
+/// variant is named, described and left out with `#[arg]`, `#[serde]` and its doc comment).
+const VARIANT_COMMAND_KEYS: &str = "read_only, destructive, idempotent, open_world";
 
 /// A string value with the span of its literal.
 #[derive(Clone)]
@@ -463,6 +466,48 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
     out
 }
 
+/// Parses every `#[command(...)]` on a variant of a command enum: the command's hints.
+/// `name`, `description` and `skip`, which a method takes, are refused pointing to how a
+/// variant says each (`#[arg]`/`#[serde]` and its doc comment), so that a variant has one
+/// spelling of each, as it had before it took `#[command]`.
+pub fn parse_variant_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> Annotations {
+    let mut annotations = Annotations::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
+        let mut local = Errors::default();
+        let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
+            let elsewhere = if meta.path.is_ident("name") {
+                Some("a command variant is named with `#[arg(rename = \"...\")]` or `#[serde(rename = \"...\")]`")
+            } else if meta.path.is_ident("description") {
+                Some("a command variant is described by its doc comment, or `#[arg(description = \"...\")]`")
+            } else if meta.path.is_ident("skip") {
+                Some("a variant is left out of the commands with `#[serde(skip)]`")
+            } else {
+                None
+            };
+            if let Some(elsewhere) = elsewhere {
+                let key = spelled(&meta.path);
+                return Err(meta.error(format!(
+                    "`{key}` is not a key of `#[command]` on a variant: {elsewhere}; \
+                     the keys there are: {VARIANT_COMMAND_KEYS}"
+                )));
+            }
+            if !annotations.parse_flag(meta, local)? {
+                return Err(unknown_key(
+                    meta,
+                    "#[command] on a variant",
+                    VARIANT_COMMAND_KEYS,
+                ));
+            }
+            Ok(())
+        }));
+        errors.take(result);
+        if let Err(err) = local.finish() {
+            errors.push(err);
+        }
+    }
+    annotations
+}
+
 /// The `#[ctx]` attribute among `attrs`, if any; `#[ctx]` takes no arguments.
 pub fn ctx_attr<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Option<&'a Attribute> {
     let attr = attrs.iter().find(|a| a.path().is_ident("ctx"))?;
@@ -516,7 +561,7 @@ pub fn misplaced_helpers(attrs: &[Attribute], allowed: &[&str], place: &str, err
             ),
             (
                 "command",
-                "a method of a command group (with a `self` receiver)",
+                "a method of a command group (with a `self` receiver), or a variant of a command enum",
             ),
             ("toolsmith", "the type that derives `ToolArgs`"),
         ];

@@ -887,7 +887,9 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
         let command = &variant.name.value;
         let description = variant.description.clone().unwrap_or_default();
         let schema = args::schema_expr(krate, &variant.fields);
-        quote!(#krate::ToolDefinition::new(#command, #description, #schema))
+        // Nothing when the variant gives no hint: the expansion stays what it was.
+        let annotations = annotations_expr(krate, &variant.annotations);
+        quote!(#krate::ToolDefinition::new(#command, #description, #schema) #annotations)
     });
     let listed = input
         .variants

@@ -363,8 +363,12 @@ use errors::Errors;
 /// (`Tool::MultiCommands`): one command per variant, as `T::command_definitions()` gives
 /// them (the variant's name in snake_case unless renamed, its doc comment the command's
 /// description, its fields the command's arguments). The function's doc comment is the
-/// group's description; its `category`, result schema and annotations (`read_only`,
-/// `destructive`, ...) are each command's, as a variant says none of its own. A call is
+/// group's description; its `category` and result schema are each command's, and so are its
+/// annotations (`read_only`, `destructive`, ...) where the variant gives none of its own with
+/// `#[command(read_only)]` etc. (a variant's `destructive = false` wins over the function's
+/// `destructive`). A hint steers how each call runs: a destructive command's calls in a batch
+/// run one at a time, a read-only or idempotent one is retried by the manager's default
+/// config. A call is
 /// validated against the schema of the command its `command` argument names, then read into
 /// that variant (`ToolArgs::parse::<T>()`: an unknown command is an error listing the valid
 /// ones), and the function `match`es on it. `timeout`, `retries` and `blocking` apply to the
@@ -383,6 +387,7 @@ use errors::Errors;
 ///         title: String,
 ///     },
 ///     /// Empty the playlist.
+///     #[command(destructive)]
 ///     Clear,
 /// }
 ///
@@ -412,6 +417,8 @@ use errors::Errors;
 /// for command in definition.commands() {
 ///     assert_eq!((command.category.as_str(), command.annotations.idempotent), ("music", Some(true)));
 /// }
+/// let destructive: Vec<_> = definition.commands().iter().map(|c| c.annotations.destructive).collect();
+/// assert_eq!(destructive, [None, Some(true)]);
 /// let add = ToolArguments::try_from(serde_json::json!({"command": "add", "title": "So What"})).unwrap();
 /// let result = futures::executor::block_on(tool.execute(add)).unwrap();
 /// assert_eq!(result.content.to_text(), "1 songs queued");
@@ -609,10 +616,11 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// # On an enum: commands
 ///
 /// Each variant is a command (its name in snake_case unless renamed, its doc comment the
-/// command's description), its named fields the command's arguments. Implements
-/// `FromToolArgs` (the `command` argument picks the variant) and `ToolCommands`
-/// (`T::command_definitions()`, the definitions of a hand-written `Tool::MultiCommands`, or
-/// of `Tool::group(name, description, ..)` for a group with a description of its own).
+/// command's description, its `#[command(..)]` hints the command's annotations), its named
+/// fields the command's arguments. Implements `FromToolArgs` (the `command` argument picks
+/// the variant) and `ToolCommands` (`T::command_definitions()`, the definitions of a
+/// hand-written `Tool::MultiCommands`, or of `Tool::group(name, description, ..)` for a group
+/// with a description of its own).
 ///
 /// ```
 /// use toolsmith::{ToolArgs, ToolArguments, ToolCommands};
@@ -626,11 +634,15 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 ///     #[arg(rename = "forget")]
 ///     Remove { id: u64 },
 ///     /// Forget everything.
+///     #[command(destructive)]
 ///     Clear,
 /// }
 ///
-/// let names: Vec<_> = MemoryCommand::command_definitions().into_iter().map(|d| d.name).collect();
+/// let definitions = MemoryCommand::command_definitions();
+/// let names: Vec<_> = definitions.iter().map(|d| d.name.as_str()).collect();
 /// assert_eq!(names, ["add", "forget", "clear"]);
+/// assert_eq!(definitions[2].annotations.destructive, Some(true));
+/// assert!(definitions[0].annotations.is_empty());
 /// let arguments = ToolArguments::try_from(json!({"command": "forget", "id": "3"})).unwrap();
 /// let command: MemoryCommand = ToolArgs::new("memory", &arguments).parse().unwrap();
 /// assert_eq!(command, MemoryCommand::Remove { id: 3 });
@@ -644,6 +656,7 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 /// | `#[arg(rename = "...")]` | field, variant | the argument's or command's name |
 /// | `#[arg(description = "...")]` | field, variant | the description, instead of the doc comment |
 /// | `#[arg(default)]`, `#[arg(default = "path")]` | field | not required; `Default::default()` or `path()` when left out (or sent as `null`, as with `#[tool_fn]`) |
+/// | `#[command(read_only)]` (… `destructive`, `idempotent`, `open_world`; `= false` states the opposite) | variant | a hint for this command, in its definition's annotations; a `#[tool_fn]` taking the enum gives the command its own hints where the variant gives none. A variant's name, description and skipping are said as above (`#[arg]`/`#[serde]`, the doc comment), not with `#[command]` |
 /// | `#[toolsmith(crate = "path")]` (or `crate_path`) | type | where the Toolsmith API is (default: the crate the derive was used from, `::toolsmith` or `::toolsmith_core`) |
 ///
 /// # `#[serde(...)]`
@@ -722,7 +735,7 @@ fn with_item(err: syn::Error, item: &impl quote::ToTokens) -> proc_macro2::Token
 ///     assert_eq!(Echo::args_schema().schema()["required"], serde_json::json!(["text"]));
 /// }
 /// ```
-#[proc_macro_derive(ToolArgs, attributes(arg, toolsmith, serde))]
+#[proc_macro_derive(ToolArgs, attributes(arg, command, toolsmith, serde))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     expand_tool_args(Home::Facade, input)
 }
@@ -730,7 +743,7 @@ pub fn derive_tool_args(input: TokenStream) -> TokenStream {
 /// [`derive@ToolArgs`] as `toolsmith-core` re-exports it (as `ToolArgs`): the generated code
 /// names `::toolsmith_core` rather than `::toolsmith`. The derive is the same in every other
 /// way; its guide is `toolsmith::ToolArgs`'s.
-#[proc_macro_derive(CoreToolArgs, attributes(arg, toolsmith, serde))]
+#[proc_macro_derive(CoreToolArgs, attributes(arg, command, toolsmith, serde))]
 pub fn derive_core_tool_args(input: TokenStream) -> TokenStream {
     expand_tool_args(Home::Core, input)
 }

@@ -65,7 +65,9 @@ impl Probe {
         self.starts.lock().unwrap().len()
     }
 
-    fn start(self: &Arc<Self>, tag: &str) -> (u32, RunningGuard) {
+    /// Records a run of `tag` starting now: which run of the tag it is (from 1), and a guard
+    /// that counts it as over when dropped. For probe tools written other than `probe_tool`.
+    pub fn start(self: &Arc<Self>, tag: &str) -> (u32, RunningGuard) {
         let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_running.fetch_max(now, Ordering::SeqCst);
         self.starts
@@ -80,7 +82,7 @@ impl Probe {
 }
 
 /// Counts a run as over when dropped, so a run whose future is dropped is counted too.
-struct RunningGuard(Arc<Probe>);
+pub struct RunningGuard(Arc<Probe>);
 
 impl Drop for RunningGuard {
     fn drop(&mut self) {

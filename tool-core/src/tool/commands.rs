@@ -9,7 +9,8 @@ use crate::{ArgsSchema, FromToolArgs, Tool, ToolDefinition};
 /// ([`FromToolArgs`]) picks the variant named by the `command` argument.
 pub trait ToolCommands: FromToolArgs {
     /// One definition per command, in the [default category](crate::DEFAULT_CATEGORY) (set
-    /// another with [`ToolDefinition::with_category`]).
+    /// another with [`ToolDefinition::with_category`]), with the annotations the variant gives
+    /// (`#[command(read_only)]`, ..; none when it gives none).
     fn command_definitions() -> Vec<ToolDefinition>;
 }
 
