@@ -190,7 +190,14 @@ pub(crate) fn images_after_results(
 /// message becomes an execution error that says so.
 fn body_of(name: &str, result: &ToolCallResult) -> Body {
     if result.is_error() {
-        let text = result.content.to_text();
+        // Only an error's text is sent: its images say they are not shown, or the model
+        // would take the placeholder for an image it was given.
+        let text = match &result.content {
+            UserModelContent::Parts(parts) => joined_text(parts, |image| {
+                image.placeholder_noting("not shown: an error result carries its text only")
+            }),
+            other => other.to_text(),
+        };
         // Anthropic refuses an error result with no content (and a model learns nothing
         // from one): the failure is named.
         if text.trim().is_empty() {
@@ -265,5 +272,33 @@ impl ToolCallManager {
             })
             .collect();
         render(provider, &replies)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ContentPart, Image};
+
+    #[test]
+    fn an_error_result_s_images_are_said_not_to_be_shown() {
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let failed = Ok(ToolCallResult {
+            error_detail: Some("the page did not load".into()),
+            ..ToolCallResult::parts([
+                ContentPart::text("the page did not load"),
+                ContentPart::Image(image),
+            ])
+        });
+        for provider in [Provider::Anthropic, Provider::OpenAiChat, Provider::Gemini] {
+            let rendered = provider.render_results([("call-1", "browse", &failed)]);
+            let text = serde_json::to_string(&rendered).unwrap();
+            assert!(
+                text.contains(
+                    "[image: image/png, 8 bytes; not shown: an error result carries its text only]"
+                ),
+                "{provider}: {text}"
+            );
+        }
     }
 }
