@@ -314,6 +314,24 @@ pub(crate) fn each_key<'e>(
     }
 }
 
+/// Parses every `#[name(...)]` among `attrs` key by key with `parse` (see [`each_key`]),
+/// each attribute's problems into `errors` in the order found.
+fn parse_each_attr(
+    attrs: &[Attribute],
+    name: &str,
+    errors: &mut Errors,
+    mut parse: impl FnMut(&ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()>,
+) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident(name)) {
+        let mut local = Errors::default();
+        let result = attr.parse_nested_meta(each_key(&mut local, &mut parse));
+        errors.take(result);
+        if let Err(err) = local.finish() {
+            errors.push(err);
+        }
+    }
+}
+
 fn unknown_key(meta: &ParseNestedMeta<'_>, attribute: &str, valid: &str) -> syn::Error {
     let path = &meta.path;
     let key = spelled(path);
@@ -402,28 +420,21 @@ impl FieldDefault {
 /// Parses every `#[arg(...)]` in `attrs`.
 pub fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
     let mut out = ArgAttr::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
-        let mut local = Errors::default();
-        let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
-            if meta.path.is_ident("rename") {
-                let value = string_value(meta, "query")?;
-                set(&mut out.rename, value, meta, local);
-            } else if meta.path.is_ident("description") {
-                let value = string_value(meta, "What the argument is.")?;
-                set(&mut out.description, value, meta, local);
-            } else if meta.path.is_ident("default") {
-                let default = default_key(meta)?.value;
-                set(&mut out.default, default, meta, local);
-            } else {
-                return Err(unknown_key(meta, "#[arg]", ARG_KEYS));
-            }
-            Ok(())
-        }));
-        errors.take(result);
-        if let Err(err) = local.finish() {
-            errors.push(err);
+    parse_each_attr(attrs, "arg", errors, |meta, local| {
+        if meta.path.is_ident("rename") {
+            let value = string_value(meta, "query")?;
+            set(&mut out.rename, value, meta, local);
+        } else if meta.path.is_ident("description") {
+            let value = string_value(meta, "What the argument is.")?;
+            set(&mut out.description, value, meta, local);
+        } else if meta.path.is_ident("default") {
+            let default = default_key(meta)?.value;
+            set(&mut out.default, default, meta, local);
+        } else {
+            return Err(unknown_key(meta, "#[arg]", ARG_KEYS));
         }
-    }
+        Ok(())
+    });
     out
 }
 
@@ -441,28 +452,21 @@ pub struct CommandAttr {
 /// Parses every `#[command(...)]` in `attrs`.
 pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandAttr {
     let mut out = CommandAttr::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
-        let mut local = Errors::default();
-        let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
-            if meta.path.is_ident("name") {
-                let value = string_value(meta, "add")?;
-                set(&mut out.name, value, meta, local);
-            } else if meta.path.is_ident("description") {
-                let value = string_value(meta, "What the command does.")
-                    .inspect_err(|_| out.description_unread = true)?;
-                set(&mut out.description, value, meta, local);
-            } else if meta.path.is_ident("skip") {
-                out.skip = true;
-            } else if !out.annotations.parse_flag(meta, local)? {
-                return Err(unknown_key(meta, "#[command]", COMMAND_KEYS));
-            }
-            Ok(())
-        }));
-        errors.take(result);
-        if let Err(err) = local.finish() {
-            errors.push(err);
+    parse_each_attr(attrs, "command", errors, |meta, local| {
+        if meta.path.is_ident("name") {
+            let value = string_value(meta, "add")?;
+            set(&mut out.name, value, meta, local);
+        } else if meta.path.is_ident("description") {
+            let value = string_value(meta, "What the command does.")
+                .inspect_err(|_| out.description_unread = true)?;
+            set(&mut out.description, value, meta, local);
+        } else if meta.path.is_ident("skip") {
+            out.skip = true;
+        } else if !out.annotations.parse_flag(meta, local)? {
+            return Err(unknown_key(meta, "#[command]", COMMAND_KEYS));
         }
-    }
+        Ok(())
+    });
     out
 }
 
@@ -472,39 +476,36 @@ pub fn parse_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandA
 /// spelling of each, as it had before it took `#[command]`.
 pub fn parse_variant_command_attrs(attrs: &[Attribute], errors: &mut Errors) -> Annotations {
     let mut annotations = Annotations::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
-        let mut local = Errors::default();
-        let result = attr.parse_nested_meta(each_key(&mut local, |meta, local| {
-            let elsewhere = if meta.path.is_ident("name") {
-                Some("a command variant is named with `#[arg(rename = \"...\")]` or `#[serde(rename = \"...\")]`")
-            } else if meta.path.is_ident("description") {
-                Some("a command variant is described by its doc comment, or `#[arg(description = \"...\")]`")
-            } else if meta.path.is_ident("skip") {
-                Some("a variant is left out of the commands with `#[serde(skip)]`")
-            } else {
-                None
-            };
-            if let Some(elsewhere) = elsewhere {
-                let key = spelled(&meta.path);
-                return Err(meta.error(format!(
-                    "`{key}` is not a key of `#[command]` on a variant: {elsewhere}; \
+    parse_each_attr(attrs, "command", errors, |meta, local| {
+        let elsewhere = if meta.path.is_ident("name") {
+            Some(
+                "a command variant is named with `#[arg(rename = \"...\")]` or `#[serde(rename = \"...\")]`",
+            )
+        } else if meta.path.is_ident("description") {
+            Some(
+                "a command variant is described by its doc comment, or `#[arg(description = \"...\")]`",
+            )
+        } else if meta.path.is_ident("skip") {
+            Some("a variant is left out of the commands with `#[serde(skip)]`")
+        } else {
+            None
+        };
+        if let Some(elsewhere) = elsewhere {
+            let key = spelled(&meta.path);
+            return Err(meta.error(format!(
+                "`{key}` is not a key of `#[command]` on a variant: {elsewhere}; \
                      the keys there are: {VARIANT_COMMAND_KEYS}"
-                )));
-            }
-            if !annotations.parse_flag(meta, local)? {
-                return Err(unknown_key(
-                    meta,
-                    "#[command] on a variant",
-                    VARIANT_COMMAND_KEYS,
-                ));
-            }
-            Ok(())
-        }));
-        errors.take(result);
-        if let Err(err) = local.finish() {
-            errors.push(err);
+            )));
         }
-    }
+        if !annotations.parse_flag(meta, local)? {
+            return Err(unknown_key(
+                meta,
+                "#[command] on a variant",
+                VARIANT_COMMAND_KEYS,
+            ));
+        }
+        Ok(())
+    });
     annotations
 }
 

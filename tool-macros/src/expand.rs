@@ -419,34 +419,25 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         .map_or(DEFAULT_CATEGORY.to_owned(), |c| c.value.clone());
     let fields: Vec<ArgField> = tool.arg_fields().map(clone_field).collect();
     let whole = tool.whole_args().next().map(|args| &args.ty);
+    // With an `#[args]` parameter the type says what the tool is (one command, or a group
+    // for a command enum), built on the function's definition without arguments.
+    let arguments = match whole {
+        Some(_) => quote!(#krate::Args::empty()),
+        None => args::schema_expr(&krate, &fields),
+    };
+    let function = definition_expr(
+        &krate,
+        name,
+        &description,
+        &category,
+        arguments,
+        Some(&tool.output),
+        &tool.attr.annotations,
+    );
     let definition = match whole {
-        // The type says what the tool is (one command, or a group for a command enum): the
-        // function's definition without arguments is what it builds on.
-        Some(ty) => {
-            let function = definition_expr(
-                &krate,
-                name,
-                &description,
-                &category,
-                quote!(#krate::Args::empty()),
-                Some(&tool.output),
-                &tool.attr.annotations,
-            );
-            // Spanned at the type, so that a type without the derive is blamed.
-            quote_spanned!(ty.span()=> <#ty as #krate::ToolShape>::tool(#function))
-        }
-        None => {
-            let definition = definition_expr(
-                &krate,
-                name,
-                &description,
-                &category,
-                args::schema_expr(&krate, &fields),
-                Some(&tool.output),
-                &tool.attr.annotations,
-            );
-            quote!(#krate::Tool::SingleCommand(#definition))
-        }
+        // Spanned at the type, so that a type without the derive is blamed.
+        Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::ToolShape>::tool(#function)),
+        None => quote!(#krate::Tool::SingleCommand(#function)),
     };
 
     let runner = if tool.attr.blocking.is_some() {
