@@ -46,17 +46,22 @@ enum PlaylistCommand {
     Clear,
 }
 
-/// How many times `playlist` ran.
-static PLAYLIST_RUNS: AtomicU32 = AtomicU32::new(0);
+/// A playlist's songs, and how many times the tool over them ran: each test's own, so that
+/// one test's calls never count in another's.
+#[derive(Default)]
+struct Songs {
+    list: Mutex<Vec<String>>,
+    runs: AtomicU32,
+}
 
 /// The songs to play next, in order.
 #[tool_fn(category = "music")]
 async fn playlist(
-    #[bind] songs: Arc<Mutex<Vec<String>>>,
+    #[bind] songs: Arc<Songs>,
     #[args] command: PlaylistCommand,
 ) -> Result<String, ToolError> {
-    PLAYLIST_RUNS.fetch_add(1, Ordering::SeqCst);
-    let mut songs = songs.lock().unwrap();
+    songs.runs.fetch_add(1, Ordering::SeqCst);
+    let mut songs = songs.list.lock().unwrap();
     match command {
         PlaylistCommand::Add { title, times } => {
             for _ in 0..times.max(1) {
@@ -103,7 +108,7 @@ fn the_definition_is_the_hand_written_group() {
 
 #[tokio::test]
 async fn each_command_is_called_with_its_variant() {
-    let songs = Arc::new(Mutex::new(Vec::new()));
+    let songs = Arc::new(Songs::default());
     let manager = manager_with(vec![Arc::new(Playlist::new(Arc::clone(&songs)))]);
     let run = async |arguments: Value| {
         manager
@@ -136,14 +141,14 @@ async fn each_command_is_called_with_its_variant() {
         ToolError::execution("playlist", "there is no song at 9")
     );
     assert_eq!(run(json!({"command": "clear"})).await, Ok(String::new()));
-    assert!(songs.lock().unwrap().is_empty());
+    assert!(songs.list.lock().unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn an_unknown_command_is_refused_listing_the_valid_ones() {
-    let tool = Playlist::new(Arc::default());
+    let songs = Arc::new(Songs::default());
+    let tool = Playlist::new(Arc::clone(&songs));
     let manager = manager_with(vec![Arc::new(tool.clone())]);
-    let runs = PLAYLIST_RUNS.load(Ordering::SeqCst);
     let listed = "valid commands are 'add', 'remove', 'swap', 'clear'";
 
     let err = manager
@@ -172,14 +177,14 @@ async fn an_unknown_command_is_refused_listing_the_valid_ones() {
     assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
     assert!(err.to_string().contains(listed), "{err}");
 
-    assert_eq!(PLAYLIST_RUNS.load(Ordering::SeqCst), runs);
+    assert_eq!(songs.runs.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
 async fn bad_arguments_of_a_command_are_refused_naming_their_path() {
-    let tool = Playlist::new(Arc::default());
+    let songs = Arc::new(Songs::default());
+    let tool = Playlist::new(Arc::clone(&songs));
     let manager = manager_with(vec![Arc::new(tool.clone())]);
-    let runs = PLAYLIST_RUNS.load(Ordering::SeqCst);
 
     let err = manager
         .execute_one(&call(
@@ -219,7 +224,7 @@ async fn bad_arguments_of_a_command_are_refused_naming_their_path() {
     assert_eq!(err.to_string(), expected.to_string());
     assert!(err.to_string().contains("second"), "{err}");
 
-    assert_eq!(PLAYLIST_RUNS.load(Ordering::SeqCst), runs);
+    assert_eq!(songs.runs.load(Ordering::SeqCst), 0);
 }
 
 /// The commands of a remote store.

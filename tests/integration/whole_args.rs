@@ -37,6 +37,10 @@ struct SearchArgs {
 
 static SEARCH_RUNS: AtomicUsize = AtomicUsize::new(0);
 
+/// Held by each test that calls `search`: `SEARCH_RUNS` counts for the whole process, whose
+/// tests run in parallel, so a test counting runs must not see another's.
+static SEARCH_CALLS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Searches the notes.
 #[tool_fn(category = "search", read_only)]
 async fn search(#[args] args: SearchArgs) -> String {
@@ -61,6 +65,7 @@ async fn the_schema_is_the_types_and_a_call_reads_the_whole_arguments() {
         ["searchText", "maxHits", "onlyTag", "skipIds"]
     );
 
+    let _calls = SEARCH_CALLS.lock().await;
     let manager = manager_with(vec![Arc::new(Search)]);
     // Lenient as `ToolArgs::parse`: a number as a string; the defaults where left out.
     let result = manager
@@ -83,6 +88,7 @@ async fn the_schema_is_the_types_and_a_call_reads_the_whole_arguments() {
 
 #[tokio::test]
 async fn bad_arguments_are_refused_before_the_call_naming_their_path() {
+    let _calls = SEARCH_CALLS.lock().await;
     let manager = manager_with(vec![Arc::new(Search)]);
     let runs = SEARCH_RUNS.load(Ordering::SeqCst);
 
