@@ -30,7 +30,8 @@ use super::calls::{
 use super::refs::{DEFINITION_KEYWORDS, Definitions, merge_all_of};
 use super::reply::{Body, Reply, images_after_results};
 use super::strict::{
-    InlineBudget, META_KEYWORDS, SchemaError, escape, json_type, keep, set_description, split_types,
+    InlineBudget, META_KEYWORDS, SchemaError, escape, json_type, keep, nullable_object,
+    set_description, split_types,
 };
 use super::turns::{AssistantCall, StopReason};
 use super::{Provider, RenderError, ResponseError};
@@ -268,7 +269,7 @@ impl Converter<'_, '_> {
             Dialect::JsonSchema => {
                 // The description is the whole value's, outside the union with `null`.
                 if nullable && !out.is_empty() {
-                    out = or_null(out);
+                    out = nullable_object(out);
                 }
                 set_description(&mut out, description, m);
             }
@@ -504,24 +505,7 @@ impl Converter<'_, '_> {
     }
 }
 
-/// `schema` accepting `null` too, as an `anyOf` (one more branch when it is one).
-fn or_null(mut schema: Map<String, Value>) -> Map<String, Value> {
-    let null_schema = json!({"type": "null"});
-    if let Some(Value::Array(branches)) = schema.get_mut("anyOf") {
-        if !branches.contains(&null_schema) {
-            branches.push(null_schema);
-        }
-        return schema;
-    }
-    let mut union = Map::new();
-    union.insert(
-        "anyOf".to_owned(),
-        json!([Value::Object(schema), null_schema]),
-    );
-    union
-}
-
-/// Whether a converted JSON Schema is a union with `null` ([`or_null`]'s form).
+/// Whether a converted JSON Schema is a union with `null` ([`nullable_object`]'s form).
 fn is_or_null(schema: &Map<String, Value>) -> bool {
     schema
         .get("anyOf")
@@ -529,7 +513,7 @@ fn is_or_null(schema: &Map<String, Value>) -> bool {
         .is_some_and(|branches| branches.contains(&json!({"type": "null"})))
 }
 
-/// [`or_null`]'s union without its `null` branch: a lone branch is the schema itself.
+/// [`nullable_object`]'s union without its `null` branch: a lone branch is the schema itself.
 fn without_null(mut schema: Map<String, Value>) -> Map<String, Value> {
     let Some(Value::Array(mut branches)) = schema.shift_remove("anyOf") else {
         return schema;

@@ -782,7 +782,16 @@ pub(crate) fn keep(from: &mut Map<String, Value>, to: &mut Map<String, Value>, k
 }
 
 /// `schema`, accepting `null` too (unchanged when it already does).
-pub(crate) fn nullable(mut schema: Value) -> Value {
+pub(crate) fn nullable(schema: Value) -> Value {
+    match schema {
+        Value::Object(schema) => Value::Object(nullable_object(schema)),
+        other => json!({ "anyOf": [other, {"type": "null"}] }),
+    }
+}
+
+/// [`nullable`] of an object schema: `{"type": "null"}` as it is, a union with one more
+/// branch, anything else in a union with `null`.
+pub(crate) fn nullable_object(mut schema: Map<String, Value>) -> Map<String, Value> {
     let null_schema = json!({"type": "null"});
     if schema.get("type") == Some(&json!("null")) {
         return schema;
@@ -793,7 +802,12 @@ pub(crate) fn nullable(mut schema: Value) -> Value {
         }
         return schema;
     }
-    json!({ "anyOf": [schema, null_schema] })
+    let mut union = Map::new();
+    union.insert(
+        "anyOf".to_owned(),
+        json!([Value::Object(schema), null_schema]),
+    );
+    union
 }
 
 /// Writes the description, with the keywords that could not stay appended in parentheses.
