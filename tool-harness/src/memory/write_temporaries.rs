@@ -35,9 +35,9 @@ pub(crate) fn new_temporary(path: &Path, dir: &Path) -> std::io::Result<NamedTem
         .tempfile_in(dir)
 }
 
-/// Whether `entry` is the name of a temporary of the memory file `name`.
-fn is_temporary_of(name: &std::ffi::OsStr, entry: &std::ffi::OsStr) -> bool {
-    let prefix = prefix_of(name);
+/// Whether `entry` is the name of a temporary of the memory file whose temporaries start
+/// with `prefix` ([`prefix_of`]).
+fn is_temporary_of(prefix: &std::ffi::OsStr, entry: &std::ffi::OsStr) -> bool {
     let Some(rest) = entry
         .as_encoded_bytes()
         .strip_prefix(prefix.as_encoded_bytes())
@@ -57,6 +57,7 @@ pub(crate) fn remove_left_by_crashes(path: &Path) {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return;
     };
+    let prefix = prefix_of(name);
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(error) => {
@@ -67,7 +68,7 @@ pub(crate) fn remove_left_by_crashes(path: &Path) {
     for entry in entries.flatten() {
         let entry_name = entry.file_name();
         // A regular file only: a directory or link of that name is not one of ours.
-        if !is_temporary_of(name, &entry_name)
+        if !is_temporary_of(&prefix, &entry_name)
             || !entry.file_type().is_ok_and(|kind| kind.is_file())
         {
             continue;
@@ -91,7 +92,7 @@ mod tests {
 
     #[test]
     fn only_the_memory_file_s_own_temporaries_are_recognised() {
-        let name = std::ffi::OsStr::new("memory.json");
+        let prefix = prefix_of(std::ffi::OsStr::new("memory.json"));
         for (entry, ours) in [
             (".memory.json.a1B2c3.tmp", true),
             (".memory.json.a1B2c.tmp", false),
@@ -105,7 +106,7 @@ mod tests {
             ("memory.json", false),
         ] {
             assert_eq!(
-                is_temporary_of(name, std::ffi::OsStr::new(entry)),
+                is_temporary_of(&prefix, std::ffi::OsStr::new(entry)),
                 ours,
                 "{entry}"
             );
@@ -119,7 +120,7 @@ mod tests {
         let temp = new_temporary(&path, dir.path()).unwrap();
         let temp_name = temp.path().file_name().unwrap();
         assert!(
-            is_temporary_of(path.file_name().unwrap(), temp_name),
+            is_temporary_of(&prefix_of(path.file_name().unwrap()), temp_name),
             "{temp_name:?}"
         );
     }
