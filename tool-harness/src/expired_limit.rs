@@ -20,8 +20,8 @@ pub(crate) fn changes_nothing(
     arguments: &ToolArguments,
 ) -> bool {
     manager
-        .get_def(tool)
-        .is_some_and(|definition| definition.call_annotations(arguments).read_only == Some(true))
+        .call_annotations(tool, arguments)
+        .is_some_and(|annotations| annotations.read_only == Some(true))
 }
 
 /// A time limit that ended a call.

@@ -549,6 +549,35 @@ impl ToolCallManager {
         self.entry(name).map(|entry| Tool::clone(&entry.definition))
     }
 
+    /// The annotations that apply to a call of `name` with `arguments`
+    /// ([`Tool::call_annotations`]: the tool's, or for a command group the called command's),
+    /// read in place: `None` when no tool is registered as `name`. Cheaper than
+    /// [`get_def`](Self::get_def), which copies the whole definition, for a check made on
+    /// every call (an approval policy asking whether a call is destructive).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallResult};
+    /// use toolsmith::{ToolAnnotations, scheme};
+    ///
+    /// let manager = ToolCallManager::new("s");
+    /// let tool = FnTool::new("rm", "Removes a file.", Args::new(scheme::object().build()),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("removed")) })
+    ///     .with_annotations(ToolAnnotations { destructive: Some(true), ..Default::default() });
+    /// manager.register(Arc::new(tool)).unwrap();
+    /// let arguments = ToolArguments::default();
+    /// assert_eq!(manager.call_annotations("rm", &arguments).unwrap().destructive, Some(true));
+    /// assert!(manager.call_annotations("mv", &arguments).is_none());
+    /// ```
+    pub fn call_annotations(
+        &self,
+        name: &str,
+        arguments: &crate::ToolArguments,
+    ) -> Option<crate::ToolAnnotations> {
+        self.entry(name)
+            .map(|entry| entry.definition.call_annotations(arguments))
+    }
+
     /// The registered tool names, in registration order.
     pub fn names(&self) -> Vec<String> {
         self.registry.in_order(|entries| {

@@ -711,9 +711,10 @@ impl<'s> TurnCalls<'s> {
         let Some(approval) = &session.approval else {
             return Ok(Approval::Decided(ApprovalDecision::Approve));
         };
-        let destructive = session.manager.get_def(&request.name).is_some_and(|tool| {
-            tool.call_annotations(&request.arguments).destructive == Some(true)
-        });
+        let destructive = session
+            .manager
+            .call_annotations(&request.name, &request.arguments)
+            .is_some_and(|annotations| annotations.destructive == Some(true));
         if !destructive {
             return Ok(Approval::Decided(ApprovalDecision::Approve));
         }
