@@ -15,6 +15,7 @@ mod compaction;
 mod context_overflow;
 mod context_window;
 mod deep_values;
+mod edit_conflicts;
 mod escape_suite;
 mod fallback;
 mod file_tools;
