@@ -7,6 +7,7 @@ use toolsmith_core::{ToolError, tool_fn};
 
 use crate::FileSystem;
 use crate::tools::file_lock::lock_file;
+use crate::tools::read::binary_refusal;
 
 /// The tool's name.
 pub const EDIT_TOOL: &str = "edit";
@@ -197,7 +198,9 @@ fn ends_every_line_in_crlf(text: &str) -> bool {
 /// command, the user's editor) is refused rather than overwritten
 /// ([`FileSystem::replace_if_unchanged`]), the model told to read the file again. In a file whose lines all end in CRLF, the `\n`s of `new_string`
 /// are written as CRLF, and an `old_string` spanning lines with `\n` (as `read` shows them)
-/// is found with the file's line ends. The tool is `EditTool::new(fs)`.
+/// is found with the file's line ends. A file `read` refuses as binary (a NUL byte in its
+/// first 8 KiB), or one that is not UTF-8, is refused, naming it. The tool is
+/// `EditTool::new(fs)`.
 #[tool_fn(
     name = "edit",
     category = "write",
@@ -241,6 +244,13 @@ pub async fn edit_tool(
         .read(file)
         .await
         .map_err(|err| ToolError::execution(EDIT_TOOL, err))?;
+    // The files `read` refuses as binary: a NUL byte may well sit in valid UTF-8.
+    if let Some(refusal) = binary_refusal(&path, &contents) {
+        return Err(ToolError::execution(
+            EDIT_TOOL,
+            format!("{refusal}; edit works on text files only"),
+        ));
+    }
     let text = String::from_utf8(contents).map_err(|_| {
         ToolError::execution(
             EDIT_TOOL,
