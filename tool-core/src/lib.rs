@@ -105,7 +105,7 @@ pub use tool::call_context::{Progress, ProgressSink, ToolCallContext};
 pub use tool::commands::{ToolCommands, ToolShape};
 pub use tool::content_part::ContentPart;
 pub use tool::definition::{DEFAULT_CATEGORY, ToolAnnotations, ToolDefinition};
-pub use tool::error::{ToolError, ToolErrorKind, panic_message};
+pub use tool::error::{ToolError, ToolErrorKind, drop_panic_payload, panic_message};
 pub use tool::fn_tool::FnTool;
 pub use tool::image::{IMAGE_MEDIA_TYPES, Image, ImageError, MAX_IMAGE_BASE64_LEN};
 pub use tool::json_text::JsonText;

@@ -216,11 +216,29 @@ pub(crate) fn panicked_with(tool: &str, payload: Box<dyn std::any::Any + Send>) 
     error
 }
 
-/// Drops a caught panic's payload. The payload is the tool's own value (`panic_any`), whose
-/// drop may panic in turn: that second panic would unwind out of the code that contained
-/// the first, into the batch's caller, losing every outcome. It is caught too, and its own
-/// payload leaked rather than dropped, so that nothing can unwind from here.
-pub(crate) fn drop_panic_payload(payload: Box<dyn std::any::Any + Send>) {
+/// Drops a caught panic's payload (what [`std::panic::catch_unwind`] gives back) without
+/// letting anything unwind from the drop.
+///
+/// The payload is whatever value the panicking code gave (`std::panic::panic_any`), whose
+/// `Drop` may panic in turn: dropped as usual, that second panic would unwind out of the
+/// code that contained the first (a batch, an agent run), into its caller. It is caught
+/// here too, and its own payload leaked rather than dropped, so that nothing can unwind
+/// from here. Use it wherever the payload of another's code is caught and not re-raised.
+///
+/// ```
+/// use toolsmith::drop_panic_payload;
+///
+/// struct PanicsOnDrop;
+/// impl Drop for PanicsOnDrop {
+///     fn drop(&mut self) {
+///         panic!("dropped");
+///     }
+/// }
+///
+/// let payload = std::panic::catch_unwind(|| std::panic::panic_any(PanicsOnDrop)).unwrap_err();
+/// drop_panic_payload(payload); // returns: the drop's panic is contained
+/// ```
+pub fn drop_panic_payload(payload: Box<dyn std::any::Any + Send>) {
     if let Err(again) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(payload))) {
         std::mem::forget(again);
     }

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use toolsmith_core::{
-    CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, is_blank, tool_fn,
+    CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, drop_panic_payload, is_blank,
+    tool_fn,
 };
 
 use super::compaction::Compaction;
@@ -24,7 +25,7 @@ use super::pause::PauseHandle;
 use super::session::{SessionCancellation, SessionGuards, SessionPause};
 use super::token_estimate::TokenEstimate;
 use super::tool::{answer, failure};
-use super::{AgentSession, AgenticError};
+use super::{AgentRun, AgentSession, AgenticError};
 use crate::model::{ChatModel, DebugName, Message, Usage};
 
 /// The command group's name.
@@ -263,6 +264,50 @@ struct ChildState {
     answer: Option<String>,
     failure: Option<String>,
     transcript: Vec<Message>,
+}
+
+/// What a child's task ends with: its run's outcome, or the payload of a panic that unwound
+/// out of the run.
+type ChildOutcome = std::thread::Result<Result<AgentRun, AgenticError>>;
+
+impl ChildState {
+    /// Records how the child `name` ended. A panic's payload is dropped with
+    /// [`drop_panic_payload`]: it is the user's value, whose `Drop` may panic too, which
+    /// must not unwind out of the child's task (the state's waiters would not be told).
+    fn end(&mut self, name: &str, outcome: ChildOutcome) {
+        match outcome {
+            Err(panic) => {
+                self.status = Status::Failed;
+                self.failure = Some(ToolError::panicked(name, panic.as_ref()).to_string());
+                drop_panic_payload(panic);
+            }
+            Ok(Ok(run)) => {
+                match answer(name, &run) {
+                    Ok(()) => {
+                        self.status = Status::Finished;
+                        self.answer = Some(run.text);
+                    }
+                    Err(failed) => {
+                        self.status = Status::Failed;
+                        self.failure = Some(failed);
+                    }
+                }
+                self.transcript = run.transcript;
+            }
+            Ok(Err(AgenticError::Cancelled { run })) => {
+                self.status = Status::Stopped;
+                self.transcript = run.transcript;
+            }
+            Ok(Err(other)) => {
+                self.status = Status::Failed;
+                self.failure = Some(failure(name, &other));
+                self.transcript = other
+                    .run()
+                    .map(|r| r.transcript.clone())
+                    .unwrap_or_default();
+            }
+        }
+    }
 }
 
 struct Child {
@@ -765,37 +810,7 @@ impl AgentCommands {
                 () = follow_parent_run => unreachable!("following the parent's run never ends"),
             };
             let (ended, name) = unfinished.disarm();
-            ended.send_modify(|s| match outcome {
-                Err(panic) => {
-                    s.status = Status::Failed;
-                    s.failure = Some(ToolError::panicked(&name, panic.as_ref()).to_string());
-                }
-                Ok(Ok(run)) => {
-                    match answer(&name, &run) {
-                        Ok(()) => {
-                            s.status = Status::Finished;
-                            s.answer = Some(run.text);
-                        }
-                        Err(failed) => {
-                            s.status = Status::Failed;
-                            s.failure = Some(failed);
-                        }
-                    }
-                    s.transcript = run.transcript;
-                }
-                Ok(Err(AgenticError::Cancelled { run })) => {
-                    s.status = Status::Stopped;
-                    s.transcript = run.transcript;
-                }
-                Ok(Err(other)) => {
-                    s.status = Status::Failed;
-                    s.failure = Some(failure(&name, &other));
-                    s.transcript = other
-                        .run()
-                        .map(|r| r.transcript.clone())
-                        .unwrap_or_default();
-                }
-            });
+            ended.send_modify(|s| s.end(&name, outcome));
         });
         agents.insert(
             id.clone(),
@@ -970,5 +985,50 @@ impl AgentCommands {
         }
         act(child);
         Ok(report(id, &child.state.borrow(), &child.pause))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic payload whose own drop panics (`panic_any(PanicsOnDrop)`).
+    struct PanicsOnDrop;
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("the payload's drop broke");
+        }
+    }
+
+    fn running() -> ChildState {
+        ChildState {
+            status: Status::Running,
+            turns: 0,
+            usage: Usage::default(),
+            last_calls: VecDeque::new(),
+            answer: None,
+            failure: None,
+            transcript: Vec::new(),
+        }
+    }
+
+    /// A child whose run unwound with such a payload is recorded as failed, and nothing
+    /// unwinds out of the recording (before, the payload's drop panicked out of the child's
+    /// task, past the state's `send_modify`, whose waiters were not told).
+    #[test]
+    fn a_panic_payload_whose_drop_panics_ends_the_child_as_failed_without_unwinding() {
+        let payload = std::panic::catch_unwind(|| std::panic::panic_any(PanicsOnDrop)).unwrap_err();
+        let mut state = running();
+        let recorded = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            state.end("agent-1", Err(payload));
+        }));
+        assert!(recorded.is_ok(), "the payload's drop unwound out of end()");
+        assert!(matches!(state.status, Status::Failed));
+        let failure = state.failure.expect("a failure");
+        assert!(
+            failure.contains("agent-1") && failure.contains("a panic with a non-text payload"),
+            "{failure}"
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use std::panic::AssertUnwindSafe;
 
-use toolsmith_core::{Tool, ToolCallManager, panic_message};
+use toolsmith_core::{Tool, ToolCallManager, drop_panic_payload, panic_message};
 
 use super::AgenticError;
 use crate::model::ChatModel;
@@ -25,10 +25,15 @@ pub(super) fn check_declarations(
     let reason = match checked {
         Ok(Ok(())) => return Ok(()),
         Ok(Err(refused)) => refused.to_string(),
-        Err(payload) => format!(
-            "its check_declarations() panicked: {}",
-            panic_message(payload.as_ref())
-        ),
+        Err(payload) => {
+            let reason = format!(
+                "its check_declarations() panicked: {}",
+                panic_message(payload.as_ref())
+            );
+            // The model's value: its `Drop` may panic too, which must not unwind from here.
+            drop_panic_payload(payload);
+            reason
+        }
     };
     Err(AgenticError::Config(format!(
         "{} cannot be declared to the model: {reason}",

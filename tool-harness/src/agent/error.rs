@@ -1,6 +1,6 @@
 //! [`AgenticError`]: the one error type of an agent session.
 
-use toolsmith_core::{ToolShedError, panic_message};
+use toolsmith_core::{ToolShedError, drop_panic_payload, panic_message};
 
 use super::AgentRun;
 use crate::model::ModelError;
@@ -165,10 +165,13 @@ pub(super) struct CaughtPanic {
 
 impl CaughtPanic {
     /// The panic whose payload (as `catch_unwind` gives it) is `payload`, `during` what.
-    /// Logged with where it happened, which the panic hook's own message does not say.
+    /// Logged with where it happened, which the panic hook's own message does not say. The
+    /// payload, the user's value, is dropped with [`drop_panic_payload`]: its own `Drop` may
+    /// panic, which must not unwind out of the run that contained the first panic.
     #[cold]
-    pub(super) fn new(during: String, payload: &(dyn std::any::Any + Send)) -> Self {
-        let message = panic_message(payload).to_owned();
+    pub(super) fn new(during: String, payload: Box<dyn std::any::Any + Send>) -> Self {
+        let message = panic_message(payload.as_ref()).to_owned();
+        drop_panic_payload(payload);
         tracing::error!(%during, panic = %message, "the agent run ends: user code panicked");
         Self { during, message }
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use toolsmith_core::{Progress, panic_message};
+use toolsmith_core::{Progress, drop_panic_payload, panic_message};
 
 use super::context_overflow::ContextEstimate;
 use crate::model::{StopReason, Usage};
@@ -328,19 +328,22 @@ pub trait AgentEventHandler: Send + Sync {
 pub(super) fn deliver(handlers: &[Arc<dyn AgentEventHandler>], event: &AgentEvent) {
     for handler in handlers {
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler.on_event(event))) {
-            handler_panicked(event, payload.as_ref());
+            handler_panicked(event, payload);
         }
     }
 }
 
+/// Logs a handler's panic and drops its payload, the handler's value, with
+/// [`drop_panic_payload`]: a payload whose `Drop` panics must not unwind into the run.
 #[cold]
 #[inline(never)]
-fn handler_panicked(event: &AgentEvent, payload: &(dyn std::any::Any + Send)) {
+fn handler_panicked(event: &AgentEvent, payload: Box<dyn std::any::Any + Send>) {
     tracing::error!(
         event = event.kind(),
-        panic = %panic_message(payload),
+        panic = %panic_message(payload.as_ref()),
         "an agent event handler panicked; the run goes on"
     );
+    drop_panic_payload(payload);
 }
 
 impl AgentEvent {

@@ -693,7 +693,7 @@ impl AgentSession {
     /// caught as the model's other methods are, since it is the user's code too.
     pub(super) fn provider_name(&self) -> Result<&str, CaughtPanic> {
         std::panic::catch_unwind(AssertUnwindSafe(|| self.model.name()))
-            .map_err(|payload| CaughtPanic::new("the model's name()".to_owned(), payload.as_ref()))
+            .map_err(|payload| CaughtPanic::new("the model's name()".to_owned(), payload))
     }
 
     async fn turns(
@@ -984,7 +984,7 @@ impl AgentSession {
             .map(|limit| limit.map_or(0, u64::from))
             .map_err(|payload| {
                 let during = format!("the model's output_limit (before request {turn})");
-                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+                RunEnd::Panicked(CaughtPanic::new(during, payload))
             })
     }
 
@@ -1004,7 +1004,7 @@ impl AgentSession {
         let limits = std::panic::catch_unwind(AssertUnwindSafe(|| self.model.image_limits()))
             .map_err(|payload| {
                 let during = format!("the model's image_limits (before request {turn})");
-                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+                RunEnd::Panicked(CaughtPanic::new(during, payload))
             })?;
         if limits.is_none() {
             return Ok(());
@@ -1041,7 +1041,7 @@ impl AgentSession {
                     "after"
                 };
                 let during = format!("the context overflow policy ({when} request {turn})");
-                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+                RunEnd::Panicked(CaughtPanic::new(during, payload))
             })?;
         if !shortened.is_nothing() {
             estimate.forget();
@@ -1129,7 +1129,7 @@ impl AgentSession {
             };
             answered.map_err(|payload| {
                 let during = format!("the model ({provider}) answering request {turn}");
-                RunEnd::Panicked(CaughtPanic::new(during, payload.as_ref()))
+                RunEnd::Panicked(CaughtPanic::new(during, payload))
             })?
         };
         let answer = answer.and_then(|response| within_depth(response, provider));

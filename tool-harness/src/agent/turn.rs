@@ -553,7 +553,7 @@ impl<'s> TurnCalls<'s> {
             };
             if let Err(payload) = ran {
                 result = before;
-                let panic = hook_panic("after_tool", number, request, payload.as_ref());
+                let panic = hook_panic("after_tool", number, request, payload);
                 first_panic.get_or_insert(panic);
             }
         }
@@ -679,7 +679,7 @@ impl<'s> TurnCalls<'s> {
             let decision = match decided {
                 Ok(decision) => decision,
                 Err(payload) => {
-                    let panic = hook_panic("before_tool", number, request, payload.as_ref());
+                    let panic = hook_panic("before_tool", number, request, payload);
                     return (rewritten, Decision::Stop(TurnStop::Panicked(panic)));
                 }
             };
@@ -727,7 +727,7 @@ impl<'s> TurnCalls<'s> {
             .map(Approval::Decided)
             .map_err(|payload| {
                 let during = format!("the approval of call {} ({})", request.id, request.name);
-                CaughtPanic::new(during, payload.as_ref())
+                CaughtPanic::new(during, payload)
             })
     }
 }
@@ -739,7 +739,7 @@ fn hook_panic(
     which: &str,
     index: usize,
     request: &ToolCallRequest,
-    payload: &(dyn std::any::Any + Send),
+    payload: Box<dyn std::any::Any + Send>,
 ) -> CaughtPanic {
     let during = format!(
         "the {which} hook #{} of call {} ({})",

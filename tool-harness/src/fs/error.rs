@@ -82,6 +82,20 @@ pub enum FsError {
         /// The limit.
         limit: u64,
     },
+    /// A conditional replacement ([`FileSystem::replace_if_unchanged`]) found the file no
+    /// longer holding what the caller had read: another writer (a shell command, the
+    /// user's editor) changed or removed it since. Nothing was written.
+    ///
+    /// [`FileSystem::replace_if_unchanged`]: crate::FileSystem::replace_if_unchanged
+    #[error(
+        "refused {}: the file changed since it was read (another program wrote to it or \
+         removed it meanwhile), so nothing was written; read it again and redo the change",
+        quoted(path)
+    )]
+    ChangedSinceRead {
+        /// The path as given.
+        path: String,
+    },
     /// Any other I/O failure.
     #[error("{}: {reason}", quoted(path))]
     Io {
@@ -126,6 +140,7 @@ impl FsError {
             | Self::NotARegularFile { path, .. }
             | Self::SymlinkLoop { path }
             | Self::TooLarge { path, .. }
+            | Self::ChangedSinceRead { path }
             | Self::Io { path, .. } => path,
         }
     }

@@ -73,7 +73,7 @@ impl InMemoryFileSystem {
         let path = path.as_ref();
         let relative = file_relative_to_root(path, None)
             .unwrap_or_else(|err| panic!("InMemoryFileSystem::with_file: {err}"));
-        self.put(&shown(path), &relative, contents.as_ref())
+        self.put(&shown(path), &relative, contents.as_ref(), None)
             .unwrap_or_else(|err| panic!("InMemoryFileSystem::with_file: {err}"));
         self
     }
@@ -88,13 +88,28 @@ impl InMemoryFileSystem {
             .collect()
     }
 
-    fn put(&self, shown_path: &str, relative: &Path, contents: &[u8]) -> Result<bool, FsError> {
+    /// Puts `contents` at `relative`; with `read`, only if a file there holds `read` (checked
+    /// under the same lock as the replacement, so nothing can come in between).
+    fn put(
+        &self,
+        shown_path: &str,
+        relative: &Path,
+        contents: &[u8],
+        read: Option<&[u8]>,
+    ) -> Result<bool, FsError> {
         if relative.as_os_str().is_empty() {
             return Err(FsError::IsADirectory {
                 path: shown_path.to_owned(),
             });
         }
         let mut tree = self.nodes.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(read) = read
+            && !matches!(tree.get(relative), Some(Node::File(now)) if **now == *read)
+        {
+            return Err(FsError::ChangedSinceRead {
+                path: shown_path.to_owned(),
+            });
+        }
         let nodes = Arc::make_mut(&mut tree);
         if let Some(file) = file_above(nodes, relative) {
             return Err(file_in_the_way(shown_path, file));
@@ -148,7 +163,18 @@ impl FileSystem for InMemoryFileSystem {
 
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError> {
         let relative = file_relative_to_root(path, None)?;
-        self.put(&shown(path), &relative, &contents)
+        self.put(&shown(path), &relative, &contents, None)
+    }
+
+    async fn replace_if_unchanged(
+        &self,
+        path: &Path,
+        read: &[u8],
+        contents: Vec<u8>,
+    ) -> Result<(), FsError> {
+        let relative = file_relative_to_root(path, None)?;
+        self.put(&shown(path), &relative, &contents, Some(read))
+            .map(drop)
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {

@@ -336,8 +336,19 @@ impl Inner {
         FsError::from_io(shown_path, err)
     }
 
-    fn write(&self, shown_path: &str, relative: &Path, contents: &[u8]) -> Result<bool, FsError> {
+    /// Writes `contents` to `relative` through a temporary and a rename; with `read`, only
+    /// over a regular file that still holds `read` just before the rename.
+    fn write(
+        &self,
+        shown_path: &str,
+        relative: &Path,
+        contents: &[u8],
+        read: Option<&[u8]>,
+    ) -> Result<bool, FsError> {
         let io = |err: std::io::Error| FsError::from_io(shown_path, &err);
+        let changed = || FsError::ChangedSinceRead {
+            path: shown_path.to_owned(),
+        };
         let target = self.write_target(shown_path, relative)?;
         let Some(name) = target.file_name().map(ToOwned::to_owned) else {
             return Err(FsError::IsADirectory {
@@ -367,6 +378,10 @@ impl Inner {
                 });
             }
             Ok(metadata) => Some(metadata.permissions()),
+            // Removed since it was read: not made again.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && read.is_some() => {
+                return Err(changed());
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => return Err(io(err)),
         };
@@ -385,13 +400,58 @@ impl Inner {
             // The data must be on disk before the rename makes it the file's content.
             file.sync_all()?;
             drop(file);
-            parent_dir.rename(&temp_name, &parent_dir, &name)
+            // Checked last, the temporary ready: the nearest to the rename it can be.
+            if let Some(read) = read
+                && !holds(&parent_dir, &name, read)?
+            {
+                return Ok(false);
+            }
+            parent_dir.rename(&temp_name, &parent_dir, &name)?;
+            Ok(true)
         })();
-        if let Err(err) = written {
-            let _ = parent_dir.remove_file(&temp_name);
-            return Err(io(err));
+        match written {
+            Ok(true) => Ok(existing.is_none()),
+            Ok(false) => {
+                let _ = parent_dir.remove_file(&temp_name);
+                Err(changed())
+            }
+            Err(err) => {
+                let _ = parent_dir.remove_file(&temp_name);
+                Err(io(err))
+            }
         }
-        Ok(existing.is_none())
+    }
+}
+
+/// Whether `name` in `dir` is a regular file holding exactly `expected`: its length is
+/// compared first, then its bytes, a block at a time. Gone, or anything but a regular file,
+/// it does not.
+fn holds(dir: &Dir, name: &std::ffi::OsStr, expected: &[u8]) -> std::io::Result<bool> {
+    let metadata = match dir.symlink_metadata(name) {
+        Ok(metadata) => metadata,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err),
+    };
+    if !metadata.is_file() || metadata.len() != expected.len() as u64 {
+        return Ok(false);
+    }
+    let mut file = open_to_read(dir, Path::new(name))?.into_std();
+    let mut block = vec![0; (64 * 1024).min(expected.len() + 1)];
+    let mut compared = 0;
+    loop {
+        let count = match file.read(&mut block) {
+            Ok(count) => count,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if count == 0 {
+            return Ok(compared == expected.len());
+        }
+        match expected.get(compared..compared + count) {
+            Some(part) if *part == block[..count] => compared += count,
+            // Different, or longer than it was a moment ago.
+            _ => return Ok(false),
+        }
     }
 }
 
@@ -489,10 +549,29 @@ impl FileSystem for LocalFileSystem {
         let inner = Arc::clone(&self.inner);
         let cancelled_path = shown_path.clone();
         run_blocking(
-            move || inner.write(&shown_path, &relative, &contents),
+            move || inner.write(&shown_path, &relative, &contents, None),
             |cancelled| FsError::cancelled(cancelled_path, cancelled),
         )
         .await
+    }
+
+    async fn replace_if_unchanged(
+        &self,
+        path: &Path,
+        read: &[u8],
+        contents: Vec<u8>,
+    ) -> Result<(), FsError> {
+        let relative = self.file_relative(path)?;
+        let shown_path = shown(path);
+        let inner = Arc::clone(&self.inner);
+        let read = read.to_vec();
+        let cancelled_path = shown_path.clone();
+        run_blocking(
+            move || inner.write(&shown_path, &relative, &contents, Some(&read)),
+            |cancelled| FsError::cancelled(cancelled_path, cancelled),
+        )
+        .await
+        .map(drop)
     }
 
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError> {
@@ -650,5 +729,29 @@ mod tests {
             read_checked_file("growing.log", &file, checked_size, 14).unwrap(),
             b"0123456789more"
         );
+    }
+
+    #[test]
+    fn holds_compares_length_then_every_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Dir::open_ambient_dir(dir.path(), ambient_authority()).unwrap();
+        // Over one block (64 KiB), so that a difference in a later block is compared too.
+        let big: Vec<u8> = (0..200_000u32).map(|n| (n % 251) as u8).collect();
+        std::fs::write(dir.path().join("big"), &big).unwrap();
+        std::fs::write(dir.path().join("empty"), b"").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let mut last_differs = big.clone();
+        *last_differs.last_mut().unwrap() ^= 1;
+        let holds = |name: &str, expected: &[u8]| holds(&root, name.as_ref(), expected).unwrap();
+        assert!(holds("big", &big));
+        assert!(
+            !holds("big", &last_differs),
+            "the same length, the last byte differs"
+        );
+        assert!(!holds("big", &big[..big.len() - 1]), "shorter");
+        assert!(holds("empty", b""));
+        assert!(!holds("empty", b"x"));
+        assert!(!holds("missing", b""), "gone");
+        assert!(!holds("sub", b""), "a directory");
     }
 }

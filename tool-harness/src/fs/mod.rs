@@ -57,6 +57,54 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// at `path` (never replaced by a file).
     async fn write(&self, path: &Path, contents: Vec<u8>) -> Result<bool, FsError>;
 
+    /// Replaces the existing file at `path` with `contents` as [`write`](Self::write) does,
+    /// only while it still holds `read`: what the caller read and made `contents` from (an
+    /// edit). A file another writer changed or removed since is refused with
+    /// [`FsError::ChangedSinceRead`], nothing written, so that the other change is not lost
+    /// silently.
+    ///
+    /// The check compares the file's length, then its bytes, with `read`, just before it is
+    /// replaced: [`InMemoryFileSystem`](crate::InMemoryFileSystem) checks and replaces
+    /// under one lock; [`LocalFileSystem`](crate::LocalFileSystem) checks once the new
+    /// content is written to its temporary, right before the rename (a file system offers
+    /// no rename-if-unchanged: a change within that instant is not seen). The provided
+    /// method, for a file system of your own, reads the file again and compares before it
+    /// calls `write`; override it to check closer to the replacement.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use toolsmith::harness::{FileSystem, FsError, InMemoryFileSystem};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fs = InMemoryFileSystem::new().with_file("notes.md", "- one\n");
+    /// let read = fs.read(Path::new("notes.md")).await.unwrap();
+    /// // Another writer adds a line meanwhile.
+    /// fs.write(Path::new("notes.md"), b"- one\n- two\n".to_vec()).await.unwrap();
+    /// let err = fs
+    ///     .replace_if_unchanged(Path::new("notes.md"), &read, b"- 1\n".to_vec())
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(matches!(err, FsError::ChangedSinceRead { .. }), "{err}");
+    /// assert_eq!(fs.read(Path::new("notes.md")).await.unwrap(), b"- one\n- two\n");
+    /// # });
+    /// ```
+    async fn replace_if_unchanged(
+        &self,
+        path: &Path,
+        read: &[u8],
+        contents: Vec<u8>,
+    ) -> Result<(), FsError> {
+        let now = match self.read(path).await {
+            Ok(now) => now,
+            Err(FsError::NotFound { .. }) => return Err(changed_since_read(path)),
+            Err(err) => return Err(err),
+        };
+        if now != read {
+            return Err(changed_since_read(path));
+        }
+        self.write(path, contents).await.map(drop)
+    }
+
     /// Searches the files below `query.path` (the root when absent) for lines matching a
     /// regular expression, skipping what ignore files (`.gitignore`, `.ignore`,
     /// `.git/info/exclude`) and hidden names exclude (whatever the glob says). A file named by `query.path` itself is searched whatever they and the
@@ -64,4 +112,11 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// leading `/` would match nothing below `query.path` and is refused
     /// ([`SearchError::InvalidGlob`]).
     async fn search(&self, query: SearchQuery) -> Result<SearchReport, SearchError>;
+}
+
+/// The refusal of a replacement of `path`, which changed since it was read.
+pub(crate) fn changed_since_read(path: &Path) -> FsError {
+    FsError::ChangedSinceRead {
+        path: sandbox_path::shown(path),
+    }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use toolsmith_core::Tool;
+use toolsmith_core::{Tool, drop_panic_payload};
 
 use super::{ChatRequest, ChatResponse, ImageLimits};
 
@@ -494,7 +494,11 @@ impl std::fmt::Debug for DebugName<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.0.name())) {
             Ok(name) => std::fmt::Debug::fmt(name, f),
-            Err(_) => f.write_str("<name() panicked>"),
+            Err(payload) => {
+                // The model's value, whose `Drop` may panic too: not out of a `{:?}` either.
+                drop_panic_payload(payload);
+                f.write_str("<name() panicked>")
+            }
         }
     }
 }

@@ -7,6 +7,7 @@ use toolsmith_core::{ToolError, tool_fn};
 
 use crate::FileSystem;
 use crate::tools::file_lock::lock_file;
+use crate::tools::read::binary_refusal;
 
 /// The tool's name.
 pub const EDIT_TOOL: &str = "edit";
@@ -193,9 +194,13 @@ fn ends_every_line_in_crlf(text: &str) -> bool {
 
 /// The `edit` tool's logic: reads the file, replaces the match, writes it back atomically.
 /// Edits and writes of one file (through these tools, in this process) wait for each other,
-/// so that none is lost. In a file whose lines all end in CRLF, the `\n`s of `new_string`
+/// so that none is lost; a change by another writer between the read and the write (a shell
+/// command, the user's editor) is refused rather than overwritten
+/// ([`FileSystem::replace_if_unchanged`]), the model told to read the file again. In a file whose lines all end in CRLF, the `\n`s of `new_string`
 /// are written as CRLF, and an `old_string` spanning lines with `\n` (as `read` shows them)
-/// is found with the file's line ends. The tool is `EditTool::new(fs)`.
+/// is found with the file's line ends. A file `read` refuses as binary (a NUL byte in its
+/// first 8 KiB), or one that is not UTF-8, is refused, naming it. The tool is
+/// `EditTool::new(fs)`.
 #[tool_fn(
     name = "edit",
     category = "write",
@@ -239,6 +244,13 @@ pub async fn edit_tool(
         .read(file)
         .await
         .map_err(|err| ToolError::execution(EDIT_TOOL, err))?;
+    // The files `read` refuses as binary: a NUL byte may well sit in valid UTF-8.
+    if let Some(refusal) = binary_refusal(&path, &contents) {
+        return Err(ToolError::execution(
+            EDIT_TOOL,
+            format!("{refusal}; edit works on text files only"),
+        ));
+    }
     let text = String::from_utf8(contents).map_err(|_| {
         ToolError::execution(
             EDIT_TOOL,
@@ -274,7 +286,9 @@ pub async fn edit_tool(
     };
     let (edited, count) = replaced
         .map_err(|reason| ToolError::execution(EDIT_TOOL, format!("in {path:?}: {reason}")))?;
-    fs.write(file, edited.into_bytes())
+    // Only over what was read: a change by another writer since (`bash`, the user's editor)
+    // is refused, not overwritten.
+    fs.replace_if_unchanged(file, text.as_bytes(), edited.into_bytes())
         .await
         .map_err(|err| ToolError::execution(EDIT_TOOL, err))?;
     Ok(format!(

@@ -48,6 +48,18 @@ impl Default for ReadLimits {
 /// ripgrep do).
 const BINARY_SNIFF_BYTES: usize = 8192;
 
+/// Why `contents`, the file `path`'s, is refused as binary, or `None` for text: a NUL byte in
+/// its first [`BINARY_SNIFF_BYTES`]. `read` and `edit` refuse the same files with it, each
+/// adding what it works on.
+pub(super) fn binary_refusal(path: &str, contents: &[u8]) -> Option<String> {
+    let sniff = &contents[..contents.len().min(BINARY_SNIFF_BYTES)];
+    let at = memchr::memchr(0, sniff)?;
+    Some(format!(
+        "refused {path:?}: it looks like a binary file ({} bytes, a NUL byte at offset {at})",
+        contents.len()
+    ))
+}
+
 /// Renders `contents` of the file `path` as `read` shows it: lines numbered like `cat -n`,
 /// from `offset`, at most `limit` lines and the limits' bytes, with a closing note saying
 /// how to read on when anything was left out. Binary content is refused.
@@ -66,12 +78,8 @@ pub fn render_lines(
     limit: Option<usize>,
     limits: &ReadLimits,
 ) -> Result<String, String> {
-    let sniff = &contents[..contents.len().min(BINARY_SNIFF_BYTES)];
-    if let Some(at) = sniff.iter().position(|&b| b == 0) {
-        return Err(format!(
-            "refused {path:?}: it looks like a binary file ({} bytes, a NUL byte at offset {at}); read shows text files only",
-            contents.len()
-        ));
+    if let Some(refusal) = binary_refusal(path, contents) {
+        return Err(format!("{refusal}; read shows text files only"));
     }
     if contents.is_empty() {
         return Ok(format!("{path:?} is empty (0 bytes)"));

@@ -173,6 +173,45 @@ async fn read_refuses_binary_files_and_reports_missing_ones() {
     }
 }
 
+/// `edit` refuses the files `read` refuses as binary, in the same words; before, a file with
+/// NUL bytes that was valid UTF-8 was edited, and one that was not was refused as not UTF-8.
+#[tokio::test]
+async fn edit_refuses_binary_files_as_read_does() {
+    for (kind, fs, _dir) in file_systems() {
+        for (path, contents) in [
+            ("utf16.txt", &b"a\0=\x001\0\n\0"[..]),
+            ("app.bin", &b"\x7fELF\x02\x01\x01\0\0\0"[..]),
+        ] {
+            fs.write(Path::new(path), contents.to_vec()).await.unwrap();
+            let m = manager(Arc::clone(&fs));
+            let read = error(&m, "read", json!({"path": path})).await.to_string();
+            let edited = error(
+                &m,
+                "edit",
+                json!({"path": path, "old_string": "1", "new_string": "2"}),
+            )
+            .await
+            .to_string();
+            let refusal = format!(
+                "refused {path:?}: it looks like a binary file ({} bytes, a NUL byte at offset {})",
+                contents.len(),
+                contents.iter().position(|&b| b == 0).unwrap()
+            );
+            assert_eq!(
+                read,
+                format!("Tool 'read' failed: {refusal}; read shows text files only"),
+                "{kind}"
+            );
+            assert_eq!(
+                edited,
+                format!("Tool 'edit' failed: {refusal}; edit works on text files only"),
+                "{kind}"
+            );
+            assert_eq!(fs.read(Path::new(path)).await.unwrap(), contents, "{kind}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn edit_requires_a_unique_match_unless_replace_all() {
     for (kind, fs, _dir) in file_systems() {

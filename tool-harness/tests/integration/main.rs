@@ -15,6 +15,7 @@ mod compaction;
 mod context_overflow;
 mod context_window;
 mod deep_values;
+mod edit_conflicts;
 mod escape_suite;
 mod fallback;
 mod file_tools;
@@ -25,6 +26,7 @@ mod mcp;
 mod memory_and_context;
 #[cfg(feature = "http-models")]
 mod model_http;
+mod panic_payloads;
 mod paths_and_globs;
 mod presets;
 mod read_images;
