@@ -196,9 +196,10 @@ fn ends_every_line_in_crlf(text: &str) -> bool {
 /// Edits and writes of one file (through these tools, in this process) wait for each other,
 /// so that none is lost; a change by another writer between the read and the write (a shell
 /// command, the user's editor) is refused rather than overwritten
-/// ([`FileSystem::replace_if_unchanged`]), the model told to read the file again. In a file whose lines all end in CRLF, the `\n`s of `new_string`
-/// are written as CRLF, and an `old_string` spanning lines with `\n` (as `read` shows them)
-/// is found with the file's line ends. A file `read` refuses as binary (a NUL byte in its
+/// ([`FileSystem::replace_if_unchanged`]), the model told to read the file again. In a file
+/// whose lines all end in CRLF, the `\n`s of `new_string` are written as CRLF, and an
+/// `old_string` spanning lines with `\n` (as `read` shows them) is found with the file's line
+/// ends. A file `read` refuses as binary (a NUL byte in its
 /// first 8 KiB), or one that is not UTF-8, is refused, naming it. The tool is
 /// `EditTool::new(fs)`.
 #[tool_fn(
