@@ -25,6 +25,7 @@ mod mcp;
 mod memory_and_context;
 #[cfg(feature = "http-models")]
 mod model_http;
+mod observability;
 mod paths_and_globs;
 mod presets;
 mod read_images;
