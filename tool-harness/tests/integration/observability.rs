@@ -2,9 +2,14 @@
 //! parents) and the events it is told, recorded by [`TraceTree`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use serde_json::json;
-use toolsmith_core::{Args, FnTool, ToolArgs, ToolCallResult, ToolImpl, ToolShed, scheme};
+use toolsmith_core::{
+    Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
+    ToolError, ToolImpl, ToolRetryConfig, ToolShed, scheme,
+};
 use toolsmith_harness::agent::{AgentSession, AgentTool};
 use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
 
@@ -83,4 +88,96 @@ async fn an_agent_tools_run_is_traced_under_the_call_that_started_it() {
         .filter(|&span| spans[span].parent == Some(child_run))
         .count();
     assert_eq!(child_chats, 2, "{spans:#?}");
+}
+
+/// A tool whose calls fail with a network error `failures` times, then answer.
+fn flaky(failures: u32) -> Arc<dyn ToolImpl> {
+    let left = Arc::new(AtomicU32::new(failures));
+    Arc::new(FnTool::new(
+        "flaky",
+        "Fails, then answers.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let failed = left
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            async move {
+                if failed {
+                    Err(ToolError::network("flaky", "connection reset"))
+                } else {
+                    Ok(ToolCallResult::text("at last"))
+                }
+            }
+        },
+    ))
+}
+
+/// A manager with `flaky` (failing twice, retried twice at once), `broken` (an execution
+/// error), `refusing` (a result marked as an error) and `fine`.
+fn outcome_tools() -> ToolCallManager {
+    let manager = ToolCallManager::new("s");
+    manager.register(flaky(2)).unwrap();
+    manager
+        .set_retry_config("flaky", ToolRetryConfig::fixed(2, Duration::ZERO))
+        .unwrap();
+    manager
+        .register(Arc::new(FnTool::new(
+            "broken",
+            "Fails.",
+            Args::new(scheme::object().build()),
+            |_: ToolArgs<'_>| async { Err(ToolError::execution("broken", "disk full")) },
+        )))
+        .unwrap();
+    manager
+        .register(Arc::new(FnTool::new(
+            "refusing",
+            "Answers with an error result.",
+            Args::new(scheme::object().build()),
+            |_: ToolArgs<'_>| async { Ok(ToolCallResult::error("not allowed")) },
+        )))
+        .unwrap();
+    manager.register(text_tool("fine", "ok")).unwrap();
+    manager
+}
+
+fn calls_of(names: &[&str]) -> Vec<ToolCallRequest> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| ToolCallRequest::new(format!("c{i}"), *name, ToolArguments::new()))
+        .collect()
+}
+
+/// Each call's `execute_tool` span says how the call ended (`error.type`, absent when it
+/// succeeded) and how many times the tool ran.
+#[tokio::test]
+async fn a_calls_span_records_how_it_ended_and_its_attempts() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    let outcomes = manager
+        .execute_batch(&calls_of(&["flaky", "broken", "refusing", "fine"]))
+        .await;
+    assert_eq!(outcomes[0].attempts, 3, "{outcomes:?}");
+
+    let spans = trace.spans();
+    let ended = |tool: &str| {
+        let span = trace
+            .named("execute_tool")
+            .into_iter()
+            .find(|&span| spans[span].field("gen_ai.tool.name") == Some(tool))
+            .unwrap_or_else(|| panic!("no span for {tool}: {spans:#?}"));
+        (
+            spans[span].field("error.type").map(str::to_owned),
+            spans[span]
+                .field("toolsmith.tool.attempts")
+                .map(str::to_owned),
+        )
+    };
+    let owned =
+        |error: Option<&str>, attempts: &str| (error.map(str::to_owned), Some(attempts.to_owned()));
+    assert_eq!(ended("flaky"), owned(None, "3"));
+    assert_eq!(ended("broken"), owned(Some("\"execution\""), "1"));
+    assert_eq!(ended("refusing"), owned(Some("\"tool_error\""), "1"));
+    assert_eq!(ended("fine"), owned(None, "1"));
 }
