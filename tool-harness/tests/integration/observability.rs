@@ -181,3 +181,32 @@ async fn a_calls_span_records_how_it_ended_and_its_attempts() {
     assert_eq!(ended("refusing"), owned(Some("\"tool_error\""), "1"));
     assert_eq!(ended("fine"), owned(None, "1"));
 }
+
+/// Each retry is a `debug` event in the call's span, with the attempt that failed and its
+/// error's kind, not its text (which may quote the arguments).
+#[tokio::test]
+async fn each_retry_is_a_debug_event_in_the_calls_span() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    manager.execute_batch(&calls_of(&["flaky"])).await;
+
+    let call = trace.named("execute_tool")[0];
+    let retries: Vec<_> = trace
+        .events()
+        .into_iter()
+        .filter(|event| event.line.contains("retrying"))
+        .collect();
+    assert_eq!(retries.len(), 2, "{retries:#?}");
+    for (attempt, event) in (1..).zip(&retries) {
+        assert_eq!(event.level, tracing::Level::DEBUG);
+        assert_eq!(event.span, Some(call));
+        assert!(
+            event.line.contains(&format!("attempt={attempt}"))
+                && event.line.contains("error.type=\"network\"")
+                && event.line.contains("tool=\"flaky\"")
+                && !event.line.contains("connection reset"),
+            "{event:?}"
+        );
+    }
+}
