@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 pub mod image_files;
-pub mod log_records;
 pub mod recorded_events;
 pub mod span_fields;
 pub mod stalled;
