@@ -210,3 +210,62 @@ async fn each_retry_is_a_debug_event_in_the_calls_span() {
         );
     }
 }
+
+/// A call served over MCP is an `execute_tool` span named as OpenTelemetry's MCP conventions
+/// name it, with the JSON-RPC request's id and how the call ended.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn a_served_mcp_call_is_traced_with_how_it_ended() {
+    use rmcp::model::CallToolRequestParams;
+    use toolsmith_harness::mcp::McpServerOptions;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let (manager, _) = crate::mcp::demo_manager();
+    let (client, _inbox, _server) = crate::mcp::connect(manager, McpServerOptions::default()).await;
+    let call = |name: &str, arguments: serde_json::Value| {
+        CallToolRequestParams::new(name.to_owned())
+            .with_arguments(arguments.as_object().cloned().unwrap_or_default())
+    };
+    client
+        .call_tool(call("add", json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    client.call_tool(call("fail", json!({}))).await.unwrap();
+    client
+        .call_tool(call("add", json!({"a": -1, "b": 3})))
+        .await
+        .unwrap();
+    client.call_tool(call("nope", json!({}))).await.unwrap_err();
+    client.cancel().await.unwrap();
+
+    let spans = trace.spans();
+    let served: Vec<_> = trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| &spans[span])
+        .collect();
+    let seen: Vec<_> = served
+        .iter()
+        .map(|span| {
+            (
+                span.field("otel.name").unwrap_or_default(),
+                span.field("error.type"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("tools/call add", None),
+            ("tools/call fail", Some("\"tool_error\"")),
+            ("tools/call add", Some("\"invalid_arguments\"")),
+            ("tools/call nope", Some("\"unknown_tool\"")),
+        ],
+        "{served:#?}"
+    );
+    for span in served {
+        assert_eq!(span.field("mcp.method.name"), Some("\"tools/call\""));
+        assert!(span.field("jsonrpc.request.id").is_some(), "{span:?}");
+    }
+}
