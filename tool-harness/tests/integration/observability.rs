@@ -269,3 +269,43 @@ async fn a_served_mcp_call_is_traced_with_how_it_ended() {
         assert!(span.field("jsonrpc.request.id").is_some(), "{span:?}");
     }
 }
+
+/// A sub-agent started in the background (the `agent` preset's `start`) outlives the call
+/// that started it: its run is a trace of its own (under it, the call's span would last as
+/// long as the child), linked to that call (`follows_from`) and named by its id.
+#[tokio::test]
+async fn a_background_sub_agent_is_its_own_trace_linked_to_the_call_that_started_it() {
+    use toolsmith_harness::agent::SubAgentConfig;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let child_model = ScriptedModel::new([ScriptedTurn::text("child done")]);
+    let config = SubAgentConfig::new(child_model, "child-model");
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "look"})),
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    let parent = crate::common::parent_session(parent_model, config);
+    parent.run("delegate").await.unwrap();
+
+    let spans = trace.spans();
+    let child_run = trace
+        .named("invoke_agent")
+        .into_iter()
+        .find(|&run| spans[run].field("gen_ai.request.model") == Some("child-model"))
+        .expect("the child's run has a span");
+    let path = trace.path(child_run);
+    assert_eq!(path, ["invoke_agent", "sub_agent"], "{spans:#?}");
+    let root = spans[child_run].parent.unwrap();
+    assert_eq!(spans[root].field("toolsmith.agent.id"), Some("agent-1"));
+    let start = trace
+        .named("execute_tool")
+        .into_iter()
+        .find(|&span| spans[span].field("gen_ai.tool.name") == Some("agent"))
+        .unwrap();
+    assert_eq!(spans[root].follows_from, [start], "{spans:#?}");
+}

@@ -11,12 +11,14 @@ use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 use tracing_subscriber::registry::LookupSpan;
 
 /// One span: its name, its parent's index in [`TraceTree::spans`], its `field=value` pairs
-/// (values as `{:?}` writes them, strings quoted) given or recorded, in that order.
+/// (values as `{:?}` writes them, strings quoted) given or recorded, in that order, and the
+/// spans it follows from (links, not parents).
 #[derive(Clone, Debug)]
 pub struct SpanRecord {
     pub name: String,
     pub parent: Option<usize>,
     pub fields: Vec<(String, String)>,
+    pub follows_from: Vec<usize>,
 }
 
 impl SpanRecord {
@@ -134,6 +136,7 @@ where
             name: attrs.metadata().name().to_owned(),
             parent,
             fields,
+            follows_from: Vec::new(),
         });
         drop(recorded);
         span.extensions_mut().insert(Index(index));
@@ -142,6 +145,14 @@ where
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         if let Some(index) = index_of(&ctx, id) {
             values.record(&mut Pairs(&mut self.0.lock().unwrap().spans[index].fields));
+        }
+    }
+
+    fn on_follows_from(&self, span: &Id, follows: &Id, ctx: Context<'_, S>) {
+        if let (Some(span), Some(follows)) = (index_of(&ctx, span), index_of(&ctx, follows)) {
+            self.0.lock().unwrap().spans[span]
+                .follows_from
+                .push(follows);
         }
     }
 
