@@ -309,3 +309,44 @@ async fn a_background_sub_agent_is_its_own_trace_linked_to_the_call_that_started
         .unwrap();
     assert_eq!(spans[root].follows_from, [start], "{spans:#?}");
 }
+
+/// A model call that fails says so on its `chat` span (`error.type`, the error's kind), as
+/// a tool call's span does; one that answers records its usage and stop reason.
+#[tokio::test]
+async fn a_failed_model_call_says_so_on_its_span() {
+    use toolsmith_harness::model::{ModelError, Usage};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::call("fine", json!({})).with_usage(Usage::new(12, 3)),
+        ScriptedTurn::error(ModelError::RateLimited {
+            provider: "scripted".into(),
+            retry_after: None,
+            message: "slow down".into(),
+        }),
+    ]))
+    .with_model("m")
+    .with_toolshed(ToolShed::new().tool(text_tool("fine", "ok")))
+    .build()
+    .unwrap();
+    session.tool_manager().activate(&["fine".into()]);
+    session.run("go").await.unwrap_err();
+
+    let spans = trace.spans();
+    let chats: Vec<_> = trace
+        .named("chat")
+        .into_iter()
+        .map(|span| &spans[span])
+        .collect();
+    assert_eq!(chats.len(), 2, "{spans:#?}");
+    assert_eq!(chats[0].field("error.type"), None);
+    assert_eq!(chats[0].field("gen_ai.usage.input_tokens"), Some("12"));
+    assert_eq!(chats[0].field("gen_ai.usage.output_tokens"), Some("3"));
+    assert_eq!(
+        chats[0].field("gen_ai.response.finish_reasons"),
+        Some("ToolCalls")
+    );
+    assert_eq!(chats[1].field("error.type"), Some("\"rate_limited\""));
+    assert_eq!(chats[1].field("gen_ai.usage.input_tokens"), None);
+}
