@@ -1152,7 +1152,7 @@ impl AgentSession {
         span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
         span.record(
             "gen_ai.response.finish_reasons",
-            tracing::field::debug(&response.stop_reason),
+            response.stop_reason.as_str(),
         );
         if let Some(model) = &response.model {
             span.record("gen_ai.response.model", model.as_str());

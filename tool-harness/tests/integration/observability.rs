@@ -345,7 +345,7 @@ async fn a_failed_model_call_says_so_on_its_span() {
     assert_eq!(chats[0].field("gen_ai.usage.output_tokens"), Some("3"));
     assert_eq!(
         chats[0].field("gen_ai.response.finish_reasons"),
-        Some("ToolCalls")
+        Some("\"tool_calls\"")
     );
     assert_eq!(chats[1].field("error.type"), Some("\"rate_limited\""));
     assert_eq!(chats[1].field("gen_ai.usage.input_tokens"), None);
