@@ -350,3 +350,49 @@ async fn a_failed_model_call_says_so_on_its_span() {
     assert_eq!(chats[1].field("error.type"), Some("\"rate_limited\""));
     assert_eq!(chats[1].field("gen_ai.usage.input_tokens"), None);
 }
+
+/// A tool that yields once, then logs an event naming itself.
+fn logging_tool(name: &'static str) -> Arc<dyn ToolImpl> {
+    Arc::new(FnTool::new(
+        name,
+        format!("The {name} tool."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| async move {
+            tokio::task::yield_now().await;
+            tracing::info!(from = name, "working");
+            Ok(ToolCallResult::text("done"))
+        },
+    ))
+}
+
+/// Calls running concurrently in one batch each keep their own span across their awaits:
+/// what a tool logs lands in its own call's span.
+#[tokio::test]
+async fn concurrent_calls_log_into_their_own_spans() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = ToolCallManager::new("s");
+    for name in ["first", "second", "third"] {
+        manager.register(logging_tool(name)).unwrap();
+    }
+    let outcomes = manager
+        .execute_batch(&calls_of(&["first", "second", "third"]))
+        .await;
+    assert!(outcomes.iter().all(|o| o.result.is_ok()), "{outcomes:?}");
+
+    let spans = trace.spans();
+    let working: Vec<_> = trace
+        .events()
+        .into_iter()
+        .filter(|event| event.line.starts_with("working"))
+        .collect();
+    assert_eq!(working.len(), 3, "{working:#?}");
+    for event in working {
+        let span = &spans[event.span.expect("logged in a span")];
+        let tool = span.field("gen_ai.tool.name").unwrap();
+        assert!(
+            event.line.contains(&format!("from={tool:?}")),
+            "{event:?} in {span:?}"
+        );
+    }
+}
