@@ -1,7 +1,7 @@
 //! The ToolShed, the `shed` meta-tool and tool discovery (spec 01 §2–§3).
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use toolsmith::async_trait;
@@ -1153,36 +1153,43 @@ impl Embedder for BrokenEmbedder {
     }
 }
 
-/// Keeps the warnings logged during the tests.
-struct CapturedLog(Mutex<Vec<String>>);
+/// Collects the `WARN` events of the thread it is the default subscriber of, as their
+/// messages.
+#[derive(Clone, Default)]
+struct WarningLines(Arc<Mutex<Vec<String>>>);
 
-impl log::Log for CapturedLog {
-    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.level() <= log::Level::Warn
-    }
+struct Message(String);
 
-    fn log(&self, record: &log::Record<'_>) {
-        if self.enabled(record.metadata()) {
-            self.0.lock().unwrap().push(record.args().to_string());
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
         }
     }
-
-    fn flush(&self) {}
 }
 
-fn captured_log() -> &'static CapturedLog {
-    static LOG: OnceLock<&'static CapturedLog> = OnceLock::new();
-    LOG.get_or_init(|| {
-        let logger: &'static CapturedLog = Box::leak(Box::new(CapturedLog(Mutex::default())));
-        log::set_logger(logger).expect("no other logger in this test binary");
-        log::set_max_level(log::LevelFilter::Warn);
-        logger
-    })
+impl tracing::Subscriber for WarningLines {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        self.0.lock().unwrap().push(message.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 #[tokio::test]
 async fn a_failing_embedder_falls_back_to_lexical_search_and_is_logged() {
-    let log = captured_log();
+    let log = WarningLines::default();
+    let _guard = tracing::subscriber::set_default(log.clone());
     for (wrong_dimension, says) in [(false, "connection refused"), (true, "dimension is 8")] {
         let manager = ToolShed::new()
             .tools(catalogue())

@@ -795,11 +795,18 @@ impl ToolCallManager {
                 gen_ai.operation.name = "execute_tool",
                 gen_ai.tool.name = %request.name,
                 gen_ai.tool.call.id = %request.id,
+                error.type = tracing::field::Empty,
+                toolsmith.tool.attempts = tracing::field::Empty,
             );
+            let ended_in = span.clone();
+            let attempts = &attempts[index];
             context
-                .scope(call.run(self, request, &attempts[index], deadline_at))
+                .scope(call.run(self, request, attempts, deadline_at))
                 .instrument(span)
-                .map(move |result| (index, result))
+                .map(move |result| {
+                    record_call_end(&ended_in, &result, attempts);
+                    (index, result)
+                })
         };
         let mut in_flight = FuturesUnordered::new();
         for stage in workflow.stages() {
@@ -818,6 +825,29 @@ impl ToolCallManager {
         // Every call has ended: their tokens stay as they are.
         cancel_on_drop.disarm();
     }
+}
+
+/// Records on a call's `execute_tool` span how it ended: `error.type`, the error's kind (or
+/// `tool_error` for a result the tool marked as an error), and how many times it ran.
+/// Nothing is built for a span no subscriber records.
+fn record_call_end(
+    span: &tracing::Span,
+    result: &Result<ToolCallResult, ToolError>,
+    attempts: &AtomicU32,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    match result {
+        Ok(result) if result.is_error() => {
+            span.record("error.type", "tool_error");
+        }
+        Ok(_) => {}
+        Err(error) => {
+            span.record("error.type", error.kind().as_str());
+        }
+    }
+    span.record("toolsmith.tool.attempts", attempts.load(Ordering::Relaxed));
 }
 
 /// The outcomes a sink collected, in request order.

@@ -360,6 +360,15 @@ impl PreparedCall {
             if deadline.is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|t| t >= at)) {
                 return Err(error);
             }
+            // The attempt that failed, by its number; the error's text may quote the call's
+            // arguments, so only its kind.
+            tracing::debug!(
+                tool = name,
+                attempt = retry + 1,
+                error.type = error.kind().as_str(),
+                ?wait,
+                "a tool call failed; retrying it"
+            );
             if wait.is_zero() {
                 // Back to the executor between attempts all the same: a call whose attempts
                 // fail at once would otherwise never let a batch's deadline or token (or a

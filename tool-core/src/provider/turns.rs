@@ -126,6 +126,27 @@ impl StopReason {
     pub(crate) fn inferred(has_calls: bool) -> Self {
         Self::EndTurn.with_calls(has_calls)
     }
+
+    /// The reason's name, as traces write it (a `chat` span's
+    /// `gen_ai.response.finish_reasons`): `"end_turn"`, `"tool_calls"`, `"max_tokens"`,
+    /// `"content_filter"` (as events serialize them), or another reason's own name, as the
+    /// provider gave it.
+    ///
+    /// ```
+    /// use toolsmith::provider::StopReason;
+    ///
+    /// assert_eq!(StopReason::ToolCalls.as_str(), "tool_calls");
+    /// assert_eq!(StopReason::Other("pause_turn".into()).as_str(), "pause_turn");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::ToolCalls => "tool_calls",
+            Self::MaxTokens => "max_tokens",
+            Self::ContentFilter => "content_filter",
+            Self::Other(reason) => reason,
+        }
+    }
 }
 
 impl Provider {

@@ -312,7 +312,7 @@ impl ToolDiscovery {
                         .filter(|hit| Some(&hit.name) != named.as_ref());
                     hits.extend(rest.take(limit - hits.len()));
                 }
-                Err(err) => log::warn!(
+                Err(err) => tracing::warn!(
                     "tool discovery: the embedder failed ({err}); answering from the lexical index"
                 ),
             }

@@ -281,11 +281,11 @@ impl PendingBatch<'_> {
         }
         drop(entries);
         match lone {
-            Some(name) => log::warn!(
+            Some(name) => tracing::warn!(
                 "tool discovery: the embedder failed on the text of `{name}` ({error}); \
                  tried again in {wait} searches, found lexically meanwhile"
             ),
-            None => log::warn!(
+            None => tracing::warn!(
                 "tool discovery: the embedder failed on a batch of {size} tool texts \
                  ({error}); they are tried again in smaller batches from the next search"
             ),

@@ -86,6 +86,29 @@ pub enum ToolErrorKind {
     Network,
 }
 
+impl ToolErrorKind {
+    /// The kind's name as events and traces write it, `snake_case` as it serializes:
+    /// `"unknown_tool"`, `"invalid_arguments"`, `"execution"`, `"timeout"`, `"cancelled"`,
+    /// `"not_active"`, `"network"` (an `execute_tool` span's `error.type`).
+    ///
+    /// ```
+    /// use toolsmith::ToolErrorKind;
+    ///
+    /// assert_eq!(ToolErrorKind::InvalidArguments.as_str(), "invalid_arguments");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UnknownTool => "unknown_tool",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::Execution => "execution",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::NotActive => "not_active",
+            Self::Network => "network",
+        }
+    }
+}
+
 impl ToolError {
     /// The variant of this error.
     pub fn kind(&self) -> ToolErrorKind {
@@ -270,6 +293,11 @@ mod tests {
         ];
         for (err, kind) in cases {
             assert_eq!(err.kind(), kind, "{err}");
+            // The name traces write is the one events serialize.
+            assert_eq!(
+                serde_json::to_value(kind).unwrap(),
+                serde_json::Value::from(kind.as_str())
+            );
         }
     }
 

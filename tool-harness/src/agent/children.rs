@@ -16,6 +16,7 @@ use toolsmith_core::{
     CancellationToken, SessionParts, ToolError, ToolImpl, ToolShed, drop_panic_payload, is_blank,
     tool_fn,
 };
+use tracing::Instrument as _;
 
 use super::compaction::Compaction;
 use super::context_overflow::{ContextOverflow, SessionContextOverflow};
@@ -791,27 +792,35 @@ impl AgentCommands {
         let child_cancel = cancel.clone();
         // The name the parent run's events give the child's ([`AgentEvent::SubAgent`]).
         let child_id = id.clone();
-        let task = runtime.spawn(async move {
-            let follow_parent_run = async {
-                match abandoned {
-                    Some(abandoned) => abandoned.cancelled().await,
-                    None => std::future::pending().await,
-                }
-                child_cancel.cancel();
-                std::future::pending::<()>().await;
-            };
-            // A panic in the child's model or tools ends it as failed, not running for ever.
-            let mut estimate = TokenEstimate::default();
-            let origin = RunOrigin::under(calling_run, &child_id);
-            let run = AssertUnwindSafe(session.run_under(task.into(), origin, &mut estimate))
-                .catch_unwind();
-            let outcome = tokio::select! {
-                outcome = run => outcome,
-                () = follow_parent_run => unreachable!("following the parent's run never ends"),
-            };
-            let (ended, name) = unfinished.disarm();
-            ended.send_modify(|s| s.end(&name, outcome));
-        });
+        // The child outlives this call: its run is a trace of its own, linked to the call
+        // that started it. As the call's child, it would keep the call's span open (a span
+        // ends after its children) as long as the child runs.
+        let span = tracing::info_span!(parent: None, "sub_agent", toolsmith.agent.id = %id);
+        span.follows_from(tracing::Span::current());
+        let task = runtime.spawn(
+            async move {
+                let follow_parent_run = async {
+                    match abandoned {
+                        Some(abandoned) => abandoned.cancelled().await,
+                        None => std::future::pending().await,
+                    }
+                    child_cancel.cancel();
+                    std::future::pending::<()>().await;
+                };
+                // A panic in the child's model or tools ends it as failed, not running for ever.
+                let mut estimate = TokenEstimate::default();
+                let origin = RunOrigin::under(calling_run, &child_id);
+                let run = AssertUnwindSafe(session.run_under(task.into(), origin, &mut estimate))
+                    .catch_unwind();
+                let outcome = tokio::select! {
+                    outcome = run => outcome,
+                    () = follow_parent_run => unreachable!("following the parent's run never ends"),
+                };
+                let (ended, name) = unfinished.disarm();
+                ended.send_modify(|s| s.end(&name, outcome));
+            }
+            .instrument(span),
+        );
         agents.insert(
             id.clone(),
             Child {

@@ -1099,6 +1099,7 @@ impl AgentSession {
             gen_ai.usage.output_tokens = tracing::field::Empty,
             gen_ai.response.finish_reasons = tracing::field::Empty,
             gen_ai.response.model = tracing::field::Empty,
+            error.type = tracing::field::Empty,
         );
         let answer = {
             // Through the `dyn` directly: `self.model.stream` would pick the forwarding impl
@@ -1143,12 +1144,15 @@ impl AgentSession {
             }
             return Err(RunEnd::Cancelled);
         }
-        let response = answer.map_err(RunEnd::Model)?;
+        let response = answer.map_err(|error| {
+            span.record("error.type", error.kind_name());
+            RunEnd::Model(error)
+        })?;
         span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
         span.record(
             "gen_ai.response.finish_reasons",
-            tracing::field::debug(&response.stop_reason),
+            response.stop_reason.as_str(),
         );
         if let Some(model) = &response.model {
             span.record("gen_ai.response.model", model.as_str());

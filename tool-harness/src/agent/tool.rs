@@ -7,6 +7,7 @@ use toolsmith_core::{
     Args, Tool, ToolArgs, ToolArguments, ToolCallContext, ToolCallResult, ToolDefinition,
     ToolError, ToolImpl, is_blank, scheme,
 };
+use tracing::Instrument as _;
 
 use super::{AgentRun, AgentSession, AgenticError};
 use crate::model::StopReason;
@@ -130,7 +131,9 @@ impl ToolImpl for AgentTool {
             .map(|context| context.cancellation().child_token())
             .unwrap_or_default();
         let agent = Arc::clone(&self.agent);
-        let run = async move { agent.run_with_cancellation(input, token).await };
+        // In the call's span (`execute_tool`): a spawned task starts in none, and the run's
+        // spans would have been roots of their own, not under the call that made them.
+        let run = async move { agent.run_with_cancellation(input, token).await }.in_current_span();
         // The agent's run goes on a task of its own, under this call's context (which tells
         // it the run it counts in): polled inside the caller's, each nested level took the
         // stack of every poll above it (about 200 KB in a debug build), and an agent that

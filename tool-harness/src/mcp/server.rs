@@ -16,6 +16,7 @@ use toolsmith_core::{
     CancellationToken, SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallManager,
     ToolCallResult, ToolError, closest_names,
 };
+use tracing::Instrument as _;
 
 use super::call_result::{ResultShape, to_mcp};
 use super::pagination::{DEFAULT_PAGE_SIZE, page};
@@ -289,6 +290,110 @@ impl McpServer {
             Err(error) => Err(error),
         }
     }
+
+    /// Answers a `tools/call` (in its span, whose `error.type` it records when the call
+    /// fails).
+    async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        // An integer past i64 is one rmcp cannot read back to send progress under.
+        if let Some(token) = context.meta.get("progressToken")
+            && !(token.is_string() || token.is_i64())
+        {
+            let integers = if token.is_u64() {
+                format!(" from {} to {}", i64::MIN, i64::MAX)
+            } else {
+                String::new()
+            };
+            tracing::Span::current().record("error.type", "invalid_arguments");
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "invalid tools/call request: params._meta.progressToken must be a string or an integer{integers}, got {}",
+                    cut(&token.to_string())
+                ),
+                None,
+            ));
+        }
+        let is_shed = name == SHED_TOOL_NAME;
+        if (is_shed && !self.options.shed) || (!is_shed && !self.manager.contains(name)) {
+            tracing::Span::current().record("error.type", "unknown_tool");
+            return Err(self.unknown_tool(name, &context));
+        }
+        let stateless = is_stateless_revision(context.protocol_version().as_ref());
+
+        let per_connection = self.per_connection(&context);
+        let started = tokio::time::Instant::now();
+        let arguments = ToolArguments::from(request.arguments.unwrap_or_default());
+        let outcome =
+            if per_connection && !is_shed && !self.offered_names().iter().any(|n| n == name) {
+                Err(ToolError::NotActive(name.to_owned()))
+            } else {
+                self.run_call(name, &arguments, &context).await
+            };
+
+        match &outcome {
+            Err(error) => {
+                tracing::Span::current().record("error.type", error.kind().as_str());
+            }
+            Ok(result) if result.is_error() => {
+                tracing::Span::current().record("error.type", "tool_error");
+            }
+            Ok(_) => {}
+        }
+
+        // A shed call activates what it returns on this connection; the client re-lists.
+        if is_shed
+            && per_connection
+            && let Ok(result) = &outcome
+        {
+            let found: Option<ShedResult> = serde_json::from_str(&result.content.to_text()).ok();
+            let names = found
+                .map(|f| f.tools.into_iter().map(|t| t.name))
+                .into_iter()
+                .flatten();
+            if self.offer(names) {
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
+        }
+
+        // Only a structured result needs the output schema, and only a failure the names to
+        // suggest: neither is worked out for the common case.
+        let structured = matches!(&outcome, Ok(result) if !result.is_error()
+            && result.content.is_json());
+        let output = if structured {
+            let definition = if is_shed {
+                Some(shed_tool())
+            } else {
+                self.manager.get_def(name)
+            };
+            definition.and_then(|tool| output_schema(&tool, !stateless))
+        } else {
+            None
+        };
+        let known = if outcome.is_err() {
+            self.known_names(&context)
+        } else {
+            Vec::new()
+        };
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let expired = match &outcome {
+            Err(ToolError::Timeout { tool }) => {
+                ExpiredLimit::of_call(&self.manager, tool, started.elapsed())
+                    .map(|limit| (limit, changes_nothing(&self.manager, tool, &arguments)))
+            }
+            _ => None,
+        };
+        let shape = ResultShape {
+            output: output.as_ref(),
+            any_structured: stateless,
+            known_tools: &known,
+            expired,
+        };
+        Ok(to_mcp(outcome, &shape).into())
+    }
 }
 
 impl ServerHandler for McpServer {
@@ -341,89 +446,18 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
-        // An integer past i64 is one rmcp cannot read back to send progress under.
-        if let Some(token) = context.meta.get("progressToken")
-            && !(token.is_string() || token.is_i64())
-        {
-            let integers = if token.is_u64() {
-                format!(" from {} to {}", i64::MIN, i64::MAX)
-            } else {
-                String::new()
-            };
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "invalid tools/call request: params._meta.progressToken must be a string or an integer{integers}, got {}",
-                    cut(&token.to_string())
-                ),
-                None,
-            ));
-        }
-        let is_shed = name == SHED_TOOL_NAME;
-        if (is_shed && !self.options.shed) || (!is_shed && !self.manager.contains(name)) {
-            return Err(self.unknown_tool(name, &context));
-        }
-        let stateless = is_stateless_revision(context.protocol_version().as_ref());
-
-        let per_connection = self.per_connection(&context);
-        let started = tokio::time::Instant::now();
-        let arguments = ToolArguments::from(request.arguments.unwrap_or_default());
-        let outcome =
-            if per_connection && !is_shed && !self.offered_names().iter().any(|n| n == name) {
-                Err(ToolError::NotActive(name.to_owned()))
-            } else {
-                self.run_call(name, &arguments, &context).await
-            };
-
-        // A shed call activates what it returns on this connection; the client re-lists.
-        if is_shed
-            && per_connection
-            && let Ok(result) = &outcome
-        {
-            let found: Option<ShedResult> = serde_json::from_str(&result.content.to_text()).ok();
-            let names = found
-                .map(|f| f.tools.into_iter().map(|t| t.name))
-                .into_iter()
-                .flatten();
-            if self.offer(names) {
-                let _ = context.peer.notify_tool_list_changed().await;
-            }
-        }
-
-        // Only a structured result needs the output schema, and only a failure the names to
-        // suggest: neither is worked out for the common case.
-        let structured = matches!(&outcome, Ok(result) if !result.is_error()
-            && result.content.is_json());
-        let output = if structured {
-            let definition = if is_shed {
-                Some(shed_tool())
-            } else {
-                self.manager.get_def(name)
-            };
-            definition.and_then(|tool| output_schema(&tool, !stateless))
-        } else {
-            None
-        };
-        let known = if outcome.is_err() {
-            self.known_names(&context)
-        } else {
-            Vec::new()
-        };
-        let known: Vec<&str> = known.iter().map(String::as_str).collect();
-        let expired = match &outcome {
-            Err(ToolError::Timeout { tool }) => {
-                ExpiredLimit::of_call(&self.manager, tool, started.elapsed())
-                    .map(|limit| (limit, changes_nothing(&self.manager, tool, &arguments)))
-            }
-            _ => None,
-        };
-        let shape = ResultShape {
-            output: output.as_ref(),
-            any_structured: stateless,
-            known_tools: &known,
-            expired,
-        };
-        Ok(to_mcp(outcome, &shape).into())
+        // A served call is traced as the manager's batches trace theirs (`execute_tool`),
+        // named as OpenTelemetry's MCP conventions name a server's span ("tools/call NAME").
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = %format_args!("tools/call {}", request.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %request.name,
+            mcp.method.name = "tools/call",
+            jsonrpc.request.id = %context.id,
+            error.type = tracing::field::Empty,
+        );
+        self.answer_call(request, context).instrument(span).await
     }
 
     /// A request rmcp could not read as any method it knows lands here. For a method MCP

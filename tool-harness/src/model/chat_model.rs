@@ -201,6 +201,26 @@ impl std::fmt::Display for FailedInTurn<'_> {
 }
 
 impl ModelError {
+    /// The variant's name, `snake_case` (`"rate_limited"`): a `chat` span's `error.type`.
+    pub(crate) fn kind_name(&self) -> &'static str {
+        match self {
+            Self::Auth { .. } => "auth",
+            Self::Api { .. } => "api",
+            Self::ContextTooLong { .. } => "context_too_long",
+            Self::ImageRefused { .. } => "image_refused",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Timeout { .. } => "timeout",
+            Self::StreamDeadline { .. } => "stream_deadline",
+            Self::Connection { .. } => "connection",
+            Self::MalformedResponse { .. } => "malformed_response",
+            Self::Config { .. } => "config",
+            Self::InvalidRequest { .. } => "invalid_request",
+            Self::AllFailed { .. } => "all_failed",
+            Self::Script(_) => "script",
+            Self::Other(_) => "other",
+        }
+    }
+
     /// This error with `f` applied to the text it quotes: the API's message (`Auth`, `Api`,
     /// `ContextTooLong`, `ImageRefused`, `RateLimited`) or what went wrong reaching or
     /// reading it (`Connection`, `MalformedResponse`); any other error as it is.

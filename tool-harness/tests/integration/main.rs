@@ -26,6 +26,7 @@ mod mcp;
 mod memory_and_context;
 #[cfg(feature = "http-models")]
 mod model_http;
+mod observability;
 mod panic_payloads;
 mod paths_and_globs;
 mod presets;

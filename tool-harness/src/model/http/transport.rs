@@ -362,7 +362,7 @@ impl Transport {
         why: std::fmt::Arguments<'_>,
     ) -> tokio::time::Sleep {
         *retries += 1;
-        log::debug!(
+        tracing::debug!(
             "{}: {why}; retry {} of {} in {wait:?}",
             self.name,
             *retries,

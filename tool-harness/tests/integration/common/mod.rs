@@ -2,10 +2,10 @@
 #![allow(dead_code)]
 
 pub mod image_files;
-pub mod log_records;
 pub mod recorded_events;
 pub mod span_fields;
 pub mod stalled;
+pub mod trace_tree;
 pub mod warnings;
 
 use async_trait::async_trait;

@@ -686,9 +686,18 @@ async fn a_password_in_the_base_url_is_not_logged_with_a_retry() {
         .retry_delay(Duration::from_millis(1))
         .build()
         .expect("a client");
-    let (answer, lines) =
-        crate::common::log_records::log_records(model.complete(&request(Api::Chat))).await;
+    let trace = crate::common::trace_tree::TraceTree::default();
+    let answer = {
+        let _guard = tracing::subscriber::set_default(trace.subscriber());
+        model.complete(&request(Api::Chat)).await
+    };
     assert_eq!(answer.unwrap().text.as_deref(), Some("fine"));
+    let lines: Vec<String> = trace
+        .events()
+        .into_iter()
+        .filter(|event| event.level == tracing::Level::DEBUG)
+        .map(|event| event.line)
+        .collect();
     assert!(
         lines
             .iter()

@@ -1,0 +1,398 @@
+//! Observability: the spans a user's subscriber sees for one run (their names, fields and
+//! parents) and the events it is told, recorded by [`TraceTree`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use toolsmith_core::{
+    Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest, ToolCallResult,
+    ToolError, ToolImpl, ToolRetryConfig, ToolShed, scheme,
+};
+use toolsmith_harness::agent::{AgentSession, AgentTool};
+use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
+
+use crate::common::trace_tree::TraceTree;
+
+fn text_tool(name: &str, answer: &'static str) -> Arc<dyn ToolImpl> {
+    Arc::new(FnTool::new(
+        name,
+        format!("The {name} tool."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| async move { Ok(ToolCallResult::text(answer)) },
+    ))
+}
+
+/// An `AgentTool`'s run goes on a task of its own; its spans still sit under the parent's
+/// call of the tool, as the run sits under the call.
+#[tokio::test]
+async fn an_agent_tools_run_is_traced_under_the_call_that_started_it() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let child = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::call("lookup", json!({})),
+        ScriptedTurn::text("found it"),
+    ]))
+    .with_model("child-model")
+    .with_toolshed(ToolShed::new().tool(text_tool("lookup", "a hit")))
+    .build()
+    .unwrap();
+    child.tool_manager().activate(&["lookup".into()]);
+    let research: Arc<dyn ToolImpl> =
+        Arc::new(AgentTool::new(Arc::new(child), "research", "Researches."));
+    let parent = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::call("research", json!({"input": "find it"})),
+        ScriptedTurn::text("done"),
+    ]))
+    .with_model("parent-model")
+    .with_toolshed(ToolShed::new().tool(research))
+    .build()
+    .unwrap();
+    parent.tool_manager().activate(&["research".into()]);
+    parent.run("delegate").await.unwrap();
+
+    let spans = trace.spans();
+    let runs = trace.named("invoke_agent");
+    assert_eq!(runs.len(), 2, "{spans:#?}");
+    let child_run = runs
+        .iter()
+        .copied()
+        .find(|&run| spans[run].field("gen_ai.request.model") == Some("child-model"))
+        .expect("the child's run has a span");
+    assert_eq!(
+        trace.path(child_run),
+        ["invoke_agent", "execute_tool", "invoke_agent"],
+        "{spans:#?}"
+    );
+    let call = spans[child_run].parent.unwrap();
+    assert_eq!(spans[call].field("gen_ai.tool.name"), Some("research"));
+    // The child's own model call and tool call sit under its run.
+    let lookup = trace
+        .named("execute_tool")
+        .into_iter()
+        .find(|&span| spans[span].field("gen_ai.tool.name") == Some("lookup"))
+        .expect("the child's call has a span");
+    assert_eq!(
+        trace.path(lookup),
+        [
+            "execute_tool",
+            "invoke_agent",
+            "execute_tool",
+            "invoke_agent"
+        ]
+    );
+    let child_chats = trace
+        .named("chat")
+        .into_iter()
+        .filter(|&span| spans[span].parent == Some(child_run))
+        .count();
+    assert_eq!(child_chats, 2, "{spans:#?}");
+}
+
+/// A tool whose calls fail with a network error `failures` times, then answer.
+fn flaky(failures: u32) -> Arc<dyn ToolImpl> {
+    let left = Arc::new(AtomicU32::new(failures));
+    Arc::new(FnTool::new(
+        "flaky",
+        "Fails, then answers.",
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| {
+            let failed = left
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            async move {
+                if failed {
+                    Err(ToolError::network("flaky", "connection reset"))
+                } else {
+                    Ok(ToolCallResult::text("at last"))
+                }
+            }
+        },
+    ))
+}
+
+/// A manager with `flaky` (failing twice, retried twice at once), `broken` (an execution
+/// error), `refusing` (a result marked as an error) and `fine`.
+fn outcome_tools() -> ToolCallManager {
+    let manager = ToolCallManager::new("s");
+    manager.register(flaky(2)).unwrap();
+    manager
+        .set_retry_config("flaky", ToolRetryConfig::fixed(2, Duration::ZERO))
+        .unwrap();
+    manager
+        .register(Arc::new(FnTool::new(
+            "broken",
+            "Fails.",
+            Args::new(scheme::object().build()),
+            |_: ToolArgs<'_>| async { Err(ToolError::execution("broken", "disk full")) },
+        )))
+        .unwrap();
+    manager
+        .register(Arc::new(FnTool::new(
+            "refusing",
+            "Answers with an error result.",
+            Args::new(scheme::object().build()),
+            |_: ToolArgs<'_>| async { Ok(ToolCallResult::error("not allowed")) },
+        )))
+        .unwrap();
+    manager.register(text_tool("fine", "ok")).unwrap();
+    manager
+}
+
+fn calls_of(names: &[&str]) -> Vec<ToolCallRequest> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| ToolCallRequest::new(format!("c{i}"), *name, ToolArguments::new()))
+        .collect()
+}
+
+/// Each call's `execute_tool` span says how the call ended (`error.type`, absent when it
+/// succeeded) and how many times the tool ran.
+#[tokio::test]
+async fn a_calls_span_records_how_it_ended_and_its_attempts() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    let outcomes = manager
+        .execute_batch(&calls_of(&["flaky", "broken", "refusing", "fine"]))
+        .await;
+    assert_eq!(outcomes[0].attempts, 3, "{outcomes:?}");
+
+    let spans = trace.spans();
+    let ended = |tool: &str| {
+        let span = trace
+            .named("execute_tool")
+            .into_iter()
+            .find(|&span| spans[span].field("gen_ai.tool.name") == Some(tool))
+            .unwrap_or_else(|| panic!("no span for {tool}: {spans:#?}"));
+        (
+            spans[span].field("error.type").map(str::to_owned),
+            spans[span]
+                .field("toolsmith.tool.attempts")
+                .map(str::to_owned),
+        )
+    };
+    let owned =
+        |error: Option<&str>, attempts: &str| (error.map(str::to_owned), Some(attempts.to_owned()));
+    assert_eq!(ended("flaky"), owned(None, "3"));
+    assert_eq!(ended("broken"), owned(Some("\"execution\""), "1"));
+    assert_eq!(ended("refusing"), owned(Some("\"tool_error\""), "1"));
+    assert_eq!(ended("fine"), owned(None, "1"));
+}
+
+/// Each retry is a `debug` event in the call's span, with the attempt that failed and its
+/// error's kind, not its text (which may quote the arguments).
+#[tokio::test]
+async fn each_retry_is_a_debug_event_in_the_calls_span() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    manager.execute_batch(&calls_of(&["flaky"])).await;
+
+    let call = trace.named("execute_tool")[0];
+    let retries: Vec<_> = trace
+        .events()
+        .into_iter()
+        .filter(|event| event.line.contains("retrying"))
+        .collect();
+    assert_eq!(retries.len(), 2, "{retries:#?}");
+    for (attempt, event) in (1..).zip(&retries) {
+        assert_eq!(event.level, tracing::Level::DEBUG);
+        assert_eq!(event.span, Some(call));
+        assert!(
+            event.line.contains(&format!("attempt={attempt}"))
+                && event.line.contains("error.type=\"network\"")
+                && event.line.contains("tool=\"flaky\"")
+                && !event.line.contains("connection reset"),
+            "{event:?}"
+        );
+    }
+}
+
+/// A call served over MCP is an `execute_tool` span named as OpenTelemetry's MCP conventions
+/// name it, with the JSON-RPC request's id and how the call ended.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn a_served_mcp_call_is_traced_with_how_it_ended() {
+    use rmcp::model::CallToolRequestParams;
+    use toolsmith_harness::mcp::McpServerOptions;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let (manager, _) = crate::mcp::demo_manager();
+    let (client, _inbox, _server) = crate::mcp::connect(manager, McpServerOptions::default()).await;
+    let call = |name: &str, arguments: serde_json::Value| {
+        CallToolRequestParams::new(name.to_owned())
+            .with_arguments(arguments.as_object().cloned().unwrap_or_default())
+    };
+    client
+        .call_tool(call("add", json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    client.call_tool(call("fail", json!({}))).await.unwrap();
+    client
+        .call_tool(call("add", json!({"a": -1, "b": 3})))
+        .await
+        .unwrap();
+    client.call_tool(call("nope", json!({}))).await.unwrap_err();
+    client.cancel().await.unwrap();
+
+    let spans = trace.spans();
+    let served: Vec<_> = trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| &spans[span])
+        .collect();
+    let seen: Vec<_> = served
+        .iter()
+        .map(|span| {
+            (
+                span.field("otel.name").unwrap_or_default(),
+                span.field("error.type"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("tools/call add", None),
+            ("tools/call fail", Some("\"tool_error\"")),
+            ("tools/call add", Some("\"invalid_arguments\"")),
+            ("tools/call nope", Some("\"unknown_tool\"")),
+        ],
+        "{served:#?}"
+    );
+    for span in served {
+        assert_eq!(span.field("mcp.method.name"), Some("\"tools/call\""));
+        assert!(span.field("jsonrpc.request.id").is_some(), "{span:?}");
+    }
+}
+
+/// A sub-agent started in the background (the `agent` preset's `start`) outlives the call
+/// that started it: its run is a trace of its own (under it, the call's span would last as
+/// long as the child), linked to that call (`follows_from`) and named by its id.
+#[tokio::test]
+async fn a_background_sub_agent_is_its_own_trace_linked_to_the_call_that_started_it() {
+    use toolsmith_harness::agent::SubAgentConfig;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let child_model = ScriptedModel::new([ScriptedTurn::text("child done")]);
+    let config = SubAgentConfig::new(child_model, "child-model");
+    let parent_model = ScriptedModel::new([
+        ScriptedTurn::call("agent", json!({"command": "start", "task": "look"})),
+        ScriptedTurn::call(
+            "agent",
+            json!({"command": "result", "id": "agent-1", "wait_ms": 5000}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    let parent = crate::common::parent_session(parent_model, config);
+    parent.run("delegate").await.unwrap();
+
+    let spans = trace.spans();
+    let child_run = trace
+        .named("invoke_agent")
+        .into_iter()
+        .find(|&run| spans[run].field("gen_ai.request.model") == Some("child-model"))
+        .expect("the child's run has a span");
+    let path = trace.path(child_run);
+    assert_eq!(path, ["invoke_agent", "sub_agent"], "{spans:#?}");
+    let root = spans[child_run].parent.unwrap();
+    assert_eq!(spans[root].field("toolsmith.agent.id"), Some("agent-1"));
+    let start = trace
+        .named("execute_tool")
+        .into_iter()
+        .find(|&span| spans[span].field("gen_ai.tool.name") == Some("agent"))
+        .unwrap();
+    assert_eq!(spans[root].follows_from, [start], "{spans:#?}");
+}
+
+/// A model call that fails says so on its `chat` span (`error.type`, the error's kind), as
+/// a tool call's span does; one that answers records its usage and stop reason.
+#[tokio::test]
+async fn a_failed_model_call_says_so_on_its_span() {
+    use toolsmith_harness::model::{ModelError, Usage};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::call("fine", json!({})).with_usage(Usage::new(12, 3)),
+        ScriptedTurn::error(ModelError::RateLimited {
+            provider: "scripted".into(),
+            retry_after: None,
+            message: "slow down".into(),
+        }),
+    ]))
+    .with_model("m")
+    .with_toolshed(ToolShed::new().tool(text_tool("fine", "ok")))
+    .build()
+    .unwrap();
+    session.tool_manager().activate(&["fine".into()]);
+    session.run("go").await.unwrap_err();
+
+    let spans = trace.spans();
+    let chats: Vec<_> = trace
+        .named("chat")
+        .into_iter()
+        .map(|span| &spans[span])
+        .collect();
+    assert_eq!(chats.len(), 2, "{spans:#?}");
+    assert_eq!(chats[0].field("error.type"), None);
+    assert_eq!(chats[0].field("gen_ai.usage.input_tokens"), Some("12"));
+    assert_eq!(chats[0].field("gen_ai.usage.output_tokens"), Some("3"));
+    assert_eq!(
+        chats[0].field("gen_ai.response.finish_reasons"),
+        Some("\"tool_calls\"")
+    );
+    assert_eq!(chats[1].field("error.type"), Some("\"rate_limited\""));
+    assert_eq!(chats[1].field("gen_ai.usage.input_tokens"), None);
+}
+
+/// A tool that yields once, then logs an event naming itself.
+fn logging_tool(name: &'static str) -> Arc<dyn ToolImpl> {
+    Arc::new(FnTool::new(
+        name,
+        format!("The {name} tool."),
+        Args::new(scheme::object().build()),
+        move |_: ToolArgs<'_>| async move {
+            tokio::task::yield_now().await;
+            tracing::info!(from = name, "working");
+            Ok(ToolCallResult::text("done"))
+        },
+    ))
+}
+
+/// Calls running concurrently in one batch each keep their own span across their awaits:
+/// what a tool logs lands in its own call's span.
+#[tokio::test]
+async fn concurrent_calls_log_into_their_own_spans() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = ToolCallManager::new("s");
+    for name in ["first", "second", "third"] {
+        manager.register(logging_tool(name)).unwrap();
+    }
+    let outcomes = manager
+        .execute_batch(&calls_of(&["first", "second", "third"]))
+        .await;
+    assert!(outcomes.iter().all(|o| o.result.is_ok()), "{outcomes:?}");
+
+    let spans = trace.spans();
+    let working: Vec<_> = trace
+        .events()
+        .into_iter()
+        .filter(|event| event.line.starts_with("working"))
+        .collect();
+    assert_eq!(working.len(), 3, "{working:#?}");
+    for event in working {
+        let span = &spans[event.span.expect("logged in a span")];
+        let tool = span.field("gen_ai.tool.name").unwrap();
+        assert!(
+            event.line.contains(&format!("from={tool:?}")),
+            "{event:?} in {span:?}"
+        );
+    }
+}
