@@ -230,7 +230,8 @@ impl ToolCallResult {
     /// A structured result with images beside it: a browser tool's `{url, title}` and its
     /// screenshot. The value is what the tool's `returns` schema checks (and what MCP serves
     /// as `structuredContent`); the model is given the value's JSON text, then the images,
-    /// as [`parts`](Self::parts) of them would be given.
+    /// as [`parts`](Self::parts) of them would be given. A `#[tool_fn]` function returns a
+    /// [`WithImages`](crate::WithImages) for this.
     ///
     /// ```
     /// use serde_json::json;
