@@ -14,7 +14,7 @@ use toolsmith::provider::{
     ParsedCall, Provider, RenderOptions, parse_text_calls, repair_json, strict_schema, tools_prompt,
 };
 use toolsmith::{
-    Args, FnTool, MAX_JSON_DEPTH, RegistrationError, Tool, ToolArgs, ToolArguments,
+    Args, FnTool, Image, MAX_JSON_DEPTH, RegistrationError, Tool, ToolArgs, ToolArguments,
     ToolCallManager, ToolCallRequest, ToolCallResult, ToolDeclarations, ToolDefinition, ToolError,
     ToolErrorKind, lenient,
 };
@@ -359,14 +359,24 @@ fn deep_results_are_refused_when_rendered() {
                 .with_returns(Args::new(json!({"type": "object"}))),
             ))
             .unwrap();
+        // A value with images beside it is refused as one alone is.
+        let alone = |value| ToolCallResult::json(value);
+        let with_image = |value| {
+            let png = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+            ToolCallResult::json_with_images(value, [png])
+        };
         for levels in LEVELS {
-            for value in [deep::array(levels), deep::object(levels)] {
+            for (value, make) in [
+                (
+                    deep::array(levels),
+                    &alone as &dyn Fn(Value) -> ToolCallResult,
+                ),
+                (deep::object(levels), &alone),
+                (deep::array(levels), &with_image),
+                (deep::object(levels), &with_image),
+            ] {
                 let results = vec![
-                    (
-                        "1".to_owned(),
-                        "make".to_owned(),
-                        Ok(ToolCallResult::json(value)),
-                    ),
+                    ("1".to_owned(), "make".to_owned(), Ok(make(value))),
                     (
                         "2".to_owned(),
                         "make".to_owned(),
@@ -392,7 +402,9 @@ fn deep_results_are_refused_when_rendered() {
                 assert!(content.to_text().contains(&too_deep()));
                 for (_, _, result) in results {
                     if let Ok(ToolCallResult {
-                        content: toolsmith::UserModelContent::Json(value),
+                        content:
+                            toolsmith::UserModelContent::Json(value)
+                            | toolsmith::UserModelContent::JsonWithImages { value, .. },
                         ..
                     }) = result
                     {

@@ -376,6 +376,88 @@ async fn images_returned_in_a_vec_or_an_option_are_shown_not_sent_as_their_json(
     }
 }
 
+#[derive(Serialize, JsonSchema)]
+struct PageSeen {
+    url: String,
+    title: String,
+}
+
+/// Opens a page and shows it.
+#[tool_fn]
+async fn browse(url: String) -> Result<toolsmith::WithImages<PageSeen>, String> {
+    let shot = toolsmith::Image::from_bytes("image/png", PNG).map_err(|err| err.to_string())?;
+    let title = format!("The page at {url}");
+    Ok(toolsmith::WithImages::new(PageSeen { url, title }, [shot]))
+}
+
+/// Shows the screen and the pointer's place.
+#[tool_fn]
+fn pointer() -> toolsmith::WithImages<(u32, u32)> {
+    let shot = toolsmith::Image::from_bytes("image/png", PNG).expect("a PNG");
+    toolsmith::WithImages::new((3, 4), []).with_image(shot)
+}
+
+/// Shows the screen and some JSON.
+#[tool_fn]
+fn untyped_view() -> Result<toolsmith::WithImages<Value>, ToolError> {
+    Ok(toolsmith::WithImages::new(json!({"any": "thing"}), []))
+}
+
+/// Claims a JSON object and returns a map whose keys cannot be JSON.
+#[tool_fn]
+fn unwritable_view() -> toolsmith::WithImages<BTreeMap<(u8, u8), u8>> {
+    toolsmith::WithImages::new([((1, 2), 3)].into(), [])
+}
+
+#[tokio::test]
+async fn a_value_with_images_returned_is_structured_and_its_type_the_result_schema() {
+    let manager = manager_with(vec![
+        Arc::new(Browse),
+        Arc::new(Pointer),
+        Arc::new(UntypedView),
+        Arc::new(UnwritableView),
+    ]);
+    let image = toolsmith::Image::from_bytes("image/png", PNG).unwrap();
+    let seen = manager
+        .execute_one(&call("browse", json!({"url": "https://example.com"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        seen,
+        ToolCallResult::json_with_images(
+            json!({"url": "https://example.com", "title": "The page at https://example.com"}),
+            [image.clone()]
+        )
+    );
+    assert_eq!(
+        manager
+            .execute_one(&call("pointer", json!({})))
+            .await
+            .unwrap(),
+        ToolCallResult::json_with_images(json!([3, 4]), [image])
+    );
+    // The result schema is the value's type's, alone or in a `Result`; none for untyped JSON,
+    // as for a `Value` returned alone.
+    let returns = |tool: &dyn ToolImpl| {
+        tool.definition().commands()[0]
+            .returns
+            .as_ref()
+            .map(|returns| returns.schema().clone())
+    };
+    let page = returns(&Browse).expect("a result schema");
+    assert_eq!(page["type"], "object");
+    assert_eq!(page["required"], json!(["url", "title"]));
+    assert_eq!(returns(&Pointer).expect("a result schema")["type"], "array");
+    assert_eq!(returns(&UntypedView), None);
+    // A value that cannot be written as JSON fails the call, as it does without images.
+    let err = manager
+        .execute_one(&call("unwritable_view", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ToolErrorKind::Execution);
+    assert!(err.to_string().contains("could not be serialised"), "{err}");
+}
+
 /// Returns raw JSON.
 #[tool_fn]
 fn raw() -> Value {

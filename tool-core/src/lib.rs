@@ -118,6 +118,7 @@ pub use tool::result::{ToolCallResult, UserModelContent};
 pub use tool::serde_private_keys::SERDE_JSON_PRIVATE_KEYS;
 pub use tool::text_scan::{JsonTextExcess, json_text_excess};
 pub use tool::tool_impl::{ToolFuture, ToolImpl};
+pub use tool::with_images::WithImages;
 pub use tool::{COMMAND_ARGUMENT, Tool, ToolFunctionSpec};
 // The entry points whose generated code names this crate (`toolsmith` re-exports the ones
 // naming itself).

@@ -37,7 +37,7 @@ pub mod kinds {
         PartsKind as __ToolsmithPartsKind, SchemaKind as __ToolsmithSchemaKind,
         SplitKind as __ToolsmithSplitKind, SuccessSchemaKind as __ToolsmithSuccessSchemaKind,
         TextKind as __ToolsmithTextKind, UnknownSchemaKind as __ToolsmithUnknownSchemaKind,
-        WholeKind as __ToolsmithWholeKind,
+        WholeKind as __ToolsmithWholeKind, WithImagesKind as __ToolsmithWithImagesKind,
     };
 }
 

@@ -15,7 +15,8 @@
 //! - `ToolCallResult` is kept, `String` / `&str` / `Cow<str>` become text, `()` an empty
 //!   success, an `Image`, a `Vec<Image>`, an `Option<Image>` (`None` is `null`) or a
 //!   `Vec<ContentPart>` a result the model sees as images and text (never their JSON:
-//!   megabytes of base64 text), and any other `T: Serialize` structured JSON.
+//!   megabytes of base64 text), a [`WithImages<T>`] structured JSON with images beside it
+//!   (`T`'s schema the tool's result schema), and any other `T: Serialize` structured JSON.
 //!
 //! The generated code, for a return type `O`:
 //!
@@ -41,7 +42,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::schema::type_schema;
-use crate::{Args, ContentPart, Image, ToolCallResult, ToolError};
+use crate::{Args, ContentPart, Image, ToolCallResult, ToolError, WithImages};
 
 /// A return type, as a value to pick its tags with (it holds nothing).
 pub struct Returned<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
@@ -284,6 +285,31 @@ pub trait PartsKind {
 }
 impl PartsKind for &Returned<Vec<ContentPart>> {}
 
+/// Picks a structured result with images, for a [`WithImages`] (as
+/// [`ToolCallResult::json_with_images`]); a value that fails to serialise is an execution
+/// failure, as a plain structured result's is.
+pub trait WithImagesKind<T> {
+    /// The converter.
+    #[inline]
+    fn result_kind(&self) -> OkConverter<WithImages<T>>
+    where
+        T: Serialize,
+    {
+        OkConverter(json_with_images_result::<T>)
+    }
+}
+impl<T> WithImagesKind<T> for &Returned<WithImages<T>> {}
+
+/// `result` as a structured result with images of `tool`.
+fn json_with_images_result<T: Serialize>(
+    result: WithImages<T>,
+    tool: &str,
+) -> Result<ToolCallResult, ToolError> {
+    result.into_result().map_err(|err| {
+        ToolError::execution(tool, format!("its result could not be serialised: {err}"))
+    })
+}
+
 /// Picks a text result.
 pub trait TextKind<T> {
     /// The converter.
@@ -333,7 +359,7 @@ fn json_result<T: StructuredResult>(value: T, tool: &str) -> Result<ToolCallResu
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's result",
     label = "this return type",
-    note = "a tool returns `String`, `&str`, `()`, `ToolCallResult`, an `Image` (or a `Vec` or `Option` of them), a `Vec<ContentPart>`, or a type that implements `serde::Serialize` (sent as JSON), optionally inside a `Result` whose error implements `Display`"
+    note = "a tool returns `String`, `&str`, `()`, `ToolCallResult`, an `Image` (or a `Vec` or `Option` of them), a `Vec<ContentPart>`, a `WithImages<T>`, or a type that implements `serde::Serialize` (sent as JSON), optionally inside a `Result` whose error implements `Display`"
 )]
 pub trait StructuredResult {
     /// The value as JSON.
@@ -356,6 +382,10 @@ impl<T: Serialize> StructuredResult for T {
 /// 3. any other `Result`, and text, `()`, a `ToolCallResult` or a JSON value: none;
 /// 4. a type that describes itself: its schema;
 /// 5. anything else: none.
+///
+/// A [`WithImages<T>`] (alone or a `Result`'s success; kind 1 never applies to it) is picked
+/// before kinds 2 to 5, by its `T`: none when `T` is text, `()`, a `ToolCallResult` or a
+/// JSON value, else `T`'s schema when `T` describes itself, else none (kinds 3 and 5).
 pub struct ReturnType<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 
 impl<T: ?Sized> ReturnType<T> {
@@ -388,6 +418,12 @@ impl<T: Unschematic, E> NoSchemaKind for &&&&ReturnType<Result<T, E>> {}
 impl<T, E> NoSchemaKind for &&ReturnType<Result<T, E>> {}
 impl<T: Unschematic> NoSchemaKind for &&ReturnType<T> {}
 
+// Tried right after kind 1 (a `&self` method is found by value on one reference fewer than
+// the call's five first), and before the `JsonSchema` impls of `WithImages` below: a
+// `serde_json::Value` describes itself as any value, which is no schema to declare.
+impl<T: Unschematic> NoSchemaKind for &&&&&ReturnType<WithImages<T>> {}
+impl<T: Unschematic, E> NoSchemaKind for &&&&&ReturnType<Result<WithImages<T>, E>> {}
+
 /// The success type's schema, for a `Result` whose success type has one.
 pub trait SuccessSchemaKind {
     /// The schema.
@@ -405,6 +441,17 @@ pub trait SchemaKind {
     fn returns_schema(&self) -> Option<Args>;
 }
 impl<T: JsonSchema> SchemaKind for &ReturnType<T> {
+    fn returns_schema(&self) -> Option<Args> {
+        Some(type_schema::returns_schema::<T>())
+    }
+}
+// The value's schema: the images are not part of the structured result.
+impl<T: JsonSchema> SchemaKind for &&&ReturnType<WithImages<T>> {
+    fn returns_schema(&self) -> Option<Args> {
+        Some(type_schema::returns_schema::<T>())
+    }
+}
+impl<T: JsonSchema, E> SchemaKind for &&&ReturnType<Result<WithImages<T>, E>> {
     fn returns_schema(&self) -> Option<Args> {
         Some(type_schema::returns_schema::<T>())
     }

@@ -317,8 +317,9 @@ impl Provider {
     /// by another provider) is rewritten as [`render_assistant`](Self::render_assistant)
     /// rewrites it for the call.
     ///
-    /// A result's images ([`UserModelContent::Parts`](crate::UserModelContent::Parts)) go
-    /// where each API takes them: Anthropic `image` blocks in the `tool_result`'s content,
+    /// A result's images ([`UserModelContent::Parts`](crate::UserModelContent::Parts), and
+    /// [`JsonWithImages`](crate::UserModelContent::JsonWithImages), given as parts of the
+    /// value's JSON text then its images) go where each API takes them: Anthropic `image` blocks in the `tool_result`'s content,
     /// Responses `input_image` items in the `function_call_output`'s output, Gemini
     /// `inlineData` parts in a user content after the `functionResponse` content, and for
     /// OpenAI Chat (whose `tool` messages are text only) one user message of `image_url`

@@ -192,12 +192,9 @@ fn body_of(name: &str, result: &ToolCallResult) -> Body {
     if result.is_error() {
         // Only an error's text is sent: its images say they are not shown, or the model
         // would take the placeholder for an image it was given.
-        let text = match &result.content {
-            UserModelContent::Parts(parts) => joined_text(parts, |image| {
-                image.placeholder_noting("not shown: an error result carries its text only")
-            }),
-            other => other.to_text(),
-        };
+        let text = result.content.text_placing_images(|image| {
+            image.placeholder_noting("not shown: an error result carries its text only")
+        });
         // Anthropic refuses an error result with no content (and a model learns nothing
         // from one): the failure is named.
         if text.trim().is_empty() {
@@ -218,6 +215,13 @@ fn body_of(name: &str, result: &ToolCallResult) -> Body {
         UserModelContent::JsonText(text) => Body::JsonText(text.clone()),
         // Each image was checked (type, base64, size) when it was made.
         UserModelContent::Parts(parts) => Body::Parts(parts.clone()),
+        // Given as parts are: the value's JSON text, then the images.
+        UserModelContent::JsonWithImages { value, .. } => match check_depth(value) {
+            Ok(()) => Body::Parts(result.content.text_and_image_parts()),
+            Err(too_deep) => Body::Error(
+                ToolError::execution(name, format!("its result is {too_deep}")).to_string(),
+            ),
+        },
     }
 }
 
@@ -279,6 +283,40 @@ impl ToolCallManager {
 mod tests {
     use super::*;
     use crate::{ContentPart, Image};
+
+    #[test]
+    fn json_with_images_is_rendered_as_parts_of_the_json_text_then_the_images() {
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let value = serde_json::json!({"url": "https://example.com"});
+        let result = ToolCallResult::json_with_images(value.clone(), [image.clone()]);
+        let with_images = Ok(result.clone());
+        let as_parts = Ok(ToolCallResult::parts([
+            ContentPart::text(value.to_string()),
+            image.into(),
+        ]));
+        for provider in Provider::ALL {
+            let rendered = provider.render_results([("call-1", "browse", &with_images)]);
+            assert_eq!(
+                rendered,
+                provider.render_results([("call-1", "browse", &as_parts)]),
+                "{provider}"
+            );
+            // The text format carries no images.
+            let sent = serde_json::to_string(&rendered)
+                .unwrap()
+                .contains("iVBORw0KGgo=");
+            assert_eq!(sent, provider != Provider::Text, "{provider}: {rendered:?}");
+        }
+        // As an error, its text only, its images said not to be shown.
+        let failed = Ok(ToolCallResult {
+            error_detail: Some("the page did not load".into()),
+            ..result
+        });
+        let rendered = Provider::Anthropic.render_results([("call-1", "browse", &failed)]);
+        let text = serde_json::to_string(&rendered).unwrap();
+        assert!(text.contains("not shown: an error result carries its text only"));
+        assert!(!text.contains("iVBORw0KGgo="), "{text}");
+    }
 
     #[test]
     fn an_error_result_s_images_are_said_not_to_be_shown() {

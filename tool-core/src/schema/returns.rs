@@ -69,8 +69,9 @@ fn own_resource((index, schema): (usize, &serde_json::Value)) -> serde_json::Val
 impl ToolCallManager {
     /// Checks a result of the tool `name` against the tool's `returns` schema.
     ///
-    /// Only structured ([`UserModelContent::Json`] and [`UserModelContent::JsonText`])
-    /// results that do not report an error are checked; tools without a `returns` schema (and
+    /// Only structured ([`UserModelContent::Json`], [`UserModelContent::JsonText`], and
+    /// [`UserModelContent::JsonWithImages`]' value) results that do not report an error are
+    /// checked; tools without a `returns` schema (and
     /// unknown names) pass, unless the result is nested deeper than
     /// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), which no tool's result may be (it could not
     /// be rendered; a `JsonText` never is). A mismatch is
@@ -98,7 +99,8 @@ impl ToolCallManager {
             return Ok(());
         }
         // A `JsonText` was checked to parse, and so to nest within the bound, when it was made.
-        if let UserModelContent::Json(value) = &result.content
+        if let UserModelContent::Json(value) | UserModelContent::JsonWithImages { value, .. } =
+            &result.content
             && let Err(too_deep) = check_depth(value)
         {
             return Err(ToolError::execution(
@@ -172,5 +174,43 @@ mod tests {
         // A child of a tree is a tree, not a forest.
         let wrong = json!({"label": "a", "children": [{"trees": []}]});
         assert!(compiled.verify(&wrong).is_err());
+    }
+
+    #[test]
+    fn the_value_beside_images_is_checked() {
+        use std::sync::Arc;
+
+        use crate::{FnTool, Image, ToolArgs, scheme};
+
+        let manager = ToolCallManager::new("s");
+        let page = scheme::object().required("url", scheme::string()).build();
+        let tool = FnTool::new(
+            "browse",
+            "Browse.",
+            Args::empty(),
+            |_: ToolArgs<'_>| async { Ok(ToolCallResult::empty()) },
+        )
+        .with_returns(Args::new(page));
+        manager.register(Arc::new(tool)).unwrap();
+        let shot = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let result = |value| ToolCallResult::json_with_images(value, [shot.clone()]);
+
+        assert_eq!(
+            manager.check_result("browse", &result(json!({"url": "https://example.com"}))),
+            Ok(())
+        );
+        let err = manager
+            .check_result("browse", &result(json!({"url": 3})))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Tool 'browse' failed: its result does not match its `returns` schema: /url: 3 is not of type \"string\""
+        );
+        // An error result is not checked, as a JSON one is not.
+        let failed = ToolCallResult {
+            error_detail: Some("no page".into()),
+            ..result(json!({}))
+        };
+        assert_eq!(manager.check_result("browse", &failed), Ok(()));
     }
 }

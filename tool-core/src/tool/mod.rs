@@ -30,6 +30,7 @@ pub(crate) mod shared_value;
 pub(crate) mod stable_hash;
 pub(crate) mod text_scan;
 pub(crate) mod tool_impl;
+pub(crate) mod with_images;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

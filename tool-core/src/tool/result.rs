@@ -14,7 +14,9 @@ use crate::{ContentPart, Image, JsonText};
 /// Serialized as `{"type": "text", "value": "…"}` or `{"type": "json", "value": …}`; a
 /// [`JsonText`](Self::JsonText) is serialized as the `json` it is, and so reads back as
 /// [`Json`](Self::Json). [`Parts`](Self::Parts) (text and images) is
-/// `{"type": "parts", "value": [<ContentPart>, …]}`.
+/// `{"type": "parts", "value": [<ContentPart>, …]}`, and
+/// [`JsonWithImages`](Self::JsonWithImages)
+/// `{"type": "json_with_images", "value": {"value": …, "parts": [<ContentPart>, …]}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -35,41 +37,87 @@ pub enum UserModelContent {
     /// text format, [`to_text`](Self::to_text)), each image is a
     /// [placeholder](Image::placeholder) saying it is there.
     Parts(Vec<ContentPart>),
+    /// Structured content and images beside it (a page's `{url, title}` and its screenshot):
+    /// the value is checked against the tool's `returns` schema as a [`Json`](Self::Json)
+    /// one is, and MCP serves it as `structuredContent` with `image` blocks. Every provider
+    /// format is given what [`Parts`](Self::Parts) of the value's JSON text, then `parts`,
+    /// would give it. Made by [`ToolCallResult::json_with_images`].
+    JsonWithImages {
+        /// The structured content.
+        value: Value,
+        /// The images, in order. A text part stands where an image could not be given (one
+        /// an MCP server sent that was unreadable, one a session took out for the model).
+        parts: Vec<ContentPart>,
+    },
 }
 
 impl UserModelContent {
     /// The content as text: the text itself, the JSON serialised compactly, or the JSON
     /// text as it is (JSON nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is
     /// not serialised: the text says it is "nested deeper than 128 levels"); parts one a
-    /// line, each image as its [placeholder](Image::placeholder).
+    /// line, each image as its [placeholder](Image::placeholder); JSON with images, the
+    /// JSON's line then the parts'.
     pub fn to_text(&self) -> String {
         match self {
             Self::Text(text) => text.clone(),
-            Self::Json(value) => match check_depth(value) {
-                Ok(()) => value.to_string(),
-                Err(too_deep) => format!("(a JSON value {too_deep})"),
-            },
+            Self::Json(value) => json_line(value),
             Self::JsonText(text) => text.as_str().to_owned(),
-            Self::Parts(parts) => joined_text(parts, Image::placeholder),
+            Self::Parts(_) | Self::JsonWithImages { .. } => {
+                self.text_placing_images(Image::placeholder)
+            }
         }
     }
 
-    /// The images the content holds, in order (none but in [`Parts`](Self::Parts)).
+    /// [`to_text`](Self::to_text), each image written by `placeholder` (where a format
+    /// leaves images out, the text says so); no image is copied.
+    pub(crate) fn text_placing_images(&self, placeholder: impl Fn(&Image) -> String) -> String {
+        match self {
+            Self::Parts(parts) => joined_text(parts, placeholder),
+            Self::JsonWithImages { value, parts } if parts.is_empty() => json_line(value),
+            Self::JsonWithImages { value, parts } => {
+                format!("{}\n{}", json_line(value), joined_text(parts, placeholder))
+            }
+            other => other.to_text(),
+        }
+    }
+
+    /// The images the content holds, in order (none but in [`Parts`](Self::Parts) and
+    /// [`JsonWithImages`](Self::JsonWithImages)).
     pub fn images(&self) -> impl Iterator<Item = &Image> {
         images_of(match self {
-            Self::Parts(parts) => parts,
+            Self::Parts(parts) | Self::JsonWithImages { parts, .. } => parts,
             _ => &[],
         })
     }
 
-    /// Whether the content is structured: [`Json`](Self::Json) or
-    /// [`JsonText`](Self::JsonText).
+    /// Whether the content is structured: [`Json`](Self::Json),
+    /// [`JsonText`](Self::JsonText) or [`JsonWithImages`](Self::JsonWithImages).
     pub fn is_json(&self) -> bool {
-        matches!(self, Self::Json(_) | Self::JsonText(_))
+        matches!(
+            self,
+            Self::Json(_) | Self::JsonText(_) | Self::JsonWithImages { .. }
+        )
+    }
+
+    /// The content as text and image parts, where a format gives the model images: the
+    /// parts themselves, or a [`JsonWithImages`](Self::JsonWithImages)' value as its JSON
+    /// text (as [`to_text`](Self::to_text) writes it) before its parts; any other content
+    /// one text part.
+    pub(crate) fn text_and_image_parts(&self) -> Vec<ContentPart> {
+        match self {
+            Self::Parts(parts) => parts.clone(),
+            Self::JsonWithImages { value, parts } => {
+                std::iter::once(ContentPart::text(json_line(value)))
+                    .chain(parts.iter().cloned())
+                    .collect()
+            }
+            other => vec![ContentPart::text(other.to_text())],
+        }
     }
 
     /// The structured content as a value (a [`JsonText`](Self::JsonText) parsed, a
-    /// [`Json`](Self::Json) borrowed); `None` for text.
+    /// [`Json`](Self::Json) or [`JsonWithImages`](Self::JsonWithImages)' value borrowed);
+    /// `None` for text and parts.
     ///
     /// ```
     /// use serde_json::json;
@@ -84,9 +132,18 @@ impl UserModelContent {
     pub fn json_value(&self) -> Option<Cow<'_, Value>> {
         match self {
             Self::Text(_) | Self::Parts(_) => None,
-            Self::Json(value) => Some(Cow::Borrowed(value)),
+            Self::Json(value) | Self::JsonWithImages { value, .. } => Some(Cow::Borrowed(value)),
             Self::JsonText(text) => Some(Cow::Owned(text.to_value())),
         }
+    }
+}
+
+/// A value as compact JSON, or, nested deeper than
+/// [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH), a text saying so (not serialised).
+fn json_line(value: &Value) -> String {
+    match check_depth(value) {
+        Ok(()) => value.to_string(),
+        Err(too_deep) => format!("(a JSON value {too_deep})"),
     }
 }
 
@@ -166,6 +223,36 @@ impl ToolCallResult {
     pub fn parts(parts: impl IntoIterator<Item = ContentPart>) -> Self {
         Self {
             content: UserModelContent::Parts(parts.into_iter().collect()),
+            error_detail: None,
+        }
+    }
+
+    /// A structured result with images beside it: a browser tool's `{url, title}` and its
+    /// screenshot. The value is what the tool's `returns` schema checks (and what MCP serves
+    /// as `structuredContent`); the model is given the value's JSON text, then the images,
+    /// as [`parts`](Self::parts) of them would be given. A `#[tool_fn]` function returns a
+    /// [`WithImages`](crate::WithImages) for this.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::{Image, ToolCallResult};
+    ///
+    /// let shot = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+    /// let page = json!({"title": "Example Domain"});
+    /// let result = ToolCallResult::json_with_images(page.clone(), [shot.clone()]);
+    /// assert_eq!(result.content.json_value().as_deref(), Some(&page));
+    /// assert_eq!(result.content.images().collect::<Vec<_>>(), [&shot]);
+    /// assert_eq!(
+    ///     result.content.to_text(),
+    ///     "{\"title\":\"Example Domain\"}\n[image: image/png, 8 bytes]"
+    /// );
+    /// ```
+    pub fn json_with_images(value: Value, images: impl IntoIterator<Item = Image>) -> Self {
+        Self {
+            content: UserModelContent::JsonWithImages {
+                value,
+                parts: images.into_iter().map(ContentPart::Image).collect(),
+            },
             error_detail: None,
         }
     }
@@ -251,5 +338,51 @@ mod tests {
             serde_json::to_string(&ToolCallResult::text("hi")).unwrap(),
             r#"{"content":{"type":"text","value":"hi"}}"#
         );
+    }
+
+    #[test]
+    fn json_with_images_is_a_value_and_parts() {
+        let image = Image::from_bytes("image/gif", b"GIF89a\x01\0").unwrap();
+        let result = ToolCallResult::json_with_images(json!({"n": 1}), [image.clone()]);
+        let written = serde_json::to_value(&result).unwrap();
+        assert_eq!(
+            written,
+            json!({"content": {"type": "json_with_images", "value": {
+                "value": {"n": 1},
+                "parts": [{"type": "image", "media_type": "image/gif", "data": "R0lGODlhAQA="}]
+            }}})
+        );
+        let back: ToolCallResult = serde_json::from_value(written).unwrap();
+        assert_eq!(back, result);
+
+        let content = &result.content;
+        assert!(content.is_json());
+        assert_eq!(content.json_value().as_deref(), Some(&json!({"n": 1})));
+        assert_eq!(content.images().collect::<Vec<_>>(), [&image]);
+        assert_eq!(content.to_text(), "{\"n\":1}\n[image: image/gif, 8 bytes]");
+        assert_eq!(
+            content.text_and_image_parts(),
+            [ContentPart::text(r#"{"n":1}"#), image.into()]
+        );
+        // No image: the value's text alone.
+        let bare = ToolCallResult::json_with_images(json!([1]), []);
+        assert_eq!(bare.content.to_text(), "[1]");
+    }
+
+    #[test]
+    fn json_with_images_nested_too_deep_is_not_serialised_as_text() {
+        use crate::tool::nesting::testing::{nested, on_small_stack};
+        use crate::tool::nesting::{MAX_JSON_DEPTH, free_value};
+
+        on_small_stack(|| {
+            let result = ToolCallResult::json_with_images(nested(MAX_JSON_DEPTH + 1), []);
+            assert_eq!(
+                result.content.to_text(),
+                "(a JSON value nested deeper than 128 levels)"
+            );
+            if let UserModelContent::JsonWithImages { value, .. } = result.content {
+                free_value(value);
+            }
+        });
     }
 }

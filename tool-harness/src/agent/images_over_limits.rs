@@ -238,6 +238,34 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_image_beside_a_value_over_the_largest_side_is_a_note_and_the_value_stays() {
+        use toolsmith_core::{ContentPart, ToolCallResult, UserModelContent};
+
+        use crate::model::ToolResultMessage;
+
+        let value = serde_json::json!({"url": "https://example.com"});
+        let mut messages = vec![Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c1".into(),
+                name: "browse".into(),
+                result: ToolCallResult::json_with_images(
+                    value.clone(),
+                    [png(9000, 100), png(100, 100)],
+                ),
+            }],
+        }];
+        let removed = remove_images_over_limits(&mut messages, &ImageLimits::anthropic());
+        assert_eq!(removed.len(), 1, "{removed:?}");
+        assert_eq!(
+            messages[0].results()[0].result.content,
+            UserModelContent::JsonWithImages {
+                value,
+                parts: vec![ContentPart::text(removed[0].clone()), png(100, 100).into()],
+            }
+        );
+    }
+
     /// A PNG of `len` bytes whose header says 1280x720 (its IDAT chunk makes up the rest).
     fn png_of_len(len: usize) -> Image {
         let mut file = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();

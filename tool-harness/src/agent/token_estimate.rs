@@ -219,16 +219,10 @@ pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
         let content = match &result.result.content {
             UserModelContent::Text(text) => text.len() as u64,
             UserModelContent::JsonText(text) => text.as_str().len() as u64,
-            UserModelContent::Parts(parts) => {
-                parts.iter().fold(0, |bytes, part| match part {
-                    ContentPart::Text { text } => bytes + text.len() as u64,
-                    ContentPart::Image(image) => {
-                        pictures = pictures.saturating_add(image_tokens(image));
-                        bytes
-                    }
-                    // A later kind: as it serialises.
-                    other => bytes + serialized_len(other) as u64,
-                })
+            UserModelContent::Parts(parts) => parts_bytes(parts, &mut pictures),
+            // The value as it serialises, the images at their tokens, not their base64.
+            UserModelContent::JsonWithImages { value, parts } => {
+                serialized_len(value) as u64 + parts_bytes(parts, &mut pictures)
             }
             // JSON, and whatever a later kind is: as it serialises.
             other => serialized_len(other) as u64,
@@ -240,6 +234,19 @@ pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
     bytes_tokens(bytes)
         .saturating_add(parts.saturating_mul(PART_OVERHEAD_TOKENS))
         .saturating_add(pictures)
+}
+
+/// The bytes of `parts`' texts, each image's [`image_tokens`] added to `pictures` instead.
+fn parts_bytes(parts: &[ContentPart], pictures: &mut u64) -> u64 {
+    parts.iter().fold(0, |bytes, part| match part {
+        ContentPart::Text { text } => bytes + text.len() as u64,
+        ContentPart::Image(image) => {
+            *pictures = pictures.saturating_add(image_tokens(image));
+            bytes
+        }
+        // A later kind: as it serialises.
+        other => bytes + serialized_len(other) as u64,
+    })
 }
 
 #[cfg(test)]
@@ -311,7 +318,7 @@ mod tests {
                 result: ToolCallResult::parts(vec![
                     toolsmith_core::ContentPart::text("r".repeat(294)),
                     toolsmith_core::ContentPart::Image(image.clone()),
-                    toolsmith_core::ContentPart::Image(image),
+                    toolsmith_core::ContentPart::Image(image.clone()),
                 ]),
             }],
         };
@@ -319,6 +326,20 @@ mod tests {
         assert_eq!(
             TokenEstimate::default().estimate(&request(vec![shown])),
             100 + 2 * PART_OVERHEAD_TOKENS + 2 * IMAGE_TOKENS
+        );
+        // Beside a structured value, likewise: the value's JSON, then the image's tokens.
+        let value = json!({"t": "r".repeat(286)});
+        let beside = Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c1".into(),
+                name: "read".into(),
+                result: ToolCallResult::json_with_images(value.clone(), [image]),
+            }],
+        };
+        assert_eq!(value.to_string().len(), 294);
+        assert_eq!(
+            TokenEstimate::default().estimate(&request(vec![beside])),
+            100 + 2 * PART_OVERHEAD_TOKENS + IMAGE_TOKENS
         );
     }
 

@@ -93,6 +93,29 @@ mod tests {
     }
 
     #[test]
+    fn the_images_beside_a_value_become_notes_and_the_value_stays() {
+        let png = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+        let value = serde_json::json!({"url": "https://example.com"});
+        let mut messages = vec![Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c1".into(),
+                name: "browse".into(),
+                result: ToolCallResult::json_with_images(value.clone(), [png.clone(), png]),
+            }],
+        }];
+        assert!(remove_image(&mut messages, 1));
+        assert_eq!(remove_images(&mut messages), 1);
+        let note = "[image removed: the model could not read it (image/png, 10 bytes)]";
+        assert_eq!(
+            messages[0].results()[0].result.content,
+            UserModelContent::JsonWithImages {
+                value,
+                parts: vec![ContentPart::text(note), ContentPart::text(note)],
+            }
+        );
+    }
+
+    #[test]
     fn only_the_named_image_becomes_a_note() {
         let png = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n\0\0").unwrap();
         let gif = Image::from_bytes("image/gif", b"GIF89a\x01\0\x01\0").unwrap();

@@ -24,7 +24,8 @@ pub(crate) struct ResultShape<'a> {
 
 /// A call's outcome as an MCP result: text as text, structured results as
 /// `structuredContent` mirrored as text, text and images as `text` and `image` content
-/// blocks in order, and every failure (a result the tool marked as an
+/// blocks in order, a structured result with images as the structured result with `image`
+/// blocks after its text, and every failure (a result the tool marked as an
 /// error, invalid arguments, a failed, timed-out or cancelled call) as `isError: true` with
 /// the message a model can act on.
 pub(crate) fn to_mcp(
@@ -46,19 +47,31 @@ pub(crate) fn to_mcp(
     if result.is_error() {
         return CallToolResult::error(vec![ContentBlock::text(result.content.to_text())]);
     }
-    let value = match result.content {
-        UserModelContent::Text(text) => {
-            return CallToolResult::success(vec![ContentBlock::text(text)]);
-        }
-        UserModelContent::Json(value) => value,
+    match result.content {
+        UserModelContent::Text(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        UserModelContent::Json(value) => structured_result(value, shape),
         // Structured content is a value in MCP: text written beforehand is parsed here.
-        UserModelContent::JsonText(text) => text.to_value(),
+        UserModelContent::JsonText(text) => structured_result(text.to_value(), shape),
         UserModelContent::Parts(parts) => {
-            return CallToolResult::success(parts.iter().map(content_block).collect());
+            CallToolResult::success(parts.iter().map(content_block).collect())
+        }
+        // A tool with an output schema must answer with structured content (MCP clients
+        // take a result without it as an error): the value is that, the images follow its
+        // text.
+        UserModelContent::JsonWithImages { value, parts } => {
+            let mut served = structured_result(value, shape);
+            served.content.extend(parts.iter().map(content_block));
+            served
         }
         // `UserModelContent` may grow: anything else is served as its text.
-        other => return CallToolResult::success(vec![ContentBlock::text(other.to_text())]),
-    };
+        other => CallToolResult::success(vec![ContentBlock::text(other.to_text())]),
+    }
+}
+
+/// A structured result `value` as served: `structuredContent` (through the output schema's
+/// wrapping) mirrored as a text block, or, where the client's revision takes only objects
+/// and the tool has no output schema, that text block alone.
+fn structured_result(value: Value, shape: &ResultShape<'_>) -> CallToolResult {
     match shape.output {
         // `structured` mirrors the value as text too.
         Some(output) => CallToolResult::structured(output.structured(value)),
@@ -83,8 +96,9 @@ fn content_block(part: &ContentPart) -> ContentBlock {
 /// ([`refused_arguments`]); structured content is kept as a JSON result; content with an
 /// image is a result of [parts](ToolCallResult::parts), each image block an image (one the
 /// model could not be given, a text saying why, naming the tool), and beside structured
-/// content, the value's JSON text then the content's images (its text mirrors the value);
-/// anything else is the content's text (other non-text blocks described in brackets).
+/// content, a [structured result with images](ToolCallResult::json_with_images) of the
+/// value and the content's images (its text mirrors the value), so that the value is still
+/// checked against the tool's output schema; anything else is the content's text (other non-text blocks described in brackets).
 /// `wrapped`: the tool's output schema says its structured results come as `{"result": …}`
 /// ([`WRAPPED_RESULT_MARKER`](super::WRAPPED_RESULT_MARKER)), and the value is given back.
 pub(crate) fn from_mcp(
@@ -139,17 +153,20 @@ pub(crate) fn from_mcp(
         other => ContentPart::text(block_text(other)),
     };
     Ok(match structured {
-        // The content's text mirrors the value (MCP asks a server to): the value, then the
+        // The content's text mirrors the value (MCP asks a server to): the value, and the
         // images, which a structured result alone would drop.
-        Some(value) if has_image => ToolCallResult::parts(
-            std::iter::once(ContentPart::text(value.to_string())).chain(
-                result
+        Some(value) if has_image => ToolCallResult {
+            content: UserModelContent::JsonWithImages {
+                value,
+                parts: result
                     .content
                     .iter()
                     .filter(|block| matches!(block, ContentBlock::Image(_)))
-                    .map(part_of),
-            ),
-        ),
+                    .map(part_of)
+                    .collect(),
+            },
+            error_detail: None,
+        },
         Some(value) => ToolCallResult::json(value),
         None if has_image => ToolCallResult::parts(result.content.iter().map(part_of)),
         None => ToolCallResult::text(content_text(&result.content)),
@@ -414,19 +431,81 @@ mod tests {
             served
         };
         let back = from_mcp(("shot", "shot"), with_image(json!({"width": 800})), false).unwrap();
+        // The value stays a value (checked against the tool's output schema), the images
+        // beside it; the text mirroring the value is not given twice.
         assert_eq!(
-            back,
-            ToolCallResult::parts([
-                ContentPart::text(r#"{"width":800}"#),
-                image.clone().into(),
-                ContentPart::text(
-                    "[an image from tool 'shot' that cannot be shown: the image's data is not image/png: its bytes begin as no supported image type]"
-                ),
-            ])
+            back.content,
+            UserModelContent::JsonWithImages {
+                value: json!({"width": 800}),
+                parts: vec![
+                    image.clone().into(),
+                    ContentPart::text(
+                        "[an image from tool 'shot' that cannot be shown: the image's data is not image/png: its bytes begin as no supported image type]"
+                    ),
+                ],
+            }
         );
-        // A marked wrapper's value is the text given.
+        assert!(back.content.is_json() && !back.is_error());
+        // A marked wrapper's value is the value given.
         let wrapped = from_mcp(("shot", "shot"), with_image(json!({"result": 3})), true).unwrap();
-        assert_eq!(wrapped.content.to_text().lines().next(), Some("3"));
+        assert_eq!(wrapped.content.json_value().as_deref(), Some(&json!(3)));
         assert_eq!(wrapped.content.images().collect::<Vec<_>>(), [&image]);
+    }
+
+    #[test]
+    fn a_structured_result_with_images_is_served_as_structured_content_and_image_blocks() {
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let result = |value: Value| ToolCallResult::json_with_images(value, [image.clone()]);
+        let image_block = ContentBlock::image(image.data(), image.media_type());
+        let page = json!({"url": "https://example.com"});
+
+        // No output schema: the object as structured content, its text, then the image.
+        let served = to_mcp(Ok(result(page.clone())), &shape(false));
+        assert_eq!(served.structured_content, Some(page.clone()));
+        assert_eq!(
+            served.content,
+            [ContentBlock::text(page.to_string()), image_block.clone()]
+        );
+        assert_eq!(served.is_error, Some(false));
+        assert_eq!(
+            from_mcp(("browse", "browse"), served, false).unwrap(),
+            result(page)
+        );
+
+        // An output schema that wraps: the value wrapped, as a JSON result's is, and given
+        // back unwrapped.
+        let wrapping = OutputSchema {
+            schema: serde_json::Map::new(),
+            wrapped: true,
+        };
+        let served = to_mcp(
+            Ok(result(json!(3))),
+            &ResultShape {
+                output: Some(&wrapping),
+                ..shape(false)
+            },
+        );
+        assert_eq!(served.structured_content, Some(json!({"result": 3})));
+        assert_eq!(served.content.last(), Some(&image_block));
+        assert_eq!(
+            from_mcp(("count", "count"), served, true).unwrap(),
+            result(json!(3))
+        );
+
+        // An older revision without a schema takes no list as structured content: text,
+        // then the image.
+        let old = to_mcp(Ok(result(json!([1, 2]))), &shape(false));
+        assert_eq!(old.structured_content, None);
+        assert_eq!(old.content, [ContentBlock::text("[1,2]"), image_block]);
+
+        // An error result is its text alone, as a parts result's is.
+        let failed = ToolCallResult {
+            error_detail: Some("the page did not load".into()),
+            ..result(json!({"url": "https://example.com"}))
+        };
+        let served = to_mcp(Ok(failed), &shape(false));
+        assert_eq!(served.is_error, Some(true));
+        assert_eq!(served.structured_content, None);
+        assert_eq!(served.content.len(), 1);
     }
 }

@@ -18,7 +18,8 @@ pub(crate) enum ImagePlace {
         /// The image's index among the message's images.
         image: usize,
     },
-    /// The `part`-th part of the `result`-th result of the tool-results message `message`.
+    /// The `part`-th part of the `result`-th result of the tool-results message `message`
+    /// (of its parts, or of the parts after a structured result's value).
     Result {
         /// The message's index.
         message: usize,
@@ -50,7 +51,7 @@ impl ImagePlace {
 
 /// Each image of `messages` with its place, in order: message by message; a user
 /// message's images in order; a tool-results message's results in order, each result's
-/// image parts in order (an error result's too: they are the conversation's, though the
+/// image parts in order (a structured result's value, given first, holds none) (an error result's too: they are the conversation's, though the
 /// formats send an error's text alone).
 pub(crate) fn image_places(messages: &[Message]) -> impl Iterator<Item = (ImagePlace, &Image)> {
     messages.iter().enumerate().flat_map(|(message, entry)| {
@@ -67,7 +68,9 @@ pub(crate) fn image_places(messages: &[Message]) -> impl Iterator<Item = (ImageP
             .map(move |(image, found)| (ImagePlace::User { message, image }, found));
         let parts = results.iter().enumerate().flat_map(move |(result, reply)| {
             let parts: &[ContentPart] = match &reply.result.content {
-                UserModelContent::Parts(parts) => parts,
+                UserModelContent::Parts(parts) | UserModelContent::JsonWithImages { parts, .. } => {
+                    parts
+                }
                 _ => &[],
             };
             parts.iter().enumerate().filter_map(move |(part, content)| {
@@ -109,7 +112,9 @@ pub(crate) fn replace_image(
             part,
         } => {
             if let Message::ToolResults { results } = &mut messages[message]
-                && let UserModelContent::Parts(parts) = &mut results[result].result.content
+                && let UserModelContent::Parts(parts)
+                | UserModelContent::JsonWithImages { parts, .. } =
+                    &mut results[result].result.content
                 && let ContentPart::Image(image) = &parts[part]
             {
                 parts[part] = ContentPart::text(note(image));
@@ -182,6 +187,44 @@ mod tests {
                 (part(1, 2), image("r1")),
                 (part(2, 0), image("r2")),
             ]
+        );
+    }
+
+    #[test]
+    fn the_images_beside_a_value_are_placed_and_replaced_as_parts_are() {
+        let image = |name: &str| {
+            Image::from_bytes(
+                "image/png",
+                &[b"\x89PNG\r\n\x1a\n", name.as_bytes()].concat(),
+            )
+            .unwrap()
+        };
+        let mut messages = vec![Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c1".into(),
+                name: "browse".into(),
+                result: ToolCallResult::json_with_images(
+                    serde_json::json!({"url": "u"}),
+                    [image("a"), image("b")],
+                ),
+            }],
+        }];
+        let part = |part| ImagePlace::Result {
+            message: 0,
+            result: 0,
+            part,
+        };
+        let places: Vec<(ImagePlace, Image)> = image_places(&messages)
+            .map(|(place, found)| (place, found.clone()))
+            .collect();
+        assert_eq!(places, [(part(0), image("a")), (part(1), image("b"))]);
+        replace_image(&mut messages, part(1), |_| "[gone]".to_owned());
+        assert_eq!(
+            messages[0].results()[0].result.content,
+            UserModelContent::JsonWithImages {
+                value: serde_json::json!({"url": "u"}),
+                parts: vec![image("a").into(), ContentPart::text("[gone]")],
+            }
         );
     }
 }

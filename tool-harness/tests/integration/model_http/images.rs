@@ -217,3 +217,45 @@ async fn anthropic_sends_no_text_block_of_whitespace_beside_images() {
         json!([{"type": "text", "text": "Before:"}, gif, gif])
     );
 }
+
+/// The `shot` call's result as `result`, after the user's photo.
+fn request_with_result(api: Api, result: ToolCallResult) -> ChatRequest {
+    let mut request = request(api);
+    if let Message::ToolResults { results } = &mut request.messages[2] {
+        results[0].result = result;
+    }
+    request
+}
+
+#[tokio::test]
+async fn a_value_with_images_is_sent_as_its_json_text_then_its_images() {
+    let shot = Image::from_bytes("image/gif", GIF).unwrap();
+    let value = json!({"url": "https://example.com"});
+    for api in Api::ALL {
+        let with_images = request_with_result(
+            api,
+            ToolCallResult::json_with_images(value.clone(), [shot.clone()]),
+        );
+        let as_parts = request_with_result(
+            api,
+            ToolCallResult::parts([ContentPart::text(value.to_string()), shot.clone().into()]),
+        );
+        let body = api.body_sent(&with_images).await;
+        assert_eq!(body, api.body_sent(&as_parts).await, "{api:?}");
+        assert!(body.to_string().contains(GIF_BASE64), "{api:?}: {body}");
+    }
+    // Anthropic's, in full: the value's text, then the image, in the `tool_result`.
+    let body = Api::Anthropic
+        .body_sent(&request_with_result(
+            Api::Anthropic,
+            ToolCallResult::json_with_images(value, [shot]),
+        ))
+        .await;
+    assert_eq!(
+        body["messages"][2]["content"][0]["content"],
+        json!([
+            {"type": "text", "text": r#"{"url":"https://example.com"}"#},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": GIF_BASE64}}
+        ])
+    );
+}
