@@ -401,14 +401,16 @@ fn deep_results_are_refused_when_rendered() {
                 let content = &results[0].2.as_ref().unwrap().content;
                 assert!(content.to_text().contains(&too_deep()));
                 for (_, _, result) in results {
-                    if let Ok(ToolCallResult {
-                        content:
-                            toolsmith::UserModelContent::Json(value)
-                            | toolsmith::UserModelContent::JsonWithImages { value, .. },
-                        ..
-                    }) = result
-                    {
-                        free(value);
+                    match result {
+                        Ok(ToolCallResult {
+                            content: toolsmith::UserModelContent::Json(value),
+                            ..
+                        }) => free(value),
+                        Ok(ToolCallResult {
+                            content: toolsmith::UserModelContent::JsonWithImages { value, .. },
+                            ..
+                        }) => free(*value),
+                        _ => {}
                     }
                 }
             }

@@ -99,8 +99,12 @@ impl ToolCallManager {
             return Ok(());
         }
         // A `JsonText` was checked to parse, and so to nest within the bound, when it was made.
-        if let UserModelContent::Json(value) | UserModelContent::JsonWithImages { value, .. } =
-            &result.content
+        let value = match &result.content {
+            UserModelContent::Json(value) => Some(value),
+            UserModelContent::JsonWithImages { value, .. } => Some(&**value),
+            _ => None,
+        };
+        if let Some(value) = value
             && let Err(too_deep) = check_depth(value)
         {
             return Err(ToolError::execution(

@@ -43,8 +43,9 @@ pub enum UserModelContent {
     /// format is given what [`Parts`](Self::Parts) of the value's JSON text, then `parts`,
     /// would give it. Made by [`ToolCallResult::json_with_images`].
     JsonWithImages {
-        /// The structured content.
-        value: Value,
+        /// The structured content. Boxed, so that every result is not made larger by this
+        /// kind's two fields (a result is moved several times on each call's way back).
+        value: Box<Value>,
         /// The images, in order. A text part stands where an image could not be given (one
         /// an MCP server sent that was unreadable, one a session took out for the model).
         parts: Vec<ContentPart>,
@@ -132,7 +133,8 @@ impl UserModelContent {
     pub fn json_value(&self) -> Option<Cow<'_, Value>> {
         match self {
             Self::Text(_) | Self::Parts(_) => None,
-            Self::Json(value) | Self::JsonWithImages { value, .. } => Some(Cow::Borrowed(value)),
+            Self::Json(value) => Some(Cow::Borrowed(value)),
+            Self::JsonWithImages { value, .. } => Some(Cow::Borrowed(value)),
             Self::JsonText(text) => Some(Cow::Owned(text.to_value())),
         }
     }
@@ -250,7 +252,7 @@ impl ToolCallResult {
     pub fn json_with_images(value: Value, images: impl IntoIterator<Item = Image>) -> Self {
         Self {
             content: UserModelContent::JsonWithImages {
-                value,
+                value: Box::new(value),
                 parts: images.into_iter().map(ContentPart::Image).collect(),
             },
             error_detail: None,
@@ -381,7 +383,7 @@ mod tests {
                 "(a JSON value nested deeper than 128 levels)"
             );
             if let UserModelContent::JsonWithImages { value, .. } = result.content {
-                free_value(value);
+                free_value(*value);
             }
         });
     }

@@ -100,7 +100,7 @@ mod tests {
         assert_eq!(
             result.content,
             UserModelContent::JsonWithImages {
-                value: json!([1, 2]),
+                value: Box::new(json!([1, 2])),
                 parts: vec![ContentPart::Image(png), ContentPart::Image(gif)],
             }
         );

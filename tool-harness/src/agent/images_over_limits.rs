@@ -260,7 +260,7 @@ mod tests {
         assert_eq!(
             messages[0].results()[0].result.content,
             UserModelContent::JsonWithImages {
-                value,
+                value: Box::new(value),
                 parts: vec![ContentPart::text(removed[0].clone()), png(100, 100).into()],
             }
         );

@@ -109,7 +109,7 @@ mod tests {
         assert_eq!(
             messages[0].results()[0].result.content,
             UserModelContent::JsonWithImages {
-                value,
+                value: Box::new(value),
                 parts: vec![ContentPart::text(note), ContentPart::text(note)],
             }
         );

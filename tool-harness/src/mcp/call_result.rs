@@ -59,7 +59,7 @@ pub(crate) fn to_mcp(
         // take a result without it as an error): the value is that, the images follow its
         // text.
         UserModelContent::JsonWithImages { value, parts } => {
-            let mut served = structured_result(value, shape);
+            let mut served = structured_result(*value, shape);
             served.content.extend(parts.iter().map(content_block));
             served
         }
@@ -157,7 +157,7 @@ pub(crate) fn from_mcp(
         // images, which a structured result alone would drop.
         Some(value) if has_image => ToolCallResult {
             content: UserModelContent::JsonWithImages {
-                value,
+                value: Box::new(value),
                 parts: result
                     .content
                     .iter()
@@ -436,7 +436,7 @@ mod tests {
         assert_eq!(
             back.content,
             UserModelContent::JsonWithImages {
-                value: json!({"width": 800}),
+                value: Box::new(json!({"width": 800})),
                 parts: vec![
                     image.clone().into(),
                     ContentPart::text(

@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(
             messages[0].results()[0].result.content,
             UserModelContent::JsonWithImages {
-                value: serde_json::json!({"url": "u"}),
+                value: Box::new(serde_json::json!({"url": "u"})),
                 parts: vec![image("a").into(), ContentPart::text("[gone]")],
             }
         );
