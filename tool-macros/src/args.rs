@@ -74,7 +74,7 @@ impl StructDefault {
     /// is left out. `None` when it was built first, or no argument takes from it.
     fn fill_left_out(
         &self,
-        krate: &TokenStream,
+        krate: &Ident,
         fields: &[ArgField],
         values: &[Ident],
     ) -> Option<TokenStream> {
@@ -113,7 +113,7 @@ impl StructDefault {
 }
 
 /// An expression building the arguments' object schema (an `Args`).
-pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
+pub fn schema_expr(krate: &Ident, fields: &[ArgField]) -> TokenStream {
     let properties = fields.iter().map(|field| {
         let ty = &field.ty;
         let name = &field.name.value;
@@ -139,7 +139,7 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
 /// reading in one pass allows. `struct_default` is the struct's default some fields take their
 /// values from (`#[serde(default)]` on a struct).
 pub fn read_expr(
-    krate: &TokenStream,
+    krate: &Ident,
     reader: &Ident,
     fields: &[ArgField],
     struct_default: Option<&StructDefault>,
@@ -212,7 +212,7 @@ pub fn read_expr(
 /// as the `Result` of `FromToolArgs::from_tool_args`, the `skipped` fields from their
 /// defaults.
 pub fn read_into(
-    krate: &TokenStream,
+    krate: &Ident,
     reader: &Ident,
     fields: &[ArgField],
     skipped: &[SkippedField],
@@ -239,7 +239,7 @@ pub fn read_into(
 /// `impl FromToolArgs` and `impl ArgsSchema` for the struct `ident` with `fields` (and the
 /// `skipped` fields, not arguments).
 pub fn struct_impls(
-    krate: &TokenStream,
+    krate: &Ident,
     ident: &Ident,
     fields: &[ArgField],
     skipped: &[SkippedField],

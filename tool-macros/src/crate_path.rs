@@ -10,6 +10,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
+use syn::Ident;
 
 /// The crate a macro entry point names by default: the one that re-exports it.
 #[derive(Clone, Copy)]
@@ -32,13 +33,18 @@ pub fn resolve(overridden: Option<&syn::Path>, home: Home) -> TokenStream {
 /// How the generated code names everything it uses from the core (`__toolsmith::start`),
 /// once [`imports`] has imported it: short paths, because an incremental build pays for
 /// every token a tool expands to.
-pub fn alias() -> TokenStream {
+pub fn alias() -> Ident {
     alias_at(Span::call_site())
 }
 
 /// [`alias`] with the span of the code it is part of, for errors that point there.
-pub fn alias_at(span: Span) -> TokenStream {
-    syn::Ident::new("__toolsmith", span).into_token_stream()
+///
+/// An `Ident`, not a `TokenStream`: interpolating a token stream into `quote!` flushes the
+/// tokens gathered so far through the proc-macro bridge and concatenates the two streams in
+/// the compiler (a few bridge calls each time), where an identifier is one token appended
+/// in the macro's own memory, and the alias is interpolated some 25 times a tool.
+pub fn alias_at(span: Span) -> Ident {
+    Ident::new("__toolsmith", span)
 }
 
 /// The imports opening each expansion's `const _: () = { … };` block, which scopes them to

@@ -15,7 +15,7 @@ use crate::returns;
 /// The category of a tool that names none.
 const DEFAULT_CATEGORY: &str = "custom";
 
-fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<TokenStream> {
+fn annotations_expr(krate: &Ident, annotations: &Annotations) -> Option<TokenStream> {
     if !annotations.any() {
         return None;
     }
@@ -41,7 +41,7 @@ fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<To
 
 /// An expression building one `ToolDefinition`.
 fn definition_expr(
-    krate: &TokenStream,
+    krate: &Ident,
     name: &str,
     description: &Description,
     category: &str,
@@ -68,7 +68,7 @@ fn definition_expr(
 }
 
 /// `fn timeout(&self)` when the tool has one.
-fn timeout_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
+fn timeout_fn(krate: &Ident, attr: &ToolAttr) -> Option<TokenStream> {
     attr.timeout_millis.as_ref().map(|millis| {
         let millis = millis.value;
         quote! {
@@ -80,7 +80,7 @@ fn timeout_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
 }
 
 /// `fn retry_config(&self)` when the tool has `retries = N`.
-fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
+fn retry_config_fn(krate: &Ident, attr: &ToolAttr) -> Option<TokenStream> {
     attr.retries.map(|retries| {
         let config = if retries == 0 {
             quote!(#krate::ToolRetryConfig::never())
@@ -97,7 +97,7 @@ fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> 
 
 /// `ToolImpl::execute_lent`, and `execute` (the core's `execute!`) lending it its arguments.
 /// `body` evaluates to the boxed future, with the arguments lent as `__toolsmith_arguments`.
-fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
+fn execute_fn(krate: &Ident, body: TokenStream) -> TokenStream {
     // The result conversion is spanned at the user's return type (for its errors), so lints
     // would see it as the user's code: these are about the generated code, not theirs.
     quote! {
@@ -116,7 +116,7 @@ fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
 /// `ToolImpl::execute_now`: `body` evaluates to the `Option` of the finished result, which
 /// is written to the answer (an early answer, a misread, is written and returned by
 /// [`answer_now`]).
-fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
+fn execute_now_fn(krate: &Ident, body: TokenStream) -> TokenStream {
     quote! {
         #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
         fn execute_now(
@@ -140,7 +140,7 @@ fn answer_now(answer: TokenStream) -> TokenStream {
 }
 
 /// `execute_lent` for a call that `execute_now` answers: the finished result as a future.
-fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
+fn execute_through_now(krate: &Ident, name: &str) -> TokenStream {
     quote!(#krate::run_now(self, #name, __toolsmith_arguments))
 }
 
@@ -148,7 +148,7 @@ fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
 /// `execute` and `execute_lent` (and `execute_now` when some calls are synchronous), and the
 /// time limit and retries `attr` sets.
 fn tool_impl(
-    krate: &TokenStream,
+    krate: &Ident,
     target: TokenStream,
     definition: &TokenStream,
     attr: &ToolAttr,
@@ -222,11 +222,7 @@ fn whole_local() -> Ident {
 }
 
 /// The schema of the arguments: the `#[args]` type's, or else `fields`'.
-fn arguments_schema(
-    krate: &TokenStream,
-    whole: Option<&syn::Type>,
-    fields: &[ArgField],
-) -> TokenStream {
+fn arguments_schema(krate: &Ident, whole: Option<&syn::Type>, fields: &[ArgField]) -> TokenStream {
     match whole {
         // Spanned at the type, so that a type without the derive is blamed.
         Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::ArgsSchema>::args_schema()),
@@ -236,7 +232,7 @@ fn arguments_schema(
 
 /// The call: the arguments read in place (no struct of their own, whose impls every tool
 /// would compile), then the function called and its result converted.
-fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
+fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
     let Call { name, target, .. } = call;
     let conversion = returns::conversion(call.output);
     let borrows = call
@@ -318,7 +314,7 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
 
 /// The function building the tool's definition. Not cached: the manager keeps the definition
 /// it got at registration, and a cache per tool would cost compile time for every tool.
-fn definition_fn(krate: &TokenStream, build: TokenStream) -> TokenStream {
+fn definition_fn(krate: &Ident, build: TokenStream) -> TokenStream {
     quote! {
         fn __toolsmith_definition() -> #krate::Tool {
             #build
