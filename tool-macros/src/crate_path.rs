@@ -62,3 +62,42 @@ pub fn imports(krate: &TokenStream, kinds: bool) -> TokenStream {
         #kinds
     }
 }
+
+/// [`imports`] of the crate `overridden` names, or else of `home`: the usual case, a crate
+/// path of our own, is written as text ([`fixed`](crate::fixed)), since every tool opens with it.
+pub fn imports_of(overridden: Option<&syn::Path>, home: Home, kinds: bool) -> TokenStream {
+    let code = match (overridden, home, kinds) {
+        (Some(_), ..) => return imports(&resolve(overridden, home), kinds),
+        (None, Home::Facade, true) => {
+            "use ::toolsmith::__private::expansion as __toolsmith; #[allow(unused_imports)] use __toolsmith::kinds::*;"
+        }
+        (None, Home::Facade, false) => "use ::toolsmith::__private::expansion as __toolsmith;",
+        (None, Home::Core, true) => {
+            "use ::toolsmith_core::__private::expansion as __toolsmith; #[allow(unused_imports)] use __toolsmith::kinds::*;"
+        }
+        (None, Home::Core, false) => "use ::toolsmith_core::__private::expansion as __toolsmith;",
+    };
+    crate::fixed::tokens(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tokens, without the spacing (lexed punctuation is joined as written).
+    fn tokens_of(stream: &TokenStream) -> String {
+        stream.to_string().replace(' ', "")
+    }
+
+    #[test]
+    fn the_imports_of_our_own_crates_are_those_of_their_paths() {
+        for home in [Home::Facade, Home::Core] {
+            for kinds in [true, false] {
+                assert_eq!(
+                    tokens_of(&imports_of(None, home, kinds)),
+                    tokens_of(&imports(&resolve(None, home), kinds))
+                );
+            }
+        }
+    }
+}

@@ -10,6 +10,7 @@ use crate::ast::{ArgField, ArgsStruct, CommandEnum, Output, Param, ToolFn, ToolG
 use crate::attr::{Annotations, ToolAttr};
 use crate::crate_path::{self, Home};
 use crate::docs::Description;
+use crate::fixed;
 use crate::returns;
 
 /// The category of a tool that names none.
@@ -97,39 +98,41 @@ fn retry_config_fn(krate: &Ident, attr: &ToolAttr) -> Option<TokenStream> {
 
 /// `ToolImpl::execute_lent`, and `execute` (the core's `execute!`) lending it its arguments.
 /// `body` evaluates to the boxed future, with the arguments lent as `__toolsmith_arguments`.
-fn execute_fn(krate: &Ident, body: TokenStream) -> TokenStream {
+fn execute_fn(body: TokenStream) -> TokenStream {
     // The result conversion is spanned at the user's return type (for its errors), so lints
     // would see it as the user's code: these are about the generated code, not theirs.
-    quote! {
-        #krate::execute!();
-
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
-        fn execute_lent<'__toolsmith_tool>(
-            &'__toolsmith_tool self,
-            __toolsmith_arguments: &#krate::ToolArguments,
-        ) -> #krate::ToolFuture<'__toolsmith_tool> {
-            #body
-        }
-    }
+    let mut execute = fixed::tokens(EXECUTE_LENT);
+    execute.extend([fixed::braced(body)]);
+    execute
 }
+
+/// `execute` (the core's `execute!`) and `execute_lent`'s signature; its body follows.
+const EXECUTE_LENT: &str = "__toolsmith::execute!();
+    #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+    fn execute_lent<'__toolsmith_tool>(
+        &'__toolsmith_tool self,
+        __toolsmith_arguments: &__toolsmith::ToolArguments,
+    ) -> __toolsmith::ToolFuture<'__toolsmith_tool>";
 
 /// `ToolImpl::execute_now`: `body` evaluates to the `Option` of the finished result, which
 /// is written to the answer (an early answer, a misread, is written and returned by
 /// [`answer_now`]).
-fn execute_now_fn(krate: &Ident, body: TokenStream) -> TokenStream {
-    quote! {
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
-        fn execute_now(
-            &self,
-            __toolsmith_arguments: &#krate::ToolArguments,
-            __toolsmith_answer: &mut #krate::Option<
-                #krate::Result<#krate::ToolCallResult, #krate::ToolError>,
-            >,
-        ) {
-            *__toolsmith_answer = { #body };
-        }
-    }
+fn execute_now_fn(body: TokenStream) -> TokenStream {
+    let mut execute_now = fixed::tokens(EXECUTE_NOW);
+    execute_now.extend([fixed::braced(quote!(*__toolsmith_answer = { #body };))]);
+    execute_now
 }
+
+/// `execute_now`'s signature; its body follows.
+const EXECUTE_NOW: &str =
+    "#[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
+    fn execute_now(
+        &self,
+        __toolsmith_arguments: &__toolsmith::ToolArguments,
+        __toolsmith_answer: &mut __toolsmith::Option<
+            __toolsmith::Result<__toolsmith::ToolCallResult, __toolsmith::ToolError>,
+        >,
+    )";
 
 /// Inside `execute_now`'s body: `answer` (an `Option`) is the call's answer, given now.
 fn answer_now(answer: TokenStream) -> TokenStream {
@@ -157,28 +160,30 @@ fn tool_impl(
 ) -> TokenStream {
     let timeout = timeout_fn(krate, attr);
     let retry_config = retry_config_fn(krate, attr);
-    // Without `execute_now`, the manager need not try it on every call.
-    let never_now = execute_now.is_none().then(|| {
-        quote! {
-            fn may_answer_now(&self) -> bool {
-                false
-            }
-        }
-    });
-    quote! {
-        #[automatically_derived]
-        impl #krate::ToolImpl for #target {
-            fn definition(&self) -> #krate::Tool {
-                #definition
-            }
-            #execute
-            #execute_now
-            #never_now
-            #timeout
-            #retry_config
-        }
+    let mut body = fixed::tokens(DEFINITION);
+    body.extend([fixed::braced(definition.clone())]);
+    body.extend([execute.clone()]);
+    match execute_now {
+        Some(execute_now) => body.extend([execute_now.clone()]),
+        // Without `execute_now`, the manager need not try it on every call.
+        None => body.extend(fixed::tokens(NEVER_NOW)),
     }
+    body.extend(timeout);
+    body.extend(retry_config);
+    let mut tool_impl = fixed::tokens(TOOL_IMPL);
+    tool_impl.extend(target);
+    tool_impl.extend([fixed::braced(body)]);
+    tool_impl
 }
+
+/// The generated `ToolImpl`, before its type.
+const TOOL_IMPL: &str = "#[automatically_derived] impl __toolsmith::ToolImpl for";
+
+/// `definition`'s signature; its body follows.
+const DEFINITION: &str = "fn definition(&self) -> __toolsmith::Tool";
+
+/// `may_answer_now` of a tool without `execute_now`.
+const NEVER_NOW: &str = "fn may_answer_now(&self) -> bool { false }";
 
 /// How a function is run.
 #[derive(Clone, Copy, PartialEq)]
@@ -396,7 +401,7 @@ fn unique_name_items(struct_ident: &Ident) -> TokenStream {
 
 /// Expands `#[tool_fn]` on a function.
 pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
-    let imports = crate_path::imports(&crate_path::resolve(tool.attr.krate.as_ref(), home), true);
+    let imports = crate_path::imports_of(tool.attr.krate.as_ref(), home, true);
     let krate = crate_path::alias();
     let item = &tool.item;
     let emitted = tool.emitted();
@@ -495,11 +500,11 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     // arguments; `execute_lent` goes through it.
     let (execute, execute_now) = if runner == Runner::Sync {
         (
-            execute_fn(&krate, execute_through_now(&krate, name)),
-            Some(execute_now_fn(&krate, quote!(#krate::Some(#call_expr)))),
+            execute_fn(execute_through_now(&krate, name)),
+            Some(execute_now_fn(quote!(#krate::Some(#call_expr)))),
         )
     } else {
-        (execute_fn(&krate, call_expr), None)
+        (execute_fn(call_expr), None)
     };
 
     // The same `ToolImpl` body serves the unit struct (no `#[ctx]`) and the struct that holds
@@ -659,7 +664,7 @@ fn clone_field(field: &ArgField) -> ArgField {
 
 /// Expands `#[tool_fn]` on an impl block.
 pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
-    let imports = crate_path::imports(&crate_path::resolve(group.attr.krate.as_ref(), home), true);
+    let imports = crate_path::imports_of(group.attr.krate.as_ref(), home, true);
     let krate = crate_path::alias();
     let item = &group.item;
     let self_ty = &item.self_ty;
@@ -775,21 +780,18 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
             .collect();
         let async_arm =
             (!async_commands.is_empty()).then(|| quote!(#(#async_commands)|* => #krate::None,));
-        execute_now_fn(
-            &krate,
-            quote! {
-                #read
-                match __toolsmith_command.as_str() {
-                    #(#sync_arms)*
-                    #async_arm
-                    other => #krate::Some(#unknown),
-                }
-            },
-        )
+        execute_now_fn(quote! {
+            #read
+            match __toolsmith_command.as_str() {
+                #(#sync_arms)*
+                #async_arm
+                other => #krate::Some(#unknown),
+            }
+        })
     });
     let through_now = execute_through_now(&krate, name);
     let execute = if async_arms.is_empty() {
-        execute_fn(&krate, through_now)
+        execute_fn(through_now)
     } else {
         let read = read_command(
             quote!(__toolsmith_arguments),
@@ -800,16 +802,13 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
         } else {
             quote!(_ => #through_now,)
         };
-        execute_fn(
-            &krate,
-            quote! {
-                #read
-                match __toolsmith_command.as_str() {
-                    #(#async_arms)*
-                    #others
-                }
-            },
-        )
+        execute_fn(quote! {
+            #read
+            match __toolsmith_command.as_str() {
+                #(#async_arms)*
+                #others
+            }
+        })
     };
     let group_tool_impl = tool_impl(
         &krate,
@@ -919,5 +918,18 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixed_code_lexes() {
+        for code in [EXECUTE_LENT, EXECUTE_NOW, TOOL_IMPL, DEFINITION, NEVER_NOW] {
+            let tokens = fixed::tokens(code).to_string();
+            assert!(!tokens.contains("compile_error"), "{code}");
+        }
     }
 }
