@@ -49,17 +49,15 @@ pub fn alias_at(span: Span) -> Ident {
 
 /// The imports opening each expansion's `const _: () = { … };` block, which scopes them to
 /// the generated items: the core's `expansion` module as [`alias`], and with `kinds` the
-/// traits that pick a return value's conversion and schema.
+/// traits that pick a return value's conversion and schema. With `kinds` one glob import
+/// brings both (the `kinds` module re-exports `expansion` as the alias).
 pub fn imports(krate: &TokenStream, kinds: bool) -> TokenStream {
-    let kinds = kinds.then(|| {
-        quote! {
-            #[allow(unused_imports)]
-            use __toolsmith::kinds::*;
-        }
-    });
-    quote! {
-        use #krate::__private::expansion as __toolsmith;
-        #kinds
+    if kinds {
+        // Never unused: the generated code names the alias (no `allow`, an attribute less to
+        // check in every tool).
+        quote!(use #krate::__private::expansion::kinds::*;)
+    } else {
+        quote!(use #krate::__private::expansion as __toolsmith;)
     }
 }
 
@@ -68,13 +66,9 @@ pub fn imports(krate: &TokenStream, kinds: bool) -> TokenStream {
 pub fn imports_of(overridden: Option<&syn::Path>, home: Home, kinds: bool) -> TokenStream {
     let code = match (overridden, home, kinds) {
         (Some(_), ..) => return imports(&resolve(overridden, home), kinds),
-        (None, Home::Facade, true) => {
-            "use ::toolsmith::__private::expansion as __toolsmith; #[allow(unused_imports)] use __toolsmith::kinds::*;"
-        }
+        (None, Home::Facade, true) => "use ::toolsmith::__private::expansion::kinds::*;",
         (None, Home::Facade, false) => "use ::toolsmith::__private::expansion as __toolsmith;",
-        (None, Home::Core, true) => {
-            "use ::toolsmith_core::__private::expansion as __toolsmith; #[allow(unused_imports)] use __toolsmith::kinds::*;"
-        }
+        (None, Home::Core, true) => "use ::toolsmith_core::__private::expansion::kinds::*;",
         (None, Home::Core, false) => "use ::toolsmith_core::__private::expansion as __toolsmith;",
     };
     crate::fixed::tokens(code)
