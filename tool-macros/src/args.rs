@@ -130,7 +130,8 @@ pub fn schema_expr(krate: &Ident, fields: &[ArgField]) -> TokenStream {
     quote!(#krate::ArgsObject::new() #(#properties)* .build())
 }
 
-/// An expression reading `fields` from the `ToolArgs` named `reader`: `read` gives what it
+/// The contents of a block (statements and the expression it evaluates to) reading `fields`
+/// from the `ToolArgs` named `reader`: `read` gives what it
 /// evaluates to from the locals holding the fields' values (in the order of `fields`,
 /// defaults applied), `misread` what it evaluates to from the error to report. The pass over the
 /// arguments, the reading of each type and the choice of the error are functions of
@@ -193,7 +194,9 @@ pub fn read_expr(
     let read = read(&values);
     // The names again (not a shared local): the read that succeeds is as it was.
     let misread = misread(quote!(#misreads.into_error(#reader, &[#(#names),*])));
-    quote! {{
+    // No braces of its own: every caller puts it in a block (a block more per tool to lower
+    // and check).
+    quote! {
         let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
         let mut #misreads = #krate::Misreads::new();
         match (#(#reads,)*) {
@@ -205,7 +208,7 @@ pub fn read_expr(
             }
             _ => #misread,
         }
-    }}
+    }
 }
 
 /// [`read_expr`] building `constructor { member: value, .. }` (a struct or an enum variant)

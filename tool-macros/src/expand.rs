@@ -532,7 +532,8 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         let struct_item = struct_item(vis, struct_ident, &struct_doc, &deprecated);
         // The definition is built in `definition` itself: no function of its own to compile.
         let unique_name_check = unique_name_check(struct_ident);
-        let definition = quote!({ #unique_name_check #definition });
+        // `definition`'s body: the check, then the definition.
+        let definition = quote!(#unique_name_check #definition);
         let unit_tool_impl = impl_for(quote!(#struct_ident), &definition);
         return quote! {
             #emitted
@@ -870,7 +871,7 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                 &variant.skipped,
                 &quote!(Self::#variant_ident),
             );
-            quote!(#command => #read,)
+            quote!(#command => { #read },)
         }
     });
     let definitions = input.variants.iter().map(|variant| {
