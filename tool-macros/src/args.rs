@@ -74,7 +74,7 @@ impl StructDefault {
     /// is left out. `None` when it was built first, or no argument takes from it.
     fn fill_left_out(
         &self,
-        krate: &TokenStream,
+        krate: &Ident,
         fields: &[ArgField],
         values: &[Ident],
     ) -> Option<TokenStream> {
@@ -113,7 +113,7 @@ impl StructDefault {
 }
 
 /// An expression building the arguments' object schema (an `Args`).
-pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
+pub fn schema_expr(krate: &Ident, fields: &[ArgField]) -> TokenStream {
     let properties = fields.iter().map(|field| {
         let ty = &field.ty;
         let name = &field.name.value;
@@ -130,7 +130,8 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
     quote!(#krate::ArgsObject::new() #(#properties)* .build())
 }
 
-/// An expression reading `fields` from the `ToolArgs` named `reader`: `read` gives what it
+/// The contents of a block (statements and the expression it evaluates to) reading `fields`
+/// from the `ToolArgs` named `reader`: `read` gives what it
 /// evaluates to from the locals holding the fields' values (in the order of `fields`,
 /// defaults applied), `misread` what it evaluates to from the error to report. The pass over the
 /// arguments, the reading of each type and the choice of the error are functions of
@@ -139,7 +140,7 @@ pub fn schema_expr(krate: &TokenStream, fields: &[ArgField]) -> TokenStream {
 /// reading in one pass allows. `struct_default` is the struct's default some fields take their
 /// values from (`#[serde(default)]` on a struct).
 pub fn read_expr(
-    krate: &TokenStream,
+    krate: &Ident,
     reader: &Ident,
     fields: &[ArgField],
     struct_default: Option<&StructDefault>,
@@ -193,7 +194,9 @@ pub fn read_expr(
     let read = read(&values);
     // The names again (not a shared local): the read that succeeds is as it was.
     let misread = misread(quote!(#misreads.into_error(#reader, &[#(#names),*])));
-    quote! {{
+    // No braces of its own: every caller puts it in a block (a block more per tool to lower
+    // and check).
+    quote! {
         let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
         let mut #misreads = #krate::Misreads::new();
         match (#(#reads,)*) {
@@ -205,14 +208,14 @@ pub fn read_expr(
             }
             _ => #misread,
         }
-    }}
+    }
 }
 
 /// [`read_expr`] building `constructor { member: value, .. }` (a struct or an enum variant)
 /// as the `Result` of `FromToolArgs::from_tool_args`, the `skipped` fields from their
 /// defaults.
 pub fn read_into(
-    krate: &TokenStream,
+    krate: &Ident,
     reader: &Ident,
     fields: &[ArgField],
     skipped: &[SkippedField],
@@ -239,7 +242,7 @@ pub fn read_into(
 /// `impl FromToolArgs` and `impl ArgsSchema` for the struct `ident` with `fields` (and the
 /// `skipped` fields, not arguments).
 pub fn struct_impls(
-    krate: &TokenStream,
+    krate: &Ident,
     ident: &Ident,
     fields: &[ArgField],
     skipped: &[SkippedField],

@@ -10,12 +10,13 @@ use crate::ast::{ArgField, ArgsStruct, CommandEnum, Output, Param, ToolFn, ToolG
 use crate::attr::{Annotations, ToolAttr};
 use crate::crate_path::{self, Home};
 use crate::docs::Description;
+use crate::fixed;
 use crate::returns;
 
 /// The category of a tool that names none.
 const DEFAULT_CATEGORY: &str = "custom";
 
-fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<TokenStream> {
+fn annotations_expr(krate: &Ident, annotations: &Annotations) -> Option<TokenStream> {
     if !annotations.any() {
         return None;
     }
@@ -41,7 +42,7 @@ fn annotations_expr(krate: &TokenStream, annotations: &Annotations) -> Option<To
 
 /// An expression building one `ToolDefinition`.
 fn definition_expr(
-    krate: &TokenStream,
+    krate: &Ident,
     name: &str,
     description: &Description,
     category: &str,
@@ -68,7 +69,7 @@ fn definition_expr(
 }
 
 /// `fn timeout(&self)` when the tool has one.
-fn timeout_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
+fn timeout_fn(krate: &Ident, attr: &ToolAttr) -> Option<TokenStream> {
     attr.timeout_millis.as_ref().map(|millis| {
         let millis = millis.value;
         quote! {
@@ -80,7 +81,7 @@ fn timeout_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
 }
 
 /// `fn retry_config(&self)` when the tool has `retries = N`.
-fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> {
+fn retry_config_fn(krate: &Ident, attr: &ToolAttr) -> Option<TokenStream> {
     attr.retries.map(|retries| {
         let config = if retries == 0 {
             quote!(#krate::ToolRetryConfig::never())
@@ -97,39 +98,45 @@ fn retry_config_fn(krate: &TokenStream, attr: &ToolAttr) -> Option<TokenStream> 
 
 /// `ToolImpl::execute_lent`, and `execute` (the core's `execute!`) lending it its arguments.
 /// `body` evaluates to the boxed future, with the arguments lent as `__toolsmith_arguments`.
-fn execute_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
+fn execute_fn(body: TokenStream) -> TokenStream {
     // The result conversion is spanned at the user's return type (for its errors), so lints
     // would see it as the user's code: these are about the generated code, not theirs.
-    quote! {
-        #krate::execute!();
-
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
-        fn execute_lent<'__toolsmith_tool>(
-            &'__toolsmith_tool self,
-            __toolsmith_arguments: &#krate::ToolArguments,
-        ) -> #krate::ToolFuture<'__toolsmith_tool> {
-            #body
-        }
-    }
+    let mut execute = fixed::tokens(EXECUTE_LENT);
+    execute.extend([fixed::braced(body)]);
+    execute
 }
+
+/// `execute` (the core's `execute!`) and `execute_lent`'s signature; its body follows.
+///
+/// The lints allowed are clippy's, so the `allow` is there only when clippy runs (it sets
+/// `cfg(clippy)`): a plain build does not run them, and checked every tool's three tool-lint
+/// names all the same (2 % of the 200-tool crate's incremental rebuild).
+const EXECUTE_LENT: &str = "__toolsmith::execute!();
+    #[cfg_attr(clippy, allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg))]
+    fn execute_lent<'__toolsmith_tool>(
+        &'__toolsmith_tool self,
+        __toolsmith_arguments: &__toolsmith::ToolArguments,
+    ) -> __toolsmith::ToolFuture<'__toolsmith_tool>";
 
 /// `ToolImpl::execute_now`: `body` evaluates to the `Option` of the finished result, which
 /// is written to the answer (an early answer, a misread, is written and returned by
 /// [`answer_now`]).
-fn execute_now_fn(krate: &TokenStream, body: TokenStream) -> TokenStream {
-    quote! {
-        #[allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg)]
-        fn execute_now(
-            &self,
-            __toolsmith_arguments: &#krate::ToolArguments,
-            __toolsmith_answer: &mut #krate::Option<
-                #krate::Result<#krate::ToolCallResult, #krate::ToolError>,
-            >,
-        ) {
-            *__toolsmith_answer = { #body };
-        }
-    }
+fn execute_now_fn(body: TokenStream) -> TokenStream {
+    let mut execute_now = fixed::tokens(EXECUTE_NOW);
+    execute_now.extend([fixed::braced(quote!(*__toolsmith_answer = { #body };))]);
+    execute_now
 }
+
+/// `execute_now`'s signature; its body follows (clippy's lints allowed as in [`EXECUTE_LENT`]).
+const EXECUTE_NOW: &str =
+    "#[cfg_attr(clippy, allow(clippy::needless_borrow, clippy::let_unit_value, clippy::unit_arg))]
+    fn execute_now(
+        &self,
+        __toolsmith_arguments: &__toolsmith::ToolArguments,
+        __toolsmith_answer: &mut __toolsmith::Option<
+            __toolsmith::Result<__toolsmith::ToolCallResult, __toolsmith::ToolError>,
+        >,
+    )";
 
 /// Inside `execute_now`'s body: `answer` (an `Option`) is the call's answer, given now.
 fn answer_now(answer: TokenStream) -> TokenStream {
@@ -140,7 +147,7 @@ fn answer_now(answer: TokenStream) -> TokenStream {
 }
 
 /// `execute_lent` for a call that `execute_now` answers: the finished result as a future.
-fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
+fn execute_through_now(krate: &Ident, name: &str) -> TokenStream {
     quote!(#krate::run_now(self, #name, __toolsmith_arguments))
 }
 
@@ -148,7 +155,7 @@ fn execute_through_now(krate: &TokenStream, name: &str) -> TokenStream {
 /// `execute` and `execute_lent` (and `execute_now` when some calls are synchronous), and the
 /// time limit and retries `attr` sets.
 fn tool_impl(
-    krate: &TokenStream,
+    krate: &Ident,
     target: TokenStream,
     definition: &TokenStream,
     attr: &ToolAttr,
@@ -157,28 +164,30 @@ fn tool_impl(
 ) -> TokenStream {
     let timeout = timeout_fn(krate, attr);
     let retry_config = retry_config_fn(krate, attr);
-    // Without `execute_now`, the manager need not try it on every call.
-    let never_now = execute_now.is_none().then(|| {
-        quote! {
-            fn may_answer_now(&self) -> bool {
-                false
-            }
-        }
-    });
-    quote! {
-        #[automatically_derived]
-        impl #krate::ToolImpl for #target {
-            fn definition(&self) -> #krate::Tool {
-                #definition
-            }
-            #execute
-            #execute_now
-            #never_now
-            #timeout
-            #retry_config
-        }
+    let mut body = fixed::tokens(DEFINITION);
+    body.extend([fixed::braced(definition.clone())]);
+    body.extend([execute.clone()]);
+    match execute_now {
+        Some(execute_now) => body.extend([execute_now.clone()]),
+        // Without `execute_now`, the manager need not try it on every call.
+        None => body.extend(fixed::tokens(NEVER_NOW)),
     }
+    body.extend(timeout);
+    body.extend(retry_config);
+    let mut tool_impl = fixed::tokens(TOOL_IMPL);
+    tool_impl.extend(target);
+    tool_impl.extend([fixed::braced(body)]);
+    tool_impl
 }
+
+/// The generated `ToolImpl`, before its type.
+const TOOL_IMPL: &str = "#[automatically_derived] impl __toolsmith::ToolImpl for";
+
+/// `definition`'s signature; its body follows.
+const DEFINITION: &str = "fn definition(&self) -> __toolsmith::Tool";
+
+/// `may_answer_now` of a tool without `execute_now`.
+const NEVER_NOW: &str = "fn may_answer_now(&self) -> bool { false }";
 
 /// How a function is run.
 #[derive(Clone, Copy, PartialEq)]
@@ -222,11 +231,7 @@ fn whole_local() -> Ident {
 }
 
 /// The schema of the arguments: the `#[args]` type's, or else `fields`'.
-fn arguments_schema(
-    krate: &TokenStream,
-    whole: Option<&syn::Type>,
-    fields: &[ArgField],
-) -> TokenStream {
+fn arguments_schema(krate: &Ident, whole: Option<&syn::Type>, fields: &[ArgField]) -> TokenStream {
     match whole {
         // Spanned at the type, so that a type without the derive is blamed.
         Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::ArgsSchema>::args_schema()),
@@ -236,7 +241,7 @@ fn arguments_schema(
 
 /// The call: the arguments read in place (no struct of their own, whose impls every tool
 /// would compile), then the function called and its result converted.
-fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
+fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
     let Call { name, target, .. } = call;
     let conversion = returns::conversion(call.output);
     let borrows = call
@@ -318,7 +323,7 @@ fn call_expr(krate: &TokenStream, call: &Call<'_>) -> TokenStream {
 
 /// The function building the tool's definition. Not cached: the manager keeps the definition
 /// it got at registration, and a cache per tool would cost compile time for every tool.
-fn definition_fn(krate: &TokenStream, build: TokenStream) -> TokenStream {
+fn definition_fn(krate: &Ident, build: TokenStream) -> TokenStream {
     quote! {
         fn __toolsmith_definition() -> #krate::Tool {
             #build
@@ -400,7 +405,7 @@ fn unique_name_items(struct_ident: &Ident) -> TokenStream {
 
 /// Expands `#[tool_fn]` on a function.
 pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
-    let imports = crate_path::imports(&crate_path::resolve(tool.attr.krate.as_ref(), home), true);
+    let imports = crate_path::imports_of(tool.attr.krate.as_ref(), home, true);
     let krate = crate_path::alias();
     let item = &tool.item;
     let emitted = tool.emitted();
@@ -499,11 +504,11 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
     // arguments; `execute_lent` goes through it.
     let (execute, execute_now) = if runner == Runner::Sync {
         (
-            execute_fn(&krate, execute_through_now(&krate, name)),
-            Some(execute_now_fn(&krate, quote!(#krate::Some(#call_expr)))),
+            execute_fn(execute_through_now(&krate, name)),
+            Some(execute_now_fn(quote!(#krate::Some(#call_expr)))),
         )
     } else {
-        (execute_fn(&krate, call_expr), None)
+        (execute_fn(call_expr), None)
     };
 
     // The same `ToolImpl` body serves the unit struct (no `#[ctx]`) and the struct that holds
@@ -527,7 +532,8 @@ pub fn tool_fn(tool: &ToolFn, home: Home) -> TokenStream {
         let struct_item = struct_item(vis, struct_ident, &struct_doc, &deprecated);
         // The definition is built in `definition` itself: no function of its own to compile.
         let unique_name_check = unique_name_check(struct_ident);
-        let definition = quote!({ #unique_name_check #definition });
+        // `definition`'s body: the check, then the definition.
+        let definition = quote!(#unique_name_check #definition);
         let unit_tool_impl = impl_for(quote!(#struct_ident), &definition);
         return quote! {
             #emitted
@@ -663,7 +669,7 @@ fn clone_field(field: &ArgField) -> ArgField {
 
 /// Expands `#[tool_fn]` on an impl block.
 pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
-    let imports = crate_path::imports(&crate_path::resolve(group.attr.krate.as_ref(), home), true);
+    let imports = crate_path::imports_of(group.attr.krate.as_ref(), home, true);
     let krate = crate_path::alias();
     let item = &group.item;
     let self_ty = &item.self_ty;
@@ -779,21 +785,18 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
             .collect();
         let async_arm =
             (!async_commands.is_empty()).then(|| quote!(#(#async_commands)|* => #krate::None,));
-        execute_now_fn(
-            &krate,
-            quote! {
-                #read
-                match __toolsmith_command.as_str() {
-                    #(#sync_arms)*
-                    #async_arm
-                    other => #krate::Some(#unknown),
-                }
-            },
-        )
+        execute_now_fn(quote! {
+            #read
+            match __toolsmith_command.as_str() {
+                #(#sync_arms)*
+                #async_arm
+                other => #krate::Some(#unknown),
+            }
+        })
     });
     let through_now = execute_through_now(&krate, name);
     let execute = if async_arms.is_empty() {
-        execute_fn(&krate, through_now)
+        execute_fn(through_now)
     } else {
         let read = read_command(
             quote!(__toolsmith_arguments),
@@ -804,16 +807,13 @@ pub fn tool_group(group: &ToolGroup, home: Home) -> TokenStream {
         } else {
             quote!(_ => #through_now,)
         };
-        execute_fn(
-            &krate,
-            quote! {
-                #read
-                match __toolsmith_command.as_str() {
-                    #(#async_arms)*
-                    #others
-                }
-            },
-        )
+        execute_fn(quote! {
+            #read
+            match __toolsmith_command.as_str() {
+                #(#async_arms)*
+                #others
+            }
+        })
     };
     let group_tool_impl = tool_impl(
         &krate,
@@ -871,7 +871,7 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                 &variant.skipped,
                 &quote!(Self::#variant_ident),
             );
-            quote!(#command => #read,)
+            quote!(#command => { #read },)
         }
     });
     let definitions = input.variants.iter().map(|variant| {
@@ -923,5 +923,18 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixed_code_lexes() {
+        for code in [EXECUTE_LENT, EXECUTE_NOW, TOOL_IMPL, DEFINITION, NEVER_NOW] {
+            let tokens = fixed::tokens(code).to_string();
+            assert!(!tokens.contains("compile_error"), "{code}");
+        }
     }
 }

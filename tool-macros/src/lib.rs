@@ -17,6 +17,7 @@ mod docs;
 mod duration;
 mod errors;
 mod expand;
+mod fixed;
 mod names;
 mod rename_rule;
 mod returns;

@@ -2,6 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote_spanned;
+use syn::Ident;
 
 use crate::ast::Output;
 use crate::crate_path;
@@ -24,7 +25,7 @@ pub fn conversion(output: &Output) -> TokenStream {
 /// An expression giving the tool's result schema (`Option<Args>`): its success type's,
 /// picked by the compiler from the whole type (the core's `ReturnType`), so that an alias
 /// of `Result` is split and a user's own type named `Result` is not.
-pub fn schema(krate: &TokenStream, output: &Output) -> TokenStream {
+pub fn schema(krate: &Ident, output: &Output) -> TokenStream {
     let schema_ty = &output.schema_ty;
     quote_spanned! {output.span=>
         (&&&&&#krate::ReturnType::<#schema_ty>::NEW).returns_schema()
