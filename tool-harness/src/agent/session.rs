@@ -991,8 +991,10 @@ impl AgentSession {
     /// Replaces the images of `request` that the model's [`ImageLimits`] refuse by notes, in
     /// place (so in the conversation the run keeps too: each is removed once), before
     /// request `turn` is sent; reported as an [`AgentEvent::ImagesOverLimits`]. The
-    /// estimate's count held the images, and is forgotten. A panic of the model's
-    /// `image_limits` ends the run as one.
+    /// estimate's count held the images, and is forgotten. A request that only gained
+    /// messages without images since its last check is not walked again
+    /// ([`TokenEstimate::images_within`]). A panic of the model's `image_limits` ends the
+    /// run as one.
     ///
     /// [`ImageLimits`]: crate::model::ImageLimits
     fn remove_images_over_limits(
@@ -1009,11 +1011,14 @@ impl AgentSession {
         if limits.is_none() {
             return Ok(());
         }
-        let removed = remove_images_over_limits(&mut request.messages, &limits);
-        if !removed.is_empty() {
-            estimate.forget();
-            self.emit(ledger, AgentEvent::ImagesOverLimits { turn, removed });
+        if !estimate.images_within(&request.messages, &limits) {
+            let removed = remove_images_over_limits(&mut request.messages, &limits);
+            if !removed.is_empty() {
+                estimate.forget();
+                self.emit(ledger, AgentEvent::ImagesOverLimits { turn, removed });
+            }
         }
+        estimate.images_checked(request.messages.len(), limits);
         Ok(())
     }
 
@@ -1029,6 +1034,8 @@ impl AgentSession {
         overflow: &Overflow<'_>,
         (turn, ledger): (usize, &RunLedger),
     ) -> Result<Shortened, RunEnd> {
+        // Whatever it says it did, the policy had the messages to change.
+        estimate.rewritten();
         let estimated = match overflow.cause {
             OverflowCause::Estimated(estimated) => Some(estimated),
             OverflowCause::Refused(_) => None,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use toolsmith_core::{ContentPart, Image, ToolDeclarations, UserModelContent};
 
-use crate::model::{ChatRequest, Message, ToolResultMessage, Usage};
+use crate::model::{ChatRequest, ImageLimits, Message, ToolResultMessage, Usage, image_places};
 use crate::serialized_len::serialized_len;
 
 /// UTF-8 bytes counted as one token where no provider count is known. Tokenizers of the
@@ -69,9 +69,16 @@ pub(crate) fn image_tokens(image: &Image) -> u64 {
 /// conversation's first request, a provider that reports no input tokens, or a
 /// conversation shortened, edited or stripped of images since), the whole request is
 /// counted so: its system prompt, messages and tool declarations.
+///
+/// With it, the other thing known of the request's messages that holds while they are only
+/// added to: how far they were checked against the model's image limits
+/// ([`images_within`](Self::images_within)). Both are forgotten together.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TokenEstimate {
     measured: Option<Measured>,
+    /// How many of the request's first messages were checked against which image limits,
+    /// and left within them.
+    images_checked: Option<(usize, ImageLimits)>,
 }
 
 /// The last request the provider counted.
@@ -126,9 +133,39 @@ impl TokenEstimate {
     }
 
     /// The conversation was shortened (or edited): the messages of the request counted
-    /// last are no longer the first of the next, which is estimated whole.
+    /// last are no longer the first of the next, which is estimated whole (and checked
+    /// against the image limits whole).
     pub(crate) fn forget(&mut self) {
         self.measured = None;
+        self.rewritten();
+    }
+
+    /// The messages were handed to code that may change them (a context overflow policy),
+    /// which says whether it shortened them: the provider's count stays for it to forget,
+    /// the image check does not.
+    pub(crate) fn rewritten(&mut self) {
+        self.images_checked = None;
+    }
+
+    /// Whether `messages` are within `limits` without walking them all: their first ones
+    /// were checked against the same limits and left within them, and those added since
+    /// hold no image. The limits' rules read the request's images alone, and a check leaves
+    /// none that another would remove: messages without images change nothing. So a long
+    /// run walks only the messages each turn adds, not the whole conversation.
+    pub(crate) fn images_within(&self, messages: &[Message], limits: &ImageLimits) -> bool {
+        self.images_checked
+            .as_ref()
+            .is_some_and(|(checked, checked_limits)| {
+                checked_limits == limits
+                    && messages
+                        .get(*checked..)
+                        .is_some_and(|added| image_places(added).next().is_none())
+            })
+    }
+
+    /// `messages` were checked against `limits` and are within them now.
+    pub(crate) fn images_checked(&mut self, messages: usize, limits: ImageLimits) {
+        self.images_checked = Some((messages, limits));
     }
 }
 
@@ -444,6 +481,51 @@ mod tests {
             Usage::new(9, 1),
         );
         assert_eq!(estimate.estimate(&sent), 10 + PART_OVERHEAD_TOKENS);
+    }
+
+    #[test]
+    fn only_the_messages_added_since_the_image_check_are_read_and_any_image_asks_again() {
+        let limits = ImageLimits::openai();
+        let mut messages = vec![
+            Message::user_with_images("look", vec![png(100, 100)]),
+            result(&"r".repeat(30)),
+        ];
+        let mut estimate = TokenEstimate::default();
+        // Never checked: the messages must be walked.
+        assert!(!estimate.images_within(&messages, &limits));
+        estimate.images_checked(messages.len(), limits);
+        assert!(estimate.images_within(&messages, &limits));
+        // Messages without images added: still within, without a walk of the first.
+        messages.push(Message::assistant("y"));
+        messages.push(result(&"r".repeat(30)));
+        assert!(estimate.images_within(&messages, &limits));
+        // Other limits (a fallback's next model) ask again.
+        assert!(!estimate.images_within(&messages, &ImageLimits::anthropic()));
+        // An image added, in a user message or a result: asked again.
+        let mut with_user_image = messages.clone();
+        with_user_image.push(Message::user_with_images("and this", vec![png(9000, 10)]));
+        assert!(!estimate.images_within(&with_user_image, &limits));
+        let mut with_result_image = messages.clone();
+        with_result_image.push(Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c2".into(),
+                name: "shot".into(),
+                result: ToolCallResult::parts(vec![ContentPart::Image(png(9000, 10))]),
+            }],
+        });
+        assert!(!estimate.images_within(&with_result_image, &limits));
+        // Fewer messages than were checked: not a continuation.
+        assert!(!estimate.images_within(&messages[..1], &limits));
+        // Shortened, edited, or handed to a policy: asked again.
+        estimate.forget();
+        assert!(!estimate.images_within(&messages, &limits));
+        estimate.images_checked(messages.len(), limits);
+        estimate.rewritten();
+        assert!(!estimate.images_within(&messages, &limits));
+        // A provider's count survives a policy's hands; not a forgetting.
+        estimate.measured(&request(messages.clone()), Usage::new(700, 20));
+        estimate.rewritten();
+        assert_eq!(estimate.estimate(&request(messages)), 700);
     }
 
     #[test]
