@@ -451,6 +451,7 @@ impl AgentSession {
         messages.push(input.into_message());
         // The kept conversation's last request is the first of this run's.
         estimate.clone_from(&kept.estimate);
+        let rewrites = estimate.rewrites();
         let ended = match caller {
             Some(token) => {
                 self.drive_following(messages, token, (origin, &mut *estimate))
@@ -471,7 +472,16 @@ impl AgentSession {
             Ok(run) => Some(run),
             Err(error) => error.run(),
         } {
-            kept.messages.clone_from(&run.transcript);
+            // A run that only added messages (none shortened, summarised, stripped of
+            // images or handed to a policy) leaves the kept ones as they are: only its own
+            // are copied, not the whole conversation once more.
+            let had = kept.messages.len();
+            match run.transcript.get(had..) {
+                Some(added) if estimate.rewrites() == rewrites => {
+                    kept.messages.extend(added.iter().cloned());
+                }
+                _ => kept.messages.clone_from(&run.transcript),
+            }
             kept.estimate.clone_from(estimate);
         }
         ended
@@ -1366,5 +1376,63 @@ impl RunEnd {
             Self::Stopped(reason) => AgenticError::Stopped { reason, run },
             Self::Panicked(panic) => panic.into_error(run),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ScriptedModel, ScriptedTurn};
+
+    /// Where the kept conversation's first message keeps its text: a copy of the message
+    /// moves it.
+    async fn first_text_at(session: &AgentSession) -> *const u8 {
+        let kept = session.conversation.lock().await;
+        kept.messages[0].text().expect("a user message").as_ptr()
+    }
+
+    #[tokio::test]
+    async fn a_send_that_only_adds_messages_leaves_the_kept_ones_uncopied() {
+        let model = ScriptedModel::new([ScriptedTurn::text("One."), ScriptedTurn::text("Two.")]);
+        let session = AgentSession::builder(model)
+            .with_model("scripted")
+            .build()
+            .unwrap();
+        session.send("First.").await.unwrap();
+        let at = first_text_at(&session).await;
+        let run = session.send("Second.").await.unwrap();
+        assert_eq!(first_text_at(&session).await, at);
+        assert_eq!(session.transcript().await, run.transcript);
+        assert_eq!(run.transcript.len(), 4);
+    }
+
+    /// A policy that rewrites the first message and says it shortened nothing.
+    struct Rewrites;
+
+    impl ContextOverflow for Rewrites {
+        fn shorten(&self, conversation: &mut Vec<Message>, _: &Overflow<'_>) -> Shortened {
+            conversation[0] = Message::user("Rewritten.");
+            Shortened::new(0, 0)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_send_whose_messages_a_policy_had_keeps_the_run_s_conversation() {
+        let too_long = ModelError::ContextTooLong {
+            provider: "scripted".into(),
+            status: 400,
+            message: "too long".into(),
+        };
+        let model = ScriptedModel::new([ScriptedTurn::text("One."), ScriptedTurn::error(too_long)]);
+        let session = AgentSession::builder(model)
+            .with_model("scripted")
+            .with_context_overflow(Rewrites)
+            .build()
+            .unwrap();
+        session.send("First.").await.unwrap();
+        let error = session.send("Second.").await.unwrap_err();
+        let kept = session.transcript().await;
+        assert_eq!(kept[0], Message::user("Rewritten."));
+        assert_eq!(Some(&kept), error.run().map(|run| &run.transcript));
     }
 }

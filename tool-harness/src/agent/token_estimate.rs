@@ -79,6 +79,10 @@ pub(crate) struct TokenEstimate {
     /// How many of the request's first messages were checked against which image limits,
     /// and left within them.
     images_checked: Option<(usize, ImageLimits)>,
+    /// How many times the messages were changed other than by additions (or handed to code
+    /// that may have): equal before and after a run, the run only added to them
+    /// ([`rewrites`](Self::rewrites)).
+    rewrites: u64,
 }
 
 /// The last request the provider counted.
@@ -145,6 +149,14 @@ impl TokenEstimate {
     /// the image check does not.
     pub(crate) fn rewritten(&mut self) {
         self.images_checked = None;
+        self.rewrites = self.rewrites.wrapping_add(1);
+    }
+
+    /// A count of the rewrites ([`forget`](Self::forget), [`rewritten`](Self::rewritten))
+    /// so far: the same count after a run as before it says the run's messages begin with
+    /// the ones it was given, unchanged.
+    pub(crate) fn rewrites(&self) -> u64 {
+        self.rewrites
     }
 
     /// Whether `messages` are within `limits` without walking them all: their first ones
