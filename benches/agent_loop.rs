@@ -14,7 +14,8 @@
 //! cut back to its N messages after each send. Two sessions: a bare one (the canned model,
 //! no image limits, no context window) and a "guarded" one configured as a long run against
 //! an HTTP provider is (the canned model reporting OpenAI's image limits and input tokens, a
-//! context window with compaction and `DropOldestExchanges`, never reached here).
+//! context window with compaction and `DropOldestExchanges`, never reached here), and the
+//! same with a model that reports no usage (the session counts the request by its bytes).
 //!
 //! Run with `cargo bench --bench agent_loop`; figures in `docs/PERFORMANCE.md` ("Agent loop").
 
@@ -59,9 +60,13 @@ impl ChatModel for Canned {
 }
 
 /// [`Canned`] as an HTTP client looks to the loop: it reports image limits (OpenAI's), so
-/// that each request is checked against them, and the input tokens it was sent, so that the
-/// context window's estimate continues from the provider's count.
-struct GuardedCanned(Canned);
+/// that each request is checked against them, and, when `reports_usage`, the input tokens
+/// it was sent, so that the context window's estimate continues from the provider's count
+/// (a provider that reports none leaves the session to count by bytes).
+struct GuardedCanned {
+    canned: Canned,
+    reports_usage: bool,
+}
 
 #[async_trait]
 impl ChatModel for GuardedCanned {
@@ -74,8 +79,10 @@ impl ChatModel for GuardedCanned {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let mut response = self.0.complete(request).await?;
-        response.usage = Usage::new(1_000, 5);
+        let mut response = self.canned.complete(request).await?;
+        if self.reports_usage {
+            response.usage = Usage::new(1_000, 5);
+        }
         Ok(response)
     }
 }
@@ -92,7 +99,8 @@ impl LongBench {
     /// Bytes of text in each tool result of the kept conversation.
     const RESULT_BYTES: usize = 2_048;
 
-    fn new(messages: usize, guarded: bool) -> Self {
+    /// `guarded`: `None` for the bare session, else whether its model reports usage.
+    fn new(messages: usize, guarded: Option<bool>) -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -106,11 +114,14 @@ impl LongBench {
             call: ChatResponse::calls(vec![Ok(call)]),
             answer: ChatResponse::text("5"),
         };
-        let builder = if guarded {
-            AgentSession::builder(GuardedCanned(canned))
-                .with_context_window(100_000_000)
-                .with_compaction(Compaction::new())
-                .with_context_overflow(DropOldestExchanges::new())
+        let builder = if let Some(reports_usage) = guarded {
+            AgentSession::builder(GuardedCanned {
+                canned,
+                reports_usage,
+            })
+            .with_context_window(100_000_000)
+            .with_compaction(Compaction::new())
+            .with_context_overflow(DropOldestExchanges::new())
         } else {
             AgentSession::builder(canned)
         };
@@ -282,8 +293,12 @@ fn criterion_benches(c: &mut Criterion) {
     paired(&bench);
     let mut long = c.benchmark_group("agent_loop/long");
     long.sample_size(20);
-    for guarded in [false, true] {
-        let session = if guarded { "guarded" } else { "bare" };
+    for guarded in [None, Some(true), Some(false)] {
+        let session = match guarded {
+            None => "bare",
+            Some(true) => "guarded",
+            Some(false) => "guarded, no usage reported",
+        };
         for length in LONG_LENGTHS {
             let bench = LongBench::new(length, guarded);
             long.bench_function(
@@ -388,7 +403,9 @@ fn session_model(gemini: bool) -> Arc<dyn ChatModel> {
 ///
 /// The long conversations: `--calls long-M N` (a send with one tool turn and the answer on a
 /// kept conversation of M messages), `long-answer-M` (the send answered at once), and
-/// `guarded-M`, `guarded-answer-M` for the guarded session; e.g. `--calls long-1000 200`.
+/// `guarded-M`, `guarded-answer-M` for the guarded session, `unmeasured-M`,
+/// `unmeasured-answer-M` for the guarded session whose model reports no usage; e.g.
+/// `--calls long-1000 200`.
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--calls") {
@@ -401,10 +418,12 @@ fn main() {
             && let Ok(length) = length.parse::<usize>()
         {
             let (guarded, with_call) = match kind {
-                "long" => (false, true),
-                "long-answer" => (false, false),
-                "guarded" => (true, true),
-                "guarded-answer" => (true, false),
+                "long" => (None, true),
+                "long-answer" => (None, false),
+                "guarded" => (Some(true), true),
+                "guarded-answer" => (Some(true), false),
+                "unmeasured" => (Some(false), true),
+                "unmeasured-answer" => (Some(false), false),
                 _ => panic!("unknown variant {variant}"),
             };
             let bench = LongBench::new(length, guarded);
