@@ -7,6 +7,16 @@
 //! such turn plus the final text answer (a run cannot end otherwise), so the loop's cost per
 //! turn is `(run - final answer) / 1`; the bench reports both the whole run and that.
 //!
+//! Long conversations: the same turn made by a `send` that continues a kept conversation of
+//! N messages (N = 10, 100, 1,000: a user message, then calls and their results of about
+//! 2 KB of text each), against a `send` answered at once on the same conversation; the
+//! difference is what one more turn of a run costs at that length. The kept conversation is
+//! cut back to its N messages after each send. Two sessions: a bare one (the canned model,
+//! no image limits, no context window) and a "guarded" one configured as a long run against
+//! an HTTP provider is (the canned model reporting OpenAI's image limits and input tokens, a
+//! context window with compaction and `DropOldestExchanges`, never reached here), and the
+//! same with a model that reports no usage (the session counts the request by its bytes).
+//!
 //! Run with `cargo bench --bench agent_loop`; figures in `docs/PERFORMANCE.md` ("Agent loop").
 
 mod session_tools;
@@ -18,11 +28,12 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group};
 use serde_json::json;
-use toolsmith::harness::agent::AgentSession;
+use toolsmith::harness::agent::{AgentSession, Compaction, DropOldestExchanges};
 use toolsmith::harness::model::{
-    ChatModel, ChatRequest, ChatResponse, Message, ModelError, ScriptedModel, ScriptedTurn,
+    ChatModel, ChatRequest, ChatResponse, ImageLimits, Message, ModelCall, ModelError,
+    ScriptedModel, ScriptedTurn, ToolResultMessage, Usage,
 };
-use toolsmith::{ToolArguments, ToolCallRequest, ToolShed};
+use toolsmith::{ToolArguments, ToolCallRequest, ToolCallResult, ToolShed};
 
 use session_tools::{Add, build_session_tools, session_shed};
 
@@ -47,6 +58,135 @@ impl ChatModel for Canned {
         })
     }
 }
+
+/// [`Canned`] as an HTTP client looks to the loop: it reports image limits (OpenAI's), so
+/// that each request is checked against them, and, when `reports_usage`, the input tokens
+/// it was sent, so that the context window's estimate continues from the provider's count
+/// (a provider that reports none leaves the session to count by bytes).
+struct GuardedCanned {
+    canned: Canned,
+    reports_usage: bool,
+}
+
+#[async_trait]
+impl ChatModel for GuardedCanned {
+    fn name(&self) -> &str {
+        "canned"
+    }
+
+    fn image_limits(&self) -> ImageLimits {
+        ImageLimits::openai()
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let mut response = self.canned.complete(request).await?;
+        if self.reports_usage {
+            response.usage = Usage::new(1_000, 5);
+        }
+        Ok(response)
+    }
+}
+
+/// Sessions that continue a kept conversation of `messages` messages (see the module's
+/// comment): `send` and cut the conversation back, each time.
+struct LongBench {
+    runtime: tokio::runtime::Runtime,
+    session: AgentSession,
+    messages: usize,
+}
+
+impl LongBench {
+    /// Bytes of text in each tool result of the kept conversation.
+    const RESULT_BYTES: usize = 2_048;
+
+    /// `guarded`: `None` for the bare session, else whether its model reports usage.
+    fn new(messages: usize, guarded: Option<bool>) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let call = ToolCallRequest::new(
+            "call-1",
+            "add",
+            ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap(),
+        );
+        let canned = Canned {
+            call: ChatResponse::calls(vec![Ok(call)]),
+            answer: ChatResponse::text("5"),
+        };
+        let builder = if let Some(reports_usage) = guarded {
+            AgentSession::builder(GuardedCanned {
+                canned,
+                reports_usage,
+            })
+            .with_context_window(100_000_000)
+            .with_compaction(Compaction::new())
+            .with_context_overflow(DropOldestExchanges::new())
+        } else {
+            AgentSession::builder(canned)
+        };
+        let session = builder
+            .with_model("bench")
+            .with_toolshed(ToolShed::new().tool(Add))
+            .build()
+            .unwrap();
+        session.tool_manager().activate(&["add".into()]);
+        let kept = long_conversation(messages);
+        runtime.block_on(session.edit_transcript(|transcript| *transcript = kept));
+        Self {
+            runtime,
+            session,
+            messages,
+        }
+    }
+
+    /// A `send` on the kept conversation: one tool turn and the answer, or the answer
+    /// alone; then the conversation cut back to its length.
+    fn send(&self, with_call: bool) {
+        let text = if with_call {
+            "add 2 and 3"
+        } else {
+            "just answer"
+        };
+        let run = self.runtime.block_on(self.session.send(text));
+        black_box(run.unwrap());
+        self.runtime.block_on(
+            self.session
+                .edit_transcript(|transcript| transcript.truncate(self.messages)),
+        );
+    }
+}
+
+/// A conversation of `length` messages: the user's question, then calls of `read` and their
+/// results of [`LongBench::RESULT_BYTES`] of text, ending with an answer.
+fn long_conversation(length: usize) -> Vec<Message> {
+    let result_text = "All work and no play makes Jack a dull boy. ".repeat(47);
+    let result_text = &result_text[..LongBench::RESULT_BYTES];
+    (0..length)
+        .map(|at| match at {
+            0 => Message::user("read the files"),
+            _ if at == length - 1 => Message::assistant("done"),
+            _ if at % 2 == 1 => Message::assistant_calls(
+                None,
+                vec![ModelCall::new(
+                    format!("call-{at}"),
+                    "read",
+                    ToolArguments::try_from(json!({"path": format!("file-{at}.txt")})).unwrap(),
+                )],
+            ),
+            _ => Message::ToolResults {
+                results: vec![ToolResultMessage {
+                    call_id: format!("call-{}", at - 1),
+                    name: "read".to_owned(),
+                    result: ToolCallResult::text(result_text),
+                }],
+            },
+        })
+        .collect()
+}
+
+/// The lengths of kept conversation the long-run rows use.
+const LONG_LENGTHS: [usize; 3] = [10, 100, 1_000];
 
 struct Bench {
     runtime: tokio::runtime::Runtime,
@@ -151,6 +291,27 @@ fn criterion_benches(c: &mut Criterion) {
         b.iter(|| black_box(build_session_tools()))
     });
     paired(&bench);
+    let mut long = c.benchmark_group("agent_loop/long");
+    long.sample_size(20);
+    for guarded in [None, Some(true), Some(false)] {
+        let session = match guarded {
+            None => "bare",
+            Some(true) => "guarded",
+            Some(false) => "guarded, no usage reported",
+        };
+        for length in LONG_LENGTHS {
+            let bench = LongBench::new(length, guarded);
+            long.bench_function(
+                format!("{session}: send with one tool turn + answer, {length} messages kept"),
+                |b| b.iter(|| bench.send(true)),
+            );
+            long.bench_function(
+                format!("{session}: send answered at once, {length} messages kept"),
+                |b| b.iter(|| bench.send(false)),
+            );
+        }
+    }
+    long.finish();
 }
 
 /// Paired medians: each round times the three variants back to back (many runs each), so
@@ -239,6 +400,12 @@ fn session_model(gemini: bool) -> Arc<dyn ChatModel> {
 
 /// `cargo bench --bench agent_loop -- --calls canned|canned-answer|scripted|scripted-answer|turn|session-build|agent-session-build|agent-session-build-gemini N` runs one variant N times
 /// and exits, for callgrind (`valgrind --tool=callgrind target/release/deps/agent_loop-* --calls canned 1000`).
+///
+/// The long conversations: `--calls long-M N` (a send with one tool turn and the answer on a
+/// kept conversation of M messages), `long-answer-M` (the send answered at once), and
+/// `guarded-M`, `guarded-answer-M` for the guarded session, `unmeasured-M`,
+/// `unmeasured-answer-M` for the guarded session whose model reports no usage; e.g.
+/// `--calls long-1000 200`.
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--calls") {
@@ -247,6 +414,24 @@ fn main() {
             .get(at + 2)
             .and_then(|n| n.parse().ok())
             .unwrap_or(1000);
+        if let Some((kind, length)) = variant.rsplit_once('-')
+            && let Ok(length) = length.parse::<usize>()
+        {
+            let (guarded, with_call) = match kind {
+                "long" => (None, true),
+                "long-answer" => (None, false),
+                "guarded" => (Some(true), true),
+                "guarded-answer" => (Some(true), false),
+                "unmeasured" => (Some(false), true),
+                "unmeasured-answer" => (Some(false), false),
+                _ => panic!("unknown variant {variant}"),
+            };
+            let bench = LongBench::new(length, guarded);
+            for _ in 0..n {
+                bench.send(with_call);
+            }
+            return;
+        }
         let bench = Bench::new();
         let model = session_model(variant == "agent-session-build-gemini");
         for _ in 0..n {

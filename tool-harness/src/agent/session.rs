@@ -451,6 +451,7 @@ impl AgentSession {
         messages.push(input.into_message());
         // The kept conversation's last request is the first of this run's.
         estimate.clone_from(&kept.estimate);
+        let rewrites = estimate.rewrites();
         let ended = match caller {
             Some(token) => {
                 self.drive_following(messages, token, (origin, &mut *estimate))
@@ -471,7 +472,16 @@ impl AgentSession {
             Ok(run) => Some(run),
             Err(error) => error.run(),
         } {
-            kept.messages.clone_from(&run.transcript);
+            // A run that only added messages (none shortened, summarised, stripped of
+            // images or handed to a policy) leaves the kept ones as they are: only its own
+            // are copied, not the whole conversation once more.
+            let had = kept.messages.len();
+            match run.transcript.get(had..) {
+                Some(added) if estimate.rewrites() == rewrites => {
+                    kept.messages.extend(added.iter().cloned());
+                }
+                _ => kept.messages.clone_from(&run.transcript),
+            }
             kept.estimate.clone_from(estimate);
         }
         ended
@@ -991,8 +1001,10 @@ impl AgentSession {
     /// Replaces the images of `request` that the model's [`ImageLimits`] refuse by notes, in
     /// place (so in the conversation the run keeps too: each is removed once), before
     /// request `turn` is sent; reported as an [`AgentEvent::ImagesOverLimits`]. The
-    /// estimate's count held the images, and is forgotten. A panic of the model's
-    /// `image_limits` ends the run as one.
+    /// estimate's count held the images, and is forgotten. A request that only gained
+    /// messages without images since its last check is not walked again
+    /// ([`TokenEstimate::images_within`]). A panic of the model's `image_limits` ends the
+    /// run as one.
     ///
     /// [`ImageLimits`]: crate::model::ImageLimits
     fn remove_images_over_limits(
@@ -1009,11 +1021,14 @@ impl AgentSession {
         if limits.is_none() {
             return Ok(());
         }
-        let removed = remove_images_over_limits(&mut request.messages, &limits);
-        if !removed.is_empty() {
-            estimate.forget();
-            self.emit(ledger, AgentEvent::ImagesOverLimits { turn, removed });
+        if !estimate.images_within(&request.messages, &limits) {
+            let removed = remove_images_over_limits(&mut request.messages, &limits);
+            if !removed.is_empty() {
+                estimate.forget();
+                self.emit(ledger, AgentEvent::ImagesOverLimits { turn, removed });
+            }
         }
+        estimate.images_checked(request.messages.len(), limits);
         Ok(())
     }
 
@@ -1029,6 +1044,8 @@ impl AgentSession {
         overflow: &Overflow<'_>,
         (turn, ledger): (usize, &RunLedger),
     ) -> Result<Shortened, RunEnd> {
+        // Whatever it says it did, the policy had the messages to change.
+        estimate.rewritten();
         let estimated = match overflow.cause {
             OverflowCause::Estimated(estimated) => Some(estimated),
             OverflowCause::Refused(_) => None,
@@ -1363,5 +1380,63 @@ impl RunEnd {
             Self::Stopped(reason) => AgenticError::Stopped { reason, run },
             Self::Panicked(panic) => panic.into_error(run),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ScriptedModel, ScriptedTurn};
+
+    /// Where the kept conversation's first message keeps its text: a copy of the message
+    /// moves it.
+    async fn first_text_at(session: &AgentSession) -> *const u8 {
+        let kept = session.conversation.lock().await;
+        kept.messages[0].text().expect("a user message").as_ptr()
+    }
+
+    #[tokio::test]
+    async fn a_send_that_only_adds_messages_leaves_the_kept_ones_uncopied() {
+        let model = ScriptedModel::new([ScriptedTurn::text("One."), ScriptedTurn::text("Two.")]);
+        let session = AgentSession::builder(model)
+            .with_model("scripted")
+            .build()
+            .unwrap();
+        session.send("First.").await.unwrap();
+        let at = first_text_at(&session).await;
+        let run = session.send("Second.").await.unwrap();
+        assert_eq!(first_text_at(&session).await, at);
+        assert_eq!(session.transcript().await, run.transcript);
+        assert_eq!(run.transcript.len(), 4);
+    }
+
+    /// A policy that rewrites the first message and says it shortened nothing.
+    struct Rewrites;
+
+    impl ContextOverflow for Rewrites {
+        fn shorten(&self, conversation: &mut Vec<Message>, _: &Overflow<'_>) -> Shortened {
+            conversation[0] = Message::user("Rewritten.");
+            Shortened::new(0, 0)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_send_whose_messages_a_policy_had_keeps_the_run_s_conversation() {
+        let too_long = ModelError::ContextTooLong {
+            provider: "scripted".into(),
+            status: 400,
+            message: "too long".into(),
+        };
+        let model = ScriptedModel::new([ScriptedTurn::text("One."), ScriptedTurn::error(too_long)]);
+        let session = AgentSession::builder(model)
+            .with_model("scripted")
+            .with_context_overflow(Rewrites)
+            .build()
+            .unwrap();
+        session.send("First.").await.unwrap();
+        let error = session.send("Second.").await.unwrap_err();
+        let kept = session.transcript().await;
+        assert_eq!(kept[0], Message::user("Rewritten."));
+        assert_eq!(Some(&kept), error.run().map(|run| &run.transcript));
     }
 }

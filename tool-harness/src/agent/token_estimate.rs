@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use toolsmith_core::{ContentPart, Image, ToolDeclarations, UserModelContent};
 
-use crate::model::{ChatRequest, Message, ToolResultMessage, Usage};
+use crate::model::{ChatRequest, ImageLimits, Message, ToolResultMessage, Usage, image_places};
 use crate::serialized_len::serialized_len;
 
 /// UTF-8 bytes counted as one token where no provider count is known. Tokenizers of the
@@ -68,10 +68,30 @@ pub(crate) fn image_tokens(image: &Image) -> u64 {
 /// [`BYTES_PER_TOKEN`] (a `send` starts from the kept conversation's). Without a report (a
 /// conversation's first request, a provider that reports no input tokens, or a
 /// conversation shortened, edited or stripped of images since), the whole request is
-/// counted so: its system prompt, messages and tool declarations.
+/// counted so: its system prompt, messages and tool declarations; the count of its messages
+/// is kept, and of its tools, so that the next request (which begins with the same
+/// messages, and declares the same tools unless they changed) reads only the messages
+/// added: a long run of a provider that reports no usage does not count its whole
+/// conversation again before each request.
+///
+/// With it, the other thing known of the request's messages that holds while they are only
+/// added to: how far they were checked against the model's image limits
+/// ([`images_within`](Self::images_within)). Both are forgotten together.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TokenEstimate {
     measured: Option<Measured>,
+    /// How many of the request's first messages were counted by their bytes, and how many
+    /// tokens they came to.
+    counted: Option<(usize, u64)>,
+    /// The tools last counted by their bytes, and their tokens.
+    tools_counted: Option<(Arc<ToolDeclarations>, u64)>,
+    /// How many of the request's first messages were checked against which image limits,
+    /// and left within them.
+    images_checked: Option<(usize, ImageLimits)>,
+    /// How many times the messages were changed other than by additions (or handed to code
+    /// that may have): equal before and after a run, the run only added to them
+    /// ([`rewrites`](Self::rewrites)).
+    rewrites: u64,
 }
 
 /// The last request the provider counted.
@@ -88,13 +108,13 @@ struct Measured {
 
 impl TokenEstimate {
     /// The input tokens `request` is estimated to take.
-    pub(crate) fn estimate(&self, request: &ChatRequest) -> u64 {
+    pub(crate) fn estimate(&mut self, request: &ChatRequest) -> u64 {
         let Some(measured) = self
             .measured
             .as_ref()
             .filter(|measured| measured.messages <= request.messages.len())
         else {
-            return whole_request(request);
+            return self.by_bytes(request);
         };
         let added: u64 = request.messages[measured.messages..]
             .iter()
@@ -125,24 +145,77 @@ impl TokenEstimate {
         });
     }
 
+    /// The whole of `request` by [`BYTES_PER_TOKEN`]: system prompt, messages and tools;
+    /// the messages counted before (the first of `request`'s, unless rewritten since) and
+    /// the same tools are not read again.
+    fn by_bytes(&mut self, request: &ChatRequest) -> u64 {
+        let system = request.system.as_deref().map_or(0, |system| {
+            bytes_tokens(system.len() as u64).saturating_add(PART_OVERHEAD_TOKENS)
+        });
+        let (from, counted) = self
+            .counted
+            .filter(|(messages, _)| *messages <= request.messages.len())
+            .unwrap_or_default();
+        let messages = request.messages[from..]
+            .iter()
+            .map(estimate_message_tokens)
+            .fold(counted, u64::saturating_add);
+        self.counted = Some((request.messages.len(), messages));
+        let tools = match &self.tools_counted {
+            Some((tools, tokens)) if Arc::ptr_eq(tools, &request.tools) => *tokens,
+            _ => {
+                let tokens = tools_tokens(&request.tools);
+                self.tools_counted = Some((Arc::clone(&request.tools), tokens));
+                tokens
+            }
+        };
+        system.saturating_add(messages).saturating_add(tools)
+    }
+
     /// The conversation was shortened (or edited): the messages of the request counted
-    /// last are no longer the first of the next, which is estimated whole.
+    /// last are no longer the first of the next, which is estimated whole (and checked
+    /// against the image limits whole).
     pub(crate) fn forget(&mut self) {
         self.measured = None;
+        self.rewritten();
     }
-}
 
-/// The whole of `request` by [`BYTES_PER_TOKEN`]: system prompt, messages and tools.
-fn whole_request(request: &ChatRequest) -> u64 {
-    let system = request.system.as_deref().map_or(0, |system| {
-        bytes_tokens(system.len() as u64).saturating_add(PART_OVERHEAD_TOKENS)
-    });
-    request
-        .messages
-        .iter()
-        .map(estimate_message_tokens)
-        .fold(system, u64::saturating_add)
-        .saturating_add(tools_tokens(&request.tools))
+    /// The messages were handed to code that may change them (a context overflow policy),
+    /// which says whether it shortened them: the provider's count stays for it to forget,
+    /// the count by bytes and the image check do not.
+    pub(crate) fn rewritten(&mut self) {
+        self.counted = None;
+        self.images_checked = None;
+        self.rewrites = self.rewrites.wrapping_add(1);
+    }
+
+    /// A count of the rewrites ([`forget`](Self::forget), [`rewritten`](Self::rewritten))
+    /// so far: the same count after a run as before it says the run's messages begin with
+    /// the ones it was given, unchanged.
+    pub(crate) fn rewrites(&self) -> u64 {
+        self.rewrites
+    }
+
+    /// Whether `messages` are within `limits` without walking them all: their first ones
+    /// were checked against the same limits and left within them, and those added since
+    /// hold no image. The limits' rules read the request's images alone, and a check leaves
+    /// none that another would remove: messages without images change nothing. So a long
+    /// run walks only the messages each turn adds, not the whole conversation.
+    pub(crate) fn images_within(&self, messages: &[Message], limits: &ImageLimits) -> bool {
+        self.images_checked
+            .as_ref()
+            .is_some_and(|(checked, checked_limits)| {
+                checked_limits == limits
+                    && messages
+                        .get(*checked..)
+                        .is_some_and(|added| image_places(added).next().is_none())
+            })
+    }
+
+    /// `messages` were checked against `limits` and are within them now.
+    pub(crate) fn images_checked(&mut self, messages: usize, limits: ImageLimits) {
+        self.images_checked = Some((messages, limits));
+    }
 }
 
 /// `bytes` as tokens, rounded up.
@@ -465,6 +538,117 @@ mod tests {
             Usage::new(9, 1),
         );
         assert_eq!(estimate.estimate(&sent), 10 + PART_OVERHEAD_TOKENS);
+    }
+
+    #[test]
+    fn without_a_provider_s_count_only_the_messages_added_are_read_again() {
+        let mut sent = request(vec![Message::user("x".repeat(300))]);
+        sent.system = Some("s".repeat(30));
+        let mut estimate = TokenEstimate::default();
+        assert_eq!(
+            estimate.estimate(&sent),
+            100 + 10 + 2 * PART_OVERHEAD_TOKENS
+        );
+        // A message changed in place behind the estimate's back is not read again: the
+        // first message's count is kept, and only the one added is read.
+        sent.messages[0] = Message::user("x".repeat(3000));
+        sent.messages.push(result(&"r".repeat(294)));
+        assert_eq!(
+            estimate.estimate(&sent),
+            100 + 10 + 100 + 4 * PART_OVERHEAD_TOKENS
+        );
+        // Once the change is told, the whole request is read again.
+        estimate.rewritten();
+        assert_eq!(
+            estimate.estimate(&sent),
+            1000 + 10 + 100 + 4 * PART_OVERHEAD_TOKENS
+        );
+        // A provider that reports no input tokens leaves the count as it was.
+        estimate.measured(&sent, Usage::default());
+        sent.messages.push(Message::assistant("y".repeat(30)));
+        assert_eq!(
+            estimate.estimate(&sent),
+            1000 + 10 + 100 + 10 + 5 * PART_OVERHEAD_TOKENS
+        );
+    }
+
+    #[test]
+    fn the_count_continued_by_bytes_is_the_whole_request_s() {
+        let definition = ToolDefinition::new("read", "Read a file.", Args::empty());
+        let tools = Arc::new(ToolDeclarations {
+            shed: None,
+            tools: vec![toolsmith_core::Tool::SingleCommand(definition)],
+        });
+        let mut sent = request(vec![Message::user("read a.txt")]);
+        let mut estimate = TokenEstimate::default();
+        for turn in 0..6 {
+            let arguments = ToolArguments::try_from(json!({"path": "a.txt"})).unwrap();
+            sent.messages.push(Message::assistant_calls(
+                None,
+                vec![ModelCall::new(format!("c{turn}"), "read", arguments)],
+            ));
+            sent.messages.push(result(&"r".repeat(100 * turn)));
+            if turn == 3 {
+                // Other tools declared: counted anew.
+                sent.tools = Arc::clone(&tools);
+            }
+            assert_eq!(
+                estimate.estimate(&sent),
+                TokenEstimate::default().estimate(&sent),
+                "turn {turn}"
+            );
+        }
+        // Fewer messages than counted: the whole request.
+        sent.messages.truncate(3);
+        assert_eq!(
+            estimate.estimate(&sent),
+            TokenEstimate::default().estimate(&sent)
+        );
+    }
+
+    #[test]
+    fn only_the_messages_added_since_the_image_check_are_read_and_any_image_asks_again() {
+        let limits = ImageLimits::openai();
+        let mut messages = vec![
+            Message::user_with_images("look", vec![png(100, 100)]),
+            result(&"r".repeat(30)),
+        ];
+        let mut estimate = TokenEstimate::default();
+        // Never checked: the messages must be walked.
+        assert!(!estimate.images_within(&messages, &limits));
+        estimate.images_checked(messages.len(), limits);
+        assert!(estimate.images_within(&messages, &limits));
+        // Messages without images added: still within, without a walk of the first.
+        messages.push(Message::assistant("y"));
+        messages.push(result(&"r".repeat(30)));
+        assert!(estimate.images_within(&messages, &limits));
+        // Other limits (a fallback's next model) ask again.
+        assert!(!estimate.images_within(&messages, &ImageLimits::anthropic()));
+        // An image added, in a user message or a result: asked again.
+        let mut with_user_image = messages.clone();
+        with_user_image.push(Message::user_with_images("and this", vec![png(9000, 10)]));
+        assert!(!estimate.images_within(&with_user_image, &limits));
+        let mut with_result_image = messages.clone();
+        with_result_image.push(Message::ToolResults {
+            results: vec![ToolResultMessage {
+                call_id: "c2".into(),
+                name: "shot".into(),
+                result: ToolCallResult::parts(vec![ContentPart::Image(png(9000, 10))]),
+            }],
+        });
+        assert!(!estimate.images_within(&with_result_image, &limits));
+        // Fewer messages than were checked: not a continuation.
+        assert!(!estimate.images_within(&messages[..1], &limits));
+        // Shortened, edited, or handed to a policy: asked again.
+        estimate.forget();
+        assert!(!estimate.images_within(&messages, &limits));
+        estimate.images_checked(messages.len(), limits);
+        estimate.rewritten();
+        assert!(!estimate.images_within(&messages, &limits));
+        // A provider's count survives a policy's hands; not a forgetting.
+        estimate.measured(&request(messages.clone()), Usage::new(700, 20));
+        estimate.rewritten();
+        assert_eq!(estimate.estimate(&request(messages)), 700);
     }
 
     #[test]

@@ -352,3 +352,44 @@ async fn media_types_are_taken_in_any_case() {
     );
     assert_eq!(over_limits(&events), [(1, vec![note.to_owned()])]);
 }
+
+#[tokio::test]
+async fn images_a_long_run_gathers_turn_by_turn_cross_the_limit_when_they_come() {
+    // Screenshots between turns without images: each request after a turn of text alone is
+    // within the limits as the one before was; the third screenshot crosses the rule.
+    let shot = screenshot_tool(
+        "screenshot",
+        ToolCallResult::parts([ContentPart::text("The screen:"), png(100, 100).into()]),
+    );
+    let note = screenshot_tool("note", ToolCallResult::text("Noted."));
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("screenshot", json!({})),
+        ScriptedTurn::call("note", json!({})),
+        ScriptedTurn::call("screenshot", json!({})),
+        ScriptedTurn::call("note", json!({})),
+        ScriptedTurn::call("screenshot", json!({})),
+        ScriptedTurn::call("note", json!({})),
+        ScriptedTurn::text("Three screens."),
+    ])
+    .with_image_limits(ImageLimits::none().with_max_images(2));
+    let (session, events) = session(&model, |b| {
+        b.with_toolshed(ToolShed::new().tool(shot).tool(note))
+    });
+    let names = session.tool_manager().names();
+    session.tool_manager().activate(&names);
+    let run = session.run("Watch the screen.").await.unwrap();
+    let removed = "[image removed: the request had 3 images, more than the 2 the model takes; \
+                   the oldest went, down to 2]";
+    assert_eq!(over_limits(&events), [(6, vec![removed.to_owned()])]);
+    let requests = model.requests();
+    let first_shot = |request: usize| requests[request].messages[2].results()[0].result.clone();
+    assert_eq!(
+        first_shot(4),
+        ToolCallResult::parts([ContentPart::text("The screen:"), png(100, 100).into()])
+    );
+    let noted =
+        ToolCallResult::parts([ContentPart::text("The screen:"), ContentPart::text(removed)]);
+    assert_eq!(first_shot(5), noted);
+    assert_eq!(first_shot(6), noted);
+    assert_eq!(run.transcript[2].results()[0].result, noted);
+}
