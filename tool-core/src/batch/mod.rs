@@ -288,8 +288,16 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
         failed
     }
 
+    /// Records that call `index` did not run, with `error`, and traces it with the error's
+    /// kind as `error.type`.
     fn record_not_run(&mut self, index: usize, error: ToolError) {
+        self.record_not_run_as(index, error.kind().as_str(), error);
+    }
+
+    /// Records that call `index` did not run, with `error`, and traces it as `error_type`.
+    fn record_not_run_as(&mut self, index: usize, error_type: &'static str, error: ToolError) {
         let request = self.request(index);
+        trace_not_run(request, error_type);
         let outcome = ToolCallOutcome::not_run(&request.id, &request.name, error);
         self.record(index, outcome);
     }
@@ -309,10 +317,11 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
             .copied()
             .find(|&d| self.failed(d));
         let admitted = match failed_dependency {
-            Some(dependency) => Err(ToolError::Cancelled(format!(
-                "dependency {} failed",
-                self.request(dependency).id
-            ))),
+            Some(dependency) => {
+                let reason = format!("dependency {} failed", self.request(dependency).id);
+                self.record_not_run_as(index, SKIPPED, ToolError::Cancelled(reason));
+                return None;
+            }
             None if self.check_offers => self
                 .manager
                 .check_offered(&self.request(index).name)
@@ -385,7 +394,7 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
                         "call {} failed earlier in this sequential stage",
                         self.request(failed).id
                     );
-                    self.record_not_run(index, ToolError::Cancelled(reason));
+                    self.record_not_run_as(index, SKIPPED, ToolError::Cancelled(reason));
                     continue;
                 }
                 // A call that waited for a slot while tools were registered or removed, or
@@ -708,6 +717,7 @@ impl ToolCallManager {
             Ok(workflow) => self.run_workflow(&workflow, options, sink).await,
             Err(error) => {
                 for (index, r) in requests.iter().enumerate() {
+                    trace_not_run(r, error.kind().as_str());
                     sink(
                         index,
                         ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
@@ -732,6 +742,7 @@ impl ToolCallManager {
                     "not run: a batch deadline needs a Tokio runtime".to_owned(),
                 );
                 for (index, r) in workflow.requests().iter().enumerate() {
+                    trace_not_run(r, error.kind().as_str());
                     sink(
                         index,
                         ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
@@ -789,15 +800,7 @@ impl ToolCallManager {
             if let Some(values) = &options.call_values {
                 context = context.with_values(Arc::clone(values));
             }
-            let span = tracing::info_span!(
-                "execute_tool",
-                otel.name = %format_args!("execute_tool {}", request.name),
-                gen_ai.operation.name = "execute_tool",
-                gen_ai.tool.name = %request.name,
-                gen_ai.tool.call.id = %request.id,
-                error.type = tracing::field::Empty,
-                toolsmith.tool.attempts = tracing::field::Empty,
-            );
+            let span = call_span(request);
             let ended_in = span.clone();
             let attempts = &attempts[index];
             context
@@ -824,6 +827,35 @@ impl ToolCallManager {
         }
         // Every call has ended: their tokens stay as they are.
         cancel_on_drop.disarm();
+    }
+}
+
+/// The `error.type` of a call not run because a call before it failed: a sequential stage's
+/// earlier call (fail-fast), or a call it depends on.
+const SKIPPED: &str = "skipped";
+
+/// The OpenTelemetry GenAI `execute_tool` span of the call `request`, under the current span.
+/// Its fields are built only when a subscriber records it (`info_span!` checks first).
+fn call_span(request: &ToolCallRequest) -> tracing::Span {
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {}", request.name),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %request.name,
+        gen_ai.tool.call.id = %request.id,
+        error.type = tracing::field::Empty,
+        toolsmith.tool.attempts = tracing::field::Empty,
+    )
+}
+
+/// Traces the call `request`, which did not run, as an `execute_tool` span that ends at
+/// once with `error.type` `error_type` and no attempt, so that a trace of a turn shows the
+/// model's calls that were refused too.
+fn trace_not_run(request: &ToolCallRequest, error_type: &'static str) {
+    let span = call_span(request);
+    if !span.is_disabled() {
+        span.record("error.type", error_type);
+        span.record("toolsmith.tool.attempts", 0);
     }
 }
 

@@ -12,6 +12,7 @@ use toolsmith_core::{
 };
 use toolsmith_harness::agent::{AgentSession, AgentTool};
 use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
+use tracing::Instrument as _;
 
 use crate::common::trace_tree::TraceTree;
 
@@ -395,4 +396,105 @@ async fn concurrent_calls_log_into_their_own_spans() {
             "{event:?} in {span:?}"
         );
     }
+}
+
+/// The `error.type` and `toolsmith.tool.attempts` of the `execute_tool` span of each call
+/// to `tool`, in the order the spans were made.
+fn ends_of(trace: &TraceTree, tool: &str) -> Vec<(Option<String>, Option<String>)> {
+    let spans = trace.spans();
+    trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| &spans[span])
+        .filter(|span| span.field("gen_ai.tool.name") == Some(tool))
+        .map(|span| {
+            (
+                span.field("error.type").map(str::to_owned),
+                span.field("toolsmith.tool.attempts").map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+fn not_run(error_type: &str) -> Vec<(Option<String>, Option<String>)> {
+    vec![(Some(format!("{error_type:?}")), Some("0".to_owned()))]
+}
+
+/// Calls the batch refuses without running them (an unknown tool, invalid arguments, a tool
+/// not offered) each still have an `execute_tool` span saying why, under the caller's span:
+/// a trace of a turn shows the model's bad calls too.
+#[tokio::test]
+async fn a_call_refused_before_it_runs_has_a_span_saying_why() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    manager
+        .register(Arc::new(FnTool::new(
+            "needs_path",
+            "Needs a path.",
+            Args::new(scheme::object().required("path", scheme::string()).build()),
+            |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("read")) },
+        )))
+        .unwrap();
+    manager.activate(&["needs_path".into()]);
+    let turn = tracing::info_span!("turn");
+    let outcomes = manager
+        .execute_turn(&calls_of(&["nope", "needs_path", "fine"]))
+        .instrument(turn)
+        .await;
+    assert!(outcomes.iter().all(|o| o.attempts == 0), "{outcomes:?}");
+
+    assert_eq!(ends_of(&trace, "nope"), not_run("unknown_tool"));
+    assert_eq!(ends_of(&trace, "needs_path"), not_run("invalid_arguments"));
+    assert_eq!(ends_of(&trace, "fine"), not_run("not_active"));
+    let spans = trace.spans();
+    let ids: Vec<_> = trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| {
+            assert_eq!(trace.path(span), ["execute_tool", "turn"]);
+            spans[span].field("gen_ai.tool.call.id").unwrap()
+        })
+        .collect();
+    assert_eq!(ids, ["c0", "c1", "c2"]);
+}
+
+/// A call skipped because an earlier one failed (a sequential stage's fail-fast, or a failed
+/// dependency) has a span with `error.type = "skipped"`.
+#[tokio::test]
+async fn a_call_skipped_after_a_failure_has_a_span_saying_so() {
+    use toolsmith_core::ExecutionHint;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    let call = |id: &str, name: &str| ToolCallRequest::new(id, name, ToolArguments::new());
+    let requests = [
+        call("first", "broken").with_hint(ExecutionHint::Sequential),
+        call("second", "fine").with_hint(ExecutionHint::Sequential),
+        call("after", "refusing").depends_on(["first"]),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(outcomes[1].attempts, 0, "{outcomes:?}");
+
+    assert_eq!(
+        ends_of(&trace, "broken"),
+        [(Some("\"execution\"".to_owned()), Some("1".to_owned()))]
+    );
+    assert_eq!(ends_of(&trace, "fine"), not_run("skipped"));
+    assert_eq!(ends_of(&trace, "refusing"), not_run("skipped"));
+}
+
+/// A batch that cannot be planned runs none of its calls; each has a span with the planning
+/// error's kind.
+#[tokio::test]
+async fn calls_of_a_batch_that_cannot_be_planned_have_spans() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    let requests =
+        [ToolCallRequest::new("c0", "fine", ToolArguments::new()).depends_on(["missing"])];
+    manager.execute_batch(&requests).await;
+
+    assert_eq!(ends_of(&trace, "fine"), not_run("invalid_arguments"));
 }
