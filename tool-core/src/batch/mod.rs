@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -192,6 +192,14 @@ enum Stop {
 }
 
 impl Stop {
+    /// The `error.type` of the spans of the calls it stops or keeps from starting.
+    fn error_type(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::DeadlinePassed(_) => "timeout",
+        }
+    }
+
     fn describe(self) -> String {
         match self {
             Self::Cancelled => "the batch was cancelled".to_owned(),
@@ -491,6 +499,7 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
         }
         let reason = stop.describe();
         let requests = self.workflow.requests();
+        let error_type = stop.error_type();
         for index in 0..requests.len() {
             if self.ends[index] != CallEnd::Pending {
                 continue;
@@ -506,11 +515,17 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
                     attempts: attempts[index].load(Ordering::Relaxed),
                     elapsed: started.elapsed(),
                 },
-                None => ToolCallOutcome::not_run(
-                    &request.id,
-                    &request.name,
-                    ToolError::Cancelled(format!("not run: {reason}")),
-                ),
+                None => {
+                    // A call launched has its span already, ended as it was dropped.
+                    if self.started[index].is_none() {
+                        trace_not_run(request, error_type);
+                    }
+                    ToolCallOutcome::not_run(
+                        &request.id,
+                        &request.name,
+                        ToolError::Cancelled(format!("not run: {reason}")),
+                    )
+                }
             };
             self.record(index, outcome);
         }
@@ -787,6 +802,8 @@ impl ToolCallManager {
             .map_or_else(CancellationToken::new, CancellationToken::child_token);
         let cancel_on_drop = batch_token.clone().drop_guard();
         let deadline_at = deadline.map(|(at, _)| at);
+        // Why the batch stopped, set before it drops its running calls: their spans say so.
+        let stopped_by = OnceLock::new();
         let launch = |index: usize, call: PreparedCall| {
             let request = &requests[index];
             let mut context = ToolCallContext::new(
@@ -801,13 +818,18 @@ impl ToolCallManager {
                 context = context.with_values(Arc::clone(values));
             }
             let span = call_span(request);
-            let ended_in = span.clone();
             let attempts = &attempts[index];
+            let ending = SpanEnding {
+                span: span.clone(),
+                attempts,
+                stopped_by: &stopped_by,
+                ended: false,
+            };
             context
                 .scope(call.run(self, request, attempts, deadline_at))
                 .instrument(span)
                 .map(move |result| {
-                    record_call_end(&ended_in, &result, attempts);
+                    ending.ended(&result);
                     (index, result)
                 })
         };
@@ -818,6 +840,7 @@ impl ToolCallManager {
                 .run_stage(stage, &mut in_flight, &launch, &attempts, stop)
                 .await;
             if let Err(stop) = ended {
+                let _ = stopped_by.set(stop);
                 batch_token.cancel();
                 // Running calls are dropped here, before their outcomes are written.
                 in_flight.clear();
@@ -859,27 +882,52 @@ fn trace_not_run(request: &ToolCallRequest, error_type: &'static str) {
     }
 }
 
-/// Records on a call's `execute_tool` span how it ended: `error.type`, the error's kind (or
-/// `tool_error` for a result the tool marked as an error), and how many times it ran.
-/// Nothing is built for a span no subscriber records.
-fn record_call_end(
-    span: &tracing::Span,
-    result: &Result<ToolCallResult, ToolError>,
-    attempts: &AtomicU32,
-) {
-    if span.is_disabled() {
-        return;
-    }
-    match result {
-        Ok(result) if result.is_error() => {
-            span.record("error.type", "tool_error");
+/// Records on a launched call's `execute_tool` span how it ended: when it ends
+/// ([`ended`](Self::ended)), or, dropped unfinished, as the batch's stop (`timeout` for its
+/// deadline, `cancelled` for its token or for the batch's own future dropped).
+struct SpanEnding<'a> {
+    span: tracing::Span,
+    attempts: &'a AtomicU32,
+    stopped_by: &'a OnceLock<Stop>,
+    ended: bool,
+}
+
+impl SpanEnding<'_> {
+    /// Records `error.type`, the error's kind (or `tool_error` for a result the tool marked
+    /// as an error), and how many times the call ran. Nothing is built for a span no
+    /// subscriber records.
+    fn ended(mut self, result: &Result<ToolCallResult, ToolError>) {
+        self.ended = true;
+        if self.span.is_disabled() {
+            return;
         }
-        Ok(_) => {}
-        Err(error) => {
-            span.record("error.type", error.kind().as_str());
+        match result {
+            Ok(result) if result.is_error() => {
+                self.span.record("error.type", "tool_error");
+            }
+            Ok(_) => {}
+            Err(error) => {
+                self.span.record("error.type", error.kind().as_str());
+            }
         }
+        self.record_attempts();
     }
-    span.record("toolsmith.tool.attempts", attempts.load(Ordering::Relaxed));
+
+    fn record_attempts(&self) {
+        let attempts = self.attempts.load(Ordering::Relaxed);
+        self.span.record("toolsmith.tool.attempts", attempts);
+    }
+}
+
+impl Drop for SpanEnding<'_> {
+    fn drop(&mut self) {
+        if self.ended || self.span.is_disabled() {
+            return;
+        }
+        let stop = self.stopped_by.get().copied().unwrap_or(Stop::Cancelled);
+        self.span.record("error.type", stop.error_type());
+        self.record_attempts();
+    }
 }
 
 /// The outcomes a sink collected, in request order.

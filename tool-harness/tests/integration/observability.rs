@@ -498,3 +498,77 @@ async fn calls_of_a_batch_that_cannot_be_planned_have_spans() {
 
     assert_eq!(ends_of(&trace, "fine"), not_run("invalid_arguments"));
 }
+
+/// A manager with `hang` (never ends) and `fine`.
+fn hanging_tools() -> ToolCallManager {
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(FnTool::new(
+            "hang",
+            "Never ends.",
+            Args::new(scheme::object().build()),
+            |_: ToolArgs<'_>| async {
+                std::future::pending::<()>().await;
+                Ok(ToolCallResult::text("never"))
+            },
+        )))
+        .unwrap();
+    manager.register(text_tool("fine", "ok")).unwrap();
+    manager
+}
+
+/// `hang` running, and `fine` waiting on it.
+fn hang_then_fine() -> [ToolCallRequest; 2] {
+    [
+        ToolCallRequest::new("c0", "hang", ToolArguments::new()),
+        ToolCallRequest::new("c1", "fine", ToolArguments::new()).depends_on(["c0"]),
+    ]
+}
+
+/// A batch stopped by its deadline ends the span of the call it stops, and of the call it
+/// never started, with `error.type = "timeout"`.
+#[tokio::test(start_paused = true)]
+async fn calls_stopped_by_a_batch_deadline_say_timeout() {
+    use toolsmith_core::BatchOptions;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = hanging_tools();
+    let options = BatchOptions::new().with_deadline(Duration::from_secs(5));
+    let outcomes = manager
+        .execute_batch_with(&hang_then_fine(), &options)
+        .await;
+    assert!(outcomes.iter().all(|o| o.result.is_err()), "{outcomes:?}");
+
+    assert_eq!(
+        ends_of(&trace, "hang"),
+        [(Some("\"timeout\"".to_owned()), Some("1".to_owned()))]
+    );
+    assert_eq!(ends_of(&trace, "fine"), not_run("timeout"));
+}
+
+/// A batch stopped by its token ends the span of the call it stops, and of the call it
+/// never started, with `error.type = "cancelled"`.
+#[tokio::test(start_paused = true)]
+async fn calls_stopped_by_cancelling_the_batch_say_cancelled() {
+    use toolsmith_core::{BatchOptions, CancellationToken};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = hanging_tools();
+    let token = CancellationToken::new();
+    let options = BatchOptions::new().with_cancellation(token.clone());
+    let cancel = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        token.cancel();
+    };
+    let requests = hang_then_fine();
+    let (outcomes, ()) = futures::join!(manager.execute_batch_with(&requests, &options), cancel);
+    assert!(outcomes.iter().all(|o| o.result.is_err()), "{outcomes:?}");
+
+    assert_eq!(
+        ends_of(&trace, "hang"),
+        [(Some("\"cancelled\"".to_owned()), Some("1".to_owned()))]
+    );
+    assert_eq!(ends_of(&trace, "fine"), not_run("cancelled"));
+}
