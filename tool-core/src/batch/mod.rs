@@ -492,7 +492,7 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
     /// not.
     fn finish_stopped(&mut self, stop: Stop, attempts: &[AtomicU32]) {
         if let Stop::DeadlinePassed(deadline) = stop {
-            tracing::info!(
+            tracing::debug!(
                 deadline = ?deadline,
                 "a batch deadline passed: its unfinished calls are stopped or not run"
             );

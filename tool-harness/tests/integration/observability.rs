@@ -572,3 +572,39 @@ async fn calls_stopped_by_cancelling_the_batch_say_cancelled() {
     );
     assert_eq!(ends_of(&trace, "fine"), not_run("cancelled"));
 }
+
+/// A tool's time limit expiring and a batch's deadline passing are routine (the call's span
+/// says `timeout`): each is a `debug` event with the limit (the time limit's in the call's
+/// span), not an `info` line per call.
+#[tokio::test(start_paused = true)]
+async fn expired_time_limits_are_debug_events() {
+    use toolsmith_core::BatchOptions;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = hanging_tools();
+    manager
+        .set_timeout("hang", Some(Duration::from_secs(2)))
+        .unwrap();
+    manager.execute_batch(&calls_of(&["hang"])).await;
+    let options = BatchOptions::new().with_deadline(Duration::from_secs(1));
+    manager
+        .execute_batch_with(&hang_then_fine(), &options)
+        .await;
+
+    let expired: Vec<_> = trace
+        .events()
+        .into_iter()
+        .filter(|event| event.line.contains("time limit") || event.line.contains("deadline"))
+        .collect();
+    assert_eq!(expired.len(), 2, "{expired:#?}");
+    assert!(
+        expired[0].line.contains("timed out") && expired[0].line.contains("limit=2s"),
+        "{expired:?}"
+    );
+    assert_eq!(expired[0].span, Some(trace.named("execute_tool")[0]));
+    assert!(expired[1].line.contains("deadline=1s"), "{expired:?}");
+    for event in expired {
+        assert_eq!(event.level, tracing::Level::DEBUG, "{event:?}");
+    }
+}
