@@ -608,3 +608,53 @@ async fn expired_time_limits_are_debug_events() {
         assert_eq!(event.level, tracing::Level::DEBUG, "{event:?}");
     }
 }
+
+/// A run that fails says why on its `invoke_agent` span (`error.type`, the error's
+/// `kind_name`); one that answers has none.
+#[tokio::test]
+async fn a_failed_run_says_why_on_its_span() {
+    use toolsmith_harness::model::ModelError;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = |turns: Vec<ScriptedTurn>| {
+        let session = AgentSession::builder(ScriptedModel::new(turns))
+            .with_model("m")
+            .with_max_turns(1)
+            .with_toolshed(ToolShed::new().tool(text_tool("fine", "ok")))
+            .build()
+            .unwrap();
+        session.tool_manager().activate(&["fine".into()]);
+        session
+    };
+    session(vec![ScriptedTurn::text("done")])
+        .run("go")
+        .await
+        .unwrap();
+    let failed = session(vec![ScriptedTurn::error(ModelError::Auth {
+        provider: "scripted".into(),
+        status: 401,
+        message: "bad key".into(),
+    })])
+    .run("go")
+    .await
+    .unwrap_err();
+    assert_eq!(failed.kind_name(), "model");
+    let looped = session(vec![ScriptedTurn::call("fine", json!({}))])
+        .run("go")
+        .await
+        .unwrap_err();
+    assert_eq!(looped.kind_name(), "max_turns");
+
+    let spans = trace.spans();
+    let ends: Vec<_> = trace
+        .named("invoke_agent")
+        .into_iter()
+        .map(|run| spans[run].field("error.type"))
+        .collect();
+    assert_eq!(
+        ends,
+        [None, Some("\"model\""), Some("\"max_turns\"")],
+        "{spans:#?}"
+    );
+}
