@@ -658,3 +658,96 @@ async fn a_failed_run_says_why_on_its_span() {
         "{spans:#?}"
     );
 }
+
+/// An embedder that is up (every text along one direction) or down, as a test says.
+#[derive(Default)]
+struct SwitchedEmbedder {
+    down: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl toolsmith_core::Embedder for SwitchedEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, toolsmith_core::ServiceError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(toolsmith_core::ServiceError::new(
+                "embedder",
+                "connection refused",
+            ));
+        }
+        Ok(texts.iter().map(|_| vec![1.0, 0.0, 0.0]).collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        3
+    }
+}
+
+/// An embedder that goes down is a warning once, when it starts failing: the searches
+/// after it, which answer from the lexical index as the first did, log at `debug` (the
+/// tool texts it could not embed too), until one succeeds, which says it recovered.
+#[tokio::test]
+async fn an_embedder_that_is_down_is_warned_of_once_until_it_recovers() {
+    use toolsmith_core::SessionParts;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let embedder = Arc::new(SwitchedEmbedder::default());
+    let manager = ToolShed::new()
+        .tool(text_tool("read_file", "read"))
+        .build(SessionParts::in_memory("s").with_embedder(embedder.clone()))
+        .unwrap();
+    let discovery = manager.discovery();
+    let search = || discovery.search("read a file", 3);
+    let embedder_events = || -> Vec<(tracing::Level, String)> {
+        trace
+            .events()
+            .into_iter()
+            .filter(|event| event.line.contains("embedder"))
+            .map(|event| (event.level, event.line))
+            .collect()
+    };
+
+    search().await;
+    assert_eq!(
+        embedder_events(),
+        [],
+        "an embedder that answers says nothing"
+    );
+
+    embedder.down.store(true, Ordering::SeqCst);
+    for _ in 0..3 {
+        assert!(!search().await.is_empty(), "answered lexically");
+    }
+    // A tool registered while the embedder is down: its text fails to embed too.
+    manager
+        .register(text_tool("write_file", "written"))
+        .unwrap();
+    search().await;
+    let down = embedder_events();
+    let warnings: Vec<_> = down
+        .iter()
+        .filter(|(level, _)| *level == tracing::Level::WARN)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{down:#?}");
+    assert!(warnings[0].1.contains("connection refused"), "{down:#?}");
+    assert!(
+        down.iter()
+            .all(|(level, _)| *level == tracing::Level::WARN || *level == tracing::Level::DEBUG),
+        "{down:#?}"
+    );
+
+    embedder.down.store(false, Ordering::SeqCst);
+    search().await;
+    search().await;
+    let after = &embedder_events()[down.len()..];
+    assert_eq!(after.len(), 1, "{after:#?}");
+    assert!(after[0].1.contains("recovered"), "{after:#?}");
+    assert_eq!(discovery.embedded(), 2);
+
+    // Down again: warned of again.
+    embedder.down.store(true, Ordering::SeqCst);
+    search().await;
+    let again = &embedder_events()[down.len() + 1..];
+    assert_eq!(again.len(), 1, "{again:#?}");
+    assert_eq!(again[0].0, tracing::Level::WARN);
+}
