@@ -751,3 +751,78 @@ async fn an_embedder_that_is_down_is_warned_of_once_until_it_recovers() {
     assert_eq!(again.len(), 1, "{again:#?}");
     assert_eq!(again[0].0, tracing::Level::WARN);
 }
+
+/// Each request an `McpClient` makes is an `mcp.request` span named as OpenTelemetry's MCP
+/// conventions name a client's span, with the server's label: its listing at connect, and
+/// each bridged tool's call, under the call's `execute_tool`, with how it ended.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn an_mcp_clients_requests_are_traced() {
+    use toolsmith_harness::mcp::{
+        JsonLimits, McpClient, McpClientOptions, McpNames, McpServer, serve_until_closed,
+    };
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let (served, _) = crate::mcp::demo_manager();
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(serve_until_closed(
+        McpServer::new(served),
+        server_read,
+        server_write,
+        JsonLimits::for_server(),
+    ));
+    let (read, write) = tokio::io::split(client_end);
+    let options = McpClientOptions::default().with_names(McpNames::new());
+    let client = McpClient::connect_io("in-process", read, write, options)
+        .await
+        .unwrap();
+    let manager = ToolCallManager::new("consumer");
+    let bridged = client.tools().len();
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    let calls = [
+        ToolCallRequest::new(
+            "c0",
+            "add",
+            ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap(),
+        ),
+        ToolCallRequest::new("c1", "fail", ToolArguments::new()),
+    ];
+    let outcomes = manager.execute_batch(&calls).await;
+    assert!(outcomes[0].result.is_ok(), "{outcomes:?}");
+    client.close().await;
+    serving.await.unwrap().unwrap();
+
+    let spans = trace.spans();
+    let requests: Vec<_> = trace.named("mcp.request");
+    let seen: Vec<_> = requests
+        .iter()
+        .map(|&span| {
+            let span = &spans[span];
+            assert_eq!(span.field("toolsmith.mcp.server"), Some("in-process"));
+            (
+                span.field("otel.name").unwrap_or_default(),
+                span.field("mcp.method.name").unwrap_or_default(),
+                span.field("error.type"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("tools/list", "\"tools/list\"", None),
+            ("tools/call add", "\"tools/call\"", None),
+            // The bridge reads the server's error result as the call's execution error.
+            ("tools/call fail", "\"tools/call\"", Some("\"execution\"")),
+        ],
+        "{spans:#?}"
+    );
+    let listed = spans[requests[0]].field("toolsmith.mcp.tools").unwrap();
+    assert_eq!(listed, bridged.to_string());
+    for &call in &requests[1..] {
+        assert_eq!(trace.path(call)[..2], ["mcp.request", "execute_tool"]);
+    }
+}
