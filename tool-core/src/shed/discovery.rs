@@ -4,6 +4,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
+use tracing::Instrument as _;
+
 use super::embedding_index::EmbeddingIndex;
 use super::lexical::{LexicalHit, LexicalIndex};
 use crate::manager::RegisteredTool;
@@ -293,8 +295,30 @@ impl ToolDiscovery {
     }
 
     /// What [`search`](Self::search) finds, each lexical hit with the registration the
-    /// tool was indexed with.
+    /// tool was indexed with; in a `shed.search` span saying how long the query was (in
+    /// characters: its text is the model's words, never traced), the limit, and how many
+    /// tools were found, and how many of them by embedding.
     pub(crate) async fn find(&self, query: &str, limit: usize) -> Vec<FoundTool> {
+        let span = tracing::info_span!(
+            "shed.search",
+            toolsmith.shed.query.length = query.chars().count(),
+            toolsmith.shed.limit = limit,
+            toolsmith.shed.hits = tracing::field::Empty,
+            toolsmith.shed.embedding_hits = tracing::field::Empty,
+        );
+        let hits = self.find_hits(query, limit).instrument(span.clone()).await;
+        if !span.is_disabled() {
+            let by_embedding = hits
+                .iter()
+                .filter(|hit| hit.matched_by == MatchedBy::Embedding)
+                .count();
+            span.record("toolsmith.shed.hits", hits.len());
+            span.record("toolsmith.shed.embedding_hits", by_embedding);
+        }
+        hits
+    }
+
+    async fn find_hits(&self, query: &str, limit: usize) -> Vec<FoundTool> {
         // A blank query describes nothing: by embedding it would find the tools nearest to
         // nothing (a zero vector ranks every tool alike).
         if limit == 0 || crate::is_blank(query) {

@@ -826,3 +826,56 @@ async fn an_mcp_clients_requests_are_traced() {
         assert_eq!(trace.path(call)[..2], ["mcp.request", "execute_tool"]);
     }
 }
+
+/// A `shed` search is a `shed.search` span under the `shed` call's `execute_tool`: how long
+/// the query is, the limit, how many tools it found and how many by embedding; never the
+/// query's text, which is the model's words.
+#[tokio::test]
+async fn a_shed_search_is_traced_without_its_query() {
+    use toolsmith_core::SessionParts;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let embedder = Arc::new(SwitchedEmbedder::default());
+    let manager = ToolShed::new()
+        .tool(text_tool("read_file", "read"))
+        .tool(text_tool("write_file", "written"))
+        .build(SessionParts::in_memory("s").with_embedder(embedder.clone()))
+        .unwrap();
+    let query = "read_file secret plans";
+    let search = |id: &str| {
+        ToolCallRequest::new(
+            id,
+            "shed",
+            ToolArguments::try_from(json!({"description": query, "limit": 1})).unwrap(),
+        )
+    };
+    manager.execute_batch(&[search("c0")]).await;
+    embedder.down.store(true, Ordering::SeqCst);
+    manager.execute_batch(&[search("c1")]).await;
+
+    let spans = trace.spans();
+    let searches = trace.named("shed.search");
+    assert_eq!(searches.len(), 2, "{spans:#?}");
+    for (&search, embedding_hits) in searches.iter().zip(["1", "0"]) {
+        let span = &spans[search];
+        assert_eq!(trace.path(search), ["shed.search", "execute_tool"]);
+        let length = query.chars().count().to_string();
+        assert_eq!(
+            span.field("toolsmith.shed.query.length"),
+            Some(length.as_str())
+        );
+        assert_eq!(span.field("toolsmith.shed.limit"), Some("1"));
+        assert_eq!(span.field("toolsmith.shed.hits"), Some("1"), "{span:?}");
+        assert_eq!(
+            span.field("toolsmith.shed.embedding_hits"),
+            Some(embedding_hits),
+            "{span:?}"
+        );
+    }
+    for span in &spans {
+        for (_, value) in &span.fields {
+            assert!(!value.contains("secret plans"), "{span:?}");
+        }
+    }
+}
