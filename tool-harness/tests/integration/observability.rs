@@ -879,3 +879,119 @@ async fn a_shed_search_is_traced_without_its_query() {
         }
     }
 }
+
+/// Denies every call to `guarded`.
+struct DenyGuarded;
+
+#[async_trait::async_trait]
+impl toolsmith_harness::agent::ToolHook for DenyGuarded {
+    async fn before_tool(&self, call: &ToolCallRequest) -> toolsmith_harness::agent::HookDecision {
+        if call.name == "guarded" {
+            toolsmith_harness::agent::HookDecision::Deny("not today".into())
+        } else {
+            toolsmith_harness::agent::HookDecision::Allow
+        }
+    }
+}
+
+/// An agent turn's calls that never reach the batch (arguments that do not read, an id
+/// given twice, a hook's denial) each have an `execute_tool` span as a run call does, with
+/// the same fields, under the run, saying why.
+#[tokio::test]
+async fn a_turns_calls_kept_from_the_batch_have_spans_saying_why() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("c1", "fine", json!({}))
+            .and_raw_call("fine", "{\"a\": ")
+            .and_call_with_id("c1", "fine", json!({}))
+            .and_call_with_id("c3", "guarded", json!({})),
+        ScriptedTurn::text("done"),
+    ]))
+    .with_model("m")
+    .with_hook(DenyGuarded)
+    .with_toolshed(
+        ToolShed::new()
+            .tool(text_tool("fine", "ok"))
+            .tool(text_tool("guarded", "kept")),
+    )
+    .build()
+    .unwrap();
+    session
+        .tool_manager()
+        .activate(&["fine".into(), "guarded".into()]);
+    session.run("go").await.unwrap();
+
+    let spans = trace.spans();
+    let calls: Vec<_> = trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| &spans[span])
+        .collect();
+    let ends: Vec<_> = calls
+        .iter()
+        .map(|span| {
+            (
+                span.field("gen_ai.tool.name").unwrap_or_default(),
+                span.field("error.type"),
+                span.field("toolsmith.tool.attempts"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("fine", Some("\"unreadable\""), Some("0")),
+            ("fine", Some("\"repeated_id\""), Some("0")),
+            ("guarded", Some("\"denied\""), Some("0")),
+            ("fine", None, Some("1")),
+        ],
+        "{spans:#?}"
+    );
+    let run = trace.named("invoke_agent")[0];
+    // Every field of a call that ran, in any order; `error.type` aside (it did not fail).
+    let names = |span: &crate::common::trace_tree::SpanRecord| {
+        span.fields
+            .iter()
+            .map(|(name, _)| name.clone())
+            .filter(|name| name != "error.type")
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    for span in &calls {
+        assert_eq!(span.parent, Some(run), "{span:?}");
+        assert_eq!(names(span), names(calls[3]), "{span:?}");
+    }
+}
+
+/// A destructive call to a tool not offered, which the session refuses before asking its
+/// approval (and so before the batch), has a span too.
+#[tokio::test]
+async fn a_call_refused_before_its_approval_has_a_span() {
+    use toolsmith_core::ToolAnnotations;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let wipe = FnTool::new(
+        "wipe",
+        "Wipes.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("wiped")) },
+    )
+    .with_annotations(ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    });
+    let session = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::call("wipe", json!({})),
+        ScriptedTurn::text("done"),
+    ]))
+    .with_model("m")
+    .with_approval(|_: &ToolCallRequest| true)
+    .with_toolshed(ToolShed::new().tool(Arc::new(wipe)))
+    .build()
+    .unwrap();
+    session.run("go").await.unwrap();
+
+    assert_eq!(ends_of(&trace, "wipe"), not_run("not_active"));
+}
