@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -192,6 +192,14 @@ enum Stop {
 }
 
 impl Stop {
+    /// The `error.type` of the spans of the calls it stops or keeps from starting.
+    fn error_type(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::DeadlinePassed(_) => "timeout",
+        }
+    }
+
     fn describe(self) -> String {
         match self {
             Self::Cancelled => "the batch was cancelled".to_owned(),
@@ -288,8 +296,16 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
         failed
     }
 
+    /// Records that call `index` did not run, with `error`, and traces it with the error's
+    /// kind as `error.type`.
     fn record_not_run(&mut self, index: usize, error: ToolError) {
+        self.record_not_run_as(index, error.kind().as_str(), error);
+    }
+
+    /// Records that call `index` did not run, with `error`, and traces it as `error_type`.
+    fn record_not_run_as(&mut self, index: usize, error_type: &'static str, error: ToolError) {
         let request = self.request(index);
+        trace_not_run(request, error_type);
         let outcome = ToolCallOutcome::not_run(&request.id, &request.name, error);
         self.record(index, outcome);
     }
@@ -309,10 +325,11 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
             .copied()
             .find(|&d| self.failed(d));
         let admitted = match failed_dependency {
-            Some(dependency) => Err(ToolError::Cancelled(format!(
-                "dependency {} failed",
-                self.request(dependency).id
-            ))),
+            Some(dependency) => {
+                let reason = format!("dependency {} failed", self.request(dependency).id);
+                self.record_not_run_as(index, SKIPPED, ToolError::Cancelled(reason));
+                return None;
+            }
             None if self.check_offers => self
                 .manager
                 .check_offered(&self.request(index).name)
@@ -385,7 +402,7 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
                         "call {} failed earlier in this sequential stage",
                         self.request(failed).id
                     );
-                    self.record_not_run(index, ToolError::Cancelled(reason));
+                    self.record_not_run_as(index, SKIPPED, ToolError::Cancelled(reason));
                     continue;
                 }
                 // A call that waited for a slot while tools were registered or removed, or
@@ -475,13 +492,14 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
     /// not.
     fn finish_stopped(&mut self, stop: Stop, attempts: &[AtomicU32]) {
         if let Stop::DeadlinePassed(deadline) = stop {
-            tracing::info!(
+            tracing::debug!(
                 deadline = ?deadline,
                 "a batch deadline passed: its unfinished calls are stopped or not run"
             );
         }
         let reason = stop.describe();
         let requests = self.workflow.requests();
+        let error_type = stop.error_type();
         for index in 0..requests.len() {
             if self.ends[index] != CallEnd::Pending {
                 continue;
@@ -497,11 +515,17 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
                     attempts: attempts[index].load(Ordering::Relaxed),
                     elapsed: started.elapsed(),
                 },
-                None => ToolCallOutcome::not_run(
-                    &request.id,
-                    &request.name,
-                    ToolError::Cancelled(format!("not run: {reason}")),
-                ),
+                None => {
+                    // A call launched has its span already, ended as it was dropped.
+                    if self.started[index].is_none() {
+                        trace_not_run(request, error_type);
+                    }
+                    ToolCallOutcome::not_run(
+                        &request.id,
+                        &request.name,
+                        ToolError::Cancelled(format!("not run: {reason}")),
+                    )
+                }
             };
             self.record(index, outcome);
         }
@@ -708,6 +732,7 @@ impl ToolCallManager {
             Ok(workflow) => self.run_workflow(&workflow, options, sink).await,
             Err(error) => {
                 for (index, r) in requests.iter().enumerate() {
+                    trace_not_run(r, error.kind().as_str());
                     sink(
                         index,
                         ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
@@ -732,6 +757,7 @@ impl ToolCallManager {
                     "not run: a batch deadline needs a Tokio runtime".to_owned(),
                 );
                 for (index, r) in workflow.requests().iter().enumerate() {
+                    trace_not_run(r, error.kind().as_str());
                     sink(
                         index,
                         ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
@@ -776,6 +802,8 @@ impl ToolCallManager {
             .map_or_else(CancellationToken::new, CancellationToken::child_token);
         let cancel_on_drop = batch_token.clone().drop_guard();
         let deadline_at = deadline.map(|(at, _)| at);
+        // Why the batch stopped, set before it drops its running calls: their spans say so.
+        let stopped_by = OnceLock::new();
         let launch = |index: usize, call: PreparedCall| {
             let request = &requests[index];
             let mut context = ToolCallContext::new(
@@ -789,22 +817,19 @@ impl ToolCallManager {
             if let Some(values) = &options.call_values {
                 context = context.with_values(Arc::clone(values));
             }
-            let span = tracing::info_span!(
-                "execute_tool",
-                otel.name = %format_args!("execute_tool {}", request.name),
-                gen_ai.operation.name = "execute_tool",
-                gen_ai.tool.name = %request.name,
-                gen_ai.tool.call.id = %request.id,
-                error.type = tracing::field::Empty,
-                toolsmith.tool.attempts = tracing::field::Empty,
-            );
-            let ended_in = span.clone();
+            let span = call_span(request);
             let attempts = &attempts[index];
+            let ending = SpanEnding {
+                span: span.clone(),
+                attempts,
+                stopped_by: &stopped_by,
+                ended: false,
+            };
             context
                 .scope(call.run(self, request, attempts, deadline_at))
                 .instrument(span)
                 .map(move |result| {
-                    record_call_end(&ended_in, &result, attempts);
+                    ending.ended(&result);
                     (index, result)
                 })
         };
@@ -815,6 +840,7 @@ impl ToolCallManager {
                 .run_stage(stage, &mut in_flight, &launch, &attempts, stop)
                 .await;
             if let Err(stop) = ended {
+                let _ = stopped_by.set(stop);
                 batch_token.cancel();
                 // Running calls are dropped here, before their outcomes are written.
                 in_flight.clear();
@@ -827,27 +853,81 @@ impl ToolCallManager {
     }
 }
 
-/// Records on a call's `execute_tool` span how it ended: `error.type`, the error's kind (or
-/// `tool_error` for a result the tool marked as an error), and how many times it ran.
-/// Nothing is built for a span no subscriber records.
-fn record_call_end(
-    span: &tracing::Span,
-    result: &Result<ToolCallResult, ToolError>,
-    attempts: &AtomicU32,
-) {
-    if span.is_disabled() {
-        return;
+/// The `error.type` of a call not run because a call before it failed: a sequential stage's
+/// earlier call (fail-fast), or a call it depends on.
+const SKIPPED: &str = "skipped";
+
+/// The OpenTelemetry GenAI `execute_tool` span of the call `request`, under the current span.
+/// Its fields are built only when a subscriber records it (`info_span!` checks first).
+fn call_span(request: &ToolCallRequest) -> tracing::Span {
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {}", request.name),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %request.name,
+        gen_ai.tool.call.id = %request.id,
+        error.type = tracing::field::Empty,
+        toolsmith.tool.attempts = tracing::field::Empty,
+    )
+}
+
+/// Traces the call `request`, which did not run, as an `execute_tool` span that ends at
+/// once with `error.type` `error_type` and no attempt, so that a trace of a turn shows the
+/// model's calls that were refused too.
+fn trace_not_run(request: &ToolCallRequest, error_type: &'static str) {
+    let span = call_span(request);
+    if !span.is_disabled() {
+        span.record("error.type", error_type);
+        span.record("toolsmith.tool.attempts", 0);
     }
-    match result {
-        Ok(result) if result.is_error() => {
-            span.record("error.type", "tool_error");
+}
+
+/// Records on a launched call's `execute_tool` span how it ended: when it ends
+/// ([`ended`](Self::ended)), or, dropped unfinished, as the batch's stop (`timeout` for its
+/// deadline, `cancelled` for its token or for the batch's own future dropped).
+struct SpanEnding<'a> {
+    span: tracing::Span,
+    attempts: &'a AtomicU32,
+    stopped_by: &'a OnceLock<Stop>,
+    ended: bool,
+}
+
+impl SpanEnding<'_> {
+    /// Records `error.type`, the error's kind (or `tool_error` for a result the tool marked
+    /// as an error), and how many times the call ran. Nothing is built for a span no
+    /// subscriber records.
+    fn ended(mut self, result: &Result<ToolCallResult, ToolError>) {
+        self.ended = true;
+        if self.span.is_disabled() {
+            return;
         }
-        Ok(_) => {}
-        Err(error) => {
-            span.record("error.type", error.kind().as_str());
+        match result {
+            Ok(result) if result.is_error() => {
+                self.span.record("error.type", "tool_error");
+            }
+            Ok(_) => {}
+            Err(error) => {
+                self.span.record("error.type", error.kind().as_str());
+            }
         }
+        self.record_attempts();
     }
-    span.record("toolsmith.tool.attempts", attempts.load(Ordering::Relaxed));
+
+    fn record_attempts(&self) {
+        let attempts = self.attempts.load(Ordering::Relaxed);
+        self.span.record("toolsmith.tool.attempts", attempts);
+    }
+}
+
+impl Drop for SpanEnding<'_> {
+    fn drop(&mut self) {
+        if self.ended || self.span.is_disabled() {
+            return;
+        }
+        let stop = self.stopped_by.get().copied().unwrap_or(Stop::Cancelled);
+        self.span.record("error.type", stop.error_type());
+        self.record_attempts();
+    }
 }
 
 /// The outcomes a sink collected, in request order.

@@ -300,7 +300,7 @@ where
             }
             // `ToolError::Timeout` names only the tool (its shape is the specification's):
             // the log says which limit expired.
-            tracing::info!(tool = name, limit = ?limit, "a tool call timed out: its time limit expired");
+            tracing::debug!(tool = name, limit = ?limit, "a tool call timed out: its time limit expired");
             Err(ToolError::timeout(name))
         }
     }

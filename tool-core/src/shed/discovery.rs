@@ -1,7 +1,10 @@
 //! [`ToolDiscovery`]: the search behind the `shed` meta-tool.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
+
+use tracing::Instrument as _;
 
 use super::embedding_index::EmbeddingIndex;
 use super::lexical::{LexicalHit, LexicalIndex};
@@ -106,6 +109,9 @@ pub struct ToolDiscovery {
     lexical: RwLock<LexicalIndex<Entry>>,
     embeddings: EmbeddingIndex,
     embedder: RwLock<Option<Arc<dyn Embedder>>>,
+    /// The embedder failed the last search's query: it is down, and was warned of once;
+    /// the searches that find it still down log at `debug` until one succeeds.
+    embedder_down: AtomicBool,
 }
 
 impl std::fmt::Debug for ToolDiscovery {
@@ -201,6 +207,8 @@ impl ToolDiscovery {
             .embedder
             .write()
             .unwrap_or_else(PoisonError::into_inner) = embedder;
+        // Another embedder: its first failure is warned of.
+        self.embedder_down.store(false, Ordering::Relaxed);
         self.embeddings.clear();
         if enabled {
             for tool in tools {
@@ -287,8 +295,30 @@ impl ToolDiscovery {
     }
 
     /// What [`search`](Self::search) finds, each lexical hit with the registration the
-    /// tool was indexed with.
+    /// tool was indexed with; in a `shed.search` span saying how long the query was (in
+    /// characters: its text is the model's words, never traced), the limit, and how many
+    /// tools were found, and how many of them by embedding.
     pub(crate) async fn find(&self, query: &str, limit: usize) -> Vec<FoundTool> {
+        let span = tracing::info_span!(
+            "shed.search",
+            toolsmith.shed.query.length = query.chars().count(),
+            toolsmith.shed.limit = limit,
+            toolsmith.shed.hits = tracing::field::Empty,
+            toolsmith.shed.embedding_hits = tracing::field::Empty,
+        );
+        let hits = self.find_hits(query, limit).instrument(span.clone()).await;
+        if !span.is_disabled() {
+            let by_embedding = hits
+                .iter()
+                .filter(|hit| hit.matched_by == MatchedBy::Embedding)
+                .count();
+            span.record("toolsmith.shed.hits", hits.len());
+            span.record("toolsmith.shed.embedding_hits", by_embedding);
+        }
+        hits
+    }
+
+    async fn find_hits(&self, query: &str, limit: usize) -> Vec<FoundTool> {
         // A blank query describes nothing: by embedding it would find the tools nearest to
         // nothing (a zero vector ranks every tool alike).
         if limit == 0 || crate::is_blank(query) {
@@ -306,15 +336,31 @@ impl ToolDiscovery {
                 .await
             {
                 Ok(found) => {
+                    if self.embedder_down.swap(false, Ordering::Relaxed) {
+                        tracing::info!(
+                            "tool discovery: the embedder recovered; searching by embedding again"
+                        );
+                    }
                     let named = hits.first().map(|hit| Arc::clone(&hit.name));
                     let rest = found
                         .into_iter()
                         .filter(|hit| Some(&hit.name) != named.as_ref());
                     hits.extend(rest.take(limit - hits.len()));
                 }
-                Err(err) => tracing::warn!(
-                    "tool discovery: the embedder failed ({err}); answering from the lexical index"
-                ),
+                Err(err) => {
+                    if self.embedder_down.swap(true, Ordering::Relaxed) {
+                        tracing::debug!(
+                            "tool discovery: the embedder is still failing ({err}); answering \
+                             from the lexical index"
+                        );
+                    } else {
+                        tracing::warn!(
+                            "tool discovery: the embedder failed ({err}); answering from the \
+                             lexical index until it answers again (said once, then at debug \
+                             level)"
+                        );
+                    }
+                }
             }
         }
         self.fill_lexical(query, limit, &mut hits);
@@ -330,24 +376,31 @@ impl ToolDiscovery {
     ) -> Result<Vec<FoundTool>, ServiceError> {
         let dimensions = embedder.dimensions();
         self.embeddings.start_search();
+        let mut failed_batch = None;
         while let Some(batch) = self.embeddings.take_pending() {
             let embedded = embedder.embed(&batch.texts).await.and_then(|vectors| {
                 check_embeddings(&vectors, &batch.texts, dimensions).map(|()| vectors)
             });
             match embedded {
                 Ok(vectors) => batch.complete(vectors),
-                // Put back to be tried in smaller batches (logged): the tools embedded so
-                // far still answer the query, and the next search goes on with the rest.
+                // Put back to be tried in smaller batches: the tools embedded so far still
+                // answer the query, and the next search goes on with the rest.
                 Err(error) => {
-                    batch.fail(&error);
+                    failed_batch = Some((batch.fail(), error));
                     break;
                 }
             }
         }
         let query_text = [query.to_owned()];
-        let mut query_vectors = embedder.embed(&query_text).await?;
-        check_embeddings(&query_vectors, &query_text, dimensions)?;
-        let Some(query) = unit_vector(query_vectors.swap_remove(0)) else {
+        let query_vectors = embedder.embed(&query_text).await.and_then(|vectors| {
+            check_embeddings(&vectors, &query_text, dimensions).map(|()| vectors)
+        });
+        // Logged once the query says whether the embedder is down (then the search warns
+        // of that, once) or refused those texts only (a warning of its own).
+        if let Some((batch, error)) = failed_batch {
+            batch.log(&error, query_vectors.is_err());
+        }
+        let Some(query) = unit_vector(query_vectors?.swap_remove(0)) else {
             return Ok(Vec::new());
         };
         Ok(self

@@ -250,10 +250,11 @@ impl PendingBatch<'_> {
         }
     }
 
-    /// Puts the texts of a batch the embedder failed (with `error`) back: a batch of several
-    /// to be tried from the next search in halves, a text alone after twice the searches it
-    /// waited last time (2 the first time, at most [`MAX_LONE_RETRY_WAIT`]).
-    pub(crate) fn fail(mut self, error: &ServiceError) {
+    /// Puts the texts of a batch the embedder failed back: a batch of several to be tried
+    /// from the next search in halves, a text alone after twice the searches it waited last
+    /// time (2 the first time, at most [`MAX_LONE_RETRY_WAIT`]). Returns what to log, once
+    /// the search knows whether the embedder is down.
+    pub(crate) fn fail(mut self) -> FailedBatch {
         let items = std::mem::take(&mut self.items);
         let size = items.len();
         let lone = (size == 1).then(|| Arc::clone(&items[0].0));
@@ -280,14 +281,40 @@ impl PendingBatch<'_> {
             entries.retry_from(now.saturating_add(wait), queued);
         }
         drop(entries);
-        match lone {
-            Some(name) => tracing::warn!(
+        FailedBatch { lone, size, wait }
+    }
+}
+
+/// A batch of tool texts the embedder failed, put back ([`PendingBatch::fail`]).
+pub(crate) struct FailedBatch {
+    /// The tool, when the batch was its text alone.
+    lone: Option<Arc<str>>,
+    size: usize,
+    /// The searches a lone text waits before it is tried again.
+    wait: u64,
+}
+
+impl FailedBatch {
+    /// Logs the failure, with `error`: a warning, unless the embedder is `down` (it failed
+    /// the query too), which the search reports, once; then a `debug` event.
+    pub(crate) fn log(&self, error: &ServiceError, down: bool) {
+        let (size, wait) = (self.size, self.wait);
+        match (&self.lone, down) {
+            (Some(name), false) => tracing::warn!(
                 "tool discovery: the embedder failed on the text of `{name}` ({error}); \
                  tried again in {wait} searches, found lexically meanwhile"
             ),
-            None => tracing::warn!(
+            (Some(name), true) => tracing::debug!(
+                "tool discovery: the embedder failed on the text of `{name}` ({error}); \
+                 tried again in {wait} searches"
+            ),
+            (None, false) => tracing::warn!(
                 "tool discovery: the embedder failed on a batch of {size} tool texts \
                  ({error}); they are tried again in smaller batches from the next search"
+            ),
+            (None, true) => tracing::debug!(
+                "tool discovery: the embedder failed on a batch of {size} tool texts \
+                 ({error}); tried again from the next search"
             ),
         }
     }

@@ -139,6 +139,34 @@ pub enum AgenticError {
 }
 
 impl AgenticError {
+    /// The variant's name, `snake_case`, as a run's `invoke_agent` span records it in
+    /// `error.type`: `"tool_shed"`, `"config"`, `"model"`, `"max_turns"`, `"token_budget"`,
+    /// `"caller_token_budget"`, `"nested_too_deep"`, `"cancelled"`, `"stopped"`,
+    /// `"panicked"` or `"answer_invalid"`. A name for grouping failures (metrics, logs);
+    /// the error's text says the rest.
+    ///
+    /// ```
+    /// use toolsmith_harness::agent::AgenticError;
+    ///
+    /// let error = AgenticError::Config("no model name".into());
+    /// assert_eq!(error.kind_name(), "config");
+    /// ```
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::ToolShed(_) => "tool_shed",
+            Self::Config(_) => "config",
+            Self::Model { .. } => "model",
+            Self::MaxTurns { .. } => "max_turns",
+            Self::TokenBudget { .. } => "token_budget",
+            Self::CallerTokenBudget { .. } => "caller_token_budget",
+            Self::NestedTooDeep { .. } => "nested_too_deep",
+            Self::Cancelled { .. } => "cancelled",
+            Self::Stopped { .. } => "stopped",
+            Self::Panicked { .. } => "panicked",
+            Self::AnswerInvalid { .. } => "answer_invalid",
+        }
+    }
+
     /// The run so far, for the errors that end a run.
     pub fn run(&self) -> Option<&AgentRun> {
         match self {

@@ -299,6 +299,28 @@ pub enum NotRunReason {
     Panicked,
 }
 
+impl NotRunReason {
+    /// The reason's name, `snake_case` as it serializes: `"unreadable"`, `"repeated_id"`,
+    /// `"cut_off"`, `"cancelled"`, `"stopped"`, `"panicked"` (the `error.type` of the call's
+    /// `execute_tool` span).
+    ///
+    /// ```
+    /// use toolsmith_harness::agent::NotRunReason;
+    ///
+    /// assert_eq!(NotRunReason::RepeatedId.as_str(), "repeated_id");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unreadable => "unreadable",
+            Self::RepeatedId => "repeated_id",
+            Self::CutOff => "cut_off",
+            Self::Cancelled => "cancelled",
+            Self::Stopped => "stopped",
+            Self::Panicked => "panicked",
+        }
+    }
+}
+
 /// Receives a session's events.
 ///
 /// A handler that panics does not end the run: the panic is caught and logged

@@ -633,6 +633,7 @@ impl AgentSession {
             gen_ai.request.model = %self.model_name,
             gen_ai.usage.input_tokens = tracing::field::Empty,
             gen_ai.usage.output_tokens = tracing::field::Empty,
+            error.type = tracing::field::Empty,
         );
         let mut request = ChatRequest {
             model: self.model_name.clone(),
@@ -684,7 +685,11 @@ impl AgentSession {
                 run.text = text;
                 Ok(run)
             }
-            Err(end) => Err(end.into_error(run, self.max_turns)),
+            Err(end) => {
+                let error = end.into_error(run, self.max_turns);
+                span.record("error.type", error.kind_name());
+                Err(error)
+            }
         }
     }
 

@@ -9,6 +9,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::{Peer, RoleClient};
 use toolsmith_core::{Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolError, ToolImpl};
+use tracing::Instrument as _;
 
 use super::call_result::{from_mcp, refused_arguments};
 use super::server::cut;
@@ -251,7 +252,42 @@ impl ToolImpl for McpToolBridge {
         Arc::clone(&self.definition)
     }
 
+    /// The call as a `tools/call` request, in an `mcp.request` span (OpenTelemetry's MCP
+    /// client span) that records how it ended.
     async fn execute(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
+        let span = tracing::info_span!(
+            "mcp.request",
+            otel.name = %format_args!("tools/call {}", self.original),
+            otel.kind = "client",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %self.original,
+            toolsmith.mcp.server = %self.server,
+            error.type = tracing::field::Empty,
+        );
+        let ended = self.call(arguments).instrument(span.clone()).await;
+        if !span.is_disabled() {
+            match &ended {
+                Ok(result) if result.is_error() => {
+                    span.record("error.type", "tool_error");
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    span.record("error.type", error.kind().as_str());
+                }
+            }
+        }
+        ended
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+}
+
+impl McpToolBridge {
+    /// Sends the call to the server and reads its answer.
+    async fn call(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
         let params = CallToolRequestParams::new(self.original.to_string())
             .with_arguments(arguments.as_map().clone());
         // Dropping this future (the manager's time limit, a cancelled batch) sends the
@@ -274,10 +310,6 @@ impl ToolImpl for McpToolBridge {
             Ok(result) => from_mcp((self.name(), &self.original), result, self.wrapped),
             Err(error) => Err(self.failure(error)),
         }
-    }
-
-    fn timeout(&self) -> Option<Duration> {
-        self.timeout
     }
 }
 

@@ -2,6 +2,7 @@
 //! group of its own, and on close, drop, a failed handshake or a timeout its whole group is
 //! ended and the child reaped (no zombie, and no orphaned grandchild).
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::error::McpError;
+use crate::redacted_url::redacted_url;
 
 /// How long a child has to exit on its own once its stdin is closed, and again after
 /// `SIGTERM`, before it is killed.
@@ -21,12 +23,28 @@ const REAP_WAIT: Duration = Duration::from_millis(200);
 
 /// The command that starts an MCP server speaking on its stdin and stdout.
 ///
+/// Its `Display` names the server in errors and logs (and, from a bridged tool's error,
+/// to the model): the program and its arguments, which tell one `npx`-started server from
+/// another, with what may be a secret hidden. The value of a flag whose name looks secret
+/// (`--token VALUE`, `--api-key=VALUE`, `-password VALUE`: a name holding `token`,
+/// `secret`, `password`, `passwd`, `credential` or `auth`, or a word ending in `key`, as
+/// in `--api-key` and `--apikey`) shows as `***`, and so do those of a `NAME=VALUE` or
+/// `Name: value` argument with such a name (`GITHUB_TOKEN=…`, `Authorization: Bearer …`);
+/// a URL shows without its user name, password and query values
+/// ([`redacted_url`](crate::redacted_url)). A flag's value is the next argument unless that
+/// starts with `-`. This is a guess at what is secret: pass secrets in
+/// [`env`](Self::env), whose values are never shown. `Debug` shows the arguments the same
+/// way, and the variables' names only.
+///
 /// ```
 /// use toolsmith::harness::mcp::McpCommand;
 ///
 /// let command = McpCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"])
 ///     .env("LOG_LEVEL", "warn");
 /// assert_eq!(command.to_string(), "npx -y @modelcontextprotocol/server-everything");
+///
+/// let command = McpCommand::new("mcp-github").args(["--token", "ghp_1", "--repo", "a/b"]);
+/// assert_eq!(command.to_string(), "mcp-github --token *** --repo a/b");
 /// ```
 #[derive(Clone)]
 pub struct McpCommand {
@@ -95,7 +113,7 @@ impl std::fmt::Debug for McpCommand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpCommand")
             .field("program", &self.program)
-            .field("args", &self.args)
+            .field("args", &self.shown_args().collect::<Vec<_>>())
             .field(
                 "env",
                 &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
@@ -107,13 +125,99 @@ impl std::fmt::Debug for McpCommand {
 }
 
 impl std::fmt::Display for McpCommand {
+    /// The program and its arguments, secrets hidden (see [`McpCommand`]).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.program.to_string_lossy())?;
-        for arg in &self.args {
-            write!(f, " {}", arg.to_string_lossy())?;
+        for arg in self.shown_args() {
+            write!(f, " {arg}")?;
         }
         Ok(())
     }
+}
+
+/// What a value that may be a secret shows as.
+const HIDDEN: &str = "***";
+
+impl McpCommand {
+    /// The arguments as errors and logs show them: secret-looking values hidden.
+    fn shown_args(&self) -> impl Iterator<Item = Cow<'_, str>> {
+        let mut value_follows = false;
+        self.args.iter().map(move |arg| {
+            let arg = arg.to_string_lossy();
+            let hides_next = std::mem::take(&mut value_follows);
+            if hides_next && !arg.starts_with('-') {
+                return Cow::Borrowed(HIDDEN);
+            }
+            shown_arg(arg, &mut value_follows)
+        })
+    }
+}
+
+/// `arg` as shown, on its own; sets `value_follows` when it is a secret-looking flag
+/// without its value, which is then the next argument.
+fn shown_arg<'a>(arg: Cow<'a, str>, value_follows: &mut bool) -> Cow<'a, str> {
+    if let Some(flag) = arg.strip_prefix('-') {
+        let flag = flag.trim_start_matches('-');
+        return match flag.split_once('=') {
+            Some((name, _)) if names_secret(name) => Cow::Owned(format!(
+                "{}={HIDDEN}",
+                &arg[..arg.len() - flag.len() + name.len()]
+            )),
+            Some(_) => redacted_in(arg),
+            None => {
+                *value_follows = names_secret(flag);
+                arg
+            }
+        };
+    }
+    let assigned = arg
+        .split_once('=')
+        .map(|(name, _)| (name, "="))
+        .or_else(|| arg.split_once(": ").map(|(name, _)| (name, ": ")));
+    match assigned {
+        Some((name, between)) if is_identifier(name) && names_secret(name) => {
+            Cow::Owned(format!("{name}{between}{HIDDEN}"))
+        }
+        _ => redacted_in(arg),
+    }
+}
+
+/// `arg` with a URL in it shown without its credentials and query values.
+fn redacted_in(arg: Cow<'_, str>) -> Cow<'_, str> {
+    if !arg.contains("://") {
+        return arg;
+    }
+    match redacted_url(&arg) {
+        Cow::Borrowed(_) => arg,
+        Cow::Owned(shown) => Cow::Owned(shown),
+    }
+}
+
+/// Whether `name` can name a variable or a header (`GITHUB_TOKEN`, `X-Api-Key`): not the
+/// start of a URL or of some text holding `=`.
+fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Whether a flag's or variable's `name` looks like one a secret is given by.
+fn names_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credential",
+        "auth",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+        || name
+            .split(['-', '_', '.'])
+            .any(|word| word.ends_with("key"))
 }
 
 /// A running server process, ended with its process group when dropped.

@@ -17,6 +17,7 @@ use serde::Deserialize as _;
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use toolsmith_core::ToolImpl as _;
+use tracing::Instrument as _;
 
 use super::bridge::McpToolBridge;
 use super::error::McpError;
@@ -154,15 +155,39 @@ pub(crate) struct ToolLister {
 impl ToolLister {
     /// Lists the server's tools (every page), as the server lists them: each read, or left
     /// out as [`Unreadable`](ListedTool::Unreadable).
+    /// In an `mcp.request` span (OpenTelemetry's MCP client span) that records how many
+    /// tools were listed (`toolsmith.mcp.tools`) or why the listing failed (`error.type`:
+    /// `timeout`, or `request` for any other failure).
     pub(crate) async fn list(&self) -> Result<Vec<ListedTool>, McpError> {
-        tokio::time::timeout(self.list_timeout, self.pages())
-            .await
-            .map_err(|_| {
-                self.failure(format!(
+        let span = tracing::info_span!(
+            "mcp.request",
+            otel.name = %"tools/list",
+            otel.kind = "client",
+            mcp.method.name = "tools/list",
+            toolsmith.mcp.server = %self.label,
+            toolsmith.mcp.tools = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let listed = tokio::time::timeout(self.list_timeout, self.pages())
+            .instrument(span.clone())
+            .await;
+        match listed {
+            Ok(Ok(tools)) => {
+                span.record("toolsmith.mcp.tools", tools.len());
+                Ok(tools)
+            }
+            Ok(Err(error)) => {
+                span.record("error.type", "request");
+                Err(error)
+            }
+            Err(_) => {
+                span.record("error.type", "timeout");
+                Err(self.failure(format!(
                     "listing every page took longer than {:?}",
                     self.list_timeout
-                ))
-            })?
+                )))
+            }
+        }
     }
 
     /// The bridges of `listed`, the server's newest listing, kept in `list`, and the tools

@@ -12,6 +12,7 @@ use toolsmith_core::{
 };
 use toolsmith_harness::agent::{AgentSession, AgentTool};
 use toolsmith_harness::model::{ScriptedModel, ScriptedTurn};
+use tracing::Instrument as _;
 
 use crate::common::trace_tree::TraceTree;
 
@@ -395,4 +396,602 @@ async fn concurrent_calls_log_into_their_own_spans() {
             "{event:?} in {span:?}"
         );
     }
+}
+
+/// The `error.type` and `toolsmith.tool.attempts` of the `execute_tool` span of each call
+/// to `tool`, in the order the spans were made.
+fn ends_of(trace: &TraceTree, tool: &str) -> Vec<(Option<String>, Option<String>)> {
+    let spans = trace.spans();
+    trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| &spans[span])
+        .filter(|span| span.field("gen_ai.tool.name") == Some(tool))
+        .map(|span| {
+            (
+                span.field("error.type").map(str::to_owned),
+                span.field("toolsmith.tool.attempts").map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+fn not_run(error_type: &str) -> Vec<(Option<String>, Option<String>)> {
+    vec![(Some(format!("{error_type:?}")), Some("0".to_owned()))]
+}
+
+/// Calls the batch refuses without running them (an unknown tool, invalid arguments, a tool
+/// not offered) each still have an `execute_tool` span saying why, under the caller's span:
+/// a trace of a turn shows the model's bad calls too.
+#[tokio::test]
+async fn a_call_refused_before_it_runs_has_a_span_saying_why() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    manager
+        .register(Arc::new(FnTool::new(
+            "needs_path",
+            "Needs a path.",
+            Args::new(scheme::object().required("path", scheme::string()).build()),
+            |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("read")) },
+        )))
+        .unwrap();
+    manager.activate(&["needs_path".into()]);
+    let turn = tracing::info_span!("turn");
+    let outcomes = manager
+        .execute_turn(&calls_of(&["nope", "needs_path", "fine"]))
+        .instrument(turn)
+        .await;
+    assert!(outcomes.iter().all(|o| o.attempts == 0), "{outcomes:?}");
+
+    assert_eq!(ends_of(&trace, "nope"), not_run("unknown_tool"));
+    assert_eq!(ends_of(&trace, "needs_path"), not_run("invalid_arguments"));
+    assert_eq!(ends_of(&trace, "fine"), not_run("not_active"));
+    let spans = trace.spans();
+    let ids: Vec<_> = trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| {
+            assert_eq!(trace.path(span), ["execute_tool", "turn"]);
+            spans[span].field("gen_ai.tool.call.id").unwrap()
+        })
+        .collect();
+    assert_eq!(ids, ["c0", "c1", "c2"]);
+}
+
+/// A call skipped because an earlier one failed (a sequential stage's fail-fast, or a failed
+/// dependency) has a span with `error.type = "skipped"`.
+#[tokio::test]
+async fn a_call_skipped_after_a_failure_has_a_span_saying_so() {
+    use toolsmith_core::ExecutionHint;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    let call = |id: &str, name: &str| ToolCallRequest::new(id, name, ToolArguments::new());
+    let requests = [
+        call("first", "broken").with_hint(ExecutionHint::Sequential),
+        call("second", "fine").with_hint(ExecutionHint::Sequential),
+        call("after", "refusing").depends_on(["first"]),
+    ];
+    let outcomes = manager.execute_batch(&requests).await;
+    assert_eq!(outcomes[1].attempts, 0, "{outcomes:?}");
+
+    assert_eq!(
+        ends_of(&trace, "broken"),
+        [(Some("\"execution\"".to_owned()), Some("1".to_owned()))]
+    );
+    assert_eq!(ends_of(&trace, "fine"), not_run("skipped"));
+    assert_eq!(ends_of(&trace, "refusing"), not_run("skipped"));
+}
+
+/// A batch that cannot be planned runs none of its calls; each has a span with the planning
+/// error's kind.
+#[tokio::test]
+async fn calls_of_a_batch_that_cannot_be_planned_have_spans() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = outcome_tools();
+    let requests =
+        [ToolCallRequest::new("c0", "fine", ToolArguments::new()).depends_on(["missing"])];
+    manager.execute_batch(&requests).await;
+
+    assert_eq!(ends_of(&trace, "fine"), not_run("invalid_arguments"));
+}
+
+/// A manager with `hang` (never ends) and `fine`.
+fn hanging_tools() -> ToolCallManager {
+    let manager = ToolCallManager::new("s");
+    manager
+        .register(Arc::new(FnTool::new(
+            "hang",
+            "Never ends.",
+            Args::new(scheme::object().build()),
+            |_: ToolArgs<'_>| async {
+                std::future::pending::<()>().await;
+                Ok(ToolCallResult::text("never"))
+            },
+        )))
+        .unwrap();
+    manager.register(text_tool("fine", "ok")).unwrap();
+    manager
+}
+
+/// `hang` running, and `fine` waiting on it.
+fn hang_then_fine() -> [ToolCallRequest; 2] {
+    [
+        ToolCallRequest::new("c0", "hang", ToolArguments::new()),
+        ToolCallRequest::new("c1", "fine", ToolArguments::new()).depends_on(["c0"]),
+    ]
+}
+
+/// A batch stopped by its deadline ends the span of the call it stops, and of the call it
+/// never started, with `error.type = "timeout"`.
+#[tokio::test(start_paused = true)]
+async fn calls_stopped_by_a_batch_deadline_say_timeout() {
+    use toolsmith_core::BatchOptions;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = hanging_tools();
+    let options = BatchOptions::new().with_deadline(Duration::from_secs(5));
+    let outcomes = manager
+        .execute_batch_with(&hang_then_fine(), &options)
+        .await;
+    assert!(outcomes.iter().all(|o| o.result.is_err()), "{outcomes:?}");
+
+    assert_eq!(
+        ends_of(&trace, "hang"),
+        [(Some("\"timeout\"".to_owned()), Some("1".to_owned()))]
+    );
+    assert_eq!(ends_of(&trace, "fine"), not_run("timeout"));
+}
+
+/// A batch stopped by its token ends the span of the call it stops, and of the call it
+/// never started, with `error.type = "cancelled"`.
+#[tokio::test(start_paused = true)]
+async fn calls_stopped_by_cancelling_the_batch_say_cancelled() {
+    use toolsmith_core::{BatchOptions, CancellationToken};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = hanging_tools();
+    let token = CancellationToken::new();
+    let options = BatchOptions::new().with_cancellation(token.clone());
+    let cancel = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        token.cancel();
+    };
+    let requests = hang_then_fine();
+    let (outcomes, ()) = futures::join!(manager.execute_batch_with(&requests, &options), cancel);
+    assert!(outcomes.iter().all(|o| o.result.is_err()), "{outcomes:?}");
+
+    assert_eq!(
+        ends_of(&trace, "hang"),
+        [(Some("\"cancelled\"".to_owned()), Some("1".to_owned()))]
+    );
+    assert_eq!(ends_of(&trace, "fine"), not_run("cancelled"));
+}
+
+/// A tool's time limit expiring and a batch's deadline passing are routine (the call's span
+/// says `timeout`): each is a `debug` event with the limit (the time limit's in the call's
+/// span), not an `info` line per call.
+#[tokio::test(start_paused = true)]
+async fn expired_time_limits_are_debug_events() {
+    use toolsmith_core::BatchOptions;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let manager = hanging_tools();
+    manager
+        .set_timeout("hang", Some(Duration::from_secs(2)))
+        .unwrap();
+    manager.execute_batch(&calls_of(&["hang"])).await;
+    let options = BatchOptions::new().with_deadline(Duration::from_secs(1));
+    manager
+        .execute_batch_with(&hang_then_fine(), &options)
+        .await;
+
+    let expired: Vec<_> = trace
+        .events()
+        .into_iter()
+        .filter(|event| event.line.contains("time limit") || event.line.contains("deadline"))
+        .collect();
+    assert_eq!(expired.len(), 2, "{expired:#?}");
+    assert!(
+        expired[0].line.contains("timed out") && expired[0].line.contains("limit=2s"),
+        "{expired:?}"
+    );
+    assert_eq!(expired[0].span, Some(trace.named("execute_tool")[0]));
+    assert!(expired[1].line.contains("deadline=1s"), "{expired:?}");
+    for event in expired {
+        assert_eq!(event.level, tracing::Level::DEBUG, "{event:?}");
+    }
+}
+
+/// A run that fails says why on its `invoke_agent` span (`error.type`, the error's
+/// `kind_name`); one that answers has none.
+#[tokio::test]
+async fn a_failed_run_says_why_on_its_span() {
+    use toolsmith_harness::model::ModelError;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = |turns: Vec<ScriptedTurn>| {
+        let session = AgentSession::builder(ScriptedModel::new(turns))
+            .with_model("m")
+            .with_max_turns(1)
+            .with_toolshed(ToolShed::new().tool(text_tool("fine", "ok")))
+            .build()
+            .unwrap();
+        session.tool_manager().activate(&["fine".into()]);
+        session
+    };
+    session(vec![ScriptedTurn::text("done")])
+        .run("go")
+        .await
+        .unwrap();
+    let failed = session(vec![ScriptedTurn::error(ModelError::Auth {
+        provider: "scripted".into(),
+        status: 401,
+        message: "bad key".into(),
+    })])
+    .run("go")
+    .await
+    .unwrap_err();
+    assert_eq!(failed.kind_name(), "model");
+    let looped = session(vec![ScriptedTurn::call("fine", json!({}))])
+        .run("go")
+        .await
+        .unwrap_err();
+    assert_eq!(looped.kind_name(), "max_turns");
+
+    let spans = trace.spans();
+    let ends: Vec<_> = trace
+        .named("invoke_agent")
+        .into_iter()
+        .map(|run| spans[run].field("error.type"))
+        .collect();
+    assert_eq!(
+        ends,
+        [None, Some("\"model\""), Some("\"max_turns\"")],
+        "{spans:#?}"
+    );
+}
+
+/// An embedder that is up (every text along one direction) or down, as a test says.
+#[derive(Default)]
+struct SwitchedEmbedder {
+    down: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl toolsmith_core::Embedder for SwitchedEmbedder {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, toolsmith_core::ServiceError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(toolsmith_core::ServiceError::new(
+                "embedder",
+                "connection refused",
+            ));
+        }
+        Ok(texts.iter().map(|_| vec![1.0, 0.0, 0.0]).collect())
+    }
+
+    fn dimensions(&self) -> usize {
+        3
+    }
+}
+
+/// An embedder that goes down is a warning once, when it starts failing: the searches
+/// after it, which answer from the lexical index as the first did, log at `debug` (the
+/// tool texts it could not embed too), until one succeeds, which says it recovered.
+#[tokio::test]
+async fn an_embedder_that_is_down_is_warned_of_once_until_it_recovers() {
+    use toolsmith_core::SessionParts;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let embedder = Arc::new(SwitchedEmbedder::default());
+    let manager = ToolShed::new()
+        .tool(text_tool("read_file", "read"))
+        .build(SessionParts::in_memory("s").with_embedder(embedder.clone()))
+        .unwrap();
+    let discovery = manager.discovery();
+    let search = || discovery.search("read a file", 3);
+    let embedder_events = || -> Vec<(tracing::Level, String)> {
+        trace
+            .events()
+            .into_iter()
+            .filter(|event| event.line.contains("embedder"))
+            .map(|event| (event.level, event.line))
+            .collect()
+    };
+
+    search().await;
+    assert_eq!(
+        embedder_events(),
+        [],
+        "an embedder that answers says nothing"
+    );
+
+    embedder.down.store(true, Ordering::SeqCst);
+    for _ in 0..3 {
+        assert!(!search().await.is_empty(), "answered lexically");
+    }
+    // A tool registered while the embedder is down: its text fails to embed too.
+    manager
+        .register(text_tool("write_file", "written"))
+        .unwrap();
+    search().await;
+    let down = embedder_events();
+    let warnings: Vec<_> = down
+        .iter()
+        .filter(|(level, _)| *level == tracing::Level::WARN)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{down:#?}");
+    assert!(warnings[0].1.contains("connection refused"), "{down:#?}");
+    assert!(
+        down.iter()
+            .all(|(level, _)| *level == tracing::Level::WARN || *level == tracing::Level::DEBUG),
+        "{down:#?}"
+    );
+
+    embedder.down.store(false, Ordering::SeqCst);
+    search().await;
+    search().await;
+    let after = &embedder_events()[down.len()..];
+    assert_eq!(after.len(), 1, "{after:#?}");
+    assert!(after[0].1.contains("recovered"), "{after:#?}");
+    assert_eq!(discovery.embedded(), 2);
+
+    // Down again: warned of again.
+    embedder.down.store(true, Ordering::SeqCst);
+    search().await;
+    let again = &embedder_events()[down.len() + 1..];
+    assert_eq!(again.len(), 1, "{again:#?}");
+    assert_eq!(again[0].0, tracing::Level::WARN);
+}
+
+/// Each request an `McpClient` makes is an `mcp.request` span named as OpenTelemetry's MCP
+/// conventions name a client's span, with the server's label: its listing at connect, and
+/// each bridged tool's call, under the call's `execute_tool`, with how it ended.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn an_mcp_clients_requests_are_traced() {
+    use toolsmith_harness::mcp::{
+        JsonLimits, McpClient, McpClientOptions, McpNames, McpServer, serve_until_closed,
+    };
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let (served, _) = crate::mcp::demo_manager();
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(serve_until_closed(
+        McpServer::new(served),
+        server_read,
+        server_write,
+        JsonLimits::for_server(),
+    ));
+    let (read, write) = tokio::io::split(client_end);
+    let options = McpClientOptions::default().with_names(McpNames::new());
+    let client = McpClient::connect_io("in-process", read, write, options)
+        .await
+        .unwrap();
+    let manager = ToolCallManager::new("consumer");
+    let bridged = client.tools().len();
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    let calls = [
+        ToolCallRequest::new(
+            "c0",
+            "add",
+            ToolArguments::try_from(json!({"a": 2, "b": 3})).unwrap(),
+        ),
+        ToolCallRequest::new("c1", "fail", ToolArguments::new()),
+    ];
+    let outcomes = manager.execute_batch(&calls).await;
+    assert!(outcomes[0].result.is_ok(), "{outcomes:?}");
+    client.close().await;
+    serving.await.unwrap().unwrap();
+
+    let spans = trace.spans();
+    let requests: Vec<_> = trace.named("mcp.request");
+    let seen: Vec<_> = requests
+        .iter()
+        .map(|&span| {
+            let span = &spans[span];
+            assert_eq!(span.field("toolsmith.mcp.server"), Some("in-process"));
+            (
+                span.field("otel.name").unwrap_or_default(),
+                span.field("mcp.method.name").unwrap_or_default(),
+                span.field("error.type"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("tools/list", "\"tools/list\"", None),
+            ("tools/call add", "\"tools/call\"", None),
+            // The bridge reads the server's error result as the call's execution error.
+            ("tools/call fail", "\"tools/call\"", Some("\"execution\"")),
+        ],
+        "{spans:#?}"
+    );
+    let listed = spans[requests[0]].field("toolsmith.mcp.tools").unwrap();
+    assert_eq!(listed, bridged.to_string());
+    for &call in &requests[1..] {
+        assert_eq!(trace.path(call)[..2], ["mcp.request", "execute_tool"]);
+    }
+}
+
+/// A `shed` search is a `shed.search` span under the `shed` call's `execute_tool`: how long
+/// the query is, the limit, how many tools it found and how many by embedding; never the
+/// query's text, which is the model's words.
+#[tokio::test]
+async fn a_shed_search_is_traced_without_its_query() {
+    use toolsmith_core::SessionParts;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let embedder = Arc::new(SwitchedEmbedder::default());
+    let manager = ToolShed::new()
+        .tool(text_tool("read_file", "read"))
+        .tool(text_tool("write_file", "written"))
+        .build(SessionParts::in_memory("s").with_embedder(embedder.clone()))
+        .unwrap();
+    let query = "read_file secret plans";
+    let search = |id: &str| {
+        ToolCallRequest::new(
+            id,
+            "shed",
+            ToolArguments::try_from(json!({"description": query, "limit": 1})).unwrap(),
+        )
+    };
+    manager.execute_batch(&[search("c0")]).await;
+    embedder.down.store(true, Ordering::SeqCst);
+    manager.execute_batch(&[search("c1")]).await;
+
+    let spans = trace.spans();
+    let searches = trace.named("shed.search");
+    assert_eq!(searches.len(), 2, "{spans:#?}");
+    for (&search, embedding_hits) in searches.iter().zip(["1", "0"]) {
+        let span = &spans[search];
+        assert_eq!(trace.path(search), ["shed.search", "execute_tool"]);
+        let length = query.chars().count().to_string();
+        assert_eq!(
+            span.field("toolsmith.shed.query.length"),
+            Some(length.as_str())
+        );
+        assert_eq!(span.field("toolsmith.shed.limit"), Some("1"));
+        assert_eq!(span.field("toolsmith.shed.hits"), Some("1"), "{span:?}");
+        assert_eq!(
+            span.field("toolsmith.shed.embedding_hits"),
+            Some(embedding_hits),
+            "{span:?}"
+        );
+    }
+    for span in &spans {
+        for (_, value) in &span.fields {
+            assert!(!value.contains("secret plans"), "{span:?}");
+        }
+    }
+}
+
+/// Denies every call to `guarded`.
+struct DenyGuarded;
+
+#[async_trait::async_trait]
+impl toolsmith_harness::agent::ToolHook for DenyGuarded {
+    async fn before_tool(&self, call: &ToolCallRequest) -> toolsmith_harness::agent::HookDecision {
+        if call.name == "guarded" {
+            toolsmith_harness::agent::HookDecision::Deny("not today".into())
+        } else {
+            toolsmith_harness::agent::HookDecision::Allow
+        }
+    }
+}
+
+/// An agent turn's calls that never reach the batch (arguments that do not read, an id
+/// given twice, a hook's denial) each have an `execute_tool` span as a run call does, with
+/// the same fields, under the run, saying why.
+#[tokio::test]
+async fn a_turns_calls_kept_from_the_batch_have_spans_saying_why() {
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::text("")
+            .and_call_with_id("c1", "fine", json!({}))
+            .and_raw_call("fine", "{\"a\": ")
+            .and_call_with_id("c1", "fine", json!({}))
+            .and_call_with_id("c3", "guarded", json!({})),
+        ScriptedTurn::text("done"),
+    ]))
+    .with_model("m")
+    .with_hook(DenyGuarded)
+    .with_toolshed(
+        ToolShed::new()
+            .tool(text_tool("fine", "ok"))
+            .tool(text_tool("guarded", "kept")),
+    )
+    .build()
+    .unwrap();
+    session
+        .tool_manager()
+        .activate(&["fine".into(), "guarded".into()]);
+    session.run("go").await.unwrap();
+
+    let spans = trace.spans();
+    let calls: Vec<_> = trace
+        .named("execute_tool")
+        .into_iter()
+        .map(|span| &spans[span])
+        .collect();
+    let ends: Vec<_> = calls
+        .iter()
+        .map(|span| {
+            (
+                span.field("gen_ai.tool.name").unwrap_or_default(),
+                span.field("error.type"),
+                span.field("toolsmith.tool.attempts"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("fine", Some("\"unreadable\""), Some("0")),
+            ("fine", Some("\"repeated_id\""), Some("0")),
+            ("guarded", Some("\"denied\""), Some("0")),
+            ("fine", None, Some("1")),
+        ],
+        "{spans:#?}"
+    );
+    let run = trace.named("invoke_agent")[0];
+    // Every field of a call that ran, in any order; `error.type` aside (it did not fail).
+    let names = |span: &crate::common::trace_tree::SpanRecord| {
+        span.fields
+            .iter()
+            .map(|(name, _)| name.clone())
+            .filter(|name| name != "error.type")
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    for span in &calls {
+        assert_eq!(span.parent, Some(run), "{span:?}");
+        assert_eq!(names(span), names(calls[3]), "{span:?}");
+    }
+}
+
+/// A destructive call to a tool not offered, which the session refuses before asking its
+/// approval (and so before the batch), has a span too.
+#[tokio::test]
+async fn a_call_refused_before_its_approval_has_a_span() {
+    use toolsmith_core::ToolAnnotations;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let wipe = FnTool::new(
+        "wipe",
+        "Wipes.",
+        Args::new(scheme::object().build()),
+        |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("wiped")) },
+    )
+    .with_annotations(ToolAnnotations {
+        destructive: Some(true),
+        ..ToolAnnotations::default()
+    });
+    let session = AgentSession::builder(ScriptedModel::new([
+        ScriptedTurn::call("wipe", json!({})),
+        ScriptedTurn::text("done"),
+    ]))
+    .with_model("m")
+    .with_approval(|_: &ToolCallRequest| true)
+    .with_toolshed(ToolShed::new().tool(Arc::new(wipe)))
+    .build()
+    .unwrap();
+    session.run("go").await.unwrap();
+
+    assert_eq!(ends_of(&trace, "wipe"), not_run("not_active"));
 }

@@ -125,6 +125,50 @@ async fn a_missing_program_is_an_error_naming_it() {
     );
 }
 
+/// A server's command line names it in errors (which reach logs and, from a bridged tool,
+/// the model), its secrets not: the value of a secret-looking flag or assignment shows as
+/// `***`, a URL without its password and query values, the rest as given.
+#[tokio::test]
+async fn a_servers_label_hides_the_secrets_of_its_command_line() {
+    let command = McpCommand::new("/nonexistent/mcp-server").args([
+        "--stdio",
+        "--token",
+        "tok-1",
+        "--api-key=key-2",
+        "--github-personal-access-token",
+        "pat-3",
+        "CLIENT_SECRET=sec-4",
+        "--password",
+        "pw-5",
+        "--url",
+        "https://user:pw-6@api.test/mcp?key=key-7",
+        "--header",
+        "Authorization: Bearer bearer-8",
+        "--verbose",
+        "repo=toolsmith",
+    ]);
+    let shown = "/nonexistent/mcp-server --stdio --token *** --api-key=*** \
+                 --github-personal-access-token *** CLIENT_SECRET=*** --password *** --url \
+                 https://api.test/mcp?key=… --header Authorization: *** --verbose \
+                 repo=toolsmith";
+    assert_eq!(command.to_string(), shown);
+    let debug = format!("{command:?}");
+    let err = McpClient::connect_with(McpTransport::child(command), options())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("starting the MCP server `{shown}`")),
+        "{err}"
+    );
+    for secret in [
+        "tok-1", "key-2", "pat-3", "sec-4", "pw-5", "pw-6", "key-7", "bearer-8",
+    ] {
+        assert!(!err.to_string().contains(secret), "{err}");
+        assert!(!debug.contains(secret), "{debug}");
+    }
+}
+
 /// A server that answers the handshake and its list, then stops reading its stdin (hung).
 fn stops_reading(pid_file: &Path) -> McpCommand {
     script(
