@@ -11,6 +11,7 @@
 //! calls by dropping them. Tools that compute for long should move that work off the async
 //! thread themselves (e.g. `tokio::task::spawn_blocking`).
 
+pub(crate) mod call_span;
 pub(crate) mod outcome;
 pub(crate) mod retry;
 pub(crate) mod workflow;
@@ -33,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use tracing::Instrument as _;
 
+use crate::batch::call_span::{execute_tool_span, trace_call_not_run};
 use crate::batch::retry::PreparedCall;
 use crate::{
     ProgressSink, SessionState, StageMode, ToolCallContext, ToolCallManager, ToolCallOutcome,
@@ -305,7 +307,7 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
     /// Records that call `index` did not run, with `error`, and traces it as `error_type`.
     fn record_not_run_as(&mut self, index: usize, error_type: &'static str, error: ToolError) {
         let request = self.request(index);
-        trace_not_run(request, error_type);
+        trace_call_not_run(&request.id, &request.name, error_type);
         let outcome = ToolCallOutcome::not_run(&request.id, &request.name, error);
         self.record(index, outcome);
     }
@@ -518,7 +520,7 @@ impl<'m, 'w, 's> BatchRun<'m, 'w, 's> {
                 None => {
                     // A call launched has its span already, ended as it was dropped.
                     if self.started[index].is_none() {
-                        trace_not_run(request, error_type);
+                        trace_call_not_run(&request.id, &request.name, error_type);
                     }
                     ToolCallOutcome::not_run(
                         &request.id,
@@ -732,7 +734,7 @@ impl ToolCallManager {
             Ok(workflow) => self.run_workflow(&workflow, options, sink).await,
             Err(error) => {
                 for (index, r) in requests.iter().enumerate() {
-                    trace_not_run(r, error.kind().as_str());
+                    trace_call_not_run(&r.id, &r.name, error.kind().as_str());
                     sink(
                         index,
                         ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
@@ -757,7 +759,7 @@ impl ToolCallManager {
                     "not run: a batch deadline needs a Tokio runtime".to_owned(),
                 );
                 for (index, r) in workflow.requests().iter().enumerate() {
-                    trace_not_run(r, error.kind().as_str());
+                    trace_call_not_run(&r.id, &r.name, error.kind().as_str());
                     sink(
                         index,
                         ToolCallOutcome::not_run(&r.id, &r.name, error.clone()),
@@ -817,7 +819,7 @@ impl ToolCallManager {
             if let Some(values) = &options.call_values {
                 context = context.with_values(Arc::clone(values));
             }
-            let span = call_span(request);
+            let span = execute_tool_span(&request.id, &request.name);
             let attempts = &attempts[index];
             let ending = SpanEnding {
                 span: span.clone(),
@@ -856,31 +858,6 @@ impl ToolCallManager {
 /// The `error.type` of a call not run because a call before it failed: a sequential stage's
 /// earlier call (fail-fast), or a call it depends on.
 const SKIPPED: &str = "skipped";
-
-/// The OpenTelemetry GenAI `execute_tool` span of the call `request`, under the current span.
-/// Its fields are built only when a subscriber records it (`info_span!` checks first).
-fn call_span(request: &ToolCallRequest) -> tracing::Span {
-    tracing::info_span!(
-        "execute_tool",
-        otel.name = %format_args!("execute_tool {}", request.name),
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %request.name,
-        gen_ai.tool.call.id = %request.id,
-        error.type = tracing::field::Empty,
-        toolsmith.tool.attempts = tracing::field::Empty,
-    )
-}
-
-/// Traces the call `request`, which did not run, as an `execute_tool` span that ends at
-/// once with `error.type` `error_type` and no attempt, so that a trace of a turn shows the
-/// model's calls that were refused too.
-fn trace_not_run(request: &ToolCallRequest, error_type: &'static str) {
-    let span = call_span(request);
-    if !span.is_disabled() {
-        span.record("error.type", error_type);
-        span.record("toolsmith.tool.attempts", 0);
-    }
-}
 
 /// Records on a launched call's `execute_tool` span how it ended: when it ends
 /// ([`ended`](Self::ended)), or, dropped unfinished, as the batch's stop (`timeout` for its

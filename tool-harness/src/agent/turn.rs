@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use toolsmith_core::provider::{ParsedCall, error_for_model, repeated_id_reason, repeated_ids};
 use toolsmith_core::{
     BatchOptions, CancellationToken, Progress, SHED_TOOL_NAME, ToolArguments, ToolCallOutcome,
-    ToolCallRequest, ToolCallResult, ToolError,
+    ToolCallRequest, ToolCallResult, ToolError, trace_call_not_run,
 };
 
 use super::error::CaughtPanic;
@@ -464,7 +464,7 @@ impl<'s> TurnCalls<'s> {
         for (index, error) in refused {
             runs[index] = false;
             let request = &running[index];
-            trace_not_run(&request.id, &request.name, error.kind().as_str());
+            trace_call_not_run(&request.id, &request.name, error.kind().as_str());
             let outcome = ToolCallOutcome {
                 id: request.id.clone(),
                 name: request.name.clone(),
@@ -596,7 +596,7 @@ impl<'s> TurnCalls<'s> {
     /// The admission of `request`, which `by` denied for `reason`: the model is told why,
     /// and the event handlers hear of it now, when it is decided.
     fn denied(&self, request: &ToolCallRequest, by: DeniedBy, reason: String) -> Admission {
-        trace_not_run(&request.id, &request.name, "denied");
+        trace_call_not_run(&request.id, &request.name, "denied");
         let session = self.session;
         if session.listened(self.ledger) {
             session.emit(
@@ -622,7 +622,7 @@ impl<'s> TurnCalls<'s> {
         why: NotRunReason,
         result: ToolCallResult,
     ) -> Admission {
-        trace_not_run(call_id, name, why.as_str());
+        trace_call_not_run(call_id, name, why.as_str());
         let session = self.session;
         if session.listened(self.ledger) {
             session.emit(
@@ -751,26 +751,6 @@ fn hook_panic(
         request.name
     );
     CaughtPanic::new(during, payload)
-}
-
-/// Traces a call of the turn that does not go to the batch, `error_type` saying why, as the
-/// batch traces a call it does not run (toolsmith-core's `batch::trace_not_run`): an
-/// `execute_tool` span with the same fields, under the run, ended at once with no attempt.
-/// Nothing is built when no subscriber records it.
-fn trace_not_run(call_id: &str, name: &str, error_type: &'static str) {
-    let span = tracing::info_span!(
-        "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %name,
-        gen_ai.tool.call.id = %call_id,
-        error.type = tracing::field::Empty,
-        toolsmith.tool.attempts = tracing::field::Empty,
-    );
-    if !span.is_disabled() {
-        span.record("error.type", error_type);
-        span.record("toolsmith.tool.attempts", 0);
-    }
 }
 
 /// How a run's batches run: offered tools only, stopped by the run's token (`cancel`, and
