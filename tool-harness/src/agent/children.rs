@@ -272,6 +272,19 @@ struct ChildState {
 type ChildOutcome = std::thread::Result<Result<AgentRun, AgenticError>>;
 
 impl ChildState {
+    /// A child that has just started.
+    fn running() -> Self {
+        Self {
+            status: Status::Running,
+            turns: 0,
+            usage: Usage::default(),
+            last_calls: VecDeque::new(),
+            answer: None,
+            failure: None,
+            transcript: Vec::new(),
+        }
+    }
+
     /// Records how the child `name` ended. A panic's payload is dropped with
     /// [`drop_panic_payload`]: it is the user's value, whose `Drop` may panic too, which
     /// must not unwind out of the child's task (the state's waiters would not be told).
@@ -766,15 +779,7 @@ impl AgentCommands {
                  to finish or stop one"
             )));
         }
-        let state = watch::Sender::new(ChildState {
-            status: Status::Running,
-            turns: 0,
-            usage: Usage::default(),
-            last_calls: VecDeque::new(),
-            answer: None,
-            failure: None,
-            transcript: Vec::new(),
-        });
+        let state = watch::Sender::new(ChildState::running());
         let session = self.child_session(tools, max_turns, &state, &pause, &cancel)?;
         // Only a child that will run takes an ended one's place.
         forget_oldest_ended(&mut agents);
@@ -1010,25 +1015,13 @@ mod tests {
         }
     }
 
-    fn running() -> ChildState {
-        ChildState {
-            status: Status::Running,
-            turns: 0,
-            usage: Usage::default(),
-            last_calls: VecDeque::new(),
-            answer: None,
-            failure: None,
-            transcript: Vec::new(),
-        }
-    }
-
     /// A child whose run unwound with such a payload is recorded as failed, and nothing
     /// unwinds out of the recording (before, the payload's drop panicked out of the child's
     /// task, past the state's `send_modify`, whose waiters were not told).
     #[test]
     fn a_panic_payload_whose_drop_panics_ends_the_child_as_failed_without_unwinding() {
         let payload = std::panic::catch_unwind(|| std::panic::panic_any(PanicsOnDrop)).unwrap_err();
-        let mut state = running();
+        let mut state = ChildState::running();
         let recorded = std::panic::catch_unwind(AssertUnwindSafe(|| {
             state.end("agent-1", Err(payload));
         }));
