@@ -27,13 +27,14 @@ const REAP_WAIT: Duration = Duration::from_millis(200);
 /// to the model): the program and its arguments, which tell one `npx`-started server from
 /// another, with what may be a secret hidden. The value of a flag whose name looks secret
 /// (`--token VALUE`, `--api-key=VALUE`, `-password VALUE`: a name holding `token`,
-/// `secret`, `password`, `passwd`, `credential` or `auth`, or a word ending in `key`, as
-/// in `--api-key` and `--apikey`) shows as `***`, and so do those of a `NAME=VALUE` or
-/// `Name: value` argument with such a name (`GITHUB_TOKEN=…`, `Authorization: Bearer …`);
-/// a URL shows without its user name, password and query values
-/// ([`redacted_url`](crate::redacted_url)). A flag's value is the next argument unless that
-/// starts with `-`. This is a guess at what is secret: pass secrets in
-/// [`env`](Self::env), whose values are never shown. `Debug` shows the arguments the same
+/// `secret`, `pass`, `credential`, `auth`, `bearer` or `cookie`, or a word ending in `key`
+/// or that is `pat`, `session` or `sid`, as in `--api-key`, `--apikey`, `GITHUB_PAT`)
+/// shows as `***` (the next argument, whatever it starts with, when the flag has no `=`),
+/// and so do those of a `NAME=VALUE`, `Name: value` or `Name:value` argument with such a
+/// name (`GITHUB_TOKEN=…`, `Authorization: Bearer …`), also as a flag's value
+/// (`--header=Authorization: …`); a URL shows without its user name, password and query
+/// values ([`redacted_url`](crate::redacted_url)). This is a best-effort guess from names,
+/// not a guarantee: pass secrets in [`env`](Self::env), whose values are never shown. `Debug` shows the arguments the same
 /// way, and the variables' names only.
 ///
 /// ```
@@ -144,8 +145,9 @@ impl McpCommand {
         let mut value_follows = false;
         self.args.iter().map(move |arg| {
             let arg = arg.to_string_lossy();
-            let hides_next = std::mem::take(&mut value_follows);
-            if hides_next && !arg.starts_with('-') {
+            // A secret may well start with `-`: the value of a secret-looking flag is hidden
+            // whatever it looks like.
+            if std::mem::take(&mut value_follows) {
                 return Cow::Borrowed(HIDDEN);
             }
             shown_arg(arg, &mut value_follows)
@@ -156,29 +158,42 @@ impl McpCommand {
 /// `arg` as shown, on its own; sets `value_follows` when it is a secret-looking flag
 /// without its value, which is then the next argument.
 fn shown_arg<'a>(arg: Cow<'a, str>, value_follows: &mut bool) -> Cow<'a, str> {
-    if let Some(flag) = arg.strip_prefix('-') {
-        let flag = flag.trim_start_matches('-');
-        return match flag.split_once('=') {
-            Some((name, _)) if names_secret(name) => Cow::Owned(format!(
-                "{}={HIDDEN}",
-                &arg[..arg.len() - flag.len() + name.len()]
-            )),
-            Some(_) => redacted_in(arg),
-            None => {
-                *value_follows = names_secret(flag);
-                arg
-            }
-        };
+    let Some(flag) = arg.strip_prefix('-') else {
+        return shown_assignment(arg);
+    };
+    let flag = flag.trim_start_matches('-');
+    let Some((name, value)) = flag.split_once('=') else {
+        *value_follows = names_secret(flag);
+        return arg;
+    };
+    let prefix = &arg[..arg.len() - value.len()];
+    if names_secret(name) {
+        return Cow::Owned(format!("{prefix}{HIDDEN}"));
     }
-    let assigned = arg
-        .split_once('=')
-        .map(|(name, _)| (name, "="))
-        .or_else(|| arg.split_once(": ").map(|(name, _)| (name, ": ")));
-    match assigned {
+    // The value may be an assignment of its own (`--header=Authorization: Bearer …`).
+    match shown_assignment(Cow::Borrowed(value)) {
+        Cow::Borrowed(_) => arg,
+        Cow::Owned(shown) => Cow::Owned(format!("{prefix}{shown}")),
+    }
+}
+
+/// `text` as shown: a variable's or a header's value hidden when its name looks secret
+/// (`GITHUB_TOKEN=…`, `Authorization: …`, `X-Api-Key:…`), else with any URL in it
+/// redacted.
+fn shown_assignment(text: Cow<'_, str>) -> Cow<'_, str> {
+    let named = text
+        .find(['=', ':'])
+        .map(|at| (&text[..at], &text[at..=at]));
+    match named {
         Some((name, between)) if is_identifier(name) && names_secret(name) => {
-            Cow::Owned(format!("{name}{between}{HIDDEN}"))
+            let space = if text[name.len() + 1..].starts_with(' ') {
+                " "
+            } else {
+                ""
+            };
+            Cow::Owned(format!("{name}{between}{space}{HIDDEN}"))
         }
-        _ => redacted_in(arg),
+        _ => redacted_in(text),
     }
 }
 
@@ -208,16 +223,17 @@ fn names_secret(name: &str) -> bool {
     [
         "token",
         "secret",
-        "password",
-        "passwd",
+        "pass",
         "credential",
         "auth",
+        "bearer",
+        "cookie",
     ]
     .iter()
-    .any(|word| name.contains(word))
+    .any(|part| name.contains(part))
         || name
             .split(['-', '_', '.'])
-            .any(|word| word.ends_with("key"))
+            .any(|word| word.ends_with("key") || matches!(word, "pat" | "session" | "sid"))
 }
 
 /// A running server process, ended with its process group when dropped.

@@ -169,6 +169,34 @@ async fn a_servers_label_hides_the_secrets_of_its_command_line() {
     }
 }
 
+/// The secrets a first version of the label showed: a flag's value starting with `-`,
+/// names holding `pass`, `pat`, `bearer`, `cookie` or `session`, a header without a space
+/// after its colon, and an assignment given as a flag's value. What is not secret-looking
+/// stays as given (`--port 8080`, `--output=-`, `http://host:8080`).
+#[test]
+fn a_servers_label_hides_secrets_in_every_form_it_reads() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--password", "-Xq9z"], "--password ***"),
+        (&["--pass", "hunter2"], "--pass ***"),
+        (&["--passphrase", "correct-horse"], "--passphrase ***"),
+        (&["X-Api-Key:k-123"], "X-Api-Key:***"),
+        (
+            &["--header=Authorization: Bearer b-456"],
+            "--header=Authorization: ***",
+        ),
+        (&["GITHUB_PAT=ghp_789"], "GITHUB_PAT=***"),
+        (&["--bearer", "b-1"], "--bearer ***"),
+        (&["Cookie: sid=c-2"], "Cookie: ***"),
+        (&["--session", "s-3"], "--session ***"),
+        (&["--port", "8080", "--output=-"], "--port 8080 --output=-"),
+        (&["http://host:8080/mcp"], "http://host:8080/mcp"),
+    ];
+    for (args, shown) in cases {
+        let command = McpCommand::new("srv").args(args.iter().copied());
+        assert_eq!(command.to_string(), format!("srv {shown}"), "{args:?}");
+    }
+}
+
 /// A server that answers the handshake and its list, then stops reading its stdin (hung).
 fn stops_reading(pid_file: &Path) -> McpCommand {
     script(
