@@ -358,6 +358,13 @@ impl Inner {
         let parent = target.parent().unwrap_or(Path::new(""));
         let parent_dir = if parent.as_os_str().is_empty() {
             self.dir.try_clone().map_err(io)?
+        } else if read.is_some() {
+            // A replacement of a file read: its directory removed since, as the file was,
+            // is not made again.
+            self.dir.open_dir(parent).map_err(|err| match err.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => changed(),
+                _ => io(err),
+            })?
         } else {
             // Both resolve beneath the root: a parent reached through a link that leads out
             // is refused here, before anything is created outside.

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use serde_json::json;
 use toolsmith_core::ToolCallManager;
 use toolsmith_harness::{
-    FileSystem, FsError, InMemoryFileSystem, SearchError, SearchQuery, SearchReport, ToolPreset,
+    FileSystem, FsError, InMemoryFileSystem, LocalFileSystem, SearchError, SearchQuery,
+    SearchReport, ToolPreset,
 };
 
 use crate::common::{error, file_systems, text};
@@ -190,4 +191,26 @@ async fn an_edit_of_a_file_removed_since_its_read_is_refused_and_not_made_again(
     .await;
     assert_eq!(err.to_string(), REFUSED);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// A replacement refused because the file's directory was removed since the read leaves
+/// nothing behind: the directories are not made again (they were, empty, by the write's
+/// usual path).
+#[tokio::test]
+async fn a_directory_removed_since_the_read_is_not_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = LocalFileSystem::new(dir.path()).unwrap();
+    let path = Path::new("sub/deeper/notes.md");
+    fs.write(path, b"one\n".to_vec()).await.unwrap();
+    let read = fs.read(path).await.unwrap();
+    std::fs::remove_dir_all(dir.path().join("sub")).unwrap();
+    let err = fs
+        .replace_if_unchanged(path, &read, b"1\n".to_vec())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FsError::ChangedSinceRead { .. }), "{err}");
+    assert!(
+        !dir.path().join("sub").exists(),
+        "the removed directories were made again by a refused replacement"
+    );
 }
