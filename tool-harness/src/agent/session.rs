@@ -478,6 +478,13 @@ impl AgentSession {
             let had = kept.messages.len();
             match run.transcript.get(had..) {
                 Some(added) if estimate.rewrites() == rewrites => {
+                    // The contract that makes this sound: whatever edits a run's messages
+                    // in place calls `TokenEstimate::rewritten` or `forget`. Checked in
+                    // debug builds (the tests), where a new edit that does not would show.
+                    debug_assert!(
+                        run.transcript[..had] == kept.messages[..],
+                        "a run's messages were edited without TokenEstimate::rewritten"
+                    );
                     kept.messages.extend(added.iter().cloned());
                 }
                 _ => kept.messages.clone_from(&run.transcript),
