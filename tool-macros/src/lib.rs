@@ -114,15 +114,14 @@ use errors::Errors;
 /// taken from it (a `# Arguments` heading among its `///` lines is an error). An argument's
 /// description is `///` text or `#[arg(description = "...")]`.
 ///
-/// **Result.** `String`/`&str` become text, `ToolCallResult` is kept, `()` is an empty
-/// success, an `Image`, a `Vec<Image>`, an `Option<Image>` (`None` is `null`) or a
-/// `Vec<ContentPart>` is shown to the model as images and text (not sent as their JSON), a
-/// `WithImages<T>` is structured JSON with images beside it (`T`'s schema the `returns`
-/// schema, as below), any other `T: Serialize` becomes structured JSON (and, when
-/// `T: JsonSchema`, the definition's `returns` schema). A `Result<T, E>` unwraps `Ok` that way; `Err` becomes a
-/// `ToolError` (kept when `E` is `ToolError`, converted when `E: Into<ToolError>`, otherwise
-/// `ToolError::Execution` with `E`'s `Display` text, in its alternate form `{:#}`, which
-/// shows an `anyhow::Error`'s causes).
+/// **Result.** `String`/`&str` become text, `ToolCallResult` is kept, `()` is an empty success, an
+/// `Image`, a `Vec<Image>`, an `Option<Image>` (`None` is `null`) or a `Vec<ContentPart>` is shown
+/// to the model as images and text (not sent as their JSON), a `WithImages<T>` is structured JSON
+/// with images beside it (`T`'s schema the `returns` schema, as below), any other `T: Serialize`
+/// becomes structured JSON (and, when `T: JsonSchema`, the definition's `returns` schema). A
+/// `Result<T, E>` unwraps `Ok` that way; `Err` becomes a `ToolError` (kept when `E` is `ToolError`,
+/// converted when `E: Into<ToolError>`, otherwise `ToolError::Execution` with `E`'s `Display` text,
+/// in its alternate form `{:#}`, which shows an `anyhow::Error`'s causes).
 ///
 /// # Attributes of `#[tool_fn(...)]`
 ///

@@ -318,13 +318,13 @@ impl Provider {
     /// rewrites it for the call.
     ///
     /// A result's images ([`UserModelContent::Parts`](crate::UserModelContent::Parts), and
-    /// [`JsonWithImages`](crate::UserModelContent::JsonWithImages), given as parts of the
-    /// value's JSON text then its images) go where each API takes them: Anthropic `image` blocks in the `tool_result`'s content,
-    /// Responses `input_image` items in the `function_call_output`'s output, Gemini
-    /// `inlineData` parts in a user content after the `functionResponse` content, and for
-    /// OpenAI Chat (whose `tool` messages are text only) one user message of `image_url`
-    /// parts after the `tool` messages. The text format carries no images: each is a
-    /// placeholder saying it is not shown.
+    /// [`JsonWithImages`](crate::UserModelContent::JsonWithImages), given as parts of the value's
+    /// JSON text then its images) go where each API takes them: Anthropic `image` blocks in the
+    /// `tool_result`'s content, Responses `input_image` items in the `function_call_output`'s
+    /// output, Gemini `inlineData` parts in a user content after the `functionResponse` content,
+    /// and for OpenAI Chat (whose `tool` messages are text only) one user message of `image_url`
+    /// parts after the `tool` messages. The text format carries no images: each is a placeholder
+    /// saying it is not shown.
     ///
     /// Errors are written for the model to correct itself. Rendering through
     /// [`ToolCallManager::render_results`](crate::ToolCallManager::render_results) also checks

@@ -139,11 +139,14 @@ pub enum AgenticError {
 }
 
 impl AgenticError {
-    /// The variant's name, `snake_case`, as a run's `invoke_agent` span records it in
-    /// `error.type`: `"tool_shed"`, `"config"`, `"model"`, `"max_turns"`, `"token_budget"`,
-    /// `"caller_token_budget"`, `"nested_too_deep"`, `"cancelled"`, `"stopped"`,
-    /// `"panicked"` or `"answer_invalid"`. A name for grouping failures (metrics, logs);
-    /// the error's text says the rest.
+    /// The variant's name, `snake_case`: `"tool_shed"`, `"config"`, `"model"`,
+    /// `"max_turns"`, `"token_budget"`, `"caller_token_budget"`, `"nested_too_deep"`,
+    /// `"cancelled"`, `"stopped"`, `"panicked"` or `"answer_invalid"`. A name for grouping
+    /// failures (metrics, logs); the error's text says the rest. A run's `invoke_agent` span
+    /// records it in `error.type` for the errors that end a run under way (`model`,
+    /// `max_turns`, the budgets, `cancelled`, `stopped`, `panicked`); the others come
+    /// before a run starts (`config`, `tool_shed`, `nested_too_deep`) or after it ended
+    /// (`answer_invalid`, a typed answer refused), outside its span.
     ///
     /// ```
     /// use toolsmith_harness::agent::AgenticError;

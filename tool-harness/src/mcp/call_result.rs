@@ -90,16 +90,16 @@ fn content_block(part: &ContentPart) -> ContentBlock {
     }
 }
 
-/// An MCP result as the outcome of the bridged tool `local_name` (`remote_name` on its
-/// server): `isError` becomes [`ToolError::Execution`] with the server's message, or
+/// An MCP result as the outcome of the bridged tool `local_name` (`remote_name` on its server):
+/// `isError` becomes [`ToolError::Execution`] with the server's message, or
 /// [`ToolError::InvalidArguments`] when it is a Toolsmith server's refusal of the arguments
-/// ([`refused_arguments`]); structured content is kept as a JSON result; content with an
-/// image is a result of [parts](ToolCallResult::parts), each image block an image (one the
-/// model could not be given, a text saying why, naming the tool), and beside structured
-/// content, a [structured result with images](ToolCallResult::json_with_images) of the
-/// value and the content's images (its text mirrors the value), so that the value is still
-/// checked against the tool's output schema; anything else is the content's text (other non-text blocks described in brackets).
-/// `wrapped`: the tool's output schema says its structured results come as `{"result": …}`
+/// ([`refused_arguments`]); structured content is kept as a JSON result; content with an image is a
+/// result of [parts](ToolCallResult::parts), each image block an image (one the model could not be
+/// given, a text saying why, naming the tool), and beside structured content, a [structured result
+/// with images](ToolCallResult::json_with_images) of the value and the content's images (its text
+/// mirrors the value), so that the value is still checked against the tool's output schema;
+/// anything else is the content's text (other non-text blocks described in brackets). `wrapped`:
+/// the tool's output schema says its structured results come as `{"result": …}`
 /// ([`WRAPPED_RESULT_MARKER`](super::WRAPPED_RESULT_MARKER)), and the value is given back.
 pub(crate) fn from_mcp(
     (local_name, remote_name): (&str, &str),

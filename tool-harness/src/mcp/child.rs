@@ -23,19 +23,18 @@ const REAP_WAIT: Duration = Duration::from_millis(200);
 
 /// The command that starts an MCP server speaking on its stdin and stdout.
 ///
-/// Its `Display` names the server in errors and logs (and, from a bridged tool's error,
-/// to the model): the program and its arguments, which tell one `npx`-started server from
-/// another, with what may be a secret hidden. The value of a flag whose name looks secret
-/// (`--token VALUE`, `--api-key=VALUE`, `-password VALUE`: a name holding `token`,
-/// `secret`, `pass`, `credential`, `auth`, `bearer` or `cookie`, or a word ending in `key`
-/// or that is `pat`, `session` or `sid`, as in `--api-key`, `--apikey`, `GITHUB_PAT`)
-/// shows as `***` (the next argument, whatever it starts with, when the flag has no `=`),
-/// and so do those of a `NAME=VALUE`, `Name: value` or `Name:value` argument with such a
-/// name (`GITHUB_TOKEN=…`, `Authorization: Bearer …`), also as a flag's value
-/// (`--header=Authorization: …`); a URL shows without its user name, password and query
-/// values ([`redacted_url`](crate::redacted_url)). This is a best-effort guess from names,
-/// not a guarantee: pass secrets in [`env`](Self::env), whose values are never shown. `Debug` shows the arguments the same
-/// way, and the variables' names only.
+/// Its `Display` names the server in errors and logs (and, from a bridged tool's error, to the
+/// model): the program and its arguments, which tell one `npx`-started server from another, with
+/// what may be a secret hidden. The value of a flag whose name looks secret (`--token VALUE`,
+/// `--api-key=VALUE`, `-password VALUE`: a name holding `token`, `secret`, `pass`, `credential`,
+/// `auth`, `bearer` or `cookie`, or a word ending in `key` or that is `pat`, `session` or `sid`, as
+/// in `--api-key`, `--apikey`, `GITHUB_PAT`) shows as `***` (the next argument, whatever it starts
+/// with, when the flag has no `=`), and so do those of a `NAME=VALUE`, `Name: value` or
+/// `Name:value` argument with such a name (`GITHUB_TOKEN=…`, `Authorization: Bearer …`), also as a
+/// flag's value (`--header=Authorization: …`); a URL shows without its user name, password and
+/// query values ([`redacted_url`](crate::redacted_url)). This is a best-effort guess from names,
+/// not a guarantee: pass secrets in [`env`](Self::env), whose values are never shown. `Debug` shows
+/// the arguments the same way, and the variables' names only.
 ///
 /// ```
 /// use toolsmith::harness::mcp::McpCommand;

@@ -49,10 +49,10 @@ impl ImagePlace {
     }
 }
 
-/// Each image of `messages` with its place, in order: message by message; a user
-/// message's images in order; a tool-results message's results in order, each result's
-/// image parts in order (a structured result's value, given first, holds none) (an error result's too: they are the conversation's, though the
-/// formats send an error's text alone).
+/// Each image of `messages` with its place, in order: message by message; a user message's images
+/// in order; a tool-results message's results in order, each result's image parts in order (a
+/// structured result's value, given first, holds none) (an error result's too: they are the
+/// conversation's, though the formats send an error's text alone).
 pub(crate) fn image_places(messages: &[Message]) -> impl Iterator<Item = (ImagePlace, &Image)> {
     messages.iter().enumerate().flat_map(|(message, entry)| {
         // One of the two is empty: no iterator boxed a message (a session walks every
