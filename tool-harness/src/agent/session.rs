@@ -665,15 +665,18 @@ impl AgentSession {
         }
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
-        let ended = self
-            .turns(
+        let ended = {
+            let batch_options = turn::batch_options(self, (cancel, caller), &ledger);
+            // Pinned in place, the span's wrapper holding only its address: wrapped by value,
+            // the loop's future was held twice in the run's, which is moved as the run starts.
+            let turns = std::pin::pin!(self.turns(
                 (&mut request, estimate),
-                &turn::batch_options(self, (cancel, caller), &ledger),
+                &batch_options,
                 (caller, provider),
                 (&mut run, &ledger),
-            )
-            .instrument(span.clone())
-            .await;
+            ));
+            turns.instrument(span.clone()).await
+        };
         dropped.disarm();
         // A run that answers and leaves its ledger to the typed answer's exchange goes on
         // there (its stream hears its children until the exchange ends); any other ends.
@@ -799,10 +802,14 @@ impl AgentSession {
             }
             request.messages.push(response.to_message());
             let turn = run.model_calls;
-            let ended = TurnCalls::new(self, turn, (cancel, caller), (batch_options, ledger))
-                .cut_off(response.stop_reason == StopReason::MaxTokens)
-                .run(response.calls, &mut run.tool_calls)
-                .await;
+            // Pinned in place: awaited by value, the tool turn's future (its batch's with it)
+            // was held twice in this loop's, which every run moves as it starts.
+            let ended = std::pin::pin!(
+                TurnCalls::new(self, turn, (cancel, caller), (batch_options, ledger))
+                    .cut_off(response.stop_reason == StopReason::MaxTokens)
+                    .run(response.calls, &mut run.tool_calls)
+            )
+            .await;
             request.messages.push(Message::ToolResults {
                 results: ended.results,
             });
