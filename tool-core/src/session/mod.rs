@@ -10,6 +10,7 @@ pub(crate) mod constructor;
 mod embedding;
 pub(crate) mod extract;
 pub mod in_memory;
+mod type_id_hasher;
 pub(crate) mod unbuilt_tool;
 
 use std::any::{Any, TypeId};
@@ -17,6 +18,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+
+use self::type_id_hasher::TypeIdBuildHasher;
 
 pub use embedding::{Embedder, check_embeddings, check_finite_embeddings, unit_vector};
 
@@ -215,7 +218,7 @@ const MAX_SNAPSHOT_READS: usize = 8;
 /// ([`BatchOptions::with_call_values`](crate::BatchOptions::with_call_values)).
 #[derive(Clone, Default)]
 pub struct SessionState {
-    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>, TypeIdBuildHasher>,
 }
 
 impl SessionState {
