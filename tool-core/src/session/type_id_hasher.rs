@@ -35,18 +35,14 @@ pub(crate) type TypeIdBuildHasher = BuildHasherDefault<TypeIdHasher>;
 #[cfg(test)]
 mod tests {
     use std::any::TypeId;
-    use std::hash::{BuildHasher, Hash};
+    use std::hash::BuildHasher;
 
     use super::*;
 
     /// Different types get different hashes (their ids' bits), so the map's buckets spread.
     #[test]
     fn type_ids_hash_apart() {
-        let hash = |id: TypeId| {
-            let mut hasher = TypeIdBuildHasher::default().build_hasher();
-            id.hash(&mut hasher);
-            hasher.finish()
-        };
+        let hash = |id: TypeId| TypeIdBuildHasher::default().hash_one(id);
         let ids = [
             TypeId::of::<u8>(),
             TypeId::of::<String>(),
