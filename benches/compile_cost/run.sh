@@ -12,7 +12,9 @@
 # ratios reported are the medians of the runs' own ratios, and the times are the medians of
 # each crate's runs.
 #
-# Usage: benches/compile_cost/run.sh [N] [RUNS] [MODE]
+# Usage: [FEATURES=lean] benches/compile_cost/run.sh [N] [RUNS] [MODE]
+#   FEATURES=lean  toolsmith without its default features (daimon is always taken so); the
+#                  default takes it with them, which makes cargo's own work larger
 #   N     tools in each crate (default 200)
 #   RUNS  paired runs (default 5)
 #   MODE  incremental: CARGO_INCREMENTAL=1, `touch` + `cargo build` (the edit-build loop;
@@ -168,7 +170,13 @@ TOML
             echo 'daimon = { version = "=0.25.0", default-features = false, features = ["macros"] }'
             echo 'serde_json = "1"'
         else
-            echo "toolsmith = { path = \"$ROOT\" }"
+            # FEATURES=lean: without the default features (the harness, MCP, HTTP clients),
+            # as the README advises a crate that only defines tools, and as daimon is taken.
+            if [ "${FEATURES:-default}" = lean ]; then
+                echo "toolsmith = { path = \"$ROOT\", default-features = false }"
+            else
+                echo "toolsmith = { path = \"$ROOT\" }"
+            fi
         fi
     } >"$dir/Cargo.toml"
     {
