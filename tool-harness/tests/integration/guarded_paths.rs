@@ -534,9 +534,6 @@ async fn a_resumed_session_and_one_continued_after_a_model_error_pass_the_approv
 #[tokio::test]
 async fn a_remote_tool_said_nothing_about_is_put_to_the_approval_and_does_not_run_denied() {
     use toolsmith_core::ToolCallManager;
-    use toolsmith_harness::mcp::{
-        JsonLimits, McpClient, McpClientOptions, McpNames, McpServer, serve_until_closed,
-    };
 
     // The server's `purge` says nothing of what it does (MCP: it may destroy); its `peek`
     // says it only reads.
@@ -553,19 +550,7 @@ async fn a_remote_tool_said_nothing_about_is_put_to_the_approval_and_does_not_ru
             }),
         ))
         .unwrap();
-    let (client_end, server_end) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(serve_until_closed(
-        McpServer::new(served),
-        server_read,
-        server_write,
-        JsonLimits::for_server(),
-    ));
-    let (read, write) = tokio::io::split(client_end);
-    let options = McpClientOptions::default().with_names(McpNames::new());
-    let client = McpClient::connect_io("remote", read, write, options)
-        .await
-        .unwrap();
+    let (client, serving) = crate::mcp::our_client_of(served, "remote").await;
     let bridges: Vec<Arc<dyn ToolImpl>> = client
         .tools()
         .into_iter()

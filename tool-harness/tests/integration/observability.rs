@@ -758,26 +758,10 @@ async fn an_embedder_that_is_down_is_warned_of_once_until_it_recovers() {
 #[cfg(feature = "mcp")]
 #[tokio::test]
 async fn an_mcp_clients_requests_are_traced() {
-    use toolsmith_harness::mcp::{
-        JsonLimits, McpClient, McpClientOptions, McpNames, McpServer, serve_until_closed,
-    };
-
     let trace = TraceTree::default();
     let _guard = tracing::subscriber::set_default(trace.subscriber());
     let (served, _) = crate::mcp::demo_manager();
-    let (client_end, server_end) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(serve_until_closed(
-        McpServer::new(served),
-        server_read,
-        server_write,
-        JsonLimits::for_server(),
-    ));
-    let (read, write) = tokio::io::split(client_end);
-    let options = McpClientOptions::default().with_names(McpNames::new());
-    let client = McpClient::connect_io("in-process", read, write, options)
-        .await
-        .unwrap();
+    let (client, serving) = crate::mcp::our_client_of(served, "in-process").await;
     let manager = ToolCallManager::new("consumer");
     let bridged = client.tools().len();
     for tool in client.tools() {

@@ -8,9 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolsmith_core::{ToolArguments, ToolCallManager, ToolCallRequest, ToolErrorKind};
-use toolsmith_harness::mcp::{
-    JsonLimits, McpClient, McpClientOptions, McpError, McpNames, McpServer, serve_until_closed,
-};
+use toolsmith_harness::mcp::{McpClient, McpClientOptions, McpError, McpNames};
 
 use super::demo_manager;
 
@@ -25,18 +23,7 @@ fn request(name: &str, arguments: Value) -> ToolCallRequest {
 #[tokio::test]
 async fn a_client_over_a_duplex_calls_a_server_in_the_same_process() {
     let (manager, _) = demo_manager();
-    let (client_end, server_end) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(serve_until_closed(
-        McpServer::new(manager),
-        server_read,
-        server_write,
-        JsonLimits::for_server(),
-    ));
-    let (read, write) = tokio::io::split(client_end);
-    let client = McpClient::connect_io("in-process", read, write, options())
-        .await
-        .unwrap();
+    let (client, serving) = super::our_client_of(manager, "in-process").await;
 
     let local = ToolCallManager::new("consumer");
     for tool in client.tools() {

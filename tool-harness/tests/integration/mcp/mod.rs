@@ -31,7 +31,10 @@ use toolsmith_core::{
     Args, FnTool, ToolAnnotations, ToolArgs, ToolCallContext, ToolCallManager, ToolCallResult,
     scheme,
 };
-use toolsmith_harness::mcp::{JsonLimits, McpServer, McpServerOptions, serve_io};
+use toolsmith_harness::mcp::{
+    JsonLimits, McpClient, McpClientOptions, McpError, McpNames, McpServer, McpServerOptions,
+    serve_io, serve_until_closed,
+};
 
 /// What the demo tools saw.
 #[derive(Default)]
@@ -236,6 +239,28 @@ pub fn original_names(client: &toolsmith_harness::mcp::McpClient) -> Vec<String>
 pub struct Inbox {
     pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
     pub list_changed: mpsc::UnboundedReceiver<()>,
+}
+
+/// Our client (named `label`, the server's names kept) connected in memory to our server of
+/// `manager`, and the server's task, which ends once the client is dropped.
+pub async fn our_client_of(
+    manager: Arc<ToolCallManager>,
+    label: &str,
+) -> (McpClient, tokio::task::JoinHandle<Result<(), McpError>>) {
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(serve_until_closed(
+        McpServer::new(manager),
+        server_read,
+        server_write,
+        JsonLimits::for_server(),
+    ));
+    let (read, write) = tokio::io::split(client_end);
+    let options = McpClientOptions::default().with_names(McpNames::new());
+    let client = McpClient::connect_io(label, read, write, options)
+        .await
+        .unwrap();
+    (client, serving)
 }
 
 /// rmcp's client connected in memory to our server of `manager`.
