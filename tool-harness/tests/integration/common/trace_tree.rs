@@ -1,7 +1,6 @@
 //! [`TraceTree`]: the spans (with their parents and fields) and events a test's thread
 //! emits, as a user's subscriber (`tracing-subscriber`'s registry) sees them.
 
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use tracing::field::{Field, Visit};
@@ -9,6 +8,8 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 use tracing_subscriber::registry::LookupSpan;
+
+use super::warnings::Line;
 
 /// One span: its name, its parent's index in [`TraceTree::spans`], its `field=value` pairs
 /// (values as `{:?}` writes them, strings quoted) given or recorded, in that order, and the
@@ -97,18 +98,6 @@ struct Pairs<'a>(&'a mut Vec<(String, String)>);
 impl Visit for Pairs<'_> {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         self.0.push((field.name().to_owned(), format!("{value:?}")));
-    }
-}
-
-struct Line(String);
-
-impl Visit for Line {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            let _ = write!(self.0, "{value:?}");
-        } else {
-            let _ = write!(self.0, " {}={value:?}", field.name());
-        }
     }
 }
 

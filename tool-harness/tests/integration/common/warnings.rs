@@ -19,7 +19,8 @@ impl Warnings {
     }
 }
 
-struct Line(String);
+/// An event as one `message field=value …` line (also the trace tree's events).
+pub struct Line(pub String);
 
 impl Visit for Line {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
