@@ -378,10 +378,7 @@ impl ToolDiscovery {
         self.embeddings.start_search();
         let mut failed_batch = None;
         while let Some(batch) = self.embeddings.take_pending() {
-            let embedded = embedder.embed(&batch.texts).await.and_then(|vectors| {
-                check_embeddings(&vectors, &batch.texts, dimensions).map(|()| vectors)
-            });
-            match embedded {
+            match embedded_checked(embedder, &batch.texts, dimensions).await {
                 Ok(vectors) => batch.complete(vectors),
                 // Put back to be tried in smaller batches: the tools embedded so far still
                 // answer the query, and the next search goes on with the rest.
@@ -392,9 +389,7 @@ impl ToolDiscovery {
             }
         }
         let query_text = [query.to_owned()];
-        let query_vectors = embedder.embed(&query_text).await.and_then(|vectors| {
-            check_embeddings(&vectors, &query_text, dimensions).map(|()| vectors)
-        });
+        let query_vectors = embedded_checked(embedder, &query_text, dimensions).await;
         // Logged once the query says whether the embedder is down (then the search warns
         // of that, once) or refused those texts only (a warning of its own).
         if let Some((batch, error)) = failed_batch {
@@ -415,4 +410,15 @@ impl ToolDiscovery {
             })
             .collect())
     }
+}
+
+/// `texts` embedded by `embedder`, checked to be one finite vector of `dimensions` a text.
+async fn embedded_checked(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    dimensions: usize,
+) -> Result<Vec<Vec<f32>>, ServiceError> {
+    let vectors = embedder.embed(texts).await?;
+    check_embeddings(&vectors, texts, dimensions)?;
+    Ok(vectors)
 }
