@@ -72,7 +72,7 @@ mod tool;
 /// crate implementing them needs no `async-trait` dependency of its own.
 pub use async_trait::async_trait;
 pub use batch::BatchOptions;
-pub use batch::call_span::{execute_tool_span, trace_call_not_run};
+pub use batch::call_span::{execute_tool_span, record_call_end, trace_call_not_run};
 pub use batch::outcome::ToolCallOutcome;
 pub use batch::retry::{Jitter, ToolRetryConfig};
 pub use batch::workflow::{FailMode, StageMode, Workflow, WorkflowStage};

@@ -47,3 +47,27 @@ pub fn trace_call_not_run(call_id: &str, name: &str, error_type: &'static str) {
         span.record("toolsmith.tool.attempts", 0);
     }
 }
+
+/// Records on `span` how a call ended, as `error.type`: the error's kind
+/// ([`ToolErrorKind::as_str`](crate::ToolErrorKind::as_str)), or `"tool_error"` for a result
+/// the tool marked as an error; nothing for a success. The batch's `execute_tool` spans, a
+/// served MCP call's and a bridged call's record it so.
+///
+/// ```
+/// use toolsmith::{ToolCallResult, ToolError, execute_tool_span, record_call_end};
+///
+/// let span = execute_tool_span("call_1", "search");
+/// record_call_end(&span, &Err(ToolError::UnknownTool("serach".into())));
+/// record_call_end(&span, &Ok(ToolCallResult::text("found")));
+/// ```
+pub fn record_call_end(
+    span: &tracing::Span,
+    outcome: &Result<crate::ToolCallResult, crate::ToolError>,
+) {
+    let error_type = match outcome {
+        Ok(result) if result.is_error() => "tool_error",
+        Ok(_) => return,
+        Err(error) => error.kind().as_str(),
+    };
+    span.record("error.type", error_type);
+}

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use tracing::Instrument as _;
 
-use crate::batch::call_span::{execute_tool_span, trace_call_not_run};
+use crate::batch::call_span::{execute_tool_span, record_call_end, trace_call_not_run};
 use crate::batch::retry::PreparedCall;
 use crate::{
     ProgressSink, SessionState, StageMode, ToolCallContext, ToolCallManager, ToolCallOutcome,
@@ -878,15 +878,7 @@ impl SpanEnding<'_> {
         if self.span.is_disabled() {
             return;
         }
-        match result {
-            Ok(result) if result.is_error() => {
-                self.span.record("error.type", "tool_error");
-            }
-            Ok(_) => {}
-            Err(error) => {
-                self.span.record("error.type", error.kind().as_str());
-            }
-        }
+        record_call_end(&self.span, result);
         self.record_attempts();
     }
 

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::{Peer, RoleClient};
-use toolsmith_core::{Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolError, ToolImpl};
+use toolsmith_core::{
+    Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolError, ToolImpl, record_call_end,
+};
 use tracing::Instrument as _;
 
 use super::call_result::{from_mcp, refused_arguments};
@@ -267,15 +269,7 @@ impl ToolImpl for McpToolBridge {
         );
         let ended = self.call(arguments).instrument(span.clone()).await;
         if !span.is_disabled() {
-            match &ended {
-                Ok(result) if result.is_error() => {
-                    span.record("error.type", "tool_error");
-                }
-                Ok(_) => {}
-                Err(error) => {
-                    span.record("error.type", error.kind().as_str());
-                }
-            }
+            record_call_end(&span, &ended);
         }
         ended
     }

@@ -14,7 +14,7 @@ use serde_json::json;
 use toolsmith_core::shed::{ShedResult, shed_tool};
 use toolsmith_core::{
     CancellationToken, SHED_TOOL_NAME, Tool, ToolArguments, ToolCallContext, ToolCallManager,
-    ToolCallResult, ToolError, closest_names,
+    ToolCallResult, ToolError, closest_names, record_call_end,
 };
 use tracing::Instrument as _;
 
@@ -334,15 +334,7 @@ impl McpServer {
                 self.run_call(name, &arguments, &context).await
             };
 
-        match &outcome {
-            Err(error) => {
-                tracing::Span::current().record("error.type", error.kind().as_str());
-            }
-            Ok(result) if result.is_error() => {
-                tracing::Span::current().record("error.type", "tool_error");
-            }
-            Ok(_) => {}
-        }
+        record_call_end(&tracing::Span::current(), &outcome);
 
         // A shed call activates what it returns on this connection; the client re-lists.
         if is_shed
