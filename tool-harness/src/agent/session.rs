@@ -612,26 +612,6 @@ impl AgentSession {
         caller: Option<&CancellationToken>,
         (mut origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
-        if origin.depth() > MAX_NESTED_RUNS {
-            let run = AgentRun {
-                transcript: conversation,
-                ..AgentRun::default()
-            };
-            return Err(AgenticError::NestedTooDeep {
-                limit: MAX_NESTED_RUNS,
-                run: Box::new(run),
-            });
-        }
-        let provider = match self.provider_name() {
-            Ok(name) => name,
-            Err(panic) => {
-                let run = AgentRun {
-                    transcript: conversation,
-                    ..AgentRun::default()
-                };
-                return Err(panic.into_error(Box::new(run)));
-            }
-        };
         let span = tracing::info_span!(
             "invoke_agent",
             otel.name = "invoke_agent",
@@ -642,6 +622,35 @@ impl AgentSession {
             gen_ai.usage.output_tokens = tracing::field::Empty,
             error.type = tracing::field::Empty,
         );
+        // A run refused before its first model call has its span too, saying why: a trace
+        // of a failed run is not empty.
+        let refused = |error: AgenticError| {
+            span.record("gen_ai.usage.input_tokens", 0);
+            span.record("gen_ai.usage.output_tokens", 0);
+            span.record("error.type", error.kind_name());
+            Err(error)
+        };
+        if origin.depth() > MAX_NESTED_RUNS {
+            let run = AgentRun {
+                transcript: conversation,
+                ..AgentRun::default()
+            };
+            return refused(AgenticError::NestedTooDeep {
+                limit: MAX_NESTED_RUNS,
+                run: Box::new(run),
+            });
+        }
+        // Its panic's error event in the run's span.
+        let provider = match span.in_scope(|| self.provider_name()) {
+            Ok(name) => name,
+            Err(panic) => {
+                let run = AgentRun {
+                    transcript: conversation,
+                    ..AgentRun::default()
+                };
+                return refused(panic.into_error(Box::new(run)));
+            }
+        };
         let mut request = ChatRequest {
             model: self.model_name.clone(),
             system: self.system_prompt.clone(),

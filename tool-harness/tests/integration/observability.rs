@@ -979,3 +979,110 @@ async fn a_call_refused_before_its_approval_has_a_span() {
 
     assert_eq!(ends_of(&trace, "wipe"), not_run("not_active"));
 }
+
+/// A scripted model whose `name()` panics.
+struct Nameless(ScriptedModel);
+
+#[async_trait::async_trait]
+impl toolsmith_harness::model::ChatModel for Nameless {
+    fn name(&self) -> &str {
+        panic!("no name")
+    }
+
+    async fn complete(
+        &self,
+        request: &toolsmith_harness::model::ChatRequest,
+    ) -> Result<toolsmith_harness::model::ChatResponse, toolsmith_harness::model::ModelError> {
+        self.0.complete(request).await
+    }
+}
+
+/// A run refused before it starts (its model's `name()` panicking, or nested past
+/// `MAX_NESTED_RUNS`) still has its `invoke_agent` span, with the usual fields, saying why:
+/// a trace of a failed run is not empty.
+#[tokio::test]
+async fn a_run_refused_before_it_starts_has_a_span_saying_why() {
+    use toolsmith_harness::agent::MAX_NESTED_RUNS;
+    use toolsmith_harness::model::{ChatResponse, Message};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let nameless = AgentSession::builder(Nameless(ScriptedModel::new([])))
+        .with_model("nameless-model")
+        .build()
+        .unwrap();
+    let error = nameless.run("go").await.unwrap_err();
+    assert_eq!(error.kind_name(), "panicked");
+
+    // Every run calls the session again, a level deeper, until one is refused.
+    let recursing = ScriptedModel::new((0..2 * (MAX_NESTED_RUNS + 1)).map(|_| {
+        ScriptedTurn::respond(|request| {
+            Ok(match request.messages.last() {
+                Some(Message::ToolResults { results }) => {
+                    ChatResponse::text(results[0].result.content.to_text())
+                }
+                _ => ChatResponse::calls(vec![Ok(ToolCallRequest::new(
+                    "c",
+                    "recurse",
+                    ToolArguments::try_from(json!({"input": "deeper"})).unwrap(),
+                ))]),
+            })
+        })
+    }));
+    let session = Arc::new(
+        AgentSession::builder(recursing)
+            .with_model("recursing-model")
+            .build()
+            .unwrap(),
+    );
+    let recurse = AgentTool::new(Arc::clone(&session), "recurse", "Runs this agent again.");
+    session.tool_manager().register(Arc::new(recurse)).unwrap();
+    session.tool_manager().activate(&["recurse".to_owned()]);
+    session.run("deeper").await.unwrap();
+    // The session holds the tool that holds it: broken by hand.
+    session.tool_manager().deregister("recurse");
+
+    let spans = trace.spans();
+    let runs = trace.named("invoke_agent");
+    assert_eq!(runs.len(), 1 + MAX_NESTED_RUNS + 2, "{spans:#?}");
+    let refused: Vec<_> = runs
+        .iter()
+        .map(|&run| &spans[run])
+        .filter(|run| run.field("error.type").is_some())
+        .collect();
+    assert_eq!(refused.len(), 2, "{spans:#?}");
+    for (run, (model, error)) in refused.iter().zip([
+        ("nameless-model", "\"panicked\""),
+        ("recursing-model", "\"nested_too_deep\""),
+    ]) {
+        assert_eq!(run.field("gen_ai.request.model"), Some(model), "{run:?}");
+        assert_eq!(run.field("error.type"), Some(error), "{run:?}");
+        assert_eq!(run.field("gen_ai.operation.name"), Some("\"invoke_agent\""));
+        assert!(run.field("gen_ai.conversation.id").is_some(), "{run:?}");
+        assert_eq!(run.field("gen_ai.usage.input_tokens"), Some("0"));
+    }
+    // The caught panic is logged in the refused run's span.
+    let named = runs
+        .iter()
+        .copied()
+        .find(|&run| spans[run].field("gen_ai.request.model") == Some("nameless-model"))
+        .unwrap();
+    let logged = trace
+        .events()
+        .into_iter()
+        .find(|event| event.line.contains("no name"))
+        .expect("the panic is logged");
+    assert_eq!(logged.span, Some(named), "{logged:?}");
+    // The refused run sits under the call that tried to start it.
+    let deepest = *runs.last().unwrap();
+    assert_eq!(
+        spans[deepest].field("error.type"),
+        Some("\"nested_too_deep\"")
+    );
+    assert_eq!(
+        trace.path(deepest).len(),
+        2 * (MAX_NESTED_RUNS + 1) + 1,
+        "{:?}",
+        trace.path(deepest)
+    );
+}
