@@ -21,7 +21,7 @@ use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
 use super::images_over_limits::remove_images_over_limits;
-use super::ledger::{MAX_NESTED_RUNS, RunLedger, RunOrigin};
+use super::ledger::{LeftRun, MAX_NESTED_RUNS, RunLedger, RunOrigin};
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
@@ -661,7 +661,7 @@ impl AgentSession {
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
         let slot = origin.ledger_slot();
-        // A typed answer's exchange follows the run in its ledger: that ends it.
+        // A typed answer's exchange follows the run in its ledger and span: that ends it.
         let exchange_follows = slot.is_some();
         let ledger = Arc::new(RunLedger::lent(
             origin,
@@ -670,7 +670,10 @@ impl AgentSession {
         ));
         if let Some(slot) = slot {
             // Filled once: the slot is this run's alone.
-            let _ = slot.set(Arc::clone(&ledger));
+            let _ = slot.set(LeftRun {
+                ledger: Arc::clone(&ledger),
+                span: span.clone(),
+            });
         }
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));

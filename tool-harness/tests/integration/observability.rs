@@ -1086,3 +1086,98 @@ async fn a_run_refused_before_it_starts_has_a_span_saying_why() {
         trace.path(deepest)
     );
 }
+
+/// A typed answer's exchange is part of the run: its model calls sit under the run's
+/// `invoke_agent` span, whose usage counts them and whose `error.type` says how the
+/// exchange failed: `answer_invalid` when no answer fitted, the error's kind otherwise.
+#[tokio::test]
+async fn a_typed_runs_span_covers_its_answer_and_says_how_it_failed() {
+    use toolsmith_harness::agent::{FINAL_ANSWER_TOOL, MAX_ANSWER_ATTEMPTS};
+    use toolsmith_harness::model::{ModelError, Usage};
+
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Celsius {
+        #[allow(dead_code)]
+        celsius: f64,
+    }
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = |turns: Vec<ScriptedTurn>| {
+        AgentSession::builder(ScriptedModel::new(turns))
+            .with_model("m")
+            .build()
+            .unwrap()
+    };
+    let answer = |celsius: serde_json::Value| {
+        ScriptedTurn::call(FINAL_ANSWER_TOOL, json!({ "celsius": celsius }))
+            .with_usage(Usage::new(10, 1))
+    };
+    let said = ScriptedTurn::text("Mild.").with_usage(Usage::new(100, 5));
+
+    session(vec![said.clone(), answer(json!(21))])
+        .send_as::<Celsius>("Weather?")
+        .await
+        .unwrap();
+    let mut never_fits = vec![said.clone()];
+    never_fits.extend((0..MAX_ANSWER_ATTEMPTS).map(|_| answer(json!("mild"))));
+    let invalid = session(never_fits)
+        .run_as::<Celsius>("Weather?")
+        .await
+        .unwrap_err();
+    assert_eq!(invalid.kind_name(), "answer_invalid");
+    let refused = session(vec![
+        said,
+        ScriptedTurn::error(ModelError::Auth {
+            provider: "scripted".into(),
+            status: 401,
+            message: "bad key".into(),
+        }),
+    ])
+    .send_as::<Celsius>("Weather?")
+    .await
+    .unwrap_err();
+    assert_eq!(refused.kind_name(), "model");
+
+    let spans = trace.spans();
+    let runs = trace.named("invoke_agent");
+    let ends: Vec<_> = runs
+        .iter()
+        .map(|&run| {
+            (
+                spans[run].field("error.type"),
+                spans[run].field("gen_ai.usage.input_tokens"),
+                spans[run].field("gen_ai.usage.output_tokens"),
+            )
+        })
+        .collect();
+    let tokens = 100 + 10 * MAX_ANSWER_ATTEMPTS;
+    let tokens = tokens.to_string();
+    let output = (5 + MAX_ANSWER_ATTEMPTS).to_string();
+    assert_eq!(
+        ends,
+        [
+            (None, Some("110"), Some("6")),
+            (
+                Some("\"answer_invalid\""),
+                Some(tokens.as_str()),
+                Some(output.as_str())
+            ),
+            (Some("\"model\""), Some("100"), Some("5")),
+        ],
+        "{spans:#?}"
+    );
+    // Every model call, the exchange's too, under its run.
+    let chats = trace.named("chat");
+    assert_eq!(chats.len(), 2 + 1 + MAX_ANSWER_ATTEMPTS + 2, "{spans:#?}");
+    let per_run: Vec<_> = runs
+        .iter()
+        .map(|&run| {
+            chats
+                .iter()
+                .filter(|&&chat| spans[chat].parent == Some(run))
+                .count()
+        })
+        .collect();
+    assert_eq!(per_run, [2, 1 + MAX_ANSWER_ATTEMPTS, 2], "{spans:#?}");
+}
