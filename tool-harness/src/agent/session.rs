@@ -1169,6 +1169,9 @@ impl AgentSession {
                 }
             })
             .catch_unwind();
+            // A call that does not come back, its run cancelled or dropped meanwhile (its
+            // caller gave up, a deadline passed), ends its span as cancelled.
+            let unanswered = CancelledIfDropped(Some(&span));
             // The answer is polled first: a model that answers at once never registers a
             // waiter on the token. A cancellation that came meanwhile is seen just below.
             let answered = tokio::select! {
@@ -1176,7 +1179,9 @@ impl AgentSession {
                 answered = call.instrument(span.clone()) => answered,
                 () = cancel.cancelled() => return Err(RunEnd::Cancelled),
             };
+            unanswered.disarm();
             answered.map_err(|payload| {
+                span.record("error.type", "panicked");
                 let during = format!("the model ({provider}) answering request {turn}");
                 RunEnd::Panicked(CaughtPanic::new(during, payload))
             })?
@@ -1186,6 +1191,7 @@ impl AgentSession {
             // The answer came with the cancellation: not used, but its tokens were spent (and
             // reported, so that a handler counting tokens by event, `check`'s, counts them).
             if let Ok(response) = &answer {
+                record_answer(&span, response);
                 run.usage += response.usage;
                 ledger.spent(response.usage);
                 self.emit_response(ledger, turn, response);
@@ -1196,20 +1202,47 @@ impl AgentSession {
             span.record("error.type", error.kind_name());
             RunEnd::Model(error)
         })?;
-        span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
-        span.record(
-            "gen_ai.response.finish_reasons",
-            response.stop_reason.as_str(),
-        );
-        if let Some(model) = &response.model {
-            span.record("gen_ai.response.model", model.as_str());
-        }
+        record_answer(&span, &response);
         run.usage += response.usage;
         ledger.spent(response.usage);
         run.stop_reason = Some(response.stop_reason.clone());
         self.emit_response(ledger, turn, &response);
         Ok(response)
+    }
+}
+
+/// Records on a model call's `chat` span what its answer says: usage, stop reason, model.
+fn record_answer(span: &tracing::Span, response: &ChatResponse) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
+    span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+    span.record(
+        "gen_ai.response.finish_reasons",
+        response.stop_reason.as_str(),
+    );
+    if let Some(model) = &response.model {
+        span.record("gen_ai.response.model", model.as_str());
+    }
+}
+
+/// Records `error.type = "cancelled"` on a model call's `chat` span when dropped armed: the
+/// call's future was given up (the run cancelled, or itself dropped) before it answered.
+struct CancelledIfDropped<'a>(Option<&'a tracing::Span>);
+
+impl CancelledIfDropped<'_> {
+    /// The call came back: its span records how.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelledIfDropped<'_> {
+    fn drop(&mut self) {
+        if let Some(span) = self.0.filter(|span| !span.is_disabled()) {
+            span.record("error.type", "cancelled");
+        }
     }
 }
 

@@ -1181,3 +1181,75 @@ async fn a_typed_runs_span_covers_its_answer_and_says_how_it_failed() {
         .collect();
     assert_eq!(per_run, [2, 1 + MAX_ANSWER_ATTEMPTS, 2], "{spans:#?}");
 }
+
+/// A model call that does not come back says why on its `chat` span: `panicked` for a
+/// client that panicked, `cancelled` for a run cancelled or dropped (its caller gave up, a
+/// deadline passed) while it waited. One that answered as the run was cancelled records
+/// its answer: its tokens were spent.
+#[tokio::test(start_paused = true)]
+async fn a_model_call_that_does_not_come_back_says_why_on_its_span() {
+    use toolsmith_core::CancellationToken;
+    use toolsmith_harness::model::{ChatResponse, Usage};
+
+    use crate::common::stalled::NeverAnswers;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let panicking = AgentSession::builder(ScriptedModel::new([ScriptedTurn::respond(|_| {
+        panic!("the client broke")
+    })]))
+    .with_model("m")
+    .build()
+    .unwrap();
+    let error = panicking.run("go").await.unwrap_err();
+    assert_eq!(error.kind_name(), "panicked");
+
+    let waiting = AgentSession::builder(NeverAnswers)
+        .with_model("m")
+        .build()
+        .unwrap();
+    let stop = CancellationToken::new();
+    let pressed = stop.clone();
+    let (stopped, ()) = tokio::join!(waiting.run_with_cancellation("go", stop), async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        pressed.cancel();
+    });
+    assert_eq!(stopped.unwrap_err().kind_name(), "cancelled");
+    tokio::time::timeout(Duration::from_secs(1), waiting.run("go"))
+        .await
+        .expect_err("the model never answers");
+
+    let stop = CancellationToken::new();
+    let pressed = stop.clone();
+    let answering = AgentSession::builder(ScriptedModel::new([ScriptedTurn::respond(move |_| {
+        pressed.cancel();
+        Ok(ChatResponse::text("too late").with_usage(Usage::new(7, 2)))
+    })]))
+    .with_model("m")
+    .build()
+    .unwrap();
+    let late = answering.run_with_cancellation("go", stop).await;
+    assert_eq!(late.unwrap_err().kind_name(), "cancelled");
+
+    let spans = trace.spans();
+    let ends: Vec<_> = trace
+        .named("chat")
+        .into_iter()
+        .map(|chat| {
+            (
+                spans[chat].field("error.type"),
+                spans[chat].field("gen_ai.usage.input_tokens"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (Some("\"panicked\""), None),
+            (Some("\"cancelled\""), None),
+            (Some("\"cancelled\""), None),
+            (None, Some("7")),
+        ],
+        "{spans:#?}"
+    );
+}
