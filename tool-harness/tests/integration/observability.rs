@@ -1253,3 +1253,58 @@ async fn a_model_call_that_does_not_come_back_says_why_on_its_span() {
         "{spans:#?}"
     );
 }
+
+/// The listing an `McpClient` makes when its server says its tools changed
+/// (`notifications/tools/list_changed`) is an `mcp.request` under an `mcp.tools_changed`
+/// span of its own, which names the server: not a root span of unknown cause.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn an_mcp_clients_listing_after_a_change_notice_has_a_span_of_its_own() {
+    use toolsmith_harness::mcp::{McpServer, McpServerOptions};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let (served, _) = crate::mcp::demo_manager();
+    let server = McpServer::with_options(served, McpServerOptions::default().with_shed(true));
+    let (client, serving) = crate::mcp::our_client_of_server(server, "in-process").await;
+    let mut updates = client.tool_list_updates();
+    let manager = ToolCallManager::new("consumer");
+    let remote_shed = client.tools().remove(0);
+    let shed_name = remote_shed.name().to_owned();
+    manager.register(Arc::new(remote_shed)).unwrap();
+    // The server's shed activates `add` on the connection, then says its tools changed.
+    let select = ToolCallRequest::new(
+        "c0",
+        shed_name,
+        ToolArguments::try_from(json!({"description": "select:add"})).unwrap(),
+    );
+    manager.execute_one(&select).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), updates.changed())
+        .await
+        .expect("the list is refreshed after list_changed")
+        .unwrap();
+    client.close().await;
+    serving.await.unwrap().unwrap();
+
+    let spans = trace.spans();
+    let listings: Vec<_> = trace
+        .named("mcp.request")
+        .into_iter()
+        .filter(|&span| spans[span].field("otel.name") == Some("tools/list"))
+        .collect();
+    assert_eq!(listings.len(), 2, "{spans:#?}");
+    let refresh = listings[1];
+    assert_eq!(spans[refresh].field("toolsmith.mcp.tools"), Some("2"));
+    assert_eq!(
+        trace.path(refresh),
+        ["mcp.request", "mcp.tools_changed"],
+        "{spans:#?}"
+    );
+    let changed = spans[refresh].parent.unwrap();
+    assert_eq!(
+        spans[changed].field("toolsmith.mcp.server"),
+        Some("in-process")
+    );
+    // The listing at connect is not one.
+    assert_eq!(trace.named("mcp.tools_changed"), [changed]);
+}
