@@ -144,9 +144,10 @@ impl AgenticError {
     /// `"cancelled"`, `"stopped"`, `"panicked"` or `"answer_invalid"`. A name for grouping
     /// failures (metrics, logs); the error's text says the rest. A run's `invoke_agent` span
     /// records it in `error.type` for the errors that end a run under way (`model`,
-    /// `max_turns`, the budgets, `cancelled`, `stopped`, `panicked`); the others come
-    /// before a run starts (`config`, `tool_shed`, `nested_too_deep`) or after it ended
-    /// (`answer_invalid`, a typed answer refused), outside its span.
+    /// `max_turns`, the budgets, `cancelled`, `stopped`, `panicked`; a typed run's span
+    /// covers its answer's exchange, so `answer_invalid` too) and those that refuse it
+    /// before its first model call (`nested_too_deep`, `panicked` for the model's `name()`);
+    /// `config` and `tool_shed` come before a run has a span.
     ///
     /// ```
     /// use toolsmith_harness::agent::AgenticError;

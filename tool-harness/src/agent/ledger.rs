@@ -101,9 +101,18 @@ pub(crate) struct ParentRun {
 pub(crate) struct RunOrigin {
     pub(crate) parent: Option<ParentRun>,
     pub(crate) events: Option<EventStream>,
-    /// Where the run leaves its ledger for the typed answer's exchange that follows it
-    /// ([`leaving_its_ledger`](Self::leaving_its_ledger)).
-    left: Option<Arc<OnceLock<Arc<RunLedger>>>>,
+    /// Where the run leaves its ledger and span for the typed answer's exchange that
+    /// follows it ([`leaving_its_ledger`](Self::leaving_its_ledger)).
+    left: Option<Arc<OnceLock<LeftRun>>>,
+}
+
+/// What a run leaves to the typed answer's exchange that follows it: its ledger, in which
+/// the exchange's calls count, and its `invoke_agent` span, which the exchange's model
+/// calls sit under and which says how the typed run ended.
+#[derive(Debug, Clone)]
+pub(crate) struct LeftRun {
+    pub(crate) ledger: Arc<RunLedger>,
+    pub(crate) span: tracing::Span,
 }
 
 impl RunOrigin {
@@ -133,23 +142,24 @@ impl RunOrigin {
         }
     }
 
-    /// This origin, its run leaving its ledger behind ([`ledger_slot`](Self::ledger_slot)) for the
-    /// typed answer's exchange that follows it (`send_as`): the exchange's model calls are
-    /// the run's, counted where the run's sub-agents look for its budget (a child left
-    /// working after the run's text would spend on past the budget the exchange spent).
+    /// This origin, its run leaving its ledger and span behind
+    /// ([`ledger_slot`](Self::ledger_slot)) for the typed answer's exchange that follows it
+    /// (`send_as`): the exchange's model calls are the run's, counted where the run's
+    /// sub-agents look for its budget (a child left working after the run's text would spend
+    /// on past the budget the exchange spent), and traced in the run's span.
     pub(crate) fn leaving_its_ledger(mut self) -> Self {
         self.left = Some(Arc::default());
         self
     }
 
-    /// Where a run starting from this origin is to leave its ledger, if it is: taken out
-    /// before the ledger is built from the origin, and filled with it once built.
-    pub(crate) fn ledger_slot(&mut self) -> Option<Arc<OnceLock<Arc<RunLedger>>>> {
+    /// Where a run starting from this origin is to leave its ledger and span, if it is:
+    /// taken out before the ledger is built from the origin, and filled once it is built.
+    pub(crate) fn ledger_slot(&mut self) -> Option<Arc<OnceLock<LeftRun>>> {
         self.left.take()
     }
 
-    /// The ledger the run from this origin left, if it asked to and has started.
-    pub(crate) fn left_ledger(&self) -> Option<Arc<RunLedger>> {
+    /// The ledger and span the run from this origin left, if it asked to and has started.
+    pub(crate) fn left_run(&self) -> Option<LeftRun> {
         self.left.as_ref()?.get().cloned()
     }
 

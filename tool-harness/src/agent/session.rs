@@ -21,7 +21,7 @@ use super::error::CaughtPanic;
 use super::events::{AgentEvent, AgentEventHandler};
 use super::hooks::{ToolApproval, ToolHook};
 use super::images_over_limits::remove_images_over_limits;
-use super::ledger::{MAX_NESTED_RUNS, RunLedger, RunOrigin};
+use super::ledger::{LeftRun, MAX_NESTED_RUNS, RunLedger, RunOrigin};
 use super::pause::PauseHandle;
 use super::token_estimate::TokenEstimate;
 use super::turn::{self, CallsEnded, TurnCalls};
@@ -612,26 +612,6 @@ impl AgentSession {
         caller: Option<&CancellationToken>,
         (mut origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
-        if origin.depth() > MAX_NESTED_RUNS {
-            let run = AgentRun {
-                transcript: conversation,
-                ..AgentRun::default()
-            };
-            return Err(AgenticError::NestedTooDeep {
-                limit: MAX_NESTED_RUNS,
-                run: Box::new(run),
-            });
-        }
-        let provider = match self.provider_name() {
-            Ok(name) => name,
-            Err(panic) => {
-                let run = AgentRun {
-                    transcript: conversation,
-                    ..AgentRun::default()
-                };
-                return Err(panic.into_error(Box::new(run)));
-            }
-        };
         let span = tracing::info_span!(
             "invoke_agent",
             otel.name = "invoke_agent",
@@ -642,6 +622,35 @@ impl AgentSession {
             gen_ai.usage.output_tokens = tracing::field::Empty,
             error.type = tracing::field::Empty,
         );
+        // A run refused before its first model call has its span too, saying why: a trace
+        // of a failed run is not empty.
+        let refused = |error: AgenticError| {
+            span.record("gen_ai.usage.input_tokens", 0);
+            span.record("gen_ai.usage.output_tokens", 0);
+            span.record("error.type", error.kind_name());
+            Err(error)
+        };
+        if origin.depth() > MAX_NESTED_RUNS {
+            let run = AgentRun {
+                transcript: conversation,
+                ..AgentRun::default()
+            };
+            return refused(AgenticError::NestedTooDeep {
+                limit: MAX_NESTED_RUNS,
+                run: Box::new(run),
+            });
+        }
+        // Its panic's error event in the run's span.
+        let provider = match span.in_scope(|| self.provider_name()) {
+            Ok(name) => name,
+            Err(panic) => {
+                let run = AgentRun {
+                    transcript: conversation,
+                    ..AgentRun::default()
+                };
+                return refused(panic.into_error(Box::new(run)));
+            }
+        };
         let mut request = ChatRequest {
             model: self.model_name.clone(),
             system: self.system_prompt.clone(),
@@ -652,7 +661,7 @@ impl AgentSession {
         let mut run = AgentRun::default();
         // The run's own ledger, lent to its calls: what they cause counts here and only here.
         let slot = origin.ledger_slot();
-        // A typed answer's exchange follows the run in its ledger: that ends it.
+        // A typed answer's exchange follows the run in its ledger and span: that ends it.
         let exchange_follows = slot.is_some();
         let ledger = Arc::new(RunLedger::lent(
             origin,
@@ -661,7 +670,10 @@ impl AgentSession {
         ));
         if let Some(slot) = slot {
             // Filled once: the slot is this run's alone.
-            let _ = slot.set(Arc::clone(&ledger));
+            let _ = slot.set(LeftRun {
+                ledger: Arc::clone(&ledger),
+                span: span.clone(),
+            });
         }
         // A run dropped before it ends (its caller gave up) stops its children too.
         let dropped = AbandonedIfDropped(Some(&ledger));
@@ -1157,6 +1169,9 @@ impl AgentSession {
                 }
             })
             .catch_unwind();
+            // A call that does not come back, its run cancelled or dropped meanwhile (its
+            // caller gave up, a deadline passed), ends its span as cancelled.
+            let unanswered = CancelledIfDropped(Some(&span));
             // The answer is polled first: a model that answers at once never registers a
             // waiter on the token. A cancellation that came meanwhile is seen just below.
             let answered = tokio::select! {
@@ -1164,7 +1179,9 @@ impl AgentSession {
                 answered = call.instrument(span.clone()) => answered,
                 () = cancel.cancelled() => return Err(RunEnd::Cancelled),
             };
+            unanswered.disarm();
             answered.map_err(|payload| {
+                span.record("error.type", "panicked");
                 let during = format!("the model ({provider}) answering request {turn}");
                 RunEnd::Panicked(CaughtPanic::new(during, payload))
             })?
@@ -1174,6 +1191,7 @@ impl AgentSession {
             // The answer came with the cancellation: not used, but its tokens were spent (and
             // reported, so that a handler counting tokens by event, `check`'s, counts them).
             if let Ok(response) = &answer {
+                record_answer(&span, response);
                 run.usage += response.usage;
                 ledger.spent(response.usage);
                 self.emit_response(ledger, turn, response);
@@ -1184,20 +1202,47 @@ impl AgentSession {
             span.record("error.type", error.kind_name());
             RunEnd::Model(error)
         })?;
-        span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
-        span.record(
-            "gen_ai.response.finish_reasons",
-            response.stop_reason.as_str(),
-        );
-        if let Some(model) = &response.model {
-            span.record("gen_ai.response.model", model.as_str());
-        }
+        record_answer(&span, &response);
         run.usage += response.usage;
         ledger.spent(response.usage);
         run.stop_reason = Some(response.stop_reason.clone());
         self.emit_response(ledger, turn, &response);
         Ok(response)
+    }
+}
+
+/// Records on a model call's `chat` span what its answer says: usage, stop reason, model.
+fn record_answer(span: &tracing::Span, response: &ChatResponse) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
+    span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+    span.record(
+        "gen_ai.response.finish_reasons",
+        response.stop_reason.as_str(),
+    );
+    if let Some(model) = &response.model {
+        span.record("gen_ai.response.model", model.as_str());
+    }
+}
+
+/// Records `error.type = "cancelled"` on a model call's `chat` span when dropped armed: the
+/// call's future was given up (the run cancelled, or itself dropped) before it answered.
+struct CancelledIfDropped<'a>(Option<&'a tracing::Span>);
+
+impl CancelledIfDropped<'_> {
+    /// The call came back: its span records how.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelledIfDropped<'_> {
+    fn drop(&mut self) {
+        if let Some(span) = self.0.filter(|span| !span.is_disabled()) {
+            span.record("error.type", "cancelled");
+        }
     }
 }
 

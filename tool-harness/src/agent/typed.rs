@@ -21,9 +21,10 @@ use toolsmith_core::{
     Args, CancellationToken, FnTool, ToolArgs, ToolCallManager, ToolCallResult, ToolDeclarations,
     ToolImpl, type_schema,
 };
+use tracing::Instrument as _;
 
 use super::declaration_check::check_declarations;
-use super::ledger::{RunLedger, RunOrigin};
+use super::ledger::{LeftRun, RunLedger, RunOrigin};
 use super::session::{AbandonedIfDropped, RunEnd, following, is_cancelled};
 use super::token_estimate::TokenEstimate;
 use super::{AgentRun, AgentSession, AgenticError, UserInput};
@@ -247,10 +248,12 @@ impl AgentSession {
         }
     }
 
-    /// The answer's exchange, in the run's ledger: the exchange is the typed run's last
-    /// part, so one cancelled, stopped, ended by a panic or a budget, or dropped, stops the
-    /// background children the run's calls started, as the run ending so would have; and
-    /// the run's stream hears those children until it ends.
+    /// The answer's exchange, in the run's ledger and span: the exchange is the typed run's
+    /// last part, so one cancelled, stopped, ended by a panic or a budget, or dropped, stops
+    /// the background children the run's calls started, as the run ending so would have; the
+    /// run's stream hears those children until it ends; and the run's `invoke_agent` span
+    /// holds the exchange's model calls and ends with the typed run's usage and, when it
+    /// failed, its `error.type` (`answer_invalid` among them).
     async fn exchange<T: DeserializeOwned>(
         &self,
         form: &AnswerForm,
@@ -261,15 +264,31 @@ impl AgentSession {
         // The run's own ledger: the exchange's calls count as the run's did (in the run
         // around it, if any, and toward the budget the run's children stop at), its events
         // streamed where the run's were.
-        let ledger = origin
-            .left_ledger()
-            .unwrap_or_else(|| Arc::new(RunLedger::from_origin(origin)));
+        let LeftRun { ledger, span } = origin.left_run().unwrap_or_else(|| LeftRun {
+            ledger: Arc::new(RunLedger::from_origin(origin)),
+            span: tracing::Span::none(),
+        });
         let dropped = AbandonedIfDropped(Some(&ledger));
-        let answered = self.ask_for_answer(form, run, tokens, &ledger).await;
+        let answered = {
+            // Pinned in place, as the run's loop is: the span's wrapper holds its address.
+            let asked = std::pin::pin!(self.ask_for_answer(form, run, tokens, &ledger));
+            asked.instrument(span.clone()).await
+        };
         dropped.disarm();
         // The typed run ends here, not where its text came: its stream, which heard the
         // run's children until now, takes no more of them.
         ledger.run_ended();
+        let ended = match &answered {
+            Ok(typed) => Some(&typed.run),
+            Err(error) => {
+                span.record("error.type", error.kind_name());
+                error.run()
+            }
+        };
+        if let Some(run) = ended {
+            span.record("gen_ai.usage.input_tokens", run.usage.input_tokens);
+            span.record("gen_ai.usage.output_tokens", run.usage.output_tokens);
+        }
         answered
     }
 

@@ -542,8 +542,9 @@ impl LiveToolList {
     }
 
     /// Lists again after each change notice, for as long as the client lives (the task
-    /// holds the list weakly and is aborted when the connection ends). A failed listing is
-    /// logged and the previous list kept: the next notice, or an explicit refresh, retries.
+    /// holds the list weakly and is aborted when the connection ends), each time in an
+    /// `mcp.tools_changed` span naming the server. A failed listing is logged and the
+    /// previous list kept: the next notice, or an explicit refresh, retries.
     pub(crate) fn follow(
         list: &Arc<Self>,
         lister: ToolLister,
@@ -556,16 +557,23 @@ impl LiveToolList {
                 let Some(ticket) = list.upgrade().map(|list| list.start_listing()) else {
                     return;
                 };
-                let listed = lister.list().await;
+                // A root span: the notice came from the server, not from anything traced
+                // here. It holds the listing's `mcp.request` and the warnings about it.
+                let span = tracing::info_span!(
+                    parent: None,
+                    "mcp.tools_changed",
+                    toolsmith.mcp.server = %lister.label,
+                );
+                let listed = lister.list().instrument(span.clone()).await;
                 let Some(list) = list.upgrade() else { return };
-                match listed {
+                span.in_scope(|| match listed {
                     Ok(tools) => list.replace(ticket, tools, &lister),
                     Err(error) => tracing::warn!(
                         server = %lister.label,
                         %error,
                         "listing an MCP server's tools after list_changed failed; keeping the previous list"
                     ),
-                }
+                });
             }
         })
     }

@@ -979,3 +979,332 @@ async fn a_call_refused_before_its_approval_has_a_span() {
 
     assert_eq!(ends_of(&trace, "wipe"), not_run("not_active"));
 }
+
+/// A scripted model whose `name()` panics.
+struct Nameless(ScriptedModel);
+
+#[async_trait::async_trait]
+impl toolsmith_harness::model::ChatModel for Nameless {
+    fn name(&self) -> &str {
+        panic!("no name")
+    }
+
+    async fn complete(
+        &self,
+        request: &toolsmith_harness::model::ChatRequest,
+    ) -> Result<toolsmith_harness::model::ChatResponse, toolsmith_harness::model::ModelError> {
+        self.0.complete(request).await
+    }
+}
+
+/// A run refused before it starts (its model's `name()` panicking, or nested past
+/// `MAX_NESTED_RUNS`) still has its `invoke_agent` span, with the usual fields, saying why:
+/// a trace of a failed run is not empty.
+#[tokio::test]
+async fn a_run_refused_before_it_starts_has_a_span_saying_why() {
+    use toolsmith_harness::agent::MAX_NESTED_RUNS;
+    use toolsmith_harness::model::{ChatResponse, Message};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let nameless = AgentSession::builder(Nameless(ScriptedModel::new([])))
+        .with_model("nameless-model")
+        .build()
+        .unwrap();
+    let error = nameless.run("go").await.unwrap_err();
+    assert_eq!(error.kind_name(), "panicked");
+
+    // Every run calls the session again, a level deeper, until one is refused.
+    let recursing = ScriptedModel::new((0..2 * (MAX_NESTED_RUNS + 1)).map(|_| {
+        ScriptedTurn::respond(|request| {
+            Ok(match request.messages.last() {
+                Some(Message::ToolResults { results }) => {
+                    ChatResponse::text(results[0].result.content.to_text())
+                }
+                _ => ChatResponse::calls(vec![Ok(ToolCallRequest::new(
+                    "c",
+                    "recurse",
+                    ToolArguments::try_from(json!({"input": "deeper"})).unwrap(),
+                ))]),
+            })
+        })
+    }));
+    let session = Arc::new(
+        AgentSession::builder(recursing)
+            .with_model("recursing-model")
+            .build()
+            .unwrap(),
+    );
+    let recurse = AgentTool::new(Arc::clone(&session), "recurse", "Runs this agent again.");
+    session.tool_manager().register(Arc::new(recurse)).unwrap();
+    session.tool_manager().activate(&["recurse".to_owned()]);
+    session.run("deeper").await.unwrap();
+    // The session holds the tool that holds it: broken by hand.
+    session.tool_manager().deregister("recurse");
+
+    let spans = trace.spans();
+    let runs = trace.named("invoke_agent");
+    assert_eq!(runs.len(), 1 + MAX_NESTED_RUNS + 2, "{spans:#?}");
+    let refused: Vec<_> = runs
+        .iter()
+        .map(|&run| &spans[run])
+        .filter(|run| run.field("error.type").is_some())
+        .collect();
+    assert_eq!(refused.len(), 2, "{spans:#?}");
+    for (run, (model, error)) in refused.iter().zip([
+        ("nameless-model", "\"panicked\""),
+        ("recursing-model", "\"nested_too_deep\""),
+    ]) {
+        assert_eq!(run.field("gen_ai.request.model"), Some(model), "{run:?}");
+        assert_eq!(run.field("error.type"), Some(error), "{run:?}");
+        assert_eq!(run.field("gen_ai.operation.name"), Some("\"invoke_agent\""));
+        assert!(run.field("gen_ai.conversation.id").is_some(), "{run:?}");
+        assert_eq!(run.field("gen_ai.usage.input_tokens"), Some("0"));
+    }
+    // The caught panic is logged in the refused run's span.
+    let named = runs
+        .iter()
+        .copied()
+        .find(|&run| spans[run].field("gen_ai.request.model") == Some("nameless-model"))
+        .unwrap();
+    let logged = trace
+        .events()
+        .into_iter()
+        .find(|event| event.line.contains("no name"))
+        .expect("the panic is logged");
+    assert_eq!(logged.span, Some(named), "{logged:?}");
+    // The refused run sits under the call that tried to start it.
+    let deepest = *runs.last().unwrap();
+    assert_eq!(
+        spans[deepest].field("error.type"),
+        Some("\"nested_too_deep\"")
+    );
+    assert_eq!(
+        trace.path(deepest).len(),
+        2 * (MAX_NESTED_RUNS + 1) + 1,
+        "{:?}",
+        trace.path(deepest)
+    );
+}
+
+/// A typed answer's exchange is part of the run: its model calls sit under the run's
+/// `invoke_agent` span, whose usage counts them and whose `error.type` says how the
+/// exchange failed: `answer_invalid` when no answer fitted, the error's kind otherwise.
+#[tokio::test]
+async fn a_typed_runs_span_covers_its_answer_and_says_how_it_failed() {
+    use toolsmith_harness::agent::{FINAL_ANSWER_TOOL, MAX_ANSWER_ATTEMPTS};
+    use toolsmith_harness::model::{ModelError, Usage};
+
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Celsius {
+        #[allow(dead_code)]
+        celsius: f64,
+    }
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = |turns: Vec<ScriptedTurn>| {
+        AgentSession::builder(ScriptedModel::new(turns))
+            .with_model("m")
+            .build()
+            .unwrap()
+    };
+    let answer = |celsius: serde_json::Value| {
+        ScriptedTurn::call(FINAL_ANSWER_TOOL, json!({ "celsius": celsius }))
+            .with_usage(Usage::new(10, 1))
+    };
+    let said = ScriptedTurn::text("Mild.").with_usage(Usage::new(100, 5));
+
+    session(vec![said.clone(), answer(json!(21))])
+        .send_as::<Celsius>("Weather?")
+        .await
+        .unwrap();
+    let mut never_fits = vec![said.clone()];
+    never_fits.extend((0..MAX_ANSWER_ATTEMPTS).map(|_| answer(json!("mild"))));
+    let invalid = session(never_fits)
+        .run_as::<Celsius>("Weather?")
+        .await
+        .unwrap_err();
+    assert_eq!(invalid.kind_name(), "answer_invalid");
+    let refused = session(vec![
+        said,
+        ScriptedTurn::error(ModelError::Auth {
+            provider: "scripted".into(),
+            status: 401,
+            message: "bad key".into(),
+        }),
+    ])
+    .send_as::<Celsius>("Weather?")
+    .await
+    .unwrap_err();
+    assert_eq!(refused.kind_name(), "model");
+
+    let spans = trace.spans();
+    let runs = trace.named("invoke_agent");
+    let ends: Vec<_> = runs
+        .iter()
+        .map(|&run| {
+            (
+                spans[run].field("error.type"),
+                spans[run].field("gen_ai.usage.input_tokens"),
+                spans[run].field("gen_ai.usage.output_tokens"),
+            )
+        })
+        .collect();
+    let tokens = 100 + 10 * MAX_ANSWER_ATTEMPTS;
+    let tokens = tokens.to_string();
+    let output = (5 + MAX_ANSWER_ATTEMPTS).to_string();
+    assert_eq!(
+        ends,
+        [
+            (None, Some("110"), Some("6")),
+            (
+                Some("\"answer_invalid\""),
+                Some(tokens.as_str()),
+                Some(output.as_str())
+            ),
+            (Some("\"model\""), Some("100"), Some("5")),
+        ],
+        "{spans:#?}"
+    );
+    // Every model call, the exchange's too, under its run.
+    let chats = trace.named("chat");
+    assert_eq!(chats.len(), 2 + 1 + MAX_ANSWER_ATTEMPTS + 2, "{spans:#?}");
+    let per_run: Vec<_> = runs
+        .iter()
+        .map(|&run| {
+            chats
+                .iter()
+                .filter(|&&chat| spans[chat].parent == Some(run))
+                .count()
+        })
+        .collect();
+    assert_eq!(per_run, [2, 1 + MAX_ANSWER_ATTEMPTS, 2], "{spans:#?}");
+}
+
+/// A model call that does not come back says why on its `chat` span: `panicked` for a
+/// client that panicked, `cancelled` for a run cancelled or dropped (its caller gave up, a
+/// deadline passed) while it waited. One that answered as the run was cancelled records
+/// its answer: its tokens were spent.
+#[tokio::test(start_paused = true)]
+async fn a_model_call_that_does_not_come_back_says_why_on_its_span() {
+    use toolsmith_core::CancellationToken;
+    use toolsmith_harness::model::{ChatResponse, Usage};
+
+    use crate::common::stalled::NeverAnswers;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let panicking = AgentSession::builder(ScriptedModel::new([ScriptedTurn::respond(|_| {
+        panic!("the client broke")
+    })]))
+    .with_model("m")
+    .build()
+    .unwrap();
+    let error = panicking.run("go").await.unwrap_err();
+    assert_eq!(error.kind_name(), "panicked");
+
+    let waiting = AgentSession::builder(NeverAnswers)
+        .with_model("m")
+        .build()
+        .unwrap();
+    let stop = CancellationToken::new();
+    let pressed = stop.clone();
+    let (stopped, ()) = tokio::join!(waiting.run_with_cancellation("go", stop), async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        pressed.cancel();
+    });
+    assert_eq!(stopped.unwrap_err().kind_name(), "cancelled");
+    tokio::time::timeout(Duration::from_secs(1), waiting.run("go"))
+        .await
+        .expect_err("the model never answers");
+
+    let stop = CancellationToken::new();
+    let pressed = stop.clone();
+    let answering = AgentSession::builder(ScriptedModel::new([ScriptedTurn::respond(move |_| {
+        pressed.cancel();
+        Ok(ChatResponse::text("too late").with_usage(Usage::new(7, 2)))
+    })]))
+    .with_model("m")
+    .build()
+    .unwrap();
+    let late = answering.run_with_cancellation("go", stop).await;
+    assert_eq!(late.unwrap_err().kind_name(), "cancelled");
+
+    let spans = trace.spans();
+    let ends: Vec<_> = trace
+        .named("chat")
+        .into_iter()
+        .map(|chat| {
+            (
+                spans[chat].field("error.type"),
+                spans[chat].field("gen_ai.usage.input_tokens"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (Some("\"panicked\""), None),
+            (Some("\"cancelled\""), None),
+            (Some("\"cancelled\""), None),
+            (None, Some("7")),
+        ],
+        "{spans:#?}"
+    );
+}
+
+/// The listing an `McpClient` makes when its server says its tools changed
+/// (`notifications/tools/list_changed`) is an `mcp.request` under an `mcp.tools_changed`
+/// span of its own, which names the server: not a root span of unknown cause.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn an_mcp_clients_listing_after_a_change_notice_has_a_span_of_its_own() {
+    use toolsmith_harness::mcp::{McpServer, McpServerOptions};
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let (served, _) = crate::mcp::demo_manager();
+    let server = McpServer::with_options(served, McpServerOptions::default().with_shed(true));
+    let (client, serving) = crate::mcp::our_client_of_server(server, "in-process").await;
+    let mut updates = client.tool_list_updates();
+    let manager = ToolCallManager::new("consumer");
+    let remote_shed = client.tools().remove(0);
+    let shed_name = remote_shed.name().to_owned();
+    manager.register(Arc::new(remote_shed)).unwrap();
+    // The server's shed activates `add` on the connection, then says its tools changed.
+    let select = ToolCallRequest::new(
+        "c0",
+        shed_name,
+        ToolArguments::try_from(json!({"description": "select:add"})).unwrap(),
+    );
+    manager.execute_one(&select).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), updates.changed())
+        .await
+        .expect("the list is refreshed after list_changed")
+        .unwrap();
+    client.close().await;
+    serving.await.unwrap().unwrap();
+
+    let spans = trace.spans();
+    let listings: Vec<_> = trace
+        .named("mcp.request")
+        .into_iter()
+        .filter(|&span| spans[span].field("otel.name") == Some("tools/list"))
+        .collect();
+    assert_eq!(listings.len(), 2, "{spans:#?}");
+    let refresh = listings[1];
+    assert_eq!(spans[refresh].field("toolsmith.mcp.tools"), Some("2"));
+    assert_eq!(
+        trace.path(refresh),
+        ["mcp.request", "mcp.tools_changed"],
+        "{spans:#?}"
+    );
+    let changed = spans[refresh].parent.unwrap();
+    assert_eq!(
+        spans[changed].field("toolsmith.mcp.server"),
+        Some("in-process")
+    );
+    // The listing at connect is not one.
+    assert_eq!(trace.named("mcp.tools_changed"), [changed]);
+}

@@ -247,10 +247,19 @@ pub async fn our_client_of(
     manager: Arc<ToolCallManager>,
     label: &str,
 ) -> (McpClient, tokio::task::JoinHandle<Result<(), McpError>>) {
+    our_client_of_server(McpServer::new(manager), label).await
+}
+
+/// Our client (named `label`, the server's names kept) connected in memory to `server`, and
+/// the server's task, which ends once the client is dropped.
+pub async fn our_client_of_server(
+    server: McpServer,
+    label: &str,
+) -> (McpClient, tokio::task::JoinHandle<Result<(), McpError>>) {
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_end);
     let serving = tokio::spawn(serve_until_closed(
-        McpServer::new(manager),
+        server,
         server_read,
         server_write,
         JsonLimits::for_server(),
