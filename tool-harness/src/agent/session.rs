@@ -442,7 +442,9 @@ impl AgentSession {
                 transcript: vec![input.into_message()],
                 ..AgentRun::default()
             };
-            return Err(AgenticError::Cancelled { run: Box::new(run) });
+            // Refused before it started, as a run nested too deep is: its span says so.
+            let cancelled = AgenticError::Cancelled { run: Box::new(run) };
+            return Err(refused_run(&self.run_span(), cancelled));
         };
         // The run works on a copy: were it dropped midway, the kept conversation would
         // otherwise go with it.
@@ -612,24 +614,10 @@ impl AgentSession {
         caller: Option<&CancellationToken>,
         (mut origin, estimate): (RunOrigin, &mut TokenEstimate),
     ) -> Result<AgentRun, AgenticError> {
-        let span = tracing::info_span!(
-            "invoke_agent",
-            otel.name = "invoke_agent",
-            gen_ai.operation.name = "invoke_agent",
-            gen_ai.conversation.id = %self.parts.session_id,
-            gen_ai.request.model = %self.model_name,
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-            error.type = tracing::field::Empty,
-        );
+        let span = self.run_span();
         // A run refused before its first model call has its span too, saying why: a trace
         // of a failed run is not empty.
-        let refused = |error: AgenticError| {
-            span.record("gen_ai.usage.input_tokens", 0);
-            span.record("gen_ai.usage.output_tokens", 0);
-            span.record("error.type", error.kind_name());
-            Err(error)
-        };
+        let refused = |error: AgenticError| Err(refused_run(&span, error));
         if origin.depth() > MAX_NESTED_RUNS {
             let run = AgentRun {
                 transcript: conversation,
@@ -675,8 +663,10 @@ impl AgentSession {
                 span: span.clone(),
             });
         }
-        // A run dropped before it ends (its caller gave up) stops its children too.
+        // A run dropped before it ends (its caller gave up) stops its children too, and its
+        // span says it was cancelled.
         let dropped = AbandonedIfDropped(Some(&ledger));
+        let given_up = CancelledIfDropped(Some(&span));
         let ended = {
             let batch_options = turn::batch_options(self, (cancel, caller), &ledger);
             // Pinned in place, the span's wrapper holding only its address: wrapped by value,
@@ -690,6 +680,7 @@ impl AgentSession {
             turns.instrument(span.clone()).await
         };
         dropped.disarm();
+        given_up.disarm();
         // A run that answers and leaves its ledger to the typed answer's exchange goes on
         // there (its stream hears its children until the exchange ends); any other ends.
         if !exchange_follows || ended.is_err() {
@@ -724,6 +715,20 @@ impl AgentSession {
             }
             _ => Ok(()),
         }
+    }
+
+    /// A run's `invoke_agent` span, its usage and `error.type` recorded when it ends.
+    fn run_span(&self) -> tracing::Span {
+        tracing::info_span!(
+            "invoke_agent",
+            otel.name = "invoke_agent",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.conversation.id = %self.parts.session_id,
+            gen_ai.request.model = %self.model_name,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        )
     }
 
     /// The client's name, for each request's span and a panic's error: read once a run, and
@@ -1211,6 +1216,15 @@ impl AgentSession {
     }
 }
 
+/// `error`, which refused a run before its first model call, recorded on the run's `span`
+/// (which then ends at once): no tokens spent, and the error's kind.
+fn refused_run(span: &tracing::Span, error: AgenticError) -> AgenticError {
+    span.record("gen_ai.usage.input_tokens", 0);
+    span.record("gen_ai.usage.output_tokens", 0);
+    span.record("error.type", error.kind_name());
+    error
+}
+
 /// Records on a model call's `chat` span what its answer says: usage, stop reason, model.
 fn record_answer(span: &tracing::Span, response: &ChatResponse) {
     if span.is_disabled() {
@@ -1227,13 +1241,15 @@ fn record_answer(span: &tracing::Span, response: &ChatResponse) {
     }
 }
 
-/// Records `error.type = "cancelled"` on a model call's `chat` span when dropped armed: the
-/// call's future was given up (the run cancelled, or itself dropped) before it answered.
-struct CancelledIfDropped<'a>(Option<&'a tracing::Span>);
+/// Records `error.type = "cancelled"` on a span when dropped armed: a model call's `chat`
+/// span, the call's future given up (the run cancelled, or itself dropped) before it
+/// answered; a run's `invoke_agent` span, the run's future dropped before it ended (its
+/// caller gave up).
+pub(super) struct CancelledIfDropped<'a>(pub(super) Option<&'a tracing::Span>);
 
 impl CancelledIfDropped<'_> {
-    /// The call came back: its span records how.
-    fn disarm(mut self) {
+    /// The call or run came back: its span records how.
+    pub(super) fn disarm(mut self) {
         self.0 = None;
     }
 }

@@ -25,7 +25,7 @@ use tracing::Instrument as _;
 
 use super::declaration_check::check_declarations;
 use super::ledger::{LeftRun, RunLedger, RunOrigin};
-use super::session::{AbandonedIfDropped, RunEnd, following, is_cancelled};
+use super::session::{AbandonedIfDropped, CancelledIfDropped, RunEnd, following, is_cancelled};
 use super::token_estimate::TokenEstimate;
 use super::{AgentRun, AgentSession, AgenticError, UserInput};
 use crate::model::{ChatRequest, ChatResponse, Message, ToolChoice, ToolResultMessage};
@@ -269,12 +269,15 @@ impl AgentSession {
             span: tracing::Span::none(),
         });
         let dropped = AbandonedIfDropped(Some(&ledger));
+        // The typed run's span says it was cancelled when its exchange is given up.
+        let given_up = CancelledIfDropped(Some(&span));
         let answered = {
             // Pinned in place, as the run's loop is: the span's wrapper holds its address.
             let asked = std::pin::pin!(self.ask_for_answer(form, run, tokens, &ledger));
             asked.instrument(span.clone()).await
         };
         dropped.disarm();
+        given_up.disarm();
         // The typed run ends here, not where its text came: its stream, which heard the
         // run's children until now, takes no more of them.
         ledger.run_ended();

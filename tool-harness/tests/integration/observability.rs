@@ -1308,3 +1308,54 @@ async fn an_mcp_clients_listing_after_a_change_notice_has_a_span_of_its_own() {
     // The listing at connect is not one.
     assert_eq!(trace.named("mcp.tools_changed"), [changed]);
 }
+
+/// A run given up by its caller (its future dropped: a timeout around it) ends its
+/// `invoke_agent` span saying it was cancelled, as its `chat` span does; a `send` queued
+/// behind another and cancelled before its turn came has a span saying so too.
+#[tokio::test(start_paused = true)]
+async fn a_run_given_up_or_cancelled_in_the_queue_says_so_on_its_span() {
+    use toolsmith_core::CancellationToken;
+
+    use crate::common::stalled::NeverAnswers;
+
+    let trace = TraceTree::default();
+    let _guard = tracing::subscriber::set_default(trace.subscriber());
+    let session = AgentSession::builder(NeverAnswers)
+        .with_model("m")
+        .build()
+        .unwrap();
+    let stop = CancellationToken::new();
+    let pressed = stop.clone();
+    let (given_up, queued, ()) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(5), session.send("first")),
+        session.send_with_cancellation("second", stop),
+        async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            pressed.cancel();
+        }
+    );
+    given_up.expect_err("the model never answers");
+    assert_eq!(queued.unwrap_err().kind_name(), "cancelled");
+
+    let spans = trace.spans();
+    let runs: Vec<_> = trace
+        .named("invoke_agent")
+        .into_iter()
+        .map(|run| {
+            (
+                spans[run].field("error.type"),
+                spans[run].field("gen_ai.usage.input_tokens"),
+            )
+        })
+        .collect();
+    // The queued send's span ends first (at 1 s), the given-up run's at 5 s; spans are
+    // listed as they were made: the first send's run started first.
+    assert_eq!(
+        runs,
+        [
+            (Some("\"cancelled\""), None),
+            (Some("\"cancelled\""), Some("0")),
+        ],
+        "{spans:#?}"
+    );
+}
