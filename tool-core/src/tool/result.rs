@@ -46,8 +46,9 @@ pub enum UserModelContent {
         /// The structured content. Boxed, so that every result is not made larger by this
         /// kind's two fields (a result is moved several times on each call's way back).
         value: Box<Value>,
-        /// The images, in order. A text part stands where an image could not be given (one
-        /// an MCP server sent that was unreadable, one a session took out for the model).
+        /// The images, in order, and text among them: a text part stands where an image
+        /// could not be given (one an MCP server sent that was unreadable, one a session took
+        /// out for the model), or is text an MCP server gave beside the value (a caption).
         parts: Vec<ContentPart>,
     },
 }
