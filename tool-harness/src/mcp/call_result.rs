@@ -5,7 +5,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 use toolsmith_core::provider::error_for_model;
 use toolsmith_core::{
-    ContentPart, Image, ToolCallResult, ToolError, UserModelContent, value_from_str,
+    ContentPart, Image, JsonWithImages, ToolCallResult, ToolError, UserModelContent, value_from_str,
 };
 
 use super::tool_mapping::{OutputSchema, WRAPPED_RESULT_KEY};
@@ -60,8 +60,9 @@ pub(crate) fn to_mcp(
         // A tool with an output schema must answer with structured content (MCP clients
         // take a result without it as an error): the value is that, the images follow its
         // text.
-        UserModelContent::JsonWithImages { value, parts } => {
-            let mut served = structured_result(*value, shape);
+        UserModelContent::JsonWithImages(json) => {
+            let (value, parts) = json.into_parts();
+            let mut served = structured_result(value, shape);
             served.content.extend(parts.iter().map(content_block));
             served
         }
@@ -165,16 +166,15 @@ pub(crate) fn from_mcp(
         // alone would drop, and a caption or note beside them); the text mirroring the value
         // is not given twice.
         Some(value) if has_image => ToolCallResult {
-            content: UserModelContent::JsonWithImages {
-                value: Box::new(value),
-                parts: result
+            content: UserModelContent::JsonWithImages(JsonWithImages::new(
+                value,
+                result
                     .content
                     .iter()
                     .enumerate()
                     .filter(|&(at, _)| Some(at) != mirror)
-                    .map(|(_, block)| part_of(block))
-                    .collect(),
-            },
+                    .map(|(_, block)| part_of(block)),
+            )),
             error_detail: None,
         },
         Some(value) => ToolCallResult::json(value),
@@ -459,15 +459,15 @@ mod tests {
         // beside it; the text mirroring the value is not given twice.
         assert_eq!(
             back.content,
-            UserModelContent::JsonWithImages {
-                value: Box::new(json!({"width": 800})),
-                parts: vec![
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                json!({"width": 800}),
+                [
                     image.clone().into(),
                     ContentPart::text(
                         "[an image from tool 'shot' that cannot be shown: the image's data is not image/png: its bytes begin as no supported image type]"
                     ),
-                ],
-            }
+                ]
+            ))
         );
         assert!(back.content.is_json() && !back.is_error());
         // A marked wrapper's value is the value given.
@@ -492,14 +492,14 @@ mod tests {
             ContentBlock::text(note),
         ];
         let back = from_mcp(("shot", "shot"), served, false).unwrap();
-        let expected = UserModelContent::JsonWithImages {
-            value: Box::new(json!({"width": 800})),
-            parts: vec![
+        let expected = UserModelContent::JsonWithImages(JsonWithImages::new(
+            json!({"width": 800}),
+            [
                 ContentPart::text("The page:"),
                 image.clone().into(),
                 ContentPart::text(note),
             ],
-        };
+        ));
         assert_eq!(back.content, expected);
 
         // Only the first mirror is ours to drop: text that is the value again, or another
@@ -513,14 +513,14 @@ mod tests {
         let back = from_mcp(("count", "count"), served, true).unwrap();
         assert_eq!(
             back.content,
-            UserModelContent::JsonWithImages {
-                value: Box::new(json!(3)),
-                parts: vec![
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                json!(3),
+                [
                     image.clone().into(),
                     ContentPart::text(r#"{"result":3}"#),
                     ContentPart::text("3"),
-                ],
-            }
+                ]
+            ))
         );
 
         // Served by us, a note among the parts is a text block in its place, after the

@@ -10,8 +10,8 @@ use rmcp::model::{CallToolRequestParams, ContentBlock};
 use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 use toolsmith_core::{
-    Args, ContentPart, FnTool, Image, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-    ToolCallResult, ToolError, ToolErrorKind,
+    Args, ContentPart, FnTool, Image, JsonWithImages, ToolArgs, ToolArguments, ToolCallManager,
+    ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind, UserModelContent,
 };
 use toolsmith_harness::mcp::{
     McpClient, McpClientOptions, McpHttpOptions, McpHttpServer, McpNames, McpServer,
@@ -324,14 +324,14 @@ async fn a_value_with_images_and_notes_crosses_two_hops_to_the_model_whole_and_o
     // it could not read; an integer value, which is served wrapped under its schema.
     let note = "[an image from tool 'count_shots' that cannot be shown: too large]";
     let first = ToolCallResult {
-        content: toolsmith_core::UserModelContent::JsonWithImages {
-            value: Box::new(json!(2)),
-            parts: vec![
+        content: UserModelContent::JsonWithImages(JsonWithImages::new(
+            json!(2),
+            [
                 ContentPart::text("The shots:"),
                 screenshot().into(),
                 ContentPart::text(note),
             ],
-        },
+        )),
         error_detail: None,
     };
     let origin = ToolCallManager::new("origin");
