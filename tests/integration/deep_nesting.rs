@@ -407,9 +407,9 @@ fn deep_results_are_refused_when_rendered() {
                             ..
                         }) => free(value),
                         Ok(ToolCallResult {
-                            content: toolsmith::UserModelContent::JsonWithImages { value, .. },
+                            content: toolsmith::UserModelContent::JsonWithImages(json),
                             ..
-                        }) => free(*value),
+                        }) => free(json.into_parts().0),
                         _ => {}
                     }
                 }

@@ -110,6 +110,7 @@ pub use tool::error::{ToolError, ToolErrorKind, drop_panic_payload, panic_messag
 pub use tool::fn_tool::FnTool;
 pub use tool::image::{IMAGE_MEDIA_TYPES, Image, ImageError, MAX_IMAGE_BASE64_LEN};
 pub use tool::json_text::JsonText;
+pub use tool::json_with_images::JsonWithImages;
 pub use tool::names::{MAX_NAME_LEN, SHED_TOOL_NAME, check_name};
 pub use tool::nesting::{
     MAX_JSON_DEPTH, clone_value, free_value, json_text_too_deep, nests_within,

@@ -216,7 +216,7 @@ fn body_of(name: &str, result: &ToolCallResult) -> Body {
         // Each image was checked (type, base64, size) when it was made.
         UserModelContent::Parts(parts) => Body::Parts(parts.clone()),
         // Given as parts are: the value's JSON text, then the images.
-        UserModelContent::JsonWithImages { value, .. } => match check_depth(value) {
+        UserModelContent::JsonWithImages(json) => match check_depth(json.value()) {
             Ok(()) => Body::Parts(result.content.text_and_image_parts()),
             Err(too_deep) => Body::Error(
                 ToolError::execution(name, format!("its result is {too_deep}")).to_string(),

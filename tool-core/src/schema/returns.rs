@@ -101,7 +101,7 @@ impl ToolCallManager {
         // A `JsonText` was checked to parse, and so to nest within the bound, when it was made.
         let value = match &result.content {
             UserModelContent::Json(value) => Some(value),
-            UserModelContent::JsonWithImages { value, .. } => Some(&**value),
+            UserModelContent::JsonWithImages(json) => Some(json.value()),
             _ => None,
         };
         if let Some(value) = value

@@ -21,6 +21,7 @@ pub(crate) mod image;
 pub(crate) mod image_header;
 pub(crate) mod interned_definitions;
 pub(crate) mod json_text;
+pub(crate) mod json_with_images;
 pub(crate) mod names;
 pub(crate) mod nesting;
 pub(crate) mod request;

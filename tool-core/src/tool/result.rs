@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::tool::content_part::{images_of, joined_text};
 use crate::tool::nesting::check_depth;
-use crate::{ContentPart, Image, JsonText};
+use crate::{ContentPart, Image, JsonText, JsonWithImages};
 
 /// The content of a tool's result.
 ///
@@ -40,16 +40,9 @@ pub enum UserModelContent {
     /// Structured content and images beside it (a page's `{url, title}` and its screenshot):
     /// the value is checked against the tool's `returns` schema as a [`Json`](Self::Json)
     /// one is, and MCP serves it as `structuredContent` with `image` blocks. Every provider
-    /// format is given what [`Parts`](Self::Parts) of the value's JSON text, then `parts`,
+    /// format is given what [`Parts`](Self::Parts) of the value's JSON text, then the parts,
     /// would give it. Made by [`ToolCallResult::json_with_images`].
-    JsonWithImages {
-        /// The structured content. Boxed, so that every result is not made larger by this
-        /// kind's two fields (a result is moved several times on each call's way back).
-        value: Box<Value>,
-        /// The images, in order. A text part stands where an image could not be given (one
-        /// an MCP server sent that was unreadable, one a session took out for the model).
-        parts: Vec<ContentPart>,
-    },
+    JsonWithImages(JsonWithImages),
 }
 
 impl UserModelContent {
@@ -63,7 +56,7 @@ impl UserModelContent {
             Self::Text(text) => text.clone(),
             Self::Json(value) => json_line(value),
             Self::JsonText(text) => text.as_str().to_owned(),
-            Self::Parts(_) | Self::JsonWithImages { .. } => {
+            Self::Parts(_) | Self::JsonWithImages(_) => {
                 self.text_placing_images(Image::placeholder)
             }
         }
@@ -74,10 +67,12 @@ impl UserModelContent {
     pub(crate) fn text_placing_images(&self, placeholder: impl Fn(&Image) -> String) -> String {
         match self {
             Self::Parts(parts) => joined_text(parts, placeholder),
-            Self::JsonWithImages { value, parts } if parts.is_empty() => json_line(value),
-            Self::JsonWithImages { value, parts } => {
-                format!("{}\n{}", json_line(value), joined_text(parts, placeholder))
-            }
+            Self::JsonWithImages(json) if json.parts().is_empty() => json_line(json.value()),
+            Self::JsonWithImages(json) => format!(
+                "{}\n{}",
+                json_line(json.value()),
+                joined_text(json.parts(), placeholder)
+            ),
             other => other.to_text(),
         }
     }
@@ -86,7 +81,8 @@ impl UserModelContent {
     /// [`JsonWithImages`](Self::JsonWithImages)).
     pub fn images(&self) -> impl Iterator<Item = &Image> {
         images_of(match self {
-            Self::Parts(parts) | Self::JsonWithImages { parts, .. } => parts,
+            Self::Parts(parts) => parts,
+            Self::JsonWithImages(json) => json.parts(),
             _ => &[],
         })
     }
@@ -96,7 +92,7 @@ impl UserModelContent {
     pub fn is_json(&self) -> bool {
         matches!(
             self,
-            Self::Json(_) | Self::JsonText(_) | Self::JsonWithImages { .. }
+            Self::Json(_) | Self::JsonText(_) | Self::JsonWithImages(_)
         )
     }
 
@@ -107,9 +103,9 @@ impl UserModelContent {
     pub(crate) fn text_and_image_parts(&self) -> Vec<ContentPart> {
         match self {
             Self::Parts(parts) => parts.clone(),
-            Self::JsonWithImages { value, parts } => {
-                std::iter::once(ContentPart::text(json_line(value)))
-                    .chain(parts.iter().cloned())
+            Self::JsonWithImages(json) => {
+                std::iter::once(ContentPart::text(json_line(json.value())))
+                    .chain(json.parts().iter().cloned())
                     .collect()
             }
             other => vec![ContentPart::text(other.to_text())],
@@ -134,7 +130,7 @@ impl UserModelContent {
         match self {
             Self::Text(_) | Self::Parts(_) => None,
             Self::Json(value) => Some(Cow::Borrowed(value)),
-            Self::JsonWithImages { value, .. } => Some(Cow::Borrowed(value)),
+            Self::JsonWithImages(json) => Some(Cow::Borrowed(json.value())),
             Self::JsonText(text) => Some(Cow::Owned(text.to_value())),
         }
     }
@@ -251,10 +247,10 @@ impl ToolCallResult {
     /// ```
     pub fn json_with_images(value: Value, images: impl IntoIterator<Item = Image>) -> Self {
         Self {
-            content: UserModelContent::JsonWithImages {
-                value: Box::new(value),
-                parts: images.into_iter().map(ContentPart::Image).collect(),
-            },
+            content: UserModelContent::JsonWithImages(JsonWithImages::new(
+                value,
+                images.into_iter().map(ContentPart::Image),
+            )),
             error_detail: None,
         }
     }
@@ -372,6 +368,20 @@ mod tests {
     }
 
     #[test]
+    fn json_with_images_leaves_every_result_its_size() {
+        // The content without this kind: a result is moved several times on each call's way
+        // back, so a kind that one tool in many returns must not make every result larger.
+        #[allow(dead_code)]
+        enum WithoutIt {
+            Text(String),
+            Json(serde_json::Value),
+            JsonText(JsonText),
+            Parts(Vec<ContentPart>),
+        }
+        assert_eq!(size_of::<UserModelContent>(), size_of::<WithoutIt>());
+    }
+
+    #[test]
     fn json_with_images_nested_too_deep_is_not_serialised_as_text() {
         use crate::tool::nesting::testing::{nested, on_small_stack};
         use crate::tool::nesting::{MAX_JSON_DEPTH, free_value};
@@ -382,8 +392,8 @@ mod tests {
                 result.content.to_text(),
                 "(a JSON value nested deeper than 128 levels)"
             );
-            if let UserModelContent::JsonWithImages { value, .. } = result.content {
-                free_value(*value);
+            if let UserModelContent::JsonWithImages(json) = result.content {
+                free_value(json.into_parts().0);
             }
         });
     }

@@ -87,7 +87,7 @@ mod tests {
     use serde_json::json;
 
     use super::WithImages;
-    use crate::{ContentPart, Image, UserModelContent};
+    use crate::{ContentPart, Image, JsonWithImages, UserModelContent};
 
     #[test]
     fn the_value_is_serialised_and_the_images_follow_in_order() {
@@ -99,10 +99,10 @@ mod tests {
             .unwrap();
         assert_eq!(
             result.content,
-            UserModelContent::JsonWithImages {
-                value: Box::new(json!([1, 2])),
-                parts: vec![ContentPart::Image(png), ContentPart::Image(gif)],
-            }
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                json!([1, 2]),
+                [ContentPart::Image(png), ContentPart::Image(gif)]
+            ))
         );
         assert!(!result.is_error());
     }

@@ -240,7 +240,7 @@ mod tests {
 
     #[test]
     fn an_image_beside_a_value_over_the_largest_side_is_a_note_and_the_value_stays() {
-        use toolsmith_core::{ContentPart, ToolCallResult, UserModelContent};
+        use toolsmith_core::{ContentPart, JsonWithImages, ToolCallResult, UserModelContent};
 
         use crate::model::ToolResultMessage;
 
@@ -259,10 +259,10 @@ mod tests {
         assert_eq!(removed.len(), 1, "{removed:?}");
         assert_eq!(
             messages[0].results()[0].result.content,
-            UserModelContent::JsonWithImages {
-                value: Box::new(value),
-                parts: vec![ContentPart::text(removed[0].clone()), png(100, 100).into()],
-            }
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                value,
+                [ContentPart::text(removed[0].clone()), png(100, 100).into()]
+            ))
         );
     }
 

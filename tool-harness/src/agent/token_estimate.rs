@@ -294,8 +294,8 @@ pub(crate) fn results_tokens(results: &[ToolResultMessage]) -> u64 {
             UserModelContent::JsonText(text) => text.as_str().len() as u64,
             UserModelContent::Parts(parts) => parts_bytes(parts, &mut pictures),
             // The value as it serialises, the images at their tokens, not their base64.
-            UserModelContent::JsonWithImages { value, parts } => {
-                serialized_len(value) as u64 + parts_bytes(parts, &mut pictures)
+            UserModelContent::JsonWithImages(json) => {
+                serialized_len(json.value()) as u64 + parts_bytes(json.parts(), &mut pictures)
             }
             // JSON, and whatever a later kind is: as it serialises.
             other => serialized_len(other) as u64,

@@ -47,7 +47,7 @@ pub(super) fn remove_image(messages: &mut [Message], index: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use toolsmith_core::{ContentPart, ToolCallResult, UserModelContent};
+    use toolsmith_core::{ContentPart, JsonWithImages, ToolCallResult, UserModelContent};
 
     use super::*;
     use crate::model::ToolResultMessage;
@@ -108,10 +108,10 @@ mod tests {
         let note = "[image removed: the model could not read it (image/png, 10 bytes)]";
         assert_eq!(
             messages[0].results()[0].result.content,
-            UserModelContent::JsonWithImages {
-                value: Box::new(value),
-                parts: vec![ContentPart::text(note), ContentPart::text(note)],
-            }
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                value,
+                [ContentPart::text(note), ContentPart::text(note)]
+            ))
         );
     }
 

@@ -4,7 +4,9 @@
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 use toolsmith_core::provider::error_for_model;
-use toolsmith_core::{ContentPart, Image, ToolCallResult, ToolError, UserModelContent};
+use toolsmith_core::{
+    ContentPart, Image, JsonWithImages, ToolCallResult, ToolError, UserModelContent, value_from_str,
+};
 
 use super::tool_mapping::{OutputSchema, WRAPPED_RESULT_KEY};
 use crate::expired_limit::ExpiredLimit;
@@ -24,8 +26,8 @@ pub(crate) struct ResultShape<'a> {
 
 /// A call's outcome as an MCP result: text as text, structured results as
 /// `structuredContent` mirrored as text, text and images as `text` and `image` content
-/// blocks in order, a structured result with images as the structured result with `image`
-/// blocks after its text, and every failure (a result the tool marked as an
+/// blocks in order, a structured result with images as the structured result with its parts'
+/// `image` and `text` blocks, in order, after its text, and every failure (a result the tool marked as an
 /// error, invalid arguments, a failed, timed-out or cancelled call) as `isError: true` with
 /// the message a model can act on.
 pub(crate) fn to_mcp(
@@ -58,8 +60,9 @@ pub(crate) fn to_mcp(
         // A tool with an output schema must answer with structured content (MCP clients
         // take a result without it as an error): the value is that, the images follow its
         // text.
-        UserModelContent::JsonWithImages { value, parts } => {
-            let mut served = structured_result(*value, shape);
+        UserModelContent::JsonWithImages(json) => {
+            let (value, parts) = json.into_parts();
+            let mut served = structured_result(value, shape);
             served.content.extend(parts.iter().map(content_block));
             served
         }
@@ -96,10 +99,11 @@ fn content_block(part: &ContentPart) -> ContentBlock {
 /// ([`refused_arguments`]); structured content is kept as a JSON result; content with an image is a
 /// result of [parts](ToolCallResult::parts), each image block an image (one the model could not be
 /// given, a text saying why, naming the tool), and beside structured content, a [structured result
-/// with images](ToolCallResult::json_with_images) of the value and the content's images (its text
-/// mirrors the value), so that the value is still checked against the tool's output schema;
-/// anything else is the content's text (other non-text blocks described in brackets). `wrapped`:
-/// the tool's output schema says its structured results come as `{"result": …}`
+/// with images](ToolCallResult::json_with_images) of the value and the content's other blocks as
+/// parts, in order (the first text block that is the value's JSON text mirrors it, and is left
+/// out), so that the value is still checked against the tool's output schema; anything else is
+/// the content's text (other non-text blocks described in brackets). `wrapped`: the tool's output
+/// schema says its structured results come as `{"result": …}`
 /// ([`WRAPPED_RESULT_MARKER`](super::WRAPPED_RESULT_MARKER)), and the value is given back.
 pub(crate) fn from_mcp(
     (local_name, remote_name): (&str, &str),
@@ -129,6 +133,15 @@ pub(crate) fn from_mcp(
         };
         return Err(ToolError::execution(local_name, message));
     }
+    let has_image = result
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::Image(_)));
+    // Looked for only where the blocks are kept beside the value.
+    let mirror = match &result.structured_content {
+        Some(value) if has_image => mirror_block(&result.content, value),
+        _ => None,
+    };
     let structured = result.structured_content.map(|value| match value {
         Value::Object(mut wrapper)
             if wrapped && wrapper.len() == 1 && wrapper.contains_key(WRAPPED_RESULT_KEY) =>
@@ -137,10 +150,6 @@ pub(crate) fn from_mcp(
         }
         value => value,
     });
-    let has_image = result
-        .content
-        .iter()
-        .any(|block| matches!(block, ContentBlock::Image(_)));
     let part_of = |block: &ContentBlock| match block {
         ContentBlock::Image(image) => {
             match Image::from_base64(&image.mime_type, image.data.as_str()) {
@@ -153,23 +162,38 @@ pub(crate) fn from_mcp(
         other => ContentPart::text(block_text(other)),
     };
     Ok(match structured {
-        // The content's text mirrors the value (MCP asks a server to): the value, and the
-        // images, which a structured result alone would drop.
+        // The value, and every other block in order (the images, which a structured result
+        // alone would drop, and a caption or note beside them); the text mirroring the value
+        // is not given twice.
         Some(value) if has_image => ToolCallResult {
-            content: UserModelContent::JsonWithImages {
-                value: Box::new(value),
-                parts: result
+            content: UserModelContent::JsonWithImages(JsonWithImages::new(
+                value,
+                result
                     .content
                     .iter()
-                    .filter(|block| matches!(block, ContentBlock::Image(_)))
-                    .map(part_of)
-                    .collect(),
-            },
+                    .enumerate()
+                    .filter(|&(at, _)| Some(at) != mirror)
+                    .map(|(_, block)| part_of(block)),
+            )),
             error_detail: None,
         },
         Some(value) => ToolCallResult::json(value),
         None if has_image => ToolCallResult::parts(result.content.iter().map(part_of)),
         None => ToolCallResult::text(content_text(&result.content)),
+    })
+}
+
+/// Where in `blocks` the first text block is that mirrors the structured content
+/// `structured` (MCP asks a server to give it as JSON text too, for clients that do not read
+/// structured content): its JSON text, written compactly as ours is or otherwise (a Python
+/// server indents it), read with bounded size and depth.
+fn mirror_block(blocks: &[ContentBlock], structured: &Value) -> Option<usize> {
+    blocks.iter().position(|block| match block {
+        // A caption fails at its first letter; only JSON text is read whole.
+        ContentBlock::Text(text) => {
+            value_from_str(&text.text).is_ok_and(|mirrored| mirrored == *structured)
+        }
+        _ => false,
     })
 }
 
@@ -435,21 +459,87 @@ mod tests {
         // beside it; the text mirroring the value is not given twice.
         assert_eq!(
             back.content,
-            UserModelContent::JsonWithImages {
-                value: Box::new(json!({"width": 800})),
-                parts: vec![
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                json!({"width": 800}),
+                [
                     image.clone().into(),
                     ContentPart::text(
                         "[an image from tool 'shot' that cannot be shown: the image's data is not image/png: its bytes begin as no supported image type]"
                     ),
-                ],
-            }
+                ]
+            ))
         );
         assert!(back.content.is_json() && !back.is_error());
         // A marked wrapper's value is the value given.
         let wrapped = from_mcp(("shot", "shot"), with_image(json!({"result": 3})), true).unwrap();
         assert_eq!(wrapped.content.json_value().as_deref(), Some(&json!(3)));
         assert_eq!(wrapped.content.images().collect::<Vec<_>>(), [&image]);
+    }
+
+    #[test]
+    fn text_beside_a_structured_value_and_images_is_kept_in_order_once() {
+        let image = Image::from_bytes("image/png", b"\x89PNG\r\n\x1a\n").unwrap();
+        let image_block = || ContentBlock::image(image.data(), image.media_type());
+        // A server's caption before the image, the value mirrored (indented, as a Python
+        // server writes it) after it, and a note a first hop wrote for an image it could
+        // not read.
+        let note = "[an image from tool 'shot' that cannot be shown: too large]";
+        let mut served = CallToolResult::structured(json!({"width": 800}));
+        served.content = vec![
+            ContentBlock::text("The page:"),
+            image_block(),
+            ContentBlock::text("{\n  \"width\": 800\n}"),
+            ContentBlock::text(note),
+        ];
+        let back = from_mcp(("shot", "shot"), served, false).unwrap();
+        let expected = UserModelContent::JsonWithImages(JsonWithImages::new(
+            json!({"width": 800}),
+            [
+                ContentPart::text("The page:"),
+                image.clone().into(),
+                ContentPart::text(note),
+            ],
+        ));
+        assert_eq!(back.content, expected);
+
+        // Only the first mirror is ours to drop: text that is the value again, or another
+        // value's JSON, is the server's to say.
+        let mut served = CallToolResult::structured(json!({"result": 3}));
+        served.content.extend([
+            image_block(),
+            ContentBlock::text(r#"{"result":3}"#),
+            ContentBlock::text("3"),
+        ]);
+        let back = from_mcp(("count", "count"), served, true).unwrap();
+        assert_eq!(
+            back.content,
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                json!(3),
+                [
+                    image.clone().into(),
+                    ContentPart::text(r#"{"result":3}"#),
+                    ContentPart::text("3"),
+                ]
+            ))
+        );
+
+        // Served by us, a note among the parts is a text block in its place, after the
+        // value's text; read back, the same result.
+        let result = ToolCallResult {
+            content: expected,
+            error_detail: None,
+        };
+        let served = to_mcp(Ok(result.clone()), &shape(false));
+        assert_eq!(
+            served.content,
+            [
+                ContentBlock::text(r#"{"width":800}"#),
+                ContentBlock::text("The page:"),
+                image_block(),
+                ContentBlock::text(note),
+            ]
+        );
+        assert_eq!(from_mcp(("shot", "shot"), served, false).unwrap(), result);
     }
 
     #[test]

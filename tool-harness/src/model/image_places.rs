@@ -68,9 +68,8 @@ pub(crate) fn image_places(messages: &[Message]) -> impl Iterator<Item = (ImageP
             .map(move |(image, found)| (ImagePlace::User { message, image }, found));
         let parts = results.iter().enumerate().flat_map(move |(result, reply)| {
             let parts: &[ContentPart] = match &reply.result.content {
-                UserModelContent::Parts(parts) | UserModelContent::JsonWithImages { parts, .. } => {
-                    parts
-                }
+                UserModelContent::Parts(parts) => parts,
+                UserModelContent::JsonWithImages(json) => json.parts(),
                 _ => &[],
             };
             parts.iter().enumerate().filter_map(move |(part, content)| {
@@ -111,12 +110,15 @@ pub(crate) fn replace_image(
             result,
             part,
         } => {
-            if let Message::ToolResults { results } = &mut messages[message]
-                && let UserModelContent::Parts(parts)
-                | UserModelContent::JsonWithImages { parts, .. } =
-                    &mut results[result].result.content
-                && let ContentPart::Image(image) = &parts[part]
-            {
+            let Message::ToolResults { results } = &mut messages[message] else {
+                return;
+            };
+            let parts: &mut [ContentPart] = match &mut results[result].result.content {
+                UserModelContent::Parts(parts) => parts,
+                UserModelContent::JsonWithImages(json) => json.parts_mut(),
+                _ => return,
+            };
+            if let ContentPart::Image(image) = &parts[part] {
                 parts[part] = ContentPart::text(note(image));
             }
         }
@@ -125,7 +127,7 @@ pub(crate) fn replace_image(
 
 #[cfg(test)]
 mod tests {
-    use toolsmith_core::ToolCallResult;
+    use toolsmith_core::{JsonWithImages, ToolCallResult};
 
     use super::*;
     use crate::model::ToolResultMessage;
@@ -221,10 +223,10 @@ mod tests {
         replace_image(&mut messages, part(1), |_| "[gone]".to_owned());
         assert_eq!(
             messages[0].results()[0].result.content,
-            UserModelContent::JsonWithImages {
-                value: Box::new(serde_json::json!({"url": "u"})),
-                parts: vec![image("a").into(), ContentPart::text("[gone]")],
-            }
+            UserModelContent::JsonWithImages(JsonWithImages::new(
+                serde_json::json!({"url": "u"}),
+                [image("a").into(), ContentPart::text("[gone]")]
+            ))
         );
     }
 }

@@ -10,8 +10,8 @@ use rmcp::model::{CallToolRequestParams, ContentBlock};
 use serde_json::{Value, json};
 use toolsmith_core::provider::Provider;
 use toolsmith_core::{
-    Args, ContentPart, FnTool, Image, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
-    ToolCallResult, ToolError, ToolErrorKind,
+    Args, ContentPart, FnTool, Image, JsonWithImages, ToolArgs, ToolArguments, ToolCallManager,
+    ToolCallRequest, ToolCallResult, ToolError, ToolErrorKind, UserModelContent,
 };
 use toolsmith_harness::mcp::{
     McpClient, McpClientOptions, McpHttpOptions, McpHttpServer, McpNames, McpServer,
@@ -298,4 +298,92 @@ async fn a_remote_value_beside_images_that_breaks_the_output_schema_is_caught() 
         "{text}"
     );
     client.close().await;
+}
+
+/// `local`'s tools bridged by our client, in memory, from our server of `served`; the
+/// client and the server's task are kept alive with it.
+async fn bridged(
+    served: Arc<ToolCallManager>,
+    local: &str,
+) -> (
+    Arc<ToolCallManager>,
+    McpClient,
+    tokio::task::JoinHandle<Result<(), toolsmith_harness::mcp::McpError>>,
+) {
+    let (client, serving) = super::our_client_of(served, local).await;
+    let manager = ToolCallManager::new(local);
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    (Arc::new(manager), client, serving)
+}
+
+#[tokio::test]
+async fn a_value_with_images_and_notes_crosses_two_hops_to_the_model_whole_and_once() {
+    // What a first hop gives: a caption, the screenshot, and the note it wrote for an image
+    // it could not read; an integer value, which is served wrapped under its schema.
+    let note = "[an image from tool 'count_shots' that cannot be shown: too large]";
+    let first = ToolCallResult {
+        content: UserModelContent::JsonWithImages(JsonWithImages::new(
+            json!(2),
+            [
+                ContentPart::text("The shots:"),
+                screenshot().into(),
+                ContentPart::text(note),
+            ],
+        )),
+        error_detail: None,
+    };
+    let origin = ToolCallManager::new("origin");
+    let answer = first.clone();
+    origin
+        .register(Arc::new(
+            FnTool::new(
+                "count_shots",
+                "Take the shots, and count them.",
+                Args::empty(),
+                move |_: ToolArgs<'_>| {
+                    let answer = answer.clone();
+                    async move { Ok(answer) }
+                },
+            )
+            .with_returns(Args::new(json!({"type": "integer"}))),
+        ))
+        .unwrap();
+    let request = ToolCallRequest::new("c1", "count_shots", ToolArguments::new());
+
+    // Toolsmith -> Toolsmith: every part, in order, once.
+    let (second, first_client, first_serving) = bridged(Arc::new(origin), "second").await;
+    let result = second.execute_one(&request).await.unwrap();
+    assert_eq!(result, first);
+    assert_eq!(second.check_result("count_shots", &result), Ok(()));
+    // And once more, the bridged tool served again.
+    let (third, second_client, second_serving) = bridged(Arc::clone(&second), "third").await;
+    let result = third.execute_one(&request).await.unwrap();
+    assert_eq!(result, first);
+
+    // -> the model: the value's text, the caption, the image, the note, in that order.
+    let rendered = third.render_results(
+        Provider::Anthropic,
+        [("c1", "count_shots", &Ok::<_, ToolError>(result))],
+    );
+    let content = &rendered[0]["content"][0]["content"];
+    let seen: Vec<String> = content
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| match block["type"].as_str() {
+            Some("text") => block["text"].as_str().unwrap().to_owned(),
+            other => format!("<{}>", other.unwrap_or("?")),
+        })
+        .collect();
+    assert_eq!(seen, ["2", "The shots:", "<image>", note], "{content}");
+
+    for (client, serving) in [
+        (second_client, second_serving),
+        (first_client, first_serving),
+    ] {
+        client.close().await;
+        serving.await.unwrap().unwrap();
+    }
 }
