@@ -7,8 +7,7 @@ use super::feedback::error_for_model;
 use crate::tool::content_part::{images_of, joined_text};
 use crate::tool::nesting::check_depth;
 use crate::{
-    ContentPart, Image, JsonText, SHED_TOOL_NAME, ToolCallManager, ToolCallResult, ToolError,
-    UserModelContent,
+    ContentPart, Image, JsonText, ToolCallManager, ToolCallResult, ToolError, UserModelContent,
 };
 
 /// One call's answer to render: the call's id, the tool's name, and what the call ended in.
@@ -240,16 +239,14 @@ impl ToolCallManager {
     /// checking each structured result against its tool's `returns` schema (a mismatch is
     /// rendered as the [`ToolError::Execution`] that [`check_result`](Self::check_result)
     /// gives, so a tool's bug never reaches the model as a valid answer), and with the
-    /// closest registered names suggested for an unknown tool.
+    /// closest of [`names_for_the_model`](Self::names_for_the_model) suggested for an unknown
+    /// tool.
     pub fn render_results<'a, I>(&self, provider: Provider, replies: I) -> Vec<Value>
     where
         I: IntoIterator,
         I::Item: Into<CallReply<'a>>,
     {
-        let mut names = self.names();
-        if !names.is_empty() {
-            names.push(SHED_TOOL_NAME.to_owned());
-        }
+        let names = self.names_for_the_model();
         let known: Vec<&str> = names.iter().map(String::as_str).collect();
         let checked: Vec<(CallReply<'a>, Option<Result<ToolCallResult, ToolError>>)> = replies
             .into_iter()

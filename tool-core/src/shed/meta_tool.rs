@@ -291,6 +291,32 @@ impl ToolCallManager {
         }
     }
 
+    /// The names an error written for the model offers it (an unknown tool's "did you mean"
+    /// and its list of the tools it can call): every registered tool, then `shed` when the
+    /// model is offered it ([`offered_tools`](Self::offered_tools): the session has tools and
+    /// does not [declare every one](Self::set_every_tool_declared)), so that no error names
+    /// a tool whose declaration the model was not given.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::{Args, FnTool, ToolArgs, ToolCallManager, ToolCallResult};
+    ///
+    /// let manager = ToolCallManager::new("session");
+    /// assert!(manager.names_for_the_model().is_empty());
+    /// manager.register(Arc::new(FnTool::new("ping", "Answer pong.", Args::empty(),
+    ///     |_: ToolArgs<'_>| async { Ok(ToolCallResult::text("pong")) }))).unwrap();
+    /// assert_eq!(manager.names_for_the_model(), ["ping", "shed"]);
+    /// manager.set_every_tool_declared(true);
+    /// assert_eq!(manager.names_for_the_model(), ["ping"]);
+    /// ```
+    pub fn names_for_the_model(&self) -> Vec<String> {
+        let mut names = self.names();
+        if !names.is_empty() && !self.declares_every_tool() {
+            names.push(SHED_TOOL_NAME.to_owned());
+        }
+        names
+    }
+
     /// The search behind `shed`, kept in step with the registry.
     pub fn discovery(&self) -> &ToolDiscovery {
         &self.discovery

@@ -829,15 +829,9 @@ impl<'s> KnownTools<'s> {
 
     /// `error` written for the model.
     fn error_text(&self, error: &toolsmith_core::ToolError) -> String {
-        let names = self.names.get_or_init(|| {
-            let mut names = self.session.manager.names();
-            // `shed` answers only in a session with tools: listed in one without, it would
-            // be offered by the very error that says it is unknown.
-            if !names.is_empty() {
-                names.push(SHED_TOOL_NAME.to_owned());
-            }
-            names
-        });
+        let names = self
+            .names
+            .get_or_init(|| self.session.manager.names_for_the_model());
         let known: Vec<&str> = names.iter().map(String::as_str).collect();
         error_for_model(error, &known)
     }

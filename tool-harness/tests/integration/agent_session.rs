@@ -443,6 +443,51 @@ async fn a_session_without_tools_lists_no_tool_to_call() {
     model.assert_complete();
 }
 
+/// A session that declares every tool offers no `shed`, so an unknown tool's error lists
+/// the declared tools alone. It listed `shed` too, a tool the model had no declaration of;
+/// so did the manager's `render_results`.
+#[tokio::test]
+async fn every_tool_declared_lists_no_shed_in_errors() {
+    let model = ScriptedModel::new([
+        ScriptedTurn::call("ad", json!({"a": 1, "b": 2})),
+        ScriptedTurn::text("done"),
+    ]);
+    let session = AgentSession::builder(model.clone())
+        .with_model("scripted")
+        .with_toolshed(ToolShed::new().tool(Add))
+        .with_every_tool_declared(true)
+        .build()
+        .unwrap();
+    session.run("go").await.unwrap();
+    let results = results_of(&model.requests()[1]);
+    assert_eq!(
+        results[0].1,
+        "Unknown tool 'ad': did you mean 'add'? The tools you can call are: add."
+    );
+    model.assert_complete();
+
+    let manager = session.tool_manager();
+    let unknown = Err(ToolError::UnknownTool("ad".into()));
+    let rendered = manager.render_results(
+        toolsmith_core::provider::Provider::OpenAiChat,
+        [("call-1", "ad", &unknown)],
+    );
+    assert_eq!(
+        rendered[0]["content"],
+        "Error: Unknown tool 'ad': did you mean 'add'? The tools you can call are: add."
+    );
+    // With `shed` offered, it is listed: the model can call it to find the others.
+    manager.set_every_tool_declared(false);
+    let rendered = manager.render_results(
+        toolsmith_core::provider::Provider::OpenAiChat,
+        [("call-1", "ad", &unknown)],
+    );
+    assert_eq!(
+        rendered[0]["content"],
+        "Error: Unknown tool 'ad': did you mean 'add'? The tools you can call are: add, shed."
+    );
+}
+
 // 7.
 #[tokio::test]
 async fn max_turns_stops_an_endless_script_and_keeps_the_transcript() {
