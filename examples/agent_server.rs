@@ -30,7 +30,6 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::Response;
 use axum::routing::post;
-use futures::StreamExt as _;
 use serde_json::json;
 use tokio::sync::mpsc;
 use toolsmith::harness::agent::AgentSession;

@@ -66,8 +66,8 @@ fn address(session: &AgentSession) -> usize {
     std::ptr::from_ref(session) as usize
 }
 
-/// One run's events as a [`Stream`], then its outcome by [`finish`](Self::finish): made by
-/// [`AgentSession::events_of`].
+/// One run's events as a [`Stream`] (or one by one with [`next`](Self::next)), then its
+/// outcome by [`finish`](Self::finish): made by [`AgentSession::events_of`].
 ///
 /// The run is polled by this stream, as any future is by its caller: it goes on while the
 /// stream is read (or `finish` awaited) and waits, its tool calls with it, while nobody
@@ -118,7 +118,6 @@ impl AgentSession {
     /// background child's later events reach the session's handlers only.
     ///
     /// ```
-    /// use futures::StreamExt as _;
     /// use serde_json::json;
     /// use toolsmith::{ToolShed, tool_fn};
     /// use toolsmith::harness::agent::{AgentEvent, AgentSession};
@@ -234,21 +233,33 @@ impl Drop for Offered {
     }
 }
 
-impl<F: Future> Stream for RunEvents<F> {
-    type Item = AgentEvent;
+impl<F: Future> RunEvents<F> {
+    /// The run's next event, or `None` once the run has ended and every event was read
+    /// (then [`finish`](Self::finish) gives the outcome at once). The same as the
+    /// [`Stream`]'s `next`, without importing a stream extension trait.
+    pub async fn next(&mut self) -> Option<AgentEvent> {
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
+    }
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        let this = self.get_mut();
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
         // Events sent already come first; polling the receiver also wakes this task for a
         // tool's progress sent from another task.
-        if let Poll::Ready(Some(event)) = this.receiver.poll_recv(cx) {
+        if let Poll::Ready(Some(event)) = self.receiver.poll_recv(cx) {
             return Poll::Ready(Some(event));
         }
-        let ended = this.poll_run(cx).is_ready();
-        match this.receiver.try_recv() {
+        let ended = self.poll_run(cx).is_ready();
+        match self.receiver.try_recv() {
             Ok(event) => Poll::Ready(Some(event)),
             Err(_) if ended => Poll::Ready(None),
             Err(_) => Poll::Pending,
         }
+    }
+}
+
+impl<F: Future> Stream for RunEvents<F> {
+    type Item = AgentEvent;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.get_mut().poll_event(cx)
     }
 }

@@ -120,11 +120,18 @@ pub(crate) fn from_mcp(
         let message = if !text.is_empty() {
             // A Toolsmith server writes a failed call as `ToolError::Execution`'s text, which
             // already says "Tool 'name' failed: "; the error made here says it again. The
-            // prefix is that error's own, so that the two cannot drift apart.
+            // prefix is that error's own, so that the two cannot drift apart. Its other
+            // failures name the tool the same way ("Tool 'name' timed out after 2 s …"):
+            // the name is left out too, since the error made here names the tool (by its
+            // local name, which may differ).
             let own_prefix = ToolError::execution(remote_name, "").to_string();
+            let named = format!("Tool '{remote_name}' ");
             match text.strip_prefix(&own_prefix) {
                 Some(reason) if !reason.is_empty() => reason.to_owned(),
-                _ => text,
+                _ => match text.strip_prefix(&named) {
+                    Some(reason) if !reason.is_empty() => reason.to_owned(),
+                    _ => text,
+                },
             }
         } else if let Some(value) = &result.structured_content {
             value.to_string()
@@ -257,6 +264,7 @@ fn block_text(block: &ContentBlock) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::Duration;
     use toolsmith_core::JsonText;
 
     fn shape(any_structured: bool) -> ResultShape<'static> {
@@ -322,6 +330,54 @@ mod tests {
         );
         let marked = to_mcp(Ok(ToolCallResult::error("no such row")), &shape(false));
         assert_eq!(marked.is_error, Some(true));
+    }
+
+    #[test]
+    fn a_served_failure_names_the_local_tool_once() {
+        let served = |error: ToolError| to_mcp(Err(error), &shape(false));
+        let back = |error: ToolError| from_mcp(("slow_2", "slow"), served(error), false);
+        // Every failure a Toolsmith server writes names its tool; the bridge's error names
+        // the local one, once.
+        assert_eq!(
+            back(ToolError::execution("slow", "disk full"))
+                .unwrap_err()
+                .to_string(),
+            "Tool 'slow_2' failed: disk full"
+        );
+        // A timed-out call's text names its limit and what may have taken effect.
+        let limit = ExpiredLimit::Call(Duration::from_millis(300));
+        let timed_out = to_mcp(
+            Err(ToolError::timeout("slow")),
+            &ResultShape {
+                expired: Some((limit, false)),
+                ..shape(false)
+            },
+        );
+        assert_eq!(
+            from_mcp(("slow_2", "slow"), timed_out, false)
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "Tool 'slow_2' failed: {}",
+                limit
+                    .timed_out("slow", false)
+                    .strip_prefix("Tool 'slow' ")
+                    .unwrap()
+            )
+        );
+        assert_eq!(
+            back(ToolError::timeout("slow")).unwrap_err().to_string(),
+            "Tool 'slow_2' failed: timed out"
+        );
+        // Another tool's name, or none, is the server's text as it is.
+        for text in ["Tool 'other' timed out", "Cancelled: shutting down"] {
+            let error = from_mcp(
+                ("slow_2", "slow"),
+                CallToolResult::error(vec![ContentBlock::text(text)]),
+                false,
+            );
+            assert_eq!(error.unwrap_err(), ToolError::execution("slow_2", text));
+        }
     }
 
     #[test]

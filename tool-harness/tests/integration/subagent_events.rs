@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use serde_json::{Value, json};
 use toolsmith_core::{
     Args, FnTool, ToolArgs, ToolArguments, ToolCallRequest, ToolCallResult, ToolImpl, ToolShed,
