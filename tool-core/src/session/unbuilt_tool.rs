@@ -1,5 +1,6 @@
 //! [`UnbuiltTool`]: what a constructor yields when the session lacks what the tool needs.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -19,13 +20,19 @@ impl UnbuiltTool {
     /// A tool with `definition` that fails every call because of `reason`. Logged as a
     /// warning naming the tool and the reason: the session builds all the same, so without
     /// it the first sign of a missing value would be a model's failed call.
+    ///
+    /// Made while a shed that requires every tool built
+    /// ([`ToolShed::with_every_tool_built`](crate::shed::ToolShed::with_every_tool_built))
+    /// builds, it is noted instead, and that build fails naming the tool and the reason.
     pub fn new(definition: Tool, reason: impl Into<String>) -> Self {
         let reason = reason.into();
-        tracing::warn!(
-            tool = definition.name(),
-            reason = %reason,
-            "a tool could not be built for its session: each call of it fails with the reason"
-        );
+        if !note_unbuilt(&reason) {
+            tracing::warn!(
+                tool = definition.name(),
+                reason = %reason,
+                "a tool could not be built for its session: each call of it fails with the reason"
+            );
+        }
         Self {
             definition: Arc::new(definition),
             reason,
@@ -36,6 +43,44 @@ impl UnbuiltTool {
     pub fn reason(&self) -> &str {
         &self.reason
     }
+}
+
+thread_local! {
+    /// While a shed that requires every tool built constructs one of its tools on this
+    /// thread (constructors are synchronous), where the reason of an [`UnbuiltTool`] made
+    /// meanwhile goes: `Some(None)` until one is made, `None` outside such a build.
+    static NOTED: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
+}
+
+/// Notes `reason` when a build that requires every tool watches this thread; whether it did.
+fn note_unbuilt(reason: &str) -> bool {
+    NOTED.with(|noted| match &mut *noted.borrow_mut() {
+        Some(slot) => {
+            // The first reason is the one a constructor gave up on.
+            slot.get_or_insert_with(|| reason.to_owned());
+            true
+        }
+        None => false,
+    })
+}
+
+/// Runs `construct`, and gives what it returns with the reason of the first [`UnbuiltTool`]
+/// it made, if any. The thread's watch is restored after, even when `construct` panics (a
+/// constructor building a shed of its own has a watch of its own).
+pub(crate) fn noting_unbuilt<R>(construct: impl FnOnce() -> R) -> (R, Option<String>) {
+    struct Restore(Option<Option<Option<String>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                let _ = NOTED.try_with(|noted| noted.replace(outer));
+            }
+        }
+    }
+    let mut restore = Restore(Some(NOTED.with(|noted| noted.replace(Some(None)))));
+    let built = construct();
+    let outer = restore.0.take().unwrap_or_default();
+    let noted = NOTED.with(|noted| noted.replace(outer)).flatten();
+    (built, noted)
 }
 
 #[async_trait]
@@ -53,5 +98,48 @@ impl ToolImpl for UnbuiltTool {
             self.definition.name(),
             format!("it could not be built for this session: {}", self.reason),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Args, ToolDefinition};
+
+    fn unbuilt(reason: &str) -> UnbuiltTool {
+        let definition = ToolDefinition::new("t", "A tool.", Args::empty());
+        UnbuiltTool::new(Tool::SingleCommand(definition), reason)
+    }
+
+    #[test]
+    fn the_first_unbuilt_tool_of_a_watched_construction_is_noted() {
+        let (_, noted) = noting_unbuilt(|| ());
+        assert_eq!(noted, None);
+        let (tool, noted) = noting_unbuilt(|| {
+            let first = unbuilt("no Db");
+            let _second = unbuilt("no Cache");
+            first
+        });
+        assert_eq!(tool.reason(), "no Db");
+        assert_eq!(noted.as_deref(), Some("no Db"));
+        // Outside a watch nothing is noted: the tool is only logged.
+        assert!(!note_unbuilt("unwatched"));
+    }
+
+    #[test]
+    fn a_watch_inside_another_and_a_panicking_construction_restore_the_outer_one() {
+        let (inner, outer) = noting_unbuilt(|| {
+            let (_, inner) = noting_unbuilt(|| unbuilt("inner"));
+            // A constructor that panics leaves the watch as it found it.
+            let panicked = std::panic::catch_unwind(|| {
+                noting_unbuilt(|| -> () { panic!("constructor broke") })
+            });
+            assert!(panicked.is_err());
+            let _ = unbuilt("outer");
+            inner
+        });
+        assert_eq!(inner.as_deref(), Some("inner"));
+        assert_eq!(outer.as_deref(), Some("outer"));
+        assert!(!note_unbuilt("after"));
     }
 }

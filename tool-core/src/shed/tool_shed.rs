@@ -3,6 +3,7 @@
 
 use indexmap::IndexMap;
 
+use crate::session::unbuilt_tool::noting_unbuilt;
 use crate::{
     RegistrationError, SHED_TOOL_NAME, SessionParts, SessionState, ToolCallManager, ToolConstructor,
 };
@@ -28,6 +29,16 @@ pub enum ToolShedError {
     /// A tool needs the session's parts, but it is being built without a session.
     #[error("the tool '{0}' is built from a session's parts, so it needs a session")]
     NeedsSession(String),
+    /// A tool could not be built from the session's parts (a `#[ctx]` value missing, such
+    /// as a [`State<T>`](crate::State) never added), in a shed that requires every tool
+    /// built ([`ToolShed::with_every_tool_built`]).
+    #[error("the tool '{tool}' could not be built for the session: {reason}")]
+    Unbuilt {
+        /// The tool.
+        tool: String,
+        /// Why it could not be built.
+        reason: String,
+    },
     /// The manager refused the tool (an invalid name or schema).
     #[error("the tool '{tool}' could not be registered: {source}")]
     Registration {
@@ -78,6 +89,9 @@ pub struct ToolShed {
     /// Names added more than once; the first constructor is kept, and `build` fails.
     duplicates: Vec<String>,
     state: Vec<StateInsert>,
+    /// Whether a tool that cannot be built fails the build ([`ToolShedError::Unbuilt`])
+    /// rather than being registered as an [`UnbuiltTool`](crate::UnbuiltTool).
+    every_tool_built: bool,
 }
 
 impl std::fmt::Debug for ToolShed {
@@ -86,6 +100,7 @@ impl std::fmt::Debug for ToolShed {
             .field("tools", &self.names())
             .field("duplicates", &self.duplicates)
             .field("state", &self.state.len())
+            .field("every_tool_built", &self.every_tool_built)
             .finish()
     }
 }
@@ -123,6 +138,51 @@ impl ToolShed {
     #[must_use]
     pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.state.push(Box::new(move |state| state.insert(value)));
+        self
+    }
+
+    /// Whether every tool must be built for the build to succeed. Off by default: a tool
+    /// whose constructor lacks a value of the session's (a `#[ctx] State<T>` whose `T` was
+    /// never given to [`with_state`](Self::with_state)) is registered as an
+    /// [`UnbuiltTool`](crate::UnbuiltTool), which keeps its definition, fails each call with
+    /// the reason, and is logged as a warning; so a session still builds, and the model
+    /// learns why the tool is unavailable. Required, [`build`](Self::build) fails instead
+    /// with [`ToolShedError::Unbuilt`], naming the tool and what it lacked: a set-up mistake
+    /// found when the session is built, not when a model first calls the tool.
+    ///
+    /// ```
+    /// use toolsmith::{SessionParts, State, tool_fn};
+    /// use toolsmith::shed::{ToolShed, ToolShedError};
+    ///
+    /// struct Db;
+    ///
+    /// /// Count the rows.
+    /// #[tool_fn]
+    /// async fn count(#[ctx] _db: State<Db>) -> u64 { 0 }
+    ///
+    /// // Without the requirement, the session builds and each call of `count` fails.
+    /// let manager = ToolShed::new().tool(Count).build(SessionParts::in_memory("s1")).unwrap();
+    /// assert!(manager.contains("count"));
+    ///
+    /// let refused = ToolShed::new()
+    ///     .tool(Count)
+    ///     .with_every_tool_built(true)
+    ///     .build(SessionParts::in_memory("s2"))
+    ///     .unwrap_err();
+    /// assert!(matches!(&refused, ToolShedError::Unbuilt { tool, .. } if tool == "count"));
+    /// assert!(refused.to_string().contains("no state of type"));
+    ///
+    /// let manager = ToolShed::new()
+    ///     .tool(Count)
+    ///     .with_state(Db)
+    ///     .with_every_tool_built(true)
+    ///     .build(SessionParts::in_memory("s3"))
+    ///     .unwrap();
+    /// assert!(manager.contains("count"));
+    /// ```
+    #[must_use]
+    pub fn with_every_tool_built(mut self, required: bool) -> Self {
+        self.every_tool_built = required;
         self
     }
 
@@ -176,7 +236,9 @@ impl ToolShed {
     /// Fails before building anything on a name added twice ([`ToolShedError::DuplicateTool`])
     /// or the reserved name `shed` ([`ToolShedError::ReservedName`]); then on a constructor
     /// that builds a tool under another name ([`ToolShedError::NameMismatch`]) or a tool the
-    /// manager refuses ([`ToolShedError::Registration`]).
+    /// manager refuses ([`ToolShedError::Registration`]), and, when every tool must be built
+    /// ([`with_every_tool_built`](Self::with_every_tool_built)), on one that could not be
+    /// ([`ToolShedError::Unbuilt`]).
     pub fn build(self, mut parts: SessionParts) -> Result<ToolCallManager, ToolShedError> {
         self.check_names()?;
         for insert in self.state {
@@ -188,7 +250,14 @@ impl ToolShed {
         }
         for (name, constructor) in self.constructors {
             let known = constructor.known_definition();
-            let tool = constructor.construct(&parts);
+            let tool = if self.every_tool_built {
+                match noting_unbuilt(|| constructor.construct(&parts)) {
+                    (_, Some(reason)) => return Err(ToolShedError::Unbuilt { tool: name, reason }),
+                    (tool, None) => tool,
+                }
+            } else {
+                constructor.construct(&parts)
+            };
             let definition = known.unwrap_or_else(|| tool.shared_definition());
             if definition.name() != name {
                 return Err(ToolShedError::NameMismatch {

@@ -119,6 +119,50 @@ fn a_shed_that_cannot_be_built_fails_the_session_build() {
     );
 }
 
+/// A `#[ctx] State<T>` whose `T` the shed was never given: by default the session builds
+/// and the tool fails each call with the reason; a shed that requires every tool built
+/// fails the session's `build()` instead, naming the tool and what it lacked.
+#[tokio::test]
+async fn a_tool_lacking_its_state_fails_the_build_only_when_every_tool_is_required() {
+    struct Ledger;
+
+    /// Count the entries.
+    #[toolsmith::tool_fn]
+    async fn count(#[ctx] _ledger: toolsmith_core::State<Ledger>) -> u64 {
+        0
+    }
+
+    let model = || {
+        ScriptedModel::new([
+            ScriptedTurn::call("count", json!({})),
+            ScriptedTurn::text("done"),
+        ])
+    };
+    let lenient = AgentSession::builder(model())
+        .with_model("test-model")
+        .with_toolshed(ToolShed::new().tool(Count))
+        .with_every_tool_declared(true)
+        .build()
+        .unwrap();
+    let run = lenient.run("count").await.unwrap();
+    let result = run.tool_calls[0].result.content.to_text();
+    assert!(
+        result.contains("could not be built for this session"),
+        "{result}"
+    );
+
+    let strict = AgentSession::builder(model())
+        .with_model("test-model")
+        .with_toolshed(ToolShed::new().tool(Count).with_every_tool_built(true))
+        .build();
+    let Err(AgenticError::ToolShed(ToolShedError::Unbuilt { tool, reason })) = strict else {
+        panic!("built: {strict:?}");
+    };
+    assert_eq!(tool, "count");
+    assert!(reason.starts_with("no state of type `"), "{reason}");
+    assert!(reason.contains("Ledger` was added to the shed"), "{reason}");
+}
+
 /// Spec 01 §2: a constructor gets the session's own parts, the same `Arc`s the session holds.
 #[test]
 fn constructors_get_the_session_s_own_parts() {
