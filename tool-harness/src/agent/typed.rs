@@ -68,6 +68,10 @@ impl AgentSession {
     /// `serde_json::Value`) is asked for as the `answer` property of one, a recursive type's
     /// definitions moved to that object's root.
     ///
+    /// `T` derives serde's `Deserialize` and schemars' `JsonSchema`, not `ToolArgs`: a
+    /// `Deserialize` type is already read as a tool's arguments through serde, so the two
+    /// derives on one type conflict (`conflicting implementations of trait FromToolArgs`).
+    ///
     /// A session with a tool of its own named [`FINAL_ANSWER_TOOL`] cannot ask for a typed
     /// answer: the call fails with [`AgenticError::Config`] before the run starts (the
     /// model would see two tools of one name, and the API refuse the request).
