@@ -166,9 +166,56 @@ impl ToolCallContext {
         &self.tool
     }
 
-    /// The token that fires when the call is cancelled. A tool that works for long can
-    /// `select!` on [`cancelled()`](CancellationToken::cancelled) to stop early and clean up;
-    /// its future is dropped soon after in any case.
+    /// The token that fires when the call is cancelled or its time limit passes: work the
+    /// tool handed elsewhere (a task it spawned, a request it made) listens on it to stop.
+    ///
+    /// The call's own future is dropped then (by a batch or an agent run cancelled, a time
+    /// limit, an MCP client's `notifications/cancelled`), often before it is polled again: a
+    /// `select!` on [`cancelled()`](CancellationToken::cancelled) inside it may never run
+    /// its branch. Cleanup that must happen belongs in a value's `Drop` (a guard the future
+    /// holds), or in a task of its own that waits on this token.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::time::Duration;
+    /// use toolsmith::{
+    ///     Args, FnTool, ToolArgs, ToolArguments, ToolCallManager, ToolCallRequest,
+    ///     ToolCallResult, ToolError, scheme,
+    /// };
+    ///
+    /// /// Marks the job abandoned when the call's future is dropped before the job ends.
+    /// struct Abandoned(Arc<AtomicBool>, bool);
+    /// impl Drop for Abandoned {
+    ///     fn drop(&mut self) {
+    ///         if !self.1 {
+    ///             self.0.store(true, Ordering::SeqCst);
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let abandoned = Arc::new(AtomicBool::new(false));
+    /// let flag = Arc::clone(&abandoned);
+    /// let job = Args::new(scheme::object().build());
+    /// let tool = FnTool::new("job", "A long job.", job, move |_: ToolArgs<'_>| {
+    ///     let flag = Arc::clone(&flag);
+    ///     async move {
+    ///         let mut guard = Abandoned(flag, false);
+    ///         tokio::time::sleep(Duration::from_secs(60)).await;
+    ///         guard.1 = true;
+    ///         Ok(ToolCallResult::text("done"))
+    ///     }
+    /// })
+    /// .with_timeout(Duration::from_millis(20));
+    /// let manager = ToolCallManager::new("s");
+    /// manager.register(Arc::new(tool)).unwrap();
+    /// let call = ToolCallRequest::new("1", "job", ToolArguments::default());
+    /// let outcome = manager.execute_batch(&[call]).await.remove(0);
+    /// assert_eq!(outcome.result.unwrap_err(), ToolError::timeout("job"));
+    /// assert!(abandoned.load(Ordering::SeqCst));
+    /// # }
+    /// ```
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancellation
     }
