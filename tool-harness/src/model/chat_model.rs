@@ -88,14 +88,16 @@ pub enum ModelError {
         /// Gemini) or the path names no image of the request.
         image: Option<usize>,
     },
-    /// Still rate limited (HTTP 429) after the retries ran out.
+    /// Still rate limited (HTTP 429) after the retries ran out, or asking for a wait longer
+    /// than an HTTP client's `max_retry_wait` (not retried).
     #[error("{provider}: rate limited (HTTP 429): {message}")]
     RateLimited {
         /// The client.
         provider: String,
         /// How long the API asked to wait, if it said.
         retry_after: Option<Duration>,
-        /// The API's error message.
+        /// The API's error message; for a wait longer than the client's `max_retry_wait`,
+        /// followed by how long the server asked to wait and that it was not retried.
         message: String,
     },
     /// No complete answer within the client's timeout.
