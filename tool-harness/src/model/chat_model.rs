@@ -174,9 +174,12 @@ pub enum ModelError {
     /// error, in the order the models were asked.
     #[error("every model asked failed: {}", FailedInTurn(errors))]
     AllFailed {
-        /// Each model asked, as its [`name`](ChatModel::name) (with the model name it was
-        /// sent, for one added with [`or_as`](super::FallbackModel::or_as)), and its error,
-        /// in the order asked. Never empty.
+        /// Each model asked and its error, in the order asked. Never empty. A
+        /// [`FallbackModel`](super::FallbackModel) names a model by its place in its list
+        /// (from 1), its [`name`](ChatModel::name) and the model name it was sent the
+        /// request under (its own, for one added with
+        /// [`or_as`](super::FallbackModel::or_as)): `model 2 (openai_chat, gpt-4.1-mini)`;
+        /// a model of a fallback in the list by its place in both: `model 1.2 (…)`.
         errors: Vec<(String, ModelError)>,
     },
     /// A [`ScriptedModel`](super::ScriptedModel) has no turn left, or was scripted to fail.
