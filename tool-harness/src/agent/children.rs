@@ -2,6 +2,7 @@
 //! `resume`, `stop` (spec 01 §4 and §7). Built by [`ToolPreset::agent`](crate::ToolPreset::agent).
 
 use std::collections::{HashMap, VecDeque};
+use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -736,7 +737,7 @@ impl AgentCommands {
         /// The names of the tools it may use (default: all that sub-agents get).
         tools: Option<Vec<String>>,
         /// The most model calls it may make.
-        max_turns: Option<u32>,
+        max_turns: Option<NonZeroU32>,
     ) -> Result<Value, ToolError> {
         let children = &self.children;
         // Only the session's own group can be at the limit: a child gets the group one level
@@ -764,9 +765,12 @@ impl AgentCommands {
             .as_ref()
             .map_or_else(PauseHandle::new, PauseHandle::following);
         let tools = self.child_tools(tools.as_deref(), (&cancel, &pause))?;
-        // The model may ask for fewer turns than the configured limit, never more.
+        // The model may ask for fewer turns than the configured limit, never more; the
+        // schema's `minimum: 1` refuses a start of none.
         let max_turns = max_turns.map_or(children.config.max_turns, |n| {
-            (n as usize).clamp(1, children.config.max_turns)
+            usize::try_from(n.get()).map_or(children.config.max_turns, |n| {
+                n.min(children.config.max_turns)
+            })
         });
         let mut agents = self.agents();
         let live = agents

@@ -674,6 +674,33 @@ async fn a_start_may_lower_the_turn_limit_but_not_raise_it() {
     assert_eq!(child_model.requests().len(), 2);
 }
 
+/// A start asking for no turn is refused by the schema, naming the argument and its
+/// minimum, rather than made a start of one turn without a word.
+#[tokio::test]
+async fn a_start_asking_for_no_turn_is_refused() {
+    let child_model = ScriptedModel::new([ScriptedTurn::text("unused")]);
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(
+        child_model.clone(),
+        "m",
+    )));
+    let tool = manager.get_def("agent").unwrap();
+    let max_turns = &tool.command("start").unwrap().arguments.schema()["properties"]["max_turns"];
+    assert_eq!(max_turns["minimum"], 1, "{max_turns}");
+    let err = agent(
+        &manager,
+        json!({"command": "start", "task": "look", "max_turns": 0}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("/max_turns: 0 is less than the minimum of 1"),
+        "{err}"
+    );
+    assert!(child_model.requests().is_empty());
+    assert_eq!(child_model.remaining(), 1);
+}
+
 #[tokio::test]
 async fn a_parent_keeps_the_last_ended_children_and_lets_older_ones_go() {
     use toolsmith_harness::agent::MAX_ENDED_CHILDREN;
