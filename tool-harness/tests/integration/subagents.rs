@@ -220,7 +220,7 @@ async fn pause_holds_the_child_between_turns_and_resume_lets_it_go_on() {
     .unwrap_err();
     assert!(
         err.to_string()
-            .contains("has not finished (paused after 1 model calls)"),
+            .contains("has not finished (paused after 1 model call)"),
         "{err}"
     );
     assert!(err.to_string().contains("resume it"), "{err}");
@@ -270,7 +270,7 @@ async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
         .unwrap_err();
     assert!(
         err.to_string()
-            .contains("has not finished (running after 1 model calls)"),
+            .contains("has not finished (running after 1 model call)"),
         "{err}"
     );
     let stopped: Value = serde_json::from_str(
@@ -299,6 +299,33 @@ async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
         .unwrap_err();
     assert!(
         err.to_string().contains("not running: it is stopped"),
+        "{err}"
+    );
+}
+
+/// Stopped in its first model call, a child keeps the task alone: the error counts it in
+/// the singular.
+#[tokio::test(start_paused = true)]
+async fn a_child_stopped_in_its_first_model_call_keeps_one_message() {
+    let child_model =
+        ScriptedModel::new([ScriptedTurn::text("too late").with_delay(Duration::from_secs(3600))]);
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(
+        child_model.clone(),
+        "m",
+    )));
+    start(&manager, json!({"command": "start", "task": "think"})).await;
+    while child_model.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    agent(&manager, json!({"command": "stop", "id": "agent-1"}))
+        .await
+        .unwrap();
+    let err = agent(&manager, json!({"command": "result", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("it has no result (its transcript of 1 message is kept)"),
         "{err}"
     );
 }
@@ -339,7 +366,7 @@ async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string().contains("1 sub-agents are already running"),
+        err.to_string().contains("1 sub-agent is already running,"),
         "{err}"
     );
     let err = agent(&manager, json!({"command": "check", "id": "agent-9"}))
