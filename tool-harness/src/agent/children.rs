@@ -2,6 +2,7 @@
 //! `resume`, `stop` (spec 01 §4 and §7). Built by [`ToolPreset::agent`](crate::ToolPreset::agent).
 
 use std::collections::{HashMap, VecDeque};
+use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -432,6 +433,11 @@ fn error(message: impl std::fmt::Display) -> ToolError {
     ToolError::execution(AGENT_TOOL, message)
 }
 
+/// `count` and the noun it counts, `one` or `many` by the count: `1 message`, `3 messages`.
+fn counted(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// `text` the model sent, cut to [`MAX_QUOTED_CHARS`] (marked when cut), for an error to
 /// quote: an id or a name of any length is the model's to send.
 fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
@@ -736,7 +742,7 @@ impl AgentCommands {
         /// The names of the tools it may use (default: all that sub-agents get).
         tools: Option<Vec<String>>,
         /// The most model calls it may make.
-        max_turns: Option<u32>,
+        max_turns: Option<NonZeroU32>,
     ) -> Result<Value, ToolError> {
         let children = &self.children;
         // Only the session's own group can be at the limit: a child gets the group one level
@@ -764,9 +770,12 @@ impl AgentCommands {
             .as_ref()
             .map_or_else(PauseHandle::new, PauseHandle::following);
         let tools = self.child_tools(tools.as_deref(), (&cancel, &pause))?;
-        // The model may ask for fewer turns than the configured limit, never more.
+        // The model may ask for fewer turns than the configured limit, never more; the
+        // schema's `minimum: 1` refuses a start of none.
         let max_turns = max_turns.map_or(children.config.max_turns, |n| {
-            (n as usize).clamp(1, children.config.max_turns)
+            usize::try_from(n.get()).map_or(children.config.max_turns, |n| {
+                n.min(children.config.max_turns)
+            })
         });
         let mut agents = self.agents();
         let live = agents
@@ -774,9 +783,13 @@ impl AgentCommands {
             .filter(|c| c.state.borrow().status.is_live())
             .count();
         if live >= children.config.max_children {
+            let running = if live == 1 {
+                "sub-agent is already running"
+            } else {
+                "sub-agents are already running"
+            };
             return Err(error(format!(
-                "{live} sub-agents are already running, the most allowed at once; wait for one \
-                 to finish or stop one"
+                "{live} {running}, the most allowed at once; wait for one to finish or stop one"
             )));
         }
         let state = watch::Sender::new(ChildState::running());
@@ -879,24 +892,23 @@ impl AgentCommands {
             Status::Failed => Err(error(state.failure.clone().unwrap_or_default())),
             Status::Stopped => Err(error(format!(
                 "sub-agent '{id}' was stopped before it finished; it has no result (its \
-                 transcript of {} messages is kept)",
-                state.transcript.len()
+                 transcript of {} is kept)",
+                counted(state.transcript.len(), "message", "messages")
             ))),
             Status::Paused if state.status == Status::Running => Err(error(format!(
-                "sub-agent '{id}' has not finished (paused after {} model calls): its parent \
-                 session is paused, and it makes no model call until that session is resumed",
-                state.turns
+                "sub-agent '{id}' has not finished (paused after {}): its parent session is \
+                 paused, and it makes no model call until that session is resumed",
+                counted(state.turns, "model call", "model calls")
             ))),
             Status::Paused => Err(error(format!(
-                "sub-agent '{id}' has not finished (paused after {} model calls): it makes \
-                 no model call until `resume`d; resume it, then call `result` with a \
-                 `wait_ms`",
-                state.turns
+                "sub-agent '{id}' has not finished (paused after {}): it makes no model \
+                 call until `resume`d; resume it, then call `result` with a `wait_ms`",
+                counted(state.turns, "model call", "model calls")
             ))),
             Status::Running => Err(error(format!(
-                "sub-agent '{id}' has not finished (running after {} model calls); call \
-                 `result` again with a `wait_ms`, or `check` on it",
-                state.turns
+                "sub-agent '{id}' has not finished (running after {}); call `result` again \
+                 with a `wait_ms`, or `check` on it",
+                counted(state.turns, "model call", "model calls")
             ))),
         }
     }

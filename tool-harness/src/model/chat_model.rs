@@ -88,14 +88,16 @@ pub enum ModelError {
         /// Gemini) or the path names no image of the request.
         image: Option<usize>,
     },
-    /// Still rate limited (HTTP 429) after the retries ran out.
+    /// Still rate limited (HTTP 429) after the retries ran out, or asking for a wait longer
+    /// than an HTTP client's `max_retry_wait` (not retried).
     #[error("{provider}: rate limited (HTTP 429): {message}")]
     RateLimited {
         /// The client.
         provider: String,
         /// How long the API asked to wait, if it said.
         retry_after: Option<Duration>,
-        /// The API's error message.
+        /// The API's error message; for a wait longer than the client's `max_retry_wait`,
+        /// followed by how long the server asked to wait and that it was not retried.
         message: String,
     },
     /// No complete answer within the client's timeout.
@@ -172,9 +174,12 @@ pub enum ModelError {
     /// error, in the order the models were asked.
     #[error("every model asked failed: {}", FailedInTurn(errors))]
     AllFailed {
-        /// Each model asked, as its [`name`](ChatModel::name) (with the model name it was
-        /// sent, for one added with [`or_as`](super::FallbackModel::or_as)), and its error,
-        /// in the order asked. Never empty.
+        /// Each model asked and its error, in the order asked. Never empty. A
+        /// [`FallbackModel`](super::FallbackModel) names a model by its place in its list
+        /// (from 1), its [`name`](ChatModel::name) and the model name it was sent the
+        /// request under (its own, for one added with
+        /// [`or_as`](super::FallbackModel::or_as)): `model 2 (openai_chat, gpt-4.1-mini)`;
+        /// a model of a fallback in the list by its place in both: `model 1.2 (…)`.
         errors: Vec<(String, ModelError)>,
     },
     /// A [`ScriptedModel`](super::ScriptedModel) has no turn left, or was scripted to fail.

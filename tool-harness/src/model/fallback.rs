@@ -26,9 +26,11 @@ type FallsBack = Box<dyn Fn(&ModelError) -> bool + Send + Sync>;
 ///
 /// When the primary fails with an error not to move on for, the call fails with that error
 /// as it is. When more models were asked and each failed, it fails with
-/// [`ModelError::AllFailed`], whose message gives each error and whose
-/// [`last_error`](ModelError::last_error) is what ended it. Each move to the next model is logged as a `tracing` warning naming both models and
-/// the error.
+/// [`ModelError::AllFailed`], whose message gives each error after the model that failed
+/// (its place in the list, its name and the model name it was asked for:
+/// `model 2 (openai_chat, gpt-4.1-mini)`) and whose
+/// [`last_error`](ModelError::last_error) is what ended it. Each move to the next model is
+/// logged as a `tracing` warning naming both models so and the error.
 ///
 /// ```
 /// use toolsmith::harness::model::{
@@ -72,11 +74,24 @@ struct Fallback {
 }
 
 impl Fallback {
-    /// The model as an [`AllFailed`](ModelError::AllFailed) entry names it.
+    /// The model as `Debug` names it: its name, with its own model name if it has one.
     fn label(&self) -> String {
         match &self.model_name {
             Some(model_name) => format!("{} ({model_name})", self.model.name()),
             None => self.model.name().to_owned(),
+        }
+    }
+
+    /// The model as an [`AllFailed`](ModelError::AllFailed) entry and the log name it:
+    /// `model 2 (openai_chat, gpt-4.1-mini)`, its place in the list (from 1), its name and
+    /// the model name it was sent `request` under. Two clients of one API share a name
+    /// (`openai_chat`), and may share the model name: the place tells them apart.
+    fn label_at(&self, at: usize, request: &ChatRequest) -> String {
+        let name = self.model.name();
+        let place = at + 1;
+        match self.model_name.as_deref().unwrap_or(&request.model).trim() {
+            "" => format!("model {place} ({name})"),
+            model_name => format!("model {place} ({name}, {model_name})"),
         }
     }
 
@@ -182,16 +197,21 @@ impl FallbackModel {
         self
     }
 
-    /// The model after `failed` failed with `error`, if it moves on for that error and one
-    /// is left; the move is logged.
-    fn next_after(&self, failed: usize, error: &ModelError) -> Option<&Fallback> {
+    /// The model after `failed` failed with `error` on `request`, if it moves on for that
+    /// error and one is left; the move is logged.
+    fn next_after(
+        &self,
+        failed: usize,
+        error: &ModelError,
+        request: &ChatRequest,
+    ) -> Option<&Fallback> {
         let next = self.models.get(failed + 1)?;
         if !(self.falls_back)(error) {
             return None;
         }
         tracing::warn!(
-            failed = %self.models[failed].label(),
-            next = %next.label(),
+            failed = %self.models[failed].label_at(failed, request),
+            next = %next.label_at(failed + 1, request),
             %error,
             "a model failed: asking the next"
         );
@@ -235,23 +255,40 @@ fn name_of(models: &[Fallback]) -> String {
     format!("fallback({})", names.join(", "))
 }
 
-/// The error of a call whose models failed with `errors`, in turn: the one error when only
-/// one model was asked, else [`ModelError::AllFailed`] (the errors of a model that is a
-/// fallback itself put in line with the others).
-fn failure(mut errors: Vec<(String, ModelError)>) -> ModelError {
+/// The error of a call whose models failed with `errors`, each with its place in the list
+/// and its label, in turn: the one error when only one model was asked, else
+/// [`ModelError::AllFailed`] (the errors of a model that is a fallback itself put in line
+/// with the others, each named by its place in both lists: `model 1.2 (…)`).
+fn failure(mut errors: Vec<(usize, String, ModelError)>) -> ModelError {
     if errors.len() == 1
-        && let Some((_, error)) = errors.pop()
+        && let Some((_, _, error)) = errors.pop()
     {
         return error;
     }
     let errors = errors
         .into_iter()
-        .flat_map(|(label, error)| match error {
-            ModelError::AllFailed { errors } => errors,
+        .flat_map(|(at, label, error)| match error {
+            ModelError::AllFailed { errors } => errors
+                .into_iter()
+                .map(|(inner, error)| (nested_label(at, &inner), error))
+                .collect(),
             error => vec![(label, error)],
         })
         .collect();
     ModelError::AllFailed { errors }
+}
+
+/// The label of a model of the fallback at `at` (from 0) in its own list: `model 1.2 (…)`
+/// for that fallback's `model 2 (…)`, else `model 1: <label>` (an `AllFailed` of a model of
+/// one's own, labelled otherwise).
+fn nested_label(at: usize, inner: &str) -> String {
+    let place = at + 1;
+    match inner.strip_prefix("model ") {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => {
+            format!("model {place}.{rest}")
+        }
+        _ => format!("model {place}: {inner}"),
+    }
 }
 
 impl fmt::Debug for FallbackModel {
@@ -287,8 +324,8 @@ impl ChatModel for FallbackModel {
                 Ok(response) => return Ok(fallback.named(request, response)),
                 Err(error) => error,
             };
-            let next = self.next_after(at, &error);
-            errors.push((fallback.label(), error));
+            let next = self.next_after(at, &error, request);
+            errors.push((at, fallback.label_at(at, request), error));
             match next {
                 Some(next) => (at, fallback) = (at + 1, next),
                 None => return Err(failure(errors)),
@@ -328,9 +365,9 @@ impl ChatModel for FallbackModel {
             let next = if delivered {
                 None
             } else {
-                self.next_after(at, &error)
+                self.next_after(at, &error, request)
             };
-            errors.push((fallback.label(), error));
+            errors.push((at, fallback.label_at(at, request), error));
             match next {
                 Some(next) => (at, fallback) = (at + 1, next),
                 None => return Err(failure(errors)),

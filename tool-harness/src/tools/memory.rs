@@ -91,8 +91,11 @@ impl MemoryTool {
 }
 
 // One command per method, over the memory the tool holds; the doc comment below is the
-// group's description, what the model reads.
-/// Your working memory for this session: facts you keep to use later, each with an id.
+// group's description, what the model reads. It is true of a session's own memory and of
+// one kept across sessions or shared (`FileMemory`, a clone given to several sessions).
+/// Your memory: facts kept to use later, each with an id. It may be kept across sessions
+/// or shared with other agents, so it can hold facts you did not add and change between
+/// your calls.
 #[tool_fn(name = "memory", category = "memory")]
 impl MemoryTool {
     /// Remember a new working fact; returns its id.

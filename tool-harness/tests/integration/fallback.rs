@@ -101,7 +101,8 @@ async fn each_move_to_the_next_model_is_a_warning_naming_both_and_the_error() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].starts_with(
-            "a model failed: asking the next failed=scripted next=scripted (gpt-x) error="
+            "a model failed: asking the next failed=model 1 (scripted, claude-sonnet-4-5) \
+             next=model 2 (scripted, gpt-x) error="
         ),
         "{lines:?}"
     );
@@ -234,9 +235,12 @@ async fn when_every_model_fails_the_error_names_each_and_ends_with_the_last() {
         error,
         ModelError::AllFailed {
             errors: vec![
-                ("scripted".into(), overloaded()),
-                ("scripted (gpt-x)".into(), unreachable.clone()),
-                ("scripted".into(), rate_limited()),
+                ("model 1 (scripted, claude-sonnet-4-5)".into(), overloaded()),
+                ("model 2 (scripted, gpt-x)".into(), unreachable.clone()),
+                (
+                    "model 3 (scripted, claude-sonnet-4-5)".into(),
+                    rate_limited()
+                ),
             ]
         }
     );
@@ -245,9 +249,9 @@ async fn when_every_model_fails_the_error_names_each_and_ends_with_the_last() {
     let message = error.to_string();
     for part in [
         "every model asked failed",
-        "scripted -> anthropic: API error (HTTP 529): Overloaded",
-        "scripted (gpt-x) -> openai_chat: cannot reach http://127.0.0.1:9/v1/chat/completions: connection refused",
-        "then scripted -> anthropic: rate limited (HTTP 429)",
+        "model 1 (scripted, claude-sonnet-4-5) -> anthropic: API error (HTTP 529): Overloaded",
+        "model 2 (scripted, gpt-x) -> openai_chat: cannot reach http://127.0.0.1:9/v1/chat/completions: connection refused",
+        "then model 3 (scripted, claude-sonnet-4-5) -> anthropic: rate limited (HTTP 429)",
     ] {
         assert!(message.contains(part), "{part:?} in {message}");
     }
@@ -278,8 +282,83 @@ async fn a_fallback_of_fallbacks_lists_every_error_in_one_line() {
     let ModelError::AllFailed { errors } = &error else {
         panic!("{error:?}");
     };
-    let errors: Vec<&ModelError> = errors.iter().map(|(_, error)| error).collect();
-    assert_eq!(errors, [&overloaded(), &rate_limited(), &bad_request()]);
+    // Each named by its place in both lists.
+    let model = |label: &str| format!("{label} (scripted, claude-sonnet-4-5)");
+    assert_eq!(
+        errors,
+        &[
+            (model("model 1.1"), overloaded()),
+            (model("model 1.2"), rate_limited()),
+            (model("model 2"), bad_request()),
+        ]
+    );
+
+    // A model of one's own failing with its own labels: they follow its place.
+    let own = ModelError::AllFailed {
+        errors: vec![
+            ("east".into(), overloaded()),
+            ("west".into(), rate_limited()),
+        ],
+    };
+    let model = FallbackModel::new(ScriptedModel::new([ScriptedTurn::error(own)]))
+        .or(ScriptedModel::new([ScriptedTurn::error(bad_request())]));
+    let ModelError::AllFailed { errors } = model.complete(&request()).await.unwrap_err() else {
+        panic!("not AllFailed");
+    };
+    let labels: Vec<&str> = errors.iter().map(|(label, _)| label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "model 1: east",
+            "model 1: west",
+            "model 2 (scripted, claude-sonnet-4-5)"
+        ]
+    );
+}
+
+/// Two clients of one API share a name (`openai_chat`): the error says which of the list
+/// failed, by its place and the model it was asked for, whether it streamed or not.
+#[tokio::test]
+async fn models_of_one_name_are_told_apart_by_their_place_and_model() {
+    let down = |model: &str| ModelError::Api {
+        provider: "openai_chat".into(),
+        status: 503,
+        message: format!("{model} is down"),
+    };
+    for streamed in [false, true] {
+        let first = ScriptedModel::new([ScriptedTurn::error(down("first"))]);
+        let second = ScriptedModel::new([ScriptedTurn::error(down("second"))]);
+        let third = ScriptedModel::new([ScriptedTurn::error(down("third"))]);
+        let model = FallbackModel::new(first)
+            .or(second)
+            .or_as(third, "gpt-4.1-mini");
+        let error = if streamed {
+            model.stream(&request(), &mut |_| {}).await
+        } else {
+            model.complete(&request()).await
+        }
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "every model asked failed: \
+             model 1 (scripted, claude-sonnet-4-5) -> openai_chat: API error (HTTP 503): first is down; \
+             then model 2 (scripted, claude-sonnet-4-5) -> openai_chat: API error (HTTP 503): second is down; \
+             then model 3 (scripted, gpt-4.1-mini) -> openai_chat: API error (HTTP 503): third is down",
+            "streamed: {streamed}"
+        );
+    }
+    // A request naming no model: the place and the client's name.
+    let model = FallbackModel::new(ScriptedModel::new([ScriptedTurn::error(down("a"))]))
+        .or(ScriptedModel::new([ScriptedTurn::error(down("b"))]));
+    let unnamed = ChatRequest {
+        model: " ".into(),
+        ..request()
+    };
+    let ModelError::AllFailed { errors } = model.complete(&unnamed).await.unwrap_err() else {
+        panic!("not AllFailed");
+    };
+    let labels: Vec<&str> = errors.iter().map(|(label, _)| label.as_str()).collect();
+    assert_eq!(labels, ["model 1 (scripted)", "model 2 (scripted)"]);
 }
 
 #[tokio::test]

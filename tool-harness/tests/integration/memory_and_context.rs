@@ -924,11 +924,16 @@ fn memory_is_a_command_group() {
         spec.parameters["properties"]["command"]["enum"],
         json!(["add", "list", "remove", "replace"])
     );
-    assert!(
-        spec.description
-            .starts_with("Your working memory for this session"),
-        "{}",
-        spec.description
+    // True whether the memory is the session's own or kept across sessions and shared.
+    let group_description = spec.description.split("\n\n").next().unwrap();
+    assert_eq!(
+        group_description
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+        "Your memory: facts kept to use later, each with an id. It may be kept across \
+         sessions or shared with other agents, so it can hold facts you did not add and \
+         change between your calls."
     );
 }
 

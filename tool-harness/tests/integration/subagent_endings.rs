@@ -167,7 +167,7 @@ async fn a_paused_child_keeps_its_place() {
     assert!(
         refused
             .to_string()
-            .contains("1 sub-agents are already running"),
+            .contains("1 sub-agent is already running,"),
         "{refused}"
     );
 }
@@ -207,7 +207,7 @@ async fn a_child_held_by_its_paused_session_is_reported_paused() {
         .unwrap_err()
         .to_string();
     assert!(
-        result.contains("(paused after 1 model calls): its parent session is paused"),
+        result.contains("(paused after 1 model call): its parent session is paused"),
         "{result}"
     );
     let resume = agent_command(&parent, json!({"command": "resume", "id": "agent-1"}))

@@ -220,7 +220,7 @@ async fn pause_holds_the_child_between_turns_and_resume_lets_it_go_on() {
     .unwrap_err();
     assert!(
         err.to_string()
-            .contains("has not finished (paused after 1 model calls)"),
+            .contains("has not finished (paused after 1 model call)"),
         "{err}"
     );
     assert!(err.to_string().contains("resume it"), "{err}");
@@ -270,7 +270,7 @@ async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
         .unwrap_err();
     assert!(
         err.to_string()
-            .contains("has not finished (running after 1 model calls)"),
+            .contains("has not finished (running after 1 model call)"),
         "{err}"
     );
     let stopped: Value = serde_json::from_str(
@@ -299,6 +299,33 @@ async fn stop_cancels_a_running_tool_and_keeps_the_transcript() {
         .unwrap_err();
     assert!(
         err.to_string().contains("not running: it is stopped"),
+        "{err}"
+    );
+}
+
+/// Stopped in its first model call, a child keeps the task alone: the error counts it in
+/// the singular.
+#[tokio::test(start_paused = true)]
+async fn a_child_stopped_in_its_first_model_call_keeps_one_message() {
+    let child_model =
+        ScriptedModel::new([ScriptedTurn::text("too late").with_delay(Duration::from_secs(3600))]);
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(
+        child_model.clone(),
+        "m",
+    )));
+    start(&manager, json!({"command": "start", "task": "think"})).await;
+    while child_model.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    agent(&manager, json!({"command": "stop", "id": "agent-1"}))
+        .await
+        .unwrap();
+    let err = agent(&manager, json!({"command": "result", "id": "agent-1"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("it has no result (its transcript of 1 message is kept)"),
         "{err}"
     );
 }
@@ -339,7 +366,7 @@ async fn unknown_ids_count_and_depth_limits_are_clear_errors() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string().contains("1 sub-agents are already running"),
+        err.to_string().contains("1 sub-agent is already running,"),
         "{err}"
     );
     let err = agent(&manager, json!({"command": "check", "id": "agent-9"}))
@@ -672,6 +699,33 @@ async fn a_start_may_lower_the_turn_limit_but_not_raise_it() {
     let report = wait_for_status(&manager, &id, "failed").await;
     assert_eq!(report["turns"], 2);
     assert_eq!(child_model.requests().len(), 2);
+}
+
+/// A start asking for no turn is refused by the schema, naming the argument and its
+/// minimum, rather than made a start of one turn without a word.
+#[tokio::test]
+async fn a_start_asking_for_no_turn_is_refused() {
+    let child_model = ScriptedModel::new([ScriptedTurn::text("unused")]);
+    let manager = manager_with(AgentCommands::new(SubAgentConfig::new(
+        child_model.clone(),
+        "m",
+    )));
+    let tool = manager.get_def("agent").unwrap();
+    let max_turns = &tool.command("start").unwrap().arguments.schema()["properties"]["max_turns"];
+    assert_eq!(max_turns["minimum"], 1, "{max_turns}");
+    let err = agent(
+        &manager,
+        json!({"command": "start", "task": "look", "max_turns": 0}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("/max_turns: 0 is less than the minimum of 1"),
+        "{err}"
+    );
+    assert!(child_model.requests().is_empty());
+    assert_eq!(child_model.remaining(), 1);
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@ use super::events::EventStream;
 use super::refusal::Refusal;
 use crate::error_causes::with_causes;
 use crate::model::ModelError;
+use crate::readable_duration::ReadableDuration;
 use crate::redacted_url::{redacted_url, with_url_redacted};
 
 /// The most of an API's error message (or of an unreadable body) an error quotes.
@@ -610,16 +611,15 @@ impl Transport {
         mut message: String,
         quota_spent: bool,
     ) -> ModelError {
-        // A rate limit holds the wait it asked for; another status that is retried says it
-        // in its message.
-        let rate_limited = status == StatusCode::TOO_MANY_REQUESTS && !quota_spent;
+        // Without this a rate limit refused at once reads like one that ran out of retries;
+        // a rate limit also keeps the wait in its `retry_after`, for code to read.
         if let Some(asked) = retry_after.filter(|asked| *asked > self.max_retry_wait)
             && is_retried(status, quota_spent)
-            && !rate_limited
         {
             message.push_str(&format!(
-                " (the API asked to wait {asked:?} before a retry, longer than the {:?} the client waits)",
-                self.max_retry_wait
+                " (the server asked to wait {} before a retry, more than the client's max_retry_wait ({}), so it was not retried)",
+                ReadableDuration(asked),
+                ReadableDuration(self.max_retry_wait)
             ));
         }
         // A base URL that misses a segment (`/v1`) answers 404, often with no body: the
