@@ -466,14 +466,26 @@ impl McpClient {
         let progress = ProgressRoutes::default();
         let (service, child) = match transport {
             McpTransport::ChildProcess(command) => {
-                let (child, stdout, stdin) = ChildProcess::spawn(&command)?;
+                let (mut child, stdout, stdin) = ChildProcess::spawn(&command)?;
                 let transport = LineTransport::<RoleClient, _, _>::new(stdout, stdin)
                     .with_limits(options.limits);
                 // Should the handshake fail, `child` is dropped here: killed and reaped.
-                let service = listener
+                let service = match listener
                     .serve(ProgressTap::new(transport, progress.clone()))
                     .await
-                    .map_err(handshake)?;
+                {
+                    Ok(service) => service,
+                    // A server that exited: its status says why, rmcp's closed pipe does not.
+                    Err(error) => {
+                        return Err(match child.exit_report().await {
+                            Some(reason) => McpError::Handshake {
+                                peer: label.clone(),
+                                reason,
+                            },
+                            None => handshake(error),
+                        });
+                    }
+                };
                 (service, Some(child))
             }
             McpTransport::Http { url, bearer_token } => {

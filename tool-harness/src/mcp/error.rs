@@ -21,7 +21,8 @@ pub enum McpError {
     Handshake {
         /// The peer: the command or URL of a server, or "the client".
         peer: String,
-        /// What rmcp reported.
+        /// What went wrong: for a server in a child process that exited, that it did, its
+        /// exit status and where its stderr went; else what rmcp reported.
         reason: String,
     },
     /// A request to the server failed (transport closed, bad response, JSON-RPC error).

@@ -95,6 +95,48 @@ async fn a_server_that_exits_during_the_handshake_is_reaped() {
     assert_nothing_left(&pid_file).await;
 }
 
+/// A server that exits at once (a bad flag, a missing preset) fails the handshake saying
+/// that its process exited and with what status, not only that the connection closed.
+#[tokio::test]
+async fn a_server_that_exits_at_once_is_a_handshake_error_naming_its_exit_status() {
+    let quiet = McpCommand::new("sh").args(["-c", "exit 2"]).quiet();
+    let err = McpClient::connect_with(McpTransport::child(quiet), options())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Handshake { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("the MCP handshake with `sh -c exit 2` failed: "),
+        "{message}"
+    );
+    assert!(
+        message
+            .contains("the server's process exited (exit status: 2) before the handshake was done"),
+        "{message}"
+    );
+    assert!(
+        message.contains("its stderr was discarded (McpCommand::quiet)"),
+        "{message}"
+    );
+
+    // Its stderr, when not discarded, went to this process's.
+    let loud = McpCommand::new("sh").args(["-c", "kill -TERM $$"]);
+    let message = McpClient::connect_with(McpTransport::child(loud), options())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains(
+            "the server's process exited (signal: 15 (SIGTERM)) before the handshake was done"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("its stderr went to this process's stderr"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn a_server_that_answers_garbage_is_ended() {
     let dir = tempfile::tempdir().unwrap();
