@@ -20,7 +20,7 @@ use super::child::{ChildProcess, McpCommand};
 use super::error::McpError;
 use super::json_limits::JsonLimits;
 use super::left_out::LeftOutTool;
-use super::line_transport::LineTransport;
+use super::line_transport::{LineTransport, UnreadableLines};
 use super::names::McpNames;
 use super::remote_progress::{ProgressRoutes, ProgressTap};
 use super::tool_list::{
@@ -364,12 +364,14 @@ impl McpClient {
     ) -> Result<Self, McpError> {
         let label = transport.to_string();
         let limit = options.connect_timeout;
-        match tokio::time::timeout(limit, Self::open(transport, &options)).await {
+        let unreadable = UnreadableLines::default();
+        match tokio::time::timeout(limit, Self::open(transport, &options, &unreadable)).await {
             Ok(opened) => opened,
             // The future was dropped, and with it any child it started (killed and reaped).
             Err(_) => Err(McpError::Timeout {
                 what: format!("connecting to the MCP server {label}"),
                 after: limit,
+                seen: unreadable.account(),
             }),
         }
     }
@@ -454,11 +456,18 @@ impl McpClient {
             Err(_) => Err(McpError::Timeout {
                 what: format!("connecting to the MCP server {label}"),
                 after: limit,
+                seen: None,
             }),
         }
     }
 
-    async fn open(transport: McpTransport, options: &McpClientOptions) -> Result<Self, McpError> {
+    /// Connects to `transport`; the lines a child server writes that are not messages are
+    /// counted in `unreadable`, for the error should connecting fail.
+    async fn open(
+        transport: McpTransport,
+        options: &McpClientOptions,
+        unreadable: &UnreadableLines,
+    ) -> Result<Self, McpError> {
         let label = transport.to_string();
         let handshake =
             |error: rmcp::service::ClientInitializeError| handshake_error(&label, &error);
@@ -468,7 +477,8 @@ impl McpClient {
             McpTransport::ChildProcess(command) => {
                 let (mut child, stdout, stdin) = ChildProcess::spawn(&command)?;
                 let transport = LineTransport::<RoleClient, _, _>::new(stdout, stdin)
-                    .with_limits(options.limits);
+                    .with_limits(options.limits)
+                    .with_unreadable_lines(unreadable.clone());
                 // Should the handshake fail, `child` is dropped here: killed and reaped.
                 let service = match listener
                     .serve(ProgressTap::new(transport, progress.clone()))
@@ -477,12 +487,17 @@ impl McpClient {
                     Ok(service) => service,
                     // A server that exited: its status says why, rmcp's closed pipe does not.
                     Err(error) => {
-                        return Err(match child.exit_report().await {
-                            Some(reason) => McpError::Handshake {
-                                peer: label.clone(),
-                                reason,
-                            },
-                            None => handshake(error),
+                        let reason = match child.exit_report().await {
+                            Some(exit) => exit,
+                            None => handshake_reason(&error),
+                        };
+                        let reason = match unreadable.account() {
+                            Some(lines) => format!("{reason}; {lines}"),
+                            None => reason,
+                        };
+                        return Err(McpError::Handshake {
+                            peer: label.clone(),
+                            reason,
                         });
                     }
                 };
