@@ -6,16 +6,20 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, ErrorCode};
-use rmcp::service::{Peer, RoleClient};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ErrorCode, GetExtensions as _, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use toolsmith_core::{
     Tool, ToolArguments, ToolCallContext, ToolCallResult, ToolError, ToolImpl, record_call_end,
 };
 use tracing::Instrument as _;
 
 use super::call_result::{from_mcp, refused_arguments};
+use super::remote_progress::{ProgressRoute, ProgressRoutes};
 use super::server::cut;
-use super::tool_list::LiveToolList;
+use super::tool_list::{LiveToolList, ToolLister};
 use super::tool_mapping::definition_from_mcp;
 use super::unreadable::unreadable_reason;
 
@@ -50,6 +54,12 @@ fn server_text(text: &str) -> Cow<'_, str> {
 /// after. A call dropped before its answer
 /// (cancelled, or past its time limit) is cancelled on the server too.
 ///
+/// The server's progress for a call (`notifications/progress` under the call's progress
+/// token) reaches the local call's [`ToolCallContext::progress`], in the order the server
+/// sent it: a batch's progress sink, an agent run's `ToolCallProgress` events. At most 64
+/// reports wait for the call to pass them on (the newest replacing the last waiting when
+/// more come), each message cut after 1,000 characters.
+///
 /// Made by [`McpClient::tools`](super::McpClient::tools), only for a tool whose definition
 /// passes [`Tool::check`]: every bridge registers (unless its name is taken).
 ///
@@ -82,6 +92,8 @@ pub struct McpToolBridge {
     /// The client's list of the server's tools, to tell a call to a tool the server no
     /// longer lists (held weakly: the list holds its bridges).
     listing: Weak<LiveToolList>,
+    /// Where the connection routes the server's progress for a call.
+    progress: ProgressRoutes,
 }
 
 impl std::fmt::Debug for McpToolBridge {
@@ -95,25 +107,24 @@ impl std::fmt::Debug for McpToolBridge {
 }
 
 impl McpToolBridge {
+    /// The bridge of `remote`, named `local` here, on the connection of `lister`.
     pub(crate) fn new(
-        peer: Peer<RoleClient>,
-        server: Arc<str>,
+        lister: &ToolLister,
         local: String,
         remote: rmcp::model::Tool,
-        category: &str,
-        timeout: Option<Duration>,
         listing: Weak<LiveToolList>,
     ) -> Self {
-        let (definition, wrapped) = definition_from_mcp(&local, &remote, category);
+        let (definition, wrapped) = definition_from_mcp(&local, &remote, &lister.category);
         Self {
-            peer,
-            server,
+            peer: lister.peer.clone(),
+            server: Arc::clone(&lister.label),
             original: Arc::from(remote.name.as_ref()),
             definition: Arc::new(Tool::SingleCommand(definition)),
             remote: Arc::new(remote),
             wrapped,
-            timeout,
+            timeout: lister.call_timeout,
             listing,
+            progress: lister.progress.clone(),
         }
     }
 
@@ -284,11 +295,10 @@ impl McpToolBridge {
     async fn call(&self, arguments: ToolArguments) -> Result<ToolCallResult, ToolError> {
         let params = CallToolRequestParams::new(self.original.to_string())
             .with_arguments(arguments.as_map().clone());
-        // Dropping this future (the manager's time limit, a cancelled batch) sends the
-        // server `notifications/cancelled`.
-        let call = self.peer.call_tool(params);
-        let outcome = match ToolCallContext::current() {
+        let context = ToolCallContext::current();
+        let outcome = match &context {
             Some(context) => {
+                let call = self.send(params, Some(context));
                 tokio::select! {
                     outcome = call => outcome,
                     () = context.cancellation().cancelled() => {
@@ -298,12 +308,97 @@ impl McpToolBridge {
                     }
                 }
             }
-            None => call.await,
+            None => self.send(params, None).await,
         };
         match outcome {
             Ok(result) => from_mcp((self.name(), &self.original), result, self.wrapped),
             Err(error) => Err(self.failure(error)),
         }
+    }
+
+    /// Sends a `tools/call` of `params` and awaits its answer, the server's progress for it
+    /// passed to `context`'s when there is one. Dropping this future (the manager's time
+    /// limit, a cancelled batch) sends the server `notifications/cancelled`.
+    ///
+    /// rmcp's `call_tool` does this but for the progress: it keeps the request's token to
+    /// itself, which a route needs bound before the request goes out.
+    async fn send(
+        &self,
+        params: CallToolRequestParams,
+        context: Option<&ToolCallContext>,
+    ) -> Result<CallToolResult, ServiceError> {
+        let mut request = CallToolRequest::new(params);
+        let route: Option<(ProgressRoute, &ToolCallContext)> =
+            context.map(|context| (self.progress.open(), context));
+        if let Some((route, _)) = &route {
+            request.extensions_mut().insert(route.request());
+        }
+        let handle = self
+            .peer
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(request),
+                PeerRequestOptions::no_options(),
+            )
+            .await?;
+        let mut abandoned = CancelOnDrop {
+            peer: &self.peer,
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response();
+        let answer = match &route {
+            Some((route, context)) => route.pass_on_until(answer, context).await,
+            None => answer.await,
+        };
+        abandoned.id = None;
+        call_tool_result(answer?)
+    }
+}
+
+/// `answer`, a server's to `tools/call`, as a tool's result: one, or (as rmcp's client reads
+/// them) an empty result, or one holding only `_meta`, for a result without content.
+fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, ServiceError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: rmcp::model::MetaObject,
+    }
+    match answer {
+        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
+        ServerResult::CustomResult(custom) => {
+            let MetaOnly { meta } =
+                serde_json::from_value(custom.0).map_err(|_| ServiceError::UnexpectedResponse)?;
+            let mut result = CallToolResult::default();
+            result.meta = Some(meta);
+            Ok(result)
+        }
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Sends the server `notifications/cancelled` for the request `id` when dropped while it is
+/// set: the call's future was dropped before its answer.
+struct CancelOnDrop<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let param = CancelledNotificationParam::new(
+            Some(id),
+            Some("request abandoned by the caller".to_owned()),
+        );
+        // Best effort: a closed connection has nothing left to cancel.
+        runtime.spawn(async move {
+            let _ = peer.notify_cancelled(param).await;
+        });
     }
 }
 
@@ -335,6 +430,29 @@ fn says_tool_unknown(message: &str, original: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Read as rmcp's `call_tool` reads them: a result without content may come as `{}` or
+    /// as its `_meta` alone; an answer of another request's kind is unexpected.
+    #[test]
+    fn answers_without_content_are_results_and_others_are_unexpected() {
+        let answer = |value: serde_json::Value| {
+            call_tool_result(serde_json::from_value::<ServerResult>(value).unwrap())
+        };
+        let empty = answer(serde_json::json!({})).unwrap();
+        assert!(
+            empty.content.is_empty() && empty.meta.is_none(),
+            "{empty:?}"
+        );
+        let meta = answer(serde_json::json!({"_meta": {"trace": "t1"}})).unwrap();
+        assert_eq!(meta.meta.unwrap().0["trace"], "t1");
+        let content = answer(serde_json::json!({"content": [{"type": "text", "text": "hi"}]}));
+        assert_eq!(content.unwrap().content.len(), 1);
+        let listing = answer(serde_json::json!({"tools": []})).unwrap_err();
+        assert!(
+            matches!(listing, ServiceError::UnexpectedResponse),
+            "{listing}"
+        );
+    }
 
     #[test]
     fn the_sdks_words_for_an_unknown_tool_are_read_as_such() {

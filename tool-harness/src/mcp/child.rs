@@ -17,6 +17,10 @@ use crate::redacted_url::redacted_url;
 /// `SIGTERM`, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a failed handshake waits, at most, for the child to exit, to say how it ended:
+/// a server that ends its stdout by exiting is gone within it.
+const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
+
 /// How long dropping a client waits, at most, to reap a killed child (the kernel ends a
 /// killed process within microseconds; past this, Tokio's reaper collects it).
 const REAP_WAIT: Duration = Duration::from_millis(200);
@@ -241,6 +245,8 @@ pub(crate) struct ChildProcess {
     /// `None` once reaped.
     child: Option<Child>,
     pid: Option<u32>,
+    /// Its stderr is discarded ([`McpCommand::quiet`]).
+    quiet: bool,
 }
 
 impl ChildProcess {
@@ -270,6 +276,7 @@ impl ChildProcess {
             let mut process = Self {
                 child: Some(child),
                 pid,
+                quiet: command.quiet,
             };
             process.kill_now();
             return Err(McpError::io(
@@ -281,6 +288,7 @@ impl ChildProcess {
             Self {
                 child: Some(child),
                 pid,
+                quiet: command.quiet,
             },
             stdout,
             stdin,
@@ -290,6 +298,25 @@ impl ChildProcess {
     /// The child's process id (and process group id), while it has not been reaped.
     pub(crate) fn id(&self) -> Option<u32> {
         self.child.as_ref().and(self.pid)
+    }
+
+    /// Why a handshake with this server failed, when its process has exited (or does within
+    /// [`EXIT_REPORT_WAIT`]): its exit status, and where its stderr went, which says why.
+    /// `None` while it runs.
+    pub(crate) async fn exit_report(&mut self) -> Option<String> {
+        let child = self.child.as_mut()?;
+        let status = tokio::time::timeout(EXIT_REPORT_WAIT, child.wait())
+            .await
+            .ok()?
+            .ok()?;
+        let stderr = if self.quiet {
+            "its stderr was discarded (McpCommand::quiet)"
+        } else {
+            "its stderr went to this process's stderr"
+        };
+        Some(format!(
+            "the server's process exited ({status}) before the handshake was done; {stderr}"
+        ))
     }
 
     /// Ends a server whose stdin has been closed: it gets [`EXIT_GRACE`] to exit, then

@@ -20,8 +20,9 @@ use super::child::{ChildProcess, McpCommand};
 use super::error::McpError;
 use super::json_limits::JsonLimits;
 use super::left_out::LeftOutTool;
-use super::line_transport::LineTransport;
+use super::line_transport::{LineTransport, UnreadableLines};
 use super::names::McpNames;
+use super::remote_progress::{ProgressRoutes, ProgressTap};
 use super::tool_list::{
     DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_TOOLS, ListChangeListener, LiveToolList, ToolLister,
 };
@@ -279,6 +280,17 @@ impl Drop for Connection {
     }
 }
 
+/// A connection whose handshake is done, before its first listing.
+struct Opened {
+    service: RunningService<RoleClient, ListChangeListener>,
+    /// The server's process, when it is a child.
+    child: Option<ChildProcess>,
+    /// Signalled when the server's tool list changed.
+    changed: Arc<tokio::sync::Notify>,
+    /// Where the connection routes the server's progress for the bridges' calls.
+    progress: ProgressRoutes,
+}
+
 static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A connection to an MCP server, whose tools it offers as Toolsmith tools.
@@ -352,12 +364,14 @@ impl McpClient {
     ) -> Result<Self, McpError> {
         let label = transport.to_string();
         let limit = options.connect_timeout;
-        match tokio::time::timeout(limit, Self::open(transport, &options)).await {
+        let unreadable = UnreadableLines::default();
+        match tokio::time::timeout(limit, Self::open(transport, &options, &unreadable)).await {
             Ok(opened) => opened,
             // The future was dropped, and with it any child it started (killed and reaped).
             Err(_) => Err(McpError::Timeout {
                 what: format!("connecting to the MCP server {label}"),
                 after: limit,
+                seen: unreadable.account(),
             }),
         }
     }
@@ -422,35 +436,71 @@ impl McpClient {
         let limit = options.connect_timeout;
         let opened = async {
             let (listener, changed) = ListChangeListener::new(client_config());
+            let progress = ProgressRoutes::default();
             let transport =
                 LineTransport::<RoleClient, _, _>::new(read, write).with_limits(options.limits);
             let service = listener
-                .serve(transport)
+                .serve(ProgressTap::new(transport, progress.clone()))
                 .await
                 .map_err(|error| handshake_error(&label, &error))?;
-            Self::listing(service, None, changed, label.clone(), &options).await
+            let connection = Opened {
+                service,
+                child: None,
+                changed,
+                progress,
+            };
+            Self::listing(connection, label.clone(), &options).await
         };
         match tokio::time::timeout(limit, opened).await {
             Ok(opened) => opened,
             Err(_) => Err(McpError::Timeout {
                 what: format!("connecting to the MCP server {label}"),
                 after: limit,
+                seen: None,
             }),
         }
     }
 
-    async fn open(transport: McpTransport, options: &McpClientOptions) -> Result<Self, McpError> {
+    /// Connects to `transport`; the lines a child server writes that are not messages are
+    /// counted in `unreadable`, for the error should connecting fail.
+    async fn open(
+        transport: McpTransport,
+        options: &McpClientOptions,
+        unreadable: &UnreadableLines,
+    ) -> Result<Self, McpError> {
         let label = transport.to_string();
         let handshake =
             |error: rmcp::service::ClientInitializeError| handshake_error(&label, &error);
         let (listener, changed) = ListChangeListener::new(client_config());
+        let progress = ProgressRoutes::default();
         let (service, child) = match transport {
             McpTransport::ChildProcess(command) => {
-                let (child, stdout, stdin) = ChildProcess::spawn(&command)?;
+                let (mut child, stdout, stdin) = ChildProcess::spawn(&command)?;
                 let transport = LineTransport::<RoleClient, _, _>::new(stdout, stdin)
-                    .with_limits(options.limits);
+                    .with_limits(options.limits)
+                    .with_unreadable_lines(unreadable.clone());
                 // Should the handshake fail, `child` is dropped here: killed and reaped.
-                let service = listener.serve(transport).await.map_err(handshake)?;
+                let service = match listener
+                    .serve(ProgressTap::new(transport, progress.clone()))
+                    .await
+                {
+                    Ok(service) => service,
+                    // A server that exited: its status says why, rmcp's closed pipe does not.
+                    Err(error) => {
+                        let reason = match child.exit_report().await {
+                            Some(exit) => exit,
+                            None => handshake_reason(&error),
+                        };
+                        let reason = match unreadable.account() {
+                            Some(lines) => format!("{reason}; {lines}"),
+                            None => reason,
+                        };
+                        return Err(McpError::Handshake {
+                            peer: label.clone(),
+                            reason,
+                        });
+                    }
+                };
                 (service, Some(child))
             }
             McpTransport::Http { url, bearer_token } => {
@@ -465,21 +515,34 @@ impl McpClient {
                 }
                 let client = BoundedHttpClient::new(http_client(&url)?, options.limits);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                let service = listener.serve(transport).await.map_err(handshake)?;
+                let service = listener
+                    .serve(ProgressTap::new(transport, progress.clone()))
+                    .await
+                    .map_err(handshake)?;
                 (service, None)
             }
         };
-        Self::listing(service, child, changed, label, options).await
+        let connection = Opened {
+            service,
+            child,
+            changed,
+            progress,
+        };
+        Self::listing(connection, label, options).await
     }
 
     /// The client of a connection whose handshake is done, once its first listing is.
     async fn listing(
-        service: RunningService<RoleClient, ListChangeListener>,
-        child: Option<ChildProcess>,
-        changed: Arc<tokio::sync::Notify>,
+        opened: Opened,
         label: String,
         options: &McpClientOptions,
     ) -> Result<Self, McpError> {
+        let Opened {
+            service,
+            child,
+            changed,
+            progress,
+        } = opened;
         let server = service
             .peer()
             .peer_info()
@@ -495,6 +558,7 @@ impl McpClient {
             max_tools: options.max_tools,
             max_listing_bytes: options.max_listing_bytes,
             list_timeout: options.connect_timeout,
+            progress,
         };
         let list = LiveToolList::new();
         let follower = LiveToolList::follow(&list, lister.clone(), changed);

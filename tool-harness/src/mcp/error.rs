@@ -21,7 +21,9 @@ pub enum McpError {
     Handshake {
         /// The peer: the command or URL of a server, or "the client".
         peer: String,
-        /// What rmcp reported.
+        /// What went wrong: for a server in a child process that exited, that it did, its
+        /// exit status and where its stderr went; else what rmcp reported. Either way, the
+        /// lines such a server wrote to its stdout that are not JSON-RPC messages, if any.
         reason: String,
     },
     /// A request to the server failed (transport closed, bad response, JSON-RPC error).
@@ -35,12 +37,19 @@ pub enum McpError {
         reason: String,
     },
     /// Something did not finish in time.
-    #[error("{what} did not finish within {after:?}")]
+    #[error(
+        "{what} did not finish within {after:?}{}",
+        .seen.as_ref().map(|seen| format!("; {seen}")).unwrap_or_default()
+    )]
     Timeout {
         /// What was waited for.
         what: String,
         /// The time limit.
         after: Duration,
+        /// What was seen meanwhile that may say why, if anything: the lines a server in a
+        /// child process wrote to its stdout that are not JSON-RPC messages (how many, and
+        /// the start of the first).
+        seen: Option<String>,
     },
     /// A setting that cannot work (an address, a URL, a token).
     #[error("invalid MCP setting: {0}")]

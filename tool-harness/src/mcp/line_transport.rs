@@ -54,6 +54,62 @@ const MAX_WAITING_ANSWERS: usize = 64;
 /// How long reading waits, with [`MAX_WAITING_ANSWERS`] answers waiting, for one to go out.
 const ANSWERS_STALLED: Duration = Duration::from_secs(2);
 
+/// The most characters of an unreadable line [`UnreadableLines`] quotes.
+const MAX_QUOTED_LINE_CHARS: usize = 200;
+
+/// The lines a client's transport read that are not JSON-RPC messages (neither a request
+/// nor an answer: not JSON, or JSON of another shape), which it skips: how many, and the
+/// start of the first, for the error of a connection that fails meanwhile. A server that
+/// writes logs or a banner to its stdout otherwise only times out, or closes, without a
+/// word of what it wrote.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct UnreadableLines(Arc<std::sync::Mutex<UnreadableSeen>>);
+
+#[derive(Debug, Default)]
+struct UnreadableSeen {
+    count: usize,
+    /// The first line's start, quoted and cut.
+    first: Option<String>,
+}
+
+impl UnreadableLines {
+    fn record(&self, line: &[u8]) {
+        let mut seen = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        seen.count = seen.count.saturating_add(1);
+        if seen.first.is_none() {
+            // No character takes more than 4 bytes: one past the quote's length is kept, so
+            // that a longer line is cut (and marked) by characters, not bytes.
+            let start = &line[..line.len().min((MAX_QUOTED_LINE_CHARS + 1) * 4)];
+            let text = String::from_utf8_lossy(start);
+            let cut = toolsmith_core::provider::cut_to(&text, MAX_QUOTED_LINE_CHARS);
+            seen.first = Some(format!("{cut:?}"));
+        }
+    }
+
+    /// What was read that is not a message, as a failed connection's error says it, `None`
+    /// when there was nothing of the kind.
+    pub(crate) fn account(&self) -> Option<String> {
+        let seen = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let first = seen.first.as_ref()?;
+        Some(match seen.count {
+            1 => format!(
+                "the server wrote 1 line that is not a JSON-RPC message to its stdout (a \
+                 server writes only those there): {first}"
+            ),
+            count => format!(
+                "the server wrote {count} lines that are not JSON-RPC messages to its stdout \
+                 (a server writes only those there), the first: {first}"
+            ),
+        })
+    }
+}
+
 /// Newline-delimited JSON-RPC over a reader and a writer.
 ///
 /// ```
@@ -84,6 +140,8 @@ pub struct LineTransport<Role, R, W> {
     /// anything but a request for a broken handshake ([`opening_effect`]).
     opening: bool,
     limits: JsonLimits,
+    /// Where lines that are not messages are counted, if anywhere.
+    unreadable_lines: Option<UnreadableLines>,
     _role: PhantomData<fn() -> Role>,
 }
 
@@ -127,6 +185,7 @@ where
             } else {
                 JsonLimits::for_server()
             },
+            unreadable_lines: None,
             _role: PhantomData,
         }
     }
@@ -135,6 +194,13 @@ where
     #[must_use]
     pub fn with_limits(mut self, limits: JsonLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The same transport, counting the lines it reads that are not messages in `lines`.
+    #[must_use]
+    pub(crate) fn with_unreadable_lines(mut self, lines: UnreadableLines) -> Self {
+        self.unreadable_lines = Some(lines);
         self
     }
 
@@ -493,7 +559,14 @@ where
                         Parsed::Message(_) => Err(None),
                         Parsed::Skip => Err(None),
                         Parsed::Answer { id, code, message } => {
-                            Err(Some((id, code, message, Envelope::of(body))))
+                            let envelope = Envelope::of(body);
+                            if let Some(lines) = &self.unreadable_lines
+                                && !envelope.has_method
+                                && !envelope.has_outcome
+                            {
+                                lines.record(body);
+                            }
+                            Err(Some((id, code, message, envelope)))
                         }
                     };
                     // Keep the buffer's capacity for the next line.
@@ -558,6 +631,32 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     use super::*;
+
+    #[test]
+    fn unreadable_lines_quote_the_first_cut_by_characters() {
+        let lines = UnreadableLines::default();
+        assert_eq!(lines.account(), None);
+        let mut first = "é".repeat(300).into_bytes();
+        first.push(b'"');
+        lines.record(&first);
+        lines.record(b"second");
+        let account = lines.account().unwrap();
+        assert!(
+            account.ends_with(&format!("the first: \"{}…\"", "é".repeat(200))),
+            "{account}"
+        );
+        assert!(account.contains("wrote 2 lines"), "{account}");
+        // Quoted as Rust writes a string: a quote or a control character cannot end it.
+        let odd = UnreadableLines::default();
+        odd.record(b"say \"hi\"\x1b[31m");
+        assert!(
+            odd.account()
+                .unwrap()
+                .ends_with(r#": "say \"hi\"\u{1b}[31m""#),
+            "{:?}",
+            odd.account()
+        );
+    }
 
     /// A server's transport made without limits reads within a server's (as `serve_stdio`
     /// does), a client's within a client's: a server built on `LineTransport::new` read

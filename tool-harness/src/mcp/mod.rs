@@ -33,6 +33,7 @@ mod names;
 mod pagination;
 mod progress;
 mod rebinding_guard;
+mod remote_progress;
 mod server;
 mod session_cap;
 mod session_idle;

@@ -23,12 +23,17 @@ use super::bridge::McpToolBridge;
 use super::error::McpError;
 use super::left_out::{LeftOutReason, LeftOutTool};
 use super::names::McpNames;
+use super::remote_progress::ProgressRoutes;
 use super::server::{cut, quoted_cut};
 use super::unreadable::UNREADABLE_REQUEST;
 use crate::serialized_len::serialized_len;
 
 /// rmcp's client handler of an [`McpClient`](super::McpClient): its identity, and a signal
 /// when the server's tool list changed.
+///
+/// Progress notifications are not taken here (rmcp hands each to the handler on a task of
+/// its own, in no set order): the connection's transport routes them to their calls
+/// ([`ProgressTap`](super::remote_progress::ProgressTap)).
 pub(crate) struct ListChangeListener {
     info: ClientConfig,
     changed: Arc<Notify>,
@@ -150,6 +155,8 @@ pub(crate) struct ToolLister {
     pub(crate) max_listing_bytes: usize,
     /// How long one listing (every page) may take.
     pub(crate) list_timeout: Duration,
+    /// Where the connection routes the server's progress for the bridges' calls.
+    pub(crate) progress: ProgressRoutes,
 }
 
 impl ToolLister {
@@ -247,15 +254,7 @@ impl ToolLister {
                 bridges.push(unchanged.clone());
                 continue;
             }
-            let bridge = McpToolBridge::new(
-                self.peer.clone(),
-                Arc::clone(&self.label),
-                local,
-                tool,
-                &self.category,
-                self.call_timeout,
-                Weak::clone(list),
-            );
+            let bridge = McpToolBridge::new(self, local, tool, Weak::clone(list));
             // Its schemas compiled and dropped, as registration does (under the list's lock:
             // a listing costs what registering its tools costs).
             match bridge.shared_definition().check() {

@@ -95,6 +95,95 @@ async fn a_server_that_exits_during_the_handshake_is_reaped() {
     assert_nothing_left(&pid_file).await;
 }
 
+/// A server that exits at once (a bad flag, a missing preset) fails the handshake saying
+/// that its process exited and with what status, not only that the connection closed.
+#[tokio::test]
+async fn a_server_that_exits_at_once_is_a_handshake_error_naming_its_exit_status() {
+    let quiet = McpCommand::new("sh").args(["-c", "exit 2"]).quiet();
+    let err = McpClient::connect_with(McpTransport::child(quiet), options())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Handshake { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("the MCP handshake with `sh -c exit 2` failed: "),
+        "{message}"
+    );
+    assert!(
+        message
+            .contains("the server's process exited (exit status: 2) before the handshake was done"),
+        "{message}"
+    );
+    assert!(
+        message.contains("its stderr was discarded (McpCommand::quiet)"),
+        "{message}"
+    );
+
+    // Its stderr, when not discarded, went to this process's.
+    let loud = McpCommand::new("sh").args(["-c", "kill -TERM $$"]);
+    let message = McpClient::connect_with(McpTransport::child(loud), options())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains(
+            "the server's process exited (signal: 15 (SIGTERM)) before the handshake was done"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("its stderr went to this process's stderr"),
+        "{message}"
+    );
+}
+
+/// A server that writes other text to its stdout (logs, a banner) and never a message times
+/// out saying what it wrote: how many lines did not read, and the start of the first, cut
+/// after 200 characters.
+#[tokio::test]
+async fn a_server_writing_text_to_its_stdout_times_out_quoting_its_first_line() {
+    let command = McpCommand::new("sh")
+        .args([
+            "-c",
+            "head -c 5000 /dev/zero | tr '\\0' x; echo; echo world; sleep 30",
+        ])
+        .quiet();
+    let err = McpClient::connect_with(
+        McpTransport::child(command),
+        options().with_connect_timeout(Duration::from_secs(2)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, McpError::Timeout { .. }), "{err}");
+    let message = err.to_string();
+    assert!(message.contains("did not finish within 2s; "), "{message}");
+    let first = format!("\"{}…\"", "x".repeat(200));
+    assert!(
+        message.ends_with(&format!(
+            "the server wrote 2 lines that are not JSON-RPC messages to its stdout \
+             (a server writes only those there), the first: {first}"
+        )),
+        "{message}"
+    );
+
+    // One that exits after it: said with its exit.
+    let command = McpCommand::new("sh")
+        .args(["-c", "echo 'Listening on stdio'; exit 1"])
+        .quiet();
+    let message = McpClient::connect_with(McpTransport::child(command), options())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("exited (exit status: 1)")
+            && message.contains(
+                "the server wrote 1 line that is not a JSON-RPC message to its stdout \
+                 (a server writes only those there): \"Listening on stdio\""
+            ),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn a_server_that_answers_garbage_is_ended() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,7 @@
 //! and child processes that must not outlive their client.
 
 mod bad_input;
+mod bridged_progress;
 mod child;
 mod client;
 mod endless_lists;
