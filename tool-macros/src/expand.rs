@@ -265,14 +265,16 @@ fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
             }
         });
         let call_target = quote!(#target(#(#call_args),*));
+        // The conversion before the future (or closure): picked while none exists, it needs
+        // no cleanup path dropping one (a landing pad in every tool).
         let run = match call.runner {
             // A `&str` argument is lent from a `String` the future must own.
             Runner::Async if borrows => {
-                quote!(#krate::start(#name, async move { #call_target.await }, #conversion))
+                quote!(#krate::start(#name, #conversion, async move { #call_target.await }))
             }
-            Runner::Async => quote!(#krate::start(#name, #call_target, #conversion)),
+            Runner::Async => quote!(#krate::start(#name, #conversion, #call_target)),
             Runner::Blocking => {
-                quote!(#krate::start_blocking(#name, move || #call_target, #conversion))
+                quote!(#krate::start_blocking(#name, #conversion, move || #call_target))
             }
             Runner::Sync => quote!((#conversion).apply(#call_target, #name)),
         };
@@ -929,6 +931,36 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The expansion of `#[tool_fn]` on `source` (a function), as text.
+    fn expanded(source: &str) -> String {
+        let mut errors = crate::errors::Errors::default();
+        let attr = crate::attr::parse_tool_attr(TokenStream::new(), &mut errors);
+        let (without_body, body) = crate::ast::FnBody::split(source.parse().unwrap());
+        let syn::Item::Fn(item) = syn::parse2(without_body).unwrap() else {
+            panic!("not a function: {source}")
+        };
+        let tool = ToolFn::parse(attr, item, body.unwrap(), &mut errors);
+        tool_fn(&tool, Home::Facade).to_string()
+    }
+
+    #[test]
+    fn an_async_call_picks_its_conversion_before_making_the_future() {
+        for source in [
+            "async fn add(a: u8) -> u8 { a }",
+            "async fn greet(name: &str) -> String { name.to_owned() }",
+        ] {
+            let expanded = expanded(source);
+            let start = expanded.find("__toolsmith :: start (").expect(&expanded);
+            let after = &expanded[start..];
+            let conversion = after.find("conversion !").expect(&expanded);
+            let call = after
+                .find("add (")
+                .or_else(|| after.find("greet ("))
+                .expect(&expanded);
+            assert!(conversion < call, "{after}");
+        }
+    }
 
     #[test]
     fn the_fixed_code_lexes() {

@@ -25,11 +25,15 @@ pub use crate::generated::result_conversion::Conversion;
 /// converts its output with `conversion`. Generic over the function's future (and its
 /// output's parts) alone: one small instantiation per tool, the least an `async` tool can
 /// have.
+///
+/// The conversion comes before the future so that the generated call evaluates it first:
+/// the calls that pick it then run while no future exists, and the tool's code has no
+/// cleanup path dropping the future should one of them unwind.
 #[inline]
 pub fn start<'a, Fut, T, E>(
     tool: &'static str,
-    future: Fut,
     conversion: Conversion<Fut::Output, T, E>,
+    future: Fut,
 ) -> ToolFuture<'a>
 where
     Fut: Future + Send + 'a,
@@ -84,10 +88,13 @@ impl<Fut: Future, T, E> Future for Converting<Fut, T, E> {
 /// The call's context, current as it starts, is current on the blocking thread too: a task's
 /// context does not follow it there, and the body's [`ToolCallContext::current`] would be
 /// `None` (no progress, no cancellation to watch), where an `async` tool's is set.
+///
+/// The conversion comes before the call, as in [`start`]: evaluated first, it needs no
+/// cleanup path dropping the closure (and the arguments it owns).
 pub fn start_blocking<'a, F, O, T, E>(
     tool: &'static str,
-    call: F,
     conversion: Conversion<O, T, E>,
+    call: F,
 ) -> ToolFuture<'a>
 where
     F: FnOnce() -> O + Send + 'static,
