@@ -203,6 +203,29 @@ pub fn finished<'a>(result: Result<ToolCallResult, ToolError>) -> ToolFuture<'a>
     Box::pin(std::future::ready(result))
 }
 
+/// `ToolImpl::execute` of a generated tool (the core's `execute!`): its own
+/// [`execute_lent`](ToolImpl::execute_lent) with `arguments` lent, which are dropped once
+/// the call has started. Through a trait object rather than generic, so that each tool's
+/// `execute` is a call of this one function, with no cleanup path of its own dropping the
+/// arguments (the manager starts calls through `execute_lent`, not here).
+pub fn lend<'a>(tool: &'a (dyn LendsArguments + 'a), arguments: ToolArguments) -> ToolFuture<'a> {
+    tool.execute_lent(&arguments)
+}
+
+/// [`ToolImpl::execute_lent`] alone, the trait object [`lend`] takes: a `dyn ToolImpl`'s
+/// table would hold every method of the trait, and instantiate its default methods, for
+/// each tool of a crate that never makes one.
+pub trait LendsArguments {
+    /// [`ToolImpl::execute_lent`].
+    fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a>;
+}
+
+impl<T: ToolImpl> LendsArguments for T {
+    fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a> {
+        ToolImpl::execute_lent(self, arguments)
+    }
+}
+
 /// The context of the running call, for a `#[ctx] ToolCallContext` parameter: the one its
 /// runner set, or a detached one (no id, never cancelled, progress reported nowhere) for a
 /// call run without one, such as a bare `execute_one`.
@@ -251,6 +274,17 @@ mod tests {
         assert_eq!(put.returns, Some(own_result));
         assert_eq!(get.annotations, annotations(Some(true), Some(false)));
         assert_eq!(put.annotations, annotations(Some(false), Some(false)));
+    }
+
+    #[tokio::test]
+    async fn lend_starts_the_call_with_the_arguments_lent() {
+        let tool = crate::FnTool::new("double", "Doubles.", Args::empty(), |arguments| {
+            let a = arguments.i64("a");
+            async move { Ok(ToolCallResult::json(serde_json::json!(a? * 2))) }
+        });
+        let arguments = ToolArguments::try_from(serde_json::json!({"a": 21})).unwrap();
+        let result = lend(&tool, arguments).await.unwrap();
+        assert_eq!(result, ToolCallResult::json(serde_json::json!(42)));
     }
 
     #[test]
