@@ -53,16 +53,18 @@ fn definition_expr(
     let annotations = annotations_expr(krate, annotations);
     let returns = match output {
         Some(output) => returns::schema(krate, output),
-        None => quote!(#krate::None),
+        None => quote!(|| #krate::None),
     };
     // Built by one function of the core for every tool: the code here is its arguments.
+    // The result schema's function first: picked before any value is built, it needs no
+    // cleanup path dropping one (a landing pad in every tool).
     quote! {
         #krate::definition(
+            #returns,
             #name,
             #description,
             #category,
             #arguments,
-            #returns,
         )
         #annotations
     }
@@ -960,6 +962,18 @@ mod tests {
                 .expect(&expanded);
             assert!(conversion < call, "{after}");
         }
+    }
+
+    #[test]
+    fn a_definition_picks_its_result_schema_before_building_the_arguments_schema() {
+        let expanded = expanded("async fn add(a: u8) -> u8 { a }");
+        let definition = expanded
+            .find("__toolsmith :: definition (")
+            .expect(&expanded);
+        let after = &expanded[definition..];
+        let returns = after.find("ReturnType").expect(&expanded);
+        let arguments = after.find("ArgsObject").expect(&expanded);
+        assert!(returns < arguments, "{after}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::tool::error::panicked_with;
 
 pub use crate::ToolFuture;
 
-pub use crate::generated::result_conversion::Conversion;
+pub use crate::generated::result_conversion::{Conversion, ReturnsSchema};
 
 /// The boxed future of an `async` tool's call: awaits `future` (the function's) and
 /// converts its output with `conversion`. Generic over the function's future (and its
@@ -124,16 +124,19 @@ where
 }
 
 /// One command's definition, built here once rather than by each tool's generated code:
-/// `returns` is the result schema when the function's success type has one.
+/// `returns` builds the result schema when the function's success type has one.
+///
+/// `returns` comes first so that the generated code picks it before it builds the argument
+/// schema: nothing is then alive to drop should the pick unwind (no cleanup path per tool).
 pub fn definition(
+    returns: ReturnsSchema,
     name: &str,
     description: &str,
     category: &str,
     arguments: Args,
-    returns: Option<Args>,
 ) -> ToolDefinition {
     let definition = ToolDefinition::new(name, description, arguments).with_category(category);
-    match returns {
+    match returns() {
         Some(returns) => definition.with_returns(returns),
         None => definition,
     }
@@ -249,7 +252,7 @@ mod tests {
 
     #[test]
     fn a_group_takes_the_functions_category_result_and_unset_annotations() {
-        let function = definition("store", "A store.", "storage", Args::empty(), None)
+        let function = definition(|| None, "store", "A store.", "storage", Args::empty())
             .with_returns(Args::empty())
             .with_annotations(annotations(Some(true), Some(false)));
         let own_result = Args::new(serde_json::json!({"type": "object", "properties": {}}));
@@ -289,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_group_without_a_description_has_none_of_its_own() {
-        let function = definition("store", "  ", "storage", Args::empty(), None);
+        let function = definition(|| None, "store", "  ", "storage", Args::empty());
         let tool = command_group(
             function,
             vec![ToolDefinition::new("get", "Reads.", Args::empty())],
@@ -300,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_single_command_gets_the_structs_arguments() {
-        let function = definition("add", "Adds.", "math", Args::empty(), None);
+        let function = definition(|| None, "add", "Adds.", "math", Args::empty());
         let arguments = Args::new(serde_json::json!({
             "type": "object",
             "properties": {"a": {"type": "integer"}},
