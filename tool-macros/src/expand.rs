@@ -245,7 +245,14 @@ fn arguments_schema(krate: &Ident, whole: Option<&syn::Type>, fields: &[ArgField
 /// would compile), then the function called and its result converted.
 fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
     let Call { name, target, .. } = call;
-    let conversion = returns::conversion(call.output);
+    // The conversion is picked first, before any argument is read or future made: its calls
+    // then run while nothing is alive to drop, and need no cleanup path (a landing pad in
+    // every tool, dropping the arguments read or the future).
+    let conversion = Ident::new("__toolsmith_conversion", Span::mixed_site());
+    let picked = {
+        let pick = returns::conversion(call.output);
+        quote!(let #conversion = #pick;)
+    };
     let borrows = call
         .call_args
         .iter()
@@ -267,8 +274,6 @@ fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
             }
         });
         let call_target = quote!(#target(#(#call_args),*));
-        // The conversion before the future (or closure): picked while none exists, it needs
-        // no cleanup path dropping one (a landing pad in every tool).
         let run = match call.runner {
             // A `&str` argument is lent from a `String` the future must own.
             Runner::Async if borrows => {
@@ -278,7 +283,7 @@ fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
             Runner::Blocking => {
                 quote!(#krate::start_blocking(#name, #conversion, move || #call_target))
             }
-            Runner::Sync => quote!((#conversion).apply(#call_target, #name)),
+            Runner::Sync => quote!(#conversion.apply(#call_target, #name)),
         };
         // The locals are bound as the call starts, outside its future or closure.
         let locals = &call.locals;
@@ -307,19 +312,21 @@ fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
             )
         };
         let (run, misread) = (finish(&[]), misread(quote!(#error)));
-        return quote! {
+        return quote!({
+            #picked
             match #read {
                 #krate::Ok(#whole) => #run,
                 #krate::Err(#error) => #misread,
             }
-        };
+        });
     }
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
     let read = args::read_expr(krate, &reader, call.fields, None, finish, misread);
     if call.fields.is_empty() {
-        return read;
+        return quote!({ #picked #read });
     }
     quote!({
+        #picked
         let #reader = &#krate::ToolArgs::new(#name, __toolsmith_arguments);
         #read
     })
@@ -955,12 +962,26 @@ mod tests {
             let expanded = expanded(source);
             let start = expanded.find("__toolsmith :: start (").expect(&expanded);
             let after = &expanded[start..];
-            let conversion = after.find("conversion !").expect(&expanded);
+            let conversion = after.find("__toolsmith_conversion").expect(&expanded);
             let call = after
                 .find("add (")
                 .or_else(|| after.find("greet ("))
                 .expect(&expanded);
             assert!(conversion < call, "{after}");
+        }
+    }
+
+    #[test]
+    fn a_call_picks_its_conversion_before_reading_its_arguments() {
+        for source in [
+            "async fn add(a: u8) -> u8 { a }",
+            "fn add(a: u8) -> u8 { a }",
+            "async fn greet(name: String, polite: bool) -> String { name }",
+        ] {
+            let expanded = expanded(source);
+            let picked = expanded.find("conversion !").expect(&expanded);
+            let read = expanded.find("ToolArgs :: new").expect(&expanded);
+            assert!(picked < read, "{expanded}");
         }
     }
 
