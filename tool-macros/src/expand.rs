@@ -53,16 +53,18 @@ fn definition_expr(
     let annotations = annotations_expr(krate, annotations);
     let returns = match output {
         Some(output) => returns::schema(krate, output),
-        None => quote!(#krate::None),
+        None => quote!(|| #krate::None),
     };
     // Built by one function of the core for every tool: the code here is its arguments.
+    // The result schema's function first: picked before any value is built, it needs no
+    // cleanup path dropping one (a landing pad in every tool).
     quote! {
         #krate::definition(
+            #returns,
             #name,
             #description,
             #category,
             #arguments,
-            #returns,
         )
         #annotations
     }
@@ -243,7 +245,14 @@ fn arguments_schema(krate: &Ident, whole: Option<&syn::Type>, fields: &[ArgField
 /// would compile), then the function called and its result converted.
 fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
     let Call { name, target, .. } = call;
-    let conversion = returns::conversion(call.output);
+    // The conversion is picked first, before any argument is read or future made: its calls
+    // then run while nothing is alive to drop, and need no cleanup path (a landing pad in
+    // every tool, dropping the arguments read or the future).
+    let conversion = Ident::new("__toolsmith_conversion", Span::mixed_site());
+    let picked = {
+        let pick = returns::conversion(call.output);
+        quote!(let #conversion = #pick;)
+    };
     let borrows = call
         .call_args
         .iter()
@@ -268,13 +277,13 @@ fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
         let run = match call.runner {
             // A `&str` argument is lent from a `String` the future must own.
             Runner::Async if borrows => {
-                quote!(#krate::start(#name, async move { #call_target.await }, #conversion))
+                quote!(#krate::start(#name, #conversion, async move { #call_target.await }))
             }
-            Runner::Async => quote!(#krate::start(#name, #call_target, #conversion)),
+            Runner::Async => quote!(#krate::start(#name, #conversion, #call_target)),
             Runner::Blocking => {
-                quote!(#krate::start_blocking(#name, move || #call_target, #conversion))
+                quote!(#krate::start_blocking(#name, #conversion, move || #call_target))
             }
-            Runner::Sync => quote!((#conversion).apply(#call_target, #name)),
+            Runner::Sync => quote!(#conversion.apply(#call_target, #name)),
         };
         // The locals are bound as the call starts, outside its future or closure.
         let locals = &call.locals;
@@ -303,19 +312,21 @@ fn call_expr(krate: &Ident, call: &Call<'_>) -> TokenStream {
             )
         };
         let (run, misread) = (finish(&[]), misread(quote!(#error)));
-        return quote! {
+        return quote!({
+            #picked
             match #read {
                 #krate::Ok(#whole) => #run,
                 #krate::Err(#error) => #misread,
             }
-        };
+        });
     }
     let reader = Ident::new("__toolsmith_args", Span::mixed_site());
     let read = args::read_expr(krate, &reader, call.fields, None, finish, misread);
     if call.fields.is_empty() {
-        return read;
+        return quote!({ #picked #read });
     }
     quote!({
+        #picked
         let #reader = &#krate::ToolArgs::new(#name, __toolsmith_arguments);
         #read
     })
@@ -929,6 +940,62 @@ pub fn command_enum(input: &CommandEnum, path: &TokenStream) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The expansion of `#[tool_fn]` on `source` (a function), as text.
+    fn expanded(source: &str) -> String {
+        let mut errors = crate::errors::Errors::default();
+        let attr = crate::attr::parse_tool_attr(TokenStream::new(), &mut errors);
+        let (without_body, body) = crate::ast::FnBody::split(source.parse().unwrap());
+        let syn::Item::Fn(item) = syn::parse2(without_body).unwrap() else {
+            panic!("not a function: {source}")
+        };
+        let tool = ToolFn::parse(attr, item, body.unwrap(), &mut errors);
+        tool_fn(&tool, Home::Facade).to_string()
+    }
+
+    #[test]
+    fn an_async_call_picks_its_conversion_before_making_the_future() {
+        for source in [
+            "async fn add(a: u8) -> u8 { a }",
+            "async fn greet(name: &str) -> String { name.to_owned() }",
+        ] {
+            let expanded = expanded(source);
+            let start = expanded.find("__toolsmith :: start (").expect(&expanded);
+            let after = &expanded[start..];
+            let conversion = after.find("__toolsmith_conversion").expect(&expanded);
+            let call = after
+                .find("add (")
+                .or_else(|| after.find("greet ("))
+                .expect(&expanded);
+            assert!(conversion < call, "{after}");
+        }
+    }
+
+    #[test]
+    fn a_call_picks_its_conversion_before_reading_its_arguments() {
+        for source in [
+            "async fn add(a: u8) -> u8 { a }",
+            "fn add(a: u8) -> u8 { a }",
+            "async fn greet(name: String, polite: bool) -> String { name }",
+        ] {
+            let expanded = expanded(source);
+            let picked = expanded.find("conversion !").expect(&expanded);
+            let read = expanded.find("ToolArgs :: new").expect(&expanded);
+            assert!(picked < read, "{expanded}");
+        }
+    }
+
+    #[test]
+    fn a_definition_picks_its_result_schema_before_building_the_arguments_schema() {
+        let expanded = expanded("async fn add(a: u8) -> u8 { a }");
+        let definition = expanded
+            .find("__toolsmith :: definition (")
+            .expect(&expanded);
+        let after = &expanded[definition..];
+        let returns = after.find("ReturnType").expect(&expanded);
+        let arguments = after.find("ArgsObject").expect(&expanded);
+        assert!(returns < arguments, "{after}");
+    }
 
     #[test]
     fn the_fixed_code_lexes() {

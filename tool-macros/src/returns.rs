@@ -22,9 +22,10 @@ pub fn conversion(output: &Output) -> TokenStream {
     quote_spanned!(span=> #krate::conversion!(#out_ty))
 }
 
-/// An expression giving the tool's result schema (`Option<Args>`): its success type's,
-/// picked by the compiler from the whole type (the core's `ReturnType`), so that an alias
-/// of `Result` is split and a user's own type named `Result` is not.
+/// An expression giving the function that builds the tool's result schema (the core's
+/// `ReturnsSchema`, giving an `Option<Args>`): its success type's, picked by the compiler
+/// from the whole type (the core's `ReturnType`), so that an alias of `Result` is split and
+/// a user's own type named `Result` is not.
 pub fn schema(krate: &Ident, output: &Output) -> TokenStream {
     let schema_ty = &output.schema_ty;
     quote_spanned! {output.span=>

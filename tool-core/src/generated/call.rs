@@ -19,17 +19,21 @@ use crate::tool::error::panicked_with;
 
 pub use crate::ToolFuture;
 
-pub use crate::generated::result_conversion::Conversion;
+pub use crate::generated::result_conversion::{Conversion, ReturnsSchema};
 
 /// The boxed future of an `async` tool's call: awaits `future` (the function's) and
 /// converts its output with `conversion`. Generic over the function's future (and its
 /// output's parts) alone: one small instantiation per tool, the least an `async` tool can
 /// have.
+///
+/// The conversion comes before the future so that the generated call evaluates it first:
+/// the calls that pick it then run while no future exists, and the tool's code has no
+/// cleanup path dropping the future should one of them unwind.
 #[inline]
 pub fn start<'a, Fut, T, E>(
     tool: &'static str,
-    future: Fut,
     conversion: Conversion<Fut::Output, T, E>,
+    future: Fut,
 ) -> ToolFuture<'a>
 where
     Fut: Future + Send + 'a,
@@ -84,10 +88,13 @@ impl<Fut: Future, T, E> Future for Converting<Fut, T, E> {
 /// The call's context, current as it starts, is current on the blocking thread too: a task's
 /// context does not follow it there, and the body's [`ToolCallContext::current`] would be
 /// `None` (no progress, no cancellation to watch), where an `async` tool's is set.
+///
+/// The conversion comes before the call, as in [`start`]: evaluated first, it needs no
+/// cleanup path dropping the closure (and the arguments it owns).
 pub fn start_blocking<'a, F, O, T, E>(
     tool: &'static str,
-    call: F,
     conversion: Conversion<O, T, E>,
+    call: F,
 ) -> ToolFuture<'a>
 where
     F: FnOnce() -> O + Send + 'static,
@@ -117,16 +124,19 @@ where
 }
 
 /// One command's definition, built here once rather than by each tool's generated code:
-/// `returns` is the result schema when the function's success type has one.
+/// `returns` builds the result schema when the function's success type has one.
+///
+/// `returns` comes first so that the generated code picks it before it builds the argument
+/// schema: nothing is then alive to drop should the pick unwind (no cleanup path per tool).
 pub fn definition(
+    returns: ReturnsSchema,
     name: &str,
     description: &str,
     category: &str,
     arguments: Args,
-    returns: Option<Args>,
 ) -> ToolDefinition {
     let definition = ToolDefinition::new(name, description, arguments).with_category(category);
-    match returns {
+    match returns() {
         Some(returns) => definition.with_returns(returns),
         None => definition,
     }
@@ -196,6 +206,29 @@ pub fn finished<'a>(result: Result<ToolCallResult, ToolError>) -> ToolFuture<'a>
     Box::pin(std::future::ready(result))
 }
 
+/// `ToolImpl::execute` of a generated tool (the core's `execute!`): its own
+/// [`execute_lent`](ToolImpl::execute_lent) with `arguments` lent, which are dropped once
+/// the call has started. Through a trait object rather than generic, so that each tool's
+/// `execute` is a call of this one function, with no cleanup path of its own dropping the
+/// arguments (the manager starts calls through `execute_lent`, not here).
+pub fn lend<'a>(tool: &'a (dyn LendsArguments + 'a), arguments: ToolArguments) -> ToolFuture<'a> {
+    tool.execute_lent(&arguments)
+}
+
+/// [`ToolImpl::execute_lent`] alone, the trait object [`lend`] takes: a `dyn ToolImpl`'s
+/// table would hold every method of the trait, and instantiate its default methods, for
+/// each tool of a crate that never makes one.
+pub trait LendsArguments {
+    /// [`ToolImpl::execute_lent`].
+    fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a>;
+}
+
+impl<T: ToolImpl> LendsArguments for T {
+    fn execute_lent<'a>(&'a self, arguments: &ToolArguments) -> ToolFuture<'a> {
+        ToolImpl::execute_lent(self, arguments)
+    }
+}
+
 /// The context of the running call, for a `#[ctx] ToolCallContext` parameter: the one its
 /// runner set, or a detached one (no id, never cancelled, progress reported nowhere) for a
 /// call run without one, such as a bare `execute_one`.
@@ -219,7 +252,7 @@ mod tests {
 
     #[test]
     fn a_group_takes_the_functions_category_result_and_unset_annotations() {
-        let function = definition("store", "A store.", "storage", Args::empty(), None)
+        let function = definition(|| None, "store", "A store.", "storage", Args::empty())
             .with_returns(Args::empty())
             .with_annotations(annotations(Some(true), Some(false)));
         let own_result = Args::new(serde_json::json!({"type": "object", "properties": {}}));
@@ -246,9 +279,20 @@ mod tests {
         assert_eq!(put.annotations, annotations(Some(false), Some(false)));
     }
 
+    #[tokio::test]
+    async fn lend_starts_the_call_with_the_arguments_lent() {
+        let tool = crate::FnTool::new("double", "Doubles.", Args::empty(), |arguments| {
+            let a = arguments.i64("a");
+            async move { Ok(ToolCallResult::json(serde_json::json!(a? * 2))) }
+        });
+        let arguments = ToolArguments::try_from(serde_json::json!({"a": 21})).unwrap();
+        let result = lend(&tool, arguments).await.unwrap();
+        assert_eq!(result, ToolCallResult::json(serde_json::json!(42)));
+    }
+
     #[test]
     fn a_group_without_a_description_has_none_of_its_own() {
-        let function = definition("store", "  ", "storage", Args::empty(), None);
+        let function = definition(|| None, "store", "  ", "storage", Args::empty());
         let tool = command_group(
             function,
             vec![ToolDefinition::new("get", "Reads.", Args::empty())],
@@ -259,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_single_command_gets_the_structs_arguments() {
-        let function = definition("add", "Adds.", "math", Args::empty(), None);
+        let function = definition(|| None, "add", "Adds.", "math", Args::empty());
         let arguments = Args::new(serde_json::json!({
             "type": "object",
             "properties": {"a": {"type": "integer"}},

@@ -13,7 +13,8 @@ pub use ::core::result::Result::{self, Err, Ok};
 pub use crate::{__toolsmith_conversion as conversion, __toolsmith_execute as execute};
 
 pub use crate::generated::call::{
-    call_context, command_group, command_name, definition, finished, run_now, start, start_blocking,
+    call_context, command_group, command_name, definition, finished, lend, run_now, start,
+    start_blocking,
 };
 pub use crate::generated::read::{Misreads, slots};
 pub use crate::generated::result_conversion::{ReturnType, Returned};
@@ -91,7 +92,7 @@ macro_rules! __toolsmith_conversion {
 
 /// `ToolImpl::execute` of a generated tool, which lends its arguments to the tool's
 /// `execute_lent` (declared the way `#[async_trait]` declares it, written out here once rather
-/// than expanded by `async_trait` for every tool).
+/// than expanded by `async_trait` for every tool), through the core's one `lend`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __toolsmith_execute {
@@ -104,7 +105,7 @@ macro_rules! __toolsmith_execute {
             'life0: 'async_trait,
             Self: 'async_trait,
         {
-            $crate::__private::expansion::ToolImpl::execute_lent(self, &arguments)
+            $crate::__private::expansion::lend(self, arguments)
         }
     };
 }

@@ -96,22 +96,34 @@ fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
 ///
 /// The generated code reads every parameter through it and keeps only the values: the errors
 /// stay here, so that the code of each tool holds no error to drop.
-#[derive(Debug, Default)]
+///
+/// It holds no error either, only where to make it again ([`Misread`]): `Copy`, with no drop
+/// glue, so that a tool's code has no cleanup path dropping it should a read unwind (a
+/// landing pad in every tool).
+#[derive(Debug, Default, Clone, Copy)]
 pub struct Misreads {
     /// The error to report so far, and the place of its argument in the order sent.
     first: Option<(usize, Misread)>,
 }
 
 /// One parameter that could not be read.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 enum Misread {
-    /// Its value did not read: the error says why.
-    Unreadable(ToolError),
+    /// The value sent as `name` (at the place kept beside it) did not read: `error` reads it
+    /// again for the error, which is made only when it is reported.
+    Unreadable {
+        name: &'static str,
+        error: ReadError,
+    },
     /// The required parameter of this name was not sent: its error, which may name an
     /// argument sent under a close name, is written once all the names are known
     /// ([`Misreads::into_error`]).
     Missing(&'static str),
 }
+
+/// The error of reading the argument `name`, sent as the value given, as one type: the
+/// [`unreadable`] of that type.
+type ReadError = fn(&ToolArgs<'_>, &str, &Value) -> ToolError;
 
 impl Misreads {
     /// No error yet.
@@ -144,8 +156,8 @@ impl Misreads {
         };
         match args.read_field(name, value) {
             Ok(value) => Some(value),
-            Err(error) => {
-                self.record(slot.position, Misread::Unreadable(error));
+            Err(_) => {
+                self.record_unreadable::<T>(slot.position, name);
                 None
             }
         }
@@ -160,7 +172,7 @@ impl Misreads {
     pub fn defaulted<T: DeserializeOwned>(
         &mut self,
         args: &ToolArgs<'_>,
-        name: &str,
+        name: &'static str,
         slot: Slot<'_>,
     ) -> Option<Option<T>> {
         let Some(value) = slot.value else {
@@ -168,11 +180,18 @@ impl Misreads {
         };
         match args.read_field(name, value) {
             Ok(value) => Some(Some(value)),
-            Err(error) => {
-                self.record(slot.position, Misread::Unreadable(error));
+            Err(_) => {
+                self.record_unreadable::<T>(slot.position, name);
                 None
             }
         }
+    }
+
+    /// Records that the value sent as `name`, at `position`, did not read as a `T`.
+    #[inline]
+    fn record_unreadable<T: DeserializeOwned>(&mut self, position: usize, name: &'static str) {
+        let error: ReadError = unreadable::<T>;
+        self.record(position, Misread::Unreadable { name, error });
     }
 
     /// Keeps `error` when its argument was sent before the one of the error kept so far.
@@ -193,11 +212,39 @@ impl Misreads {
     /// be read rather than a panic.
     pub fn into_error(self, args: &ToolArgs<'_>, names: &[&str]) -> ToolError {
         match self.first {
-            Some((_, Misread::Unreadable(error))) => error,
+            // The arguments are those read, in the same order: the value is still at its place.
+            Some((position, Misread::Unreadable { name, error })) => {
+                match args.arguments().as_map().values().nth(position) {
+                    Some(value) => error(args, name, value),
+                    None => unreadable_argument(args, name),
+                }
+            }
             Some((_, Misread::Missing(name))) => missing_error(args, name, names),
             None => ToolError::invalid_arguments(args.tool(), "the arguments could not be read"),
         }
     }
+}
+
+/// The error of reading `value`, sent as `name`, as a `T`: the one [`ToolArgs::read_field`]
+/// gave when it was first read (reading is deterministic), made again only when it is
+/// reported. Should the value read this time, an error saying it could not be read rather
+/// than a panic.
+#[inline(never)]
+#[cold]
+fn unreadable<T: DeserializeOwned>(args: &ToolArgs<'_>, name: &str, value: &Value) -> ToolError {
+    match args.read_field::<T>(name, value) {
+        Err(error) => error,
+        Ok(_) => unreadable_argument(args, name),
+    }
+}
+
+/// The error of the argument `name` when its own error cannot be made again.
+#[cold]
+fn unreadable_argument(args: &ToolArgs<'_>, name: &str) -> ToolError {
+    ToolError::invalid_arguments(
+        args.tool(),
+        format!("the argument '{name}' could not be read"),
+    )
 }
 
 /// `T` read from `null`: `None` for an `Option` (or another type with a value for `null`),
@@ -262,6 +309,9 @@ mod tests {
         assert!(err.contains("/c:"), "{err}");
         let err = read(json!({"b": "y", "c": "x"})).unwrap_err();
         assert!(err.contains("/b:"), "{err}");
+        // In the parameters' order (each found at its place), a `null` before it.
+        let err = read(json!({"a": 1, "b": null, "c": "x"})).unwrap_err();
+        assert!(err.contains("/c: invalid type"), "{err}");
         let err = read(json!({"c": 1})).unwrap_err();
         assert!(err.ends_with("missing required argument 'a'"), "{err}");
         let err = read(json!({"a": 1, "b": null})).unwrap_err();
@@ -369,6 +419,13 @@ mod tests {
                 .collect();
             prop_assert_eq!(found, searched(&arguments, &names));
         }
+    }
+
+    #[test]
+    fn misreads_hold_nothing_to_drop() {
+        // A tool's code keeps one while it reads: with drop glue, every tool has a cleanup
+        // path for it.
+        assert!(!std::mem::needs_drop::<Misreads>());
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! let (ok, err, split) = (&&Returned::<O>::NEW).split_kind();
 //! let conversion = split.conversion((&&ok).result_kind(), (&&&err).error_kind());
 //! // and, for the tool's definition, the success type's schema:
-//! let returns = (&&&&&ReturnType::<O>::NEW).returns_schema();
+//! let returns = (&&&&&ReturnType::<O>::NEW).returns_schema(); // a `ReturnsSchema`
 //! ```
 //!
 //! Not part of the public API: the macro's generated code is its only user.
@@ -407,11 +407,16 @@ impl Unschematic for Option<Image> {}
 impl Unschematic for Vec<ContentPart> {}
 impl Unschematic for serde_json::Value {}
 
+/// How a tool's result schema is built: a function, not the schema, so that the generated
+/// definition picks it before it builds any value to drop (a cleanup path in every tool's
+/// `definition` otherwise, should the pick unwind with the argument schema built).
+pub type ReturnsSchema = fn() -> Option<Args>;
+
 /// No result schema (kinds 1 and 3 of [`ReturnType`]).
 pub trait NoSchemaKind {
     /// No schema.
-    fn returns_schema(&self) -> Option<Args> {
-        None
+    fn returns_schema(&self) -> ReturnsSchema {
+        || None
     }
 }
 impl<T: Unschematic, E> NoSchemaKind for &&&&ReturnType<Result<T, E>> {}
@@ -427,41 +432,41 @@ impl<T: Unschematic, E> NoSchemaKind for &&&&&ReturnType<Result<WithImages<T>, E
 /// The success type's schema, for a `Result` whose success type has one.
 pub trait SuccessSchemaKind {
     /// The schema.
-    fn returns_schema(&self) -> Option<Args>;
+    fn returns_schema(&self) -> ReturnsSchema;
 }
 impl<T: JsonSchema, E> SuccessSchemaKind for &&&ReturnType<Result<T, E>> {
-    fn returns_schema(&self) -> Option<Args> {
-        Some(type_schema::returns_schema::<T>())
+    fn returns_schema(&self) -> ReturnsSchema {
+        || Some(type_schema::returns_schema::<T>())
     }
 }
 
 /// The type's schema, when it has one.
 pub trait SchemaKind {
     /// The schema.
-    fn returns_schema(&self) -> Option<Args>;
+    fn returns_schema(&self) -> ReturnsSchema;
 }
 impl<T: JsonSchema> SchemaKind for &ReturnType<T> {
-    fn returns_schema(&self) -> Option<Args> {
-        Some(type_schema::returns_schema::<T>())
+    fn returns_schema(&self) -> ReturnsSchema {
+        || Some(type_schema::returns_schema::<T>())
     }
 }
 // The value's schema: the images are not part of the structured result.
 impl<T: JsonSchema> SchemaKind for &&&ReturnType<WithImages<T>> {
-    fn returns_schema(&self) -> Option<Args> {
-        Some(type_schema::returns_schema::<T>())
+    fn returns_schema(&self) -> ReturnsSchema {
+        || Some(type_schema::returns_schema::<T>())
     }
 }
 impl<T: JsonSchema, E> SchemaKind for &&&ReturnType<Result<WithImages<T>, E>> {
-    fn returns_schema(&self) -> Option<Args> {
-        Some(type_schema::returns_schema::<T>())
+    fn returns_schema(&self) -> ReturnsSchema {
+        || Some(type_schema::returns_schema::<T>())
     }
 }
 
 /// No schema: the type does not describe itself.
 pub trait UnknownSchemaKind {
     /// No schema.
-    fn returns_schema(&self) -> Option<Args> {
-        None
+    fn returns_schema(&self) -> ReturnsSchema {
+        || None
     }
 }
 impl<T: ?Sized> UnknownSchemaKind for ReturnType<T> {}
