@@ -14,7 +14,12 @@
 //! the tool: session 29 found that the client kept such a tool, which registration then
 //! refused, docs/FUZZING.md); each bridge's input schema is
 //! the server's, and every bridge registers; the call's result keeps the text of every text block (joined by lines) or the structured
-//! content, and a result marked `isError` is an error naming the local tool.
+//! content (the value a marked wrapper holds, for a tool whose output schema is one), beside
+//! images: the value, then every other block a part, in order, but for the first text block
+//! mirroring the value; an image block is the image as sent or a text naming the tool; a
+//! result marked `isError` is an error naming the local tool, its reason the server's text
+//! (less a first `Tool 'NAME' failed: `, else `Tool 'NAME' `, naming the server's tool), or
+//! for a refusal of the arguments, a part of that text.
 
 #![no_main]
 
@@ -30,7 +35,7 @@ use serde_json::{Value, json};
 use toolsmith::harness::mcp::{LeftOutReason, McpClient, McpClientOptions, McpNames, McpTransport};
 use toolsmith::{
     ContentPart, RegistrationError, ToolArguments, ToolCallManager, ToolError, ToolImpl,
-    UserModelContent,
+    UserModelContent, value_from_str,
 };
 
 /// Inputs nested deeper are passed over: the point is the mapping, not serde's recursion.
@@ -145,6 +150,46 @@ fn provider_safe(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Whether `output` is a marked wrapper (`x-fastmcp-wrap-result: true`, an object of one
+/// required property, `result`), whose structured results the bridge gives back unwrapped
+/// (`WRAPPED_RESULT_MARKER`'s doc).
+fn marked_wrapper(output: &serde_json::Map<String, Value>) -> bool {
+    let properties = output.get("properties").and_then(Value::as_object);
+    output.get("x-fastmcp-wrap-result") == Some(&json!(true))
+        && output.get("type") == Some(&json!("object"))
+        && properties.is_some_and(|p| p.len() == 1 && p.contains_key("result"))
+        && output.get("required") == Some(&json!(["result"]))
+}
+
+/// The structured content as the bridge keeps it: a marked wrapper's value unwrapped.
+fn kept_value(value: &Value, wrapped: bool) -> &Value {
+    match value.as_object() {
+        Some(members) if wrapped && members.len() == 1 => members.get("result").unwrap_or(value),
+        _ => value,
+    }
+}
+
+/// An image block kept beside text: the image as sent, or (unreadable) a text naming the
+/// local tool.
+fn assert_image_kept(local: &str, block: &ContentBlock, part: &ContentPart) {
+    let ContentBlock::Image(sent) = block else {
+        return;
+    };
+    match part {
+        ContentPart::Image(image) => {
+            assert_eq!(
+                image.data(),
+                sent.data.as_str(),
+                "{local}: the image changed"
+            )
+        }
+        other => assert!(
+            other.to_text().contains(&format!("'{local}'")),
+            "{local}: an unreadable image became {other:?}"
+        ),
+    }
 }
 
 /// The text blocks' text, one a line, as the bridge's result keeps it (other blocks are
@@ -292,6 +337,12 @@ fuzz_target!(|data: &[u8]| {
             return;
         };
         let local = bridge.name().to_owned();
+        let remote = bridge.original_name().to_owned();
+        let wrapped = listed
+            .iter()
+            .find(|tool| tool.name == remote)
+            .and_then(|tool| tool.output_schema.as_deref())
+            .is_some_and(marked_wrapper);
         let outcome = bridge.execute(ToolArguments::default()).await;
         if !read_as_call {
             match outcome {
@@ -304,19 +355,61 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
         if result.is_error == Some(true) {
+            // The server's text, where every block is text (others are described in brackets).
+            let text = (text_blocks(&result).len() == result.content.len())
+                .then(|| text_blocks(&result).join("\n"));
             match outcome {
-                Err(
-                    ToolError::Execution { tool, .. } | ToolError::InvalidArguments { tool, .. },
-                ) => assert_eq!(tool, local),
+                Err(ToolError::InvalidArguments { tool, reason }) => {
+                    assert_eq!(tool, local);
+                    assert!(
+                        !reason.trim().is_empty(),
+                        "{local}: a refusal without a reason"
+                    );
+                    if let Some(text) = &text {
+                        assert!(
+                            text.contains(&reason),
+                            "{local}: {reason:?} not in {text:?}"
+                        );
+                    }
+                }
+                Err(ToolError::Execution { tool, reason }) => {
+                    assert_eq!(tool, local);
+                    assert!(!reason.is_empty(), "{local}: a failure without a reason");
+                    match (&text, &result.structured_content) {
+                        // Only the server's naming of its own tool is left out: a first
+                        // `Tool 'NAME' failed: `, else `Tool 'NAME' ` (commit e8fbdb5).
+                        (Some(text), _) if !text.is_empty() => {
+                            let unnamed = [
+                                format!("Tool '{remote}' failed: "),
+                                format!("Tool '{remote}' "),
+                            ]
+                            .iter()
+                            .find_map(|prefix| {
+                                text.strip_prefix(prefix.as_str())
+                                    .filter(|rest| !rest.is_empty())
+                            })
+                            .unwrap_or(text);
+                            assert_eq!(reason, unnamed, "{local}: the server's {text:?}")
+                        }
+                        (Some(_), Some(value)) => assert_eq!(
+                            value_from_str(&reason).ok().as_ref(),
+                            Some(value),
+                            "{local}: the structured error came back as {reason:?}"
+                        ),
+                        _ => {}
+                    }
+                }
                 other => panic!("{local}: an error came back as {other:?}"),
             }
             return;
         }
         let outcome = outcome.unwrap_or_else(|e| panic!("{local}: {e}"));
         match (&result.structured_content, &outcome.content) {
-            (Some(value), UserModelContent::Json(kept)) => {
-                assert_eq!(value, kept, "{local}: structured content changed")
-            }
+            (Some(value), UserModelContent::Json(kept)) => assert_eq!(
+                kept_value(value, wrapped),
+                kept,
+                "{local}: structured content changed"
+            ),
             (None, UserModelContent::Text(text)) => {
                 let blocks = text_blocks(&result);
                 if blocks.len() == result.content.len() {
@@ -341,10 +434,13 @@ fuzz_target!(|data: &[u8]| {
                     .filter(|block| matches!(block, ContentBlock::Image(_)))
                     .count();
                 assert!(images > 0, "{local}: a value with images without an image");
-                // The first text block that is the value's JSON text mirrors it.
+                // The first text block that is the value's JSON text (the value as sent, a
+                // marked wrapper too) mirrors it. Core's bounded reader is asked too: text it
+                // refuses (serde_json's private keys, too many values) is not read as a mirror.
                 let mirror = result.content.iter().position(|block| match block {
                     ContentBlock::Text(text) => {
                         serde_json::from_str::<Value>(&text.text).is_ok_and(|v| v == *value)
+                            && value_from_str(&text.text).is_ok()
                     }
                     _ => false,
                 });
@@ -359,14 +455,18 @@ fuzz_target!(|data: &[u8]| {
                         ContentBlock::Text(text) => {
                             assert_eq!(part.to_text(), text.text, "{local}: the text changed")
                         }
-                        ContentBlock::Image(_) => {}
+                        ContentBlock::Image(_) => assert_image_kept(&local, block, part),
                         _ => assert!(
                             !matches!(part, ContentPart::Image(_)),
                             "{local}: a block became an image"
                         ),
                     }
                 }
-                assert_eq!(value, kept.value(), "{local}: structured content changed");
+                assert_eq!(
+                    kept_value(value, wrapped),
+                    kept.value(),
+                    "{local}: structured content changed"
+                );
             }
             // Content with an image comes back as parts, one a block, in order.
             (None, UserModelContent::Parts(parts)) => {
@@ -375,6 +475,7 @@ fuzz_target!(|data: &[u8]| {
                     if let ContentBlock::Text(text) = block {
                         assert_eq!(part.to_text(), text.text, "{local}: the text changed");
                     }
+                    assert_image_kept(&local, block, part);
                 }
             }
             (expected, kept) => panic!("{local}: {expected:?} came back as {kept:?}"),

@@ -13,7 +13,9 @@ use reqwest::StatusCode;
 use reqwest::header::{
     ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE,
 };
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorData, RequestId, ServerJsonRpcMessage,
+};
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
@@ -274,7 +276,10 @@ impl StreamableHttpClient for BoundedHttpClient {
         }
         let media = content_type.as_deref().unwrap_or_default().as_bytes();
         if media_type_is(media, EVENT_STREAM_MIME_TYPE) {
-            let events = self.response_events(response, limits.max_sse_event_size);
+            let mut events = self.response_events(response, limits.max_sse_event_size);
+            if let ClientJsonRpcMessage::Request(request) = &message {
+                events = own_answer_only(events, request.id.clone());
+            }
             return Ok(StreamableHttpPostResponse::Sse(events, new_session_id));
         }
         if json {
@@ -367,6 +372,45 @@ impl BoundedHttpClient {
         limits.max_sse_event_size = max_sse_event_size.unwrap_or(self.limits.max_bytes);
         limits
     }
+}
+
+/// A request's event stream without answers to other requests. rmcp ends a request's stream
+/// at the first answer in it, whatever its id, and drops what follows: a server's answer to a
+/// request never sent (or one sent on another stream), before the call's own, failed the call
+/// as a stream that ended without its answer. Such an answer is dropped, and logged.
+fn own_answer_only(events: Events, own: RequestId) -> Events {
+    events
+        .filter(move |event| {
+            let other = match event {
+                Ok(Sse {
+                    data: Some(data), ..
+                }) => answered_elsewhere(data, &own),
+                _ => None,
+            };
+            if let Some(id) = &other {
+                tracing::warn!(%id, request = %own, "dropped an answer to another request from a request's event stream of the MCP server");
+            }
+            std::future::ready(other.is_none())
+        })
+        .boxed()
+}
+
+/// The id of the request the event `data` answers, when it is an answer (a `result` or an
+/// `error`, no `method`) under an id rmcp reads (a string, or an integer however written)
+/// other than `own`. An answer whose id cannot be read is left to rmcp, as the error a
+/// server sends without an id (a request it could not read).
+fn answered_elsewhere(data: &str, own: &RequestId) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Answered {
+        id: RequestId,
+    }
+    let envelope = Envelope::of(data.as_bytes());
+    if !envelope.has_outcome || envelope.has_method {
+        return None;
+    }
+    // Read as rmcp reads it (`2.0` is 2); the event passed the limits already.
+    let id = serde_json::from_str::<Answered>(data).ok()?.id;
+    (id != *own).then_some(id)
 }
 
 /// `request` with the caller's headers, none of them one this client sets itself.

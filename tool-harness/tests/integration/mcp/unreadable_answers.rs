@@ -316,3 +316,50 @@ async fn over_http_an_unreadable_request_of_the_servers_is_answered_with_an_erro
     assert_eq!(server.answers().len(), 2);
     client.close().await;
 }
+
+/// Answers to requests the client never sent, in a call's event stream before the call's
+/// own: a result under another id, one under the call's id written as a string, one under
+/// another integer written as a float (which rmcp reads as that integer), an error under a
+/// string id. rmcp ends a request's stream at the first answer in it, whatever its id, and
+/// drops what follows: the call failed as a stream that ended without its answer (found by
+/// the `mcp_peer` fuzz target). They are passed over; the call's own answer comes through,
+/// and the connection serves the next call.
+#[tokio::test]
+async fn over_http_answers_to_other_requests_before_a_calls_own_are_passed_over() {
+    let server = FakeHttpServer::start(|method, id| match method {
+        "tools/list" => FakeAnswer::Result(json!({"tools": [
+            {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
+        ]})),
+        "tools/call" => {
+            let event = |message: serde_json::Value| format!("event: message\ndata: {message}\n\n");
+            let text = |text: &str| json!({"content": [{"type": "text", "text": text}]});
+            let mut stream = [
+                event(json!({"jsonrpc": "2.0", "id": -8, "result": text("not yours")})),
+                event(json!({"jsonrpc": "2.0", "id": id.to_string(), "result": text("not yours")})),
+                event(json!({"jsonrpc": "2.0", "id": "other",
+                    "error": {"code": -32603, "message": "not yours"}})),
+            ]
+            .concat();
+            stream.push_str(&format!(
+                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{}.0,\"result\":{}}}\n\n",
+                id.as_i64().unwrap() + 1000,
+                text("not yours")
+            ));
+            stream.push_str(&event(
+                json!({"jsonrpc": "2.0", "id": id, "result": text("ok")}),
+            ));
+            FakeAnswer::Raw(stream, "text/event-stream")
+        }
+        _ => FakeAnswer::Result(json!({})),
+    })
+    .await;
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
+        .await
+        .unwrap();
+    let tool = client.tools().into_iter().next().unwrap();
+    for _ in 0..2 {
+        let result = tool.execute(ToolArguments::new()).await.unwrap();
+        assert_eq!(result.content.to_text(), "ok");
+    }
+    client.close().await;
+}
