@@ -97,7 +97,7 @@ fn fill_slots<'a>(args: &ToolArgs<'a>, names: &[&str], slots: &mut [Slot<'a>]) {
 /// The generated code reads every parameter through it and keeps only the values: the errors
 /// stay here, so that the code of each tool holds no error to drop.
 ///
-/// It holds no error either, only where to make it again ([`Misread`]): `Copy`, with no drop
+/// It holds no error either, only where to make it again (a `Misread`): `Copy`, with no drop
 /// glue, so that a tool's code has no cleanup path dropping it should a read unwind (a
 /// landing pad in every tool).
 #[derive(Debug, Default, Clone, Copy)]
