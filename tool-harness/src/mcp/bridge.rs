@@ -354,27 +354,32 @@ impl McpToolBridge {
     }
 }
 
-/// `answer`, a server's to `tools/call`, as a tool's result: one, or (as rmcp's client reads
-/// them) an empty result, or one holding only `_meta`, for a result without content.
+/// `answer`, a server's to `tools/call`, as a tool's result. rmcp types an answer by the
+/// fields it has, so a result without content comes typed as another kind: nothing at all, a
+/// task's acknowledgement (its `resultType` alone), or its `_meta` alone. Each is a result
+/// with no content, keeping what it says of itself, as rmcp's own `call_tool` takes them
+/// (this function stands in for that one: kept in step with it on an rmcp upgrade).
 fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, ServiceError> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct MetaOnly {
-        #[serde(rename = "_meta")]
-        meta: rmcp::model::MetaObject,
-    }
+    let mut contentless = CallToolResult::default();
     match answer {
-        ServerResult::CallToolResult(result) => Ok(result),
-        ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
-        ServerResult::CustomResult(custom) => {
-            let MetaOnly { meta } =
-                serde_json::from_value(custom.0).map_err(|_| ServiceError::UnexpectedResponse)?;
-            let mut result = CallToolResult::default();
-            result.meta = Some(meta);
-            Ok(result)
+        ServerResult::CallToolResult(result) => return Ok(result),
+        ServerResult::EmptyResult(_) => {}
+        ServerResult::TaskAckResult(ack) => {
+            contentless.result_type = Some(ack.result_type);
+            contentless.meta = ack.meta;
         }
-        _ => Err(ServiceError::UnexpectedResponse),
+        // An object of one field, `_meta`, an object itself.
+        ServerResult::CustomResult(custom) => {
+            let serde_json::Value::Object(mut fields) = custom.0 else {
+                return Err(ServiceError::UnexpectedResponse);
+            };
+            let meta = fields.remove("_meta").filter(|_| fields.is_empty());
+            let meta = meta.and_then(|meta| serde_json::from_value(meta).ok());
+            contentless.meta = Some(meta.ok_or(ServiceError::UnexpectedResponse)?);
+        }
+        _ => return Err(ServiceError::UnexpectedResponse),
     }
+    Ok(contentless)
 }
 
 /// Sends the server `notifications/cancelled` for the request `id` when dropped while it is
@@ -393,7 +398,7 @@ impl Drop for CancelOnDrop<'_> {
         let peer = self.peer.clone();
         let param = CancelledNotificationParam::new(
             Some(id),
-            Some("request abandoned by the caller".to_owned()),
+            Some("the client stopped waiting for the call".to_owned()),
         );
         // Best effort: a closed connection has nothing left to cancel.
         runtime.spawn(async move {
@@ -447,6 +452,22 @@ mod tests {
         assert_eq!(meta.meta.unwrap().0["trace"], "t1");
         let content = answer(serde_json::json!({"content": [{"type": "text", "text": "hi"}]}));
         assert_eq!(content.unwrap().content.len(), 1);
+        // A task's acknowledgement that the call is complete, with or without its `_meta`.
+        for value in [
+            serde_json::json!({"resultType": "complete"}),
+            serde_json::json!({"resultType": "complete", "_meta": {"trace": "t2"}}),
+        ] {
+            let ack = answer(value.clone()).unwrap();
+            assert!(ack.content.is_empty(), "{value}: {ack:?}");
+            assert!(ack.result_type.is_some(), "{value}: {ack:?}");
+        }
+        // `_meta` beside an unknown field, or not an object, is no result.
+        for value in [
+            serde_json::json!({"_meta": {"trace": "t1"}, "other": 1}),
+            serde_json::json!({"_meta": 3}),
+        ] {
+            assert!(answer(value.clone()).is_err(), "{value}");
+        }
         let listing = answer(serde_json::json!({"tools": []})).unwrap_err();
         assert!(
             matches!(listing, ServiceError::UnexpectedResponse),
