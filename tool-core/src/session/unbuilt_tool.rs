@@ -64,10 +64,15 @@ fn note_unbuilt(reason: &str) -> bool {
     })
 }
 
-/// Runs `construct`, and gives what it returns with the reason of the first [`UnbuiltTool`]
-/// it made, if any. The thread's watch is restored after, even when `construct` panics (a
-/// constructor building a shed of its own has a watch of its own).
-pub(crate) fn noting_unbuilt<R>(construct: impl FnOnce() -> R) -> (R, Option<String>) {
+/// Runs `construct` for a shed: when it requires every tool built (`noting`), gives what
+/// `construct` returns with the reason of the first [`UnbuiltTool`] it made, if any; when it
+/// does not, with no watch at all, so that an outer shed's watch does not take a tool this
+/// one tolerates. The thread's watch is restored after, even when `construct` panics (a
+/// constructor building a shed of its own has a watch, or none, of its own).
+pub(crate) fn noting_unbuilt<R>(
+    noting: bool,
+    construct: impl FnOnce() -> R,
+) -> (R, Option<String>) {
     struct Restore(Option<Option<Option<String>>>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -76,7 +81,8 @@ pub(crate) fn noting_unbuilt<R>(construct: impl FnOnce() -> R) -> (R, Option<Str
             }
         }
     }
-    let mut restore = Restore(Some(NOTED.with(|noted| noted.replace(Some(None)))));
+    let watch = noting.then_some(None);
+    let mut restore = Restore(Some(NOTED.with(|noted| noted.replace(watch))));
     let built = construct();
     let outer = restore.0.take().unwrap_or_default();
     let noted = NOTED.with(|noted| noted.replace(outer)).flatten();
@@ -113,9 +119,9 @@ mod tests {
 
     #[test]
     fn the_first_unbuilt_tool_of_a_watched_construction_is_noted() {
-        let (_, noted) = noting_unbuilt(|| ());
+        let (_, noted) = noting_unbuilt(true, || ());
         assert_eq!(noted, None);
-        let (tool, noted) = noting_unbuilt(|| {
+        let (tool, noted) = noting_unbuilt(true, || {
             let first = unbuilt("no Db");
             let _second = unbuilt("no Cache");
             first
@@ -128,11 +134,14 @@ mod tests {
 
     #[test]
     fn a_watch_inside_another_and_a_panicking_construction_restore_the_outer_one() {
-        let (inner, outer) = noting_unbuilt(|| {
-            let (_, inner) = noting_unbuilt(|| unbuilt("inner"));
+        let (inner, outer) = noting_unbuilt(true, || {
+            let (_, inner) = noting_unbuilt(true, || unbuilt("inner"));
+            // A shed that tolerates unbuilt tools, built inside, keeps its own to itself.
+            let (_, tolerated) = noting_unbuilt(false, || unbuilt("tolerated"));
+            assert_eq!(tolerated, None);
             // A constructor that panics leaves the watch as it found it.
             let panicked = std::panic::catch_unwind(|| {
-                noting_unbuilt(|| -> () { panic!("constructor broke") })
+                noting_unbuilt(true, || -> () { panic!("constructor broke") })
             });
             assert!(panicked.is_err());
             let _ = unbuilt("outer");

@@ -250,13 +250,10 @@ impl ToolShed {
         }
         for (name, constructor) in self.constructors {
             let known = constructor.known_definition();
-            let tool = if self.every_tool_built {
-                match noting_unbuilt(|| constructor.construct(&parts)) {
-                    (_, Some(reason)) => return Err(ToolShedError::Unbuilt { tool: name, reason }),
-                    (tool, None) => tool,
-                }
-            } else {
-                constructor.construct(&parts)
+            let tool = match noting_unbuilt(self.every_tool_built, || constructor.construct(&parts))
+            {
+                (_, Some(reason)) => return Err(ToolShedError::Unbuilt { tool: name, reason }),
+                (tool, None) => tool,
             };
             let definition = known.unwrap_or_else(|| tool.shared_definition());
             if definition.name() != name {
