@@ -260,7 +260,10 @@ fn name_of(models: &[Fallback]) -> String {
 /// [`ModelError::AllFailed`] (the errors of a model that is a fallback itself put in line
 /// with the others, each named by its place in both lists: `model 1.2 (…)`).
 fn failure(mut errors: Vec<(usize, String, ModelError)>) -> ModelError {
-    if errors.len() == 1
+    // One model asked gives its own error; a fallback's `AllFailed` is still numbered in
+    // this list too (`model 1.2`), below.
+    if let [(_, _, error)] = errors.as_slice()
+        && !matches!(error, ModelError::AllFailed { .. })
         && let Some((_, _, error)) = errors.pop()
     {
         return error;

@@ -293,6 +293,23 @@ async fn a_fallback_of_fallbacks_lists_every_error_in_one_line() {
         ]
     );
 
+    // A fallback that fails alone (its last error is not one to move on for): the next
+    // model is not asked, and its models keep their places in both lists.
+    let inner = FallbackModel::new(ScriptedModel::new([ScriptedTurn::error(overloaded())]))
+        .or(ScriptedModel::new([ScriptedTurn::error(bad_request())]));
+    let unused = ScriptedModel::new([ScriptedTurn::text("unused")]);
+    let alone = FallbackModel::new(inner).or(unused);
+    let ModelError::AllFailed { errors } = alone.complete(&request()).await.unwrap_err() else {
+        panic!("not every model failed");
+    };
+    assert_eq!(
+        errors,
+        [
+            (model("model 1.1"), overloaded()),
+            (model("model 1.2"), bad_request()),
+        ]
+    );
+
     // A model of one's own failing with its own labels: they follow its place.
     let own = ModelError::AllFailed {
         errors: vec![
