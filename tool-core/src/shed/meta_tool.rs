@@ -294,8 +294,10 @@ impl ToolCallManager {
     /// The names an error written for the model offers it (an unknown tool's "did you mean"
     /// and its list of the tools it can call): every registered tool, then `shed` when the
     /// model is offered it ([`offered_tools`](Self::offered_tools): the session has tools and
-    /// does not [declare every one](Self::set_every_tool_declared)), so that no error names
-    /// a tool whose declaration the model was not given.
+    /// does not [declare every one](Self::set_every_tool_declared)), so that no error offers
+    /// `shed` to a model that has none. In a session with `shed`, the tools not yet offered
+    /// are named too: the model finds them with `shed` (a call of one is refused as not
+    /// active, saying so).
     ///
     /// ```
     /// use std::sync::Arc;

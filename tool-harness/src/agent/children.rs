@@ -783,13 +783,13 @@ impl AgentCommands {
             .filter(|c| c.state.borrow().status.is_live())
             .count();
         if live >= children.config.max_children {
-            let running = if live == 1 {
-                "sub-agent is already running"
-            } else {
-                "sub-agents are already running"
-            };
+            let running = counted(
+                live,
+                "sub-agent is already running",
+                "sub-agents are already running",
+            );
             return Err(error(format!(
-                "{live} {running}, the most allowed at once; wait for one to finish or stop one"
+                "{running}, the most allowed at once; wait for one to finish or stop one"
             )));
         }
         let state = watch::Sender::new(ChildState::running());

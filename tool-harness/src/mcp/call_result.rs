@@ -26,10 +26,10 @@ pub(crate) struct ResultShape<'a> {
 
 /// A call's outcome as an MCP result: text as text, structured results as
 /// `structuredContent` mirrored as text, text and images as `text` and `image` content
-/// blocks in order, a structured result with images as the structured result with its parts'
-/// `image` and `text` blocks, in order, after its text, and every failure (a result the tool marked as an
-/// error, invalid arguments, a failed, timed-out or cancelled call) as `isError: true` with
-/// the message a model can act on.
+/// blocks in order, a structured result with images as the structured result with its
+/// parts' `image` and `text` blocks, in order, after its text, and every failure (a result
+/// the tool marked as an error, invalid arguments, a failed, timed-out or cancelled call) as
+/// `isError: true` with the message a model can act on.
 pub(crate) fn to_mcp(
     outcome: Result<ToolCallResult, ToolError>,
     shape: &ResultShape<'_>,

@@ -48,7 +48,8 @@ pub enum McpError {
         after: Duration,
         /// What was seen meanwhile that may say why, if anything: the lines a server in a
         /// child process wrote to its stdout that are not JSON-RPC messages (how many, and
-        /// the start of the first).
+        /// the start of the first, quoted: the server's own output, which is as secret as
+        /// what the server prints).
         seen: Option<String>,
     },
     /// A setting that cannot work (an address, a URL, a token).

@@ -58,13 +58,13 @@ struct Routed {
 impl Routed {
     /// Ends the route of `call`, whose request went out as `request` under `token`.
     fn remove(&mut self, request: &RequestId, token: &ProgressToken, call: &Arc<CallReports>) {
-        self.by_request.remove(request);
-        // A token used again (rmcp's counter came round) may route a newer call by now.
-        if self
-            .by_token
-            .get(token)
-            .is_some_and(|routed| Arc::ptr_eq(routed, call))
-        {
+        // A token or a request id used again (rmcp's counters come round) may route a newer
+        // call by now: only this call's entries go.
+        let this_call = |routed: &Arc<CallReports>| Arc::ptr_eq(routed, call);
+        if self.by_request.get(request).is_some_and(this_call) {
+            self.by_request.remove(request);
+        }
+        if self.by_token.get(token).is_some_and(this_call) {
             self.by_token.remove(token);
         }
     }
