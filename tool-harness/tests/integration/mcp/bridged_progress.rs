@@ -45,16 +45,22 @@ fn working(call: &str, steps: u32) -> Vec<Progress> {
         .collect()
 }
 
+/// A manager of the client's bridges, as a session consuming the server registers them.
+fn consumer_of(client: &McpClient) -> ToolCallManager {
+    let local = ToolCallManager::new("consumer");
+    for tool in client.tools() {
+        local.register(Arc::new(tool)).unwrap();
+    }
+    local
+}
+
 // On two threads: rmcp handles each notification on a task of its own, which could pass
 // them on out of order, or after the call's answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bridged_tools_progress_reaches_the_batchs_sink_in_order() {
     let (manager, _) = demo_manager();
     let (client, _serving) = our_client_of(manager, "in-process").await;
-    let local = ToolCallManager::new("consumer");
-    for tool in client.tools() {
-        local.register(Arc::new(tool)).unwrap();
-    }
+    let local = consumer_of(&client);
     let (reports, options) = recording();
     let outcomes = local
         .execute_batch_with(&[request("c1", "progress", json!({"steps": 4}))], &options)
@@ -100,10 +106,7 @@ async fn a_bridged_tools_progress_comes_over_streamable_http_too() {
     let client = McpClient::connect_with(McpTransport::http(server.url()), options)
         .await
         .unwrap();
-    let local = ToolCallManager::new("consumer");
-    for tool in client.tools() {
-        local.register(Arc::new(tool)).unwrap();
-    }
+    let local = consumer_of(&client);
     let (reports, options) = recording();
     let outcomes = local
         .execute_batch_with(&[request("h1", "progress", json!({"steps": 3}))], &options)
@@ -203,10 +206,7 @@ async fn progress_under_an_unknown_or_finished_token_is_ignored() {
     let client = McpClient::connect_io("scripted", read, write, options)
         .await
         .unwrap();
-    let local = ToolCallManager::new("consumer");
-    for tool in client.tools() {
-        local.register(Arc::new(tool)).unwrap();
-    }
+    let local = consumer_of(&client);
     let (reports, options) = recording();
     for call in ["c1", "c2"] {
         let outcomes = tokio::time::timeout(
