@@ -194,8 +194,11 @@ pub fn read_expr(
     let read = read(&values);
     // The names again (not a shared local): the read that succeeds is as it was.
     let misread = misread(quote!(#misreads.into_error(#reader, &[#(#names),*])));
+    let unread = Ident::new("__toolsmith_unread", Span::mixed_site());
     // No braces of its own: every caller puts it in a block (a block more per tool to lower
-    // and check).
+    // and check). Both arms move the whole value out of the `match` (the second drops it
+    // before the error is made), so that nothing read is alive while the call runs or the
+    // error is made: no cleanup path dropping it, and no drop flag.
     quote! {
         let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
         let mut #misreads = #krate::Misreads::new();
@@ -206,7 +209,12 @@ pub fn read_expr(
                 #from_struct
                 #read
             }
-            _ => #misread,
+            #unread => {
+                {
+                    let _ = { #unread };
+                }
+                #misread
+            }
         }
     }
 }

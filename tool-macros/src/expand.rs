@@ -998,6 +998,23 @@ mod tests {
     }
 
     #[test]
+    fn a_misread_drops_the_values_read_before_making_its_error() {
+        for source in [
+            "async fn greet(name: String, times: u8) -> String { name }",
+            "fn greet(name: String, times: u8) -> String { name }",
+        ] {
+            let expanded = expanded(source);
+            // The error arm takes the values read out of the `match` (no `_` keeping them in
+            // it) and drops them before the error is made.
+            let arm = expanded.find("__toolsmith_unread =>").expect(&expanded);
+            let after = &expanded[arm..];
+            let dropped = after.find("let _ = { __toolsmith_unread }").expect(after);
+            let error = after.find("into_error").expect(after);
+            assert!(dropped < error, "{after}");
+        }
+    }
+
+    #[test]
     fn the_fixed_code_lexes() {
         for code in [EXECUTE_LENT, EXECUTE_NOW, TOOL_IMPL, DEFINITION, NEVER_NOW] {
             let tokens = fixed::tokens(code).to_string();
