@@ -163,7 +163,9 @@ pub fn read_expr(
         .map(|i| Ident::new(&format!("__toolsmith_value_{i}"), Span::mixed_site()))
         .collect();
     let names: Vec<&String> = fields.iter().map(|field| &field.name.value).collect();
-    let reads = fields.iter().zip(&slots).map(|(field, slot)| {
+    let order = read_order(fields);
+    let reads = order.iter().map(|&index| {
+        let (field, slot) = (&fields[index], &slots[index]);
         let ty = &field.ty;
         let name = &field.name.value;
         // Spanned at the type, so that a type without `Deserialize` is blamed.
@@ -191,23 +193,74 @@ pub fn read_expr(
     });
     let from_struct =
         struct_default.and_then(|default| default.fill_left_out(krate, fields, &values));
+    let read_values = order.iter().map(|&index| &values[index]);
     let read = read(&values);
     // The names again (not a shared local): the read that succeeds is as it was.
     let misread = misread(quote!(#misreads.into_error(#reader, &[#(#names),*])));
+    let unread = Ident::new("__toolsmith_unread", Span::mixed_site());
     // No braces of its own: every caller puts it in a block (a block more per tool to lower
-    // and check).
+    // and check). Both arms move the whole value out of the `match` (the second drops it
+    // before the error is made), so that nothing read is alive while the call runs or the
+    // error is made: no cleanup path dropping it, and no drop flag.
     quote! {
         let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
         let mut #misreads = #krate::Misreads::new();
         match (#(#reads,)*) {
-            (#(#krate::Some(#values),)*) => {
+            (#(#krate::Some(#read_values),)*) => {
                 #built_first
                 #(#defaults)*
                 #from_struct
                 #read
             }
-            _ => #misread,
+            #unread => {
+                {
+                    let _ = { #unread };
+                }
+                #misread
+            }
         }
+    }
+}
+
+/// The places of `fields` in the order they are read: those whose type plainly needs no
+/// drop first, then the others, each group in the fields' order. A value read is alive while
+/// the next one is read, and a value with drop glue so alive gets a cleanup path dropping it
+/// should that read unwind: with the values needing no drop read first, a tool with one
+/// `String` parameter has none. The order read in changes no error: the one reported does
+/// not depend on it (`Misreads`).
+fn read_order(fields: &[ArgField]) -> Vec<usize> {
+    let (first, then): (Vec<usize>, Vec<usize>) =
+        (0..fields.len()).partition(|&index| plainly_needs_no_drop(&fields[index].ty));
+    first.into_iter().chain(then).collect()
+}
+
+/// Whether `ty` is written as a type without drop glue: a number, `bool` or `char`, or an
+/// `Option` of one. Only the read order depends on it, so a name shadowed by a type of the
+/// user's costs nothing but a cleanup path.
+fn plainly_needs_no_drop(ty: &syn::Type) -> bool {
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    if path.qself.is_some() || path.path.segments.len() != 1 {
+        return false;
+    }
+    let segment = &path.path.segments[0];
+    match &segment.arguments {
+        syn::PathArguments::None => {
+            const PLAIN: [&str; 16] = [
+                "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8",
+                "u16", "u32", "u64", "u128", "usize",
+            ];
+            PLAIN.iter().any(|plain| segment.ident == plain)
+        }
+        syn::PathArguments::AngleBracketed(arguments) if segment.ident == "Option" => {
+            matches!(
+                arguments.args.first(),
+                Some(syn::GenericArgument::Type(inner))
+                    if arguments.args.len() == 1 && plainly_needs_no_drop(inner)
+            )
+        }
+        _ => false,
     }
 }
 

@@ -998,6 +998,46 @@ mod tests {
     }
 
     #[test]
+    fn a_misread_drops_the_values_read_before_making_its_error() {
+        for source in [
+            "async fn greet(name: String, times: u8) -> String { name }",
+            "fn greet(name: String, times: u8) -> String { name }",
+        ] {
+            let expanded = expanded(source);
+            // The error arm takes the values read out of the `match` (no `_` keeping them in
+            // it) and drops them before the error is made.
+            let arm = expanded.find("__toolsmith_unread =>").expect(&expanded);
+            let after = &expanded[arm..];
+            let dropped = after.find("let _ = { __toolsmith_unread }").expect(after);
+            let error = after.find("into_error").expect(after);
+            assert!(dropped < error, "{after}");
+        }
+    }
+
+    #[test]
+    fn values_needing_no_drop_are_read_first() {
+        for source in [
+            "async fn search(query: String, limit: Option<u32>) -> String { query }",
+            "fn search(query: String, limit: u32) -> String { query }",
+        ] {
+            let expanded = expanded(source);
+            let limit = expanded
+                .find("\"limit\" , __toolsmith_slot_1")
+                .expect(&expanded);
+            let query = expanded
+                .find("\"query\" , __toolsmith_slot_0")
+                .expect(&expanded);
+            assert!(limit < query, "{expanded}");
+            // Each value still goes to its own parameter.
+            let arm = expanded
+                .find("(__toolsmith :: Some (__toolsmith_value_1) , __toolsmith :: Some (__toolsmith_value_0) ,)")
+                .expect(&expanded);
+            let call = expanded[arm..].find("search (__toolsmith_value_0 , __toolsmith_value_1)");
+            assert!(call.is_some(), "{expanded}");
+        }
+    }
+
+    #[test]
     fn the_fixed_code_lexes() {
         for code in [EXECUTE_LENT, EXECUTE_NOW, TOOL_IMPL, DEFINITION, NEVER_NOW] {
             let tokens = fixed::tokens(code).to_string();

@@ -25,11 +25,17 @@ use crate::{COMMAND_ARGUMENT, ToolArgs, ToolError, lenient};
 #[derive(Debug, Clone, Copy)]
 pub struct Slot<'a> {
     /// The argument's place in the order sent (among all arguments sent, `null`s
-    /// included); `usize::MAX` when absent.
+    /// included); when absent, `ABSENT_FROM` plus the parameter's place among those read,
+    /// so that of two missing parameters the first declared is reported whatever order the
+    /// generated code reads them in.
     position: usize,
     /// The argument's value; `None` when absent.
     value: Option<&'a Value>,
 }
+
+/// Where the positions of absent arguments start: after any argument's place (no call
+/// sends half the address space of arguments).
+const ABSENT_FROM: usize = usize::MAX / 2;
 
 impl Slot<'_> {
     /// No argument: not sent, or sent as `null`.
@@ -48,6 +54,9 @@ impl Slot<'_> {
 #[inline]
 pub fn slots<'a, const N: usize>(args: &ToolArgs<'a>, names: &[&str; N]) -> [Slot<'a>; N] {
     let mut slots = [Slot::ABSENT; N];
+    for (index, slot) in slots.iter_mut().enumerate() {
+        slot.position = ABSENT_FROM + index;
+    }
     let mut sent = args.arguments().as_map().iter();
     for (index, wanted) in names.iter().enumerate() {
         match sent.next() {
@@ -194,8 +203,9 @@ impl Misreads {
         self.record(position, Misread::Unreadable { name, error });
     }
 
-    /// Keeps `error` when its argument was sent before the one of the error kept so far.
-    /// Strictly before only: of two missing parameters, the first declared is reported.
+    /// Keeps `error` when its argument was sent before the one of the error kept so far. A
+    /// missing parameter's position is after every argument sent and in the parameters'
+    /// order ([`Slot`]): of two, the first declared is reported.
     fn record(&mut self, position: usize, error: Misread) {
         if self
             .first
@@ -296,6 +306,38 @@ mod tests {
         }
     }
 
+    /// [`read`] with the parameters read last to first, as generated code may read them.
+    fn read_backwards(arguments: serde_json::Value) -> Result<(u8, u8, Option<u8>), String> {
+        let arguments = ToolArguments::try_from(arguments).unwrap();
+        let args = ToolArgs::new("f", &arguments);
+        let [a, b, c] = slots(&args, &["a", "b", "c"]);
+        let mut misreads = Misreads::new();
+        match (
+            misreads.required::<Option<u8>>(&args, "c", c),
+            misreads.required::<u8>(&args, "b", b),
+            misreads.required::<u8>(&args, "a", a),
+        ) {
+            (Some(c), Some(b), Some(a)) => Ok((a, b, c)),
+            _ => Err(misreads.into_error(&args, &["a", "b", "c"]).to_string()),
+        }
+    }
+
+    #[test]
+    fn the_error_reported_is_the_same_whatever_order_the_parameters_are_read_in() {
+        for arguments in [
+            json!({}),
+            json!({"c": 1}),
+            json!({"c": "x"}),
+            json!({"b": "y", "c": "x"}),
+            json!({"c": "x", "b": "y"}),
+            json!({"a": 1, "b": null}),
+            json!({"b": 1, "a": "z"}),
+            json!({"a": 1, "b": 2, "c": 3}),
+        ] {
+            assert_eq!(read_backwards(arguments.clone()), read(arguments));
+        }
+    }
+
     #[test]
     fn reads_each_slot_by_name() {
         assert_eq!(read(json!({"b": 2, "a": "1"})), Ok((1, 2, None)));
@@ -371,19 +413,20 @@ mod tests {
     }
 
     /// Each name's argument, found plainly: its place among those sent and its value, when
-    /// sent and not `null`.
+    /// sent and not `null` (else a place after every argument's, in the names' order).
     fn searched<'a>(
         arguments: &'a ToolArguments,
         names: &[&str],
     ) -> Vec<(usize, Option<&'a Value>)> {
         names
             .iter()
-            .map(|wanted| {
+            .enumerate()
+            .map(|(index, wanted)| {
                 arguments
                     .iter()
                     .enumerate()
                     .find(|(_, (name, value))| name == wanted && !value.is_null())
-                    .map_or((usize::MAX, None), |(position, (_, value))| {
+                    .map_or((ABSENT_FROM + index, None), |(position, (_, value))| {
                         (position, Some(value))
                     })
             })
