@@ -126,12 +126,12 @@ pub(crate) fn from_mcp(
             // local name, which may differ).
             let own_prefix = ToolError::execution(remote_name, "").to_string();
             let named = format!("Tool '{remote_name}' ");
-            match text.strip_prefix(&own_prefix) {
-                Some(reason) if !reason.is_empty() => reason.to_owned(),
-                _ => match text.strip_prefix(&named) {
-                    Some(reason) if !reason.is_empty() => reason.to_owned(),
-                    _ => text,
-                },
+            let reason = [own_prefix.as_str(), named.as_str()]
+                .into_iter()
+                .find_map(|prefix| text.strip_prefix(prefix).filter(|rest| !rest.is_empty()));
+            match reason {
+                Some(reason) => reason.to_owned(),
+                None => text,
             }
         } else if let Some(value) = &result.structured_content {
             value.to_string()

@@ -697,7 +697,6 @@ impl Drop for McpClient {
     }
 }
 
-/// What this client tells servers about itself.
 /// A failed handshake with the server `label`.
 fn handshake_error(label: &str, error: &rmcp::service::ClientInitializeError) -> McpError {
     McpError::Handshake {
@@ -706,6 +705,7 @@ fn handshake_error(label: &str, error: &rmcp::service::ClientInitializeError) ->
     }
 }
 
+/// What this client tells servers about itself.
 fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
