@@ -953,21 +953,38 @@ mod tests {
         tool_fn(&tool, Home::Facade).to_string()
     }
 
+    /// The part of `text` from `marker` on (the test fails when `marker` is not there).
+    fn from<'a>(text: &'a str, marker: &str) -> &'a str {
+        let at = text
+            .find(marker)
+            .unwrap_or_else(|| panic!("no {marker:?} in {text}"));
+        &text[at..]
+    }
+
+    /// Asserts that `first` comes before `second` in `text`, both in it.
+    fn assert_in_order(text: &str, first: &str, second: &str) {
+        let at = |marker: &str| {
+            text.find(marker)
+                .unwrap_or_else(|| panic!("no {marker:?} in {text}"))
+        };
+        assert!(
+            at(first) < at(second),
+            "{first:?} after {second:?} in {text}"
+        );
+    }
+
     #[test]
     fn an_async_call_picks_its_conversion_before_making_the_future() {
-        for source in [
-            "async fn add(a: u8) -> u8 { a }",
-            "async fn greet(name: &str) -> String { name.to_owned() }",
+        for (source, call) in [
+            ("async fn add(a: u8) -> u8 { a }", "add ("),
+            (
+                "async fn greet(name: &str) -> String { name.to_owned() }",
+                "greet (",
+            ),
         ] {
             let expanded = expanded(source);
-            let start = expanded.find("__toolsmith :: start (").expect(&expanded);
-            let after = &expanded[start..];
-            let conversion = after.find("__toolsmith_conversion").expect(&expanded);
-            let call = after
-                .find("add (")
-                .or_else(|| after.find("greet ("))
-                .expect(&expanded);
-            assert!(conversion < call, "{after}");
+            let start = from(&expanded, "__toolsmith :: start (");
+            assert_in_order(start, "__toolsmith_conversion", call);
         }
     }
 
@@ -978,23 +995,15 @@ mod tests {
             "fn add(a: u8) -> u8 { a }",
             "async fn greet(name: String, polite: bool) -> String { name }",
         ] {
-            let expanded = expanded(source);
-            let picked = expanded.find("conversion !").expect(&expanded);
-            let read = expanded.find("ToolArgs :: new").expect(&expanded);
-            assert!(picked < read, "{expanded}");
+            assert_in_order(&expanded(source), "conversion !", "ToolArgs :: new");
         }
     }
 
     #[test]
     fn a_definition_picks_its_result_schema_before_building_the_arguments_schema() {
         let expanded = expanded("async fn add(a: u8) -> u8 { a }");
-        let definition = expanded
-            .find("__toolsmith :: definition (")
-            .expect(&expanded);
-        let after = &expanded[definition..];
-        let returns = after.find("ReturnType").expect(&expanded);
-        let arguments = after.find("ArgsObject").expect(&expanded);
-        assert!(returns < arguments, "{after}");
+        let definition = from(&expanded, "__toolsmith :: definition (");
+        assert_in_order(definition, "ReturnType", "ArgsObject");
     }
 
     #[test]
@@ -1006,11 +1015,8 @@ mod tests {
             let expanded = expanded(source);
             // The error arm takes the values read out of the `match` (no `_` keeping them in
             // it) and drops them before the error is made.
-            let arm = expanded.find("__toolsmith_unread =>").expect(&expanded);
-            let after = &expanded[arm..];
-            let dropped = after.find("let _ = { __toolsmith_unread }").expect(after);
-            let error = after.find("into_error").expect(after);
-            assert!(dropped < error, "{after}");
+            let arm = from(&expanded, "__toolsmith_unread =>");
+            assert_in_order(arm, "let _ = { __toolsmith_unread }", "into_error");
         }
     }
 
@@ -1021,19 +1027,17 @@ mod tests {
             "fn search(query: String, limit: u32) -> String { query }",
         ] {
             let expanded = expanded(source);
-            let limit = expanded
-                .find("\"limit\" , __toolsmith_slot_1")
-                .expect(&expanded);
-            let query = expanded
-                .find("\"query\" , __toolsmith_slot_0")
-                .expect(&expanded);
-            assert!(limit < query, "{expanded}");
+            assert_in_order(
+                &expanded,
+                "\"limit\" , __toolsmith_slot_1",
+                "\"query\" , __toolsmith_slot_0",
+            );
             // Each value still goes to its own parameter.
-            let arm = expanded
-                .find("(__toolsmith :: Some (__toolsmith_value_1) , __toolsmith :: Some (__toolsmith_value_0) ,)")
-                .expect(&expanded);
-            let call = expanded[arm..].find("search (__toolsmith_value_0 , __toolsmith_value_1)");
-            assert!(call.is_some(), "{expanded}");
+            let arm = from(
+                &expanded,
+                "(__toolsmith :: Some (__toolsmith_value_1) , __toolsmith :: Some (__toolsmith_value_0) ,)",
+            );
+            from(arm, "search (__toolsmith_value_0 , __toolsmith_value_1)");
         }
     }
 
