@@ -15,6 +15,8 @@
 # Usage: [FEATURES=lean] benches/compile_cost/run.sh [N] [RUNS] [MODE]
 #   FEATURES=lean  toolsmith without its default features (daimon is always taken so); the
 #                  default takes it with them, which makes cargo's own work larger
+#   SIGNATURES=distinct  every tool's parameter types its own (the default: four signatures in
+#                  turn, so 50 tools share each); nothing generic over them is then shared
 #   N     tools in each crate (default 200)
 #   RUNS  paired runs (default 5)
 #   MODE  incremental: CARGO_INCREMENTAL=1, `touch` + `cargo build` (the edit-build loop;
@@ -33,6 +35,10 @@ mkdir -p "$WORK"
 # `kind` is plain, toolsmith or daimon.
 tool_source() {
     local i="$1" kind="$2"
+    if [ "${SIGNATURES:-shared}" = distinct ]; then
+        distinct_tool_source "$i" "$kind"
+        return
+    fi
     if [ "$kind" = daimon ]; then
         daimon_tool_source "$i"
         return
@@ -91,6 +97,39 @@ pub async fn tool_$i(
 RS
     ;;
     esac
+}
+
+# SIGNATURES=distinct: tool $i with parameter types of its own (no two tools alike), so that
+# no code generic over the parameters' types is shared between tools: two parameters of the
+# eight types below for the first 64 tools, three for the others.
+DISTINCT_TYPES=(f64 String "Option<u32>" bool "Vec<String>" u64 i32 "Option<String>")
+distinct_tool_source() {
+    local i="$1" kind="$2" params sizes attr="" returns="usize" value
+    params="    /// The first.
+    a: ${DISTINCT_TYPES[$((i % 8))]},
+    /// The second.
+    b: ${DISTINCT_TYPES[$((i / 8 % 8))]},"
+    sizes="std::mem::size_of_val(&a) + std::mem::size_of_val(&b)"
+    if [ "$i" -ge 64 ]; then
+        params="$params
+    /// The third.
+    c: ${DISTINCT_TYPES[$((i / 64 % 8))]},"
+        sizes="$sizes + std::mem::size_of_val(&c)"
+    fi
+    value="$sizes + $i"
+    case "$kind" in
+    toolsmith) attr="#[tool_fn(category = \"bench\")]" ;;
+    daimon) attr="#[daimon::tool_fn]" returns="daimon::Result<ToolOutput>" value="ToolOutput::json(&($value))" ;;
+    esac
+    cat <<RS
+/// Sizes its arguments (tool $i).
+$attr
+pub async fn tool_$i(
+$params
+) -> $returns {
+    $value
+}
+RS
 }
 
 # The same tool under daimon's macro: the same signature and value, wrapped in daimon's
@@ -184,7 +223,11 @@ TOML
         if [ "$kind" = daimon ]; then
             echo "use daimon::tool::ToolOutput;"
         else
-            echo "use toolsmith::{tool_fn, ToolError};"
+            if [ "${SIGNATURES:-shared}" = distinct ]; then
+                echo "use toolsmith::tool_fn;"
+            else
+                echo "use toolsmith::{tool_fn, ToolError};"
+            fi
             echo "#[allow(unused_imports)] use tool_fn as _;"
         fi
         for i in $(seq 0 $((N - 1))); do tool_source "$i" "$kind"; done
@@ -251,7 +294,7 @@ for mode in $MODES; do
     peer_ratio=$(printf '%s\n' "${peer_ratios[@]}" | median)
     per_tool_ms=$(awk -v m="$macro" -v p="$plain" -v n="$N" 'BEGIN {printf "%.1f", (m - p) * 1000 / n}')
     daimon_per_tool_ms=$(awk -v d="$daimon" -v p="$plain" -v n="$N" 'BEGIN {printf "%.1f", (d - p) * 1000 / n}')
-    echo "tools: $N, paired runs: $RUNS (medians), profile: dev, mode: $mode (CARGO_INCREMENTAL=$CARGO_INCREMENTAL)"
+    echo "tools: $N, paired runs: $RUNS (medians), profile: dev, mode: $mode (CARGO_INCREMENTAL=$CARGO_INCREMENTAL), signatures: ${SIGNATURES:-shared}"
     echo "plain async fns:  ${plain}s"
     echo "#[tool_fn] tools: ${macro}s"
     echo "ratio: $(printf '%.2f' "$ratio")x (median of the runs' ratios), overhead: ${per_tool_ms} ms per tool"

@@ -112,6 +112,10 @@ impl StructDefault {
     }
 }
 
+/// The most parameters read by one call of the core's `ReadFields` (implemented for tuples of
+/// one to twelve kinds): a tool or `ToolArgs` type with more reads each in place.
+const READ_TOGETHER_AT_MOST: usize = 12;
+
 /// An expression building the arguments' object schema (an `Args`).
 pub fn schema_expr(krate: &Ident, fields: &[ArgField]) -> TokenStream {
     let properties = fields.iter().map(|field| {
@@ -131,14 +135,13 @@ pub fn schema_expr(krate: &Ident, fields: &[ArgField]) -> TokenStream {
 }
 
 /// The contents of a block (statements and the expression it evaluates to) reading `fields`
-/// from the `ToolArgs` named `reader`: `read` gives what it
-/// evaluates to from the locals holding the fields' values (in the order of `fields`,
-/// defaults applied), `misread` what it evaluates to from the error to report. The pass over the
-/// arguments, the reading of each type and the choice of the error are functions of
-/// `toolsmith-core` (`generated::read`, shared by every tool): what is written here is the
-/// table of names, a call per field and a `match` on the values, as little code per tool as
-/// reading in one pass allows. `struct_default` is the struct's default some fields take their
-/// values from (`#[serde(default)]` on a struct).
+/// from the `ToolArgs` named `reader`: `read` gives what it evaluates to from the locals
+/// holding the fields' values (in the order of `fields`, defaults applied), `misread` what it
+/// evaluates to from the error to report. The pass over the arguments, the reading of each
+/// type and the choice of the error are functions of `toolsmith-core` (`generated::read`,
+/// shared by every tool): up to [`READ_TOGETHER_AT_MOST`] fields are read by one call
+/// ([`read_together`]), more by a call per field ([`read_in_place`]). `struct_default` is the
+/// struct's default some fields take their values from (`#[serde(default)]` on a struct).
 pub fn read_expr(
     krate: &Ident,
     reader: &Ident,
@@ -155,27 +158,9 @@ pub fn read_expr(
             None => read,
         };
     }
-    let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
-    let slots: Vec<Ident> = (0..fields.len())
-        .map(|i| Ident::new(&format!("__toolsmith_slot_{i}"), Span::mixed_site()))
-        .collect();
     let values: Vec<Ident> = (0..fields.len())
         .map(|i| Ident::new(&format!("__toolsmith_value_{i}"), Span::mixed_site()))
         .collect();
-    let names: Vec<&String> = fields.iter().map(|field| &field.name.value).collect();
-    let order = read_order(fields);
-    let reads = order.iter().map(|&index| {
-        let (field, slot) = (&fields[index], &slots[index]);
-        let ty = &field.ty;
-        let name = &field.name.value;
-        // Spanned at the type, so that a type without `Deserialize` is blamed.
-        match field.default {
-            None => quote_spanned!(ty.span()=> #misreads.required::<#ty>(#reader, #name, #slot)),
-            Some(_) => {
-                quote_spanned!(ty.span()=> #misreads.defaulted::<#ty>(#reader, #name, #slot))
-            }
-        }
-    });
     // Only hygienic locals are in scope here, so a default function's path cannot be taken
     // for one of the user's names.
     let defaults = fields.iter().zip(&values).map(|(field, value)| {
@@ -193,30 +178,134 @@ pub fn read_expr(
     });
     let from_struct =
         struct_default.and_then(|default| default.fill_left_out(krate, fields, &values));
-    let read_values = order.iter().map(|&index| &values[index]);
     let read = read(&values);
-    // The names again (not a shared local): the read that succeeds is as it was.
-    let misread = misread(quote!(#misreads.into_error(#reader, &[#(#names),*])));
-    let unread = Ident::new("__toolsmith_unread", Span::mixed_site());
-    // No braces of its own: every caller puts it in a block (a block more per tool to lower
-    // and check). Both arms move the whole value out of the `match` (the second drops it
-    // before the error is made), so that nothing read is alive while the call runs or the
-    // error is made: no cleanup path dropping it, and no drop flag.
-    quote! {
-        let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
-        let mut #misreads = #krate::Misreads::new();
-        match (#(#reads,)*) {
-            (#(#krate::Some(#read_values),)*) => {
-                #built_first
-                #(#defaults)*
-                #from_struct
-                #read
+    let all_read = quote! {
+        #built_first
+        #(#defaults)*
+        #from_struct
+        #read
+    };
+    let reading = Reading {
+        krate,
+        reader,
+        fields,
+        order: read_order(fields),
+        values: &values,
+    };
+    if fields.len() <= READ_TOGETHER_AT_MOST {
+        reading.read_together(all_read, misread)
+    } else {
+        reading.read_in_place(all_read, misread)
+    }
+}
+
+/// What [`read_expr`] reads: `fields` from `reader`, in `order` (their places), into the
+/// locals `values` (one per field, in the fields' order).
+struct Reading<'a> {
+    krate: &'a Ident,
+    reader: &'a Ident,
+    fields: &'a [ArgField],
+    order: Vec<usize>,
+    values: &'a [Ident],
+}
+
+impl Reading<'_> {
+    /// The fields' kinds (`Required<T>`, or `Defaulted<T>` for a field with a default) as a
+    /// tuple in the order read, read by one call of the core's `ReadFields`, with the table of
+    /// each one's name and place: `all_read` runs with the values read, `misread` with the
+    /// error. The reading itself is the core's, checked once there, and one copy of its code
+    /// serves every tool with the same parameter types.
+    fn read_together(
+        &self,
+        all_read: TokenStream,
+        misread: impl FnOnce(TokenStream) -> TokenStream,
+    ) -> TokenStream {
+        let Self {
+            krate,
+            reader,
+            fields,
+            order,
+            values,
+        } = self;
+        // Spanned at the type, so that a type without `Deserialize` is named.
+        let kinds = order.iter().map(|&index| {
+            let ty = &fields[index].ty;
+            match fields[index].default {
+                None => quote_spanned!(ty.span()=> #krate::Required<#ty>),
+                Some(_) => quote_spanned!(ty.span()=> #krate::Defaulted<#ty>),
             }
-            #unread => {
-                {
-                    let _ = { #unread };
+        });
+        let table = order.iter().map(|&index| {
+            let name = &fields[index].name.value;
+            quote!((#name, #index))
+        });
+        let read_values = order.iter().map(|&index| &values[index]);
+        let error = Ident::new("__toolsmith_error", Span::mixed_site());
+        let misread = misread(quote!(#error));
+        quote! {
+            match <(#(#kinds,)*) as #krate::ReadFields>::read(#reader, &[#(#table),*]) {
+                #krate::Ok((#(#read_values,)*)) => {
+                    #all_read
                 }
-                #misread
+                #krate::Err(#error) => #misread,
+            }
+        }
+    }
+
+    /// The fields read one by one in place: a slot each from the core's `slots`, then a call of
+    /// `Misreads::required::<T>` (or `defaulted`) per field and a `match` on the values.
+    fn read_in_place(
+        &self,
+        all_read: TokenStream,
+        misread: impl FnOnce(TokenStream) -> TokenStream,
+    ) -> TokenStream {
+        let Self {
+            krate,
+            reader,
+            fields,
+            order,
+            values,
+        } = self;
+        let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
+        let slots: Vec<Ident> = (0..fields.len())
+            .map(|i| Ident::new(&format!("__toolsmith_slot_{i}"), Span::mixed_site()))
+            .collect();
+        let names: Vec<&String> = fields.iter().map(|field| &field.name.value).collect();
+        let reads = order.iter().map(|&index| {
+            let (field, slot) = (&fields[index], &slots[index]);
+            let ty = &field.ty;
+            let name = &field.name.value;
+            // Spanned at the type, so that a type without `Deserialize` is blamed.
+            match field.default {
+                None => {
+                    quote_spanned!(ty.span()=> #misreads.required::<#ty>(#reader, #name, #slot))
+                }
+                Some(_) => {
+                    quote_spanned!(ty.span()=> #misreads.defaulted::<#ty>(#reader, #name, #slot))
+                }
+            }
+        });
+        let read_values = order.iter().map(|&index| &values[index]);
+        // The names again (not a shared local): the read that succeeds is as it was.
+        let misread = misread(quote!(#misreads.into_error(#reader, &[#(#names),*])));
+        let unread = Ident::new("__toolsmith_unread", Span::mixed_site());
+        // No braces of its own: every caller puts it in a block (a block more per tool to
+        // lower and check). Both arms move the whole value out of the `match` (the second
+        // drops it before the error is made), so that nothing read is alive while the call
+        // runs or the error is made: no cleanup path dropping it, and no drop flag.
+        quote! {
+            let [#(#slots),*] = #krate::slots(#reader, &[#(#names),*]);
+            let mut #misreads = #krate::Misreads::new();
+            match (#(#reads,)*) {
+                (#(#krate::Some(#read_values),)*) => {
+                    #all_read
+                }
+                #unread => {
+                    {
+                        let _ = { #unread };
+                    }
+                    #misread
+                }
             }
         }
     }
@@ -225,7 +314,8 @@ pub fn read_expr(
 /// The places of `fields` in the order they are read: those whose type plainly needs no
 /// drop first, then the others, each group in the fields' order. A value read is alive while
 /// the next one is read, and a value with drop glue so alive gets a cleanup path dropping it
-/// should that read unwind: with the values needing no drop read first, a tool with one
+/// should that read unwind (in each tool's code read in place, in each copy of the core's
+/// `ReadFields` read together): with the values needing no drop read first, a tool with one
 /// `String` parameter has none. The order read in changes no error: the one reported does
 /// not depend on it (`Misreads`).
 fn read_order(fields: &[ArgField]) -> Vec<usize> {

@@ -1006,13 +1006,36 @@ mod tests {
         assert_in_order(definition, "ReturnType", "ArgsObject");
     }
 
+    /// A function of `count` parameters, `p0: String` then `u8`s, named `name`.
+    fn with_parameters(name: &str, count: usize, asynchronous: bool) -> String {
+        let parameters: Vec<String> = (0..count)
+            .map(|i| format!("p{i}: {}", if i == 0 { "String" } else { "u8" }))
+            .collect();
+        let asynchronous = if asynchronous { "async " } else { "" };
+        format!(
+            "{asynchronous}fn {name}({}) -> String {{ p0 }}",
+            parameters.join(", ")
+        )
+    }
+
+    #[test]
+    fn parameters_are_read_together_by_the_core_up_to_twelve() {
+        for asynchronous in [true, false] {
+            let twelve = expanded(&with_parameters("twelve", 12, asynchronous));
+            assert!(twelve.contains("as __toolsmith :: ReadFields > :: read"));
+            assert!(!twelve.contains("Misreads"), "{twelve}");
+            let thirteen = expanded(&with_parameters("thirteen", 13, asynchronous));
+            assert!(!thirteen.contains("ReadFields"), "{thirteen}");
+            assert!(thirteen.contains("Misreads"));
+        }
+    }
+
     #[test]
     fn a_misread_drops_the_values_read_before_making_its_error() {
-        for source in [
-            "async fn greet(name: String, times: u8) -> String { name }",
-            "fn greet(name: String, times: u8) -> String { name }",
-        ] {
-            let expanded = expanded(source);
+        // Thirteen parameters are read in place (twelve and fewer by the core, which drops
+        // them itself).
+        for asynchronous in [true, false] {
+            let expanded = expanded(&with_parameters("greet", 13, asynchronous));
             // The error arm takes the values read out of the `match` (no `_` keeping them in
             // it) and drops them before the error is made.
             let arm = from(&expanded, "__toolsmith_unread =>");
@@ -1027,18 +1050,32 @@ mod tests {
             "fn search(query: String, limit: u32) -> String { query }",
         ] {
             let expanded = expanded(source);
+            // The kinds and their table in the order read, each name with its parameter's
+            // place.
+            let read = from(&expanded, "ReadFields");
             assert_in_order(
                 &expanded,
-                "\"limit\" , __toolsmith_slot_1",
-                "\"query\" , __toolsmith_slot_0",
+                "__toolsmith :: Required < String > ,) as",
+                "ReadFields",
             );
+            assert_in_order(read, "(\"limit\" , 1usize)", "(\"query\" , 0usize)");
             // Each value still goes to its own parameter.
             let arm = from(
-                &expanded,
-                "(__toolsmith :: Some (__toolsmith_value_1) , __toolsmith :: Some (__toolsmith_value_0) ,)",
+                read,
+                "__toolsmith :: Ok ((__toolsmith_value_1 , __toolsmith_value_0 ,))",
             );
             from(arm, "search (__toolsmith_value_0 , __toolsmith_value_1)");
         }
+        // Read in place (more than twelve parameters): the same order.
+        let expanded = expanded(
+            "fn search(query: String, p1: u8, p2: u8, p3: u8, p4: u8, p5: u8, p6: u8, p7: u8, \
+             p8: u8, p9: u8, p10: u8, p11: u8, limit: u32) -> String { query }",
+        );
+        assert_in_order(
+            &expanded,
+            "\"limit\" , __toolsmith_slot_12",
+            "\"query\" , __toolsmith_slot_0",
+        );
     }
 
     #[test]

@@ -16,8 +16,8 @@ pub use crate::generated::call::{
     call_context, command_group, command_name, definition, finished, lend, run_now, start,
     start_blocking,
 };
-pub use crate::generated::read::{Misreads, slots};
-pub use crate::generated::result_conversion::{ReturnType, Returned};
+pub use crate::generated::read::{Defaulted, Misreads, ReadField, ReadFields, Required, slots};
+pub use crate::generated::result_conversion::{Conversion, ReturnType, Returned};
 pub use crate::schema::validation::unknown_command;
 pub use crate::{
     Args, ArgsObject, ArgsSchema, FromSessionParts, FromToolArgs, SessionParts, Tool,
@@ -35,15 +35,13 @@ pub use crate::{
 pub mod kinds {
     pub use crate::generated::expansion as __toolsmith;
     pub use crate::generated::result_conversion::{
-        AsIsKind as __ToolsmithAsIsKind, DisplayErrorKind as __ToolsmithDisplayErrorKind,
-        EmptyKind as __ToolsmithEmptyKind, ImageKind as __ToolsmithImageKind,
-        ImagesKind as __ToolsmithImagesKind, IntoToolErrorKind as __ToolsmithIntoToolErrorKind,
-        JsonKind as __ToolsmithJsonKind, KeepErrorKind as __ToolsmithKeepErrorKind,
-        NoSchemaKind as __ToolsmithNoSchemaKind, OptionalImageKind as __ToolsmithOptionalImageKind,
-        PartsKind as __ToolsmithPartsKind, SchemaKind as __ToolsmithSchemaKind,
-        SplitKind as __ToolsmithSplitKind, SuccessSchemaKind as __ToolsmithSuccessSchemaKind,
-        TextKind as __ToolsmithTextKind, UnknownSchemaKind as __ToolsmithUnknownSchemaKind,
-        WholeKind as __ToolsmithWholeKind, WithImagesKind as __ToolsmithWithImagesKind,
+        DisplayErrorKind as __ToolsmithDisplayErrorKind,
+        IntoToolErrorKind as __ToolsmithIntoToolErrorKind, JsonKind as __ToolsmithJsonKind,
+        KeepErrorKind as __ToolsmithKeepErrorKind, NoSchemaKind as __ToolsmithNoSchemaKind,
+        OwnResultKind as __ToolsmithOwnResultKind, SchemaKind as __ToolsmithSchemaKind,
+        SuccessSchemaKind as __ToolsmithSuccessSchemaKind,
+        UnknownSchemaKind as __ToolsmithUnknownSchemaKind, WholeKind as __ToolsmithWholeKind,
+        WithImagesKind as __ToolsmithWithImagesKind,
     };
 }
 
@@ -85,8 +83,8 @@ impl<T: ToolImpl + ?Sized> MacroGenerated for T {}
 macro_rules! __toolsmith_conversion {
     ($returned:ty) => {{
         let (ok, err, split) =
-            (&&$crate::__private::expansion::Returned::<$returned>::NEW).split_kind();
-        split.conversion((&&ok).result_kind(), (&&&err).error_kind())
+            (&&&&$crate::__private::expansion::Returned::<$returned>::NEW).split_kind();
+        split.conversion((&&ok).result_kind(), err)
     }};
 }
 

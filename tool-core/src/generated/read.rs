@@ -13,6 +13,8 @@
 //!
 //! Not part of the public API: the macro's generated code is its only user.
 
+use std::marker::PhantomData;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -51,7 +53,11 @@ impl Slot<'_> {
 /// Arguments sent in the order of `names` (the schema's, which models mostly follow) are
 /// taken each at its parameter's place, one comparison each; from the first one out of
 /// place, every argument is looked up by name (`fill_slots`).
-#[inline]
+// Always inlined where optimised: [`ReadFields`] hands it the names it builds from a tool's
+// table, which fold to the constants they are only once it is inlined (a call of a tool
+// reading two numbers: 2,412 instructions inlined, 2,462 not).
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub fn slots<'a, const N: usize>(args: &ToolArgs<'a>, names: &[&str; N]) -> [Slot<'a>; N] {
     let mut slots = [Slot::ABSENT; N];
     for (index, slot) in slots.iter_mut().enumerate() {
@@ -235,6 +241,168 @@ impl Misreads {
     }
 }
 
+/// How one parameter (or field) is read: [`Required`] or [`Defaulted`], over its type. The
+/// generated code names the parameters' kinds as a tuple ([`ReadFields`]).
+pub trait ReadField {
+    /// What the read gives: the type read, or an `Option` of it for a defaulted one (`None`
+    /// when absent, for the caller to put the default in its place).
+    type Value;
+
+    /// The value read from `slot` (see [`Misreads::required`]); `None` when it could not be
+    /// read (the error is kept in `misreads`).
+    fn read(
+        misreads: &mut Misreads,
+        args: &ToolArgs<'_>,
+        name: &'static str,
+        slot: Slot<'_>,
+    ) -> Option<Self::Value>;
+}
+
+/// A parameter that must be sent (unless its type reads from `null`, as an `Option` does):
+/// read by [`Misreads::required`]. A marker of types only, never made.
+#[allow(missing_debug_implementations)]
+pub struct Required<T>(PhantomData<fn() -> T>);
+
+/// A parameter with a default: read by [`Misreads::defaulted`]. A marker of types only, never
+/// made.
+#[allow(missing_debug_implementations)]
+pub struct Defaulted<T>(PhantomData<fn() -> T>);
+
+impl<T: DeserializeOwned> ReadField for Required<T> {
+    type Value = T;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn read(
+        misreads: &mut Misreads,
+        args: &ToolArgs<'_>,
+        name: &'static str,
+        slot: Slot<'_>,
+    ) -> Option<T> {
+        misreads.required::<T>(args, name, slot)
+    }
+}
+
+impl<T: DeserializeOwned> ReadField for Defaulted<T> {
+    type Value = Option<T>;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn read(
+        misreads: &mut Misreads,
+        args: &ToolArgs<'_>,
+        name: &'static str,
+        slot: Slot<'_>,
+    ) -> Option<Option<T>> {
+        misreads.defaulted::<T>(args, name, slot)
+    }
+}
+
+/// A tuple of parameter kinds ([`ReadField`]s), read together: what the generated code of a
+/// tool or a `ToolArgs` type calls to read its arguments, one call for them all.
+///
+/// Generic over the parameters' types alone, so that the reading is checked and borrow
+/// checked once, here, rather than in every tool's generated code, and tools with the same
+/// parameter types share one copy of its machine code. Implemented for one to twelve
+/// fields; the macro reads more in place (`READ_TOGETHER_AT_MOST` in `toolsmith-macros`).
+///
+/// The tuple lists the kinds in the order they are read, which the macro picks: values
+/// needing no drop first, so that a value read is rarely alive while the next is read (each
+/// such value costs every copy of this function a cleanup path dropping it). `fields` gives
+/// each kind's name and its parameter's place, in the tuple's order: the arguments are
+/// looked for in the parameters' order (the order models mostly send them in, which
+/// [`slots`] takes fast), and the error reported does not depend on the order read
+/// ([`Misreads`]). One table a tool, not a table of names and one of places: each is a
+/// constant of every tool.
+pub trait ReadFields {
+    /// Each kind's name and its parameter's place: an array of as many pairs.
+    type Fields: ?Sized;
+    /// The values read, in the tuple's order: a tuple of each kind's `ReadField::Value`.
+    type Values;
+
+    /// Every parameter read from `args`, or the error to report (see [`Misreads`]).
+    fn read(args: &ToolArgs<'_>, fields: &Self::Fields) -> Result<Self::Values, ToolError>;
+}
+
+/// The parameters' names in their own order, from `fields` (name and place of each).
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn declared_names<const N: usize>(fields: &[(&'static str, usize); N]) -> [&'static str; N] {
+    let mut names = [""; N];
+    for &(name, place) in fields {
+        names[place] = name;
+    }
+    names
+}
+
+/// The slots of `fields` ([`slots`] of the names in the parameters' order, so that an absent
+/// one is numbered by its parameter's place), in the order of `fields`. Generic over the
+/// count alone: one copy for all tools with as many parameters.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn slots_of<'a, const N: usize>(
+    args: &ToolArgs<'a>,
+    fields: &[(&'static str, usize); N],
+) -> [Slot<'a>; N] {
+    let found = slots(args, &declared_names(fields));
+    let mut slots = [Slot::ABSENT; N];
+    for (slot, &(_, place)) in slots.iter_mut().zip(fields) {
+        *slot = found[place];
+    }
+    slots
+}
+
+/// [`Misreads::into_error`] for the parameters of `fields`.
+#[inline(never)]
+#[cold]
+fn misread<const N: usize>(
+    misreads: Misreads,
+    args: &ToolArgs<'_>,
+    fields: &[(&'static str, usize); N],
+) -> ToolError {
+    misreads.into_error(args, &declared_names(fields))
+}
+
+/// [`ReadFields`] for a tuple of kinds `$kind`, with `$value` the local of each value read
+/// and `$index` its place.
+macro_rules! read_fields {
+    ($count:literal: $($kind:ident $value:ident $index:tt),+) => {
+        impl<$($kind: ReadField),+> ReadFields for ($($kind,)+) {
+            type Fields = [(&'static str, usize); $count];
+            type Values = ($($kind::Value,)+);
+
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            #[cfg_attr(debug_assertions, inline)]
+            fn read(
+                args: &ToolArgs<'_>,
+                fields: &[(&'static str, usize); $count],
+            ) -> Result<Self::Values, ToolError> {
+                let slots = slots_of(args, fields);
+                let mut misreads = Misreads::new();
+                match ($($kind::read(&mut misreads, args, fields[$index].0, slots[$index]),)+) {
+                    ($(Some($value),)+) => Ok(($($value,)+)),
+                    unread => {
+                        // The values read are dropped before the error is made.
+                        drop(unread);
+                        Err(misread(misreads, args, fields))
+                    }
+                }
+            }
+        }
+    };
+}
+
+read_fields!(1: A a 0);
+read_fields!(2: A a 0, B b 1);
+read_fields!(3: A a 0, B b 1, C c 2);
+read_fields!(4: A a 0, B b 1, C c 2, D d 3);
+read_fields!(5: A a 0, B b 1, C c 2, D d 3, E e 4);
+read_fields!(6: A a 0, B b 1, C c 2, D d 3, E e 4, F f 5);
+read_fields!(7: A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6);
+read_fields!(8: A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7);
+read_fields!(9: A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8);
+read_fields!(10: A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9);
+read_fields!(11: A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10);
+read_fields!(12: A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11);
+
 /// The error of reading `value`, sent as `name`, as a `T`: the one [`ToolArgs::read_field`]
 /// gave when it was first read (reading is deterministic), made again only when it is
 /// reported. Should the value read this time, an error saying it could not be read rather
@@ -338,6 +506,98 @@ mod tests {
         }
     }
 
+    /// [`read`] through [`ReadFields`], the parameters read in `order` (a permutation of
+    /// `[0, 1, 2]`, as the macro may pick).
+    fn read_together(
+        arguments: serde_json::Value,
+        order: [usize; 3],
+    ) -> Result<(u8, u8, Option<u8>), String> {
+        type Abc = (Required<u8>, Required<u8>, Required<Option<u8>>);
+        type Cab = (Required<Option<u8>>, Required<u8>, Required<u8>);
+        type Acb = (Required<u8>, Required<Option<u8>>, Required<u8>);
+        let arguments = ToolArguments::try_from(arguments).unwrap();
+        let args = ToolArgs::new("f", &arguments);
+        let names = ["a", "b", "c"];
+        let fields = order.map(|place| (names[place], place));
+        // The kinds in the order read (`c` is the one `Option`), the values read back in the
+        // parameters' order.
+        let read = || -> Result<[Option<u8>; 3], ToolError> {
+            let values = match order {
+                [0, 1, 2] | [1, 0, 2] => {
+                    let (x, y, z) = Abc::read(&args, &fields)?;
+                    [Some(x), Some(y), z]
+                }
+                [2, 0, 1] | [2, 1, 0] => {
+                    let (x, y, z) = Cab::read(&args, &fields)?;
+                    [x, Some(y), Some(z)]
+                }
+                [0, 2, 1] | [1, 2, 0] => {
+                    let (x, y, z) = Acb::read(&args, &fields)?;
+                    [Some(x), y, Some(z)]
+                }
+                _ => unreachable!("not a permutation: {order:?}"),
+            };
+            let mut declared = [None; 3];
+            for (value, place) in values.into_iter().zip(order) {
+                declared[place] = value;
+            }
+            Ok(declared)
+        };
+        match read() {
+            Ok([a, b, c]) => Ok((a.unwrap(), b.unwrap(), c)),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+
+    const ORDERS: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+
+    #[test]
+    fn reading_together_in_any_order_is_reading_in_place() {
+        for arguments in [
+            json!({}),
+            json!({"c": 1}),
+            json!({"c": "x"}),
+            json!({"b": "y", "c": "x"}),
+            json!({"c": "x", "b": "y"}),
+            json!({"a": 1, "b": null}),
+            json!({"b": 1, "a": "z"}),
+            json!({"a": 1, "b": 2, "c": 3}),
+            json!({"b": 2, "a": "1"}),
+            json!({"c": 3, "b": 2, "a": 1}),
+            json!({"a": 1, "bb": 2}),
+        ] {
+            for order in ORDERS {
+                assert_eq!(
+                    read_together(arguments.clone(), order),
+                    read(arguments.clone()),
+                    "{arguments} read in the order {order:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn defaulted_fields_read_together_are_none_when_absent() {
+        let arguments = ToolArguments::try_from(json!({"b": "x"})).unwrap();
+        let args = ToolArgs::new("f", &arguments);
+        let fields = [("b", 1), ("a", 0)];
+        let read = <(Defaulted<String>, Defaulted<u8>) as ReadFields>::read(&args, &fields);
+        assert_eq!(read.unwrap(), (Some("x".to_owned()), None));
+        let arguments = ToolArguments::try_from(json!({"a": "x"})).unwrap();
+        let args = ToolArgs::new("f", &arguments);
+        let err = <(Defaulted<String>, Defaulted<u8>) as ReadFields>::read(&args, &fields)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/a:"), "{err}");
+    }
+
     #[test]
     fn reads_each_slot_by_name() {
         assert_eq!(read(json!({"b": 2, "a": "1"})), Ok((1, 2, None)));
@@ -436,6 +696,30 @@ mod tests {
     proptest! {
         /// Arguments in the parameters' order, out of it, with `null`s, missing or unknown
         /// ones: every slot is what a plain search by name finds.
+        #[test]
+        fn reading_together_is_reading_in_place(
+            sent in proptest::collection::vec(
+                (
+                    prop_oneof![Just("a"), Just("b"), Just("c"), Just("d")],
+                    prop_oneof![
+                        Just(json!(null)),
+                        (0u16..300).prop_map(|n| json!(n)),
+                        Just(json!("7")),
+                        Just(json!("x")),
+                    ],
+                ),
+                0..5,
+            ),
+            order in proptest::sample::select(ORDERS.to_vec()),
+        ) {
+            let arguments: serde_json::Map<String, serde_json::Value> = sent
+                .into_iter()
+                .map(|(name, value)| (name.to_owned(), value))
+                .collect();
+            let arguments = serde_json::Value::Object(arguments);
+            prop_assert_eq!(read_together(arguments.clone(), order), read(arguments));
+        }
+
         #[test]
         fn slots_are_what_a_search_by_name_finds(
             sent in prop::collection::vec(

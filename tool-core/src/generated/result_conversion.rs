@@ -3,11 +3,12 @@
 //! The macro cannot see types, only their spelling, so the choice is made by the compiler at
 //! the call site (autoref specialisation: the most specific impl that applies is taken). From
 //! the return type alone (a marker, [`Returned`]), the generated code picks how to split it
-//! (a `Result` or not), then a converter for its success type and one for its error type,
-//! each a function of this module, so that what runs is a [`Conversion`]: three function
-//! pointers to functions generic over the types alone. Tools returning the same type share
-//! one copy of them, and no tool has a conversion body of its own (which would cost compile
-//! time in every tool).
+//! (a `Result` or not) together with the converter for its error type, then a converter for
+//! its success type, each a function of this module, so that what runs is a [`Conversion`]:
+//! three function pointers to functions generic over the types alone. Tools returning the
+//! same type share one copy of them, and no tool has a conversion body of its own (which
+//! would cost compile time in every tool). Two picks, not three: each is a method look-up
+//! the compiler does for every tool.
 //!
 //! - a `Result<T, E>` is split: `Err(e)` becomes a [`ToolError`] (kept as is when `E` is
 //!   `ToolError`, converted when `E: Into<ToolError>`, otherwise
@@ -21,8 +22,8 @@
 //! The generated code, for a return type `O`:
 //!
 //! ```ignore
-//! let (ok, err, split) = (&&Returned::<O>::NEW).split_kind();
-//! let conversion = split.conversion((&&ok).result_kind(), (&&&err).error_kind());
+//! let (ok, err, split) = (&&&&Returned::<O>::NEW).split_kind();
+//! let conversion = split.conversion((&&ok).result_kind(), err);
 //! // and, for the tool's definition, the success type's schema:
 //! let returns = (&&&&&ReturnType::<O>::NEW).returns_schema(); // a `ReturnsSchema`
 //! ```
@@ -124,72 +125,81 @@ impl<T> WholeTag<T> {
     }
 }
 
-/// What a return type splits into: the success type and the error type (as markers to pick
-/// their converters with), and the tag that assembles the conversion. One call gives all
-/// three, so that the generated code makes as few calls as the choice allows (each is code
-/// compiled in every tool of a debug build).
-pub type Split<T, E, Tag> = (Returned<T>, Returned<E>, Tag);
+/// What a return type splits into: the success type (as a marker to pick its converter
+/// with), the error's converter, and the tag that assembles the conversion. One call gives
+/// all three, so that the generated code makes as few calls as the choice allows (each is
+/// code compiled in every tool of a debug build).
+pub type Split<T, E, Tag> = (Returned<T>, ErrConverter<E>, Tag);
 
-/// Picks [`SplitTag`] for a `Result`.
-pub trait SplitKind<T, E> {
+// ---- Result or not, and the error of a Result ----
+//
+// Called on `&&&&Returned<O>`: the first kind below that applies is taken (a `&self`
+// method is found by value on one reference fewer than the call's four first, then on
+// each reference fewer). A bound the error type must meet is on the method (not the impl)
+// for the last `Result` kind, so that the kind is still chosen and the error names the
+// bound.
+
+/// Picks the error itself, for a `Result<T, ToolError>`.
+pub trait KeepErrorKind<T> {
     /// The parts.
     #[inline]
-    fn split_kind(&self) -> Split<T, E, SplitTag<T, E>> {
-        (Returned::NEW, Returned::NEW, SplitTag(PhantomData))
+    fn split_kind(&self) -> Split<T, ToolError, SplitTag<T, ToolError>> {
+        (
+            Returned::NEW,
+            ErrConverter(|error, _tool| error),
+            SplitTag(PhantomData),
+        )
     }
 }
-impl<T, E> SplitKind<T, E> for &Returned<Result<T, E>> {}
+impl<T> KeepErrorKind<T> for &&&Returned<Result<T, ToolError>> {}
 
-/// Picks [`WholeTag`] for anything else.
+/// Picks the conversion into a `ToolError`, for a `Result<T, E>` with `E: Into<ToolError>`.
+pub trait IntoToolErrorKind<T, E> {
+    /// The parts.
+    #[inline]
+    fn split_kind(&self) -> Split<T, E, SplitTag<T, E>>
+    where
+        E: Into<ToolError>,
+    {
+        (
+            Returned::NEW,
+            ErrConverter(|error, _tool| error.into()),
+            SplitTag(PhantomData),
+        )
+    }
+}
+impl<T, E: Into<ToolError>> IntoToolErrorKind<T, E> for &&Returned<Result<T, E>> {}
+
+/// Picks [`ToolError::Execution`] with the error's text, for any other `Result<T, E>`.
+pub trait DisplayErrorKind<T, E> {
+    /// The parts.
+    #[inline]
+    fn split_kind(&self) -> Split<T, E, SplitTag<T, E>>
+    where
+        E: FailureMessage,
+    {
+        (
+            Returned::NEW,
+            ErrConverter(|error, tool| failed_with(tool, error.failure_message())),
+            SplitTag(PhantomData),
+        )
+    }
+}
+impl<T, E> DisplayErrorKind<T, E> for &Returned<Result<T, E>> {}
+
+/// Picks [`WholeTag`] for anything but a `Result`: no error to convert.
 pub trait WholeKind<T> {
     /// The parts.
     #[inline]
     fn split_kind(&self) -> Split<T, Infallible, WholeTag<T>> {
-        (Returned::NEW, Returned::NEW, WholeTag(PhantomData))
+        (
+            Returned::NEW,
+            ErrConverter(|never, _tool| match never {}),
+            WholeTag(PhantomData),
+        )
     }
 }
 impl<T> WholeKind<T> for Returned<T> {}
-
-// ---- The error of a Result ----
-//
-// Each kind's method gives the converter itself; a bound the error type must meet is on the
-// method (not the impl), so that the kind is still chosen and the error names the bound.
-
-/// Picks the error itself, for a `ToolError`.
-pub trait KeepErrorKind {
-    /// The converter.
-    #[inline]
-    fn error_kind(&self) -> ErrConverter<ToolError> {
-        ErrConverter(|error, _tool| error)
-    }
-}
-impl KeepErrorKind for &&Returned<ToolError> {}
-
-/// Picks the conversion into a `ToolError`.
-pub trait IntoToolErrorKind<E> {
-    /// The converter.
-    #[inline]
-    fn error_kind(&self) -> ErrConverter<E>
-    where
-        E: Into<ToolError>,
-    {
-        ErrConverter(|error, _tool| error.into())
-    }
-}
-impl<E: Into<ToolError>> IntoToolErrorKind<E> for &Returned<E> {}
-
-/// Picks [`ToolError::Execution`] with the error's text.
-pub trait DisplayErrorKind<E> {
-    /// The converter.
-    #[inline]
-    fn error_kind(&self) -> ErrConverter<E>
-    where
-        E: FailureMessage,
-    {
-        ErrConverter(|error, tool| failed_with(tool, error.failure_message()))
-    }
-}
-impl<E> DisplayErrorKind<E> for Returned<E> {}
 
 /// [`ToolError::Execution`] with `message`, or with a note that there was none: "Tool 'x'
 /// failed: " told a model nothing, not even that the tool said nothing.
@@ -222,31 +232,39 @@ impl<E: Display> FailureMessage for E {
 
 // ---- The success value ----
 
-/// Picks the result itself, for a `ToolCallResult`.
-pub trait AsIsKind {
+/// Picks the conversion of a success type that has one of its own (not sent as its JSON):
+/// one trait with an impl per type, so that the method's look-up has one candidate for all
+/// of them rather than one trait each.
+pub trait OwnResultKind {
+    /// The success type.
+    type Value;
     /// The converter.
+    fn result_kind(&self) -> OkConverter<Self::Value>;
+}
+
+/// The result itself, for a `ToolCallResult`.
+impl OwnResultKind for &Returned<ToolCallResult> {
+    type Value = ToolCallResult;
     #[inline]
     fn result_kind(&self) -> OkConverter<ToolCallResult> {
         OkConverter(|value, _tool| Ok(value))
     }
 }
-impl AsIsKind for &Returned<ToolCallResult> {}
 
-/// Picks an image result, for an [`Image`]: shown to the model as the image (as
+/// An image result, for an [`Image`]: shown to the model as the image (as
 /// [`ToolCallResult::image`]), not sent as its JSON (megabytes of base64 text).
-pub trait ImageKind {
-    /// The converter.
+impl OwnResultKind for &Returned<Image> {
+    type Value = Image;
     #[inline]
     fn result_kind(&self) -> OkConverter<Image> {
         OkConverter(|image, _tool| Ok(ToolCallResult::image(image)))
     }
 }
-impl ImageKind for &Returned<Image> {}
 
-/// Picks a result of images, for a `Vec<Image>`: shown to the model as the images, in
-/// order, not sent as their JSON.
-pub trait ImagesKind {
-    /// The converter.
+/// A result of images, for a `Vec<Image>`: shown to the model as the images, in order, not
+/// sent as their JSON.
+impl OwnResultKind for &Returned<Vec<Image>> {
+    type Value = Vec<Image>;
     #[inline]
     fn result_kind(&self) -> OkConverter<Vec<Image>> {
         OkConverter(|images, _tool| {
@@ -256,12 +274,11 @@ pub trait ImagesKind {
         })
     }
 }
-impl ImagesKind for &Returned<Vec<Image>> {}
 
-/// Picks an image result or none, for an `Option<Image>`: the image shown as an [`Image`]
-/// is; `None` is `null`, as any other `Option` returned is.
-pub trait OptionalImageKind {
-    /// The converter.
+/// An image result or none, for an `Option<Image>`: the image shown as an [`Image`] is;
+/// `None` is `null`, as any other `Option` returned is.
+impl OwnResultKind for &Returned<Option<Image>> {
+    type Value = Option<Image>;
     #[inline]
     fn result_kind(&self) -> OkConverter<Option<Image>> {
         OkConverter(|image, _tool| {
@@ -272,18 +289,52 @@ pub trait OptionalImageKind {
         })
     }
 }
-impl OptionalImageKind for &Returned<Option<Image>> {}
 
-/// Picks a result of text and images, for a `Vec<ContentPart>` (as
-/// [`ToolCallResult::parts`]), not sent as its JSON.
-pub trait PartsKind {
-    /// The converter.
+/// A result of text and images, for a `Vec<ContentPart>` (as [`ToolCallResult::parts`]),
+/// not sent as its JSON.
+impl OwnResultKind for &Returned<Vec<ContentPart>> {
+    type Value = Vec<ContentPart>;
     #[inline]
     fn result_kind(&self) -> OkConverter<Vec<ContentPart>> {
         OkConverter(|parts, _tool| Ok(ToolCallResult::parts(parts)))
     }
 }
-impl PartsKind for &Returned<Vec<ContentPart>> {}
+
+/// A text result.
+impl OwnResultKind for &Returned<String> {
+    type Value = String;
+    #[inline]
+    fn result_kind(&self) -> OkConverter<String> {
+        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
+    }
+}
+
+/// A text result.
+impl<'a> OwnResultKind for &Returned<&'a str> {
+    type Value = &'a str;
+    #[inline]
+    fn result_kind(&self) -> OkConverter<&'a str> {
+        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
+    }
+}
+
+/// A text result.
+impl<'a> OwnResultKind for &Returned<Cow<'a, str>> {
+    type Value = Cow<'a, str>;
+    #[inline]
+    fn result_kind(&self) -> OkConverter<Cow<'a, str>> {
+        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
+    }
+}
+
+/// An empty success, for `()`.
+impl OwnResultKind for &Returned<()> {
+    type Value = ();
+    #[inline]
+    fn result_kind(&self) -> OkConverter<()> {
+        OkConverter(|(), _tool| Ok(ToolCallResult::empty()))
+    }
+}
 
 /// Picks a structured result with images, for a [`WithImages`] (as
 /// [`ToolCallResult::json_with_images`]); a value that fails to serialise is an execution
@@ -309,31 +360,6 @@ fn json_with_images_result<T: Serialize>(
         ToolError::execution(tool, format!("its result could not be serialised: {err}"))
     })
 }
-
-/// Picks a text result.
-pub trait TextKind<T> {
-    /// The converter.
-    #[inline]
-    fn result_kind(&self) -> OkConverter<T>
-    where
-        T: Into<String>,
-    {
-        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
-    }
-}
-impl TextKind<String> for &Returned<String> {}
-impl<'a> TextKind<&'a str> for &Returned<&'a str> {}
-impl<'a> TextKind<Cow<'a, str>> for &Returned<Cow<'a, str>> {}
-
-/// Picks an empty success, for `()`.
-pub trait EmptyKind {
-    /// The converter.
-    #[inline]
-    fn result_kind(&self) -> OkConverter<()> {
-        OkConverter(|(), _tool| Ok(ToolCallResult::empty()))
-    }
-}
-impl EmptyKind for &Returned<()> {}
 
 /// Picks a structured result; a value that fails to serialise is an execution failure.
 pub trait JsonKind<T> {
