@@ -490,9 +490,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_error_reported_is_the_same_whatever_order_the_parameters_are_read_in() {
-        for arguments in [
+    /// Arguments for `fn f(a: u8, b: u8, c: Option<u8>)`: misreads, missing ones, both, none,
+    /// in and out of the parameters' order.
+    fn sent_arguments() -> [serde_json::Value; 11] {
+        [
             json!({}),
             json!({"c": 1}),
             json!({"c": "x"}),
@@ -501,7 +502,15 @@ mod tests {
             json!({"a": 1, "b": null}),
             json!({"b": 1, "a": "z"}),
             json!({"a": 1, "b": 2, "c": 3}),
-        ] {
+            json!({"b": 2, "a": "1"}),
+            json!({"c": 3, "b": 2, "a": 1}),
+            json!({"a": 1, "bb": 2}),
+        ]
+    }
+
+    #[test]
+    fn the_error_reported_is_the_same_whatever_order_the_parameters_are_read_in() {
+        for arguments in sent_arguments() {
             assert_eq!(read_backwards(arguments.clone()), read(arguments));
         }
     }
@@ -560,19 +569,7 @@ mod tests {
 
     #[test]
     fn reading_together_in_any_order_is_reading_in_place() {
-        for arguments in [
-            json!({}),
-            json!({"c": 1}),
-            json!({"c": "x"}),
-            json!({"b": "y", "c": "x"}),
-            json!({"c": "x", "b": "y"}),
-            json!({"a": 1, "b": null}),
-            json!({"b": 1, "a": "z"}),
-            json!({"a": 1, "b": 2, "c": 3}),
-            json!({"b": 2, "a": "1"}),
-            json!({"c": 3, "b": 2, "a": 1}),
-            json!({"a": 1, "bb": 2}),
-        ] {
+        for arguments in sent_arguments() {
             for order in ORDERS {
                 assert_eq!(
                     read_together(arguments.clone(), order),
