@@ -300,10 +300,11 @@ impl ChildProcess {
         self.child.as_ref().and(self.pid)
     }
 
-    /// Why a handshake with this server failed, when its process has exited (or does within
-    /// [`EXIT_REPORT_WAIT`]): its exit status, and where its stderr went, which says why.
-    /// `None` while it runs.
-    pub(crate) async fn exit_report(&mut self) -> Option<String> {
+    /// Why talking to this server failed, when its process has exited (or does within
+    /// [`EXIT_REPORT_WAIT`]) before `done` ("the handshake was done", "its tools were
+    /// listed"): its exit status, and where its stderr went, which says why. `None` while it
+    /// runs.
+    pub(crate) async fn exit_report(&mut self, done: &str) -> Option<String> {
         let child = self.child.as_mut()?;
         let status = tokio::time::timeout(EXIT_REPORT_WAIT, child.wait())
             .await
@@ -315,7 +316,7 @@ impl ChildProcess {
             "its stderr went to this process's stderr"
         };
         Some(format!(
-            "the server's process exited ({status}) before the handshake was done; {stderr}"
+            "the server's process exited ({status}) before {done}; {stderr}"
         ))
     }
 

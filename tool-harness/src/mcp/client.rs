@@ -258,6 +258,38 @@ struct Connection {
     follower: JoinHandle<()>,
 }
 
+impl Connection {
+    /// `error`, the first listing's, with the exit status of a server in a child process that
+    /// exited meanwhile (a server that starts, answers the handshake, then fails on the first
+    /// request): the closed connection alone does not say why. The child is taken out (the
+    /// connection is not used again) and dropped with it, killed if it still runs, and reaped.
+    async fn with_exit_report(&self, error: McpError) -> McpError {
+        let child = self
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(mut child) = child else {
+            return error;
+        };
+        match (child.exit_report("its tools were listed").await, error) {
+            (
+                Some(exit),
+                McpError::Request {
+                    request,
+                    peer,
+                    reason,
+                },
+            ) => McpError::Request {
+                request,
+                peer,
+                reason: format!("{reason}; {exit}"),
+            },
+            (_, error) => error,
+        }
+    }
+}
+
 impl Drop for Connection {
     fn drop(&mut self) {
         self.follower.abort();
@@ -487,7 +519,7 @@ impl McpClient {
                     Ok(service) => service,
                     // A server that exited: its status says why, rmcp's closed pipe does not.
                     Err(error) => {
-                        let reason = match child.exit_report().await {
+                        let reason = match child.exit_report("the handshake was done").await {
                             Some(exit) => exit,
                             None => handshake_reason(&error),
                         };
@@ -575,7 +607,9 @@ impl McpClient {
             list,
             server,
         };
-        client.refresh_tools().await?;
+        if let Err(error) = client.refresh_tools().await {
+            return Err(client.connection.with_exit_report(error).await);
+        }
         Ok(client)
     }
 

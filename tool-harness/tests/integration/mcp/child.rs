@@ -137,6 +137,35 @@ async fn a_server_that_exits_at_once_is_a_handshake_error_naming_its_exit_status
     );
 }
 
+/// A server that answers the handshake, then exits on the first request (the tool listing):
+/// the listing's error says that its process exited and with what status, not only that the
+/// connection closed.
+#[tokio::test]
+async fn a_server_that_exits_while_its_tools_are_listed_names_its_exit_status() {
+    // The initialize answer echoes the request's id and protocol version.
+    let server = r#"read request
+id=$(printf '%s' "$request" | sed -E 's/.*"id":([0-9]+).*/\1/')
+version=$(printf '%s' "$request" | sed -E 's/.*"protocolVersion":"([^"]+)".*/\1/')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"exits","version":"1"}}}\n' "$id" "$version"
+read initialized
+read list
+exit 4"#;
+    let command = McpCommand::new("sh").args(["-c", server]).quiet();
+    let err = McpClient::connect_with(McpTransport::child(command), options())
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, McpError::Request { .. }), "{message}");
+    assert!(message.starts_with("tools/list to "), "{message}");
+    assert!(
+        message.contains(
+            "the server's process exited (exit status: 4) before its tools were listed; \
+             its stderr was discarded (McpCommand::quiet)"
+        ),
+        "{message}"
+    );
+}
+
 /// A server that writes other text to its stdout (logs, a banner) and never a message times
 /// out saying what it wrote: how many lines did not read, and the start of the first, cut
 /// after 200 characters.
