@@ -466,15 +466,26 @@ impl McpClient {
     {
         let label = peer.into();
         let limit = options.connect_timeout;
+        // Lines that are not messages (a peer that is no MCP server, or logs on the same
+        // stream) are counted, for the error should connecting fail.
+        let unreadable = UnreadableLines::default();
+        let seen = || unreadable.account_on("the connection");
         let opened = async {
             let (listener, changed) = ListChangeListener::new(client_config());
             let progress = ProgressRoutes::default();
-            let transport =
-                LineTransport::<RoleClient, _, _>::new(read, write).with_limits(options.limits);
+            let transport = LineTransport::<RoleClient, _, _>::new(read, write)
+                .with_limits(options.limits)
+                .with_unreadable_lines(unreadable.clone());
             let service = listener
                 .serve(ProgressTap::new(transport, progress.clone()))
                 .await
-                .map_err(|error| handshake_error(&label, &error))?;
+                .map_err(|error| match (handshake_error(&label, &error), seen()) {
+                    (McpError::Handshake { peer, reason }, Some(lines)) => McpError::Handshake {
+                        peer,
+                        reason: format!("{reason}; {lines}"),
+                    },
+                    (error, _) => error,
+                })?;
             let connection = Opened {
                 service,
                 child: None,
@@ -488,7 +499,7 @@ impl McpClient {
             Err(_) => Err(McpError::Timeout {
                 what: format!("connecting to the MCP server {label}"),
                 after: limit,
-                seen: None,
+                seen: seen(),
             }),
         }
     }

@@ -23,7 +23,8 @@ pub enum McpError {
         peer: String,
         /// What went wrong: for a server in a child process that exited, that it did, its
         /// exit status and where its stderr went; else what rmcp reported. Either way, the
-        /// lines such a server wrote to its stdout that are not JSON-RPC messages, if any.
+        /// lines the server wrote that are not JSON-RPC messages, if any (to its stdout, for a
+        /// child process; to the connection, for `McpClient::connect_io`).
         reason: String,
     },
     /// A request to the server failed (transport closed, bad response, JSON-RPC error).
@@ -46,10 +47,10 @@ pub enum McpError {
         what: String,
         /// The time limit.
         after: Duration,
-        /// What was seen meanwhile that may say why, if anything: the lines a server in a
-        /// child process wrote to its stdout that are not JSON-RPC messages (how many, and
-        /// the start of the first, quoted: the server's own output, which is as secret as
-        /// what the server prints).
+        /// What was seen meanwhile that may say why, if anything: the lines a server wrote
+        /// that are not JSON-RPC messages, to its stdout (a child process) or to the
+        /// connection (`McpClient::connect_io`): how many, and the start of the first, quoted
+        /// (the server's own output, which is as secret as what the server prints).
         seen: Option<String>,
     },
     /// A setting that cannot work (an address, a URL, a token).

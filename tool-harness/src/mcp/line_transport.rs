@@ -90,8 +90,15 @@ impl UnreadableLines {
     }
 
     /// What was read that is not a message, as a failed connection's error says it, `None`
-    /// when there was nothing of the kind.
+    /// when there was nothing of the kind: for a server in a child process, which wrote it
+    /// to its stdout.
     pub(crate) fn account(&self) -> Option<String> {
+        self.account_on("its stdout")
+    }
+
+    /// [`account`](Self::account) for a server that wrote it to `channel` ("its stdout",
+    /// "the connection").
+    pub(crate) fn account_on(&self, channel: &str) -> Option<String> {
         let seen = self
             .0
             .lock()
@@ -99,11 +106,11 @@ impl UnreadableLines {
         let first = seen.first.as_ref()?;
         Some(match seen.count {
             1 => format!(
-                "the server wrote 1 line that is not a JSON-RPC message to its stdout (a \
+                "the server wrote 1 line that is not a JSON-RPC message to {channel} (a \
                  server writes only those there): {first}"
             ),
             count => format!(
-                "the server wrote {count} lines that are not JSON-RPC messages to its stdout \
+                "the server wrote {count} lines that are not JSON-RPC messages to {channel} \
                  (a server writes only those there), the first: {first}"
             ),
         })

@@ -67,6 +67,57 @@ async fn a_peer_that_never_answers_the_handshake_fails_within_the_connect_timeou
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// A peer that writes lines that are not messages (no MCP server, or one logging on the
+/// same stream): the failed connection's error counts them and quotes the first, whether it
+/// times out or the peer closes the connection.
+#[tokio::test]
+async fn a_peer_writing_lines_that_are_not_messages_is_named_in_the_error() {
+    let (client_end, mut server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(client_end);
+    server_end
+        .write_all(b"starting up\nlistening on stdio\n")
+        .await
+        .unwrap();
+    let error = McpClient::connect_io(
+        "the chatty peer",
+        read,
+        write,
+        options().with_connect_timeout(Duration::from_millis(300)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, McpError::Timeout { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message
+            .contains("the server wrote 2 lines that are not JSON-RPC messages to the connection"),
+        "{message}"
+    );
+    assert!(message.contains("the first: \"starting up\""), "{message}");
+
+    // The same, the peer ending its output (a program that printed its usage and exited): a
+    // failed handshake.
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(client_end);
+    let (_server_read, mut server_write) = tokio::io::split(server_end);
+    server_write
+        .write_all(b"usage: server [--stdio]\n")
+        .await
+        .unwrap();
+    server_write.shutdown().await.unwrap();
+    let error = McpClient::connect_io("the closing peer", read, write, options())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Handshake { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message
+            .contains("the server wrote 1 line that is not a JSON-RPC message to the connection"),
+        "{message}"
+    );
+    assert!(message.contains("\"usage: server [--stdio]\""), "{message}");
+}
+
 /// A scripted server: answers the handshake and `tools/list` with one tool, then each
 /// `tools/call` with `result`.
 async fn scripted_server(end: tokio::io::DuplexStream, result: String) {
