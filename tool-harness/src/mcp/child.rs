@@ -17,8 +17,8 @@ use crate::redacted_url::redacted_url;
 /// `SIGTERM`, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-/// How long a failed handshake waits, at most, for the child to exit, to say how it ended:
-/// a server that ends its stdout by exiting is gone within it.
+/// How long a failed handshake or first listing waits, at most, for the child to exit, to say
+/// how it ended: a server that ends its stdout by exiting is gone within it.
 const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
 
 /// How long dropping a client waits, at most, to reap a killed child (the kernel ends a
