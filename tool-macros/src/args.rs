@@ -210,6 +210,17 @@ struct Reading<'a> {
 }
 
 impl Reading<'_> {
+    /// The fields, each as a local for `quote!`.
+    fn parts(&self) -> (&Ident, &Ident, &[ArgField], &[usize], &[Ident]) {
+        (
+            self.krate,
+            self.reader,
+            self.fields,
+            &self.order,
+            self.values,
+        )
+    }
+
     /// The fields' kinds (`Required<T>`, or `Defaulted<T>` for a field with a default) as a
     /// tuple in the order read, read by one call of the core's `ReadFields`, with the table of
     /// each one's name and place: `all_read` runs with the values read, `misread` with the
@@ -220,13 +231,7 @@ impl Reading<'_> {
         all_read: TokenStream,
         misread: impl FnOnce(TokenStream) -> TokenStream,
     ) -> TokenStream {
-        let Self {
-            krate,
-            reader,
-            fields,
-            order,
-            values,
-        } = self;
+        let (krate, reader, fields, order, values) = self.parts();
         // Spanned at the type, so that a type without `Deserialize` is named.
         let kinds = order.iter().map(|&index| {
             let ty = &fields[index].ty;
@@ -259,13 +264,7 @@ impl Reading<'_> {
         all_read: TokenStream,
         misread: impl FnOnce(TokenStream) -> TokenStream,
     ) -> TokenStream {
-        let Self {
-            krate,
-            reader,
-            fields,
-            order,
-            values,
-        } = self;
+        let (krate, reader, fields, order, values) = self.parts();
         let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
         let slots: Vec<Ident> = (0..fields.len())
             .map(|i| Ident::new(&format!("__toolsmith_slot_{i}"), Span::mixed_site()))
