@@ -400,16 +400,13 @@ fn own_answer_only(events: Events, own: RequestId) -> Events {
 /// other than `own`. An answer whose id cannot be read is left to rmcp, as the error a
 /// server sends without an id (a request it could not read).
 fn answered_elsewhere(data: &str, own: &RequestId) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    struct Answered {
-        id: RequestId,
-    }
     let envelope = Envelope::of(data.as_bytes());
     if !envelope.has_outcome || envelope.has_method {
         return None;
     }
-    // Read as rmcp reads it (`2.0` is 2); the event passed the limits already.
-    let id = serde_json::from_str::<Answered>(data).ok()?.id;
+    // The id's value alone, read as rmcp reads it (`2.0` is 2): not the whole event again,
+    // which may be a result of megabytes (it passed the limits already).
+    let id = serde_json::from_str::<RequestId>(data.get(envelope.id_at?)?).ok()?;
     (id != *own).then_some(id)
 }
 
@@ -700,7 +697,42 @@ impl EventSize {
 
 #[cfg(test)]
 mod tests {
-    use super::{EventSize, media_type_is, scope_of};
+    use super::{EventSize, RequestId, answered_elsewhere, media_type_is, scope_of};
+
+    #[test]
+    fn an_answer_to_another_request_is_found_by_its_id_alone() {
+        let own = RequestId::Number(2);
+        let other = |data: &str| answered_elsewhere(data, &own);
+        // Answers to another request, whatever the rest holds or how the id is written.
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","result":{{"content":[{{"type":"text","text":"{}"}}]}},"id":7}}"#,
+            "x".repeat(10_000)
+        );
+        assert_eq!(other(&big), Some(RequestId::Number(7)));
+        assert_eq!(
+            other(r#"{"jsonrpc":"2.0","id":"a-1","error":{"code":-1,"message":"no"}}"#),
+            Some(RequestId::String("a-1".into()))
+        );
+        assert_eq!(
+            other(r#"{"id" : 3.0 , "result":{}}"#),
+            Some(RequestId::Number(3))
+        );
+        // The call's own answer, however its id is written.
+        assert_eq!(other(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#), None);
+        assert_eq!(other(r#"{"id":2.0,"result":{}}"#), None);
+        // Not an answer, or an id rmcp cannot read: left to rmcp.
+        assert_eq!(other(r#"{"id":9,"method":"ping"}"#), None);
+        assert_eq!(
+            other(r#"{"method":"notifications/progress","params":{}}"#),
+            None
+        );
+        assert_eq!(
+            other(r#"{"id":null,"error":{"code":-32700,"message":"parse"}}"#),
+            None
+        );
+        assert_eq!(other(r#"{"id":[1],"result":{}}"#), None);
+        assert_eq!(other(r#"{"result":{}}"#), None);
+    }
 
     #[test]
     fn an_event_is_counted_until_its_blank_line() {

@@ -19,6 +19,9 @@ pub(crate) const UNREADABLE_ANSWER: &str = "toolsmith_unreadable_answer";
 pub(crate) struct Envelope {
     /// The `id`, when it is a string or an integer.
     pub id: Option<Value>,
+    /// Where the `id` member's value is in the bytes read, whatever it is: for a reader that
+    /// reads it as a type of its own, without reading the whole message again.
+    pub id_at: Option<std::ops::Range<usize>>,
     /// Whether the object has a `result` or an `error` member.
     pub has_outcome: bool,
     /// Whether the object has a `method` member.
@@ -62,6 +65,7 @@ impl Envelope {
             };
             if key == b"id" {
                 envelope.id = request_id(&bytes[value_start..value_end]);
+                envelope.id_at = Some(value_start..value_end);
             }
             at = skip_whitespace(bytes, value_end);
             match bytes.get(at) {
