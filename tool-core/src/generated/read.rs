@@ -28,9 +28,9 @@ use crate::{COMMAND_ARGUMENT, ToolArgs, ToolError, lenient};
 #[derive(Debug, Clone, Copy)]
 pub struct Slot<'a> {
     /// The argument's place in the order sent (among all arguments sent, `null`s
-    /// included); when absent, `ABSENT_FROM` plus the parameter's place among those read,
-    /// so that of two missing parameters the first declared is reported whatever order the
-    /// generated code reads them in.
+    /// included); when absent, `ABSENT_FROM` plus the parameter's place among the names
+    /// (the parameters' order), so that of two missing parameters the first declared is
+    /// reported whatever order the generated code reads them in.
     position: usize,
     /// The argument's value; `None` when absent.
     value: Option<&'a Value>,
@@ -692,8 +692,8 @@ mod tests {
     }
 
     proptest! {
-        /// Arguments in the parameters' order, out of it, with `null`s, missing or unknown
-        /// ones: every slot is what a plain search by name finds.
+        /// Arguments sent in any order, with `null`s, misreads, missing or unknown ones, read
+        /// together in any order: the values or the error of reading them in place.
         #[test]
         fn reading_together_is_reading_in_place(
             sent in proptest::collection::vec(
@@ -718,6 +718,8 @@ mod tests {
             prop_assert_eq!(read_together(arguments.clone(), order), read(arguments));
         }
 
+        /// Arguments in the parameters' order, out of it, with `null`s, missing or unknown
+        /// ones: every slot is what a plain search by name finds.
         #[test]
         fn slots_are_what_a_search_by_name_finds(
             sent in prop::collection::vec(
