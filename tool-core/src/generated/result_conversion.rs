@@ -305,7 +305,7 @@ impl OwnResultKind for &Returned<String> {
     type Value = String;
     #[inline]
     fn result_kind(&self) -> OkConverter<String> {
-        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
+        OkConverter(text_result)
     }
 }
 
@@ -314,7 +314,7 @@ impl<'a> OwnResultKind for &Returned<&'a str> {
     type Value = &'a str;
     #[inline]
     fn result_kind(&self) -> OkConverter<&'a str> {
-        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
+        OkConverter(text_result)
     }
 }
 
@@ -323,8 +323,13 @@ impl<'a> OwnResultKind for &Returned<Cow<'a, str>> {
     type Value = Cow<'a, str>;
     #[inline]
     fn result_kind(&self) -> OkConverter<Cow<'a, str>> {
-        OkConverter(|value, _tool| Ok(ToolCallResult::text(value)))
+        OkConverter(text_result)
     }
+}
+
+/// `value` as a text result (of any of the text types above).
+fn text_result<T: Into<String>>(value: T, _tool: &str) -> Result<ToolCallResult, ToolError> {
+    Ok(ToolCallResult::text(value))
 }
 
 /// An empty success, for `()`.
@@ -438,11 +443,21 @@ impl Unschematic for serde_json::Value {}
 /// `definition` otherwise, should the pick unwind with the argument schema built).
 pub type ReturnsSchema = fn() -> Option<Args>;
 
+/// No result schema: the [`ReturnsSchema`] of the kinds without one.
+fn no_schema() -> Option<Args> {
+    None
+}
+
+/// `T`'s result schema: the [`ReturnsSchema`] of the kinds with one.
+fn schema_of<T: JsonSchema>() -> Option<Args> {
+    Some(type_schema::returns_schema::<T>())
+}
+
 /// No result schema (kinds 1 and 3 of [`ReturnType`]).
 pub trait NoSchemaKind {
     /// No schema.
     fn returns_schema(&self) -> ReturnsSchema {
-        || None
+        no_schema
     }
 }
 impl<T: Unschematic, E> NoSchemaKind for &&&&ReturnType<Result<T, E>> {}
@@ -462,7 +477,7 @@ pub trait SuccessSchemaKind {
 }
 impl<T: JsonSchema, E> SuccessSchemaKind for &&&ReturnType<Result<T, E>> {
     fn returns_schema(&self) -> ReturnsSchema {
-        || Some(type_schema::returns_schema::<T>())
+        schema_of::<T>
     }
 }
 
@@ -473,18 +488,18 @@ pub trait SchemaKind {
 }
 impl<T: JsonSchema> SchemaKind for &ReturnType<T> {
     fn returns_schema(&self) -> ReturnsSchema {
-        || Some(type_schema::returns_schema::<T>())
+        schema_of::<T>
     }
 }
 // The value's schema: the images are not part of the structured result.
 impl<T: JsonSchema> SchemaKind for &&&ReturnType<WithImages<T>> {
     fn returns_schema(&self) -> ReturnsSchema {
-        || Some(type_schema::returns_schema::<T>())
+        schema_of::<T>
     }
 }
 impl<T: JsonSchema, E> SchemaKind for &&&ReturnType<Result<WithImages<T>, E>> {
     fn returns_schema(&self) -> ReturnsSchema {
-        || Some(type_schema::returns_schema::<T>())
+        schema_of::<T>
     }
 }
 
@@ -492,7 +507,7 @@ impl<T: JsonSchema, E> SchemaKind for &&&ReturnType<Result<WithImages<T>, E>> {
 pub trait UnknownSchemaKind {
     /// No schema.
     fn returns_schema(&self) -> ReturnsSchema {
-        || None
+        no_schema
     }
 }
 impl<T: ?Sized> UnknownSchemaKind for ReturnType<T> {}
