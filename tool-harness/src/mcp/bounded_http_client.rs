@@ -401,7 +401,7 @@ fn own_answer_only(events: Events, own: RequestId) -> Events {
 /// server sends without an id (a request it could not read).
 fn answered_elsewhere(data: &str, own: &RequestId) -> Option<RequestId> {
     let envelope = Envelope::of(data.as_bytes());
-    if !envelope.has_outcome || envelope.has_method {
+    if !envelope.is_answer() {
         return None;
     }
     // The id's value alone, read as rmcp reads it (`2.0` is 2): not the whole event again,

@@ -283,7 +283,7 @@ impl Connection {
             ) => McpError::Request {
                 request,
                 peer,
-                reason: format!("{reason}; {exit}"),
+                reason: and_also(reason, Some(exit)),
             },
             (_, error) => error,
         }
@@ -479,12 +479,9 @@ impl McpClient {
             let service = listener
                 .serve(ProgressTap::new(transport, progress.clone()))
                 .await
-                .map_err(|error| match (handshake_error(&label, &error), seen()) {
-                    (McpError::Handshake { peer, reason }, Some(lines)) => McpError::Handshake {
-                        peer,
-                        reason: format!("{reason}; {lines}"),
-                    },
-                    (error, _) => error,
+                .map_err(|error| McpError::Handshake {
+                    peer: label.clone(),
+                    reason: and_also(handshake_reason(&error), seen()),
                 })?;
             let connection = Opened {
                 service,
@@ -534,13 +531,9 @@ impl McpClient {
                             Some(exit) => exit,
                             None => handshake_reason(&error),
                         };
-                        let reason = match unreadable.account() {
-                            Some(lines) => format!("{reason}; {lines}"),
-                            None => reason,
-                        };
                         return Err(McpError::Handshake {
                             peer: label.clone(),
-                            reason,
+                            reason: and_also(reason, unreadable.account()),
                         });
                     }
                 };
@@ -747,6 +740,14 @@ fn handshake_error(label: &str, error: &rmcp::service::ClientInitializeError) ->
     McpError::Handshake {
         peer: label.to_owned(),
         reason: handshake_reason(error),
+    }
+}
+
+/// `reason`, then what else was seen that may say why (`also`), when anything was.
+fn and_also(reason: String, also: Option<String>) -> String {
+    match also {
+        Some(also) => format!("{reason}; {also}"),
+        None => reason,
     }
 }
 

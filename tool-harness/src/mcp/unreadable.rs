@@ -83,12 +83,15 @@ impl Envelope {
             .flatten()
     }
 
+    /// Whether this message is an answer: a `result` or an `error`, no `method`.
+    pub(crate) fn is_answer(&self) -> bool {
+        self.has_outcome && !self.has_method
+    }
+
     /// The id of the request this message answers, when it is an answer (a `result` or an
     /// `error`, no `method`) whose id could be read.
     pub(crate) fn answered_request(&self) -> Option<&Value> {
-        (self.has_outcome && !self.has_method)
-            .then_some(self.id.as_ref())
-            .flatten()
+        self.is_answer().then_some(self.id.as_ref()).flatten()
     }
 }
 
