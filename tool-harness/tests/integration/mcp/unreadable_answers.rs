@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use toolsmith_core::{ToolArguments, ToolErrorKind, ToolImpl};
 use toolsmith_harness::mcp::{
     JsonLimits, McpClient, McpClientOptions, McpCommand, McpNames, McpTransport,
@@ -123,16 +123,28 @@ fn large_answer(id: impl std::fmt::Display) -> String {
     )
 }
 
+/// A streamable-HTTP server listing one tool, `t`, that answers each call of it with
+/// `call(id)` (`id` the request's) and any other request with an empty result.
+async fn one_tool_server<F>(call: F) -> FakeHttpServer
+where
+    F: Fn(&Value) -> FakeAnswer + Send + Sync + 'static,
+{
+    FakeHttpServer::start(move |method, id| match method {
+        "tools/list" => FakeAnswer::Result(json!({"tools": [
+            {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
+        ]})),
+        "tools/call" => call(id),
+        _ => FakeAnswer::Result(json!({})),
+    })
+    .await
+}
+
 /// A streamable-HTTP server whose first `tools/call` answer nests 200 levels (past the
 /// client's limit, and serde_json's), whose second is an event stream of text that is not JSON, whose third and
 /// fourth (a body, an event) are over the client's size limit, and whose others are right.
 async fn misbehaving_http_server() -> FakeHttpServer {
     let calls = Arc::new(AtomicUsize::new(0));
-    FakeHttpServer::start(move |method, id| match method {
-        "tools/list" => FakeAnswer::Result(json!({"tools": [
-            {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
-        ]})),
-        "tools/call" => match calls.fetch_add(1, Ordering::SeqCst) {
+    one_tool_server(move |id| match calls.fetch_add(1, Ordering::SeqCst) {
             0 => FakeAnswer::Raw(
                 format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{{"x":{}}}}}}}"#,
@@ -147,9 +159,7 @@ async fn misbehaving_http_server() -> FakeHttpServer {
                 format!("event: message\ndata: {}\n\n", large_answer(id)),
                 "text/event-stream",
             ),
-            _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
-        },
-        _ => FakeAnswer::Result(json!({})),
+        _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
     })
     .await
 }
@@ -210,7 +220,7 @@ fn structured_answer(id: impl std::fmt::Display, structured: &str) -> String {
 /// 500 values (within 4096 bytes); then right answers.
 async fn unbounded_http_server() -> FakeHttpServer {
     let calls = Arc::new(AtomicUsize::new(0));
-    FakeHttpServer::start(move |method, id| {
+    one_tool_server(move |id| {
         let json = |body: String| FakeAnswer::Raw(body, "application/json");
         let event = |body: String| {
             FakeAnswer::Raw(
@@ -219,20 +229,14 @@ async fn unbounded_http_server() -> FakeHttpServer {
             )
         };
         let many = format!("[{}0]", "0,".repeat(1000));
-        match method {
-            "tools/list" => FakeAnswer::Result(json!({"tools": [
-                {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
-            ]})),
-            "tools/call" => match calls.fetch_add(1, Ordering::SeqCst) {
-                0 => json(structured_answer(id, PRIVATE_KEY_CONTENT)),
-                1 => event(structured_answer(id, PRIVATE_KEY_CONTENT)),
-                2 => json(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
-                3 => event(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
-                4 => json(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
-                5 => event(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
-                _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
-            },
-            _ => FakeAnswer::Result(json!({})),
+        match calls.fetch_add(1, Ordering::SeqCst) {
+            0 => json(structured_answer(id, PRIVATE_KEY_CONTENT)),
+            1 => event(structured_answer(id, PRIVATE_KEY_CONTENT)),
+            2 => json(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
+            3 => event(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
+            4 => json(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
+            5 => event(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
+            _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
         }
     })
     .await
@@ -269,11 +273,8 @@ async fn over_http_answers_are_bounded_in_depth_values_and_keys_before_they_are_
 /// call's own answer still comes through.
 #[tokio::test]
 async fn over_http_an_unreadable_request_of_the_servers_is_answered_with_an_error() {
-    let server = FakeHttpServer::start(|method, id| match method {
-        "tools/list" => FakeAnswer::Result(json!({"tools": [
-            {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
-        ]})),
-        "tools/call" => FakeAnswer::Raw(
+    let server = one_tool_server(|id| {
+        FakeAnswer::Raw(
             format!(
                 "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"roots/list\",\"params\":{{\"x\":{}}}}}\n\n\
                  event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":\"s2\",\"method\":\"x/unknown\"}}\n\n\
@@ -281,8 +282,7 @@ async fn over_http_an_unreadable_request_of_the_servers_is_answered_with_an_erro
                 nested(200)
             ),
             "text/event-stream",
-        ),
-        _ => FakeAnswer::Result(json!({})),
+        )
     })
     .await;
     let client = McpClient::connect_with(McpTransport::http(server.url()), options())
@@ -326,31 +326,25 @@ async fn over_http_an_unreadable_request_of_the_servers_is_answered_with_an_erro
 /// and the connection serves the next call.
 #[tokio::test]
 async fn over_http_answers_to_other_requests_before_a_calls_own_are_passed_over() {
-    let server = FakeHttpServer::start(|method, id| match method {
-        "tools/list" => FakeAnswer::Result(json!({"tools": [
-            {"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}
-        ]})),
-        "tools/call" => {
-            let event = |message: serde_json::Value| format!("event: message\ndata: {message}\n\n");
-            let text = |text: &str| json!({"content": [{"type": "text", "text": text}]});
-            let mut stream = [
-                event(json!({"jsonrpc": "2.0", "id": -8, "result": text("not yours")})),
-                event(json!({"jsonrpc": "2.0", "id": id.to_string(), "result": text("not yours")})),
-                event(json!({"jsonrpc": "2.0", "id": "other",
+    let server = one_tool_server(|id| {
+        let event = |message: serde_json::Value| format!("event: message\ndata: {message}\n\n");
+        let text = |text: &str| json!({"content": [{"type": "text", "text": text}]});
+        let mut stream = [
+            event(json!({"jsonrpc": "2.0", "id": -8, "result": text("not yours")})),
+            event(json!({"jsonrpc": "2.0", "id": id.to_string(), "result": text("not yours")})),
+            event(json!({"jsonrpc": "2.0", "id": "other",
                     "error": {"code": -32603, "message": "not yours"}})),
-            ]
-            .concat();
-            stream.push_str(&format!(
-                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{}.0,\"result\":{}}}\n\n",
-                id.as_i64().unwrap() + 1000,
-                text("not yours")
-            ));
-            stream.push_str(&event(
-                json!({"jsonrpc": "2.0", "id": id, "result": text("ok")}),
-            ));
-            FakeAnswer::Raw(stream, "text/event-stream")
-        }
-        _ => FakeAnswer::Result(json!({})),
+        ]
+        .concat();
+        stream.push_str(&format!(
+            "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{}.0,\"result\":{}}}\n\n",
+            id.as_i64().unwrap() + 1000,
+            text("not yours")
+        ));
+        stream.push_str(&event(
+            json!({"jsonrpc": "2.0", "id": id, "result": text("ok")}),
+        ));
+        FakeAnswer::Raw(stream, "text/event-stream")
     })
     .await;
     let client = McpClient::connect_with(McpTransport::http(server.url()), options())
