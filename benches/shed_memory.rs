@@ -8,7 +8,8 @@
 //! the same tools answering with a new copy when asked (as a hand-written `ToolImpl` that
 //! builds its definition when asked does), of which the manager keeps its own copy. The
 //! bench prints the heap added per tool (a counting global allocator,
-//! `counting_allocator/`), its peak while registering, the resident set added per tool
+//! `counting_allocator/`), its peak while registering, the time registering took a tool
+//! (the counting allocator's own cost included), the resident set added per tool
 //! (`/proc/self/statm`) and the process's peak resident set (`VmHWM`, the pool's own tools
 //! included), and the heap a first
 //! `shed` search that finds nothing adds (the names its explanations compare with, kept
@@ -17,8 +18,9 @@
 //! what the registry adds.
 //!
 //! Then the first call of a tool against its later calls: 300 tools of a flat schema and 300
-//! of a nested one are each called once with valid arguments (the median printed), then 30
-//! rounds more (the median round's mean printed).
+//! of a nested one, held each way, are each called once with valid arguments (the median
+//! printed), then 30 rounds more (the median round's mean printed). A copied definition's
+//! first call reads its schema's text before compiling it.
 //!
 //! Run with `cargo bench --bench shed_memory` (no criterion: one pass, a few seconds).
 
@@ -114,6 +116,7 @@ fn per_tool_memory(size: usize, held: Held) {
     let (records, _) = sources();
     let tools = pool(&records, 0..size);
     let pool_resident = resident_bytes();
+    let started = Instant::now();
     let (manager, registered) = footprint(|| {
         let manager = ToolCallManager::new("bench");
         // Moved in: the heap counts what the manager adds to the tools it is given.
@@ -123,6 +126,7 @@ fn per_tool_memory(size: usize, held: Held) {
         }
         manager
     });
+    let registering = started.elapsed();
     let count = manager.len();
     let peak_resident = peak_resident_bytes();
     // A search that finds nothing keeps the names it compared with, for the next one.
@@ -148,7 +152,7 @@ fn per_tool_memory(size: usize, held: Held) {
     drop(copies);
     println!(
         "{count} tools registered (of {size}), their definitions {}: heap {} B a tool ({} MB; peak while \
-         registering {} MB), resident {} B a tool ({} MB); the process's peak resident set \
+         registering {} MB; {:.1} µs a tool), resident {} B a tool ({} MB); the process's peak resident set \
          {} MB (the pool's tools, {} MB, included); the index alone {} B a tool, the \
          definitions alone {} B; then a search that finds nothing keeps {} B a tool (the \
          names it compares with)",
@@ -156,6 +160,7 @@ fn per_tool_memory(size: usize, held: Held) {
         registered.heap / count,
         registered.heap >> 20,
         registered.peak >> 20,
+        registering.as_secs_f64() * 1e6 / count as f64,
         registered.resident / count,
         registered.resident >> 20,
         peak_resident >> 20,
@@ -172,7 +177,7 @@ fn median(samples: &mut [Duration]) -> Duration {
     samples[samples.len() / 2]
 }
 
-fn first_calls(label: &str, schema: Value, arguments: Value) {
+fn first_calls(label: &str, held: Held, schema: &Value, arguments: &Value) {
     const TOOLS: usize = 300;
     const LATER_ROUNDS: usize = 30;
     let manager = ToolCallManager::new("bench");
@@ -181,7 +186,7 @@ fn first_calls(label: &str, schema: Value, arguments: Value) {
             let name = format!("{label}_{i}");
             let definition = ToolDefinition::new(&name, "A tool.", Args::new(schema.clone()));
             manager
-                .register(Arc::new(Definition::new(Tool::SingleCommand(definition))))
+                .register(held.tool(Tool::SingleCommand(definition)))
                 .expect("the tool registers");
             let arguments = ToolArguments::try_from(arguments.clone()).expect("an object");
             ToolCallRequest::new("c", name, arguments)
@@ -201,8 +206,9 @@ fn first_calls(label: &str, schema: Value, arguments: Value) {
         .collect();
     black_box(&manager);
     println!(
-        "{label} schema: first call {:.1} µs (median of {TOOLS} tools), later calls {:.2} µs \
-         (median of {LATER_ROUNDS} rounds over them)",
+        "{label} schema, definitions {}: first call {:.1} µs (median of {TOOLS} tools), later \
+         calls {:.2} µs (median of {LATER_ROUNDS} rounds over them)",
+        held.name(),
         median(&mut first).as_secs_f64() * 1e6,
         median(&mut later).as_secs_f64() * 1e6,
     );
@@ -232,7 +238,7 @@ fn main() {
             assert!(status.success(), "the pool of {size} failed: {status}");
         }
     }
-    first_calls(
+    let flat = (
         "flat",
         scheme::object()
             .required("city", scheme::string().min_len(1))
@@ -240,7 +246,7 @@ fn main() {
             .build(),
         json!({"city": "Rome", "days": 3}),
     );
-    first_calls(
+    let nested = (
         "nested",
         json!({
             "type": "object",
@@ -262,4 +268,9 @@ fn main() {
         }),
         json!({"query": "big files", "filters": [{"field": "size", "value": 10}]}),
     );
+    for (label, schema, arguments) in [&flat, &nested] {
+        for held in Held::ALL {
+            first_calls(label, held, schema, arguments);
+        }
+    }
 }

@@ -126,10 +126,18 @@ impl RegisteredTool {
     /// `tool`, registered with `definition`, its
     /// [`shared_definition`](ToolImpl::shared_definition): the tool's own when it keeps one,
     /// so registering adds no copy of it.
-    fn prepare(tool: Arc<dyn ToolImpl>, definition: Arc<Tool>) -> Result<Self, RegistrationError> {
+    fn prepare(
+        tool: Arc<dyn ToolImpl>,
+        mut definition: Arc<Tool>,
+    ) -> Result<Self, RegistrationError> {
         // Every check that does not depend on the registry (the schemas compiled and dropped:
         // they are compiled again on first use).
         definition.check()?;
+        // A definition no one else holds (one the tool built when asked) is kept with its
+        // schemas as text, a fraction of the trees' memory; a tool's own stays as it is.
+        if let Some(alone) = Arc::get_mut(&mut definition) {
+            alone.compact_schemas();
+        }
         Ok(Self {
             returns: CompiledOnFirstUse::default(),
             timeout: tool.timeout(),
@@ -1196,6 +1204,126 @@ mod tests {
         let result = ToolCallResult::json(json!({"count": "three"}));
         assert!(manager.check_result("count", &result).is_err());
         assert!(entry.returns.is_compiled());
+    }
+
+    /// A tool whose definition is a copy of `definition`: built when asked and handed to the
+    /// manager alone (as a hand-written tool reading its schema from configuration does), or
+    /// kept by the tool and shared with the manager.
+    struct Described {
+        definition: Arc<crate::Tool>,
+        shares: bool,
+    }
+
+    #[async_trait::async_trait]
+    impl crate::ToolImpl for Described {
+        fn definition(&self) -> crate::Tool {
+            crate::Tool::clone(&self.definition)
+        }
+
+        fn shared_definition(&self) -> Arc<crate::Tool> {
+            if self.shares {
+                Arc::clone(&self.definition)
+            } else {
+                Arc::new(self.definition())
+            }
+        }
+
+        async fn execute(
+            &self,
+            arguments: ToolArguments,
+        ) -> Result<ToolCallResult, crate::ToolError> {
+            Ok(ToolCallResult::json(json!({"count": arguments.get("n")})))
+        }
+    }
+
+    #[test]
+    fn a_definition_the_manager_holds_alone_keeps_its_schemas_as_text_and_reads_alike() {
+        let definition = Arc::new(crate::Tool::SingleCommand(
+            crate::ToolDefinition::new(
+                "sprockets",
+                "Counts things.",
+                Args::new(json!({
+                    "type": "object",
+                    "properties": {
+                        "n": {"type": "integer", "minimum": 1, "description": "How many sprockets"},
+                        "unit": {"enum": ["box", "crate"]}
+                    },
+                    "required": ["n"]
+                })),
+            )
+            .with_returns(Args::new(json!({
+                "type": "object",
+                "properties": {"count": {"type": "integer"}},
+                "required": ["count"]
+            }))),
+        ));
+        let session = |shares| {
+            let manager = ToolCallManager::new("s");
+            let tool = Described {
+                definition: Arc::clone(&definition),
+                shares,
+            };
+            manager.register(Arc::new(tool)).unwrap();
+            manager
+        };
+        let (alone, shared) = (session(false), session(true));
+        let held =
+            |manager: &ToolCallManager| Arc::clone(&manager.entry("sprockets").unwrap().definition);
+        let command = |tool: &crate::Tool| tool.commands()[0].clone();
+        let alone_held = held(&alone);
+        let alone_command = &alone_held.commands()[0];
+        assert!(alone_command.arguments.is_text());
+        assert!(alone_command.returns.as_ref().unwrap().is_text());
+        // The tool's own definition is not the manager's to change.
+        assert!(!command(&held(&shared)).arguments.is_text());
+        assert_eq!(alone.get_def("sprockets").as_ref(), Some(&*definition));
+        assert_eq!(alone_held.function_spec(), definition.function_spec());
+        assert_eq!(alone_held.result_schema(), definition.result_schema());
+
+        // Calls are checked alike: coerced, refused with the same error, answered and their
+        // results checked against `returns`.
+        for arguments in [json!({"n": "4"}), json!({"n": 0}), json!({})] {
+            let arguments = ToolArguments::try_from(arguments).unwrap();
+            let checked = |manager: &ToolCallManager| {
+                manager
+                    .validate_arguments("sprockets", &arguments)
+                    .map(ToolArguments::into_value)
+                    .map_err(|err| err.to_string())
+            };
+            assert_eq!(checked(&alone), checked(&shared));
+        }
+        let wrong = ToolCallResult::json(json!({"count": "three"}));
+        assert_eq!(
+            alone
+                .check_result("sprockets", &wrong)
+                .map_err(|e| e.to_string()),
+            shared
+                .check_result("sprockets", &wrong)
+                .map_err(|e| e.to_string()),
+        );
+        assert!(alone.check_result("sprockets", &wrong).is_err());
+        // Compiled from the text read for the purpose: the registry still holds the text
+        // alone.
+        assert!(!alone_command.arguments.keeps_a_tree());
+        assert!(!alone_command.returns.as_ref().unwrap().keeps_a_tree());
+
+        // `shed` finds it by a word of an argument's description, and writes it alike.
+        let shed = |manager: &ToolCallManager| {
+            let request = ToolCallRequest::new(
+                "1",
+                crate::SHED_TOOL_NAME,
+                ToolArguments::try_from(json!({"description": "sprockets crate"})).unwrap(),
+            );
+            futures::executor::block_on(manager.execute_one(&request))
+                .unwrap()
+                .content
+                .to_text()
+        };
+        let found = shed(&alone);
+        assert!(found.contains("How many sprockets"), "{found}");
+        assert_eq!(found, shed(&shared));
+        assert_eq!(alone.all_declarations(), shared.all_declarations());
+        assert!(!alone_command.arguments.keeps_a_tree());
     }
 
     #[test]

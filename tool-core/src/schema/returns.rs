@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::schema::validation::CompiledSchema;
 use crate::tool::nesting::check_depth;
-use crate::{Tool, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
+use crate::{Args, Tool, ToolCallManager, ToolCallResult, ToolError, UserModelContent};
 
 /// The compiled [`result_schema`](Tool::result_schema) of `tool`. `Err` says why it does
 /// not compile.
@@ -33,16 +33,17 @@ impl Tool {
     /// assert_eq!(Tool::SingleCommand(count).result_schema(), Some(json!({"type": "integer"})));
     /// ```
     pub fn result_schema(&self) -> Option<serde_json::Value> {
-        let schemas: Vec<&serde_json::Value> = self
+        // `None` at the first command without one, before copying the rest.
+        let mut schemas: Vec<serde_json::Value> = self
             .commands()
             .iter()
-            .filter_map(|command| command.returns.as_ref().map(|r| r.schema()))
-            .collect();
-        if schemas.is_empty() || schemas.len() < self.commands().len() {
+            .map(|command| command.returns.as_ref().map(Args::to_value))
+            .collect::<Option<_>>()?;
+        if schemas.is_empty() {
             return None;
         }
         Some(match self {
-            Tool::SingleCommand(_) => schemas[0].clone(),
+            Tool::SingleCommand(_) => schemas.swap_remove(0),
             Tool::MultiCommands(..) => {
                 let branches: Vec<_> = schemas.into_iter().enumerate().map(own_resource).collect();
                 json!({ "anyOf": branches })
@@ -53,8 +54,7 @@ impl Tool {
 
 /// The `index`th command's `returns` schema as a branch of the group's `anyOf`, with an
 /// `$id` of its own unless it has one.
-fn own_resource((index, schema): (usize, &serde_json::Value)) -> serde_json::Value {
-    let mut schema = schema.clone();
+fn own_resource((index, mut schema): (usize, serde_json::Value)) -> serde_json::Value {
     if let serde_json::Value::Object(object) = &mut schema
         && !object.contains_key("$id")
     {

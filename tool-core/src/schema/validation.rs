@@ -555,13 +555,13 @@ impl ArgumentValidator {
     /// Compiles the validators of `tool`. The error names the command whose schema failed.
     pub(crate) fn compile(tool: &Tool) -> Result<Self, (Option<String>, String)> {
         match tool {
-            Tool::SingleCommand(def) => CompiledSchema::compile(def.arguments.schema())
+            Tool::SingleCommand(def) => CompiledSchema::compile(&def.arguments.tree())
                 .map(Self::Single)
                 .map_err(|reason| (None, reason)),
             Tool::MultiCommands(_, commands) => commands
                 .iter()
                 .map(|command| {
-                    let schema = with_command_property(command.arguments.schema(), &command.name)
+                    let schema = with_command_property(command.arguments.to_value(), &command.name)
                         .map_err(|reason| (Some(command.name.clone()), reason))?;
                     CompiledSchema::compile(&schema)
                         .map(|compiled| (command.name.clone(), compiled))
@@ -660,8 +660,7 @@ impl ArgumentValidator {
 
 /// A command's schema with the `command` discriminator added, so that a call (which carries
 /// `command`) validates against it as it is.
-fn with_command_property(schema: &Value, command: &str) -> Result<Value, String> {
-    let mut schema = schema.clone();
+fn with_command_property(mut schema: Value, command: &str) -> Result<Value, String> {
     let Some(object) = schema.as_object_mut() else {
         return Err("a command's argument schema must be an object schema".to_owned());
     };

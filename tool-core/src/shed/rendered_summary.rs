@@ -66,7 +66,7 @@ impl<'a> SummaryView<'a> {
         let (description, arguments) = match tool {
             Tool::SingleCommand(definition) => (
                 Cow::Borrowed(definition.description.as_str()),
-                Cow::Borrowed(definition.arguments.schema()),
+                definition.arguments.tree(),
             ),
             Tool::MultiCommands(..) => {
                 let spec = tool.function_spec();

@@ -42,7 +42,7 @@ pub(crate) fn for_each_field_text(tool: &Tool, mut visit: impl FnMut(Field, &str
         if command.category != DEFAULT_CATEGORY {
             visit(Field::Category, &command.category);
         }
-        visit_schema(command.arguments.schema(), 0, &mut visit);
+        visit_schema(&command.arguments.tree(), 0, &mut visit);
     }
 }
 

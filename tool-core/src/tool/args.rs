@@ -1,6 +1,9 @@
 //! [`Args`]: a JSON Schema that describes a tool's arguments or result.
 
-use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::tool::nesting::{check_depth, clone_value, free_value, values_equal};
@@ -17,19 +20,101 @@ use crate::tool::nesting::{check_depth, clone_value, free_value, values_equal};
 /// A schema nested deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH) is refused when its
 /// tool is registered or rendered; until then it is copied, compared, shown and dropped
 /// without recursion.
-#[derive(Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Args(Value);
+///
+/// A definition that a [`ToolCallManager`](crate::ToolCallManager) holds alone (one its tool
+/// built when asked, rather than one the tool keeps and shares) has its schemas kept as
+/// their JSON text, several times smaller than the tree: [`schema`](Self::schema)
+/// reads the tree back on first use and keeps it, and the schema is the same either way.
+pub struct Args(Form);
+
+/// How a schema is held.
+enum Form {
+    /// As built or edited: the tree is the schema.
+    Tree(Value),
+    /// As the registry keeps a definition it holds alone ([`Args::compact`]).
+    Text(SchemaText),
+}
+
+/// A schema as its JSON text, which serde_json reads back to the same tree: every number in
+/// it an integer (a float's text is not always read back to the same bits), nested no
+/// deeper than serde_json reads.
+struct SchemaText {
+    text: Box<str>,
+    /// The tree, once [`Args::schema`] asked for it (boxed: an `Args` of either form is the
+    /// size of a tree's root).
+    tree: OnceLock<Box<Value>>,
+}
+
+/// The deepest a schema kept as text may nest: what serde_json reads back.
+const TEXT_MAX_DEPTH: usize = crate::MAX_JSON_DEPTH - 1;
+
+impl SchemaText {
+    /// The text of `schema`, when it reads back to the same tree.
+    fn of(schema: &Value) -> Option<Self> {
+        if !reads_back_alike(schema) {
+            return None;
+        }
+        let text = serde_json::to_string(schema).ok()?;
+        Some(Self {
+            text: text.into_boxed_str(),
+            tree: OnceLock::new(),
+        })
+    }
+
+    /// The tree the text was written from, read again.
+    fn read(&self) -> Value {
+        serde_json::from_str(&self.text)
+            .expect("a schema's text was written from a tree that serde_json reads back")
+    }
+
+    /// The tree, when [`Args::schema`] has made it already, else read now and not kept.
+    fn tree(&self) -> Cow<'_, Value> {
+        match self.tree.get() {
+            Some(tree) => Cow::Borrowed(&**tree),
+            None => Cow::Owned(self.read()),
+        }
+    }
+}
+
+/// Whether `value`'s text reads back to `value`: it nests no deeper than serde_json reads,
+/// and every number is an integer. A loop over the containers, as
+/// [`nests_within`](crate::nests_within) walks them.
+fn reads_back_alike(value: &Value) -> bool {
+    let mut pending: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((value, depth)) = pending.pop() {
+        let is_container = matches!(value, Value::Array(_) | Value::Object(_));
+        if is_container && depth > TEXT_MAX_DEPTH {
+            return false;
+        }
+        match value {
+            Value::Number(number) if number.is_f64() => return false,
+            Value::Array(items) => pending.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(map) => pending.extend(map.values().map(|item| (item, depth + 1))),
+            _ => {}
+        }
+    }
+    true
+}
 
 impl Clone for Args {
     fn clone(&self) -> Self {
-        Self(clone_value(&self.0))
+        Self(match &self.0 {
+            Form::Tree(tree) => Form::Tree(clone_value(tree)),
+            // The text alone: the copy reads its tree when asked, as the original did.
+            Form::Text(text) => Form::Text(SchemaText {
+                text: text.text.clone(),
+                tree: OnceLock::new(),
+            }),
+        })
     }
 }
 
 impl PartialEq for Args {
     fn eq(&self, other: &Self) -> bool {
-        values_equal(&self.0, &other.0)
+        match (&self.0, &other.0) {
+            (Form::Text(a), Form::Text(b)) if a.text == b.text => true,
+            _ => values_equal(&self.tree(), &other.tree()),
+        }
     }
 }
 
@@ -37,8 +122,9 @@ impl std::fmt::Debug for Args {
     /// `Args(schema)`, or `Args(<nested deeper than 128 levels>)` for a schema too deep to
     /// print.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match check_depth(&self.0) {
-            Ok(()) => f.debug_tuple("Args").field(&self.0).finish(),
+        let tree = self.tree();
+        match check_depth(&tree) {
+            Ok(()) => f.debug_tuple("Args").field(&*tree).finish(),
             Err(too_deep) => write!(f, "Args(<{too_deep}>)"),
         }
     }
@@ -46,7 +132,22 @@ impl std::fmt::Debug for Args {
 
 impl Drop for Args {
     fn drop(&mut self) {
-        free_value(std::mem::take(&mut self.0));
+        // A tree read from text nests no deeper than serde_json reads: dropped as it is.
+        if let Form::Tree(tree) = &mut self.0 {
+            free_value(std::mem::take(tree));
+        }
+    }
+}
+
+impl Serialize for Args {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.tree().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Args {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(Self::new)
     }
 }
 
@@ -63,17 +164,64 @@ pub(crate) fn type_names(declared: &Value, wanted: &str) -> Option<bool> {
 impl Args {
     /// Wraps a JSON Schema value.
     pub fn new(schema: impl Into<Value>) -> Self {
-        Self(schema.into())
+        Self(Form::Tree(schema.into()))
     }
 
     /// The schema of a tool that takes no arguments: an object with no properties.
     pub fn empty() -> Self {
-        Self(serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}))
+        Self::new(
+            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )
     }
 
-    /// The schema value.
+    /// The schema value. For a schema kept as text (see [`Args`]), the first call reads the
+    /// tree, which is kept from then on.
     pub fn schema(&self) -> &Value {
-        &self.0
+        match &self.0 {
+            Form::Tree(tree) => tree,
+            Form::Text(text) => text.tree.get_or_init(|| Box::new(text.read())),
+        }
+    }
+
+    /// The schema value, borrowed when there is a tree and read from the text (and not
+    /// kept) when there is not: for what reads a registered tool's schema once (compiling
+    /// it, indexing it, rendering it), which leaves the registry holding the text alone.
+    pub(crate) fn tree(&self) -> Cow<'_, Value> {
+        match &self.0 {
+            Form::Tree(tree) => Cow::Borrowed(tree),
+            Form::Text(text) => text.tree(),
+        }
+    }
+
+    /// The schema as a value of its own: a copy of the tree, or the text read again.
+    pub(crate) fn to_value(&self) -> Value {
+        match self.tree() {
+            Cow::Borrowed(tree) => clone_value(tree),
+            Cow::Owned(tree) => tree,
+        }
+    }
+
+    /// Whether the schema nests no deeper than [`MAX_JSON_DEPTH`](crate::MAX_JSON_DEPTH)
+    /// (a schema kept as text always does).
+    pub(crate) fn nests_within_limit(&self) -> bool {
+        match &self.0 {
+            Form::Tree(tree) => check_depth(tree).is_ok(),
+            Form::Text(_) => true,
+        }
+    }
+
+    /// Keeps the schema as its JSON text rather than as a tree, when the text reads back to
+    /// the same tree (see [`SchemaText`]); a schema that would not stays a tree. For a
+    /// definition the registry holds alone: the text is several times smaller than the tree
+    /// (whose every object is an index map, every key and string a block of its own), and
+    /// nothing but a call to [`schema`](Self::schema) makes the tree again.
+    pub(crate) fn compact(&mut self) {
+        if let Form::Tree(tree) = &self.0
+            && let Some(text) = SchemaText::of(tree)
+        {
+            // The tree (within serde_json's depth, as `of` checked) is dropped here.
+            self.0 = Form::Text(text);
+        }
     }
 
     /// The root `type` of the schema when it refuses every object: a type name other than
@@ -95,23 +243,30 @@ impl Args {
     ///
     /// [`RegistrationError::ArgumentsNotAnObject`]: crate::RegistrationError::ArgumentsNotAnObject
     pub fn root_type_refusing_objects(&self) -> Option<&Value> {
-        let declared = self.0.get("type")?;
+        let declared = self.schema().get("type")?;
         (type_names(declared, "object") == Some(false)).then_some(declared)
     }
 
     /// The schema value, mutably (for transforms that adjust a schema in place).
     pub fn schema_mut(&mut self) -> &mut Value {
-        &mut self.0
+        if let Form::Text(text) = &mut self.0 {
+            let tree = text.tree.take().map_or_else(|| text.read(), |tree| *tree);
+            self.0 = Form::Tree(tree);
+        }
+        match &mut self.0 {
+            Form::Tree(tree) => tree,
+            Form::Text(_) => unreachable!("made a tree above"),
+        }
     }
 
     /// Unwraps the schema value.
     pub fn into_inner(mut self) -> Value {
-        std::mem::take(&mut self.0)
+        std::mem::take(self.schema_mut())
     }
 
     /// The names of the schema's top-level properties, in declaration order.
     pub fn property_names(&self) -> impl Iterator<Item = &str> {
-        self.0
+        self.schema()
             .get("properties")
             .and_then(Value::as_object)
             .into_iter()
@@ -127,12 +282,149 @@ impl Default for Args {
 
 impl From<Value> for Args {
     fn from(schema: Value) -> Self {
-        Self(schema)
+        Self::new(schema)
     }
 }
 
 impl From<Args> for Value {
     fn from(args: Args) -> Self {
         args.into_inner()
+    }
+}
+
+#[cfg(test)]
+impl Args {
+    /// Whether the schema is kept as text.
+    pub(crate) fn is_text(&self) -> bool {
+        matches!(self.0, Form::Text(_))
+    }
+
+    /// Whether a schema kept as text has its tree read and kept too.
+    pub(crate) fn keeps_a_tree(&self) -> bool {
+        matches!(&self.0, Form::Text(text) if text.tree.get().is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::Args;
+    use crate::tool::nesting::testing::{nested, on_small_stack};
+    use crate::tool::nesting::{free_value, values_identical};
+
+    fn compacted(schema: &Value) -> Args {
+        let mut args = Args::new(schema.clone());
+        args.compact();
+        args
+    }
+
+    /// Keys out of alphabetical order, integers at both ends of their range, strings that
+    /// JSON escapes.
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "zeta": {"type": "integer", "minimum": i64::MIN, "maximum": u64::MAX},
+                "alpha": {"type": "string", "enum": ["quote \" and\nnewline", "é ☃"]},
+                "list": {"type": "array", "items": {"type": "boolean"}, "default": [true, null]}
+            },
+            "required": ["zeta"]
+        })
+    }
+
+    #[test]
+    fn a_schema_kept_as_text_reads_as_the_tree_it_was() {
+        let schema = schema();
+        let args = compacted(&schema);
+        assert!(args.is_text());
+
+        // Read for one use, and not kept.
+        assert!(values_identical(&args.tree(), &schema));
+        assert!(values_identical(&args.to_value(), &schema));
+        assert!(!args.keeps_a_tree());
+        assert_eq!(
+            serde_json::to_string(&args).unwrap(),
+            serde_json::to_string(&schema).unwrap()
+        );
+        assert_eq!(
+            format!("{args:?}"),
+            format!("{:?}", Args::new(schema.clone()))
+        );
+        assert_eq!(args, Args::new(schema.clone()));
+        assert_eq!(args.clone(), args);
+        assert!(args.clone().is_text());
+        assert!(!args.keeps_a_tree());
+
+        // `schema` reads it once and keeps it, in the tree's key order.
+        assert!(values_identical(args.schema(), &schema));
+        assert!(args.keeps_a_tree());
+        assert!(std::ptr::eq(args.schema(), args.schema()));
+        assert_eq!(
+            args.property_names().collect::<Vec<_>>(),
+            ["zeta", "alpha", "list"]
+        );
+        assert_eq!(args.root_type_refusing_objects(), None);
+    }
+
+    #[test]
+    fn either_form_is_the_size_of_a_tree() {
+        assert_eq!(size_of::<Args>(), size_of::<Value>());
+    }
+
+    #[test]
+    fn schemas_kept_as_text_are_equal_as_trees_are() {
+        let a = compacted(&json!({"type": "object", "required": ["x"]}));
+        let b = compacted(&json!({"required": ["x"], "type": "object"}));
+        let c = compacted(&json!({"type": "object", "required": ["y"]}));
+        assert!(a.is_text() && b.is_text() && c.is_text());
+        // Equality leaves out key order, as `==` on the trees does.
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a, Args::new(json!({"type": "object"})));
+    }
+
+    #[test]
+    fn a_schema_kept_as_text_is_edited_and_unwrapped_as_a_tree() {
+        let mut args = compacted(&schema());
+        args.schema_mut()["required"] = json!(["alpha"]);
+        assert!(!args.is_text());
+        assert_eq!(args.schema()["required"], json!(["alpha"]));
+        assert_eq!(args.schema()["properties"], schema()["properties"]);
+
+        let unwrapped = compacted(&schema()).into_inner();
+        assert!(values_identical(&unwrapped, &schema()));
+        let read_first = compacted(&schema());
+        let _ = read_first.schema();
+        assert!(values_identical(&read_first.into_inner(), &schema()));
+    }
+
+    #[test]
+    fn schemas_whose_text_would_not_read_back_alike_stay_trees() {
+        // A float's shortest text is not always read back to the same bits.
+        let float = compacted(&json!({"type": "number", "minimum": 0.1}));
+        assert!(!float.is_text());
+        assert_eq!(float.schema()["minimum"], json!(0.1));
+        let nested_float = compacted(&json!({"properties": {"x": {"default": [1.5]}}}));
+        assert!(!nested_float.is_text());
+        // Integers written as floats are floats too.
+        assert!(!compacted(&json!({"maximum": 3.0})).is_text());
+
+        on_small_stack(|| {
+            // serde_json reads 127 levels back, not 128.
+            let deepest = nested(127);
+            let kept = compacted(&deepest);
+            assert!(kept.is_text());
+            assert!(values_identical(kept.schema(), &deepest));
+            drop(kept);
+            free_value(deepest);
+
+            let too_deep = nested(128);
+            let kept = compacted(&too_deep);
+            assert!(!kept.is_text());
+            assert!(values_identical(kept.schema(), &too_deep));
+            drop(kept);
+            free_value(too_deep);
+        });
     }
 }

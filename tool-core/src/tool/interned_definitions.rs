@@ -99,7 +99,7 @@ fn same_command(a: &ToolDefinition, b: &ToolDefinition) -> bool {
         annotations,
         group_description,
     } = a;
-    let same_schema = |a: &Args, b: &Args| values_identical(a.schema(), b.schema());
+    let same_schema = |a: &Args, b: &Args| values_identical(&a.tree(), &b.tree());
     *name == b.name
         && *category == b.category
         && *description == b.description

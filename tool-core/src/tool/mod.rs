@@ -36,10 +36,10 @@ pub(crate) mod with_images;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::ToolDefinition;
 use crate::provider::refs::DEFINITION_KEYWORDS;
 use crate::reading::tool_args::escape_pointer;
 use crate::tool::args::type_names;
+use crate::{Args, ToolDefinition};
 
 /// The name of the argument that selects a command of a [`Tool::MultiCommands`] tool.
 pub const COMMAND_ARGUMENT: &str = "command";
@@ -131,6 +131,21 @@ impl Tool {
         }
     }
 
+    /// Keeps every schema of the tool as its JSON text (see [`Args`]): for a definition the
+    /// registry holds alone, which only its first call, `shed` and a rendering read again.
+    pub(crate) fn compact_schemas(&mut self) {
+        let commands = match self {
+            Self::SingleCommand(def) => std::slice::from_mut(def),
+            Self::MultiCommands(_, commands) => commands.as_mut_slice(),
+        };
+        for command in commands {
+            command.arguments.compact();
+            if let Some(returns) = &mut command.returns {
+                returns.compact();
+            }
+        }
+    }
+
     /// The command definition called `name`, for a multi-command tool; the definition itself
     /// for a single-command tool.
     pub fn command(&self, name: &str) -> Option<&ToolDefinition> {
@@ -146,7 +161,7 @@ impl Tool {
     pub(crate) fn deep_schema(&self) -> Option<DeepSchema> {
         let group = matches!(self, Self::MultiCommands(..));
         self.commands().iter().find_map(|command| {
-            let deep = |args: &crate::Args| nesting::check_depth(args.schema()).is_err();
+            let deep = |args: &Args| !args.nests_within_limit();
             let returns = match &command.returns {
                 _ if deep(&command.arguments) => false,
                 Some(returns) if deep(returns) => true,
@@ -258,8 +273,8 @@ impl Tool {
             Self::SingleCommand(def) => ToolFunctionSpec {
                 name: def.name.clone(),
                 description: def.description.clone(),
-                parameters: object_root(def.arguments.schema()),
-                returns: def.returns.as_ref().map(|r| r.schema().clone()),
+                parameters: object_root(def.arguments.to_value()),
+                returns: def.returns.as_ref().map(Args::to_value),
             },
             Self::MultiCommands(name, commands) => ToolFunctionSpec {
                 name: name.clone(),
@@ -276,8 +291,7 @@ impl Tool {
 /// can carry, but OpenAI and Anthropic refuse it (and Gemini's subset has no untyped object);
 /// OpenAI refuses an object schema without `properties`, as MCP servers write a tool without
 /// arguments. Neither change lets through a call the schema refused.
-fn object_root(schema: &Value) -> Value {
-    let mut parameters = schema.clone();
+fn object_root(mut parameters: Value) -> Value {
     if let Value::Object(root) = &mut parameters {
         let object_type = root
             .get("type")
@@ -330,7 +344,8 @@ fn multi_command_parameters(commands: &[ToolDefinition]) -> Value {
     // Every command's definitions, for the `$ref`s of its properties (recursive types).
     let mut definitions = Map::new();
     for command in commands {
-        let schema = command.arguments.schema();
+        let tree = command.arguments.tree();
+        let schema: &Value = &tree;
         let renamed = merge_definitions(schema, &mut definitions);
         let required: Vec<&str> = schema
             .get("required")
