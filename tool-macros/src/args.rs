@@ -258,7 +258,8 @@ impl Reading<'_> {
     }
 
     /// The fields read one by one in place: a slot each from the core's `slots`, then a call of
-    /// `Misreads::required::<T>` (or `defaulted`) per field and a `match` on the values.
+    /// `<Required<T> as ReadField>::read` (or `Defaulted<T>`'s) per field and a `match` on the
+    /// values.
     fn read_in_place(
         &self,
         all_read: TokenStream,
@@ -277,10 +278,10 @@ impl Reading<'_> {
             // Spanned at the type, so that a type without `Deserialize` is blamed.
             match field.default {
                 None => {
-                    quote_spanned!(ty.span()=> #misreads.required::<#ty>(#reader, #name, #slot))
+                    quote_spanned!(ty.span()=> <#krate::Required<#ty> as #krate::ReadField>::read(&mut #misreads, #reader, #name, #slot))
                 }
                 Some(_) => {
-                    quote_spanned!(ty.span()=> #misreads.defaulted::<#ty>(#reader, #name, #slot))
+                    quote_spanned!(ty.span()=> <#krate::Defaulted<#ty> as #krate::ReadField>::read(&mut #misreads, #reader, #name, #slot))
                 }
             }
         });

@@ -1,9 +1,9 @@
 //! How generated code reads its arguments: one pass over the arguments sent finds each
 //! parameter's value ([`slots`]: at its place when the arguments come in the parameters'
 //! order, as models mostly send them, else by name); each parameter is then read by a
-//! method generic only over its type ([`Misreads::required`], [`Misreads::defaulted`]), so
-//! that every tool taking an `f64` shares one copy of reading it, and the error to report
-//! stays in [`Misreads`]. A tool of up to twelve parameters reads them all with one call of
+//! function generic only over its kind and type ([`ReadField::read`] of [`Required`] or
+//! [`Defaulted`]), so that every tool taking an `f64` shares one copy of reading it, and the
+//! error to report stays in [`Misreads`]. A tool of up to twelve parameters reads them all with one call of
 //! [`ReadFields::read`], generic over their kinds: what is left in the tool is a table of
 //! names and a `match` on the result. One of more reads them in place: a table of names, a
 //! call per parameter and a `match` on the values.
@@ -148,61 +148,6 @@ impl Misreads {
         Self { first: None }
     }
 
-    /// The parameter `name` read from its slot: leniently when sent; when absent, `T` read
-    /// from `null` (`None` for an `Option`), and otherwise an error saying it is missing.
-    /// `None` when it could not be read (the error is kept here). `name` is a literal of the
-    /// generated code, kept for a missing parameter's error.
-    // Always inlined where optimised (a call per parameter, left out of line by LLVM, cost
-    // ~25 instructions a call), never in debug builds, where every tool would carry a copy
-    // per parameter (the largest function of a tool).
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    #[cfg_attr(debug_assertions, inline)]
-    pub fn required<T: DeserializeOwned>(
-        &mut self,
-        args: &ToolArgs<'_>,
-        name: &'static str,
-        slot: Slot<'_>,
-    ) -> Option<T> {
-        let Some(value) = slot.value else {
-            let absent = absent_value();
-            if absent.is_none() {
-                self.record(slot.position, Misread::Missing(name));
-            }
-            return absent;
-        };
-        match args.read_field(name, value) {
-            Ok(value) => Some(value),
-            Err(_) => {
-                self.record_unreadable::<T>(slot.position, name);
-                None
-            }
-        }
-    }
-
-    /// The parameter `name` read from its slot: `Some(None)` when absent, for the caller to
-    /// put the parameter's default in its place; `None` when it could not be read (the
-    /// error is kept here).
-    // Inlined as `required` is.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    #[cfg_attr(debug_assertions, inline)]
-    pub fn defaulted<T: DeserializeOwned>(
-        &mut self,
-        args: &ToolArgs<'_>,
-        name: &'static str,
-        slot: Slot<'_>,
-    ) -> Option<Option<T>> {
-        let Some(value) = slot.value else {
-            return Some(None);
-        };
-        match args.read_field(name, value) {
-            Ok(value) => Some(Some(value)),
-            Err(_) => {
-                self.record_unreadable::<T>(slot.position, name);
-                None
-            }
-        }
-    }
-
     /// Records that the value sent as `name`, at `position`, did not read as a `T`.
     #[inline]
     fn record_unreadable<T: DeserializeOwned>(&mut self, position: usize, name: &'static str) {
@@ -249,8 +194,8 @@ pub trait ReadField {
     /// when absent, for the caller to put the default in its place).
     type Value;
 
-    /// The value read from `slot` (see [`Misreads::required`]); `None` when it could not be
-    /// read (the error is kept in `misreads`).
+    /// The value read from `slot` (see [`Required`]'s and [`Defaulted`]'s); `None` when it
+    /// could not be read (the error is kept in `misreads`).
     fn read(
         misreads: &mut Misreads,
         args: &ToolArgs<'_>,
@@ -260,18 +205,25 @@ pub trait ReadField {
 }
 
 /// A parameter that must be sent (unless its type reads from `null`, as an `Option` does):
-/// read by [`Misreads::required`]. A marker of types only, never made.
+/// absent, `T` read from `null`. A marker of types only, never made.
 #[allow(missing_debug_implementations)]
 pub struct Required<T>(PhantomData<fn() -> T>);
 
-/// A parameter with a default: read by [`Misreads::defaulted`]. A marker of types only, never
-/// made.
+/// A parameter with a default: absent, `None`, for the caller to put the default in its
+/// place. A marker of types only, never made.
 #[allow(missing_debug_implementations)]
 pub struct Defaulted<T>(PhantomData<fn() -> T>);
 
 impl<T: DeserializeOwned> ReadField for Required<T> {
     type Value = T;
 
+    /// The parameter `name` read from its slot: leniently when sent; when absent, `T` read
+    /// from `null` (`None` for an `Option`), and otherwise an error saying it is missing.
+    /// `None` when it could not be read (the error is kept in `misreads`). `name` is a
+    /// literal of the generated code, kept for a missing parameter's error.
+    // Always inlined where optimised (a call per parameter, left out of line by LLVM, cost
+    // ~25 instructions a call), never in debug builds, where every tool would carry a copy
+    // per parameter (the largest function of a tool).
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
     fn read(
@@ -280,13 +232,30 @@ impl<T: DeserializeOwned> ReadField for Required<T> {
         name: &'static str,
         slot: Slot<'_>,
     ) -> Option<T> {
-        misreads.required::<T>(args, name, slot)
+        let Some(value) = slot.value else {
+            let absent = absent_value();
+            if absent.is_none() {
+                misreads.record(slot.position, Misread::Missing(name));
+            }
+            return absent;
+        };
+        match args.read_field(name, value) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                misreads.record_unreadable::<T>(slot.position, name);
+                None
+            }
+        }
     }
 }
 
 impl<T: DeserializeOwned> ReadField for Defaulted<T> {
     type Value = Option<T>;
 
+    /// The parameter `name` read from its slot: `Some(None)` when absent, for the caller to
+    /// put the parameter's default in its place; `None` when it could not be read (the
+    /// error is kept in `misreads`).
+    // Inlined as `Required`'s is.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
     fn read(
@@ -295,7 +264,16 @@ impl<T: DeserializeOwned> ReadField for Defaulted<T> {
         name: &'static str,
         slot: Slot<'_>,
     ) -> Option<Option<T>> {
-        misreads.defaulted::<T>(args, name, slot)
+        let Some(value) = slot.value else {
+            return Some(None);
+        };
+        match args.read_field(name, value) {
+            Ok(value) => Some(Some(value)),
+            Err(_) => {
+                misreads.record_unreadable::<T>(slot.position, name);
+                None
+            }
+        }
     }
 }
 
@@ -466,9 +444,9 @@ mod tests {
         let [a, b, c] = slots(&args, &["a", "b", "c"]);
         let mut misreads = Misreads::new();
         match (
-            misreads.required::<u8>(&args, "a", a),
-            misreads.required::<u8>(&args, "b", b),
-            misreads.required::<Option<u8>>(&args, "c", c),
+            <Required<u8> as ReadField>::read(&mut misreads, &args, "a", a),
+            <Required<u8> as ReadField>::read(&mut misreads, &args, "b", b),
+            <Required<Option<u8>> as ReadField>::read(&mut misreads, &args, "c", c),
         ) {
             (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
             _ => Err(misreads.into_error(&args, &["a", "b", "c"]).to_string()),
@@ -482,9 +460,9 @@ mod tests {
         let [a, b, c] = slots(&args, &["a", "b", "c"]);
         let mut misreads = Misreads::new();
         match (
-            misreads.required::<Option<u8>>(&args, "c", c),
-            misreads.required::<u8>(&args, "b", b),
-            misreads.required::<u8>(&args, "a", a),
+            <Required<Option<u8>> as ReadField>::read(&mut misreads, &args, "c", c),
+            <Required<u8> as ReadField>::read(&mut misreads, &args, "b", b),
+            <Required<u8> as ReadField>::read(&mut misreads, &args, "a", a),
         ) {
             (Some(c), Some(b), Some(a)) => Ok((a, b, c)),
             _ => Err(misreads.into_error(&args, &["a", "b", "c"]).to_string()),
@@ -625,8 +603,8 @@ mod tests {
         let [first, second] = slots(&args, &names);
         let mut misreads = Misreads::new();
         let read = (
-            misreads.required::<String>(&args, names[0], first),
-            misreads.required::<Option<u8>>(&args, names[1], second),
+            <Required<String> as ReadField>::read(&mut misreads, &args, names[0], first),
+            <Required<Option<u8>> as ReadField>::read(&mut misreads, &args, names[1], second),
         );
         assert!(!matches!(read, (Some(_), Some(_))), "{read:?}");
         misreads.into_error(&args, &names).to_string()
@@ -761,8 +739,14 @@ mod tests {
         let args = ToolArgs::new("f", &arguments);
         let [n, m] = slots(&args, &["n", "m"]);
         let mut misreads = Misreads::new();
-        assert_eq!(misreads.defaulted::<u8>(&args, "n", n), Some(Some(4)));
-        assert_eq!(misreads.defaulted::<u8>(&args, "m", m), Some(None));
+        assert_eq!(
+            <Defaulted<u8> as ReadField>::read(&mut misreads, &args, "n", n),
+            Some(Some(4))
+        );
+        assert_eq!(
+            <Defaulted<u8> as ReadField>::read(&mut misreads, &args, "m", m),
+            Some(None)
+        );
         let message = misreads.into_error(&args, &["n", "m"]).to_string();
         assert!(message.contains("could not be read"), "{message}");
     }
