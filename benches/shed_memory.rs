@@ -20,7 +20,9 @@
 //! Then the first call of a tool against its later calls: 300 tools of a flat schema and 300
 //! of a nested one, held each way, are each called once with valid arguments (the median
 //! printed), then 30 rounds more (the median round's mean printed). A copied definition's
-//! first call reads its schema's text before compiling it.
+//! first call reads its schema's text before compiling it. With them, the time to render the
+//! 300 tools' declarations for OpenAI Chat (the median of 30), which reads a copied
+//! definition's schemas from their text.
 //!
 //! Run with `cargo bench --bench shed_memory` (no criterion: one pass, a few seconds).
 
@@ -32,6 +34,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolsmith::provider::{Declared, Provider, RenderOptions};
 use toolsmith::shed::ToolDiscovery;
 use toolsmith::{
     Args, Tool, ToolArguments, ToolCallManager, ToolCallRequest, ToolDefinition, ToolImpl, scheme,
@@ -199,6 +202,19 @@ fn first_calls(label: &str, held: Held, schema: &Value, arguments: &Value) {
         assert!(done.is_ok(), "{done:?}");
         spent
     };
+    // Rendering every tool's declaration for a provider, as a request declaring them all
+    // does once a set (a copied definition's schema is read from its text each time).
+    let declarations = manager.declarations(Declared::All);
+    let options = RenderOptions::default();
+    let mut rendering: Vec<Duration> = (0..LATER_ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            let rendered = Provider::OpenAiChat.render_tools(&declarations, &options);
+            let spent = start.elapsed();
+            black_box(rendered.expect("the tools render"));
+            spent
+        })
+        .collect();
     let mut first: Vec<Duration> = requests.iter().map(call).collect();
     // Later calls: the mean of a round over every tool, for the median round.
     let mut later: Vec<Duration> = (0..LATER_ROUNDS)
@@ -207,10 +223,12 @@ fn first_calls(label: &str, held: Held, schema: &Value, arguments: &Value) {
     black_box(&manager);
     println!(
         "{label} schema, definitions {}: first call {:.1} µs (median of {TOOLS} tools), later \
-         calls {:.2} µs (median of {LATER_ROUNDS} rounds over them)",
+         calls {:.2} µs (median of {LATER_ROUNDS} rounds over them); rendering the {TOOLS} \
+         declarations for OpenAI Chat {:.0} µs (median of {LATER_ROUNDS})",
         held.name(),
         median(&mut first).as_secs_f64() * 1e6,
         median(&mut later).as_secs_f64() * 1e6,
+        median(&mut rendering).as_secs_f64() * 1e6,
     );
 }
 
