@@ -307,7 +307,8 @@ impl Args {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
 
     use super::Args;
     use crate::tool::nesting::testing::{nested, on_small_stack};
@@ -426,5 +427,50 @@ mod tests {
             drop(kept);
             free_value(too_deep);
         });
+    }
+
+    /// Any JSON value: every kind of number (floats included), strings with escapes and
+    /// non-ASCII characters, keys in any order, a few levels of nesting.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "\\PC{0,8}".prop_map(Value::from),
+            "[\"\\\\\n\t\u{1}é☃]{0,4}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(("\\PC{0,6}", inner), 0..4)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    /// Whether `value` holds a float anywhere.
+    fn has_float(value: &Value) -> bool {
+        match value {
+            Value::Number(number) => number.is_f64(),
+            Value::Array(items) => items.iter().any(has_float),
+            Value::Object(map) => map.values().any(has_float),
+            _ => false,
+        }
+    }
+
+    proptest! {
+        /// A schema is kept as text exactly when it holds no float, and then reads back to the
+        /// same tree, key order included, whichever way it is read.
+        #[test]
+        fn a_schema_kept_as_text_reads_back_identical(schema in any_json()) {
+            let args = compacted(&schema);
+            prop_assert_eq!(args.is_text(), !has_float(&schema));
+            prop_assert!(values_identical(&args.tree(), &schema));
+            prop_assert!(values_identical(&args.clone().into_inner(), &schema));
+            prop_assert!(values_identical(args.schema(), &schema));
+            prop_assert!(args == Args::new(schema.clone()));
+        }
     }
 }
