@@ -1280,8 +1280,8 @@ mod tests {
         assert_eq!(alone_held.function_spec(), definition.function_spec());
         assert_eq!(alone_held.result_schema(), definition.result_schema());
 
-        // Calls are checked alike: coerced, refused with the same error, answered and their
-        // results checked against `returns`.
+        // Calls are checked alike (coerced, or refused with the same error), run alike, and
+        // their results checked alike against `returns`.
         for arguments in [json!({"n": "4"}), json!({"n": 0}), json!({})] {
             let arguments = ToolArguments::try_from(arguments).unwrap();
             let checked = |manager: &ToolCallManager| {
@@ -1292,6 +1292,16 @@ mod tests {
             };
             assert_eq!(checked(&alone), checked(&shared));
         }
+        let call = |manager: &ToolCallManager| {
+            let request = ToolCallRequest::new(
+                "1",
+                "sprockets",
+                ToolArguments::try_from(json!({"n": 2})).unwrap(),
+            );
+            futures::executor::block_on(manager.execute_one(&request)).map(|r| r.content.to_text())
+        };
+        assert_eq!(call(&alone).unwrap(), r#"{"count":2}"#);
+        assert_eq!(call(&alone), call(&shared));
         let wrong = ToolCallResult::json(json!({"count": "three"}));
         assert_eq!(
             alone
