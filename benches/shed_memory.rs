@@ -14,8 +14,8 @@
 //! included), and the heap a first
 //! `shed` search that finds nothing adds (the names its explanations compare with, kept
 //! until the names change). Then, in the same process: the lexical index alone
-//! (`ToolDiscovery`) and the definitions alone (a copy of each `Tool`), so that the rest is
-//! what the registry adds.
+//! (`ToolDiscovery`) and the definitions alone (a copy of each `Tool`, then each again with
+//! its schema compacted, `Args::compact`), so that the rest is what the registry adds.
 //!
 //! Then the first call of a tool against its later calls: 300 tools of a flat schema and 300
 //! of a nested one, held each way, are each called once with valid arguments (the median
@@ -153,11 +153,26 @@ fn per_tool_memory(size: usize, held: Held) {
             .collect::<Vec<_>>()
     });
     drop(copies);
+    // The same copies with their schemas kept as text (`Args::compact`), as the manager keeps
+    // a definition it holds alone.
+    let (compacted, compacted_definitions) = footprint(|| {
+        tools
+            .iter()
+            .map(|t| {
+                let mut copy = t.clone();
+                if let Tool::SingleCommand(definition) = &mut copy {
+                    definition.arguments.compact();
+                }
+                Arc::new(copy)
+            })
+            .collect::<Vec<_>>()
+    });
+    drop(compacted);
     println!(
         "{count} tools registered (of {size}), their definitions {}: heap {} B a tool ({} MB; peak while \
          registering {} MB; {:.1} µs a tool), resident {} B a tool ({} MB); the process's peak resident set \
          {} MB (the pool's tools, {} MB, included); the index alone {} B a tool, the \
-         definitions alone {} B; then a search that finds nothing keeps {} B a tool (the \
+         definitions alone {} B ({} B with their schemas compacted); then a search that finds nothing keeps {} B a tool (the \
          names it compares with)",
         held.name(),
         registered.heap / count,
@@ -170,6 +185,7 @@ fn per_tool_memory(size: usize, held: Held) {
         pool_resident >> 20,
         index_only.heap / count,
         definitions.heap / count,
+        compacted_definitions.heap / count,
         explained.heap / count,
     );
 }

@@ -1272,10 +1272,10 @@ mod tests {
         let command = |tool: &crate::Tool| tool.commands()[0].clone();
         let alone_held = held(&alone);
         let alone_command = &alone_held.commands()[0];
-        assert!(alone_command.arguments.is_text());
-        assert!(alone_command.returns.as_ref().unwrap().is_text());
+        assert!(alone_command.arguments.is_compact());
+        assert!(alone_command.returns.as_ref().unwrap().is_compact());
         // The tool's own definition is not the manager's to change.
-        assert!(!command(&held(&shared)).arguments.is_text());
+        assert!(!command(&held(&shared)).arguments.is_compact());
         assert_eq!(alone.get_def("sprockets").as_ref(), Some(&*definition));
         assert_eq!(alone_held.function_spec(), definition.function_spec());
         assert_eq!(alone_held.result_schema(), definition.result_schema());

@@ -31,7 +31,7 @@ pub struct Args(Form);
 enum Form {
     /// As built or edited: the tree is the schema.
     Tree(Value),
-    /// As the registry keeps a definition it holds alone ([`Args::compact`]).
+    /// Compacted ([`Args::compact`]), as the registry keeps a definition it holds alone.
     Text(SchemaText),
 }
 
@@ -210,18 +210,47 @@ impl Args {
         }
     }
 
-    /// Keeps the schema as its JSON text rather than as a tree, when the text reads back to
-    /// the same tree (see [`SchemaText`]); a schema that would not stays a tree. For a
-    /// definition the registry holds alone: the text is several times smaller than the tree
-    /// (whose every object is an index map, every key and string a block of its own), and
-    /// nothing but a call to [`schema`](Self::schema) makes the tree again.
-    pub(crate) fn compact(&mut self) {
+    /// Keeps the schema as its JSON text rather than as a tree, several times smaller (a
+    /// tree's every object is an index map, every key and string a block of its own), and
+    /// tells whether it now is. For schemas held in large numbers and read rarely: a tool
+    /// registry imported from a server or built from a configuration.
+    ///
+    /// The schema stays the same. Whatever reads it once (compiling it on the tool's first
+    /// call, `shed`'s index, rendering it for a provider) reads the text into a tree that it
+    /// drops; [`schema`](Self::schema) reads it once and keeps the tree. A schema whose text
+    /// would not read back to the same tree stays a tree (`false`): one holding a float
+    /// (serde_json reads a float's text back to the same bits only on a best effort), or
+    /// one nested deeper than the 127 levels serde_json reads.
+    ///
+    /// A [`ToolCallManager`](crate::ToolCallManager) does this itself to a definition it
+    /// holds alone (one its tool built when asked); a definition the tool keeps and shares
+    /// (as [`FnTool`](crate::FnTool) does) stays as the tool made it.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::Args;
+    ///
+    /// let mut args = Args::new(json!({"type": "object", "properties": {"path": {"type": "string"}}}));
+    /// assert!(args.compact());
+    /// assert!(args.is_compact());
+    /// assert_eq!(args.schema()["properties"]["path"]["type"], "string");
+    ///
+    /// let mut with_a_float = Args::new(json!({"type": "number", "minimum": 0.5}));
+    /// assert!(!with_a_float.compact());
+    /// ```
+    pub fn compact(&mut self) -> bool {
         if let Form::Tree(tree) = &self.0
             && let Some(text) = SchemaText::of(tree)
         {
             // The tree (within serde_json's depth, as `of` checked) is dropped here.
             self.0 = Form::Text(text);
         }
+        self.is_compact()
+    }
+
+    /// Whether the schema is kept as its JSON text ([`compact`](Self::compact)).
+    pub fn is_compact(&self) -> bool {
+        matches!(self.0, Form::Text(_))
     }
 
     /// The root `type` of the schema when it refuses every object: a type name other than
@@ -294,11 +323,6 @@ impl From<Args> for Value {
 
 #[cfg(test)]
 impl Args {
-    /// Whether the schema is kept as text.
-    pub(crate) fn is_text(&self) -> bool {
-        matches!(self.0, Form::Text(_))
-    }
-
     /// Whether a schema kept as text has its tree read and kept too.
     pub(crate) fn keeps_a_tree(&self) -> bool {
         matches!(&self.0, Form::Text(text) if text.tree.get().is_some())
@@ -338,7 +362,7 @@ mod tests {
     fn a_schema_kept_as_text_reads_as_the_tree_it_was() {
         let schema = schema();
         let args = compacted(&schema);
-        assert!(args.is_text());
+        assert!(args.is_compact());
 
         // Read for one use, and not kept.
         assert!(values_identical(&args.tree(), &schema));
@@ -354,7 +378,7 @@ mod tests {
         );
         assert_eq!(args, Args::new(schema.clone()));
         assert_eq!(args.clone(), args);
-        assert!(args.clone().is_text());
+        assert!(args.clone().is_compact());
         assert!(!args.keeps_a_tree());
 
         // `schema` reads it once and keeps it, in the tree's key order.
@@ -378,7 +402,7 @@ mod tests {
         let a = compacted(&json!({"type": "object", "required": ["x"]}));
         let b = compacted(&json!({"required": ["x"], "type": "object"}));
         let c = compacted(&json!({"type": "object", "required": ["y"]}));
-        assert!(a.is_text() && b.is_text() && c.is_text());
+        assert!(a.is_compact() && b.is_compact() && c.is_compact());
         // Equality leaves out key order, as `==` on the trees does.
         assert_eq!(a, b);
         assert_ne!(a, c);
@@ -389,7 +413,7 @@ mod tests {
     fn a_schema_kept_as_text_is_edited_and_unwrapped_as_a_tree() {
         let mut args = compacted(&schema());
         args.schema_mut()["required"] = json!(["alpha"]);
-        assert!(!args.is_text());
+        assert!(!args.is_compact());
         assert_eq!(args.schema()["required"], json!(["alpha"]));
         assert_eq!(args.schema()["properties"], schema()["properties"]);
 
@@ -404,25 +428,25 @@ mod tests {
     fn schemas_whose_text_would_not_read_back_alike_stay_trees() {
         // A float's shortest text is not always read back to the same bits.
         let float = compacted(&json!({"type": "number", "minimum": 0.1}));
-        assert!(!float.is_text());
+        assert!(!float.is_compact());
         assert_eq!(float.schema()["minimum"], json!(0.1));
         let nested_float = compacted(&json!({"properties": {"x": {"default": [1.5]}}}));
-        assert!(!nested_float.is_text());
+        assert!(!nested_float.is_compact());
         // Integers written as floats are floats too.
-        assert!(!compacted(&json!({"maximum": 3.0})).is_text());
+        assert!(!compacted(&json!({"maximum": 3.0})).is_compact());
 
         on_small_stack(|| {
             // serde_json reads 127 levels back, not 128.
             let deepest = nested(127);
             let kept = compacted(&deepest);
-            assert!(kept.is_text());
+            assert!(kept.is_compact());
             assert!(values_identical(kept.schema(), &deepest));
             drop(kept);
             free_value(deepest);
 
             let too_deep = nested(128);
             let kept = compacted(&too_deep);
-            assert!(!kept.is_text());
+            assert!(!kept.is_compact());
             assert!(values_identical(kept.schema(), &too_deep));
             drop(kept);
             free_value(too_deep);
@@ -466,7 +490,7 @@ mod tests {
         #[test]
         fn a_schema_kept_as_text_reads_back_identical(schema in any_json()) {
             let args = compacted(&schema);
-            prop_assert_eq!(args.is_text(), !has_float(&schema));
+            prop_assert_eq!(args.is_compact(), !has_float(&schema));
             prop_assert!(values_identical(&args.tree(), &schema));
             prop_assert!(values_identical(&args.clone().into_inner(), &schema));
             prop_assert!(values_identical(args.schema(), &schema));

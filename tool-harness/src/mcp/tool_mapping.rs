@@ -211,10 +211,17 @@ pub(crate) fn definition_from_mcp(
         .or_else(|| tool.title.clone())
         .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
         .unwrap_or_else(|| format!("The MCP tool '{}'.", tool.name));
+    // Kept as text: the bridge shares the definition with every session it is registered
+    // with, beside rmcp's copy of the tool, and a server may list hundreds of tools.
+    let compacted = |schema: Value| {
+        let mut args = Args::new(schema);
+        args.compact();
+        args
+    };
     let mut definition = ToolDefinition::new(
         local_name,
         description,
-        Args::new(Value::Object(tool.input_schema.as_ref().clone())),
+        compacted(Value::Object(tool.input_schema.as_ref().clone())),
     )
     .with_category(category);
     let mut wrapped = false;
@@ -226,7 +233,7 @@ pub(crate) fn definition_from_mcp(
             }
             None => Value::Object(output.as_ref().clone()),
         };
-        definition = definition.with_returns(Args::new(returns));
+        definition = definition.with_returns(compacted(returns));
     }
     (definition.with_annotations(remote_hints(tool)), wrapped)
 }
@@ -396,15 +403,29 @@ mod tests {
                     .clone(),
             ),
         )
-        .with_annotations(mcp::ToolAnnotations::new().read_only(true));
+        .with_annotations(mcp::ToolAnnotations::new().read_only(true))
+        .with_raw_output_schema(Arc::new(
+            json!({"type": "object", "properties": {"text": {"type": "string"}}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ));
         let (local, wrapped) = definition_from_mcp("fs_read", &remote, "mcp");
         assert!(!wrapped);
         assert_eq!(local.name, "fs_read");
         assert_eq!(local.description, "Read a file.");
         assert_eq!(local.annotations.read_only, Some(true));
+        // Both schemas kept as text (the bridge shares them with every session), and read
+        // back as the server sent them.
+        let returns = local.returns.as_ref().unwrap();
+        assert!(local.arguments.is_compact() && returns.is_compact());
         assert_eq!(
-            local.arguments.schema()["properties"]["path"]["type"],
-            "string"
+            local.arguments.schema(),
+            &Value::Object(remote.input_schema.as_ref().clone())
+        );
+        assert_eq!(
+            returns.schema(),
+            &Value::Object(remote.output_schema.as_deref().unwrap().clone())
         );
     }
 }
