@@ -79,11 +79,12 @@ impl Tool {
         }
         let group = matches!(self, Tool::MultiCommands(..));
         for command in self.commands() {
-            if let Some(declared) = command.arguments.root_type_refusing_objects() {
+            // Read without keeping a tree: a compacted schema stays compact.
+            if let Some(declared) = command.arguments.root_type_refusing_objects_text() {
                 return Err(RegistrationError::ArgumentsNotAnObject {
                     tool: name.to_owned(),
                     command: group.then(|| command.name.clone()),
-                    declared: cut_to(&declared.to_string(), MAX_DECLARED_TYPE_CHARS).into_owned(),
+                    declared: cut_to(&declared, MAX_DECLARED_TYPE_CHARS).into_owned(),
                 });
             }
         }

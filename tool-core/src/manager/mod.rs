@@ -1314,8 +1314,8 @@ mod tests {
         assert!(alone.check_result("sprockets", &wrong).is_err());
         // Compiled from the text read for the purpose: the registry still holds the text
         // alone.
-        assert!(!alone_command.arguments.keeps_a_tree());
-        assert!(!alone_command.returns.as_ref().unwrap().keeps_a_tree());
+        assert!(alone_command.arguments.is_compact());
+        assert!(alone_command.returns.as_ref().unwrap().is_compact());
 
         // `shed` finds it by a word of an argument's description, and writes it alike.
         let shed = |manager: &ToolCallManager| {
@@ -1333,7 +1333,7 @@ mod tests {
         assert!(found.contains("How many sprockets"), "{found}");
         assert_eq!(found, shed(&shared));
         assert_eq!(alone.all_declarations(), shared.all_declarations());
-        assert!(!alone_command.arguments.keeps_a_tree());
+        assert!(alone_command.arguments.is_compact());
     }
 
     #[test]

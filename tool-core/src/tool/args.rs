@@ -151,6 +151,13 @@ impl<'de> Deserialize<'de> for Args {
     }
 }
 
+/// The root `type` of `schema` when it refuses every object (see
+/// [`Args::root_type_refusing_objects`]).
+fn root_type_refusing_objects(schema: &Value) -> Option<&Value> {
+    let declared = schema.get("type")?;
+    (type_names(declared, "object") == Some(false)).then_some(declared)
+}
+
 /// Whether a schema's `type` (a name, or a list of names) names `wanted`; `None` for a
 /// `type` of another shape.
 pub(crate) fn type_names(declared: &Value, wanted: &str) -> Option<bool> {
@@ -215,9 +222,10 @@ impl Args {
     /// tells whether it now is. For schemas held in large numbers and read rarely: a tool
     /// registry imported from a server or built from a configuration.
     ///
-    /// The schema stays the same. Whatever reads it once (compiling it on the tool's first
-    /// call, `shed`'s index, rendering it for a provider) reads the text into a tree that it
-    /// drops; [`schema`](Self::schema) reads it once and keeps the tree. A schema whose text
+    /// The schema stays the same. Whatever reads it once (registration's checks, compiling it
+    /// on the tool's first call, `shed`'s index, rendering it for a provider) reads the text
+    /// into a tree that it drops; [`schema`](Self::schema) reads it once and keeps the tree,
+    /// until `compact` is called again. A schema whose text
     /// would not read back to the same tree stays a tree (`false`): one holding a float
     /// (serde_json reads a float's text back to the same bits only on a best effort), or
     /// one nested deeper than the 127 levels serde_json reads.
@@ -239,18 +247,23 @@ impl Args {
     /// assert!(!with_a_float.compact());
     /// ```
     pub fn compact(&mut self) -> bool {
-        if let Form::Tree(tree) = &self.0
-            && let Some(text) = SchemaText::of(tree)
-        {
-            // The tree (within serde_json's depth, as `of` checked) is dropped here.
-            self.0 = Form::Text(text);
+        match &mut self.0 {
+            Form::Tree(tree) => {
+                if let Some(text) = SchemaText::of(tree) {
+                    // The tree (within serde_json's depth, as `of` checked) is dropped here.
+                    self.0 = Form::Text(text);
+                }
+            }
+            // The tree `schema` read back, if it did, is dropped.
+            Form::Text(text) => drop(text.tree.take()),
         }
         self.is_compact()
     }
 
-    /// Whether the schema is kept as its JSON text ([`compact`](Self::compact)).
+    /// Whether the schema is kept as its JSON text alone: [`compact`](Self::compact)ed, and
+    /// no tree read back by [`schema`](Self::schema) since.
     pub fn is_compact(&self) -> bool {
-        matches!(self.0, Form::Text(_))
+        matches!(&self.0, Form::Text(text) if text.tree.get().is_none())
     }
 
     /// The root `type` of the schema when it refuses every object: a type name other than
@@ -272,8 +285,14 @@ impl Args {
     ///
     /// [`RegistrationError::ArgumentsNotAnObject`]: crate::RegistrationError::ArgumentsNotAnObject
     pub fn root_type_refusing_objects(&self) -> Option<&Value> {
-        let declared = self.schema().get("type")?;
-        (type_names(declared, "object") == Some(false)).then_some(declared)
+        root_type_refusing_objects(self.schema())
+    }
+
+    /// [`root_type_refusing_objects`](Self::root_type_refusing_objects) as JSON text, read
+    /// without keeping a tree: what registration checks, which must leave a compacted
+    /// schema compact.
+    pub(crate) fn root_type_refusing_objects_text(&self) -> Option<String> {
+        root_type_refusing_objects(&self.tree()).map(Value::to_string)
     }
 
     /// The schema value, mutably (for transforms that adjust a schema in place).
@@ -322,14 +341,6 @@ impl From<Args> for Value {
 }
 
 #[cfg(test)]
-impl Args {
-    /// Whether a schema kept as text has its tree read and kept too.
-    pub(crate) fn keeps_a_tree(&self) -> bool {
-        matches!(&self.0, Form::Text(text) if text.tree.get().is_some())
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use proptest::prelude::*;
     use serde_json::{Map, Value, json};
@@ -367,7 +378,8 @@ mod tests {
         // Read for one use, and not kept.
         assert!(values_identical(&args.tree(), &schema));
         assert!(values_identical(&args.to_value(), &schema));
-        assert!(!args.keeps_a_tree());
+        assert_eq!(args.root_type_refusing_objects_text(), None);
+        assert!(args.is_compact());
         assert_eq!(
             serde_json::to_string(&args).unwrap(),
             serde_json::to_string(&schema).unwrap()
@@ -379,12 +391,16 @@ mod tests {
         assert_eq!(args, Args::new(schema.clone()));
         assert_eq!(args.clone(), args);
         assert!(args.clone().is_compact());
-        assert!(!args.keeps_a_tree());
+        assert!(args.is_compact());
 
-        // `schema` reads it once and keeps it, in the tree's key order.
+        // `schema` reads it once and keeps it, in the tree's key order, until compacted again.
+        let mut args = args;
         assert!(values_identical(args.schema(), &schema));
-        assert!(args.keeps_a_tree());
+        assert!(!args.is_compact());
         assert!(std::ptr::eq(args.schema(), args.schema()));
+        assert!(args.compact());
+        assert!(args.is_compact());
+        assert!(values_identical(args.schema(), &schema));
         assert_eq!(
             args.property_names().collect::<Vec<_>>(),
             ["zeta", "alpha", "list"]

@@ -134,3 +134,47 @@ async fn a_tool_whose_arguments_cannot_be_an_object_is_left_out_naming_its_type(
     }
     client.close().await;
 }
+
+#[tokio::test]
+async fn imported_schemas_stay_text_alone_through_registration_calls_search_and_rendering() {
+    let (_server, client) = client_of(json!([
+        {"name": "catalogue_search", "description": "Search the catalogue.",
+            "inputSchema": {"type": "object",
+                "properties": {"query": {"type": "string", "description": "Words to look for"}},
+                "required": ["query"]},
+            "outputSchema": {"type": "object", "properties": {"hits": {"type": "integer"}}}},
+    ]))
+    .await;
+    let manager = ToolCallManager::new("s");
+    for tool in client.tools() {
+        manager.register(Arc::new(tool)).unwrap();
+    }
+    // Checked against the schema read from its text.
+    let refused = manager
+        .validate_arguments("catalogue_search", &ToolArguments::default())
+        .unwrap_err();
+    assert!(refused.to_string().contains("query"), "{refused}");
+    // Found by its argument's description, summarised with its schema.
+    let found = manager.shed("words to look for", None).await;
+    assert_eq!(found.tools[0].name, "catalogue_search");
+    assert_eq!(
+        found.tools[0].arguments["properties"]["query"]["type"],
+        "string"
+    );
+    // Rendered for a provider.
+    let rendered = manager
+        .rendered_tools(
+            toolsmith_core::provider::Provider::OpenAiChat,
+            toolsmith_core::provider::Declared::All,
+            &toolsmith_core::provider::RenderOptions::default(),
+        )
+        .unwrap();
+    assert!(rendered.tools.to_string().contains("Words to look for"));
+    // The bridge's definition, the one every session registering it shares, still holds its
+    // schemas as text alone: nothing above kept a tree.
+    let definition = client.tools()[0].shared_definition();
+    let command = &definition.commands()[0];
+    assert!(command.arguments.is_compact());
+    assert!(command.returns.as_ref().unwrap().is_compact());
+    client.close().await;
+}
