@@ -210,15 +210,15 @@ struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    /// The fields, each as a local for `quote!`.
-    fn parts(&self) -> (&Ident, &Ident, &[ArgField], &[usize], &[Ident]) {
-        (
-            self.krate,
-            self.reader,
-            self.fields,
-            &self.order,
-            self.values,
-        )
+    /// The kind the field at `index` is read as: `Required<T>`, or `Defaulted<T>` for a field
+    /// with a default. Spanned at the type, so that a type without `Deserialize` is blamed.
+    fn kind(&self, index: usize) -> TokenStream {
+        let (krate, field) = (self.krate, &self.fields[index]);
+        let ty = &field.ty;
+        match field.default {
+            None => quote_spanned!(ty.span()=> #krate::Required<#ty>),
+            Some(_) => quote_spanned!(ty.span()=> #krate::Defaulted<#ty>),
+        }
     }
 
     /// The fields' kinds (`Required<T>`, or `Defaulted<T>` for a field with a default) as a
@@ -231,15 +231,14 @@ impl Reading<'_> {
         all_read: TokenStream,
         misread: impl FnOnce(TokenStream) -> TokenStream,
     ) -> TokenStream {
-        let (krate, reader, fields, order, values) = self.parts();
-        // Spanned at the type, so that a type without `Deserialize` is named.
-        let kinds = order.iter().map(|&index| {
-            let ty = &fields[index].ty;
-            match fields[index].default {
-                None => quote_spanned!(ty.span()=> #krate::Required<#ty>),
-                Some(_) => quote_spanned!(ty.span()=> #krate::Defaulted<#ty>),
-            }
-        });
+        let Self {
+            krate,
+            reader,
+            fields,
+            order,
+            values,
+        } = self;
+        let kinds = order.iter().map(|&index| self.kind(index));
         let table = order.iter().map(|&index| {
             let name = &fields[index].name.value;
             quote!((#name, #index))
@@ -265,25 +264,23 @@ impl Reading<'_> {
         all_read: TokenStream,
         misread: impl FnOnce(TokenStream) -> TokenStream,
     ) -> TokenStream {
-        let (krate, reader, fields, order, values) = self.parts();
+        let Self {
+            krate,
+            reader,
+            fields,
+            order,
+            values,
+        } = self;
         let misreads = Ident::new("__toolsmith_misreads", Span::mixed_site());
         let slots: Vec<Ident> = (0..fields.len())
             .map(|i| Ident::new(&format!("__toolsmith_slot_{i}"), Span::mixed_site()))
             .collect();
         let names: Vec<&String> = fields.iter().map(|field| &field.name.value).collect();
         let reads = order.iter().map(|&index| {
-            let (field, slot) = (&fields[index], &slots[index]);
-            let ty = &field.ty;
+            let (field, slot, kind) = (&fields[index], &slots[index], self.kind(index));
             let name = &field.name.value;
-            // Spanned at the type, so that a type without `Deserialize` is blamed.
-            match field.default {
-                None => {
-                    quote_spanned!(ty.span()=> <#krate::Required<#ty> as #krate::ReadField>::read(&mut #misreads, #reader, #name, #slot))
-                }
-                Some(_) => {
-                    quote_spanned!(ty.span()=> <#krate::Defaulted<#ty> as #krate::ReadField>::read(&mut #misreads, #reader, #name, #slot))
-                }
-            }
+            // Spanned at the type, as the kind is.
+            quote_spanned!(field.ty.span()=> <#kind as #krate::ReadField>::read(&mut #misreads, #reader, #name, #slot))
         });
         let read_values = order.iter().map(|&index| &values[index]);
         // The names again (not a shared local): the read that succeeds is as it was.

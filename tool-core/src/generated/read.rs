@@ -3,10 +3,10 @@
 //! order, as models mostly send them, else by name); each parameter is then read by a
 //! function generic only over its kind and type ([`ReadField::read`] of [`Required`] or
 //! [`Defaulted`]), so that every tool taking an `f64` shares one copy of reading it, and the
-//! error to report stays in [`Misreads`]. A tool of up to twelve parameters reads them all with one call of
-//! [`ReadFields::read`], generic over their kinds: what is left in the tool is a table of
-//! names and a `match` on the result. One of more reads them in place: a table of names, a
-//! call per parameter and a `match` on the values.
+//! error to report stays in [`Misreads`]. A tool of up to twelve parameters reads them all
+//! with one call of [`ReadFields::read`], generic over their kinds: what is left in the tool
+//! is a table of names and places and a `match` on the result. A tool of more reads them in
+//! place: a table of names, a call per parameter and a `match` on the values.
 //!
 //! The error reported is the one a single pass in the order sent would meet first: a value
 //! that does not read, the earliest sent first; then a missing argument, in the order of the
