@@ -285,5 +285,11 @@ mod tests {
             .to_string();
         assert!(error.contains("keeps for itself"), "{error}");
         assert!(JsonText::new(r#"{"serde": "[1]"}"#).is_ok());
+        // The same words as a value are a string.
+        let value = JsonText::new(r#"{"text": "$serde_json::private::RawValue"}"#).unwrap();
+        assert_eq!(
+            value.to_value(),
+            serde_json::json!({"text": "$serde_json::private::RawValue"})
+        );
     }
 }

@@ -12,9 +12,10 @@
 /// `$serde_json::private::RawValue` as the JSON text its string holds, parsed anew with a
 /// recursion limit of its own, so that objects nested in such strings reach any depth from
 /// a few kilobytes and overflow the stack; `arbitrary_precision` does the like for
-/// `$serde_json::private::Number`. JSON holding one as an object's key is refused by [`value_from_slice`](crate::value_from_slice); text holding one
-/// as any string (a byte scan cannot tell keys from values), by
-/// [`json_text_excess`](crate::json_text_excess) and [`JsonText::new`](crate::JsonText::new).
+/// `$serde_json::private::Number`. JSON holding one as an object's key is refused by
+/// [`value_from_slice`](crate::value_from_slice), and text holding one so by
+/// [`json_text_excess`](crate::json_text_excess) and [`JsonText::new`](crate::JsonText::new);
+/// a string value that spells one is a string like any other.
 pub const SERDE_JSON_PRIVATE_KEYS: [&str; 2] = [
     "$serde_json::private::RawValue",
     "$serde_json::private::Number",

@@ -32,9 +32,9 @@ pub enum JsonTextExcess {
         /// The bound it went past.
         max_values: usize,
     },
-    /// A string is one of serde_json's private keys ([`SERDE_JSON_PRIVATE_KEYS`]), which
-    /// serde_json would read as JSON text of its own, beyond both bounds; `at` is the byte
-    /// offset of its opening quote.
+    /// An object's key is one of serde_json's private keys ([`SERDE_JSON_PRIVATE_KEYS`]),
+    /// which serde_json would read as JSON text of its own, beyond both bounds; `at` is the
+    /// byte offset of its opening quote. (A string value that spells one is a string.)
     ///
     /// [`SERDE_JSON_PRIVATE_KEYS`]: crate::SERDE_JSON_PRIVATE_KEYS
     PrivateKey {
@@ -64,9 +64,10 @@ impl fmt::Display for JsonTextExcess {
 impl std::error::Error for JsonTextExcess {}
 
 /// Where JSON (or JSON5) text first goes past `max_depth` levels of nesting or `max_values`
-/// values, or holds a string that is one of serde_json's private keys (which serde_json
+/// values, or holds an object keyed with one of serde_json's private keys (which serde_json
 /// would read as JSON of its own, beyond both: [`SERDE_JSON_PRIVATE_KEYS`]), or `None`: one
-/// scan of its bytes, building nothing.
+/// scan of its bytes, building nothing. A string that spells such a key as a value (before
+/// a `,`, a `]`, a `}` or the text's end) is not refused: serde_json reads it as a string.
 ///
 /// [`SERDE_JSON_PRIVATE_KEYS`]: crate::SERDE_JSON_PRIVATE_KEYS
 ///
@@ -144,7 +145,10 @@ pub(crate) fn scan(
                 }
                 _ if byte == quote => {
                     let raw = &bytes[string_start..at - 1];
-                    if private_keys && is_written_private_key(raw, string_escaped) {
+                    if private_keys
+                        && is_written_private_key(raw, string_escaped)
+                        && may_be_a_key(&bytes[at..])
+                    {
                         return Some(JsonTextExcess::PrivateKey {
                             at: string_start - 1,
                         });
@@ -230,6 +234,18 @@ pub(crate) fn scan(
         };
     }
     None
+}
+
+/// Whether a string followed by `rest` may be an object's key: it is, unless what follows it,
+/// past ASCII whitespace, ends a value (`,`, `]`, `}`, or the text's end). serde_json reads
+/// a private key as JSON of its own only where it is a key; as a value it is a string like
+/// any other, which `value_from_slice` keeps too. Anything else after it (`:`, a comment,
+/// JSON5's other spaces) counts as a key, so that no key passes.
+fn may_be_a_key(rest: &[u8]) -> bool {
+    let next = rest
+        .iter()
+        .find(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r'));
+    !matches!(next, None | Some(b',' | b']' | b'}'))
 }
 
 #[cfg(test)]
@@ -353,5 +369,44 @@ mod tests {
         }
         // The depth alone, as `json_text_too_deep` asks it, does not look for them.
         assert_eq!(crate::json_text_too_deep(escaped, 64), None);
+        // A key however it is followed, where a key can be: spaced, or (taken for one) before
+        // a comment or JSON5's other spaces; single-quoted as JSON5 writes it.
+        for (text, at) in [
+            (&br#"{"$serde_json::private::Number" : "1"}"#[..], 1),
+            (
+                br#"{"a": 1, "$serde_json::private::RawValue"/* c */: "1"}"#,
+                9,
+            ),
+            (
+                "{\"$serde_json::private::Number\"\u{a0}: \"1\"}".as_bytes(),
+                1,
+            ),
+            (br#"{'$serde_json::private::RawValue': '1'}"#, 1),
+        ] {
+            assert_eq!(
+                json_text_excess(text, 64, 100),
+                Some(JsonTextExcess::PrivateKey { at }),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+
+    #[test]
+    fn a_string_value_that_spells_a_private_key_is_a_string() {
+        // serde_json reads such a key as JSON of its own only as a key: as a value (before a
+        // `,`, `]`, `}` or the end) it is a string, which `value_from_str` reads too.
+        for text in [
+            r#""$serde_json::private::Number""#,
+            r#"["$serde_json::private::RawValue", 1]"#,
+            r#"{"text": "$serde_json::private::Number"}"#,
+            "{\"text\": \"\\u0024serde_json::private::RawValue\" \r\n\t}",
+            r#"{"a": ['$serde_json::private::Number' ]}"#,
+        ] {
+            assert_eq!(json_text_excess(text.as_bytes(), 64, 100), None, "{text}");
+            if !text.contains('\'') {
+                assert!(value_from_str(text).is_ok(), "{text}");
+            }
+        }
     }
 }

@@ -121,8 +121,8 @@ impl JsonLimits {
 
     /// Checks that `json` nests no deeper than allowed, in one pass over its bytes (brackets
     /// inside strings do not count; core's scan, the one a model's arguments go through),
-    /// and holds none of serde_json's private keys (which it would read as JSON of its own,
-    /// at any depth: [`SERDE_JSON_PRIVATE_KEYS`](toolsmith_core::SERDE_JSON_PRIVATE_KEYS)).
+    /// and holds no object keyed with one of serde_json's private keys (which it would read as
+    /// JSON of its own, at any depth: [`SERDE_JSON_PRIVATE_KEYS`](toolsmith_core::SERDE_JSON_PRIVATE_KEYS)).
     /// Says where it went too deep, or where the key is.
     pub fn check_depth(&self, json: &[u8]) -> Result<(), String> {
         match toolsmith_core::json_text_excess(json, self.max_depth, usize::MAX) {
@@ -132,7 +132,7 @@ impl JsonLimits {
     }
 
     /// Checks that `json` nests no deeper, and holds no more values, than allowed, and holds
-    /// none of serde_json's private keys: one pass over its bytes that builds nothing
+    /// no object keyed with one of serde_json's private keys: one pass over its bytes that builds nothing
     /// ([`json_text_excess`]), for a message about to be handed to a parser. Says which
     /// limit it went past, and where.
     ///
@@ -146,8 +146,8 @@ impl JsonLimits {
 
     /// The JSON-RPC error (code and message) for `json` when it goes past a limit of depth
     /// or values: `-32700` (parse error) too deep, as serde_json's own recursion limit is;
-    /// `-32600` (invalid request) of too many values, as a message too large is, or holding
-    /// one of serde_json's private keys.
+    /// `-32600` (invalid request) of too many values, as a message too large is, or of an
+    /// object keyed with one of serde_json's private keys.
     pub(crate) fn refusal(&self, json: &[u8]) -> Option<(i64, String)> {
         match toolsmith_core::json_text_excess(json, self.max_depth, self.max_values)? {
             too_deep @ JsonTextExcess::TooDeep { .. } => {

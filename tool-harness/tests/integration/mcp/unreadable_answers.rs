@@ -267,6 +267,57 @@ async fn over_http_answers_are_bounded_in_depth_values_and_keys_before_they_are_
     client.close().await;
 }
 
+/// serde_json's private keys spelled as string values, not keys: strings serde_json reads
+/// as strings, so answers holding them (a text block that is one, a structured value) come
+/// through whole, in a body and in an event (the byte scan refused them until session 44).
+#[tokio::test]
+async fn over_http_a_private_key_spelled_as_a_value_is_read_as_a_string() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let server = one_tool_server(move |id| {
+        let call = calls.fetch_add(1, Ordering::SeqCst);
+        let result = if call < 2 {
+            r#"{"content":[{"type":"text","text":"$serde_json::private::RawValue"}]}"#
+        } else {
+            r#"{"content":[],"structuredContent":{"v":["$serde_json::private::Number" ]}}"#
+        };
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+        match call % 2 {
+            0 => FakeAnswer::Raw(body, "application/json"),
+            _ => FakeAnswer::Raw(
+                format!("event: message\ndata: {body}\n\n"),
+                "text/event-stream",
+            ),
+        }
+    })
+    .await;
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
+        .await
+        .unwrap();
+    let tool = client.tools().into_iter().next().unwrap();
+    let call = || async {
+        tool.execute(ToolArguments::new())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"))
+    };
+    for what in ["a body", "an event"] {
+        let text = call().await;
+        assert_eq!(
+            text.content.to_text(),
+            "$serde_json::private::RawValue",
+            "{what}"
+        );
+    }
+    for what in ["a body", "an event"] {
+        let structured = call().await;
+        assert_eq!(
+            structured.content.json_value().as_deref(),
+            Some(&json!({"v": ["$serde_json::private::Number"]})),
+            "{what}: {structured:?}"
+        );
+    }
+    client.close().await;
+}
+
 /// A request of the server's that the client cannot read, sent among a call's events, is
 /// answered with an error under its id that names the limit (unanswered, the server would
 /// wait for it); a request of a method the client does not know is refused as such; the
