@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolsmith_core::{ToolArguments, ToolErrorKind, ToolImpl};
 use toolsmith_harness::mcp::{
-    JsonLimits, McpClient, McpClientOptions, McpCommand, McpNames, McpTransport,
+    JsonLimits, McpClient, McpClientOptions, McpCommand, McpNames, McpToolBridge, McpTransport,
 };
 
 use super::fake_http::{FakeAnswer, FakeHttpServer};
@@ -167,10 +167,7 @@ async fn misbehaving_http_server() -> FakeHttpServer {
 #[tokio::test]
 async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
     let server = misbehaving_http_server().await;
-    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
-        .await
-        .unwrap();
-    let tool = client.tools().into_iter().next().unwrap();
+    let (client, tool) = connected(&server).await;
 
     let deep = failing_call(&tool).await;
     assert!(deep.contains("deeper than 64 levels"), "{deep}");
@@ -203,6 +200,23 @@ async fn over_http_an_unreadable_answer_is_not_a_closed_connection() {
     client.close().await;
 }
 
+/// A client of `server` with the client's limits of these tests, and its first tool.
+async fn connected(server: &FakeHttpServer) -> (McpClient, McpToolBridge) {
+    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
+        .await
+        .unwrap();
+    let tool = client.tools().into_iter().next().unwrap();
+    (client, tool)
+}
+
+/// `body` as the one event of an event stream.
+fn event_answer(body: String) -> FakeAnswer {
+    FakeAnswer::Raw(
+        format!("event: message\ndata: {body}\n\n"),
+        "text/event-stream",
+    )
+}
+
 /// `{"v": {"$serde_json::private::RawValue": "\"x\""}}`: serde_json (with `raw_value`, which
 /// axum turns on) reads it as `{"v": "x"}`, a value the server never wrote.
 const PRIVATE_KEY_CONTENT: &str = r#"{"v": {"$serde_json::private::RawValue": "\"x\""}}"#;
@@ -222,20 +236,14 @@ async fn unbounded_http_server() -> FakeHttpServer {
     let calls = Arc::new(AtomicUsize::new(0));
     one_tool_server(move |id| {
         let json = |body: String| FakeAnswer::Raw(body, "application/json");
-        let event = |body: String| {
-            FakeAnswer::Raw(
-                format!("event: message\ndata: {body}\n\n"),
-                "text/event-stream",
-            )
-        };
         let many = format!("[{}0]", "0,".repeat(1000));
         match calls.fetch_add(1, Ordering::SeqCst) {
             0 => json(structured_answer(id, PRIVATE_KEY_CONTENT)),
-            1 => event(structured_answer(id, PRIVATE_KEY_CONTENT)),
+            1 => event_answer(structured_answer(id, PRIVATE_KEY_CONTENT)),
             2 => json(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
-            3 => event(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
+            3 => event_answer(structured_answer(id, &format!(r#"{{"x":{}}}"#, nested(80)))),
             4 => json(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
-            5 => event(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
+            5 => event_answer(structured_answer(id, &format!(r#"{{"x":{many}}}"#))),
             _ => FakeAnswer::Result(json!({"content": [{"type": "text", "text": "ok"}]})),
         }
     })
@@ -245,10 +253,7 @@ async fn unbounded_http_server() -> FakeHttpServer {
 #[tokio::test]
 async fn over_http_answers_are_bounded_in_depth_values_and_keys_before_they_are_read() {
     let server = unbounded_http_server().await;
-    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
-        .await
-        .unwrap();
-    let tool = client.tools().into_iter().next().unwrap();
+    let (client, tool) = connected(&server).await;
 
     for (what, expected) in [
         ("a body", "$serde_json::private::"),
@@ -283,17 +288,11 @@ async fn over_http_a_private_key_spelled_as_a_value_is_read_as_a_string() {
         let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
         match call % 2 {
             0 => FakeAnswer::Raw(body, "application/json"),
-            _ => FakeAnswer::Raw(
-                format!("event: message\ndata: {body}\n\n"),
-                "text/event-stream",
-            ),
+            _ => event_answer(body),
         }
     })
     .await;
-    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
-        .await
-        .unwrap();
-    let tool = client.tools().into_iter().next().unwrap();
+    let (client, tool) = connected(&server).await;
     let call = || async {
         tool.execute(ToolArguments::new())
             .await
@@ -336,10 +335,7 @@ async fn over_http_an_unreadable_request_of_the_servers_is_answered_with_an_erro
         )
     })
     .await;
-    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
-        .await
-        .unwrap();
-    let tool = client.tools().into_iter().next().unwrap();
+    let (client, tool) = connected(&server).await;
     let result = tool.execute(ToolArguments::new()).await.unwrap();
     assert_eq!(result.content.to_text(), "ok");
     // The client answers on a POST of its own, which may come just after the call's answer.
@@ -398,10 +394,7 @@ async fn over_http_answers_to_other_requests_before_a_calls_own_are_passed_over(
         FakeAnswer::Raw(stream, "text/event-stream")
     })
     .await;
-    let client = McpClient::connect_with(McpTransport::http(server.url()), options())
-        .await
-        .unwrap();
-    let tool = client.tools().into_iter().next().unwrap();
+    let (client, tool) = connected(&server).await;
     for _ in 0..2 {
         let result = tool.execute(ToolArguments::new()).await.unwrap();
         assert_eq!(result.content.to_text(), "ok");
