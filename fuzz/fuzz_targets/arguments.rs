@@ -219,6 +219,131 @@ fn variants(
     format!("{shape:?} {event:?} {id:?} {contact:?} {addr:?} {levels:?} {caps:?}").len()
 }
 
+fn seven() -> i32 {
+    7
+}
+
+fn hello() -> String {
+    "hello".to_owned()
+}
+
+/// Thirteen parameters, four with defaults: past twelve, the generated code reads each
+/// parameter alone rather than all together (`ReadFields`), so both of the macro's ways of
+/// reading run here. It records what it read, to be compared with what validation passed.
+#[tool_fn]
+#[allow(clippy::too_many_arguments)]
+fn wide(
+    /// Steps.
+    steps: u8,
+    /// An offset.
+    #[arg(default = "seven")]
+    offset: i32,
+    /// A note.
+    note: Option<String>,
+    /// Whether to say more.
+    #[arg(default)]
+    verbose: bool,
+    /// Ports.
+    ports: Vec<u16>,
+    /// A weight.
+    weight: f64,
+    /// A greeting.
+    #[arg(default = "hello")]
+    greeting: String,
+    /// A cap.
+    cap: Option<i64>,
+    /// A total.
+    total: i64,
+    /// Words.
+    #[arg(default)]
+    words: Vec<String>,
+    /// A budget.
+    budget: Option<u64>,
+    /// A small signed number.
+    tilt: i8,
+    /// A motto.
+    motto: String,
+) -> String {
+    RAN.fetch_add(1, Ordering::SeqCst);
+    *RECEIVED.lock().unwrap() = Some(json!({
+        "steps": steps, "offset": offset, "note": note, "verbose": verbose, "ports": ports,
+        "weight": weight, "greeting": greeting, "cap": cap, "total": total, "words": words,
+        "budget": budget, "tilt": tilt, "motto": motto,
+    }));
+    "ok".to_owned()
+}
+
+/// Four parameters, two with defaults, read together; `async`. It records what it read.
+#[tool_fn]
+async fn narrow(
+    /// Steps.
+    steps: u8,
+    /// An offset.
+    #[arg(default = "seven")]
+    offset: i32,
+    /// Words.
+    #[arg(default)]
+    words: Vec<String>,
+    /// A flag, if any.
+    flag: Option<bool>,
+) -> String {
+    RAN.fetch_add(1, Ordering::SeqCst);
+    *RECEIVED.lock().unwrap() = Some(json!({
+        "steps": steps, "offset": offset, "words": words, "flag": flag,
+    }));
+    "ok".to_owned()
+}
+
+/// The parameters of `wide` and `narrow`, each with what the function reads when the
+/// arguments leave it out: its default, or `null` (`None`) for an `Option`; a required one
+/// has none.
+fn parameters(tool: &str) -> &'static [(&'static str, Option<fn() -> Value>)] {
+    const NONE: Option<fn() -> Value> = Some(|| Value::Null);
+    match tool {
+        "wide" => &[
+            ("steps", None),
+            ("offset", Some(|| json!(7))),
+            ("note", NONE),
+            ("verbose", Some(|| json!(false))),
+            ("ports", None),
+            ("weight", None),
+            ("greeting", Some(|| json!("hello"))),
+            ("cap", NONE),
+            ("total", None),
+            ("words", Some(|| json!([]))),
+            ("budget", NONE),
+            ("tilt", None),
+            ("motto", None),
+        ],
+        "narrow" => &[
+            ("steps", None),
+            ("offset", Some(|| json!(7))),
+            ("words", Some(|| json!([]))),
+            ("flag", NONE),
+        ],
+        _ => &[],
+    }
+}
+
+/// Whether two values are the same JSON, numbers compared by value (a whole number sent for
+/// an `f64` is read as a float, a whole float sent for an integer as an integer).
+fn same_numbers(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
+            x.as_f64() == y.as_f64()
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_numbers(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_numbers(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
 /// An item of an order: a nested struct of a derived one.
 // Read only through `Debug`, into what the tool answers.
 #[allow(dead_code)]
@@ -293,8 +418,8 @@ fn hand_schema() -> Value {
     })
 }
 
-const TOOLS: [&str; 7] = [
-    "bounded", "shapes", "playlist", "hand", "variants", "order", "formats",
+const TOOLS: [&str; 9] = [
+    "bounded", "shapes", "playlist", "hand", "variants", "order", "formats", "wide", "narrow",
 ];
 
 /// Every property name the tools know, so that arbitrary objects hit them often.
@@ -354,6 +479,19 @@ const KEYS: &[&str] = &[
     "ip",
     "uid",
     "odd",
+    "steps",
+    "offset",
+    "note",
+    "verbose",
+    "ports",
+    "weight",
+    "greeting",
+    "cap",
+    "total",
+    "words",
+    "budget",
+    "tilt",
+    "motto",
 ];
 const WORDS: &[&str] = &[
     "fast",
@@ -489,6 +627,9 @@ fn example(name: &str) -> Value {
             "link": "https://example.com", "day": "2024-01-01", "ip": "1.2.3.4",
             "uid": "123e4567-e89b-12d3-a456-426614174000", "odd": "?", "code": "AB-12",
             "tags": [1, 2]}),
+        "wide" => json!({"steps": 3, "note": "n", "ports": [80], "weight": 0.5, "cap": -1,
+            "total": 9, "budget": 1, "tilt": -3, "motto": "m"}),
+        "narrow" => json!({"steps": 3, "words": ["w"]}),
         _ => json!({"size": 5, "scale": 1.5, "kind": "a", "items": ["x"], "opts": {"deep": true}}),
     }
 }
@@ -511,6 +652,8 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
     manager.register(Arc::new(Shapes)).unwrap();
     manager.register(Arc::new(Playlist)).unwrap();
     manager.register(Arc::new(Variants)).unwrap();
+    manager.register(Arc::new(Wide)).unwrap();
+    manager.register(Arc::new(Narrow)).unwrap();
     for (name, schema) in [("hand", hand_schema()), ("formats", formats_schema())] {
         manager
             .register(Arc::new(FnTool::new(
@@ -589,7 +732,10 @@ fn with_f32_range(mut schema: Value) -> Value {
         match value {
             Value::Object(object) => {
                 let number = object.get("type").is_some_and(|ty| {
-                    ty == "number" || ty.as_array().is_some_and(|tys| tys.contains(&json!("number")))
+                    ty == "number"
+                        || ty
+                            .as_array()
+                            .is_some_and(|tys| tys.contains(&json!("number")))
                 });
                 if number && object.get("format") == Some(&json!("float")) {
                     if !object.contains_key("minimum") && !object.contains_key("exclusiveMinimum") {
@@ -756,6 +902,25 @@ fuzz_target!(|input: Input| {
                 RECEIVED.lock().unwrap().as_ref(),
                 Some(received),
                 "{name} got other arguments"
+            );
+        }
+        // What a `#[tool_fn]` read: each parameter as validation passed it, or its default.
+        if ["wide", "narrow"].contains(&name) {
+            let expected: Map<String, Value> = parameters(name)
+                .iter()
+                .map(|&(key, absent)| {
+                    let value = received.get(key).cloned().or_else(|| absent.map(|f| f()));
+                    (
+                        key.to_owned(),
+                        value.unwrap_or_else(|| panic!("{name} ran without {key}")),
+                    )
+                })
+                .collect();
+            let read = RECEIVED.lock().unwrap().clone();
+            assert!(
+                read.as_ref()
+                    .is_some_and(|read| same_numbers(read, &Value::Object(expected.clone()))),
+                "{name} read {read:?}, validation passed {received} (sent {sent}); expected {expected:?}"
             );
         }
     }

@@ -13,7 +13,8 @@
 //! `object`, or a schema that does not compile as core compiles schemas, the refusal naming
 //! the tool: session 29 found that the client kept such a tool, which registration then
 //! refused, docs/FUZZING.md); each bridge's input schema is
-//! the server's, and every bridge registers; the call's result keeps the text of every text block (joined by lines) or the structured
+//! the server's, kept as text (`Args::compact`) unless it holds a float, and still so after
+//! registration and a validation, and every bridge registers; the call's result keeps the text of every text block (joined by lines) or the structured
 //! content (the value a marked wrapper holds, for a tool whose output schema is one), beside
 //! images: the value, then every other block a part, in order, but for the first text block
 //! mirroring the value; an image block is the image as sent or a text naming the tool; a
@@ -142,6 +143,16 @@ fn compiles(schema: &serde_json::Map<String, Value>) -> bool {
         .should_ignore_unknown_formats(true)
         .build(&Value::Object(schema.clone()))
         .is_ok()
+}
+
+/// Whether `value` holds a float anywhere.
+fn holds_float(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => number.is_f64(),
+        Value::Array(items) => items.iter().any(holds_float),
+        Value::Object(members) => members.values().any(holds_float),
+        _ => false,
+    }
 }
 
 /// A provider-safe name: `^[a-zA-Z0-9_-]{1,64}$`.
@@ -320,14 +331,38 @@ fuzz_target!(|data: &[u8]| {
                 let name = bridge.name();
                 assert!(provider_safe(name), "{name:?} is not provider-safe");
                 assert!(names.insert(name.to_owned()), "{name} given twice");
-                let definition = bridge.definition();
+                // The one the bridge shares with every manager it is registered with.
+                let definition = bridge.shared_definition();
+                let command = &definition.commands()[0];
+                // Kept as text (`Args::compact`) unless a float would not read back alike;
+                // read here without keeping a tree (`Serialize`), unlike `Args::schema`.
+                let compact = |schema: &toolsmith::Args| {
+                    let tree = serde_json::to_value(schema).unwrap();
+                    assert_eq!(
+                        schema.is_compact(),
+                        !holds_float(&tree),
+                        "{name}: compact {} for {tree}",
+                        schema.is_compact()
+                    );
+                    tree
+                };
                 assert_eq!(
-                    definition.commands()[0].arguments.schema(),
-                    &Value::Object(remote.input_schema.as_ref().clone()),
+                    compact(&command.arguments),
+                    Value::Object(remote.input_schema.as_ref().clone()),
                     "{name}'s input schema is not the server's"
                 );
+                if let Some(returns) = &command.returns {
+                    compact(returns);
+                }
                 if let Err(error) = manager.register(Arc::new(bridge.clone())) {
                     panic!("{name} was refused: {error}");
+                }
+                // Registration's checks, and compiling the schema for a validation, read the
+                // text without keeping a tree.
+                let _ = manager.validate_arguments(name, &ToolArguments::default());
+                compact(&command.arguments);
+                if let Some(returns) = &command.returns {
+                    compact(returns);
                 }
             }
             assert_eq!(bridges.len(), 0, "bridges of tools not listed");
