@@ -47,8 +47,8 @@ pub struct JsonText(Arc<str>);
 
 impl JsonText {
     /// `text`, once checked to be one JSON value that serde_json reads back (as the
-    /// value it says: none of serde_json's private keys, which it would read as other JSON,
-    /// [`SERDE_JSON_PRIVATE_KEYS`](crate::SERDE_JSON_PRIVATE_KEYS)).
+    /// value it says: no object keyed with one of serde_json's private keys, which it would
+    /// read as other JSON, [`SERDE_JSON_PRIVATE_KEYS`](crate::SERDE_JSON_PRIVATE_KEYS)).
     pub fn new(text: impl Into<Arc<str>>) -> Result<Self, serde_json::Error> {
         let text = text.into();
         // Reads the text as a `Value` would be read, without building one; nesting is
