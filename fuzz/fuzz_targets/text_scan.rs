@@ -3,8 +3,10 @@
 //! serde_json's reading of the same bytes, differential: arbitrary bytes, and JSON text the
 //! fuzzer builds structurally (so that most inputs are valid).
 //!
-//! Asserts: on text serde_json reads as a value (and holding none of its private keys, which
-//! the scan refuses: the first thing this target found), the scan's bounds agree with the value's own
+//! Asserts: text the scan passes holds no object keyed with one of serde_json's private keys
+//! (core's own reader finds none either; a string value that spells one passes); on text
+//! serde_json reads as a value (and holding no such key, which the scan refuses: the first
+//! thing this target found), the scan's bounds agree with the value's own
 //! depth and number of values (the scan passes with both bounds at the value's, and finds
 //! each bound one lower passed, at a byte inside the text); on any bytes, it never panics,
 //! and any excess it finds is at a byte of the text.
@@ -95,13 +97,27 @@ fuzz_target!(|input: Input| {
     // Any bytes: no panic, and an excess found is at one of them.
     for (max_depth, max_values) in [(0, 0), (1, 1), (3, 5), (64, 1_000)] {
         if let Some(excess) = json_text_excess(&text, max_depth, max_values) {
-            assert!(at(excess) < text.len(), "{excess:?} past {} bytes", text.len());
+            assert!(
+                at(excess) < text.len(),
+                "{excess:?} past {} bytes",
+                text.len()
+            );
         }
     }
-    // A string that is one of serde_json's private keys: serde_json's `Value` would read
-    // another value than the text's (the fuzzer found it so), and the scan refuses it.
-    if let Some(JsonTextExcess::PrivateKey { .. }) = json_text_excess(&text, usize::MAX, usize::MAX) {
+    // An object keyed with one of serde_json's private keys: serde_json's `Value` would
+    // read another value than the text's (the fuzzer found it so), and the scan refuses it.
+    if let Some(JsonTextExcess::PrivateKey { .. }) = json_text_excess(&text, usize::MAX, usize::MAX)
+    {
         return;
+    }
+    // Passed, the text holds no such key (a string value spelling one is a string): core's
+    // own reader, which sees every key as written, finds none either.
+    if let Err(error) = toolsmith::value_from_slice(&text) {
+        assert!(
+            !error.to_string().contains("keeps for itself"),
+            "the scan passed a private key that core's reader refuses: {error}: {}",
+            String::from_utf8_lossy(&text)
+        );
     }
     // serde_json stops at 128 levels; the value's own functions recurse once a level.
     let Ok(value) = serde_json::from_slice::<Value>(&text) else {
